@@ -1,0 +1,17 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import { createMaintenanceActivities } from './maintenance.js';
+
+export interface ActivityDeps {
+  orm: MikroORM;
+  config: Config;
+  logger: Logger;
+}
+
+/** Every activity the worker registers, bound to its dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createMaintenanceActivities(deps),
+  };
+}

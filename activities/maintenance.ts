@@ -1,0 +1,41 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from './index.js';
+
+const BATCH = 5000;
+/** Revoked or expired sessions are kept this long (for the sessions list), then purged. */
+const GRACE_MS = 24 * 3600 * 1000;
+
+async function deleteInBatches(deps: ActivityDeps, sql: string, params: unknown[]): Promise<number> {
+  const conn = deps.orm.em.getConnection();
+  let total = 0;
+  for (;;) {
+    const res = await conn.execute<{ affectedRows: number }>(sql, [...params, BATCH], 'run');
+    total += res.affectedRows;
+    Context.current().heartbeat(total);
+    if (res.affectedRows < BATCH) return total;
+  }
+}
+
+export function createMaintenanceActivities(deps: ActivityDeps) {
+  return {
+    async purgeExpiredAuth(): Promise<{ sessions: number; refreshTokens: number }> {
+      const cutoff = new Date(Date.now() - GRACE_MS);
+      // Sessions first: their refresh tokens go with them (ON DELETE CASCADE).
+      const sessions = await deleteInBatches(
+        deps,
+        `delete from sessions where id in (select id from sessions where expires_at < ? or revoked_at < ? limit ?)`,
+        [cutoff, cutoff],
+      );
+      // Spent or expired refresh tokens of live sessions. Used ones are kept while their session
+      // lives so that a replayed token is still recognised as reuse and revokes the session.
+      const refreshTokens = await deleteInBatches(
+        deps,
+        `delete from refresh_tokens where id in (select id from refresh_tokens where expires_at < ? limit ?)`,
+        [cutoff],
+      );
+      return { sessions, refreshTokens };
+    },
+  };
+}
+
+export type MaintenanceActivities = ReturnType<typeof createMaintenanceActivities>;

@@ -1,0 +1,26 @@
+// The middleware chain: request id → JSON logs → error mapping → security headers → body parsing →
+// router (per route: authentication → acting-as → rate limit → validation → handler).
+import Koa from 'koa';
+import { requestId } from './middleware/request-id.js';
+import { accessLog } from './middleware/access-log.js';
+import { errorMapper } from './middleware/errors.js';
+import { securityHeaders } from './middleware/security-headers.js';
+import { bodyParser } from './middleware/body.js';
+import { buildRouter } from './router.js';
+import { allOperations } from './operations.js';
+import type { Operation } from './operation.js';
+import type { Services } from './services.js';
+
+export function createApp(services: Services, operations: Operation[] = allOperations()): Koa {
+  const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  const router = buildRouter(operations, services);
+  app.silent = true; // errors are logged by the error mapper, not printed by Koa
+  app.use(requestId());
+  app.use(accessLog(services.logger));
+  app.use(errorMapper());
+  app.use(securityHeaders());
+  app.use(bodyParser(services.config.bodyLimitBytes));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

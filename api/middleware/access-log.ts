@@ -1,0 +1,23 @@
+import type { Middleware } from 'koa';
+import type { Logger } from '../../lib/logger.js';
+
+/** One JSON line per request, with a per-request child logger for handlers (`ctx.state.log`). */
+export const accessLog = (logger: Logger): Middleware => async (ctx, next) => {
+  const started = process.hrtime.bigint();
+  ctx.state.log = logger.child({ request_id: ctx.state.requestId });
+  try {
+    await next();
+  } finally {
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const line = {
+      method: ctx.method,
+      path: ctx.path,
+      status: ctx.status,
+      duration_ms: Math.round(ms * 10) / 10,
+      user_id: ctx.state.auth?.userId,
+      operation: ctx.state.operation?.operationId,
+    };
+    if (ctx.status >= 500) ctx.state.log.error(line, 'request failed');
+    else ctx.state.log.info(line, 'request');
+  }
+};

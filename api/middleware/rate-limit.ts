@@ -1,0 +1,24 @@
+import type { Middleware } from 'koa';
+import { AppError } from '../../domain/errors.js';
+import type { Operation } from '../operation.js';
+import type { Services } from '../services.js';
+
+const PERIOD_MS = 60_000;
+
+/**
+ * Per-user (per-IP when unauthenticated) limits by operation group. The bucket is always the
+ * caller's own, also when acting for someone else. Headers follow the IETF RateLimit fields draft.
+ */
+export const rateLimit = (op: Operation, services: Services): Middleware => async (ctx, next) => {
+  if (op.rateLimit === 'none') return next();
+  const limit = op.rateLimit === 'agent' ? services.config.rateLimit.agentPerMinute : services.config.rateLimit.defaultPerMinute;
+  const subject = ctx.state.auth?.userId ? `u:${ctx.state.auth.userId}` : `ip:${ctx.ip}`;
+  const d = await services.rateLimiter.check(`rl:${op.rateLimit}:${subject}`, limit, PERIOD_MS);
+  ctx.set('RateLimit-Policy', `"${op.rateLimit}";q=${limit};w=${PERIOD_MS / 1000}`);
+  ctx.set('RateLimit', `"${op.rateLimit}";r=${d.remaining};t=${d.allowed ? d.reset : d.retryAfter}`);
+  if (!d.allowed) {
+    ctx.set('Retry-After', String(Math.max(1, d.retryAfter)));
+    throw new AppError(429, 'rate_limited', `rate limit exceeded: ${limit} requests per minute; retry after ${Math.max(1, d.retryAfter)} s`);
+  }
+  await next();
+};

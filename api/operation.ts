@@ -1,0 +1,100 @@
+// The operation contract: every REST operation is declared once with `defineOperation`. Routing,
+// validation, authentication mode, rate-limit group and the OpenAPI document all come from it.
+import type { Context } from 'koa';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import type { Actor, AuthInfo } from '../domain/identity.js';
+import type { Services } from './services.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type AuthMode = 'public' | 'user';
+/** `agent`: the shared 20/min Operator group; `default`: the configurable default; `none`: probes. */
+export type RateGroup = 'agent' | 'default' | 'none';
+
+export interface HandlerInput<P, Q, B, A extends AuthMode> {
+  params: P;
+  query: Q;
+  body: B;
+  /** The effective identity (own workspace, or the owner's with X-Acting-As). */
+  actor: A extends 'user' ? Actor : undefined;
+  auth: A extends 'user' ? AuthInfo : undefined;
+  em: EntityManager;
+  services: Services;
+  ctx: Context;
+}
+
+/** A handler may return a plain body (sent with the declared success status) or a Reply. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body?: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+export const reply = (status: number, body?: unknown, headers?: Record<string, string>) => new Reply(status, body, headers);
+
+type AnySchema = z.ZodType;
+type Out<S> = S extends AnySchema ? z.output<S> : undefined;
+
+export interface OperationSpec<
+  P extends AnySchema | undefined,
+  Q extends AnySchema | undefined,
+  B extends AnySchema | undefined,
+  A extends AuthMode,
+> {
+  method: HttpMethod;
+  /** Path in the spec's template form, e.g. `/api/apps/{id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  auth: A;
+  rateLimit?: RateGroup;
+  /** X-Acting-As does not apply to identity and token routes. */
+  actingAs?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body). */
+  invalid?: { params?: string; query?: string; body?: string };
+  /** Success responses by status; `null` means no body. The first one is the default status. */
+  responses: Record<number, AnySchema | null>;
+  /** Documented error responses: status → codes. */
+  errors?: Record<number, string[]>;
+  /** Non-JSON success content type (e.g. text/event-stream, text/html). */
+  produces?: string;
+  handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>, A>) => Promise<unknown> | unknown;
+}
+
+export type Operation = OperationSpec<AnySchema | undefined, AnySchema | undefined, AnySchema | undefined, AuthMode> & {
+  rateLimit: RateGroup;
+  actingAs: boolean;
+  operationId: string;
+};
+
+/** `GET /api/apps/{id}` → `getApiAppsById`-like stable operation id. */
+function operationId(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter((s) => s && s !== 'api')
+    .map((s) => (s.startsWith('{') ? `by-${s.slice(1, -1)}` : s))
+    .join('-')
+    .split(/[^a-zA-Z0-9]+/)
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
+}
+
+export function defineOperation<
+  P extends AnySchema | undefined = undefined,
+  Q extends AnySchema | undefined = undefined,
+  B extends AnySchema | undefined = undefined,
+  A extends AuthMode = 'user',
+>(spec: OperationSpec<P, Q, B, A>): Operation {
+  return {
+    ...(spec as unknown as Operation),
+    rateLimit: spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : 'default'),
+    actingAs: spec.actingAs ?? spec.auth === 'user',
+    operationId: operationId(spec.method, spec.path),
+  };
+}
+
+export const successStatus = (op: Operation): number => Number(Object.keys(op.responses)[0]);

@@ -1,0 +1,51 @@
+// The registry of every declared operation. A domain adds its routes module here.
+import { z } from 'zod';
+import { defineOperation, type Operation } from './operation.js';
+import { buildOpenApi, renderDocs } from './openapi.js';
+import * as system from './system/routes.js';
+import * as auth from './auth/routes.js';
+import * as users from './users/routes.js';
+import * as apps from './apps/routes.js';
+
+const modules: Record<string, unknown>[] = [system, auth, users, apps];
+
+const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
+
+function docsOperations(ops: Operation[]): Operation[] {
+  let doc: Record<string, unknown> | undefined;
+  let html: string | undefined;
+  const document = (): Record<string, unknown> => (doc ??= buildOpenApi([...ops, ...docs]));
+  const docs: Operation[] = [
+    defineOperation({
+      method: 'GET',
+      path: '/openapi.json',
+      summary: 'OpenAPI 3.1 description of this API',
+      tag: 'system',
+      auth: 'public',
+      rateLimit: 'none',
+      responses: { 200: z.record(z.string(), z.unknown()) },
+      handler: () => document(),
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/docs',
+      summary: 'Human-readable API documentation',
+      tag: 'system',
+      auth: 'public',
+      rateLimit: 'none',
+      produces: 'text/html',
+      responses: { 200: z.string() },
+      handler: ({ ctx }) => {
+        ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+        ctx.type = 'text/html';
+        ctx.body = html ??= renderDocs(document());
+      },
+    }),
+  ];
+  return docs;
+}
+
+export function allOperations(): Operation[] {
+  const ops = modules.flatMap((m) => Object.values(m).filter(isOperation));
+  return [...ops, ...docsOperations(ops)];
+}

@@ -1,0 +1,37 @@
+import type { Services } from './services.js';
+
+type Check = { ok: boolean; detail?: string };
+
+async function probe(fn: () => Promise<string | undefined | void>, timeoutMs = 2000): Promise<Check> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const detail = await Promise.race([
+      fn(),
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs))),
+    ]);
+    return detail ? { ok: true, detail } : { ok: true };
+  } catch (err) {
+    return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function checkReadiness(s: Services): Promise<Record<string, Check>> {
+  const [postgres, redis, temporal, worker] = await Promise.all([
+    probe(async () => void (await s.orm.em.getConnection().execute('select 1'))),
+    probe(async () => void (await s.redis.ping())),
+    probe(async () => void (await s.temporal.workflowService.getSystemInfo({}))),
+    probe(async () => {
+      const res = await s.temporal.workflowService.describeTaskQueue({
+        namespace: s.config.temporal.namespace,
+        taskQueue: { name: s.config.temporal.taskQueue },
+        taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+      });
+      const n = res.pollers?.length ?? 0;
+      if (n === 0) throw new Error(`no worker polling task queue "${s.config.temporal.taskQueue}"`);
+      return `${n} poller(s)`;
+    }),
+  ]);
+  return { postgres, redis, temporal, worker };
+}

@@ -1,0 +1,34 @@
+import { loadConfig, type Config } from '../lib/config.js';
+import { openOrm } from '../lib/db.js';
+import { logger } from '../lib/logger.js';
+import { connectRedis, redisReady } from '../lib/redis.js';
+import { connectTemporal } from '../lib/temporal.js';
+import { createRateLimiter } from '../lib/rate-limit.js';
+import type { Services } from './services.js';
+
+/** Opens every long-lived connection the API needs. */
+export async function createServices(config: Config = loadConfig()): Promise<Services & { close(): Promise<void> }> {
+  const [orm, temporal] = await Promise.all([openOrm(config.databaseUrl), connectTemporal(config)]);
+  const redis = connectRedis(config.redisUrl);
+  redis.on('error', () => {}); // surfaced through readiness and the rate limiter's degraded mode
+  if (!(await redisReady(redis))) logger.warn('Redis not reachable at start-up; continuing degraded');
+  let warned = 0;
+  const rateLimiter = createRateLimiter(redis, (err) => {
+    if (Date.now() - warned > 10_000) {
+      warned = Date.now();
+      logger.warn({ err: String(err) }, 'rate limiter degraded to in-process limits: Redis unavailable');
+    }
+  });
+  return {
+    config,
+    orm,
+    redis,
+    temporal,
+    logger,
+    rateLimiter,
+    async close() {
+      redis.disconnect();
+      await Promise.all([orm.close(), temporal.connection.close()]);
+    },
+  };
+}

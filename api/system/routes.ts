@@ -1,0 +1,35 @@
+// Probes and documentation, outside /api: not rate limited and public.
+import { z } from 'zod';
+import { defineOperation, reply } from '../operation.js';
+import { checkReadiness } from '../readiness.js';
+import { ErrorBody } from '../schemas.js';
+
+const tag = 'system';
+
+export const healthz = defineOperation({
+  method: 'GET',
+  path: '/healthz',
+  summary: 'Liveness: the process is up',
+  tag,
+  auth: 'public',
+  rateLimit: 'none',
+  responses: { 200: z.object({ status: z.literal('ok') }) },
+  handler: () => ({ status: 'ok' as const }),
+});
+
+const Checks = z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string().optional() }));
+
+export const readyz = defineOperation({
+  method: 'GET',
+  path: '/readyz',
+  summary: 'Readiness: PostgreSQL, Redis and Temporal reachable, and a worker polling the task queue',
+  tag,
+  auth: 'public',
+  rateLimit: 'none',
+  responses: { 200: z.object({ status: z.literal('ready'), checks: Checks }), 503: ErrorBody },
+  handler: async ({ services, ctx }) => {
+    const checks = await checkReadiness(services);
+    if (Object.values(checks).every((c) => c.ok)) return { status: 'ready' as const, checks };
+    return reply(503, { error: { code: 'not_ready', message: 'a dependency is unavailable', details: checks, request_id: ctx.state.requestId } });
+  },
+});

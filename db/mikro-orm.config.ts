@@ -1,0 +1,30 @@
+import { defineConfig } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as entities from './entities/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export function ormConfig(databaseUrl: string) {
+  return defineConfig({
+    clientUrl: databaseUrl,
+    entities: Object.values(entities),
+    extensions: [Migrator],
+    // Entities are schemas (defineEntity), so no decorator metadata or reflection is needed.
+    discovery: { warnWhenNoEntities: true },
+    forceUtcTimezone: true,
+    pool: { min: 0, max: Number(process.env.DB_POOL_MAX ?? 10) },
+    migrations: {
+      path: join(here, 'migrations'),
+      glob: '!(*.d).{js,ts}',
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      emit: 'ts',
+      // No snapshot file: new migrations diff against a database migrated to the latest state, so
+      // parallel branches never conflict on a shared snapshot.
+      snapshot: false,
+    },
+    debug: process.env.DB_DEBUG === '1',
+  });
+}

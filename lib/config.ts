@@ -1,0 +1,89 @@
+// Runtime configuration, read once from the environment. Every value has a local default so that
+// `npm start` works on a fresh machine; production sets the secrets explicitly.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const dataDir = join(repoRoot, '.data');
+
+function int(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+function list(name: string): string[] {
+  return (process.env[name] ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+}
+
+/** A secret from the environment, or one generated once and kept under .data/ for local runs. */
+function localSecret(name: string): string {
+  const fromEnv = process.env[name];
+  if (fromEnv) {
+    if (fromEnv.length < 32) throw new Error(`${name} must be at least 32 characters`);
+    return fromEnv;
+  }
+  if (process.env.NODE_ENV === 'production') throw new Error(`${name} is required in production`);
+  const file = join(dataDir, 'secrets.json');
+  const stored: Record<string, string> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  if (!stored[name]) {
+    stored[name] = randomBytes(32).toString('base64url');
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  }
+  return stored[name];
+}
+
+export interface Config {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  temporal: { address: string; namespace: string; taskQueue: string };
+  jwt: { secret: Uint8Array; issuer: string; audience: string; accessTtlSeconds: number };
+  refreshTtlSeconds: number;
+  rateLimit: { agentPerMinute: number; defaultPerMinute: number };
+  bodyLimitBytes: number;
+  outboundAllowHosts: string[];
+  encryptionKey: Buffer;
+  logLevel: string;
+  publicBaseUrl: string;
+}
+
+let cached: Config | undefined;
+
+export function loadConfig(): Config {
+  if (cached) return cached;
+  const port = int('PORT', 3000);
+  cached = {
+    port,
+    databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:54329/outreach',
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6389',
+    temporal: {
+      address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      taskQueue: process.env.TEMPORAL_TASK_QUEUE ?? 'outreach',
+    },
+    jwt: {
+      secret: new TextEncoder().encode(localSecret('JWT_SECRET')),
+      issuer: process.env.JWT_ISSUER ?? 'outreach-api',
+      audience: process.env.JWT_AUDIENCE ?? 'outreach-api',
+      accessTtlSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 900),
+    },
+    refreshTtlSeconds: int('REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
+    rateLimit: {
+      agentPerMinute: int('RATE_LIMIT_AGENT_PER_MINUTE', 20),
+      defaultPerMinute: int('RATE_LIMIT_DEFAULT_PER_MINUTE', 600),
+    },
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024),
+    outboundAllowHosts: list('OUTBOUND_ALLOW_HOSTS'),
+    // AES-256-GCM key for secrets we must be able to read back (webhook signing secrets).
+    encryptionKey: createHash('sha256').update(localSecret('ENCRYPTION_KEY')).digest(),
+    logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+  };
+  return cached;
+}

@@ -1,0 +1,30 @@
+// Child processes of `npm start` and `npm test`: the worker and the API, run with tsx.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { repoRoot } from '../lib/config.js';
+
+export function spawnTsx(script: string, env: NodeJS.ProcessEnv, opts: { quiet?: boolean } = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', opts.quiet ? 'ignore' : 'inherit', 'inherit'],
+  });
+}
+
+export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((res) => child.once('exit', () => res()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Polls until `check` resolves true, or throws after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}

@@ -1,0 +1,67 @@
+// `npm test`: typecheck, bring up (or reuse) the stack, migrate, start a worker, run ava, and end
+// with the plain summary line `N passed, N failed`.
+import { spawn, spawnSync } from 'node:child_process';
+import { repoRoot } from '../lib/config.js';
+import { spawnTsx, stopChild, waitFor } from './children.js';
+import { stackWithSchema } from './stack-env.js';
+import { Connection } from '@temporalio/client';
+
+const log = (msg: string) => console.error(`[test] ${msg}`);
+
+log('typecheck');
+const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit'], { cwd: repoRoot, stdio: 'inherit' });
+if (tsc.status !== 0) {
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
+const { stack, env } = await stackWithSchema(log);
+const taskQueue = `test-${process.pid}`;
+const testEnv = {
+  ...env,
+  NODE_ENV: 'test',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  TEMPORAL_SCHEDULES: 'off',
+  // Tests create many users from one IP; the default group's limit is exercised by its own test.
+  RATE_LIMIT_DEFAULT_PER_MINUTE: '100000',
+  OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
+};
+const worker = spawnTsx('workers/worker.ts', testEnv);
+let code = 1;
+let summary = '0 passed, 1 failed';
+try {
+  const conn = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+  await waitFor('the worker to poll', async () => {
+    const r = await conn.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
+    return (r.pollers?.length ?? 0) > 0;
+  });
+  await conn.close();
+
+  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...testEnv },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  ava.stdout.on('data', (chunk: Buffer) => {
+    process.stdout.write(chunk);
+    out += chunk.toString();
+  });
+  code = await new Promise<number>((res) => ava.once('exit', (c) => res(c ?? 1)));
+  // ava prints "N tests passed" only when nothing failed, so passes are counted per test line.
+  const count = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
+  const passed = (out.match(/^\s+✔ (?!\[)/gm) ?? []).length;
+  const failed =
+    Math.max(count(/(\d+) tests? failed/), (out.match(/^\s+✘ \[fail\]/gm) ?? []).length) +
+    count(/(\d+) uncaught exceptions?/) +
+    count(/(\d+) unhandled rejections?/);
+  summary = `${passed} passed, ${code !== 0 && failed === 0 ? 1 : failed} failed`;
+} catch (err) {
+  log(String(err));
+} finally {
+  await stopChild(worker);
+  if (process.env.CI) await stack.stop();
+}
+console.log(summary);
+process.exit(code);

@@ -1,0 +1,71 @@
+import test from 'ava';
+import { call, createTestApp, createUser, closeApi } from '../helpers/api.js';
+test.after.always(closeApi);
+import { addTeamMember, removeTeamMember } from '../helpers/db.js';
+
+test('malformed X-Acting-As is 400 invalid_user', async (t) => {
+  const u = await createUser();
+  const r = await call('GET', '/api/apps', { token: u.accessToken, headers: { 'x-acting-as': 'not-a-uuid' } });
+  t.is(r.status, 400);
+  t.is(r.body.error.code, 'invalid_user');
+});
+
+test('acting for an owner whose team you are not in is 403 not_assigned', async (t) => {
+  const owner = await createUser();
+  const stranger = await createUser();
+  await createTestApp(owner);
+  const r = await call('GET', '/api/apps', { token: stranger.accessToken, headers: { 'x-acting-as': owner.id } });
+  t.is(r.status, 403);
+  t.is(r.body.error.code, 'not_assigned');
+  const unknown = await call('GET', '/api/apps', { token: stranger.accessToken, headers: { 'x-acting-as': '0190a000-0000-7000-8000-000000000000' } });
+  t.is(unknown.status, 403);
+});
+
+test("a team member acts in the owner's workspace, limited to assigned products, until removed", async (t) => {
+  const owner = await createUser();
+  const member = await createUser();
+  const a1 = await createTestApp(owner, 'one');
+  await createTestApp(owner, 'two');
+  const membership = await addTeamMember(owner.id, member.id, { appIds: [a1.id] });
+  const acting = { token: member.accessToken, headers: { 'x-acting-as': owner.id } };
+
+  const r = await call('GET', '/api/apps', acting);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.items.map((a: any) => a.id), [a1.id]);
+  // A member with product-limited access may not add products to the owner's workspace.
+  t.is((await call('POST', '/api/apps', { ...acting, body: { name: 'nope' } })).status, 403);
+  // Own workspace is unaffected.
+  t.deepEqual((await call('GET', '/api/apps', { token: member.accessToken })).body.items, []);
+
+  await removeTeamMember(membership);
+  const after = await call('GET', '/api/apps', acting);
+  t.is(after.status, 403);
+  t.is(after.body.error.code, 'not_assigned');
+});
+
+test('an admin with access to all products sees and creates them in the owner workspace', async (t) => {
+  const owner = await createUser();
+  const admin = await createUser();
+  await createTestApp(owner, 'x');
+  await addTeamMember(owner.id, admin.id, { role: 'admin' });
+  const acting = { token: admin.accessToken, headers: { 'x-acting-as': owner.id } };
+  const created = await call('POST', '/api/apps', { ...acting, body: { name: 'by admin' } });
+  t.is(created.status, 201);
+  const list = await call('GET', '/api/apps', { token: owner.accessToken });
+  t.is(list.body.items.length, 2);
+  t.true(list.body.items.some((a: any) => a.id === created.body.id));
+});
+
+test('identity and token routes ignore X-Acting-As', async (t) => {
+  const owner = await createUser();
+  const member = await createUser();
+  await addTeamMember(owner.id, member.id);
+  const me = await call('GET', '/api/users/me', { token: member.accessToken, headers: { 'x-acting-as': owner.id } });
+  t.is(me.status, 200);
+  t.is(me.body.id, member.id);
+  const bad = await call('GET', '/api/users/me', { token: member.accessToken, headers: { 'x-acting-as': 'garbage' } });
+  t.is(bad.status, 200);
+  const tok = await call('POST', '/api/users/me/api-tokens', { token: member.accessToken, headers: { 'x-acting-as': owner.id }, body: { name: 't' } });
+  t.is(tok.status, 201);
+  t.is((await call('GET', '/api/users/me/api-tokens', { token: owner.accessToken })).body.length, 0);
+});

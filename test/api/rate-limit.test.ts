@@ -1,0 +1,95 @@
+import test from 'ava';
+import { z } from 'zod';
+import { defineOperation, type Operation } from '../../api/operation.js';
+import { allOperations } from '../../api/operations.js';
+import { createRateLimiter } from '../../lib/rate-limit.js';
+import { connectRedis } from '../../lib/redis.js';
+import { api, call, createUser, listen, closeApi } from '../helpers/api.js';
+test.after.always(closeApi);
+import { addTeamMember } from '../helpers/db.js';
+
+// Two probe routes in the agent group (the Operator routes join it when they land) and one public.
+const probe = (path: string, auth: 'user' | 'public'): Operation =>
+  defineOperation({ method: 'GET', path, summary: 'probe', tag: 'test', auth, responses: { 200: z.object({ ok: z.boolean() }) }, handler: () => ({ ok: true }) });
+const ops = [...allOperations(), probe('/api/agent/probe-a', 'user'), probe('/api/agent/probe-b', 'user'), probe('/api/agent/public-probe', 'public')];
+
+async function server(overrides: Record<string, unknown> = {}) {
+  const { services } = await api();
+  return (await listen({ ...services, ...overrides } as typeof services, ops)).base;
+}
+
+test('agent group: 20 requests per minute per user, shared across the group; the 21st is 429', async (t) => {
+  const base = await server();
+  const u = await createUser();
+  for (let i = 0; i < 20; i++) {
+    const r = await call('GET', i % 2 ? '/api/agent/probe-a' : '/api/agent/probe-b', { base, token: u.accessToken });
+    t.is(r.status, 200, `request ${i + 1}`);
+    if (i === 0) {
+      t.is(r.headers.get('ratelimit-policy'), '"agent";q=20;w=60');
+      t.regex(r.headers.get('ratelimit') ?? '', /^"agent";r=19;t=\d+$/);
+    }
+  }
+  const r = await call('GET', '/api/agent/probe-a', { base, token: u.accessToken });
+  t.is(r.status, 429);
+  t.is(r.body.error.code, 'rate_limited');
+  const retry = Number(r.headers.get('retry-after'));
+  t.true(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+  t.regex(r.headers.get('ratelimit') ?? '', /^"agent";r=0;t=\d+$/);
+  // Another user has their own bucket; other groups are unaffected.
+  t.is((await call('GET', '/api/agent/probe-a', { base, token: (await createUser()).accessToken })).status, 200);
+  t.is((await call('GET', '/api/apps', { base, token: u.accessToken })).status, 200);
+});
+
+test('acting for another owner uses the caller’s own bucket', async (t) => {
+  const base = await server();
+  const owner = await createUser();
+  const member = await createUser();
+  await addTeamMember(owner.id, member.id);
+  for (let i = 0; i < 20; i++) t.is((await call('GET', '/api/agent/probe-a', { base, token: member.accessToken, headers: { 'x-acting-as': owner.id } })).status, 200);
+  t.is((await call('GET', '/api/agent/probe-a', { base, token: member.accessToken })).status, 429);
+  t.is((await call('GET', '/api/agent/probe-a', { base, token: owner.accessToken })).status, 200);
+});
+
+test('unauthenticated requests are limited per IP', async (t) => {
+  const { services } = await api();
+  // A fresh key space, so that other tests' traffic from 127.0.0.1 does not interfere.
+  const prefix = `t${Date.now()}`;
+  const limiter = services.rateLimiter;
+  const base = await server({ rateLimiter: { check: (k: string, l: number, p: number) => limiter.check(`${prefix}:${k}`, l, p) } });
+  for (let i = 0; i < 20; i++) t.is((await call('GET', '/api/agent/public-probe', { base })).status, 200);
+  const r = await call('GET', '/api/agent/public-probe', { base });
+  t.is(r.status, 429);
+  t.truthy(r.headers.get('retry-after'));
+});
+
+test('GCRA in Redis: no double burst at a window edge, and tokens come back at the emission rate', async (t) => {
+  const { services } = await api();
+  const key = `rl:test:${Date.now()}`;
+  const period = 5000; // 5 per 5 s: one token back every second
+  const results: boolean[] = [];
+  for (let i = 0; i < 6; i++) results.push((await services.rateLimiter.check(key, 5, period)).allowed);
+  t.deepEqual(results, [true, true, true, true, true, false]);
+  await new Promise((r) => setTimeout(r, 1100));
+  t.true((await services.rateLimiter.check(key, 5, period)).allowed, 'one token back after one interval');
+  t.false((await services.rateLimiter.check(key, 5, period)).allowed, 'but not a whole new window');
+});
+
+test('concurrent requests never exceed the limit (atomic check-and-update)', async (t) => {
+  const { services } = await api();
+  const key = `rl:test:conc:${Date.now()}`;
+  const decisions = await Promise.all(Array.from({ length: 50 }, () => services.rateLimiter.check(key, 20, 60_000)));
+  t.is(decisions.filter((d) => d.allowed).length, 20);
+});
+
+test('Redis down: the limiter degrades to in-process limits and still refuses the 21st request', async (t) => {
+  const dead = connectRedis('redis://127.0.0.1:1');
+  dead.on('error', () => {});
+  t.teardown(() => dead.disconnect());
+  let degraded = 0;
+  const base = await server({ rateLimiter: createRateLimiter(dead, () => degraded++) });
+  const u = await createUser();
+  for (let i = 0; i < 20; i++) t.is((await call('GET', '/api/agent/probe-a', { base, token: u.accessToken })).status, 200);
+  const r = await call('GET', '/api/agent/probe-a', { base, token: u.accessToken });
+  t.is(r.status, 429);
+  t.true(degraded >= 21);
+});

@@ -1,0 +1,31 @@
+// Replay tests: a workflow's recorded history must replay against the current workflow code.
+// Fresh histories come from runs in the test; committed ones in test/fixtures/histories/ pin the
+// behaviour of earlier code, so a non-deterministic change fails here before it reaches jobs in flight.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { repoRoot } from '../../lib/config.js';
+import { workflowsPath } from '../../workers/worker.js';
+
+const fixtures = join(repoRoot, 'test', 'fixtures', 'histories');
+
+export async function replayLive(client: Client, workflowId: string): Promise<number> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  await Worker.runReplayHistory({ workflowsPath, replayName: workflowId }, history);
+  return history.events?.length ?? 0;
+}
+
+/**
+ * Replays the committed fixture `<name>.json`. With RECORD_HISTORIES=1 (or when it does not exist
+ * yet) the live history of `workflowId` is written there first.
+ */
+export async function replayFixture(client: Client, name: string, workflowId: string): Promise<void> {
+  const file = join(fixtures, `${name}.json`);
+  if (process.env.RECORD_HISTORIES === '1' || !existsSync(file)) {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    writeFileSync(file, historyToJSON(history));
+  }
+  await Worker.runReplayHistory({ workflowsPath, replayName: name }, JSON.parse(readFileSync(file, 'utf8')));
+}

@@ -1,0 +1,36 @@
+// Recurring jobs as Temporal Schedules (never timers in the API process). Created idempotently at
+// worker start-up; an existing schedule is updated to the current definition.
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { scheduleIds, workflowIds } from '../workflows/ids.js';
+import { jobSearchAttributes } from '../workflows/search-attributes.js';
+
+/** `idPrefix` lets tests create throwaway copies without touching the real schedules. */
+export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleOptions[] {
+  return [
+    {
+      scheduleId: idPrefix + scheduleIds.purgeExpiredAuth,
+      spec: { intervals: [{ every: '1 hour' }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'purgeExpiredAuth',
+        workflowId: idPrefix + workflowIds.purgeExpiredAuth,
+        taskQueue,
+        args: [],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'maintenance' }),
+      },
+      memo: { description: 'Purges expired/revoked sessions and expired refresh tokens' },
+    },
+  ];
+}
+
+export async function ensureSchedules(client: Client, taskQueue: string, idPrefix = ''): Promise<void> {
+  for (const def of scheduleDefinitions(taskQueue, idPrefix)) {
+    try {
+      await client.schedule.create(def);
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      await client.schedule.getHandle(def.scheduleId).update((prev) => ({ ...prev, spec: def.spec, action: def.action, policies: def.policies }));
+    }
+  }
+}

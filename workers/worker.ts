@@ -1,0 +1,42 @@
+// Worker process: registers every workflow and activity on the task queue and creates the schedules.
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createRequire } from 'node:module';
+import { loadConfig } from '../lib/config.js';
+import { logger } from '../lib/logger.js';
+import { openOrm } from '../lib/db.js';
+import { connectTemporal } from '../lib/temporal.js';
+import { createActivities } from '../activities/index.js';
+import { ensureSchedules } from './schedules.js';
+
+export const workflowsPath = createRequire(import.meta.url).resolve('../workflows/index.ts');
+
+export async function createWorker() {
+  const config = loadConfig();
+  const orm = await openOrm(config.databaseUrl);
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    workflowsPath,
+    activities: createActivities({ orm, config, logger }),
+  });
+  const client = await connectTemporal(config);
+  // Test runs use their own task queue and must not repoint the real schedules at it.
+  if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
+  return {
+    worker,
+    async close() {
+      await client.connection.close();
+      await connection.close();
+      await orm.close();
+    },
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { worker, close } = await createWorker();
+  logger.info({ taskQueue: loadConfig().temporal.taskQueue }, 'worker polling');
+  await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks finish
+  await close();
+}

@@ -1,0 +1,10 @@
+// Workflow and schedule ids are business keys: starting the same job twice is idempotent, and an
+// operator can find a job in the Temporal UI by what it is about.
+export const scheduleIds = {
+  purgeExpiredAuth: 'schedule:purge-expired-auth',
+};
+
+export const workflowIds = {
+  /** Prefix of the runs a schedule starts (Temporal appends the scheduled time). */
+  purgeExpiredAuth: 'maintenance:purge-expired-auth',
+};

@@ -1,0 +1,2 @@
+// Every workflow type the worker registers.
+export { purgeExpiredAuth } from './maintenance.js';
