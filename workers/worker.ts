@@ -1,5 +1,5 @@
 // Worker process: registers every workflow and activity on the task queue and creates the schedules.
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createRequire } from 'node:module';
 import { loadConfig } from '../lib/config.js';
 import { logger } from '../lib/logger.js';
@@ -12,6 +12,13 @@ export const workflowsPath = createRequire(import.meta.url).resolve('../workflow
 
 export async function createWorker() {
   const config = loadConfig();
+  // The SDK's own logs (bundling, state changes) at warning level unless LOG_LEVEL asks for more.
+  const sdkLevel = ['debug', 'trace'].includes(config.logLevel) ? 'DEBUG' : config.logLevel === 'info' ? 'INFO' : 'WARN';
+  try {
+    Runtime.install({ logger: new DefaultLogger(sdkLevel) });
+  } catch {
+    // already installed in this process (e.g. a second worker in a benchmark)
+  }
   const orm = await openOrm(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({

@@ -17,7 +17,8 @@ export const accessLog = (logger: Logger): Middleware => async (ctx, next) => {
       user_id: ctx.state.auth?.userId,
       operation: ctx.state.operation?.operationId,
     };
-    if (ctx.status >= 500) ctx.state.log.error(line, 'request failed');
+    if (ctx.status >= 500 && ctx.status !== 503) ctx.state.log.error(line, 'request failed');
+    else if (ctx.status >= 500) ctx.state.log.warn(line, 'unavailable');
     else ctx.state.log.info(line, 'request');
   }
 };
