@@ -1,12 +1,15 @@
-// GCRA (generic cell rate algorithm) rate limiting. In Redis the check-and-update is one Lua script,
-// so it is atomic across API processes and has no burst at window edges: each request pushes a
-// "theoretical arrival time" forward by period/limit, and a request is refused while that time is
-// more than one period ahead of now.
+// Sliding-window-log rate limiting: a request is allowed when fewer than `limit` requests were
+// allowed in the last `period` ms. Exact ("the 21st request inside any minute is refused") and
+// without the double burst a fixed window allows at its edge. In Redis each key is a sorted set of
+// the allowed requests' timestamps, checked and updated by one Lua script (atomic across API
+// processes, clock taken from Redis). Refused requests are not recorded, so hammering does not
+// extend a lockout. Memory is O(limit) per active caller.
 //
 // When Redis is unreachable we deliberately fail *soft*: the same algorithm runs in process memory,
 // so each API process still enforces the limit on its own (a caller spread over N processes could
-// get at most N times the limit) and the API stays up. The choice is logged and surfaced in the
-// `RateLimit-Policy` header as `;degraded`, never as a 5xx.
+// get at most N times the limit) and the API stays up. The caller is told via `degraded` (logged;
+// /readyz reports Redis down), never with a 5xx.
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 export interface RateDecision {
@@ -15,70 +18,61 @@ export interface RateDecision {
   remaining: number;
   /** Seconds until the caller may retry (0 when allowed). */
   retryAfter: number;
-  /** Seconds until the bucket is full again. */
+  /** Seconds until the oldest counted request leaves the window (a slot frees up). */
   reset: number;
   degraded: boolean;
 }
 
 const SCRIPT = `
-local key = KEYS[1]
-local period = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
+local key, period, limit, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval = period / limit
-local tat = tonumber(redis.call('GET', key) or now)
-if tat < now then tat = now end
-local new_tat = tat + interval
-local allow_at = new_tat - period
-if now < allow_at then
-  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - period)
+local count = redis.call('ZCARD', key)
+local allowed = 0
+if count < limit then
+  redis.call('ZADD', key, now, member)
+  redis.call('PEXPIRE', key, period)
+  count = count + 1
+  allowed = 1
 end
-redis.call('SET', key, tostring(new_tat), 'PX', math.ceil(new_tat - now))
-local remaining = math.floor((period - (new_tat - now)) / interval)
-return {1, remaining, 0, math.ceil(new_tat - now)}
+local oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2] or now)
+return {allowed, limit - count, oldest + period - now}
 `;
 
 export interface RateLimiter {
   check(key: string, limit: number, periodMs: number): Promise<RateDecision>;
 }
 
-/** The in-memory twin of the Lua script, used when Redis is down. Bounded: old keys are evicted. */
-class MemoryGcra {
-  private tats = new Map<string, number>();
-  check(key: string, limit: number, periodMs: number, now = Date.now()): Omit<RateDecision, 'degraded'> {
-    const interval = periodMs / limit;
-    const tat = Math.max(this.tats.get(key) ?? now, now);
-    const newTat = tat + interval;
-    const allowAt = newTat - periodMs;
-    if (now < allowAt) {
-      return { allowed: false, limit, remaining: 0, retryAfter: Math.ceil((allowAt - now) / 1000), reset: Math.ceil((tat - now) / 1000) };
-    }
-    this.tats.delete(key);
-    this.tats.set(key, newTat);
-    if (this.tats.size > 100_000) this.tats.delete(this.tats.keys().next().value as string);
-    const remaining = Math.floor((periodMs - (newTat - now)) / interval);
-    return { allowed: true, limit, remaining, retryAfter: 0, reset: Math.ceil((newTat - now) / 1000) };
+function decision(allowed: boolean, limit: number, remaining: number, untilOldestExpires: number, degraded: boolean): RateDecision {
+  const reset = Math.max(0, Math.ceil(untilOldestExpires / 1000));
+  return { allowed, limit, remaining: Math.max(0, remaining), retryAfter: allowed ? 0 : Math.max(1, reset), reset, degraded };
+}
+
+/** The in-memory twin of the Lua script, used while Redis is down. Bounded in keys. */
+class MemoryWindow {
+  private logs = new Map<string, number[]>();
+  check(key: string, limit: number, periodMs: number, now = Date.now()): RateDecision {
+    const log = (this.logs.get(key) ?? []).filter((ts) => ts > now - periodMs);
+    const allowed = log.length < limit;
+    if (allowed) log.push(now);
+    this.logs.delete(key); // re-insert: the Map's order is least recently used first
+    this.logs.set(key, log);
+    if (this.logs.size > 10_000) this.logs.delete(this.logs.keys().next().value as string);
+    return decision(allowed, limit, limit - log.length, (log[0] ?? now) + periodMs - now, true);
   }
 }
 
 export function createRateLimiter(redis: Redis, onDegraded: (err: unknown) => void = () => {}): RateLimiter {
-  const memory = new MemoryGcra();
+  const memory = new MemoryWindow();
   return {
     async check(key, limit, periodMs) {
       try {
-        const [ok, remaining, retryMs, resetMs] = (await redis.eval(SCRIPT, 1, key, periodMs, limit)) as number[];
-        return {
-          allowed: ok === 1,
-          limit,
-          remaining,
-          retryAfter: Math.ceil(retryMs / 1000),
-          reset: Math.ceil(resetMs / 1000),
-          degraded: false,
-        };
+        const [ok, remaining, untilOldest] = (await redis.eval(SCRIPT, 1, key, periodMs, limit, randomUUID())) as number[];
+        return decision(ok === 1, limit, remaining, untilOldest, false);
       } catch (err) {
         onDegraded(err);
-        return { ...memory.check(key, limit, periodMs), degraded: true };
+        return memory.check(key, limit, periodMs);
       }
     },
   };

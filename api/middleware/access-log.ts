@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../../lib/logger.js';
+import { httpDuration } from '../../lib/metrics.js';
 
 /** One JSON line per request, with a per-request child logger for handlers (`ctx.state.log`). */
 export const accessLog = (logger: Logger): Middleware => async (ctx, next) => {
@@ -9,6 +10,8 @@ export const accessLog = (logger: Logger): Middleware => async (ctx, next) => {
     await next();
   } finally {
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    // Unmatched routes share one label so that scanners cannot blow up the metric's cardinality.
+    httpDuration.observe({ operation: ctx.state.operation?.operationId ?? 'unmatched', method: ctx.method, status: String(ctx.status) }, ms / 1000);
     const line = {
       method: ctx.method,
       path: ctx.path,

@@ -15,10 +15,10 @@ export const rateLimit = (op: Operation, services: Services): Middleware => asyn
   const subject = ctx.state.auth?.userId ? `u:${ctx.state.auth.userId}` : `ip:${ctx.ip}`;
   const d = await services.rateLimiter.check(`rl:${op.rateLimit}:${subject}`, limit, PERIOD_MS);
   ctx.set('RateLimit-Policy', `"${op.rateLimit}";q=${limit};w=${PERIOD_MS / 1000}`);
-  ctx.set('RateLimit', `"${op.rateLimit}";r=${d.remaining};t=${d.allowed ? d.reset : d.retryAfter}`);
+  ctx.set('RateLimit', `"${op.rateLimit}";r=${d.remaining};t=${d.reset}`);
   if (!d.allowed) {
-    ctx.set('Retry-After', String(Math.max(1, d.retryAfter)));
-    throw new AppError(429, 'rate_limited', `rate limit exceeded: ${limit} requests per minute; retry after ${Math.max(1, d.retryAfter)} s`);
+    ctx.set('Retry-After', String(d.retryAfter));
+    throw new AppError(429, 'rate_limited', `rate limit exceeded: ${limit} requests per minute; retry after ${d.retryAfter} s`);
   }
   await next();
 };

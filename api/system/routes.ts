@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { defineOperation, reply } from '../operation.js';
 import { checkReadiness } from '../readiness.js';
 import { ErrorBody } from '../schemas.js';
+import { registry } from '../../lib/metrics.js';
+import { safeEqual } from '../../lib/crypto.js';
+import { unauthorized } from '../../domain/errors.js';
 
 const tag = 'system';
 
@@ -31,5 +34,24 @@ export const readyz = defineOperation({
     const checks = await checkReadiness(services);
     if (Object.values(checks).every((c) => c.ok)) return { status: 'ready' as const, checks };
     return reply(503, { error: { code: 'not_ready', message: 'a dependency is unavailable', details: checks, request_id: ctx.state.requestId } });
+  },
+});
+
+export const metrics = defineOperation({
+  method: 'GET',
+  path: '/metrics',
+  summary: 'Prometheus metrics (process and request latency by operation)',
+  tag,
+  auth: 'public',
+  rateLimit: 'none',
+  produces: 'text/plain',
+  responses: { 200: z.string() },
+  errors: { 401: ['unauthorized'] },
+  handler: async ({ ctx }) => {
+    // With METRICS_TOKEN set, scrapers must present it (deployments that expose the API port).
+    const token = process.env.METRICS_TOKEN;
+    if (token && !safeEqual(ctx.get('authorization'), `Bearer ${token}`)) throw unauthorized('metrics token required');
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
   },
 });

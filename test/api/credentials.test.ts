@@ -26,6 +26,7 @@ test('missing, malformed and garbage credentials are 401 unauthorized', async (t
   await expect401(t, 'a.b.c');
   await expect401(t, 'x'.repeat(5000)); // wrong length never causes a 500
   await expect401(t, 'pat_'); // too short
+  await expect401(t, 'mcp_at_' + 'y'.repeat(40)); // MCP OAuth tokens never authenticate REST
 });
 
 test('a JWT with alg none is 401', async (t) => {

@@ -26,7 +26,7 @@ test('agent group: 20 requests per minute per user, shared across the group; the
     t.is(r.status, 200, `request ${i + 1}`);
     if (i === 0) {
       t.is(r.headers.get('ratelimit-policy'), '"agent";q=20;w=60');
-      t.regex(r.headers.get('ratelimit') ?? '', /^"agent";r=19;t=\d+$/);
+      t.regex(r.headers.get('ratelimit') ?? '', /^"agent";r=19;t=(59|60)$/);
     }
   }
   const r = await call('GET', '/api/agent/probe-a', { base, token: u.accessToken });
@@ -62,16 +62,22 @@ test('unauthenticated requests are limited per IP', async (t) => {
   t.truthy(r.headers.get('retry-after'));
 });
 
-test('GCRA in Redis: no double burst at a window edge, and tokens come back at the emission rate', async (t) => {
+test('sliding window in Redis: no double burst at a window edge; slots free up as old requests leave the window', async (t) => {
   const { services } = await api();
   const key = `rl:test:${Date.now()}`;
-  const period = 5000; // 5 per 5 s: one token back every second
+  const period = 5000;
+  const start = Date.now();
   const results: boolean[] = [];
   for (let i = 0; i < 6; i++) results.push((await services.rateLimiter.check(key, 5, period)).allowed);
   t.deepEqual(results, [true, true, true, true, true, false]);
-  await new Promise((r) => setTimeout(r, 1100));
-  t.true((await services.rateLimiter.check(key, 5, period)).allowed, 'one token back after one interval');
-  t.false((await services.rateLimiter.check(key, 5, period)).allowed, 'but not a whole new window');
+  // Half a window later (where a fixed window might have rolled over) it is still full.
+  await new Promise((r) => setTimeout(r, 2500));
+  const mid = await services.rateLimiter.check(key, 5, period);
+  t.false(mid.allowed);
+  t.true(mid.retryAfter >= 1 && mid.retryAfter <= 5);
+  // Once the first requests have left the window, requests are allowed again.
+  await new Promise((r) => setTimeout(r, Math.max(0, start + period + 200 - Date.now())));
+  t.true((await services.rateLimiter.check(key, 5, period)).allowed);
 });
 
 test('concurrent requests never exceed the limit (atomic check-and-update)', async (t) => {
@@ -92,4 +98,20 @@ test('Redis down: the limiter degrades to in-process limits and still refuses th
   const r = await call('GET', '/api/agent/probe-a', { base, token: u.accessToken });
   t.is(r.status, 429);
   t.true(degraded >= 21);
+});
+
+test('other routes use the configurable default group, with limit headers on success', async (t) => {
+  const { services } = await api();
+  const base = await server({ config: { ...services.config, rateLimit: { ...services.config.rateLimit, defaultPerMinute: 3 } } });
+  const u = await createUser();
+  for (let i = 0; i < 3; i++) {
+    const ok = await call('GET', '/api/apps', { base, token: u.accessToken });
+    t.is(ok.status, 200);
+    t.is(ok.headers.get('ratelimit-policy'), '"default";q=3;w=60');
+  }
+  const r = await call('GET', '/api/apps', { base, token: u.accessToken });
+  t.is(r.status, 429);
+  t.is(r.body.error.code, 'rate_limited');
+  // The agent group is a separate bucket.
+  t.is((await call('GET', '/api/agent/probe-a', { base, token: u.accessToken })).status, 200);
 });

@@ -70,3 +70,11 @@ test('GET /docs renders an HTML page listing the operations', async (t) => {
   t.regex(r.headers.get('content-type') ?? '', /text\/html/);
   t.regex(r.text, /\/api\/auth\/signup/);
 });
+
+test('GET /metrics exposes Prometheus metrics including request latency by operation', async (t) => {
+  await call('GET', '/healthz');
+  const r = await call('GET', '/metrics');
+  t.is(r.status, 200);
+  t.regex(r.text, /http_request_duration_seconds_count\{operation="getHealthz",method="GET",status="200"\} \d+/);
+  t.regex(r.text, /process_cpu_user_seconds_total/);
+});
