@@ -170,5 +170,7 @@ async function authenticateJwt(em: EntityManager, config: Config, token: string)
   if (!isUuid(sub) || !isUuid(sid)) throw unauthorized('invalid token');
   const session = await em.findOne(Session, { id: sid, user: sub, revokedAt: null, expiresAt: { $gt: new Date() } });
   if (!session) throw unauthorized('session revoked or expired');
+  // Like PAT use, session activity is recorded at most once a minute.
+  if (Date.now() - session.lastUsedAt.getTime() > 60_000) await em.nativeUpdate(Session, { id: sid }, { lastUsedAt: new Date() });
   return { userId: sub, kind: 'session', sessionId: sid };
 }
