@@ -18,7 +18,7 @@ export const oauthStartOp = defineOperation({
   tag: 'auth',
   auth: 'public',
   // Any string: an unknown or unconfigured provider is 404, a malformed name too.
-  params: z.object({ provider: z.string().max(64) }),
+  params: z.object({ provider: z.string() }),
   responses: { 200: OAuthStartView },
   errors: { 404: ['not_found'], 429: ['rate_limited'] },
   handler: async ({ services, params }) => {

@@ -103,7 +103,7 @@ export const CreateInvitationBody = z
   .refine((b) => !(b.all_apps === false && !b.app_ids?.length), { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] });
 
 // Any string: a malformed token is simply not found (404), like an unknown one.
-export const TokenParams = z.object({ token: z.string().max(200) });
+export const TokenParams = z.object({ token: z.string() });
 
 /** What an invitee sees before accepting: no ids beyond the owner's (needed for X-Acting-As), no secrets. */
 export const PublicInvitationView = z.object({

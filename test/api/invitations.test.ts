@@ -85,7 +85,7 @@ test('public lookup by token shows workspace, inviter, email, role and expiry, w
   t.false(r.body.account_exists);
   t.truthy(r.body.expires_at);
   t.false(/token|hash/.test(Object.keys(r.body).join(',')));
-  for (const bad of ['inv_doesnotexist00000000000000000000', 'garbage']) {
+  for (const bad of ['inv_doesnotexist00000000000000000000', 'garbage', 'inv_' + 'x'.repeat(300)]) {
     const nf = await call('GET', `/api/team/invitations/by-token/${bad}`);
     t.is(nf.status, 404);
     t.is(nf.body.error.code, 'not_found');
