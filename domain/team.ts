@@ -252,12 +252,11 @@ export async function deliverInvitation(orm: MikroORM, sender: EmailSender, conf
   return status;
 }
 
-async function findByToken(em: EntityManager, token: string, lock = false): Promise<ITeamInvitation> {
-  const inv = await em.findOne(
-    TeamInvitation,
-    { tokenHash: sha256Hex(token) },
-    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : { populate: ['workspace', 'workspace.owner', 'invitedBy'] },
-  );
+async function findByToken(em: EntityManager, token: string, forAccept = false, lock = false): Promise<ITeamInvitation> {
+  const where = { tokenHash: sha256Hex(token) };
+  const inv = forAccept
+    ? await em.findOne(TeamInvitation, where, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {})
+    : await em.findOne(TeamInvitation, where, { populate: ['workspace', 'workspace.owner', 'invitedBy'] });
   if (!inv) throw notFound('invitation');
   const status = invitationStatus(inv);
   if (status === 'revoked') throw new AppError(410, 'invitation_revoked', 'this invitation was revoked');
@@ -291,8 +290,11 @@ export async function acceptInvitation(
   validatePassword: (p: string | undefined) => string,
 ): Promise<{ tokens: IssuedTokens; created: boolean }> {
   return em.transactional(async (tx) => {
-    const inv = await findByToken(tx, token, true);
-    const workspace = await tx.findOneOrFail(Workspace, inv.workspace.id);
+    // Same lock order as every other team change (workspace row, then the invitation row), so an
+    // accept racing a revoke cannot deadlock; the invitation is then re-read under its own lock.
+    const first = await findByToken(tx, token, true, false);
+    const workspace = await tx.findOneOrFail(Workspace, first.workspace.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const inv = await findByToken(tx, token, true, true);
     let user: IUser | null = await tx.findOne(User, { email: inv.email });
     let created = false;
     if (user) {

@@ -20,7 +20,7 @@ export const oauthStartOp = defineOperation({
   // Any string: an unknown or unconfigured provider is 404, a malformed name too.
   params: z.object({ provider: z.string() }),
   responses: { 200: OAuthStartView },
-  errors: { 404: ['not_found'], 429: ['rate_limited'] },
+  errors: { 404: ['not_found'] },
   handler: async ({ services, params }) => {
     const provider = oauthProviders(services.config.publicBaseUrl).get(params.provider.toLowerCase());
     if (!provider) throw notFound('OAuth provider');

@@ -217,3 +217,34 @@ test('revoking: 204 once, then 409 invitation_not_pending; another workspace is 
   // The other workspace's list does not show it.
   t.deepEqual((await call('GET', '/api/team/invitations', { token: other.accessToken })).body.items, []);
 });
+
+test('concurrent accepts of one invitation: exactly one succeeds, the other is 409 invitation_used', async (t) => {
+  const owner = await createUser();
+  const { token } = await invite(owner);
+  const path = `/api/team/invitations/by-token/${token}/accept`;
+  const results = await Promise.all([0, 1, 2].map(() => call('POST', path, { body: { password: PASSWORD } })));
+  const statuses = results.map((r) => r.status).sort();
+  t.deepEqual(statuses, [201, 409, 409], results.map((r) => r.text).join('\n'));
+  for (const r of results.filter((x) => x.status === 409)) t.is(r.body.error.code, 'invitation_used');
+  const members = await call('GET', '/api/team/members', { token: owner.accessToken });
+  t.is(members.body.items.length, 2);
+});
+
+test('an accept racing a revoke ends consistently (accepted or revoked, never both)', async (t) => {
+  const owner = await createUser();
+  const { token, invitation } = await invite(owner);
+  const [acc, rev] = await Promise.all([
+    call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { password: PASSWORD } }),
+    call('DELETE', `/api/team/invitations/${invitation.id}`, { token: owner.accessToken }),
+  ]);
+  const list = await call('GET', '/api/team/invitations', { token: owner.accessToken });
+  const status = list.body.items[0].status;
+  if (acc.status === 201) {
+    t.is(rev.status, 409);
+    t.is(status, 'accepted');
+  } else {
+    t.is(acc.status, 410);
+    t.is(rev.status, 204);
+    t.is(status, 'revoked');
+  }
+});

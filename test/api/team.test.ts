@@ -216,3 +216,30 @@ test('an admin invites and revokes through X-Acting-As; every team change is in 
   const bad = await call('GET', '/api/team/members/audit?cursor=%%%', { token: owner.accessToken });
   t.is(bad.status, 400);
 });
+
+test('every team route: 401 without a bearer, 400 invalid_user for a malformed X-Acting-As, 403 not_assigned for a foreign team', async (t) => {
+  const owner = await createUser();
+  const stranger = await createUser();
+  const id = '0190a000-0000-7000-8000-000000000000';
+  const routes: [string, string, unknown][] = [
+    ['GET', '/api/team/members', undefined],
+    ['GET', '/api/team/members/audit', undefined],
+    ['DELETE', `/api/team/members/${id}`, undefined],
+    ['PUT', `/api/team/members/${id}`, { all_apps: true }],
+    ['PATCH', `/api/team/members/${id}/role`, { role: 'admin' }],
+    ['GET', '/api/team/invitations', undefined],
+    ['POST', '/api/team/invitations', { email: 'a@example.test', role: 'member' }],
+    ['DELETE', `/api/team/invitations/${id}`, undefined],
+  ];
+  for (const [method, path, body] of routes) {
+    const anon = await call(method, path, { body });
+    t.is(anon.status, 401, `${method} ${path}`);
+    t.is(anon.body.error.code, 'unauthorized');
+    const bad = await call(method, path, { token: stranger.accessToken, headers: { 'x-acting-as': 'nope' }, body });
+    t.is(bad.status, 400, `${method} ${path}`);
+    t.is(bad.body.error.code, 'invalid_user');
+    const foreign = await call(method, path, { token: stranger.accessToken, headers: { 'x-acting-as': owner.id }, body });
+    t.is(foreign.status, 403, `${method} ${path}`);
+    t.is(foreign.body.error.code, 'not_assigned');
+  }
+});
