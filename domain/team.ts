@@ -228,7 +228,14 @@ export async function revokeInvitation(em: EntityManager, actor: Actor, invitati
  * `email_status` (`sent` | `failed`): a mail failure never undoes the invitation, and the owner can
  * revoke and re-invite. Returns the recorded status.
  */
-export async function deliverInvitation(orm: MikroORM, sender: EmailSender, config: Config, invitation: ITeamInvitation, token: string): Promise<'sent' | 'failed'> {
+export async function deliverInvitation(
+  orm: MikroORM,
+  sender: EmailSender,
+  config: Config,
+  invitation: ITeamInvitation,
+  token: string,
+  onError: (err: unknown) => void = () => {},
+): Promise<'sent' | 'failed'> {
   const em = orm.em.fork();
   const ws = await em.findOneOrFail(Workspace, invitation.workspace.id);
   const inviter = invitation.invitedBy ? await em.findOne(User, invitation.invitedBy.id) : null;
@@ -246,6 +253,7 @@ export async function deliverInvitation(orm: MikroORM, sender: EmailSender, conf
     await sender.send({ to: invitation.email, subject: `${who} invited you to ${ws.name}`, text });
   } catch (err) {
     status = 'failed';
+    onError(err);
   }
   await em.nativeUpdate(TeamInvitation, { id: invitation.id }, { emailStatus: status });
   invitation.emailStatus = status;

@@ -134,7 +134,9 @@ export const createInvitationOp = defineOperation({
   },
   handler: async ({ em, actor, body, services }) => {
     const { invitation, token } = await createInvitation(em, actor, body);
-    await deliverInvitation(services.orm, emailSender(services.orm), services.config, invitation, token);
+    await deliverInvitation(services.orm, emailSender(services.orm), services.config, invitation, token, (err) =>
+      services.logger.warn({ err, invitationId: invitation.id }, 'invitation email failed'),
+    );
     return toInvitationView(invitation);
   },
 });
