@@ -6,8 +6,11 @@ import * as system from './system/routes.js';
 import * as auth from './auth/routes.js';
 import * as users from './users/routes.js';
 import * as apps from './apps/routes.js';
+import * as oauth from './auth/oauth-routes.js';
+import * as profile from './users/profile-routes.js';
+import * as team from './team/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

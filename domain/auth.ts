@@ -54,7 +54,7 @@ function newRefreshToken(em: EntityManager, config: Config, session: ISession): 
   return token;
 }
 
-async function startSession(em: EntityManager, config: Config, user: IUser, client: ClientInfo): Promise<IssuedTokens> {
+export async function startSession(em: EntityManager, config: Config, user: IUser, client: ClientInfo): Promise<IssuedTokens> {
   const session = em.create(Session, {
     user,
     userAgent: client.userAgent?.slice(0, 400) ?? null,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { IUser } from '../../db/entities/User.js';
 import type { IApiToken } from '../../db/entities/ApiToken.js';
+import type { ISession } from '../../db/entities/Session.js';
 import { Timestamp } from '../schemas.js';
 
 export const UserView = z.object({
@@ -41,3 +42,62 @@ export const toApiTokenView = (t: IApiToken): z.infer<typeof ApiTokenView> => ({
 
 export const CreateApiTokenBody = z.object({ name: z.string().trim().min(1).max(100) }).strict();
 export const CreatedApiToken = ApiTokenView.extend({ token: z.string() });
+
+const validTimezone = (tz: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+};
+const canonicalLocale = (l: string): string | null => {
+  try {
+    return Intl.getCanonicalLocales(l)[0] ?? null;
+  } catch {
+    return null;
+  }
+};
+
+/** Only these fields are user-editable; anything else (id, email, role, ...) is rejected. */
+export const UpdateProfileBody = z
+  .object({
+    name: z.string().trim().max(200).nullable().optional(),
+    timezone: z.string().max(64).refine(validTimezone, 'timezone must be an IANA time zone, e.g. Europe/Berlin').nullable().optional(),
+    locale: z
+      .string()
+      .max(16)
+      .transform((l, ctx) => {
+        const c = canonicalLocale(l);
+        if (!c || c.length > 16) {
+          ctx.addIssue({ code: 'custom', message: 'locale must be a BCP 47 language tag, e.g. en-US' });
+          return z.NEVER;
+        }
+        return c;
+      })
+      .nullable()
+      .optional(),
+  })
+  .strict();
+
+export const ChangePasswordBody = z.object({ current_password: z.string().max(200), new_password: z.string() }).strict();
+
+export const SessionView = z.object({
+  id: z.uuid(),
+  created_at: Timestamp,
+  last_used_at: Timestamp,
+  expires_at: Timestamp,
+  user_agent: z.string().nullable(),
+  ip: z.string().nullable(),
+  current: z.boolean(),
+});
+
+export const toSessionView = (s: ISession, currentId: string | undefined): z.infer<typeof SessionView> => ({
+  id: s.id,
+  created_at: s.createdAt.toISOString(),
+  last_used_at: s.lastUsedAt.toISOString(),
+  expires_at: s.expiresAt.toISOString(),
+  user_agent: s.userAgent ?? null,
+  ip: s.ip ?? null,
+  current: s.id === currentId,
+});

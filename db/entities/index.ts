@@ -5,3 +5,6 @@ export { ApiToken } from './ApiToken.js';
 export { Session } from './Session.js';
 export { RefreshToken } from './RefreshToken.js';
 export { App } from './App.js';
+export { TeamInvitation } from './TeamInvitation.js';
+export { TeamAuditEvent } from './TeamAuditEvent.js';
+export { OutboxEmail } from './OutboxEmail.js';
