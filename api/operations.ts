@@ -6,8 +6,9 @@ import * as system from './system/routes.js';
 import * as auth from './auth/routes.js';
 import * as users from './users/routes.js';
 import * as apps from './apps/routes.js';
+import * as webhooks from './webhooks/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, webhooks];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

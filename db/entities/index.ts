@@ -5,3 +5,7 @@ export { ApiToken } from './ApiToken.js';
 export { Session } from './Session.js';
 export { RefreshToken } from './RefreshToken.js';
 export { App } from './App.js';
+export { Integration } from './Integration.js';
+export { WebhookSubscription } from './WebhookSubscription.js';
+export { WebhookEvent } from './WebhookEvent.js';
+export { WebhookDelivery } from './WebhookDelivery.js';
