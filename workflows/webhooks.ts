@@ -1,13 +1,22 @@
 // Deliveries of one outbound webhook event: one attempt per matching active subscription, all in
-// parallel (a slow receiver never delays the others), no retry. Payloads carry ids only; above
-// DELIVERY_CHUNK targets the work fans out to child workflows so that each history stays small.
+// parallel (a slow receiver never delays the others), no retry. Payloads carry ids only.
+//
+// Shape by size (measured: each activity costs the Temporal server a few persisted writes, and on
+// the local dev server that capped per-subscription activities at ~25 deliveries/s for 1,000):
+// - up to PER_SUBSCRIPTION_MAX targets: one activity per subscription (`deliverWebhook`), so each
+//   delivery is visible on its own in the Temporal UI;
+// - above that: activities over slices of BATCH_SIZE subscriptions (`deliverWebhookBatch`), each
+//   sending its slice's requests concurrently with independent 10 s deadlines;
+// - above DELIVERY_CHUNK targets: child workflows per chunk, so every history stays small.
 import { executeChild, proxyActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.js';
 import { webhookWorkflowIds } from './ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
 
+export const PER_SUBSCRIPTION_MAX = 20;
+export const BATCH_SIZE = 50;
 /** Targets a single workflow delivers itself; more fan out to children of this size. */
-export const DELIVERY_CHUNK = 250;
+export const DELIVERY_CHUNK = 2000;
 
 // Reading targets is idempotent, so it may retry.
 const { webhookTargets } = proxyActivities<WebhookActivities>({
@@ -16,7 +25,7 @@ const { webhookTargets } = proxyActivities<WebhookActivities>({
 });
 // Exactly one attempt per delivery. The HTTP exchange itself is capped at 10 s inside the
 // activity (lib/outbound-http.ts); this bound also covers loading the rows and recording the attempt.
-const { deliverWebhook } = proxyActivities<WebhookActivities>({
+const { deliverWebhook, deliverWebhookBatch } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 1 },
 });
@@ -33,6 +42,7 @@ export interface DeliverySummary {
 }
 
 async function deliverAll(eventId: string, subscriptionIds: string[]): Promise<DeliverySummary> {
+  if (subscriptionIds.length > PER_SUBSCRIPTION_MAX) return deliverInBatches(eventId, subscriptionIds);
   const outcomes = await Promise.all(
     subscriptionIds.map((subscriptionId) =>
       deliverWebhook({ eventId, subscriptionId }).then(
@@ -42,6 +52,21 @@ async function deliverAll(eventId: string, subscriptionIds: string[]): Promise<D
     ),
   );
   const succeeded = outcomes.filter(Boolean).length;
+  return { targets: subscriptionIds.length, succeeded, failed: subscriptionIds.length - succeeded };
+}
+
+async function deliverInBatches(eventId: string, subscriptionIds: string[]): Promise<DeliverySummary> {
+  const slices: string[][] = [];
+  for (let i = 0; i < subscriptionIds.length; i += BATCH_SIZE) slices.push(subscriptionIds.slice(i, i + BATCH_SIZE));
+  const results = await Promise.all(
+    slices.map((ids) =>
+      deliverWebhookBatch({ eventId, subscriptionIds: ids }).then(
+        (r) => r.succeeded,
+        () => 0,
+      ),
+    ),
+  );
+  const succeeded = results.reduce((a, b) => a + b, 0);
   return { targets: subscriptionIds.length, succeeded, failed: subscriptionIds.length - succeeded };
 }
 

@@ -7,7 +7,7 @@ import { Workspace } from '../../db/entities/Workspace.js';
 import { emitEvent, type EventName } from '../../domain/webhook-events.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { webhookWorkflowIds } from '../../workflows/ids.js';
-import { deliverWebhookChunk, type DeliverySummary } from '../../workflows/webhooks.js';
+import { deliverWebhookChunk, PER_SUBSCRIPTION_MAX, type DeliverySummary } from '../../workflows/webhooks.js';
 import { jobSearchAttributes } from '../../workflows/search-attributes.js';
 import { api, call, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
@@ -198,4 +198,26 @@ test.serial('deliverWebhookChunk (the fan-out child) delivers its slice in paral
   t.is(rx.requests.length, 3);
   t.true(await replayLive(client, workflowId) > 0);
   await replayFixture(client, 'deliverWebhookChunk', workflowId);
+});
+
+test('above the per-subscription limit, deliveries go out in batch activities: one signed request each, a stalled one fails alone', async (t) => {
+  const u = await createUser();
+  const ws = await workspaceId(u.id);
+  const rx = await startReceiver();
+  const stalled = await startReceiver('stall');
+  t.teardown(() => Promise.all([rx.close(), stalled.close()]).then(() => {}));
+  const subs = [];
+  for (let i = 0; i < PER_SUBSCRIPTION_MAX + 5; i++) subs.push(await subscribe(u, `${rx.url}/${i}`, ['campaign.paused']));
+  const slow = await subscribe(u, stalled.url, ['campaign.paused']);
+  const eventId = await emit(ws, 'campaign.paused', { campaign_id: uuidv7() });
+  t.deepEqual(await delivered(eventId), { targets: subs.length + 1, succeeded: subs.length, failed: 1 });
+  t.is(rx.requests.length, subs.length);
+  t.is(stalled.requests.length, 1);
+  for (const [i, s] of subs.entries()) {
+    const req = rx.requests.find((r) => r.url === `/hook/${i}`)!;
+    t.true(verifySignature(s.secret, req.raw, req.headers['x-service-signature']), `subscription ${i}`);
+  }
+  const em = (await api()).services.orm.em.fork();
+  t.is(await em.count(WebhookDelivery, { eventId, success: true }), subs.length);
+  t.is((await em.findOneOrFail(WebhookDelivery, { eventId, subscriptionId: slow.id })).errorClass, 'timeout');
 });
