@@ -150,7 +150,7 @@ class BlockedAtConnect extends Error {
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A `net.connect` lookup that resolves with `resolver`, refuses blocked answers, and hands the socket exactly the validated address(es). */
-function guardedLookup(resolver: Resolver, allowListed: boolean) {
+export function guardedLookup(resolver: Resolver, allowListed: boolean) {
   return (hostname: string, options: { all?: boolean } | number | undefined, cb: LookupCallback) => {
     resolver(hostname).then(
       (answers) => {

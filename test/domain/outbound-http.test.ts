@@ -1,5 +1,5 @@
 import test from 'ava';
-import { checkDestination, DestinationError, isAllowedHost, isBlockedAddress, postGuarded, type Resolver } from '../../lib/outbound-http.js';
+import { checkDestination, DestinationError, guardedLookup, isAllowedHost, isBlockedAddress, postGuarded, type Resolver } from '../../lib/outbound-http.js';
 import { closeApi } from '../helpers/api.js';
 import { startReceiver } from '../helpers/receiver.js';
 test.after.always(closeApi);
@@ -77,21 +77,26 @@ test('postGuarded: a name resolving to 127.0.0.1 or 169.254.169.254 is refused a
   t.is(rx.requests.length, 0);
 });
 
-test('postGuarded: DNS rebinding cannot redirect the connection (one resolution, connect to the validated address)', async (t) => {
+test('DNS rebinding: each connection resolves once and connects to exactly the validated address', async (t) => {
   const rx = await startReceiver();
   t.teardown(rx.close);
   let calls = 0;
-  // First answer public, every later one private: a second lookup (check-then-connect) would reach 127.0.0.1.
-  const rebinding: Resolver = async () => (++calls === 1 ? [{ address: '1.1.1.1', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
-  const r = await postGuarded(`https://rebind.customer-example.com:${rx.port}/`, '{}', {}, { ...NO_ALLOW, resolver: rebinding, timeoutMs: 1500 });
-  t.false(r.success);
-  t.not(r.errorClass, null);
+  // First answer public, every later one private: a check-then-connect client (two lookups) would
+  // validate the first and connect to the second.
+  const rebinding: Resolver = async () => (++calls === 1 ? [{ address: '8.8.8.8', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+  // The socket's lookup (no network needed to observe it): what it hands to connect() is the answer it checked.
+  const lookup = guardedLookup(rebinding, false);
+  const handed = await new Promise<unknown>((res, rej) => lookup('rebind.customer-example.com', { all: true }, (err, addr) => (err ? rej(err) : res(addr))));
+  t.deepEqual(handed, [{ address: '8.8.8.8', family: 4 }]);
   t.is(calls, 1);
-  t.is(rx.requests.length, 0, 'the private address was never contacted');
-  // And when the answer flips to private on the next delivery, that one is refused.
-  const r2 = await postGuarded(`https://rebind.customer-example.com:${rx.port}/`, '{}', {}, { ...NO_ALLOW, resolver: rebinding });
-  t.is(r2.errorClass, 'blocked_destination');
+  // The next connection resolves again, gets the private answer, and is refused: nothing reaches 127.0.0.1.
+  const r = await postGuarded(`https://rebind.customer-example.com:${rx.port}/`, '{}', {}, { ...NO_ALLOW, resolver: rebinding });
+  t.is(r.errorClass, 'blocked_destination');
+  t.is(calls, 2, 'postGuarded resolves once per connection, inside connect (no separate pre-check lookup)');
   t.is(rx.requests.length, 0);
+  // The single-address form (options without `all`) behaves the same.
+  const single = await new Promise<unknown[]>((res) => guardedLookup(async () => [{ address: '10.0.0.1', family: 4 }], false)('x.customer-example.com', {}, (err, a, f) => res([err?.message, a, f])));
+  t.regex(String(single[0]), /private-network/);
 });
 
 test('postGuarded: redirects are not followed (3xx = failure), even towards a private address', async (t) => {
