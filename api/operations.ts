@@ -9,8 +9,9 @@ import * as apps from './apps/routes.js';
 import * as oauth from './auth/oauth-routes.js';
 import * as profile from './users/profile-routes.js';
 import * as team from './team/routes.js';
+import * as webhooks from './webhooks/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

@@ -7,6 +7,7 @@ import { openOrm } from '../lib/db.js';
 import { connectTemporal } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
 import { ensureSchedules } from './schedules.js';
+import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
 export const workflowsPath = createRequire(import.meta.url).resolve('../workflows/index.ts');
 
@@ -26,14 +27,20 @@ export async function createWorker() {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     workflowsPath,
+    // Webhook fan-out runs many short I/O-bound activities at once (one per subscription).
+    maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_MAX_ACTIVITIES ?? 300),
     activities: createActivities({ orm, config, logger }),
   });
   const client = await connectTemporal(config);
   // Test runs use their own task queue and must not repoint the real schedules at it.
   if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
+  // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
+  const dispatcher = await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.temporal.taskQueue, logger });
   return {
     worker,
+    dispatcher,
     async close() {
+      await dispatcher.stop();
       await client.connection.close();
       await connection.close();
       await orm.close();

@@ -8,3 +8,9 @@ export const workflowIds = {
   /** Prefix of the runs a schedule starts (Temporal appends the scheduled time). */
   purgeExpiredAuth: 'maintenance:purge-expired-auth',
 };
+
+/** Outbound webhooks: one workflow per event (the outbox row id), and its chunk children. */
+export const webhookWorkflowIds = {
+  event: (eventId: string) => `webhook-event:${eventId}`,
+  chunk: (eventId: string, index: number) => `webhook-event:${eventId}:chunk:${index}`,
+};

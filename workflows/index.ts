@@ -1,2 +1,3 @@
 // Every workflow type the worker registers.
 export { purgeExpiredAuth } from './maintenance.js';
+export { deliverWebhookEvent, deliverWebhookChunk } from './webhooks.js';

@@ -8,3 +8,7 @@ export { App } from './App.js';
 export { TeamInvitation } from './TeamInvitation.js';
 export { TeamAuditEvent } from './TeamAuditEvent.js';
 export { OutboxEmail } from './OutboxEmail.js';
+export { Integration } from './Integration.js';
+export { WebhookSubscription } from './WebhookSubscription.js';
+export { WebhookEvent } from './WebhookEvent.js';
+export { WebhookDelivery } from './WebhookDelivery.js';

@@ -11,9 +11,18 @@ import { workflowsPath } from '../../workers/worker.js';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'histories');
 
+// The SDK cannot run two replays at once in one process (its native runtime refuses), so replays
+// within an ava worker process are queued.
+let queue: Promise<unknown> = Promise.resolve();
+function serially<T>(fn: () => Promise<T>): Promise<T> {
+  const next = queue.then(fn, fn);
+  queue = next.catch(() => {});
+  return next;
+}
+
 export async function replayLive(client: Client, workflowId: string): Promise<number> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  await Worker.runReplayHistory({ workflowsPath, replayName: workflowId }, history);
+  await serially(() => Worker.runReplayHistory({ workflowsPath, replayName: workflowId }, history));
   return history.events?.length ?? 0;
 }
 
@@ -27,5 +36,5 @@ export async function replayFixture(client: Client, name: string, workflowId: st
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     writeFileSync(file, historyToJSON(history));
   }
-  await Worker.runReplayHistory({ workflowsPath, replayName: name }, JSON.parse(readFileSync(file, 'utf8')));
+  await serially(() => Worker.runReplayHistory({ workflowsPath, replayName: name }, JSON.parse(readFileSync(file, 'utf8'))));
 }

@@ -1,0 +1,22 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { uuidv7 } from '../../lib/ids.js';
+
+// Transactional outbox of outbound webhook events. A row is inserted inside the transaction of the
+// change that caused it (domain/webhook-events.ts emitEvent); the dispatcher in the worker starts
+// the workflow `webhook-event:<id>` for it and sets `dispatchedAt`. `body` holds the exact envelope
+// JSON bytes every delivery of this event sends and signs.
+export const WebhookEvent = defineEntity({
+  name: 'WebhookEvent',
+  tableName: 'webhook_events',
+  indexes: [{ name: 'webhook_events_pending_idx', expression: 'create index "webhook_events_pending_idx" on "webhook_events" ("id") where "dispatched_at" is null' }],
+  properties: (p) => ({
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    // Plain column (no FK object needed by the dispatcher); cascades with the workspace.
+    workspaceId: p.uuid().index(),
+    name: p.string().length(100),
+    body: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    dispatchedAt: p.datetime().nullable(),
+  }),
+});
+export type IWebhookEvent = InferEntity<typeof WebhookEvent>;

@@ -1,0 +1,25 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { uuidv7 } from '../../lib/ids.js';
+import { Workspace } from './Workspace.js';
+import { Integration } from './Integration.js';
+
+// An outbound webhook subscription. The signing secret is stored AES-256-GCM encrypted
+// (lib/crypto.ts encrypt, key = config.encryptionKey) because every delivery must sign with it.
+export const WebhookSubscription = defineEntity({
+  name: 'WebhookSubscription',
+  tableName: 'webhook_subscriptions',
+  properties: (p) => ({
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
+    integration: p.manyToOne(Integration).ref().nullable().deleteRule('set null').index(),
+    url: p.string().length(2048),
+    events: p.json<string[]>(),
+    active: p.boolean().default(true),
+    secretEncrypted: p.text().hidden(),
+    /** Last 4 characters of the secret, for the masked view. */
+    secretLast4: p.string().length(4),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  }),
+});
+export type IWebhookSubscription = InferEntity<typeof WebhookSubscription>;

@@ -1,0 +1,98 @@
+// Deliveries of one outbound webhook event: one attempt per matching active subscription, all in
+// parallel (a slow receiver never delays the others), no retry. Payloads carry ids only.
+//
+// Shape by size (measured: each activity costs the Temporal server a few persisted writes, and on
+// the local dev server that capped per-subscription activities at ~25 deliveries/s for 1,000):
+// - up to PER_SUBSCRIPTION_MAX targets: one activity per subscription (`deliverWebhook`), so each
+//   delivery is visible on its own in the Temporal UI;
+// - above that: activities over slices of BATCH_SIZE subscriptions (`deliverWebhookBatch`), each
+//   sending its slice's requests concurrently with independent 10 s deadlines;
+// - above DELIVERY_CHUNK targets: child workflows per chunk, so every history stays small.
+import { executeChild, proxyActivities } from '@temporalio/workflow';
+import type { WebhookActivities } from '../activities/webhooks.js';
+import { webhookWorkflowIds } from './ids.js';
+import { jobSearchAttributes } from './search-attributes.js';
+
+export const PER_SUBSCRIPTION_MAX = 20;
+export const BATCH_SIZE = 50;
+/** Targets a single workflow delivers itself; more fan out to children of this size. */
+export const DELIVERY_CHUNK = 2000;
+
+// Reading targets is idempotent, so it may retry.
+const { webhookTargets } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 5 },
+});
+// Exactly one attempt per delivery. The HTTP exchange itself is capped at 10 s inside the
+// activity (lib/outbound-http.ts); this bound also covers loading the rows and recording the attempt.
+const { deliverWebhook, deliverWebhookBatch } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+export interface WebhookEventInput {
+  eventId: string;
+  workspaceId: string;
+}
+
+export interface DeliverySummary {
+  targets: number;
+  succeeded: number;
+  failed: number;
+}
+
+async function deliverAll(eventId: string, subscriptionIds: string[]): Promise<DeliverySummary> {
+  if (subscriptionIds.length > PER_SUBSCRIPTION_MAX) return deliverInBatches(eventId, subscriptionIds);
+  const outcomes = await Promise.all(
+    subscriptionIds.map((subscriptionId) =>
+      deliverWebhook({ eventId, subscriptionId }).then(
+        (r) => r.success,
+        () => false, // an activity failure is a failed delivery, never a failed workflow
+      ),
+    ),
+  );
+  const succeeded = outcomes.filter(Boolean).length;
+  return { targets: subscriptionIds.length, succeeded, failed: subscriptionIds.length - succeeded };
+}
+
+async function deliverInBatches(eventId: string, subscriptionIds: string[]): Promise<DeliverySummary> {
+  const slices: string[][] = [];
+  for (let i = 0; i < subscriptionIds.length; i += BATCH_SIZE) slices.push(subscriptionIds.slice(i, i + BATCH_SIZE));
+  const results = await Promise.all(
+    slices.map((ids) =>
+      deliverWebhookBatch({ eventId, subscriptionIds: ids }).then(
+        (r) => r.succeeded,
+        () => 0,
+      ),
+    ),
+  );
+  const succeeded = results.reduce((a, b) => a + b, 0);
+  return { targets: subscriptionIds.length, succeeded, failed: subscriptionIds.length - succeeded };
+}
+
+/** Workflow id `webhook-event:<eventId>`, started by the outbox dispatcher. */
+export async function deliverWebhookEvent(input: WebhookEventInput): Promise<DeliverySummary> {
+  const { subscriptionIds } = await webhookTargets(input.eventId);
+  if (subscriptionIds.length <= DELIVERY_CHUNK) return deliverAll(input.eventId, subscriptionIds);
+  const chunks: string[][] = [];
+  for (let i = 0; i < subscriptionIds.length; i += DELIVERY_CHUNK) chunks.push(subscriptionIds.slice(i, i + DELIVERY_CHUNK));
+  const results = await Promise.all(
+    chunks.map((ids, index) =>
+      executeChild(deliverWebhookChunk, {
+        workflowId: webhookWorkflowIds.chunk(input.eventId, index),
+        args: [{ eventId: input.eventId, subscriptionIds: ids }],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'webhook-event', workspaceId: input.workspaceId }),
+      }),
+    ),
+  );
+  return results.reduce((a, r) => ({ targets: a.targets + r.targets, succeeded: a.succeeded + r.succeeded, failed: a.failed + r.failed }), {
+    targets: 0,
+    succeeded: 0,
+    failed: 0,
+  });
+}
+
+/** Child of deliverWebhookEvent for one slice of the targets. */
+export async function deliverWebhookChunk(input: { eventId: string; subscriptionIds: string[] }): Promise<DeliverySummary> {
+  return deliverAll(input.eventId, input.subscriptionIds);
+}
