@@ -6,8 +6,10 @@ import * as system from './system/routes.js';
 import * as auth from './auth/routes.js';
 import * as users from './users/routes.js';
 import * as apps from './apps/routes.js';
+import * as myWorkspaces from './my-workspaces/routes.js';
+import * as billing from './billing/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, myWorkspaces, billing];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

@@ -5,3 +5,5 @@ export { ApiToken } from './ApiToken.js';
 export { Session } from './Session.js';
 export { RefreshToken } from './RefreshToken.js';
 export { App } from './App.js';
+export { Subscription } from './Subscription.js';
+export { CreditLedgerEntry } from './CreditLedgerEntry.js';
