@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { createMaintenanceActivities } from './maintenance.js';
+import { createCreditActivities } from './credits.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -13,5 +14,6 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMaintenanceActivities(deps),
+    ...createCreditActivities(deps),
   };
 }

@@ -221,7 +221,7 @@ export async function setPlan(
     await tx.flush();
     let creditsGranted = 0;
     if (status === 'active' && plan.entitlements.monthlyCredits > 0) {
-      const period = `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+      const period = creditPeriod(now);
       const r = await grantCredits(tx, workspaceId, plan.entitlements.monthlyCredits, {
         key: `plan:${plan.id}:${period}`,
         reason: `${plan.name} plan credits for ${period}`,
@@ -266,4 +266,45 @@ export function featuresFor(e: WorkspaceEntitlements, isDemo: boolean): Record<s
     team: e.entitlements.seats > 1 && !isDemo,
     writes: !isDemo,
   };
+}
+
+/** `YYYY-MM` (UTC) of a date: the credit period key. */
+export const creditPeriod = (d: Date) => `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+
+/**
+ * One page of the monthly credit grant: every non-demo workspace after `afterId` (by id) gets its
+ * effective plan's `monthlyCredits` for `period`, idempotently (key `plan:<plan>:<period>`, the same
+ * key `setPlan` uses, so a plan set this month is not granted twice). Returns the last id seen, or
+ * null when there are no more workspaces.
+ */
+export async function grantMonthlyCreditsPage(
+  em: EntityManager,
+  period: string,
+  opts: { afterId?: string | null; limit?: number; workspaceIds?: string[] } = {},
+): Promise<{ lastId: string | null; workspaces: number; granted: number }> {
+  const limit = opts.limit ?? 500;
+  const params: unknown[] = [opts.afterId ?? '00000000-0000-0000-0000-000000000000'];
+  let filter = '';
+  if (opts.workspaceIds) {
+    if (!opts.workspaceIds.length) return { lastId: null, workspaces: 0, granted: 0 };
+    filter = ` and w.id in (${opts.workspaceIds.map(() => '?').join(', ')})`;
+    params.push(...opts.workspaceIds);
+  }
+  const rows = await em.execute<{ id: string; plan: string | null; status: SubscriptionStatus | null; current_period_end: Date | null }[]>(
+    `select w.id, s.plan, s.status, s.current_period_end from workspaces w left join subscriptions s on s.workspace_id = w.id
+     where not w.is_demo and w.id > ?${filter} order by w.id limit ${Number(limit)}`,
+    params,
+  );
+  let granted = 0;
+  for (const r of rows) {
+    const plan = effectivePlan(r.plan && r.status ? { plan: r.plan, status: r.status, currentPeriodEnd: r.current_period_end && new Date(r.current_period_end) } : null);
+    if (plan.entitlements.monthlyCredits <= 0) continue;
+    const g = await grantCredits(em.fork(), r.id, plan.entitlements.monthlyCredits, {
+      key: `plan:${plan.id}:${period}`,
+      reason: `${plan.name} plan credits for ${period}`,
+      source: 'plan',
+    });
+    if (g.created) granted++;
+  }
+  return { lastId: rows.length === limit ? rows[rows.length - 1].id : null, workspaces: rows.length, granted };
 }

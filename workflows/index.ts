@@ -1,2 +1,3 @@
 // Every workflow type the worker registers.
 export { purgeExpiredAuth } from './maintenance.js';
+export { grantMonthlyCredits } from './credits.js';
