@@ -68,6 +68,7 @@ test('a new workspace is on the free plan with status none and no credits', asyn
   t.is(cp.status, 200, cp.text);
   t.like(cp.body, { plan: { id: 'free' }, status: 'none' });
   t.is((await call('GET', '/api/me/entitlement')).status, 401);
+  t.is((await call('GET', '/api/billing/current-plan')).status, 401);
 });
 
 test('setting a paid plan applies its entitlements and grants its monthly credits once per period', async (t) => {

@@ -100,6 +100,13 @@ test("an operation declaring demo: 'simulate' runs in the Demo workspace; others
   t.is((await call('DELETE', '/api/test/demo-plain', { base, token: u.accessToken })).status, 204);
 });
 
+test('the OpenAPI document lists demo_read_only for acting-as writes, not for reads or identity routes', async (t) => {
+  const doc = (await call('GET', '/openapi.json')).body;
+  t.regex(doc.paths['/api/apps'].post.responses['403'].description, /demo_read_only/);
+  t.notRegex(doc.paths['/api/apps'].get.responses['403']?.description ?? '', /demo_read_only/);
+  t.is(doc.paths['/api/me/workspaces/demo/join'].post.responses['403'], undefined);
+});
+
 test('assertWritable is the rule domain code calls', (t) => {
   t.notThrows(() => assertWritable({ isDemo: false }));
   const err = t.throws(() => assertWritable({ isDemo: true }));
