@@ -2,8 +2,9 @@
  * Plans, subscriptions and entitlements: the ONE place that decides what a workspace's plan allows.
  *
  * How other domains use it (never copy these checks into handlers):
- * - `await requireOperatorAccess(em, actor)` first thing in every Operator operation → 402 with an
- *   empty code `''` ("Operator is for paid plans") when the effective plan has no Operator access.
+ * - `await requireOperatorAccess(em, actor)` first thing in every Operator operation (reads too) →
+ *   403 `demo_read_only` in a Demo workspace, else 402 with an empty code `''` ("Operator is for paid
+ *   plans") when the effective plan has no Operator access.
  * - `await requireActiveSubscription(em, actor)` where the spec says an active subscription is
  *   required (e.g. PUT /api/agents/{id}) → 403 `subscription_required`.
  * - `await requireWithinLimit(em, actor, 'agents', currentCount)` before creating a counted
@@ -20,6 +21,7 @@ import { Subscription, type ISubscription, type SubscriptionStatus } from '../db
 import { TeamMember } from '../db/entities/TeamMember.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { grantCredits } from './credits.js';
+import { assertWritable } from './demo.js';
 import { AppError } from './errors.js';
 import type { Actor } from './identity.js';
 
@@ -151,8 +153,13 @@ export async function entitlementsFor(em: EntityManager, workspaceId: string): P
   };
 }
 
-/** 402 with an empty code (as the spec documents it) unless the effective plan includes the Operator. */
+/**
+ * The Operator gate: 403 `demo_read_only` in a Demo workspace (the spec: the Operator is unavailable
+ * there, reads included), else 402 with an empty code (as the spec documents it) unless the
+ * effective plan includes the Operator.
+ */
 export async function requireOperatorAccess(em: EntityManager, actor: Actor): Promise<WorkspaceEntitlements> {
+  assertWritable(actor);
   const e = await entitlementsFor(em, actor.workspaceId);
   if (!e.entitlements.operatorAccess) {
     throw new AppError(402, '', `the Operator is for paid plans; this workspace is on the ${e.plan.name} plan`);

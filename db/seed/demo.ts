@@ -103,6 +103,8 @@ export async function seedDemo(em: EntityManager): Promise<{ workspaceId: string
   return em.transactional(async (tx) => {
     // One seeder at a time (API joins racing with the CLI).
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['seed:demo']);
+    const squatter = await tx.execute<{ id: string }[]>('select id from users where email = ? and id <> ?', [DEMO_USER_EMAIL, DEMO_USER_ID]);
+    if (squatter.length) throw new Error(`cannot seed the demo workspace: another account (${squatter[0].id}) uses ${DEMO_USER_EMAIL}`);
     let changed = 0;
     for (const { table, rows } of DEMO_ROWS) for (const row of rows) changed += await upsert(tx, table, row);
     return { workspaceId: DEMO_WORKSPACE_ID, changed };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
 import { effectivePlan, requireActiveSubscription, requireOperatorAccess, requireWithinLimit, PLANS } from '../../domain/plans.js';
+import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { api, call, createTestApp, createUser, listen, closeApi } from '../helpers/api.js';
 import { addTeamMember } from '../helpers/db.js';
 import { grant, setUserPlan } from '../helpers/billing.js';
@@ -193,6 +194,11 @@ test('requireOperatorAccess: 402 with an empty code unless the effective plan is
   await setUserPlan(owner.id, 'pro');
   await addTeamMember(owner.id, u.id);
   t.is((await call('GET', '/api/test/operator', { base, token: u.accessToken, headers: { 'x-acting-as': owner.id } })).status, 200);
+  // The Operator is unavailable in the Demo workspace (on a paid plan), reads included.
+  t.is((await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })).status, 201);
+  const demo = await call('GET', '/api/test/operator', { base, token: u.accessToken, headers: { 'x-acting-as': DEMO_USER_ID } });
+  t.is(demo.status, 403);
+  t.is(demo.body.error.code, 'demo_read_only');
 });
 
 test('requireActiveSubscription: 403 subscription_required unless a paid subscription is active', async (t) => {
