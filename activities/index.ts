@@ -3,6 +3,7 @@ import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createWebhookActivities } from './webhooks.js';
+import { createCreditActivities } from './credits.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -15,5 +16,6 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createMaintenanceActivities(deps),
     ...createWebhookActivities(deps),
+    ...createCreditActivities(deps),
   };
 }

@@ -28,7 +28,12 @@ function operationObject(op: Operation): Json {
       ? { description: 'Success', content: { [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') } } }
       : { description: 'Success, no content' };
   }
-  for (const [status, codes] of Object.entries(op.errors ?? {})) {
+  // The router's generic Demo rule (api/middleware/demo.ts) adds 403 demo_read_only to acting-as writes.
+  const errors: Record<string, string[]> = { ...op.errors };
+  if (op.auth === 'user' && op.actingAs && op.method !== 'GET' && op.demo !== 'simulate' && !(errors[403] ?? []).includes('demo_read_only')) {
+    errors[403] = [...(errors[403] ?? []), 'demo_read_only'];
+  }
+  for (const [status, codes] of Object.entries(errors)) {
     responses[status] = { description: `Error codes: ${codes.join(', ')}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }
   return {

@@ -10,8 +10,10 @@ import * as oauth from './auth/oauth-routes.js';
 import * as profile from './users/profile-routes.js';
 import * as team from './team/routes.js';
 import * as webhooks from './webhooks/routes.js';
+import * as myWorkspaces from './my-workspaces/routes.js';
+import * as billing from './billing/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

@@ -1,5 +1,5 @@
 // Builds the Koa router from the operation declarations. Per route, in order: authentication →
-// acting-as → rate limit → validation → handler → response mapping.
+// acting-as → demo read-only guard → rate limit → validation → handler → response mapping.
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
@@ -9,6 +9,7 @@ import type { Services } from './services.js';
 import { authenticate } from './middleware/authenticate.js';
 import { actingAs } from './middleware/acting-as.js';
 import { rateLimit } from './middleware/rate-limit.js';
+import { demoGuard } from './middleware/demo.js';
 
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
@@ -66,6 +67,7 @@ export function buildRouter(operations: Operation[], services: Services): Router
       bind,
       authenticate(op, services),
       actingAs(op),
+      demoGuard(op),
       rateLimit(op, services),
       handle(op, services),
     ] as never, { name: op.operationId });

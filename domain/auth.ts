@@ -66,6 +66,15 @@ export async function startSession(em: EntityManager, config: Config, user: IUse
   return { user, refreshToken, accessToken: await signAccessToken(config, user.id, session.id), expiresIn: config.jwt.accessTtlSeconds };
 }
 
+/** A new user with the workspace every account owns (and its owner membership), unflushed. */
+export function createAccount(em: EntityManager, input: { email: string; name?: string | null; passwordHash: string }): IUser {
+  const name = input.name?.trim() || null;
+  const user = em.create(User, { email: input.email, name, passwordHash: input.passwordHash });
+  const workspace = em.create(Workspace, { owner: user, name: `${name || input.email.split('@')[0]}'s workspace` });
+  em.create(TeamMember, { workspace, user, role: 'owner', allApps: true, appIds: [] });
+  return user;
+}
+
 export async function signup(
   em: EntityManager,
   config: Config,
@@ -77,10 +86,7 @@ export async function signup(
   try {
     return await em.transactional(async (tx) => {
       if (await tx.count(User, { email })) throw new AppError(409, 'email_taken', 'an account with this email already exists');
-      const user = tx.create(User, { email, name: input.name?.trim() || null, passwordHash });
-      const workspace = tx.create(Workspace, { owner: user, name: `${input.name?.trim() || email.split('@')[0]}'s workspace` });
-      tx.create(TeamMember, { workspace, user, role: 'owner', allApps: true, appIds: [] });
-      return startSession(tx, config, user, client);
+      return startSession(tx, config, createAccount(tx, { email, name: input.name, passwordHash }), client);
     });
   } catch (err) {
     // Two sign-ups racing for one address: the unique index decides.

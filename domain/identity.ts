@@ -20,6 +20,8 @@ export interface Actor {
   allApps: boolean;
   appIds: string[];
   actingAs: boolean;
+  /** The effective workspace is a Demo workspace: read-only (see domain/demo.ts). */
+  isDemo: boolean;
 }
 
 export const canAccessApp = (actor: Actor, appId: string): boolean => actor.allApps || actor.appIds.includes(appId);

@@ -13,7 +13,7 @@ import { TeamInvitation, type ITeamInvitation, type InvitationRole } from '../db
 import { TeamAuditEvent, type ITeamAuditEvent, type TeamAuditAction } from '../db/entities/TeamAuditEvent.js';
 import { User, type IUser } from '../db/entities/User.js';
 import { Workspace } from '../db/entities/Workspace.js';
-import { normaliseEmail, startSession, type ClientInfo, type IssuedTokens } from './auth.js';
+import { createAccount, normaliseEmail, startSession, type ClientInfo, type IssuedTokens } from './auth.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor, AuthInfo } from './identity.js';
 
@@ -318,11 +318,7 @@ export async function acceptInvitation(
     } else {
       if (bearer) throw new AppError(403, 'email_mismatch', 'this invitation was sent to another email address');
       const password = validatePassword(input.password);
-      // Mirrors sign-up (domain/auth.ts): every account owns exactly one workspace.
-      const name = input.name?.trim() || null;
-      user = tx.create(User, { email: inv.email, name, passwordHash: await hashPassword(password) });
-      const own = tx.create(Workspace, { owner: user, name: `${name || inv.email.split('@')[0]}'s workspace` });
-      tx.create(TeamMember, { workspace: own, user, role: 'owner', allApps: true, appIds: [] });
+      user = createAccount(tx, { email: inv.email, name: input.name, passwordHash: await hashPassword(password) });
       created = true;
     }
     const member = tx.create(TeamMember, { workspace, user, role: inv.role, allApps: inv.allApps, appIds: inv.appIds });

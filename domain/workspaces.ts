@@ -7,9 +7,9 @@ import { AppError, unauthorized } from './errors.js';
 import type { Actor, AuthInfo } from './identity.js';
 
 export async function ownActor(em: EntityManager, auth: AuthInfo): Promise<Actor> {
-  const ws = await em.findOne(Workspace, { owner: auth.userId }, { fields: ['id'] });
+  const ws = await em.findOne(Workspace, { owner: auth.userId }, { fields: ['id', 'isDemo'] });
   if (!ws) throw unauthorized('account has no workspace');
-  return { userId: auth.userId, workspaceId: ws.id, ownerId: auth.userId, role: 'owner', allApps: true, appIds: [], actingAs: false };
+  return { userId: auth.userId, workspaceId: ws.id, ownerId: auth.userId, role: 'owner', allApps: true, appIds: [], actingAs: false, isDemo: ws.isDemo };
 }
 
 /**
@@ -30,5 +30,6 @@ export async function resolveActor(em: EntityManager, auth: AuthInfo, actingAs: 
     allApps: member.allApps,
     appIds: member.appIds,
     actingAs: true,
+    isDemo: member.workspace.$.isDemo,
   };
 }

@@ -21,6 +21,20 @@ export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleO
       },
       memo: { description: 'Purges expired/revoked sessions and expired refresh tokens' },
     },
+    {
+      scheduleId: idPrefix + scheduleIds.grantMonthlyCredits,
+      spec: { calendars: [{ dayOfMonth: 1, hour: 0, minute: 5 }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '7 days' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'grantMonthlyCredits',
+        workflowId: idPrefix + workflowIds.grantMonthlyCredits,
+        taskQueue,
+        args: [{}],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'credits' }),
+      },
+      memo: { description: 'Grants every workspace its plan’s monthly credits (idempotent per month)' },
+    },
   ];
 }
 

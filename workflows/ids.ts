@@ -2,11 +2,13 @@
 // operator can find a job in the Temporal UI by what it is about.
 export const scheduleIds = {
   purgeExpiredAuth: 'schedule:purge-expired-auth',
+  grantMonthlyCredits: 'schedule:grant-monthly-credits',
 };
 
 export const workflowIds = {
   /** Prefix of the runs a schedule starts (Temporal appends the scheduled time). */
   purgeExpiredAuth: 'maintenance:purge-expired-auth',
+  grantMonthlyCredits: 'credits:grant-monthly',
 };
 
 /** Outbound webhooks: one workflow per event (the outbox row id), and its chunk children. */

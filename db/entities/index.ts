@@ -12,3 +12,5 @@ export { Integration } from './Integration.js';
 export { WebhookSubscription } from './WebhookSubscription.js';
 export { WebhookEvent } from './WebhookEvent.js';
 export { WebhookDelivery } from './WebhookDelivery.js';
+export { Subscription } from './Subscription.js';
+export { CreditLedgerEntry } from './CreditLedgerEntry.js';

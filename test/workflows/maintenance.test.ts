@@ -5,7 +5,7 @@ import { RefreshToken } from '../../db/entities/RefreshToken.js';
 import { User } from '../../db/entities/User.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { scheduleIds } from '../../workflows/ids.js';
-import { ensureSchedules } from '../../workers/schedules.js';
+import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { purgeExpiredAuth } from '../../workflows/maintenance.js';
 import { api, createUser, closeApi } from '../helpers/api.js';
 test.after.always(closeApi);
@@ -49,7 +49,8 @@ test('the purge runs on a Temporal Schedule, created idempotently', async (t) =>
   await ensureSchedules(services.temporal, taskQueue, prefix);
   await ensureSchedules(services.temporal, taskQueue, prefix); // second call updates, does not fail
   const handle = services.temporal.schedule.getHandle(prefix + scheduleIds.purgeExpiredAuth);
-  t.teardown(() => handle.delete());
+  // Every schedule ensureSchedules created under the throwaway prefix goes away again.
+  t.teardown(() => Promise.all(scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete())));
   const d = await handle.describe();
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'purgeExpiredAuth');

@@ -1,0 +1,112 @@
+/**
+ * The shared, read-only Demo workspace: deterministic (fixed UUIDs, fixed created_at) and
+ * re-runnable (every row is an upsert that only touches a row whose seeded columns differ, so a
+ * second run changes nothing). Later issues add their sample rows (agents, lists, campaigns, ...)
+ * to `DEMO_ROWS` below, in foreign-key order, with ids from the same `demoId()` space.
+ *
+ * Run it with `npm run admin -- seed-demo`; POST /api/me/workspaces/demo/join seeds it when missing.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Fixed ids: `de300000-0000-4000-8000-<12 hex>` (valid v4 form). */
+export const demoId = (n: number) => `de300000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+export const DEMO_USER_ID = demoId(1);
+export const DEMO_WORKSPACE_ID = demoId(2);
+export const DEMO_OWNER_MEMBER_ID = demoId(3);
+export const DEMO_USER_EMAIL = 'demo@demo.outreach.invalid';
+const SEEDED_AT = '2026-01-05T09:00:00.000Z';
+
+interface SeedTable {
+  table: string;
+  rows: Record<string, unknown>[];
+}
+
+/** The demo rows, table by table in foreign-key order. Columns are database column names. */
+export const DEMO_ROWS: SeedTable[] = [
+  {
+    table: 'users',
+    // The system owner: no password, so nobody can sign in as it.
+    rows: [{ id: DEMO_USER_ID, email: DEMO_USER_EMAIL, name: 'Demo', password_hash: null, timezone: 'UTC', locale: 'en' }],
+  },
+  {
+    table: 'workspaces',
+    rows: [{ id: DEMO_WORKSPACE_ID, owner_id: DEMO_USER_ID, name: 'Demo workspace', is_demo: true }],
+  },
+  {
+    table: 'team_members',
+    rows: [{ id: DEMO_OWNER_MEMBER_ID, workspace_id: DEMO_WORKSPACE_ID, user_id: DEMO_USER_ID, role: 'owner', all_apps: true, app_ids: '[]' }],
+  },
+  {
+    table: 'subscriptions',
+    // The demo shows what a paid workspace looks like (writes are refused anyway).
+    rows: [{ id: demoId(4), workspace_id: DEMO_WORKSPACE_ID, plan: 'pro', status: 'active', current_period_end: null }],
+  },
+  {
+    table: 'apps',
+    rows: [
+      {
+        id: demoId(0x100),
+        workspace_id: DEMO_WORKSPACE_ID,
+        name: 'Ledgerly',
+        description: 'Bookkeeping for freelancers: bank sync, invoice matching and quarterly tax estimates in one place.',
+        website_url: 'https://ledgerly.example',
+      },
+      {
+        id: demoId(0x101),
+        workspace_id: DEMO_WORKSPACE_ID,
+        name: 'ShiftPilot',
+        description: 'Staff scheduling for restaurants and cafés, with shift swaps, availability and labour-cost forecasts.',
+        website_url: 'https://shiftpilot.example',
+      },
+      {
+        id: demoId(0x102),
+        workspace_id: DEMO_WORKSPACE_ID,
+        name: 'Clinicflow',
+        description: 'Patient intake and appointment reminders for small physiotherapy and dental clinics.',
+        website_url: 'https://clinicflow.example',
+      },
+      {
+        id: demoId(0x103),
+        workspace_id: DEMO_WORKSPACE_ID,
+        name: 'Forklift Academy',
+        description: 'Online safety certification courses for warehouse teams, tracked per site and per operator.',
+        website_url: null,
+      },
+    ],
+  },
+];
+
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps']);
+
+/**
+ * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged
+ * rows, so `updated_at` moves only when the seed itself changed.
+ */
+async function upsert(em: EntityManager, table: string, row: Record<string, unknown>): Promise<number> {
+  const cols = Object.keys(row);
+  const stamped = TIMESTAMPED.has(table);
+  const insertCols = stamped ? [...cols, 'created_at', 'updated_at'] : cols;
+  const values = stamped ? [...Object.values(row), SEEDED_AT, SEEDED_AT] : Object.values(row);
+  const q = (c: string) => `"${c}"`;
+  const data = cols.filter((c) => c !== 'id');
+  const sql =
+    `insert into ${q(table)} (${insertCols.map(q).join(', ')}) values (${insertCols.map((c) => (c === 'app_ids' ? '?::jsonb' : '?')).join(', ')}) ` +
+    `on conflict ("id") do update set ${[...data.map((c) => `${q(c)} = excluded.${q(c)}`), ...(stamped ? ['"updated_at" = now()'] : [])].join(', ')} ` +
+    `where (${data.map((c) => `${q(table)}.${q(c)}`).join(', ')}) is distinct from (${data.map((c) => `excluded.${q(c)}`).join(', ')})`;
+  const res = await em.execute(sql, values, 'run');
+  return (res as { affectedRows?: number }).affectedRows ?? 0;
+}
+
+/** Seeds (or repairs) the demo workspace. Returns how many rows were inserted or changed. */
+export async function seedDemo(em: EntityManager): Promise<{ workspaceId: string; changed: number }> {
+  return em.transactional(async (tx) => {
+    // One seeder at a time (API joins racing with the CLI).
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['seed:demo']);
+    const squatter = await tx.execute<{ id: string }[]>('select id from users where email = ? and id <> ?', [DEMO_USER_EMAIL, DEMO_USER_ID]);
+    if (squatter.length) throw new Error(`cannot seed the demo workspace: another account (${squatter[0].id}) uses ${DEMO_USER_EMAIL}`);
+    let changed = 0;
+    for (const { table, rows } of DEMO_ROWS) for (const row of rows) changed += await upsert(tx, table, row);
+    return { workspaceId: DEMO_WORKSPACE_ID, changed };
+  });
+}

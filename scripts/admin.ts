@@ -1,0 +1,138 @@
+// `npm run admin -- <command> [options]`: support-staff operations against DATABASE_URL (or the
+// local default). Applies pending migrations first. Exit status: 0 done, 1 failed (unknown user,
+// plan, ...), 2 usage error.
+//
+//   set-plan --email E --plan free|starter|pro [--status active|none|past_due|canceled]
+//   grant-credits --email E --amount N --reason R [--beta]
+//   seed-demo
+import { parseArgs } from 'node:util';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { loadConfig } from '../lib/config.js';
+import { migrate, openOrm } from '../lib/db.js';
+import { User } from '../db/entities/User.js';
+import { Workspace } from '../db/entities/Workspace.js';
+import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../db/entities/Subscription.js';
+import { seedDemo } from '../db/seed/demo.js';
+import { grantCredits, creditBalance } from '../domain/credits.js';
+import { PLAN_IDS, isPlanId, setPlan } from '../domain/plans.js';
+
+const USAGE = `usage: npm run admin -- <command>
+  set-plan --email E --plan ${PLAN_IDS.join('|')} [--status ${SUBSCRIPTION_STATUSES.join('|')}]
+  grant-credits --email E --amount N --reason R [--beta]
+  seed-demo`;
+
+class Failure extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+async function workspaceOf(em: EntityManager, normalised: string): Promise<{ email: string; workspaceId: string }> {
+  const user = await em.findOne(User, { email: normalised });
+  if (!user) throw new Failure(`no user with email ${normalised}`);
+  const ws = await em.findOne(Workspace, { owner: user.id });
+  if (!ws) throw new Failure(`user ${normalised} has no workspace`);
+  return { email: normalised, workspaceId: ws.id };
+}
+
+type Command =
+  | { name: 'set-plan'; email: string; plan: string; status?: string }
+  | { name: 'grant-credits'; email: string; amount: number; reason: string; beta: boolean }
+  | { name: 'seed-demo' };
+
+/** Validates the command line before touching the database (usage errors exit 2). */
+function parse(argv: string[]): Command {
+  const [command, ...rest] = argv;
+  let values: { email?: string; plan?: string; status?: string; amount?: string; reason?: string; beta?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: rest,
+      options: {
+        email: { type: 'string' },
+        plan: { type: 'string' },
+        status: { type: 'string' },
+        amount: { type: 'string' },
+        reason: { type: 'string' },
+        beta: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    throw new Failure(`${(err as Error).message}\n${USAGE}`, 2);
+  }
+  const email = () => {
+    if (!values.email?.trim()) throw new Failure('--email is required', 2);
+    return values.email.trim().toLowerCase();
+  };
+  switch (command) {
+    case 'set-plan':
+      if (!values.plan) throw new Failure('--plan is required', 2);
+      return { name: 'set-plan', email: email(), plan: values.plan, status: values.status };
+    case 'grant-credits': {
+      const amount = Number(values.amount);
+      if (!values.amount || !Number.isSafeInteger(amount) || amount <= 0) throw new Failure('--amount must be a positive integer', 2);
+      if (!values.reason?.trim()) throw new Failure('--reason is required', 2);
+      return { name: 'grant-credits', email: email(), amount, reason: values.reason.trim(), beta: values.beta ?? false };
+    }
+    case 'seed-demo':
+      return { name: 'seed-demo' };
+    case 'help':
+    case '--help':
+      throw new Failure(USAGE, 0);
+    case undefined:
+      throw new Failure(USAGE, 2);
+    default:
+      throw new Failure(`unknown command "${command}"\n${USAGE}`, 2);
+  }
+}
+
+async function run(em: EntityManager, cmd: Command): Promise<string> {
+  switch (cmd.name) {
+    case 'set-plan': {
+      if (!isPlanId(cmd.plan)) throw new Failure(`unknown plan "${cmd.plan}"; plans: ${PLAN_IDS.join(', ')}`);
+      if (cmd.status && !(SUBSCRIPTION_STATUSES as readonly string[]).includes(cmd.status)) {
+        throw new Failure(`unknown status "${cmd.status}"; statuses: ${SUBSCRIPTION_STATUSES.join(', ')}`);
+      }
+      const { email, workspaceId } = await workspaceOf(em, cmd.email);
+      const { subscription, creditsGranted } = await setPlan(em, workspaceId, cmd.plan, { status: cmd.status as SubscriptionStatus | undefined });
+      return `${email}: plan ${subscription.plan}, status ${subscription.status}, credits granted ${creditsGranted}, balance ${await creditBalance(em, workspaceId)}`;
+    }
+    case 'grant-credits': {
+      const { email, workspaceId } = await workspaceOf(em, cmd.email);
+      const r = await grantCredits(em, workspaceId, cmd.amount, { reason: cmd.reason, source: cmd.beta ? 'beta_reward' : 'admin' });
+      return `${email}: granted ${cmd.amount} credits (${cmd.beta ? 'beta reward' : 'support'}), balance ${r.balance}`;
+    }
+    case 'seed-demo': {
+      const { workspaceId, changed } = await seedDemo(em);
+      return `demo workspace ${workspaceId}: ${changed} rows inserted or updated`;
+    }
+  }
+}
+
+function fail(err: unknown): number {
+  if (err instanceof Failure) {
+    if (err.exitCode === 0) console.log(err.message);
+    else console.error(`error: ${err.message}`);
+    return err.exitCode;
+  }
+  console.error(`error: ${(err as Error).message}`);
+  return 1;
+}
+
+let cmd: Command;
+try {
+  cmd = parse(process.argv.slice(2));
+} catch (err) {
+  process.exit(fail(err));
+}
+const orm = await openOrm(loadConfig().databaseUrl);
+let exitCode = 0;
+try {
+  await migrate(orm);
+  console.log(await run(orm.em.fork(), cmd));
+} catch (err) {
+  exitCode = fail(err);
+} finally {
+  await orm.close();
+}
+process.exit(exitCode);

@@ -1,0 +1,137 @@
+import test from 'ava';
+import { z } from 'zod';
+import { defineOperation } from '../../api/operation.js';
+import { allOperations } from '../../api/operations.js';
+import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
+import { creditBalance, debitCredits, grantCredits, requireCredits } from '../../domain/credits.js';
+import { AppError } from '../../domain/errors.js';
+import { api, call, createUser, listen, closeApi } from '../helpers/api.js';
+import { em, workspaceIdOf } from '../helpers/billing.js';
+test.after.always(closeApi);
+
+async function freshWorkspace(credits = 0): Promise<string> {
+  const u = await createUser();
+  const ws = await workspaceIdOf(u.id);
+  if (credits) await grantCredits(await em(), ws, credits, { reason: 'setup', source: 'admin' });
+  return ws;
+}
+
+async function ledgerSum(ws: string): Promise<{ sum: number; rows: number }> {
+  const rows = await (await em()).find(CreditLedgerEntry, { workspace: ws });
+  return { sum: rows.reduce((s, r) => s + r.amount, 0), rows: rows.length };
+}
+
+const code = (err: unknown) => (err instanceof AppError ? `${err.status} ${err.code}` : String(err));
+
+test('grants add and debits subtract ledger rows; the balance is the ledger sum', async (t) => {
+  const ws = await freshWorkspace(10);
+  const r = await debitCredits(await em(), ws, 3, { reason: 'work' });
+  t.true(r.created);
+  t.is(r.entry.amount, -3);
+  t.is(r.entry.kind, 'debit');
+  t.is(r.balance, 7);
+  t.is(await creditBalance(await em(), ws), 7);
+  t.deepEqual(await ledgerSum(ws), { sum: 7, rows: 2 });
+});
+
+test('a repeated idempotency key returns the original debit and writes no second row', async (t) => {
+  const ws = await freshWorkspace(10);
+  const first = await debitCredits(await em(), ws, 4, { key: 'job-1', reason: 'work' });
+  const again = await debitCredits(await em(), ws, 4, { key: 'job-1', reason: 'work' });
+  t.false(again.created);
+  t.is(again.entry.id, first.entry.id);
+  t.is(await creditBalance(await em(), ws), 6);
+  t.deepEqual(await ledgerSum(ws), { sum: 6, rows: 2 });
+  // Keys are per workspace: another workspace may use the same key.
+  const other = await freshWorkspace(5);
+  t.true((await debitCredits(await em(), other, 1, { key: 'job-1', reason: 'work' })).created);
+  // Grants are idempotent by key too.
+  const g1 = await grantCredits(await em(), ws, 5, { key: 'promo', reason: 'promo', source: 'admin' });
+  const g2 = await grantCredits(await em(), ws, 5, { key: 'promo', reason: 'promo', source: 'admin' });
+  t.is(g1.entry.id, g2.entry.id);
+  t.is(await creditBalance(await em(), ws), 11);
+});
+
+test('insufficient credits is 402 insufficient_credits and writes nothing', async (t) => {
+  const ws = await freshWorkspace(2);
+  const err = await t.throwsAsync(debitCredits(await em(), ws, 3, { reason: 'work' }));
+  t.is(code(err), '402 insufficient_credits');
+  t.deepEqual(await ledgerSum(ws), { sum: 2, rows: 1 });
+  t.is(code(await t.throwsAsync(requireCredits(await em(), ws, 3))), '402 insufficient_credits');
+  t.is(await requireCredits(await em(), ws, 2), 2);
+  const empty = await freshWorkspace();
+  t.is(code(await t.throwsAsync(debitCredits(await em(), empty, 1, { reason: 'work' }))), '402 insufficient_credits');
+});
+
+test('amounts must be positive integers (400 invalid_amount)', async (t) => {
+  const ws = await freshWorkspace(5);
+  for (const n of [0, -1, 1.5, Number.NaN]) t.is(code(await t.throwsAsync(debitCredits(await em(), ws, n, { reason: 'x' }))), '400 invalid_amount');
+  t.is(code(await t.throwsAsync(grantCredits(await em(), ws, 0, { reason: 'x', source: 'admin' }))), '400 invalid_amount');
+});
+
+test("the debit runs in the caller's transaction: it rolls back with the work it pays for", async (t) => {
+  const ws = await freshWorkspace(5);
+  await t.throwsAsync(
+    (await em()).transactional(async (tx) => {
+      await debitCredits(tx, ws, 2, { key: 'rolled-back', reason: 'work' });
+      t.is(await creditBalance(tx, ws), 3, 'visible inside the transaction');
+      throw new Error('the work failed');
+    }),
+    { message: 'the work failed' },
+  );
+  t.deepEqual(await ledgerSum(ws), { sum: 5, rows: 1 });
+  // The key was not consumed, so a retry debits.
+  t.true((await debitCredits(await em(), ws, 2, { key: 'rolled-back', reason: 'work' })).created);
+  t.is(await creditBalance(await em(), ws), 3);
+});
+
+test('50 parallel debits of 1 credit against a balance of 20 succeed exactly 20 times', async (t) => {
+  const ws = await freshWorkspace(20);
+  const { services } = await api();
+  const results = await Promise.allSettled(
+    Array.from({ length: 50 }, (_, i) => services.orm.em.fork().transactional((tx) => debitCredits(tx, ws, 1, { key: `p-${i}`, reason: 'parallel' }))),
+  );
+  const ok = results.filter((r) => r.status === 'fulfilled').length;
+  const refused = results.filter((r) => r.status === 'rejected' && code(r.reason) === '402 insufficient_credits').length;
+  t.is(ok, 20);
+  t.is(refused, 30);
+  t.is(await creditBalance(await em(), ws), 0);
+  t.deepEqual(await ledgerSum(ws), { sum: 0, rows: 21 });
+});
+
+test('over HTTP: 50 parallel paid requests against 20 credits succeed exactly 20 times', async (t) => {
+  const probe = defineOperation({
+    method: 'POST',
+    path: '/api/test/paid-work',
+    summary: 'test-only: debits one credit in the transaction of its work',
+    tag: 'test',
+    auth: 'user',
+    body: z.object({ key: z.string() }),
+    responses: { 200: z.object({ balance: z.number().int() }) },
+    handler: ({ em: rem, actor, body }) =>
+      rem.transactional(async (tx) => ({ balance: (await debitCredits(tx, actor.workspaceId, 1, { key: body.key, reason: 'paid work' })).balance })),
+  });
+  const { services } = await api();
+  const { base } = await listen(services, [...allOperations(), probe]);
+  const u = await createUser();
+  const ws = await workspaceIdOf(u.id);
+  await grantCredits(await em(), ws, 20, { reason: 'setup', source: 'admin' });
+  const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => call('POST', '/api/test/paid-work', { base, token: u.accessToken, body: { key: `h-${i}` } })));
+  t.is(rs.filter((r) => r.status === 200).length, 20);
+  const refused = rs.filter((r) => r.status === 402);
+  t.is(refused.length, 30);
+  t.is(refused[0].body.error.code, 'insufficient_credits');
+  t.deepEqual(await ledgerSum(ws), { sum: 0, rows: 21 });
+  // A retried request with a used key is answered from the original debit (no 402, no new row).
+  const used = rs.findIndex((r) => r.status === 200);
+  const retry = await call('POST', '/api/test/paid-work', { base, token: u.accessToken, body: { key: `h-${used}` } });
+  t.is(retry.status, 200);
+  t.deepEqual(await ledgerSum(ws), { sum: 0, rows: 21 });
+});
+
+test('the ledger refuses rows whose sign contradicts their kind', async (t) => {
+  const ws = await freshWorkspace();
+  const e = await em();
+  await t.throwsAsync(e.execute(`insert into credit_ledger (id, workspace_id, amount, kind, source, reason, created_at) values (gen_random_uuid(), ?, 5, 'debit', 'usage', 'bad', now())`, [ws]));
+  t.deepEqual(await ledgerSum(ws), { sum: 0, rows: 0 });
+});
