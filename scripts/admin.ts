@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../lib/config.js';
 import { migrate, openOrm } from '../lib/db.js';
+import { stackWithSchema } from './stack-env.js';
 import { User } from '../db/entities/User.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../db/entities/Subscription.js';
@@ -125,7 +126,10 @@ try {
 } catch (err) {
   process.exit(fail(err));
 }
-const orm = await openOrm(loadConfig().databaseUrl);
+// Without DATABASE_URL the embedded stack is brought up (and stopped again if this run started it),
+// so the CLI works on a fresh machine as documented.
+const stack = process.env.DATABASE_URL ? undefined : (await stackWithSchema((msg) => console.error(`[admin] ${msg}`))).stack;
+const orm = await openOrm(stack?.databaseUrl ?? loadConfig().databaseUrl);
 let exitCode = 0;
 try {
   await migrate(orm);
@@ -134,5 +138,6 @@ try {
   exitCode = fail(err);
 } finally {
   await orm.close();
+  await stack?.stop();
 }
 process.exit(exitCode);
