@@ -34,13 +34,13 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   const sweepMs = opts.sweepMs ?? 5_000;
   const batchSize = opts.batchSize ?? 100;
   const log = opts.logger.child({ component: 'webhook-dispatcher' });
-  const db = new pg.Client({ connectionString: opts.databaseUrl });
+  // A pool (of one) rather than a bare client: a connection that breaks is replaced on the next pass.
+  const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 1 });
   let listener: pg.Client | undefined;
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
 
-  await db.connect();
   db.on('error', (err) => log.error({ err: String(err) }, 'dispatcher connection error'));
 
   async function startWorkflow(row: { id: string; workspace_id: string; name: string }): Promise<void> {
@@ -59,21 +59,25 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
 
   /** Claims and dispatches one batch; returns how many rows it handled. */
   async function batch(): Promise<number> {
-    await db.query('begin');
+    const c = await db.connect();
+    let broken: Error | undefined;
     try {
-      const { rows } = await db.query<{ id: string; workspace_id: string; name: string }>(
+      await c.query('begin');
+      const { rows } = await c.query<{ id: string; workspace_id: string; name: string }>(
         `select id, workspace_id, name from webhook_events where dispatched_at is null order by id limit $1 for update skip locked`,
         [batchSize],
       );
       if (rows.length) {
         await Promise.all(rows.map(startWorkflow));
-        await db.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
+        await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
       }
-      await db.query('commit');
+      await c.query('commit');
       return rows.length;
     } catch (err) {
-      await db.query('rollback').catch(() => {});
+      await c.query('rollback').catch((e: Error) => (broken = e));
       throw err;
+    } finally {
+      c.release(broken);
     }
   }
 
@@ -104,12 +108,15 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   async function listen(): Promise<void> {
     if (stopped) return;
     const c = new pg.Client({ connectionString: opts.databaseUrl });
+    const retry = () => {
+      c.end().catch(() => {});
+      if (listener === c) listener = undefined;
+      if (!stopped) setTimeout(() => void listen().catch(retry), 1_000);
+    };
     c.on('notification', () => void kick());
     c.on('error', (err) => {
       log.warn({ err: String(err) }, 'LISTEN connection lost; reconnecting (the sweep covers the gap)');
-      c.end().catch(() => {});
-      if (listener === c) listener = undefined;
-      setTimeout(() => void listen().catch(() => {}), 1_000);
+      retry();
     });
     await c.connect();
     await c.query(`listen ${WEBHOOK_EVENTS_CHANNEL}`);
