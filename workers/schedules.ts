@@ -35,6 +35,20 @@ export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleO
       },
       memo: { description: 'Grants every workspace its plan’s monthly credits (idempotent per month)' },
     },
+    {
+      scheduleId: idPrefix + scheduleIds.purgeWebhookHistory,
+      spec: { calendars: [{ hour: 3, minute: 17 }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'purgeWebhookHistory',
+        workflowId: idPrefix + workflowIds.purgeWebhookHistory,
+        taskQueue,
+        args: [],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'maintenance' }),
+      },
+      memo: { description: 'Purges webhook deliveries and dispatched outbox events past retention' },
+    },
   ];
 }
 

@@ -3,12 +3,14 @@
 export const scheduleIds = {
   purgeExpiredAuth: 'schedule:purge-expired-auth',
   grantMonthlyCredits: 'schedule:grant-monthly-credits',
+  purgeWebhookHistory: 'schedule:purge-webhook-history',
 };
 
 export const workflowIds = {
   /** Prefix of the runs a schedule starts (Temporal appends the scheduled time). */
   purgeExpiredAuth: 'maintenance:purge-expired-auth',
   grantMonthlyCredits: 'credits:grant-monthly',
+  purgeWebhookHistory: 'maintenance:purge-webhook-history',
 };
 
 /** Outbound webhooks: one workflow per event (the outbox row id), and its chunk children. */

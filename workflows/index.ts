@@ -1,4 +1,4 @@
 // Every workflow type the worker registers.
-export { purgeExpiredAuth } from './maintenance.js';
+export { purgeExpiredAuth, purgeWebhookHistory } from './maintenance.js';
 export { deliverWebhookEvent, deliverWebhookChunk } from './webhooks.js';
 export { grantMonthlyCredits } from './credits.js';

@@ -4,12 +4,19 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { repoRoot } from '../../lib/config.js';
 import { workflowsPath } from '../../workers/worker.js';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'histories');
+
+// Replays bundle the workflow code; keep the SDK's bundling chatter out of the test output.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed in this process
+}
 
 // The SDK cannot run two replays at once in one process (its native runtime refuses), so replays
 // within an ava worker process are queued.

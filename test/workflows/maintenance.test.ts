@@ -6,7 +6,11 @@ import { User } from '../../db/entities/User.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { scheduleIds } from '../../workflows/ids.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
-import { purgeExpiredAuth } from '../../workflows/maintenance.js';
+import { purgeExpiredAuth, purgeWebhookHistory } from '../../workflows/maintenance.js';
+import { WEBHOOK_HISTORY_DAYS } from '../../activities/maintenance.js';
+import { Workspace } from '../../db/entities/Workspace.js';
+import { uuidv7 } from '../../lib/ids.js';
+import pg from 'pg';
 import { api, createUser, closeApi } from '../helpers/api.js';
 test.after.always(closeApi);
 import { replayFixture, replayLive } from '../helpers/replay.js';
@@ -55,4 +59,49 @@ test('the purge runs on a Temporal Schedule, created idempotently', async (t) =>
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'purgeExpiredAuth');
   t.is(d.spec.intervals?.[0]?.every, 3_600_000);
+});
+
+test('purgeWebhookHistory deletes deliveries and dispatched events past retention, keeps recent and undispatched ones; replays', async (t) => {
+  const { services } = await api();
+  const u = await createUser();
+  const em = services.orm.em.fork();
+  const ws = await em.findOneOrFail(Workspace, { owner: u.id });
+  const conn = em.getConnection();
+  const old = Date.now() - (WEBHOOK_HISTORY_DAYS + 2) * 86_400_000;
+  const ids = { oldDispatched: uuidv7(old), oldPending: uuidv7(old), recent: uuidv7(), oldDelivery: uuidv7(old), recentDelivery: uuidv7() };
+  const event = (id: string, dispatched: boolean) =>
+    conn.execute(`insert into webhook_events (id, workspace_id, name, body, created_at, dispatched_at) values (?, ?, 'lead.approved', '{}', now(), ${dispatched ? 'now()' : 'null'})`, [id, ws.id]);
+  await event(ids.oldDispatched, true);
+  await event(ids.oldPending, false);
+  await event(ids.recent, true);
+  // Hold the undispatched row, so the test worker's dispatcher (FOR UPDATE SKIP LOCKED) leaves it
+  // undispatched while the purge runs.
+  const locker = new pg.Client({ connectionString: services.config.databaseUrl });
+  await locker.connect();
+  await locker.query('begin');
+  await locker.query('select id from webhook_events where id = $1 for update', [ids.oldPending]);
+  const delivery = (id: string) =>
+    conn.execute(
+      `insert into webhook_deliveries (id, subscription_id, workspace_id, event_id, event_name, success, duration_ms, created_at) values (?, ?, ?, ?, 'lead.approved', true, 5, now())`,
+      [id, uuidv7(), ws.id, uuidv7()],
+    );
+  await delivery(ids.oldDelivery);
+  await delivery(ids.recentDelivery);
+  t.teardown(async () => {
+    await locker.query('rollback').catch(() => {});
+    await locker.end();
+    await conn.execute(`delete from webhook_events where id in (?, ?)`, [ids.oldPending, ids.recent]);
+    await conn.execute(`delete from webhook_deliveries where id = ?`, [ids.recentDelivery]);
+  });
+
+  const workflowId = `maintenance:purge-webhook-history:test-${randomUUID()}`;
+  const result = await services.temporal.workflow.execute(purgeWebhookHistory, { taskQueue, workflowId, workflowExecutionTimeout: '1 minute' });
+  t.true(result.events >= 1 && result.deliveries >= 1);
+  const deliveriesLeft = (await conn.execute(`select id from webhook_deliveries where id in (?, ?)`, [ids.oldDelivery, ids.recentDelivery])).map((r: any) => r.id);
+  t.deepEqual(deliveriesLeft, [ids.recentDelivery]);
+  const left = (await conn.execute(`select id from webhook_events where id in (?, ?, ?)`, [ids.oldDispatched, ids.oldPending, ids.recent])).map((r: any) => r.id).sort();
+  t.deepEqual(left, [ids.oldPending, ids.recent].sort());
+
+  await replayLive(services.temporal, workflowId);
+  await replayFixture(services.temporal, 'purgeWebhookHistory', workflowId);
 });
