@@ -8,8 +8,12 @@ import type { Services } from './services.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthMode = 'public' | 'user';
-/** `agent`: the shared 20/min Operator group; `default`: the configurable default; `none`: probes. */
-export type RateGroup = 'agent' | 'default' | 'none';
+/**
+ * `agent`: the shared 20/min Operator group; `public`: unauthenticated entry points (sign-up, login,
+ * refresh, invitations, OAuth start), strict per IP against credential stuffing; `default`: every
+ * other route; `none`: probes and docs.
+ */
+export type RateGroup = 'agent' | 'public' | 'default' | 'none';
 
 export interface HandlerInput<P, Q, B, A extends AuthMode> {
   params: P;
@@ -98,7 +102,7 @@ export function defineOperation<
 >(spec: OperationSpec<P, Q, B, A>): Operation {
   return {
     ...(spec as unknown as Operation),
-    rateLimit: spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : 'default'),
+    rateLimit: spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : spec.auth === 'public' ? 'public' : 'default'),
     actingAs: spec.actingAs ?? spec.auth === 'user',
     operationId: operationId(spec.method, spec.path),
   };

@@ -45,7 +45,7 @@ export interface Config {
   temporal: { address: string; namespace: string; taskQueue: string };
   jwt: { secret: Uint8Array; issuer: string; audience: string; accessTtlSeconds: number };
   refreshTtlSeconds: number;
-  rateLimit: { agentPerMinute: number; defaultPerMinute: number };
+  rateLimit: { agentPerMinute: number; publicPerMinute: number; defaultPerMinute: number };
   bodyLimitBytes: number;
   outboundAllowHosts: string[];
   encryptionKey: Buffer;
@@ -76,6 +76,7 @@ export function loadConfig(): Config {
     refreshTtlSeconds: int('REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
     rateLimit: {
       agentPerMinute: int('RATE_LIMIT_AGENT_PER_MINUTE', 20),
+      publicPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 30),
       defaultPerMinute: int('RATE_LIMIT_DEFAULT_PER_MINUTE', 600),
     },
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024),

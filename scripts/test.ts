@@ -23,8 +23,9 @@ const testEnv = {
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
   TEMPORAL_TASK_QUEUE: taskQueue,
   TEMPORAL_SCHEDULES: 'off',
-  // Tests create many users from one IP; the default group's limit is exercised by its own test.
+  // Tests create many users from one IP; the public and default groups' limits have their own tests.
   RATE_LIMIT_DEFAULT_PER_MINUTE: '100000',
+  RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
   OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
 };
 const worker = spawnTsx('workers/worker.ts', testEnv);

@@ -11,7 +11,8 @@ const PERIOD_MS = 60_000;
  */
 export const rateLimit = (op: Operation, services: Services): Middleware => async (ctx, next) => {
   if (op.rateLimit === 'none') return next();
-  const limit = op.rateLimit === 'agent' ? services.config.rateLimit.agentPerMinute : services.config.rateLimit.defaultPerMinute;
+  const { agentPerMinute, publicPerMinute, defaultPerMinute } = services.config.rateLimit;
+  const limit = { agent: agentPerMinute, public: publicPerMinute, default: defaultPerMinute }[op.rateLimit];
   const subject = ctx.state.auth?.userId ? `u:${ctx.state.auth.userId}` : `ip:${ctx.ip}`;
   const d = await services.rateLimiter.check(`rl:${op.rateLimit}:${subject}`, limit, PERIOD_MS);
   ctx.set('RateLimit-Policy', `"${op.rateLimit}";q=${limit};w=${PERIOD_MS / 1000}`);

@@ -115,3 +115,23 @@ test('other routes use the configurable default group, with limit headers on suc
   // The agent group is a separate bucket.
   t.is((await call('GET', '/api/agent/probe-a', { base, token: u.accessToken })).status, 200);
 });
+
+test('unauthenticated entry points (login, sign-up, refresh) share a strict per-IP group', async (t) => {
+  const { services } = await api();
+  const prefix = `t${Date.now()}`;
+  const limiter = services.rateLimiter;
+  const base = await server({
+    config: { ...services.config, rateLimit: { ...services.config.rateLimit, publicPerMinute: 3 } },
+    rateLimiter: { check: (k: string, l: number, p: number) => limiter.check(`${prefix}:${k}`, l, p) },
+  });
+  const body = { email: 'nobody@example.test', password: 'wrong password 1' };
+  for (let i = 0; i < 3; i++) {
+    const r = await call('POST', i === 2 ? '/api/auth/refresh' : '/api/auth/login', { base, body: i === 2 ? { refresh_token: 'rt_x' } : body });
+    t.is(r.status, 401);
+    t.is(r.headers.get('ratelimit-policy'), '"public";q=3;w=60');
+  }
+  const r = await call('POST', '/api/auth/login', { base, body });
+  t.is(r.status, 429);
+  t.is(r.body.error.code, 'rate_limited');
+  t.truthy(r.headers.get('retry-after'));
+});
