@@ -108,3 +108,18 @@ test("another user's token cannot be revoked (404) and keeps working", async (t)
   t.is((await call('GET', '/api/users/me', { token: created.body.token })).status, 200);
   t.deepEqual((await call('GET', '/api/users/me/api-tokens', { token: other.accessToken })).body, []);
 });
+
+test('at most 50 active personal access tokens: the 51st is 409 token_limit_reached until one is revoked', async (t) => {
+  const u = await createUser();
+  const ids: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    const r = await call('POST', '/api/users/me/api-tokens', { token: u.accessToken, body: { name: `t${i}` } });
+    t.is(r.status, 201);
+    ids.push(r.body.id);
+  }
+  const over = await call('POST', '/api/users/me/api-tokens', { token: u.accessToken, body: { name: 'one too many' } });
+  t.is(over.status, 409);
+  t.is(over.body.error.code, 'token_limit_reached');
+  t.is((await call('DELETE', `/api/users/me/api-tokens/${ids[0]}`, { token: u.accessToken })).status, 204);
+  t.is((await call('POST', '/api/users/me/api-tokens', { token: u.accessToken, body: { name: 'fits again' } })).status, 201);
+});

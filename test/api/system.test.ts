@@ -1,5 +1,6 @@
 import test from 'ava';
-import { call, closeApi } from '../helpers/api.js';
+import { api, call, closeApi, listen } from '../helpers/api.js';
+import { connectRedis } from '../../lib/redis.js';
 test.after.always(closeApi);
 
 test('GET /healthz answers 200 without credentials', async (t) => {
@@ -77,4 +78,18 @@ test('GET /metrics exposes Prometheus metrics including request latency by opera
   t.is(r.status, 200);
   t.regex(r.text, /http_request_duration_seconds_count\{operation="getHealthz",method="GET",status="200"\} \d+/);
   t.regex(r.text, /process_cpu_user_seconds_total/);
+});
+
+test('GET /readyz is 503 not_ready naming the dependency that is down', async (t) => {
+  const { services } = await api();
+  const dead = connectRedis('redis://127.0.0.1:1');
+  dead.on('error', () => {});
+  t.teardown(() => dead.disconnect());
+  const { base } = await listen({ ...services, redis: dead });
+  const r = await call('GET', '/readyz', { base });
+  t.is(r.status, 503);
+  t.is(r.body.error.code, 'not_ready');
+  t.false(r.body.error.details.redis.ok);
+  t.true(r.body.error.details.postgres.ok);
+  t.true(r.body.error.details.temporal.ok);
 });
