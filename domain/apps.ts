@@ -1,5 +1,7 @@
 // Products (apps) of a workspace. Minimal here; the products issue extends it.
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { requireWithinLimit } from './plans.js';
 import { App, type IApp } from '../db/entities/App.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { AppError, notFound } from './errors.js';
@@ -28,12 +30,12 @@ export async function createApp(
 ): Promise<IApp> {
   // Members with access to only some products may not add new ones to the owner's workspace.
   if (actor.actingAs && actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins can create products');
-  const app = em.create(App, {
-    workspace: em.getReference(Workspace, actor.workspaceId),
-    name: input.name.trim(),
-    description: input.description ?? null,
-    websiteUrl: input.website_url ?? null,
+  return em.transactional(async (tx) => {
+    // The workspace row lock makes count-then-insert safe against concurrent creates.
+    const workspace = await tx.findOneOrFail(Workspace, actor.workspaceId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    await requireWithinLimit(tx, actor, 'apps', await tx.count(App, { workspace }));
+    const app = tx.create(App, { workspace, name: input.name.trim(), description: input.description ?? null, websiteUrl: input.website_url ?? null });
+    await tx.flush();
+    return app;
   });
-  await em.flush();
-  return app;
 }

@@ -13,6 +13,7 @@ import { TeamInvitation, type ITeamInvitation, type InvitationRole } from '../db
 import { TeamAuditEvent, type ITeamAuditEvent, type TeamAuditAction } from '../db/entities/TeamAuditEvent.js';
 import { User, type IUser } from '../db/entities/User.js';
 import { Workspace } from '../db/entities/Workspace.js';
+import { requireWithinLimit } from './plans.js';
 import { createAccount, normaliseEmail, startSession, type ClientInfo, type IssuedTokens } from './auth.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor, AuthInfo } from './identity.js';
@@ -188,6 +189,12 @@ export async function createInvitation(em: EntityManager, actor: Actor, input: N
     if (await tx.count(TeamInvitation, { workspace: me.workspaceId, email, acceptedAt: null, revokedAt: null, expiresAt: { $gt: now } })) {
       throw conflict('already_invited', 'a pending invitation for this email already exists');
     }
+    // Seats: members (the owner included) plus pending invitations, which become members on accept.
+    const [members, pending] = await Promise.all([
+      tx.count(TeamMember, { workspace: me.workspaceId }),
+      tx.count(TeamInvitation, { workspace: me.workspaceId, acceptedAt: null, revokedAt: null, expiresAt: { $gt: now } }),
+    ]);
+    await requireWithinLimit(tx, me, 'seats', members + pending);
     const allApps = input.all_apps ?? !(input.app_ids && input.app_ids.length > 0);
     const appIds = allApps ? [] : await requireWorkspaceApps(tx, me.workspaceId, input.app_ids ?? []);
     const token = randomSecret(INVITATION_PREFIX);

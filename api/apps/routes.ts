@@ -25,6 +25,6 @@ export const createAppOp = defineOperation({
   auth: 'user',
   body: CreateAppBody,
   responses: { 201: AppView },
-  errors: { 400: ['invalid_body', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'] },
+  errors: { 400: ['invalid_body', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'plan_limit_reached'] },
   handler: async ({ em, actor, body }) => toAppView(await createApp(em, actor, body)),
 });

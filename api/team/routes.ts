@@ -129,7 +129,7 @@ export const createInvitationOp = defineOperation({
   errors: {
     ...actingErrors,
     400: ['invalid_body', 'invalid_app', 'invalid_user'],
-    403: ['forbidden_role', 'not_assigned'],
+    403: ['forbidden_role', 'not_assigned', 'plan_limit_reached'],
     409: ['already_member', 'already_invited'],
   },
   handler: async ({ em, actor, body, services }) => {

@@ -2,6 +2,7 @@ import test from 'ava';
 import { call, createTestApp, createUser, closeApi } from '../helpers/api.js';
 test.after.always(closeApi);
 import { addTeamMember, removeTeamMember } from '../helpers/db.js';
+import { createOwner } from '../helpers/billing.js';
 
 test('malformed X-Acting-As is 400 invalid_user', async (t) => {
   const u = await createUser();
@@ -11,7 +12,7 @@ test('malformed X-Acting-As is 400 invalid_user', async (t) => {
 });
 
 test('acting for an owner whose team you are not in is 403 not_assigned', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const stranger = await createUser();
   await createTestApp(owner);
   const r = await call('GET', '/api/apps', { token: stranger.accessToken, headers: { 'x-acting-as': owner.id } });
@@ -22,7 +23,7 @@ test('acting for an owner whose team you are not in is 403 not_assigned', async 
 });
 
 test("a team member acts in the owner's workspace, limited to assigned products, until removed", async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const member = await createUser();
   const a1 = await createTestApp(owner, 'one');
   await createTestApp(owner, 'two');
@@ -44,7 +45,7 @@ test("a team member acts in the owner's workspace, limited to assigned products,
 });
 
 test('an admin with access to all products sees and creates them in the owner workspace', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const admin = await createUser();
   await createTestApp(owner, 'x');
   await addTeamMember(owner.id, admin.id, { role: 'admin' });
@@ -57,7 +58,7 @@ test('an admin with access to all products sees and creates them in the owner wo
 });
 
 test('identity and token routes ignore X-Acting-As', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const member = await createUser();
   await addTeamMember(owner.id, member.id);
   const me = await call('GET', '/api/users/me', { token: member.accessToken, headers: { 'x-acting-as': owner.id } });

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { call, createPat, createUser, closeApi } from '../helpers/api.js';
+import { createOwner, setUserPlan } from '../helpers/billing.js';
 test.after.always(closeApi);
 
 test('POST /api/apps creates a product (201) and GET /api/apps lists it', async (t) => {
@@ -15,7 +16,7 @@ test('POST /api/apps creates a product (201) and GET /api/apps lists it', async 
 });
 
 test('GET /api/apps pages with limit and cursor', async (t) => {
-  const u = await createUser();
+  const u = await createOwner();
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push((await call('POST', '/api/apps', { token: u.accessToken, body: { name: `p${i}` } })).body.id);
   const seen: string[] = [];
@@ -57,4 +58,24 @@ test('apps require authentication', async (t) => {
   const r = await call('GET', '/api/apps');
   t.is(r.status, 401);
   t.is(r.body.error.code, 'unauthorized');
+});
+
+test('the plan caps products: a free workspace has one, the 2nd is 403 plan_limit_reached until it upgrades', async (t) => {
+  const u = await createUser();
+  t.is((await call('POST', '/api/apps', { token: u.accessToken, body: { name: 'first' } })).status, 201);
+  const r = await call('POST', '/api/apps', { token: u.accessToken, body: { name: 'second' } });
+  t.is(r.status, 403);
+  t.is(r.body.error.code, 'plan_limit_reached');
+  t.like(r.body.error.details, { limit: 'apps', max: 1, plan: 'free' });
+  t.is((await call('GET', '/api/apps', { token: u.accessToken })).body.items.length, 1, 'nothing was created');
+  await setUserPlan(u.id, 'starter');
+  t.is((await call('POST', '/api/apps', { token: u.accessToken, body: { name: 'second' } })).status, 201);
+});
+
+test('concurrent creates never exceed the plan’s product limit', async (t) => {
+  const u = await createUser();
+  await setUserPlan(u.id, 'starter'); // 3 products
+  const rs = await Promise.all(Array.from({ length: 6 }, (_, i) => call('POST', '/api/apps', { token: u.accessToken, body: { name: `p${i}` } })));
+  t.is(rs.filter((r) => r.status === 201).length, 3);
+  t.true(rs.filter((r) => r.status !== 201).every((r) => r.body.error.code === 'plan_limit_reached'));
 });

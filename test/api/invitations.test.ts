@@ -4,10 +4,11 @@ import { expireInvitation, invite, inviteTokenFor, lastEmailTo } from '../helper
 import { api } from '../helpers/api.js';
 import { TeamInvitation } from '../../db/entities/TeamInvitation.js';
 import { sha256Hex } from '../../lib/crypto.js';
+import { createOwner } from '../helpers/billing.js';
 test.after.always(closeApi);
 
 test('creating an invitation is 201, emails a link with a token that is stored only hashed', async (t) => {
-  const owner = await createUser('Olivia Owner');
+  const owner = await createOwner('Olivia Owner');
   const email = uniqueEmail('inv');
   const r = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: email.toUpperCase(), role: 'member' } });
   t.is(r.status, 201, r.text);
@@ -37,8 +38,8 @@ test('creating an invitation is 201, emails a link with a token that is stored o
 });
 
 test('invitation validation: bad email, role owner, unknown field → 400 invalid_body; foreign app → 400 invalid_app', async (t) => {
-  const owner = await createUser();
-  const other = await createUser();
+  const owner = await createOwner();
+  const other = await createOwner();
   const foreignApp = await createTestApp(other);
   for (const body of [
     { email: 'nope', role: 'member' },
@@ -58,7 +59,7 @@ test('invitation validation: bad email, role owner, unknown field → 400 invali
 });
 
 test('duplicate pending invitation is 409 already_invited; inviting a member is 409 already_member', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const { email, token } = await invite(owner);
   const dup = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email, role: 'admin' } });
   t.is(dup.status, 409);
@@ -73,7 +74,7 @@ test('duplicate pending invitation is 409 already_invited; inviting a member is 
 });
 
 test('public lookup by token shows workspace, inviter, email, role and expiry, without secrets', async (t) => {
-  const owner = await createUser('Ivy Inviter');
+  const owner = await createOwner('Ivy Inviter');
   const { email, token } = await invite(owner, { role: 'admin' });
   const r = await call('GET', `/api/team/invitations/by-token/${token}`);
   t.is(r.status, 200, r.text);
@@ -93,7 +94,7 @@ test('public lookup by token shows workspace, inviter, email, role and expiry, w
 });
 
 test('accepting creates the account (201), logs the invitee in, and is single use (409 invitation_used)', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const app = await createTestApp(owner);
   const { email, token } = await invite(owner, { app_ids: [app.id] });
   const weak = await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { password: 'short' } });
@@ -128,7 +129,7 @@ test('accepting creates the account (201), logs the invitee in, and is single us
 });
 
 test('an existing account must prove itself: password or its own bearer (401 invalid_credentials, 403 email_mismatch)', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const existing = await createUser('Existing');
   const stranger = await createUser();
   const { token } = await invite(owner, { email: existing.email });
@@ -155,7 +156,7 @@ test('an existing account must prove itself: password or its own bearer (401 inv
 });
 
 test('an existing account accepts with its own bearer; a stranger bearer on a new-account invitation is 403', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const existing = await createUser();
   const stranger = await createUser();
   const { token } = await invite(owner, { email: existing.email, role: 'admin' });
@@ -169,7 +170,7 @@ test('an existing account accepts with its own bearer; a stranger bearer on a ne
 });
 
 test('a member of the team accepting a second invitation is 409 already_member', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const existing = await createUser();
   const first = await invite(owner, { email: existing.email });
   // Simulate a stale invitation that is still pending although its invitee already joined.
@@ -182,7 +183,7 @@ test('a member of the team accepting a second invitation is 409 already_member',
 });
 
 test('an expired invitation is 410 invitation_expired; a revoked one 410 invitation_revoked', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const a = await invite(owner);
   await expireInvitation(a.invitation.id);
   for (const [m, p] of [['GET', ''], ['POST', '/accept']] as const) {
@@ -201,8 +202,8 @@ test('an expired invitation is 410 invitation_expired; a revoked one 410 invitat
 });
 
 test('revoking: 204 once, then 409 invitation_not_pending; another workspace is 404; bad id 400', async (t) => {
-  const owner = await createUser();
-  const other = await createUser();
+  const owner = await createOwner();
+  const other = await createOwner();
   const { invitation } = await invite(owner);
   const foreign = await call('DELETE', `/api/team/invitations/${invitation.id}`, { token: other.accessToken });
   t.is(foreign.status, 404);
@@ -219,7 +220,7 @@ test('revoking: 204 once, then 409 invitation_not_pending; another workspace is 
 });
 
 test('concurrent accepts of one invitation: exactly one succeeds, the other is 409 invitation_used', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const { token } = await invite(owner);
   const path = `/api/team/invitations/by-token/${token}/accept`;
   const results = await Promise.all([0, 1, 2].map(() => call('POST', path, { body: { password: PASSWORD } })));
@@ -231,7 +232,7 @@ test('concurrent accepts of one invitation: exactly one succeeds, the other is 4
 });
 
 test('an accept racing a revoke ends consistently (accepted or revoked, never both)', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const { token, invitation } = await invite(owner);
   const [acc, rev] = await Promise.all([
     call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { password: PASSWORD } }),

@@ -1,6 +1,7 @@
 import test from 'ava';
-import { call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
+import { call, createTestApp, createUser, closeApi, type TestUser, uniqueEmail } from '../helpers/api.js';
 import { addMemberViaInvite, invite } from '../helpers/team.js';
+import { createOwner, setUserPlan } from '../helpers/billing.js';
 test.after.always(closeApi);
 
 const as = (u: TestUser, owner: TestUser) => ({ token: u.accessToken, headers: { 'x-acting-as': owner.id } });
@@ -11,7 +12,7 @@ async function ownerRow(owner: TestUser): Promise<string> {
 }
 
 test('the member list starts with the owner and shows invited members; members may read it', async (t) => {
-  const owner = await createUser('Owner');
+  const owner = await createOwner('Owner');
   const app = await createTestApp(owner);
   const r0 = await call('GET', '/api/team/members', { token: owner.accessToken });
   t.is(r0.status, 200, r0.text);
@@ -38,7 +39,7 @@ test('the member list starts with the owner and shows invited members; members m
 });
 
 test('plain members cannot manage the team: 403 forbidden_role', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const { user: member } = await addMemberViaInvite(owner);
   const { memberId: otherId } = await addMemberViaInvite(owner);
   const { invitation } = await invite(owner);
@@ -59,7 +60,7 @@ test('plain members cannot manage the team: 403 forbidden_role', async (t) => {
 });
 
 test('the owner changes roles; admins manage members only; nobody changes the owner', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const { user: admin, memberId: adminId } = await addMemberViaInvite(owner, { role: 'admin' });
   const { memberId: admin2Id } = await addMemberViaInvite(owner, { role: 'admin' });
   const { memberId: memberId } = await addMemberViaInvite(owner);
@@ -95,8 +96,8 @@ test('the owner changes roles; admins manage members only; nobody changes the ow
 });
 
 test('product access: PUT sets all_apps/app_ids; foreign app ids are 400 invalid_app', async (t) => {
-  const owner = await createUser();
-  const other = await createUser();
+  const owner = await createOwner();
+  const other = await createOwner();
   const a1 = await createTestApp(owner, 'one');
   const a2 = await createTestApp(owner, 'two');
   const foreign = await createTestApp(other);
@@ -124,8 +125,8 @@ test('product access: PUT sets all_apps/app_ids; foreign app ids are 400 invalid
 });
 
 test('cross-workspace: member ids of another workspace are 404 for every member route', async (t) => {
-  const owner = await createUser();
-  const other = await createUser();
+  const owner = await createOwner();
+  const other = await createOwner();
   const { memberId } = await addMemberViaInvite(owner);
   for (const [method, path, body] of [
     ['DELETE', `/api/team/members/${memberId}`, undefined],
@@ -148,7 +149,7 @@ test('cross-workspace: member ids of another workspace are 404 for every member 
 });
 
 test('invite → accept → act → owner removes the member → the next acting-as request is 403 not_assigned', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const app = await createTestApp(owner);
   const { email, token } = await invite(owner, { app_ids: [app.id] });
   const acc = await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { password: 'correct horse 42' } });
@@ -168,7 +169,7 @@ test('invite → accept → act → owner removes the member → the next acting
 });
 
 test('admins remove members but not other admins; a member may leave on their own', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const { user: admin } = await addMemberViaInvite(owner, { role: 'admin' });
   const { memberId: admin2Id } = await addMemberViaInvite(owner, { role: 'admin' });
   const { memberId: m1 } = await addMemberViaInvite(owner);
@@ -183,7 +184,7 @@ test('admins remove members but not other admins; a member may leave on their ow
 });
 
 test('an admin invites and revokes through X-Acting-As; every team change is in the audit log', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const app = await createTestApp(owner);
   const { user: admin, memberId: adminId } = await addMemberViaInvite(owner, { role: 'admin' });
   const { memberId } = await addMemberViaInvite(owner);
@@ -218,7 +219,7 @@ test('an admin invites and revokes through X-Acting-As; every team change is in 
 });
 
 test('every team route: 401 without a bearer, 400 invalid_user for a malformed X-Acting-As, 403 not_assigned for a foreign team', async (t) => {
-  const owner = await createUser();
+  const owner = await createOwner();
   const stranger = await createUser();
   const id = '0190a000-0000-7000-8000-000000000000';
   const routes: [string, string, unknown][] = [
@@ -242,4 +243,23 @@ test('every team route: 401 without a bearer, 400 invalid_user for a malformed X
     t.is(foreign.status, 403, `${method} ${path}`);
     t.is(foreign.body.error.code, 'not_assigned');
   }
+});
+
+test('seats: members plus pending invitations are capped by the plan (403 plan_limit_reached); revoking frees a seat', async (t) => {
+  const owner = await createUser();
+  const free = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: uniqueEmail(), role: 'member' } });
+  t.is(free.status, 403, 'the free plan has one seat: the owner');
+  t.is(free.body.error.code, 'plan_limit_reached');
+  await setUserPlan(owner.id, 'starter'); // 3 seats
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const r = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: uniqueEmail(), role: 'member' } });
+    t.is(r.status, 201, r.text);
+    ids.push(r.body.id);
+  }
+  const over = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: uniqueEmail(), role: 'member' } });
+  t.is(over.status, 403);
+  t.like(over.body.error.details, { limit: 'seats', max: 3 });
+  t.is((await call('DELETE', `/api/team/invitations/${ids[0]}`, { token: owner.accessToken })).status, 204);
+  t.is((await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: uniqueEmail(), role: 'member' } })).status, 201);
 });

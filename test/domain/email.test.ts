@@ -7,6 +7,7 @@ import { OutboxEmail } from '../../db/entities/OutboxEmail.js';
 import { TeamInvitation } from '../../db/entities/TeamInvitation.js';
 import { createInvitation, deliverInvitation } from '../../domain/team.js';
 import { ownActor } from '../../domain/workspaces.js';
+import { createOwner } from '../helpers/billing.js';
 test.after.always(closeApi);
 
 /** A minimal SMTP server speaking just enough of RFC 5321 for one plain-text delivery. */
@@ -74,7 +75,7 @@ test('without SMTP_URL the default adapter records messages in sent_emails', asy
 
 test('a failing email leaves the committed invitation in place with email_status "failed"', async (t) => {
   const { services } = await api();
-  const owner = await createUser();
+  const owner = await createOwner();
   const em = services.orm.em.fork();
   const actor = await ownActor(em, { userId: owner.id, kind: 'session' });
   const { invitation, token } = await createInvitation(em, actor, { email: uniqueEmail('fail'), role: 'member' });

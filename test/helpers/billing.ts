@@ -3,7 +3,7 @@ import { Workspace } from '../../db/entities/Workspace.js';
 import type { SubscriptionStatus } from '../../db/entities/Subscription.js';
 import { grantCredits } from '../../domain/credits.js';
 import { setPlan } from '../../domain/plans.js';
-import { api } from './api.js';
+import { api, createUser, type TestUser } from './api.js';
 
 export async function em() {
   return (await api()).services.orm.em.fork();
@@ -19,4 +19,11 @@ export async function setUserPlan(userId: string, plan: string, opts: { status?:
 
 export async function grant(userId: string, amount: number, source: 'admin' | 'beta_reward' | 'plan' = 'admin', reason = 'test grant') {
   return grantCredits(await em(), await workspaceIdOf(userId), amount, { reason, source });
+}
+
+/** A user whose workspace is on the `pro` plan, for tests that need a team or several products. */
+export async function createOwner(name?: string): Promise<TestUser> {
+  const u = await createUser(name);
+  await setUserPlan(u.id, 'pro');
+  return u;
 }

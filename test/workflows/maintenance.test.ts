@@ -72,14 +72,21 @@ test('purgeWebhookHistory deletes deliveries and dispatched events past retentio
   const event = (id: string, dispatched: boolean) =>
     conn.execute(`insert into webhook_events (id, workspace_id, name, body, created_at, dispatched_at) values (?, ?, 'lead.approved', '{}', now(), ${dispatched ? 'now()' : 'null'})`, [id, ws.id]);
   await event(ids.oldDispatched, true);
-  await event(ids.oldPending, false);
   await event(ids.recent, true);
-  // Hold the undispatched row, so the test worker's dispatcher (FOR UPDATE SKIP LOCKED) leaves it
-  // undispatched while the purge runs.
+  // Hold an undispatched row, so the test worker's dispatcher (FOR UPDATE SKIP LOCKED) leaves it
+  // undispatched while the purge runs. The dispatcher may claim a row before the lock is taken;
+  // then that one is simply an old dispatched row, and another is tried.
   const locker = new pg.Client({ connectionString: services.config.databaseUrl });
   await locker.connect();
-  await locker.query('begin');
-  await locker.query('select id from webhook_events where id = $1 for update', [ids.oldPending]);
+  for (let attempt = 0; ; attempt++) {
+    await event(ids.oldPending, false);
+    await locker.query('begin');
+    const held = await locker.query('select id from webhook_events where id = $1 and dispatched_at is null for update', [ids.oldPending]);
+    if (held.rowCount === 1) break;
+    await locker.query('rollback');
+    if (attempt > 10) throw new Error('could not hold an undispatched row');
+    ids.oldPending = uuidv7(old);
+  }
   const delivery = (id: string) =>
     conn.execute(
       `insert into webhook_deliveries (id, subscription_id, workspace_id, event_id, event_name, success, duration_ms, created_at) values (?, ?, ?, ?, 'lead.approved', true, 5, now())`,
