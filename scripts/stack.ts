@@ -30,6 +30,7 @@ import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { SEARCH_ATTRIBUTES } from '../lib/temporal.js';
 
 export interface StackInfo {
   databaseUrl: string;
@@ -63,7 +64,6 @@ const DB_NAME = 'outreach';
 /** Later CLI releases carry a `replace` directive in go.mod, which `go install` refuses. */
 const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const TEST_SERVER_VERSION = '1.38.0';
-const SEARCH_ATTRIBUTES = ['WorkspaceId', 'AppId', 'JobKind'];
 const SERVICES: Service[] = ['postgres', 'redis', 'temporal'];
 /** Postgres' SIGTERM is a "smart" shutdown that waits for every client to leave; SIGINT is its fast, still clean, one. */
 const STOP_SIGNAL: Record<Service, NodeJS.Signals> = { postgres: 'SIGINT', redis: 'SIGTERM', temporal: 'SIGTERM' };
@@ -493,21 +493,10 @@ async function temporalAnswers(address: string): Promise<boolean> {
 
 async function ensureSearchAttributes(address: string, log: Log): Promise<void> {
   const { Connection } = await import('@temporalio/client');
+  const { ensureSearchAttributes: register } = await import('../lib/temporal.js');
   const connection = await Connection.connect({ address });
   try {
-    const namespace = 'default';
-    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-    const missing = SEARCH_ATTRIBUTES.filter((name) => !(name in (customAttributes ?? {})));
-    if (!missing.length) return;
-    log(`temporal: registering search attributes ${missing.join(', ')}`);
-    const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-    const searchAttributes = Object.fromEntries(missing.map((name) => [name, KEYWORD]));
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
-  } catch (err) {
-    const code = (err as { code?: number }).code;
-    if (code === 6 /* ALREADY_EXISTS: registered meanwhile */) return;
-    if (code !== 12 /* UNIMPLEMENTED */) throw err;
-    log(`temporal: WARNING the server on ${address} cannot register search attributes (${SEARCH_ATTRIBUTES.join(', ')})`);
+    await register(connection, 'default', (msg) => log(`temporal: WARNING ${msg}`));
   } finally {
     await connection.close();
   }

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { loadConfig } from '../lib/config.js';
 import { logger } from '../lib/logger.js';
 import { openOrm } from '../lib/db.js';
-import { connectTemporal } from '../lib/temporal.js';
+import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
 import { ensureSchedules } from './schedules.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
@@ -32,6 +32,7 @@ export async function createWorker() {
     activities: createActivities({ orm, config, logger }),
   });
   const client = await connectTemporal(config);
+  await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
   if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
