@@ -4,52 +4,38 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type Schedu
 import { scheduleIds, workflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
+interface Recurring {
+  id: keyof typeof scheduleIds & keyof typeof workflowIds;
+  spec: ScheduleOptions['spec'];
+  catchupWindow: string;
+  kind: string;
+  args?: unknown[];
+  description: string;
+}
+
+// The workflow type has the same name as the schedule/workflow-id key.
+const RECURRING: Recurring[] = [
+  { id: 'purgeExpiredAuth', spec: { intervals: [{ every: '1 hour' }] }, catchupWindow: '1 hour', kind: 'maintenance', description: 'Purges expired/revoked sessions and expired refresh tokens' },
+  { id: 'grantMonthlyCredits', spec: { calendars: [{ dayOfMonth: 1, hour: 0, minute: 5 }] }, catchupWindow: '7 days', kind: 'credits', args: [{}], description: 'Grants every workspace its plan’s monthly credits (idempotent per month)' },
+  { id: 'purgeWebhookHistory', spec: { calendars: [{ hour: 3, minute: 17 }] }, catchupWindow: '1 day', kind: 'maintenance', description: 'Purges webhook deliveries and dispatched outbox events past retention' },
+];
+
 /** `idPrefix` lets tests create throwaway copies without touching the real schedules. */
 export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleOptions[] {
-  return [
-    {
-      scheduleId: idPrefix + scheduleIds.purgeExpiredAuth,
-      spec: { intervals: [{ every: '1 hour' }] },
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'purgeExpiredAuth',
-        workflowId: idPrefix + workflowIds.purgeExpiredAuth,
-        taskQueue,
-        args: [],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'maintenance' }),
-      },
-      memo: { description: 'Purges expired/revoked sessions and expired refresh tokens' },
+  return RECURRING.map((r) => ({
+    scheduleId: idPrefix + scheduleIds[r.id],
+    spec: r.spec,
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: r.catchupWindow },
+    action: {
+      type: 'startWorkflow',
+      workflowType: r.id,
+      workflowId: idPrefix + workflowIds[r.id],
+      taskQueue,
+      args: r.args ?? [],
+      typedSearchAttributes: jobSearchAttributes({ kind: r.kind }),
     },
-    {
-      scheduleId: idPrefix + scheduleIds.grantMonthlyCredits,
-      spec: { calendars: [{ dayOfMonth: 1, hour: 0, minute: 5 }] },
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '7 days' },
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'grantMonthlyCredits',
-        workflowId: idPrefix + workflowIds.grantMonthlyCredits,
-        taskQueue,
-        args: [{}],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'credits' }),
-      },
-      memo: { description: 'Grants every workspace its plan’s monthly credits (idempotent per month)' },
-    },
-    {
-      scheduleId: idPrefix + scheduleIds.purgeWebhookHistory,
-      spec: { calendars: [{ hour: 3, minute: 17 }] },
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'purgeWebhookHistory',
-        workflowId: idPrefix + workflowIds.purgeWebhookHistory,
-        taskQueue,
-        args: [],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'maintenance' }),
-      },
-      memo: { description: 'Purges webhook deliveries and dispatched outbox events past retention' },
-    },
-  ];
+    memo: { description: r.description },
+  }));
 }
 
 export async function ensureSchedules(client: Client, taskQueue: string, idPrefix = ''): Promise<void> {
