@@ -7,6 +7,7 @@ import { errorMapper } from './middleware/errors.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { bodyParser } from './middleware/body.js';
 import { buildRouter } from './router.js';
+import { docsAssets } from './docs-page.js';
 import { allOperations } from './operations.js';
 import type { Operation } from './operation.js';
 import type { Services } from './services.js';
@@ -19,6 +20,7 @@ export function createApp(services: Services, operations: Operation[] = allOpera
   app.use(accessLog(services.logger));
   app.use(errorMapper());
   app.use(securityHeaders());
+  app.use(docsAssets()); // the docs viewer's static files, outside the operation table
   app.use(bodyParser(services.config.bodyLimitBytes));
   app.use(router.routes());
   app.use(router.allowedMethods());
