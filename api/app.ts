@@ -7,6 +7,7 @@ import { accessLog } from './middleware/access-log.js';
 import { errorMapper } from './middleware/errors.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { buildRouter, unmatched } from './router.js';
+import { docsAssets } from './docs-page.js';
 import { allOperations } from './operations.js';
 import type { Operation } from './operation.js';
 import type { Services } from './services.js';
@@ -19,6 +20,7 @@ export function createApp(services: Services, operations: Operation[] = allOpera
   app.use(accessLog(services.logger));
   app.use(errorMapper());
   app.use(securityHeaders());
+  app.use(docsAssets()); // the docs viewer's static files, outside the operation table
   app.use(router.routes());
   app.use(unmatched(router));
   return app;
