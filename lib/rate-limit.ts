@@ -70,10 +70,13 @@ export function createRateLimiter(redis: Redis, onDegraded: (err: unknown) => vo
   // A defined command runs as EVALSHA (the script is sent once, not with every request).
   if (!('slidingWindow' in redis)) redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SCRIPT });
   const r = redis as WithWindow;
+  // Sorted-set members only need to be unique: a per-process random prefix and a counter.
+  const instance = randomUUID();
+  let seq = 0;
   return {
     async check(key, limit, periodMs) {
       try {
-        const [ok, remaining, untilOldest] = await r.slidingWindow(key, periodMs, limit, randomUUID());
+        const [ok, remaining, untilOldest] = await r.slidingWindow(key, periodMs, limit, `${instance}:${++seq}`);
         return decision(ok === 1, limit, remaining, untilOldest, false);
       } catch (err) {
         onDegraded(err);

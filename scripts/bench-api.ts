@@ -51,7 +51,9 @@ const apiEnv = {
 };
 const children: ChildProcess[] = [];
 // Access logs go to /dev/null: written (as in production) but not kept.
-const api = spawn(process.execPath, [join(repoRoot, 'dist/api/server.js')], { cwd: repoRoot, env: apiEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+// BENCH_PROFILE=1 writes a V8 CPU profile of the API to .data/profiles/ (open it in Chrome DevTools).
+const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(repoRoot, '.data/profiles')}`] : [];
+const api = spawn(process.execPath, [...profile, join(repoRoot, 'dist/api/server.js')], { cwd: repoRoot, env: apiEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 children.push(api);
 const base = `http://127.0.0.1:${apiPort}`;
 
