@@ -1,12 +1,13 @@
-// The middleware chain: request id → JSON logs → error mapping → security headers → body parsing →
-// router (per route: authentication → acting-as → rate limit → validation → handler).
+// The middleware chain: request id → JSON logs → error mapping → security headers → router (per
+// route: authentication → acting-as → Demo guard → rate limit → body reading → validation → handler)
+// → 404/405 for what no route matched.
 import Koa from 'koa';
 import { requestId } from './middleware/request-id.js';
 import { accessLog } from './middleware/access-log.js';
 import { errorMapper } from './middleware/errors.js';
 import { securityHeaders } from './middleware/security-headers.js';
-import { bodyParser } from './middleware/body.js';
-import { buildRouter } from './router.js';
+import { buildRouter, unmatched } from './router.js';
+import { docsAssets } from './docs-page.js';
 import { allOperations } from './operations.js';
 import type { Operation } from './operation.js';
 import type { Services } from './services.js';
@@ -19,8 +20,8 @@ export function createApp(services: Services, operations: Operation[] = allOpera
   app.use(accessLog(services.logger));
   app.use(errorMapper());
   app.use(securityHeaders());
-  app.use(bodyParser(services.config.bodyLimitBytes));
+  app.use(docsAssets()); // the docs viewer's static files, outside the operation table
   app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(unmatched(router));
   return app;
 }

@@ -1,6 +1,6 @@
-// OpenAPI 3.1 document and an HTML docs page, both generated from the operation declarations. The
-// document states what the server does: each operation's generic responses are derived from its
-// declaration (auth, X-Acting-As, params, query, body, rate-limit group) and follow the router's rules.
+// The OpenAPI 3.1 document, generated from the operation declarations (the docs page is api/docs-page.ts).
+// It states what the server does: each operation's generic responses are derived from its declaration
+// (auth, X-Acting-As, params, query, body, rate-limit group) and follow the router's rules.
 import { z } from 'zod';
 import type { Operation } from './operation.js';
 import { ErrorBody } from './schemas.js';
@@ -159,24 +159,4 @@ export function buildOpenApi(operations: Operation[]): Json {
     },
     paths,
   };
-}
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-export function renderDocs(doc: Json): string {
-  const byTag = new Map<string, string[]>();
-  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
-    for (const [method, op] of Object.entries(methods)) {
-      const tag = (op.tags as string[])[0];
-      const detail = esc(JSON.stringify({ parameters: op.parameters, requestBody: op.requestBody, responses: op.responses }, null, 2));
-      const lock = (op.security as unknown[]).length ? '' : ' <em>public</em>';
-      (byTag.get(tag) ?? byTag.set(tag, []).get(tag)!).push(
-        `<details><summary><b>${method.toUpperCase()}</b> <code>${esc(path)}</code> ${esc(String(op.summary))}${lock}</summary><pre>${detail}</pre></details>`,
-      );
-    }
-  }
-  const sections = [...byTag].map(([tag, items]) => `<h2>${esc(tag)}</h2>${items.join('\n')}`).join('\n');
-  return `<!doctype html><html><head><meta charset="utf-8"><title>API docs</title>
-<style>body{font:14px system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em}summary{cursor:pointer;padding:4px 0}pre{background:#f5f5f5;padding:8px;overflow:auto}code{color:#036}</style>
-</head><body><h1>${esc(String((doc.info as Json).title))}</h1><p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1). Authenticate with <code>Authorization: Bearer &lt;token&gt;</code>.</p>${sections}</body></html>`;
 }

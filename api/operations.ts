@@ -1,7 +1,8 @@
 // The registry of every declared operation. A domain adds its routes module here.
 import { z } from 'zod';
 import { defineOperation, type Operation } from './operation.js';
-import { buildOpenApi, renderDocs } from './openapi.js';
+import { buildOpenApi } from './openapi.js';
+import { DOCS_CSP, renderDocsPage } from './docs-page.js';
 import * as system from './system/routes.js';
 import * as auth from './auth/routes.js';
 import * as users from './users/routes.js';
@@ -19,7 +20,6 @@ const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !
 
 function docsOperations(ops: Operation[]): Operation[] {
   let doc: Record<string, unknown> | undefined;
-  let html: string | undefined;
   const document = (): Record<string, unknown> => (doc ??= buildOpenApi([...ops, ...docs]));
   const docs: Operation[] = [
     defineOperation({
@@ -35,16 +35,16 @@ function docsOperations(ops: Operation[]): Operation[] {
     defineOperation({
       method: 'GET',
       path: '/docs',
-      summary: 'Human-readable API documentation',
+      summary: 'API documentation page (Swagger UI over /openapi.json, with try-it-out)',
       tag: 'system',
       auth: 'public',
       rateLimit: 'none',
       produces: 'text/html',
       responses: { 200: z.string() },
       handler: ({ ctx }) => {
-        ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+        ctx.set('Content-Security-Policy', DOCS_CSP);
         ctx.type = 'text/html';
-        ctx.body = html ??= renderDocs(document());
+        ctx.body = renderDocsPage();
       },
     }),
   ];

@@ -1,8 +1,10 @@
 // Builds the Koa router from the operation declarations. Per route, in order: authentication →
-// acting-as → demo read-only guard → rate limit → validation → handler → response mapping.
+// acting-as → demo read-only guard → rate limit → input (params, query, then the body is read) →
+// validation → handler → response mapping. Unmatched requests get 404, or 405 with `Allow`.
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import type { z } from 'zod';
+import { z } from 'zod';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../domain/errors.js';
 import { Reply, successStatus, type Operation } from './operation.js';
 import type { Services } from './services.js';
@@ -10,33 +12,65 @@ import { authenticate } from './middleware/authenticate.js';
 import { actingAs } from './middleware/acting-as.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { demoGuard } from './middleware/demo.js';
+import { findBadString, readJsonBody } from './middleware/body.js';
 
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
+function invalid(code: string, what: string, details: { path: string; message: string }[]): AppError {
+  return new AppError(400, code, `invalid ${what}: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`, details);
+}
+
 function parsePart(schema: z.ZodType | undefined, value: unknown, code: string, what: string): unknown {
+  const bad = findBadString(value);
+  if (bad) throw invalid(code, what, [{ path: bad.path, message: bad.reason }]);
   if (!schema) return undefined;
   const r = schema.safeParse(value);
-  if (!r.success) {
-    const details = r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    throw new AppError(400, code, `invalid ${what}: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`, details);
-  }
+  if (!r.success) throw invalid(code, what, r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
   return r.data;
+}
+
+/** Query keys an operation accepts; `undefined` when its schema is not a plain object (no key check). */
+function queryKeys(op: Operation): Set<string> | undefined {
+  if (!op.query) return new Set();
+  return op.query instanceof z.ZodObject ? new Set(Object.keys(op.query.shape)) : undefined;
+}
+
+/**
+ * One rule for every operation: the query string must be valid percent-encoded UTF-8 (never
+ * silently rewritten with U+FFFD) and may name only the parameters the operation declares.
+ */
+function checkQuery(ctx: Context, allowed: Set<string> | undefined, code: string): void {
+  const qs = ctx.querystring;
+  if (!qs) return;
+  for (const pair of qs.split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    const rawKey = eq === -1 ? pair : pair.slice(0, eq);
+    let key: string;
+    try {
+      key = decodeURIComponent(rawKey.replace(/\+/g, ' '));
+      if (eq !== -1) decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      throw invalid(code, 'query', [{ path: '', message: 'the query string is not valid percent-encoded UTF-8' }]);
+    }
+    if (allowed && !allowed.has(key)) {
+      const known = [...allowed].join(', ') || 'none';
+      throw invalid(code, 'query', [{ path: key, message: `unknown query parameter (accepted: ${known})` }]);
+    }
+  }
 }
 
 function handle(op: Operation, services: Services): Middleware {
   const status = successStatus(op);
   const validateResponses = process.env.NODE_ENV !== 'production';
+  const keys = queryKeys(op);
+  const codes = { params: op.invalid?.params ?? 'invalid_id', query: op.invalid?.query ?? 'invalid_query', body: op.invalid?.body ?? 'invalid_body' };
   return async (ctx: Context) => {
-    const result = await op.handler({
-      params: parsePart(op.params, ctx.params, op.invalid?.params ?? 'invalid_id', 'path parameter'),
-      query: parsePart(op.query, ctx.query, op.invalid?.query ?? 'invalid_query', 'query'),
-      body: parsePart(op.body, ctx.request.body ?? {}, op.invalid?.body ?? 'invalid_body', 'body'),
-      actor: ctx.state.actor,
-      auth: ctx.state.auth,
-      em: ctx.state.em,
-      services,
-      ctx,
-    } as never);
+    const params = parsePart(op.params, ctx.params, codes.params, 'path parameter');
+    checkQuery(ctx, keys, codes.query);
+    const query = parsePart(op.query, ctx.query, codes.query, 'query');
+    const body = op.body ? parsePart(op.body, (await readJsonBody(ctx, services.config.bodyLimitBytes)) ?? {}, codes.body, 'body') : undefined;
+    const result = await op.handler({ params, query, body, actor: ctx.state.actor, auth: ctx.state.auth, em: ctx.state.em, services, ctx } as never);
     if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
     const r = result instanceof Reply ? result : new Reply(status, result);
     ctx.status = r.status;
@@ -60,17 +94,37 @@ export function buildRouter(operations: Operation[], services: Services): Router
   for (const op of operations) {
     const bind: Middleware = async (ctx, next) => {
       ctx.state.operation = op;
-      ctx.state.em = services.orm.em.fork();
+      // Forked on first use: requests answered from caches never build an EntityManager.
+      let em: EntityManager | undefined;
+      Object.defineProperty(ctx.state, 'em', { get: () => (em ??= services.orm.em.fork() as EntityManager), configurable: true });
       await next();
     };
     router.register(toKoaPath(op.path), [op.method], [
       bind,
       authenticate(op, services),
-      actingAs(op),
+      actingAs(op, services),
       demoGuard(op),
       rateLimit(op, services),
       handle(op, services),
     ] as never, { name: op.operationId });
   }
   return router;
+}
+
+/**
+ * After the router: a path no operation declares is 404; a known path with another method is 405
+ * with `Allow` (any method, TRACE included); OPTIONS on a known path answers 204 with `Allow`.
+ */
+export function unmatched(router: Router): Middleware {
+  return async (ctx) => {
+    const layers = router.match(ctx.path, ctx.method).path;
+    if (layers.length === 0) throw new AppError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
+    const allow = [...new Set(layers.flatMap((l) => l.methods))].join(', ');
+    ctx.set('Allow', allow);
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`);
+  };
 }

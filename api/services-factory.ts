@@ -4,6 +4,8 @@ import { logger } from '../lib/logger.js';
 import { connectRedis, redisReady } from '../lib/redis.js';
 import { connectTemporal } from '../lib/temporal.js';
 import { createRateLimiter } from '../lib/rate-limit.js';
+import { linkCachesToRedis } from '../lib/credential-cache.js';
+import { Authenticator } from './authenticator.js';
 import type { Services } from './services.js';
 
 /** Opens every long-lived connection the API needs. */
@@ -19,6 +21,14 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
       logger.warn({ err: String(err) }, 'rate limiter degraded to in-process limits: Redis unavailable');
     }
   });
+  const authenticator = new Authenticator(orm, config, rateLimiter);
+  // Revocations reach every API process of this database through one Redis channel.
+  const channel = `credentials-changed:${new URL(config.databaseUrl).pathname.slice(1)}`;
+  const link = await linkCachesToRedis([authenticator.credentials, authenticator.actors] as never, redis, channel, (msg, err) =>
+    logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
+  );
+  const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
+  const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
     orm,
@@ -26,7 +36,11 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     temporal,
     logger,
     rateLimiter,
+    authenticator,
     async close() {
+      clearInterval(usageTimer);
+      await flushUsage();
+      link.close();
       redis.disconnect();
       await Promise.all([orm.close(), temporal.connection.close()]);
     },

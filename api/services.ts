@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
+import type { Authenticator } from './authenticator.js';
 
 /** Long-lived dependencies the API hands to every handler. */
 export interface Services {
@@ -13,4 +14,5 @@ export interface Services {
   temporal: Client;
   logger: Logger;
   rateLimiter: RateLimiter;
+  authenticator: Authenticator;
 }

@@ -5,6 +5,7 @@ import { User } from '../db/entities/User.js';
 import { randomSecret, sha256Hex } from '../lib/crypto.js';
 import { AppError, notFound } from './errors.js';
 import { PAT_PREFIX } from './auth.js';
+import { credentialsChanged } from '../lib/credential-cache.js';
 
 export const MAX_ACTIVE_TOKENS = 50;
 
@@ -30,4 +31,5 @@ export async function createToken(em: EntityManager, userId: string, name: strin
 export async function revokeToken(em: EntityManager, userId: string, tokenId: string): Promise<void> {
   const n = await em.nativeUpdate(ApiToken, { id: tokenId, user: userId, revokedAt: null }, { revokedAt: new Date() });
   if (n === 0) throw notFound('token');
+  credentialsChanged(userId);
 }

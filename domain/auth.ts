@@ -5,14 +5,14 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { Config } from '../lib/config.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomSecret, sha256Hex, verifyPassword } from '../lib/crypto.js';
 import { isUuid, uuidv7 } from '../lib/ids.js';
+import { credentialsChanged } from '../lib/credential-cache.js';
 import { User, type IUser } from '../db/entities/User.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { TeamMember } from '../db/entities/TeamMember.js';
 import { Session, type ISession } from '../db/entities/Session.js';
 import { RefreshToken } from '../db/entities/RefreshToken.js';
-import { ApiToken } from '../db/entities/ApiToken.js';
 import { AppError, unauthorized } from './errors.js';
-import type { AuthInfo } from './identity.js';
+import type { AuthInfo, UserSnapshot } from './identity.js';
 
 export const PAT_PREFIX = 'pat_';
 const REFRESH_PREFIX = 'rt_';
@@ -119,6 +119,7 @@ export async function refresh(em: EntityManager, config: Config, token: string):
   const claimed = await em.nativeUpdate(RefreshToken, { id: row.id, usedAt: null }, { usedAt: now });
   if (claimed === 0) {
     await em.nativeUpdate(Session, { id: session.id, revokedAt: null }, { revokedAt: now });
+    credentialsChanged(session.user.id);
     throw unauthorized('refresh token was already used; the session has been revoked');
   }
   if (row.expiresAt <= now || session.revokedAt || session.expiresAt <= now) throw unauthorized('refresh token expired or revoked');
@@ -132,35 +133,94 @@ export async function refresh(em: EntityManager, config: Config, token: string):
 export async function logout(em: EntityManager, auth: AuthInfo): Promise<void> {
   if (auth.kind === 'session' && auth.sessionId) {
     await em.nativeUpdate(Session, { id: auth.sessionId, revokedAt: null }, { revokedAt: new Date() });
+    credentialsChanged(auth.userId);
   }
 }
 
 const BEARER_RE = /^[A-Za-z0-9._~+/=-]{1,4096}$/;
 
-/** Resolves a bearer credential to the user it belongs to, or throws 401 `unauthorized`. */
-export async function authenticateBearer(em: EntityManager, config: Config, header: string | undefined): Promise<AuthInfo> {
+/** What a bearer credential resolves to, in one database round trip: the user and their own workspace. */
+export interface ResolvedCredential {
+  auth: AuthInfo;
+  user: UserSnapshot;
+  workspace: { id: string; isDemo: boolean } | null;
+  /** Epoch ms after which the credential is no longer valid (JWT or session expiry). */
+  notAfter: number;
+}
+
+/** Parses `Authorization: Bearer <token>`; throws 401 for a missing or malformed header. */
+export function bearerToken(header: string | undefined): string {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
   if (!match || !BEARER_RE.test(match[1])) throw unauthorized(header ? 'malformed bearer credential' : 'authentication required');
-  const token = match[1];
-  if (token.startsWith(PAT_PREFIX)) return authenticatePat(em, token);
-  if (token.split('.').length === 3) return authenticateJwt(em, config, token);
+  return match[1];
+}
+
+/** Resolves a bearer credential to the user it belongs to, or throws 401 `unauthorized`. Uncached. */
+export async function authenticateBearer(em: EntityManager, config: Config, header: string | undefined): Promise<AuthInfo> {
+  return (await resolveCredential(em, config, bearerToken(header))).auth;
+}
+
+export async function resolveCredential(em: EntityManager, config: Config, token: string): Promise<ResolvedCredential> {
+  if (token.startsWith(PAT_PREFIX)) return resolvePat(em, token);
+  if (token.split('.').length === 3) return resolveJwt(em, config, token);
   throw unauthorized('invalid bearer credential');
 }
 
-async function authenticatePat(em: EntityManager, token: string): Promise<AuthInfo> {
-  const row = await em.findOne(ApiToken, { tokenHash: sha256Hex(token), revokedAt: null });
-  if (!row) throw unauthorized('invalid or revoked token');
-  const now = Date.now();
-  // Record use at most once a minute, so authentication is not a write on every request.
-  if (!row.lastUsedAt || now - row.lastUsedAt.getTime() > 60_000) {
-    await em.nativeUpdate(ApiToken, { id: row.id }, { lastUsedAt: new Date(now) });
-  }
-  return { userId: row.user.id, kind: 'pat', tokenId: row.id };
+interface CredentialRow {
+  credential_id: string;
+  user_id: string;
+  email: string;
+  name: string | null;
+  timezone: string | null;
+  locale: string | null;
+  created_at: Date;
+  updated_at: Date;
+  workspace_id: string | null;
+  is_demo: boolean | null;
+  expires_at?: Date;
 }
 
-async function authenticateJwt(em: EntityManager, config: Config, token: string): Promise<AuthInfo> {
+// The credential, its user and the user's workspace in one statement. The data-modifying CTE records
+// the use (at most once a minute) in the same round trip; later uses are batched by UsageRecorder.
+const USER_COLUMNS = `u.id as user_id, u.email, u.name, u.timezone, u.locale, u.created_at, u.updated_at, w.id as workspace_id, w.is_demo`;
+const PAT_SQL = `
+with tok as (select id, user_id, last_used_at from api_tokens where token_hash = ? and revoked_at is null),
+touched as (
+  update api_tokens t set last_used_at = now() from tok
+  where t.id = tok.id and (tok.last_used_at is null or tok.last_used_at < now() - interval '60 seconds') returning t.id)
+select tok.id as credential_id, ${USER_COLUMNS}
+from tok join users u on u.id = tok.user_id left join workspaces w on w.owner_id = u.id`;
+const SESSION_SQL = `
+with s as (select id, user_id, last_used_at, expires_at from sessions where id = ? and user_id = ? and revoked_at is null and expires_at > now()),
+touched as (
+  update sessions x set last_used_at = now() from s
+  where x.id = s.id and s.last_used_at < now() - interval '60 seconds' returning x.id)
+select s.id as credential_id, s.expires_at, ${USER_COLUMNS}
+from s join users u on u.id = s.user_id left join workspaces w on w.owner_id = u.id`;
+
+function toResolved(row: CredentialRow, auth: AuthInfo, notAfter: number): ResolvedCredential {
+  const user: UserSnapshot = {
+    id: row.user_id,
+    email: row.email,
+    name: row.name,
+    timezone: row.timezone,
+    locale: row.locale,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+  return { auth: { ...auth, user }, user, workspace: row.workspace_id ? { id: row.workspace_id, isDemo: !!row.is_demo } : null, notAfter };
+}
+
+async function resolvePat(em: EntityManager, token: string): Promise<ResolvedCredential> {
+  const [row] = (await em.getConnection().execute(PAT_SQL, [sha256Hex(token)])) as CredentialRow[];
+  if (!row) throw unauthorized('invalid or revoked token');
+  return toResolved(row, { userId: row.user_id, kind: 'pat', tokenId: row.credential_id }, Infinity);
+}
+
+async function resolveJwt(em: EntityManager, config: Config, token: string): Promise<ResolvedCredential> {
   let sub: string | undefined;
   let sid: unknown;
+  let exp: number | undefined;
   try {
     const { payload } = await jwtVerify(token, config.jwt.secret, {
       algorithms: [JWT_ALG],
@@ -170,13 +230,47 @@ async function authenticateJwt(em: EntityManager, config: Config, token: string)
     });
     sub = payload.sub;
     sid = payload.sid;
+    exp = payload.exp;
   } catch {
     throw unauthorized('invalid or expired token');
   }
   if (!isUuid(sub) || !isUuid(sid)) throw unauthorized('invalid token');
-  const session = await em.findOne(Session, { id: sid, user: sub, revokedAt: null, expiresAt: { $gt: new Date() } });
-  if (!session) throw unauthorized('session revoked or expired');
-  // Like PAT use, session activity is recorded at most once a minute.
-  if (Date.now() - session.lastUsedAt.getTime() > 60_000) await em.nativeUpdate(Session, { id: sid }, { lastUsedAt: new Date() });
-  return { userId: sub, kind: 'session', sessionId: sid };
+  const [row] = (await em.getConnection().execute(SESSION_SQL, [sid, sub])) as CredentialRow[];
+  if (!row) throw unauthorized('session revoked or expired');
+  const notAfter = Math.min((exp ?? 0) * 1000, new Date(row.expires_at!).getTime());
+  return toResolved(row, { userId: sub, kind: 'session', sessionId: sid }, notAfter);
+}
+
+/**
+ * Uses of cached credentials, written in batches (one UPDATE per table) instead of one write per
+ * request. Each credential is recorded at most once a minute, as before.
+ */
+export class UsageRecorder {
+  private pending = { pat: new Map<string, Date>(), session: new Map<string, Date>() };
+  private lastRecorded = new Map<string, number>();
+
+  record(auth: AuthInfo, now = Date.now()): void {
+    const id = auth.kind === 'pat' ? auth.tokenId : auth.sessionId;
+    if (!id) return;
+    const last = this.lastRecorded.get(id);
+    if (last !== undefined && now - last < 60_000) return;
+    if (this.lastRecorded.size > 50_000) this.lastRecorded.clear();
+    this.lastRecorded.set(id, now);
+    if (last !== undefined) this.pending[auth.kind].set(id, new Date(now)); // the first use was written by the lookup
+  }
+
+  async flush(em: EntityManager): Promise<void> {
+    const batches = [
+      ['api_tokens', this.pending.pat],
+      ['sessions', this.pending.session],
+    ] as const;
+    this.pending = { pat: new Map(), session: new Map() };
+    for (const [table, rows] of batches) {
+      if (rows.size === 0) continue;
+      await em.getConnection().execute(
+        `update ${table} t set last_used_at = greatest(t.last_used_at, v.at) from unnest(?::uuid[], ?::timestamptz[]) as v(id, at) where t.id = v.id`,
+        [[...rows.keys()], [...rows.values()]],
+      );
+    }
+  }
 }

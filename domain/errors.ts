@@ -6,6 +6,8 @@ export class AppError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    /** Response headers that belong to this error (e.g. `Retry-After` on 429). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = 'AppError';

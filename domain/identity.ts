@@ -6,6 +6,18 @@ export interface AuthInfo {
   kind: 'session' | 'pat';
   sessionId?: string;
   tokenId?: string;
+  /** The user's profile as read while authenticating (see lib/credential-cache.ts for freshness). */
+  user?: UserSnapshot;
+}
+
+export interface UserSnapshot {
+  id: string;
+  email: string;
+  name: string | null;
+  timezone: string | null;
+  locale: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { TeamRole } from '../db/entities/TeamMember.js';
 import { TeamMember } from '../db/entities/TeamMember.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { AppError, notFound } from './errors.js';
+import { credentialsChanged } from '../lib/credential-cache.js';
 
 export interface MyWorkspace {
   id: string;
@@ -42,4 +43,5 @@ export async function leaveWorkspace(em: EntityManager, userId: string, memberId
     throw new AppError(403, 'owner_cannot_leave', 'you cannot leave a workspace you own');
   }
   await em.nativeDelete(TeamMember, { id: member.id });
+  credentialsChanged(userId);
 }

@@ -17,6 +17,7 @@ import { requireWithinLimit } from './plans.js';
 import { createAccount, normaliseEmail, startSession, type ClientInfo, type IssuedTokens } from './auth.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor, AuthInfo } from './identity.js';
+import { credentialsChanged } from '../lib/credential-cache.js';
 
 export const INVITATION_PREFIX = 'inv_';
 
@@ -104,11 +105,12 @@ export async function removeMember(em: EntityManager, actor: Actor, memberId: st
     audit(tx, me.workspaceId, me.userId, 'member.removed', { memberId: target.id }, { user_id: target.user.id, email: target.user.getEntity().email, role: target.role });
     tx.remove(target);
     await tx.flush();
-  });
+    return target.user.id;
+  }).then(credentialsChanged);
 }
 
 export async function setMemberRole(em: EntityManager, actor: Actor, memberId: string, role: InvitationRole): Promise<ITeamMember> {
-  return em.transactional(async (tx) => {
+  return withInvalidation(em.transactional(async (tx) => {
     const me = await lockTeam(tx, actor);
     const target = await findMember(tx, me, memberId);
     requireCanManage(me, target);
@@ -118,11 +120,18 @@ export async function setMemberRole(em: EntityManager, actor: Actor, memberId: s
       await tx.flush();
     }
     return target;
-  });
+  }));
+}
+
+/** After a member's role or product access changed (committed), cached acting-as identities are stale. */
+async function withInvalidation(done: Promise<ITeamMember>): Promise<ITeamMember> {
+  const member = await done;
+  credentialsChanged(member.user.id);
+  return member;
 }
 
 export async function setMemberAccess(em: EntityManager, actor: Actor, memberId: string, access: { all_apps: boolean; app_ids: string[] }): Promise<ITeamMember> {
-  return em.transactional(async (tx) => {
+  return withInvalidation(em.transactional(async (tx) => {
     const me = await lockTeam(tx, actor);
     const target = await findMember(tx, me, memberId);
     requireCanManage(me, target);
@@ -139,7 +148,7 @@ export async function setMemberAccess(em: EntityManager, actor: Actor, memberId:
     target.appIds = appIds;
     await tx.flush();
     return target;
-  });
+  }));
 }
 
 export function listAudit(em: EntityManager, actor: Actor, page: PageRequest): Promise<ITeamAuditEvent[]> {

@@ -6,6 +6,7 @@ import { hashPassword, verifyPassword, DUMMY_PASSWORD_HASH } from '../lib/crypto
 import type { PageRequest } from '../lib/pagination.js';
 import { badRequest, notFound } from './errors.js';
 import type { AuthInfo } from './identity.js';
+import { credentialsChanged } from '../lib/credential-cache.js';
 
 export interface ProfilePatch {
   name?: string | null;
@@ -19,6 +20,7 @@ export async function updateProfile(em: EntityManager, userId: string, patch: Pr
   if (patch.timezone !== undefined) user.timezone = patch.timezone;
   if (patch.locale !== undefined) user.locale = patch.locale;
   await em.flush();
+  credentialsChanged(userId); // cached credentials carry the profile
   return user;
 }
 
@@ -37,6 +39,7 @@ export async function changePassword(em: EntityManager, auth: AuthInfo, current:
     const others = auth.kind === 'session' && auth.sessionId ? { id: { $ne: auth.sessionId } } : {};
     await tx.nativeUpdate(Session, { user: auth.userId, revokedAt: null, ...others }, { revokedAt: new Date() });
   });
+  credentialsChanged(auth.userId);
 }
 
 const live = () => ({ revokedAt: null, expiresAt: { $gt: new Date() } });
@@ -50,4 +53,5 @@ export function listSessions(em: EntityManager, userId: string, page: PageReques
 export async function revokeSession(em: EntityManager, userId: string, sessionId: string): Promise<void> {
   const n = await em.nativeUpdate(Session, { id: sessionId, user: userId, ...live() }, { revokedAt: new Date() });
   if (n === 0) throw notFound('session');
+  credentialsChanged(userId);
 }

@@ -45,7 +45,9 @@ export interface Config {
   temporal: { address: string; namespace: string; taskQueue: string };
   jwt: { secret: Uint8Array; issuer: string; audience: string; accessTtlSeconds: number };
   refreshTtlSeconds: number;
-  rateLimit: { agentPerMinute: number; publicPerMinute: number; defaultPerMinute: number };
+  rateLimit: { agentPerMinute: number; publicPerMinute: number; defaultPerMinute: number; authFailuresPerMinute: number };
+  /** Lifetime of a cached bearer credential (revocations are also pushed through Redis at once). */
+  authCacheTtlSeconds: number;
   bodyLimitBytes: number;
   outboundAllowHosts: string[];
   encryptionKey: Buffer;
@@ -78,7 +80,9 @@ export function loadConfig(): Config {
       agentPerMinute: int('RATE_LIMIT_AGENT_PER_MINUTE', 20),
       publicPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 30),
       defaultPerMinute: int('RATE_LIMIT_DEFAULT_PER_MINUTE', 600),
+      authFailuresPerMinute: int('RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 30),
     },
+    authCacheTtlSeconds: int('AUTH_CACHE_TTL_SECONDS', 30),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024),
     outboundAllowHosts: list('OUTBOUND_ALLOW_HOSTS'),
     // AES-256-GCM key for secrets we must be able to read back (webhook signing secrets).

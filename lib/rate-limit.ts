@@ -63,12 +63,17 @@ class MemoryWindow {
   }
 }
 
+type WithWindow = Redis & { slidingWindow(key: string, period: number, limit: number, member: string): Promise<number[]> };
+
 export function createRateLimiter(redis: Redis, onDegraded: (err: unknown) => void = () => {}): RateLimiter {
   const memory = new MemoryWindow();
+  // A defined command runs as EVALSHA (the script is sent once, not with every request).
+  if (!('slidingWindow' in redis)) redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SCRIPT });
+  const r = redis as WithWindow;
   return {
     async check(key, limit, periodMs) {
       try {
-        const [ok, remaining, untilOldest] = (await redis.eval(SCRIPT, 1, key, periodMs, limit, randomUUID())) as number[];
+        const [ok, remaining, untilOldest] = await r.slidingWindow(key, periodMs, limit, randomUUID());
         return decision(ok === 1, limit, remaining, untilOldest, false);
       } catch (err) {
         onDegraded(err);

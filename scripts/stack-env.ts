@@ -1,12 +1,35 @@
 // Brings the local stack up and applies migrations; returns the env the API, worker and tests use.
-import { ensureStack, type Stack } from './stack.js';
+import { ensureDatabaseAt, ensureStack, type Stack } from './stack.js';
 import { migrate, openOrm } from '../lib/db.js';
 
-export async function stackWithSchema(log: (msg: string) => void): Promise<{ stack: Stack; env: NodeJS.ProcessEnv }> {
+/**
+ * Where a run keeps its state apart from others on the same servers: tests and benchmarks use their
+ * own database (e.g. `outreach_test`, created and migrated here) and their own Redis logical
+ * database, so they never share rows, outbox events, rate-limit windows or invalidations with a
+ * running `npm start`.
+ */
+export interface Isolation {
+  /** Suffix of the database name: `outreach` → `outreach_<suffix>`. */
+  suffix: string;
+  /** Redis logical database number (the service uses 0). */
+  redisDb: number;
+}
+
+export function isolatedUrls(databaseUrl: string, redisUrl: string, iso: Isolation): { databaseUrl: string; redisUrl: string } {
+  const db = new URL(databaseUrl);
+  db.pathname = `/${decodeURIComponent(db.pathname.slice(1))}_${iso.suffix}`;
+  const redis = new URL(redisUrl);
+  redis.pathname = `/${iso.redisDb}`;
+  return { databaseUrl: db.toString(), redisUrl: redis.toString() };
+}
+
+export async function stackWithSchema(log: (msg: string) => void, iso?: Isolation): Promise<{ stack: Stack; env: NodeJS.ProcessEnv }> {
   const stack = await ensureStack({ log });
-  const env = { DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.redisUrl, TEMPORAL_ADDRESS: stack.temporalAddress };
+  const urls = iso ? isolatedUrls(stack.databaseUrl, stack.redisUrl, iso) : { databaseUrl: stack.databaseUrl, redisUrl: stack.redisUrl };
+  if (iso) await ensureDatabaseAt(urls.databaseUrl);
+  const env = { DATABASE_URL: urls.databaseUrl, REDIS_URL: urls.redisUrl, TEMPORAL_ADDRESS: stack.temporalAddress };
   Object.assign(process.env, env);
-  const orm = await openOrm(stack.databaseUrl);
+  const orm = await openOrm(urls.databaseUrl);
   try {
     await migrate(orm);
   } finally {

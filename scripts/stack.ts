@@ -279,7 +279,16 @@ async function pgAnswers(port: number): Promise<boolean> {
 }
 
 async function ensureDatabase(port: number, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: pgUrl(port, 'postgres') });
+  await ensureDatabaseAt(pgUrl(port, name));
+}
+
+/** Creates the database a URL names, on that URL's server, unless it exists (safe under races). */
+export async function ensureDatabaseAt(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);

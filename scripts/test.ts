@@ -15,7 +15,9 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
-const { stack, env } = await stackWithSchema(log);
+// Its own database (outreach_test), Redis database, task queue and so its own outbox dispatcher:
+// a test run never shares work with a running `npm start`, nor the reverse.
+const { stack, env } = await stackWithSchema(log, { suffix: 'test', redisDb: 1 });
 const taskQueue = `test-${process.pid}`;
 const testEnv = {
   ...env,
@@ -26,6 +28,7 @@ const testEnv = {
   // Tests create many users from one IP; the public and default groups' limits have their own tests.
   RATE_LIMIT_DEFAULT_PER_MINUTE: '100000',
   RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
   OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
 };
 const worker = spawnTsx('workers/worker.ts', testEnv);
@@ -41,7 +44,7 @@ try {
 
   const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
     cwd: repoRoot,
-    env: { ...process.env, ...testEnv },
+    env: { ...process.env, ...testEnv, TEST_WORKER_PID: String(worker.pid) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

@@ -1,12 +1,16 @@
 import type { Middleware } from 'koa';
-import { ownActor, resolveActor } from '../../domain/workspaces.js';
 import type { Operation } from '../operation.js';
+import type { Services } from '../services.js';
 
-/** Sets `ctx.state.actor`. Identity and token operations ignore X-Acting-As and act as the caller. */
-export const actingAs = (op: Operation): Middleware => async (ctx, next) => {
+/**
+ * Sets `ctx.state.actor`. Identity and token operations ignore X-Acting-As and act as the caller;
+ * elsewhere a present header (even an empty one) must be a team owner's user id.
+ */
+export const actingAs = (op: Operation, services: Services): Middleware => async (ctx, next) => {
   if (op.auth === 'user') {
-    const header = ctx.get('x-acting-as') || undefined;
-    ctx.state.actor = op.actingAs ? await resolveActor(ctx.state.em, ctx.state.auth, header) : await ownActor(ctx.state.em, ctx.state.auth);
+    const header = op.actingAs ? ctx.req.headers['x-acting-as'] : undefined;
+    const value = Array.isArray(header) ? header.join(',') : header;
+    ctx.state.actor = await services.authenticator.actor(ctx.state.credentialKey, ctx.state.credential, value?.trim());
   }
   await next();
 };

@@ -1,12 +1,14 @@
 import type { Middleware } from 'koa';
-import { authenticateBearer } from '../../domain/auth.js';
 import type { Operation } from '../operation.js';
 import type { Services } from '../services.js';
 
-/** Resolves the bearer credential of non-public operations into `ctx.state.auth`. */
+/** Resolves the bearer credential of non-public operations into `ctx.state.auth` (see api/authenticator.ts). */
 export const authenticate = (op: Operation, services: Services): Middleware => async (ctx, next) => {
   if (op.auth === 'user') {
-    ctx.state.auth = await authenticateBearer(ctx.state.em, services.config, ctx.get('authorization') || undefined);
+    const { key, credential } = await services.authenticator.authenticate(ctx.get('authorization') || undefined, ctx.ip);
+    ctx.state.credentialKey = key;
+    ctx.state.credential = credential;
+    ctx.state.auth = credential.auth;
   }
   await next();
 };

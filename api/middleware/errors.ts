@@ -24,8 +24,22 @@ const STATUS_CODES: Record<number, string> = {
   429: 'rate_limited',
 };
 
+/**
+ * PostgreSQL SQLSTATE class 22 ("data exception": bytes the encoding cannot hold, NUL in text or
+ * JSONB, values out of range or too long, malformed literals) is always caused by input.
+ */
+function dataException(err: unknown): AppError | undefined {
+  const e = err as { code?: unknown; sqlState?: unknown; cause?: unknown };
+  const state = [e?.sqlState, e?.code, (e?.cause as { code?: unknown } | undefined)?.code].find((c) => typeof c === 'string' && /^22[0-9A-Z]{3}$/.test(c)) as string | undefined;
+  if (!state) return undefined;
+  const message = state === '22021' || state === '22P05' ? 'text contains characters that cannot be stored' : 'a value is out of range or not in the expected form';
+  return new AppError(400, 'invalid_request', message);
+}
+
 function classify(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
+  const data = dataException(err);
+  if (data) return data;
   if (err instanceof ZodError) return new AppError(400, 'invalid_body', 'request validation failed', err.issues);
   if (err instanceof NotFoundError) return new AppError(404, 'not_found', 'not found');
   if (err instanceof UniqueConstraintViolationException) return new AppError(409, 'conflict', 'resource already exists');
@@ -48,19 +62,11 @@ function classify(err: unknown): AppError | undefined {
 export const errorMapper = (): Middleware => async (ctx, next) => {
   try {
     await next();
-    // Router fall-through: give 404/405 the standard JSON error body.
-    if (ctx.body === undefined || ctx.body === null) {
-      // Assigning a body resets an implicit status to 200, so the status is set again explicitly.
-      const status = ctx.status;
-      if (status === 404) ctx.body = errorBody(ctx, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
-      else if (status === 405) ctx.body = errorBody(ctx, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
-      else if (status === 501) ctx.body = errorBody(ctx, 'not_implemented', `${ctx.method} is not supported`);
-      ctx.status = status;
-    }
   } catch (err) {
     const known = classify(err);
     if (known) {
       ctx.status = known.status;
+      if (known.headers) ctx.set(known.headers);
       ctx.body = errorBody(ctx, known.code, known.message, known.details);
       if (known.status >= 500) ctx.state.log?.error({ err }, known.message);
       return;

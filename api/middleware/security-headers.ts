@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 
-/** Conservative headers for a JSON API; the docs page relaxes CSP for its own inline assets. */
+/** Conservative headers for a JSON API; the docs page sets its own CSP for its viewer (api/docs-page.ts). */
 export const securityHeaders = (): Middleware => async (ctx, next) => {
   ctx.set({
     'X-Content-Type-Options': 'nosniff',

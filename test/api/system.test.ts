@@ -65,13 +65,6 @@ test('GET /openapi.json is an OpenAPI 3.1 document of the declared operations', 
   t.deepEqual(r.body.paths['/api/users/me'].get.security, [{ bearer: [] }]);
 });
 
-test('GET /docs renders an HTML page listing the operations', async (t) => {
-  const r = await call('GET', '/docs');
-  t.is(r.status, 200);
-  t.regex(r.headers.get('content-type') ?? '', /text\/html/);
-  t.regex(r.text, /\/api\/auth\/signup/);
-});
-
 test('GET /metrics exposes Prometheus metrics including request latency by operation', async (t) => {
   await call('GET', '/healthz');
   const r = await call('GET', '/metrics');

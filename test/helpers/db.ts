@@ -4,6 +4,7 @@ import { TeamMember } from '../../db/entities/TeamMember.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { User } from '../../db/entities/User.js';
 import { api } from './api.js';
+import { credentialsChanged } from '../../lib/credential-cache.js';
 
 export async function addTeamMember(ownerId: string, memberId: string, access: { role?: 'admin' | 'member'; appIds?: string[] } = {}) {
   const em = (await api()).services.orm.em.fork();
@@ -21,5 +22,7 @@ export async function addTeamMember(ownerId: string, memberId: string, access: {
 
 export async function removeTeamMember(id: string) {
   const em = (await api()).services.orm.em.fork();
+  const member = await em.findOneOrFail(TeamMember, id);
   await em.nativeDelete(TeamMember, { id });
+  credentialsChanged(member.user.id); // as the domain's removal does, for the credential cache
 }
