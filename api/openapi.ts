@@ -21,6 +21,8 @@ function forbidNul(node: unknown): void {
   const s = node as Json;
   const types = Array.isArray(s.type) ? s.type : [s.type];
   if (types.includes('string') && !('format' in s || 'pattern' in s || 'enum' in s || 'const' in s)) s.pattern = NUL_FREE;
+  // Object keys are strings too.
+  if (types.includes('object') && s.additionalProperties !== false && !('propertyNames' in s)) s.propertyNames = { pattern: NUL_FREE };
   for (const [key, value] of Object.entries(s)) {
     if (key === 'not' || key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
     if (key === 'properties' || key === '$defs' || key === 'patternProperties') Object.values(value as Json).forEach(forbidNul);
@@ -33,6 +35,9 @@ function forbidNul(node: unknown): void {
  * JSON Schema as `.meta({ jsonSchema })`; it replaces what zod would generate.
  */
 const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
+  // z.email() is checked by zod's own regex, which `pattern` states; `format: email` would add the
+  // reader's idea of an email address (e.g. RFC 5321 length limits) that the server does not apply.
+  if (ctx.jsonSchema.format === 'email' && ctx.jsonSchema.pattern) delete ctx.jsonSchema.format;
   const exact = (z.globalRegistry.get(ctx.zodSchema as z.ZodType) as { jsonSchema?: Json } | undefined)?.jsonSchema;
   if (!exact) return;
   for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];

@@ -33,17 +33,51 @@ function junitFailures(xml: string): Failure[] {
   return out;
 }
 
+/**
+ * 400 answers that depend on stored state, not on the request's shape, so no schema can state them:
+ * the checks still run on these operations, but a 400 with valid data is taken as such a refusal
+ * (their tests in test/api/*.test.ts cover the codes).
+ */
+const STATEFUL_400: Record<string, string> = {
+  postUsersMeChangePassword: 'invalid_current_password: the generator cannot know the current password',
+  postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',
+  postTeamInvitations: 'invalid_app: app_ids must name products of the workspace',
+  putTeamMembersById: 'invalid_app: app_ids must name products of the workspace',
+};
+
+const toml = (s: string) => JSON.stringify(s);
+
+function configToml(token: string, bystander: string): string {
+  const lines = ['[headers]', `Authorization = ${toml(`Bearer ${token}`)}`, ''];
+  for (const id of ['postUsersMeApiTokens', 'deleteUsersMeApiTokensById']) {
+    lines.push('[[operations]]', `include-operation-id = ${toml(id)}`, `headers = { Authorization = ${toml(`Bearer ${bystander}`)} }`, '');
+  }
+  for (const [id, why] of Object.entries(STATEFUL_400)) {
+    lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
+    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
+  }
+  return lines.join('\n');
+}
+
 test('schemathesis: every check over the whole document, positive and negative', async (t) => {
   t.timeout(10 * 60_000);
   const st = await ensureSchemathesis((msg) => t.log(msg));
   const { base } = await api();
   const user = await createUser('Schemathesis');
   const token = await createPat(user, 'schemathesis');
+  // Token creation and revocation run with another user's token: with the test user's own,
+  // schemathesis would revoke the token the whole run authenticates with (it reuses ids it saw in
+  // GET api-tokens), and every later request would be a 401.
+  const bystander = await createPat(await createUser('Schemathesis bystander'), 'bystander');
 
   const dir = mkdtempSync(join(tmpdir(), 'schemathesis-'));
   const junit = join(dir, 'junit.xml');
+  const config = join(dir, 'schemathesis.toml');
+  writeFileSync(config, configToml(token, bystander));
   const args = [
     ...st.slice(1),
+    '--config-file',
+    config,
     'run',
     `${base}/openapi.json`,
     '--checks',
@@ -56,8 +90,6 @@ test('schemathesis: every check over the whole document, positive and negative',
     String(MAX_EXAMPLES),
     '--seed',
     String(SEED),
-    '--header',
-    `Authorization: Bearer ${token}`,
     '--workers',
     '2',
     '--report',
@@ -70,7 +102,7 @@ test('schemathesis: every check over the whole document, positive and negative',
   ];
   const started = Date.now();
   const { code, output } = await new Promise<{ code: number; output: string }>((resolve, reject) => {
-    const child = spawn(st[0], args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' } });
+    const child = spawn(st[0], args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' } });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
