@@ -16,6 +16,7 @@ export function ormConfig(databaseUrl: string) {
     forceUtcTimezone: true,
     pool: { min: 0, max: Number(process.env.DB_POOL_MAX ?? 10) },
     migrations: {
+      // Beside this module: db/migrations/*.ts from source (tsx), dist/db/migrations/*.js once built.
       path: join(here, 'migrations'),
       glob: '!(*.d).{js,ts}',
       tableName: 'mikro_orm_migrations',

@@ -31,5 +31,5 @@ export async function createToken(em: EntityManager, userId: string, name: strin
 export async function revokeToken(em: EntityManager, userId: string, tokenId: string): Promise<void> {
   const n = await em.nativeUpdate(ApiToken, { id: tokenId, user: userId, revokedAt: null }, { revokedAt: new Date() });
   if (n === 0) throw notFound('token');
-  credentialsChanged(userId);
+  await credentialsChanged(userId);
 }

@@ -121,7 +121,7 @@ export async function refresh(em: EntityManager, config: Config, token: string):
   const claimed = await em.nativeUpdate(RefreshToken, { id: row.id, usedAt: null }, { usedAt: now });
   if (claimed === 0) {
     await em.nativeUpdate(Session, { id: session.id, revokedAt: null }, { revokedAt: now });
-    credentialsChanged(session.user.id);
+    await credentialsChanged(session.user.id);
     throw unauthorized('refresh token was already used; the session has been revoked');
   }
   if (row.expiresAt <= now || session.revokedAt || session.expiresAt <= now) throw unauthorized('refresh token expired or revoked');
@@ -135,7 +135,7 @@ export async function refresh(em: EntityManager, config: Config, token: string):
 export async function logout(em: EntityManager, auth: AuthInfo): Promise<void> {
   if (auth.kind === 'session' && auth.sessionId) {
     await em.nativeUpdate(Session, { id: auth.sessionId, revokedAt: null }, { revokedAt: new Date() });
-    credentialsChanged(auth.userId);
+    await credentialsChanged(auth.userId);
   }
 }
 

@@ -43,5 +43,5 @@ export async function leaveWorkspace(em: EntityManager, userId: string, memberId
     throw new AppError(403, 'owner_cannot_leave', 'you cannot leave a workspace you own');
   }
   await em.nativeDelete(TeamMember, { id: member.id });
-  credentialsChanged(userId);
+  await credentialsChanged(userId);
 }

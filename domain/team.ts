@@ -126,7 +126,7 @@ export async function setMemberRole(em: EntityManager, actor: Actor, memberId: s
 /** After a member's role or product access changed (committed), cached acting-as identities are stale. */
 async function withInvalidation(done: Promise<ITeamMember>): Promise<ITeamMember> {
   const member = await done;
-  credentialsChanged(member.user.id);
+  await credentialsChanged(member.user.id);
   return member;
 }
 

@@ -20,7 +20,7 @@ export async function updateProfile(em: EntityManager, userId: string, patch: Pr
   if (patch.timezone !== undefined) user.timezone = patch.timezone;
   if (patch.locale !== undefined) user.locale = patch.locale;
   await em.flush();
-  credentialsChanged(userId); // cached credentials carry the profile
+  await credentialsChanged(userId); // cached credentials carry the profile
   return user;
 }
 
@@ -39,7 +39,7 @@ export async function changePassword(em: EntityManager, auth: AuthInfo, current:
     const others = auth.kind === 'session' && auth.sessionId ? { id: { $ne: auth.sessionId } } : {};
     await tx.nativeUpdate(Session, { user: auth.userId, revokedAt: null, ...others }, { revokedAt: new Date() });
   });
-  credentialsChanged(auth.userId);
+  await credentialsChanged(auth.userId);
 }
 
 const live = () => ({ revokedAt: null, expiresAt: { $gt: new Date() } });
@@ -53,5 +53,5 @@ export function listSessions(em: EntityManager, userId: string, page: PageReques
 export async function revokeSession(em: EntityManager, userId: string, sessionId: string): Promise<void> {
   const n = await em.nativeUpdate(Session, { id: sessionId, user: userId, ...live() }, { revokedAt: new Date() });
   if (n === 0) throw notFound('session');
-  credentialsChanged(userId);
+  await credentialsChanged(userId);
 }

@@ -5,7 +5,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// The directory holding package.json: one level up from source (lib/), two from the build (dist/lib/).
+const up = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const repoRoot = existsSync(join(up, 'package.json')) ? up : resolve(up, '..');
 export const dataDir = join(repoRoot, '.data');
 
 function int(name: string, fallback: number): number {

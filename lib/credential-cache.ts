@@ -65,7 +65,7 @@ export class CredentialCache<V> {
 
 // Domain code announces credential changes here; the API process wires the announcement to its
 // cache and to Redis. Processes with no listener (the worker, CLIs) have nothing cached.
-type Listener = (userId: string) => void;
+type Listener = (userId: string) => Promise<void> | void;
 const listeners = new Set<Listener>();
 
 export function onCredentialsChanged(fn: Listener): () => void {
@@ -73,9 +73,13 @@ export function onCredentialsChanged(fn: Listener): () => void {
   return () => listeners.delete(fn);
 }
 
-/** Call after the transaction that revoked or changed something of this user has committed. */
-export function credentialsChanged(userId: string): void {
-  for (const fn of listeners) fn(userId);
+/**
+ * Call after the transaction that revoked or changed something of this user has committed. Resolves
+ * once the invalidation is published, so the response that reports the revocation is sent after
+ * every other API process has been told.
+ */
+export async function credentialsChanged(userId: string): Promise<void> {
+  await Promise.all([...listeners].map((fn) => fn(userId)));
 }
 
 /**
@@ -121,9 +125,9 @@ export async function linkCachesToRedis(
   if (sub.status === 'ready') void subscribe();
   // Start-up waits briefly for the channel; until it is live the cache simply stays bypassed.
   await Promise.race([subscribed, new Promise((res) => setTimeout(res, 2000).unref())]);
-  const unlisten = onCredentialsChanged((userId) => {
+  const unlisten = onCredentialsChanged(async (userId) => {
     for (const c of caches) c.dropUser(userId);
-    redis.publish(channel, userId).catch((err) => warn('credential invalidation not published', err));
+    await redis.publish(channel, userId).catch((err) => warn('credential invalidation not published', err));
   });
   return {
     close() {

@@ -1,6 +1,8 @@
 // Worker process: registers every workflow and activity on the task queue and creates the schedules.
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config.js';
 import { logger } from '../lib/logger.js';
 import { openOrm } from '../lib/db.js';
@@ -9,7 +11,12 @@ import { createActivities } from '../activities/index.js';
 import { ensureSchedules } from './schedules.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
-export const workflowsPath = createRequire(import.meta.url).resolve('../workflows/index.ts');
+const compiled = import.meta.url.endsWith('.js');
+export const workflowsPath = createRequire(import.meta.url).resolve(compiled ? '../workflows/index.js' : '../workflows/index.ts');
+// `npm run build` bundles the workflows once into dist/workflow-bundle.js; a worker started from dist
+// loads it instead of running webpack at every start. From source it bundles workflowsPath as before.
+const prebuilt = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+export const workflowSource = compiled && existsSync(prebuilt) ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath };
 
 export async function createWorker() {
   const config = loadConfig();
@@ -26,7 +33,7 @@ export async function createWorker() {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    workflowsPath,
+    ...workflowSource,
     // Webhook fan-out runs many short I/O-bound activities at once (one per subscription).
     maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_MAX_ACTIVITIES ?? 300),
     activities: createActivities({ orm, config, logger }),
@@ -36,12 +43,14 @@ export async function createWorker() {
   // Test runs use their own task queue and must not repoint the real schedules at it.
   if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
-  const dispatcher = await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.temporal.taskQueue, logger });
+  // WEBHOOK_DISPATCHER=off runs a worker without it (e.g. a second worker on its own task queue in a test,
+  // which must not claim events that the main worker's queue should run).
+  const dispatcher = process.env.WEBHOOK_DISPATCHER === 'off' ? undefined : await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.temporal.taskQueue, logger });
   return {
     worker,
     dispatcher,
     async close() {
-      await dispatcher.stop();
+      await dispatcher?.stop();
       await client.connection.close();
       await connection.close();
       await orm.close();
@@ -51,7 +60,7 @@ export async function createWorker() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { worker, close } = await createWorker();
-  logger.info({ taskQueue: loadConfig().temporal.taskQueue }, 'worker polling');
+  logger.info({ taskQueue: loadConfig().temporal.taskQueue, workflows: workflowSource }, 'worker polling');
   await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks finish
   await close();
 }

@@ -24,5 +24,5 @@ export async function removeTeamMember(id: string) {
   const em = (await api()).services.orm.em.fork();
   const member = await em.findOneOrFail(TeamMember, id);
   await em.nativeDelete(TeamMember, { id });
-  credentialsChanged(member.user.id); // as the domain's removal does, for the credential cache
+  await credentialsChanged(member.user.id); // as the domain's removal does, for the credential cache
 }

@@ -1,0 +1,154 @@
+// `npm run bench:api`: the cost of the request path, against a bare Koa app as the ceiling.
+// Builds the project, starts the compiled API in production mode on the embedded stack (its own
+// database `outreach_bench` and Redis database 2, so a running `npm start` is not disturbed) and a
+// bare Koa app (another process) that returns a JSON body of the same size, then drives both with
+// autocannon: requests/s at saturation, the ratio, and p50/p99 at a fixed 500 req/s for 20 s, with
+// error counts; also a paginated list (webhook subscriptions). Prints figures and stops by itself.
+import autocannon from 'autocannon';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import pg from 'pg';
+import { repoRoot } from '../lib/config.js';
+import { stopChild, waitFor } from './children.js';
+import { stackWithSchema } from './stack-env.js';
+
+const log = (msg: string) => console.error(`[bench:api] ${msg}`);
+const SATURATION_S = Number(process.env.BENCH_SATURATION_SECONDS ?? 10);
+const FIXED_S = Number(process.env.BENCH_FIXED_SECONDS ?? 20);
+const FIXED_RATE = 500;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+if (!process.argv.includes('--no-build')) {
+  log('npm run build');
+  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (b.status !== 0) process.exit(b.status ?? 1);
+}
+
+const { stack, env } = await stackWithSchema(log, { suffix: 'bench', redisDb: 2 });
+const apiPort = await freePort();
+const barePort = await freePort();
+const apiEnv = {
+  ...process.env,
+  ...env,
+  NODE_ENV: 'production',
+  PORT: String(apiPort),
+  LOG_LEVEL: 'info',
+  JWT_SECRET: randomBytes(32).toString('base64url'),
+  ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
+  // The check still runs (one Redis round trip per request); the limit just does not refuse.
+  RATE_LIMIT_DEFAULT_PER_MINUTE: '1000000000',
+  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+};
+const children: ChildProcess[] = [];
+// Access logs go to /dev/null: written (as in production) but not kept.
+const api = spawn(process.execPath, [join(repoRoot, 'dist/api/server.js')], { cwd: repoRoot, env: apiEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+children.push(api);
+const base = `http://127.0.0.1:${apiPort}`;
+
+async function stopAll(): Promise<void> {
+  await Promise.all(children.map((c) => stopChild(c, 5000)));
+  if (process.env.CI) await stack.stop();
+}
+
+async function json(method: string, path: string, token?: string, body?: unknown): Promise<any> {
+  const r = await fetch(base + path, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+}
+
+async function load(url: string, token: string | undefined, opts: { seconds: number; rate?: number; connections?: number }): Promise<Run> {
+  const r = await autocannon({
+    url,
+    connections: opts.connections ?? CONNECTIONS,
+    duration: opts.seconds,
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total };
+}
+
+async function transactions(databaseUrl: string): Promise<number> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const db = new URL(databaseUrl).pathname.slice(1);
+    const { rows } = await c.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = $1', [db]);
+    return Number(rows[0].n);
+  } finally {
+    await c.end();
+  }
+}
+
+const fmt = (r: Run) => `${Math.round(r.rps).toLocaleString('en-US')} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} errors, ${r.non2xx} non-2xx of ${r.total}`;
+
+try {
+  await waitFor('the API', async () => (await fetch(`${base}/healthz`)).ok, 60_000);
+  const email = `bench-${Date.now()}@example.test`;
+  const signup = await json('POST', '/api/auth/signup', undefined, { email, password: 'bench password 1', name: 'Bench User' });
+  const pat = (await json('POST', '/api/users/me/api-tokens', signup.access_token, { name: 'bench' })).token as string;
+  for (let i = 0; i < 20; i++) await json('POST', '/api/webhooks/outbound', pat, { url: `http://127.0.0.1:9/hook-${i}`, events: ['lead.discovered'] });
+  const me = JSON.stringify(await json('GET', '/api/users/me', pat));
+
+  // The ceiling: a bare Koa app in its own process, answering the same bytes.
+  const bareSrc = `import Koa from 'koa'; const body = ${JSON.stringify(me)}; const app = new Koa();
+app.use((ctx) => { ctx.type = 'application/json'; ctx.body = body; }); app.listen(${barePort}, '127.0.0.1');`;
+  const bare = spawn(process.execPath, ['--input-type=module', '-e', bareSrc], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } });
+  children.push(bare);
+  const bareUrl = `http://127.0.0.1:${barePort}/api/users/me`;
+  await waitFor('the bare Koa app', async () => (await fetch(bareUrl)).ok, 30_000);
+  if ((await (await fetch(bareUrl)).text()).length !== me.length) throw new Error('bare body size differs');
+
+  log(`warm-up (5 s each), then ${SATURATION_S} s saturation runs with ${CONNECTIONS} connections`);
+  await load(`${base}/api/users/me`, pat, { seconds: 5 });
+  await load(bareUrl, undefined, { seconds: 5 });
+
+  const before = await transactions(env.DATABASE_URL!);
+  const apiSat = await load(`${base}/api/users/me`, pat, { seconds: SATURATION_S });
+  await new Promise((r) => setTimeout(r, 1500)); // statistics reach pg_stat_database within a second
+  const xacts = (await transactions(env.DATABASE_URL!)) - before;
+  const bareSat = await load(bareUrl, undefined, { seconds: SATURATION_S });
+  const listSat = await load(`${base}/api/webhooks/outbound?limit=50`, pat, { seconds: SATURATION_S });
+
+  log(`fixed ${FIXED_RATE} req/s for ${FIXED_S} s`);
+  const apiFixed = await load(`${base}/api/users/me`, pat, { seconds: FIXED_S, rate: FIXED_RATE, connections: 20 });
+  const listFixed = await load(`${base}/api/webhooks/outbound?limit=50`, pat, { seconds: FIXED_S, rate: FIXED_RATE, connections: 20 });
+
+  const ratio = (apiSat.rps / bareSat.rps) * 100;
+  const lines = [
+    `GET /api/users/me (PAT), saturation:      ${fmt(apiSat)}`,
+    `bare Koa, same JSON (${me.length} B), saturation: ${fmt(bareSat)}`,
+    `ratio: ${ratio.toFixed(1)} % of bare Koa (goal ≥ 20 %) ${ratio >= 20 ? 'MET' : 'MISSED'}`,
+    `SQL transactions per request (users/me, saturation): ${(xacts / Math.max(1, apiSat.total)).toFixed(4)}`,
+    `GET /api/users/me at ${FIXED_RATE} req/s for ${FIXED_S} s: ${fmt(apiFixed)} (goal p99 ≤ 10 ms, 0 errors) ${apiFixed.p99 <= 10 && apiFixed.errors + apiFixed.non2xx === 0 ? 'MET' : 'MISSED'}`,
+    `GET /api/webhooks/outbound?limit=50 (20 items), saturation: ${fmt(listSat)}`,
+    `GET /api/webhooks/outbound?limit=50 at ${FIXED_RATE} req/s for ${FIXED_S} s: ${fmt(listFixed)}`,
+  ];
+  console.log(lines.join('\n'));
+} finally {
+  await stopAll();
+}
+process.exit(0);
