@@ -145,9 +145,21 @@ Every error is JSON: {"error": {"code", "message", "details"?, "request_id"}}. R
 - Bodies are JSON only: another content type is 415 unsupported_media_type, a body over the size limit 413 payload_too_large, malformed JSON or invalid UTF-8 400 invalid_body.
 - Rate-limited operations answer 429 rate_limited with Retry-After, and carry RateLimit and RateLimit-Policy headers; failed authentication is throttled per IP.`;
 
+/** 201 responses link to the operations on the created resource (`<path>/{id}…`), for clients and stateful testers. */
+function addLinks(operations: Operation[], paths: Record<string, Record<string, Json>>): void {
+  for (const op of operations) {
+    if (!op.responses[201]) continue;
+    const targets = operations.filter((o) => o.path.startsWith(`${op.path}/{id}`));
+    if (!targets.length) continue;
+    const created = (paths[op.path][op.method.toLowerCase()].responses as Record<string, Json>)['201'];
+    created.links = Object.fromEntries(targets.map((t) => [t.operationId, { operationId: t.operationId, parameters: { id: '$response.body#/id' } }]));
+  }
+}
+
 export function buildOpenApi(operations: Operation[]): Json {
-  const paths: Record<string, Json> = {};
+  const paths: Record<string, Record<string, Json>> = {};
   for (const op of operations) (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op);
+  addLinks(operations, paths);
   return {
     openapi: '3.1.0',
     info: { title: 'Outreach service API', version: '2026-09-19', description: DESCRIPTION },
