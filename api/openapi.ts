@@ -1,12 +1,52 @@
 // The OpenAPI 3.1 document, generated from the operation declarations (the docs page is api/docs-page.ts).
+// It states what the server does: each operation's generic responses are derived from its declaration
+// (auth, X-Acting-As, params, query, body, rate-limit group) and follow the router's rules.
 import { z } from 'zod';
 import type { Operation } from './operation.js';
 import { ErrorBody } from './schemas.js';
 
 type Json = Record<string, unknown>;
 
+/** The router refuses NUL (U+0000) in any string of path, query or body (400), so the document does too. */
+const NUL_FREE = '^[^\\u0000]*$';
+
+/**
+ * Adds the NUL rule to every request string schema that has no `format`, `pattern`, `enum` or
+ * `const` of its own. Patterns written in this codebase exclude NUL by construction, and formats
+ * (uuid, email, date-time) cannot contain it.
+ */
+function forbidNul(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(forbidNul);
+  if (!node || typeof node !== 'object') return;
+  const s = node as Json;
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.includes('string') && !('format' in s || 'pattern' in s || 'enum' in s || 'const' in s)) s.pattern = NUL_FREE;
+  // Object keys are strings too.
+  if (types.includes('object') && s.additionalProperties !== false && !('propertyNames' in s)) s.propertyNames = { pattern: NUL_FREE };
+  for (const [key, value] of Object.entries(s)) {
+    if (key === 'not' || key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
+    if (key === 'properties' || key === '$defs' || key === 'patternProperties') Object.values(value as Json).forEach(forbidNul);
+    else if (typeof value === 'object') forbidNul(value);
+  }
+}
+
+/**
+ * Schemas whose rule zod cannot describe (e.g. a query integer parsed from digits) carry their exact
+ * JSON Schema as `.meta({ jsonSchema })`; it replaces what zod would generate.
+ */
+const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
+  // z.email() is checked by zod's own regex, which `pattern` states; `format: email` would add the
+  // reader's idea of an email address (e.g. RFC 5321 length limits) that the server does not apply.
+  if (ctx.jsonSchema.format === 'email' && ctx.jsonSchema.pattern) delete ctx.jsonSchema.format;
+  const exact = (z.globalRegistry.get(ctx.zodSchema as z.ZodType) as { jsonSchema?: Json } | undefined)?.jsonSchema;
+  if (!exact) return;
+  for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+  Object.assign(ctx.jsonSchema, structuredClone(exact));
+};
+
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override }) as Json;
+  if (io === 'input') forbidNul(rest);
   return rest;
 };
 
@@ -21,47 +61,118 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): Jso
   }));
 }
 
+/** What domain/workspaces.ts accepts in X-Acting-As (lib/ids.ts isUuid). */
+const ACTING_AS = {
+  name: 'X-Acting-As',
+  in: 'header',
+  required: false,
+  description: 'Act in the workspace of this team owner (400 invalid_user when empty or malformed, 403 not_assigned when not a member)',
+  schema: { type: 'string', format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
+};
+
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const always = { 'X-Request-Id': header('X-Request-Id') };
+const rateLimited = { ...always, RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
+
+/** Status → codes: the declared ones plus those the router's generic rules produce for this operation. */
+function errorCodes(op: Operation): Map<number, Set<string>> {
+  const codes = new Map<number, Set<string>>();
+  const add = (status: number, ...cs: string[]) => {
+    const set = codes.get(status) ?? codes.set(status, new Set()).get(status)!;
+    for (const c of cs) set.add(c);
+  };
+  for (const [status, cs] of Object.entries(op.errors ?? {})) add(Number(status), ...cs);
+  // Unknown query parameters are refused on every operation.
+  add(400, op.invalid?.query ?? 'invalid_query');
+  if (op.auth === 'user') add(401, 'unauthorized');
+  if (op.auth === 'user' && op.actingAs) {
+    add(400, 'invalid_user');
+    add(403, 'not_assigned');
+    // The router's Demo rule (api/middleware/demo.ts) refuses acting-as writes in Demo workspaces.
+    if (op.method !== 'GET' && op.demo !== 'simulate') add(403, 'demo_read_only');
+  }
+  if (op.params) add(400, op.invalid?.params ?? 'invalid_id');
+  if (op.params) add(404, 'not_found');
+  if (op.body) {
+    add(400, op.invalid?.body ?? 'invalid_body');
+    add(413, 'payload_too_large');
+    add(415, 'unsupported_media_type');
+  }
+  // Failed authentication is throttled per IP too, so every authenticated operation can answer 429.
+  if (op.rateLimit !== 'none' || op.auth === 'user') add(429, 'rate_limited');
+  return new Map([...codes].sort(([a], [b]) => a - b));
+}
+
 function operationObject(op: Operation): Json {
+  const limited = op.rateLimit !== 'none';
   const responses: Json = {};
   for (const [status, schema] of Object.entries(op.responses)) {
+    const headers = limited ? rateLimited : always;
     responses[status] = schema
-      ? { description: 'Success', content: { [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') } } }
-      : { description: 'Success, no content' };
+      ? { description: 'Success', headers, content: { [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') } } }
+      : { description: 'Success, no content', headers };
   }
-  // The router's generic Demo rule (api/middleware/demo.ts) adds 403 demo_read_only to acting-as writes.
-  const errors: Record<string, string[]> = { ...op.errors };
-  if (op.auth === 'user' && op.actingAs && op.method !== 'GET' && op.demo !== 'simulate' && !(errors[403] ?? []).includes('demo_read_only')) {
-    errors[403] = [...(errors[403] ?? []), 'demo_read_only'];
+  for (const [status, codes] of errorCodes(op)) {
+    const headers = status === 429 ? { ...rateLimited, 'Retry-After': header('Retry-After') } : limited ? rateLimited : always;
+    responses[status] = {
+      description: `Error codes: ${[...codes].join(', ')}`,
+      headers,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
   }
-  for (const [status, codes] of Object.entries(errors)) {
-    responses[status] = { description: `Error codes: ${codes.join(', ')}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-  }
+  const declared = Object.entries(op.errors ?? {}).map(([status, cs]) => `${status} ${cs.join(', ')}`);
   return {
     operationId: op.operationId,
     summary: op.summary,
+    ...(declared.length ? { description: `Errors of this operation: ${declared.join('; ')}.` } : {}),
     tags: [op.tag],
     security: op.auth === 'public' ? [] : [{ bearer: [] }],
-    parameters: [
-      ...parameters(op.params, 'path'),
-      ...parameters(op.query, 'query'),
-      ...(op.actingAs ? [{ name: 'X-Acting-As', in: 'header', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Act in the workspace of this team owner' }] : []),
-    ],
-    ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
+    parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query'), ...(op.auth === 'user' && op.actingAs ? [ACTING_AS] : [])],
+    // The server reads a missing body as `{}`, so a body is required only where `{}` is refused.
+    ...(op.body
+      ? { requestBody: { required: !op.body.safeParse({}).success, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } }
+      : {}),
     responses,
     'x-rate-limit-group': op.rateLimit,
   };
 }
 
+const DESCRIPTION = `Lead discovery and outreach workspace.
+
+Every error is JSON: {"error": {"code", "message", "details"?, "request_id"}}. Rules that hold for every operation:
+- A method the path does not declare is 405 method_not_allowed with an Allow header; an unknown path is 404 not_found.
+- Unknown query parameters are 400 invalid_query; a string containing NUL (U+0000) in the path, query or body is 400 (invalid_id, invalid_query, invalid_body).
+- Bodies are JSON only: another content type is 415 unsupported_media_type, a body over the size limit 413 payload_too_large, malformed JSON or invalid UTF-8 400 invalid_body.
+- Rate-limited operations answer 429 rate_limited with Retry-After, and carry RateLimit and RateLimit-Policy headers; failed authentication is throttled per IP.`;
+
+/** 201 responses link to the operations on the created resource (`<path>/{id}…`), for clients and stateful testers. */
+function addLinks(operations: Operation[], paths: Record<string, Record<string, Json>>): void {
+  for (const op of operations) {
+    if (!op.responses[201]) continue;
+    const targets = operations.filter((o) => o.path.startsWith(`${op.path}/{id}`));
+    if (!targets.length) continue;
+    const created = (paths[op.path][op.method.toLowerCase()].responses as Record<string, Json>)['201'];
+    created.links = Object.fromEntries(targets.map((t) => [t.operationId, { operationId: t.operationId, parameters: { id: '$response.body#/id' } }]));
+  }
+}
+
 export function buildOpenApi(operations: Operation[]): Json {
-  const paths: Record<string, Json> = {};
+  const paths: Record<string, Record<string, Json>> = {};
   for (const op of operations) (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op);
+  addLinks(operations, paths);
   return {
     openapi: '3.1.0',
-    info: { title: 'Outreach service API', version: '2026-09-19', description: 'Lead discovery and outreach workspace. Errors are {"error":{"code","message"}}.' },
+    info: { title: 'Outreach service API', version: '2026-09-19', description: DESCRIPTION },
     servers: [{ url: '/' }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (pat_…) or session JWT' } },
       schemas: { Error: jsonSchema(ErrorBody, 'output') },
+      headers: {
+        'X-Request-Id': { description: 'The request id (the caller’s X-Request-Id when safe to echo)', required: true, schema: { type: 'string', minLength: 1 } },
+        RateLimit: { description: 'Remaining requests and seconds until the window frees one: "<group>";r=<n>;t=<s>', schema: { type: 'string' } },
+        'RateLimit-Policy': { description: 'The group\'s quota and window: "<group>";q=<n>;w=60', schema: { type: 'string' } },
+        'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } },
+      },
     },
     paths,
   };

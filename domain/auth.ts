@@ -70,7 +70,9 @@ export async function startSession(em: EntityManager, config: Config, user: IUse
 export function createAccount(em: EntityManager, input: { email: string; name?: string | null; passwordHash: string }): IUser {
   const name = input.name?.trim() || null;
   const user = em.create(User, { email: input.email, name, passwordHash: input.passwordHash });
-  const workspace = em.create(Workspace, { owner: user, name: `${name || input.email.split('@')[0]}'s workspace` });
+  // The workspace name column holds 200 characters; a long user name or email is cut (by code point).
+  const owner = [...(name || input.email.split('@')[0])].slice(0, 200 - "'s workspace".length).join('');
+  const workspace = em.create(Workspace, { owner: user, name: `${owner}'s workspace` });
   em.create(TeamMember, { workspace, user, role: 'owner', allApps: true, appIds: [] });
   return user;
 }

@@ -1,28 +1,46 @@
 // Cursor pagination over UUIDv7 ids (which sort by creation time): `limit` 1..200 (default 50) and
 // an opaque `cursor`; responses are `{items, next_cursor}`.
 import { z } from 'zod';
-import { isUuid } from './ids.js';
 
 export interface PageRequest {
   limit: number;
   after?: string;
 }
 
+/**
+ * An integer query parameter: decimal digits only (no `1e2`, `0x10`, spaces or signs, which
+ * z.coerce.number() would let through), within [min, max].
+ */
+function queryInt(opts: { min: number; max: number; default?: number }) {
+  const digits = z
+    .string()
+    .regex(/^[0-9]{1,9}$/, 'must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(opts.min).max(opts.max));
+  const json = { type: 'integer', minimum: opts.min, maximum: opts.max, ...(opts.default === undefined ? {} : { default: opts.default }) };
+  return (opts.default === undefined ? digits : digits.default(opts.default)).meta({ jsonSchema: json });
+}
+
+/**
+ * A cursor is the base64url (unpadded) of the last id's 16 bytes: 22 characters whose last one
+ * carries only 2 bits. Every string of that shape decodes to a valid id, so the pattern is the whole
+ * rule. An empty cursor means the first page.
+ */
+const CURSOR = /^(?:[A-Za-z0-9_-]{21}[AQgw])?$/;
+
+const toCursor = (id: string): string => Buffer.from(id.replace(/-/g, ''), 'hex').toString('base64url');
+const fromCursor = (c: string): string => {
+  const h = Buffer.from(c, 'base64url').toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+};
+
 export const pageQuery = {
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: queryInt({ min: 1, max: 200, default: 50 }),
   cursor: z
     .string()
-    .max(200)
+    .regex(CURSOR, 'invalid cursor')
     .optional()
-    .transform((c, ctx) => {
-      if (c === undefined || c === '') return undefined;
-      const id = Buffer.from(c, 'base64url').toString('utf8');
-      if (!isUuid(id)) {
-        ctx.addIssue({ code: 'custom', message: 'invalid cursor' });
-        return z.NEVER;
-      }
-      return id;
-    }),
+    .transform((c) => (c ? fromCursor(c) : undefined)),
 };
 
 export const toPageRequest = (q: { limit: number; cursor?: string }): PageRequest => ({ limit: q.limit, after: q.cursor });
@@ -33,8 +51,9 @@ export function page<T extends { id: string }, R>(rows: T[], limit: number, map:
   const more = rows.length > limit;
   return {
     items: items.map(map),
-    next_cursor: more ? Buffer.from(items[items.length - 1].id, 'utf8').toString('base64url') : null,
+    next_cursor: more ? toCursor(items[items.length - 1].id) : null,
   };
 }
 
-export const pageSchema = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().nullable() });
+export const pageSchema = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), next_cursor: z.string().regex(CURSOR).nullable() });

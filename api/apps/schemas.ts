@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { IApp } from '../../db/entities/App.js';
-import { Timestamp } from '../schemas.js';
+import { Timestamp, text, urlPattern } from '../schemas.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 
 export const AppView = z.object({
@@ -25,9 +25,9 @@ export const toAppView = (a: IApp): z.infer<typeof AppView> => ({
 
 export const CreateAppBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
-    description: z.string().max(5000).nullish(),
-    website_url: z.url({ protocol: /^https?$/ }).max(2048).nullish(),
+    name: text({ min: 1, max: 200, trim: true }),
+    description: text({ max: 5000 }).nullish(),
+    website_url: z.string().max(2048).regex(new RegExp(urlPattern('http(s)')), 'website_url must be an http(s) URL with a public host name').nullish(),
   })
   .strict();
 

@@ -1,19 +1,19 @@
 import { z } from 'zod';
 import type { IssuedTokens } from '../../domain/auth.js';
 import { UserView, toUserView } from '../users/schemas.js';
+import { text } from '../schemas.js';
 
-// At least 10 characters, with a letter and a non-letter, and not absurdly long (scrypt cost).
-export const Password = z
-  .string()
-  .min(10, 'password must be at least 10 characters')
-  .max(200)
-  .refine((p) => /\p{L}/u.test(p) && /[^\p{L}]/u.test(p), 'password must contain a letter and a digit or symbol');
+// At least 10 characters, with a letter and a non-letter, and not absurdly long (scrypt cost). The
+// pattern states the letter rule for the document (and refuses NUL, the router's shared rule).
+export const Password = text({ min: 10, max: 200 })
+  .refine((p) => /\p{L}/u.test(p) && /\P{L}/u.test(p), 'password must contain a letter and a digit or symbol')
+  .meta({ pattern: '^(?=[^\\u0000]*\\p{L})(?=[^\\u0000]*\\P{L})[^\\u0000]*$' });
 
 export const Email = z.email().max(320);
 
-export const SignupBody = z.object({ email: Email, password: Password, name: z.string().trim().max(200).optional() }).strict();
-export const LoginBody = z.object({ email: z.string().max(320), password: z.string().max(200) }).strict();
-export const RefreshBody = z.object({ refresh_token: z.string().min(1).max(512) }).strict();
+export const SignupBody = z.object({ email: Email, password: Password, name: text({ max: 200, trim: true }).optional() }).strict();
+export const LoginBody = z.object({ email: text({ max: 320 }), password: text({ max: 200 }) }).strict();
+export const RefreshBody = z.object({ refresh_token: text({ min: 1, max: 512 }) }).strict();
 
 export const AuthResult = z.object({
   user: UserView,

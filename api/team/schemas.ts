@@ -6,7 +6,7 @@ import type { IUser } from '../../db/entities/User.js';
 import { invitationStatus } from '../../domain/team.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Email, Password } from '../auth/schemas.js';
-import { Timestamp } from '../schemas.js';
+import { Timestamp, text } from '../schemas.js';
 
 export const PageQuery = z.object(pageQuery).strict();
 
@@ -45,7 +45,13 @@ export const RoleBody = z.object({ role: z.enum(['admin', 'member']) }).strict()
 export const AccessBody = z
   .object({ all_apps: z.boolean(), app_ids: z.array(z.uuid()).max(500).default([]) })
   .strict()
-  .refine((b) => b.all_apps || b.app_ids.length > 0, { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] });
+  .refine((b) => b.all_apps || b.app_ids.length > 0, { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] })
+  .meta({
+    oneOf: [
+      { properties: { all_apps: { const: true } } },
+      { properties: { all_apps: { const: false }, app_ids: { minItems: 1 } }, required: ['app_ids'] },
+    ],
+  });
 
 export const AuditEventView = z.object({
   id: z.uuid(),
@@ -100,7 +106,15 @@ export const toInvitationView = (i: ITeamInvitation): z.infer<typeof InvitationV
 export const CreateInvitationBody = z
   .object({ email: Email, role: z.enum(['admin', 'member']), all_apps: z.boolean().optional(), app_ids: z.array(z.uuid()).max(500).optional() })
   .strict()
-  .refine((b) => !(b.all_apps === false && !b.app_ids?.length), { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] });
+  .refine((b) => !(b.all_apps === false && !b.app_ids?.length), { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] })
+  .meta({
+    // all_apps false needs at least one product; absent or true does not.
+    anyOf: [
+      { properties: { all_apps: { const: true } } },
+      { properties: { app_ids: { minItems: 1 } }, required: ['app_ids'] },
+      { not: { required: ['all_apps'] } },
+    ],
+  });
 
 // Any string: a malformed token is simply not found (404), like an unknown one.
 export const TokenParams = z.object({ token: z.string() });
@@ -115,5 +129,5 @@ export const PublicInvitationView = z.object({
   expires_at: Timestamp,
 });
 
-export const AcceptBody = z.object({ name: z.string().trim().max(200).optional(), password: z.string().max(200).optional() }).strict();
+export const AcceptBody = z.object({ name: text({ max: 200, trim: true }).optional(), password: text({ max: 200 }).optional() }).strict();
 export { Password };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { IUser } from '../../db/entities/User.js';
 import type { IApiToken } from '../../db/entities/ApiToken.js';
 import type { ISession } from '../../db/entities/Session.js';
-import { Timestamp } from '../schemas.js';
+import { Timestamp, text } from '../schemas.js';
 
 export const UserView = z.object({
   id: z.uuid(),
@@ -40,47 +40,32 @@ export const toApiTokenView = (t: IApiToken): z.infer<typeof ApiTokenView> => ({
   created_at: t.createdAt.toISOString(),
 });
 
-export const CreateApiTokenBody = z.object({ name: z.string().trim().min(1).max(100) }).strict();
+export const CreateApiTokenBody = z.object({ name: text({ min: 1, max: 100, trim: true }) }).strict();
 export const CreatedApiToken = ApiTokenView.extend({ token: z.string() });
 
-const validTimezone = (tz: string): boolean => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-};
-const canonicalLocale = (l: string): string | null => {
-  try {
-    return Intl.getCanonicalLocales(l)[0] ?? null;
-  } catch {
-    return null;
-  }
-};
+/** IANA zone names as this runtime's ICU knows them (canonical names, plus UTC), so the document can list them. */
+const TIMEZONES = [...new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])] as [string, ...string[]];
+/**
+ * BCP 47 language[-Script][-REGION] (e.g. en, en-US, zh-Hant-TW), any case; stored canonicalised.
+ * Every tag of this shape canonicalises (Intl.getCanonicalLocales) to at most 12 characters.
+ */
+const LOCALE = /^[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?$/;
 
 /** Only these fields are user-editable; anything else (id, email, role, ...) is rejected. */
 export const UpdateProfileBody = z
   .object({
-    name: z.string().trim().max(200).nullable().optional(),
-    timezone: z.string().max(64).refine(validTimezone, 'timezone must be an IANA time zone, e.g. Europe/Berlin').nullable().optional(),
+    name: text({ max: 200, trim: true }).nullable().optional(),
+    timezone: z.enum(TIMEZONES, 'timezone must be an IANA time zone, e.g. Europe/Berlin').nullable().optional(),
     locale: z
       .string()
-      .max(16)
-      .transform((l, ctx) => {
-        const c = canonicalLocale(l);
-        if (!c || c.length > 16) {
-          ctx.addIssue({ code: 'custom', message: 'locale must be a BCP 47 language tag, e.g. en-US' });
-          return z.NEVER;
-        }
-        return c;
-      })
+      .regex(LOCALE, 'locale must be a BCP 47 language tag, e.g. en-US')
+      .transform((l) => Intl.getCanonicalLocales(l)[0])
       .nullable()
       .optional(),
   })
   .strict();
 
-export const ChangePasswordBody = z.object({ current_password: z.string().max(200), new_password: z.string() }).strict();
+export const ChangePasswordBody = z.object({ current_password: text({ max: 200 }), new_password: z.string() }).strict();
 
 export const SessionView = z.object({
   id: z.uuid(),

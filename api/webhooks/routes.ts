@@ -17,6 +17,7 @@ import {
   WebhookSubscriptionView,
   toTestResultView,
   toWebhookSubscriptionView,
+  assertDocumentedUrl,
 } from './schemas.js';
 
 const tag = 'webhooks';
@@ -48,6 +49,7 @@ export const createWebhook = defineOperation({
     403: ['not_assigned', 'demo_read_only'],
   },
   handler: async ({ em, actor, body, services }) => {
+    assertDocumentedUrl(body.url, services.config.outboundAllowHosts);
     const { subscription, secret } = await createSubscription(em, actor, services.config, body);
     return toWebhookSubscriptionView(subscription, secret);
   },
@@ -68,7 +70,10 @@ export const updateWebhook = defineOperation({
     403: ['not_assigned', 'demo_read_only'],
     404: ['not_found'],
   },
-  handler: async ({ em, actor, params, body, services }) => toWebhookSubscriptionView(await updateSubscription(em, actor, services.config, params.id, body)),
+  handler: async ({ em, actor, params, body, services }) => {
+    assertDocumentedUrl(body.url, services.config.outboundAllowHosts);
+    return toWebhookSubscriptionView(await updateSubscription(em, actor, services.config, params.id, body));
+  },
 });
 
 export const deleteWebhook = defineOperation({
@@ -128,6 +133,7 @@ export const testWebhookUrl = defineOperation({
   responses: { 200: TestUrlResultView },
   errors: { 400: ['invalid_body', 'invalid_url', 'blocked_destination', 'invalid_event', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'demo_read_only'] },
   handler: async ({ em, actor, body, services }) => {
+    assertDocumentedUrl(body.url, services.config.outboundAllowHosts);
     const r = await testUrl(em, actor, { config: services.config }, body);
     return { ...toTestResultView(r), secret: r.secret };
   },

@@ -4,7 +4,9 @@ import { ACCEPTED_EVENTS } from '../../domain/webhook-events.js';
 import { maskSecret } from '../../domain/webhooks.js';
 import type { OutboundResult } from '../../lib/outbound-http.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { Timestamp } from '../schemas.js';
+import { Timestamp, urlPattern } from '../schemas.js';
+import { badRequest } from '../../domain/errors.js';
+import { checkDestination, DestinationError } from '../../lib/outbound-http.js';
 
 export const WebhookSubscriptionView = z.object({
   id: z.uuid(),
@@ -32,9 +34,38 @@ export const toWebhookSubscriptionView = (s: IWebhookSubscription, secret?: stri
 export const WebhookSubscriptionPage = pageSchema(WebhookSubscriptionView);
 export const ListWebhooksQuery = z.object(pageQuery);
 
-// Event names are checked by the domain (400 invalid_event); shapes here (400 invalid_body).
-const Url = z.string().trim().min(1).max(2048);
-const Events = z.array(z.string().max(100)).max(ACCEPTED_EVENTS.length * 2);
+// Event names and destinations are checked by the domain (400 invalid_event, invalid_url,
+// blocked_destination) and shapes here (400 invalid_body); the document states both.
+const PUBLIC_HTTPS_URL = urlPattern('https');
+const Url = z
+  .string()
+  .max(2048)
+  .meta({
+    pattern: PUBLIC_HTTPS_URL,
+    description: 'An https URL with a public DNS host name (400 invalid_url or blocked_destination otherwise). Hosts listed in the deployment setting OUTBOUND_ALLOW_HOSTS may also use http and private addresses.',
+  });
+const EventName = z.string().max(100).meta({ enum: [...ACCEPTED_EVENTS] });
+const Events = z
+  .array(z.string().max(100))
+  .max(ACCEPTED_EVENTS.length * 2)
+  .meta({ items: { type: 'string', enum: [...ACCEPTED_EVENTS] }, minItems: 1, maxItems: ACCEPTED_EVENTS.length, uniqueItems: true });
+
+const publicHttpsUrl = new RegExp(PUBLIC_HTTPS_URL);
+/**
+ * The documented URL rule, before the domain's own checks: those keep their codes (invalid_url,
+ * blocked_destination), and what they let through but the pattern refuses (IP literals, whitespace
+ * the URL parser strips) is refused here as invalid_url.
+ */
+export function assertDocumentedUrl(url: string | undefined, allowHosts: readonly string[]): void {
+  if (url === undefined) return;
+  try {
+    if (checkDestination(url, { allowHosts }).allowListed) return;
+  } catch (err) {
+    if (err instanceof DestinationError) throw badRequest(err.code, err.message);
+    throw err;
+  }
+  if (!publicHttpsUrl.test(url)) throw badRequest('invalid_url', 'url must be https://<public DNS name>[:port][/path]');
+}
 
 export const CreateWebhookBody = z
   .object({ url: Url, events: Events, active: z.boolean().optional(), integration_id: z.uuid().nullish() })
@@ -43,12 +74,13 @@ export const CreateWebhookBody = z
 export const UpdateWebhookBody = z
   .object({ url: Url.optional(), events: Events.optional(), active: z.boolean().optional() })
   .strict()
-  .refine((b) => b.url !== undefined || b.events !== undefined || b.active !== undefined, { message: 'give at least one of url, events, active' });
+  .refine((b) => b.url !== undefined || b.events !== undefined || b.active !== undefined, { message: 'give at least one of url, events, active' })
+  .meta({ minProperties: 1 });
 
 export const DeletedView = z.object({ id: z.uuid(), deleted: z.literal(true) });
 
-export const TestQuery = z.object({ event: z.string().max(100).optional() });
-export const TestUrlBody = z.object({ url: Url, event: z.string().max(100).optional() }).strict();
+export const TestQuery = z.object({ event: EventName.optional() });
+export const TestUrlBody = z.object({ url: Url, event: EventName.optional() }).strict();
 
 export const TestResultView = z.object({
   success: z.boolean(),
