@@ -69,7 +69,9 @@ function handle(op: Operation, services: Services): Middleware {
     const params = parsePart(op.params, ctx.params, codes.params, 'path parameter');
     checkQuery(ctx, keys, codes.query);
     const query = parsePart(op.query, ctx.query, codes.query, 'query');
-    const body = op.body ? parsePart(op.body, (await readJsonBody(ctx, services.config.bodyLimitBytes)) ?? {}, codes.body, 'body') : undefined;
+    // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
+    const raw = op.body ? await readJsonBody(ctx, services.config.bodyLimitBytes) : undefined;
+    const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body') : undefined;
     const result = await op.handler({ params, query, body, actor: ctx.state.actor, auth: ctx.state.auth, em: ctx.state.em, services, ctx } as never);
     if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
     const r = result instanceof Reply ? result : new Reply(status, result);
@@ -117,9 +119,13 @@ export function buildRouter(operations: Operation[], services: Services): Router
  */
 export function unmatched(router: Router): Middleware {
   return async (ctx) => {
-    const layers = router.match(ctx.path, ctx.method).path;
-    if (layers.length === 0) throw new AppError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
-    const allow = [...new Set(layers.flatMap((l) => l.methods))].join(', ');
+    const matched = router.match(ctx.path, ctx.method).path;
+    if (matched.length === 0) throw new AppError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
+    // `/audit` and `/{id}` both match `/audit`: Allow lists the methods of the most specific path
+    // (the fewest parameters), as the router itself prefers it.
+    const params = (l: (typeof matched)[number]) => l.paramNames.length;
+    const fewest = Math.min(...matched.map(params));
+    const allow = [...new Set(matched.filter((l) => params(l) === fewest).flatMap((l) => l.methods))].join(', ');
     ctx.set('Allow', allow);
     if (ctx.method === 'OPTIONS') {
       ctx.status = 204;

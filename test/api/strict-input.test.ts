@@ -76,6 +76,15 @@ test('a body that is not valid UTF-8, or holds a lone surrogate, is 400 invalid_
   t.is(q.body.error.code, 'invalid_query');
 });
 
+test('a JSON null body is not an absent body: 400 invalid_body', async (t) => {
+  const u = await createUser();
+  const r = await call('PATCH', '/api/users/me', { token: u.accessToken, rawBody: 'null' });
+  t.is(r.status, 400);
+  t.is(r.body.error.code, 'invalid_body');
+  // No body at all is an empty patch.
+  t.is((await call('PATCH', '/api/users/me', { token: u.accessToken })).status, 200);
+});
+
 test('a JSON operation with a non-JSON body is 415 unsupported_media_type', async (t) => {
   const body = { email: uniqueEmail(), password: 'x' };
   for (const [type, payload] of [
@@ -111,6 +120,9 @@ test('a method the path does not support is 405 with Allow (TRACE included); OPT
   const options = await raw('OPTIONS', '/api/users/me', {});
   t.is(options.status, 204);
   t.truthy(options.headers.allow);
+  // A static path beside a parameterised sibling (`/test-url` vs `/{id}`) lists only its own methods.
+  const sibling = await raw('OPTIONS', '/api/webhooks/outbound/test-url', {});
+  t.is(sibling.headers.allow, 'POST');
   const unknown = await raw('TRACE', '/api/nope', {});
   t.is(unknown.status, 404);
   t.is(unknown.json.error.code, 'not_found');
