@@ -139,6 +139,19 @@ app.use((ctx) => { ctx.type = 'application/json'; ctx.body = body; }); app.liste
   const apiFixed = await load(`${base}/api/users/me`, pat, { seconds: FIXED_S, rate: FIXED_RATE, connections: 20 });
   const listFixed = await load(`${base}/api/webhooks/outbound?limit=50`, pat, { seconds: FIXED_S, rate: FIXED_RATE, connections: 20 });
 
+  // Credential stuffing: 700 invalid bearer tokens from one IP, as fast as they come.
+  await new Promise((r) => setTimeout(r, 1500));
+  const stuffBefore = await transactions(env.DATABASE_URL!);
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 700; i += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: 50 }, (_, j) => fetch(`${base}/api/users/me`, { headers: { authorization: `Bearer pat_invalid${i + j}` } }).then((r) => r.status)),
+    );
+    for (const st of batch) statuses.set(st, (statuses.get(st) ?? 0) + 1);
+  }
+  await new Promise((r) => setTimeout(r, 1500));
+  const stuffXacts = (await transactions(env.DATABASE_URL!)) - stuffBefore;
+
   const ratio = (apiSat.rps / bareSat.rps) * 100;
   const lines = [
     `GET /api/users/me (PAT), saturation:      ${fmt(apiSat)}`,
@@ -148,6 +161,7 @@ app.use((ctx) => { ctx.type = 'application/json'; ctx.body = body; }); app.liste
     `GET /api/users/me at ${FIXED_RATE} req/s for ${FIXED_S} s: ${fmt(apiFixed)} (goal p99 ≤ 10 ms, 0 errors) ${apiFixed.p99 <= 10 && apiFixed.errors + apiFixed.non2xx === 0 ? 'MET' : 'MISSED'}`,
     `GET /api/webhooks/outbound?limit=50 (20 items), saturation: ${fmt(listSat)}`,
     `GET /api/webhooks/outbound?limit=50 at ${FIXED_RATE} req/s for ${FIXED_S} s: ${fmt(listFixed)}`,
+    `700 invalid bearer tokens from one IP: ${[...statuses].map(([st, n]) => `${n} × ${st}`).join(', ')}; ${stuffXacts} SQL transactions (lookups stop once throttled)`,
   ];
   console.log(lines.join('\n'));
 } finally {
