@@ -1,4 +1,5 @@
 // Worker process: registers every workflow and activity on the task queue and creates the schedules.
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createRequire } from 'node:module';
 import { loadConfig } from '../lib/config.js';
@@ -29,6 +30,13 @@ export async function createWorker() {
     workflowsPath,
     // Webhook fan-out runs many short I/O-bound activities at once (one per subscription).
     maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_MAX_ACTIVITIES ?? 300),
+    // Each webhook event is a short workflow of three tasks: with the default 2 non-sticky / 10
+    // activity pollers, new workflows and activities queued for seconds at 20 events/s (each poll
+    // round trip costs ~100 ms on the dev server). More polls keep the slots filled.
+    maxConcurrentWorkflowTaskExecutions: 100,
+    maxConcurrentWorkflowTaskPolls: 20,
+    nonStickyToStickyPollRatio: 0.5,
+    maxConcurrentActivityTaskPolls: 20,
     activities: createActivities({ orm, config, logger }),
   });
   const client = await connectTemporal(config);
@@ -36,7 +44,10 @@ export async function createWorker() {
   // Test runs use their own task queue and must not repoint the real schedules at it.
   if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
-  const dispatcher = await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.temporal.taskQueue, logger });
+  // Over the worker's own connection, so its starts may be eager: the first workflow task comes back
+  // in the start response to this worker instead of a round trip through the task queue.
+  const dispatcherClient = new Client({ connection, namespace: config.temporal.namespace });
+  const dispatcher = await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: dispatcherClient, taskQueue: config.temporal.taskQueue, logger, eagerStart: true });
   return {
     worker,
     dispatcher,
