@@ -135,12 +135,16 @@ async function round(name: string, ports: number[], stalledPort?: number) {
     workflow_id: webhookWorkflowIds.event(eventId),
     expected_successes: expected,
   };
+  await conn.execute(`delete from webhook_deliveries where event_id = ?`, [eventId]); // no foreign keys on these two
+  await conn.execute(`delete from webhook_events where id = ?`, [eventId]);
   await orm.em.fork().nativeDelete(User, { id: user.id }); // cascades to the workspace and subscriptions
   return result;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Sustained round
+
+const temporalPortArg = `\0--port\0${env.TEMPORAL_ADDRESS?.split(':').pop()}\0`;
 
 /** CPU seconds used so far, by process group: where the time goes on this machine. */
 function cpuSnapshot(): Map<string, number> {
@@ -161,7 +165,7 @@ function cpuSnapshot(): Map<string, number> {
         Number(pid) === process.pid ? 'bench (emitter + receiver)'
         : Number(pid) === worker.pid ? 'bench worker + dispatcher'
         : comm === 'postgres' ? 'postgres (all databases)'
-        : /temporal\0server\0start-dev/.test(cmd) ? 'temporal dev server'
+        : /temporal\0server\0start-dev/.test(cmd) && cmd.includes(temporalPortArg) ? 'temporal dev server'
         : undefined;
       if (!group) continue;
       groups.set(group, (groups.get(group) ?? 0) + secs);
@@ -306,6 +310,23 @@ async function sustained(rate: number, temporal: Client) {
   // CPU seconds per wall second, by process group (the machine has 2 cores in all).
   const cores = (from: Map<string, number>, to: Map<string, number>, seconds: number) =>
     Object.fromEntries([...to].map(([g, s]) => [g, Number(((s - (from.get(g) ?? 0)) / seconds).toFixed(2))] as const).sort((a, b) => b[1] - a[1]));
+  // Leave nothing behind: the outbox has no foreign key to the workspace, so delete the round's rows
+  // first (the dispatcher then has nothing more to start), then terminate the workflows still open,
+  // which would otherwise stay open forever on this run's task queue (one batch job).
+  await conn.execute(`delete from webhook_events where workspace_id = ?`, [ws.id]);
+  await conn.execute(`delete from webhook_deliveries where workspace_id = ?`, [ws.id]);
+  const stillOpen = started.size - [...started.values()].filter((w) => w.close !== null).length;
+  if (stillOpen > 0) {
+    await temporal.workflowService
+      .startBatchOperation({
+        namespace: config.temporal.namespace,
+        jobId: randomUUID(),
+        reason: 'bench:webhooks cleanup',
+        visibilityQuery: `WorkspaceId = "${ws.id}" AND ExecutionStatus = "Running"`,
+        terminationOperation: {},
+      })
+      .catch((err) => log(`could not terminate ${stillOpen} open workflows: ${err}`));
+  }
   await orm.em.fork().nativeDelete(User, { id: user.id }); // cascades to the workspace and subscription
   server.closeAllConnections();
   server.close();
@@ -322,7 +343,9 @@ async function sustained(rate: number, temporal: Client) {
     emit_to_received_ms: stats(latency),
     delivery_records: records,
     events_without_record: missingRecords,
-    workflows_listed: started.size,
+    workflows_started: started.size,
+    workflows_open_at_end: stillOpen, // terminated by the bench
+    never_started: emitted.size - started.size, // still in the outbox at the end (deleted by the bench)
     phases_ms: {
       emit_to_commit: stats(phase.commit),
       commit_to_dispatcher_claim: stats(phase.claim),
@@ -332,6 +355,11 @@ async function sustained(rate: number, temporal: Client) {
     },
     load_average: { before: load0.map((l) => l.toFixed(2)).join(' '), end_of_emission: load1.map((l) => l.toFixed(2)).join(' '), after_drain: load2.map((l) => l.toFixed(2)).join(' ') },
     cpu_cores_used: { during_emission: cores(cpu0, cpuEmit, emitSeconds), during_drain: cores(cpuEmit, cpu1, drainedSeconds - emitSeconds) },
+    // Robust to other load on the machine (unlike latency): what one event costs each of our parts,
+    // from the first emit to the end of the drain. 2,000 ms of CPU per second is the whole machine.
+    cpu_ms_per_event: Object.fromEntries(
+      [...cpu1].filter(([g]) => !g.startsWith('everything')).map(([g, s]) => [g, Number((((s - (cpu0.get(g) ?? 0)) * 1000) / Math.max(1, received.size)).toFixed(1))]),
+    ),
     drained_after_s: Number(drainedSeconds.toFixed(1)),
   };
 }
