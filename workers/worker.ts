@@ -30,10 +30,10 @@ export async function createWorker() {
     workflowsPath,
     // Webhook fan-out runs many short I/O-bound activities at once (one per subscription).
     maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_MAX_ACTIVITIES ?? 300),
-    // Each webhook event is a short workflow of three tasks: with the default 2 non-sticky / 10
-    // activity pollers, new workflows and activities queued for seconds at 20 events/s (each poll
-    // round trip costs ~100 ms on the dev server). More polls keep the slots filled.
-    maxConcurrentWorkflowTaskExecutions: 100,
+    // Each webhook event is a short workflow: with the default 2 non-sticky / 10 activity pollers,
+    // new workflows and activities queued for seconds at 20 events/s (each poll round trip costs
+    // ~100 ms on the dev server). More polls keep the (default 40) slots filled; 100 slots
+    // let workflow tasks time out inside a CPU-starved worker instead.
     maxConcurrentWorkflowTaskPolls: 20,
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
