@@ -294,7 +294,7 @@ export async function ensureDatabaseAt(url: string): Promise<void> {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (rowCount) return;
     await client.query(`create database ${client.escapeIdentifier(name)}`).catch((err) => {
-      if (err.code !== '42P04') throw err; // created meanwhile by another process
+      if (err.code !== '42P04' && err.code !== '23505') throw err; // created meanwhile by another process
     });
   } finally {
     await client.end();

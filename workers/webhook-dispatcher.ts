@@ -22,6 +22,8 @@ export interface DispatcherOptions {
   logger: Logger;
   sweepMs?: number;
   batchSize?: number;
+  /** Ask for eager workflow start (needs `temporal` over the worker's NativeConnection). */
+  eagerStart?: boolean;
 }
 
 export interface Dispatcher {
@@ -51,6 +53,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
         args: [{ eventId: row.id, workspaceId: row.workspace_id }],
         typedSearchAttributes: jobSearchAttributes({ kind: 'webhook-event', workspaceId: row.workspace_id }),
         memo: { event: row.name },
+        requestEagerStart: opts.eagerStart,
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -1,4 +1,5 @@
 // Worker process: registers every workflow and activity on the task queue and creates the schedules.
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -36,6 +37,13 @@ export async function createWorker() {
     ...workflowSource,
     // Webhook fan-out runs many short I/O-bound activities at once (one per subscription).
     maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_MAX_ACTIVITIES ?? 300),
+    // Each webhook event is a short workflow: with the default 2 non-sticky / 10 activity pollers,
+    // new workflows and activities queued for seconds at 20 events/s (each poll round trip costs
+    // ~100 ms on the dev server). More polls keep the (default 40) slots filled; 100 slots
+    // let workflow tasks time out inside a CPU-starved worker instead.
+    maxConcurrentWorkflowTaskPolls: 20,
+    nonStickyToStickyPollRatio: 0.5,
+    maxConcurrentActivityTaskPolls: 20,
     activities: createActivities({ orm, config, logger }),
   });
   const client = await connectTemporal(config);
@@ -44,8 +52,14 @@ export async function createWorker() {
   if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
   // WEBHOOK_DISPATCHER=off runs a worker without it (e.g. a second worker on its own task queue in a test,
-  // which must not claim events that the main worker's queue should run).
-  const dispatcher = process.env.WEBHOOK_DISPATCHER === 'off' ? undefined : await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.temporal.taskQueue, logger });
+  // which must not claim events that the main worker's queue should run). The dispatcher uses the
+  // worker's own connection, so its starts may be eager: the first workflow task comes back in the
+  // start response to this worker instead of a round trip through the task queue.
+  const dispatcherClient = new Client({ connection, namespace: config.temporal.namespace });
+  const dispatcher =
+    process.env.WEBHOOK_DISPATCHER === 'off'
+      ? undefined
+      : await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: dispatcherClient, taskQueue: config.temporal.taskQueue, logger, eagerStart: true });
   return {
     worker,
     dispatcher,

@@ -8,7 +8,7 @@
 // - above that: activities over slices of BATCH_SIZE subscriptions (`deliverWebhookBatch`), each
 //   sending its slice's requests concurrently with independent 10 s deadlines;
 // - above DELIVERY_CHUNK targets: child workflows per chunk, so every history stays small.
-import { executeChild, proxyActivities } from '@temporalio/workflow';
+import { executeChild, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.js';
 import { webhookWorkflowIds } from './ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
@@ -20,6 +20,14 @@ export const DELIVERY_CHUNK = 2000;
 
 // Reading targets is idempotent, so it may retry.
 const { webhookTargets } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 5 },
+});
+// ... and being a short idempotent read, it runs as a local activity since the patch below: no
+// activity task through the server and one workflow task less per event, which is a third of each
+// event's Temporal work at sustained rates. Deliveries stay regular activities: a local activity
+// may run again after a worker crash, and a delivery must be attempted at most once.
+const local = proxyLocalActivities<WebhookActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 5 },
 });
@@ -72,7 +80,7 @@ async function deliverInBatches(eventId: string, subscriptionIds: string[]): Pro
 
 /** Workflow id `webhook-event:<eventId>`, started by the outbox dispatcher. */
 export async function deliverWebhookEvent(input: WebhookEventInput): Promise<DeliverySummary> {
-  const { subscriptionIds } = await webhookTargets(input.eventId);
+  const { subscriptionIds } = await (patched('webhook-targets-local') ? local.webhookTargets(input.eventId) : webhookTargets(input.eventId));
   if (subscriptionIds.length <= DELIVERY_CHUNK) return deliverAll(input.eventId, subscriptionIds);
   const chunks: string[][] = [];
   for (let i = 0; i < subscriptionIds.length; i += DELIVERY_CHUNK) chunks.push(subscriptionIds.slice(i, i + DELIVERY_CHUNK));
