@@ -16,8 +16,8 @@ export function createApp(services: Services, operations: Operation[] = allOpera
   const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
   const router = buildRouter(operations, services);
   app.silent = true; // errors are logged by the error mapper, not printed by Koa
-  app.use(requestId());
-  app.use(accessLog(services.logger));
+  app.use(requestId(services));
+  app.use(accessLog());
   app.use(errorMapper());
   app.use(securityHeaders());
   app.use(docsAssets()); // the docs viewer's static files, outside the operation table

@@ -60,19 +60,41 @@ function checkQuery(ctx: Context, allowed: Set<string> | undefined, code: string
   }
 }
 
-function handle(op: Operation, services: Services): Middleware {
+/** What a handler receives; `em` stays lazy (a handler that never touches the database forks nothing). */
+class Input {
+  readonly actor: unknown;
+  readonly auth: unknown;
+  constructor(
+    readonly params: unknown,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly ctx: Context,
+    readonly services: Services,
+  ) {
+    this.actor = ctx.state.actor;
+    this.auth = ctx.state.auth;
+  }
+  get em(): EntityManager {
+    return this.ctx.state.em;
+  }
+}
+
+function handle(op: Operation, services: Services): (ctx: Context) => Promise<void> {
   const status = successStatus(op);
   const validateResponses = process.env.NODE_ENV !== 'production';
   const keys = queryKeys(op);
   const codes = { params: op.invalid?.params ?? 'invalid_id', query: op.invalid?.query ?? 'invalid_query', body: op.invalid?.body ?? 'invalid_body' };
   return async (ctx: Context) => {
     const params = parsePart(op.params, ctx.params, codes.params, 'path parameter');
-    checkQuery(ctx, keys, codes.query);
-    const query = parsePart(op.query, ctx.query, codes.query, 'query');
+    let query: unknown;
+    if (ctx.querystring) {
+      checkQuery(ctx, keys, codes.query);
+      query = parsePart(op.query, ctx.query, codes.query, 'query');
+    } else if (op.query) query = parsePart(op.query, {}, codes.query, 'query');
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
     const raw = op.body ? await readJsonBody(ctx, services.config.bodyLimitBytes) : undefined;
     const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body') : undefined;
-    const result = await op.handler({ params, query, body, actor: ctx.state.actor, auth: ctx.state.auth, em: ctx.state.em, services, ctx } as never);
+    const result = await op.handler(new Input(params, query, body, ctx, services) as never);
     if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
     const r = result instanceof Reply ? result : new Reply(status, result);
     ctx.status = r.status;
@@ -94,21 +116,17 @@ function handle(op: Operation, services: Services): Middleware {
 export function buildRouter(operations: Operation[], services: Services): Router {
   const router = new Router({ exclusive: 'specificity' });
   for (const op of operations) {
-    const bind: Middleware = async (ctx, next) => {
+    // The steps this operation needs, in order, run by one function (not a middleware chain per
+    // route): fewer promises and closures per request.
+    const steps: ((ctx: Context) => unknown)[] = [];
+    if (op.auth === 'user') steps.push(authenticate(services), actingAs(op, services), demoGuard(op));
+    if (op.rateLimit !== 'none') steps.push(rateLimit(op, services));
+    steps.push(handle(op, services));
+    const route: Middleware = async (ctx) => {
       ctx.state.operation = op;
-      // Forked on first use: requests answered from caches never build an EntityManager.
-      let em: EntityManager | undefined;
-      Object.defineProperty(ctx.state, 'em', { get: () => (em ??= services.orm.em.fork() as EntityManager), configurable: true });
-      await next();
+      for (const step of steps) await step(ctx);
     };
-    router.register(toKoaPath(op.path), [op.method], [
-      bind,
-      authenticate(op, services),
-      actingAs(op, services),
-      demoGuard(op),
-      rateLimit(op, services),
-      handle(op, services),
-    ] as never, { name: op.operationId });
+    router.register(toKoaPath(op.path), [op.method], route, { name: op.operationId });
   }
   return router;
 }

@@ -1,30 +1,31 @@
 import type { Middleware } from 'koa';
-import type { Logger } from '../../lib/logger.js';
+import { accessLogger } from '../../lib/logger.js';
 import { httpDuration } from '../../lib/metrics.js';
 
-/** One JSON line per request, with a per-request child logger for handlers (`ctx.state.log`). */
-export const accessLog = (logger: Logger): Middleware => async (ctx, next) => {
+const SECRET_IN_PATH = /\{token\}/;
+
+/** One JSON line per request (handlers log through `ctx.state.log`, see api/request-state.ts). */
+export const accessLog = (): Middleware => async (ctx, next) => {
   const started = process.hrtime.bigint();
-  // The per-request child logger is built only when a handler or the error mapper uses it.
-  let log: Logger | undefined;
-  Object.defineProperty(ctx.state, 'log', { get: () => (log ??= logger.child({ request_id: ctx.state.requestId })), configurable: true });
   try {
     await next();
   } finally {
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const op = ctx.state.operation;
     // Unmatched routes share one label so that scanners cannot blow up the metric's cardinality.
-    httpDuration.observe({ operation: ctx.state.operation?.operationId ?? 'unmatched', method: ctx.method, status: String(ctx.status) }, ms / 1000);
+    httpDuration.observe({ operation: op?.operationId ?? 'unmatched', method: ctx.method, status: String(ctx.status) }, ms / 1000);
     const line = {
       request_id: ctx.state.requestId,
       method: ctx.method,
-      path: ctx.path,
+      // A path that carries a secret (invitation tokens) is logged as its template.
+      path: op && SECRET_IN_PATH.test(op.path) ? op.path : ctx.path,
       status: ctx.status,
       duration_ms: Math.round(ms * 10) / 10,
       user_id: ctx.state.auth?.userId,
-      operation: ctx.state.operation?.operationId,
+      operation: op?.operationId,
     };
-    if (ctx.status >= 500 && ctx.status !== 503) logger.error(line, 'request failed');
-    else if (ctx.status >= 500) logger.warn(line, 'unavailable');
-    else logger.info(line, 'request');
+    if (ctx.status >= 500 && ctx.status !== 503) accessLogger.error(line, 'request failed');
+    else if (ctx.status >= 500) accessLogger.warn(line, 'unavailable');
+    else accessLogger.info(line, 'request');
   }
 };

@@ -17,7 +17,8 @@ export const getMe = defineOperation({
   responses: { 200: UserView.extend({ workspace_id: z.uuid() }) },
   errors: { 401: ['unauthorized'] },
   // The profile comes with the credential (one lookup on a cache miss, none on a hit).
-  handler: async ({ em, auth, actor }) => ({ ...toUserView(auth.user ?? (await em.findOneOrFail(User, auth.userId))), workspace_id: actor.workspaceId }),
+  // `input.em` is read only when needed: a request answered from the credential forks no EntityManager.
+  handler: async (input) => ({ ...toUserView(input.auth.user ?? (await input.em.findOneOrFail(User, input.auth.userId))), workspace_id: input.actor.workspaceId }),
 });
 
 export const listApiTokens = defineOperation({
