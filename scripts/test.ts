@@ -17,7 +17,8 @@ if (tsc.status !== 0) {
 
 // Its own database (outreach_test), Redis database, task queue and so its own outbox dispatcher:
 // a test run never shares work with a running `npm start`, nor the reverse.
-const { stack, env } = await stackWithSchema(log, { suffix: 'test', redisDb: 1 });
+// TEST_DB_SUFFIX (e.g. `test_llm`) gives a branch under development a database of its own.
+const { stack, env } = await stackWithSchema(log, { suffix: process.env.TEST_DB_SUFFIX ?? 'test', redisDb: 1 });
 const taskQueue = `test-${process.pid}`;
 const testEnv = {
   ...env,

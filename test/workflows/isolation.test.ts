@@ -13,7 +13,7 @@ import { startReceiver } from '../helpers/receiver.js';
 test.after.always(closeApi);
 
 test('the test run has its own database, Redis database and task queue', (t) => {
-  t.regex(new URL(process.env.DATABASE_URL!).pathname, /_test$/);
+  t.regex(new URL(process.env.DATABASE_URL!).pathname, /_test(_\w+)?$/);
   t.is(new URL(process.env.REDIS_URL!).pathname, '/1');
   t.regex(process.env.TEMPORAL_TASK_QUEUE!, /^test-\d+$/);
 });
@@ -56,7 +56,7 @@ test('an event emitted by a test is dispatched and delivered by the test worker 
   // The service's own database (the same server, without the suffix) never saw the event, so its
   // dispatcher cannot take it.
   const serviceUrl = new URL(process.env.DATABASE_URL!);
-  serviceUrl.pathname = serviceUrl.pathname.replace(/_test$/, '');
+  serviceUrl.pathname = serviceUrl.pathname.replace(/_test(_\w+)?$/, '');
   const client = new pg.Client({ connectionString: serviceUrl.toString() });
   await client.connect();
   try {
