@@ -1,0 +1,34 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { uuidv7 } from '../../lib/ids.js';
+import { Workspace } from './Workspace.js';
+
+// A person in a workspace, deduplicated on the normalised email and the normalised professional-
+// network profile URL (each unique per workspace when present).
+export const Contact = defineEntity({
+  name: 'Contact',
+  tableName: 'contacts',
+  uniques: [
+    { properties: ['workspace', 'emailNormalised'] },
+    { properties: ['workspace', 'profileUrlNormalised'] },
+  ],
+  properties: (p) => ({
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
+    email: p.string().length(320).nullable(),
+    emailNormalised: p.string().length(320).nullable(),
+    profileUrl: p.string().length(2048).nullable(),
+    profileUrlNormalised: p.string().length(2048).nullable(),
+    firstName: p.string().length(200).nullable(),
+    lastName: p.string().length(200).nullable(),
+    fullName: p.string().length(400).nullable(),
+    title: p.string().length(300).nullable(),
+    company: p.string().length(300).nullable(),
+    companyDomain: p.string().length(255).nullable(),
+    country: p.string().length(100).nullable(),
+    /** Field provenance: names of fields a person edited, never overwritten by enrichment. */
+    editedFields: p.json<string[]>().default('[]'),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  }),
+});
+export type IContact = InferEntity<typeof Contact>;
