@@ -39,3 +39,66 @@ export async function createApp(
     return app;
   });
 }
+
+export interface AppPatch {
+  name?: string;
+  description?: string | null;
+  website_url?: string | null;
+  value_proposition?: string | null;
+  icp_description?: string | null;
+  icp_filters?: Record<string, unknown> | null;
+}
+
+/** Updates the product profile; absent fields stay, null clears. */
+export async function updateApp(em: EntityManager, actor: Actor, appId: string, patch: AppPatch): Promise<IApp> {
+  const app = await requireApp(em, actor, appId);
+  if (patch.name !== undefined) app.name = patch.name.trim();
+  if (patch.description !== undefined) app.description = patch.description;
+  if (patch.website_url !== undefined) app.websiteUrl = patch.website_url;
+  if (patch.value_proposition !== undefined) app.valueProposition = patch.value_proposition;
+  if (patch.icp_description !== undefined) app.icpDescription = patch.icp_description;
+  if (patch.icp_filters !== undefined) app.icpFilters = patch.icp_filters;
+  await em.flush();
+  return app;
+}
+
+export interface AppStats {
+  app_id: string;
+  name: string;
+  agents: number;
+  active_agents: number;
+  lists: number;
+  leads: number;
+}
+
+/**
+ * Per-product counts for the products the actor can access: one grouped query per table, each on
+ * an indexed workspace/app column (no per-product loop).
+ */
+export async function appStats(em: EntityManager, actor: Actor): Promise<AppStats[]> {
+  const apps = await em.find(App, { workspace: actor.workspaceId, ...(actor.allApps ? {} : { id: { $in: actor.appIds } }) }, { orderBy: { id: 'asc' }, fields: ['id', 'name'] });
+  if (apps.length === 0) return [];
+  const ids = apps.map((a) => a.id);
+  const conn = em.getConnection();
+  const [agents, lists, leads] = await Promise.all([
+    conn.execute<{ app_id: string; n: string; active: string }[]>(
+      `select app_id, count(*) as n, count(*) filter (where status = 'active') as active from discovery_agents where workspace_id = ? and app_id = any(?) group by app_id`,
+      [actor.workspaceId, ids],
+    ),
+    conn.execute<{ app_id: string; n: string }[]>(`select app_id, count(*) as n from lead_lists where workspace_id = ? and app_id = any(?) group by app_id`, [actor.workspaceId, ids]),
+    conn.execute<{ app_id: string; n: string }[]>(
+      `select l.app_id, count(*) as n from leads d join lead_lists l on l.id = d.list_id where l.workspace_id = ? and l.app_id = any(?) group by l.app_id`,
+      [actor.workspaceId, ids],
+    ),
+  ]);
+  const by = <T extends { app_id: string }>(rows: T[]) => new Map(rows.map((r) => [r.app_id, r]));
+  const [a, l, d] = [by(agents), by(lists), by(leads)];
+  return apps.map((app) => ({
+    app_id: app.id,
+    name: app.name,
+    agents: Number(a.get(app.id)?.n ?? 0),
+    active_agents: Number(a.get(app.id)?.active ?? 0),
+    lists: Number(l.get(app.id)?.n ?? 0),
+    leads: Number(d.get(app.id)?.n ?? 0),
+  }));
+}

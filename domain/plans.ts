@@ -19,6 +19,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { App } from '../db/entities/App.js';
 import { Subscription, type ISubscription, type SubscriptionStatus } from '../db/entities/Subscription.js';
 import { TeamMember } from '../db/entities/TeamMember.js';
+import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { grantCredits } from './credits.js';
 import { assertWritable } from './demo.js';
@@ -197,7 +198,9 @@ export async function currentUsage(em: EntityManager, workspaceId: string): Prom
   const [apps, members] = await Promise.all([em.count(App, { workspace: workspaceId }), em.count(TeamMember, { workspace: workspaceId })]);
   // Sign-up writes an owner TeamMember row; count the owner once even if it is missing.
   const ownerRows = await em.count(TeamMember, { workspace: workspaceId, role: 'owner' });
-  return { apps, agents: null, campaigns: null, seats: members + (ownerRows ? 0 : 1) };
+  // Archived agents do not count against the plan (domain/agents.ts countAgents).
+  const agents = await em.count(DiscoveryAgent, { workspace: workspaceId, status: { $ne: 'archived' } });
+  return { apps, agents, campaigns: null, seats: members + (ownerRows ? 0 : 1) };
 }
 
 /**
