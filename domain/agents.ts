@@ -214,7 +214,7 @@ export const slug = (s: string) =>
     .slice(0, 100) || 'signal';
 
 export function listSignals(em: EntityManager, agentId: string): Promise<IAgentSignal[]> {
-  return em.find(AgentSignal, { agent: agentId }, { orderBy: { id: 'asc' } });
+  return em.find(AgentSignal, { agent: agentId }, { orderBy: { position: 'asc', id: 'asc' } });
 }
 
 /**
@@ -234,13 +234,14 @@ export async function replaceSignals(em: EntityManager, actor: Actor, agentId: s
   return em.transactional(async (tx) => {
     const agent = await requireAgent(tx, actor, agentId, { lock: true });
     const existing = new Map((await tx.find(AgentSignal, { agent: agent.id })).map((s) => [s.key, s]));
-    for (const s of keyed) {
+    for (const [position, s] of keyed.entries()) {
       const row = existing.get(s.key) ?? tx.create(AgentSignal, { agent: tx.getReference(DiscoveryAgent, agent.id), key: s.key, kind: s.kind, name: s.name });
       row.kind = s.kind;
       row.name = s.name.trim();
       row.keywords = [...new Set((s.keywords ?? []).map((k) => k.trim()).filter(Boolean))];
       row.filters = s.filters ?? null;
       row.enabled = s.enabled ?? true;
+      row.position = position;
       existing.delete(s.key);
     }
     for (const gone of existing.values()) tx.remove(gone);
@@ -248,7 +249,7 @@ export async function replaceSignals(em: EntityManager, actor: Actor, agentId: s
       throw new AppError(400, 'invalid_transition', 'an active agent needs at least one enabled signal; pause it first');
     }
     await tx.flush();
-    return tx.find(AgentSignal, { agent: agent.id }, { orderBy: { id: 'asc' } });
+    return tx.find(AgentSignal, { agent: agent.id }, { orderBy: { position: 'asc', id: 'asc' } });
   });
 }
 

@@ -82,12 +82,12 @@ export async function appStats(em: EntityManager, actor: Actor): Promise<AppStat
   const conn = em.getConnection();
   const [agents, lists, leads] = await Promise.all([
     conn.execute<{ app_id: string; n: string; active: string }[]>(
-      `select app_id, count(*) as n, count(*) filter (where status = 'active') as active from discovery_agents where workspace_id = ? and app_id = any(?) group by app_id`,
+      `select app_id, count(*) as n, count(*) filter (where status = 'active') as active from discovery_agents where workspace_id = ? and app_id in (?) group by app_id`,
       [actor.workspaceId, ids],
     ),
-    conn.execute<{ app_id: string; n: string }[]>(`select app_id, count(*) as n from lead_lists where workspace_id = ? and app_id = any(?) group by app_id`, [actor.workspaceId, ids]),
+    conn.execute<{ app_id: string; n: string }[]>(`select app_id, count(*) as n from lead_lists where workspace_id = ? and app_id in (?) group by app_id`, [actor.workspaceId, ids]),
     conn.execute<{ app_id: string; n: string }[]>(
-      `select l.app_id, count(*) as n from leads d join lead_lists l on l.id = d.list_id where l.workspace_id = ? and l.app_id = any(?) group by l.app_id`,
+      `select l.app_id, count(*) as n from leads d join lead_lists l on l.id = d.list_id where l.workspace_id = ? and l.app_id in (?) group by l.app_id`,
       [actor.workspaceId, ids],
     ),
   ]);

@@ -269,9 +269,12 @@ export class UsageRecorder {
     this.pending = { pat: new Map(), session: new Map() };
     for (const [table, rows] of batches) {
       if (rows.size === 0) continue;
+      // Arrays go as PostgreSQL array literals (the query builder would expand a JS array into a list).
+      const ids = `{${[...rows.keys()].join(',')}}`;
+      const ats = `{${[...rows.values()].map((d) => `"${d.toISOString()}"`).join(',')}}`;
       await em.getConnection().execute(
         `update ${table} t set last_used_at = greatest(t.last_used_at, v.at) from unnest(?::uuid[], ?::timestamptz[]) as v(id, at) where t.id = v.id`,
-        [[...rows.keys()], [...rows.values()]],
+        [ids, ats],
       );
     }
   }

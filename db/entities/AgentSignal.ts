@@ -17,6 +17,8 @@ export const AgentSignal = defineEntity({
     keywords: p.json<string[]>().default('[]'),
     filters: p.json<Record<string, unknown>>().nullable(),
     enabled: p.boolean().default(true),
+    /** Order as last set by PUT /signals (ids minted in the same millisecond do not sort by creation). */
+    position: p.integer().default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

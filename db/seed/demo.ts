@@ -75,9 +75,66 @@ export const DEMO_ROWS: SeedTable[] = [
       },
     ],
   },
+  {
+    table: 'lead_lists',
+    rows: [
+      { id: demoId(0x200), workspace_id: DEMO_WORKSPACE_ID, app_id: demoId(0x100), name: 'Freelance designers (EU)', description: 'Approved from the discovery agent' },
+      { id: demoId(0x201), workspace_id: DEMO_WORKSPACE_ID, app_id: demoId(0x101), name: 'Restaurant owners', description: null },
+    ],
+  },
+  {
+    table: 'discovery_agents',
+    rows: [
+      {
+        id: demoId(0x300),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        name: 'Freelancers complaining about bookkeeping',
+        status: 'active',
+        b2b: false,
+        icp_description: 'Independent designers and developers in Europe who invoice clients and do their own books.',
+        icp_filters: JSON.stringify({ titles: ['freelance designer', 'freelance developer'], countries: ['Germany', 'France', 'Netherlands'] }),
+        config: JSON.stringify({ schedule: 'daily' }),
+        list_id: demoId(0x200),
+        max_signals: 200,
+        require_current_employer: false,
+        keywords: 'invoicing, bookkeeping, quarterly taxes, freelance accounting',
+      },
+      {
+        id: demoId(0x301),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x101),
+        name: 'Restaurants hiring shift managers',
+        status: 'paused',
+        b2b: true,
+        icp_description: 'Owners and general managers of restaurants with 10–200 staff.',
+        icp_filters: JSON.stringify({ titles: ['owner', 'general manager'], industries: ['restaurants'], company_sizes: ['11-50', '51-200'] }),
+        config: null,
+        list_id: demoId(0x201),
+        max_signals: 100,
+        require_current_employer: true,
+        keywords: null,
+      },
+    ],
+  },
+  {
+    table: 'agent_signals',
+    rows: [
+      { id: demoId(0x310), agent_id: demoId(0x300), key: 'bookkeeping-pain', kind: 'post_keywords', name: 'Posts about bookkeeping pain', keywords: JSON.stringify(['bookkeeping', 'invoice', 'tax return']), filters: null, enabled: true },
+      { id: demoId(0x311), agent_id: demoId(0x301), key: 'hiring-shift-managers', kind: 'hiring', name: 'Hiring shift managers', keywords: JSON.stringify(['shift manager']), filters: null, enabled: true },
+    ],
+  },
+  {
+    table: 'agent_sources',
+    rows: [
+      { id: demoId(0x320), agent_id: demoId(0x300), source: 'newsforum', enabled: true, config: JSON.stringify({ queries: ['bookkeeping freelancer', 'invoice software'] }) },
+      { id: demoId(0x321), agent_id: demoId(0x301), source: 'pronet', enabled: true, config: JSON.stringify({}) },
+    ],
+  },
 ];
 
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps']);
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged
@@ -91,7 +148,7 @@ async function upsert(em: EntityManager, table: string, row: Record<string, unkn
   const q = (c: string) => `"${c}"`;
   const data = cols.filter((c) => c !== 'id');
   const sql =
-    `insert into ${q(table)} (${insertCols.map(q).join(', ')}) values (${insertCols.map((c) => (c === 'app_ids' ? '?::jsonb' : '?')).join(', ')}) ` +
+    `insert into ${q(table)} (${insertCols.map(q).join(', ')}) values (${insertCols.map((c) => (JSON_COLUMNS.has(c) || (table === 'agent_signals' && c === 'keywords') ? '?::jsonb' : '?')).join(', ')}) ` +
     `on conflict ("id") do update set ${[...data.map((c) => `${q(c)} = excluded.${q(c)}`), ...(stamped ? ['"updated_at" = now()'] : [])].join(', ')} ` +
     `where (${data.map((c) => `${q(table)}.${q(c)}`).join(', ')}) is distinct from (${data.map((c) => `excluded.${q(c)}`).join(', ')})`;
   const res = await em.execute(sql, values, 'run');

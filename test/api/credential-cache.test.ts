@@ -176,3 +176,27 @@ test('with Redis unreachable the cache is bypassed and authentication still work
   t.is((await lookups('miss')) - misses, 2, 'every request looked up');
   t.truthy(await api());
 });
+
+test('uses of cached credentials are written in one batch per table, at most once a minute per credential', async (t) => {
+  const { services } = await api();
+  const u = await createUser();
+  const pat = await createPat(u);
+  const tokens = await call('GET', '/api/users/me/api-tokens', { token: u.accessToken });
+  const tokenId = tokens.body[0].id as string;
+  const { UsageRecorder } = await import('../../domain/auth.js');
+  const recorder = new UsageRecorder();
+  const now = Date.now();
+  recorder.record({ userId: u.id, kind: 'pat', tokenId }, now - 120_000); // the first use (written by the lookup)
+  recorder.record({ userId: u.id, kind: 'pat', tokenId }, now - 100_000); // within the minute: skipped
+  recorder.record({ userId: u.id, kind: 'pat', tokenId }, now); // a minute later: batched
+  const sessions = await call('GET', '/api/users/me/sessions', { token: u.accessToken });
+  const sessionId = sessions.body.items[0].id as string;
+  recorder.record({ userId: u.id, kind: 'session', sessionId }, now - 120_000);
+  recorder.record({ userId: u.id, kind: 'session', sessionId }, now);
+  await recorder.flush(services.orm.em.fork());
+  const after = await call('GET', '/api/users/me/api-tokens', { token: u.accessToken });
+  t.is(new Date(after.body[0].last_used_at).getTime(), now);
+  const s = await call('GET', '/api/users/me/sessions', { token: u.accessToken });
+  t.is(new Date(s.body.items.find((x: any) => x.id === sessionId).last_used_at).getTime(), now);
+  t.truthy(pat);
+});
