@@ -167,7 +167,11 @@ export async function updateAgent(em: EntityManager, actor: Actor, agentId: stri
     return { simulated: true, agent, changes };
   }
   await requireAgent(em, actor, agentId); // 404/403 before the subscription check, so ids do not leak plan state
-  await requireActiveSubscription(em, actor);
+  await requireActiveSubscription(em, actor).catch((err: unknown) => {
+    if (err instanceof AppError) throw err;
+    // The spec's code for "the workspace's plan could not be read" (a database failure, not a refusal).
+    throw new AppError(503, 'workspace_policy_unavailable', 'could not verify the subscription state; try again');
+  });
   return em.transactional(async (tx) => {
     const agent = await requireAgent(tx, actor, agentId, { lock: true });
     await applyUpdate(tx, actor, agent, input);

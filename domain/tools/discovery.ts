@@ -1,0 +1,81 @@
+// Discovery's actions for the Operator: list and read products and agents, change an agent's status
+// and signals. (Launching runs and reading funnels join when discovery runs land.)
+import { z } from 'zod';
+import { AGENT_STATUSES, type IDiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
+import { listApps, requireApp } from '../apps.js';
+import { listAgents, listSignals, replaceSignals, requireAgent, SIGNAL_KINDS, updateAgent } from '../agents.js';
+import { defineTool } from './registry.js';
+
+const agentSummary = (a: IDiscoveryAgent) => ({
+  id: a.id,
+  name: a.name,
+  status: a.status as string,
+  app_id: a.app.id,
+  max_signals: a.maxSignals ?? null,
+});
+
+export const discoveryTools = [
+  defineTool({
+    name: 'list_products',
+    domain: 'apps',
+    description: 'List the products (apps) of the workspace that you can access, with their ideal customer profile.',
+    input: z.object({}).strict(),
+    risk: 'read',
+    run: async ({ em, actor }) =>
+      (await listApps(em, actor, { limit: 200 })).map((a) => ({ id: a.id, name: a.name, icp_description: a.icpDescription ?? null })),
+  }),
+  defineTool({
+    name: 'list_agents',
+    domain: 'agents',
+    description: 'List the discovery agents of a product, optionally only those with a given status.',
+    input: z.object({ app_id: z.uuid(), status: z.enum(AGENT_STATUSES).optional() }).strict(),
+    risk: 'read',
+    run: async ({ em, actor }, input) => {
+      await requireApp(em, actor, input.app_id);
+      return (await listAgents(em, actor, input.app_id, { limit: 200, status: input.status })).map(agentSummary);
+    },
+  }),
+  defineTool({
+    name: 'get_agent',
+    domain: 'agents',
+    description: 'Read one discovery agent: its ICP, settings and signals.',
+    input: z.object({ agent_id: z.uuid() }).strict(),
+    risk: 'read',
+    run: async ({ em, actor }, input) => {
+      const a = await requireAgent(em, actor, input.agent_id);
+      const signals = await listSignals(em, a.id);
+      return {
+        ...agentSummary(a),
+        icp_description: a.icpDescription ?? null,
+        require_current_employer: a.requireCurrentEmployer,
+        signals: signals.map((s) => ({ key: s.key, kind: s.kind, name: s.name, keywords: s.keywords, enabled: s.enabled })),
+      };
+    },
+  }),
+  defineTool({
+    name: 'set_agent_status',
+    domain: 'agents',
+    description: 'Activate, pause or archive a discovery agent (draft → active, active ⇄ paused, any → archived, archived → paused).',
+    input: z.object({ agent_id: z.uuid(), status: z.enum(AGENT_STATUSES) }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => {
+      const r = await updateAgent(em, actor, input.agent_id, { status: input.status });
+      return { ...agentSummary(r.agent), simulated: r.simulated };
+    },
+  }),
+  defineTool({
+    name: 'set_agent_signals',
+    domain: 'agents',
+    description: 'Replace the signals of a discovery agent (what indicates a lead: keywords in posts, job changes, hiring, funding, company events, people matching the ICP).',
+    input: z
+      .object({
+        agent_id: z.uuid(),
+        signals: z
+          .array(z.object({ key: z.string().max(100).optional(), kind: z.enum(SIGNAL_KINDS), name: z.string().min(1).max(200), keywords: z.array(z.string().min(1).max(100)).max(50).optional() }).strict())
+          .max(20),
+      })
+      .strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => (await replaceSignals(em, actor, input.agent_id, input.signals)).map((s) => ({ key: s.key, kind: s.kind, name: s.name })),
+  }),
+];

@@ -1,0 +1,46 @@
+// The Operator's tool registry: one table of actions, validated input, ownership through `domain`.
+import test from 'ava';
+import { ZodError } from 'zod';
+import { allTools, findTool } from '../../domain/tools/index.js';
+import { needsConfirmation, RISKS, runTool } from '../../domain/tools/registry.js';
+import { AppError } from '../../domain/errors.js';
+import { resolveActor } from '../../domain/workspaces.js';
+import { api, call, createTestApp, closeApi } from '../helpers/api.js';
+import { createOwner } from '../helpers/billing.js';
+test.after.always(closeApi);
+
+test('every tool has a unique snake_case name, a description, a known risk and an object input schema', (t) => {
+  const tools = allTools();
+  t.true(tools.length >= 5);
+  t.is(new Set(tools.map((x) => x.name)).size, tools.length);
+  for (const tool of tools) {
+    t.regex(tool.name, /^[a-z][a-z0-9_]*$/);
+    t.true(tool.description.length > 10, tool.name);
+    t.true((RISKS as readonly string[]).includes(tool.risk), tool.name);
+    t.is(needsConfirmation(tool), tool.risk !== 'read');
+  }
+  t.is(findTool('list_agents')?.risk, 'read');
+  t.is(findTool('set_agent_status')?.risk, 'change');
+});
+
+test('tools run as the caller, through the domain rules: ownership, transitions and input validation', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } })).body;
+  const em = services.orm.em.fork();
+  const ctx = { em, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
+  const listed = (await runTool(findTool('list_agents')!, ctx, { app_id: app.id })) as { id: string }[];
+  t.deepEqual(listed.map((a) => a.id), [agent.id]);
+  await runTool(findTool('set_agent_signals')!, ctx, { agent_id: agent.id, signals: [{ kind: 'hiring', name: 'Hiring' }] });
+  const active = (await runTool(findTool('set_agent_status')!, ctx, { agent_id: agent.id, status: 'active' })) as { status: string };
+  t.is(active.status, 'active');
+  const bad = await t.throwsAsync(runTool(findTool('set_agent_status')!, ctx, { agent_id: agent.id, status: 'draft' }));
+  t.true(bad instanceof AppError && bad.code === 'invalid_transition');
+  await t.throwsAsync(runTool(findTool('get_agent')!, ctx, { agent_id: 'nope' }), { instanceOf: ZodError });
+  // Another workspace's agent is not found, as over REST.
+  const other = await createOwner();
+  const otherCtx = { em: services.orm.em.fork(), actor: await resolveActor(services.orm.em.fork() as never, { userId: other.id, kind: 'session' }, undefined) };
+  const nf = await t.throwsAsync(runTool(findTool('get_agent')!, otherCtx, { agent_id: agent.id }));
+  t.true(nf instanceof AppError && nf.status === 404);
+});
