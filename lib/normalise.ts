@@ -12,7 +12,7 @@ export function normaliseEmail(email: string | null | undefined): string | null 
  * `https://<host><path>`: scheme-less input is read as https, the scheme is always https, the host is
  * lower-cased without `www.`, and query, fragment and trailing slashes are dropped (tracking
  * parameters and `/` variations name the same profile). The path keeps its case. `null` when the
- * input is not an http(s) URL with a host.
+ * input is not an http(s) URL with a host and no credentials.
  */
 export function normaliseProfileUrl(url: string | null | undefined): string | null {
   const raw = url?.trim();
@@ -23,7 +23,8 @@ export function normaliseProfileUrl(url: string | null | undefined): string | nu
   } catch {
     return null;
   }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname) return null;
+  // Credentials mean the input was not a profile URL (`mailto:a@b.c` read as https://user:pass@host).
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname || u.username || u.password) return null;
   const host = u.host.toLowerCase().replace(/^www\./, '');
   const path = u.pathname.replace(/\/+$/, '');
   return `https://${host}${path}`;
