@@ -43,10 +43,7 @@ async function leadCounts(em: EntityManager, ids: string[]): Promise<Map<string,
 }
 
 async function withCounts(em: EntityManager, lists: ILeadList[]): Promise<ListWithCount[]> {
-  const counts = await leadCounts(
-    em,
-    lists.map((l) => l.id),
-  );
+  const counts = await leadCounts(em, lists.map((l) => l.id));
   return lists.map((list) => ({ id: list.id, list, leadCount: counts.get(list.id) ?? 0 }));
 }
 

@@ -228,7 +228,7 @@ test('addContactToList dedupes contacts on normalised email, then normalised pro
   t.is(await e.count(Lead, { list: list.id }), 2);
 
   // The same contact in another list: a second lead, the one contact.
-  const elsewhere = await add(u, other.id, { email: 'ADA@example.com', title: 'Analyst', company: 'Engines Ltd' }, );
+  const elsewhere = await add(u, other.id, { email: 'ADA@example.com', title: 'Analyst', company: 'Engines Ltd' });
   t.true(elsewhere.created);
   t.is(elsewhere.lead.contact.id, first.lead.contact.id);
   // Empty fields of the reused contact were filled; existing ones are kept.
@@ -397,6 +397,8 @@ test('the Demo workspace reads lists but refuses writes with 403 demo_read_only'
   // A list in the Demo workspace, written directly (as a seed would).
   const list = e.create(LeadList, { workspace: e.getReference(Workspace, DEMO_WORKSPACE_ID), app: demoApp, name: `demo ${Math.random()}` });
   await e.flush();
+  // The shared Demo workspace outlives this test: take the row out again whatever happens.
+  t.teardown(async () => void (await (await em()).nativeDelete(LeadList, { id: list.id })));
   const inDemo = auth(u, { 'x-acting-as': DEMO_USER_ID });
   t.is((await call('GET', '/api/lists', inDemo)).status, 200);
   t.is((await call('GET', `/api/apps/${demoApp.id}/lists`, inDemo)).status, 200);
@@ -417,7 +419,6 @@ test('the Demo workspace reads lists but refuses writes with 403 demo_read_only'
   // The domain refuses too, for callers outside a request (workflows).
   const actor = await resolveActor(fresh, { userId: u.id, kind: 'pat' }, DEMO_USER_ID);
   t.like(await t.throwsAsync(addContactToList(fresh, actor, list.id, { email: 'a@example.com' })), { code: 'demo_read_only' });
-  await fresh.nativeDelete(LeadList, { id: list.id });
 });
 
 test('DELETE /api/lists/{id} deletes the list and its leads, keeps the contacts, and clears the list of agents that used it', async (t) => {
