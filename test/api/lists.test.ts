@@ -381,6 +381,12 @@ test('a team member without access to the product gets 403 not_assigned; with ac
   t.is((await call('PUT', `/api/lists/${shown.id}`, { ...auth(member, asOwner), body: { description: 'ok' } })).status, 200);
   t.is((await call('GET', `/api/lists/${shown.id}/leads`, auth(member, asOwner))).status, 200);
   t.is((await call('DELETE', `/api/lists/${created.body.id}`, auth(member, asOwner))).status, 200);
+  // A member given no product sees no list.
+  const none = await createUser();
+  await addTeamMember(owner.id, none.id, { appIds: [] });
+  const empty = await call('GET', '/api/lists', auth(none, asOwner));
+  t.is(empty.status, 200, empty.text);
+  t.deepEqual(empty.body.items, []);
   // Not a member of that workspace at all: 403 not_assigned from X-Acting-As.
   const stranger = await createUser();
   const r = await call('GET', `/api/lists/${shown.id}`, auth(stranger, asOwner));
