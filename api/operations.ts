@@ -14,8 +14,9 @@ import * as webhooks from './webhooks/routes.js';
 import * as myWorkspaces from './my-workspaces/routes.js';
 import * as billing from './billing/routes.js';
 import * as agents from './agents/routes.js';
+import * as lists from './lists/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 
