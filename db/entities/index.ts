@@ -20,3 +20,6 @@ export { Lead } from './Lead.js';
 export { DiscoveryAgent } from './DiscoveryAgent.js';
 export { AgentSignal } from './AgentSignal.js';
 export { AgentSource } from './AgentSource.js';
+export { DiscoveryRun } from './DiscoveryRun.js';
+export { DiscoveredLead } from './DiscoveredLead.js';
+export { RejectedProfile } from './RejectedProfile.js';
