@@ -55,6 +55,15 @@ export interface Config {
   encryptionKey: Buffer;
   logLevel: string;
   publicBaseUrl: string;
+  /** Discovery sources (lib/sources): HTTP when a base URL is set, else the local corpus. */
+  sources: SourcesConfig;
+}
+
+export interface SourcesConfig {
+  corpus: { seed: number; people: number };
+  timeoutMs: number;
+  newsforum: { baseUrl: string | null; apiKey: string | null };
+  pronet: { baseUrl: string | null; apiKey: string | null; profileHosts: string[] };
 }
 
 let cached: Config | undefined;
@@ -91,6 +100,16 @@ export function loadConfig(): Config {
     encryptionKey: createHash('sha256').update(localSecret('ENCRYPTION_KEY')).digest(),
     logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
     publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    sources: {
+      corpus: { seed: int('CORPUS_SEED', 42), people: int('CORPUS_PEOPLE', 12_000) },
+      timeoutMs: int('SOURCES_TIMEOUT_MS', 15_000),
+      newsforum: { baseUrl: process.env.NEWSFORUM_BASE_URL || null, apiKey: process.env.NEWSFORUM_API_KEY || null },
+      pronet: {
+        baseUrl: process.env.PRONET_BASE_URL || null,
+        apiKey: process.env.PRONET_API_KEY || null,
+        profileHosts: list('PRONET_PROFILE_HOSTS').length ? list('PRONET_PROFILE_HOSTS') : ['pronet.example'],
+      },
+    },
   };
   return cached;
 }

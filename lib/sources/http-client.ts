@@ -1,0 +1,158 @@
+// The HTTP exchange both real source adapters share: one JSON request with a deadline, a bounded
+// response body, no redirects, and every failure mapped to a SourceError.
+//
+// The base URLs are operator configuration, not customer input, so this does not go through the
+// guarded client (lib/outbound-http.ts) and may reach private hosts. It still never follows a
+// redirect (undici's request() does not, and a 3xx is a bad_response), so a provider cannot send
+// the API key's requests elsewhere, and it never reads more than `maxResponseBytes`.
+import { Agent, request } from 'undici';
+import type { z } from 'zod';
+import { SourceError, type SourceName } from './types.js';
+
+export interface HttpSourceOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** Deadline for the whole exchange (connect, headers, body). Default 15 s. */
+  timeoutMs?: number;
+  /** Larger responses are refused as bad_response. Default 4 MiB. */
+  maxResponseBytes?: number;
+}
+
+const USER_AGENT = 'outreach-api-sources/1';
+
+export class JsonHttpClient {
+  private readonly base: URL;
+  private readonly timeoutMs: number;
+  private readonly maxBytes: number;
+  private readonly agent: Agent;
+
+  constructor(
+    private readonly source: SourceName,
+    private readonly opts: HttpSourceOptions,
+  ) {
+    this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
+    this.timeoutMs = opts.timeoutMs ?? 15_000;
+    this.maxBytes = opts.maxResponseBytes ?? 4 * 1024 * 1024;
+    this.agent = new Agent({ connect: { timeout: this.timeoutMs }, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+  }
+
+  /**
+   * Sends the request and returns the parsed JSON body of a 2xx answer, or null for a 404 when
+   * `notFoundIsNull`. `path` is relative to the base URL (keeps its path prefix).
+   */
+  async json(
+    method: 'GET' | 'POST',
+    path: string,
+    opts: { query?: URLSearchParams; body?: unknown; signal?: AbortSignal; notFoundIsNull?: boolean } = {},
+  ): Promise<unknown> {
+    const url = new URL(path.replace(/^\//, ''), this.base);
+    if (opts.query) url.search = opts.query.toString();
+    const deadline = AbortSignal.timeout(this.timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(url, {
+        method,
+        dispatcher: this.agent,
+        signal,
+        headers: {
+          authorization: `Bearer ${this.opts.apiKey}`,
+          accept: 'application/json',
+          'user-agent': USER_AGENT,
+          ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      });
+    } catch (err) {
+      throw this.transportError(err, opts.signal);
+    }
+    const status = res.statusCode;
+    if (status < 200 || status >= 300) {
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      if (status === 404 && opts.notFoundIsNull) return null;
+      throw this.statusError(status, res.headers['retry-after']);
+    }
+    const text = await this.readBody(res, opts.signal);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new SourceError(this.source, 'bad_response', 'response is not valid JSON', { status });
+    }
+  }
+
+  private async readBody(res: Awaited<ReturnType<typeof request>>, callerSignal?: AbortSignal): Promise<string> {
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.maxBytes) {
+      res.body.destroy();
+      throw new SourceError(this.source, 'bad_response', `response larger than ${this.maxBytes} bytes`, { status: res.statusCode });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.maxBytes) {
+          res.body.destroy();
+          throw new SourceError(this.source, 'bad_response', `response larger than ${this.maxBytes} bytes`, { status: res.statusCode });
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (err instanceof SourceError) throw err;
+      throw this.transportError(err, callerSignal);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private statusError(status: number, retryAfterHeader: string | string[] | undefined): SourceError {
+    const retryAfterSeconds = parseRetryAfter(Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader);
+    if (status === 401 || status === 403) return new SourceError(this.source, 'auth', `HTTP ${status}: the API key was refused`, { status });
+    if (status === 429) return new SourceError(this.source, 'rate_limited', 'HTTP 429', { status, retryAfterSeconds });
+    if (status === 408) return new SourceError(this.source, 'timeout', 'HTTP 408', { status });
+    if (status >= 500) return new SourceError(this.source, 'unavailable', `HTTP ${status}`, { status, retryAfterSeconds });
+    if (status === 400 || status === 422) return new SourceError(this.source, 'invalid_request', `HTTP ${status}: the provider refused the query`, { status });
+    if (status >= 300 && status < 400) return new SourceError(this.source, 'bad_response', `HTTP ${status} (redirects are not followed)`, { status });
+    return new SourceError(this.source, 'bad_response', `HTTP ${status}`, { status });
+  }
+
+  /** The caller's own abort is passed through untouched (activity cancellation); the rest is mapped. */
+  private transportError(err: unknown, callerSignal?: AbortSignal): unknown {
+    if (callerSignal?.aborted) return callerSignal.reason;
+    const chain: unknown[] = [];
+    for (let e = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) chain.push(e);
+    const names = chain.map((e) => `${(e as Error)?.name ?? ''} ${(e as { code?: string })?.code ?? ''}`).join(' ');
+    if (/TimeoutError|TIMEOUT/.test(names)) return new SourceError(this.source, 'timeout', `no complete response within ${this.timeoutMs} ms`);
+    const code = (chain.find((e) => (e as { code?: string })?.code) as { code?: string } | undefined)?.code ?? 'error';
+    return new SourceError(this.source, 'unavailable', `${code}: ${(err as Error)?.message ?? 'request failed'}`.slice(0, 300));
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** Retry-After as seconds: an integer, or an HTTP date (seconds from now, at least 0). Null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  const v = value.trim();
+  if (/^\d{1,9}$/.test(v)) return Number(v);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** "Ada Lovelace" → ["Ada", "Lovelace"]; a heuristic for providers that only give a full name. */
+export function splitName(full: string): { firstName: string | null; lastName: string | null } {
+  const parts = full.trim().split(/\s+/).filter(Boolean);
+  if (parts.length === 0) return { firstName: null, lastName: null };
+  return { firstName: parts[0], lastName: parts.length > 1 ? parts.slice(1).join(' ') : null };
+}
+
+/** Validates a provider's JSON against its wire schema; a mismatch is a bad_response naming the first problem. */
+export function parseWire<T extends z.ZodType>(source: SourceName, schema: T, raw: unknown): z.infer<T> {
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new SourceError(source, 'bad_response', `unexpected response shape at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return r.data;
+}

@@ -1,0 +1,51 @@
+// The discovery sources a process uses: each one over HTTP when its base URL is configured, else
+// answered from the local generated corpus (the default, so everything runs offline).
+import type { SourcesConfig } from '../config.js';
+import { HttpNewsforum } from './http-newsforum.js';
+import { HttpPronet } from './http-pronet.js';
+import { LocalNewsforum, LocalPronet } from './local.js';
+import type { DiscoverySource, SignalKind, SourceName } from './types.js';
+
+export * from './types.js';
+
+export interface Sources {
+  newsforum: DiscoverySource;
+  pronet: DiscoverySource;
+  get(name: SourceName): DiscoverySource;
+  /** The sources that serve a signal kind (today exactly one per kind). */
+  forKind(kind: SignalKind): DiscoverySource[];
+  /** 'http' or 'local' per source, for logs and /readyz-style reporting. */
+  modes: Record<SourceName, 'http' | 'local'>;
+  close(): Promise<void>;
+}
+
+function httpOptions(name: string, conf: { baseUrl: string | null; apiKey: string | null }, timeoutMs: number) {
+  const env = name.toUpperCase();
+  let url: URL;
+  try {
+    url = new URL(conf.baseUrl!);
+  } catch {
+    throw new Error(`${env}_BASE_URL must be an absolute http(s) URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`${env}_BASE_URL must be an absolute http(s) URL`);
+  if (!conf.apiKey) throw new Error(`${env}_API_KEY is required when ${env}_BASE_URL is set`);
+  return { baseUrl: url.toString(), apiKey: conf.apiKey, timeoutMs };
+}
+
+export function createSources(config: SourcesConfig): Sources {
+  const corpus = { seed: config.corpus.seed, people: config.corpus.people };
+  const newsforum = config.newsforum.baseUrl
+    ? new HttpNewsforum(httpOptions('newsforum', config.newsforum, config.timeoutMs))
+    : new LocalNewsforum(corpus);
+  const pronet = config.pronet.baseUrl ? new HttpPronet(httpOptions('pronet', config.pronet, config.timeoutMs)) : new LocalPronet(corpus);
+  const all = { newsforum, pronet };
+  return {
+    ...all,
+    get: (name) => all[name],
+    forKind: (kind) => Object.values(all).filter((s) => s.supports(kind)),
+    modes: { newsforum: newsforum instanceof HttpNewsforum ? 'http' : 'local', pronet: pronet instanceof HttpPronet ? 'http' : 'local' },
+    async close() {
+      await Promise.all(Object.values(all).map((s) => ('close' in s && typeof s.close === 'function' ? s.close() : undefined)));
+    },
+  };
+}
