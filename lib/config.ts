@@ -40,6 +40,18 @@ function localSecret(name: string): string {
   return stored[name];
 }
 
+/** The model adapter (lib/llm): OpenAI-compatible when a base URL or key is set, else the local model. */
+export interface LlmConfig {
+  baseUrl: string | null;
+  apiKey: string | null;
+  model: string;
+  timeoutMs: number;
+  maxRetries: number;
+  /** Integer prices in micros (millionths of a USD) per million tokens; 0 when unknown. */
+  priceInputPerMTokMicros: number;
+  priceOutputPerMTokMicros: number;
+}
+
 export interface Config {
   port: number;
   databaseUrl: string;
@@ -55,6 +67,7 @@ export interface Config {
   encryptionKey: Buffer;
   logLevel: string;
   publicBaseUrl: string;
+  llm: LlmConfig;
 }
 
 let cached: Config | undefined;
@@ -91,6 +104,15 @@ export function loadConfig(): Config {
     encryptionKey: createHash('sha256').update(localSecret('ENCRYPTION_KEY')).digest(),
     logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
     publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    llm: {
+      baseUrl: process.env.LLM_BASE_URL || null,
+      apiKey: process.env.LLM_API_KEY || null,
+      model: process.env.LLM_MODEL || 'gpt-4o-mini',
+      timeoutMs: int('LLM_TIMEOUT_MS', 60_000),
+      maxRetries: int('LLM_MAX_RETRIES', 1),
+      priceInputPerMTokMicros: int('LLM_PRICE_INPUT_PER_MTOK_MICROS', 0),
+      priceOutputPerMTokMicros: int('LLM_PRICE_OUTPUT_PER_MTOK_MICROS', 0),
+    },
   };
   return cached;
 }
