@@ -25,7 +25,7 @@ const STOP = new Set(
     // Common verbs: they join words into poor phrases ("Acme finds buyers").
     'find finds build builds run runs turn turns send sends track tracks manage manages create creates offer offers provide ' +
     'provides enable enables connect connects save saves grow grows boost boosts automate automates struggle struggles ' +
-    'hire hires bring brings keep keeps give gives take takes see sees know knows try tries start starts become becomes'
+    'hire hires bring brings keep keeps give gives take takes see sees know knows try tries start starts become becomes built cut cuts improve improves increase increases reduce reduces write writes tell show'
   ).split(' '),
 );
 
@@ -70,7 +70,8 @@ const estimateTokens = (s: string) => Math.ceil(s.length / 4);
 // Keywords: frequency of non-stop words and of two-word phrases that do not cross a stop word or
 // punctuation; phrases weigh more; ties keep the order of first appearance.
 
-const SEGMENT = /[\p{L}\p{N}][\p{L}\p{N}+#'’]*|[^\s\p{L}\p{N}]/gu;
+// Words keep inner hyphens and apostrophes ("no-shows", "e-commerce"); other punctuation breaks phrases.
+const SEGMENT = /[\p{L}\p{N}](?:[\p{L}\p{N}+#]|['’-](?=[\p{L}\p{N}]))*|[^\s\p{L}\p{N}]/gu;
 
 export function extractKeywords(text: string, max = 12): string[] {
   type Entry = { surface: string; count: number; first: number; inPhrases: number };
@@ -101,7 +102,15 @@ export function extractKeywords(text: string, max = 12): string[] {
   const scored: { surface: string; score: number; first: number; parts?: [string, string] }[] = [];
   for (const b of bi.values()) scored.push({ surface: b.surface, score: b.count * 1.5 + 0.5, first: b.first, parts: b.parts });
   scored.sort((a, b) => b.score - a.score || a.first - b.first);
-  const phrases = scored.slice(0, Math.ceil(max / 2));
+  // A phrase sharing a word with a better one ("b2b saas", "saas buyers") is mostly the same idea.
+  const phrases: typeof scored = [];
+  const taken = new Set<string>();
+  for (const p of scored) {
+    if (phrases.length >= Math.ceil((max * 2) / 3)) break;
+    if (p.parts!.some((w) => taken.has(w))) continue;
+    phrases.push(p);
+    p.parts!.forEach((w) => taken.add(w));
+  }
   for (const p of phrases) for (const part of p.parts!) uni.get(part)!.inPhrases += bi.get(p.parts!.join(' '))!.count;
   // A word that only ever appears inside a chosen phrase adds nothing of its own.
   const singles = [...uni.values()].filter((u) => u.count > u.inPhrases).map((u) => ({ surface: u.surface, score: u.count, first: u.first }));
@@ -437,12 +446,16 @@ const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)
 const titleCase = (s: string) => s.replace(/\b\p{L}/gu, (c) => c.toUpperCase());
 const VALUE = /\b(help|helps|let|lets|save|saves|increase|increases|reduce|reduces|automate|automates|grow|grows|boost|faster|without|so that|in minutes)\b/i;
 
+const PRONOUNS = new Set(['it', 'this', 'we', 'our', 'they', 'he', 'she', 'that', 'there', 'everyone', 'nobody']);
+
 export function profileProduct(text: string, name?: string): ProductProfile {
   const firstLine = text.trim().split('\n')[0].trim();
   const named =
     name?.trim() ||
     (firstLine.length <= 60 && firstLine.split(/\s+/).length <= 6 && !/[.!?]$/.test(firstLine) ? firstLine : '') ||
-    /\b([A-Z][\p{L}\p{N}]+(?:\s[A-Z][\p{L}\p{N}]+)?)\s+(?:is|helps|lets|makes|gives|turns)\b/u.exec(text)?.[1] ||
+    [...text.matchAll(/\b([A-Z][\p{L}\p{N}]+(?:\s[A-Z][\p{L}\p{N}]+)?)\s+(?:is|helps|lets|makes|gives|turns|finds|offers|provides|automates|connects|brings)\b/gu)]
+      .map((m) => m[1])
+      .find((n) => !PRONOUNS.has(n.toLowerCase())) ||
     titleCase(extractKeywords(text, 1)[0] ?? 'Untitled product');
   const body = sentences(text.trim().split('\n').slice(firstLine === named ? 1 : 0).join(' ') || text);
   const icp = proposeIcp(text);
