@@ -14,3 +14,4 @@ export { WebhookEvent } from './WebhookEvent.js';
 export { WebhookDelivery } from './WebhookDelivery.js';
 export { Subscription } from './Subscription.js';
 export { CreditLedgerEntry } from './CreditLedgerEntry.js';
+export { SpecialistRun } from './SpecialistRun.js';
