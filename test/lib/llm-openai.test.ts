@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { LlmConfig } from '../../lib/config.js';
-import { collectStream, createModelAdapter, LlmError, LocalModelAdapter, OpenAiCompatibleAdapter, type StreamEvent } from '../../lib/llm/index.js';
+import { collectStream, createModelAdapter, LlmError, LocalModelAdapter, OpenAiCompatibleAdapter, type LlmErrorCode, type StreamEvent } from '../../lib/llm/index.js';
 
 const KEY = 'sk-test-0123456789abcdef';
 
@@ -135,7 +135,7 @@ test('an answer that fails the zod schema, or is not JSON, or is a refusal, is i
 });
 
 test('HTTP errors map to one LlmError code each, without the key in the message', async (t) => {
-  const cases: [number, string][] = [
+  const cases: [number, LlmErrorCode][] = [
     [401, 'auth'],
     [403, 'auth'],
     [429, 'rate_limited'],
