@@ -40,6 +40,18 @@ function localSecret(name: string): string {
   return stored[name];
 }
 
+/** The model adapter (lib/llm): OpenAI-compatible when a base URL or key is set, else the local model. */
+export interface LlmConfig {
+  baseUrl: string | null;
+  apiKey: string | null;
+  model: string;
+  timeoutMs: number;
+  maxRetries: number;
+  /** Integer prices in micros (millionths of a USD) per million tokens; 0 when unknown. */
+  priceInputPerMTokMicros: number;
+  priceOutputPerMTokMicros: number;
+}
+
 export interface Config {
   port: number;
   databaseUrl: string;
@@ -57,6 +69,7 @@ export interface Config {
   publicBaseUrl: string;
   /** Discovery sources (lib/sources): HTTP when a base URL is set, else the local corpus. */
   sources: SourcesConfig;
+  llm: LlmConfig;
 }
 
 export interface SourcesConfig {
@@ -109,6 +122,15 @@ export function loadConfig(): Config {
         apiKey: process.env.PRONET_API_KEY || null,
         profileHosts: list('PRONET_PROFILE_HOSTS').length ? list('PRONET_PROFILE_HOSTS') : ['pronet.example'],
       },
+    },
+    llm: {
+      baseUrl: process.env.LLM_BASE_URL || null,
+      apiKey: process.env.LLM_API_KEY || null,
+      model: process.env.LLM_MODEL || 'gpt-4o-mini',
+      timeoutMs: int('LLM_TIMEOUT_MS', 60_000),
+      maxRetries: int('LLM_MAX_RETRIES', 1),
+      priceInputPerMTokMicros: int('LLM_PRICE_INPUT_PER_MTOK_MICROS', 0),
+      priceOutputPerMTokMicros: int('LLM_PRICE_OUTPUT_PER_MTOK_MICROS', 0),
     },
   };
   return cached;

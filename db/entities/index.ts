@@ -23,3 +23,4 @@ export { AgentSource } from './AgentSource.js';
 export { DiscoveryRun } from './DiscoveryRun.js';
 export { DiscoveredLead } from './DiscoveredLead.js';
 export { RejectedProfile } from './RejectedProfile.js';
+export { SpecialistRun } from './SpecialistRun.js';
