@@ -4,6 +4,7 @@ import type { Logger } from '../lib/logger.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createCreditActivities } from './credits.js';
+import { createDiscoveryActivities } from './discovery.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -17,5 +18,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createMaintenanceActivities(deps),
     ...createWebhookActivities(deps),
     ...createCreditActivities(deps),
+    ...createDiscoveryActivities(deps),
   };
 }

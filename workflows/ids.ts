@@ -18,3 +18,8 @@ export const webhookWorkflowIds = {
   event: (eventId: string) => `webhook-event:${eventId}`,
   chunk: (eventId: string, index: number) => `webhook-event:${eventId}:chunk:${index}`,
 };
+
+/** Discovery: one workflow per run; the run id is the launch id, so a repeated launch is a no-op. */
+export const discoveryWorkflowIds = {
+  run: (agentId: string, runId: string) => `discovery-run:${agentId}:${runId}`,
+};
