@@ -42,6 +42,33 @@ function toWire(m: ChatMessage): ChatCompletionMessageParam {
   }
 }
 
+/**
+ * The client's own timeout stops once response headers arrive; this one also covers the body. It
+ * aborts when the caller's signal fires or when `ms` pass without `touch()`: a whole-call deadline for
+ * structured output, an idle deadline (re-armed on every chunk) for streams.
+ */
+function deadline(ms: number, outer?: AbortSignal) {
+  const ctl = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const state = { signal: ctl.signal, timedOut: false, touch, done };
+  function touch() {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      state.timedOut = true;
+      ctl.abort();
+    }, ms);
+  }
+  const onAbort = () => ctl.abort();
+  function done() {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onAbort);
+  }
+  if (outer?.aborted) ctl.abort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  touch();
+  return state;
+}
+
 export class OpenAiCompatibleAdapter implements ModelAdapter {
   readonly name = 'openai';
   readonly model: string;
@@ -69,8 +96,10 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
   }
 
   /** One error type out, with the key never in a message (a server might echo it back). */
-  private toLlmError(err: unknown): LlmError {
+  private toLlmError(err: unknown, d?: { timedOut: boolean; signal: AbortSignal }): LlmError {
     if (err instanceof LlmError) return err;
+    if (d?.timedOut) return new LlmError('timeout', `no complete answer from the model server within ${this.cfg.timeoutMs} ms`);
+    if (d?.signal.aborted) return new LlmError('aborted', 'the model call was aborted');
     const redact = (s: string) => (this.cfg.apiKey && this.cfg.apiKey.length >= 4 ? s.split(this.cfg.apiKey).join('[redacted]') : s);
     const msg = (prefix: string, e: unknown) => redact(`${prefix}${e instanceof Error && e.message ? `: ${e.message}` : ''}`).slice(0, 1000);
     if (err instanceof APIUserAbortError) return new LlmError('aborted', 'the model call was aborted');
@@ -99,10 +128,13 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
       ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
     };
     let res;
+    const d = deadline(this.cfg.timeoutMs, req.signal);
     try {
-      res = await this.client.chat.completions.create(body, { signal: req.signal });
+      res = await this.client.chat.completions.create(body, { signal: d.signal });
     } catch (err) {
-      throw this.toLlmError(err);
+      throw this.toLlmError(err, d);
+    } finally {
+      d.done();
     }
     const message = res?.choices?.[0]?.message;
     if (!message) throw new LlmError('invalid_response', 'the model server reply has no choices[0].message');
@@ -140,6 +172,7 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
       }
       pending.clear();
     };
+    const d = deadline(this.cfg.timeoutMs, req.signal);
     try {
       const chunks = await this.client.chat.completions.create(
         {
@@ -150,9 +183,10 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
           ...(req.tools?.length ? { tools: req.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) } : {}),
           ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
         },
-        { signal: req.signal },
+        { signal: d.signal },
       );
       for await (const chunk of chunks as AsyncIterable<ChatCompletionChunk>) {
+        d.touch();
         if (chunk.usage) usage = this.usage(chunk.usage);
         const choice = chunk.choices?.[0];
         if (!choice) continue;
@@ -170,8 +204,12 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
           yield* flush();
         }
       }
+      // The client's stream ends quietly when aborted: a cut-off answer must not look complete.
+      if (d.signal.aborted) throw new Error('stream aborted');
     } catch (err) {
-      throw this.toLlmError(err);
+      throw this.toLlmError(err, d);
+    } finally {
+      d.done();
     }
     yield* flush();
     yield { type: 'done', usage, finishReason };

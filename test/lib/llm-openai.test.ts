@@ -182,6 +182,41 @@ test('no answer within the timeout is timeout; an aborted signal is aborted; a c
   t.is(err.code, 'unavailable');
 });
 
+test('the timeout also covers a body or a stream that stalls after the headers', async (t) => {
+  const s = await server(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id": "chatcmpl-1", "choices": ['); // and nothing more
+    },
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ content: 'Hel' }))}\n\n`); // then silence
+    },
+  );
+  const llm = new OpenAiCompatibleAdapter(config(s.base, { timeoutMs: 300 }));
+  t.is((await llmError(t, llm.structured({ task: 'keywords', input: 'x', schema: Keywords }))).code, 'timeout');
+  const seen: StreamEvent[] = [];
+  const err = await t.throwsAsync(
+    (async () => {
+      for await (const e of llm.stream({ messages: [{ role: 'user', content: 'hi' }] })) seen.push(e);
+    })(),
+    { instanceOf: LlmError },
+  );
+  t.is(err.code, 'timeout');
+  t.deepEqual(seen, [{ type: 'text', delta: 'Hel' }]);
+
+  // The caller aborting mid-stream is `aborted`, not a quiet end.
+  const ac = new AbortController();
+  const err2 = await t.throwsAsync(
+    (async () => {
+      for await (const e of new OpenAiCompatibleAdapter(config(s.base)).stream({ messages: [{ role: 'user', content: 'hi' }], signal: ac.signal })) if (e.type === 'text') ac.abort();
+    })(),
+    { instanceOf: LlmError },
+  );
+  t.is(err2.code, 'aborted');
+});
+
 test('a retryable status is retried up to LLM_MAX_RETRIES', async (t) => {
   const s = await server(t, json(500, { error: { message: 'overloaded' } }, { 'retry-after-ms': '10' }), json(200, completion('{"keywords":["a"]}')));
   const r = await new OpenAiCompatibleAdapter(config(s.base, { maxRetries: 1 })).structured({ task: 'keywords', input: 'x', schema: Keywords });
