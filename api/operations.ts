@@ -15,8 +15,9 @@ import * as myWorkspaces from './my-workspaces/routes.js';
 import * as billing from './billing/routes.js';
 import * as agents from './agents/routes.js';
 import * as lists from './lists/routes.js';
+import * as discovery from './agents/discovery-routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, discovery];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 
