@@ -203,6 +203,7 @@ test('adapters validate the page request before sending anything', async (t) => 
   t.teardown(() => http.close());
   t.is((await failure(http.search({ kind: 'people_search' }, { limit: 500 }))).code, 'invalid_request');
   t.is((await failure(http.search({ kind: 'post_keywords' }, { limit: 10 }))).code, 'invalid_request');
+  t.is((await failure(http.search({ kind: 'people_search', filters: { since: '2025-13-01' } }, { limit: 10 }))).code, 'invalid_request');
   t.is(server.requests.length, 0);
 });
 
