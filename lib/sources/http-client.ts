@@ -136,7 +136,7 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   if (!value) return null;
   const v = value.trim();
   if (/^\d{1,9}$/.test(v)) return Number(v);
-  const at = Date.parse(v);
+  const at = /[a-z]/i.test(v) ? Date.parse(v) : NaN; // an HTTP date names its month; Date.parse('-5') would not fail
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
 }
 

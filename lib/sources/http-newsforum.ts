@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { JsonHttpClient, parseWire, splitName, type HttpSourceOptions } from './http-client.js';
 import {
   checkPage,
+  checkQuery,
   signalKey,
   SourceError,
   type Candidate,
@@ -60,8 +61,9 @@ export class HttpNewsforum implements DiscoverySource {
     return kind === 'post_keywords';
   }
 
-  async search(query: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
+  async search(raw: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
     checkPage(this.name, page);
+    const query = checkQuery(this.name, raw);
     if (!this.supports(query.kind)) throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by newsforum`);
     const params = new URLSearchParams();
     for (const k of query.keywords ?? []) params.append('q', k);

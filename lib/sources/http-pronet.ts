@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { JsonHttpClient, parseWire, splitName, type HttpSourceOptions } from './http-client.js';
 import {
   checkPage,
+  checkQuery,
   COMPANY_SIZES,
   SENIORITIES,
   signalKey,
@@ -79,8 +80,9 @@ export class HttpPronet implements DiscoverySource {
     return PRONET_KINDS.has(kind);
   }
 
-  async search(query: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
+  async search(raw: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
     checkPage(this.name, page);
+    const query = checkQuery(this.name, raw);
     if (!this.supports(query.kind)) throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by pronet`);
     const f = query.filters ?? {};
     const body = {

@@ -3,6 +3,7 @@
 import type { SourcesConfig } from '../config.js';
 import { HttpNewsforum } from './http-newsforum.js';
 import { HttpPronet } from './http-pronet.js';
+import { MAX_CORPUS_PEOPLE } from './local-corpus.js';
 import { LocalNewsforum, LocalPronet } from './local.js';
 import type { DiscoverySource, SignalKind, SourceName } from './types.js';
 
@@ -34,6 +35,8 @@ function httpOptions(name: string, conf: { baseUrl: string | null; apiKey: strin
 
 export function createSources(config: SourcesConfig): Sources {
   const corpus = { seed: config.corpus.seed, people: config.corpus.people };
+  // The corpus is built on first use; a bad size should fail at start-up, not in the first run.
+  if (corpus.people < 1 || corpus.people > MAX_CORPUS_PEOPLE) throw new Error(`CORPUS_PEOPLE must be from 1 to ${MAX_CORPUS_PEOPLE}`);
   const newsforum = config.newsforum.baseUrl
     ? new HttpNewsforum(httpOptions('newsforum', config.newsforum, config.timeoutMs))
     : new LocalNewsforum(corpus);

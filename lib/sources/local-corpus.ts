@@ -91,11 +91,12 @@ export interface Corpus {
 }
 
 export interface CorpusIndex {
-  posts: WordIndex;
+  /** Word indexes are built on first use: a process that only searches people never pays for the posts'. */
+  readonly posts: WordIndex;
   /** Over each person's headline (title, company, industry, interests). */
-  headlines: WordIndex;
-  events: WordIndex;
-  jobChanges: WordIndex;
+  readonly headlines: WordIndex;
+  readonly events: WordIndex;
+  readonly jobChanges: WordIndex;
   /** Per person: the title's words padded with spaces, for title filters. */
   titleNorm: string[];
   bySeniority: Map<string, number[]>;
@@ -258,8 +259,16 @@ class Rng {
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** ASCII slug: diacritics dropped (NFD), a few letters NFD cannot decompose mapped by hand. */
+const slugs = new Map<string, string>();
+
+/** ASCII slug: diacritics dropped (NFD), a few letters NFD cannot decompose mapped by hand. Memoised: names come from small pools. */
 function asciiSlug(s: string): string {
+  let slug = slugs.get(s);
+  if (slug === undefined) slugs.set(s, (slug = toAsciiSlug(s)));
+  return slug;
+}
+
+function toAsciiSlug(s: string): string {
   return s
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
@@ -520,6 +529,7 @@ function buildIndex(
   const bySlug = new Map<string, number>();
   const byForumHandle = new Map<string, number>();
   const titleNorm = new Array<string>(people.length);
+  const titleWords = new Map<string, string>(); // titles come from a small set
   for (let i = 0; i < people.length; i++) {
     const p = people[i];
     const co = companies[p.company];
@@ -530,22 +540,32 @@ function buildIndex(
     if (p.current) employees[p.company].push(i);
     bySlug.set(p.slug.toLowerCase(), i);
     byForumHandle.set(p.forumUrl.slice(p.forumUrl.lastIndexOf('/') + 1), i);
-    titleNorm[i] = ` ${tokenize(p.title).join(' ')} `;
+    let norm = titleWords.get(p.title);
+    if (norm === undefined) titleWords.set(p.title, (norm = ` ${tokenize(p.title).join(' ')} `));
+    titleNorm[i] = norm;
   }
-  return {
-    posts: buildWordIndex(posts.map((p) => p.text)),
-    headlines: buildWordIndex(people.map((p) => p.headline)),
-    events: buildWordIndex(events.map((e) => e.text)),
-    jobChanges: buildWordIndex(jobChanges.map((j) => j.text)),
-    titleNorm,
-    bySeniority,
-    byCountry,
-    byIndustry,
-    bySize,
-    employees,
-    bySlug,
-    byForumHandle,
+  const lazy = (make: () => WordIndex) => {
+    let built: WordIndex | undefined;
+    return { get: () => (built ??= make()), enumerable: true };
   };
+  return Object.defineProperties(
+    {
+      titleNorm,
+      bySeniority,
+      byCountry,
+      byIndustry,
+      bySize,
+      employees,
+      bySlug,
+      byForumHandle,
+    },
+    {
+      posts: lazy(() => buildWordIndex(posts.map((p) => p.text))),
+      headlines: lazy(() => buildWordIndex(people.map((p) => p.headline))),
+      events: lazy(() => buildWordIndex(events.map((e) => e.text))),
+      jobChanges: lazy(() => buildWordIndex(jobChanges.map((j) => j.text))),
+    },
+  ) as CorpusIndex;
 }
 
 // ---------------------------------------------------------------------------------------------

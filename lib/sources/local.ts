@@ -7,6 +7,7 @@ import { normaliseProfileUrl } from '../normalise.js';
 import { FORUM_HOST, getCorpus, NETWORK_HOST, type Corpus, type CorpusOptions } from './local-corpus.js';
 import {
   checkPage,
+  checkQuery,
   signalKey,
   SourceError,
   type Candidate,
@@ -49,9 +50,10 @@ abstract class LocalSource implements DiscoverySource {
     return this.kinds.has(kind);
   }
 
-  async search(query: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
+  async search(raw: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
     signal?.throwIfAborted();
     checkPage(this.name, page);
+    const query = checkQuery(this.name, raw);
     if (!this.supports(query.kind)) throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by ${this.name}`);
     const key = canonicalQuery(query);
     const fingerprint = createHash('sha256').update(`${this.name}\n${key}`).digest('base64url').slice(0, 10);

@@ -148,6 +148,16 @@ export class SourceError extends Error {
   }
 }
 
+/** Validates a query the same way for every source; returns it parsed (strings trimmed). */
+export function checkQuery(source: SourceName, query: SignalQuery): SignalQuery {
+  const r = signalQuerySchema.safeParse(query);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new SourceError(source, 'invalid_request', `invalid query at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return r.data;
+}
+
 /** Validates a page request the same way for every source. */
 export function checkPage(source: SourceName, page: PageRequest): void {
   if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > MAX_PAGE_LIMIT) {

@@ -204,6 +204,9 @@ test('bad requests are SourceError invalid_request', async (t) => {
   t.is(await code(pronet.search({ kind: 'people_search' }, { limit: 201 })), 'invalid_request');
   t.is(await code(pronet.search({ kind: 'post_keywords' }, { limit: 10 })), 'invalid_request');
   t.is(await code(newsforum.search({ kind: 'hiring' }, { limit: 10 })), 'invalid_request');
+  t.is(await code(pronet.search({ kind: 'hiring', filters: { since: 'yesterday' } }, { limit: 10 })), 'invalid_request');
+  t.is(await code(pronet.search({ kind: 'hiring', filters: { countries: ['USA'] } }, { limit: 10 })), 'invalid_request');
+  t.is(await code(pronet.search({ kind: 'nope' } as never, { limit: 10 })), 'invalid_request');
   const first = await pronet.search({ kind: 'hiring' }, { limit: 10 });
   t.is(await code(pronet.search({ kind: 'funding' }, { limit: 10, cursor: first.nextCursor! })), 'invalid_request');
   t.is(await code(pronet.search({ kind: 'hiring' }, { limit: 10, cursor: 'garbage' })), 'invalid_request');
