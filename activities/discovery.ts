@@ -5,7 +5,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createModelAdapter } from '../lib/llm/index.js';
 import { createSources, type Sources } from '../lib/sources/index.js';
 import type { ModelAdapter } from '../lib/llm/types.js';
-import { finishRun, PAGE_SIZE, processPage, type RunPlan, type RunTotals } from '../domain/discovery-runs.js';
+import { createRun, finishRun, PAGE_SIZE, planRun, processPage, type RunPlan, type RunTotals } from '../domain/discovery-runs.js';
+import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
+import { AppError } from '../domain/errors.js';
+import { ownActor } from '../domain/workspaces.js';
+import { Workspace } from '../db/entities/Workspace.js';
 import type { SourceName } from '../domain/agents.js';
 import type { ActivityDeps } from './index.js';
 
@@ -34,6 +38,26 @@ export function createDiscoveryActivities(deps: ActivityDeps, providers: { sourc
       ctx.heartbeat({ page: task.pageIndex, candidates: page.candidates.length });
       const totals = await processPage(deps.orm.em.fork() as EntityManager, llm, { plan: task.plan, signalKey: signal.key, pageIndex: task.pageIndex, candidates: page.candidates });
       return { nextCursor: page.nextCursor, totals };
+    },
+    /**
+     * Plans a scheduled run from the agent as it is now and records it (idempotent by run id). Null
+     * when the agent is gone, not active, or has nothing it could search: the schedule just skips.
+     */
+    async planScheduledRun(input: { agentId: string; workspaceId: string; runId: string }): Promise<RunPlan | null> {
+      const em = deps.orm.em.fork() as EntityManager;
+      const agent = await em.findOne(DiscoveryAgent, { id: input.agentId, workspace: input.workspaceId });
+      if (!agent || agent.status !== 'active') return null;
+      const ws = await em.findOneOrFail(Workspace, input.workspaceId);
+      // The schedule acts for the workspace owner (it was set up by someone allowed to activate the agent).
+      const actor = await ownActor(em, { userId: ws.owner.id, kind: 'session' });
+      try {
+        const plan = await planRun(em, actor, agent.id, input.runId);
+        await createRun(em, plan, 'schedule');
+        return plan;
+      } catch (err) {
+        if (err instanceof AppError && err.status < 500) return null;
+        throw err;
+      }
     },
     async finishDiscoveryRun(input: { runId: string; status: 'completed' | 'canceled' | 'failed'; error?: string }): Promise<RunTotals> {
       return finishRun(deps.orm.em.fork() as EntityManager, input.runId, input.status, input.error);

@@ -6,6 +6,8 @@ import { connectTemporal } from '../lib/temporal.js';
 import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { Authenticator } from './authenticator.js';
+import { onAgentChanged } from '../domain/agent-events.js';
+import { syncAgentSchedule } from './agents/schedules.js';
 import type { Services } from './services.js';
 
 /** Opens every long-lived connection the API needs. */
@@ -27,6 +29,11 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const link = await linkCachesToRedis([authenticator.credentials, authenticator.actors] as never, redis, channel, (msg, err) =>
     logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
   );
+  // Agents' Schedules follow their status (api/agents/schedules.ts). A failure is logged, not
+  // raised: the change is committed, and a scheduled run re-checks the agent before it searches.
+  const unlistenAgents = onAgentChanged(({ agent, deleted }) =>
+    syncAgentSchedule(temporal, config.temporal.taskQueue, agent, deleted).catch((err) => logger.warn({ err: String(err), agent: agent.id }, 'agent schedule not updated')),
+  );
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
@@ -39,6 +46,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     authenticator,
     async close() {
       clearInterval(usageTimer);
+      unlistenAgents();
       await flushUsage();
       link.close();
       redis.disconnect();

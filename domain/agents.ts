@@ -20,6 +20,7 @@ import { requireApp } from './apps.js';
 import { AppError, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
 import { requireActiveSubscription, requireWithinLimit } from './plans.js';
+import { agentChanged } from './agent-events.js';
 
 export const TRANSITIONS: Record<AgentStatus, AgentStatus[]> = {
   draft: ['active', 'archived'],
@@ -172,18 +173,21 @@ export async function updateAgent(em: EntityManager, actor: Actor, agentId: stri
     // The spec's code for "the workspace's plan could not be read" (a database failure, not a refusal).
     throw new AppError(503, 'workspace_policy_unavailable', 'could not verify the subscription state; try again');
   });
-  return em.transactional(async (tx) => {
+  const result = await em.transactional(async (tx) => {
     const agent = await requireAgent(tx, actor, agentId, { lock: true });
     await applyUpdate(tx, actor, agent, input);
     await tx.flush();
     return { simulated: false as const, agent };
   });
+  await agentChanged(result.agent);
+  return result;
 }
 
 export async function deleteAgent(em: EntityManager, actor: Actor, agentId: string): Promise<{ simulated: boolean; agent: IDiscoveryAgent }> {
   const agent = await requireAgent(em, actor, agentId);
   if (actor.isDemo) return { simulated: true, agent };
   await em.nativeDelete(DiscoveryAgent, { id: agent.id, workspace: actor.workspaceId });
+  await agentChanged(agent, true);
   return { simulated: false, agent };
 }
 

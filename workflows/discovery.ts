@@ -2,7 +2,9 @@
 // one activity per page until the sources are exhausted or `max_signals` leads are qualified.
 // Cancelling it stops after the page in flight and marks the run `canceled`, its counts kept. The
 // history stays small (a plan, cursors and totals); a long run continues as new.
-import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, continueAsNew, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import { discoveryWorkflowIds } from './ids.js';
+import { jobSearchAttributes } from './search-attributes.js';
 import type { DiscoveryActivities } from '../activities/discovery.js';
 import type { RunPlan, RunTotals } from '../domain/discovery-runs.js';
 
@@ -11,7 +13,7 @@ const { discoverPage } = proxyActivities<DiscoveryActivities>({
   heartbeatTimeout: '1 minute',
   retry: { maximumAttempts: 5, initialInterval: '2 seconds' },
 });
-const { finishDiscoveryRun } = proxyActivities<DiscoveryActivities>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 10 } });
+const { finishDiscoveryRun, planScheduledRun } = proxyActivities<DiscoveryActivities>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 10 } });
 
 export interface DiscoveryRunInput {
   plan: RunPlan;
@@ -55,4 +57,20 @@ export async function discoveryRun(input: DiscoveryRunInput): Promise<RunTotals>
     await finishDiscoveryRun({ runId: plan.runId, status: 'failed', error: message });
     throw ApplicationFailure.nonRetryable(`discovery run failed: ${message}`);
   }
+}
+
+/**
+ * Started by the agent's Schedule (`schedule:discovery:<agentId>`): plans a run from the agent as it
+ * is now (nothing when it is no longer active or has nothing to search) and runs it as a child,
+ * `discovery-run:<agentId>:<runId>`, so scheduled and manual runs look the same in the UI.
+ */
+export async function scheduledDiscovery(input: { agentId: string; workspaceId: string }): Promise<RunTotals | null> {
+  // The run id is drawn by the workflow (replay-safe), so a retried planning activity reuses it.
+  const plan = await planScheduledRun({ ...input, runId: uuid4() });
+  if (!plan) return null;
+  return executeChild(discoveryRun, {
+    workflowId: discoveryWorkflowIds.run(plan.agentId, plan.runId),
+    args: [{ plan }],
+    typedSearchAttributes: jobSearchAttributes({ kind: 'discovery-run', workspaceId: plan.workspaceId, appId: plan.appId }),
+  });
 }

@@ -22,4 +22,7 @@ export const webhookWorkflowIds = {
 /** Discovery: one workflow per run; the run id is the launch id, so a repeated launch is a no-op. */
 export const discoveryWorkflowIds = {
   run: (agentId: string, runId: string) => `discovery-run:${agentId}:${runId}`,
+  /** The agent's recurring launches (a Temporal Schedule) and the workflows it starts. */
+  schedule: (agentId: string) => `schedule:discovery:${agentId}`,
+  scheduled: (agentId: string) => `discovery-scheduled:${agentId}`,
 };

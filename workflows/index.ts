@@ -2,4 +2,4 @@
 export { purgeExpiredAuth, purgeWebhookHistory } from './maintenance.js';
 export { deliverWebhookEvent, deliverWebhookChunk } from './webhooks.js';
 export { grantMonthlyCredits } from './credits.js';
-export { discoveryRun } from './discovery.js';
+export { discoveryRun, scheduledDiscovery } from './discovery.js';

@@ -24,6 +24,8 @@ import {
   toSourceView,
 } from './schemas.js';
 import { z } from 'zod';
+import { nextLaunches } from './schedules.js';
+import { Timestamp } from '../schemas.js';
 
 const tag = 'agents';
 const common = { 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] };
@@ -180,4 +182,24 @@ export const activeAgentsOp = defineOperation({
       status: a.status as 'active',
       updated_at: a.updatedAt.toISOString(),
     })),
+});
+
+export const nextLaunchesOp = defineOperation({
+  method: 'GET',
+  path: '/api/agents/{agentId}/next-launches',
+  summary: 'When the agent’s schedule launches next (config.schedule: hourly, daily (default), weekly or off); none while paused',
+  tag,
+  auth: 'user',
+  params: AgentParams,
+  responses: {
+    200: z.object({
+      agent_id: z.uuid(),
+      scheduled: z.boolean(),
+      interval: z.enum(['hourly', 'daily', 'weekly', 'off']),
+      paused: z.boolean(),
+      next_launches: z.array(Timestamp),
+    }),
+  },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...common },
+  handler: async ({ em, actor, params, services }) => nextLaunches(services.temporal, await requireAgent(em, actor, params.agentId)),
 });

@@ -170,3 +170,60 @@ test('launch rules: no enabled source is 400, an archived agent is 409, another 
   }
   t.is((await call('GET', `/api/agents/${agent.id}/discovery-funnel`, { token: u.accessToken })).body.cohort.candidates, 0);
 });
+
+test.serial('an active agent has a schedule; paused it does not fire; archived or deleted it has none; scheduled runs replay', async (t) => {
+  const s = await setup();
+  const { services } = await api();
+  const put = (body: object) => call('PUT', `/api/agents/${s.agentId}`, { token: s.u.accessToken, body });
+  // Schedule changes reach Temporal's scheduler asynchronously (within milliseconds): poll briefly.
+  const next = async (until: (b: any) => boolean = () => true) => {
+    let body: any;
+    for (let i = 0; i < 50; i++) {
+      body = (await call('GET', `/api/agents/${s.agentId}/next-launches`, { token: s.u.accessToken })).body;
+      if (until(body)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return body;
+  };
+  t.like(await next(), { scheduled: false, next_launches: [] }, 'a draft agent has no schedule');
+  t.is((await put({ status: 'active', config: { schedule: 'hourly' } })).status, 200);
+  const active = await next((b) => b.scheduled && b.next_launches.length > 0);
+  t.like(active, { scheduled: true, paused: false, interval: 'hourly' });
+  t.true(active.next_launches.length > 0);
+  t.true(new Date(active.next_launches[0]).getTime() - Date.now() <= 3600_000);
+
+  // A scheduled launch: the schedule's own workflow plans from the agent as it is and runs a child.
+  const schedule = services.temporal.schedule.getHandle(discoveryWorkflowIds.schedule(s.agentId));
+  await schedule.trigger();
+  const e = await em();
+  let run;
+  for (let i = 0; i < 100 && !run; i++) {
+    run = await e.fork().findOne(DiscoveryRun, { agent: s.agentId, trigger: 'schedule', status: 'completed' });
+    if (!run) await new Promise((r) => setTimeout(r, 300));
+  }
+  t.truthy(run, 'the triggered schedule ran discovery');
+  const recent = await call('GET', '/api/me/recent-signal-runs', { token: s.u.accessToken });
+  t.is(recent.body.items[0].trigger, 'schedule');
+  await replayLive(services.temporal, discoveryWorkflowIds.run(s.agentId, run!.id));
+
+  t.is((await put({ status: 'paused' })).status, 200);
+  t.like(await next((b) => b.paused), { scheduled: true, paused: true, next_launches: [] }, 'paused after pause');
+  t.true((await schedule.describe()).state.paused);
+  // Even if it fired, a paused agent plans nothing.
+  const direct = await services.temporal.workflow.execute('scheduledDiscovery', {
+    taskQueue: process.env.TEMPORAL_TASK_QUEUE!,
+    workflowId: `${discoveryWorkflowIds.scheduled(s.agentId)}-test-${randomUUID()}`,
+    args: [{ agentId: s.agentId, workspaceId: (await e.fork().findOneOrFail(DiscoveryRun, run!.id)).workspace.id }],
+  });
+  t.is(direct, null);
+  t.is(await e.fork().count(DiscoveryRun, { agent: s.agentId }), 1);
+  const firstDescribe = await services.temporal.workflow.list({ query: `WorkflowType = 'scheduledDiscovery' AND WorkflowId STARTS_WITH '${discoveryWorkflowIds.scheduled(s.agentId)}-test-'` });
+  for await (const wf of firstDescribe) await replayFixture(services.temporal, 'scheduledDiscovery', wf.workflowId);
+
+  t.is((await put({ status: 'archived' })).status, 200);
+  t.like(await next((b) => !b.scheduled), { scheduled: false });
+  await put({ status: 'paused' });
+  t.like(await next((b) => b.scheduled), { scheduled: true, paused: true }, 'restored paused');
+  t.is((await call('DELETE', `/api/agents/${s.agentId}`, { token: s.u.accessToken })).status, 204);
+  await t.throwsAsync(schedule.describe());
+});
