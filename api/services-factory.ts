@@ -8,6 +8,7 @@ import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
+import { temporalJobs } from './jobs.js';
 import type { Services } from './services.js';
 
 /** Opens every long-lived connection the API needs. */
@@ -44,6 +45,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     logger,
     rateLimiter,
     authenticator,
+    jobs: temporalJobs(temporal, config.temporal.taskQueue),
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();

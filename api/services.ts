@@ -5,6 +5,7 @@ import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
 import type { Authenticator } from './authenticator.js';
+import type { Jobs } from '../domain/jobs.js';
 
 /** Long-lived dependencies the API hands to every handler. */
 export interface Services {
@@ -15,4 +16,6 @@ export interface Services {
   logger: Logger;
   rateLimiter: RateLimiter;
   authenticator: Authenticator;
+  /** Long-running jobs (workflows) that handlers and Operator tools start. */
+  jobs: Jobs;
 }

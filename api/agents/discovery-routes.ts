@@ -1,6 +1,5 @@
 // Discovery runs on Temporal: launch a signal, the funnel, rejections, recent runs (docs/discovery.md).
 import { z } from 'zod';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { defineOperation, reply } from '../operation.js';
 import { page, pageQuery, pageSchema, toPageRequest } from '../../lib/pagination.js';
 import { uuidv7 } from '../../lib/ids.js';
@@ -9,7 +8,6 @@ import { createRun, funnel, listRejectedProfiles, planRun, recentRuns, rejection
 import type { IDiscoveryRun } from '../../db/entities/DiscoveryRun.js';
 import { RUN_STATUSES } from '../../db/entities/DiscoveryRun.js';
 import { discoveryWorkflowIds } from '../../workflows/ids.js';
-import { jobSearchAttributes } from '../../workflows/search-attributes.js';
 import { Timestamp, text } from '../schemas.js';
 
 const tag = 'discovery';
@@ -64,17 +62,7 @@ export const launchSignalOp = defineOperation({
   handler: async ({ em, actor, params, body, services }) => {
     const plan = await planRun(em, actor, params.agentId, body.launch_id ?? uuidv7(), params.signalId);
     const { run, created } = await createRun(em, plan, 'manual');
-    try {
-      await services.temporal.workflow.start('discoveryRun', {
-        taskQueue: services.config.temporal.taskQueue,
-        workflowId: discoveryWorkflowIds.run(plan.agentId, plan.runId),
-        args: [{ plan }],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'discovery-run', workspaceId: plan.workspaceId, appId: plan.appId }),
-        memo: { agent: plan.agentId, signals: plan.signals.map((s) => s.key) },
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
+    await services.jobs.startDiscoveryRun(plan);
     return reply(created ? 202 : 200, toRunView(run));
   },
 });

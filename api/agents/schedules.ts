@@ -49,9 +49,16 @@ export async function syncAgentSchedule(client: Client, taskQueue: string, agent
     await client.schedule.create(def);
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await handle.update((prev) => ({ ...prev, spec: def.spec, action: def.action, policies: def.policies }));
-    if (agent.status === 'active') await handle.unpause('agent active');
-    else await handle.pause('agent paused');
+    // One update carries the pause state too: a separate pause after an update could be applied
+    // before it by the scheduler and then overwritten by the update's copy of the old state.
+    const paused = agent.status !== 'active';
+    await handle.update((prev) => ({
+      ...prev,
+      spec: def.spec,
+      action: def.action,
+      policies: def.policies,
+      state: { ...prev.state, paused, note: paused ? 'agent paused' : 'agent active' },
+    }));
   }
 }
 

@@ -5,6 +5,8 @@ import { AGENT_STATUSES, type IDiscoveryAgent } from '../../db/entities/Discover
 import { listApps, requireApp } from '../apps.js';
 import { listAgents, listSignals, replaceSignals, requireAgent, SIGNAL_KINDS, updateAgent } from '../agents.js';
 import { defineTool } from './registry.js';
+import { createRun, funnel, planRun, recentRuns } from '../discovery-runs.js';
+import { uuidv7 } from '../../lib/ids.js';
 
 const agentSummary = (a: IDiscoveryAgent) => ({
   id: a.id,
@@ -77,5 +79,36 @@ export const discoveryTools = [
       .strict(),
     risk: 'change',
     run: async ({ em, actor }, input) => (await replaceSignals(em, actor, input.agent_id, input.signals)).map((s) => ({ key: s.key, kind: s.kind, name: s.name })),
+  }),
+
+  defineTool({
+    name: 'launch_discovery',
+    domain: 'discovery',
+    description: 'Launch a discovery run of an agent for one of its signals (or all enabled ones): it searches the sources and qualifies candidates against the ICP.',
+    input: z.object({ agent_id: z.uuid(), signal_id: z.uuid().optional() }).strict(),
+    risk: 'spend',
+    run: async ({ em, actor, jobs }, input) => {
+      const plan = await planRun(em, actor, input.agent_id, uuidv7(), input.signal_id);
+      const { run } = await createRun(em, plan, 'manual');
+      await jobs.startDiscoveryRun(plan);
+      return { run_id: run.id, status: run.status, signals: plan.signals.map((s) => s.key) };
+    },
+  }),
+  defineTool({
+    name: 'get_discovery_funnel',
+    domain: 'discovery',
+    description: 'Read an agent’s discovery funnel: the last 30 days of candidates, qualified, rejected and pending, apart from current totals.',
+    input: z.object({ agent_id: z.uuid() }).strict(),
+    risk: 'read',
+    run: ({ em, actor }, input) => funnel(em, actor, input.agent_id),
+  }),
+  defineTool({
+    name: 'list_recent_runs',
+    domain: 'discovery',
+    description: 'List the latest discovery runs of the workspace with their counts and status.',
+    input: z.object({ limit: z.number().int().min(1).max(50).default(10) }).strict(),
+    risk: 'read',
+    run: async ({ em, actor }, input) =>
+      (await recentRuns(em, actor, { limit: input.limit })).slice(0, input.limit).map((r) => ({ id: r.id, agent_id: r.agent.id, status: r.status, qualified: r.qualified, rejected: r.rejected, started_at: r.startedAt.toISOString() })),
   }),
 ];

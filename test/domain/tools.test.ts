@@ -7,6 +7,7 @@ import { AppError } from '../../domain/errors.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { api, call, createTestApp, closeApi } from '../helpers/api.js';
 import { createOwner } from '../helpers/billing.js';
+import { discoveryWorkflowIds } from '../../workflows/ids.js';
 test.after.always(closeApi);
 
 test('every tool has a unique snake_case name, a description, a known risk and an object input schema', (t) => {
@@ -29,7 +30,7 @@ test('tools run as the caller, through the domain rules: ownership, transitions 
   const app = await createTestApp(u);
   const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } })).body;
   const em = services.orm.em.fork();
-  const ctx = { em, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em, jobs: services.jobs, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
   const listed = (await runTool(findTool('list_agents')!, ctx, { app_id: app.id })) as { id: string }[];
   t.deepEqual(listed.map((a) => a.id), [agent.id]);
   await runTool(findTool('set_agent_signals')!, ctx, { agent_id: agent.id, signals: [{ kind: 'hiring', name: 'Hiring' }] });
@@ -40,7 +41,28 @@ test('tools run as the caller, through the domain rules: ownership, transitions 
   await t.throwsAsync(runTool(findTool('get_agent')!, ctx, { agent_id: 'nope' }), { instanceOf: ZodError });
   // Another workspace's agent is not found, as over REST.
   const other = await createOwner();
-  const otherCtx = { em: services.orm.em.fork(), actor: await resolveActor(services.orm.em.fork() as never, { userId: other.id, kind: 'session' }, undefined) };
+  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, actor: await resolveActor(services.orm.em.fork() as never, { userId: other.id, kind: 'session' }, undefined) };
   const nf = await t.throwsAsync(runTool(findTool('get_agent')!, otherCtx, { agent_id: agent.id }));
   t.true(nf instanceof AppError && nf.status === 404);
+});
+
+test('launch_discovery starts the same workflow as REST; get_discovery_funnel and list_recent_runs read what it produced', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  await call('PUT', `/api/apps/${app.id}`, { token: u.accessToken, body: { icp_description: 'Engineering leaders', icp_filters: { titles: ['CTO', 'Software Engineer'], keywords: ['kubernetes'] } } });
+  const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout', max_signals: 5 } })).body;
+  await call('PUT', `/api/agents/${agent.id}/signals`, { token: u.accessToken, body: { signals: [{ kind: 'people_search', name: 'People' }] } });
+  await call('PUT', `/api/agents/${agent.id}/sources/pronet`, { token: u.accessToken, body: { enabled: true } });
+  const em = services.orm.em.fork();
+  const ctx = { em, jobs: services.jobs, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
+  const tool = findTool('launch_discovery')!;
+  t.is(tool.risk, 'spend');
+  const launched = (await runTool(tool, ctx, { agent_id: agent.id })) as { run_id: string };
+  await services.temporal.workflow.getHandle(discoveryWorkflowIds.run(agent.id, launched.run_id)).result();
+  const f = (await runTool(findTool('get_discovery_funnel')!, { ...ctx, em: services.orm.em.fork() }, { agent_id: agent.id })) as { cohort: { qualified: number; candidates: number; rejected: number; pending: number } };
+  t.is(f.cohort.qualified, 5);
+  t.is(f.cohort.candidates, f.cohort.qualified + f.cohort.rejected + f.cohort.pending);
+  const runs = (await runTool(findTool('list_recent_runs')!, { ...ctx, em: services.orm.em.fork() }, {})) as { id: string; status: string }[];
+  t.like(runs[0], { id: launched.run_id, status: 'completed' });
 });
