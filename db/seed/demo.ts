@@ -131,10 +131,88 @@ export const DEMO_ROWS: SeedTable[] = [
       { id: demoId(0x321), agent_id: demoId(0x301), source: 'pronet', enabled: true, config: JSON.stringify({}) },
     ],
   },
+
+  {
+    table: 'discovery_runs',
+    rows: [
+      {
+        id: demoId(0x400),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        agent_id: demoId(0x300),
+        signal_keys: JSON.stringify(['bookkeeping-pain']),
+        trigger: 'schedule',
+        status: 'completed',
+        candidates: 240,
+        qualified: 3,
+        rejected: 2,
+        duplicates: 235,
+        pages: 2,
+        error: null,
+        started_at: '2026-09-18T06:00:00.000Z',
+        finished_at: '2026-09-18T06:00:04.000Z',
+      },
+    ],
+  },
+  {
+    table: 'discovered_leads',
+    rows: [
+      ['Mara Lindqvist', 'Freelance Brand Designer', 'SE', 91, 'Is there an invoicing tool that does quarterly VAT for freelancers? I lose a weekend every quarter.'],
+      ['Jonas Becker', 'Freelance Web Developer', 'DE', 84, 'Bookkeeping as a freelancer is a second job. What do you all use?'],
+      ['Camille Durand', 'Independent UX Designer', 'FR', 77, 'Switching accountants again; matching invoices to bank transactions by hand is painful.'],
+    ].map(([name, title, country, score, text], i) => ({
+      id: demoId(0x410 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      app_id: demoId(0x100),
+      agent_id: demoId(0x300),
+      run_id: demoId(0x400),
+      signal_key: 'bookkeeping-pain',
+      evidence_key: `demo${i}`,
+      source: 'newsforum',
+      external_id: `demo-author-${i}`,
+      dedupe_key: `profile:https://pronet.example/in/demo-${i}`,
+      profile_url: `https://pronet.example/in/demo-${i}`,
+      email: null,
+      full_name: name,
+      first_name: String(name).split(' ')[0],
+      last_name: String(name).split(' ')[1],
+      title,
+      company: null,
+      company_domain: null,
+      country,
+      evidence: JSON.stringify({ kind: 'post_keywords', id: `demo-post-${i}`, text, url: `https://newsforum.example/t/demo-${i}`, date: '2026-09-17T12:00:00.000Z' }),
+      score,
+      reasons: JSON.stringify(['title: matches "freelance designer"', 'keywords: mentions bookkeeping or invoicing']),
+      status: 'new',
+      promoted: false,
+    })),
+  },
+  {
+    table: 'rejected_profiles',
+    rows: [
+      ['Peter Hall', 'CFO', 'country', 'country: GB is not one of Germany, France, Netherlands'],
+      ['Ines Costa', 'Accountant', 'title', 'title: "Accountant" does not match the ICP titles'],
+    ].map(([name, title, reason, detail], i) => ({
+      id: demoId(0x420 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      app_id: demoId(0x100),
+      agent_id: demoId(0x300),
+      run_id: demoId(0x400),
+      signal_key: 'bookkeeping-pain',
+      dedupe_key: `profile:https://pronet.example/in/demo-rejected-${i}`,
+      candidate: JSON.stringify({ fullName: name, title, profileUrl: `https://pronet.example/in/demo-rejected-${i}` }),
+      score: 30 - i * 10,
+      primary_reason: reason,
+      reasons: JSON.stringify([detail]),
+      promoted_at: null,
+      promoted_lead_id: null,
+      created_at: '2026-09-18T06:00:03.000Z',
+    })),
+  },
 ];
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources']);
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged
