@@ -7,12 +7,11 @@
 import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { repoRoot } from '../lib/config.js';
-import { stopChild, waitFor } from './children.js';
+import { freePort, stopChild, waitFor } from './children.js';
 import { stackWithSchema } from './stack-env.js';
 
 const log = (msg: string) => console.error(`[bench:api] ${msg}`);
@@ -20,14 +19,6 @@ const SATURATION_S = Number(process.env.BENCH_SATURATION_SECONDS ?? 10);
 const FIXED_S = Number(process.env.BENCH_FIXED_SECONDS ?? 20);
 const FIXED_RATE = 500;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 if (!process.argv.includes('--no-build')) {
   log('npm run build');

@@ -1,5 +1,6 @@
 // Child processes of `npm start` and `npm test`: the worker and the API, run with tsx.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { repoRoot } from '../lib/config.js';
 
 export function spawnTsx(script: string, env: NodeJS.ProcessEnv, opts: { quiet?: boolean } = {}): ChildProcess {
@@ -27,4 +28,13 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (for child servers that take a fixed port). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
 }

@@ -3,7 +3,6 @@
 // invalidation), and failed authentications are throttled per IP before any database work.
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createServices } from '../../api/services-factory.js';
 import { loadConfig } from '../../lib/config.js';
 import { CredentialCache } from '../../lib/credential-cache.js';
@@ -11,15 +10,8 @@ import { registry } from '../../lib/metrics.js';
 import { api, call, createPat, createTestApp, createUser, closeApi, listen, PASSWORD } from '../helpers/api.js';
 import { addTeamMember, removeTeamMember } from '../helpers/db.js';
 import { createOwner } from '../helpers/billing.js';
+import { freePort } from '../../scripts/children.js';
 test.after.always(closeApi);
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 let second: { base: string; child: ChildProcess } | undefined;
 /** A second API process (a real one, as in production), sharing the database and Redis. */

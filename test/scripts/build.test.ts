@@ -5,12 +5,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { repoRoot } from '../../lib/config.js';
 import { stopChild } from '../../scripts/children.js';
 import { deliverWebhookEvent } from '../../workflows/webhooks.js';
+import { freePort } from '../../scripts/children.js';
 
 const dist = join(repoRoot, 'dist');
 const children: ChildProcess[] = [];
@@ -48,14 +48,6 @@ function runNode(script: string, env: NodeJS.ProcessEnv) {
       check();
     });
   return { child, line, output: () => output };
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
-  const { port } = srv.address() as { port: number };
-  await new Promise((res) => srv.close(res));
-  return port;
 }
 
 function jsFiles(dir: string): string[] {

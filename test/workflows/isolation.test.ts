@@ -3,13 +3,13 @@
 import test from 'ava';
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { emitEvent } from '../../domain/webhook-events.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { webhookWorkflowIds } from '../../workflows/ids.js';
 import { api, call, createUser, closeApi } from '../helpers/api.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { whenStarted } from '../helpers/workflows.js';
 test.after.always(closeApi);
 
 test('the test run has its own database, Redis database and task queue', (t) => {
@@ -29,17 +29,7 @@ test('an event emitted by a test is dispatched and delivered by the test worker 
   const ws = await em.findOneOrFail(Workspace, { owner: u.id });
   const eventId = await em.transactional((tx) => emitEvent(tx as EntityManager, ws.id, 'lead.discovered', { lead_id: uuidv7() }));
 
-  const handle = services.temporal.workflow.getHandle(webhookWorkflowIds.event(eventId));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await handle.describe();
-      break;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError) || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const handle = await whenStarted(services.temporal.workflow.getHandle(webhookWorkflowIds.event(eventId)));
   await handle.result();
   t.is(receiver.requests.length, 1);
   // Started on this run's queue, i.e. by this run's dispatcher, and run by this run's worker.

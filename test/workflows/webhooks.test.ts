@@ -12,6 +12,7 @@ import { jobSearchAttributes } from '../../workflows/search-attributes.js';
 import { api, call, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
+import { whenStarted } from '../helpers/workflows.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -35,17 +36,7 @@ async function emit(wsId: string, name: EventName, data: Record<string, unknown>
 
 /** Waits for the dispatcher (in the worker process) to start the event's workflow, then for its result. */
 async function delivered(eventId: string): Promise<DeliverySummary> {
-  const handle = (await api()).services.temporal.workflow.getHandle(webhookWorkflowIds.event(eventId));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await handle.describe();
-      break;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError) || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const handle = await whenStarted((await api()).services.temporal.workflow.getHandle(webhookWorkflowIds.event(eventId)));
   return handle.result();
 }
 
