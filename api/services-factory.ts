@@ -6,6 +6,7 @@ import { connectTemporal } from '../lib/temporal.js';
 import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { Authenticator } from './authenticator.js';
+import { createModelAdapter } from '../lib/llm/index.js';
 import type { Services } from './services.js';
 
 /** Opens every long-lived connection the API needs. */
@@ -37,6 +38,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     logger,
     rateLimiter,
     authenticator,
+    llm: createModelAdapter(config.llm),
     async close() {
       clearInterval(usageTimer);
       await flushUsage();
