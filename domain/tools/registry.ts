@@ -5,6 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Actor } from '../identity.js';
+import type { ModelAdapter } from '../../lib/llm/index.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
 export type Risk = (typeof RISKS)[number];
@@ -13,6 +14,8 @@ export type Risk = (typeof RISKS)[number];
 export interface ToolContext {
   em: EntityManager;
   actor: Actor;
+  /** The model AI tools use; absent means the configured one (createModelAdapter(config.llm)). */
+  llm?: ModelAdapter;
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {
