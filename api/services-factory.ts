@@ -9,6 +9,7 @@ import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
 import { temporalJobs } from './jobs.js';
+import { createModelAdapter } from '../lib/llm/index.js';
 import type { Services } from './services.js';
 
 /** Opens every long-lived connection the API needs. */
@@ -46,6 +47,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     rateLimiter,
     authenticator,
     jobs: temporalJobs(temporal, config.temporal.taskQueue),
+    llm: createModelAdapter(config.llm),
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();

@@ -8,8 +8,10 @@
 // - The check is repeated at connect time on the resolved addresses, and the socket connects to
 //   exactly the address that was validated (a custom `lookup` on an undici Agent), so a name that
 //   resolves to a private address, or DNS rebinding between check and connect, cannot get through.
-// - One hard deadline (default 10 s) covers DNS, connect, TLS, headers and body; redirects are never
-//   followed (3xx is a failure); at most `maxExcerptBytes` of the response body are read.
+// - One hard deadline (default 10 s) covers DNS, connect, TLS, headers and body; at most a bounded
+//   number of response body bytes are read. `postGuarded` (webhooks) never follows redirects (3xx is
+//   a failure); `getGuarded` (reading a web page) follows up to `maxRedirects`, each hop checked
+//   against the same policy, under the same single deadline.
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
@@ -183,6 +185,17 @@ function classifyError(err: unknown, timedOut: boolean): { errorClass: OutboundE
   return { errorClass: 'connection_error', error: `${codes[codes.length - 1] ?? 'error'}: ${last?.message || first?.message || 'connection failed'}`.slice(0, 500) };
 }
 
+/** One connection whose socket goes only to addresses the guarded lookup validated. */
+function guardedAgent(resolver: Resolver, allowListed: boolean, timeoutMs: number): Agent {
+  return new Agent({
+    connect: { lookup: guardedLookup(resolver, allowListed) as never, timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connections: 1,
+    pipelining: 0,
+  });
+}
+
 /**
  * POSTs `body` (sent byte-for-byte) to `rawUrl` under the destination policy. Never throws for
  * destination or receiver failures: the outcome is in the result. 2xx is success; anything else
@@ -206,13 +219,7 @@ export async function postGuarded(rawUrl: string, body: string, headers: Record<
     timedOut = true;
     controller.abort(new Error('outbound request deadline exceeded'));
   }, timeoutMs);
-  const agent = new Agent({
-    connect: { lookup: guardedLookup(opts.resolver ?? systemResolver, checked.allowListed) as never, timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connections: 1,
-    pipelining: 0,
-  });
+  const agent = guardedAgent(opts.resolver ?? systemResolver, checked.allowListed, timeoutMs);
   let statusCode: number | null = null;
   try {
     const res = await request(checked.url, {
@@ -245,5 +252,121 @@ export async function postGuarded(rawUrl: string, body: string, headers: Record<
   } finally {
     clearTimeout(timer);
     agent.destroy().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The guarded GET (reading a customer's web page)
+
+export interface GetOptions extends DestinationPolicy {
+  /** One deadline for the whole exchange, redirects included. Default 10 s. */
+  timeoutMs?: number;
+  /** At most this many body bytes are read; the rest is never downloaded (`truncated`). Default 1 MiB. */
+  maxBytes?: number;
+  /** Redirects followed, each hop checked against the policy like the first URL. Default 0. */
+  maxRedirects?: number;
+  accept?: string;
+  resolver?: Resolver;
+}
+
+export interface GetResult {
+  success: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  errorClass: OutboundErrorClass | null;
+  error: string | null;
+  /** The URL that answered (after redirects). */
+  url: string;
+  contentType: string | null;
+  body: Buffer | null;
+  truncated: boolean;
+}
+
+/**
+ * GETs `rawUrl` under the destination policy (checked again for every redirect hop, and at connect
+ * time on the resolved addresses). Never throws for destination or server failures: 2xx is success
+ * with at most `maxBytes` of the body; anything else is a failure with its class.
+ */
+export async function getGuarded(rawUrl: string, opts: GetOptions): Promise<GetResult> {
+  const started = performance.now();
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const maxBytes = opts.maxBytes ?? 1024 * 1024;
+  const maxRedirects = opts.maxRedirects ?? 0;
+  const elapsed = () => Math.round(performance.now() - started);
+  const fail = (url: string, statusCode: number | null, errorClass: OutboundErrorClass, error: string): GetResult => ({
+    success: false, statusCode, durationMs: elapsed(), errorClass, error, url, contentType: null, body: null, truncated: false,
+  });
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('outbound request deadline exceeded'));
+  }, timeoutMs);
+  const agents: Agent[] = [];
+  let current = rawUrl;
+  try {
+    for (let hop = 0; ; hop++) {
+      let checked: { url: URL; allowListed: boolean };
+      try {
+        checked = checkDestination(current, opts);
+      } catch (err) {
+        const e = err as DestinationError;
+        return fail(current, null, e.code ?? 'invalid_url', e.message);
+      }
+      const agent = guardedAgent(opts.resolver ?? systemResolver, checked.allowListed, timeoutMs);
+      agents.push(agent);
+      let statusCode: number | null = null;
+      try {
+        const res = await request(checked.url, {
+          method: 'GET',
+          headers: { accept: opts.accept ?? '*/*', 'user-agent': 'outreach-fetch/1' },
+          dispatcher: agent,
+          signal: controller.signal,
+        });
+        statusCode = res.statusCode;
+        if (statusCode >= 300 && statusCode < 400) {
+          await res.body.dump();
+          const location = res.headers.location;
+          const next = typeof location === 'string' ? location : undefined;
+          if (!next) return fail(current, statusCode, 'http_status', `HTTP ${statusCode} without a Location`);
+          if (hop >= maxRedirects) return fail(current, statusCode, 'http_status', `HTTP ${statusCode} (more than ${maxRedirects} redirects)`);
+          current = new URL(next, checked.url).toString();
+          continue;
+        }
+        if (statusCode < 200 || statusCode >= 300) {
+          await res.body.dump();
+          return fail(current, statusCode, 'http_status', `HTTP ${statusCode}`);
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        for await (const chunk of res.body) {
+          chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+          if (size > maxBytes) {
+            truncated = true;
+            break; // leaving the loop destroys the stream: the rest is never read
+          }
+        }
+        const type = res.headers['content-type'];
+        return {
+          success: true,
+          statusCode,
+          durationMs: elapsed(),
+          errorClass: null,
+          error: null,
+          url: current,
+          contentType: typeof type === 'string' ? type : null,
+          body: Buffer.concat(chunks).subarray(0, maxBytes),
+          truncated,
+        };
+      } catch (err) {
+        const c = classifyError(err, timedOut);
+        return fail(current, statusCode, c.errorClass, c.error);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    for (const a of agents) a.destroy().catch(() => {});
   }
 }

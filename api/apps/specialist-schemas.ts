@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { SPECIALIST_RUN_STATUSES, type ISpecialistRun } from '../../db/entities/SpecialistRun.js';
 import { ACTIVITY_MAX_DAYS } from '../../domain/specialist-runs.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { Timestamp } from '../schemas.js';
+import { Timestamp, text } from '../schemas.js';
 
 export const SpecialistRunView = z.object({
   id: z.uuid(),
@@ -51,7 +51,7 @@ export const toSpecialistRunView = (r: ISpecialistRun): z.infer<typeof Specialis
 
 export const ListSpecialistRunsQuery = z.object({
   ...pageQuery,
-  kind: z.string().min(1).max(100).optional(),
+  kind: text({ min: 1, max: 100 }).optional(),
   status: z.enum(SPECIALIST_RUN_STATUSES).optional(),
   agent_id: z.uuid().optional(),
 });

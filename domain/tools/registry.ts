@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
+import type { ModelAdapter } from '../../lib/llm/index.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
 export type Risk = (typeof RISKS)[number];
@@ -15,6 +16,8 @@ export interface ToolContext {
   em: EntityManager;
   actor: Actor;
   jobs: Jobs;
+  /** The model AI tools use; absent means the configured one (createModelAdapter(config.llm)). */
+  llm?: ModelAdapter;
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {

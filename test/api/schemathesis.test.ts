@@ -46,6 +46,21 @@ const STATEFUL_400: Record<string, string> = {
   putTeamMembersById: 'invalid_app: app_ids must name products of the workspace',
 };
 
+/**
+ * Operations whose documented 5xx comes from a third party the run cannot provide: analyze-url
+ * fetches the generated URL, whose public host does not resolve here, so it answers 502
+ * `fetch_failed` (its test in test/api/product-ai.test.ts covers every code with local servers).
+ */
+const UPSTREAM_5XX: Record<string, string> = {
+  postAppsAnalyzeUrl: 'fetch_failed: the generated public host names do not resolve offline',
+};
+
+/** 422 answers that depend on what is stored (a product without a profile, an agent without keywords). */
+const STATEFUL_422: Record<string, string> = {
+  postAppsByIdGenerateIcp: 'no_text: the product has no profile text to work from',
+  postAgentsByAgentIdSourcesNewsforumGenerateQueries: 'no_keywords: the agent has no keywords yet',
+};
+
 const toml = (s: string) => JSON.stringify(s);
 
 function configToml(token: string, bystander: string): string {
@@ -58,6 +73,14 @@ function configToml(token: string, bystander: string): string {
   for (const [id, why] of Object.entries(STATEFUL_400)) {
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
+  }
+  for (const [id, why] of Object.entries(UPSTREAM_5XX)) {
+    lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`, 'checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]');
+    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "422", "429", "502"]', '');
+  }
+  for (const [id, why] of Object.entries(STATEFUL_422)) {
+    lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
+    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "422", "429"]', '');
   }
   return lines.join('\n');
 }
