@@ -16,8 +16,9 @@ import * as billing from './billing/routes.js';
 import * as agents from './agents/routes.js';
 import * as lists from './lists/routes.js';
 import * as discovery from './agents/discovery-routes.js';
+import * as promotion from './agents/promotion-routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, discovery];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, discovery, promotion];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

@@ -5,6 +5,8 @@ import { connectRedis, redisReady } from '../lib/redis.js';
 import { connectTemporal } from '../lib/temporal.js';
 import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
+import { createModelAdapter } from '../lib/llm/index.js';
+import { createSources } from '../lib/sources/index.js';
 import { Authenticator } from './authenticator.js';
 import type { Services } from './services.js';
 
@@ -28,6 +30,8 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
   );
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
+  const llm = createModelAdapter(config.llm);
+  const sources = createSources(config.sources);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -37,12 +41,14 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     logger,
     rateLimiter,
     authenticator,
+    llm,
+    sources,
     async close() {
       clearInterval(usageTimer);
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close()]);
+      await Promise.all([orm.close(), temporal.connection.close(), sources.close()]);
     },
   };
 }

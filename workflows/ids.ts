@@ -23,3 +23,8 @@ export const webhookWorkflowIds = {
 export const discoveryWorkflowIds = {
   run: (agentId: string, runId: string) => `discovery-run:${agentId}:${runId}`,
 };
+
+/** Bulk promotion of rejected profiles: the operation id is the caller's (or minted), so a retry is the same job. */
+export const promotionWorkflowIds = {
+  bulk: (agentId: string, operationId: string) => `promote-profiles:${agentId}:${operationId}`,
+};

@@ -5,6 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Actor } from '../identity.js';
+import type { PreviewProviders } from '../signal-preview.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
 export type Risk = (typeof RISKS)[number];
@@ -13,6 +14,8 @@ export type Risk = (typeof RISKS)[number];
 export interface ToolContext {
   em: EntityManager;
   actor: Actor;
+  /** The model and sources, for tools that search or qualify (the API's services carry them). */
+  providers?: PreviewProviders;
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {
