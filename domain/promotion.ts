@@ -58,10 +58,9 @@ async function insertLeads(tx: EntityManager, rows: IRejectedProfile[], by: stri
     .onConflict(['agent', 'dedupe_key'])
     .ignore()
     .execute('run');
-  const leads = await tx
-    .getConnection()
-    .execute<{ id: string; dedupe_key: string }[]>(`select id, dedupe_key from discovered_leads where agent_id = ? and dedupe_key in (?)`, [rows[0].agent.id, rows.map((r) => r.dedupeKey)]);
-  const byKey = new Map(leads.map((l) => [l.dedupe_key, l.id]));
+  // Through the EntityManager, so the read runs in this transaction (it sees the rows just inserted).
+  const leads = await tx.find(DiscoveredLead, { agent: rows[0].agent.id, dedupeKey: { $in: rows.map((r) => r.dedupeKey) } });
+  const byKey = new Map(leads.map((l) => [l.dedupeKey, l.id]));
   return new Map(rows.map((r) => [r.id, byKey.get(r.dedupeKey)!]));
 }
 
