@@ -5,6 +5,7 @@ import { createMaintenanceActivities } from './maintenance.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createCreditActivities } from './credits.js';
 import { createDiscoveryActivities } from './discovery.js';
+import { createPromotionActivities } from './promotion.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -19,5 +20,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createCreditActivities(deps),
     ...createDiscoveryActivities(deps),
+    ...createPromotionActivities(deps),
   };
 }

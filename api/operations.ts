@@ -19,8 +19,9 @@ import * as discovery from './agents/discovery-routes.js';
 import * as appsAi from './apps/ai-routes.js';
 import * as specialists from './apps/specialist-routes.js';
 import * as agentsAi from './agents/ai-routes.js';
+import * as promotion from './agents/promotion-routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, discovery, appsAi, specialists, agentsAi];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, discovery, appsAi, specialists, agentsAi, promotion];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

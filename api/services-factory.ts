@@ -5,11 +5,12 @@ import { connectRedis, redisReady } from '../lib/redis.js';
 import { connectTemporal } from '../lib/temporal.js';
 import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
+import { createModelAdapter } from '../lib/llm/index.js';
+import { createSources } from '../lib/sources/index.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
 import { temporalJobs } from './jobs.js';
-import { createModelAdapter } from '../lib/llm/index.js';
 import type { Services } from './services.js';
 
 /** Opens every long-lived connection the API needs. */
@@ -37,6 +38,8 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     syncAgentSchedule(temporal, config.temporal.taskQueue, agent, deleted).catch((err) => logger.warn({ err: String(err), agent: agent.id }, 'agent schedule not updated')),
   );
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
+  const llm = createModelAdapter(config.llm);
+  const sources = createSources(config.sources);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -47,14 +50,15 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     rateLimiter,
     authenticator,
     jobs: temporalJobs(temporal, config.temporal.taskQueue),
-    llm: createModelAdapter(config.llm),
+    llm,
+    sources,
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close()]);
+      await Promise.all([orm.close(), temporal.connection.close(), sources.close()]);
     },
   };
 }

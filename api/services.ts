@@ -3,8 +3,9 @@ import type { Client } from '@temporalio/client';
 import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
+import type { ModelAdapter } from '../lib/llm/index.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
+import type { Sources } from '../lib/sources/index.js';
 import type { Authenticator } from './authenticator.js';
 import type { Jobs } from '../domain/jobs.js';
 
@@ -19,15 +20,13 @@ export interface Services {
   authenticator: Authenticator;
   /** Long-running jobs (workflows) that handlers and Operator tools start. */
   jobs: Jobs;
-  /** The model every AI operation uses; absent means createModelAdapter(config.llm) (see modelOf). */
-  llm?: ModelAdapter;
+  /** The model adapter every AI operation uses (createModelAdapter(config.llm) unless a test gives another). */
+  llm: ModelAdapter;
+  /** The discovery sources, for synchronous, bounded work (signal preview). */
+  sources: Sources;
 }
 
-const fallbackModels = new WeakMap<Services, ModelAdapter>();
-/** The services' model adapter, or one made once from their configuration when none was given. */
+/** The services' model adapter (kept as a function: AI handlers and tools call it). */
 export function modelOf(services: Services): ModelAdapter {
-  if (services.llm) return services.llm;
-  let m = fallbackModels.get(services);
-  if (!m) fallbackModels.set(services, (m = createModelAdapter(services.config.llm)));
-  return m;
+  return services.llm;
 }

@@ -6,6 +6,7 @@
 // activity finds the page already counted and changes nothing (its inserts are `on conflict do
 // nothing` on (agent, dedupe_key)), so counts never double.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { DiscoveryRun, type IDiscoveryRun, type RunStatus } from '../db/entities/DiscoveryRun.js';
 import { DiscoveredLead } from '../db/entities/DiscoveredLead.js';
 import { RejectedProfile } from '../db/entities/RejectedProfile.js';
@@ -22,6 +23,7 @@ import type { PageRequest } from '../lib/pagination.js';
 import { AppError } from './errors.js';
 import type { Actor } from './identity.js';
 import { requireAgent, SOURCES_FOR_KIND, type SignalKind, type SourceName } from './agents.js';
+import { COMPANY_SIZES, SENIORITIES } from '../lib/sources/types.js';
 
 /** Qualification score at or above which a candidate is qualified. */
 export const QUALIFY_THRESHOLD = 60;
@@ -51,7 +53,7 @@ export interface RunPlan {
 const asStrings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
 
 /** The ICP qualification reads: the agent's own when it has one, else its product's. */
-function icpOf(agent: IDiscoveryAgent, app: { icpDescription?: string | null; icpFilters?: unknown }): IcpInput {
+export function icpOf(agent: IDiscoveryAgent, app: { icpDescription?: string | null; icpFilters?: unknown }): IcpInput {
   const f = ((agent.icpFilters && typeof agent.icpFilters === 'object' && !Array.isArray(agent.icpFilters) ? agent.icpFilters : app.icpFilters) ?? {}) as Record<string, unknown>;
   return {
     description: agent.icpDescription ?? app.icpDescription ?? null,
@@ -61,6 +63,33 @@ function icpOf(agent: IDiscoveryAgent, app: { icpDescription?: string | null; ic
     countries: asStrings(f.countries),
     company_sizes: asStrings(f.company_sizes),
     keywords: asStrings(f.keywords),
+  };
+}
+
+/** A signal's `filters` as the sources read them (snake_case in the API; see signalQueryOf). */
+export const SignalFiltersInput = z
+  .object({
+    titles: z.array(z.string().trim().min(1).max(200)).max(50).optional(),
+    seniorities: z.array(z.enum(SENIORITIES)).max(SENIORITIES.length).optional(),
+    industries: z.array(z.string().trim().min(1).max(200)).max(50).optional(),
+    countries: z.array(z.string().regex(/^[A-Za-z]{2}$/)).max(250).optional(),
+    company_sizes: z.array(z.enum(COMPANY_SIZES)).max(COMPANY_SIZES.length).optional(),
+    since: z.iso.datetime({ offset: true }).optional(),
+  })
+  .strict();
+
+/**
+ * The query a signal sends to its sources, the same for runs and previews: its keywords, its
+ * filters when they are source filters (stored filters are free-form JSON; anything else is ignored,
+ * as before), and the agent's require_current_employer.
+ */
+export function signalQueryOf(agent: Pick<IDiscoveryAgent, 'requireCurrentEmployer'>, signal: { kind: SignalKind; keywords: string[]; filters?: unknown }): SignalQuery {
+  const f = SignalFiltersInput.safeParse(signal.filters ?? {});
+  const { company_sizes, ...rest } = f.success ? f.data : {};
+  return {
+    kind: signal.kind,
+    keywords: signal.keywords.length ? signal.keywords.slice(0, 50) : undefined,
+    filters: { ...rest, ...(company_sizes ? { companySizes: company_sizes } : {}), ...(agent.requireCurrentEmployer ? { currentEmployerOnly: true } : {}) },
   };
 }
 
@@ -81,11 +110,7 @@ export async function planRun(em: EntityManager, actor: Actor, agentId: string, 
       key: s.key,
       kind: s.kind as SignalKind,
       sources: SOURCES_FOR_KIND[s.kind as SignalKind].filter((src) => enabled.has(src)),
-      query: {
-        kind: s.kind as SignalKind,
-        keywords: s.keywords.length ? s.keywords.slice(0, 50) : undefined,
-        filters: { ...(agent.requireCurrentEmployer ? { currentEmployerOnly: true } : {}) },
-      } as SignalQuery,
+      query: signalQueryOf(agent, { kind: s.kind as SignalKind, keywords: s.keywords, filters: s.filters }),
     }))
     .filter((s) => s.sources.length > 0);
   if (planned.length === 0) throw new AppError(400, 'no_enabled_source', 'enable a source that serves this agent’s signals (PUT /api/agents/{agentId}/sources/{source})');
@@ -159,6 +184,88 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 const clip = (s: string | null | undefined, n: number) => (s == null ? null : s.slice(0, n));
 
 /**
+ * The dedupe keys among `keys` that the workspace already has: this agent's discovered leads and
+ * rejections, and the workspace's contacts (by normalised email or profile URL).
+ */
+export async function knownKeys(em: EntityManager, scope: { agentId: string; workspaceId: string }, keys: string[]): Promise<Set<string>> {
+  const known = new Set<string>();
+  if (!keys.length) return known;
+  const emails = keys.filter((k) => k.startsWith('email:')).map((k) => k.slice(6));
+  const urls = keys.filter((k) => k.startsWith('profile:')).map((k) => k.slice(8));
+  const rows = await em.getConnection().execute<{ k: string }[]>(
+    `select dedupe_key as k from discovered_leads where agent_id = ? and dedupe_key in (?)
+     union all select dedupe_key from rejected_profiles where agent_id = ? and dedupe_key in (?)
+     ${emails.length ? `union all select 'email:' || email_normalised from contacts where workspace_id = ? and email_normalised in (?)` : ''}
+     ${urls.length ? `union all select 'profile:' || profile_url_normalised from contacts where workspace_id = ? and profile_url_normalised in (?)` : ''}`,
+    [scope.agentId, keys, scope.agentId, keys, ...(emails.length ? [scope.workspaceId, emails] : []), ...(urls.length ? [scope.workspaceId, urls] : [])],
+  );
+  for (const r of rows) known.add(r.k);
+  return known;
+}
+
+export interface Judgement {
+  score: number;
+  qualified: boolean;
+  /** `<field>: <detail>` lines. */
+  reasons: string[];
+  /** The first failed check (the rejection's grouping reason), or `score`. */
+  primary: string;
+}
+
+/** Qualifies one candidate against the ICP; a former employer fails require_current_employer without a model call. */
+export async function judgeCandidate(
+  llm: ModelAdapter,
+  rules: { icp: IcpInput; requireCurrentEmployer: boolean },
+  c: Candidate,
+  signal?: AbortSignal,
+): Promise<Judgement> {
+  if (rules.requireCurrentEmployer && c.currentEmployer === false) {
+    return { score: 0, qualified: false, reasons: ['current employer: the company is a former employer'], primary: 'former_employer' };
+  }
+  const { value } = await qualifyCandidate(
+    llm,
+    {
+      icp: rules.icp,
+      threshold: QUALIFY_THRESHOLD,
+      candidate: {
+        name: c.fullName,
+        title: c.title,
+        seniority: c.seniority,
+        company: c.company?.name ?? null,
+        industry: c.company?.industry ?? null,
+        country: c.country,
+        company_size: c.company?.size ?? null,
+        headline: c.headline,
+        text: c.evidence.text,
+      },
+    },
+    signal ? { signal } : {},
+  );
+  const failed = value.reasons.find((r) => !r.matched);
+  return { score: value.score, qualified: value.verdict === 'qualified', reasons: value.reasons.map((r) => `${r.field}: ${r.detail}`), primary: failed?.field ?? 'score' };
+}
+
+/** The discovered-lead columns for a candidate (a run's qualified one, or a promoted rejection). */
+export function leadColumnsOf(c: Candidate, dedupeKey: string) {
+  return {
+    evidenceKey: c.signalKey.slice(0, 64),
+    source: c.source,
+    externalId: c.externalId.slice(0, 200),
+    dedupeKey: dedupeKey.slice(0, 2048),
+    profileUrl: clip(c.profileUrl, 2048),
+    email: clip(c.email, 320),
+    fullName: c.fullName.slice(0, 400),
+    firstName: clip(c.firstName, 200),
+    lastName: clip(c.lastName, 200),
+    title: clip(c.title, 300),
+    company: clip(c.company?.name, 300),
+    companyDomain: clip(c.company?.domain, 255),
+    country: clip(c.country, 100),
+    evidence: c.evidence as unknown as Record<string, unknown>,
+  };
+}
+
+/**
  * Processes one page of candidates: drops people the workspace already has (contacts, or this
  * agent's discovered leads and rejections), qualifies the rest against the ICP (concurrently; a
  * former employer fails `require_current_employer` without a model call), stores qualified ones as
@@ -174,53 +281,10 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
     if (!byKey.has(k)) byKey.set(k, c);
   }
   const keys = [...byKey.keys()];
-  const conn = em.getConnection();
-  const known = new Set<string>();
-  if (keys.length) {
-    const emails = keys.filter((k) => k.startsWith('email:')).map((k) => k.slice(6));
-    const urls = keys.filter((k) => k.startsWith('profile:')).map((k) => k.slice(8));
-    const rows = await conn.execute<{ k: string }[]>(
-      `select dedupe_key as k from discovered_leads where agent_id = ? and dedupe_key in (?)
-       union all select dedupe_key from rejected_profiles where agent_id = ? and dedupe_key in (?)
-       ${emails.length ? `union all select 'email:' || email_normalised from contacts where workspace_id = ? and email_normalised in (?)` : ''}
-       ${urls.length ? `union all select 'profile:' || profile_url_normalised from contacts where workspace_id = ? and profile_url_normalised in (?)` : ''}`,
-      [plan.agentId, keys, plan.agentId, keys, ...(emails.length ? [plan.workspaceId, emails] : []), ...(urls.length ? [plan.workspaceId, urls] : [])],
-    );
-    for (const r of rows) known.add(r.k);
-  }
+  const known = await knownKeys(em, plan, keys);
   const fresh = keys.filter((k) => !known.has(k));
-  const duplicates = input.candidates.length - fresh.length;
 
-  const verdicts = await mapLimit(fresh, 8, async (key) => {
-    const c = byKey.get(key)!;
-    if (plan.requireCurrentEmployer && c.currentEmployer === false) {
-      return { key, c, score: 0, qualified: false, reasons: ['current employer: the company is a former employer'], primary: 'former_employer' };
-    }
-    const { value } = await qualifyCandidate(llm, {
-      icp: plan.icp,
-      threshold: QUALIFY_THRESHOLD,
-      candidate: {
-        name: c.fullName,
-        title: c.title,
-        seniority: c.seniority,
-        company: c.company?.name ?? null,
-        industry: c.company?.industry ?? null,
-        country: c.country,
-        company_size: c.company?.size ?? null,
-        headline: c.headline,
-        text: c.evidence.text,
-      },
-    });
-    const failed = value.reasons.find((r) => !r.matched);
-    return {
-      key,
-      c,
-      score: value.score,
-      qualified: value.verdict === 'qualified',
-      reasons: value.reasons.map((r) => `${r.field}: ${r.detail}`),
-      primary: failed?.field ?? 'score',
-    };
-  });
+  const verdicts = await mapLimit(fresh, 8, async (key) => ({ key, c: byKey.get(key)!, ...(await judgeCandidate(llm, plan, byKey.get(key)!)) }));
 
   return em.transactional(async (tx) => {
     const run = await tx.findOneOrFail(DiscoveryRun, { id: plan.runId }, { refresh: true });
@@ -242,20 +306,7 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
             agent: plan.agentId,
             runId: plan.runId,
             signalKey: input.signalKey,
-            evidenceKey: v.c.signalKey.slice(0, 64),
-            source: v.c.source,
-            externalId: v.c.externalId.slice(0, 200),
-            dedupeKey: v.key.slice(0, 2048),
-            profileUrl: clip(v.c.profileUrl, 2048),
-            email: clip(v.c.email, 320),
-            fullName: v.c.fullName.slice(0, 400),
-            firstName: clip(v.c.firstName, 200),
-            lastName: clip(v.c.lastName, 200),
-            title: clip(v.c.title, 300),
-            company: clip(v.c.company?.name, 300),
-            companyDomain: clip(v.c.company?.domain, 255),
-            country: clip(v.c.country, 100),
-            evidence: v.c.evidence as unknown as Record<string, unknown>,
+            ...leadColumnsOf(v.c, v.key),
             score: v.score,
             reasons: v.reasons,
             status: 'new',

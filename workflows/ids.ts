@@ -26,3 +26,8 @@ export const discoveryWorkflowIds = {
   schedule: (agentId: string) => `schedule:discovery:${agentId}`,
   scheduled: (agentId: string) => `discovery-scheduled:${agentId}`,
 };
+
+/** Bulk promotion of rejected profiles: the operation id is the caller's (or minted), so a retry is the same job. */
+export const promotionWorkflowIds = {
+  bulk: (agentId: string, operationId: string) => `promote-profiles:${agentId}:${operationId}`,
+};

@@ -3,3 +3,4 @@ export { purgeExpiredAuth, purgeWebhookHistory } from './maintenance.js';
 export { deliverWebhookEvent, deliverWebhookChunk } from './webhooks.js';
 export { grantMonthlyCredits } from './credits.js';
 export { discoveryRun, scheduledDiscovery } from './discovery.js';
+export { promoteProfiles } from './promotion.js';

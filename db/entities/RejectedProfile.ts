@@ -10,7 +10,11 @@ export const RejectedProfile = defineEntity({
   name: 'RejectedProfile',
   tableName: 'rejected_profiles',
   uniques: [{ properties: ['agent', 'dedupeKey'] }],
-  indexes: [{ name: 'rejected_profiles_agent_id_id_index', properties: ['agent', 'id'] }],
+  indexes: [
+    { name: 'rejected_profiles_agent_id_id_index', properties: ['agent', 'id'] },
+    // A bulk promotion pages through its selection by (operation, id).
+    { name: 'rejected_profiles_promote_operation_id_id_index', properties: ['promoteOperationId', 'id'] },
+  ],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
@@ -27,6 +31,8 @@ export const RejectedProfile = defineEntity({
     reasons: p.json<string[]>(),
     promotedAt: p.datetime().nullable(),
     promotedLeadId: p.uuid().nullable(),
+    /** The latest bulk promotion (`promote-profiles:<agentId>:<id>`) that selected it (docs/discovery.md). */
+    promoteOperationId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   }),
 });

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import type { ModelAdapter } from '../../lib/llm/index.js';
+import type { PreviewProviders } from '../signal-preview.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
 export type Risk = (typeof RISKS)[number];
@@ -18,6 +19,8 @@ export interface ToolContext {
   jobs: Jobs;
   /** The model AI tools use; absent means the configured one (createModelAdapter(config.llm)). */
   llm?: ModelAdapter;
+  /** The model and sources, for tools that search or qualify (the API's services carry them). */
+  providers?: PreviewProviders;
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {
