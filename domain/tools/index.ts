@@ -1,10 +1,11 @@
 // Every domain's tools, in one table (see registry.ts). A domain adds its list here.
 import { aiTools } from './ai.js';
 import { discoveryTools } from './discovery.js';
+import { listTools } from './lists.js';
 import { promotionTools } from './promotion.js';
 import type { Tool } from './registry.js';
 
-export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools] as Tool[];
+export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);

@@ -179,6 +179,7 @@ test('DELETE is 204 and the agent is gone; ids of another workspace are 404 on e
     ['PUT', `/api/agents/${a.id}/signals`, signals()],
     ['GET', `/api/agents/${a.id}/sources`],
     ['PUT', `/api/agents/${a.id}/sources/newsforum`, { enabled: true }],
+    ['GET', `/api/agents/${a.id}/next-launches`],
   ] as [string, string, unknown?][]) {
     const r = await call(method, path, { token: stranger.accessToken, body });
     t.is(r.status, 404, `${method} ${path}`);

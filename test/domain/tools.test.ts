@@ -66,3 +66,17 @@ test('launch_discovery starts the same workflow as REST; get_discovery_funnel an
   const runs = (await runTool(findTool('list_recent_runs')!, { ...ctx, em: services.orm.em.fork() }, {})) as { id: string; status: string }[];
   t.like(runs[0], { id: launched.run_id, status: 'completed' });
 });
+
+test('list tools: create a list and see it listed with its size; names are unique per product', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  const em = services.orm.em.fork();
+  const ctx = { em, jobs: services.jobs, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
+  const created = (await runTool(findTool('create_lead_list')!, ctx, { app_id: app.id, name: 'Founders' })) as { id: string; lead_count: number };
+  t.is(created.lead_count, 0);
+  const lists = (await runTool(findTool('list_lead_lists')!, { ...ctx, em: services.orm.em.fork() }, { app_id: app.id })) as { id: string }[];
+  t.deepEqual(lists.map((l) => l.id), [created.id]);
+  const dup = await t.throwsAsync(runTool(findTool('create_lead_list')!, { ...ctx, em: services.orm.em.fork() }, { app_id: app.id, name: 'founders' }));
+  t.true(dup instanceof AppError && dup.status === 409);
+});
