@@ -45,7 +45,8 @@ const children: ChildProcess[] = [];
 // Access logs go to /dev/null: written (as in production) but not kept.
 // BENCH_PROFILE=1 writes a V8 CPU profile of the API to .data/profiles/ (open it in Chrome DevTools).
 const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(repoRoot, '.data/profiles')}`] : [];
-const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+// The production image's NODE_OPTIONS (Dockerfile), unless BENCH_NODE_FLAGS says otherwise.
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
 const api = spawn(process.execPath, [...profile, ...nodeFlags, join(repoRoot, 'dist/api/server.js')], { cwd: repoRoot, env: apiEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 children.push(api);
 const base = `http://127.0.0.1:${apiPort}`;
