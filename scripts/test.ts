@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { repoRoot } from '../lib/config.js';
 import { spawnTsx, stopChild, waitFor } from './children.js';
 import { stackWithSchema } from './stack-env.js';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 
 const log = (msg: string) => console.error(`[test] ${msg}`);
 
@@ -66,7 +66,26 @@ try {
   log(String(err));
 } finally {
   await stopChild(worker);
+  await removeTestSchedules().catch((err) => log(`could not remove the run's schedules: ${String(err)}`));
   if (process.env.CI) await stack.stop();
+}
+
+/**
+ * Agents activated by tests get Temporal Schedules on this run's task queue; remove them so a shared
+ * dev server does not keep firing them at a queue nobody polls any more.
+ */
+async function removeTestSchedules(): Promise<void> {
+  const client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }) });
+  try {
+    for await (const s of client.schedule.list()) {
+      if (!s.scheduleId.startsWith('schedule:discovery:')) continue;
+      const handle = client.schedule.getHandle(s.scheduleId);
+      const d = await handle.describe().catch(() => undefined);
+      if (d?.action.type === 'startWorkflow' && d.action.taskQueue === taskQueue) await handle.delete().catch(() => {});
+    }
+  } finally {
+    await client.connection.close();
+  }
 }
 console.log(summary);
 process.exit(code);
