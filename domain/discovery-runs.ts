@@ -397,6 +397,16 @@ export interface Funnel {
  */
 export async function funnel(em: EntityManager, actor: Actor, agentId: string, now = new Date()): Promise<Funnel> {
   const agent = await requireAgent(em, actor, agentId);
+  try {
+    return await funnelOf(em, agent, now);
+  } catch (err) {
+    // The spec's code for a failed aggregate read (ownership was checked above).
+    if (err instanceof AppError) throw err;
+    throw new AppError(500, 'db_error', 'failed to fetch discovery results');
+  }
+}
+
+async function funnelOf(em: EntityManager, agent: IDiscoveryAgent, now: Date): Promise<Funnel> {
   const since = new Date(now.getTime() - FUNNEL_WINDOW_DAYS * 86_400_000);
   const conn = em.getConnection();
   const [runs] = await conn.execute<{ runs: string; candidates: string; qualified: string; rejected: string; duplicates: string }[]>(

@@ -185,14 +185,27 @@ test('DELETE is 204 and the agent is gone; ids of another workspace are 404 on e
     t.is(r.status, 404, `${method} ${path}`);
     t.is(r.body.error.code, 'not_found');
   }
-  t.is((await call('GET', '/api/agents/123', { token: u.accessToken })).body.error.code, 'invalid_id');
+  // A malformed id is 400 invalid_id on every agent route the spec lists it for.
+  for (const [method, path] of [
+    ['GET', '/api/agents/123'],
+    ['PUT', '/api/agents/123'],
+    ['DELETE', '/api/agents/123'],
+    ['GET', '/api/agents/123/discovery-funnel'],
+    ['POST', '/api/agents/123/generate-keywords'],
+  ]) {
+    const r = await call(method, path, { token: u.accessToken, body: method === 'PUT' ? { name: 'x' } : undefined });
+    t.is(r.status, 400, `${method} ${path}`);
+    t.is(r.body.error.code, 'invalid_id', `${method} ${path}`);
+  }
   // A member limited to another product: 403 not_assigned.
   const other = await createTestApp(u, 'other');
   const member = await createUser();
   await addTeamMember(u.id, member.id, { appIds: [other.id] });
-  const m = await call('GET', `/api/agents/${a.id}`, { token: member.accessToken, headers: { 'x-acting-as': u.id } });
-  t.is(m.status, 403);
-  t.is(m.body.error.code, 'not_assigned');
+  for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['DELETE']] as [string, unknown?][]) {
+    const m = await call(method, `/api/agents/${a.id}`, { token: member.accessToken, headers: { 'x-acting-as': u.id }, body });
+    t.is(m.status, 403, method);
+    t.is(m.body.error.code, 'not_assigned', method);
+  }
   t.is((await call('DELETE', `/api/agents/${a.id}`, { token: u.accessToken })).status, 204);
   t.is((await call('GET', `/api/agents/${a.id}`, { token: u.accessToken })).status, 404);
   t.is((await call('DELETE', `/api/agents/${a.id}`, { token: u.accessToken })).status, 404);
