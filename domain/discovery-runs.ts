@@ -293,57 +293,26 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
     const toLeads = verdicts.filter((v) => v.qualified).slice(0, budget === Infinity ? undefined : budget);
     const toRejections = verdicts.filter((v) => !v.qualified);
     const now = new Date();
-    let qualified = 0;
-    let rejected = 0;
-    if (toLeads.length) {
-      const res = await tx
-        .createQueryBuilder(DiscoveredLead)
-        .insert(
-          toLeads.map((v) => ({
-            id: uuidv7(),
-            workspace: plan.workspaceId,
-            app: plan.appId,
-            agent: plan.agentId,
-            runId: plan.runId,
-            signalKey: input.signalKey,
-            ...leadColumnsOf(v.c, v.key),
-            score: v.score,
-            reasons: v.reasons,
-            status: 'new',
-            promoted: false,
-            createdAt: now,
-            updatedAt: now,
-          })),
-        )
-        .onConflict(['agent', 'dedupe_key'])
-        .ignore()
-        .execute('run');
-      qualified = (res as { affectedRows?: number }).affectedRows ?? 0;
-    }
-    if (toRejections.length) {
-      const res = await tx
-        .createQueryBuilder(RejectedProfile)
-        .insert(
-          toRejections.map((v) => ({
-            id: uuidv7(),
-            workspace: plan.workspaceId,
-            app: plan.appId,
-            agent: plan.agentId,
-            runId: plan.runId,
-            signalKey: input.signalKey,
-            dedupeKey: v.key.slice(0, 2048),
-            candidate: v.c as unknown as Record<string, unknown>,
-            score: v.score,
-            primaryReason: v.primary.slice(0, 100),
-            reasons: v.reasons,
-            createdAt: now,
-          })),
-        )
-        .onConflict(['agent', 'dedupe_key'])
-        .ignore()
-        .execute('run');
-      rejected = (res as { affectedRows?: number }).affectedRows ?? 0;
-    }
+    // Columns every row of this page shares; a person already stored for the agent is skipped.
+    const base = () => ({ id: uuidv7(), workspace: plan.workspaceId, app: plan.appId, agent: plan.agentId, runId: plan.runId, signalKey: input.signalKey });
+    const qualified = await insertNew(
+      tx,
+      DiscoveredLead,
+      toLeads.map((v) => ({ ...base(), ...leadColumnsOf(v.c, v.key), score: v.score, reasons: v.reasons, status: 'new', promoted: false, createdAt: now, updatedAt: now })),
+    );
+    const rejected = await insertNew(
+      tx,
+      RejectedProfile,
+      toRejections.map((v) => ({
+        ...base(),
+        dedupeKey: v.key.slice(0, 2048),
+        candidate: v.c as unknown as Record<string, unknown>,
+        score: v.score,
+        primaryReason: v.primary.slice(0, 100),
+        reasons: v.reasons,
+        createdAt: now,
+      })),
+    );
     // Qualified beyond the max_signals budget are neither stored nor counted as evaluated.
     const overBudget = verdicts.filter((v) => v.qualified).length - toLeads.length;
     const evaluated = input.candidates.length - overBudget;
@@ -354,6 +323,13 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
     );
     return totalsOf(await tx.findOneOrFail(DiscoveryRun, { id: plan.runId }, { refresh: true }));
   });
+}
+
+/** Bulk insert that skips people already stored for the agent (unique agent + dedupe key); returns how many were new. */
+async function insertNew(tx: EntityManager, entity: typeof DiscoveredLead | typeof RejectedProfile, rows: object[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const res = await tx.createQueryBuilder(entity as typeof DiscoveredLead).insert(rows as never).onConflict(['agent', 'dedupe_key']).ignore().execute('run');
+  return (res as { affectedRows?: number }).affectedRows ?? 0;
 }
 
 /** Marks a run finished (idempotent: a finished run keeps its first outcome). */
