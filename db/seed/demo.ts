@@ -83,6 +83,31 @@ export const DEMO_ROWS: SeedTable[] = [
     ],
   },
   {
+    table: 'contacts',
+    rows: [
+      ['Lena', 'Vogel', 'Freelance Illustrator', 'DE', 'lena@vogel-illustration.example'],
+      ['Tomás', 'Reyes', 'Freelance Product Designer', 'NL', null],
+    ].map(([first, last, title, country, email], i) => ({
+      id: demoId(0x250 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      email,
+      email_normalised: email,
+      profile_url: `https://pronet.example/in/demo-contact-${i}`,
+      profile_url_normalised: `https://pronet.example/in/demo-contact-${i}`,
+      first_name: first,
+      last_name: last,
+      full_name: `${first} ${last}`,
+      title,
+      company: null,
+      company_domain: null,
+      country,
+    })),
+  },
+  {
+    table: 'leads',
+    rows: [0, 1].map((i) => ({ id: demoId(0x260 + i), workspace_id: DEMO_WORKSPACE_ID, list_id: demoId(0x200), contact_id: demoId(0x250 + i), source: 'discovery' })),
+  },
+  {
     table: 'discovery_agents',
     rows: [
       {
@@ -212,7 +237,7 @@ export const DEMO_ROWS: SeedTable[] = [
 ];
 
 const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged
