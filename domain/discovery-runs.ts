@@ -420,12 +420,19 @@ async function funnelOf(em: EntityManager, agent: IDiscoveryAgent, now: Date): P
   };
 }
 
-/** Rejections of an agent grouped by their first failed check, most frequent first. */
+/**
+ * Rejections of an agent grouped by their first failed check, most frequent first. Reviewed
+ * rejections (a person rejected a discovered lead) count under the reviewer's reason
+ * (docs/discovered-leads.md).
+ */
 export async function rejectionBreakdown(em: EntityManager, actor: Actor, agentId: string): Promise<{ total: number; reasons: { reason: string; count: number }[] }> {
   const agent = await requireAgent(em, actor, agentId);
   const rows = await em
     .getConnection()
-    .execute<{ reason: string; n: string }[]>(`select primary_reason as reason, count(*) as n from rejected_profiles where agent_id = ? and promoted_at is null group by primary_reason order by count(*) desc, primary_reason`, [agent.id]);
+    .execute<{ reason: string; n: string }[]>(`select reason, count(*) as n from (
+           select primary_reason as reason from rejected_profiles where agent_id = ? and promoted_at is null
+           union all select coalesce(reject_reason, 'rejected') from discovered_leads where agent_id = ? and status = 'rejected'
+         ) x group by reason order by count(*) desc, reason`, [agent.id, agent.id]);
   const reasons = rows.map((r) => ({ reason: r.reason, count: Number(r.n) }));
   return { total: reasons.reduce((s, r) => s + r.count, 0), reasons };
 }

@@ -10,7 +10,12 @@ export const DiscoveredLead = defineEntity({
   name: 'DiscoveredLead',
   tableName: 'discovered_leads',
   uniques: [{ properties: ['agent', 'dedupeKey'] }],
-  indexes: [{ name: 'discovered_leads_workspace_id_id_index', properties: ['workspace', 'id'] }],
+  indexes: [
+    { name: 'discovered_leads_workspace_id_id_index', properties: ['workspace', 'id'] },
+    // Review counts group by (status, agent) within a workspace; the agent's breakdown by status.
+    { name: 'discovered_leads_workspace_id_status_agent_id_index', properties: ['workspace', 'status', 'agent'] },
+    { name: 'discovered_leads_agent_id_status_index', properties: ['agent', 'status'] },
+  ],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
@@ -36,8 +41,16 @@ export const DiscoveredLead = defineEntity({
     evidence: p.json<Record<string, unknown>>(),
     score: p.integer(),
     reasons: p.json<string[]>(),
-    /** new → approved | rejected (the review issue extends this). */
+    /** new → approved | rejected; rejected → new | approved (docs/discovered-leads.md). */
     status: p.string().length(20).default('new'),
+    /** Set on approval: the list lead it became and its list (no FK: the list may be deleted later). */
+    approvedLeadId: p.uuid().nullable(),
+    approvedListId: p.uuid().nullable(),
+    reviewedAt: p.datetime().nullable(),
+    /** The user who approved or rejected it. */
+    reviewedBy: p.uuid().nullable(),
+    /** The reviewer's reason (rejections), counted in the agent's rejection breakdown. */
+    rejectReason: p.string().length(200).nullable(),
     promoted: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),

@@ -3,9 +3,10 @@ import { aiTools } from './ai.js';
 import { discoveryTools } from './discovery.js';
 import { listTools } from './lists.js';
 import { promotionTools } from './promotion.js';
+import { reviewTools } from './review.js';
 import type { Tool } from './registry.js';
 
-export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools] as Tool[];
+export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);
