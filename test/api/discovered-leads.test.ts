@@ -91,11 +91,11 @@ test('10 concurrent approvals of one discovered lead yield one lead; two discove
   t.is(rs.filter((r) => r.body.result === 'approved').length, 1);
   t.is(new Set(rs.map((r) => r.body.lead_id)).size, 1);
   t.is(await leadCount(s.listId), 1);
-  // Same person (same profile URL, different case/trailing slash) from another agent: reuses the contact and the lead.
+  // Same person (same email in another case, same profile URL with a trailing slash) from another agent: reuses the contact and the lead.
   const url = `https://pronet.example/in/shared-${randomUUID()}`;
   const other = (await call('POST', `/api/apps/${s.appId}/agents`, { ...auth(s.u), body: { name: 'Other', list_id: s.listId } })).body.id;
   const [a] = await insertLeads(s, 1, { profile_url: url, email: 'Same.Person@Example.com' });
-  const [b] = await insertLeads({ ...s, agentId: other }, 1, { profile_url: `${url.toUpperCase().replace('HTTPS://PRONET.EXAMPLE', 'https://pronet.example')}/` , email: 'same.person@example.com' });
+  const [b] = await insertLeads({ ...s, agentId: other }, 1, { profile_url: `${url}/`, email: 'same.person@example.com' });
   const ra = await call('POST', `/api/discovered-leads/${a}/approve`, { ...auth(s.u), body: {} });
   const rb = await call('POST', `/api/discovered-leads/${b}/approve`, { ...auth(s.u), body: {} });
   t.is(ra.body.contact_id, rb.body.contact_id);
@@ -301,4 +301,29 @@ test('the Demo workspace reads discovered leads but refuses review writes with 4
     t.is(r.status, 403, path);
     t.is(r.body.error.code, 'demo_read_only');
   }
+});
+
+test('Operator tools list, approve and reject discovered leads through the domain rules', async (t) => {
+  const { findTool } = await import('../../domain/tools/index.js');
+  const { runTool, needsConfirmation } = await import('../../domain/tools/registry.js');
+  const { resolveActor } = await import('../../domain/workspaces.js');
+  const { api } = await import('../helpers/api.js');
+  const { services } = await api();
+  const s = await setup();
+  const [a, b] = await insertLeads(s, 2);
+  const e = services.orm.em.fork();
+  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined) };
+  t.false(needsConfirmation(findTool('list_discovered_leads')!));
+  t.true(needsConfirmation(findTool('approve_discovered_lead')!));
+  t.true(needsConfirmation(findTool('reject_discovered_lead')!));
+  const listed = (await runTool(findTool('list_discovered_leads')!, ctx, { agent_id: s.agentId })) as { id: string }[];
+  t.deepEqual(listed.map((x) => x.id), [b, a]);
+  t.like(await runTool(findTool('approve_discovered_lead')!, ctx, { discovered_lead_id: a }), { result: 'approved', list_id: s.listId, created: true });
+  t.like(await runTool(findTool('reject_discovered_lead')!, ctx, { discovered_lead_id: b, reason: 'too junior' }), { result: 'rejected' });
+  const bad = await t.throwsAsync(runTool(findTool('reject_discovered_lead')!, ctx, { discovered_lead_id: a, reason: 'late' }));
+  t.like(bad, { code: 'invalid_transition' });
+  const other = await setup();
+  const oe = services.orm.em.fork();
+  const otherCtx = { em: oe, jobs: services.jobs, actor: await resolveActor(oe as never, { userId: other.u.id, kind: 'session' }, undefined) };
+  t.like(await t.throwsAsync(runTool(findTool('approve_discovered_lead')!, otherCtx, { discovered_lead_id: b })), { status: 404 });
 });
