@@ -223,8 +223,9 @@ export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, id
   if (unique.length > MAX_BATCH) throw badRequest('invalid_body', `at most ${MAX_BATCH} ids per batch`);
   return em.transactional(async (tx) => {
     const rows = await lockRows(tx, actor, unique);
+    // The named list is read only when something is to be approved (a batch of unknown ids is all not_found).
     let list: { id: string; app_id: string } | undefined;
-    if (listId) {
+    if (listId && [...rows.values()].some((r) => r.status !== 'approved')) {
       [list] = await tx.execute('select id, app_id from lead_lists where id = ? and workspace_id = ?', [listId, actor.workspaceId]);
       if (!list) throw badRequest('invalid_list_id', 'invalid list ID; the list must belong to the product of the discovered lead');
     }
