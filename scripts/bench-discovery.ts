@@ -19,12 +19,9 @@ Object.assign(process.env, benchEnv);
 
 // Imported after the environment is set: config is read once.
 const { openOrm } = await import('../lib/db.js');
-const { createAccount } = await import('../domain/auth.js');
-const { setPlan } = await import('../domain/plans.js');
-const { createApp } = await import('../domain/apps.js');
+const { benchOwner } = await import('./bench-fixtures.js');
 const { createAgent, replaceSignals, setSource } = await import('../domain/agents.js');
 const { createRun, planRun } = await import('../domain/discovery-runs.js');
-const { ownActor } = await import('../domain/workspaces.js');
 const { discoveryWorkflowIds } = await import('../workflows/ids.js');
 
 const worker = spawn(process.execPath, ['--import', 'tsx', 'workers/worker.ts'], { cwd: repoRoot, env: { ...process.env, ...benchEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -37,11 +34,7 @@ try {
     return (r.pollers?.length ?? 0) > 0;
   });
   const em = orm.em.fork() as EntityManager;
-  const user = createAccount(em, { email: `bench-${randomUUID()}@example.test`, name: 'Bench', passwordHash: 'x' });
-  await em.flush();
-  const actor = await ownActor(em, { userId: user.id, kind: 'session' });
-  await setPlan(em, actor.workspaceId, 'pro');
-  const app = await createApp(em, actor, { name: 'Bench product' });
+  const { actor, app } = await benchOwner(em);
   app.icpDescription = 'Revenue and engineering leaders at software companies';
   app.icpFilters = { titles: ['Chief Revenue Officer', 'CTO', 'Account Executive'], keywords: ['outbound', 'kubernetes'] };
   await em.flush();

@@ -13,12 +13,9 @@ Object.assign(process.env, { ...env, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCH
 
 // Imported after the environment is set: config is read once.
 const { openOrm } = await import('../lib/db.js');
-const { createAccount } = await import('../domain/auth.js');
-const { setPlan } = await import('../domain/plans.js');
-const { createApp } = await import('../domain/apps.js');
+const { benchOwner } = await import('./bench-fixtures.js');
 const { createAgent } = await import('../domain/agents.js');
 const { createList } = await import('../domain/lists.js');
-const { ownActor } = await import('../domain/workspaces.js');
 const { approveDiscoveredLeads } = await import('../domain/discovered-leads.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
@@ -34,11 +31,7 @@ conn.execute = ((...args: Parameters<typeof conn.execute>) => {
 
 try {
   const em = orm.em.fork() as EntityManager;
-  const user = createAccount(em, { email: `bench-${randomUUID()}@example.test`, name: 'Bench', passwordHash: 'x' });
-  await em.flush();
-  const actor = await ownActor(em, { userId: user.id, kind: 'session' });
-  await setPlan(em, actor.workspaceId, 'pro');
-  const app = await createApp(em, actor, { name: 'Bench product' });
+  const { actor, app } = await benchOwner(em);
 
   async function prepare(name: string): Promise<string[]> {
     const list = await createList(em, actor, app.id, { name });
