@@ -131,9 +131,4 @@ export class Authenticator {
     await this.failures.failed(ip); // throws 429 once over the limit
     throw err;
   }
-
-  dropUser(userId: string): void {
-    this.credentials.dropUser(userId);
-    this.actors.dropUser(userId);
-  }
 }

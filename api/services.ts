@@ -26,7 +26,3 @@ export interface Services {
   sources: Sources;
 }
 
-/** The services' model adapter (kept as a function: AI handlers and tools call it). */
-export function modelOf(services: Services): ModelAdapter {
-  return services.llm;
-}

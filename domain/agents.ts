@@ -19,8 +19,9 @@ import { isUuid } from '../lib/ids.js';
 import { requireApp } from './apps.js';
 import { AppError, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
-import { requireActiveSubscription, requireWithinLimit } from './plans.js';
+import { countAgents, requireActiveSubscription, requireWithinLimit } from './plans.js';
 import { agentChanged } from './agent-events.js';
+import { SOURCE_NAMES, type SignalKind, type SourceName } from '../lib/sources/types.js';
 
 export const TRANSITIONS: Record<AgentStatus, AgentStatus[]> = {
   draft: ['active', 'archived'],
@@ -29,11 +30,10 @@ export const TRANSITIONS: Record<AgentStatus, AgentStatus[]> = {
   archived: ['paused'],
 };
 
-export const SOURCES = ['newsforum', 'pronet'] as const;
-export type SourceName = (typeof SOURCES)[number];
+// Signal kinds and source names are the sources library's (lib/sources/types.ts).
+export { SIGNAL_KINDS, type SignalKind, type SourceName } from '../lib/sources/types.js';
+export const SOURCES = SOURCE_NAMES;
 
-export const SIGNAL_KINDS = ['post_keywords', 'people_search', 'job_change', 'hiring', 'funding', 'company_event'] as const;
-export type SignalKind = (typeof SIGNAL_KINDS)[number];
 export const MAX_SIGNALS_PER_AGENT = 20;
 
 /** Which sources can serve a signal kind. */
@@ -105,8 +105,6 @@ export async function createAgent(em: EntityManager, actor: Actor, appId: string
   });
 }
 
-/** Agents that count against the plan: every one not archived. */
-export const countAgents = (em: EntityManager, workspaceId: string) => em.count(DiscoveryAgent, { workspace: workspaceId, status: { $ne: 'archived' } });
 
 export interface AgentChange {
   field: string;

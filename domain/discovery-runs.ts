@@ -12,7 +12,7 @@ import { DiscoveredLead } from '../db/entities/DiscoveredLead.js';
 import { RejectedProfile } from '../db/entities/RejectedProfile.js';
 import { AgentSignal } from '../db/entities/AgentSignal.js';
 import { AgentSource } from '../db/entities/AgentSource.js';
-import { DiscoveryAgent, type IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
+import type { IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import { App } from '../db/entities/App.js';
 import { normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import type { Candidate, SignalQuery } from '../lib/sources/types.js';
@@ -445,4 +445,3 @@ export function listRejectedProfiles(em: EntityManager, agentId: string, page: P
   );
 }
 
-export const agentOf = (em: EntityManager, id: string) => em.findOneOrFail(DiscoveryAgent, id);

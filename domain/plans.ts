@@ -190,6 +190,9 @@ export async function requireWithinLimit(em: EntityManager, actor: Actor, limit:
   return e;
 }
 
+/** Agents that count against the plan: every one not archived. */
+export const countAgents = (em: EntityManager, workspaceId: string) => em.count(DiscoveryAgent, { workspace: workspaceId, status: { $ne: 'archived' } });
+
 /**
  * What a workspace uses now, per limit; `null` where the resource does not exist yet in this code
  * base. Domains that add counted resources (agents, campaigns) fill their entry in here.
@@ -198,8 +201,7 @@ export async function currentUsage(em: EntityManager, workspaceId: string): Prom
   const [apps, members] = await Promise.all([em.count(App, { workspace: workspaceId }), em.count(TeamMember, { workspace: workspaceId })]);
   // Sign-up writes an owner TeamMember row; count the owner once even if it is missing.
   const ownerRows = await em.count(TeamMember, { workspace: workspaceId, role: 'owner' });
-  // Archived agents do not count against the plan (domain/agents.ts countAgents).
-  const agents = await em.count(DiscoveryAgent, { workspace: workspaceId, status: { $ne: 'archived' } });
+  const agents = await countAgents(em, workspaceId);
   return { apps, agents, campaigns: null, seats: members + (ownerRows ? 0 : 1) };
 }
 

@@ -30,10 +30,6 @@ export class CredentialCache<V> {
     return this.epochValue;
   }
 
-  get size(): number {
-    return this.entries.size;
-  }
-
   get(key: string, now = Date.now()): V | undefined {
     if (!this.enabled) return undefined;
     const e = this.entries.get(key);

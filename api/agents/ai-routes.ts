@@ -4,7 +4,6 @@
 import { z } from 'zod';
 import { generateAgentKeywords, generateNewsforumQueries } from '../../domain/agent-ai.js';
 import { defineOperation } from '../operation.js';
-import { modelOf } from '../services.js';
 import { AgentParams } from './schemas.js';
 
 const tag = 'agents';
@@ -36,7 +35,7 @@ export const generateKeywordsOp = defineOperation({
   responses: { 200: GeneratedKeywordsView },
   errors: { 400: ['invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'], 500: ['ai_error', 'internal'] },
   handler: async ({ em, actor, services, params }) => {
-    const r = await generateAgentKeywords(em, actor, modelOf(services), params.agentId);
+    const r = await generateAgentKeywords(em, actor, services.llm, params.agentId);
     return { keywords: r.keywords, ...simulated(r.stored) };
   },
 });
@@ -52,7 +51,7 @@ export const generateQueriesOp = defineOperation({
   responses: { 200: GeneratedQueriesView },
   errors: { 400: ['invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'], 422: ['no_keywords'], 500: ['ai_error', 'internal'] },
   handler: async ({ em, actor, services, params }) => {
-    const r = await generateNewsforumQueries(em, actor, modelOf(services), params.agentId);
+    const r = await generateNewsforumQueries(em, actor, services.llm, params.agentId);
     return { queries: r.queries, ...simulated(r.stored) };
   },
 });

@@ -3,7 +3,6 @@
 // specialist run. Demo workspaces get the local model's answer and no record (domain/ai-calls.ts).
 import { analyzeText, analyzeUrl, generateIcp } from '../../domain/product-ai.js';
 import { defineOperation } from '../operation.js';
-import { modelOf } from '../services.js';
 import { assertDocumentedUrl } from '../webhooks/schemas.js';
 import { AnalyzeTextBody, AnalyzeUrlBody, IcpSuggestionView, PageSuggestionView, ProductSuggestionView } from './ai-schemas.js';
 import { AppIdParams } from './schemas.js';
@@ -21,7 +20,7 @@ export const analyzeTextOp = defineOperation({
   body: AnalyzeTextBody,
   responses: { 200: ProductSuggestionView },
   errors: { 400: ['invalid_body', 'invalid_user'], ...auth, 500: ['ai_error'] },
-  handler: ({ em, actor, services, body }) => analyzeText(em, actor, modelOf(services), body),
+  handler: ({ em, actor, services, body }) => analyzeText(em, actor, services.llm, body),
 });
 
 export const analyzeUrlOp = defineOperation({
@@ -42,7 +41,7 @@ export const analyzeUrlOp = defineOperation({
   },
   handler: ({ em, actor, services, body }) => {
     assertDocumentedUrl(body.url, services.config.outboundAllowHosts);
-    return analyzeUrl(em, actor, modelOf(services), { allowHosts: services.config.outboundAllowHosts }, body);
+    return analyzeUrl(em, actor, services.llm, { allowHosts: services.config.outboundAllowHosts }, body);
   },
 });
 
@@ -56,5 +55,5 @@ export const generateIcpOp = defineOperation({
   params: AppIdParams,
   responses: { 200: IcpSuggestionView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 422: ['no_text'], 500: ['ai_error'] },
-  handler: ({ em, actor, services, params }) => generateIcp(em, actor, modelOf(services), params.id),
+  handler: ({ em, actor, services, params }) => generateIcp(em, actor, services.llm, params.id),
 });

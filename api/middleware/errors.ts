@@ -49,11 +49,6 @@ function classify(err: unknown): AppError | undefined {
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    // Body-parser failures: malformed JSON and oversize bodies.
-    if (e.type === 'entity.parse.failed' || (status === 400 && /json|parse/i.test(e.message ?? ''))) {
-      return new AppError(400, 'invalid_body', 'malformed JSON body');
-    }
-    if (status === 413) return new AppError(413, 'payload_too_large', 'request body too large');
     return new AppError(status, STATUS_CODES[status] ?? 'invalid_request', e.expose && e.message ? e.message : 'bad request');
   }
   return undefined;
