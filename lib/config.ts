@@ -70,6 +70,16 @@ export interface Config {
   /** Discovery sources (lib/sources): HTTP when a base URL is set, else the local corpus. */
   sources: SourcesConfig;
   llm: LlmConfig;
+  /** Enrichment provider (lib/enrichment): HTTP when a base URL is set, else derived from the local corpus. */
+  enrichment: ProviderConfig;
+  /** Messaging-network connector (lib/connectors): HTTP when a base URL is set, else the local sandbox network. */
+  connector: ProviderConfig & { webhookSecret: string | null };
+}
+
+export interface ProviderConfig {
+  baseUrl: string | null;
+  apiKey: string | null;
+  timeoutMs: number;
 }
 
 export interface SourcesConfig {
@@ -131,6 +141,17 @@ export function loadConfig(): Config {
       maxRetries: int('LLM_MAX_RETRIES', 1),
       priceInputPerMTokMicros: int('LLM_PRICE_INPUT_PER_MTOK_MICROS', 0),
       priceOutputPerMTokMicros: int('LLM_PRICE_OUTPUT_PER_MTOK_MICROS', 0),
+    },
+    enrichment: {
+      baseUrl: process.env.ENRICHMENT_BASE_URL || null,
+      apiKey: process.env.ENRICHMENT_API_KEY || null,
+      timeoutMs: int('ENRICHMENT_TIMEOUT_MS', 15_000),
+    },
+    connector: {
+      baseUrl: process.env.CONNECTOR_BASE_URL || null,
+      apiKey: process.env.CONNECTOR_API_KEY || null,
+      timeoutMs: int('CONNECTOR_TIMEOUT_MS', 15_000),
+      webhookSecret: process.env.CONNECTOR_WEBHOOK_SECRET || null,
     },
   };
   return cached;

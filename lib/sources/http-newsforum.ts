@@ -8,7 +8,8 @@
 //
 //   GET {base}/v1/users/by-url?url=<profile url>  → 200 { user: author } | 404
 import { z } from 'zod';
-import { JsonHttpClient, parseWire, splitName, type HttpSourceOptions } from './http-client.js';
+import type { JsonHttpClient } from '../provider-http.js';
+import { parseWire, sourceClient, splitName, type HttpSourceOptions } from './http-client.js';
 import {
   checkPage,
   checkQuery,
@@ -54,7 +55,7 @@ export class HttpNewsforum implements DiscoverySource {
   private readonly http: JsonHttpClient;
 
   constructor(opts: HttpSourceOptions) {
-    this.http = new JsonHttpClient('newsforum', opts);
+    this.http = sourceClient('newsforum', opts);
   }
 
   supports(kind: SignalKind): boolean {
@@ -70,7 +71,7 @@ export class HttpNewsforum implements DiscoverySource {
     if (query.filters?.since) params.set('since', new Date(query.filters.since).toISOString());
     if (page.cursor) params.set('after', page.cursor);
     params.set('limit', String(page.limit));
-    const body = parseWire(this.name, searchResponse, await this.http.json('GET', '/v1/search', { query: params, signal }));
+    const body = parseWire(this.http, searchResponse, await this.http.json('GET', '/v1/search', { query: params, signal }));
     return {
       candidates: body.items.map((it) =>
         this.candidate(it.author, {
@@ -88,7 +89,7 @@ export class HttpNewsforum implements DiscoverySource {
   async profile(url: string, signal?: AbortSignal): Promise<Candidate | null> {
     const raw = await this.http.json('GET', '/v1/users/by-url', { query: new URLSearchParams({ url }), signal, notFoundIsNull: true });
     if (raw === null) return null;
-    const { user } = parseWire(this.name, userResponse, raw);
+    const { user } = parseWire(this.http, userResponse, raw);
     return this.candidate(user, { kind: 'people_search', id: user.id, text: user.headline ?? user.name, url: user.profile_url, date: new Date().toISOString() });
   }
 

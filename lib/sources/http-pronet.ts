@@ -8,7 +8,8 @@
 //
 //   GET {base}/v1/people/lookup?profile_url=<url>  → 200 { person } | 404
 import { z } from 'zod';
-import { JsonHttpClient, parseWire, splitName, type HttpSourceOptions } from './http-client.js';
+import type { JsonHttpClient } from '../provider-http.js';
+import { parseWire, sourceClient, splitName, type HttpSourceOptions } from './http-client.js';
 import {
   checkPage,
   checkQuery,
@@ -73,7 +74,7 @@ export class HttpPronet implements DiscoverySource {
   private readonly http: JsonHttpClient;
 
   constructor(opts: HttpSourceOptions) {
-    this.http = new JsonHttpClient('pronet', opts);
+    this.http = sourceClient('pronet', opts);
   }
 
   supports(kind: SignalKind): boolean {
@@ -100,7 +101,7 @@ export class HttpPronet implements DiscoverySource {
       cursor: page.cursor ?? null,
       limit: page.limit,
     };
-    const res = parseWire(this.name, searchResponse, await this.http.json('POST', '/v1/people/search', { body, signal }));
+    const res = parseWire(this.http, searchResponse, await this.http.json('POST', '/v1/people/search', { body, signal }));
     return {
       candidates: res.people.map((p) =>
         this.candidate(p, { kind: query.kind, id: p.evidence.id, text: p.evidence.text, url: p.evidence.url, date: new Date(p.evidence.date).toISOString() }),
@@ -112,7 +113,7 @@ export class HttpPronet implements DiscoverySource {
   async profile(url: string, signal?: AbortSignal): Promise<Candidate | null> {
     const raw = await this.http.json('GET', '/v1/people/lookup', { query: new URLSearchParams({ profile_url: url }), signal, notFoundIsNull: true });
     if (raw === null) return null;
-    const { person: p } = parseWire(this.name, lookupResponse, raw);
+    const { person: p } = parseWire(this.http, lookupResponse, raw);
     return this.candidate(p, { kind: 'people_search', id: p.id, text: p.headline ?? p.full_name, url: p.profile_url, date: new Date().toISOString() });
   }
 

@@ -3,6 +3,7 @@
 // strings, no classes in the data) so that candidates can cross Temporal activity boundaries as is.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { ProviderError, RETRYABLE_CODES, type ProviderErrorCode, type ProviderErrorDetails } from '../provider-http.js';
 
 export const SIGNAL_KINDS = ['post_keywords', 'people_search', 'job_change', 'hiring', 'funding', 'company_event'] as const;
 /**
@@ -124,27 +125,19 @@ export function signalKey(kind: SignalKind, ids: { source: SourceName; evidenceI
   return createHash('sha256').update(`${kind}\n${ids.source}\n${ids.evidenceId}\n${ids.personId}`).digest('hex').slice(0, 32);
 }
 
-export type SourceErrorCode = 'auth' | 'rate_limited' | 'unavailable' | 'bad_response' | 'timeout' | 'invalid_request';
+export type SourceErrorCode = ProviderErrorCode;
+export { RETRYABLE_CODES };
 
-/** Whether retrying the same call later may succeed. */
-export const RETRYABLE_CODES: ReadonlySet<SourceErrorCode> = new Set(['rate_limited', 'unavailable', 'timeout']);
-
-/** Every failure of a source, whatever its transport. */
-export class SourceError extends Error {
-  readonly retryable: boolean;
+/** Every failure of a discovery source, whatever its transport. */
+export class SourceError extends ProviderError {
   constructor(
     readonly source: SourceName,
-    readonly code: SourceErrorCode,
+    code: SourceErrorCode,
     message: string,
-    readonly details: { status?: number; retryAfterSeconds?: number | null } = {},
+    details: ProviderErrorDetails = {},
   ) {
-    super(`${source}: ${code}: ${message}`);
+    super(source, code, message, details);
     this.name = 'SourceError';
-    this.retryable = RETRYABLE_CODES.has(code);
-  }
-
-  get retryAfterSeconds(): number | null {
-    return this.details.retryAfterSeconds ?? null;
   }
 }
 

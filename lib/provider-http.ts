@@ -1,0 +1,199 @@
+// The HTTP exchange every real provider adapter shares (discovery sources, enrichment, connectors):
+// one JSON request with a deadline, a bounded response body, no redirects, and every failure mapped
+// to a ProviderError (or the adapter's subclass of it).
+//
+// The base URLs are operator configuration, not customer input, so this does not go through the
+// guarded client (lib/outbound-http.ts) and may reach private hosts. It still never follows a
+// redirect (undici's request() does not, and a 3xx is a bad_response), so a provider cannot send
+// the API key's requests elsewhere, and it never reads more than `maxResponseBytes`.
+import { Agent, request } from 'undici';
+import type { z } from 'zod';
+
+export interface HttpProviderOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** Deadline for the whole exchange (connect, headers, body). Default 15 s. */
+  timeoutMs?: number;
+  /** Larger responses are refused as bad_response. Default 4 MiB. */
+  maxResponseBytes?: number;
+}
+
+const USER_AGENT = 'outreach-api-providers/1';
+
+export type ProviderErrorCode = 'auth' | 'rate_limited' | 'unavailable' | 'bad_response' | 'timeout' | 'invalid_request';
+
+/** Whether retrying the same call later may succeed. */
+export const RETRYABLE_CODES: ReadonlySet<ProviderErrorCode> = new Set(['rate_limited', 'unavailable', 'timeout']);
+
+export interface ProviderErrorDetails {
+  status?: number;
+  retryAfterSeconds?: number | null;
+}
+
+/** Every failure of a third-party provider, whatever its transport. */
+export class ProviderError extends Error {
+  readonly retryable: boolean;
+  constructor(
+    readonly provider: string,
+    readonly code: ProviderErrorCode,
+    message: string,
+    readonly details: ProviderErrorDetails = {},
+  ) {
+    super(`${provider}: ${code}: ${message}`);
+    this.name = 'ProviderError';
+    this.retryable = RETRYABLE_CODES.has(code);
+  }
+
+  get retryAfterSeconds(): number | null {
+    return this.details.retryAfterSeconds ?? null;
+  }
+}
+
+/** How an adapter builds its errors (a subclass of ProviderError, e.g. SourceError). */
+export type ErrorFactory = (code: ProviderErrorCode, message: string, details?: ProviderErrorDetails) => ProviderError;
+
+export class JsonHttpClient {
+  private readonly base: URL;
+  private readonly timeoutMs: number;
+  private readonly maxBytes: number;
+  private readonly agent: Agent;
+
+  private readonly error: ErrorFactory;
+
+  constructor(
+    readonly provider: string,
+    private readonly opts: HttpProviderOptions,
+    error?: ErrorFactory,
+  ) {
+    this.error = error ?? ((code, message, details) => new ProviderError(provider, code, message, details));
+    this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
+    this.timeoutMs = opts.timeoutMs ?? 15_000;
+    this.maxBytes = opts.maxResponseBytes ?? 4 * 1024 * 1024;
+    this.agent = new Agent({ connect: { timeout: this.timeoutMs }, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+  }
+
+  /**
+   * Sends the request and returns the parsed JSON body of a 2xx answer, or null for a 404 when
+   * `notFoundIsNull`. `path` is relative to the base URL (keeps its path prefix).
+   */
+  async json(
+    method: 'GET' | 'POST',
+    path: string,
+    opts: { query?: URLSearchParams; body?: unknown; signal?: AbortSignal; notFoundIsNull?: boolean } = {},
+  ): Promise<unknown> {
+    const url = new URL(path.replace(/^\//, ''), this.base);
+    if (opts.query) url.search = opts.query.toString();
+    const deadline = AbortSignal.timeout(this.timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(url, {
+        method,
+        dispatcher: this.agent,
+        signal,
+        headers: {
+          authorization: `Bearer ${this.opts.apiKey}`,
+          accept: 'application/json',
+          'user-agent': USER_AGENT,
+          ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      });
+    } catch (err) {
+      throw this.transportError(err, opts.signal);
+    }
+    const status = res.statusCode;
+    if (status < 200 || status >= 300) {
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      if (status === 404 && opts.notFoundIsNull) return null;
+      throw this.statusError(status, res.headers['retry-after']);
+    }
+    const text = await this.readBody(res, opts.signal);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw this.error('bad_response', 'response is not valid JSON', { status });
+    }
+  }
+
+  private async readBody(res: Awaited<ReturnType<typeof request>>, callerSignal?: AbortSignal): Promise<string> {
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.maxBytes) {
+      res.body.destroy();
+      throw this.error('bad_response', `response larger than ${this.maxBytes} bytes`, { status: res.statusCode });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.maxBytes) {
+          res.body.destroy();
+          throw this.error('bad_response', `response larger than ${this.maxBytes} bytes`, { status: res.statusCode });
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (err instanceof ProviderError) throw err;
+      throw this.transportError(err, callerSignal);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private statusError(status: number, retryAfterHeader: string | string[] | undefined): ProviderError {
+    const retryAfterSeconds = parseRetryAfter(Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader);
+    if (status === 401 || status === 403) return this.error('auth', `HTTP ${status}: the API key was refused`, { status });
+    if (status === 429) return this.error('rate_limited', 'HTTP 429', { status, retryAfterSeconds });
+    if (status === 408) return this.error('timeout', 'HTTP 408', { status });
+    if (status >= 500) return this.error('unavailable', `HTTP ${status}`, { status, retryAfterSeconds });
+    if (status === 400 || status === 422) return this.error('invalid_request', `HTTP ${status}: the provider refused the query`, { status });
+    if (status >= 300 && status < 400) return this.error('bad_response', `HTTP ${status} (redirects are not followed)`, { status });
+    return this.error('bad_response', `HTTP ${status}`, { status });
+  }
+
+  /** The caller's own abort is passed through untouched (activity cancellation); the rest is mapped. */
+  private transportError(err: unknown, callerSignal?: AbortSignal): unknown {
+    if (callerSignal?.aborted) return callerSignal.reason;
+    const chain: unknown[] = [];
+    for (let e = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) chain.push(e);
+    const names = chain.map((e) => `${(e as Error)?.name ?? ''} ${(e as { code?: string })?.code ?? ''}`).join(' ');
+    if (/TimeoutError|TIMEOUT/.test(names)) return this.error('timeout', `no complete response within ${this.timeoutMs} ms`);
+    const code = (chain.find((e) => (e as { code?: string })?.code) as { code?: string } | undefined)?.code ?? 'error';
+    return this.error('unavailable', `${code}: ${(err as Error)?.message ?? 'request failed'}`.slice(0, 300));
+  }
+
+  /** An error of this client's provider (for adapters validating what they read). */
+  fail(code: ProviderErrorCode, message: string, details?: ProviderErrorDetails): ProviderError {
+    return this.error(code, message, details);
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** Retry-After as seconds: an integer, or an HTTP date (seconds from now, at least 0). Null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  const v = value.trim();
+  if (/^\d{1,9}$/.test(v)) return Number(v);
+  const at = /[a-z]/i.test(v) ? Date.parse(v) : NaN; // an HTTP date names its month; Date.parse('-5') would not fail
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** "Ada Lovelace" → ["Ada", "Lovelace"]; a heuristic for providers that only give a full name. */
+export function splitName(full: string): { firstName: string | null; lastName: string | null } {
+  const parts = full.trim().split(/\s+/).filter(Boolean);
+  if (parts.length === 0) return { firstName: null, lastName: null };
+  return { firstName: parts[0], lastName: parts.length > 1 ? parts.slice(1).join(' ') : null };
+}
+
+/** Validates a provider's JSON against its wire schema; a mismatch is a bad_response naming the first problem. */
+export function parseWire<T extends z.ZodType>(client: Pick<JsonHttpClient, 'fail'>, schema: T, raw: unknown): z.infer<T> {
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw client.fail('bad_response', `unexpected response shape at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return r.data;
+}
