@@ -6,6 +6,7 @@ import { createWebhookActivities } from './webhooks.js';
 import { createCreditActivities } from './credits.js';
 import { createDiscoveryActivities } from './discovery.js';
 import { createPromotionActivities } from './promotion.js';
+import { createEnrichmentActivities } from './enrichment.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -21,5 +22,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createCreditActivities(deps),
     ...createDiscoveryActivities(deps),
     ...createPromotionActivities(deps),
+    ...createEnrichmentActivities(deps),
   };
 }

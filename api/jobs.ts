@@ -2,7 +2,8 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
-import { discoveryWorkflowIds } from '../workflows/ids.js';
+import { AppError } from '../domain/errors.js';
+import { discoveryWorkflowIds, enrichmentWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -18,6 +19,29 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated launch
+      }
+    },
+    async startEnrichment(s) {
+      const workflowId = enrichmentWorkflowIds.target(s.kind, s.targetId);
+      for (let i = 0; ; i++) {
+        try {
+          await client.workflow.start('enrichTarget', {
+            taskQueue,
+            workflowId,
+            args: [{ enrichmentId: s.enrichmentId }],
+            typedSearchAttributes: jobSearchAttributes({ kind: 'enrichment', workspaceId: s.workspaceId, appId: s.appId ?? undefined }),
+            memo: { enrichment_id: s.enrichmentId, target: `${s.kind}:${s.targetId}` },
+          });
+          return;
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }
+        // A run of this target is open: this attempt's (join it), or the previous attempt's, which
+        // has recorded its outcome and is closing (wait for it, then start ours).
+        const running = await client.workflow.getHandle(workflowId).describe().catch(() => null);
+        if (running?.memo?.enrichment_id === s.enrichmentId) return;
+        if (i >= 50) throw new AppError(409, 'enrichment_busy', 'the previous enrichment of this target is still closing; retry shortly');
+        await new Promise((r) => setTimeout(r, 100));
       }
     },
   };

@@ -7,6 +7,7 @@ import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { createModelAdapter } from '../lib/llm/index.js';
 import { createSources } from '../lib/sources/index.js';
+import { createConnector } from '../lib/connectors/index.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
@@ -40,6 +41,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
   const llm = createModelAdapter(config.llm);
   const sources = createSources(config.sources);
+  const connector = createConnector(config.connector, config.sources.corpus);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -52,13 +54,14 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     jobs: temporalJobs(temporal, config.temporal.taskQueue),
     llm,
     sources,
+    connector,
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close(), sources.close()]);
+      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.()]);
     },
   };
 }

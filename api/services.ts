@@ -6,6 +6,7 @@ import type { Logger } from '../lib/logger.js';
 import type { ModelAdapter } from '../lib/llm/index.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
 import type { Sources } from '../lib/sources/index.js';
+import type { NetworkConnector } from '../lib/connectors/types.js';
 import type { Authenticator } from './authenticator.js';
 import type { Jobs } from '../domain/jobs.js';
 
@@ -24,5 +25,7 @@ export interface Services {
   llm: ModelAdapter;
   /** The discovery sources, for synchronous, bounded work (signal preview). */
   sources: Sources;
+  /** The messaging-network connector (network-profile lookups; accounts and sends later). */
+  connector: NetworkConnector;
 }
 

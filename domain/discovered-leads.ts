@@ -43,6 +43,8 @@ export interface DiscoveredLeadRow {
   first_name: string | null;
   last_name: string | null;
   title: string | null;
+  headline: string | null;
+  phone: string | null;
   company: string | null;
   company_domain: string | null;
   country: string | null;
@@ -56,20 +58,28 @@ export interface DiscoveredLeadRow {
   reviewed_at: Date | null;
   reviewed_by: string | null;
   reject_reason: string | null;
+  enriched_fields: string[];
+  enriched_at: Date | null;
+  network_provider_id: string | null;
+  enrichment_promoted_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `d.id, d.workspace_id, d.app_id, d.agent_id, d.run_id, d.signal_key, d.source, d.external_id, d.profile_url, d.email,
-  d.full_name, d.first_name, d.last_name, d.title, d.company, d.company_domain, d.country, d.evidence, d.score, d.reasons, d.status,
-  d.promoted, d.approved_lead_id, d.approved_list_id, d.reviewed_at, d.reviewed_by, d.reject_reason, d.created_at, d.updated_at`;
+  d.full_name, d.first_name, d.last_name, d.title, d.headline, d.phone, d.company, d.company_domain, d.country, d.evidence, d.score, d.reasons, d.status,
+  d.promoted, d.approved_lead_id, d.approved_list_id, d.reviewed_at, d.reviewed_by, d.reject_reason,
+  d.enriched_fields, d.enriched_at, d.network_provider_id, d.enrichment_promoted_at, d.created_at, d.updated_at`;
 
 const asDate = (v: Date | string | null): Date | null => (v === null ? null : v instanceof Date ? v : new Date(v));
 const norm = (r: DiscoveredLeadRow): DiscoveredLeadRow => ({
   ...r,
   evidence: typeof r.evidence === 'string' ? JSON.parse(r.evidence) : r.evidence,
   reasons: typeof r.reasons === 'string' ? JSON.parse(r.reasons) : r.reasons,
+  enriched_fields: typeof r.enriched_fields === 'string' ? JSON.parse(r.enriched_fields) : r.enriched_fields,
   reviewed_at: asDate(r.reviewed_at),
+  enriched_at: asDate(r.enriched_at),
+  enrichment_promoted_at: asDate(r.enrichment_promoted_at),
   created_at: asDate(r.created_at)!,
   updated_at: asDate(r.updated_at)!,
 });

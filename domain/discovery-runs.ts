@@ -258,6 +258,7 @@ export function leadColumnsOf(c: Candidate, dedupeKey: string) {
     firstName: clip(c.firstName, 200),
     lastName: clip(c.lastName, 200),
     title: clip(c.title, 300),
+    headline: clip(c.headline, 300),
     company: clip(c.company?.name, 300),
     companyDomain: clip(c.company?.domain, 255),
     country: clip(c.country, 100),

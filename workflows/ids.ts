@@ -31,3 +31,8 @@ export const discoveryWorkflowIds = {
 export const promotionWorkflowIds = {
   bulk: (agentId: string, operationId: string) => `promote-profiles:${agentId}:${operationId}`,
 };
+
+/** Enrichment: one workflow per target; each attempt is a run of it (a repeat while one runs joins it). */
+export const enrichmentWorkflowIds = {
+  target: (kind: string, targetId: string) => `enrich:${kind}:${targetId}`,
+};

@@ -4,3 +4,4 @@ export { deliverWebhookEvent, deliverWebhookChunk } from './webhooks.js';
 export { grantMonthlyCredits } from './credits.js';
 export { discoveryRun, scheduledDiscovery } from './discovery.js';
 export { promoteProfiles } from './promotion.js';
+export { enrichTarget } from './enrichment.js';

@@ -1,5 +1,7 @@
 // Review of discovered leads: list, counts, read, approve/reject (one and in batches), sequence (docs/discovered-leads.md).
 import { defineOperation } from '../operation.js';
+import { enrich } from '../enrichment/routes.js';
+import { EnrichmentView } from '../enrichment/schemas.js';
 import { IdParams } from '../schemas.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import {
@@ -160,4 +162,23 @@ export const sequenceOp = defineOperation({
     const row = await requireDiscoveredLead(em, actor, params.id);
     return { discovered_lead_id: row.id, contact_id: await getDiscoveredLeadContact(em, row), steps: [] };
   },
+});
+
+export const refreshDiscoveredLeadOp = defineOperation({
+  method: 'POST',
+  path: '/api/discovered-leads/{id}/refresh',
+  summary: 'Re-run its enrichment (a new attempt; one in flight is joined); same answers as POST /api/enrichment/discovered-leads/{id}',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  responses: { 202: EnrichmentView, 200: EnrichmentView },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...auth,
+    402: ['insufficient_credits'],
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+    409: ['not_enrichable', 'enrichment_busy'],
+  },
+  handler: ({ em, actor, services, params }) => enrich(em, actor, services.jobs, 'discovered-lead', params.id, true),
 });

@@ -22,11 +22,17 @@ export const Contact = defineEntity({
     lastName: p.string().length(200).nullable(),
     fullName: p.string().length(400).nullable(),
     title: p.string().length(300).nullable(),
+    headline: p.string().length(300).nullable(),
+    phone: p.string().length(40).nullable(),
     company: p.string().length(300).nullable(),
     companyDomain: p.string().length(255).nullable(),
     country: p.string().length(100).nullable(),
     /** Field provenance: names of fields a person edited, never overwritten by enrichment. */
     editedFields: p.json<string[]>().default('[]'),
+    /** Fields enrichment filled (docs/enrichment.md), when it last completed, the connector's id of the profile. */
+    enrichedFields: p.json<string[]>().default('[]'),
+    enrichedAt: p.datetime().nullable(),
+    networkProviderId: p.string().length(200).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

@@ -35,6 +35,8 @@ export const DiscoveredLead = defineEntity({
     firstName: p.string().length(200).nullable(),
     lastName: p.string().length(200).nullable(),
     title: p.string().length(300).nullable(),
+    headline: p.string().length(300).nullable(),
+    phone: p.string().length(40).nullable(),
     company: p.string().length(300).nullable(),
     companyDomain: p.string().length(255).nullable(),
     country: p.string().length(100).nullable(),
@@ -51,7 +53,14 @@ export const DiscoveredLead = defineEntity({
     reviewedBy: p.uuid().nullable(),
     /** The reviewer's reason (rejections), counted in the agent's rejection breakdown. */
     rejectReason: p.string().length(200).nullable(),
+    /** Came from the rejections, promoted by a person (domain/promotion.ts). */
     promoted: p.boolean().default(false),
+    /** Enrichment (docs/enrichment.md): the fields it filled, when it last completed, the connector's id of the profile. */
+    enrichedFields: p.json<string[]>().default('[]'),
+    enrichedAt: p.datetime().nullable(),
+    networkProviderId: p.string().length(200).nullable(),
+    /** When enrichment promoted it (complete enough) and emitted `lead.discovered`: once, ever. */
+    enrichmentPromotedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

@@ -24,3 +24,4 @@ export { DiscoveryRun } from './DiscoveryRun.js';
 export { DiscoveredLead } from './DiscoveredLead.js';
 export { RejectedProfile } from './RejectedProfile.js';
 export { SpecialistRun } from './SpecialistRun.js';
+export { Enrichment } from './Enrichment.js';

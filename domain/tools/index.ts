@@ -4,9 +4,10 @@ import { discoveryTools } from './discovery.js';
 import { listTools } from './lists.js';
 import { promotionTools } from './promotion.js';
 import { reviewTools } from './review.js';
+import { enrichmentTools } from './enrichment.js';
 import type { Tool } from './registry.js';
 
-export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools] as Tool[];
+export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);

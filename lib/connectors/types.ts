@@ -1,6 +1,7 @@
 // The messaging-network connector contract (DESIGN.md "External providers"). This first part is
 // what the discovered-leads issue needs: finding a person's professional-network profile. The
 // accounts issue extends the same interface with accounts, sends, chats and inbound events.
+import { ProviderError, type ProviderErrorCode, type ProviderErrorDetails } from '../provider-http.js';
 
 /** Who to find on the professional network. */
 export interface ProfileQuery {
@@ -34,4 +35,12 @@ export interface NetworkConnector {
   /** The best matching profile, or null when there is none. Throws ConnectorError (a ProviderError) on failure. */
   findProfile(query: ProfileQuery, signal?: AbortSignal): Promise<NetworkProfile | null>;
   close?(): Promise<void>;
+}
+
+/** Every failure of a connector, whatever its transport. */
+export class ConnectorError extends ProviderError {
+  constructor(provider: string, code: ProviderErrorCode, message: string, details: ProviderErrorDetails = {}) {
+    super(provider, code, message, details);
+    this.name = 'ConnectorError';
+  }
 }
