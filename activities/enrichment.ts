@@ -12,10 +12,7 @@ import type { ActivityDeps } from './index.js';
 /** A domain or provider error as the failure the workflow records; anything else is retried as is. */
 function asFailure(err: unknown): unknown {
   if (err instanceof AppError && err.status < 500) return ApplicationFailure.nonRetryable(err.message, err.code);
-  if (err instanceof ProviderError) {
-    const failure = ApplicationFailure.create({ message: err.message, type: `provider_${err.code}`, nonRetryable: !err.retryable });
-    return failure;
-  }
+  if (err instanceof ProviderError) return ApplicationFailure.create({ message: err.message, type: `provider_${err.code}`, nonRetryable: !err.retryable });
   return err;
 }
 

@@ -8,6 +8,7 @@
 // the API key's requests elsewhere, and it never reads more than `maxResponseBytes`.
 import { Agent, request } from 'undici';
 import type { z } from 'zod';
+import type { ProviderConfig } from './config.js';
 
 export interface HttpProviderOptions {
   baseUrl: string;
@@ -196,4 +197,18 @@ export function parseWire<T extends z.ZodType>(client: Pick<JsonHttpClient, 'fai
     throw client.fail('bad_response', `unexpected response shape at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   return r.data;
+}
+
+/** A provider's HTTP options from its config; `env` names its variables (ENRICHMENT → ENRICHMENT_BASE_URL). */
+export function providerHttpOptions(env: string, conf: ProviderConfig): HttpProviderOptions {
+  const invalid = new Error(`${env}_BASE_URL must be an absolute http(s) URL`);
+  let url: URL;
+  try {
+    url = new URL(conf.baseUrl ?? '');
+  } catch {
+    throw invalid;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid;
+  if (!conf.apiKey) throw new Error(`${env}_API_KEY is required when ${env}_BASE_URL is set`);
+  return { baseUrl: url.toString(), apiKey: conf.apiKey, timeoutMs: conf.timeoutMs };
 }

@@ -6,7 +6,7 @@
 //           title, company, country } }
 //   → 404 also means no profile
 import { z } from 'zod';
-import { clip, FIELD_LIMITS, isProfileUrl, wireText } from '../enrichment/http.js';
+import { clip, FIELD_LIMITS, isProfileUrl, wireText } from '../provider-wire.js';
 import { JsonHttpClient, parseWire, splitName, type HttpProviderOptions } from '../provider-http.js';
 import { ConnectorError, type NetworkConnector, type NetworkProfile, type ProfileQuery } from './types.js';
 

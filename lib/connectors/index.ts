@@ -1,7 +1,7 @@
 // The messaging-network connector a process uses: over HTTP when CONNECTOR_BASE_URL is set, else the
 // sandbox network over the local generated corpus (the default, so everything runs offline).
 import type { Config } from '../config.js';
-import { providerHttpOptions } from '../enrichment/index.js';
+import { providerHttpOptions } from '../provider-http.js';
 import type { CorpusOptions } from '../sources/local-corpus.js';
 import { HttpConnector } from './http.js';
 import { SandboxConnector } from './sandbox.js';

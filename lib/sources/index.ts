@@ -1,6 +1,7 @@
 // The discovery sources a process uses: each one over HTTP when its base URL is configured, else
 // answered from the local generated corpus (the default, so everything runs offline).
 import type { SourcesConfig } from '../config.js';
+import { providerHttpOptions } from '../provider-http.js';
 import { HttpNewsforum } from './http-newsforum.js';
 import { HttpPronet } from './http-pronet.js';
 import { MAX_CORPUS_PEOPLE } from './local-corpus.js';
@@ -20,27 +21,14 @@ export interface Sources {
   close(): Promise<void>;
 }
 
-function httpOptions(name: string, conf: { baseUrl: string | null; apiKey: string | null }, timeoutMs: number) {
-  const env = name.toUpperCase();
-  let url: URL;
-  try {
-    url = new URL(conf.baseUrl!);
-  } catch {
-    throw new Error(`${env}_BASE_URL must be an absolute http(s) URL`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`${env}_BASE_URL must be an absolute http(s) URL`);
-  if (!conf.apiKey) throw new Error(`${env}_API_KEY is required when ${env}_BASE_URL is set`);
-  return { baseUrl: url.toString(), apiKey: conf.apiKey, timeoutMs };
-}
-
 export function createSources(config: SourcesConfig): Sources {
   const corpus = { seed: config.corpus.seed, people: config.corpus.people };
   // The corpus is built on first use; a bad size should fail at start-up, not in the first run.
   if (corpus.people < 1 || corpus.people > MAX_CORPUS_PEOPLE) throw new Error(`CORPUS_PEOPLE must be from 1 to ${MAX_CORPUS_PEOPLE}`);
   const newsforum = config.newsforum.baseUrl
-    ? new HttpNewsforum(httpOptions('newsforum', config.newsforum, config.timeoutMs))
+    ? new HttpNewsforum(providerHttpOptions('NEWSFORUM', { ...config.newsforum, timeoutMs: config.timeoutMs }))
     : new LocalNewsforum(corpus);
-  const pronet = config.pronet.baseUrl ? new HttpPronet(httpOptions('pronet', config.pronet, config.timeoutMs)) : new LocalPronet(corpus);
+  const pronet = config.pronet.baseUrl ? new HttpPronet(providerHttpOptions('PRONET', { ...config.pronet, timeoutMs: config.timeoutMs })) : new LocalPronet(corpus);
   const all = { newsforum, pronet };
   return {
     ...all,
