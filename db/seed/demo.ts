@@ -22,6 +22,189 @@ interface SeedTable {
   rows: Record<string, unknown>[];
 }
 
+/** What an enrichment found and wrote (entity field names, as `enriched_fields` records them). */
+interface DemoEnriched {
+  at: string;
+  email?: string;
+  phone?: string;
+  headline?: string;
+  company?: string;
+  companyDomain?: string;
+}
+const ENRICHABLE = ['email', 'phone', 'headline', 'company', 'companyDomain'] as const;
+const enrichedFields = (e: DemoEnriched): string[] => ENRICHABLE.filter((f) => e[f]);
+
+/**
+ * The agent's discovered leads (ids `0x410 + index`; the first three came from run 0x400, the rest
+ * from run 0x401): a review in progress — some new, some approved into the agent's list, some
+ * rejected with a reason — and some enriched, the complete ones promoted by their enrichment.
+ */
+interface DemoDiscovered {
+  name: string;
+  title: string;
+  country: string;
+  score: number;
+  text: string;
+  posted: string;
+  /** Known from discovery (otherwise only enrichment fills it). */
+  company?: string;
+  networkProviderId?: string;
+  enriched?: DemoEnriched;
+  review?: { status: 'approved' | 'rejected'; at: string; reason?: string };
+}
+const DEMO_DISCOVERED: DemoDiscovered[] = [
+  {
+    name: 'Mara Lindqvist',
+    title: 'Freelance Brand Designer',
+    country: 'SE',
+    score: 91,
+    text: 'Is there an invoicing tool that does quarterly VAT for freelancers? I lose a weekend every quarter.',
+    posted: '2026-09-17T12:00:00.000Z',
+    networkProviderId: 'pn-demo-0',
+    enriched: {
+      at: '2026-09-18T08:05:00.000Z',
+      email: 'mara@lindqvist-studio.example',
+      phone: '+46 70 555 01 23',
+      headline: 'Brand identities for fintech and SaaS start-ups',
+      company: 'Lindqvist Studio',
+      companyDomain: 'lindqvist-studio.example',
+    },
+    review: { status: 'approved', at: '2026-09-18T09:30:00.000Z' },
+  },
+  {
+    name: 'Jonas Becker',
+    title: 'Freelance Web Developer',
+    country: 'DE',
+    score: 84,
+    text: 'Bookkeeping as a freelancer is a second job. What do you all use?',
+    posted: '2026-09-17T12:00:00.000Z',
+    enriched: { at: '2026-09-18T08:06:00.000Z', email: 'jonas@becker-webdev.example', headline: 'Shopify and Next.js developer, Berlin', company: 'Becker Webdev' },
+    review: { status: 'approved', at: '2026-09-18T09:31:00.000Z' },
+  },
+  {
+    name: 'Camille Durand',
+    title: 'Independent UX Designer',
+    country: 'FR',
+    score: 77,
+    text: 'Switching accountants again; matching invoices to bank transactions by hand is painful.',
+    posted: '2026-09-17T12:00:00.000Z',
+    networkProviderId: 'pn-demo-2',
+    enriched: {
+      at: '2026-09-18T08:07:00.000Z',
+      email: 'camille@durand-ux.example',
+      phone: '+33 6 55 50 12 34',
+      headline: 'UX research and design for health-tech',
+      company: 'Durand UX',
+      companyDomain: 'durand-ux.example',
+    },
+  },
+  {
+    name: 'Sofia Marino',
+    title: 'Freelance Illustrator',
+    country: 'IT',
+    score: 74,
+    text: 'Every January I swear I will keep my receipts organised. Every March I am in a panic.',
+    posted: '2026-09-18T19:40:00.000Z',
+    // Found, but no company: not complete enough to be promoted.
+    enriched: { at: '2026-09-19T08:10:00.000Z', phone: '+39 347 555 0199', headline: 'Children’s book illustrator' },
+  },
+  {
+    name: 'Pieter de Vries',
+    title: 'Freelance Motion Designer',
+    country: 'NL',
+    score: 70,
+    text: 'Any accountant in Amsterdam who understands freelancers with clients abroad? Reverse-charge VAT confuses me.',
+    posted: '2026-09-18T15:05:00.000Z',
+  },
+  {
+    name: 'Anna Kowalski',
+    title: 'Freelance Copywriter',
+    country: 'DE',
+    score: 66,
+    text: 'Looking for a simple way to send invoices and see which clients have not paid yet.',
+    posted: '2026-09-18T10:22:00.000Z',
+  },
+  {
+    name: 'Julien Martin',
+    title: 'Junior Graphic Designer',
+    country: 'FR',
+    score: 58,
+    text: 'First year freelancing on the side of my studies. How do you handle invoices?',
+    posted: '2026-09-18T21:15:00.000Z',
+    review: { status: 'rejected', at: '2026-09-19T09:40:00.000Z', reason: 'Too junior' },
+  },
+  {
+    name: 'Henrik Nilsson',
+    title: 'Founder',
+    country: 'SE',
+    score: 62,
+    text: 'We built our own bookkeeping app for freelancers because nothing on the market handled quarterly taxes.',
+    posted: '2026-09-18T11:00:00.000Z',
+    company: 'Kontera',
+    review: { status: 'rejected', at: '2026-09-19T09:41:00.000Z', reason: 'Competitor' },
+  },
+  {
+    name: 'Emily Carter',
+    title: 'Freelance Product Designer',
+    country: 'US',
+    score: 64,
+    text: 'Quarterly estimated taxes as a 1099 designer are a nightmare. Any tool that does them for you?',
+    posted: '2026-09-18T17:30:00.000Z',
+    review: { status: 'rejected', at: '2026-09-19T09:42:00.000Z', reason: 'Outside our market' },
+  },
+  {
+    name: 'Nina Hoffmann',
+    title: 'Freelance Photographer',
+    country: 'DE',
+    score: 71,
+    text: 'My bank export and my invoices never match up. Is there software that reconciles them automatically?',
+    posted: '2026-09-18T13:45:00.000Z',
+    review: { status: 'approved', at: '2026-09-19T09:35:00.000Z' },
+  },
+];
+
+/**
+ * Approved discovered leads → their contact (`0x250 + n`) and list lead (`0x260 + n`) in the agent's
+ * list; n 0 and 1 are the list's earlier members.
+ */
+const APPROVALS: { lead: number; n: number; contactEnriched?: DemoEnriched }[] = [
+  { lead: 0, n: 2 },
+  { lead: 1, n: 3, contactEnriched: { at: '2026-09-18T10:15:00.000Z', phone: '+49 151 5550 1234', headline: 'Shopify and Next.js developer, Berlin' } },
+  { lead: 9, n: 4 },
+];
+
+/** "Pieter de Vries" → ["Pieter", "de Vries"]. */
+const nameParts = (name: string): [string, string] => [name.slice(0, name.indexOf(' ')), name.slice(name.indexOf(' ') + 1)];
+
+/**
+ * The promotion rule of domain/enrichment.ts (first and last name, company, an email or a profile
+ * URL, not rejected). Every demo lead has both names and a profile URL, so the company decides.
+ */
+const isComplete = (d: DemoDiscovered): boolean => d.review?.status !== 'rejected' && Boolean(d.enriched?.company ?? d.company);
+
+const FAILED_ENRICHMENT_LEAD = 4;
+/** `enrichments` ids: 0x500 + discovered-lead index, then the contact's and the failed attempt. */
+const ENRICHMENT_IDS = { discovered: DEMO_DISCOVERED.map((_, i) => demoId(0x500 + i)), contact: demoId(0x510), failed: demoId(0x511) };
+
+function enrichmentRow(id: string, kind: 'contact' | 'discovered-lead', targetId: string, finishedAt: string, result: Record<string, unknown>) {
+  const finished = new Date(finishedAt).getTime();
+  return {
+    id,
+    workspace_id: DEMO_WORKSPACE_ID,
+    target_kind: kind,
+    target_id: targetId,
+    attempt: 1,
+    fields_kept: '[]',
+    error_code: null,
+    error_message: null,
+    requested_by: DEMO_USER_ID,
+    ...result,
+    created_at: new Date(finished - 4_000).toISOString(),
+    started_at: new Date(finished - 3_000).toISOString(),
+    finished_at: finishedAt,
+  };
+}
+
 /** The demo rows, table by table in foreign-key order. Columns are database column names. */
 export const DEMO_ROWS: SeedTable[] = [
   {
@@ -85,27 +268,61 @@ export const DEMO_ROWS: SeedTable[] = [
   {
     table: 'contacts',
     rows: [
-      ['Lena', 'Vogel', 'Freelance Illustrator', 'DE', 'lena@vogel-illustration.example'],
-      ['Tomás', 'Reyes', 'Freelance Product Designer', 'NL', null],
-    ].map(([first, last, title, country, email], i) => ({
-      id: demoId(0x250 + i),
-      workspace_id: DEMO_WORKSPACE_ID,
-      email,
-      email_normalised: email,
-      profile_url: `https://pronet.example/in/demo-contact-${i}`,
-      profile_url_normalised: `https://pronet.example/in/demo-contact-${i}`,
-      first_name: first,
-      last_name: last,
-      full_name: `${first} ${last}`,
-      title,
-      company: null,
-      company_domain: null,
-      country,
-    })),
+      ...[
+        ['Lena', 'Vogel', 'Freelance Illustrator', 'DE', 'lena@vogel-illustration.example'],
+        ['Tomás', 'Reyes', 'Freelance Product Designer', 'NL', null],
+      ].map(([first, last, title, country, email], i) => ({
+        id: demoId(0x250 + i),
+        workspace_id: DEMO_WORKSPACE_ID,
+        email,
+        email_normalised: email,
+        profile_url: `https://pronet.example/in/demo-contact-${i}`,
+        profile_url_normalised: `https://pronet.example/in/demo-contact-${i}`,
+        first_name: first,
+        last_name: last,
+        full_name: `${first} ${last}`,
+        title,
+        company: null,
+        company_domain: null,
+        country,
+      })),
+      // The people approved from the agent's discovered leads (what approval copies), one enriched after.
+      ...APPROVALS.map((a) => {
+        const d = DEMO_DISCOVERED[a.lead];
+        const email = d.enriched?.email ?? null;
+        const url = `https://pronet.example/in/demo-${a.lead}`;
+        return {
+          id: demoId(0x250 + a.n),
+          workspace_id: DEMO_WORKSPACE_ID,
+          email,
+          email_normalised: email,
+          profile_url: url,
+          profile_url_normalised: url,
+          first_name: nameParts(d.name)[0],
+          last_name: nameParts(d.name)[1],
+          full_name: d.name,
+          title: d.title,
+          headline: a.contactEnriched?.headline ?? null,
+          phone: a.contactEnriched?.phone ?? null,
+          company: d.enriched?.company ?? d.company ?? null,
+          company_domain: d.enriched?.companyDomain ?? null,
+          country: d.country,
+          enriched_fields: JSON.stringify(a.contactEnriched ? enrichedFields(a.contactEnriched) : []),
+          enriched_at: a.contactEnriched?.at ?? null,
+          network_provider_id: null,
+        };
+      }),
+    ],
   },
   {
     table: 'leads',
-    rows: [0, 1].map((i) => ({ id: demoId(0x260 + i), workspace_id: DEMO_WORKSPACE_ID, list_id: demoId(0x200), contact_id: demoId(0x250 + i), source: 'discovery' })),
+    rows: [0, 1, ...APPROVALS.map((a) => a.n)].map((i) => ({
+      id: demoId(0x260 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      list_id: demoId(0x200),
+      contact_id: demoId(0x250 + i),
+      source: 'discovery',
+    })),
   },
   {
     table: 'discovery_agents',
@@ -177,40 +394,113 @@ export const DEMO_ROWS: SeedTable[] = [
         started_at: '2026-09-18T06:00:00.000Z',
         finished_at: '2026-09-18T06:00:04.000Z',
       },
+      {
+        id: demoId(0x401),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        agent_id: demoId(0x300),
+        signal_keys: JSON.stringify(['bookkeeping-pain']),
+        trigger: 'schedule',
+        status: 'completed',
+        candidates: 186,
+        qualified: DEMO_DISCOVERED.length - 3,
+        rejected: 0,
+        duplicates: 186 - (DEMO_DISCOVERED.length - 3),
+        pages: 2,
+        error: null,
+        started_at: '2026-09-19T06:00:00.000Z',
+        finished_at: '2026-09-19T06:00:05.000Z',
+      },
     ],
   },
   {
     table: 'discovered_leads',
+    rows: DEMO_DISCOVERED.map((d, i) => {
+      const approved = d.review?.status === 'approved' ? APPROVALS.find((a) => a.lead === i)! : null;
+      return {
+        id: demoId(0x410 + i),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        agent_id: demoId(0x300),
+        run_id: i < 3 ? demoId(0x400) : demoId(0x401),
+        signal_key: 'bookkeeping-pain',
+        evidence_key: `demo${i}`,
+        source: 'newsforum',
+        external_id: `demo-author-${i}`,
+        dedupe_key: `profile:https://pronet.example/in/demo-${i}`,
+        profile_url: `https://pronet.example/in/demo-${i}`,
+        email: d.enriched?.email ?? null,
+        full_name: d.name,
+        first_name: nameParts(d.name)[0],
+        last_name: nameParts(d.name)[1],
+        title: d.title,
+        headline: d.enriched?.headline ?? null,
+        phone: d.enriched?.phone ?? null,
+        company: d.enriched?.company ?? d.company ?? null,
+        company_domain: d.enriched?.companyDomain ?? null,
+        country: d.country,
+        evidence: JSON.stringify({ kind: 'post_keywords', id: `demo-post-${i}`, text: d.text, url: `https://newsforum.example/t/demo-${i}`, date: d.posted }),
+        score: d.score,
+        reasons: JSON.stringify(['title: matches "freelance designer"', 'keywords: mentions bookkeeping or invoicing']),
+        status: d.review?.status ?? 'new',
+        promoted: false,
+        approved_lead_id: approved ? demoId(0x260 + approved.n) : null,
+        approved_list_id: approved ? demoId(0x200) : null,
+        reviewed_at: d.review?.at ?? null,
+        reviewed_by: d.review ? DEMO_USER_ID : null,
+        reject_reason: d.review?.reason ?? null,
+        enriched_fields: JSON.stringify(d.enriched ? enrichedFields(d.enriched) : []),
+        enriched_at: d.enriched?.at ?? null,
+        network_provider_id: d.networkProviderId ?? null,
+        enrichment_promoted_at: d.enriched && isComplete(d) ? d.enriched.at : null,
+      };
+    }),
+  },
+  {
+    table: 'enrichments',
     rows: [
-      ['Mara Lindqvist', 'Freelance Brand Designer', 'SE', 91, 'Is there an invoicing tool that does quarterly VAT for freelancers? I lose a weekend every quarter.'],
-      ['Jonas Becker', 'Freelance Web Developer', 'DE', 84, 'Bookkeeping as a freelancer is a second job. What do you all use?'],
-      ['Camille Durand', 'Independent UX Designer', 'FR', 77, 'Switching accountants again; matching invoices to bank transactions by hand is painful.'],
-    ].map(([name, title, country, score, text], i) => ({
-      id: demoId(0x410 + i),
-      workspace_id: DEMO_WORKSPACE_ID,
-      app_id: demoId(0x100),
-      agent_id: demoId(0x300),
-      run_id: demoId(0x400),
-      signal_key: 'bookkeeping-pain',
-      evidence_key: `demo${i}`,
-      source: 'newsforum',
-      external_id: `demo-author-${i}`,
-      dedupe_key: `profile:https://pronet.example/in/demo-${i}`,
-      profile_url: `https://pronet.example/in/demo-${i}`,
-      email: null,
-      full_name: name,
-      first_name: String(name).split(' ')[0],
-      last_name: String(name).split(' ')[1],
-      title,
-      company: null,
-      company_domain: null,
-      country,
-      evidence: JSON.stringify({ kind: 'post_keywords', id: `demo-post-${i}`, text, url: `https://newsforum.example/t/demo-${i}`, date: '2026-09-17T12:00:00.000Z' }),
-      score,
-      reasons: JSON.stringify(['title: matches "freelance designer"', 'keywords: mentions bookkeeping or invoicing']),
-      status: 'new',
-      promoted: false,
-    })),
+      // One completed attempt per enriched discovered lead; it promoted the lead when it left it complete.
+      ...DEMO_DISCOVERED.flatMap((d, i) =>
+        d.enriched
+          ? [
+              enrichmentRow(ENRICHMENT_IDS.discovered[i], 'discovered-lead', demoId(0x410 + i), d.enriched.at, {
+                status: 'completed',
+                provider: 'local',
+                found: true,
+                fields_filled: JSON.stringify(enrichedFields(d.enriched)),
+                credits_charged: 1,
+                promoted: isComplete(d),
+              }),
+            ]
+          : [],
+      ),
+      // A contact enriched after its approval (contacts are never promoted).
+      ...APPROVALS.flatMap((a) =>
+        a.contactEnriched
+          ? [
+              enrichmentRow(ENRICHMENT_IDS.contact, 'contact', demoId(0x250 + a.n), a.contactEnriched.at, {
+                status: 'completed',
+                provider: 'local',
+                found: true,
+                fields_filled: JSON.stringify(enrichedFields(a.contactEnriched)),
+                credits_charged: 1,
+                promoted: false,
+              }),
+            ]
+          : [],
+      ),
+      // The provider was down: nothing filled, nothing charged (failEnrichment records no provider).
+      enrichmentRow(ENRICHMENT_IDS.failed, 'discovered-lead', demoId(0x410 + FAILED_ENRICHMENT_LEAD), '2026-09-19T08:12:00.000Z', {
+        status: 'failed',
+        provider: null,
+        found: false,
+        fields_filled: '[]',
+        credits_charged: 0,
+        promoted: false,
+        error_code: 'provider_unavailable',
+        error_message: 'local: unavailable: the enrichment provider did not answer (503); try again later',
+      }),
+    ],
   },
   {
     table: 'rejected_profiles',
@@ -236,7 +526,7 @@ export const DEMO_ROWS: SeedTable[] = [
   },
 ];
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate']);
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'fields_filled', 'fields_kept']);
 const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads']);
 
 /**

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
 import { App } from '../../db/entities/App.js';
+import { Enrichment } from '../../db/entities/Enrichment.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { DEMO_ROWS, DEMO_USER_ID, DEMO_WORKSPACE_ID, seedDemo } from '../../db/seed/demo.js';
+import { DEMO_ROWS, DEMO_USER_ID, DEMO_WORKSPACE_ID, demoId, seedDemo } from '../../db/seed/demo.js';
 import { assertWritable } from '../../domain/demo.js';
 import { AppError } from '../../domain/errors.js';
 import { api, call, createUser, listen, closeApi, type TestUser } from '../helpers/api.js';
@@ -143,4 +144,77 @@ test('leaving the Demo workspace works like any membership', async (t) => {
   t.is(r.status, 403);
   t.is(r.body.error.code, 'not_assigned');
   t.is((await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })).status, 201, 'and can join again');
+});
+
+test('a newcomer sees the review and enrichment at work: new, approved and rejected discovered leads, enriched and promoted ones', async (t) => {
+  await seedDemo(await em()); // (the join seeds only a missing Demo; this database may hold an older one)
+  const u = await joined();
+  const demo = inDemo(u);
+  const agentId = demoId(0x300);
+
+  // The counts agree with the list, status by status.
+  const counts = await call('GET', '/api/discovered-leads/counts', demo);
+  t.is(counts.status, 200, counts.text);
+  const byStatus: Record<string, number> = counts.body.by_status;
+  const items: Record<string, any[]> = {};
+  for (const status of ['new', 'approved', 'rejected']) {
+    t.true(byStatus[status] > 0, `${status}: ${byStatus[status]}`);
+    const r = await call('GET', `/api/discovered-leads?status=${status}&limit=200`, demo);
+    t.is(r.status, 200, r.text);
+    t.is(r.body.next_cursor, null);
+    t.true(r.body.items.every((l: any) => l.status === status));
+    t.is(r.body.items.length, byStatus[status], status);
+    items[status] = r.body.items;
+  }
+  const all = await call('GET', '/api/discovered-leads?limit=200', demo);
+  t.is(all.body.items.length, counts.body.total);
+  t.is(counts.body.total, byStatus.new + byStatus.approved + byStatus.rejected);
+
+  // Approved: reviewed by the demo user, a member of the agent's list whose contact is the person.
+  const agent = (await call('GET', `/api/agents/${agentId}`, demo)).body;
+  for (const l of items.approved) {
+    t.truthy(l.approved_lead_id);
+    t.like(l, { approved_list_id: agent.list_id, reviewed_by: DEMO_USER_ID, reject_reason: null });
+    t.truthy(l.reviewed_at);
+  }
+  const members = await call('GET', `/api/lists/${agent.list_id}/leads?limit=200`, demo);
+  t.is(members.status, 200, members.text);
+  for (const l of items.approved) {
+    const member = members.body.items.find((m: any) => m.id === l.approved_lead_id);
+    t.like(member, { name: l.full_name, profile_url: l.profile_url, source: 'discovery' }, l.full_name);
+    t.is((await call('GET', `/api/discovered-leads/${l.id}/sequence`, demo)).body.contact_id, member.contact_id);
+  }
+
+  // Rejected: each with a reason, counted in the agent's rejection breakdown.
+  const rejections = await call('GET', `/api/agents/${agentId}/rejections`, demo);
+  t.is(rejections.status, 200, rejections.text);
+  const breakdown = new Map<string, number>(rejections.body.reasons.map((r: any) => [r.reason, r.count]));
+  const reasons = new Map<string, number>();
+  for (const l of items.rejected) {
+    t.truthy(l.reject_reason);
+    t.like(l, { reviewed_by: DEMO_USER_ID, approved_lead_id: null });
+    reasons.set(l.reject_reason, (reasons.get(l.reject_reason) ?? 0) + 1);
+  }
+  t.true(reasons.size >= 3, [...reasons.keys()].join());
+  for (const [reason, n] of reasons) t.is(breakdown.get(reason), n, reason);
+
+  // Enrichment: promoted leads are complete and enriched, never rejected; incomplete enriched ones are not promoted.
+  const leads: any[] = all.body.items;
+  const promoted = leads.filter((l) => l.enrichment_promoted_at);
+  t.true(promoted.some((l) => l.enriched_fields.length > 0 && l.enriched_at));
+  for (const l of promoted) {
+    t.not(l.status, 'rejected');
+    t.true(Boolean(l.first_name && l.last_name && l.company && (l.email || l.profile_url)), l.full_name);
+  }
+  t.true(leads.some((l) => l.enriched_fields.length > 0 && !l.enrichment_promoted_at), 'an enriched lead not complete enough');
+  for (const l of leads.filter((x) => x.enriched_fields.length)) for (const f of ['email', 'phone', 'headline'] as const) if (l.enriched_fields.includes(f)) t.truthy(l[f], `${l.full_name}.${f}`);
+
+  // Their attempts: one completed per enriched target, promoted exactly for the promoted leads, and one failure.
+  const attempts = await (await em()).find(Enrichment, { workspace: DEMO_WORKSPACE_ID });
+  for (const l of leads.filter((x) => x.enriched_at)) {
+    const done = attempts.find((a) => a.targetKind === 'discovered-lead' && a.targetId === l.id && a.status === 'completed');
+    t.like(done, { found: true, provider: 'local', creditsCharged: 1, promoted: Boolean(l.enrichment_promoted_at), fieldsFilled: l.enriched_fields }, l.full_name);
+  }
+  t.true(attempts.some((a) => a.targetKind === 'contact' && a.status === 'completed'));
+  t.like(attempts.find((a) => a.status === 'failed'), { errorCode: 'provider_unavailable', creditsCharged: 0, found: false });
 });
