@@ -25,3 +25,8 @@ export { DiscoveredLead } from './DiscoveredLead.js';
 export { RejectedProfile } from './RejectedProfile.js';
 export { SpecialistRun } from './SpecialistRun.js';
 export { Enrichment } from './Enrichment.js';
+export { AgentThread } from './AgentThread.js';
+export { AgentTurn } from './AgentTurn.js';
+export { AgentMessage } from './AgentMessage.js';
+export { AgentConfirmation } from './AgentConfirmation.js';
+export { AgentAttachment } from './AgentAttachment.js';
