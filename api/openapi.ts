@@ -93,6 +93,7 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
   }
   if (op.params) add(400, op.invalid?.params ?? 'invalid_id');
   if (op.params) add(404, 'not_found');
+  for (const code of Object.values(op.invalid?.fields ?? {})) add(400, code);
   if (op.body) {
     add(400, op.invalid?.body ?? 'invalid_body');
     add(413, 'payload_too_large');

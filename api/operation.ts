@@ -66,7 +66,7 @@ export interface OperationSpec<
   query?: Q;
   body?: B;
   /** Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body). */
-  invalid?: { params?: string; query?: string; body?: string };
+  invalid?: { params?: string; query?: string; body?: string; fields?: Record<string, string> };
   /** Success responses by status; `null` means no body. The first one is the default status. */
   responses: Record<number, AnySchema | null>;
   /** Documented error responses: status → codes. */

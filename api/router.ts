@@ -20,12 +20,18 @@ function invalid(code: string, what: string, details: { path: string; message: s
   return new AppError(400, code, `invalid ${what}: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`, details);
 }
 
-function parsePart(schema: z.ZodType | undefined, value: unknown, code: string, what: string): unknown {
+/** The part's code, or the field's own code (`invalid.fields`) when the first problem is in that field. */
+const codeFor = (code: string, fields: Record<string, string> | undefined, path: string) => fields?.[path.split('.')[0]] ?? code;
+
+function parsePart(schema: z.ZodType | undefined, value: unknown, code: string, what: string, fields?: Record<string, string>): unknown {
   const bad = findBadString(value);
-  if (bad) throw invalid(code, what, [{ path: bad.path, message: bad.reason }]);
+  if (bad) throw invalid(codeFor(code, fields, bad.path), what, [{ path: bad.path, message: bad.reason }]);
   if (!schema) return undefined;
   const r = schema.safeParse(value);
-  if (!r.success) throw invalid(code, what, r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  if (!r.success) {
+    const details = r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    throw invalid(codeFor(code, fields, details[0].path), what, details);
+  }
   return r.data;
 }
 
@@ -89,11 +95,11 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     let query: unknown;
     if (ctx.querystring) {
       checkQuery(ctx, keys, codes.query);
-      query = parsePart(op.query, ctx.query, codes.query, 'query');
-    } else if (op.query) query = parsePart(op.query, {}, codes.query, 'query');
+      query = parsePart(op.query, ctx.query, codes.query, 'query', op.invalid?.fields);
+    } else if (op.query) query = parsePart(op.query, {}, codes.query, 'query', op.invalid?.fields);
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
     const raw = op.body ? await readJsonBody(ctx, services.config.bodyLimitBytes) : undefined;
-    const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body') : undefined;
+    const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields) : undefined;
     const result = await op.handler(new Input(params, query, body, ctx, services) as never);
     if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
     const r = result instanceof Reply ? result : new Reply(status, result);
