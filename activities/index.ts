@@ -7,6 +7,7 @@ import { createCreditActivities } from './credits.js';
 import { createDiscoveryActivities } from './discovery.js';
 import { createPromotionActivities } from './promotion.js';
 import { createEnrichmentActivities } from './enrichment.js';
+import { createOperatorActivities } from './operator-turn.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -23,5 +24,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createDiscoveryActivities(deps),
     ...createPromotionActivities(deps),
     ...createEnrichmentActivities(deps),
+    ...createOperatorActivities(deps),
   };
 }

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { discoveryWorkflowIds, enrichmentWorkflowIds } from '../workflows/ids.js';
+import { discoveryWorkflowIds, enrichmentWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -43,6 +43,18 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         if (i >= 50) throw new AppError(409, 'enrichment_busy', 'the previous enrichment of this target is still closing; retry shortly');
         await new Promise((r) => setTimeout(r, 100));
       }
+    },
+    async startOperatorTurn(t) {
+      await client.workflow.start('operatorTurn', {
+        taskQueue,
+        workflowId: operatorWorkflowIds.turn(t.threadId, t.turnId),
+        args: [{ turnId: t.turnId }],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'operator-turn', workspaceId: t.workspaceId, appId: t.appId }),
+        memo: { thread: t.threadId },
+      });
+    },
+    async decideOperatorConfirmation(t, confirmationId, action) {
+      await client.workflow.getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId)).signal('decision', { confirmationId, action });
     },
   };
 }

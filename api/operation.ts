@@ -50,6 +50,8 @@ export interface OperationSpec<
   /** Path in the spec's template form, e.g. `/api/apps/{id}`. */
   path: string;
   summary: string;
+  /** Longer Markdown for the OpenAPI document (e.g. a stream's event names and payloads). */
+  description?: string;
   tag: string;
   auth: A;
   rateLimit?: RateGroup;

@@ -3,6 +3,7 @@
 // workflow the same way, and domain code never imports Temporal.
 import type { RunPlan } from './discovery-runs.js';
 import type { EnrichmentStart } from './enrichment.js';
+import type { TurnStart } from './operator-turns.js';
 
 export interface Jobs {
   /** Starts `discovery-run:<agentId>:<runId>`; starting it again is a no-op. */
@@ -12,4 +13,8 @@ export interface Jobs {
    * already running. Waits (briefly) for a previous attempt's run to close first.
    */
   startEnrichment(start: EnrichmentStart): Promise<void>;
+  /** Starts `operator-turn:<threadId>:<turnId>`. */
+  startOperatorTurn(start: TurnStart): Promise<void>;
+  /** Tells the waiting turn the user's decision on a confirmation (already recorded as decided). */
+  decideOperatorConfirmation(turn: TurnStart, confirmationId: string, action: 'confirm' | 'cancel'): Promise<void>;
 }
