@@ -9,17 +9,18 @@ import { z } from 'zod';
 import { AgentAttachment } from '../db/entities/AgentAttachment.js';
 import { AgentConfirmation } from '../db/entities/AgentConfirmation.js';
 import { AgentMessage, type IAgentMessage } from '../db/entities/AgentMessage.js';
+import { AgentThread } from '../db/entities/AgentThread.js';
 import { AgentTurn } from '../db/entities/AgentTurn.js';
 import { App } from '../db/entities/App.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import type { ChatMessage, ModelAdapter, ToolSpec, Usage } from '../lib/llm/types.js';
-import { isUuid } from '../lib/ids.js';
+import { isUuid, uuidv7 } from '../lib/ids.js';
 import { publishTurnEvent } from '../lib/operator-stream.js';
 import { debitCredits, requireCredits } from './credits.js';
 import { AppError, badRequest, notFound } from './errors.js';
 import type { Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
-import { appendMessages, createThread, requireOwnedApp, requireThread } from './operator-threads.js';
+import { appendMessages, requireOwnedApp, requireThread } from './operator-threads.js';
 import { requireOperatorAccess } from './plans.js';
 import { allTools, findTool } from './tools/index.js';
 import { needsConfirmation, runTool, type Risk, type ToolContext } from './tools/registry.js';
@@ -107,17 +108,23 @@ export async function prepareMessage(em: EntityManager, actor: Actor, b: Message
 
   const attachments = b.attachment_ids?.length ? await requireChatAttachments(em, threadId!, b.attachment_ids) : [];
   await requireCredits(em, actor.workspaceId, TURN_CREDITS);
-  if (!threadId) {
-    try {
-      threadId = (await createThread(em, actor, b.app_id, titleFrom(b.message!))).id;
-    } catch (err) {
-      if (err instanceof AppError) throw err;
+  // The thread (when new), the turn and the user's message: one transaction.
+  const turn = await em
+    .transactional(async (tx) => {
+      if (!threadId) {
+        threadId = uuidv7();
+        tx.create(AgentThread, { id: threadId, workspace: actor.workspaceId, user: actor.userId, app: b.app_id, title: titleFrom(b.message!) });
+      }
+      const created = tx.create(AgentTurn, { thread: threadId, workspace: actor.workspaceId, userId: actor.userId, appId: b.app_id });
+      await tx.flush();
+      await appendMessages(tx, threadId, [{ turnId: created.id, role: 'user', content: b.message!.trim().slice(0, MAX_MESSAGE), attachmentIds: attachments.map((a) => a.id) }]);
+      return created;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof AppError || b.thread_id) throw err;
       throw new AppError(500, 'thread_create_failed', 'the thread could not be created');
-    }
-  }
-  const turn = em.create(AgentTurn, { thread: threadId, workspace: actor.workspaceId, userId: actor.userId, appId: b.app_id });
-  await em.flush();
-  await appendMessages(em, threadId, [{ turnId: turn.id, role: 'user', content: b.message!.trim().slice(0, MAX_MESSAGE), attachmentIds: attachments.map((a) => a.id) }]);
+    });
+  if (!threadId) throw new AppError(500, 'thread_create_failed', 'the thread could not be created');
   return { kind: 'turn', start: { turnId: turn.id, threadId, workspaceId: actor.workspaceId, appId: b.app_id } };
 }
 

@@ -4,7 +4,7 @@ import { requireApp } from '../../domain/apps.js';
 import { dispatch, MAX_MESSAGE, prepareMessage, type MessageBody } from '../../domain/operator-turns.js';
 import { allTools } from '../../domain/tools/index.js';
 import { needsConfirmation, RISKS } from '../../domain/tools/registry.js';
-import { lastEventId, publishTurnEvent } from '../../lib/operator-stream.js';
+import { lastEventId } from '../../lib/operator-stream.js';
 import { isUuid } from '../../lib/ids.js';
 import { operatorWorkflowIds } from '../../workflows/ids.js';
 import { AppError } from '../../domain/errors.js';
@@ -63,14 +63,16 @@ export const postMessageOp = defineOperation({
     const { turnId, threadId } = prepared.start;
     // A decision continues after what the client has seen; a new turn streams from its start.
     const after = prepared.kind === 'decision' ? await lastEventId(services.redis, turnId).catch(() => '0') : '0';
-    await publishTurnEvent(services.redis, turnId, 'turn', {
-      turn_id: turnId,
-      thread_id: threadId,
-      workflow_id: operatorWorkflowIds.turn(threadId, turnId),
-      resumed: prepared.kind === 'decision',
+    // The API's own first event goes to the client at once; the rest comes from the turn through Redis.
+    const stream = streamTurn(ctx, services, turnId, after, {
+      event: 'turn',
+      data: { turn_id: turnId, thread_id: threadId, workflow_id: operatorWorkflowIds.turn(threadId, turnId), resumed: prepared.kind === 'decision' },
     });
-    await dispatch(services.jobs, prepared);
-    streamTurn(ctx, services, turnId, after);
+    // Not awaited: the response (headers and the first event) goes out while the workflow starts.
+    void dispatch(services.jobs, prepared).catch((err: unknown) => {
+      services.logger.error({ err: String(err), turnId }, 'operator turn not dispatched');
+      stream.fail('dispatch_failed', 'the turn could not be started; retry');
+    });
   },
 });
 

@@ -13,13 +13,18 @@ const heartbeatMs = () => Number(process.env.OPERATOR_HEARTBEAT_MS ?? 15_000);
 
 const frame = (event: StreamEventName, data: unknown, id?: string) => `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
-export function streamTurn(ctx: Context, services: Services, turnId: string, after: string): void {
+/**
+ * Streams the turn's events after `after`; `first` is written at once (the API's own `turn` event).
+ * `fail` ends the stream with an `error` event (e.g. the workflow could not be started).
+ */
+export function streamTurn(ctx: Context, services: Services, turnId: string, after: string, first?: { event: StreamEventName; data: unknown }): { fail(code: string, message: string): void } {
   ctx.status = 200;
   ctx.type = 'text/event-stream';
   ctx.set('Cache-Control', 'no-cache, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
   const out = new PassThrough();
   ctx.body = out;
+  if (first) out.write(frame(first.event, first.data));
   const reader = readerConnection(services.config.redisUrl);
   let closed = false;
   const stop = () => {
@@ -28,6 +33,12 @@ export function streamTurn(ctx: Context, services: Services, turnId: string, aft
   };
   ctx.req.on('close', stop);
   out.on('close', stop);
+  const fail = (code: string, message: string) => {
+    if (closed) return;
+    out.write(frame('error', { turn_id: turnId, code, message }));
+    stop();
+    out.end();
+  };
 
   void (async () => {
     let cursor = after;
@@ -59,9 +70,10 @@ export function streamTurn(ctx: Context, services: Services, turnId: string, aft
       }
     } finally {
       stop();
-      out.end();
+      if (!out.writableEnded) out.end();
     }
   })();
+  return { fail };
 }
 
 /** A finished turn whose final event never arrived: `done` / `error` from its row. */
