@@ -36,3 +36,8 @@ export const promotionWorkflowIds = {
 export const enrichmentWorkflowIds = {
   target: (kind: string, targetId: string) => `enrich:${kind}:${targetId}`,
 };
+
+/** Operator tasks: one workflow per task; each run of it (creation, then each retry) is numbered in its memo. */
+export const operatorTaskWorkflowIds = {
+  task: (taskId: string) => `operator-task:${taskId}`,
+};
