@@ -29,7 +29,7 @@ export function createOperatorActivities(deps: ActivityDeps, providers: { llm?: 
   let sources: ReturnType<typeof createSources> | undefined;
   const turnDeps = async (): Promise<TurnDeps> => {
     redis ??= connectRedis(deps.config.redisUrl);
-    jobs ??= connectTemporal(deps.config).then((c) => temporalJobs(c, deps.config.temporal.taskQueue));
+    jobs ??= deps.jobs ? Promise.resolve(deps.jobs) : connectTemporal(deps.config).then((c) => temporalJobs(c, deps.config.temporal.taskQueue));
     sources ??= createSources(deps.config.sources);
     return { em: deps.orm.em.fork() as EntityManager, redis, llm, toolContext: { jobs: await jobs, llm, providers: { llm, sources } } };
   };

@@ -67,7 +67,10 @@ export interface OperationSpec<
   params?: P;
   query?: Q;
   body?: B;
-  /** Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body). */
+  /**
+   * Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body);
+   * `fields`: the code of one top-level field (of the path, query or body) when the first problem is there.
+   */
   invalid?: { params?: string; query?: string; body?: string; fields?: Record<string, string> };
   /** Success responses by status; `null` means no body. The first one is the default status. */
   responses: Record<number, AnySchema | null>;

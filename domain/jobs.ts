@@ -17,4 +17,18 @@ export interface Jobs {
   startOperatorTurn(start: TurnStart): Promise<void>;
   /** Tells the waiting turn the user's decision on a confirmation (already recorded as decided). */
   decideOperatorConfirmation(turn: TurnStart, confirmationId: string, action: 'confirm' | 'cancel'): Promise<void>;
+  /**
+   * Starts run `run` of `operator-task:<taskId>` (1 at creation, one more per retry); a repeat of
+   * the same run joins it. Waits (briefly) for the previous run to close first.
+   */
+  startOperatorTask(start: OperatorTaskStart): Promise<void>;
+  /** Sends pause / resume / cancel to the task's open run; false when no run is open. */
+  signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
+}
+
+export interface OperatorTaskStart {
+  taskId: string;
+  workspaceId: string;
+  appId: string;
+  run: number;
 }

@@ -41,3 +41,8 @@ export const enrichmentWorkflowIds = {
 export const operatorWorkflowIds = {
   turn: (threadId: string, turnId: string) => `operator-turn:${threadId}:${turnId}`,
 };
+
+/** Operator tasks: one workflow per task; each run of it (creation, then each retry) is numbered in its memo. */
+export const operatorTaskWorkflowIds = {
+  task: (taskId: string) => `operator-task:${taskId}`,
+};
