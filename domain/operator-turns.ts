@@ -21,6 +21,7 @@ import { AppError, badRequest, notFound } from './errors.js';
 import type { Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 import { appendMessages, requireOwnedApp, requireThread } from './operator-threads.js';
+import { memoryForContext } from './operator-memory.js';
 import { requireOperatorAccess } from './plans.js';
 import { allTools, findTool } from './tools/index.js';
 import { needsConfirmation, runTool, type Risk, type ToolContext } from './tools/registry.js';
@@ -213,9 +214,10 @@ const clipJson = (v: unknown): string => {
   return s.length > MAX_RESULT_CHARS ? `${s.slice(0, MAX_RESULT_CHARS)}…` : s;
 };
 
-/** The model's view of the thread: a system message, then the last CONTEXT_TURNS turns. */
-export async function buildContext(em: EntityManager, threadId: string, appId: string): Promise<ChatMessage[]> {
+/** The model's view of the thread: a system message (with the user's remembered facts), then the last CONTEXT_TURNS turns. */
+export async function buildContext(em: EntityManager, actor: Actor, threadId: string, appId: string): Promise<ChatMessage[]> {
   const app = await em.findOne(App, appId);
+  const facts = await memoryForContext(em, actor, appId);
   const messages: IAgentMessage[] = await em.find(
     AgentMessage,
     { thread: threadId, turn: { $in: (await em.find(AgentTurn, { thread: threadId }, { orderBy: { startedAt: 'desc' }, limit: CONTEXT_TURNS, fields: ['id'] })).map((t) => t.id) } },
@@ -228,7 +230,8 @@ export async function buildContext(em: EntityManager, threadId: string, appId: s
       role: 'system',
       content:
         `You are the Operator of a lead-discovery and outreach workspace, working on the product "${app?.name ?? 'unknown'}" (id ${appId}). ` +
-        'Use the tools to look up and act on the workspace’s data. Tools that change anything run only after the user confirms.',
+        'Use the tools to look up and act on the workspace’s data. Tools that change anything run only after the user confirms.' +
+        (facts.length ? `\nWhat the user asked you to remember:\n${facts.map((f) => `- ${f.key}: ${f.value}`).join('\n')}` : ''),
     },
   ];
   for (const m of messages) {
@@ -256,7 +259,7 @@ export function toolSpecs(): ToolSpec[] {
 /** One model call: streams its text to the client, stores the assistant message, returns the tool calls it asked for. */
 export async function modelStep(deps: TurnDeps, input: { turnId: string; messageId: string; signal?: AbortSignal }): Promise<StepResult> {
   const turn = await loadTurn(deps.em, input.turnId);
-  const context = await buildContext(deps.em, turn.thread.id, turn.appId);
+  const context = await buildContext(deps.em, await turnActor(deps.em, turn), turn.thread.id, turn.appId);
   let text = '';
   const calls: PlannedCall[] = [];
   let usage: Usage = { inputTokens: 0, outputTokens: 0, costMicros: 0 };

@@ -6,6 +6,10 @@ import { AgentConfirmation } from '../../db/entities/AgentConfirmation.js';
 import { AgentTurn } from '../../db/entities/AgentTurn.js';
 import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
 import { creditBalance } from '../../domain/credits.js';
+import { rememberFacts } from '../../domain/operator-memory.js';
+import { appendMessages } from '../../domain/operator-threads.js';
+import { buildContext } from '../../domain/operator-turns.js';
+import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { operatorWorkflowIds } from '../../workflows/ids.js';
 import { api, call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
@@ -176,4 +180,29 @@ test('capabilities: the registry without schemas, after the product is checked',
   const r404 = await call('GET', `/api/agent/capabilities?app_id=${other.appId}`, auth(s.u));
   t.is(r404.status, 404);
   t.is(r404.body.error.code, 'not_found');
+});
+
+test('the model sees the last 20 turns and the user’s remembered facts; the history route returns every turn', async (t) => {
+  const s = await setup();
+  const e = await em();
+  const actor = await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined);
+  await rememberFacts(e as never, actor, [{ appId: s.appId, key: 'tone', value: 'always formal' }]);
+  const thread = (await call('POST', '/api/agent/threads', { ...auth(s.u), body: { app_id: s.appId } })).body.id;
+  for (let i = 1; i <= 25; i++) {
+    const turn = e.create(AgentTurn, { thread, workspace: s.workspaceId, userId: s.u.id, appId: s.appId, status: 'completed', startedAt: new Date(Date.now() - (30 - i) * 1000) });
+    await e.flush();
+    await appendMessages(e as never, thread, [
+      { turnId: turn.id, role: 'user', content: `question ${i}` },
+      { turnId: turn.id, role: 'assistant', content: `answer ${i}` },
+    ]);
+  }
+  const context = await buildContext(e as never, actor, thread, s.appId);
+  t.is(context[0].role, 'system');
+  t.regex(String(context[0].content), /tone: always formal/);
+  const users = context.filter((m) => m.role === 'user').map((m) => m.content);
+  t.is(users.length, 20);
+  t.is(users[0], 'question 6');
+  t.is(users.at(-1), 'question 25');
+  const history = await call('GET', `/api/agent/threads/${thread}/messages`, auth(s.u));
+  t.is(history.body.length, 50);
 });
