@@ -33,7 +33,8 @@ export const MAX_ATTACHMENTS = 3;
 export const CONTEXT_TURNS = 20;
 /** Model calls per turn at most (each tool round is one more). */
 export const MAX_MODEL_STEPS = 6;
-export const CONFIRMATION_TTL_MS = 60 * 60 * 1000;
+/** How long a confirmation waits (OPERATOR_CONFIRMATION_TTL_MS, default 1 hour; read where the turn runs). */
+export const confirmationTtlMs = () => Number(process.env.OPERATOR_CONFIRMATION_TTL_MS ?? 60 * 60 * 1000);
 /** Credits one turn costs (the model's own cost is recorded per turn in micros). */
 export const TURN_CREDITS = 1;
 /** Tool results kept in history and context (characters of JSON). */
@@ -330,7 +331,7 @@ export async function requestConfirmation(deps: TurnDeps, input: { turnId: strin
       toolName: input.call.name,
       args: (input.call.args ?? null) as object,
       argsHash,
-      expiresAt: new Date(Date.now() + CONFIRMATION_TTL_MS),
+      expiresAt: new Date(Date.now() + confirmationTtlMs()),
     });
   }
   turn.status = 'awaiting_confirmation';

@@ -123,3 +123,22 @@ test('idle streams get heartbeats; a turn whose final event was lost ends from i
   t.deepEqual(fromRow.events.map((e) => e.event), ['done']);
   t.like(fromRow.events[0].data, { turn_id: lost, credits: 1 });
 });
+
+test('an unanswered confirmation expires: the tool never runs, the turn completes, a late confirm is 409', async (t) => {
+  const s = await setup();
+  const { services } = await api();
+  const taskQueue = `operator-expiry-${randomUUID()}`;
+  const worker = spawnTsx('workers/worker.ts', { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', OPERATOR_CONFIRMATION_TTL_MS: '1500' }, { quiet: true });
+  t.teardown(() => stopChild(worker));
+  const prepared = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: `reject discovered lead ${s.lead} reason: late` });
+  const { turnId, threadId } = prepared.start;
+  await services.temporal.workflow.start('operatorTurn', { taskQueue, workflowId: operatorWorkflowIds.turn(threadId, turnId), args: [{ turnId }] });
+  await waitFor('the turn to complete after the expiry', async () => (await turnStatus(turnId)) === 'completed', 90_000);
+  const conf = await (await em()).findOneOrFail(AgentConfirmation, { turn: turnId });
+  t.like(conf, { status: 'expired', executedAt: null });
+  t.is((await call('GET', `/api/discovered-leads/${s.lead}`, { token: s.u.accessToken })).body.status, 'new');
+  const late = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, thread_id: threadId, confirmation_action: 'confirm' });
+  t.is(late.status, 404, JSON.stringify(late.error)); // no pending confirmation left in the thread
+  const history = await call('GET', `/api/agent/threads/${threadId}/messages`, { token: s.u.accessToken });
+  t.true(history.body.some((m: { tool_status: string | null }) => m.tool_status === 'expired'));
+});

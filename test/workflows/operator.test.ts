@@ -5,7 +5,7 @@ import test from 'ava';
 import { AgentConfirmation } from '../../db/entities/AgentConfirmation.js';
 import { AgentTurn } from '../../db/entities/AgentTurn.js';
 import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
-import { creditBalance } from '../../domain/credits.js';
+import { creditBalance, debitCredits } from '../../domain/credits.js';
 import { rememberFacts } from '../../domain/operator-memory.js';
 import { appendMessages } from '../../domain/operator-threads.js';
 import { buildContext } from '../../domain/operator-turns.js';
@@ -158,6 +158,13 @@ test('POST /api/agent/messages: every body rule with its code', async (t) => {
   const stranger = await setup();
   await code({ app_id: stranger.appId, message: 'hi' }, 403, 'app_not_owned');
   await code({ app_id: s.appId, thread_id: tid, confirmation_action: 'confirm' }, 404, 'confirmation_not_found');
+  // No credits left: 402 insufficient_credits before any model call (no turn recorded).
+  const broke = await setup();
+  const be = await em();
+  await debitCredits(be as never, broke.workspaceId, await creditBalance(be as never, broke.workspaceId), { reason: 'drain' });
+  const turnsBefore = await be.count(AgentTurn, { workspace: broke.workspaceId });
+  await code({ app_id: broke.appId, message: 'hi' }, 402, 'insufficient_credits', broke.u.accessToken);
+  t.is(await (await em()).count(AgentTurn, { workspace: broke.workspaceId }), turnsBefore);
   // Plans without the Operator: 402 with an empty code.
   const free = await createUser();
   const freeApp = await createTestApp(free);
