@@ -16,11 +16,11 @@ const tag = 'operator';
 const MessageRequest = z
   .object({
     app_id: z.string().meta({ description: 'The product (a UUID; 400 invalid_app otherwise)' }),
-    thread_id: z.string().optional().meta({ description: 'An existing thread of the product (400 invalid_thread, 404 thread_not_found, 400 thread_app_mismatch); a new thread when absent' }),
+    thread_id: z.uuid().optional().meta({ description: 'An existing thread of the product (400 invalid_thread, 404 thread_not_found, 400 thread_app_mismatch); a new thread when absent' }),
     message: z.string().max(MAX_MESSAGE).optional().meta({ description: 'Required unless a confirmation is sent' }),
-    attachment_ids: z.array(z.string()).optional().meta({ description: 'Up to 3 unique attachment UUIDs of this thread; need thread_id; not with a confirmation' }),
+    attachment_ids: z.array(z.uuid()).max(3).optional().meta({ description: 'Up to 3 unique attachment UUIDs of this thread; need thread_id; not with a confirmation' }),
     confirmation_action: z.enum(['confirm', 'cancel']).optional(),
-    confirmation_token: z.string().max(200).optional().meta({ description: 'From the approval_required event; required to cancel; not with message' }),
+    confirmation_token: z.string().min(1).max(200).optional().meta({ description: 'From the approval_required event; required to cancel; not with message' }),
   })
   .strict();
 
@@ -47,6 +47,7 @@ export const postMessageOp = defineOperation({
   tag,
   auth: 'user',
   body: MessageRequest,
+  invalid: { fields: { thread_id: 'invalid_thread', attachment_ids: 'invalid_attachments' } },
   produces: 'text/event-stream',
   responses: { 200: z.string() },
   errors: {

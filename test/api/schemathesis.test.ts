@@ -44,6 +44,8 @@ const STATEFUL_400: Record<string, string> = {
   postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',
   postTeamInvitations: 'invalid_app: app_ids must name products of the workspace',
   putTeamMembersById: 'invalid_app: app_ids must name products of the workspace',
+  postAgentMessages:
+    'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',
 };
 
 /**
