@@ -7,11 +7,16 @@ import { createCreditActivities } from './credits.js';
 import { createDiscoveryActivities } from './discovery.js';
 import { createPromotionActivities } from './promotion.js';
 import { createEnrichmentActivities } from './enrichment.js';
+import { createOperatorActivities } from './operator-turn.js';
+import { createOperatorTaskActivities } from './operator-task.js';
+import type { Jobs } from '../domain/jobs.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
   config: Config;
   logger: Logger;
+  /** Jobs the Operator's tools may start (workers/worker.ts gives the Temporal implementation). */
+  jobs?: Jobs;
 }
 
 /** Every activity the worker registers, bound to its dependencies. */
@@ -23,5 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDiscoveryActivities(deps),
     ...createPromotionActivities(deps),
     ...createEnrichmentActivities(deps),
+    ...createOperatorActivities(deps),
+    ...createOperatorTaskActivities(deps),
   };
 }

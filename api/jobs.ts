@@ -1,9 +1,9 @@
 // The Temporal side of domain/jobs.ts: business-key workflow ids, search attributes, memo.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { discoveryWorkflowIds, enrichmentWorkflowIds } from '../workflows/ids.js';
+import { discoveryWorkflowIds, enrichmentWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -42,6 +42,50 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         if (running?.memo?.enrichment_id === s.enrichmentId) return;
         if (i >= 50) throw new AppError(409, 'enrichment_busy', 'the previous enrichment of this target is still closing; retry shortly');
         await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async startOperatorTurn(t) {
+      await client.workflow.start('operatorTurn', {
+        taskQueue,
+        workflowId: operatorWorkflowIds.turn(t.threadId, t.turnId),
+        args: [{ turnId: t.turnId }],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'operator-turn', workspaceId: t.workspaceId, appId: t.appId }),
+        memo: { thread: t.threadId },
+      });
+    },
+    async decideOperatorConfirmation(t, confirmationId, action) {
+      await client.workflow.getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId)).signal('decision', { confirmationId, action });
+    },
+    async startOperatorTask(s) {
+      const workflowId = operatorTaskWorkflowIds.task(s.taskId);
+      for (let i = 0; ; i++) {
+        try {
+          await client.workflow.start('operatorTask', {
+            taskQueue,
+            workflowId,
+            args: [{ taskId: s.taskId, run: s.run }],
+            typedSearchAttributes: jobSearchAttributes({ kind: 'operator-task', workspaceId: s.workspaceId, appId: s.appId }),
+            memo: { task_id: s.taskId, run: s.run },
+          });
+          return;
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }
+        // A run is open: this one (a repeated start: join it), or the previous one, which has
+        // recorded the task's end and is closing (wait for it, then start ours).
+        const running = await client.workflow.getHandle(workflowId).describe().catch(() => null);
+        if (running?.memo?.run === s.run) return;
+        if (i >= 50) throw new AppError(409, 'task_busy', 'the previous run of this task is still closing; retry shortly');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async signalOperatorTask(taskId, signal) {
+      try {
+        await client.workflow.getHandle(operatorTaskWorkflowIds.task(taskId)).signal(signal);
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false; // no open run
+        throw err;
       }
     },
   };

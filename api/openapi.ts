@@ -138,7 +138,9 @@ function operationObject(op: Operation): Json {
   return {
     operationId: op.operationId,
     summary: op.summary,
-    ...(declared.length ? { description: `Errors of this operation: ${declared.join('; ')}.` } : {}),
+    ...(declared.length || op.description
+      ? { description: [op.description, declared.length ? `Errors of this operation: ${declared.join('; ')}.` : ''].filter(Boolean).join('\n\n') }
+      : {}),
     tags: [op.tag],
     security: op.auth === 'public' ? [] : [{ bearer: [] }],
     parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query'), ...(op.auth === 'user' && op.actingAs ? [ACTING_AS] : [])],

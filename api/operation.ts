@@ -50,6 +50,8 @@ export interface OperationSpec<
   /** Path in the spec's template form, e.g. `/api/apps/{id}`. */
   path: string;
   summary: string;
+  /** Longer Markdown for the OpenAPI document (e.g. a stream's event names and payloads). */
+  description?: string;
   tag: string;
   auth: A;
   rateLimit?: RateGroup;
@@ -72,7 +74,10 @@ export interface OperationSpec<
    * once its own checks have passed, with its limits, and validates the fields with its codes.
    */
   form?: AnySchema;
-  /** Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body). */
+  /**
+   * Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body);
+   * `fields`: the code of one top-level field (of the path, query or body) when the first problem is there.
+   */
   invalid?: { params?: string; query?: string; body?: string; fields?: Record<string, string> };
   /** Success responses by status; `null` means no body. The first one is the default status. */
   responses: Record<number, AnySchema | null>;

@@ -91,7 +91,7 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   const keys = queryKeys(op);
   const codes = { params: op.invalid?.params ?? 'invalid_id', query: op.invalid?.query ?? 'invalid_query', body: op.invalid?.body ?? 'invalid_body' };
   return async (ctx: Context) => {
-    const params = parsePart(op.params, ctx.params, codes.params, 'path parameter');
+    const params = parsePart(op.params, ctx.params, codes.params, 'path parameter', op.invalid?.fields);
     let query: unknown;
     if (ctx.querystring) {
       checkQuery(ctx, keys, codes.query);

@@ -3,6 +3,7 @@
 // workflow the same way, and domain code never imports Temporal.
 import type { RunPlan } from './discovery-runs.js';
 import type { EnrichmentStart } from './enrichment.js';
+import type { TurnStart } from './operator-turns.js';
 
 export interface Jobs {
   /** Starts `discovery-run:<agentId>:<runId>`; starting it again is a no-op. */
@@ -12,4 +13,22 @@ export interface Jobs {
    * already running. Waits (briefly) for a previous attempt's run to close first.
    */
   startEnrichment(start: EnrichmentStart): Promise<void>;
+  /** Starts `operator-turn:<threadId>:<turnId>`. */
+  startOperatorTurn(start: TurnStart): Promise<void>;
+  /** Tells the waiting turn the user's decision on a confirmation (already recorded as decided). */
+  decideOperatorConfirmation(turn: TurnStart, confirmationId: string, action: 'confirm' | 'cancel'): Promise<void>;
+  /**
+   * Starts run `run` of `operator-task:<taskId>` (1 at creation, one more per retry); a repeat of
+   * the same run joins it. Waits (briefly) for the previous run to close first.
+   */
+  startOperatorTask(start: OperatorTaskStart): Promise<void>;
+  /** Sends pause / resume / cancel to the task's open run; false when no run is open. */
+  signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
+}
+
+export interface OperatorTaskStart {
+  taskId: string;
+  workspaceId: string;
+  appId: string;
+  run: number;
 }

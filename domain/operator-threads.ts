@@ -8,7 +8,7 @@ import { App } from '../db/entities/App.js';
 import { AppError, badRequest, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
 
-/** Longest thread title (characters, after trimming): 400 `title_too_long` above it. */
+/** Longest thread title (characters as sent): 400 `title_too_long` above it. */
 export const MAX_TITLE = 200;
 
 /** The product must be the workspace's (403 `app_not_owned`) and the member's (403 `not_assigned`). */
@@ -18,11 +18,11 @@ export async function requireOwnedApp(em: EntityManager, actor: Actor, appId: st
   if (!canAccessApp(actor, appId)) throw new AppError(403, 'not_assigned', 'you have no access to this product');
 }
 
-/** Trimmed title; 400 `invalid_title` when empty after trimming, `title_too_long` above MAX_TITLE. */
+/** Trimmed title; 400 `title_too_long` above MAX_TITLE characters, `invalid_title` when empty after trimming. */
 export function cleanTitle(title: string): string {
+  if (title.length > MAX_TITLE) throw badRequest('title_too_long', `title is longer than ${MAX_TITLE} characters`);
   const t = title.trim();
   if (!t) throw badRequest('invalid_title', 'title cannot be empty');
-  if (t.length > MAX_TITLE) throw badRequest('title_too_long', `title is longer than ${MAX_TITLE} characters`);
   return t;
 }
 

@@ -9,6 +9,7 @@ import { logger } from '../lib/logger.js';
 import { openOrm } from '../lib/db.js';
 import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
+import { temporalJobs } from '../api/jobs.js';
 import { ensureSchedules } from './schedules.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
@@ -30,6 +31,8 @@ export async function createWorker() {
   }
   const orm = await openOrm(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
+  // Also the Jobs the Operator's tools start workflows through (Operator tasks run them in activities).
+  const client = await connectTemporal(config);
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -44,9 +47,8 @@ export async function createWorker() {
     maxConcurrentWorkflowTaskPolls: 20,
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
-    activities: createActivities({ orm, config, logger }),
+    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue) }),
   });
-  const client = await connectTemporal(config);
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
   if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);

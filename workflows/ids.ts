@@ -36,3 +36,13 @@ export const promotionWorkflowIds = {
 export const enrichmentWorkflowIds = {
   target: (kind: string, targetId: string) => `enrich:${kind}:${targetId}`,
 };
+
+/** Operator turns: one workflow per turn, named after its thread so an operator finds a conversation's turns together. */
+export const operatorWorkflowIds = {
+  turn: (threadId: string, turnId: string) => `operator-turn:${threadId}:${turnId}`,
+};
+
+/** Operator tasks: one workflow per task; each run of it (creation, then each retry) is numbered in its memo. */
+export const operatorTaskWorkflowIds = {
+  task: (taskId: string) => `operator-task:${taskId}`,
+};

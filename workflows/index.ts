@@ -5,3 +5,5 @@ export { grantMonthlyCredits } from './credits.js';
 export { discoveryRun, scheduledDiscovery } from './discovery.js';
 export { promoteProfiles } from './promotion.js';
 export { enrichTarget } from './enrichment.js';
+export { operatorTurn } from './operator-turn.js';
+export { operatorTask } from './operator-task.js';

@@ -4,7 +4,12 @@ import type { IAgentThread } from '../../db/entities/AgentThread.js';
 import { MAX_TITLE } from '../../domain/operator-threads.js';
 import { Timestamp, iso } from '../schemas.js';
 
-const Title = z.string().meta({ description: `Trimmed; empty after trimming → 400 invalid_title; longer than ${MAX_TITLE} characters → 400 title_too_long` });
+// The rules are the domain's (distinct codes); the document states them as pattern and length.
+const Title = z.string().meta({
+  description: `Trimmed; empty after trimming → 400 invalid_title; longer than ${MAX_TITLE} characters → 400 title_too_long`,
+  pattern: '\\S',
+  maxLength: MAX_TITLE,
+});
 
 export const ThreadParams = z.object({ threadId: z.uuid() });
 export const AppQuery = z.object({ app_id: z.uuid() });

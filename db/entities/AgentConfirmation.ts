@@ -26,6 +26,9 @@ export const AgentConfirmation = defineEntity({
     status: p.string().length(20).default('pending'),
     expiresAt: p.datetime(),
     decidedAt: p.datetime().nullable(),
+    /** Set once, just before the tool runs: a retried activity never runs a confirmed tool twice. */
+    executedAt: p.datetime().nullable(),
+    result: p.json<unknown>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   }),
 });

@@ -30,3 +30,8 @@ export { AgentTurn } from './AgentTurn.js';
 export { AgentMessage } from './AgentMessage.js';
 export { AgentConfirmation } from './AgentConfirmation.js';
 export { AgentAttachment } from './AgentAttachment.js';
+export { OperatorMemory } from './OperatorMemory.js';
+export { OperatorNotificationPreference } from './OperatorNotificationPreference.js';
+export { OperatorTask } from './OperatorTask.js';
+export { OperatorTaskAction } from './OperatorTaskAction.js';
+export { OperatorTaskEvent } from './OperatorTaskEvent.js';

@@ -1,0 +1,58 @@
+// Operator turn activities (domain/operator-turns.ts): each runs with a fresh EntityManager, the
+// shared Redis publisher, the model adapter, and the tool context (jobs over Temporal, providers).
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { temporalJobs } from '../api/jobs.js';
+import {
+  closeConfirmation,
+  completeTurn,
+  executeConfirmed,
+  failTurn,
+  modelStep,
+  requestConfirmation,
+  runReadTool,
+  type PlannedCall,
+  type TurnDeps,
+} from '../domain/operator-turns.js';
+import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
+import { LlmError, type Usage } from '../lib/llm/types.js';
+import { connectRedis } from '../lib/redis.js';
+import { createSources } from '../lib/sources/index.js';
+import { connectTemporal } from '../lib/temporal.js';
+import type { Jobs } from '../domain/jobs.js';
+import type { ActivityDeps } from './index.js';
+
+export function createOperatorActivities(deps: ActivityDeps, providers: { llm?: ModelAdapter } = {}) {
+  const llm = providers.llm ?? createModelAdapter(deps.config.llm);
+  let redis: ReturnType<typeof connectRedis> | undefined;
+  let jobs: Promise<Jobs> | undefined;
+  let sources: ReturnType<typeof createSources> | undefined;
+  const turnDeps = async (): Promise<TurnDeps> => {
+    redis ??= connectRedis(deps.config.redisUrl);
+    jobs ??= deps.jobs ? Promise.resolve(deps.jobs) : connectTemporal(deps.config).then((c) => temporalJobs(c, deps.config.temporal.taskQueue));
+    sources ??= createSources(deps.config.sources);
+    return { em: deps.orm.em.fork() as EntityManager, redis, llm, toolContext: { jobs: await jobs, llm, providers: { llm, sources } } };
+  };
+  /** A model refusal that will not change on retry fails the turn with its code. */
+  const modelFailure = (err: unknown) =>
+    err instanceof LlmError && !err.retryable ? ApplicationFailure.nonRetryable(err.message, `model_${err.code}`) : err;
+
+  return {
+    async operatorModelStep(input: { turnId: string; messageId: string }) {
+      try {
+        return await modelStep(await turnDeps(), { ...input, signal: Context.current().cancellationSignal });
+      } catch (err) {
+        throw modelFailure(err);
+      }
+    },
+    operatorRunReadTool: async (input: { turnId: string; call: PlannedCall; messageId: string }) => runReadTool(await turnDeps(), input),
+    operatorRequestConfirmation: async (input: { turnId: string; call: PlannedCall; messageId: string; confirmationId: string }) =>
+      requestConfirmation(await turnDeps(), input),
+    operatorExecuteConfirmed: async (input: { turnId: string; confirmationId: string }) => executeConfirmed(await turnDeps(), input),
+    operatorCloseConfirmation: async (input: { turnId: string; confirmationId: string; outcome: 'canceled' | 'expired' }) => closeConfirmation(await turnDeps(), input),
+    operatorCompleteTurn: async (input: { turnId: string; usage: Usage; modelCalls: number }) => completeTurn(await turnDeps(), input),
+    operatorFailTurn: async (input: { turnId: string; code: string; message: string }) => failTurn(await turnDeps(), input),
+  };
+}
+
+export type OperatorActivities = ReturnType<typeof createOperatorActivities>;
