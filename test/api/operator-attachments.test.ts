@@ -16,6 +16,7 @@ import { uuidv7 } from '../../lib/ids.js';
 import { api, call, closeApi, createTestApp, createUser, listen, type Res, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { addTeamMember } from '../helpers/db.js';
+import { postSse } from '../helpers/sse.js';
 test.after.always(closeApi);
 
 const URL_PATH = '/api/agent/attachments';
@@ -406,4 +407,26 @@ test('requireChatAttachments: the thread’s attachments with text, in order; 40
   // Another user, even naming the right thread, sees none of them.
   const stranger = await createOwner();
   await fails([a.body.file_id], 404, 'attachment_not_found', { ...actor, userId: stranger.id, ownerId: stranger.id, workspaceId: await workspaceIdOf(stranger.id) });
+});
+
+test('a message names attachments of its thread: the turn runs with them and the history records them; one without text is 422', async (t) => {
+  const { u, appId } = await ownerWithApp();
+  const notes = await upload(u, { app_id: appId, file: { data: 'Budget: 40k. Decision maker: the CFO.', name: 'call-notes.txt' } });
+  t.is(notes.status, 201, notes.text);
+  const thread = notes.body.thread_id;
+  const r = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, thread_id: thread, message: 'Summarise the notes', attachment_ids: [notes.body.file_id] });
+  t.is(r.status, 200, JSON.stringify(r.error));
+  t.is(r.events[0]?.event, 'turn');
+  const history = await call('GET', `/api/agent/threads/${thread}/messages`, auth(u));
+  const asked = history.body.find((m: { role: string }) => m.role === 'user');
+  t.deepEqual(asked.attachment_ids, [notes.body.file_id]);
+  const scan = await upload(u, { app_id: appId, thread_id: thread, file: { data: blankPdf(), name: 'scan.pdf' } });
+  const refused = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, thread_id: thread, message: 'And this?', attachment_ids: [scan.body.file_id] });
+  t.is(refused.status, 422);
+  t.is(refused.error.error.code, 'attachment_unavailable');
+  // Another thread's attachment: 404.
+  const other = await upload(u, { app_id: appId, file: { data: 'elsewhere' } });
+  const foreign = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, thread_id: thread, message: 'And that?', attachment_ids: [other.body.file_id] });
+  t.is(foreign.status, 404);
+  t.is(foreign.error.error.code, 'attachment_not_found');
 });
