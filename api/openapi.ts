@@ -104,6 +104,19 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
   return new Map([...codes].sort(([a], [b]) => a - b));
 }
 
+/** A file part of a multipart form (`.meta({ jsonSchema: BINARY })`): any bytes, sent as a file. */
+export const BINARY = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' };
+
+/** The multipart media type object: the form's schema, and each file part encoded as a file. */
+function formContent(form: z.ZodType): Json {
+  const schema = jsonSchema(form, 'input') as { properties?: Record<string, Json> };
+  const files = Object.entries(schema.properties ?? {}).filter(([, p]) => p.format === 'binary');
+  return {
+    schema,
+    ...(files.length ? { encoding: Object.fromEntries(files.map(([name]) => [name, { contentType: 'application/octet-stream' }])) } : {}),
+  };
+}
+
 function operationObject(op: Operation): Json {
   const limited = op.rateLimit !== 'none';
   const responses: Json = {};
@@ -135,6 +148,7 @@ function operationObject(op: Operation): Json {
     ...(op.body
       ? { requestBody: { required: !op.body.safeParse({}).success, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } }
       : {}),
+    ...(op.form ? { requestBody: { required: true, content: { 'multipart/form-data': formContent(op.form) } } } : {}),
     responses,
     'x-rate-limit-group': op.rateLimit,
   };
@@ -145,7 +159,7 @@ const DESCRIPTION = `Lead discovery and outreach workspace.
 Every error is JSON: {"error": {"code", "message", "details"?, "request_id"}}. Rules that hold for every operation:
 - A method the path does not declare is 405 method_not_allowed with an Allow header; an unknown path is 404 not_found.
 - Unknown query parameters are 400 invalid_query; a string containing NUL (U+0000) in the path, query or body is 400 (invalid_id, invalid_query, invalid_body).
-- Bodies are JSON only: another content type is 415 unsupported_media_type, a body over the size limit 413 payload_too_large, malformed JSON or invalid UTF-8 400 invalid_body.
+- Bodies are JSON (file uploads excepted: multipart/form-data, with their own codes): another content type is 415 unsupported_media_type, a body over the size limit 413 payload_too_large, malformed JSON or invalid UTF-8 400 invalid_body.
 - Rate-limited operations answer 429 rate_limited with Retry-After, and carry RateLimit and RateLimit-Policy headers; failed authentication is throttled per IP.`;
 
 /** 201 responses link to the operations on the created resource (`<path>/{id}…`), for clients and stateful testers. */

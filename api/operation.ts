@@ -68,6 +68,13 @@ export interface OperationSpec<
   query?: Q;
   body?: B;
   /**
+   * A multipart/form-data request instead of a JSON body: the form's parts (a file part is a schema
+   * with `.meta({ jsonSchema: BINARY })`), for the OpenAPI document. The router reads no body for
+   * such an operation: the handler reads the stream itself (api/middleware/multipart.ts `readForm`)
+   * once its own checks have passed, with its limits, and validates the fields with its codes.
+   */
+  form?: AnySchema;
+  /**
    * Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body);
    * `fields`: the code of one top-level field (of the path, query or body) when the first problem is there.
    */

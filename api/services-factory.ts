@@ -8,6 +8,7 @@ import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { createModelAdapter } from '../lib/llm/index.js';
 import { createSources } from '../lib/sources/index.js';
 import { createConnector } from '../lib/connectors/index.js';
+import { loadPdfExtractor } from '../lib/pdf-text.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
@@ -55,6 +56,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     llm,
     sources,
     connector,
+    pdf: loadPdfExtractor,
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();

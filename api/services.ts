@@ -9,6 +9,7 @@ import type { Sources } from '../lib/sources/index.js';
 import type { NetworkConnector } from '../lib/connectors/types.js';
 import type { Authenticator } from './authenticator.js';
 import type { Jobs } from '../domain/jobs.js';
+import type { PdfExtractorLoader } from '../lib/pdf-text.js';
 
 /** Long-lived dependencies the API hands to every handler. */
 export interface Services {
@@ -27,5 +28,7 @@ export interface Services {
   sources: Sources;
   /** The messaging-network connector (network-profile lookups; accounts and sends later). */
   connector: NetworkConnector;
+  /** Loads the PDF text extractor (lib/pdf-text.ts loadPdfExtractor unless a test gives another). */
+  pdf: PdfExtractorLoader;
 }
 

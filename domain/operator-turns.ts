@@ -20,6 +20,7 @@ import { debitCredits, requireCredits } from './credits.js';
 import { AppError, badRequest, notFound } from './errors.js';
 import type { Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
+import { requireChatAttachments } from './operator-attachments.js';
 import { appendMessages, requireOwnedApp, requireThread } from './operator-threads.js';
 import { memoryForContext } from './operator-memory.js';
 import { requireOperatorAccess } from './plans.js';
@@ -108,7 +109,7 @@ export async function prepareMessage(em: EntityManager, actor: Actor, b: Message
   }
   if (b.confirmation_action) return decide(em, actor, b.app_id, threadId, b.confirmation_action, b.confirmation_token);
 
-  const attachments = b.attachment_ids?.length ? await requireChatAttachments(em, threadId!, b.attachment_ids) : [];
+  const attachments = b.attachment_ids?.length ? await requireChatAttachments(em, actor, threadId!, b.attachment_ids) : [];
   await requireCredits(em, actor.workspaceId, TURN_CREDITS);
   // The thread (when new), the turn and the user's message: one transaction.
   const turn = await em
@@ -132,18 +133,6 @@ export async function prepareMessage(em: EntityManager, actor: Actor, b: Message
 
 /** A new thread is titled after the first message (its first line, up to 60 characters). */
 const titleFrom = (message: string) => (message.trim().split('\n')[0].slice(0, 60).trim() || 'New thread');
-
-/** Attachments named by a message: of this thread (404 `attachment_not_found`) and with text (422 `attachment_unavailable`). */
-export async function requireChatAttachments(em: EntityManager, threadId: string, ids: string[]): Promise<{ id: string; filename: string; text: string }[]> {
-  const rows = await em.find(AgentAttachment, { id: { $in: ids }, thread: threadId });
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => {
-    const a = byId.get(id);
-    if (!a) throw new AppError(404, 'attachment_not_found', `attachment ${id} is not in this thread`);
-    if (!a.text?.trim()) throw new AppError(422, 'attachment_unavailable', `attachment ${a.filename} has no text for chat`);
-    return { id: a.id, filename: a.filename, text: a.text };
-  });
-}
 
 /**
  * Records the user's decision on a pending confirmation: the token's (bound to this user and, when

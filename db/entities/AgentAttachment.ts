@@ -3,7 +3,12 @@ import { uuidv7 } from '../../lib/ids.js';
 import { AgentThread } from './AgentThread.js';
 import { Workspace } from './Workspace.js';
 
-export const EXTRACTION_STATUSES = ['extracted', 'empty', 'failed'] as const;
+/**
+ * `extracted`: text found, all of it kept; `truncated`: text found, the first 200,000 characters
+ * kept (or a PDF's first 500 pages read); `empty`: no text (a blank file, a scanned PDF); `failed`:
+ * the PDF could not be read (corrupt, encrypted, too slow). Only the first two give chat text.
+ */
+export const EXTRACTION_STATUSES = ['extracted', 'truncated', 'empty', 'failed'] as const;
 export type ExtractionStatus = (typeof EXTRACTION_STATUSES)[number];
 
 // A file uploaded for chat (POST /api/agent/attachments): its text, extracted at upload, is what a

@@ -49,6 +49,14 @@ const STATEFUL_400: Record<string, string> = {
 };
 
 /**
+ * 400 answers that depend on the bytes of an uploaded file, which are typed by their content (a
+ * generated PNG or random bytes are refused): the schema can say "a file", not which files.
+ */
+const CONTENT_400: Record<string, string> = {
+  postAgentAttachments: 'invalid_file: only UTF-8 text and PDF files are accepted, by content',
+};
+
+/**
  * Operations whose documented 5xx comes from a third party the run cannot provide: analyze-url
  * fetches the generated URL, whose public host does not resolve here, so it answers 502
  * `fetch_failed` (its test in test/api/product-ai.test.ts covers every code with local servers).
@@ -72,7 +80,7 @@ function configToml(token: string, bystander: string): string {
   }
   // The one configured OAuth provider of the local stack (any other name is 404).
   lines.push('[[operations]]', 'include-operation-id = "getAuthOauthByProviderStart"', 'parameters = { provider = "local" }', '');
-  for (const [id, why] of Object.entries(STATEFUL_400)) {
+  for (const [id, why] of Object.entries({ ...STATEFUL_400, ...CONTENT_400 })) {
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
   }
