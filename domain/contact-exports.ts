@@ -162,11 +162,18 @@ export async function writeExportPages(
   const filters = parse(e.filters);
   const scope = parse(e.scope_app_ids) as Scope;
   let { next_seq: seq, last_contact_id: after, row_count: rows } = e;
+  const read = (from: string | null) => readPage(em, e.workspace_id, exportId, scope, filters, from, opts.pageSize);
+  // The next page is read while this one is turned into CSV and written (the database and this
+  // process work at once); at most two pages are in memory.
+  let next = read(after);
   for (let page = 0; page < opts.maxPages; page++) {
-    const batch = await readPage(em, e.workspace_id, exportId, scope, filters, after, opts.pageSize);
+    const batch = await next;
     if (!batch.length) return { done: true, rows, chunks: seq };
-    const data = csvRecords(batch);
     const last = batch[batch.length - 1].id;
+    const full = batch.length === opts.pageSize;
+    next = full && page + 1 < opts.maxPages ? read(last) : Promise.resolve([]);
+    next.catch(() => {}); // awaited on the next turn; a failure of this one must not go unhandled meanwhile
+    const data = csvRecords(batch);
     const advanced = await em.transactional(async (tx) => {
       const moved: unknown[] = await tx.execute(
         `update contact_exports set next_seq = next_seq + 1, last_contact_id = ?, row_count = row_count + ?, byte_count = byte_count + ?
@@ -187,7 +194,7 @@ export async function writeExportPages(
     after = last;
     rows += batch.length;
     opts.onPage?.({ rows, chunks: seq });
-    if (batch.length < opts.pageSize) return { done: true, rows, chunks: seq };
+    if (!full) return { done: true, rows, chunks: seq };
   }
   return { done: false, rows, chunks: seq };
 }

@@ -2,7 +2,7 @@
 // with memberships and provenance, fit and pin, lead edits (validation, unique keys, edited fields
 // surviving enrichment), product scope of members, cross-workspace 404s, the Demo guard, the tools.
 import test from 'ava';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, demoId } from '../../db/seed/demo.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
@@ -358,6 +358,15 @@ test('the Demo workspace reads contacts and refuses every write with 403 demo_re
   const c = list.body.items[0];
   const one = await call('GET', `/api/contacts/${c.id}`, inDemo);
   t.is(one.status, 200, one.text);
+  // The seed shows the reviewers' judgement and a finished export a visitor can download.
+  t.true(list.body.items.some((x: any) => x.fit_label === 'good' && x.pinned));
+  t.true((await Promise.all(list.body.items.map((x: any) => call('GET', `/api/contacts/${x.id}`, inDemo)))).some((r) => r.body.edited_fields.includes('title')));
+  const exports = await call('GET', '/api/contacts/export', inDemo);
+  const seeded = exports.body.items.find((x: any) => x.id === demoId(0x600));
+  t.like(seeded, { status: 'completed', download_url: `/api/contacts/export?id=${demoId(0x600)}` });
+  const file = await call('GET', seeded.download_url, inDemo);
+  t.is(file.status, 200, file.text);
+  t.is(file.text.trim().split('\r\n').length, seeded.row_count + 1);
   for (const [method, path, body] of [
     ['PATCH', `/api/contacts/${c.id}/fit`, { score: 1 }],
     ['PUT', `/api/contacts/${c.id}/pin`, undefined],
