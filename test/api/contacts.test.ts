@@ -335,6 +335,12 @@ test('another workspace’s contact or lead is 404 on every route that takes its
   const still = await call('GET', `/api/contacts/${c.id}`, auth(w.u));
   t.like(still.body, { title: c.title, fit_score: c.fit_score });
   t.deepEqual((await call('GET', '/api/contacts', auth(other))).body.items, []);
+  // A malformed X-Acting-As: 400 invalid_user (the shared rule, on these routes too).
+  for (const path of ['/api/contacts', `/api/contacts/${c.id}`]) {
+    const r = await call('GET', path, auth(w.u, { 'x-acting-as': 'nope' }));
+    t.is(r.status, 400, path);
+    t.is(r.body.error.code, 'invalid_user');
+  }
   // Unauthenticated: 401 everywhere.
   for (const [method, path] of [
     ['GET', '/api/contacts'],
