@@ -289,6 +289,7 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
   try {
     await em.transactional(async (tx) => {
       const [c]: (Record<string, string | null> & { edited_fields: unknown })[] = await tx.execute('select * from contacts where id = ? for update', [lead.contact_id]);
+      if (!c) throw notFound('lead'); // deleted (with its leads) since it was read
       if (values.has('email')) {
         const v = values.get('email');
         if (v && !normaliseEmail(v)) throw badRequest('invalid_email', 'email is not an email address');
