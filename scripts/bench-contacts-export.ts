@@ -27,9 +27,11 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
   const worker = spawnTsx('workers/worker.ts', { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' }, { quiet: true });
   const orm = await openOrm(process.env.DATABASE_URL!);
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  let owner: { userId: string; workspaceId: string } | undefined;
   try {
     const em = orm.em.fork() as EntityManager;
     const { actor, app } = await benchOwner(em);
+    owner = actor;
     const list = await createList(em, actor, app.id, { name: 'Bench export' });
 
     log(`inserting ${count.toLocaleString('en')} contacts (set-based) into a fresh workspace`);
@@ -79,6 +81,12 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
     return { seconds, rowsPerSecond: count / seconds };
   } finally {
     await stopChild(worker);
+    // The workspace goes (its contacts, leads and exports with it), so repeated runs do not grow the database.
+    if (owner) {
+      const em = orm.em.fork() as EntityManager;
+      await em.execute('delete from workspaces where id = ?', [owner.workspaceId]).catch((err) => log(`could not delete the bench workspace: ${String(err)}`));
+      await em.execute('delete from users where id = ?', [owner.userId]).catch((err) => log(`could not delete the bench user: ${String(err)}`));
+    }
     await connection.close();
     await orm.close();
   }
