@@ -3,6 +3,7 @@
 // workflow the same way, and domain code never imports Temporal.
 import type { RunPlan } from './discovery-runs.js';
 import type { EnrichmentStart } from './enrichment.js';
+import type { ExportStart } from './contact-exports.js';
 import type { TurnStart } from './operator-turns.js';
 
 export interface Jobs {
@@ -24,6 +25,8 @@ export interface Jobs {
   startOperatorTask(start: OperatorTaskStart): Promise<void>;
   /** Sends pause / resume / cancel to the task's open run; false when no run is open. */
   signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
+  /** Starts `contacts-export:<exportId>`; starting it again is a no-op. */
+  startContactsExport(start: ExportStart): Promise<void>;
 }
 
 export interface OperatorTaskStart {

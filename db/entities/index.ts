@@ -35,3 +35,5 @@ export { OperatorNotificationPreference } from './OperatorNotificationPreference
 export { OperatorTask } from './OperatorTask.js';
 export { OperatorTaskAction } from './OperatorTaskAction.js';
 export { OperatorTaskEvent } from './OperatorTaskEvent.js';
+export { ContactExport } from './ContactExport.js';
+export { ExportFileChunk } from './ExportFileChunk.js';
