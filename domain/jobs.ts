@@ -24,6 +24,16 @@ export interface Jobs {
   startOperatorTask(start: OperatorTaskStart): Promise<void>;
   /** Sends pause / resume / cancel to the task's open run; false when no run is open. */
   signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
+  /** Starts `list-import:<importId>`; starting it again (a repeated commit) is a no-op. */
+  startListImport(start: ListImportStart): Promise<void>;
+  /** Sends `cancel` to the import's workflow; false when none is open. */
+  signalListImport(importId: string, signal: 'cancel'): Promise<boolean>;
+}
+
+export interface ListImportStart {
+  importId: string;
+  workspaceId: string;
+  appId: string;
 }
 
 export interface OperatorTaskStart {

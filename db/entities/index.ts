@@ -35,3 +35,6 @@ export { OperatorNotificationPreference } from './OperatorNotificationPreference
 export { OperatorTask } from './OperatorTask.js';
 export { OperatorTaskAction } from './OperatorTaskAction.js';
 export { OperatorTaskEvent } from './OperatorTaskEvent.js';
+export { ListImport } from './ListImport.js';
+export { ListImportProblem } from './ListImportProblem.js';
+export { ImportFileChunk } from './ImportFileChunk.js';
