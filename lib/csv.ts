@@ -40,7 +40,18 @@ interface ParserApi {
   parse(buf: Buffer | undefined, end: boolean, push: Push, close: () => void): Error | undefined;
 }
 
-const win1252 = new TextDecoder('windows-1252');
+// Windows-1252 is Latin-1 except for 0x80–0x9F, where it has these characters (WHATWG Encoding;
+// 81, 8D, 8F, 90 and 9D stay the C1 controls). Node 20's TextDecoder('windows-1252') decodes those
+// bytes as Latin-1 (0x80 → U+0080, not €), so the table is applied here.
+const CP1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
+const C1 = /[\u0080-\u009f]/g;
+const HAS_C1 = /[\u0080-\u009f]/;
+
+/** Windows-1252 bytes as text. */
+export function decodeWindows1252(bytes: Buffer): string {
+  const s = bytes.toString('latin1');
+  return HAS_C1.test(s) ? s.replace(C1, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]) : s;
+}
 
 /**
  * Reads records from consecutive byte chunks of a file, starting at `startByte` (0, or the end of a
@@ -74,7 +85,7 @@ export class CsvReader {
     const info = this.parser.info;
     this.push = (record) => {
       const raw = record as (string | Buffer)[];
-      const values = this.bytes ? raw.map((v) => win1252.decode(v as Buffer)) : (raw as string[]);
+      const values = this.bytes ? raw.map((v) => decodeWindows1252(v as Buffer)) : (raw as string[]);
       this.out.push({ values, end: startByte + info.bytes });
     };
   }
@@ -107,23 +118,17 @@ export class CsvReader {
   }
 }
 
-/** All records of `bytes` (a whole small file, or a head: then `complete` false drops the last, possibly cut, record and a syntax error at the cut). */
+/**
+ * All records of `bytes`: a whole small file, or a head (`complete` false), whose last, cut record
+ * is never completed (only `end()` would) and whose cut inside a quoted value is no error.
+ */
 export function readAll(bytes: Buffer, opts: { delimiter: Delimiter; encoding: CsvEncoding; complete: boolean; maxRecords?: number }): CsvRecord[] {
   const reader = new CsvReader(opts);
   const max = opts.maxRecords ?? Infinity;
-  let records: CsvRecord[] = [];
-  try {
-    // In slices, so that a head of many small records stops early.
-    for (let at = 0; at < bytes.length && records.length <= max; at += 64 * 1024) records.push(...reader.write(bytes.subarray(at, at + 64 * 1024)));
-    if (records.length <= max) {
-      if (opts.complete) records.push(...reader.end());
-    }
-  } catch (err) {
-    // A head cut inside a quoted value looks unclosed; the records before it stand.
-    if (!(err instanceof CsvSyntaxError) || opts.complete || records.length > max) throw err;
-    records.push(...err.records);
-  }
-  if (!opts.complete && records.length <= max) records = records.slice(0, -1);
+  const records: CsvRecord[] = [];
+  // In slices, so that a head of many small records stops early.
+  for (let at = 0; at < bytes.length && records.length < max; at += 64 * 1024) records.push(...reader.write(bytes.subarray(at, at + 64 * 1024)));
+  if (opts.complete && records.length < max) records.push(...reader.end());
   return records.slice(0, max);
 }
 

@@ -126,8 +126,10 @@ export function commitOf(fields: Record<string, string>): CommitInput {
   const r = CommitBody.safeParse(Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)));
   if (!r.success) {
     const issue = r.error.issues[0];
-    const field = String(issue.path[0] ?? (fields.list_id === undefined && fields.list_name === undefined ? 'list_id' : ''));
-    throw invalidField(field || 'list_id', issue.message);
+    const field = issue.path.length ? String(issue.path[0]) : 'list_id';
+    // As the commit body: a malformed list_id has its own code.
+    if (field === 'list_id' && issue.path.length) throw badRequest('invalid_list_id', `invalid form field list_id: ${issue.message}`, [{ path: 'list_id', message: issue.message }]);
+    throw invalidField(field, issue.message);
   }
   return { mapping: toMapping(r.data.mapping), dedupeMode: r.data.dedupe_mode, listId: r.data.list_id, listName: r.data.list_name };
 }
