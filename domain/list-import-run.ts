@@ -148,7 +148,24 @@ const column = <T>(rows: T[], pick: (r: T) => unknown) => rows.map(pick);
  */
 async function commitBatch(c: PgClient, importId: string, batch: Batch): Promise<ListImportStatus | null> {
   const started = performance.now();
+  try {
+    return await writeBatch(c, importId, batch, started);
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new ChunkRace('a contact or lead was added concurrently');
+    throw err;
+  }
+}
+
+async function writeBatch(c: PgClient, importId: string, batch: Batch, started: number): Promise<ListImportStatus | null> {
   return inTransaction(c, async () => {
+    // The tables grow by thousands of rows per chunk, faster than autovacuum's statistics: planned
+    // from stale ones, a per-key lookup becomes a sequential scan per key (seconds per chunk). Every
+    // statement here has an index to use; this keeps the planner on them.
+    await c.query('set local enable_seqscan = off');
+    // The chunk's rows and its cursor commit together, so a commit lost in a database crash loses
+    // both, and the import resumes before it: nothing needs this commit flushed before the next
+    // chunk. The import's final state is committed synchronously, which flushes every one before it.
+    await c.query('set local synchronous_commit = off');
     const imp = await loadImport(c, importId, true);
     if (!imp) return 'canceled';
     if (imp.status !== 'running') return imp.status;
@@ -164,15 +181,20 @@ async function commitBatch(c: PgClient, importId: string, batch: Batch): Promise
       await c.query('select pg_advisory_xact_lock(hashtext($1))', [`contacts-import:${ws}`]);
       const emails = [...new Set(batch.rows.flatMap((r) => (r.emailKey ? [r.emailKey] : [])))];
       const urls = [...new Set(batch.rows.flatMap((r) => (r.urlKey ? [r.urlKey] : [])))];
-      // One unique-index probe per key (LATERAL … LIMIT 1 keeps the planner from hashing the
-      // workspace's contacts, which it would do when its statistics lag behind a growing import),
-      // then the matches locked in id order.
-      const { rows: found } = await c.query<{ id: string }>(
-        `select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
-         union
-         select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x`,
-        [ws, emails, urls],
-      );
+      // One unique-index probe per key. Planned for this workspace's id, a lookup would trust
+      // statistics that predate the import (a workspace they do not know looks empty) and could
+      // walk another unique index by its workspace prefix, filtering every contact of the
+      // workspace per key (seconds per chunk). A generic plan (the workspace id unknown to the
+      // planner: its average share) always takes the index of the identifier.
+      await c.query('set local plan_cache_mode = force_generic_plan');
+      const { rows: found } = await c.query<{ id: string }>({
+        name: 'list-import-lookup',
+        text: `select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
+               union
+               select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x`,
+        values: [ws, emails, urls],
+      });
+      await c.query('set local plan_cache_mode = auto');
       const { rows: existing } = found.length
         ? await c.query<ContactState>(`select id, ${CONTACT_COLUMNS.join(', ')} from contacts where id = any($1::uuid[]) order by id for update`, [found.map((f) => f.id)])
         : { rows: [] as ContactState[] };
@@ -200,15 +222,14 @@ async function commitBatch(c: PgClient, importId: string, batch: Batch): Promise
         contactIds.add(s.id);
       }
       if (created.length) {
-        const ins = await c.query(
+        // A plain insert: the lookup above under the import lock found no holder of these identifiers;
+        // a single add racing in since (unique violation) makes the chunk run again (ChunkRace).
+        await c.query(
           `insert into contacts (id, workspace_id, ${CONTACT_COLUMNS.join(', ')}, created_at, updated_at)
            select v.id, $1, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now()
-           from unnest($2::uuid[], ${CONTACT_COLUMNS.map((_, i) => `$${i + 3}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})
-           on conflict do nothing`,
+           from unnest($2::uuid[], ${CONTACT_COLUMNS.map((_, i) => `$${i + 3}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`,
           [ws, column(created, (s) => s.id), ...CONTACT_COLUMNS.map((k) => column(created, (s) => s[k]))],
         );
-        // A contact with one of these identifiers appeared since the lock above (a single add, not an import).
-        if (ins.rowCount !== created.length) throw new ChunkRace('a contact was added concurrently');
       }
       const changed = [...new Set([...byEmail.values(), ...byUrl.values()])].filter((s) => s.changed);
       if (changed.length) {
@@ -219,14 +240,17 @@ async function commitBatch(c: PgClient, importId: string, batch: Batch): Promise
           [column(changed, (s) => s.id), ...CONTACT_COLUMNS.map((k) => column(changed, (s) => s[k]))],
         );
       }
-      const ids = [...contactIds];
-      const leads = await c.query(
+      // Leads: contacts created by this chunk cannot be in the list yet (a plain insert); the
+      // others may be (`on conflict do nothing`).
+      const fresh = new Set(created.map((s) => s.id));
+      const known = [...contactIds].filter((id) => !fresh.has(id));
+      const leadsSql = (conflict: string) =>
         `insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
-         select v.id, $1, $2, v.contact_id, 'import', now(), now() from unnest($3::uuid[], $4::uuid[]) as v(id, contact_id)
-         on conflict (list_id, contact_id) do nothing`,
-        [ws, imp.list_id, ids.map(() => uuidv7()), ids],
-      );
-      counts.leadsAdded = leads.rowCount ?? 0;
+         select v.id, $1, $2, v.contact_id, 'import', now(), now() from unnest($3::uuid[], $4::uuid[]) as v(id, contact_id) ${conflict}`;
+      let added = 0;
+      if (fresh.size) added += (await c.query(leadsSql(''), [ws, imp.list_id, created.map(() => uuidv7()), [...fresh]])).rowCount ?? 0;
+      if (known.length) added += (await c.query(leadsSql('on conflict (list_id, contact_id) do nothing'), [ws, imp.list_id, known.map(() => uuidv7()), known])).rowCount ?? 0;
+      counts.leadsAdded = added;
     }
     if (batch.problems.length) {
       await c.query(

@@ -5,9 +5,14 @@
 // second for the database writes (rows ÷ time inside the chunk transactions) and for the whole job,
 // and the worker's resident memory (sampled every 20 ms during the import, and its VmHWM).
 // Goals: whole import ≤ 5 s, ≥ 150,000 rows/s written, worker RSS ≤ 300 MB.
+// The worker runs as in production: `npm run build` first (skip with --no-build), then
+// `node dist/workers/worker.js` (the prebuilt workflow bundle, no TypeScript loader), with the
+// production image's NODE_OPTIONS unless BENCH_NODE_FLAGS says otherwise.
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench`) and Redis database 2.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Connection } from '@temporalio/client';
@@ -17,6 +22,11 @@ import { stackWithSchema } from './stack-env.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const log = (msg: string) => console.error(`[bench:import] ${msg}`);
+if (!process.argv.includes('--no-build')) {
+  log('npm run build');
+  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (b.status !== 0) process.exit(b.status ?? 1);
+}
 const { stack, env } = await stackWithSchema(log, { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench', redisDb: 2 });
 const taskQueue = `bench-import-${process.pid}`;
 const benchEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' };
@@ -46,7 +56,13 @@ const status = (pid: number, key: 'VmRSS' | 'VmHWM'): number => {
   return m ? Number(m[1]) / 1024 : NaN;
 };
 
-const worker = spawn(process.execPath, ['--import', 'tsx', 'workers/worker.ts'], { cwd: repoRoot, env: { ...process.env, ...benchEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
+const worker = spawn(process.execPath, [...nodeFlags, join(repoRoot, 'dist/workers/worker.js')], {
+  cwd: repoRoot,
+  // Production refuses generated secrets; the worker needs them only to load its configuration.
+  env: { ...process.env, ...benchEnv, NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url') },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 const services = await createServices();
 const server = createApp(services).listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
