@@ -29,6 +29,9 @@ export interface RunLimits {
   maxMs: number;
 }
 
+/** Bytes parsed at a time. */
+const PARSE_SLICE_BYTES = 64 * 1024;
+
 export const defaultRunLimits = (): RunLimits => ({
   chunkRows: Math.max(1, Number(process.env.LIST_IMPORT_CHUNK_ROWS ?? 5000)),
   maxRecords: Number.MAX_SAFE_INTEGER,
@@ -81,7 +84,7 @@ interface ImportRow {
 }
 
 interface Batch {
-  rows: (CleanRow & { row: number })[];
+  rows: CleanRow[];
   problems: { row: number; reasons: RowProblem[]; values: string[] }[];
   rowsRead: number;
   start: number;
@@ -324,7 +327,7 @@ export async function runImport(em: EntityManager, store: ImportFileStore, impor
         if (row === imp.header_row || rec.values.every((v) => v.trim() === '')) continue;
         batch.rowsRead++;
         const { row: clean, problems } = checkRow(rec.values, imp.column_count, imp.mapping, domains);
-        if (clean) batch.rows.push({ ...clean, row });
+        if (clean) batch.rows.push(clean);
         else batch.problems.push({ row, reasons: problems, values: rec.values.slice(0, MAX_COLUMNS + 1).map((v) => cutValue(v)) });
       }
     };
@@ -341,7 +344,11 @@ export async function runImport(em: EntityManager, store: ImportFileStore, impor
 
     try {
       for await (const chunk of store.read(importId, imp.cursor_bytes, imp.chunk_bytes)) {
-        if (await takeAll(reader.write(chunk))) return { done: false, stopped };
+        // Parsed a slice at a time: the records of a whole stored chunk are never held while a
+        // commit is awaited (what survives an await is promoted, and the worker's heap grows).
+        for (let at = 0; at < chunk.length; at += PARSE_SLICE_BYTES) {
+          if (await takeAll(reader.write(chunk.subarray(at, at + PARSE_SLICE_BYTES)))) return { done: false, stopped };
+        }
       }
       if (await takeAll(reader.end())) return { done: false, stopped };
     } catch (err) {
