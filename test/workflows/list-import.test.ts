@@ -182,6 +182,22 @@ test('re-importing the same file adds nothing; into another list it adds leads, 
   t.is(await contactsOf(s.workspaceId), 120);
 });
 
+test('two imports of overlapping files into two lists at once: each contact once, each list complete', async (t) => {
+  const s = await setup();
+  const tag = randomUUID().slice(0, 8);
+  const a = postCsv(s.u, importPath(s.appId), peopleCsv(3000, tag), { fields: { list_name: 'A' } });
+  const b = postCsv(s.u, importPath(s.appId), peopleCsv(3000, tag, { from: 1500 }), { fields: { list_name: 'B' } });
+  const [ra, rb] = await Promise.all([a, b]);
+  const [da, db] = await Promise.all([waitImport(s.u, s.appId, ra.body.id), waitImport(s.u, s.appId, rb.body.id)]);
+  t.is(da.status, 'completed');
+  t.is(db.status, 'completed');
+  t.is(da.progress.created + db.progress.created, 4500, 'the 1,500 people in both files were created once');
+  t.is(da.progress.duplicate + db.progress.duplicate, 1500);
+  t.is(await contactsOf(s.workspaceId), 4500);
+  t.is(await leadsOf(da.list_id), 3000);
+  t.is(await leadsOf(db.list_id), 3000);
+});
+
 test('a file of many chunks over several activity calls and workflow runs (continueAsNew): exact progress at every moment', async (t) => {
   const s = await setup();
   const tag = randomUUID().slice(0, 8);
