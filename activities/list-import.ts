@@ -9,8 +9,41 @@ import { defaultRunLimits, ImportFailure, runImport } from '../domain/list-impor
 import { beginRun, endRun, readProgress, type ImportProgress } from '../domain/list-imports.js';
 import type { ActivityDeps } from './index.js';
 
+/**
+ * Imports running at once in this worker (LIST_IMPORT_CONCURRENCY, default 3). Each holds one
+ * pooled connection for its writes and briefly takes another per 1 MiB of file it reads: unbounded,
+ * as many imports as the pool has connections would each hold one and wait for a second. The others
+ * wait here, heartbeating, for a slot.
+ */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(n: number) {
+    this.free = n;
+  }
+  async take(heartbeat: () => void, aborted: () => boolean): Promise<() => void> {
+    while (this.free === 0) {
+      if (aborted()) throw new CancelledFailure('the import was canceled while waiting for a slot');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000);
+        this.waiting.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      heartbeat();
+    }
+    this.free--;
+    return () => {
+      this.free++;
+      this.waiting.shift()?.();
+    };
+  }
+}
+
 export function createListImportActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
+  const slots = new Slots(Math.max(1, Number(process.env.LIST_IMPORT_CONCURRENCY ?? 3)));
   return {
     beginListImport: (importId: string) => beginRun(em(), importId),
 
@@ -18,6 +51,10 @@ export function createListImportActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const limits = { ...defaultRunLimits(), ...(input.maxRecords ? { maxRecords: input.maxRecords } : {}) };
       const e = em();
+      const release = await slots.take(
+        () => ctx.heartbeat(),
+        () => ctx.cancellationSignal.aborted,
+      );
       try {
         const out = await runImport(e, pgImportFiles(e), input.importId, limits, {
           committed: (position) => ctx.heartbeat(position),
@@ -28,6 +65,8 @@ export function createListImportActivities(deps: ActivityDeps) {
       } catch (err) {
         if (err instanceof ImportFailure) throw ApplicationFailure.nonRetryable(err.message, err.code);
         throw err;
+      } finally {
+        release();
       }
     },
 

@@ -155,9 +155,12 @@ export function cleanFilename(name: string | undefined): string {
   return [...s].slice(0, 255).join('');
 }
 
-/** Deletes an upload that did not become a draft (its chunks go with it). */
+/**
+ * Deletes an upload that did not become an import the client can name: still uploading, or (the
+ * one-shot import, whose commit was refused) a draft whose id was never answered. Its chunks go with it.
+ */
 export async function discardUpload(em: EntityManager, importId: string): Promise<void> {
-  await em.execute(`delete from list_imports where id = ? and status = 'uploading'`, [importId]);
+  await em.execute(`delete from list_imports where id = ? and status in ('uploading', 'draft')`, [importId]);
 }
 
 /** How many of the sample's valid rows match a contact already in the workspace. */
@@ -291,9 +294,14 @@ export async function cancelImport(em: EntityManager, actor: Actor, jobs: Jobs, 
     await tx.flush();
     return row;
   });
-  if (imp.status === 'canceled') await files.remove(imp.id);
-  else await jobs.signalListImport(imp.id, 'cancel');
-  return imp;
+  if (imp.status === 'canceled') {
+    await files.remove(imp.id);
+    return imp;
+  }
+  // No workflow to tell (its start was lost, or has not happened yet): end the import here. A
+  // workflow that starts afterwards finds it canceled and ends at once.
+  if (!(await jobs.signalListImport(imp.id, 'cancel'))) await endRun(em, files, imp.id, { canceled: true });
+  return em.findOneOrFail(ListImport, imp.id, { refresh: true });
 }
 
 // ---------------------------------------------------------------------------------------------

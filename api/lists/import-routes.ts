@@ -15,6 +15,7 @@ import {
   commitImport,
   completeUpload,
   discardUpload,
+  endRun,
   FINAL,
   invalidRows,
   MAX_IMPORT_BYTES,
@@ -127,8 +128,15 @@ export const importListOp = defineOperation({
       const choice = formatOf(form.fields);
       const input: CommitInput = commitOf(form.fields);
       await completeUpload(em, actor, imp, facts, choice, input.mapping);
-      const { imp: committed } = await commitImport(em, actor, services.jobs, params.appId, imp.id, input);
-      return reply(202, await view(em, committed));
+      try {
+        const { imp: committed } = await commitImport(em, actor, services.jobs, params.appId, imp.id, input);
+        return reply(202, await view(em, committed));
+      } catch (err) {
+        // Committed, but the workflow could not be started: nobody was told this import's id to
+        // commit it again, so it ends `failed` (start_failed) rather than waiting forever.
+        await endRun(em, pgImportFiles(em), imp.id, { failure: { code: 'start_failed', message: err instanceof Error ? err.message : String(err) } });
+        throw err;
+      }
     }),
 });
 

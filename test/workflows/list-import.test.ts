@@ -242,9 +242,10 @@ test('cancel: a draft at once; a queued import before it runs; a running one at 
   t.is(await chunksOf(draft.body.id), 0);
   t.like(await cancel(draft.body.id), { status: 'canceled' }, 'a repeat is a no-op');
 
-  // Queued (its workflow not started yet): canceling, then the workflow ends it without importing.
+  // Queued, its workflow never started (a lost start): canceled at once; a workflow starting later ends without importing.
   const queued = await committedNotStarted(s, peopleCsv(5, randomUUID().slice(0, 8)));
-  t.like(await cancel(queued), { status: 'canceling' });
+  t.like(await cancel(queued), { status: 'canceled' });
+  t.is(await chunksOf(queued), 0);
   const h = await startSmall(queued, {});
   t.like(await h.result(), { status: 'canceled', rowsRead: 0 });
   await replayFixture(services.temporal, 'listImport-canceled', h.workflowId);
