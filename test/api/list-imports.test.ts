@@ -162,17 +162,20 @@ test('preview 400s: invalid_upload, missing_file, invalid_file (empty, binary, U
   t.deepEqual(await leftovers(s.workspaceId), { uploading: 0, chunks: 0 });
 });
 
-test('413: a file over 50 MiB is refused while it streams (file_too_large), a form field too long (invalid_upload); nothing stays stored', async (t) => {
+// The two 50 MiB uploads run alone (before the other tests of the file), not beside them.
+test.serial('413: a file over 50 MiB is refused while it streams (file_too_large), a form field too long (invalid_upload); nothing stays stored', async (t) => {
   const s = await setup();
   const big = Buffer.alloc(50 * MiB + 1, 'a@x.example\n');
   const r = await preview(s.u, s.appId, big);
   expectError(t, r, 413, 'file_too_large', 'one byte over');
   t.deepEqual(await leftovers(s.workspaceId), { uploading: 0, chunks: 0 });
+  expectError(t, await postCsv(s.u, importPath(s.appId), big, { fields: { list_id: s.listId } }), 413, 'file_too_large', 'one-shot, one byte over');
+  t.deepEqual(await leftovers(s.workspaceId), { uploading: 0, chunks: 0 });
   expectError(t, await preview(s.u, s.appId, 'email\na@x.example\n', { fields: { delimiter: ','.repeat(5000) } }), 413, 'invalid_upload', 'field value');
   t.deepEqual(await leftovers(s.workspaceId), { uploading: 0, chunks: 0 });
 });
 
-test('exactly 50 MiB is accepted: stored in 1 MiB chunks, previewed from its head', async (t) => {
+test.serial('exactly 50 MiB is accepted: stored in 1 MiB chunks, previewed from its head', async (t) => {
   const s = await setup();
   const line = 'someone@x.example,Someone\n';
   const head = 'email,name\n';
@@ -317,4 +320,27 @@ test('401; 403 not_assigned (a member without the product) and demo_read_only (t
   expectError(t, await preview(visitor, demoApp, csv, { headers: demo }), 403, 'demo_read_only', 'Demo preview');
   expectError(t, await postCsv(visitor, importPath(demoApp), csv, { headers: demo, fields: { list_name: 'x' } }), 403, 'demo_read_only', 'Demo import');
   expectError(t, await call('POST', `${draftPath(demoApp, randomUUID())}/commit`, { ...auth(visitor, demo), body: { list_name: 'x' } }), 403, 'demo_read_only', 'Demo commit');
+});
+
+test('the codes every route shares: invalid_id, invalid_user, 401; the one-shot route’s upload codes', async (t) => {
+  const s = await setup();
+  const p = await preview(s.u, s.appId, peopleCsv(2, randomUUID().slice(0, 8)));
+  const badUser = { 'x-acting-as': 'not-a-user' };
+  const csv = 'email\na@x.example\n';
+  expectError(t, await call('POST', importPath('nope'), auth(s.u)), 400, 'invalid_id', 'import: app id');
+  expectError(t, await call('GET', draftPath('nope', p.body.id), auth(s.u)), 400, 'invalid_id', 'get: app id');
+  expectError(t, await call('POST', `${draftPath(s.appId, 'nope')}/commit`, { ...auth(s.u), body: { list_id: s.listId } }), 400, 'invalid_id', 'commit: import id');
+  expectError(t, await postCsv(s.u, importPath(s.appId), csv, { headers: badUser, fields: { list_id: s.listId } }), 400, 'invalid_user', 'import');
+  expectError(t, await call('GET', draftPath(s.appId, p.body.id), auth(s.u, badUser)), 400, 'invalid_user', 'get');
+  expectError(t, await call('POST', `${draftPath(s.appId, p.body.id)}/commit`, { ...auth(s.u, badUser), body: { list_id: s.listId } }), 400, 'invalid_user', 'commit');
+  t.is((await call('POST', importPath(s.appId))).status, 401);
+  t.is((await call('POST', `${draftPath(s.appId, p.body.id)}/commit`, { body: { list_id: s.listId } })).status, 401);
+  const one = (data: string | Buffer, opts: Parameters<typeof postCsv>[3] = {}) => postCsv(s.u, importPath(s.appId), data, { ...opts, fields: { list_id: s.listId, ...opts.fields } });
+  expectError(t, await call('POST', importPath(s.appId), { ...auth(s.u), body: { list_id: s.listId } }), 400, 'invalid_upload', 'JSON body');
+  expectError(t, await one('', { noFile: true }), 400, 'missing_file', 'no file');
+  expectError(t, await one(''), 400, 'invalid_file', 'empty file');
+  expectError(t, await one('email\n"open\n'), 400, 'invalid_csv', 'unclosed quote');
+  expectError(t, await one(csv, { fields: { delimiter: '#' } }), 400, 'invalid_body', 'delimiter');
+  expectError(t, await one(csv, { fields: { mapping: 'x'.repeat(5000) } }), 413, 'invalid_upload', 'field over 4 KiB');
+  t.deepEqual(await leftovers(s.workspaceId), { uploading: 0, chunks: 0 });
 });
