@@ -149,9 +149,28 @@ const column = <T>(rows: T[], pick: (r: T) => unknown) => rows.map(pick);
  * is no longer running (nothing written); throws ChunkRace when the cursor moved or a contact was
  * inserted concurrently (nothing written; the caller reads the chunk again).
  */
+/**
+ * The planner sizes `contacts` from the statistics of its last ANALYZE, scaled by its current size
+ * only when they describe a non-empty table. An import can grow the table far faster than autovacuum
+ * re-analyzes it (a first import into an empty table stays "known empty" for up to a minute), and
+ * then every index on (workspace_id, …) looks equally cheap for an identifier lookup, including the
+ * wrong one walked by its workspace prefix (seconds per chunk). When the table has more than doubled
+ * (by at least 1 MB) since its statistics were taken, they are taken again: ANALYZE samples at most
+ * 30,000 rows, so this costs milliseconds on the small tables where it happens, and a few times per
+ * large import at most.
+ */
+async function refreshStatsIfStale(c: PgClient): Promise<void> {
+  const { rows } = await c.query<{ relpages: number; pages: string }>(
+    `select relpages, pg_relation_size(oid) / current_setting('block_size')::int as pages from pg_class where oid = 'contacts'::regclass`,
+  );
+  const pages = Number(rows[0]?.pages ?? 0);
+  if (rows[0] && pages > 2 * rows[0].relpages + 128) await c.query('analyze contacts');
+}
+
 async function commitBatch(c: PgClient, importId: string, batch: Batch): Promise<ListImportStatus | null> {
   const started = performance.now();
   try {
+    await refreshStatsIfStale(c);
     return await writeBatch(c, importId, batch, started);
   } catch (err) {
     if ((err as { code?: string }).code === '23505') throw new ChunkRace('a contact or lead was added concurrently');

@@ -68,6 +68,8 @@ const server = createApp(services).listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+/** The run's account: deleted at the end (its workspace, contacts and leads with it), so runs do not pile up. */
+let benchUser: string | undefined;
 
 try {
   await waitFor('the bench worker to poll', async () => {
@@ -76,6 +78,7 @@ try {
   });
   const em = services.orm.em.fork() as EntityManager;
   const { actor, app } = await benchOwner(em);
+  benchUser = actor.userId;
   const { secret } = await createToken(em, actor.userId, 'bench');
   const list = await createList(em, actor, app.id, { name: 'Bench import' });
   const csv = benchCsv(ROWS, String(process.pid));
@@ -121,6 +124,7 @@ try {
   console.log(`  whole job:                        ${(row.rows_read / whole).toFixed(0)} rows/s, ${whole.toFixed(2)} s from the upload's first byte to completed   (goal ≤ 5 s: ${goal(whole <= 5)})`);
   console.log(`  worker RSS:                       ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB during the import   (goal ≤ 300 MB: ${goal(peak <= 300)}); VmHWM ${hwm.toFixed(0)} MB`);
 } finally {
+  if (benchUser) await services.orm.em.fork().execute('delete from users where id = ?', [benchUser]).catch((err) => log(`cleanup: ${String(err)}`));
   server.close();
   await services.close();
   await connection.close();
