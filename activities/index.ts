@@ -10,6 +10,7 @@ import { createEnrichmentActivities } from './enrichment.js';
 import { createOperatorActivities } from './operator-turn.js';
 import { createOperatorTaskActivities } from './operator-task.js';
 import { createContactExportActivities } from './contact-exports.js';
+import { createListImportActivities } from './list-import.js';
 import type { Jobs } from '../domain/jobs.js';
 
 export interface ActivityDeps {
@@ -32,5 +33,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createOperatorActivities(deps),
     ...createOperatorTaskActivities(deps),
     ...createContactExportActivities(deps),
+    ...createListImportActivities(deps),
   };
 }

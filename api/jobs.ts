@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -99,6 +99,28 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated start
+      }
+    },
+    async startListImport(s) {
+      try {
+        await client.workflow.start('listImport', {
+          taskQueue,
+          workflowId: listImportWorkflowIds.run(s.importId),
+          args: [{ importId: s.importId }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'list-import', workspaceId: s.workspaceId, appId: s.appId }),
+          memo: { import_id: s.importId },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated commit
+      }
+    },
+    async signalListImport(importId, signal) {
+      try {
+        await client.workflow.getHandle(listImportWorkflowIds.run(importId)).signal(signal);
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false; // finished, or not started yet
+        throw err;
       }
     },
   };

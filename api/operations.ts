@@ -15,6 +15,7 @@ import * as myWorkspaces from './my-workspaces/routes.js';
 import * as billing from './billing/routes.js';
 import * as agents from './agents/routes.js';
 import * as lists from './lists/routes.js';
+import * as listImports from './lists/import-routes.js';
 import * as discovery from './agents/discovery-routes.js';
 import * as appsAi from './apps/ai-routes.js';
 import * as specialists from './apps/specialist-routes.js';
@@ -29,7 +30,7 @@ import * as operatorMemory from './operator/memory-routes.js';
 import * as operatorAttachments from './operator/attachment-routes.js';
 import * as contacts from './contacts/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

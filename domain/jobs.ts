@@ -27,6 +27,16 @@ export interface Jobs {
   signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
   /** Starts `contacts-export:<exportId>`; starting it again is a no-op. */
   startContactsExport(start: ExportStart): Promise<void>;
+  /** Starts `list-import:<importId>`; starting it again (a repeated commit) is a no-op. */
+  startListImport(start: ListImportStart): Promise<void>;
+  /** Sends `cancel` to the import's workflow; false when none is open. */
+  signalListImport(importId: string, signal: 'cancel'): Promise<boolean>;
+}
+
+export interface ListImportStart {
+  importId: string;
+  workspaceId: string;
+  appId: string;
 }
 
 export interface OperatorTaskStart {

@@ -51,3 +51,8 @@ export const contactExportWorkflowIds = {
 export const operatorTaskWorkflowIds = {
   task: (taskId: string) => `operator-task:${taskId}`,
 };
+
+/** CSV imports into lead lists: one workflow per import (a repeated commit is the same job). */
+export const listImportWorkflowIds = {
+  run: (importId: string) => `list-import:${importId}`,
+};

@@ -8,3 +8,4 @@ export { enrichTarget } from './enrichment.js';
 export { operatorTurn } from './operator-turn.js';
 export { operatorTask } from './operator-task.js';
 export { contactsExport } from './contact-exports.js';
+export { listImport } from './list-import.js';

@@ -7,6 +7,12 @@
 // cut short), or a form with an unknown or repeated field is 400 `invalid_upload`; a form past its
 // size limits (too many parts, files or fields, a field value too long, the whole body too large)
 // is 413 `invalid_upload`; a file past its limit is 413 `file_too_large`.
+//
+// A file is either collected in memory (small files: `UploadedFile.data`) or, with `sink`, handed
+// to the caller as a stream the moment its part begins (large files, e.g. CSV imports, written
+// elsewhere chunk by chunk): the form then resolves once the parser is done AND the sink has
+// finished; a limit passed destroys the sink's stream, and a sink that fails fails the form.
+import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import busboy from 'busboy';
 import { AppError } from '../../domain/errors.js';
@@ -20,6 +26,12 @@ export interface FormLimits {
   fileBytes: number;
   /** Longest text field value, bytes (default 1024): more is 413 invalid_upload. */
   fieldBytes?: number;
+  /**
+   * Streams the file part to the caller instead of collecting it: called once, when the part
+   * begins; must consume `file` to its end (reading at its own pace applies backpressure to the
+   * client). The stream is destroyed (so the sink's read rejects) when a limit is passed.
+   */
+  sink?: (file: Readable, info: { filename?: string; mimeType: string }) => Promise<void>;
 }
 
 export interface UploadedFile {
@@ -33,6 +45,8 @@ export interface UploadedFile {
 export interface Form {
   fields: Record<string, string>;
   file?: UploadedFile;
+  /** With `sink`: the file part that was streamed to it (its bytes are wherever the sink put them). */
+  streamed?: { filename?: string; mimeType: string };
   /** The file field arrived as a text part (no filename): the caller's "missing file" can say so. */
   fileAsText: boolean;
 }
@@ -80,6 +94,9 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
   return new Promise<Form>((resolve, reject) => {
     const fields: Record<string, string> = {};
     let file: UploadedFile | undefined;
+    let streamed: Form['streamed'];
+    let sinking: Promise<void> | undefined;
+    let fileStream: Readable | undefined;
     let fileAsText = false;
     let settled = false;
     let received = 0;
@@ -99,6 +116,8 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
       // Not from inside the parser's own callback (it goes on with the chunk at hand); its listeners
       // stay, and do nothing now that the promise is settled.
       setImmediate(() => parser.destroy());
+      // A sink still reading learns it too (its read rejects); the caller awaits its own sink.
+      if (limits.sink && fileStream && !fileStream.destroyed) fileStream.destroy(err);
       ctx.set('Connection', 'close');
       reject(err);
     };
@@ -112,6 +131,15 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
       if (name !== limits.file) {
         stream.resume();
         fail(invalid(`unexpected file field "${name}" (the file goes in "${limits.file}")`));
+        return;
+      }
+      if (limits.sink) {
+        fileStream = stream;
+        streamed = { filename: info.filename, mimeType: info.mimeType };
+        stream.on('limit', () => fail(new AppError(413, 'file_too_large', `the file is larger than ${limits.fileBytes} bytes`)));
+        stream.on('error', () => {}); // the sink's read (or the form's failure) reports it
+        sinking = limits.sink(stream, { filename: info.filename, mimeType: info.mimeType });
+        sinking.catch((err: unknown) => fail(err instanceof AppError ? err : Object.assign(new AppError(500, 'upload_failed', 'the file could not be stored'), { cause: err })));
         return;
       }
       const chunks: Buffer[] = [];
@@ -151,9 +179,15 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
     parser.on('error', (err: Error) => fail(invalid(`malformed multipart form: ${err.message}`)));
     parser.on('close', () => {
       if (settled) return;
-      settled = true;
-      cleanup();
-      resolve({ fields, file, fileAsText });
+      const done = () => {
+        if (settled) return;
+        settled = true;
+        cleanup();
+        resolve({ fields, file, streamed, fileAsText });
+      };
+      // The parser has seen the whole body; the sink may still be storing its last chunk.
+      if (sinking) sinking.then(done, () => {});
+      else done();
     });
 
     req.on('data', count);

@@ -37,3 +37,6 @@ export { OperatorTaskAction } from './OperatorTaskAction.js';
 export { OperatorTaskEvent } from './OperatorTaskEvent.js';
 export { ContactExport } from './ContactExport.js';
 export { ExportFileChunk } from './ExportFileChunk.js';
+export { ListImport } from './ListImport.js';
+export { ListImportProblem } from './ListImportProblem.js';
+export { ImportFileChunk } from './ImportFileChunk.js';

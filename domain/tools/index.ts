@@ -7,9 +7,11 @@ import { reviewTools } from './review.js';
 import { enrichmentTools } from './enrichment.js';
 import { taskTools } from './tasks.js';
 import { contactTools } from './contacts.js';
+import { listImportTools } from './list-imports.js';
 import type { Tool } from './registry.js';
 
-export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools] as Tool[];
+export const allTools = (): Tool[] =>
+  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);

@@ -57,6 +57,17 @@ const CONTENT_400: Record<string, string> = {
 };
 
 /**
+ * CSV uploads (docs/imports.md): a generated file is refused by its bytes (400 invalid_file, e.g. a
+ * PNG), and the one-shot import's answer also depends on what is stored and on the file's columns
+ * (400 invalid_list_id for a list the product lacks, 422 invalid_mapping for a column the file lacks)
+ * and on rules across fields (exactly one of list_id and list_name; mapping is JSON in a form field).
+ */
+const UPLOAD_CONTENT: Record<string, string> = {
+  postAppsByAppIdListsImportDraftsPreview: 'invalid_file / invalid_csv: the file is checked by its content (not binary, not UTF-16, CSV)',
+  postAppsByAppIdListsImport: 'invalid_file / invalid_body / invalid_list_id / invalid_mapping: the file’s content, the stored lists, its columns, and rules across form fields',
+};
+
+/**
  * Operations whose documented 5xx comes from a third party the run cannot provide: analyze-url
  * fetches the generated URL, whose public host does not resolve here, so it answers 502
  * `fetch_failed` (its test in test/api/product-ai.test.ts covers every code with local servers).
@@ -83,6 +94,10 @@ function configToml(token: string, bystander: string): string {
   for (const [id, why] of Object.entries({ ...STATEFUL_400, ...CONTENT_400 })) {
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
+  }
+  for (const [id, why] of Object.entries(UPLOAD_CONTENT)) {
+    lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
+    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]', '');
   }
   for (const [id, why] of Object.entries(UPSTREAM_5XX)) {
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`, 'checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]');
