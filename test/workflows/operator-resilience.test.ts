@@ -113,9 +113,13 @@ test('idle streams get heartbeats; a turn whose final event was lost ends from i
   const url = await serve(turnId);
 
   // Live events pass through; silence is filled with heartbeat comments.
-  setTimeout(() => void publishTurnEvent(services.redis, turnId, 'message', { message_id: 'm', content: 'hi' }), 400);
-  setTimeout(() => void publishTurnEvent(services.redis, turnId, 'done', { turn_id: turnId }), 800);
-  const live = parseSse(await (await fetch(url)).text());
+  // The events are published once the response has started and stayed idle (a loaded machine may be slow to connect).
+  const res = await fetch(url);
+  await new Promise((r) => setTimeout(r, 1000));
+  await publishTurnEvent(services.redis, turnId, 'message', { message_id: 'm', content: 'hi' });
+  await new Promise((r) => setTimeout(r, 500));
+  await publishTurnEvent(services.redis, turnId, 'done', { turn_id: turnId });
+  const live = parseSse(await res.text());
   t.deepEqual(live.events.map((e) => e.event), ['message', 'done']);
   t.true(live.comments >= 2, `heartbeats: ${live.comments}`);
 
