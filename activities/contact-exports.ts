@@ -5,6 +5,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { beginExport, failExport, finishExport, writeExportPages } from '../domain/contact-exports.js';
 import { AppError } from '../domain/errors.js';
+import { guardWith } from './failures.js';
 import type { ActivityDeps } from './index.js';
 
 /** PostgreSQL SQLSTATE class 22 (a data exception): the same data fails the same way, so retrying cannot help. */
@@ -22,13 +23,7 @@ function asFailure(err: unknown): unknown {
 
 export function createContactExportActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
-  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw asFailure(err);
-    }
-  };
+  const guard = guardWith(asFailure);
   return {
     beginContactsExport: (exportId: string) => guard(() => beginExport(em(), exportId)),
     writeContactsExportPages(exportId: string, opts: { pageSize: number; maxPages: number }) {

@@ -7,6 +7,7 @@ import { applyEnrichment, failEnrichment, prepareEnrichment } from '../domain/en
 import { AppError } from '../domain/errors.js';
 import { createEnrichment, type EnrichmentMatch, type EnrichmentProvider, type EnrichmentQuery } from '../lib/enrichment/index.js';
 import { ProviderError } from '../lib/provider-http.js';
+import { guardWith } from './failures.js';
 import type { ActivityDeps } from './index.js';
 
 /** A domain or provider error as the failure the workflow records; anything else is retried as is. */
@@ -19,13 +20,7 @@ function asFailure(err: unknown): unknown {
 export function createEnrichmentActivities(deps: ActivityDeps, providers: { enrichment?: EnrichmentProvider } = {}) {
   const provider = providers.enrichment ?? createEnrichment(deps.config.enrichment, deps.config.sources.corpus);
   const em = () => deps.orm.em.fork() as EntityManager;
-  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw asFailure(err);
-    }
-  };
+  const guard = guardWith(asFailure);
   return {
     prepareEnrichment: (enrichmentId: string) => guard(() => prepareEnrichment(em(), enrichmentId)),
     async fetchEnrichment(enrichmentId: string, query: EnrichmentQuery): Promise<{ provider: string; match: EnrichmentMatch | null }> {

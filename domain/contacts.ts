@@ -8,7 +8,7 @@
 //   normalised keys (409 `contact_exists` naming the other contact).
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ENRICHABLE_FIELDS, type EnrichableField } from '../lib/enrichment/types.js';
+import { ENRICHABLE_FIELDS, FIELD_COLUMNS, type EnrichableField } from '../lib/enrichment/types.js';
 import { normaliseDomain, normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import type { PageRequest } from '../lib/pagination.js';
 import { requireApp } from './apps.js';
@@ -52,20 +52,6 @@ export type EditableName = keyof typeof EDITABLE;
 const API_NAME = Object.fromEntries(Object.entries(EDITABLE).map(([api, field]) => [field, api])) as Record<string, string>;
 /** Entity field names (as stored in `edited_fields` / `enriched_fields`) → API names, unknown ones dropped. */
 export const apiFieldNames = (fields: readonly string[]): string[] => fields.map((f) => API_NAME[f]).filter(Boolean);
-
-const COLUMN: Record<EnrichableField, string> = {
-  email: 'email',
-  phone: 'phone',
-  profileUrl: 'profile_url',
-  firstName: 'first_name',
-  lastName: 'last_name',
-  fullName: 'full_name',
-  title: 'title',
-  headline: 'headline',
-  company: 'company',
-  companyDomain: 'company_domain',
-  country: 'country',
-};
 
 export interface ContactRow {
   id: string;
@@ -303,7 +289,7 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
         if (!d) throw badRequest('invalid_body', 'company_domain is not a domain name');
         values.set('companyDomain', d);
       }
-      const after = (f: EnrichableField) => (values.has(f) ? values.get(f)! : c[COLUMN[f]]);
+      const after = (f: EnrichableField) => (values.has(f) ? values.get(f)! : c[FIELD_COLUMNS[f]]);
       keys = {
         email: normaliseEmail(after('email')),
         profileUrl: normaliseProfileUrl(after('profileUrl')),
@@ -323,7 +309,7 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
       const edited = [...new Set([...jsonList(c.edited_fields), ...values.keys()])];
       const sets: string[] = [];
       const params: unknown[] = [];
-      for (const [f, v] of values) sets.push(`${COLUMN[f]} = ?`), params.push(v);
+      for (const [f, v] of values) sets.push(`${FIELD_COLUMNS[f]} = ?`), params.push(v);
       if (values.has('email')) sets.push('email_normalised = ?'), params.push(keys.email);
       if (values.has('profileUrl')) sets.push('profile_url_normalised = ?'), params.push(keys.profileUrl);
       sets.push('edited_fields = ?::jsonb', 'updated_at = now()');

@@ -10,7 +10,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Enrichment, type EnrichmentTarget, type IEnrichment } from '../db/entities/Enrichment.js';
-import { ENRICHABLE_FIELDS, isQueryable, type EnrichableField, type EnrichedPerson, type EnrichmentMatch, type EnrichmentQuery } from '../lib/enrichment/types.js';
+import { ENRICHABLE_FIELDS, FIELD_COLUMNS, isQueryable, type EnrichableField, type EnrichedPerson, type EnrichmentMatch, type EnrichmentQuery } from '../lib/enrichment/types.js';
 import { normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import { debitCredits, requireCredits } from './credits.js';
 import { assertWritable } from './demo.js';
@@ -22,21 +22,6 @@ import { emitEvent } from './webhook-events.js';
 
 /** Credits one enrichment costs when the provider finds the person (nothing when it does not). */
 export const ENRICHMENT_COST = 1;
-
-/** Entity field → column, on both target tables. */
-const COLUMN: Record<EnrichableField, string> = {
-  email: 'email',
-  phone: 'phone',
-  profileUrl: 'profile_url',
-  firstName: 'first_name',
-  lastName: 'last_name',
-  fullName: 'full_name',
-  title: 'title',
-  headline: 'headline',
-  company: 'company',
-  companyDomain: 'company_domain',
-  country: 'country',
-};
 
 /** The person's identity on a contact (its dedupe keys) and a discovered lead's contact channel: filled when empty, never replaced. */
 const IDENTITY: ReadonlySet<EnrichableField> = new Set(['email', 'profileUrl']);
@@ -223,7 +208,7 @@ export async function applyEnrichment(em: EntityManager, enrichmentId: string, p
     const kind = e.target_kind;
     const row = await readTarget(tx, kind, e.target_id, e.workspace_id, true);
     if (!row) throw new AppError(404, 'not_found', 'the target was deleted');
-    const current = Object.fromEntries(ENRICHABLE_FIELDS.map((f) => [f, (row[COLUMN[f]] as string | null) ?? null]));
+    const current = Object.fromEntries(ENRICHABLE_FIELDS.map((f) => [f, (row[FIELD_COLUMNS[f]] as string | null) ?? null]));
     const plan = planFields(current, kind === 'contact' ? jsonList(row.edited_fields) : [], match?.person ?? {});
     if (kind === 'contact') await dropTakenIdentities(tx, e.workspace_id, row.id, plan);
 
@@ -231,7 +216,7 @@ export async function applyEnrichment(em: EntityManager, enrichmentId: string, p
     const sets: string[] = [];
     const params: unknown[] = [];
     for (const f of filled) {
-      sets.push(`${COLUMN[f]} = ?`);
+      sets.push(`${FIELD_COLUMNS[f]} = ?`);
       params.push(plan.set[f]);
     }
     if (kind === 'contact') {

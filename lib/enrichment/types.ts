@@ -29,6 +29,21 @@ export const ENRICHABLE_FIELDS = [
 ] as const;
 export type EnrichableField = (typeof ENRICHABLE_FIELDS)[number];
 
+/** Each field's column, the same on contacts and discovered leads. */
+export const FIELD_COLUMNS: Record<EnrichableField, string> = {
+  email: 'email',
+  phone: 'phone',
+  profileUrl: 'profile_url',
+  firstName: 'first_name',
+  lastName: 'last_name',
+  fullName: 'full_name',
+  title: 'title',
+  headline: 'headline',
+  company: 'company',
+  companyDomain: 'company_domain',
+  country: 'country',
+};
+
 /** What the provider found: only the fields it knows (absent = unknown, never "erase"). */
 export type EnrichedPerson = Partial<Record<EnrichableField, string>>;
 
