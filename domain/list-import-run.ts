@@ -150,12 +150,24 @@ const column = <T>(rows: T[], pick: (r: T) => unknown) => rows.map(pick);
  * is no longer running (nothing written); throws ChunkRace when the cursor moved or a contact was
  * inserted concurrently (nothing written; the caller reads the chunk again).
  */
-async function commitBatch(c: PgClient, importId: string, batch: Batch): Promise<ListImportStatus | null> {
+/**
+ * Time spent in chunk transactions (`write_ms`, what the benchmark divides by): each chunk records
+ * its time up to its last statement plus what the previous chunk's last statement and commit took
+ * (`unrecorded`); runImport records the last remainder when it returns.
+ */
+interface WriteClock {
+  unrecorded: number;
+}
+
+async function commitBatch(c: PgClient, importId: string, batch: Batch, clock: WriteClock): Promise<ListImportStatus | null> {
   const started = performance.now();
   try {
-    return await writeBatch(c, importId, batch, started);
+    const recorded = { ms: 0 };
+    const out = await writeBatch(c, importId, batch, started, clock, recorded);
+    clock.unrecorded += performance.now() - started - recorded.ms;
+    return out;
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new ChunkRace('a contact or lead was added concurrently');
+    if ((err as { code?: string }).code === '23505') throw new ChunkRace(`a contact or lead was added concurrently (${(err as { constraint?: string }).constraint})`);
     throw err;
   }
 }
@@ -189,10 +201,10 @@ const LOCK_IMPORT = `select i.id, i.workspace_id, i.status, i.list_id, i.cursor_
     (select pg_relation_size(r.oid) / current_setting('block_size')::int > 2 * r.relpages + 128 from pg_class r where r.oid = 'contacts'::regclass) as stale_stats
   from list_imports i where i.id = $1 for update of i`;
 
-async function writeBatch(c: PgClient, importId: string, batch: Batch, started: number): Promise<ListImportStatus | null> {
+async function writeBatch(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: { ms: number }): Promise<ListImportStatus | null> {
   await c.query(BEGIN);
   try {
-    const out = await writeChunk(c, importId, batch, started);
+    const out = await writeChunk(c, importId, batch, started, clock, recorded);
     await c.query('commit');
     return out;
   } catch (err) {
@@ -201,7 +213,7 @@ async function writeBatch(c: PgClient, importId: string, batch: Batch, started: 
   }
 }
 
-async function writeChunk(c: PgClient, importId: string, batch: Batch, started: number): Promise<ListImportStatus | null> {
+async function writeChunk(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: { ms: number }): Promise<ListImportStatus | null> {
   const { rows } = await c.query<{ workspace_id: string; status: ListImportStatus; list_id: string; cursor_bytes: number; dedupe_mode: DedupeMode; list_ok: number; stale_stats: boolean }>(
     LOCK_IMPORT,
     [importId],
@@ -215,22 +227,25 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
   // a few times per large import at most; its statistics serve the rest of this transaction.
   if (imp.stale_stats) await c.query('analyze contacts');
   const ws = imp.workspace_id;
-  const counts = { created: 0, updated: 0, duplicate: 0, leadsAdded: 0 };
-  const contactIds = new Set<string>();
+  const counts = { created: 0, updated: 0, duplicate: 0 };
+  // The chunk's writes and the cursor, in one statement (data-modifying CTEs; the leads' foreign
+  // keys are checked at its end, when the contacts inserted beside them exist).
+  const p = new Params();
+  const ctes: string[] = [];
+  let leadsAdded = '0';
   if (batch.rows.length) {
     const emails = [...new Set(batch.rows.flatMap((r) => (r.emailKey ? [r.emailKey] : [])))];
     const urls = [...new Set(batch.rows.flatMap((r) => (r.urlKey ? [r.urlKey] : [])))];
-    // One unique-index probe per key (on a generic plan: see BEGIN).
-    const { rows: found } = await c.query<{ id: string }>({
-      name: 'list-import-lookup',
-      text: `select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
-             union
-             select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x`,
+    // One unique-index probe per key (on a generic plan: see BEGIN), and the matches locked in id order.
+    const { rows: existing } = await c.query<ContactState>({
+      name: 'list-import-contacts',
+      text: `select id, ${CONTACT_COLUMNS.join(', ')} from contacts where id in (
+               select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
+               union
+               select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x)
+             order by id for update`,
       values: [ws, emails, urls],
     });
-    const { rows: existing } = found.length
-      ? await c.query<ContactState>(`select id, ${CONTACT_COLUMNS.join(', ')} from contacts where id = any($1::uuid[]) order by id for update`, [found.map((f) => f.id)])
-      : { rows: [] as ContactState[] };
     const byEmail = new Map<string, ContactState>();
     const byUrl = new Map<string, ContactState>();
     for (const e of existing) {
@@ -239,6 +254,7 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
       if (s.profile_url_normalised && !byUrl.has(s.profile_url_normalised)) byUrl.set(s.profile_url_normalised, s);
     }
     const created: ContactState[] = [];
+    const contactIds = new Set<string>();
     for (const r of batch.rows) {
       let s = (r.emailKey && byEmail.get(r.emailKey)) || (r.urlKey && byUrl.get(r.urlKey)) || undefined;
       if (!s) {
@@ -254,53 +270,67 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
       } else counts.duplicate++;
       contactIds.add(s.id);
     }
+    const wsP = p.add(ws);
+    const listP = p.add(imp.list_id);
+    const rowsOf = (states: ContactState[]) => `unnest(${p.add(column(states, (s) => s.id))}::uuid[], ${CONTACT_COLUMNS.map((k) => `${p.add(column(states, (s) => s[k]))}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`;
     if (created.length) {
-      // A plain insert: the lookup above under the import lock found no holder of these identifiers;
-      // a single add racing in since (unique violation) makes the chunk run again (ChunkRace).
-      await c.query(
-        `insert into contacts (id, workspace_id, ${CONTACT_COLUMNS.join(', ')}, created_at, updated_at)
-         select v.id, $1, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now()
-         from unnest($2::uuid[], ${CONTACT_COLUMNS.map((_, i) => `$${i + 3}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`,
-        [ws, column(created, (s) => s.id), ...CONTACT_COLUMNS.map((k) => column(created, (s) => s[k]))],
-      );
+      // A plain insert: the lookup above, under the workspace's import lock, found no holder of these
+      // identifiers; a single add racing in since (unique violation) makes the chunk run again.
+      ctes.push(`new_contacts as (insert into contacts (id, workspace_id, ${CONTACT_COLUMNS.join(', ')}, created_at, updated_at)
+        select v.id, ${wsP}, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now() from ${rowsOf(created)})`);
     }
     const changed = [...new Set([...byEmail.values(), ...byUrl.values()])].filter((s) => s.changed);
     if (changed.length) {
-      await c.query(
-        `update contacts c set ${CONTACT_COLUMNS.map((k) => `${k} = v.${k}`).join(', ')}, updated_at = now()
-         from unnest($1::uuid[], ${CONTACT_COLUMNS.map((_, i) => `$${i + 2}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})
-         where c.id = v.id`,
-        [column(changed, (s) => s.id), ...CONTACT_COLUMNS.map((k) => column(changed, (s) => s[k]))],
-      );
+      ctes.push(`changed_contacts as (update contacts c set ${CONTACT_COLUMNS.map((k) => `${k} = v.${k}`).join(', ')}, updated_at = now()
+        from ${rowsOf(changed)} where c.id = v.id)`);
     }
-    // Leads: contacts created by this chunk cannot be in the list yet (a plain insert); the
-    // others may be (`on conflict do nothing`).
+    // Leads: contacts created by this chunk cannot be in the list yet (a plain insert); the others
+    // may be (`on conflict do nothing`). leads_added counts what was inserted.
     const fresh = new Set(created.map((s) => s.id));
     const known = [...contactIds].filter((id) => !fresh.has(id));
-    const leadsSql = (conflict: string) =>
-      `insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
-       select v.id, $1, $2, v.contact_id, 'import', now(), now() from unnest($3::uuid[], $4::uuid[]) as v(id, contact_id) ${conflict}`;
-    let added = 0;
-    if (fresh.size) added += (await c.query(leadsSql(''), [ws, imp.list_id, created.map(() => uuidv7()), [...fresh]])).rowCount ?? 0;
-    if (known.length) added += (await c.query(leadsSql('on conflict (list_id, contact_id) do nothing'), [ws, imp.list_id, known.map(() => uuidv7()), known])).rowCount ?? 0;
-    counts.leadsAdded = added;
+    const leads = (name: string, ids: string[], conflict: string) =>
+      `${name} as (insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
+        select v.id, ${wsP}, ${listP}, v.contact_id, 'import', now(), now()
+        from unnest(${p.add(ids.map(() => uuidv7()))}::uuid[], ${p.add(ids)}::uuid[]) as v(id, contact_id) ${conflict} returning 1)`;
+    const added: string[] = [];
+    if (fresh.size) {
+      ctes.push(leads('fresh_leads', [...fresh], ''));
+      added.push('(select count(*) from fresh_leads)');
+    }
+    if (known.length) {
+      ctes.push(leads('known_leads', known, 'on conflict (list_id, contact_id) do nothing'));
+      added.push('(select count(*) from known_leads)');
+    }
+    if (added.length) leadsAdded = added.join(' + ');
   }
   if (batch.problems.length) {
-    await c.query(
-      `insert into list_import_problems (list_import_id, row, reasons, values)
-       select $1, (x->>'row')::int, x->'reasons', x->'values' from jsonb_array_elements($2::jsonb) x
-       on conflict do nothing`,
-      [importId, JSON.stringify(batch.problems)],
-    );
+    ctes.push(`problems as (insert into list_import_problems (list_import_id, row, reasons, values)
+      select ${p.add(importId)}, (x->>'row')::int, x->'reasons', x->'values' from jsonb_array_elements(${p.add(JSON.stringify(batch.problems))}::jsonb) x
+      on conflict do nothing)`);
   }
+  recorded.ms = performance.now() - started;
+  const writeMs = Math.round(recorded.ms + clock.unrecorded);
   await c.query(
-    `update list_imports set cursor_bytes = $2, cursor_row = $3, rows_read = rows_read + $4, created = created + $5, updated = updated + $6,
-       duplicate = duplicate + $7, invalid = invalid + $8, leads_added = leads_added + $9, chunks = chunks + 1,
-       write_ms = write_ms + $10, updated_at = now()
-     where id = $1`,
-    [importId, batch.end, batch.endRow, batch.rowsRead, counts.created, counts.updated, counts.duplicate, batch.problems.length, counts.leadsAdded, Math.round(performance.now() - started)],
+    `${ctes.length ? `with ${ctes.join(',\n')}` : ''}
+     update list_imports set cursor_bytes = ${p.add(batch.end)}, cursor_row = ${p.add(batch.endRow)}, rows_read = rows_read + ${p.add(batch.rowsRead)},
+       created = created + ${p.add(counts.created)}, updated = updated + ${p.add(counts.updated)}, duplicate = duplicate + ${p.add(counts.duplicate)},
+       invalid = invalid + ${p.add(batch.problems.length)}, leads_added = leads_added + ${leadsAdded}, chunks = chunks + 1,
+       write_ms = write_ms + ${p.add(writeMs)}, updated_at = now()
+     where id = ${p.add(importId)}`,
+    p.values,
   );
+  // Recorded once this commits: the carried time is no longer carried.
+  clock.unrecorded = 0;
   return null;
+}
+
+/** Numbered bind parameters for a statement assembled in parts. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
 }
 
 /**
@@ -316,84 +346,108 @@ export async function runImport(em: EntityManager, store: ImportFileStore, impor
     if (imp.status !== 'running') return { done: false, stopped: imp.status };
     if (!imp.list_id) throw new ImportFailure('list_deleted', 'the target list was deleted during the import');
     const began = Date.now();
-    const reader = new CsvReader({ delimiter: imp.delimiter, encoding: imp.encoding, startByte: imp.cursor_bytes });
-    const domains = new Map<string, string>();
-    let row = imp.cursor_row;
-    let records = 0;
-    const open = (start: number, startRow: number): Batch => ({ rows: [], problems: [], rowsRead: 0, start, end: start, endRow: startRow });
-    let batch = open(imp.cursor_bytes, row);
-    let inflight: { done: Promise<ListImportStatus | null>; end: number; endRow: number } | undefined;
-    let stopped: ListImportStatus | null = null;
-
-    /** Waits for the chunk in flight; true when the run must stop (the import stopped, or the limits). */
-    const settle = async (): Promise<boolean> => {
-      if (!inflight) return false;
-      const { done, end, endRow } = inflight;
-      inflight = undefined;
-      stopped = await done;
-      if (stopped) return true;
-      hooks.committed({ bytes: end, row: endRow });
-      return hooks.stopRequested() || records >= limits.maxRecords || Date.now() - began >= limits.maxMs;
-    };
-    /** Once the previous chunk has committed, starts the current one's transaction and opens the next chunk. */
-    const flush = async (): Promise<boolean> => {
-      if (await settle()) return true;
-      if (batch.end === batch.start) return false;
-      const full = batch;
-      const done = commitBatch(c, importId, full);
-      done.catch(() => {}); // awaited by settle(); not an unhandled rejection meanwhile
-      inflight = { done, end: full.end, endRow: full.endRow };
-      batch = open(full.end, full.endRow);
-      return false;
-    };
-    const size = () => batch.rows.length + batch.problems.length;
-    const take = (recs: CsvRecord[]) => {
-      for (const rec of recs) {
-        row++;
-        records++;
-        batch.end = rec.end;
-        batch.endRow = row;
-        if (row === imp.header_row || rec.values.every((v) => v.trim() === '')) continue;
-        batch.rowsRead++;
-        const { row: clean, problems } = checkRow(rec.values, imp.column_count, imp.mapping, domains);
-        if (clean) batch.rows.push(clean);
-        else batch.problems.push({ row, reasons: problems, values: rec.values.slice(0, MAX_COLUMNS + 1).map((v) => cutValue(v)) });
-      }
-    };
-    /** Takes records into chunks of `chunkRows`, committing each full one; true when the run must stop. */
-    const takeAll = async (recs: CsvRecord[]): Promise<boolean> => {
-      for (let i = 0; i < recs.length; ) {
-        const part = recs.slice(i, i + Math.max(1, limits.chunkRows - size()));
-        take(part);
-        i += part.length;
-        if (size() >= limits.chunkRows && (await flush())) return true;
-      }
-      return false;
-    };
-
+    const clock: WriteClock = { unrecorded: 0 };
     try {
-      for await (const chunk of store.read(importId, imp.cursor_bytes, imp.chunk_bytes)) {
-        // Parsed a slice at a time: the records of a whole stored chunk are never held while a
-        // commit is awaited (what survives an await is promoted, and the worker's heap grows).
-        for (let at = 0; at < chunk.length; at += PARSE_SLICE_BYTES) {
-          if (await takeAll(reader.write(chunk.subarray(at, at + PARSE_SLICE_BYTES)))) return { done: false, stopped };
-        }
+      return await importFrom(c, store, imp, importId, limits, hooks, began, clock);
+    } finally {
+      // The last chunk's final statement and commit (see WriteClock).
+      if (clock.unrecorded >= 1) {
+        await c.query('update list_imports set write_ms = write_ms + $2 where id = $1', [importId, Math.round(clock.unrecorded)]).catch(() => {});
       }
-      if (await takeAll(reader.end())) return { done: false, stopped };
-    } catch (err) {
-      if (!(err instanceof CsvSyntaxError)) {
-        await settle().catch(() => {});
-        throw err;
-      }
-      // The records before the error are imported; the import then fails at the row after them.
-      take(err.records);
-      if (!(await flush())) await settle();
-      if (stopped) return { done: false, stopped };
-      throw new ImportFailure('invalid_csv', `the file is not valid CSV at row ${row + 1}: ${err.message}`);
     }
-    if ((await flush()) || (await settle())) {
-      if (stopped || batch.end !== batch.start) return { done: false, stopped };
-    }
-    return { done: true, stopped: null };
   });
+}
+
+async function importFrom(
+  c: PgClient,
+  store: ImportFileStore,
+  imp: ImportRow,
+  importId: string,
+  limits: RunLimits,
+  hooks: RunHooks,
+  began: number,
+  clock: WriteClock,
+): Promise<RunOutcome> {
+  const reader = new CsvReader({ delimiter: imp.delimiter, encoding: imp.encoding, startByte: imp.cursor_bytes });
+  const domains = new Map<string, string>();
+  let row = imp.cursor_row;
+  let records = 0;
+  const open = (start: number, startRow: number): Batch => ({ rows: [], problems: [], rowsRead: 0, start, end: start, endRow: startRow });
+  let batch = open(imp.cursor_bytes, row);
+  let inflight: { done: Promise<ListImportStatus | null>; end: number; endRow: number } | undefined;
+  let stopped: ListImportStatus | null = null;
+
+  /** Waits for the chunk in flight; true when the run must stop (the import stopped, or the limits). */
+  const settle = async (): Promise<boolean> => {
+    if (!inflight) return false;
+    const { done, end, endRow } = inflight;
+    inflight = undefined;
+    stopped = await done;
+    if (stopped) return true;
+    hooks.committed({ bytes: end, row: endRow });
+    return hooks.stopRequested() || records >= limits.maxRecords || Date.now() - began >= limits.maxMs;
+  };
+  /** Once the previous chunk has committed, starts the current one's transaction and opens the next chunk. */
+  const flush = async (): Promise<boolean> => {
+    if (await settle()) return true;
+    if (batch.end === batch.start) return false;
+    const full = batch;
+    const done = commitBatch(c, importId, full, clock);
+    done.catch(() => {}); // awaited by settle(); not an unhandled rejection meanwhile
+    inflight = { done, end: full.end, endRow: full.endRow };
+    batch = open(full.end, full.endRow);
+    return false;
+  };
+  const size = () => batch.rows.length + batch.problems.length;
+  const take = (recs: CsvRecord[]) => {
+    for (const rec of recs) {
+      row++;
+      records++;
+      batch.end = rec.end;
+      batch.endRow = row;
+      if (row === imp.header_row || rec.values.every((v) => v.trim() === '')) continue;
+      batch.rowsRead++;
+      const { row: clean, problems } = checkRow(rec.values, imp.column_count, imp.mapping, domains);
+      if (clean) batch.rows.push(clean);
+      else batch.problems.push({ row, reasons: problems, values: rec.values.slice(0, MAX_COLUMNS + 1).map((v) => cutValue(v)) });
+    }
+  };
+  /** Takes records into chunks of `chunkRows`, committing each full one; true when the run must stop. */
+  const takeAll = async (recs: CsvRecord[]): Promise<boolean> => {
+    for (let i = 0; i < recs.length; ) {
+      const part = recs.slice(i, i + Math.max(1, limits.chunkRows - size()));
+      take(part);
+      i += part.length;
+      if (size() >= limits.chunkRows && (await flush())) return true;
+    }
+    return false;
+  };
+
+  try {
+    for await (const chunk of store.read(importId, imp.cursor_bytes, imp.chunk_bytes)) {
+      // Parsed a slice at a time: the records of a whole stored chunk are never held while a
+      // commit is awaited (what survives an await is promoted, and the worker's heap grows).
+      for (let at = 0; at < chunk.length; at += PARSE_SLICE_BYTES) {
+        if (await takeAll(reader.write(chunk.subarray(at, at + PARSE_SLICE_BYTES)))) return { done: false, stopped };
+        // Let the chunk in flight go on: its next statement is sent only when its previous answer
+        // has been handled, so parsing a whole stored chunk at once would leave the database idle.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    if (await takeAll(reader.end())) return { done: false, stopped };
+  } catch (err) {
+    if (!(err instanceof CsvSyntaxError)) {
+      await settle().catch(() => {});
+      throw err;
+    }
+    // The records before the error are imported; the import then fails at the row after them.
+    take(err.records);
+    if (!(await flush())) await settle();
+    if (stopped) return { done: false, stopped };
+    throw new ImportFailure('invalid_csv', `the file is not valid CSV at row ${row + 1}: ${err.message}`);
+  }
+  if ((await flush()) || (await settle())) {
+    if (stopped || batch.end !== batch.start) return { done: false, stopped };
+  }
+  return { done: true, stopped: null };
 }
