@@ -143,7 +143,6 @@ function apply(s: ContactState, r: CleanRow, mode: DedupeMode, byEmail: Map<stri
   return changed;
 }
 
-const column = <T>(rows: T[], pick: (r: T) => unknown) => rows.map(pick);
 
 /**
  * Writes one chunk in one transaction (see the module comment). Returns the status when the import
@@ -226,26 +225,51 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
   // ANALYZE samples at most 30,000 rows: milliseconds on the small tables where this happens, and
   // a few times per large import at most; its statistics serve the rest of this transaction.
   if (imp.stale_stats) await c.query('analyze contacts');
-  const ws = imp.workspace_id;
+  const emails = [...new Set(batch.rows.flatMap((r) => (r.emailKey ? [r.emailKey] : [])))];
+  const urls = [...new Set(batch.rows.flatMap((r) => (r.urlKey ? [r.urlKey] : [])))];
+  // One unique-index probe per key (on a generic plan: see BEGIN), and the matches locked in id order.
+  const existing = batch.rows.length
+    ? (
+        await c.query<ContactState>({
+          name: 'list-import-contacts',
+          text: `select id, ${CONTACT_COLUMNS.join(', ')} from contacts where id in (
+                   select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
+                   union
+                   select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x)
+                 order by id for update`,
+          values: [imp.workspace_id, emails, urls],
+        })
+      ).rows
+    : [];
+  recorded.ms = performance.now() - started;
+  const statement = planChunk(importId, imp, batch, existing, Math.round(recorded.ms + clock.unrecorded));
+  // Sent (its parameters are flat strings now): the chunk's rows and contacts are garbage from here,
+  // and die young instead of surviving the statement's round trip into the worker's old heap.
+  batch.rows = [];
+  batch.problems = [];
+  await c.query(statement.text, statement.values);
+  // Recorded once this commits: the carried time is no longer carried.
+  clock.unrecorded = 0;
+  return null;
+}
+
+/**
+ * The chunk's writes and the cursor as one statement (data-modifying CTEs; the leads' foreign keys
+ * are checked at its end, when the contacts inserted beside them exist): the rows applied in file
+ * order to the contacts found, by the dedupe mode.
+ */
+function planChunk(
+  importId: string,
+  imp: { workspace_id: string; list_id: string; dedupe_mode: DedupeMode },
+  batch: Batch,
+  existing: ContactState[],
+  writeMs: number,
+): { text: string; values: unknown[] } {
   const counts = { created: 0, updated: 0, duplicate: 0 };
-  // The chunk's writes and the cursor, in one statement (data-modifying CTEs; the leads' foreign
-  // keys are checked at its end, when the contacts inserted beside them exist).
   const p = new Params();
   const ctes: string[] = [];
   let leadsAdded = '0';
   if (batch.rows.length) {
-    const emails = [...new Set(batch.rows.flatMap((r) => (r.emailKey ? [r.emailKey] : [])))];
-    const urls = [...new Set(batch.rows.flatMap((r) => (r.urlKey ? [r.urlKey] : [])))];
-    // One unique-index probe per key (on a generic plan: see BEGIN), and the matches locked in id order.
-    const { rows: existing } = await c.query<ContactState>({
-      name: 'list-import-contacts',
-      text: `select id, ${CONTACT_COLUMNS.join(', ')} from contacts where id in (
-               select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
-               union
-               select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x)
-             order by id for update`,
-      values: [ws, emails, urls],
-    });
     const byEmail = new Map<string, ContactState>();
     const byUrl = new Map<string, ContactState>();
     for (const e of existing) {
@@ -270,11 +294,12 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
       } else counts.duplicate++;
       contactIds.add(s.id);
     }
-    const wsP = p.add(ws);
+    const wsP = p.add(imp.workspace_id);
     const listP = p.add(imp.list_id);
-    const rowsOf = (states: ContactState[]) => `unnest(${p.add(column(states, (s) => s.id))}::uuid[], ${CONTACT_COLUMNS.map((k) => `${p.add(column(states, (s) => s[k]))}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`;
+    const rowsOf = (states: ContactState[]) =>
+      `unnest(${p.add(textArray(states.map((s) => s.id)))}::uuid[], ${CONTACT_COLUMNS.map((k) => `${p.add(textArray(states.map((s) => s[k])))}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`;
     if (created.length) {
-      // A plain insert: the lookup above, under the workspace's import lock, found no holder of these
+      // A plain insert: the lookup, under the workspace's import lock, found no holder of these
       // identifiers; a single add racing in since (unique violation) makes the chunk run again.
       ctes.push(`new_contacts as (insert into contacts (id, workspace_id, ${CONTACT_COLUMNS.join(', ')}, created_at, updated_at)
         select v.id, ${wsP}, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now() from ${rowsOf(created)})`);
@@ -291,7 +316,7 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
     const leads = (name: string, ids: string[], conflict: string) =>
       `${name} as (insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
         select v.id, ${wsP}, ${listP}, v.contact_id, 'import', now(), now()
-        from unnest(${p.add(ids.map(() => uuidv7()))}::uuid[], ${p.add(ids)}::uuid[]) as v(id, contact_id) ${conflict} returning 1)`;
+        from unnest(${p.add(textArray(ids.map(() => uuidv7())))}::uuid[], ${p.add(textArray(ids))}::uuid[]) as v(id, contact_id) ${conflict} returning 1)`;
     const added: string[] = [];
     if (fresh.size) {
       ctes.push(leads('fresh_leads', [...fresh], ''));
@@ -308,20 +333,18 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
       select ${p.add(importId)}, (x->>'row')::int, x->'reasons', x->'values' from jsonb_array_elements(${p.add(JSON.stringify(batch.problems))}::jsonb) x
       on conflict do nothing)`);
   }
-  recorded.ms = performance.now() - started;
-  const writeMs = Math.round(recorded.ms + clock.unrecorded);
-  await c.query(
-    `${ctes.length ? `with ${ctes.join(',\n')}` : ''}
+  const text = `${ctes.length ? `with ${ctes.join(',\n')}` : ''}
      update list_imports set cursor_bytes = ${p.add(batch.end)}, cursor_row = ${p.add(batch.endRow)}, rows_read = rows_read + ${p.add(batch.rowsRead)},
        created = created + ${p.add(counts.created)}, updated = updated + ${p.add(counts.updated)}, duplicate = duplicate + ${p.add(counts.duplicate)},
        invalid = invalid + ${p.add(batch.problems.length)}, leads_added = leads_added + ${leadsAdded}, chunks = chunks + 1,
        write_ms = write_ms + ${p.add(writeMs)}, updated_at = now()
-     where id = ${p.add(importId)}`,
-    p.values,
-  );
-  // Recorded once this commits: the carried time is no longer carried.
-  clock.unrecorded = 0;
-  return null;
+     where id = ${p.add(importId)}`;
+  return { text, values: p.values };
+}
+
+/** A PostgreSQL array literal of text (or uuid) values, as one flat string: cheaper to keep than a JS array until the statement is sent. */
+function textArray(values: (string | null)[]): string {
+  return `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
 }
 
 /** Numbered bind parameters for a statement assembled in parts. */
