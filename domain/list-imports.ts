@@ -15,7 +15,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentAttachment } from '../db/entities/AgentAttachment.js';
 import { LeadList } from '../db/entities/LeadList.js';
 import { ListImport, type DedupeMode, type IListImport, type ListImportStatus } from '../db/entities/ListImport.js';
-import type { CsvEncoding, Delimiter } from '../lib/csv.js';
 import { requireApp } from './apps.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, notFound } from './errors.js';
@@ -27,14 +26,11 @@ import { createList } from './lists.js';
 
 /** Largest file accepted: 50 MiB (413 file_too_large above, enforced while the upload streams). */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;
-/** Longest list name (as lead lists). */
-export const MAX_LIST_NAME = 200;
 /** A draft nobody commits is deleted after this long; an upload that never finished (a crashed API process), after UPLOAD_TTL. */
 export const DRAFT_TTL_DAYS = 7;
 export const UPLOAD_TTL_HOURS = 6;
 
 export const FINAL: readonly ListImportStatus[] = ['completed', 'failed', 'canceled'];
-export const RUNNING: readonly ListImportStatus[] = ['queued', 'running', 'canceling'];
 
 export interface CommitInput {
   /** Field → 0-based column; absent: the suggested mapping. */
@@ -392,4 +388,3 @@ export async function endRun(
   return progressOf(imp);
 }
 
-export type { Delimiter, CsvEncoding };

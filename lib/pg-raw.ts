@@ -23,16 +23,3 @@ export async function withPgClient<T>(em: EntityManager, fn: (c: PgClient) => Pr
     await client.releaseConnection(c);
   }
 }
-
-/** `fn` inside BEGIN … COMMIT on `c` (ROLLBACK when it throws). */
-export async function inTransaction<T>(c: PgClient, fn: () => Promise<T>): Promise<T> {
-  await c.query('begin');
-  try {
-    const out = await fn();
-    await c.query('commit');
-    return out;
-  } catch (err) {
-    await c.query('rollback').catch(() => {});
-    throw err;
-  }
-}

@@ -46,6 +46,8 @@ const STATEFUL_400: Record<string, string> = {
   putTeamMembersById: 'invalid_app: app_ids must name products of the workspace',
   postAgentMessages:
     'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',
+  postAppsByAppIdListsImportDraftsByImportIdCommit:
+    'invalid_list_id: list_id must name a list of the product; invalid_body: exactly one of list_id and list_name (and stateful links fill appId from nullable app_id fields of other responses)',
 };
 
 /**
