@@ -35,3 +35,7 @@ export { OperatorNotificationPreference } from './OperatorNotificationPreference
 export { OperatorTask } from './OperatorTask.js';
 export { OperatorTaskAction } from './OperatorTaskAction.js';
 export { OperatorTaskEvent } from './OperatorTaskEvent.js';
+export { CdmImport } from './CdmImport.js';
+export { CdmImportCompany } from './CdmImportCompany.js';
+export { CdmImportMember } from './CdmImportMember.js';
+export { CdmImportEvent } from './CdmImportEvent.js';
