@@ -1,6 +1,7 @@
 // The long-running jobs domain code can ask for, as a port: the API process implements it over
 // the Temporal client (api/jobs.ts), so that REST handlers and Operator tools start the same
 // workflow the same way, and domain code never imports Temporal.
+import type { CdmImportStart } from './cdm-imports.js';
 import type { RunPlan } from './discovery-runs.js';
 import type { EnrichmentStart } from './enrichment.js';
 import type { TurnStart } from './operator-turns.js';
@@ -24,6 +25,11 @@ export interface Jobs {
   startOperatorTask(start: OperatorTaskStart): Promise<void>;
   /** Sends pause / resume / cancel to the task's open run; false when no run is open. */
   signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
+  /**
+   * Starts run `run` (a search or a confirm) of `cdm-import:<jobId>`; a repeat of the same run joins
+   * it. Waits (briefly) for the previous run to close first.
+   */
+  startCdmImport(start: CdmImportStart): Promise<void>;
 }
 
 export interface OperatorTaskStart {

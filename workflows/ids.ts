@@ -46,3 +46,8 @@ export const operatorWorkflowIds = {
 export const operatorTaskWorkflowIds = {
   task: (taskId: string) => `operator-task:${taskId}`,
 };
+
+/** Company decision-maker imports: one workflow per job; each run (search, retry, confirm) is numbered in its memo. */
+export const cdmImportWorkflowIds = {
+  job: (jobId: string) => `cdm-import:${jobId}`,
+};

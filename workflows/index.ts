@@ -7,3 +7,4 @@ export { promoteProfiles } from './promotion.js';
 export { enrichTarget } from './enrichment.js';
 export { operatorTurn } from './operator-turn.js';
 export { operatorTask } from './operator-task.js';
+export { cdmImport } from './cdm-import.js';
