@@ -1,0 +1,391 @@
+// Company decision-maker imports on the real dev server with the local corpus: the search workflow
+// batch by batch (found, duplicate, company_not_found), batch-preview's cursor, approvals per person
+// and per company, the idempotent events batch, confirm adding exactly the approved people once with
+// one credit per lead created (twice: nothing doubled), 402 before anything is added, retry of the
+// failed companies only (a worker of its own over the HTTP source failing some companies), every
+// documented code, cross-workspace 404s, the Operator tools and replay tests.
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { CdmImportCompany } from '../../db/entities/CdmImportCompany.js';
+import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
+import { Lead } from '../../db/entities/Lead.js';
+import { DEMO_ROWS, DEMO_USER_ID } from '../../db/seed/demo.js';
+import { createCdmImport, requireCdmImport } from '../../domain/cdm-imports.js';
+import { creditBalance, debitCredits } from '../../domain/credits.js';
+import { addContactToList } from '../../domain/lists.js';
+import { findTool } from '../../domain/tools/index.js';
+import { runTool } from '../../domain/tools/registry.js';
+import { resolveActor } from '../../domain/workspaces.js';
+import { temporalJobs } from '../../api/jobs.js';
+import { loadConfig } from '../../lib/config.js';
+import { getCorpus } from '../../lib/sources/local-corpus.js';
+import { LocalPronet } from '../../lib/sources/local.js';
+import { SENIORITY_RANK, type Seniority } from '../../lib/sources/types.js';
+import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
+import { cdmImportWorkflowIds } from '../../workflows/ids.js';
+import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
+import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
+import { replayFixture, replayLive } from '../helpers/replay.js';
+import { pronetHandler, sendJson, startServer } from '../helpers/source-servers.js';
+import { addMemberViaInvite } from '../helpers/team.js';
+test.after.always(closeApi);
+
+const BASE = '/api/company-decision-maker-imports';
+const corpusOpts = loadConfig().sources.corpus;
+const corpus = getCorpus(corpusOpts);
+const ALL: Seniority[] = ['founder', 'cxo', 'vp', 'director', 'manager', 'senior', 'entry'];
+const auth = (u: TestUser, headers: Record<string, string> = {}) => ({ token: u.accessToken, headers });
+
+interface Setup {
+  u: TestUser;
+  appId: string;
+  listId: string;
+  workspaceId: string;
+}
+
+async function setup(owner?: TestUser): Promise<Setup> {
+  const u = owner ?? (await createOwner());
+  const app = await createTestApp(u);
+  const list = await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: 'Decision-makers' } });
+  if (list.status !== 201) throw new Error(list.text);
+  return { u, appId: app.id, listId: list.body.id, workspaceId: await workspaceIdOf(u.id) };
+}
+
+// Corpus companies handed out in turn (each with at least `min` current employees), so tests use different ones.
+let nextCompany = 0;
+function company(min = 3) {
+  for (;;) {
+    const i = nextCompany++;
+    const employees = corpus.index.employees[i].map((p) => corpus.people[p]);
+    if (employees.length >= min) return { ...corpus.companies[i], employees };
+  }
+}
+
+const UNKNOWN = 'Nonexistent Widgets Incorporated';
+
+async function preview(s: Setup, body: Record<string, unknown>) {
+  return call('POST', `${BASE}/preview`, { ...auth(s.u), body: { app_id: s.appId, list_id: s.listId, roles: { seniorities: ALL }, ...body } });
+}
+
+async function progress(s: Setup, id: string) {
+  const r = await call('GET', `${BASE}/${id}/progress`, auth(s.u));
+  if (r.status !== 200) throw new Error(r.text);
+  return r.body;
+}
+
+async function until(s: Setup, id: string, state: string, timeoutMs = 60_000) {
+  await waitFor(`import ${id} to be ${state}`, async () => (await progress(s, id)).state === state, timeoutMs);
+  return progress(s, id);
+}
+
+async function outcomes(s: Setup, id: string) {
+  const r = await call('GET', `${BASE}/${id}/company-outcomes?limit=200`, auth(s.u));
+  if (r.status !== 200) throw new Error(r.text);
+  return r.body.items as any[];
+}
+
+async function rows(s: Setup, id: string, query = '') {
+  const r = await call('GET', `${BASE}/${id}/rows?limit=200${query}`, auth(s.u));
+  if (r.status !== 200) throw new Error(r.text);
+  return r.body.items as any[];
+}
+
+/** A job searched to ready_for_review over the given companies. */
+async function ready(s: Setup, companies: Record<string, unknown>[], extra: Record<string, unknown> = {}) {
+  const r = await preview(s, { companies, ...extra });
+  if (r.status !== 201) throw new Error(r.text);
+  await until(s, r.body.job.id, 'ready_for_review');
+  return r.body.job.id as string;
+}
+
+const workflowOf = (id: string) => (async () => (await api()).services.temporal.workflow.getHandle(cdmImportWorkflowIds.job(id)))();
+
+test('preview creates the job and shows its first batch; the search goes batch by batch; outcomes, rows, progress and metrics read it', async (t) => {
+  const s = await setup();
+  const [a, b, c, d] = [company(), company(), company(), company()];
+  const r = await preview(s, {
+    companies: [{ domain: a.domain.toUpperCase() }, { name: b.name }, { name: UNKNOWN }, { name: a.name }, { domain: c.domain, name: 'Whatever' }, { domain: `www.${a.domain}` }, { domain: d.domain }],
+    roles: { seniorities: ['founder', 'cxo', 'vp', 'director', 'manager', 'senior', 'entry'] },
+    max_per_company: 3,
+    batch_size: 2,
+  });
+  t.is(r.status, 201, r.text);
+  const job = r.body.job;
+  t.like(job, { app_id: s.appId, list_id: s.listId, run: 1, max_per_company: 3, batch_size: 2, company_count: 6, duplicates_removed: 1, batch_count: 3, credits_per_member: 1 });
+  t.is(job.workflow_id, `cdm-import:${job.id}`);
+  t.deepEqual(job.roles, { titles: [], seniorities: ALL });
+  // The first batch (a by domain, b by name), searched before the answer.
+  t.like(r.body.batch, { batch: 0, batches_total: 3, ready: true });
+  const [first, second] = r.body.batch.companies;
+  t.like(first, { position: 0, status: 'done', input: { name: null, domain: a.domain }, resolved: { name: a.name, domain: a.domain }, members_found: 3 });
+  t.like(second, { position: 1, status: 'done', input: { name: b.name, domain: null }, resolved: { name: b.name, domain: b.domain } });
+  t.is(first.people.length, 3);
+  const ranks = first.people.map((p: any) => SENIORITY_RANK[p.seniority as Seniority]);
+  t.deepEqual(ranks, [...ranks].sort((x, y) => x - y), 'most senior first');
+  const expectedTop = a.employees.filter((p) => p.current).sort((x, y) => SENIORITY_RANK[x.seniority] - SENIORITY_RANK[y.seniority] || Number(x.id.slice(3)) - Number(y.id.slice(3)))[0];
+  t.like(first.people[0], { status: 'pending', source_id: expectedTop.id, full_name: expectedTop.fullName, title: expectedTop.title, profile_url: expectedTop.profileUrl, company: { name: a.name, domain: a.domain } });
+
+  const done = await until(s, job.id, 'ready_for_review');
+  t.like(done, { state: 'ready_for_review', percent: 100, companies: { total: 6, pending: 0, done: 4, failed: 1, duplicate: 1 }, batches: { total: 3, searched: 3, next_to_preview: 1 } });
+  t.is(done.members.found, done.members.pending);
+
+  // batch-preview walks on from batch 1, then says there is nothing more; a batch can be shown again.
+  const b1 = await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
+  t.is(b1.status, 200, b1.text);
+  t.like(b1.body.batch, { batch: 1, ready: true });
+  t.like(b1.body.batch.companies[0], { position: 2, status: 'failed', reason: 'company_not_found', members_found: 0, resolved: null, attempts: 1 });
+  t.like(b1.body.batch.companies[1], { position: 3, status: 'duplicate', duplicate_of: first.id, members_found: 0, resolved: { name: a.name } });
+  t.deepEqual(b1.body.batch.companies[1].people, []);
+  const b2 = await call('POST', `${BASE}/${job.id}/batch-preview`, auth(s.u));
+  t.like(b2.body.batch, { batch: 2 });
+  t.like(b2.body.batch.companies[0], { status: 'done', input: { name: 'Whatever', domain: c.domain }, resolved: { name: c.name } });
+  const end = await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
+  t.is(end.status, 200);
+  t.is(end.body.batch, null);
+  t.is(end.body.job.progress.batches.next_to_preview, null);
+  const again = await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: { batch: 0 } });
+  t.deepEqual(again.body.batch.companies.map((x: any) => x.id), r.body.batch.companies.map((x: any) => x.id));
+  const out = await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: { batch: 3 } });
+  t.is(out.status, 422, out.text);
+  t.is(out.body.error.code, 'batch_out_of_range');
+
+  // Company outcomes in the order given, filterable, paged by position.
+  const all = await outcomes(s, job.id);
+  t.deepEqual(all.map((x) => x.status), ['done', 'done', 'failed', 'duplicate', 'done', 'done']);
+  const failed = await call('GET', `${BASE}/${job.id}/company-outcomes?status=failed`, auth(s.u));
+  t.deepEqual(failed.body.items.map((x: any) => x.input.name), [UNKNOWN]);
+  const p1 = await call('GET', `${BASE}/${job.id}/company-outcomes?limit=4`, auth(s.u));
+  t.is(p1.body.items.length, 4);
+  const p2 = await call('GET', `${BASE}/${job.id}/company-outcomes?limit=4&cursor=${p1.body.next_cursor}`, auth(s.u));
+  t.deepEqual(p2.body.items.map((x: any) => x.position), [4, 5]);
+  t.is(p2.body.next_cursor, null);
+  t.is((await call('GET', `${BASE}/${job.id}/company-outcomes?batch=1`, auth(s.u))).body.items.length, 2);
+
+  // Rows: every person found, in review order; by company, batch, status; paged.
+  const people = await rows(s, job.id);
+  t.is(people.length, done.members.found);
+  t.is(people.length, all.reduce((n, x) => n + x.members_found, 0));
+  t.true(people.every((p) => p.status === 'pending' && p.job_id === job.id));
+  t.is((await rows(s, job.id, `&company_id=${first.id}`)).length, 3);
+  t.is((await rows(s, job.id, '&batch=0')).length, first.members_found + second.members_found);
+  t.is((await rows(s, job.id, '&status=approved')).length, 0);
+  const page1 = await call('GET', `${BASE}/${job.id}/rows?limit=2`, auth(s.u));
+  const page2 = await call('GET', `${BASE}/${job.id}/rows?limit=2&cursor=${page1.body.next_cursor}`, auth(s.u));
+  t.deepEqual([...page1.body.items, ...page2.body.items].map((p: any) => p.id), people.slice(0, 4).map((p) => p.id));
+
+  const m = await call('GET', `${BASE}/${job.id}/metrics`, auth(s.u));
+  t.is(m.status, 200, m.text);
+  t.like(m.body, {
+    state: 'ready_for_review',
+    companies: { total: 6, done: 4, failed: 1, duplicate: 1, source_searches: 6, retried: 0, failure_reasons: { company_not_found: 1, source_unavailable: 0, source_error: 0, search_failed: 0 } },
+    members: { found: people.length, approval_rate: null },
+    credits: { charged: 0, per_member: 1, pending_max: 0 },
+  });
+  t.is(Object.values(m.body.members.by_seniority as Record<string, number>).reduce((x, y) => x + y, 0), people.length);
+  t.true(m.body.timing.search_seconds >= 0);
+
+  // The workflow carries the job's search attributes; its history replays.
+  const handle = await workflowOf(job.id);
+  const desc = await handle.describe();
+  t.like(desc.memo, { job_id: job.id, run: 1, phase: 'search' });
+  t.deepEqual(desc.searchAttributes.JobKind, ['cdm-import']);
+  t.deepEqual(desc.searchAttributes.WorkspaceId, [s.workspaceId]);
+  t.deepEqual(desc.searchAttributes.AppId, [s.appId]);
+  const { services } = await api();
+  await replayLive(services.temporal, cdmImportWorkflowIds.job(job.id));
+  await replayFixture(services.temporal, 'cdmImport', cdmImportWorkflowIds.job(job.id));
+});
+
+test('approval per person and per company; decisions change until confirm; approved-members lists them', async (t) => {
+  const s = await setup();
+  const [a, b] = [company(4), company(4)];
+  const id = await ready(s, [{ domain: a.domain }, { domain: b.domain }, { name: UNKNOWN }], { max_per_company: 4 });
+  const [ca, cb, cu] = await outcomes(s, id);
+  const pa = await rows(s, id, `&company_id=${ca.id}`);
+  const pb = await rows(s, id, `&company_id=${cb.id}`);
+  t.true(pa.length >= 2 && pb.length >= 2);
+
+  // Per company: every person found there.
+  const byCompany = await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [ca.id] } });
+  t.is(byCompany.status, 200, byCompany.text);
+  t.deepEqual(byCompany.body.results, [{ kind: 'company', id: ca.id, result: 'approved', members_changed: pa.length, members_unchanged: 0 }]);
+  t.is(byCompany.body.job.progress.members.approved, pa.length);
+
+  // Per person, mixed with a company: one result per item, in order; unknown ids are not_found.
+  const other = randomUUID();
+  const mixed = await call('POST', `${BASE}/${id}/approval`, {
+    ...auth(s.u),
+    body: { decision: 'reject', member_ids: [pa[0].id, pb[0].id, other, pa[0].id], company_ids: [cu.id] },
+  });
+  t.is(mixed.status, 200, mixed.text);
+  t.deepEqual(
+    mixed.body.results.map((r: any) => [r.kind, r.id, r.result, r.members_changed]),
+    [
+      ['member', pa[0].id, 'rejected', 1],
+      ['member', pb[0].id, 'rejected', 1],
+      ['member', other, 'not_found', 0],
+      ['company', cu.id, 'unchanged', 0],
+    ],
+  );
+  // Approving again what is approved: unchanged.
+  const same = await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', member_ids: [pa[1].id] } });
+  t.like(same.body.results[0], { result: 'unchanged', members_changed: 0, members_unchanged: 1 });
+  // A person of another import is not found here.
+  const s2 = await setup(s.u);
+  const otherJob = await ready(s2, [{ domain: company().domain }]);
+  const foreign = (await rows(s2, otherJob))[0];
+  const cross = await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', member_ids: [foreign.id], company_ids: [(await outcomes(s2, otherJob))[0].id] } });
+  t.deepEqual(cross.body.results.map((r: any) => r.result), ['not_found', 'not_found']);
+  t.is((await rows(s2, otherJob, '&status=approved')).length, 0);
+
+  // Decisions can be changed: the rejected person of company a approved again by company.
+  const back = await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [ca.id] } });
+  t.like(back.body.results[0], { result: 'approved', members_changed: 1, members_unchanged: pa.length - 1 });
+
+  const approved = await call('GET', `${BASE}/${id}/approved-members`, auth(s.u));
+  t.is(approved.status, 200, approved.text);
+  t.deepEqual(approved.body.counts, { approved: pa.length, added: 0 });
+  t.deepEqual(approved.body.items.map((m: any) => m.id), pa.map((p) => p.id));
+  t.true(approved.body.items.every((m: any) => m.status === 'approved' && m.decided_by === s.u.id && m.decided_at));
+  const paged = await call('GET', `${BASE}/${id}/approved-members?limit=1`, auth(s.u));
+  const next = await call('GET', `${BASE}/${id}/approved-members?limit=1&cursor=${paged.body.next_cursor}`, auth(s.u));
+  t.deepEqual([paged.body.items[0].id, next.body.items[0].id], pa.slice(0, 2).map((p) => p.id));
+  const rejected = await rows(s, id, '&status=rejected');
+  t.deepEqual(rejected.map((p) => p.id), [pb[0].id]);
+  const m = await call('GET', `${BASE}/${id}/metrics`, auth(s.u));
+  t.is(m.body.members.approval_rate, Math.round((pa.length / (pa.length + 1)) * 1000) / 1000);
+
+  // 400s: nothing named, a malformed id, an unknown decision.
+  for (const body of [{ decision: 'approve' }, { decision: 'approve', member_ids: [] }, { decision: 'approve', member_ids: ['x'] }, { decision: 'maybe', member_ids: [pa[0].id] }]) {
+    const bad = await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body });
+    t.is(bad.status, 400, JSON.stringify(body));
+    t.is(bad.body.error.code, 'invalid_body');
+  }
+});
+
+test('confirm adds exactly the approved people once, one credit per lead created; a second confirm doubles nothing', async (t) => {
+  const s = await setup();
+  const [a, b] = [company(3), company(3)];
+  const id = await ready(s, [{ domain: a.domain }, { domain: b.domain }], { max_per_company: 3 });
+  const [ca, cb] = await outcomes(s, id);
+  const pa = await rows(s, id, `&company_id=${ca.id}`);
+  const pb = await rows(s, id, `&company_id=${cb.id}`);
+
+  // Already known to the workspace: pa[0] is in the list (nothing to add, nothing to pay); pa[1] is a contact of another list (reused).
+  const e = await em();
+  const actor = await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined);
+  await addContactToList(e as never, actor, s.listId, { profileUrl: pa[0].profile_url.replace('https://', 'https://www.') + '/', fullName: pa[0].full_name });
+  const otherList = await call('POST', `/api/apps/${s.appId}/lists`, { ...auth(s.u), body: { name: 'Elsewhere' } });
+  const known = await addContactToList(e as never, actor, otherList.body.id, { profileUrl: pa[1].profile_url, title: 'Edited title' });
+
+  await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [ca.id], member_ids: [pb[0].id] } });
+  await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'reject', member_ids: [pb[1].id] } });
+  const approvedIds = [...pa.map((p) => p.id), pb[0].id];
+  const before = await creditBalance(await em(), s.workspaceId);
+  const leadsBefore = await (await em()).count(Lead, { list: s.listId });
+
+  const r = await call('POST', `${BASE}/${id}/confirm`, auth(s.u));
+  t.is(r.status, 202, r.text);
+  t.like(r.body, { state: 'confirming', run: 2 });
+  const done = await until(s, id, 'completed');
+  t.like(done, { members: { approved: 0, added: approvedIds.length, rejected: 1 }, credits_charged: approvedIds.length - 1 });
+
+  // Exactly the approved people, once; pa[0] was already a lead, pa[1]'s contact was reused (its fields kept).
+  t.is(await (await em()).count(Lead, { list: s.listId }), leadsBefore + approvedIds.length - 1);
+  t.is(await creditBalance(await em(), s.workspaceId), before - (approvedIds.length - 1));
+  const ledger = await (await em()).find(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: { $like: `cdm:${id}:%` } });
+  t.deepEqual(ledger.map((l) => l.idempotencyKey).sort(), approvedIds.filter((x) => x !== pa[0].id).map((x) => `cdm:${id}:${x}`).sort());
+  t.true(ledger.every((l) => l.amount === -1 && l.kind === 'debit'));
+  const results = await call('GET', `${BASE}/${id}/results`, auth(s.u));
+  t.is(results.status, 200, results.text);
+  t.like(results.body, {
+    job_id: id,
+    state: 'completed',
+    list_id: s.listId,
+    summary: { added: 4, leads_created: 3, already_in_list: 1, contacts_created: 2, contacts_reused: 2, credits_charged: 3, awaiting_confirm: 0 },
+  });
+  t.truthy(results.body.completed_at);
+  const items = new Map(results.body.items.map((i: any) => [i.id, i]));
+  t.deepEqual([...items.keys()].sort(), [...approvedIds].sort());
+  t.like(items.get(pa[0].id), { status: 'added', lead_created: false, contact_created: false, credits_charged: 0 });
+  t.like(items.get(pa[1].id), { lead_created: true, contact_created: false, credits_charged: 1, contact_id: known.lead.contact.id });
+  t.like(items.get(pb[0].id), { lead_created: true, contact_created: true, credits_charged: 1 });
+  const leads = await call('GET', `/api/lists/${s.listId}/leads?limit=200`, auth(s.u));
+  for (const i of results.body.items) t.true(leads.body.items.some((l: any) => l.id === i.lead_id && l.contact_id === i.contact_id));
+  const kept = leads.body.items.find((l: any) => l.contact_id === known.lead.contact.id);
+  t.is(kept.title, 'Edited title', 'an existing contact’s fields are never overwritten');
+  t.is(leads.body.items.find((l: any) => l.id === (items.get(pb[0].id) as any).lead_id).source, 'import');
+
+  // Confirm again: 200, nothing added, nothing charged.
+  const twice = await Promise.all([call('POST', `${BASE}/${id}/confirm`, auth(s.u)), call('POST', `${BASE}/${id}/confirm`, auth(s.u))]);
+  t.deepEqual(twice.map((x) => x.status), [200, 200]);
+  t.like(twice[0].body, { state: 'completed', run: 2 });
+  t.is(await (await em()).count(Lead, { list: s.listId }), leadsBefore + approvedIds.length - 1);
+  t.is(await creditBalance(await em(), s.workspaceId), before - (approvedIds.length - 1));
+  t.is(await (await em()).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: { $like: `cdm:${id}:%` } }), approvedIds.length - 1);
+
+  // A completed import takes no more decisions, retries or confirms of anything new.
+  const late = await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', member_ids: [pb[1].id] } });
+  t.is(late.status, 409, late.text);
+  t.is(late.body.error.code, 'invalid_transition');
+  const retry = await call('POST', `${BASE}/${id}/retry`, auth(s.u));
+  t.is(retry.status, 409);
+  t.is(retry.body.error.code, 'invalid_transition');
+  const approved = await call('GET', `${BASE}/${id}/approved-members`, auth(s.u));
+  t.deepEqual(approved.body.counts, { approved: 0, added: 4 });
+  const m = await call('GET', `${BASE}/${id}/metrics`, auth(s.u));
+  t.like(m.body, { leads: { created: 3, already_in_list: 1, contacts_created: 2 }, credits: { charged: 3, pending_max: 0 } });
+  t.true(m.body.timing.confirm_seconds >= 0);
+
+  const { services } = await api();
+  const desc = await (await workflowOf(id)).describe();
+  t.like(desc.memo, { run: 2, phase: 'confirm' });
+  await replayLive(services.temporal, cdmImportWorkflowIds.job(id));
+  await replayFixture(services.temporal, 'cdmImport-confirm', cdmImportWorkflowIds.job(id));
+});
+
+test('402 insufficient_credits before anything is added; with enough credits the same confirm goes through', async (t) => {
+  const s = await setup(await createUser());
+  const e = await em();
+  const balance = await creditBalance(e, s.workspaceId);
+  if (balance > 0) await debitCredits(e, s.workspaceId, balance, { reason: 'drain for test' });
+  const id = await ready(s, [{ domain: company(2).domain }], { max_per_company: 2 });
+  await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [(await outcomes(s, id))[0].id] } });
+  const r = await call('POST', `${BASE}/${id}/confirm`, auth(s.u));
+  t.is(r.status, 402, r.text);
+  t.is(r.body.error.code, 'insufficient_credits');
+  t.like(r.body.error.details, { balance: 0, required: 2 });
+  t.like(await progress(s, id), { state: 'ready_for_review', run: 1, members: { approved: 2, added: 0 }, credits_charged: 0 });
+  t.is(await (await em()).count(Lead, { list: s.listId }), 0);
+
+  // One credit short: still nothing.
+  const { grantCredits } = await import('../../domain/credits.js');
+  await grantCredits(await em(), s.workspaceId, 1, { reason: 'test', source: 'admin' });
+  t.is((await call('POST', `${BASE}/${id}/confirm`, auth(s.u))).status, 402);
+  t.is(await (await em()).count(Lead, { list: s.listId }), 0);
+  await grantCredits(await em(), s.workspaceId, 1, { reason: 'test', source: 'admin' });
+  t.is((await call('POST', `${BASE}/${id}/confirm`, auth(s.u))).status, 202);
+  await until(s, id, 'completed');
+  t.is(await (await em()).count(Lead, { list: s.listId }), 2);
+  t.is(await creditBalance(await em(), s.workspaceId), 0);
+});
+
+test('credits spent while confirming: the chunk is rolled back whole and the import goes back to ready_for_review with the error', async (t) => {
+  const s = await setup();
+  const id = await ready(s, [{ domain: company(2).domain }], { max_per_company: 2 });
+  await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [(await outcomes(s, id))[0].id] } });
+  // The run is started on a queue nobody polls, so the balance can change between the check and the work.
+  const { services } = await api();
+  const actor = await resolveActor((await em()) as never, { userId: s.u.id, kind: 'session' }, undefined);
+  const { confirmCdmImport, confirmCdmChunk } = await import('../../domain/cdm-imports.js');
+  const parked = `cdm-parked-${randomUUID()}`;
+  await confirmCdmImport((await em()) as never, actor, temporalJobs(services.temporal, parked), id);
+  t.teardown(() => (async () => (await workflowOf(id)).terminate().catch(() => {}))());
+  const e = await em();
+  await debitCredits(e, s.workspaceId, (await creditBalance(e, s.workspaceId)) - 1, { reason: 'spent elsewhere' });
+  t.deepEqual(await confirmCdmChunk((await em()) as never, { jobId: id, run: 2 }), { done: true, added: 0 });
+  t.like(await progress(s, id), { state: 'ready_for_review', members: { approved: 2, added: 0 }, error: { code: 'insufficient_credits' } });
+  t.is(await (await em()).count(Lead, { list: s.listId }), 0);
+  t.is(await creditBalance(await em(), s.workspaceId), 1);
+});
