@@ -389,3 +389,381 @@ test('credits spent while confirming: the chunk is rolled back whole and the imp
   t.is(await (await em()).count(Lead, { list: s.listId }), 0);
   t.is(await creditBalance(await em(), s.workspaceId), 1);
 });
+
+test('events: an idempotent batch of the reviewer’s decisions; a repeated client id is ignored; one result per event', async (t) => {
+  const s = await setup();
+  const [a, b] = [company(3), company(3)];
+  const id = await ready(s, [{ domain: a.domain }, { domain: b.domain }], { max_per_company: 3 });
+  const [ca, cb] = await outcomes(s, id);
+  const pa = await rows(s, id, `&company_id=${ca.id}`);
+  const pb = await rows(s, id, `&company_id=${cb.id}`);
+  const ev = (n: string, type: string, target: string, job = id) => ({ id: `${n}-${id}`, job_id: job, type, target_id: target, occurred_at: '2026-01-02T03:04:05Z' });
+
+  const r = await call('POST', `${BASE}/events`, {
+    ...auth(s.u),
+    body: {
+      events: [
+        ev('e1', 'company.approved', ca.id),
+        ev('e2', 'member.rejected', pa[0].id),
+        ev('e3', 'member.approved', pb[0].id),
+        ev('e2', 'member.approved', pa[0].id), // a repeat within the batch: ignored
+        ev('e4', 'member.approved', randomUUID()),
+        ev('e5', 'member.approved', pb[1].id, randomUUID()),
+      ],
+    },
+  });
+  t.is(r.status, 200, r.text);
+  t.deepEqual(
+    r.body.results.map((x: any) => [x.id.split('-')[0], x.duplicate, x.result, x.members_changed]),
+    [
+      ['e1', false, 'approved', 3],
+      ['e2', false, 'rejected', 1],
+      ['e3', false, 'approved', 1],
+      ['e2', true, 'unchanged', 0],
+      ['e4', false, 'not_found', 0],
+      ['e5', false, 'not_found', 0],
+    ],
+  );
+  t.like(r.body.results[3].first, { result: 'rejected', members_changed: 1 });
+  const state = async () => new Map((await rows(s, id)).map((p) => [p.id, p.status]));
+  let now = await state();
+  t.is(now.get(pa[0].id), 'rejected', 'the repeat did not approve it');
+  t.is(now.get(pa[1].id), 'approved');
+  t.is(now.get(pb[0].id), 'approved');
+
+  // The same batch sent again (a client retry): every event ignored, answered with what it did first.
+  const again = await call('POST', `${BASE}/events`, { ...auth(s.u), body: { events: [ev('e1', 'company.rejected', ca.id), ev('e3', 'member.rejected', pb[0].id), ev('e6', 'member.rejected', pb[2].id)] } });
+  t.deepEqual(
+    again.body.results.map((x: any) => [x.duplicate, x.result, x.first?.result ?? null]),
+    [
+      [true, 'unchanged', 'approved'],
+      [true, 'unchanged', 'approved'],
+      [false, 'rejected', null],
+    ],
+  );
+  t.truthy(again.body.results[0].first.recorded_at);
+  now = await state();
+  t.is(now.get(pa[1].id), 'approved');
+  t.is(now.get(pb[0].id), 'approved');
+  t.is(now.get(pb[2].id), 'rejected');
+
+  // Racing copies of one event: applied once.
+  const racing = await Promise.all(Array.from({ length: 4 }, () => call('POST', `${BASE}/events`, { ...auth(s.u), body: { events: [ev('e7', 'member.approved', pa[0].id)] } })));
+  t.true(racing.every((x) => x.status === 200));
+  t.is(racing.filter((x) => !x.body.results[0].duplicate).length, 1);
+  t.true(racing.every((x) => (x.body.results[0].duplicate ? x.body.results[0].first.result : x.body.results[0].result) === 'approved'));
+
+  // Another workspace's import is not found (and its id space is its own).
+  const stranger = await setup();
+  const foreign = await call('POST', `${BASE}/events`, { ...auth(stranger.u), body: { events: [ev('e1', 'member.rejected', pa[1].id)] } });
+  t.like(foreign.body.results[0], { duplicate: false, result: 'not_found' });
+  t.is((await state()).get(pa[1].id), 'approved');
+
+  // After confirm: invalid_transition per event.
+  await call('POST', `${BASE}/${id}/confirm`, auth(s.u));
+  await until(s, id, 'completed');
+  const late = await call('POST', `${BASE}/events`, { ...auth(s.u), body: { events: [ev('e8', 'member.rejected', pa[1].id), ev('e9', 'company.approved', cb.id)] } });
+  t.deepEqual(late.body.results.map((x: any) => x.result), ['invalid_transition', 'invalid_transition']);
+
+  // 400: empty, too many, a bad id, an unknown type.
+  for (const body of [
+    { events: [] },
+    { events: Array.from({ length: 501 }, (_, i) => ev(`x${i}`, 'member.approved', pa[0].id)) },
+    { events: [{ ...ev('e1', 'member.approved', pa[0].id), id: 'has space' }] },
+    { events: [ev('e1', 'member.maybe', pa[0].id)] },
+    { events: [{ ...ev('e1', 'member.approved', pa[0].id), extra: 1 }] },
+  ]) {
+    const bad = await call('POST', `${BASE}/events`, { ...auth(s.u), body });
+    t.is(bad.status, 400);
+    t.is(bad.body.error.code, 'invalid_body');
+  }
+});
+
+test('impossible transitions are 409: confirm or retry while searching, nothing approved, nothing to retry, list deleted; a batch still searching is not ready', async (t) => {
+  const s = await setup();
+  const { services } = await api();
+  const actor = await resolveActor((await em()) as never, { userId: s.u.id, kind: 'session' }, undefined);
+  // A search parked on a queue nobody polls: the job stays `searching`.
+  const parked = await createCdmImport((await em()) as never, actor, temporalJobs(services.temporal, `cdm-parked-${randomUUID()}`), {
+    appId: s.appId,
+    listId: s.listId,
+    companies: [{ domain: company().domain }],
+    seniorities: ['vp'],
+  });
+  t.teardown(() => (async () => (await workflowOf(parked.id)).terminate().catch(() => {}))());
+  for (const op of ['confirm', 'retry']) {
+    const r = await call('POST', `${BASE}/${parked.id}/${op}`, auth(s.u));
+    t.is(r.status, 409, `${op}: ${r.text}`);
+    t.is(r.body.error.code, 'invalid_transition');
+  }
+  // Decisions are taken while searching; a batch not searched yet is shown as not ready and the cursor stays.
+  const waited = Date.now();
+  const notYet = await call('POST', `${BASE}/${parked.id}/batch-preview`, { ...auth(s.u), body: {} });
+  t.is(notYet.status, 200, notYet.text);
+  t.true(Date.now() - waited >= 4500, 'waited for the batch');
+  t.like(notYet.body.batch, { batch: 0, ready: false });
+  t.like(notYet.body.batch.companies[0], { status: 'pending', people: [] });
+  t.is(notYet.body.job.progress.batches.next_to_preview, 0);
+  const during = await call('POST', `${BASE}/${parked.id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [notYet.body.batch.companies[0].id] } });
+  t.is(during.status, 200, during.text);
+  t.like(during.body.results[0], { result: 'unchanged', members_changed: 0 });
+
+  // ready_for_review with nothing approved, nothing failed.
+  const id = await ready(s, [{ domain: company(2).domain }]);
+  const none = await call('POST', `${BASE}/${id}/confirm`, auth(s.u));
+  t.is(none.status, 409);
+  t.is(none.body.error.code, 'nothing_approved');
+  const noRetry = await call('POST', `${BASE}/${id}/retry`, auth(s.u));
+  t.is(noRetry.status, 409);
+  t.is(noRetry.body.error.code, 'nothing_to_retry');
+
+  // The list deleted after the import was made: confirm is refused, nothing changes.
+  await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [(await outcomes(s, id))[0].id] } });
+  t.is((await call('DELETE', `/api/lists/${s.listId}`, auth(s.u))).status, 200);
+  const gone = await call('POST', `${BASE}/${id}/confirm`, auth(s.u));
+  t.is(gone.status, 409, gone.text);
+  t.is(gone.body.error.code, 'list_deleted');
+  t.like(await progress(s, id), { state: 'ready_for_review' });
+  t.is((await call('GET', `${BASE}/${id}/results`, auth(s.u))).body.list_id, null);
+});
+
+test('import_busy: a run of the job still open under another number makes retry answer 409, and the job is left retryable', async (t) => {
+  const s = await setup();
+  const id = await ready(s, [{ name: UNKNOWN }, { domain: company(1).domain }]);
+  const { services } = await api();
+  // Someone else's run of this workflow id, open on a queue nobody polls.
+  await services.temporal.workflow.start('cdmImport', {
+    taskQueue: `cdm-parked-${randomUUID()}`,
+    workflowId: cdmImportWorkflowIds.job(id),
+    args: [{ jobId: id, run: 99, phase: 'search' }],
+    memo: { job_id: id, run: 99, phase: 'search' },
+  });
+  t.teardown(() => (async () => (await workflowOf(id)).terminate().catch(() => {}))());
+  const r = await call('POST', `${BASE}/${id}/retry`, auth(s.u));
+  t.is(r.status, 409, r.text);
+  t.is(r.body.error.code, 'import_busy');
+  const p = await progress(s, id);
+  t.like(p, { state: 'ready_for_review', run: 2, companies: { failed: 1, pending: 0 } });
+  t.like((await outcomes(s, id))[0], { status: 'failed', reason: 'search_failed' });
+});
+
+test('400, 403 and 404: bad bodies, a list of another product, another workspace’s product, bad ids and queries, a member without the product, the Demo workspace', async (t) => {
+  const s = await setup();
+  const co = company();
+  const good = { app_id: s.appId, list_id: s.listId, companies: [{ domain: co.domain }], roles: { seniorities: ['vp'] } };
+  const bodies: Record<string, unknown>[] = [
+    { ...good, roles: {} },
+    { ...good, roles: { titles: [] } },
+    { ...good, companies: [] },
+    { ...good, companies: [{}] },
+    { ...good, companies: [{ domain: 'not a domain' }] },
+    { ...good, companies: [{ domain: 'https://acme.com' }] },
+    { ...good, companies: [{ name: '   ' }] },
+    { ...good, companies: Array.from({ length: 1001 }, (_, i) => ({ name: `Company ${i}` })) },
+    { ...good, max_per_company: 26 },
+    { ...good, batch_size: 0 },
+    { ...good, extra: true },
+    { ...good, app_id: 'nope' },
+  ];
+  for (const body of bodies) {
+    const r = await call('POST', `${BASE}/preview`, { ...auth(s.u), body });
+    t.is(r.status, 400, JSON.stringify(body).slice(0, 200));
+    t.is(r.body.error.code, 'invalid_body');
+  }
+  const otherApp = await createTestApp(s.u, 'Other product');
+  const wrongList = await call('POST', `${BASE}/preview`, { ...auth(s.u), body: { ...good, app_id: otherApp.id } });
+  t.is(wrongList.status, 400);
+  t.is(wrongList.body.error.code, 'invalid_list_id');
+  const stranger = await setup();
+  const foreignApp = await call('POST', `${BASE}/preview`, { ...auth(s.u), body: { ...good, app_id: stranger.appId, list_id: stranger.listId } });
+  t.is(foreignApp.status, 404);
+  t.is(foreignApp.body.error.code, 'not_found');
+  const foreignList = await call('POST', `${BASE}/preview`, { ...auth(s.u), body: { ...good, list_id: stranger.listId } });
+  t.is(foreignList.body.error.code, 'invalid_list_id');
+
+  const id = await ready(s, [{ domain: co.domain }]);
+  t.is((await call('GET', `${BASE}/not-a-uuid/progress`, auth(s.u))).body.error.code, 'invalid_id');
+  for (const q of ['limit=0', 'limit=201', 'cursor=xyz', 'status=maybe', 'batch=-1', 'batch=1000', 'nope=1', 'company_id=x']) {
+    const r = await call('GET', `${BASE}/${id}/rows?${q}`, auth(s.u));
+    t.is(r.status, 400, q);
+    t.is(r.body.error.code, 'invalid_query');
+  }
+  t.is((await call('GET', `${BASE}/${id}/company-outcomes?status=added`, auth(s.u))).body.error.code, 'invalid_query');
+  const badBatch = await call('POST', `${BASE}/${id}/batch-preview`, { ...auth(s.u), body: { batch: -1 } });
+  t.is(badBatch.body.error.code, 'invalid_body');
+  t.is((await call('GET', `${BASE}/${id}/progress`)).status, 401);
+
+  // A member given only the other product: 403 not_assigned on this import.
+  const { user: member } = await addMemberViaInvite(s.u, { all_apps: false, app_ids: [otherApp.id] });
+  const asMember = auth(member, { 'x-acting-as': s.u.id });
+  const denied = await call('GET', `${BASE}/${id}/progress`, asMember);
+  t.is(denied.status, 403, denied.text);
+  t.is(denied.body.error.code, 'not_assigned');
+  t.is((await call('POST', `${BASE}/preview`, { ...asMember, body: good })).body.error.code, 'not_assigned');
+  // Their events on it are not found (no leak).
+  const ev = await call('POST', `${BASE}/events`, { ...asMember, body: { events: [{ id: `m-${id}`, job_id: id, type: 'company.approved', target_id: (await outcomes(s, id))[0].id }] } });
+  t.is(ev.body.results[0].result, 'not_found');
+
+  // The Demo workspace is read-only.
+  const viewer = await createUser();
+  await call('POST', '/api/me/workspaces/demo/join', { token: viewer.accessToken });
+  const demoApp = DEMO_ROWS.find((x) => x.table === 'apps')!.rows[0].id as string;
+  const demo = { ...auth(viewer, { 'x-acting-as': DEMO_USER_ID }) };
+  for (const [path, body] of [
+    [`${BASE}/preview`, { ...good, app_id: demoApp }],
+    [`${BASE}/events`, { events: [{ id: 'd1', job_id: id, type: 'company.approved', target_id: id }] }],
+    [`${BASE}/${id}/confirm`, undefined],
+  ] as const) {
+    const r = await call('POST', path, { ...demo, body });
+    t.is(r.status, 403, path);
+    t.is(r.body.error.code, 'demo_read_only');
+  }
+});
+
+test('another workspace’s import is 404 on every route that takes its id', async (t) => {
+  const s = await setup();
+  const id = await ready(s, [{ domain: company().domain }]);
+  const stranger = await createOwner();
+  const routes: [string, string, unknown?][] = [
+    ['POST', 'batch-preview', {}],
+    ['POST', 'approval', { decision: 'approve', member_ids: [randomUUID()] }],
+    ['GET', 'approved-members'],
+    ['POST', 'confirm'],
+    ['GET', 'progress'],
+    ['GET', 'metrics'],
+    ['GET', 'results'],
+    ['GET', 'rows'],
+    ['GET', 'company-outcomes'],
+    ['POST', 'retry'],
+  ];
+  for (const [method, path, body] of routes) {
+    const r = await call(method, `${BASE}/${id}/${path}`, { ...auth(stranger), body });
+    t.is(r.status, 404, `${method} ${path}: ${r.text}`);
+    t.is(r.body.error.code, 'not_found');
+    const unknown = await call(method, `${BASE}/${randomUUID()}/${path}`, { ...auth(s.u), body });
+    t.is(unknown.status, 404, `unknown id: ${method} ${path}`);
+  }
+  t.like(await progress(s, id), { state: 'ready_for_review', run: 1 });
+});
+
+test('Operator tools: start_company_import (a change) and get_company_import_progress (a read)', async (t) => {
+  const s = await setup();
+  const start = findTool('start_company_import')!;
+  const read = findTool('get_company_import_progress')!;
+  t.is(start.risk, 'change');
+  t.is(read.risk, 'read');
+  const e = await em();
+  const actor = await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined);
+  const { services } = await api();
+  const co = company();
+  const out = (await runTool(start, { em: e as never, actor, jobs: services.jobs }, {
+    app_id: s.appId,
+    list_id: s.listId,
+    companies: [co.domain, co.name, UNKNOWN],
+    seniorities: ['founder', 'cxo', 'vp', 'director', 'manager', 'senior', 'entry'],
+    max_per_company: 2,
+  })) as { import_id: string; state: string; workflow_id: string };
+  t.is(out.workflow_id, `cdm-import:${out.import_id}`);
+  await until(s, out.import_id, 'ready_for_review');
+  const p = (await runTool(read, { em: (await em()) as never, actor, jobs: services.jobs }, { import_id: out.import_id })) as any;
+  t.like(p, { import_id: out.import_id, state: 'ready_for_review', companies: { total: 3, done: 1, duplicate: 1, failed: 1 }, people: { pending: 2 } });
+  const job = await requireCdmImport((await em()) as never, actor, out.import_id);
+  t.is(job.createdBy?.id, s.u.id);
+  // Another workspace's import is not found through the tool either; the input is validated.
+  const other = await resolveActor((await em()) as never, { userId: (await createOwner()).id, kind: 'session' }, undefined);
+  await t.throwsAsync(runTool(read, { em: (await em()) as never, actor: other, jobs: services.jobs }, { import_id: out.import_id }), { message: /not found/ });
+  await t.throwsAsync(runTool(start, { em: (await em()) as never, actor, jobs: services.jobs }, { app_id: s.appId, list_id: s.listId, companies: ['x.com'] }));
+});
+
+test('retry searches the failed companies only: transient source errors retried then source_unavailable, a permanent one source_error, an unknown company company_not_found', async (t) => {
+  const s = await setup();
+  const [ok1, flaky, broken, ok2] = [company(2), company(2), company(2), company(2)];
+  // A worker of its own, over the HTTP source, whose server fails two of the companies.
+  const KEY = 'k-cdm-retry';
+  const local = new LocalPronet(corpusOpts);
+  const normal = pronetHandler(local, KEY);
+  const requests = new Map<string, number>();
+  const server = await startServer((req, res: ServerResponse) => {
+    const domain = (req.body as { company?: { domain?: string } } | undefined)?.company?.domain;
+    if (domain) requests.set(domain, (requests.get(domain) ?? 0) + 1);
+    if (domain === flaky.domain) return sendJson(res, 503, { error: 'overloaded' });
+    if (domain === broken.domain) return sendJson(res, 422, { error: 'unsupported company' });
+    return normal(req, res);
+  });
+  t.teardown(server.close);
+  const taskQueue = `cdm-retry-${randomUUID()}`;
+  const worker = spawnTsx(
+    'workers/worker.ts',
+    { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', PRONET_BASE_URL: server.url, PRONET_API_KEY: KEY },
+    { quiet: true },
+  );
+  t.teardown(() => stopChild(worker));
+  const { services } = await api();
+  const actor = await resolveActor((await em()) as never, { userId: s.u.id, kind: 'session' }, undefined);
+  const job = await createCdmImport((await em()) as never, actor, temporalJobs(services.temporal, taskQueue), {
+    appId: s.appId,
+    listId: s.listId,
+    companies: [{ domain: ok1.domain }, { domain: flaky.domain }, { name: UNKNOWN }, { domain: broken.domain }, { domain: ok2.domain }],
+    seniorities: ALL,
+    maxPerCompany: 2,
+    batchSize: 2,
+  });
+  const first = await until(s, job.id, 'ready_for_review', 120_000);
+  t.like(first, { companies: { done: 2, failed: 3, pending: 0 } });
+  const before = await outcomes(s, job.id);
+  t.deepEqual(
+    before.map((c) => [c.status, c.reason, c.attempts]),
+    [
+      ['done', null, 1],
+      ['failed', 'source_unavailable', 3],
+      ['failed', 'company_not_found', 1],
+      ['failed', 'source_error', 1],
+      ['done', null, 1],
+    ],
+  );
+  t.is(requests.get(flaky.domain), 3, 'the transient error was retried by the activity, twice');
+  t.is(requests.get(broken.domain), 1, 'a permanent error is not retried');
+  t.is(requests.get(ok1.domain), 1, 'the company found in the same batch was not searched again');
+  t.regex(before[1].message, /unavailable/);
+  // The failing history (activity failures, failCdmBatch) replays.
+  await replayLive(services.temporal, cdmImportWorkflowIds.job(job.id));
+  await replayFixture(services.temporal, 'cdmImport-failures', cdmImportWorkflowIds.job(job.id));
+  await stopChild(worker);
+
+  // Review what was found, then retry through the API: the run goes to the test worker's queue, over
+  // the local source, where the two companies answer; the unknown one fails again.
+  await call('POST', `${BASE}/${job.id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [before[0].id] } });
+  await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
+  t.is((await progress(s, job.id)).batches.next_to_preview, 1);
+  const r = await call('POST', `${BASE}/${job.id}/retry`, auth(s.u));
+  t.is(r.status, 202, r.text);
+  t.like(r.body, { retried: 3, job: { state: 'searching', run: 2, progress: { batches: { next_to_preview: 0 } } } });
+  await until(s, job.id, 'ready_for_review');
+  const after = await outcomes(s, job.id);
+  t.deepEqual(
+    after.map((c) => [c.status, c.reason, c.attempts]),
+    [
+      ['done', null, 1],
+      ['done', null, 4],
+      ['failed', 'company_not_found', 2],
+      ['done', null, 2],
+      ['done', null, 1],
+    ],
+  );
+  // The companies found the first time were left as they were: same search time, same people, decisions kept.
+  for (const i of [0, 4]) t.is(after[i].searched_at, before[i].searched_at);
+  t.like(after[0].members, { approved: 2 });
+  t.is(after[1].members_found, 2);
+  t.is(after[1].resolved.name, flaky.name);
+  const m = await call('GET', `${BASE}/${job.id}/metrics`, auth(s.u));
+  t.like(m.body.companies, { retried: 3, source_searches: 10, failure_reasons: { company_not_found: 1, source_unavailable: 0, source_error: 0 } });
+  // Retry again: only the unknown company.
+  await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
+  await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
+  t.is((await progress(s, job.id)).batches.next_to_preview, 2);
+  const again = await call('POST', `${BASE}/${job.id}/retry`, auth(s.u));
+  t.like(again.body, { retried: 1, job: { run: 3, progress: { batches: { next_to_preview: 1 } } } });
+  await until(s, job.id, 'ready_for_review');
+  t.deepEqual((await outcomes(s, job.id)).map((c) => c.attempts), [1, 4, 3, 2, 1]);
+  await replayFixture(services.temporal, 'cdmImport-retry', cdmImportWorkflowIds.job(job.id));
+});
