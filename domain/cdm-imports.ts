@@ -647,7 +647,7 @@ export async function recordCdmEvents(em: EntityManager, actor: Actor, events: R
     const claimed: { client_id: string }[] = await tx.execute(
       `insert into cdm_import_events (id, workspace_id, client_id, job_id, type, target_id, occurred_at, result, members_changed, user_id, created_at)
        select v.id, ?, v.client_id, v.job_id, v.type, v.target_id, v.occurred_at, 'pending', 0, ?, now()
-       from json_to_recordset(?::json) as v(id uuid, client_id text, job_id uuid, type text, target_id uuid, occurred_at timestamptz)
+       from json_to_recordset(?::json) as v(id uuid, client_id text, job_id uuid, type text, target_id uuid, occurred_at text)
        on conflict (workspace_id, client_id) do nothing returning client_id`,
       [
         actor.workspaceId,

@@ -91,7 +91,8 @@ export const capabilitiesOp = defineOperation({
   summary: "The Operator's tools (the one registry the Operator and the MCP endpoint serve), without schemas or dispatch details",
   tag,
   auth: 'user',
-  query: z.object({ app_id: z.string().optional() }),
+  // Required, as the spec says: the document must not offer a request the handler refuses.
+  query: z.object({ app_id: z.uuid() }),
   invalid: { query: 'invalid_scope' },
   responses: { 200: z.object({ app_id: z.uuid(), capabilities: z.array(CapabilityView) }) },
   errors: { 400: ['invalid_scope', 'invalid_user'], 403: ['not_assigned'], 404: ['not_found'], 503: ['unavailable'] },

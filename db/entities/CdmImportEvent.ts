@@ -17,7 +17,8 @@ export const CdmImportEvent = defineEntity({
     jobId: p.uuid(),
     type: p.string().length(30),
     targetId: p.uuid(),
-    occurredAt: p.datetime().nullable(),
+    /** As the client sent it (ISO 8601, any offset): kept for the record, never computed with. */
+    occurredAt: p.text().nullable(),
     result: p.string().length(30),
     membersChanged: p.integer().default(0),
     userId: p.uuid(),

@@ -465,6 +465,11 @@ test('events: an idempotent batch of the reviewer’s decisions; a repeated clie
   const late = await call('POST', `${BASE}/events`, { ...auth(s.u), body: { events: [ev('e8', 'member.rejected', pa[1].id), ev('e9', 'company.approved', cb.id)] } });
   t.deepEqual(late.body.results.map((x: any) => x.result), ['invalid_transition', 'invalid_transition']);
 
+  // occurred_at is kept as the client sent it, whatever its offset or year.
+  const odd = await call('POST', `${BASE}/events`, { ...auth(s.u), body: { events: [{ ...ev('e10', 'member.approved', pa[0].id), occurred_at: '0622-08-06T03:14:29.966776-16:42' }] } });
+  t.is(odd.status, 200, odd.text);
+  t.is(odd.body.results[0].result, 'invalid_transition');
+
   // 400: empty, too many, a bad id, an unknown type.
   for (const body of [
     { events: [] },
