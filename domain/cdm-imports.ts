@@ -800,12 +800,19 @@ const mapLimit = async <T>(items: T[], n: number, fn: (x: T) => Promise<void>): 
   );
 };
 
+type Found = { name: string; domain: string | null; size: string | null; industry: string | null };
+type CompanyOutcome =
+  | { kind: 'found'; resolved: Found; people: Candidate[] }
+  | { kind: 'failed'; reason: CdmFailureReason; message: string }
+  | { kind: 'transient'; code: string; message: string; retryAfterSeconds: number | null };
+
 /**
- * Searches the batch's pending companies (a few at a time) and records each one as it completes:
- * found (its people inserted once per job), a duplicate of a company found earlier in the job,
- * `company_not_found`, or `source_error` (a permanent provider error). A transient error leaves the
- * company pending and is reported, so the activity can be retried for those companies only.
- * People without an email or a profile URL are skipped: no contact could be made of them.
+ * Searches the batch's pending companies (a few at a time), then records the whole batch in one
+ * transaction with a fixed number of statements: found (its people inserted once per job), a
+ * duplicate of a company found earlier in the job, `company_not_found`, or `source_error` (a
+ * permanent provider error). A transient error leaves the company pending (its attempt counted) and
+ * is reported, so the activity can be retried for those companies only. People without an email or
+ * a profile URL are skipped: no contact could be made of them.
  */
 export async function searchCdmBatch(
   em: EntityManager,
@@ -819,127 +826,163 @@ export async function searchCdmBatch(
   if (!source.companyPeople) throw new Error(`the ${source.name} source cannot list a company's people`);
   const list = (v: string[] | string) => (typeof v === 'string' ? (JSON.parse(v) as string[]) : v);
   const roles = { titles: list(job.titles), seniorities: list(job.seniorities) as Seniority[] };
-  const companies: { id: string; position: number; batch: number; input_name: string | null; input_domain: string | null }[] = await em.execute(
+  const companies: BatchCompany[] = await em.execute(
     `select id, position, batch, input_name, input_domain from cdm_import_companies where job_id = ? and batch = ? and status = 'pending' order by position`,
     [input.jobId, input.batch],
   );
+  const outcomes = new Map<string, CompanyOutcome>();
   await mapLimit(companies, SEARCH_CONCURRENCY, async (co) => {
-    const ref = { name: co.input_name, domain: co.input_domain };
-    try {
-      const people: Candidate[] = [];
-      let resolved: NonNullable<Awaited<ReturnType<NonNullable<DiscoverySource['companyPeople']>>>>['company'] | null = null;
-      let cursor: string | undefined;
-      let pages = 0;
-      do {
-        const page = await source.companyPeople!(ref, roles, { cursor, limit: Math.min(200, job.max_per_company * 2) }, hooks.signal);
-        if (!page) break;
-        resolved = page.company;
-        for (const p of page.people) if (people.length < job.max_per_company && (normaliseEmail(p.email) || normaliseProfileUrl(p.profileUrl))) people.push(p);
-        cursor = page.nextCursor ?? undefined;
-      } while (cursor && people.length < job.max_per_company && ++pages < 10);
-      if (!resolved) {
-        await recordFailure(em, co.id, 'company_not_found', 'the professional network does not know this company');
-        out.failed++;
-      } else {
-        await recordFound(em, input.jobId, co, resolved, people);
-        out.found++;
-      }
-      out.searched++;
-    } catch (err) {
-      if (hooks.signal?.aborted) throw err;
-      if (!(err instanceof ProviderError)) throw err;
-      if (err.retryable) {
-        await em.execute('update cdm_import_companies set attempts = attempts + 1, message = ?, updated_at = now() where id = ?', [err.message.slice(0, 500), co.id]);
-        out.transient.push({ companyId: co.id, code: err.code, message: err.message, retryAfterSeconds: err.retryAfterSeconds });
-      } else {
-        await recordFailure(em, co.id, 'source_error', err.message);
-        out.failed++;
-      }
-    }
-    hooks.heartbeat?.({ batch: input.batch, done: out.searched + out.failed + out.transient.length });
+    outcomes.set(co.id, await searchCompany(source, co, roles, job.max_per_company, hooks.signal));
+    hooks.heartbeat?.({ batch: input.batch, searched: outcomes.size });
   });
+  for (const co of companies) {
+    const o = outcomes.get(co.id)!;
+    if (o.kind === 'transient') out.transient.push({ companyId: co.id, code: o.code, message: o.message, retryAfterSeconds: o.retryAfterSeconds });
+    else {
+      out.searched++;
+      if (o.kind === 'found') out.found++;
+      else out.failed++;
+    }
+  }
+  await recordBatch(em, input, companies, outcomes);
   return out;
 }
 
-async function recordFailure(em: EntityManager, companyId: string, reason: CdmFailureReason, message: string): Promise<void> {
-  await em.execute(
-    `update cdm_import_companies set status = 'failed', reason = ?, message = ?, attempts = attempts + 1, searched_at = now(), updated_at = now()
-     where id = ? and status = 'pending'`,
-    [reason, message.slice(0, 500), companyId],
-  );
+interface BatchCompany {
+  id: string;
+  position: number;
+  batch: number;
+  input_name: string | null;
+  input_domain: string | null;
+}
+
+async function searchCompany(source: DiscoverySource, co: BatchCompany, roles: { titles: string[]; seniorities: Seniority[] }, max: number, signal?: AbortSignal): Promise<CompanyOutcome> {
+  try {
+    const people: Candidate[] = [];
+    let resolved: Found | null = null;
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      // A little more than needed per page: people without a usable identifier are skipped.
+      const page = await source.companyPeople!({ name: co.input_name, domain: co.input_domain }, roles, { cursor, limit: Math.min(200, max * 2) }, signal);
+      if (!page) break;
+      resolved = page.company;
+      for (const p of page.people) if (people.length < max && (normaliseEmail(p.email) || normaliseProfileUrl(p.profileUrl))) people.push(p);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && people.length < max && ++pages < 10);
+    return resolved ? { kind: 'found', resolved, people } : { kind: 'failed', reason: 'company_not_found', message: 'the professional network does not know this company' };
+  } catch (err) {
+    if (signal?.aborted || !(err instanceof ProviderError)) throw err;
+    if (err.retryable) return { kind: 'transient', code: err.code, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
+    return { kind: 'failed', reason: 'source_error', message: err.message };
+  }
 }
 
 /**
- * One company found: in one transaction, under a lock on the resolved company's key within the job,
- * either a duplicate (an earlier entry of the job resolved to the same company) or done with its
- * people inserted (once per job: on conflict with a person already found, nothing).
+ * One batch's outcomes in one transaction: check the run under the job's lock, read the companies
+ * of the job already found under the same resolved keys, then one update of the companies (only
+ * those still pending: a retried activity whose first attempt committed writes nothing twice), one
+ * insert of the people, one update of the counts, one update of the transient attempts.
  */
-async function recordFound(
-  em: EntityManager,
-  jobId: string,
-  co: { id: string; position: number; batch: number },
-  resolved: { name: string; domain: string | null; size: string | null; industry: string | null },
-  people: Candidate[],
-): Promise<void> {
-  const key = (resolved.domain && normaliseDomain(resolved.domain)) || `name:${nameKey(resolved.name)}`;
-  const common = [cut(resolved.name, 300), cut(resolved.domain, 255), cut(resolved.industry, 200), cut(resolved.size, 20), key.slice(0, 320)];
+async function recordBatch(em: EntityManager, input: { jobId: string; run: number }, companies: BatchCompany[], outcomes: Map<string, CompanyOutcome>): Promise<void> {
+  const keyOf = (r: Found) => ((r.domain && normaliseDomain(r.domain)) || `name:${nameKey(r.name)}`).slice(0, 320);
   await em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`cdm:${jobId}:${key}`]);
-    const [dup]: { id: string }[] = await tx.execute(
-      `select id from cdm_import_companies where job_id = ? and resolved_key = ? and status = 'done' and id <> ? order by position limit 1`,
-      [jobId, key, co.id],
-    );
-    if (dup) {
-      await tx.execute(
-        `update cdm_import_companies set status = 'duplicate', duplicate_of = ?, resolved_name = ?, resolved_domain = ?, resolved_industry = ?, resolved_size = ?,
-           resolved_key = ?, attempts = attempts + 1, message = null, searched_at = now(), updated_at = now() where id = ? and status = 'pending'`,
-        [dup.id, ...common, co.id],
-      );
-      return;
-    }
-    const claimed: unknown[] = await tx.execute(
-      `update cdm_import_companies set status = 'done', resolved_name = ?, resolved_domain = ?, resolved_industry = ?, resolved_size = ?, resolved_key = ?,
-         attempts = attempts + 1, message = null, searched_at = now(), updated_at = now() where id = ? and status = 'pending' returning id`,
-      [...common, co.id],
-    );
-    if (!claimed.length) return; // recorded already (a retried activity whose first attempt committed)
-    const ids = people.map(() => uuidv7()).sort();
-    const inserted: unknown[] = people.length
+    const job = await lockJob(tx, input.jobId, 'share');
+    if (!job || job.run !== input.run || job.state !== 'searching') return;
+    // Duplicates are decided by what is stored: one batch of a job records at a time.
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`cdm:${input.jobId}`]);
+    const found = companies.filter((c) => outcomes.get(c.id)!.kind === 'found');
+    const keys = [...new Set(found.map((c) => keyOf((outcomes.get(c.id) as { resolved: Found }).resolved)))];
+    const earlier: { id: string; resolved_key: string }[] = keys.length
       ? await tx.execute(
-          `insert into cdm_import_members (id, job_id, company_id, company_position, batch, rank, external_id, profile_url, email, full_name, first_name, last_name,
-             title, headline, seniority, country, company_name, company_domain, status, credits_charged, created_at, updated_at)
-           select v.id, ?, ?, ?, ?, v.rank, v.external_id, v.profile_url, v.email, v.full_name, v.first_name, v.last_name, v.title, v.headline, v.seniority,
-             v.country, v.company_name, v.company_domain, 'pending', 0, now(), now()
-           from json_to_recordset(?::json) as v(id uuid, rank int, external_id text, profile_url text, email text, full_name text, first_name text, last_name text,
-             title text, headline text, seniority text, country text, company_name text, company_domain text)
-           on conflict (job_id, external_id) do nothing returning id`,
-          [
-            jobId,
-            co.id,
-            co.position,
-            co.batch,
-            JSON.stringify(
-              people.map((p, rank) => ({
-                id: ids[rank],
-                rank,
-                external_id: p.externalId.slice(0, 200),
-                profile_url: cut(p.profileUrl, 2048),
-                email: cut(p.email, 320),
-                full_name: cut(p.fullName, 400) ?? p.externalId.slice(0, 400),
-                first_name: cut(p.firstName, 200),
-                last_name: cut(p.lastName, 200),
-                title: cut(p.title, 300),
-                headline: cut(p.headline, 300),
-                seniority: p.seniority,
-                country: cut(p.country, 100),
-                company_name: cut(p.company?.name ?? resolved.name, 300),
-                company_domain: cut(p.company?.domain ?? resolved.domain, 255),
-              })),
-            ),
-          ],
+          `select distinct on (resolved_key) id, resolved_key from cdm_import_companies where job_id = ? and status = 'done' and resolved_key = any(${texts}) order by resolved_key, position`,
+          [input.jobId, JSON.stringify(keys)],
         )
       : [];
-    await tx.execute('update cdm_import_companies set members_found = ? where id = ?', [inserted.length, co.id]);
+    const firstOf = new Map(earlier.map((e) => [e.resolved_key, e.id]));
+    const updates: Record<string, unknown>[] = [];
+    const newMembers: { company: BatchCompany; people: Candidate[]; resolved: Found }[] = [];
+    for (const co of companies) {
+      const o = outcomes.get(co.id)!;
+      if (o.kind === 'transient') continue;
+      if (o.kind === 'failed') {
+        updates.push({ id: co.id, status: 'failed', reason: o.reason, message: o.message.slice(0, 500) });
+        continue;
+      }
+      const key = keyOf(o.resolved);
+      const resolved = { resolved_name: cut(o.resolved.name, 300), resolved_domain: cut(o.resolved.domain, 255), resolved_industry: cut(o.resolved.industry, 200), resolved_size: cut(o.resolved.size, 20), resolved_key: key };
+      const dup = firstOf.get(key);
+      if (dup && dup !== co.id) {
+        updates.push({ id: co.id, status: 'duplicate', duplicate_of: dup, ...resolved });
+      } else {
+        firstOf.set(key, co.id);
+        updates.push({ id: co.id, status: 'done', ...resolved });
+        newMembers.push({ company: co, people: o.people, resolved: o.resolved });
+      }
+    }
+    const claimed: { id: string }[] = updates.length
+      ? await tx.execute(
+          `update cdm_import_companies c set status = v.status, reason = v.reason, message = v.message, duplicate_of = v.duplicate_of,
+             resolved_name = v.resolved_name, resolved_domain = v.resolved_domain, resolved_industry = v.resolved_industry, resolved_size = v.resolved_size,
+             resolved_key = v.resolved_key, attempts = c.attempts + 1, searched_at = now(), updated_at = now()
+           from json_to_recordset(?::json) as v(id uuid, status text, reason text, message text, duplicate_of uuid, resolved_name text, resolved_domain text,
+             resolved_industry text, resolved_size text, resolved_key text)
+           where c.id = v.id and c.status = 'pending' returning c.id`,
+          [JSON.stringify(updates)],
+        )
+      : [];
+    const mine = new Set(claimed.map((c) => c.id));
+    const rows = newMembers
+      .filter((m) => mine.has(m.company.id))
+      .flatMap(({ company, people, resolved }) => {
+        const ids = people.map(() => uuidv7()).sort();
+        return people.map((p, rank) => ({
+          id: ids[rank],
+          company_id: company.id,
+          company_position: company.position,
+          batch: company.batch,
+          rank,
+          external_id: p.externalId.slice(0, 200),
+          profile_url: cut(p.profileUrl, 2048),
+          email: cut(p.email, 320),
+          full_name: cut(p.fullName, 400) ?? p.externalId.slice(0, 400),
+          first_name: cut(p.firstName, 200),
+          last_name: cut(p.lastName, 200),
+          title: cut(p.title, 300),
+          headline: cut(p.headline, 300),
+          seniority: p.seniority,
+          country: cut(p.country, 100),
+          company_name: cut(p.company?.name ?? resolved.name, 300),
+          company_domain: cut(p.company?.domain ?? resolved.domain, 255),
+        }));
+      });
+    if (rows.length) {
+      const inserted: { company_id: string }[] = await tx.execute(
+        `insert into cdm_import_members (id, job_id, company_id, company_position, batch, rank, external_id, profile_url, email, full_name, first_name, last_name,
+           title, headline, seniority, country, company_name, company_domain, status, credits_charged, created_at, updated_at)
+         select v.id, ?, v.company_id, v.company_position, v.batch, v.rank, v.external_id, v.profile_url, v.email, v.full_name, v.first_name, v.last_name,
+           v.title, v.headline, v.seniority, v.country, v.company_name, v.company_domain, 'pending', 0, now(), now()
+         from json_to_recordset(?::json) as v(id uuid, company_id uuid, company_position int, batch int, rank int, external_id text, profile_url text, email text,
+           full_name text, first_name text, last_name text, title text, headline text, seniority text, country text, company_name text, company_domain text)
+         on conflict (job_id, external_id) do nothing returning company_id`,
+        [input.jobId, JSON.stringify(rows)],
+      );
+      const counts = new Map<string, number>();
+      for (const r of inserted) counts.set(r.company_id, (counts.get(r.company_id) ?? 0) + 1);
+      if (counts.size) {
+        await tx.execute(`update cdm_import_companies c set members_found = v.n from json_to_recordset(?::json) as v(id uuid, n int) where c.id = v.id`, [
+          JSON.stringify([...counts].map(([id, n]) => ({ id, n }))),
+        ]);
+      }
+    }
+    const transient = companies.filter((c) => outcomes.get(c.id)!.kind === 'transient');
+    if (transient.length) {
+      await tx.execute(
+        `update cdm_import_companies c set attempts = c.attempts + 1, message = v.message, updated_at = now()
+         from json_to_recordset(?::json) as v(id uuid, message text) where c.id = v.id and c.status = 'pending'`,
+        [JSON.stringify(transient.map((c) => ({ id: c.id, message: (outcomes.get(c.id) as { message: string }).message.slice(0, 500) })))],
+      );
+    }
   });
 }
 

@@ -116,6 +116,20 @@ abstract class LocalSource implements DiscoverySource {
    */
   protected peopleMatching(f: SignalFilters | undefined): { base: number[] | null; test: (i: number) => boolean } {
     const ix = this.corpus.index;
+    const lists: number[][] = [];
+    const union = (keys: Iterable<string> | undefined, map: Map<string, number[]>) => {
+      if (keys) lists.push(unionSorted([...keys].map((k) => map.get(k) ?? [])));
+    };
+    union(f?.seniorities?.length ? new Set<string>(f.seniorities) : undefined, ix.bySeniority);
+    union(f?.countries?.length ? new Set(f.countries.map((c) => c.toUpperCase())) : undefined, ix.byCountry);
+    union(f?.industries?.length ? new Set(f.industries.map((s) => s.trim().toLowerCase())) : undefined, ix.byIndustry);
+    union(f?.companySizes?.length ? new Set<string>(f.companySizes) : undefined, ix.bySize);
+    const base = lists.length ? lists.reduce((a, b) => (b.length < a.length ? b : a)) : null;
+    return { base, test: this.personFilter(f) };
+  }
+
+  /** The full predicate of the filters on one person (no index work: cheap to build per call). */
+  protected personFilter(f: SignalFilters | undefined): (i: number) => boolean {
     const people = this.corpus.people;
     const companies = this.corpus.companies;
     const seniorities = f?.seniorities?.length ? new Set<string>(f.seniorities) : null;
@@ -124,18 +138,7 @@ abstract class LocalSource implements DiscoverySource {
     const sizes = f?.companySizes?.length ? new Set<string>(f.companySizes) : null;
     const titles = f?.titles?.length ? f.titles.map((t) => tokenize(t).filter((w) => !STOP_WORDS.has(w))).filter((ws) => ws.length > 0) : null;
     const currentOnly = f?.currentEmployerOnly === true;
-
-    const lists: number[][] = [];
-    const union = (keys: Iterable<string> | null, map: Map<string, number[]>) => {
-      if (keys) lists.push(unionSorted([...keys].map((k) => map.get(k) ?? [])));
-    };
-    union(seniorities, ix.bySeniority);
-    union(countries, ix.byCountry);
-    union(industries, ix.byIndustry);
-    union(sizes, ix.bySize);
-    const base = lists.length ? lists.reduce((a, b) => (b.length < a.length ? b : a)) : null;
-
-    const test = (i: number) => {
+    return (i: number) => {
       const p = people[i];
       if (currentOnly && !p.current) return false;
       if (seniorities && !seniorities.has(p.seniority)) return false;
@@ -149,7 +152,6 @@ abstract class LocalSource implements DiscoverySource {
       }
       return true;
     };
-    return { base, test };
   }
 }
 
@@ -268,7 +270,7 @@ export class LocalPronet extends LocalSource {
     const key = JSON.stringify([index, [...new Set(roles.titles?.map((t) => t.normalize('NFC').toLowerCase()))].sort(), [...new Set(roles.seniorities)].sort()]);
     const fingerprint = createHash('sha256').update(`${this.name}\ncompany\n${key}`).digest('base64url').slice(0, 10);
     const offset = page.cursor === undefined ? 0 : decodeCursor(this.name, page.cursor, fingerprint);
-    const { test } = this.peopleMatching({ titles: roles.titles, seniorities: roles.seniorities, currentEmployerOnly: true });
+    const test = this.personFilter({ titles: roles.titles, seniorities: roles.seniorities, currentEmployerOnly: true });
     // A company has tens of employees (hundreds at most): filtering and sorting them per page is cheap.
     const people = c.index.employees[index].filter(test).sort((a, b) => SENIORITY_RANK[c.people[a].seniority] - SENIORITY_RANK[c.people[b].seniority] || a - b);
     const end = Math.min(offset + page.limit, people.length);

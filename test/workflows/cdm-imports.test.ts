@@ -536,6 +536,7 @@ test('import_busy: a run of the job still open under another number makes retry 
   const s = await setup();
   const id = await ready(s, [{ name: UNKNOWN }, { domain: company(1).domain }]);
   const { services } = await api();
+  await (await workflowOf(id)).result(); // the search run has closed
   // Someone else's run of this workflow id, open on a queue nobody polls.
   await services.temporal.workflow.start('cdmImport', {
     taskQueue: `cdm-parked-${randomUUID()}`,
