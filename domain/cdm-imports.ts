@@ -1036,6 +1036,8 @@ interface ContactRow {
 export async function confirmCdmChunk(em: EntityManager, input: { jobId: string; run: number }): Promise<{ done: boolean; added: number }> {
   try {
     return await em.transactional(async (tx) => {
+      // The list first, then the job: the order a list's deletion takes them in (it nulls list_id), so the two cannot deadlock.
+      await tx.execute('select 1 from lead_lists l join cdm_imports j on j.list_id = l.id where j.id = ? for key share of l', [input.jobId]);
       const job = await lockJob(tx, input.jobId);
       if (!job || job.run !== input.run || job.state !== 'confirming') return { done: true, added: 0 };
       if (!job.list_id) {

@@ -551,6 +551,12 @@ test('import_busy: a run of the job still open under another number makes retry 
   const p = await progress(s, id);
   t.like(p, { state: 'ready_for_review', run: 2, companies: { failed: 1, pending: 0 } });
   t.like((await outcomes(s, id))[0], { status: 'failed', reason: 'search_failed' });
+  // The same for confirm: refused, and the import is back to ready_for_review with the reason.
+  await call('POST', `${BASE}/${id}/approval`, { ...auth(s.u), body: { decision: 'approve', company_ids: [(await outcomes(s, id))[1].id] } });
+  const c = await call('POST', `${BASE}/${id}/confirm`, auth(s.u));
+  t.is(c.status, 409, c.text);
+  t.is(c.body.error.code, 'import_busy');
+  t.like(await progress(s, id), { state: 'ready_for_review', run: 3, error: { code: 'start_failed' }, members: { added: 0 } });
 });
 
 test('400, 403 and 404: bad bodies, a list of another product, another workspace’s product, bad ids and queries, a member without the product, the Demo workspace', async (t) => {
@@ -648,6 +654,18 @@ test('another workspace’s import is 404 on every route that takes its id', asy
     t.is(r.body.error.code, 'not_found');
     const unknown = await call(method, `${BASE}/${randomUUID()}/${path}`, { ...auth(s.u), body });
     t.is(unknown.status, 404, `unknown id: ${method} ${path}`);
+    // The generic codes of every route: a malformed id, a malformed X-Acting-As, no credential.
+    t.is((await call(method, `${BASE}/not-a-uuid/${path}`, { ...auth(s.u), body })).body.error.code, 'invalid_id', path);
+    t.is((await call(method, `${BASE}/${id}/${path}`, { ...auth(s.u, { 'x-acting-as': 'nope' }), body })).body.error.code, 'invalid_user', path);
+    t.is((await call(method, `${BASE}/${id}/${path}`, { body })).status, 401, path);
+    if (method === 'GET' && !['progress', 'metrics'].includes(path)) {
+      const r = await call('GET', `${BASE}/${id}/${path}?limit=0`, auth(s.u));
+      t.is(r.body.error.code, 'invalid_query', path);
+    }
+  }
+  for (const path of ['preview', 'events']) {
+    t.is((await call('POST', `${BASE}/${path}`, { ...auth(s.u, { 'x-acting-as': 'nope' }), body: {} })).body.error.code, 'invalid_user', path);
+    t.is((await call('POST', `${BASE}/${path}`, { body: {} })).status, 401, path);
   }
   t.like(await progress(s, id), { state: 'ready_for_review', run: 1 });
 });
