@@ -791,3 +791,22 @@ test('retry searches the failed companies only: transient source errors retried 
   t.deepEqual((await outcomes(s, job.id)).map((c) => c.attempts), [1, 4, 3, 2, 1]);
   await replayFixture(services.temporal, 'cdmImport-retry', cdmImportWorkflowIds.job(job.id));
 });
+
+test('debitCreditsBatch: one row per new key, a repeated key skipped, all or nothing when the balance is short', async (t) => {
+  const { debitCreditsBatch, grantCredits } = await import('../../domain/credits.js');
+  const u = await createUser();
+  const ws = await workspaceIdOf(u.id);
+  const e = await em();
+  const start = await creditBalance(e, ws);
+  if (start > 0) await debitCredits(e, ws, start, { reason: 'drain for test' });
+  await grantCredits(e, ws, 3, { reason: 'test', source: 'admin' });
+  const k = randomUUID();
+  const first = await debitCreditsBatch(await em(), ws, [{ key: `${k}:a`, amount: 1 }, { key: `${k}:b`, amount: 1 }, { key: `${k}:a`, amount: 1 }], 'test');
+  t.deepEqual(first, { created: [`${k}:a`, `${k}:b`], charged: 2, balance: 1 });
+  const again = await debitCreditsBatch(await em(), ws, [{ key: `${k}:a`, amount: 1 }, { key: `${k}:c`, amount: 1 }], 'test');
+  t.deepEqual(again, { created: [`${k}:c`], charged: 1, balance: 0 });
+  const short = await t.throwsAsync(debitCreditsBatch(await em(), ws, [{ key: `${k}:d`, amount: 1 }, { key: `${k}:a`, amount: 1 }], 'test'));
+  t.like(short, { status: 402, code: 'insufficient_credits' });
+  t.is(await (await em()).count(CreditLedgerEntry, { workspace: ws, idempotencyKey: { $like: `${k}:%` } }), 3);
+  t.deepEqual(await debitCreditsBatch(await em(), ws, [], 'test'), { created: [], charged: 0, balance: 0 });
+});
