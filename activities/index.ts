@@ -9,6 +9,7 @@ import { createPromotionActivities } from './promotion.js';
 import { createEnrichmentActivities } from './enrichment.js';
 import { createOperatorActivities } from './operator-turn.js';
 import { createOperatorTaskActivities } from './operator-task.js';
+import { createContactExportActivities } from './contact-exports.js';
 import { createCdmImportActivities } from './cdm-import.js';
 import type { Jobs } from '../domain/jobs.js';
 
@@ -31,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEnrichmentActivities(deps),
     ...createOperatorActivities(deps),
     ...createOperatorTaskActivities(deps),
+    ...createContactExportActivities(deps),
     ...createCdmImportActivities(deps),
   };
 }

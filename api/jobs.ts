@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { cdmImportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { cdmImportWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -109,6 +109,19 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return false; // no open run
         throw err;
+      }
+    },
+    async startContactsExport(s) {
+      try {
+        await client.workflow.start('contactsExport', {
+          taskQueue,
+          workflowId: contactExportWorkflowIds.export(s.exportId),
+          args: [{ exportId: s.exportId }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'contacts-export', workspaceId: s.workspaceId, appId: s.appId }),
+          memo: { export_id: s.exportId },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated start
       }
     },
   };

@@ -122,8 +122,9 @@ function operationObject(op: Operation): Json {
   const responses: Json = {};
   for (const [status, schema] of Object.entries(op.responses)) {
     const headers = limited ? rateLimited : always;
+    const more = Object.entries(op.alternatives?.[Number(status)] ?? {}).map(([media, s]) => [media, { schema: jsonSchema(s, 'output') }]);
     responses[status] = schema
-      ? { description: 'Success', headers, content: { [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') } } }
+      ? { description: 'Success', headers, content: { [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') }, ...Object.fromEntries(more) } }
       : { description: 'Success, no content', headers };
   }
   for (const [status, codes] of errorCodes(op)) {

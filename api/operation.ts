@@ -85,6 +85,12 @@ export interface OperationSpec<
   errors?: Record<number, string[]>;
   /** Non-JSON success content type (e.g. text/event-stream, text/html). */
   produces?: string;
+  /**
+   * Other media types a success status may answer with besides JSON (e.g. a CSV download beside a
+   * JSON list): status → media type → schema, for the document. The handler answers one with
+   * `reply(status, body, { 'Content-Type': type })` (body: string, Buffer or stream), sent as is.
+   */
+  alternatives?: Record<number, Record<string, AnySchema>>;
   handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>, A>) => Promise<unknown> | unknown;
 }
 

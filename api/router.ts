@@ -105,6 +105,11 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     const r = result instanceof Reply ? result : new Reply(status, result);
     ctx.status = r.status;
     ctx.set(r.headers);
+    const media = r.headers['Content-Type']?.split(';')[0].trim();
+    if (media && op.alternatives?.[r.status]?.[media]) {
+      ctx.body = r.body; // a declared alternative (a download): not JSON, not validated here
+      return;
+    }
     const schema = op.responses[r.status];
     if (schema === null || r.status === 204) {
       ctx.body = null;

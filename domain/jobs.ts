@@ -4,6 +4,7 @@
 import type { CdmImportStart } from './cdm-imports.js';
 import type { RunPlan } from './discovery-runs.js';
 import type { EnrichmentStart } from './enrichment.js';
+import type { ExportStart } from './contact-exports.js';
 import type { TurnStart } from './operator-turns.js';
 
 export interface Jobs {
@@ -25,6 +26,8 @@ export interface Jobs {
   startOperatorTask(start: OperatorTaskStart): Promise<void>;
   /** Sends pause / resume / cancel to the task's open run; false when no run is open. */
   signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
+  /** Starts `contacts-export:<exportId>`; starting it again is a no-op. */
+  startContactsExport(start: ExportStart): Promise<void>;
   /**
    * Starts run `run` (a search or a confirm) of `cdm-import:<jobId>`; a repeat of the same run joins
    * it. Waits (briefly) for the previous run to close first.

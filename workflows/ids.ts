@@ -42,6 +42,11 @@ export const operatorWorkflowIds = {
   turn: (threadId: string, turnId: string) => `operator-turn:${threadId}:${turnId}`,
 };
 
+/** Contacts exports: one workflow per export (a repeated start is a no-op); long ones continue as new under the same id. */
+export const contactExportWorkflowIds = {
+  export: (exportId: string) => `contacts-export:${exportId}`,
+};
+
 /** Operator tasks: one workflow per task; each run of it (creation, then each retry) is numbered in its memo. */
 export const operatorTaskWorkflowIds = {
   task: (taskId: string) => `operator-task:${taskId}`,

@@ -7,4 +7,5 @@ export { promoteProfiles } from './promotion.js';
 export { enrichTarget } from './enrichment.js';
 export { operatorTurn } from './operator-turn.js';
 export { operatorTask } from './operator-task.js';
+export { contactsExport } from './contact-exports.js';
 export { cdmImport } from './cdm-import.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DISCOVERED_LEAD_STATUSES, MAX_BATCH, MAX_REASON, type Counts, type DiscoveredLeadRow } from '../../domain/discovered-leads.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
+import { apiFieldNames } from '../../domain/contacts.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 export const DiscoveredLeadView = z.object({
@@ -69,7 +70,7 @@ export const toDiscoveredLeadView = (r: DiscoveredLeadRow): z.infer<typeof Disco
   reviewed_at: iso(r.reviewed_at),
   reviewed_by: r.reviewed_by,
   reject_reason: r.reject_reason,
-  enriched_fields: r.enriched_fields ?? [],
+  enriched_fields: apiFieldNames(r.enriched_fields ?? []),
   enriched_at: iso(r.enriched_at),
   network_provider_id: r.network_provider_id,
   enrichment_promoted_at: iso(r.enrichment_promoted_at),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ENRICHMENT_STATUSES, ENRICHMENT_TARGETS, type IEnrichment } from '../../db/entities/Enrichment.js';
+import { apiFieldNames } from '../../domain/contacts.js';
 import type { RequestOutcome } from '../../domain/enrichment.js';
 import type { ResolveOutcome } from '../../domain/network-profiles.js';
 import { enrichmentWorkflowIds } from '../../workflows/ids.js';
@@ -39,8 +40,8 @@ export const toEnrichmentView = (e: IEnrichment, result: RequestOutcome): z.infe
   result,
   provider: e.provider ?? null,
   found: e.found,
-  fields_filled: e.fieldsFilled,
-  fields_kept: e.fieldsKept,
+  fields_filled: apiFieldNames(e.fieldsFilled),
+  fields_kept: apiFieldNames(e.fieldsKept),
   credits_charged: e.creditsCharged,
   promoted: e.promoted,
   error: e.errorCode ? { code: e.errorCode, message: e.errorMessage ?? '' } : null,

@@ -64,7 +64,7 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
       // Browsers send UTF-8 file names in plain `filename="…"` parameters.
       defParamCharset: 'utf8',
       limits: {
-        // One byte past the limit is how busboy tells "larger than" from "exactly the limit".
+        // One byte past the limit is how busboy tells a file over the limit apart from one exactly at it.
         fileSize: limits.fileBytes + 1,
         files: 1,
         fields: limits.fields.length + 4,

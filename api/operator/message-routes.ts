@@ -91,7 +91,7 @@ export const capabilitiesOp = defineOperation({
   summary: "The Operator's tools (the one registry the Operator and the MCP endpoint serve), without schemas or dispatch details",
   tag,
   auth: 'user',
-  // Required, as the spec says: the document must not offer a request the handler refuses.
+  // Required and a uuid in the document too (a missing or malformed one is 400 invalid_scope, as the handler answered).
   query: z.object({ app_id: z.uuid() }),
   invalid: { query: 'invalid_scope' },
   responses: { 200: z.object({ app_id: z.uuid(), capabilities: z.array(CapabilityView) }) },

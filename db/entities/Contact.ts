@@ -11,6 +11,8 @@ export const Contact = defineEntity({
     { properties: ['workspace', 'emailNormalised'] },
     { properties: ['workspace', 'profileUrlNormalised'] },
   ],
+  // The workspace's contacts are listed and exported by id (keyset pages).
+  indexes: [{ name: 'contacts_workspace_id_id_index', properties: ['workspace', 'id'] }],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
@@ -33,6 +35,12 @@ export const Contact = defineEntity({
     enrichedFields: p.json<string[]>().default('[]'),
     enrichedAt: p.datetime().nullable(),
     networkProviderId: p.string().length(200).nullable(),
+    /** Fit (docs/contacts.md): a person's score 0..100 and label (good | maybe | bad), each optional. */
+    fitScore: p.smallint().nullable(),
+    fitLabel: p.string().length(10).nullable(),
+    fitUpdatedAt: p.datetime().nullable(),
+    /** Pinned when set (PUT /api/contacts/{id}/pin), for the whole workspace. */
+    pinnedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

@@ -35,6 +35,8 @@ export { OperatorNotificationPreference } from './OperatorNotificationPreference
 export { OperatorTask } from './OperatorTask.js';
 export { OperatorTaskAction } from './OperatorTaskAction.js';
 export { OperatorTaskEvent } from './OperatorTaskEvent.js';
+export { ContactExport } from './ContactExport.js';
+export { ExportFileChunk } from './ExportFileChunk.js';
 export { CdmImport } from './CdmImport.js';
 export { CdmImportCompany } from './CdmImportCompany.js';
 export { CdmImportMember } from './CdmImportMember.js';

@@ -7,6 +7,7 @@
  * Run it with `npm run admin -- seed-demo`; POST /api/me/workspaces/demo/join seeds it when missing.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { csvHeader, csvRecords, type ExportContactRow } from '../../lib/contacts-csv.js';
 
 /** Fixed ids: `de300000-0000-4000-8000-<12 hex>` (valid v4 form). */
 export const demoId = (n: number) => `de300000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -20,6 +21,8 @@ const SEEDED_AT = '2026-01-05T09:00:00.000Z';
 interface SeedTable {
   table: string;
   rows: Record<string, unknown>[];
+  /** The conflict target of the upsert (default `id`). */
+  key?: string[];
 }
 
 /** What an enrichment found and wrote (entity field names, as `enriched_fields` records them). */
@@ -173,6 +176,18 @@ const APPROVALS: { lead: number; n: number; contactEnriched?: DemoEnriched }[] =
   { lead: 9, n: 4 },
 ];
 
+/**
+ * The reviewers' judgement on the list's contacts (docs/contacts.md): fit, pins, and a title a person
+ * corrected (so enrichment keeps it), by contact `n`.
+ */
+const JUDGEMENT: Record<number, Record<string, unknown>> = {
+  0: { fit_score: 92, fit_label: 'good', fit_updated_at: '2026-09-19T10:02:00.000Z', pinned_at: '2026-09-19T10:02:30.000Z' },
+  1: { fit_score: 55, fit_label: 'maybe', fit_updated_at: '2026-09-19T10:04:00.000Z', edited_fields: JSON.stringify(['title']) },
+  2: { fit_score: 78, fit_label: 'good', fit_updated_at: '2026-09-19T10:05:00.000Z' },
+  3: { fit_score: 20, fit_label: 'bad', fit_updated_at: '2026-09-19T10:06:00.000Z' },
+};
+const judged = (n: number) => ({ fit_score: null, fit_label: null, fit_updated_at: null, pinned_at: null, edited_fields: '[]', ...JUDGEMENT[n] });
+
 /** "Pieter de Vries" → ["Pieter", "de Vries"]. */
 const nameParts = (name: string): [string, string] => [name.slice(0, name.indexOf(' ')), name.slice(name.indexOf(' ') + 1)];
 
@@ -285,6 +300,7 @@ export const DEMO_ROWS: SeedTable[] = [
         company: null,
         company_domain: null,
         country,
+        ...judged(i),
       })),
       // The people approved from the agent's discovered leads (what approval copies), one enriched after.
       ...APPROVALS.map((a) => {
@@ -310,6 +326,7 @@ export const DEMO_ROWS: SeedTable[] = [
           enriched_fields: JSON.stringify(a.contactEnriched ? enrichedFields(a.contactEnriched) : []),
           enriched_at: a.contactEnriched?.at ?? null,
           network_provider_id: null,
+          ...judged(a.n),
         };
       }),
     ],
@@ -526,23 +543,57 @@ export const DEMO_ROWS: SeedTable[] = [
   },
 ];
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'fields_filled', 'fields_kept']);
+/**
+ * A completed export of the list's contacts (docs/contacts.md), its file built by the export's own
+ * CSV writer from the seeded rows, so a visitor can download it.
+ */
+const DEMO_EXPORT_ID = demoId(0x600);
+const demoContacts = DEMO_ROWS.find((t) => t.table === 'contacts')!.rows as (Omit<ExportContactRow, 'lists' | 'created_at' | 'updated_at'> & { id: string })[];
+const demoExportRows: ExportContactRow[] = [...demoContacts]
+  .sort((a, b) => (a.id < b.id ? -1 : 1))
+  .map((c) => ({ ...c, lists: 'Freelance designers (EU)', created_at: SEEDED_AT, updated_at: SEEDED_AT }));
+const demoExportFile = [csvHeader(), csvRecords(demoExportRows)];
+DEMO_ROWS.push(
+  {
+    table: 'contact_exports',
+    rows: [
+      {
+        id: DEMO_EXPORT_ID,
+        workspace_id: DEMO_WORKSPACE_ID,
+        requested_by: DEMO_USER_ID,
+        filters: JSON.stringify({ listId: demoId(0x200) }),
+        scope_app_ids: null,
+        status: 'completed',
+        row_count: demoExportRows.length,
+        byte_count: demoExportFile[0].length + demoExportFile[1].length,
+        next_seq: 2,
+        last_contact_id: demoExportRows[demoExportRows.length - 1].id,
+        created_at: '2026-09-19T10:10:00.000Z',
+        started_at: '2026-09-19T10:10:01.000Z',
+        finished_at: '2026-09-19T10:10:02.000Z',
+      },
+    ],
+  },
+  { table: 'export_file_chunks', key: ['export_id', 'seq'], rows: demoExportFile.map((data, seq) => ({ export_id: DEMO_EXPORT_ID, seq, data })) },
+);
+
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids']);
 const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged
  * rows, so `updated_at` moves only when the seed itself changed.
  */
-async function upsert(em: EntityManager, table: string, row: Record<string, unknown>): Promise<number> {
+async function upsert(em: EntityManager, table: string, row: Record<string, unknown>, key: string[] = ['id']): Promise<number> {
   const cols = Object.keys(row);
   const stamped = TIMESTAMPED.has(table);
   const insertCols = stamped ? [...cols, 'created_at', 'updated_at'] : cols;
   const values = stamped ? [...Object.values(row), SEEDED_AT, SEEDED_AT] : Object.values(row);
   const q = (c: string) => `"${c}"`;
-  const data = cols.filter((c) => c !== 'id');
+  const data = cols.filter((c) => !key.includes(c));
   const sql =
     `insert into ${q(table)} (${insertCols.map(q).join(', ')}) values (${insertCols.map((c) => (JSON_COLUMNS.has(c) || (table === 'agent_signals' && c === 'keywords') ? '?::jsonb' : '?')).join(', ')}) ` +
-    `on conflict ("id") do update set ${[...data.map((c) => `${q(c)} = excluded.${q(c)}`), ...(stamped ? ['"updated_at" = now()'] : [])].join(', ')} ` +
+    `on conflict (${key.map(q).join(', ')}) do update set ${[...data.map((c) => `${q(c)} = excluded.${q(c)}`), ...(stamped ? ['"updated_at" = now()'] : [])].join(', ')} ` +
     `where (${data.map((c) => `${q(table)}.${q(c)}`).join(', ')}) is distinct from (${data.map((c) => `excluded.${q(c)}`).join(', ')})`;
   const res = await em.execute(sql, values, 'run');
   return (res as { affectedRows?: number }).affectedRows ?? 0;
@@ -556,7 +607,7 @@ export async function seedDemo(em: EntityManager): Promise<{ workspaceId: string
     const squatter = await tx.execute<{ id: string }[]>('select id from users where email = ? and id <> ?', [DEMO_USER_EMAIL, DEMO_USER_ID]);
     if (squatter.length) throw new Error(`cannot seed the demo workspace: another account (${squatter[0].id}) uses ${DEMO_USER_EMAIL}`);
     let changed = 0;
-    for (const { table, rows } of DEMO_ROWS) for (const row of rows) changed += await upsert(tx, table, row);
+    for (const { table, rows, key } of DEMO_ROWS) for (const row of rows) changed += await upsert(tx, table, row, key);
     return { workspaceId: DEMO_WORKSPACE_ID, changed };
   });
 }

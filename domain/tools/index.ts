@@ -6,10 +6,11 @@ import { promotionTools } from './promotion.js';
 import { reviewTools } from './review.js';
 import { enrichmentTools } from './enrichment.js';
 import { taskTools } from './tasks.js';
+import { contactTools } from './contacts.js';
 import { companyImportTools } from './company-imports.js';
 import type { Tool } from './registry.js';
 
-export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...companyImportTools] as Tool[];
+export const allTools = (): Tool[] => [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...companyImportTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);
