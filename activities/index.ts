@@ -11,6 +11,7 @@ import { createOperatorActivities } from './operator-turn.js';
 import { createOperatorTaskActivities } from './operator-task.js';
 import { createContactExportActivities } from './contact-exports.js';
 import { createListImportActivities } from './list-import.js';
+import { createCdmImportActivities } from './cdm-import.js';
 import type { Jobs } from '../domain/jobs.js';
 
 export interface ActivityDeps {
@@ -34,5 +35,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createOperatorTaskActivities(deps),
     ...createContactExportActivities(deps),
     ...createListImportActivities(deps),
+    ...createCdmImportActivities(deps),
   };
 }

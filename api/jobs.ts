@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { cdmImportWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -76,6 +76,29 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         const running = await client.workflow.getHandle(workflowId).describe().catch(() => null);
         if (running?.memo?.run === s.run) return;
         if (i >= 50) throw new AppError(409, 'task_busy', 'the previous run of this task is still closing; retry shortly');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async startCdmImport(s) {
+      const workflowId = cdmImportWorkflowIds.job(s.jobId);
+      for (let i = 0; ; i++) {
+        try {
+          await client.workflow.start('cdmImport', {
+            taskQueue,
+            workflowId,
+            args: [{ jobId: s.jobId, run: s.run, phase: s.phase }],
+            typedSearchAttributes: jobSearchAttributes({ kind: 'cdm-import', workspaceId: s.workspaceId, appId: s.appId }),
+            memo: { job_id: s.jobId, run: s.run, phase: s.phase },
+          });
+          return;
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }
+        // A run is open: this one (a repeated start: join it), or the previous one, which has
+        // recorded the job's new state and is closing (wait for it, then start ours).
+        const running = await client.workflow.getHandle(workflowId).describe().catch(() => null);
+        if (running?.memo?.run === s.run) return;
+        if (i >= 50) throw new AppError(409, 'import_busy', 'the previous run of this import is still closing; retry shortly');
         await new Promise((r) => setTimeout(r, 100));
       }
     },

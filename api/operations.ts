@@ -29,8 +29,9 @@ import * as operatorTasks from './operator/task-routes.js';
 import * as operatorMemory from './operator/memory-routes.js';
 import * as operatorAttachments from './operator/attachment-routes.js';
 import * as contacts from './contacts/routes.js';
+import * as cdmImports from './cdm-imports/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

@@ -24,6 +24,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CreditLedgerEntry, type CreditSource, type ICreditLedgerEntry } from '../db/entities/CreditLedgerEntry.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { AppError } from './errors.js';
+import { uuidv7 } from '../lib/ids.js';
 
 /** Serialises credit writes of one workspace until the surrounding transaction ends. */
 async function lockWorkspaceCredits(tx: EntityManager, workspaceId: string): Promise<void> {
@@ -122,4 +123,41 @@ export async function grantCredits(
 /** Ledger rows of a workspace, newest first (optionally only one source). */
 export async function ledgerEntries(em: EntityManager, workspaceId: string, filter: { source?: CreditSource } = {}): Promise<ICreditLedgerEntry[]> {
   return em.find(CreditLedgerEntry, { workspace: workspaceId, ...(filter.source ? { source: filter.source } : {}) }, { orderBy: { id: 'desc' } });
+}
+
+/**
+ * Debits many entries at once, each idempotent by its key (a key already in the ledger is skipped,
+ * as with `debitCredits`): one lock, one read of the keys, one multi-row insert, whatever the number
+ * of entries. All or nothing: 402 `insufficient_credits` when the balance cannot cover the new ones.
+ * Call it inside the transaction of the work it pays for.
+ */
+export async function debitCreditsBatch(
+  em: EntityManager,
+  workspaceId: string,
+  entries: { key: string; amount: number }[],
+  reason: string,
+): Promise<{ created: string[]; charged: number; balance: number }> {
+  entries.forEach((e) => positiveInt(e.amount));
+  return inTransaction(em, async (tx) => {
+    await lockWorkspaceCredits(tx, workspaceId);
+    const unique = [...new Map(entries.map((e) => [e.key, e])).values()];
+    const balance = await creditBalance(tx, workspaceId);
+    if (!unique.length) return { created: [], charged: 0, balance };
+    const prior: { idempotency_key: string }[] = await tx.execute(
+      'select idempotency_key from credit_ledger where workspace_id = ? and idempotency_key = any(array(select json_array_elements_text(?::json)))',
+      [workspaceId, JSON.stringify(unique.map((e) => e.key))],
+    );
+    const seen = new Set(prior.map((p) => p.idempotency_key));
+    const fresh = unique.filter((e) => !seen.has(e.key));
+    const charged = fresh.reduce((n, e) => n + e.amount, 0);
+    if (balance < charged) throw insufficient(balance, charged);
+    if (fresh.length) {
+      await tx.execute(
+        `insert into credit_ledger (id, workspace_id, amount, kind, source, reason, idempotency_key, created_at)
+         select v.id, ?, -v.amount, 'debit', 'usage', ?, v.key, now() from json_to_recordset(?::json) as v(id uuid, amount int, key text)`,
+        [workspaceId, reason.slice(0, 500), JSON.stringify(fresh.map((e) => ({ id: uuidv7(), amount: e.amount, key: e.key })))],
+      );
+    }
+    return { created: fresh.map((e) => e.key), charged, balance: balance - charged };
+  });
 }

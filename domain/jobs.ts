@@ -1,6 +1,7 @@
 // The long-running jobs domain code can ask for, as a port: the API process implements it over
 // the Temporal client (api/jobs.ts), so that REST handlers and Operator tools start the same
 // workflow the same way, and domain code never imports Temporal.
+import type { CdmImportStart } from './cdm-imports.js';
 import type { RunPlan } from './discovery-runs.js';
 import type { EnrichmentStart } from './enrichment.js';
 import type { ExportStart } from './contact-exports.js';
@@ -31,6 +32,11 @@ export interface Jobs {
   startListImport(start: ListImportStart): Promise<void>;
   /** Sends `cancel` to the import's workflow; false when none is open. */
   signalListImport(importId: string, signal: 'cancel'): Promise<boolean>;
+  /**
+   * Starts run `run` (a search or a confirm) of `cdm-import:<jobId>`; a repeat of the same run joins
+   * it. Waits (briefly) for the previous run to close first.
+   */
+  startCdmImport(start: CdmImportStart): Promise<void>;
 }
 
 export interface ListImportStart {

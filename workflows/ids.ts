@@ -56,3 +56,8 @@ export const operatorTaskWorkflowIds = {
 export const listImportWorkflowIds = {
   run: (importId: string) => `list-import:${importId}`,
 };
+
+/** Company decision-maker imports: one workflow per job; each run (search, retry, confirm) is numbered in its memo. */
+export const cdmImportWorkflowIds = {
+  job: (jobId: string) => `cdm-import:${jobId}`,
+};

@@ -9,3 +9,4 @@ export { operatorTurn } from './operator-turn.js';
 export { operatorTask } from './operator-task.js';
 export { contactsExport } from './contact-exports.js';
 export { listImport } from './list-import.js';
+export { cdmImport } from './cdm-import.js';

@@ -40,3 +40,7 @@ export { ExportFileChunk } from './ExportFileChunk.js';
 export { ListImport } from './ListImport.js';
 export { ListImportProblem } from './ListImportProblem.js';
 export { ImportFileChunk } from './ImportFileChunk.js';
+export { CdmImport } from './CdmImport.js';
+export { CdmImportCompany } from './CdmImportCompany.js';
+export { CdmImportMember } from './CdmImportMember.js';
+export { CdmImportEvent } from './CdmImportEvent.js';

@@ -7,10 +7,15 @@
 //   → 200 { people: [person + evidence], next_cursor: string|null }
 //
 //   GET {base}/v1/people/lookup?profile_url=<url>  → 200 { person } | 404
+//
+//   POST {base}/v1/companies/people
+//   { company: { name, domain }, filters: { titles, seniorities }, cursor: string|null, limit: 1..200 }
+//   → 200 { company, people: [person], next_cursor: string|null } | 404 (the company is unknown)
 import { z } from 'zod';
 import type { JsonHttpClient } from '../provider-http.js';
 import { parseWire, sourceClient, splitName, type HttpSourceOptions } from './http-client.js';
 import {
+  checkCompanyQuery,
   checkPage,
   checkQuery,
   COMPANY_SIZES,
@@ -19,9 +24,12 @@ import {
   SourceError,
   type Candidate,
   type CandidatePage,
+  type CompanyPeoplePage,
+  type CompanyRef,
   type DiscoverySource,
   type Evidence,
   type PageRequest,
+  type RoleFilters,
   type SignalKind,
   type SignalQuery,
 } from './types.js';
@@ -66,6 +74,11 @@ const searchResponse = z.object({
   next_cursor: optional(z.string().min(1).max(2000)),
 });
 const lookupResponse = z.object({ person });
+const companyPeopleResponse = z.object({
+  company,
+  people: z.array(person).max(1000),
+  next_cursor: optional(z.string().min(1).max(2000)),
+});
 
 const PRONET_KINDS = new Set<SignalKind>(['people_search', 'job_change', 'hiring', 'funding', 'company_event']);
 
@@ -115,6 +128,26 @@ export class HttpPronet implements DiscoverySource {
     if (raw === null) return null;
     const { person: p } = parseWire(this.http, lookupResponse, raw);
     return this.candidate(p, { kind: 'people_search', id: p.id, text: p.headline ?? p.full_name, url: p.profile_url, date: new Date().toISOString() });
+  }
+
+  async companyPeople(ref: CompanyRef, rawRoles: RoleFilters, page: PageRequest, signal?: AbortSignal): Promise<CompanyPeoplePage | null> {
+    checkPage(this.name, page);
+    const roles = checkCompanyQuery(this.name, ref, rawRoles);
+    const body = {
+      company: { name: ref.name?.trim() || null, domain: ref.domain?.trim() || null },
+      filters: { titles: roles.titles ?? [], seniorities: roles.seniorities ?? [] },
+      cursor: page.cursor ?? null,
+      limit: page.limit,
+    };
+    const raw = await this.http.json('POST', '/v1/companies/people', { body, signal, notFoundIsNull: true });
+    if (raw === null) return null;
+    const res = parseWire(this.http, companyPeopleResponse, raw);
+    const seen = new Date().toISOString();
+    return {
+      company: res.company,
+      people: res.people.map((p) => this.candidate(p, { kind: 'people_search', id: p.id, text: p.headline ?? p.full_name, url: p.profile_url, date: seen })),
+      nextCursor: res.next_cursor,
+    };
   }
 
   private candidate(p: z.infer<typeof person>, ev: Evidence): Candidate {

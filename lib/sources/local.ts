@@ -3,18 +3,23 @@
 // kept in a small cache, so paging is slicing. Cursors are the offset in that list plus a
 // fingerprint of the query: a cursor used with another query is refused rather than misread.
 import { createHash } from 'node:crypto';
-import { normaliseProfileUrl } from '../normalise.js';
+import { normaliseDomain, normaliseProfileUrl } from '../normalise.js';
 import { FORUM_HOST, getCorpus, NETWORK_HOST, type Corpus, type CorpusOptions } from './local-corpus.js';
 import {
+  checkCompanyQuery,
   checkPage,
   checkQuery,
+  SENIORITY_RANK,
   signalKey,
   SourceError,
   type Candidate,
   type CandidatePage,
+  type CompanyPeoplePage,
+  type CompanyRef,
   type DiscoverySource,
   type Evidence,
   type PageRequest,
+  type RoleFilters,
   type SignalFilters,
   type SignalKind,
   type SignalQuery,
@@ -111,6 +116,20 @@ abstract class LocalSource implements DiscoverySource {
    */
   protected peopleMatching(f: SignalFilters | undefined): { base: number[] | null; test: (i: number) => boolean } {
     const ix = this.corpus.index;
+    const lists: number[][] = [];
+    const union = (keys: Iterable<string> | undefined, map: Map<string, number[]>) => {
+      if (keys) lists.push(unionSorted([...keys].map((k) => map.get(k) ?? [])));
+    };
+    union(f?.seniorities?.length ? new Set<string>(f.seniorities) : undefined, ix.bySeniority);
+    union(f?.countries?.length ? new Set(f.countries.map((c) => c.toUpperCase())) : undefined, ix.byCountry);
+    union(f?.industries?.length ? new Set(f.industries.map((s) => s.trim().toLowerCase())) : undefined, ix.byIndustry);
+    union(f?.companySizes?.length ? new Set<string>(f.companySizes) : undefined, ix.bySize);
+    const base = lists.length ? lists.reduce((a, b) => (b.length < a.length ? b : a)) : null;
+    return { base, test: this.personFilter(f) };
+  }
+
+  /** The full predicate of the filters on one person (no index work: cheap to build per call). */
+  protected personFilter(f: SignalFilters | undefined): (i: number) => boolean {
     const people = this.corpus.people;
     const companies = this.corpus.companies;
     const seniorities = f?.seniorities?.length ? new Set<string>(f.seniorities) : null;
@@ -119,18 +138,7 @@ abstract class LocalSource implements DiscoverySource {
     const sizes = f?.companySizes?.length ? new Set<string>(f.companySizes) : null;
     const titles = f?.titles?.length ? f.titles.map((t) => tokenize(t).filter((w) => !STOP_WORDS.has(w))).filter((ws) => ws.length > 0) : null;
     const currentOnly = f?.currentEmployerOnly === true;
-
-    const lists: number[][] = [];
-    const union = (keys: Iterable<string> | null, map: Map<string, number[]>) => {
-      if (keys) lists.push(unionSorted([...keys].map((k) => map.get(k) ?? [])));
-    };
-    union(seniorities, ix.bySeniority);
-    union(countries, ix.byCountry);
-    union(industries, ix.byIndustry);
-    union(sizes, ix.bySize);
-    const base = lists.length ? lists.reduce((a, b) => (b.length < a.length ? b : a)) : null;
-
-    const test = (i: number) => {
+    return (i: number) => {
       const p = people[i];
       if (currentOnly && !p.current) return false;
       if (seniorities && !seniorities.has(p.seniority)) return false;
@@ -144,7 +152,6 @@ abstract class LocalSource implements DiscoverySource {
       }
       return true;
     };
-    return { base, test };
   }
 }
 
@@ -233,6 +240,52 @@ export class LocalPronet extends LocalSource {
     return this.person(person, { kind, id: ev.id, text: ev.text, url: ev.url, date: ev.date }, c.people[person].id);
   }
 
+  private companyKeys: { byDomain: Map<string, number>; byName: Map<string, number> } | undefined;
+
+  /** The corpus company a reference names: by domain first (any spelling normaliseDomain accepts), else by name (case-insensitive). */
+  private findCompany(ref: CompanyRef): number | undefined {
+    if (!this.companyKeys) {
+      const byDomain = new Map<string, number>();
+      const byName = new Map<string, number>();
+      this.corpus.companies.forEach((co, i) => {
+        byDomain.set(normaliseDomain(co.domain) ?? co.domain, i);
+        byName.set(companyNameKey(co.name), i);
+      });
+      this.companyKeys = { byDomain, byName };
+    }
+    const domain = normaliseDomain(ref.domain);
+    const byDomain = domain === null ? undefined : this.companyKeys.byDomain.get(domain);
+    if (byDomain !== undefined) return byDomain;
+    return ref.name?.trim() ? this.companyKeys.byName.get(companyNameKey(ref.name)) : undefined;
+  }
+
+  async companyPeople(ref: CompanyRef, rawRoles: RoleFilters, page: PageRequest, signal?: AbortSignal): Promise<CompanyPeoplePage | null> {
+    signal?.throwIfAborted();
+    checkPage(this.name, page);
+    const roles = checkCompanyQuery(this.name, ref, rawRoles);
+    const index = this.findCompany(ref);
+    if (index === undefined) return null;
+    const c = this.corpus;
+    const co = c.companies[index];
+    const key = JSON.stringify([index, [...new Set(roles.titles?.map((t) => t.normalize('NFC').toLowerCase()))].sort(), [...new Set(roles.seniorities)].sort()]);
+    const fingerprint = createHash('sha256').update(`${this.name}\ncompany\n${key}`).digest('base64url').slice(0, 10);
+    const offset = page.cursor === undefined ? 0 : decodeCursor(this.name, page.cursor, fingerprint);
+    const test = this.personFilter({ titles: roles.titles, seniorities: roles.seniorities, currentEmployerOnly: true });
+    // A company has tens of employees (hundreds at most): filtering and sorting them per page is cheap.
+    const people = c.index.employees[index].filter(test).sort((a, b) => SENIORITY_RANK[c.people[a].seniority] - SENIORITY_RANK[c.people[b].seniority] || a - b);
+    const end = Math.min(offset + page.limit, people.length);
+    const out: Candidate[] = [];
+    for (let i = offset; i < end; i++) {
+      const p = c.people[people[i]];
+      out.push(this.person(people[i], { kind: 'people_search', id: p.id, text: p.headline, url: p.profileUrl, date: p.startedAt }, p.id));
+    }
+    return {
+      company: { name: co.name, domain: co.domain, size: co.size, industry: co.industry },
+      people: out,
+      nextCursor: end < people.length ? encodeCursor(end, fingerprint) : null,
+    };
+  }
+
   async profile(url: string): Promise<Candidate | null> {
     const normalised = normaliseProfileUrl(url);
     const prefix = `https://${NETWORK_HOST}/in/`;
@@ -245,6 +298,9 @@ export class LocalPronet extends LocalSource {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/** Company names compare case-insensitively, NFC, with runs of whitespace as one space. */
+const companyNameKey = (name: string) => name.normalize('NFC').trim().toLowerCase().replace(/\s+/g, ' ');
 
 /** A stable text for a query: same meaning, same text (key order and filter order do not matter). */
 function canonicalQuery(q: SignalQuery): string {

@@ -108,12 +108,42 @@ export interface CandidatePage {
   nextCursor: string | null;
 }
 
+/** A company as a user names it: a name, a domain, or both (a known domain wins over the name). */
+export interface CompanyRef {
+  name?: string | null;
+  domain?: string | null;
+}
+
+/** Which of a company's people to list. Several values in one filter are alternatives (OR); titles and seniorities both apply (AND). */
+export const roleFiltersSchema = z.object({
+  /** As SignalFilters.titles: every word of one of them occurs in the person's title. */
+  titles: z.array(text).max(50).optional(),
+  seniorities: z.array(z.enum(SENIORITIES)).max(SENIORITIES.length).optional(),
+});
+export type RoleFilters = z.infer<typeof roleFiltersSchema>;
+
+export interface CompanyPeoplePage {
+  /** The company the source resolved the reference to. */
+  company: Company;
+  /** Its current employees matching the roles, most senior first; evidence is each person's profile. */
+  people: Candidate[];
+  nextCursor: string | null;
+}
+
+/** Most senior first: the order companyPeople lists people in. */
+export const SENIORITY_RANK: Record<Seniority, number> = { founder: 0, cxo: 1, vp: 2, director: 3, manager: 4, senior: 5, entry: 6 };
+
 export interface DiscoverySource {
   readonly name: SourceName;
   supports(kind: SignalKind): boolean;
   search(query: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage>;
   /** The person behind a profile URL (any form normaliseProfileUrl accepts), or null when unknown. */
   profile?(url: string, signal?: AbortSignal): Promise<Candidate | null>;
+  /**
+   * A company's current employees matching the roles (pronet; company decision-maker imports), or
+   * null when the source does not know the company.
+   */
+  companyPeople?(company: CompanyRef, roles: RoleFilters, page: PageRequest, signal?: AbortSignal): Promise<CompanyPeoplePage | null>;
 }
 
 /**
@@ -147,6 +177,17 @@ export function checkQuery(source: SourceName, query: SignalQuery): SignalQuery 
   if (!r.success) {
     const issue = r.error.issues[0];
     throw new SourceError(source, 'invalid_request', `invalid query at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return r.data;
+}
+
+/** Validates a company reference and role filters the same way for every source; returns the roles parsed. */
+export function checkCompanyQuery(source: SourceName, company: CompanyRef, roles: RoleFilters): RoleFilters {
+  if (!company.name?.trim() && !company.domain?.trim()) throw new SourceError(source, 'invalid_request', 'a company needs a name or a domain');
+  const r = roleFiltersSchema.safeParse(roles);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new SourceError(source, 'invalid_request', `invalid roles at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   return r.data;
 }

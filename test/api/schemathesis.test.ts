@@ -44,6 +44,7 @@ const STATEFUL_400: Record<string, string> = {
   postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',
   postTeamInvitations: 'invalid_app: app_ids must name products of the workspace',
   putTeamMembersById: 'invalid_app: app_ids must name products of the workspace',
+  postCompanyDecisionMakerImportsPreview: 'invalid_list_id: list_id must name a stored list of the product app_id',
   postAgentMessages:
     'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',
   postAppsByAppIdListsImportDraftsByImportIdCommit:
@@ -82,6 +83,7 @@ const UPSTREAM_5XX: Record<string, string> = {
 const STATEFUL_422: Record<string, string> = {
   postAppsByIdGenerateIcp: 'no_text: the product has no profile text to work from',
   postAgentsByAgentIdSourcesNewsforumGenerateQueries: 'no_keywords: the agent has no keywords yet',
+  postCompanyDecisionMakerImportsByJobIDBatchPreview: 'batch_out_of_range: the batch must be one of the stored import’s batches',
 };
 
 const toml = (s: string) => JSON.stringify(s);

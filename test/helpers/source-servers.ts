@@ -141,6 +141,16 @@ export function pronetHandler(source: LocalPronet, apiKey: string): Handler {
         return refused(res, err);
       }
     }
+    if (req.method === 'POST' && req.url.pathname === '/v1/companies/people') {
+      const b = req.body as { company: { name: string | null; domain: string | null }; filters: { titles: string[]; seniorities: never[] }; cursor: string | null; limit: number };
+      try {
+        const page = await source.companyPeople(b.company, b.filters, { cursor: b.cursor ?? undefined, limit: b.limit });
+        if (!page) return sendJson(res, 404, { error: 'company_not_found' });
+        return sendJson(res, 200, { company: page.company, people: page.people.map(pronetPerson), next_cursor: page.nextCursor });
+      } catch (err) {
+        return refused(res, err);
+      }
+    }
     if (req.method === 'GET' && req.url.pathname === '/v1/people/lookup') {
       const c = await source.profile(req.url.searchParams.get('profile_url') ?? '');
       return c ? sendJson(res, 200, { person: pronetPerson(c) }) : sendJson(res, 404, { error: 'not_found' });

@@ -100,6 +100,42 @@ test('pronet: POSTs the query, pages by next_cursor, and matches the local sourc
   t.is(await http.profile('https://pronet.example/in/nobody-at-all'), null);
 });
 
+test('pronet companyPeople: POSTs the company and roles, pages by next_cursor, 404 is an unknown company', async (t) => {
+  const local = new LocalPronet(corpusOpts);
+  const server = await serve(t, pronetHandler(local, KEY));
+  const http = new HttpPronet({ baseUrl: server.url, apiKey: KEY });
+  t.teardown(() => http.close());
+  const corpus = getCorpus(corpusOpts);
+  const index = corpus.index.employees.findIndex((e) => e.length >= 8);
+  const co = corpus.companies[index];
+  const roles = { seniorities: ['entry', 'senior', 'manager', 'director', 'vp', 'cxo', 'founder'] as const };
+  const expected = await local.companyPeople({ name: co.name }, { seniorities: [...roles.seniorities] }, { limit: 200 });
+  const got: Candidate[] = [];
+  let cursor: string | undefined;
+  let company;
+  do {
+    const page = await http.companyPeople({ name: co.name }, { seniorities: [...roles.seniorities] }, { cursor, limit: 3 });
+    company = page!.company;
+    got.push(...page!.people);
+    cursor = page!.nextCursor ?? undefined;
+  } while (cursor);
+  t.deepEqual(company, expected!.company);
+  const fields = (c: Candidate) => [c.source, c.externalId, c.profileUrl, c.fullName, c.firstName, c.lastName, c.title, c.headline, c.seniority, c.company, c.country, c.email, c.currentEmployer];
+  t.deepEqual(got.map(fields), expected!.people.map(fields));
+  t.is(server.requests[0].method, 'POST');
+  t.is(server.requests[0].url.pathname, '/v1/companies/people');
+  t.deepEqual(server.requests[0].body, { company: { name: co.name, domain: null }, filters: { titles: [], seniorities: [...roles.seniorities] }, cursor: null, limit: 3 });
+  t.truthy((server.requests[1].body as { cursor: string }).cursor);
+  t.is(await http.companyPeople({ domain: 'nonexistent-widgets.example' }, {}, { limit: 10 }), null);
+  // Errors map like every other call: a 503 is a retryable unavailable.
+  const failing = await serve(t, (_req, res) => sendJson(res, 503, { error: 'down' }, { 'retry-after': '2' }));
+  const down = new HttpPronet({ baseUrl: failing.url, apiKey: KEY });
+  t.teardown(() => down.close());
+  const err = await failure(down.companyPeople({ name: co.name }, {}, { limit: 10 }));
+  t.like(err, { code: 'unavailable', retryable: true });
+  t.is(err.retryAfterSeconds, 2);
+});
+
 test('HTTP statuses map to SourceError codes', async (t) => {
   let answer: (res: Parameters<typeof sendJson>[0]) => void = () => {};
   const server = await serve(t, (_req, res) => answer(res));

@@ -198,6 +198,54 @@ test('profile lookups accept any form of the profile URL', async (t) => {
   t.is(forum?.externalId, p.forumId);
 });
 
+test('companyPeople: a company by domain or name, its current employees matching the roles, most senior first, paged', async (t) => {
+  // A company with enough current employees to page through.
+  const index = corpus.index.employees.findIndex((e) => e.length >= 12);
+  const co = corpus.companies[index];
+  const employees = corpus.index.employees[index].map((i) => corpus.people[i]);
+  const rank = ['founder', 'cxo', 'vp', 'director', 'manager', 'senior', 'entry'];
+
+  const byDomain = await pronet.companyPeople({ domain: `https://www.${co.domain.toUpperCase()}/about` }, {}, { limit: 200 });
+  t.deepEqual(byDomain?.company, { name: co.name, domain: co.domain, size: co.size, industry: co.industry });
+  t.deepEqual(byDomain?.people.map((p) => p.externalId).sort(), employees.map((p) => p.id).sort());
+  t.true(byDomain!.people.every((p) => p.currentEmployer === true && p.company?.name === co.name && p.evidence.kind === 'people_search'));
+  const ranks = byDomain!.people.map((p) => rank.indexOf(p.seniority!));
+  t.deepEqual(ranks, [...ranks].sort((a, b) => a - b));
+
+  // By name, any case and spacing; an unknown domain falls back to the name.
+  const byName = await pronet.companyPeople({ name: `  ${co.name.toLowerCase().replace(' ', '   ')} `, domain: 'unknown-company.example' }, {}, { limit: 200 });
+  t.deepEqual(byName?.people.map((p) => p.externalId), byDomain?.people.map((p) => p.externalId));
+
+  // Roles: seniorities and titles both apply.
+  const seniorities = ['director', 'vp', 'cxo', 'founder'] as const;
+  const senior = await pronet.companyPeople({ domain: co.domain }, { seniorities: [...seniorities] }, { limit: 200 });
+  t.deepEqual(senior?.people.map((p) => p.externalId).sort(), employees.filter((p) => (seniorities as readonly string[]).includes(p.seniority as string)).map((p) => p.id).sort());
+  const someone = employees[0];
+  const titled = await pronet.companyPeople({ domain: co.domain }, { titles: [someone.title] }, { limit: 200 });
+  t.true(titled!.people.some((p) => p.externalId === someone.id));
+  const needed = words(someone.title).filter((w) => !['of', 'and', 'the', 'for', 'at', 'in'].includes(w));
+  t.true(titled!.people.every((p) => needed.every((w) => (words(p.title!) as string[]).includes(w))));
+
+  // Paging: every person once, in the same order; a cursor belongs to its company and roles.
+  const paged: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await pronet.companyPeople({ domain: co.domain }, {}, { cursor, limit: 5 });
+    t.true(page!.people.length <= 5);
+    paged.push(...page!.people.map((p) => p.externalId));
+    cursor = page!.nextCursor ?? undefined;
+  } while (cursor);
+  t.deepEqual(paged, byDomain!.people.map((p) => p.externalId));
+  const first = await pronet.companyPeople({ domain: co.domain }, {}, { limit: 5 });
+  await t.throwsAsync(pronet.companyPeople({ domain: co.domain }, { seniorities: ['vp'] }, { cursor: first!.nextCursor!, limit: 5 }), { instanceOf: SourceError });
+
+  // Unknown companies are null; a reference needs a name or a domain.
+  t.is(await pronet.companyPeople({ name: 'Nonexistent Widgets Incorporated' }, {}, { limit: 10 }), null);
+  t.is(await pronet.companyPeople({ domain: 'nonexistent-widgets.example' }, {}, { limit: 10 }), null);
+  const bad = await t.throwsAsync(pronet.companyPeople({ name: '  ' }, {}, { limit: 10 }), { instanceOf: SourceError });
+  t.is((bad as SourceError).code, 'invalid_request');
+});
+
 test('bad requests are SourceError invalid_request', async (t) => {
   const code = async (p: Promise<unknown>) => ((await t.throwsAsync(p, { instanceOf: SourceError })) as SourceError).code;
   t.is(await code(pronet.search({ kind: 'people_search' }, { limit: 0 })), 'invalid_request');
