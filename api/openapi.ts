@@ -44,10 +44,28 @@ const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
   Object.assign(ctx.jsonSchema, structuredClone(exact));
 };
 
+/**
+ * Named schemas (`.meta({ id })`, e.g. the recursive JsonValue) that zod puts in a schema's local
+ * `$defs`. In an OpenAPI document `#/$defs/…` would point at the document's root, so they move to
+ * `components.schemas` (input variants, which carry the NUL rule, get an `Input` suffix).
+ */
+let hoisted: Record<string, Json> = {};
+
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override }) as Json;
+  const { $schema: _drop, $defs, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override }) as Json;
   if (io === 'input') forbidNul(rest);
-  return rest;
+  if (!$defs) return rest;
+  const names = Object.keys($defs as Json);
+  const anonymous = names.find((n) => n.startsWith('__schema'));
+  if (anonymous) throw new Error(`a recursive schema without an id (${anonymous}): give it .meta({ id })`);
+  const suffix = io === 'input' ? 'Input' : '';
+  const local = new RegExp(`"#/\\$defs/(${names.join('|')})"`, 'g');
+  const relink = <T>(node: T): T => JSON.parse(JSON.stringify(node).replace(local, (_, n: string) => `"#/components/schemas/${n}${suffix}"`)) as T;
+  for (const [name, def] of Object.entries($defs as Json)) {
+    if (io === 'input') forbidNul(def);
+    hoisted[`${name}${suffix}`] = relink(def as Json);
+  }
+  return relink(rest);
 };
 
 function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): Json[] {
@@ -176,6 +194,7 @@ function addLinks(operations: Operation[], paths: Record<string, Record<string, 
 
 export function buildOpenApi(operations: Operation[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
+  hoisted = {};
   for (const op of operations) (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op);
   addLinks(operations, paths);
   return {
@@ -184,7 +203,7 @@ export function buildOpenApi(operations: Operation[]): Json {
     servers: [{ url: '/' }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (pat_…) or session JWT' } },
-      schemas: { Error: jsonSchema(ErrorBody, 'output') },
+      schemas: { Error: jsonSchema(ErrorBody, 'output'), ...hoisted },
       headers: {
         'X-Request-Id': { description: 'The request id (the caller’s X-Request-Id when safe to echo)', required: true, schema: { type: 'string', minLength: 1 } },
         RateLimit: { description: 'Remaining requests and seconds until the window frees one: "<group>";r=<n>;t=<s>', schema: { type: 'string' } },

@@ -10,6 +10,15 @@ export const IdParams = z.object({ id: z.uuid() });
 export const Timestamp = z.iso.datetime();
 export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+/**
+ * Any JSON value (zod's `z.json()`, spelled out to carry an id): the OpenAPI document then states it
+ * once, as the recursive schema `components.schemas.JsonValue`, rather than per operation.
+ */
+export const JsonValue: z.ZodType<Json> = z
+  .lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]))
+  .meta({ id: 'JsonValue' });
+
 /** Code points, as JSON Schema's minLength/maxLength count them (JS `.length` counts UTF-16 units). */
 const codePoints = (s: string): number => {
   let n = 0;

@@ -5,10 +5,9 @@ import type { IAgentSignal } from '../../db/entities/AgentSignal.js';
 import type { IAgentSource } from '../../db/entities/AgentSource.js';
 import { MAX_SIGNALS_PER_AGENT, SIGNAL_KINDS, SOURCES, type AgentChange } from '../../domain/agents.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { Timestamp, text } from '../schemas.js';
+import { JsonValue, Timestamp, text } from '../schemas.js';
 
-/** `icp_filters` and `config` are stored as sent (the spec: their shape depends on the agent). */
-const JsonValue = z.json();
+// `icp_filters` and `config` are stored as sent (the spec: their shape depends on the agent).
 
 export const AgentView = z.object({
   id: z.uuid(),
@@ -115,7 +114,7 @@ const SignalInput = z
     kind: z.enum(SIGNAL_KINDS),
     name: text({ min: 1, max: 200, trim: true }),
     keywords: z.array(text({ min: 1, max: 100, trim: true })).max(50).optional(),
-    filters: z.record(text({ max: 100 }), z.json()).nullable().optional(),
+    filters: z.record(text({ max: 100 }), JsonValue).nullable().optional(),
     enabled: z.boolean().optional(),
   })
   .strict();
@@ -136,7 +135,7 @@ export const toSourceView = (r: IAgentSource): z.infer<typeof SourceView> => ({
   updated_at: r.updatedAt.toISOString(),
 });
 export const PutSourceBody = z
-  .object({ enabled: z.boolean().optional(), config: z.record(text({ max: 100 }), z.json()).optional() })
+  .object({ enabled: z.boolean().optional(), config: z.record(text({ max: 100 }), JsonValue).optional() })
   .strict();
 
 export const ActiveAgentView = z.object({ id: z.uuid(), name: z.string(), app_id: z.uuid(), app_name: z.string(), status: z.enum(AGENT_STATUSES), updated_at: Timestamp });

@@ -44,6 +44,10 @@ const STATEFUL_400: Record<string, string> = {
   postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',
   postTeamInvitations: 'invalid_app: app_ids must name products of the workspace',
   putTeamMembersById: 'invalid_app: app_ids must name products of the workspace',
+  postAppsByAppIdAgents: 'invalid_list_id: list_id must name a list of the agent’s product',
+  putAgentsByAgentId: 'invalid_list_id: list_id must name a list of the agent’s product',
+  putAgentsByAgentIdSignals: 'invalid_signal: rules across items and fields (keys unique in the set, a post_keywords signal needs a keyword)',
+  postAgentsByAgentIdPreview: 'no_enabled_source: the agent must have a source enabled that serves the signal’s kind',
   postCompanyDecisionMakerImportsPreview: 'invalid_list_id: list_id must name a stored list of the product app_id',
   postAgentMessages:
     'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',

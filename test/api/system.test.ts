@@ -65,6 +65,18 @@ test('GET /openapi.json is an OpenAPI 3.1 document of the declared operations', 
   t.deepEqual(r.body.paths['/api/users/me'].get.security, [{ bearer: [] }]);
 });
 
+test('every $ref of /openapi.json resolves within the document (recursive schemas live in components)', async (t) => {
+  const doc = (await call('GET', '/openapi.json')).body;
+  const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]);
+  t.true(refs.some((ref) => ref === '#/components/schemas/JsonValueInput')); // agents' icp_filters and config
+  for (const ref of new Set(refs)) {
+    t.true(ref.startsWith('#/'), ref);
+    const target = ref.slice(2).split('/').reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
+    t.truthy(target, `${ref} resolves`);
+  }
+  t.false(JSON.stringify(doc).includes('"$defs"'));
+});
+
 test('GET /metrics exposes Prometheus metrics including request latency by operation', async (t) => {
   await call('GET', '/healthz');
   const r = await call('GET', '/metrics');
