@@ -7,7 +7,9 @@
  * Run it with `npm run admin -- seed-demo`; POST /api/me/workspaces/demo/join seeds it when missing.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { createHash } from 'node:crypto';
 import { csvHeader, csvRecords, type ExportContactRow } from '../../lib/contacts-csv.js';
+import { analyse } from '../../domain/list-import-csv.js';
 
 /** Fixed ids: `de300000-0000-4000-8000-<12 hex>` (valid v4 form). */
 export const demoId = (n: number) => `de300000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -577,8 +579,185 @@ DEMO_ROWS.push(
   { table: 'export_file_chunks', key: ['export_id', 'seq'], rows: demoExportFile.map((data, seq) => ({ export_id: DEMO_EXPORT_ID, seq, data })) },
 );
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads']);
+/**
+ * A finished CSV import into the "Restaurant owners" list (docs/imports.md): four people imported,
+ * one row refused (an invalid email). Its preview is the import's own analysis of the same file.
+ */
+const DEMO_IMPORT_ID = demoId(0x700);
+const DEMO_IMPORT_CSV =
+  'Email,First name,Last name,Title,Company,Country\r\n' +
+  'marta@trattoria-sole.example,Marta,Bianchi,Owner,Trattoria Sole,IT\r\n' +
+  'jonas@kaffeehaus-linde.example,Jonas,Berg,General Manager,Kaffeehaus Linde,AT\r\n' +
+  'claire@bistro-lumiere.example,Claire,Dubois,Owner,Bistro Lumière,FR\r\n' +
+  'not-an-email,Pieter,Jansen,Owner,Eetcafé De Hoek,NL\r\n' +
+  'sam@harbour-grill.example,Sam,Okafor,Operations Manager,Harbour Grill,IE\r\n';
+const demoImportFile = Buffer.from(DEMO_IMPORT_CSV);
+const demoImport = analyse(demoImportFile, { complete: true, utf8: true, bom: false });
+const demoImported = DEMO_IMPORT_CSV.split('\r\n')
+  .slice(1, -1)
+  .map((line) => line.split(','))
+  .filter(([email]) => email.includes('@'));
+const demoRefused = demoImport.sample.problems;
+
+/**
+ * A company decision-maker import for ShiftPilot waiting for review (docs/company-imports.md): two
+ * companies searched with their decision-makers found (one approved, one rejected, the rest pending),
+ * and one company the network does not know.
+ */
+const DEMO_CDM_ID = demoId(0x710);
+const DEMO_CDM_COMPANIES = [
+  { name: 'Trattoria Sole', domain: 'trattoria-sole.example', industry: 'Restaurants', size: '11-50', people: [['Marco', 'Bianchi', 'Co-Owner', 'founder', 'approved'], ['Giulia', 'Ferri', 'Restaurant Manager', 'manager', 'pending']] },
+  { name: 'Harbour Grill', domain: 'harbour-grill.example', industry: 'Restaurants', size: '51-200', people: [['Aoife', 'Byrne', 'General Manager', 'director', 'pending'], ['Liam', 'Walsh', 'Head Chef', 'manager', 'rejected']] },
+  { name: 'Nowhere Diner', domain: null, industry: null, size: null, people: [] },
+] as const;
+const CDM_AT = '2026-09-20T08:00:00.000Z';
+const CDM_SEARCHED = '2026-09-20T08:00:04.000Z';
+const CDM_DECIDED = '2026-09-20T08:30:00.000Z';
+
+DEMO_ROWS.push(
+  {
+    table: 'contacts',
+    rows: demoImported.map(([email, first, last, title, company, country], i) => ({
+      id: demoId(0x270 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      email,
+      email_normalised: email,
+      first_name: first,
+      last_name: last,
+      full_name: `${first} ${last}`,
+      title,
+      company,
+      country,
+    })),
+  },
+  {
+    table: 'leads',
+    rows: demoImported.map((_, i) => ({ id: demoId(0x280 + i), workspace_id: DEMO_WORKSPACE_ID, list_id: demoId(0x201), contact_id: demoId(0x270 + i), source: 'import' })),
+  },
+  {
+    table: 'list_imports',
+    rows: [
+      {
+        id: DEMO_IMPORT_ID,
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x101),
+        user_id: DEMO_USER_ID,
+        status: 'completed',
+        source: 'upload',
+        filename: 'restaurant-owners.csv',
+        size_bytes: demoImportFile.length,
+        sha256: createHash('sha256').update(demoImportFile).digest('hex'),
+        chunk_bytes: 256 * 1024,
+        encoding: demoImport.encoding,
+        bom: demoImport.bom,
+        delimiter: demoImport.delimiter,
+        has_header: demoImport.hasHeader,
+        header_row: demoImport.headerRow,
+        column_count: demoImport.columnCount,
+        columns: JSON.stringify(demoImport.columns),
+        sample: JSON.stringify({ ...demoImport.sample, existing_contacts: 0 }),
+        suggested_mapping: JSON.stringify(demoImport.suggestedMapping),
+        mapping: JSON.stringify(demoImport.suggestedMapping),
+        dedupe_mode: 'update_empty',
+        list_id: demoId(0x201),
+        cursor_bytes: demoImportFile.length,
+        cursor_row: demoImport.sample.rows_checked + 1,
+        rows_read: demoImport.sample.rows_checked,
+        created: demoImported.length,
+        invalid: demoRefused.length,
+        leads_added: demoImported.length,
+        chunks: 1,
+        write_ms: 4,
+        committed_at: '2026-09-19T11:00:00.000Z',
+        started_at: '2026-09-19T11:00:01.000Z',
+        finished_at: '2026-09-19T11:00:01.000Z',
+      },
+    ],
+  },
+  {
+    table: 'list_import_problems',
+    key: ['list_import_id', 'row'],
+    rows: demoRefused.map((p) => ({
+      list_import_id: DEMO_IMPORT_ID,
+      row: p.row,
+      reasons: JSON.stringify(p.reasons),
+      values: JSON.stringify(DEMO_IMPORT_CSV.split('\r\n')[p.row - 1].split(',')),
+    })),
+  },
+  { table: 'import_file_chunks', key: ['list_import_id', 'seq'], rows: [{ list_import_id: DEMO_IMPORT_ID, seq: 0, data: demoImportFile }] },
+  {
+    table: 'cdm_imports',
+    rows: [
+      {
+        id: DEMO_CDM_ID,
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x101),
+        list_id: demoId(0x201),
+        created_by_id: DEMO_USER_ID,
+        state: 'ready_for_review',
+        run: 1,
+        titles: JSON.stringify(['owner', 'general manager']),
+        seniorities: JSON.stringify(['founder', 'director', 'manager']),
+        max_per_company: 5,
+        batch_size: 10,
+        company_count: DEMO_CDM_COMPANIES.length,
+        batch_count: 1,
+        search_started_at: CDM_AT,
+        search_finished_at: CDM_SEARCHED,
+      },
+    ],
+  },
+  {
+    table: 'cdm_import_companies',
+    rows: DEMO_CDM_COMPANIES.map((c, position) => ({
+      id: demoId(0x720 + position),
+      job_id: DEMO_CDM_ID,
+      position,
+      batch: 0,
+      input_name: c.name,
+      input_domain: null,
+      status: c.domain ? 'done' : 'failed',
+      reason: c.domain ? null : 'company_not_found',
+      message: c.domain ? null : 'no company of that name on the professional network',
+      resolved_name: c.domain ? c.name : null,
+      resolved_domain: c.domain,
+      resolved_industry: c.industry,
+      resolved_size: c.size,
+      resolved_key: c.domain,
+      members_found: c.people.length,
+      attempts: 1,
+      searched_at: CDM_SEARCHED,
+    })),
+  },
+  {
+    table: 'cdm_import_members',
+    rows: DEMO_CDM_COMPANIES.flatMap((c, position) =>
+      c.people.map(([first, last, title, seniority, status], rank) => ({
+        id: demoId(0x730 + position * 0x10 + rank),
+        job_id: DEMO_CDM_ID,
+        company_id: demoId(0x720 + position),
+        company_position: position,
+        batch: 0,
+        rank,
+        external_id: `demo-${first.toLowerCase()}-${last.toLowerCase()}`,
+        profile_url: `https://pronet.example/in/demo-${first.toLowerCase()}-${last.toLowerCase()}`,
+        full_name: `${first} ${last}`,
+        first_name: first,
+        last_name: last,
+        title,
+        seniority,
+        company_name: c.name,
+        company_domain: c.domain,
+        status,
+        decided_at: status === 'pending' ? null : CDM_DECIDED,
+        decided_by: status === 'pending' ? null : DEMO_USER_ID,
+      })),
+    ),
+  },
+);
+
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged

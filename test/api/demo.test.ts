@@ -220,3 +220,42 @@ test('a newcomer sees the review and enrichment at work: new, approved and rejec
   t.true(attempts.some((a) => a.targetKind === 'contact' && a.status === 'completed'));
   t.like(attempts.find((a) => a.status === 'failed'), { errorCode: 'provider_unavailable', creditsCharged: 0, found: false });
 });
+
+test('a newcomer sees a finished CSV import and a company import waiting for review, and can change neither', async (t) => {
+  await seedDemo(await em());
+  const demo = inDemo(await joined());
+  const appId = demoId(0x101);
+
+  // The import: four people created into the list, one row refused with its reason and values.
+  const imp = await call('GET', `/api/apps/${appId}/lists/import-drafts/${demoId(0x700)}`, demo);
+  t.is(imp.status, 200, imp.text);
+  t.like(imp.body, { status: 'completed', list_id: demoId(0x201) });
+  t.like(imp.body.progress, { created: 4, invalid: 1, duplicate: 0 });
+  t.is(imp.body.invalid_rows.items.length, 1);
+  t.like(imp.body.invalid_rows.items[0], { row: 5 });
+  t.is(imp.body.invalid_rows.items[0].reasons[0].code, 'invalid_email');
+  t.is(imp.body.sample.problems[0].row, 5); // the preview's own analysis of the file
+  const leads = await call('GET', `/api/lists/${demoId(0x201)}/leads?limit=50`, demo);
+  t.is(leads.status, 200, leads.text);
+  t.is(leads.body.items.filter((l: any) => l.source === 'import').length, 4);
+
+  // The company import: counts agree across progress and company outcomes.
+  const base = `/api/company-decision-maker-imports/${demoId(0x710)}`;
+  const progress = await call('GET', `${base}/progress`, demo);
+  t.is(progress.status, 200, progress.text);
+  t.is(progress.body.state, 'ready_for_review');
+  t.like(progress.body.members, { found: 4, pending: 2, approved: 1, rejected: 1, added: 0 });
+  const outcomes = await call('GET', `${base}/company-outcomes`, demo);
+  t.is(outcomes.status, 200, outcomes.text);
+  const failed = outcomes.body.items.filter((c: any) => c.status === 'failed');
+  t.is(failed.length, 1);
+  t.is(failed[0].reason, 'company_not_found');
+  const approved = await call('GET', `${base}/approved-members`, demo);
+  t.deepEqual(approved.body.items.map((m: any) => m.full_name), ['Marco Bianchi']);
+
+  // Reviewing or confirming in the Demo is refused, and nothing moves.
+  const confirm = await call('POST', `${base}/confirm`, { ...demo, body: {} });
+  t.is(confirm.status, 403);
+  t.is(confirm.body.error.code, 'demo_read_only');
+  t.is((await call('GET', `${base}/progress`, demo)).body.state, 'ready_for_review');
+});
