@@ -20,6 +20,7 @@ import { App } from '../db/entities/App.js';
 import { Subscription, type ISubscription, type SubscriptionStatus } from '../db/entities/Subscription.js';
 import { TeamMember } from '../db/entities/TeamMember.js';
 import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
+import { PlatformAccount, type ActionType } from '../db/entities/PlatformAccount.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { grantCredits } from './credits.js';
 import { assertWritable } from './demo.js';
@@ -42,6 +43,10 @@ export interface Entitlements {
   seats: number;
   /** Credits granted at the start of each billing period. */
   monthlyCredits: number;
+  /** Sender (platform) accounts per workspace. */
+  maxPlatformAccounts: number;
+  /** The highest daily and weekly caps a user may set per sender account and action type (docs/accounts.md). */
+  senderCaps: Record<ActionType, { daily: number; weekly: number }>;
 }
 
 export interface Plan {
@@ -66,7 +71,16 @@ export const PLANS: Record<PlanId, Plan> = {
     priceMonthlyCents: 0,
     priceYearlyCents: 0,
     currency: 'usd',
-    entitlements: { operatorAccess: false, maxApps: 1, maxDiscoveryAgents: 1, maxCampaigns: 1, seats: 1, monthlyCredits: 50 },
+    entitlements: {
+      operatorAccess: false,
+      maxApps: 1,
+      maxDiscoveryAgents: 1,
+      maxCampaigns: 1,
+      seats: 1,
+      monthlyCredits: 50,
+      maxPlatformAccounts: 1,
+      senderCaps: { email: { daily: 50, weekly: 250 }, invitation: { daily: 20, weekly: 100 }, message: { daily: 50, weekly: 250 }, profile_view: { daily: 80, weekly: 400 } },
+    },
   },
   starter: {
     id: 'starter',
@@ -76,7 +90,16 @@ export const PLANS: Record<PlanId, Plan> = {
     priceMonthlyCents: 4900,
     priceYearlyCents: 49000,
     currency: 'usd',
-    entitlements: { operatorAccess: true, maxApps: 3, maxDiscoveryAgents: 5, maxCampaigns: 10, seats: 3, monthlyCredits: 1000 },
+    entitlements: {
+      operatorAccess: true,
+      maxApps: 3,
+      maxDiscoveryAgents: 5,
+      maxCampaigns: 10,
+      seats: 3,
+      monthlyCredits: 1000,
+      maxPlatformAccounts: 5,
+      senderCaps: { email: { daily: 200, weekly: 1000 }, invitation: { daily: 40, weekly: 200 }, message: { daily: 100, weekly: 500 }, profile_view: { daily: 150, weekly: 750 } },
+    },
   },
   pro: {
     id: 'pro',
@@ -86,7 +109,16 @@ export const PLANS: Record<PlanId, Plan> = {
     priceMonthlyCents: 14900,
     priceYearlyCents: 149000,
     currency: 'usd',
-    entitlements: { operatorAccess: true, maxApps: 20, maxDiscoveryAgents: 25, maxCampaigns: 100, seats: 10, monthlyCredits: 5000 },
+    entitlements: {
+      operatorAccess: true,
+      maxApps: 20,
+      maxDiscoveryAgents: 25,
+      maxCampaigns: 100,
+      seats: 10,
+      monthlyCredits: 5000,
+      maxPlatformAccounts: 25,
+      senderCaps: { email: { daily: 500, weekly: 2500 }, invitation: { daily: 100, weekly: 500 }, message: { daily: 250, weekly: 1250 }, profile_view: { daily: 300, weekly: 1500 } },
+    },
   },
 };
 
@@ -103,6 +135,7 @@ export const LIMITS = {
   agents: 'maxDiscoveryAgents',
   campaigns: 'maxCampaigns',
   seats: 'seats',
+  platformAccounts: 'maxPlatformAccounts',
 } as const satisfies Record<string, keyof Entitlements>;
 export type LimitName = keyof typeof LIMITS;
 
@@ -202,7 +235,8 @@ export async function currentUsage(em: EntityManager, workspaceId: string): Prom
   // Sign-up writes an owner TeamMember row; count the owner once even if it is missing.
   const ownerRows = await em.count(TeamMember, { workspace: workspaceId, role: 'owner' });
   const agents = await countAgents(em, workspaceId);
-  return { apps, agents, campaigns: null, seats: members + (ownerRows ? 0 : 1) };
+  const platformAccounts = await em.count(PlatformAccount, { workspace: workspaceId });
+  return { apps, agents, campaigns: null, seats: members + (ownerRows ? 0 : 1), platformAccounts };
 }
 
 /**

@@ -124,7 +124,7 @@ export const getLimits = defineOperation({
     return {
       workspace_id: actor.workspaceId,
       plan_id: e.plan.id,
-      limits: { apps: limit('apps'), agents: limit('agents'), campaigns: limit('campaigns'), seats: limit('seats') },
+      limits: { apps: limit('apps'), agents: limit('agents'), campaigns: limit('campaigns'), seats: limit('seats'), platform_accounts: limit('platformAccounts') },
       credits: { balance, monthly_allowance: e.entitlements.monthlyCredits },
     };
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Entitlements, Offer, Plan, WorkspaceEntitlements } from '../../domain/plans.js';
 import { SUBSCRIPTION_STATUSES } from '../../db/entities/Subscription.js';
+import { ACTION_TYPES } from '../../db/entities/PlatformAccount.js';
 import type { ICreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
 import { Timestamp, iso } from '../schemas.js';
 
@@ -11,6 +12,10 @@ export const EntitlementsView = z.object({
   max_campaigns: z.number().int(),
   seats: z.number().int(),
   monthly_credits: z.number().int(),
+  max_platform_accounts: z.number().int(),
+  sender_caps: z
+    .record(z.enum(ACTION_TYPES), z.object({ daily: z.number().int(), weekly: z.number().int() }))
+    .meta({ description: 'The highest daily and weekly caps a sender account may be given, per action type' }),
 });
 export const toEntitlementsView = (e: Entitlements): z.infer<typeof EntitlementsView> => ({
   operator_access: e.operatorAccess,
@@ -19,6 +24,8 @@ export const toEntitlementsView = (e: Entitlements): z.infer<typeof Entitlements
   max_campaigns: e.maxCampaigns,
   seats: e.seats,
   monthly_credits: e.monthlyCredits,
+  max_platform_accounts: e.maxPlatformAccounts,
+  sender_caps: e.senderCaps,
 });
 
 export const PlanView = z.object({
@@ -127,6 +134,6 @@ const LimitView = z.object({ max: z.number().int(), used: z.number().int().nulla
 export const LimitsView = z.object({
   workspace_id: z.uuid(),
   plan_id: z.string(),
-  limits: z.object({ apps: LimitView, agents: LimitView, campaigns: LimitView, seats: LimitView }),
+  limits: z.object({ apps: LimitView, agents: LimitView, campaigns: LimitView, seats: LimitView, platform_accounts: LimitView }),
   credits: z.object({ balance: z.number().int(), monthly_allowance: z.number().int() }),
 });

@@ -44,3 +44,4 @@ export { CdmImport } from './CdmImport.js';
 export { CdmImportCompany } from './CdmImportCompany.js';
 export { CdmImportMember } from './CdmImportMember.js';
 export { CdmImportEvent } from './CdmImportEvent.js';
+export { PlatformAccount } from './PlatformAccount.js';

@@ -1,6 +1,7 @@
-// The messaging-network connector contract (DESIGN.md "External providers"). This first part is
-// what the discovered-leads issue needs: finding a person's professional-network profile. The
-// accounts issue extends the same interface with accounts, sends, chats and inbound events.
+// The messaging-network connector contract (DESIGN.md "External providers"): finding a person's
+// professional-network profile, and the sender accounts (platform accounts) attached through it:
+// connecting, status, sends, invitations, chats and inbound events. Two implementations: the local
+// sandbox network (the default) and the HTTP connector (docs/providers.md has its wire format).
 import { ProviderError, type ProviderErrorCode, type ProviderErrorDetails } from '../provider-http.js';
 
 /** Who to find on the professional network. */
@@ -29,12 +30,152 @@ export interface NetworkProfile {
   country: string | null;
 }
 
+/** The two messaging networks a platform account sends on. */
+export const CHANNELS = ['email', 'network'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** How a connection is finished: the user opens a hosted link, or credentials were accepted at once. */
+export interface ConnectStart {
+  /** The connector's id of the account (`connector_account_id`), known from the start. */
+  connectorAccountId: string;
+  /** `hosted_link`: the user finishes at `url` (until `expiresAt`); `connected`: nothing more to do. */
+  kind: 'hosted_link' | 'connected';
+  url: string | null;
+  expiresAt: Date | null;
+}
+
+export interface ConnectInput {
+  channel: Channel;
+  /** Our account id, echoed by the connector in its inbound events. */
+  accountId: string;
+  displayName: string;
+  /** Credentials given directly (e.g. an IMAP/SMTP mailbox); absent for hosted authentication. */
+  credentials?: Record<string, string>;
+  /** Where the hosted flow sends the user back to. */
+  returnUrl?: string;
+}
+
+export const CONNECTOR_ACCOUNT_STATES = ['pending', 'connected', 'disconnected'] as const;
+export type ConnectorAccountState = (typeof CONNECTOR_ACCOUNT_STATES)[number];
+
+/** An account as the connector sees it now. */
+export interface ConnectorAccountStatus {
+  connectorAccountId: string;
+  state: ConnectorAccountState;
+  /** Why it is disconnected (e.g. `credentials_expired`, `checkpoint`, `revoked`); null otherwise. */
+  reason: string | null;
+  /** The mailbox address or profile URL once known. */
+  address: string | null;
+}
+
+/** The account's own profile (what `enrich` stores). */
+export interface AccountProfile {
+  name: string | null;
+  headline: string | null;
+  profileUrl: string | null;
+  email: string | null;
+  pictureUrl: string | null;
+}
+
+export interface SendEmailInput {
+  /** Our idempotency key (the scheduled action's id): a repeat returns the first send's ids. */
+  idempotencyKey: string;
+  to: string;
+  subject: string;
+  body: string;
+  /** The conversation to reply in, when there is one. */
+  threadId?: string | null;
+}
+
+export interface SendNetworkInput {
+  idempotencyKey: string;
+  /** The counterpart's profile URL or the connector's provider id. */
+  recipient: string;
+  body: string;
+  threadId?: string | null;
+}
+
+export interface SendResult {
+  messageId: string;
+  threadId: string;
+  sentAt: Date;
+}
+
+export interface InvitationResult {
+  invitationId: string;
+  sentAt: Date;
+}
+
+export interface PendingInvitation {
+  invitationId: string;
+  recipient: string;
+  sentAt: Date;
+}
+
+export interface Chat {
+  threadId: string;
+  counterpart: string;
+  lastMessageAt: Date;
+}
+
+export interface ChatMessage {
+  messageId: string;
+  threadId: string;
+  /** `out`: sent from the account; `in`: received. */
+  direction: 'in' | 'out';
+  from: string;
+  body: string;
+  sentAt: Date;
+  attachments: { id: string; name: string; size: number }[];
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Pass back to get the next page; null at the end. */
+  cursor: string | null;
+}
+
+/** Events the connector pushes to `/hooks/connector` (verified, stored, then handled). */
+export type InboundEvent =
+  | { type: 'message.received'; eventId: string; connectorAccountId: string; message: ChatMessage }
+  | { type: 'invitation.accepted'; eventId: string; connectorAccountId: string; invitationId: string; recipient: string; acceptedAt: Date }
+  | { type: 'account.status'; eventId: string; connectorAccountId: string; state: ConnectorAccountState; reason: string | null };
+
 export interface NetworkConnector {
   /** 'sandbox' (the local default) or the HTTP connector's name. */
   readonly name: string;
   /** The best matching profile, or null when there is none. Throws ConnectorError (a ProviderError) on failure. */
   findProfile(query: ProfileQuery, signal?: AbortSignal): Promise<NetworkProfile | null>;
   close?(): Promise<void>;
+}
+
+/**
+ * The account half of the connector. Every method throws ConnectorError on failure; a repeated send
+ * with the same idempotency key never sends twice.
+ */
+export interface AccountConnector {
+  readonly name: string;
+  connect(input: ConnectInput, signal?: AbortSignal): Promise<ConnectStart>;
+  /** The account's status now; state `disconnected` with reason `not_found` for an unknown id. */
+  status(connectorAccountId: string, signal?: AbortSignal): Promise<ConnectorAccountStatus>;
+  /** Statuses of many accounts (reconciliation reads in pages of at most 100). */
+  statuses(connectorAccountIds: string[], signal?: AbortSignal): Promise<ConnectorAccountStatus[]>;
+  /** Removes the account at the connector (idempotent). */
+  disconnect(connectorAccountId: string, signal?: AbortSignal): Promise<void>;
+  profile(connectorAccountId: string, signal?: AbortSignal): Promise<AccountProfile>;
+  sendEmail(connectorAccountId: string, input: SendEmailInput, signal?: AbortSignal): Promise<SendResult>;
+  sendInvitation(connectorAccountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult>;
+  sendMessage(connectorAccountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<SendResult>;
+  pendingInvitations(connectorAccountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<PendingInvitation>>;
+  withdrawInvitation(connectorAccountId: string, invitationId: string, signal?: AbortSignal): Promise<void>;
+  chats(connectorAccountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<Chat>>;
+  messages(connectorAccountId: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>>;
+  attachment(connectorAccountId: string, messageId: string, attachmentId: string, signal?: AbortSignal): Promise<{ name: string; contentType: string; data: Buffer }>;
+  /**
+   * Verifies an inbound request's signature (constant time, with a freshness window) and parses it;
+   * throws ConnectorError `auth` (bad or stale signature) or `invalid_request` (not an event).
+   */
+  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent;
 }
 
 /** Every failure of a connector, whatever its transport. */

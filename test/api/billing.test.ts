@@ -163,6 +163,7 @@ test('GET /api/features and GET /api/user/limits reflect the plan and usage', as
   t.deepEqual(l.body.limits.apps, { max: 1, used: 1 });
   t.deepEqual(l.body.limits.seats, { max: 1, used: 1 });
   t.deepEqual(l.body.limits.agents, { max: 1, used: 0 });
+  t.deepEqual(l.body.limits.platform_accounts, { max: 1, used: 0 });
   t.deepEqual(l.body.credits, { balance: 7, monthly_allowance: 50 });
   await setUserPlan(u.id, 'starter');
   f = await call('GET', '/api/features', { token: u.accessToken });
