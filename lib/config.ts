@@ -74,6 +74,8 @@ export interface Config {
   enrichment: ProviderConfig;
   /** Messaging-network connector (lib/connectors): HTTP when a base URL is set, else the local sandbox network. */
   connector: ProviderConfig & { webhookSecret: string | null };
+  /** DNS for sending-domain checks (lib/dns.ts): the local rule-based resolver unless DNS_SERVERS is set. */
+  dns: { servers: string[]; timeoutMs: number; dkimSelectors: string[] };
 }
 
 export interface ProviderConfig {
@@ -152,6 +154,11 @@ export function loadConfig(): Config {
       apiKey: process.env.CONNECTOR_API_KEY || null,
       timeoutMs: int('CONNECTOR_TIMEOUT_MS', 15_000),
       webhookSecret: process.env.CONNECTOR_WEBHOOK_SECRET || null,
+    },
+    dns: {
+      servers: list('DNS_SERVERS'),
+      timeoutMs: int('DNS_TIMEOUT_MS', 3_000),
+      dkimSelectors: list('DKIM_SELECTORS').length ? list('DKIM_SELECTORS') : ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 'sandbox'],
     },
   };
   return cached;

@@ -45,3 +45,4 @@ export { CdmImportCompany } from './CdmImportCompany.js';
 export { CdmImportMember } from './CdmImportMember.js';
 export { CdmImportEvent } from './CdmImportEvent.js';
 export { PlatformAccount } from './PlatformAccount.js';
+export { Notification } from './Notification.js';

@@ -1,0 +1,220 @@
+// Sender (platform) accounts of a workspace (docs/accounts.md): mailboxes on the email network and
+// profiles on the professional network, attached through the connector. Everyone in the workspace
+// reads them; owners and admins create, connect, change and delete them. Secrets given at connect
+// time are sealed (lib/crypto.ts) and never returned.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { PlatformAccount, type IPlatformAccount, type WorkingHours } from '../db/entities/PlatformAccount.js';
+import { Workspace } from '../db/entities/Workspace.js';
+import type { AccountConnector, Channel, ConnectStart } from '../lib/connectors/types.js';
+import { ConnectorError } from '../lib/connectors/types.js';
+import { encrypt } from '../lib/crypto.js';
+import type { PageRequest } from '../lib/pagination.js';
+import { applyAccountStatus } from './account-status.js';
+import { assertWritable } from './demo.js';
+import { AppError, badRequest, conflict, notFound } from './errors.js';
+import type { Actor } from './identity.js';
+import { requireWithinLimit } from './plans.js';
+
+/** Pending invitations older than this are withdrawn when the setting is on without a number. */
+export const DEFAULT_WITHDRAWAL_DAYS = 21;
+export const WITHDRAWAL_DAYS = { min: 7, max: 180 };
+
+export const DEFAULT_WORKING_HOURS: WorkingHours = { days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' };
+
+const onlyManagers = (actor: Actor) => {
+  if (actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins can manage sender accounts');
+};
+
+/** A valid IANA time zone name (the runtime's tz database), in its canonical spelling; 400 otherwise. */
+export function canonicalTimeZone(name: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    throw badRequest('invalid_time_zone', `"${name}" is not an IANA time zone name (e.g. Europe/Berlin, America/New_York)`, [{ path: 'time_zone', message: 'unknown time zone' }]);
+  }
+}
+
+/** Loads an account of the actor's workspace; 404 for anything else (another workspace's id included). */
+export async function requireAccount(em: EntityManager, actor: Actor, id: string): Promise<IPlatformAccount> {
+  const account = await em.findOne(PlatformAccount, { id, workspace: actor.workspaceId });
+  if (!account) throw notFound('platform account');
+  return account;
+}
+
+export async function listAccounts(em: EntityManager, actor: Actor, filter: { channel?: Channel; status?: string }, pageReq: PageRequest): Promise<IPlatformAccount[]> {
+  return em.find(
+    PlatformAccount,
+    {
+      workspace: actor.workspaceId,
+      ...(filter.channel ? { channel: filter.channel } : {}),
+      ...(filter.status ? { status: filter.status } : {}),
+      ...(pageReq.after ? { id: { $gt: pageReq.after } } : {}),
+    },
+    { orderBy: { id: 'asc' }, limit: pageReq.limit + 1 },
+  );
+}
+
+export interface CreateAccountInput {
+  channel: Channel;
+  displayName: string;
+  timeZone: string;
+  workingHours?: WorkingHours;
+}
+
+export async function createAccount(em: EntityManager, actor: Actor, connectorName: string, input: CreateAccountInput): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const timeZone = canonicalTimeZone(input.timeZone);
+  return em.transactional(async (tx) => {
+    // One creation at a time per workspace, so two racing creates cannot both pass the plan limit.
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`platform-accounts:${actor.workspaceId}`]);
+    await requireWithinLimit(tx, actor, 'platformAccounts', await tx.count(PlatformAccount, { workspace: actor.workspaceId }));
+    const account = tx.create(PlatformAccount, {
+      workspace: tx.getReference(Workspace, actor.workspaceId),
+      channel: input.channel,
+      displayName: input.displayName,
+      timeZone,
+      workingHours: input.workingHours ?? DEFAULT_WORKING_HOURS,
+      connector: connectorName,
+    });
+    await tx.flush();
+    return account;
+  });
+}
+
+export interface ConnectResult {
+  account: IPlatformAccount;
+  start: ConnectStart;
+}
+
+/** The connector's failure as an API error: 502, with whether a retry may help. */
+export function connectorFailure(err: unknown): never {
+  if (err instanceof ConnectorError) {
+    throw new AppError(502, 'connector_unavailable', `the connector failed: ${err.message}`, { error_class: err.code, retryable: ['rate_limited', 'unavailable', 'timeout'].includes(err.code) });
+  }
+  throw err;
+}
+
+/**
+ * Starts (or restarts, after a disconnection) the connection at the connector. With credentials the
+ * connector may connect at once; otherwise the answer carries the hosted link the user opens.
+ * 409 `already_connected` for a connected account.
+ */
+export async function connectAccount(
+  em: EntityManager,
+  actor: Actor,
+  connector: AccountConnector,
+  encryptionKey: Buffer,
+  id: string,
+  input: { credentials?: Record<string, string>; returnUrl?: string },
+): Promise<ConnectResult> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.status === 'connected') throw conflict('already_connected', 'the account is connected; delete it or wait for a disconnection to connect again');
+  const start = await connector
+    .connect({ channel: account.channel as Channel, accountId: account.id, displayName: account.displayName, credentials: input.credentials, returnUrl: input.returnUrl })
+    .catch(connectorFailure);
+  account.connectorAccountId = start.connectorAccountId;
+  account.status = start.kind === 'connected' ? 'connected' : 'connecting';
+  if (input.credentials) account.credentialsSealed = encrypt(JSON.stringify(input.credentials), encryptionKey);
+  if (start.kind === 'connected') {
+    account.connectedAt = new Date();
+    account.disconnectedAt = null;
+    account.statusReason = null;
+    account.warmupStartedAt ??= account.connectedAt;
+  }
+  await em.flush();
+  return { account, start };
+}
+
+/**
+ * Deletes the account and disconnects it at the connector first (a connector failure keeps the
+ * account: 502, nothing lost). Campaigns that send from it must be reassigned or paused
+ * (`on_campaigns`); until the campaigns issue lands no campaign depends on an account.
+ */
+export async function deleteAccount(
+  em: EntityManager,
+  actor: Actor,
+  connector: AccountConnector,
+  id: string,
+  input: { onCampaigns?: 'reassign' | 'pause'; reassignTo?: string },
+): Promise<void> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (input.onCampaigns === 'reassign') {
+    if (!input.reassignTo) throw badRequest('invalid_body', 'reassign_to is required when on_campaigns is "reassign"', [{ path: 'reassign_to', message: 'required' }]);
+    const target = await em.findOne(PlatformAccount, { id: input.reassignTo, workspace: actor.workspaceId });
+    if (!target || target.id === account.id) throw badRequest('invalid_reassign_to', 'reassign_to must name another sender account of the workspace');
+    if (target.channel !== account.channel) throw badRequest('invalid_reassign_to', `reassign_to must be an ${account.channel} account like the one deleted`);
+  }
+  if (account.connectorAccountId) await connector.disconnect(account.connectorAccountId).catch(connectorFailure);
+  await em.nativeDelete(PlatformAccount, { id: account.id, workspace: actor.workspaceId });
+}
+
+export async function setSignature(em: EntityManager, actor: Actor, id: string, signature: string | null): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.channel !== 'email') throw badRequest('not_email_account', 'only email accounts have a signature');
+  account.signature = signature;
+  await em.flush();
+  return account;
+}
+
+/** Fetches the account's own profile at the connector and stores it. 409 `not_connected` before a connection. */
+export async function enrichAccount(em: EntityManager, actor: Actor, connector: AccountConnector, id: string): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.status !== 'connected' || !account.connectorAccountId) throw conflict('not_connected', 'connect the account first');
+  const profile = await connector.profile(account.connectorAccountId).catch(connectorFailure);
+  account.profile = { name: profile.name, headline: profile.headline, profile_url: profile.profileUrl, email: profile.email, picture_url: profile.pictureUrl };
+  account.profileFetchedAt = new Date();
+  account.address ??= account.channel === 'email' ? profile.email : profile.profileUrl;
+  await em.flush();
+  return account;
+}
+
+export async function setInviteWithdrawal(em: EntityManager, actor: Actor, id: string, input: { enabled: boolean; afterDays?: number }): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.channel !== 'network') throw badRequest('not_network_account', 'only professional-network accounts send invitations');
+  account.inviteWithdrawalDays = input.enabled ? (input.afterDays ?? account.inviteWithdrawalDays ?? DEFAULT_WITHDRAWAL_DAYS) : null;
+  await em.flush();
+  return account;
+}
+
+/** Ends the warm-up ramp now: the account gets its full caps at once (idempotent). */
+export async function skipWarmup(em: EntityManager, actor: Actor, id: string): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  account.warmupSkippedAt ??= new Date();
+  await em.flush();
+  return account;
+}
+
+/**
+ * Reads the account's status at the connector now and applies it (a disconnection found here is
+ * reported like one found by reconciliation). A connector failure is reported, not thrown: the
+ * stored status is then the latest known.
+ */
+export async function refreshStatus(
+  em: EntityManager,
+  connector: AccountConnector,
+  account: IPlatformAccount,
+): Promise<{ state: string | null; reason: string | null; error: string | null }> {
+  if (!account.connectorAccountId) return { state: null, reason: null, error: null };
+  try {
+    const status = await connector.status(account.connectorAccountId);
+    await applyAccountStatus(em, status, 'check');
+    await em.refresh(account);
+    return { state: status.state, reason: status.reason, error: null };
+  } catch (err) {
+    if (!(err instanceof ConnectorError)) throw err;
+    return { state: null, reason: null, error: `${err.code}: ${err.message}` };
+  }
+}
