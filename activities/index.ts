@@ -12,7 +12,9 @@ import { createOperatorTaskActivities } from './operator-task.js';
 import { createContactExportActivities } from './contact-exports.js';
 import { createListImportActivities } from './list-import.js';
 import { createCdmImportActivities } from './cdm-import.js';
+import { createAccountActivities } from './accounts.js';
 import type { Jobs } from '../domain/jobs.js';
+import type { AccountConnector } from '../lib/connectors/types.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -20,6 +22,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** Jobs the Operator's tools may start (workers/worker.ts gives the Temporal implementation). */
   jobs?: Jobs;
+  /** The connector's account half (reconciliation, invitation withdrawal); workers/worker.ts gives it. */
+  connector?: AccountConnector;
 }
 
 /** Every activity the worker registers, bound to its dependencies. */
@@ -36,5 +40,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createContactExportActivities(deps),
     ...createListImportActivities(deps),
     ...createCdmImportActivities(deps),
+    ...createAccountActivities(deps),
   };
 }

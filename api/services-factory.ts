@@ -9,6 +9,7 @@ import { createModelAdapter } from '../lib/llm/index.js';
 import { createSources } from '../lib/sources/index.js';
 import { createConnector } from '../lib/connectors/index.js';
 import { loadPdfExtractor } from '../lib/pdf-text.js';
+import { createDns } from '../lib/dns.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
@@ -57,6 +58,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     sources,
     connector,
     pdf: loadPdfExtractor,
+    dns: createDns(config.dns),
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();

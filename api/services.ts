@@ -10,6 +10,7 @@ import type { NetworkConnector } from '../lib/connectors/types.js';
 import type { Authenticator } from './authenticator.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { PdfExtractorLoader } from '../lib/pdf-text.js';
+import type { DnsResolver } from '../lib/dns.js';
 
 /** Long-lived dependencies the API hands to every handler. */
 export interface Services {
@@ -30,5 +31,7 @@ export interface Services {
   connector: NetworkConnector;
   /** Loads the PDF text extractor (lib/pdf-text.ts loadPdfExtractor unless a test gives another). */
   pdf: PdfExtractorLoader;
+  /** DNS for sending-domain checks (createDns(config.dns) unless a test gives another). */
+  dns: DnsResolver;
 }
 

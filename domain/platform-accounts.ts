@@ -9,7 +9,9 @@ import type { AccountConnector, Channel, ConnectStart } from '../lib/connectors/
 import { ConnectorError } from '../lib/connectors/types.js';
 import { encrypt } from '../lib/crypto.js';
 import type { PageRequest } from '../lib/pagination.js';
+import type { DnsResolver } from '../lib/dns.js';
 import { applyAccountStatus } from './account-status.js';
+import { checkSendingDomain, mailboxDomain, type DomainCheck } from './sending-domain.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor } from './identity.js';
@@ -217,4 +219,27 @@ export async function refreshStatus(
     if (!(err instanceof ConnectorError)) throw err;
     return { state: null, reason: null, error: `${err.code}: ${err.message}` };
   }
+}
+
+export interface SetupStatus {
+  account: IPlatformAccount;
+  connector: { state: string | null; reason: string | null; error: string | null };
+  domain: DomainCheck | null;
+  steps: string[];
+}
+
+/** The connector's status now, and for an email account the sending domain's records, with what to do next. */
+export async function setupStatus(em: EntityManager, actor: Actor, connector: AccountConnector, dns: DnsResolver, selectors: string[], id: string): Promise<SetupStatus> {
+  const account = await requireAccount(em, actor, id);
+  // Demo accounts are never asked at the connector (and nothing is written for them).
+  const live = actor.isDemo ? { state: null, reason: null, error: null } : await refreshStatus(em, connector, account);
+  const domainName = account.channel === 'email' ? mailboxDomain(account.address ?? null) : null;
+  const domain = domainName ? await checkSendingDomain(dns, domainName, selectors) : null;
+  const steps: string[] = [];
+  if (account.status === 'pending') steps.push(`connect the account: POST /api/platform-accounts/${account.id}/connect`);
+  if (account.status === 'connecting') steps.push('finish the connection at the hosted link the connect call returned');
+  if (account.status === 'disconnected') steps.push(`reconnect the account (${account.statusReason ?? 'disconnected'}): POST /api/platform-accounts/${account.id}/connect`);
+  if (account.channel === 'email' && account.status === 'connected' && !domainName) steps.push(`fetch the mailbox address: POST /api/platform-accounts/${account.id}/enrich`);
+  for (const check of domain ? [domain.spf, domain.dkim, domain.dmarc] : []) if (check.fix) steps.push(check.fix);
+  return { account, connector: live, domain, steps };
 }

@@ -17,6 +17,8 @@ interface Recurring {
 const RECURRING: Recurring[] = [
   { id: 'purgeExpiredAuth', spec: { intervals: [{ every: '1 hour' }] }, catchupWindow: '1 hour', kind: 'maintenance', description: 'Purges expired/revoked sessions and expired refresh tokens' },
   { id: 'grantMonthlyCredits', spec: { calendars: [{ dayOfMonth: 1, hour: 0, minute: 5 }] }, catchupWindow: '7 days', kind: 'credits', args: [{}], description: 'Grants every workspace its plan’s monthly credits (idempotent per month)' },
+  { id: 'accountsReconcile', spec: { intervals: [{ every: '10 minutes' }] }, catchupWindow: '10 minutes', kind: 'accounts', args: [{}], description: 'Reads every sender account’s status at the connector; a disconnection emits account.disconnected once' },
+  { id: 'withdrawInvitations', spec: { calendars: [{ hour: 4, minute: 41 }] }, catchupWindow: '1 day', kind: 'accounts', args: [{}], description: 'Withdraws pending network invitations older than each account’s setting' },
   { id: 'purgeWebhookHistory', spec: { calendars: [{ hour: 3, minute: 17 }] }, catchupWindow: '1 day', kind: 'maintenance', description: 'Purges webhook deliveries and dispatched outbox events past retention' },
 ];
 

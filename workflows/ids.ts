@@ -4,6 +4,8 @@ export const scheduleIds = {
   purgeExpiredAuth: 'schedule:purge-expired-auth',
   grantMonthlyCredits: 'schedule:grant-monthly-credits',
   purgeWebhookHistory: 'schedule:purge-webhook-history',
+  accountsReconcile: 'schedule:accounts-reconcile',
+  withdrawInvitations: 'schedule:invite-withdrawal',
 };
 
 export const workflowIds = {
@@ -11,6 +13,8 @@ export const workflowIds = {
   purgeExpiredAuth: 'maintenance:purge-expired-auth',
   grantMonthlyCredits: 'credits:grant-monthly',
   purgeWebhookHistory: 'maintenance:purge-webhook-history',
+  accountsReconcile: 'accounts-reconcile',
+  withdrawInvitations: 'invite-withdrawal',
 };
 
 /** Outbound webhooks: one workflow per event (the outbox row id), and its chunk children. */

@@ -1,0 +1,46 @@
+import { Context } from '@temporalio/activity';
+import { reconcilePage, withdrawalPage } from '../domain/account-jobs.js';
+import type { ActivityDeps } from './index.js';
+
+// Both jobs page through accounts by id and heartbeat the last finished id, so a retried activity
+// resumes after the last full page instead of starting over.
+export function createAccountActivities(deps: ActivityDeps) {
+  const connector = () => {
+    if (!deps.connector) throw new Error('the worker was started without an account connector');
+    return deps.connector;
+  };
+  return {
+    /** Reads every account's status at the connector (pages of 100, a few pages at once) and applies transitions. */
+    async reconcileAccounts(input: { pageSize?: number; concurrency?: number } = {}): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number }> {
+      const total = { checked: 0, disconnected: 0, connected: 0, failedPages: 0 };
+      let afterId: string | null = (Context.current().info.heartbeatDetails as string | undefined) ?? null;
+      do {
+        const r = await reconcilePage(deps.orm.em.fork(), connector(), { afterId, pageSize: input.pageSize ?? 100, concurrency: input.concurrency ?? 4 });
+        total.checked += r.checked;
+        total.disconnected += r.disconnected;
+        total.connected += r.connected;
+        total.failedPages += r.failedPages;
+        afterId = r.lastId;
+        if (afterId) Context.current().heartbeat(afterId);
+      } while (afterId);
+      return total;
+    },
+    /** Withdraws pending invitations older than each account's setting; accounts page by page. */
+    async withdrawOldInvitations(input: { now?: string } = {}): Promise<{ accounts: number; withdrawn: number; failedAccounts: number }> {
+      const total = { accounts: 0, withdrawn: 0, failedAccounts: 0 };
+      const now = input.now ? new Date(input.now) : new Date();
+      let afterId: string | null = (Context.current().info.heartbeatDetails as string | undefined) ?? null;
+      do {
+        const r = await withdrawalPage(deps.orm.em.fork(), connector(), { afterId, now, pageSize: 20, heartbeat: () => Context.current().heartbeat(afterId) });
+        total.accounts += r.accounts;
+        total.withdrawn += r.withdrawn;
+        total.failedAccounts += r.failedAccounts;
+        afterId = r.lastId;
+        if (afterId) Context.current().heartbeat(afterId);
+      } while (afterId);
+      return total;
+    },
+  };
+}
+
+export type AccountActivities = ReturnType<typeof createAccountActivities>;
