@@ -12,6 +12,7 @@ import { createOperatorTaskActivities } from './operator-task.js';
 import { createContactExportActivities } from './contact-exports.js';
 import { createListImportActivities } from './list-import.js';
 import { createCdmImportActivities } from './cdm-import.js';
+import { createConnectorActivities } from './connector-events.js';
 import type { Jobs } from '../domain/jobs.js';
 
 export interface ActivityDeps {
@@ -36,5 +37,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createContactExportActivities(deps),
     ...createListImportActivities(deps),
     ...createCdmImportActivities(deps),
+    ...createConnectorActivities(deps),
   };
 }

@@ -7,7 +7,7 @@ import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { createModelAdapter } from '../lib/llm/index.js';
 import { createSources } from '../lib/sources/index.js';
-import { createConnector } from '../lib/connectors/index.js';
+import { createAccountConnector, createConnector } from '../lib/connectors/index.js';
 import { loadPdfExtractor } from '../lib/pdf-text.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
@@ -43,6 +43,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const llm = createModelAdapter(config.llm);
   const sources = createSources(config.sources);
   const connector = createConnector(config.connector, config.sources.corpus);
+  const accountConnector = createAccountConnector(config.connector, orm);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -56,6 +57,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     llm,
     sources,
     connector,
+    accountConnector,
     pdf: loadPdfExtractor,
     async close() {
       clearInterval(usageTimer);
@@ -63,7 +65,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.()]);
+      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.(), accountConnector.close?.()]);
     },
   };
 }

@@ -6,7 +6,7 @@ import type { Logger } from '../lib/logger.js';
 import type { ModelAdapter } from '../lib/llm/index.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
 import type { Sources } from '../lib/sources/index.js';
-import type { NetworkConnector } from '../lib/connectors/types.js';
+import type { AccountConnector, NetworkConnector } from '../lib/connectors/types.js';
 import type { Authenticator } from './authenticator.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { PdfExtractorLoader } from '../lib/pdf-text.js';
@@ -28,6 +28,8 @@ export interface Services {
   sources: Sources;
   /** The messaging-network connector (network-profile lookups; accounts and sends later). */
   connector: NetworkConnector;
+  /** The account half of the connector (sandbox network by default): inbound events are parsed by it. */
+  accountConnector: AccountConnector;
   /** Loads the PDF text extractor (lib/pdf-text.ts loadPdfExtractor unless a test gives another). */
   pdf: PdfExtractorLoader;
 }

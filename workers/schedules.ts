@@ -11,6 +11,8 @@ interface Recurring {
   kind: string;
   args?: unknown[];
   description: string;
+  /** Only while the connector is the local sandbox network (CONNECTOR_BASE_URL unset). */
+  sandboxOnly?: boolean;
 }
 
 // The workflow type has the same name as the schedule/workflow-id key.
@@ -18,11 +20,17 @@ const RECURRING: Recurring[] = [
   { id: 'purgeExpiredAuth', spec: { intervals: [{ every: '1 hour' }] }, catchupWindow: '1 hour', kind: 'maintenance', description: 'Purges expired/revoked sessions and expired refresh tokens' },
   { id: 'grantMonthlyCredits', spec: { calendars: [{ dayOfMonth: 1, hour: 0, minute: 5 }] }, catchupWindow: '7 days', kind: 'credits', args: [{}], description: 'Grants every workspace its plan’s monthly credits (idempotent per month)' },
   { id: 'purgeWebhookHistory', spec: { calendars: [{ hour: 3, minute: 17 }] }, catchupWindow: '1 day', kind: 'maintenance', description: 'Purges webhook deliveries and dispatched outbox events past retention' },
+  { id: 'deliverSandboxEvents', spec: { intervals: [{ every: '1 minute' }] }, catchupWindow: '1 minute', kind: 'connector', sandboxOnly: true, description: 'Hands the sandbox network’s due inbound events (acceptances, replies) to the inbound pipeline' },
 ];
 
+export interface ScheduleOpts {
+  /** Whether the connector is the sandbox network (default true): its delivery schedule exists only then. */
+  sandboxConnector?: boolean;
+}
+
 /** `idPrefix` lets tests create throwaway copies without touching the real schedules. */
-export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleOptions[] {
-  return RECURRING.map((r) => ({
+export function scheduleDefinitions(taskQueue: string, idPrefix = '', opts: ScheduleOpts = {}): ScheduleOptions[] {
+  return RECURRING.filter((r) => !r.sandboxOnly || opts.sandboxConnector !== false).map((r) => ({
     scheduleId: idPrefix + scheduleIds[r.id],
     spec: r.spec,
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: r.catchupWindow },
@@ -38,8 +46,14 @@ export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleO
   }));
 }
 
-export async function ensureSchedules(client: Client, taskQueue: string, idPrefix = ''): Promise<void> {
-  for (const def of scheduleDefinitions(taskQueue, idPrefix)) {
+export async function ensureSchedules(client: Client, taskQueue: string, idPrefix = '', opts: ScheduleOpts = {}): Promise<void> {
+  const defs = scheduleDefinitions(taskQueue, idPrefix, opts);
+  // A schedule that no longer applies (the sandbox's, once a real connector is configured) goes away.
+  for (const r of RECURRING) {
+    const id = idPrefix + scheduleIds[r.id];
+    if (!defs.some((d) => d.scheduleId === id)) await client.schedule.getHandle(id).delete().catch(() => {});
+  }
+  for (const def of defs) {
     try {
       await client.schedule.create(def);
     } catch (err) {

@@ -51,7 +51,7 @@ export async function createWorker() {
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
-  if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
+  if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
   // WEBHOOK_DISPATCHER=off runs a worker without it (e.g. a second worker on its own task queue in a test,
   // which must not claim events that the main worker's queue should run). The dispatcher uses the

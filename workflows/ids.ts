@@ -4,6 +4,7 @@ export const scheduleIds = {
   purgeExpiredAuth: 'schedule:purge-expired-auth',
   grantMonthlyCredits: 'schedule:grant-monthly-credits',
   purgeWebhookHistory: 'schedule:purge-webhook-history',
+  deliverSandboxEvents: 'schedule:deliver-sandbox-events',
 };
 
 export const workflowIds = {
@@ -11,6 +12,7 @@ export const workflowIds = {
   purgeExpiredAuth: 'maintenance:purge-expired-auth',
   grantMonthlyCredits: 'credits:grant-monthly',
   purgeWebhookHistory: 'maintenance:purge-webhook-history',
+  deliverSandboxEvents: 'sandbox:deliver-due',
 };
 
 /** Outbound webhooks: one workflow per event (the outbox row id), and its chunk children. */
@@ -60,4 +62,9 @@ export const listImportWorkflowIds = {
 /** Company decision-maker imports: one workflow per job; each run (search, retry, confirm) is numbered in its memo. */
 export const cdmImportWorkflowIds = {
   job: (jobId: string) => `cdm-import:${jobId}`,
+};
+
+/** Inbound connector events: one workflow per connector event id (a redelivery is the same job). */
+export const connectorWorkflowIds = {
+  event: (eventId: string) => `connector-event:${eventId}`,
 };

@@ -10,3 +10,4 @@ export { operatorTask } from './operator-task.js';
 export { contactsExport } from './contact-exports.js';
 export { listImport } from './list-import.js';
 export { cdmImport } from './cdm-import.js';
+export { handleConnectorEvent, deliverSandboxEvents } from './connector-events.js';

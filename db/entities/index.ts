@@ -45,3 +45,8 @@ export { CdmImportCompany } from './CdmImportCompany.js';
 export { CdmImportMember } from './CdmImportMember.js';
 export { CdmImportEvent } from './CdmImportEvent.js';
 export { PlatformAccount } from './PlatformAccount.js';
+export { SandboxAccount } from './SandboxAccount.js';
+export { SandboxInvitation } from './SandboxInvitation.js';
+export { SandboxMessage } from './SandboxMessage.js';
+export { SandboxEvent } from './SandboxEvent.js';
+export { ConnectorEvent } from './ConnectorEvent.js';
