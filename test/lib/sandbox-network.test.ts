@@ -3,6 +3,9 @@
 // file delivers).
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../lib/config.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   ConnectorError,
@@ -211,4 +214,43 @@ test.serial('the delivery Schedule runs every minute while the connector is the 
   t.is(d.spec.intervals?.[0]?.every, 60_000);
   await ensureSchedules(services.temporal, taskQueue, prefix, { sandboxConnector: false });
   await t.throwsAsync(handle.describe());
+});
+
+/** `npm run admin -- …` as support staff would run it (same script, this run's DATABASE_URL). */
+function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts/admin.ts'), ...args], { cwd: repoRoot, env: process.env }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+test.serial('admin CLI: sandbox-disconnect, sandbox-reconnect, sandbox-inject-message, sandbox-accept-invitation', async (t) => {
+  const { network } = await setup();
+  const acc = await connected(network);
+  const off = await admin('sandbox-disconnect', '--account', acc, '--reason', 'credentials_expired');
+  t.is(off.code, 0, off.stderr);
+  t.regex(off.stdout, /disconnected \(credentials_expired\); event sbx_evt_\w+ queued/);
+  t.like(await network.status(acc), { state: 'disconnected', reason: 'credentials_expired' });
+  const on = await admin('sandbox-reconnect', '--account', acc);
+  t.is(on.code, 0, on.stderr);
+  t.like(await network.status(acc), { state: 'connected' });
+  const msg = await admin('sandbox-inject-message', '--account', acc, '--from', 'grace@example.test', '--body', 'Hello there');
+  t.is(msg.code, 0, msg.stderr);
+  const inv = await network.sendInvitation(acc, { idempotencyKey: 'cli', recipient: recipient({ accepts: false }), body: 'Connect?' });
+  const acc2 = await admin('sandbox-accept-invitation', '--invitation', inv.invitationId);
+  t.is(acc2.code, 0, acc2.stderr);
+  const events = (await deliver(network, new Date())).filter((e) => e.connectorAccountId === acc);
+  t.deepEqual(events.map((e) => e.type), ['account.status', 'account.status', 'message.received', 'invitation.accepted']);
+
+  const failures: [string[], number, RegExp][] = [
+    [['sandbox-accept-invitation', '--invitation', inv.invitationId], 1, /no pending sandbox invitation/],
+    [['sandbox-disconnect', '--account', 'sbx_acc_nobody', '--reason', 'x'], 1, /unknown sandbox account/],
+    [['sandbox-disconnect', '--account', acc], 2, /--reason is required/],
+  ];
+  for (const [args, code, message] of failures) {
+    const r = await admin(...args);
+    t.is(r.code, code, args.join(' '));
+    t.regex(r.stderr, message);
+  }
 });
