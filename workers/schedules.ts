@@ -28,7 +28,7 @@ export interface ScheduleOpts {
   sandboxConnector?: boolean;
 }
 
-/** `idPrefix` lets tests create throwaway copies without touching the real schedules. */
+/** `idPrefix` lets tests create throwaway (paused) copies without touching the real schedules. */
 export function scheduleDefinitions(taskQueue: string, idPrefix = '', opts: ScheduleOpts = {}): ScheduleOptions[] {
   return RECURRING.filter((r) => !r.sandboxOnly || opts.sandboxConnector !== false).map((r) => ({
     scheduleId: idPrefix + scheduleIds[r.id],
@@ -43,6 +43,9 @@ export function scheduleDefinitions(taskQueue: string, idPrefix = '', opts: Sche
       typedSearchAttributes: jobSearchAttributes({ kind: r.kind }),
     },
     memo: { description: r.description },
+    // A test's throwaway copy never fires: its runs would do real work (e.g. deliver the sandbox's
+    // due events) on the test's queue while other tests run.
+    ...(idPrefix ? { state: { paused: true, note: 'test copy' } } : {}),
   }));
 }
 

@@ -212,6 +212,7 @@ test.serial('the delivery Schedule runs every minute while the connector is the 
   const d = await handle.describe();
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'deliverSandboxEvents');
   t.is(d.spec.intervals?.[0]?.every, 60_000);
+  t.true(d.state.paused, 'a test copy never fires');
   await ensureSchedules(services.temporal, taskQueue, prefix, { sandboxConnector: false });
   await t.throwsAsync(handle.describe());
 });
