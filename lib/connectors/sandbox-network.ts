@@ -168,9 +168,11 @@ export class SandboxNetwork implements AccountConnector {
   ): Promise<SendResult> {
     signal?.throwIfAborted();
     return this.em().transactional(async (tx) => {
-      const a = await connected(tx, connectorAccountId);
-      const existing = await tx.execute<MessageRow[]>(`select * from sandbox_messages where connector_account_id = ? and idempotency_key = ?`, [a.id, input.idempotencyKey]);
+      // A repeated key answers the first send even if the account has changed since (a retried
+      // activity must learn what it already sent).
+      const existing = await tx.execute<MessageRow[]>(`select * from sandbox_messages where connector_account_id = ? and idempotency_key = ?`, [connectorAccountId, input.idempotencyKey]);
       if (existing[0]) return sendResult(existing[0]);
+      const a = await sender(tx, connectorAccountId, kind === 'email' ? 'email' : 'network');
       const now = new Date();
       const row: NewMessage = {
         id: newId('msg'),
@@ -202,7 +204,12 @@ export class SandboxNetwork implements AccountConnector {
   async sendInvitation(connectorAccountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult> {
     signal?.throwIfAborted();
     return this.em().transactional(async (tx) => {
-      const a = await connected(tx, connectorAccountId);
+      const [first] = await tx.execute<{ id: string; sent_at: Date }[]>(`select id, sent_at from sandbox_invitations where connector_account_id = ? and idempotency_key = ?`, [
+        connectorAccountId,
+        input.idempotencyKey,
+      ]);
+      if (first) return { invitationId: first.id, sentAt: new Date(first.sent_at) };
+      const a = await sender(tx, connectorAccountId, 'network');
       const now = new Date();
       const id = newId('inv');
       const inserted = await tx.execute<{ id: string }[]>(
@@ -379,9 +386,11 @@ async function account(em: EntityManager, id: string): Promise<AccountRow> {
   return a;
 }
 
-async function connected(em: EntityManager, id: string): Promise<AccountRow> {
+/** The account, if it is connected and on the channel the send needs (emails: email; messages and invitations: network). */
+async function sender(em: EntityManager, id: string, channel: 'email' | 'network'): Promise<AccountRow> {
   const a = await account(em, id);
   if (a.state !== 'connected') throw fail(`account ${id} is ${a.state}${a.reason ? ` (${a.reason})` : ''}`);
+  if (a.channel !== channel) throw fail(`account ${id} is on the ${a.channel} network, not ${channel}`);
   return a;
 }
 

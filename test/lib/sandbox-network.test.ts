@@ -95,19 +95,29 @@ test.serial('connect: credentials connect at once; a hosted link completes on th
 
 test.serial('sends are recorded once per idempotency key; a repeat returns the first result', async (t) => {
   const { network, em } = await setup();
+  const box = await connected(network, 'email');
   const acc = await connected(network);
   const to = recipient({ replies: false });
-  const first = await network.sendEmail(acc, { idempotencyKey: 'action-1', to, subject: 'Hi', body: 'Hello' });
-  const again = await network.sendEmail(acc, { idempotencyKey: 'action-1', to, subject: 'Hi (edited)', body: 'Hello again' });
+  const first = await network.sendEmail(box, { idempotencyKey: 'action-1', to, subject: 'Hi', body: 'Hello' });
+  const again = await network.sendEmail(box, { idempotencyKey: 'action-1', to, subject: 'Hi (edited)', body: 'Hello again' });
   t.deepEqual(again, first);
-  const m1 = await network.sendMessage(acc, { idempotencyKey: 'action-2', recipient: to, body: 'Ping' });
-  t.is(m1.threadId, first.threadId); // one conversation per counterpart
+  const second = await network.sendEmail(box, { idempotencyKey: 'action-1b', to, subject: 'Hi', body: 'Hello' });
+  t.is(second.threadId, first.threadId); // one conversation per counterpart
+  t.not(second.messageId, first.messageId);
+  await network.sendMessage(acc, { idempotencyKey: 'action-2', recipient: to, body: 'Ping' });
   const [r1, r2] = await Promise.all([
     network.sendInvitation(acc, { idempotencyKey: 'action-3', recipient: to, body: 'Connect?' }),
     network.sendInvitation(acc, { idempotencyKey: 'action-3', recipient: to, body: 'Connect?' }),
   ]);
   t.deepEqual(r1, r2);
-  t.is(Number((await em().execute(`select count(*) as n from sandbox_messages where connector_account_id = ?`, [acc]))[0].n), 2);
+  t.is(Number((await em().execute(`select count(*) as n from sandbox_messages where connector_account_id in (?)`, [[box, acc]]))[0].n), 3);
+  // Emails go out from mailboxes, messages and invitations from network profiles.
+  await t.throwsAsync(network.sendEmail(acc, { idempotencyKey: 'x1', to, subject: 'Hi', body: 'Hello' }), { instanceOf: ConnectorError, message: /not email/ });
+  await t.throwsAsync(network.sendInvitation(box, { idempotencyKey: 'x2', recipient: to, body: 'Hello' }), { instanceOf: ConnectorError, message: /not network/ });
+  // A repeat answers the first send even once the account is disconnected; a new send is refused.
+  await sandboxDisconnect(em(), box, 'checkpoint');
+  t.deepEqual(await network.sendEmail(box, { idempotencyKey: 'action-1', to, subject: 'Hi', body: 'Hello' }), first);
+  await t.throwsAsync(network.sendEmail(box, { idempotencyKey: 'action-9', to, subject: 'Hi', body: 'Hello' }), { message: /disconnected \(checkpoint\)/ });
   const pending = await network.pendingInvitations(acc, null);
   t.deepEqual(pending, { items: [{ invitationId: r1.invitationId, recipient: to, sentAt: r1.sentAt }], cursor: null });
   const err = await t.throwsAsync(network.sendMessage('sbx_acc_nobody', { idempotencyKey: 'k', recipient: to, body: 'x' }), { instanceOf: ConnectorError });
