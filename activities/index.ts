@@ -14,6 +14,7 @@ import { createListImportActivities } from './list-import.js';
 import { createCdmImportActivities } from './cdm-import.js';
 import { createConnectorActivities } from './connector-events.js';
 import type { Jobs } from '../domain/jobs.js';
+import type { AccountConnector } from '../lib/connectors/types.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -21,6 +22,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** Jobs the Operator's tools may start (workers/worker.ts gives the Temporal implementation). */
   jobs?: Jobs;
+  /** The connector's account half (sandbox deliveries; later reconciliation); workers/worker.ts gives it. */
+  connector?: AccountConnector;
 }
 
 /** Every activity the worker registers, bound to its dependencies. */

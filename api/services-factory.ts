@@ -7,7 +7,7 @@ import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { createModelAdapter } from '../lib/llm/index.js';
 import { createSources } from '../lib/sources/index.js';
-import { createAccountConnector, createConnector } from '../lib/connectors/index.js';
+import { createConnector } from '../lib/connectors/index.js';
 import { loadPdfExtractor } from '../lib/pdf-text.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
@@ -42,8 +42,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
   const llm = createModelAdapter(config.llm);
   const sources = createSources(config.sources);
-  const connector = createConnector(config.connector, config.sources.corpus);
-  const accountConnector = createAccountConnector(config.connector, orm);
+  const connector = createConnector(config.connector, config.sources.corpus, orm);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -57,7 +56,6 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     llm,
     sources,
     connector,
-    accountConnector,
     pdf: loadPdfExtractor,
     async close() {
       clearInterval(usageTimer);
@@ -65,7 +63,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.(), accountConnector.close?.()]);
+      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.()]);
     },
   };
 }

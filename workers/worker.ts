@@ -9,6 +9,7 @@ import { logger } from '../lib/logger.js';
 import { openOrm } from '../lib/db.js';
 import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
+import { createConnector } from '../lib/connectors/index.js';
 import { temporalJobs } from '../api/jobs.js';
 import { ensureSchedules } from './schedules.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
@@ -33,6 +34,7 @@ export async function createWorker() {
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // Also the Jobs the Operator's tools start workflows through (Operator tasks run them in activities).
   const client = await connectTemporal(config);
+  const connector = createConnector(config.connector, config.sources.corpus, orm);
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -47,7 +49,7 @@ export async function createWorker() {
     maxConcurrentWorkflowTaskPolls: 20,
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
-    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue) }),
+    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue), connector }),
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
@@ -69,6 +71,7 @@ export async function createWorker() {
       await dispatcher?.stop();
       await client.connection.close();
       await connection.close();
+      await connector.close?.();
       await orm.close();
     },
   };

@@ -42,7 +42,7 @@ export const connectorHook = defineOperation({
     const headers = Object.fromEntries(Object.entries(ctx.req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
     let event;
     try {
-      event = services.accountConnector.parseInbound(raw, headers);
+      event = services.connector.parseInbound(raw, headers);
     } catch (err) {
       if (!(err instanceof ConnectorError)) throw err;
       // Nothing is stored for a refused request; the reason stays in our logs, not in the answer.
@@ -50,7 +50,7 @@ export const connectorHook = defineOperation({
       throw new AppError(400, 'invalid_body', err.message.replace(/^[^:]+: [^:]+: /, ''));
     }
     const wire = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-    const stored = await ingestConnectorEvent(em, services.jobs, services.accountConnector.name, event, wire);
+    const stored = await ingestConnectorEvent(em, services.jobs, services.connector.name, event, wire);
     return { received: true as const, duplicate: !stored.inserted };
   },
 });

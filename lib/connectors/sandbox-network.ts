@@ -1,13 +1,16 @@
-// The sandbox network: the account half of the connector, offline and deterministic, with its state
-// in PostgreSQL (`sandbox_*` tables) so the API and worker processes see one network. It records
+// The sandbox network: the connector's local default, offline and deterministic. Profiles come from
+// the generated corpus (SandboxConnector, sandbox.ts); the account half keeps its state in PostgreSQL
+// (`sandbox_*` tables) so the API and worker processes see one network. It records
 // sends (idempotent by key), simulates acceptances and replies by a hash of the recipient
 // (sandbox-rules.ts) as inbound events due later, and `deliverDue` hands due events to the inbound
 // pipeline. The support hooks at the bottom (inject, accept, disconnect, reconnect) queue events the
 // same way. Rules: docs/providers.md "Connector (accounts)".
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { uuidv7 } from '../ids.js';
+import type { CorpusOptions } from '../sources/local-corpus.js';
 import type { SandboxAttachment } from '../../db/entities/SandboxMessage.js';
 import { toInboundEvent, toWireEvent, verifyInbound } from './inbound.js';
+import { SandboxConnector } from './sandbox.js';
 import { SANDBOX_REPLY_BODY, sandboxFate } from './sandbox-rules.js';
 import {
   ConnectorError,
@@ -77,14 +80,15 @@ interface NewMessage {
 /** The inbound pipeline's entry: stores the event idempotently and starts its workflow. */
 export type InboundSink = (event: InboundEvent, wire: Record<string, unknown>) => Promise<void>;
 
-export class SandboxNetwork implements AccountConnector {
-  readonly name = NAME;
-
+export class SandboxNetwork extends SandboxConnector implements AccountConnector {
   /** `orm`: the process's ORM (each call works on its own fork). `webhookSecret` verifies POST /hooks/connector. */
   constructor(
+    corpus: CorpusOptions,
     private readonly orm: Pick<MikroORM, 'em'>,
     private readonly webhookSecret: string | null = null,
-  ) {}
+  ) {
+    super(corpus);
+  }
 
   private em(): EntityManager {
     return this.orm.em.fork() as EntityManager;

@@ -18,7 +18,7 @@ let app: Promise<{ base: string; em: () => EntityManager; services: Awaited<Retu
 function hooked() {
   return (app ??= (async () => {
     const { services } = await api();
-    const { base } = await listen({ ...services, accountConnector: new SandboxNetwork(services.orm, SECRET) });
+    const { base } = await listen({ ...services, connector: new SandboxNetwork(services.config.sources.corpus, services.orm, SECRET) });
     return { base, services, em: () => services.orm.em.fork() as EntityManager };
   })());
 }
@@ -129,7 +129,7 @@ test('a signed body that is not an event is 400 and stores nothing; an oversized
 
 test('without a configured secret every request is refused', async (t) => {
   const { services } = await api();
-  const { base } = await listen({ ...services, accountConnector: new SandboxNetwork(services.orm, null) });
+  const { base } = await listen({ ...services, connector: new SandboxNetwork(services.config.sources.corpus, services.orm, null) });
   const body = JSON.stringify(statusEvent('a'));
   const r = await call('POST', '/hooks/connector', { base, rawBody: body, headers: { 'X-Connector-Signature': signInbound('', body) } });
   t.is(r.status, 401);

@@ -2,7 +2,7 @@
 // (docs/providers.md "Connector (accounts)"): requests as documented, answers mapped, errors coded.
 import test from 'ava';
 import type { ServerResponse } from 'node:http';
-import { ConnectorError, createAccountConnector, HttpConnector, SandboxNetwork, signInbound } from '../../lib/connectors/index.js';
+import { ConnectorError, HttpConnector, signInbound } from '../../lib/connectors/index.js';
 import { sendJson, startServer, type WireRequest, type WireServer } from '../helpers/source-servers.js';
 
 const KEY = 'k-accounts-1';
@@ -168,12 +168,4 @@ test('http accounts: parseInbound verifies the signature and parses the event', 
   const notEvent = Buffer.from('{"id":"e","type":"other"}');
   const err = t.throws(() => http.parseInbound(notEvent, { 'x-connector-signature': signInbound(SECRET, notEvent) }), { instanceOf: ConnectorError });
   t.is(err!.code, 'invalid_request');
-});
-
-test('createAccountConnector: the sandbox network by default, HTTP when a base URL is set', (t) => {
-  const conf = { baseUrl: null, apiKey: null, timeoutMs: 1000, webhookSecret: 's' };
-  const orm = { em: {} } as never; // the sandbox only touches it when called
-  t.true(createAccountConnector(conf, orm) instanceof SandboxNetwork);
-  t.true(createAccountConnector({ ...conf, baseUrl: 'https://connector.example', apiKey: 'k' }, orm) instanceof HttpConnector);
-  t.throws(() => createAccountConnector({ ...conf, baseUrl: 'https://connector.example' }, orm), { message: /CONNECTOR_API_KEY is required/ });
 });

@@ -31,7 +31,7 @@ const HOUR = 3_600_000;
 
 async function setup() {
   const { services } = await api();
-  const network = new SandboxNetwork(services.orm);
+  const network = new SandboxNetwork(services.config.sources.corpus, services.orm);
   const em = () => services.orm.em.fork() as EntityManager;
   return { services, network, em };
 }
