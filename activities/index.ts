@@ -13,6 +13,7 @@ import { createContactExportActivities } from './contact-exports.js';
 import { createListImportActivities } from './list-import.js';
 import { createCdmImportActivities } from './cdm-import.js';
 import { createAccountActivities } from './accounts.js';
+import { createConnectorActivities } from './connector-events.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -22,7 +23,7 @@ export interface ActivityDeps {
   logger: Logger;
   /** Jobs the Operator's tools may start (workers/worker.ts gives the Temporal implementation). */
   jobs?: Jobs;
-  /** The connector's account half (reconciliation, invitation withdrawal); workers/worker.ts gives it. */
+  /** The connector's account half (reconciliation, invitation withdrawal, sandbox deliveries); workers/worker.ts gives it. */
   connector?: AccountConnector;
 }
 
@@ -41,5 +42,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createListImportActivities(deps),
     ...createCdmImportActivities(deps),
     ...createAccountActivities(deps),
+    ...createConnectorActivities(deps),
   };
 }

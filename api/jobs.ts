@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { cdmImportWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { cdmImportWorkflowIds, connectorWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -135,6 +135,21 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated commit
+      }
+    },
+    async startConnectorEvent(s) {
+      try {
+        await client.workflow.start('handleConnectorEvent', {
+          taskQueue,
+          workflowId: connectorWorkflowIds.event(s.eventId),
+          args: [{ eventId: s.eventId }],
+          // Not even after it closed: an event is handled once.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: jobSearchAttributes({ kind: 'connector-event', workspaceId: s.workspaceId ?? undefined }),
+          memo: { event_id: s.eventId, type: s.type },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a redelivery
       }
     },
     async signalListImport(importId, signal) {

@@ -43,7 +43,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
   const llm = createModelAdapter(config.llm);
   const sources = createSources(config.sources);
-  const connector = createConnector(config.connector, config.sources.corpus);
+  const connector = createConnector(config.connector, config.sources.corpus, orm);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,

@@ -6,7 +6,7 @@ import type { Logger } from '../lib/logger.js';
 import type { ModelAdapter } from '../lib/llm/index.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
 import type { Sources } from '../lib/sources/index.js';
-import type { NetworkConnector } from '../lib/connectors/types.js';
+import type { Connector } from '../lib/connectors/index.js';
 import type { Authenticator } from './authenticator.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { PdfExtractorLoader } from '../lib/pdf-text.js';
@@ -27,8 +27,8 @@ export interface Services {
   llm: ModelAdapter;
   /** The discovery sources, for synchronous, bounded work (signal preview). */
   sources: Sources;
-  /** The messaging-network connector (network-profile lookups; accounts and sends later). */
-  connector: NetworkConnector;
+  /** The messaging-network connector: network-profile lookups and sender accounts (sends, inbound events). */
+  connector: Connector;
   /** Loads the PDF text extractor (lib/pdf-text.ts loadPdfExtractor unless a test gives another). */
   pdf: PdfExtractorLoader;
   /** DNS for sending-domain checks (createDns(config.dns) unless a test gives another). */

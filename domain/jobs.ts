@@ -37,6 +37,15 @@ export interface Jobs {
    * it. Waits (briefly) for the previous run to close first.
    */
   startCdmImport(start: CdmImportStart): Promise<void>;
+  /** Starts `connector-event:<eventId>`; a repeat (even after it closed) is a no-op. */
+  startConnectorEvent(start: ConnectorEventStart): Promise<void>;
+}
+
+export interface ConnectorEventStart {
+  eventId: string;
+  type: string;
+  /** The workspace of the platform account it concerns, when known (a search attribute). */
+  workspaceId: string | null;
 }
 
 export interface ListImportStart {

@@ -75,12 +75,13 @@ export class JsonHttpClient {
 
   /**
    * Sends the request and returns the parsed JSON body of a 2xx answer, or null for a 404 when
-   * `notFoundIsNull`. `path` is relative to the base URL (keeps its path prefix).
+   * `notFoundIsNull` and for a 204. `path` is relative to the base URL (keeps its path prefix).
+   * `headers` adds request headers (e.g. `Idempotency-Key`).
    */
   async json(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    opts: { query?: URLSearchParams; body?: unknown; signal?: AbortSignal; notFoundIsNull?: boolean } = {},
+    opts: { query?: URLSearchParams; body?: unknown; signal?: AbortSignal; notFoundIsNull?: boolean; headers?: Record<string, string> } = {},
   ): Promise<unknown> {
     const url = new URL(path.replace(/^\//, ''), this.base);
     if (opts.query) url.search = opts.query.toString();
@@ -96,6 +97,7 @@ export class JsonHttpClient {
           authorization: `Bearer ${this.opts.apiKey}`,
           accept: 'application/json',
           'user-agent': USER_AGENT,
+          ...opts.headers,
           ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
@@ -108,6 +110,10 @@ export class JsonHttpClient {
       await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
       if (status === 404 && opts.notFoundIsNull) return null;
       throw this.statusError(status, res.headers['retry-after']);
+    }
+    if (status === 204) {
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      return null;
     }
     const text = await this.readBody(res, opts.signal);
     try {

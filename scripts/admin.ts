@@ -5,6 +5,10 @@
 //   set-plan --email E --plan free|starter|pro [--status active|none|past_due|canceled]
 //   grant-credits --email E --amount N --reason R [--beta]
 //   seed-demo
+//   sandbox-disconnect --account A --reason R      (the sandbox network's support hooks: each queues
+//   sandbox-reconnect --account A                    the inbound event it causes, delivered by the
+//   sandbox-inject-message --account A --from F --body B [--thread T]     worker's one-minute schedule)
+//   sandbox-accept-invitation --invitation I
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../lib/config.js';
@@ -16,11 +20,16 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../db/entities/S
 import { seedDemo } from '../db/seed/demo.js';
 import { grantCredits, creditBalance } from '../domain/credits.js';
 import { PLAN_IDS, isPlanId, setPlan } from '../domain/plans.js';
+import { sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxReconnect } from '../lib/connectors/index.js';
 
 const USAGE = `usage: npm run admin -- <command>
   set-plan --email E --plan ${PLAN_IDS.join('|')} [--status ${SUBSCRIPTION_STATUSES.join('|')}]
   grant-credits --email E --amount N --reason R [--beta]
-  seed-demo`;
+  seed-demo
+  sandbox-disconnect --account <connector_account_id> --reason R
+  sandbox-reconnect --account <connector_account_id>
+  sandbox-inject-message --account <connector_account_id> --from F --body B [--thread T]
+  sandbox-accept-invitation --invitation <invitation id>`;
 
 class Failure extends Error {
   constructor(message: string, readonly exitCode = 1) {
@@ -39,12 +48,28 @@ async function workspaceOf(em: EntityManager, normalised: string): Promise<{ ema
 type Command =
   | { name: 'set-plan'; email: string; plan: string; status?: string }
   | { name: 'grant-credits'; email: string; amount: number; reason: string; beta: boolean }
-  | { name: 'seed-demo' };
+  | { name: 'seed-demo' }
+  | { name: 'sandbox-disconnect'; account: string; reason: string }
+  | { name: 'sandbox-reconnect'; account: string }
+  | { name: 'sandbox-inject-message'; account: string; from: string; body: string; thread?: string }
+  | { name: 'sandbox-accept-invitation'; invitation: string };
 
 /** Validates the command line before touching the database (usage errors exit 2). */
 function parse(argv: string[]): Command {
   const [command, ...rest] = argv;
-  let values: { email?: string; plan?: string; status?: string; amount?: string; reason?: string; beta?: boolean };
+  let values: {
+    email?: string;
+    plan?: string;
+    status?: string;
+    amount?: string;
+    reason?: string;
+    beta?: boolean;
+    account?: string;
+    from?: string;
+    body?: string;
+    thread?: string;
+    invitation?: string;
+  };
   try {
     ({ values } = parseArgs({
       args: rest,
@@ -55,12 +80,22 @@ function parse(argv: string[]): Command {
         amount: { type: 'string' },
         reason: { type: 'string' },
         beta: { type: 'boolean', default: false },
+        account: { type: 'string' },
+        from: { type: 'string' },
+        body: { type: 'string' },
+        thread: { type: 'string' },
+        invitation: { type: 'string' },
       },
       strict: true,
     }));
   } catch (err) {
     throw new Failure(`${(err as Error).message}\n${USAGE}`, 2);
   }
+  const required = (key: 'account' | 'reason' | 'from' | 'body' | 'invitation') => {
+    const v = values[key]?.trim();
+    if (!v) throw new Failure(`--${key} is required`, 2);
+    return v;
+  };
   const email = () => {
     if (!values.email?.trim()) throw new Failure('--email is required', 2);
     return values.email.trim().toLowerCase();
@@ -77,6 +112,14 @@ function parse(argv: string[]): Command {
     }
     case 'seed-demo':
       return { name: 'seed-demo' };
+    case 'sandbox-disconnect':
+      return { name: command, account: required('account'), reason: required('reason') };
+    case 'sandbox-reconnect':
+      return { name: command, account: required('account') };
+    case 'sandbox-inject-message':
+      return { name: command, account: required('account'), from: required('from'), body: required('body'), thread: values.thread?.trim() || undefined };
+    case 'sandbox-accept-invitation':
+      return { name: command, invitation: required('invitation') };
     case 'help':
     case '--help':
       throw new Failure(USAGE, 0);
@@ -88,6 +131,7 @@ function parse(argv: string[]): Command {
 }
 
 async function run(em: EntityManager, cmd: Command): Promise<string> {
+  if (cmd.name.startsWith('sandbox-') && loadConfig().connector.baseUrl) throw new Failure('sandbox commands need the sandbox network (CONNECTOR_BASE_URL is set)');
   switch (cmd.name) {
     case 'set-plan': {
       if (!isPlanId(cmd.plan)) throw new Failure(`unknown plan "${cmd.plan}"; plans: ${PLAN_IDS.join(', ')}`);
@@ -106,6 +150,23 @@ async function run(em: EntityManager, cmd: Command): Promise<string> {
     case 'seed-demo': {
       const { workspaceId, changed } = await seedDemo(em);
       return `demo workspace ${workspaceId}: ${changed} rows inserted or updated`;
+    }
+    case 'sandbox-disconnect': {
+      const { eventId } = await sandboxDisconnect(em, cmd.account, cmd.reason);
+      return `sandbox account ${cmd.account}: disconnected (${cmd.reason}); event ${eventId} queued`;
+    }
+    case 'sandbox-reconnect': {
+      const { eventId } = await sandboxReconnect(em, cmd.account);
+      return `sandbox account ${cmd.account}: connected; event ${eventId} queued`;
+    }
+    case 'sandbox-inject-message': {
+      const r = await sandboxInjectMessage(em, cmd.account, { from: cmd.from, body: cmd.body, threadId: cmd.thread });
+      return `sandbox account ${cmd.account}: message ${r.messageId} in thread ${r.threadId}; event ${r.eventId} queued`;
+    }
+    case 'sandbox-accept-invitation': {
+      const r = await sandboxAcceptInvitation(em, cmd.invitation);
+      if (!r) throw new Failure(`no pending sandbox invitation ${cmd.invitation}`);
+      return `sandbox invitation ${cmd.invitation}: accepted; event ${r.eventId} queued`;
     }
   }
 }

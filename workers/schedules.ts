@@ -11,6 +11,8 @@ interface Recurring {
   kind: string;
   args?: unknown[];
   description: string;
+  /** Only while the connector is the local sandbox network (CONNECTOR_BASE_URL unset). */
+  sandboxOnly?: boolean;
 }
 
 // The workflow type has the same name as the schedule/workflow-id key.
@@ -20,11 +22,17 @@ const RECURRING: Recurring[] = [
   { id: 'accountsReconcile', spec: { intervals: [{ every: '10 minutes' }] }, catchupWindow: '10 minutes', kind: 'accounts', args: [{}], description: 'Reads every sender account’s status at the connector; a disconnection emits account.disconnected once' },
   { id: 'withdrawInvitations', spec: { calendars: [{ hour: 4, minute: 41 }] }, catchupWindow: '1 day', kind: 'accounts', args: [{}], description: 'Withdraws pending network invitations older than each account’s setting' },
   { id: 'purgeWebhookHistory', spec: { calendars: [{ hour: 3, minute: 17 }] }, catchupWindow: '1 day', kind: 'maintenance', description: 'Purges webhook deliveries and dispatched outbox events past retention' },
+  { id: 'deliverSandboxEvents', spec: { intervals: [{ every: '1 minute' }] }, catchupWindow: '1 minute', kind: 'connector', sandboxOnly: true, description: 'Hands the sandbox network’s due inbound events (acceptances, replies) to the inbound pipeline' },
 ];
 
-/** `idPrefix` lets tests create throwaway copies without touching the real schedules. */
-export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleOptions[] {
-  return RECURRING.map((r) => ({
+export interface ScheduleOpts {
+  /** Whether the connector is the sandbox network (default true): its delivery schedule exists only then. */
+  sandboxConnector?: boolean;
+}
+
+/** `idPrefix` lets tests create throwaway (paused) copies without touching the real schedules. */
+export function scheduleDefinitions(taskQueue: string, idPrefix = '', opts: ScheduleOpts = {}): ScheduleOptions[] {
+  return RECURRING.filter((r) => !r.sandboxOnly || opts.sandboxConnector !== false).map((r) => ({
     scheduleId: idPrefix + scheduleIds[r.id],
     spec: r.spec,
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: r.catchupWindow },
@@ -37,11 +45,20 @@ export function scheduleDefinitions(taskQueue: string, idPrefix = ''): ScheduleO
       typedSearchAttributes: jobSearchAttributes({ kind: r.kind }),
     },
     memo: { description: r.description },
+    // A test's throwaway copy never fires: its runs would do real work (e.g. deliver the sandbox's
+    // due events) on the test's queue while other tests run.
+    ...(idPrefix ? { state: { paused: true, note: 'test copy' } } : {}),
   }));
 }
 
-export async function ensureSchedules(client: Client, taskQueue: string, idPrefix = ''): Promise<void> {
-  for (const def of scheduleDefinitions(taskQueue, idPrefix)) {
+export async function ensureSchedules(client: Client, taskQueue: string, idPrefix = '', opts: ScheduleOpts = {}): Promise<void> {
+  const defs = scheduleDefinitions(taskQueue, idPrefix, opts);
+  // A schedule that no longer applies (the sandbox's, once a real connector is configured) goes away.
+  for (const r of RECURRING) {
+    const id = idPrefix + scheduleIds[r.id];
+    if (!defs.some((d) => d.scheduleId === id)) await client.schedule.getHandle(id).delete().catch(() => {});
+  }
+  for (const def of defs) {
     try {
       await client.schedule.create(def);
     } catch (err) {

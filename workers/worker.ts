@@ -9,6 +9,7 @@ import { logger } from '../lib/logger.js';
 import { openOrm } from '../lib/db.js';
 import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
+import { createConnector } from '../lib/connectors/index.js';
 import { temporalJobs } from '../api/jobs.js';
 import { ensureSchedules } from './schedules.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
@@ -33,6 +34,7 @@ export async function createWorker() {
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // Also the Jobs the Operator's tools start workflows through (Operator tasks run them in activities).
   const client = await connectTemporal(config);
+  const connector = createConnector(config.connector, config.sources.corpus, orm);
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -47,11 +49,11 @@ export async function createWorker() {
     maxConcurrentWorkflowTaskPolls: 20,
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
-    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue) }),
+    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue), connector }),
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
-  if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue);
+  if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
   // WEBHOOK_DISPATCHER=off runs a worker without it (e.g. a second worker on its own task queue in a test,
   // which must not claim events that the main worker's queue should run). The dispatcher uses the
@@ -69,6 +71,7 @@ export async function createWorker() {
       await dispatcher?.stop();
       await client.connection.close();
       await connection.close();
+      await connector.close?.();
       await orm.close();
     },
   };

@@ -6,6 +6,7 @@ export const scheduleIds = {
   purgeWebhookHistory: 'schedule:purge-webhook-history',
   accountsReconcile: 'schedule:accounts-reconcile',
   withdrawInvitations: 'schedule:invite-withdrawal',
+  deliverSandboxEvents: 'schedule:deliver-sandbox-events',
 };
 
 export const workflowIds = {
@@ -15,6 +16,7 @@ export const workflowIds = {
   purgeWebhookHistory: 'maintenance:purge-webhook-history',
   accountsReconcile: 'accounts-reconcile',
   withdrawInvitations: 'invite-withdrawal',
+  deliverSandboxEvents: 'sandbox:deliver-due',
 };
 
 /** Outbound webhooks: one workflow per event (the outbox row id), and its chunk children. */
@@ -64,4 +66,9 @@ export const listImportWorkflowIds = {
 /** Company decision-maker imports: one workflow per job; each run (search, retry, confirm) is numbered in its memo. */
 export const cdmImportWorkflowIds = {
   job: (jobId: string) => `cdm-import:${jobId}`,
+};
+
+/** Inbound connector events: one workflow per connector event id (a redelivery is the same job). */
+export const connectorWorkflowIds = {
+  event: (eventId: string) => `connector-event:${eventId}`,
 };

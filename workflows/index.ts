@@ -11,3 +11,4 @@ export { contactsExport } from './contact-exports.js';
 export { listImport } from './list-import.js';
 export { cdmImport } from './cdm-import.js';
 export { accountsReconcile, withdrawInvitations } from './accounts.js';
+export { handleConnectorEvent, deliverSandboxEvents } from './connector-events.js';

@@ -10,9 +10,7 @@ import {
   setupStatus,
   skipWarmup,
 } from '../../domain/platform-accounts.js';
-import type { AccountConnector } from '../../lib/connectors/types.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import type { Services } from '../services.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import {
@@ -30,9 +28,6 @@ import {
   toConnectView,
   toSetupStatusView,
 } from './schemas.js';
-
-// TEMPORARY until the connector's account half lands: services.connector becomes NetworkConnector & AccountConnector.
-const accountConnector = (s: Services): AccountConnector => s.connector as unknown as AccountConnector;
 
 const tag = 'platform-accounts';
 const auth = { 401: ['unauthorized'] };
@@ -85,7 +80,7 @@ export const deleteAccountOp = defineOperation({
   responses: { 204: null },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_reassign_to', 'invalid_user'], ...auth, ...write, 409: ['account_in_use'], 502: ['connector_unavailable'] },
   handler: async ({ em, actor, params, body, services }) => {
-    await deleteAccount(em, actor, accountConnector(services), params.id, { onCampaigns: body.on_campaigns, reassignTo: body.reassign_to });
+    await deleteAccount(em, actor, services.connector, params.id, { onCampaigns: body.on_campaigns, reassignTo: body.reassign_to });
     return reply(204, undefined);
   },
 });
@@ -101,7 +96,7 @@ export const connectAccountOp = defineOperation({
   responses: { 200: ConnectView },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, 409: ['already_connected'], 502: ['connector_unavailable'] },
   handler: async ({ em, actor, params, body, services }) => {
-    const { account, start } = await connectAccount(em, actor, accountConnector(services), services.config.encryptionKey, params.id, {
+    const { account, start } = await connectAccount(em, actor, services.connector, services.config.encryptionKey, params.id, {
       credentials: body.credentials,
       returnUrl: body.return_url,
     });
@@ -131,7 +126,7 @@ export const enrichAccountOp = defineOperation({
   params: IdParams,
   responses: { 200: AccountView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['not_connected'], 502: ['connector_unavailable'] },
-  handler: async ({ em, actor, params, services }) => toAccountView(await enrichAccount(em, actor, accountConnector(services), params.id)),
+  handler: async ({ em, actor, params, services }) => toAccountView(await enrichAccount(em, actor, services.connector, params.id)),
 });
 
 export const inviteWithdrawalOp = defineOperation({
@@ -157,7 +152,7 @@ export const setupStatusOp = defineOperation({
   responses: { 200: SetupStatusView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 404: ['not_found'] },
   handler: async ({ em, actor, params, services }) => {
-    const s = await setupStatus(em, actor, accountConnector(services), services.dns, services.config.dns.dkimSelectors, params.id);
+    const s = await setupStatus(em, actor, services.connector, services.dns, services.config.dns.dkimSelectors, params.id);
     return toSetupStatusView(s.account, s.connector, s.domain, s.steps);
   },
 });

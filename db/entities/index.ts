@@ -46,3 +46,8 @@ export { CdmImportMember } from './CdmImportMember.js';
 export { CdmImportEvent } from './CdmImportEvent.js';
 export { PlatformAccount } from './PlatformAccount.js';
 export { Notification } from './Notification.js';
+export { SandboxAccount } from './SandboxAccount.js';
+export { SandboxInvitation } from './SandboxInvitation.js';
+export { SandboxMessage } from './SandboxMessage.js';
+export { SandboxEvent } from './SandboxEvent.js';
+export { ConnectorEvent } from './ConnectorEvent.js';

@@ -5,10 +5,34 @@
 //   → 200 { profile: null | { profile_url, provider_id, full_name, first_name, last_name, headline,
 //           title, company, country } }
 //   → 404 also means no profile
+//
+// and the account half (connect, status, sends, invitations, chats: /v1/accounts/…), whose wire
+// schemas and paths are in ./http-accounts.ts.
 import { z } from 'zod';
 import { clip, FIELD_LIMITS, isProfileUrl, wireText } from '../provider-wire.js';
 import { JsonHttpClient, parseWire, splitName, type HttpProviderOptions } from '../provider-http.js';
-import { ConnectorError, type NetworkConnector, type NetworkProfile, type ProfileQuery } from './types.js';
+import { HttpAccounts } from './http-accounts.js';
+import { verifyInbound } from './inbound.js';
+import {
+  ConnectorError,
+  type AccountConnector,
+  type AccountProfile,
+  type Chat,
+  type ChatMessage,
+  type ConnectInput,
+  type ConnectorAccountStatus,
+  type ConnectStart,
+  type InboundEvent,
+  type InvitationResult,
+  type NetworkConnector,
+  type NetworkProfile,
+  type Page,
+  type PendingInvitation,
+  type ProfileQuery,
+  type SendEmailInput,
+  type SendNetworkInput,
+  type SendResult,
+} from './types.js';
 
 const profile = z.object({
   profile_url: z.string().trim().max(FIELD_LIMITS.profileUrl).refine(isProfileUrl, 'not an http(s) URL'),
@@ -24,12 +48,60 @@ const profile = z.object({
 
 const resolveResponse = z.object({ profile: profile.nullable() });
 
-export class HttpConnector implements NetworkConnector {
+export class HttpConnector implements NetworkConnector, AccountConnector {
   readonly name = 'http';
   private readonly http: JsonHttpClient;
+  private readonly accounts: HttpAccounts;
+  private readonly webhookSecret: string | null;
 
-  constructor(opts: HttpProviderOptions) {
+  /** `webhookSecret` (CONNECTOR_WEBHOOK_SECRET) verifies the connector's pushes to /hooks/connector. */
+  constructor(opts: HttpProviderOptions, inbound: { webhookSecret?: string | null } = {}) {
     this.http = new JsonHttpClient(this.name, opts, (code, message, details) => new ConnectorError(this.name, code, message, details));
+    this.accounts = new HttpAccounts(this.http);
+    this.webhookSecret = inbound.webhookSecret ?? null;
+  }
+
+  connect(input: ConnectInput, signal?: AbortSignal): Promise<ConnectStart> {
+    return this.accounts.connect(input, signal);
+  }
+  status(id: string, signal?: AbortSignal): Promise<ConnectorAccountStatus> {
+    return this.accounts.status(id, signal);
+  }
+  statuses(ids: string[], signal?: AbortSignal): Promise<ConnectorAccountStatus[]> {
+    return this.accounts.statuses(ids, signal);
+  }
+  disconnect(id: string, signal?: AbortSignal): Promise<void> {
+    return this.accounts.disconnect(id, signal);
+  }
+  profile(id: string, signal?: AbortSignal): Promise<AccountProfile> {
+    return this.accounts.profile(id, signal);
+  }
+  sendEmail(id: string, input: SendEmailInput, signal?: AbortSignal): Promise<SendResult> {
+    return this.accounts.sendEmail(id, input, signal);
+  }
+  sendInvitation(id: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult> {
+    return this.accounts.sendInvitation(id, input, signal);
+  }
+  sendMessage(id: string, input: SendNetworkInput, signal?: AbortSignal): Promise<SendResult> {
+    return this.accounts.sendMessage(id, input, signal);
+  }
+  pendingInvitations(id: string, cursor: string | null, signal?: AbortSignal): Promise<Page<PendingInvitation>> {
+    return this.accounts.pendingInvitations(id, cursor, signal);
+  }
+  withdrawInvitation(id: string, invitationId: string, signal?: AbortSignal): Promise<void> {
+    return this.accounts.withdrawInvitation(id, invitationId, signal);
+  }
+  chats(id: string, cursor: string | null, signal?: AbortSignal): Promise<Page<Chat>> {
+    return this.accounts.chats(id, cursor, signal);
+  }
+  messages(id: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>> {
+    return this.accounts.messages(id, threadId, cursor, signal);
+  }
+  attachment(id: string, messageId: string, attachmentId: string, signal?: AbortSignal): Promise<{ name: string; contentType: string; data: Buffer }> {
+    return this.accounts.attachment(id, messageId, attachmentId, signal);
+  }
+  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent {
+    return verifyInbound(this.name, this.webhookSecret, rawBody, headers);
   }
 
   async findProfile(q: ProfileQuery, signal?: AbortSignal): Promise<NetworkProfile | null> {

@@ -176,6 +176,7 @@ export interface AccountConnector {
    * throws ConnectorError `auth` (bad or stale signature) or `invalid_request` (not an event).
    */
   parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent;
+  close?(): Promise<void>;
 }
 
 /** Every failure of a connector, whatever its transport. */

@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { ServerResponse } from 'node:http';
-import { ConnectorError, createConnector, HttpConnector, SandboxConnector, type NetworkProfile, type ProfileQuery } from '../../lib/connectors/index.js';
+import { ConnectorError, createConnector, HttpConnector, SandboxConnector, SandboxNetwork, type NetworkProfile, type ProfileQuery } from '../../lib/connectors/index.js';
 import { LocalEnrichment } from '../../lib/enrichment/local.js';
 import { ProviderError } from '../../lib/provider-http.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
@@ -193,12 +193,15 @@ test('http: oversized answers are refused', async (t) => {
   t.regex(err.message, /larger than 4096 bytes/);
 });
 
-test('createConnector: the sandbox by default, HTTP when a base URL is set (which then needs a key)', (t) => {
+test('createConnector: the sandbox network by default, HTTP when a base URL is set (which then needs a key)', (t) => {
   const conf = { baseUrl: null, apiKey: null, timeoutMs: 1000, webhookSecret: null };
-  t.true(createConnector(conf, corpusOpts) instanceof SandboxConnector);
-  const http = createConnector({ ...conf, baseUrl: 'https://connector.example/api', apiKey: 'k' }, corpusOpts);
+  const orm = { em: {} } as never; // the sandbox network's database: only touched by account methods
+  const local = createConnector(conf, corpusOpts, orm);
+  t.true(local instanceof SandboxNetwork);
+  t.true(local instanceof SandboxConnector);
+  const http = createConnector({ ...conf, baseUrl: 'https://connector.example/api', apiKey: 'k' }, corpusOpts, orm);
   t.true(http instanceof HttpConnector);
   t.teardown(() => http.close?.());
-  t.throws(() => createConnector({ ...conf, baseUrl: 'file:///etc/passwd', apiKey: 'k' }, corpusOpts), { message: /CONNECTOR_BASE_URL must be an absolute http\(s\) URL/ });
-  t.throws(() => createConnector({ ...conf, baseUrl: 'https://connector.example' }, corpusOpts), { message: /CONNECTOR_API_KEY is required/ });
+  t.throws(() => createConnector({ ...conf, baseUrl: 'file:///etc/passwd', apiKey: 'k' }, corpusOpts, orm), { message: /CONNECTOR_BASE_URL must be an absolute http\(s\) URL/ });
+  t.throws(() => createConnector({ ...conf, baseUrl: 'https://connector.example' }, corpusOpts, orm), { message: /CONNECTOR_API_KEY is required/ });
 });
