@@ -45,3 +45,5 @@ export { CdmImportCompany } from './CdmImportCompany.js';
 export { CdmImportMember } from './CdmImportMember.js';
 export { CdmImportEvent } from './CdmImportEvent.js';
 export { PlatformAccount } from './PlatformAccount.js';
+export { AccountGovernor } from './AccountGovernor.js';
+export { AccountUsage } from './AccountUsage.js';
