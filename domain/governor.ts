@@ -59,7 +59,7 @@ export interface SlotOptions {
   random?: () => number;
 }
 
-interface LockedRow {
+interface StateRow {
   workspace_id: string;
   status: string;
   time_zone: string;
@@ -70,79 +70,145 @@ interface LockedRow {
   // Raw rows carry timestamps as the driver gives them (strings here): see toDate.
   warmup_started_at: string | Date | null;
   warmup_skipped_at: string | Date | null;
+  /** Null when the account has no governor row yet (no request so far). */
+  version: number | null;
   next_allowed_at: string | Date | null;
   plan: string | null;
   plan_status: string | null;
   current_period_end: string | Date | null;
+  /** This week's counters, when read in the same statement (the optimistic path). */
+  usage?: UsageRow[];
 }
 
-// The account, its plan and the governor row, locking only the latter: account edits and plan
-// changes are not blocked, and a request sees them from the next one on.
-const LOCK = `select a.workspace_id, a.status, a.time_zone, a.working_hours, a.caps, a.min_gap_seconds, a.jitter_seconds,
-    a.warmup_started_at, a.warmup_skipped_at, g.next_allowed_at, s.plan, s.status as plan_status, s.current_period_end
+const STATE_COLUMNS = `a.workspace_id, a.status, a.time_zone, a.working_hours, a.caps, a.min_gap_seconds, a.jitter_seconds,
+    a.warmup_started_at, a.warmup_skipped_at, g.version, g.next_allowed_at, s.plan, s.status as plan_status, s.current_period_end`;
+
+// Everything a decision needs in one statement, hence one snapshot. Counters of the last eight days
+// (from the UTC date): that covers the local ISO week in any zone (the rules ignore older rows).
+const READ = `select ${STATE_COLUMNS},
+    coalesce((select json_agg(json_build_object('action', u.action, 'day', u.day, 'count', u.count))
+      from account_usage u where u.account_id = a.id and u.day >= ?::date), '[]') as usage
+  from platform_accounts a
+  left join account_governors g on g.account_id = a.id
+  left join subscriptions s on s.workspace_id = a.workspace_id
+  where a.id = ?`;
+
+// The grant as one compare-and-set statement: the governor row moves to the next version only if it
+// is still at the version the decision read (ON CONFLICT DO UPDATE checks the latest committed row,
+// waiting for a concurrent writer), and the day's counter goes up only if it did. A new account's
+// row is inserted here. Zero rows back: someone else changed the account meanwhile.
+const GRANT_IF_UNCHANGED = `with g as (
+    insert into account_governors as g (account_id, version, last_action_at, next_allowed_at, updated_at) values (?, 1, ?, ?, ?)
+    on conflict (account_id) do update
+      set version = g.version + 1, last_action_at = excluded.last_action_at, next_allowed_at = excluded.next_allowed_at, updated_at = excluded.updated_at
+      where g.version = ?
+    returning account_id
+  ), counted as (
+    insert into account_usage (account_id, action, day, count) select account_id, ?, ?::date, 1 from g
+    on conflict (account_id, action, day) do update set count = account_usage.count + 1
+  )
+  select count(*)::int as granted from g`;
+
+// The fallback after a lost race: lock the row, then read the counters in a statement of their own
+// (a statement's snapshot is taken when it starts, so counters read by the locking statement could
+// predate the commit of the request it waited for).
+const LOCK = `select ${STATE_COLUMNS}
   from account_governors g
   join platform_accounts a on a.id = g.account_id
   left join subscriptions s on s.workspace_id = a.workspace_id
   where g.account_id = ? for update of g`;
 
-// Its own statement, after the lock: a statement's snapshot is taken when it starts, so counters read
-// in the locking statement could predate the commit of the request it waited for.
 const COUNTERS = `select action, day::text as day, count from account_usage where account_id = ? and day >= ?::date`;
 
 const GRANT = `with counted as (
     insert into account_usage (account_id, action, day, count) values (?, ?, ?::date, 1)
     on conflict (account_id, action, day) do update set count = account_usage.count + 1
   )
-  update account_governors set last_action_at = ?, next_allowed_at = ?, updated_at = ? where account_id = ?`;
+  update account_governors set version = version + 1, last_action_at = ?, next_allowed_at = ?, updated_at = ? where account_id = ?`;
 
 const toDate = (v: string | Date | null | undefined): Date | null => (v == null ? null : new Date(v));
 
-const toAccount = (r: LockedRow): GovernedAccount => ({
-  status: r.status,
-  timeZone: r.time_zone,
-  workingHours: r.working_hours,
-  caps: r.caps ?? {},
-  minGapSeconds: r.min_gap_seconds,
-  jitterSeconds: r.jitter_seconds,
-  warmupStartedAt: toDate(r.warmup_started_at),
-  warmupSkippedAt: toDate(r.warmup_skipped_at),
-});
+function stateOf(r: StateRow, usage: UsageRow[], now: Date): GovernorState {
+  const account: GovernedAccount = {
+    status: r.status,
+    timeZone: r.time_zone,
+    workingHours: r.working_hours,
+    caps: r.caps ?? {},
+    minGapSeconds: r.min_gap_seconds,
+    jitterSeconds: r.jitter_seconds,
+    warmupStartedAt: toDate(r.warmup_started_at),
+    warmupSkippedAt: toDate(r.warmup_skipped_at),
+  };
+  const sub = r.plan ? { plan: r.plan, status: r.plan_status as never, currentPeriodEnd: toDate(r.current_period_end) } : null;
+  return { account, planCaps: effectivePlan(sub, now).entitlements.senderCaps, nextAllowedAt: toDate(r.next_allowed_at), usage };
+}
 
-async function inTransaction<T>(em: EntityManager, fn: (tx: EntityManager) => Promise<T>): Promise<T> {
-  return em.isInTransaction() ? fn(em) : em.transactional(fn);
+type Decision = { answer: SlotAnswer; grant?: { day: string; nextAllowedAt: Date } };
+
+function decide(state: GovernorState, action: ActionType, now: Date, random: () => number): Decision {
+  const reason = refusalAt(state, action, now);
+  if (reason) return { answer: { granted: false, reason, retryAt: earliestSlot(state, action, now) } };
+  const day = localDate(now, state.account.timeZone);
+  const nextAllowedAt = new Date(now.getTime() + gapMs(state.account, random));
+  const after: GovernorState = { ...state, nextAllowedAt, usage: [...state.usage, { action, day, count: 1 }] };
+  return { answer: { granted: true, grantedAt: now, nextEarliestAt: earliestSlot(after, action, now) }, grant: { day, nextAllowedAt } };
+}
+
+type Exec = <T = unknown>(sql: string, params: unknown[]) => Promise<T>;
+
+/**
+ * Statements on the connection directly, in the caller's transaction when there is one: this hot
+ * path has no entities, so it skips the unit of work an `em.transactional` would set up and flush.
+ */
+function executor(em: EntityManager) {
+  const conn = em.getConnection();
+  const ctx = em.getTransactionContext();
+  const on =
+    (trx: typeof ctx): Exec =>
+    <R>(sql: string, params: unknown[]) =>
+      conn.execute(sql, params, 'all', trx) as Promise<R>;
+  return {
+    exec: on(ctx),
+    transaction: <T>(fn: (exec: Exec) => Promise<T>): Promise<T> => (ctx ? fn(on(ctx)) : conn.transactional((trx) => fn(on(trx)))),
+  };
 }
 
 /**
  * Ask for a slot for `action` on account `accountId`. A grant is counted before this returns (in the
- * caller's transaction when there is one, else in its own). 404 `not_found` for an unknown account.
+ * caller's transaction when there is one). 404 `not_found` for an unknown account.
+ *
+ * Optimistic first: one read, then (for a grant) one compare-and-set statement; no transaction,
+ * no lock held across round trips. A refusal costs the read alone. When the compare-and-set finds
+ * that another request changed the account in between, the request is decided again under the
+ * account's row lock, which always settles it.
  */
 export async function requestSlot(em: EntityManager, accountId: string, action: ActionType, opts: SlotOptions = {}): Promise<SlotAnswer> {
-  const now = opts.now ?? new Date();
   const random = opts.random ?? Math.random;
-  return inTransaction(em, async (tx) => {
-    let [row]: LockedRow[] = await tx.execute(LOCK, [accountId]);
-    if (!row) {
-      // First request of this account: create its row (a concurrent first request may win the race).
-      await tx.execute(
-        'insert into account_governors (account_id, updated_at) select id, ? from platform_accounts where id = ? on conflict do nothing',
-        [now, accountId],
-      );
-      [row] = await tx.execute(LOCK, [accountId]);
-      if (!row) throw notFound('account');
-    }
-    const account = toAccount(row);
-    const plan = effectivePlan(row.plan ? { plan: row.plan, status: row.plan_status as never, currentPeriodEnd: toDate(row.current_period_end) } : null, now);
-    const today = row.status === 'connected' ? localDate(now, account.timeZone) : null;
-    const usage: UsageRow[] = today ? await tx.execute(COUNTERS, [accountId, weekStart(today)]) : [];
-    const state: GovernorState = { account, planCaps: plan.entitlements.senderCaps, nextAllowedAt: toDate(row.next_allowed_at), usage };
+  const { exec, transaction } = executor(em);
+  const clock = () => opts.now ?? new Date();
 
-    const reason = refusalAt(state, action, now);
-    if (reason) return { granted: false, reason, retryAt: earliestSlot(state, action, now) };
+  const since = new Date(clock().getTime() - 8 * 86_400_000).toISOString().slice(0, 10);
+  const [row] = await exec<StateRow[]>(READ, [since, accountId]);
+  if (!row) throw notFound('account');
+  // The clock is read after the state: a grant committed before the read can never look later than now.
+  let now = clock();
+  const first = decide(stateOf(row, row.usage ?? [], now), action, now, random);
+  if (!first.grant) return first.answer;
+  const [cas] = await exec<{ granted: number }[]>(GRANT_IF_UNCHANGED, [
+    accountId, now, first.grant.nextAllowedAt, now, row.version, action, first.grant.day,
+  ]);
+  if (cas.granted) return first.answer;
 
-    const nextAllowedAt = new Date(now.getTime() + gapMs(account, random));
-    await tx.execute(GRANT, [accountId, action, today, now, nextAllowedAt, now, accountId]);
-    const after: GovernorState = { ...state, nextAllowedAt, usage: [...usage, { action, day: today!, count: 1 }] };
-    return { granted: true, grantedAt: now, nextEarliestAt: earliestSlot(after, action, now) };
+  return transaction(async (tx) => {
+    const [locked] = await tx<StateRow[]>(LOCK, [accountId]);
+    if (!locked) throw notFound('account'); // deleted since the read (the lost race created the row)
+    // The clock is read once the lock is held: a request that queued behind another must not decide
+    // at a time earlier than the grant it waited for.
+    now = clock();
+    const usage = await tx<UsageRow[]>(COUNTERS, [accountId, weekStart(localDate(now, locked.time_zone))]);
+    const d = decide(stateOf(locked, usage, now), action, now, random);
+    if (d.grant) await tx(GRANT, [accountId, action, d.grant.day, now, d.grant.nextAllowedAt, now, accountId]);
+    return d.answer;
   });
 }
 
@@ -159,7 +225,7 @@ export async function releaseSlot(em: EntityManager, accountId: string, action: 
        where a.id = u.account_id and u.account_id = ? and u.action = ? and u.count > 0
          and u.day = (?::timestamptz at time zone a.time_zone)::date
      )
-     update account_governors set next_allowed_at = last_action_at, updated_at = now() where account_id = ? and last_action_at = ?`,
+     update account_governors set version = version + 1, next_allowed_at = last_action_at, updated_at = now() where account_id = ? and last_action_at = ?`,
     [accountId, action, grantedAt, accountId, grantedAt],
   );
 }

@@ -206,3 +206,25 @@ test('releaseSlot gives the count back and lifts the gap the grant started', asy
   t.is(iso(u.nextSlotAt), now.toISOString());
   t.true((await ask(a.id, now)).granted);
 });
+
+test('concurrent first requests on a new account with a gap: one grant, the others refused with gap', async (t) => {
+  const a = await account({ minGapSeconds: 90 });
+  const now = '2026-11-24T15:00:00Z';
+  const answers = await Promise.all(Array.from({ length: 30 }, () => ask(a.id, now, { random: () => 0 })));
+  t.is(answers.filter((r) => r.granted).length, 1);
+  t.true(answers.every((r) => r.granted || (r.reason === 'gap' && iso(r.retryAt) === '2026-11-24T15:01:30.000Z')));
+});
+
+test("inside a caller's transaction a grant is undone by its rollback", async (t) => {
+  const a = await account();
+  const now = new Date('2026-11-24T15:00:00Z');
+  const m = (await em()) as EntityManager;
+  await t.throwsAsync(
+    m.transactional(async (tx) => {
+      t.true((await requestSlot(tx, a.id, 'email', { now })).granted);
+      throw new Error('send failed before the connector');
+    }),
+  );
+  const [u] = await usage((await em()) as EntityManager, a, now);
+  t.is(u.today, 0);
+});
