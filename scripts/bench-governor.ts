@@ -8,6 +8,7 @@
 // Prints grants/s, refusals/s, p50/p95/p99 latency per request, the time until all 10,000 have an
 // answer, and SQL statements per request (besides BEGIN/COMMIT). Goals: ≥ 500 grants/s, p99 ≤ 100 ms,
 // all answered within 20 s. Own database (`outreach_bench_governor`), no worker or Temporal needed.
+import os from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { stackWithSchema } from './stack-env.js';
 
@@ -50,6 +51,7 @@ async function round(name: string, ids: string[]) {
   let grants = 0;
   let next = 0;
   const before = statements;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: WORKERS }, async () => {
@@ -64,6 +66,7 @@ async function round(name: string, ids: string[]) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   latencies.sort((a, b) => a - b);
   const refusals = REQUESTS - grants;
   const [p50, p95, p99] = [50, 95, 99].map((p) => pct(latencies, p));
@@ -74,6 +77,7 @@ async function round(name: string, ids: string[]) {
       `  ${grants} grants (${Math.round(grants / seconds)}/s), ${refusals} refusals (${Math.round(refusals / seconds)}/s)${reasons.size ? ` [${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')}]` : ''}`,
       `  latency p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms (goal p99 ≤ 100 ms) ${met(p99 <= 100)}`,
       `  SQL statements per request: ${((statements - before) / REQUESTS).toFixed(2)} (+ BEGIN/COMMIT)`,
+      `  this process's CPU: ${((used.user + used.system) / 1e6).toFixed(2)} s of ${seconds.toFixed(2)} s; load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} cores`,
     ].join('\n'),
   );
   return { grants, seconds };

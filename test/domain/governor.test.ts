@@ -14,6 +14,7 @@ import {
   validateCaps,
   warmupDay,
 } from '../../domain/governor.js';
+import { localParts, zonedTime } from '../../domain/governor-time.js';
 import { PLANS } from '../../domain/plans.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { closeApi, createUser } from '../helpers/api.js';
@@ -227,4 +228,16 @@ test("inside a caller's transaction a grant is undone by its rollback", async (t
   );
   const [u] = await usage((await em()) as EntityManager, a, now);
   t.is(u.today, 0);
+});
+
+test('local time around DST changes: wall clock, a missing local time, an ambiguous one', (t) => {
+  const ny = 'America/New_York';
+  t.like(localParts(new Date('2026-03-08T06:59:59Z'), ny), { date: '2026-03-08', minutes: 60 + 59 }); // 01:59 EST
+  t.like(localParts(new Date('2026-03-08T07:00:00Z'), ny), { date: '2026-03-08', minutes: 180 }); // 03:00 EDT
+  t.like(localParts(new Date('2026-11-23T23:30:00Z'), 'Asia/Kolkata'), { date: '2026-11-24', minutes: 5 * 60, weekday: 2 });
+  // 02:30 does not exist on 8 March: the window opens after the gap, never before it.
+  t.is(zonedTime('2026-03-08', 150, ny).toISOString(), '2026-03-08T07:30:00.000Z');
+  // 01:30 happens twice on 1 November: the first one.
+  t.is(zonedTime('2026-11-01', 90, ny).toISOString(), '2026-11-01T05:30:00.000Z');
+  t.is(zonedTime('2026-11-24', 24 * 60, 'Asia/Tokyo').toISOString(), '2026-11-24T15:00:00.000Z');
 });
