@@ -154,6 +154,10 @@ function decide(state: GovernorState, action: ActionType, now: Date, random: () 
   return { answer: { granted: true, grantedAt: now, nextEarliestAt: earliestSlot(after, action, now) }, grant: { day, nextAllowedAt } };
 }
 
+// A lost compare-and-set is usually settled by reading again (the winner's gap now refuses); a second
+// loss means the account is contended, and the row lock then queues the callers instead.
+const OPTIMISTIC_ATTEMPTS = 2;
+
 type Exec = <T = unknown>(sql: string, params: unknown[]) => Promise<T>;
 
 /**
@@ -179,32 +183,32 @@ function executor(em: EntityManager) {
  *
  * Optimistic first: one read, then (for a grant) one compare-and-set statement; no transaction,
  * no lock held across round trips. A refusal costs the read alone. When the compare-and-set finds
- * that another request changed the account in between, the request is decided again under the
- * account's row lock, which always settles it.
+ * that another request changed the account in between, the request reads and decides again; after a
+ * second loss it is decided under the account's row lock, which always settles it.
  */
 export async function requestSlot(em: EntityManager, accountId: string, action: ActionType, opts: SlotOptions = {}): Promise<SlotAnswer> {
   const random = opts.random ?? Math.random;
   const { exec, transaction } = executor(em);
   const clock = () => opts.now ?? new Date();
 
-  const since = new Date(clock().getTime() - 8 * 86_400_000).toISOString().slice(0, 10);
-  const [row] = await exec<StateRow[]>(READ, [since, accountId]);
-  if (!row) throw notFound('account');
-  // The clock is read after the state: a grant committed before the read can never look later than now.
-  let now = clock();
-  const first = decide(stateOf(row, row.usage ?? [], now), action, now, random);
-  if (!first.grant) return first.answer;
-  const [cas] = await exec<{ granted: number }[]>(GRANT_IF_UNCHANGED, [
-    accountId, now, first.grant.nextAllowedAt, now, row.version, action, first.grant.day,
-  ]);
-  if (cas.granted) return first.answer;
+  for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+    const since = new Date(clock().getTime() - 8 * 86_400_000).toISOString().slice(0, 10);
+    const [row] = await exec<StateRow[]>(READ, [since, accountId]);
+    if (!row) throw notFound('account');
+    // The clock is read after the state: a grant committed before the read can never look later than now.
+    const now = clock();
+    const d = decide(stateOf(row, row.usage ?? [], now), action, now, random);
+    if (!d.grant) return d.answer;
+    const [cas] = await exec<{ granted: number }[]>(GRANT_IF_UNCHANGED, [accountId, now, d.grant.nextAllowedAt, now, row.version, action, d.grant.day]);
+    if (cas.granted) return d.answer;
+  }
 
   return transaction(async (tx) => {
     const [locked] = await tx<StateRow[]>(LOCK, [accountId]);
     if (!locked) throw notFound('account'); // deleted since the read (the lost race created the row)
     // The clock is read once the lock is held: a request that queued behind another must not decide
     // at a time earlier than the grant it waited for.
-    now = clock();
+    const now = clock();
     const usage = await tx<UsageRow[]>(COUNTERS, [accountId, weekStart(localDate(now, locked.time_zone))]);
     const d = decide(stateOf(locked, usage, now), action, now, random);
     if (d.grant) await tx(GRANT, [accountId, action, d.grant.day, now, d.grant.nextAllowedAt, now, accountId]);
