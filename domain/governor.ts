@@ -3,11 +3,12 @@
  * for one action of one sender account and gets either a grant, consumed atomically, or the earliest
  * time one may open and why not now.
  *
- * One transaction per request: lock the account's `account_governors` row `for update`, read this
- * week's counters, decide (domain/governor-rules.ts), and on a grant count it and push the gap
- * forward. Requests for one account queue on its row lock, so concurrent callers can never exceed a
- * cap; different accounts never wait for each other. Four statements at most (lock, counters,
- * write, plus a one-off insert of the row on the account's first request) between BEGIN and COMMIT.
+ * Per request: one statement reads everything the decision needs (account, plan, the governor row's
+ * version and gap, this week's counters) in one snapshot; the rules decide in process
+ * (domain/governor-rules.ts); a grant is one compare-and-set statement that counts it only if the
+ * governor row is still at the version read. A refusal is one statement, a grant two, with no
+ * transaction and no lock held between round trips. A lost race reads again, then falls back to
+ * the row lock (`for update`), so concurrent callers can never exceed a cap.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ACTION_TYPES, type ActionType, type IPlatformAccount } from '../db/entities/PlatformAccount.js';
