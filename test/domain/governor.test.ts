@@ -241,3 +241,17 @@ test('local time around DST changes: wall clock, a missing local time, an ambigu
   t.is(zonedTime('2026-11-01', 90, ny).toISOString(), '2026-11-01T05:30:00.000Z');
   t.is(zonedTime('2026-11-24', 24 * 60, 'Asia/Tokyo').toISOString(), '2026-11-24T15:00:00.000Z');
 });
+
+test('usage: counts, caps and next_slot_at per action type (hours, caps, not connected)', async (t) => {
+  const a = await account({ timeZone: 'Asia/Tokyo', workingHours: OFFICE, caps: { invitation: { daily: 1, weekly: 5 } }, minGapSeconds: 60 });
+  const now = new Date('2026-11-24T01:00:00Z'); // Tuesday 10:00 JST
+  t.true((await ask(a.id, now, { action: 'invitation' })).granted);
+  const rows = await usage((await em()) as EntityManager, a, now);
+  const byType = Object.fromEntries(rows.map((r) => [r.action, r]));
+  t.like(byType.invitation, { today: 1, week: 1, caps: { daily: 1, weekly: 5 }, warmup: null });
+  t.is(iso(byType.invitation.nextSlotAt), '2026-11-25T00:00:00.000Z'); // daily cap: Wednesday 09:00 JST
+  t.is(iso(byType.email.nextSlotAt), '2026-11-24T01:01:00.000Z'); // the gap only
+  t.is(iso(byType.email.nextSlotAt), iso((await usage((await em()) as EntityManager, a, now))[0].nextSlotAt));
+  const off = await account({ status: 'pending' });
+  t.true((await usage((await em()) as EntityManager, off, now)).every((r) => r.nextSlotAt === null));
+});
