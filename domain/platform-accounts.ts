@@ -15,7 +15,8 @@ import { checkSendingDomain, mailboxDomain, type DomainCheck } from './sending-d
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor } from './identity.js';
-import { requireWithinLimit } from './plans.js';
+import { usage, validateCaps, type ActionUsage, type LimitsInput } from './governor.js';
+import { entitlementsFor, requireWithinLimit } from './plans.js';
 
 /** Pending invitations older than this are withdrawn when the setting is on without a number. */
 export const DEFAULT_WITHDRAWAL_DAYS = 21;
@@ -242,4 +243,26 @@ export async function setupStatus(em: EntityManager, actor: Actor, connector: Ac
   if (account.channel === 'email' && account.status === 'connected' && !domainName) steps.push(`fetch the mailbox address: POST /api/platform-accounts/${account.id}/enrich`);
   for (const check of domain ? [domain.spf, domain.dkim, domain.dmarc] : []) if (check.fix) steps.push(check.fix);
   return { account, connector: live, domain, steps };
+}
+
+/**
+ * New caps (per action type given; others keep theirs), gap and jitter, within the plan's bounds
+ * (400 `invalid_limits` with the allowed range of each offending field).
+ */
+export async function setLimits(em: EntityManager, actor: Actor, id: string, input: LimitsInput): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  validateCaps(input, (await entitlementsFor(em, actor.workspaceId)).entitlements.senderCaps);
+  if (input.caps) account.caps = { ...account.caps, ...input.caps };
+  if (input.minGapSeconds !== undefined) account.minGapSeconds = input.minGapSeconds;
+  if (input.jitterSeconds !== undefined) account.jitterSeconds = input.jitterSeconds;
+  await em.flush();
+  return account;
+}
+
+/** The account's usage per action type against its caps (domain/governor.ts). */
+export async function accountUsage(em: EntityManager, actor: Actor, id: string, now = new Date()): Promise<{ account: IPlatformAccount; usage: ActionUsage[] }> {
+  const account = await requireAccount(em, actor, id);
+  return { account, usage: await usage(em, account, now) };
 }

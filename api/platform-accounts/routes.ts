@@ -9,6 +9,8 @@ import {
   setSignature,
   setupStatus,
   skipWarmup,
+  setLimits,
+  accountUsage,
 } from '../../domain/platform-accounts.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
@@ -21,6 +23,9 @@ import {
   CreateAccountBody,
   DeleteAccountBody,
   InviteWithdrawalBody,
+  LimitsBody,
+  UsageView,
+  toUsageView,
   ListAccountsQuery,
   SetupStatusView,
   SignatureBody,
@@ -167,4 +172,34 @@ export const skipWarmupOp = defineOperation({
   responses: { 200: AccountView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write },
   handler: async ({ em, actor, params }) => toAccountView(await skipWarmup(em, actor, params.id)),
+});
+
+export const setLimitsOp = defineOperation({
+  method: 'PATCH',
+  path: '/api/platform-accounts/{id}/limits',
+  summary: 'Set daily and weekly caps per action type, the minimum gap and its jitter, within the plan’s bounds',
+  description: 'Caps given replace that action type’s; types not given keep theirs. The governor applies them at send time (docs/governor.md).',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  body: LimitsBody,
+  responses: { 200: AccountView },
+  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_limits', 'invalid_user'], ...auth, ...write },
+  handler: async ({ em, actor, params, body }) =>
+    toAccountView(await setLimits(em, actor, params.id, { caps: body.caps, minGapSeconds: body.min_gap_seconds, jitterSeconds: body.jitter_seconds })),
+});
+
+export const usageOp = defineOperation({
+  method: 'GET',
+  path: '/api/platform-accounts/{id}/usage',
+  summary: 'Today’s and this week’s actions per type against the caps in force, the warm-up day, and when the next slot opens',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  responses: { 200: UsageView },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 404: ['not_found'] },
+  handler: async ({ em, actor, params }) => {
+    const { account, usage } = await accountUsage(em, actor, params.id);
+    return toUsageView(account, usage);
+  },
 });

@@ -3,6 +3,7 @@ import { ACCOUNT_STATUSES, ACTION_TYPES, type IPlatformAccount } from '../../db/
 import { CHANNELS, type ConnectStart } from '../../lib/connectors/types.js';
 import { WITHDRAWAL_DAYS } from '../../domain/platform-accounts.js';
 import type { DomainCheck } from '../../domain/sending-domain.js';
+import type { ActionUsage } from '../../domain/governor.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
@@ -41,7 +42,7 @@ export const AccountView = z.object({
   profile: z.record(z.string(), z.unknown()).nullable(),
   profile_fetched_at: Timestamp.nullable(),
   limits: z.object({
-    caps: z.record(z.enum(ACTION_TYPES), CapView).meta({ description: 'Caps set on this account (action types absent use the defaults)' }),
+    caps: z.partialRecord(z.enum(ACTION_TYPES), CapView).meta({ description: 'Caps set on this account (action types absent use the defaults)' }),
     min_gap_seconds: z.number().int(),
     jitter_seconds: z.number().int(),
   }),
@@ -167,4 +168,54 @@ export const toSetupStatusView = (
   sending_domain: domain,
   ready: a.status === 'connected' && (a.channel !== 'email' || !!domain?.ready),
   steps,
+});
+
+const CapInput = z.object({ daily: z.number().int().min(1), weekly: z.number().int().min(1) }).strict();
+
+export const LimitsBody = z
+  .object({
+    caps: z
+      .object(Object.fromEntries(ACTION_TYPES.map((t) => [t, CapInput.optional()])) as Record<(typeof ACTION_TYPES)[number], z.ZodOptional<typeof CapInput>>)
+      .strict()
+      .optional()
+      .meta({ description: 'Daily and weekly caps per action type, each at most the plan’s (sender_caps in GET /api/me/entitlement), weekly ≥ daily' }),
+    min_gap_seconds: z.number().int().min(30).max(3600).optional(),
+    jitter_seconds: z.number().int().min(0).max(1800).optional(),
+  })
+  .strict();
+
+const UsageItem = z.object({
+  action: z.enum(ACTION_TYPES),
+  today: z.number().int().meta({ description: 'Actions on the account’s current local day' }),
+  week: z.number().int().meta({ description: 'Actions in the current ISO week (local)' }),
+  caps: CapView.meta({ description: 'Caps in force now (the warm-up ramp applied)' }),
+  full_caps: CapView.meta({ description: 'The configured caps the ramp leads to' }),
+  remaining_today: z.number().int(),
+  remaining_week: z.number().int(),
+  next_slot_at: Timestamp.nullable().meta({ description: 'When the next action of this type could be granted; null when not connected' }),
+});
+
+export const UsageView = z.object({
+  account_id: z.uuid(),
+  status: z.enum(ACCOUNT_STATUSES),
+  time_zone: z.string(),
+  warmup: z.object({ day: z.number().int(), of: z.number().int() }).nullable().meta({ description: 'Day n of the warm-up ramp, or null when it does not apply' }),
+  actions: z.array(UsageItem),
+});
+
+export const toUsageView = (a: IPlatformAccount, usage: ActionUsage[]): z.infer<typeof UsageView> => ({
+  account_id: a.id,
+  status: a.status as z.infer<typeof UsageView>['status'],
+  time_zone: a.timeZone,
+  warmup: usage.find((u) => u.warmup)?.warmup ?? null,
+  actions: usage.map((u) => ({
+    action: u.action,
+    today: u.today,
+    week: u.week,
+    caps: u.caps,
+    full_caps: u.fullCaps,
+    remaining_today: Math.max(0, u.caps.daily - u.today),
+    remaining_week: Math.max(0, u.caps.weekly - u.week),
+    next_slot_at: iso(u.nextSlotAt),
+  })),
 });
