@@ -756,8 +756,56 @@ DEMO_ROWS.push(
   },
 );
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members']);
+/**
+ * Two sender accounts (docs/accounts.md): Ledgerly's mailbox, connected and warming up, and a network
+ * profile that was disconnected. Their connector is `demo`, which no reconciliation reads.
+ */
+DEMO_ROWS.push({
+  table: 'platform_accounts',
+  rows: [
+    {
+      id: demoId(0x800),
+      workspace_id: DEMO_WORKSPACE_ID,
+      channel: 'email',
+      display_name: 'Mara (Ledgerly sales)',
+      time_zone: 'Europe/Berlin',
+      working_hours: JSON.stringify({ days: [1, 2, 3, 4, 5], start: '09:00', end: '17:30' }),
+      status: 'connected',
+      connector: 'demo',
+      connector_account_id: 'demo-mailbox-1',
+      address: 'mara@ledgerly.example',
+      connected_at: '2026-09-15T08:00:00.000Z',
+      status_checked_at: '2026-09-20T08:00:00.000Z',
+      signature: 'Mara Lind\nLedgerly — bookkeeping for freelancers',
+      caps: JSON.stringify({ email: { daily: 40, weekly: 180 } }),
+      min_gap_seconds: 120,
+      jitter_seconds: 90,
+      warmup_started_at: '2026-09-15T08:00:00.000Z',
+    },
+    {
+      id: demoId(0x801),
+      workspace_id: DEMO_WORKSPACE_ID,
+      channel: 'network',
+      display_name: 'Jonas (ShiftPilot)',
+      time_zone: 'America/New_York',
+      working_hours: JSON.stringify({ days: [1, 2, 3, 4], start: '08:30', end: '16:00' }),
+      status: 'disconnected',
+      status_reason: 'credentials_expired',
+      connector: 'demo',
+      connector_account_id: 'demo-profile-1',
+      address: 'https://pronet.example/in/jonas-shiftpilot',
+      connected_at: '2026-08-01T13:00:00.000Z',
+      disconnected_at: '2026-09-19T22:10:00.000Z',
+      status_checked_at: '2026-09-19T22:10:00.000Z',
+      warmup_started_at: '2026-08-01T13:00:00.000Z',
+      warmup_skipped_at: '2026-08-03T09:00:00.000Z',
+      invite_withdrawal_days: 21,
+    },
+  ],
+});
+
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged

@@ -259,3 +259,21 @@ test('a newcomer sees a finished CSV import and a company import waiting for rev
   t.is(confirm.body.error.code, 'demo_read_only');
   t.is((await call('GET', `${base}/progress`, demo)).body.state, 'ready_for_review');
 });
+
+test('a newcomer sees the sender accounts: one connected with its domain checked, one disconnected; neither can be changed', async (t) => {
+  await seedDemo(await em());
+  const demo = inDemo(await joined());
+  const list = await call('GET', '/api/platform-accounts', demo);
+  t.is(list.status, 200, list.text);
+  t.deepEqual(list.body.items.map((a: any) => [a.channel, a.status]), [['email', 'connected'], ['network', 'disconnected']]);
+  const setup = await call('GET', `/api/platform-accounts/${demoId(0x800)}/setup-status`, demo);
+  t.like(setup.body, { status: 'connected', ready: true, connector: { state: null }, sending_domain: { domain: 'ledgerly.example', ready: true } });
+  const usage = await call('GET', `/api/platform-accounts/${demoId(0x800)}/usage`, demo);
+  t.is(usage.status, 200, usage.text);
+  t.like(usage.body.actions[0], { action: 'email', full_caps: { daily: 40, weekly: 180 } });
+  const lost = await call('GET', `/api/platform-accounts/${demoId(0x801)}/setup-status`, demo);
+  t.regex(lost.body.steps[0], /reconnect the account \(credentials_expired\)/);
+  const refused = await call('PATCH', `/api/platform-accounts/${demoId(0x800)}/warmup-skip`, demo);
+  t.is(refused.status, 403);
+  t.is(refused.body.error.code, 'demo_read_only');
+});

@@ -48,6 +48,10 @@ const STATEFUL_400: Record<string, string> = {
   putAgentsByAgentId: 'invalid_list_id: list_id must name a list of the agent’s product',
   putAgentsByAgentIdSignals: 'invalid_signal: rules across items and fields (keys unique in the set, a post_keywords signal needs a keyword)',
   postAgentsByAgentIdPreview: 'no_enabled_source: the agent must have a source enabled that serves the signal’s kind',
+  patchPlatformAccountsByIdLimits: 'invalid_limits: caps are bounded by the workspace’s plan, and weekly must be at least daily',
+  patchPlatformAccountsByIdEmailSignature: 'not_email_account: only the stored account’s channel decides',
+  patchPlatformAccountsByIdInviteWithdrawal: 'not_network_account: only the stored account’s channel decides',
+  deletePlatformAccountsById: 'invalid_reassign_to / invalid_body: reassign_to must name another account of the same channel, and is required with "reassign"',
   postCompanyDecisionMakerImportsPreview: 'invalid_list_id: list_id must name a stored list of the product app_id',
   postAgentMessages:
     'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',
