@@ -58,7 +58,8 @@ test('compiled code imports only Node built-ins and production dependencies', (t
   const { dependencies } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   const imported = new Set<string>();
   for (const file of jsFiles(dist).filter((f) => !f.endsWith('workflow-bundle.js'))) {
-    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"]+)['"]/g)) {
+    // A specifier has no spaces, parentheses or commas (so `required('from'), x('y')` is not an import).
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"\s(),]+)['"]/g)) {
       if (spec.startsWith('.') || isBuiltin(spec)) continue;
       imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
     }
