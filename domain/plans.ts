@@ -21,6 +21,7 @@ import { Subscription, type ISubscription, type SubscriptionStatus } from '../db
 import { TeamMember } from '../db/entities/TeamMember.js';
 import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import { PlatformAccount, type ActionType } from '../db/entities/PlatformAccount.js';
+import { Campaign } from '../db/entities/Campaign.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { grantCredits } from './credits.js';
 import { assertWritable } from './demo.js';
@@ -236,7 +237,8 @@ export async function currentUsage(em: EntityManager, workspaceId: string): Prom
   const ownerRows = await em.count(TeamMember, { workspace: workspaceId, role: 'owner' });
   const agents = await countAgents(em, workspaceId);
   const platformAccounts = await em.count(PlatformAccount, { workspace: workspaceId });
-  return { apps, agents, campaigns: null, seats: members + (ownerRows ? 0 : 1), platformAccounts };
+  const campaigns = await em.count(Campaign, { workspace: workspaceId, status: { $ne: 'archived' } });
+  return { apps, agents, campaigns, seats: members + (ownerRows ? 0 : 1), platformAccounts };
 }
 
 /**

@@ -1,0 +1,54 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { uuidv7 } from '../../lib/ids.js';
+import { Campaign } from './Campaign.js';
+import { Enrollment } from './Enrollment.js';
+import { Workspace } from './Workspace.js';
+
+export const ACTION_STATES = ['planned', 'awaiting_approval', 'approved', 'executing', 'executed', 'skipped', 'failed', 'canceled'] as const;
+export type ActionState = (typeof ACTION_STATES)[number];
+/** The send step types an action carries out. */
+export const SCHEDULED_ACTION_TYPES = ['email', 'invitation', 'message'] as const;
+export type ScheduledActionType = (typeof SCHEDULED_ACTION_TYPES)[number];
+
+// One planned step of one enrollment. The send activity is idempotent by this id: it moves the row
+// to `executing` with the connector's idempotency key = the action id, and records the connector's
+// message id when done, so a retried activity never sends twice.
+export const ScheduledAction = defineEntity({
+  name: 'ScheduledAction',
+  tableName: 'scheduled_actions',
+  indexes: [
+    { properties: ['campaign', 'state', 'dueAt'] },
+    { properties: ['enrollment', 'createdAt'] },
+    { properties: ['workspace', 'leadId'] },
+  ],
+  properties: (p) => ({
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
+    campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
+    enrollment: p.manyToOne(Enrollment).ref().deleteRule('cascade'),
+    leadId: p.uuid(),
+    stepId: p.uuid(),
+    stepPosition: p.integer(),
+    stepVersion: p.integer(),
+    type: p.string().length(20),
+    state: p.string().length(20).default('planned'),
+    /** When it is planned to go out (inside the campaign's sending window). */
+    dueAt: p.datetime(),
+    accountId: p.uuid().nullable(),
+    /** The rendered message: subject/body/note. */
+    content: p.json<Record<string, unknown>>().nullable(),
+    /** Why it is not done yet, as the executor last saw it (window, governor reason, review…). */
+    waitingReason: p.string().length(60).nullable(),
+    approvedAt: p.datetime().nullable(),
+    approvedBy: p.uuid().nullable(),
+    executedAt: p.datetime().nullable(),
+    connectorMessageId: p.string().length(200).nullable(),
+    connectorThreadId: p.string().length(200).nullable(),
+    errorCode: p.string().length(60).nullable(),
+    errorMessage: p.string().length(500).nullable(),
+    attempts: p.integer().default(0),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  }),
+});
+export type IScheduledAction = InferEntity<typeof ScheduledAction>;
