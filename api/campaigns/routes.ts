@@ -1,0 +1,333 @@
+// Campaigns and their steps (docs/campaigns.md). Enrollment, scheduled actions and stats live elsewhere.
+import { IdParams } from '../schemas.js';
+import { page, toPageRequest } from '../../lib/pagination.js';
+import {
+  createCampaign,
+  duplicateCampaign,
+  getCampaign,
+  getSignals,
+  listCampaigns,
+  preflight,
+  setSignals,
+  setStatus,
+  updateCampaign,
+} from '../../domain/campaigns.js';
+import {
+  addStep,
+  affectedCounts,
+  assertAttachable,
+  deleteAttachment,
+  deleteStep,
+  listSteps,
+  MAX_STEP_ATTACHMENT_BYTES,
+  reorderSteps,
+  setAttachment,
+  setMessageMode,
+  updateStep,
+  type StepResult,
+} from '../../domain/campaign-steps.js';
+import { badRequest } from '../../domain/errors.js';
+import { closeIfUnread, readForm } from '../middleware/multipart.js';
+import { defineOperation, reply } from '../operation.js';
+import {
+  AffectedCountsView,
+  AppIdParams,
+  AttachmentForm,
+  CampaignIdParams,
+  CampaignPage,
+  CampaignView,
+  CreateCampaignBody,
+  CreateStepBody,
+  DeletedStepView,
+  DuplicateBody,
+  ListCampaignsQuery,
+  MessageModeBody,
+  PreflightBody,
+  PreflightView,
+  ReorderBody,
+  SignalsBody,
+  SignalsView,
+  StatusBody,
+  StepListView,
+  StepParams,
+  StepWithVersionView,
+  UpdateCampaignBody,
+  UpdateStepBody,
+  preflightInputOf,
+  settingsOf,
+  toAffectedCountsView,
+  toCampaignView,
+  toPreflightView,
+  toSignalsView,
+  toStepListView,
+  toStepView,
+} from './schemas.js';
+
+const tag = 'campaigns';
+const auth = { 401: ['unauthorized'] };
+const read = { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] };
+const write = (extra400: string[] = [], extra409: string[] = []): Record<number, string[]> => ({
+  400: ['invalid_id', 'invalid_body', 'invalid_user', ...extra400],
+  ...auth,
+  403: ['not_assigned', 'demo_read_only'],
+  404: ['not_found'],
+  ...(extra409.length ? { 409: extra409 } : ({} as Record<number, string[]>)),
+});
+
+const withVersion = (r: StepResult) => ({ ...toStepView(r.step, r.campaign.messageMode), step_version: r.campaign.stepVersion });
+
+export const listCampaignsOp = defineOperation({
+  method: 'GET',
+  path: '/api/apps/{appId}/campaigns',
+  summary: "A product's campaigns, oldest first, optionally of one status",
+  tag,
+  auth: 'user',
+  params: AppIdParams,
+  query: ListCampaignsQuery,
+  responses: { 200: CampaignPage },
+  errors: { ...read, 400: ['invalid_id', 'invalid_query', 'invalid_user'] },
+  handler: async ({ em, actor, params, query }) => page(await listCampaigns(em, actor, params.appId, toPageRequest(query), query.status), query.limit, toCampaignView),
+});
+
+export const createCampaignOp = defineOperation({
+  method: 'POST',
+  path: '/api/apps/{appId}/campaigns',
+  summary: 'Create a campaign in draft (it sends nothing until activated); counted against the plan',
+  tag,
+  auth: 'user',
+  params: AppIdParams,
+  body: CreateCampaignBody,
+  responses: { 201: CampaignView },
+  errors: { ...write(['invalid_time_zone', 'invalid_account']), 403: ['not_assigned', 'demo_read_only', 'plan_limit_reached'] },
+  handler: async ({ em, actor, params, body }) => toCampaignView(await createCampaign(em, actor, params.appId, { ...settingsOf(body), name: body.name, timeZone: body.time_zone })),
+});
+
+export const preflightOp = defineOperation({
+  method: 'POST',
+  path: '/api/apps/{appId}/campaigns/preflight',
+  summary: 'What blocks or weakens activation of a campaign (by campaign_id, with optional draft overrides) or of draft settings and steps; writes nothing',
+  tag,
+  auth: 'user',
+  params: AppIdParams,
+  body: PreflightBody,
+  responses: { 200: PreflightView },
+  errors: write(['invalid_time_zone', 'invalid_account']),
+  // Reads only: it is allowed in the Demo workspace.
+  demo: 'simulate',
+  handler: async ({ em, actor, params, body }) => toPreflightView(await preflight(em, actor, params.appId, preflightInputOf(body))),
+});
+
+export const getCampaignOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{id}',
+  summary: 'One campaign with its settings, status and step count',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  responses: { 200: CampaignView },
+  errors: read,
+  handler: async ({ em, actor, params }) => toCampaignView(await getCampaign(em, actor, params.id)),
+});
+
+export const updateCampaignOp = defineOperation({
+  method: 'PUT',
+  path: '/api/campaigns/{id}',
+  summary: 'Change settings of a campaign (only the fields given; null clears a nullable one); archived campaigns are read-only',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  body: UpdateCampaignBody,
+  responses: { 200: CampaignView },
+  errors: write(['invalid_time_zone', 'invalid_account'], ['campaign_archived']),
+  handler: async ({ em, actor, params, body }) => toCampaignView(await updateCampaign(em, actor, params.id, settingsOf(body))),
+});
+
+export const duplicateCampaignOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{id}/duplicate',
+  summary: 'Copy a campaign (settings, steps and attachments; not enrollments or signal links) into a new draft',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  body: DuplicateBody,
+  responses: { 201: CampaignView },
+  errors: { ...write(), 403: ['not_assigned', 'demo_read_only', 'plan_limit_reached'] },
+  handler: async ({ em, actor, params, body }) => reply(201, toCampaignView(await duplicateCampaign(em, actor, params.id, body.name))),
+});
+
+export const setStatusOp = defineOperation({
+  method: 'PATCH',
+  path: '/api/campaigns/{id}/status',
+  summary: 'Move a campaign along its lifecycle: draft → active ⇄ paused → completed, any but archived → archived (activation runs the preflight)',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  body: StatusBody,
+  responses: { 200: CampaignView },
+  errors: write([], ['invalid_transition', 'preflight_failed']),
+  handler: async ({ em, actor, params, body }) => toCampaignView(await setStatus(em, actor, params.id, body.status)),
+});
+
+export const getSignalsOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{id}/signals',
+  summary: 'The agent signals linked to a campaign (leads approved from them enroll in it)',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  responses: { 200: SignalsView },
+  errors: read,
+  handler: async ({ em, actor, params }) => toSignalsView(params.id, await getSignals(em, actor, params.id)),
+});
+
+export const setSignalsOp = defineOperation({
+  method: 'PUT',
+  path: '/api/campaigns/{id}/signals',
+  summary: 'Replace the agent signals linked to a campaign (signals of agents of the same product)',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  body: SignalsBody,
+  responses: { 200: SignalsView },
+  errors: write(['invalid_signal'], ['campaign_archived']),
+  handler: async ({ em, actor, params, body }) => toSignalsView(params.id, await setSignals(em, actor, params.id, body.signal_ids)),
+});
+
+// ---- steps ----
+
+const stepWrite = (extra400: string[] = [], extra409: string[] = []) => write(extra400, ['campaign_archived', 'campaign_completed', ...extra409]);
+
+export const listStepsOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{campaignId}/steps',
+  summary: "A campaign's steps in order, with its current step version",
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  responses: { 200: StepListView },
+  errors: read,
+  handler: async ({ em, actor, params }) => toStepListView(await listSteps(em, actor, params.campaignId)),
+});
+
+export const addStepOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/steps',
+  summary: 'Add a step (appended, or at position); templates are checked; creates a new step version',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  body: CreateStepBody,
+  responses: { 201: StepWithVersionView },
+  errors: stepWrite(['invalid_template'], ['step_limit_reached']),
+  handler: async ({ em, actor, params, body }) => reply(201, withVersion(await addStep(em, actor, params.campaignId, body))),
+});
+
+export const reorderStepsOp = defineOperation({
+  method: 'PUT',
+  path: '/api/campaigns/{campaignId}/steps/reorder',
+  summary: 'Put the steps in a new order: the full list of step ids (a permutation); creates a new step version',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  body: ReorderBody,
+  responses: { 200: StepListView },
+  errors: stepWrite(['invalid_order']),
+  handler: async ({ em, actor, params, body }) => toStepListView(await reorderSteps(em, actor, params.campaignId, body.step_ids)),
+});
+
+export const messageModeOp = defineOperation({
+  method: 'PUT',
+  path: '/api/campaigns/{campaignId}/steps/message-mode',
+  summary: 'Set the message mode (template, ai, ai_review) campaign-wide or for one send step',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  body: MessageModeBody,
+  responses: { 200: StepListView },
+  errors: stepWrite(['invalid_step']),
+  handler: async ({ em, actor, params, body }) =>
+    toStepListView(await setMessageMode(em, actor, params.campaignId, { messageMode: body.message_mode, stepId: body.step_id, resetSteps: body.reset_steps })),
+});
+
+export const updateStepOp = defineOperation({
+  method: 'PUT',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}',
+  summary: "Replace a step's type, config and message mode (id and position stay); templates are checked; creates a new step version",
+  tag,
+  auth: 'user',
+  params: StepParams,
+  body: UpdateStepBody,
+  responses: { 200: StepWithVersionView },
+  errors: stepWrite(['invalid_template'], ['attachment_not_supported']),
+  handler: async ({ em, actor, params, body }) => withVersion(await updateStep(em, actor, params.campaignId, params.stepId, body)),
+});
+
+export const deleteStepOp = defineOperation({
+  method: 'DELETE',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}',
+  summary: 'Delete a step (and its attachment); the later steps move up; creates a new step version',
+  tag,
+  auth: 'user',
+  params: StepParams,
+  responses: { 200: DeletedStepView },
+  errors: { ...stepWrite(), 400: ['invalid_id', 'invalid_user'] },
+  handler: async ({ em, actor, params }) => {
+    const r = await deleteStep(em, actor, params.campaignId, params.stepId);
+    return { id: r.id, deleted: true as const, step_version: r.campaign.stepVersion };
+  },
+});
+
+export const affectedCountsOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}/affected-counts',
+  summary: 'Active and paused enrollments before, on and after a step, and what an edit or deletion would do to each group',
+  tag,
+  auth: 'user',
+  params: StepParams,
+  responses: { 200: AffectedCountsView },
+  errors: read,
+  handler: async ({ em, actor, params }) => toAffectedCountsView(await affectedCounts(em, actor, params.campaignId, params.stepId)),
+});
+
+export const uploadAttachmentOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}/attachment',
+  summary: `Attach a file (multipart field "file", at most ${MAX_STEP_ATTACHMENT_BYTES} bytes) to an email or message step, replacing its attachment; creates a new step version`,
+  tag,
+  auth: 'user',
+  params: StepParams,
+  form: AttachmentForm,
+  responses: { 200: StepWithVersionView },
+  errors: {
+    400: ['invalid_id', 'invalid_user', 'invalid_upload', 'missing_file', 'invalid_file'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+    409: ['campaign_archived', 'campaign_completed', 'attachment_not_supported'],
+    413: ['file_too_large', 'invalid_upload'],
+  },
+  handler: async ({ em, actor, ctx, params }) => {
+    try {
+      // The step is checked before the body is read: a refused upload does not transfer the file.
+      await assertAttachable(em, actor, params.campaignId, params.stepId);
+      const form = await readForm(ctx, { file: 'file', fields: [], fileBytes: MAX_STEP_ATTACHMENT_BYTES });
+      if (!form.file) throw badRequest('missing_file', form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required');
+      return withVersion(await setAttachment(em, actor, params.campaignId, params.stepId, form.file));
+    } catch (err) {
+      closeIfUnread(ctx);
+      throw err;
+    }
+  },
+});
+
+export const deleteAttachmentOp = defineOperation({
+  method: 'DELETE',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}/attachment',
+  summary: "Remove a step's attachment (404 when it has none); creates a new step version",
+  tag,
+  auth: 'user',
+  params: StepParams,
+  responses: { 200: StepWithVersionView },
+  errors: { ...stepWrite(), 400: ['invalid_id', 'invalid_user'] },
+  handler: async ({ em, actor, params }) => withVersion(await deleteAttachment(em, actor, params.campaignId, params.stepId)),
+});

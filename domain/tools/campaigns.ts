@@ -1,0 +1,143 @@
+// Campaigns for the Operator: read them, create and edit them and their steps, activate, pause and
+// resume (every change waits for a person's confirmation). Enrollment tools come with the executor.
+import { z } from 'zod';
+import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type CampaignStatus } from '../../db/entities/Campaign.js';
+import type { ICampaignStep } from '../../db/entities/CampaignStep.js';
+import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaign-steps.js';
+import { createCampaign, getCampaign, listCampaigns, setStatus, updateCampaign, type CampaignSettings, type CampaignWithCount } from '../campaigns.js';
+import { defineTool, type ToolContext } from './registry.js';
+
+const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({
+  id: c.id,
+  app_id: c.app.id,
+  name: c.name,
+  status: c.status,
+  time_zone: c.timeZone,
+  sending_windows: c.sendingWindows,
+  account_ids: c.accountIds,
+  rotation: c.rotation,
+  daily_new_lead_cap: c.dailyNewLeadCap ?? null,
+  stop_on_reply: c.stopOnReply,
+  country_rule: c.countryRule ?? null,
+  review_required: c.reviewRequired,
+  message_mode: c.messageMode,
+  exclusive_leads: c.exclusiveLeads,
+  step_version: c.stepVersion,
+  step_count: stepCount,
+});
+
+const stepSummary = (s: ICampaignStep) => ({ id: s.id, position: s.position, type: s.type, config: s.config, message_mode: s.messageMode ?? null, attachment: s.attachmentName ?? null });
+
+const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/);
+const windows = z
+  .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.array(z.object({ start: HHMM, end: HHMM }).strict().refine((w) => w.end > w.start, 'end after start')).max(4))
+  .describe('ISO weekday ("1" = Monday) → windows {start, end} HH:MM in the campaign time zone');
+
+const settings = {
+  description: z.string().max(5000).nullable().optional(),
+  sending_windows: windows.optional(),
+  account_ids: z.array(z.uuid()).max(50).optional(),
+  rotation: z.enum(ROTATIONS).optional(),
+  daily_new_lead_cap: z.number().int().min(1).max(10000).nullable().optional(),
+  stop_on_reply: z.boolean().optional(),
+  country_rule: z.object({ mode: z.enum(['allow', 'block']), countries: z.array(z.string().regex(/^[A-Za-z]{2}$/)).min(1) }).strict().nullable().optional(),
+  review_required: z.boolean().optional(),
+  message_mode: z.enum(MESSAGE_MODES).optional(),
+  exclusive_leads: z.boolean().optional(),
+};
+
+type SettingsIn = { name?: string; time_zone?: string } & { [K in keyof typeof settings]?: z.output<(typeof settings)[K]> };
+const settingsOf = (b: SettingsIn): CampaignSettings => ({
+  name: b.name,
+  description: b.description,
+  timeZone: b.time_zone,
+  sendingWindows: b.sending_windows,
+  accountIds: b.account_ids,
+  rotation: b.rotation,
+  dailyNewLeadCap: b.daily_new_lead_cap,
+  stopOnReply: b.stop_on_reply,
+  countryRule: b.country_rule,
+  reviewRequired: b.review_required,
+  messageMode: b.message_mode,
+  exclusiveLeads: b.exclusive_leads,
+});
+
+const statusTool = (name: string, to: CampaignStatus, description: string) =>
+  defineTool({
+    name,
+    domain: 'campaigns',
+    description,
+    input: z.object({ campaign_id: z.uuid() }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }: ToolContext, input: { campaign_id: string }) => summary(await setStatus(em, actor, input.campaign_id, to)),
+  });
+
+export const campaignTools = [
+  defineTool({
+    name: 'list_campaigns',
+    domain: 'campaigns',
+    description: `List a product's campaigns (oldest first) with status, settings and step count; optionally one status (${CAMPAIGN_STATUSES.join(', ')}).`,
+    input: z.object({ app_id: z.uuid(), status: z.enum(CAMPAIGN_STATUSES).optional(), limit: z.number().int().min(1).max(50).optional() }).strict(),
+    risk: 'read',
+    run: async ({ em, actor }, input) => {
+      const limit = input.limit ?? 20;
+      const rows = await listCampaigns(em, actor, input.app_id, { limit }, input.status);
+      return { campaigns: rows.slice(0, limit).map(summary) };
+    },
+  }),
+  defineTool({
+    name: 'get_campaign',
+    domain: 'campaigns',
+    description: 'Read one campaign: its settings, status and its steps in order (type, config with templates, message mode, attachment).',
+    input: z.object({ campaign_id: z.uuid() }).strict(),
+    risk: 'read',
+    run: async ({ em, actor }, input) => {
+      const c = await getCampaign(em, actor, input.campaign_id);
+      const { steps } = await listSteps(em, actor, input.campaign_id);
+      return { ...summary(c), steps: steps.map(stepSummary) };
+    },
+  }),
+  defineTool({
+    name: 'create_campaign',
+    domain: 'campaigns',
+    description:
+      'Create a draft campaign in a product: name and IANA time zone required; optional sending windows (default Mon–Fri 09:00–17:00), sender account ids, rotation, daily new-lead cap, stop on reply, country rule, review, message mode. It sends nothing until activated.',
+    input: z.object({ app_id: z.uuid(), name: z.string().min(1).max(200), time_zone: z.string().min(1).max(64), ...settings }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => summary(await createCampaign(em, actor, input.app_id, { ...settingsOf(input), name: input.name, timeZone: input.time_zone })),
+  }),
+  defineTool({
+    name: 'update_campaign',
+    domain: 'campaigns',
+    description: 'Change settings of a campaign (only the fields given): name, time zone, sending windows, sender accounts, rotation, caps, stop on reply, country rule, review, message mode.',
+    input: z.object({ campaign_id: z.uuid(), name: z.string().min(1).max(200).optional(), time_zone: z.string().min(1).max(64).optional(), ...settings }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => summary(await updateCampaign(em, actor, input.campaign_id, settingsOf(input))),
+  }),
+  defineTool({
+    name: 'add_campaign_step',
+    domain: 'campaigns',
+    description:
+      'Add a step to a campaign (appended, or at a 0-based position): email {subject, body}, invitation {note?}, message {body}, wait {amount, unit: hours|business_days}, condition {check: accepted|opened|replied, expect}. Templates may use {{first_name}}, {{company}} … with fallbacks {{first_name|there}}.',
+    input: z.object({ campaign_id: z.uuid(), step: CreateStepInput }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => {
+      const r = await addStep(em, actor, input.campaign_id, input.step);
+      return { step: stepSummary(r.step), step_version: r.campaign.stepVersion };
+    },
+  }),
+  defineTool({
+    name: 'update_campaign_step',
+    domain: 'campaigns',
+    description: "Replace a campaign step's type and config (same shapes as add_campaign_step); running enrollments move to the new version at their next step boundary.",
+    input: z.object({ campaign_id: z.uuid(), step_id: z.uuid(), step: StepInput }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => {
+      const r = await updateStep(em, actor, input.campaign_id, input.step_id, input.step);
+      return { step: stepSummary(r.step), step_version: r.campaign.stepVersion };
+    },
+  }),
+  statusTool('activate_campaign', 'active', 'Activate a draft campaign so it starts sending (runs the preflight first and refuses while it finds blockers).'),
+  statusTool('pause_campaign', 'paused', 'Pause an active campaign: its enrollments stop sending until it is resumed.'),
+  statusTool('resume_campaign', 'active', 'Resume a paused campaign (runs the preflight first and refuses while it finds blockers).'),
+];
