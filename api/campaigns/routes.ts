@@ -111,7 +111,7 @@ export const preflightOp = defineOperation({
   params: AppIdParams,
   body: PreflightBody,
   responses: { 200: PreflightView },
-  errors: write(['invalid_time_zone', 'invalid_account']),
+  errors: { ...write(['invalid_time_zone', 'invalid_account']), 403: ['not_assigned'] },
   // Reads only: it is allowed in the Demo workspace.
   demo: 'simulate',
   handler: async ({ em, actor, params, body }) => toPreflightView(await preflight(em, actor, params.appId, preflightInputOf(body))),
