@@ -24,10 +24,19 @@ export const MAX_STEP_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 /** Step types that may carry an attachment. */
 export const ATTACHMENT_TYPES: readonly string[] = ['email', 'message'];
 
-const template = (max: number) => z.string().max(max).refine((s) => s.trim().length > 0, 'must not be blank');
+/** Code points, as JSON Schema's maxLength counts them. */
+const codePoints = (s: string): number => [...s].length;
+/** What String.prototype.trim() removes, spelled out so every regex engine agrees (as api/schemas.ts `text`). */
+const TRIMMED = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const NOT_BLANK = `^[^\\u0000]*[^${TRIMMED}\\u0000][^\\u0000]*$`;
+/** A template: at most `max` code points, kept as written; `required`: not blank. */
+const template = (max: number, required = true) => {
+  const s = z.string().refine((v) => codePoints(v) <= max, `at most ${max} characters`);
+  return (required ? s.refine((v) => v.trim().length > 0, 'must not be blank') : s).meta({ maxLength: max, ...(required ? { minLength: 1, pattern: NOT_BLANK } : {}) });
+};
 
 export const EmailConfig = z.object({ subject: template(200), body: template(20000) }).strict();
-export const InvitationConfig = z.object({ note: z.string().max(300).nullable().optional().meta({ description: 'The invitation note (at most 300 characters); absent or null: no note' }) }).strict();
+export const InvitationConfig = z.object({ note: template(300, false).nullable().optional().meta({ description: 'The invitation note (at most 300 characters); absent or null: no note' }) }).strict();
 export const MessageConfig = z.object({ body: template(8000) }).strict();
 export const WaitConfig = z
   .object({ amount: z.number().int().min(1).max(8760), unit: z.enum(['hours', 'business_days']) })

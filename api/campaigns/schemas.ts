@@ -253,7 +253,7 @@ export const MessageModeBody = z
   })
   .strict()
   .refine((b) => b.step_id !== undefined || b.message_mode !== null, { message: 'message_mode null needs a step_id', path: ['message_mode'] })
-  .refine((b) => !(b.step_id !== undefined && b.reset_steps !== undefined), { message: 'reset_steps applies campaign-wide only', path: ['reset_steps'] });
+  .refine((b) => !(b.step_id !== undefined && b.reset_steps === true), { message: 'reset_steps applies campaign-wide only', path: ['reset_steps'] });
 
 export const DeletedStepView = z.object({ id: z.uuid(), deleted: z.literal(true), step_version: z.number().int() });
 

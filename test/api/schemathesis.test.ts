@@ -56,6 +56,18 @@ const STATEFUL_400: Record<string, string> = {
   postCompanyDecisionMakerImportsPreview: 'invalid_list_id: list_id must name a stored list of the product app_id',
   postAgentMessages:
     'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',
+  postAppsByAppIdCampaigns:
+    'invalid_time_zone / invalid_account / invalid_body: time_zone must be a zone of the tz database, account_ids must name accounts of the workspace, each sending window ends after it starts',
+  putCampaignsById:
+    'invalid_time_zone / invalid_account / invalid_body: time_zone must be a zone of the tz database, account_ids must name accounts of the workspace, each sending window ends after it starts',
+  postAppsByAppIdCampaignsPreflight:
+    'invalid_time_zone / invalid_account / invalid_body: time_zone must be a zone of the tz database, account_ids must name accounts of the workspace, each sending window ends after it starts',
+  putCampaignsByIdSignals: 'invalid_signal: signal_ids must name signals of agents of the campaign’s product',
+  postCampaignsByCampaignIdSteps: 'invalid_template / invalid_body: templates name only known variables with balanced braces; a wait in business_days is at most 365',
+  putCampaignsByCampaignIdStepsByStepId: 'invalid_template / invalid_body: templates name only known variables with balanced braces; a wait in business_days is at most 365',
+  putCampaignsByCampaignIdStepsReorder: 'invalid_order: step_ids must be a permutation of the stored steps',
+  putCampaignsByCampaignIdStepsMessageMode:
+    'invalid_step / invalid_body: only a stored send step has a message mode; rules across fields (null needs step_id, reset_steps is campaign-wide)',
   postAppsByAppIdListsImportDraftsByImportIdCommit:
     'invalid_list_id: list_id must name a list of the product; invalid_body: exactly one of list_id and list_name (and stateful links fill appId from nullable app_id fields of other responses)',
 };
@@ -66,6 +78,7 @@ const STATEFUL_400: Record<string, string> = {
  */
 const CONTENT_400: Record<string, string> = {
   postAgentAttachments: 'invalid_file: only UTF-8 text and PDF files are accepted, by content',
+  postCampaignsByCampaignIdStepsByStepIdAttachment: 'invalid_file: an empty file is refused (a step attachment has at least one byte)',
 };
 
 /**
