@@ -652,3 +652,28 @@ test('Operator tools: campaigns read and change through the domain rules (risks,
   const nf = await t.throwsAsync(runTool(findTool('get_campaign')!, otherCtx, { campaign_id: created.id }));
   t.true(nf instanceof AppError && nf.status === 404);
 });
+
+test('steps: 409 step_limit_reached past 50; attachment forms without a file are 400 missing_file', async (t) => {
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  const c = await campaign(u, app.id);
+  const e = await em();
+  const { CampaignStep } = await import('../../db/entities/CampaignStep.js');
+  for (let i = 0; i < 50; i++) e.create(CampaignStep, { campaign: c.id, position: i, type: 'wait', config: { amount: 1, unit: 'hours' } } as never);
+  await e.flush();
+  const r = await call('POST', `/api/campaigns/${c.id}/steps`, as(u, WAIT));
+  t.is(r.status, 409);
+  t.is(r.body.error.code, 'step_limit_reached');
+
+  const c2 = await campaign(u, app.id);
+  const s = await step(u, c2.id, { type: 'message', config: { body: 'Hi {{first_name|there}}' } });
+  const { base } = await api();
+  const form = new FormData();
+  form.append('file', 'just text, no filename');
+  const res = await fetch(`${base}/api/campaigns/${c2.id}/steps/${s.id}/attachment`, { method: 'POST', headers: { authorization: `Bearer ${u.accessToken}` }, body: form });
+  t.is(res.status, 400);
+  t.is(((await res.json()) as any).error.code, 'missing_file');
+  const ok = await upload(u, c2.id, s.id, Buffer.from('hello'), 'note.txt', 'text/plain');
+  t.is(ok.status, 200, ok.text);
+  t.like(ok.body, { type: 'message', attachment: { filename: 'note.txt', content_type: 'text/plain', size_bytes: 5 } });
+});
