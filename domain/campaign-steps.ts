@@ -217,8 +217,8 @@ export async function reorderSteps(em: EntityManager, actor: Actor, campaignId: 
 
 /**
  * Sets the message mode campaign-wide (no step_id: the campaign's mode; with reset_steps the steps'
- * own modes are cleared too) or for one step (null: back to the campaign's). Step changes bump the
- * version; a campaign-wide change without reset only changes the campaign's setting.
+ * own modes are cleared too) or for one step (null: back to the campaign's). Either way the steps'
+ * effective modes may change, so it makes a new version like every other step change.
  */
 export async function setMessageMode(
   em: EntityManager,
@@ -226,19 +226,8 @@ export async function setMessageMode(
   campaignId: string,
   input: { messageMode: MessageMode | null; stepId?: string; resetSteps?: boolean },
 ): Promise<StepList> {
-  if (!input.stepId) {
-    if (input.messageMode === null) throw badRequest('invalid_body', 'message_mode null applies to a step only', [{ path: 'message_mode', message: 'give a mode for the campaign' }]);
-    if (!input.resetSteps) {
-      assertWritable(actor);
-      const campaign = await em.transactional(async (tx) => {
-        const c = await requireCampaign(tx, actor, campaignId, true);
-        assertEditable(c);
-        c.messageMode = input.messageMode!;
-        await tx.flush();
-        return c;
-      });
-      return { campaign, steps: await stepsOf(em, campaign.id) };
-    }
+  if (!input.stepId && input.messageMode === null) {
+    throw badRequest('invalid_body', 'message_mode null applies to a step only', [{ path: 'message_mode', message: 'give a mode for the campaign' }]);
   }
   const { campaign, steps } = await editSteps(em, actor, campaignId, async (_tx, c, steps) => {
     if (input.stepId) {
@@ -247,7 +236,7 @@ export async function setMessageMode(
       step.messageMode = input.messageMode;
     } else {
       c.messageMode = input.messageMode!;
-      for (const s of steps) s.messageMode = null;
+      if (input.resetSteps) for (const s of steps) s.messageMode = null;
     }
     return { steps, result: undefined };
   });

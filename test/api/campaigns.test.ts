@@ -414,11 +414,11 @@ test('message mode: campaign-wide (with or without resetting steps) and per step
   t.like(one.body, { step_version: 4, message_mode: 'template' });
   t.like(one.body.items[0], { message_mode: 'ai_review', effective_message_mode: 'ai_review' });
   const wide = await call('PUT', url, as(u, { message_mode: 'ai' }));
-  t.like(wide.body, { step_version: 4, message_mode: 'ai' });
+  t.like(wide.body, { step_version: 5, message_mode: 'ai' });
   t.like(wide.body.items[0], { message_mode: 'ai_review' });
   t.is((await call('GET', `/api/campaigns/${c.id}`, as(u))).body.message_mode, 'ai');
   const reset = await call('PUT', url, as(u, { message_mode: 'template', reset_steps: true }));
-  t.like(reset.body, { step_version: 5, message_mode: 'template' });
+  t.like(reset.body, { step_version: 6, message_mode: 'template' });
   t.like(reset.body.items[0], { message_mode: null, effective_message_mode: 'template' });
   const inherit = await call('PUT', url, as(u, { message_mode: 'ai', step_id: a.id }));
   t.like(inherit.body.items[0], { message_mode: 'ai' });

@@ -62,6 +62,7 @@ const STATEFUL_400: Record<string, string> = {
     'invalid_time_zone / invalid_account / invalid_body: time_zone must be a zone of the tz database, account_ids must name accounts of the workspace, each sending window ends after it starts',
   postAppsByAppIdCampaignsPreflight:
     'invalid_time_zone / invalid_account / invalid_body: time_zone must be a zone of the tz database, account_ids must name accounts of the workspace, each sending window ends after it starts',
+  putAppsById: 'invalid_id: stateful links fill id from nullable app_id fields of other responses (GET /api/operator/memory answers app_id null)',
   getAppsByAppIdCampaigns: 'invalid_id: stateful links fill appId from nullable app_id fields of other responses (GET /api/contacts/export answers app_id null)',
   putCampaignsByIdSignals: 'invalid_signal: signal_ids must name signals of agents of the campaign’s product',
   postCampaignsByCampaignIdSteps: 'invalid_template / invalid_body: templates name only known variables with balanced braces; a wait in business_days is at most 365',
