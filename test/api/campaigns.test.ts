@@ -532,6 +532,12 @@ test('signals: link signals of agents of the same product, replace, unlink; othe
   t.is(bad.body.error.details[0].path, 'signal_ids.1');
   t.deepEqual((await call('GET', url, as(u))).body.signals.map((s: any) => s.id), [sigs[1].id]);
   t.deepEqual((await call('PUT', url, as(u, { signal_ids: [] }))).body.signals, []);
+  // Archived campaigns keep their links read-only.
+  const archivedC = await campaign(u, app.id);
+  await call('PATCH', `/api/campaigns/${archivedC.id}/status`, as(u, { status: 'archived' }));
+  const ro = await call('PUT', `/api/campaigns/${archivedC.id}/signals`, as(u, { signal_ids: [sigs[0].id] }));
+  t.is(ro.status, 409);
+  t.is(ro.body.error.code, 'campaign_archived');
   // Duplicated campaigns do not copy links.
   await call('PUT', url, as(u, { signal_ids: [sigs[0].id] }));
   const dup = (await call('POST', `/api/campaigns/${c.id}/duplicate`, as(u, {}))).body;
