@@ -123,8 +123,8 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
     }
     if (c.paused) {
       const before = { reason: st.reason, until: st.until };
-      wait('paused', null);
       await acts.executorSetPaused(enrollmentId, true);
+      wait('paused', null);
       await condition(() => !c.paused || unenrolled || c.replyPending);
       await acts.executorSetPaused(enrollmentId, false);
       st.reason = before.reason;

@@ -92,3 +92,201 @@ test.serial('a three-step campaign (invitation, wait, message) runs to completio
   t.true((await replayLive((await api()).services.temporal, workflowId)) > 0);
   await replayFixture((await api()).services.temporal, 'enrollment', workflowId);
 });
+
+test('a reply before step 3 stops the enrollment and step 3 is never sent; mark-replied stops another lead', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'network');
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [
+      { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
+      { type: 'wait', config: { amount: HOUR_OF_SECONDS(600), unit: 'hours' } },
+      { type: 'message', config: { body: 'Following up, {{first_name}}' } },
+    ],
+  });
+  const [lead, other] = await o.leads(2);
+  await enroll(u, campaign.id, [lead.leadId, other.leadId]);
+  for (const l of [lead, other]) await waitReason(campaign.id, l.leadId, 'waiting_step_delay');
+
+  // The lead answers on the network: the inbound event is routed to its enrollment as `reply`.
+  await sandboxInjectMessage(await em(), account.connector_account_id, { from: lead.profileUrl, body: 'Not interested, thanks' });
+  await deliverInbound();
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'replied', stop_reason: 'replied' });
+  const e = await enrollmentOf(campaign.id, lead.leadId);
+  t.is(e.status, 'replied');
+  t.truthy(e.replied_at);
+  const actions = await actionsOf(campaign.id, lead.leadId);
+  // Step 3 was planned when the wait began, and canceled by the reply.
+  t.deepEqual(actions.map((a) => [a.type, a.state]), [['invitation', 'executed'], ['message', 'canceled']]);
+  t.is(actions[1].errorCode, 'replied');
+  t.truthy(actions[0].repliedAt);
+  const sent = await (await em()).execute(`select count(*)::int as n from sandbox_messages where counterpart = ? and direction = 'out'`, [lead.profileUrl]);
+  t.is(sent[0].n, 0);
+
+  // A person marks the other lead as replied.
+  const m = await call('POST', `/api/leads/${other.leadId}/mark-replied`, { token: u.accessToken });
+  t.is(m.status, 200);
+  t.is(m.body.items.length, 1);
+  t.like(await (await handleOf(campaign.id, other.leadId)).result(), { status: 'replied' });
+  t.deepEqual((await actionsOf(campaign.id, other.leadId)).map((a) => [a.type, a.state]), [['invitation', 'executed'], ['message', 'canceled']]);
+});
+
+test('the why-not-yet query reports each reason: window, review, paused, campaign paused, daily new-lead cap, governor caps and gap', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const { services } = await api();
+  const emailAccount = await fastAccount(u, 'email');
+  const email = [{ type: 'email', config: { subject: 'Hi {{first_name}}', body: 'Hello {{first_name}}' } }];
+
+  // waiting_for_window: the only window is on another weekday.
+  const today = new Date().getUTCDay() || 7;
+  const otherDay = String((today % 7) + 1); // tomorrow's weekday (UTC)
+  const closed = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [emailAccount.id], steps: email, windows: { [otherDay]: [{ start: '10:00', end: '11:00' }] }, timeZone: 'UTC' });
+  const [l1] = await o.leads(1);
+  await enroll(u, closed.id, [l1.leadId]);
+  await waitReason(closed.id, l1.leadId, 'waiting_for_window');
+  t.is((await actionsOf(closed.id, l1.leadId))[0].waitingReason, 'waiting_for_window');
+
+  // awaiting_review, then approve (one lead) and skip (another); approve again is 409.
+  const reviewed = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [emailAccount.id], steps: email, reviewRequired: true });
+  const [l2, l3] = await o.leads(2);
+  await enroll(u, reviewed.id, [l2.leadId, l3.leadId]);
+  for (const l of [l2, l3]) await waitReason(reviewed.id, l.leadId, 'awaiting_review');
+  const [a2] = await actionsOf(reviewed.id, l2.leadId);
+  const [a3] = await actionsOf(reviewed.id, l3.leadId);
+  t.like((await call('GET', `/api/scheduled-actions/${a2.id}`, { token: u.accessToken })).body, { state: 'awaiting_approval', waiting_reason: 'awaiting_review' });
+  t.like((await call('POST', `/api/scheduled-actions/${a2.id}/approve`, { token: u.accessToken })).body, { state: 'approved' });
+  t.like((await call('POST', `/api/scheduled-actions/${a3.id}/skip`, { token: u.accessToken })).body, { state: 'skipped' });
+  t.like(await (await handleOf(reviewed.id, l2.leadId)).result(), { status: 'completed' });
+  t.like(await (await handleOf(reviewed.id, l3.leadId)).result(), { status: 'completed' });
+  t.like((await call('GET', `/api/scheduled-actions/${a2.id}`, { token: u.accessToken })).body, { state: 'executed' });
+  t.is((await call('POST', `/api/scheduled-actions/${a2.id}/approve`, { token: u.accessToken })).status, 409);
+  t.is((await call('POST', `/api/scheduled-actions/${a3.id}/skip`, { token: u.accessToken })).status, 409);
+
+  // paused (the enrollment) and campaign_paused (the campaign), each resumed in place.
+  const held = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [emailAccount.id], steps: [{ type: 'wait', config: { amount: HOUR_OF_SECONDS(3), unit: 'hours' } }, ...email], status: 'paused' });
+  const [l4] = await o.leads(1);
+  await enroll(u, held.id, [l4.leadId]);
+  await services.jobs.signalEnrollment(held.id, l4.leadId, 'pause');
+  await waitReason(held.id, l4.leadId, 'paused');
+  t.is((await enrollmentOf(held.id, l4.leadId)).status, 'paused');
+  await services.jobs.signalEnrollment(held.id, l4.leadId, 'resume');
+  await waitReason(held.id, l4.leadId, 'campaign_paused');
+  t.is((await actionsOf(held.id, l4.leadId))[0].waitingReason, 'campaign_paused');
+  await (await em()).execute(`update campaigns set status = 'active' where id = ?`, [held.id]);
+  await services.jobs.signalEnrollment(held.id, l4.leadId, 'resume');
+  t.like(await (await handleOf(held.id, l4.leadId)).result(), { status: 'completed' });
+
+  // daily_new_lead_cap: one new lead a day.
+  const capped = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [emailAccount.id], steps: email, dailyNewLeadCap: 1 });
+  const [l5, l6] = await o.leads(2);
+  await enroll(u, capped.id, [l5.leadId]);
+  t.like(await (await handleOf(capped.id, l5.leadId)).result(), { status: 'completed' });
+  await enroll(u, capped.id, [l6.leadId]);
+  await waitReason(capped.id, l6.leadId, 'daily_new_lead_cap');
+
+  // The governor: cap_daily on one account, gap on another.
+  const oneADay = await fastAccount(u, 'network', { caps: { invitation: { daily: 1, weekly: 5 } } });
+  const invite = [{ type: 'invitation', config: { note: 'Hi' } }];
+  const cc = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [oneADay.id], steps: invite });
+  const [l7, l8] = await o.leads(2);
+  await enroll(u, cc.id, [l7.leadId]);
+  t.like(await (await handleOf(cc.id, l7.leadId)).result(), { status: 'completed' });
+  await enroll(u, cc.id, [l8.leadId]);
+  await waitReason(cc.id, l8.leadId, 'cap_daily');
+  const slow = await fastAccount(u, 'network', { min_gap_seconds: 3600 });
+  const gc = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [slow.id], steps: invite });
+  const [l9, l10] = await o.leads(2);
+  await enroll(u, gc.id, [l9.leadId]);
+  t.like(await (await handleOf(gc.id, l9.leadId)).result(), { status: 'completed' });
+  await enroll(u, gc.id, [l10.leadId]);
+  await waitReason(gc.id, l10.leadId, 'gap');
+  const st = await queryState(gc.id, l10.leadId);
+  t.truthy(st.until);
+  t.is((await actionsOf(gc.id, l10.leadId))[0].waitingReason, 'gap');
+
+  // Unenroll: the planned action is canceled and the workflow ends `removed`; a second DELETE is 409.
+  const del = await call('DELETE', `/api/campaigns/${gc.id}/leads/${l10.leadId}`, { token: u.accessToken });
+  t.like(del.body, { status: 'removed', stop_reason: 'unenrolled' });
+  t.like(await (await handleOf(gc.id, l10.leadId)).result(), { status: 'removed' });
+  t.is((await actionsOf(gc.id, l10.leadId))[0].state, 'canceled');
+  t.is((await call('DELETE', `/api/campaigns/${gc.id}/leads/${l10.leadId}`, { token: u.accessToken })).status, 409);
+  // Re-enrolled: a new run under the same id.
+  const re = await call('POST', `/api/leads/${l10.leadId}/reenroll`, { token: u.accessToken, body: { campaign_id: gc.id } });
+  t.like(re.body, { status: 'active', run: 2 });
+  await waitReason(gc.id, l10.leadId, 'gap');
+  await call('DELETE', `/api/campaigns/${gc.id}/leads/${l10.leadId}`, { token: u.accessToken });
+  for (const [c, l] of [[closed.id, l1.leadId], [capped.id, l6.leadId], [cc.id, l8.leadId]]) await services.jobs.signalEnrollment(c, l, 'unenroll');
+});
+
+test('the governor’s caps hold across two campaigns sharing an account', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const { services } = await api();
+  const shared = await fastAccount(u, 'network', { caps: { invitation: { daily: 2, weekly: 10 } } });
+  const invite = [{ type: 'invitation', config: { note: 'Hi {{first_name}}' } }];
+  const a = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [shared.id], steps: invite });
+  const b = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [shared.id], steps: invite });
+  const la = await o.leads(3);
+  const lb = await o.leads(3);
+  await enroll(u, a.id, la.map((l) => l.leadId));
+  await enroll(u, b.id, lb.map((l) => l.leadId));
+  const all = [...la.map((l) => [a.id, l.leadId]), ...lb.map((l) => [b.id, l.leadId])];
+  await waitFor('two sends and four cap refusals', async () => {
+    const states = await Promise.all(all.map(([c, l]) => queryState(c, l).catch(() => null)));
+    return states.filter((s) => s?.finished).length === 2 && states.filter((s) => s?.reason === 'cap_daily').length === 4;
+  });
+  const executed = await (await em()).execute(`select count(*)::int as n from scheduled_actions where account_id = ? and state = 'executed'`, [shared.id]);
+  t.is(executed[0].n, 2);
+  const usage = await (await em()).execute(`select sum(count)::int as n from account_usage where account_id = ? and action = 'invitation'`, [shared.id]);
+  t.is(usage[0].n, 2);
+  for (const [c, l] of all) await services.jobs.signalEnrollment(c, l, 'unenroll');
+});
+
+test('enrollment checks each lead, draft campaigns refuse, and every id-taking route is 404 for another workspace', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'email');
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }],
+    reviewRequired: true,
+    countryRule: { mode: 'block', countries: ['FR'] },
+  });
+  const [ok] = await o.leads(1);
+  const [noEmail] = await o.leads(1, { email: null });
+  const [french] = await o.leads(1, { country: 'fr' });
+  const r = await enroll(u, campaign.id, [ok.leadId, noEmail.leadId, french.leadId, randomUUID()]);
+  t.deepEqual(r.items.map((i: { status: string; reason: string | null }) => [i.status, i.reason]), [['enrolled', null], ['skipped', 'no_identity'], ['skipped', 'blocked_country'], ['skipped', 'not_found']]);
+  t.deepEqual((await enroll(u, campaign.id, [ok.leadId])).items.map((i: { reason: string }) => i.reason), ['already_enrolled']);
+  const draft = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }], status: 'draft' });
+  const d = await call('POST', `/api/campaigns/${draft.id}/leads`, { token: u.accessToken, body: { lead_ids: [ok.leadId] } });
+  t.is(d.status, 409);
+  t.is(d.body.error.code, 'invalid_transition');
+
+  await waitReason(campaign.id, ok.leadId, 'awaiting_review');
+  const [action] = await actionsOf(campaign.id, ok.leadId);
+  const stranger = await createUser();
+  const routes: [string, string, unknown?][] = [
+    ['POST', `/api/campaigns/${campaign.id}/leads`, { lead_ids: [ok.leadId] }],
+    ['DELETE', `/api/campaigns/${campaign.id}/leads/${ok.leadId}`],
+    ['POST', `/api/leads/${ok.leadId}/reenroll`, {}],
+    ['POST', `/api/leads/${ok.leadId}/mark-replied`],
+    ['GET', `/api/scheduled-actions/${action.id}`],
+    ['POST', `/api/scheduled-actions/${action.id}/approve`],
+    ['POST', `/api/scheduled-actions/${action.id}/skip`],
+  ];
+  for (const [method, path, body] of routes) {
+    const res = await call(method, path, { token: stranger.accessToken, body });
+    t.is(res.status, 404, `${method} ${path}`);
+    t.is(res.body.error.code, 'not_found');
+  }
+  // Nothing changed for the owner.
+  t.like((await call('GET', `/api/scheduled-actions/${action.id}`, { token: u.accessToken })).body, { state: 'awaiting_approval' });
+  t.is((await enrollmentOf(campaign.id, ok.leadId)).status, 'active');
+  t.is((await call('DELETE', `/api/campaigns/${campaign.id}/leads/${ok.leadId}`, { token: u.accessToken })).status, 200);
+  t.like(await (await handleOf(campaign.id, ok.leadId)).result(), { status: 'removed' });
+});
