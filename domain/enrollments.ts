@@ -36,8 +36,8 @@ async function currentSteps(em: EntityManager, campaign: ICampaign): Promise<Ver
 }
 
 /**
- * Checks each lead against the campaign, without writing: the lead exists in the workspace, is not
- * already enrolled, has an identity on the first send step's channel (an email address for email, a
+ * Checks each lead against the campaign, without writing: the lead exists in the workspace, has no
+ * enrollment in this campaign yet (an ended one restarts only through `reenroll`), has an identity on the first send step's channel (an email address for email, a
  * profile URL or network id for the network), is not in a country the campaign's country rule
  * blocks (an allow rule also refuses an unknown country), and, when the campaign has exclusive
  * leads, is not active in another campaign of the workspace. Results in the order given.
@@ -48,7 +48,7 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
   const rows = leadIds.length
     ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; enrolled: boolean; elsewhere: boolean }[]>(
         `select l.id as lead_id, c.id as contact_id, c.email, c.profile_url, c.network_provider_id, c.country,
-                exists (select 1 from enrollments e where e.campaign_id = ? and e.lead_id = l.id and e.status in ('active', 'paused')) as enrolled,
+                exists (select 1 from enrollments e where e.campaign_id = ? and e.lead_id = l.id) as enrolled,
                 exists (select 1 from enrollments e join campaigns oc on oc.id = e.campaign_id
                          where e.workspace_id = l.workspace_id and e.contact_id = c.id and e.campaign_id <> ? and e.status in ('active', 'paused') and oc.status in ('active', 'paused')) as elsewhere
            from leads l join contacts c on c.id = l.contact_id where l.workspace_id = ? and l.id = any(?::uuid[])`,
@@ -90,13 +90,12 @@ export async function enrollLeads(em: EntityManager, jobs: Jobs, actor: Actor, c
   const starts: { enrollmentId: string; leadId: string; run: number }[] = [];
   await em.transactional(async (tx) => {
     for (const c of checks.filter((x) => x.ok)) {
-      // A finished enrollment of the same lead is replaced by a new run of it (the unique key holds one row per lead).
+      // One enrollment per lead and campaign, whatever its status: an ended one starts again only by `reenroll`
+      // (a lead who replied or was removed is never re-contacted by a bulk add).
       const [row] = await tx.execute<{ id: string; run: number }[]>(
         `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
          values (?, ?, ?, ?, ?, 'active', ?, 1, now(), now(), now())
-         on conflict (campaign_id, lead_id) do update set status = 'active', step_version = excluded.step_version, run = enrollments.run + 1, stop_reason = null,
-           replied_at = null, finished_at = null, current_position = null, current_step_id = null, enrolled_at = now(), updated_at = now()
-           where enrollments.status not in ('active', 'paused')
+         on conflict (campaign_id, lead_id) do nothing
          returning id, run`,
         [uuidv7(), campaign.workspace.id, campaign.id, c.leadId, c.contactId, campaign.stepVersion],
       );

@@ -4,7 +4,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
-import { sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
+import { sandboxAcceptInvitation, sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverSandboxEvents } from '../../workflows/connector-events.js';
 import { enrollmentWorkflowIds, webhookWorkflowIds } from '../../workflows/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
@@ -289,4 +289,33 @@ test('enrollment checks each lead, draft campaigns refuse, and every id-taking r
   t.is((await enrollmentOf(campaign.id, ok.leadId)).status, 'active');
   t.is((await call('DELETE', `/api/campaigns/${campaign.id}/leads/${ok.leadId}`, { token: u.accessToken })).status, 200);
   t.like(await (await handleOf(campaign.id, ok.leadId)).result(), { status: 'removed' });
+});
+
+test('a condition on the previous step: an accepted invitation goes on to the message, one not accepted ends with condition_not_met', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'network');
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [
+      { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
+      { type: 'wait', config: { amount: HOUR_OF_SECONDS(8), unit: 'hours' } },
+      { type: 'condition', config: { check: 'accepted', expect: true } },
+      { type: 'message', config: { body: 'Thanks for connecting, {{first_name}}' } },
+    ],
+  });
+  const [yes, no] = await o.leads(2);
+  await enroll(u, campaign.id, [yes.leadId, no.leadId]);
+  for (const l of [yes, no]) await waitReason(campaign.id, l.leadId, 'waiting_step_delay');
+  const [invitation] = await actionsOf(campaign.id, yes.leadId);
+  t.truthy(await sandboxAcceptInvitation(await em(), invitation.connectorMessageId!));
+  await deliverInbound();
+  t.like(await (await handleOf(campaign.id, yes.leadId)).result(), { status: 'completed', stop_reason: null });
+  t.like(await (await handleOf(campaign.id, no.leadId)).result(), { status: 'completed', stop_reason: 'condition_not_met' });
+  const accepted = await actionsOf(campaign.id, yes.leadId);
+  t.truthy(accepted[0].acceptedAt);
+  t.deepEqual(accepted.map((a) => [a.type, a.state]), [['invitation', 'executed'], ['message', 'executed']]);
+  t.deepEqual((await actionsOf(campaign.id, no.leadId)).map((a) => [a.type, a.state]), [['invitation', 'executed']]);
+  t.like(await enrollmentOf(campaign.id, no.leadId), { status: 'completed', stop_reason: 'condition_not_met' });
 });
