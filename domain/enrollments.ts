@@ -225,3 +225,17 @@ export async function skipAction(em: EntityManager, jobs: Jobs, actor: Actor, id
   await em.refresh(a);
   return a;
 }
+
+/**
+ * Sends `signal` to every running enrollment of the campaign (for the campaign status route: `campaign_resumed`
+ * on resume wakes enrollments held by the pause at once instead of at their next recheck). Returns how many were open.
+ */
+export async function signalCampaignEnrollments(em: EntityManager, jobs: Jobs, campaignId: string, signal: 'campaign_resumed' | 'unenroll'): Promise<number> {
+  const rows = await em.execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? and status in ('active', 'paused')`, [campaignId]);
+  let open = 0;
+  for (let i = 0; i < rows.length; i += 50) {
+    const sent = await Promise.all(rows.slice(i, i + 50).map((r) => jobs.signalEnrollment(campaignId, r.lead_id, signal)));
+    open += sent.filter(Boolean).length;
+  }
+  return open;
+}

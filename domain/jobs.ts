@@ -49,7 +49,7 @@ export interface Jobs {
   signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string }): Promise<boolean>;
 }
 
-export type EnrollmentSignal = 'reply' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll';
+export type EnrollmentSignal = 'reply' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';
 
 export interface EnrollmentStart {
   enrollmentId: string;

@@ -68,6 +68,8 @@ export const resumeSignal = defineSignal('resume');
 export const skipSignal = defineSignal<[ActionSignal?]>('skip');
 export const approveSignal = defineSignal<[ActionSignal?]>('approve');
 export const unenrollSignal = defineSignal('unenroll');
+/** The campaign was resumed: a held enrollment reads the campaign's status again now (an enrollment's own pause stays). */
+export const campaignResumedSignal = defineSignal('campaign_resumed');
 export const stateQuery = defineQuery<EnrollmentState>('state');
 
 export async function enrollment(input: EnrollmentInput): Promise<{ status: string; stop_reason: string | null }> {
@@ -90,6 +92,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   setHandler(skipSignal, (s) => void skipped.add(s?.actionId ?? st.action_id ?? ''));
   setHandler(approveSignal, (s) => void approved.add(s?.actionId ?? st.action_id ?? ''));
   setHandler(unenrollSignal, () => void (unenrolled = true));
+  setHandler(campaignResumedSignal, () => void (nudge = true));
   setHandler(stateQuery, () => ({ ...st, status: st.finished ? 'finished' : c.paused ? 'paused' : 'running', replied }));
 
   const current = () => st.action_id;

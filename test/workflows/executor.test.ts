@@ -3,6 +3,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
+import { signalCampaignEnrollments } from '../../domain/enrollments.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { sandboxAcceptInvitation, sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverSandboxEvents } from '../../workflows/connector-events.js';
@@ -176,7 +177,7 @@ test('the why-not-yet query reports each reason: window, review, paused, campaig
   await waitReason(held.id, l4.leadId, 'campaign_paused');
   t.is((await actionsOf(held.id, l4.leadId))[0].waitingReason, 'campaign_paused');
   await (await em()).execute(`update campaigns set status = 'active' where id = ?`, [held.id]);
-  await services.jobs.signalEnrollment(held.id, l4.leadId, 'resume');
+  t.is(await signalCampaignEnrollments(services.orm.em.fork() as never, services.jobs, held.id, 'campaign_resumed'), 1);
   t.like(await (await handleOf(held.id, l4.leadId)).result(), { status: 'completed' });
 
   // daily_new_lead_cap: one new lead a day.
