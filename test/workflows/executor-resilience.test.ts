@@ -7,6 +7,7 @@ import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { enrollLeads } from '../../domain/enrollments.js';
 import { resolveActor } from '../../domain/workspaces.js';
+import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
@@ -92,4 +93,48 @@ test('a step edit applies at the next step boundary: the current step finishes a
     [['v1 invite', 1, 'executed'], ['v1 message', 1, 'executed'], ['v2 added follow-up', 2, 'executed']],
   );
   t.like((await (await em()).execute(`select step_version from enrollments where campaign_id = ? and lead_id = ?`, [campaign.id, lead.leadId]))[0], { step_version: 2 });
+});
+
+test('a connector failure that is not retryable marks the action failed, gives the slot back and ends the enrollment failed', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const { services } = await api();
+  const account = await fastAccount(u, 'network');
+  // Disconnected at the connector, still connected in our records (no reconciliation yet): the governor grants, the send fails.
+  await sandboxDisconnect(await em(), account.connector_account_id, 'checkpoint');
+  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'invitation', config: { note: 'Hi' } }] });
+  const [lead] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
+  t.like(await handle.result(), { status: 'failed', stop_reason: 'connector_invalid_request' });
+  const [action] = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId });
+  t.like(action, { state: 'failed', errorCode: 'connector_invalid_request', attempts: 1 });
+  const usage = await (await em()).execute(`select coalesce(sum(count), 0)::int as n from account_usage where account_id = ?`, [account.id]);
+  t.is(usage[0].n, 0);
+  t.is(await (await em()).count(WebhookEvent, { workspaceId: o.workspaceId, name: 'action.executed' }), 0);
+});
+
+test('a long sequence continues as new and still runs to the end with its place kept', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const { services } = await api();
+  const account = await fastAccount(u, 'network');
+  const steps = [
+    ...Array.from({ length: 26 }, () => ({ type: 'wait', config: { amount: 0, unit: 'hours' } })),
+    { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
+  ];
+  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps });
+  const [lead] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
+  t.like(await handle.result(), { status: 'completed' });
+  // Visibility is eventually consistent: wait for the earlier run to be listed.
+  await waitFor('a run that continued as new', async () => {
+    const runs: string[] = [];
+    for await (const w of services.temporal.workflow.list({ query: `WorkflowId = '${enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId)}'` })) runs.push(w.status.name);
+    return runs.includes('CONTINUED_AS_NEW');
+  }, 30_000);
+  t.pass();
+  const actions = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId });
+  t.deepEqual(actions.map((a) => [a.type, a.state, a.stepPosition]), [['invitation', 'executed', 26]]);
 });
