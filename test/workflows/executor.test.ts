@@ -320,3 +320,34 @@ test('a condition on the previous step: an accepted invitation goes on to the me
   t.deepEqual((await actionsOf(campaign.id, no.leadId)).map((a) => [a.type, a.state]), [['invitation', 'executed']]);
   t.like(await enrollmentOf(campaign.id, no.leadId), { status: 'completed', stop_reason: 'condition_not_met' });
 });
+
+test('reply routing by thread on email; a message from someone else in another thread reaches no enrollment', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'email');
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [
+      { type: 'email', config: { subject: 'Hello {{first_name}}', body: 'A first note' } },
+      { type: 'wait', config: { amount: HOUR_OF_SECONDS(600), unit: 'hours' } },
+      { type: 'email', config: { subject: 'Re: Hello', body: 'A follow-up' } },
+    ],
+  });
+  const [lead] = await o.leads(1);
+  await enroll(u, campaign.id, [lead.leadId]);
+  await waitReason(campaign.id, lead.leadId, 'waiting_step_delay');
+  const [first] = await actionsOf(campaign.id, lead.leadId);
+  t.truthy(first.connectorThreadId);
+
+  await sandboxInjectMessage(await em(), account.connector_account_id, { from: `someone-${randomUUID()}@example.test`, body: 'Unrelated' });
+  await deliverInbound();
+  t.is((await queryState(campaign.id, lead.leadId)).finished, null);
+  t.is((await enrollmentOf(campaign.id, lead.leadId)).replied_at, null);
+
+  // The reply comes from another address of the lead's company, in the campaign's thread.
+  await sandboxInjectMessage(await em(), account.connector_account_id, { from: `assistant-${randomUUID()}@example.test`, body: 'Replying for Grace', threadId: first.connectorThreadId! });
+  await deliverInbound();
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'replied' });
+  t.deepEqual((await actionsOf(campaign.id, lead.leadId)).map((a) => [a.type, a.state]), [['email', 'executed'], ['email', 'canceled']]);
+});
