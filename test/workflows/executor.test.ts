@@ -179,6 +179,9 @@ test('the why-not-yet query reports each reason: window, review, paused, campaig
   await (await em()).execute(`update campaigns set status = 'active' where id = ?`, [held.id]);
   t.is(await signalCampaignEnrollments(services.orm.em.fork() as never, services.jobs, held.id, 'campaign_resumed'), 1);
   t.like(await (await handleOf(held.id, l4.leadId)).result(), { status: 'completed' });
+  // The review, pause and campaign-pause paths replay too (fixtures pin them).
+  await replayFixture(services.temporal, 'enrollmentReviewed', enrollmentWorkflowIds.enrollment(reviewed.id, l2.leadId));
+  await replayFixture(services.temporal, 'enrollmentPaused', enrollmentWorkflowIds.enrollment(held.id, l4.leadId));
 
   // daily_new_lead_cap: one new lead a day.
   const capped = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [emailAccount.id], steps: email, dailyNewLeadCap: 1 });
