@@ -5,7 +5,7 @@ import type { ActivityDeps } from './index.js';
 export function createConnectorActivities(deps: ActivityDeps) {
   return {
     async handleConnectorEvent(eventId: string): Promise<{ type: string; outcome: string }> {
-      return handleConnectorEvent(deps.orm.em.fork(), eventId);
+      return handleConnectorEvent(deps.orm.em.fork(), eventId, deps.jobs);
     },
 
     /** Hands the sandbox network's due events to the inbound pipeline (nothing to do with the HTTP connector). */

@@ -14,6 +14,7 @@ import { createListImportActivities } from './list-import.js';
 import { createCdmImportActivities } from './cdm-import.js';
 import { createAccountActivities } from './accounts.js';
 import { createConnectorActivities } from './connector-events.js';
+import { createEnrollmentActivities } from './enrollment.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -43,5 +44,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createCdmImportActivities(deps),
     ...createAccountActivities(deps),
     ...createConnectorActivities(deps),
+    ...createEnrollmentActivities(deps),
   };
 }

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { cdmImportWorkflowIds, connectorWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export function temporalJobs(client: Client, taskQueue: string): Jobs {
@@ -150,6 +150,40 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a redelivery
+      }
+    },
+    async startEnrollments(starts) {
+      const failed: string[] = [];
+      for (let i = 0; i < starts.length; i += 50) {
+        await Promise.all(
+          starts.slice(i, i + 50).map(async (s) => {
+            try {
+              await client.workflow.start('enrollment', {
+                taskQueue,
+                workflowId: enrollmentWorkflowIds.enrollment(s.campaignId, s.leadId),
+                args: [{ enrollmentId: s.enrollmentId, campaignId: s.campaignId, leadId: s.leadId, version: s.version, startAtStepId: s.startAtStepId ?? null }],
+                // A repeat while a run is open is a no-op; a closed run's id may start again (re-enrollment).
+                workflowIdConflictPolicy: 'USE_EXISTING',
+                workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+                typedSearchAttributes: jobSearchAttributes({ kind: 'enrollment', workspaceId: s.workspaceId, appId: s.appId }),
+                memo: { enrollment_id: s.enrollmentId, run: s.run },
+              });
+            } catch (err) {
+              if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+              failed.push(s.enrollmentId);
+            }
+          }),
+        );
+      }
+      return { failed };
+    },
+    async signalEnrollment(campaignId, leadId, signal, arg) {
+      try {
+        await client.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaignId, leadId)).signal(signal, ...(arg ? [arg] : []));
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false; // closed, or never started
+        throw err;
       }
     },
     async signalListImport(importId, signal) {

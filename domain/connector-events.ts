@@ -42,7 +42,7 @@ export async function ingestConnectorEvent(em: EntityManager, jobs: Jobs, connec
 }
 
 /** Handles a stored event by type, once (the activity of `connector-event:<eventId>`). */
-export async function handleConnectorEvent(em: EntityManager, eventId: string): Promise<{ type: string; outcome: 'handled' | 'already_handled' | 'unknown_event' }> {
+export async function handleConnectorEvent(em: EntityManager, eventId: string, jobs?: Jobs): Promise<{ type: string; outcome: 'handled' | 'already_handled' | 'unknown_event' }> {
   return em.transactional(async (tx) => {
     const [row] = await tx.execute<{ connector: string; type: string; payload: unknown; handled_at: Date | null }[]>(
       `select connector, type, payload, handled_at from connector_events where event_id = ? for update`,
@@ -54,8 +54,39 @@ export async function handleConnectorEvent(em: EntityManager, eventId: string): 
     if (event.type === 'account.status') {
       await applyAccountStatus(tx as EntityManager, { connectorAccountId: event.connectorAccountId, state: event.state, reason: event.reason, address: null }, 'inbound');
     }
-    // message.received and invitation.accepted stay queryable here for the inbox and campaigns.
+    // Campaigns: a reply reaches its enrollment's workflow, an acceptance is recorded for condition steps
+    // (docs/executor.md "Reply routing"). Both also stay queryable here for the inbox.
+    if (event.type === 'message.received' && event.message.direction === 'in') {
+      await routeReply(tx as EntityManager, jobs, row.connector, event.connectorAccountId, event.message.threadId, event.message.from, event.message.sentAt);
+    }
+    if (event.type === 'invitation.accepted') {
+      await tx.execute(
+        `update scheduled_actions a set accepted_at = coalesce(a.accepted_at, ?), updated_at = now() from platform_accounts p
+          where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = 'invitation' and a.connector_message_id = ?`,
+        [event.acceptedAt, row.connector, event.connectorAccountId, event.invitationId],
+      );
+    }
     await tx.execute(`update connector_events set handled_at = now() where event_id = ?`, [eventId]);
     return { type: row.type, outcome: 'handled' as const };
   });
+}
+
+/**
+ * A received message that answers a campaign send: the latest executed action of the account whose
+ * thread is the message's, or (another thread) whose recipient is the sender. The action and its
+ * enrollment record the reply and the enrollment's workflow gets `reply` (before the event counts as
+ * handled, so a failed signal is retried with the event).
+ */
+async function routeReply(em: EntityManager, jobs: Jobs | undefined, connector: string, connectorAccountId: string, threadId: string, from: string, at: Date): Promise<void> {
+  const [hit] = await em.execute<{ id: string; enrollment_id: string; campaign_id: string; lead_id: string }[]>(
+    `select a.id, a.enrollment_id, a.campaign_id, a.lead_id from scheduled_actions a join platform_accounts p on p.id = a.account_id
+      where p.connector = ? and p.connector_account_id = ? and a.state = 'executed'
+        and (a.connector_thread_id = ? or lower(trim(a.content->>'recipient')) = lower(trim(?)))
+      order by (a.connector_thread_id = ?) desc nulls last, a.executed_at desc limit 1`,
+    [connector, connectorAccountId, threadId, from, threadId],
+  );
+  if (!hit) return;
+  await em.execute(`update scheduled_actions set replied_at = coalesce(replied_at, ?), updated_at = now() where id = ?`, [at, hit.id]);
+  await em.execute(`update enrollments set replied_at = coalesce(replied_at, ?), updated_at = now() where id = ?`, [at, hit.enrollment_id]);
+  if (jobs) await jobs.signalEnrollment(hit.campaign_id, hit.lead_id, 'reply', {});
 }

@@ -39,6 +39,29 @@ export interface Jobs {
   startCdmImport(start: CdmImportStart): Promise<void>;
   /** Starts `connector-event:<eventId>`; a repeat (even after it closed) is a no-op. */
   startConnectorEvent(start: ConnectorEventStart): Promise<void>;
+  /**
+   * Starts `enrollment:<campaignId>:<leadId>` for each (in parallel batches). A start while a run of
+   * the same id is open is a no-op (that run goes on); after it closed, a new run starts (re-enrollment).
+   * Returns the ids whose start failed.
+   */
+  startEnrollments(starts: EnrollmentStart[]): Promise<{ failed: string[] }>;
+  /** Signals the enrollment's open run; false when none is open. */
+  signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string }): Promise<boolean>;
+}
+
+export type EnrollmentSignal = 'reply' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';
+
+export interface EnrollmentStart {
+  enrollmentId: string;
+  campaignId: string;
+  leadId: string;
+  workspaceId: string;
+  appId: string;
+  /** The step version pinned at enrollment. */
+  version: number;
+  /** Start at this step instead of the first. */
+  startAtStepId?: string | null;
+  run: number;
 }
 
 export interface ConnectorEventStart {

@@ -72,3 +72,8 @@ export const cdmImportWorkflowIds = {
 export const connectorWorkflowIds = {
   event: (eventId: string) => `connector-event:${eventId}`,
 };
+
+/** Campaign execution: one workflow per enrollment; a re-enrollment is a new run under the same id once the previous closed. */
+export const enrollmentWorkflowIds = {
+  enrollment: (campaignId: string, leadId: string) => `enrollment:${campaignId}:${leadId}`,
+};

@@ -12,3 +12,4 @@ export { listImport } from './list-import.js';
 export { cdmImport } from './cdm-import.js';
 export { accountsReconcile, withdrawInvitations } from './accounts.js';
 export { handleConnectorEvent, deliverSandboxEvents } from './connector-events.js';
+export { enrollment } from './enrollment.js';

@@ -47,6 +47,10 @@ export const ScheduledAction = defineEntity({
     errorCode: p.string().length(60).nullable(),
     errorMessage: p.string().length(500).nullable(),
     attempts: p.integer().default(0),
+    /** An invitation's acceptance (inbound `invitation.accepted`), read by `accepted` condition steps. */
+    acceptedAt: p.datetime().nullable(),
+    /** A reply received in this action's conversation (reply routing), read by `replied` condition steps. */
+    repliedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

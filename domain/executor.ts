@@ -1,0 +1,525 @@
+// The campaign executor's database side (docs/executor.md): everything the `enrollment` workflow's
+// activities do. The workflow keeps ids and times only; rows live here.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SendingWindows } from '../db/entities/Campaign.js';
+import type { VersionedStep } from '../db/entities/CampaignStepVersion.js';
+import type { AccountConnector } from '../lib/connectors/types.js';
+import { ProviderError } from '../lib/provider-http.js';
+import { renderTemplate, type TemplateValues } from '../lib/templates.js';
+import { releaseSlot, requestSlot } from './governor.js';
+import { addDays, isoWeekday, localDate, localParts, parseClock, zonedTime } from './governor-time.js';
+import { emitEvent } from './webhook-events.js';
+
+export const SEND_STEP_TYPES = ['email', 'invitation', 'message'] as const;
+export const isSendStep = (type: string) => (SEND_STEP_TYPES as readonly string[]).includes(type);
+/** Review waits this long for a person's decision; then the action is canceled and the enrollment stops (`review_expired`). */
+export const REVIEW_DEADLINE_MS = 7 * 86_400_000;
+
+/** Why the next action of an enrollment is not done yet (the `state` query, `waiting_reason`). */
+export type WaitingReason =
+  | 'waiting_for_window'
+  | 'waiting_step_delay'
+  | 'awaiting_review'
+  | 'paused'
+  | 'campaign_paused'
+  | 'daily_new_lead_cap'
+  | 'no_sender_account'
+  | 'not_connected'
+  | 'cap_weekly'
+  | 'cap_daily'
+  | 'warmup'
+  | 'outside_hours'
+  | 'gap';
+
+// ---------------------------------------------------------------------------------------------
+// Sending windows and waits, in the campaign's time zone.
+
+/** `from` itself when inside a window, else the next opening; null when no window ever opens. */
+export function nextWindowOpening(windows: SendingWindows, timeZone: string, from: Date): Date | null {
+  const today = localDate(from, timeZone);
+  for (let i = 0; i <= 7; i++) {
+    const date = addDays(today, i);
+    const slots = (windows[String(isoWeekday(date)) as keyof SendingWindows] ?? [])
+      .map((w) => ({ open: parseClock(w.start), close: parseClock(w.end) }))
+      .filter((w) => w.close > w.open)
+      .sort((a, b) => a.open - b.open);
+    for (const w of slots) {
+      const opens = zonedTime(date, w.open, timeZone);
+      const closes = zonedTime(date, w.close, timeZone);
+      if (from >= closes) continue;
+      return opens > from ? opens : from;
+    }
+  }
+  return null;
+}
+
+/** The end of a wait step from `from`: hours (fractions allowed) or business days (Mon–Fri, same local time) in the zone. */
+export function waitEnd(config: Record<string, unknown>, timeZone: string, from: Date): Date {
+  const amount = Math.max(0, Number(config.amount ?? 0));
+  if (config.unit === 'business_days') {
+    const { date, minutes } = localParts(from, timeZone);
+    let d = date;
+    let left = Math.ceil(amount);
+    while (left > 0) {
+      d = addDays(d, 1);
+      if (isoWeekday(d) <= 5) left--;
+    }
+    // Landing on a weekend start (amount 0 on a Saturday) moves to Monday.
+    while (isoWeekday(d) > 5) d = addDays(d, 1);
+    return d === date ? from : zonedTime(d, minutes, timeZone);
+  }
+  return new Date(from.getTime() + amount * 3_600_000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps and versions.
+
+interface EnrollmentCtx {
+  id: string;
+  workspace_id: string;
+  campaign_id: string;
+  lead_id: string;
+  contact_id: string;
+  status: string;
+  step_version: number;
+  account_id: string | null;
+  run: number;
+  replied_at: Date | null;
+  c_status: string;
+  c_version: number;
+  time_zone: string;
+  sending_windows: SendingWindows;
+  account_ids: string[];
+  rotation: string;
+  daily_new_lead_cap: number | null;
+  stop_on_reply: boolean;
+  review_required: boolean;
+  message_mode: string;
+}
+
+async function enrollmentCtx(em: EntityManager, enrollmentId: string): Promise<EnrollmentCtx> {
+  const [row] = await em.execute<EnrollmentCtx[]>(
+    `select e.id, e.workspace_id, e.campaign_id, e.lead_id, e.contact_id, e.status, e.step_version, e.account_id, e.run, e.replied_at,
+            c.status as c_status, c.step_version as c_version, c.time_zone, c.sending_windows, c.account_ids, c.rotation, c.daily_new_lead_cap,
+            c.stop_on_reply, c.review_required, c.message_mode
+       from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`,
+    [enrollmentId],
+  );
+  if (!row) throw new Error(`enrollment ${enrollmentId} not found`);
+  return row;
+}
+
+async function versionSteps(em: EntityManager, campaignId: string, version: number): Promise<VersionedStep[]> {
+  const [row] = await em.execute<{ steps: VersionedStep[] }[]>(`select steps from campaign_step_versions where campaign_id = ? and version = ?`, [campaignId, version]);
+  return [...(row?.steps ?? [])].sort((a, b) => a.position - b.position);
+}
+
+/** What the workflow needs of a step (config only for waits and conditions: sends read theirs when planned). */
+export interface StepRef {
+  id: string;
+  type: string;
+  index: number;
+  config?: Record<string, unknown>;
+}
+
+export interface NextStepInput {
+  enrollmentId: string;
+  /** The version the enrollment runs now. */
+  version: number;
+  /** The step just finished (null at the start) and its index in `version`. */
+  lastStepId: string | null;
+  lastIndex: number;
+  /** Start here instead (a re-enrollment from a given step); only with lastStepId null. */
+  startAtStepId?: string | null;
+}
+
+/**
+ * The next step at a step boundary, moving to the campaign's current version by the rule: steps not
+ * yet reached come from the new version, done ones stay done, the current one has finished as
+ * planned. So the next step is the one after the finished step's id in the new version; when the new
+ * version dropped that step, the first one of the new version past the old index. Mirrors progress
+ * on the enrollment row. `step: null` at the end of the sequence.
+ */
+export async function nextStep(em: EntityManager, input: NextStepInput): Promise<{ version: number; step: StepRef | null }> {
+  const ctx = await enrollmentCtx(em, input.enrollmentId);
+  const version = Math.max(input.version, ctx.c_version);
+  const steps = await versionSteps(em, ctx.campaign_id, version);
+  let index: number;
+  if (input.lastStepId === null) {
+    index = input.startAtStepId ? Math.max(0, steps.findIndex((s) => s.id === input.startAtStepId)) : 0;
+  } else {
+    const at = steps.findIndex((s) => s.id === input.lastStepId);
+    index = at >= 0 ? at + 1 : input.lastIndex + 1;
+  }
+  const s = steps[index] ?? null;
+  await em.execute(`update enrollments set step_version = ?, current_position = ?, current_step_id = ?, updated_at = now() where id = ? and status in ('active', 'paused')`, [
+    version,
+    s ? index : null,
+    s?.id ?? null,
+    input.enrollmentId,
+  ]);
+  if (!s) return { version, step: null };
+  return { version, step: { id: s.id, type: s.type, index, ...(isSendStep(s.type) ? {} : { config: s.config }) } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning a send.
+
+export interface PlanInput {
+  enrollmentId: string;
+  /** Minted by the workflow (deterministic), so a retried planning activity writes one row. */
+  actionId: string;
+  stepId: string;
+  version: number;
+  index: number;
+  /** Not before this time (the end of preceding waits), ISO. */
+  notBefore: string | null;
+}
+
+export interface PlanResult {
+  actionId: string;
+  dueAt: string;
+  reason: WaitingReason;
+  review: boolean;
+  /** No sending window ever opens: the action is failed (`no_sending_window`). */
+  failed?: string;
+}
+
+const channelOf = (type: string) => (type === 'email' ? 'email' : 'network');
+
+/** Writes the planned scheduled action: due time in the windows, rendered content, sender by rotation. */
+export async function planAction(em: EntityManager, input: PlanInput, now = new Date()): Promise<PlanResult> {
+  return em.transactional(async (tx) => {
+    const [existing] = await tx.execute<{ due_at: Date; waiting_reason: string | null; state: string }[]>(`select due_at, waiting_reason, state from scheduled_actions where id = ?`, [input.actionId]);
+    const ctx = await enrollmentCtx(tx as EntityManager, input.enrollmentId);
+    const step = (await versionSteps(tx as EntityManager, ctx.campaign_id, input.version)).find((s) => s.id === input.stepId);
+    if (!step) throw new Error(`step ${input.stepId} not in version ${input.version}`);
+    // Review applies when the campaign requires it, or the step's message mode (else the campaign's) is AI-written with review.
+    const review = ctx.review_required || (step.messageMode ?? ctx.message_mode) === 'ai_review';
+    if (existing) {
+      return { actionId: input.actionId, dueAt: new Date(existing.due_at).toISOString(), reason: (existing.waiting_reason ?? 'waiting_for_window') as WaitingReason, review, ...(existing.state === 'failed' ? { failed: 'no_sending_window' } : {}) };
+    }
+    const from = input.notBefore && new Date(input.notBefore) > now ? new Date(input.notBefore) : now;
+    let reason: WaitingReason = input.notBefore && new Date(input.notBefore) > now ? 'waiting_step_delay' : 'waiting_for_window';
+    let due = nextWindowOpening(ctx.sending_windows, ctx.time_zone, from);
+
+    // The daily new-lead cap applies to an enrollment's first send: later local days when today's is full.
+    const [{ n: previous }] = await tx.execute<{ n: number }[]>(`select count(*)::int as n from scheduled_actions where enrollment_id = ? and state <> 'canceled'`, [input.enrollmentId]);
+    if (due && ctx.daily_new_lead_cap !== null && previous === 0) {
+      await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`campaign-new-leads:${ctx.campaign_id}`]);
+      for (let i = 0; i < 60 && due; i++) {
+        const day = localDate(due, ctx.time_zone);
+        const start = zonedTime(day, 0, ctx.time_zone);
+        const end = zonedTime(addDays(day, 1), 0, ctx.time_zone);
+        const [{ n }] = await tx.execute<{ n: number }[]>(
+          `select count(*)::int as n from scheduled_actions a where a.campaign_id = ? and a.due_at >= ? and a.due_at < ? and a.state not in ('canceled')
+             and not exists (select 1 from scheduled_actions p where p.enrollment_id = a.enrollment_id and p.created_at < a.created_at and p.state <> 'canceled')`,
+          [ctx.campaign_id, start, end],
+        );
+        if (n < ctx.daily_new_lead_cap) break;
+        reason = 'daily_new_lead_cap';
+        due = nextWindowOpening(ctx.sending_windows, ctx.time_zone, end);
+      }
+    }
+
+    const accountId = await pickAccount(tx as EntityManager, ctx, step.type);
+    const content = await renderContent(tx as EntityManager, ctx, step, accountId);
+    const failed = due ? undefined : 'no_sending_window';
+    await tx.execute(
+      `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, account_id, content,
+         waiting_reason, error_code, attempts, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 0, ?, ?) on conflict (id) do nothing`,
+      [input.actionId, ctx.workspace_id, ctx.campaign_id, ctx.id, ctx.lead_id, step.id, input.index, input.version, step.type, failed ? 'failed' : 'planned', due ?? from, accountId,
+        JSON.stringify(content), failed ? null : reason, failed ?? null, now, now],
+    );
+    return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, ...(failed ? { failed } : {}) };
+  });
+}
+
+/**
+ * The sender: a lead's later sends on a channel keep the account of its earlier ones (one
+ * conversation); the first one on a channel follows the rotation — sticky keeps `enrollments.account_id`,
+ * round_robin takes the account with the fewest actions in this campaign, least_used the one with the
+ * fewest slots granted today. Only connected accounts of the step's channel.
+ */
+async function pickAccount(em: EntityManager, ctx: EnrollmentCtx, type: string): Promise<string | null> {
+  const channel = channelOf(type);
+  const [prior] = await em.execute<{ account_id: string }[]>(
+    `select a.account_id from scheduled_actions a join platform_accounts p on p.id = a.account_id
+      where a.enrollment_id = ? and p.channel = ? and a.state = 'executed' order by a.executed_at desc limit 1`,
+    [ctx.id, channel],
+  );
+  if (prior) return prior.account_id;
+  if (!ctx.account_ids.length) return null;
+  const candidates = await em.execute<{ id: string; planned: number; today: number }[]>(
+    `select p.id,
+            (select count(*)::int from scheduled_actions a where a.account_id = p.id and a.campaign_id = ?) as planned,
+            coalesce((select sum(u.count)::int from account_usage u where u.account_id = p.id and u.day = (now() at time zone p.time_zone)::date), 0) as today
+       from platform_accounts p where p.id = any(?::uuid[]) and p.channel = ? and p.status = 'connected' and p.workspace_id = ?`,
+    [ctx.campaign_id, `{${ctx.account_ids.join(',')}}`, channel, ctx.workspace_id],
+  );
+  if (!candidates.length) return null;
+  const order = ctx.account_ids;
+  if (ctx.rotation === 'sticky') {
+    const kept = candidates.find((c) => c.id === ctx.account_id);
+    if (kept) return kept.id;
+    const first = candidates.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id))[0];
+    await em.execute(`update enrollments set account_id = ? where id = ?`, [first.id, ctx.id]);
+    return first.id;
+  }
+  const key = ctx.rotation === 'least_used' ? (c: (typeof candidates)[number]) => c.today : (c: (typeof candidates)[number]) => c.planned;
+  return candidates.sort((a, b) => key(a) - key(b) || order.indexOf(a.id) - order.indexOf(b.id))[0].id;
+}
+
+async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: VersionedStep, accountId: string | null): Promise<Record<string, unknown>> {
+  const [c] = await em.execute<Record<string, string | null>[]>(
+    `select first_name, last_name, full_name, company, title, country, email, profile_url, network_provider_id from contacts where id = ?`,
+    [ctx.contact_id],
+  );
+  const [acc] = accountId ? await em.execute<{ display_name: string }[]>(`select display_name from platform_accounts where id = ?`, [accountId]) : [];
+  const values: TemplateValues = {
+    first_name: c?.first_name,
+    last_name: c?.last_name,
+    full_name: c?.full_name ?? ([c?.first_name, c?.last_name].filter(Boolean).join(' ') || null),
+    company: c?.company,
+    title: c?.title,
+    country: c?.country,
+    email: c?.email,
+    sender_name: acc?.display_name,
+  };
+  const out: Record<string, unknown> = {};
+  const missing = new Set<string>();
+  for (const field of ['subject', 'body', 'note'] as const) {
+    const tpl = step.config[field];
+    if (typeof tpl !== 'string') continue;
+    const r = renderTemplate(tpl, values);
+    out[field] = r.text;
+    r.missing.forEach((m) => missing.add(m));
+  }
+  out.recipient = step.type === 'email' ? (c?.email ?? null) : (c?.profile_url ?? c?.network_provider_id ?? null);
+  if (missing.size) out.missing_variables = [...missing];
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gates before a send.
+
+/** The campaign's status now and the action's state (a person may have skipped or approved it). */
+export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string }> {
+  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string }[]>(
+    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status from scheduled_actions a join campaigns c on c.id = a.campaign_id join enrollments e on e.id = a.enrollment_id where a.id = ?`,
+    [actionId],
+  );
+  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status };
+}
+
+export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null): Promise<void> {
+  await em.execute(`update scheduled_actions set waiting_reason = ?, updated_at = now() where id = ? and state in ('planned', 'awaiting_approval', 'approved') and waiting_reason is distinct from ?`, [
+    reason,
+    actionId,
+    reason,
+  ]);
+}
+
+/** Puts the action up for review; returns its state (already `approved` or `skipped` when a person decided first). */
+export async function requestReview(em: EntityManager, actionId: string): Promise<string> {
+  const [r] = await em.execute<{ state: string }[]>(
+    `update scheduled_actions set state = case when state = 'planned' then 'awaiting_approval' else state end,
+       waiting_reason = case when state = 'planned' then 'awaiting_review' else waiting_reason end, updated_at = now()
+     where id = ? returning state`,
+    [actionId],
+  );
+  return r.state;
+}
+
+/** The review deadline passed: the action is canceled (`review_expired`). */
+export async function expireReview(em: EntityManager, actionId: string): Promise<string> {
+  const [r] = await em.execute<{ state: string }[]>(
+    `update scheduled_actions set state = case when state = 'awaiting_approval' then 'canceled' else state end,
+       error_code = case when state = 'awaiting_approval' then 'review_expired' else error_code end, updated_at = now() where id = ? returning state`,
+    [actionId],
+  );
+  return r.state;
+}
+
+export type SlotResult =
+  | { granted: true; grantedAt: string }
+  | { granted: false; reason: WaitingReason; retryAt: string | null }
+  | { granted: false; gone: string };
+
+/**
+ * At execution time: the campaign's window again (a paused or delayed action may have slipped out of
+ * it), then the sender account's governor. A refusal's reason is recorded on the action.
+ */
+export async function acquireSlot(em: EntityManager, actionId: string, now = new Date()): Promise<SlotResult> {
+  const [a] = await em.execute<{ state: string; type: string; account_id: string | null; time_zone: string; sending_windows: SendingWindows }[]>(
+    `select a.state, a.type, a.account_id, c.time_zone, c.sending_windows from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`,
+    [actionId],
+  );
+  if (!['planned', 'approved', 'awaiting_approval'].includes(a.state)) return { granted: false, gone: a.state };
+  const open = nextWindowOpening(a.sending_windows, a.time_zone, now);
+  if (!open || open > now) {
+    await setWaitingReason(em, actionId, 'waiting_for_window');
+    return { granted: false, reason: 'waiting_for_window', retryAt: open?.toISOString() ?? null };
+  }
+  if (!a.account_id) {
+    await setWaitingReason(em, actionId, 'no_sender_account');
+    return { granted: false, reason: 'no_sender_account', retryAt: null };
+  }
+  const answer = await requestSlot(em, a.account_id, a.type as 'email' | 'invitation' | 'message', { now });
+  if (answer.granted) return { granted: true, grantedAt: answer.grantedAt.toISOString() };
+  await setWaitingReason(em, actionId, answer.reason);
+  return { granted: false, reason: answer.reason, retryAt: answer.retryAt?.toISOString() ?? null };
+}
+
+/** Gives a granted slot back when the action was not sent after all (stopped between grant and send). */
+export async function giveBackSlot(em: EntityManager, actionId: string, grantedAt: string): Promise<void> {
+  const [a] = await em.execute<{ account_id: string | null; type: string }[]>(`select account_id, type from scheduled_actions where id = ?`, [actionId]);
+  if (a?.account_id) await releaseSlot(em, a.account_id, a.type as 'email', new Date(grantedAt));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The send.
+
+export interface SendOptions {
+  /** Test hook (EXECUTOR_TEST_PAUSE_AFTER_SEND_MS): a pause between the connector's answer and recording it. */
+  pauseAfterSendMs?: number;
+}
+
+/**
+ * Sends the action once. Marks it `executing` (the attempt counted), sends with the action id as the
+ * connector's idempotency key, then records the connector's ids, `executed` and `action.executed` in
+ * one transaction. A retry (crash anywhere in between) finds `executing` and sends again with the same
+ * key, which the connector answers with the first send's ids: the lead receives it once. A connector
+ * failure that is not retryable marks `failed` and gives the slot back; a retryable one is thrown so
+ * the activity retries.
+ */
+export async function sendAction(
+  em: EntityManager,
+  connector: AccountConnector,
+  actionId: string,
+  grantedAt: string,
+  opts: SendOptions = {},
+): Promise<{ outcome: 'executed' | 'failed' | 'skipped' | 'canceled'; errorCode?: string }> {
+  type Row = { state: string; type: string; account_id: string | null; content: Record<string, unknown> | null; connector_account_id: string | null; error_code: string | null };
+  const claim = await em.transactional(async (tx) => {
+    const [a] = await tx.execute<Row[]>(
+      `select a.state, a.type, a.account_id, a.content, a.error_code, p.connector_account_id from scheduled_actions a left join platform_accounts p on p.id = a.account_id where a.id = ? for update of a`,
+      [actionId],
+    );
+    if (a.state === 'executed' || a.state === 'failed' || a.state === 'skipped' || a.state === 'canceled') return a;
+    await tx.execute(`update scheduled_actions set state = 'executing', attempts = attempts + 1, waiting_reason = null, updated_at = now() where id = ?`, [actionId]);
+    return { ...a, state: 'executing' };
+  });
+  if (claim.state !== 'executing') {
+    // Stopped or skipped between the grant and now: the slot was not used.
+    if (claim.state === 'skipped' || claim.state === 'canceled') await giveBackSlot(em, actionId, grantedAt);
+    return { outcome: claim.state as 'executed' | 'failed' | 'skipped' | 'canceled', ...(claim.error_code ? { errorCode: claim.error_code } : {}) };
+  }
+
+  const fail = async (code: string, message: string) => {
+    await em.transactional(async (tx) => {
+      const r = await tx.execute(`update scheduled_actions set state = 'failed', error_code = ?, error_message = ?, updated_at = now() where id = ? and state = 'executing' returning id`, [
+        code,
+        message.slice(0, 500),
+        actionId,
+      ]);
+      if (r.length) await giveBackSlot(tx as EntityManager, actionId, grantedAt);
+    });
+    return { outcome: 'failed' as const, errorCode: code };
+  };
+  const content = claim.content ?? {};
+  const recipient = content.recipient as string | null;
+  if (!claim.connector_account_id) return fail('no_sender_account', 'the sender account is not attached to the connector');
+  if (!recipient) return fail('no_identity', `the lead has no ${claim.type === 'email' ? 'email address' : 'profile URL'}`);
+  if (Array.isArray(content.missing_variables) && content.missing_variables.length) {
+    return fail('missing_variables', `template variables without a value: ${(content.missing_variables as string[]).join(', ')}`);
+  }
+
+  let ids: { messageId: string; threadId: string | null };
+  try {
+    if (claim.type === 'email') {
+      const r = await connector.sendEmail(claim.connector_account_id, { idempotencyKey: actionId, to: recipient, subject: String(content.subject ?? ''), body: String(content.body ?? '') });
+      ids = r;
+    } else if (claim.type === 'invitation') {
+      const r = await connector.sendInvitation(claim.connector_account_id, { idempotencyKey: actionId, recipient, body: String(content.note ?? '') });
+      ids = { messageId: r.invitationId, threadId: null };
+    } else {
+      const r = await connector.sendMessage(claim.connector_account_id, { idempotencyKey: actionId, recipient, body: String(content.body ?? '') });
+      ids = r;
+    }
+  } catch (err) {
+    if (err instanceof ProviderError && !err.retryable) return fail(`connector_${err.code}`, err.message);
+    throw err;
+  }
+  if (opts.pauseAfterSendMs) await new Promise((r) => setTimeout(r, opts.pauseAfterSendMs));
+
+  await em.transactional(async (tx) => {
+    const [done] = await tx.execute<{ workspace_id: string; type: string; lead_id: string; campaign_id: string }[]>(
+      `update scheduled_actions set state = 'executed', executed_at = now(), connector_message_id = ?, connector_thread_id = ?, waiting_reason = null, updated_at = now()
+        where id = ? and state = 'executing' returning workspace_id, type, lead_id, campaign_id`,
+      [ids.messageId, ids.threadId, actionId],
+    );
+    if (done) {
+      await emitEvent(tx as EntityManager, done.workspace_id, 'action.executed', { action_id: actionId, action_type: done.type, lead_id: done.lead_id, campaign_id: done.campaign_id });
+    }
+  });
+  return { outcome: 'executed' };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conditions, replies, the end.
+
+/** Whether a condition step holds on the enrollment's previous send (`opened` is never observed: see docs/executor.md). */
+export async function checkCondition(em: EntityManager, enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>): Promise<boolean> {
+  const expect = config.expect !== false;
+  let observed = false;
+  if (config.check === 'replied') {
+    const [r] = await em.execute<{ replied: boolean }[]>(
+      `select (e.replied_at is not null or exists (select 1 from scheduled_actions a where a.enrollment_id = e.id and a.replied_at is not null)) as replied from enrollments e where e.id = ?`,
+      [enrollmentId],
+    );
+    observed = !!r?.replied;
+  } else if (config.check === 'accepted') {
+    if (previousActionId) {
+      const [r] = await em.execute<{ accepted_at: Date | null }[]>(`select accepted_at from scheduled_actions where id = ?`, [previousActionId]);
+      observed = !!r?.accepted_at;
+    }
+  } else {
+    observed = false; // 'opened': the connector reports no opens
+  }
+  return observed === expect;
+}
+
+/** A reply reached the enrollment: recorded; true when the campaign stops on reply. */
+export async function recordReply(em: EntityManager, enrollmentId: string): Promise<boolean> {
+  const [r] = await em.execute<{ stop_on_reply: boolean }[]>(
+    `with e as (update enrollments set replied_at = coalesce(replied_at, now()), updated_at = now() where id = ? returning campaign_id)
+     select c.stop_on_reply from campaigns c join e on e.campaign_id = c.id`,
+    [enrollmentId],
+  );
+  return !!r?.stop_on_reply;
+}
+
+export async function setEnrollmentPaused(em: EntityManager, enrollmentId: string, paused: boolean): Promise<void> {
+  await em.execute(`update enrollments set status = ?, updated_at = now() where id = ? and status = ?`, [paused ? 'paused' : 'active', enrollmentId, paused ? 'active' : 'paused']);
+}
+
+/**
+ * Ends the enrollment (idempotent; a `removed` set by the unenroll route is kept): its status and
+ * reason, and every action not yet sent is canceled.
+ */
+export async function finishEnrollment(em: EntityManager, enrollmentId: string, status: string, stopReason: string | null): Promise<void> {
+  await em.transactional(async (tx) => {
+    await tx.execute(
+      `update enrollments set status = ?, stop_reason = ?, finished_at = coalesce(finished_at, now()), current_position = null, current_step_id = null, updated_at = now()
+        where id = ? and status in ('active', 'paused')`,
+      [status, stopReason, enrollmentId],
+    );
+    await tx.execute(
+      `update scheduled_actions set state = 'canceled', error_code = coalesce(error_code, ?), waiting_reason = null, updated_at = now()
+        where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved')`,
+      [stopReason ?? status, enrollmentId],
+    );
+  });
+}

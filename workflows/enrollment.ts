@@ -1,0 +1,286 @@
+// `enrollment:<campaignId>:<leadId>`: one lead's walk through a campaign's steps (docs/executor.md).
+// The history holds ids and times only; rows are read and written by activities (domain/executor.ts).
+import { condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { EnrollmentActivities } from '../activities/enrollment.js';
+import type { StepRef, WaitingReason } from '../domain/executor.js';
+
+const acts = proxyActivities<EnrollmentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+// The send: a worker lost mid-send is noticed after this timeout and the send retried (idempotently).
+const sender = proxyActivities<EnrollmentActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** Review waits this long (docs/executor.md); kept beside REVIEW_DEADLINE_MS in domain/executor.ts. */
+const REVIEW_DEADLINE_MS = 7 * 86_400_000;
+/** A paused campaign is read again this often even without a `resume` signal. */
+const CAMPAIGN_RECHECK_MS = 5 * 60_000;
+/** A refusal that names no retry time (no account, not connected) is asked again after this. */
+const NO_RETRY_TIME_MS = 60 * 60_000;
+/** Steps per run before continuing as new. */
+const STEPS_PER_RUN = 25;
+
+/** What carries over a continue-as-new (and what a run starts from). */
+export interface EnrollmentCarry {
+  version: number;
+  lastStepId: string | null;
+  lastIndex: number;
+  notBefore: string | null;
+  previousActionId: string | null;
+  paused: boolean;
+  replyPending: boolean;
+  stepsRun: number;
+}
+
+export interface EnrollmentInput {
+  enrollmentId: string;
+  campaignId: string;
+  leadId: string;
+  /** The version pinned at enrollment. */
+  version: number;
+  /** Start at this step instead of the first (a re-enrollment from a given step). */
+  startAtStepId?: string | null;
+  carry?: EnrollmentCarry;
+}
+
+export interface EnrollmentState {
+  status: 'running' | 'paused' | 'finished';
+  version: number;
+  step_id: string | null;
+  step_index: number | null;
+  step_type: string | null;
+  action_id: string | null;
+  /** Why the next action is not done yet; null while an activity runs or at the end. */
+  reason: WaitingReason | null;
+  /** Until when, when known (ISO). */
+  until: string | null;
+  replied: boolean;
+  finished: { status: string; stop_reason: string | null } | null;
+}
+
+export type ActionSignal = { actionId?: string };
+export const replySignal = defineSignal<[{ source?: string }?]>('reply');
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
+export const skipSignal = defineSignal<[ActionSignal?]>('skip');
+export const approveSignal = defineSignal<[ActionSignal?]>('approve');
+export const unenrollSignal = defineSignal('unenroll');
+/** The campaign was resumed: a held enrollment reads the campaign's status again now (an enrollment's own pause stays). */
+export const campaignResumedSignal = defineSignal('campaign_resumed');
+export const stateQuery = defineQuery<EnrollmentState>('state');
+
+export async function enrollment(input: EnrollmentInput): Promise<{ status: string; stop_reason: string | null }> {
+  const { enrollmentId } = input;
+  const c: EnrollmentCarry = input.carry ?? { version: input.version, lastStepId: null, lastIndex: -1, notBefore: null, previousActionId: null, paused: false, replyPending: false, stepsRun: 0 };
+  let startAtStepId = input.carry ? null : (input.startAtStepId ?? null);
+  let unenrolled = false;
+  let replied = false;
+  let nudge = false;
+  const skipped = new Set<string>();
+  const approved = new Set<string>();
+  const st: EnrollmentState = { status: 'running', version: c.version, step_id: null, step_index: null, step_type: null, action_id: null, reason: null, until: null, replied: false, finished: null };
+
+  setHandler(replySignal, () => void (c.replyPending = true));
+  setHandler(pauseSignal, () => void (c.paused = true));
+  setHandler(resumeSignal, () => {
+    c.paused = false;
+    nudge = true;
+  });
+  setHandler(skipSignal, (s) => void skipped.add(s?.actionId ?? st.action_id ?? ''));
+  setHandler(approveSignal, (s) => void approved.add(s?.actionId ?? st.action_id ?? ''));
+  setHandler(unenrollSignal, () => void (unenrolled = true));
+  setHandler(campaignResumedSignal, () => void (nudge = true));
+  setHandler(stateQuery, () => ({ ...st, status: st.finished ? 'finished' : c.paused ? 'paused' : 'running', replied }));
+
+  const current = () => st.action_id;
+  const skippedNow = () => !!current() && skipped.has(current()!);
+  const interrupted = () => unenrolled || c.replyPending || c.paused || skippedNow();
+  const wait = (reason: WaitingReason | null, until: Date | null) => {
+    st.reason = reason;
+    st.until = until ? until.toISOString() : null;
+  };
+
+  const finish = async (status: string, stopReason: string | null) => {
+    await acts.executorFinish(enrollmentId, status, stopReason);
+    wait(null, null);
+    st.finished = { status, stop_reason: stopReason };
+    return st.finished;
+  };
+
+  /** Handles what arrived before the next send: true when the enrollment has ended. */
+  const checkpoint = async (): Promise<boolean> => {
+    if (unenrolled) {
+      await finish('removed', 'unenrolled');
+      return true;
+    }
+    if (c.replyPending) {
+      c.replyPending = false;
+      replied = true;
+      if (await acts.executorRecordReply(enrollmentId)) {
+        await finish('replied', 'replied');
+        return true;
+      }
+    }
+    if (c.paused) {
+      const before = { reason: st.reason, until: st.until };
+      await acts.executorSetPaused(enrollmentId, true);
+      wait('paused', null);
+      await condition(() => !c.paused || unenrolled || c.replyPending);
+      await acts.executorSetPaused(enrollmentId, false);
+      st.reason = before.reason;
+      st.until = before.until;
+      return checkpoint();
+    }
+    return false;
+  };
+
+  /** Sleeps on a durable timer until `until`, handling signals meanwhile: 'due', 'stop' (ended) or 'skip' (the current action). */
+  const sleepUntil = async (until: Date, reason: WaitingReason): Promise<'due' | 'stop' | 'skip'> => {
+    for (;;) {
+      wait(reason, until);
+      if (await checkpoint()) return 'stop';
+      if (skippedNow()) return 'skip';
+      const ms = until.getTime() - Date.now();
+      if (ms <= 0) return 'due';
+      await condition(interrupted, ms);
+    }
+  };
+
+  /** One send step: 'next' to go on, 'stop' when the enrollment ended. */
+  const runSend = async (step: StepRef): Promise<'next' | 'stop'> => {
+    const actionId = uuid4();
+    st.action_id = actionId;
+    const plan = await acts.executorPlanAction({ enrollmentId, actionId, stepId: step.id, version: c.version, index: step.index, notBefore: c.notBefore });
+    c.notBefore = null;
+    c.previousActionId = actionId;
+    if (plan.failed) {
+      await finish('failed', plan.failed);
+      return 'stop';
+    }
+    const slept = await sleepUntil(new Date(plan.dueAt), plan.reason);
+    if (slept !== 'due') return slept === 'skip' ? 'next' : 'stop';
+
+    // The campaign: paused campaigns hold their enrollments here, in place.
+    for (;;) {
+      if (await checkpoint()) return 'stop';
+      if (skippedNow()) return 'next';
+      wait(null, null);
+      const g = await acts.executorGate(actionId);
+      if (g.actionState === 'skipped') return 'next';
+      if (g.actionState === 'canceled' || g.enrollmentStatus === 'removed') {
+        await finish('removed', 'unenrolled');
+        return 'stop';
+      }
+      if (g.campaignStatus === 'active') break;
+      if (g.campaignStatus !== 'paused') {
+        await finish('stopped', `campaign_${g.campaignStatus}`);
+        return 'stop';
+      }
+      wait('campaign_paused', null);
+      await acts.executorSetWaitingReason(actionId, 'campaign_paused');
+      nudge = false;
+      await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
+    }
+
+    if (plan.review) {
+      wait(null, null);
+      let state = await acts.executorRequestReview(actionId);
+      const deadline = Date.now() + REVIEW_DEADLINE_MS;
+      while (state === 'awaiting_approval') {
+        wait('awaiting_review', new Date(deadline));
+        const left = deadline - Date.now();
+        const woke = left > 0 && (await condition(() => approved.has(actionId) || interrupted(), left));
+        if (!woke) {
+          state = await acts.executorExpireReview(actionId);
+          if (state === 'canceled') {
+            await finish('stopped', 'review_expired');
+            return 'stop';
+          }
+          break;
+        }
+        if (await checkpoint()) return 'stop';
+        if (skippedNow()) return 'next';
+        if (approved.has(actionId)) state = (await acts.executorGate(actionId)).actionState;
+      }
+      if (state === 'skipped') return 'next';
+    }
+
+    // The governor, at execution time: ask, and when refused sleep until the time it names.
+    let grantedAt: string;
+    for (;;) {
+      if (await checkpoint()) return 'stop';
+      if (skippedNow()) return 'next';
+      wait(null, null);
+      const slot = await acts.executorAcquireSlot(actionId);
+      if ('gone' in slot) {
+        if (slot.gone === 'skipped' || slot.gone === 'executed') return 'next';
+        await finish(slot.gone === 'canceled' ? 'removed' : 'failed', slot.gone === 'canceled' ? 'unenrolled' : slot.gone);
+        return 'stop';
+      }
+      if (slot.granted) {
+        grantedAt = slot.grantedAt;
+        break;
+      }
+      const until = slot.retryAt ? new Date(slot.retryAt) : new Date(Date.now() + NO_RETRY_TIME_MS);
+      const r = await sleepUntil(until, slot.reason);
+      if (r !== 'due') return r === 'skip' ? 'next' : 'stop';
+    }
+
+    // A reply or a removal that arrived while the slot was granted: the slot goes back unused.
+    if (unenrolled || c.replyPending || skippedNow()) {
+      await acts.executorGiveBackSlot(actionId, grantedAt);
+      if (await checkpoint()) return 'stop';
+      if (skippedNow()) return 'next';
+    }
+    wait(null, null);
+    const out = await sender.executorSend(actionId, grantedAt);
+    if (out.outcome === 'failed') {
+      await finish('failed', out.errorCode ?? 'send_failed');
+      return 'stop';
+    }
+    if (out.outcome === 'canceled') {
+      await finish('removed', 'unenrolled');
+      return 'stop';
+    }
+    return 'next';
+  };
+
+  for (;;) {
+    if (await checkpoint()) return st.finished!;
+    wait(null, null);
+    const { version, step } = await acts.executorNextStep({ enrollmentId, version: c.version, lastStepId: c.lastStepId, lastIndex: c.lastIndex, startAtStepId });
+    startAtStepId = null;
+    c.version = version;
+    st.version = version;
+    st.step_id = step?.id ?? null;
+    st.step_index = step?.index ?? null;
+    st.step_type = step?.type ?? null;
+    st.action_id = null;
+    if (!step) return finish('completed', null);
+
+    if (step.type === 'wait') {
+      const from = c.notBefore && new Date(c.notBefore).getTime() > Date.now() ? c.notBefore : new Date(Date.now()).toISOString();
+      c.notBefore = await acts.executorWaitEnd({ enrollmentId, config: step.config ?? {}, from });
+    } else if (step.type === 'condition') {
+      if (c.notBefore) {
+        const r = await sleepUntil(new Date(c.notBefore), 'waiting_step_delay');
+        if (r === 'stop') return st.finished!;
+        c.notBefore = null;
+      }
+      wait(null, null);
+      if (!(await acts.executorCheckCondition(enrollmentId, c.previousActionId, step.config ?? {}))) return finish('completed', 'condition_not_met');
+    } else {
+      if ((await runSend(step)) === 'stop') return st.finished!;
+    }
+
+    c.lastStepId = step.id;
+    c.lastIndex = step.index;
+    c.stepsRun++;
+    if (c.stepsRun % STEPS_PER_RUN === 0 || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof enrollment>({ ...input, startAtStepId: null, carry: c });
+    }
+  }
+}
