@@ -5,6 +5,7 @@ import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type CampaignStatus } from
 import type { ICampaignStep } from '../../db/entities/CampaignStep.js';
 import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaign-steps.js';
 import { createCampaign, getCampaign, listCampaigns, setStatus, updateCampaign, type CampaignSettings, type CampaignWithCount } from '../campaigns.js';
+import { signalCampaignEnrollments } from '../enrollments.js';
 import { defineTool, type ToolContext } from './registry.js';
 
 const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({
@@ -69,7 +70,11 @@ const statusTool = (name: string, to: CampaignStatus, description: string) =>
     description,
     input: z.object({ campaign_id: z.uuid() }).strict(),
     risk: 'change',
-    run: async ({ em, actor }: ToolContext, input: { campaign_id: string }) => summary(await setStatus(em, actor, input.campaign_id, to)),
+    run: async ({ em, actor, jobs }: ToolContext, input: { campaign_id: string }) => {
+      const c = await setStatus(em, actor, input.campaign_id, to);
+      if (to === 'active') await signalCampaignEnrollments(em, jobs, c.id, 'campaign_resumed');
+      return summary(c);
+    },
   });
 
 export const campaignTools = [
