@@ -1,0 +1,286 @@
+// Campaign-level reads and batch changes of scheduled actions, campaign stats and in-flight impact
+// (docs/executor.md "Scheduled actions, in bulk", docs/campaigns.md "Stats and impact"). Everything
+// is set-based SQL on `scheduled_actions` and `enrollments` (indexed by campaign), never workflow
+// histories. Single-action approve is reused for batches so the rules stay in one place.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ICampaign } from '../db/entities/Campaign.js';
+import { ScheduledAction, type IScheduledAction } from '../db/entities/ScheduledAction.js';
+import { requireCampaign } from './campaigns.js';
+import { assertWritable } from './demo.js';
+import { approveAction } from './enrollments.js';
+import { AppError, badRequest } from './errors.js';
+import type { Actor } from './identity.js';
+import type { Jobs } from './jobs.js';
+
+/** States of an action that has not been sent and may still be (the "pending" set). */
+export const PENDING_STATES = ['planned', 'awaiting_approval', 'approved'] as const;
+const pendingSql = `('planned', 'awaiting_approval', 'approved')`;
+
+export interface ActionFilter {
+  state?: string;
+  stepId?: string;
+  dueFrom?: Date;
+  dueTo?: Date;
+  limit: number;
+  cursor?: string;
+}
+
+function encodeCursor(a: IScheduledAction): string {
+  return Buffer.from(`${a.dueAt.toISOString()}|${a.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { dueAt: Date; id: string } {
+  const [due, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const dueAt = new Date(due ?? '');
+  if (!id || Number.isNaN(dueAt.getTime()) || !/^[0-9a-f-]{36}$/i.test(id)) throw badRequest('invalid_cursor', 'the cursor is not one this list returned');
+  return { dueAt, id };
+}
+
+/** The campaign's actions by due time (then id), filtered; keyset pagination on (due_at, id). */
+export async function listCampaignActions(em: EntityManager, actor: Actor, campaignId: string, f: ActionFilter): Promise<{ items: IScheduledAction[]; nextCursor: string | null }> {
+  const campaign = await requireCampaign(em, actor, campaignId);
+  const where: Record<string, unknown> = { campaign: campaign.id };
+  if (f.state) where.state = f.state;
+  if (f.stepId) where.stepId = f.stepId;
+  const due: Record<string, Date> = {};
+  if (f.dueFrom) due.$gte = f.dueFrom;
+  if (f.dueTo) due.$lt = f.dueTo;
+  if (Object.keys(due).length) where.dueAt = due;
+  if (f.cursor) {
+    const c = decodeCursor(f.cursor);
+    where.$or = [{ dueAt: { $gt: c.dueAt } }, { dueAt: c.dueAt, id: { $gt: c.id } }];
+  }
+  const rows = await em.find(ScheduledAction, where as never, { orderBy: { dueAt: 'asc', id: 'asc' }, limit: f.limit + 1 });
+  const items = rows.slice(0, f.limit);
+  return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1]!) : null };
+}
+
+export type BatchOutcome = 'approved' | 'not_found' | 'invalid_state';
+
+/**
+ * Approves each id with the single-action rule (`approveAction`): `approved`, `not_found` (not an
+ * action of this campaign), or `invalid_state` (not planned or awaiting approval). Results in the
+ * order given; a repeated id is answered once per occurrence.
+ */
+export async function batchApprove(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string, ids: string[]): Promise<{ id: string; result: BatchOutcome; state: string | null }[]> {
+  assertWritable(actor);
+  const campaign = await requireCampaign(em, actor, campaignId);
+  const unique = [...new Set(ids)];
+  const rows = await em.execute<{ id: string }[]>(`select id from scheduled_actions where campaign_id = ? and id = any(?::uuid[])`, [campaign.id, `{${unique.join(',')}}`]);
+  const mine = new Set(rows.map((r) => r.id));
+  const done = new Map<string, { result: BatchOutcome; state: string | null }>();
+  for (const id of unique) {
+    if (!mine.has(id)) {
+      done.set(id, { result: 'not_found', state: null });
+      continue;
+    }
+    try {
+      const a = await approveAction(em, jobs, actor, id);
+      done.set(id, { result: 'approved', state: a.state });
+    } catch (e) {
+      if (!(e instanceof AppError) || e.status !== 409) throw e;
+      const [r] = await em.execute<{ state: string }[]>(`select state from scheduled_actions where id = ?`, [id]);
+      done.set(id, { result: 'invalid_state', state: r?.state ?? null });
+    }
+  }
+  return ids.map((id) => ({ id, ...done.get(id)! }));
+}
+
+/** What pausing or editing the campaign now would affect: enrollments per status, actions per state, and pending actions due in the next 24 h. */
+export async function inFlightImpact(em: EntityManager, actor: Actor, campaignId: string) {
+  const campaign = await requireCampaign(em, actor, campaignId);
+  const enr = await em.execute<{ status: string; n: number }[]>(`select status, count(*)::int as n from enrollments where campaign_id = ? group by status`, [campaign.id]);
+  const act = await em.execute<{ state: string; n: number }[]>(`select state, count(*)::int as n from scheduled_actions where campaign_id = ? group by state`, [campaign.id]);
+  const [soon] = await em.execute<{ n: number; approval: number }[]>(
+    `select count(*)::int as n, count(*) filter (where state = 'awaiting_approval')::int as approval
+       from scheduled_actions where campaign_id = ? and state in ${pendingSql} and due_at < now() + interval '24 hours'`,
+    [campaign.id],
+  );
+  const perStep = await em.execute<{ step_id: string; step_position: number; n: number }[]>(
+    `select step_id, min(step_position)::int as step_position, count(*)::int as n from scheduled_actions
+      where campaign_id = ? and state in ${pendingSql} group by step_id order by 2`,
+    [campaign.id],
+  );
+  const enrollments = Object.fromEntries(enr.map((r) => [r.status, r.n]));
+  return {
+    campaign_id: campaign.id,
+    campaign_status: campaign.status,
+    enrollments_by_status: enrollments,
+    running_enrollments: (enrollments.active ?? 0) + (enrollments.paused ?? 0),
+    actions_by_state: Object.fromEntries(act.map((r) => [r.state, r.n])),
+    pending_actions_by_step: perStep.map((r) => ({ step_id: r.step_id, step_position: r.step_position, pending: r.n })),
+    due_next_24h: soon?.n ?? 0,
+    awaiting_approval_next_24h: soon?.approval ?? 0,
+  };
+}
+
+interface Counts {
+  sent: number;
+  accepted: number;
+  replied: number;
+  failed: number;
+  bounced: number;
+}
+
+const countCols = `count(*) filter (where state = 'executed')::int as sent,
+  count(*) filter (where accepted_at is not null)::int as accepted,
+  count(*) filter (where replied_at is not null)::int as replied,
+  count(*) filter (where state = 'failed')::int as failed,
+  count(*) filter (where state = 'failed' and error_code ilike '%bounce%')::int as bounced`;
+
+const rate = (replied: number, sent: number) => (sent ? Math.round((replied / sent) * 10000) / 10000 : 0);
+
+/**
+ * Per campaign and per step: enrolled (enrollments, or enrollments that reached the step), sent
+ * (executed), accepted, replied, reply rate (replied / sent), failed and bounced; and by local day in
+ * the campaign's time zone (sent by executed day, replies by reply day).
+ */
+export async function campaignStats(em: EntityManager, actor: Actor, campaignId: string) {
+  const campaign = await requireCampaign(em, actor, campaignId);
+  const [enr] = await em.execute<{ enrolled: number; replied: number }[]>(
+    `select count(*)::int as enrolled, count(*) filter (where replied_at is not null)::int as replied from enrollments where campaign_id = ?`,
+    [campaign.id],
+  );
+  const [tot] = await em.execute<Counts[]>(`select ${countCols} from scheduled_actions where campaign_id = ?`, [campaign.id]);
+  const steps = await em.execute<(Counts & { step_id: string; step_position: number; type: string; enrolled: number })[]>(
+    `select step_id, min(step_position)::int as step_position, min(type) as type, count(distinct enrollment_id)::int as enrolled, ${countCols}
+       from scheduled_actions where campaign_id = ? group by step_id order by 2, 1`,
+    [campaign.id],
+  );
+  const days = await em.execute<{ day: string; sent: number; replied: number; accepted: number; failed: number }[]>(
+    `with ev as (
+       select to_char(executed_at at time zone ?, 'YYYY-MM-DD') as day, 1 as sent, 0 as replied, 0 as accepted, 0 as failed from scheduled_actions where campaign_id = ? and state = 'executed' and executed_at is not null
+       union all select to_char(replied_at at time zone ?, 'YYYY-MM-DD'), 0, 1, 0, 0 from scheduled_actions where campaign_id = ? and replied_at is not null
+       union all select to_char(accepted_at at time zone ?, 'YYYY-MM-DD'), 0, 0, 1, 0 from scheduled_actions where campaign_id = ? and accepted_at is not null
+       union all select to_char(updated_at at time zone ?, 'YYYY-MM-DD'), 0, 0, 0, 1 from scheduled_actions where campaign_id = ? and state = 'failed')
+     select day, sum(sent)::int as sent, sum(replied)::int as replied, sum(accepted)::int as accepted, sum(failed)::int as failed from ev group by day order by day`,
+    [campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id],
+  );
+  const t = tot ?? { sent: 0, accepted: 0, replied: 0, failed: 0, bounced: 0 };
+  return {
+    campaign_id: campaign.id,
+    time_zone: campaign.timeZone,
+    totals: { enrolled: enr?.enrolled ?? 0, replied_enrollments: enr?.replied ?? 0, ...t, reply_rate: rate(t.replied, t.sent) },
+    steps: steps.map((s) => ({
+      step_id: s.step_id,
+      step_position: s.step_position,
+      type: s.type,
+      enrolled: s.enrolled,
+      sent: s.sent,
+      accepted: s.accepted,
+      replied: s.replied,
+      failed: s.failed,
+      bounced: s.bounced,
+      reply_rate: rate(s.replied, s.sent),
+    })),
+    by_day: days,
+  };
+}
+
+/**
+ * Replies attributed to the send step that preceded them: reply routing records `replied_at` on the
+ * latest executed action of the conversation, so each reply belongs to that action's step. Per step:
+ * the count and the latest replies (up to `sample`).
+ */
+export async function stepReplies(em: EntityManager, actor: Actor, campaignId: string, sample = 20) {
+  const campaign = await requireCampaign(em, actor, campaignId);
+  const rows = await em.execute<{ step_id: string; step_position: number; type: string; replies: number; sent: number }[]>(
+    `select step_id, min(step_position)::int as step_position, min(type) as type, count(*) filter (where replied_at is not null)::int as replies,
+            count(*) filter (where state = 'executed')::int as sent
+       from scheduled_actions where campaign_id = ? group by step_id having count(*) filter (where replied_at is not null) > 0 order by 2, 1`,
+    [campaign.id],
+  );
+  const latest = await em.execute<{ step_id: string; id: string; lead_id: string; enrollment_id: string; replied_at: Date; executed_at: Date | null }[]>(
+    `select step_id, id, lead_id, enrollment_id, replied_at, executed_at from (
+       select *, row_number() over (partition by step_id order by replied_at desc, id) as rn from scheduled_actions where campaign_id = ? and replied_at is not null) x
+      where rn <= ? order by replied_at desc`,
+    [campaign.id, sample],
+  );
+  return {
+    campaign_id: campaign.id,
+    total_replies: rows.reduce((n, r) => n + r.replies, 0),
+    items: rows.map((r) => ({
+      step_id: r.step_id,
+      step_position: r.step_position,
+      type: r.type,
+      replies: r.replies,
+      reply_rate: rate(r.replies, r.sent),
+      latest: latest
+        .filter((l) => l.step_id === r.step_id)
+        .map((l) => ({ action_id: l.id, lead_id: l.lead_id, enrollment_id: l.enrollment_id, replied_at: new Date(l.replied_at).toISOString(), executed_at: l.executed_at ? new Date(l.executed_at).toISOString() : null })),
+    })),
+  };
+}
+
+/** SQL (on `c.country`) that is true when the campaign's country rule refuses the contact; null when there is no rule. */
+function blockedSql(campaign: ICampaign): { sql: string; args: unknown[] } | null {
+  const rule = campaign.countryRule;
+  const countries = [...new Set((rule?.countries ?? []).map((x) => x.trim().toUpperCase()))];
+  if (!rule || !countries.length) return null;
+  const list = `{${countries.join(',')}}`;
+  return rule.mode === 'block'
+    ? { sql: `upper(trim(c.country)) = any(?::text[])`, args: [list] }
+    : { sql: `(c.country is null or trim(c.country) = '' or not (upper(trim(c.country)) = any(?::text[])))`, args: [list] };
+}
+
+/** Pending actions of the campaign whose lead's contact country the campaign's country rule now refuses: counts and a sample. */
+export async function countryRestrictionImpact(em: EntityManager, actor: Actor, campaignId: string, sample = 20) {
+  const campaign = await requireCampaign(em, actor, campaignId);
+  const b = blockedSql(campaign);
+  const base = { campaign_id: campaign.id, country_rule: campaign.countryRule ?? null };
+  if (!b) return { ...base, actions: 0, enrollments: 0, by_country: [], sample: [] };
+  const from = `from scheduled_actions a join enrollments e on e.id = a.enrollment_id join contacts c on c.id = e.contact_id
+                where a.campaign_id = ? and a.state in ${pendingSql} and ${b.sql}`;
+  const [tot] = await em.execute<{ actions: number; enrollments: number }[]>(`select count(*)::int as actions, count(distinct a.enrollment_id)::int as enrollments ${from}`, [campaign.id, ...b.args]);
+  const byCountry = await em.execute<{ country: string | null; actions: number }[]>(
+    `select upper(trim(c.country)) as country, count(*)::int as actions ${from} group by 1 order by 2 desc, 1`,
+    [campaign.id, ...b.args],
+  );
+  const rows = await em.execute<{ id: string; lead_id: string; enrollment_id: string; state: string; due_at: Date; country: string | null }[]>(
+    `select a.id, a.lead_id, a.enrollment_id, a.state, a.due_at, upper(trim(c.country)) as country ${from} order by a.due_at, a.id limit ?`,
+    [campaign.id, ...b.args, sample],
+  );
+  return {
+    ...base,
+    actions: tot?.actions ?? 0,
+    enrollments: tot?.enrollments ?? 0,
+    by_country: byCountry.map((r) => ({ country: r.country ?? null, actions: r.actions })),
+    sample: rows.map((r) => ({ action_id: r.id, lead_id: r.lead_id, enrollment_id: r.enrollment_id, state: r.state, due_at: new Date(r.due_at).toISOString(), country: r.country ?? null })),
+  };
+}
+
+/**
+ * Cancels those actions (`error_code = blocked_country`) and stops their enrollments (`stopped`,
+ * `stop_reason = blocked_country`) in one transaction, then sends each workflow `unenroll` (the
+ * workflow keeps the status the route wrote).
+ */
+export async function cancelCountryRestricted(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string) {
+  assertWritable(actor);
+  const campaign = await requireCampaign(em, actor, campaignId);
+  const b = blockedSql(campaign);
+  if (!b) return { campaign_id: campaign.id, canceled_actions: 0, stopped_enrollments: 0, signaled: 0 };
+  const { actions, stopped } = await em.transactional(async (tx) => {
+    const canceled = await tx.execute<{ enrollment_id: string }[]>(
+      `update scheduled_actions a set state = 'canceled', error_code = 'blocked_country', waiting_reason = null, updated_at = now()
+         from enrollments e join contacts c on c.id = e.contact_id
+        where e.id = a.enrollment_id and a.campaign_id = ? and a.state in ${pendingSql} and ${b.sql}
+        returning a.enrollment_id`,
+      [campaign.id, ...b.args],
+    );
+    const ids = [...new Set(canceled.map((r) => r.enrollment_id))];
+    const stoppedRows = ids.length
+      ? await tx.execute<{ lead_id: string }[]>(
+          `update enrollments set status = 'stopped', stop_reason = 'blocked_country', finished_at = coalesce(finished_at, now()), current_position = null, current_step_id = null, updated_at = now()
+            where id = any(?::uuid[]) and status in ('active', 'paused') returning lead_id`,
+          [`{${ids.join(',')}}`],
+        )
+      : [];
+    return { actions: canceled.length, stopped: stoppedRows };
+  });
+  let signaled = 0;
+  for (let i = 0; i < stopped.length; i += 50) {
+    const sent = await Promise.all(stopped.slice(i, i + 50).map((r) => jobs.signalEnrollment(campaign.id, r.lead_id, 'unenroll')));
+    signaled += sent.filter(Boolean).length;
+  }
+  return { campaign_id: campaign.id, canceled_actions: actions, stopped_enrollments: stopped.length, signaled };
+}
