@@ -29,7 +29,9 @@ export type WaitingReason =
   | 'cap_daily'
   | 'warmup'
   | 'outside_hours'
-  | 'gap';
+  | 'gap'
+  /** Re-planned by `reschedule-overdue` / `reschedule-planned` to a later due time, which the slot request honours. */
+  | 'rescheduled';
 
 // ---------------------------------------------------------------------------------------------
 // Sending windows and waits, in the campaign's time zone.
@@ -352,11 +354,18 @@ export type SlotResult =
  * it), then the sender account's governor. A refusal's reason is recorded on the action.
  */
 export async function acquireSlot(em: EntityManager, actionId: string, now = new Date()): Promise<SlotResult> {
-  const [a] = await em.execute<{ state: string; type: string; account_id: string | null; time_zone: string; sending_windows: SendingWindows }[]>(
-    `select a.state, a.type, a.account_id, c.time_zone, c.sending_windows from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`,
+  const [a] = await em.execute<{ state: string; type: string; account_id: string | null; time_zone: string; sending_windows: SendingWindows; due_at: Date }[]>(
+    `select a.state, a.type, a.account_id, a.due_at, c.time_zone, c.sending_windows from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`,
     [actionId],
   );
   if (!['planned', 'approved', 'awaiting_approval'].includes(a.state)) return { granted: false, gone: a.state };
+  // The row's due time is the truth: an action re-planned later (reschedule routes) waits for it here,
+  // so a workflow whose timer was set for the old time follows the new one without a signal.
+  const due = new Date(a.due_at);
+  if (due.getTime() > now.getTime() + 1000) {
+    await setWaitingReason(em, actionId, 'rescheduled');
+    return { granted: false, reason: 'rescheduled', retryAt: due.toISOString() };
+  }
   const open = nextWindowOpening(a.sending_windows, a.time_zone, now);
   if (!open || open > now) {
     await setWaitingReason(em, actionId, 'waiting_for_window');

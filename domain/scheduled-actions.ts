@@ -8,7 +8,12 @@ import { ScheduledAction, type IScheduledAction } from '../db/entities/Scheduled
 import { requireCampaign } from './campaigns.js';
 import { assertWritable } from './demo.js';
 import { approveAction } from './enrollments.js';
-import { AppError, badRequest } from './errors.js';
+import { PlatformAccount, type ActionType } from '../db/entities/PlatformAccount.js';
+import { AppError, badRequest, conflict } from './errors.js';
+import { nextWindowOpening } from './executor.js';
+import { effectiveCaps, usage } from './governor.js';
+import { addDays, localDate, zonedTime } from './governor-time.js';
+import { entitlementsFor } from './plans.js';
 import type { Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 
@@ -283,4 +288,154 @@ export async function cancelCountryRestricted(em: EntityManager, jobs: Jobs, act
     signaled += sent.filter(Boolean).length;
   }
   return { campaign_id: campaign.id, canceled_actions: actions, stopped_enrollments: stopped.length, signaled };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-planning: overdue actions (after a pause) and planned actions (after a settings change).
+
+interface ReplanRow {
+  id: string;
+  account_id: string | null;
+  type: string;
+  due_at: Date;
+}
+
+/** The least spacing between two re-planned actions of one account (its `min_gap_seconds` when larger). */
+export const REPLAN_MIN_SPACING_SECONDS = 60;
+
+/**
+ * Gives each action (in the order given) the first time at or after `from(row)` (and now) that is
+ * inside the campaign's sending windows (its time zone) and on a local day (the account's time zone,
+ * as the governor counts) where the account's planned actions of that type — across campaigns, plus
+ * the slots already granted today — stay under its daily cap (warm-up applied); one account's actions
+ * are at least `max(min_gap_seconds, 60 s)` apart. Writes the new due times (`waiting_reason =
+ * rescheduled`) for actions still pending; an action for which no window ever opens keeps its time.
+ */
+async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[], from: (r: ReplanRow) => Date, now: Date) {
+  const accountIds = [...new Set(rows.map((r) => r.account_id).filter((x): x is string => !!x))];
+  const accounts = new Map((await em.find(PlatformAccount, { id: { $in: accountIds } })).map((a) => [a.id, a]));
+  const planCaps = (await entitlementsFor(em, campaign.workspace.id)).entitlements.senderCaps;
+  const load = new Map<string, number>();
+  const key = (acc: string, type: string, day: string) => `${acc}|${type}|${day}`;
+  if (accountIds.length) {
+    const existing = await em.execute<{ account_id: string; type: string; day: string; n: number }[]>(
+      `select a.account_id, a.type, to_char(a.due_at at time zone p.time_zone, 'YYYY-MM-DD') as day, count(*)::int as n
+         from scheduled_actions a join platform_accounts p on p.id = a.account_id
+        where a.account_id = any(?::uuid[]) and a.state in ${pendingSql} and a.due_at >= ? and not (a.id = any(?::uuid[]))
+        group by 1, 2, 3`,
+      [`{${accountIds.join(',')}}`, new Date(now.getTime() - 86_400_000), `{${rows.map((r) => r.id).join(',')}}`],
+    );
+    for (const e of existing) load.set(key(e.account_id, e.type, e.day), e.n);
+    for (const acc of accounts.values()) {
+      const today = localDate(now, acc.timeZone);
+      for (const u of await usage(em, acc, now)) load.set(key(acc.id, u.action, today), (load.get(key(acc.id, u.action, today)) ?? 0) + u.today);
+    }
+  }
+  const cursor = new Map<string, number>();
+  const moves: { id: string; from: Date; to: Date }[] = [];
+  let unplaceable = 0;
+  for (const r of rows) {
+    const acc = r.account_id ? accounts.get(r.account_id) : undefined;
+    let t = new Date(Math.max(from(r).getTime(), now.getTime(), acc ? (cursor.get(acc.id) ?? 0) : 0));
+    let placed: Date | null = null;
+    for (let i = 0; i < 400; i++) {
+      const due = nextWindowOpening(campaign.sendingWindows, campaign.timeZone, t);
+      if (!due) break;
+      if (!acc) {
+        placed = due;
+        break;
+      }
+      const day = localDate(due, acc.timeZone);
+      const cap = effectiveCaps(acc, planCaps, due)[r.type as ActionType]?.daily ?? Infinity;
+      const k = key(acc.id, r.type, day);
+      if ((load.get(k) ?? 0) < cap) {
+        load.set(k, (load.get(k) ?? 0) + 1);
+        cursor.set(acc.id, due.getTime() + Math.max(acc.minGapSeconds ?? 0, REPLAN_MIN_SPACING_SECONDS) * 1000);
+        placed = due;
+        break;
+      }
+      t = zonedTime(addDays(day, 1), 0, acc.timeZone);
+    }
+    if (!placed) unplaceable++;
+    else if (placed.getTime() !== new Date(r.due_at).getTime()) moves.push({ id: r.id, from: new Date(r.due_at), to: placed });
+  }
+  const written = moves.length
+    ? await em.execute<{ id: string }[]>(
+        `update scheduled_actions a set due_at = v.due, waiting_reason = 'rescheduled', updated_at = now()
+           from (select unnest(?::uuid[]) as id, unnest(?::timestamptz[]) as due) v
+          where a.id = v.id and a.state in ${pendingSql} returning a.id`,
+        [`{${moves.map((m) => m.id).join(',')}}`, `{${moves.map((m) => m.to.toISOString()).join(',')}}`],
+      )
+    : [];
+  const ok = new Set(written.map((w) => w.id));
+  return { moves: moves.filter((m) => ok.has(m.id)), unplaceable };
+}
+
+export interface ReplanResult {
+  campaign_id: string;
+  considered: number;
+  rescheduled: number;
+  no_window: number;
+  first_due_at: string | null;
+  last_due_at: string | null;
+  items: { id: string; previous_due_at: string; due_at: string }[];
+}
+
+const replanView = (campaignId: string, considered: number, r: Awaited<ReturnType<typeof replan>>): ReplanResult => {
+  const times = r.moves.map((m) => m.to.getTime()).sort((a, b) => a - b);
+  return {
+    campaign_id: campaignId,
+    considered,
+    rescheduled: r.moves.length,
+    no_window: r.unplaceable,
+    first_due_at: times.length ? new Date(times[0]!).toISOString() : null,
+    last_due_at: times.length ? new Date(times[times.length - 1]!).toISOString() : null,
+    items: r.moves.slice(0, 200).map((m) => ({ id: m.id, previous_due_at: m.from.toISOString(), due_at: m.to.toISOString() })),
+  };
+};
+
+async function lockedCampaign(em: EntityManager, actor: Actor, campaignId: string): Promise<ICampaign> {
+  const campaign = await requireCampaign(em, actor, campaignId);
+  if (!['active', 'paused'].includes(campaign.status)) throw conflict('invalid_transition', `actions of a ${campaign.status} campaign cannot be re-planned`);
+  await em.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`campaign-replan:${campaign.id}`]);
+  return campaign;
+}
+
+/**
+ * Actions whose due time passed while the campaign or their enrollment was paused (pending, due
+ * before now, of a running enrollment) move into the next sending windows, earliest first, spread
+ * under each sender account's daily caps. Their workflows follow without a signal: the slot request
+ * honours the row's later due time (reason `rescheduled`).
+ */
+export async function rescheduleOverdue(em: EntityManager, actor: Actor, campaignId: string, now = new Date()): Promise<ReplanResult> {
+  assertWritable(actor);
+  return em.transactional(async (tx) => {
+    const campaign = await lockedCampaign(tx, actor, campaignId);
+    const rows = await tx.execute<ReplanRow[]>(
+      `select a.id, a.account_id, a.type, a.due_at from scheduled_actions a join enrollments e on e.id = a.enrollment_id
+        where a.campaign_id = ? and a.state in ${pendingSql} and a.due_at < ? and e.status in ('active', 'paused')
+        order by a.due_at, a.id limit 10000`,
+      [campaign.id, now],
+    );
+    return replanView(campaign.id, rows.length, await replan(tx, campaign, rows, () => now, now));
+  });
+}
+
+/**
+ * After a settings change (windows, time zone, accounts' caps): every pending action not yet due is
+ * re-planned at or after its current due time into the campaign's current windows and under the caps.
+ * Never earlier: a workflow's timer learns a later due time at its slot request, not an earlier one.
+ */
+export async function reschedulePlanned(em: EntityManager, actor: Actor, campaignId: string, now = new Date()): Promise<ReplanResult> {
+  assertWritable(actor);
+  return em.transactional(async (tx) => {
+    const campaign = await lockedCampaign(tx, actor, campaignId);
+    const rows = await tx.execute<ReplanRow[]>(
+      `select a.id, a.account_id, a.type, a.due_at from scheduled_actions a join enrollments e on e.id = a.enrollment_id
+        where a.campaign_id = ? and a.state in ${pendingSql} and a.due_at >= ? and e.status in ('active', 'paused')
+        order by a.due_at, a.id limit 10000`,
+      [campaign.id, now],
+    );
+    return replanView(campaign.id, rows.length, await replan(tx, campaign, rows, (r) => new Date(r.due_at), now));
+  });
 }

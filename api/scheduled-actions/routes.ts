@@ -7,6 +7,8 @@ import {
   countryRestrictionImpact,
   inFlightImpact,
   listCampaignActions,
+  rescheduleOverdue,
+  reschedulePlanned,
   stepReplies,
 } from '../../domain/scheduled-actions.js';
 import { defineOperation } from '../operation.js';
@@ -21,6 +23,7 @@ import {
   CountryCancelView,
   CountryImpactView,
   InFlightImpactView,
+  ReplanView,
   StepRepliesView,
 } from './schemas.js';
 
@@ -132,4 +135,31 @@ export const stepRepliesOp = defineOperation({
   responses: { 200: StepRepliesView },
   errors: read,
   handler: async ({ em, actor, params }) => stepReplies(em, actor, params.id),
+});
+
+export const rescheduleOverdueOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-overdue',
+  summary: 'Move actions whose due time passed (while the campaign or the enrollment was paused) into the next sending windows, spread under each sender account’s daily caps',
+  description:
+    'Pending actions (`planned`, `awaiting_approval`, `approved`) of running enrollments due before now, earliest first. Their workflows follow the new due time at their slot request (waiting reason `rescheduled`). 409 `invalid_transition` unless the campaign is active or paused.',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  responses: { 200: ReplanView },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
+  handler: async ({ em, actor, params }) => rescheduleOverdue(em, actor, params.campaignId),
+});
+
+export const reschedulePlannedOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-planned',
+  summary: 'Re-plan the pending actions not yet due into the campaign’s current windows and caps (after a settings change)',
+  description: 'Each action moves to the first fitting time at or after its current due time (never earlier). 409 `invalid_transition` unless the campaign is active or paused.',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  responses: { 200: ReplanView },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
+  handler: async ({ em, actor, params }) => reschedulePlanned(em, actor, params.campaignId),
 });

@@ -83,3 +83,13 @@ export const CountryImpactView = z.object({
 });
 
 export const CountryCancelView = z.object({ campaign_id: z.uuid(), canceled_actions: Count, stopped_enrollments: Count, signaled: Count });
+
+export const ReplanView = z.object({
+  campaign_id: z.uuid(),
+  considered: Count,
+  rescheduled: Count,
+  no_window: Count.meta({ description: 'Actions for which no sending window ever opens (left unchanged)' }),
+  first_due_at: Timestamp.nullable(),
+  last_due_at: Timestamp.nullable(),
+  items: z.array(z.object({ id: z.uuid(), previous_due_at: Timestamp, due_at: Timestamp })).meta({ description: 'The moves (first 200)' }),
+});

@@ -4,7 +4,8 @@ import test from 'ava';
 import { uuidv7 } from '../../lib/ids.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
-import { campaignOwner, seedCampaign } from '../helpers/campaigns.js';
+import { campaignOwner, fastAccount, seedCampaign } from '../helpers/campaigns.js';
+import { acquireSlot } from '../../domain/executor.js';
 test.before(async () => void (await api()));
 test.after.always(closeApi);
 
@@ -234,6 +235,8 @@ test('another workspace’s campaign is 404 on every campaign-level route', asyn
     ['GET', `/api/campaigns/${c.id}/in-flight-impact`],
     ['GET', `/api/campaigns/${c.id}/stats`],
     ['GET', `/api/campaigns/${c.id}/step-replies`],
+    ['POST', `/api/campaigns/${c.id}/scheduled-actions/reschedule-overdue`],
+    ['POST', `/api/campaigns/${c.id}/scheduled-actions/reschedule-planned`],
   ];
   for (const [m, p, body] of routes) {
     const r = await call(m, p, as(stranger, body));
@@ -241,4 +244,97 @@ test('another workspace’s campaign is 404 on every campaign-level route', asyn
     t.is(r.body.error.code, 'not_found');
   }
   t.is((await call('GET', `/api/campaigns/${c.id}/stats`)).status, 401);
+});
+
+const PARIS = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+const paris = (iso: string) => {
+  const p = Object.fromEntries(PARIS.formatToParts(new Date(iso)).map((x) => [x.type, x.value]));
+  return { day: `${p.year}-${p.month}-${p.day}`, minutes: Number(p.hour) * 60 + Number(p.minute) };
+};
+
+test('pausing for a day then reschedule-overdue respects windows and caps; reschedule-planned follows new windows; the slot request honours the later due time', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const accA = await fastAccount(u, 'network', { caps: { invitation: { daily: 3, weekly: 100 } }, min_gap_seconds: 0 });
+  const accB = await fastAccount(u, 'network', { caps: { invitation: { daily: 2, weekly: 100 } }, min_gap_seconds: 0 });
+  const morning = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '09:00', end: '12:00' }]]));
+  const c = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [accA.id, accB.id], steps: STEPS, windows: morning, timeZone: 'Europe/Paris', status: 'paused' });
+  const leads = await o.leads(9);
+  const yesterday = Date.now() - 86_400_000;
+  const byAccount: Record<string, string[]> = { [accA.id]: [], [accB.id]: [] };
+  const order: string[] = [];
+  for (const [i, l] of leads.entries()) {
+    const e = await enroll(o.workspaceId, c.id, l, { status: i === 8 ? 'removed' : 'active' });
+    const acc = i % 2 === 0 ? accA.id : accB.id;
+    const id = await action(o.workspaceId, c.id, e, l.leadId, { stepId: c.stepIds[0]!, position: 0, dueAt: new Date(yesterday + i * 60_000) });
+    await (await em()).execute(`update scheduled_actions set account_id = ?, waiting_reason = 'campaign_paused' where id = ?`, [acc, id]);
+    if (i < 8) {
+      byAccount[acc]!.push(id);
+      order.push(id);
+    }
+  }
+  const before = Date.now();
+  const r = await call('POST', `/api/campaigns/${c.id}/scheduled-actions/reschedule-overdue`, as(u));
+  t.is(r.status, 200, r.text);
+  t.like(r.body, { considered: 8, rescheduled: 8, no_window: 0 });
+
+  const list = (await call('GET', `/api/campaigns/${c.id}/scheduled-actions?state=planned&limit=200`, as(u))).body.items as any[];
+  const due = new Map(list.map((a) => [a.id, a.due_at as string]));
+  for (const id of order) {
+    const d = due.get(id)!;
+    t.true(Date.parse(d) >= before - 1000, `${d} is not in the past`);
+    const { minutes } = paris(d);
+    t.true(minutes >= 9 * 60 && minutes < 12 * 60, `${d} is inside 09:00–12:00 Paris`);
+    t.is(list.find((a) => a.id === id).waiting_reason, 'rescheduled');
+  }
+  for (const [acc, cap] of [[accA.id, 3], [accB.id, 2]] as const) {
+    const perDay = new Map<string, string[]>();
+    for (const id of byAccount[acc]!) perDay.set(paris(due.get(id)!).day, [...(perDay.get(paris(due.get(id)!).day) ?? []), due.get(id)!]);
+    for (const [day, times] of perDay) {
+      t.true(times.length <= cap, `${acc} has ${times.length} on ${day} (cap ${cap})`);
+      const sorted = times.map(Date.parse).sort((a, b) => a - b);
+      for (let i = 1; i < sorted.length; i++) t.true(sorted[i]! - sorted[i - 1]! >= 60_000, 'spread at least a minute apart');
+    }
+    t.true(perDay.size >= 2, 'more than one day was needed');
+    // Earliest first: the account's actions keep their order.
+    const times = byAccount[acc]!.map((id) => Date.parse(due.get(id)!));
+    t.deepEqual(times, [...times].sort((a, b) => a - b));
+  }
+  // The removed enrollment's action is left alone; nothing is overdue any more.
+  t.like((await call('POST', `/api/campaigns/${c.id}/scheduled-actions/reschedule-overdue`, as(u))).body, { considered: 0, rescheduled: 0 });
+
+  // The slot request honours the later due time instead of sending at once.
+  const first = order[0]!;
+  const slot = await acquireSlot(await em(), first);
+  t.deepEqual(slot, { granted: false, reason: 'rescheduled', retryAt: new Date(due.get(first)!).toISOString() });
+
+  // A settings change: afternoon windows. reschedule-planned moves every pending action at or after its due time into them.
+  const afternoon = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '14:00', end: '16:00' }]]));
+  await (await em()).execute(`update campaigns set sending_windows = ?::jsonb where id = ?`, [JSON.stringify(afternoon), c.id]);
+  const p = await call('POST', `/api/campaigns/${c.id}/scheduled-actions/reschedule-planned`, as(u));
+  t.is(p.status, 200, p.text);
+  t.like(p.body, { considered: 8, rescheduled: 8 });
+  const after = new Map(((await call('GET', `/api/campaigns/${c.id}/scheduled-actions?state=planned&limit=200`, as(u))).body.items as any[]).map((a) => [a.id, a.due_at as string]));
+  for (const id of order) {
+    const { minutes } = paris(after.get(id)!);
+    t.true(minutes >= 14 * 60 && minutes < 16 * 60, `${after.get(id)} is inside 14:00–16:00 Paris`);
+    t.true(Date.parse(after.get(id)!) >= Date.parse(due.get(id)!), 'never earlier');
+  }
+  for (const [acc, cap] of [[accA.id, 3], [accB.id, 2]] as const) {
+    const counts = new Map<string, number>();
+    for (const id of byAccount[acc]!) counts.set(paris(after.get(id)!).day, (counts.get(paris(after.get(id)!).day) ?? 0) + 1);
+    t.true([...counts.values()].every((n) => n <= cap));
+  }
+});
+
+test('reschedule routes: 409 for a draft campaign, 404 for an unknown one', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const c = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps: STEPS, status: 'draft' });
+  for (const p of ['reschedule-overdue', 'reschedule-planned']) {
+    const r = await call('POST', `/api/campaigns/${c.id}/scheduled-actions/${p}`, as(u));
+    t.is(r.status, 409, r.text);
+    t.is(r.body.error.code, 'invalid_transition');
+    t.is((await call('POST', `/api/campaigns/${NO_SUCH_ID}/scheduled-actions/${p}`, as(u))).status, 404);
+  }
 });
