@@ -14,7 +14,7 @@ import { nextWindowOpening } from './executor.js';
 import { effectiveCaps, usage } from './governor.js';
 import { addDays, localDate, zonedTime } from './governor-time.js';
 import { entitlementsFor } from './plans.js';
-import type { Actor } from './identity.js';
+import { canAccessApp, type Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 
 /** States of an action that has not been sent and may still be (the "pending" set). */
@@ -438,4 +438,38 @@ export async function reschedulePlanned(em: EntityManager, actor: Actor, campaig
     );
     return replanView(campaign.id, rows.length, await replan(tx, campaign, rows, (r) => new Date(r.due_at), now));
   });
+}
+
+export interface ContactActionRow {
+  id: string;
+  campaign_id: string;
+  campaign_name: string;
+  app_id: string;
+  enrollment_id: string;
+  lead_id: string;
+  step_id: string;
+  step_position: number;
+  type: string;
+  state: string;
+  due_at: Date;
+  executed_at: Date | null;
+  accepted_at: Date | null;
+  replied_at: Date | null;
+  waiting_reason: string | null;
+  error_code: string | null;
+}
+
+/** The contact's scheduled actions across the workspace's campaigns (products the actor may see), by due time. */
+export async function contactActions(em: EntityManager, actor: Actor, contactId: string, limit = 500): Promise<ContactActionRow[]> {
+  const rows = await em.execute<ContactActionRow[]>(
+    `select a.id, a.campaign_id, c.name as campaign_name, c.app_id, a.enrollment_id, a.lead_id, a.step_id, a.step_position, a.type, a.state, a.due_at,
+            a.executed_at, a.accepted_at, a.replied_at, a.waiting_reason, a.error_code
+       from enrollments e join scheduled_actions a on a.enrollment_id = e.id join campaigns c on c.id = a.campaign_id
+      where e.workspace_id = ? and e.contact_id = ? order by a.due_at, a.id limit ?`,
+    [actor.workspaceId, contactId, limit],
+  );
+  const date = (d: Date | string | null) => (d === null ? null : new Date(d));
+  return rows
+    .filter((r) => canAccessApp(actor, r.app_id))
+    .map((r) => ({ ...r, due_at: date(r.due_at)!, executed_at: date(r.executed_at), accepted_at: date(r.accepted_at), replied_at: date(r.replied_at) }));
 }

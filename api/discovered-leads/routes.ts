@@ -2,7 +2,8 @@
 import { defineOperation } from '../operation.js';
 import { enrich } from '../enrichment/routes.js';
 import { EnrichmentView } from '../enrichment/schemas.js';
-import { IdParams } from '../schemas.js';
+import { IdParams, iso } from '../schemas.js';
+import { contactActions, PENDING_STATES } from '../../domain/scheduled-actions.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import {
   approveDiscoveredLead,
@@ -152,7 +153,7 @@ export const batchRejectOp = defineOperation({
 export const sequenceOp = defineOperation({
   method: 'GET',
   path: '/api/discovered-leads/{id}/sequence',
-  summary: "The planned and past outreach steps of the lead's contact (empty until campaigns exist)",
+  summary: "The planned and past outreach steps of the lead's contact: its scheduled actions across campaigns",
   tag,
   auth: 'user',
   params: IdParams,
@@ -160,7 +161,27 @@ export const sequenceOp = defineOperation({
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
   handler: async ({ em, actor, params }) => {
     const row = await requireDiscoveredLead(em, actor, params.id);
-    return { discovered_lead_id: row.id, contact_id: await getDiscoveredLeadContact(em, row), steps: [] };
+    const contactId = await getDiscoveredLeadContact(em, row);
+    const actions = contactId ? await contactActions(em, actor, contactId) : [];
+    const steps = actions.map((a) => ({
+      kind: a.type,
+      status: a.state,
+      scheduled_at: iso(a.due_at),
+      action_id: a.id,
+      campaign_id: a.campaign_id,
+      campaign_name: a.campaign_name,
+      enrollment_id: a.enrollment_id,
+      lead_id: a.lead_id,
+      step_id: a.step_id,
+      step_position: a.step_position,
+      executed_at: iso(a.executed_at),
+      accepted_at: iso(a.accepted_at),
+      replied_at: iso(a.replied_at),
+      waiting_reason: a.waiting_reason ?? null,
+      error_code: a.error_code ?? null,
+      planned: (PENDING_STATES as readonly string[]).includes(a.state),
+    }));
+    return { discovered_lead_id: row.id, contact_id: contactId, steps, planned_count: steps.filter((s) => s.planned).length, past_count: steps.filter((s) => !s.planned).length };
   },
 });
 

@@ -125,5 +125,28 @@ export const BatchResults = z.object({
 export const SequenceView = z.object({
   discovered_lead_id: z.uuid(),
   contact_id: z.uuid().nullable(),
-  steps: z.array(z.object({ kind: z.string(), status: z.string(), scheduled_at: Timestamp.nullable() })).meta({ description: 'Empty until campaigns exist' }),
+  steps: z
+    .array(
+      z.object({
+        kind: z.string().meta({ description: 'The action type: email, invitation, message' }),
+        status: z.string().meta({ description: 'The scheduled action state' }),
+        scheduled_at: Timestamp.nullable(),
+        action_id: z.uuid(),
+        campaign_id: z.uuid(),
+        campaign_name: z.string(),
+        enrollment_id: z.uuid(),
+        lead_id: z.uuid(),
+        step_id: z.uuid(),
+        step_position: z.number().int(),
+        executed_at: Timestamp.nullable(),
+        accepted_at: Timestamp.nullable(),
+        replied_at: Timestamp.nullable(),
+        waiting_reason: z.string().nullable(),
+        error_code: z.string().nullable(),
+        planned: z.boolean().meta({ description: 'Not sent yet and may still be (planned, awaiting approval, approved)' }),
+      }),
+    )
+    .meta({ description: "The contact's scheduled actions across campaigns, planned and past, by due time" }),
+  planned_count: z.number().int(),
+  past_count: z.number().int(),
 });

@@ -10,6 +10,7 @@ import { uuidv7 } from '../../lib/ids.js';
 import { call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { addTeamMember } from '../helpers/db.js';
+import { seedCampaign } from '../helpers/campaigns.js';
 test.after.always(closeApi);
 
 const auth = (u: TestUser, headers: Record<string, string> = {}) => ({ token: u.accessToken, headers });
@@ -80,7 +81,47 @@ test('approve: new → approved into the agent’s list with a new contact; appr
   t.is(rej.body.error.code, 'invalid_transition');
   // sequence: the contact, no steps yet
   const sq = await call('GET', `/api/discovered-leads/${id}/sequence`, auth(s.u));
-  t.deepEqual(sq.body, { discovered_lead_id: id, contact_id: r.body.contact_id, steps: [] });
+  t.deepEqual(sq.body, { discovered_lead_id: id, contact_id: r.body.contact_id, steps: [], planned_count: 0, past_count: 0 });
+});
+
+test('sequence: the contact’s planned and past scheduled actions across campaigns, by due time', async (t) => {
+  const s = await setup();
+  const [id] = await insertLeads(s, 1);
+  const r = await call('POST', `/api/discovered-leads/${id}/approve`, { ...auth(s.u), body: {} });
+  t.is(r.status, 200, r.text);
+  const e = await em();
+  const steps = [{ type: 'invitation', config: {} }, { type: 'message', config: { body: 'Hi' } }];
+  const campaigns = [await seedCampaign(s.workspaceId, { appId: s.appId, accountIds: [], steps }), await seedCampaign(s.workspaceId, { appId: s.appId, accountIds: [], steps })];
+  const ids: string[] = [];
+  for (const [n, c] of campaigns.entries()) {
+    const enrollmentId = uuidv7();
+    await e.execute(
+      `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at) values (?, ?, ?, ?, ?, 'active', 1, 1, now(), now(), now())`,
+      [enrollmentId, s.workspaceId, c.id, r.body.lead_id, r.body.contact_id],
+    );
+    const actionId = uuidv7();
+    const [state, due] = n === 0 ? ['executed', new Date(Date.now() - 86_400_000)] : ['planned', new Date(Date.now() + 86_400_000)];
+    await e.execute(
+      `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, attempts, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, 0, 1, 'invitation', ?, ?, ?, 0, now(), now())`,
+      [actionId, s.workspaceId, c.id, enrollmentId, r.body.lead_id, c.stepIds[0], state, due, state === 'executed' ? due : null],
+    );
+    ids.push(actionId);
+  }
+  const sq = await call('GET', `/api/discovered-leads/${id}/sequence`, auth(s.u));
+  t.is(sq.status, 200, sq.text);
+  t.like(sq.body, { discovered_lead_id: id, contact_id: r.body.contact_id, planned_count: 1, past_count: 1 });
+  t.deepEqual(
+    sq.body.steps.map((x: any) => [x.action_id, x.campaign_id, x.kind, x.status, x.planned]),
+    [
+      [ids[0], campaigns[0]!.id, 'invitation', 'executed', false],
+      [ids[1], campaigns[1]!.id, 'invitation', 'planned', true],
+    ],
+  );
+  t.truthy(sq.body.steps[0].executed_at);
+  // Another workspace: 404.
+  const other = await createOwner();
+  t.is((await call('GET', `/api/discovered-leads/${id}/sequence`, auth(other))).status, 404);
 });
 
 test('10 concurrent approvals of one discovered lead yield one lead; two discovered leads of one person share the contact', async (t) => {
