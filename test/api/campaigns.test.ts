@@ -142,6 +142,9 @@ test('create and update validation: time zone, windows, accounts of the workspac
   t.is(up.status, 200, up.text);
   t.like(up.body, { name: 'Renamed', daily_new_lead_cap: 10, time_zone: 'Asia/Tokyo', step_version: 1 });
   t.like((await call('PUT', `/api/campaigns/${c.id}`, as(u, { daily_new_lead_cap: null }))).body, { daily_new_lead_cap: null, name: 'Renamed' });
+  const allDay = await call('PUT', `/api/campaigns/${c.id}`, as(u, { sending_windows: { '7': [{ start: '00:00', end: '24:00' }] } }));
+  t.deepEqual(allDay.body.sending_windows, { '7': [{ start: '00:00', end: '24:00' }] });
+  t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { sending_windows: { '7': [{ start: '24:00', end: '24:00' }] } }))).status, 400);
   t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, {}))).status, 400);
   t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { time_zone: 'Nowhere/Town' }))).body.error.code, 'invalid_time_zone');
   t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { account_ids: [foreign] }))).body.error.code, 'invalid_account');
