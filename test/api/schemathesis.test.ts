@@ -40,6 +40,7 @@ function junitFailures(xml: string): Failure[] {
  * (their tests in test/api/*.test.ts cover the codes).
  */
 const STATEFUL_400: Record<string, string> = {
+  getCampaignsByCampaignIdScheduledActions: 'invalid_cursor: a cursor is valid only when this list returned it (an opaque keyset position)',
   postUsersMeChangePassword: 'invalid_current_password: the generator cannot know the current password',
   postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',
   postTeamInvitations: 'invalid_app: app_ids must name products of the workspace',
