@@ -39,7 +39,8 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   } catch {
     throw new AppError(400, 'invalid_body', 'request body is not valid UTF-8');
   }
-  if (text.trim() === '') return undefined;
+  // Only an empty body is "no body"; whitespace alone is not a JSON document (400 below).
+  if (text === '') return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -76,11 +76,14 @@ test('a body that is not valid UTF-8, or holds a lone surrogate, is 400 invalid_
   t.is(q.body.error.code, 'invalid_query');
 });
 
-test('a JSON null body is not an absent body: 400 invalid_body', async (t) => {
+test('a JSON null body, or whitespace alone, is not an absent body: 400 invalid_body', async (t) => {
   const u = await createUser();
   const r = await call('PATCH', '/api/users/me', { token: u.accessToken, rawBody: 'null' });
   t.is(r.status, 400);
   t.is(r.body.error.code, 'invalid_body');
+  const blank = await call('PATCH', '/api/users/me', { token: u.accessToken, rawBody: '\n' });
+  t.is(blank.status, 400);
+  t.is(blank.body.error.message, 'malformed JSON body');
   // No body at all is an empty patch.
   t.is((await call('PATCH', '/api/users/me', { token: u.accessToken })).status, 200);
 });
