@@ -111,6 +111,14 @@ const STATEFUL_422: Record<string, string> = {
   postCompanyDecisionMakerImportsByJobIDBatchPreview: 'batch_out_of_range: the batch must be one of the stored import’s batches',
 };
 
+/**
+ * Operations whose path id the stateful phase may fill from a nullable `app_id` of another response
+ * (it sends "None"): 400 invalid_id is then the right answer.
+ */
+const NULL_LINKED: Record<string, string> = {
+  postAppsByIdGenerateIcp: 'invalid_id: stateful links fill {id} from nullable app_id fields of other responses',
+};
+
 const toml = (s: string) => JSON.stringify(s);
 
 function configToml(token: string, bystander: string): string {
@@ -133,8 +141,9 @@ function configToml(token: string, bystander: string): string {
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "422", "429", "502"]', '');
   }
   for (const [id, why] of Object.entries(STATEFUL_422)) {
-    lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
-    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "422", "429"]', '');
+    const linked = NULL_LINKED[id];
+    lines.push(`# ${why}${linked ? `; ${linked}` : ''}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
+    lines.push(`checks.positive_data_acceptance.expected-statuses = ["2xx",${linked ? ' "400",' : ''} "401", "403", "404", "422", "429"]`, '');
   }
   return lines.join('\n');
 }
