@@ -165,18 +165,24 @@ try {
        from scheduled_actions a where a.campaign_id = ? and a.state = 'executed'`,
     [`{${accounts.map((a) => a.cid).join(',')}}`, campaignId],
   );
-  const sample = await db().execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? order by random() limit 5`, [campaignId]);
+  const sample = await db().execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? and status = 'completed' order by random() limit 5`, [campaignId]);
   const lengths: number[] = [];
   for (const s of sample) lengths.push((await client.workflow.getHandle(`enrollment:${campaignId}:${s.lead_id}`).fetchHistory()).events?.length ?? 0);
   const bulkLength = (await client.workflow.getHandle(`enroll:${campaignId}:${op.operation_id}`).fetchHistory()).events?.length ?? 0;
 
+  // On a timeout, the enrollments still open are terminated: nothing of the run is left on the Temporal server.
+  const open = await db().execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? and status = 'active'`, [campaignId]);
+  if (open.length) log(`terminating ${open.length} open enrollments`);
+  for (let i = 0; i < open.length; i += 100) {
+    await Promise.all(open.slice(i, i + 100).map((o) => client.workflow.getHandle(`enrollment:${campaignId}:${o.lead_id}`).terminate('bench over').catch(() => undefined)));
+  }
   const enrollS = (enrolledAt - started) / 1000;
   const execSpan = (new Date(span.last).getTime() - new Date(span.first).getTime()) / 1000;
   const wholeS = (allDone - started) / 1000;
   const goal = (ok: boolean) => (ok ? 'met' : 'MISSED');
   console.log(`bench:campaigns — ${LEADS.toLocaleString('en')} leads, invitation step on the sandbox network, ${ACCOUNTS} sender accounts at ${INVITES_PER_DAY} invitations/day, no gap`);
   console.log(`  enrollment (POST → operation completed): ${enrollS.toFixed(2)} s, ${progress.enrolled} enrolled, ${progress.skipped} skipped   (goal ≤ 60 s: ${goal(enrollS <= 60)})`);
-  console.log(`  actions executed:                        ${executed} (${span.invites} sandbox invitations recorded)`);
+  console.log(`  actions executed:                        ${executed} of ${progress.enrolled} (${span.invites} sandbox invitations recorded)${executed < progress.enrolled ? ` — stopped after BENCH_TIMEOUT_S=${timeoutMs / 1000}` : ''}`);
   console.log(`  actions/s, first to last execution:      ${(executed / Math.max(execSpan, 0.001)).toFixed(0)} /s over ${execSpan.toFixed(2)} s   (goal ≥ 100/s: ${goal(executed / execSpan >= 100)})`);
   console.log(`  actions/s, POST to last execution:       ${(executed / wholeS).toFixed(0)} /s over ${wholeS.toFixed(2)} s`);
   console.log(`  worker RSS:                              ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB; VmHWM ${hwm.toFixed(0)} MB`);
