@@ -13,8 +13,10 @@ export const CampaignIdParams = z.object({ campaignId: z.uuid() });
 export const StepParams = z.object({ campaignId: z.uuid(), stepId: z.uuid() });
 
 const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'HH:MM, 24-hour clock');
+/** An end may also be 24:00 (the end of the day). */
+const END = z.string().regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/, 'HH:MM, 24-hour clock, or 24:00');
 const Window = z
-  .object({ start: HHMM, end: HHMM })
+  .object({ start: HHMM, end: END })
   .strict()
   .refine((w) => w.end > w.start, { message: 'end must be after start', path: ['end'] });
 const DayWindows = z.array(Window).max(4).optional();
@@ -23,7 +25,7 @@ export const SendingWindowsSchema = z
   .strict()
   .meta({
     description:
-      'Windows per ISO weekday ("1" = Monday … "7" = Sunday), each {start, end} as HH:MM in the campaign’s time zone (end after start, at most 4 a day); a day absent or empty never sends. Default: Monday–Friday 09:00–17:00',
+      'Windows per ISO weekday ("1" = Monday … "7" = Sunday), each {start, end} as HH:MM in the campaign’s time zone (end after start, 24:00 for the end of the day, at most 4 a day); a day absent or empty never sends. Default: Monday–Friday 09:00–17:00',
   }) as z.ZodType<SendingWindows>;
 
 const CountryRuleSchema = z

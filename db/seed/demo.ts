@@ -804,8 +804,98 @@ DEMO_ROWS.push({
   ],
 });
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts']);
+/**
+ * Campaigns (docs/campaigns.md): Ledgerly's active email sequence from its connected mailbox (email,
+ * three business days, a follow-up), fed by the bookkeeping-pain signal; and ShiftPilot's draft
+ * network sequence, whose profile is disconnected, so its preflight shows what blocks activation.
+ * Ids 0x900–0x92f.
+ */
+const DEMO_WEEKDAYS = JSON.stringify(Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]])));
+interface DemoStep {
+  id: string;
+  position: number;
+  type: string;
+  config: Record<string, unknown>;
+}
+const demoSteps: Record<'ledgerly' | 'shiftpilot', DemoStep[]> = {
+  ledgerly: [
+    { id: demoId(0x910), position: 0, type: 'email', config: { subject: 'Bookkeeping without the weekend, {{first_name|there}}?', body: 'Hi {{first_name|there}},\n\nyou mentioned invoices eating your weekends. Ledgerly matches bank lines to invoices for you and keeps a running tax estimate.\n\nWorth a 15-minute look?\n\n{{sender_name}}' } },
+    { id: demoId(0x911), position: 1, type: 'wait', config: { amount: 3, unit: 'business_days' } },
+    { id: demoId(0x912), position: 2, type: 'email', config: { subject: 'Re: bookkeeping', body: 'Hi {{first_name|there}}, a short nudge: happy to show how {{company|your business}} would look in Ledgerly.\n\n{{sender_name}}' } },
+  ],
+  shiftpilot: [
+    { id: demoId(0x920), position: 0, type: 'invitation', config: { note: 'Hi {{first_name|there}}, I work on scheduling tools for restaurants. Happy to connect!' } },
+    { id: demoId(0x921), position: 1, type: 'condition', config: { check: 'accepted', expect: true } },
+    { id: demoId(0x922), position: 2, type: 'message', config: { body: 'Thanks for connecting, {{first_name|there}}! How do you plan shifts at {{company|your place}} today?' } },
+  ],
+};
+const versioned = (steps: DemoStep[]) => JSON.stringify(steps.map((x) => ({ ...x, messageMode: null, hasAttachment: false })));
+DEMO_ROWS.push(
+  {
+    table: 'campaigns',
+    rows: [
+      {
+        id: demoId(0x900),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        name: 'Freelancers — bookkeeping pain (email)',
+        description: 'Two emails three business days apart to freelancers who posted about bookkeeping.',
+        status: 'active',
+        time_zone: 'Europe/Berlin',
+        sending_windows: DEMO_WEEKDAYS,
+        account_ids: JSON.stringify([demoId(0x800)]),
+        rotation: 'round_robin',
+        daily_new_lead_cap: 20,
+        stop_on_reply: true,
+        country_rule: JSON.stringify({ mode: 'allow', countries: ['DE', 'AT', 'CH', 'NL'] }),
+        review_required: false,
+        message_mode: 'template',
+        exclusive_leads: true,
+        step_version: 1,
+        activated_at: '2026-09-16T08:00:00.000Z',
+      },
+      {
+        id: demoId(0x901),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x101),
+        name: 'Restaurant owners — connect and ask',
+        description: null,
+        status: 'draft',
+        time_zone: 'America/New_York',
+        sending_windows: DEMO_WEEKDAYS,
+        account_ids: JSON.stringify([demoId(0x801)]),
+        rotation: 'sticky',
+        daily_new_lead_cap: null,
+        stop_on_reply: true,
+        country_rule: null,
+        review_required: true,
+        message_mode: 'template',
+        exclusive_leads: true,
+        step_version: 1,
+        activated_at: null,
+      },
+    ],
+  },
+  {
+    table: 'campaign_steps',
+    rows: [
+      ...demoSteps.ledgerly.map((x) => ({ ...x, campaign_id: demoId(0x900), config: JSON.stringify(x.config) })),
+      ...demoSteps.shiftpilot.map((x) => ({ ...x, campaign_id: demoId(0x901), config: JSON.stringify(x.config) })),
+    ],
+  },
+  {
+    table: 'campaign_step_versions',
+    key: ['campaign_id', 'version'],
+    rows: [
+      { campaign_id: demoId(0x900), version: 1, steps: versioned(demoSteps.ledgerly), created_at: SEEDED_AT },
+      { campaign_id: demoId(0x901), version: 1, steps: versioned(demoSteps.shiftpilot), created_at: SEEDED_AT },
+    ],
+  },
+  { table: 'campaign_signals', key: ['campaign_id', 'signal_id'], rows: [{ campaign_id: demoId(0x900), signal_id: demoId(0x310), created_at: SEEDED_AT }] },
+);
+
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged

@@ -30,8 +30,9 @@ const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({
 const stepSummary = (s: ICampaignStep) => ({ id: s.id, position: s.position, type: s.type, config: s.config, message_mode: s.messageMode ?? null, attachment: s.attachmentName ?? null });
 
 const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/);
+const END = z.string().regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/);
 const windows = z
-  .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.array(z.object({ start: HHMM, end: HHMM }).strict().refine((w) => w.end > w.start, 'end after start')).max(4))
+  .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.array(z.object({ start: HHMM, end: END }).strict().refine((w) => w.end > w.start, 'end after start')).max(4))
   .describe('ISO weekday ("1" = Monday) → windows {start, end} HH:MM in the campaign time zone');
 
 const settings = {

@@ -142,6 +142,9 @@ test('create and update validation: time zone, windows, accounts of the workspac
   t.is(up.status, 200, up.text);
   t.like(up.body, { name: 'Renamed', daily_new_lead_cap: 10, time_zone: 'Asia/Tokyo', step_version: 1 });
   t.like((await call('PUT', `/api/campaigns/${c.id}`, as(u, { daily_new_lead_cap: null }))).body, { daily_new_lead_cap: null, name: 'Renamed' });
+  const allDay = await call('PUT', `/api/campaigns/${c.id}`, as(u, { sending_windows: { '7': [{ start: '00:00', end: '24:00' }] } }));
+  t.deepEqual(allDay.body.sending_windows, { '7': [{ start: '00:00', end: '24:00' }] });
+  t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { sending_windows: { '7': [{ start: '24:00', end: '24:00' }] } }))).status, 400);
   t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, {}))).status, 400);
   t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { time_zone: 'Nowhere/Town' }))).body.error.code, 'invalid_time_zone');
   t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { account_ids: [foreign] }))).body.error.code, 'invalid_account');
@@ -682,4 +685,23 @@ test('steps: 409 step_limit_reached past 50; attachment forms without a file are
   const ok = await upload(u, c2.id, s.id, Buffer.from('hello'), 'note.txt', 'text/plain');
   t.is(ok.status, 200, ok.text);
   t.like(ok.body, { type: 'message', attachment: { filename: 'note.txt', content_type: 'text/plain', size_bytes: 5 } });
+});
+
+test('the Demo workspace shows seeded campaigns: an active email sequence with a linked signal, a draft whose preflight names its blocker', async (t) => {
+  const { seedDemo, demoId } = await import('../../db/seed/demo.js');
+  await seedDemo(await em());
+  const visitor = await createUser();
+  await call('POST', '/api/me/workspaces/demo/join', as(visitor));
+  const inDemo = { 'x-acting-as': DEMO_USER_ID };
+  const active = await call('GET', `/api/campaigns/${demoId(0x900)}`, as(visitor, undefined, inDemo));
+  t.is(active.status, 200, active.text);
+  t.like(active.body, { status: 'active', step_count: 3, step_version: 1, time_zone: 'Europe/Berlin' });
+  const steps = (await call('GET', `/api/campaigns/${demoId(0x900)}/steps`, as(visitor, undefined, inDemo))).body;
+  t.deepEqual(steps.items.map((s: any) => s.type), ['email', 'wait', 'email']);
+  t.deepEqual((await call('GET', `/api/campaigns/${demoId(0x900)}/signals`, as(visitor, undefined, inDemo))).body.signals.map((s: any) => s.id), [demoId(0x310)]);
+  const pre = await call('POST', `/api/apps/${demoId(0x101)}/campaigns/preflight`, as(visitor, { campaign_id: demoId(0x901) }, inDemo));
+  t.is(pre.status, 200, pre.text);
+  t.false(pre.body.ready);
+  t.deepEqual(pre.body.problems.filter((p: any) => p.severity === 'blocker').map((p: any) => p.code), ['no_connected_account']);
+  t.is((await seedDemo(await em())).changed, 0, 'the seed is re-runnable');
 });
