@@ -4,6 +4,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { finishOperation } from '../../domain/bulk-enroll.js';
+import { findTool } from '../../domain/tools/index.js';
+import { runTool } from '../../domain/tools/registry.js';
+import { resolveActor } from '../../domain/workspaces.js';
 import { bulkEnroll } from '../../workflows/bulk-enroll.js';
 import { bulkEnrollWorkflowIds } from '../../workflows/ids.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
@@ -168,4 +171,18 @@ test.serial('409 on a draft campaign; other workspaces get 404 on every id-takin
   }
   const missing = await call('GET', `/api/campaigns/${campaign.id}/enroll-list-contacts/operations/${randomUUID()}`, { token: u.accessToken });
   t.is(missing.status, 404);
+});
+
+test.serial('the Operator tool enroll_list_in_campaign (risk send) starts the same operation as the route', async (t) => {
+  const u = await createOwner();
+  const { o, campaign } = await setup(u);
+  const tool = findTool('enroll_list_in_campaign')!;
+  t.is(tool.risk, 'send');
+  const { services } = await api();
+  const e = services.orm.em.fork();
+  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const r = (await runTool(tool, ctx, { campaign_id: campaign.id, list_id: o.listId, client_key: 'tool' })) as { operation_id: string };
+  t.like(await resultOf(campaign.id, r.operation_id), { status: 'completed', enrolled: 5, skipped: 5 });
+  const same = await call('POST', `/api/campaigns/${campaign.id}/enroll-list-contacts`, { token: u.accessToken, body: { list_id: o.listId, client_key: 'tool' } });
+  t.is(same.body.operation_id, r.operation_id);
 });
