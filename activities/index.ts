@@ -15,6 +15,7 @@ import { createCdmImportActivities } from './cdm-import.js';
 import { createAccountActivities } from './accounts.js';
 import { createConnectorActivities } from './connector-events.js';
 import { createEnrollmentActivities } from './enrollment.js';
+import { createBulkEnrollActivities } from './bulk-enroll.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -45,5 +46,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createAccountActivities(deps),
     ...createConnectorActivities(deps),
     ...createEnrollmentActivities(deps),
+    ...createBulkEnrollActivities(deps),
   };
 }

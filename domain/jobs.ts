@@ -6,6 +6,7 @@ import type { RunPlan } from './discovery-runs.js';
 import type { EnrichmentStart } from './enrichment.js';
 import type { ExportStart } from './contact-exports.js';
 import type { TurnStart } from './operator-turns.js';
+import type { BulkEnrollStart } from './bulk-enroll.js';
 
 export interface Jobs {
   /** Starts `discovery-run:<agentId>:<runId>`; starting it again is a no-op. */
@@ -45,6 +46,8 @@ export interface Jobs {
    * Returns the ids whose start failed.
    */
   startEnrollments(starts: EnrollmentStart[]): Promise<{ failed: string[] }>;
+  /** Starts `enroll:<campaignId>:<operationId>` (bulk enrollment of a list); a repeat is a no-op. */
+  startBulkEnroll(start: BulkEnrollStart): Promise<void>;
   /** Signals the enrollment's open run; false when none is open. */
   signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string }): Promise<boolean>;
 }

@@ -77,3 +77,8 @@ export const connectorWorkflowIds = {
 export const enrollmentWorkflowIds = {
   enrollment: (campaignId: string, leadId: string) => `enrollment:${campaignId}:${leadId}`,
 };
+
+/** Bulk enrollment of a list: one workflow per operation (a repeated request with the same client key is the same job). */
+export const bulkEnrollWorkflowIds = {
+  operation: (campaignId: string, operationId: string) => `enroll:${campaignId}:${operationId}`,
+};

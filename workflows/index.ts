@@ -13,3 +13,4 @@ export { cdmImport } from './cdm-import.js';
 export { accountsReconcile, withdrawInvitations } from './accounts.js';
 export { handleConnectorEvent, deliverSandboxEvents } from './connector-events.js';
 export { enrollment } from './enrollment.js';
+export { bulkEnroll } from './bulk-enroll.js';

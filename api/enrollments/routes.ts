@@ -1,11 +1,24 @@
 // Enrollment and scheduled actions (docs/executor.md).
+import type { z } from 'zod';
 import { approveAction, enrollLeads, markReplied, reenrollLead, requireAction, skipAction, unenrollLead } from '../../domain/enrollments.js';
-import { defineOperation } from '../operation.js';
+import { enrollmentPreview, operationReceipt, requireOperation, startListEnrollment } from '../../domain/bulk-enroll.js';
+import { page } from '../../lib/pagination.js';
+import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import {
   CampaignIdParams,
   CampaignLeadParams,
   EnrollBody,
+  EnrollListBody,
+  EnrollmentPreviewView,
+  EnrollOperationView,
+  EnrollReceiptView,
+  OperationParams,
+  PreviewParams,
+  PreviewQuery,
+  ReceiptParams,
+  ReceiptQuery,
+  toEnrollOperationView,
   EnrollmentList,
   EnrollmentView,
   EnrollResultView,
@@ -113,4 +126,83 @@ export const skipScheduledActionOp = defineOperation({
   responses: { 200: ScheduledActionView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
   handler: async ({ em, actor, params, services }) => toActionView(await skipAction(em, services.jobs, actor, params.id)),
+});
+
+export const enrollListOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/enroll-list-contacts',
+  summary: 'Enroll a whole list in a campaign, as a job with exact progress and a receipt',
+  description:
+    'Creates an operation and starts workflow `enroll:<campaignId>:<operationId>`, which pages through the list’s leads, checks each as `POST .../leads` does and enrolls the ones that pass. 202 with the operation; repeating the request with the same `client_key` returns the same operation (and starts nothing new). The list must belong to the campaign’s product (404 otherwise). 409 `invalid_transition` unless the campaign is active or paused; 409 `client_key_reused` when the key was used for another list.',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  body: EnrollListBody,
+  responses: { 202: EnrollOperationView },
+  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition', 'client_key_reused'] },
+  handler: async ({ em, actor, params, body, services }) =>
+    reply(202, toEnrollOperationView(await startListEnrollment(em, services.jobs, actor, params.campaignId, { listId: body.list_id, clientKey: body.client_key }))),
+});
+
+export const enrollListOperationOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{campaignId}/enroll-list-contacts/operations/{operationId}',
+  summary: 'Exact progress of a bulk enrollment (committed with each page of 500 leads)',
+  tag,
+  auth: 'user',
+  params: OperationParams,
+  responses: { 200: EnrollOperationView },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
+  handler: async ({ em, actor, params }) => toEnrollOperationView(await requireOperation(em, actor, params.campaignId, params.operationId)),
+});
+
+export const enrollListReceiptOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{campaignId}/enroll-list-contacts/receipts/{receiptId}',
+  summary: 'The receipt of a finished bulk enrollment: counts, skips per reason and the skipped leads',
+  description: 'The receipt id is the operation id. 409 `operation_not_finished` until the operation completed.',
+  tag,
+  auth: 'user',
+  params: ReceiptParams,
+  query: ReceiptQuery,
+  responses: { 200: EnrollReceiptView },
+  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'], 409: ['operation_not_finished'] },
+  handler: async ({ em, actor, params, query }) => {
+    const r = await operationReceipt(em, actor, params.campaignId, params.receiptId, { limit: query.limit, cursor: query.cursor });
+    const o = r.operation;
+    return {
+      receipt_id: o.id,
+      operation_id: o.id,
+      campaign_id: o.campaign.id,
+      list_id: o.listId,
+      status: 'completed' as const,
+      processed: o.processed,
+      enrolled: o.enrolled,
+      skipped: o.skipped,
+      skipped_by_reason: r.byReason,
+      finished_at: o.finishedAt ? o.finishedAt.toISOString() : null,
+      skipped_leads: page(
+        r.skippedLeads.map((x) => ({ id: x.lead_id, reason: x.reason })),
+        query.limit,
+        (x) => ({ lead_id: x.id, reason: x.reason as z.infer<typeof EnrollReceiptView>['skipped_leads']['items'][number]['reason'] }),
+      ),
+    };
+  },
+});
+
+export const enrollmentPreviewOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{id}/enrollment-preview',
+  summary: 'What enrolling a list (or given leads) would do, without writing: counts per outcome and a sample of skips',
+  description: 'The same checks as the bulk enrollment (`already_enrolled`, `no_identity`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
+  tag,
+  auth: 'user',
+  params: PreviewParams,
+  query: PreviewQuery,
+  responses: { 200: EnrollmentPreviewView },
+  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
+  handler: async ({ em, actor, params, query }) => {
+    const p = await enrollmentPreview(em, actor, params.id, { listId: query.list_id, leadIds: query.lead_ids });
+    return { ...p, sample: p.sample as z.infer<typeof EnrollmentPreviewView>['sample'] };
+  },
 });

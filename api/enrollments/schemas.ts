@@ -3,6 +3,8 @@ import { ACTION_STATES, type IScheduledAction } from '../../db/entities/Schedule
 import { ENROLLMENT_STATUSES, type IEnrollment } from '../../db/entities/Enrollment.js';
 import { SKIP_REASONS } from '../../domain/enrollments.js';
 import { Timestamp, iso } from '../schemas.js';
+import type { IEnrollOperation } from '../../db/entities/EnrollOperation.js';
+import { pageQuery, pageSchema } from '../../lib/pagination.js';
 
 export const CampaignIdParams = z.object({ campaignId: z.uuid() });
 export const CampaignLeadParams = z.object({ campaignId: z.uuid(), leadId: z.uuid() });
@@ -116,4 +118,88 @@ export const toActionView = (a: IScheduledAction): z.infer<typeof ScheduledActio
   attempts: a.attempts,
   created_at: iso(a.createdAt)!,
   updated_at: iso(a.updatedAt)!,
+});
+
+// Bulk enrollment of a list (docs/executor.md, "Bulk enrollment").
+export const EnrollListBody = z
+  .object({
+    list_id: z.uuid(),
+    /** The caller's idempotency key: the same key on the same campaign returns the same operation. */
+    client_key: z.string().trim().min(1).max(200),
+  })
+  .strict();
+export const OperationParams = z.object({ campaignId: z.uuid(), operationId: z.uuid() });
+export const ReceiptParams = z.object({ campaignId: z.uuid(), receiptId: z.uuid() });
+export const ReceiptQuery = z.object(pageQuery).strict();
+
+export const EnrollOperationView = z.object({
+  operation_id: z.uuid(),
+  receipt_id: z.uuid(),
+  campaign_id: z.uuid(),
+  list_id: z.uuid(),
+  client_key: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed']),
+  total: z.number().int(),
+  processed: z.number().int(),
+  enrolled: z.number().int(),
+  skipped: z.number().int(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  created_at: Timestamp,
+  started_at: Timestamp.nullable(),
+  finished_at: Timestamp.nullable(),
+});
+export const toEnrollOperationView = (o: IEnrollOperation): z.infer<typeof EnrollOperationView> => ({
+  operation_id: o.id,
+  receipt_id: o.id,
+  campaign_id: o.campaign.id,
+  list_id: o.listId,
+  client_key: o.clientKey,
+  status: o.status as z.infer<typeof EnrollOperationView>['status'],
+  total: o.total,
+  processed: o.processed,
+  enrolled: o.enrolled,
+  skipped: o.skipped,
+  error: o.errorCode ? { code: o.errorCode, message: o.errorMessage ?? '' } : null,
+  created_at: o.createdAt.toISOString(),
+  started_at: iso(o.startedAt),
+  finished_at: iso(o.finishedAt),
+});
+
+const SkipReason = z.enum(SKIP_REASONS);
+export const EnrollReceiptView = z.object({
+  receipt_id: z.uuid(),
+  operation_id: z.uuid(),
+  campaign_id: z.uuid(),
+  list_id: z.uuid(),
+  status: z.literal('completed'),
+  processed: z.number().int(),
+  enrolled: z.number().int(),
+  skipped: z.number().int(),
+  /** Skipped leads per reason (absent reasons: 0). */
+  skipped_by_reason: z.record(z.string(), z.number().int()),
+  finished_at: Timestamp.nullable(),
+  /** The skipped leads, by lead id, paginated with `limit` and `cursor`. */
+  skipped_leads: pageSchema(z.object({ lead_id: z.uuid(), reason: SkipReason })),
+});
+
+export const PreviewParams = z.object({ id: z.uuid() });
+export const PreviewQuery = z
+  .object({
+    list_id: z.uuid().optional(),
+    /** Comma-separated lead ids (up to 1000), instead of or beside a list. */
+    lead_ids: z
+      .string()
+      .optional()
+      .transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined))
+      .pipe(z.array(z.uuid()).max(1000).optional()),
+  })
+  .strict()
+  .refine((q) => q.list_id || q.lead_ids?.length, { message: 'give list_id or lead_ids' });
+export const EnrollmentPreviewView = z.object({
+  total: z.number().int(),
+  would_enroll: z.number().int(),
+  skipped: z.number().int(),
+  skipped_by_reason: z.record(z.string(), z.number().int()),
+  /** Up to 20 skipped leads with their reason. */
+  sample: z.array(z.object({ lead_id: z.uuid(), reason: SkipReason })),
 });
