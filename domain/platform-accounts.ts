@@ -3,6 +3,7 @@
 // reads them; owners and admins create, connect, change and delete them. Secrets given at connect
 // time are sealed (lib/crypto.ts) and never returned.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { Campaign, type ICampaign } from '../db/entities/Campaign.js';
 import { PlatformAccount, type IPlatformAccount, type WorkingHours } from '../db/entities/PlatformAccount.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import type { AccountConnector, Channel, ConnectStart } from '../lib/connectors/types.js';
@@ -133,8 +134,9 @@ export async function connectAccount(
 
 /**
  * Deletes the account and disconnects it at the connector first (a connector failure keeps the
- * account: 502, nothing lost). Campaigns that send from it must be reassigned or paused
- * (`on_campaigns`); until the campaigns issue lands no campaign depends on an account.
+ * account: 502, nothing lost). Active or paused campaigns that send from it must be handled:
+ * `on_campaigns: "reassign"` puts `reassign_to` in its place, `"pause"` pauses them (and removes the
+ * account); without either, 409 `account_in_use`.
  */
 export async function deleteAccount(
   em: EntityManager,
@@ -152,8 +154,37 @@ export async function deleteAccount(
     if (!target || target.id === account.id) throw badRequest('invalid_reassign_to', 'reassign_to must name another sender account of the workspace');
     if (target.channel !== account.channel) throw badRequest('invalid_reassign_to', `reassign_to must be an ${account.channel} account like the one deleted`);
   }
+  const dependent = await campaignsSendingFrom(em, actor.workspaceId, account.id);
+  if (dependent.length && !input.onCampaigns) {
+    throw new AppError(409, 'account_in_use', `${dependent.length} active or paused campaign(s) send from this account: say on_campaigns "reassign" (with reassign_to) or "pause"`, {
+      campaign_ids: dependent.map((c) => c.id),
+    });
+  }
   if (account.connectorAccountId) await connector.disconnect(account.connectorAccountId).catch(connectorFailure);
-  await em.nativeDelete(PlatformAccount, { id: account.id, workspace: actor.workspaceId });
+  await em.transactional(async (tx) => {
+    for (const c of await campaignsSendingFrom(tx, actor.workspaceId, account.id)) {
+      // Without this account a campaign sends from the others; one left with none is paused either way.
+      const rest = c.accountIds.filter((a) => a !== account.id);
+      c.accountIds = input.onCampaigns === 'reassign' ? [...new Set([...rest, input.reassignTo!])] : rest;
+      if (input.onCampaigns === 'pause' || !c.accountIds.length) {
+        if (c.status === 'active') {
+          c.status = 'paused';
+          c.pausedAt = new Date();
+        }
+      }
+    }
+    await tx.flush();
+    await tx.nativeDelete(PlatformAccount, { id: account.id, workspace: actor.workspaceId });
+  });
+}
+
+/** Active or paused campaigns of the workspace whose sender accounts include `accountId`. */
+async function campaignsSendingFrom(em: EntityManager, workspaceId: string, accountId: string): Promise<ICampaign[]> {
+  const ids: { id: string }[] = await em.execute(
+    `select id from campaigns where workspace_id = ? and status in ('active', 'paused') and account_ids @> ?::jsonb`,
+    [workspaceId, JSON.stringify([accountId])],
+  );
+  return ids.length ? em.find(Campaign, { id: { $in: ids.map((r) => r.id) } }) : [];
 }
 
 export async function setSignature(em: EntityManager, actor: Actor, id: string, signature: string | null): Promise<IPlatformAccount> {

@@ -4,7 +4,8 @@ import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { decrypt } from '../../lib/crypto.js';
 import { requestSlot } from '../../domain/governor.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
-import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
+import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
+import { seedCampaign } from '../helpers/campaigns.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { addMemberViaInvite } from '../helpers/team.js';
 test.after.always(closeApi);
@@ -266,4 +267,25 @@ test('limits within the plan’s bounds (400 invalid_limits with the allowed ran
   const email = usage.body.actions.find((x: any) => x.action === 'email');
   t.like(email, { today: 1, week: 1, caps: { daily: 30, weekly: 120 }, remaining_today: 29, remaining_week: 119 });
   t.true(new Date(email.next_slot_at).getTime() > Date.now());
+});
+
+test('delete with campaigns sending from the account: 409 account_in_use, or reassign / pause them', async (t) => {
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  const ws = (await (await em()).findOneOrFail(PlatformAccount, (await created(u)).id)).workspace.id;
+  const [a, b, c] = [await created(u), await created(u), await created(u)];
+  const active = await seedCampaign(ws, { appId: app.id, accountIds: [a.id], steps: [{ type: 'invitation' }], status: 'active' });
+  const other = await seedCampaign(ws, { appId: app.id, accountIds: [b.id, c.id], steps: [{ type: 'invitation' }], status: 'active' });
+
+  const refused = await call('DELETE', `${BASE}/${a.id}`, as(u));
+  t.is(refused.status, 409);
+  t.is(refused.body.error.code, 'account_in_use');
+  t.deepEqual(refused.body.error.details, { campaign_ids: [active.id] });
+  t.is((await call('DELETE', `${BASE}/${a.id}`, as(u, { on_campaigns: 'reassign', reassign_to: b.id }))).status, 204);
+  const campaign = async (id: string) => (await (await em()).getConnection().execute(`select status, account_ids from campaigns where id = ?`, [id]))[0];
+  t.like(await campaign(active.id), { status: 'active', account_ids: [b.id] });
+
+  t.is((await call('DELETE', `${BASE}/${b.id}`, as(u, { on_campaigns: 'pause' }))).status, 204);
+  t.like(await campaign(active.id), { status: 'paused', account_ids: [] });
+  t.like(await campaign(other.id), { status: 'paused', account_ids: [c.id] });
 });
