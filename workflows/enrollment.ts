@@ -180,8 +180,9 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
         return 'stop';
       }
       wait('campaign_paused', null);
-      await acts.executorSetWaitingReason(actionId, 'campaign_paused');
+      // Cleared before the activity: a campaign_resumed arriving while it runs must not be lost.
       nudge = false;
+      await acts.executorSetWaitingReason(actionId, 'campaign_paused');
       await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
     }
 

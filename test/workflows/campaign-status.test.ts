@@ -26,7 +26,7 @@ test('campaign routes → executor: a paused campaign holds its enrollment; PATC
   t.is(r.status, 200, r.text);
   const handle = (await api()).services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(c.id, lead.leadId));
   await waitFor('campaign_paused', async () => (await handle.query<EnrollmentState>('state').catch(() => null))?.reason === 'campaign_paused', 60_000);
-
+  // Resumed at once, typically while the workflow still records the waiting reason (a resume then must not be lost).
   const resumedAt = Date.now();
   t.like((await call('PATCH', `/api/campaigns/${c.id}/status`, as({ status: 'active' }))).body, { status: 'active', paused_at: null });
   t.like(await handle.result(), { status: 'completed' });
