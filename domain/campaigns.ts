@@ -67,6 +67,37 @@ export interface CampaignSettings {
   exclusiveLeads?: boolean;
 }
 
+/** The settings as the API and the Operator's tools spell them (snake case). */
+export interface CampaignSettingsInput {
+  name?: string;
+  description?: string | null;
+  time_zone?: string;
+  sending_windows?: SendingWindows;
+  account_ids?: string[];
+  rotation?: Rotation;
+  daily_new_lead_cap?: number | null;
+  stop_on_reply?: boolean;
+  country_rule?: CountryRule | null;
+  review_required?: boolean;
+  message_mode?: MessageMode;
+  exclusive_leads?: boolean;
+}
+
+export const settingsOf = (b: CampaignSettingsInput): CampaignSettings => ({
+  name: b.name,
+  description: b.description,
+  timeZone: b.time_zone,
+  sendingWindows: b.sending_windows,
+  accountIds: b.account_ids,
+  rotation: b.rotation,
+  dailyNewLeadCap: b.daily_new_lead_cap,
+  stopOnReply: b.stop_on_reply,
+  countryRule: b.country_rule,
+  reviewRequired: b.review_required,
+  messageMode: b.message_mode,
+  exclusiveLeads: b.exclusive_leads,
+});
+
 export interface CampaignWithCount {
   id: string;
   campaign: ICampaign;

@@ -10,6 +10,7 @@ import {
   preflight,
   setSignals,
   setStatus,
+  settingsOf,
   updateCampaign,
 } from '../../domain/campaigns.js';
 import {
@@ -55,7 +56,6 @@ import {
   UpdateCampaignBody,
   UpdateStepBody,
   preflightInputOf,
-  settingsOf,
   toAffectedCountsView,
   toCampaignView,
   toPreflightView,

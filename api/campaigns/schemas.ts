@@ -3,7 +3,7 @@ import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type SendingWindows } from
 import { STEP_TYPES, type ICampaignStep } from '../../db/entities/CampaignStep.js';
 import type { AffectedCounts, StepList } from '../../domain/campaign-steps.js';
 import { CreateStepInput, MAX_STEP_ATTACHMENT_BYTES, MAX_STEPS, StepInput } from '../../domain/campaign-steps.js';
-import { toProblemView, type CampaignWithCount, type CampaignSettings, type LinkedSignal, type PreflightInput, type PreflightResult } from '../../domain/campaigns.js';
+import { toProblemView, type CampaignWithCount, type LinkedSignal, type PreflightInput, type PreflightResult } from '../../domain/campaigns.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { BINARY } from '../openapi.js';
 import { Timestamp, iso, text } from '../schemas.js';
@@ -57,22 +57,6 @@ export const UpdateCampaignBody = z
   .strict()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one setting' })
   .meta({ minProperties: 1 });
-
-type SettingsBody = Partial<z.infer<typeof CreateCampaignBody>>;
-export const settingsOf = (b: SettingsBody): CampaignSettings => ({
-  name: b.name,
-  description: b.description,
-  timeZone: b.time_zone,
-  sendingWindows: b.sending_windows,
-  accountIds: b.account_ids,
-  rotation: b.rotation,
-  dailyNewLeadCap: b.daily_new_lead_cap,
-  stopOnReply: b.stop_on_reply,
-  countryRule: b.country_rule,
-  reviewRequired: b.review_required,
-  messageMode: b.message_mode,
-  exclusiveLeads: b.exclusive_leads,
-});
 
 export const ListCampaignsQuery = z.object({ ...pageQuery, status: z.enum(CAMPAIGN_STATUSES).optional() });
 

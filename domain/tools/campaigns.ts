@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type CampaignStatus } from '../../db/entities/Campaign.js';
 import type { ICampaignStep } from '../../db/entities/CampaignStep.js';
 import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaign-steps.js';
-import { createCampaign, getCampaign, listCampaigns, setStatus, updateCampaign, type CampaignSettings, type CampaignWithCount } from '../campaigns.js';
+import { createCampaign, getCampaign, listCampaigns, setStatus, settingsOf, updateCampaign, type CampaignWithCount } from '../campaigns.js';
 import { signalCampaignEnrollments } from '../enrollments.js';
 import { defineTool, type ToolContext } from './registry.js';
 
@@ -47,22 +47,6 @@ const settings = {
   message_mode: z.enum(MESSAGE_MODES).optional(),
   exclusive_leads: z.boolean().optional(),
 };
-
-type SettingsIn = { name?: string; time_zone?: string } & { [K in keyof typeof settings]?: z.output<(typeof settings)[K]> };
-const settingsOf = (b: SettingsIn): CampaignSettings => ({
-  name: b.name,
-  description: b.description,
-  timeZone: b.time_zone,
-  sendingWindows: b.sending_windows,
-  accountIds: b.account_ids,
-  rotation: b.rotation,
-  dailyNewLeadCap: b.daily_new_lead_cap,
-  stopOnReply: b.stop_on_reply,
-  countryRule: b.country_rule,
-  reviewRequired: b.review_required,
-  messageMode: b.message_mode,
-  exclusiveLeads: b.exclusive_leads,
-});
 
 const statusTool = (name: string, to: CampaignStatus, description: string) =>
   defineTool({
