@@ -6,7 +6,13 @@ import { AppError } from '../domain/errors.js';
 import { bulkEnrollWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
-export function temporalJobs(client: Client, taskQueue: string): Jobs {
+/**
+ * `eagerClient`: a client over the worker's own NativeConnection (inside a worker only). Enrollment
+ * starts then ask for eager start: the first workflow task comes back in the start response to this
+ * worker, with no task-queue round trip (the bulk enrollment starts thousands from an activity).
+ */
+export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client } = {}): Jobs {
+  const starter = opts.eagerClient ?? client;
   return {
     async startDiscoveryRun(plan) {
       try {
@@ -173,8 +179,9 @@ export function temporalJobs(client: Client, taskQueue: string): Jobs {
         await Promise.all(
           starts.slice(i, i + 50).map(async (s) => {
             try {
-              await client.workflow.start('enrollment', {
+              await starter.workflow.start('enrollment', {
                 taskQueue,
+                requestEagerStart: !!opts.eagerClient,
                 workflowId: enrollmentWorkflowIds.enrollment(s.campaignId, s.leadId),
                 args: [{ enrollmentId: s.enrollmentId, campaignId: s.campaignId, leadId: s.leadId, version: s.version, startAtStepId: s.startAtStepId ?? null }],
                 // A repeat while a run is open is a no-op; a closed run's id may start again (re-enrollment).

@@ -35,7 +35,7 @@ export type Scope = readonly string[] | null;
 export const scopeOf = (actor: Actor): Scope => (actor.allApps ? null : [...actor.appIds]);
 
 /** The fields a lead edit may change: API (snake_case) name → entity field, as `edited_fields` stores it. */
-export const EDITABLE: Record<string, EnrichableField> = {
+export const EDITABLE = {
   first_name: 'firstName',
   last_name: 'lastName',
   full_name: 'fullName',
@@ -47,7 +47,7 @@ export const EDITABLE: Record<string, EnrichableField> = {
   phone: 'phone',
   email: 'email',
   profile_url: 'profileUrl',
-};
+} as const satisfies Record<string, EnrichableField>;
 export type EditableName = keyof typeof EDITABLE;
 const API_NAME = Object.fromEntries(Object.entries(EDITABLE).map(([api, field]) => [field, api])) as Record<string, string>;
 /** Entity field names (as stored in `edited_fields` / `enriched_fields`) → API names, unknown ones dropped. */
@@ -70,6 +70,7 @@ export interface ContactRow {
   fit_label: string | null;
   fit_updated_at: Date | string | null;
   pinned_at: Date | string | null;
+  unsubscribed_at: Date | string | null;
   enriched_at: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
@@ -92,7 +93,7 @@ export interface ContactDetail extends ContactRow {
 }
 
 export const CONTACT_COLUMNS = `c.id, c.email, c.phone, c.profile_url, c.first_name, c.last_name, c.full_name, c.title, c.headline, c.company,
-  c.company_domain, c.country, c.fit_score, c.fit_label, c.fit_updated_at, c.pinned_at, c.enriched_at, c.created_at, c.updated_at`;
+  c.company_domain, c.country, c.fit_score, c.fit_label, c.fit_updated_at, c.pinned_at, c.unsubscribed_at, c.enriched_at, c.created_at, c.updated_at`;
 
 /** `%`, `_` and `\` match literally in the search text (ILIKE's default escape is `\`). */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -217,7 +218,7 @@ export async function setPinned(em: EntityManager, actor: Actor, id: string, pin
   return getContact(em, actor, id);
 }
 
-export type LeadPatch = Partial<Record<EditableName, string | null>>;
+export type LeadPatch = Partial<Record<EditableName, string | null>> & { unsubscribed?: boolean };
 
 export interface EditedLead {
   id: string;
@@ -269,7 +270,7 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
   assertWritable(actor);
   const lead = await requireLead(em, actor, leadId);
   const given = Object.entries(patch).filter(([k, v]) => k in EDITABLE && v !== undefined) as [EditableName, string | null][];
-  if (!given.length) throw badRequest('invalid_body', 'give at least one field to change');
+  if (!given.length && patch.unsubscribed === undefined) throw badRequest('invalid_body', 'give at least one field to change');
   const values = new Map<EnrichableField, string | null>(given.map(([k, v]) => [EDITABLE[k], typeof v === 'string' ? v.trim() || null : null]));
   let keys = { email: null as string | null, profileUrl: null as string | null };
   try {
@@ -295,6 +296,16 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
         profileUrl: normaliseProfileUrl(after('profileUrl')),
       };
       if (!keys.email && !keys.profileUrl) throw badRequest('invalid_contact', 'a contact needs an email or a profile URL');
+      // The unsubscribe record keeps its first time and source; it is not a field enrichment could write.
+      if (patch.unsubscribed !== undefined) {
+        await tx.execute(
+          patch.unsubscribed
+            ? `update contacts set unsubscribed_at = coalesce(unsubscribed_at, now()), unsubscribe_source = coalesce(unsubscribe_source, 'user'), updated_at = now() where id = ?`
+            : `update contacts set unsubscribed_at = null, unsubscribe_source = null, updated_at = now() where id = ?`,
+          [lead.contact_id],
+        );
+      }
+      if (!values.size) return;
       const taken = await clash(tx, actor.workspaceId, lead.contact_id, {
         email: values.has('email') ? keys.email : null,
         profileUrl: values.has('profileUrl') ? keys.profileUrl : null,

@@ -13,7 +13,7 @@ import { isSendStep } from './executor.js';
 import { canAccessApp, type Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 
-export const SKIP_REASONS = ['not_found', 'already_enrolled', 'no_identity', 'blocked_country', 'in_other_campaign'] as const;
+export const SKIP_REASONS = ['not_found', 'already_enrolled', 'unsubscribed', 'no_identity', 'blocked_country', 'in_other_campaign'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export interface LeadCheck {
@@ -46,8 +46,8 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
   const steps = await currentSteps(em, campaign);
   const firstSend = steps.find((s) => isSendStep(s.type));
   const rows = leadIds.length
-    ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; enrolled: boolean; elsewhere: boolean }[]>(
-        `select l.id as lead_id, c.id as contact_id, c.email, c.profile_url, c.network_provider_id, c.country,
+    ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; unsubscribed: boolean; enrolled: boolean; elsewhere: boolean }[]>(
+        `select l.id as lead_id, c.id as contact_id, c.email, c.profile_url, c.network_provider_id, c.country, c.unsubscribed_at is not null as unsubscribed,
                 exists (select 1 from enrollments e where e.campaign_id = ? and e.lead_id = l.id) as enrolled,
                 exists (select 1 from enrollments e join campaigns oc on oc.id = e.campaign_id
                          where e.workspace_id = l.workspace_id and e.contact_id = c.id and e.campaign_id <> ? and e.status in ('active', 'paused') and oc.status in ('active', 'paused')) as elsewhere
@@ -63,6 +63,7 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
     const no = (reason: SkipReason): LeadCheck => ({ leadId, ok: false, reason, contactId: r?.contact_id ?? null });
     if (!r) return no('not_found');
     if (r.enrolled) return no('already_enrolled');
+    if (r.unsubscribed) return no('unsubscribed');
     if (firstSend && (firstSend.type === 'email' ? !r.email : !(r.profile_url || r.network_provider_id))) return no('no_identity');
     if (rule && countries.size) {
       const country = r.country?.trim().toUpperCase() ?? null;
@@ -87,22 +88,23 @@ export async function enrollLeads(em: EntityManager, jobs: Jobs, actor: Actor, c
   if (campaign.status !== 'active' && campaign.status !== 'paused') throw conflict('invalid_transition', `leads can be enrolled only in an active or paused campaign (this one is ${campaign.status})`);
   const unique = [...new Set(leadIds)];
   const checks = await checkLeadsForCampaign(em, campaign, unique);
-  const starts: { enrollmentId: string; leadId: string; run: number }[] = [];
-  await em.transactional(async (tx) => {
-    for (const c of checks.filter((x) => x.ok)) {
-      // One enrollment per lead and campaign, whatever its status: an ended one starts again only by `reenroll`
-      // (a lead who replied or was removed is never re-contacted by a bulk add).
-      const [row] = await tx.execute<{ id: string; run: number }[]>(
+  // One enrollment per lead and campaign, whatever its status: an ended one starts again only by `reenroll`
+  // (a lead who replied or was removed is never re-contacted by a bulk add). One set-based insert.
+  const ok = checks.filter((x) => x.ok);
+  const inserted = ok.length
+    ? await em.execute<{ id: string; lead_id: string; run: number }[]>(
         `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
-         values (?, ?, ?, ?, ?, 'active', ?, 1, now(), now(), now())
+         select x.id, ?, ?, x.lead_id, x.contact_id, 'active', ?, 1, now(), now(), now()
+           from unnest(?::uuid[], ?::uuid[], ?::uuid[]) as x(id, lead_id, contact_id)
          on conflict (campaign_id, lead_id) do nothing
-         returning id, run`,
-        [uuidv7(), campaign.workspace.id, campaign.id, c.leadId, c.contactId, campaign.stepVersion],
-      );
-      if (row) starts.push({ enrollmentId: row.id, leadId: c.leadId, run: row.run });
-      else Object.assign(c, { ok: false, reason: 'already_enrolled' });
-    }
-  });
+         returning id, lead_id, run`,
+        [campaign.workspace.id, campaign.id, campaign.stepVersion, `{${ok.map(() => uuidv7()).join(',')}}`, `{${ok.map((c) => c.leadId).join(',')}}`, `{${ok.map((c) => c.contactId).join(',')}}`],
+      )
+    : [];
+  const got = new Map(inserted.map((r) => [r.lead_id, r]));
+  // A lead enrolled meanwhile (a concurrent add) is a skip like any other already enrolled.
+  for (const c of ok) if (!got.has(c.leadId)) Object.assign(c, { ok: false, reason: 'already_enrolled' });
+  const starts = ok.filter((c) => got.has(c.leadId)).map((c) => ({ enrollmentId: got.get(c.leadId)!.id, leadId: c.leadId, run: got.get(c.leadId)!.run }));
   const { failed } = await jobs.startEnrollments(
     starts.map((s) => ({ ...s, campaignId: campaign.id, workspaceId: campaign.workspace.id, appId: campaign.app.id, version: campaign.stepVersion })),
   );

@@ -185,6 +185,11 @@ export interface PlanResult {
   review: boolean;
   /** No sending window ever opens: the action is failed (`no_sending_window`). */
   failed?: string;
+  /**
+   * Due when planned: the workflow goes on without a timer. (Its clock is the workflow task's start,
+   * a few milliseconds behind `dueAt` when the plan ran as a local activity inside that task.)
+   */
+  dueNow?: boolean;
 }
 
 const channelOf = (type: string) => (type === 'email' ? 'email' : 'network');
@@ -199,7 +204,8 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
     // Review applies when the campaign requires it, or the step's message mode (else the campaign's) is AI-written with review.
     const review = ctx.review_required || (step.messageMode ?? ctx.message_mode) === 'ai_review';
     if (existing) {
-      return { actionId: input.actionId, dueAt: new Date(existing.due_at).toISOString(), reason: (existing.waiting_reason ?? 'waiting_for_window') as WaitingReason, review, ...(existing.state === 'failed' ? { failed: 'no_sending_window' } : {}) };
+      const dueAt = new Date(existing.due_at);
+      return { actionId: input.actionId, dueAt: dueAt.toISOString(), reason: (existing.waiting_reason ?? 'waiting_for_window') as WaitingReason, review, dueNow: dueAt <= now, ...(existing.state === 'failed' ? { failed: 'no_sending_window' } : {}) };
     }
     const from = input.notBefore && new Date(input.notBefore) > now ? new Date(input.notBefore) : now;
     let reason: WaitingReason = input.notBefore && new Date(input.notBefore) > now ? 'waiting_step_delay' : 'waiting_for_window';
@@ -234,15 +240,14 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
       [input.actionId, ctx.workspace_id, ctx.campaign_id, ctx.id, ctx.lead_id, step.id, input.index, input.version, step.type, failed ? 'failed' : 'planned', due ?? from, accountId,
         JSON.stringify(content), failed ? null : reason, failed ?? null, now, now],
     );
-    return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, ...(failed ? { failed } : {}) };
+    return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, dueNow: !!due && due <= now, ...(failed ? { failed } : {}) };
   });
 }
 
 /**
  * The sender: a lead's later sends on a channel keep the account of its earlier ones (one
  * conversation); the first one on a channel follows the rotation — sticky keeps `enrollments.account_id`,
- * round_robin takes the account with the fewest actions in this campaign, least_used the one with the
- * fewest slots granted today. Only connected accounts of the step's channel.
+ * round_robin takes the next account in turn, least_used the one with the fewest slots granted today. Only connected accounts of the step's channel.
  */
 async function pickAccount(em: EntityManager, ctx: EnrollmentCtx, type: string): Promise<string | null> {
   const channel = channelOf(type);
@@ -253,24 +258,30 @@ async function pickAccount(em: EntityManager, ctx: EnrollmentCtx, type: string):
   );
   if (prior) return prior.account_id;
   if (!ctx.account_ids.length) return null;
-  const candidates = await em.execute<{ id: string; planned: number; today: number }[]>(
+  const candidates = await em.execute<{ id: string; today: number }[]>(
     `select p.id,
-            (select count(*)::int from scheduled_actions a where a.account_id = p.id and a.campaign_id = ?) as planned,
-            coalesce((select sum(u.count)::int from account_usage u where u.account_id = p.id and u.day = (now() at time zone p.time_zone)::date), 0) as today
+            ${ctx.rotation === 'least_used' ? `coalesce((select sum(u.count)::int from account_usage u where u.account_id = p.id and u.day = (now() at time zone p.time_zone)::date), 0)` : '0'} as today
        from platform_accounts p where p.id = any(?::uuid[]) and p.channel = ? and p.status = 'connected' and p.workspace_id = ?`,
-    [ctx.campaign_id, `{${ctx.account_ids.join(',')}}`, channel, ctx.workspace_id],
+    [`{${ctx.account_ids.join(',')}}`, channel, ctx.workspace_id],
   );
   if (!candidates.length) return null;
   const order = ctx.account_ids;
+  candidates.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
   if (ctx.rotation === 'sticky') {
     const kept = candidates.find((c) => c.id === ctx.account_id);
     if (kept) return kept.id;
-    const first = candidates.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id))[0];
-    await em.execute(`update enrollments set account_id = ? where id = ?`, [first.id, ctx.id]);
-    return first.id;
+    await em.execute(`update enrollments set account_id = ? where id = ?`, [candidates[0].id, ctx.id]);
+    return candidates[0].id;
   }
-  const key = ctx.rotation === 'least_used' ? (c: (typeof candidates)[number]) => c.today : (c: (typeof candidates)[number]) => c.planned;
-  return candidates.sort((a, b) => key(a) - key(b) || order.indexOf(a.id) - order.indexOf(b.id))[0].id;
+  if (ctx.rotation === 'least_used') return candidates.sort((a, b) => a.today - b.today)[0].id;
+  // round_robin: the campaign's turn counter on the channel gives concurrent plans consecutive
+  // accounts (exact rotation, O(1)); its row lock lasts the rest of the plan (a render, an insert).
+  const [{ turn }] = await em.execute<{ turn: string }[]>(
+    `insert into campaign_rotations (campaign_id, channel, turn) values (?, ?, 1)
+     on conflict (campaign_id, channel) do update set turn = campaign_rotations.turn + 1 returning turn`,
+    [ctx.campaign_id, channel],
+  );
+  return candidates[(Number(turn) - 1) % candidates.length].id;
 }
 
 async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: VersionedStep, accountId: string | null): Promise<Record<string, unknown>> {
@@ -307,12 +318,14 @@ async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: Versio
 // Gates before a send.
 
 /** The campaign's status now and the action's state (a person may have skipped or approved it). */
-export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string }> {
-  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string }[]>(
-    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status from scheduled_actions a join campaigns c on c.id = a.campaign_id join enrollments e on e.id = a.enrollment_id where a.id = ?`,
+export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean }> {
+  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string; unsubscribed: boolean }[]>(
+    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status, k.unsubscribed_at is not null as unsubscribed
+       from scheduled_actions a join campaigns c on c.id = a.campaign_id join enrollments e on e.id = a.enrollment_id join contacts k on k.id = e.contact_id
+      where a.id = ?`,
     [actionId],
   );
-  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status };
+  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status, unsubscribed: r.unsubscribed };
 }
 
 export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null): Promise<void> {
@@ -354,10 +367,13 @@ export type SlotResult =
  * it), then the sender account's governor. A refusal's reason is recorded on the action.
  */
 export async function acquireSlot(em: EntityManager, actionId: string, now = new Date()): Promise<SlotResult> {
-  const [a] = await em.execute<{ state: string; type: string; account_id: string | null; time_zone: string; sending_windows: SendingWindows; due_at: Date }[]>(
-    `select a.state, a.type, a.account_id, a.due_at, c.time_zone, c.sending_windows from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`,
+  const [a] = await em.execute<{ state: string; type: string; account_id: string | null; time_zone: string; sending_windows: SendingWindows; due_at: Date; slot_granted_at: Date | null }[]>(
+    `select a.state, a.type, a.account_id, a.due_at, a.slot_granted_at, c.time_zone, c.sending_windows from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`,
     [actionId],
   );
+  // Local activities run again after a lost workflow task: a slot already granted (and maybe a send
+  // already claimed, `executing`) is the answer again, never a second slot.
+  if (a.slot_granted_at && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(a.state)) return { granted: true, grantedAt: new Date(a.slot_granted_at).toISOString() };
   if (!['planned', 'approved', 'awaiting_approval'].includes(a.state)) return { granted: false, gone: a.state };
   // The row's due time is the truth: an action re-planned later (reschedule routes) waits for it here,
   // so a workflow whose timer was set for the old time follows the new one without a signal.
@@ -376,14 +392,21 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
     return { granted: false, reason: 'no_sender_account', retryAt: null };
   }
   const answer = await requestSlot(em, a.account_id, a.type as 'email' | 'invitation' | 'message', { now });
-  if (answer.granted) return { granted: true, grantedAt: answer.grantedAt.toISOString() };
+  if (answer.granted) {
+    await em.execute(`update scheduled_actions set slot_granted_at = ?, updated_at = now() where id = ?`, [answer.grantedAt, actionId]);
+    return { granted: true, grantedAt: answer.grantedAt.toISOString() };
+  }
   await setWaitingReason(em, actionId, answer.reason);
   return { granted: false, reason: answer.reason, retryAt: answer.retryAt?.toISOString() ?? null };
 }
 
 /** Gives a granted slot back when the action was not sent after all (stopped between grant and send). */
 export async function giveBackSlot(em: EntityManager, actionId: string, grantedAt: string): Promise<void> {
-  const [a] = await em.execute<{ account_id: string | null; type: string }[]>(`select account_id, type from scheduled_actions where id = ?`, [actionId]);
+  const [a] = await em.execute<{ account_id: string | null; type: string }[]>(
+    `update scheduled_actions set slot_granted_at = null where id = ? and slot_granted_at is not null returning account_id, type`,
+    [actionId],
+  );
+  // Only the call that cleared the grant releases it: a re-run gives nothing back twice.
   if (a?.account_id) await releaseSlot(em, a.account_id, a.type as 'email', new Date(grantedAt));
 }
 

@@ -1,16 +1,31 @@
 // `enrollment:<campaignId>:<leadId>`: one lead's walk through a campaign's steps (docs/executor.md).
 // The history holds ids and times only; rows are read and written by activities (domain/executor.ts).
-import { condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, defineQuery, defineSignal, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { EnrollmentActivities } from '../activities/enrollment.js';
 import type { StepRef, WaitingReason } from '../domain/executor.js';
 
-const acts = proxyActivities<EnrollmentActivities>({
+// Histories from before `enrollment-local-activities` replay on these (every activity remote).
+const remote = proxyActivities<EnrollmentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
-// The send: a worker lost mid-send is noticed after this timeout and the send retried (idempotently).
-const sender = proxyActivities<EnrollmentActivities>({
+const remoteSender = proxyActivities<EnrollmentActivities>({
   startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+// Since then every activity is local: short database calls (and the connector's send) run inside
+// the workflow task, each one marker in the history instead of three events and another workflow
+// task, with no task-queue round trip; a one-step enrollment is one workflow task. A worker lost
+// mid-send is noticed when the workflow task times out: another worker replays to the unrecorded
+// send and runs it again, which sends once (sendAction is idempotent by action id).
+const local = proxyLocalActivities<EnrollmentActivities>({
+  startToCloseTimeout: '1 minute',
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+const localSender = proxyLocalActivities<EnrollmentActivities>({
+  startToCloseTimeout: '30 seconds',
+  localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
@@ -43,6 +58,8 @@ export interface EnrollmentInput {
   version: number;
   /** Start at this step instead of the first (a re-enrollment from a given step). */
   startAtStepId?: string | null;
+  /** How long an action waits for review (default REVIEW_DEADLINE_MS, 7 days); tests shorten it. */
+  reviewDeadlineMs?: number;
   carry?: EnrollmentCarry;
 }
 
@@ -74,6 +91,9 @@ export const stateQuery = defineQuery<EnrollmentState>('state');
 
 export async function enrollment(input: EnrollmentInput): Promise<{ status: string; stop_reason: string | null }> {
   const { enrollmentId } = input;
+  const isLocal = patched('enrollment-local-activities');
+  const acts = isLocal ? local : remote;
+  const sender = isLocal ? localSender : remoteSender;
   const c: EnrollmentCarry = input.carry ?? { version: input.version, lastStepId: null, lastIndex: -1, notBefore: null, previousActionId: null, paused: false, replyPending: false, stepsRun: 0 };
   let startAtStepId = input.carry ? null : (input.startAtStepId ?? null);
   let unenrolled = false;
@@ -138,13 +158,13 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   };
 
   /** Sleeps on a durable timer until `until`, handling signals meanwhile: 'due', 'stop' (ended) or 'skip' (the current action). */
-  const sleepUntil = async (until: Date, reason: WaitingReason): Promise<'due' | 'stop' | 'skip'> => {
+  const sleepUntil = async (until: Date, reason: WaitingReason, dueNow = false): Promise<'due' | 'stop' | 'skip'> => {
     for (;;) {
       wait(reason, until);
       if (await checkpoint()) return 'stop';
       if (skippedNow()) return 'skip';
       const ms = until.getTime() - Date.now();
-      if (ms <= 0) return 'due';
+      if (ms <= 0 || dueNow) return 'due';
       await condition(interrupted, ms);
     }
   };
@@ -160,7 +180,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       await finish('failed', plan.failed);
       return 'stop';
     }
-    const slept = await sleepUntil(new Date(plan.dueAt), plan.reason);
+    const slept = await sleepUntil(new Date(plan.dueAt), plan.reason, plan.dueNow === true);
     if (slept !== 'due') return slept === 'skip' ? 'next' : 'stop';
 
     // The campaign: paused campaigns hold their enrollments here, in place.
@@ -172,6 +192,11 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       if (g.actionState === 'skipped') return 'next';
       if (g.actionState === 'canceled' || g.enrollmentStatus === 'removed') {
         await finish('removed', 'unenrolled');
+        return 'stop';
+      }
+      // The contact unsubscribed since it was enrolled (absent from results recorded before this rule).
+      if (g.unsubscribed === true) {
+        await finish('stopped', 'unsubscribed');
         return 'stop';
       }
       if (g.campaignStatus === 'active') break;
@@ -189,7 +214,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
     if (plan.review) {
       wait(null, null);
       let state = await acts.executorRequestReview(actionId);
-      const deadline = Date.now() + REVIEW_DEADLINE_MS;
+      const deadline = Date.now() + (input.reviewDeadlineMs ?? REVIEW_DEADLINE_MS);
       while (state === 'awaiting_approval') {
         wait('awaiting_review', new Date(deadline));
         const left = deadline - Date.now();
@@ -223,6 +248,12 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       }
       if (slot.granted) {
         grantedAt = slot.grantedAt;
+        // A signal that arrived meanwhile: the slot goes back unused, and the loop's checkpoint acts on
+        // it (a reply that does not stop the enrollment asks for a slot again).
+        if (isLocal && (unenrolled || c.replyPending || skippedNow())) {
+          await acts.executorGiveBackSlot(actionId, grantedAt);
+          continue;
+        }
         break;
       }
       const until = slot.retryAt ? new Date(slot.retryAt) : new Date(Date.now() + NO_RETRY_TIME_MS);
@@ -230,8 +261,9 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       if (r !== 'due') return r === 'skip' ? 'next' : 'stop';
     }
 
-    // A reply or a removal that arrived while the slot was granted: the slot goes back unused.
-    if (unenrolled || c.replyPending || skippedNow()) {
+    // Histories from before the local activities: a reply or a removal that arrived while the slot was
+    // granted gives the slot back (and, when it did not stop the enrollment, sent anyway).
+    if (!isLocal && (unenrolled || c.replyPending || skippedNow())) {
       await acts.executorGiveBackSlot(actionId, grantedAt);
       if (await checkpoint()) return 'stop';
       if (skippedNow()) return 'next';

@@ -72,6 +72,7 @@ export const ContactView = z.object({
   fit_updated_at: Timestamp.nullable(),
   pinned: z.boolean(),
   pinned_at: Timestamp.nullable(),
+  unsubscribed_at: Timestamp.nullable().meta({ description: 'Set when the contact asked not to be contacted (PATCH /api/leads/{id} `unsubscribed`): no campaign enrolls it and running enrollments stop before their next send' }),
   enriched_at: Timestamp.nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -96,6 +97,7 @@ export const toContactView = (r: ContactRow): z.infer<typeof ContactView> => ({
   fit_updated_at: isoOf(r.fit_updated_at),
   pinned: r.pinned_at !== null,
   pinned_at: isoOf(r.pinned_at),
+  unsubscribed_at: isoOf(r.unsubscribed_at),
   enriched_at: isoOf(r.enriched_at),
   created_at: new Date(r.created_at).toISOString(),
   updated_at: new Date(r.updated_at).toISOString(),
@@ -199,6 +201,13 @@ export const LeadPatchBody = z
       'profile_url must be an http(s) URL with a public host name',
       'Unique in the workspace once normalised (409 contact_exists)',
     ),
+    unsubscribed: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          'true records that the contact asked not to be contacted (kept for the whole workspace): enrollment skips it (`unsubscribed`) and its running enrollments stop before their next send; false clears the record. Not an edited field',
+      }),
   })
   .strict()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one field' })

@@ -194,7 +194,7 @@ export const enrollmentPreviewOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/enrollment-preview',
   summary: 'What enrolling a list (or given leads) would do, without writing: counts per outcome and a sample of skips',
-  description: 'The same checks as the bulk enrollment (`already_enrolled`, `no_identity`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
+  description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
   tag,
   auth: 'user',
   params: PreviewParams,

@@ -41,6 +41,10 @@ export const Contact = defineEntity({
     fitUpdatedAt: p.datetime().nullable(),
     /** Pinned when set (PUT /api/contacts/{id}/pin), for the whole workspace. */
     pinnedAt: p.datetime().nullable(),
+    /** Asked not to be contacted again (docs/contacts.md): no campaign enrolls it, running enrollments stop before the next send. */
+    unsubscribedAt: p.datetime().nullable(),
+    /** Who or what recorded it: `user` (PATCH /api/leads/{id} with `unsubscribed`); later sources (an opt-out reply) add theirs. */
+    unsubscribeSource: p.string().length(20).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

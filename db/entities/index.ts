@@ -3,6 +3,7 @@ export { Workspace } from './Workspace.js';
 // The rate governor's tables (kept apart from the end of the list, where new domains append).
 export { AccountGovernor } from './AccountGovernor.js';
 export { AccountUsage } from './AccountUsage.js';
+export { CampaignRotation } from './CampaignRotation.js';
 export { TeamMember } from './TeamMember.js';
 export { ApiToken } from './ApiToken.js';
 export { Session } from './Session.js';

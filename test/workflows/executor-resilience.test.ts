@@ -48,8 +48,9 @@ test('a worker killed after the connector sent but before the send was recorded:
   await new Promise((res) => first.once('exit', res));
 
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
-  t.like(await handle.result(), { status: 'completed' });
+  const result = await handle.result();
   const [action] = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId });
+  t.like(result, { status: 'completed' }, JSON.stringify({ state: action.state, error: action.errorCode, attempts: action.attempts }));
   t.is(action.state, 'executed');
   t.is(action.attempts, 2);
   const rows = await (await em()).execute(`select count(*)::int as n from sandbox_invitations where recipient = ?`, [lead.profileUrl]);

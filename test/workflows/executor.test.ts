@@ -3,7 +3,10 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
-import { signalCampaignEnrollments } from '../../domain/enrollments.js';
+import { enrollLeads, signalCampaignEnrollments } from '../../domain/enrollments.js';
+import type { Jobs } from '../../domain/jobs.js';
+import { resolveActor } from '../../domain/workspaces.js';
+import { temporalJobs } from '../../api/jobs.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { sandboxAcceptInvitation, sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverSandboxEvents } from '../../workflows/connector-events.js';
@@ -91,7 +94,9 @@ test.serial('a three-step campaign (invitation, wait, message) runs to completio
 
   const workflowId = enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId);
   t.true((await replayLive((await api()).services.temporal, workflowId)) > 0);
+  // 'enrollment' was recorded before the local activities (the patch keeps it replaying); 'enrollment-local' after.
   await replayFixture((await api()).services.temporal, 'enrollment', workflowId);
+  await replayFixture((await api()).services.temporal, 'enrollment-local', workflowId);
 });
 
 test('a reply before step 3 stops the enrollment and step 3 is never sent; mark-replied stops another lead', async (t) => {
@@ -293,6 +298,81 @@ test('enrollment checks each lead, draft campaigns refuse, and every id-taking r
   t.is((await enrollmentOf(campaign.id, ok.leadId)).status, 'active');
   t.is((await call('DELETE', `/api/campaigns/${campaign.id}/leads/${ok.leadId}`, { token: u.accessToken })).status, 200);
   t.like(await (await handleOf(campaign.id, ok.leadId)).result(), { status: 'removed' });
+});
+
+test('an unsubscribed contact is never enrolled, and one who unsubscribes while enrolled gets no further send', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'network');
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [
+      { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
+      { type: 'wait', config: { amount: HOUR_OF_SECONDS(20), unit: 'hours' } },
+      { type: 'message', config: { body: 'Following up, {{first_name}}' } },
+    ],
+  });
+  const [before, during] = await o.leads(2);
+  const unsubscribe = (leadId: string, unsubscribed: boolean) => call('PATCH', `/api/leads/${leadId}`, { token: u.accessToken, body: { unsubscribed } });
+  const r1 = await unsubscribe(before.leadId, true);
+  t.is(r1.status, 200, r1.text);
+  t.truthy(r1.body.contact.unsubscribed_at);
+  t.deepEqual(r1.body.contact.edited_fields, [], 'not an edited field');
+  const preview = await call('GET', `/api/campaigns/${campaign.id}/enrollment-preview?lead_ids=${before.leadId}`, { token: u.accessToken });
+  t.like(preview.body, { would_enroll: 0, skipped_by_reason: { unsubscribed: 1 } });
+  const r = await enroll(u, campaign.id, [before.leadId, during.leadId]);
+  t.deepEqual(r.items.map((i: { status: string; reason: string | null }) => [i.status, i.reason]), [['skipped', 'unsubscribed'], ['enrolled', null]]);
+
+  // The other contact unsubscribes during the wait: the gate before the message stops the enrollment.
+  await waitReason(campaign.id, during.leadId, 'waiting_step_delay');
+  t.is((await unsubscribe(during.leadId, true)).status, 200);
+  t.like(await (await handleOf(campaign.id, during.leadId)).result(), { status: 'stopped', stop_reason: 'unsubscribed' });
+  t.like(await enrollmentOf(campaign.id, during.leadId), { status: 'stopped', stop_reason: 'unsubscribed' });
+  const actions = await actionsOf(campaign.id, during.leadId);
+  t.deepEqual(actions.map((a) => [a.type, a.state, a.errorCode ?? null]), [['invitation', 'executed', null], ['message', 'canceled', 'unsubscribed']]);
+  const sent = await (await em()).execute(`select count(*)::int as n from sandbox_messages where counterpart = ? and direction = 'out'`, [during.profileUrl]);
+  t.is(sent[0].n, 0);
+
+  // false clears the record: the contact can be enrolled again.
+  const cleared = await unsubscribe(before.leadId, false);
+  t.is(cleared.body.contact.unsubscribed_at, null);
+  t.deepEqual((await enroll(u, campaign.id, [before.leadId])).items.map((i: { status: string }) => i.status), ['enrolled']);
+});
+
+test('an action still awaiting review at its deadline is canceled (review_expired), never sent, and the enrollment stops', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const { services } = await api();
+  const account = await fastAccount(u, 'email');
+  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }], reviewRequired: true });
+  const [lead] = await o.leads(1);
+  // Enrolled as the route does, with a start that shortens the 7-day deadline to 3 s.
+  const jobs: Jobs = {
+    ...temporalJobs(services.temporal, taskQueue),
+    async startEnrollments(starts) {
+      for (const s of starts) {
+        await services.temporal.workflow.start('enrollment', {
+          taskQueue,
+          workflowId: enrollmentWorkflowIds.enrollment(s.campaignId, s.leadId),
+          args: [{ enrollmentId: s.enrollmentId, campaignId: s.campaignId, leadId: s.leadId, version: s.version, reviewDeadlineMs: 3000 }],
+        });
+      }
+      return { failed: [] };
+    },
+  };
+  const e = services.orm.em.fork();
+  const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
+  t.like((await enrollLeads(e as never, jobs, actor, campaign.id, [lead.leadId]))[0], { status: 'enrolled' });
+  await waitReason(campaign.id, lead.leadId, 'awaiting_review');
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'stopped', stop_reason: 'review_expired' });
+  const [action] = await actionsOf(campaign.id, lead.leadId);
+  t.like(action, { state: 'canceled', errorCode: 'review_expired' });
+  t.like(await enrollmentOf(campaign.id, lead.leadId), { status: 'stopped', stop_reason: 'review_expired' });
+  t.is((await (await em()).execute(`select count(*)::int as n from sandbox_messages where idempotency_key = ?`, [action.id]))[0].n, 0);
+  // A late approval finds nothing to approve.
+  const late = await call('POST', `/api/scheduled-actions/${action.id}/approve`, { token: u.accessToken });
+  t.is(late.status, 409, late.text);
 });
 
 test('a condition on the previous step: an accepted invitation goes on to the message, one not accepted ends with condition_not_met', async (t) => {
