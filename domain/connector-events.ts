@@ -66,6 +66,13 @@ export async function handleConnectorEvent(em: EntityManager, eventId: string, j
         [event.acceptedAt, row.connector, event.connectorAccountId, event.invitationId],
       );
     }
+    if (event.type === 'message.opened') {
+      await tx.execute(
+        `update scheduled_actions a set opened_at = coalesce(a.opened_at, ?), updated_at = now() from platform_accounts p
+          where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = 'email' and a.connector_message_id = ?`,
+        [event.openedAt, row.connector, event.connectorAccountId, event.messageId],
+      );
+    }
     await tx.execute(`update connector_events set handled_at = now() where event_id = ?`, [eventId]);
     return { type: row.type, outcome: 'handled' as const };
   });

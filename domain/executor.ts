@@ -502,7 +502,7 @@ export async function sendAction(
 // ---------------------------------------------------------------------------------------------
 // Conditions, replies, the end.
 
-/** Whether a condition step holds on the enrollment's previous send (`opened` is never observed: see docs/executor.md). */
+/** Whether a condition step holds on the enrollment's previous send (accepted, opened) or on the enrollment (replied). */
 export async function checkCondition(em: EntityManager, enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>): Promise<boolean> {
   const expect = config.expect !== false;
   let observed = false;
@@ -512,13 +512,9 @@ export async function checkCondition(em: EntityManager, enrollmentId: string, pr
       [enrollmentId],
     );
     observed = !!r?.replied;
-  } else if (config.check === 'accepted') {
-    if (previousActionId) {
-      const [r] = await em.execute<{ accepted_at: Date | null }[]>(`select accepted_at from scheduled_actions where id = ?`, [previousActionId]);
-      observed = !!r?.accepted_at;
-    }
-  } else {
-    observed = false; // 'opened': the connector reports no opens
+  } else if (previousActionId && (config.check === 'accepted' || config.check === 'opened')) {
+    const [r] = await em.execute<{ accepted_at: Date | null; opened_at: Date | null }[]>(`select accepted_at, opened_at from scheduled_actions where id = ?`, [previousActionId]);
+    observed = !!(config.check === 'accepted' ? r?.accepted_at : r?.opened_at);
   }
   return observed === expect;
 }

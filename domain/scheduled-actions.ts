@@ -122,6 +122,7 @@ export async function inFlightImpact(em: EntityManager, actor: Actor, campaignId
 interface Counts {
   sent: number;
   accepted: number;
+  opened: number;
   replied: number;
   failed: number;
   bounced: number;
@@ -129,6 +130,7 @@ interface Counts {
 
 const countCols = `count(*) filter (where state = 'executed')::int as sent,
   count(*) filter (where accepted_at is not null)::int as accepted,
+  count(*) filter (where opened_at is not null)::int as opened,
   count(*) filter (where replied_at is not null)::int as replied,
   count(*) filter (where state = 'failed')::int as failed,
   count(*) filter (where state = 'failed' and error_code ilike '%bounce%')::int as bounced`;
@@ -137,7 +139,7 @@ const rate = (replied: number, sent: number) => (sent ? Math.round((replied / se
 
 /**
  * Per campaign and per step: enrolled (enrollments, or enrollments that reached the step), sent
- * (executed), accepted, replied, reply rate (replied / sent), failed and bounced; and by local day in
+ * (executed), accepted, opened, replied, reply rate (replied / sent), failed and bounced; and by local day in
  * the campaign's time zone (sent by executed day, replies by reply day).
  */
 export async function campaignStats(em: EntityManager, actor: Actor, campaignId: string) {
@@ -161,7 +163,7 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
      select day, sum(sent)::int as sent, sum(replied)::int as replied, sum(accepted)::int as accepted, sum(failed)::int as failed from ev group by day order by day`,
     [campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id],
   );
-  const t = tot ?? { sent: 0, accepted: 0, replied: 0, failed: 0, bounced: 0 };
+  const t = tot ?? { sent: 0, accepted: 0, opened: 0, replied: 0, failed: 0, bounced: 0 };
   return {
     campaign_id: campaign.id,
     time_zone: campaign.timeZone,
@@ -173,6 +175,7 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
       enrolled: s.enrolled,
       sent: s.sent,
       accepted: s.accepted,
+      opened: s.opened,
       replied: s.replied,
       failed: s.failed,
       bounced: s.bounced,

@@ -9,6 +9,7 @@
 //   sandbox-reconnect --account A                    the inbound event it causes, delivered by the
 //   sandbox-inject-message --account A --from F --body B [--thread T]     worker's one-minute schedule)
 //   sandbox-accept-invitation --invitation I
+//   sandbox-open-message --message M
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../lib/config.js';
@@ -20,7 +21,7 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../db/entities/S
 import { seedDemo } from '../db/seed/demo.js';
 import { grantCredits, creditBalance } from '../domain/credits.js';
 import { PLAN_IDS, isPlanId, setPlan } from '../domain/plans.js';
-import { sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxReconnect } from '../lib/connectors/index.js';
+import { sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect } from '../lib/connectors/index.js';
 
 const USAGE = `usage: npm run admin -- <command>
   set-plan --email E --plan ${PLAN_IDS.join('|')} [--status ${SUBSCRIPTION_STATUSES.join('|')}]
@@ -29,7 +30,8 @@ const USAGE = `usage: npm run admin -- <command>
   sandbox-disconnect --account <connector_account_id> --reason R
   sandbox-reconnect --account <connector_account_id>
   sandbox-inject-message --account <connector_account_id> --from F --body B [--thread T]
-  sandbox-accept-invitation --invitation <invitation id>`;
+  sandbox-accept-invitation --invitation <invitation id>
+  sandbox-open-message --message <sent email's message id>`;
 
 class Failure extends Error {
   constructor(message: string, readonly exitCode = 1) {
@@ -52,7 +54,8 @@ type Command =
   | { name: 'sandbox-disconnect'; account: string; reason: string }
   | { name: 'sandbox-reconnect'; account: string }
   | { name: 'sandbox-inject-message'; account: string; from: string; body: string; thread?: string }
-  | { name: 'sandbox-accept-invitation'; invitation: string };
+  | { name: 'sandbox-accept-invitation'; invitation: string }
+  | { name: 'sandbox-open-message'; message: string };
 
 /** Validates the command line before touching the database (usage errors exit 2). */
 function parse(argv: string[]): Command {
@@ -69,6 +72,7 @@ function parse(argv: string[]): Command {
     body?: string;
     thread?: string;
     invitation?: string;
+    message?: string;
   };
   try {
     ({ values } = parseArgs({
@@ -85,13 +89,14 @@ function parse(argv: string[]): Command {
         body: { type: 'string' },
         thread: { type: 'string' },
         invitation: { type: 'string' },
+        message: { type: 'string' },
       },
       strict: true,
     }));
   } catch (err) {
     throw new Failure(`${(err as Error).message}\n${USAGE}`, 2);
   }
-  const required = (key: 'account' | 'reason' | 'from' | 'body' | 'invitation') => {
+  const required = (key: 'account' | 'reason' | 'from' | 'body' | 'invitation' | 'message') => {
     const v = values[key]?.trim();
     if (!v) throw new Failure(`--${key} is required`, 2);
     return v;
@@ -120,6 +125,8 @@ function parse(argv: string[]): Command {
       return { name: command, account: required('account'), from: required('from'), body: required('body'), thread: values.thread?.trim() || undefined };
     case 'sandbox-accept-invitation':
       return { name: command, invitation: required('invitation') };
+    case 'sandbox-open-message':
+      return { name: command, message: required('message') };
     case 'help':
     case '--help':
       throw new Failure(USAGE, 0);
@@ -167,6 +174,11 @@ async function run(em: EntityManager, cmd: Command): Promise<string> {
       const r = await sandboxAcceptInvitation(em, cmd.invitation);
       if (!r) throw new Failure(`no pending sandbox invitation ${cmd.invitation}`);
       return `sandbox invitation ${cmd.invitation}: accepted; event ${r.eventId} queued`;
+    }
+    case 'sandbox-open-message': {
+      const r = await sandboxOpenMessage(em, cmd.message);
+      if (!r) throw new Failure(`no sent sandbox email ${cmd.message}`);
+      return `sandbox email ${cmd.message}: opened; event ${r.eventId} queued`;
     }
   }
 }

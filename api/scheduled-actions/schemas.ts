@@ -42,6 +42,7 @@ export const InFlightImpactView = z.object({
 const StepCounts = {
   sent: Count,
   accepted: Count,
+  opened: Count.meta({ description: 'Emails the connector reported opened (message.opened)' }),
   replied: Count,
   failed: Count,
   bounced: Count,

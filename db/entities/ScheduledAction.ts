@@ -49,6 +49,8 @@ export const ScheduledAction = defineEntity({
     attempts: p.integer().default(0),
     /** An invitation's acceptance (inbound `invitation.accepted`), read by `accepted` condition steps. */
     acceptedAt: p.datetime().nullable(),
+    /** The email was opened (the connector's `message.opened`). */
+    openedAt: p.datetime().nullable(),
     /** When the governor granted this action's slot (cleared when it is given back): a re-run of the slot request reuses it. */
     slotGrantedAt: p.datetime().nullable(),
     /** A reply received in this action's conversation (reply routing), read by `replied` condition steps. */

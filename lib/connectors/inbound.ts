@@ -35,6 +35,7 @@ export const wireInboundEvent = z.discriminatedUnion('type', [
     type: z.literal('invitation.accepted'),
     data: z.object({ invitation_id: id, recipient: z.string().trim().min(1).max(2048), accepted_at: isoDate }),
   }),
+  z.object({ ...base, type: z.literal('message.opened'), data: z.object({ message_id: id, opened_at: isoDate }) }),
   z.object({
     ...base,
     type: z.literal('account.status'),
@@ -63,6 +64,8 @@ export function toInboundEvent(provider: string, json: unknown): InboundEvent {
     }
     case 'invitation.accepted':
       return { ...common, type: e.type, invitationId: e.data.invitation_id, recipient: e.data.recipient, acceptedAt: e.data.accepted_at };
+    case 'message.opened':
+      return { ...common, type: e.type, messageId: e.data.message_id, openedAt: e.data.opened_at };
     case 'account.status':
       return { ...common, type: e.type, state: e.data.state, reason: e.data.reason };
   }
@@ -127,6 +130,8 @@ export function toWireEvent(e: InboundEvent, createdAt: Date): Record<string, un
     }
     case 'invitation.accepted':
       return { ...base, data: { invitation_id: e.invitationId, recipient: e.recipient, accepted_at: e.acceptedAt.toISOString() } };
+    case 'message.opened':
+      return { ...base, data: { message_id: e.messageId, opened_at: e.openedAt.toISOString() } };
     case 'account.status':
       return { ...base, data: { state: e.state, reason: e.reason } };
   }

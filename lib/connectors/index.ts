@@ -12,7 +12,7 @@ import type { AccountConnector, NetworkConnector } from './types.js';
 export * from './types.js';
 export { HttpConnector } from './http.js';
 export { SandboxConnector } from './sandbox.js';
-export { SandboxNetwork, sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxReconnect, type InboundSink } from './sandbox-network.js';
+export { SandboxNetwork, sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect, type InboundSink } from './sandbox-network.js';
 export { signInbound, verifyInbound, SIGNATURE_HEADER } from './inbound.js';
 export { sandboxFate, recipientBucket } from './sandbox-rules.js';
 

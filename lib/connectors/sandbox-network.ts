@@ -362,6 +362,17 @@ export async function sandboxAcceptInvitation(em: EntityManager, invitationId: s
   });
 }
 
+/** The recipient opens a sent email: queues its `message.opened` event (null when there is no such email). */
+export async function sandboxOpenMessage(em: EntityManager, messageId: string, now = new Date()): Promise<{ eventId: string } | null> {
+  return em.transactional(async (tx) => {
+    const [m] = await tx.execute<{ connector_account_id: string }[]>(`select connector_account_id from sandbox_messages where id = ? and direction = 'out' and kind = 'email'`, [messageId]);
+    if (!m) return null;
+    const eventId = newId('evt');
+    await queueEvent(tx as EntityManager, { type: 'message.opened', eventId, connectorAccountId: m.connector_account_id, messageId, openedAt: now }, now);
+    return { eventId };
+  });
+}
+
 /** Disconnects the account at once (status reads it) and queues its `account.status` event. */
 export function sandboxDisconnect(em: EntityManager, connectorAccountId: string, reason: string, now = new Date()): Promise<{ eventId: string }> {
   return setState(em, connectorAccountId, 'disconnected', reason, now);

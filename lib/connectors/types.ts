@@ -139,6 +139,8 @@ export interface Page<T> {
 export type InboundEvent =
   | { type: 'message.received'; eventId: string; connectorAccountId: string; message: ChatMessage }
   | { type: 'invitation.accepted'; eventId: string; connectorAccountId: string; invitationId: string; recipient: string; acceptedAt: Date }
+  /** The recipient opened a sent email (the connector's open tracking): condition steps on `opened` read it. */
+  | { type: 'message.opened'; eventId: string; connectorAccountId: string; messageId: string; openedAt: Date }
   | { type: 'account.status'; eventId: string; connectorAccountId: string; state: ConnectorAccountState; reason: string | null };
 
 export interface NetworkConnector {

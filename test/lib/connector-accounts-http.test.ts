@@ -160,6 +160,8 @@ test('http accounts: parseInbound verifies the signature and parses the event', 
     recipient: 'grace',
     acceptedAt: new Date(T0),
   });
+  const opened = Buffer.from(JSON.stringify({ id: 'evt_2', type: 'message.opened', account_id: 'acc/1', data: { message_id: 'm1', opened_at: T0 } }));
+  t.deepEqual(http.parseInbound(opened, { 'x-connector-signature': signInbound(SECRET, opened) }), { type: 'message.opened', eventId: 'evt_2', connectorAccountId: 'acc/1', messageId: 'm1', openedAt: new Date(T0) });
   // Two v1 values (a secret being rotated): either may match.
   const rotated = `${signInbound('old-secret', body)},v1=${signInbound(SECRET, body).split('v1=')[1]}`;
   t.is(http.parseInbound(body, { 'x-connector-signature': rotated }).eventId, 'evt_1');

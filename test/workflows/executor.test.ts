@@ -8,7 +8,7 @@ import type { Jobs } from '../../domain/jobs.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { temporalJobs } from '../../api/jobs.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
-import { sandboxAcceptInvitation, sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
+import { sandboxAcceptInvitation, sandboxInjectMessage, sandboxOpenMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverSandboxEvents } from '../../workflows/connector-events.js';
 import { enrollmentWorkflowIds, webhookWorkflowIds } from '../../workflows/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
@@ -375,33 +375,60 @@ test('an action still awaiting review at its deadline is canceled (review_expire
   t.is(late.status, 409, late.text);
 });
 
-test('a condition on the previous step: an accepted invitation goes on to the message, one not accepted ends with condition_not_met', async (t) => {
+/**
+ * A send, a short wait, a condition on that send, a follow-up: `mark` makes the condition true for one
+ * lead's first action, the other lead's stays unmarked. Both enrollments are run to their end.
+ */
+async function conditionCampaign(o: { channel: 'network' | 'email'; check: 'accepted' | 'opened'; first: { type: string; config: Record<string, unknown> }; next: { type: string; config: Record<string, unknown> }; mark: (connectorMessageId: string) => Promise<unknown> }) {
   const u = await createOwner();
-  const o = await campaignOwner(u);
-  const account = await fastAccount(u, 'network');
-  const campaign = await seedCampaign(o.workspaceId, {
-    appId: o.app.id,
+  const owner = await campaignOwner(u);
+  const account = await fastAccount(u, o.channel);
+  const campaign = await seedCampaign(owner.workspaceId, {
+    appId: owner.app.id,
     accountIds: [account.id],
-    steps: [
-      { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
-      { type: 'wait', config: { amount: HOUR_OF_SECONDS(8), unit: 'hours' } },
-      { type: 'condition', config: { check: 'accepted', expect: true } },
-      { type: 'message', config: { body: 'Thanks for connecting, {{first_name}}' } },
-    ],
+    steps: [o.first, { type: 'wait', config: { amount: HOUR_OF_SECONDS(8), unit: 'hours' } }, { type: 'condition', config: { check: o.check, expect: true } }, o.next],
   });
-  const [yes, no] = await o.leads(2);
+  const [yes, no] = await owner.leads(2);
   await enroll(u, campaign.id, [yes.leadId, no.leadId]);
   for (const l of [yes, no]) await waitReason(campaign.id, l.leadId, 'waiting_step_delay');
-  const [invitation] = await actionsOf(campaign.id, yes.leadId);
-  t.truthy(await sandboxAcceptInvitation(await em(), invitation.connectorMessageId!));
+  const [first] = await actionsOf(campaign.id, yes.leadId);
+  if (!(await o.mark(first.connectorMessageId!))) throw new Error('the mark found nothing');
   await deliverInbound();
-  t.like(await (await handleOf(campaign.id, yes.leadId)).result(), { status: 'completed', stop_reason: null });
-  t.like(await (await handleOf(campaign.id, no.leadId)).result(), { status: 'completed', stop_reason: 'condition_not_met' });
-  const accepted = await actionsOf(campaign.id, yes.leadId);
-  t.truthy(accepted[0].acceptedAt);
-  t.deepEqual(accepted.map((a) => [a.type, a.state]), [['invitation', 'executed'], ['message', 'executed']]);
-  t.deepEqual((await actionsOf(campaign.id, no.leadId)).map((a) => [a.type, a.state]), [['invitation', 'executed']]);
-  t.like(await enrollmentOf(campaign.id, no.leadId), { status: 'completed', stop_reason: 'condition_not_met' });
+  const results = [await (await handleOf(campaign.id, yes.leadId)).result(), await (await handleOf(campaign.id, no.leadId)).result()];
+  return { u, campaign, results, yes: await actionsOf(campaign.id, yes.leadId), no: await actionsOf(campaign.id, no.leadId), noEnrollment: await enrollmentOf(campaign.id, no.leadId) };
+}
+
+test('a condition on the previous step: an accepted invitation goes on to the message, one not accepted ends with condition_not_met', async (t) => {
+  const r = await conditionCampaign({
+    channel: 'network',
+    check: 'accepted',
+    first: { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
+    next: { type: 'message', config: { body: 'Thanks for connecting, {{first_name}}' } },
+    mark: async (id) => sandboxAcceptInvitation(await em(), id),
+  });
+  t.like(r.results, [{ status: 'completed', stop_reason: null }, { status: 'completed', stop_reason: 'condition_not_met' }]);
+  t.truthy(r.yes[0].acceptedAt);
+  t.deepEqual(r.yes.map((a) => [a.type, a.state]), [['invitation', 'executed'], ['message', 'executed']]);
+  t.deepEqual(r.no.map((a) => [a.type, a.state]), [['invitation', 'executed']]);
+  t.like(r.noEnrollment, { status: 'completed', stop_reason: 'condition_not_met' });
+});
+
+test('a condition on opened: an email the connector reports opened goes on to the follow-up, one not opened ends; stats count the open', async (t) => {
+  t.is(await sandboxOpenMessage(await em(), 'msg_unknown'), null);
+  const r = await conditionCampaign({
+    channel: 'email',
+    check: 'opened',
+    first: { type: 'email', config: { subject: 'Hello', body: 'Hi {{first_name}}' } },
+    next: { type: 'email', config: { subject: 'Re: Hello', body: 'Glad you read it, {{first_name}}' } },
+    mark: async (id) => sandboxOpenMessage(await em(), id),
+  });
+  t.like(r.results, [{ status: 'completed', stop_reason: null }, { status: 'completed', stop_reason: 'condition_not_met' }]);
+  t.truthy(r.yes[0].openedAt);
+  t.deepEqual(r.yes.map((a) => [a.type, a.state]), [['email', 'executed'], ['email', 'executed']]);
+  t.deepEqual(r.no.map((a) => [a.type, a.state]), [['email', 'executed']]);
+  const stats = await call('GET', `/api/campaigns/${r.campaign.id}/stats`, { token: r.u.accessToken });
+  t.like(stats.body.totals, { sent: 3, opened: 1 });
+  t.like(stats.body.steps[0], { step_position: 0, sent: 2, opened: 1 });
 });
 
 test('reply routing by thread on email; a message from someone else in another thread reaches no enrollment', async (t) => {
