@@ -10,7 +10,7 @@ import { registry } from '../../lib/metrics.js';
 import { api, call, createPat, createTestApp, createUser, closeApi, listen, PASSWORD } from '../helpers/api.js';
 import { addTeamMember, removeTeamMember } from '../helpers/db.js';
 import { createOwner } from '../helpers/billing.js';
-import { freePort } from '../../scripts/children.js';
+import { freePort, waitFor } from '../../scripts/children.js';
 test.after.always(closeApi);
 
 let second: { base: string; child: ChildProcess } | undefined;
@@ -43,6 +43,15 @@ async function lookups(result: string): Promise<number> {
 
 test.serial('a cached credential costs no lookup: repeated requests are hits', async (t) => {
   const u = await createUser();
+  // The cache stays bypassed until its Redis invalidation channel is subscribed, which start-up waits
+  // for only briefly: on a loaded machine, wait for a first hit with another token.
+  const warm = await createPat(await createUser());
+  await waitFor('the credential cache to be live', async () => {
+    const before = await lookups('hit');
+    await call('GET', '/api/users/me', { token: warm });
+    await call('GET', '/api/users/me', { token: warm });
+    return (await lookups('hit')) > before;
+  }, 30_000);
   const pat = await createPat(u);
   const misses = await lookups('miss');
   const hits = await lookups('hit');
