@@ -35,8 +35,9 @@ import * as hooks from './hooks/routes.js';
 import * as campaigns from './campaigns/routes.js';
 import * as enrollments from './enrollments/routes.js';
 import * as scheduledActions from './scheduled-actions/routes.js';
+import * as messageReview from './message-review/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports, platformAccounts, hooks, campaigns, enrollments, scheduledActions];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports, platformAccounts, hooks, campaigns, enrollments, scheduledActions, messageReview];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

@@ -44,6 +44,8 @@ export interface Entitlements {
   seats: number;
   /** Credits granted at the start of each billing period. */
   monthlyCredits: number;
+  /** Credits per AI-written message draft: a generation, a revision or a retry (docs/message-review.md). */
+  draftCredits: number;
   /** Sender (platform) accounts per workspace. */
   maxPlatformAccounts: number;
   /** The highest daily and weekly caps a user may set per sender account and action type (docs/accounts.md). */
@@ -79,6 +81,7 @@ export const PLANS: Record<PlanId, Plan> = {
       maxCampaigns: 1,
       seats: 1,
       monthlyCredits: 50,
+      draftCredits: 2,
       maxPlatformAccounts: 1,
       senderCaps: { email: { daily: 50, weekly: 250 }, invitation: { daily: 20, weekly: 100 }, message: { daily: 50, weekly: 250 }, profile_view: { daily: 80, weekly: 400 } },
     },
@@ -98,6 +101,7 @@ export const PLANS: Record<PlanId, Plan> = {
       maxCampaigns: 10,
       seats: 3,
       monthlyCredits: 1000,
+      draftCredits: 1,
       maxPlatformAccounts: 5,
       senderCaps: { email: { daily: 200, weekly: 1000 }, invitation: { daily: 40, weekly: 200 }, message: { daily: 100, weekly: 500 }, profile_view: { daily: 150, weekly: 750 } },
     },
@@ -117,6 +121,7 @@ export const PLANS: Record<PlanId, Plan> = {
       maxCampaigns: 100,
       seats: 10,
       monthlyCredits: 5000,
+      draftCredits: 1,
       maxPlatformAccounts: 25,
       senderCaps: { email: { daily: 500, weekly: 2500 }, invitation: { daily: 100, weekly: 500 }, message: { daily: 250, weekly: 1250 }, profile_view: { daily: 300, weekly: 1500 } },
     },

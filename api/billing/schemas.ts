@@ -12,6 +12,7 @@ export const EntitlementsView = z.object({
   max_campaigns: z.number().int(),
   seats: z.number().int(),
   monthly_credits: z.number().int(),
+  draft_credits: z.number().int().meta({ description: 'Credits per AI-written message draft (generation, revision or retry)' }),
   max_platform_accounts: z.number().int(),
   sender_caps: z
     .record(z.enum(ACTION_TYPES), z.object({ daily: z.number().int(), weekly: z.number().int() }))
@@ -24,6 +25,7 @@ export const toEntitlementsView = (e: Entitlements): z.infer<typeof Entitlements
   max_campaigns: e.maxCampaigns,
   seats: e.seats,
   monthly_credits: e.monthlyCredits,
+  draft_credits: e.draftCredits,
   max_platform_accounts: e.maxPlatformAccounts,
   sender_caps: e.senderCaps,
 });

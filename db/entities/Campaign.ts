@@ -46,6 +46,8 @@ export const Campaign = defineEntity({
     /** Every message waits for a person's approval before it is sent. */
     reviewRequired: p.boolean().default(false),
     messageMode: p.string().length(20).default('template'),
+    /** How AI-written drafts are reviewed (docs/message-review.md, `ReviewPolicy`); null is the default policy. */
+    reviewPolicy: p.json<Record<string, unknown>>().nullable(),
     /** A lead active in another campaign of the workspace is not enrolled. */
     exclusiveLeads: p.boolean().default(true),
     stepVersion: p.integer().default(1),

@@ -4,6 +4,7 @@ export { Workspace } from './Workspace.js';
 export { AccountGovernor } from './AccountGovernor.js';
 export { AccountUsage } from './AccountUsage.js';
 export { CampaignRotation } from './CampaignRotation.js';
+export { MessageExample } from './MessageExample.js';
 export { TeamMember } from './TeamMember.js';
 export { ApiToken } from './ApiToken.js';
 export { Session } from './Session.js';

@@ -2,15 +2,12 @@
 // specialist runs), so a tool call is recorded and listed like any other model call.
 import { z } from 'zod';
 import { SPECIALIST_RUN_STATUSES } from '../../db/entities/SpecialistRun.js';
-import { loadConfig } from '../../lib/config.js';
-import { createModelAdapter, type ModelAdapter } from '../../lib/llm/index.js';
 import { generateAgentKeywords, generateNewsforumQueries } from '../agent-ai.js';
 import { analyzeText, generateIcp, MAX_TEXT_CHARS } from '../product-ai.js';
 import { listSpecialistRuns } from '../specialist-runs.js';
-import { defineTool, type ToolContext } from './registry.js';
+import { defineTool, toolModel } from './registry.js';
 
-let configured: ModelAdapter | undefined;
-const model = (ctx: ToolContext): ModelAdapter => ctx.llm ?? (configured ??= createModelAdapter(loadConfig().llm));
+const model = toolModel;
 
 export const aiTools = [
   defineTool({

@@ -12,10 +12,11 @@ import { companyImportTools } from './company-imports.js';
 import { accountTools } from './accounts.js';
 import { campaignTools } from './campaigns.js';
 import { enrollmentTools } from './enrollments.js';
+import { messageReviewTools } from './message-review.js';
 import type { Tool } from './registry.js';
 
 export const allTools = (): Tool[] =>
-  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools, ...companyImportTools, ...accountTools, ...campaignTools, ...enrollmentTools] as Tool[];
+  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools, ...companyImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);

@@ -6,7 +6,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
-import type { ModelAdapter } from '../../lib/llm/index.js';
+import { loadConfig } from '../../lib/config.js';
+import { createModelAdapter, type ModelAdapter } from '../../lib/llm/index.js';
 import type { PreviewProviders } from '../signal-preview.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
@@ -44,3 +45,7 @@ export async function runTool(tool: Tool, ctx: ToolContext, input: unknown): Pro
 
 /** Risk that needs a person's yes before the tool runs. */
 export const needsConfirmation = (tool: Pick<Tool, 'risk'>): boolean => tool.risk !== 'read';
+
+let configured: ModelAdapter | undefined;
+/** The model a tool uses: the context's, else the configured one (created once). */
+export const toolModel = (ctx: ToolContext): ModelAdapter => ctx.llm ?? (configured ??= createModelAdapter(loadConfig().llm));

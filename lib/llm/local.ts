@@ -4,7 +4,7 @@
 // different one. Discovery qualifies thousands of candidates per second with it, so `qualify` does no
 // I/O, no timers and caches what it derives from an ICP object.
 import { z } from 'zod';
-import type { Candidate, IcpFilters, IcpInput, IcpProposal, ProductProfile, Qualification, QualifyInput } from './tasks.js';
+import type { Candidate, IcpFilters, IcpInput, IcpProposal, MessageInput, ProductProfile, Qualification, QualifyInput, WrittenMessage } from './tasks.js';
 import { LlmError, type ChatMessage, type ModelAdapter, type StreamEvent, type StreamRequest, type StructuredRequest, type StructuredResult, type ToolSpec, type Usage } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -578,6 +578,29 @@ const textOf = (input: unknown): string =>
 
 const field = (input: string | object, key: string): unknown => (typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[key] : undefined);
 
+/**
+ * The local model's outreach message: a greeting by first name, one line on the product (its value
+ * proposition, else its description), the step's intent without template variables, a sign-off.
+ * Deterministic for the same input; `variant` picks other openings; cut to `maxLength` at a word.
+ */
+function localMessage(input: MessageInput): WrittenMessage {
+  const first = input.lead.first_name?.trim() || input.lead.full_name?.trim().split(/\s+/)[0] || null;
+  const openings = [`Hi ${first ?? 'there'},`, `Hello ${first ?? 'there'},`, `${first ? `${first}, ` : ''}quick note:`];
+  const opening = openings[(input.variant ?? 0) % openings.length];
+  const company = input.lead.company?.trim();
+  const pitch = (input.product.value_proposition || input.product.description || input.product.name).trim().replace(/\s+/g, ' ');
+  const intent = (input.intent ?? '').replace(/\{\{[^}]*\}\}/g, '').replace(/\s+/g, ' ').trim();
+  const parts = input.revise
+    ? [opening, `${input.revise.instructions.trim().replace(/\s+/g, ' ')}:`, input.revise.previous.replace(/\{\{[^}]*\}\}/g, '').trim()]
+    : [opening, company ? `I came across ${company} and thought of ${input.product.name}: ${pitch}.` : `${input.product.name}: ${pitch}.`, intent];
+  if (input.channel !== 'invitation' && input.sender_name) parts.push(`Best, ${input.sender_name}`);
+  let body = parts.filter(Boolean).join(input.channel === 'invitation' ? ' ' : '\n\n').replace(/\.\.+/g, '.');
+  if (body.length > input.maxLength) body = `${body.slice(0, input.maxLength - 1).replace(/\s+\S*$/, '')}…`;
+  const example = input.examples[0]?.subject;
+  const subject = input.channel === 'email' ? (example?.replace(/\{\{[^}]*\}\}/g, '').trim() || `${input.product.name} for ${company ?? first ?? 'you'}`).slice(0, 150) : null;
+  return { subject, body };
+}
+
 export class LocalModelAdapter implements ModelAdapter {
   readonly name = 'local';
   readonly model = 'local-deterministic-1';
@@ -596,6 +619,8 @@ export class LocalModelAdapter implements ModelAdapter {
         const name = field(input, 'name');
         return profileProduct(textOf(typeof input === 'object' ? { ...input, name: undefined } : input), typeof name === 'string' ? name : undefined);
       }
+      case 'message':
+        return localMessage(input as MessageInput);
       case 'queries': {
         const kws = field(input, 'keywords');
         return { queries: searchQueries(Array.isArray(kws) ? kws.map(String) : extractKeywords(textOf(input), 6), max ?? 10) };

@@ -70,6 +70,28 @@ export type ProductProfile = z.infer<typeof ProductProfile>;
 export const QueriesResult = z.object({ queries: strings });
 export type QueriesResult = z.infer<typeof QueriesResult>;
 
+/** One outreach message (docs/message-review.md): `subject` is null except for email. */
+export const WrittenMessage = z.object({ subject: z.string().nullable(), body: z.string() });
+export type WrittenMessage = z.infer<typeof WrittenMessage>;
+
+/** What the message task is given: no secrets, only what the message may use. */
+export interface MessageInput {
+  channel: 'email' | 'invitation' | 'message';
+  /** Hard limit of the body in characters (the network invitation note: 300). */
+  maxLength: number;
+  product: { name: string; description: string | null; value_proposition: string | null };
+  lead: Record<string, string | null>;
+  sender_name: string | null;
+  /** What the step is for, in the user's words (the step's template or intent). */
+  intent: string | null;
+  /** Messages the user wrote or accepted for this step or campaign: follow their tone and length. */
+  examples: { subject: string | null; body: string }[];
+  /** A revision: the previous text and what to change. */
+  revise?: { previous: string; instructions: string };
+  /** A different draft for the same lead (examples, retries): varies the wording deterministically. */
+  variant?: number;
+}
+
 /** Instructions for a remote model when the caller gives none. */
 export const TASK_INSTRUCTIONS: Record<string, string> = {
   keywords: 'Extract the most salient search keywords and short phrases (1-3 words, lowercase) from the product or ideal-customer text. Most important first.',
@@ -78,6 +100,8 @@ export const TASK_INSTRUCTIONS: Record<string, string> = {
   icp: 'Propose an ideal customer profile for the product: a one-paragraph description and structured filters (job titles, seniorities, industries, countries, company size ranges, keywords).',
   product_profile: 'Describe the product from the text: its name, a short description, its value proposition and a guess at its ideal customer.',
   queries: 'Write search queries for the forum that would find posts by people who need the product, from the keywords given.',
+  message:
+    'Write one short, personal outreach message from the sender to the lead about the product, following the intent and the tone of the examples. Use only facts given. No placeholders or template variables. Stay under maxLength characters. subject only for email, else null. When revise is given, rewrite the previous text following the instructions.',
   chat: 'You are the Operator of a lead-discovery and outreach workspace. Answer briefly; call a tool when the user asks for an action one of them performs.',
 };
 
@@ -97,3 +121,6 @@ export const analyzeProduct = (llm: ModelAdapter, input: { text: string; name?: 
 
 export const generateQueries = (llm: ModelAdapter, input: { keywords: string[]; forum?: string; max?: number }, opts: Opts = {}): Promise<StructuredResult<QueriesResult>> =>
   llm.structured({ task: 'queries', input, schema: QueriesResult, ...opts });
+
+export const writeMessage = (llm: ModelAdapter, input: MessageInput, opts: Opts = {}): Promise<StructuredResult<WrittenMessage>> =>
+  llm.structured({ task: 'message', input, schema: WrittenMessage, ...opts });

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import type { IMessageExample } from '../../db/entities/MessageExample.js';
+import { CHANNEL_LIMITS, DEADLINE_RULES, PROBLEMS, REVIEW_MODES, SUBJECT_LIMIT, type ReviewPolicy, type Written } from '../../domain/message-writing.js';
+import { Timestamp, text } from '../schemas.js';
+
+export const CampaignIdParams = z.object({ campaignId: z.uuid() });
+export const ExampleParams = z.object({ campaignId: z.uuid(), exampleID: z.uuid() });
+
+export const PolicyBody = z
+  .object({
+    mode: z.enum(REVIEW_MODES).meta({ description: 'all: every draft is reviewed; first_n: the first `first_n` drafts of each step, the rest auto-approved; sample: a `sample_rate` share, at random; none: auto-approved' }),
+    first_n: z.number().int().min(1).max(10_000).nullable().optional().meta({ description: 'Required with mode first_n' }),
+    sample_rate: z.number().gt(0).max(1).nullable().optional().meta({ description: 'Required with mode sample: the share reviewed, above 0 and at most 1' }),
+    blocked_phrases: z.array(text({ max: 100, min: 1, trim: true })).max(100).default([]).meta({ description: 'A draft containing one (case-insensitive) fails validation: blocked_phrase' }),
+    max_length: z.number().int().min(20).max(20_000).nullable().optional().meta({ description: 'Below the channel’s own limit (invitation note 300, message 8,000, email 20,000)' }),
+    on_deadline: z.enum(DEADLINE_RULES).default('skip').meta({ description: 'An undecided draft at its deadline: skip the action, or hold it and notify' }),
+    deadline_hours: z.number().int().min(1).max(720).default(168).meta({ description: 'How long a draft waits for a decision' }),
+  })
+  .strict();
+
+export const PolicyView = z.object({
+  mode: z.enum(REVIEW_MODES),
+  first_n: z.number().int().nullable(),
+  sample_rate: z.number().nullable(),
+  blocked_phrases: z.array(z.string()),
+  max_length: z.number().int().nullable(),
+  on_deadline: z.enum(DEADLINE_RULES),
+  deadline_hours: z.number().int(),
+});
+export const toPolicy = (b: z.infer<typeof PolicyBody>): ReviewPolicy => ({
+  mode: b.mode,
+  firstN: b.first_n ?? null,
+  sampleRate: b.sample_rate ?? null,
+  blockedPhrases: b.blocked_phrases,
+  maxLength: b.max_length ?? null,
+  onDeadline: b.on_deadline,
+  deadlineHours: b.deadline_hours,
+});
+export const toPolicyView = (p: ReviewPolicy): z.infer<typeof PolicyView> => ({
+  mode: p.mode,
+  first_n: p.firstN,
+  sample_rate: p.sampleRate,
+  blocked_phrases: p.blockedPhrases,
+  max_length: p.maxLength,
+  on_deadline: p.onDeadline,
+  deadline_hours: p.deadlineHours,
+});
+
+export const QuoteBody = z.union([
+  z.object({ drafts: z.number().int().min(1).max(100_000).meta({ description: 'A number of drafts to price' }) }).strict(),
+  z
+    .object({
+      list_id: z.uuid().meta({ description: 'Every lead of this list (of the campaign’s product) × the campaign’s AI-written send steps' }),
+      step_id: z.uuid().optional().meta({ description: 'One send step only' }),
+    })
+    .strict(),
+]);
+
+export const QuoteView = z.object({
+  drafts: z.number().int(),
+  leads: z.number().int().nullable(),
+  steps: z.number().int(),
+  credits_per_draft: z.number().int(),
+  credits: z.number().int(),
+  balance: z.number().int(),
+  sufficient: z.boolean().meta({ description: 'The balance covers it: generation would not be refused with 402' }),
+});
+
+const ProblemView = z.object({ code: z.enum(PROBLEMS), message: z.string() });
+const WrittenView = z.object({
+  subject: z.string().nullable(),
+  body: z.string(),
+  valid: z.boolean().meta({ description: 'No problems: it could be sent as it is' }),
+  problems: z.array(ProblemView),
+  credits: z.number().int().meta({ description: 'Credits this draft cost' }),
+});
+const toWritten = (w: Written): z.infer<typeof WrittenView> => ({ subject: w.subject, body: w.body, valid: w.problems.length === 0, problems: w.problems, credits: w.credits });
+
+export const GenerateMessageBody = z.object({ lead_id: z.uuid(), step_id: z.uuid().optional().meta({ description: 'A send step; default: the first one' }) }).strict();
+export const GeneratedMessageView = WrittenView.extend({ step_id: z.uuid(), channel: z.enum(['email', 'invitation', 'message']), model: z.string() });
+export const toGeneratedMessage = (w: Written & { step_id: string; channel: 'email' | 'invitation' | 'message' }) => ({ ...toWritten(w), step_id: w.step_id, channel: w.channel, model: w.model });
+
+export const GenerateExamplesBody = z
+  .object({
+    step_id: z.uuid().optional().meta({ description: 'A send step; default: the first one' }),
+    lead_id: z.uuid().optional().meta({ description: 'Write them for this lead; default: a sample person' }),
+    count: z.number().int().min(1).max(5).default(3),
+  })
+  .strict();
+export const ProposedExamplesView = z.object({ step_id: z.uuid(), channel: z.enum(['email', 'invitation', 'message']), items: z.array(WrittenView) });
+export const toProposed = (r: { step_id: string; channel: 'email' | 'invitation' | 'message'; items: Written[] }) => ({ step_id: r.step_id, channel: r.channel, items: r.items.map(toWritten) });
+
+const ExampleText = {
+  subject: text({ max: SUBJECT_LIMIT, trim: true }).nullable().optional().meta({ description: 'For email steps' }),
+  body: text({ max: CHANNEL_LIMITS.email, min: 1, trim: true }),
+};
+export const SaveExamplesBody = z
+  .object({
+    step_id: z.uuid().nullable().optional().meta({ description: 'The send step they are for; null or absent: the whole campaign' }),
+    items: z
+      .array(z.object({ ...ExampleText, source: z.enum(['user', 'generated']).default('user').meta({ description: 'generated: a proposal of examples/generate that was accepted' }) }).strict())
+      .min(1)
+      .max(20),
+  })
+  .strict();
+export const ExampleBody = z.object(ExampleText).strict();
+
+export const ExampleView = z.object({ id: z.uuid(), campaign_id: z.uuid(), step_id: z.uuid().nullable(), subject: z.string().nullable(), body: z.string(), source: z.string(), created_at: Timestamp, updated_at: Timestamp });
+export const toExampleView = (e: IMessageExample): z.infer<typeof ExampleView> => ({
+  id: e.id,
+  campaign_id: e.campaign.id,
+  step_id: e.stepId ?? null,
+  subject: e.subject ?? null,
+  body: e.body,
+  source: e.source,
+  created_at: e.createdAt.toISOString(),
+  updated_at: e.updatedAt.toISOString(),
+});
+export const ExampleList = z.object({ items: z.array(ExampleView) });

@@ -1,0 +1,61 @@
+// Message review for the Operator: preview a lead's AI-written message, set the review policy, keep
+// example messages. Each spends credits or changes the campaign, so each waits for confirmation.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { DEADLINE_RULES, previewMessage, REVIEW_MODES, saveExamples, setPolicy } from '../message-writing.js';
+import { defineTool, toolModel } from './registry.js';
+
+const model = toolModel;
+
+export const messageReviewTools = [
+  defineTool({
+    name: 'preview_campaign_message',
+    domain: 'message-review',
+    description: 'Write one lead’s message for a send step of a campaign with the model (not stored or sent); says whether it passes validation. Costs one draft’s credits.',
+    input: z.object({ campaign_id: z.uuid(), lead_id: z.uuid(), step_id: z.uuid().optional() }).strict(),
+    risk: 'change',
+    run: async (ctx, input) => {
+      const w = await previewMessage(ctx.em, model(ctx), ctx.actor, input.campaign_id, { leadId: input.lead_id, stepId: input.step_id, requestId: randomUUID() });
+      return { step_id: w.step_id, channel: w.channel, subject: w.subject, body: w.body, valid: w.problems.length === 0, problems: w.problems, credits: w.credits };
+    },
+  }),
+  defineTool({
+    name: 'set_review_policy',
+    domain: 'message-review',
+    description: 'Set how a campaign’s AI-written drafts are reviewed: all, the first N per step, a random sample, or none; blocked phrases, a maximum length, the deadline and what happens at it (skip or hold).',
+    input: z
+      .object({
+        campaign_id: z.uuid(),
+        mode: z.enum(REVIEW_MODES),
+        first_n: z.number().int().min(1).max(10_000).nullable().optional(),
+        sample_rate: z.number().gt(0).max(1).nullable().optional(),
+        blocked_phrases: z.array(z.string().min(1).max(100)).max(100).optional(),
+        max_length: z.number().int().min(20).max(20_000).nullable().optional(),
+        on_deadline: z.enum(DEADLINE_RULES).optional(),
+        deadline_hours: z.number().int().min(1).max(720).optional(),
+      })
+      .strict(),
+    risk: 'change',
+    run: async ({ em, actor }, i) =>
+      setPolicy(em, actor, i.campaign_id, {
+        mode: i.mode,
+        firstN: i.first_n ?? null,
+        sampleRate: i.sample_rate ?? null,
+        blockedPhrases: i.blocked_phrases ?? [],
+        maxLength: i.max_length ?? null,
+        onDeadline: i.on_deadline ?? 'skip',
+        deadlineHours: i.deadline_hours ?? 168,
+      }),
+  }),
+  defineTool({
+    name: 'save_message_examples',
+    domain: 'message-review',
+    description: 'Keep example messages for a campaign (or one of its send steps); AI-written messages follow their tone and length.',
+    input: z.object({ campaign_id: z.uuid(), step_id: z.uuid().nullable().optional(), items: z.array(z.object({ subject: z.string().max(200).nullable().optional(), body: z.string().min(1).max(20_000) }).strict()).min(1).max(20) }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, i) => {
+      const rows = await saveExamples(em, actor, i.campaign_id, { stepId: i.step_id, items: i.items });
+      return { saved: rows.map((r) => ({ id: r.id, step_id: r.stepId ?? null, subject: r.subject ?? null, body: r.body })) };
+    },
+  }),
+];
