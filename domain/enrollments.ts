@@ -204,8 +204,11 @@ export async function requireAction(em: EntityManager, actor: Actor, id: string)
 export async function approveAction(em: EntityManager, jobs: Jobs, actor: Actor, id: string): Promise<IScheduledAction> {
   assertWritable(actor);
   const a = await requireAction(em, actor, id);
+  // A failed AI draft is never sent as it is: it is edited or written again first (docs/message-review.md).
+  if (a.content?.draft_failed) throw conflict('draft_failed', `the AI-written draft of this action failed (${String(a.content.draft_failed)}): edit or retry it before approving`);
   const done = await em.execute(
-    `update scheduled_actions set state = 'approved', approved_at = now(), approved_by = ?, waiting_reason = null, updated_at = now() where id = ? and state in ('planned', 'awaiting_approval') returning id`,
+    `update scheduled_actions set state = 'approved', approved_at = now(), approved_by = ?, waiting_reason = null, updated_at = now()
+      where id = ? and state in ('planned', 'awaiting_approval') and content->>'draft_failed' is null returning id`,
     [actor.userId, id],
   );
   if (!done.length) throw conflict('invalid_transition', `an action that is ${a.state} cannot be approved`);

@@ -20,6 +20,8 @@ export type WaitingReason =
   | 'waiting_for_window'
   | 'waiting_step_delay'
   | 'awaiting_review'
+  /** The review deadline passed under the policy's `hold`: waiting for a person, without a deadline. */
+  | 'review_held'
   | 'paused'
   | 'campaign_paused'
   | 'daily_new_lead_cap'
@@ -185,6 +187,8 @@ export interface PlanResult {
   review: boolean;
   /** No sending window ever opens: the action is failed (`no_sending_window`). */
   failed?: string;
+  /** The step is AI-written (`ai` / `ai_review`): the workflow asks for its draft next (absent from older results). */
+  ai?: boolean;
   /**
    * Due when planned: the workflow goes on without a timer. (Its clock is the workflow task's start,
    * a few milliseconds behind `dueAt` when the plan ran as a local activity inside that task.)
@@ -202,10 +206,12 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
     const step = (await versionSteps(tx as EntityManager, ctx.campaign_id, input.version)).find((s) => s.id === input.stepId);
     if (!step) throw new Error(`step ${input.stepId} not in version ${input.version}`);
     // Review applies when the campaign requires it, or the step's message mode (else the campaign's) is AI-written with review.
-    const review = ctx.review_required || (step.messageMode ?? ctx.message_mode) === 'ai_review';
+    const mode = step.messageMode ?? ctx.message_mode;
+    const review = ctx.review_required || mode === 'ai_review';
+    const ai = mode === 'ai' || mode === 'ai_review';
     if (existing) {
       const dueAt = new Date(existing.due_at);
-      return { actionId: input.actionId, dueAt: dueAt.toISOString(), reason: (existing.waiting_reason ?? 'waiting_for_window') as WaitingReason, review, dueNow: dueAt <= now, ...(existing.state === 'failed' ? { failed: 'no_sending_window' } : {}) };
+      return { actionId: input.actionId, dueAt: dueAt.toISOString(), reason: (existing.waiting_reason ?? 'waiting_for_window') as WaitingReason, review, ai, dueNow: dueAt <= now, ...(existing.state === 'failed' ? { failed: 'no_sending_window' } : {}) };
     }
     const from = input.notBefore && new Date(input.notBefore) > now ? new Date(input.notBefore) : now;
     let reason: WaitingReason = input.notBefore && new Date(input.notBefore) > now ? 'waiting_step_delay' : 'waiting_for_window';
@@ -240,7 +246,7 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
       [input.actionId, ctx.workspace_id, ctx.campaign_id, ctx.id, ctx.lead_id, step.id, input.index, input.version, step.type, failed ? 'failed' : 'planned', due ?? from, accountId,
         JSON.stringify(content), failed ? null : reason, failed ?? null, now, now],
     );
-    return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, dueNow: !!due && due <= now, ...(failed ? { failed } : {}) };
+    return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, ai, dueNow: !!due && due <= now, ...(failed ? { failed } : {}) };
   });
 }
 
@@ -347,14 +353,18 @@ export async function requestReview(em: EntityManager, actionId: string): Promis
   return r.state;
 }
 
-/** The review deadline passed: the action is canceled (`review_expired`). */
-export async function expireReview(em: EntityManager, actionId: string): Promise<string> {
-  const [r] = await em.execute<{ state: string }[]>(
-    `update scheduled_actions set state = case when state = 'awaiting_approval' then 'canceled' else state end,
-       error_code = case when state = 'awaiting_approval' then 'review_expired' else error_code end, updated_at = now() where id = ? returning state`,
-    [actionId],
-  );
-  return r.state;
+/** The review deadline passed: the action is canceled (`review_expired`), or skipped when `skip` (a draft's policy); its draft expires. */
+export async function expireReview(em: EntityManager, actionId: string, skip = false): Promise<string> {
+  return em.transactional(async (tx) => {
+    const [r] = await tx.execute<{ state: string }[]>(
+      `update scheduled_actions set state = case when state = 'awaiting_approval' then ? else state end,
+         error_code = case when state = 'awaiting_approval' then 'review_expired' else error_code end, waiting_reason = case when state = 'awaiting_approval' then null else waiting_reason end,
+         updated_at = now() where id = ? returning state`,
+      [skip ? 'skipped' : 'canceled', actionId],
+    );
+    await tx.execute(`update message_drafts set status = 'expired', updated_at = now() where action_id = ? and status in ('awaiting_review', 'failed')`, [actionId]);
+    return r.state;
+  });
 }
 
 export type SlotResult =
@@ -464,6 +474,7 @@ export async function sendAction(
   const recipient = content.recipient as string | null;
   if (!claim.connector_account_id) return fail('no_sender_account', 'the sender account is not attached to the connector');
   if (!recipient) return fail('no_identity', `the lead has no ${claim.type === 'email' ? 'email address' : 'profile URL'}`);
+  if (content.draft_failed) return fail('draft_failed', `the AI-written draft failed (${String(content.draft_failed)}) and was never fixed`);
   if (Array.isArray(content.missing_variables) && content.missing_variables.length) {
     return fail('missing_variables', `template variables without a value: ${(content.missing_variables as string[]).join(', ')}`);
   }

@@ -113,7 +113,7 @@ const LEAD_FIELDS = ['first_name', 'last_name', 'full_name', 'title', 'headline'
 const SAMPLE_LEAD: Record<string, string | null> = { first_name: 'Alex', last_name: 'Morgan', full_name: 'Alex Morgan', title: 'Head of Sales', headline: null, company: 'Northwind', country: 'US' };
 
 /** A lead of the campaign's product (404 `not_found` otherwise): its contact's fields, as edited and enriched. */
-async function leadFields(em: EntityManager, campaign: ICampaign, leadId: string): Promise<Record<string, string | null>> {
+export async function leadFields(em: EntityManager, campaign: ICampaign, leadId: string): Promise<Record<string, string | null>> {
   const [row] = await em.execute<Record<string, string | null>[]>(
     `select ${LEAD_FIELDS.map((f) => `c.${f}`).join(', ')} from leads l join lead_lists ll on ll.id = l.list_id join contacts c on c.id = l.contact_id
       where l.id = ? and l.workspace_id = ? and ll.app_id = ?`,

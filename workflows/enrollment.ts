@@ -180,6 +180,17 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       await finish('failed', plan.failed);
       return 'stop';
     }
+    // An AI-written step: its draft now (the review queue shows it ahead of the due time); the policy
+    // says whether a person reviews it, and a failed draft always waits for one.
+    let review = plan.review;
+    let deadlineMs = input.reviewDeadlineMs ?? REVIEW_DEADLINE_MS;
+    let hold = false;
+    if (plan.ai === true) {
+      const d = await acts.executorWriteDraft(actionId);
+      review = d.review;
+      deadlineMs = input.reviewDeadlineMs ?? d.deadlineMs;
+      hold = d.hold;
+    }
     const slept = await sleepUntil(new Date(plan.dueAt), plan.reason, plan.dueNow === true);
     if (slept !== 'due') return slept === 'skip' ? 'next' : 'stop';
 
@@ -211,16 +222,29 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
     }
 
-    if (plan.review) {
+    if (review) {
       wait(null, null);
       let state = await acts.executorRequestReview(actionId);
-      const deadline = Date.now() + (input.reviewDeadlineMs ?? REVIEW_DEADLINE_MS);
+      const deadline = Date.now() + deadlineMs;
+      let held = false;
       while (state === 'awaiting_approval') {
-        wait('awaiting_review', new Date(deadline));
-        const left = deadline - Date.now();
-        const woke = left > 0 && (await condition(() => approved.has(actionId) || interrupted(), left));
+        wait(held ? 'review_held' : 'awaiting_review', held ? null : new Date(deadline));
+        let woke = true;
+        if (held) await condition(() => approved.has(actionId) || interrupted());
+        else {
+          const left = deadline - Date.now();
+          woke = left > 0 && (await condition(() => approved.has(actionId) || interrupted(), left));
+        }
+        if (!woke && hold) {
+          // The policy holds an overdue draft: it waits for a person, without a deadline (notified once).
+          state = await acts.executorHoldReview(actionId);
+          held = true;
+          continue;
+        }
         if (!woke) {
-          state = await acts.executorExpireReview(actionId);
+          // A draft's policy skips the overdue action and goes on; other reviews end the enrollment.
+          state = await acts.executorExpireReview(actionId, plan.ai === true);
+          if (state === 'skipped') return 'next';
           if (state === 'canceled') {
             await finish('stopped', 'review_expired');
             return 'stop';

@@ -106,12 +106,12 @@ export const approveScheduledActionOp = defineOperation({
   method: 'POST',
   path: '/api/scheduled-actions/{id}/approve',
   summary: 'Approve an action awaiting review (or a planned one ahead of its review)',
-  description: '409 `invalid_transition` from any state other than `planned` or `awaiting_approval`.',
+  description: '409 `invalid_transition` from any state other than `planned` or `awaiting_approval`; 409 `draft_failed` when the action’s AI-written draft failed (edit or retry it first).',
   tag,
   auth: 'user',
   params: IdParams,
   responses: { 200: ScheduledActionView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition', 'draft_failed'] },
   handler: async ({ em, actor, params, services }) => toActionView(await approveAction(em, services.jobs, actor, params.id)),
 });
 

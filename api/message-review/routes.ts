@@ -35,13 +35,13 @@ export const setReviewPolicyOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/message-review/policy',
   summary: 'Set how the campaign’s AI-written drafts are reviewed: all, the first N per step, a sample, or none; blocked phrases, a maximum length and the deadline rule',
-  description: 'Replaces the policy; it applies to drafts not yet decided. 400 `invalid_policy` for first_n without `first_n` or sample without `sample_rate`.',
+  description: 'Replaces the policy; it applies to drafts not yet decided. Mode first_n takes `first_n`, sample takes `sample_rate` (400 `invalid_body` without it).',
   tag,
   auth: 'user',
   params: CampaignIdParams,
   body: PolicyBody,
   responses: { 200: PolicyView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_policy', 'invalid_user'], ...auth, ...write },
+  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write },
   handler: async ({ em, actor, params, body }) => toPolicyView(await setPolicy(em, actor, params.campaignId, toPolicy(body))),
 });
 

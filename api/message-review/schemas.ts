@@ -6,17 +6,19 @@ import { Timestamp, text } from '../schemas.js';
 export const CampaignIdParams = z.object({ campaignId: z.uuid() });
 export const ExampleParams = z.object({ campaignId: z.uuid(), exampleID: z.uuid() });
 
-export const PolicyBody = z
-  .object({
-    mode: z.enum(REVIEW_MODES).meta({ description: 'all: every draft is reviewed; first_n: the first `first_n` drafts of each step, the rest auto-approved; sample: a `sample_rate` share, at random; none: auto-approved' }),
-    first_n: z.number().int().min(1).max(10_000).nullable().optional().meta({ description: 'Required with mode first_n' }),
-    sample_rate: z.number().gt(0).max(1).nullable().optional().meta({ description: 'Required with mode sample: the share reviewed, above 0 and at most 1' }),
-    blocked_phrases: z.array(text({ max: 100, min: 1, trim: true })).max(100).default([]).meta({ description: 'A draft containing one (case-insensitive) fails validation: blocked_phrase' }),
-    max_length: z.number().int().min(20).max(20_000).nullable().optional().meta({ description: 'Below the channel’s own limit (invitation note 300, message 8,000, email 20,000)' }),
-    on_deadline: z.enum(DEADLINE_RULES).default('skip').meta({ description: 'An undecided draft at its deadline: skip the action, or hold it and notify' }),
-    deadline_hours: z.number().int().min(1).max(720).default(168).meta({ description: 'How long a draft waits for a decision' }),
-  })
-  .strict();
+const policyFields = {
+  blocked_phrases: z.array(text({ max: 100, min: 1, trim: true })).max(100).default([]).meta({ description: 'A draft containing one (case-insensitive) fails validation: blocked_phrase' }),
+  max_length: z.number().int().min(20).max(20_000).nullable().optional().meta({ description: 'Below the channel’s own limit (invitation note 300, message 8,000, email 20,000)' }),
+  on_deadline: z.enum(DEADLINE_RULES).default('skip').meta({ description: 'An undecided draft at its deadline: skip the action, or hold it and notify' }),
+  deadline_hours: z.number().int().min(1).max(720).default(168).meta({ description: 'How long a draft waits for a decision' }),
+};
+/** One variant per mode: first_n needs `first_n`, sample needs `sample_rate`. */
+export const PolicyBody = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('all').meta({ description: 'Every draft is reviewed' }), ...policyFields }).strict(),
+  z.object({ mode: z.literal('none').meta({ description: 'Drafts are auto-approved' }), ...policyFields }).strict(),
+  z.object({ mode: z.literal('first_n').meta({ description: 'The first `first_n` drafts of each step are reviewed, the rest auto-approved' }), first_n: z.number().int().min(1).max(10_000), ...policyFields }).strict(),
+  z.object({ mode: z.literal('sample').meta({ description: 'A `sample_rate` share of the drafts, chosen at random, is reviewed' }), sample_rate: z.number().gt(0).max(1), ...policyFields }).strict(),
+]);
 
 export const PolicyView = z.object({
   mode: z.enum(REVIEW_MODES),
@@ -29,8 +31,8 @@ export const PolicyView = z.object({
 });
 export const toPolicy = (b: z.infer<typeof PolicyBody>): ReviewPolicy => ({
   mode: b.mode,
-  firstN: b.first_n ?? null,
-  sampleRate: b.sample_rate ?? null,
+  firstN: b.mode === 'first_n' ? b.first_n : null,
+  sampleRate: b.mode === 'sample' ? b.sample_rate : null,
   blockedPhrases: b.blocked_phrases,
   maxLength: b.max_length ?? null,
   onDeadline: b.on_deadline,

@@ -5,6 +5,7 @@ export { AccountGovernor } from './AccountGovernor.js';
 export { AccountUsage } from './AccountUsage.js';
 export { CampaignRotation } from './CampaignRotation.js';
 export { MessageExample } from './MessageExample.js';
+export { MessageDraft } from './MessageDraft.js';
 export { TeamMember } from './TeamMember.js';
 export { ApiToken } from './ApiToken.js';
 export { Session } from './Session.js';

@@ -29,17 +29,17 @@ async function setup() {
   return { u, o, token, campaign, base, steps: { invitation: campaign.stepIds[0], wait: campaign.stepIds[1], email: campaign.stepIds[2], message: campaign.stepIds[3] } };
 }
 
-test('policy: each mode with its parameter, 400 invalid_policy without it, defaults filled in', async (t) => {
+test('policy: each mode with its parameter, 400 invalid_body without it, defaults filled in', async (t) => {
   const s = await setup();
   const r = await call('PUT', `${s.base}/message-review/policy`, { token: s.token, body: { mode: 'first_n', first_n: 3, blocked_phrases: [' guarantee ', 'guarantee', 'free money'] } });
   t.is(r.status, 200, r.text);
   t.deepEqual(r.body, { mode: 'first_n', first_n: 3, sample_rate: null, blocked_phrases: ['guarantee', 'free money'], max_length: null, on_deadline: 'skip', deadline_hours: 168 });
-  const sample = await call('PUT', `${s.base}/message-review/policy`, { token: s.token, body: { mode: 'sample', sample_rate: 0.25, first_n: 9, on_deadline: 'hold', deadline_hours: 2 } });
+  const sample = await call('PUT', `${s.base}/message-review/policy`, { token: s.token, body: { mode: 'sample', sample_rate: 0.25, on_deadline: 'hold', deadline_hours: 2 } });
   t.like(sample.body, { mode: 'sample', sample_rate: 0.25, first_n: null, on_deadline: 'hold', deadline_hours: 2 });
-  for (const body of [{ mode: 'first_n' }, { mode: 'sample' }]) {
+  for (const body of [{ mode: 'first_n' }, { mode: 'sample' }, { mode: 'sample', sample_rate: 0.5, first_n: 2 }]) {
     const bad = await call('PUT', `${s.base}/message-review/policy`, { token: s.token, body });
     t.is(bad.status, 400);
-    t.is(bad.body.error.code, 'invalid_policy');
+    t.is(bad.body.error.code, 'invalid_body');
   }
   const invalid = await call('PUT', `${s.base}/message-review/policy`, { token: s.token, body: { mode: 'sometimes' } });
   t.is(invalid.body.error.code, 'invalid_body');

@@ -40,6 +40,10 @@ function junitFailures(xml: string): Failure[] {
  * (their tests in test/api/*.test.ts cover the codes).
  */
 const STATEFUL_400: Record<string, string> = {
+  postCampaignsByIdGenerateMessage: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
+  postCampaignsByCampaignIdMessageReviewExamplesGenerate: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
+  postCampaignsByCampaignIdMessageReviewExamplesSave: 'invalid_step: step_id must name a send step of the stored campaign',
+  postCampaignsByCampaignIdMessageReviewQuote: 'invalid_step: step_id must name a send step of the stored campaign',
   getCampaignsByCampaignIdScheduledActions: 'invalid_cursor: a cursor is valid only when this list returned it (an opaque keyset position)',
   postUsersMeChangePassword: 'invalid_current_password: the generator cannot know the current password',
   postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',

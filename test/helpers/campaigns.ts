@@ -1,8 +1,13 @@
 // Campaigns, steps and their version snapshot written directly (the campaign routes are another
 // issue's), sender accounts tuned for fast tests, and leads to enroll.
 import { randomUUID } from 'node:crypto';
+import { temporalJobs } from '../../api/jobs.js';
+import { enrollLeads } from '../../domain/enrollments.js';
+import type { Jobs } from '../../domain/jobs.js';
+import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { call, createTestApp, type TestUser } from './api.js';
+import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { api, call, createTestApp, type TestUser } from './api.js';
 import { em, workspaceIdOf } from './billing.js';
 import { seedContacts } from './contacts.js';
 
@@ -89,4 +94,26 @@ export async function campaignOwner(u: TestUser) {
     return contacts.map((c) => ({ leadId: c.leads[list.id], contactId: c.id, profileUrl: c.profile_url!, email: c.email! }));
   };
   return { app, workspaceId, listId: list.id as string, leads };
+}
+
+/** Enrolls as the route does (enrollLeads), with workflow starts that shorten the review deadline to `reviewDeadlineMs`. */
+export async function enrollWithReviewDeadline(u: TestUser, campaignId: string, leadIds: string[], reviewDeadlineMs: number) {
+  const { services } = await api();
+  const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
+  const jobs: Jobs = {
+    ...temporalJobs(services.temporal, taskQueue),
+    async startEnrollments(starts) {
+      for (const s of starts) {
+        await services.temporal.workflow.start('enrollment', {
+          taskQueue,
+          workflowId: enrollmentWorkflowIds.enrollment(s.campaignId, s.leadId),
+          args: [{ enrollmentId: s.enrollmentId, campaignId: s.campaignId, leadId: s.leadId, version: s.version, reviewDeadlineMs }],
+        });
+      }
+      return { failed: [] };
+    },
+  };
+  const e = services.orm.em.fork();
+  const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
+  return enrollLeads(e as never, jobs, actor, campaignId, leadIds);
 }

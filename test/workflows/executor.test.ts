@@ -3,10 +3,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
-import { enrollLeads, signalCampaignEnrollments } from '../../domain/enrollments.js';
-import type { Jobs } from '../../domain/jobs.js';
-import { resolveActor } from '../../domain/workspaces.js';
-import { temporalJobs } from '../../api/jobs.js';
+import { signalCampaignEnrollments } from '../../domain/enrollments.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { sandboxAcceptInvitation, sandboxInjectMessage, sandboxOpenMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverSandboxEvents } from '../../workflows/connector-events.js';
@@ -15,7 +12,7 @@ import type { EnrollmentState } from '../../workflows/enrollment.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
-import { campaignOwner, fastAccount, seedCampaign } from '../helpers/campaigns.js';
+import { campaignOwner, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { whenStarted } from '../helpers/workflows.js';
@@ -343,27 +340,11 @@ test('an unsubscribed contact is never enrolled, and one who unsubscribes while 
 test('an action still awaiting review at its deadline is canceled (review_expired), never sent, and the enrollment stops', async (t) => {
   const u = await createOwner();
   const o = await campaignOwner(u);
-  const { services } = await api();
   const account = await fastAccount(u, 'email');
   const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }], reviewRequired: true });
   const [lead] = await o.leads(1);
   // Enrolled as the route does, with a start that shortens the 7-day deadline to 3 s.
-  const jobs: Jobs = {
-    ...temporalJobs(services.temporal, taskQueue),
-    async startEnrollments(starts) {
-      for (const s of starts) {
-        await services.temporal.workflow.start('enrollment', {
-          taskQueue,
-          workflowId: enrollmentWorkflowIds.enrollment(s.campaignId, s.leadId),
-          args: [{ enrollmentId: s.enrollmentId, campaignId: s.campaignId, leadId: s.leadId, version: s.version, reviewDeadlineMs: 3000 }],
-        });
-      }
-      return { failed: [] };
-    },
-  };
-  const e = services.orm.em.fork();
-  const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  t.like((await enrollLeads(e as never, jobs, actor, campaign.id, [lead.leadId]))[0], { status: 'enrolled' });
+  t.like((await enrollWithReviewDeadline(u, campaign.id, [lead.leadId], 3000))[0], { status: 'enrolled' });
   await waitReason(campaign.id, lead.leadId, 'awaiting_review');
   t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'stopped', stop_reason: 'review_expired' });
   const [action] = await actionsOf(campaign.id, lead.leadId);

@@ -1,0 +1,121 @@
+// AI-written steps in the executor (docs/message-review.md): each action of an `ai` / `ai_review`
+// step gets a draft from the local model; the review policy decides who reviews; a failed draft is
+// never sent as it is; the deadline rule skips or holds. Real Temporal, sandbox network.
+import test from 'ava';
+import { MessageDraft } from '../../db/entities/MessageDraft.js';
+import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
+import { creditBalance } from '../../domain/credits.js';
+import { waitFor } from '../../scripts/children.js';
+import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import type { EnrollmentState } from '../../workflows/enrollment.js';
+import { api, call, closeApi, type TestUser } from '../helpers/api.js';
+import { createOwner, em } from '../helpers/billing.js';
+import { campaignOwner, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
+import { replayFixture, replayLive } from '../helpers/replay.js';
+test.after.always(closeApi);
+
+const handleOf = async (campaignId: string, leadId: string) => (await api()).services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaignId, leadId));
+const stateOf = async (campaignId: string, leadId: string) => (await handleOf(campaignId, leadId)).query<EnrollmentState>('state').catch(() => null);
+const actionsOf = async (campaignId: string, leadId: string) => (await em()).find(ScheduledAction, { campaign: campaignId, leadId }, { orderBy: { stepPosition: 'asc' } });
+const draftsOf = async (campaignId: string) => (await em()).find(MessageDraft, { campaign: campaignId }, { orderBy: { createdAt: 'asc' } });
+const sentNotes = async (profileUrl: string) =>
+  (await (await em()).execute<{ body: string }[]>(`select body from sandbox_invitations where recipient = ?`, [profileUrl])).map((r) => r.body);
+const policy = (u: TestUser, campaignId: string, body: Record<string, unknown>) => call('PUT', `/api/campaigns/${campaignId}/message-review/policy`, { token: u.accessToken, body });
+
+async function setup(mode: 'ai' | 'ai_review', extra: { type: string; config: Record<string, unknown> }[] = []) {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'network');
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'invitation', config: { note: 'Hi {{first_name}}, let us talk about outreach' }, messageMode: mode }, ...extra],
+  });
+  return { u, o, campaign };
+}
+
+test.serial('an ai step: the local model writes the note, the draft is auto-approved and sent once, one draft is charged; replays', async (t) => {
+  const { u, o, campaign } = await setup('ai');
+  const [lead] = await o.leads(1);
+  const before = await creditBalance(await em(), o.workspaceId);
+  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  t.is(r.body.enrolled, 1, r.text);
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'completed' });
+  const [draft] = await draftsOf(campaign.id);
+  t.like(draft, { status: 'approved', reviewRequired: false, autoApproved: true, channel: 'invitation', attempt: 1, credits: 1, errorCode: null, destination: lead.profileUrl });
+  t.true(draft.body.startsWith('Hi Grace,') && !draft.body.includes('{{'));
+  const [action] = await actionsOf(campaign.id, lead.leadId);
+  t.like(action, { state: 'executed' });
+  t.is(action.content?.draft_id, draft.id);
+  t.deepEqual(await sentNotes(lead.profileUrl), [draft.body], 'the draft’s text went out, once');
+  t.is(await creditBalance(await em(), o.workspaceId), before - 1);
+  const workflowId = enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId);
+  t.true((await replayLive((await api()).services.temporal, workflowId)) > 0);
+  await replayFixture((await api()).services.temporal, 'enrollment-ai', workflowId);
+});
+
+test('review the first N: the first draft waits for a person and is sent once after approval; the next is auto-approved', async (t) => {
+  const { u, o, campaign } = await setup('ai_review');
+  t.is((await policy(u, campaign.id, { mode: 'first_n', first_n: 1 })).status, 200);
+  const [first] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [first.leadId] } });
+  await waitFor('the first draft in review', async () => (await stateOf(campaign.id, first.leadId))?.reason === 'awaiting_review');
+  const [second] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [second.leadId] } });
+  t.like(await (await handleOf(campaign.id, second.leadId)).result(), { status: 'completed' });
+  t.is((await sentNotes(second.profileUrl)).length, 1);
+  t.deepEqual(await sentNotes(first.profileUrl), [], 'nothing sent before the approval');
+
+  const [action] = await actionsOf(campaign.id, first.leadId);
+  const ok = await call('POST', `/api/scheduled-actions/${action.id}/approve`, { token: u.accessToken });
+  t.is(ok.status, 200, ok.text);
+  t.like(await (await handleOf(campaign.id, first.leadId)).result(), { status: 'completed' });
+  t.is((await sentNotes(first.profileUrl)).length, 1);
+  const drafts = await draftsOf(campaign.id);
+  t.deepEqual(drafts.map((d) => [d.leadId, d.reviewRequired, d.autoApproved]), [[first.leadId, true, false], [second.leadId, false, true]]);
+});
+
+test('a draft failing validation is never sent as it is: approving it is 409 draft_failed; its action waits in review', async (t) => {
+  const { u, o, campaign } = await setup('ai');
+  // The lead's company (Navy) is in every note the local model writes.
+  await policy(u, campaign.id, { mode: 'none', blocked_phrases: ['navy'] });
+  const [lead] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  await waitFor('the failed draft in review', async () => (await stateOf(campaign.id, lead.leadId))?.reason === 'awaiting_review');
+  const [draft] = await draftsOf(campaign.id);
+  t.like(draft, { status: 'failed', errorCode: 'invalid_message', reviewRequired: false });
+  t.deepEqual(draft.problems.map((p) => p.code), ['blocked_phrase']);
+  const [action] = await actionsOf(campaign.id, lead.leadId);
+  t.like(action.content, { draft_failed: 'invalid_message', draft_id: draft.id });
+  const r = await call('POST', `/api/scheduled-actions/${action.id}/approve`, { token: u.accessToken });
+  t.is(r.status, 409);
+  t.is(r.body.error.code, 'draft_failed');
+  t.deepEqual(await sentNotes(lead.profileUrl), []);
+  t.is((await call('POST', `/api/scheduled-actions/${action.id}/skip`, { token: u.accessToken })).status, 200);
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'completed' });
+});
+
+test('the deadline rule: skip goes on with the next step; hold keeps waiting (notified once) until a person approves', async (t) => {
+  const skip = await setup('ai_review', [{ type: 'invitation', config: { note: 'Second try' } }]);
+  await policy(skip.u, skip.campaign.id, { mode: 'all', on_deadline: 'skip' });
+  const [a] = await skip.o.leads(1);
+  await enrollWithReviewDeadline(skip.u, skip.campaign.id, [a.leadId], 2000);
+  t.like(await (await handleOf(skip.campaign.id, a.leadId)).result(), { status: 'completed' });
+  const skipped = await actionsOf(skip.campaign.id, a.leadId);
+  t.deepEqual(skipped.map((x) => [x.state, x.errorCode ?? null]), [['skipped', 'review_expired'], ['executed', null]]);
+  t.like((await draftsOf(skip.campaign.id))[0], { status: 'expired' });
+
+  const hold = await setup('ai_review');
+  await policy(hold.u, hold.campaign.id, { mode: 'all', on_deadline: 'hold' });
+  const [b] = await hold.o.leads(1);
+  await enrollWithReviewDeadline(hold.u, hold.campaign.id, [b.leadId], 2000);
+  await waitFor('the review held', async () => (await stateOf(hold.campaign.id, b.leadId))?.reason === 'review_held');
+  const [held] = await actionsOf(hold.campaign.id, b.leadId);
+  t.like(held, { state: 'awaiting_approval', waitingReason: 'review_held' });
+  t.like((await draftsOf(hold.campaign.id))[0], { status: 'held' });
+  const notes = await (await em()).execute<{ n: number }[]>(`select count(*)::int as n from notifications where workspace_id = ? and kind = 'draft_review_overdue'`, [hold.o.workspaceId]);
+  t.is(notes[0].n, 1);
+  t.is((await call('POST', `/api/scheduled-actions/${held.id}/approve`, { token: hold.u.accessToken })).status, 200);
+  t.like(await (await handleOf(hold.campaign.id, b.leadId)).result(), { status: 'completed' });
+  t.is((await sentNotes(b.profileUrl)).length, 1);
+});
