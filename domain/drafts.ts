@@ -7,7 +7,7 @@ import type { VersionedStep } from '../db/entities/CampaignStepVersion.js';
 import { MessageDraft, type IMessageDraft } from '../db/entities/MessageDraft.js';
 import { writeMessage, type ModelAdapter } from '../lib/llm/index.js';
 import { LlmError } from '../lib/llm/types.js';
-import { creditBalance, debitCredits } from './credits.js';
+import { creditBalance, debitCredits, requireCredits } from './credits.js';
 import { notify } from './notifications.js';
 import { leadFields, messageInput, policyOf, quoteDrafts, validateMessage, type Problem, type ReviewPolicy } from './message-writing.js';
 
@@ -63,7 +63,13 @@ async function reviewed(tx: EntityManager, mode: string, campaign: { id: string;
  * problems make a failed draft `invalid_message`. In one transaction: the draft, the action's content,
  * the debit (key `draft:<actionId>:<attempt>`).
  */
-export async function writeDraftForAction(em: EntityManager, llm: ModelAdapter, actionId: string, attempt = 1): Promise<DraftOutcome> {
+export async function writeDraftForAction(
+  em: EntityManager,
+  llm: ModelAdapter,
+  actionId: string,
+  attempt = 1,
+  extra: { revise?: { previous: string; instructions: string }; requireCredits?: boolean } = {},
+): Promise<DraftOutcome> {
   const [a] = await em.execute<{ workspace_id: string; campaign_id: string; enrollment_id: string; lead_id: string; step_id: string; step_version: number; content: Record<string, unknown> }[]>(
     `select workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_version, content from scheduled_actions where id = ?`,
     [actionId],
@@ -77,8 +83,10 @@ export async function writeDraftForAction(em: EntityManager, llm: ModelAdapter, 
   const [v] = await em.execute<{ steps: VersionedStep[] }[]>(`select steps from campaign_step_versions where campaign_id = ? and version = ?`, [a.campaign_id, a.step_version]);
   const step = v.steps.find((s) => s.id === a.step_id)!;
   const mode = step.messageMode ?? campaign.messageMode;
-  const input = await messageInput(em, campaign, step, await leadFields(em, campaign, a.lead_id), { variant: attempt - 1 });
+  const input = await messageInput(em, campaign, step, await leadFields(em, campaign, a.lead_id), { variant: attempt - 1, ...(extra.revise ? { revise: extra.revise } : {}) });
   const price = await quoteDrafts(em, a.workspace_id, 1);
+  // A person's revise or retry is refused (402) rather than written as a failed draft.
+  if (extra.requireCredits) await requireCredits(em, a.workspace_id, price.credits);
 
   let written: { subject: string | null; body: string } = { subject: null, body: '' };
   let problems: Problem[] = [];
@@ -99,7 +107,9 @@ export async function writeDraftForAction(em: EntityManager, llm: ModelAdapter, 
   return em.transactional(async (tx) => {
     const again = await tx.findOne(MessageDraft, { actionId, attempt });
     if (again) return outcome(again, policy);
-    const review = await reviewed(tx as EntityManager, mode, campaign, step.id, actionId, policy);
+    // A later attempt (a person's revise or retry) always waits for that person; it keeps the deadline.
+    const review = attempt > 1 || (await reviewed(tx as EntityManager, mode, campaign, step.id, actionId, policy));
+    const [previous] = attempt > 1 ? await tx.execute<{ deadline_at: Date | null }[]>(`select deadline_at from message_drafts where action_id = ? and attempt = ?`, [actionId, attempt - 1]) : [];
     const charged = errorCode === null || errorCode === 'invalid_message';
     if (charged) await debitCredits(tx as EntityManager, a.workspace_id, price.credits, { key: `draft:${actionId}:${attempt}`, reason: 'AI-written message draft' });
     const draft = tx.create(MessageDraft, {
@@ -121,6 +131,7 @@ export async function writeDraftForAction(em: EntityManager, llm: ModelAdapter, 
       errorCode,
       model: llm.model,
       credits: charged ? price.credits : 0,
+      deadlineAt: previous?.deadline_at ?? null,
     });
     await tx.flush();
     // The action sends the draft: its text replaces the template's (the recipient stays). A failed

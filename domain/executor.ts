@@ -350,6 +350,12 @@ export async function requestReview(em: EntityManager, actionId: string): Promis
      where id = ? returning state`,
     [actionId],
   );
+  // The review queue shows when a draft's review ends: now + the policy's hours (docs/message-review.md).
+  await em.execute(
+    `update message_drafts d set deadline_at = now() + coalesce((c.review_policy->>'deadlineHours')::int, 168) * interval '1 hour', updated_at = now()
+       from campaigns c where c.id = d.campaign_id and d.action_id = ? and d.deadline_at is null`,
+    [actionId],
+  );
   return r.state;
 }
 

@@ -1,11 +1,21 @@
 // Message review: the campaign's review policy, its example messages, prices and the one-lead
 // preview (docs/message-review.md). Drafts, the review queue and decisions build on these.
 import { randomUUID } from 'node:crypto';
+import { approveDraft, editDraft, reviewQueue, rewriteDraft } from '../../domain/draft-review.js';
+import { page, toPageRequest } from '../../lib/pagination.js';
 import { previewMessage, proposeExamples, quote, saveExamples, setPolicy, updateExample } from '../../domain/message-writing.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import {
   CampaignIdParams,
+  DecidedDraftView,
+  DraftParams,
+  EditDraftBody,
+  QueuePage,
+  QueueQuery,
+  ReviseBody,
+  toDecided,
+  toQueueItem,
   ExampleBody,
   ExampleList,
   ExampleParams,
@@ -116,4 +126,78 @@ export const updateExampleOp = defineOperation({
   responses: { 200: ExampleView },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write },
   handler: async ({ em, actor, params, body }) => toExampleView(await updateExample(em, actor, params.campaignId, params.exampleID, body)),
+});
+
+export const reviewQueueOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{campaignId}/message-review',
+  summary: 'The review queue: the campaign’s AI-written drafts waiting for a person (or by status), newest first',
+  description:
+    'One item per action (its latest attempt), with the lead, the channel and the exact destination, the step, the text and its validation problems, the action’s due time and the review deadline. `{items, next_cursor}`.',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  query: QueueQuery,
+  responses: { 200: QueuePage },
+  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
+  handler: async ({ em, actor, params, query }) => {
+    const req = toPageRequest(query);
+    return page(await reviewQueue(em, actor, params.campaignId, { status: query.status, stepId: query.step_id, limit: req.limit, after: req.after }), req.limit, toQueueItem);
+  },
+});
+
+const decision = { 409: ['already_decided', 'draft_replaced', 'draft_failed', 'invalid_transition'] };
+
+export const approveDraftOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/approve',
+  summary: 'Approve a draft: its action’s send is released (once)',
+  description: '409 `already_decided` for a draft decided before, `draft_replaced` for an older attempt, `draft_failed` for a failed draft (edit or retry it first).',
+  tag,
+  auth: 'user',
+  params: DraftParams,
+  responses: { 200: DecidedDraftView },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, ...decision },
+  handler: async ({ em, actor, params, services }) => toDecided(await approveDraft(em, services.jobs, actor, params.campaignId, params.itemID)),
+});
+
+export const editDraftOp = defineOperation({
+  method: 'PUT',
+  path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/edit',
+  summary: 'Replace a draft’s text (validated) and approve it (`approve: true`) or keep it waiting',
+  description: 'Fixes a failed draft too. 422 `invalid_message` with `details.problems` when the text would not pass validation; 409 once decided.',
+  tag,
+  auth: 'user',
+  params: DraftParams,
+  body: EditDraftBody,
+  responses: { 200: DecidedDraftView },
+  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, ...decision, 422: ['invalid_message'] },
+  handler: async ({ em, actor, params, body, services }) => toDecided(await editDraft(em, services.jobs, actor, params.campaignId, params.itemID, body)),
+});
+
+export const reviseDraftOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/revise',
+  summary: 'Ask the model for a revision with instructions: a new attempt that replaces the draft and waits for review',
+  description: 'Charged as a draft (402 `insufficient_credits` before any model call). 409 once decided.',
+  tag,
+  auth: 'user',
+  params: DraftParams,
+  body: ReviseBody,
+  responses: { 201: DecidedDraftView },
+  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 402: ['insufficient_credits'], ...write, ...decision },
+  handler: async ({ em, actor, params, body, services }) => reply(201, toDecided(await rewriteDraft(em, services.llm, actor, params.campaignId, params.itemID, { revise: body.instructions }))),
+});
+
+export const retryDraftOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/retry',
+  summary: 'Write a failed draft again: a new attempt that replaces it and waits for review',
+  description: 'Charged as a draft (402 `insufficient_credits` before any model call). 409 `not_failed` for a draft that did not fail.',
+  tag,
+  auth: 'user',
+  params: DraftParams,
+  responses: { 201: DecidedDraftView },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 402: ['insufficient_credits'], ...write, 409: ['not_failed', 'already_decided', 'draft_replaced'] },
+  handler: async ({ em, actor, params, services }) => reply(201, toDecided(await rewriteDraft(em, services.llm, actor, params.campaignId, params.itemID, {}))),
 });

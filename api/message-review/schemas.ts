@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import type { IMessageExample } from '../../db/entities/MessageExample.js';
 import { CHANNEL_LIMITS, DEADLINE_RULES, PROBLEMS, REVIEW_MODES, SUBJECT_LIMIT, type ReviewPolicy, type Written } from '../../domain/message-writing.js';
+import { DRAFT_STATUSES, type IMessageDraft } from '../../db/entities/MessageDraft.js';
+import type { QueueRow } from '../../domain/draft-review.js';
+import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 
 export const CampaignIdParams = z.object({ campaignId: z.uuid() });
@@ -119,3 +122,88 @@ export const toExampleView = (e: IMessageExample): z.infer<typeof ExampleView> =
   updated_at: e.updatedAt.toISOString(),
 });
 export const ExampleList = z.object({ items: z.array(ExampleView) });
+
+export const DraftParams = z.object({ campaignId: z.uuid(), itemID: z.uuid() });
+
+const csvStatuses = z
+  .string()
+  .regex(new RegExp(`^(${DRAFT_STATUSES.join('|')})(,(${DRAFT_STATUSES.join('|')}))*$`), `comma-separated statuses: ${DRAFT_STATUSES.join(', ')}`)
+  .transform((v) => [...new Set(v.split(','))])
+  .optional()
+  .meta({ description: `Comma-separated: ${DRAFT_STATUSES.join(', ')}; default awaiting_review,held,failed (those waiting for a person)` });
+export const QueueQuery = z.object({ status: csvStatuses, step_id: z.uuid().optional(), ...pageQuery }).strict();
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+export const DraftView = z.object({
+  id: z.uuid().meta({ description: 'The item id of the decision routes' }),
+  action_id: z.uuid(),
+  step: z.object({ id: z.uuid(), position: z.number().int() }),
+  lead: z.object({ id: z.uuid(), name: z.string().nullable(), company: z.string().nullable() }),
+  channel: z.string(),
+  destination: z.string().nullable().meta({ description: 'Exactly where the send goes: the email address or the profile' }),
+  subject: z.string().nullable(),
+  body: z.string(),
+  status: z.enum(DRAFT_STATUSES),
+  problems: z.array(z.object({ code: z.string(), message: z.string() })),
+  error_code: z.string().nullable(),
+  attempt: z.number().int(),
+  review_required: z.boolean(),
+  auto_approved: z.boolean(),
+  action_state: z.string(),
+  due_at: Timestamp,
+  deadline_at: Timestamp.nullable().meta({ description: 'When the review ends (then the policy’s on_deadline); null until the action is due' }),
+  created_at: Timestamp,
+});
+export const toQueueItem = (r: QueueRow): z.infer<typeof DraftView> => ({
+  id: r.id,
+  action_id: r.action_id,
+  step: { id: r.step_id, position: r.step_position },
+  lead: { id: r.lead_id, name: [r.first_name, r.last_name].filter(Boolean).join(' ') || null, company: r.company },
+  channel: r.channel,
+  destination: r.destination,
+  subject: r.subject,
+  body: r.body,
+  status: r.status as z.infer<typeof DraftView>['status'],
+  problems: r.problems,
+  error_code: r.error_code,
+  attempt: r.attempt,
+  review_required: r.review_required,
+  auto_approved: r.auto_approved,
+  action_state: r.action_state,
+  due_at: iso(r.due_at)!,
+  deadline_at: iso(r.deadline_at),
+  created_at: iso(r.created_at)!,
+});
+export const QueuePage = pageSchema(DraftView);
+
+export const DecidedDraftView = z.object({
+  id: z.uuid(),
+  action_id: z.uuid(),
+  status: z.enum(DRAFT_STATUSES),
+  subject: z.string().nullable(),
+  body: z.string(),
+  problems: z.array(z.object({ code: z.string(), message: z.string() })),
+  error_code: z.string().nullable(),
+  attempt: z.number().int(),
+  credits: z.number().int(),
+});
+export const toDecided = (d: IMessageDraft): z.infer<typeof DecidedDraftView> => ({
+  id: d.id,
+  action_id: d.actionId,
+  status: d.status as z.infer<typeof DraftView>['status'],
+  subject: d.subject ?? null,
+  body: d.body,
+  problems: d.problems,
+  error_code: d.errorCode ?? null,
+  attempt: d.attempt,
+  credits: d.credits,
+});
+
+export const EditDraftBody = z
+  .object({
+    subject: text({ max: SUBJECT_LIMIT, trim: true }).nullable().optional().meta({ description: 'Email drafts only; absent keeps the subject' }),
+    body: text({ max: CHANNEL_LIMITS.email, min: 1, trim: false }),
+    approve: z.boolean().default(false).meta({ description: 'true: approve it with the edit (the send is released); false: it stays waiting' }),
+  })
+  .strict();
+export const ReviseBody = z.object({ instructions: text({ max: 2000, min: 1, trim: true }) }).strict();

@@ -32,6 +32,8 @@ export const MessageDraft = defineEntity({
     errorCode: p.string().length(50).nullable(),
     model: p.string().length(100),
     credits: p.integer().default(0),
+    /** When its review ends (set when the action goes into review: the policy's hours), null before. */
+    deadlineAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

@@ -2,6 +2,7 @@
 // example messages. Each spends credits or changes the campaign, so each waits for confirmation.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { approveDraft, reviewQueue } from '../draft-review.js';
 import { DEADLINE_RULES, previewMessage, REVIEW_MODES, saveExamples, setPolicy } from '../message-writing.js';
 import { defineTool, toolModel } from './registry.js';
 
@@ -56,6 +57,31 @@ export const messageReviewTools = [
     run: async ({ em, actor }, i) => {
       const rows = await saveExamples(em, actor, i.campaign_id, { stepId: i.step_id, items: i.items });
       return { saved: rows.map((r) => ({ id: r.id, step_id: r.stepId ?? null, subject: r.subject ?? null, body: r.body })) };
+    },
+  }),
+  defineTool({
+    name: 'list_message_drafts',
+    domain: 'message-review',
+    description: 'The review queue of a campaign: AI-written drafts waiting for a person (or with the given statuses), newest first, with lead, destination, text and problems.',
+    input: z.object({ campaign_id: z.uuid(), status: z.array(z.enum(['awaiting_review', 'approved', 'failed', 'held', 'expired'])).max(5).optional(), limit: z.number().int().min(1).max(50).default(20) }).strict(),
+    risk: 'read',
+    run: async ({ em, actor }, i) => {
+      const rows = await reviewQueue(em, actor, i.campaign_id, { status: i.status, limit: i.limit });
+      return {
+        items: rows.slice(0, i.limit).map((r) => ({ id: r.id, action_id: r.action_id, lead_id: r.lead_id, channel: r.channel, destination: r.destination, subject: r.subject, body: r.body, status: r.status, problems: r.problems })),
+        more: rows.length > i.limit,
+      };
+    },
+  }),
+  defineTool({
+    name: 'approve_message_draft',
+    domain: 'message-review',
+    description: 'Approve an AI-written draft of a campaign: its message is then sent to the lead.',
+    input: z.object({ campaign_id: z.uuid(), draft_id: z.uuid() }).strict(),
+    risk: 'send',
+    run: async ({ em, actor, jobs }, i) => {
+      const d = await approveDraft(em, jobs, actor, i.campaign_id, i.draft_id);
+      return { id: d.id, action_id: d.actionId, status: d.status };
     },
   }),
 ];

@@ -5,6 +5,9 @@ import test from 'ava';
 import { MessageDraft } from '../../db/entities/MessageDraft.js';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { creditBalance } from '../../domain/credits.js';
+import { findTool } from '../../domain/tools/index.js';
+import { runTool } from '../../domain/tools/registry.js';
+import { resolveActor } from '../../domain/workspaces.js';
 import { waitFor } from '../../scripts/children.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
@@ -118,4 +121,122 @@ test('the deadline rule: skip goes on with the next step; hold keeps waiting (no
   t.is((await call('POST', `/api/scheduled-actions/${held.id}/approve`, { token: hold.u.accessToken })).status, 200);
   t.like(await (await handleOf(hold.campaign.id, b.leadId)).result(), { status: 'completed' });
   t.is((await sentNotes(b.profileUrl)).length, 1);
+});
+
+test('the review queue and its decisions: approve once, edit (validated), revise, retry a failed draft; each sends once', async (t) => {
+  const { u, o, campaign } = await setup('ai_review');
+  await policy(u, campaign.id, { mode: 'all' });
+  const leads = await o.leads(4);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: leads.map((l) => l.leadId) } });
+  for (const l of leads) await waitFor('in review', async () => (await stateOf(campaign.id, l.leadId))?.reason === 'awaiting_review');
+  const base = `/api/campaigns/${campaign.id}/message-review`;
+  const q = await call('GET', `${base}?limit=3`, { token: u.accessToken });
+  t.is(q.status, 200, q.text);
+  t.is(q.body.items.length, 3);
+  t.truthy(q.body.next_cursor);
+  const rest = await call('GET', `${base}?limit=3&cursor=${q.body.next_cursor}`, { token: u.accessToken });
+  const items = [...q.body.items, ...rest.body.items];
+  t.is(new Set(items.map((i: { id: string }) => i.id)).size, 4);
+  const byLead = new Map<string, any>(items.map((i: any) => [i.lead.id, i]));
+  const item = (k: number) => byLead.get(leads[k].leadId) as { id: string; action_id: string; deadline_at: string };
+  t.like(item(0), { destination: leads[0].profileUrl, status: 'awaiting_review', channel: 'invitation', lead: { name: 'Grace Hopper' } });
+  t.truthy(item(0).deadline_at);
+  const sent = async (k: number) => sentNotes(leads[k].profileUrl);
+
+  // Approve: the send is released once; a second decision is 409.
+  const a = await call('POST', `${base}/drafts/${item(0).id}/approve`, { token: u.accessToken });
+  t.is(a.status, 200, a.text);
+  t.is(a.body.status, 'approved');
+  t.is((await call('POST', `${base}/drafts/${item(0).id}/approve`, { token: u.accessToken })).body.error.code, 'already_decided');
+  t.like(await (await handleOf(campaign.id, leads[0].leadId)).result(), { status: 'completed' });
+  t.is((await sent(0)).length, 1);
+
+  // Edit: validated (422 with the problems), kept waiting, then approved with the edit.
+  const bad = await call('PUT', `${base}/drafts/${item(1).id}/edit`, { token: u.accessToken, body: { body: 'Hi {{first_name}}' } });
+  t.is(bad.status, 422);
+  t.is(bad.body.error.code, 'invalid_message');
+  const kept = await call('PUT', `${base}/drafts/${item(1).id}/edit`, { token: u.accessToken, body: { body: 'Hello Grace, a short note from us.' } });
+  t.like(kept.body, { status: 'awaiting_review', body: 'Hello Grace, a short note from us.' });
+  t.deepEqual(await sent(1), []);
+  const edited = await call('PUT', `${base}/drafts/${item(1).id}/edit`, { token: u.accessToken, body: { body: 'Hello Grace, the final note.', approve: true } });
+  t.is(edited.body.status, 'approved');
+  t.like(await (await handleOf(campaign.id, leads[1].leadId)).result(), { status: 'completed' });
+  t.deepEqual(await sent(1), ['Hello Grace, the final note.']);
+
+  // Revise: a new attempt replaces the draft (charged); the old item can no longer be decided.
+  const before = await creditBalance(await em(), o.workspaceId);
+  const rev = await call('POST', `${base}/drafts/${item(2).id}/revise`, { token: u.accessToken, body: { instructions: 'Shorter, and mention the webinar' } });
+  t.is(rev.status, 201, rev.text);
+  t.like(rev.body, { attempt: 2, status: 'awaiting_review', credits: 1 });
+  t.true(rev.body.body.includes('Shorter, and mention the webinar'));
+  t.is(await creditBalance(await em(), o.workspaceId), before - 1);
+  t.is((await call('POST', `${base}/drafts/${item(2).id}/approve`, { token: u.accessToken })).body.error.code, 'draft_replaced');
+  t.is((await call('POST', `${base}/drafts/${rev.body.id}/retry`, { token: u.accessToken })).body.error.code, 'not_failed');
+  t.is((await call('POST', `${base}/drafts/${rev.body.id}/approve`, { token: u.accessToken })).status, 200);
+  t.like(await (await handleOf(campaign.id, leads[2].leadId)).result(), { status: 'completed' });
+  t.deepEqual(await sent(2), [rev.body.body]);
+
+  // An action skipped elsewhere: approving its draft is 409 invalid_transition and leaves the draft undecided.
+  t.is((await call('POST', `/api/scheduled-actions/${item(3).action_id}/skip`, { token: u.accessToken })).status, 200);
+  const late = await call('POST', `${base}/drafts/${item(3).id}/approve`, { token: u.accessToken });
+  t.is(late.body.error.code, 'invalid_transition');
+  t.is((await draftsOf(campaign.id)).find((d) => d.id === item(3).id)?.status, 'awaiting_review');
+});
+
+test('retry: a failed draft is written again (402 when the balance is short), then approved and sent once; other workspaces get 404', async (t) => {
+  const { u, o, campaign } = await setup('ai');
+  await policy(u, campaign.id, { mode: 'none', blocked_phrases: ['navy'] });
+  const [lead] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  await waitFor('the failed draft in review', async () => (await stateOf(campaign.id, lead.leadId))?.reason === 'awaiting_review');
+  const base = `/api/campaigns/${campaign.id}/message-review`;
+  const [failed] = (await call('GET', base, { token: u.accessToken })).body.items;
+  t.like(failed, { status: 'failed', error_code: 'invalid_message' });
+  t.is((await call('POST', `${base}/drafts/${failed.id}/approve`, { token: u.accessToken })).body.error.code, 'draft_failed');
+
+  const stranger = (await setup('ai')).u;
+  for (const [method, path, body] of [
+    ['GET', base, undefined],
+    ['POST', `${base}/drafts/${failed.id}/approve`, undefined],
+    ['PUT', `${base}/drafts/${failed.id}/edit`, { body: 'x' }],
+    ['POST', `${base}/drafts/${failed.id}/revise`, { instructions: 'x' }],
+    ['POST', `${base}/drafts/${failed.id}/retry`, undefined],
+  ] as const) {
+    t.is((await call(method, path, { token: stranger.accessToken, body })).status, 404, `${method} ${path}`);
+  }
+
+  const e = await em();
+  const { debitCredits } = await import('../../domain/credits.js');
+  const balance = await creditBalance(e, o.workspaceId);
+  await debitCredits(e, o.workspaceId, balance, { reason: 'test: spend everything' });
+  const broke = await call('POST', `${base}/drafts/${failed.id}/retry`, { token: u.accessToken });
+  t.is(broke.status, 402);
+  t.is((await draftsOf(campaign.id)).length, 1, 'no draft written');
+  const { grantCredits } = await import('../../domain/credits.js');
+  await grantCredits(e, o.workspaceId, 10, { reason: 'test', source: 'admin' });
+  await policy(u, campaign.id, { mode: 'none' });
+  const retried = await call('POST', `${base}/drafts/${failed.id}/retry`, { token: u.accessToken });
+  t.is(retried.status, 201, retried.text);
+  t.like(retried.body, { attempt: 2, status: 'awaiting_review', error_code: null });
+  t.is((await call('POST', `${base}/drafts/${retried.body.id}/approve`, { token: u.accessToken })).status, 200);
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'completed' });
+  t.deepEqual(await sentNotes(lead.profileUrl), [retried.body.body]);
+});
+
+test('Operator tools: list_message_drafts (read) and approve_message_draft (risk send) act on the queue as the caller', async (t) => {
+  const { u, o, campaign } = await setup('ai_review');
+  const [lead] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  await waitFor('in review', async () => (await stateOf(campaign.id, lead.leadId))?.reason === 'awaiting_review');
+  const { services } = await api();
+  const e = services.orm.em.fork();
+  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  t.is(findTool('list_message_drafts')?.risk, 'read');
+  t.is(findTool('approve_message_draft')?.risk, 'send');
+  const listed = (await runTool(findTool('list_message_drafts')!, ctx, { campaign_id: campaign.id })) as { items: { id: string; destination: string }[] };
+  t.is(listed.items.length, 1);
+  t.is(listed.items[0].destination, lead.profileUrl);
+  t.like(await runTool(findTool('approve_message_draft')!, ctx, { campaign_id: campaign.id, draft_id: listed.items[0].id }), { status: 'approved' });
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'completed' });
+  t.is((await sentNotes(lead.profileUrl)).length, 1);
 });
