@@ -16,6 +16,7 @@ import { createAccountActivities } from './accounts.js';
 import { createConnectorActivities } from './connector-events.js';
 import { createEnrollmentActivities } from './enrollment.js';
 import { createBulkEnrollActivities } from './bulk-enroll.js';
+import { createDraftActivities } from './drafts.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -47,5 +48,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createConnectorActivities(deps),
     ...createEnrollmentActivities(deps),
     ...createBulkEnrollActivities(deps),
+    ...createDraftActivities(deps),
   };
 }

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { bulkEnrollWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 /**
@@ -152,6 +152,20 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
           // Once per operation, even after it closed: a repeated request reads the same operation.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           typedSearchAttributes: jobSearchAttributes({ kind: 'bulk-enroll', workspaceId: s.workspaceId, appId: s.appId }),
+          memo: { operation_id: s.operationId, campaign_id: s.campaignId },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
+      }
+    },
+    async startDraftGeneration(s) {
+      try {
+        await client.workflow.start('draftGeneration', {
+          taskQueue,
+          workflowId: draftWorkflowIds.operation(s.campaignId, s.operationId),
+          args: [{ operationId: s.operationId }],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: jobSearchAttributes({ kind: 'drafts', workspaceId: s.workspaceId, appId: s.appId }),
           memo: { operation_id: s.operationId, campaign_id: s.campaignId },
         });
       } catch (err) {

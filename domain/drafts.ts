@@ -19,6 +19,8 @@ export interface DraftOutcome {
   /** The policy's review deadline and what happens at it. */
   deadlineMs: number;
   hold: boolean;
+  status: string;
+  credits: number;
 }
 
 const outcome = (d: IMessageDraft, policy: ReviewPolicy): DraftOutcome => ({
@@ -27,6 +29,8 @@ const outcome = (d: IMessageDraft, policy: ReviewPolicy): DraftOutcome => ({
   failed: d.status === 'failed' ? d.errorCode ?? 'invalid_message' : null,
   deadlineMs: policy.deadlineHours * 3_600_000,
   hold: policy.onDeadline === 'hold',
+  status: d.status,
+  credits: d.credits,
 });
 
 /** A stable number in [0, 1) from the action id: `sample` review picks the same actions on every run. */

@@ -48,6 +48,8 @@ export interface Jobs {
   startEnrollments(starts: EnrollmentStart[]): Promise<{ failed: string[] }>;
   /** Starts `enroll:<campaignId>:<operationId>` (bulk enrollment of a list); a repeat is a no-op. */
   startBulkEnroll(start: BulkEnrollStart): Promise<void>;
+  /** Starts `drafts:<campaignId>:<operationId>` (a batch generation of drafts); a repeat is a no-op. */
+  startDraftGeneration(start: { operationId: string; campaignId: string; workspaceId: string; appId: string }): Promise<void>;
   /** Signals the enrollment's open run; false when none is open. */
   signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string }): Promise<boolean>;
 }

@@ -82,3 +82,8 @@ export const enrollmentWorkflowIds = {
 export const bulkEnrollWorkflowIds = {
   operation: (campaignId: string, operationId: string) => `enroll:${campaignId}:${operationId}`,
 };
+
+/** A batch generation of AI-written drafts (docs/message-review.md): one workflow per operation. */
+export const draftWorkflowIds = {
+  operation: (campaignId: string, operationId: string) => `drafts:${campaignId}:${operationId}`,
+};

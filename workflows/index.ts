@@ -14,3 +14,4 @@ export { accountsReconcile, withdrawInvitations } from './accounts.js';
 export { handleConnectorEvent, deliverSandboxEvents } from './connector-events.js';
 export { enrollment } from './enrollment.js';
 export { bulkEnroll } from './bulk-enroll.js';
+export { draftGeneration } from './drafts.js';

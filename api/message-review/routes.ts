@@ -2,11 +2,16 @@
 // preview (docs/message-review.md). Drafts, the review queue and decisions build on these.
 import { randomUUID } from 'node:crypto';
 import { approveDraft, editDraft, reviewQueue, rewriteDraft } from '../../domain/draft-review.js';
+import { startDraftGeneration } from '../../domain/draft-generation.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { previewMessage, proposeExamples, quote, saveExamples, setPolicy, updateExample } from '../../domain/message-writing.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import {
+  DraftOperationView,
+  GenerateAllBody,
+  GenerateDraftsBody,
+  toDraftOperation,
   CampaignIdParams,
   DecidedDraftView,
   DraftParams,
@@ -200,4 +205,42 @@ export const retryDraftOp = defineOperation({
   responses: { 201: DecidedDraftView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 402: ['insufficient_credits'], ...write, 409: ['not_failed', 'already_decided', 'draft_replaced'] },
   handler: async ({ em, actor, params, services }) => reply(201, toDecided(await rewriteDraft(em, services.llm, actor, params.campaignId, params.itemID, {}))),
+});
+
+const generation = {
+  400: ['invalid_id', 'invalid_body', 'invalid_step', 'not_ai_step', 'invalid_user'],
+  ...auth,
+  402: ['insufficient_credits'],
+  ...write,
+};
+
+export const generateDraftsOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/message-review/drafts/generate',
+  summary: 'Write drafts ahead for the campaign’s pending AI-written actions, as a job (workflow drafts:<campaignId>:<operationId>)',
+  description:
+    'Selects the pending actions (planned or awaiting approval) of the AI-written steps, or one `step_id`: with scope `missing` those without a draft or whose draft failed, with `all` every one whose draft is not decided. 202 with the operation; repeating the request with the same `client_key` returns it with its exact progress. 402 `insufficient_credits` before anything starts when the balance cannot cover the selection; 400 `not_ai_step` for a step in template mode.',
+  tag,
+  auth: 'user',
+  params: CampaignIdParams,
+  body: GenerateDraftsBody,
+  responses: { 202: DraftOperationView },
+  errors: generation,
+  handler: async ({ em, actor, params, body, services }) =>
+    reply(202, toDraftOperation(await startDraftGeneration(em, services.jobs, actor, params.campaignId, { scope: body.scope, stepId: body.step_id, clientKey: body.client_key }))),
+});
+
+export const generateAllMessagesOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{id}/generate-all-messages',
+  summary: 'Write again every undecided draft of the campaign’s pending AI-written actions (after new examples or a policy change), as a job',
+  description: 'The same job as `message-review/drafts/generate` with scope `all`: 202 with the operation; the same `client_key` returns it with its progress. A rewritten draft waits for review.',
+  tag,
+  auth: 'user',
+  params: IdParams,
+  body: GenerateAllBody,
+  responses: { 202: DraftOperationView },
+  errors: generation,
+  handler: async ({ em, actor, params, body, services }) =>
+    reply(202, toDraftOperation(await startDraftGeneration(em, services.jobs, actor, params.id, { scope: 'all', stepId: body.step_id, clientKey: body.client_key }))),
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { IMessageExample } from '../../db/entities/MessageExample.js';
 import { CHANNEL_LIMITS, DEADLINE_RULES, PROBLEMS, REVIEW_MODES, SUBJECT_LIMIT, type ReviewPolicy, type Written } from '../../domain/message-writing.js';
 import { DRAFT_STATUSES, type IMessageDraft } from '../../db/entities/MessageDraft.js';
+import type { IDraftOperation } from '../../db/entities/DraftOperation.js';
 import type { QueueRow } from '../../domain/draft-review.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
@@ -207,3 +208,46 @@ export const EditDraftBody = z
   })
   .strict();
 export const ReviseBody = z.object({ instructions: text({ max: 2000, min: 1, trim: true }) }).strict();
+
+const clientKey = text({ max: 200, min: 1, trim: true }).meta({ description: 'Repeating the request with the same key returns the same operation (with its progress)' });
+export const GenerateDraftsBody = z
+  .object({
+    scope: z.enum(['missing', 'all']).default('missing').meta({ description: 'missing: pending actions without a draft, or whose draft failed; all: every pending action whose draft is not decided' }),
+    step_id: z.uuid().optional().meta({ description: 'One AI-written send step only' }),
+    client_key: clientKey,
+  })
+  .strict();
+export const GenerateAllBody = z.object({ step_id: z.uuid().optional().meta({ description: 'One AI-written send step only' }), client_key: clientKey }).strict();
+
+export const DraftOperationView = z.object({
+  operation_id: z.uuid(),
+  workflow_id: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed']),
+  scope: z.enum(['missing', 'all']),
+  step_id: z.uuid().nullable(),
+  total: z.number().int().meta({ description: 'Actions selected when it started' }),
+  processed: z.number().int(),
+  written: z.number().int().meta({ description: 'Drafts that passed validation' }),
+  failed: z.number().int().meta({ description: 'Drafts that failed (shown in the review queue with their reason)' }),
+  credits: z.number().int(),
+  percent: z.number().int(),
+  error_message: z.string().nullable(),
+  created_at: Timestamp,
+  finished_at: Timestamp.nullable(),
+});
+export const toDraftOperation = (o: IDraftOperation): z.infer<typeof DraftOperationView> => ({
+  operation_id: o.id,
+  workflow_id: `drafts:${o.campaign.id}:${o.id}`,
+  status: o.status as z.infer<typeof DraftOperationView>['status'],
+  scope: o.scope as 'missing' | 'all',
+  step_id: o.stepId ?? null,
+  total: o.total,
+  processed: o.processed,
+  written: o.written,
+  failed: o.failed,
+  credits: o.credits,
+  percent: o.total ? Math.floor((o.processed / o.total) * 100) : 100,
+  error_message: o.errorMessage ?? null,
+  created_at: o.createdAt.toISOString(),
+  finished_at: o.finishedAt ? o.finishedAt.toISOString() : null,
+});

@@ -6,6 +6,7 @@ export { AccountUsage } from './AccountUsage.js';
 export { CampaignRotation } from './CampaignRotation.js';
 export { MessageExample } from './MessageExample.js';
 export { MessageDraft } from './MessageDraft.js';
+export { DraftOperation } from './DraftOperation.js';
 export { TeamMember } from './TeamMember.js';
 export { ApiToken } from './ApiToken.js';
 export { Session } from './Session.js';

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { approveDraft, reviewQueue } from '../draft-review.js';
+import { startDraftGeneration } from '../draft-generation.js';
 import { DEADLINE_RULES, previewMessage, REVIEW_MODES, saveExamples, setPolicy } from '../message-writing.js';
 import { defineTool, toolModel } from './registry.js';
 
@@ -82,6 +83,17 @@ export const messageReviewTools = [
     run: async ({ em, actor, jobs }, i) => {
       const d = await approveDraft(em, jobs, actor, i.campaign_id, i.draft_id);
       return { id: d.id, action_id: d.actionId, status: d.status };
+    },
+  }),
+  defineTool({
+    name: 'generate_message_drafts',
+    domain: 'message-review',
+    description: 'Write AI drafts ahead for a campaign’s pending AI-written actions, as a job: scope missing (no draft yet, or failed) or all (rewrite every undecided draft). Spends credits per draft; the same client_key returns the same job.',
+    input: z.object({ campaign_id: z.uuid(), scope: z.enum(['missing', 'all']).default('missing'), step_id: z.uuid().optional(), client_key: z.string().min(1).max(200) }).strict(),
+    risk: 'spend',
+    run: async ({ em, actor, jobs }, i) => {
+      const op = await startDraftGeneration(em, jobs, actor, i.campaign_id, { scope: i.scope, stepId: i.step_id, clientKey: i.client_key });
+      return { operation_id: op.id, status: op.status, total: op.total, processed: op.processed, written: op.written, failed: op.failed };
     },
   }),
 ];

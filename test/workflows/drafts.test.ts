@@ -240,3 +240,44 @@ test('Operator tools: list_message_drafts (read) and approve_message_draft (risk
   t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'completed' });
   t.is((await sentNotes(lead.profileUrl)).length, 1);
 });
+
+test('generate-all-messages and drafts/generate: a job writes the selection in batches with exact progress, once per client key; 402 and 400 first; replays', async (t) => {
+  const { u, o, campaign } = await setup('ai_review', [{ type: 'message', config: { body: 'A template follow-up' } }]);
+  await policy(u, campaign.id, { mode: 'all' });
+  const leads = await o.leads(3);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: leads.map((l) => l.leadId) } });
+  for (const l of leads) await waitFor('in review', async () => (await stateOf(campaign.id, l.leadId))?.reason === 'awaiting_review');
+  const before = await creditBalance(await em(), o.workspaceId);
+
+  const all = (key: string, extra: Record<string, unknown> = {}) => call('POST', `/api/campaigns/${campaign.id}/generate-all-messages`, { token: u.accessToken, body: { client_key: key, ...extra } });
+  const r = await all('rewrite-1');
+  t.is(r.status, 202, r.text);
+  t.like(r.body, { scope: 'all', total: 3, workflow_id: `drafts:${campaign.id}:${r.body.operation_id}` });
+  const handle = (await api()).services.temporal.workflow.getHandle(r.body.workflow_id);
+  t.like(await handle.result(), { status: 'completed', total: 3, written: 3, failed: 0, credits: 3 });
+  const again = await all('rewrite-1');
+  t.like(again.body, { operation_id: r.body.operation_id, status: 'completed', processed: 3, written: 3, percent: 100 });
+  t.is(await creditBalance(await em(), o.workspaceId), before - 3);
+  const queue = (await call('GET', `/api/campaigns/${campaign.id}/message-review`, { token: u.accessToken })).body.items;
+  t.deepEqual(queue.map((i: { attempt: number; status: string }) => [i.attempt, i.status]), [[2, 'awaiting_review'], [2, 'awaiting_review'], [2, 'awaiting_review']]);
+
+  // Nothing is missing: an empty job, completed at once.
+  const missing = await call('POST', `/api/campaigns/${campaign.id}/message-review/drafts/generate`, { token: u.accessToken, body: { client_key: 'fill-1' } });
+  t.like(missing.body, { scope: 'missing', total: 0, status: 'completed' });
+  // The template step is not AI-written.
+  const [, templateStep] = (await (await em()).execute<{ steps: { id: string }[] }[]>(`select steps from campaign_step_versions where campaign_id = ?`, [campaign.id]))[0].steps;
+  t.is((await all('rewrite-2', { step_id: templateStep.id })).body.error.code, 'not_ai_step');
+  // Another workspace: 404 on both routes.
+  const stranger = (await setup('ai')).u;
+  t.is((await call('POST', `/api/campaigns/${campaign.id}/generate-all-messages`, { token: stranger.accessToken, body: { client_key: 'x' } })).status, 404);
+  t.is((await call('POST', `/api/campaigns/${campaign.id}/message-review/drafts/generate`, { token: stranger.accessToken, body: { client_key: 'x' } })).status, 404);
+  // A balance that cannot cover the selection: 402 before anything starts.
+  const e = await em();
+  const { debitCredits } = await import('../../domain/credits.js');
+  await debitCredits(e, o.workspaceId, await creditBalance(e, o.workspaceId), { reason: 'test: spend everything' });
+  const broke = await all('rewrite-3');
+  t.is(broke.status, 402);
+  t.is((await e.execute(`select count(*)::int as n from draft_operations where campaign_id = ?`, [campaign.id]))[0].n, 2);
+
+  await replayFixture((await api()).services.temporal, 'draftGeneration', r.body.workflow_id);
+});

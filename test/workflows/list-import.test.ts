@@ -267,7 +267,8 @@ test('cancel: a draft at once; a queued import before it runs; a running one at 
   t.is(big.status, 202, big.text);
   await waitImport(s.u, s.appId, big.body.id, (b) => b.progress.rows_read > 0 || b.status === 'completed');
   const c = await cancel(big.body.id);
-  t.is(c.status, 'canceling');
+  // Usually still canceling when the route answers; on a loaded machine the chunk boundary may come first.
+  t.true(['canceling', 'canceled'].includes(c.status), c.status);
   const end = await waitImport(s.u, s.appId, big.body.id);
   t.is(end.status, 'canceled');
   t.true(end.progress.rows_read > 0 && end.progress.rows_read < 60_000, `stopped part-way: ${end.progress.rows_read}`);
