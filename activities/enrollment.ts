@@ -17,7 +17,7 @@ import {
   type PlanInput,
   type WaitingReason,
 } from '../domain/executor.js';
-import { holdReview, writeDraftForAction } from '../domain/drafts.js';
+import { draftDeadline, writeDraftForAction } from '../domain/drafts.js';
 import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
 import type { ActivityDeps } from './index.js';
 
@@ -28,7 +28,7 @@ export function createEnrollmentActivities(deps: ActivityDeps) {
   return {
     /** The AI-written draft of an `ai` / `ai_review` step's action (docs/message-review.md). */
     executorWriteDraft: (actionId: string) => writeDraftForAction(em(), (llm ??= createModelAdapter(deps.config.llm)), actionId),
-    executorHoldReview: (actionId: string) => holdReview(em(), actionId),
+    executorDraftDeadline: (actionId: string) => draftDeadline(em(), actionId),
     executorNextStep: (input: NextStepInput) => nextStep(em(), input),
     async executorWaitEnd(input: { enrollmentId: string; config: Record<string, unknown>; from: string }): Promise<string> {
       const [r] = await em().execute<{ time_zone: string }[]>(`select c.time_zone from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`, [input.enrollmentId]);
@@ -38,7 +38,7 @@ export function createEnrollmentActivities(deps: ActivityDeps) {
     executorGate: (actionId: string) => gate(em(), actionId),
     executorSetWaitingReason: (actionId: string, reason: WaitingReason | null) => setWaitingReason(em(), actionId, reason),
     executorRequestReview: (actionId: string) => requestReview(em(), actionId),
-    executorExpireReview: (actionId: string, skip?: boolean) => expireReview(em(), actionId, skip ?? false),
+    executorExpireReview: (actionId: string) => expireReview(em(), actionId),
     executorAcquireSlot: (actionId: string) => acquireSlot(em(), actionId),
     executorGiveBackSlot: (actionId: string, grantedAt: string) => giveBackSlot(em(), actionId, grantedAt),
     async executorSend(actionId: string, grantedAt: string) {

@@ -24,6 +24,7 @@ import { AppError } from './errors.js';
 import type { Actor } from './identity.js';
 import { requireAgent, SOURCES_FOR_KIND, type SignalKind, type SourceName } from './agents.js';
 import { COMPANY_SIZES, SENIORITIES } from '../lib/sources/types.js';
+import { mapLimit } from '../lib/concurrency.js';
 
 /** Qualification score at or above which a candidate is qualified. */
 export const QUALIFY_THRESHOLD = 60;
@@ -166,20 +167,6 @@ export interface RunTotals {
 }
 
 const totalsOf = (r: IDiscoveryRun): RunTotals => ({ candidates: r.candidates, qualified: r.qualified, rejected: r.rejected, duplicates: r.duplicates, pages: r.pages });
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]);
-      }
-    }),
-  );
-  return out;
-}
 
 const clip = (s: string | null | undefined, n: number) => (s == null ? null : s.slice(0, n));
 

@@ -18,6 +18,7 @@ import { isSendStep } from './executor.js';
 import type { Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 import { quoteDrafts, sendStepOf } from './message-writing.js';
+import { mapLimit } from '../lib/concurrency.js';
 
 export const DRAFT_BATCH = 50;
 /** Drafts written at once within a batch (each is a model call and a short transaction). */
@@ -86,20 +87,6 @@ export async function startDraftGeneration(
   }
   if (rows.length) await jobs.startDraftGeneration({ operationId: op.id, campaignId: campaign.id, workspaceId: actor.workspaceId, appId: campaign.app.id });
   return op;
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]);
-      }
-    }),
-  );
-  return out;
 }
 
 /**

@@ -137,3 +137,33 @@ export async function rewriteDraft(em: EntityManager, llm: ModelAdapter, actor: 
   });
   return em.findOneOrFail(MessageDraft, { id: out.draftId });
 }
+
+/**
+ * A new policy applies to drafts not yet decided: under `none`, the first attempts waiting for review
+ * (not those a person asked to rewrite, nor failed ones) are approved and their sends released, unless
+ * the campaign requires review for everything. Returns how many were released.
+ */
+export async function applyPolicyToWaiting(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string): Promise<number> {
+  const campaign = await requireCampaign(em, actor, campaignId);
+  // Read from the row: the entity in this context may predate the policy just written.
+  const [row] = await em.execute<{ review_policy: Record<string, unknown> | null; review_required: boolean }[]>(`select review_policy, review_required from campaigns where id = ?`, [campaign.id]);
+  if (policyOf({ reviewPolicy: row.review_policy }).mode !== 'none' || row.review_required) return 0;
+  const waiting = await em.execute<{ id: string; action_id: string }[]>(
+    `select d.id, d.action_id from message_drafts d where d.campaign_id = ? and d.status in ('awaiting_review', 'held') and d.attempt = 1
+        and not exists (select 1 from message_drafts x where x.action_id = d.action_id and x.attempt > 1)`,
+    [campaign.id],
+  );
+  let released = 0;
+  for (const w of waiting) {
+    try {
+      await em.transactional(async (tx) => {
+        const won = await tx.execute(`update message_drafts set status = 'approved', auto_approved = true, updated_at = now() where id = ? and status in ('awaiting_review', 'held') returning id`, [w.id]);
+        if (won.length) await approveAction(tx as EntityManager, jobs, actor, w.action_id);
+      });
+      released++;
+    } catch (err) {
+      if (!(err instanceof AppError && err.status === 409)) throw err; // decided meanwhile
+    }
+  }
+  return released;
+}

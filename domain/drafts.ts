@@ -8,6 +8,7 @@ import { MessageDraft, type IMessageDraft } from '../db/entities/MessageDraft.js
 import { writeMessage, type ModelAdapter } from '../lib/llm/index.js';
 import { LlmError } from '../lib/llm/types.js';
 import { creditBalance, debitCredits, requireCredits } from './credits.js';
+import { expireReview } from './executor.js';
 import { notify } from './notifications.js';
 import { leadFields, messageInput, policyOf, quoteDrafts, validateMessage, type Problem, type ReviewPolicy } from './message-writing.js';
 
@@ -147,8 +148,22 @@ export async function writeDraftForAction(
   });
 }
 
+/**
+ * A draft's review deadline passed: the campaign's policy as it is now decides. `hold`: the action
+ * keeps waiting (`held`); `skip`: the action is skipped (`skipped`). Otherwise the action's state
+ * (a person decided meanwhile).
+ */
+export async function draftDeadline(em: EntityManager, actionId: string): Promise<string> {
+  const [c] = await em.execute<{ review_policy: Partial<ReviewPolicy> | null }[]>(`select c.review_policy from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`, [actionId]);
+  if (policyOf({ reviewPolicy: c?.review_policy ?? null }).onDeadline === 'hold') {
+    const state = await holdReview(em, actionId);
+    return state === 'awaiting_approval' ? 'held' : state;
+  }
+  return expireReview(em, actionId, true);
+}
+
 /** The review deadline passed under `hold`: the action keeps waiting for a person (`review_held`), the draft is held, the workspace is told once. */
-export async function holdReview(em: EntityManager, actionId: string): Promise<string> {
+async function holdReview(em: EntityManager, actionId: string): Promise<string> {
   return em.transactional(async (tx) => {
     const [r] = await tx.execute<{ state: string; workspace_id: string; campaign_id: string; lead_id: string }[]>(
       `update scheduled_actions set waiting_reason = case when state = 'awaiting_approval' then 'review_held' else waiting_reason end, updated_at = now()

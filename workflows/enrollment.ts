@@ -184,12 +184,10 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
     // says whether a person reviews it, and a failed draft always waits for one.
     let review = plan.review;
     let deadlineMs = input.reviewDeadlineMs ?? REVIEW_DEADLINE_MS;
-    let hold = false;
     if (plan.ai === true) {
       const d = await acts.executorWriteDraft(actionId);
       review = d.review;
       deadlineMs = input.reviewDeadlineMs ?? d.deadlineMs;
-      hold = d.hold;
     }
     const slept = await sleepUntil(new Date(plan.dueAt), plan.reason, plan.dueNow === true);
     if (slept !== 'due') return slept === 'skip' ? 'next' : 'stop';
@@ -235,16 +233,23 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
           const left = deadline - Date.now();
           woke = left > 0 && (await condition(() => approved.has(actionId) || interrupted(), left));
         }
-        if (!woke && hold) {
-          // The policy holds an overdue draft: it waits for a person, without a deadline (notified once).
-          state = await acts.executorHoldReview(actionId);
-          held = true;
+        if (!woke && plan.ai === true) {
+          // A draft's deadline follows the policy as it is now: hold (wait for a person, without a
+          // deadline; notified once) or skip the action and go on.
+          const r = await acts.executorDraftDeadline(actionId);
+          if (r === 'held' || r === 'awaiting_approval') {
+            held = true;
+            state = 'awaiting_approval';
+            continue;
+          }
+          if (r === 'skipped') return 'next';
+          state = r;
+          if (state !== 'awaiting_approval') break;
           continue;
         }
         if (!woke) {
-          // A draft's policy skips the overdue action and goes on; other reviews end the enrollment.
-          state = await acts.executorExpireReview(actionId, plan.ai === true);
-          if (state === 'skipped') return 'next';
+          // Other reviews end the enrollment at their deadline.
+          state = await acts.executorExpireReview(actionId);
           if (state === 'canceled') {
             await finish('stopped', 'review_expired');
             return 'stop';

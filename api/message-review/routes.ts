@@ -1,7 +1,7 @@
 // Message review: the campaign's review policy, its example messages, prices and the one-lead
 // preview (docs/message-review.md). Drafts, the review queue and decisions build on these.
 import { randomUUID } from 'node:crypto';
-import { approveDraft, editDraft, reviewQueue, rewriteDraft } from '../../domain/draft-review.js';
+import { applyPolicyToWaiting, approveDraft, editDraft, reviewQueue, rewriteDraft } from '../../domain/draft-review.js';
 import { startDraftGeneration } from '../../domain/draft-generation.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { previewMessage, proposeExamples, quote, saveExamples, setPolicy, updateExample } from '../../domain/message-writing.js';
@@ -50,14 +50,19 @@ export const setReviewPolicyOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/message-review/policy',
   summary: 'Set how the campaign’s AI-written drafts are reviewed: all, the first N per step, a sample, or none; blocked phrases, a maximum length and the deadline rule',
-  description: 'Replaces the policy; it applies to drafts not yet decided. Mode first_n takes `first_n`, sample takes `sample_rate` (400 `invalid_body` without it).',
+  description:
+    'Replaces the policy; it applies to drafts not yet decided: under `none` the drafts waiting for review (first attempts) are approved and their sends released, and a draft whose deadline passes follows the policy’s `on_deadline` as it is then. Mode first_n takes `first_n`, sample takes `sample_rate` (400 `invalid_body` without it).',
   tag,
   auth: 'user',
   params: CampaignIdParams,
   body: PolicyBody,
   responses: { 200: PolicyView },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write },
-  handler: async ({ em, actor, params, body }) => toPolicyView(await setPolicy(em, actor, params.campaignId, toPolicy(body))),
+  handler: async ({ em, actor, params, body, services }) => {
+    const policy = await setPolicy(em, actor, params.campaignId, toPolicy(body));
+    await applyPolicyToWaiting(em, services.jobs, actor, params.campaignId);
+    return toPolicyView(policy);
+  },
 });
 
 export const quoteDraftsOp = defineOperation({

@@ -2,7 +2,7 @@
 // example messages. Each spends credits or changes the campaign, so each waits for confirmation.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { approveDraft, reviewQueue } from '../draft-review.js';
+import { applyPolicyToWaiting, approveDraft, reviewQueue } from '../draft-review.js';
 import { startDraftGeneration } from '../draft-generation.js';
 import { DEADLINE_RULES, previewMessage, REVIEW_MODES, saveExamples, setPolicy } from '../message-writing.js';
 import { defineTool, toolModel } from './registry.js';
@@ -38,8 +38,8 @@ export const messageReviewTools = [
       })
       .strict(),
     risk: 'change',
-    run: async ({ em, actor }, i) =>
-      setPolicy(em, actor, i.campaign_id, {
+    run: async ({ em, actor, jobs }, i) => {
+      const policy = await setPolicy(em, actor, i.campaign_id, {
         mode: i.mode,
         firstN: i.first_n ?? null,
         sampleRate: i.sample_rate ?? null,
@@ -47,7 +47,9 @@ export const messageReviewTools = [
         maxLength: i.max_length ?? null,
         onDeadline: i.on_deadline ?? 'skip',
         deadlineHours: i.deadline_hours ?? 168,
-      }),
+      });
+      return { ...policy, released: await applyPolicyToWaiting(em, jobs, actor, i.campaign_id) };
+    },
   }),
   defineTool({
     name: 'save_message_examples',

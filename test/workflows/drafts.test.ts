@@ -108,10 +108,13 @@ test('the deadline rule: skip goes on with the next step; hold keeps waiting (no
   t.deepEqual(skipped.map((x) => [x.state, x.errorCode ?? null]), [['skipped', 'review_expired'], ['executed', null]]);
   t.like((await draftsOf(skip.campaign.id))[0], { status: 'expired' });
 
+  // The rule is read at the deadline: a policy changed to hold while the draft waits holds it.
   const hold = await setup('ai_review');
-  await policy(hold.u, hold.campaign.id, { mode: 'all', on_deadline: 'hold' });
+  await policy(hold.u, hold.campaign.id, { mode: 'all', on_deadline: 'skip' });
   const [b] = await hold.o.leads(1);
-  await enrollWithReviewDeadline(hold.u, hold.campaign.id, [b.leadId], 2000);
+  await enrollWithReviewDeadline(hold.u, hold.campaign.id, [b.leadId], 6000);
+  await waitFor('in review', async () => (await stateOf(hold.campaign.id, b.leadId))?.reason === 'awaiting_review');
+  await policy(hold.u, hold.campaign.id, { mode: 'all', on_deadline: 'hold' });
   await waitFor('the review held', async () => (await stateOf(hold.campaign.id, b.leadId))?.reason === 'review_held');
   const [held] = await actionsOf(hold.campaign.id, b.leadId);
   t.like(held, { state: 'awaiting_approval', waitingReason: 'review_held' });
@@ -280,4 +283,17 @@ test('generate-all-messages and drafts/generate: a job writes the selection in b
   t.is((await e.execute(`select count(*)::int as n from draft_operations where campaign_id = ?`, [campaign.id]))[0].n, 2);
 
   await replayFixture((await api()).services.temporal, 'draftGeneration', r.body.workflow_id);
+});
+
+test('a policy changed to none releases the drafts waiting for review: each is approved and sent once', async (t) => {
+  const { u, o, campaign } = await setup('ai_review');
+  await policy(u, campaign.id, { mode: 'all' });
+  const [lead] = await o.leads(1);
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  await waitFor('in review', async () => (await stateOf(campaign.id, lead.leadId))?.reason === 'awaiting_review');
+  t.deepEqual(await sentNotes(lead.profileUrl), []);
+  t.is((await policy(u, campaign.id, { mode: 'none' })).status, 200);
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'completed' });
+  t.like((await draftsOf(campaign.id))[0], { status: 'approved', autoApproved: true });
+  t.is((await sentNotes(lead.profileUrl)).length, 1);
 });
