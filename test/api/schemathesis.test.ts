@@ -44,6 +44,8 @@ const STATEFUL_400: Record<string, string> = {
   postCampaignsByCampaignIdMessageReviewExamplesGenerate: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
   postCampaignsByCampaignIdMessageReviewExamplesSave: 'invalid_step: step_id must name a send step of the stored campaign',
   postCampaignsByCampaignIdMessageReviewQuote: 'invalid_step: step_id must name a send step of the stored campaign',
+  postCampaignsByCampaignIdMessageReviewDraftsGenerate: 'invalid_step / not_ai_step: step_id must name an AI-written send step of the stored campaign',
+  postCampaignsByIdGenerateAllMessages: 'invalid_step / not_ai_step: step_id must name an AI-written send step of the stored campaign',
   getCampaignsByCampaignIdScheduledActions: 'invalid_cursor: a cursor is valid only when this list returned it (an opaque keyset position)',
   postUsersMeChangePassword: 'invalid_current_password: the generator cannot know the current password',
   postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',
@@ -96,6 +98,7 @@ const CONTENT_400: Record<string, string> = {
  * and on rules across fields (exactly one of list_id and list_name; mapping is JSON in a form field).
  */
 const UPLOAD_CONTENT: Record<string, string> = {
+  putCampaignsByCampaignIdMessageReviewDraftsByItemIDEdit: 'invalid_message (422): the text is validated against the stored campaign’s policy (blocked phrases, length); 409 once the draft is decided',
   postAppsByAppIdListsImportDraftsPreview: 'invalid_file / invalid_csv: the file is checked by its content (not binary, not UTF-16, CSV)',
   postAppsByAppIdListsImport: 'invalid_file / invalid_body / invalid_list_id / invalid_mapping: the file’s content, the stored lists, its columns, and rules across form fields',
 };
