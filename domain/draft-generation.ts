@@ -100,10 +100,12 @@ export async function draftGenerationBatch(em: EntityManager, llm: ModelAdapter,
   const outcomes = await mapLimit(batch, DRAFT_CONCURRENCY, async (actionId): Promise<DraftOutcome | null> => {
     const e = em.fork();
     // The attempt after those written before the operation began: the same number on every retry.
-    const [{ n }] = await e.execute<{ n: number }[]>(`select coalesce(max(attempt), 0)::int as n from message_drafts where action_id = ? and created_at < ?`, [actionId, op.createdAt]);
-    const [a] = await e.execute<{ state: string }[]>(`select state from scheduled_actions where id = ?`, [actionId]);
+    const [a] = await e.execute<{ state: string; n: number }[]>(
+      `select a.state, (select coalesce(max(d.attempt), 0)::int from message_drafts d where d.action_id = a.id and d.created_at < ?) as n from scheduled_actions a where a.id = ?`,
+      [op.createdAt, actionId],
+    );
     if (!a || !['planned', 'awaiting_approval'].includes(a.state)) return null; // sent, skipped or canceled meanwhile
-    return writeDraftForAction(e, llm, actionId, n + 1);
+    return writeDraftForAction(e, llm, actionId, a.n + 1);
   });
   const written = outcomes.filter((o) => o && o.status !== 'failed').length;
   const failed = outcomes.filter((o) => o?.status === 'failed').length;

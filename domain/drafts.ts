@@ -7,7 +7,7 @@ import type { VersionedStep } from '../db/entities/CampaignStepVersion.js';
 import { MessageDraft, type IMessageDraft } from '../db/entities/MessageDraft.js';
 import { writeMessage, type ModelAdapter } from '../lib/llm/index.js';
 import { LlmError } from '../lib/llm/types.js';
-import { creditBalance, debitCredits, requireCredits } from './credits.js';
+import { debitCredits, requireCredits } from './credits.js';
 import { expireReview } from './executor.js';
 import { notify } from './notifications.js';
 import { leadFields, messageInput, policyOf, quoteDrafts, validateMessage, type Problem, type ReviewPolicy } from './message-writing.js';
@@ -17,9 +17,8 @@ export interface DraftOutcome {
   /** A person must approve before the send: the policy said so, or the draft failed. */
   review: boolean;
   failed: string | null;
-  /** The policy's review deadline and what happens at it. */
+  /** The policy's review deadline (what happens at it is read then: draftDeadline). */
   deadlineMs: number;
-  hold: boolean;
   status: string;
   credits: number;
 }
@@ -29,7 +28,6 @@ const outcome = (d: IMessageDraft, policy: ReviewPolicy): DraftOutcome => ({
   review: d.reviewRequired || d.status === 'failed',
   failed: d.status === 'failed' ? d.errorCode ?? 'invalid_message' : null,
   deadlineMs: policy.deadlineHours * 3_600_000,
-  hold: policy.onDeadline === 'hold',
   status: d.status,
   credits: d.credits,
 });
@@ -91,12 +89,12 @@ export async function writeDraftForAction(
   const input = await messageInput(em, campaign, step, await leadFields(em, campaign, a.lead_id), { variant: attempt - 1, ...(extra.revise ? { revise: extra.revise } : {}) });
   const price = await quoteDrafts(em, a.workspace_id, 1);
   // A person's revise or retry is refused (402) rather than written as a failed draft.
-  if (extra.requireCredits) await requireCredits(em, a.workspace_id, price.credits);
+  if (extra.requireCredits && !price.sufficient) await requireCredits(em, a.workspace_id, price.credits);
 
   let written: { subject: string | null; body: string } = { subject: null, body: '' };
   let problems: Problem[] = [];
   let errorCode: string | null = null;
-  if ((await creditBalance(em, a.workspace_id)) < price.credits) errorCode = 'insufficient_credits';
+  if (!price.sufficient) errorCode = 'insufficient_credits';
   else {
     try {
       const { value } = await writeMessage(llm, input);

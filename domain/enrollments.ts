@@ -30,7 +30,8 @@ export async function requireCampaign(em: EntityManager, actor: Actor, id: strin
   return c;
 }
 
-async function currentSteps(em: EntityManager, campaign: ICampaign): Promise<VersionedStep[]> {
+/** The steps of the campaign's current version. */
+export async function currentSteps(em: EntityManager, campaign: ICampaign): Promise<VersionedStep[]> {
   const [row] = await em.execute<{ steps: VersionedStep[] }[]>(`select steps from campaign_step_versions where campaign_id = ? and version = ?`, [campaign.id, campaign.stepVersion]);
   return [...(row?.steps ?? [])].sort((a, b) => a.position - b.position);
 }

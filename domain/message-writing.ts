@@ -8,9 +8,10 @@ import { MessageExample, type IMessageExample } from '../db/entities/MessageExam
 import { writeMessage, type MessageInput, type ModelAdapter, type WrittenMessage } from '../lib/llm/index.js';
 import { LlmError } from '../lib/llm/types.js';
 import { requireCampaign } from './campaigns.js';
-import { debitCredits, requireCredits } from './credits.js';
+import { creditBalance, debitCredits, requireCredits } from './credits.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
+import { currentSteps } from './enrollments.js';
 import { isSendStep } from './executor.js';
 import type { Actor } from './identity.js';
 import { entitlementsFor } from './plans.js';
@@ -91,11 +92,6 @@ export function validateMessage(channel: Channel, m: WrittenMessage, policy: Rev
 // ---------------------------------------------------------------------------------------------
 // The model's input.
 
-async function currentSteps(em: EntityManager, campaign: ICampaign): Promise<VersionedStep[]> {
-  const [row] = await em.execute<{ steps: VersionedStep[] }[]>(`select steps from campaign_step_versions where campaign_id = ? and version = ?`, [campaign.id, campaign.stepVersion]);
-  return row?.steps ?? [];
-}
-
 /** The step given (a send step of the campaign's current version: 400 `invalid_step`), else the first send step (400 `no_send_step`). */
 export async function sendStepOf(em: EntityManager, campaign: ICampaign, stepId?: string): Promise<VersionedStep> {
   const steps = (await currentSteps(em, campaign)).filter((s) => isSendStep(s.type));
@@ -165,9 +161,9 @@ export interface Quote {
 /** The price of `drafts` generations at the workspace's plan rate, against its balance. */
 export async function quoteDrafts(em: EntityManager, workspaceId: string, drafts: number): Promise<Quote> {
   const { entitlements } = await entitlementsFor(em, workspaceId);
-  const [{ balance }] = await em.execute<{ balance: string }[]>(`select coalesce(sum(amount), 0) as balance from credit_ledger where workspace_id = ?`, [workspaceId]);
+  const balance = await creditBalance(em, workspaceId);
   const credits = drafts * entitlements.draftCredits;
-  return { drafts, credits_per_draft: entitlements.draftCredits, credits, balance: Number(balance), sufficient: Number(balance) >= credits };
+  return { drafts, credits_per_draft: entitlements.draftCredits, credits, balance, sufficient: balance >= credits };
 }
 
 /** How many drafts a request would make: a count, or the leads of a list of the product × its AI-written send steps (or the one step). */

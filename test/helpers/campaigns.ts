@@ -8,7 +8,7 @@ import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import { api, call, createTestApp, type TestUser } from './api.js';
-import { em, workspaceIdOf } from './billing.js';
+import { createOwner, em, workspaceIdOf } from './billing.js';
 import { seedContacts } from './contacts.js';
 
 export const ALL_WEEK = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '00:00', end: '24:00' }]]));
@@ -116,4 +116,13 @@ export async function enrollWithReviewDeadline(u: TestUser, campaignId: string, 
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
   return enrollLeads(e as never, jobs, actor, campaignId, leadIds);
+}
+
+/** A new owner on the pro plan with a product, a list, a fast sender account on `channel`, and an active campaign of `steps` sending from it. */
+export async function campaignWithAccount(channel: 'network' | 'email', steps: StepSpec[]) {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, channel);
+  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps });
+  return { u, o, account, campaign };
 }

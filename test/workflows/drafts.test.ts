@@ -12,8 +12,8 @@ import { waitFor } from '../../scripts/children.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
-import { createOwner, em } from '../helpers/billing.js';
-import { campaignOwner, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
+import { em } from '../helpers/billing.js';
+import { campaignWithAccount, enrollWithReviewDeadline } from '../helpers/campaigns.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 test.after.always(closeApi);
 
@@ -26,15 +26,7 @@ const sentNotes = async (profileUrl: string) =>
 const policy = (u: TestUser, campaignId: string, body: Record<string, unknown>) => call('PUT', `/api/campaigns/${campaignId}/message-review/policy`, { token: u.accessToken, body });
 
 async function setup(mode: 'ai' | 'ai_review', extra: { type: string; config: Record<string, unknown> }[] = []) {
-  const u = await createOwner();
-  const o = await campaignOwner(u);
-  const account = await fastAccount(u, 'network');
-  const campaign = await seedCampaign(o.workspaceId, {
-    appId: o.app.id,
-    accountIds: [account.id],
-    steps: [{ type: 'invitation', config: { note: 'Hi {{first_name}}, let us talk about outreach' }, messageMode: mode }, ...extra],
-  });
-  return { u, o, campaign };
+  return campaignWithAccount('network', [{ type: 'invitation', config: { note: 'Hi {{first_name}}, let us talk about outreach' }, messageMode: mode }, ...extra]);
 }
 
 test.serial('an ai step: the local model writes the note, the draft is auto-approved and sent once, one draft is charged; replays', async (t) => {

@@ -12,13 +12,20 @@ import type { EnrollmentState } from '../../workflows/enrollment.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
-import { campaignOwner, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
+import { campaignOwner, campaignWithAccount, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { whenStarted } from '../helpers/workflows.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
+/** Invitation, a wait of `seconds`, message. */
+const inviteWaitMessage = (seconds: number) =>
+  campaignWithAccount('network', [
+    { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
+    { type: 'wait', config: { amount: seconds / 3600, unit: 'hours' } },
+    { type: 'message', config: { body: 'Following up, {{first_name}}' } },
+  ]);
 const HOUR_OF_SECONDS = (s: number) => s / 3600;
 
 const enroll = async (u: TestUser, campaignId: string, leadIds: string[]) => {
@@ -97,18 +104,7 @@ test.serial('a three-step campaign (invitation, wait, message) runs to completio
 });
 
 test('a reply before step 3 stops the enrollment and step 3 is never sent; mark-replied stops another lead', async (t) => {
-  const u = await createOwner();
-  const o = await campaignOwner(u);
-  const account = await fastAccount(u, 'network');
-  const campaign = await seedCampaign(o.workspaceId, {
-    appId: o.app.id,
-    accountIds: [account.id],
-    steps: [
-      { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
-      { type: 'wait', config: { amount: HOUR_OF_SECONDS(600), unit: 'hours' } },
-      { type: 'message', config: { body: 'Following up, {{first_name}}' } },
-    ],
-  });
+  const { u, o, account, campaign } = await inviteWaitMessage(600);
   const [lead, other] = await o.leads(2);
   await enroll(u, campaign.id, [lead.leadId, other.leadId]);
   for (const l of [lead, other]) await waitReason(campaign.id, l.leadId, 'waiting_step_delay');
@@ -298,18 +294,7 @@ test('enrollment checks each lead, draft campaigns refuse, and every id-taking r
 });
 
 test('an unsubscribed contact is never enrolled, and one who unsubscribes while enrolled gets no further send', async (t) => {
-  const u = await createOwner();
-  const o = await campaignOwner(u);
-  const account = await fastAccount(u, 'network');
-  const campaign = await seedCampaign(o.workspaceId, {
-    appId: o.app.id,
-    accountIds: [account.id],
-    steps: [
-      { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
-      { type: 'wait', config: { amount: HOUR_OF_SECONDS(20), unit: 'hours' } },
-      { type: 'message', config: { body: 'Following up, {{first_name}}' } },
-    ],
-  });
+  const { u, o, account, campaign } = await inviteWaitMessage(20);
   const [before, during] = await o.leads(2);
   const unsubscribe = (leadId: string, unsubscribed: boolean) => call('PATCH', `/api/leads/${leadId}`, { token: u.accessToken, body: { unsubscribed } });
   const r1 = await unsubscribe(before.leadId, true);
