@@ -193,3 +193,29 @@ test('Operator tools: preview_campaign_message, set_review_policy and save_messa
   const other = { ...ctx, em: e2, actor: await resolveActor(e2 as never, { userId: stranger.id, kind: 'session' }, undefined) };
   await t.throwsAsync(runTool(findTool('set_review_policy')!, other, { campaign_id: s.campaign.id, mode: 'none' }), { message: /not found/i });
 });
+
+test('a model that fails: 503 model_unavailable when worth retrying, 502 otherwise, and nothing is charged', async (t) => {
+  const s = await setup();
+  const [lead] = await s.o.leads(1);
+  const { LlmError } = await import('../../lib/llm/types.js');
+  const { previewMessage } = await import('../../domain/message-writing.js');
+  const failing = (code: 'unavailable' | 'bad_request') => ({
+    name: 'failing',
+    model: 'failing-1',
+    structured: async () => {
+      throw new LlmError(code, 'the model failed');
+    },
+    stream: () => {
+      throw new LlmError(code, 'the model failed');
+    },
+  });
+  const { services } = await api();
+  const e = services.orm.em.fork();
+  const actor = await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined);
+  const before = await creditBalance(await em(), s.o.workspaceId);
+  for (const [code, status] of [['unavailable', 503], ['bad_request', 502]] as const) {
+    const err = await t.throwsAsync(previewMessage(e as never, failing(code) as never, actor, s.campaign.id, { leadId: lead.leadId, requestId: randomUUID() }));
+    t.like(err, { status, code: 'model_unavailable' });
+  }
+  t.is(await creditBalance(await em(), s.o.workspaceId), before);
+});
