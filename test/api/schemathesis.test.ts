@@ -55,6 +55,7 @@ const STATEFUL_400: Record<string, string> = {
   putAgentsByAgentId: 'invalid_list_id: list_id must name a list of the agent’s product',
   putAgentsByAgentIdSignals: 'invalid_signal: rules across items and fields (keys unique in the set, a post_keywords signal needs a keyword)',
   postAgentsByAgentIdPreview: 'no_enabled_source: the agent must have a source enabled that serves the signal’s kind',
+  postAgentsByAgentIdSignalsBySignalIdLaunch: 'no_enabled_source: the stored agent must have a source enabled that serves the signal’s kind',
   postPlatformAccounts: 'invalid_time_zone / invalid_body: time_zone must be a zone of the tz database (any pattern-valid name is not), working_hours.end after start',
   getCampaignsByIdEnrollmentPreview: 'invalid_query: exactly one of list_id and lead_ids (a rule across parameters); list_id must name a list of the campaign’s product',
   patchPlatformAccountsByIdLimits: 'invalid_limits: caps are bounded by the workspace’s plan, and weekly must be at least daily',
