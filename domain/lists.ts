@@ -3,7 +3,8 @@
 // - a list belongs to one product; its name is unique within the product, case-insensitively;
 // - a contact is in a list at most once (unique (list, contact)); contacts are per workspace and
 //   deduplicated on normalised email, then normalised profile URL;
-// - deleting a list deletes its leads (not the contacts) and clears `list` on agents that used it.
+// - deleting a list deletes its leads (not the contacts) and clears `list` on agents that used it;
+//   a list with leads enrolled in a campaign that is not archived is refused (409 `list_in_use`).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { App } from '../db/entities/App.js';
 import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
@@ -140,10 +141,14 @@ export interface DeletedList {
   agentsCleared: string[];
 }
 
+/** At most this many campaign ids are named in a `list_in_use` refusal (`details.campaign_count` has them all). */
+const IN_USE_IDS = 20;
+
 /**
  * Deletes the list and its leads (contacts stay in the workspace). Agents that delivered into it keep
- * working with no destination list. When campaigns exist, a list a campaign enrolls from will be
- * refused here with 409 `list_in_use` (docs/lists.md).
+ * working with no destination list. A list with a lead enrolled in a campaign that is not archived
+ * (any enrollment status) is refused with 409 `list_in_use`, since deleting its leads would delete
+ * those enrollments and their scheduled actions (docs/lists.md).
  */
 export async function deleteList(em: EntityManager, actor: Actor, id: string): Promise<DeletedList> {
   assertWritable(actor);
@@ -151,6 +156,26 @@ export async function deleteList(em: EntityManager, actor: Actor, id: string): P
     const list = await requireList(tx, actor, id);
     // Lock the row first so the counts reported are the ones deleted.
     await tx.execute('select 1 from lead_lists where id = ? for update', [list.id]);
+    // Then its leads, FOR UPDATE: an enrollment insert (the route's or a bulk enroll's) takes FOR KEY
+    // SHARE on its lead through the foreign key, so one in flight is waited for and seen by the check
+    // below, and one after it waits for this transaction (and finds the lead gone).
+    await tx.execute('select 1 from leads where list_id = ? order by id for update', [list.id]);
+    const using: { id: string; name: string }[] = await tx.execute(
+      `select c.id, c.name from campaigns c
+        where c.status <> 'archived' and c.id in (select e.campaign_id from leads l join enrollments e on e.lead_id = l.id where l.list_id = ?)
+        order by c.id`,
+      [list.id],
+    );
+    if (using.length) {
+      const shown = using.slice(0, 3).map((c) => `"${c.name}"`).join(', ');
+      const more = using.length > 3 ? ` and ${using.length - 3} more` : '';
+      throw new AppError(
+        409,
+        'list_in_use',
+        `${using.length === 1 ? 'a campaign enrolls' : `${using.length} campaigns enroll`} leads of this list (${shown}${more}): archive ${using.length === 1 ? 'it' : 'them'} first, since deleting the list would delete their enrollments`,
+        { campaign_ids: using.slice(0, IN_USE_IDS).map((c) => c.id), campaign_count: using.length },
+      );
+    }
     const agents = await tx.find(DiscoveryAgent, { list: list.id }, { fields: ['id'], orderBy: { id: 'asc' } });
     const leadsDeleted = await tx.count(Lead, { list: list.id });
     await tx.nativeDelete(LeadList, { id: list.id });

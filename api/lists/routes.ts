@@ -101,12 +101,12 @@ export const deleteListOp = defineOperation({
   method: 'DELETE',
   path: '/api/lists/{id}',
   summary:
-    'Delete a list and its leads (contacts stay in the workspace). Discovery agents that delivered into it keep running with no destination list (their list_id becomes null); their ids are returned in agents_cleared.',
+    'Delete a list and its leads (contacts stay in the workspace). Discovery agents that delivered into it keep running with no destination list (their list_id becomes null); their ids are returned in agents_cleared. A list with leads enrolled in a campaign that is not archived is refused with 409 list_in_use (details.campaign_ids, details.campaign_count): archive those campaigns first.',
   tag,
   auth: 'user',
   params: IdParams,
   responses: { 200: DeletedListView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'], 409: ['list_in_use'] },
   handler: async ({ em, actor, params }) => toDeletedListView(await deleteList(em, actor, params.id)),
 });
 

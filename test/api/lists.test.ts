@@ -1,4 +1,5 @@
 import test from 'ava';
+import pg from 'pg';
 import { App } from '../../db/entities/App.js';
 import { Contact } from '../../db/entities/Contact.js';
 import { DiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
@@ -9,8 +10,10 @@ import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../db/seed/demo.js';
 import { addContactToList, type ContactInput } from '../../domain/lists.js';
 import { ownActor, resolveActor } from '../../domain/workspaces.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
-import { call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
+import { uuidv7 } from '../../lib/ids.js';
+import { api, call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
+import { campaignOwner, seedCampaign } from '../helpers/campaigns.js';
 import { addTeamMember } from '../helpers/db.js';
 
 const auth = (u: TestUser, headers: Record<string, string> = {}) => ({ token: u.accessToken, headers });
@@ -463,6 +466,94 @@ test('DELETE /api/lists/{id} deletes the list and its leads, keeps the contacts,
   }
   // The name is free again.
   t.is((await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: list.name } })).status, 201);
+});
+
+/** An enrollment row of the lead in the campaign, as the enroll routes insert it (no workflow: deletion only reads the rows). */
+async function enroll(workspaceId: string, campaignId: string, lead: { leadId: string; contactId: string }, status = 'active') {
+  await (await em()).execute(
+    `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, 1, 1, now(), now(), now())`,
+    [uuidv7(), workspaceId, campaignId, lead.leadId, lead.contactId, status],
+  );
+}
+
+const enrollmentsOf = async (campaignIds: string[]) => (await (await em()).execute(`select count(*)::int as n from enrollments where campaign_id = any(?::uuid[])`, [`{${campaignIds.join(',')}}`]))[0].n as number;
+
+test('DELETE /api/lists/{id}: a list whose leads a campaign enrolls is 409 list_in_use naming the campaigns, and nothing is deleted; archived campaigns do not hold it', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const [a, b, c] = await o.leads(3);
+  const steps = [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }];
+  const running = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps });
+  const ended = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps, status: 'completed' });
+  const archived = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps, status: 'archived' });
+  await enroll(o.workspaceId, running.id, a);
+  await enroll(o.workspaceId, ended.id, b, 'completed'); // an ended enrollment still holds the list
+  await enroll(o.workspaceId, archived.id, c, 'stopped');
+  const names = (await (await em()).execute(`select id, name from campaigns where id in (?, ?)`, [running.id, ended.id])) as { id: string; name: string }[];
+
+  const r = await call('DELETE', `/api/lists/${o.listId}`, auth(u));
+  t.is(r.status, 409, r.text);
+  t.is(r.body.error.code, 'list_in_use');
+  t.deepEqual(r.body.error.details, { campaign_ids: [running.id, ended.id].sort(), campaign_count: 2 });
+  t.regex(r.body.error.message, /^2 campaigns enroll leads of this list/);
+  for (const n of names) t.true(r.body.error.message.includes(`"${n.name}"`), `the message names ${n.name}`);
+  t.false(r.body.error.message.includes(archived.id));
+  // Nothing was deleted: the list, its leads, every enrollment.
+  const kept = await call('GET', `/api/lists/${o.listId}`, auth(u));
+  t.is(kept.status, 200);
+  t.is(kept.body.lead_count, 3);
+  t.is(await enrollmentsOf([running.id, ended.id, archived.id]), 3);
+
+  // Archiving one campaign leaves the other holding the list (named alone).
+  t.is((await call('PATCH', `/api/campaigns/${ended.id}/status`, { ...auth(u), body: { status: 'archived' } })).status, 200);
+  const one = await call('DELETE', `/api/lists/${o.listId}`, auth(u));
+  t.is(one.status, 409, one.text);
+  t.deepEqual(one.body.error.details, { campaign_ids: [running.id], campaign_count: 1 });
+  t.regex(one.body.error.message, /^a campaign enrolls leads of this list \(".+"\): archive it first/);
+
+  // With every campaign archived, the list goes, and its leads' enrollments with them.
+  t.is((await call('PATCH', `/api/campaigns/${running.id}/status`, { ...auth(u), body: { status: 'archived' } })).status, 200);
+  const gone = await call('DELETE', `/api/lists/${o.listId}`, auth(u));
+  t.is(gone.status, 200, gone.text);
+  t.like(gone.body, { id: o.listId, deleted: true, leads_deleted: 3 });
+  t.is(await enrollmentsOf([running.id, ended.id, archived.id]), 0);
+
+  // A list whose contacts are enrolled through another list is not in use: enrollments belong to leads.
+  const other = await createList(u, o.app.id);
+  await add(u, other.id, { email: a.email });
+  const free = await call('DELETE', `/api/lists/${other.id}`, auth(u));
+  t.is(free.status, 200, free.text);
+  t.like(free.body, { leads_deleted: 1 });
+});
+
+test('DELETE /api/lists/{id} waits for an enrollment being inserted into the list, then refuses with 409 list_in_use', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const [a] = await o.leads(1);
+  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }] });
+  // An enroll in flight: its insert is done (its foreign key holds the lead), not yet committed.
+  const c = new pg.Client({ connectionString: (await api()).services.config.databaseUrl });
+  await c.connect();
+  t.teardown(() => c.end());
+  await c.query('begin');
+  await c.query(
+    `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, 'active', 1, 1, now(), now(), now())`,
+    [uuidv7(), o.workspaceId, campaign.id, a.leadId, a.contactId],
+  );
+  let answered = false;
+  const deleting = call('DELETE', `/api/lists/${o.listId}`, auth(u)).finally(() => {
+    answered = true;
+  });
+  await new Promise((r) => setTimeout(r, 500));
+  t.false(answered, 'the delete waits for the enrollment');
+  await c.query('commit');
+  const r = await deleting;
+  t.is(r.status, 409, r.text);
+  t.deepEqual(r.body.error.details, { campaign_ids: [campaign.id], campaign_count: 1 });
+  t.is(await enrollmentsOf([campaign.id]), 1);
+  t.is((await call('GET', `/api/lists/${o.listId}`, auth(u))).body.lead_count, 1);
 });
 
 test.after.always(closeApi);
