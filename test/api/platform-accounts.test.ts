@@ -4,9 +4,11 @@ import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { decrypt } from '../../lib/crypto.js';
 import { requestSlot } from '../../domain/governor.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
-import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
+import { HttpConnector } from '../../lib/connectors/index.js';
+import { api, call, closeApi, createTestApp, createUser, listen, type TestUser } from '../helpers/api.js';
 import { seedCampaign } from '../helpers/campaigns.js';
 import { createOwner, em } from '../helpers/billing.js';
+import { startServer } from '../helpers/source-servers.js';
 import { addMemberViaInvite } from '../helpers/team.js';
 test.after.always(closeApi);
 
@@ -206,6 +208,51 @@ test('delete: disconnects at the connector, then 204; reassign_to is validated; 
   const status = await (await api()).services.connector.status(c.body.account.connector_account_id);
   t.is(status.state, 'disconnected');
   t.is((await call('DELETE', `${BASE}/${other.id}`, as(u))).status, 204); // never connected: nothing to disconnect
+});
+
+test('502 connector_unavailable on delete, connect and enrich when the connector fails (details: error_class, retryable); nothing changes', async (t) => {
+  const u = await createOwner();
+  // Connected through the sandbox connector; then the same accounts through an HTTP connector whose
+  // service answers 503 to everything (and one whose credentials it refuses: 401).
+  const net = await created(u, { channel: 'network' });
+  const connected = await call('POST', `${BASE}/${net.id}/connect`, as(u, { credentials: { username: 'ana' } }));
+  t.is(connected.status, 200, connected.text);
+  const pending = await created(u, { channel: 'email' });
+  const before = (await call('GET', BASE, as(u))).body.items;
+
+  const { services } = await api();
+  const down = await startServer((_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'));
+  const refusing = await startServer((_req, res) => void res.writeHead(401, { 'content-type': 'application/json' }).end('{}'));
+  const downConnector = new HttpConnector({ baseUrl: down.url, apiKey: 'k' });
+  const refusingConnector = new HttpConnector({ baseUrl: refusing.url, apiKey: 'k' });
+  t.teardown(async () => {
+    await Promise.all([downConnector.close(), refusingConnector.close()]);
+    await Promise.all([down.close(), refusing.close()]);
+  });
+  const base = (await listen({ ...services, connector: downConnector })).base;
+  const refusedBase = (await listen({ ...services, connector: refusingConnector })).base;
+
+  const expect502 = (r: { status: number; text: string; body: any }, what: string, details: { error_class: string; retryable: boolean }) => {
+    t.is(r.status, 502, `${what}: ${r.text}`);
+    t.is(r.body.error.code, 'connector_unavailable', what);
+    t.deepEqual(r.body.error.details, details, what);
+  };
+  const unavailable = { error_class: 'unavailable', retryable: true };
+  expect502(await call('DELETE', `${BASE}/${net.id}`, { ...as(u), base }), 'delete', unavailable);
+  expect502(await call('POST', `${BASE}/${pending.id}/connect`, { ...as(u, { credentials: { email: 'ana@acme.example', password: 'x' } }), base }), 'connect', unavailable);
+  expect502(await call('POST', `${BASE}/${net.id}/enrich`, { ...as(u), base }), 'enrich', unavailable);
+  expect502(await call('POST', `${BASE}/${pending.id}/connect`, { ...as(u, {}), base: refusedBase }), 'connect, refused', { error_class: 'auth', retryable: false });
+  t.deepEqual(
+    down.requests.map((r) => r.method),
+    ['DELETE', 'POST', 'GET'],
+    'the connector was asked each time',
+  );
+
+  // Nothing changed: the account kept (still connected, no profile), the other still pending without credentials.
+  t.deepEqual((await call('GET', BASE, as(u))).body.items, before);
+  const row = await (await em()).findOneOrFail(PlatformAccount, pending.id, { refresh: true });
+  t.like(row, { status: 'pending', connectorAccountId: null, credentialsSealed: null });
+  t.is((await (await em()).findOneOrFail(PlatformAccount, net.id, { refresh: true })).profileFetchedAt, null);
 });
 
 test('every id-taking route answers 404 for another workspace’s account, and changes nothing', async (t) => {

@@ -114,6 +114,27 @@ test.serial('a repeated launch id is idempotent; a new launch finds everyone alr
   t.is(await (await em()).count(DiscoveredLead, { agent: s.agentId }), leads);
 });
 
+test.serial('a launch id already used by another agent’s run is 409 launch_id_in_use: no run, no workflow for this agent', async (t) => {
+  const first = await setup({ maxSignals: 1, kind: 'people_search', keywords: ['outbound'] });
+  const launchId = randomUUID();
+  t.is((await launch(first, launchId)).status, 202);
+  await result(first.agentId, launchId);
+  // Another agent (here of another workspace: any agent but the run's own) given that id.
+  const second = await setup({ kind: 'people_search', keywords: ['outbound'] });
+  const r = await launch(second, launchId);
+  t.is(r.status, 409, r.text);
+  t.is(r.body.error.code, 'launch_id_in_use');
+  const e = await em();
+  t.is(await e.count(DiscoveryRun, { agent: second.agentId }), 0);
+  const run = await e.findOneOrFail(DiscoveryRun, launchId, { refresh: true });
+  t.is(run.agent.id, first.agentId, 'the run stays the first agent’s');
+  await t.throwsAsync((await api()).services.temporal.workflow.getHandle(discoveryWorkflowIds.run(second.agentId, launchId)).describe(), { name: 'WorkflowNotFoundError' });
+  // Its own new launch still works.
+  const own = await launch(second);
+  t.is(own.status, 202);
+  await result(second.agentId, own.body.id);
+});
+
 test.serial('max_signals stops a run; require_current_employer rejects former employers without a model call', async (t) => {
   const capped = await setup({ maxSignals: 3, kind: 'people_search', keywords: ['outbound'] });
   const r = await launch(capped);

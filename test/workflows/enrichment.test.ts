@@ -17,11 +17,13 @@ import { addContactToList } from '../../domain/lists.js';
 import { loadConfig } from '../../lib/config.js';
 import { CorpusPeople } from '../../lib/enrichment/local.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { HttpConnector } from '../../lib/connectors/index.js';
 import { enrichmentWorkflowIds } from '../../workflows/ids.js';
-import { api, call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
+import { api, call, createTestApp, createUser, closeApi, listen, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
+import { startServer } from '../helpers/source-servers.js';
 test.after.always(closeApi);
 
 const people = new CorpusPeople(loadConfig().sources.corpus);
@@ -250,6 +252,70 @@ test('409 not_enrichable when the target names nobody; 400 on a bad body or id',
   t.is(bad.status, 400);
   t.is(bad.body.error.code, 'invalid_body');
   t.is((await call('POST', enrichPath('contacts', 'nope'), { ...auth(s.u), body: {} })).body.error.code, 'invalid_id');
+});
+
+test('409 enrichment_busy while a previous run of the target stays open past 5 s; the attempt stays queued and is joined once it closes', async (t) => {
+  const s = await setup();
+  const { p } = person();
+  const id = await insertLead(s, { profile_url: p.profileUrl, full_name: p.fullName });
+  // A previous attempt's run that does not close: a run of the target's workflow id on a task queue
+  // no worker polls, with another attempt's id in its memo.
+  const { services } = await api();
+  const workflowId = enrichmentWorkflowIds.target('discovered-lead', id);
+  const previous = await services.temporal.workflow.start('enrichTarget', {
+    taskQueue: `nobody-${uuidv7()}`,
+    workflowId,
+    args: [{ enrichmentId: uuidv7() }],
+    memo: { enrichment_id: uuidv7(), target: `discovered-lead:${id}` },
+  });
+  t.teardown(() => previous.terminate('test over').catch(() => {}));
+  const began = Date.now();
+  const r = await call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} });
+  t.is(r.status, 409, r.text);
+  t.is(r.body.error.code, 'enrichment_busy');
+  t.true(Date.now() - began >= 4_500, 'it waited for the previous run to close');
+  const [attempt] = await (await em()).find(Enrichment, { targetId: id }, { refresh: true });
+  t.like(attempt, { status: 'queued', attempt: 1 });
+  t.is(await (await em()).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: { $like: `enrich:%:${id}:%` } }), 0, 'nothing charged');
+  // Once it has closed, asking again joins the queued attempt and starts its run.
+  await previous.terminate('closed');
+  const again = await call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} });
+  t.is(again.status, 202, again.text);
+  t.like(again.body, { id: attempt.id, result: 'joined' });
+  t.like(await finished(workflowId), { status: 'completed', found: true });
+});
+
+test('503 connector_unavailable on both resolve-network-profile routes when the connector fails; nothing is stored', async (t) => {
+  const s = await setup();
+  const { services } = await api();
+  // The HTTP connector against a connector answering 503, and against a closed port.
+  const failing = await startServer((_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'));
+  const closed = await startServer(() => {});
+  const closedUrl = closed.url;
+  await closed.close();
+  const down = new HttpConnector({ baseUrl: failing.url, apiKey: 'k' });
+  const gone = new HttpConnector({ baseUrl: closedUrl, apiKey: 'k', timeoutMs: 2_000 });
+  t.teardown(async () => {
+    await Promise.all([down.close(), gone.close()]);
+    await failing.close();
+  });
+  const bases = [(await listen({ ...services, connector: down })).base, (await listen({ ...services, connector: gone })).base];
+
+  const a = person();
+  const leadId = await insertLead(s, { full_name: a.p.fullName, company: a.company.name });
+  const c = person();
+  const member = await addMember(s, { email: c.email, firstName: c.p.firstName, lastName: c.p.lastName, company: c.company.name });
+  for (const base of bases) {
+    for (const path of [`/api/enrichment/discovered-leads/${leadId}/resolve-network-profile`, `/api/enrichment/list-members/${member}/resolve-network-profile`]) {
+      const r = await call('POST', path, { ...auth(s.u), base });
+      t.is(r.status, 503, `${base} ${path}: ${r.text}`);
+      t.is(r.body.error.code, 'connector_unavailable', path);
+    }
+  }
+  t.is(failing.requests.filter((r) => r.url.pathname === '/v1/profiles/resolve').length, 2, 'the connector was asked for each');
+  t.like(await lead(leadId), { profile_url: null, network_provider_id: null });
+  const contact = await (await em()).findOneOrFail(Contact, { email: c.email }, { refresh: true });
+  t.is(contact.profileUrl, null);
 });
 
 test('resolve-network-profile: a discovered lead and a list member get their profile through the connector; conflicts are reported, not stored', async (t) => {

@@ -319,6 +319,41 @@ test.serial('retry: a failed action runs again (a new run), then the ones it nev
   await replayFixture(services.temporal, 'operatorTask-retried', second.workflowId);
 });
 
+test.serial('retry: 409 task_busy while the previous run stays open past 5 s; the task is failed again (start_failed) and a later retry runs', async (t) => {
+  const s = await setup();
+  t.is((await call('POST', `/api/apps/${s.appId}/lists`, { ...tok(s), body: { name: 'Taken' } })).status, 201);
+  const task = await newTask(s, [createList(s, 'Taken')]);
+  t.like(await (await handleOf(task.id)).result(), { state: 'failed', failed: 1 });
+  // A previous run that does not close: a run of the task's workflow id on a task queue no worker
+  // polls, with the finished run's number in its memo.
+  const { services } = await api();
+  const previous = await services.temporal.workflow.start('operatorTask', {
+    taskQueue: `nobody-${randomUUID()}`,
+    workflowId: operatorTaskWorkflowIds.task(task.id),
+    args: [{ taskId: task.id, run: 1 }],
+    memo: { task_id: task.id, run: 1 },
+  });
+  t.teardown(() => previous.terminate('test over').catch(() => {}));
+  const began = Date.now();
+  const busy = await call('POST', `/api/operator/tasks/${task.id}/retry`, tok(s));
+  t.is(busy.status, 409, busy.text);
+  t.is(busy.body.error.code, 'task_busy');
+  t.true(Date.now() - began >= 4_500, 'it waited for the previous run to close');
+  // The run it could not start is recorded as failed, so the task can be retried again.
+  t.like((await getTask(s, task.id)).body, { status: 'failed', run: 2 });
+  const last = (await allEvents(s, task.id)).at(-1)!;
+  t.like(last, { type: 'task_failed', data: { code: 'start_failed' } });
+  t.deepEqual(await listNames(s), ['Taken']);
+
+  await previous.terminate('closed');
+  t.is((await call('PUT', `/api/lists/${(await call('GET', `/api/apps/${s.appId}/lists`, tok(s))).body.items[0].id}`, { ...tok(s), body: { name: 'Renamed' } })).status, 200);
+  const retried = await call('POST', `/api/operator/tasks/${task.id}/retry`, tok(s));
+  t.is(retried.status, 202, retried.text);
+  t.like(retried.body, { status: 'queued', run: 3 });
+  t.like(await (await handleOf(task.id)).result(), { run: 3, state: 'completed', succeeded: 1 });
+  t.deepEqual(await listNames(s), ['Renamed', 'Taken']);
+});
+
 test('on_failure continue: the other actions still run and the task ends failed', async (t) => {
   const s = await setup();
   await call('POST', `/api/apps/${s.appId}/lists`, { ...tok(s), body: { name: 'Dup' } });
