@@ -89,6 +89,7 @@ const uploadErrors = {
   403: ['not_assigned', 'demo_read_only'],
   404: ['not_found'],
   413: ['file_too_large', 'invalid_upload'],
+  500: ['upload_failed'],
 };
 
 export const previewImportOp = defineOperation({

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { api, call, closeApi, createTestApp, createUser, type Res, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
-import { addTeamMember } from '../helpers/db.js';
+import { addTeamMember, failInserts } from '../helpers/db.js';
 import { commit, draftPath, importPath, peopleCsv, postCsv, preview, previewPath, waitImport } from '../helpers/imports.js';
 test.after.always(closeApi);
 
@@ -160,6 +160,23 @@ test('preview 400s: invalid_upload, missing_file, invalid_file (empty, binary, U
   expectError(t, await call('POST', previewPath('not-a-uuid'), auth(s.u)), 400, 'invalid_id', 'app id');
   expectError(t, await preview(s.u, s.appId, 'email\n', { headers: { 'x-acting-as': 'nope' } }), 400, 'invalid_user', 'X-Acting-As');
   t.deepEqual(await leftovers(s.workspaceId), { uploading: 0, chunks: 0 });
+});
+
+test('500 upload_failed when the file cannot be stored (the chunk store fails): on the preview and the one-shot import; nothing stays stored', async (t) => {
+  const s = await setup();
+  // A real database failure of every chunk written for this product's imports.
+  const failing = await failInserts('import_file_chunks', `exists (select 1 from list_imports i where i.id = new.list_import_id and i.app_id = '${s.appId}')`);
+  t.teardown(() => failing.remove());
+  const csv = 'email,name\nann@x.example,Ann\n';
+  expectError(t, await preview(s.u, s.appId, csv), 500, 'upload_failed', 'preview');
+  expectError(t, await postCsv(s.u, importPath(s.appId), csv, { fields: { list_id: s.listId } }), 500, 'upload_failed', 'one-shot import');
+  const [n]: { n: number }[] = await (await em()).execute(`select count(*)::int as n from list_imports where app_id = ?`, [s.appId]);
+  t.is(n.n, 0, 'the failed uploads are deleted');
+  t.deepEqual(await leftovers(s.workspaceId), { uploading: 0, chunks: 0 });
+  t.is((await call('GET', `/api/lists/${s.listId}`, auth(s.u))).body.lead_count, 0);
+  await failing.remove();
+  const ok = await preview(s.u, s.appId, csv);
+  t.is(ok.status, 201, ok.text);
 });
 
 // The two 50 MiB uploads run alone (before the other tests of the file), not beside them.

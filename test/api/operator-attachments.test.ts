@@ -15,7 +15,7 @@ import type { Actor } from '../../domain/identity.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { api, call, closeApi, createTestApp, createUser, listen, type Res, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
-import { addTeamMember } from '../helpers/db.js';
+import { addTeamMember, failInserts } from '../helpers/db.js';
 import { postSse } from '../helpers/sse.js';
 test.after.always(closeApi);
 
@@ -342,6 +342,32 @@ test('422 pdf_extraction_unavailable when the PDF extractor cannot be loaded; te
   t.is(text.status, 201, text.text);
 });
 
+test('500 thread_create_failed when the new thread cannot be stored, 500 upload_failed when the attachment row cannot; nothing is left behind', async (t) => {
+  const { u, appId } = await ownerWithApp();
+  // Real database failures, injected for this product's threads, then for this user's attachments.
+  const threads = await failInserts('agent_threads', `new.app_id = '${appId}'`);
+  t.teardown(() => threads.remove());
+  await expectError(t, await upload(u, { app_id: appId, file: { data: 'notes' } }), 500, 'thread_create_failed', 'no thread');
+  t.is(await (await em()).count(AgentThread, { user: u.id }), 0);
+  t.is(await (await em()).count(AgentAttachment, { userId: u.id }), 0);
+  await threads.remove();
+
+  const rows = await failInserts('agent_attachments', `new.user_id = '${u.id}'`);
+  t.teardown(() => rows.remove());
+  // Without thread_id: the thread made in the same transaction goes too.
+  await expectError(t, await upload(u, { app_id: appId, file: { data: 'notes' } }), 500, 'upload_failed', 'new thread');
+  t.is(await (await em()).count(AgentThread, { user: u.id }), 0, 'no empty thread left behind');
+  // Into an existing thread.
+  const thread = await call('POST', '/api/agent/threads', { ...auth(u), body: { app_id: appId } });
+  t.is(thread.status, 201, thread.text);
+  await expectError(t, await upload(u, { app_id: appId, thread_id: thread.body.id, file: { data: 'notes' } }), 500, 'upload_failed', 'existing thread');
+  t.is(await (await em()).count(AgentAttachment, { userId: u.id }), 0);
+  await rows.remove();
+
+  const ok = await upload(u, { app_id: appId, thread_id: thread.body.id, file: { data: 'notes' } });
+  t.is(ok.status, 201, ok.text);
+});
+
 test('file names: base name only, control and bidirectional characters removed, at most 255 characters with the extension kept', async (t) => {
   const { u, appId } = await ownerWithApp();
   // A control character cannot be sent raw in a header; the RFC 8187 form (`filename*`) carries it.
@@ -371,6 +397,22 @@ test('the agent group is shared: the 21st request of a minute (uploads and threa
   const r = await upload(u, { app_id: appId, file: { data: 'one too many' } });
   await expectError(t, r, 429, 'rate_limited', '21st');
   t.truthy(r.headers.get('retry-after'));
+});
+
+test('the agent group is shared by uploads and chat messages: the 21st of a minute (10 uploads, 10 messages, mixed) is 429 on either route', async (t) => {
+  const { u, appId } = await ownerWithApp();
+  const statuses: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    statuses.push((await upload(u, { app_id: appId, file: { data: `note ${i}` } })).status);
+    statuses.push((await postSse('/api/agent/messages', u.accessToken, { app_id: appId })).status); // a 400 counts too
+  }
+  t.deepEqual([...new Set(statuses)].sort(), [201, 400]);
+  const message = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, message: 'one too many' });
+  t.is(message.status, 429, JSON.stringify(message.error));
+  t.is(message.error.error.code, 'rate_limited');
+  const file = await upload(u, { app_id: appId, file: { data: 'one too many' } });
+  await expectError(t, file, 429, 'rate_limited', 'the upload after it');
+  t.truthy(file.headers.get('retry-after'));
 });
 
 test('requireChatAttachments: the thread’s attachments with text, in order; 404 attachment_not_found and 422 attachment_unavailable otherwise', async (t) => {

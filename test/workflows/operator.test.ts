@@ -14,6 +14,7 @@ import { uuidv7 } from '../../lib/ids.js';
 import { operatorWorkflowIds } from '../../workflows/ids.js';
 import { api, call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
+import { failInserts } from '../helpers/db.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { postSse } from '../helpers/sse.js';
 test.after.always(closeApi);
@@ -171,6 +172,32 @@ test('POST /api/agent/messages: every body rule with its code', async (t) => {
   const r = await post({ app_id: freeApp.id, message: 'hi' }, free.accessToken);
   t.is(r.status, 402);
   t.is(r.error.error.code, '');
+});
+
+test('POST /api/agent/messages: 500 thread_create_failed when the new thread cannot be stored; no turn, no message, nothing charged', async (t) => {
+  const s = await setup();
+  const thread = await call('POST', '/api/agent/threads', { ...auth(s.u), body: { app_id: s.appId } });
+  t.is(thread.status, 201, thread.text);
+  // A real database failure of this product's thread inserts.
+  const failing = await failInserts('agent_threads', `new.app_id = '${s.appId}'`);
+  t.teardown(() => failing.remove());
+  const before = await creditBalance(await em(), s.workspaceId);
+  const r = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: 'hello there' });
+  t.is(r.status, 500, JSON.stringify(r.error));
+  t.is(r.error?.error?.code, 'thread_create_failed');
+  const e = await em();
+  t.is(await e.count(AgentTurn, { workspace: s.workspaceId }), 0);
+  t.is((await e.execute(`select count(*)::int as n from agent_messages m join agent_threads th on th.id = m.thread_id where th.app_id = ?`, [s.appId]))[0].n, 0);
+  t.is(await creditBalance(e, s.workspaceId), before);
+  // Only creating a thread fails: a message in an existing one runs; once the failure is gone, a new thread works again.
+  const existing = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, thread_id: thread.body.id, message: 'hello there' });
+  t.is(existing.status, 200, JSON.stringify(existing.error));
+  t.is(existing.events.at(-1)?.event, 'done');
+  await failing.remove();
+  const fresh = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: 'hello there' });
+  t.is(fresh.status, 200, JSON.stringify(fresh.error));
+  t.not(fresh.events[0].data.thread_id, thread.body.id);
+  t.is(fresh.events.at(-1)?.event, 'done');
 });
 
 test('capabilities: the registry without schemas, after the product is checked', async (t) => {
