@@ -17,6 +17,7 @@ import { createConnectorActivities } from './connector-events.js';
 import { createEnrollmentActivities } from './enrollment.js';
 import { createBulkEnrollActivities } from './bulk-enroll.js';
 import { createDraftActivities } from './drafts.js';
+import { createBookingActivities } from './booking.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -49,5 +50,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createEnrollmentActivities(deps),
     ...createBulkEnrollActivities(deps),
     ...createDraftActivities(deps),
+    ...createBookingActivities(deps),
   };
 }

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 /**
@@ -220,6 +220,36 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return false; // closed, or never started
         throw err;
+      }
+    },
+    async startBookingEvent(s) {
+      try {
+        await client.workflow.start('handleBookingEvent', {
+          taskQueue,
+          workflowId: bookingWorkflowIds.event(s.eventId),
+          args: [{ eventId: s.eventId }],
+          // Not even after it closed: an event is handled once.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: jobSearchAttributes({ kind: 'booking-event', workspaceId: s.workspaceId }),
+          memo: { event_id: s.eventId },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a redelivery
+      }
+    },
+    async startBookingBackfill(s) {
+      try {
+        await client.workflow.start('bookingBackfill', {
+          taskQueue,
+          workflowId: bookingWorkflowIds.backfill(s.providerId, s.backfillId),
+          args: [{ backfillId: s.backfillId }],
+          // Once per operation: a repeated request reads the same operation.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: jobSearchAttributes({ kind: 'booking-backfill', workspaceId: s.workspaceId }),
+          memo: { backfill_id: s.backfillId, provider_id: s.providerId },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
       }
     },
     async signalListImport(importId, signal) {

@@ -10,6 +10,7 @@ import { createSources } from '../lib/sources/index.js';
 import { createConnector } from '../lib/connectors/index.js';
 import { loadPdfExtractor } from '../lib/pdf-text.js';
 import { createDns } from '../lib/dns.js';
+import { createBookingProviders } from '../lib/booking/index.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
@@ -44,6 +45,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const llm = createModelAdapter(config.llm);
   const sources = createSources(config.sources);
   const connector = createConnector(config.connector, config.sources.corpus, orm);
+  const booking = createBookingProviders(config.booking, config.publicBaseUrl);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -59,13 +61,14 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     connector,
     pdf: loadPdfExtractor,
     dns: createDns(config.dns),
+    booking,
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.()]);
+      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.(), booking.close()]);
     },
   };
 }

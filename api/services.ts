@@ -11,6 +11,7 @@ import type { Authenticator } from './authenticator.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { PdfExtractorLoader } from '../lib/pdf-text.js';
 import type { DnsResolver } from '../lib/dns.js';
+import type { BookingProviders } from '../lib/booking/types.js';
 
 /** Long-lived dependencies the API hands to every handler. */
 export interface Services {
@@ -33,5 +34,7 @@ export interface Services {
   pdf: PdfExtractorLoader;
   /** DNS for sending-domain checks (createDns(config.dns) unless a test gives another). */
   dns: DnsResolver;
+  /** The booking providers (createBookingProviders(config.booking) unless a test gives others). */
+  booking: BookingProviders;
 }
 

@@ -7,6 +7,7 @@ import type { EnrichmentStart } from './enrichment.js';
 import type { ExportStart } from './contact-exports.js';
 import type { TurnStart } from './operator-turns.js';
 import type { BulkEnrollStart } from './bulk-enroll.js';
+import type { BookingBackfillStart } from './booking-backfill.js';
 
 export interface Jobs {
   /** Starts `discovery-run:<agentId>:<runId>`; starting it again is a no-op. */
@@ -52,6 +53,10 @@ export interface Jobs {
   startDraftGeneration(start: { operationId: string; campaignId: string; workspaceId: string; appId: string }): Promise<void>;
   /** Signals the enrollment's open run; false when none is open. */
   signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string }): Promise<boolean>;
+  /** Starts `booking-event:<eventId>` (a stored inbound booking event); a repeat (even after it closed) is a no-op. */
+  startBookingEvent(start: { eventId: string; workspaceId: string }): Promise<void>;
+  /** Starts `booking-backfill:<providerId>:<backfillId>`; a repeat (even after it closed) is a no-op. */
+  startBookingBackfill(start: BookingBackfillStart): Promise<void>;
 }
 
 export type EnrollmentSignal = 'reply' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';

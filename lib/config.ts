@@ -76,6 +76,14 @@ export interface Config {
   connector: ProviderConfig & { webhookSecret: string | null };
   /** DNS for sending-domain checks (lib/dns.ts): the local rule-based resolver unless DNS_SERVERS is set. */
   dns: { servers: string[]; timeoutMs: number; dkimSelectors: string[] };
+  /** Booking providers (lib/booking): each over HTTP when its base URL is set, else the local one. */
+  booking: BookingConfig;
+}
+
+export interface BookingConfig {
+  timeoutMs: number;
+  scheduler: { baseUrl: string | null };
+  calendar: { baseUrl: string | null; authorizeUrl: string | null; clientId: string | null; clientSecret: string | null; scope: string | null };
 }
 
 export interface ProviderConfig {
@@ -159,6 +167,17 @@ export function loadConfig(): Config {
       servers: list('DNS_SERVERS'),
       timeoutMs: int('DNS_TIMEOUT_MS', 3_000),
       dkimSelectors: list('DKIM_SELECTORS').length ? list('DKIM_SELECTORS') : ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 'sandbox'],
+    },
+    booking: {
+      timeoutMs: int('BOOKING_TIMEOUT_MS', 15_000),
+      scheduler: { baseUrl: process.env.BOOKING_SCHEDULER_BASE_URL || null },
+      calendar: {
+        baseUrl: process.env.BOOKING_CALENDAR_BASE_URL || null,
+        authorizeUrl: process.env.BOOKING_CALENDAR_AUTHORIZE_URL || null,
+        clientId: process.env.BOOKING_CALENDAR_CLIENT_ID || null,
+        clientSecret: process.env.BOOKING_CALENDAR_CLIENT_SECRET || null,
+        scope: process.env.BOOKING_CALENDAR_SCOPE || null,
+      },
     },
   };
   return cached;

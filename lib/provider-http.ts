@@ -76,12 +76,13 @@ export class JsonHttpClient {
   /**
    * Sends the request and returns the parsed JSON body of a 2xx answer, or null for a 404 when
    * `notFoundIsNull` and for a 204. `path` is relative to the base URL (keeps its path prefix).
-   * `headers` adds request headers (e.g. `Idempotency-Key`).
+   * `headers` adds request headers (e.g. `Idempotency-Key`, or another `authorization`); `form`
+   * sends an `application/x-www-form-urlencoded` body instead of JSON (OAuth token endpoints).
    */
   async json(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    opts: { query?: URLSearchParams; body?: unknown; signal?: AbortSignal; notFoundIsNull?: boolean; headers?: Record<string, string> } = {},
+    opts: { query?: URLSearchParams; body?: unknown; form?: URLSearchParams; signal?: AbortSignal; notFoundIsNull?: boolean; headers?: Record<string, string> } = {},
   ): Promise<unknown> {
     const url = new URL(path.replace(/^\//, ''), this.base);
     if (opts.query) url.search = opts.query.toString();
@@ -99,8 +100,9 @@ export class JsonHttpClient {
           'user-agent': USER_AGENT,
           ...opts.headers,
           ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(opts.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
         },
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        body: opts.form !== undefined ? opts.form.toString() : opts.body === undefined ? undefined : JSON.stringify(opts.body),
       });
     } catch (err) {
       throw this.transportError(err, opts.signal);

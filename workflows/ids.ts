@@ -87,3 +87,9 @@ export const bulkEnrollWorkflowIds = {
 export const draftWorkflowIds = {
   operation: (campaignId: string, operationId: string) => `drafts:${campaignId}:${operationId}`,
 };
+
+/** Booking providers (docs/meetings.md): one workflow per stored inbound event, one per backfill operation. */
+export const bookingWorkflowIds = {
+  event: (eventId: string) => `booking-event:${eventId}`,
+  backfill: (providerId: string, backfillId: string) => `booking-backfill:${providerId}:${backfillId}`,
+};

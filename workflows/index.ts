@@ -15,3 +15,4 @@ export { handleConnectorEvent, deliverSandboxEvents } from './connector-events.j
 export { enrollment } from './enrollment.js';
 export { bulkEnroll } from './bulk-enroll.js';
 export { draftGeneration } from './drafts.js';
+export { handleBookingEvent, bookingBackfill } from './booking.js';

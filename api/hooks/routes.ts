@@ -12,7 +12,7 @@ import { ConnectorError } from '../../lib/connectors/types.js';
 /** Connector events are small (a message with attachment metadata); larger bodies are refused unread. */
 export const HOOK_BODY_LIMIT_BYTES = 256 * 1024;
 
-async function readRaw(ctx: Context): Promise<Buffer> {
+export async function readRaw(ctx: Context): Promise<Buffer> {
   try {
     return await getRawBody(ctx.req, { limit: HOOK_BODY_LIMIT_BYTES, length: ctx.req.headers['content-length'] });
   } catch (err) {

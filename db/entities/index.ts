@@ -66,3 +66,8 @@ export { CampaignSignal } from './CampaignSignal.js';
 export { Enrollment } from './Enrollment.js';
 export { ScheduledAction } from './ScheduledAction.js';
 export { EnrollOperation, EnrollSkip } from './EnrollOperation.js';
+export { BookingConnection } from './BookingConnection.js';
+export { Meeting } from './Meeting.js';
+export { BookingProviderEvent } from './BookingProviderEvent.js';
+export { BookingBackfill } from './BookingBackfill.js';
+export { BookingOAuthState } from './BookingOAuthState.js';

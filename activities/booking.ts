@@ -1,0 +1,59 @@
+// Booking activities: handling one stored event, the backfill's paging loop (heartbeats; a retried
+// attempt resumes after the last committed page) and the backfill's end.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createBookingProviders } from '../lib/booking/index.js';
+import { BookingError, type BookingProviders } from '../lib/booking/types.js';
+import { backfillNextPage, finishBackfill } from '../domain/booking-backfill.js';
+import { handleBookingEvent } from '../domain/booking-events.js';
+import type { BookingDeps } from '../domain/booking-providers.js';
+import type { ActivityDeps } from './index.js';
+
+export function createBookingActivities(deps: ActivityDeps) {
+  const em = () => deps.orm.em.fork() as EntityManager;
+  let providers: BookingProviders | undefined;
+  const booking = (): BookingDeps => ({
+    providers: (providers ??= createBookingProviders(deps.config.booking, deps.config.publicBaseUrl)),
+    encryptionKey: deps.config.encryptionKey,
+    publicBaseUrl: deps.config.publicBaseUrl,
+  });
+  return {
+    async handleBookingEvent(eventId: string) {
+      return handleBookingEvent(em(), eventId);
+    },
+
+    async bookingBackfillPages(input: { backfillId: string; pageSize: number }): Promise<{ pages: number }> {
+      const ctx = Context.current();
+      let pages = 0;
+      for (;;) {
+        let out;
+        try {
+          out = await backfillNextPage(em(), booking(), input.backfillId, input.pageSize);
+        } catch (err) {
+          // Refused credentials will not get better by retrying; the rest (timeouts, 5xx) may.
+          if (err instanceof BookingError && !err.retryable) throw ApplicationFailure.nonRetryable(err.message, err.code === 'auth' ? 'provider_refused' : 'provider_error');
+          throw err;
+        }
+        ctx.heartbeat({ pages });
+        if (out.done) return { pages };
+        pages++;
+      }
+    },
+
+    async bookingBackfillFinish(backfillId: string, status: 'completed' | 'failed', error: { code: string; message: string } | null) {
+      const b = await finishBackfill(em(), backfillId, status, error ?? undefined);
+      return {
+        status: (b?.status === 'completed' ? 'completed' : 'failed') as 'completed' | 'failed',
+        pages: b?.pages ?? 0,
+        bookings: b?.bookings ?? 0,
+        created: b?.created ?? 0,
+        updated: b?.updated ?? 0,
+        unchanged: b?.unchanged ?? 0,
+        unmatched: b?.unmatched ?? 0,
+      };
+    },
+  };
+}
+
+export type BookingActivities = ReturnType<typeof createBookingActivities>;
