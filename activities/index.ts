@@ -18,6 +18,7 @@ import { createEnrollmentActivities } from './enrollment.js';
 import { createBulkEnrollActivities } from './bulk-enroll.js';
 import { createDraftActivities } from './drafts.js';
 import { createBookingActivities } from './booking.js';
+import { createInboxActivities } from './inbox.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -50,6 +51,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEnrollmentActivities(deps),
     ...createBulkEnrollActivities(deps),
     ...createDraftActivities(deps),
+    ...createInboxActivities(deps),
     ...createBookingActivities(deps),
   };
 }

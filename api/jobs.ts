@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 /**
@@ -250,6 +250,42 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
+      }
+    },
+    async kickInboundProcessor(s) {
+      await client.workflow.signalWithStart('inboxInbound', {
+        taskQueue,
+        workflowId: inboxWorkflowIds.inbound(s.accountId),
+        args: [{ accountId: s.accountId }],
+        signal: 'events',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-inbound', workspaceId: s.workspaceId }),
+        memo: { account_id: s.accountId },
+      });
+    },
+    async startInboxSync(s) {
+      await client.workflow.start('inboxSync', {
+        taskQueue,
+        workflowId: inboxWorkflowIds.sync(s.accountId),
+        args: [{ accountId: s.accountId, run: s.run }],
+        // A run already open goes on (the row says which run is current); a closed one may start again.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-sync', workspaceId: s.workspaceId }),
+        memo: { account_id: s.accountId, run: s.run },
+      });
+    },
+    async startInboxReply(s) {
+      try {
+        await client.workflow.start('inboxReply', {
+          taskQueue,
+          workflowId: inboxWorkflowIds.reply(s.messageId),
+          args: [{ messageId: s.messageId }],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-reply', workspaceId: s.workspaceId }),
+          memo: { message_id: s.messageId },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
     },
     async signalListImport(importId, signal) {

@@ -36,11 +36,14 @@ import * as campaigns from './campaigns/routes.js';
 import * as enrollments from './enrollments/routes.js';
 import * as scheduledActions from './scheduled-actions/routes.js';
 import * as messageReview from './message-review/routes.js';
+import * as inbox from './inbox/routes.js';
+import * as followUps from './follow-ups/routes.js';
+import * as dashboard from './dashboard/routes.js';
 import * as meetings from './meetings/routes.js';
 import * as bookingProviders from './booking-providers/routes.js';
 import * as bookingHooks from './booking-providers/hook-routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports, platformAccounts, hooks, campaigns, enrollments, scheduledActions, messageReview, meetings, bookingProviders, bookingHooks];
+const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports, platformAccounts, hooks, campaigns, enrollments, scheduledActions, messageReview, inbox, followUps, dashboard, meetings, bookingProviders, bookingHooks];
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

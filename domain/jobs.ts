@@ -51,6 +51,12 @@ export interface Jobs {
   startBulkEnroll(start: BulkEnrollStart): Promise<void>;
   /** Starts `drafts:<campaignId>:<operationId>` (a batch generation of drafts); a repeat is a no-op. */
   startDraftGeneration(start: { operationId: string; campaignId: string; workspaceId: string; appId: string }): Promise<void>;
+  /** Wakes the account's inbound processor `inbox-inbound:<accountId>` (signal-with-start: started when not running). */
+  kickInboundProcessor(s: { accountId: string; workspaceId: string }): Promise<void>;
+  /** Starts run `run` of `inbox-sync:<accountId>`; a repeat while that run is open joins it. */
+  startInboxSync(s: { accountId: string; workspaceId: string; run: number }): Promise<void>;
+  /** Starts `inbox-reply:<messageId>`; a repeat is a no-op. */
+  startInboxReply(s: { messageId: string; workspaceId: string }): Promise<void>;
   /** Signals the enrollment's open run; false when none is open. */
   signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string }): Promise<boolean>;
   /** Starts `booking-event:<eventId>` (a stored inbound booking event); a repeat (even after it closed) is a no-op. */

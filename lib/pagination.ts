@@ -57,3 +57,36 @@ export function page<T extends { id: string }, R>(rows: T[], limit: number, map:
 
 export const pageSchema = <T extends z.ZodType>(item: T) =>
   z.object({ items: z.array(item), next_cursor: z.string().regex(CURSOR).nullable() });
+
+/**
+ * Keyset cursors for lists ordered by something other than the id (a time, then the id): the
+ * base64url of `<iso time>|<uuid>`. `keysetQuery` validates the shape; a cursor that does not decode
+ * is a 400 like any other invalid parameter.
+ */
+export const keysetQuery = z
+  .string()
+  .max(120)
+  .regex(/^[A-Za-z0-9_-]*$/, 'invalid cursor')
+  .optional()
+  .transform((c, ctx) => {
+    if (!c) return undefined;
+    const [at, id] = Buffer.from(c, 'base64url').toString('utf8').split('|');
+    if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
+      ctx.addIssue({ code: 'custom', message: 'invalid cursor' });
+      return z.NEVER;
+    }
+    return { at: new Date(at), id };
+  });
+
+export type Keyset = { at: Date; id: string };
+
+export const toKeyset = (at: Date | string, id: string): string => Buffer.from(`${new Date(at).toISOString()}|${id}`).toString('base64url');
+
+/** Takes `limit + 1` rows ordered by (time, id) and returns the page plus the next keyset cursor. */
+export function keysetPage<T extends { id: string }, R>(rows: T[], limit: number, at: (row: T) => Date | string, map: (row: T) => R) {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items: items.map(map), next_cursor: rows.length > limit && last ? toKeyset(at(last), last.id) : null };
+}
+
+export const keysetPageSchema = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().nullable() });

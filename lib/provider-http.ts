@@ -171,6 +171,55 @@ export class JsonHttpClient {
     return this.error('unavailable', `${code}: ${(err as Error)?.message ?? 'request failed'}`.slice(0, 300));
   }
 
+  /**
+   * A GET whose 2xx body is handed over as a stream (never buffered): the caller reads at most
+   * `maxBytes` (a larger declared length is refused at once; a body that grows past it fails the
+   * stream with bad_response). The deadline covers the headers; the body then has `timeoutMs` per read.
+   */
+  async stream(
+    path: string,
+    opts: { signal?: AbortSignal; maxBytes: number },
+  ): Promise<{ contentType: string | null; size: number | null; disposition: string | null; body: AsyncIterable<Buffer> }> {
+    const url = new URL(path.replace(/^\//, ''), this.base);
+    const headersDeadline = AbortSignal.timeout(this.timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, headersDeadline]) : headersDeadline;
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(url, { method: 'GET', dispatcher: this.agent, signal, headers: { authorization: `Bearer ${this.opts.apiKey}`, 'user-agent': USER_AGENT } });
+    } catch (err) {
+      throw this.transportError(err, opts.signal);
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      throw res.statusCode === 404 ? this.error('invalid_request', 'HTTP 404: not found', { status: 404 }) : this.statusError(res.statusCode, res.headers['retry-after']);
+    }
+    const header = (name: string) => {
+      const v = res.headers[name];
+      return (Array.isArray(v) ? v[0] : v) ?? null;
+    };
+    const declared = Number(header('content-length') ?? NaN);
+    const source = res.body;
+    // Destroying an unread body emits an abort error: nobody awaits it any more.
+    source.on('error', () => {});
+    if (Number.isFinite(declared) && declared > opts.maxBytes) {
+      source.destroy();
+      throw this.error('bad_response', `response larger than ${opts.maxBytes} bytes`, { status: res.statusCode });
+    }
+    const fail = this.error;
+    async function* capped(): AsyncIterable<Buffer> {
+      let size = 0;
+      for await (const chunk of source) {
+        size += (chunk as Buffer).length;
+        if (size > opts.maxBytes) {
+          source.destroy();
+          throw fail('bad_response', `response larger than ${opts.maxBytes} bytes`);
+        }
+        yield chunk as Buffer;
+      }
+    }
+    return { contentType: header('content-type'), size: Number.isFinite(declared) ? declared : null, disposition: header('content-disposition'), body: capped() };
+  }
+
   /** An error of this client's provider (for adapters validating what they read). */
   fail(code: ProviderErrorCode, message: string, details?: ProviderErrorDetails): ProviderError {
     return this.error(code, message, details);

@@ -93,3 +93,10 @@ export const bookingWorkflowIds = {
   event: (eventId: string) => `booking-event:${eventId}`,
   backfill: (providerId: string, backfillId: string) => `booking-backfill:${providerId}:${backfillId}`,
 };
+
+/** The inbox: one inbound processor and one sync per account (a sync's runs numbered in its memo), one workflow per reply. */
+export const inboxWorkflowIds = {
+  inbound: (accountId: string) => `inbox-inbound:${accountId}`,
+  sync: (accountId: string) => `inbox-sync:${accountId}`,
+  reply: (messageId: string) => `inbox-reply:${messageId}`,
+};

@@ -16,3 +16,4 @@ export { enrollment } from './enrollment.js';
 export { bulkEnroll } from './bulk-enroll.js';
 export { draftGeneration } from './drafts.js';
 export { handleBookingEvent, bookingBackfill } from './booking.js';
+export { inboxInbound, inboxSync, inboxReply } from './inbox.js';

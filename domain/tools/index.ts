@@ -13,11 +13,12 @@ import { accountTools } from './accounts.js';
 import { campaignTools } from './campaigns.js';
 import { enrollmentTools } from './enrollments.js';
 import { messageReviewTools } from './message-review.js';
+import { inboxTools } from './inbox.js';
 import { meetingTools } from './meetings.js';
 import type { Tool } from './registry.js';
 
 export const allTools = (): Tool[] =>
-  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools, ...companyImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...meetingTools] as Tool[];
+  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools, ...companyImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...inboxTools, ...meetingTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);

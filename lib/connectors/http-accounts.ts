@@ -20,6 +20,7 @@ import {
   type SendEmailInput,
   type SendNetworkInput,
   type SendResult,
+  type AttachmentStream,
 } from './types.js';
 
 const id = z.union([z.string().trim().min(1).max(200), z.number().int()]).transform(String);
@@ -39,7 +40,6 @@ const invitationAnswer = z.object({ invitation_id: id, sent_at: date });
 const pageOf = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item).max(1000), next_cursor: z.string().min(1).max(2000).nullable() });
 const pendingItem = z.object({ invitation_id: id, recipient: z.string().trim().min(1).max(2048), sent_at: date });
 const chatItem = z.object({ thread_id: id, counterpart: z.string().max(2048), last_message_at: date });
-const attachmentAnswer = z.object({ name: z.string().max(500), content_type: z.string().min(1).max(200), data: z.base64() });
 
 const seg = encodeURIComponent;
 
@@ -145,8 +145,10 @@ export class HttpAccounts {
     };
   }
 
-  async attachment(accountId: string, messageId: string, attachmentId: string, signal?: AbortSignal): Promise<{ name: string; contentType: string; data: Buffer }> {
-    const a = parseWire(this.http, attachmentAnswer, await this.onAccount('GET', accountId, `/messages/${seg(messageId)}/attachments/${seg(attachmentId)}`, { signal }));
-    return { name: a.name, contentType: a.content_type, data: Buffer.from(a.data, 'base64') };
+  /** The raw bytes, streamed: `Content-Type` and `Content-Disposition: attachment; filename="…"` name them. */
+  async attachment(accountId: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream> {
+    const r = await this.http.stream(`/v1/accounts/${seg(accountId)}/messages/${seg(messageId)}/attachments/${seg(attachmentId)}`, opts);
+    const name = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(r.disposition ?? '')?.[1];
+    return { name: name ? decodeURIComponent(name).slice(0, 500) : attachmentId, contentType: r.contentType ?? 'application/octet-stream', size: r.size, body: r.body };
   }
 }

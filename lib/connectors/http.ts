@@ -16,6 +16,7 @@ import { verifyInbound } from './inbound.js';
 import {
   ConnectorError,
   type AccountConnector,
+  type AttachmentStream,
   type AccountProfile,
   type Chat,
   type ChatMessage,
@@ -97,8 +98,8 @@ export class HttpConnector implements NetworkConnector, AccountConnector {
   messages(id: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>> {
     return this.accounts.messages(id, threadId, cursor, signal);
   }
-  attachment(id: string, messageId: string, attachmentId: string, signal?: AbortSignal): Promise<{ name: string; contentType: string; data: Buffer }> {
-    return this.accounts.attachment(id, messageId, attachmentId, signal);
+  attachment(id: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream> {
+    return this.accounts.attachment(id, messageId, attachmentId, opts);
   }
   parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent {
     return verifyInbound(this.name, this.webhookSecret, rawBody, headers);

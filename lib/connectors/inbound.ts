@@ -38,6 +38,11 @@ export const wireInboundEvent = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('message.opened'), data: z.object({ message_id: id, opened_at: isoDate }) }),
   z.object({
     ...base,
+    type: z.literal('reaction.received'),
+    data: z.object({ message_id: id, thread_id: id, from: z.string().max(2048), reaction: z.string().trim().min(1).max(32), reacted_at: isoDate }),
+  }),
+  z.object({
+    ...base,
     type: z.literal('account.status'),
     data: z.object({ state: z.enum(CONNECTOR_ACCOUNT_STATES), reason: z.string().trim().max(100).nullish().transform((v) => v || null) }),
   }),
@@ -66,6 +71,8 @@ export function toInboundEvent(provider: string, json: unknown): InboundEvent {
       return { ...common, type: e.type, invitationId: e.data.invitation_id, recipient: e.data.recipient, acceptedAt: e.data.accepted_at };
     case 'message.opened':
       return { ...common, type: e.type, messageId: e.data.message_id, openedAt: e.data.opened_at };
+    case 'reaction.received':
+      return { ...common, type: e.type, messageId: e.data.message_id, threadId: e.data.thread_id, from: e.data.from, reaction: e.data.reaction, reactedAt: e.data.reacted_at };
     case 'account.status':
       return { ...common, type: e.type, state: e.data.state, reason: e.data.reason };
   }
@@ -132,6 +139,8 @@ export function toWireEvent(e: InboundEvent, createdAt: Date): Record<string, un
       return { ...base, data: { invitation_id: e.invitationId, recipient: e.recipient, accepted_at: e.acceptedAt.toISOString() } };
     case 'message.opened':
       return { ...base, data: { message_id: e.messageId, opened_at: e.openedAt.toISOString() } };
+    case 'reaction.received':
+      return { ...base, data: { message_id: e.messageId, thread_id: e.threadId, from: e.from, reaction: e.reaction, reacted_at: e.reactedAt.toISOString() } };
     case 'account.status':
       return { ...base, data: { state: e.state, reason: e.reason } };
   }

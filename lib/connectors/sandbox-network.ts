@@ -28,6 +28,7 @@ import {
   type SendEmailInput,
   type SendNetworkInput,
   type SendResult,
+  type AttachmentStream,
 } from './types.js';
 
 const NAME = 'sandbox';
@@ -280,12 +281,18 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
     return page(rows.map(chatMessage), offset);
   }
 
-  async attachment(connectorAccountId: string, messageId: string, attachmentId: string, signal?: AbortSignal): Promise<{ name: string; contentType: string; data: Buffer }> {
-    signal?.throwIfAborted();
+  async attachment(connectorAccountId: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream> {
+    opts.signal?.throwIfAborted();
     const [m] = await this.em().execute<MessageRow[]>(`select * from sandbox_messages where id = ? and connector_account_id = ?`, [messageId, connectorAccountId]);
     const a = m?.attachments.find((x) => x.id === attachmentId);
     if (!a) throw fail('unknown attachment');
-    return { name: a.name, contentType: a.contentType, data: Buffer.from(a.data, 'base64') };
+    const data = Buffer.from(a.data, 'base64');
+    if (data.length > opts.maxBytes) throw new ConnectorError(NAME, 'bad_response', `response larger than ${opts.maxBytes} bytes`);
+    // The sandbox keeps attachments in its table; handed over in 64 KiB chunks like a network read.
+    async function* chunks() {
+      for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
+    }
+    return { name: a.name, contentType: a.contentType, size: data.length, body: chunks() };
   }
 
   parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent {

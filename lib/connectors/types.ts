@@ -129,6 +129,15 @@ export interface ChatMessage {
   attachments: { id: string; name: string; size: number }[];
 }
 
+/** An attachment being read from the connector: never held whole in memory. */
+export interface AttachmentStream {
+  name: string;
+  contentType: string;
+  /** The declared length, when the connector gives one. */
+  size: number | null;
+  body: AsyncIterable<Buffer>;
+}
+
 export interface Page<T> {
   items: T[];
   /** Pass back to get the next page; null at the end. */
@@ -141,7 +150,9 @@ export type InboundEvent =
   | { type: 'invitation.accepted'; eventId: string; connectorAccountId: string; invitationId: string; recipient: string; acceptedAt: Date }
   /** The recipient opened a sent email (the connector's open tracking): condition steps on `opened` read it. */
   | { type: 'message.opened'; eventId: string; connectorAccountId: string; messageId: string; openedAt: Date }
-  | { type: 'account.status'; eventId: string; connectorAccountId: string; state: ConnectorAccountState; reason: string | null };
+  | { type: 'account.status'; eventId: string; connectorAccountId: string; state: ConnectorAccountState; reason: string | null }
+  /** The counterpart reacted (an emoji) to a message of the thread: the internal `reaction.received`, never a reply. */
+  | { type: 'reaction.received'; eventId: string; connectorAccountId: string; messageId: string; threadId: string; from: string; reaction: string; reactedAt: Date };
 
 export interface NetworkConnector {
   /** 'sandbox' (the local default) or the HTTP connector's name. */
@@ -172,7 +183,8 @@ export interface AccountConnector {
   withdrawInvitation(connectorAccountId: string, invitationId: string, signal?: AbortSignal): Promise<void>;
   chats(connectorAccountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<Chat>>;
   messages(connectorAccountId: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>>;
-  attachment(connectorAccountId: string, messageId: string, attachmentId: string, signal?: AbortSignal): Promise<{ name: string; contentType: string; data: Buffer }>;
+  /** An attachment's bytes as a stream (at most `maxBytes`; more fails the stream with bad_response). */
+  attachment(connectorAccountId: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream>;
   /**
    * Verifies an inbound request's signature (constant time, with a freshness window) and parses it;
    * throws ConnectorError `auth` (bad or stale signature) or `invalid_request` (not an event).

@@ -4,7 +4,7 @@
 // different one. Discovery qualifies thousands of candidates per second with it, so `qualify` does no
 // I/O, no timers and caches what it derives from an ICP object.
 import { z } from 'zod';
-import type { Candidate, IcpFilters, IcpInput, IcpProposal, MessageInput, ProductProfile, Qualification, QualifyInput, WrittenMessage } from './tasks.js';
+import type { Candidate, IcpFilters, IcpInput, IcpProposal, MessageInput, ProductProfile, Qualification, QualifyInput, ReplyInput, WrittenMessage } from './tasks.js';
 import { LlmError, type ChatMessage, type ModelAdapter, type StreamEvent, type StreamRequest, type StructuredRequest, type StructuredResult, type ToolSpec, type Usage } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -601,6 +601,26 @@ function localMessage(input: MessageInput): WrittenMessage {
   return { subject, body };
 }
 
+/**
+ * The local model's inbox reply: thanks the lead by first name, answers a question (the last inbound
+ * message ends with "?") with an offer to talk, follows the instructions when given, signs off.
+ * Deterministic for the same input.
+ */
+function localReply(input: ReplyInput): WrittenMessage {
+  const first = input.lead.first_name?.trim() || input.lead.name?.trim().split(/\s+/)[0] || null;
+  const last = [...input.history].reverse().find((m) => m.direction === 'in');
+  const asked = !!last && /\?\s*$/.test(last.body.trim());
+  const parts = [
+    `Hi ${first ?? 'there'},`,
+    'Thanks for getting back to me.',
+    input.instructions?.trim().replace(/\s+/g, ' ') || (asked ? 'Good question: happy to walk you through it on a short call this week, if that suits you.' : 'Glad to hear from you; let me know what would be most useful next.'),
+  ];
+  if (input.sender_name) parts.push(`Best, ${input.sender_name}`);
+  let body = parts.join('\n\n');
+  if (body.length > input.maxLength) body = `${body.slice(0, input.maxLength - 1).replace(/\s+\S*$/, '')}…`;
+  return { subject: input.channel === 'email' ? 'Re: our conversation' : null, body };
+}
+
 export class LocalModelAdapter implements ModelAdapter {
   readonly name = 'local';
   readonly model = 'local-deterministic-1';
@@ -621,6 +641,8 @@ export class LocalModelAdapter implements ModelAdapter {
       }
       case 'message':
         return localMessage(input as MessageInput);
+      case 'reply':
+        return localReply(input as ReplyInput);
       case 'queries': {
         const kws = field(input, 'keywords');
         return { queries: searchQueries(Array.isArray(kws) ? kws.map(String) : extractKeywords(textOf(input), 6), max ?? 10) };

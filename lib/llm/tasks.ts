@@ -92,6 +92,18 @@ export interface MessageInput {
   variant?: number;
 }
 
+/** What the inbox reply task is given (docs/inbox.md "AI-drafted replies"): the thread and who is in it. */
+export interface ReplyInput {
+  channel: 'email' | 'message';
+  maxLength: number;
+  sender_name: string | null;
+  lead: Record<string, string | null>;
+  /** The conversation's last messages, oldest first: `in` from the lead, `out` from the sender. */
+  history: { direction: 'in' | 'out'; body: string; sent_at: string }[];
+  /** What the person wants the reply to do, in their words. */
+  instructions: string | null;
+}
+
 /** Instructions for a remote model when the caller gives none. */
 export const TASK_INSTRUCTIONS: Record<string, string> = {
   keywords: 'Extract the most salient search keywords and short phrases (1-3 words, lowercase) from the product or ideal-customer text. Most important first.',
@@ -102,6 +114,8 @@ export const TASK_INSTRUCTIONS: Record<string, string> = {
   queries: 'Write search queries for the forum that would find posts by people who need the product, from the keywords given.',
   message:
     'Write one short, personal outreach message from the sender to the lead about the product, following the intent and the tone of the examples. Use only facts given. No placeholders or template variables. Stay under maxLength characters. subject only for email, else null. When revise is given, rewrite the previous text following the instructions.',
+  reply:
+    'Write the sender\'s reply to the last message the lead sent in this conversation: answer what they asked, briefly and politely, following the instructions when given. Use only facts given; no placeholders. Stay under maxLength characters. subject only for email (a "Re:" of the thread), else null.',
   chat: 'You are the Operator of a lead-discovery and outreach workspace. Answer briefly; call a tool when the user asks for an action one of them performs.',
 };
 
@@ -121,6 +135,9 @@ export const analyzeProduct = (llm: ModelAdapter, input: { text: string; name?: 
 
 export const generateQueries = (llm: ModelAdapter, input: { keywords: string[]; forum?: string; max?: number }, opts: Opts = {}): Promise<StructuredResult<QueriesResult>> =>
   llm.structured({ task: 'queries', input, schema: QueriesResult, ...opts });
+
+export const writeReply = (llm: ModelAdapter, input: ReplyInput, opts: Opts = {}): Promise<StructuredResult<WrittenMessage>> =>
+  llm.structured({ task: 'reply', input, schema: WrittenMessage, ...opts });
 
 export const writeMessage = (llm: ModelAdapter, input: MessageInput, opts: Opts = {}): Promise<StructuredResult<WrittenMessage>> =>
   llm.structured({ task: 'message', input, schema: WrittenMessage, ...opts });

@@ -66,7 +66,7 @@ const wire: Handler = (req, res) => {
     case 'GET /v1/accounts/acc%2F1/chats/t%201/messages':
       return sendJson(res, 200, { items: [msg], next_cursor: null });
     case 'GET /v1/accounts/acc%2F1/messages/m1/attachments/att1':
-      return sendJson(res, 200, { name: 'a.txt', content_type: 'text/plain', data: Buffer.from('hi').toString('base64') });
+      return void res.writeHead(200, { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="a.txt"', 'content-length': '2' }).end('hi');
     default:
       return sendJson(res, 404, {});
   }
@@ -116,7 +116,11 @@ test('http accounts: every operation sends the documented request and maps the a
   t.deepEqual((await http.messages('acc/1', 't 1', null)).items, [
     { messageId: 'm1', threadId: 't1', direction: 'out', from: 'ada@example.test', body: 'Hello', sentAt: new Date(T0), attachments: [{ id: 'att1', name: 'a.txt', size: 2 }] },
   ]);
-  t.deepEqual(await http.attachment('acc/1', 'm1', 'att1'), { name: 'a.txt', contentType: 'text/plain', data: Buffer.from('hi') });
+  const att = await http.attachment('acc/1', 'm1', 'att1', { maxBytes: 1024 });
+  t.like(att, { name: 'a.txt', contentType: 'text/plain', size: 2 });
+  t.deepEqual(await readAll(att.body), Buffer.from('hi'));
+  // Over the cap: a declared length is refused before reading; an undeclared one fails the stream.
+  await t.throwsAsync(http.attachment('acc/1', 'm1', 'att1', { maxBytes: 1 }), { message: /larger than 1 bytes/ });
 });
 
 test('http accounts: an unknown account, statuses and broken answers map to ConnectorError codes', async (t) => {
@@ -135,7 +139,8 @@ test('http accounts: an unknown account, statuses and broken answers map to Conn
     ['unknown state', (_q, res) => sendJson(res, 200, { id: 'acc', state: 'sleeping' }), () => http.status('acc'), 'bad_response'],
     ['hosted link without url', (_q, res) => sendJson(res, 201, { id: 'a', kind: 'hosted_link' }), () => http.connect({ channel: 'email', accountId: 'x', displayName: 'x' }), 'bad_response'],
     ['page without next_cursor', (_q, res) => sendJson(res, 200, { items: [] }), () => http.chats('acc', null), 'bad_response'],
-    ['attachment not base64', (_q, res) => sendJson(res, 200, { name: 'a', content_type: 'text/plain', data: '%%%' }), () => http.attachment('acc', 'm', 'a'), 'bad_response'],
+    ['attachment growing past the cap', (_q, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(2048)), async () => readAll((await http.attachment('acc', 'm', 'a', { maxBytes: 100 })).body), 'bad_response'],
+    ['attachment unknown', (_q, res) => sendJson(res, 404, {}), () => http.attachment('acc', 'm', 'a', { maxBytes: 100 }), 'invalid_request'],
     ['not JSON', (_q, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('nope'), () => http.profile('acc'), 'bad_response'],
   ];
   for (const [name, respond, run, code] of cases) {
@@ -171,3 +176,9 @@ test('http accounts: parseInbound verifies the signature and parses the event', 
   const err = t.throws(() => http.parseInbound(notEvent, { 'x-connector-signature': signInbound(SECRET, notEvent) }), { instanceOf: ConnectorError });
   t.is(err!.code, 'invalid_request');
 });
+
+async function readAll(body: AsyncIterable<Buffer>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(c);
+  return Buffer.concat(chunks);
+}

@@ -183,7 +183,12 @@ test.serial('support hooks: inject a message (with an attachment), accept an inv
   t.like(events[0], { eventId: injected.eventId, message: { messageId: injected.messageId, from: 'grace@example.test', attachments: [{ name: 'a.txt', size: 2 }] } });
   t.like(events[2], { state: 'disconnected', reason: 'checkpoint' });
   const m = events[0].type === 'message.received' ? events[0].message : undefined;
-  t.deepEqual(await network.attachment(acc, m!.messageId, m!.attachments[0].id), { name: 'a.txt', contentType: 'text/plain', data: Buffer.from('hi') });
+  const att = await network.attachment(acc, m!.messageId, m!.attachments[0].id, { maxBytes: 1024 });
+  t.like(att, { name: 'a.txt', contentType: 'text/plain', size: 2 });
+  const chunks: Buffer[] = [];
+  for await (const c of att.body) chunks.push(c);
+  t.deepEqual(Buffer.concat(chunks), Buffer.from('hi'));
+  await t.throwsAsync(network.attachment(acc, m!.messageId, m!.attachments[0].id, { maxBytes: 1 }), { message: /larger than 1 bytes/ });
   t.is((await network.pendingInvitations(acc, null)).items.length, 0);
   await t.throwsAsync(sandboxDisconnect(em(), 'sbx_acc_nobody', 'x'), { message: /unknown sandbox account/ });
 

@@ -1,0 +1,33 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { uuidv7 } from '../../lib/ids.js';
+
+export const REMINDER_KINDS = ['reply_waiting', 'meeting_outcome'] as const;
+export type ReminderKind = (typeof REMINDER_KINDS)[number];
+
+// A follow-up (docs/follow-ups.md): a lead replied and nobody answered in time, or a meeting ended
+// without an outcome. open → completed | dismissed.
+export const FollowUpReminder = defineEntity({
+  name: 'FollowUpReminder',
+  tableName: 'follow_up_reminders',
+  indexes: [
+    { name: 'follow_up_reminders_workspace_state_due_index', properties: ['workspaceId', 'state', 'dueAt', 'id'] },
+    { properties: ['leadId', 'state'] },
+  ],
+  properties: (p) => ({
+    id: p.uuid().primary().onCreate(() => uuidv7()),
+    workspaceId: p.uuid(),
+    leadId: p.uuid(),
+    kind: p.string().length(20),
+    conversationId: p.uuid().nullable(),
+    meetingId: p.uuid().nullable(),
+    state: p.string().length(20).default('open'),
+    dueAt: p.datetime(),
+    /** What the reminder is about (the reply's first words, the meeting's title). */
+    summary: p.string().length(300).default(''),
+    resolvedAt: p.datetime().nullable(),
+    /** A user, or null when it resolved itself (an answer was sent, an outcome recorded). */
+    resolvedBy: p.uuid().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  }),
+});
+export type IFollowUpReminder = InferEntity<typeof FollowUpReminder>;

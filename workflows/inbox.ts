@@ -1,0 +1,71 @@
+// The inbox's workflows (docs/inbox.md): the account's inbound processor, its sync, and one reply.
+import { ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import type { InboxActivities } from '../activities/inbox.js';
+
+const acts = proxyActivities<InboxActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 20, initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+/** Sent with each stored inbound event of the account (signal-with-start). */
+export const inboundSignal = defineSignal('events');
+
+/** How long an idle processor waits for more events before it ends (the next event starts it again). */
+const IDLE = '30 seconds';
+
+/**
+ * `inbox-inbound:<accountId>`: processes the account's stored inbound events in batches, in order,
+ * one batch at a time; events arriving meanwhile only set a flag (their rows are already stored), so
+ * a burst costs a few batches, not a workflow per event. Ends after IDLE without events; a long-lived
+ * one continues as new.
+ */
+export async function inboxInbound(input: { accountId: string }): Promise<{ processed: number }> {
+  let pending = true;
+  let processed = 0;
+  setHandler(inboundSignal, () => {
+    pending = true;
+  });
+  for (;;) {
+    while (pending) {
+      pending = false;
+      const r = await acts.inboxProcessBatch(input.accountId);
+      processed += r.processed;
+      if (r.more) pending = true;
+    }
+    if (!(await condition(() => pending, IDLE))) return { processed };
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 5_000) await continueAsNew<typeof inboxInbound>(input);
+  }
+}
+
+/** `inbox-sync:<accountId>`, run `run`: pages through the account's chats (docs/inbox.md "Sync"). */
+export async function inboxSync(input: { accountId: string; run: number }): Promise<{ stored: number }> {
+  let stored = 0;
+  try {
+    for (let page = 0; ; page++) {
+      const r = await acts.inboxSyncPage(input.accountId, input.run);
+      stored += r.stored;
+      if (r.done) break;
+      if (page >= 200) await continueAsNew<typeof inboxSync>(input); // the cursor is in the database
+    }
+    await acts.inboxSyncFinish(input.accountId, input.run, null);
+    return { stored };
+  } catch (err) {
+    const message = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    await acts.inboxSyncFinish(input.accountId, input.run, message);
+    throw ApplicationFailure.nonRetryable(`inbox sync failed: ${message}`, 'inbox_sync_failed');
+  }
+}
+
+/**
+ * `inbox-reply:<messageId>`: asks the account's governor for a slot (sleeping until the time a
+ * refusal names), then sends the reply once.
+ */
+export async function inboxReply(input: { messageId: string }): Promise<{ state: string; errorCode?: string }> {
+  for (;;) {
+    const slot = await acts.inboxReplySlot(input.messageId);
+    if (slot.state === 'done') return { state: 'gone' };
+    if (slot.state === 'granted') return acts.inboxReplySend(input.messageId, slot.grantedAt);
+    const wait = slot.retryAt ? Math.max(1_000, Date.parse(slot.retryAt) - Date.now()) : 15 * 60_000;
+    await sleep(wait);
+  }
+}
