@@ -23,7 +23,7 @@ export function createBookingActivities(deps: ActivityDeps) {
       return handleBookingEvent(em(), eventId);
     },
 
-    async bookingBackfillPages(input: { backfillId: string; pageSize: number }): Promise<{ pages: number }> {
+    async bookingBackfillPages(input: { backfillId: string; pageSize: number; failFirstAttemptAfterPages?: number | null }): Promise<{ pages: number }> {
       const ctx = Context.current();
       let pages = 0;
       for (;;) {
@@ -38,6 +38,9 @@ export function createBookingActivities(deps: ActivityDeps) {
         ctx.heartbeat({ pages });
         if (out.done) return { pages };
         pages++;
+        if (input.failFirstAttemptAfterPages && ctx.info.attempt === 1 && pages === input.failFirstAttemptAfterPages) {
+          throw ApplicationFailure.retryable('test: the first attempt fails mid-way', 'test_failure');
+        }
       }
     },
 

@@ -29,6 +29,8 @@ export interface BookingBackfillInput {
   backfillId: string;
   /** Bookings per provider page (default 50). */
   pageSize?: number;
+  /** Tests only: the first attempt of the paging activity fails after committing this many pages. */
+  failFirstAttemptAfterPages?: number;
 }
 
 export interface BookingBackfillResult {
@@ -44,7 +46,7 @@ export interface BookingBackfillResult {
 /** `booking-backfill:<providerId>:<backfillId>`. */
 export async function bookingBackfill(input: BookingBackfillInput): Promise<BookingBackfillResult> {
   try {
-    await bookingBackfillPages({ backfillId: input.backfillId, pageSize: input.pageSize ?? 50 });
+    await bookingBackfillPages({ backfillId: input.backfillId, pageSize: input.pageSize ?? 50, failFirstAttemptAfterPages: input.failFirstAttemptAfterPages ?? null });
     return await bookingBackfillFinish(input.backfillId, 'completed', null);
   } catch (err) {
     const failure = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : null;
