@@ -1,10 +1,25 @@
-// Activities of the outbound webhook workflows: finding the targets of an event and one delivery.
+// Activities of the outbound webhook workflows: finding the targets of an event, one delivery, a
+// slice of a large fan-out, and all the deliveries of an outbox batch.
+import { Context } from '@temporalio/activity';
 import { WebhookEvent } from '../db/entities/WebhookEvent.js';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { deliverToSubscription } from '../domain/webhooks.js';
+import { mapLimit } from '../lib/concurrency.js';
 import type { Resolver } from '../lib/outbound-http.js';
+import type { BatchSummary, DeliverySummary } from '../workflows/webhooks.js';
 import type { ActivityDeps } from './index.js';
+
+/**
+ * Requests of one batch in flight at once. Each has its own 10 s deadline, so a stalled receiver
+ * holds one slot for 10 s and no more; a full batch (≤ 100 events × ≤ 20 targets) takes at most
+ * 2,000 / 100 × 10 s = 200 s even if every receiver stalls. Several batches run side by side
+ * (WORKER_MAX_ACTIVITIES), each with its own slots.
+ */
+export const BATCH_CONCURRENCY = 100;
+
+/** `{"a","b"}`: a PostgreSQL array literal of plain strings (ids, event names). */
+const pgArray = (xs: string[]) => `{${xs.map((x) => JSON.stringify(x)).join(',')}}`;
 
 export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolver }) {
   return {
@@ -67,6 +82,80 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
       );
       const succeeded = outcomes.filter(Boolean).length;
       return { succeeded, failed: input.subscriptionIds.length - succeeded };
+    },
+
+    /**
+     * Every delivery of an outbox batch (the events whose `batch_id` is `batchId`; one workspace):
+     * each (event, matching active subscription) pair once, BATCH_CONCURRENCY at a time, each with
+     * its own 10 s deadline through the guarded client, each recorded in webhook_deliveries as a
+     * single delivery is. A pair already recorded is not sent again. Heartbeats as deliveries finish.
+     */
+    async deliverWebhookEventsOfBatch(input: { batchId: string }): Promise<BatchSummary> {
+      const em = deps.orm.em.fork();
+      const conn = em.getConnection();
+      const events = await em.find(WebhookEvent, { batchId: input.batchId }, { orderBy: { id: 'asc' } });
+      const summaries: Record<string, DeliverySummary> = {};
+      for (const e of events) summaries[e.id] = { targets: 0, succeeded: 0, failed: 0 };
+      if (!events.length) return { events: summaries };
+      // Targets: active subscriptions of these events' workspace(s) listing one of their names; none
+      // for demo workspaces (they send no external webhooks).
+      const workspaceIds = [...new Set(events.map((e) => e.workspaceId))];
+      const names = [...new Set(events.map((e) => e.name))];
+      const [targetRows, done] = await Promise.all([
+        conn.execute<{ id: string }[]>(
+          `select s.id from webhook_subscriptions s join workspaces w on w.id = s.workspace_id and not w.is_demo
+            where s.workspace_id = any(?::uuid[]) and s.active
+              and exists (select 1 from jsonb_array_elements_text(s.events) n where n = any(?::text[]))`,
+          [pgArray(workspaceIds), pgArray(names)],
+        ),
+        conn.execute<{ subscription_id: string; event_id: string }[]>(
+          `select subscription_id, event_id from webhook_deliveries where event_id = any(?::uuid[])`,
+          [pgArray(events.map((e) => e.id))],
+        ),
+      ]);
+      const subs = targetRows.length ? await em.find(WebhookSubscription, { id: { $in: targetRows.map((r) => r.id) } }, { orderBy: { id: 'asc' } }) : [];
+      const recorded = new Set(done.map((d) => `${d.subscription_id}:${d.event_id}`));
+      // Oldest event first, so a batch delivers in emission order as far as concurrency allows.
+      const pairs = events.flatMap((event) =>
+        subs.filter((sub) => sub.workspace.id === event.workspaceId && sub.events.includes(event.name)).map((sub) => ({ event, sub })),
+      );
+      for (const { event } of pairs) summaries[event.id].targets++;
+      let finished = 0;
+      Context.current().heartbeat(finished);
+      await mapLimit(pairs, BATCH_CONCURRENCY, async ({ event, sub }) => {
+        const summary = summaries[event.id];
+        if (recorded.has(`${sub.id}:${event.id}`)) {
+          // Attempted before (the unique (subscription_id, event_id) record): never a second attempt.
+          summary.failed++;
+          deps.logger.warn({ subscriptionId: sub.id, eventId: event.id, batchId: input.batchId }, 'webhook delivery already recorded; not sent again');
+          return;
+        }
+        try {
+          const r = await deliverToSubscription(em.fork(), { config: deps.config, resolver: deps.resolver }, sub, { id: event.id, name: event.name, body: event.body });
+          if (r.success) summary.succeeded++;
+          else summary.failed++;
+          deps.logger.info(
+            { subscriptionId: sub.id, eventId: event.id, event: event.name, batchId: input.batchId, statusCode: r.statusCode, errorClass: r.errorClass, durationMs: r.durationMs },
+            r.success ? 'webhook delivered' : 'webhook delivery failed',
+          );
+        } catch (err) {
+          summary.failed++;
+          deps.logger.error({ subscriptionId: sub.id, eventId: event.id, batchId: input.batchId, err: String(err) }, 'webhook delivery could not be recorded');
+        }
+        Context.current().heartbeat(++finished);
+      });
+      return { events: summaries };
+    },
+
+    /** After a failed batch activity: per event of the batch, the attempts that were recorded. */
+    async recordedDeliveriesOfBatch(input: { batchId: string }): Promise<Record<string, DeliverySummary>> {
+      const rows = await deps.orm.em.fork().getConnection().execute<{ id: string; attempts: number; succeeded: number }[]>(
+        `select e.id, count(d.id)::int as attempts, (count(d.id) filter (where d.success))::int as succeeded
+           from webhook_events e left join webhook_deliveries d on d.event_id = e.id
+          where e.batch_id = ? group by e.id`,
+        [input.batchId],
+      );
+      return Object.fromEntries(rows.map((r) => [r.id, { targets: r.attempts, succeeded: r.succeeded, failed: r.attempts - r.succeeded }]));
     },
   };
 }

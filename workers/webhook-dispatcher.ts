@@ -1,19 +1,32 @@
-// The outbox dispatcher: turns each committed `webhook_events` row into the workflow
-// `webhook-event:<eventId>`, exactly once in effect.
+// The outbox dispatcher: turns committed `webhook_events` rows into delivery workflows, exactly once
+// in effect (docs/webhooks.md, "Delivery semantics").
 //
 // - Woken by `NOTIFY webhook_events` (sent by emitEvent, delivered at commit), with a periodic sweep
-//   as the fallback for missed notifications, reconnects and rows left by a crash.
-// - Claims rows with `FOR UPDATE SKIP LOCKED`, so several worker processes can run it side by side.
-// - Starts the workflow, then marks the row dispatched in the same transaction that holds the lock.
-//   A crash between start and commit leaves the row pending; the next pass starts it again and
-//   Temporal answers "already started", which counts as success: no event is lost or doubled.
+//   as the fallback for missed notifications, reconnects and rows left by a crash. Passes woken by
+//   notifications are at most one per `coalesceMs` (100 ms), so that under load each pass finds many
+//   rows: what Temporal costs is per workflow, and a batch carries up to `batchSize` events.
+// - Each pass has two steps, each its own transaction, claiming rows with `FOR UPDATE SKIP LOCKED`
+//   so several worker processes can run it side by side:
+//   1. assign: the pending rows without a batch id are claimed and their targets counted (matching
+//      active subscriptions; none in demo workspaces). No target: marked dispatched, no workflow at
+//      all. At most BATCHED_TARGETS_MAX: the rows of one workspace share a new batch id (UUIDv7).
+//      More: the row's batch id is its own id, meaning its own workflow `webhook-event:<id>`. This
+//      decision is COMMITTED before any workflow starts, so each event belongs to exactly one
+//      workflow, even across a crash or a change of its subscriptions.
+//   2. dispatch: the pending rows WITH a batch id (this pass's, and any left by a crash) are claimed,
+//      each batch's `webhook-batch:<batchId>` or the event's `webhook-event:<id>` is started, and the
+//      rows are marked dispatched in the same transaction that holds their locks. A crash between
+//      start and commit leaves them pending with their batch id; the next pass starts the same
+//      workflow id again and Temporal answers "already started", which counts as success.
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
+import { uuidv7 } from '../lib/ids.js';
 import { WEBHOOK_EVENTS_CHANNEL } from '../domain/webhook-events.js';
 import { webhookWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
+import { BATCHED_TARGETS_MAX } from '../workflows/webhooks.js';
 
 export interface DispatcherOptions {
   databaseUrl: string;
@@ -21,7 +34,10 @@ export interface DispatcherOptions {
   taskQueue: string;
   logger: Logger;
   sweepMs?: number;
+  /** Rows claimed per step, hence at most this many events in one batch. */
   batchSize?: number;
+  /** Minimum time between two passes woken by notifications (the sweep is not delayed). */
+  coalesceMs?: number;
   /** Ask for eager workflow start (needs `temporal` over the worker's NativeConnection). */
   eagerStart?: boolean;
 }
@@ -32,9 +48,25 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
+interface Row {
+  id: string;
+  workspace_id: string;
+  name: string;
+  batch_id: string | null;
+}
+
+/** One workflow to start for claimed rows: a batch, or one event's own workflow. */
+interface Job {
+  kind: 'batch' | 'event';
+  id: string; // batch id or event id
+  workspaceId: string;
+  rows: Row[];
+}
+
 export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<Dispatcher> {
   const sweepMs = opts.sweepMs ?? 5_000;
   const batchSize = opts.batchSize ?? 100;
+  const coalesceMs = opts.coalesceMs ?? 100;
   const log = opts.logger.child({ component: 'webhook-dispatcher' });
   // A pool (of one) rather than a bare client: a connection that breaks is replaced on the next pass.
   const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 1 });
@@ -42,40 +74,19 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
+  let lastPass = 0;
+  let notifyTimer: NodeJS.Timeout | undefined;
 
   db.on('error', (err) => log.error({ err: String(err) }, 'dispatcher connection error'));
 
-  async function startWorkflow(row: { id: string; workspace_id: string; name: string }): Promise<void> {
-    try {
-      await opts.temporal.workflow.start('deliverWebhookEvent', {
-        taskQueue: opts.taskQueue,
-        workflowId: webhookWorkflowIds.event(row.id),
-        args: [{ eventId: row.id, workspaceId: row.workspace_id }],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'webhook-event', workspaceId: row.workspace_id }),
-        memo: { event: row.name },
-        requestEagerStart: opts.eagerStart,
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-  }
-
-  /** Claims and dispatches one batch; returns how many rows it handled. */
-  async function batch(): Promise<number> {
+  async function inTransaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const c = await db.connect();
     let broken: Error | undefined;
     try {
       await c.query('begin');
-      const { rows } = await c.query<{ id: string; workspace_id: string; name: string }>(
-        `select id, workspace_id, name from webhook_events where dispatched_at is null order by id limit $1 for update skip locked`,
-        [batchSize],
-      );
-      if (rows.length) {
-        await Promise.all(rows.map(startWorkflow));
-        await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [rows.map((r) => r.id)]);
-      }
+      const result = await fn(c);
       await c.query('commit');
-      return rows.length;
+      return result;
     } catch (err) {
       await c.query('rollback').catch((e: Error) => (broken = e));
       throw err;
@@ -84,11 +95,108 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     }
   }
 
+  /** Step 1: decides the workflow of up to batchSize undecided rows and commits it. Returns how many. */
+  async function assign(): Promise<number> {
+    return inTransaction(async (c) => {
+      const { rows } = await c.query<Row>(
+        `select id, workspace_id, name from webhook_events where dispatched_at is null and batch_id is null order by id limit $1 for update skip locked`,
+        [batchSize],
+      );
+      if (!rows.length) return 0;
+      const pairs = [...new Map(rows.map((r) => [`${r.workspace_id}:${r.name}`, r])).values()];
+      const { rows: counts } = await c.query<{ workspace_id: string; name: string; n: number }>(
+        `select x.workspace_id, x.name,
+                case when coalesce(w.is_demo, true) then 0
+                     else (select count(*) from webhook_subscriptions s where s.workspace_id = x.workspace_id and s.active and s.events @> jsonb_build_array(x.name)) end::int as n
+           from unnest($1::uuid[], $2::text[]) as x(workspace_id, name) left join workspaces w on w.id = x.workspace_id`,
+        [pairs.map((p) => p.workspace_id), pairs.map((p) => p.name)],
+      );
+      const targets = new Map(counts.map((r) => [`${r.workspace_id}:${r.name}`, r.n]));
+      const none: string[] = [];
+      const assigned: { id: string; batch: string }[] = [];
+      const batchOf = new Map<string, string>(); // workspace → this step's batch id
+      for (const r of rows) {
+        const n = targets.get(`${r.workspace_id}:${r.name}`) ?? 0;
+        if (n === 0) none.push(r.id);
+        else if (n > BATCHED_TARGETS_MAX) assigned.push({ id: r.id, batch: r.id });
+        else {
+          let batch = batchOf.get(r.workspace_id);
+          if (!batch) batchOf.set(r.workspace_id, (batch = uuidv7()));
+          assigned.push({ id: r.id, batch });
+        }
+      }
+      if (assigned.length)
+        await c.query(`update webhook_events e set batch_id = v.batch from unnest($1::uuid[], $2::uuid[]) as v(id, batch) where e.id = v.id`, [
+          assigned.map((a) => a.id),
+          assigned.map((a) => a.batch),
+        ]);
+      // No target (e.g. reaction.received, which no subscription may list; demo workspaces): nothing
+      // to deliver, so no workflow.
+      if (none.length) await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [none]);
+      return rows.length;
+    });
+  }
+
+  async function start(job: Job): Promise<void> {
+    try {
+      if (job.kind === 'batch')
+        await opts.temporal.workflow.start('deliverWebhookEventBatch', {
+          taskQueue: opts.taskQueue,
+          workflowId: webhookWorkflowIds.batch(job.id),
+          args: [{ batchId: job.id, workspaceId: job.workspaceId }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'webhook-batch', workspaceId: job.workspaceId }),
+          memo: { events: job.rows.length },
+          requestEagerStart: opts.eagerStart,
+        });
+      else
+        await opts.temporal.workflow.start('deliverWebhookEvent', {
+          taskQueue: opts.taskQueue,
+          workflowId: webhookWorkflowIds.event(job.id),
+          args: [{ eventId: job.id, workspaceId: job.workspaceId }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'webhook-event', workspaceId: job.workspaceId }),
+          memo: { event: job.rows[0].name },
+          requestEagerStart: opts.eagerStart,
+        });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  /** Step 2: starts the workflows of decided, undispatched rows and marks them. Returns how many rows. */
+  async function dispatch(): Promise<number> {
+    return inTransaction(async (c) => {
+      const { rows } = await c.query<Row>(
+        `select id, workspace_id, name, batch_id from webhook_events where dispatched_at is null and batch_id is not null order by id limit $1 for update skip locked`,
+        [batchSize * 2],
+      );
+      if (!rows.length) return 0;
+      const jobs = new Map<string, Job>();
+      for (const r of rows) {
+        const batch = r.batch_id!;
+        const job = jobs.get(batch) ?? jobs.set(batch, { kind: batch === r.id ? 'event' : 'batch', id: batch, workspaceId: r.workspace_id, rows: [] }).get(batch)!;
+        job.rows.push(r);
+      }
+      const outcomes = await Promise.allSettled([...jobs.values()].map(start));
+      const started = [...jobs.values()].filter((_, i) => outcomes[i].status === 'fulfilled').flatMap((j) => j.rows.map((r) => r.id));
+      if (started.length) await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [started]);
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      // The others stay pending with their batch id: the next pass starts the same ids again.
+      if (failed) log.error({ err: String(failed.reason), failed: outcomes.filter((o) => o.status === 'rejected').length }, 'could not start webhook workflows; retrying at the next pass');
+      return rows.length;
+    });
+  }
+
   async function pass(): Promise<void> {
     do {
       again = false;
       try {
-        while (!stopped && (await batch()) === batchSize);
+        for (;;) {
+          if (stopped) return;
+          lastPass = Date.now();
+          const assigned = await assign();
+          const dispatched = await dispatch();
+          if (assigned < batchSize && dispatched < batchSize * 2) break;
+        }
       } catch (err) {
         log.error({ err: String(err) }, 'dispatch pass failed; retrying at the next sweep');
         return;
@@ -108,6 +216,17 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     return running;
   }
 
+  /** A notification: a pass now, or once `coalesceMs` has passed since the last one began. */
+  function notified(): void {
+    if (stopped || notifyTimer) return;
+    const wait = lastPass + coalesceMs - Date.now();
+    if (wait <= 0 && !running) return void kick();
+    notifyTimer = setTimeout(() => {
+      notifyTimer = undefined;
+      void kick();
+    }, Math.max(0, wait));
+  }
+
   async function listen(): Promise<void> {
     if (stopped) return;
     const c = new pg.Client({ connectionString: opts.databaseUrl });
@@ -116,7 +235,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
       if (listener === c) listener = undefined;
       if (!stopped) setTimeout(() => void listen().catch(retry), 1_000);
     };
-    c.on('notification', () => void kick());
+    c.on('notification', notified);
     c.on('error', (err) => {
       log.warn({ err: String(err) }, 'LISTEN connection lost; reconnecting (the sweep covers the gap)');
       retry();
@@ -129,13 +248,14 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   await listen();
   const sweep = setInterval(() => void kick(), sweepMs);
   void kick(); // rows left from before this process started
-  log.info({ sweepMs }, 'webhook dispatcher started');
+  log.info({ sweepMs, coalesceMs, batchSize }, 'webhook dispatcher started');
 
   return {
     kick,
     async stop() {
       stopped = true;
       clearInterval(sweep);
+      clearTimeout(notifyTimer);
       await running?.catch(() => {});
       await listener?.end().catch(() => {});
       await db.end().catch(() => {});

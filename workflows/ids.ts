@@ -19,10 +19,15 @@ export const workflowIds = {
   deliverSandboxEvents: 'sandbox:deliver-due',
 };
 
-/** Outbound webhooks: one workflow per event (the outbox row id), and its chunk children. */
+/**
+ * Outbound webhooks (docs/webhooks.md): events with few targets are delivered by the workflow of
+ * their outbox batch (`batch_id` on the row); a large fan-out has its own workflow per event (the
+ * outbox row id), and chunk children above 2,000 targets.
+ */
 export const webhookWorkflowIds = {
   event: (eventId: string) => `webhook-event:${eventId}`,
   chunk: (eventId: string, index: number) => `webhook-event:${eventId}:chunk:${index}`,
+  batch: (batchId: string) => `webhook-batch:${batchId}`,
 };
 
 /** Discovery: one workflow per run; the run id is the launch id, so a repeated launch is a no-op. */

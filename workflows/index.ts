@@ -1,6 +1,6 @@
 // Every workflow type the worker registers.
 export { purgeExpiredAuth, purgeWebhookHistory } from './maintenance.js';
-export { deliverWebhookEvent, deliverWebhookChunk } from './webhooks.js';
+export { deliverWebhookEvent, deliverWebhookChunk, deliverWebhookEventBatch } from './webhooks.js';
 export { grantMonthlyCredits } from './credits.js';
 export { discoveryRun, scheduledDiscovery } from './discovery.js';
 export { promoteProfiles } from './promotion.js';

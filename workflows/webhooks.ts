@@ -1,5 +1,11 @@
-// Deliveries of one outbound webhook event: one attempt per matching active subscription, all in
+// Deliveries of outbound webhook events: one attempt per matching active subscription, all in
 // parallel (a slow receiver never delays the others), no retry. Payloads carry ids only.
+//
+// Two workflow types, chosen per event by the outbox dispatcher (workers/webhook-dispatcher.ts):
+// - `deliverWebhookEventBatch` (`webhook-batch:<batchId>`): the events of one outbox batch (one
+//   workspace, each with at most BATCHED_TARGETS_MAX targets), all delivered by ONE activity. What
+//   Temporal costs is then per batch, not per event: this is what carries hundreds of events/s.
+// - `deliverWebhookEvent` (`webhook-event:<eventId>`): one event with a large fan-out, below.
 //
 // Shape by size (measured: each activity costs the Temporal server a few persisted writes, and on
 // the local dev server that capped per-subscription activities at ~25 deliveries/s for 1,000):
@@ -8,7 +14,7 @@
 // - above that: activities over slices of BATCH_SIZE subscriptions (`deliverWebhookBatch`), each
 //   sending its slice's requests concurrently with independent 10 s deadlines;
 // - above DELIVERY_CHUNK targets: child workflows per chunk, so every history stays small.
-import { executeChild, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { executeChild, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.js';
 import { webhookWorkflowIds } from './ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
@@ -103,4 +109,55 @@ export async function deliverWebhookEvent(input: WebhookEventInput): Promise<Del
 /** Child of deliverWebhookEvent for one slice of the targets. */
 export async function deliverWebhookChunk(input: { eventId: string; subscriptionIds: string[] }): Promise<DeliverySummary> {
   return deliverAll(input.eventId, input.subscriptionIds);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batches
+
+/**
+ * Events with at most this many targets (matching active subscriptions, counted by the dispatcher)
+ * go into a batch; more keep their own `webhook-event:<id>` workflow. The same bound as the
+ * per-subscription shape above: at or below it an event's deliveries are few enough to share one
+ * activity with up to 99 other events (≤ 2,000 requests, BATCH_CONCURRENCY at a time); above it the
+ * event's own workflow spreads them over activities (and children) of their own.
+ */
+export const BATCHED_TARGETS_MAX = PER_SUBSCRIPTION_MAX;
+
+// One attempt, ever: a batch whose activity failed (worker crash) is not delivered again; the
+// unique (subscription_id, event_id) of webhook_deliveries guards against a second record. The
+// activity heartbeats after each delivery, so a lost worker is noticed within the heartbeat timeout;
+// the start-to-close bound covers a batch whose every receiver stalls (≤ 2,000 requests, 10 s each,
+// BATCH_CONCURRENCY at a time: 200 s).
+const batchActivities = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { maximumAttempts: 1 },
+});
+// Reading what was recorded is idempotent (only after a failed delivery activity).
+const batchReads = proxyLocalActivities<WebhookActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 5 },
+});
+
+export interface WebhookBatchInput {
+  batchId: string;
+  workspaceId: string;
+}
+
+export interface BatchSummary {
+  /** Per event of the batch. */
+  events: Record<string, DeliverySummary>;
+  /** Set when the delivery activity failed: the summaries are then what was recorded. */
+  incomplete?: true;
+}
+
+/** Workflow id `webhook-batch:<batchId>`, started by the outbox dispatcher for the rows carrying that batch id. */
+export async function deliverWebhookEventBatch(input: WebhookBatchInput): Promise<BatchSummary> {
+  try {
+    return await batchActivities.deliverWebhookEventsOfBatch({ batchId: input.batchId });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    // Not retried (a delivery is attempted at most once): report what was recorded.
+    return { events: await batchReads.recordedDeliveriesOfBatch({ batchId: input.batchId }), incomplete: true };
+  }
 }

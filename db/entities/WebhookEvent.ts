@@ -2,9 +2,10 @@ import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { uuidv7 } from '../../lib/ids.js';
 
 // Transactional outbox of outbound webhook events. A row is inserted inside the transaction of the
-// change that caused it (domain/webhook-events.ts emitEvent); the dispatcher in the worker starts
-// the workflow `webhook-event:<id>` for it and sets `dispatchedAt`. `body` holds the exact envelope
-// JSON bytes every delivery of this event sends and signs.
+// change that caused it (domain/webhook-events.ts emitEvent); the dispatcher in the worker decides
+// which workflow delivers it, commits that in `batchId`, starts the workflow and sets `dispatchedAt`
+// (workers/webhook-dispatcher.ts). `body` holds the exact envelope JSON bytes every delivery of this
+// event sends and signs.
 export const WebhookEvent = defineEntity({
   name: 'WebhookEvent',
   tableName: 'webhook_events',
@@ -17,6 +18,13 @@ export const WebhookEvent = defineEntity({
     body: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),
     dispatchedAt: p.datetime().nullable(),
+    /**
+     * Which workflow delivers the event, committed before it is started: another id → the batch
+     * workflow `webhook-batch:<batchId>` (few targets); the event's own id → its own workflow
+     * `webhook-event:<id>` (large fan-out); null once dispatched → no target, no workflow (or a row
+     * dispatched before batches existed, by `webhook-event:<id>`).
+     */
+    batchId: p.uuid().nullable().index(),
   }),
 });
 export type IWebhookEvent = InferEntity<typeof WebhookEvent>;

@@ -8,12 +8,11 @@ import { resolveActor } from '../../domain/workspaces.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
 import { accountsReconcile, withdrawInvitations } from '../../workflows/accounts.js';
 import { deliverSandboxEvents } from '../../workflows/connector-events.js';
-import { webhookWorkflowIds } from '../../workflows/ids.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { whenStarted } from '../helpers/workflows.js';
+import { eventDelivery } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -49,8 +48,7 @@ test.serial('a disconnection found by accounts-reconcile makes exactly one signe
 
   const [event] = await (await em()).find(WebhookEvent, { workspaceId: ws, name: 'account.disconnected' });
   t.truthy(event);
-  const handle = await whenStarted(services.temporal.workflow.getHandle(webhookWorkflowIds.event(event.id)));
-  t.like(await handle.result(), { targets: 1, succeeded: 1 });
+  t.like(await eventDelivery(services.temporal, event.id), { targets: 1, succeeded: 1 });
   t.is(rx.requests.length, 1);
   const req = rx.requests[0];
   t.true(verifySignature(sub.secret, req.raw, req.headers['x-service-signature']));

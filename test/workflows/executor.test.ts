@@ -7,7 +7,7 @@ import { signalCampaignEnrollments } from '../../domain/enrollments.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { sandboxAcceptInvitation, sandboxInjectMessage, sandboxOpenMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverSandboxEvents } from '../../workflows/connector-events.js';
-import { enrollmentWorkflowIds, webhookWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
@@ -15,7 +15,7 @@ import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, campaignWithAccount, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { whenStarted } from '../helpers/workflows.js';
+import { eventDelivery } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -81,7 +81,7 @@ test.serial('a three-step campaign (invitation, wait, message) runs to completio
 
   const events = await e.find(WebhookEvent, { workspaceId: o.workspaceId, name: 'action.executed' }, { orderBy: { createdAt: 'asc' } });
   t.is(events.length, 2);
-  for (const ev of events) t.like(await (await whenStarted((await api()).services.temporal.workflow.getHandle(webhookWorkflowIds.event(ev.id)))).result(), { succeeded: 1 });
+  for (const ev of events) t.like(await eventDelivery((await api()).services.temporal, ev.id), { succeeded: 1 });
   t.is(rx.requests.length, 2);
   const bodies = rx.requests.map((req) => {
     t.true(verifySignature(sub.secret, req.raw, req.headers['x-service-signature']));

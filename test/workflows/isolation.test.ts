@@ -6,10 +6,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { emitEvent } from '../../domain/webhook-events.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { webhookWorkflowIds } from '../../workflows/ids.js';
 import { api, call, createUser, closeApi } from '../helpers/api.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { whenStarted } from '../helpers/workflows.js';
+import { eventDelivery, eventWorkflow } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
 test('the test run has its own database, Redis database and task queue', (t) => {
@@ -29,9 +28,12 @@ test('an event emitted by a test is dispatched and delivered by the test worker 
   const ws = await em.findOneOrFail(Workspace, { owner: u.id });
   const eventId = await em.transactional((tx) => emitEvent(tx as EntityManager, ws.id, 'lead.discovered', { lead_id: uuidv7() }));
 
-  const handle = await whenStarted(services.temporal.workflow.getHandle(webhookWorkflowIds.event(eventId)));
-  await handle.result();
+  t.deepEqual(await eventDelivery(services.temporal, eventId), { targets: 1, succeeded: 1, failed: 0 });
   t.is(receiver.requests.length, 1);
+  // The workflow that carried it (its outbox batch's).
+  const wf = await eventWorkflow(services.temporal, eventId);
+  if (!wf.workflowId) return t.fail('no workflow carried the event');
+  const handle = services.temporal.workflow.getHandle(wf.workflowId);
   // Started on this run's queue, i.e. by this run's dispatcher, and run by this run's worker.
   const described = await handle.describe();
   t.is(described.taskQueue, process.env.TEMPORAL_TASK_QUEUE!);

@@ -7,12 +7,12 @@ import { Workspace } from '../../db/entities/Workspace.js';
 import { emitEvent, type EventName } from '../../domain/webhook-events.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { webhookWorkflowIds } from '../../workflows/ids.js';
-import { deliverWebhookChunk, PER_SUBSCRIPTION_MAX, type DeliverySummary } from '../../workflows/webhooks.js';
-import { jobSearchAttributes } from '../../workflows/search-attributes.js';
+import { BATCHED_TARGETS_MAX, deliverWebhookChunk, PER_SUBSCRIPTION_MAX, type BatchSummary, type DeliverySummary } from '../../workflows/webhooks.js';
+import { JobKind, WorkspaceId } from '../../workflows/search-attributes.js';
 import { api, call, createUser, closeApi, type TestUser } from '../helpers/api.js';
-import { startReceiver, verifySignature } from '../helpers/receiver.js';
+import { startReceiver, verifySignature, type Receiver } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { whenStarted } from '../helpers/workflows.js';
+import { eventDelivery, eventWorkflow } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -34,13 +34,21 @@ async function emit(wsId: string, name: EventName, data: Record<string, unknown>
   return em.transactional((tx) => emitEvent(tx as EntityManager, wsId, name, data));
 }
 
-/** Waits for the dispatcher (in the worker process) to start the event's workflow, then for its result. */
+/** Waits for the dispatcher (in the worker process) to start the workflow carrying the event, then for the event's summary. */
 async function delivered(eventId: string): Promise<DeliverySummary> {
-  const handle = await whenStarted((await api()).services.temporal.workflow.getHandle(webhookWorkflowIds.event(eventId)));
-  return handle.result();
+  return eventDelivery((await api()).services.temporal, eventId);
 }
 
-test.serial('an emitted event reaches matching active subscriptions, signed over the raw bytes; inactive and non-matching get nothing; replays', async (t) => {
+/** Polls until `check` holds (up to 30 s; the dispatcher's sweep runs every 5 s). */
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test.serial('an emitted event reaches matching active subscriptions, signed over the raw bytes; inactive and non-matching get nothing; its batch workflow replays', async (t) => {
   const u = await createUser();
   const ws = await workspaceId(u.id);
   const [match, inactive, other] = await Promise.all([startReceiver(), startReceiver(), startReceiver()]);
@@ -76,11 +84,145 @@ test.serial('an emitted event reaches matching active subscriptions, signed over
   t.like(rows[0], { subscriptionId: sub.id, eventName: 'lead.discovered', success: true, statusCode: 200, errorClass: null, responseExcerpt: 'ok' });
   t.truthy((await em.findOneOrFail(WebhookEvent, eventId)).dispatchedAt);
 
+  // One target: delivered by its outbox batch's workflow, not a workflow of its own.
   const client = (await api()).services.temporal;
-  const desc = await client.workflow.getHandle(webhookWorkflowIds.event(eventId)).describe();
-  t.deepEqual(desc.typedSearchAttributes.get(jobSearchAttributes({ kind: 'x' }).getAll()[0].key), 'webhook-event');
-  t.true((await replayLive(client, webhookWorkflowIds.event(eventId))) > 0);
-  await replayFixture(client, 'deliverWebhookEvent', webhookWorkflowIds.event(eventId));
+  const wf = await eventWorkflow(client, eventId);
+  if (wf.kind !== 'batch') return t.fail(`expected a batch, got ${wf.kind}`);
+  t.is((await em.findOneOrFail(WebhookEvent, eventId)).batchId, wf.batchId);
+  const desc = await client.workflow.getHandle(wf.workflowId).describe();
+  t.is(desc.type, 'deliverWebhookEventBatch');
+  t.is(desc.typedSearchAttributes.get(JobKind), 'webhook-batch');
+  t.is(desc.typedSearchAttributes.get(WorkspaceId), ws);
+  t.true(Number(desc.memo?.events) >= 1);
+  await t.throwsAsync(client.workflow.getHandle(webhookWorkflowIds.event(eventId)).describe(), { instanceOf: WorkflowNotFoundError });
+  t.true((await replayLive(client, wf.workflowId)) > 0);
+  await replayFixture(client, 'deliverWebhookEventBatch', wf.workflowId);
+});
+
+test.serial('a batch: several events of one transaction to several receivers, each (event, subscription) pair delivered once, signed with its own secret; another workspace gets its own batch; replays', async (t) => {
+  const u = await createUser();
+  const other = await createUser();
+  const [ws, ws2] = await Promise.all([workspaceId(u.id), workspaceId(other.id)]);
+  const rx = await Promise.all([startReceiver(), startReceiver(), startReceiver(), startReceiver()]);
+  t.teardown(() => Promise.all(rx.map((r) => r.close())).then(() => {}));
+  const lists = [['lead.discovered', 'action.executed'], ['action.executed'], ['lead.discovered', 'message.received', 'action.executed']];
+  const subs = [];
+  for (const [i, events] of lists.entries()) subs.push(await subscribe(u, rx[i].url, events));
+  const sub2 = await subscribe(other, rx[3].url, ['lead.discovered']);
+  const names: EventName[] = ['lead.discovered', 'action.executed', 'message.received', 'lead.discovered', 'action.executed', 'account.disconnected'];
+  // One transaction: committed together, so claimed together (one batch per workspace).
+  const em = (await api()).services.orm.em.fork() as EntityManager;
+  const { ids, otherId } = await em.transactional(async (tx) => {
+    const ids: string[] = [];
+    for (const [i, name] of names.entries()) ids.push(await emitEvent(tx as EntityManager, ws, name, { seq: i }));
+    return { ids, otherId: await emitEvent(tx as EntityManager, ws2, 'lead.discovered', { seq: 'other' }) };
+  });
+  const client = (await api()).services.temporal;
+  const matching = (name: string) => [0, 1, 2].filter((i) => lists[i].includes(name));
+  for (const [i, id] of ids.entries()) {
+    const n = matching(names[i]).length;
+    t.deepEqual(await delivered(id), { targets: n, succeeded: n, failed: 0 }, names[i]);
+  }
+  t.deepEqual(await delivered(otherId), { targets: 1, succeeded: 1, failed: 0 });
+
+  // One batch for the workspace's events that have targets, another for the other workspace's; the
+  // event without a target (account.disconnected: no subscription lists it) in none.
+  const rows = await (await api()).services.orm.em.fork().find(WebhookEvent, { id: { $in: [...ids, otherId] } });
+  const batchOf = new Map(rows.map((r) => [r.id, r.batchId ?? undefined]));
+  const batched = ids.filter((_, i) => matching(names[i]).length > 0);
+  t.is(batched.length, ids.length - 1);
+  t.is(new Set(batched.map((id) => batchOf.get(id))).size, 1);
+  const batchId = batchOf.get(batched[0])!;
+  t.truthy(batchId);
+  t.is(batchOf.get(ids[names.indexOf('account.disconnected')]), undefined);
+  t.truthy(batchOf.get(otherId));
+  t.not(batchOf.get(otherId), batchId);
+  t.true(rows.every((r) => r.dispatchedAt));
+  const handle = client.workflow.getHandle(webhookWorkflowIds.batch(batchId));
+  const result = (await handle.result()) as BatchSummary;
+  t.deepEqual(Object.keys(result.events).sort(), [...batched].sort());
+  const desc = await handle.describe();
+  t.is(desc.typedSearchAttributes.get(JobKind), 'webhook-batch');
+  t.is(desc.typedSearchAttributes.get(WorkspaceId), ws);
+  t.deepEqual(desc.memo, { events: batched.length });
+
+  // Each receiver got exactly the events its subscription lists, once each, with its own secret.
+  const bodyOf = (r: Receiver) => r.requests.map((q) => JSON.parse(q.raw.toString()).data.seq).sort();
+  for (const i of [0, 1, 2]) {
+    t.deepEqual(bodyOf(rx[i]), names.flatMap((name, seq) => (matching(name).includes(i) ? [seq] : [])).sort(), `receiver ${i}`);
+    for (const req of rx[i].requests) {
+      t.true(verifySignature(subs[i].secret, req.raw, req.headers['x-service-signature']), `receiver ${i}`);
+      t.is(req.headers['x-service-event'], JSON.parse(req.raw.toString()).event);
+    }
+  }
+  t.deepEqual(bodyOf(rx[3]), ['other']);
+  t.true(verifySignature(sub2.secret, rx[3].requests[0].raw, rx[3].requests[0].headers['x-service-signature']));
+  // The event's bytes are what was stored: the same for every subscription.
+  const stored = rows.find((r) => r.id === ids[0])!.body;
+  for (const i of matching(names[0])) t.is(rx[i].requests.find((q) => JSON.parse(q.raw.toString()).data.seq === 0)!.raw.toString(), stored);
+
+  // Every attempt recorded once, as a single delivery is.
+  const records = await (await api()).services.orm.em.fork().find(WebhookDelivery, { eventId: { $in: ids } });
+  t.is(records.length, ids.reduce((a, _, i) => a + matching(names[i]).length, 0));
+  t.is(new Set(records.map((r) => `${r.subscriptionId}:${r.eventId}`)).size, records.length);
+  t.true(records.every((r) => r.success && r.statusCode === 200 && r.errorClass === null && r.responseExcerpt === 'ok' && r.workspaceId === ws));
+  t.true((await replayLive(client, webhookWorkflowIds.batch(batchId))) > 0);
+});
+
+test('a crash between the batch id commit and the dispatch marking: the sweep starts the same batch id again, and nothing is delivered twice', async (t) => {
+  const u = await createUser();
+  const ws = await workspaceId(u.id);
+  const rx = await startReceiver();
+  t.teardown(rx.close);
+  const sub = await subscribe(u, rx.url, ['lead.approved', 'campaign.completed']);
+  const { services } = await api();
+  const em = services.orm.em.fork();
+  const body = (name: string, seq: number) => JSON.stringify({ event: name, timestamp: new Date().toISOString(), data: { seq } });
+  // What a dispatcher that crashed after committing the batch ids leaves: rows with a batch id, not
+  // dispatched (inserted without NOTIFY, so only a sweep finds them).
+  // (a) it had started the batch workflow before crashing;
+  const started = uuidv7();
+  const a = [uuidv7(), uuidv7()];
+  // (b) it had not.
+  const neverStarted = uuidv7();
+  const b = [uuidv7()];
+  for (const [i, id] of a.entries()) await em.insert(WebhookEvent, { id, workspaceId: ws, name: 'lead.approved', body: body('lead.approved', i), createdAt: new Date(), dispatchedAt: null, batchId: started });
+  await em.insert(WebhookEvent, { id: b[0], workspaceId: ws, name: 'campaign.completed', body: body('campaign.completed', 9), createdAt: new Date(), dispatchedAt: null, batchId: neverStarted });
+  const first = await services.temporal.workflow
+    .execute('deliverWebhookEventBatch', { taskQueue, workflowId: webhookWorkflowIds.batch(started), args: [{ batchId: started, workspaceId: ws }] })
+    .catch(async (err) => {
+      // The dispatcher's sweep may have won the race; then it is its run we wait for.
+      if (err?.name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+      return services.temporal.workflow.getHandle(webhookWorkflowIds.batch(started)).result();
+    });
+  t.deepEqual(first, { events: { [a[0]]: { targets: 1, succeeded: 1, failed: 0 }, [a[1]]: { targets: 1, succeeded: 1, failed: 0 } } });
+  // The sweep marks (a) (its start answered "already started") and starts (b) under the same batch id.
+  const dispatched = async (ids: string[]) => (await services.orm.em.fork().count(WebhookEvent, { id: { $in: ids }, dispatchedAt: { $ne: null } })) === ids.length;
+  await until('the sweep', () => dispatched([...a, ...b]));
+  t.deepEqual(await delivered(b[0]), { targets: 1, succeeded: 1, failed: 0 });
+  t.is((await services.orm.em.fork().findOneOrFail(WebhookEvent, b[0])).batchId, neverStarted);
+  // A later sweep finds nothing left to do: each pair was sent and recorded once.
+  await new Promise((r) => setTimeout(r, 6_000));
+  t.is(rx.requests.length, 3);
+  t.deepEqual(rx.requests.map((q) => JSON.parse(q.raw.toString()).data.seq).sort(), [0, 1, 9]);
+  for (const q of rx.requests) t.true(verifySignature(sub.secret, q.raw, q.headers['x-service-signature']));
+  t.is(await services.orm.em.fork().count(WebhookDelivery, { eventId: { $in: [...a, ...b] } }), 3);
+});
+
+test('an event with no target (reaction.received, which no subscription may list) is marked dispatched without any workflow', async (t) => {
+  const u = await createUser();
+  const ws = await workspaceId(u.id);
+  const rx = await startReceiver();
+  t.teardown(rx.close);
+  await subscribe(u, rx.url, ['message.received', 'lead.discovered']);
+  const eventId = await emit(ws, 'reaction.received', { lead_id: uuidv7(), reaction: '👍' });
+  const client = (await api()).services.temporal;
+  t.like(await eventWorkflow(client, eventId), { kind: 'none' });
+  t.deepEqual(await delivered(eventId), { targets: 0, succeeded: 0, failed: 0 });
+  const row = await (await api()).services.orm.em.fork().findOneOrFail(WebhookEvent, eventId);
+  t.truthy(row.dispatchedAt);
+  t.is(row.batchId, null);
+  t.is(rx.requests.length, 0);
 });
 
 test('an event emitted in a rolled-back transaction is never delivered', async (t) => {
@@ -116,6 +258,7 @@ test('a demo workspace produces no delivery', async (t) => {
   await (await api()).services.orm.em.fork().nativeUpdate(Workspace, { id: ws }, { isDemo: true });
   const eventId = await emit(ws, 'message.received', { conversation_id: uuidv7(), lead_id: uuidv7() });
   t.deepEqual(await delivered(eventId), { targets: 0, succeeded: 0, failed: 0 });
+  t.like(await eventWorkflow((await api()).services.temporal, eventId), { kind: 'none' });
   t.is(rx.requests.length, 0);
   t.is(await (await api()).services.orm.em.fork().count(WebhookDelivery, { eventId }), 0);
 });
@@ -144,7 +287,7 @@ test('a receiver that never answers fails after ~10 s with exactly one request, 
   t.true(good.createdAt.getTime() < bad.createdAt.getTime());
 });
 
-test('the dispatcher treats "already started" as success: a row whose workflow already runs is marked, not doubled', async (t) => {
+test('the dispatcher treats "already started" as success: a row whose own workflow already runs is marked, not doubled', async (t) => {
   const u = await createUser();
   const ws = await workspaceId(u.id);
   const rx = await startReceiver();
@@ -152,10 +295,11 @@ test('the dispatcher treats "already started" as success: a row whose workflow a
   await subscribe(u, rx.url, ['lead.approved']);
   const { services } = await api();
   // Simulate a crash between "workflow started" and "row marked": the row is committed without a
-  // NOTIFY and its workflow is started by hand; the dispatcher's sweep must then just mark it.
+  // NOTIFY, its decision committed (batch id = its own id: its own workflow, as for a large fan-out)
+  // and its workflow started by hand; the dispatcher's sweep must then just mark it.
   const id = uuidv7();
   const em = services.orm.em.fork();
-  await em.insert(WebhookEvent, { id, workspaceId: ws, name: 'lead.approved', body: JSON.stringify({ event: 'lead.approved', timestamp: new Date().toISOString(), data: {} }), createdAt: new Date(), dispatchedAt: null });
+  await em.insert(WebhookEvent, { id, workspaceId: ws, name: 'lead.approved', body: JSON.stringify({ event: 'lead.approved', timestamp: new Date().toISOString(), data: {} }), createdAt: new Date(), dispatchedAt: null, batchId: id });
   const summary = await services.temporal.workflow.execute('deliverWebhookEvent', {
     taskQueue,
     workflowId: webhookWorkflowIds.event(id),
@@ -191,7 +335,7 @@ test.serial('deliverWebhookChunk (the fan-out child) delivers its slice in paral
   await replayFixture(client, 'deliverWebhookChunk', workflowId);
 });
 
-test('above the per-subscription limit, deliveries go out in batch activities: one signed request each, a stalled one fails alone', async (t) => {
+test.serial('above the per-subscription limit, an event keeps its own workflow, whose deliveries go out in batch activities: one signed request each, a stalled one fails alone; replays', async (t) => {
   const u = await createUser();
   const ws = await workspaceId(u.id);
   const rx = await startReceiver();
@@ -211,4 +355,15 @@ test('above the per-subscription limit, deliveries go out in batch activities: o
   const em = (await api()).services.orm.em.fork();
   t.is(await em.count(WebhookDelivery, { eventId, success: true }), subs.length);
   t.is((await em.findOneOrFail(WebhookDelivery, { eventId, subscriptionId: slow.id })).errorClass, 'timeout');
+  // A large fan-out (more than BATCHED_TARGETS_MAX targets) is not batched: its own workflow, as before.
+  t.true(subs.length + 1 > BATCHED_TARGETS_MAX);
+  const client = (await api()).services.temporal;
+  t.deepEqual(await eventWorkflow(client, eventId), { kind: 'event', workflowId: webhookWorkflowIds.event(eventId) });
+  t.is((await em.findOneOrFail(WebhookEvent, eventId)).batchId, eventId);
+  const desc = await client.workflow.getHandle(webhookWorkflowIds.event(eventId)).describe();
+  t.is(desc.type, 'deliverWebhookEvent');
+  t.is(desc.typedSearchAttributes.get(JobKind), 'webhook-event');
+  t.is(desc.typedSearchAttributes.get(WorkspaceId), ws);
+  t.true((await replayLive(client, webhookWorkflowIds.event(eventId))) > 0);
+  await replayFixture(client, 'deliverWebhookEvent', webhookWorkflowIds.event(eventId));
 });
