@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { toInboundEvent } from '../lib/connectors/inbound.js';
 import type { ChatMessage } from '../lib/connectors/types.js';
 import { uuidv7 } from '../lib/ids.js';
+import { mapLimit } from '../lib/concurrency.js';
 import { normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import type { Jobs } from './jobs.js';
 import { emitEvent } from './webhook-events.js';
@@ -319,7 +320,8 @@ async function applyReplies(em: EntityManager, jobs: Jobs | undefined, account: 
       [JSON.stringify(marks)],
     );
   }
-  if (jobs) for (const s of sends) await jobs.signalEnrollment(s.campaign_id, s.lead_id, 'reply', {});
+  // In parallel: each is a round trip to Temporal, and a batch may hold hundreds.
+  if (jobs) await mapLimit(sends, 16, (s) => jobs.signalEnrollment(s.campaign_id, s.lead_id, 'reply', {}));
 
   const conv = new Map(convs.map((c) => [c.id, c]));
   await openReplyReminders(

@@ -894,8 +894,217 @@ DEMO_ROWS.push(
   { table: 'campaign_signals', key: ['campaign_id', 'signal_id'], rows: [{ campaign_id: demoId(0x900), signal_id: demoId(0x310), created_at: SEEDED_AT }] },
 );
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps']);
+/**
+ * Campaign runtime and the inbox (docs/executor.md, docs/inbox.md, docs/follow-ups.md): Ledgerly's
+ * campaign has sent its first email to three leads. Lena replied (her enrollment stopped, the
+ * follow-up canceled, a reminder waits for an answer, a note); Mara opened hers and waits for the
+ * follow-up; Jonas's mailbox answered out of office (the sequence goes on). One message came from
+ * someone who is not a lead. Ids 0xa00–0xa5f.
+ */
+const LEDGERLY = demoId(0x900);
+const MAILBOX = demoId(0x800);
+const demoSend = (lead: 'lena' | 'mara' | 'jonas') => ({
+  subject: 'Bookkeeping without the weekend, ' + { lena: 'Lena', mara: 'Mara', jonas: 'Jonas' }[lead] + '?',
+  body: `Hi ${{ lena: 'Lena', mara: 'Mara', jonas: 'Jonas' }[lead]},\n\nyou mentioned invoices eating your weekends. Ledgerly matches bank lines to invoices for you and keeps a running tax estimate.\n\nWorth a 15-minute look?\n\nMara (Ledgerly sales)`,
+});
+const DEMO_PEOPLE = {
+  lena: { lead: demoId(0x260), contact: demoId(0x250), email: 'lena@vogel-illustration.example' },
+  mara: { lead: demoId(0x262), contact: demoId(0x252), email: 'mara@lindqvist-studio.example' },
+  jonas: { lead: demoId(0x263), contact: demoId(0x253), email: 'jonas@becker-webdev.example' },
+};
+const enrollment = (id: number, who: keyof typeof DEMO_PEOPLE, status: string, extra: Record<string, unknown>) => ({
+  id: demoId(id),
+  workspace_id: DEMO_WORKSPACE_ID,
+  campaign_id: LEDGERLY,
+  lead_id: DEMO_PEOPLE[who].lead,
+  contact_id: DEMO_PEOPLE[who].contact,
+  status,
+  step_version: 1,
+  account_id: MAILBOX,
+  run: 1,
+  enrolled_at: '2026-09-16T08:00:00.000Z',
+  current_position: null,
+  current_step_id: null,
+  stop_reason: null,
+  replied_at: null,
+  finished_at: null,
+  ...extra,
+});
+const action = (id: number, enr: number, who: keyof typeof DEMO_PEOPLE, step: 0 | 2, state: string, at: string, extra: Record<string, unknown> = {}) => ({
+  id: demoId(id),
+  workspace_id: DEMO_WORKSPACE_ID,
+  campaign_id: LEDGERLY,
+  enrollment_id: demoId(enr),
+  lead_id: DEMO_PEOPLE[who].lead,
+  step_id: demoId(step === 0 ? 0x910 : 0x912),
+  step_position: step,
+  step_version: 1,
+  type: 'email',
+  state,
+  due_at: at,
+  account_id: MAILBOX,
+  content: JSON.stringify({ recipient: DEMO_PEOPLE[who].email, ...(step === 0 ? demoSend(who) : { subject: 'Re: bookkeeping', body: 'A short nudge: happy to show how your business would look in Ledgerly.' }) }),
+  executed_at: state === 'executed' ? at : null,
+  connector_message_id: state === 'executed' ? `demo-msg-${who}` : null,
+  connector_thread_id: state === 'executed' ? `demo-thread-${who}` : null,
+  attempts: state === 'executed' ? 1 : 0,
+  ...extra,
+});
+const message = (id: number, conversation: number, m: Record<string, unknown>) => ({
+  id: demoId(id),
+  workspace_id: DEMO_WORKSPACE_ID,
+  conversation_id: demoId(conversation),
+  platform_account_id: MAILBOX,
+  origin: null,
+  state: null,
+  sender_name: null,
+  subject: null,
+  attachments: '[]',
+  lead_id: null,
+  scheduled_action_id: null,
+  historical: false,
+  error_code: null,
+  created_by: null,
+  created_at: m.sent_at,
+  ...m,
+});
+const conversation = (id: number, m: Record<string, unknown>) => ({
+  id: demoId(id),
+  workspace_id: DEMO_WORKSPACE_ID,
+  platform_account_id: MAILBOX,
+  channel: 'email',
+  counterpart_name: null,
+  contact_id: null,
+  lead_id: null,
+  campaign_id: null,
+  last_inbound_at: null,
+  last_outbound_at: null,
+  read_at: null,
+  ai_reply: null,
+  ...m,
+});
+const LENA_REPLY = 'Hi Mara, yes, the VAT part sounds great. Could you show me on Thursday afternoon?';
+const JONAS_OOO = 'Automatic reply: I am out of the office until 28 September with limited access to email.';
+DEMO_ROWS.push(
+  {
+    table: 'enrollments',
+    rows: [
+      enrollment(0xa00, 'lena', 'replied', { stop_reason: 'replied', replied_at: '2026-09-17T10:20:00.000Z', finished_at: '2026-09-17T10:20:00.000Z' }),
+      enrollment(0xa01, 'mara', 'active', { current_position: 1, current_step_id: demoId(0x911) }),
+      enrollment(0xa02, 'jonas', 'active', { current_position: 1, current_step_id: demoId(0x911) }),
+    ],
+  },
+  {
+    table: 'scheduled_actions',
+    rows: [
+      action(0xa10, 0xa00, 'lena', 0, 'executed', '2026-09-16T09:12:00.000Z', { replied_at: '2026-09-17T10:20:00.000Z' }),
+      action(0xa11, 0xa00, 'lena', 2, 'canceled', '2026-09-21T09:00:00.000Z'),
+      action(0xa12, 0xa01, 'mara', 0, 'executed', '2026-09-16T09:20:00.000Z', { opened_at: '2026-09-16T11:02:00.000Z' }),
+      action(0xa13, 0xa01, 'mara', 2, 'planned', '2026-09-21T09:00:00.000Z'),
+      action(0xa14, 0xa02, 'jonas', 0, 'executed', '2026-09-17T09:05:00.000Z'),
+      action(0xa15, 0xa02, 'jonas', 2, 'planned', '2026-09-22T09:00:00.000Z'),
+    ],
+  },
+  {
+    table: 'conversations',
+    rows: [
+      conversation(0xa20, {
+        connector_thread_id: 'demo-thread-lena',
+        counterpart: DEMO_PEOPLE.lena.email,
+        counterpart_name: 'Lena Vogel',
+        contact_id: DEMO_PEOPLE.lena.contact,
+        lead_id: DEMO_PEOPLE.lena.lead,
+        campaign_id: LEDGERLY,
+        last_message_at: '2026-09-17T10:20:00.000Z',
+        last_message_preview: LENA_REPLY,
+        last_direction: 'in',
+        last_inbound_at: '2026-09-17T10:20:00.000Z',
+        last_outbound_at: '2026-09-16T09:12:00.000Z',
+        unread_count: 1,
+      }),
+      conversation(0xa21, {
+        connector_thread_id: 'demo-thread-jonas',
+        counterpart: DEMO_PEOPLE.jonas.email,
+        counterpart_name: 'Jonas Becker',
+        contact_id: DEMO_PEOPLE.jonas.contact,
+        lead_id: DEMO_PEOPLE.jonas.lead,
+        campaign_id: LEDGERLY,
+        last_message_at: '2026-09-17T09:06:00.000Z',
+        last_message_preview: JONAS_OOO,
+        last_direction: 'in',
+        last_inbound_at: '2026-09-17T09:06:00.000Z',
+        last_outbound_at: '2026-09-17T09:05:00.000Z',
+        unread_count: 0,
+        read_at: '2026-09-17T12:00:00.000Z',
+      }),
+      conversation(0xa22, {
+        connector_thread_id: 'demo-thread-printshop',
+        counterpart: 'hello@printshop.example',
+        last_message_at: '2026-09-18T14:40:00.000Z',
+        last_message_preview: 'Do you offer discounts for print studios with several freelancers?',
+        last_direction: 'in',
+        last_inbound_at: '2026-09-18T14:40:00.000Z',
+        unread_count: 1,
+      }),
+    ],
+  },
+  {
+    table: 'inbox_messages',
+    rows: [
+      message(0xa30, 0xa20, { connector_message_id: 'demo-msg-lena', direction: 'out', kind: 'sent', origin: 'campaign', sender: 'mara@ledgerly.example', subject: demoSend('lena').subject, body: demoSend('lena').body, sent_at: '2026-09-16T09:12:00.000Z', lead_id: DEMO_PEOPLE.lena.lead, scheduled_action_id: demoId(0xa10) }),
+      message(0xa31, 0xa20, { connector_message_id: 'demo-msg-lena-reply', direction: 'in', kind: 'reply', sender: DEMO_PEOPLE.lena.email, body: LENA_REPLY, sent_at: '2026-09-17T10:20:00.000Z', lead_id: DEMO_PEOPLE.lena.lead }),
+      message(0xa32, 0xa21, { connector_message_id: 'demo-msg-jonas', direction: 'out', kind: 'sent', origin: 'campaign', sender: 'mara@ledgerly.example', subject: demoSend('jonas').subject, body: demoSend('jonas').body, sent_at: '2026-09-17T09:05:00.000Z', lead_id: DEMO_PEOPLE.jonas.lead, scheduled_action_id: demoId(0xa14) }),
+      message(0xa33, 0xa21, { connector_message_id: 'demo-msg-jonas-ooo', direction: 'in', kind: 'auto_reply', sender: DEMO_PEOPLE.jonas.email, body: JONAS_OOO, sent_at: '2026-09-17T09:06:00.000Z', lead_id: DEMO_PEOPLE.jonas.lead }),
+      message(0xa34, 0xa22, { connector_message_id: 'demo-msg-printshop', direction: 'in', kind: 'reply', sender: 'hello@printshop.example', body: 'Do you offer discounts for print studios with several freelancers?', sent_at: '2026-09-18T14:40:00.000Z' }),
+    ],
+  },
+  {
+    table: 'follow_up_reminders',
+    rows: [
+      {
+        id: demoId(0xa40),
+        workspace_id: DEMO_WORKSPACE_ID,
+        lead_id: DEMO_PEOPLE.lena.lead,
+        kind: 'reply_waiting',
+        conversation_id: demoId(0xa20),
+        meeting_id: null,
+        state: 'open',
+        due_at: '2026-09-18T10:20:00.000Z',
+        summary: LENA_REPLY,
+        resolved_at: null,
+        resolved_by: null,
+        created_at: '2026-09-17T10:20:00.000Z',
+      },
+    ],
+  },
+  {
+    table: 'lead_notes',
+    rows: [{ id: demoId(0xa50), workspace_id: DEMO_WORKSPACE_ID, lead_id: DEMO_PEOPLE.lena.lead, author_id: DEMO_USER_ID, body: 'Prefers Thursday afternoons; ask about the quarterly VAT export.', created_at: '2026-09-17T11:00:00.000Z' }],
+  },
+  {
+    table: 'inbox_syncs',
+    key: ['account_id'],
+    rows: [
+      {
+        account_id: MAILBOX,
+        workspace_id: DEMO_WORKSPACE_ID,
+        state: 'completed',
+        run: 1,
+        cursor: null,
+        pages: 1,
+        chats_seen: 3,
+        messages_stored: 5,
+        error_message: null,
+        started_at: '2026-09-18T15:00:00.000Z',
+        finished_at: '2026-09-18T15:00:03.000Z',
+        updated_at: '2026-09-18T15:00:03.000Z',
+      },
+    ],
+  },
+);
+
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps', 'content', 'attachments', 'ai_reply']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps', 'enrollments', 'scheduled_actions', 'conversations']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged

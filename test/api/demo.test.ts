@@ -53,6 +53,20 @@ test('reads in the Demo workspace answer 200 with the seeded data', async (t) =>
   t.like(e.body, { workspace_id: DEMO_WORKSPACE_ID, is_demo: true });
   const f = await call('GET', '/api/features', inDemo(u));
   t.like(f.body, { is_demo: true, features: { writes: false, operator: false } });
+  // The inbox and follow-ups show a working campaign: a reply, an out-of-office, a stranger.
+  const inbox = (await call('GET', '/api/inbox/conversations', inDemo(u))).body.items;
+  t.deepEqual(
+    inbox.map((c: any) => [c.counterpart_name ?? c.counterpart, c.lead?.id ? 'lead' : 'unmatched', c.unread_count]),
+    [
+      ['hello@printshop.example', 'unmatched', 1],
+      ['Lena Vogel', 'lead', 1],
+      ['Jonas Becker', 'lead', 0],
+    ],
+  );
+  const lena = (await call('GET', `/api/inbox/conversations/${inbox[1].id}`, inDemo(u))).body;
+  t.deepEqual(lena.messages.map((m: any) => [m.direction, m.kind]), [['out', 'sent'], ['in', 'reply']]);
+  t.like((await call('GET', '/api/follow-ups', inDemo(u))).body.items, [{ kind: 'reply_waiting', lead: { first_name: 'Lena' } }]);
+  t.is((await call('POST', `/api/inbox/conversations/${inbox[1].id}/reply`, { ...inDemo(u), body: { body: 'hi' } })).body.error.code, 'demo_read_only');
 });
 
 test('writes in the Demo workspace answer 403 demo_read_only and change nothing', async (t) => {

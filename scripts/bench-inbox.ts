@@ -1,0 +1,202 @@
+// `npm run bench:inbox`: 10,000 inbound messages (`BENCH_MESSAGES`) through the whole inbox path: signed
+// connector events POSTed to `/hooks/connector` (the API in this process), stored once each, processed
+// by the accounts' `inbox-inbound:<accountId>` workflows on a worker in this process (matching each to
+// its lead through the campaign send in its thread, signalling the enrollment, emitting
+// `message.received`), and delivered by the outbox dispatcher to a local receiver subscribed to it.
+//
+// Rounds (`BENCH_RATE`, default `300,max`): a paced round offers `rate` messages/s; `max` posts with 64
+// in flight. Each prints messages processed per second (first receipt → last message handled) and
+// receipt → delivery latency p50/p95/p99 (receipt: the hook's 200; delivery: the receiver's POST),
+// against the goals (≥ 300/s, p95 ≤ 2 s). Leads, contacts, one executed campaign send per lead and
+// `BENCH_ACCOUNTS` (4) email accounts are seeded directly; the enrollments have no running workflow,
+// so each reply's signal finds none (it still costs its round trip).
+// Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench_inbox`) and Redis database 5.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { stackWithSchema } from './stack-env.js';
+
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 4);
+const RATES = (process.env.BENCH_RATE ?? '300,max').split(',').map((r) => r.trim());
+const DRAIN_MS = Number(process.env.BENCH_DRAIN_SECONDS ?? 120) * 1000;
+const SECRET = 'bench-inbox-secret';
+const log = (msg: string) => console.error(`[bench:inbox] ${msg}`);
+const { stack, env } = await stackWithSchema(log, { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_inbox', redisDb: 5 });
+Object.assign(process.env, env, {
+  TEMPORAL_TASK_QUEUE: `bench-inbox-${process.pid}`,
+  TEMPORAL_SCHEDULES: 'off',
+  LOG_LEVEL: 'warn',
+  CONNECTOR_WEBHOOK_SECRET: SECRET,
+  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+  RATE_LIMIT_DEFAULT_PER_MINUTE: '10000000',
+});
+
+const { createServices } = await import('../api/services-factory.js');
+const { createApp } = await import('../api/app.js');
+const { createWorker } = await import('../workers/worker.js');
+const { benchOwner } = await import('./bench-fixtures.js');
+const { createList } = await import('../domain/lists.js');
+const { createSubscription } = await import('../domain/webhooks.js');
+const { signInbound } = await import('../lib/connectors/index.js');
+const { uuidv7 } = await import('../lib/ids.js');
+
+const services = await createServices();
+const server = createApp(services).listen(0, '127.0.0.1');
+await new Promise((r) => server.once('listening', r));
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const w = await createWorker();
+const running = w.worker.run();
+
+// The receiver: the arrival time of each message.received by its bench index.
+const arrivals = new Map<string, number>();
+let duplicates = 0;
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const at = performance.now();
+    try {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { event: string; data: { message: string } };
+      const key = /bench (\S+)/.exec(body.data.message)?.[1];
+      if (body.event === 'message.received' && key) {
+        if (arrivals.has(key)) duplicates++;
+        else arrivals.set(key, at);
+      }
+    } catch {
+      /* not ours */
+    }
+    res.writeHead(204).end();
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+
+const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+let benchUser: string | undefined;
+const results: string[] = [];
+try {
+  const em = services.orm.em.fork() as EntityManager;
+  const { actor, app } = await benchOwner(em);
+  benchUser = actor.userId;
+  const ws = actor.workspaceId;
+  await createSubscription(em, actor, services.config, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['message.received'] });
+  const list = await createList(em, actor, app.id, { name: 'Bench inbox list' });
+  log(`seeding ${MESSAGES} leads on ${ACCOUNTS} accounts, each with an executed campaign email`);
+  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ id: uuidv7(), connectorId: `bench-inbox-${process.pid}-${i}` }));
+  for (const a of accounts) {
+    await em.execute(
+      `insert into platform_accounts (id, workspace_id, channel, display_name, time_zone, working_hours, status, connector, connector_account_id, address, caps, min_gap_seconds, jitter_seconds, connected_at, created_at, updated_at)
+       values (?, ?, 'email', 'Bench mailbox', 'UTC', '{"days":[1,2,3,4,5,6,7],"start":"00:00","end":"24:00"}'::jsonb, 'connected', 'sandbox', ?, ?, '{}'::jsonb, 0, 0, now() - interval '1 day', now(), now())`,
+      [a.id, ws, a.connectorId, `${a.connectorId}@mail.bench.example`],
+    );
+  }
+  await em.execute(
+    `insert into contacts (id, workspace_id, email, email_normalised, first_name, last_name, company, created_at, updated_at)
+     select gen_random_uuid(), ?, 'p' || i || '@company.example', 'p' || i || '@company.example', 'First' || i, 'Last' || i, 'Company ' || (i % 997), now(), now() from generate_series(1, ?) as i`,
+    [ws, MESSAGES],
+  );
+  await em.execute(`insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at) select gen_random_uuid(), ?, ?, c.id, 'import', now(), now() from contacts c where c.workspace_id = ?`, [ws, list.id, ws]);
+  const campaignId = uuidv7();
+  await em.execute(
+    `insert into campaigns (id, workspace_id, app_id, name, status, time_zone, sending_windows, account_ids, rotation, daily_new_lead_cap, stop_on_reply, country_rule,
+       review_required, message_mode, exclusive_leads, step_version, created_at, updated_at)
+     values (?, ?, ?, 'Bench inbox', 'active', 'UTC', '{}'::jsonb, '[]'::jsonb, 'round_robin', null, true, null, false, 'template', false, 1, now(), now())`,
+    [campaignId, ws, app.id],
+  );
+  await em.execute(
+    `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
+     select gen_random_uuid(), ?, ?, l.id, l.contact_id, 'active', 1, 1, now(), now(), now() from leads l where l.list_id = ?`,
+    [ws, campaignId, list.id],
+  );
+  // Lead n (by email p<n>) got one email from account n % ACCOUNTS, in thread bench-thread-<n>.
+  await em.execute(
+    `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, account_id,
+       connector_message_id, connector_thread_id, content, attempts, created_at, updated_at)
+     select gen_random_uuid(), ?, ?, e.id, e.lead_id, gen_random_uuid(), 0, 1, 'email', 'executed', now() - interval '1 hour', now() - interval '1 hour',
+            (?::uuid[])[(substr(c.email, 2, strpos(c.email, '@') - 2)::int % ?) + 1], 'sent-' || c.email, 'bench-thread-' || substr(c.email, 2, strpos(c.email, '@') - 2),
+            jsonb_build_object('recipient', c.email, 'subject', 'Hello', 'body', 'Hi there'), 1, now(), now()
+       from enrollments e join contacts c on c.id = e.contact_id where e.campaign_id = ?`,
+    [ws, campaignId, `{${accounts.map((a) => a.id).join(',')}}`, ACCOUNTS, campaignId],
+  );
+
+  for (const [round, rate] of RATES.entries()) {
+    arrivals.clear();
+    duplicates = 0;
+    const tag = `r${round}`;
+    const receipts = new Map<string, number>();
+    const post = async (n: number) => {
+      const a = accounts[n % ACCOUNTS];
+      const now = new Date().toISOString();
+      const body = JSON.stringify({
+        id: `evt-${process.pid}-${tag}-${n}`,
+        type: 'message.received',
+        account_id: a.connectorId,
+        created_at: now,
+        data: { message: { id: `msg-${process.pid}-${tag}-${n}`, thread_id: `bench-thread-${n}`, direction: 'in', from: `p${n}@company.example`, body: `Sounds good, bench ${tag}-${n}`, sent_at: now, attachments: [] } },
+      });
+      const res = await fetch(`${base}/hooks/connector`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-connector-signature': signInbound(SECRET, body) }, body });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`hook answered ${res.status}`);
+      receipts.set(`${tag}-${n}`, performance.now());
+    };
+    log(`round ${tag}: ${MESSAGES} messages at ${rate === 'max' ? 'max (64 in flight)' : `${rate}/s`}`);
+    const started = performance.now();
+    const inFlight = new Set<Promise<void>>();
+    for (let n = 1; n <= MESSAGES; n++) {
+      if (rate === 'max') {
+        if (inFlight.size >= 64) await Promise.race(inFlight);
+      } else {
+        const due = started + ((n - 1) * 1000) / Number(rate);
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      }
+      const p = post(n).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+    await Promise.all(inFlight);
+    const posted = performance.now();
+    // Processed: the inbox stored the message and its event is handled.
+    let handled = 0;
+    while (performance.now() - posted < DRAIN_MS) {
+      const [r] = await em.execute<{ n: string }[]>(`select count(*) as n from connector_events where event_id like ? and handled_at is not null`, [`evt-${process.pid}-${tag}-%`]);
+      handled = Number(r.n);
+      if (handled >= MESSAGES) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const processedAt = performance.now();
+    while (arrivals.size < MESSAGES && performance.now() - posted < DRAIN_MS) await new Promise((r) => setTimeout(r, 100));
+    const latencies = [...arrivals.entries()].map(([k, at]) => at - (receipts.get(k) ?? at)).sort((a, b) => a - b);
+    const stored = Number((await em.execute<{ n: string }[]>(`select count(*) as n from inbox_messages where connector_message_id like ?`, [`msg-${process.pid}-${tag}-%`]))[0].n);
+    const perSecond = handled / ((processedAt - started) / 1000);
+    const out = {
+      round: tag,
+      offered: rate === 'max' ? 'max' : `${rate}/s`,
+      messages: MESSAGES,
+      ingest_rate: Math.round(MESSAGES / ((posted - started) / 1000)),
+      handled,
+      stored,
+      processed_per_second: Math.round(perSecond),
+      delivered: arrivals.size,
+      lost: MESSAGES - arrivals.size,
+      duplicated: duplicates,
+      receipt_to_delivery_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), p99: Math.round(pct(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
+    };
+    console.log(JSON.stringify(out));
+    results.push(
+      `${tag} (${out.offered}): ${out.processed_per_second} messages/s processed (goal ≥ 300: ${out.processed_per_second >= 300 ? 'met' : 'missed'}), receipt → message.received p95 ${out.receipt_to_delivery_ms.p95} ms (goal ≤ 2000: ${out.receipt_to_delivery_ms.p95 <= 2000 ? 'met' : 'missed'}), lost ${out.lost}, duplicated ${out.duplicated}`,
+    );
+  }
+} finally {
+  for (const r of results) console.log(r);
+  // The bench's rows go with its user (and so its workspace).
+  if (benchUser) await services.orm.em.fork().execute('delete from users where id = ?', [benchUser]).catch((err) => log(`cleanup: ${String(err)}`));
+  await services.orm.em.fork().execute(`delete from connector_events where event_id like ?`, [`evt-${process.pid}-%`]).catch(() => undefined);
+  server.close();
+  receiver.close();
+  w.worker.shutdown();
+  await running.catch(() => undefined);
+  await w.close();
+  await services.close();
+  if (process.env.CI) await stack.stop();
+}
+process.exit(0);
