@@ -18,6 +18,9 @@
 //      rows are marked dispatched in the same transaction that holds their locks. A crash between
 //      start and commit leaves them pending with their batch id; the next pass starts the same
 //      workflow id again and Temporal answers "already started", which counts as success.
+//   Dispatch steps run in the background (up to MAX_DISPATCHES at once, each on its own connection;
+//   SKIP LOCKED keeps them apart), so the next assignment never waits for a workflow start: on a
+//   loaded Temporal server a start takes from milliseconds to seconds.
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
@@ -42,8 +45,11 @@ export interface DispatcherOptions {
   eagerStart?: boolean;
 }
 
+/** Dispatch steps (workflow starts) in flight at once. */
+const MAX_DISPATCHES = 4;
+
 export interface Dispatcher {
-  /** Runs a pass now (also used by tests). Resolves when the pass is done. */
+  /** Runs a pass now (also used by tests). Resolves when the pass and the starts it led to are done. */
   kick(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -68,14 +74,17 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   const batchSize = opts.batchSize ?? 100;
   const coalesceMs = opts.coalesceMs ?? 100;
   const log = opts.logger.child({ component: 'webhook-dispatcher' });
-  // A pool (of one) rather than a bare client: a connection that breaks is replaced on the next pass.
-  const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 1 });
+  // A pool rather than bare clients: a connection that breaks is replaced on the next pass. One
+  // connection for the assignment step, one per dispatch step in flight.
+  const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 1 + MAX_DISPATCHES });
   let listener: pg.Client | undefined;
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
   let lastPass = 0;
   let notifyTimer: NodeJS.Timeout | undefined;
+  const dispatches = new Set<Promise<void>>();
+  let dispatchAgain = false;
 
   db.on('error', (err) => log.error({ err: String(err) }, 'dispatcher connection error'));
 
@@ -186,6 +195,36 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     });
   }
 
+  /** Starts a dispatch step in the background (or, when MAX_DISPATCHES run, one more after them). */
+  function launchDispatch(): void {
+    if (stopped) return;
+    if (dispatches.size >= MAX_DISPATCHES) {
+      dispatchAgain = true;
+      return;
+    }
+    const p: Promise<void> = dispatch()
+      .then(
+        (n) => {
+          // A full claim: there may be more decided rows waiting.
+          if (n === batchSize * 2) dispatchAgain = true;
+        },
+        (err) => log.error({ err: String(err) }, 'dispatch step failed; retrying at the next pass'),
+      )
+      .finally(() => {
+        dispatches.delete(p);
+        if (dispatchAgain) {
+          dispatchAgain = false;
+          launchDispatch();
+        }
+      });
+    dispatches.add(p);
+  }
+
+  /** Resolves once no dispatch step is in flight. */
+  async function dispatchesIdle(): Promise<void> {
+    while (dispatches.size) await Promise.all([...dispatches]);
+  }
+
   async function pass(): Promise<void> {
     do {
       again = false;
@@ -194,8 +233,9 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
           if (stopped) return;
           lastPass = Date.now();
           const assigned = await assign();
-          const dispatched = await dispatch();
-          if (assigned < batchSize && dispatched < batchSize * 2) break;
+          // Every pass dispatches, even when it assigned nothing: rows left with a batch id by a crash.
+          launchDispatch();
+          if (assigned < batchSize) break;
         }
       } catch (err) {
         log.error({ err: String(err) }, 'dispatch pass failed; retrying at the next sweep');
@@ -208,12 +248,12 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     if (stopped) return Promise.resolve();
     if (running) {
       again = true; // a notification during a pass: run once more after it
-      return running;
+      return running.then(dispatchesIdle);
     }
     running = pass().finally(() => {
       running = undefined;
     });
-    return running;
+    return running.then(dispatchesIdle);
   }
 
   /** A notification: a pass now, or once `coalesceMs` has passed since the last one began. */
@@ -257,6 +297,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
       clearInterval(sweep);
       clearTimeout(notifyTimer);
       await running?.catch(() => {});
+      await dispatchesIdle();
       await listener?.end().catch(() => {});
       await db.end().catch(() => {});
     },
