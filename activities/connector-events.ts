@@ -13,9 +13,13 @@ export function createConnectorActivities(deps: ActivityDeps) {
       const { connector, jobs } = deps;
       if (!connector || !jobs) throw new Error('deliverSandboxEvents needs the worker’s connector and Jobs');
       if (!(connector instanceof SandboxNetwork)) return { delivered: 0 };
+      // Wake-ups of the accounts' inbox processors are coalesced, so they are awaited once at the end
+      // (a failure fails the activity, which then hands the rest over again).
+      const kicks: Promise<void>[] = [];
       const delivered = await connector.deliverDue(new Date(), async (event, wire) => {
-        await ingestConnectorEvent(deps.orm.em.fork(), jobs, connector.name, event, wire);
+        await ingestConnectorEvent(deps.orm.em.fork(), jobs, connector.name, event, wire, (k) => kicks.push(k));
       });
+      await Promise.all(kicks);
       return { delivered };
     },
   };

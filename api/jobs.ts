@@ -6,6 +6,9 @@ import { AppError } from '../domain/errors.js';
 import { inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
+/** How long inbound events of one account wait to share the signal that wakes its processor. */
+const KICK_COALESCE_MS = Number(process.env.INBOX_KICK_COALESCE_MS ?? 50);
+
 /**
  * `eagerClient`: a client over the worker's own NativeConnection (inside a worker only). Enrollment
  * starts then ask for eager start: the first workflow task comes back in the start response to this
@@ -13,6 +16,7 @@ import { jobSearchAttributes } from '../workflows/search-attributes.js';
  */
 export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client } = {}): Jobs {
   const starter = opts.eagerClient ?? client;
+  const kicks = new Map<string, Promise<void>>();
   return {
     async startDiscoveryRun(plan) {
       try {
@@ -252,15 +256,25 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
       }
     },
-    async kickInboundProcessor(s) {
-      await client.workflow.signalWithStart('inboxInbound', {
-        taskQueue,
-        workflowId: inboxWorkflowIds.inbound(s.accountId),
-        args: [{ accountId: s.accountId }],
-        signal: 'events',
-        typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-inbound', workspaceId: s.workspaceId }),
-        memo: { account_id: s.accountId },
+    kickInboundProcessor(s) {
+      // Kicks of one account within KICK_COALESCE_MS share one signal, sent after all of them (each
+      // caller's event is stored before it asks): a burst costs a few signals, and every caller
+      // still returns only once a signal covering its event went out.
+      const pending = kicks.get(s.accountId);
+      if (pending) return pending;
+      const kick = new Promise<void>((resolve) => setTimeout(resolve, KICK_COALESCE_MS)).then(async () => {
+        kicks.delete(s.accountId);
+        await client.workflow.signalWithStart('inboxInbound', {
+          taskQueue,
+          workflowId: inboxWorkflowIds.inbound(s.accountId),
+          args: [{ accountId: s.accountId }],
+          signal: 'events',
+          typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-inbound', workspaceId: s.workspaceId }),
+          memo: { account_id: s.accountId },
+        });
       });
+      kicks.set(s.accountId, kick);
+      return kick;
     },
     async startInboxSync(s) {
       await client.workflow.start('inboxSync', {

@@ -42,11 +42,22 @@ const INBOX_TYPES = new Set(['message.received', 'reaction.received']);
  * A repeat stores nothing more; it hands the event on again only while it is unhandled (both hand-offs
  * are idempotent), so an event whose first hand-off failed is not lost.
  */
-export async function ingestConnectorEvent(em: EntityManager, jobs: Jobs, connector: string, event: InboundEvent, wire: Record<string, unknown>): Promise<StoredEvent> {
+export async function ingestConnectorEvent(
+  em: EntityManager,
+  jobs: Jobs,
+  connector: string,
+  event: InboundEvent,
+  wire: Record<string, unknown>,
+  /** A caller storing many events at once collects the processors' wake-ups and awaits them together. */
+  deferKick?: (kick: Promise<void>) => void,
+): Promise<StoredEvent> {
   const stored = await storeConnectorEvent(em, connector, event, wire);
   if (stored.handled) return stored;
-  if (INBOX_TYPES.has(event.type) && stored.accountId && stored.workspaceId) await jobs.kickInboundProcessor({ accountId: stored.accountId, workspaceId: stored.workspaceId });
-  else await jobs.startConnectorEvent({ eventId: event.eventId, type: event.type, workspaceId: stored.workspaceId });
+  if (INBOX_TYPES.has(event.type) && stored.accountId && stored.workspaceId) {
+    const kick = jobs.kickInboundProcessor({ accountId: stored.accountId, workspaceId: stored.workspaceId });
+    if (deferKick) deferKick(kick);
+    else await kick;
+  } else await jobs.startConnectorEvent({ eventId: event.eventId, type: event.type, workspaceId: stored.workspaceId });
   return stored;
 }
 

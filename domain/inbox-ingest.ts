@@ -10,7 +10,7 @@ import { uuidv7 } from '../lib/ids.js';
 import { mapLimit } from '../lib/concurrency.js';
 import { normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import type { Jobs } from './jobs.js';
-import { emitEvent } from './webhook-events.js';
+import { emitEvent, emitEvents } from './webhook-events.js';
 import { openReplyReminders, resolveAnsweredReminders } from './follow-ups.js';
 import type { MessageKind } from '../db/entities/InboxMessage.js';
 
@@ -175,19 +175,20 @@ export async function storeMessages(em: EntityManager, jobs: Jobs | undefined, a
       `select v.conversation_id, m.lead_id, m.contact_id, m.campaign_id, m.full_name
          from json_to_recordset(?::json) as v(conversation_id uuid, thread_id text, raw text, email text, profile text)
          cross join lateral (
-           (select a.lead_id, l.contact_id, a.campaign_id, coalesce(c.full_name, nullif(trim(concat_ws(' ', c.first_name, c.last_name)), '')) as full_name, 0 as rank
+           (select a.lead_id, l.contact_id, a.campaign_id, coalesce(c.full_name, nullif(trim(concat_ws(' ', c.first_name, c.last_name)), '')) as full_name
               from scheduled_actions a join leads l on l.id = a.lead_id join contacts c on c.id = l.contact_id
              where a.account_id = ? and a.connector_thread_id = v.thread_id and a.state = 'executed'
              order by a.executed_at desc limit 1)
            union all
            (select l.id, c.id, (select e.campaign_id from enrollments e where e.lead_id = l.id order by e.created_at desc limit 1),
-                   coalesce(c.full_name, nullif(trim(concat_ws(' ', c.first_name, c.last_name)), '')), 1
+                   coalesce(c.full_name, nullif(trim(concat_ws(' ', c.first_name, c.last_name)), ''))
               from contacts c join leads l on l.contact_id = c.id
              where c.workspace_id = ? and (c.email_normalised = v.email or c.profile_url_normalised = v.profile or c.network_provider_id = v.raw)
              order by exists (select 1 from scheduled_actions a where a.lead_id = l.id and a.account_id = ?) desc,
                       exists (select 1 from enrollments e where e.lead_id = l.id) desc, l.created_at desc
              limit 1)
-           order by rank limit 1) m`,
+           -- The branches are read in order and the first row ends it: the identity lookup runs only without a send in the thread.
+           limit 1) m`,
       [JSON.stringify(probe), account.id, account.workspace_id, account.id],
     );
     if (matches.length) {
@@ -330,13 +331,14 @@ async function applyReplies(em: EntityManager, jobs: Jobs | undefined, account: 
     replies.map((r) => ({ leadId: r.lead_id!, conversationId: r.conversation_id, repliedAt: new Date(r.sent_at), summary: preview(r.body) })),
   );
   const replied = new Set<string>();
+  const events: Record<string, unknown>[] = [];
   for (const r of replies) {
     const l = lead.get(r.lead_id!);
     const c = conv.get(r.conversation_id)!;
     const first = !l?.replied_before && !replied.has(r.lead_id!);
     replied.add(r.lead_id!);
     const name = l?.full_name || [l?.first_name, l?.last_name].filter(Boolean).join(' ') || null;
-    await emitEvent(em, account.workspace_id, 'message.received', {
+    events.push({
       conversation_id: r.conversation_id,
       lead_id: r.lead_id,
       campaign_id: send.get(r.lead_id!)?.campaign_id ?? c.campaign_id ?? null,
@@ -348,6 +350,7 @@ async function applyReplies(em: EntityManager, jobs: Jobs | undefined, account: 
       last_name: l?.last_name ?? null,
     });
   }
+  await emitEvents(em, account.workspace_id, 'message.received', events);
   return replies.length;
 }
 

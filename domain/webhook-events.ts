@@ -4,7 +4,8 @@
 // emitEvent inserts a row into the transactional outbox (`webhook_events`) with the caller's
 // EntityManager, i.e. inside the caller's transaction: if that transaction rolls back, the event
 // never existed. A `NOTIFY webhook_events` in the same transaction wakes the dispatcher
-// (workers/webhook-dispatcher.ts) at commit; it starts the workflow `webhook-event:<eventId>`.
+// (workers/webhook-dispatcher.ts) at commit; it puts the event in an outbox batch delivered by the
+// workflow `webhook-batch:<batchId>` (or, for a large fan-out, starts `webhook-event:<eventId>`).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WebhookEvent } from '../db/entities/WebhookEvent.js';
 import { uuidv7 } from '../lib/ids.js';
@@ -44,7 +45,7 @@ export const WEBHOOK_EVENTS_CHANNEL = 'webhook_events';
 /**
  * Publishes an event of `workspaceId`. Call it inside the transaction of the change it reports
  * (`em.transactional(async (em) => { ...; await emitEvent(em, ws, 'lead.discovered', data) })`).
- * Returns the event id (the workflow id is `webhook-event:<id>`).
+ * Returns the event id (the outbox row's `batch_id` then names the workflow that delivers it).
  */
 export async function emitEvent(em: EntityManager, workspaceId: string, name: EventName, data: Record<string, unknown>): Promise<string> {
   const id = uuidv7();
@@ -52,6 +53,16 @@ export async function emitEvent(em: EntityManager, workspaceId: string, name: Ev
   // Delivered to listeners only when (and if) the surrounding transaction commits.
   await em.execute(`select pg_notify('${WEBHOOK_EVENTS_CHANNEL}', ?)`, [id]);
   return id;
+}
+
+/** `emitEvent` for many events of one name at once: one insert and one notification (inbound batches). */
+export async function emitEvents(em: EntityManager, workspaceId: string, name: EventName, data: Record<string, unknown>[]): Promise<string[]> {
+  if (!data.length) return [];
+  const now = new Date();
+  const rows = data.map((d) => ({ id: uuidv7(), workspaceId, name, body: envelopeJson(name, d, now), createdAt: now, dispatchedAt: null }));
+  await em.insertMany(WebhookEvent, rows);
+  await em.execute(`select pg_notify('${WEBHOOK_EVENTS_CHANNEL}', ?)`, [rows[0].id]);
+  return rows.map((r) => r.id);
 }
 
 // ---------------------------------------------------------------------------------------------
