@@ -54,7 +54,13 @@ export async function startOrReportSyncs(em: EntityManager, jobs: Jobs, actor: A
       [a.id, actor.workspaceId, !!opts.force, SYNC_FRESH_MS / 1000],
     );
     if (claimed) {
-      await jobs.startInboxSync({ accountId: a.id, workspaceId: actor.workspaceId, run: claimed.run });
+      try {
+        await jobs.startInboxSync({ accountId: a.id, workspaceId: actor.workspaceId, run: claimed.run });
+      } catch (err) {
+        // Not started: the claimed run must not stay `running` with nothing behind it.
+        await finishSync(em, a.id, claimed.run, `could not start the sync: ${(err as Error).message}`);
+        throw err;
+      }
       out.push({ ...claimed, started: true });
     } else {
       const [row] = await em.execute<SyncRow[]>(`select * from inbox_syncs where account_id = ?`, [a.id]);
