@@ -71,7 +71,14 @@ export async function storeBookingEvent(
       event.eventId,
     ],
   );
-  return { id: rows[0].id, inserted: rows[0].inserted, handled: rows[0].state !== 'received' };
+  // A concurrent delivery of the same event committed after this statement's snapshot: read it now.
+  const [row] = rows.length
+    ? rows
+    : await em.execute<{ id: string; inserted: boolean; state: string }[]>(
+        `select id, false as inserted, state from booking_provider_events where workspace_id = ? and provider = ? and event_id = ?`,
+        [c.workspace.id, c.provider, event.eventId],
+      );
+  return { id: row.id, inserted: row.inserted, handled: row.state !== 'received' };
 }
 
 /**

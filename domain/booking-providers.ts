@@ -272,7 +272,7 @@ export async function verifyConnection(em: EntityManager, actor: Actor, deps: Bo
     return { connection: c, ok: true, error: null };
   } catch (err) {
     if (!(err instanceof BookingError) || err.code !== 'auth') providerUnavailable(err);
-    if (c.status !== 'invalid_credentials' || !c.statusReason) await markRefused(em, c, err);
+    await markRefused(em, c, err);
     return { connection: c, ok: false, error: c.statusReason ?? err.message };
   }
 }
@@ -321,7 +321,10 @@ export async function disconnectConnection(em: EntityManager, actor: Actor, deps
   const c = await requireConnection(em, actor, id);
   if (c.webhookId) {
     const p = provider(deps, c.provider as BookingProviderName);
-    await p.deleteWebhook(openCredentials(deps, c), c.webhookId).catch(() => undefined);
+    const webhookId = c.webhookId;
+    await usableCredentials(em, deps, c)
+      .then((creds) => p.deleteWebhook(creds, webhookId))
+      .catch(() => undefined);
   }
   await em.nativeDelete(BookingConnection, { id: c.id, workspace: actor.workspaceId });
 }

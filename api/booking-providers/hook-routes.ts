@@ -66,7 +66,7 @@ export const oauthCallback = defineOperation({
     .object({ code: param(4096), state: param(512), error: param(200), error_description: param(2000), error_uri: param(2048), iss: param(2048), scope: param(2000) })
     .strict(),
   responses: { 200: z.object({ status: z.literal('connected'), created: z.boolean(), booking_provider: ProviderView }) },
-  errors: { 400: ['invalid_id', 'invalid_state', 'oauth_denied', 'oauth_not_supported'], 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'], 502: ['provider_unavailable'] },
+  errors: { 400: ['invalid_id', 'invalid_state', 'oauth_denied', 'oauth_not_supported'], 403: ['not_assigned'], 404: ['not_found'], 502: ['provider_unavailable'] },
   handler: async ({ em, params, query, services }) => {
     const r = await finishOAuthConnection(em, bookingDeps(services), params.provider, query);
     return { status: 'connected' as const, created: r.created, booking_provider: toProviderView(r.connection, services.config.publicBaseUrl) };

@@ -48,7 +48,8 @@ export const UpdateMeetingBody = z
     notes: notes.optional(),
   })
   .strict()
-  .meta({ description: 'At least one field. The rules hold for the meeting as it would be after the change; a provider-managed meeting changes only its outcome and notes here (409 booking_managed)' });
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one field to change' })
+  .meta({ minProperties: 1, description: 'At least one field. The rules hold for the meeting as it would be after the change; a provider-managed meeting changes only its outcome and notes here (409 booking_managed)' });
 
 export const MeetingView = z.object({
   id: z.uuid(),

@@ -5,6 +5,8 @@
 // unreachable provider (502).
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { createBookingProviders, localAuthorizationCode } from '../../lib/booking/index.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
@@ -12,7 +14,6 @@ import { api, call, closeApi, createUser, listen, type TestUser } from '../helpe
 import { createOwner, em } from '../helpers/billing.js';
 import { bookingEvent, connectScheduler, postHook, schedulerKey } from '../helpers/booking.js';
 import { at } from '../helpers/meetings.js';
-import { sendJson, startServer } from '../helpers/source-servers.js';
 import { addMemberViaInvite } from '../helpers/team.js';
 test.after.always(closeApi);
 
@@ -164,16 +165,21 @@ test('OAuth: the state is bound to the user who started: removed from the team b
   t.deepEqual((await call('GET', '/api/booking-providers', { token: owner.accessToken })).body.items, []);
 
   const { user: member } = await addMemberViaInvite(owner, { role: 'member' });
-  for (const [path, body] of [
-    ['/api/booking-providers/calendar/oauth/start', {}],
-    ['/api/booking-providers/scheduler/api-key', { api_key: schedulerKey() }],
+  const c = await connectScheduler(owner);
+  for (const [method, path, body] of [
+    ['POST', '/api/booking-providers/calendar/oauth/start', {}],
+    ['POST', '/api/booking-providers/scheduler/api-key', { api_key: schedulerKey() }],
+    ['POST', `/api/booking-providers/${c.id}/webhook/register`, undefined],
+    ['POST', `/api/booking-providers/${c.id}/backfill`, {}],
+    ['DELETE', `/api/booking-providers/${c.id}`, undefined],
   ] as const) {
-    const refused = await post(member, path, body, as);
+    const refused = await call(method, path, { token: member.accessToken, headers: as, body });
     t.is(refused.status, 403, path);
     t.is(refused.body.error.code, 'not_assigned');
   }
-  // Members read the connections.
-  t.is((await call('GET', '/api/booking-providers', { token: member.accessToken, headers: as })).status, 200);
+  // Members read the connections and may re-check them.
+  t.is((await call('GET', '/api/booking-providers', { token: member.accessToken, headers: as })).body.items.length, 1);
+  t.is((await post(member, `/api/booking-providers/${c.id}/verify`, undefined, as)).status, 200);
 });
 
 test('verify re-checks the stored credentials: refused → invalid_credentials (webhook and backfill then 409 provider_not_connected); an expired OAuth token is refreshed first', async (t) => {
@@ -268,10 +274,27 @@ test('the Demo workspace is read-only: connecting or disconnecting there is 403 
   t.is((await call('GET', '/api/booking-providers', { token: u.accessToken, headers: as })).status, 200);
 });
 
+async function downServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"down"}'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
 test('an unreachable provider is 502 provider_unavailable and changes nothing', async (t) => {
   const { services } = await api();
-  const server = await startServer((_req, res) => sendJson(res, 503, { error: 'down' }));
-  const booking = createBookingProviders({ ...services.config.booking, timeoutMs: 2000, scheduler: { baseUrl: server.url } }, services.config.publicBaseUrl);
+  // Down: every call answers 503 (bodies, JSON or form, are not read).
+  const server = await downServer();
+  const booking = createBookingProviders(
+    { timeoutMs: 2000, scheduler: { baseUrl: server.url }, calendar: { baseUrl: server.url, authorizeUrl: null, clientId: 'c', clientSecret: 's', scope: null } },
+    services.config.publicBaseUrl,
+  );
   const { base } = await listen({ ...services, booking });
   t.teardown(async () => {
     await booking.close();
@@ -288,4 +311,10 @@ test('an unreachable provider is 502 provider_unavailable and changes nothing', 
   t.is((await call('POST', `/api/booking-providers/${connected.id}/webhook/register`, { base, token: u.accessToken })).status, 502);
   t.is((await row(connected.id)).webhook_registered_at, null);
   t.is((await call('GET', '/api/booking-providers', { token: u.accessToken })).body.items.length, 1);
+  // The OAuth callback: the token endpoint is down.
+  const start = await call('POST', '/api/booking-providers/calendar/oauth/start', { base, token: u.accessToken, body: {} });
+  t.true(start.body.authorization_url.startsWith(`${server.url}/oauth/authorize?`));
+  const done = await call('GET', `/oauth/booking/calendar/callback?state=${start.body.state}&code=abc`, { base });
+  t.is(done.status, 502);
+  t.is(done.body.error.code, 'provider_unavailable');
 });

@@ -79,6 +79,14 @@ const STATEFUL_400: Record<string, string> = {
   putCampaignsByCampaignIdStepsReorder: 'invalid_order: step_ids must be a permutation of the stored steps',
   putCampaignsByCampaignIdStepsMessageMode:
     'invalid_step / invalid_body: only a stored send step has a message mode; rules across fields (null needs step_id, reset_steps is campaign-wide)',
+  getLeadsByLeadIdMeetings: 'invalid_cursor: a cursor is valid only as a position in this lead’s meetings (the id of one of them)',
+  postLeadsByLeadIdMeetings: 'invalid_time_range / invalid_outcome: ends_at after starts_at within 24 hours, starts_at within 5 years back and 2 ahead, held/no_show only once started (rules across fields and the clock)',
+  patchMeetingsById: 'invalid_time_range: the new times are checked together with the stored ones and the clock',
+  postBookingProvidersByIdBackfill: 'invalid_since: since must be in the past and at most 730 days back (relative to the clock)',
+  postBookingProviderEventsByIdAttach: 'invalid_lead: lead_id must name a lead of the workspace',
+  postHooksBookingByProviderId: 'invalid_id: stateful links fill {providerId} from nullable booking_provider_id fields (an event of a disconnected provider)',
+  getOauthBookingByProviderCallback: 'invalid_state / oauth_denied: the state must be one oauth/start issued, unused and unexpired; the code one the provider issued for it',
+  getOauthBookingLocalAuthorize: 'invalid_redirect_uri: redirect_uri must be this service’s own callback URL for the provider',
   postAppsByAppIdListsImportDraftsByImportIdCommit:
     'invalid_list_id: list_id must name a list of the product; invalid_body: exactly one of list_id and list_name (and stateful links fill appId from nullable app_id fields of other responses)',
 };
@@ -149,6 +157,8 @@ function configToml(token: string, bystander: string, nullLinked: Record<string,
   }
   // The one configured OAuth provider of the local stack (any other name is 404).
   lines.push('[[operations]]', 'include-operation-id = "getAuthOauthByProviderStart"', 'parameters = { provider = "local" }', '');
+  // The OAuth booking provider (`scheduler` connects with an API key: 400 oauth_not_supported; any other name is 404).
+  lines.push('[[operations]]', 'include-operation-id = "postBookingProvidersByProviderOauthStart"', 'parameters = { provider = "calendar" }', '');
   for (const [id, why] of Object.entries({ ...STATEFUL_400, ...CONTENT_400 })) {
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
