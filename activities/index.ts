@@ -19,6 +19,7 @@ import { createBulkEnrollActivities } from './bulk-enroll.js';
 import { createDraftActivities } from './drafts.js';
 import { createBookingActivities } from './booking.js';
 import { createInboxActivities } from './inbox.js';
+import { createPartnerActivities } from './partner.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -53,5 +54,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createDraftActivities(deps),
     ...createInboxActivities(deps),
     ...createBookingActivities(deps),
+    ...createPartnerActivities(deps),
   };
 }

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
-import { inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 /** How long inbound events of one account wait to share the signal that wakes its processor. */
@@ -255,6 +255,20 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
       }
+    },
+    async startPartnerSync(s) {
+      const workflowId = partnerWorkflowIds.sync(s.integrationId);
+      const handle = await client.workflow.start('partnerSync', {
+        taskQueue,
+        workflowId,
+        args: [{ integrationId: s.integrationId }],
+        // A run already open goes on (it reads every record changed up to its end); a closed one may start again.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'partner-sync', workspaceId: s.workspaceId }),
+        memo: { integration_id: s.integrationId },
+      });
+      return { workflowId, runId: handle.firstExecutionRunId };
     },
     kickInboundProcessor(s) {
       // Kicks of one account within KICK_COALESCE_MS share one signal, sent after all of them (each

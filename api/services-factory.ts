@@ -11,6 +11,7 @@ import { createConnector } from '../lib/connectors/index.js';
 import { loadPdfExtractor } from '../lib/pdf-text.js';
 import { createDns } from '../lib/dns.js';
 import { createBookingProviders } from '../lib/booking/index.js';
+import { createPartner } from '../lib/partner/index.js';
 import { Authenticator } from './authenticator.js';
 import { onAgentChanged } from '../domain/agent-events.js';
 import { syncAgentSchedule } from './agents/schedules.js';
@@ -46,6 +47,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const sources = createSources(config.sources);
   const connector = createConnector(config.connector, config.sources.corpus, orm);
   const booking = createBookingProviders(config.booking, config.publicBaseUrl);
+  const partner = createPartner(config.partner, config.publicBaseUrl, orm);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -62,13 +64,14 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     pdf: loadPdfExtractor,
     dns: createDns(config.dns),
     booking,
+    partner,
     async close() {
       clearInterval(usageTimer);
       unlistenAgents();
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.(), booking.close()]);
+      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.(), booking.close(), partner.close?.()]);
     },
   };
 }

@@ -12,6 +12,7 @@ import type { Jobs } from '../domain/jobs.js';
 import type { PdfExtractorLoader } from '../lib/pdf-text.js';
 import type { DnsResolver } from '../lib/dns.js';
 import type { BookingProviders } from '../lib/booking/types.js';
+import type { PartnerAdapter } from '../lib/partner/types.js';
 
 /** Long-lived dependencies the API hands to every handler. */
 export interface Services {
@@ -36,5 +37,7 @@ export interface Services {
   dns: DnsResolver;
   /** The booking providers (createBookingProviders(config.booking) unless a test gives others). */
   booking: BookingProviders;
+  /** The partner CRM (createPartner(config.partner) unless a test gives another; absent: built from the config on first use). */
+  partner?: PartnerAdapter;
 }
 

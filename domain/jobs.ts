@@ -63,6 +63,11 @@ export interface Jobs {
   startBookingEvent(start: { eventId: string; workspaceId: string }): Promise<void>;
   /** Starts `booking-backfill:<providerId>:<backfillId>`; a repeat (even after it closed) is a no-op. */
   startBookingBackfill(start: BookingBackfillStart): Promise<void>;
+  /**
+   * Starts `partner-sync:<integrationId>` (docs/integrations.md "Sync"); while a run is open it goes on
+   * (the request joins it), after it closed a new run starts. Returns the run id.
+   */
+  startPartnerSync(start: { integrationId: string; workspaceId: string }): Promise<{ workflowId: string; runId: string }>;
 }
 
 export type EnrollmentSignal = 'reply' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';

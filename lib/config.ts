@@ -78,6 +78,18 @@ export interface Config {
   dns: { servers: string[]; timeoutMs: number; dkimSelectors: string[] };
   /** Booking providers (lib/booking): each over HTTP when its base URL is set, else the local one. */
   booking: BookingConfig;
+  /** The partner CRM (lib/partner): over HTTP when its base URL is set, else the local one. */
+  partner: PartnerConfig;
+}
+
+export interface PartnerConfig {
+  baseUrl: string | null;
+  authorizeUrl: string | null;
+  tokenUrl: string | null;
+  clientId: string | null;
+  clientSecret: string | null;
+  scope: string | null;
+  timeoutMs: number;
 }
 
 export interface BookingConfig {
@@ -178,6 +190,15 @@ export function loadConfig(): Config {
         clientSecret: process.env.BOOKING_CALENDAR_CLIENT_SECRET || null,
         scope: process.env.BOOKING_CALENDAR_SCOPE || null,
       },
+    },
+    partner: {
+      baseUrl: process.env.PARTNER_BASE_URL || null,
+      authorizeUrl: process.env.PARTNER_AUTHORIZE_URL || null,
+      tokenUrl: process.env.PARTNER_TOKEN_URL || null,
+      clientId: process.env.PARTNER_CLIENT_ID || null,
+      clientSecret: process.env.PARTNER_CLIENT_SECRET || null,
+      scope: process.env.PARTNER_SCOPE || null,
+      timeoutMs: int('PARTNER_TIMEOUT_MS', 15_000),
     },
   };
   return cached;

@@ -23,6 +23,7 @@ const RECURRING: Recurring[] = [
   { id: 'withdrawInvitations', spec: { calendars: [{ hour: 4, minute: 41 }] }, catchupWindow: '1 day', kind: 'accounts', args: [{}], description: 'Withdraws pending network invitations older than each account’s setting' },
   { id: 'purgeWebhookHistory', spec: { calendars: [{ hour: 3, minute: 17 }] }, catchupWindow: '1 day', kind: 'maintenance', description: 'Purges webhook deliveries and dispatched outbox events past retention' },
   { id: 'deliverSandboxEvents', spec: { intervals: [{ every: '1 minute' }] }, catchupWindow: '1 minute', kind: 'connector', sandboxOnly: true, description: 'Hands the sandbox network’s due inbound events (acceptances, replies) to the inbound pipeline' },
+  { id: 'partnerSyncSweep', spec: { intervals: [{ every: '15 minutes' }] }, catchupWindow: '15 minutes', kind: 'partner-sync', description: 'Starts partner-sync:<id> for every active partner CRM integration (a running sync goes on)' },
 ];
 
 export interface ScheduleOpts {

@@ -7,6 +7,7 @@ export const scheduleIds = {
   accountsReconcile: 'schedule:accounts-reconcile',
   withdrawInvitations: 'schedule:invite-withdrawal',
   deliverSandboxEvents: 'schedule:deliver-sandbox-events',
+  partnerSyncSweep: 'schedule:partner-sync-sweep',
 };
 
 export const workflowIds = {
@@ -17,6 +18,7 @@ export const workflowIds = {
   accountsReconcile: 'accounts-reconcile',
   withdrawInvitations: 'invite-withdrawal',
   deliverSandboxEvents: 'sandbox:deliver-due',
+  partnerSyncSweep: 'partner-sync-sweep',
 };
 
 /**
@@ -104,4 +106,9 @@ export const inboxWorkflowIds = {
   inbound: (accountId: string) => `inbox-inbound:${accountId}`,
   sync: (accountId: string) => `inbox-sync:${accountId}`,
   reply: (messageId: string) => `inbox-reply:${messageId}`,
+};
+
+/** The partner CRM (docs/integrations.md): one sync per integration, resumable from its cursors. */
+export const partnerWorkflowIds = {
+  sync: (integrationId: string) => `partner-sync:${integrationId}`,
 };

@@ -17,3 +17,4 @@ export { bulkEnroll } from './bulk-enroll.js';
 export { draftGeneration } from './drafts.js';
 export { handleBookingEvent, bookingBackfill } from './booking.js';
 export { inboxInbound, inboxSync, inboxReply } from './inbox.js';
+export { partnerSync, partnerSyncSweep } from './partner.js';

@@ -76,3 +76,8 @@ export { Meeting } from './Meeting.js';
 export { BookingProviderEvent } from './BookingProviderEvent.js';
 export { BookingBackfill } from './BookingBackfill.js';
 export { BookingOAuthState } from './BookingOAuthState.js';
+export { PartnerOAuthState } from './PartnerOAuthState.js';
+export { PartnerSyncCursor } from './PartnerSyncCursor.js';
+export { PartnerPush } from './PartnerPush.js';
+export { PartnerEvent } from './PartnerEvent.js';
+export { PartnerSandboxRecord } from './PartnerSandboxRecord.js';

@@ -7,13 +7,14 @@
 // - each account has 14 bookings, derived from its id and anchored on the current ISO week (so a
 //   test and the worker compute the same ones): 12 in the past, 2 ahead, every fifth canceled.
 import { createHash } from 'node:crypto';
+import { localAuthorizationCode, localCodeRefusal, pkceChallenge, readLocalCode } from '../oauth-pkce.js';
 import { BookingError, type Booking, type BookingCredentials, type BookingPage, type BookingProvider, type BookingProviderName, type OAuthTokens, type ProviderAccount } from './types.js';
 
 const hex = (s: string, n = 16) => createHash('sha256').update(s).digest('hex').slice(0, n);
 const DAY = 86_400_000;
 
-/** The S256 PKCE challenge of a verifier (RFC 7636). */
-export const pkceChallenge = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+// Shared with the partner CRM's local stand-in (lib/oauth-pkce.ts); re-exported for existing callers.
+export { localAuthorizationCode, pkceChallenge };
 
 /** The account a local credential belongs to. */
 export function localAccount(name: BookingProviderName, creds: BookingCredentials): ProviderAccount {
@@ -59,29 +60,6 @@ export function localBookings(accountId: string, now = new Date()): Booking[] {
     });
   }
   return out;
-}
-
-interface LocalCode {
-  p: string;
-  r: string;
-  c: string | null;
-  s: string;
-}
-
-/** The code our local authorize route hands back: the provider, redirect URI, PKCE challenge and subject. */
-export function localAuthorizationCode(input: { provider: string; redirectUri: string; codeChallenge: string | null; loginHint?: string | null }): string {
-  const code: LocalCode = { p: input.provider, r: input.redirectUri, c: input.codeChallenge, s: hex(`subject:${input.loginHint || 'local'}`) };
-  return `lc_${Buffer.from(JSON.stringify(code)).toString('base64url')}`;
-}
-
-function readCode(code: string): LocalCode | null {
-  if (!code.startsWith('lc_') || code.length > 4000) return null;
-  try {
-    const c = JSON.parse(Buffer.from(code.slice(3), 'base64url').toString('utf8')) as LocalCode;
-    return typeof c.p === 'string' && typeof c.r === 'string' && typeof c.s === 'string' ? c : null;
-  } catch {
-    return null;
-  }
 }
 
 export class LocalBookingProvider implements BookingProvider {
@@ -133,12 +111,10 @@ export class LocalBookingProvider implements BookingProvider {
   }
 
   async exchangeCode(input: { code: string; redirectUri: string; codeVerifier: string | null }): Promise<OAuthTokens> {
-    const code = readCode(input.code);
-    const refused = (why: string) => new BookingError(this.name, 'auth', `the authorization grant was refused: ${why}`);
-    if (!code || code.p !== this.name) throw refused('unknown code');
-    if (code.r !== input.redirectUri) throw refused('redirect_uri differs from the authorization request');
-    if (code.c && (!input.codeVerifier || pkceChallenge(input.codeVerifier) !== code.c)) throw refused('the PKCE verifier does not match the challenge');
-    return this.tokens(code.s);
+    const code = readLocalCode(input.code);
+    const why = localCodeRefusal(code, this.name, input.redirectUri, input.codeVerifier);
+    if (why) throw new BookingError(this.name, 'auth', `the authorization grant was refused: ${why}`);
+    return this.tokens(code!.s);
   }
 
   async refresh(refreshToken: string): Promise<OAuthTokens> {

@@ -1,0 +1,28 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+// The analytics_hours rollup per UTC hour by product and campaign only (docs/analytics.md): the daily
+// series group these hours into local days of any time zone.
+export const AnalyticsSeriesHour = defineEntity({
+  name: 'AnalyticsSeriesHour',
+  tableName: 'analytics_series_hours',
+  properties: (p) => ({
+    workspaceId: p.uuid().primary(),
+    hour: p.datetime().primary(),
+    appId: p.uuid().primary(),
+    campaignId: p.uuid().primary(),
+    discovered: p.integer().default(0),
+    approved: p.integer().default(0),
+    rejected: p.integer().default(0),
+    enrolled: p.integer().default(0),
+    contacted: p.integer().default(0),
+    sent: p.integer().default(0),
+    opened: p.integer().default(0),
+    accepted: p.integer().default(0),
+    replied: p.integer().default(0),
+    failed: p.integer().default(0),
+    bounced: p.integer().default(0),
+    repliedLeads: p.integer().default(0),
+    meetings: p.integer().default(0),
+  }),
+});
+export type IAnalyticsSeriesHour = InferEntity<typeof AnalyticsSeriesHour>;

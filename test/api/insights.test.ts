@@ -1,0 +1,199 @@
+import test from 'ava';
+import { rollupAnalytics } from '../../domain/analytics.js';
+import { refreshInsights } from '../../domain/insights.js';
+import { uuidv7 } from '../../lib/ids.js';
+import { waitFor } from '../../scripts/children.js';
+import { call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
+import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
+import { seedCampaign } from '../helpers/campaigns.js';
+import { addTeamMember } from '../helpers/db.js';
+import { seedAgent, seedDiscovered, seedEnrollments } from '../helpers/analytics.js';
+
+test.after.always(closeApi);
+
+const H = 3_600_000;
+const ago = (h: number) => new Date(Date.now() - h * H);
+
+/** An active campaign whose step has 40 sends and no reply; an active agent with 12 rejections and 1 approval. */
+async function world() {
+  const owner = await createOwner();
+  const app = await createTestApp(owner);
+  const ws = await workspaceIdOf(owner.id);
+  const campaign = await seedCampaign(ws, { appId: app.id, accountIds: [], steps: [{ type: 'email' }] });
+  const seeded = await seedEnrollments(ws, app.id, campaign, 40, Array.from({ length: 40 }, (_, i) => ({ enrollment: i, step: 0, executedAt: ago(30 + i) })), ago(80));
+  const agent = await seedAgent(ws, app.id);
+  await seedDiscovered(ws, app.id, agent, [
+    ...Array.from({ length: 12 }, () => ({ signal: 'hiring', source: 'newsforum', at: ago(50), status: 'rejected' as const })),
+    { signal: 'hiring', source: 'newsforum', at: ago(50), status: 'approved' },
+  ]);
+  const e = await em();
+  await rollupAnalytics(e, { from: ago(100), to: new Date(), workspaceId: ws });
+  await refreshInsights(e, { workspaceId: ws });
+  return { owner, app, ws, campaign, agent, seeded };
+}
+
+const list = async (u: TestUser, q = '') => (await call('GET', `/api/insights${q}`, { token: u.accessToken })).body;
+const byKind = async (u: TestUser, kind: string, status = 'open') => (await list(u, `?status=${status}&kind=${kind}`)).items[0];
+
+test('a refresh finds a step with a low reply rate and an agent whose rejections dominate; count is per kind; pages', async (t) => {
+  const w = await world();
+  const step = await byKind(w.owner, 'low_reply_rate_step');
+  t.truthy(step);
+  t.is(step.subject_id, w.campaign.stepIds[0]);
+  t.deepEqual(step.action, { type: 'pause_campaign', campaign_id: w.campaign.id });
+  t.is(step.detail.sent, 40);
+  t.is(step.app_id, w.app.id);
+  const agent = await byKind(w.owner, 'agent_rejections');
+  t.deepEqual(agent.action, { type: 'pause_agent', agent_id: w.agent });
+  const count = (await call('GET', '/api/insights/count', { token: w.owner.accessToken })).body;
+  t.deepEqual(count, { open: 2, by_kind: { low_reply_rate_step: 1, agent_rejections: 1 } });
+  // A second refresh updates the same rows (one per kind + subject).
+  await refreshInsights(await em(), { workspaceId: w.ws });
+  t.is((await list(w.owner)).items.length, 2);
+  const first = await list(w.owner, '?limit=1');
+  t.is(first.items.length, 1);
+  const second = await list(w.owner, `?limit=1&cursor=${first.next_cursor}`);
+  t.is(second.items.length, 1);
+  t.not(second.items[0].id, first.items[0].id);
+  t.is(second.next_cursor, null);
+  t.is((await call('GET', '/api/insights?limit=0', { token: w.owner.accessToken })).body.error.code, 'invalid_query');
+});
+
+test('apply performs the action once through the domain code: the campaign is paused; a second apply is 409 already_applied', async (t) => {
+  const w = await world();
+  const token = w.owner.accessToken;
+  const step = await byKind(w.owner, 'low_reply_rate_step');
+  const r = await call('POST', `/api/insights/${step.id}/apply`, { token });
+  t.is(r.status, 200, r.text);
+  t.is(r.body.status, 'applied');
+  t.deepEqual(r.body.result, { type: 'pause_campaign', campaign_id: w.campaign.id, campaign_status: 'paused' });
+  t.is((await call('GET', `/api/campaigns/${w.campaign.id}`, { token })).body.status, 'paused');
+  const again = await call('POST', `/api/insights/${step.id}/apply`, { token });
+  t.is(again.status, 409);
+  t.is(again.body.error.code, 'already_applied');
+  t.deepEqual(again.body.error.details.result, r.body.result);
+  // An applied insight keeps its status across refreshes and cannot be dismissed.
+  await refreshInsights(await em(), { workspaceId: w.ws });
+  t.is((await byKind(w.owner, 'low_reply_rate_step', 'applied')).id, step.id);
+  const dismiss = await call('PATCH', `/api/insights/${step.id}/status`, { token, body: { status: 'dismissed' } });
+  t.is(dismiss.status, 409);
+  t.is(dismiss.body.error.code, 'invalid_transition');
+
+  // Concurrent applies of the agent's insight: one performs, the other is refused.
+  const agent = await byKind(w.owner, 'agent_rejections');
+  const both = await Promise.all([0, 1].map(() => call('POST', `/api/insights/${agent.id}/apply`, { token })));
+  t.deepEqual(both.map((b) => b.status).sort(), [200, 409]);
+  t.is((await call('GET', `/api/agents/${w.agent}`, { token })).body.status, 'paused');
+});
+
+test('an action the domain refuses is answered as it is and leaves the insight open', async (t) => {
+  const w = await world();
+  const step = await byKind(w.owner, 'low_reply_rate_step');
+  await (await em()).execute(`update campaigns set status = 'completed' where id = ?`, [w.campaign.id]);
+  const r = await call('POST', `/api/insights/${step.id}/apply`, { token: w.owner.accessToken });
+  t.is(r.status, 409);
+  t.is(r.body.error.code, 'invalid_transition');
+  t.is((await byKind(w.owner, 'low_reply_rate_step')).status, 'open');
+  // The condition no longer holds for a completed campaign: the next refresh resolves it.
+  await refreshInsights(await em(), { workspaceId: w.ws });
+  const resolved = await byKind(w.owner, 'low_reply_rate_step', 'resolved');
+  t.is(resolved.id, step.id);
+  const patch = await call('PATCH', `/api/insights/${step.id}/status`, { token: w.owner.accessToken, body: { status: 'open' } });
+  t.is(patch.status, 409);
+  t.is(patch.body.error.code, 'invalid_transition');
+});
+
+test('dismissed stays dismissed across refreshes (not applicable); snoozed comes back after its time', async (t) => {
+  const w = await world();
+  const token = w.owner.accessToken;
+  const agent = await byKind(w.owner, 'agent_rejections');
+  const d = await call('PATCH', `/api/insights/${agent.id}/status`, { token, body: { status: 'dismissed' } });
+  t.is(d.status, 200, d.text);
+  t.is(d.body.status, 'dismissed');
+  await refreshInsights(await em(), { workspaceId: w.ws });
+  t.is(await byKind(w.owner, 'agent_rejections'), undefined);
+  t.is((await byKind(w.owner, 'agent_rejections', 'dismissed')).id, agent.id);
+  const na = await call('POST', `/api/insights/${agent.id}/apply`, { token });
+  t.is(na.status, 409);
+  t.is(na.body.error.code, 'not_applicable');
+
+  const step = await byKind(w.owner, 'low_reply_rate_step');
+  const past = await call('PATCH', `/api/insights/${step.id}/status`, { token, body: { status: 'snoozed', until: new Date(Date.now() - 1000).toISOString() } });
+  t.is(past.status, 400);
+  t.is(past.body.error.code, 'invalid_until');
+  const until = new Date(Date.now() + 1500);
+  const s = await call('PATCH', `/api/insights/${step.id}/status`, { token, body: { status: 'snoozed', until: until.toISOString() } });
+  t.is(s.status, 200, s.text);
+  t.is(s.body.status, 'snoozed');
+  t.is(await byKind(w.owner, 'low_reply_rate_step'), undefined);
+  t.is((await call('GET', '/api/insights/count', { token })).body.open, 0);
+  await waitFor('the snooze to pass', async () => Date.now() > until.getTime() + 50, 10_000);
+  await refreshInsights(await em(), { workspaceId: w.ws });
+  const back = await byKind(w.owner, 'low_reply_rate_step');
+  t.is(back.id, step.id);
+  t.is(back.snoozed_until, null);
+
+  const bad = await call('PATCH', `/api/insights/${step.id}/status`, { token, body: { status: 'snoozed' } });
+  t.is(bad.status, 400);
+  t.is(bad.body.error.code, 'invalid_body');
+  t.is((await call('PATCH', `/api/insights/not-a-uuid/status`, { token, body: { status: 'dismissed' } })).body.error.code, 'invalid_id');
+  t.is((await call('POST', `/api/insights/${uuidv7()}/apply`, { token })).status, 404);
+});
+
+test('overdue review items and a disconnected account: open the queue, reconnect through the connector', async (t) => {
+  const owner = await createOwner();
+  const app = await createTestApp(owner);
+  const ws = await workspaceIdOf(owner.id);
+  const token = owner.accessToken;
+  const campaign = await seedCampaign(ws, { appId: app.id, accountIds: [], steps: [{ type: 'email' }] });
+  const seeded = await seedEnrollments(ws, app.id, campaign, 2, [{ enrollment: 0, step: 0 }, { enrollment: 1, step: 0 }]);
+  const e = await em();
+  await e.execute(
+    `insert into message_drafts (id, workspace_id, campaign_id, step_id, action_id, enrollment_id, lead_id, channel, body, status, review_required, model, deadline_at, created_at, updated_at)
+     select gen_random_uuid(), ?, ?, ?, a.id, a.enrollment_id, a.lead_id, 'email', 'Hi', 'awaiting_review', true, 'local', now() - interval '1 hour', now(), now() from scheduled_actions a where a.campaign_id = ?`,
+    [ws, campaign.id, campaign.stepIds[0], campaign.id],
+  );
+  const acct = (await call('POST', '/api/platform-accounts', { token, body: { channel: 'email', display_name: 'Ana', time_zone: 'Europe/Paris' } })).body;
+  await e.execute(`update platform_accounts set status = 'disconnected', status_reason = 'credentials_expired', disconnected_at = now() where id = ?`, [acct.id]);
+  await refreshInsights(e, { workspaceId: ws });
+
+  const review = await byKind(owner, 'review_overdue');
+  t.is(review.detail.overdue, 2);
+  const r = await call('POST', `/api/insights/${review.id}/apply`, { token });
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.result, { type: 'open_review_queue', campaign_id: campaign.id, path: `/api/campaigns/${campaign.id}/message-review` });
+
+  const account = await byKind(owner, 'account_disconnected');
+  t.is(account.subject_id, acct.id);
+  t.is(account.app_id, null);
+  const a = await call('POST', `/api/insights/${account.id}/apply`, { token });
+  t.is(a.status, 200, a.text);
+  t.is(a.body.result.type, 'reconnect_account');
+  t.not((await call('GET', `/api/platform-accounts/${acct.id}`, { token })).body.status, 'disconnected');
+  t.truthy(seeded);
+});
+
+test('another workspace’s insight is 404 and unchanged; a member limited to another product does not see it', async (t) => {
+  const w = await world();
+  const step = await byKind(w.owner, 'low_reply_rate_step');
+  const stranger = await createOwner();
+  for (const [method, path, body] of [
+    ['POST', `/api/insights/${step.id}/apply`, undefined],
+    ['PATCH', `/api/insights/${step.id}/status`, { status: 'dismissed' }],
+  ] as const) {
+    const r = await call(method, path, { token: stranger.accessToken, body });
+    t.is(r.status, 404, path);
+    t.is(r.body.error.code, 'not_found');
+  }
+  t.deepEqual((await list(stranger)).items, []);
+  t.is((await byKind(w.owner, 'low_reply_rate_step')).status, 'open');
+  t.is((await call('GET', `/api/campaigns/${w.campaign.id}`, { token: w.owner.accessToken })).body.status, 'active');
+
+  const other = await createTestApp(w.owner, 'Other product');
+  const member = await createUser();
+  await addTeamMember(w.owner.id, member.id, { appIds: [other.id] });
+  const headers = { 'x-acting-as': w.owner.id };
+  t.deepEqual((await call('GET', '/api/insights', { token: member.accessToken, headers })).body.items, []);
+  t.is((await call('GET', '/api/insights/count', { token: member.accessToken, headers })).body.open, 0);
+  t.is((await call('POST', `/api/insights/${step.id}/apply`, { token: member.accessToken, headers })).status, 404);
+});
