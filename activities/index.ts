@@ -20,6 +20,7 @@ import { createDraftActivities } from './drafts.js';
 import { createBookingActivities } from './booking.js';
 import { createInboxActivities } from './inbox.js';
 import { createPartnerActivities } from './partner.js';
+import { createAnalyticsActivities } from './analytics.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -55,5 +56,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createInboxActivities(deps),
     ...createBookingActivities(deps),
     ...createPartnerActivities(deps),
+    ...createAnalyticsActivities(deps),
   };
 }

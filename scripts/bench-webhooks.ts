@@ -8,7 +8,8 @@
 // - sustained: events emitted like the product does (emitEvent in a transaction → outbox → NOTIFY →
 //   dispatcher → the batch workflow `webhook-batch:<batchId>` of the claimed rows, since each event
 //   has one target) at BENCH_RATE per second (default 500; a comma list runs one round per rate) for
-//   BENCH_SECONDS (30), each to one subscription on a local receiver.
+//   BENCH_SECONDS (30), each to one subscription on a local receiver; BENCH_WORKSPACES (1) spreads
+//   them round-robin over that many workspaces (a batch holds one workspace's events).
 //   Prints emit → received p50/p95/p99/max, lost and duplicated, where the time goes, and which
 //   processes used the CPU. Goal at 500/s: p95 ≤ 2 s, 0 lost.
 // Stops by itself (hard limit below).
@@ -27,6 +28,8 @@ const RECEIVERS = 4;
 const RATES = (process.env.BENCH_RATE ?? '500').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const DRAIN_MS = Number(process.env.BENCH_DRAIN_SECONDS ?? 60) * 1000;
+/** sustained: events spread round-robin over this many workspaces (batches are per workspace). */
+const WORKSPACES = Math.max(1, Number(process.env.BENCH_WORKSPACES ?? 1));
 const TICK_MS = 20;
 const args = process.argv.slice(2);
 const runFanout = !args.length || args.includes('fanout');
@@ -210,12 +213,18 @@ async function sustained(rate: number, temporal: Client) {
   const port = (server.address() as AddressInfo).port;
 
   const em = orm.em.fork() as EntityManager;
-  const user = em.create(User, { email: `bench-${randomUUID()}@example.test`, name: 'bench', passwordHash: null as never });
-  const ws = em.create(Workspace, { owner: user, name: 'bench sustained' });
+  const users = Array.from({ length: WORKSPACES }, () => em.create(User, { email: `bench-${randomUUID()}@example.test`, name: 'bench', passwordHash: null as never }));
+  const workspaces = users.map((user) => em.create(Workspace, { owner: user, name: 'bench sustained' }));
   await em.flush();
   const secret = newWebhookSecret();
-  em.create(WebhookSubscription, { workspace: ws, url: `http://127.0.0.1:${port}/s`, events: ['lead.discovered'], active: true, secretEncrypted: encrypt(secret, config.encryptionKey), secretLast4: secret.slice(-4) });
+  for (const ws of workspaces)
+    em.create(WebhookSubscription, { workspace: ws, url: `http://127.0.0.1:${port}/s`, events: ['lead.discovered'], active: true, secretEncrypted: encrypt(secret, config.encryptionKey), secretLast4: secret.slice(-4) });
   await em.flush();
+  const wsIds = workspaces.map((w) => w.id);
+  const wsList = `{${wsIds.join(',')}}`;
+  // Visibility queries name the workspaces, 50 at a time.
+  const wsQueries: string[] = [];
+  for (let i = 0; i < wsIds.length; i += 50) wsQueries.push(`WorkspaceId IN (${wsIds.slice(i, i + 50).map((id) => `"${id}"`).join(', ')})`);
 
   const total = Math.round(rate * SECONDS);
   const perTick = (rate * TICK_MS) / 1000;
@@ -227,7 +236,7 @@ async function sustained(rate: number, temporal: Client) {
     const emittedAt = Date.now();
     const p = (orm.em.fork() as EntityManager)
       .transactional((tx) =>
-        emitEvent(tx as EntityManager, ws.id, 'lead.discovered', { lead_id: randomUUID(), agent_id: randomUUID(), agent_name: 'bench', bench_seq: seq, emitted_at: emittedAt }),
+        emitEvent(tx as EntityManager, wsIds[seq % WORKSPACES], 'lead.discovered', { lead_id: randomUUID(), agent_id: randomUUID(), agent_name: 'bench', bench_seq: seq, emitted_at: emittedAt }),
       )
       .then(
         (eventId) => void emitted.set(seq, { eventId, emittedAt, committedAt: Date.now() }),
@@ -237,7 +246,7 @@ async function sustained(rate: number, temporal: Client) {
     inflight.add(p);
   };
 
-  log(`sustained ${rate}/s for ${SECONDS} s (${total} events, ${perTick} per ${TICK_MS} ms tick) to one subscription`);
+  log(`sustained ${rate}/s for ${SECONDS} s (${total} events, ${perTick} per ${TICK_MS} ms tick) to one subscription in each of ${WORKSPACES} workspace(s)`);
   const load0 = loadavg();
   const cpu0 = cpuSnapshot();
   const t0 = performance.now();
@@ -264,7 +273,7 @@ async function sustained(rate: number, temporal: Client) {
   const conn = orm.em.getConnection();
   // Each delivery row is written after the receiver's answer: give the last ones a moment.
   const recorded = async () =>
-    Number((await conn.execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where workspace_id = ?`, [ws.id]))[0].n);
+    Number((await conn.execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where workspace_id = any(?::uuid[])`, [wsList]))[0].n);
   await waitFor('delivery records', async () => (await recorded()) >= received.size, 15_000).catch(() => {});
 
   let lost = 0;
@@ -285,8 +294,8 @@ async function sustained(rate: number, temporal: Client) {
   const rows = await conn.execute<{ id: string; batch_id: string | null; created: string; dispatched: string | null; records: string }[]>(
     `select e.id, e.batch_id, extract(epoch from e.created_at) * 1000 as created, extract(epoch from e.dispatched_at) * 1000 as dispatched,
             (select count(*) from webhook_deliveries d where d.event_id = e.id) as records
-       from webhook_events e where e.workspace_id = ?`,
-    [ws.id],
+       from webhook_events e where e.workspace_id = any(?::uuid[])`,
+    [wsList],
   );
   const outbox = new Map(rows.map((r) => [r.id, r]));
   const workflowOf = (eventId: string) => {
@@ -294,9 +303,10 @@ async function sustained(rate: number, temporal: Client) {
     return !b ? webhookWorkflowIds.event(eventId) : b === eventId ? webhookWorkflowIds.event(eventId) : webhookWorkflowIds.batch(b);
   };
   const started = new Map<string, { start: number; close: number | null; type: string }>();
-  for await (const wf of temporal.workflow.list({ query: `WorkspaceId = "${ws.id}"` })) {
-    started.set(wf.workflowId, { start: wf.startTime.getTime(), close: wf.closeTime?.getTime() ?? null, type: wf.type });
-  }
+  for (const query of wsQueries)
+    for await (const wf of temporal.workflow.list({ query })) {
+      started.set(wf.workflowId, { start: wf.startTime.getTime(), close: wf.closeTime?.getTime() ?? null, type: wf.type });
+    }
   // Events per batch (the batch id on the outbox rows).
   const perBatch = new Map<string, number>();
   for (const r of rows) if (r.batch_id && r.batch_id !== r.id) perBatch.set(r.batch_id, (perBatch.get(r.batch_id) ?? 0) + 1);
@@ -325,26 +335,28 @@ async function sustained(rate: number, temporal: Client) {
   // Leave nothing behind: the outbox has no foreign key to the workspace, so delete the round's rows
   // first (the dispatcher then has nothing more to start), then terminate the workflows still open,
   // which would otherwise stay open forever on this run's task queue (one batch job).
-  await conn.execute(`delete from webhook_events where workspace_id = ?`, [ws.id]);
-  await conn.execute(`delete from webhook_deliveries where workspace_id = ?`, [ws.id]);
+  await conn.execute(`delete from webhook_events where workspace_id = any(?::uuid[])`, [wsList]);
+  await conn.execute(`delete from webhook_deliveries where workspace_id = any(?::uuid[])`, [wsList]);
   const stillOpen = started.size - [...started.values()].filter((w) => w.close !== null).length;
   if (stillOpen > 0) {
-    await temporal.workflowService
-      .startBatchOperation({
-        namespace: config.temporal.namespace,
-        jobId: randomUUID(),
-        reason: 'bench:webhooks cleanup',
-        visibilityQuery: `WorkspaceId = "${ws.id}" AND ExecutionStatus = "Running"`,
-        terminationOperation: {},
-      })
-      .catch((err) => log(`could not terminate ${stillOpen} open workflows: ${err}`));
+    for (const query of wsQueries)
+      await temporal.workflowService
+        .startBatchOperation({
+          namespace: config.temporal.namespace,
+          jobId: randomUUID(),
+          reason: 'bench:webhooks cleanup',
+          visibilityQuery: `${query} AND ExecutionStatus = "Running"`,
+          terminationOperation: {},
+        })
+        .catch((err) => log(`could not terminate ${stillOpen} open workflows: ${err}`));
   }
-  await orm.em.fork().nativeDelete(User, { id: user.id }); // cascades to the workspace and subscription
+  await orm.em.fork().nativeDelete(User, { id: { $in: users.map((u) => u.id) } }); // cascades to the workspaces and subscriptions
   server.closeAllConnections();
   server.close();
   return {
     target_rate: rate,
     seconds: SECONDS,
+    workspaces: WORKSPACES,
     events: total,
     committed: emitted.size,
     emit_errors: emitErrors,
@@ -413,7 +425,7 @@ try {
       const met = r.lost === 0 && r.emit_to_received_ms.p95 <= 2000;
       const l = r.emit_to_received_ms;
       lines.push(
-        `sustained ${rate}/s × ${SECONDS} s: emitted ${r.achieved_emit_rate}/s, emit → received p50 ${l.p50} / p95 ${l.p95} / p99 ${l.p99} / max ${l.max} ms, ` +
+        `sustained ${rate}/s × ${SECONDS} s${WORKSPACES > 1 ? ` over ${WORKSPACES} workspaces` : ''}: emitted ${r.achieved_emit_rate}/s, emit → received p50 ${l.p50} / p95 ${l.p95} / p99 ${l.p99} / max ${l.max} ms, ` +
           `lost ${r.lost}, duplicated ${r.duplicated}, load ${r.load_average.end_of_emission} → ${met ? 'GOAL MET' : 'goal missed'} (p95 ≤ 2000 ms, 0 lost)`,
       );
     }

@@ -24,6 +24,8 @@ const RECURRING: Recurring[] = [
   { id: 'purgeWebhookHistory', spec: { calendars: [{ hour: 3, minute: 17 }] }, catchupWindow: '1 day', kind: 'maintenance', description: 'Purges webhook deliveries and dispatched outbox events past retention' },
   { id: 'deliverSandboxEvents', spec: { intervals: [{ every: '1 minute' }] }, catchupWindow: '1 minute', kind: 'connector', sandboxOnly: true, description: 'Hands the sandbox network’s due inbound events (acceptances, replies) to the inbound pipeline' },
   { id: 'partnerSyncSweep', spec: { intervals: [{ every: '15 minutes' }] }, catchupWindow: '15 minutes', kind: 'partner-sync', description: 'Starts partner-sync:<id> for every active partner CRM integration (a running sync goes on)' },
+  { id: 'analyticsRollup', spec: { intervals: [{ every: '10 minutes' }] }, catchupWindow: '10 minutes', kind: 'analytics', args: [{}], description: 'Rebuilds the analytics rollups of the last 48 hours from the raw tables (idempotent)' },
+  { id: 'insightsRefresh', spec: { intervals: [{ every: '15 minutes' }] }, catchupWindow: '15 minutes', kind: 'insights', args: [{}], description: 'Finds recommendations in the analytics and the current state; snoozed ones come back after their time' },
 ];
 
 export interface ScheduleOpts {

@@ -3,13 +3,15 @@
 //
 // - Woken by `NOTIFY webhook_events` (sent by emitEvent, delivered at commit), with a periodic sweep
 //   as the fallback for missed notifications, reconnects and rows left by a crash. Passes woken by
-//   notifications are at most one per `coalesceMs` (100 ms), so that under load each pass finds many
-//   rows: what Temporal costs is per workflow, and a batch carries up to `batchSize` events.
+//   notifications are at most one per `coalesceMs` (200 ms; the first after a quiet spell runs at
+//   once), so that under load each pass finds many rows: what Temporal costs is per workflow, and a
+//   batch carries up to `maxBatchEvents` (100) events.
 // - Each pass has two steps, each its own transaction, claiming rows with `FOR UPDATE SKIP LOCKED`
 //   so several worker processes can run it side by side:
-//   1. assign: the pending rows without a batch id are claimed and their targets counted (matching
-//      active subscriptions; none in demo workspaces). No target: marked dispatched, no workflow at
-//      all. At most BATCHED_TARGETS_MAX: the rows of one workspace share a new batch id (UUIDv7).
+//   1. assign: up to `claimSize` (500) pending rows without a batch id are claimed and their targets
+//      counted (matching active subscriptions; none in demo workspaces). No target: marked
+//      dispatched, no workflow at all. At most BATCHED_TARGETS_MAX: the rows of one workspace share a
+//      new batch id (UUIDv7), `maxBatchEvents` rows at most per batch.
 //      More: the row's batch id is its own id, meaning its own workflow `webhook-event:<id>`. This
 //      decision is COMMITTED before any workflow starts, so each event belongs to exactly one
 //      workflow, even across a crash or a change of its subscriptions.
@@ -17,13 +19,15 @@
 //      each batch's `webhook-batch:<batchId>` or the event's `webhook-event:<id>` is started, and the
 //      rows are marked dispatched in the same transaction that holds their locks. A crash between
 //      start and commit leaves them pending with their batch id; the next pass starts the same
-//      workflow id again and Temporal answers "already started", which counts as success.
+//      workflow id again and Temporal answers "already started", which counts as success — also
+//      when that run has already completed (REJECT_DUPLICATE: a closed workflow id is never run a
+//      second time, which would attempt its deliveries again).
 //   Dispatch steps run in the background (up to MAX_DISPATCHES at once, each on its own connection;
 //   SKIP LOCKED keeps them apart), so the next assignment never waits for a workflow start: on a
 //   loaded Temporal server a start takes from milliseconds to seconds.
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
 import { uuidv7 } from '../lib/ids.js';
 import { WEBHOOK_EVENTS_CHANNEL } from '../domain/webhook-events.js';
@@ -37,8 +41,10 @@ export interface DispatcherOptions {
   taskQueue: string;
   logger: Logger;
   sweepMs?: number;
-  /** Rows claimed per step, hence at most this many events in one batch. */
-  batchSize?: number;
+  /** Rows claimed per step (default 500): with many workspaces, more rows per workspace and so fewer, larger batches. */
+  claimSize?: number;
+  /** Events per batch at most (default 100). */
+  maxBatchEvents?: number;
   /** Minimum time between two passes woken by notifications (the sweep is not delayed). */
   coalesceMs?: number;
   /** Ask for eager workflow start (needs `temporal` over the worker's NativeConnection). */
@@ -71,8 +77,9 @@ interface Job {
 
 export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<Dispatcher> {
   const sweepMs = opts.sweepMs ?? 5_000;
-  const batchSize = opts.batchSize ?? 100;
-  const coalesceMs = opts.coalesceMs ?? 100;
+  const claimSize = opts.claimSize ?? 500;
+  const maxBatchEvents = opts.maxBatchEvents ?? 100;
+  const coalesceMs = opts.coalesceMs ?? 200;
   const log = opts.logger.child({ component: 'webhook-dispatcher' });
   // A pool rather than bare clients: a connection that breaks is replaced on the next pass. One
   // connection for the assignment step, one per dispatch step in flight.
@@ -104,12 +111,12 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     }
   }
 
-  /** Step 1: decides the workflow of up to batchSize undecided rows and commits it. Returns how many. */
+  /** Step 1: decides the workflow of up to claimSize undecided rows and commits it. Returns how many. */
   async function assign(): Promise<number> {
     return inTransaction(async (c) => {
       const { rows } = await c.query<Row>(
         `select id, workspace_id, name from webhook_events where dispatched_at is null and batch_id is null order by id limit $1 for update skip locked`,
-        [batchSize],
+        [claimSize],
       );
       if (!rows.length) return 0;
       const pairs = [...new Map(rows.map((r) => [`${r.workspace_id}:${r.name}`, r])).values()];
@@ -123,15 +130,16 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
       const targets = new Map(counts.map((r) => [`${r.workspace_id}:${r.name}`, r.n]));
       const none: string[] = [];
       const assigned: { id: string; batch: string }[] = [];
-      const batchOf = new Map<string, string>(); // workspace → this step's batch id
+      const batchOf = new Map<string, { id: string; events: number }>(); // workspace → its current batch in this step
       for (const r of rows) {
         const n = targets.get(`${r.workspace_id}:${r.name}`) ?? 0;
         if (n === 0) none.push(r.id);
         else if (n > BATCHED_TARGETS_MAX) assigned.push({ id: r.id, batch: r.id });
         else {
           let batch = batchOf.get(r.workspace_id);
-          if (!batch) batchOf.set(r.workspace_id, (batch = uuidv7()));
-          assigned.push({ id: r.id, batch });
+          if (!batch || batch.events === maxBatchEvents) batchOf.set(r.workspace_id, (batch = { id: uuidv7(), events: 0 }));
+          batch.events++;
+          assigned.push({ id: r.id, batch: batch.id });
         }
       }
       if (assigned.length)
@@ -155,6 +163,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
           args: [{ batchId: job.id, workspaceId: job.workspaceId }],
           typedSearchAttributes: jobSearchAttributes({ kind: 'webhook-batch', workspaceId: job.workspaceId }),
           memo: { events: job.rows.length },
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           requestEagerStart: opts.eagerStart,
         });
       else
@@ -164,6 +173,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
           args: [{ eventId: job.id, workspaceId: job.workspaceId }],
           typedSearchAttributes: jobSearchAttributes({ kind: 'webhook-event', workspaceId: job.workspaceId }),
           memo: { event: job.rows[0].name },
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           requestEagerStart: opts.eagerStart,
         });
     } catch (err) {
@@ -176,7 +186,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     return inTransaction(async (c) => {
       const { rows } = await c.query<Row>(
         `select id, workspace_id, name, batch_id from webhook_events where dispatched_at is null and batch_id is not null order by id limit $1 for update skip locked`,
-        [batchSize * 2],
+        [claimSize],
       );
       if (!rows.length) return 0;
       const jobs = new Map<string, Job>();
@@ -206,7 +216,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
       .then(
         (n) => {
           // A full claim: there may be more decided rows waiting.
-          if (n === batchSize * 2) dispatchAgain = true;
+          if (n === claimSize) dispatchAgain = true;
         },
         (err) => log.error({ err: String(err) }, 'dispatch step failed; retrying at the next pass'),
       )
@@ -235,7 +245,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
           const assigned = await assign();
           // Every pass dispatches, even when it assigned nothing: rows left with a batch id by a crash.
           launchDispatch();
-          if (assigned < batchSize) break;
+          if (assigned < claimSize) break;
         }
       } catch (err) {
         log.error({ err: String(err) }, 'dispatch pass failed; retrying at the next sweep');
@@ -288,7 +298,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   await listen();
   const sweep = setInterval(() => void kick(), sweepMs);
   void kick(); // rows left from before this process started
-  log.info({ sweepMs, coalesceMs, batchSize }, 'webhook dispatcher started');
+  log.info({ sweepMs, coalesceMs, claimSize, maxBatchEvents }, 'webhook dispatcher started');
 
   return {
     kick,

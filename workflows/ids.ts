@@ -8,6 +8,8 @@ export const scheduleIds = {
   withdrawInvitations: 'schedule:invite-withdrawal',
   deliverSandboxEvents: 'schedule:deliver-sandbox-events',
   partnerSyncSweep: 'schedule:partner-sync-sweep',
+  analyticsRollup: 'schedule:analytics-rollup',
+  insightsRefresh: 'schedule:insights-refresh',
 };
 
 export const workflowIds = {
@@ -19,6 +21,8 @@ export const workflowIds = {
   withdrawInvitations: 'invite-withdrawal',
   deliverSandboxEvents: 'sandbox:deliver-due',
   partnerSyncSweep: 'partner-sync-sweep',
+  analyticsRollup: 'analytics-rollup',
+  insightsRefresh: 'insights-refresh',
 };
 
 /**

@@ -17,4 +17,5 @@ export { bulkEnroll } from './bulk-enroll.js';
 export { draftGeneration } from './drafts.js';
 export { handleBookingEvent, bookingBackfill } from './booking.js';
 export { inboxInbound, inboxSync, inboxReply } from './inbox.js';
+export { analyticsRollup, insightsRefresh } from './analytics.js';
 export { partnerSync, partnerSyncSweep } from './partner.js';

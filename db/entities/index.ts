@@ -81,3 +81,7 @@ export { PartnerSyncCursor } from './PartnerSyncCursor.js';
 export { PartnerPush } from './PartnerPush.js';
 export { PartnerEvent } from './PartnerEvent.js';
 export { PartnerSandboxRecord } from './PartnerSandboxRecord.js';
+export { AnalyticsHour } from './AnalyticsHour.js';
+export { AnalyticsDay } from './AnalyticsDay.js';
+export { AnalyticsSeriesHour } from './AnalyticsSeriesHour.js';
+export { Insight } from './Insight.js';

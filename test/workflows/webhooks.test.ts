@@ -10,7 +10,7 @@ import { webhookWorkflowIds } from '../../workflows/ids.js';
 import { BATCHED_TARGETS_MAX, deliverWebhookChunk, PER_SUBSCRIPTION_MAX, type BatchSummary, type DeliverySummary } from '../../workflows/webhooks.js';
 import { JobKind, WorkspaceId } from '../../workflows/search-attributes.js';
 import { api, call, createUser, closeApi, type TestUser } from '../helpers/api.js';
-import { startReceiver, verifySignature, type Receiver } from '../helpers/receiver.js';
+import { startReceiver as startAnyReceiver, verifySignature, type Receiver } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { eventDelivery, eventWorkflow } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
@@ -37,6 +37,24 @@ async function emit(wsId: string, name: EventName, data: Record<string, unknown>
 /** Waits for the dispatcher (in the worker process) to start the workflow carrying the event, then for the event's summary. */
 async function delivered(eventId: string): Promise<DeliverySummary> {
   return eventDelivery((await api()).services.temporal, eventId);
+}
+
+/**
+ * A local receiver on a path of its own, counting only the requests to that path: other test runs
+ * share the machine, and a delivery to one of their receivers that has closed may reach ours when
+ * the OS gives us its port.
+ */
+async function startReceiver(behaviour?: 'ok' | 'stall'): Promise<Receiver> {
+  const path = `/hook-${uuidv7()}`;
+  const rx = await startAnyReceiver(behaviour, path);
+  return {
+    url: rx.url,
+    port: rx.port,
+    close: rx.close,
+    get requests() {
+      return rx.requests.filter((r) => r.url === path || r.url.startsWith(`${path}/`));
+    },
+  };
 }
 
 /** Polls until `check` holds (up to 30 s; the dispatcher's sweep runs every 5 s). */
@@ -188,14 +206,15 @@ test('a crash between the batch id commit and the dispatch marking: the sweep st
   const b = [uuidv7()];
   for (const [i, id] of a.entries()) await em.insert(WebhookEvent, { id, workspaceId: ws, name: 'lead.approved', body: body('lead.approved', i), createdAt: new Date(), dispatchedAt: null, batchId: started });
   await em.insert(WebhookEvent, { id: b[0], workspaceId: ws, name: 'campaign.completed', body: body('campaign.completed', 9), createdAt: new Date(), dispatchedAt: null, batchId: neverStarted });
-  const first = await services.temporal.workflow
-    .execute('deliverWebhookEventBatch', { taskQueue, workflowId: webhookWorkflowIds.batch(started), args: [{ batchId: started, workspaceId: ws }] })
+  const handle = await services.temporal.workflow
+    .start('deliverWebhookEventBatch', { taskQueue, workflowId: webhookWorkflowIds.batch(started), args: [{ batchId: started, workspaceId: ws }] })
     .catch(async (err) => {
       // The dispatcher's sweep may have won the race; then it is its run we wait for.
       if (err?.name !== 'WorkflowExecutionAlreadyStartedError') throw err;
-      return services.temporal.workflow.getHandle(webhookWorkflowIds.batch(started)).result();
+      return services.temporal.workflow.getHandle(webhookWorkflowIds.batch(started));
     });
-  t.deepEqual(first, { events: { [a[0]]: { targets: 1, succeeded: 1, failed: 0 }, [a[1]]: { targets: 1, succeeded: 1, failed: 0 } } });
+  const firstRun = (await handle.describe()).runId;
+  t.deepEqual(await handle.result(), { events: { [a[0]]: { targets: 1, succeeded: 1, failed: 0 }, [a[1]]: { targets: 1, succeeded: 1, failed: 0 } } });
   // The sweep marks (a) (its start answered "already started") and starts (b) under the same batch id.
   const dispatched = async (ids: string[]) => (await services.orm.em.fork().count(WebhookEvent, { id: { $in: ids }, dispatchedAt: { $ne: null } })) === ids.length;
   await until('the sweep', () => dispatched([...a, ...b]));
@@ -207,6 +226,8 @@ test('a crash between the batch id commit and the dispatch marking: the sweep st
   t.deepEqual(rx.requests.map((q) => JSON.parse(q.raw.toString()).data.seq).sort(), [0, 1, 9]);
   for (const q of rx.requests) t.true(verifySignature(sub.secret, q.raw, q.headers['x-service-signature']));
   t.is(await services.orm.em.fork().count(WebhookDelivery, { eventId: { $in: [...a, ...b] } }), 3);
+  // The sweep's start of the completed batch was refused (a closed workflow id never runs again).
+  t.is((await services.temporal.workflow.getHandle(webhookWorkflowIds.batch(started)).describe()).runId, firstRun);
 });
 
 test('an event with no target (reaction.received, which no subscription may list) is marked dispatched without any workflow', async (t) => {
@@ -300,20 +321,22 @@ test('the dispatcher treats "already started" as success: a row whose own workfl
   const id = uuidv7();
   const em = services.orm.em.fork();
   await em.insert(WebhookEvent, { id, workspaceId: ws, name: 'lead.approved', body: JSON.stringify({ event: 'lead.approved', timestamp: new Date().toISOString(), data: {} }), createdAt: new Date(), dispatchedAt: null, batchId: id });
-  const summary = await services.temporal.workflow.execute('deliverWebhookEvent', {
-    taskQueue,
-    workflowId: webhookWorkflowIds.event(id),
-    args: [{ eventId: id, workspaceId: ws }],
-  }).catch(async (err) => {
-    // The dispatcher may have won the race; then it is its run we wait for.
-    if (err?.name !== 'WorkflowExecutionAlreadyStartedError') throw err;
-    return delivered(id);
-  });
-  t.deepEqual(summary, { targets: 1, succeeded: 1, failed: 0 });
-  const deadline = Date.now() + 30_000;
-  while (!(await services.orm.em.fork().findOneOrFail(WebhookEvent, id)).dispatchedAt && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  t.truthy((await services.orm.em.fork().findOneOrFail(WebhookEvent, id)).dispatchedAt);
+  const handle = await services.temporal.workflow
+    .start('deliverWebhookEvent', { taskQueue, workflowId: webhookWorkflowIds.event(id), args: [{ eventId: id, workspaceId: ws }] })
+    .catch(async (err) => {
+      // The dispatcher may have won the race; then it is its run we wait for.
+      if (err?.name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+      return services.temporal.workflow.getHandle(webhookWorkflowIds.event(id));
+    });
+  const firstRun = (await handle.describe()).runId;
+  t.deepEqual(await handle.result(), { targets: 1, succeeded: 1, failed: 0 });
+  await until('the sweep to mark the row', async () => !!(await services.orm.em.fork().findOneOrFail(WebhookEvent, id)).dispatchedAt);
+  // Marked after its start was answered "already started" — also once the run had completed: the
+  // closed workflow id is not run a second time, so there is no second attempt.
+  t.is((await services.temporal.workflow.getHandle(webhookWorkflowIds.event(id)).describe()).runId, firstRun);
+  await new Promise((r) => setTimeout(r, 1_000));
   t.is(rx.requests.length, 1);
+  t.is(await services.orm.em.fork().count(WebhookDelivery, { eventId: id }), 1);
 });
 
 test.serial('deliverWebhookChunk (the fan-out child) delivers its slice in parallel; replays', async (t) => {
@@ -349,7 +372,7 @@ test.serial('above the per-subscription limit, an event keeps its own workflow, 
   t.is(rx.requests.length, subs.length);
   t.is(stalled.requests.length, 1);
   for (const [i, s] of subs.entries()) {
-    const req = rx.requests.find((r) => r.url === `/hook/${i}`)!;
+    const req = rx.requests.find((r) => r.url === `${new URL(rx.url).pathname}/${i}`)!;
     t.true(verifySignature(s.secret, req.raw, req.headers['x-service-signature']), `subscription ${i}`);
   }
   const em = (await api()).services.orm.em.fork();
