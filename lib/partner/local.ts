@@ -22,6 +22,8 @@ export const localAuthorizePath = '/oauth/partner/local/authorize';
 /** The partner id of the local duplicate candidate for an email. */
 export const localDuplicateId = (email: string) => `p_dup_${hex(`dup:${email.toLowerCase()}`, 12)}`;
 
+/** Field maps compared independently of key order (jsonb reorders keys). */
+const canonical = (f: Record<string, PartnerFieldValue>) => JSON.stringify(Object.keys(f).sort().map((k) => [k, f[k]]));
 const subjectOf = (accessToken: string) => /^lpt_([0-9a-f]{16})_/.exec(accessToken)?.[1] ?? null;
 const localPart = (email: PartnerFieldValue) => (typeof email === 'string' ? email.split('@')[0].toLowerCase() : '');
 
@@ -92,7 +94,7 @@ export class LocalPartner implements PartnerAdapter {
           continue;
         }
       }
-      if (had && had.partner_id === partnerId && JSON.stringify(had.fields) === JSON.stringify(r.fields)) {
+      if (had && had.partner_id === partnerId && canonical(had.fields) === canonical(r.fields)) {
         results.push({ externalId: r.externalId, status: 'unchanged', partnerId });
         continue;
       }

@@ -1,13 +1,14 @@
 // The partner CRM in tests: installed through the local partner's OAuth flow (install → local
 // authorize page → our callback), as a browser would, on the test's API server.
+import { randomUUID } from 'node:crypto';
 import { api, call, type TestUser } from './api.js';
 
-/** Follows the install to the callback; returns the callback's answer (the integration and its first sync). */
+/** Follows the install to the callback (as a partner account of its own unless `loginHint` names one); returns the callback's answer (the integration and its first sync). */
 export async function installPartner(u: TestUser, opts: { loginHint?: string } = {}) {
   const start = await call('POST', '/api/integrations/partner/install', { token: u.accessToken });
   if (start.status !== 200) throw new Error(`install failed: ${start.status} ${start.text}`);
   const authorize = new URL(start.body.authorization_url);
-  if (opts.loginHint) authorize.searchParams.set('login_hint', opts.loginHint);
+  authorize.searchParams.set('login_hint', opts.loginHint ?? `user-${randomUUID()}`);
   const { base } = await api();
   const consent = await fetch(base + authorize.pathname + authorize.search, { redirect: 'manual' });
   if (consent.status !== 302) throw new Error(`local authorize answered ${consent.status}: ${await consent.text()}`);
