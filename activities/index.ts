@@ -21,6 +21,7 @@ import { createBookingActivities } from './booking.js';
 import { createInboxActivities } from './inbox.js';
 import { createPartnerActivities } from './partner.js';
 import { createAnalyticsActivities } from './analytics.js';
+import { createMcpApprovalActivities } from './mcp-approval.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 
@@ -57,5 +58,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createBookingActivities(deps),
     ...createPartnerActivities(deps),
     ...createAnalyticsActivities(deps),
+    ...createMcpApprovalActivities(deps),
   };
 }

@@ -8,6 +8,7 @@ import { errorMapper } from './middleware/errors.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { buildRouter, unmatched } from './router.js';
 import { docsAssets } from './docs-page.js';
+import { mcpTransport } from './mcp/transport.js';
 import { allOperations } from './operations.js';
 import type { Operation } from './operation.js';
 import type { Services } from './services.js';
@@ -21,6 +22,7 @@ export function createApp(services: Services, operations: Operation[] = allOpera
   app.use(errorMapper());
   app.use(securityHeaders());
   app.use(docsAssets()); // the docs viewer's static files, outside the operation table
+  app.use(mcpTransport(services)); // /mcp and its OAuth endpoints, outside the operation table (docs/mcp.md)
   app.use(router.routes());
   app.use(unmatched(router));
   return app;

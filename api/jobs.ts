@@ -4,6 +4,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
 import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
+import { mcpWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 /** How long inbound events of one account wait to share the signal that wakes its processor. */
@@ -323,6 +324,27 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return false; // finished, or not started yet
         throw err;
+      }
+    },
+    async startMcpApproval(s) {
+      try {
+        await client.workflow.start('mcpApproval', {
+          taskQueue,
+          workflowId: mcpWorkflowIds.approval(s.approvalId),
+          args: [{ approvalId: s.approvalId, expiresAt: s.expiresAt }],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: jobSearchAttributes({ kind: 'mcp-approval', workspaceId: s.workspaceId }),
+          memo: { approval_id: s.approvalId },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    },
+    async approveMcpApproval(approvalId) {
+      try {
+        await client.workflow.getHandle(mcpWorkflowIds.approval(approvalId)).signal('approve');
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
       }
     },
   };

@@ -63,6 +63,10 @@ export interface Jobs {
   startBookingEvent(start: { eventId: string; workspaceId: string }): Promise<void>;
   /** Starts `booking-backfill:<providerId>:<backfillId>`; a repeat (even after it closed) is a no-op. */
   startBookingBackfill(start: BookingBackfillStart): Promise<void>;
+  /** Starts `mcp-approval:<approvalId>` (waits for the approval or the expiry); a repeat is a no-op. */
+  startMcpApproval(start: { approvalId: string; workspaceId: string; expiresAt: string }): Promise<void>;
+  /** Tells `mcp-approval:<approvalId>` that its row was approved (a closed workflow is ignored: its timer already settled the row). */
+  approveMcpApproval(approvalId: string): Promise<void>;
   /**
    * Starts `partner-sync:<integrationId>` (docs/integrations.md "Sync"); while a run is open it goes on
    * (the request joins it), after it closed a new run starts. Returns the run id.

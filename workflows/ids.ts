@@ -116,3 +116,8 @@ export const inboxWorkflowIds = {
 export const partnerWorkflowIds = {
   sync: (integrationId: string) => `partner-sync:${integrationId}`,
 };
+
+/** An approval request of a risky tool called over MCP (docs/mcp.md): one workflow per request. */
+export const mcpWorkflowIds = {
+  approval: (approvalId: string) => `mcp-approval:${approvalId}`,
+};

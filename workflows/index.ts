@@ -18,4 +18,5 @@ export { draftGeneration } from './drafts.js';
 export { handleBookingEvent, bookingBackfill } from './booking.js';
 export { inboxInbound, inboxSync, inboxReply } from './inbox.js';
 export { analyticsRollup, insightsRefresh } from './analytics.js';
+export { mcpApproval } from './mcp-approval.js';
 export { partnerSync, partnerSyncSweep } from './partner.js';

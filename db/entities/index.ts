@@ -85,3 +85,7 @@ export { AnalyticsHour } from './AnalyticsHour.js';
 export { AnalyticsDay } from './AnalyticsDay.js';
 export { AnalyticsSeriesHour } from './AnalyticsSeriesHour.js';
 export { Insight } from './Insight.js';
+export { McpClient } from './McpClient.js';
+export { McpGrant } from './McpGrant.js';
+export { McpToken } from './McpToken.js';
+export { McpApproval } from './McpApproval.js';
