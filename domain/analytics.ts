@@ -113,13 +113,21 @@ export async function rollupAnalytics(em: EntityManager, window: { from: Date; t
         group by ${dims}, date_trunc('day', hour, 'UTC')`,
       dayArgs,
     );
-    await run(`delete from analytics_series_hours where hour >= $1 and hour < $2 ${wsOnly}`, args);
-    await run(
-      `insert into analytics_series_hours (workspace_id, app_id, campaign_id, hour, ${cols})
-       select workspace_id, app_id, campaign_id, hour, ${sumCols()} from analytics_hours where hour >= $1 and hour < $2 ${wsOnly}
-        group by workspace_id, app_id, campaign_id, hour`,
-      args,
-    );
+    for (const [table, key] of [['analytics_series', 'campaign_id, app_id'], ['analytics_app', 'app_id']] as const) {
+      await run(`delete from ${table}_hours where hour >= $1 and hour < $2 ${wsOnly}`, args);
+      await run(
+        `insert into ${table}_hours (workspace_id, ${key}, hour, ${cols})
+         select workspace_id, ${key}, hour, ${sumCols()} from analytics_hours where hour >= $1 and hour < $2 ${wsOnly} group by workspace_id, ${key}, hour`,
+        args,
+      );
+      await run(`delete from ${table}_days where day >= $1 and day < $2 ${wsOnly}`, dayArgs);
+      await run(
+        `insert into ${table}_days (workspace_id, ${key}, day, ${cols})
+         select workspace_id, ${key}, date_trunc('day', hour, 'UTC'), ${sumCols()} from ${table}_hours where hour >= $1 and hour < $2 ${wsOnly}
+          group by workspace_id, ${key}, date_trunc('day', hour, 'UTC')`,
+        dayArgs,
+      );
+    }
   });
   return { from: from.toISOString(), to: to.toISOString(), hours: (to.getTime() - from.getTime()) / HOUR_MS, rows };
 }
@@ -188,23 +196,44 @@ async function scopeOf(em: EntityManager, actor: Actor, q: { appId?: string; cam
   return { sql: parts.join(' and '), args };
 }
 
-/** The range's UTC bounds: lo and hi (local midnights), and the whole UTC days inside [dlo, dhi). */
-const BOUNDS = `with b0 as (select (?::date)::timestamp at time zone ? as lo, ((?::date) + 1)::timestamp at time zone ? as hi),
-  b as (select lo, hi, date_trunc('day', lo + interval '1 day' - interval '1 microsecond', 'UTC') as dlo, date_trunc('day', hi, 'UTC') as dhi from b0)`;
-const boundArgs = (q: RangeQuery) => [q.from, q.tz, q.to, q.tz];
+interface Bounds {
+  /** Local midnights of `from` and of the day after `to`, in UTC. */
+  lo: Date;
+  hi: Date;
+  /** The whole UTC days inside [lo, hi): [dlo, dhi) (empty when dlo ≥ dhi). */
+  dlo: Date;
+  dhi: Date;
+}
 
-/** Sums over the range, grouped by `group` (columns of the rollup, or none): whole days + edge hours. */
+const DAY_MS = 86_400_000;
+
+/**
+ * The range's UTC bounds, computed first (PostgreSQL's time zone rules, one tiny statement) so that
+ * the rollup reads below are plain index range scans on (workspace_id, hour|day).
+ */
+async function boundsOf(em: EntityManager, q: { from: string; to: string; tz: string }): Promise<Bounds> {
+  const [b] = await em.execute<{ lo: Date; hi: Date }[]>(`select (?::date)::timestamp at time zone ? as lo, ((?::date) + 1)::timestamp at time zone ? as hi`, [q.from, q.tz, q.to, q.tz]);
+  const lo = new Date(b!.lo);
+  const hi = new Date(b!.hi);
+  return { lo, hi, dlo: new Date(Math.ceil(lo.getTime() / DAY_MS) * DAY_MS), dhi: new Date(Math.floor(hi.getTime() / DAY_MS) * DAY_MS) };
+}
+
+/** Sums over the range, grouped by `group` (columns of the rollup, or none): whole UTC days + the edge hours. */
 async function rangeSums<G extends Record<string, unknown>>(em: EntityManager, scope: Scope, q: RangeQuery, group: string[], extra = ''): Promise<(G & Counts)[]> {
+  const b = await boundsOf(em, q);
   const g = group.join(', ');
   const sel = g ? `${g}, ` : '';
   const by = g ? `group by ${g}` : '';
+  const days = b.dlo < b.dhi;
+  // Without whole days inside, the range is hours only; otherwise hours before dlo and from dhi on.
+  const edges = days ? `((hour >= ? and hour < ?) or (hour >= ? and hour < ?))` : `hour >= ? and hour < ?`;
+  const edgeArgs = days ? [b.lo, b.dlo, b.dhi, b.hi] : [b.lo, b.hi];
+  const dayPart = days ? `select ${sel}${sumCols()} from analytics_days where ${scope.sql} ${extra} and day >= ? and day < ? ${by} union all ` : '';
+  const dayArgs = days ? [...scope.args, b.dlo, b.dhi] : [];
   return em.execute<(G & Counts)[]>(
-    `${BOUNDS}, r as (
-       select ${sel}${sumCols()} from analytics_days, b where ${scope.sql} ${extra} and day >= b.dlo and day < b.dhi ${by}
-       union all
-       select ${sel}${sumCols()} from analytics_hours, b where ${scope.sql} ${extra} and hour >= b.lo and hour < b.hi and (hour < b.dlo or hour >= b.dhi) ${by})
+    `with r as (${dayPart}select ${sel}${sumCols()} from analytics_hours where ${scope.sql} ${extra} and ${edges} ${by})
      select ${sel}${sumCols()} from r ${by}`,
-    [...boundArgs(q), ...scope.args, ...scope.args],
+    [...dayArgs, ...scope.args, ...edgeArgs],
   );
 }
 
@@ -234,27 +263,63 @@ function previousRange(q: RangeQuery, days: number): RangeQuery {
 
 export async function overview(em: EntityManager, actor: Actor, q: RangeQuery) {
   const days = checkRange(q);
-  const scope = await scopeOf(em, actor, q);
+  const src = await seriesOf(em, actor, q);
   const prev = previousRange(q, days);
-  const [[cur], [before]] = await Promise.all([rangeSums(em.fork(), scope, q, []), rangeSums(em.fork(), scope, prev, [])]);
-  const totals = toCounts(cur);
-  const previous = toCounts(before);
+  const [totals, previous] = await Promise.all([seriesTotals(em.fork(), src, q), seriesTotals(em.fork(), src, prev)]);
   return { range: rangeView(q, days), totals, rates: ratesOf(totals), previous: { from: prev.from, to: prev.to, totals: previous, rates: ratesOf(previous) } };
 }
 
 const rangeView = (q: RangeQuery, days: number) => ({ from: q.from, to: q.to, tz: q.tz, days, app_id: q.appId ?? null, campaign_id: q.campaignId ?? null });
 
-/** One row per local day of the range (days without events are zeros). */
+/**
+ * Where a campaign's or the products' figures are, without the per step/signal/source dimensions:
+ * a campaign's rows of analytics_series_* (key led by the campaign), otherwise the products' rows of
+ * analytics_app_* (one index range per product). Checks the filters like scopeOf.
+ */
+interface Series {
+  /** `<table prefix>` and its where clause (without the time condition). */
+  table: 'analytics_series' | 'analytics_app';
+  sql: string;
+  args: unknown[];
+}
+
+async function seriesOf(em: EntityManager, actor: Actor, q: { appId?: string; campaignId?: string }): Promise<Series> {
+  if (q.campaignId) {
+    const c = await requireCampaign(em, actor, q.campaignId);
+    if (q.appId && c.app.id !== q.appId) await requireApp(em, actor, q.appId);
+    return { table: 'analytics_series', sql: `workspace_id = ? and campaign_id = ? and app_id = ?`, args: [actor.workspaceId, c.id, q.appId ?? c.app.id] };
+  }
+  let apps: string[];
+  if (q.appId) apps = [(await requireApp(em, actor, q.appId)).id];
+  else if (actor.allApps) apps = (await em.execute<{ id: string }[]>(`select id from apps where workspace_id = ?`, [actor.workspaceId])).map((a) => a.id);
+  else apps = actor.appIds;
+  return { table: 'analytics_app', sql: `workspace_id = ? and app_id = any(?::uuid[])`, args: [actor.workspaceId, `{${apps.join(',')}}`] };
+}
+
+/** Totals over the range from the series tables: whole UTC days + the edge hours. */
+async function seriesTotals(em: EntityManager, src: Series, q: { from: string; to: string; tz: string }): Promise<Counts> {
+  const b = await boundsOf(em, q);
+  const days = b.dlo < b.dhi;
+  const edges = days ? `((hour >= ? and hour < ?) or (hour >= ? and hour < ?))` : `hour >= ? and hour < ?`;
+  const edgeArgs = days ? [b.lo, b.dlo, b.dhi, b.hi] : [b.lo, b.hi];
+  const dayPart = days ? `select ${sumCols()} from ${src.table}_days where ${src.sql} and day >= ? and day < ? union all ` : '';
+  const [row] = await em.execute<Counts[]>(
+    `with r as (${dayPart}select ${sumCols()} from ${src.table}_hours where ${src.sql} and ${edges}) select ${sumCols()} from r`,
+    [...(days ? [...src.args, b.dlo, b.dhi] : []), ...src.args, ...edgeArgs],
+  );
+  return toCounts(row);
+}
+
+/** One row per local day of the range (days without events are zeros), from the series hours. */
 export async function daily(em: EntityManager, actor: Actor, q: RangeQuery) {
   const days = checkRange(q);
-  const scope = await scopeOf(em, actor, q);
+  const src = await seriesOf(em, actor, q);
+  const b = await boundsOf(em, q);
   const rows = await em.execute<({ day: string } & Counts)[]>(
-    `${BOUNDS}, s as (
-       select to_char(hour at time zone ?, 'YYYY-MM-DD') as day, ${sumCols()} from analytics_series_hours, b
-        where ${scope.sql} and hour >= b.lo and hour < b.hi group by 1)
+    `with s as (select (hour at time zone ?)::date as day, ${sumCols()} from ${src.table}_hours where ${src.sql} and hour >= ? and hour < ? group by 1)
      select to_char(d, 'YYYY-MM-DD') as day, ${METRIC_COLS.map((m) => `coalesce(s.${m}, 0)::int as ${m}`).join(', ')}
-       from generate_series(?::date, ?::date, interval '1 day') d left join s on s.day = to_char(d, 'YYYY-MM-DD') order by 1`,
-    [...boundArgs(q), q.tz, ...scope.args, q.from, q.to],
+       from generate_series(?::date, ?::date, interval '1 day') d left join s on s.day = d::date order by 1`,
+    [q.tz, ...src.args, b.lo, b.hi, q.from, q.to],
   );
   return { range: rangeView(q, days), items: rows.map((r) => ({ day: r.day, ...toCounts(r), reply_rate: ratio(r.replied, r.sent) })) };
 }
@@ -262,19 +327,16 @@ export async function daily(em: EntityManager, actor: Actor, q: RangeQuery) {
 /** One local day against the day before and the average day of the 7 before it. */
 export async function dailyOverview(em: EntityManager, actor: Actor, q: { date: string; tz: string; appId?: string; campaignId?: string }) {
   assertTimeZone(q.tz);
-  const scope = await scopeOf(em, actor, q);
+  const src = await seriesOf(em, actor, q);
   const at = (n: number) => new Date(n * 86_400_000).toISOString().slice(0, 10);
   const d = dayNumber(q.date);
-  const base = { tz: q.tz, appId: q.appId, campaignId: q.campaignId };
-  const [[today], [yesterday], [week]] = await Promise.all([
-    rangeSums(em.fork(), scope, { ...base, from: q.date, to: q.date }, []),
-    rangeSums(em.fork(), scope, { ...base, from: at(d - 1), to: at(d - 1) }, []),
-    rangeSums(em.fork(), scope, { ...base, from: at(d - 7), to: at(d - 1) }, []),
+  const [t, yesterday, w] = await Promise.all([
+    seriesTotals(em.fork(), src, { tz: q.tz, from: q.date, to: q.date }),
+    seriesTotals(em.fork(), src, { tz: q.tz, from: at(d - 1), to: at(d - 1) }),
+    seriesTotals(em.fork(), src, { tz: q.tz, from: at(d - 7), to: at(d - 1) }),
   ]);
-  const t = toCounts(today);
-  const w = toCounts(week);
   const avg = Object.fromEntries(METRIC_COLS.map((m) => [m, Math.round((w[m] / 7) * 100) / 100])) as Counts;
-  return { date: q.date, tz: q.tz, app_id: q.appId ?? null, campaign_id: q.campaignId ?? null, totals: t, rates: ratesOf(t), previous_day: toCounts(yesterday), average_of_previous_7_days: avg };
+  return { date: q.date, tz: q.tz, app_id: q.appId ?? null, campaign_id: q.campaignId ?? null, totals: t, rates: ratesOf(t), previous_day: yesterday, average_of_previous_7_days: avg };
 }
 
 export const FUNNEL_STAGES = ['discovered', 'approved', 'enrolled', 'contacted', 'replied', 'meetings'] as const;
@@ -282,9 +344,7 @@ export const FUNNEL_STAGES = ['discovered', 'approved', 'enrolled', 'contacted',
 /** Discovery to meeting: events of each stage in the range, and each stage against the one before. */
 export async function funnel(em: EntityManager, actor: Actor, q: RangeQuery) {
   const days = checkRange(q);
-  const scope = await scopeOf(em, actor, { appId: q.appId });
-  const [row] = await rangeSums(em, scope, q, []);
-  const c = toCounts(row);
+  const c = await seriesTotals(em, await seriesOf(em, actor, { appId: q.appId }), q);
   const values = [c.discovered, c.approved, c.enrolled, c.contacted, c.replied_leads, c.meetings];
   return {
     range: rangeView({ ...q, campaignId: undefined }, days),

@@ -182,7 +182,8 @@ export async function listNotes(em: EntityManager, actor: Actor, leadId: string,
 export async function addNote(em: EntityManager, actor: Actor, leadId: string, body: string): Promise<NoteRow> {
   await requireLead(em, actor, leadId);
   const id = uuidv7();
-  await em.execute(`insert into lead_notes (id, workspace_id, lead_id, author_id, body, created_at) values (?, ?, ?, ?, ?, now())`, [id, actor.workspaceId, leadId, actor.userId, body]);
+  // A millisecond time (not now()'s microseconds): keyset cursors carry milliseconds.
+  await em.execute(`insert into lead_notes (id, workspace_id, lead_id, author_id, body, created_at) values (?, ?, ?, ?, ?, ?)`, [id, actor.workspaceId, leadId, actor.userId, body, new Date()]);
   const [n] = await em.execute<NoteRow[]>(`select n.id, n.lead_id, n.author_id, u.name as author_name, n.body, n.created_at from lead_notes n left join users u on u.id = n.author_id where n.id = ?`, [id]);
   return n;
 }

@@ -1,15 +1,16 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
-// The analytics_hours rollup per UTC hour by product and campaign only (docs/analytics.md): the daily
-// series group these hours into local days of any time zone.
+// The analytics_hours rollup per UTC hour by campaign (docs/analytics.md): the daily series of one
+// campaign groups these hours into local days of any time zone (one index range: the key leads with
+// the campaign). Rows of facts without a campaign (discovery, meetings) have the zero uuid.
 export const AnalyticsSeriesHour = defineEntity({
   name: 'AnalyticsSeriesHour',
   tableName: 'analytics_series_hours',
   properties: (p) => ({
     workspaceId: p.uuid().primary(),
-    hour: p.datetime().primary(),
-    appId: p.uuid().primary(),
     campaignId: p.uuid().primary(),
+    appId: p.uuid().primary(),
+    hour: p.datetime().primary(),
     discovered: p.integer().default(0),
     approved: p.integer().default(0),
     rejected: p.integer().default(0),

@@ -1103,8 +1103,164 @@ DEMO_ROWS.push(
   },
 );
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps', 'content', 'attachments', 'ai_reply']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps', 'enrollments', 'scheduled_actions', 'conversations']);
+/**
+ * Meetings and a booking provider (docs/meetings.md): the scheduler connected by API key (its key a
+ * placeholder: the Demo never calls it), Lena's booked call that was held, Mara's booked demo ahead,
+ * a call with Jonas logged by hand that still needs its outcome (a follow-up), one canceled booking,
+ * an unmatched booking from someone who is not a lead, and the backfill that imported them.
+ * Ids 0xb00–0xb3f.
+ */
+const SCHEDULER = demoId(0xb00);
+const booking = (n: number, who: keyof typeof DEMO_PEOPLE | null, title: string, start: string, status: 'scheduled' | 'canceled' = 'scheduled') => {
+  const end = new Date(Date.parse(start) + 30 * 60_000).toISOString();
+  const email = who ? DEMO_PEOPLE[who].email : 'olga@printshop.example';
+  return {
+    id: `demo-bk-${n}`,
+    status,
+    title,
+    start_time: start,
+    end_time: end,
+    location: 'https://meet.example/ledgerly',
+    attendees: [{ email, name: who ? null : 'Olga Brandt' }],
+    tracking: null,
+    updated_at: '2026-09-18T12:00:00.000Z',
+  };
+};
+const BOOKINGS = {
+  lena: booking(1, 'lena', 'Ledgerly walkthrough with Lena', '2026-09-24T13:00:00.000Z'),
+  mara: booking(2, 'mara', 'Ledgerly demo with Mara', '2030-01-15T10:00:00.000Z'),
+  canceled: booking(3, 'mara', 'Ledgerly demo (first slot)', '2026-09-23T10:00:00.000Z', 'canceled'),
+  stranger: booking(4, null, 'Question about studio plans', '2026-09-25T09:00:00.000Z'),
+};
+const meeting = (id: number, who: keyof typeof DEMO_PEOPLE, b: { title: string; start_time: string; end_time: string; id?: string } , extra: Record<string, unknown>) => ({
+  id: demoId(id),
+  workspace_id: DEMO_WORKSPACE_ID,
+  lead_id: DEMO_PEOPLE[who].lead,
+  contact_id: DEMO_PEOPLE[who].contact,
+  title: b.title,
+  starts_at: b.start_time,
+  ends_at: b.end_time,
+  status: 'scheduled',
+  outcome: null,
+  outcome_at: null,
+  location: null,
+  notes: null,
+  source: 'booking',
+  booking_provider_id: SCHEDULER,
+  provider: 'scheduler',
+  external_id: b.id ?? null,
+  external_updated_at: '2026-09-18T12:00:00.000Z',
+  created_by_user_id: null,
+  canceled_at: null,
+  ...extra,
+});
+const bookingEvent = (id: number, b: ReturnType<typeof booking>, m: Record<string, unknown>) => ({
+  id: demoId(id),
+  workspace_id: DEMO_WORKSPACE_ID,
+  booking_provider_id: SCHEDULER,
+  provider: 'scheduler',
+  event_id: `demo-evt-${b.id}`,
+  source: 'backfill',
+  type: b.status === 'canceled' ? 'booking.canceled' : 'booking.created',
+  booking_id: b.id,
+  payload: JSON.stringify(b),
+  title: b.title,
+  starts_at: b.start_time,
+  ends_at: b.end_time,
+  booking_status: b.status,
+  booking_updated_at: b.updated_at,
+  attendee_email: b.attendees[0].email,
+  attendee_name: b.attendees[0].name,
+  received_at: '2026-09-18T12:00:05.000Z',
+  handled_at: '2026-09-18T12:00:06.000Z',
+  decided_at: null,
+  decided_by_user_id: null,
+  lead_id: null,
+  meeting_id: null,
+  effect: null,
+  matched_by: null,
+  ...m,
+});
+DEMO_ROWS.push(
+  {
+    table: 'booking_providers',
+    rows: [
+      {
+        id: SCHEDULER,
+        workspace_id: DEMO_WORKSPACE_ID,
+        provider: 'scheduler',
+        auth_kind: 'api_key',
+        status: 'connected',
+        status_reason: null,
+        account_id: 'scheduler_demo',
+        account_name: 'Ledgerly sales calendar',
+        account_email: 'mara@ledgerly.example',
+        credentials_sealed: 'demo',
+        credential_hint: 'sch_…demo',
+        connected_by_user_id: DEMO_USER_ID,
+        webhook_id: null,
+        webhook_secret_sealed: null,
+        webhook_secret_hint: null,
+        webhook_registered_at: null,
+        last_verified_at: '2026-09-18T12:00:00.000Z',
+      },
+    ],
+  },
+  {
+    table: 'meetings',
+    rows: [
+      meeting(0xb10, 'lena', BOOKINGS.lena, { outcome: 'held', outcome_at: '2026-09-24T14:00:00.000Z', location: BOOKINGS.lena.location, notes: 'Wants the VAT export; trial started.' }),
+      meeting(0xb11, 'mara', BOOKINGS.mara, { location: BOOKINGS.mara.location }),
+      meeting(0xb12, 'mara', BOOKINGS.canceled, { status: 'canceled', canceled_at: '2026-09-19T08:00:00.000Z' }),
+      meeting(0xb13, 'jonas', { title: 'Call with Jonas (logged by hand)', start_time: '2026-09-19T15:00:00.000Z', end_time: '2026-09-19T15:20:00.000Z' }, {
+        source: 'manual',
+        booking_provider_id: null,
+        provider: null,
+        external_id: null,
+        external_updated_at: null,
+        created_by_user_id: DEMO_USER_ID,
+      }),
+    ],
+  },
+  {
+    table: 'booking_provider_events',
+    rows: [
+      bookingEvent(0xb20, BOOKINGS.lena, { state: 'matched', effect: 'created', matched_by: 'attendee_email', lead_id: DEMO_PEOPLE.lena.lead, meeting_id: demoId(0xb10) }),
+      bookingEvent(0xb21, BOOKINGS.mara, { state: 'matched', effect: 'created', matched_by: 'attendee_email', lead_id: DEMO_PEOPLE.mara.lead, meeting_id: demoId(0xb11) }),
+      bookingEvent(0xb22, BOOKINGS.canceled, { state: 'matched', effect: 'created', matched_by: 'attendee_email', lead_id: DEMO_PEOPLE.mara.lead, meeting_id: demoId(0xb12) }),
+      bookingEvent(0xb23, BOOKINGS.stranger, { state: 'unmatched' }),
+    ],
+  },
+  {
+    table: 'booking_backfills',
+    rows: [
+      {
+        id: demoId(0xb30),
+        workspace_id: DEMO_WORKSPACE_ID,
+        booking_provider_id: SCHEDULER,
+        client_key: null,
+        user_id: DEMO_USER_ID,
+        since: '2026-08-18T00:00:00.000Z',
+        status: 'completed',
+        cursor: null,
+        pages: 1,
+        bookings: 4,
+        created: 3,
+        updated: 0,
+        unchanged: 0,
+        unmatched: 1,
+        invalid: 0,
+        error_code: null,
+        error_message: null,
+        started_at: '2026-09-18T12:00:00.000Z',
+        finished_at: '2026-09-18T12:00:06.000Z',
+      },
+    ],
+  },
+);
+
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps', 'content', 'attachments', 'ai_reply', 'payload']);
+const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps', 'enrollments', 'scheduled_actions', 'conversations', 'booking_providers', 'meetings', 'booking_backfills']);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged

@@ -10,7 +10,7 @@ const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString
 const range = {
   from: z.iso.date().optional().describe('first local day (default 30 days ago)'),
   to: z.iso.date().optional().describe('last local day (default today)'),
-  tz: z.string().min(1).max(64).default('UTC'),
+  tz: z.string().min(1).max(64).regex(/^[A-Za-z][A-Za-z0-9_+\-/]*$/).default('UTC'),
   app_id: z.uuid().optional(),
 };
 

@@ -139,6 +139,11 @@ test('members limited to some products see only those products’ figures; anoth
   t.is(mine.status, 200, mine.text);
   t.is(mine.body.totals.sent, 0);
   t.is(mine.body.totals.discovered, 0);
+  const sumSent = (b: { items: { sent: number }[] }) => b.items.reduce((n, d) => n + d.sent, 0);
+  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&${s.range}`, { token: member.accessToken, headers })).body), 0);
+  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&${s.range}`, { token: s.owner.accessToken })).body), 12);
+  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&app_id=${s.app.id}&${s.range}`, { token: s.owner.accessToken })).body), 12);
+  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&app_id=${other.id}&${s.range}`, { token: s.owner.accessToken })).body), 0);
   const funnel = (await call('GET', `/api/analytics/funnel?tz=${TZ}&${s.range}`, { token: member.accessToken, headers })).body;
   t.is(funnel.stages[0].count, 0);
   const refused = await call('GET', `/api/analytics/steps?app_id=${s.app.id}&${s.range}`, { token: member.accessToken, headers });
@@ -163,6 +168,7 @@ test('ranges and parameters are validated with clear 400s', async (t) => {
     ['/api/analytics/daily?from=2025-01-01&to=2026-03-01', 'range_too_long'],
     ['/api/analytics/funnel?tz=Mars/Olympus', 'invalid_time_zone'],
     ['/api/analytics/daily-overview?tz=Nowhere/Else', 'invalid_time_zone'],
+    ['/api/analytics/overview?tz=%2B05:00', 'invalid_query'],
     ['/api/analytics/signals?from=2026-02-30', 'invalid_query'],
     ['/api/analytics/sources?campaign_id=00000000-0000-4000-8000-000000000000', 'invalid_query'],
     ['/api/analytics/steps?limit=3', 'invalid_query'],

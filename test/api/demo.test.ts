@@ -65,7 +65,21 @@ test('reads in the Demo workspace answer 200 with the seeded data', async (t) =>
   );
   const lena = (await call('GET', `/api/inbox/conversations/${inbox[1].id}`, inDemo(u))).body;
   t.deepEqual(lena.messages.map((m: any) => [m.direction, m.kind]), [['out', 'sent'], ['in', 'reply']]);
-  t.like((await call('GET', '/api/follow-ups', inDemo(u))).body.items, [{ kind: 'reply_waiting', lead: { first_name: 'Lena' } }]);
+  // Lena waits for an answer; the call with Jonas ended without an outcome.
+  t.deepEqual(
+    (await call('GET', '/api/follow-ups', inDemo(u))).body.items.map((f: any) => [f.kind, f.lead.first_name]),
+    [
+      ['reply_waiting', 'Lena'],
+      ['meeting_outcome', 'Jonas'],
+    ],
+  );
+  const meetings = (await call('GET', `/api/leads/${demoId(0x262)}/meetings`, inDemo(u))).body.items;
+  t.deepEqual(meetings.map((m: any) => [m.title, m.status]).sort(), [
+    ['Ledgerly demo (first slot)', 'canceled'],
+    ['Ledgerly demo with Mara', 'scheduled'],
+  ]);
+  t.like((await call('GET', '/api/dashboard/next-event', inDemo(u))).body, { meeting: { title: 'Ledgerly demo with Mara' } });
+  t.is((await call('GET', '/api/booking-provider-events/unmatched', inDemo(u))).body.items.length, 1);
   t.is((await call('POST', `/api/inbox/conversations/${inbox[1].id}/reply`, { ...inDemo(u), body: { body: 'hi' } })).body.error.code, 'demo_read_only');
 });
 

@@ -386,7 +386,7 @@ test.serial('conversation list: filters, text search and cursor pages', async (t
   t.is((await conversations(u, '?unread=false')).body.items.length, 1);
   t.is((await conversations(u, `?account_id=${randomUUID()}`)).body.items.length, 0);
   t.is((await conversations(u, '?cursor=%25%25')).status, 400);
-  t.is((await conversations(u, '?cursor=bm9wZQ')).status, 400);
+  t.is((await conversations(u, '?cursor=123_nothex')).status, 400);
 });
 
 test.serial('every id-taking inbox route answers 404 for another workspace’s conversation, chat, account and message', async (t) => {

@@ -89,6 +89,14 @@ const STATEFUL_400: Record<string, string> = {
   getOauthBookingLocalAuthorize: 'invalid_redirect_uri: redirect_uri must be this service’s own callback URL for the provider',
   postAppsByAppIdListsImportDraftsByImportIdCommit:
     'invalid_list_id: list_id must name a list of the product; invalid_body: exactly one of list_id and list_name (and stateful links fill appId from nullable app_id fields of other responses)',
+  getAnalyticsOverview: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsDaily: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsDailyOverview: 'invalid_time_zone: tz must be a zone of the tz database (any pattern-valid name is not)',
+  getAnalyticsFunnel: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsSignals: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsSources: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsSteps: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  patchInsightsByIdStatus: 'invalid_until: a snooze’s until must be in the future (relative to the clock)',
 };
 
 /**
