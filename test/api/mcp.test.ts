@@ -337,3 +337,44 @@ test('tools/call: invalid arguments and unknown tools answer errors without an a
   const badJson = await fetch(`${(await api()).base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' }, body: '{' });
   t.is(badJson.status, 400);
 });
+
+test('/mcp limits: the caller’s own default bucket (429 with Retry-After), bodies over BODY_LIMIT_BYTES (413); the token endpoint refuses another resource (invalid_target)', async (t) => {
+  const u = await createOwner();
+  const { access, clientId } = await tokensFor(u);
+  const huge = await fetch(`${(await api()).base}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(1_100_000) } }),
+  });
+  t.is(huge.status, 413);
+  const { services } = await api();
+  const limit = services.config.rateLimit.defaultPerMinute;
+  // Fill the user's bucket as REST requests would (the same key), then /mcp is refused.
+  for (let i = 0; i < limit; i += 50) await Promise.all(Array.from({ length: Math.min(50, limit - i) }, () => services.rateLimiter.check(`rl:default:u:${u.id}`, limit, 60_000)));
+  const limited = await mcpPost(access);
+  t.is(limited.status, 429);
+  t.truthy(limited.headers.get('retry-after'));
+  t.is((await call('GET', '/api/users/me', { token: u.accessToken })).status, 429, 'one bucket with REST');
+
+  const { code, verifier } = await codeFor(u, clientId);
+  const target = await form('/oauth/mcp/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URI, resource: 'https://elsewhere.example/mcp' });
+  t.is(target.status, 400);
+  t.is(target.body.error, 'invalid_target');
+});
+
+test('an approved call whose tool answers an error: failed, its error returned on the retry, not run again', async (t) => {
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  t.is((await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: 'Taken' } })).status, 201);
+  const { client } = await connectMcp(u);
+  const args = { app_id: app.id, name: 'Taken' };
+  const asked = structured(await client.callTool({ name: 'create_lead_list', arguments: args }));
+  t.is((await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: { approval_id: asked.approval_id } })).status, 200);
+  const got = await client.callTool({ name: 'create_lead_list', arguments: args });
+  t.true(got.isError);
+  t.like(structured(got), { status: 'error', approval_id: asked.approval_id });
+  t.is(structured(got).result.status, 409);
+  t.like((await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: asked.approval_id } })).body, { status: 'failed' });
+  t.is((await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: { approval_id: asked.approval_id } })).status, 409);
+  await client.close();
+});
