@@ -7,6 +7,7 @@
 // filters, one at a time: p50/p95 per route against the goal (p95 ≤ 100 ms).
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench_analytics`) and Redis database 4.
 import type { AddressInfo } from 'node:net';
+import { cpus, loadavg } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { stackWithSchema } from './stack-env.js';
 
@@ -139,6 +140,7 @@ try {
   const headers = { authorization: `Bearer ${secret}` };
   const routes = ['overview', 'daily', 'daily-overview', 'funnel', 'signals', 'sources', 'steps'];
   const results: { route: string; p50: number; p95: number; max: number }[] = [];
+  const loadBefore = loadavg()[0]!;
   for (const route of routes) {
     const times: number[] = [];
     for (let i = 0; i < REQUESTS + 5; i++) {
@@ -166,7 +168,8 @@ try {
   console.log(`bench:analytics — ${events.toLocaleString('en')} events over a year in one workspace (seeded in ${secs(t0)} s)`);
   console.log(`  ${JSON.stringify(counts)}`);
   console.log(`  rollup of the year: ${rollupSeconds} s → ${sizes!.hours.toLocaleString('en')} hour rows, ${sizes!.days.toLocaleString('en')} day rows, ${sizes!.series.toLocaleString('en')} campaign-series and ${sizes!.products.toLocaleString('en')} product-series rows`);
-  console.log(`  ${REQUESTS} requests per route over HTTP, one at a time, ranges 1–366 days (a quarter a whole year), 7 time zones, filters by product/campaign:`);
+  console.log(`  ${REQUESTS} requests per route over HTTP, one at a time, ranges 1–366 days (a quarter a whole year), 7 time zones, filters by product/campaign`);
+  console.log(`  machine: ${cpus().length} cores, load average ${loadBefore.toFixed(1)} before the requests, ${loadavg()[0]!.toFixed(1)} after (figures grow with other load)`);
   for (const r of results) {
     console.log(`  GET /api/analytics/${r.route.padEnd(15)} p50 ${r.p50.toFixed(1).padStart(6)} ms   p95 ${r.p95.toFixed(1).padStart(6)} ms   max ${r.max.toFixed(1).padStart(6)} ms   (goal p95 ≤ 100 ms: ${r.p95 <= 100 ? 'met' : 'MISSED'})`);
   }
