@@ -47,10 +47,9 @@ export const applyInsightOp = defineOperation({
   errors: {
     400: ['invalid_id', 'invalid_user'],
     ...auth,
-    403: ['demo_read_only', 'not_assigned', 'subscription_required', 'forbidden'],
+    403: ['demo_read_only', 'not_assigned', 'subscription_required'],
     404: ['not_found'],
-    409: ['already_applied', 'not_applicable', 'invalid_transition', 'preflight_failed', 'already_connected'],
-    502: ['connector_unavailable'],
+    409: ['already_applied', 'not_applicable', 'invalid_transition', 'already_connected'],
   },
   handler: async ({ em, actor, params, services }) =>
     toInsight(await applyInsight(em, actor, params.id, { connector: services.connector, encryptionKey: services.config.encryptionKey })),

@@ -2,6 +2,7 @@ import test from 'ava';
 import { rollupAnalytics } from '../../domain/analytics.js';
 import { refreshInsights } from '../../domain/insights.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { waitFor } from '../../scripts/children.js';
 import { call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
@@ -196,4 +197,50 @@ test('another workspace’s insight is 404 and unchanged; a member limited to an
   t.deepEqual((await call('GET', '/api/insights', { token: member.accessToken, headers })).body.items, []);
   t.is((await call('GET', '/api/insights/count', { token: member.accessToken, headers })).body.open, 0);
   t.is((await call('POST', `/api/insights/${step.id}/apply`, { token: member.accessToken, headers })).status, 404);
+});
+
+test('the action’s own refusals: 403 subscription_required (agent change without a paid plan), 403 not_assigned (a member reconnecting), 409 already_connected', async (t) => {
+  // A workspace without a paid subscription: pausing the agent is refused by updateAgent.
+  const free = await createUser();
+  const app = await createTestApp(free);
+  const ws = await workspaceIdOf(free.id);
+  const agentId = await seedAgent(ws, app.id);
+  await seedDiscovered(ws, app.id, agentId, Array.from({ length: 10 }, () => ({ signal: 's', source: 'newsforum', at: ago(20), status: 'rejected' as const })));
+  const e = await em();
+  await rollupAnalytics(e, { from: ago(30), to: new Date(), workspaceId: ws });
+  const acct = (await call('POST', '/api/platform-accounts', { token: free.accessToken, body: { channel: 'email', display_name: 'Bo', time_zone: 'UTC' } })).body;
+  await e.execute(`update platform_accounts set status = 'disconnected', disconnected_at = now() where id = ?`, [acct.id]);
+  await refreshInsights(e, { workspaceId: ws });
+  const agent = await byKind(free, 'agent_rejections');
+  const r = await call('POST', `/api/insights/${agent.id}/apply`, { token: free.accessToken });
+  t.is(r.status, 403, r.text);
+  t.is(r.body.error.code, 'subscription_required');
+  t.is((await byKind(free, 'agent_rejections')).status, 'open');
+
+  // A member (not owner or admin) may not reconnect a sender account.
+  const account = await byKind(free, 'account_disconnected');
+  const member = await createUser();
+  await addTeamMember(free.id, member.id, { role: 'member' });
+  const m = await call('POST', `/api/insights/${account.id}/apply`, { token: member.accessToken, headers: { 'x-acting-as': free.id } });
+  t.is(m.status, 403, m.text);
+  t.is(m.body.error.code, 'not_assigned');
+  // Connected meanwhile (before a refresh resolved the insight): the connect call refuses.
+  await e.execute(`update platform_accounts set status = 'connected' where id = ?`, [acct.id]);
+  const c = await call('POST', `/api/insights/${account.id}/apply`, { token: free.accessToken });
+  t.is(c.status, 409, c.text);
+  t.is(c.body.error.code, 'already_connected');
+  t.is((await byKind(free, 'account_disconnected')).status, 'open');
+});
+
+test('the Demo workspace is read-only: apply and status are 403 demo_read_only', async (t) => {
+  const u = await createUser();
+  t.is((await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })).status, 201);
+  const headers = { 'x-acting-as': DEMO_USER_ID };
+  const a = await call('POST', `/api/insights/${uuidv7()}/apply`, { token: u.accessToken, headers });
+  t.is(a.status, 403);
+  t.is(a.body.error.code, 'demo_read_only');
+  const p = await call('PATCH', `/api/insights/${uuidv7()}/status`, { token: u.accessToken, headers, body: { status: 'dismissed' } });
+  t.is(p.status, 403);
+  t.is(p.body.error.code, 'demo_read_only');
+  t.is((await call('GET', '/api/insights', { token: u.accessToken, headers })).status, 200);
 });
