@@ -1259,6 +1259,77 @@ DEMO_ROWS.push(
   },
 );
 
+/**
+ * Integrations (docs/integrations.md): the partner CRM installed and synced (its cursors), a
+ * Slack-style channel; one field conflict waiting for a person (Lena's title, edited in the CRM) and
+ * a possible duplicate already confirmed as the CRM's existing record of Mara.
+ */
+const PARTNER_CRM = demoId(0xc00);
+const demoIntegration = (id: string, provider: string, name: string, hint: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  id,
+  workspace_id: DEMO_WORKSPACE_ID,
+  provider,
+  name,
+  status: 'active',
+  status_reason: null,
+  credentials_sealed: null,
+  credential_hint: JSON.stringify(hint),
+  account_id: null,
+  account_name: null,
+  created_by_user_id: DEMO_USER_ID,
+  last_verified_at: '2026-09-18T11:00:00.000Z',
+  last_tested_at: '2026-09-18T11:01:00.000Z',
+  last_test_ok: true,
+  last_sync_at: null,
+  created_at: SEEDED_AT,
+  updated_at: SEEDED_AT,
+  ...extra,
+});
+const partnerEvent = (n: number, who: keyof typeof DEMO_PEOPLE, kind: string, details: Record<string, unknown>, confirmed: boolean) => ({
+  id: demoId(0xc10 + n),
+  workspace_id: DEMO_WORKSPACE_ID,
+  integration_id: PARTNER_CRM,
+  kind,
+  record_kind: 'lead',
+  record_id: DEMO_PEOPLE[who].lead,
+  state: confirmed ? 'confirmed' : 'pending',
+  details: JSON.stringify(details),
+  resolution: confirmed ? 'link_existing' : null,
+  confirmed_by_user_id: confirmed ? DEMO_USER_ID : null,
+  confirmed_at: confirmed ? '2026-09-19T09:00:00.000Z' : null,
+  created_at: '2026-09-18T12:15:00.000Z',
+  updated_at: confirmed ? '2026-09-19T09:00:00.000Z' : '2026-09-18T12:15:00.000Z',
+});
+DEMO_ROWS.push(
+  {
+    table: 'integrations',
+    rows: [
+      demoIntegration(PARTNER_CRM, 'partner', 'Partner CRM', { access_token: 'lpt_…demo' }, { account_id: 'partner_demo', account_name: 'Ledgerly CRM', last_sync_at: '2026-09-18T12:15:00.000Z' }),
+      demoIntegration(demoId(0xc01), 'slack_webhook', '#sales-wins', { url: 'https://hooks.slack.com/…demo', secret: null }),
+    ],
+  },
+  {
+    table: 'partner_sync_cursors',
+    key: ['integration_id', 'record_kind'],
+    rows: (['lead', 'reply', 'meeting'] as const).map((kind, i) => ({
+      id: demoId(0xc05 + i),
+      integration_id: PARTNER_CRM,
+      record_kind: kind,
+      cursor_at: '2026-09-18T12:00:00.000Z',
+      cursor_id: demoId(0xc0f),
+      pushed: [2, 1, 3][i],
+      updated_at: '2026-09-18T12:15:00.000Z',
+    })),
+  },
+  {
+    table: 'partner_events',
+    rows: [
+      partnerEvent(0, 'lena', 'field_conflict', { partner_id: 'p_demo_lena', fields: [{ field: 'title', ours: 'Illustrator', theirs: 'Owner, Vogel Illustration' }] }, false),
+      partnerEvent(1, 'mara', 'possible_duplicate', { partner_id: 'p_demo_mara', match: 'email', partner_record: { email: DEMO_PEOPLE.mara.email, full_name: 'Mara Lindqvist' } }, true),
+    ],
+  },
+);
+
 const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps', 'content', 'attachments', 'ai_reply', 'payload']);
 const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps', 'enrollments', 'scheduled_actions', 'conversations', 'booking_providers', 'meetings', 'booking_backfills']);
 

@@ -218,7 +218,11 @@ test('members read but do not manage (403 not_assigned); Demo workspaces are rea
   const visitor = await createUser();
   await call('POST', '/api/me/workspaces/demo/join', as(visitor));
   const demo = { token: visitor.accessToken, headers: { 'x-acting-as': (await (await em()).execute(`select owner_id from workspaces where id = ?`, [DEMO_WORKSPACE_ID]))[0].owner_id } };
-  t.is((await call('GET', '/api/integrations', demo)).status, 200);
+  // The Demo shows an installed partner CRM and a Slack channel, a conflict waiting and a confirmed duplicate.
+  const demoList = await call('GET', '/api/integrations', demo);
+  t.deepEqual(demoList.body.items.map((i: { kind: string }) => i.kind).sort(), ['partner', 'slack_webhook']);
+  const demoEvents = (await call('GET', '/api/integrations/partner/events', demo)).body.items;
+  t.deepEqual(demoEvents.map((e: { kind: string; state: string }) => `${e.kind}:${e.state}`), ['field_conflict:pending', 'possible_duplicate:confirmed']);
   const refused = await call('POST', '/api/integrations', { ...demo, body: { kind: 'slack_webhook', name: 'x', url: r.url } });
   t.is(refused.status, 403);
   t.is(refused.body.error.code, 'demo_read_only');
