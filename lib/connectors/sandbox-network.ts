@@ -304,14 +304,16 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
    * FOR UPDATE SKIP LOCKED (concurrent runs never take the same rows) and marked delivered in the
    * transaction that applied it, after `sink` succeeded; `sink` is idempotent by event id, so a
    * batch retried after a crash is still received once. Returns how many were handed over.
+   * `only` limits it to those connector accounts (tests deliver their own accounts' events only).
    */
-  async deliverDue(now: Date, sink: InboundSink, batch = 100): Promise<number> {
+  async deliverDue(now: Date, sink: InboundSink, batch = 100, only?: string[]): Promise<number> {
     let total = 0;
     for (;;) {
       const n = await this.em().transactional(async (tx) => {
         const rows = await tx.execute<{ id: string; payload: { wire: Record<string, unknown>; apply: Apply } }[]>(
-          `select id, payload from sandbox_events where delivered_at is null and due_at <= ? order by due_at, id limit ? for update skip locked`,
-          [now, batch],
+          `select id, payload from sandbox_events where delivered_at is null and due_at <= ? ${only ? 'and connector_account_id in (?)' : ''}
+            order by due_at, id limit ? for update skip locked`,
+          only ? [now, only, batch] : [now, batch],
         );
         for (const r of rows) {
           const dropped = await apply(tx, r.payload.apply);

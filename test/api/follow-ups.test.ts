@@ -3,15 +3,14 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
-import { deliverSandboxEvents } from '../../workflows/connector-events.js';
+import { deliverFor } from '../helpers/inbound.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { waitFor } from '../../scripts/children.js';
-import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
+import { call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, fastAccount } from '../helpers/campaigns.js';
 test.after.always(closeApi);
 
-const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
 const get = (u: TestUser, path: string) => call('GET', path, { token: u.accessToken });
 const post = (u: TestUser, path: string, body?: unknown) => call('POST', path, { token: u.accessToken, body });
 
@@ -22,7 +21,7 @@ async function replied() {
   const account = await fastAccount(u, 'email');
   const [lead] = await o.leads(1);
   const m = await sandboxInjectMessage(await em(), account.connector_account_id, { from: lead.email, body: 'Interested, what does it cost?' });
-  await (await api()).services.temporal.workflow.execute(deliverSandboxEvents, { taskQueue, workflowId: `sandbox:deliver-due:test-${randomUUID()}`, args: [], workflowExecutionTimeout: '2 minutes' });
+  await deliverFor(account.connector_account_id);
   await waitFor('the reminder', async () => (await (await em()).execute(`select 1 from follow_up_reminders where lead_id = ?`, [lead.leadId])).length > 0, 60_000);
   return { u, o, account, lead, messageId: m.messageId };
 }

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SandboxNetwork, signInbound } from '../../lib/connectors/index.js';
 import { sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
-import { deliverSandboxEvents } from '../../workflows/connector-events.js';
+import { deliverFor } from '../helpers/inbound.js';
 import { enrollmentWorkflowIds, inboxWorkflowIds, webhookWorkflowIds } from '../../workflows/ids.js';
 import { classifyInbound } from '../../domain/inbox-ingest.js';
 import { debitCredits } from '../../domain/credits.js';
@@ -20,7 +20,6 @@ import { whenStarted } from '../helpers/workflows.js';
 import { eventDelivery } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
-const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
 
 /** Polls until `read` gives a value (not undefined), which it returns. */
 async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
@@ -30,13 +29,11 @@ async function until<T>(what: string, read: () => Promise<T | undefined>, timeou
 }
 const SECRET = 'whsec-test-inbox';
 
-const deliverInbound = async () =>
-  (await api()).services.temporal.workflow.execute(deliverSandboxEvents, { taskQueue, workflowId: `sandbox:deliver-due:test-${randomUUID()}`, args: [], workflowExecutionTimeout: '2 minutes' });
 
 /** Injects a message on the account and waits until the inbox stored it. */
 async function inject(connectorAccountId: string, input: Parameters<typeof sandboxInjectMessage>[2]) {
   const r = await sandboxInjectMessage(await em(), connectorAccountId, input);
-  await deliverInbound();
+  await deliverFor(connectorAccountId);
   await waitFor('the message in the inbox', async () => (await (await em()).execute(`select 1 from inbox_messages where connector_message_id = ?`, [r.messageId])).length > 0, 60_000);
   return r;
 }

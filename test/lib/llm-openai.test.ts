@@ -194,7 +194,8 @@ test('the timeout also covers a body or a stream that stalls after the headers',
       res.write(`data: ${JSON.stringify(chunk({ content: 'Hel' }))}\n\n`); // then silence
     },
   );
-  const llm = new OpenAiCompatibleAdapter(config(s.base, { timeoutMs: 300 }));
+  // Long enough that a loaded machine still gets the first chunk through before the deadline.
+  const llm = new OpenAiCompatibleAdapter(config(s.base, { timeoutMs: 1500 }));
   t.is((await llmError(t, llm.structured({ task: 'keywords', input: 'x', schema: Keywords }))).code, 'timeout');
   const seen: StreamEvent[] = [];
   const err = await t.throwsAsync(

@@ -6,7 +6,7 @@ import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { signalCampaignEnrollments } from '../../domain/enrollments.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { sandboxAcceptInvitation, sandboxInjectMessage, sandboxOpenMessage } from '../../lib/connectors/sandbox-network.js';
-import { deliverSandboxEvents } from '../../workflows/connector-events.js';
+import { deliverFor } from '../helpers/inbound.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
 import { waitFor } from '../../scripts/children.js';
@@ -18,7 +18,6 @@ import { replayFixture, replayLive } from '../helpers/replay.js';
 import { eventDelivery } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
-const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
 /** Invitation, a wait of `seconds`, message. */
 const inviteWaitMessage = (seconds: number) =>
   campaignWithAccount('network', [
@@ -41,8 +40,8 @@ const handleOf = async (campaignId: string, leadId: string) => (await api()).ser
 const queryState = async (campaignId: string, leadId: string) => (await handleOf(campaignId, leadId)).query<EnrollmentState>('state');
 const waitReason = (campaignId: string, leadId: string, reason: string, timeoutMs = 60_000) =>
   waitFor(`reason ${reason}`, async () => (await queryState(campaignId, leadId).catch(() => null))?.reason === reason, timeoutMs);
-const deliverInbound = async () =>
-  (await api()).services.temporal.workflow.execute(deliverSandboxEvents, { taskQueue, workflowId: `sandbox:deliver-due:test-${randomUUID()}`, args: [], workflowExecutionTimeout: '2 minutes' });
+/** The account's due sandbox events, through the inbound pipeline (scoped: other files deliver their own). */
+const deliverInbound = (connectorAccountId: string) => deliverFor(connectorAccountId);
 
 test.serial('a three-step campaign (invitation, wait, message) runs to completion; action.executed is delivered with exactly the spec’s fields; replays', async (t) => {
   const u = await createOwner();
@@ -111,7 +110,7 @@ test('a reply before step 3 stops the enrollment and step 3 is never sent; mark-
 
   // The lead answers on the network: the inbound event is routed to its enrollment as `reply`.
   await sandboxInjectMessage(await em(), account.connector_account_id, { from: lead.profileUrl, body: 'Not interested, thanks' });
-  await deliverInbound();
+  await deliverInbound(account.connector_account_id);
   t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'replied', stop_reason: 'replied' });
   const e = await enrollmentOf(campaign.id, lead.leadId);
   t.is(e.status, 'replied');
@@ -359,7 +358,7 @@ async function conditionCampaign(o: { channel: 'network' | 'email'; check: 'acce
   for (const l of [yes, no]) await waitReason(campaign.id, l.leadId, 'waiting_step_delay');
   const [first] = await actionsOf(campaign.id, yes.leadId);
   if (!(await o.mark(first.connectorMessageId!))) throw new Error('the mark found nothing');
-  await deliverInbound();
+  await deliverInbound(account.connector_account_id);
   const results = [await (await handleOf(campaign.id, yes.leadId)).result(), await (await handleOf(campaign.id, no.leadId)).result()];
   return { u, campaign, results, yes: await actionsOf(campaign.id, yes.leadId), no: await actionsOf(campaign.id, no.leadId), noEnrollment: await enrollmentOf(campaign.id, no.leadId) };
 }
@@ -417,13 +416,13 @@ test('reply routing by thread on email; a message from someone else in another t
   t.truthy(first.connectorThreadId);
 
   await sandboxInjectMessage(await em(), account.connector_account_id, { from: `someone-${randomUUID()}@example.test`, body: 'Unrelated' });
-  await deliverInbound();
+  await deliverInbound(account.connector_account_id);
   t.is((await queryState(campaign.id, lead.leadId)).finished, null);
   t.is((await enrollmentOf(campaign.id, lead.leadId)).replied_at, null);
 
   // The reply comes from another address of the lead's company, in the campaign's thread.
   await sandboxInjectMessage(await em(), account.connector_account_id, { from: `assistant-${randomUUID()}@example.test`, body: 'Replying for Grace', threadId: first.connectorThreadId! });
-  await deliverInbound();
+  await deliverInbound(account.connector_account_id);
   t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'replied' });
   t.deepEqual((await actionsOf(campaign.id, lead.leadId)).map((a) => [a.type, a.state]), [['email', 'executed'], ['email', 'canceled']]);
 });

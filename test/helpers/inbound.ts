@@ -1,0 +1,22 @@
+// Sandbox inbound events of the test's own accounts, handed to the inbound pipeline as the delivery
+// Schedule would (stored once, inbox processors woken). Scoped by account: a global delivery would
+// take events other test files (running at the same time) wait for.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ingestConnectorEvent } from '../../domain/connector-events.js';
+import { SandboxNetwork } from '../../lib/connectors/index.js';
+import { api } from './api.js';
+
+export async function deliverFor(...connectorAccountIds: string[]): Promise<number> {
+  const { services } = await api();
+  const network = services.connector;
+  if (!(network instanceof SandboxNetwork)) throw new Error('deliverFor needs the sandbox network');
+  const kicks: Promise<void>[] = [];
+  const n = await network.deliverDue(
+    new Date(),
+    async (event, wire) => void (await ingestConnectorEvent(services.orm.em.fork() as EntityManager, services.jobs, network.name, event, wire, (k) => kicks.push(k))),
+    100,
+    connectorAccountIds,
+  );
+  await Promise.all(kicks);
+  return n;
+}
