@@ -231,7 +231,7 @@ export async function applyInsight(em: EntityManager, actor: Actor, id: string, 
   );
   if (!claimed) {
     const [now] = await em.execute<InsightRow[]>(`select * from insights where id = ?`, [row.id]);
-    if (now?.status === 'applied') throw new AppError(409, 'already_applied', 'this insight was applied already', { applied_at: now.applied_at, result: now.result });
+    if (now?.status === 'applied') throw new AppError(409, 'already_applied', 'this insight was applied already', { applied_at: now.applied_at ? new Date(now.applied_at).toISOString() : null, result: now.result });
     throw new AppError(409, 'not_applicable', `a ${now?.status ?? row.status} insight cannot be applied`);
   }
   let result: Record<string, unknown>;

@@ -3,8 +3,11 @@ import { rollupAnalytics } from '../../domain/analytics.js';
 import { refreshInsights } from '../../domain/insights.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { findTool } from '../../domain/tools/index.js';
+import { runTool } from '../../domain/tools/registry.js';
+import { resolveActor } from '../../domain/workspaces.js';
 import { waitFor } from '../../scripts/children.js';
-import { call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
+import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { seedCampaign } from '../helpers/campaigns.js';
 import { addTeamMember } from '../helpers/db.js';
@@ -73,6 +76,7 @@ test('apply performs the action once through the domain code: the campaign is pa
   t.is(again.status, 409);
   t.is(again.body.error.code, 'already_applied');
   t.deepEqual(again.body.error.details.result, r.body.result);
+  t.is(again.body.error.details.applied_at, r.body.applied_at);
   // An applied insight keeps its status across refreshes and cannot be dismissed.
   await refreshInsights(await em(), { workspaceId: w.ws });
   t.is((await byKind(w.owner, 'low_reply_rate_step', 'applied')).id, step.id);
@@ -243,4 +247,22 @@ test('the Demo workspace is read-only: apply and status are 403 demo_read_only',
   t.is(p.status, 403);
   t.is(p.body.error.code, 'demo_read_only');
   t.is((await call('GET', '/api/insights', { token: u.accessToken, headers })).status, 200);
+});
+
+test('Operator tools: get_analytics_overview and get_funnel read, list_insights lists, apply_insight (risky) applies once', async (t) => {
+  const w = await world();
+  const { services } = await api();
+  const e = await em();
+  const ctx = { em: e as never, jobs: services.jobs, actor: await resolveActor(e as never, { userId: w.owner.id, kind: 'session' }, undefined) };
+  const [ov, fun, list, apply] = ['get_analytics_overview', 'get_funnel', 'list_insights', 'apply_insight'].map((n) => findTool(n)!);
+  t.deepEqual([ov!.risk, fun!.risk, list!.risk, apply!.risk], ['read', 'read', 'read', 'change']);
+  const o = (await runTool(ov!, ctx, { campaign_id: w.campaign.id })) as { totals: { sent: number } };
+  t.is(o.totals.sent, 40);
+  const f = (await runTool(fun!, ctx, {})) as { stages: { stage: string; count: number }[] };
+  t.is(f.stages.find((x) => x.stage === 'enrolled')!.count, 40);
+  const items = (await runTool(list!, ctx, {})) as { id: string; kind: string }[];
+  const step = items.find((i) => i.kind === 'low_reply_rate_step')!;
+  const r = (await runTool(apply!, ctx, { insight_id: step.id })) as { status: string };
+  t.is(r.status, 'applied');
+  await t.throwsAsync(runTool(apply!, ctx, { insight_id: step.id }), { message: /applied already/ });
 });
