@@ -19,6 +19,7 @@ import { createBulkEnrollActivities } from './bulk-enroll.js';
 import { createDraftActivities } from './drafts.js';
 import { createBookingActivities } from './booking.js';
 import { createInboxActivities } from './inbox.js';
+import { createNotificationActivities } from './notifications.js';
 import { createPartnerActivities } from './partner.js';
 import { createAnalyticsActivities } from './analytics.js';
 import { createMcpApprovalActivities } from './mcp-approval.js';
@@ -55,6 +56,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBulkEnrollActivities(deps),
     ...createDraftActivities(deps),
     ...createInboxActivities(deps),
+    ...createNotificationActivities(deps),
     ...createBookingActivities(deps),
     ...createPartnerActivities(deps),
     ...createAnalyticsActivities(deps),

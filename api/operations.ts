@@ -42,6 +42,10 @@ import * as dashboard from './dashboard/routes.js';
 import * as meetings from './meetings/routes.js';
 import * as bookingProviders from './booking-providers/routes.js';
 import * as bookingHooks from './booking-providers/hook-routes.js';
+import * as notifications from './notifications/routes.js';
+import * as ideas from './ideas/routes.js';
+import * as tableViews from './table-views/routes.js';
+import * as onboarding from './onboarding/routes.js';
 import * as mcpApprovals from './mcp/routes.js';
 import * as analytics from './analytics/routes.js';
 import * as insights from './insights/routes.js';
@@ -49,6 +53,7 @@ import * as integrations from './integrations/routes.js';
 import * as integrationCallbacks from './integrations/callback-routes.js';
 
 const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports, platformAccounts, hooks, campaigns, enrollments, scheduledActions, messageReview, inbox, followUps, dashboard, meetings, bookingProviders, bookingHooks, analytics, insights, integrations, integrationCallbacks];
+modules.push(notifications, ideas, tableViews, onboarding); // docs/notifications.md, docs/ideas-views-onboarding.md
 modules.push(mcpApprovals); // MCP approvals (docs/mcp.md)
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;

@@ -27,6 +27,7 @@ import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
+import { notifyCompanyImport } from './notifications.js';
 
 /** Companies per job (400 above it). */
 export const MAX_COMPANIES = 1000;
@@ -1002,6 +1003,7 @@ export async function finishCdmSearch(em: EntityManager, input: { jobId: string;
     if (!job || job.run !== input.run || job.state !== 'searching') return { state: job?.state ?? null };
     await failPending(tx, input.jobId, null, 'search_failed', 'the search ended before this company was searched');
     await tx.execute(`update cdm_imports set state = 'ready_for_review', search_finished_at = now(), updated_at = now() where id = ?`, [input.jobId]);
+    await notifyCompanyImport(tx, input.jobId, 'ready_for_review');
     return { state: 'ready_for_review' as const };
   });
 }
@@ -1051,6 +1053,7 @@ export async function confirmCdmChunk(em: EntityManager, input: { jobId: string;
       );
       if (!rows.length) {
         await tx.execute(`update cdm_imports set state = 'completed', completed_at = now(), updated_at = now() where id = ?`, [job.id]);
+        await notifyCompanyImport(tx, job.id, 'completed');
         return { done: true, added: 0 };
       }
       const added = await addMembers(tx, job, rows);

@@ -12,6 +12,7 @@ import { normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import type { Jobs } from './jobs.js';
 import { emitEvent, emitEvents } from './webhook-events.js';
 import { openReplyReminders, resolveAnsweredReminders } from './follow-ups.js';
+import { notifyReplies } from './notifications.js';
 import type { MessageKind } from '../db/entities/InboxMessage.js';
 
 /** Events one processor activity claims at a time. */
@@ -351,6 +352,7 @@ async function applyReplies(em: EntityManager, jobs: Jobs | undefined, account: 
     });
   }
   await emitEvents(em, account.workspace_id, 'message.received', events);
+  await notifyReplies(em, account.workspace_id, replies);
   return replies.length;
 }
 

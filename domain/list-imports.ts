@@ -21,6 +21,7 @@ import { AppError, badRequest, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
 import { FileUpload, IMPORT_CHUNK_BYTES, type ImportFileStore, type UploadedFileFacts } from './import-files.js';
 import type { Jobs } from './jobs.js';
+import { notifyListImportFinished } from './notifications.js';
 import { analyse, checkMapping, CONTACT_FIELDS, type Analysis, type FormatChoice, type Mapping, type RowProblem } from './list-import-csv.js';
 import { createList } from './lists.js';
 
@@ -375,12 +376,14 @@ export async function endRun(
   const imp = await em.transactional(async (tx) => {
     const row = await tx.findOne(ListImport, importId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!row) return null;
+    const was = row.status;
     const now = new Date();
     if (row.status === 'canceling' || (outcome.canceled && (row.status === 'running' || row.status === 'queued'))) tx.assign(row, { status: 'canceled', finishedAt: now });
     else if (failure && (row.status === 'running' || row.status === 'queued')) {
       tx.assign(row, { status: 'failed', errorCode: failure.code, errorMessage: failure.message.slice(0, 1000), finishedAt: now });
     } else if (!failure && row.status === 'running') tx.assign(row, { status: 'completed', finishedAt: now });
     await tx.flush();
+    if (row.status !== was && (row.status === 'completed' || row.status === 'failed')) await notifyListImportFinished(tx, row.id);
     return row;
   });
   if (!imp) return { ...emptyProgress, status: 'canceled' };

@@ -115,46 +115,58 @@ export async function memoryForContext(em: EntityManager, actor: Actor, appId: s
 }
 
 // ---- Notification preferences ----
+//
+// One channel per topic (domain/notifications.ts NOTIFICATION_TOPICS says which notification kinds
+// each governs): `in_app` (listed under /api/me/notifications), `email` (listed and mailed), `none`.
 
-export interface NotificationPreferences {
-  taskFinished: NotificationChannel;
-  confirmationPending: NotificationChannel;
-  updatedAt: Date | null;
-}
+/** The topics, as API fields (snake_case) → preference fields. */
+export const PREFERENCE_FIELDS = {
+  task_finished: 'taskFinished',
+  confirmation_pending: 'confirmationPending',
+  account_disconnected: 'accountDisconnected',
+  reply_received: 'replyReceived',
+  import_finished: 'importFinished',
+  review_overdue: 'reviewOverdue',
+} as const;
+export type PreferenceField = (typeof PREFERENCE_FIELDS)[keyof typeof PREFERENCE_FIELDS];
 
-export const DEFAULT_NOTIFICATION_PREFERENCES: NotificationPreferences = { taskFinished: 'in_app', confirmationPending: 'in_app', updatedAt: null };
+export type NotificationPreferences = Record<PreferenceField, NotificationChannel> & { updatedAt: Date | null };
 
-/** The user's preferences (the defaults, `in_app` for both, until they set any). */
+export const DEFAULT_NOTIFICATION_PREFERENCES: NotificationPreferences = {
+  taskFinished: 'in_app',
+  confirmationPending: 'in_app',
+  accountDisconnected: 'in_app',
+  replyReceived: 'in_app',
+  importFinished: 'in_app',
+  reviewOverdue: 'in_app',
+  updatedAt: null,
+};
+
+const FIELDS = Object.entries(PREFERENCE_FIELDS) as [keyof typeof PREFERENCE_FIELDS, PreferenceField][];
+
+/** The user's preferences (the defaults, `in_app` for every topic, until they set any). */
 export async function notificationPreferences(em: EntityManager, userId: string): Promise<NotificationPreferences> {
   const row = await em.findOne(OperatorNotificationPreference, { user: userId });
   if (!row) return { ...DEFAULT_NOTIFICATION_PREFERENCES };
-  return { taskFinished: row.taskFinished as NotificationChannel, confirmationPending: row.confirmationPending as NotificationChannel, updatedAt: row.updatedAt };
+  const out = { updatedAt: row.updatedAt } as NotificationPreferences;
+  for (const [, field] of FIELDS) out[field] = row[field] as NotificationChannel;
+  return out;
 }
 
 /** Sets the given preferences (the others keep their value); an empty change returns the current ones. */
-export async function setNotificationPreferences(
-  em: EntityManager,
-  actor: Actor,
-  change: { taskFinished?: NotificationChannel; confirmationPending?: NotificationChannel },
-): Promise<NotificationPreferences> {
+export async function setNotificationPreferences(em: EntityManager, actor: Actor, change: Partial<Record<PreferenceField, NotificationChannel>>): Promise<NotificationPreferences> {
   assertWritable(actor);
-  if (change.taskFinished === undefined && change.confirmationPending === undefined) return notificationPreferences(em, actor.userId);
+  const given = FIELDS.filter(([, field]) => change[field] !== undefined);
+  if (!given.length) return notificationPreferences(em, actor.userId);
   const d = DEFAULT_NOTIFICATION_PREFERENCES;
+  const columns = FIELDS.map(([column]) => column);
   await em.execute(
-    `insert into operator_notification_preferences (id, user_id, task_finished, confirmation_pending, created_at, updated_at)
-     values (?, ?, ?, ?, now(), now())
+    `insert into operator_notification_preferences (id, user_id, ${columns.join(', ')}, created_at, updated_at)
+     values (?, ?, ${columns.map(() => '?').join(', ')}, now(), now())
      on conflict (user_id) do update set
-       task_finished = coalesce(?, operator_notification_preferences.task_finished),
-       confirmation_pending = coalesce(?, operator_notification_preferences.confirmation_pending),
+       ${given.map(([column]) => `${column} = excluded.${column}`).join(',\n       ')},
        updated_at = now()`,
-    [
-      uuidv7(),
-      actor.userId,
-      change.taskFinished ?? d.taskFinished,
-      change.confirmationPending ?? d.confirmationPending,
-      change.taskFinished ?? null,
-      change.confirmationPending ?? null,
-    ],
+    [uuidv7(), actor.userId, ...FIELDS.map(([, field]) => change[field] ?? d[field])],
   );
   return notificationPreferences(em.fork(), actor.userId);
 }

@@ -25,6 +25,7 @@ import type { PreviewProviders } from './signal-preview.js';
 import { findTool } from './tools/index.js';
 import { runTool } from './tools/registry.js';
 import { resolveActor } from './workspaces.js';
+import { notifyTaskFinished } from './notifications.js';
 
 export { TASK_STATUSES };
 export const TASK_OPERATIONS = ['pause', 'resume', 'cancel'] as const;
@@ -557,6 +558,7 @@ export async function finishTaskRun(em: EntityManager, input: { taskId: string; 
       { type: failed ? 'task_failed' : 'task_completed', data: { run: task.run, ...counts } },
       ', finished_at = now(), started_at = coalesce(started_at, now())',
     );
+    await notifyTaskFinished(tx, task.id);
     return { status: task.status };
   });
 }

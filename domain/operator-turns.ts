@@ -27,6 +27,7 @@ import { requireOperatorAccess } from './plans.js';
 import { allTools, findTool } from './tools/index.js';
 import { needsConfirmation, runTool, type Risk, type ToolContext } from './tools/registry.js';
 import { resolveActor } from './workspaces.js';
+import { notifyConfirmationPending } from './notifications.js';
 
 export const MAX_MESSAGE = 20_000;
 export const MAX_ATTACHMENTS = 3;
@@ -325,6 +326,7 @@ export async function requestConfirmation(deps: TurnDeps, input: { turnId: strin
   }
   turn.status = 'awaiting_confirmation';
   await deps.em.flush();
+  await notifyConfirmationPending(deps.em, conf.id);
   await appendMessages(deps.em, turn.thread.id, [
     {
       id: input.messageId,

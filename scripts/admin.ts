@@ -22,6 +22,7 @@ import { seedDemo } from '../db/seed/demo.js';
 import { grantCredits, creditBalance } from '../domain/credits.js';
 import { PLAN_IDS, isPlanId, setPlan } from '../domain/plans.js';
 import { sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect } from '../lib/connectors/index.js';
+import { ANNOUNCEMENT_USAGE, parseAnnouncementCommand, type BoardCommand } from './admin-announcements.js';
 
 const USAGE = `usage: npm run admin -- <command>
   set-plan --email E --plan ${PLAN_IDS.join('|')} [--status ${SUBSCRIPTION_STATUSES.join('|')}]
@@ -31,7 +32,8 @@ const USAGE = `usage: npm run admin -- <command>
   sandbox-reconnect --account <connector_account_id>
   sandbox-inject-message --account <connector_account_id> --from F --body B [--thread T]
   sandbox-accept-invitation --invitation <invitation id>
-  sandbox-open-message --message <sent email's message id>`;
+  sandbox-open-message --message <sent email's message id>
+${ANNOUNCEMENT_USAGE}`;
 
 class Failure extends Error {
   constructor(message: string, readonly exitCode = 1) {
@@ -55,10 +57,13 @@ type Command =
   | { name: 'sandbox-reconnect'; account: string }
   | { name: 'sandbox-inject-message'; account: string; from: string; body: string; thread?: string }
   | { name: 'sandbox-accept-invitation'; invitation: string }
-  | { name: 'sandbox-open-message'; message: string };
+  | { name: 'sandbox-open-message'; message: string }
+  | BoardCommand;
 
 /** Validates the command line before touching the database (usage errors exit 2). */
 function parse(argv: string[]): Command {
+  const board = parseAnnouncementCommand(argv, (message, exitCode) => new Failure(message, exitCode));
+  if (board) return board;
   const [command, ...rest] = argv;
   let values: {
     email?: string;
@@ -138,6 +143,7 @@ function parse(argv: string[]): Command {
 }
 
 async function run(em: EntityManager, cmd: Command): Promise<string> {
+  if ('run' in cmd) return cmd.run(em);
   if (cmd.name.startsWith('sandbox-') && loadConfig().connector.baseUrl) throw new Failure('sandbox commands need the sandbox network (CONNECTOR_BASE_URL is set)');
   switch (cmd.name) {
     case 'set-plan': {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { forgetFact, listFacts, rememberFacts, setNotificationPreferences } from '../../domain/operator-memory.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
-import { MemoryPage, MemoryParams, MemoryQuery, MemoryView, PreferencesBody, PreferencesView, PutMemoryBody, toMemoryView, toPreferencesView } from './memory-schemas.js';
+import { MemoryPage, MemoryParams, MemoryQuery, MemoryView, PreferencesBody, PreferencesView, PutMemoryBody, toMemoryView, toPreferencesChange, toPreferencesView } from './memory-schemas.js';
 
 const tag = 'operator';
 
@@ -52,11 +52,11 @@ export const deleteMemoryOp = defineOperation({
 export const putNotificationPreferencesOp = defineOperation({
   method: 'PUT',
   path: '/api/operator/notification-preferences',
-  summary: 'How the caller hears about finished tasks and pending confirmations (in_app, email or none); the fields given change, the answer is the whole set',
+  summary: 'How the caller hears about each topic of notifications (in_app, email or none): finished tasks, pending confirmations, disconnected accounts, replies, finished imports, overdue reviews; the fields given change, the answer is the whole set',
   tag,
   auth: 'user',
   body: PreferencesBody,
   responses: { 200: PreferencesView },
   errors: { 400: ['invalid_body', 'invalid_user'], 403: ['demo_read_only'] },
-  handler: async ({ em, actor, body }) => toPreferencesView(await setNotificationPreferences(em, actor, { taskFinished: body.task_finished, confirmationPending: body.confirmation_pending })),
+  handler: async ({ em, actor, body }) => toPreferencesView(await setNotificationPreferences(em, actor, toPreferencesChange(body))),
 });

@@ -43,21 +43,46 @@ export const toMemoryView = (m: IOperatorMemory): z.infer<typeof MemoryView> => 
 });
 
 const Channel = z.enum(NOTIFICATION_CHANNELS);
+const CHANNEL_HELP = '`in_app`: listed under /api/me/notifications; `email`: listed and mailed; `none`: not notified';
+const pref = (what: string) => Channel.optional().meta({ description: `${what}. ${CHANNEL_HELP}` });
+
 export const PreferencesBody = z
   .object({
-    task_finished: Channel.optional().meta({ description: 'How to hear that a task finished (completed, failed or canceled)' }),
-    confirmation_pending: Channel.optional().meta({ description: 'How to hear that an action waits for your confirmation' }),
+    task_finished: pref('How to hear that an Operator task you started completed or failed'),
+    confirmation_pending: pref('How to hear that an Operator action waits for your confirmation'),
+    account_disconnected: pref('How to hear that a sender account of the workspace was disconnected'),
+    reply_received: pref('How to hear that a lead replied (one notification per conversation and inbound batch)'),
+    import_finished: pref('How to hear that a list import you started completed or failed, or a company import you started is ready for review or finished'),
+    review_overdue: pref('How to hear that an AI-written message of a campaign you can access waits for review past its deadline'),
   })
   .strict();
 
 export const PreferencesView = z.object({
   task_finished: Channel,
   confirmation_pending: Channel,
+  account_disconnected: Channel,
+  reply_received: Channel,
+  import_finished: Channel,
+  review_overdue: Channel,
   updated_at: Timestamp.nullable().meta({ description: 'null while the defaults apply' }),
 });
 
 export const toPreferencesView = (p: NotificationPreferences): z.infer<typeof PreferencesView> => ({
   task_finished: p.taskFinished,
   confirmation_pending: p.confirmationPending,
+  account_disconnected: p.accountDisconnected,
+  reply_received: p.replyReceived,
+  import_finished: p.importFinished,
+  review_overdue: p.reviewOverdue,
   updated_at: iso(p.updatedAt),
+});
+
+/** The body's fields as the domain's change (absent fields keep their value). */
+export const toPreferencesChange = (b: z.infer<typeof PreferencesBody>): Partial<Omit<NotificationPreferences, 'updatedAt'>> => ({
+  taskFinished: b.task_finished,
+  confirmationPending: b.confirmation_pending,
+  accountDisconnected: b.account_disconnected,
+  replyReceived: b.reply_received,
+  importFinished: b.import_finished,
+  reviewOverdue: b.review_overdue,
 });

@@ -15,6 +15,11 @@ export const InboxMessage = defineEntity({
   indexes: [
     { name: 'inbox_messages_conversation_sent_index', properties: ['conversation', 'sentAt', 'id'] },
     { name: 'inbox_messages_lead_kind_index', properties: ['leadId', 'kind'] },
+    // A workspace's first reply (onboarding progress, domain/onboarding.ts): replies only.
+    {
+      name: 'inbox_messages_first_reply_index',
+      expression: `create index "inbox_messages_first_reply_index" on "inbox_messages" ("workspace_id", "sent_at") where "kind" = 'reply' and "lead_id" is not null and not "historical"`,
+    },
   ],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),

@@ -5,8 +5,10 @@ import { User } from './User.js';
 export const NOTIFICATION_CHANNELS = ['in_app', 'email', 'none'] as const;
 export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
 
-// How one user hears about the Operator's work (docs/operator-tasks.md): a finished task, a
-// confirmation waiting for them. One row per user (whatever workspace they act in); absent = defaults.
+// How one user hears about each topic of notifications (docs/notifications.md): the Operator's work
+// (a finished task, a confirmation waiting for them) and the workspace's events (a disconnected
+// account, a reply, a finished import, a review past its deadline). One row per user (whatever
+// workspace they act in); absent = defaults.
 export const OperatorNotificationPreference = defineEntity({
   name: 'OperatorNotificationPreference',
   tableName: 'operator_notification_preferences',
@@ -15,6 +17,10 @@ export const OperatorNotificationPreference = defineEntity({
     user: p.manyToOne(User).ref().deleteRule('cascade').unique(),
     taskFinished: p.string().length(10).default('in_app'),
     confirmationPending: p.string().length(10).default('in_app'),
+    accountDisconnected: p.string().length(10).default('in_app'),
+    replyReceived: p.string().length(10).default('in_app'),
+    importFinished: p.string().length(10).default('in_app'),
+    reviewOverdue: p.string().length(10).default('in_app'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

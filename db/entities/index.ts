@@ -92,3 +92,9 @@ export { McpClient } from './McpClient.js';
 export { McpGrant } from './McpGrant.js';
 export { McpToken } from './McpToken.js';
 export { McpApproval } from './McpApproval.js';
+// Notifications, announcements, the ideas board, table views (docs/notifications.md, docs/ideas-views-onboarding.md).
+export { Announcement } from './Announcement.js';
+export { AnnouncementReceipt } from './AnnouncementReceipt.js';
+export { Idea } from './Idea.js';
+export { IdeaVote } from './IdeaVote.js';
+export { TableView } from './TableView.js';

@@ -15,12 +15,13 @@ import { enrollmentTools } from './enrollments.js';
 import { messageReviewTools } from './message-review.js';
 import { inboxTools } from './inbox.js';
 import { meetingTools } from './meetings.js';
+import { notificationTools } from './notifications.js';
 import { analyticsTools } from './analytics.js';
 import { integrationTools } from './integrations.js';
 import type { Tool } from './registry.js';
 
 export const allTools = (): Tool[] =>
-  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools, ...companyImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...inboxTools, ...meetingTools, ...analyticsTools, ...integrationTools] as Tool[];
+  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools, ...companyImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...inboxTools, ...meetingTools, ...analyticsTools, ...integrationTools, ...notificationTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);

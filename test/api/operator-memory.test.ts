@@ -174,7 +174,15 @@ test('notification preferences: defaults, partial updates, per user (also when a
   const u = await createOwner();
   const empty = await call('PUT', '/api/operator/notification-preferences', { ...tok(u), body: {} });
   t.is(empty.status, 200, empty.text);
-  t.deepEqual(empty.body, { task_finished: 'in_app', confirmation_pending: 'in_app', updated_at: null });
+  t.deepEqual(empty.body, {
+    task_finished: 'in_app',
+    confirmation_pending: 'in_app',
+    account_disconnected: 'in_app',
+    reply_received: 'in_app',
+    import_finished: 'in_app',
+    review_overdue: 'in_app',
+    updated_at: null,
+  });
   const a = await call('PUT', '/api/operator/notification-preferences', { ...tok(u), body: { task_finished: 'email' } });
   t.like(a.body, { task_finished: 'email', confirmation_pending: 'in_app' });
   t.truthy(a.body.updated_at);

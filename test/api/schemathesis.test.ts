@@ -40,6 +40,8 @@ function junitFailures(xml: string): Failure[] {
  * (their tests in test/api/*.test.ts cover the codes).
  */
 const STATEFUL_400: Record<string, string> = {
+  getIdeas: 'invalid_query: a cursor continues the sort it was made for (v… votes, r… recent), a rule across parameters',
+  postTableViews: 'invalid_body: column keys and sort fields unique, the layout at most 16 KiB as JSON (rules across items)',
   postCampaignsByIdGenerateMessage: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
   postCampaignsByCampaignIdMessageReviewExamplesGenerate: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
   postCampaignsByCampaignIdMessageReviewExamplesSave: 'invalid_step: step_id must name a send step of the stored campaign',
