@@ -43,7 +43,7 @@ export const UpdateBody = z
     secret: Secret.nullable().optional().meta({ description: 'A new secret; null removes it' }),
   })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, 'give at least one field');
+  .meta({ description: 'Every field is optional; an empty body changes nothing' });
 
 export const VerifyBody = z.discriminatedUnion('kind', [
   z.object({ kind: GenericKind, url: Url, secret: Secret.nullish() }).strict(),

@@ -40,6 +40,12 @@ function junitFailures(xml: string): Failure[] {
  * (their tests in test/api/*.test.ts cover the codes).
  */
 const STATEFUL_400: Record<string, string> = {
+  getOauthPartnerCallback: 'invalid_state / oauth_denied: the state must be one partner/install issued, unused and unexpired; the code one the partner issued for it',
+  getOauthPartnerLocalAuthorize: 'invalid_redirect_uri: redirect_uri must be this service’s own partner callback URL',
+  postIntegrations: 'oauth_required / invalid_url / blocked_destination: kind partner installs through OAuth; the destination host is checked like a webhook’s',
+  putIntegrationsById: 'invalid_field / invalid_url / blocked_destination: url and secret apply to webhook kinds of the stored integration; the destination host is checked',
+  postIntegrationsVerify: 'invalid_url / blocked_destination: the destination host is checked like a webhook’s',
+  postIntegrationsPartnerEventsByEventIDConfirm: 'invalid_resolution: the resolution must fit the stored event’s kind (and merge values its conflicting fields)',
   getIdeas: 'invalid_query: a cursor continues the sort it was made for (v… votes, r… recent), a rule across parameters',
   postTableViews: 'invalid_body: column keys and sort fields unique, the layout at most 16 KiB as JSON (rules across items)',
   postCampaignsByIdGenerateMessage: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
