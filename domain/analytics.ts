@@ -159,8 +159,16 @@ export function assertTimeZone(tz: string): void {
 const dayNumber = (d: string) => Date.parse(`${d}T00:00:00Z`) / 86_400_000;
 
 /** Checks the range (400 `invalid_range`, `range_too_long`, `invalid_time_zone`) and returns its length in days. */
+/** Days this service can have facts for; outside them a date is refused (and would not map to a JS time). */
+const FIRST_DAY = '1970-01-02';
+const LAST_DAY = '9999-12-30';
+function assertDayInRange(...days: string[]): void {
+  for (const d of days) if (d < FIRST_DAY || d > LAST_DAY) throw badRequest('invalid_range', `dates must be between ${FIRST_DAY} and ${LAST_DAY}`);
+}
+
 export function checkRange(q: { from: string; to: string; tz: string }): number {
   assertTimeZone(q.tz);
+  assertDayInRange(q.from, q.to);
   const days = dayNumber(q.to) - dayNumber(q.from) + 1;
   if (!Number.isFinite(days)) throw badRequest('invalid_range', 'from and to must be dates (YYYY-MM-DD)');
   if (days < 1) throw badRequest('invalid_range', 'from must not be after to');
@@ -327,6 +335,7 @@ export async function daily(em: EntityManager, actor: Actor, q: RangeQuery) {
 /** One local day against the day before and the average day of the 7 before it. */
 export async function dailyOverview(em: EntityManager, actor: Actor, q: { date: string; tz: string; appId?: string; campaignId?: string }) {
   assertTimeZone(q.tz);
+  assertDayInRange(q.date);
   const src = await seriesOf(em, actor, q);
   const at = (n: number) => new Date(n * 86_400_000).toISOString().slice(0, 10);
   const d = dayNumber(q.date);

@@ -124,6 +124,7 @@ try {
     duplicates = 0;
     const tag = `r${round}`;
     const receipts = new Map<string, number>();
+    let retries = 0;
     const post = async (n: number) => {
       const a = accounts[n % ACCOUNTS];
       const now = new Date().toISOString();
@@ -134,9 +135,18 @@ try {
         created_at: now,
         data: { message: { id: `msg-${process.pid}-${tag}-${n}`, thread_id: `bench-thread-${n}`, direction: 'in', from: `p${n}@company.example`, body: `Sounds good, bench ${tag}-${n}`, sent_at: now, attachments: [] } },
       });
-      const res = await fetch(`${base}/hooks/connector`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-connector-signature': signInbound(SECRET, body) }, body });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`hook answered ${res.status}`);
+      // A connector retries what it could not deliver; so does the bench (the event id makes it safe).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const res = await fetch(`${base}/hooks/connector`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-connector-signature': signInbound(SECRET, body) }, body });
+          await res.arrayBuffer();
+          if (res.status !== 200) throw new Error(`hook answered ${res.status}`);
+          break;
+        } catch (err) {
+          retries++;
+          if (attempt >= 5) throw err;
+        }
+      }
       receipts.set(`${tag}-${n}`, performance.now());
     };
     log(`round ${tag}: ${MESSAGES} messages at ${rate === 'max' ? 'max (64 in flight)' : `${rate}/s`}`);
@@ -179,6 +189,7 @@ try {
       delivered: arrivals.size,
       lost: MESSAGES - arrivals.size,
       duplicated: duplicates,
+      hook_retries: retries,
       receipt_to_delivery_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), p99: Math.round(pct(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
     };
     console.log(JSON.stringify(out));
