@@ -7,7 +7,7 @@ export class Migration20261122231500_notifications_ideas_views extends Migration
     // Notifications: one row per recipient. Rows written before this migration were per workspace;
     // they go to the workspace's owner.
     this.addSql(`alter table "notifications" add column "user_id" uuid null, add column "dedupe_key" varchar(200) null, add column "email_state" varchar(10) null, add column "email_attempts" smallint not null default 0, add column "emailed_at" timestamptz null;`);
-    this.addSql(`update "notifications" n set "user_id" = w."owner_id" from "workspaces" w where w."id" = n."workspace_id";`);
+    this.addSql(`update "notifications" n set "user_id" = w."owner_id" from workspaces w where w."id" = n."workspace_id";`);
     this.addSql(`alter table "notifications" alter column "user_id" set not null;`);
     this.addSql(`alter table "notifications" add constraint "notifications_user_id_foreign" foreign key ("user_id") references "users" ("id") on update cascade on delete cascade;`);
     this.addSql(`alter table "notifications" add constraint "notifications_user_id_dedupe_key_unique" unique ("user_id", "dedupe_key");`);
