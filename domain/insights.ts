@@ -6,6 +6,7 @@
 // claim back. Dismissed insights stay dismissed across refreshes; snoozed ones come back after their time.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { InsightKind, InsightStatus } from '../db/entities/Insight.js';
+import type { Caps } from '../db/entities/PlatformAccount.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 import { updateAgent } from './agents.js';
@@ -13,7 +14,8 @@ import { setStatus } from './campaigns.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
-import { connectAccount } from './platform-accounts.js';
+import { connectAccount, setLimits } from './platform-accounts.js';
+import { nearCapFindings, NEAR_CAP_DAYS, raisesOnly, type NearCapAccountRow } from './insights-near-cap.js';
 
 /** A step's reply rate is low below this share of its sends, once it has at least LOW_REPLY_MIN_SENT sends in LOW_REPLY_DAYS. */
 export const LOW_REPLY_RATE = 0.02;
@@ -92,6 +94,7 @@ export async function refreshInsights(em: EntityManager, opts: { workspaceId?: s
     FOUND(ws),
     opts.workspaceId ? [opts.workspaceId, opts.workspaceId, opts.workspaceId, opts.workspaceId] : [],
   );
+  found.push(...(await nearCapFound(em, opts.workspaceId)));
   const startedAt = new Date();
   await em.transactional(async (tx) => {
     if (found.length) {
@@ -115,6 +118,25 @@ export async function refreshInsights(em: EntityManager, opts: { workspaceId?: s
     'run',
   );
   return { found: found.length, resolved: res.affectedRows };
+}
+
+/**
+ * `account_near_cap`: the caps depend on the plan, the account's own setting and its time zone, so
+ * the rule is TypeScript (domain/insights-near-cap.ts) over one read of every connected account's
+ * counters of its last NEAR_CAP_DAYS local days.
+ */
+async function nearCapFound(em: EntityManager, workspaceId?: string) {
+  const rows = await em.execute<NearCapAccountRow[]>(
+    `select a.id, a.workspace_id, a.display_name, a.channel, a.caps, a.time_zone, a.warmup_started_at, a.warmup_skipped_at,
+            s.plan, s.status as plan_status, s.current_period_end, u.usage
+       from platform_accounts a
+       left join subscriptions s on s.workspace_id = a.workspace_id
+       join lateral (select json_agg(json_build_object('action', action, 'day', day::text, 'count', count)) as usage from account_usage
+                      where account_id = a.id and day > (now() at time zone a.time_zone)::date - ${NEAR_CAP_DAYS}) u on u.usage is not null
+      where a.status = 'connected' ${workspaceId ? 'and a.workspace_id = ?' : ''}`,
+    workspaceId ? [workspaceId] : [],
+  );
+  return nearCapFindings(rows, new Date());
 }
 
 // ---- reads ----
@@ -207,6 +229,17 @@ async function perform(em: EntityManager, actor: Actor, action: InsightRow['acti
       const { account, start } = await connectAccount(em, actor, deps.connector, deps.encryptionKey, String(action.account_id), {});
       return { type: action.type, account_id: account.id, account_status: account.status, hosted_url: start.url, expires_at: start.expiresAt?.toISOString() ?? null };
     }
+    case 'raise_account_caps': {
+      // Only raises: a type whose cap was set at or above the suggestion since the refresh is left alone.
+      const accountId = String(action.account_id);
+      const [current] = await em.execute<{ caps: Caps | null }[]>(`select caps from platform_accounts where id = ? and workspace_id = ?`, [accountId, actor.workspaceId]);
+      const raise = raisesOnly((action.caps ?? {}) as Caps, current?.caps ?? {});
+      const account = await setLimits(em, actor, accountId, { caps: raise });
+      return { type: action.type, account_id: account.id, caps: account.caps, raised: Object.keys(raise) };
+    }
+    case 'add_sender_account':
+      // Nothing to change here: the caps are at the plan's bounds, so more volume needs another account (or a bigger plan).
+      return { type: action.type, channel: action.channel, path: '/api/platform-accounts', plans_path: '/api/billing/catalog' };
     case 'open_review_queue':
       // Nothing to change: the action is to look at the queue, which this answer points to.
       return { type: action.type, campaign_id: action.campaign_id, path: `/api/campaigns/${String(action.campaign_id)}/message-review` };

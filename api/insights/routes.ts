@@ -45,7 +45,7 @@ export const applyInsightOp = defineOperation({
   params: IdParams,
   responses: { 200: InsightView },
   errors: {
-    400: ['invalid_id', 'invalid_user'],
+    400: ['invalid_id', 'invalid_user', 'invalid_limits'],
     ...auth,
     403: ['demo_read_only', 'not_assigned', 'subscription_required'],
     404: ['not_found'],

@@ -24,7 +24,7 @@ export const InsightView = z.object({
   subject_id: z.uuid(),
   title: z.string(),
   detail: z.record(z.string(), JsonValue),
-  action: z.object({ type: z.enum(['pause_campaign', 'pause_agent', 'reconnect_account', 'open_review_queue']) }).catchall(JsonValue),
+  action: z.object({ type: z.enum(['pause_campaign', 'pause_agent', 'reconnect_account', 'raise_account_caps', 'add_sender_account', 'open_review_queue']) }).catchall(JsonValue),
   snoozed_until: Timestamp.nullable(),
   applied_at: Timestamp.nullable(),
   result: z.record(z.string(), JsonValue).nullable().meta({ description: 'what the action answered when applied' }),

@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { uuidv7 } from '../../lib/ids.js';
 
-export const INSIGHT_KINDS = ['low_reply_rate_step', 'account_disconnected', 'agent_rejections', 'review_overdue'] as const;
+export const INSIGHT_KINDS = ['low_reply_rate_step', 'account_disconnected', 'account_near_cap', 'agent_rejections', 'review_overdue'] as const;
 export type InsightKind = (typeof INSIGHT_KINDS)[number];
 /** open → applied | dismissed | snoozed | resolved; snoozed → open (its time passed) | applied | dismissed; resolved → open (the condition returns). */
 export const INSIGHT_STATUSES = ['open', 'snoozed', 'dismissed', 'applied', 'resolved'] as const;

@@ -34,7 +34,7 @@ export const analyticsTools = [
   defineTool({
     name: 'list_insights',
     domain: 'insights',
-    description: 'Open recommendations (a step with few replies, a disconnected account, an agent whose leads are mostly rejected, overdue message reviews), each with the action apply_insight performs.',
+    description: 'Open recommendations (a step with few replies, a disconnected account, an account near its sending caps, an agent whose leads are mostly rejected, overdue message reviews), each with the action apply_insight performs.',
     input: z.object({ limit: z.number().int().min(1).max(50).default(20) }).strict(),
     risk: 'read',
     run: async ({ em, actor }, i) =>
@@ -43,7 +43,7 @@ export const analyticsTools = [
   defineTool({
     name: 'apply_insight',
     domain: 'insights',
-    description: 'Perform a recommendation’s action once (pause the campaign, pause the agent, or point to the review queue). Reconnecting an account needs the app.',
+    description: 'Perform a recommendation’s action once (pause the campaign, pause the agent, raise a sender account’s caps within the plan, or point to the review queue or to adding a sender account). Reconnecting an account needs the app.',
     input: z.object({ insight_id: z.uuid() }).strict(),
     risk: 'change',
     run: async ({ em, actor }, i) => {

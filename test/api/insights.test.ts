@@ -8,7 +8,7 @@ import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
-import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
+import { createOwner, em, setUserPlan, workspaceIdOf } from '../helpers/billing.js';
 import { seedCampaign } from '../helpers/campaigns.js';
 import { addTeamMember } from '../helpers/db.js';
 import { seedAgent, seedDiscovered, seedEnrollments } from '../helpers/analytics.js';
@@ -265,4 +265,91 @@ test('Operator tools: get_analytics_overview and get_funnel read, list_insights 
   const r = (await runTool(apply!, ctx, { insight_id: step.id })) as { status: string };
   t.is(r.status, 'applied');
   await t.throwsAsync(runTool(apply!, ctx, { insight_id: step.id }), { message: /applied already/ });
+});
+
+/** A connected email account past its warm-up (Pro plan: email caps default 40/200, bound 500/2500) with `counts` email actions on its last local days (today first). */
+async function busyAccount(owner: TestUser, counts: number[], patch: Record<string, unknown> = {}) {
+  const acct = (await call('POST', '/api/platform-accounts', { token: owner.accessToken, body: { channel: 'email', display_name: 'Cy', time_zone: 'UTC' } })).body;
+  const e = await em();
+  await e.execute(`update platform_accounts set status = 'connected', connected_at = now(), warmup_started_at = now() - interval '30 days' where id = ?`, [acct.id]);
+  for (const [k, v] of Object.entries(patch)) await e.execute(`update platform_accounts set ${k} = ? where id = ?`, [v, acct.id]);
+  await e.execute(
+    `insert into account_usage (account_id, action, day, count) select ?, 'email', (now() at time zone 'UTC')::date - (i0 - 1)::int, c::int from json_array_elements_text(?::json) with ordinality as x(c, i0)`,
+    [acct.id, JSON.stringify(counts)],
+  );
+  return acct.id as string;
+}
+
+test('an account near its cap: found on 3 busy days of 7 (not 2, not in warm-up); apply raises the caps within the plan through setLimits, once', async (t) => {
+  const free = await createOwner();
+  const ws = await workspaceIdOf(free.id);
+  const token = free.accessToken;
+  const busy = await busyAccount(free, [36, 40, 12, 38]);
+  const calm = await busyAccount(free, [40, 40, 0, 10]);
+  const warming = await busyAccount(free, [40, 40, 40], { warmup_started_at: new Date(Date.now() - 3 * 86_400_000) });
+  await refreshInsights(await em(), { workspaceId: ws });
+  const found = (await list(free, '?kind=account_near_cap')).items;
+  t.deepEqual(found.map((i: { subject_id: string }) => i.subject_id), [busy], `not ${calm} (2 busy days) nor ${warming} (warm-up)`);
+  const ins = found[0];
+  t.is(ins.app_id, null);
+  t.deepEqual(ins.detail.types, [{ action: 'email', busy_days: 3, days: 7, week: ins.detail.types[0].week, daily: 40, weekly: 200, plan_daily: 500, plan_weekly: 2500 }]);
+  t.deepEqual(ins.action, { type: 'raise_account_caps', account_id: busy, caps: { email: { daily: 50, weekly: 250 } } });
+  t.is((await call('GET', '/api/insights/count', { token })).body.by_kind.account_near_cap, 1);
+
+  const stranger = await createOwner();
+  const other = await call('POST', `/api/insights/${ins.id}/apply`, { token: stranger.accessToken });
+  t.is(other.status, 404);
+  const r = await call('POST', `/api/insights/${ins.id}/apply`, { token });
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.result, { type: 'raise_account_caps', account_id: busy, caps: { email: { daily: 50, weekly: 250 } }, raised: ['email'] });
+  // The same state PATCH /limits leaves: the usage route's configured caps.
+  const usage = (await call('GET', `/api/platform-accounts/${busy}/usage`, { token })).body;
+  t.deepEqual(usage.actions.find((a: { action: string }) => a.action === 'email').full_caps, { daily: 50, weekly: 250 });
+  const again = await call('POST', `/api/insights/${ins.id}/apply`, { token });
+  t.is(again.status, 409);
+  t.is(again.body.error.code, 'already_applied');
+});
+
+test('near the plan’s bound the action is to add a sender account; a cap set since the refresh is never lowered; the insight resolves when the load drops', async (t) => {
+  const free = await createOwner();
+  const ws = await workspaceIdOf(free.id);
+  const token = free.accessToken;
+  const atBound = await busyAccount(free, [460, 450, 470], { caps: JSON.stringify({ email: { daily: 500, weekly: 2500 } }) });
+  const nearBound = await busyAccount(free, [440, 430, 450], { caps: JSON.stringify({ email: { daily: 450, weekly: 2300 } }) });
+  const raisable = await busyAccount(free, [40, 40, 40]);
+  const fading = await busyAccount(free, [39, 40, 38]);
+  await refreshInsights(await em(), { workspaceId: ws });
+  const items = (await list(free, '?kind=account_near_cap')).items as { id: string; subject_id: string; action: Record<string, unknown>; title: string }[];
+  t.is(items.length, 4);
+  // A quarter more, clamped to the plan's bound.
+  const near = items.find((i) => i.subject_id === nearBound)!;
+  t.deepEqual(near.action, { type: 'raise_account_caps', account_id: nearBound, caps: { email: { daily: 500, weekly: 2500 } } });
+  // The plan shrank since the refresh: setLimits refuses the suggestion and the insight stays open.
+  await setUserPlan(free.id, 'starter');
+  const shrunk = await call('POST', `/api/insights/${near.id}/apply`, { token });
+  t.is(shrunk.status, 400, shrunk.text);
+  t.is(shrunk.body.error.code, 'invalid_limits');
+  t.is((await list(free, '?kind=account_near_cap')).items.find((i: { id: string }) => i.id === near.id).status, 'open');
+  await setUserPlan(free.id, 'pro');
+  const bound = items.find((i) => i.subject_id === atBound)!;
+  t.deepEqual(bound.action, { type: 'add_sender_account', channel: 'email' });
+  t.regex(bound.title, /plan’s bound/);
+  const b = await call('POST', `/api/insights/${bound.id}/apply`, { token });
+  t.is(b.status, 200, b.text);
+  t.deepEqual(b.body.result, { type: 'add_sender_account', channel: 'email', path: '/api/platform-accounts', plans_path: '/api/billing/catalog' });
+
+  // The user set the caps by hand since the refresh: apply lowers nothing and raises nothing already as high.
+  const mine = items.find((i) => i.subject_id === raisable)!;
+  const set = await call('PATCH', `/api/platform-accounts/${raisable}/limits`, { token, body: { caps: { email: { daily: 60, weekly: 250 } } } });
+  t.is(set.status, 200, set.text);
+  const r = await call('POST', `/api/insights/${mine.id}/apply`, { token });
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.result.raised, []);
+  t.deepEqual(r.body.result.caps.email, { daily: 60, weekly: 250 });
+
+  // The load drops: the next refresh resolves the open one.
+  const fade = items.find((i) => i.subject_id === fading)!;
+  await (await em()).execute(`delete from account_usage where account_id = ?`, [fading]);
+  await refreshInsights(await em(), { workspaceId: ws });
+  t.is((await byKind(free, 'account_near_cap', 'resolved')).id, fade.id);
 });
