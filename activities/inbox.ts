@@ -1,8 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { heartbeat } from '@temporalio/activity';
 import { processInboundBatch } from '../domain/inbox-ingest.js';
 import { finishSync, syncPage } from '../domain/inbox-sync.js';
 import { replySlot, sendReply, type ReplySlot } from '../domain/inbox.js';
 import type { ActivityDeps } from './index.js';
+
+/** How long one processing call drains before it hands back to its workflow (a history event per call). */
+const DRAIN_BUDGET_MS = 15_000;
 
 export function createInboxActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
@@ -11,9 +15,25 @@ export function createInboxActivities(deps: ActivityDeps) {
     return deps.connector;
   };
   return {
-    /** One batch of the account's stored inbound events (docs/inbox.md "Inbound processing"). */
+    /**
+     * The account's stored inbound events, batch after batch until one finds none or DRAIN_BUDGET_MS
+     * has passed (then `more`), docs/inbox.md "Inbound processing". Draining here, not one batch per
+     * call, spares a busy account a workflow task round trip per batch: events stored meanwhile are
+     * picked up by the next batch, and their signals only wake a processor that went idle.
+     */
     async inboxProcessBatch(accountId: string): Promise<{ processed: number; more: boolean; stored: number; replies: number; events: number }> {
-      return processInboundBatch(em(), deps.jobs, accountId);
+      const started = Date.now();
+      const total = { processed: 0, more: false, stored: 0, replies: 0, events: 0 };
+      for (;;) {
+        const r = await processInboundBatch(em(), deps.jobs, accountId);
+        total.processed += r.processed;
+        total.stored += r.stored;
+        total.replies += r.replies;
+        total.events += r.events;
+        if (!r.processed) return total;
+        if (Date.now() - started >= DRAIN_BUDGET_MS) return { ...total, more: true };
+        heartbeat();
+      }
     },
     async inboxSyncPage(accountId: string, run: number): Promise<{ done: boolean; stored: number }> {
       return syncPage(em(), connector(), deps.jobs, accountId, run);

@@ -1,8 +1,12 @@
 // `npm run bench:inbox`: 10,000 inbound messages (`BENCH_MESSAGES`) through the whole inbox path: signed
-// connector events POSTed to `/hooks/connector` (the API in this process), stored once each, processed
-// by the accounts' `inbox-inbound:<accountId>` workflows on a worker in this process (matching each to
-// its lead through the campaign send in its thread, signalling the enrollment, emitting
-// `message.received`), and delivered by the outbox dispatcher to a local receiver subscribed to it.
+// connector events POSTed to `/hooks/connector`, stored once each, processed by the accounts'
+// `inbox-inbound:<accountId>` workflows (matching each to its lead through the campaign send in its
+// thread, signalling the enrollment, emitting `message.received`), and delivered by the outbox
+// dispatcher to a local receiver subscribed to it.
+//
+// Production layout: `npm run build` first (skip with --no-build), then the API (`dist/api/server.js`)
+// and the worker with its dispatcher (`dist/workers/worker.js`) each in a process of its own, as
+// `npm start` and the image run them; this process only posts, receives and counts.
 //
 // Rounds (`BENCH_RATE`, default `300,max`): a paced round offers `rate` messages/s; `max` posts with 64
 // in flight. Each prints messages processed per second (first receipt → last message handled) and
@@ -11,9 +15,14 @@
 // `BENCH_ACCOUNTS` (4) email accounts are seeded directly; the enrollments have no running workflow,
 // so each reply's signal finds none (it still costs its round trip).
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench_inbox`) and Redis database 5.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { repoRoot } from '../lib/config.js';
+import { freePort, stopChild, waitFor } from './children.js';
 import { stackWithSchema } from './stack-env.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
@@ -22,31 +31,53 @@ const RATES = (process.env.BENCH_RATE ?? '300,max').split(',').map((r) => r.trim
 const DRAIN_MS = Number(process.env.BENCH_DRAIN_SECONDS ?? 120) * 1000;
 const SECRET = 'bench-inbox-secret';
 const log = (msg: string) => console.error(`[bench:inbox] ${msg}`);
+if (!process.argv.includes('--no-build')) {
+  log('npm run build');
+  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (b.status !== 0) process.exit(b.status ?? 1);
+}
 const { stack, env } = await stackWithSchema(log, { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_inbox', redisDb: 5 });
-Object.assign(process.env, env, {
+const port = await freePort();
+// One set of secrets for the three processes: the worker opens the webhook secret this process sealed.
+const benchEnv = {
+  ...env,
   TEMPORAL_TASK_QUEUE: `bench-inbox-${process.pid}`,
   TEMPORAL_SCHEDULES: 'off',
   LOG_LEVEL: 'warn',
   CONNECTOR_WEBHOOK_SECRET: SECRET,
   OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
   RATE_LIMIT_DEFAULT_PER_MINUTE: '10000000',
-});
+  JWT_SECRET: randomBytes(32).toString('base64url'),
+  ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
+};
+Object.assign(process.env, benchEnv);
 
 const { createServices } = await import('../api/services-factory.js');
-const { createApp } = await import('../api/app.js');
-const { createWorker } = await import('../workers/worker.js');
 const { benchOwner } = await import('./bench-fixtures.js');
 const { createList } = await import('../domain/lists.js');
 const { createSubscription } = await import('../domain/webhooks.js');
 const { signInbound } = await import('../lib/connectors/index.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
+const children: ChildProcess[] = [];
+const child = (script: string, extra: Record<string, string> = {}) => {
+  const c = spawn(process.execPath, ['--max-semi-space-size=32', join(repoRoot, script)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...benchEnv, ...extra, NODE_ENV: 'production' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(c);
+  return c;
+};
+child('dist/workers/worker.js');
+child('dist/api/server.js', { PORT: String(port) });
+const base = `http://127.0.0.1:${port}`;
 const services = await createServices();
-const server = createApp(services).listen(0, '127.0.0.1');
-await new Promise((r) => server.once('listening', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const w = await createWorker();
-const running = w.worker.run();
+await waitFor('the API to become ready', async () => (await fetch(`${base}/readyz`)).ok, 120_000);
+await waitFor('the worker to poll', async () => {
+  const r = await services.temporal.connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: benchEnv.TEMPORAL_TASK_QUEUE }, taskQueueType: 1 });
+  return (r.pollers?.length ?? 0) > 0;
+}, 120_000);
 
 // The receiver: the arrival time of each message.received by its bench index.
 const arrivals = new Map<string, number>();
@@ -151,6 +182,7 @@ try {
     };
     log(`round ${tag}: ${MESSAGES} messages at ${rate === 'max' ? 'max (64 in flight)' : `${rate}/s`}`);
     const started = performance.now();
+    const roundStartedAt = new Date();
     const inFlight = new Set<Promise<void>>();
     for (let n = 1; n <= MESSAGES; n++) {
       if (rate === 'max') {
@@ -178,6 +210,17 @@ try {
     const latencies = [...arrivals.entries()].map(([k, at]) => at - (receipts.get(k) ?? at)).sort((a, b) => a - b);
     const stored = Number((await em.execute<{ n: string }[]>(`select count(*) as n from inbox_messages where connector_message_id like ?`, [`msg-${process.pid}-${tag}-%`]))[0].n);
     const perSecond = handled / ((processedAt - started) / 1000);
+    // Where the time goes: receipt → processed (the connector event handled), and event written →
+    // dispatched (the outbox row picked up and its delivery workflow started).
+    const ms = (col: string) => `round(percentile_cont(0.5) within group (order by ${col}) * 1000)::int as p50, round(percentile_cont(0.95) within group (order by ${col}) * 1000)::int as p95`;
+    const [proc] = await em.execute<{ p50: number; p95: number }[]>(
+      `select ${ms('extract(epoch from handled_at - received_at)')} from connector_events where event_id like ? and handled_at is not null`,
+      [`evt-${process.pid}-${tag}-%`],
+    );
+    const [outbox] = await em.execute<{ p50: number; p95: number }[]>(
+      `select ${ms('extract(epoch from dispatched_at - created_at)')} from webhook_events where workspace_id = ? and name = 'message.received' and created_at >= ? and dispatched_at is not null`,
+      [ws, roundStartedAt],
+    );
     const out = {
       round: tag,
       offered: rate === 'max' ? 'max' : `${rate}/s`,
@@ -190,6 +233,8 @@ try {
       lost: MESSAGES - arrivals.size,
       duplicated: duplicates,
       hook_retries: retries,
+      receipt_to_processed_ms: proc,
+      event_to_dispatched_ms: outbox,
       receipt_to_delivery_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), p99: Math.round(pct(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
     };
     console.log(JSON.stringify(out));
@@ -202,11 +247,8 @@ try {
   // The bench's rows go with its user (and so its workspace).
   if (benchUser) await services.orm.em.fork().execute('delete from users where id = ?', [benchUser]).catch((err) => log(`cleanup: ${String(err)}`));
   await services.orm.em.fork().execute(`delete from connector_events where event_id like ?`, [`evt-${process.pid}-%`]).catch(() => undefined);
-  server.close();
   receiver.close();
-  w.worker.shutdown();
-  await running.catch(() => undefined);
-  await w.close();
+  await Promise.all(children.map((c) => stopChild(c)));
   await services.close();
   if (process.env.CI) await stack.stop();
 }

@@ -15,8 +15,9 @@ const IDLE = '30 seconds';
 
 /**
  * `inbox-inbound:<accountId>`: processes the account's stored inbound events in batches, in order,
- * one batch at a time; events arriving meanwhile only set a flag (their rows are already stored), so
- * a burst costs a few batches, not a workflow per event. Ends after IDLE without events; a long-lived
+ * one activity at a time (each drains batch after batch, activities/inbox.ts); events arriving
+ * meanwhile only set a flag (their rows are already stored), so a burst costs a few activities, not
+ * a workflow per event. Ends after IDLE without events; a long-lived
  * one continues as new.
  */
 export async function inboxInbound(input: { accountId: string }): Promise<{ processed: number }> {
