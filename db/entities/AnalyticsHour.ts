@@ -1,16 +1,11 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { analyticsCounters } from './analytics-counters.js';
 
 // Analytics rollups (docs/analytics.md): counts of events per UTC hour and dimension, rebuilt
 // set-based from the raw tables by the `analytics-rollup` workflow; the analytics routes read only
 // the rollup tables. A dimension that does not apply to a row is the zero uuid / the empty string (so
 // it can be part of the primary key). Counts are additive, so any range of hours sums exactly.
 export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
-
-/** The counts every rollup table carries (column names). */
-export const ANALYTICS_METRICS = [
-  'discovered', 'approved', 'rejected', 'enrolled', 'contacted', 'sent', 'opened', 'accepted', 'replied', 'failed', 'bounced', 'replied_leads', 'meetings',
-] as const;
-export type AnalyticsMetric = (typeof ANALYTICS_METRICS)[number];
 
 /** Every dimension per UTC hour: the edges of a local-day range and the per step/signal/source breakdowns. */
 export const AnalyticsHour = defineEntity({
@@ -25,19 +20,7 @@ export const AnalyticsHour = defineEntity({
     agentId: p.uuid().primary(),
     signalKey: p.string().length(100).primary(),
     source: p.string().length(40).primary(),
-    discovered: p.integer().default(0),
-    approved: p.integer().default(0),
-    rejected: p.integer().default(0),
-    enrolled: p.integer().default(0),
-    contacted: p.integer().default(0),
-    sent: p.integer().default(0),
-    opened: p.integer().default(0),
-    accepted: p.integer().default(0),
-    replied: p.integer().default(0),
-    failed: p.integer().default(0),
-    bounced: p.integer().default(0),
-    repliedLeads: p.integer().default(0),
-    meetings: p.integer().default(0),
+    ...analyticsCounters(p),
   }),
 });
 export type IAnalyticsHour = InferEntity<typeof AnalyticsHour>;

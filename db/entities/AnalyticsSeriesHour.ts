@@ -1,4 +1,5 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { analyticsCounters } from './analytics-counters.js';
 
 // The analytics_hours rollup per UTC hour by campaign (docs/analytics.md): the daily series of one
 // campaign groups these hours into local days of any time zone (one index range: the key leads with
@@ -11,19 +12,7 @@ export const AnalyticsSeriesHour = defineEntity({
     campaignId: p.uuid().primary(),
     appId: p.uuid().primary(),
     hour: p.datetime().primary(),
-    discovered: p.integer().default(0),
-    approved: p.integer().default(0),
-    rejected: p.integer().default(0),
-    enrolled: p.integer().default(0),
-    contacted: p.integer().default(0),
-    sent: p.integer().default(0),
-    opened: p.integer().default(0),
-    accepted: p.integer().default(0),
-    replied: p.integer().default(0),
-    failed: p.integer().default(0),
-    bounced: p.integer().default(0),
-    repliedLeads: p.integer().default(0),
-    meetings: p.integer().default(0),
+    ...analyticsCounters(p),
   }),
 });
 export type IAnalyticsSeriesHour = InferEntity<typeof AnalyticsSeriesHour>;
