@@ -1,24 +1,11 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-import { uuidv7 } from '../../lib/ids.js';
-import { Workspace } from './Workspace.js';
+import { oauthStateProperties } from './oauth-state-properties.js';
 
-// A pending OAuth connection of a booking provider (docs/meetings.md "OAuth"): the `state` handed to
-// the provider (stored as SHA-256), bound to the user and workspace that started it, with the PKCE
-// verifier (sealed) and the redirect URI it was issued for. Single use, 10 minutes.
+// A pending OAuth connection of a booking provider (docs/meetings.md "OAuth"); its columns are those
+// of every pending authorization (oauth-state-properties.ts), issued and spent by domain/oauth-pending.ts.
 export const BookingOAuthState = defineEntity({
   name: 'BookingOAuthState',
   tableName: 'booking_oauth_states',
-  properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
-    workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
-    userId: p.uuid(),
-    provider: p.string().length(40),
-    stateHash: p.string().length(64).unique(),
-    codeVerifierSealed: p.text().nullable(),
-    redirectUri: p.string().length(2048),
-    expiresAt: p.datetime(),
-    usedAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-  }),
+  properties: oauthStateProperties,
 });
 export type IBookingOAuthState = InferEntity<typeof BookingOAuthState>;
