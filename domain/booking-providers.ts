@@ -5,15 +5,14 @@
 // secret of its own; disconnection (meetings stay). Owners and admins manage them; everyone reads.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BookingConnection, type IBookingConnection } from '../db/entities/BookingConnection.js';
-import { BookingOAuthState } from '../db/entities/BookingOAuthState.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { BookingError, isBookingProvider, type BookingCredentials, type BookingProvider, type BookingProviderName, type BookingProviders, type ProviderAccount } from '../lib/booking/types.js';
-import { pkceChallenge } from '../lib/booking/local.js';
-import { decrypt, encrypt, randomSecret, sha256Hex } from '../lib/crypto.js';
+import { decrypt, encrypt, randomSecret } from '../lib/crypto.js';
 import type { PageRequest } from '../lib/pagination.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor } from './identity.js';
+import { issuePendingState, requireStillManager, spendPendingState } from './oauth-pending.js';
 
 /** What the booking domain needs from its process: the providers, the sealing key and our public URL. */
 export interface BookingDeps {
@@ -24,7 +23,6 @@ export interface BookingDeps {
 
 /** Connections per workspace (each is a provider account; a workspace needs a handful). */
 export const MAX_CONNECTIONS = 20;
-export const OAUTH_STATE_TTL_MS = 10 * 60_000;
 
 export const onlyManagers = (actor: Actor) => {
   if (actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins manage booking providers');
@@ -184,30 +182,22 @@ export interface OAuthStart {
 }
 
 /**
- * Starts an OAuth connection: a random state stored (hashed) with the user and workspace that
- * started it and the PKCE verifier (sealed), and the provider's authorization URL to open.
+ * Starts an OAuth connection: a pending state (domain/oauth-pending.ts) bound to the user and
+ * workspace that started it, with a PKCE verifier when the provider uses PKCE, and the provider's
+ * authorization URL to open.
  */
 export async function startOAuthConnection(em: EntityManager, actor: Actor, deps: BookingDeps, name: string, input: { loginHint?: string }, now = new Date()): Promise<OAuthStart> {
   assertWritable(actor);
   onlyManagers(actor);
   const p = oauthProvider(deps, name);
-  const state = randomSecret('', 32);
-  const verifier = p.pkce ? randomSecret('', 48) : null;
   const redirectUri = callbackUrl(deps, p.name);
-  const expiresAt = new Date(now.getTime() + OAUTH_STATE_TTL_MS);
-  // Spent and expired states of the workspace are of no use any more.
-  await em.execute(`delete from booking_oauth_states where workspace_id = ? and (used_at is not null or expires_at < now())`, [actor.workspaceId]);
-  em.create(BookingOAuthState, {
-    workspace: em.getReference(Workspace, actor.workspaceId),
-    userId: actor.userId,
-    provider: p.name,
-    stateHash: sha256Hex(state),
-    codeVerifierSealed: verifier ? encrypt(verifier, deps.encryptionKey) : null,
-    redirectUri,
-    expiresAt,
-  });
-  await em.flush();
-  const authorizationUrl = p.authorizationUrl({ state, redirectUri, codeChallenge: verifier ? pkceChallenge(verifier) : null, loginHint: input.loginHint ?? null });
+  const { state, codeChallenge, expiresAt } = await issuePendingState(
+    em,
+    'booking_oauth_states',
+    { workspaceId: actor.workspaceId, userId: actor.userId, provider: p.name, redirectUri, encryptionKey: deps.encryptionKey, pkce: p.pkce },
+    now,
+  );
+  const authorizationUrl = p.authorizationUrl({ state, redirectUri, codeChallenge, loginHint: input.loginHint ?? null });
   return { provider: p.name, authorizationUrl, state, redirectUri, expiresAt };
 }
 
@@ -224,34 +214,22 @@ export async function finishOAuthConnection(
   q: { code?: string; state?: string; error?: string },
 ): Promise<{ connection: IBookingConnection; created: boolean }> {
   const p = oauthProvider(deps, name);
-  if (!q.state) throw badRequest('invalid_state', 'the state parameter is missing');
-  const [pending] = await em.execute<{ workspace_id: string; user_id: string; code_verifier_sealed: string | null; redirect_uri: string }[]>(
-    `update booking_oauth_states set used_at = now() where state_hash = ? and provider = ? and used_at is null and expires_at > now()
-     returning workspace_id, user_id, code_verifier_sealed, redirect_uri`,
-    [sha256Hex(q.state), p.name],
-  );
-  if (!pending) throw badRequest('invalid_state', 'the state is unknown, spent or expired: start the connection again');
+  const pending = await spendPendingState(em, 'booking_oauth_states', q.state, p.name, deps.encryptionKey);
   if (q.error) throw badRequest('oauth_denied', `the provider did not authorise the connection: ${q.error}`);
   if (!q.code) throw badRequest('oauth_denied', 'the provider sent no authorization code');
-  const [who] = await em.execute<{ manager: boolean; demo: boolean }[]>(
-    `select (w.owner_id = ? or exists (select 1 from team_members m where m.workspace_id = w.id and m.user_id = ? and m.role in ('owner', 'admin'))) as manager, w.is_demo as demo
-       from workspaces w where w.id = ?`,
-    [pending.user_id, pending.user_id, pending.workspace_id],
-  );
-  if (!who?.manager) throw new AppError(403, 'not_assigned', 'the user who started this connection no longer manages the workspace');
-  assertWritable({ isDemo: who.demo });
+  const { isDemo } = await requireStillManager(em, pending.userId, pending.workspaceId);
+  assertWritable({ isDemo });
   let creds: BookingCredentials;
   let account: ProviderAccount;
   try {
-    const verifier = pending.code_verifier_sealed ? decrypt(pending.code_verifier_sealed, deps.encryptionKey) : null;
-    const t = await p.exchangeCode({ code: q.code, redirectUri: pending.redirect_uri, codeVerifier: verifier });
+    const t = await p.exchangeCode({ code: q.code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier });
     creds = { kind: 'oauth', accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: t.expiresAt?.toISOString() ?? null };
     account = await p.account(creds);
   } catch (err) {
     if (err instanceof BookingError && err.code === 'auth') throw badRequest('oauth_denied', err.message.replace(/^[^:]+: [^:]+: /, ''));
     providerUnavailable(err);
   }
-  return saveConnection(em, pending.workspace_id, pending.user_id, p.name, account, creds, deps);
+  return saveConnection(em, pending.workspaceId, pending.userId, p.name, account, creds, deps);
 }
 
 /**

@@ -13,29 +13,35 @@ export type PendingTable = 'booking_oauth_states' | 'partner_oauth_states';
 
 export const PENDING_TTL_MS = 10 * 60_000;
 
-export interface IssuedState {
+export interface IssuedState<Challenge extends string | null = string> {
   state: string;
-  codeChallenge: string;
+  codeChallenge: Challenge;
   expiresAt: Date;
 }
 
-/** Stores a new pending authorization and returns its state and PKCE challenge (S256). */
-export async function issuePendingState(
+/** A challenge whenever the caller may not have turned PKCE off, so PKCE-only callers need no null check. */
+type ChallengeOf<Pkce extends boolean> = Pkce extends true ? string : string | null;
+
+/**
+ * Stores a new pending authorization and returns its state and PKCE challenge (S256). A provider
+ * without PKCE (`pkce: false`) gets no verifier stored and a null challenge.
+ */
+export async function issuePendingState<Pkce extends boolean = true>(
   em: EntityManager,
   table: PendingTable,
-  input: { workspaceId: string; userId: string; provider: string; redirectUri: string; encryptionKey: Buffer },
+  input: { workspaceId: string; userId: string; provider: string; redirectUri: string; encryptionKey: Buffer; pkce?: Pkce },
   now = new Date(),
-): Promise<IssuedState> {
+): Promise<IssuedState<ChallengeOf<Pkce>>> {
   const state = randomSecret('', 32);
-  const verifier = randomSecret('', 48);
+  const verifier = input.pkce === false ? null : randomSecret('', 48);
   const expiresAt = new Date(now.getTime() + PENDING_TTL_MS);
   // Spent and expired states of the workspace are of no use any more.
   await em.execute(`delete from ${table} where workspace_id = ? and (used_at is not null or expires_at < now())`, [input.workspaceId]);
   await em.execute(
     `insert into ${table} (id, workspace_id, user_id, provider, state_hash, code_verifier_sealed, redirect_uri, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, now())`,
-    [uuidv7(), input.workspaceId, input.userId, input.provider, sha256Hex(state), encrypt(verifier, input.encryptionKey), input.redirectUri, expiresAt],
+    [uuidv7(), input.workspaceId, input.userId, input.provider, sha256Hex(state), verifier ? encrypt(verifier, input.encryptionKey) : null, input.redirectUri, expiresAt],
   );
-  return { state, codeChallenge: pkceChallenge(verifier), expiresAt };
+  return { state, codeChallenge: (verifier ? pkceChallenge(verifier) : null) as ChallengeOf<Pkce>, expiresAt };
 }
 
 export interface SpentState {
