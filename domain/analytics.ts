@@ -7,6 +7,7 @@
 //   a time zone is the UTC interval [lo, hi); whole UTC days inside it come from analytics_days and
 //   the partial days at its edges from analytics_hours, so any whole-hour offset is exact.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { ANALYTICS_METRICS, type AnalyticsMetric } from '../db/entities/analytics-counters.js';
 import { ZERO_UUID } from '../db/entities/AnalyticsHour.js';
 import { requireApp } from './apps.js';
 import { requireCampaign } from './campaigns.js';
@@ -21,8 +22,9 @@ export const ROLLUP_LOOKBACK_HOURS = 48;
 const HOUR_MS = 3_600_000;
 export const floorHour = (d: Date) => new Date(Math.floor(d.getTime() / HOUR_MS) * HOUR_MS);
 
-const METRIC_COLS = ['discovered', 'approved', 'rejected', 'enrolled', 'contacted', 'sent', 'opened', 'accepted', 'replied', 'failed', 'bounced', 'replied_leads', 'meetings'] as const;
-type Metric = (typeof METRIC_COLS)[number];
+// The rollup tables' counter columns (one list: the entities declare the same ones).
+const METRIC_COLS = ANALYTICS_METRICS;
+type Metric = AnalyticsMetric;
 export type Counts = Record<Metric, number>;
 const zeroCounts = (): Counts => Object.fromEntries(METRIC_COLS.map((m) => [m, 0])) as Counts;
 
