@@ -1,6 +1,6 @@
 // The Temporal side of domain/jobs.ts: business-key workflow ids, search attributes, memo.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { Jobs } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
 import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
@@ -9,6 +9,38 @@ import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 /** How long inbound events of one account wait to share the signal that wakes its processor. */
 const KICK_COALESCE_MS = Number(process.env.INBOX_KICK_COALESCE_MS ?? 50);
+
+/** Starts a workflow; true when this call started it, false when its id was taken (a repeated start is fine). */
+async function startOnce(client: Client, type: string, options: WorkflowStartOptions): Promise<boolean> {
+  try {
+    await client.workflow.start(type, options);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Starts one run of a job whose runs share a workflow id; `memo[runKey]` tells the runs apart. A run
+ * is open: this one (a repeated start: join it), or the previous one, which has recorded its outcome
+ * and is closing (wait for it, briefly, then start ours).
+ */
+async function startAfterPrevious(
+  client: Client,
+  type: string,
+  options: WorkflowStartOptions & { workflowId: string; memo: Record<string, unknown> },
+  runKey: string,
+  busy: { code: string; message: string },
+): Promise<void> {
+  for (let i = 0; ; i++) {
+    if (await startOnce(client, type, options)) return;
+    const running = await client.workflow.getHandle(options.workflowId).describe().catch(() => null);
+    if (running?.memo?.[runKey] === options.memo[runKey]) return;
+    if (i >= 50) throw new AppError(409, busy.code, busy.message);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /**
  * `eagerClient`: a client over the worker's own NativeConnection (inside a worker only). Enrollment
@@ -20,40 +52,28 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
   const kicks = new Map<string, Promise<void>>();
   return {
     async startDiscoveryRun(plan) {
-      try {
-        await client.workflow.start('discoveryRun', {
-          taskQueue,
-          workflowId: discoveryWorkflowIds.run(plan.agentId, plan.runId),
-          args: [{ plan }],
-          typedSearchAttributes: jobSearchAttributes({ kind: 'discovery-run', workspaceId: plan.workspaceId, appId: plan.appId }),
-          memo: { agent: plan.agentId, signals: plan.signals.map((s) => s.key) },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated launch
-      }
+      await startOnce(client, 'discoveryRun', {
+        taskQueue,
+        workflowId: discoveryWorkflowIds.run(plan.agentId, plan.runId),
+        args: [{ plan }],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'discovery-run', workspaceId: plan.workspaceId, appId: plan.appId }),
+        memo: { agent: plan.agentId, signals: plan.signals.map((s) => s.key) },
+      });
     },
     async startEnrichment(s) {
-      const workflowId = enrichmentWorkflowIds.target(s.kind, s.targetId);
-      for (let i = 0; ; i++) {
-        try {
-          await client.workflow.start('enrichTarget', {
-            taskQueue,
-            workflowId,
-            args: [{ enrichmentId: s.enrichmentId }],
-            typedSearchAttributes: jobSearchAttributes({ kind: 'enrichment', workspaceId: s.workspaceId, appId: s.appId ?? undefined }),
-            memo: { enrichment_id: s.enrichmentId, target: `${s.kind}:${s.targetId}` },
-          });
-          return;
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
-        // A run of this target is open: this attempt's (join it), or the previous attempt's, which
-        // has recorded its outcome and is closing (wait for it, then start ours).
-        const running = await client.workflow.getHandle(workflowId).describe().catch(() => null);
-        if (running?.memo?.enrichment_id === s.enrichmentId) return;
-        if (i >= 50) throw new AppError(409, 'enrichment_busy', 'the previous enrichment of this target is still closing; retry shortly');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await startAfterPrevious(
+        client,
+        'enrichTarget',
+        {
+          taskQueue,
+          workflowId: enrichmentWorkflowIds.target(s.kind, s.targetId),
+          args: [{ enrichmentId: s.enrichmentId }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'enrichment', workspaceId: s.workspaceId, appId: s.appId ?? undefined }),
+          memo: { enrichment_id: s.enrichmentId, target: `${s.kind}:${s.targetId}` },
+        },
+        'enrichment_id',
+        { code: 'enrichment_busy', message: 'the previous enrichment of this target is still closing; retry shortly' },
+      );
     },
     async startOperatorTurn(t) {
       await client.workflow.start('operatorTurn', {
@@ -68,50 +88,34 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       await client.workflow.getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId)).signal('decision', { confirmationId, action });
     },
     async startOperatorTask(s) {
-      const workflowId = operatorTaskWorkflowIds.task(s.taskId);
-      for (let i = 0; ; i++) {
-        try {
-          await client.workflow.start('operatorTask', {
-            taskQueue,
-            workflowId,
-            args: [{ taskId: s.taskId, run: s.run }],
-            typedSearchAttributes: jobSearchAttributes({ kind: 'operator-task', workspaceId: s.workspaceId, appId: s.appId }),
-            memo: { task_id: s.taskId, run: s.run },
-          });
-          return;
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
-        // A run is open: this one (a repeated start: join it), or the previous one, which has
-        // recorded the task's end and is closing (wait for it, then start ours).
-        const running = await client.workflow.getHandle(workflowId).describe().catch(() => null);
-        if (running?.memo?.run === s.run) return;
-        if (i >= 50) throw new AppError(409, 'task_busy', 'the previous run of this task is still closing; retry shortly');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await startAfterPrevious(
+        client,
+        'operatorTask',
+        {
+          taskQueue,
+          workflowId: operatorTaskWorkflowIds.task(s.taskId),
+          args: [{ taskId: s.taskId, run: s.run }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'operator-task', workspaceId: s.workspaceId, appId: s.appId }),
+          memo: { task_id: s.taskId, run: s.run },
+        },
+        'run',
+        { code: 'task_busy', message: 'the previous run of this task is still closing; retry shortly' },
+      );
     },
     async startCdmImport(s) {
-      const workflowId = cdmImportWorkflowIds.job(s.jobId);
-      for (let i = 0; ; i++) {
-        try {
-          await client.workflow.start('cdmImport', {
-            taskQueue,
-            workflowId,
-            args: [{ jobId: s.jobId, run: s.run, phase: s.phase }],
-            typedSearchAttributes: jobSearchAttributes({ kind: 'cdm-import', workspaceId: s.workspaceId, appId: s.appId }),
-            memo: { job_id: s.jobId, run: s.run, phase: s.phase },
-          });
-          return;
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
-        // A run is open: this one (a repeated start: join it), or the previous one, which has
-        // recorded the job's new state and is closing (wait for it, then start ours).
-        const running = await client.workflow.getHandle(workflowId).describe().catch(() => null);
-        if (running?.memo?.run === s.run) return;
-        if (i >= 50) throw new AppError(409, 'import_busy', 'the previous run of this import is still closing; retry shortly');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await startAfterPrevious(
+        client,
+        'cdmImport',
+        {
+          taskQueue,
+          workflowId: cdmImportWorkflowIds.job(s.jobId),
+          args: [{ jobId: s.jobId, run: s.run, phase: s.phase }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'cdm-import', workspaceId: s.workspaceId, appId: s.appId }),
+          memo: { job_id: s.jobId, run: s.run, phase: s.phase },
+        },
+        'run',
+        { code: 'import_busy', message: 'the previous run of this import is still closing; retry shortly' },
+      );
     },
     async signalOperatorTask(taskId, signal) {
       try {
@@ -123,74 +127,54 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       }
     },
     async startContactsExport(s) {
-      try {
-        await client.workflow.start('contactsExport', {
-          taskQueue,
-          workflowId: contactExportWorkflowIds.export(s.exportId),
-          args: [{ exportId: s.exportId }],
-          typedSearchAttributes: jobSearchAttributes({ kind: 'contacts-export', workspaceId: s.workspaceId, appId: s.appId }),
-          memo: { export_id: s.exportId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated start
-      }
+      await startOnce(client, 'contactsExport', {
+        taskQueue,
+        workflowId: contactExportWorkflowIds.export(s.exportId),
+        args: [{ exportId: s.exportId }],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'contacts-export', workspaceId: s.workspaceId, appId: s.appId }),
+        memo: { export_id: s.exportId },
+      });
     },
     async startListImport(s) {
-      try {
-        await client.workflow.start('listImport', {
-          taskQueue,
-          workflowId: listImportWorkflowIds.run(s.importId),
-          args: [{ importId: s.importId }],
-          typedSearchAttributes: jobSearchAttributes({ kind: 'list-import', workspaceId: s.workspaceId, appId: s.appId }),
-          memo: { import_id: s.importId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated commit
-      }
+      await startOnce(client, 'listImport', {
+        taskQueue,
+        workflowId: listImportWorkflowIds.run(s.importId),
+        args: [{ importId: s.importId }],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'list-import', workspaceId: s.workspaceId, appId: s.appId }),
+        memo: { import_id: s.importId },
+      });
     },
     async startBulkEnroll(s) {
-      try {
-        await client.workflow.start('bulkEnroll', {
-          taskQueue,
-          workflowId: bulkEnrollWorkflowIds.operation(s.campaignId, s.operationId),
-          args: [{ operationId: s.operationId }],
-          // Once per operation, even after it closed: a repeated request reads the same operation.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ kind: 'bulk-enroll', workspaceId: s.workspaceId, appId: s.appId }),
-          memo: { operation_id: s.operationId, campaign_id: s.campaignId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
-      }
+      await startOnce(client, 'bulkEnroll', {
+        taskQueue,
+        workflowId: bulkEnrollWorkflowIds.operation(s.campaignId, s.operationId),
+        args: [{ operationId: s.operationId }],
+        // Once per operation, even after it closed: a repeated request reads the same operation.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'bulk-enroll', workspaceId: s.workspaceId, appId: s.appId }),
+        memo: { operation_id: s.operationId, campaign_id: s.campaignId },
+      });
     },
     async startDraftGeneration(s) {
-      try {
-        await client.workflow.start('draftGeneration', {
-          taskQueue,
-          workflowId: draftWorkflowIds.operation(s.campaignId, s.operationId),
-          args: [{ operationId: s.operationId }],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ kind: 'drafts', workspaceId: s.workspaceId, appId: s.appId }),
-          memo: { operation_id: s.operationId, campaign_id: s.campaignId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
-      }
+      await startOnce(client, 'draftGeneration', {
+        taskQueue,
+        workflowId: draftWorkflowIds.operation(s.campaignId, s.operationId),
+        args: [{ operationId: s.operationId }],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'drafts', workspaceId: s.workspaceId, appId: s.appId }),
+        memo: { operation_id: s.operationId, campaign_id: s.campaignId },
+      });
     },
     async startConnectorEvent(s) {
-      try {
-        await client.workflow.start('handleConnectorEvent', {
-          taskQueue,
-          workflowId: connectorWorkflowIds.event(s.eventId),
-          args: [{ eventId: s.eventId }],
-          // Not even after it closed: an event is handled once.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ kind: 'connector-event', workspaceId: s.workspaceId ?? undefined }),
-          memo: { event_id: s.eventId, type: s.type },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a redelivery
-      }
+      await startOnce(client, 'handleConnectorEvent', {
+        taskQueue,
+        workflowId: connectorWorkflowIds.event(s.eventId),
+        args: [{ eventId: s.eventId }],
+        // Not even after it closed: an event is handled once.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'connector-event', workspaceId: s.workspaceId ?? undefined }),
+        memo: { event_id: s.eventId, type: s.type },
+      });
     },
     async startEnrollments(starts) {
       const failed: string[] = [];
@@ -198,7 +182,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         await Promise.all(
           starts.slice(i, i + 50).map(async (s) => {
             try {
-              await starter.workflow.start('enrollment', {
+              await startOnce(starter, 'enrollment', {
                 taskQueue,
                 requestEagerStart: !!opts.eagerClient,
                 workflowId: enrollmentWorkflowIds.enrollment(s.campaignId, s.leadId),
@@ -209,9 +193,8 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
                 typedSearchAttributes: jobSearchAttributes({ kind: 'enrollment', workspaceId: s.workspaceId, appId: s.appId }),
                 memo: { enrollment_id: s.enrollmentId, run: s.run },
               });
-            } catch (err) {
-              if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-              failed.push(s.enrollmentId);
+            } catch {
+              failed.push(s.enrollmentId); // the others go on; the caller sees which failed
             }
           }),
         );
@@ -228,34 +211,26 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       }
     },
     async startBookingEvent(s) {
-      try {
-        await client.workflow.start('handleBookingEvent', {
-          taskQueue,
-          workflowId: bookingWorkflowIds.event(s.eventId),
-          args: [{ eventId: s.eventId }],
-          // Not even after it closed: an event is handled once.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ kind: 'booking-event', workspaceId: s.workspaceId }),
-          memo: { event_id: s.eventId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a redelivery
-      }
+      await startOnce(client, 'handleBookingEvent', {
+        taskQueue,
+        workflowId: bookingWorkflowIds.event(s.eventId),
+        args: [{ eventId: s.eventId }],
+        // Not even after it closed: an event is handled once.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'booking-event', workspaceId: s.workspaceId }),
+        memo: { event_id: s.eventId },
+      });
     },
     async startBookingBackfill(s) {
-      try {
-        await client.workflow.start('bookingBackfill', {
-          taskQueue,
-          workflowId: bookingWorkflowIds.backfill(s.providerId, s.backfillId),
-          args: [{ backfillId: s.backfillId }],
-          // Once per operation: a repeated request reads the same operation.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ kind: 'booking-backfill', workspaceId: s.workspaceId }),
-          memo: { backfill_id: s.backfillId, provider_id: s.providerId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err; // a repeated request
-      }
+      await startOnce(client, 'bookingBackfill', {
+        taskQueue,
+        workflowId: bookingWorkflowIds.backfill(s.providerId, s.backfillId),
+        args: [{ backfillId: s.backfillId }],
+        // Once per operation: a repeated request reads the same operation.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'booking-backfill', workspaceId: s.workspaceId }),
+        memo: { backfill_id: s.backfillId, provider_id: s.providerId },
+      });
     },
     async startPartnerSync(s) {
       const workflowId = partnerWorkflowIds.sync(s.integrationId);
@@ -304,18 +279,14 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       });
     },
     async startInboxReply(s) {
-      try {
-        await client.workflow.start('inboxReply', {
-          taskQueue,
-          workflowId: inboxWorkflowIds.reply(s.messageId),
-          args: [{ messageId: s.messageId }],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-reply', workspaceId: s.workspaceId }),
-          memo: { message_id: s.messageId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(client, 'inboxReply', {
+        taskQueue,
+        workflowId: inboxWorkflowIds.reply(s.messageId),
+        args: [{ messageId: s.messageId }],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-reply', workspaceId: s.workspaceId }),
+        memo: { message_id: s.messageId },
+      });
     },
     async signalListImport(importId, signal) {
       try {
@@ -327,18 +298,14 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       }
     },
     async startMcpApproval(s) {
-      try {
-        await client.workflow.start('mcpApproval', {
-          taskQueue,
-          workflowId: mcpWorkflowIds.approval(s.approvalId),
-          args: [{ approvalId: s.approvalId, expiresAt: s.expiresAt }],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ kind: 'mcp-approval', workspaceId: s.workspaceId }),
-          memo: { approval_id: s.approvalId },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(client, 'mcpApproval', {
+        taskQueue,
+        workflowId: mcpWorkflowIds.approval(s.approvalId),
+        args: [{ approvalId: s.approvalId, expiresAt: s.expiresAt }],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'mcp-approval', workspaceId: s.workspaceId }),
+        memo: { approval_id: s.approvalId },
+      });
     },
     async approveMcpApproval(approvalId) {
       try {
