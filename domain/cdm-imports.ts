@@ -22,6 +22,7 @@ import { normaliseDomain, normaliseEmail, normaliseProfileUrl } from '../lib/nor
 import { ProviderError } from '../lib/provider-http.js';
 import { SENIORITIES, type Candidate, type DiscoverySource, type Seniority } from '../lib/sources/types.js';
 import { requireApp } from './apps.js';
+import { upsertContacts } from './contact-upsert.js';
 import { debitCreditsBatch, requireCredits } from './credits.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
@@ -385,6 +386,12 @@ const fromPositionCursor = (after: string | undefined): [number, number] => {
   return [parseInt(h.slice(16, 24), 16), parseInt(h.slice(24, 32), 16)];
 };
 
+/** ` and <column> = ?` for each filter given (undefined: not filtered), with its parameters in order. */
+function equalities(filters: Record<string, unknown>): { sql: string; params: unknown[] } {
+  const given = Object.entries(filters).filter(([, v]) => v !== undefined);
+  return { sql: given.map(([column]) => ` and ${column} = ?`).join(''), params: given.map(([, v]) => v) };
+}
+
 export interface MemberFilter {
   status?: CdmMemberStatus[];
   companyId?: string;
@@ -395,23 +402,13 @@ export interface MemberFilter {
 export async function listMembers(em: EntityManager, actor: Actor, id: string, f: MemberFilter, page: { limit: number; after?: string }): Promise<(MemberRow & { cursor_id: string })[]> {
   const job = await requireCdmImport(em, actor, id);
   const [pos, rank] = fromPositionCursor(page.after);
-  const params: unknown[] = [job.id, pos, rank];
-  let sql = `select ${MEMBER_COLUMNS} from cdm_import_members m where m.job_id = ? and (m.company_position, m.rank) > (?, ?)`;
-  if (f.status?.length) {
-    sql += ` and m.status = any(${texts})`;
-    params.push(JSON.stringify(f.status));
-  }
-  if (f.companyId) {
-    sql += ' and m.company_id = ?';
-    params.push(f.companyId);
-  }
-  if (f.batch !== undefined) {
-    sql += ' and m.batch = ?';
-    params.push(f.batch);
-  }
-  sql += ' order by m.company_position, m.rank limit ?';
-  params.push(page.limit + 1);
-  const rows: MemberRow[] = await em.execute(sql, params);
+  const status = f.status?.length ? ` and m.status = any(${texts})` : '';
+  const eq = equalities({ 'm.company_id': f.companyId || undefined, 'm.batch': f.batch });
+  const rows: MemberRow[] = await em.execute(
+    `select ${MEMBER_COLUMNS} from cdm_import_members m where m.job_id = ? and (m.company_position, m.rank) > (?, ?)${status}${eq.sql}
+     order by m.company_position, m.rank limit ?`,
+    [job.id, pos, rank, ...(status ? [JSON.stringify(f.status)] : []), ...eq.params, page.limit + 1],
+  );
   return rows.map((r) => ({ ...r, cursor_id: positionCursor(r.company_position, r.rank) }));
 }
 
@@ -425,19 +422,11 @@ export async function listCompanies(
 ): Promise<(CompanyRow & { cursor_id: string })[]> {
   const job = await requireCdmImport(em, actor, id);
   const [pos] = fromPositionCursor(page.after);
-  const params: unknown[] = [job.id, pos];
-  let sql = `select ${COMPANY_COLUMNS} from cdm_import_companies c ${COMPANY_STATS} where c.job_id = ? and c.position > ?`;
-  if (f.status) {
-    sql += ' and c.status = ?';
-    params.push(f.status);
-  }
-  if (f.batch !== undefined) {
-    sql += ' and c.batch = ?';
-    params.push(f.batch);
-  }
-  sql += ' order by c.position limit ?';
-  params.push(page.limit + 1);
-  const rows: CompanyRow[] = await em.execute(sql, params);
+  const eq = equalities({ 'c.status': f.status || undefined, 'c.batch': f.batch });
+  const rows: CompanyRow[] = await em.execute(
+    `select ${COMPANY_COLUMNS} from cdm_import_companies c ${COMPANY_STATS} where c.job_id = ? and c.position > ?${eq.sql} order by c.position limit ?`,
+    [job.id, pos, ...eq.params, page.limit + 1],
+  );
   return rows.map((r) => ({ ...r, cursor_id: positionCursor(r.position) }));
 }
 
@@ -1021,12 +1010,6 @@ interface ApprovedRow {
   country: string | null;
 }
 
-interface ContactRow {
-  id: string;
-  email_normalised: string | null;
-  profile_url_normalised: string | null;
-}
-
 /**
  * Adds up to CONFIRM_CHUNK approved people to the list in one transaction, with a fixed number of
  * statements: read them, find their contacts (normalised email first, then normalised profile URL),
@@ -1070,94 +1053,8 @@ export async function confirmCdmChunk(em: EntityManager, input: { jobId: string;
 }
 
 async function addMembers(tx: EntityManager, job: JobLock, rows: ApprovedRow[]): Promise<number> {
-  const pending = rows.map((r) => ({ ...r, emailKey: normaliseEmail(r.email), urlKey: normaliseProfileUrl(r.profile_url) }));
-  const byEmail = new Map<string, string>();
-  const byUrl = new Map<string, string>();
-  const remember = (c: ContactRow) => {
-    if (c.email_normalised && !byEmail.has(c.email_normalised)) byEmail.set(c.email_normalised, c.id);
-    if (c.profile_url_normalised && !byUrl.has(c.profile_url_normalised)) byUrl.set(c.profile_url_normalised, c.id);
-  };
-  const resolve = (p: (typeof pending)[number]) => (p.emailKey && byEmail.get(p.emailKey)) || (p.urlKey && byUrl.get(p.urlKey)) || undefined;
-  const readContacts = async () => {
-    const found: ContactRow[] = await tx.execute(
-      `select id, email_normalised, profile_url_normalised from contacts
-       where workspace_id = ? and (email_normalised = any(${texts}) or profile_url_normalised = any(${texts}))`,
-      [job.workspace_id, JSON.stringify(pending.flatMap((p) => (p.emailKey ? [p.emailKey] : []))), JSON.stringify(pending.flatMap((p) => (p.urlKey ? [p.urlKey] : [])))],
-    );
-    found.forEach(remember);
-  };
-  await readContacts();
-  const existing = new Set(pending.map(resolve).filter((x): x is string => !!x));
-  const seen = new Set<string>();
-  const toInsert = pending.filter((p) => {
-    if (resolve(p) || (!p.emailKey && !p.urlKey)) return false;
-    const keys = [p.emailKey && `e:${p.emailKey}`, p.urlKey && `u:${p.urlKey}`].filter(Boolean) as string[];
-    if (keys.some((k) => seen.has(k))) return false;
-    keys.forEach((k) => seen.add(k));
-    return true;
-  });
-  const createdContacts = new Set<string>();
-  if (toInsert.length) {
-    const inserted: ContactRow[] = await tx.execute(
-      `insert into contacts (id, workspace_id, email, email_normalised, profile_url, profile_url_normalised,
-         first_name, last_name, full_name, title, company, company_domain, country, created_at, updated_at)
-       select v.id, ?, v.email, v.email_normalised, v.profile_url, v.profile_url_normalised, v.first_name, v.last_name, v.full_name,
-         v.title, v.company, v.company_domain, v.country, now(), now()
-       from json_to_recordset(?::json) as v(id uuid, email text, email_normalised text, profile_url text, profile_url_normalised text,
-         first_name text, last_name text, full_name text, title text, company text, company_domain text, country text)
-       on conflict do nothing returning id, email_normalised, profile_url_normalised`,
-      [
-        job.workspace_id,
-        JSON.stringify(
-          toInsert.map((p) => ({
-            id: uuidv7(),
-            email: p.emailKey ? p.email?.trim() : null,
-            email_normalised: p.emailKey,
-            profile_url: p.urlKey ? p.profile_url?.trim() : null,
-            profile_url_normalised: p.urlKey,
-            first_name: p.first_name,
-            last_name: p.last_name,
-            full_name: p.full_name,
-            title: p.title,
-            company: p.company_name,
-            company_domain: p.company_domain,
-            country: p.country,
-          })),
-        ),
-      ],
-    );
-    inserted.forEach((c) => {
-      remember(c);
-      createdContacts.add(c.id);
-    });
-    if (pending.some((p) => (p.emailKey || p.urlKey) && !resolve(p))) await readContacts();
-    if (pending.some((p) => (p.emailKey || p.urlKey) && !resolve(p))) throw new AppError(409, 'conflict', 'a contact changed concurrently; retry');
-  }
-  const fill = pending.filter((p) => existing.has(resolve(p)!));
-  if (fill.length) {
-    await tx.execute(
-      `update contacts c set first_name = coalesce(c.first_name, v.first_name), last_name = coalesce(c.last_name, v.last_name),
-         full_name = coalesce(c.full_name, v.full_name), title = coalesce(c.title, v.title), company = coalesce(c.company, v.company),
-         company_domain = coalesce(c.company_domain, v.company_domain), country = coalesce(c.country, v.country), updated_at = now()
-       from json_to_recordset(?::json) as v(id uuid, first_name text, last_name text, full_name text, title text, company text, company_domain text, country text)
-       where c.id = v.id and (c.first_name is null or c.last_name is null or c.full_name is null or c.title is null or c.company is null
-         or c.company_domain is null or c.country is null)`,
-      [
-        JSON.stringify(
-          fill.map((p) => ({
-            id: resolve(p),
-            first_name: p.first_name,
-            last_name: p.last_name,
-            full_name: p.full_name,
-            title: p.title,
-            company: p.company_name,
-            company_domain: p.company_domain,
-            country: p.country,
-          })),
-        ),
-      ],
-    );
-  }
+  const pending = rows.map((r) => ({ ...r, company: r.company_name, emailKey: normaliseEmail(r.email), urlKey: normaliseProfileUrl(r.profile_url) }));
+  const { contactOf: resolve, created: createdContacts } = await upsertContacts(tx, job.workspace_id, pending);
   const contactIds = [...new Set(pending.map(resolve).filter((x): x is string => !!x))];
   const createdLeads: { id: string; contact_id: string }[] = contactIds.length
     ? await tx.execute(

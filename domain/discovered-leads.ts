@@ -9,6 +9,7 @@ import { normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import type { PageRequest } from '../lib/pagination.js';
 import { requireAgent } from './agents.js';
 import { requireApp } from './apps.js';
+import { upsertContacts } from './contact-upsert.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
@@ -215,12 +216,6 @@ async function lockRows(tx: EntityManager, actor: Actor, ids: string[]): Promise
   return new Map(rows.filter((r) => canAccessApp(actor, r.app_id)).map((r) => [r.id, r]));
 }
 
-interface ContactRow {
-  id: string;
-  email_normalised: string | null;
-  profile_url_normalised: string | null;
-}
-
 /**
  * Approves the given ids in one transaction with a fixed number of statements: lock the rows, (read the
  * list), read the matching contacts, insert the missing ones, fill blanks of existing ones, insert the
@@ -258,78 +253,7 @@ export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, id
       }
     }
     if (pending.length) {
-      const byEmail = new Map<string, string>();
-      const byUrl = new Map<string, string>();
-      const remember = (c: ContactRow) => {
-        if (c.email_normalised && !byEmail.has(c.email_normalised)) byEmail.set(c.email_normalised, c.id);
-        if (c.profile_url_normalised && !byUrl.has(c.profile_url_normalised)) byUrl.set(c.profile_url_normalised, c.id);
-      };
-      const resolve = (p: (typeof pending)[number]) => (p.emailKey && byEmail.get(p.emailKey)) || (p.urlKey && byUrl.get(p.urlKey)) || undefined;
-      const readContacts = async () => {
-        const found: ContactRow[] = await tx.execute(
-          `select id, email_normalised, profile_url_normalised from contacts
-           where workspace_id = ? and (email_normalised = any(array(select json_array_elements_text(?::json))) or profile_url_normalised = any(array(select json_array_elements_text(?::json))))`,
-          [actor.workspaceId, JSON.stringify(pending.flatMap((p) => (p.emailKey ? [p.emailKey] : []))), JSON.stringify(pending.flatMap((p) => (p.urlKey ? [p.urlKey] : [])))],
-        );
-        found.forEach(remember);
-      };
-      await readContacts();
-      const existing = new Set(pending.map(resolve).filter((x): x is string => !!x));
-      // Insert the missing contacts (one row per identity within the batch); conflicts with concurrent writers are skipped and re-read.
-      const seen = new Set<string>();
-      const toInsert = pending.filter((p) => {
-        if (resolve(p)) return false;
-        const keys = [p.emailKey && `e:${p.emailKey}`, p.urlKey && `u:${p.urlKey}`].filter(Boolean) as string[];
-        if (keys.some((k) => seen.has(k))) return false;
-        keys.forEach((k) => seen.add(k));
-        return true;
-      });
-      if (toInsert.length) {
-        const inserted: ContactRow[] = await tx.execute(
-          `insert into contacts (id, workspace_id, email, email_normalised, profile_url, profile_url_normalised,
-             first_name, last_name, full_name, title, company, company_domain, country, created_at, updated_at)
-           select v.id, ?, v.email, v.email_normalised, v.profile_url, v.profile_url_normalised, v.first_name, v.last_name, v.full_name,
-             v.title, v.company, v.company_domain, v.country, now(), now()
-           from json_to_recordset(?::json) as v(id uuid, email text, email_normalised text, profile_url text, profile_url_normalised text,
-             first_name text, last_name text, full_name text, title text, company text, company_domain text, country text)
-           on conflict do nothing returning id, email_normalised, profile_url_normalised`,
-          [
-            actor.workspaceId,
-            JSON.stringify(
-              toInsert.map((p) => ({
-                id: uuidv7(),
-                email: p.emailKey ? p.email?.trim() : null,
-                email_normalised: p.emailKey,
-                profile_url: p.urlKey ? p.profile_url?.trim() : null,
-                profile_url_normalised: p.urlKey,
-                first_name: p.first_name,
-                last_name: p.last_name,
-                full_name: p.full_name,
-                title: p.title,
-                company: p.company,
-                company_domain: p.company_domain,
-                country: p.country,
-              })),
-            ),
-          ],
-        );
-        inserted.forEach(remember);
-        if (pending.some((p) => !resolve(p))) await readContacts();
-        if (pending.some((p) => !resolve(p))) throw new AppError(409, 'conflict', 'a contact changed concurrently; retry');
-      }
-      // Existing contacts: fill their empty descriptive fields (never overwrite).
-      const fill = pending.filter((p) => existing.has(resolve(p)!));
-      if (fill.length) {
-        await tx.execute(
-          `update contacts c set first_name = coalesce(c.first_name, v.first_name), last_name = coalesce(c.last_name, v.last_name),
-             full_name = coalesce(c.full_name, v.full_name), title = coalesce(c.title, v.title), company = coalesce(c.company, v.company),
-             company_domain = coalesce(c.company_domain, v.company_domain), country = coalesce(c.country, v.country), updated_at = now()
-           from json_to_recordset(?::json) as v(id uuid, first_name text, last_name text, full_name text, title text, company text, company_domain text, country text)
-           where c.id = v.id and (c.first_name is null or c.last_name is null or c.full_name is null or c.title is null or c.company is null
-             or c.company_domain is null or c.country is null)`,
-          [JSON.stringify(fill.map((p) => ({ id: resolve(p), first_name: p.first_name, last_name: p.last_name, full_name: p.full_name, title: p.title, company: p.company, company_domain: p.company_domain, country: p.country })))],
-        );
-      }
+      const { contactOf: resolve } = await upsertContacts(tx, actor.workspaceId, pending);
       // Leads: one per (list, contact), inserted once; the ones that existed are read back.
       const pairKey = (listIdOf: string, contactId: string) => `${listIdOf}:${contactId}`;
       const pairs = new Map<string, { list_id: string; contact_id: string }>();
