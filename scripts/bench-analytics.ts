@@ -6,46 +6,29 @@
 // route over HTTP (the API in this process) with varied ranges (1 to 366 days), time zones and
 // filters, one at a time: p50/p95 per route against the goal (p95 ≤ 100 ms).
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench_analytics`) and Redis database 4.
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { stackWithSchema } from './stack-env.js';
+import { benchApiOwner, benchStack, dropBenchOwner, startApi } from './bench-fixtures.js';
 
 const ACTIONS = Number(process.env.BENCH_ACTIONS ?? 600_000);
 const DISCOVERED = Number(process.env.BENCH_DISCOVERED ?? 200_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const LEADS = Math.ceil(ACTIONS / 3 / 6);
-const log = (msg: string) => console.error(`[bench:analytics] ${msg}`);
-const { stack, env } = await stackWithSchema(log, { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_analytics', redisDb: 4 });
-Object.assign(process.env, env, {
-  TEMPORAL_TASK_QUEUE: `bench-analytics-${process.pid}`,
-  TEMPORAL_SCHEDULES: 'off',
-  WEBHOOK_DISPATCHER: 'off',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_DEFAULT_PER_MINUTE: '1000000',
-});
+const { stack, log } = await benchStack('analytics', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_analytics', redisDb: 4 }, { env: { RATE_LIMIT_DEFAULT_PER_MINUTE: '1000000' } });
 
-const { createServices } = await import('../api/services-factory.js');
-const { createApp } = await import('../api/app.js');
-const { benchOwner } = await import('./bench-fixtures.js');
-const { createToken } = await import('../domain/api-tokens.js');
 const { createApp: createProduct } = await import('../domain/apps.js');
 const { rollupAnalytics } = await import('../domain/analytics.js');
 
-const services = await createServices();
-const server = createApp(services).listen(0, '127.0.0.1');
-await new Promise((r) => server.once('listening', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const { services, base, close } = await startApi();
 let benchUser: string | undefined;
 const secs = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
 
 try {
   const em = services.orm.em.fork() as EntityManager;
-  const { actor, app } = await benchOwner(em);
+  const { actor, app, token: secret } = await benchApiOwner(em);
   benchUser = actor.userId;
   const ws = actor.workspaceId;
   const app2 = await createProduct(em, actor, { name: 'Bench product 2' });
-  const { secret } = await createToken(em, actor.userId, 'bench');
   const t0 = performance.now();
   log(`seeding: ${LEADS} leads, 6 campaigns × 3 steps, ${ACTIONS} sends, ${DISCOVERED} discovered leads`);
   // A random moment of the last year, for row i (deterministic per row and salt).
@@ -174,9 +157,8 @@ try {
     console.log(`  GET /api/analytics/${r.route.padEnd(15)} p50 ${r.p50.toFixed(1).padStart(6)} ms   p95 ${r.p95.toFixed(1).padStart(6)} ms   max ${r.max.toFixed(1).padStart(6)} ms   (goal p95 ≤ 100 ms: ${r.p95 <= 100 ? 'met' : 'MISSED'})`);
   }
 } finally {
-  if (benchUser) await services.orm.em.fork().execute('delete from users where id = ?', [benchUser]).catch((err) => log(`cleanup: ${String(err)}`));
-  server.close();
-  await services.close();
+  await dropBenchOwner(services.orm.em.fork() as EntityManager, benchUser, log);
+  await close();
   if (process.env.CI) await stack.stop();
 }
 process.exit(0);

@@ -12,83 +12,33 @@
 // The worker runs as in production: `npm run build` first (skip with --no-build), then
 // `node dist/workers/worker.js`. Own database (`outreach_<BENCH_DB_SUFFIX>`, default
 // `outreach_bench_campaigns`) and Redis database 2; stops by itself.
-import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Client, Connection } from '@temporalio/client';
-import { repoRoot } from '../lib/config.js';
-import { stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
+import { Client } from '@temporalio/client';
+import { benchApiOwner, benchStack, dropBenchOwner, memoryMb, seedCampaign, seedLeads, startApiAndBuiltWorker, workerPolling } from './bench-fixtures.js';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 10_000);
 const INVITES_PER_DAY = 100; // the pro plan's maximum (domain/plans.ts)
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? Math.ceil(LEADS / INVITES_PER_DAY));
-const log = (msg: string) => console.error(`[bench:campaigns] ${msg}`);
-if (!process.argv.includes('--no-build')) {
-  log('npm run build');
-  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (b.status !== 0) process.exit(b.status ?? 1);
-}
-const { stack, env } = await stackWithSchema(log, { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_campaigns', redisDb: 2 });
-const taskQueue = `bench-campaigns-${process.pid}`;
-const benchEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' };
-Object.assign(process.env, benchEnv);
+const { stack, env, taskQueue, log } = await benchStack('campaigns', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_campaigns', redisDb: 2 }, { build: true });
 
-const { createServices } = await import('../api/services-factory.js');
-const { createApp } = await import('../api/app.js');
-const { benchOwner } = await import('./bench-fixtures.js');
-const { createToken } = await import('../domain/api-tokens.js');
 const { createList } = await import('../domain/lists.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
-const status = (pid: number, key: 'VmRSS' | 'VmHWM'): number => {
-  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-};
-
-const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
-const worker = spawn(process.execPath, [...nodeFlags, join(repoRoot, 'dist/workers/worker.js')], {
-  cwd: repoRoot,
-  env: { ...process.env, ...benchEnv, NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url') },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-const services = await createServices();
-const server = createApp(services).listen(0, '127.0.0.1');
-await new Promise((r) => server.once('listening', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+const { services, base, worker, connection, close } = await startApiAndBuiltWorker(env);
 const client = new Client({ connection });
 let benchUser: string | undefined;
 const ALL_WEEK = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '00:00', end: '24:00' }]]));
 
 try {
-  await waitFor('the bench worker to poll', async () => {
-    const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    return (r.pollers?.length ?? 0) > 0;
-  });
+  await workerPolling(connection, taskQueue);
   const em = services.orm.em.fork() as EntityManager;
-  const { actor, app } = await benchOwner(em);
+  const { actor, app, token: secret } = await benchApiOwner(em);
   benchUser = actor.userId;
   const ws = actor.workspaceId;
-  const { secret } = await createToken(em, actor.userId, 'bench');
   const list = await createList(em, actor, app.id, { name: 'Bench campaign list' });
-  const tag = String(process.pid);
   log(`seeding ${LEADS} contacts and leads, ${ACCOUNTS} sender accounts`);
-  await em.execute(
-    `insert into contacts (id, workspace_id, email, email_normalised, profile_url, profile_url_normalised, first_name, last_name, company, created_at, updated_at)
-     select gen_random_uuid(), ?, 'p' || i || '.' || ? || '@company.example', 'p' || i || '.' || ? || '@company.example',
-            'https://pronet.example/in/bench-' || ? || '-' || i, 'pronet.example/in/bench-' || ? || '-' || i, 'First' || i, 'Last' || i, 'Company ' || (i % 997), now(), now()
-       from generate_series(1, ?) as i`,
-    [ws, tag, tag, tag, tag, LEADS],
-  );
-  await em.execute(
-    `insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
-     select gen_random_uuid(), ?, ?, c.id, 'import', now(), now() from contacts c where c.workspace_id = ?`,
-    [ws, list.id, ws],
-  );
+  await seedLeads(em, { workspaceId: ws, listId: list.id, count: LEADS, tag: String(process.pid), profiles: true });
   const accounts = Array.from({ length: ACCOUNTS }, () => ({ id: uuidv7(), cid: `sbx_bench_${randomUUID()}` }));
   await em.execute(
     `insert into sandbox_accounts (id, channel, account_id, display_name, state, reason, address, created_at, updated_at)
@@ -103,26 +53,19 @@ try {
      from json_to_recordset(?::json) as v(id uuid, cid text)`,
     [ws, JSON.stringify({ invitation: { daily: INVITES_PER_DAY, weekly: INVITES_PER_DAY * 5 } }), JSON.stringify(accounts)],
   );
-  const campaignId = uuidv7();
-  const stepId = uuidv7();
-  await em.execute(
-    `insert into campaigns (id, workspace_id, app_id, name, status, time_zone, sending_windows, account_ids, rotation, daily_new_lead_cap, stop_on_reply, country_rule,
-       review_required, message_mode, exclusive_leads, step_version, created_at, updated_at)
-     values (?, ?, ?, 'Bench campaign', 'active', 'UTC', ?::jsonb, ?::jsonb, 'round_robin', null, true, null, false, 'template', false, 1, now(), now())`,
-    [campaignId, ws, app.id, JSON.stringify(ALL_WEEK), JSON.stringify(accounts.map((a) => a.id))],
-  );
-  const step = { id: stepId, position: 0, type: 'invitation', config: { note: 'Hi {{first_name}}, let us connect' }, messageMode: null, hasAttachment: false };
-  await em.execute(`insert into campaign_steps (id, campaign_id, position, type, config, message_mode, created_at, updated_at) values (?, ?, 0, 'invitation', ?::jsonb, null, now(), now())`, [
-    stepId,
-    campaignId,
-    JSON.stringify(step.config),
-  ]);
-  await em.execute(`insert into campaign_step_versions (campaign_id, version, steps, created_at) values (?, 1, ?::jsonb, now())`, [campaignId, JSON.stringify([step])]);
+  const { campaignId } = await seedCampaign(em, {
+    workspaceId: ws,
+    appId: app.id,
+    name: 'Bench campaign',
+    sendingWindows: ALL_WEEK,
+    accountIds: accounts.map((a) => a.id),
+    step: { type: 'invitation', config: { note: 'Hi {{first_name}}, let us connect' }, messageMode: null },
+  });
 
-  const rssBefore = status(worker.pid!, 'VmRSS');
+  const rssBefore = memoryMb(worker.pid!, 'VmRSS');
   let peak = rssBefore;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, status(worker.pid!, 'VmRSS'));
+    peak = Math.max(peak, memoryMb(worker.pid!, 'VmRSS'));
   }, 50);
   const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
   const started = performance.now();
@@ -152,14 +95,14 @@ try {
     if (performance.now() - lastLog > 5000) {
       lastLog = performance.now();
       const states = await db().execute<{ state: string; n: number }[]>(`select state, count(*)::int as n from scheduled_actions where campaign_id = ? group by state`, [campaignId]);
-      log(`${((performance.now() - started) / 1000).toFixed(0)} s: ${states.map((s) => `${s.state} ${s.n}`).join(', ')}; worker RSS ${status(worker.pid!, 'VmRSS').toFixed(0)} MB`);
+      log(`${((performance.now() - started) / 1000).toFixed(0)} s: ${states.map((s) => `${s.state} ${s.n}`).join(', ')}; worker RSS ${memoryMb(worker.pid!, 'VmRSS').toFixed(0)} MB`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }
   const allDone = performance.now();
   clearInterval(sampler);
-  peak = Math.max(peak, status(worker.pid!, 'VmRSS'));
-  const hwm = status(worker.pid!, 'VmHWM');
+  peak = Math.max(peak, memoryMb(worker.pid!, 'VmRSS'));
+  const hwm = memoryMb(worker.pid!, 'VmHWM');
   const [span] = await db().execute<{ first: Date; last: Date; invites: number }[]>(
     `select min(a.executed_at) as first, max(a.executed_at) as last, (select count(*)::int from sandbox_invitations i where i.connector_account_id = any(?::text[])) as invites
        from scheduled_actions a where a.campaign_id = ? and a.state = 'executed'`,
@@ -188,11 +131,8 @@ try {
   console.log(`  worker RSS:                              ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB; VmHWM ${hwm.toFixed(0)} MB`);
   console.log(`  history length per enrollment:           ${lengths.join(', ')} events (5 sampled); bulk-enroll workflow ${bulkLength} events`);
 } finally {
-  if (benchUser) await services.orm.em.fork().execute('delete from users where id = ?', [benchUser]).catch((err) => log(`cleanup: ${String(err)}`));
-  server.close();
-  await services.close();
-  await connection.close();
-  await stopChild(worker);
+  await dropBenchOwner(services.orm.em.fork() as EntityManager, benchUser, log);
+  await close();
   if (process.env.CI) await stack.stop();
 }
 process.exit(0);

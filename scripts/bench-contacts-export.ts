@@ -10,14 +10,13 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { spawnTsx, stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
+import { spawnTsx, stopChild } from './children.js';
+import { benchOwner, benchStack, workerPolling } from './bench-fixtures.js';
 
 export async function benchContactsExport(opts: { count: number; log: (m: string) => void }): Promise<{ seconds: number; rowsPerSecond: number }> {
   const { count, log } = opts;
   // Imported here: config is read once, after the caller has set the environment.
   const { openOrm } = await import('../lib/db.js');
-  const { benchOwner } = await import('./bench-fixtures.js');
   const { createList } = await import('../domain/lists.js');
   const { createExport, exportChunks } = await import('../domain/contact-exports.js');
   const { temporalJobs } = await import('../api/jobs.js');
@@ -58,10 +57,7 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
     await em.execute('analyze contacts');
     await em.execute('analyze leads');
 
-    await waitFor('the bench worker to poll', async () => {
-      const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-      return (r.pollers?.length ?? 0) > 0;
-    }, 120_000);
+    await workerPolling(connection, taskQueue, 120_000);
     const client = new Client({ connection });
     const jobs = temporalJobs(client, taskQueue);
 
@@ -93,9 +89,7 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const log = (msg: string) => console.error(`[bench:export] ${msg}`);
-  const { stack, env } = await stackWithSchema(log, { suffix: 'bench', redisDb: 2 });
-  Object.assign(process.env, { ...env, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' });
+  const { stack, log } = await benchStack('export', { suffix: 'bench', redisDb: 2 });
   const count = Number(process.env.BENCH_CONTACTS ?? 100_000);
   try {
     const { seconds, rowsPerSecond } = await benchContactsExport({ count, log });

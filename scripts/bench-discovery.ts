@@ -3,36 +3,26 @@
 // bench's own worker and task queue → one activity per 200-candidate page (dedupe, qualification by
 // the local model in a batch, bulk inserts). Prints candidates qualified per second and the total
 // run time against the goals (≥ 2,000 candidates/s, ≤ 10 s). Own database (`outreach_bench`).
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Connection, Client } from '@temporalio/client';
-import { repoRoot } from '../lib/config.js';
-import { stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
+import { spawnTsx, stopChild } from './children.js';
+import { benchOwner, benchStack, workerPolling } from './bench-fixtures.js';
 
-const log = (msg: string) => console.error(`[bench:discovery] ${msg}`);
-const { stack, env } = await stackWithSchema(log, { suffix: 'bench', redisDb: 2 });
-const taskQueue = `bench-discovery-${process.pid}`;
-const benchEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' };
-Object.assign(process.env, benchEnv);
+const { stack, env, taskQueue, log } = await benchStack('discovery', { suffix: 'bench', redisDb: 2 });
 
 // Imported after the environment is set: config is read once.
 const { openOrm } = await import('../lib/db.js');
-const { benchOwner } = await import('./bench-fixtures.js');
 const { createAgent, replaceSignals, setSource } = await import('../domain/agents.js');
 const { createRun, planRun } = await import('../domain/discovery-runs.js');
 const { discoveryWorkflowIds } = await import('../workflows/ids.js');
 
-const worker = spawn(process.execPath, ['--import', 'tsx', 'workers/worker.ts'], { cwd: repoRoot, env: { ...process.env, ...benchEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
+const worker = spawnTsx('workers/worker.ts', env, { quiet: true });
 const orm = await openOrm(env.DATABASE_URL!);
 const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
 const client = new Client({ connection });
 try {
-  await waitFor('the bench worker to poll', async () => {
-    const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    return (r.pollers?.length ?? 0) > 0;
-  });
+  await workerPolling(connection, taskQueue);
   const em = orm.em.fork() as EntityManager;
   const { actor, app } = await benchOwner(em);
   app.icpDescription = 'Revenue and engineering leaders at software companies';

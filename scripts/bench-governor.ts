@@ -11,7 +11,7 @@
 // all answered within 20 s. Own database (`outreach_bench_governor`), no worker or Temporal needed.
 import os from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { stackWithSchema } from './stack-env.js';
+import { benchOwner, benchStack, countingOrm } from './bench-fixtures.js';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 1_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 10_000);
@@ -19,24 +19,13 @@ const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '50,100').split(',').map(Num
 const WORKSPACES = 40;
 const ZONES = ['America/New_York', 'Europe/Paris', 'Asia/Tokyo', 'UTC'];
 
-const log = (msg: string) => console.error(`[bench:governor] ${msg}`);
-const { stack, env } = await stackWithSchema(log, { suffix: 'bench_governor', redisDb: 2 });
-Object.assign(process.env, { ...env, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' });
+const { stack, env, log } = await benchStack('governor', { suffix: 'bench_governor', redisDb: 2 });
 
 // Imported after the environment is set: config is read once.
-const { openOrm } = await import('../lib/db.js');
-const { benchOwner } = await import('./bench-fixtures.js');
 const { requestSlot } = await import('../domain/governor.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
-const orm = await openOrm(env.DATABASE_URL!);
-const conn = orm.em.getConnection();
-let statements = 0;
-const execute = conn.execute.bind(conn);
-conn.execute = ((...args: Parameters<typeof conn.execute>) => {
-  statements++;
-  return execute(...args);
-}) as typeof conn.execute;
+const { orm, statements } = await countingOrm(env.DATABASE_URL!);
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
@@ -51,7 +40,7 @@ async function round(name: string, ids: string[], workers: number, requests = RE
   const reasons = new Map<string, number>();
   let grants = 0;
   let next = 0;
-  const before = statements;
+  const before = statements();
   const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
@@ -77,7 +66,7 @@ async function round(name: string, ids: string[], workers: number, requests = RE
       `${name}: ${requests.toLocaleString('en-US')} requests on ${ids.length.toLocaleString('en-US')} accounts from ${workers} callers, all answered in ${seconds.toFixed(2)} s (goal ≤ 20 s) ${met(seconds <= 20)}`,
       `  ${grants} grants (${Math.round(grants / seconds)}/s), ${refusals} refusals (${Math.round(refusals / seconds)}/s)${reasons.size ? ` [${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')}]` : ''}`,
       `  latency p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms (goal p99 ≤ 100 ms) ${met(p99 <= 100)}`,
-      `  SQL statements per request: ${((statements - before) / requests).toFixed(2)} (+ BEGIN/COMMIT)`,
+      `  SQL statements per request: ${((statements() - before) / requests).toFixed(2)} (+ BEGIN/COMMIT)`,
       `  this process's CPU: ${((used.user + used.system) / 1e6).toFixed(2)} s of ${seconds.toFixed(2)} s; load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} cores`,
     ].join('\n'),
   );

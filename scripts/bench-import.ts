@@ -9,34 +9,13 @@
 // `node dist/workers/worker.js` (the prebuilt workflow bundle, no TypeScript loader), with the
 // production image's NODE_OPTIONS unless BENCH_NODE_FLAGS says otherwise.
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench`) and Redis database 2.
-import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Connection } from '@temporalio/client';
-import { repoRoot } from '../lib/config.js';
-import { stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
+import { benchApiOwner, benchStack, dropBenchOwner, memoryMb, startApiAndBuiltWorker, workerPolling } from './bench-fixtures.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
-const log = (msg: string) => console.error(`[bench:import] ${msg}`);
-if (!process.argv.includes('--no-build')) {
-  log('npm run build');
-  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (b.status !== 0) process.exit(b.status ?? 1);
-}
-const { stack, env } = await stackWithSchema(log, { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench', redisDb: 2 });
-const taskQueue = `bench-import-${process.pid}`;
-const benchEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' };
-Object.assign(process.env, benchEnv);
+const { stack, env, taskQueue, log } = await benchStack('import', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench', redisDb: 2 }, { build: true });
 
 // Imported after the environment is set: config is read once.
-const { createServices } = await import('../api/services-factory.js');
-const { createApp } = await import('../api/app.js');
-const { benchOwner } = await import('./bench-fixtures.js');
-const { createToken } = await import('../domain/api-tokens.js');
 const { createList } = await import('../domain/lists.js');
 
 /** 12 columns, realistic widths; every row a distinct person. */
@@ -51,43 +30,23 @@ export function benchCsv(rows: number, tag: string): Buffer {
   return Buffer.from(out.join(''));
 }
 
-const status = (pid: number, key: 'VmRSS' | 'VmHWM'): number => {
-  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-};
-
-const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
-const worker = spawn(process.execPath, [...nodeFlags, join(repoRoot, 'dist/workers/worker.js')], {
-  cwd: repoRoot,
-  // Production refuses generated secrets; the worker needs them only to load its configuration.
-  env: { ...process.env, ...benchEnv, NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url') },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-const services = await createServices();
-const server = createApp(services).listen(0, '127.0.0.1');
-await new Promise((r) => server.once('listening', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+const { services, base, worker, connection, close } = await startApiAndBuiltWorker(env);
 /** The run's account: deleted at the end (its workspace, contacts and leads with it), so runs do not pile up. */
 let benchUser: string | undefined;
 
 try {
-  await waitFor('the bench worker to poll', async () => {
-    const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    return (r.pollers?.length ?? 0) > 0;
-  });
+  await workerPolling(connection, taskQueue);
   const em = services.orm.em.fork() as EntityManager;
-  const { actor, app } = await benchOwner(em);
+  const { actor, app, token: secret } = await benchApiOwner(em);
   benchUser = actor.userId;
-  const { secret } = await createToken(em, actor.userId, 'bench');
   const list = await createList(em, actor, app.id, { name: 'Bench import' });
   const csv = benchCsv(ROWS, String(process.pid));
   log(`file: ${ROWS} rows × 12 columns, ${(csv.length / 1024 / 1024).toFixed(1)} MiB`);
-  const rssBefore = status(worker.pid!, 'VmRSS');
+  const rssBefore = memoryMb(worker.pid!, 'VmRSS');
 
   let peak = rssBefore;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, status(worker.pid!, 'VmRSS'));
+    peak = Math.max(peak, memoryMb(worker.pid!, 'VmRSS'));
   }, 20);
   const started = performance.now();
   const form = new FormData();
@@ -108,13 +67,13 @@ try {
   }
   const finished = performance.now();
   clearInterval(sampler);
-  peak = Math.max(peak, status(worker.pid!, 'VmRSS'));
+  peak = Math.max(peak, memoryMb(worker.pid!, 'VmRSS'));
   if (row.status !== 'completed') throw new Error(`the import ended ${row.status} (${row.error_code})`);
   const whole = (finished - started) / 1000;
   const upload = (accepted - started) / 1000;
   const workflow = (new Date(row.finished_at).getTime() - new Date(row.started_at).getTime()) / 1000;
   const writes = row.write_ms / 1000;
-  const hwm = status(worker.pid!, 'VmHWM');
+  const hwm = memoryMb(worker.pid!, 'VmHWM');
   const goal = (ok: boolean) => (ok ? 'met' : 'MISSED');
   console.log(`bench:import — ${ROWS.toLocaleString('en')} rows × 12 columns (${(csv.length / 1024 / 1024).toFixed(1)} MiB), one-shot import on the bench's own worker`);
   console.log(`  rows imported:                    ${row.rows_read} (${row.created} contacts created, ${row.chunks} chunk transactions)`);
@@ -129,10 +88,7 @@ try {
   const exported = await benchContactsExport({ count: 100_000, log });
   console.log(`  contacts export:                  100,000 contacts in ${exported.seconds.toFixed(2)} s, ${exported.rowsPerSecond.toFixed(0)} rows/s   (goal ≤ 5 s: ${goal(exported.seconds <= 5)})`);
 } finally {
-  if (benchUser) await services.orm.em.fork().execute('delete from users where id = ?', [benchUser]).catch((err) => log(`cleanup: ${String(err)}`));
-  server.close();
-  await services.close();
-  await connection.close();
-  await stopChild(worker);
+  await dropBenchOwner(services.orm.em.fork() as EntityManager, benchUser, log);
+  await close();
   if (process.env.CI) await stack.stop();
 }

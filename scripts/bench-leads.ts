@@ -5,29 +5,18 @@
 // batch independent of the batch size. Own database (`outreach_bench`), no worker needed.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { stackWithSchema } from './stack-env.js';
+import { benchOwner, benchStack, countingOrm } from './bench-fixtures.js';
 
-const log = (msg: string) => console.error(`[bench:leads] ${msg}`);
-const { stack, env } = await stackWithSchema(log, { suffix: 'bench', redisDb: 2 });
-Object.assign(process.env, { ...env, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' });
+const { stack, env, log } = await benchStack('leads', { suffix: 'bench', redisDb: 2 });
 
 // Imported after the environment is set: config is read once.
-const { openOrm } = await import('../lib/db.js');
-const { benchOwner } = await import('./bench-fixtures.js');
 const { createAgent } = await import('../domain/agents.js');
 const { createList } = await import('../domain/lists.js');
 const { approveDiscoveredLeads } = await import('../domain/discovered-leads.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
 const TOTAL = 5_000;
-const orm = await openOrm(env.DATABASE_URL!);
-const conn = orm.em.getConnection();
-let statements = 0;
-const execute = conn.execute.bind(conn);
-conn.execute = ((...args: Parameters<typeof conn.execute>) => {
-  statements++;
-  return execute(...args);
-}) as typeof conn.execute;
+const { orm, statements } = await countingOrm(env.DATABASE_URL!);
 
 try {
   const em = orm.em.fork() as EntityManager;
@@ -55,10 +44,10 @@ try {
     let approved = 0;
     const started = performance.now();
     for (let i = 0; i < ids.length; i += size) {
-      const before = statements;
+      const before = statements();
       const results = await approveDiscoveredLeads(orm.em.fork() as EntityManager, actor, ids.slice(i, i + size));
       approved += results.filter((r) => r.result === 'approved').length;
-      perBatch.push(statements - before);
+      perBatch.push(statements() - before);
     }
     const seconds = (performance.now() - started) / 1000;
     return { seconds, approved, batches: perBatch.length, min: Math.min(...perBatch), max: Math.max(...perBatch) };

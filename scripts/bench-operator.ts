@@ -3,41 +3,20 @@
 // Redis — with the local model. Each stream asks for a read tool (two model calls, one tool run).
 // Prints the time to the first stream event and to the first model text (p50/p95), and events per
 // second across all streams. Goal: first event p50 ≤ 300 ms. Own database (`outreach_bench`).
-import { spawn } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Connection } from '@temporalio/client';
-import { repoRoot } from '../lib/config.js';
-import { stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
+import { spawnTsx, stopChild } from './children.js';
+import { benchApiOwner, benchStack, startApi, workerPolling } from './bench-fixtures.js';
 
 const STREAMS = 20;
 const ROUNDS = 5;
-const log = (msg: string) => console.error(`[bench:operator] ${msg}`);
-const { stack, env } = await stackWithSchema(log, { suffix: 'bench', redisDb: 2 });
-const taskQueue = `bench-operator-${process.pid}`;
-const benchEnv = {
-  ...env,
-  TEMPORAL_TASK_QUEUE: taskQueue,
-  TEMPORAL_SCHEDULES: 'off',
-  WEBHOOK_DISPATCHER: 'off',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_AGENT_PER_MINUTE: '100000',
-};
-Object.assign(process.env, benchEnv);
+const { stack, env, taskQueue, log } = await benchStack('operator', { suffix: 'bench', redisDb: 2 }, { env: { RATE_LIMIT_AGENT_PER_MINUTE: '100000' } });
 
 // Imported after the environment is set: config is read once.
-const { createServices } = await import('../api/services-factory.js');
-const { createApp } = await import('../api/app.js');
-const { benchOwner } = await import('./bench-fixtures.js');
-const { createToken } = await import('../domain/api-tokens.js');
 const { grantCredits } = await import('../domain/credits.js');
 
-const worker = spawn(process.execPath, ['--import', 'tsx', 'workers/worker.ts'], { cwd: repoRoot, env: { ...process.env, ...benchEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
-const services = await createServices();
-const server = createApp(services).listen(0, '127.0.0.1');
-await new Promise((r) => server.once('listening', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const worker = spawnTsx('workers/worker.ts', env, { quiet: true });
+const { services, base, close } = await startApi();
 const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
 
 interface StreamTiming {
@@ -77,14 +56,10 @@ const pct = (xs: number[], p: number) => {
 };
 
 try {
-  await waitFor('the bench worker to poll', async () => {
-    const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    return (r.pollers?.length ?? 0) > 0;
-  });
+  await workerPolling(connection, taskQueue);
   const em = services.orm.em.fork() as EntityManager;
-  const { actor, app } = await benchOwner(em);
+  const { actor, app, token: secret } = await benchApiOwner(em);
   await grantCredits(em, actor.workspaceId, STREAMS * (ROUNDS + 1), { reason: 'bench', source: 'admin' });
-  const { secret } = await createToken(em, actor.userId, 'bench');
 
   log('warm-up round');
   await Promise.all(Array.from({ length: STREAMS }, () => stream(secret, app.id)));
@@ -102,8 +77,7 @@ try {
   console.log(`  first model text    p50 / p95:    ${pct(text, 50).toFixed(0)} ms / ${pct(text, 95).toFixed(0)} ms`);
   console.log(`  events per second (all streams):  ${(events / seconds).toFixed(0)} (${events} events in ${seconds.toFixed(1)} s)`);
 } finally {
-  server.close();
-  await services.close();
+  await close();
   await connection.close();
   await stopChild(worker);
   if (process.env.CI) await stack.stop();
