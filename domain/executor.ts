@@ -323,15 +323,19 @@ async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: Versio
 // ---------------------------------------------------------------------------------------------
 // Gates before a send.
 
-/** The campaign's status now and the action's state (a person may have skipped or approved it). */
-export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean }> {
-  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string; unsubscribed: boolean }[]>(
-    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status, k.unsubscribed_at is not null as unsubscribed
+/**
+ * The campaign's status now and the action's state (a person may have skipped or approved it), and
+ * whether a reply is recorded on the enrollment: inbound processing signals replies after its commit,
+ * and this is what stops the sequence if that signal never arrived.
+ */
+export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean; replied: boolean }> {
+  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string; unsubscribed: boolean; replied: boolean }[]>(
+    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status, k.unsubscribed_at is not null as unsubscribed, e.replied_at is not null as replied
        from scheduled_actions a join campaigns c on c.id = a.campaign_id join enrollments e on e.id = a.enrollment_id join contacts k on k.id = e.contact_id
       where a.id = ?`,
     [actionId],
   );
-  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status, unsubscribed: r.unsubscribed };
+  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status, unsubscribed: r.unsubscribed, replied: r.replied };
 }
 
 export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null): Promise<void> {

@@ -8,6 +8,7 @@ import { toInboundEvent } from '../lib/connectors/inbound.js';
 import type { ChatMessage } from '../lib/connectors/types.js';
 import { uuidv7 } from '../lib/ids.js';
 import { mapLimit } from '../lib/concurrency.js';
+import { logger } from '../lib/logger.js';
 import { normaliseEmail, normaliseProfileUrl } from '../lib/normalise.js';
 import type { Jobs } from './jobs.js';
 import { emitEvent, emitEvents } from './webhook-events.js';
@@ -40,6 +41,26 @@ export interface StoreResult {
   stored: number;
   replies: number;
   events: number;
+}
+
+/** An enrollment to tell about its lead's reply, once the transaction that recorded it has committed. */
+export interface ReplySignal {
+  campaignId: string;
+  leadId: string;
+}
+
+/**
+ * Wakes the enrollments whose replies a committed transaction recorded (in parallel: each is a round
+ * trip to Temporal, and a batch may hold hundreds). Best effort by design: the reply is already in
+ * the database, and the enrollment's gate before its next send reads it there (domain/executor.ts
+ * `gate`), so a signal lost to a crash or an outage only delays the stop until then — it never lets
+ * a follow-up go to someone who replied.
+ */
+export async function signalReplies(jobs: Jobs | undefined, signals: ReplySignal[]): Promise<void> {
+  if (!jobs || !signals.length) return;
+  await mapLimit(signals, 16, (s) =>
+    jobs.signalEnrollment(s.campaignId, s.leadId, 'reply', {}).catch((err) => logger.warn({ err: String(err), campaign: s.campaignId, lead: s.leadId }, 'reply signal not sent; the gate before the next send will see the reply')),
+  );
 }
 
 // ---- classification -------------------------------------------------------------------------
@@ -80,7 +101,8 @@ export async function accountRow(em: EntityManager, accountId: string): Promise<
  * `more` says the batch was full.
  */
 export async function processInboundBatch(em: EntityManager, jobs: Jobs | undefined, accountId: string, limit = INBOUND_BATCH): Promise<{ processed: number; more: boolean } & StoreResult> {
-  return em.transactional(async (tx) => {
+  const signals: ReplySignal[] = [];
+  const result = await em.transactional(async (tx) => {
     const t = tx as EntityManager;
     const rows = await t.execute<{ event_id: string; connector: string; payload: unknown }[]>(
       `select event_id, connector, payload from connector_events
@@ -101,11 +123,13 @@ export async function processInboundBatch(em: EntityManager, jobs: Jobs | undefi
           items.push({ message, reaction: e.reaction });
         }
       }
-      result = await storeMessages(t, jobs, account, items);
+      result = await storeMessages(t, signals, account, items);
     }
     await t.execute(`update connector_events set handled_at = now() where event_id in (?)`, [rows.map((r) => r.event_id)]);
     return { processed: rows.length, more: rows.length === limit, ...result };
   });
+  await signalReplies(jobs, signals);
+  return result;
 }
 
 interface ConversationRow {
@@ -132,7 +156,7 @@ interface MatchRow {
  * leads), follow-up reminders, reactions. Must run inside a transaction. Messages sent before
  * `historicalBefore` (a sync of old history) are stored without effects.
  */
-export async function storeMessages(em: EntityManager, jobs: Jobs | undefined, account: AccountRow, items: IncomingMessage[], opts: { historicalBefore?: Date | null } = {}): Promise<StoreResult> {
+export async function storeMessages(em: EntityManager, signals: ReplySignal[] | undefined, account: AccountRow, items: IncomingMessage[], opts: { historicalBefore?: Date | null } = {}): Promise<StoreResult> {
   const reactions = items.filter((i) => i.reaction !== undefined);
   const seen = new Set<string>();
   const messages = items
@@ -280,7 +304,7 @@ export async function storeMessages(em: EntityManager, jobs: Jobs | undefined, a
   const replies = live.filter((r) => r.kind === 'reply' && r.lead_id);
   const answered = [...new Set(live.filter((r) => r.direction === 'out').map((r) => r.conversation_id))];
   let events = 0;
-  if (replies.length) events += await applyReplies(em, jobs, account, replies, convs);
+  if (replies.length) events += await applyReplies(em, signals, account, replies, convs);
   if (answered.length) await resolveAnsweredReminders(em, answered);
   if (reactions.length) events += await applyReactions(em, account, reactions, byThread);
   return { stored: fresh.length, replies: replies.length, events };
@@ -290,11 +314,11 @@ type FreshRow = { id: string; conversation_id: string; lead_id: string | null; s
 
 /**
  * Human replies of matched leads: recorded on the lead's latest send from this account (and its
- * enrollment), signalled to that enrollment's workflow (before commit: a failed signal retries the
- * batch), a follow-up reminder per conversation, and one `message.received` each, whose
+ * enrollment), signalled to that enrollment's workflow after commit (`signals`; the gate before its
+ * next send reads the recorded reply in any case), a follow-up reminder per conversation, and one `message.received` each, whose
  * `is_first_reply` is the lead's reply state before that message.
  */
-async function applyReplies(em: EntityManager, jobs: Jobs | undefined, account: AccountRow, replies: FreshRow[], convs: ConversationRow[]): Promise<number> {
+async function applyReplies(em: EntityManager, signals: ReplySignal[] | undefined, account: AccountRow, replies: FreshRow[], convs: ConversationRow[]): Promise<number> {
   const leadIds = [...new Set(replies.map((r) => r.lead_id!))];
   const ids = replies.map((r) => r.id);
   const info = await em.execute<{ lead_id: string; first_name: string | null; last_name: string | null; full_name: string | null; replied_before: boolean }[]>(
@@ -322,8 +346,8 @@ async function applyReplies(em: EntityManager, jobs: Jobs | undefined, account: 
       [JSON.stringify(marks)],
     );
   }
-  // In parallel: each is a round trip to Temporal, and a batch may hold hundreds.
-  if (jobs) await mapLimit(sends, 16, (s) => jobs.signalEnrollment(s.campaign_id, s.lead_id, 'reply', {}));
+  // Signalled by the caller once this commits (signalReplies): no Temporal round trip holds these locks.
+  signals?.push(...sends.map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id })));
 
   const conv = new Map(convs.map((c) => [c.id, c]));
   await openReplyReminders(

@@ -208,6 +208,13 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
         await finish('stopped', 'unsubscribed');
         return 'stop';
       }
+      // A reply recorded whose signal never came (it is sent after the inbound batch commits; absent
+      // from results recorded before this rule).
+      if (g.replied === true && g.stopOnReply) {
+        replied = true;
+        await finish('replied', 'replied');
+        return 'stop';
+      }
       if (g.campaignStatus === 'active') break;
       if (g.campaignStatus !== 'paused') {
         await finish('stopped', `campaign_${g.campaignStatus}`);

@@ -321,6 +321,20 @@ test('an unsubscribed contact is never enrolled, and one who unsubscribes while 
   t.deepEqual((await enroll(u, campaign.id, [before.leadId])).items.map((i: { status: string }) => i.status), ['enrolled']);
 });
 
+test('a reply recorded whose signal never arrived still stops the enrollment at the gate before its next send', async (t) => {
+  const { u, o, campaign } = await inviteWaitMessage(10);
+  const [lead] = await o.leads(1);
+  t.deepEqual((await enroll(u, campaign.id, [lead.leadId])).items.map((i: { status: string }) => i.status), ['enrolled']);
+  await waitReason(campaign.id, lead.leadId, 'waiting_step_delay');
+  // Inbound processing records the reply, commits, then signals: here the signal is lost (a crash between the two).
+  await (await em()).execute(`update enrollments set replied_at = now() where campaign_id = ? and lead_id = ?`, [campaign.id, lead.leadId]);
+  t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'replied', stop_reason: 'replied' });
+  const actions = await actionsOf(campaign.id, lead.leadId);
+  t.deepEqual(actions.map((a) => [a.type, a.state]), [['invitation', 'executed'], ['message', 'canceled']]);
+  const sent = await (await em()).execute(`select count(*)::int as n from sandbox_messages where counterpart = ? and direction = 'out'`, [lead.profileUrl]);
+  t.is(sent[0].n, 0);
+});
+
 test('an action still awaiting review at its deadline is canceled (review_expired), never sent, and the enrollment stops', async (t) => {
   const u = await createOwner();
   const o = await campaignOwner(u);
