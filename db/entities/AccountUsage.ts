@@ -6,6 +6,7 @@ import { PlatformAccount } from './PlatformAccount.js';
 export const AccountUsage = defineEntity({
   name: 'AccountUsage',
   tableName: 'account_usage',
+  checks: [{ name: 'account_usage_count_non_negative', expression: '"count" >= 0' }],
   properties: (p) => ({
     account: p.manyToOne(PlatformAccount).primary().ref().deleteRule('cascade'),
     action: p.string().length(20).primary(),

@@ -13,6 +13,11 @@ export const Contact = defineEntity({
   ],
   // The workspace's contacts are listed and exported by id (keyset pages).
   indexes: [{ name: 'contacts_workspace_id_id_index', properties: ['workspace', 'id'] }],
+  // The checks of Migration20261122144441_contacts, declared so that `migration:create` diffs clean.
+  // Its `contacts_fit_label_values` check (label in good | maybe | bad) is the enum of `fitLabel`
+  // below: MikroORM reads a column's `in (...)` check as that column's enum items.
+  // (PostgreSQL keeps the score's `between 0 and 100` as the two comparisons written here.)
+  checks: [{ name: 'contacts_fit_score_range', expression: 'fit_score >= 0 and fit_score <= 100' }],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
@@ -37,7 +42,7 @@ export const Contact = defineEntity({
     networkProviderId: p.string().length(200).nullable(),
     /** Fit (docs/contacts.md): a person's score 0..100 and label (good | maybe | bad), each optional. */
     fitScore: p.smallint().nullable(),
-    fitLabel: p.string().length(10).nullable(),
+    fitLabel: p.enum(['good', 'maybe', 'bad']).columnType('varchar(10)').nullable(), // FIT_LABELS, domain/contacts.ts
     fitUpdatedAt: p.datetime().nullable(),
     /** Pinned when set (PUT /api/contacts/{id}/pin), for the whole workspace. */
     pinnedAt: p.datetime().nullable(),

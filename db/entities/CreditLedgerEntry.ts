@@ -14,6 +14,7 @@ export const CreditLedgerEntry = defineEntity({
   name: 'CreditLedgerEntry',
   tableName: 'credit_ledger',
   uniques: [{ properties: ['workspace', 'idempotencyKey'] }],
+  checks: [{ name: 'credit_ledger_amount_sign', expression: "(kind = 'grant' and amount > 0) or (kind <> 'grant' and amount < 0)" }],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),

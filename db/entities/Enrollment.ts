@@ -26,7 +26,9 @@ export const Enrollment = defineEntity({
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
     lead: p.manyToOne(Lead).ref().deleteRule('cascade').index(),
-    contact: p.manyToOne(Contact).ref().deleteRule('cascade'),
+    // No foreign key on contact_id (Migration20261122174154_campaigns never created one): the row
+    // still goes with its contact, through lead_id's cascade (leads.contact_id cascades).
+    contact: p.manyToOne(Contact).ref().createForeignKeyConstraint(false),
     status: p.string().length(20).default('active'),
     /** The step version the enrollment runs (moves forward only at a step boundary). */
     stepVersion: p.integer(),

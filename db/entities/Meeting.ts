@@ -24,6 +24,7 @@ export const Meeting = defineEntity({
     { name: 'meetings_workspace_id_starts_at_index', properties: ['workspace', 'startsAt'] },
     { name: 'meetings_lead_id_starts_at_index', properties: ['lead', 'startsAt'] },
   ],
+  checks: [{ name: 'meetings_ends_after_starts', expression: '"ends_at" > "starts_at"' }],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),

@@ -20,6 +20,9 @@ export const ScheduledAction = defineEntity({
     { properties: ['campaign', 'state', 'dueAt'] },
     { properties: ['enrollment', 'createdAt'] },
     { properties: ['workspace', 'leadId'] },
+    // Inbound connector events find their action by the connector's ids (partial: only sent actions have them).
+    { name: 'scheduled_actions_connector_thread_id_index', expression: 'create index "scheduled_actions_connector_thread_id_index" on "scheduled_actions" ("connector_thread_id") where connector_thread_id is not null' },
+    { name: 'scheduled_actions_connector_message_id_index', expression: 'create index "scheduled_actions_connector_message_id_index" on "scheduled_actions" ("connector_message_id") where connector_message_id is not null' },
   ],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
