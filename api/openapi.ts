@@ -68,7 +68,7 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
   return relink(rest);
 };
 
-function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): Json[] {
+function parameters(schema: z.ZodType | undefined, where: 'path' | 'query' | 'header'): Json[] {
   if (!schema) return [];
   const s = jsonSchema(schema, 'input') as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(s.properties ?? {}).map(([name, prop]) => ({
@@ -111,6 +111,7 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
   }
   if (op.params) add(400, op.invalid?.params ?? 'invalid_id');
   if (op.params) add(404, 'not_found');
+  if (op.headers) add(400, op.invalid?.headers ?? 'invalid_header');
   for (const code of Object.values(op.invalid?.fields ?? {})) add(400, code);
   if (op.body) {
     add(400, op.invalid?.body ?? 'invalid_body');
@@ -162,7 +163,12 @@ function operationObject(op: Operation): Json {
       : {}),
     tags: [op.tag],
     security: op.auth === 'public' ? [] : [{ bearer: [] }],
-    parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query'), ...(op.auth === 'user' && op.actingAs ? [ACTING_AS] : [])],
+    parameters: [
+      ...parameters(op.params, 'path'),
+      ...parameters(op.query, 'query'),
+      ...parameters(op.headers, 'header'),
+      ...(op.auth === 'user' && op.actingAs ? [ACTING_AS] : []),
+    ],
     // The server reads a missing body as `{}`, so a body is required only where `{}` is refused.
     ...(op.body
       ? { requestBody: { required: !op.body.safeParse({}).success, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } }

@@ -15,10 +15,12 @@ export type AuthMode = 'public' | 'user';
  */
 export type RateGroup = 'agent' | 'public' | 'default' | 'none';
 
-export interface HandlerInput<P, Q, B, A extends AuthMode> {
+export interface HandlerInput<P, Q, B, A extends AuthMode, H = undefined> {
   params: P;
   query: Q;
   body: B;
+  /** The declared request headers, validated (`undefined` when the operation declares none). */
+  headers: H;
   /** The effective identity (own workspace, or the owner's with X-Acting-As). */
   actor: A extends 'user' ? Actor : undefined;
   auth: A extends 'user' ? AuthInfo : undefined;
@@ -45,6 +47,7 @@ export interface OperationSpec<
   Q extends AnySchema | undefined,
   B extends AnySchema | undefined,
   A extends AuthMode,
+  H extends AnySchema | undefined = undefined,
 > {
   method: HttpMethod;
   /** Path in the spec's template form, e.g. `/api/apps/{id}`. */
@@ -68,6 +71,12 @@ export interface OperationSpec<
   query?: Q;
   body?: B;
   /**
+   * Request headers the operation reads: a `z.object` keyed by the header's name as documented
+   * (e.g. `Idempotency-Key`; matched case-insensitively, a header sent twice is refused). Validated
+   * with the path and query, before the body is read; header parameters in the document.
+   */
+  headers?: H;
+  /**
    * A multipart/form-data request instead of a JSON body: the form's parts (a file part is a schema
    * with `.meta({ jsonSchema: BINARY })`), for the OpenAPI document. The router reads no body for
    * such an operation: the handler reads the stream itself (api/middleware/multipart.ts `readForm`)
@@ -75,10 +84,11 @@ export interface OperationSpec<
    */
   form?: AnySchema;
   /**
-   * Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body);
-   * `fields`: the code of one top-level field (of the path, query or body) when the first problem is there.
+   * Error code used when a part fails validation (defaults: invalid_id / invalid_query / invalid_body /
+   * invalid_header); `fields`: the code of one top-level field (of the path, query or body) when the
+   * first problem is there.
    */
-  invalid?: { params?: string; query?: string; body?: string; fields?: Record<string, string> };
+  invalid?: { params?: string; query?: string; body?: string; headers?: string; fields?: Record<string, string> };
   /** Success responses by status; `null` means no body. The first one is the default status. */
   responses: Record<number, AnySchema | null>;
   /** Documented error responses: status → codes. */
@@ -91,10 +101,10 @@ export interface OperationSpec<
    * `reply(status, body, { 'Content-Type': type })` (body: string, Buffer or stream), sent as is.
    */
   alternatives?: Record<number, Record<string, AnySchema>>;
-  handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>, A>) => Promise<unknown> | unknown;
+  handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>, A, Out<H>>) => Promise<unknown> | unknown;
 }
 
-export type Operation = OperationSpec<AnySchema | undefined, AnySchema | undefined, AnySchema | undefined, AuthMode> & {
+export type Operation = OperationSpec<AnySchema | undefined, AnySchema | undefined, AnySchema | undefined, AuthMode, AnySchema | undefined> & {
   rateLimit: RateGroup;
   actingAs: boolean;
   operationId: string;
@@ -117,7 +127,8 @@ export function defineOperation<
   Q extends AnySchema | undefined = undefined,
   B extends AnySchema | undefined = undefined,
   A extends AuthMode = 'user',
->(spec: OperationSpec<P, Q, B, A>): Operation {
+  H extends AnySchema | undefined = undefined,
+>(spec: OperationSpec<P, Q, B, A, H>): Operation {
   return {
     ...(spec as unknown as Operation),
     rateLimit: spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : spec.auth === 'public' ? 'public' : 'default'),

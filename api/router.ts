@@ -1,5 +1,5 @@
 // Builds the Koa router from the operation declarations. Per route, in order: authentication →
-// acting-as → demo read-only guard → rate limit → input (params, query, then the body is read) →
+// acting-as → demo read-only guard → rate limit → input (params, query, declared headers, then the body is read) →
 // validation → handler → response mapping. Unmatched requests get 404, or 405 with `Allow`.
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
@@ -66,6 +66,22 @@ function checkQuery(ctx: Context, allowed: Set<string> | undefined, code: string
   }
 }
 
+/**
+ * The declared headers (`op.headers`), by their lower-cased names. A header sent twice (which Node
+ * would join with commas) is refused rather than read as one value.
+ */
+function readHeaders(ctx: Context, schema: z.ZodType, code: string): unknown {
+  const names = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  const raw: Record<string, string> = {};
+  for (const name of names) {
+    const values = ctx.req.headersDistinct[name.toLowerCase()];
+    if (!values) continue;
+    if (values.length > 1) throw invalid(code, 'header', [{ path: name, message: 'sent more than once' }]);
+    raw[name] = values[0];
+  }
+  return parsePart(schema, raw, code, 'header');
+}
+
 /** What a handler receives; `em` stays lazy (a handler that never touches the database forks nothing). */
 class Input {
   readonly actor: unknown;
@@ -74,6 +90,7 @@ class Input {
     readonly params: unknown,
     readonly query: unknown,
     readonly body: unknown,
+    readonly headers: unknown,
     readonly ctx: Context,
     readonly services: Services,
   ) {
@@ -89,7 +106,12 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   const status = successStatus(op);
   const validateResponses = process.env.NODE_ENV !== 'production';
   const keys = queryKeys(op);
-  const codes = { params: op.invalid?.params ?? 'invalid_id', query: op.invalid?.query ?? 'invalid_query', body: op.invalid?.body ?? 'invalid_body' };
+  const codes = {
+    params: op.invalid?.params ?? 'invalid_id',
+    query: op.invalid?.query ?? 'invalid_query',
+    body: op.invalid?.body ?? 'invalid_body',
+    headers: op.invalid?.headers ?? 'invalid_header',
+  };
   return async (ctx: Context) => {
     const params = parsePart(op.params, ctx.params, codes.params, 'path parameter', op.invalid?.fields);
     let query: unknown;
@@ -97,10 +119,11 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
       checkQuery(ctx, keys, codes.query);
       query = parsePart(op.query, ctx.query, codes.query, 'query', op.invalid?.fields);
     } else if (op.query) query = parsePart(op.query, {}, codes.query, 'query', op.invalid?.fields);
+    const headers = op.headers ? readHeaders(ctx, op.headers, codes.headers) : undefined;
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
     const raw = op.body ? await readJsonBody(ctx, services.config.bodyLimitBytes) : undefined;
     const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields) : undefined;
-    const result = await op.handler(new Input(params, query, body, ctx, services) as never);
+    const result = await op.handler(new Input(params, query, body, headers, ctx, services) as never);
     if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
     const r = result instanceof Reply ? result : new Reply(status, result);
     ctx.status = r.status;

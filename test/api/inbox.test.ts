@@ -3,6 +3,7 @@
 // governor, live reads, live sends, attachments, AI drafts, sync, and their workflows' replays.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SandboxNetwork, signInbound } from '../../lib/connectors/index.js';
 import { sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
@@ -227,6 +228,95 @@ test.serial('a reply from the inbox is queued, sent through the governor once, r
   const refused = await call('POST', `/api/inbox/conversations/${conv.id}/reply`, { token: u.accessToken, body: { body: 'Hello?' } });
   t.is(refused.status, 409);
   t.is(refused.body.error.code, 'account_not_connected');
+});
+
+/** A POST with the Idempotency-Key header sent twice (fetch would join them into one line). */
+function postTwoKeys(base: string, path: string, token: string, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'Idempotency-Key': ['k-1', 'k-2'] } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+test.serial('Idempotency-Key on reply: a repeat answers the same message and queues nothing (also concurrently); another request with the key is 409; a bad key is 400; after 24 hours the key queues anew', async (t) => {
+  const { u, account, lead, action } = await sentEmail();
+  await inject(account.connector_account_id, { from: lead.email, body: 'When can we talk?', threadId: action.connector_thread_id });
+  const conv = await conversationOf(u, action.connector_thread_id);
+  const path = `/api/inbox/conversations/${conv.id}/reply`;
+  const post = (key: string | undefined, body: unknown, where = path) => call('POST', where, { token: u.accessToken, body, headers: key === undefined ? {} : { 'Idempotency-Key': key } });
+  const e = await em();
+  const keyed = async (key: string) => (await e.execute<{ id: string }[]>(`select id from inbox_messages where conversation_id = ? and idempotency_key = ?`, [conv.id, key])).map((r) => r.id);
+  const outbound = async () => Number((await e.execute(`select count(*) from inbox_messages where conversation_id = ? and origin = 'inbox'`, [conv.id]))[0].count);
+
+  // Malformed keys: 400, nothing stored.
+  for (const bad of ['', 'x'.repeat(201), 'caf\u00e9', 'a\tb']) {
+    const r = await post(bad, { body: 'Tuesday?' });
+    t.is(r.status, 400, JSON.stringify(bad));
+    t.is(r.body.error.code, 'invalid_idempotency_key');
+  }
+  const twice = await postTwoKeys((await api()).base, path, u.accessToken, { body: 'Tuesday?' });
+  t.is(twice.status, 400);
+  t.is(twice.body.error.code, 'invalid_idempotency_key');
+  t.is(await outbound(), 0);
+
+  // The first request queues; its repeat answers the same message (202) and queues nothing.
+  const key = `retry-${randomUUID()} with spaces/and~symbols`;
+  const first = await post(key, { body: 'Tuesday at 10?', subject: 'Re: Hello' });
+  t.is(first.status, 202, first.text);
+  const again = await post(key, { body: 'Tuesday at 10?', subject: 'Re: Hello' });
+  t.is(again.status, 202, again.text);
+  t.is(again.body.id, first.body.id);
+  t.deepEqual(await keyed(key), [first.body.id]);
+  await (await whenStarted((await api()).services.temporal.workflow.getHandle(inboxWorkflowIds.reply(first.body.id)))).result();
+  t.like((await post(key, { body: 'Tuesday at 10?', subject: 'Re: Hello' })).body, { id: first.body.id, state: 'sent' });
+  t.is(Number((await e.execute(`select count(*) from sandbox_messages where idempotency_key = ?`, [first.body.id]))[0].count), 1);
+
+  // The key with another body, subject or conversation: 409, nothing queued.
+  const other = await inject(account.connector_account_id, { from: `someone-${randomUUID()}@example.test`, body: 'Hi' });
+  const otherConv = (await e.execute<{ conversation_id: string }[]>(`select conversation_id from inbox_messages where connector_message_id = ?`, [other.messageId]))[0].conversation_id;
+  for (const [body, where] of [
+    [{ body: 'Wednesday at 10?', subject: 'Re: Hello' }, path],
+    [{ body: 'Tuesday at 10?' }, path],
+    [{ body: 'Tuesday at 10?', subject: 'Re: Hello' }, `/api/inbox/conversations/${otherConv}/reply`],
+  ] as const) {
+    const r = await post(key, body, where);
+    t.is(r.status, 409, r.text);
+    t.is(r.body.error.code, 'idempotency_key_reused');
+  }
+  t.is(await outbound(), 1);
+
+  // Concurrent requests with one key store one message, and all answer it.
+  const key2 = `concurrent-${randomUUID()}`;
+  const all = await Promise.all(Array.from({ length: 5 }, () => post(key2, { body: 'All at once' })));
+  t.deepEqual(all.map((r) => r.status), [202, 202, 202, 202, 202], all.map((r) => r.text).join('\n'));
+  t.is(new Set(all.map((r) => r.body.id)).size, 1);
+  t.deepEqual(await keyed(key2), [all[0].body.id]);
+  // Without a key, a repeat is a second reply.
+  t.not((await post(undefined, { body: 'Twice' })).body.id, (await post(undefined, { body: 'Twice' })).body.id);
+
+  // A retry answers what the first request got, even once the account is disconnected.
+  await e.execute(`update platform_accounts set status = 'disconnected' where id = ?`, [account.id]);
+  t.like(await post(key2, { body: 'All at once' }), { status: 202, body: { id: all[0].body.id } });
+  t.is((await post(`fresh-${randomUUID()}`, { body: 'All at once' })).body.error.code, 'account_not_connected');
+  await e.execute(`update platform_accounts set status = 'connected' where id = ?`, [account.id]);
+
+  // After 24 hours the key is released: the same request queues a new reply.
+  await e.execute(`update inbox_messages set created_at = now() - interval '25 hours' where id = ?`, [first.body.id]);
+  const later = await post(key, { body: 'Tuesday at 10?', subject: 'Re: Hello' });
+  t.is(later.status, 202, later.text);
+  t.not(later.body.id, first.body.id);
+  t.deepEqual(await keyed(key), [later.body.id]);
+
+  // The document declares the header and the codes.
+  const op = (await call('GET', '/openapi.json')).body.paths['/api/inbox/conversations/{id}/reply'].post;
+  t.like(op.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key'), { in: 'header', required: false, schema: { maxLength: 200 } });
+  t.regex(op.responses['400'].description, /invalid_idempotency_key/);
+  t.regex(op.responses['409'].description, /idempotency_key_reused/);
 });
 
 test.serial('AI-drafted replies: drafted with credits, kept until deleted, never sent; 402, 404 no_ai_reply and 409 nothing_to_answer', async (t) => {
