@@ -88,7 +88,7 @@ export function memoryMb(pid: number, key: 'VmRSS' | 'VmHWM'): number {
 }
 
 /** Resolves once a worker polls `taskQueue`: the bench's own worker is up. */
-export async function workerPolling(connection: Connection, taskQueue: string, timeoutMs?: number): Promise<void> {
+export async function workerPolling(connection: Pick<Connection, 'workflowService'>, taskQueue: string, timeoutMs?: number): Promise<void> {
   await waitFor(
     'the bench worker to poll',
     async () => {

@@ -15,69 +15,47 @@
 // `BENCH_ACCOUNTS` (4) email accounts are seeded directly; the enrollments have no running workflow,
 // so each reply's signal finds none (it still costs its round trip).
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench_inbox`) and Redis database 5.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { repoRoot } from '../lib/config.js';
+import { benchOwner, benchStack, dropBenchOwner, seedCampaign, seedEnrollments, seedLeads, spawnBuilt, workerPolling } from './bench-fixtures.js';
 import { freePort, stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 4);
 const RATES = (process.env.BENCH_RATE ?? '300,max').split(',').map((r) => r.trim());
 const DRAIN_MS = Number(process.env.BENCH_DRAIN_SECONDS ?? 120) * 1000;
 const SECRET = 'bench-inbox-secret';
-const log = (msg: string) => console.error(`[bench:inbox] ${msg}`);
-if (!process.argv.includes('--no-build')) {
-  log('npm run build');
-  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (b.status !== 0) process.exit(b.status ?? 1);
-}
-const { stack, env } = await stackWithSchema(log, { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_inbox', redisDb: 5 });
-const port = await freePort();
 // One set of secrets for the three processes: the worker opens the webhook secret this process sealed.
-const benchEnv = {
-  ...env,
-  TEMPORAL_TASK_QUEUE: `bench-inbox-${process.pid}`,
-  TEMPORAL_SCHEDULES: 'off',
-  LOG_LEVEL: 'warn',
-  CONNECTOR_WEBHOOK_SECRET: SECRET,
-  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-  RATE_LIMIT_DEFAULT_PER_MINUTE: '10000000',
-  JWT_SECRET: randomBytes(32).toString('base64url'),
-  ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
-};
-Object.assign(process.env, benchEnv);
+const { stack, env, taskQueue, log } = await benchStack(
+  'inbox',
+  { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_inbox', redisDb: 5 },
+  {
+    build: true,
+    dispatcher: true,
+    env: {
+      CONNECTOR_WEBHOOK_SECRET: SECRET,
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+      RATE_LIMIT_DEFAULT_PER_MINUTE: '10000000',
+      JWT_SECRET: randomBytes(32).toString('base64url'),
+      ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
+    },
+  },
+);
 
 const { createServices } = await import('../api/services-factory.js');
-const { benchOwner } = await import('./bench-fixtures.js');
 const { createList } = await import('../domain/lists.js');
 const { createSubscription } = await import('../domain/webhooks.js');
 const { signInbound } = await import('../lib/connectors/index.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
-const children: ChildProcess[] = [];
-const child = (script: string, extra: Record<string, string> = {}) => {
-  const c = spawn(process.execPath, ['--max-semi-space-size=32', join(repoRoot, script)], {
-    cwd: repoRoot,
-    env: { ...process.env, ...benchEnv, ...extra, NODE_ENV: 'production' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(c);
-  return c;
-};
-child('dist/workers/worker.js');
-child('dist/api/server.js', { PORT: String(port) });
+const port = await freePort();
+const children = [spawnBuilt('dist/workers/worker.js', env), spawnBuilt('dist/api/server.js', { ...env, PORT: String(port) })];
 const base = `http://127.0.0.1:${port}`;
 const services = await createServices();
 await waitFor('the API to become ready', async () => (await fetch(`${base}/readyz`)).ok, 120_000);
-await waitFor('the worker to poll', async () => {
-  const r = await services.temporal.connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: benchEnv.TEMPORAL_TASK_QUEUE }, taskQueueType: 1 });
-  return (r.pollers?.length ?? 0) > 0;
-}, 120_000);
+await workerPolling(services.temporal.connection, taskQueue, 120_000);
 
 // The receiver: the arrival time of each message.received by its bench index.
 const arrivals = new Map<string, number>();
@@ -121,24 +99,9 @@ try {
       [a.id, ws, a.connectorId, `${a.connectorId}@mail.bench.example`],
     );
   }
-  await em.execute(
-    `insert into contacts (id, workspace_id, email, email_normalised, first_name, last_name, company, created_at, updated_at)
-     select gen_random_uuid(), ?, 'p' || i || '@company.example', 'p' || i || '@company.example', 'First' || i, 'Last' || i, 'Company ' || (i % 997), now(), now() from generate_series(1, ?) as i`,
-    [ws, MESSAGES],
-  );
-  await em.execute(`insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at) select gen_random_uuid(), ?, ?, c.id, 'import', now(), now() from contacts c where c.workspace_id = ?`, [ws, list.id, ws]);
-  const campaignId = uuidv7();
-  await em.execute(
-    `insert into campaigns (id, workspace_id, app_id, name, status, time_zone, sending_windows, account_ids, rotation, daily_new_lead_cap, stop_on_reply, country_rule,
-       review_required, message_mode, exclusive_leads, step_version, created_at, updated_at)
-     values (?, ?, ?, 'Bench inbox', 'active', 'UTC', '{}'::jsonb, '[]'::jsonb, 'round_robin', null, true, null, false, 'template', false, 1, now(), now())`,
-    [campaignId, ws, app.id],
-  );
-  await em.execute(
-    `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
-     select gen_random_uuid(), ?, ?, l.id, l.contact_id, 'active', 1, 1, now(), now(), now() from leads l where l.list_id = ?`,
-    [ws, campaignId, list.id],
-  );
+  await seedLeads(em, { workspaceId: ws, listId: list.id, count: MESSAGES });
+  const { campaignId } = await seedCampaign(em, { workspaceId: ws, appId: app.id, name: 'Bench inbox' });
+  await seedEnrollments(em, { workspaceId: ws, campaignId, listId: list.id });
   // Lead n (by email p<n>) got one email from account n % ACCOUNTS, in thread bench-thread-<n>.
   await em.execute(
     `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, account_id,
@@ -245,7 +208,7 @@ try {
 } finally {
   for (const r of results) console.log(r);
   // The bench's rows go with its user (and so its workspace).
-  if (benchUser) await services.orm.em.fork().execute('delete from users where id = ?', [benchUser]).catch((err) => log(`cleanup: ${String(err)}`));
+  await dropBenchOwner(services.orm.em.fork() as EntityManager, benchUser, log);
   await services.orm.em.fork().execute(`delete from connector_events where event_id like ?`, [`evt-${process.pid}-%`]).catch(() => undefined);
   receiver.close();
   await Promise.all(children.map((c) => stopChild(c)));
