@@ -11,7 +11,7 @@
 // Read state is per person (each has their own row): reading, or reading all, never marks anything
 // read for another member. Unread count and read-all use the partial index on unread rows only.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { uuidv7 } from '../lib/ids.js';
+import { uuidv7, uuidv7Floor } from '../lib/ids.js';
 import type { PageRequest } from '../lib/pagination.js';
 import { notFound } from './errors.js';
 import type { Actor } from './identity.js';
@@ -415,4 +415,42 @@ export async function sendNotificationEmails(em: EntityManager, mailer: Notifica
     }
     return { sent, failed };
   });
+}
+
+// ---- Retention ------------------------------------------------------------------------------
+
+/** A read notification is deleted this many days after it was written (docs/notifications.md, "Retention"). */
+export const READ_RETENTION_DAYS = 90;
+/** Any notification, read or not, is deleted this many days after it was written. */
+export const MAX_RETENTION_DAYS = 365;
+
+/** `read`: read and past READ_RETENTION_DAYS; `expired`: past MAX_RETENTION_DAYS, read or not. */
+export type RetentionRule = 'read' | 'expired';
+
+const FIRST_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Deletes up to `limit` notifications past retention under `rule`, in id order after `after`. Ids are
+ * UUIDv7, so "written before" is an id range: `expired` walks the primary key, `read` the partial
+ * index of read rows (notifications_read_index), so neither touches rows it keeps. Returns the count
+ * and the last id deleted, where the next batch starts: a batch never re-walks the index entries of
+ * rows an earlier one deleted (they stay until vacuum). Unread counts are counts of the remaining
+ * rows, so they need no adjustment.
+ */
+export async function purgeNotificationBatch(
+  em: EntityManager,
+  rule: RetentionRule,
+  opts: { now: Date; after: string | null; limit: number },
+): Promise<{ deleted: number; last: string | null }> {
+  const days = rule === 'read' ? READ_RETENTION_DAYS : MAX_RETENTION_DAYS;
+  const boundary = uuidv7Floor(opts.now.getTime() - days * 86_400_000);
+  const [r] = await em.execute<{ deleted: number; last: string | null }[]>(
+    `with gone as (
+       delete from notifications where id in (
+         select id from notifications where id > ? and id < ? ${rule === 'read' ? 'and read_at is not null' : ''} order by id limit ?)
+       returning id)
+     select count(*)::int as deleted, max(id::text) as last from gone`,
+    [opts.after ?? FIRST_ID, boundary, opts.limit],
+  );
+  return r;
 }

@@ -23,5 +23,8 @@ export function uuidv7(now = Date.now()): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/** The smallest UUIDv7 of a millisecond: ids below it were minted earlier (a time bound on a UUIDv7 key). */
+export const uuidv7Floor = (ms: number): string => `${uuidv7(ms).slice(0, 13)}-7000-8000-000000000000`;
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID_RE.test(s);

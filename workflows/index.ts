@@ -20,4 +20,4 @@ export { inboxInbound, inboxSync, inboxReply } from './inbox.js';
 export { analyticsRollup, insightsRefresh } from './analytics.js';
 export { mcpApproval } from './mcp-approval.js';
 export { partnerSync, partnerSyncSweep } from './partner.js';
-export { notificationEmails } from './notifications.js';
+export { notificationEmails, purgeNotifications } from './notifications.js';

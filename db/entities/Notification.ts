@@ -22,6 +22,8 @@ export const Notification = defineEntity({
       name: 'notifications_unread_index',
       expression: 'create index "notifications_unread_index" on "notifications" ("user_id", "workspace_id", "id") where "read_at" is null',
     },
+    // Read only: what the retention job deletes after READ_RETENTION_DAYS (ids are UUIDv7, so an id range).
+    { name: 'notifications_read_index', expression: 'create index "notifications_read_index" on "notifications" ("id") where "read_at" is not null' },
     // Emails still to send (the `notification-emails` schedule).
     { name: 'notifications_email_pending_index', expression: `create index "notifications_email_pending_index" on "notifications" ("id") where "email_state" = 'pending'` },
   ],
