@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { uuidv7 } from '../lib/ids.js';
+import { uuidv7Floor } from '../lib/ids.js';
 import type { ActivityDeps } from './index.js';
 
 const BATCH = 5000;
@@ -7,7 +7,6 @@ const BATCH = 5000;
 export const WEBHOOK_HISTORY_DAYS = Number(process.env.WEBHOOK_HISTORY_DAYS ?? 30);
 
 /** The smallest UUIDv7 of a moment: ids below it were minted earlier (so the primary key is the index). */
-const idBefore = (at: Date) => `${uuidv7(at.getTime()).slice(0, 13)}-7000-8000-000000000000`;
 /** Revoked or expired sessions are kept this long (for the sessions list), then purged. */
 const GRACE_MS = 24 * 3600 * 1000;
 
@@ -43,7 +42,7 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
     },
 
     async purgeWebhookHistory(): Promise<{ events: number; deliveries: number }> {
-      const boundary = idBefore(new Date(Date.now() - WEBHOOK_HISTORY_DAYS * 86_400_000));
+      const boundary = uuidv7Floor(Date.now() - WEBHOOK_HISTORY_DAYS * 86_400_000);
       const deliveries = await deleteInBatches(deps, `delete from webhook_deliveries where id in (select id from webhook_deliveries where id < ? limit ?)`, [boundary]);
       // Undispatched rows are never purged: the dispatcher still owes them a workflow.
       const events = await deleteInBatches(

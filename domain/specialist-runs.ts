@@ -3,7 +3,7 @@
 // routes of a product (list, one run, activity). See docs/llm.md.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SpecialistRun, type ISpecialistRun, type SpecialistRunStatus } from '../db/entities/SpecialistRun.js';
-import { uuidv7 } from '../lib/ids.js';
+import { uuidv7, uuidv7Floor } from '../lib/ids.js';
 import { LlmError, type Usage } from '../lib/llm/types.js';
 import type { PageRequest } from '../lib/pagination.js';
 import { requireApp } from './apps.js';
@@ -159,8 +159,6 @@ const addInto = (a: ActivityCounts, b: ActivityCounts) => {
   for (const k of Object.keys(a) as (keyof ActivityCounts)[]) a[k] += b[k];
 };
 /** The smallest UUIDv7 of a moment: the window is an id range on the (app, id) index. */
-const idFloor = (ms: number) => `${uuidv7(ms).slice(0, 13)}-7000-8000-000000000000`;
-
 /** Counts, tokens and cost of a product's runs per kind and per UTC day over the last `days` days (today included). */
 export async function specialistActivity(em: EntityManager, actor: Actor, appId: string, opts: { days?: number; now?: Date } = {}): Promise<SpecialistActivity> {
   await requireApp(em, actor, appId);
@@ -175,7 +173,7 @@ export async function specialistActivity(em: EntityManager, actor: Actor, appId:
        from specialist_runs
       where app_id = ? and workspace_id = ? and id >= ? and started_at <= ?
       group by 1, 2`,
-    [appId, actor.workspaceId, idFloor(fromMs), now],
+    [appId, actor.workspaceId, uuidv7Floor(fromMs), now],
   );
   const totals = zero();
   const byKind = new Map<string, ActivityCounts>();
