@@ -66,7 +66,15 @@ export async function createWorker() {
   const dispatcher =
     process.env.WEBHOOK_DISPATCHER === 'off'
       ? undefined
-      : await startWebhookDispatcher({ databaseUrl: config.databaseUrl, temporal: ownClient, taskQueue: config.temporal.taskQueue, logger, eagerStart: true });
+      : await startWebhookDispatcher({
+          databaseUrl: config.databaseUrl,
+          temporal: ownClient,
+          taskQueue: config.temporal.taskQueue,
+          logger,
+          eagerStart: true,
+          // Latency against Temporal load: a shorter pass interval delivers sooner in smaller batches.
+          coalesceMs: process.env.WEBHOOK_DISPATCH_COALESCE_MS ? Number(process.env.WEBHOOK_DISPATCH_COALESCE_MS) : undefined,
+        });
   return {
     worker,
     dispatcher,
