@@ -135,3 +135,17 @@ test('the ledger refuses rows whose sign contradicts their kind', async (t) => {
   await t.throwsAsync(e.execute(`insert into credit_ledger (id, workspace_id, amount, kind, source, reason, created_at) values (gen_random_uuid(), ?, 5, 'debit', 'usage', 'bad', now())`, [ws]));
   t.deepEqual(await ledgerSum(ws), { sum: 0, rows: 0 });
 });
+
+test('the balance is an index-only scan of the covering workspace index (no table reads, however long the ledger)', async (t) => {
+  const ws = await freshWorkspace(5);
+  const e = await em();
+  const plan = await e.transactional(async (tx) => {
+    // Small test tables would be read sequentially; what matters is which index serves the sum.
+    await tx.execute('set local enable_seqscan = off');
+    await tx.execute('set local enable_bitmapscan = off');
+    return tx.execute<{ 'QUERY PLAN': string }[]>(`explain select coalesce(sum(amount), 0) as balance from credit_ledger where workspace_id = ?`, [ws]);
+  });
+  const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+  t.regex(text, /Index Only Scan using credit_ledger_workspace_id_amount_index/, text);
+  t.is(await creditBalance(e, ws), 5);
+});
