@@ -33,7 +33,8 @@ const zeroCounts = (): Counts => Object.fromEntries(METRIC_COLS.map((m) => [m, 0
 /**
  * Every fact of the window as (workspace, product, hour, campaign, step, agent, signal, source,
  * metric). Each metric is counted at its own time: sent at executed_at, opened/accepted/replied at
- * their times, failed and bounced when the action last changed, enrolled at the enrollment, a lead's
+ * their times, failed and bounced when the action last changed (an inbound bounce of an executed send:
+ * at its `bounced_at`; a send is never both), enrolled at the enrollment, a lead's
  * first reply (replied_leads) at the enrollment's replied_at, contacted at an enrollment's first send,
  * discovered at creation, approved/rejected at the review, meetings when booked.
  */
@@ -50,6 +51,8 @@ const FACTS = (ws: string) => `
     from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.state = 'failed' and sa.updated_at >= $1 and sa.updated_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
   union all select c.workspace_id, c.app_id, date_trunc('hour', sa.updated_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'bounced'
     from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.state = 'failed' and sa.error_code ilike '%bounce%' and sa.updated_at >= $1 and sa.updated_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
+  union all select c.workspace_id, c.app_id, date_trunc('hour', sa.bounced_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'bounced'
+    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.bounced_at >= $1 and sa.bounced_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
   union all select c.workspace_id, c.app_id, date_trunc('hour', f.first_at, 'UTC'), f.campaign_id, '${ZERO_UUID}', '${ZERO_UUID}', '', '', 'contacted'
     from (select sa.campaign_id, min(sa.executed_at) as first_at from scheduled_actions sa
            where sa.state = 'executed' and sa.enrollment_id in (select enrollment_id from scheduled_actions where state = 'executed' and executed_at >= $1 and executed_at < $2 ${ws.replace('$W', 'workspace_id')})

@@ -71,6 +71,7 @@ export interface ContactRow {
   fit_updated_at: Date | string | null;
   pinned_at: Date | string | null;
   unsubscribed_at: Date | string | null;
+  email_bounced_at: Date | string | null;
   enriched_at: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
@@ -93,7 +94,7 @@ export interface ContactDetail extends ContactRow {
 }
 
 export const CONTACT_COLUMNS = `c.id, c.email, c.phone, c.profile_url, c.first_name, c.last_name, c.full_name, c.title, c.headline, c.company,
-  c.company_domain, c.country, c.fit_score, c.fit_label, c.fit_updated_at, c.pinned_at, c.unsubscribed_at, c.enriched_at, c.created_at, c.updated_at`;
+  c.company_domain, c.country, c.fit_score, c.fit_label, c.fit_updated_at, c.pinned_at, c.unsubscribed_at, c.email_bounced_at, c.enriched_at, c.created_at, c.updated_at`;
 
 /** `%`, `_` and `\` match literally in the search text (ILIKE's default escape is `\`). */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -322,6 +323,8 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
       const params: unknown[] = [];
       for (const [f, v] of values) sets.push(`${FIELD_COLUMNS[f]} = ?`), params.push(v);
       if (values.has('email')) sets.push('email_normalised = ?'), params.push(keys.email);
+      // A bounce belongs to the address that bounced: another address clears it.
+      if (values.has('email') && keys.email !== c.email_normalised) sets.push('email_bounced_at = null');
       if (values.has('profileUrl')) sets.push('profile_url_normalised = ?'), params.push(keys.profileUrl);
       sets.push('edited_fields = ?::jsonb', 'updated_at = now()');
       params.push(JSON.stringify(ENRICHABLE_FIELDS.filter((f) => edited.includes(f))));

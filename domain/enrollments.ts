@@ -13,7 +13,7 @@ import { isSendStep } from './executor.js';
 import { canAccessApp, type Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 
-export const SKIP_REASONS = ['not_found', 'already_enrolled', 'unsubscribed', 'no_identity', 'blocked_country', 'in_other_campaign'] as const;
+export const SKIP_REASONS = ['not_found', 'already_enrolled', 'unsubscribed', 'no_identity', 'email_bounced', 'blocked_country', 'in_other_campaign'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export interface LeadCheck {
@@ -39,7 +39,8 @@ export async function currentSteps(em: EntityManager, campaign: ICampaign): Prom
 /**
  * Checks each lead against the campaign, without writing: the lead exists in the workspace, has no
  * enrollment in this campaign yet (an ended one restarts only through `reenroll`), has an identity on the first send step's channel (an email address for email, a
- * profile URL or network id for the network), is not in a country the campaign's country rule
+ * profile URL or network id for the network) and, for an email first send, an address that has not
+ * bounced, is not in a country the campaign's country rule
  * blocks (an allow rule also refuses an unknown country), and, when the campaign has exclusive
  * leads, is not active in another campaign of the workspace. Results in the order given.
  */
@@ -47,8 +48,8 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
   const steps = await currentSteps(em, campaign);
   const firstSend = steps.find((s) => isSendStep(s.type));
   const rows = leadIds.length
-    ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; unsubscribed: boolean; enrolled: boolean; elsewhere: boolean }[]>(
-        `select l.id as lead_id, c.id as contact_id, c.email, c.profile_url, c.network_provider_id, c.country, c.unsubscribed_at is not null as unsubscribed,
+    ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; unsubscribed: boolean; email_bounced: boolean; enrolled: boolean; elsewhere: boolean }[]>(
+        `select l.id as lead_id, c.id as contact_id, c.email, c.profile_url, c.network_provider_id, c.country, c.unsubscribed_at is not null as unsubscribed, c.email_bounced_at is not null as email_bounced,
                 exists (select 1 from enrollments e where e.campaign_id = ? and e.lead_id = l.id) as enrolled,
                 exists (select 1 from enrollments e join campaigns oc on oc.id = e.campaign_id
                          where e.workspace_id = l.workspace_id and e.contact_id = c.id and e.campaign_id <> ? and e.status in ('active', 'paused') and oc.status in ('active', 'paused')) as elsewhere
@@ -66,6 +67,7 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
     if (r.enrolled) return no('already_enrolled');
     if (r.unsubscribed) return no('unsubscribed');
     if (firstSend && (firstSend.type === 'email' ? !r.email : !(r.profile_url || r.network_provider_id))) return no('no_identity');
+    if (firstSend?.type === 'email' && r.email_bounced) return no('email_bounced');
     if (rule && countries.size) {
       const country = r.country?.trim().toUpperCase() ?? null;
       if (rule.mode === 'block' ? country !== null && countries.has(country) : country === null || !countries.has(country)) return no('blocked_country');
@@ -165,7 +167,7 @@ export async function reenrollLead(em: EntityManager, jobs: Jobs, actor: Actor, 
   const steps = await currentSteps(em, campaign);
   if (input.stepId && !steps.some((s) => s.id === input.stepId)) throw notFound('step');
   const [row] = await em.execute<{ run: number }[]>(
-    `update enrollments set status = 'active', step_version = ?, run = run + 1, stop_reason = null, replied_at = null, finished_at = null, current_position = null,
+    `update enrollments set status = 'active', step_version = ?, run = run + 1, stop_reason = null, replied_at = null, bounced_at = null, finished_at = null, current_position = null,
        current_step_id = null, enrolled_at = now(), updated_at = now() where id = ? and status not in ('active', 'paused') returning run`,
     [campaign.stepVersion, e.id],
   );

@@ -326,16 +326,19 @@ async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: Versio
 /**
  * The campaign's status now and the action's state (a person may have skipped or approved it), and
  * whether a reply is recorded on the enrollment: inbound processing signals replies after its commit,
- * and this is what stops the sequence if that signal never arrived.
+ * and this is what stops the sequence if that signal never arrived. `bounced`: a send of this
+ * enrollment bounced, or this is an email and the contact's address bounced (in any campaign); inbound
+ * processing only records bounces, so this is what stops the sequence.
  */
-export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean; replied: boolean }> {
-  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string; unsubscribed: boolean; replied: boolean }[]>(
-    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status, k.unsubscribed_at is not null as unsubscribed, e.replied_at is not null as replied
+export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean; replied: boolean; bounced: boolean }> {
+  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string; unsubscribed: boolean; replied: boolean; bounced: boolean }[]>(
+    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status, k.unsubscribed_at is not null as unsubscribed, e.replied_at is not null as replied,
+            (e.bounced_at is not null or (a.type = 'email' and k.email_bounced_at is not null)) as bounced
        from scheduled_actions a join campaigns c on c.id = a.campaign_id join enrollments e on e.id = a.enrollment_id join contacts k on k.id = e.contact_id
       where a.id = ?`,
     [actionId],
   );
-  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status, unsubscribed: r.unsubscribed, replied: r.replied };
+  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status, unsubscribed: r.unsubscribed, replied: r.replied, bounced: r.bounced };
 }
 
 export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null): Promise<void> {
@@ -453,13 +456,31 @@ export async function sendAction(
   grantedAt: string,
   opts: SendOptions = {},
 ): Promise<{ outcome: 'executed' | 'failed' | 'skipped' | 'canceled'; errorCode?: string }> {
-  type Row = { state: string; type: string; account_id: string | null; content: Record<string, unknown> | null; connector_account_id: string | null; error_code: string | null };
+  type Row = { state: string; type: string; account_id: string | null; content: Record<string, unknown> | null; connector_account_id: string | null; error_code: string | null; enrollment_id: string; bounced: boolean };
   const claim = await em.transactional(async (tx) => {
     const [a] = await tx.execute<Row[]>(
-      `select a.state, a.type, a.account_id, a.content, a.error_code, p.connector_account_id from scheduled_actions a left join platform_accounts p on p.id = a.account_id where a.id = ? for update of a`,
+      `select a.state, a.type, a.account_id, a.content, a.error_code, p.connector_account_id, a.enrollment_id,
+              (e.bounced_at is not null or (a.type = 'email' and k.email_bounced_at is not null)) as bounced
+         from scheduled_actions a left join platform_accounts p on p.id = a.account_id left join enrollments e on e.id = a.enrollment_id left join contacts k on k.id = e.contact_id
+        where a.id = ? for update of a`,
       [actionId],
     );
     if (a.state === 'executed' || a.state === 'failed' || a.state === 'skipped' || a.state === 'canceled') return a;
+    if (a.bounced && a.state !== 'executing') {
+      // A bounce that arrived after the gate (during a review or a governor wait): the gate's rule holds
+      // here too, so nothing goes to an address that bounced (a retry of a send under way still finishes it). The row says why (the workflow, told
+      // `canceled`, ends and keeps it: finishEnrollment changes only a running enrollment).
+      await tx.execute(
+        `update enrollments set status = 'stopped', stop_reason = 'bounced', finished_at = coalesce(finished_at, now()), current_position = null, current_step_id = null, updated_at = now()
+          where id = ? and status in ('active', 'paused')`,
+        [a.enrollment_id],
+      );
+      await tx.execute(
+        `update scheduled_actions set state = 'canceled', error_code = 'bounced', waiting_reason = null, updated_at = now() where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved')`,
+        [a.enrollment_id],
+      );
+      return { ...a, state: 'canceled', error_code: 'bounced' };
+    }
     await tx.execute(`update scheduled_actions set state = 'executing', attempts = attempts + 1, waiting_reason = null, updated_at = now() where id = ?`, [actionId]);
     return { ...a, state: 'executing' };
   });

@@ -153,8 +153,9 @@ interface MatchRow {
  * Stores messages of one account (from events or a sync) in their conversations, matches new
  * conversations to leads, and applies what new messages mean: unread counts, replies recorded on the
  * lead's enrollment and signalled to its workflow, `message.received` (human replies of matched
- * leads), follow-up reminders, reactions. Must run inside a transaction. Messages sent before
- * `historicalBefore` (a sync of old history) are stored without effects.
+ * leads), follow-up reminders, bounces of campaign emails (recorded; the gate stops the enrollment),
+ * reactions. Must run inside a transaction. Messages sent before `historicalBefore` (a sync of old
+ * history) are stored without effects.
  */
 export async function storeMessages(em: EntityManager, signals: ReplySignal[] | undefined, account: AccountRow, items: IncomingMessage[], opts: { historicalBefore?: Date | null } = {}): Promise<StoreResult> {
   const reactions = items.filter((i) => i.reaction !== undefined);
@@ -305,6 +306,8 @@ export async function storeMessages(em: EntityManager, signals: ReplySignal[] | 
   const answered = [...new Set(live.filter((r) => r.direction === 'out').map((r) => r.conversation_id))];
   let events = 0;
   if (replies.length) events += await applyReplies(em, signals, account, replies, convs);
+  const bounces = account.channel === 'email' ? live.filter((r) => r.kind === 'bounce' && r.lead_id) : [];
+  if (bounces.length) await applyBounces(em, account, bounces, convs);
   if (answered.length) await resolveAnsweredReminders(em, answered);
   if (reactions.length) events += await applyReactions(em, account, reactions, byThread);
   return { stored: fresh.length, replies: replies.length, events };
@@ -378,6 +381,43 @@ async function applyReplies(em: EntityManager, signals: ReplySignal[] | undefine
   await emitEvents(em, account.workspace_id, 'message.received', events);
   await notifyReplies(em, account.workspace_id, replies);
   return replies.length;
+}
+
+/**
+ * Bounces (non-delivery reports) in a thread where this account sent a campaign email to the matched
+ * lead: that send and its enrollment record `bounced_at` (the first bounce; stats count the send once),
+ * and the contact's email is marked bounced when it is still the address the send went to. The gate
+ * before the enrollment's next send reads the mark and ends it `stopped` / `bounced` (docs/executor.md):
+ * no signal, so nothing waits on Temporal here. A bounce elsewhere (no send in its thread) changes nothing.
+ */
+async function applyBounces(em: EntityManager, account: AccountRow, bounces: FreshRow[], convs: ConversationRow[]): Promise<void> {
+  const conv = new Map(convs.map((c) => [c.id, c]));
+  const probe = bounces.map((r) => ({ thread_id: conv.get(r.conversation_id)!.connector_thread_id, lead_id: r.lead_id, at: r.sent_at }));
+  const sends = await em.execute<{ id: string; enrollment_id: string; contact_id: string; recipient: string | null; email: string | null; at: string }[]>(
+    `select distinct on (s.id) s.id, s.enrollment_id, l.contact_id, s.content->>'recipient' as recipient, k.email, v.at
+       from json_to_recordset(?::json) as v(thread_id text, lead_id uuid, at timestamptz)
+       cross join lateral (select a.id, a.enrollment_id, a.content from scheduled_actions a
+                            where a.account_id = ? and a.connector_thread_id = v.thread_id and a.lead_id = v.lead_id and a.type = 'email' and a.state = 'executed'
+                            order by a.executed_at desc limit 1) s
+       join leads l on l.id = v.lead_id join contacts k on k.id = l.contact_id
+      order by s.id, v.at`,
+    [JSON.stringify(probe), account.id],
+  );
+  if (!sends.length) return;
+  const marks = sends.map((s) => ({
+    action_id: s.id,
+    enrollment_id: s.enrollment_id,
+    // An address edited since the send is not the one that bounced.
+    contact_id: normaliseEmail(s.recipient) !== null && normaliseEmail(s.recipient) === normaliseEmail(s.email) ? s.contact_id : null,
+    at: s.at,
+  }));
+  await em.execute(
+    `with v as (select * from json_to_recordset(?::json) as v(action_id uuid, enrollment_id uuid, contact_id uuid, at timestamptz)),
+          a as (update scheduled_actions a set bounced_at = coalesce(a.bounced_at, v.at), updated_at = now() from v where a.id = v.action_id returning a.id),
+          k as (update contacts k set email_bounced_at = coalesce(k.email_bounced_at, v.at), updated_at = now() from v where k.id = v.contact_id returning k.id)
+     update enrollments e set bounced_at = coalesce(e.bounced_at, v.at), updated_at = now() from v where e.id = v.enrollment_id`,
+    [JSON.stringify(marks)],
+  );
 }
 
 /** Reactions of matched leads: the internal `reaction.received` (subscriptions cannot ask for it). */

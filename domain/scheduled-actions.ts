@@ -133,13 +133,14 @@ const countCols = `count(*) filter (where state = 'executed')::int as sent,
   count(*) filter (where opened_at is not null)::int as opened,
   count(*) filter (where replied_at is not null)::int as replied,
   count(*) filter (where state = 'failed')::int as failed,
-  count(*) filter (where state = 'failed' and error_code ilike '%bounce%')::int as bounced`;
+  count(*) filter (where (state = 'failed' and error_code ilike '%bounce%') or bounced_at is not null)::int as bounced`;
 
 const rate = (replied: number, sent: number) => (sent ? Math.round((replied / sent) * 10000) / 10000 : 0);
 
 /**
  * Per campaign and per step: enrolled (enrollments, or enrollments that reached the step), sent
- * (executed), accepted, opened, replied, reply rate (replied / sent), failed and bounced; and by local day in
+ * (executed), accepted, opened, replied, reply rate (replied / sent), failed and bounced (a send the
+ * connector refused as a bounce, or an executed one whose bounce came back to the inbox); and by local day in
  * the campaign's time zone (sent by executed day, replies by reply day).
  */
 export async function campaignStats(em: EntityManager, actor: Actor, campaignId: string) {

@@ -208,6 +208,12 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
         await finish('stopped', 'unsubscribed');
         return 'stop';
       }
+      // A send of this enrollment bounced, or the contact's address did (absent from results recorded
+      // before this rule): nothing more goes to an address that does not exist.
+      if (g.bounced === true) {
+        await finish('stopped', 'bounced');
+        return 'stop';
+      }
       // A reply recorded whose signal never came (it is sent after the inbound batch commits; absent
       // from results recorded before this rule).
       if (g.replied === true && g.stopOnReply) {
@@ -311,7 +317,9 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       return 'stop';
     }
     if (out.outcome === 'canceled') {
-      await finish('removed', 'unenrolled');
+      // The send found a bounce recorded after the gate (no history before this rule holds that code).
+      if (out.errorCode === 'bounced') await finish('stopped', 'bounced');
+      else await finish('removed', 'unenrolled');
       return 'stop';
     }
     return 'next';

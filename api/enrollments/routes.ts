@@ -38,7 +38,7 @@ export const enrollLeadsOp = defineOperation({
   path: '/api/campaigns/{campaignId}/leads',
   summary: 'Enroll leads in a campaign: each is checked and reported; the ones that pass start at once',
   description:
-    'Per lead: `enrolled`, or `skipped` with a reason (`not_found`, `already_enrolled`, `no_identity` on the first send step’s channel, `blocked_country`, `in_other_campaign` when the campaign has exclusive leads, `start_failed`). The campaign must be active or paused (409 `invalid_transition`).',
+    'Per lead: `enrolled`, or `skipped` with a reason (`not_found`, `already_enrolled`, `unsubscribed`, `no_identity` on the first send step’s channel, `email_bounced` (the contact’s address bounced; email first send), `blocked_country`, `in_other_campaign` when the campaign has exclusive leads, `start_failed`). The campaign must be active or paused (409 `invalid_transition`).',
   tag,
   auth: 'user',
   params: CampaignIdParams,
@@ -194,7 +194,7 @@ export const enrollmentPreviewOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/enrollment-preview',
   summary: 'What enrolling a list (or given leads) would do, without writing: counts per outcome and a sample of skips',
-  description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
+  description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `email_bounced`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
   tag,
   auth: 'user',
   params: PreviewParams,

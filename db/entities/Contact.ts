@@ -50,6 +50,8 @@ export const Contact = defineEntity({
     unsubscribedAt: p.datetime().nullable(),
     /** Who or what recorded it: `user` (PATCH /api/leads/{id} with `unsubscribed`); later sources (an opt-out reply) add theirs. */
     unsubscribeSource: p.string().length(20).nullable(),
+    /** A campaign email to its current address bounced: no email-first campaign enrolls it; a new address clears it. */
+    emailBouncedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

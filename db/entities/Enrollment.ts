@@ -43,6 +43,8 @@ export const Enrollment = defineEntity({
     run: p.integer().default(1),
     stopReason: p.string().length(60).nullable(),
     repliedAt: p.datetime().nullable(),
+    /** One of its sends bounced: the gate before the next send ends it `stopped` / `bounced`. */
+    bouncedAt: p.datetime().nullable(),
     enrolledAt: p.datetime().onCreate(() => new Date()),
     finishedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

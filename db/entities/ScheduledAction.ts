@@ -58,6 +58,8 @@ export const ScheduledAction = defineEntity({
     slotGrantedAt: p.datetime().nullable(),
     /** A reply received in this action's conversation (reply routing), read by `replied` condition steps. */
     repliedAt: p.datetime().nullable(),
+    /** A bounce (a non-delivery report) received in this send's conversation: counted once as `bounced`. */
+    bouncedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

@@ -11,7 +11,7 @@ test.after.always(closeApi);
 const H = 3_600_000;
 const TZ = 'America/New_York';
 
-/** A campaign with two email steps, 10 enrollments, sends over several local days (crossing midnights), opens, replies, an acceptance, a bounce; discovery and a meeting. */
+/** A campaign with two email steps, 10 enrollments, sends over several local days (crossing midnights), opens, replies, an acceptance, a bounce the connector refused and one that came back to the inbox; discovery and a meeting. */
 async function scenario() {
   const owner = await createOwner();
   const app = await createTestApp(owner);
@@ -27,6 +27,7 @@ async function scenario() {
       openedAt: i < 5 ? at(i * 7 + 1) : null,
       acceptedAt: i === 2 ? at(i * 7 + 2) : null,
       repliedAt: [1, 3, 5].includes(i) ? at(i * 7 + 3) : null,
+      bouncedAt: i === 8 ? at(i * 7 + 4) : null,
     })),
     { enrollment: 9, step: 0 }, // planned, never sent
     ...[0, 2, 4].map((i) => ({ enrollment: i, step: 1, executedAt: at(72 + i), repliedAt: i === 4 ? at(77) : null })),
@@ -58,7 +59,7 @@ test('analytics agree with the campaign stats: totals, per step and per local da
   t.is(ov.body.totals.enrolled, stats.totals.enrolled);
   t.is(ov.body.totals.replied_leads, stats.totals.replied_enrollments);
   t.is(ov.body.rates.reply_rate, stats.totals.reply_rate);
-  t.deepEqual([ov.body.totals.sent, ov.body.totals.replied, ov.body.totals.failed], [12, 4, 1]);
+  t.deepEqual([ov.body.totals.sent, ov.body.totals.replied, ov.body.totals.failed, ov.body.totals.bounced], [12, 4, 1, 2]);
   t.is(ov.body.previous.totals.sent, 0);
 
   const steps = await call('GET', `/api/analytics/steps?campaign_id=${s.campaign.id}&tz=${TZ}&${s.range}`, { token });

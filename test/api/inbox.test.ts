@@ -14,7 +14,7 @@ import { debitCredits } from '../../domain/credits.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createUser, listen, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
-import { campaignWithAccount, fastAccount, campaignOwner } from '../helpers/campaigns.js';
+import { campaignWithAccount, fastAccount, campaignOwner, seedCampaign } from '../helpers/campaigns.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture } from '../helpers/replay.js';
 import { whenStarted } from '../helpers/workflows.js';
@@ -42,11 +42,11 @@ async function inject(connectorAccountId: string, input: Parameters<typeof sandb
 const conversations = (u: TestUser, query = '') => call('GET', `/api/inbox/conversations${query}`, { token: u.accessToken });
 const conversationOf = async (u: TestUser, threadId: string) => (await conversations(u)).body.items.find((c: { chat_id: string }) => c.chat_id === threadId);
 
-/** An email campaign that has sent its first step to one lead, waiting a while before the second. */
-async function sentEmail() {
+/** An email campaign that has sent its first step to one lead, waiting a while (an hour unless told) before the second. */
+async function sentEmail(waitHours = 1) {
   const ctx = await campaignWithAccount('email', [
     { type: 'email', config: { subject: 'Hello {{first_name}}', body: 'Hi {{first_name}}, a question about {{company}}.' } },
-    { type: 'wait', config: { amount: 1, unit: 'hours' } },
+    { type: 'wait', config: { amount: waitHours, unit: 'hours' } },
     { type: 'email', config: { subject: 'Again', body: 'Following up, {{first_name}}' } },
   ]);
   const [lead] = await ctx.o.leads(1);
@@ -187,6 +187,86 @@ test.serial('an out-of-office answer is an auto_reply: the sequence goes on and 
   t.is(sub.status, 400);
   t.is(sub.body.error.code, 'invalid_event');
   t.like(await eventDelivery(services.temporal, ev.id), { targets: 0, succeeded: 0 });
+});
+
+const NDR = 'Delivery Status Notification (Failure). Your message could not be delivered: address not found.';
+const bounceMarks = async (actionId: string, leadId: string) =>
+  (
+    await (await em()).execute<{ action: Date | null; enrollment: Date | null; contact: Date | null }[]>(
+      `select a.bounced_at as action, e.bounced_at as enrollment, k.email_bounced_at as contact
+         from scheduled_actions a join enrollments e on e.id = a.enrollment_id join contacts k on k.id = e.contact_id where a.id = ? and a.lead_id = ?`,
+      [actionId, leadId],
+    )
+  )[0];
+
+test.serial('a bounce of a campaign email stops the enrollment before its next send and counts once as bounced; the contact is skipped by email campaigns until its address changes', async (t) => {
+  // The follow-up is 30 s after the first email: the bounce is recorded well before its gate.
+  const { u, o, account, campaign, lead, action } = await sentEmail(30 / 3600);
+  const { services } = await api();
+  const e = await em();
+  const ws = (await e.execute<{ workspace_id: string }[]>(`select workspace_id from platform_accounts where id = ?`, [account.id]))[0].workspace_id;
+  await inject(account.connector_account_id, { from: 'MAILER-DAEMON@mx.example.test', body: NDR, threadId: action.connector_thread_id });
+  const marks = await bounceMarks(action.id, lead.leadId);
+  t.truthy(marks.action);
+  t.truthy(marks.enrollment);
+  t.truthy(marks.contact);
+
+  const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
+  t.like(await handle.result(), { status: 'stopped', stop_reason: 'bounced' });
+  const states = await e.execute<{ state: string; error_code: string | null }[]>(`select state, error_code from scheduled_actions where lead_id = ? order by step_position`, [lead.leadId]);
+  t.deepEqual(states.map((s) => [s.state, s.error_code]), [['executed', null], ['canceled', 'bounced']]);
+  const [enr] = await e.execute<{ status: string; stop_reason: string | null; replied_at: Date | null }[]>(`select status, stop_reason, replied_at from enrollments where campaign_id = ? and lead_id = ?`, [campaign.id, lead.leadId]);
+  t.like(enr, { status: 'stopped', stop_reason: 'bounced', replied_at: null });
+  t.is((await e.execute(`select count(*)::int as n from sandbox_messages where counterpart = ? and direction = 'out'`, [lead.email]))[0].n, 1, 'only the first email went out');
+
+  // Not a reply: no event, no reminder, not unread.
+  t.is(Number((await e.execute(`select count(*) from webhook_events where workspace_id = ? and name = 'message.received'`, [ws]))[0].count), 0);
+  t.is((await call('GET', `/api/follow-ups?lead_id=${lead.leadId}`, { token: u.accessToken })).body.items.length, 0);
+  t.like(await conversationOf(u, action.connector_thread_id), { unread_count: 0 });
+
+  // A second report for the same send: still one bounce in the stats.
+  await inject(account.connector_account_id, { from: 'postmaster@mx.example.test', body: NDR, threadId: action.connector_thread_id });
+  const stats = (await call('GET', `/api/campaigns/${campaign.id}/stats`, { token: u.accessToken })).body;
+  t.like(stats.totals, { sent: 1, bounced: 1, failed: 0 });
+  t.like(stats.steps[0], { step_position: 0, sent: 1, bounced: 1 });
+
+  // The contact's address bounced: an email-first campaign skips it; a network-first one does not.
+  const lead2 = await call('GET', `/api/contacts/${(await e.execute<{ contact_id: string }[]>(`select contact_id from leads where id = ?`, [lead.leadId]))[0].contact_id}`, { token: u.accessToken });
+  t.truthy(lead2.body.email_bounced_at);
+  const emailFirst = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Another note' } }], status: 'paused' });
+  const networkFirst = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps: [{ type: 'invitation', config: { note: 'Hi' } }, { type: 'email', config: { subject: 'Hi', body: 'x' } }] });
+  const preview = await call('GET', `/api/campaigns/${emailFirst.id}/enrollment-preview?lead_ids=${lead.leadId}`, { token: u.accessToken });
+  t.like(preview.body, { would_enroll: 0, skipped_by_reason: { email_bounced: 1 } });
+  const skipped = await call('POST', `/api/campaigns/${emailFirst.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  t.deepEqual(skipped.body.items.map((i: { status: string; reason: string | null }) => [i.status, i.reason]), [['skipped', 'email_bounced']]);
+  t.like((await call('GET', `/api/campaigns/${networkFirst.id}/enrollment-preview?lead_ids=${lead.leadId}`, { token: u.accessToken })).body, { would_enroll: 1 });
+
+  // The same address again keeps the mark; a new one clears it, and the lead can be enrolled.
+  const same = await call('PATCH', `/api/leads/${lead.leadId}`, { token: u.accessToken, body: { email: lead.email.toUpperCase() } });
+  t.is(same.status, 200, same.text);
+  t.truthy(same.body.contact.email_bounced_at);
+  const changed = await call('PATCH', `/api/leads/${lead.leadId}`, { token: u.accessToken, body: { email: `grace-new-${randomUUID()}@example.test` } });
+  t.is(changed.status, 200, changed.text);
+  t.is(changed.body.contact.email_bounced_at, null);
+  t.like((await call('GET', `/api/campaigns/${emailFirst.id}/enrollment-preview?lead_ids=${lead.leadId}`, { token: u.accessToken })).body, { would_enroll: 1 });
+});
+
+test.serial('a bounce with no campaign send of the lead in its thread changes nothing', async (t) => {
+  const { account, campaign, lead, action } = await sentEmail();
+  // A mail system's report in a thread of its own (matched to no lead), and a delivery failure from
+  // the lead's own address in another thread (matched to the lead, but about no send of the campaign).
+  await inject(account.connector_account_id, { from: 'MAILER-DAEMON@mx.example.test', body: NDR, threadId: `thr_${randomUUID()}` });
+  await inject(account.connector_account_id, { from: lead.email, body: 'Message not delivered: the mail server of the recipient refused it.', threadId: `thr_${randomUUID()}` });
+  const e = await em();
+  const kinds = await e.execute<{ kind: string; lead_id: string | null }[]>(
+    `select kind, lead_id from inbox_messages where platform_account_id = ? and direction = 'in' order by created_at`,
+    [account.id],
+  );
+  t.deepEqual(kinds.map((k) => [k.kind, k.lead_id]), [['bounce', null], ['bounce', lead.leadId]]);
+  t.deepEqual(await bounceMarks(action.id, lead.leadId), { action: null, enrollment: null, contact: null });
+  t.like((await e.execute(`select status from enrollments where campaign_id = ? and lead_id = ?`, [campaign.id, lead.leadId]))[0], { status: 'active' });
+  const q = await (await api()).services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId)).query<{ finished: unknown; reason: string | null }>('state');
+  t.like(q, { finished: null, reason: 'waiting_step_delay' });
 });
 
 test('classification: bounces by sender or delivery failure, auto-replies by their wording, the rest replies', (t) => {

@@ -12,6 +12,8 @@ export interface ActionSpec {
   openedAt?: Date | null;
   acceptedAt?: Date | null;
   repliedAt?: Date | null;
+  /** An inbound bounce of the executed send (inbox processing). */
+  bouncedAt?: Date | null;
   errorCode?: string | null;
   updatedAt?: Date;
 }
@@ -41,14 +43,15 @@ export async function seedEnrollments(workspaceId: string, appId: string, campai
     opened_at: a.openedAt ?? null,
     accepted_at: a.acceptedAt ?? null,
     replied_at: a.repliedAt ?? null,
+    bounced_at: a.bouncedAt ?? null,
     error_code: a.errorCode ?? null,
     updated_at: a.updatedAt ?? a.executedAt ?? new Date(),
   }));
   await e.execute(
-    `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, opened_at, accepted_at, replied_at, error_code, attempts, created_at, updated_at)
-     select v.id, ?, ?, v.enrollment_id, v.lead_id, v.step_id, v.step_position, 1, 'email', v.state, coalesce(v.executed_at, now()), v.executed_at, v.opened_at, v.accepted_at, v.replied_at, v.error_code, 0, now(), v.updated_at
+    `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, opened_at, accepted_at, replied_at, bounced_at, error_code, attempts, created_at, updated_at)
+     select v.id, ?, ?, v.enrollment_id, v.lead_id, v.step_id, v.step_position, 1, 'email', v.state, coalesce(v.executed_at, now()), v.executed_at, v.opened_at, v.accepted_at, v.replied_at, v.bounced_at, v.error_code, 0, now(), v.updated_at
        from json_to_recordset(?::json) as v(id uuid, enrollment_id uuid, lead_id uuid, step_id uuid, step_position int, state text, executed_at timestamptz, opened_at timestamptz,
-            accepted_at timestamptz, replied_at timestamptz, error_code text, updated_at timestamptz)`,
+            accepted_at timestamptz, replied_at timestamptz, bounced_at timestamptz, error_code text, updated_at timestamptz)`,
     [workspaceId, campaign.id, JSON.stringify(acts)],
   );
   // An enrollment's replied_at is its lead's first reply, as reply routing records it.

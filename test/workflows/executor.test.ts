@@ -440,3 +440,38 @@ test('reply routing by thread on email; a message from someone else in another t
   t.like(await (await handleOf(campaign.id, lead.leadId)).result(), { status: 'replied' });
   t.deepEqual((await actionsOf(campaign.id, lead.leadId)).map((a) => [a.type, a.state]), [['email', 'executed'], ['email', 'canceled']]);
 });
+
+test('a contact whose address bounced in one campaign gets no email from another: an action approved after the bounce is canceled at the send', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'email');
+  const first = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [
+      { type: 'email', config: { subject: 'Hello', body: 'A first note' } },
+      { type: 'wait', config: { amount: HOUR_OF_SECONDS(600), unit: 'hours' } },
+      { type: 'email', config: { subject: 'Re: Hello', body: 'A follow-up' } },
+    ],
+  });
+  const reviewed = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Other', body: 'Another note' } }], reviewRequired: true });
+  const [lead] = await o.leads(1);
+  // Past the gate of the reviewed campaign (awaiting a person) before the bounce.
+  await enroll(u, reviewed.id, [lead.leadId]);
+  await waitReason(reviewed.id, lead.leadId, 'awaiting_review');
+  await enroll(u, first.id, [lead.leadId]);
+  await waitReason(first.id, lead.leadId, 'waiting_step_delay');
+  const [sent] = await actionsOf(first.id, lead.leadId);
+
+  await sandboxInjectMessage(await em(), account.connector_account_id, { from: 'MAILER-DAEMON@mx.example.test', body: 'Delivery Status Notification (Failure)', threadId: sent.connectorThreadId! });
+  await deliverInbound(account.connector_account_id);
+  await waitFor('the bounce recorded on the contact', async () => !!(await (await em()).execute(`select 1 from contacts where id = ? and email_bounced_at is not null`, [lead.contactId])).length, 60_000);
+
+  const [pending] = await actionsOf(reviewed.id, lead.leadId);
+  t.is((await call('POST', `/api/scheduled-actions/${pending.id}/approve`, { token: u.accessToken })).status, 200);
+  t.like(await (await handleOf(reviewed.id, lead.leadId)).result(), { status: 'stopped', stop_reason: 'bounced' });
+  t.like(await enrollmentOf(reviewed.id, lead.leadId), { status: 'stopped', stop_reason: 'bounced' });
+  t.deepEqual((await actionsOf(reviewed.id, lead.leadId)).map((a) => [a.state, a.errorCode ?? null]), [['canceled', 'bounced']]);
+  const out = await (await em()).execute(`select count(*)::int as n from sandbox_messages where counterpart = ? and direction = 'out'`, [lead.email]);
+  t.is(out[0].n, 1, 'only the first campaign’s email went out');
+});
