@@ -7,7 +7,6 @@ import type { ICampaign } from '../db/entities/Campaign.js';
 import { ScheduledAction, type IScheduledAction } from '../db/entities/ScheduledAction.js';
 import { requireCampaign } from './campaigns.js';
 import { assertWritable } from './demo.js';
-import { approveAction } from './enrollments.js';
 import { PlatformAccount, type ActionType } from '../db/entities/PlatformAccount.js';
 import { AppError, badRequest, conflict } from './errors.js';
 import { nextWindowOpening } from './executor.js';
@@ -16,6 +15,7 @@ import { addDays, localDate, zonedTime } from './governor-time.js';
 import { entitlementsFor } from './plans.js';
 import { canAccessApp, type Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
+import { mapLimit } from '../lib/concurrency.js';
 
 /** States of an action that has not been sent and may still be (the "pending" set). */
 export const PENDING_STATES = ['planned', 'awaiting_approval', 'approved'] as const;
@@ -70,25 +70,20 @@ export type BatchOutcome = 'approved' | 'not_found' | 'invalid_state';
 export async function batchApprove(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string, ids: string[]): Promise<{ id: string; result: BatchOutcome; state: string | null }[]> {
   assertWritable(actor);
   const campaign = await requireCampaign(em, actor, campaignId);
-  const unique = [...new Set(ids)];
-  const rows = await em.execute<{ id: string }[]>(`select id from scheduled_actions where campaign_id = ? and id = any(?::uuid[])`, [campaign.id, `{${unique.join(',')}}`]);
-  const mine = new Set(rows.map((r) => r.id));
-  const done = new Map<string, { result: BatchOutcome; state: string | null }>();
-  for (const id of unique) {
-    if (!mine.has(id)) {
-      done.set(id, { result: 'not_found', state: null });
-      continue;
-    }
-    try {
-      const a = await approveAction(em, jobs, actor, id);
-      done.set(id, { result: 'approved', state: a.state });
-    } catch (e) {
-      if (!(e instanceof AppError) || e.status !== 409) throw e;
-      const [r] = await em.execute<{ state: string }[]>(`select state from scheduled_actions where id = ?`, [id]);
-      done.set(id, { result: 'invalid_state', state: r?.state ?? null });
-    }
-  }
-  return ids.map((id) => ({ id, ...done.get(id)! }));
+  const unique = `{${[...new Set(ids)].join(',')}}`;
+  // The single-action rule (approveAction) for all of them in one statement: planned or awaiting
+  // approval, and not a failed AI draft; then every approved one's workflow is told, in parallel.
+  const approved = await em.execute<{ id: string; lead_id: string }[]>(
+    `update scheduled_actions set state = 'approved', approved_at = now(), approved_by = ?, waiting_reason = null, updated_at = now()
+      where campaign_id = ? and id = any(?::uuid[]) and state in ('planned', 'awaiting_approval') and content->>'draft_failed' is null
+      returning id, lead_id`,
+    [actor.userId, campaign.id, unique],
+  );
+  await mapLimit(approved, 16, (a) => jobs.signalEnrollment(campaign.id, a.lead_id, 'approve', { actionId: a.id }));
+  const rows = await em.execute<{ id: string; state: string }[]>(`select id, state from scheduled_actions where campaign_id = ? and id = any(?::uuid[])`, [campaign.id, unique]);
+  const ok = new Set(approved.map((a) => a.id));
+  const state = new Map(rows.map((r) => [r.id, r.state]));
+  return ids.map((id) => ({ id, result: ok.has(id) ? 'approved' : state.has(id) ? 'invalid_state' : 'not_found', state: state.get(id) ?? null }));
 }
 
 /** What pausing or editing the campaign now would affect: enrollments per status, actions per state, and pending actions due in the next 24 h. */
