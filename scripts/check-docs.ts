@@ -81,12 +81,10 @@ const TO_TOP = 'window.scrollTo(0, 0)';
 const NEXT_SCREEN = '(window.scrollBy(0, Math.floor(window.innerHeight * 0.8)), window.scrollY)';
 
 /** Scrolls from the top to the bottom, collecting the operation blocks and tags that get rendered. */
-async function scrollThrough(page: Page): Promise<{ operations: Set<string>; tags: Set<string> }> {
-  const operations = new Set<string>();
-  const tags = new Set<string>();
+async function scrollThrough(page: Page, settleMs = 60, operations = new Set<string>(), tags = new Set<string>()): Promise<{ operations: Set<string>; tags: Set<string> }> {
   await page.evaluate(TO_TOP);
   for (let last = -1; ; ) {
-    await page.waitForTimeout(60); // a frame or two for the virtualiser to render the new window
+    await page.waitForTimeout(settleMs); // a frame or two for the virtualiser to render the new window
     for (const id of await page.locator('.opblock[id]').evaluateAll((els) => els.map((e) => e.id))) operations.add(id);
     for (const tag of await page.locator('.opblock-tag[data-tag]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tag') ?? ''))) tags.add(tag);
     const y = await page.evaluate<number>(NEXT_SCREEN);
@@ -169,7 +167,12 @@ export async function checkDocs(
     log(`loading ${origin}/docs`);
     await page.goto(`${origin}/docs`, { waitUntil: 'load' });
     await page.locator('#operations-system-getHealthz').waitFor({ timeout: 30_000 });
-    const rendered = await scrollThrough(page);
+    // A loaded machine may scroll past a window before it renders: slower passes add what was missed.
+    let rendered = await scrollThrough(page);
+    for (const settleMs of [250, 800]) {
+      if (rendered.operations.size >= ops.length) break;
+      rendered = await scrollThrough(page, settleMs, rendered.operations, rendered.tags);
+    }
     const renderedOperations = rendered.operations.size;
     const renderedTags = [...rendered.tags].sort();
 

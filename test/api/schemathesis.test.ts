@@ -140,6 +140,16 @@ const UPSTREAM_5XX: Record<string, string> = {
   postAppsAnalyzeUrl: 'fetch_failed: the generated public host names do not resolve offline',
 };
 
+/**
+ * 422 answers from a third party the run cannot provide: a webhook integration is saved only once its
+ * destination accepted a verification request, and the generated public hosts do not resolve offline
+ * (test/api/integrations.test.ts covers 422 verification_failed and the saves with a local receiver).
+ */
+const UPSTREAM_422: Record<string, string> = {
+  postIntegrations: 'verification_failed: the generated destination does not resolve offline',
+  putIntegrationsById: 'verification_failed: a new url or secret is verified against the generated destination, which does not resolve offline',
+};
+
 /** 422 answers that depend on what is stored (a product without a profile, an agent without keywords). */
 const STATEFUL_422: Record<string, string> = {
   postAppsByIdGenerateIcp: 'no_text: the product has no profile text to work from',
@@ -182,7 +192,7 @@ function configToml(token: string, bystander: string, nullLinked: Record<string,
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
   }
-  for (const [id, why] of Object.entries(UPLOAD_CONTENT)) {
+  for (const [id, why] of Object.entries({ ...UPLOAD_CONTENT, ...UPSTREAM_422 })) {
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]', '');
   }
@@ -190,7 +200,7 @@ function configToml(token: string, bystander: string, nullLinked: Record<string,
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`, 'checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]');
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "422", "429", "502"]', '');
   }
-  const configured = new Set([...Object.keys(STATEFUL_400), ...Object.keys(CONTENT_400), ...Object.keys(UPLOAD_CONTENT), ...Object.keys(UPSTREAM_5XX), ...Object.keys(STATEFUL_422)]);
+  const configured = new Set([...Object.keys(STATEFUL_400), ...Object.keys(CONTENT_400), ...Object.keys(UPLOAD_CONTENT), ...Object.keys(UPSTREAM_422), ...Object.keys(UPSTREAM_5XX), ...Object.keys(STATEFUL_422)]);
   for (const [id, why] of Object.entries(nullLinked)) {
     if (configured.has(id)) continue; // 400 already expected there, or handled with STATEFUL_422 below
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
