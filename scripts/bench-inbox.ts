@@ -201,8 +201,11 @@ try {
       receipt_to_delivery_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), p99: Math.round(pct(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
     };
     console.log(JSON.stringify(out));
+    // A paced round cannot process faster than it offers: there the question is whether processing
+    // kept pace (within 3 %, the round's first and last second); `max` measures the capacity.
+    const pace = rate === 'max' ? (out.processed_per_second >= 300 ? 'met' : 'missed') : out.processed_per_second >= 0.97 * Number(rate) ? 'kept pace' : 'fell behind';
     results.push(
-      `${tag} (${out.offered}): ${out.processed_per_second} messages/s processed (goal ≥ 300: ${out.processed_per_second >= 300 ? 'met' : 'missed'}), receipt → message.received p95 ${out.receipt_to_delivery_ms.p95} ms (goal ≤ 2000: ${out.receipt_to_delivery_ms.p95 <= 2000 ? 'met' : 'missed'}), lost ${out.lost}, duplicated ${out.duplicated}`,
+      `${tag} (${out.offered}): ${out.processed_per_second} messages/s processed (goal ≥ 300: ${pace}), receipt → message.received p95 ${out.receipt_to_delivery_ms.p95} ms (goal ≤ 2000: ${out.receipt_to_delivery_ms.p95 <= 2000 ? 'met' : 'missed'}), lost ${out.lost}, duplicated ${out.duplicated}`,
     );
   }
 } finally {
