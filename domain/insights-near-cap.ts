@@ -4,8 +4,8 @@
 // caps of those types by a quarter within the plan's bounds; when they already are at the bounds,
 // more volume needs another sender account (or a bigger plan), and the action says so.
 import { ACTION_TYPES, type ActionType, type Caps } from '../db/entities/PlatformAccount.js';
-import { configuredCaps, countsAt, warmupDay, type UsageRow } from './governor-rules.js';
-import { addDays, localDate } from './governor-time.js';
+import { configuredCaps, warmupDay, type UsageRow } from './governor-rules.js';
+import { addDays, localDate, weekStart } from './governor-time.js';
 import { effectivePlan } from './plans.js';
 
 export const NEAR_CAP_SHARE = 0.9;
@@ -53,13 +53,13 @@ export function nearCapFindings(rows: NearCapAccountRow[], now: Date): NearCapFi
     const caps = configuredCaps(account, planCaps);
     const today = localDate(now, r.time_zone);
     const since = addDays(today, 1 - NEAR_CAP_DAYS);
-    const state = { account: { ...account, status: 'connected', workingHours: { days: [], start: '00:00', end: '00:00' }, minGapSeconds: 0, jitterSeconds: 0 }, planCaps, nextAllowedAt: null, usage: r.usage };
+    const monday = weekStart(today); // within the 7 days read: the week so far is among them
     const types: Record<string, unknown>[] = [];
     const raise: Caps = {};
     for (const type of ACTION_TYPES) {
       const { daily, weekly } = caps[type];
       const busyDays = r.usage.filter((u) => u.action === type && u.day >= since && u.day <= today && u.count >= NEAR_CAP_SHARE * daily).length;
-      const { week } = countsAt(state, type, now);
+      const week = r.usage.filter((u) => u.action === type && u.day >= monday && u.day <= today).reduce((n, u) => n + u.count, 0);
       if (busyDays < NEAR_CAP_MIN_DAYS && week < NEAR_CAP_SHARE * weekly) continue;
       const next = raised(caps[type], planCaps[type]);
       types.push({ action: type, busy_days: busyDays, days: NEAR_CAP_DAYS, week, daily, weekly, plan_daily: planCaps[type].daily, plan_weekly: planCaps[type].weekly });

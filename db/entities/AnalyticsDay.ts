@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-import { analyticsCounters } from './analytics-counters.js';
+import { analyticsCounters, analyticsDimensions } from './analytics-counters.js';
 
 // The analytics_hours rollup summed per UTC day (docs/analytics.md): the whole UTC days inside a
 // range are read from here, 24 times fewer rows; only the partial days at its edges come from hours.
@@ -9,12 +9,7 @@ export const AnalyticsDay = defineEntity({
   properties: (p) => ({
     workspaceId: p.uuid().primary(),
     day: p.datetime().primary(),
-    appId: p.uuid().primary(),
-    campaignId: p.uuid().primary(),
-    stepId: p.uuid().primary(),
-    agentId: p.uuid().primary(),
-    signalKey: p.string().length(100).primary(),
-    source: p.string().length(40).primary(),
+    ...analyticsDimensions(p),
     ...analyticsCounters(p),
   }),
 });

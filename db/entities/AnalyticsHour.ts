@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-import { analyticsCounters } from './analytics-counters.js';
+import { analyticsCounters, analyticsDimensions } from './analytics-counters.js';
 
 // Analytics rollups (docs/analytics.md): counts of events per UTC hour and dimension, rebuilt
 // set-based from the raw tables by the `analytics-rollup` workflow; the analytics routes read only
@@ -14,12 +14,7 @@ export const AnalyticsHour = defineEntity({
   properties: (p) => ({
     workspaceId: p.uuid().primary(),
     hour: p.datetime().primary(),
-    appId: p.uuid().primary(),
-    campaignId: p.uuid().primary(),
-    stepId: p.uuid().primary(),
-    agentId: p.uuid().primary(),
-    signalKey: p.string().length(100).primary(),
-    source: p.string().length(40).primary(),
+    ...analyticsDimensions(p),
     ...analyticsCounters(p),
   }),
 });

@@ -26,3 +26,16 @@ export const analyticsCounters = (p: typeof PropertyBuilders) => ({
   repliedLeads: p.integer().default(0),
   meetings: p.integer().default(0),
 });
+
+/**
+ * The dimension key columns of the all-dimensions rollups (analytics_hours, analytics_days), after
+ * their workspace and time columns (the primary key keeps that order).
+ */
+export const analyticsDimensions = (p: typeof PropertyBuilders) => ({
+  appId: p.uuid().primary(),
+  campaignId: p.uuid().primary(),
+  stepId: p.uuid().primary(),
+  agentId: p.uuid().primary(),
+  signalKey: p.string().length(100).primary(),
+  source: p.string().length(40).primary(),
+});
