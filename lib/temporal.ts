@@ -29,3 +29,33 @@ export async function ensureSearchAttributes(connection: Pick<ConnectionLike, 'o
     warn(`this Temporal server cannot register search attributes (${SEARCH_ATTRIBUTES.join(', ')}); jobs that set them will fail`);
   }
 }
+
+// gRPC status codes a busy or restarting Temporal frontend answers with; the call is safe to repeat.
+const TRANSIENT_GRPC = new Set([4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */]);
+
+/** The gRPC status code of a Temporal client error (the client wraps it in `cause`). */
+export function grpcCode(err: unknown): number | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'number') return e.code;
+  }
+  return undefined;
+}
+
+/**
+ * Runs an idempotent Temporal call, repeating it with backoff while the server answers with a
+ * transient status (a loaded dev server times out a describe now and then). Other errors, and the
+ * last transient one, are thrown.
+ */
+export async function retryTransient<T>(fn: () => Promise<T>, opts: { attempts?: number; baseMs?: number } = {}): Promise<T> {
+  const attempts = opts.attempts ?? 5;
+  const baseMs = opts.baseMs ?? 250;
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const code = grpcCode(err);
+      if (i >= attempts || code === undefined || !TRANSIENT_GRPC.has(code)) throw err;
+      await new Promise((r) => setTimeout(r, baseMs * 2 ** (i - 1)));
+    }
+  }
+}

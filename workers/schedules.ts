@@ -3,6 +3,7 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { scheduleIds, workflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
+import { retryTransient } from '../lib/temporal.js';
 
 interface Recurring {
   id: keyof typeof scheduleIds & keyof typeof workflowIds;
@@ -63,12 +64,16 @@ export async function ensureSchedules(client: Client, taskQueue: string, idPrefi
     const id = idPrefix + scheduleIds[r.id];
     if (!defs.some((d) => d.scheduleId === id)) await client.schedule.getHandle(id).delete().catch(() => {});
   }
+  // Each step is repeatable: a create that timed out after taking effect is "already running" on the
+  // next attempt and becomes an update; an update re-reads the schedule before writing it.
   for (const def of defs) {
-    try {
-      await client.schedule.create(def);
-    } catch (err) {
-      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-      await client.schedule.getHandle(def.scheduleId).update((prev) => ({ ...prev, spec: def.spec, action: def.action, policies: def.policies }));
-    }
+    await retryTransient(async () => {
+      try {
+        await client.schedule.create(def);
+      } catch (err) {
+        if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+        await client.schedule.getHandle(def.scheduleId).update((prev) => ({ ...prev, spec: def.spec, action: def.action, policies: def.policies }));
+      }
+    });
   }
 }

@@ -24,6 +24,7 @@ import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js
 import { api, closeApi } from '../helpers/api.js';
 import { replayFixture } from '../helpers/replay.js';
 import { whenStarted } from '../helpers/workflows.js';
+import { retryTransient } from '../../lib/temporal.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -225,7 +226,7 @@ test.serial('the delivery Schedule runs every minute while the connector is the 
   t.teardown(() => Promise.all(scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete().catch(() => {}))));
   await ensureSchedules(services.temporal, taskQueue, prefix);
   const handle = services.temporal.schedule.getHandle(prefix + scheduleIds.deliverSandboxEvents);
-  const d = await handle.describe();
+  const d = await retryTransient(() => handle.describe());
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'deliverSandboxEvents');
   t.is(d.spec.intervals?.[0]?.every, 60_000);
   t.true(d.state.paused, 'a test copy never fires');

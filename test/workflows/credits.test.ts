@@ -8,6 +8,7 @@ import { grantMonthlyCredits } from '../../workflows/credits.js';
 import { api, createUser, closeApi } from '../helpers/api.js';
 import { em, setUserPlan, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
+import { retryTransient } from '../../lib/temporal.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -44,7 +45,7 @@ test('the monthly grant runs on a Temporal Schedule on the 1st, created idempote
   t.teardown(() => Promise.all(scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete())));
   await ensureSchedules(services.temporal, taskQueue, prefix);
   await ensureSchedules(services.temporal, taskQueue, prefix);
-  const d = await services.temporal.schedule.getHandle(prefix + scheduleIds.grantMonthlyCredits).describe();
+  const d = await retryTransient(() => services.temporal.schedule.getHandle(prefix + scheduleIds.grantMonthlyCredits).describe());
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'grantMonthlyCredits');
   t.is(d.spec.calendars?.[0]?.dayOfMonth?.[0]?.start, 1);

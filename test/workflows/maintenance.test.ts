@@ -14,6 +14,7 @@ import pg from 'pg';
 import { api, createUser, closeApi } from '../helpers/api.js';
 test.after.always(closeApi);
 import { replayFixture, replayLive } from '../helpers/replay.js';
+import { retryTransient } from '../../lib/temporal.js';
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000);
@@ -55,7 +56,7 @@ test('the purge runs on a Temporal Schedule, created idempotently', async (t) =>
   const handle = services.temporal.schedule.getHandle(prefix + scheduleIds.purgeExpiredAuth);
   // Every schedule ensureSchedules created under the throwaway prefix goes away again.
   t.teardown(() => Promise.all(scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete())));
-  const d = await handle.describe();
+  const d = await retryTransient(() => handle.describe()); // a loaded dev server times a describe out now and then
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'purgeExpiredAuth');
   t.is(d.spec.intervals?.[0]?.every, 3_600_000);

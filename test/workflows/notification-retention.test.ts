@@ -12,6 +12,7 @@ import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
+import { retryTransient } from '../../lib/temporal.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -102,7 +103,7 @@ test.serial('the purge runs daily on a Temporal Schedule', async (t) => {
   const prefix = `test-${randomUUID()}:`;
   await ensureSchedules(services.temporal, taskQueue, prefix);
   t.teardown(() => Promise.all(scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete())));
-  const d = await services.temporal.schedule.getHandle(prefix + scheduleIds.purgeNotifications).describe();
+  const d = await retryTransient(() => services.temporal.schedule.getHandle(prefix + scheduleIds.purgeNotifications).describe());
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'purgeNotifications');
   t.like(d.spec.calendars?.[0], { hour: [{ start: 3, end: 3, step: 1 }], minute: [{ start: 47, end: 47, step: 1 }] });
