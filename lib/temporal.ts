@@ -41,6 +41,12 @@ export function grpcCode(err: unknown): number | undefined {
   return undefined;
 }
 
+/** Whether a Temporal call failed because the server was busy or unreachable (worth repeating later). */
+export function isTransientTemporal(err: unknown): boolean {
+  const code = grpcCode(err);
+  return code !== undefined && TRANSIENT_GRPC.has(code);
+}
+
 /**
  * Runs an idempotent Temporal call, repeating it with backoff while the server answers with a
  * transient status (a loaded dev server times out a describe now and then). Other errors, and the
@@ -53,8 +59,7 @@ export async function retryTransient<T>(fn: () => Promise<T>, opts: { attempts?:
     try {
       return await fn();
     } catch (err) {
-      const code = grpcCode(err);
-      if (i >= attempts || code === undefined || !TRANSIENT_GRPC.has(code)) throw err;
+      if (i >= attempts || !isTransientTemporal(err)) throw err;
       await new Promise((r) => setTimeout(r, baseMs * 2 ** (i - 1)));
     }
   }

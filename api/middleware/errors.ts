@@ -2,10 +2,11 @@
 // errors, ORM and Temporal errors. Anything unrecognised is a 500 with no internals in the body.
 import type { Context, Middleware } from 'koa';
 import { NotFoundError, UniqueConstraintViolationException, ForeignKeyConstraintViolationException } from '@mikro-orm/core';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ZodError } from 'zod';
 import { AppError } from '../../domain/errors.js';
+import { isTransientTemporal } from '../../lib/temporal.js';
 
 export function errorBody(ctx: Context, code: string, message: string, details?: unknown) {
   return { error: { code, message, ...(details === undefined ? {} : { details }), request_id: ctx.state.requestId } };
@@ -46,6 +47,8 @@ function classify(err: unknown): AppError | undefined {
   if (err instanceof ForeignKeyConstraintViolationException) return new AppError(409, 'conflict', 'referenced resource is missing or still in use');
   if (err instanceof WorkflowNotFoundError) return new AppError(404, 'not_found', 'job not found');
   if (err instanceof WorkflowExecutionAlreadyStartedError) return new AppError(409, 'already_started', 'job already started');
+  // The job service timed out or is restarting: nothing was decided, so the client may simply retry.
+  if (err instanceof ServiceError && isTransientTemporal(err)) return new AppError(503, 'unavailable', 'the job service is busy; retry shortly', undefined, { 'Retry-After': '2' });
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
