@@ -43,23 +43,26 @@ export interface StoreResult {
   events: number;
 }
 
-/** An enrollment to tell about its lead's reply, once the transaction that recorded it has committed. */
-export interface ReplySignal {
+/** An enrollment to tell about its lead's reply or bounce, once the transaction that recorded it has committed. */
+export interface EnrollmentWake {
   campaignId: string;
   leadId: string;
+  signal: 'reply' | 'bounce';
 }
 
 /**
- * Wakes the enrollments whose replies a committed transaction recorded (in parallel: each is a round
- * trip to Temporal, and a batch may hold hundreds). Best effort by design: the reply is already in
- * the database, and the enrollment's gate before its next send reads it there (domain/executor.ts
- * `gate`), so a signal lost to a crash or an outage only delays the stop until then — it never lets
- * a follow-up go to someone who replied.
+ * Wakes the enrollments whose replies or bounces a committed transaction recorded (in parallel: each
+ * is a round trip to Temporal, and a batch may hold hundreds). Best effort by design: the reply or
+ * bounce is already in the database, and the enrollment's gate before its next send reads it there
+ * (domain/executor.ts `gate`), so a signal lost to a crash or an outage only delays the stop until
+ * then — it never lets a follow-up go to someone who replied, or to an address that bounced.
  */
-export async function signalReplies(jobs: Jobs | undefined, signals: ReplySignal[]): Promise<void> {
-  if (!jobs || !signals.length) return;
-  await mapLimit(signals, 16, (s) =>
-    jobs.signalEnrollment(s.campaignId, s.leadId, 'reply', {}).catch((err) => logger.warn({ err: String(err), campaign: s.campaignId, lead: s.leadId }, 'reply signal not sent; the gate before the next send will see the reply')),
+export async function wakeEnrollments(jobs: Jobs | undefined, wakes: EnrollmentWake[]): Promise<void> {
+  if (!jobs || !wakes.length) return;
+  await mapLimit(wakes, 16, (w) =>
+    jobs
+      .signalEnrollment(w.campaignId, w.leadId, w.signal, w.signal === 'reply' ? {} : undefined)
+      .catch((err) => logger.warn({ err: String(err), campaign: w.campaignId, lead: w.leadId, signal: w.signal }, 'enrollment signal not sent; the gate before the next send will see the record')),
   );
 }
 
@@ -101,7 +104,7 @@ export async function accountRow(em: EntityManager, accountId: string): Promise<
  * `more` says the batch was full.
  */
 export async function processInboundBatch(em: EntityManager, jobs: Jobs | undefined, accountId: string, limit = INBOUND_BATCH): Promise<{ processed: number; more: boolean } & StoreResult> {
-  const signals: ReplySignal[] = [];
+  const wakes: EnrollmentWake[] = [];
   const result = await em.transactional(async (tx) => {
     const t = tx as EntityManager;
     const rows = await t.execute<{ event_id: string; connector: string; payload: unknown }[]>(
@@ -123,12 +126,12 @@ export async function processInboundBatch(em: EntityManager, jobs: Jobs | undefi
           items.push({ message, reaction: e.reaction });
         }
       }
-      result = await storeMessages(t, signals, account, items);
+      result = await storeMessages(t, wakes, account, items);
     }
     await t.execute(`update connector_events set handled_at = now() where event_id in (?)`, [rows.map((r) => r.event_id)]);
     return { processed: rows.length, more: rows.length === limit, ...result };
   });
-  await signalReplies(jobs, signals);
+  await wakeEnrollments(jobs, wakes);
   return result;
 }
 
@@ -157,7 +160,7 @@ interface MatchRow {
  * reactions. Must run inside a transaction. Messages sent before `historicalBefore` (a sync of old
  * history) are stored without effects.
  */
-export async function storeMessages(em: EntityManager, signals: ReplySignal[] | undefined, account: AccountRow, items: IncomingMessage[], opts: { historicalBefore?: Date | null } = {}): Promise<StoreResult> {
+export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] | undefined, account: AccountRow, items: IncomingMessage[], opts: { historicalBefore?: Date | null } = {}): Promise<StoreResult> {
   const reactions = items.filter((i) => i.reaction !== undefined);
   const seen = new Set<string>();
   const messages = items
@@ -305,9 +308,9 @@ export async function storeMessages(em: EntityManager, signals: ReplySignal[] | 
   const replies = live.filter((r) => r.kind === 'reply' && r.lead_id);
   const answered = [...new Set(live.filter((r) => r.direction === 'out').map((r) => r.conversation_id))];
   let events = 0;
-  if (replies.length) events += await applyReplies(em, signals, account, replies, convs);
+  if (replies.length) events += await applyReplies(em, wakes, account, replies, convs);
   const bounces = account.channel === 'email' ? live.filter((r) => r.kind === 'bounce' && r.lead_id) : [];
-  if (bounces.length) await applyBounces(em, account, bounces, convs);
+  if (bounces.length) await applyBounces(em, wakes, account, bounces, convs);
   if (answered.length) await resolveAnsweredReminders(em, answered);
   if (reactions.length) events += await applyReactions(em, account, reactions, byThread);
   return { stored: fresh.length, replies: replies.length, events };
@@ -321,7 +324,7 @@ type FreshRow = { id: string; conversation_id: string; lead_id: string | null; s
  * next send reads the recorded reply in any case), a follow-up reminder per conversation, and one `message.received` each, whose
  * `is_first_reply` is the lead's reply state before that message.
  */
-async function applyReplies(em: EntityManager, signals: ReplySignal[] | undefined, account: AccountRow, replies: FreshRow[], convs: ConversationRow[]): Promise<number> {
+async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefined, account: AccountRow, replies: FreshRow[], convs: ConversationRow[]): Promise<number> {
   const leadIds = [...new Set(replies.map((r) => r.lead_id!))];
   const ids = replies.map((r) => r.id);
   const info = await em.execute<{ lead_id: string; first_name: string | null; last_name: string | null; full_name: string | null; replied_before: boolean }[]>(
@@ -349,8 +352,8 @@ async function applyReplies(em: EntityManager, signals: ReplySignal[] | undefine
       [JSON.stringify(marks)],
     );
   }
-  // Signalled by the caller once this commits (signalReplies): no Temporal round trip holds these locks.
-  signals?.push(...sends.map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id })));
+  // Signalled by the caller once this commits (wakeEnrollments): no Temporal round trip holds these locks.
+  wakes?.push(...sends.map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id, signal: 'reply' as const })));
 
   const conv = new Map(convs.map((c) => [c.id, c]));
   await openReplyReminders(
@@ -386,11 +389,13 @@ async function applyReplies(em: EntityManager, signals: ReplySignal[] | undefine
 /**
  * Bounces (non-delivery reports) in a thread where this account sent a campaign email to the matched
  * lead: that send and its enrollment record `bounced_at` (the first bounce; stats count the send once),
- * and the contact's email is marked bounced when it is still the address the send went to. The gate
- * before the enrollment's next send reads the mark and ends it `stopped` / `bounced` (docs/executor.md):
- * no signal, so nothing waits on Temporal here. A bounce elsewhere (no send in its thread) changes nothing.
+ * and the contact's email is marked bounced when it is still the address the send went to. The
+ * enrollment whose send bounced is woken after commit (`bounce`) and ends `stopped` / `bounced` at once;
+ * the gate before any send reads the marks too (docs/executor.md), so the contact's other email
+ * enrollments stop at their next email step, and a lost signal only delays the stop. A bounce
+ * elsewhere (no send in its thread) changes nothing.
  */
-async function applyBounces(em: EntityManager, account: AccountRow, bounces: FreshRow[], convs: ConversationRow[]): Promise<void> {
+async function applyBounces(em: EntityManager, wakes: EnrollmentWake[] | undefined, account: AccountRow, bounces: FreshRow[], convs: ConversationRow[]): Promise<void> {
   const conv = new Map(convs.map((c) => [c.id, c]));
   const probe = bounces.map((r) => ({ thread_id: conv.get(r.conversation_id)!.connector_thread_id, lead_id: r.lead_id, at: r.sent_at }));
   const sends = await em.execute<{ id: string; enrollment_id: string; contact_id: string; recipient: string | null; email: string | null; at: string }[]>(
@@ -411,13 +416,17 @@ async function applyBounces(em: EntityManager, account: AccountRow, bounces: Fre
     contact_id: normaliseEmail(s.recipient) !== null && normaliseEmail(s.recipient) === normaliseEmail(s.email) ? s.contact_id : null,
     at: s.at,
   }));
-  await em.execute(
+  const open = await em.execute<{ campaign_id: string; lead_id: string }[]>(
     `with v as (select * from json_to_recordset(?::json) as v(action_id uuid, enrollment_id uuid, contact_id uuid, at timestamptz)),
           a as (update scheduled_actions a set bounced_at = coalesce(a.bounced_at, v.at), updated_at = now() from v where a.id = v.action_id returning a.id),
-          k as (update contacts k set email_bounced_at = coalesce(k.email_bounced_at, v.at), updated_at = now() from v where k.id = v.contact_id returning k.id)
-     update enrollments e set bounced_at = coalesce(e.bounced_at, v.at), updated_at = now() from v where e.id = v.enrollment_id`,
+          k as (update contacts k set email_bounced_at = coalesce(k.email_bounced_at, v.at), updated_at = now() from v where k.id = v.contact_id returning k.id),
+          e as (update enrollments e set bounced_at = coalesce(e.bounced_at, v.at), updated_at = now() from v where e.id = v.enrollment_id
+                returning e.campaign_id, e.lead_id, e.finished_at)
+     select distinct campaign_id, lead_id from e where finished_at is null`,
     [JSON.stringify(marks)],
   );
+  // Woken by the caller once this commits (wakeEnrollments), like replies.
+  wakes?.push(...open.map((o) => ({ campaignId: o.campaign_id, leadId: o.lead_id, signal: 'bounce' as const })));
 }
 
 /** Reactions of matched leads: the internal `reaction.received` (subscriptions cannot ask for it). */

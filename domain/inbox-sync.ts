@@ -7,7 +7,7 @@ import type { AccountConnector, ChatMessage } from '../lib/connectors/types.js';
 import { notFound } from './errors.js';
 import type { Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
-import { accountRow, signalReplies, storeMessages, type ReplySignal } from './inbox-ingest.js';
+import { accountRow, wakeEnrollments, storeMessages, type EnrollmentWake } from './inbox-ingest.js';
 
 /** A finished sync newer than this is reported, not repeated. */
 export const SYNC_FRESH_MS = Number(process.env.INBOX_SYNC_FRESH_MS ?? 60_000);
@@ -79,7 +79,7 @@ export async function syncPage(em: EntityManager, connector: AccountConnector, j
   if (!account || !connectorAccountId) return { done: true, stored: 0 };
   const chats = await connector.chats(connectorAccountId, s.cursor);
   let stored = 0;
-  const signals: ReplySignal[] = [];
+  const wakes: EnrollmentWake[] = [];
   await em.transactional(async (tx) => {
     for (const chat of chats.items) {
       const messages: ChatMessage[] = [];
@@ -90,7 +90,7 @@ export async function syncPage(em: EntityManager, connector: AccountConnector, j
         messages.push(...p.items);
         cursor = p.cursor;
       } while (cursor && ++pages < MESSAGE_PAGES_PER_CHAT);
-      const r = await storeMessages(tx as EntityManager, signals, account, messages.map((message) => ({ message, counterpart: chat.counterpart })), { historicalBefore: account.connected_at });
+      const r = await storeMessages(tx as EntityManager, wakes, account, messages.map((message) => ({ message, counterpart: chat.counterpart })), { historicalBefore: account.connected_at });
       stored += r.stored;
     }
     await tx.execute(
@@ -98,7 +98,7 @@ export async function syncPage(em: EntityManager, connector: AccountConnector, j
       [chats.cursor, chats.items.length, stored, accountId, run],
     );
   });
-  await signalReplies(jobs, signals);
+  await wakeEnrollments(jobs, wakes);
   return { done: chats.cursor === null, stored };
 }
 

@@ -74,7 +74,7 @@ export interface Jobs {
   startPartnerSync(start: { integrationId: string; workspaceId: string }): Promise<{ workflowId: string; runId: string }>;
 }
 
-export type EnrollmentSignal = 'reply' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';
+export type EnrollmentSignal = 'reply' | 'bounce' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';
 
 export interface EnrollmentStart {
   enrollmentId: string;

@@ -47,6 +47,8 @@ export interface EnrollmentCarry {
   previousActionId: string | null;
   paused: boolean;
   replyPending: boolean;
+  /** A send of this enrollment bounced (signal `bounce`; absent from carries made before it). */
+  bouncePending?: boolean;
   stepsRun: number;
 }
 
@@ -80,6 +82,8 @@ export interface EnrollmentState {
 
 export type ActionSignal = { actionId?: string };
 export const replySignal = defineSignal<[{ source?: string }?]>('reply');
+/** Sent after the inbound batch that recorded a bounce of this enrollment's send commits. */
+export const bounceSignal = defineSignal('bounce');
 export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
 export const skipSignal = defineSignal<[ActionSignal?]>('skip');
@@ -104,6 +108,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   const st: EnrollmentState = { status: 'running', version: c.version, step_id: null, step_index: null, step_type: null, action_id: null, reason: null, until: null, replied: false, finished: null };
 
   setHandler(replySignal, () => void (c.replyPending = true));
+  setHandler(bounceSignal, () => void (c.bouncePending = true));
   setHandler(pauseSignal, () => void (c.paused = true));
   setHandler(resumeSignal, () => {
     c.paused = false;
@@ -117,7 +122,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
 
   const current = () => st.action_id;
   const skippedNow = () => !!current() && skipped.has(current()!);
-  const interrupted = () => unenrolled || c.replyPending || c.paused || skippedNow();
+  const interrupted = () => unenrolled || c.replyPending || c.bouncePending === true || c.paused || skippedNow();
   const wait = (reason: WaitingReason | null, until: Date | null) => {
     st.reason = reason;
     st.until = until ? until.toISOString() : null;
@@ -136,6 +141,12 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       await finish('removed', 'unenrolled');
       return true;
     }
+    // The bounce is already recorded (the signal follows its commit): nothing more goes to this
+    // address, so the enrollment ends now instead of at its next send's gate.
+    if (c.bouncePending) {
+      await finish('stopped', 'bounced');
+      return true;
+    }
     if (c.replyPending) {
       c.replyPending = false;
       replied = true;
@@ -148,7 +159,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       const before = { reason: st.reason, until: st.until };
       await acts.executorSetPaused(enrollmentId, true);
       wait('paused', null);
-      await condition(() => !c.paused || unenrolled || c.replyPending);
+      await condition(() => !c.paused || unenrolled || c.replyPending || c.bouncePending === true);
       await acts.executorSetPaused(enrollmentId, false);
       st.reason = before.reason;
       st.until = before.until;

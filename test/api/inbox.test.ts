@@ -16,7 +16,7 @@ import { api, call, closeApi, createUser, listen, type TestUser } from '../helpe
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignWithAccount, fastAccount, campaignOwner, seedCampaign } from '../helpers/campaigns.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
-import { replayFixture } from '../helpers/replay.js';
+import { replayFixture, replayLive } from '../helpers/replay.js';
 import { whenStarted } from '../helpers/workflows.js';
 import { eventDelivery } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
@@ -199,9 +199,9 @@ const bounceMarks = async (actionId: string, leadId: string) =>
     )
   )[0];
 
-test.serial('a bounce of a campaign email stops the enrollment before its next send and counts once as bounced; the contact is skipped by email campaigns until its address changes', async (t) => {
-  // The follow-up is 30 s after the first email: the bounce is recorded well before its gate.
-  const { u, o, account, campaign, lead, action } = await sentEmail(30 / 3600);
+test.serial('a bounce of a campaign email ends the enrollment at once (signal after commit) and counts once as bounced; the contact is skipped by email campaigns until its address changes', async (t) => {
+  // The follow-up is a day away: only the bounce signal can end the enrollment within the test.
+  const { u, o, account, campaign, lead, action } = await sentEmail(24);
   const { services } = await api();
   const e = await em();
   const ws = (await e.execute<{ workspace_id: string }[]>(`select workspace_id from platform_accounts where id = ?`, [account.id]))[0].workspace_id;
@@ -212,7 +212,8 @@ test.serial('a bounce of a campaign email stops the enrollment before its next s
   t.truthy(marks.contact);
 
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
-  t.like(await handle.result(), { status: 'stopped', stop_reason: 'bounced' });
+  t.like(await Promise.race([handle.result(), new Promise((r) => setTimeout(() => r('still waiting for the follow-up'), 30_000))]), { status: 'stopped', stop_reason: 'bounced' });
+  t.true((await replayLive(services.temporal, handle.workflowId)) > 0, 'the history with its bounce signal replays');
   const states = await e.execute<{ state: string; error_code: string | null }[]>(`select state, error_code from scheduled_actions where lead_id = ? order by step_position`, [lead.leadId]);
   t.deepEqual(states.map((s) => [s.state, s.error_code]), [['executed', null], ['canceled', 'bounced']]);
   const [enr] = await e.execute<{ status: string; stop_reason: string | null; replied_at: Date | null }[]>(`select status, stop_reason, replied_at from enrollments where campaign_id = ? and lead_id = ?`, [campaign.id, lead.leadId]);
