@@ -239,11 +239,14 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
     const accountId = await pickAccount(tx as EntityManager, ctx, step.type);
     const content = await renderContent(tx as EntityManager, ctx, step, accountId);
     const failed = due ? undefined : 'no_sending_window';
+    // What a re-plan may move the action back to (reschedulePlanned). Not kept for a first send under
+    // the daily new-lead cap: the re-plan does not count new leads, so it must not pull one earlier.
+    const notBefore = ctx.daily_new_lead_cap !== null && previous === 0 ? null : from;
     await tx.execute(
-      `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, account_id, content,
+      `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, not_before, account_id, content,
          waiting_reason, error_code, attempts, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 0, ?, ?) on conflict (id) do nothing`,
-      [input.actionId, ctx.workspace_id, ctx.campaign_id, ctx.id, ctx.lead_id, step.id, input.index, input.version, step.type, failed ? 'failed' : 'planned', due ?? from, accountId,
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 0, ?, ?) on conflict (id) do nothing`,
+      [input.actionId, ctx.workspace_id, ctx.campaign_id, ctx.id, ctx.lead_id, step.id, input.index, input.version, step.type, failed ? 'failed' : 'planned', due ?? from, notBefore, accountId,
         JSON.stringify(content), failed ? null : reason, failed ?? null, now, now],
     );
     return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, ai, dueNow: !!due && due <= now, ...(failed ? { failed } : {}) };

@@ -58,7 +58,7 @@ export interface Jobs {
   /** Starts `inbox-reply:<messageId>`; a repeat is a no-op. */
   startInboxReply(s: { messageId: string; workspaceId: string }): Promise<void>;
   /** Signals the enrollment's open run; false when none is open. */
-  signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string }): Promise<boolean>;
+  signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string; dueAt?: string }): Promise<boolean>;
   /** Starts `booking-event:<eventId>` (a stored inbound booking event); a repeat (even after it closed) is a no-op. */
   startBookingEvent(start: { eventId: string; workspaceId: string }): Promise<void>;
   /** Starts `booking-backfill:<providerId>:<backfillId>`; a repeat (even after it closed) is a no-op. */
@@ -74,7 +74,7 @@ export interface Jobs {
   startPartnerSync(start: { integrationId: string; workspaceId: string }): Promise<{ workflowId: string; runId: string }>;
 }
 
-export type EnrollmentSignal = 'reply' | 'bounce' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';
+export type EnrollmentSignal = 'reply' | 'bounce' | 'rescheduled' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';
 
 export interface EnrollmentStart {
   enrollmentId: string;

@@ -16,6 +16,7 @@ import { entitlementsFor } from './plans.js';
 import { canAccessApp, type Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 import { mapLimit } from '../lib/concurrency.js';
+import { logger } from '../lib/logger.js';
 
 /** States of an action that has not been sent and may still be (the "pending" set). */
 export const PENDING_STATES = ['planned', 'awaiting_approval', 'approved'] as const;
@@ -294,9 +295,11 @@ export async function cancelCountryRestricted(em: EntityManager, jobs: Jobs, act
 
 interface ReplanRow {
   id: string;
+  lead_id: string;
   account_id: string | null;
   type: string;
   due_at: Date;
+  not_before: Date | null;
 }
 
 /** The least spacing between two re-planned actions of one account (its `min_gap_seconds` when larger). */
@@ -331,7 +334,7 @@ async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[],
     }
   }
   const cursor = new Map<string, number>();
-  const moves: { id: string; from: Date; to: Date }[] = [];
+  const moves: { id: string; leadId: string; from: Date; to: Date }[] = [];
   let unplaceable = 0;
   for (const r of rows) {
     const acc = r.account_id ? accounts.get(r.account_id) : undefined;
@@ -356,7 +359,7 @@ async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[],
       t = zonedTime(addDays(day, 1), 0, acc.timeZone);
     }
     if (!placed) unplaceable++;
-    else if (placed.getTime() !== new Date(r.due_at).getTime()) moves.push({ id: r.id, from: new Date(r.due_at), to: placed });
+    else if (placed.getTime() !== new Date(r.due_at).getTime()) moves.push({ id: r.id, leadId: r.lead_id, from: new Date(r.due_at), to: placed });
   }
   const written = moves.length
     ? await em.execute<{ id: string }[]>(
@@ -411,7 +414,7 @@ export async function rescheduleOverdue(em: EntityManager, actor: Actor, campaig
   return em.transactional(async (tx) => {
     const campaign = await lockedCampaign(tx, actor, campaignId);
     const rows = await tx.execute<ReplanRow[]>(
-      `select a.id, a.account_id, a.type, a.due_at from scheduled_actions a join enrollments e on e.id = a.enrollment_id
+      `select a.id, a.lead_id, a.account_id, a.type, a.due_at, a.not_before from scheduled_actions a join enrollments e on e.id = a.enrollment_id
         where a.campaign_id = ? and a.state in ${pendingSql} and a.due_at < ? and e.status in ('active', 'paused')
         order by a.due_at, a.id limit 10000`,
       [campaign.id, now],
@@ -422,21 +425,31 @@ export async function rescheduleOverdue(em: EntityManager, actor: Actor, campaig
 
 /**
  * After a settings change (windows, time zone, accounts' caps): every pending action not yet due is
- * re-planned at or after its current due time into the campaign's current windows and under the caps.
- * Never earlier: a workflow's timer learns a later due time at its slot request, not an earlier one.
+ * re-planned into the campaign's current windows and under the caps, from the earliest time its step
+ * allows (`not_before`: the delay after the previous step), so wider windows bring actions earlier
+ * and narrower ones push them later. A row without `not_before` (planned before it was kept, or a
+ * first send under the daily new-lead cap) is never moved earlier. The workflows of actions moved
+ * earlier are signalled `rescheduled` after commit (their timers would otherwise wake at the old
+ * time); a later time needs no signal: the slot request honours the row's due time.
  */
-export async function reschedulePlanned(em: EntityManager, actor: Actor, campaignId: string, now = new Date()): Promise<ReplanResult> {
+export async function reschedulePlanned(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string, now = new Date()): Promise<ReplanResult> {
   assertWritable(actor);
-  return em.transactional(async (tx) => {
+  const { view, earlier } = await em.transactional(async (tx) => {
     const campaign = await lockedCampaign(tx, actor, campaignId);
     const rows = await tx.execute<ReplanRow[]>(
-      `select a.id, a.account_id, a.type, a.due_at from scheduled_actions a join enrollments e on e.id = a.enrollment_id
+      `select a.id, a.lead_id, a.account_id, a.type, a.due_at, a.not_before from scheduled_actions a join enrollments e on e.id = a.enrollment_id
         where a.campaign_id = ? and a.state in ${pendingSql} and a.due_at >= ? and e.status in ('active', 'paused')
-        order by a.due_at, a.id limit 10000`,
+        order by coalesce(a.not_before, a.due_at), a.id limit 10000`,
       [campaign.id, now],
     );
-    return replanView(campaign.id, rows.length, await replan(tx, campaign, rows, (r) => new Date(r.due_at), now));
+    const r = await replan(tx, campaign, rows, (row) => new Date(row.not_before ?? row.due_at), now);
+    return { view: replanView(campaign.id, rows.length, r), earlier: r.moves.filter((m) => m.to < m.from) };
   });
+  // Best effort: a workflow that misses it still sends, at the old time (the row's due time has passed).
+  await mapLimit(earlier, 16, (m) =>
+    jobs.signalEnrollment(campaignId, m.leadId, 'rescheduled', { actionId: m.id, dueAt: m.to.toISOString() }).catch((err) => logger.warn({ err: String(err), action: m.id }, 'rescheduled signal not sent')),
+  );
+  return view;
 }
 
 export interface ContactActionRow {

@@ -84,6 +84,8 @@ export type ActionSignal = { actionId?: string };
 export const replySignal = defineSignal<[{ source?: string }?]>('reply');
 /** Sent after the inbound batch that recorded a bounce of this enrollment's send commits. */
 export const bounceSignal = defineSignal('bounce');
+/** `reschedule-planned` moved the action earlier: its timer would otherwise wake at the old time. */
+export const rescheduledSignal = defineSignal<[{ actionId: string; dueAt: string }]>('rescheduled');
 export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
 export const skipSignal = defineSignal<[ActionSignal?]>('skip');
@@ -109,6 +111,9 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
 
   setHandler(replySignal, () => void (c.replyPending = true));
   setHandler(bounceSignal, () => void (c.bouncePending = true));
+  // Only the current action's move counts (an older one's is stale); a later signal replaces it.
+  let moved: { actionId: string; dueAt: string } | null = null;
+  setHandler(rescheduledSignal, (s) => void (s.actionId === st.action_id && (moved = s)));
   setHandler(pauseSignal, () => void (c.paused = true));
   setHandler(resumeSignal, () => {
     c.paused = false;
@@ -122,6 +127,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
 
   const current = () => st.action_id;
   const skippedNow = () => !!current() && skipped.has(current()!);
+  const movedNow = () => moved !== null && moved.actionId === current();
   const interrupted = () => unenrolled || c.replyPending || c.bouncePending === true || c.paused || skippedNow();
   const wait = (reason: WaitingReason | null, until: Date | null) => {
     st.reason = reason;
@@ -171,12 +177,17 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   /** Sleeps on a durable timer until `until`, handling signals meanwhile: 'due', 'stop' (ended) or 'skip' (the current action). */
   const sleepUntil = async (until: Date, reason: WaitingReason, dueNow = false): Promise<'due' | 'stop' | 'skip'> => {
     for (;;) {
+      // A re-plan's new time (the slot request still checks the row, so waking early is harmless).
+      if (movedNow()) {
+        until = new Date(moved!.dueAt);
+        moved = null;
+      }
       wait(reason, until);
       if (await checkpoint()) return 'stop';
       if (skippedNow()) return 'skip';
       const ms = until.getTime() - Date.now();
       if (ms <= 0 || dueNow) return 'due';
-      await condition(interrupted, ms);
+      await condition(() => interrupted() || movedNow(), ms);
     }
   };
 

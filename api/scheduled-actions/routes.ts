@@ -155,11 +155,12 @@ export const reschedulePlannedOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-planned',
   summary: 'Re-plan the pending actions not yet due into the campaign’s current windows and caps (after a settings change)',
-  description: 'Each action moves to the first fitting time at or after its current due time (never earlier). 409 `invalid_transition` unless the campaign is active or paused.',
+  description:
+    'Each action moves to the first fitting time at or after the earliest its step allows (the delay after the previous step): wider windows bring actions earlier, narrower ones push them later. Actions planned before this rule, and first sends under a daily new-lead cap, never move earlier. 409 `invalid_transition` unless the campaign is active or paused.',
   tag,
   auth: 'user',
   params: CampaignIdParams,
   responses: { 200: ReplanView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
-  handler: async ({ em, actor, params }) => reschedulePlanned(em, actor, params.campaignId),
+  handler: async ({ em, actor, params, services }) => reschedulePlanned(em, services.jobs, actor, params.campaignId),
 });

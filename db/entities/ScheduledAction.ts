@@ -37,6 +37,8 @@ export const ScheduledAction = defineEntity({
     state: p.string().length(20).default('planned'),
     /** When it is planned to go out (inside the campaign's sending window). */
     dueAt: p.datetime(),
+    /** The earliest time the step allows (its delay after the previous step), before windows and caps: a re-plan may move the action back to it. Null on rows planned before it was kept. */
+    notBefore: p.datetime().nullable(),
     accountId: p.uuid().nullable(),
     /** The rendered message: subject/body/note. */
     content: p.json<Record<string, unknown>>().nullable(),

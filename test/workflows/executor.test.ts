@@ -12,7 +12,7 @@ import type { EnrollmentState } from '../../workflows/enrollment.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
-import { campaignOwner, campaignWithAccount, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
+import { ALL_WEEK, campaignOwner, campaignWithAccount, enrollWithReviewDeadline, fastAccount, seedCampaign } from '../helpers/campaigns.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { eventDelivery } from '../helpers/webhook-delivery.js';
@@ -474,4 +474,51 @@ test('a contact whose address bounced in one campaign gets no email from another
   t.deepEqual((await actionsOf(reviewed.id, lead.leadId)).map((a) => [a.state, a.errorCode ?? null]), [['canceled', 'bounced']]);
   const out = await (await em()).execute(`select count(*)::int as n from sandbox_messages where counterpart = ? and direction = 'out'`, [lead.email]);
   t.is(out[0].n, 1, 'only the first campaign’s email went out');
+});
+
+test('reschedule-planned after wider windows brings a waiting action earlier: its workflow is signalled and sends now; replays. A first send under a new-lead cap keeps no earliest time', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'network');
+  // One hour a week, two days from now: the invitation waits for that window.
+  const later = new Date(Date.now() + 2 * 86_400_000);
+  const weekday = String(((later.getUTCDay() + 6) % 7) + 1);
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'invitation', config: { note: 'Hi {{first_name}}' } }],
+    windows: { [weekday]: [{ start: '10:00', end: '11:00' }] },
+    timeZone: 'UTC',
+  });
+  const [lead] = await o.leads(1);
+  const enrolledAt = Date.now();
+  await enroll(u, campaign.id, [lead.leadId]);
+  await waitReason(campaign.id, lead.leadId, 'waiting_for_window');
+  const [planned] = await actionsOf(campaign.id, lead.leadId);
+  t.true(planned.dueAt.getTime() > Date.now() + 86_400_000, 'due in the one weekly window');
+  t.true(Math.abs(planned.notBefore!.getTime() - enrolledAt) < 60_000, 'its earliest time is when it was planned');
+
+  await (await em()).execute(`update campaigns set sending_windows = ?::jsonb where id = ?`, [JSON.stringify(ALL_WEEK), campaign.id]);
+  const r = await call('POST', `/api/campaigns/${campaign.id}/scheduled-actions/reschedule-planned`, { token: u.accessToken });
+  t.is(r.status, 200, r.text);
+  t.like(r.body, { considered: 1, rescheduled: 1, no_window: 0 });
+  t.true(Date.parse(r.body.items[0].due_at) < Date.parse(r.body.items[0].previous_due_at), 'moved earlier');
+  t.true(Date.parse(r.body.items[0].due_at) <= Date.now() + 1000);
+
+  // Without the signal the timer would fire in two days.
+  const handle = await handleOf(campaign.id, lead.leadId);
+  t.like(await Promise.race([handle.result(), new Promise((res) => setTimeout(() => res('still waiting for the old time'), 30_000))]), { status: 'completed' });
+  t.deepEqual((await actionsOf(campaign.id, lead.leadId)).map((a) => a.state), ['executed']);
+  t.true((await replayLive((await api()).services.temporal, handle.workflowId)) > 0);
+
+  // Under a daily new-lead cap the re-plan does not count new leads, so a first send is never pulled earlier.
+  const capped = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'invitation', config: { note: 'Hi' } }], windows: { [weekday]: [{ start: '10:00', end: '11:00' }] }, timeZone: 'UTC', dailyNewLeadCap: 5 });
+  const [lead2] = await o.leads(1);
+  await enroll(u, capped.id, [lead2.leadId]);
+  await waitReason(capped.id, lead2.leadId, 'waiting_for_window');
+  const [first] = await actionsOf(capped.id, lead2.leadId);
+  t.is(first.notBefore ?? null, null);
+  await (await em()).execute(`update campaigns set sending_windows = ?::jsonb where id = ?`, [JSON.stringify(ALL_WEEK), capped.id]);
+  t.like((await call('POST', `/api/campaigns/${capped.id}/scheduled-actions/reschedule-planned`, { token: u.accessToken })).body, { considered: 1, rescheduled: 0 });
+  await (await handleOf(capped.id, lead2.leadId)).signal('unenroll');
 });
