@@ -32,7 +32,7 @@ export type WaitingReason =
   | 'warmup'
   | 'outside_hours'
   | 'gap'
-  /** Re-planned by `reschedule-overdue` / `reschedule-planned` to a later due time, which the slot request honours. */
+  /** Re-planned by `reschedule-overdue` / `reschedule-planned`: the slot request honours a later due time; an earlier one is signalled. */
   | 'rescheduled';
 
 // ---------------------------------------------------------------------------------------------
