@@ -6,6 +6,9 @@ import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, fastAccount, seedCampaign } from '../helpers/campaigns.js';
 import { acquireSlot } from '../../domain/executor.js';
+import { findTool } from '../../domain/tools/index.js';
+import { runTool } from '../../domain/tools/registry.js';
+import { resolveActor } from '../../domain/workspaces.js';
 test.before(async () => void (await api()));
 test.after.always(closeApi);
 
@@ -337,4 +340,26 @@ test('reschedule routes: 409 for a draft campaign, 404 for an unknown one', asyn
     t.is(r.body.error.code, 'invalid_transition');
     t.is((await call('POST', `/api/campaigns/${NO_SUCH_ID}/scheduled-actions/${p}`, as(u))).status, 404);
   }
+});
+
+test('the Operator tool reschedule_campaign_actions (risk change) re-plans like the routes, for the caller’s campaigns only', async (t) => {
+  const { u, o, c } = await setup();
+  const [lead] = await o.leads(1);
+  const e = await enroll(o.workspaceId, c.id, lead);
+  const id = await action(o.workspaceId, c.id, e, lead.leadId, { stepId: c.stepIds[0]!, position: 0, dueAt: new Date(Date.now() - 86_400_000) });
+  const tool = findTool('reschedule_campaign_actions')!;
+  t.is(tool.risk, 'change');
+  const { services } = await api();
+  const ctxOf = async (userId: string) => {
+    const m = services.orm.em.fork();
+    return { em: m, jobs: services.jobs, actor: await resolveActor(m as never, { userId, kind: 'session' }, undefined) };
+  };
+  const r = (await runTool(tool, await ctxOf(u.id), { campaign_id: c.id, which: 'overdue' })) as { rescheduled: number; items: { id: string }[] };
+  t.like(r, { considered: 1, rescheduled: 1 });
+  t.is(r.items[0]!.id, id);
+  t.like(await runTool(tool, await ctxOf(u.id), { campaign_id: c.id, which: 'planned' }), { rescheduled: 0 }); // already in the windows
+  // Another workspace's user: not found, nothing moves.
+  const other = await createOwner();
+  await t.throwsAsync(runTool(tool, await ctxOf(other.id), { campaign_id: c.id, which: 'planned' }), { message: /not found/ });
+  t.throws(() => tool.input.parse({ campaign_id: c.id, which: 'all' }));
 });
