@@ -47,6 +47,17 @@ async function startAfterPrevious(
  * starts then ask for eager start: the first workflow task comes back in the start response to this
  * worker, with no task-queue round trip (the bulk enrollment starts thousands from an activity).
  */
+/** Signals the workflow's open run; false when there is none (finished, or not started yet). */
+async function signalOpen(client: Client, workflowId: string, signal: string, arg?: unknown): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowId).signal(signal, ...(arg === undefined ? [] : [arg]));
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
 export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client } = {}): Jobs {
   const starter = opts.eagerClient ?? client;
   const kicks = new Map<string, Promise<void>>();
@@ -117,15 +128,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         { code: 'import_busy', message: 'the previous run of this import is still closing; retry shortly' },
       );
     },
-    async signalOperatorTask(taskId, signal) {
-      try {
-        await client.workflow.getHandle(operatorTaskWorkflowIds.task(taskId)).signal(signal);
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false; // no open run
-        throw err;
-      }
-    },
+    signalOperatorTask: (taskId, signal) => signalOpen(client, operatorTaskWorkflowIds.task(taskId), signal),
     async startContactsExport(s) {
       await startOnce(client, 'contactsExport', {
         taskQueue,
@@ -201,15 +204,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       }
       return { failed };
     },
-    async signalEnrollment(campaignId, leadId, signal, arg) {
-      try {
-        await client.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaignId, leadId)).signal(signal, ...(arg ? [arg] : []));
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false; // closed, or never started
-        throw err;
-      }
-    },
+    signalEnrollment: (campaignId, leadId, signal, arg) => signalOpen(client, enrollmentWorkflowIds.enrollment(campaignId, leadId), signal, arg),
     async startBookingEvent(s) {
       await startOnce(client, 'handleBookingEvent', {
         taskQueue,
@@ -288,15 +283,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         memo: { message_id: s.messageId },
       });
     },
-    async signalListImport(importId, signal) {
-      try {
-        await client.workflow.getHandle(listImportWorkflowIds.run(importId)).signal(signal);
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false; // finished, or not started yet
-        throw err;
-      }
-    },
+    signalListImport: (importId, signal) => signalOpen(client, listImportWorkflowIds.run(importId), signal),
     async startMcpApproval(s) {
       await startOnce(client, 'mcpApproval', {
         taskQueue,
@@ -308,11 +295,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       });
     },
     async approveMcpApproval(approvalId) {
-      try {
-        await client.workflow.getHandle(mcpWorkflowIds.approval(approvalId)).signal('approve');
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
+      await signalOpen(client, mcpWorkflowIds.approval(approvalId), 'approve');
     },
   };
 }
