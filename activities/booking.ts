@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createBookingProviders } from '../lib/booking/index.js';
 import { BookingError, type BookingProviders } from '../lib/booking/types.js';
-import { backfillNextPage, finishBackfill } from '../domain/booking-backfill.js';
+import { backfillNextPage, finishBackfill, sweepBackfills } from '../domain/booking-backfill.js';
 import { handleBookingEvent } from '../domain/booking-events.js';
 import type { BookingDeps } from '../domain/booking-providers.js';
 import type { ActivityDeps } from './index.js';
@@ -42,6 +42,12 @@ export function createBookingActivities(deps: ActivityDeps) {
           throw ApplicationFailure.retryable('test: the first attempt fails mid-way', 'test_failure');
         }
       }
+    },
+
+    /** Starts a backfill from a day back for every connected provider without one running (domain `sweepBackfills`). */
+    async bookingBackfillSweep(input: { workspaceId?: string }): Promise<{ started: number }> {
+      if (!deps.jobs) throw new Error('the booking sweep needs the Jobs port');
+      return sweepBackfills(em(), deps.jobs, { workspaceId: input.workspaceId });
     },
 
     async bookingBackfillFinish(backfillId: string, status: 'completed' | 'failed', error: { code: string; message: string } | null) {

@@ -77,6 +77,45 @@ export async function startBackfill(
   return out;
 }
 
+/** How far back the periodic sweep reads: bookings that started in the last day, and every upcoming one. */
+export const SWEEP_SINCE_MS = DAY;
+
+/**
+ * The periodic sweep (`schedule:booking-backfill-sweep`, docs/meetings.md "Backfill"): a backfill from
+ * a day back for every connected provider without one queued or running, so a booking whose webhook
+ * never came (a provider outage, our downtime) still becomes a meeting. Bookings already imported at
+ * that version count `unchanged`; the job is the ordinary one (progress in `last_backfill`), recorded
+ * as the workspace owner's with the client key `sweep:<hour>` so a repeated sweep in the same hour
+ * starts nothing new. `workspaceId` limits it to one workspace (tests).
+ */
+export async function sweepBackfills(em: EntityManager, jobs: Jobs, opts: { workspaceId?: string; now?: Date } = {}): Promise<{ started: number }> {
+  const now = opts.now ?? new Date();
+  const rows = await em.execute<{ id: string; owner_id: string }[]>(
+    `select c.id, w.owner_id from booking_providers c join workspaces w on w.id = c.workspace_id
+      where c.status = 'connected' and not w.is_demo and (?::uuid is null or c.workspace_id = ?::uuid)
+        and not exists (select 1 from booking_backfills b where b.booking_provider_id = c.id and b.status in ('queued', 'running'))
+      order by c.id`,
+    [opts.workspaceId ?? null, opts.workspaceId ?? null],
+  );
+  const clientKey = `sweep:${now.toISOString().slice(0, 13)}`;
+  let started = 0;
+  for (const r of rows) {
+    const b = await em.transactional(async (tx) => {
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`booking-backfill:${r.id}`]);
+      const taken = await tx.findOne(BookingBackfill, { $or: [{ bookingProvider: r.id, clientKey }, { bookingProvider: r.id, status: { $in: ['queued', 'running'] } }] });
+      if (taken) return null;
+      const c = await tx.findOneOrFail(BookingConnection, r.id);
+      const backfill = tx.create(BookingBackfill, { id: uuidv7(), workspace: c.workspace, bookingProvider: c, clientKey, userId: r.owner_id, since: new Date(now.getTime() - SWEEP_SINCE_MS), status: 'queued' });
+      await tx.flush();
+      return backfill;
+    });
+    if (!b) continue;
+    await jobs.startBookingBackfill(startOf(b));
+    started++;
+  }
+  return { started };
+}
+
 /** The latest backfill of each connection (for the providers list). */
 export async function latestBackfills(em: EntityManager, connectionIds: string[]): Promise<Map<string, IBookingBackfill>> {
   if (!connectionIds.length) return new Map();

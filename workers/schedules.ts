@@ -28,6 +28,7 @@ const RECURRING: Recurring[] = [
   { id: 'purgeNotifications', spec: { calendars: [{ hour: 3, minute: 47 }] }, catchupWindow: '1 day', kind: 'maintenance', args: [{}], description: 'Deletes read notifications older than 90 days and any older than 365 (docs/notifications.md)' },
   { id: 'partnerSyncSweep', spec: { intervals: [{ every: '15 minutes' }] }, catchupWindow: '15 minutes', kind: 'partner-sync', description: 'Starts partner-sync:<id> for every active partner CRM integration (a running sync goes on)' },
   { id: 'analyticsRollup', spec: { intervals: [{ every: '10 minutes' }] }, catchupWindow: '10 minutes', kind: 'analytics', args: [{}], description: 'Rebuilds the analytics rollups of the last 48 hours from the raw tables (idempotent)' },
+  { id: 'bookingBackfillSweep', spec: { intervals: [{ every: '6 hours' }] }, catchupWindow: '6 hours', kind: 'booking-backfill', args: [{}], description: 'Backfills the last day and upcoming bookings of every connected booking provider, so a missed webhook still becomes a meeting' },
   { id: 'insightsRefresh', spec: { intervals: [{ every: '15 minutes' }] }, catchupWindow: '15 minutes', kind: 'insights', args: [{}], description: 'Finds recommendations in the analytics and the current state; snoozed ones come back after their time' },
 ];
 

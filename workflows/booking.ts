@@ -15,6 +15,10 @@ const { bookingBackfillPages } = proxyActivities<BookingActivities>({
   // A provider that refuses the credentials fails the job at once (non-retryable, from the activity).
   retry: { maximumAttempts: 10, initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
+const { bookingBackfillSweep: sweep } = proxyActivities<BookingActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { maximumAttempts: 5, initialInterval: '5 seconds' },
+});
 const { bookingBackfillFinish } = proxyActivities<BookingActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '1 second' },
@@ -54,4 +58,9 @@ export async function bookingBackfill(input: BookingBackfillInput): Promise<Book
     const r = await bookingBackfillFinish(input.backfillId, 'failed', { code: failure?.type ?? 'backfill_failed', message });
     throw ApplicationFailure.nonRetryable(`booking backfill failed: ${message}`, 'backfill_failed', r);
   }
+}
+
+/** `booking-backfill-sweep` (scheduled): a backfill from a day back for each connected provider, catching missed webhooks. */
+export async function bookingBackfillSweep(input: { workspaceId?: string } = {}): Promise<{ started: number }> {
+  return sweep({ workspaceId: input.workspaceId });
 }

@@ -12,6 +12,7 @@ export const scheduleIds = {
   partnerSyncSweep: 'schedule:partner-sync-sweep',
   analyticsRollup: 'schedule:analytics-rollup',
   insightsRefresh: 'schedule:insights-refresh',
+  bookingBackfillSweep: 'schedule:booking-backfill-sweep',
 };
 
 export const workflowIds = {
@@ -27,6 +28,7 @@ export const workflowIds = {
   partnerSyncSweep: 'partner-sync-sweep',
   analyticsRollup: 'analytics-rollup',
   insightsRefresh: 'insights-refresh',
+  bookingBackfillSweep: 'booking-backfill-sweep',
 };
 
 /**

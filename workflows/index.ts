@@ -15,7 +15,7 @@ export { handleConnectorEvent, deliverSandboxEvents } from './connector-events.j
 export { enrollment } from './enrollment.js';
 export { bulkEnroll } from './bulk-enroll.js';
 export { draftGeneration } from './drafts.js';
-export { handleBookingEvent, bookingBackfill } from './booking.js';
+export { handleBookingEvent, bookingBackfill, bookingBackfillSweep } from './booking.js';
 export { inboxInbound, inboxSync, inboxReply } from './inbox.js';
 export { analyticsRollup, insightsRefresh } from './analytics.js';
 export { mcpApproval } from './mcp-approval.js';

@@ -127,3 +127,35 @@ test('a failed attempt resumes after its last committed page: every booking coun
   const [{ n }] = await e.execute<{ n: number }[]>(`select count(*)::int as n from booking_provider_events where booking_provider_id = ?`, [c.id]);
   t.is(n, 14);
 });
+
+test.serial('the periodic sweep backfills each connected provider from a day back, once per hour and never beside a running job; replays', async (t) => {
+  const { services } = await api();
+  const { u, c, bookings } = await setup(2);
+  const workspaceId = await workspaceIdOf(u.id);
+  const sweep = async () => {
+    const workflowId = `booking-backfill-sweep-test:${randomUUID()}`;
+    const r = (await services.temporal.workflow.execute('bookingBackfillSweep', { taskQueue: services.config.temporal.taskQueue, workflowId, args: [{ workspaceId }] })) as { started: number };
+    return { ...r, workflowId };
+  };
+  const first = await sweep();
+  t.is(first.started, 1);
+  const job = (await call('GET', '/api/booking-providers', { token: u.accessToken })).body.items[0].last_backfill;
+  t.regex(job.client_key, /^sweep:\d{4}-\d{2}-\d{2}T\d{2}$/);
+  t.true(Math.abs(Date.parse(job.since) - (Date.now() - DAY)) < 120_000, 'from a day back');
+  const result = (await services.temporal.workflow.getHandle(job.workflow_id).result()) as BookingBackfillResult;
+  const expected = bookings.filter((b) => b.startsAt.getTime() >= Date.parse(job.since)).length;
+  t.like(result, { status: 'completed', bookings: expected });
+  await replayFixture(services.temporal, 'bookingBackfillSweep', first.workflowId);
+
+  // The same hour: nothing new. A job the user started is never doubled either.
+  t.is((await sweep()).started, 0);
+  const mine = await backfill(u, c.id, { since: ago(30) });
+  t.is(mine.status, 202);
+  const during = await sweep();
+  t.is(during.started, 0);
+  await services.temporal.workflow.getHandle(mine.body.workflow_id).result();
+  // A provider whose credentials were refused is skipped.
+  await (await em()).execute(`update booking_providers set status = 'invalid_credentials' where id = ?`, [c.id]);
+  await (await em()).execute(`update booking_backfills set client_key = null where booking_provider_id = ?`, [c.id]);
+  t.is((await sweep()).started, 0);
+});
