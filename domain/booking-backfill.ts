@@ -48,33 +48,38 @@ export async function startBackfill(
     throw badRequest('invalid_since', `since must be in the past, at most ${BACKFILL_DAYS.max} days back`, [{ path: 'since', message: 'out of range' }]);
   }
   const since = input.since ?? new Date(now.getTime() - BACKFILL_DAYS.default * DAY);
-  const out = await em.transactional(async (tx) => {
+  const out = await claimBackfill(em, c, { since, sinceGiven: !!input.since, clientKey: input.clientKey ?? null, userId: actor.userId });
+  // Also for a repeat: a job whose first start failed is started now (the start is idempotent).
+  if (out.backfill.status === 'queued' || out.backfill.status === 'running') await jobs.startBookingBackfill(startOf(out.backfill));
+  return out;
+}
+
+/**
+ * Under the connection's lock: the job the client key names (409 `client_key_reused` when `since` was
+ * given and differs), else the one queued or running, else a new queued one (409
+ * `provider_not_connected` while the credentials are refused).
+ */
+async function claimBackfill(
+  em: EntityManager,
+  c: IBookingConnection,
+  input: { since: Date; sinceGiven: boolean; clientKey: string | null; userId: string },
+): Promise<{ backfill: IBookingBackfill; created: boolean }> {
+  return em.transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`booking-backfill:${c.id}`]);
     if (input.clientKey) {
       const same = await tx.findOne(BookingBackfill, { bookingProvider: c.id, clientKey: input.clientKey });
       if (same) {
-        if (input.since && same.since.getTime() !== input.since.getTime()) throw conflict('client_key_reused', 'this client key was used for a backfill with another since');
+        if (input.sinceGiven && same.since.getTime() !== input.since.getTime()) throw conflict('client_key_reused', 'this client key was used for a backfill with another since');
         return { backfill: same, created: false };
       }
     }
     const open = await tx.findOne(BookingBackfill, { bookingProvider: c.id, status: { $in: ['queued', 'running'] } });
     if (open) return { backfill: open, created: false };
     if (c.status !== 'connected') throw conflict('provider_not_connected', 'the provider refused the stored credentials: reconnect it first');
-    const backfill = tx.create(BookingBackfill, {
-      id: uuidv7(),
-      workspace: c.workspace,
-      bookingProvider: c,
-      clientKey: input.clientKey ?? null,
-      userId: actor.userId,
-      since,
-      status: 'queued',
-    });
+    const backfill = tx.create(BookingBackfill, { id: uuidv7(), workspace: c.workspace, bookingProvider: c, clientKey: input.clientKey, userId: input.userId, since: input.since, status: 'queued' });
     await tx.flush();
     return { backfill, created: true };
   });
-  // Also for a repeat: a job whose first start failed is started now (the start is idempotent).
-  if (out.backfill.status === 'queued' || out.backfill.status === 'running') await jobs.startBookingBackfill(startOf(out.backfill));
-  return out;
 }
 
 /** How far back the periodic sweep reads: bookings that started in the last day, and every upcoming one. */
@@ -100,17 +105,12 @@ export async function sweepBackfills(em: EntityManager, jobs: Jobs, opts: { work
   const clientKey = `sweep:${now.toISOString().slice(0, 13)}`;
   let started = 0;
   for (const r of rows) {
-    const b = await em.transactional(async (tx) => {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`booking-backfill:${r.id}`]);
-      const taken = await tx.findOne(BookingBackfill, { $or: [{ bookingProvider: r.id, clientKey }, { bookingProvider: r.id, status: { $in: ['queued', 'running'] } }] });
-      if (taken) return null;
-      const c = await tx.findOneOrFail(BookingConnection, r.id);
-      const backfill = tx.create(BookingBackfill, { id: uuidv7(), workspace: c.workspace, bookingProvider: c, clientKey, userId: r.owner_id, since: new Date(now.getTime() - SWEEP_SINCE_MS), status: 'queued' });
-      await tx.flush();
-      return backfill;
-    });
-    if (!b) continue;
-    await jobs.startBookingBackfill(startOf(b));
+    const c = await em.findOne(BookingConnection, r.id);
+    if (!c || c.status !== 'connected') continue; // removed or refused since the select
+    // The hour's sweep job or a job already open: claimed, not created, so nothing starts.
+    const out = await claimBackfill(em, c, { since: new Date(now.getTime() - SWEEP_SINCE_MS), sinceGiven: false, clientKey, userId: r.owner_id });
+    if (!out.created) continue;
+    await jobs.startBookingBackfill(startOf(out.backfill));
     started++;
   }
   return { started };
