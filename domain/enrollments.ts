@@ -238,7 +238,7 @@ export async function skipAction(em: EntityManager, jobs: Jobs, actor: Actor, id
  * Sends `signal` to every running enrollment of the campaign (for the campaign status route: `campaign_resumed`
  * on resume wakes enrollments held by the pause at once instead of at their next recheck). Returns how many were open.
  */
-export async function signalCampaignEnrollments(em: EntityManager, jobs: Jobs, campaignId: string, signal: 'campaign_resumed' | 'unenroll'): Promise<number> {
+export async function signalCampaignEnrollments(em: EntityManager, jobs: Jobs, campaignId: string, signal: 'campaign_resumed' | 'campaign_paused' | 'campaign_stopped' | 'unenroll'): Promise<number> {
   const rows = await em.execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? and status in ('active', 'paused')`, [campaignId]);
   let open = 0;
   for (let i = 0; i < rows.length; i += 50) {

@@ -9,6 +9,25 @@ import { renderTemplate, type TemplateValues } from '../lib/templates.js';
 import { releaseSlot, requestSlot } from './governor.js';
 import { addDays, isoWeekday, localDate, localParts, parseClock, zonedTime } from './governor-time.js';
 import { emitEvent } from './webhook-events.js';
+import { nextWindowOpening } from './sending-windows.js';
+import { actionFacts, sendVerdict, type SendVerdict } from './send-rule.js';
+import { notify } from './notifications.js';
+
+export { nextWindowOpening };
+
+/**
+ * An error that running the activity again cannot fix (missing data, a broken snapshot): the
+ * activity layer makes it non-retryable, and the workflow ends the enrollment `failed` with `code`.
+ */
+export class PermanentError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PermanentError';
+  }
+}
 
 export const SEND_STEP_TYPES = ['email', 'invitation', 'message'] as const;
 export const isSendStep = (type: string) => (SEND_STEP_TYPES as readonly string[]).includes(type);
@@ -36,26 +55,7 @@ export type WaitingReason =
   | 'rescheduled';
 
 // ---------------------------------------------------------------------------------------------
-// Sending windows and waits, in the campaign's time zone.
-
-/** `from` itself when inside a window, else the next opening; null when no window ever opens. */
-export function nextWindowOpening(windows: SendingWindows, timeZone: string, from: Date): Date | null {
-  const today = localDate(from, timeZone);
-  for (let i = 0; i <= 7; i++) {
-    const date = addDays(today, i);
-    const slots = (windows[String(isoWeekday(date)) as keyof SendingWindows] ?? [])
-      .map((w) => ({ open: parseClock(w.start), close: parseClock(w.end) }))
-      .filter((w) => w.close > w.open)
-      .sort((a, b) => a.open - b.open);
-    for (const w of slots) {
-      const opens = zonedTime(date, w.open, timeZone);
-      const closes = zonedTime(date, w.close, timeZone);
-      if (from >= closes) continue;
-      return opens > from ? opens : from;
-    }
-  }
-  return null;
-}
+// Sending windows (domain/sending-windows.ts) and waits, in the campaign's time zone.
 
 /** The end of a wait step from `from`: hours (fractions allowed) or business days (Mon–Fri, same local time) in the zone. */
 export function waitEnd(config: Record<string, unknown>, timeZone: string, from: Date): Date {
@@ -109,7 +109,7 @@ async function enrollmentCtx(em: EntityManager, enrollmentId: string): Promise<E
        from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`,
     [enrollmentId],
   );
-  if (!row) throw new Error(`enrollment ${enrollmentId} not found`);
+  if (!row) throw new PermanentError('enrollment_missing', `enrollment ${enrollmentId} not found`);
   return row;
 }
 
@@ -204,7 +204,7 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
     const [existing] = await tx.execute<{ due_at: Date; waiting_reason: string | null; state: string }[]>(`select due_at, waiting_reason, state from scheduled_actions where id = ?`, [input.actionId]);
     const ctx = await enrollmentCtx(tx as EntityManager, input.enrollmentId);
     const step = (await versionSteps(tx as EntityManager, ctx.campaign_id, input.version)).find((s) => s.id === input.stepId);
-    if (!step) throw new Error(`step ${input.stepId} not in version ${input.version}`);
+    if (!step) throw new PermanentError('step_missing', `step ${input.stepId} not in version ${input.version} of the campaign`);
     // Review applies when the campaign requires it, or the step's message mode (else the campaign's) is AI-written with review.
     const mode = step.messageMode ?? ctx.message_mode;
     const review = ctx.review_required || mode === 'ai_review';
@@ -327,21 +327,28 @@ async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: Versio
 // Gates before a send.
 
 /**
- * The campaign's status now and the action's state (a person may have skipped or approved it), and
- * whether a reply is recorded on the enrollment: inbound processing signals replies after its commit,
- * and this is what stops the sequence if that signal never arrived. `bounced`: a send of this
- * enrollment bounced, or this is an email and the contact's address bounced (in any campaign); inbound
- * processing only records bounces, so this is what stops the sequence.
+ * The campaign gate: the action's state (a person may have skipped or approved it) and the send-time
+ * rule's verdict now (domain/send-rule.ts). Inbound processing signals replies and bounces after its
+ * commit; this is what stops the sequence when such a signal was lost.
  */
-export async function gate(em: EntityManager, actionId: string): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean; replied: boolean; bounced: boolean }> {
-  const [r] = await em.execute<{ c_status: string; state: string; stop_on_reply: boolean; e_status: string; unsubscribed: boolean; replied: boolean; bounced: boolean }[]>(
-    `select c.status as c_status, a.state, c.stop_on_reply, e.status as e_status, k.unsubscribed_at is not null as unsubscribed, e.replied_at is not null as replied,
-            (e.bounced_at is not null or (a.type = 'email' and k.email_bounced_at is not null)) as bounced
-       from scheduled_actions a join campaigns c on c.id = a.campaign_id join enrollments e on e.id = a.enrollment_id join contacts k on k.id = e.contact_id
-      where a.id = ?`,
-    [actionId],
-  );
-  return { campaignStatus: r.c_status, actionState: r.state, stopOnReply: r.stop_on_reply, enrollmentStatus: r.e_status, unsubscribed: r.unsubscribed, replied: r.replied, bounced: r.bounced };
+export async function gate(
+  em: EntityManager,
+  actionId: string,
+): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean; replied: boolean; bounced: boolean; verdict: SendVerdict }> {
+  const f = await actionFacts(em, actionId);
+  if (!f) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
+  return {
+    campaignStatus: f.campaignStatus,
+    actionState: f.actionState,
+    stopOnReply: f.stopOnReply,
+    enrollmentStatus: f.enrollmentStatus,
+    unsubscribed: f.unsubscribed,
+    replied: f.replied,
+    bounced: f.bounced,
+    // The send-time rule's answer (workflows since `send-rule` act on this alone; the fields above are
+    // what histories from before it read).
+    verdict: sendVerdict(f),
+  };
 }
 
 export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null): Promise<void> {
@@ -386,7 +393,9 @@ export async function expireReview(em: EntityManager, actionId: string, skip = f
 export type SlotResult =
   | { granted: true; grantedAt: string }
   | { granted: false; reason: WaitingReason; retryAt: string | null }
-  | { granted: false; gone: string };
+  | { granted: false; gone: string }
+  /** The send-time rule stopped the enrollment (absent from results recorded before `send-rule`). */
+  | { granted: false; stop: { status: string; reason: string } };
 
 /**
  * At execution time: the campaign's window again (a paused or delayed action may have slipped out of
@@ -401,6 +410,15 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
   // already claimed, `executing`) is the answer again, never a second slot.
   if (a.slot_granted_at && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(a.state)) return { granted: true, grantedAt: new Date(a.slot_granted_at).toISOString() };
   if (!['planned', 'approved', 'awaiting_approval'].includes(a.state)) return { granted: false, gone: a.state };
+  // The send-time rule after every wait: a stop ends the enrollment; a pause holds it (the workflow
+  // waits for the resume). The window and the account are the governor's to answer, with a retry time.
+  const facts = await actionFacts(em, actionId, { now });
+  const verdict = facts ? sendVerdict(facts) : null;
+  if (verdict && 'stop' in verdict) return { granted: false, stop: verdict.stop };
+  if (verdict && 'hold' in verdict && (verdict.hold === 'campaign_paused' || verdict.hold === 'paused')) {
+    await setWaitingReason(em, actionId, verdict.hold);
+    return { granted: false, reason: verdict.hold, retryAt: null };
+  }
   // The row's due time is the truth: an action re-planned later (reschedule routes) waits for it here,
   // so a workflow whose timer was set for the old time follows the new one without a signal.
   const due = new Date(a.due_at);
@@ -444,8 +462,50 @@ export interface SendOptions {
   pauseAfterSendMs?: number;
 }
 
+export type SendOutcome =
+  | { outcome: 'executed' | 'failed' | 'skipped' | 'canceled'; errorCode?: string; /** Set when the send-time rule ended the enrollment. */ status?: string; stopReason?: string }
+  /** The send-time rule held the send (a pause, a disconnected account, a closed window): ask for a slot again. */
+  | { outcome: 'held'; reason: WaitingReason };
+
+type Claim = SendOutcome | ({ outcome: 'claimed' } & Awaited<ReturnType<typeof actionFacts>> & {});
+
 /**
- * Sends the action once. Marks it `executing` (the attempt counted), sends with the action id as the
+ * The claim: the one point where a send becomes irreversible, so the send-time rule's final answer.
+ * Under the locks `actionFacts` takes, the action moves to `executing` (with `claimed_at`) only when
+ * the rule says send; a stop ends the enrollment and cancels its unsent actions here, a hold records
+ * why on the action. An action already `executing` is a retry of a claimed send: it goes on.
+ */
+export async function claimSend(em: EntityManager, actionId: string): Promise<Claim> {
+  return em.transactional(async (tx) => {
+    const f = await actionFacts(tx as EntityManager, actionId, { lock: true });
+    if (!f) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
+    if (['executed', 'failed', 'skipped', 'canceled'].includes(f.actionState)) return { outcome: f.actionState as 'executed', ...(f.errorCode ? { errorCode: f.errorCode } : {}) };
+    if (f.actionState !== 'executing') {
+      const v = sendVerdict(f);
+      if ('stop' in v) {
+        await tx.execute(
+          `update enrollments set status = ?, stop_reason = ?, finished_at = coalesce(finished_at, now()), current_position = null, current_step_id = null, updated_at = now()
+            where id = ? and status in ('active', 'paused')`,
+          [v.stop.status, v.stop.reason, f.enrollmentId],
+        );
+        await tx.execute(
+          `update scheduled_actions set state = 'canceled', error_code = coalesce(error_code, ?), waiting_reason = null, updated_at = now() where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved')`,
+          [v.stop.reason, f.enrollmentId],
+        );
+        return { outcome: 'canceled', errorCode: v.stop.reason, status: v.stop.status, stopReason: v.stop.reason };
+      }
+      if ('hold' in v) {
+        await tx.execute(`update scheduled_actions set waiting_reason = ?, updated_at = now() where id = ?`, [v.hold, actionId]);
+        return { outcome: 'held', reason: v.hold };
+      }
+    }
+    await tx.execute(`update scheduled_actions set state = 'executing', attempts = attempts + 1, claimed_at = coalesce(claimed_at, clock_timestamp()), waiting_reason = null, updated_at = now() where id = ?`, [actionId]);
+    return { outcome: 'claimed', ...f };
+  });
+}
+
+/**
+ * Sends the action once. Claims it (`claimSend`: the send-time rule, then `executing`), sends with the action id as the
  * connector's idempotency key, then records the connector's ids, `executed` and `action.executed` in
  * one transaction. A retry (crash anywhere in between) finds `executing` and sends again with the same
  * key, which the connector answers with the first send's ids: the lead receives it once. A connector
@@ -458,39 +518,12 @@ export async function sendAction(
   actionId: string,
   grantedAt: string,
   opts: SendOptions = {},
-): Promise<{ outcome: 'executed' | 'failed' | 'skipped' | 'canceled'; errorCode?: string }> {
-  type Row = { state: string; type: string; account_id: string | null; content: Record<string, unknown> | null; connector_account_id: string | null; error_code: string | null; enrollment_id: string; bounced: boolean };
-  const claim = await em.transactional(async (tx) => {
-    const [a] = await tx.execute<Row[]>(
-      `select a.state, a.type, a.account_id, a.content, a.error_code, p.connector_account_id, a.enrollment_id,
-              (e.bounced_at is not null or (a.type = 'email' and k.email_bounced_at is not null)) as bounced
-         from scheduled_actions a left join platform_accounts p on p.id = a.account_id left join enrollments e on e.id = a.enrollment_id left join contacts k on k.id = e.contact_id
-        where a.id = ? for update of a`,
-      [actionId],
-    );
-    if (a.state === 'executed' || a.state === 'failed' || a.state === 'skipped' || a.state === 'canceled') return a;
-    if (a.bounced && a.state !== 'executing') {
-      // A bounce that arrived after the gate (during a review or a governor wait): the gate's rule holds
-      // here too, so nothing goes to an address that bounced (a retry of a send under way still finishes it). The row says why (the workflow, told
-      // `canceled`, ends and keeps it: finishEnrollment changes only a running enrollment).
-      await tx.execute(
-        `update enrollments set status = 'stopped', stop_reason = 'bounced', finished_at = coalesce(finished_at, now()), current_position = null, current_step_id = null, updated_at = now()
-          where id = ? and status in ('active', 'paused')`,
-        [a.enrollment_id],
-      );
-      await tx.execute(
-        `update scheduled_actions set state = 'canceled', error_code = 'bounced', waiting_reason = null, updated_at = now() where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved')`,
-        [a.enrollment_id],
-      );
-      return { ...a, state: 'canceled', error_code: 'bounced' };
-    }
-    await tx.execute(`update scheduled_actions set state = 'executing', attempts = attempts + 1, waiting_reason = null, updated_at = now() where id = ?`, [actionId]);
-    return { ...a, state: 'executing' };
-  });
-  if (claim.state !== 'executing') {
-    // Stopped or skipped between the grant and now: the slot was not used.
-    if (claim.state === 'skipped' || claim.state === 'canceled') await giveBackSlot(em, actionId, grantedAt);
-    return { outcome: claim.state as 'executed' | 'failed' | 'skipped' | 'canceled', ...(claim.error_code ? { errorCode: claim.error_code } : {}) };
+): Promise<SendOutcome> {
+  const claim = await claimSend(em, actionId);
+  if (claim.outcome !== 'claimed') {
+    // Not sent: a slot granted for it goes back unused (one call clears the grant, so never twice).
+    if (claim.outcome !== 'executed' && claim.outcome !== 'failed') await giveBackSlot(em, actionId, grantedAt);
+    return claim;
   }
 
   const fail = async (code: string, message: string) => {
@@ -506,8 +539,8 @@ export async function sendAction(
   };
   const content = claim.content ?? {};
   const recipient = content.recipient as string | null;
-  if (!claim.connector_account_id) return fail('no_sender_account', 'the sender account is not attached to the connector');
-  if (!recipient) return fail('no_identity', `the lead has no ${claim.type === 'email' ? 'email address' : 'profile URL'}`);
+  if (!claim.connectorAccountId) return fail('no_sender_account', 'the sender account is not attached to the connector');
+  if (!recipient) return fail('no_identity', `the lead has no ${claim.actionType === 'email' ? 'email address' : 'profile URL'}`);
   if (content.draft_failed) return fail('draft_failed', `the AI-written draft failed (${String(content.draft_failed)}) and was never fixed`);
   if (Array.isArray(content.missing_variables) && content.missing_variables.length) {
     return fail('missing_variables', `template variables without a value: ${(content.missing_variables as string[]).join(', ')}`);
@@ -515,14 +548,14 @@ export async function sendAction(
 
   let ids: { messageId: string; threadId: string | null };
   try {
-    if (claim.type === 'email') {
-      const r = await connector.sendEmail(claim.connector_account_id, { idempotencyKey: actionId, to: recipient, subject: String(content.subject ?? ''), body: String(content.body ?? '') });
+    if (claim.actionType === 'email') {
+      const r = await connector.sendEmail(claim.connectorAccountId!, { idempotencyKey: actionId, to: recipient, subject: String(content.subject ?? ''), body: String(content.body ?? '') });
       ids = r;
-    } else if (claim.type === 'invitation') {
-      const r = await connector.sendInvitation(claim.connector_account_id, { idempotencyKey: actionId, recipient, body: String(content.note ?? '') });
+    } else if (claim.actionType === 'invitation') {
+      const r = await connector.sendInvitation(claim.connectorAccountId!, { idempotencyKey: actionId, recipient, body: String(content.note ?? '') });
       ids = { messageId: r.invitationId, threadId: null };
     } else {
-      const r = await connector.sendMessage(claim.connector_account_id, { idempotencyKey: actionId, recipient, body: String(content.body ?? '') });
+      const r = await connector.sendMessage(claim.connectorAccountId!, { idempotencyKey: actionId, recipient, body: String(content.body ?? '') });
       ids = r;
     }
   } catch (err) {
@@ -574,8 +607,66 @@ export async function recordReply(em: EntityManager, enrollmentId: string): Prom
   return !!r?.stop_on_reply;
 }
 
-export async function setEnrollmentPaused(em: EntityManager, enrollmentId: string, paused: boolean): Promise<void> {
+/**
+ * The enrollment's own pause (the workflow's `pause` signal): its status, and its unsent action says
+ * `paused`; on resume the action gets back the reason it had (`restore`), so stored state stays true.
+ */
+export async function setEnrollmentPaused(em: EntityManager, enrollmentId: string, paused: boolean, restore?: WaitingReason | null): Promise<void> {
   await em.execute(`update enrollments set status = ?, updated_at = now() where id = ? and status = ?`, [paused ? 'paused' : 'active', enrollmentId, paused ? 'active' : 'paused']);
+  await em.execute(
+    `update scheduled_actions set waiting_reason = ?, updated_at = now() where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved') and (? or waiting_reason = 'paused')`,
+    [paused ? 'paused' : (restore ?? null), enrollmentId, paused],
+  );
+}
+
+/**
+ * Where an enrollment whose activity was halted between attempts stands: its own status and the
+ * campaign's (the workflow holds, ends or tries the step again).
+ */
+export async function enrollmentStanding(em: EntityManager, enrollmentId: string): Promise<{ enrollmentStatus: string; stopReason: string | null; campaignStatus: string }> {
+  const [r] = await em.execute<{ status: string; stop_reason: string | null; c_status: string }[]>(
+    `select e.status, e.stop_reason, c.status as c_status from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`,
+    [enrollmentId],
+  );
+  if (!r) return { enrollmentStatus: 'failed', stopReason: 'enrollment_missing', campaignStatus: 'archived' };
+  return { enrollmentStatus: r.status, stopReason: r.stop_reason, campaignStatus: r.c_status };
+}
+
+/**
+ * An error that retrying cannot fix (or retries ran out): the action (when one is under way and not
+ * sent) ends `failed` with the code, the enrollment ends `failed` with it as reason, and the
+ * campaign's members are told once. Returns the enrollment's final status and reason (a stop that
+ * committed first, e.g. a removal, is kept).
+ */
+export async function failEnrollment(em: EntityManager, enrollmentId: string, actionId: string | null, code: string, message: string): Promise<{ status: string; stop_reason: string | null }> {
+  return em.transactional(async (tx) => {
+    if (actionId) {
+      await tx.execute(
+        `update scheduled_actions set state = 'failed', error_code = ?, error_message = ?, waiting_reason = null, updated_at = now() where id = ? and state in ('planned', 'awaiting_approval', 'approved', 'executing')`,
+        [code.slice(0, 60), message.slice(0, 500), actionId],
+      );
+    }
+    const [e] = await tx.execute<{ workspace_id: string; campaign_id: string; lead_id: string; name: string | null }[]>(
+      `update enrollments e set status = 'failed', stop_reason = ?, finished_at = coalesce(finished_at, now()), current_position = null, current_step_id = null, updated_at = now()
+         from campaigns c where e.id = ? and c.id = e.campaign_id and e.status in ('active', 'paused') returning e.workspace_id, e.campaign_id, e.lead_id, c.name`,
+      [code.slice(0, 60), enrollmentId],
+    );
+    await tx.execute(
+      `update scheduled_actions set state = 'canceled', error_code = coalesce(error_code, ?), waiting_reason = null, updated_at = now() where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved')`,
+      [code.slice(0, 60), enrollmentId],
+    );
+    if (e) {
+      await notify(tx as EntityManager, e.workspace_id, {
+        kind: 'enrollment.failed',
+        title: `A lead's sequence failed in ${e.name ?? 'a campaign'}`,
+        body: `The enrollment stopped for good (${code}): ${message.slice(0, 200)}`,
+        data: { campaign_id: e.campaign_id, lead_id: e.lead_id, enrollment_id: enrollmentId, error_code: code },
+        key: `enrollment_failed:${enrollmentId}`,
+      });
+    }
+    const [now] = await tx.execute<{ status: string; stop_reason: string | null }[]>(`select status, stop_reason from enrollments where id = ?`, [enrollmentId]);
+    return now ?? { status: 'failed', stop_reason: code };
+  });
 }
 
 /**

@@ -74,7 +74,7 @@ export interface Jobs {
   startPartnerSync(start: { integrationId: string; workspaceId: string }): Promise<{ workflowId: string; runId: string }>;
 }
 
-export type EnrollmentSignal = 'reply' | 'bounce' | 'rescheduled' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed';
+export type EnrollmentSignal = 'reply' | 'bounce' | 'rescheduled' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed' | 'campaign_paused' | 'campaign_stopped';
 
 export interface EnrollmentStart {
   enrollmentId: string;

@@ -33,6 +33,8 @@ export type NotificationTopic = keyof typeof NOTIFICATION_TOPICS;
 /** Every notification kind, by the topic whose preference governs it. */
 export const NOTIFICATION_KINDS: Record<string, NotificationTopic> = {
   'account.disconnected': 'account_disconnected',
+  // A lead's sequence failed for good: a sending problem, heard about like a disconnected sender.
+  'enrollment.failed': 'account_disconnected',
   'reply.received': 'reply_received',
   'list_import.completed': 'import_finished',
   'list_import.failed': 'import_finished',

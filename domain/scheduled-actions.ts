@@ -141,8 +141,8 @@ const rate = (replied: number, sent: number) => (sent ? Math.round((replied / se
  */
 export async function campaignStats(em: EntityManager, actor: Actor, campaignId: string) {
   const campaign = await requireCampaign(em, actor, campaignId);
-  const [enr] = await em.execute<{ enrolled: number; replied: number }[]>(
-    `select count(*)::int as enrolled, count(*) filter (where replied_at is not null)::int as replied from enrollments where campaign_id = ?`,
+  const [enr] = await em.execute<{ enrolled: number; replied: number; failed: number }[]>(
+    `select count(*)::int as enrolled, count(*) filter (where replied_at is not null)::int as replied, count(*) filter (where status = 'failed')::int as failed from enrollments where campaign_id = ?`,
     [campaign.id],
   );
   const [tot] = await em.execute<Counts[]>(`select ${countCols} from scheduled_actions where campaign_id = ?`, [campaign.id]);
@@ -164,7 +164,7 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
   return {
     campaign_id: campaign.id,
     time_zone: campaign.timeZone,
-    totals: { enrolled: enr?.enrolled ?? 0, replied_enrollments: enr?.replied ?? 0, ...t, reply_rate: rate(t.replied, t.sent) },
+    totals: { enrolled: enr?.enrolled ?? 0, replied_enrollments: enr?.replied ?? 0, enrollment_failed: enr?.failed ?? 0, ...t, reply_rate: rate(t.replied, t.sent) },
     steps: steps.map((s) => ({
       step_id: s.step_id,
       step_position: s.step_position,

@@ -8,8 +8,10 @@ import { Client, Connection } from '@temporalio/client';
 
 const log = (msg: string) => console.error(`[test] ${msg}`);
 
-log('typecheck');
-const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit'], { cwd: repoRoot, stdio: 'inherit' });
+// TEST_SKIP_TYPECHECK=1: several people editing one tree at once run their own files without
+// tripping over each other's half-done types (CI never sets it).
+if (!process.env.TEST_SKIP_TYPECHECK) log('typecheck');
+const tsc = process.env.TEST_SKIP_TYPECHECK ? { status: 0 } : spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit'], { cwd: repoRoot, stdio: 'inherit' });
 if (tsc.status !== 0) {
   console.log('0 passed, 1 failed');
   process.exit(1);

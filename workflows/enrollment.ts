@@ -1,17 +1,23 @@
 // `enrollment:<campaignId>:<leadId>`: one lead's walk through a campaign's steps (docs/executor.md).
 // The history holds ids and times only; rows are read and written by activities (domain/executor.ts).
-import { condition, continueAsNew, defineQuery, defineSignal, patched, proxyActivities, proxyLocalActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineQuery, defineSignal, patched, proxyActivities, proxyLocalActivities, setHandler, TimeoutFailure, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { EnrollmentActivities } from '../activities/enrollment.js';
 import type { StepRef, WaitingReason } from '../domain/executor.js';
+
+// Retries are bounded (about 15 minutes of backoff): an error that retrying cannot fix fails the
+// activity at once (activities/enrollment.ts makes it non-retryable), one that outlives the budget
+// fails it then; either way the enrollment ends `failed` with a code instead of retrying forever.
+// Between attempts a stop is checked (`halted`), so a pause or removal reaches a retrying enrollment.
+const RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 } as const;
 
 // Histories from before `enrollment-local-activities` replay on these (every activity remote).
 const remote = proxyActivities<EnrollmentActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  retry: RETRY,
 });
 const remoteSender = proxyActivities<EnrollmentActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  retry: RETRY,
 });
 // Since then every activity is local: short database calls (and the connector's send) run inside
 // the workflow task, each one marker in the history instead of three events and another workflow
@@ -21,12 +27,12 @@ const remoteSender = proxyActivities<EnrollmentActivities>({
 const local = proxyLocalActivities<EnrollmentActivities>({
   startToCloseTimeout: '1 minute',
   localRetryThreshold: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  retry: RETRY,
 });
 const localSender = proxyLocalActivities<EnrollmentActivities>({
   startToCloseTimeout: '30 seconds',
   localRetryThreshold: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  retry: RETRY,
 });
 
 /** Review waits this long (docs/executor.md); kept beside REVIEW_DEADLINE_MS in domain/executor.ts. */
@@ -93,6 +99,9 @@ export const approveSignal = defineSignal<[ActionSignal?]>('approve');
 export const unenrollSignal = defineSignal('unenroll');
 /** The campaign was resumed: a held enrollment reads the campaign's status again now (an enrollment's own pause stays). */
 export const campaignResumedSignal = defineSignal('campaign_resumed');
+/** The campaign was paused, completed or archived: an enrollment waiting on a timer runs the gate now (its waiting reason turns true at once). */
+export const campaignPausedSignal = defineSignal('campaign_paused');
+export const campaignStoppedSignal = defineSignal('campaign_stopped');
 export const stateQuery = defineQuery<EnrollmentState>('state');
 
 export async function enrollment(input: EnrollmentInput): Promise<{ status: string; stop_reason: string | null }> {
@@ -105,6 +114,10 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   let unenrolled = false;
   let replied = false;
   let nudge = false;
+  /** The campaign changed (paused, completed, archived): the gate runs before any further wait. */
+  let gateDue = false;
+  /** The action of the step being run, kept when the step is tried again after a halt (one row per step). */
+  let stepAction: { stepId: string; actionId: string } | null = null;
   const skipped = new Set<string>();
   const approved = new Set<string>();
   const st: EnrollmentState = { status: 'running', version: c.version, step_id: null, step_index: null, step_type: null, action_id: null, reason: null, until: null, replied: false, finished: null };
@@ -123,6 +136,8 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   setHandler(approveSignal, (s) => void approved.add(s?.actionId ?? st.action_id ?? ''));
   setHandler(unenrollSignal, () => void (unenrolled = true));
   setHandler(campaignResumedSignal, () => void (nudge = true));
+  setHandler(campaignPausedSignal, () => void (gateDue = true));
+  setHandler(campaignStoppedSignal, () => void (gateDue = true));
   setHandler(stateQuery, () => ({ ...st, status: st.finished ? 'finished' : c.paused ? 'paused' : 'running', replied }));
 
   const current = () => st.action_id;
@@ -139,6 +154,12 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
     wait(null, null);
     st.finished = { status, stop_reason: stopReason };
     return st.finished;
+  };
+
+  /** Ends the enrollment as the send-time rule said. */
+  const stopWith = async (stop: { status: string; reason: string }) => {
+    if (stop.status === 'replied') replied = true;
+    await finish(stop.status, stop.reason);
   };
 
   /** Handles what arrived before the next send: true when the enrollment has ended. */
@@ -166,7 +187,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       await acts.executorSetPaused(enrollmentId, true);
       wait('paused', null);
       await condition(() => !c.paused || unenrolled || c.replyPending || c.bouncePending === true);
-      await acts.executorSetPaused(enrollmentId, false);
+      await acts.executorSetPaused(enrollmentId, false, before.reason);
       st.reason = before.reason;
       st.until = before.until;
       return checkpoint();
@@ -185,15 +206,84 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       wait(reason, until);
       if (await checkpoint()) return 'stop';
       if (skippedNow()) return 'skip';
+      if (gateDue) {
+        // The campaign changed while this waited: the gate now, so a pause shows (and holds) at once.
+        gateDue = false;
+        const actionId = current();
+        if (actionId) {
+          const h = await campaignGate(actionId);
+          if (h !== 'go') return h === 'next' ? 'skip' : 'stop';
+          if (h === 'go' && until.getTime() > Date.now()) await acts.executorSetWaitingReason(actionId, reason);
+          continue;
+        }
+      }
       const ms = until.getTime() - Date.now();
       if (ms <= 0 || dueNow) return 'due';
-      await condition(() => interrupted() || movedNow(), ms);
+      await condition(() => interrupted() || movedNow() || gateDue, ms);
+    }
+  };
+
+  /**
+   * The campaign gate (the send-time rule, domain/send-rule.ts, read without locks): 'go', 'next'
+   * when the action was skipped, 'stop' when the enrollment ended. A paused campaign holds the
+   * enrollment here, in place, until `campaign_resumed` (or `resume`) or the periodic recheck.
+   */
+  const campaignGate = async (actionId: string): Promise<'go' | 'next' | 'stop'> => {
+    for (;;) {
+      if (await checkpoint()) return 'stop';
+      if (skippedNow()) return 'next';
+      wait(null, null);
+      const g = await acts.executorGate(actionId);
+      if (g.actionState === 'skipped') return 'next';
+      if (g.verdict) {
+        if ('stop' in g.verdict) {
+          await stopWith(g.verdict.stop);
+          return 'stop';
+        }
+        if (g.actionState === 'canceled') {
+          await finish('removed', 'unenrolled');
+          return 'stop';
+        }
+        if (!('hold' in g.verdict) || g.verdict.hold !== 'campaign_paused') return 'go';
+      } else {
+        // Histories from before the send-time rule read the gate's fields.
+        if (g.actionState === 'canceled' || g.enrollmentStatus === 'removed') {
+          await finish('removed', 'unenrolled');
+          return 'stop';
+        }
+        if (g.unsubscribed === true) {
+          await finish('stopped', 'unsubscribed');
+          return 'stop';
+        }
+        if (g.bounced === true) {
+          await finish('stopped', 'bounced');
+          return 'stop';
+        }
+        if (g.replied === true && g.stopOnReply) {
+          replied = true;
+          await finish('replied', 'replied');
+          return 'stop';
+        }
+        if (g.campaignStatus === 'active') return 'go';
+        if (g.campaignStatus !== 'paused') {
+          await finish('stopped', `campaign_${g.campaignStatus}`);
+          return 'stop';
+        }
+      }
+      wait('campaign_paused', null);
+      // Cleared before the activity: a campaign_resumed arriving while it runs must not be lost.
+      nudge = false;
+      gateDue = false;
+      await acts.executorSetWaitingReason(actionId, 'campaign_paused');
+      await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
     }
   };
 
   /** One send step: 'next' to go on, 'stop' when the enrollment ended. */
   const runSend = async (step: StepRef): Promise<'next' | 'stop'> => {
-    const actionId = uuid4();
+    // A step tried again after a halt keeps its action (the plan finds the row it wrote).
+    const actionId = stepAction?.stepId === step.id ? stepAction.actionId : uuid4();
+    stepAction = { stepId: step.id, actionId };
     st.action_id = actionId;
     const plan = await acts.executorPlanAction({ enrollmentId, actionId, stepId: step.id, version: c.version, index: step.index, notBefore: c.notBefore });
     c.notBefore = null;
@@ -215,45 +305,8 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
     if (slept !== 'due') return slept === 'skip' ? 'next' : 'stop';
 
     // The campaign: paused campaigns hold their enrollments here, in place.
-    for (;;) {
-      if (await checkpoint()) return 'stop';
-      if (skippedNow()) return 'next';
-      wait(null, null);
-      const g = await acts.executorGate(actionId);
-      if (g.actionState === 'skipped') return 'next';
-      if (g.actionState === 'canceled' || g.enrollmentStatus === 'removed') {
-        await finish('removed', 'unenrolled');
-        return 'stop';
-      }
-      // The contact unsubscribed since it was enrolled (absent from results recorded before this rule).
-      if (g.unsubscribed === true) {
-        await finish('stopped', 'unsubscribed');
-        return 'stop';
-      }
-      // A send of this enrollment bounced, or the contact's address did (absent from results recorded
-      // before this rule): nothing more goes to an address that does not exist.
-      if (g.bounced === true) {
-        await finish('stopped', 'bounced');
-        return 'stop';
-      }
-      // A reply recorded whose signal never came (it is sent after the inbound batch commits; absent
-      // from results recorded before this rule).
-      if (g.replied === true && g.stopOnReply) {
-        replied = true;
-        await finish('replied', 'replied');
-        return 'stop';
-      }
-      if (g.campaignStatus === 'active') break;
-      if (g.campaignStatus !== 'paused') {
-        await finish('stopped', `campaign_${g.campaignStatus}`);
-        return 'stop';
-      }
-      wait('campaign_paused', null);
-      // Cleared before the activity: a campaign_resumed arriving while it runs must not be lost.
-      nudge = false;
-      await acts.executorSetWaitingReason(actionId, 'campaign_paused');
-      await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
-    }
+    const gated = await campaignGate(actionId);
+    if (gated !== 'go') return gated;
 
     if (review) {
       wait(null, null);
@@ -298,83 +351,155 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       if (state === 'skipped') return 'next';
     }
 
-    // The governor, at execution time: ask, and when refused sleep until the time it names.
-    let grantedAt: string;
-    for (;;) {
-      if (await checkpoint()) return 'stop';
-      if (skippedNow()) return 'next';
-      wait(null, null);
-      const slot = await acts.executorAcquireSlot(actionId);
-      if ('gone' in slot) {
-        if (slot.gone === 'skipped' || slot.gone === 'executed') return 'next';
-        await finish(slot.gone === 'canceled' ? 'removed' : 'failed', slot.gone === 'canceled' ? 'unenrolled' : slot.gone);
-        return 'stop';
-      }
-      if (slot.granted) {
-        grantedAt = slot.grantedAt;
-        // A signal that arrived meanwhile: the slot goes back unused, and the loop's checkpoint acts on
-        // it (a reply that does not stop the enrollment asks for a slot again).
-        if (isLocal && (unenrolled || c.replyPending || skippedNow())) {
-          await acts.executorGiveBackSlot(actionId, grantedAt);
+    // The governor, at execution time: ask, and when refused sleep until the time it names. The slot
+    // request and the send's claim apply the send-time rule again after every wait; a claim that the
+    // rule holds gives the slot back and asks again.
+    for (let held = 0; ; held++) {
+      let grantedAt: string;
+      for (;;) {
+        if (await checkpoint()) return 'stop';
+        if (skippedNow()) return 'next';
+        wait(null, null);
+        const slot = await acts.executorAcquireSlot(actionId);
+        if ('gone' in slot) {
+          if (slot.gone === 'skipped' || slot.gone === 'executed') return 'next';
+          await finish(slot.gone === 'canceled' ? 'removed' : 'failed', slot.gone === 'canceled' ? 'unenrolled' : slot.gone);
+          return 'stop';
+        }
+        if ('stop' in slot) {
+          await stopWith(slot.stop);
+          return 'stop';
+        }
+        if (slot.granted) {
+          grantedAt = slot.grantedAt;
+          // A signal that arrived meanwhile: the slot goes back unused, and the loop's checkpoint acts on
+          // it (a reply that does not stop the enrollment asks for a slot again).
+          if (isLocal && (unenrolled || c.replyPending || skippedNow())) {
+            await acts.executorGiveBackSlot(actionId, grantedAt);
+            continue;
+          }
+          break;
+        }
+        if (slot.reason === 'campaign_paused') {
+          const h = await campaignGate(actionId);
+          if (h !== 'go') return h;
           continue;
         }
-        break;
+        if (slot.reason === 'paused') {
+          // The row says paused but no pause signal is pending here: wait for one, bounded.
+          wait('paused', null);
+          await condition(() => interrupted() || nudge, CAMPAIGN_RECHECK_MS);
+          continue;
+        }
+        const until = slot.retryAt ? new Date(slot.retryAt) : new Date(Date.now() + NO_RETRY_TIME_MS);
+        const r = await sleepUntil(until, slot.reason);
+        if (r !== 'due') return r === 'skip' ? 'next' : 'stop';
       }
-      const until = slot.retryAt ? new Date(slot.retryAt) : new Date(Date.now() + NO_RETRY_TIME_MS);
-      const r = await sleepUntil(until, slot.reason);
-      if (r !== 'due') return r === 'skip' ? 'next' : 'stop';
-    }
 
-    // Histories from before the local activities: a reply or a removal that arrived while the slot was
-    // granted gives the slot back (and, when it did not stop the enrollment, sent anyway).
-    if (!isLocal && (unenrolled || c.replyPending || skippedNow())) {
-      await acts.executorGiveBackSlot(actionId, grantedAt);
+      // Histories from before the local activities: a reply or a removal that arrived while the slot was
+      // granted gives the slot back (and, when it did not stop the enrollment, sent anyway).
+      if (!isLocal && (unenrolled || c.replyPending || skippedNow())) {
+        await acts.executorGiveBackSlot(actionId, grantedAt);
+        if (await checkpoint()) return 'stop';
+        if (skippedNow()) return 'next';
+      }
+      wait(null, null);
+      const out = await sender.executorSend(actionId, grantedAt);
+      if (out.outcome === 'held') {
+        // The claim's rule held it (a pause or a disconnect that committed after the slot was granted).
+        // Ask again; should the slot request keep granting what the claim holds, back off a minute.
+        if (held >= 2) {
+          const r = await sleepUntil(new Date(Date.now() + 60_000), out.reason);
+          if (r !== 'due') return r === 'skip' ? 'next' : 'stop';
+        }
+        continue;
+      }
+      if (out.outcome === 'failed') {
+        await finish('failed', out.errorCode ?? 'send_failed');
+        return 'stop';
+      }
+      if (out.outcome === 'canceled') {
+        if (out.status) await stopWith({ status: out.status, reason: out.stopReason ?? out.errorCode ?? out.status });
+        // Histories from before the send-time rule: only a bounce recorded after the gate had a code.
+        else if (out.errorCode === 'bounced') await finish('stopped', 'bounced');
+        else await finish('removed', 'unenrolled');
+        return 'stop';
+      }
+      return 'next';
+    }
+  };
+
+  /**
+   * A failing activity was halted between attempts (a stop committed meanwhile): the enrollment
+   * holds while its campaign is paused, ends when it or the campaign ended, or tries the step again.
+   */
+  const standAfterHalt = async (): Promise<'retry' | 'stop'> => {
+    for (;;) {
       if (await checkpoint()) return 'stop';
-      if (skippedNow()) return 'next';
+      wait(null, null);
+      const s = await acts.executorStanding(enrollmentId);
+      if (s.enrollmentStatus !== 'active' && s.enrollmentStatus !== 'paused') {
+        await finish(s.enrollmentStatus, s.stopReason);
+        return 'stop';
+      }
+      if (s.campaignStatus === 'active') return 'retry';
+      if (s.campaignStatus !== 'paused') {
+        await finish('stopped', `campaign_${s.campaignStatus}`);
+        return 'stop';
+      }
+      wait('campaign_paused', null);
+      nudge = false;
+      gateDue = false;
+      await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
     }
-    wait(null, null);
-    const out = await sender.executorSend(actionId, grantedAt);
-    if (out.outcome === 'failed') {
-      await finish('failed', out.errorCode ?? 'send_failed');
-      return 'stop';
-    }
-    if (out.outcome === 'canceled') {
-      // The send found a bounce recorded after the gate (no history before this rule holds that code).
-      if (out.errorCode === 'bounced') await finish('stopped', 'bounced');
-      else await finish('removed', 'unenrolled');
-      return 'stop';
-    }
-    return 'next';
   };
 
   for (;;) {
     if (await checkpoint()) return st.finished!;
-    wait(null, null);
-    const { version, step } = await acts.executorNextStep({ enrollmentId, version: c.version, lastStepId: c.lastStepId, lastIndex: c.lastIndex, startAtStepId });
-    startAtStepId = null;
-    c.version = version;
-    st.version = version;
-    st.step_id = step?.id ?? null;
-    st.step_index = step?.index ?? null;
-    st.step_type = step?.type ?? null;
-    st.action_id = null;
-    if (!step) return finish('completed', null);
-
-    if (step.type === 'wait') {
-      const from = c.notBefore && new Date(c.notBefore).getTime() > Date.now() ? c.notBefore : new Date(Date.now()).toISOString();
-      c.notBefore = await acts.executorWaitEnd({ enrollmentId, config: step.config ?? {}, from });
-    } else if (step.type === 'condition') {
-      if (c.notBefore) {
-        const r = await sleepUntil(new Date(c.notBefore), 'waiting_step_delay');
-        if (r === 'stop') return st.finished!;
-        c.notBefore = null;
-      }
+    let step: StepRef | null;
+    try {
       wait(null, null);
-      if (!(await acts.executorCheckCondition(enrollmentId, c.previousActionId, step.config ?? {}))) return finish('completed', 'condition_not_met');
-    } else {
-      if ((await runSend(step)) === 'stop') return st.finished!;
+      const next = await acts.executorNextStep({ enrollmentId, version: c.version, lastStepId: c.lastStepId, lastIndex: c.lastIndex, startAtStepId });
+      step = next.step;
+      c.version = next.version;
+      st.version = next.version;
+      st.step_id = step?.id ?? null;
+      st.step_index = step?.index ?? null;
+      st.step_type = step?.type ?? null;
+      st.action_id = null;
+      if (!step) return await finish('completed', null);
+
+      if (step.type === 'wait') {
+        const from = c.notBefore && new Date(c.notBefore).getTime() > Date.now() ? c.notBefore : new Date(Date.now()).toISOString();
+        c.notBefore = await acts.executorWaitEnd({ enrollmentId, config: step.config ?? {}, from });
+      } else if (step.type === 'condition') {
+        if (c.notBefore) {
+          const r = await sleepUntil(new Date(c.notBefore), 'waiting_step_delay');
+          if (r === 'stop') return st.finished!;
+          c.notBefore = null;
+        }
+        wait(null, null);
+        if (!(await acts.executorCheckCondition(enrollmentId, c.previousActionId, step.config ?? {}))) return await finish('completed', 'condition_not_met');
+      } else {
+        if ((await runSend(step)) === 'stop') return st.finished!;
+      }
+    } catch (err) {
+      const failure = activityFailure(err);
+      if (!failure) throw err;
+      if (failure.halted) {
+        // The same step comes again (from lastStepId, or startAtStepId when none finished yet).
+        if ((await standAfterHalt()) === 'stop') return st.finished!;
+        continue;
+      }
+      // Retrying cannot fix it, or the retry budget is spent: the enrollment ends `failed`, told once.
+      const out = await acts.executorFail(enrollmentId, st.action_id, failure.code, failure.message);
+      wait(null, null);
+      st.finished = { status: out.status, stop_reason: out.stop_reason };
+      return st.finished;
     }
 
+    stepAction = null;
+    startAtStepId = null;
     c.lastStepId = step.id;
     c.lastIndex = step.index;
     c.stepsRun++;
@@ -382,4 +507,16 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       await continueAsNew<typeof enrollment>({ ...input, startAtStepId: null, carry: c });
     }
   }
+}
+
+/** An activity's failure as the enrollment's error code: `halted` (a stop between attempts), the permanent error's type, or retries spent. */
+function activityFailure(err: unknown): { code: string; message: string; halted: boolean } | null {
+  // A local activity's failure arrives as its cause itself (no ActivityFailure around it).
+  if (!(err instanceof ActivityFailure) && !(err instanceof ApplicationFailure) && !(err instanceof TimeoutFailure)) return null;
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  // 'halted' is HALTED in activities/enrollment.ts (a workflow imports no activity code).
+  if (cause instanceof ApplicationFailure && cause.type === 'halted') return { code: 'halted', message: cause.message, halted: true };
+  if (cause instanceof ApplicationFailure && cause.nonRetryable && cause.type) return { code: cause.type.slice(0, 60), message: cause.message, halted: false };
+  if (cause instanceof TimeoutFailure) return { code: 'timed_out', message: cause.message, halted: false };
+  return { code: 'retries_exhausted', message: cause?.message ?? err.message, halted: false };
 }

@@ -9,7 +9,6 @@ import {
   listCampaigns,
   preflight,
   setSignals,
-  setStatus,
   settingsOf,
   updateCampaign,
 } from '../../domain/campaigns.js';
@@ -27,7 +26,7 @@ import {
   updateStep,
   type StepResult,
 } from '../../domain/campaign-steps.js';
-import { signalCampaignEnrollments } from '../../domain/enrollments.js';
+import { changeCampaignStatus } from '../../domain/campaign-status.js';
 import { badRequest } from '../../domain/errors.js';
 import { closeIfUnread, readForm } from '../middleware/multipart.js';
 import { defineOperation, reply } from '../operation.js';
@@ -167,11 +166,7 @@ export const setStatusOp = defineOperation({
   responses: { 200: CampaignView },
   errors: write([], ['invalid_transition', 'preflight_failed']),
   handler: async ({ em, actor, params, body, services }) => {
-    const campaign = await setStatus(em, actor, params.id, body.status);
-    // After the commit: enrollments held by the campaign's pause read its status again at once
-    // (otherwise at their 5-minute recheck; docs/executor.md).
-    if (body.status === 'active') await signalCampaignEnrollments(em, services.jobs, campaign.id, 'campaign_resumed');
-    return toCampaignView(campaign);
+    return toCampaignView(await changeCampaignStatus(em, services.jobs, actor, params.id, body.status));
   },
 });
 

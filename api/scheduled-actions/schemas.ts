@@ -52,7 +52,7 @@ const StepCounts = {
 export const CampaignStatsView = z.object({
   campaign_id: z.uuid(),
   time_zone: z.string(),
-  totals: z.object({ enrolled: Count, replied_enrollments: Count, ...StepCounts }),
+  totals: z.object({ enrolled: Count, replied_enrollments: Count, enrollment_failed: Count.describe('enrollments that ended `failed` (an error retrying could not fix; each also notified)'), ...StepCounts }),
   steps: z.array(z.object({ step_id: z.uuid(), step_position: z.number().int(), type: z.string(), enrolled: Count, ...StepCounts })),
   by_day: z.array(z.object({ day: z.string(), sent: Count, replied: Count, accepted: Count, failed: Count })),
 });

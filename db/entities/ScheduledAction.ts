@@ -47,6 +47,8 @@ export const ScheduledAction = defineEntity({
     approvedAt: p.datetime().nullable(),
     approvedBy: p.uuid().nullable(),
     executedAt: p.datetime().nullable(),
+    /** When the send-time rule let this send through (the claim, clock time inside its transaction): a stop committed before it would have held it. */
+    claimedAt: p.datetime().nullable(),
     connectorMessageId: p.string().length(200).nullable(),
     connectorThreadId: p.string().length(200).nullable(),
     errorCode: p.string().length(60).nullable(),

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type CampaignStatus } from '../../db/entities/Campaign.js';
 import type { ICampaignStep } from '../../db/entities/CampaignStep.js';
 import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaign-steps.js';
-import { createCampaign, getCampaign, listCampaigns, setStatus, settingsOf, updateCampaign, type CampaignWithCount } from '../campaigns.js';
-import { signalCampaignEnrollments } from '../enrollments.js';
+import { createCampaign, getCampaign, listCampaigns, settingsOf, updateCampaign, type CampaignWithCount } from '../campaigns.js';
+import { changeCampaignStatus } from '../campaign-status.js';
 import { defineTool, type ToolContext } from './registry.js';
 
 const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({
@@ -56,9 +56,7 @@ const statusTool = (name: string, to: CampaignStatus, description: string) =>
     input: z.object({ campaign_id: z.uuid() }).strict(),
     risk: 'change',
     run: async ({ em, actor, jobs }: ToolContext, input: { campaign_id: string }) => {
-      const c = await setStatus(em, actor, input.campaign_id, to);
-      if (to === 'active') await signalCampaignEnrollments(em, jobs, c.id, 'campaign_resumed');
-      return summary(c);
+      return summary(await changeCampaignStatus(em, jobs, actor, input.campaign_id, to));
     },
   });
 
