@@ -10,7 +10,7 @@ import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import { AppError } from '../domain/errors.js';
 import { ownActor } from '../domain/workspaces.js';
 import { Workspace } from '../db/entities/Workspace.js';
-import type { SourceName } from '../domain/agents.js';
+import { syncAgentSchedule, type SourceName } from '../domain/agents.js';
 import type { ActivityDeps } from './index.js';
 
 export interface PageTask {
@@ -42,11 +42,16 @@ export function createDiscoveryActivities(deps: ActivityDeps, providers: { sourc
     /**
      * Plans a scheduled run from the agent as it is now and records it (idempotent by run id). Null
      * when the agent is gone, not active, or has nothing it could search: the schedule just skips.
+     * A Schedule that fires for an agent gone or not active is out of step (the sync after that change
+     * was lost): it is synced here (paused or deleted), so it converges at its next firing.
      */
     async planScheduledRun(input: { agentId: string; workspaceId: string; runId: string }): Promise<RunPlan | null> {
       const em = deps.orm.em.fork() as EntityManager;
       const agent = await em.findOne(DiscoveryAgent, { id: input.agentId, workspace: input.workspaceId });
-      if (!agent || agent.status !== 'active') return null;
+      if (!agent || agent.status !== 'active') {
+        if (deps.jobs) await syncAgentSchedule(em, deps.jobs, input.agentId);
+        return null;
+      }
       const ws = await em.findOneOrFail(Workspace, input.workspaceId);
       // The schedule acts for the workspace owner (it was set up by someone allowed to activate the agent).
       const actor = await ownActor(em, { userId: ws.owner.id, kind: 'session' });

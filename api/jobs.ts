@@ -6,6 +6,8 @@ import { AppError } from '../domain/errors.js';
 import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { mcpWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
+import { retryTransient } from '../lib/temporal.js';
+import { syncAgentSchedule } from './agents/schedules.js';
 
 /** How long inbound events of one account wait to share the signal that wakes its processor. */
 const KICK_COALESCE_MS = Number(process.env.INBOX_KICK_COALESCE_MS ?? 50);
@@ -226,6 +228,11 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         typedSearchAttributes: jobSearchAttributes({ kind: 'booking-backfill', workspaceId: s.workspaceId }),
         memo: { backfill_id: s.backfillId, provider_id: s.providerId },
       });
+    },
+    async syncAgentSchedule(agentId, agent) {
+      // Repeated while Temporal answers with a transient status (each step is idempotent); what still
+      // fails is the caller's to log: a later read or scheduled run converges (docs/discovery.md).
+      await retryTransient(() => syncAgentSchedule(client, taskQueue, agentId, agent));
     },
     async startPartnerSync(s) {
       const workflowId = partnerWorkflowIds.sync(s.integrationId);

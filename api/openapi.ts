@@ -176,6 +176,7 @@ function operationObject(op: Operation): Json {
     ...(op.form ? { requestBody: { required: true, content: { 'multipart/form-data': formContent(op.form) } } } : {}),
     responses,
     'x-rate-limit-group': op.rateLimit,
+    ...(op.beyondSpec ? { 'x-beyond-spec': true } : {}),
   };
 }
 

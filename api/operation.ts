@@ -56,6 +56,12 @@ export interface OperationSpec<
   /** Longer Markdown for the OpenAPI document (e.g. a stream's event names and payloads). */
   description?: string;
   tag: string;
+  /**
+   * Not one of the spec's operations (../shared/spec/operations.txt) but ours, beyond it: marked
+   * `x-beyond-spec: true` in the OpenAPI document, and exempt from the coverage test's "not in the
+   * spec" check (which lists them instead).
+   */
+  beyondSpec?: boolean;
   auth: A;
   rateLimit?: RateGroup;
   /** X-Acting-As does not apply to identity and token routes. */

@@ -13,8 +13,6 @@ import { createDns } from '../lib/dns.js';
 import { createBookingProviders } from '../lib/booking/index.js';
 import { createPartner } from '../lib/partner/index.js';
 import { Authenticator } from './authenticator.js';
-import { onAgentChanged } from '../domain/agent-events.js';
-import { syncAgentSchedule } from './agents/schedules.js';
 import { temporalJobs } from './jobs.js';
 import type { Services } from './services.js';
 
@@ -36,11 +34,6 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const channel = `credentials-changed:${new URL(config.databaseUrl).pathname.slice(1)}`;
   const link = await linkCachesToRedis([authenticator.credentials, authenticator.actors] as never, redis, channel, (msg, err) =>
     logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
-  );
-  // Agents' Schedules follow their status (api/agents/schedules.ts). A failure is logged, not
-  // raised: the change is committed, and a scheduled run re-checks the agent before it searches.
-  const unlistenAgents = onAgentChanged(({ agent, deleted }) =>
-    syncAgentSchedule(temporal, config.temporal.taskQueue, agent, deleted).catch((err) => logger.warn({ err: String(err), agent: agent.id }, 'agent schedule not updated')),
   );
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
   const llm = createModelAdapter(config.llm);
@@ -67,7 +60,6 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     partner,
     async close() {
       clearInterval(usageTimer);
-      unlistenAgents();
       await flushUsage();
       link.close();
       redis.disconnect();

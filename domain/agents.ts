@@ -6,6 +6,10 @@
 //   paused   → active | archived
 //   archived → paused            (restore; it does not resume discovery by itself)
 // Activating needs at least one enabled signal.
+//
+// The agent's Temporal Schedule follows its status and interval: every committed change is followed
+// by `syncAgentSchedule` through the Jobs port, from whichever process made it (docs/discovery.md,
+// "Schedules").
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { App } from '../db/entities/App.js';
@@ -20,7 +24,8 @@ import { requireApp } from './apps.js';
 import { AppError, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
 import { countAgents, requireActiveSubscription, requireWithinLimit } from './plans.js';
-import { agentChanged } from './agent-events.js';
+import type { AgentScheduleState, Jobs } from './jobs.js';
+import { logger } from '../lib/logger.js';
 import { SOURCE_NAMES, type SignalKind, type SourceName } from '../lib/sources/types.js';
 
 export const TRANSITIONS: Record<AgentStatus, AgentStatus[]> = {
@@ -158,7 +163,7 @@ export type UpdateResult = { simulated: false; agent: IDiscoveryAgent } | { simu
  * workspace the same checks run and the would-be result is returned with `simulated: true`; nothing
  * is written (and no subscription is needed to look).
  */
-export async function updateAgent(em: EntityManager, actor: Actor, agentId: string, input: AgentInput): Promise<UpdateResult> {
+export async function updateAgent(em: EntityManager, actor: Actor, jobs: Jobs, agentId: string, input: AgentInput): Promise<UpdateResult> {
   if (actor.isDemo) {
     const agent = await requireAgent(em, actor, agentId);
     const changes = await applyUpdate(em, actor, agent, input);
@@ -177,16 +182,48 @@ export async function updateAgent(em: EntityManager, actor: Actor, agentId: stri
     await tx.flush();
     return { simulated: false as const, agent };
   });
-  await agentChanged(result.agent);
+  await syncAgentSchedule(em, jobs, result.agent.id);
   return result;
 }
 
-export async function deleteAgent(em: EntityManager, actor: Actor, agentId: string): Promise<{ simulated: boolean; agent: IDiscoveryAgent }> {
+export async function deleteAgent(em: EntityManager, actor: Actor, jobs: Jobs, agentId: string): Promise<{ simulated: boolean; agent: IDiscoveryAgent }> {
   const agent = await requireAgent(em, actor, agentId);
   if (actor.isDemo) return { simulated: true, agent };
   await em.nativeDelete(DiscoveryAgent, { id: agent.id, workspace: actor.workspaceId });
-  await agentChanged(agent, true);
+  await syncAgentSchedule(em, jobs, agent.id);
   return { simulated: false, agent };
+}
+
+export const scheduleStateOf = (agent: IDiscoveryAgent): AgentScheduleState => ({
+  workspaceId: agent.workspace.id,
+  appId: agent.app.id,
+  name: agent.name,
+  status: agent.status as AgentStatus,
+  config: agent.config ?? null,
+});
+
+/**
+ * Brings the agent's Schedule in step with the agent as committed now, through the Jobs port, in
+ * whichever process calls it (the API, or the worker running an Operator tool or a scheduled run).
+ * Call it after the change's commit. The agent is read again under a per-agent advisory lock held
+ * across the Temporal call, so syncs of one agent run one after another and the last one applies
+ * the latest committed state (an older snapshot can never overwrite a newer one). A failure (after
+ * the port's own retries of transient errors) is logged and answered false, never raised: the change
+ * is committed, and the Schedule converges on the next read of next-launches, the next scheduled run
+ * or the next change.
+ */
+export async function syncAgentSchedule(em: EntityManager, jobs: Jobs, agentId: string): Promise<boolean> {
+  try {
+    await em.fork().transactional(async (tx) => {
+      await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`agent-schedule:${agentId}`]);
+      const agent = await tx.findOne(DiscoveryAgent, { id: agentId });
+      await jobs.syncAgentSchedule(agentId, agent && scheduleStateOf(agent));
+    });
+    return true;
+  } catch (err) {
+    logger.warn({ err: String(err), agent: agentId }, 'agent schedule not updated');
+    return false;
+  }
 }
 
 /** Active agents of the effective workspace, in the products the actor may access (bounded by the plan). */

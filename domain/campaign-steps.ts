@@ -38,11 +38,13 @@ const template = (max: number, required = true) => {
 export const EmailConfig = z.object({ subject: template(200), body: template(20000) }).strict();
 export const InvitationConfig = z.object({ note: template(300, false).nullable().optional().meta({ description: 'The invitation note (at most 300 characters); absent or null: no note' }) }).strict();
 export const MessageConfig = z.object({ body: template(8000) }).strict();
+/** The longest wait in each unit: a year (8760 hours, 525600 minutes, 365 business days). */
+export const WAIT_MAX = { minutes: 525_600, hours: 8760, business_days: 365 } as const;
+export const WAIT_UNITS = ['minutes', 'hours', 'business_days'] as const;
+const waitIn = <U extends (typeof WAIT_UNITS)[number]>(unit: U) => z.object({ amount: z.number().int().min(1).max(WAIT_MAX[unit]), unit: z.literal(unit) }).strict();
 export const WaitConfig = z
-  .object({ amount: z.number().int().min(1).max(8760), unit: z.enum(['hours', 'business_days']) })
-  .strict()
-  .refine((w) => w.unit === 'hours' || w.amount <= 365, { message: 'at most 365 business days', path: ['amount'] })
-  .meta({ description: 'amount 1–8760 hours or 1–365 business days (Monday–Friday in the campaign’s time zone)' });
+  .discriminatedUnion('unit', [waitIn('minutes'), waitIn('hours'), waitIn('business_days')])
+  .meta({ description: 'a whole amount of minutes (1–525600), hours (1–8760) or business days (1–365: Monday–Friday in the campaign’s time zone)' });
 export const ConditionConfig = z
   .object({ check: z.enum(['accepted', 'opened', 'replied']), expect: z.boolean().meta({ description: 'true: go on when it happened; false: go on when it did not' }) })
   .strict();

@@ -264,6 +264,8 @@ export async function duplicateCampaign(em: EntityManager, actor: Actor, id: str
         if (a) tx.create(CampaignStepAttachment, { step: n, data: a.data, sha256: a.sha256 });
       }
     }
+    // The snapshot names each step by id: the ids are assigned when the steps are inserted, so flush first.
+    await tx.flush();
     tx.create(CampaignStepVersion, { campaign: c, version: 1, steps: copies.map(snapshotVersion) });
     await tx.flush();
     return c;
@@ -299,6 +301,8 @@ export interface PreflightResult {
   problems: PreflightProblem[];
 }
 
+/** Variables every send has a value for, whatever the lead: not worth a `template_variables` warning. */
+const ALWAYS_FILLED: ReadonlySet<string> = new Set(['sender_name']);
 const CHANNEL_OF: Record<string, 'email' | 'network' | undefined> = { email: 'email', invitation: 'network', message: 'network' };
 const SEND_TYPES = new Set(['email', 'invitation', 'message']);
 
@@ -327,7 +331,8 @@ export async function runPreflight(em: EntityManager, actor: Actor, input: Requi
     for (const [field, text] of templatesOf(s.type, s.config)) {
       const bad = checkTemplate(text);
       if (bad.length) add({ code: 'invalid_template', severity: 'blocker', message: `step ${i + 1} ${field}: ${bad.map((b) => b.message).join('; ')}`, stepId: s.id ?? null, details: { field } });
-      const vars = requiredVariables(text);
+      // {{sender_name}} always has a value: the sending account's display name (required, never blank).
+      const vars = requiredVariables(text).filter((v) => !ALWAYS_FILLED.has(v));
       if (vars.length) {
         add({
           code: 'template_variables',

@@ -34,30 +34,32 @@ export const isSendStep = (type: string) => (SEND_STEP_TYPES as readonly string[
 /** Review waits this long for a person's decision; then the action is canceled and the enrollment stops (`review_expired`). */
 export const REVIEW_DEADLINE_MS = 7 * 86_400_000;
 
-/** Why the next action of an enrollment is not done yet (the `state` query, `waiting_reason`). */
-export type WaitingReason =
-  | 'waiting_for_window'
-  | 'waiting_step_delay'
-  | 'awaiting_review'
+/** Why the next action of an enrollment is not done yet (the `state` query, `waiting_reason`), at run time. */
+export const WAITING_REASONS = [
+  'waiting_for_window',
+  'waiting_step_delay',
+  'awaiting_review',
   /** The review deadline passed under the policy's `hold`: waiting for a person, without a deadline. */
-  | 'review_held'
-  | 'paused'
-  | 'campaign_paused'
-  | 'daily_new_lead_cap'
-  | 'no_sender_account'
-  | 'not_connected'
-  | 'cap_weekly'
-  | 'cap_daily'
-  | 'warmup'
-  | 'outside_hours'
-  | 'gap'
+  'review_held',
+  'paused',
+  'campaign_paused',
+  'daily_new_lead_cap',
+  'no_sender_account',
+  'not_connected',
+  'cap_weekly',
+  'cap_daily',
+  'warmup',
+  'outside_hours',
+  'gap',
   /** Re-planned by `reschedule-overdue` / `reschedule-planned`: the slot request honours a later due time; an earlier one is signalled. */
-  | 'rescheduled';
+  'rescheduled',
+] as const;
+export type WaitingReason = (typeof WAITING_REASONS)[number];
 
 // ---------------------------------------------------------------------------------------------
 // Sending windows (domain/sending-windows.ts) and waits, in the campaign's time zone.
 
-/** The end of a wait step from `from`: hours (fractions allowed) or business days (Mon–Fri, same local time) in the zone. */
+/** The end of a wait step from `from`: minutes, hours (fractions kept for rows written before minutes) or business days (Mon–Fri, same local time) in the zone. */
 export function waitEnd(config: Record<string, unknown>, timeZone: string, from: Date): Date {
   const amount = Math.max(0, Number(config.amount ?? 0));
   if (config.unit === 'business_days') {
@@ -72,7 +74,7 @@ export function waitEnd(config: Record<string, unknown>, timeZone: string, from:
     while (isoWeekday(d) > 5) d = addDays(d, 1);
     return d === date ? from : zonedTime(d, minutes, timeZone);
   }
-  return new Date(from.getTime() + amount * 3_600_000);
+  return new Date(from.getTime() + amount * (config.unit === 'minutes' ? 60_000 : 3_600_000));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,12 +353,13 @@ export async function gate(
   };
 }
 
-export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null): Promise<void> {
-  await em.execute(`update scheduled_actions set waiting_reason = ?, updated_at = now() where id = ? and state in ('planned', 'awaiting_approval', 'approved') and waiting_reason is distinct from ?`, [
-    reason,
-    actionId,
-    reason,
-  ]);
+/** Records why the action waits and, when known, until when (`waiting_until`: the governor's retry time, the window's opening). */
+export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null, until: Date | null = null): Promise<void> {
+  await em.execute(
+    `update scheduled_actions set waiting_reason = ?, waiting_until = ?, updated_at = now()
+      where id = ? and state in ('planned', 'awaiting_approval', 'approved') and (waiting_reason is distinct from ? or waiting_until is distinct from ?)`,
+    [reason, until, actionId, reason, until],
+  );
 }
 
 /** Puts the action up for review; returns its state (already `approved` or `skipped` when a person decided first). */
@@ -423,12 +426,12 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
   // so a workflow whose timer was set for the old time follows the new one without a signal.
   const due = new Date(a.due_at);
   if (due.getTime() > now.getTime() + 1000) {
-    await setWaitingReason(em, actionId, 'rescheduled');
+    await setWaitingReason(em, actionId, 'rescheduled', due);
     return { granted: false, reason: 'rescheduled', retryAt: due.toISOString() };
   }
   const open = nextWindowOpening(a.sending_windows, a.time_zone, now);
   if (!open || open > now) {
-    await setWaitingReason(em, actionId, 'waiting_for_window');
+    await setWaitingReason(em, actionId, 'waiting_for_window', open);
     return { granted: false, reason: 'waiting_for_window', retryAt: open?.toISOString() ?? null };
   }
   if (!a.account_id) {
@@ -440,7 +443,7 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
     await em.execute(`update scheduled_actions set slot_granted_at = ?, updated_at = now() where id = ?`, [answer.grantedAt, actionId]);
     return { granted: true, grantedAt: answer.grantedAt.toISOString() };
   }
-  await setWaitingReason(em, actionId, answer.reason);
+  await setWaitingReason(em, actionId, answer.reason, answer.retryAt ?? null);
   return { granted: false, reason: answer.reason, retryAt: answer.retryAt?.toISOString() ?? null };
 }
 
@@ -495,7 +498,7 @@ export async function claimSend(em: EntityManager, actionId: string): Promise<Cl
         return { outcome: 'canceled', errorCode: v.stop.reason, status: v.stop.status, stopReason: v.stop.reason };
       }
       if ('hold' in v) {
-        await tx.execute(`update scheduled_actions set waiting_reason = ?, updated_at = now() where id = ?`, [v.hold, actionId]);
+        await tx.execute(`update scheduled_actions set waiting_reason = ?, waiting_until = null, updated_at = now() where id = ?`, [v.hold, actionId]);
         return { outcome: 'held', reason: v.hold };
       }
     }

@@ -10,6 +10,7 @@ import type { Caps } from '../db/entities/PlatformAccount.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { AccountConnector } from '../lib/connectors/types.js';
 import { updateAgent } from './agents.js';
+import type { Jobs } from './jobs.js';
 import { setStatus } from './campaigns.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
@@ -208,6 +209,8 @@ export async function setInsightStatus(em: EntityManager, actor: Actor, id: stri
 // ---- apply ----
 
 export interface ApplyDeps {
+  /** Jobs port: pausing an agent syncs its Schedule through it (domain/agents.ts). */
+  jobs: Jobs;
   /** For `reconnect_account` (the API's services carry them; the Operator's tools do not). */
   connector?: AccountConnector;
   encryptionKey?: Buffer;
@@ -221,7 +224,7 @@ async function perform(em: EntityManager, actor: Actor, action: InsightRow['acti
       return { type: action.type, campaign_id: r.id, campaign_status: r.campaign.status };
     }
     case 'pause_agent': {
-      const r = await updateAgent(em, actor, String(action.agent_id), { status: 'paused' });
+      const r = await updateAgent(em, actor, deps.jobs, String(action.agent_id), { status: 'paused' });
       return { type: action.type, agent_id: r.agent.id, agent_status: r.agent.status };
     }
     case 'reconnect_account': {
@@ -254,7 +257,7 @@ async function perform(em: EntityManager, actor: Actor, action: InsightRow['acti
  * errors of the action itself (e.g. 409 `invalid_transition` for a campaign no longer active) are
  * answered as they are and leave the insight as it was.
  */
-export async function applyInsight(em: EntityManager, actor: Actor, id: string, deps: ApplyDeps = {}): Promise<InsightRow> {
+export async function applyInsight(em: EntityManager, actor: Actor, id: string, deps: ApplyDeps): Promise<InsightRow> {
   assertWritable(actor);
   const row = await requireInsight(em, actor, id);
   const [claimed] = await em.execute<InsightRow[]>(

@@ -8,6 +8,7 @@ import type { ExportStart } from './contact-exports.js';
 import type { TurnStart } from './operator-turns.js';
 import type { BulkEnrollStart } from './bulk-enroll.js';
 import type { BookingBackfillStart } from './booking-backfill.js';
+import type { AgentStatus } from '../db/entities/DiscoveryAgent.js';
 
 export interface Jobs {
   /** Starts `discovery-run:<agentId>:<runId>`; starting it again is a no-op. */
@@ -72,6 +73,22 @@ export interface Jobs {
    * (the request joins it), after it closed a new run starts. Returns the run id.
    */
   startPartnerSync(start: { integrationId: string; workspaceId: string }): Promise<{ workflowId: string; runId: string }>;
+  /**
+   * Brings the agent's Schedule `schedule:discovery:<agentId>` in line with `agent` as committed
+   * (created, updated, paused, or deleted when `agent` is null, archived, or its interval `off`);
+   * idempotent. Domain code calls it through `syncAgentSchedule` (domain/agents.ts), never directly.
+   */
+  syncAgentSchedule(agentId: string, agent: AgentScheduleState | null): Promise<void>;
+}
+
+/** What an agent's Schedule is made from (read from the committed row). */
+export interface AgentScheduleState {
+  workspaceId: string;
+  appId: string;
+  name: string;
+  status: AgentStatus;
+  /** The agent's `config`: its `schedule` key is the interval. */
+  config: unknown;
 }
 
 export type EnrollmentSignal = 'reply' | 'bounce' | 'rescheduled' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed' | 'campaign_paused' | 'campaign_stopped';

@@ -23,7 +23,7 @@ import type { Jobs } from './jobs.js';
 import { requireOwnedApp } from './operator-threads.js';
 import type { PreviewProviders } from './signal-preview.js';
 import { findTool } from './tools/index.js';
-import { runTool } from './tools/registry.js';
+import { runTool, withDefaultApp } from './tools/registry.js';
 import { resolveActor } from './workspaces.js';
 import { notifyTaskFinished } from './notifications.js';
 
@@ -175,7 +175,9 @@ export async function createTask(em: EntityManager, actor: Actor, jobs: Jobs, in
   const title = input.title.trim();
   if (!title) throw badRequest('invalid_title', 'title cannot be empty');
   if (title.length > MAX_TITLE) throw badRequest('title_too_long', `title is longer than ${MAX_TITLE} characters`);
-  validateActions(input.actions);
+  // An action's tool that requires `app_id` runs for the task's product when the plan leaves it out (stored explicitly).
+  const actions = input.actions.map((a) => ({ ...a, args: withTaskApp(a.tool, a.args ?? {}, input.appId) }));
+  validateActions(actions);
   await requireOwnedApp(em, actor, input.appId);
   if (input.id) {
     const existing = await em.findOne(OperatorTask, { id: input.id, workspace: actor.workspaceId, user: actor.userId });
@@ -186,16 +188,16 @@ export async function createTask(em: EntityManager, actor: Actor, jobs: Jobs, in
     await tx.execute(
       `insert into operator_tasks (id, workspace_id, user_id, app_id, acting_as_owner_id, title, status, on_failure, action_count, run, event_count, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, 'queued', ?, ?, 1, 0, now(), now())`,
-      [taskId, actor.workspaceId, actor.userId, input.appId, actor.actingAs ? actor.ownerId : null, title, input.onFailure ?? 'stop', input.actions.length],
+      [taskId, actor.workspaceId, actor.userId, input.appId, actor.actingAs ? actor.ownerId : null, title, input.onFailure ?? 'stop', actions.length],
     );
     const params: unknown[] = [];
-    const values = input.actions.map((a, i) => {
+    const values = actions.map((a, i) => {
       params.push(uuidv7(), taskId, i, a.tool, JSON.stringify(a.args ?? {}));
       return "(?, ?, ?, ?, ?::jsonb, 'pending', 0, now(), now())";
     });
     await tx.execute(`insert into operator_task_actions (id, task_id, position, tool, args, status, attempts, created_at, updated_at) values ${values.join(', ')}`, params);
     const task = (await lockTask(tx, taskId))!;
-    await addEvents(tx, task, [{ type: 'task_created', to: 'queued', by: actor.userId, data: { actions: input.actions.length, run: 1 } }]);
+    await addEvents(tx, task, [{ type: 'task_created', to: 'queued', by: actor.userId, data: { actions: actions.length, run: 1 } }]);
   });
   try {
     await jobs.startOperatorTask({ taskId, workspaceId: actor.workspaceId, appId: input.appId, run: 1 });
@@ -205,6 +207,11 @@ export async function createTask(em: EntityManager, actor: Actor, jobs: Jobs, in
   }
   return requireTaskWithCounts(em.fork(), actor, taskId);
 }
+
+const withTaskApp = (name: string, args: unknown, appId: string): unknown => {
+  const tool = findTool(name);
+  return tool ? withDefaultApp(tool, args, appId) : args;
+};
 
 /** 400 `invalid_actions`, with one detail per bad action (index, tool, what is wrong). */
 export function validateActions(actions: { tool: string; args?: unknown }[]): void {
@@ -499,7 +506,7 @@ export async function runTaskAction(
     if (actor.workspaceId !== task.workspace_id || !canAccessApp(actor, task.app_id)) throw new AppError(403, 'not_assigned', 'the task’s user no longer has access to this product');
     const tool = findTool(action.tool);
     if (!tool) throw new AppError(400, 'unknown_tool', `no tool named ${action.tool}`);
-    result = storedResult(await runTool(tool, { em: work, actor, jobs: services.jobs, llm: services.llm, providers: services.providers }, action.args));
+    result = storedResult(await runTool(tool, { em: work, actor, jobs: services.jobs, llm: services.llm, providers: services.providers, appId: task.app_id }, action.args));
   } catch (err) {
     const failure = actionError(err);
     if (!failure) throw err; // infrastructure: the activity is retried (then failTaskAction records it)

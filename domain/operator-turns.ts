@@ -25,7 +25,7 @@ import { appendMessages, requireOwnedApp, requireThread } from './operator-threa
 import { memoryForContext } from './operator-memory.js';
 import { requireOperatorAccess } from './plans.js';
 import { allTools, findTool } from './tools/index.js';
-import { needsConfirmation, runTool, type Risk, type ToolContext } from './tools/registry.js';
+import { needsConfirmation, requiresAppId, runTool, type Risk, type ToolContext } from './tools/registry.js';
 import { resolveActor } from './workspaces.js';
 import { notifyConfirmationPending } from './notifications.js';
 
@@ -239,10 +239,18 @@ export async function buildContext(em: EntityManager, actor: Actor, threadId: st
   return out;
 }
 
-/** The registry as the model sees it (JSON Schema per tool). */
+/**
+ * The registry as the model sees it (JSON Schema per tool). Every thread has a product, and a tool's
+ * `app_id` defaults to it (runTool with the turn's appId): so it is optional here.
+ */
 export function toolSpecs(): ToolSpec[] {
   return allTools().map((t) => {
     const { $schema: _drop, ...parameters } = z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    if (requiresAppId(t)) {
+      const properties = parameters.properties as Record<string, Record<string, unknown>>;
+      properties.app_id = { ...properties.app_id, description: 'The product; default: this thread’s product' };
+      parameters.required = (parameters.required as string[]).filter((k) => k !== 'app_id');
+    }
     return { name: t.name, description: t.description, parameters };
   });
 }
@@ -272,12 +280,15 @@ export async function modelStep(deps: TurnDeps, input: { turnId: string; message
   return { toolCalls: calls, usage };
 }
 
-/** Runs a tool as the turn's user; an error becomes the tool's result (the model sees it), not a failed turn. */
-async function invoke(deps: TurnDeps, actor: Actor, name: string, args: unknown): Promise<{ status: 'ok' | 'error'; result: unknown }> {
+/**
+ * Runs a tool as the turn's user, for the thread's product (`app_id` defaults to it); an error becomes
+ * the tool's result (the model sees it), not a failed turn.
+ */
+async function invoke(deps: TurnDeps, actor: Actor, appId: string, name: string, args: unknown): Promise<{ status: 'ok' | 'error'; result: unknown }> {
   const tool = findTool(name);
   if (!tool) return { status: 'error', result: { code: 'unknown_tool', message: `there is no tool named ${name}` } };
   try {
-    const result = await runTool(tool, { ...deps.toolContext, em: deps.em.fork(), actor }, args);
+    const result = await runTool(tool, { ...deps.toolContext, em: deps.em.fork(), actor, appId }, args);
     return { status: 'ok', result: JSON.parse(clipJson(result).replace(/…$/, '"…"')) };
   } catch (err) {
     if (err instanceof AppError) return { status: 'error', result: { code: err.code, message: err.message } };
@@ -290,7 +301,7 @@ async function invoke(deps: TurnDeps, actor: Actor, name: string, args: unknown)
 export async function runReadTool(deps: TurnDeps, input: { turnId: string; call: PlannedCall; messageId: string }): Promise<void> {
   const turn = await loadTurn(deps.em, input.turnId);
   const stored = await deps.em.findOne(AgentMessage, input.messageId);
-  const outcome = stored ? { status: stored.toolStatus as 'ok' | 'error', result: stored.toolResult } : await invoke(deps, await turnActor(deps.em, turn), input.call.name, input.call.args);
+  const outcome = stored ? { status: stored.toolStatus as 'ok' | 'error', result: stored.toolResult } : await invoke(deps, await turnActor(deps.em, turn), turn.appId, input.call.name, input.call.args);
   if (!stored) {
     await appendMessages(deps.em, turn.thread.id, [
       { id: input.messageId, turnId: turn.id, role: 'tool', content: null, toolCallId: input.call.id, toolName: input.call.name, toolStatus: outcome.status, toolResult: outcome.result },
@@ -379,7 +390,7 @@ export async function executeConfirmed(deps: TurnDeps, input: { turnId: string; 
   } else if (sha256(canonical(conf.args)) !== conf.argsHash) {
     outcome = { status: 'error', result: { code: 'arguments_changed', message: 'the confirmed arguments do not match' } };
   } else {
-    outcome = await invoke(deps, await turnActor(em, turn), conf.toolName, conf.args);
+    outcome = await invoke(deps, await turnActor(em, turn), turn.appId, conf.toolName, conf.args);
     await em.execute('update agent_confirmations set result = ?::jsonb where id = ?', [JSON.stringify(outcome), conf.id]);
   }
   await settleToolMessage(em, conf.id, outcome.status, outcome.result);

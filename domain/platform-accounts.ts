@@ -127,6 +127,13 @@ export async function connectAccount(
     account.disconnectedAt = null;
     account.statusReason = null;
     account.warmupStartedAt ??= account.connectedAt;
+    // The connect answer names no address: ask the connector's status once, so the answer carries it
+    // (best effort: a failure leaves it to the next status read, which fills it in).
+    const status = await connector.status(start.connectorAccountId).catch((err: unknown) => {
+      if (err instanceof ConnectorError) return null;
+      throw err;
+    });
+    if (status?.address) account.address = status.address;
   }
   await em.flush();
   return { account, start };

@@ -2,7 +2,7 @@
 import { defineOperation, reply } from '../operation.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { requireApp } from '../../domain/apps.js';
-import { activeAgents, createAgent, deleteAgent, listAgents, listSignals, listSources, replaceSignals, requireAgent, setSource, updateAgent } from '../../domain/agents.js';
+import { activeAgents, createAgent, deleteAgent, listAgents, listSignals, listSources, replaceSignals, requireAgent, setSource, syncAgentSchedule, updateAgent } from '../../domain/agents.js';
 import {
   ActiveAgentView,
   AgentPage,
@@ -87,8 +87,8 @@ export const updateAgentOp = defineOperation({
     403: ['not_assigned', 'subscription_required'],
     404: ['not_found'],
   },
-  handler: async ({ em, actor, params, body }) => {
-    const r = await updateAgent(em, actor, params.agentId, body);
+  handler: async ({ em, actor, params, body, services }) => {
+    const r = await updateAgent(em, actor, services.jobs, params.agentId, body);
     return r.simulated ? toDemoSimulation('update', r.agent, r.changes) : toAgentView(r.agent);
   },
 });
@@ -103,8 +103,8 @@ export const deleteAgentOp = defineOperation({
   params: AgentParams,
   responses: { 204: null, 200: DemoSimulation },
   errors: { 400: ['invalid_id', 'invalid_user'], ...common },
-  handler: async ({ em, actor, params }) => {
-    const r = await deleteAgent(em, actor, params.agentId);
+  handler: async ({ em, actor, params, services }) => {
+    const r = await deleteAgent(em, actor, services.jobs, params.agentId);
     return r.simulated ? reply(200, toDemoSimulation('delete', r.agent, [])) : reply(204);
   },
 });
@@ -201,5 +201,9 @@ export const nextLaunchesOp = defineOperation({
     }),
   },
   errors: { 400: ['invalid_id', 'invalid_user'], ...common },
-  handler: async ({ em, actor, params, services }) => nextLaunches(services.temporal, await requireAgent(em, actor, params.agentId)),
+  handler: async ({ em, actor, params, services }) => {
+    const agent = await requireAgent(em, actor, params.agentId);
+    // A Schedule out of step with the agent (a sync after a change was lost) is synced before answering.
+    return nextLaunches(services.temporal, agent, () => syncAgentSchedule(em, services.jobs, agent.id));
+  },
 });

@@ -2,7 +2,8 @@
 import type { z } from 'zod';
 import { approveAction, enrollLeads, markReplied, reenrollLead, requireAction, skipAction, unenrollLead } from '../../domain/enrollments.js';
 import { enrollmentPreview, operationReceipt, requireOperation, startListEnrollment } from '../../domain/bulk-enroll.js';
-import { page } from '../../lib/pagination.js';
+import { getEnrollmentView, listEnrollmentViews } from '../../domain/enrollment-view.js';
+import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import {
@@ -19,13 +20,17 @@ import {
   ReceiptParams,
   ReceiptQuery,
   toEnrollOperationView,
+  EnrollmentDetailPage,
+  EnrollmentDetailView,
   EnrollmentList,
+  EnrollmentListQuery,
   EnrollmentView,
   EnrollResultView,
   LeadIdParams,
   ReenrollBody,
   ScheduledActionView,
   toActionView,
+  toEnrollmentDetailView,
   toEnrollmentView,
 } from './schemas.js';
 
@@ -205,4 +210,42 @@ export const enrollmentPreviewOp = defineOperation({
     const p = await enrollmentPreview(em, actor, params.id, { listId: query.list_id, leadIds: query.lead_ids });
     return { ...p, sample: p.sample as z.infer<typeof EnrollmentPreviewView>['sample'] };
   },
+});
+
+// The per-lead enrollment view: beyond the spec (docs/executor.md, "Per-lead enrollment view").
+const WAITING_RULE =
+  '`waiting` says why the next send has not happened yet, read from stored state (no workflow query): an ended enrollment has no reason; else a paused campaign is `campaign_paused`, a paused enrollment `paused`; else the next action’s `waiting_reason`, with `until` = its `due_at` for the timed reasons (`waiting_for_window`, `waiting_step_delay`, `daily_new_lead_cap`, `rescheduled`, `gap`, `outside_hours`, `cap_daily`, `cap_weekly`, `warmup`) and null for the others (`awaiting_review`, …); no unsent action: no reason.';
+
+export const listCampaignEnrollmentsOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{campaignId}/enrollments',
+  summary: 'The campaign’s enrollments (beyond the spec): status, current step, next action and why it has not happened yet',
+  description: `Beyond the spec. In enrollment order, filtered by \`status\`, \`step_id\` (the current step) and \`lead_id\`; \`{items, next_cursor}\`. ${WAITING_RULE}`,
+  tag,
+  beyondSpec: true,
+  auth: 'user',
+  params: CampaignIdParams,
+  query: EnrollmentListQuery,
+  responses: { 200: EnrollmentDetailPage },
+  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
+  handler: async ({ em, actor, params, query }) =>
+    page(
+      await listEnrollmentViews(em, actor, params.campaignId, { status: query.status, stepId: query.step_id, leadId: query.lead_id }, toPageRequest(query)),
+      query.limit,
+      toEnrollmentDetailView,
+    ),
+});
+
+export const getEnrollmentOp = defineOperation({
+  method: 'GET',
+  path: '/api/enrollments/{id}',
+  summary: 'One enrollment (beyond the spec): status, current step, next action and why it has not happened yet',
+  description: `Beyond the spec. ${WAITING_RULE}`,
+  tag,
+  beyondSpec: true,
+  auth: 'user',
+  params: IdParams,
+  responses: { 200: EnrollmentDetailView },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
+  handler: async ({ em, actor, params }) => toEnrollmentDetailView(await getEnrollmentView(em, actor, params.id)),
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ACTION_STATES, type IScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { ENROLLMENT_STATUSES, type IEnrollment } from '../../db/entities/Enrollment.js';
 import { SKIP_REASONS } from '../../domain/enrollments.js';
+import { UNSENT_ACTION_STATES, WAITING_REASONS, type EnrollmentViewItem } from '../../domain/enrollment-view.js';
 import { Timestamp, iso } from '../schemas.js';
 import type { IEnrollOperation } from '../../db/entities/EnrollOperation.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
@@ -203,3 +204,45 @@ export const EnrollmentPreviewView = z.object({
   /** Up to 20 skipped leads with their reason. */
   sample: z.array(z.object({ lead_id: z.uuid(), reason: SkipReason })),
 });
+
+// The per-lead enrollment view (beyond the spec; domain/enrollment-view.ts, docs/executor.md).
+export const EnrollmentListQuery = z
+  .object({
+    ...pageQuery,
+    status: z.enum(ENROLLMENT_STATUSES).optional(),
+    /** Enrollments whose current step is this one. */
+    step_id: z.uuid().optional(),
+    lead_id: z.uuid().optional(),
+  })
+  .strict();
+
+export const EnrollmentDetailView = z.object({
+  id: z.uuid(),
+  campaign_id: z.uuid(),
+  lead_id: z.uuid(),
+  contact_id: z.uuid(),
+  status: z.enum(ENROLLMENT_STATUSES),
+  stop_reason: z.string().nullable(),
+  run: z.number().int(),
+  step_version: z.number().int(),
+  /** The step in progress (null before the first and after the last); `type` from the enrollment's step version. */
+  current_step: z.object({ id: z.uuid(), position: z.number().int(), type: z.string().nullable() }).nullable(),
+  replied_at: Timestamp.nullable(),
+  finished_at: Timestamp.nullable(),
+  created_at: Timestamp,
+  /** The enrollment's send not made yet (planned, awaiting approval, approved or executing), if any. */
+  next_action: z
+    .object({
+      id: z.uuid(),
+      type: z.string(),
+      state: z.enum(UNSENT_ACTION_STATES),
+      due_at: Timestamp,
+      waiting_reason: z.string().nullable(),
+    })
+    .nullable(),
+  /** Why the next send has not happened yet, from stored state; `until` is known for the timed reasons (the action's due time). */
+  waiting: z.object({ reason: z.enum(WAITING_REASONS).nullable(), until: Timestamp.nullable() }),
+});
+export const EnrollmentDetailPage = pageSchema(EnrollmentDetailView);
+/** The domain's view is the response (the assignment is the type check). */
+export const toEnrollmentDetailView = (v: EnrollmentViewItem): z.infer<typeof EnrollmentDetailView> => v;

@@ -52,7 +52,7 @@ export const applyInsightOp = defineOperation({
     409: ['already_applied', 'not_applicable', 'invalid_transition', 'already_connected'],
   },
   handler: async ({ em, actor, params, services }) =>
-    toInsight(await applyInsight(em, actor, params.id, { connector: services.connector, encryptionKey: services.config.encryptionKey })),
+    toInsight(await applyInsight(em, actor, params.id, { jobs: services.jobs, connector: services.connector, encryptionKey: services.config.encryptionKey })),
 });
 
 export const setInsightStatusOp = defineOperation({

@@ -8,6 +8,8 @@ import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'HH:MM, 24-hour clock');
+/** An end may also be 24:00 (the end of the day; docs/governor.md). */
+const END = z.string().regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/, 'HH:MM, 24-hour clock, or 24:00');
 
 export const WorkingHoursSchema = z
   .object({
@@ -18,11 +20,11 @@ export const WorkingHoursSchema = z
       .refine((d) => new Set(d).size === d.length, 'each day once')
       .meta({ description: 'ISO weekdays: 1 = Monday … 7 = Sunday' }),
     start: HHMM,
-    end: HHMM,
+    end: END.meta({ description: 'Exclusive; 24:00 for the end of the day' }),
   })
   .strict()
   .refine((w) => w.end > w.start, { message: 'end must be after start', path: ['end'] })
-  .meta({ description: 'When the account may act, in its own time zone (one window per listed day)' });
+  .meta({ description: 'When the account may act, in its own time zone (one window per listed day, start inclusive, end exclusive)' });
 
 const CapView = z.object({ daily: z.number().int(), weekly: z.number().int() });
 

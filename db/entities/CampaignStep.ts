@@ -9,7 +9,7 @@ export type StepType = (typeof STEP_TYPES)[number];
  * What a step does, by type:
  * - email `{subject, body}`; invitation `{note?}`; message `{body}` — templates with `{{variable}}` /
  *   `{{variable|fallback}}` placeholders;
- * - wait `{amount, unit: 'hours' | 'business_days'}`;
+ * - wait `{amount, unit: 'minutes' | 'hours' | 'business_days'}`;
  * - condition `{check: 'accepted' | 'opened' | 'replied', expect: boolean}` on the previous send step:
  *   when it does not hold, the enrollment ends (`condition_not_met`).
  */

@@ -44,6 +44,8 @@ export const ScheduledAction = defineEntity({
     content: p.json<Record<string, unknown>>().nullable(),
     /** Why it is not done yet, as the executor last saw it (window, governor reason, review…). */
     waitingReason: p.string().length(60).nullable(),
+    /** Until when it waits, when the executor knows (the governor's retry time, a window's opening); null: see due_at or no known end. */
+    waitingUntil: p.datetime().nullable(),
     approvedAt: p.datetime().nullable(),
     approvedBy: p.uuid().nullable(),
     executedAt: p.datetime().nullable(),

@@ -46,8 +46,8 @@ export const analyticsTools = [
     description: 'Perform a recommendation’s action once (pause the campaign, pause the agent, raise a sender account’s caps within the plan, or point to the review queue or to adding a sender account). Reconnecting an account needs the app.',
     input: z.object({ insight_id: z.uuid() }).strict(),
     risk: 'change',
-    run: async ({ em, actor }, i) => {
-      const r = await applyInsight(em, actor, i.insight_id);
+    run: async ({ em, actor, jobs }, i) => {
+      const r = await applyInsight(em, actor, i.insight_id, { jobs });
       return { id: r.id, status: r.status, result: r.result };
     },
   }),

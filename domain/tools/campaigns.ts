@@ -106,7 +106,7 @@ export const campaignTools = [
     name: 'add_campaign_step',
     domain: 'campaigns',
     description:
-      'Add a step to a campaign (appended, or at a 0-based position): email {subject, body}, invitation {note?}, message {body}, wait {amount, unit: hours|business_days}, condition {check: accepted|opened|replied, expect}. Templates may use {{first_name}}, {{company}} … with fallbacks {{first_name|there}}.',
+      'Add a step to a campaign (appended, or at a 0-based position): email {subject, body}, invitation {note?}, message {body}, wait {amount, unit: minutes|hours|business_days}, condition {check: accepted|opened|replied, expect}. Templates may use {{first_name}}, {{company}} … with fallbacks {{first_name|there}}.',
     input: z.object({ campaign_id: z.uuid(), step: CreateStepInput }).strict(),
     risk: 'change',
     run: async ({ em, actor }, input) => {

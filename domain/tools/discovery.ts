@@ -60,8 +60,9 @@ export const discoveryTools = [
     description: 'Activate, pause or archive a discovery agent (draft → active, active ⇄ paused, any → archived, archived → paused).',
     input: z.object({ agent_id: z.uuid(), status: z.enum(AGENT_STATUSES) }).strict(),
     risk: 'change',
-    run: async ({ em, actor }, input) => {
-      const r = await updateAgent(em, actor, input.agent_id, { status: input.status });
+    run: async ({ em, actor, jobs }, input) => {
+      // The agent's Schedule is synced through `jobs` from the process running the tool (the worker).
+      const r = await updateAgent(em, actor, jobs, input.agent_id, { status: input.status });
       return { ...agentSummary(r.agent), simulated: r.simulated };
     },
   }),

@@ -1,10 +1,38 @@
-// Operator tools of campaign enrollment and its scheduled actions (docs/executor.md, "Bulk enrollment", "Rescheduling").
+// Operator tools of campaign enrollment and its scheduled actions (docs/executor.md, "Per-lead enrollment view", "Bulk enrollment", "Rescheduling").
 import { z } from 'zod';
+import { ENROLLMENT_STATUSES } from '../../db/entities/Enrollment.js';
+import { pageQuery, page } from '../../lib/pagination.js';
 import { startListEnrollment } from '../bulk-enroll.js';
+import { getEnrollmentView, listEnrollmentViews } from '../enrollment-view.js';
 import { rescheduleOverdue, reschedulePlanned } from '../scheduled-actions.js';
 import { defineTool } from './registry.js';
 
 export const enrollmentTools = [
+  defineTool({
+    name: 'get_enrollments',
+    domain: 'enrollments',
+    description:
+      'Read leads’ enrollments in a campaign: status, current step, the next action with its due time, and why it has not happened yet (`waiting.reason`: campaign_paused, paused, waiting_for_window, waiting_step_delay, awaiting_review, gap, cap_daily, …; `waiting.until` when known). Give enrollment_id for one, or campaign_id with optional filters (status, step_id = current step, lead_id) and a cursor from a previous answer for the next page.',
+    input: z
+      .object({
+        campaign_id: z.uuid().optional(),
+        enrollment_id: z.uuid().optional(),
+        status: z.enum(ENROLLMENT_STATUSES).optional(),
+        step_id: z.uuid().optional(),
+        lead_id: z.uuid().optional(),
+        limit: z.number().int().min(1).max(50).optional(),
+        cursor: pageQuery.cursor.describe('the next_cursor of a previous answer (by campaign)'),
+      })
+      .strict()
+      .refine((i) => (i.campaign_id === undefined) !== (i.enrollment_id === undefined), { message: 'give exactly one of campaign_id and enrollment_id' }),
+    risk: 'read',
+    run: async ({ em, actor }, input) => {
+      if (input.enrollment_id) return { items: [await getEnrollmentView(em, actor, input.enrollment_id)], next_cursor: null };
+      const limit = input.limit ?? 20;
+      const rows = await listEnrollmentViews(em, actor, input.campaign_id!, { status: input.status, stepId: input.step_id, leadId: input.lead_id }, { limit, after: input.cursor });
+      return page(rows, limit, (r) => r);
+    },
+  }),
   defineTool({
     name: 'enroll_list_in_campaign',
     domain: 'enrollments',

@@ -22,6 +22,11 @@ export interface ToolContext {
   llm?: ModelAdapter;
   /** The model and sources, for tools that search or qualify (the API's services carry them). */
   providers?: PreviewProviders;
+  /**
+   * The product the call is made for (an Operator thread's or task's): a tool that requires `app_id`
+   * takes this one when the input leaves it out. Absent (MCP): `app_id` stays required.
+   */
+  appId?: string;
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {
@@ -38,9 +43,24 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
 
 export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool<S> => tool;
 
-/** Validates the input against the tool's schema (throwing zod's error), then runs it. */
+/** Whether the tool's input has an `app_id` it cannot do without (tools where it is optional read "all products" from its absence). */
+export function requiresAppId(tool: Pick<Tool, 'input'>): boolean {
+  const shape = (tool.input as { shape?: Record<string, z.ZodType> }).shape;
+  return !!shape?.app_id && !shape.app_id.safeParse(undefined).success;
+}
+
+/** The input with `app_id` set to `appId` when the tool requires one and the input has none (null or absent). */
+export function withDefaultApp(tool: Pick<Tool, 'input'>, input: unknown, appId: string | undefined): unknown {
+  if (!appId || !requiresAppId(tool)) return input;
+  if (input === undefined || input === null) return { app_id: appId };
+  if (typeof input !== 'object' || Array.isArray(input)) return input;
+  const args = input as Record<string, unknown>;
+  return args.app_id === undefined || args.app_id === null ? { ...args, app_id: appId } : input;
+}
+
+/** Validates the input against the tool's schema (throwing zod's error), then runs it; `app_id` defaults to the context's product. */
 export async function runTool(tool: Tool, ctx: ToolContext, input: unknown): Promise<unknown> {
-  return tool.run(ctx, tool.input.parse(input));
+  return tool.run(ctx, tool.input.parse(withDefaultApp(tool, input, ctx.appId)));
 }
 
 /** Risk that needs a person's yes before the tool runs. */

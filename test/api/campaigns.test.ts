@@ -705,3 +705,63 @@ test('the Demo workspace shows seeded campaigns: an active email sequence with a
   t.deepEqual(pre.body.problems.filter((p: any) => p.severity === 'blocker').map((p: any) => p.code), ['no_connected_account']);
   t.is((await seedDemo(await em())).changed, 0, 'the seed is re-runnable');
 });
+
+test('steps: a wait takes a whole number of minutes, hours or business days, each up to a year', async (t) => {
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  const c = await campaign(u, app.id);
+  const url = `/api/campaigns/${c.id}/steps`;
+  const minutes = await step(u, c.id, { type: 'wait', config: { amount: 30, unit: 'minutes' } });
+  t.deepEqual(minutes.config, { amount: 30, unit: 'minutes' });
+  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 525_600, unit: 'minutes' } })).config, { amount: 525_600, unit: 'minutes' });
+  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 8760, unit: 'hours' } })).config, { amount: 8760, unit: 'hours' });
+  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 365, unit: 'business_days' } })).config, { amount: 365, unit: 'business_days' });
+  // The version's snapshot keeps the unit as given (the executor reads it there).
+  const version = await (await em()).findOneOrFail(CampaignStepVersion, { campaign: c.id, version: minutes.step_version });
+  t.deepEqual(version.steps[0].config, { amount: 30, unit: 'minutes' });
+  const put = await call('PUT', `${url}/${minutes.id}`, as(u, { type: 'wait', config: { amount: 90, unit: 'minutes' } }));
+  t.is(put.status, 200, put.text);
+  t.deepEqual(put.body.config, { amount: 90, unit: 'minutes' });
+  for (const config of [
+    { amount: 0, unit: 'minutes' },
+    { amount: 525_601, unit: 'minutes' },
+    { amount: 1.5, unit: 'hours' },
+    { amount: 8761, unit: 'hours' },
+    { amount: 366, unit: 'business_days' },
+    { amount: 10, unit: 'seconds' },
+    { amount: 10, unit: 'minutes', extra: true },
+  ]) {
+    const r = await call('POST', url, as(u, { type: 'wait', config }));
+    t.is(r.status, 400, JSON.stringify(config));
+    t.is(r.body.error.code, 'invalid_body');
+  }
+  // The Operator's add_campaign_step takes the same schema.
+  const em0 = (await api()).services.orm.em.fork();
+  const ctx = { em: em0, jobs: (await api()).services.jobs, actor: await resolveActor(em0 as never, { userId: u.id, kind: 'session' }, undefined) };
+  const added = (await runTool(findTool('add_campaign_step')!, ctx, { campaign_id: c.id, step: { type: 'wait', config: { amount: 45, unit: 'minutes' } } })) as { step: { config: unknown } };
+  t.deepEqual(added.step.config, { amount: 45, unit: 'minutes' });
+});
+
+test('preflight: {{sender_name}} always has a value (the account’s display name): no template_variables warning for it', async (t) => {
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  const email = await account(u, 'email');
+  const url = `/api/apps/${app.id}/campaigns/preflight`;
+  const sender = { type: 'email', config: { subject: 'From {{sender_name}}', body: 'Hello {{first_name|there}}, {{sender_name}} here' } };
+  const mixed = { type: 'email', config: { subject: 'Hi', body: 'Hello {{first_name}}, {{sender_name}} here' } };
+  const r = await call('POST', url, as(u, { time_zone: 'Europe/Berlin', account_ids: [email], steps: [sender, mixed] }));
+  t.is(r.status, 200, r.text);
+  t.true(r.body.ready, r.text);
+  const warnings = r.body.problems.filter((p: any) => p.code === 'template_variables');
+  t.is(warnings.length, 1, r.text);
+  t.like(warnings[0], { details: { field: 'body', variables: ['first_name'] } });
+  t.notRegex(warnings[0].message, /sender_name/);
+
+  // A stored campaign whose only variable without fallback is {{sender_name}}: nothing to warn about.
+  const c = await campaign(u, app.id, { account_ids: [email] });
+  await step(u, c.id, sender);
+  const stored = await call('POST', url, as(u, { campaign_id: c.id }));
+  t.is(stored.status, 200, stored.text);
+  t.deepEqual(stored.body.problems, []);
+  t.like(stored.body, { ready: true, blockers: 0, warnings: 0 });
+});

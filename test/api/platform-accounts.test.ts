@@ -43,6 +43,25 @@ test('create: 201 with the canonical time zone and default working hours; the ti
   t.is(channel.status, 400);
 });
 
+test('create: working hours may end at 24:00 (the end of the day), and only end there', async (t) => {
+  const u = await createOwner();
+  const late = await created(u, { time_zone: 'Europe/Berlin', working_hours: { days: [1, 2, 3, 4, 5, 6, 7], start: '18:00', end: '24:00' } });
+  t.deepEqual(late.working_hours, { days: [1, 2, 3, 4, 5, 6, 7], start: '18:00', end: '24:00' });
+  const allDay = await created(u, { channel: 'email', time_zone: 'UTC', working_hours: { days: [1], start: '00:00', end: '24:00' } });
+  t.deepEqual(allDay.working_hours, { days: [1], start: '00:00', end: '24:00' });
+  for (const working_hours of [
+    { days: [1], start: '24:00', end: '24:00' },
+    { days: [1], start: '09:00', end: '24:01' },
+    { days: [1], start: '09:00', end: '24:30' },
+    { days: [1], start: '09:00', end: '25:00' },
+  ]) {
+    const r = await call('POST', BASE, as(u, { channel: 'email', display_name: 'x', time_zone: 'UTC', working_hours }));
+    t.is(r.status, 400, JSON.stringify(working_hours));
+    t.is(r.body.error.code, 'invalid_body');
+  }
+  t.is(await (await em()).count(PlatformAccount, { workspace: { owner: u.id } }), 2);
+});
+
 test('create: the plan bounds the number of accounts; members may read but not manage; Demo is read-only', async (t) => {
   const free = await createUser();
   await created(free);
@@ -108,6 +127,10 @@ test('connect: a hosted link, finished at the connector, reads connected; creden
   const c = await call('POST', `${BASE}/${direct.id}/connect`, as(u, { credentials: { email: 'ana@acme.example', password } }));
   t.is(c.status, 200, c.text);
   t.like(c.body, { next: 'none', hosted_link: null, account: { status: 'connected', has_credentials: true } });
+  // The answer carries the address the connector knows, before any status read.
+  t.is(c.body.account.address, 'ana@acme.example');
+  t.is((await (await em()).findOneOrFail(PlatformAccount, direct.id)).address, 'ana@acme.example');
+  t.is((await call('GET', `${BASE}?channel=email`, as(u))).body.items.find((a: any) => a.id === direct.id).address, 'ana@acme.example');
   t.truthy(c.body.account.warmup.started_at);
   t.false(c.text.includes(password));
   const row = await (await em()).findOneOrFail(PlatformAccount, direct.id);
@@ -253,6 +276,45 @@ test('502 connector_unavailable on delete, connect and enrich when the connector
   const row = await (await em()).findOneOrFail(PlatformAccount, pending.id, { refresh: true });
   t.like(row, { status: 'pending', connectorAccountId: null, credentialsSealed: null });
   t.is((await (await em()).findOneOrFail(PlatformAccount, net.id, { refresh: true })).profileFetchedAt, null);
+});
+
+test('connect through an HTTP connector: the address comes from one status read; a failed read still connects, the address filled in by the next read', async (t) => {
+  const u = await createOwner();
+  const { services } = await api();
+  let statusDown = true;
+  const server = await startServer((req, res) => {
+    const json = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.method === 'POST' && req.url.pathname === '/v1/accounts') return json(200, { id: `acc_${(req.body as { account_id: string }).account_id}`, kind: 'connected', url: null, expires_at: null });
+    const m = /^\/v1\/accounts\/([^/]+)$/.exec(req.url.pathname);
+    if (req.method === 'GET' && m) {
+      if (statusDown) return json(503, {});
+      return json(200, { id: decodeURIComponent(m[1]), state: 'connected', reason: null, address: `${decodeURIComponent(m[1])}@mail.example` });
+    }
+    json(404, {});
+  });
+  const connector = new HttpConnector({ baseUrl: server.url, apiKey: 'k' });
+  t.teardown(async () => {
+    await connector.close();
+    await server.close();
+  });
+  const base = (await listen({ ...services, connector })).base;
+
+  // The status read fails: still connected (the connector has the account), address unknown for now.
+  const first = await created(u, { channel: 'email' });
+  const c1 = await call('POST', `${BASE}/${first.id}/connect`, { ...as(u, { credentials: { email: 'a@b.example', password: 'x' } }), base });
+  t.is(c1.status, 200, c1.text);
+  t.like(c1.body.account, { status: 'connected', connector_account_id: `acc_${first.id}`, address: null });
+  t.deepEqual(server.requests.map((r) => `${r.method} ${r.url.pathname}`), ['POST /v1/accounts', `GET /v1/accounts/acc_${first.id}`]);
+
+  statusDown = false;
+  const second = await created(u, { channel: 'email' });
+  const c2 = await call('POST', `${BASE}/${second.id}/connect`, { ...as(u, { credentials: { email: 'c@d.example', password: 'x' } }), base });
+  t.is(c2.status, 200, c2.text);
+  t.like(c2.body.account, { status: 'connected', address: `acc_${second.id}@mail.example` });
+  // The first account's address arrives with its next status read.
+  const setup = await call('GET', `${BASE}/${first.id}/setup-status`, { ...as(u), base });
+  t.is(setup.status, 200, setup.text);
+  t.is((await (await em()).findOneOrFail(PlatformAccount, first.id)).address, `acc_${first.id}@mail.example`);
 });
 
 test('every id-taking route answers 404 for another workspace’s account, and changes nothing', async (t) => {

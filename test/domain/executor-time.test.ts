@@ -27,3 +27,11 @@ test('wait steps: hours (fractions too) and business days keeping the local time
   // Over a DST change the local time is kept: Friday 2026-03-27 10:00 Paris (UTC+1) + 1 business day = Monday 10:00 (UTC+2).
   t.is(waitEnd({ amount: 1, unit: 'business_days' }, 'Europe/Paris', new Date('2026-03-27T09:00:00Z')).toISOString(), '2026-03-30T08:00:00.000Z');
 });
+
+test('wait steps in minutes', (t) => {
+  const from = new Date('2026-11-27T15:00:00Z');
+  t.is(waitEnd({ amount: 90, unit: 'minutes' }, 'Europe/Paris', from).toISOString(), '2026-11-27T16:30:00.000Z');
+  t.is(waitEnd({ amount: 1, unit: 'minutes' }, 'Europe/Paris', from).toISOString(), '2026-11-27T15:01:00.000Z');
+  // A year of minutes is a year of hours.
+  t.is(waitEnd({ amount: 525_600, unit: 'minutes' }, 'Europe/Paris', from).getTime(), waitEnd({ amount: 8760, unit: 'hours' }, 'Europe/Paris', from).getTime());
+});

@@ -110,6 +110,21 @@ test('working hours in America/New_York: refused outside with the next local ope
   t.throws(() => nextWorkingTime({ timeZone: 'Mars/Olympus', workingHours: OFFICE }, new Date()), { instanceOf: RangeError });
 });
 
+test('working hours ending at 24:00: granted until local midnight, then the next opening; across both DST changes (Europe/Berlin)', async (t) => {
+  const a = await account({ timeZone: 'Europe/Berlin', workingHours: { days: [7], start: '22:00', end: '24:00' } });
+  // Sunday 2026-10-25, the autumn change (CET, UTC+1, in the evening): open 21:00Z, closed from Monday 00:00 CET = 23:00Z.
+  t.like(await ask(a.id, '2026-10-25T20:59:59Z'), { granted: false, reason: 'outside_hours' });
+  t.true((await ask(a.id, '2026-10-25T21:00:00Z')).granted);
+  t.true((await ask(a.id, '2026-10-25T22:59:59Z')).granted);
+  const midnight = await ask(a.id, '2026-10-25T23:00:00Z');
+  t.like(midnight, { granted: false, reason: 'outside_hours' });
+  t.is(iso(!midnight.granted ? midnight.retryAt : null), '2026-11-01T21:00:00.000Z'); // next Sunday 22:00 CET
+  // Sunday 2026-03-29, the spring change (CEST, UTC+2, in the evening): 22:00–24:00 local is 20:00Z–22:00Z.
+  t.is(iso(nextWorkingTime(a, new Date('2026-03-29T21:59:59Z'))), '2026-03-29T21:59:59.000Z');
+  t.is(iso(nextWorkingTime(a, new Date('2026-03-29T22:00:00Z'))), '2026-04-05T20:00:00.000Z');
+  t.is(iso(nextWorkingTime(a, new Date('2026-03-29T12:00:00Z'))), '2026-03-29T20:00:00.000Z');
+});
+
 test('the gap: minimum plus injected jitter; the answer names when the next slot opens', async (t) => {
   const a = await account({ minGapSeconds: 90, jitterSeconds: 60 });
   const first = await ask(a.id, '2026-11-24T15:00:00Z', { random: () => 0.5 });

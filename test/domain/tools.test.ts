@@ -2,7 +2,7 @@
 import test from 'ava';
 import { ZodError } from 'zod';
 import { allTools, findTool } from '../../domain/tools/index.js';
-import { needsConfirmation, RISKS, runTool } from '../../domain/tools/registry.js';
+import { needsConfirmation, requiresAppId, RISKS, runTool } from '../../domain/tools/registry.js';
 import { AppError } from '../../domain/errors.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { api, call, createTestApp, closeApi } from '../helpers/api.js';
@@ -79,4 +79,44 @@ test('list tools: create a list and see it listed with its size; names are uniqu
   t.deepEqual(lists.map((l) => l.id), [created.id]);
   const dup = await t.throwsAsync(runTool(findTool('create_lead_list')!, { ...ctx, em: services.orm.em.fork() }, { app_id: app.id, name: 'founders' }));
   t.true(dup instanceof AppError && dup.status === 409);
+});
+
+test('with a product in the context (an Operator thread’s or task’s), a tool that requires app_id defaults to it; optional app_id keeps meaning all products', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const app = await createTestApp(u);
+  const other = await createTestApp(u, 'Other');
+  const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } })).body;
+  const otherAgent = (await call('POST', `/api/apps/${other.id}/agents`, { token: u.accessToken, body: { name: 'Elsewhere' } })).body;
+  const actor = await resolveActor(services.orm.em.fork() as never, { userId: u.id, kind: 'session' }, undefined);
+  const ctx = (appId?: string) => ({ em: services.orm.em.fork(), jobs: services.jobs, actor, ...(appId ? { appId } : {}) });
+  const ids = (v: unknown) => (v as { id: string }[]).map((a) => a.id);
+
+  t.true(requiresAppId(findTool('list_agents')!));
+  t.true(requiresAppId(findTool('create_lead_list')!));
+  t.false(requiresAppId(findTool('list_lead_lists')!));
+  t.false(requiresAppId(findTool('get_agent')!));
+
+  // Without a product in the context app_id is required, as before (MCP).
+  await t.throwsAsync(runTool(findTool('list_agents')!, ctx(), {}), { instanceOf: ZodError });
+  // With one, it is the default; an explicit app_id still wins.
+  t.deepEqual(ids(await runTool(findTool('list_agents')!, ctx(app.id), {})), [agent.id]);
+  t.deepEqual(ids(await runTool(findTool('list_agents')!, ctx(app.id), undefined)), [agent.id]);
+  t.deepEqual(ids(await runTool(findTool('list_agents')!, ctx(app.id), { app_id: other.id })), [otherAgent.id]);
+  const list = (await runTool(findTool('create_lead_list')!, ctx(other.id), { name: 'Founders' })) as { app_id: string };
+  t.is(list.app_id, other.id);
+  // A tool whose app_id is optional still lists every product without one.
+  const lists = (await runTool(findTool('list_lead_lists')!, ctx(app.id), {})) as { app_id: string }[];
+  t.true(lists.some((l) => l.app_id === other.id));
+  // The product still goes through the ownership rules: another workspace's product is not found.
+  const stranger = await createOwner();
+  const strangerApp = await createTestApp(stranger);
+  const nf = await t.throwsAsync(runTool(findTool('list_agents')!, ctx(strangerApp.id), {}));
+  t.true(nf instanceof AppError && nf.status === 404, String(nf));
+
+  // create_task: actions that leave app_id out are stored with the task's product.
+  const task = (await runTool(findTool('create_task')!, ctx(app.id), { title: 'Look around', actions: [{ tool: 'list_agents', args: {} }, { tool: 'list_lead_lists' }] })) as { id: string; app_id: string };
+  t.is(task.app_id, app.id);
+  const stored = await services.orm.em.fork().execute<{ tool: string; args: Record<string, unknown> }[]>(`select tool, args from operator_task_actions where task_id = ? order by position`, [task.id]);
+  t.deepEqual(stored.map((a) => [a.tool, a.args]), [['list_agents', { app_id: app.id }], ['list_lead_lists', {}]]);
 });

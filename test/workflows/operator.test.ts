@@ -111,6 +111,38 @@ test('a risky tool waits for confirmation; confirm runs it exactly once, a secon
   await replayFixture((await api()).services.temporal, 'operatorTurn-confirmed', wf);
 });
 
+test('tools that need app_id default to the thread’s product: a read tool at once, a risky one once confirmed', async (t) => {
+  const s = await setup();
+  const other = await createTestApp(s.u, 'Other product');
+  await call('POST', `/api/apps/${other.id}/agents`, { ...auth(s.u), body: { name: 'Elsewhere' } });
+  // The local model passes no app_id (the message names none): list_agents runs for the thread's product.
+  const r = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: 'list agents' });
+  t.is(names(r).at(-1), 'done', names(r).join(','));
+  const asked = r.events.find((e) => e.event === 'tool_call')!.data;
+  t.like(asked, { name: 'list_agents', args: {} });
+  const listed = r.events.find((e) => e.event === 'tool_result')!.data;
+  t.like(listed, { name: 'list_agents', status: 'ok' }, JSON.stringify(listed));
+  t.deepEqual((listed.result as { id: string }[]).map((a) => a.id), [s.agentId]);
+
+  // A risky tool: confirmed with the arguments as given, run for the thread's product.
+  const first = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: 'create campaign name: "Q3 CFOs" time_zone: Europe/Berlin' });
+  t.is(names(first).at(-1), 'approval_required', names(first).join(','));
+  const approval = first.events.at(-1)!.data;
+  t.like(approval, { name: 'create_campaign', args: { name: 'Q3 CFOs', time_zone: 'Europe/Berlin' } });
+  t.false('app_id' in approval.args);
+  const confirmed = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    thread_id: approval.thread_id,
+    confirmation_action: 'confirm',
+    confirmation_token: approval.confirmation_token,
+  });
+  t.is(names(confirmed).at(-1), 'done', names(confirmed).join(','));
+  const created = confirmed.events.find((e) => e.event === 'tool_result')!.data;
+  t.like(created, { name: 'create_campaign', status: 'ok', result: { app_id: s.appId, name: 'Q3 CFOs' } }, JSON.stringify(created));
+  t.deepEqual((await call('GET', `/api/apps/${s.appId}/campaigns`, auth(s.u))).body.items.map((c: { name: string }) => c.name), ['Q3 CFOs']);
+  t.deepEqual((await call('GET', `/api/apps/${other.id}/campaigns`, auth(s.u))).body.items, []);
+});
+
 test('cancel leaves no side effect; the token is single use and bound to its user', async (t) => {
   const s = await setup();
   const lead = await insertLead(s);

@@ -157,6 +157,10 @@ test('the reproduction: a follow-up waiting on the governor’s gap is held by a
   t.is((await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: [lead.leadId] }))).status, 200);
   await waitFor('step 2 to wait on the gap', async () => (await stateOf(campaign.id, lead.leadId))?.reason === 'gap', 60_000);
   const gapUntil = Date.parse((await stateOf(campaign.id, lead.leadId))!.until!);
+  // The enrollment view reads the same answer from stored state, with the governor's retry time.
+  const enrollmentId = (await enrollment(campaign.id)).id;
+  await waitFor('the view to say gap', async () => (await call('GET', `/api/enrollments/${enrollmentId}`, as(u))).body.waiting?.reason === 'gap', 30_000);
+  t.truthy((await call('GET', `/api/enrollments/${enrollmentId}`, as(u))).body.waiting.until);
   t.like(await call('PATCH', `/api/campaigns/${campaign.id}/status`, as(u, { status: 'paused' })), { status: 200 });
   // At once: the workflow and the stored action say why.
   await waitFor('campaign_paused', async () => (await stateOf(campaign.id, lead.leadId))?.reason === 'campaign_paused', 30_000);
@@ -164,6 +168,7 @@ test('the reproduction: a follow-up waiting on the governor’s gap is held by a
   t.is(second.waiting_reason, 'campaign_paused');
   const r = await call('GET', `/api/scheduled-actions/${second.id}`, as(u));
   t.is(r.body.waiting_reason, 'campaign_paused');
+  t.deepEqual((await call('GET', `/api/enrollments/${enrollmentId}`, as(u))).body.waiting, { reason: 'campaign_paused', until: null });
   // Past the gap's end (and a governor's retry after it), step 2 is still unsent.
   await waitFor('the gap to pass', async () => Date.now() > gapUntil + 3000, GAP * 1000 + 30_000);
   t.like((await actions(campaign.id))[1], { state: 'planned', waiting_reason: 'campaign_paused' });
