@@ -24,11 +24,18 @@ const SIGNAL: Partial<Record<CampaignStatus, 'campaign_resumed' | 'campaign_paus
  */
 export async function changeCampaignStatus(em: EntityManager, jobs: Jobs, actor: Actor, id: string, to: CampaignStatus): Promise<CampaignWithCount> {
   const campaign = await setStatus(em, actor, id, to);
-  if (to === 'paused' || to === 'active') {
+  if (to === 'paused') {
     await em.execute(
-      `update scheduled_actions set waiting_reason = ?, updated_at = now()
-        where campaign_id = ? and state in ('planned', 'approved') and waiting_reason is distinct from ? and (? or waiting_reason = 'campaign_paused')`,
-      [to === 'paused' ? 'campaign_paused' : null, campaign.id, to === 'paused' ? 'campaign_paused' : null, to === 'paused'],
+      `update scheduled_actions set waiting_reason = 'campaign_paused', waiting_until = null, updated_at = now()
+        where campaign_id = ? and state in ('planned', 'approved') and waiting_reason is distinct from 'campaign_paused'`,
+      [campaign.id],
+    );
+  } else if (to === 'active') {
+    // An enrollment paused on its own still says so; the others set their reason as they go on.
+    await em.execute(
+      `update scheduled_actions a set waiting_reason = case when e.status = 'paused' then 'paused' end, updated_at = now()
+         from enrollments e where e.id = a.enrollment_id and a.campaign_id = ? and a.state in ('planned', 'approved') and a.waiting_reason = 'campaign_paused'`,
+      [campaign.id],
     );
   }
   const signal = SIGNAL[to];

@@ -210,7 +210,8 @@ export async function approveAction(em: EntityManager, jobs: Jobs, actor: Actor,
   // A failed AI draft is never sent as it is: it is edited or written again first (docs/message-review.md).
   if (a.content?.draft_failed) throw conflict('draft_failed', `the AI-written draft of this action failed (${String(a.content.draft_failed)}): edit or retry it before approving`);
   const done = await em.execute(
-    `update scheduled_actions set state = 'approved', approved_at = now(), approved_by = ?, waiting_reason = null, updated_at = now()
+    `update scheduled_actions set state = 'approved', approved_at = now(), approved_by = ?, updated_at = now(),
+       waiting_reason = (select case when c.status = 'paused' then 'campaign_paused' end from campaigns c where c.id = scheduled_actions.campaign_id)
       where id = ? and state in ('planned', 'awaiting_approval') and content->>'draft_failed' is null returning id`,
     [actor.userId, id],
   );

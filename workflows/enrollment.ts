@@ -186,7 +186,17 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       const before = { reason: st.reason, until: st.until };
       await acts.executorSetPaused(enrollmentId, true);
       wait('paused', null);
-      await condition(() => !c.paused || unenrolled || c.replyPending || c.bouncePending === true);
+      for (;;) {
+        await condition(() => !c.paused || unenrolled || c.replyPending || c.bouncePending === true || gateDue);
+        if (!gateDue || !c.paused) break;
+        // The campaign changed while this enrollment was paused on its own: a completed or archived one ends it.
+        gateDue = false;
+        const s = await acts.executorStanding(enrollmentId);
+        if (s.campaignStatus !== 'active' && s.campaignStatus !== 'paused') {
+          await finish('stopped', `campaign_${s.campaignStatus}`);
+          return true;
+        }
+      }
       await acts.executorSetPaused(enrollmentId, false, before.reason);
       st.reason = before.reason;
       st.until = before.until;
@@ -275,7 +285,9 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       nudge = false;
       gateDue = false;
       await acts.executorSetWaitingReason(actionId, 'campaign_paused');
-      await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
+      // gateDue: completed or archived while held here ends the enrollment now, not at the recheck.
+      await condition(() => nudge || gateDue || interrupted(), CAMPAIGN_RECHECK_MS);
+      gateDue = false;
     }
   };
 
@@ -316,10 +328,21 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       while (state === 'awaiting_approval') {
         wait(held ? 'review_held' : 'awaiting_review', held ? null : new Date(deadline));
         let woke = true;
-        if (held) await condition(() => approved.has(actionId) || interrupted());
+        if (held) await condition(() => approved.has(actionId) || interrupted() || gateDue);
         else {
           const left = deadline - Date.now();
-          woke = left > 0 && (await condition(() => approved.has(actionId) || interrupted(), left));
+          woke = left > 0 && (await condition(() => approved.has(actionId) || interrupted() || gateDue, left));
+        }
+        if (woke && gateDue) {
+          // The campaign changed during the review: completed or archived ends it; a pause lets the
+          // review go on (the slot request holds the send after the decision).
+          gateDue = false;
+          const g = await acts.executorGate(actionId);
+          if (g.verdict && 'stop' in g.verdict) {
+            await stopWith(g.verdict.stop);
+            return 'stop';
+          }
+          if (!approved.has(actionId) && !interrupted()) continue;
         }
         if (!woke && plan.ai === true) {
           // A draft's deadline follows the policy as it is now: hold (wait for a person, without a
@@ -450,7 +473,7 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       wait('campaign_paused', null);
       nudge = false;
       gateDue = false;
-      await condition(() => nudge || interrupted(), CAMPAIGN_RECHECK_MS);
+      await condition(() => nudge || gateDue || interrupted(), CAMPAIGN_RECHECK_MS);
     }
   };
 

@@ -188,11 +188,15 @@ function configToml(token: string, bystander: string, nullLinked: Record<string,
   lines.push('[[operations]]', 'include-operation-id = "getAuthOauthByProviderStart"', 'parameters = { provider = "local" }', '');
   // The OAuth booking provider (`scheduler` connects with an API key: 400 oauth_not_supported; any other name is 404).
   lines.push('[[operations]]', 'include-operation-id = "postBookingProvidersByProviderOauthStart"', 'parameters = { provider = "calendar" }', '');
+  // One entry per operation: schemathesis applies the first that matches, so an operation in both
+  // lists (postIntegrations: a 400 for a blocked host, a 422 for one that does not resolve) gets both.
+  const with422 = { ...UPLOAD_CONTENT, ...UPSTREAM_422 };
   for (const [id, why] of Object.entries({ ...STATEFUL_400, ...CONTENT_400 })) {
-    lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
-    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
+    lines.push(`# ${why}${with422[id] ? `; ${with422[id]}` : ''}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
+    lines.push(`checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409",${with422[id] ? ' "422",' : ''} "429", "5xx"]`, '');
   }
-  for (const [id, why] of Object.entries({ ...UPLOAD_CONTENT, ...UPSTREAM_422 })) {
+  for (const [id, why] of Object.entries(with422)) {
+    if (STATEFUL_400[id] || CONTENT_400[id]) continue;
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
     lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]', '');
   }
