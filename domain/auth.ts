@@ -1,6 +1,7 @@
 // Sign-up, login, session tokens (short-lived JWT + rotating refresh token) and bearer authentication.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import type { Config } from '../lib/config.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomSecret, sha256Hex, verifyPassword } from '../lib/crypto.js';
@@ -162,10 +163,75 @@ export async function authenticateBearer(em: EntityManager, config: Config, head
   return (await resolveCredential(em, config, bearerToken(header))).auth;
 }
 
+/**
+ * A bearer credential checked without the database: a session JWT's signature and claims (jose), or
+ * a personal access token's format and tag. Only what passes costs a database round trip.
+ */
+export type VerifiedBearer =
+  | { kind: 'pat'; token: string; /** carries a valid tag: minted by us (see `mintPersonalAccessToken`) */ tagged: boolean }
+  | { kind: 'session'; userId: string; sessionId: string; /** JWT expiry, epoch ms */ expiresAt: number };
+
+// A personal access token is `pat_` + 43 base64url characters (32 bytes): 22 random bytes (176 bits)
+// followed by a 10-byte HMAC-SHA256 tag of them, keyed by a key derived from the JWT secret. The tag
+// lets the authenticator tell a token we minted from a guessed one with no database work (as the
+// signature does for a JWT), so a throttled address can still use a new valid token. Tokens minted
+// before tags existed (32 random bytes) have the same format and stay valid; they are just untagged.
+const PAT_RE = /^pat_[A-Za-z0-9_-]{43}$/;
+const PAT_RANDOM_BYTES = 22;
+const PAT_TAG_BYTES = 10;
+const patTagKeys = new WeakMap<Uint8Array, Buffer>();
+
+function patTag(config: Pick<Config, 'jwt'>, random: Buffer): Buffer {
+  let key = patTagKeys.get(config.jwt.secret);
+  if (!key) patTagKeys.set(config.jwt.secret, (key = createHmac('sha256', config.jwt.secret).update('personal-access-token-tag:v1').digest()));
+  return createHmac('sha256', key).update(random).digest().subarray(0, PAT_TAG_BYTES);
+}
+
+/** A new personal access token secret (shown once; only its SHA-256 is stored). */
+export function mintPersonalAccessToken(config: Pick<Config, 'jwt'>): string {
+  const random = randomBytes(PAT_RANDOM_BYTES);
+  return PAT_PREFIX + Buffer.concat([random, patTag(config, random)]).toString('base64url');
+}
+
+/** True when a well-formed token carries a valid tag (canonical base64url only). */
+export function isTaggedPat(config: Pick<Config, 'jwt'>, token: string): boolean {
+  const body = token.slice(PAT_PREFIX.length);
+  const raw = Buffer.from(body, 'base64url');
+  if (raw.length !== PAT_RANDOM_BYTES + PAT_TAG_BYTES || raw.toString('base64url') !== body) return false;
+  return timingSafeEqual(raw.subarray(PAT_RANDOM_BYTES), patTag(config, raw.subarray(0, PAT_RANDOM_BYTES)));
+}
+
+/** Checks a bearer credential without the database; throws 401 `unauthorized` for one that cannot be valid. */
+export async function verifyBearer(config: Config, token: string): Promise<VerifiedBearer> {
+  if (token.startsWith(PAT_PREFIX)) {
+    if (!PAT_RE.test(token)) throw unauthorized('invalid or revoked token');
+    return { kind: 'pat', token, tagged: isTaggedPat(config, token) };
+  }
+  if (token.split('.').length !== 3) throw unauthorized('invalid bearer credential');
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token, config.jwt.secret, {
+      algorithms: [JWT_ALG],
+      issuer: config.jwt.issuer,
+      audience: config.jwt.audience,
+      requiredClaims: ['exp', 'sub', 'sid'],
+    }));
+  } catch {
+    throw unauthorized('invalid or expired token');
+  }
+  const { sub, sid, exp } = payload;
+  if (!isUuid(sub) || !isUuid(sid)) throw unauthorized('invalid token');
+  return { kind: 'session', userId: sub, sessionId: sid, expiresAt: (exp ?? 0) * 1000 };
+}
+
+/** Loads a verified credential: one database statement; 401 when revoked, expired or unknown. Uncached. */
+export async function loadCredential(em: EntityManager, verified: VerifiedBearer): Promise<ResolvedCredential> {
+  return verified.kind === 'pat' ? resolvePat(em, verified.token) : resolveSession(em, verified);
+}
+
+/** `verifyBearer` then `loadCredential`. Uncached and unthrottled (the request path uses api/authenticator.ts). */
 export async function resolveCredential(em: EntityManager, config: Config, token: string): Promise<ResolvedCredential> {
-  if (token.startsWith(PAT_PREFIX)) return resolvePat(em, token);
-  if (token.split('.').length === 3) return resolveJwt(em, config, token);
-  throw unauthorized('invalid bearer credential');
+  return loadCredential(em, await verifyBearer(config, token));
 }
 
 interface CredentialRow {
@@ -219,28 +285,11 @@ async function resolvePat(em: EntityManager, token: string): Promise<ResolvedCre
   return toResolved(row, { userId: row.user_id, kind: 'pat', tokenId: row.credential_id }, Infinity);
 }
 
-async function resolveJwt(em: EntityManager, config: Config, token: string): Promise<ResolvedCredential> {
-  let sub: string | undefined;
-  let sid: unknown;
-  let exp: number | undefined;
-  try {
-    const { payload } = await jwtVerify(token, config.jwt.secret, {
-      algorithms: [JWT_ALG],
-      issuer: config.jwt.issuer,
-      audience: config.jwt.audience,
-      requiredClaims: ['exp', 'sub', 'sid'],
-    });
-    sub = payload.sub;
-    sid = payload.sid;
-    exp = payload.exp;
-  } catch {
-    throw unauthorized('invalid or expired token');
-  }
-  if (!isUuid(sub) || !isUuid(sid)) throw unauthorized('invalid token');
-  const [row] = (await em.getConnection().execute(SESSION_SQL, [sid, sub])) as CredentialRow[];
+async function resolveSession(em: EntityManager, v: Extract<VerifiedBearer, { kind: 'session' }>): Promise<ResolvedCredential> {
+  const [row] = (await em.getConnection().execute(SESSION_SQL, [v.sessionId, v.userId])) as CredentialRow[];
   if (!row) throw unauthorized('session revoked or expired');
-  const notAfter = Math.min((exp ?? 0) * 1000, new Date(row.expires_at!).getTime());
-  return toResolved(row, { userId: sub, kind: 'session', sessionId: sid }, notAfter);
+  const notAfter = Math.min(v.expiresAt, new Date(row.expires_at!).getTime());
+  return toResolved(row, { userId: v.userId, kind: 'session', sessionId: v.sessionId }, notAfter);
 }
 
 /**

@@ -27,8 +27,8 @@ export async function changeCampaignStatus(em: EntityManager, jobs: Jobs, actor:
   if (to === 'paused') {
     await em.execute(
       `update scheduled_actions set waiting_reason = 'campaign_paused', waiting_until = null, updated_at = now()
-        where campaign_id = ? and state in ('planned', 'approved') and waiting_reason is distinct from 'campaign_paused'`,
-      [campaign.id],
+        where campaign_id = ? and state in ('planned', 'approved') and waiting_reason is distinct from ?`,
+      [campaign.id, 'campaign_paused'],
     );
   } else if (to === 'active') {
     // An enrollment paused on its own still says so; the others set their reason as they go on.

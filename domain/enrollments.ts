@@ -1,6 +1,7 @@
 // Enrolling leads in campaigns and acting on running enrollments and their scheduled actions
 // (docs/executor.md). Per-lead checks live in `checkLeadsForCampaign`, shared by the bulk enroll and
 // the enrollment preview. Workflows are reached through the Jobs port only.
+import { authorize } from './access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Campaign, type ICampaign } from '../db/entities/Campaign.js';
 import { Enrollment, type IEnrollment } from '../db/entities/Enrollment.js';
@@ -144,6 +145,8 @@ export async function unenrollLead(em: EntityManager, jobs: Jobs, actor: Actor, 
 
 /** The lead's enrollments, latest first, across the workspace's campaigns. */
 async function leadEnrollments(em: EntityManager, actor: Actor, leadId: string): Promise<IEnrollment[]> {
+  // The lead itself first: another workspace's is 404, another product's 403 (never an empty answer).
+  await authorize(em, actor, 'lead', leadId);
   const list = await em.find(Enrollment, { lead: leadId, workspace: actor.workspaceId }, { orderBy: { updatedAt: 'desc' }, populate: ['campaign'] });
   if (!list.length) {
     const [lead] = await em.execute(`select 1 from leads where id = ? and workspace_id = ?`, [leadId, actor.workspaceId]);

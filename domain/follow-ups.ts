@@ -3,6 +3,7 @@
 // opens with the reply and resolves itself when an answer is sent in that conversation) and
 // `meeting_outcome` (a meeting ended without an outcome; brought up to date whenever follow-ups are
 // read, so it needs no sweeper). open → completed | dismissed.
+import { authorize, leadScopeSql } from './access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from '../lib/ids.js';
 import type { Keyset } from '../lib/pagination.js';
@@ -86,9 +87,11 @@ export interface FollowUpFilter {
 
 /** Reminders by due time (soonest first), with the lead's name. */
 export async function listFollowUps(em: EntityManager, actor: Actor, f: FollowUpFilter, now = new Date()): Promise<ReminderRow[]> {
+  if (f.leadId) await authorize(em, actor, 'lead', f.leadId);
   await refreshMeetingReminders(em, actor.workspaceId, now);
   const where = ['r.workspace_id = ?', 'r.state = ?'];
   const params: unknown[] = [actor.workspaceId, f.state];
+  where.push(leadScopeSql(actor, 'r.lead_id', params));
   if (f.kind) where.push('r.kind = ?') && params.push(f.kind);
   if (f.dueOnly) where.push('r.due_at <= ?') && params.push(now);
   if (f.leadId) where.push('r.lead_id = ?') && params.push(f.leadId);
@@ -105,10 +108,12 @@ export async function listFollowUps(em: EntityManager, actor: Actor, f: FollowUp
 /** Open reminders already due, by kind. */
 export async function pendingCount(em: EntityManager, actor: Actor, now = new Date()): Promise<{ total: number; reply_waiting: number; meeting_outcome: number }> {
   await refreshMeetingReminders(em, actor.workspaceId, now);
+  const params: unknown[] = [actor.workspaceId, now];
+  const scope = leadScopeSql(actor, 'r.lead_id', params);
   const rows = await em.execute<{ kind: string; n: string }[]>(
     `select r.kind, count(*) as n from follow_up_reminders r join leads l on l.id = r.lead_id
-      where r.workspace_id = ? and r.state = 'open' and r.due_at <= ? group by r.kind`,
-    [actor.workspaceId, now],
+      where r.workspace_id = ? and r.state = 'open' and r.due_at <= ? and ${scope} group by r.kind`,
+    params,
   );
   const by = Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
   const reply = by.reply_waiting ?? 0;
@@ -118,8 +123,9 @@ export async function pendingCount(em: EntityManager, actor: Actor, now = new Da
 
 /** Marks one open reminder done by the user; 409 `already_resolved` when it is not open. */
 export async function completeReminder(em: EntityManager, actor: Actor, id: string): Promise<ReminderRow> {
-  const [r] = await em.execute<{ state: string }[]>(`select state from follow_up_reminders where id = ? and workspace_id = ?`, [id, actor.workspaceId]);
+  const [r] = await em.execute<{ state: string; lead_id: string }[]>(`select state, lead_id from follow_up_reminders where id = ? and workspace_id = ?`, [id, actor.workspaceId]);
   if (!r) throw notFound('follow-up');
+  await authorize(em, actor, 'lead', r.lead_id);
   const done = await em.execute(`update follow_up_reminders set state = 'completed', resolved_at = now(), resolved_by = ? where id = ? and state = 'open' returning id`, [actor.userId, id]);
   if (!done.length) throw conflict('already_resolved', `this follow-up is already ${r.state}`);
   return reminder(em, id);
@@ -136,8 +142,9 @@ export async function reminder(em: EntityManager, id: string): Promise<ReminderR
   return row;
 }
 
-/** The lead, when it is in the actor's workspace (404 otherwise, whoever's it is). */
+/** The lead, when it is in the actor's workspace (404 otherwise, whoever's it is) and of a product the member was given (403). */
 export async function requireLead(em: EntityManager, actor: Actor, leadId: string): Promise<{ id: string; contact_id: string }> {
+  await authorize(em, actor, 'lead', leadId);
   const [l] = await em.execute<{ id: string; contact_id: string }[]>(`select id, contact_id from leads where id = ? and workspace_id = ?`, [leadId, actor.workspaceId]);
   if (!l) throw notFound('lead');
   return l;
@@ -196,10 +203,12 @@ export interface NextEvent {
 /** The next meeting still to come (a meeting in progress counts) and the soonest open follow-up. */
 export async function nextEvent(em: EntityManager, actor: Actor, now = new Date()): Promise<NextEvent> {
   await refreshMeetingReminders(em, actor.workspaceId, now);
+  const params: unknown[] = [actor.workspaceId, now];
+  const scope = leadScopeSql(actor, 'm.lead_id', params);
   const [meeting] = await em.execute<NonNullable<NextEvent['meeting']>[]>(
     `select m.id, m.lead_id, m.title, m.starts_at, m.ends_at, c.first_name, c.last_name from meetings m join contacts c on c.id = m.contact_id
-      where m.workspace_id = ? and m.status = 'scheduled' and m.ends_at > ? order by m.starts_at, m.id limit 1`,
-    [actor.workspaceId, now],
+      where m.workspace_id = ? and m.status = 'scheduled' and m.ends_at > ? and ${scope} order by m.starts_at, m.id limit 1`,
+    params,
   );
   const [followUp] = await listFollowUps(em, actor, { state: 'open', dueOnly: false, limit: 1 }, now);
   return { meeting: meeting ?? null, follow_up: followUp ?? null };

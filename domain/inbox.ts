@@ -2,6 +2,7 @@
 // state, replies (through the account's governor, on the workflow `inbox-reply:<messageId>`), live
 // reads and sends straight through the connector, attachments streamed from it, and AI-drafted replies
 // that a person sends or deletes.
+import { authorize, checkProducts, conversationScopeSql } from './access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AccountConnector, AttachmentStream, ChatMessage } from '../lib/connectors/types.js';
 import { ConnectorError } from '../lib/connectors/types.js';
@@ -75,8 +76,13 @@ export interface ConversationFilter {
 
 /** Newest activity first. */
 export async function listConversations(em: EntityManager, actor: Actor, f: ConversationFilter): Promise<ConversationRow[]> {
+  // A filter's id is checked like a path id: another workspace's is 404, another product's 403.
+  if (f.accountId) await authorize(em, actor, 'account', f.accountId);
+  if (f.campaignId) await authorize(em, actor, 'campaign', f.campaignId);
+  if (f.leadId) await authorize(em, actor, 'lead', f.leadId);
   const where = ['c.workspace_id = ?'];
   const params: unknown[] = [actor.workspaceId];
+  where.push(conversationScopeSql(actor, params));
   const add = (sql: string, ...v: unknown[]) => {
     where.push(sql);
     params.push(...v);
@@ -94,8 +100,9 @@ export async function listConversations(em: EntityManager, actor: Actor, f: Conv
   return em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where ${where.join(' and ')} order by c.last_message_at desc, c.id desc limit ?`, [...params, f.limit + 1]);
 }
 
-/** The conversation when it is the workspace's (404 otherwise, whoever's it is). */
+/** The conversation when it is the workspace's (404 otherwise, whoever's it is) and of a product the member was given (403 `not_assigned`). */
 export async function requireConversation(em: EntityManager, actor: Actor, id: string): Promise<ConversationRow> {
+  await authorize(em, actor, 'conversation', id);
   const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.id = ? and c.workspace_id = ?`, [id, actor.workspaceId]);
   if (!c) throw notFound('conversation');
   return c;
@@ -143,9 +150,13 @@ export async function markRead(em: EntityManager, actor: Actor, id: string): Pro
 }
 
 export async function unreadCount(em: EntityManager, actor: Actor, accountId?: string): Promise<{ conversations: number; messages: number }> {
+  if (accountId) await authorize(em, actor, 'account', accountId);
+  const params: unknown[] = [actor.workspaceId];
+  const scope = conversationScopeSql(actor, params);
+  if (accountId) params.push(accountId);
   const [r] = await em.execute<{ conversations: string; messages: string | null }[]>(
-    `select count(*) as conversations, sum(unread_count) as messages from conversations where workspace_id = ? and unread_count > 0 ${accountId ? 'and platform_account_id = ?' : ''}`,
-    accountId ? [actor.workspaceId, accountId] : [actor.workspaceId],
+    `select count(*) as conversations, sum(unread_count) as messages from conversations c where c.workspace_id = ? and ${scope} and c.unread_count > 0 ${accountId ? 'and c.platform_account_id = ?' : ''}`,
+    params,
   );
   return { conversations: Number(r.conversations), messages: Number(r.messages ?? 0) };
 }
@@ -330,13 +341,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 async function resolveChat(em: EntityManager, actor: Actor, chatId: string, accountId: string | undefined): Promise<{ account: AccountInfo; threadId: string; conversation: ConversationRow | null }> {
   if (UUID.test(chatId)) {
     const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.id = ? and c.workspace_id = ?`, [chatId, actor.workspaceId]);
-    if (c) return { account: await requireAccount(em, actor, c.platform_account_id), threadId: c.connector_thread_id, conversation: c };
+    if (c) {
+      await authorize(em, actor, 'conversation', c.id);
+      return { account: await requireAccount(em, actor, c.platform_account_id), threadId: c.connector_thread_id, conversation: c };
+    }
     // A conversation id that is not the workspace's (a chat id is only looked up with its account).
     if (!accountId) throw notFound('conversation');
   }
   if (!accountId) throw badRequest('account_required', 'account_id: required when the chat is not a stored conversation (give the platform account the chat is on)');
   const account = await requireAccount(em, actor, accountId);
   const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.platform_account_id = ? and c.connector_thread_id = ?`, [account.id, chatId]);
+  // A stored chat is the conversation's products'; one not stored yet belongs to none (every product only).
+  if (c) await authorize(em, actor, 'conversation', c.id);
+  else checkProducts(actor, 'conversation', []);
   return { account, threadId: chatId, conversation: c ?? null };
 }
 

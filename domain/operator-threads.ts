@@ -38,9 +38,10 @@ export async function createThread(em: EntityManager, actor: Actor, appId: strin
   return thread;
 }
 
-/** The caller's threads of a product, most recently active first (another workspace's product: none). */
+/** The caller's threads of a product, most recently active first. */
 export async function listThreads(em: EntityManager, actor: Actor, appId: string): Promise<IAgentThread[]> {
-  if (!canAccessApp(actor, appId)) return [];
+  // The filter's product is checked as on create: another workspace's 403 app_not_owned, another product's 403 not_assigned.
+  await requireOwnedApp(em, actor, appId);
   return em.find(AgentThread, { workspace: actor.workspaceId, user: actor.userId, app: appId }, { orderBy: { updatedAt: 'desc', id: 'desc' }, limit: 500 });
 }
 

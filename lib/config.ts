@@ -22,6 +22,31 @@ function list(name: string): string[] {
   return (process.env[name] ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 }
 
+/**
+ * An origin as browsers send it in `Origin` (scheme://host[:port], no path): http(s) origins are
+ * normalised by URL (lower case, default port dropped); other schemes (an IDE's webview) compare as
+ * written, lower case, without a trailing slash. Null when `value` is not an origin.
+ */
+export function normaliseOrigin(value: string): string | null {
+  const v = value.trim();
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s]+\/?$/i.test(v)) return null;
+  if (!/^https?:/i.test(v)) return v.toLowerCase().replace(/\/$/, '');
+  return URL.canParse(v) ? new URL(v).origin : null;
+}
+
+/** The origins allowed to call `/mcp` (docs/mcp.md, "Origin"): the service's own, plus MCP_ALLOWED_ORIGINS (comma-separated). */
+export function mcpOrigins(publicBaseUrl: string, configured = process.env.MCP_ALLOWED_ORIGINS): string[] {
+  const own = URL.canParse(publicBaseUrl) ? normaliseOrigin(new URL(publicBaseUrl).origin) : null;
+  const extra = (configured ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const out = new Set(own ? [own] : []);
+  for (const raw of extra) {
+    const o = normaliseOrigin(raw);
+    if (!o) throw new Error(`MCP_ALLOWED_ORIGINS: "${raw}" is not an origin (scheme://host[:port], no path)`);
+    out.add(o);
+  }
+  return [...out];
+}
+
 /** A secret from the environment, or one generated once and kept under .data/ for local runs. */
 function localSecret(name: string): string {
   const fromEnv = process.env[name];
@@ -67,6 +92,8 @@ export interface Config {
   encryptionKey: Buffer;
   logLevel: string;
   publicBaseUrl: string;
+  /** Origins a browser may call `/mcp` from (the Streamable HTTP transport's DNS-rebinding check): PUBLIC_BASE_URL's and MCP_ALLOWED_ORIGINS. */
+  mcpAllowedOrigins: string[];
   /** Discovery sources (lib/sources): HTTP when a base URL is set, else the local corpus. */
   sources: SourcesConfig;
   llm: LlmConfig;
@@ -145,6 +172,7 @@ export function loadConfig(): Config {
     encryptionKey: createHash('sha256').update(localSecret('ENCRYPTION_KEY')).digest(),
     logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
     publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    mcpAllowedOrigins: mcpOrigins(process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`),
     sources: {
       corpus: { seed: int('CORPUS_SEED', 42), people: int('CORPUS_PEOPLE', 12_000) },
       timeoutMs: int('SOURCES_TIMEOUT_MS', 15_000),

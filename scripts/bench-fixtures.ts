@@ -130,8 +130,9 @@ export async function benchOwner(em: EntityManager) {
 /** `benchOwner` with a personal access token (`token`), for benches that call the HTTP API. */
 export async function benchApiOwner(em: EntityManager) {
   const { createToken } = await import('../domain/api-tokens.js');
+  const { loadConfig } = await import('../lib/config.js');
   const owner = await benchOwner(em);
-  const { secret } = await createToken(em, owner.actor.userId, 'bench');
+  const { secret } = await createToken(em, loadConfig(), owner.actor.userId, 'bench');
   return { ...owner, token: secret };
 }
 

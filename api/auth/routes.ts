@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { defineOperation } from '../operation.js';
 import { login, logout, refresh, signup } from '../../domain/auth.js';
+import { AppError } from '../../domain/errors.js';
 import { AuthResult, LoginBody, RefreshBody, SignupBody, toAuthResult } from './schemas.js';
 
 const tag = 'auth';
@@ -26,8 +27,17 @@ export const loginOp = defineOperation({
   auth: 'public',
   body: LoginBody,
   responses: { 200: AuthResult },
+  description:
+    'A wrong email or password counts as a failed authentication of the client address (as a bad bearer credential does): past `RATE_LIMIT_AUTH_FAILURES_PER_MINUTE` in 60 s further wrong ones are 429 `rate_limited` with `Retry-After`. A correct password is never refused by that block.',
   errors: { 400: ['invalid_body'], 401: ['invalid_credentials'], 429: ['rate_limited'] },
-  handler: async ({ em, services, body, ctx }) => toAuthResult(await login(em, services.config, body, client(ctx))),
+  handler: async ({ em, services, body, ctx }) => {
+    try {
+      return toAuthResult(await login(em, services.config, body, client(ctx)));
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401) return services.authenticator.loginFailed(ctx.ip, err);
+      throw err;
+    }
+  },
 });
 
 export const refreshOp = defineOperation({

@@ -7,7 +7,8 @@ import { IdParams } from '../schemas.js';
 import { DismissView, FollowUpPage, FollowUpsQuery, FollowUpView, LeadParams, NoteBody, NotePage, NotesQuery, NoteView, PendingCountView, toFollowUp, toNote } from './schemas.js';
 
 const tag = 'follow-ups';
-const auth = { 401: ['unauthorized'] };
+// Every id a route takes (path or filter) is checked by domain/access.ts: 404 outside the workspace, 403 outside the member's products.
+const auth = { 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] };
 
 export const listFollowUpsOp = defineOperation({
   method: 'GET',
@@ -44,7 +45,7 @@ export const completeReminderOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 200: FollowUpView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['demo_read_only'], 404: ['not_found'], 409: ['already_resolved'] },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'], 409: ['already_resolved'] },
   handler: async ({ em, actor, params }) => toFollowUp(await completeReminder(em, actor, params.id)),
 });
 
@@ -56,7 +57,7 @@ export const dismissLeadOp = defineOperation({
   auth: 'user',
   params: LeadParams,
   responses: { 200: DismissView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['demo_read_only'], 404: ['not_found'] },
+  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
   handler: async ({ em, actor, params }) => dismissLead(em, actor, params.leadId),
 });
 
@@ -83,6 +84,6 @@ export const addNoteOp = defineOperation({
   params: LeadParams,
   body: NoteBody,
   responses: { 201: NoteView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 403: ['demo_read_only'], 404: ['not_found'] },
+  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
   handler: async ({ em, actor, params, body }) => reply(201, toNote(await addNote(em, actor, params.leadId, body.body))),
 });

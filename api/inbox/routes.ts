@@ -35,8 +35,9 @@ import {
 } from './schemas.js';
 
 const tag = 'inbox';
-const auth = { 401: ['unauthorized'] };
-const demo = { 403: ['demo_read_only'] };
+// Every id a route takes (path or filter) is checked by domain/access.ts: 404 outside the workspace, 403 outside the member's products.
+const auth = { 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] };
+const demo = { 403: ['not_assigned', 'demo_read_only'] };
 const connectorDown = { 502: ['connector_unavailable'], 503: ['connector_unavailable'] };
 
 export const listConversationsOp = defineOperation({

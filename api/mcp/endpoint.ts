@@ -12,6 +12,7 @@ import { callTool, type McpCallAnswer } from '../../domain/mcp-approvals.js';
 import { resolveMcpToken, type McpPrincipal } from '../../domain/mcp-oauth.js';
 import { allTools } from '../../domain/tools/index.js';
 import { needsConfirmation, type Tool } from '../../domain/tools/registry.js';
+import { normaliseOrigin } from '../../lib/config.js';
 import type { Services } from '../services.js';
 import { publicBase } from './base.js';
 import { approveUrl } from './schemas.js';
@@ -76,9 +77,26 @@ function jsonRpcError(ctx: Context, status: number, code: number, message: strin
   ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
 }
 
+/**
+ * The transport specification's DNS-rebinding defence ("Servers MUST validate the Origin header on all
+ * incoming connections"): a request that names an `Origin` must name an allowed one (PUBLIC_BASE_URL's
+ * origin and MCP_ALLOWED_ORIGINS; never derived from `Host`, which a rebinding attacker controls).
+ * Without `Origin` the caller is not a browser (SDKs, CLIs, servers) and goes on.
+ */
+export function originAllowed(origin: string, allowed: readonly string[]): boolean {
+  const o = normaliseOrigin(origin);
+  return o !== null && allowed.includes(o);
+}
+
 /** `/mcp`: POST only (JSON responses; no server-initiated stream, so GET and DELETE are 405). */
 export async function handleMcp(ctx: Context, services: Services): Promise<void> {
-  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.vary('Origin');
+  // First, for every method (OPTIONS too, so a preflight from a foreign page fails).
+  const origin = ctx.get('origin');
+  if (origin && !originAllowed(origin, services.config.mcpAllowedOrigins)) {
+    return jsonRpcError(ctx, 403, -32000, `Forbidden: Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed to call this endpoint (MCP_ALLOWED_ORIGINS)`);
+  }
+  ctx.set('Access-Control-Allow-Origin', origin || '*');
   ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID');
   ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version');
   ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');

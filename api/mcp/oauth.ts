@@ -14,7 +14,7 @@ import { findTool } from '../../domain/tools/index.js';
 import { isUuid } from '../../lib/ids.js';
 import type { Services } from '../services.js';
 import { mcpResource, publicBase } from './base.js';
-import { browserUser, csrfToken, csrfValid, sameOrigin, setBrowserSession } from './browser.js';
+import { browserUser, CSRF_FAILED, csrfToken, csrfValid, loginCsrfToken, loginCsrfValid, sameOrigin, setBrowserSession } from './browser.js';
 import { approvalPage, consentPage, errorPage, loginPage } from './pages.js';
 
 const FORM_LIMIT = 64 * 1024;
@@ -48,18 +48,20 @@ async function readParams(ctx: Context): Promise<Record<string, string | undefin
   let raw: string;
   try {
     raw = (await getRawBody(ctx.req, { limit: FORM_LIMIT, length: ctx.req.headers['content-length'], encoding: 'utf8' })) as string;
-  } catch {
-    throw new OAuthError(400, 'invalid_request', `the body could not be read (at most ${FORM_LIMIT} bytes)`);
+  } catch (err) {
+    if ((err as { type?: string }).type === 'entity.too.large') throw new OAuthError(400, 'invalid_request', `the body is larger than ${FORM_LIMIT} bytes`);
+    throw new OAuthError(400, 'invalid_request', 'the body could not be read (the request was cut short or its Content-Length is wrong)');
   }
   if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
   if (type === 'application/json') {
+    let v: unknown;
     try {
-      const v: unknown = JSON.parse(raw);
-      if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, string | undefined>;
+      v = JSON.parse(raw);
     } catch {
-      /* fall through */
+      throw new OAuthError(400, 'invalid_request', 'the body is not valid JSON');
     }
-    throw new OAuthError(400, 'invalid_request', 'malformed JSON body');
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, string | undefined>;
+    throw new OAuthError(400, 'invalid_request', 'the JSON body must be an object of parameters');
   }
   return null;
 }
@@ -130,11 +132,14 @@ async function token(ctx: Context, services: Services): Promise<void> {
   if (!(await publicLimit(ctx, services))) return;
   try {
     const p = await readParams(ctx);
-    if (!p) throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded');
+    if (!p) throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded (or application/json)');
+    const notString = Object.entries(p).find(([, v]) => v !== undefined && v !== null && typeof v !== 'string');
+    if (notString) throw new OAuthError(400, 'invalid_request', `${notString[0].slice(0, 100)} must be a string`);
     const em = services.orm.em.fork();
+    if (!p.grant_type) throw new OAuthError(400, 'invalid_request', 'grant_type is required (authorization_code or refresh_token)');
     if (p.grant_type === 'authorization_code') ctx.body = await exchangeCode(em, p, mcpResource(ctx));
     else if (p.grant_type === 'refresh_token') ctx.body = await refreshTokens(em, p);
-    else throw new OAuthError(400, 'unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
+    else throw new OAuthError(400, 'unsupported_grant_type', `grant_type ${JSON.stringify(p.grant_type.slice(0, 100))} is not supported: use authorization_code or refresh_token`);
     ctx.set('Pragma', 'no-cache');
   } catch (err) {
     if (err instanceof OAuthError) return oauthError(ctx, err);
@@ -166,7 +171,7 @@ async function authorize(ctx: Context, services: Services, params: Record<string
   const user = await browserUser(ctx, services);
   if (!user) {
     if (form) return errorPage(ctx, 401, 'Your sign-in expired. Start again from your application.');
-    return loginPage(ctx, ctx.url);
+    return loginPage(ctx, ctx.url, loginCsrfToken(ctx, services, ctx.url));
   }
   if (!user.workspace) return errorPage(ctx, 403, 'Your account has no workspace.');
   if (!form) {
@@ -182,7 +187,7 @@ async function authorize(ctx: Context, services: Services, params: Record<string
     });
   }
   if (!sameOrigin(ctx) || !csrfValid(services, user.auth.sessionId!, consentPurpose(req), form.csrf_token)) {
-    return errorPage(ctx, 403, 'This form did not come from this page (CSRF check failed). Start again from your application.');
+    return errorPage(ctx, 403, 'This form did not come from this page (CSRF check failed). Start again from your application.', CSRF_FAILED);
   }
   if (form.decision !== 'approve') return redirectWith(ctx, req.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: req.state });
   const code = await issueCode(em, req, { userId: user.auth.userId, workspaceId: user.workspace.id });
@@ -196,7 +201,11 @@ async function signIn(ctx: Context, services: Services): Promise<void> {
   const form = await readParams(ctx).catch(() => null);
   const returnTo = safeReturn(form?.return_to);
   if (!form || !returnTo) return errorPage(ctx, 400, 'Malformed sign-in form.');
-  if (!sameOrigin(ctx)) return errorPage(ctx, 403, 'This form did not come from this page.');
+  // Login CSRF (signing the victim's browser into someone else's account): the form's token must be
+  // the one this browser's sign-in page was given for this very request. Checked before any work.
+  if (!sameOrigin(ctx) || !loginCsrfValid(ctx, services, returnTo, form.csrf_token)) {
+    return errorPage(ctx, 403, 'This sign-in form did not come from this page, or it is stale (CSRF check failed). Go back, reload the page and sign in again.', CSRF_FAILED);
+  }
   if (!(await publicLimit(ctx, services))) return errorPage(ctx, 429, 'Too many attempts; wait a minute.');
   try {
     const issued = await login(services.orm.em.fork(), services.config, { email: String(form.email ?? ''), password: String(form.password ?? '') }, { userAgent: ctx.get('user-agent'), ip: ctx.ip });
@@ -204,7 +213,7 @@ async function signIn(ctx: Context, services: Services): Promise<void> {
     ctx.redirect(returnTo);
     ctx.status = 303;
   } catch (err) {
-    if (err instanceof AppError && err.status === 401) return loginPage(ctx, returnTo, 'Email or password is incorrect.');
+    if (err instanceof AppError && err.status === 401) return loginPage(ctx, returnTo, loginCsrfToken(ctx, services, returnTo), 'Email or password is incorrect.');
     throw err;
   }
 }
@@ -216,7 +225,7 @@ async function approvalPageRoute(ctx: Context, services: Services, id: string): 
   const user = await browserUser(ctx, services);
   if (!user) {
     if (ctx.method === 'POST') return errorPage(ctx, 401, 'Your sign-in expired. Open the approval link again.');
-    return loginPage(ctx, ctx.url);
+    return loginPage(ctx, ctx.url, loginCsrfToken(ctx, services, ctx.url));
   }
   const em = services.orm.em.fork();
   const notFoundPage = () => errorPage(ctx, 404, 'No such approval request for you.');
@@ -233,7 +242,9 @@ async function approvalPageRoute(ctx: Context, services: Services, id: string): 
   let notice: string | undefined;
   if (ctx.method === 'POST') {
     const form = await readParams(ctx).catch(() => null);
-    if (!sameOrigin(ctx) || !csrfValid(services, user.auth.sessionId!, purpose, form?.csrf_token)) return errorPage(ctx, 403, 'This form did not come from this page (CSRF check failed).');
+    if (!sameOrigin(ctx) || !csrfValid(services, user.auth.sessionId!, purpose, form?.csrf_token)) {
+      return errorPage(ctx, 403, 'This form did not come from this page (CSRF check failed). Reload the approval page and approve again.', CSRF_FAILED);
+    }
     try {
       a = await approve(em, services.jobs, actor, a.id);
       notice = 'Approved. The application gets the result when it calls the tool again.';

@@ -30,14 +30,14 @@ export function sendPage(ctx: Context, status: number, title: string, body: stri
 <title>${esc(title)}</title><style nonce="${nonce}">${STYLE}</style></head><body><h1>${esc(title)}</h1>${body}</body></html>`;
 }
 
-export function loginPage(ctx: Context, returnTo: string, error?: string): void {
+export function loginPage(ctx: Context, returnTo: string, csrf: string, error?: string): void {
   sendPage(
     ctx,
     error ? 401 : 200,
     'Sign in to continue',
     `<p>An application asks to use your workspace through MCP. Sign in to review the request.</p>
 ${error ? `<p class="error">${esc(error)}</p>` : ''}
-<form method="post" action="/oauth/mcp/login">${hidden({ return_to: returnTo })}
+<form method="post" action="/oauth/mcp/login">${hidden({ return_to: returnTo, csrf_token: csrf })}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button class="primary" type="submit">Sign in</button></form>`,
@@ -103,4 +103,8 @@ ${pending ? `<form method="post" action="/oauth/mcp/approvals/${esc(a.id)}">${hi
   );
 }
 
-export const errorPage = (ctx: Context, status: number, message: string) => sendPage(ctx, status, 'This request cannot continue', `<p class="error">${esc(message)}</p>`);
+/** An error page; `code` (e.g. `csrf_failed`) is shown and sent as `X-Error-Code` for clients and tests. */
+export function errorPage(ctx: Context, status: number, message: string, code?: string): void {
+  if (code) ctx.set('X-Error-Code', code);
+  sendPage(ctx, status, 'This request cannot continue', `<p class="error">${esc(message)}</p>${code ? `<p class="muted">Error code: <code>${esc(code)}</code></p>` : ''}`);
+}

@@ -29,7 +29,7 @@ export const listThreadsOp = defineOperation({
   query: AppQuery,
   invalid: { query: 'invalid_app' },
   responses: { 200: z.array(ThreadView) },
-  errors: { 400: ['invalid_app', 'invalid_user'] },
+  errors: { 400: ['invalid_app', 'invalid_user'], 403: ['app_not_owned', 'not_assigned'] },
   handler: async ({ em, actor, query }) => (await listThreads(em, actor, query.app_id)).map(toThreadView),
 });
 

@@ -43,8 +43,8 @@ export const createApiToken = defineOperation({
   body: CreateApiTokenBody,
   responses: { 201: CreatedApiToken },
   errors: { 400: ['invalid_body'], 401: ['unauthorized'], 409: ['token_limit_reached'] },
-  handler: async ({ em, auth, body }) => {
-    const { token, secret } = await createToken(em, auth.userId, body.name);
+  handler: async ({ em, services, auth, body }) => {
+    const { token, secret } = await createToken(em, services.config, auth.userId, body.name);
     return { ...toApiTokenView(token), token: secret };
   },
 });

@@ -209,8 +209,9 @@ test('the authorization endpoint: unknown client or redirect is a 400 page (no r
   t.is(first.status, 200);
   t.true(first.html.includes('action="/oauth/mcp/login"'));
   t.is(first.headers.get('x-frame-options'), 'DENY');
-  const wrong = await browser.request('POST', '/oauth/mcp/login', { email: u.email, password: 'wrong password 1', return_to: q(good) });
+  const wrong = await browser.signIn(u, q(good), 'wrong password 1');
   t.is(wrong.status, 401);
+  t.truthy(hiddenFields(wrong.html).csrf_token, 'the page shown again carries a token');
   const offsite = await browser.request('POST', '/oauth/mcp/login', { email: u.email, password: 'x', return_to: 'https://evil.example/' });
   t.is(offsite.status, 400, 'no open redirect after sign-in');
   const cross = await browser.request('POST', '/oauth/mcp/login', { email: u.email, password: 'x', return_to: q(good) }, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });

@@ -306,8 +306,11 @@ test('pausing for a day then reschedule-overdue respects windows and caps; resch
   // The removed enrollment's action is left alone; nothing is overdue any more.
   t.like((await call('POST', `/api/campaigns/${c.id}/scheduled-actions/reschedule-overdue`, as(u))).body, { considered: 0, rescheduled: 0 });
 
-  // The slot request honours the later due time instead of sending at once.
+  // The slot request honours the later due time instead of sending at once (once the campaign is
+  // active again: while it is paused the send-time rule holds it as campaign_paused first).
   const first = order[0]!;
+  t.like(await acquireSlot(await em(), first), { granted: false, reason: 'campaign_paused' });
+  await (await em()).execute(`update campaigns set status = 'active' where id = ?`, [c.id]);
   const slot = await acquireSlot(await em(), first);
   t.deepEqual(slot, { granted: false, reason: 'rescheduled', retryAt: new Date(due.get(first)!).toISOString() });
 

@@ -1,5 +1,5 @@
 // MCP test helpers: the SDK's own client with an OAuth provider kept in memory, and a scripted
-// browser (fetch with cookies) that signs in and answers the consent page.
+// browser (fetch with cookies) that signs in (with the sign-in form's CSRF token) and answers the consent page.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -76,8 +76,16 @@ export class Browser {
     return { status: res.status, html: await res.text(), location: res.headers.get('location'), headers: res.headers };
   }
 
-  async signIn(user: TestUser, returnTo: string) {
-    return this.request('POST', '/oauth/mcp/login', { email: user.email, password: PASSWORD, return_to: returnTo });
+  /** The sign-in form's hidden fields (`return_to`, `csrf_token`), as the sign-in page at `returnTo` gives them to this browser. */
+  async loginForm(returnTo: string): Promise<Record<string, string>> {
+    const page = await this.request('GET', returnTo);
+    if (!page.html.includes('action="/oauth/mcp/login"')) throw new Error(`no sign-in page at ${returnTo}: ${page.status} ${page.html}`);
+    return hiddenFields(page.html);
+  }
+
+  /** Signs in as a person would: opens the sign-in page (its CSRF token and cookie), then submits it. */
+  async signIn(user: TestUser, returnTo: string, password = PASSWORD) {
+    return this.request('POST', '/oauth/mcp/login', { ...(await this.loginForm(returnTo)), email: user.email, password });
   }
 }
 
@@ -85,7 +93,7 @@ export class Browser {
 export async function approveConsent(browser: Browser, authorizationUrl: URL, user: TestUser): Promise<string> {
   let page = await browser.request('GET', authorizationUrl.toString());
   if (page.html.includes('action="/oauth/mcp/login"')) {
-    const login = await browser.signIn(user, authorizationUrl.pathname + authorizationUrl.search);
+    const login = await browser.request('POST', '/oauth/mcp/login', { ...hiddenFields(page.html), email: user.email, password: PASSWORD });
     if (login.status !== 303) throw new Error(`sign-in failed: ${login.status} ${login.html}`);
     page = await browser.request('GET', login.location!);
   }
