@@ -6,7 +6,7 @@
 // it started, on failure too. Exit code 1 when any invariant was violated or a run failed.
 import { Connection } from '@temporalio/client';
 import { spawnTsx, stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
+import { stackWithSchema, testRunEnv } from './stack-env.js';
 import type { Stack } from './stack.js';
 import type { ChildProcess } from 'node:child_process';
 
@@ -54,16 +54,7 @@ try {
   const s = await stackWithSchema(log, { suffix: 'soak_executor', redisDb: 3 });
   stack = s.stack;
   const taskQueue = `soak-executor-${process.pid}`;
-  const env = {
-    ...s.env,
-    NODE_ENV: 'test',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    TEMPORAL_SCHEDULES: 'off',
-    RATE_LIMIT_DEFAULT_PER_MINUTE: '100000',
-    RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
-    RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
-  };
+  const env = testRunEnv(s.env, taskQueue);
   Object.assign(process.env, env);
   worker = spawnTsx('workers/worker.ts', env);
   const conn = await Connection.connect({ address: s.env.TEMPORAL_ADDRESS });

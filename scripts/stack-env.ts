@@ -37,3 +37,21 @@ export async function stackWithSchema(log: (msg: string) => void, iso?: Isolatio
   }
   return { stack, env };
 }
+
+/**
+ * The environment of a test run's worker and in-process API (npm test, soaks): its own task queue, no
+ * Schedules, quiet logs, and rate limits out of the way (many users from one IP; the limits have
+ * their own tests).
+ */
+export function testRunEnv(env: NodeJS.ProcessEnv, taskQueue: string): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    RATE_LIMIT_DEFAULT_PER_MINUTE: '100000',
+    RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
+    RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
+  };
+}

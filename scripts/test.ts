@@ -3,7 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { repoRoot } from '../lib/config.js';
 import { spawnTsx, stopChild, waitFor } from './children.js';
-import { stackWithSchema } from './stack-env.js';
+import { stackWithSchema, testRunEnv } from './stack-env.js';
 import { Client, Connection } from '@temporalio/client';
 
 const log = (msg: string) => console.error(`[test] ${msg}`);
@@ -22,18 +22,7 @@ if (tsc.status !== 0) {
 // TEST_DB_SUFFIX (e.g. `test_llm`) gives a branch under development a database of its own.
 const { stack, env } = await stackWithSchema(log, { suffix: process.env.TEST_DB_SUFFIX ?? 'test', redisDb: 1 });
 const taskQueue = `test-${process.pid}`;
-const testEnv = {
-  ...env,
-  NODE_ENV: 'test',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-  TEMPORAL_TASK_QUEUE: taskQueue,
-  TEMPORAL_SCHEDULES: 'off',
-  // Tests create many users from one IP; the public and default groups' limits have their own tests.
-  RATE_LIMIT_DEFAULT_PER_MINUTE: '100000',
-  RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
-  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
-  OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
-};
+const testEnv = { ...testRunEnv(env, taskQueue), OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' };
 const worker = spawnTsx('workers/worker.ts', testEnv);
 let code = 1;
 let summary = '0 passed, 1 failed';
