@@ -443,9 +443,15 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
     await em.execute(`update scheduled_actions set slot_granted_at = ?, updated_at = now() where id = ?`, [answer.grantedAt, actionId]);
     return { granted: true, grantedAt: answer.grantedAt.toISOString() };
   }
-  await setWaitingReason(em, actionId, answer.reason, answer.retryAt ?? null);
-  return { granted: false, reason: answer.reason, retryAt: answer.retryAt?.toISOString() ?? null };
+  // A disconnected account names no time: ask again in a few minutes, so a reconnection is picked
+  // up soon (the workflow's own default would be an hour).
+  const retryAt = answer.retryAt ?? (answer.reason === 'not_connected' ? new Date(now.getTime() + NOT_CONNECTED_RECHECK_MS) : null);
+  await setWaitingReason(em, actionId, answer.reason, retryAt);
+  return { granted: false, reason: answer.reason, retryAt: retryAt?.toISOString() ?? null };
 }
+
+/** How soon a send refused for a disconnected sender account asks again. */
+export const NOT_CONNECTED_RECHECK_MS = 5 * 60_000;
 
 /** Gives a granted slot back when the action was not sent after all (stopped between grant and send). */
 export async function giveBackSlot(em: EntityManager, actionId: string, grantedAt: string): Promise<void> {

@@ -5,7 +5,7 @@
 // being retried. Real Temporal, real PostgreSQL, the sandbox network.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { claimSend } from '../../domain/executor.js';
+import { acquireSlot, claimSend, NOT_CONNECTED_RECHECK_MS } from '../../domain/executor.js';
 import { sendVerdict, type SendFacts } from '../../domain/send-rule.js';
 import { uuidv7 } from '../../lib/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollment.js';
@@ -114,6 +114,17 @@ test('the claim: each stop and hold, recorded on the action and the enrollment',
   // A retry of a claimed send goes on, whatever stopped since: the claim committed first.
   await e.execute(`update campaigns set status = 'paused' where id = ?`, [open.campaign.id]);
   t.like(await claimSend(e as never, open.actionId), { outcome: 'claimed' });
+});
+
+test('a send refused for a disconnected account asks again within minutes, not an hour (a reconnection is picked up soon)', async (t) => {
+  const p = await plannedAction();
+  const e = await em();
+  await e.execute(`update platform_accounts set status = 'disconnected' where id = ?`, [p.account.id]);
+  const now = new Date();
+  const slot = await acquireSlot(e as never, p.actionId, now);
+  t.like(slot, { granted: false, reason: 'not_connected' });
+  t.is(Date.parse((slot as { retryAt: string }).retryAt), now.getTime() + NOT_CONNECTED_RECHECK_MS);
+  t.like((await actions(p.campaign.id))[0], { waiting_reason: 'not_connected' });
 });
 
 test('the claim waits for a stop in flight and then sees it (the row locks)', async (t) => {
