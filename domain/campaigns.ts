@@ -7,6 +7,7 @@
 //   refuses with 409 preflight_failed while it lists blockers;
 // - campaigns count against the plan (archived ones excluded), checked under a per-workspace lock;
 // - archived campaigns are read-only (409 campaign_archived).
+import { checkProducts } from './access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { AgentSignal } from '../db/entities/AgentSignal.js';
@@ -108,7 +109,7 @@ export interface CampaignWithCount {
 export async function requireCampaign(em: EntityManager, actor: Actor, id: string, lock = false): Promise<ICampaign> {
   const campaign = await em.findOne(Campaign, { id, workspace: actor.workspaceId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!campaign) throw notFound('campaign');
-  if (!canAccessApp(actor, campaign.app.id)) throw new AppError(403, 'not_assigned', 'you have no access to the product of this campaign');
+  checkProducts(actor, 'campaign', [campaign.app.id]);
   return campaign;
 }
 

@@ -1,13 +1,14 @@
 // Enrolling leads in campaigns and acting on running enrollments and their scheduled actions
 // (docs/executor.md). Per-lead checks live in `checkLeadsForCampaign`, shared by the bulk enroll and
 // the enrollment preview. Workflows are reached through the Jobs port only.
-import { authorize } from './access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Campaign, type ICampaign } from '../db/entities/Campaign.js';
+import type { ICampaign } from '../db/entities/Campaign.js';
 import { Enrollment, type IEnrollment } from '../db/entities/Enrollment.js';
 import { ScheduledAction, type IScheduledAction } from '../db/entities/ScheduledAction.js';
 import type { VersionedStep } from '../db/entities/CampaignStepVersion.js';
 import { uuidv7 } from '../lib/ids.js';
+import { authorize } from './access.js';
+import { requireCampaign } from './campaigns.js';
 import { assertWritable } from './demo.js';
 import { AppError, conflict, notFound } from './errors.js';
 import { isSendStep } from './executor.js';
@@ -24,12 +25,8 @@ export interface LeadCheck {
   contactId: string | null;
 }
 
-export async function requireCampaign(em: EntityManager, actor: Actor, id: string): Promise<ICampaign> {
-  const c = await em.findOne(Campaign, { id, workspace: actor.workspaceId });
-  if (!c) throw notFound('campaign');
-  if (!canAccessApp(actor, c.app.id)) throw new AppError(403, 'not_assigned', 'you have no access to the product of this campaign');
-  return c;
-}
+// One requireCampaign (domain/campaigns.ts); re-exported for the enrollment code that imports it here.
+export { requireCampaign };
 
 /** The steps of the campaign's current version. */
 export async function currentSteps(em: EntityManager, campaign: ICampaign): Promise<VersionedStep[]> {
