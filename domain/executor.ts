@@ -405,40 +405,38 @@ export type SlotResult =
  * it), then the sender account's governor. A refusal's reason is recorded on the action.
  */
 export async function acquireSlot(em: EntityManager, actionId: string, now = new Date()): Promise<SlotResult> {
-  const [a] = await em.execute<{ state: string; type: string; account_id: string | null; time_zone: string; sending_windows: SendingWindows; due_at: Date; slot_granted_at: Date | null }[]>(
-    `select a.state, a.type, a.account_id, a.due_at, a.slot_granted_at, c.time_zone, c.sending_windows from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`,
-    [actionId],
-  );
+  // One read: the action, the facts of the send-time rule and the window.
+  const a = await actionFacts(em, actionId, { now });
+  if (!a) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
   // Local activities run again after a lost workflow task: a slot already granted (and maybe a send
   // already claimed, `executing`) is the answer again, never a second slot.
-  if (a.slot_granted_at && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(a.state)) return { granted: true, grantedAt: new Date(a.slot_granted_at).toISOString() };
-  if (!['planned', 'approved', 'awaiting_approval'].includes(a.state)) return { granted: false, gone: a.state };
+  if (a.slotGrantedAt && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(a.actionState)) return { granted: true, grantedAt: a.slotGrantedAt.toISOString() };
+  if (!['planned', 'approved', 'awaiting_approval'].includes(a.actionState)) return { granted: false, gone: a.actionState };
   // The send-time rule after every wait: a stop ends the enrollment; a pause holds it (the workflow
   // waits for the resume). The window and the account are the governor's to answer, with a retry time.
-  const facts = await actionFacts(em, actionId, { now });
-  const verdict = facts ? sendVerdict(facts) : null;
-  if (verdict && 'stop' in verdict) return { granted: false, stop: verdict.stop };
-  if (verdict && 'hold' in verdict && (verdict.hold === 'campaign_paused' || verdict.hold === 'paused')) {
+  const verdict = sendVerdict(a);
+  if ('stop' in verdict) return { granted: false, stop: verdict.stop };
+  if ('hold' in verdict && (verdict.hold === 'campaign_paused' || verdict.hold === 'paused')) {
     await setWaitingReason(em, actionId, verdict.hold);
     return { granted: false, reason: verdict.hold, retryAt: null };
   }
   // The row's due time is the truth: an action re-planned later (reschedule routes) waits for it here,
   // so a workflow whose timer was set for the old time follows the new one without a signal.
-  const due = new Date(a.due_at);
+  const due = a.dueAt;
   if (due.getTime() > now.getTime() + 1000) {
     await setWaitingReason(em, actionId, 'rescheduled', due);
     return { granted: false, reason: 'rescheduled', retryAt: due.toISOString() };
   }
-  const open = nextWindowOpening(a.sending_windows, a.time_zone, now);
+  const open = a.windowOpensAt;
   if (!open || open > now) {
     await setWaitingReason(em, actionId, 'waiting_for_window', open);
     return { granted: false, reason: 'waiting_for_window', retryAt: open?.toISOString() ?? null };
   }
-  if (!a.account_id) {
+  if (!a.accountId) {
     await setWaitingReason(em, actionId, 'no_sender_account');
     return { granted: false, reason: 'no_sender_account', retryAt: null };
   }
-  const answer = await requestSlot(em, a.account_id, a.type as 'email' | 'invitation' | 'message', { now });
+  const answer = await requestSlot(em, a.accountId, a.actionType as 'email' | 'invitation' | 'message', { now });
   if (answer.granted) {
     await em.execute(`update scheduled_actions set slot_granted_at = ?, updated_at = now() where id = ?`, [answer.grantedAt, actionId]);
     return { granted: true, grantedAt: answer.grantedAt.toISOString() };

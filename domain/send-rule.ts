@@ -64,6 +64,11 @@ export interface ActionFacts extends SendFacts {
   connectorAccountId: string | null;
   content: Record<string, unknown> | null;
   errorCode: string | null;
+  dueAt: Date;
+  /** The governor's grant recorded on the action (a re-run of the slot request answers with it). */
+  slotGrantedAt: Date | null;
+  /** The next opening of the sending windows at or after `now` (itself when open); null: none ever. */
+  windowOpensAt: Date | null;
 }
 
 /**
@@ -85,10 +90,10 @@ export async function actionFacts(em: EntityManager, actionId: string, opts: { l
   type Row = {
     state: string; type: string; enrollment_id: string; campaign_id: string; contact_id: string; account_id: string | null; content: Record<string, unknown> | null; error_code: string | null;
     e_status: string; stop_reason: string | null; c_status: string; stop_on_reply: boolean; time_zone: string; sending_windows: SendingWindows;
-    replied: boolean; bounced: boolean; unsubscribed: boolean; p_status: string | null; connector_account_id: string | null;
+    replied: boolean; bounced: boolean; unsubscribed: boolean; p_status: string | null; connector_account_id: string | null; due_at: Date; slot_granted_at: Date | null;
   };
   const [r] = await em.execute<Row[]>(
-    `select a.state, a.type, a.enrollment_id, a.campaign_id, e.contact_id, a.account_id, a.content, a.error_code,
+    `select a.state, a.type, a.enrollment_id, a.campaign_id, e.contact_id, a.account_id, a.content, a.error_code, a.due_at, a.slot_granted_at,
             e.status as e_status, e.stop_reason, c.status as c_status, c.stop_on_reply, c.time_zone, c.sending_windows,
             e.replied_at is not null as replied, (e.bounced_at is not null or (a.type = 'email' and k.email_bounced_at is not null)) as bounced,
             k.unsubscribed_at is not null as unsubscribed, p.status as p_status, p.connector_account_id
@@ -119,5 +124,8 @@ export async function actionFacts(em: EntityManager, actionId: string, opts: { l
     connectorAccountId: r.connector_account_id,
     content: r.content,
     errorCode: r.error_code,
+    dueAt: new Date(r.due_at),
+    slotGrantedAt: r.slot_granted_at ? new Date(r.slot_granted_at) : null,
+    windowOpensAt: open,
   };
 }
