@@ -304,7 +304,8 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
     // Qualified beyond the max_signals budget are neither stored nor counted as evaluated.
     const overBudget = verdicts.filter((v) => v.qualified).length - toLeads.length;
     const evaluated = input.candidates.length - overBudget;
-    await tx.getConnection().execute(
+    // tx.execute, not getConnection().execute: the counts commit with the rows they count.
+    await tx.execute(
       `update discovery_runs set candidates = candidates + ?, qualified = qualified + ?, rejected = rejected + ?, duplicates = duplicates + ?, pages = pages + 1 where id = ? and pages = ?`,
       [evaluated, qualified, rejected, evaluated - qualified - rejected, plan.runId, input.pageIndex],
       'run',

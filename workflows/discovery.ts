@@ -2,7 +2,7 @@
 // one activity per page until the sources are exhausted or `max_signals` leads are qualified.
 // Cancelling it stops after the page in flight and marks the run `canceled`, its counts kept. The
 // history stays small (a plan, cursors and totals); a long run continues as new.
-import { ApplicationFailure, CancellationScope, continueAsNew, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, CancellationScope, continueAsNew, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import { discoveryWorkflowIds } from './ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
 import type { DiscoveryActivities } from '../activities/discovery.js';
@@ -10,6 +10,8 @@ import type { RunPlan, RunTotals } from '../domain/discovery-runs.js';
 
 const { discoverPage } = proxyActivities<DiscoveryActivities>({
   startToCloseTimeout: '2 minutes',
+  // A cancel waits for the page in flight, so the run is marked canceled after its counts settle.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   heartbeatTimeout: '1 minute',
   retry: { maximumAttempts: 5, initialInterval: '2 seconds' },
 });
