@@ -2,6 +2,7 @@
 // It states what the server does: each operation's generic responses are derived from its declaration
 // (auth, X-Acting-As, params, query, body, rate-limit group) and follow the router's rules.
 import { z } from 'zod';
+import { PRODUCT_KINDS, ruleKind } from '../domain/access.js';
 import type { Operation } from './operation.js';
 import { ErrorBody } from './schemas.js';
 
@@ -111,6 +112,17 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
   }
   if (op.params) add(400, op.invalid?.params ?? 'invalid_id');
   if (op.params) add(404, 'not_found');
+  // The router's id checks (domain/access.ts): an id not found answers its declared code, one of a
+  // product the member was not given 403 not_assigned.
+  if (op.auth === 'user')
+    for (const rules of [op.ids?.path, op.ids?.query, op.ids?.body])
+      for (const rule of Object.values(rules ?? {})) {
+        const kind = ruleKind(rule);
+        if (!kind) continue;
+        const [status, code] = typeof rule === 'object' && 'missing' in rule && rule.missing ? rule.missing : [404, 'not_found'];
+        add(status, code);
+        if (PRODUCT_KINDS.includes(kind)) add(403, 'not_assigned');
+      }
   if (op.headers) add(400, op.invalid?.headers ?? 'invalid_header');
   for (const code of Object.values(op.invalid?.fields ?? {})) add(400, code);
   if (op.body) {

@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Actor, AuthInfo } from '../domain/identity.js';
+import type { IdDeclaration } from '../domain/access.js';
 import type { Services } from './services.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -76,6 +77,13 @@ export interface OperationSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * What each id of the request names (domain/access.ts `IdRule`), by where it is: every path
+   * parameter and every query or body field that reads as an id must be declared (the router refuses
+   * to register the operation otherwise). The router checks them before the handler runs: another
+   * workspace's is 404, a product the member was not given is 403 `not_assigned`.
+   */
+  ids?: IdDeclaration;
   /**
    * Request headers the operation reads: a `z.object` keyed by the header's name as documented
    * (e.g. `Idempotency-Key`; matched case-insensitively, a header sent twice is refused). Validated

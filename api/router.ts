@@ -13,6 +13,8 @@ import { actingAs } from './middleware/acting-as.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { demoGuard } from './middleware/demo.js';
 import { findBadString, readJsonBody } from './middleware/body.js';
+import { authorizeRequest, looksLikeId } from '../domain/access.js';
+import type { Actor } from '../domain/identity.js';
 
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
@@ -82,6 +84,24 @@ function readHeaders(ctx: Context, schema: z.ZodType, code: string): unknown {
   return parsePart(schema, raw, code, 'header');
 }
 
+const objectKeys = (schema: z.ZodType | undefined): string[] => (schema instanceof z.ZodObject ? Object.keys(schema.shape) : []);
+
+/**
+ * The ids an operation takes that its `ids` declaration does not cover: every path parameter, and
+ * every query or body field that reads as an id. `buildRouter` refuses to register such an operation.
+ */
+export function undeclaredIds(op: Pick<Operation, 'path' | 'query' | 'body' | 'ids'>): string[] {
+  const missing: string[] = [];
+  for (const [, name] of op.path.matchAll(/\{([^}]+)\}/g)) if (!op.ids?.path?.[name]) missing.push(`path.${name}`);
+  for (const name of objectKeys(op.query)) if (looksLikeId(name) && !op.ids?.query?.[name]) missing.push(`query.${name}`);
+  for (const name of objectKeys(op.body)) if (looksLikeId(name) && !op.ids?.body?.[name]) missing.push(`body.${name}`);
+  // A child declared `within` its parent must name a parent this request declares.
+  const maps = [op.ids?.path, op.ids?.query, op.ids?.body].map((m) => Object.entries(m ?? {}));
+  const declared = new Set(maps.flatMap((m) => m.map(([name]) => name)));
+  for (const [name, rule] of maps.flat()) if (typeof rule === 'object' && 'within' in rule && !declared.has(rule.within)) missing.push(`${name} (within ${rule.within}, undeclared)`);
+  return missing;
+}
+
 /** What a handler receives; `em` stays lazy (a handler that never touches the database forks nothing). */
 class Input {
   readonly actor: unknown;
@@ -112,17 +132,26 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     body: op.invalid?.body ?? 'invalid_body',
     headers: op.invalid?.headers ?? 'invalid_header',
   };
+  // The declared ids are checked (domain/access.ts) once their part is valid: path ids before the
+  // query and body are read (a stranger's resource is 404 whatever the body), query and body ids
+  // after their validation (a malformed request is 400 first).
+  const ids = op.auth === 'user' ? op.ids : undefined;
+  const authorize = (ctx: Context, part: 'path' | 'query' | 'body', values: unknown) =>
+    ids?.[part] ? authorizeRequest(ctx.state.em, ctx.state.actor as Actor, ids, part, values as Record<string, unknown>) : undefined;
   return async (ctx: Context) => {
     const params = parsePart(op.params, ctx.params, codes.params, 'path parameter', op.invalid?.fields);
+    await authorize(ctx, 'path', params);
     let query: unknown;
     if (ctx.querystring) {
       checkQuery(ctx, keys, codes.query);
       query = parsePart(op.query, ctx.query, codes.query, 'query', op.invalid?.fields);
     } else if (op.query) query = parsePart(op.query, {}, codes.query, 'query', op.invalid?.fields);
+    await authorize(ctx, 'query', query);
     const headers = op.headers ? readHeaders(ctx, op.headers, codes.headers) : undefined;
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
     const raw = op.body ? await readJsonBody(ctx, services.config.bodyLimitBytes) : undefined;
     const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields) : undefined;
+    await authorize(ctx, 'body', body);
     const result = await op.handler(new Input(params, query, body, headers, ctx, services) as never);
     if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
     const r = result instanceof Reply ? result : new Reply(status, result);
@@ -150,6 +179,8 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
 export function buildRouter(operations: Operation[], services: Services): Router {
   const router = new Router({ exclusive: 'specificity' });
   for (const op of operations) {
+    const missing = undeclaredIds(op);
+    if (missing.length) throw new Error(`${op.operationId}: declare what these ids name in \`ids\` (domain/access.ts IdRule): ${missing.join(', ')}`);
     // The steps this operation needs, in order, run by one function (not a middleware chain per
     // route): fewer promises and closures per request.
     const steps: ((ctx: Context) => unknown)[] = [];

@@ -22,7 +22,7 @@ import type { PageRequest } from '../lib/pagination.js';
 import { isUuid } from '../lib/ids.js';
 import { requireApp } from './apps.js';
 import { AppError, notFound } from './errors.js';
-import { canAccessApp, type Actor } from './identity.js';
+import type { Actor } from './identity.js';
 import { countAgents, requireActiveSubscription, requireWithinLimit } from './plans.js';
 import type { AgentScheduleState, Jobs } from './jobs.js';
 import { logger } from '../lib/logger.js';
@@ -63,11 +63,10 @@ export interface AgentInput {
   require_current_employer?: boolean | null;
 }
 
-/** Loads an agent of the actor's workspace: 404 otherwise, 403 `not_assigned` without access to its product. */
+/** Loads an agent of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireAgent(em: EntityManager, actor: Actor, agentId: string, opts: { lock?: boolean } = {}): Promise<IDiscoveryAgent> {
   const agent = await em.findOne(DiscoveryAgent, { id: agentId, workspace: actor.workspaceId }, opts.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!agent) throw notFound('agent');
-  if (!canAccessApp(actor, agent.app.id)) throw new AppError(403, 'not_assigned', 'you have no access to this product');
   return agent;
 }
 

@@ -5,7 +5,7 @@ import { requireWithinLimit } from './plans.js';
 import { App, type IApp } from '../db/entities/App.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { AppError, notFound } from './errors.js';
-import { canAccessApp, type Actor } from './identity.js';
+import type { Actor } from './identity.js';
 import type { PageRequest } from '../lib/pagination.js';
 
 export async function listApps(em: EntityManager, actor: Actor, page: PageRequest): Promise<IApp[]> {
@@ -15,11 +15,10 @@ export async function listApps(em: EntityManager, actor: Actor, page: PageReques
   return em.find(App, { workspace: actor.workspaceId, ...(page.after || !actor.allApps ? { id } : {}) }, { orderBy: { id: 'asc' }, limit: page.limit + 1 });
 }
 
-/** Loads a product of the actor's workspace: 404 if it is not there, 403 if the member lacks access. */
+/** Loads a product of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireApp(em: EntityManager, actor: Actor, appId: string): Promise<IApp> {
   const app = await em.findOne(App, { id: appId, workspace: actor.workspaceId });
   if (!app) throw notFound('app');
-  if (!canAccessApp(actor, app.id)) throw new AppError(403, 'not_assigned', 'you have no access to this product');
   return app;
 }
 

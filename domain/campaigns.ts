@@ -7,7 +7,6 @@
 //   refuses with 409 preflight_failed while it lists blockers;
 // - campaigns count against the plan (archived ones excluded), checked under a per-workspace lock;
 // - archived campaigns are read-only (409 campaign_archived).
-import { checkProducts } from './access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import { AgentSignal } from '../db/entities/AgentSignal.js';
@@ -33,7 +32,7 @@ import { requireApp } from './apps.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import { usage } from './governor.js';
-import { canAccessApp, type Actor } from './identity.js';
+import type { Actor } from './identity.js';
 import { canonicalTimeZone } from './platform-accounts.js';
 import { requireWithinLimit } from './plans.js';
 import { snapshotVersion, templatesOf } from './campaign-steps.js';
@@ -105,11 +104,10 @@ export interface CampaignWithCount {
   stepCount: number;
 }
 
-/** Loads a campaign of the actor's workspace: 404 if it is not there, 403 if the member lacks access to its product. */
+/** Loads a campaign of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireCampaign(em: EntityManager, actor: Actor, id: string, lock = false): Promise<ICampaign> {
   const campaign = await em.findOne(Campaign, { id, workspace: actor.workspaceId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!campaign) throw notFound('campaign');
-  checkProducts(actor, 'campaign', [campaign.app.id]);
   return campaign;
 }
 

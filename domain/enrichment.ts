@@ -7,7 +7,6 @@
 // discovered lead complete enough for the first time — the promotion and its `lead.discovered` event.
 // While an attempt is queued or running, a repeated request joins it; a completed target answers its
 // last attempt unless the request is a refresh.
-import { authorize } from './access.js';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Enrichment, type EnrichmentTarget, type IEnrichment } from '../db/entities/Enrichment.js';
@@ -37,11 +36,9 @@ export interface EnrichmentStart {
   appId: string | null;
 }
 
-/** Checks the target is the actor's (404 / 403 `not_assigned`) and returns its product (null for contacts). */
+/** The target in the actor's workspace (404 otherwise; who may touch it was checked before: domain/access.ts) and its product (null for contacts). */
 async function requireTarget(em: EntityManager, actor: Actor, kind: EnrichmentTarget, id: string): Promise<{ appId: string | null; row: TargetRow }> {
   if (kind === 'discovered-lead') await requireDiscoveredLead(em, actor, id);
-  // A contact is enriched only by a member who may see it (its lists' products; domain/access.ts).
-  else await authorize(em, actor, 'contact', id);
   const row = await readTarget(em, kind, id, actor.workspaceId);
   if (!row) throw notFound(kind === 'contact' ? 'contact' : 'discovered lead');
   return { appId: row.app_id ?? null, row };

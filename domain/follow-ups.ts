@@ -3,7 +3,7 @@
 // opens with the reply and resolves itself when an answer is sent in that conversation) and
 // `meeting_outcome` (a meeting ended without an outcome; brought up to date whenever follow-ups are
 // read, so it needs no sweeper). open → completed | dismissed.
-import { authorize, leadScopeSql } from './access.js';
+import { leadScopeSql } from './access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from '../lib/ids.js';
 import type { Keyset } from '../lib/pagination.js';
@@ -87,7 +87,6 @@ export interface FollowUpFilter {
 
 /** Reminders by due time (soonest first), with the lead's name. */
 export async function listFollowUps(em: EntityManager, actor: Actor, f: FollowUpFilter, now = new Date()): Promise<ReminderRow[]> {
-  if (f.leadId) await authorize(em, actor, 'lead', f.leadId);
   await refreshMeetingReminders(em, actor.workspaceId, now);
   const where = ['r.workspace_id = ?', 'r.state = ?'];
   const params: unknown[] = [actor.workspaceId, f.state];
@@ -125,7 +124,6 @@ export async function pendingCount(em: EntityManager, actor: Actor, now = new Da
 export async function completeReminder(em: EntityManager, actor: Actor, id: string): Promise<ReminderRow> {
   const [r] = await em.execute<{ state: string; lead_id: string }[]>(`select state, lead_id from follow_up_reminders where id = ? and workspace_id = ?`, [id, actor.workspaceId]);
   if (!r) throw notFound('follow-up');
-  await authorize(em, actor, 'lead', r.lead_id);
   const done = await em.execute(`update follow_up_reminders set state = 'completed', resolved_at = now(), resolved_by = ? where id = ? and state = 'open' returning id`, [actor.userId, id]);
   if (!done.length) throw conflict('already_resolved', `this follow-up is already ${r.state}`);
   return reminder(em, id);
@@ -142,9 +140,8 @@ export async function reminder(em: EntityManager, id: string): Promise<ReminderR
   return row;
 }
 
-/** The lead, when it is in the actor's workspace (404 otherwise, whoever's it is) and of a product the member was given (403). */
+/** The lead of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireLead(em: EntityManager, actor: Actor, leadId: string): Promise<{ id: string; contact_id: string }> {
-  await authorize(em, actor, 'lead', leadId);
   const [l] = await em.execute<{ id: string; contact_id: string }[]>(`select id, contact_id from leads where id = ? and workspace_id = ?`, [leadId, actor.workspaceId]);
   if (!l) throw notFound('lead');
   return l;

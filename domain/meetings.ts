@@ -10,8 +10,8 @@ import { Meeting, type IMeeting, type MeetingOutcome, type MeetingStatus } from 
 import { Workspace } from '../db/entities/Workspace.js';
 import type { PageRequest } from '../lib/pagination.js';
 import { assertWritable } from './demo.js';
-import { AppError, badRequest, conflict, notFound } from './errors.js';
-import { canAccessApp, type Actor } from './identity.js';
+import { badRequest, conflict, notFound } from './errors.js';
+import type { Actor } from './identity.js';
 
 /** A meeting lasts at most a day; its start lies within 5 years back and 2 years ahead. */
 export const MEETING_LIMITS = { maxDurationMs: 24 * 3_600_000, pastYears: 5, futureYears: 2 };
@@ -23,23 +23,20 @@ export interface MeetingLead {
   appId: string;
 }
 
-/** A lead of the actor's workspace (404 otherwise) in a product the actor may use (403 `not_assigned`). */
+/** A lead of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireMeetingLead(em: EntityManager, actor: Actor, leadId: string): Promise<MeetingLead> {
   const [lead] = await em.execute<{ id: string; contact_id: string; app_id: string }[]>(
     `select l.id, l.contact_id, ll.app_id from leads l join lead_lists ll on ll.id = l.list_id where l.id = ? and l.workspace_id = ?`,
     [leadId, actor.workspaceId],
   );
   if (!lead) throw notFound('lead');
-  if (!canAccessApp(actor, lead.app_id)) throw new AppError(403, 'not_assigned', 'you have no access to the product of this lead');
   return { id: lead.id, contactId: lead.contact_id, appId: lead.app_id };
 }
 
-/** A meeting of the actor's workspace whose lead's product the actor may use: 404 / 403 `not_assigned`. */
+/** A meeting of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireMeeting(em: EntityManager, actor: Actor, id: string, opts: { lock?: boolean } = {}): Promise<IMeeting> {
   const meeting = await em.findOne(Meeting, { id, workspace: actor.workspaceId }, opts.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!meeting) throw notFound('meeting');
-  const [row] = await em.execute<{ app_id: string }[]>(`select ll.app_id from leads l join lead_lists ll on ll.id = l.list_id where l.id = ?`, [meeting.lead.id]);
-  if (!row || !canAccessApp(actor, row.app_id)) throw new AppError(403, 'not_assigned', 'you have no access to the product of this meeting’s lead');
   return meeting;
 }
 

@@ -27,6 +27,7 @@ export const GeneratedQueriesView = z.object({
 export const generateKeywordsOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/generate-keywords',
+  ids: { path: { agentId: 'agent' } },
   summary: 'Generate keywords from the agent’s and product’s ICP; stored on the agent (Demo: returned, not stored)',
   tag,
   auth: 'user',
@@ -43,6 +44,7 @@ export const generateKeywordsOp = defineOperation({
 export const generateQueriesOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/sources/newsforum/generate-queries',
+  ids: { path: { agentId: 'agent' } },
   summary: 'Generate newsforum search queries from the agent’s keywords; stored in its newsforum source config (Demo: returned, not stored)',
   tag,
   auth: 'user',

@@ -52,6 +52,7 @@ export const toRunView = (r: IDiscoveryRun): z.infer<typeof RunView> => ({
 export const launchSignalOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/signals/{signalId}/launch',
+  ids: { path: { agentId: 'agent', signalId: { within: 'agentId' } }, body: { launch_id: { value: 'an idempotency key chosen by the client' } } },
   summary: 'Launch a discovery run for one signal (a workflow); a repeated launch_id returns the same run (200)',
   tag,
   auth: 'user',
@@ -79,6 +80,7 @@ const Funnel = z.object({
 export const funnelOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/discovery-funnel',
+  ids: { path: { agentId: 'agent' } },
   summary: 'The discovery funnel: the recent qualification cohort (last 30 days) apart from current totals',
   tag,
   auth: 'user',
@@ -91,6 +93,7 @@ export const funnelOp = defineOperation({
 export const rejectionsOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/rejections',
+  ids: { path: { agentId: 'agent' } },
   summary: 'Rejected candidates grouped by their first failed check, most frequent first',
   tag,
   auth: 'user',
@@ -114,6 +117,7 @@ const RejectedProfileView = z.object({
 export const rejectedProfilesOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/rejected-profiles',
+  ids: { path: { agentId: 'agent' } },
   summary: 'Rejected candidates of an agent (not promoted), optionally for one reason',
   tag,
   auth: 'user',

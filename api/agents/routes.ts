@@ -33,6 +33,7 @@ const common = { 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'
 export const listAgentsOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/agents',
+  ids: { path: { appId: 'app' } },
   summary: 'Discovery agents of a product (optionally by status)',
   tag,
   auth: 'user',
@@ -49,6 +50,7 @@ export const listAgentsOp = defineOperation({
 export const createAgentOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/agents',
+  ids: { path: { appId: 'app' }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: 'Create a discovery agent (status draft); counts against the plan’s agent limit',
   tag,
   auth: 'user',
@@ -62,6 +64,7 @@ export const createAgentOp = defineOperation({
 export const getAgentOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}',
+  ids: { path: { agentId: 'agent' } },
   summary: 'A discovery agent',
   tag,
   auth: 'user',
@@ -74,6 +77,7 @@ export const getAgentOp = defineOperation({
 export const updateAgentOp = defineOperation({
   method: 'PUT',
   path: '/api/agents/{agentId}',
+  ids: { path: { agentId: 'agent' }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: 'Update a discovery agent (every field optional and nullable); needs an active subscription. Demo workspaces get a simulation.',
   tag,
   auth: 'user',
@@ -96,6 +100,7 @@ export const updateAgentOp = defineOperation({
 export const deleteAgentOp = defineOperation({
   method: 'DELETE',
   path: '/api/agents/{agentId}',
+  ids: { path: { agentId: 'agent' } },
   summary: 'Delete a discovery agent (its signals and sources go with it). Demo workspaces get a simulation (200).',
   tag,
   auth: 'user',
@@ -112,6 +117,7 @@ export const deleteAgentOp = defineOperation({
 export const getSignalsOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/signals',
+  ids: { path: { agentId: 'agent' } },
   summary: 'The signals of an agent (what indicates a lead), oldest first',
   tag,
   auth: 'user',
@@ -127,6 +133,7 @@ export const getSignalsOp = defineOperation({
 export const putSignalsOp = defineOperation({
   method: 'PUT',
   path: '/api/agents/{agentId}/signals',
+  ids: { path: { agentId: 'agent' } },
   summary: 'Replace the signals of an agent; a signal keeps its id when its key stays',
   tag,
   auth: 'user',
@@ -140,6 +147,7 @@ export const putSignalsOp = defineOperation({
 export const getSourcesOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/sources',
+  ids: { path: { agentId: 'agent' } },
   summary: 'Every discovery source with this agent’s settings (never configured: disabled)',
   tag,
   auth: 'user',
@@ -155,6 +163,7 @@ export const getSourcesOp = defineOperation({
 export const putSourceOp = defineOperation({
   method: 'PUT',
   path: '/api/agents/{agentId}/sources/{source}',
+  ids: { path: { agentId: 'agent', source: { value: 'a source name' } } },
   summary: 'Enable, disable or configure one source of an agent',
   tag,
   auth: 'user',
@@ -187,6 +196,7 @@ export const activeAgentsOp = defineOperation({
 export const nextLaunchesOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/next-launches',
+  ids: { path: { agentId: 'agent' } },
   summary: 'When the agent’s schedule launches next (config.schedule: hourly, daily (default), weekly or off); none while paused',
   tag,
   auth: 'user',

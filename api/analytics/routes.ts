@@ -27,6 +27,8 @@ const get = <R>(path: string, summary: string, query: typeof RangeQuery | typeof
   defineOperation({
     method: 'GET',
     path,
+    // RangeQuery has both filters, AppRangeQuery the product only.
+    ids: { query: query === RangeQuery ? { app_id: 'app', campaign_id: 'campaign' } : { app_id: 'app' } },
     summary,
     tag,
     auth: 'user',
@@ -46,6 +48,7 @@ export const stepsOp = get('/api/analytics/steps', 'Sends, opens, acceptances, r
 export const dailyOverviewOp = defineOperation({
   method: 'GET',
   path: '/api/analytics/daily-overview',
+  ids: { query: { app_id: 'app', campaign_id: 'campaign' } },
   summary: 'One local day (default today) against the day before and the average of the 7 days before it',
   tag,
   auth: 'user',

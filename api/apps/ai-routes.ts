@@ -13,6 +13,7 @@ const auth = { 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] 
 export const analyzeTextOp = defineOperation({
   method: 'POST',
   path: '/api/apps/analyze-text',
+  ids: { body: { app_id: 'app' } },
   summary: 'Suggest a product profile and ICP from a description (nothing is stored)',
   tag,
   auth: 'user',
@@ -26,6 +27,7 @@ export const analyzeTextOp = defineOperation({
 export const analyzeUrlOp = defineOperation({
   method: 'POST',
   path: '/api/apps/analyze-url',
+  ids: { body: { app_id: 'app' } },
   summary: 'Suggest a product profile and ICP from a web page, fetched through the guarded client (nothing is stored)',
   tag,
   auth: 'user',
@@ -48,6 +50,7 @@ export const analyzeUrlOp = defineOperation({
 export const generateIcpOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{id}/generate-icp',
+  ids: { path: { id: 'app' } },
   summary: 'Propose an ideal customer profile from the product’s stored profile (nothing is stored)',
   tag,
   auth: 'user',

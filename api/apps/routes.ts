@@ -32,6 +32,7 @@ export const createAppOp = defineOperation({
 export const getAppOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{id}',
+  ids: { path: { id: 'app' } },
   summary: 'A product with its profile and ideal customer profile',
   tag,
   auth: 'user',
@@ -44,6 +45,7 @@ export const getAppOp = defineOperation({
 export const updateAppOp = defineOperation({
   method: 'PUT',
   path: '/api/apps/{id}',
+  ids: { path: { id: 'app' } },
   summary: 'Update a product’s profile (absent fields stay; null clears)',
   tag,
   auth: 'user',

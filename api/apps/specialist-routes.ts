@@ -13,6 +13,7 @@ const errors = { 400: ['invalid_id', 'invalid_user'], 401: ['unauthorized'], 403
 export const specialistActivityOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/specialist-activity',
+  ids: { path: { appId: 'app' } },
   summary: 'AI calls of a product over the last `days` UTC days (today included): totals, by kind, by day',
   tag,
   auth: 'user',
@@ -26,6 +27,7 @@ export const specialistActivityOp = defineOperation({
 export const listSpecialistRunsOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/specialist-runs',
+  ids: { path: { appId: 'app' }, query: { agent_id: 'agent' } },
   summary: 'AI calls (specialist runs) of a product, newest first; filters kind, status, agent_id',
   tag,
   auth: 'user',
@@ -44,6 +46,7 @@ export const listSpecialistRunsOp = defineOperation({
 export const getSpecialistRunOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/specialist-runs/{runId}',
+  ids: { path: { appId: 'app', runId: { within: 'appId' } } },
   summary: 'One AI call of a product: input summary, status, timings, tokens, cost and result',
   tag,
   auth: 'user',

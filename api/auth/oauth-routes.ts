@@ -14,6 +14,7 @@ export const OAuthStartView = z.object({
 export const oauthStartOp = defineOperation({
   method: 'GET',
   path: '/api/auth/oauth/{provider}/start',
+  ids: { path: { provider: { value: 'a provider name' } } },
   summary: 'Start an OAuth sign-in: the URL to send the browser to, with a signed, expiring state',
   tag: 'auth',
   auth: 'public',

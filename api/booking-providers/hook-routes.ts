@@ -15,6 +15,7 @@ import { ProviderView, toProviderView } from './schemas.js';
 export const bookingHook = defineOperation({
   method: 'POST',
   path: '/hooks/booking/{providerId}',
+  ids: { path: { providerId: { value: 'the booking provider the signed event is for (the signature authenticates it)' } } },
   summary: 'Inbound booking events of one connected provider (signed with its webhook secret; stored once per event id)',
   description: [
     'Called by the booking provider, not by users; registered by `POST /api/booking-providers/{id}/webhook/register`. The JSON body is',
@@ -56,6 +57,7 @@ const param = (max: number) => z.string().max(max).optional();
 export const oauthCallback = defineOperation({
   method: 'GET',
   path: '/oauth/booking/{provider}/callback',
+  ids: { path: { provider: { value: 'a provider name' } } },
   summary: 'Where an OAuth booking provider sends the browser back: finishes the connection started by oauth/start',
   description:
     'The state must be one `POST /api/booking-providers/{provider}/oauth/start` issued, unused and under 10 minutes old (400 `invalid_state`; spent either way). The code is exchanged with the PKCE verifier; a refusal, or `error` from the provider, is 400 `oauth_denied`. The connection lands in the workspace of the user who started, who must still manage it (403 `not_assigned`).',
@@ -76,6 +78,7 @@ export const oauthCallback = defineOperation({
 export const localAuthorize = defineOperation({
   method: 'GET',
   path: '/oauth/booking/local/authorize',
+  ids: { query: { client_id: { value: 'an OAuth client id' } } },
   summary: 'The local OAuth booking providers’ authorization page: consents at once and redirects to our callback (offline runs only)',
   description:
     'Answers 302 to `redirect_uri` with `code` and `state`. Only while the provider is the local stand-in (no `BOOKING_<NAME>_BASE_URL`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',

@@ -72,6 +72,7 @@ export const connectSchedulerOp = defineOperation({
 export const oauthStartOp = defineOperation({
   method: 'POST',
   path: '/api/booking-providers/{provider}/oauth/start',
+  ids: { path: { provider: { value: 'a provider name' } } },
   summary: 'Start connecting an OAuth booking provider: the authorization URL, with a state bound to you (PKCE)',
   description:
     'The state is single use and expires after 10 minutes; the provider sends the browser to `GET /oauth/booking/{provider}/callback`, which finishes the connection in your workspace. `scheduler` connects with an API key instead (400 `oauth_not_supported`); an unknown provider is 404.',
@@ -90,6 +91,7 @@ export const oauthStartOp = defineOperation({
 export const verifyProviderOp = defineOperation({
   method: 'POST',
   path: '/api/booking-providers/{id}/verify',
+  ids: { path: { id: 'booking_provider' } },
   summary: 'Re-check the stored credentials at the provider (the status follows the answer)',
   description: '200 either way: `verification.ok` false and status `invalid_credentials` when the provider refuses them. 502 when it cannot be asked (the status is unchanged).',
   tag,
@@ -106,6 +108,7 @@ export const verifyProviderOp = defineOperation({
 export const registerWebhookOp = defineOperation({
   method: 'POST',
   path: '/api/booking-providers/{id}/webhook/register',
+  ids: { path: { id: 'booking_provider' } },
   summary: 'Register our inbound booking route at the provider, with a new signing secret (shown once)',
   description:
     'The provider is subscribed to `booking.created`, `booking.rescheduled` and `booking.canceled` at `POST /hooks/booking/{id}`, signed with the returned secret. Calling it again replaces the subscription and rotates the secret at once. 409 `provider_not_connected` while the credentials are refused.',
@@ -126,6 +129,7 @@ export const registerWebhookOp = defineOperation({
 export const backfillOp = defineOperation({
   method: 'POST',
   path: '/api/booking-providers/{id}/backfill',
+  ids: { path: { id: 'booking_provider' } },
   summary: 'Import past bookings as meetings: the job `booking-backfill:<providerId>:<id>` with exact progress',
   description:
     '202 with the job while it is queued or running, 200 once it finished. Repeating the request with the same `client_key`, or while a backfill of this provider runs, returns that job (with its progress) and starts nothing new; 409 `client_key_reused` for the same key with another `since`. The latest job is also in `GET /api/booking-providers`.',
@@ -144,6 +148,7 @@ export const backfillOp = defineOperation({
 export const deleteProviderOp = defineOperation({
   method: 'DELETE',
   path: '/api/booking-providers/{id}',
+  ids: { path: { id: 'booking_provider' } },
   summary: 'Disconnect: our webhook is removed at the provider (best effort), the credentials deleted; meetings stay',
   tag,
   auth: 'user',
@@ -171,6 +176,7 @@ export const listUnmatchedOp = defineOperation({
 export const attachEventOp = defineOperation({
   method: 'POST',
   path: '/api/booking-provider-events/{id}/attach',
+  ids: { path: { id: 'booking_event' }, body: { lead_id: { kind: 'lead', missing: [400, 'invalid_lead'] } } },
   summary: 'Attach an unmatched booking to a lead: its meeting is created, and later events of the booking follow it',
   tag,
   auth: 'user',
@@ -187,6 +193,7 @@ export const attachEventOp = defineOperation({
 export const dismissEventOp = defineOperation({
   method: 'POST',
   path: '/api/booking-provider-events/{id}/dismiss',
+  ids: { path: { id: 'booking_event' } },
   summary: 'Dismiss an unmatched booking: it leaves the list, and its later events are dismissed too',
   tag,
   auth: 'user',

@@ -79,6 +79,7 @@ const withVersion = (r: StepResult) => ({ ...toStepView(r.step, r.campaign.messa
 export const listCampaignsOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/campaigns',
+  ids: { path: { appId: 'app' } },
   summary: "A product's campaigns, oldest first, optionally of one status",
   tag,
   auth: 'user',
@@ -92,6 +93,7 @@ export const listCampaignsOp = defineOperation({
 export const createCampaignOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/campaigns',
+  ids: { path: { appId: 'app' }, body: { account_ids: { kind: 'account', missing: [400, 'invalid_account'] } } },
   summary: 'Create a campaign in draft (it sends nothing until activated); counted against the plan',
   tag,
   auth: 'user',
@@ -105,6 +107,7 @@ export const createCampaignOp = defineOperation({
 export const preflightOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/campaigns/preflight',
+  ids: { path: { appId: 'app' }, body: { campaign_id: 'campaign', account_ids: { kind: 'account', missing: [400, 'invalid_account'] } } },
   summary: 'What blocks or weakens activation of a campaign (by campaign_id, with optional draft overrides) or of draft settings and steps; writes nothing',
   tag,
   auth: 'user',
@@ -120,6 +123,7 @@ export const preflightOp = defineOperation({
 export const getCampaignOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}',
+  ids: { path: { id: 'campaign' } },
   summary: 'One campaign with its settings, status and step count',
   tag,
   auth: 'user',
@@ -132,6 +136,7 @@ export const getCampaignOp = defineOperation({
 export const updateCampaignOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{id}',
+  ids: { path: { id: 'campaign' }, body: { account_ids: { kind: 'account', missing: [400, 'invalid_account'] } } },
   summary: 'Change settings of a campaign (only the fields given; null clears a nullable one); archived campaigns are read-only',
   tag,
   auth: 'user',
@@ -145,6 +150,7 @@ export const updateCampaignOp = defineOperation({
 export const duplicateCampaignOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{id}/duplicate',
+  ids: { path: { id: 'campaign' } },
   summary: 'Copy a campaign (settings, steps and attachments; not enrollments or signal links) into a new draft',
   tag,
   auth: 'user',
@@ -158,6 +164,7 @@ export const duplicateCampaignOp = defineOperation({
 export const setStatusOp = defineOperation({
   method: 'PATCH',
   path: '/api/campaigns/{id}/status',
+  ids: { path: { id: 'campaign' } },
   summary: 'Move a campaign along its lifecycle: draft → active ⇄ paused → completed, any but archived → archived (activation runs the preflight)',
   tag,
   auth: 'user',
@@ -173,6 +180,7 @@ export const setStatusOp = defineOperation({
 export const getSignalsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/signals',
+  ids: { path: { id: 'campaign' } },
   summary: 'The agent signals linked to a campaign (leads approved from them enroll in it)',
   tag,
   auth: 'user',
@@ -185,6 +193,7 @@ export const getSignalsOp = defineOperation({
 export const setSignalsOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{id}/signals',
+  ids: { path: { id: 'campaign' }, body: { signal_ids: { within: 'id' } } },
   summary: 'Replace the agent signals linked to a campaign (signals of agents of the same product)',
   tag,
   auth: 'user',
@@ -202,6 +211,7 @@ const stepWrite = (extra400: string[] = [], extra409: string[] = []) => write(ex
 export const listStepsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/steps',
+  ids: { path: { campaignId: 'campaign' } },
   summary: "A campaign's steps in order, with its current step version",
   tag,
   auth: 'user',
@@ -214,6 +224,7 @@ export const listStepsOp = defineOperation({
 export const addStepOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/steps',
+  ids: { path: { campaignId: 'campaign' } },
   summary: 'Add a step (appended, or at position); templates are checked; creates a new step version',
   tag,
   auth: 'user',
@@ -227,6 +238,7 @@ export const addStepOp = defineOperation({
 export const reorderStepsOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/reorder',
+  ids: { path: { campaignId: 'campaign' }, body: { step_ids: { within: 'campaignId' } } },
   summary: 'Put the steps in a new order: the full list of step ids (a permutation); creates a new step version',
   tag,
   auth: 'user',
@@ -240,6 +252,7 @@ export const reorderStepsOp = defineOperation({
 export const messageModeOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/message-mode',
+  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId' } } },
   summary: 'Set the message mode (template, ai, ai_review) campaign-wide or for one send step',
   tag,
   auth: 'user',
@@ -254,6 +267,7 @@ export const messageModeOp = defineOperation({
 export const updateStepOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/{stepId}',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
   summary: "Replace a step's type, config and message mode (id and position stay); templates are checked; creates a new step version",
   tag,
   auth: 'user',
@@ -267,6 +281,7 @@ export const updateStepOp = defineOperation({
 export const deleteStepOp = defineOperation({
   method: 'DELETE',
   path: '/api/campaigns/{campaignId}/steps/{stepId}',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
   summary: 'Delete a step (and its attachment); the later steps move up; creates a new step version',
   tag,
   auth: 'user',
@@ -282,6 +297,7 @@ export const deleteStepOp = defineOperation({
 export const affectedCountsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/affected-counts',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
   summary: 'Active and paused enrollments before, on and after a step, and what an edit or deletion would do to each group',
   tag,
   auth: 'user',
@@ -294,6 +310,7 @@ export const affectedCountsOp = defineOperation({
 export const uploadAttachmentOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/attachment',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
   summary: `Attach a file (multipart field "file", at most ${MAX_STEP_ATTACHMENT_BYTES} bytes) to an email or message step, replacing its attachment; creates a new step version`,
   tag,
   auth: 'user',
@@ -325,6 +342,7 @@ export const uploadAttachmentOp = defineOperation({
 export const deleteAttachmentOp = defineOperation({
   method: 'DELETE',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/attachment',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
   summary: "Remove a step's attachment (404 when it has none); creates a new step version",
   tag,
   auth: 'user',

@@ -66,6 +66,7 @@ const byPosition = <T extends { cursor_id: string }, R>(rows: T[], limit: number
 export const previewOp = defineOperation({
   method: 'POST',
   path: `${base}/preview`,
+  ids: { body: { app_id: 'app', list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: 'Create an import of decision-makers at up to 1,000 companies (names and/or domains) in the given roles, start its search, and show its first batch',
   description:
     'Creates the job (`searching`) and starts the workflow `cdm-import:<id>`, which searches the companies batch by batch. The answer waits (up to 5 s) for the first batch; `batch.ready` is false if it is still being searched (ask `batch-preview` with `batch: 0` again). Nothing is charged until confirm.',
@@ -92,6 +93,7 @@ export const previewOp = defineOperation({
 export const batchPreviewOp = defineOperation({
   method: 'POST',
   path: `${base}/{jobID}/batch-preview`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'The next batch to review (or the batch named), with each company’s outcome and the people found there',
   description:
     'Without `batch`: the batch after the last one shown, waiting up to 5 s if it is still being searched; a ready batch moves the review cursor on, so the next call shows the one after (a retry moves it back to the first batch with a retried company). `batch: null` once every batch was shown.',
@@ -110,6 +112,7 @@ export const batchPreviewOp = defineOperation({
 export const approvalOp = defineOperation({
   method: 'POST',
   path: `${base}/{jobID}/approval`,
+  ids: { path: { jobID: 'cdm_import' }, body: { member_ids: { within: 'jobID' }, company_ids: { within: 'jobID' } } },
   summary: 'Approve or reject people of the import, by id and/or by company (every person found there not added yet)',
   description:
     'Allowed while the import is `searching` or `ready_for_review` (409 `invalid_transition` otherwise). A decision can be changed until confirm. Per item: `approved` / `rejected` (something changed), `unchanged`, `not_found` (not of this import), `invalid_transition` (a person already added).',
@@ -126,6 +129,7 @@ export const approvalOp = defineOperation({
 export const approvedMembersOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/approved-members`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'The people approved (and those already added by confirm), in review order',
   tag,
   auth: 'user',
@@ -142,6 +146,7 @@ export const approvedMembersOp = defineOperation({
 export const confirmOp = defineOperation({
   method: 'POST',
   path: `${base}/{jobID}/confirm`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'Add the approved people to the import’s list as leads (1 credit per lead created), once',
   description:
     '`ready_for_review` → `confirming`: 202, and the workflow adds the approved people in chunks (contacts created or reused on normalised email, then profile URL; a person already in the list costs nothing), then `completed`. Refused before anything is added: 409 `invalid_transition` while searching, 409 `nothing_approved`, 409 `list_deleted`, 402 `insufficient_credits` when the balance is below the number of approved people. Repeating it while confirming joins the run (202); once completed it answers 200 and adds nothing.',
@@ -166,6 +171,7 @@ export const confirmOp = defineOperation({
 export const progressOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/progress`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'Exact progress: companies searched by outcome, people found by review status, batches, credits',
   tag,
   auth: 'user',
@@ -178,6 +184,7 @@ export const progressOp = defineOperation({
 export const metricsOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/metrics`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'Figures of the import: failure reasons, source searches and retries, people by seniority, approval rate, leads and credits, timings',
   tag,
   auth: 'user',
@@ -190,6 +197,7 @@ export const metricsOp = defineOperation({
 export const resultsOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/results`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'What confirm did: counts, and the people added with the lead and contact each became',
   tag,
   auth: 'user',
@@ -213,6 +221,7 @@ export const resultsOp = defineOperation({
 export const rowsOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/rows`,
+  ids: { path: { jobID: 'cdm_import' }, query: { company_id: { within: 'jobID' } } },
   summary: 'The people found, in review order (company order, then most senior first), optionally of one status, company or batch',
   tag,
   auth: 'user',
@@ -231,6 +240,7 @@ export const rowsOp = defineOperation({
 export const companyOutcomesOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/company-outcomes`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'Each company in the order given: pending, done (people found), duplicate, or failed with its reason; with its people by review status',
   tag,
   auth: 'user',
@@ -245,6 +255,7 @@ export const companyOutcomesOp = defineOperation({
 export const retryOp = defineOperation({
   method: 'POST',
   path: `${base}/{jobID}/retry`,
+  ids: { path: { jobID: 'cdm_import' } },
   summary: 'Search the failed companies again (only them): ready_for_review → searching',
   tag,
   auth: 'user',

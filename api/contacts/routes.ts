@@ -32,6 +32,7 @@ const auth = { 401: ['unauthorized'] };
 export const listContactsOp = defineOperation({
   method: 'GET',
   path: '/api/contacts',
+  ids: { query: { list_id: 'list', app_id: 'app' } },
   summary: 'The workspace’s contacts you can see, oldest first, filtered by list, product, fit, pinned and text',
   description:
     'A member limited to some products sees the contacts that are a lead of a list of those products. Filters combine (AND); `q` searches the full name, first + last name, email, company and title.',
@@ -46,6 +47,7 @@ export const listContactsOp = defineOperation({
 export const getContactOp = defineOperation({
   method: 'GET',
   path: '/api/contacts/{id}',
+  ids: { path: { id: 'contact' } },
   summary: 'One contact with its list memberships (leads) and field provenance (edited_fields, enriched_fields)',
   tag,
   auth: 'user',
@@ -58,6 +60,7 @@ export const getContactOp = defineOperation({
 export const setContactFitOp = defineOperation({
   method: 'PATCH',
   path: '/api/contacts/{id}/fit',
+  ids: { path: { id: 'contact' } },
   summary: 'Set the contact’s fit: score 0..100 and/or label good | maybe | bad (null clears one, an absent one is kept)',
   tag,
   auth: 'user',
@@ -71,6 +74,7 @@ export const setContactFitOp = defineOperation({
 export const pinContactOp = defineOperation({
   method: 'PUT',
   path: '/api/contacts/{id}/pin',
+  ids: { path: { id: 'contact' } },
   summary: 'Pin the contact (for the whole workspace); pinning a pinned contact changes nothing',
   tag,
   auth: 'user',
@@ -83,6 +87,7 @@ export const pinContactOp = defineOperation({
 export const unpinContactOp = defineOperation({
   method: 'DELETE',
   path: '/api/contacts/{id}/pin',
+  ids: { path: { id: 'contact' } },
   summary: 'Unpin the contact; unpinning an unpinned contact changes nothing',
   tag,
   auth: 'user',
@@ -95,6 +100,7 @@ export const unpinContactOp = defineOperation({
 export const editLeadOp = defineOperation({
   method: 'PATCH',
   path: '/api/leads/{id}',
+  ids: { path: { id: 'lead' } },
   summary: 'Edit the fields of a lead’s contact; each field named is marked as edited, so enrichment never overwrites it',
   description:
     'Contacts are shared by lists: the edit shows in every list the contact is in. `null` clears a field. The contact must keep an email or a profile URL (400 invalid_contact); an email or profile URL that another contact of the workspace has (once normalised) is 409 contact_exists with `details.contact_id` naming it.',
@@ -117,6 +123,7 @@ export const editLeadOp = defineOperation({
 export const createExportOp = defineOperation({
   method: 'POST',
   path: '/api/contacts/export',
+  ids: { body: { list_id: 'list', app_id: 'app' } },
   summary: 'Export the contacts matching the filters (those of GET /api/contacts) as CSV, on the workflow contacts-export:<id>',
   description: 'Answers 202 with the export in `queued`; follow it with GET /api/contacts/export and download it there with `?id=` once `completed`.',
   tag,
@@ -130,6 +137,7 @@ export const createExportOp = defineOperation({
 export const exportsOp = defineOperation({
   method: 'GET',
   path: '/api/contacts/export',
+  ids: { query: { id: 'export' } },
   summary: 'Your contact exports, newest first, with state and counts; with `id`, the CSV file of a completed one',
   description:
     'Without `id`: `{items, next_cursor}` of exports. With `id`: the file as `text/csv` (attachment), streamed from storage; 409 export_not_ready while queued or running, 409 export_failed after a failure, 404 for an export you cannot see.',

@@ -46,6 +46,7 @@ const filterOf = (q: { app_id?: string; agent_id?: string; status?: 'new' | 'app
 export const listDiscoveredLeadsOp = defineOperation({
   method: 'GET',
   path: '/api/discovered-leads',
+  ids: { query: { app_id: 'app', agent_id: 'agent' } },
   summary: 'Discovered leads of the products the caller can access, newest first, filtered by product, agent, status, signal and text',
   tag,
   auth: 'user',
@@ -59,6 +60,7 @@ export const listDiscoveredLeadsOp = defineOperation({
 export const countDiscoveredLeadsOp = defineOperation({
   method: 'GET',
   path: '/api/discovered-leads/counts',
+  ids: { query: { app_id: 'app', agent_id: 'agent' } },
   summary: 'Counts of discovered leads per status and per agent, with the same filters as the list (so they agree)',
   tag,
   auth: 'user',
@@ -71,6 +73,7 @@ export const countDiscoveredLeadsOp = defineOperation({
 export const getDiscoveredLeadOp = defineOperation({
   method: 'GET',
   path: '/api/discovered-leads/{id}',
+  ids: { path: { id: 'discovered_lead' } },
   summary: 'One discovered lead',
   tag,
   auth: 'user',
@@ -83,6 +86,7 @@ export const getDiscoveredLeadOp = defineOperation({
 export const approveDiscoveredLeadOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/{id}/approve',
+  ids: { path: { id: 'discovered_lead' }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: "Approve into a list (the body's list of the same product, else the agent's list): creates or reuses the contact and adds the lead once",
   tag,
   auth: 'user',
@@ -113,6 +117,7 @@ export const approveDiscoveredLeadOp = defineOperation({
 export const rejectDiscoveredLeadOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/{id}/reject',
+  ids: { path: { id: 'discovered_lead' } },
   summary: "Reject with a reason (counted in the agent's rejection breakdown); a repeat is 200 already_rejected",
   tag,
   auth: 'user',
@@ -129,6 +134,7 @@ export const rejectDiscoveredLeadOp = defineOperation({
 export const batchApproveOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/batch-approve',
+  ids: { body: { ids: { each: 'each discovered lead is answered in its own result (not_found, not_assigned …)' }, list_id: { each: 'read only when a lead is to be approved, and it must be of that lead’s product (400 invalid_list_id)' } } },
   summary: 'Approve up to 500 discovered leads in one set-based transaction; a per-id result, idempotent',
   tag,
   auth: 'user',
@@ -153,6 +159,7 @@ export const batchRejectOp = defineOperation({
 export const sequenceOp = defineOperation({
   method: 'GET',
   path: '/api/discovered-leads/{id}/sequence',
+  ids: { path: { id: 'discovered_lead' } },
   summary: "The planned and past outreach steps of the lead's contact: its scheduled actions across campaigns",
   tag,
   auth: 'user',
@@ -188,6 +195,7 @@ export const sequenceOp = defineOperation({
 export const refreshDiscoveredLeadOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/{id}/refresh',
+  ids: { path: { id: 'discovered_lead' } },
   summary: 'Re-run its enrichment (a new attempt; one in flight is joined); same answers as POST /api/enrichment/discovered-leads/{id}',
   tag,
   auth: 'user',

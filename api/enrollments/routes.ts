@@ -41,6 +41,7 @@ const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 export const enrollLeadsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/leads',
+  ids: { path: { campaignId: 'campaign' }, body: { lead_ids: { each: 'each lead is checked by enrollment and answered in its own result (skipped: not_found, another product …)' } } },
   summary: 'Enroll leads in a campaign: each is checked and reported; the ones that pass start at once',
   description:
     'Per lead: `enrolled`, or `skipped` with a reason (`not_found`, `already_enrolled`, `unsubscribed`, `no_identity` on the first send step’s channel, `email_bounced` (the contact’s address bounced; email first send), `blocked_country`, `in_other_campaign` when the campaign has exclusive leads, `start_failed`). The campaign must be active or paused (409 `invalid_transition`).',
@@ -59,6 +60,7 @@ export const enrollLeadsOp = defineOperation({
 export const unenrollLeadOp = defineOperation({
   method: 'DELETE',
   path: '/api/campaigns/{campaignId}/leads/{leadId}',
+  ids: { path: { campaignId: 'campaign', leadId: 'lead' } },
   summary: 'Remove a lead from a campaign: its enrollment stops and its unsent actions are canceled',
   tag,
   auth: 'user',
@@ -71,6 +73,7 @@ export const unenrollLeadOp = defineOperation({
 export const reenrollLeadOp = defineOperation({
   method: 'POST',
   path: '/api/leads/{leadId}/reenroll',
+  ids: { path: { leadId: 'lead' }, body: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } } },
   summary: 'Start a lead’s ended enrollment again, from the first step or a given one',
   description: 'A new run of `enrollment:<campaignId>:<leadId>`; 409 `invalid_transition` while the enrollment still runs or when the campaign is not active or paused.',
   tag,
@@ -86,6 +89,7 @@ export const reenrollLeadOp = defineOperation({
 export const markRepliedOp = defineOperation({
   method: 'POST',
   path: '/api/leads/{leadId}/mark-replied',
+  ids: { path: { leadId: 'lead' } },
   summary: 'Record that the lead replied (outside the connector): its running enrollments get a reply signal',
   tag,
   auth: 'user',
@@ -98,6 +102,7 @@ export const markRepliedOp = defineOperation({
 export const getScheduledActionOp = defineOperation({
   method: 'GET',
   path: '/api/scheduled-actions/{id}',
+  ids: { path: { id: 'action' } },
   summary: 'A scheduled action: its state, due time, content and why it is not done yet',
   tag,
   auth: 'user',
@@ -110,6 +115,7 @@ export const getScheduledActionOp = defineOperation({
 export const approveScheduledActionOp = defineOperation({
   method: 'POST',
   path: '/api/scheduled-actions/{id}/approve',
+  ids: { path: { id: 'action' } },
   summary: 'Approve an action awaiting review (or a planned one ahead of its review)',
   description: '409 `invalid_transition` from any state other than `planned` or `awaiting_approval`; 409 `draft_failed` when the action’s AI-written draft failed (edit or retry it first).',
   tag,
@@ -123,6 +129,7 @@ export const approveScheduledActionOp = defineOperation({
 export const skipScheduledActionOp = defineOperation({
   method: 'POST',
   path: '/api/scheduled-actions/{id}/skip',
+  ids: { path: { id: 'action' } },
   summary: 'Skip an action not yet sent; the enrollment goes on with its next step',
   description: '409 `invalid_transition` once it is executing or has ended.',
   tag,
@@ -136,6 +143,7 @@ export const skipScheduledActionOp = defineOperation({
 export const enrollListOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/enroll-list-contacts',
+  ids: { path: { campaignId: 'campaign' }, body: { list_id: { within: 'campaignId' } } },
   summary: 'Enroll a whole list in a campaign, as a job with exact progress and a receipt',
   description:
     'Creates an operation and starts workflow `enroll:<campaignId>:<operationId>`, which pages through the list’s leads, checks each as `POST .../leads` does and enrolls the ones that pass. 202 with the operation; repeating the request with the same `client_key` returns the same operation (and starts nothing new). The list must belong to the campaign’s product (404 otherwise). 409 `invalid_transition` unless the campaign is active or paused; 409 `client_key_reused` when the key was used for another list.',
@@ -152,6 +160,7 @@ export const enrollListOp = defineOperation({
 export const enrollListOperationOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/enroll-list-contacts/operations/{operationId}',
+  ids: { path: { campaignId: 'campaign', operationId: { within: 'campaignId' } } },
   summary: 'Exact progress of a bulk enrollment (committed with each page of 500 leads)',
   tag,
   auth: 'user',
@@ -164,6 +173,7 @@ export const enrollListOperationOp = defineOperation({
 export const enrollListReceiptOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/enroll-list-contacts/receipts/{receiptId}',
+  ids: { path: { campaignId: 'campaign', receiptId: { within: 'campaignId' } } },
   summary: 'The receipt of a finished bulk enrollment: counts, skips per reason and the skipped leads',
   description: 'The receipt id is the operation id. 409 `operation_not_finished` until the operation completed.',
   tag,
@@ -198,6 +208,7 @@ export const enrollListReceiptOp = defineOperation({
 export const enrollmentPreviewOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/enrollment-preview',
+  ids: { path: { id: 'campaign' }, query: { list_id: 'list', lead_ids: { each: 'each lead is checked by enrollment and answered in its own result (skipped: not_found, another product …)' } } },
   summary: 'What enrolling a list (or given leads) would do, without writing: counts per outcome and a sample of skips',
   description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `email_bounced`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
   tag,
@@ -219,6 +230,7 @@ const WAITING_RULE =
 export const listCampaignEnrollmentsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/enrollments',
+  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId' }, lead_id: 'lead' } },
   summary: 'The campaign’s enrollments (beyond the spec): status, current step, next action and why it has not happened yet',
   description: `Beyond the spec. In enrollment order, filtered by \`status\`, \`step_id\` (the current step) and \`lead_id\`; \`{items, next_cursor}\`. ${WAITING_RULE}`,
   tag,
@@ -239,6 +251,7 @@ export const listCampaignEnrollmentsOp = defineOperation({
 export const getEnrollmentOp = defineOperation({
   method: 'GET',
   path: '/api/enrollments/{id}',
+  ids: { path: { id: 'enrollment' } },
   summary: 'One enrollment (beyond the spec): status, current step, next action and why it has not happened yet',
   description: `Beyond the spec. ${WAITING_RULE}`,
   tag,

@@ -13,6 +13,7 @@ const auth = { 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] 
 export const listFollowUpsOp = defineOperation({
   method: 'GET',
   path: '/api/follow-ups',
+  ids: { query: { lead_id: 'lead' } },
   summary: 'Follow-up reminders, soonest due first (open by default)',
   tag,
   auth: 'user',
@@ -40,6 +41,7 @@ export const pendingCountOp = defineOperation({
 export const completeReminderOp = defineOperation({
   method: 'POST',
   path: '/api/follow-ups/reminders/{id}/complete',
+  ids: { path: { id: 'reminder' } },
   summary: 'Mark a follow-up done',
   tag,
   auth: 'user',
@@ -52,6 +54,7 @@ export const completeReminderOp = defineOperation({
 export const dismissLeadOp = defineOperation({
   method: 'POST',
   path: '/api/follow-ups/leads/{leadId}/dismiss',
+  ids: { path: { leadId: 'lead' } },
   summary: 'Dismiss every open follow-up of the lead (idempotent: says how many it dismissed)',
   tag,
   auth: 'user',
@@ -64,6 +67,7 @@ export const dismissLeadOp = defineOperation({
 export const listNotesOp = defineOperation({
   method: 'GET',
   path: '/api/follow-ups/leads/{leadId}/notes',
+  ids: { path: { leadId: 'lead' } },
   summary: 'Notes about the lead, newest first',
   tag,
   auth: 'user',
@@ -78,6 +82,7 @@ export const listNotesOp = defineOperation({
 export const addNoteOp = defineOperation({
   method: 'POST',
   path: '/api/follow-ups/leads/{leadId}/notes',
+  ids: { path: { leadId: 'lead' } },
   summary: 'Write a note about the lead',
   tag,
   auth: 'user',

@@ -42,6 +42,7 @@ export const createIdeaOp = defineOperation({
 export const updateIdeaOp = defineOperation({
   method: 'PUT',
   path: '/api/ideas/{id}',
+  ids: { path: { id: { value: 'an idea of the board every user shares (authorship checked where it matters)' } } },
   summary: 'Change the title and/or body of your idea (votes stay); 403 not_author for someone else’s',
   tag,
   auth: 'user',
@@ -55,6 +56,7 @@ export const updateIdeaOp = defineOperation({
 export const deleteIdeaOp = defineOperation({
   method: 'DELETE',
   path: '/api/ideas/{id}',
+  ids: { path: { id: { value: 'an idea of the board every user shares (authorship checked where it matters)' } } },
   summary: 'Delete your idea and its votes; 403 not_author for someone else’s',
   tag,
   auth: 'user',
@@ -70,6 +72,7 @@ export const deleteIdeaOp = defineOperation({
 export const voteIdeaOp = defineOperation({
   method: 'POST',
   path: '/api/ideas/{id}/vote',
+  ids: { path: { id: { value: 'an idea of the board every user shares (authorship checked where it matters)' } } },
   summary: 'Vote for an idea: one vote per person (a repeat changes nothing)',
   tag,
   auth: 'user',
@@ -85,6 +88,7 @@ export const voteIdeaOp = defineOperation({
 export const unvoteIdeaOp = defineOperation({
   method: 'DELETE',
   path: '/api/ideas/{id}/vote',
+  ids: { path: { id: { value: 'an idea of the board every user shares (authorship checked where it matters)' } } },
   summary: 'Withdraw your vote (idempotent)',
   tag,
   auth: 'user',

@@ -43,6 +43,7 @@ const connectorDown = { 502: ['connector_unavailable'], 503: ['connector_unavail
 export const listConversationsOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations',
+  ids: { query: { account_id: 'account', campaign_id: 'campaign', lead_id: 'lead' } },
   summary: 'Conversations of every platform account of the workspace, newest activity first',
   description: 'Filters: account, campaign, lead, unread, text. Cursor pagination (`next_cursor`).',
   tag,
@@ -67,6 +68,7 @@ export const listConversationsOp = defineOperation({
 export const syncConversationsOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations/sync',
+  ids: { query: { account_id: 'account' } },
   summary: 'Start (when due) and report the sync of each connected account’s conversations from the connector',
   description: [
     'For each connected account (or `account_id`): starts `inbox-sync:<accountId>` unless one is running or the last finished under a minute ago',
@@ -86,6 +88,7 @@ export const syncConversationsOp = defineOperation({
 export const unreadCountOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/unread-count',
+  ids: { query: { account_id: 'account' } },
   summary: 'Conversations with unread messages, and unread messages in all',
   tag,
   auth: 'user',
@@ -98,6 +101,7 @@ export const unreadCountOp = defineOperation({
 export const getConversationOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations/{id}',
+  ids: { path: { id: 'conversation' } },
   summary: 'One conversation with its newest 200 messages (oldest first), campaign sends included',
   tag,
   auth: 'user',
@@ -113,6 +117,7 @@ export const getConversationOp = defineOperation({
 export const readConversationOp = defineOperation({
   method: 'POST',
   path: '/api/inbox/conversations/{id}/read',
+  ids: { path: { id: 'conversation' } },
   summary: 'Mark the conversation read for the workspace (idempotent)',
   tag,
   auth: 'user',
@@ -125,6 +130,7 @@ export const readConversationOp = defineOperation({
 export const replyOp = defineOperation({
   method: 'POST',
   path: '/api/inbox/conversations/{id}/reply',
+  ids: { path: { id: 'conversation' } },
   summary: 'Reply in the conversation through its account: queued, then sent when the account’s governor grants a slot',
   description: [
     'Answers 202 with the stored message (`state: queued`); `inbox-reply:<messageId>` asks the governor (as one email or message action: caps, warm-up, working hours, gap) and sends once; the conversation then shows `sent` (or `failed` with `error_code`). Sending resolves the conversation’s reply reminder and clears its AI draft.',
@@ -151,6 +157,7 @@ export const replyOp = defineOperation({
 export const draftAiReplyOp = defineOperation({
   method: 'POST',
   path: '/api/inbox/conversations/{id}/ai-reply',
+  ids: { path: { id: 'conversation' }, body: { request_id: { value: 'an idempotency key chosen by the client' } } },
   summary: 'Draft a reply with the model (credits debited); a person sends it with `reply` or deletes it — it is never sent by itself',
   description: 'Replaces any previous draft. Costs the plan’s draft price (`draft_credits`); repeating `request_id` does not charge twice.',
   tag,
@@ -166,6 +173,7 @@ export const draftAiReplyOp = defineOperation({
 export const deleteAiReplyOp = defineOperation({
   method: 'DELETE',
   path: '/api/inbox/conversations/{id}/ai-reply',
+  ids: { path: { id: 'conversation' } },
   summary: 'Delete the conversation’s AI-drafted reply',
   tag,
   auth: 'user',
@@ -181,6 +189,7 @@ export const deleteAiReplyOp = defineOperation({
 export const liveMessagesOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations/{chatId}/messages/live',
+  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' } }, query: { account_id: 'account' } },
   summary: 'The chat’s latest messages read from the connector now; stored messages (flagged) when it fails or is slow',
   description: `\`chatId\` is a conversation id, or the connector's chat id with \`account_id\`. Bounded to a few seconds (INBOX_LIVE_TIMEOUT_MS, 5 s); then \`source: stored\` with \`fallback_reason\` (timeout, connector_<code>, chat_not_found, account_not_connected).`,
   tag,
@@ -195,6 +204,7 @@ export const liveMessagesOp = defineOperation({
 export const replyLiveOp = defineOperation({
   method: 'POST',
   path: '/api/inbox/conversations/{chatId}/reply-live',
+  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' } }, body: { account_id: 'account' } },
   summary: 'Send at once through the connector, also in a chat not stored yet; the message is stored in its conversation',
   description:
     'Not queued: the account’s governor is asked once and a refusal is 409 `account_limit_reached` (with `retry_at`). `chatId` is a conversation id, or the connector’s chat id with `account_id` and (for a new chat) `recipient`.',
@@ -220,6 +230,7 @@ export const replyLiveOp = defineOperation({
 export const attachmentOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations/{chatId}/messages/{messageId}/attachments/{attachmentId}',
+  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' }, messageId: { within: 'chatId' }, attachmentId: { within: 'chatId' } }, query: { account_id: 'account' } },
   summary: 'A message’s attachment, streamed from the connector with its content type (at most 25 MiB)',
   description: '`messageId` is our message id or the connector’s. The body is streamed, never held whole; `Content-Disposition: attachment`.',
   tag,

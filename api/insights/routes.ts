@@ -12,6 +12,7 @@ const auth = { 401: ['unauthorized'] };
 export const listInsightsOp = defineOperation({
   method: 'GET',
   path: '/api/insights',
+  ids: { query: { app_id: 'app' } },
   summary: 'Recommendations, newest first (open by default)',
   tag,
   auth: 'user',
@@ -39,6 +40,7 @@ export const countInsightsOp = defineOperation({
 export const applyInsightOp = defineOperation({
   method: 'POST',
   path: '/api/insights/{id}/apply',
+  ids: { path: { id: 'insight' } },
   summary: 'Perform the recommended action once (a second apply is 409 already_applied)',
   tag,
   auth: 'user',
@@ -58,6 +60,7 @@ export const applyInsightOp = defineOperation({
 export const setInsightStatusOp = defineOperation({
   method: 'PATCH',
   path: '/api/insights/{id}/status',
+  ids: { path: { id: 'insight' } },
   summary: 'Dismiss an insight (a refresh never brings it back), snooze it until a time, or open it again',
   tag,
   auth: 'user',

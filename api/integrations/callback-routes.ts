@@ -32,6 +32,7 @@ export const partnerCallback = defineOperation({
 export const partnerLocalAuthorize = defineOperation({
   method: 'GET',
   path: '/oauth/partner/local/authorize',
+  ids: { query: { client_id: { value: 'an OAuth client id' } } },
   summary: 'The local partner CRM’s authorization page: consents at once and redirects to our callback (offline runs only)',
   description: 'Answers 302 to `redirect_uri` with `code` and `state`. Only while the partner is the local stand-in (no `PARTNER_BASE_URL`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
   tag: 'integrations',

@@ -88,6 +88,7 @@ export const verifyIntegrationOp = defineOperation({
 export const getIntegrationOp = defineOperation({
   method: 'GET',
   path: '/api/integrations/{id}',
+  ids: { path: { id: 'integration' } },
   summary: 'One integration, credentials masked',
   tag,
   auth: 'user',
@@ -100,6 +101,7 @@ export const getIntegrationOp = defineOperation({
 export const updateIntegrationOp = defineOperation({
   method: 'PUT',
   path: '/api/integrations/{id}',
+  ids: { path: { id: 'integration' } },
   summary: 'Rename, enable or disable an integration, or replace a webhook’s URL or secret (verified before saving)',
   description:
     'A new `url` or `secret` is verified against the destination like a new integration (422 `verification_failed`, nothing changed). The partner CRM’s tokens are replaced by installing it again (400 `invalid_field` for url/secret on it).',
@@ -115,6 +117,7 @@ export const updateIntegrationOp = defineOperation({
 export const deleteIntegrationOp = defineOperation({
   method: 'DELETE',
   path: '/api/integrations/{id}',
+  ids: { path: { id: 'integration' } },
   summary: 'Delete an integration and its credentials; webhook subscriptions that referenced it are kept, detached',
   description:
     'Subscriptions with this `integration_id` keep delivering with `integration_id: null` (their number is returned). A partner integration’s sync cursors, pushes and partner events go with it; the partner keeps what was pushed.',
@@ -132,6 +135,7 @@ export const deleteIntegrationOp = defineOperation({
 export const testIntegrationOp = defineOperation({
   method: 'POST',
   path: '/api/integrations/{id}/test',
+  ids: { path: { id: 'integration' } },
   summary: 'Send a test record through the integration and report the outcome',
   description:
     'Webhook kinds: one signed request through the guarded outbound client (10 s, no redirects; a destination resolving to a private address is refused: `success: false`, `error_class: blocked_destination`). Partner: its tokens are checked at the partner. A 200 does not mean the receiver succeeded: read `success`. 409 `test_not_supported` for an integration of another provider.',
@@ -177,6 +181,7 @@ export const listPartnerEventsOp = defineOperation({
 export const confirmPartnerEventOp = defineOperation({
   method: 'POST',
   path: '/api/integrations/partner/events/{eventID}/confirm',
+  ids: { path: { eventID: 'partner_event' } },
   summary: 'Apply a resolution to a held-back record, once: keep ours, keep theirs, merge, link to the existing partner record or keep separate',
   description:
     'The record is pushed to the partner with the resolution in the same transaction (502 and nothing changes when the partner fails). keep_theirs and merge write the chosen values to our contact, marked as edited by a person. 400 `invalid_resolution` for a resolution of the other kind of event, or merge values that are not exactly the conflicting fields; 409 `already_confirmed` the second time; 409 `integration_not_active` while the integration is disabled or its tokens refused.',

@@ -95,6 +95,7 @@ const uploadErrors = {
 export const previewImportOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import-drafts/preview',
+  ids: { path: { appId: 'app' } },
   summary: 'Upload a CSV (≤ 50 MiB) as an import draft: stored, its encoding, delimiter and header detected, a column mapping suggested, its first 1,000 rows checked',
   description:
     'The draft keeps the file until it is committed (POST …/import-drafts/{importId}/commit) or canceled; an uncommitted draft is deleted after 7 days. Optional form fields override the detection: delimiter, encoding, has_header.',
@@ -115,6 +116,7 @@ export const previewImportOp = defineOperation({
 export const importListOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import',
+  ids: { path: { appId: 'app' } },
   summary: 'Upload a CSV and import it at once (preview + commit): starts the list-import:<id> workflow',
   description:
     'The form takes the file, exactly one of list_id (an existing list of the product) and list_name (a new list), and optionally dedupe_mode, mapping (JSON; default: the suggested one) and the format overrides of the preview. 202 with the import (status queued or running); follow it with GET …/import-drafts/{id}.',
@@ -144,6 +146,7 @@ export const importListOp = defineOperation({
 export const getImportDraftOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/lists/import-drafts/{importId}',
+  ids: { path: { appId: 'app', importId: { within: 'appId' } } },
   summary: 'An import: the draft (format, columns, suggested mapping, sample and its problems), the committed choices, exact progress, and a page of invalid rows',
   description:
     'progress is what the committed chunks recorded (the workflow’s progress query answers the same). invalid_rows lists the rows not imported with their reasons and values, by row number: invalid_limit (1–200, default 50) and invalid_after page through them.',
@@ -162,6 +165,7 @@ export const getImportDraftOp = defineOperation({
 export const commitImportOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import-drafts/{importId}/commit',
+  ids: { path: { appId: 'app', importId: { within: 'appId' } }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: 'Commit a draft: the mapping, the dedupe mode and the target list; starts the list-import:<id> workflow (a repeat with the same choices is idempotent)',
   tag,
   auth: 'user',

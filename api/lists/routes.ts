@@ -24,6 +24,7 @@ const auth = { 401: ['unauthorized'] };
 export const listAppLists = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/lists',
+  ids: { path: { appId: 'app' } },
   summary: "A product's lead lists, oldest first, each with its lead_count",
   tag,
   auth: 'user',
@@ -37,6 +38,7 @@ export const listAppLists = defineOperation({
 export const createAppList = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists',
+  ids: { path: { appId: 'app' } },
   summary: 'Create an empty lead list in a product (name unique in the product, case-insensitively)',
   tag,
   auth: 'user',
@@ -56,6 +58,7 @@ export const createAppList = defineOperation({
 export const listAllLists = defineOperation({
   method: 'GET',
   path: '/api/lists',
+  ids: { query: { app_id: 'app' } },
   summary: 'Lead lists across the products the caller can access (optionally of one product), oldest first',
   tag,
   auth: 'user',
@@ -69,6 +72,7 @@ export const listAllLists = defineOperation({
 export const getListOp = defineOperation({
   method: 'GET',
   path: '/api/lists/{id}',
+  ids: { path: { id: 'list' } },
   summary: 'One lead list with its lead_count',
   tag,
   auth: 'user',
@@ -81,6 +85,7 @@ export const getListOp = defineOperation({
 export const updateListOp = defineOperation({
   method: 'PUT',
   path: '/api/lists/{id}',
+  ids: { path: { id: 'list' } },
   summary: 'Rename a list and/or change its description (null clears it)',
   tag,
   auth: 'user',
@@ -100,6 +105,7 @@ export const updateListOp = defineOperation({
 export const deleteListOp = defineOperation({
   method: 'DELETE',
   path: '/api/lists/{id}',
+  ids: { path: { id: 'list' } },
   summary:
     'Delete a list and its leads (contacts stay in the workspace). Discovery agents that delivered into it keep running with no destination list (their list_id becomes null); their ids are returned in agents_cleared. A list with leads enrolled in a campaign that is not archived is refused with 409 list_in_use (details.campaign_ids, details.campaign_count): archive those campaigns first.',
   tag,
@@ -113,6 +119,7 @@ export const deleteListOp = defineOperation({
 export const listLeadsOp = defineOperation({
   method: 'GET',
   path: '/api/lists/{id}/leads',
+  ids: { path: { id: 'list' } },
   summary: "A list's leads with their contact, oldest first; q searches name, email and company",
   tag,
   auth: 'user',

@@ -11,6 +11,7 @@ const tag = 'mcp';
 export const inspectApprovalOp = defineOperation({
   method: 'POST',
   path: '/api/mcp/approvals/inspect',
+  ids: { body: { approval_id: 'approval' } },
   summary: 'Show an MCP approval request (the tool, the client, the exact arguments, the expiry) to its owner',
   tag,
   auth: 'user',
@@ -23,6 +24,7 @@ export const inspectApprovalOp = defineOperation({
 export const approveApprovalOp = defineOperation({
   method: 'POST',
   path: '/api/mcp/approvals/approve',
+  ids: { body: { approval_id: 'approval' } },
   summary: 'Approve a pending MCP approval request once: the waiting call then runs exactly once; the MCP client gets its result on a retry',
   tag,
   auth: 'user',

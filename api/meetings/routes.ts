@@ -13,6 +13,7 @@ const orNull = (s: string | null | undefined) => (s === undefined ? undefined : 
 export const listLeadMeetingsOp = defineOperation({
   method: 'GET',
   path: '/api/leads/{leadId}/meetings',
+  ids: { path: { leadId: 'lead' } },
   summary: 'The lead’s meetings (manual and booked), by start time',
   tag,
   auth: 'user',
@@ -26,6 +27,7 @@ export const listLeadMeetingsOp = defineOperation({
 export const createMeetingOp = defineOperation({
   method: 'POST',
   path: '/api/leads/{leadId}/meetings',
+  ids: { path: { leadId: 'lead' } },
   summary: 'Log a meeting with the lead by hand (a past one may carry its outcome)',
   tag,
   auth: 'user',
@@ -49,6 +51,7 @@ export const createMeetingOp = defineOperation({
 export const updateMeetingOp = defineOperation({
   method: 'PATCH',
   path: '/api/meetings/{id}',
+  ids: { path: { id: 'meeting' } },
   summary: 'Change a meeting: its outcome, time, title, status, location or notes',
   description:
     'Outcome transitions (docs/meetings.md): `held` and `no_show` need a scheduled meeting that has started, `rescheduled` a scheduled one, and a canceled meeting has no outcome (409 `invalid_transition`). A meeting a connected booking provider manages changes its time, title, status and location only at the provider (409 `booking_managed`).',

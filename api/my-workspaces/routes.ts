@@ -56,6 +56,7 @@ export const joinDemoOp = defineOperation({
 export const leaveWorkspaceOp = defineOperation({
   method: 'DELETE',
   path: '/api/me/workspaces/{member_id}',
+  ids: { path: { member_id: { own: 'the caller’s own membership' } } },
   summary: 'Leave a workspace the caller is a member of (not their own)',
   tag,
   auth: 'user',

@@ -49,6 +49,7 @@ export const unreadCountOp = defineOperation({
 export const readNotificationOp = defineOperation({
   method: 'POST',
   path: '/api/me/notifications/{id}/read',
+  ids: { path: { id: { own: 'a notification of the caller' } } },
   summary: 'Mark one notification read (idempotent: the first read’s time stays); only the caller’s',
   tag: 'notifications',
   auth: 'user',
@@ -61,6 +62,7 @@ export const readNotificationOp = defineOperation({
 export const readAllNotificationsOp = defineOperation({
   method: 'POST',
   path: '/api/me/notifications/read-all',
+  ids: { body: { up_to_id: { own: 'a notification of the caller (the newest to mark read)' } } },
   summary: 'Mark the caller’s unread notifications in this workspace read (all, or up to a given one); idempotent',
   tag: 'notifications',
   auth: 'user',
@@ -88,6 +90,7 @@ export const listAnnouncementsOp = defineOperation({
 export const dismissAnnouncementOp = defineOperation({
   method: 'POST',
   path: '/api/me/announcements/{id}/dismiss',
+  ids: { path: { id: { own: 'an announcement as the caller sees it' } } },
   summary: 'Dismiss an announcement for the caller (idempotent)',
   tag: 'announcements',
   auth: 'user',
@@ -103,6 +106,7 @@ export const dismissAnnouncementOp = defineOperation({
 export const ctaClickOp = defineOperation({
   method: 'POST',
   path: '/api/me/announcements/{id}/cta-click',
+  ids: { path: { id: { own: 'an announcement as the caller sees it' } } },
   summary: 'Record that the caller followed the announcement’s call to action (once per person: a repeat records nothing and says so)',
   tag: 'announcements',
   auth: 'user',

@@ -10,6 +10,7 @@ const tag = 'operator';
 export const listMemoryOp = defineOperation({
   method: 'GET',
   path: '/api/operator/memory',
+  ids: { query: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } } },
   summary: 'The facts the Operator remembers for the caller in this workspace, newest first (optionally for one product)',
   tag,
   auth: 'user',
@@ -37,6 +38,7 @@ export const putMemoryOp = defineOperation({
 export const deleteMemoryOp = defineOperation({
   method: 'DELETE',
   path: '/api/operator/memory/{memoryID}',
+  ids: { path: { memoryID: 'memory' } },
   summary: 'Forget one fact',
   tag,
   auth: 'user',

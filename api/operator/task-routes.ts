@@ -31,6 +31,7 @@ const clamp = (ms: number) => new Date(Math.min(Math.max(ms, 0), LATEST));
 export const listTasksOp = defineOperation({
   method: 'GET',
   path: '/api/operator/tasks',
+  ids: { query: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } } },
   summary: "The caller's Operator tasks in the workspace, newest first, optionally of one status or product",
   tag,
   auth: 'user',
@@ -43,6 +44,7 @@ export const listTasksOp = defineOperation({
 export const getTaskOp = defineOperation({
   method: 'GET',
   path: '/api/operator/tasks/{taskID}',
+  ids: { path: { taskID: 'task' } },
   summary: 'One of the caller’s tasks, with its action counts',
   tag,
   auth: 'user',
@@ -55,6 +57,7 @@ export const getTaskOp = defineOperation({
 export const taskActionsOp = defineOperation({
   method: 'GET',
   path: '/api/operator/tasks/{taskID}/actions',
+  ids: { path: { taskID: 'task' } },
   summary: 'The task’s actions in order (at most 50): tool, arguments, status, attempts, result or error',
   tag,
   auth: 'user',
@@ -67,6 +70,7 @@ export const taskActionsOp = defineOperation({
 export const taskEventsOp = defineOperation({
   method: 'GET',
   path: '/api/operator/tasks/{taskID}/events',
+  ids: { path: { taskID: 'task' } },
   summary: 'Every transition of the task and of its actions, in the order they happened',
   tag,
   auth: 'user',
@@ -80,6 +84,7 @@ export const taskEventsOp = defineOperation({
 export const retryTaskOp = defineOperation({
   method: 'POST',
   path: '/api/operator/tasks/{taskID}/retry',
+  ids: { path: { taskID: 'task' } },
   summary: 'Run a failed task’s failed actions again, then those it never reached (a new run of its workflow)',
   tag,
   auth: 'user',
@@ -92,6 +97,7 @@ export const retryTaskOp = defineOperation({
 export const controlTaskOp = defineOperation({
   method: 'POST',
   path: '/api/operator/tasks/{taskID}/{operation}',
+  ids: { path: { taskID: 'task', operation: { value: 'an operation name' } } },
   summary: 'pause (takes effect before the next action), resume, or cancel (no further action starts) a task',
   tag,
   auth: 'user',
@@ -105,6 +111,7 @@ export const controlTaskOp = defineOperation({
 export const outcomesOp = defineOperation({
   method: 'GET',
   path: '/api/operator/outcomes',
+  ids: { query: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } } },
   summary: "What the caller's finished tasks achieved in a window: actions succeeded / failed / canceled per task, per tool and in total",
   tag,
   auth: 'user',

@@ -10,6 +10,7 @@ const byThread = { params: 'invalid_thread' };
 export const createThreadOp = defineOperation({
   method: 'POST',
   path: '/api/agent/threads',
+  ids: { body: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } } },
   summary: 'Start a thread with the Operator about one product',
   tag,
   auth: 'user',
@@ -23,6 +24,7 @@ export const createThreadOp = defineOperation({
 export const listThreadsOp = defineOperation({
   method: 'GET',
   path: '/api/agent/threads',
+  ids: { query: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } } },
   summary: "The caller's threads of a product, most recently active first (possibly empty)",
   tag,
   auth: 'user',
@@ -36,6 +38,7 @@ export const listThreadsOp = defineOperation({
 export const getThreadOp = defineOperation({
   method: 'GET',
   path: '/api/agent/threads/{threadId}',
+  ids: { path: { threadId: 'thread' } },
   summary: 'One of the caller’s threads',
   tag,
   auth: 'user',
@@ -49,6 +52,7 @@ export const getThreadOp = defineOperation({
 export const renameThreadOp = defineOperation({
   method: 'PATCH',
   path: '/api/agent/threads/{threadId}',
+  ids: { path: { threadId: 'thread' } },
   summary: 'Rename a thread (the title is the only field a client changes)',
   tag,
   auth: 'user',
@@ -63,6 +67,7 @@ export const renameThreadOp = defineOperation({
 export const deleteThreadOp = defineOperation({
   method: 'DELETE',
   path: '/api/agent/threads/{threadId}',
+  ids: { path: { threadId: 'thread' } },
   summary: 'Delete a thread with its messages, confirmations, per-turn cost records and attachments (one transaction)',
   tag,
   auth: 'user',
@@ -79,6 +84,7 @@ export const deleteThreadOp = defineOperation({
 export const threadMessagesOp = defineOperation({
   method: 'GET',
   path: '/api/agent/threads/{threadId}/messages',
+  ids: { path: { threadId: 'thread' } },
   summary: 'The whole history of a thread, in order (the Operator itself considers only the last 20 turns)',
   tag,
   auth: 'user',

@@ -75,6 +75,7 @@ export const createAccountOp = defineOperation({
 export const deleteAccountOp = defineOperation({
   method: 'DELETE',
   path: '/api/platform-accounts/{id}',
+  ids: { path: { id: 'account' } },
   summary: 'Delete a sender account: it is disconnected at the connector first',
   description:
     'Active campaigns sending from the account must be handled: `on_campaigns: "reassign"` (with `reassign_to`) or `"pause"`; without it the deletion is refused with 409 `account_in_use` while any depends on it. A connector failure keeps the account (502).',
@@ -93,6 +94,7 @@ export const deleteAccountOp = defineOperation({
 export const connectAccountOp = defineOperation({
   method: 'POST',
   path: '/api/platform-accounts/{id}/connect',
+  ids: { path: { id: 'account' } },
   summary: 'Connect the account at the connector: a hosted link to open, or connected at once with credentials',
   tag,
   auth: 'user',
@@ -112,6 +114,7 @@ export const connectAccountOp = defineOperation({
 export const setSignatureOp = defineOperation({
   method: 'PATCH',
   path: '/api/platform-accounts/{id}/email-signature',
+  ids: { path: { id: 'account' } },
   summary: 'Set (or clear with null) the signature appended to emails sent from an email account',
   tag,
   auth: 'user',
@@ -125,6 +128,7 @@ export const setSignatureOp = defineOperation({
 export const enrichAccountOp = defineOperation({
   method: 'POST',
   path: '/api/platform-accounts/{id}/enrich',
+  ids: { path: { id: 'account' } },
   summary: 'Fetch the account’s own profile at the connector (name, headline, address) and store it',
   tag,
   auth: 'user',
@@ -137,6 +141,7 @@ export const enrichAccountOp = defineOperation({
 export const inviteWithdrawalOp = defineOperation({
   method: 'PATCH',
   path: '/api/platform-accounts/{id}/invite-withdrawal',
+  ids: { path: { id: 'account' } },
   summary: 'Withdraw pending invitations older than N days automatically (a daily scheduled workflow does it)',
   tag,
   auth: 'user',
@@ -150,6 +155,7 @@ export const inviteWithdrawalOp = defineOperation({
 export const setupStatusOp = defineOperation({
   method: 'GET',
   path: '/api/platform-accounts/{id}/setup-status',
+  ids: { path: { id: 'account' } },
   summary: 'The connection at the connector now and, for email, the sending domain’s SPF, DKIM and DMARC with what to fix',
   tag,
   auth: 'user',
@@ -165,6 +171,7 @@ export const setupStatusOp = defineOperation({
 export const skipWarmupOp = defineOperation({
   method: 'PATCH',
   path: '/api/platform-accounts/{id}/warmup-skip',
+  ids: { path: { id: 'account' } },
   summary: 'End the warm-up ramp now: the account gets its full caps (idempotent)',
   tag,
   auth: 'user',
@@ -177,6 +184,7 @@ export const skipWarmupOp = defineOperation({
 export const setLimitsOp = defineOperation({
   method: 'PATCH',
   path: '/api/platform-accounts/{id}/limits',
+  ids: { path: { id: 'account' } },
   summary: 'Set daily and weekly caps per action type, the minimum gap and its jitter, within the plan’s bounds',
   description: 'Caps given replace that action type’s; types not given keep theirs. The governor applies them at send time (docs/governor.md).',
   tag,
@@ -192,6 +200,7 @@ export const setLimitsOp = defineOperation({
 export const usageOp = defineOperation({
   method: 'GET',
   path: '/api/platform-accounts/{id}/usage',
+  ids: { path: { id: 'account' } },
   summary: 'Today’s and this week’s actions per type against the caps in force, the warm-up day, and when the next slot opens',
   tag,
   auth: 'user',

@@ -35,6 +35,7 @@ const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 export const listCampaignActionsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/scheduled-actions',
+  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId' } } },
   summary: 'The campaign’s scheduled actions by due time, filtered by state, step and due range',
   description: '`due_from` is inclusive, `due_to` exclusive. `{items, next_cursor}`; 400 `invalid_cursor` for a cursor this list did not return.',
   tag,
@@ -59,6 +60,7 @@ export const listCampaignActionsOp = defineOperation({
 export const batchApproveOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/batch-approve',
+  ids: { path: { campaignId: 'campaign' } },
   summary: 'Approve up to 500 actions of the campaign; a result per id',
   description:
     'Each id by the single-action rule: `approved` (and its workflow told), `not_found` (no action of this campaign), or `invalid_state` (not `planned` or `awaiting_approval`; its current state is given).',
@@ -78,6 +80,7 @@ export const batchApproveOp = defineOperation({
 export const countryRestrictionImpactOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/scheduled-actions/country-restriction-impact',
+  ids: { path: { campaignId: 'campaign' } },
   summary: 'Actions not yet sent to leads whose country the campaign’s country rule now refuses: counts and a sample',
   tag,
   auth: 'user',
@@ -90,6 +93,7 @@ export const countryRestrictionImpactOp = defineOperation({
 export const cancelCountryRestrictedOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/cancel-country-restricted',
+  ids: { path: { campaignId: 'campaign' } },
   summary: 'Cancel those actions and stop their enrollments',
   description: 'Actions `canceled` (`error_code = blocked_country`), enrollments `stopped` (`stop_reason = blocked_country`), each workflow told by an `unenroll` signal.',
   tag,
@@ -103,6 +107,7 @@ export const cancelCountryRestrictedOp = defineOperation({
 export const inFlightImpactOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/in-flight-impact',
+  ids: { path: { campaignId: 'campaign' } },
   summary: 'What pausing or editing the campaign now would affect: enrollments per status, actions per state, actions due in the next 24 h',
   tag,
   auth: 'user',
@@ -115,6 +120,7 @@ export const inFlightImpactOp = defineOperation({
 export const campaignStatsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/stats',
+  ids: { path: { id: 'campaign' } },
   summary: 'Campaign and per-step counts (enrolled, sent, accepted, replied, reply rate, failed, bounced) and by local day',
   description: 'Days are in the campaign’s time zone. `reply_rate` = replied / sent (0 when nothing was sent).',
   tag,
@@ -128,6 +134,7 @@ export const campaignStatsOp = defineOperation({
 export const stepRepliesOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/step-replies',
+  ids: { path: { id: 'campaign' } },
   summary: 'Replies attributed to the send step that preceded them, with the latest per step',
   tag,
   auth: 'user',
@@ -140,6 +147,7 @@ export const stepRepliesOp = defineOperation({
 export const rescheduleOverdueOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-overdue',
+  ids: { path: { campaignId: 'campaign' } },
   summary: 'Move actions whose due time passed (while the campaign or the enrollment was paused) into the next sending windows, spread under each sender account’s daily caps',
   description:
     'Pending actions (`planned`, `awaiting_approval`, `approved`) of running enrollments due before now, earliest first. Their workflows follow the new due time at their slot request (waiting reason `rescheduled`). 409 `invalid_transition` unless the campaign is active or paused.',
@@ -154,6 +162,7 @@ export const rescheduleOverdueOp = defineOperation({
 export const reschedulePlannedOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-planned',
+  ids: { path: { campaignId: 'campaign' } },
   summary: 'Re-plan the pending actions not yet due into the campaign’s current windows and caps (after a settings change)',
   description:
     'Each action moves to the first fitting time at or after the earliest its step allows (the delay after the previous step): wider windows bring actions earlier, narrower ones push them later. Actions planned before this rule, and first sends under a daily new-lead cap, never move earlier. 409 `invalid_transition` unless the campaign is active or paused.',

@@ -38,6 +38,7 @@ export const saveTableViewOp = defineOperation({
 export const deleteTableViewOp = defineOperation({
   method: 'DELETE',
   path: '/api/table-views/{id}',
+  ids: { path: { id: { own: 'a table view of the caller' } } },
   summary: 'Delete one of your table views',
   tag,
   auth: 'user',

@@ -69,6 +69,7 @@ export const listAuditOp = defineOperation({
 export const removeMemberOp = defineOperation({
   method: 'DELETE',
   path: '/api/team/members/{id}',
+  ids: { path: { id: 'member' } },
   summary: 'Remove a member from the team (a member may remove themselves)',
   tag,
   auth: 'user',
@@ -83,6 +84,7 @@ export const removeMemberOp = defineOperation({
 export const updateMemberAccessOp = defineOperation({
   method: 'PUT',
   path: '/api/team/members/{id}',
+  ids: { path: { id: 'member' }, body: { app_ids: { kind: 'app', missing: [400, 'invalid_app'] } } },
   summary: "Set a member's product access: all products, or the listed ones",
   tag,
   auth: 'user',
@@ -96,6 +98,7 @@ export const updateMemberAccessOp = defineOperation({
 export const updateMemberRoleOp = defineOperation({
   method: 'PATCH',
   path: '/api/team/members/{id}/role',
+  ids: { path: { id: 'member' } },
   summary: "Change a member's role (admin or member; the owner cannot be changed)",
   tag,
   auth: 'user',
@@ -121,6 +124,7 @@ export const listInvitationsOp = defineOperation({
 export const createInvitationOp = defineOperation({
   method: 'POST',
   path: '/api/team/invitations',
+  ids: { body: { app_ids: { kind: 'app', missing: [400, 'invalid_app'] } } },
   summary: 'Invite someone by email; the link is sent by email only (email_status tells whether it went out)',
   tag,
   auth: 'user',
@@ -144,6 +148,7 @@ export const createInvitationOp = defineOperation({
 export const revokeInvitationOp = defineOperation({
   method: 'DELETE',
   path: '/api/team/invitations/{id}',
+  ids: { path: { id: 'invitation' } },
   summary: 'Revoke a pending invitation',
   tag,
   auth: 'user',
@@ -160,6 +165,7 @@ const tokenErrors = { 404: ['not_found'], 409: ['invitation_used'], 410: ['invit
 export const getInvitationByTokenOp = defineOperation({
   method: 'GET',
   path: '/api/team/invitations/by-token/{token}',
+  ids: { path: { token: { value: 'an invitation token: it is the credential' } } },
   summary: 'Look up a pending invitation by the token from its email (public)',
   tag,
   auth: 'public',
@@ -184,6 +190,7 @@ export const getInvitationByTokenOp = defineOperation({
 export const acceptInvitationOp = defineOperation({
   method: 'POST',
   path: '/api/team/invitations/by-token/{token}/accept',
+  ids: { path: { token: { value: 'an invitation token: it is the credential' } } },
   summary: 'Accept an invitation: creates the account (201) or joins an existing one (200), and starts a session',
   tag,
   auth: 'public',

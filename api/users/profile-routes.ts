@@ -53,6 +53,7 @@ export const listSessionsOp = defineOperation({
 export const revokeSessionOp = defineOperation({
   method: 'DELETE',
   path: '/api/users/me/sessions/{id}',
+  ids: { path: { id: { own: 'a session of the caller' } } },
   summary: 'Revoke one of your sessions (revoking the current one logs out)',
   tag,
   auth: 'user',

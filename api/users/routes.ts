@@ -52,6 +52,7 @@ export const createApiToken = defineOperation({
 export const deleteApiToken = defineOperation({
   method: 'DELETE',
   path: '/api/users/me/api-tokens/{id}',
+  ids: { path: { id: { own: 'an API token of the caller' } } },
   summary: 'Revoke a personal access token',
   tag,
   auth: 'user',

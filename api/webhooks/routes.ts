@@ -38,6 +38,7 @@ export const listWebhooks = defineOperation({
 export const createWebhook = defineOperation({
   method: 'POST',
   path: '/api/webhooks/outbound',
+  ids: { body: { integration_id: { kind: 'integration', missing: [400, 'invalid_integration'] } } },
   summary: 'Create a subscription; its signing secret is returned only in this response',
   tag,
   auth: 'user',
@@ -58,6 +59,7 @@ export const createWebhook = defineOperation({
 export const updateWebhook = defineOperation({
   method: 'PUT',
   path: '/api/webhooks/outbound/{id}',
+  ids: { path: { id: 'webhook' } },
   summary: 'Change url, events and/or active of a subscription (secret masked in the response)',
   tag,
   auth: 'user',
@@ -79,6 +81,7 @@ export const updateWebhook = defineOperation({
 export const deleteWebhook = defineOperation({
   method: 'DELETE',
   path: '/api/webhooks/outbound/{id}',
+  ids: { path: { id: 'webhook' } },
   summary: 'Delete a subscription',
   tag,
   auth: 'user',
@@ -94,6 +97,7 @@ export const deleteWebhook = defineOperation({
 export const testWebhook = defineOperation({
   method: 'POST',
   path: '/api/webhooks/outbound/{id}/test',
+  ids: { path: { id: 'webhook' } },
   summary: "Send one signed test delivery (the event's sample, or the generic webhook.test event) with the saved secret",
   tag,
   auth: 'user',

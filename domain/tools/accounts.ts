@@ -36,6 +36,7 @@ export const accountTools = [
   }),
   defineTool({
     name: 'get_platform_account_usage',
+    ids: { account_id: 'account' },
     domain: 'accounts',
     description: 'Read a sender account’s actions today and this week per type (email, invitation, message, profile_view) against its caps, its warm-up day, and when the next action could go out.',
     input: z.object({ account_id: z.uuid() }).strict(),
@@ -50,6 +51,7 @@ export const accountTools = [
   }),
   defineTool({
     name: 'get_platform_account_setup',
+    ids: { account_id: 'account' },
     domain: 'accounts',
     description: 'Read a sender account’s setup: its stored connection status and, for email, the sending domain’s SPF, DKIM and DMARC records with what to fix.',
     input: z.object({ account_id: z.uuid() }).strict(),
@@ -63,6 +65,7 @@ export const accountTools = [
   }),
   defineTool({
     name: 'set_platform_account_limits',
+    ids: { account_id: 'account' },
     domain: 'accounts',
     description: `Change a sender account’s daily and weekly caps per action type (${ACTION_TYPES.join(', ')}), its minimum gap between actions (30–3600 s) or jitter (0–1800 s), within the plan’s bounds.`,
     input: z

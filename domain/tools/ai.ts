@@ -12,6 +12,7 @@ const model = toolModel;
 export const aiTools = [
   defineTool({
     name: 'analyze_product_text',
+    ids: { app_id: 'app' },
     domain: 'apps',
     description: 'Suggest a product profile (name, description, value proposition, ideal customer profile and filters) from a description. Stores nothing.',
     input: z.object({ text: z.string().trim().min(1).max(MAX_TEXT_CHARS), name: z.string().trim().max(200).optional(), app_id: z.uuid().optional() }).strict(),
@@ -20,6 +21,7 @@ export const aiTools = [
   }),
   defineTool({
     name: 'propose_product_icp',
+    ids: { app_id: 'app' },
     domain: 'apps',
     description: 'Propose an ideal customer profile (description and filters) for a product from its stored profile. Stores nothing.',
     input: z.object({ app_id: z.uuid() }).strict(),
@@ -28,6 +30,7 @@ export const aiTools = [
   }),
   defineTool({
     name: 'generate_agent_keywords',
+    ids: { agent_id: 'agent' },
     domain: 'agents',
     description: 'Generate search keywords for a discovery agent from its and its product’s ideal customer profile, and store them on the agent.',
     input: z.object({ agent_id: z.uuid() }).strict(),
@@ -36,6 +39,7 @@ export const aiTools = [
   }),
   defineTool({
     name: 'generate_newsforum_queries',
+    ids: { agent_id: 'agent' },
     domain: 'agents',
     description: 'Generate forum search queries from a discovery agent’s keywords and store them in its newsforum source settings.',
     input: z.object({ agent_id: z.uuid() }).strict(),
@@ -44,6 +48,7 @@ export const aiTools = [
   }),
   defineTool({
     name: 'list_specialist_runs',
+    ids: { app_id: 'app' },
     domain: 'apps',
     description: 'List the recent AI calls (specialist runs) of a product, newest first: kind, status, tokens, cost, errors.',
     input: z.object({ app_id: z.uuid(), kind: z.string().min(1).max(100).optional(), status: z.enum(SPECIALIST_RUN_STATUSES).optional(), limit: z.int().min(1).max(50).optional() }).strict(),

@@ -17,6 +17,7 @@ const range = {
 export const analyticsTools = [
   defineTool({
     name: 'get_analytics_overview',
+    ids: { app_id: 'app', campaign_id: 'campaign' },
     domain: 'analytics',
     description: 'Totals and rates (sends, opens, acceptances, replies, discovered and approved leads, meetings) over a range of days, with the period before it; optionally one product or campaign.',
     input: z.object({ ...range, campaign_id: z.uuid().optional() }).strict(),
@@ -25,6 +26,7 @@ export const analyticsTools = [
   }),
   defineTool({
     name: 'get_funnel',
+    ids: { app_id: 'app' },
     domain: 'analytics',
     description: 'The discovery-to-meeting funnel over a range of days: discovered, approved, enrolled, contacted, replied, meetings, each against the stage before.',
     input: z.object(range).strict(),
@@ -42,6 +44,7 @@ export const analyticsTools = [
   }),
   defineTool({
     name: 'apply_insight',
+    ids: { insight_id: 'insight' },
     domain: 'insights',
     description: 'Perform a recommendation’s action once (pause the campaign, pause the agent, raise a sender account’s caps within the plan, or point to the review queue or to adding a sender account). Reconnecting an account needs the app.',
     input: z.object({ insight_id: z.uuid() }).strict(),

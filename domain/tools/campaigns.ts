@@ -54,6 +54,7 @@ const statusTool = (name: string, to: CampaignStatus, description: string) =>
     domain: 'campaigns',
     description,
     input: z.object({ campaign_id: z.uuid() }).strict(),
+    ids: { campaign_id: 'campaign' },
     risk: 'change',
     run: async ({ em, actor, jobs }: ToolContext, input: { campaign_id: string }) => {
       return summary(await changeCampaignStatus(em, jobs, actor, input.campaign_id, to));
@@ -63,6 +64,7 @@ const statusTool = (name: string, to: CampaignStatus, description: string) =>
 export const campaignTools = [
   defineTool({
     name: 'list_campaigns',
+    ids: { app_id: 'app' },
     domain: 'campaigns',
     description: `List a product's campaigns (oldest first) with status, settings and step count; optionally one status (${CAMPAIGN_STATUSES.join(', ')}).`,
     input: z.object({ app_id: z.uuid(), status: z.enum(CAMPAIGN_STATUSES).optional(), limit: z.number().int().min(1).max(50).optional() }).strict(),
@@ -75,6 +77,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'get_campaign',
+    ids: { campaign_id: 'campaign' },
     domain: 'campaigns',
     description: 'Read one campaign: its settings, status and its steps in order (type, config with templates, message mode, attachment).',
     input: z.object({ campaign_id: z.uuid() }).strict(),
@@ -87,6 +90,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'create_campaign',
+    ids: { app_id: 'app', account_ids: 'account' },
     domain: 'campaigns',
     description:
       'Create a draft campaign in a product: name and IANA time zone required; optional sending windows (default Mon–Fri 09:00–17:00), sender account ids, rotation, daily new-lead cap, stop on reply, country rule, review, message mode. It sends nothing until activated.',
@@ -96,6 +100,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'update_campaign',
+    ids: { campaign_id: 'campaign', account_ids: 'account' },
     domain: 'campaigns',
     description: 'Change settings of a campaign (only the fields given): name, time zone, sending windows, sender accounts, rotation, caps, stop on reply, country rule, review, message mode.',
     input: z.object({ campaign_id: z.uuid(), name: z.string().min(1).max(200).optional(), time_zone: z.string().min(1).max(64).optional(), ...settings }).strict(),
@@ -104,6 +109,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'add_campaign_step',
+    ids: { campaign_id: 'campaign' },
     domain: 'campaigns',
     description:
       'Add a step to a campaign (appended, or at a 0-based position): email {subject, body}, invitation {note?}, message {body}, wait {amount, unit: minutes|hours|business_days}, condition {check: accepted|opened|replied, expect}. Templates may use {{first_name}}, {{company}} … with fallbacks {{first_name|there}}.',
@@ -116,6 +122,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'update_campaign_step',
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
     domain: 'campaigns',
     description: "Replace a campaign step's type and config (same shapes as add_campaign_step); running enrollments move to the new version at their next step boundary.",
     input: z.object({ campaign_id: z.uuid(), step_id: z.uuid(), step: StepInput }).strict(),

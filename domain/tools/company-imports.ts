@@ -33,6 +33,7 @@ const summary = ({ job, counts }: JobWithCounts) => ({
 export const companyImportTools = [
   defineTool({
     name: 'start_company_import',
+    ids: { app_id: 'app', list_id: 'list' },
     domain: 'company-imports',
     description: `Find decision-makers at companies: give up to ${MAX_COMPANIES} companies (names or domains), the roles (titles and/or seniorities: ${SENIORITIES.join(', ')}), the product and the list they are for. Starts the search; the people found are then reviewed (approved or rejected) and confirmed into the list at 1 credit per lead.`,
     input: z
@@ -61,6 +62,7 @@ export const companyImportTools = [
   }),
   defineTool({
     name: 'get_company_import_progress',
+    ids: { import_id: 'cdm_import' },
     domain: 'company-imports',
     description: 'Progress of a company decision-maker import: its state, companies searched by outcome, people found by review status, credits charged.',
     input: z.object({ import_id: z.uuid() }).strict(),

@@ -37,6 +37,7 @@ const exportView = (e: IContactExport) => ({
 export const contactTools = [
   defineTool({
     name: 'list_contacts',
+    ids: { list_id: 'list', app_id: 'app' },
     domain: 'contacts',
     description:
       'List contacts of the workspace (oldest first, up to `limit`, default 20, max 50), filtered by list, product, fit label (good, maybe, bad, none), pinned, and q (text in name, email, company or title). `after` continues after a contact id.',
@@ -63,6 +64,7 @@ export const contactTools = [
   }),
   defineTool({
     name: 'export_contacts',
+    ids: { list_id: 'list', app_id: 'app' },
     domain: 'contacts',
     description:
       'Export the contacts matching the filters (list, product, fit, pinned, q) to a CSV file in the background; returns the export, downloadable from its download_url once completed (see get_export).',
@@ -72,6 +74,7 @@ export const contactTools = [
   }),
   defineTool({
     name: 'get_export',
+    ids: { export_id: 'export' },
     domain: 'contacts',
     description: 'Read a contacts export: its state (queued, running, completed, failed), rows written so far and, once completed, its download_url.',
     input: z.object({ export_id: z.uuid() }).strict(),

@@ -28,6 +28,7 @@ export const discoveryTools = [
   }),
   defineTool({
     name: 'list_agents',
+    ids: { app_id: 'app' },
     domain: 'agents',
     description: 'List the discovery agents of a product, optionally only those with a given status.',
     input: z.object({ app_id: z.uuid(), status: z.enum(AGENT_STATUSES).optional() }).strict(),
@@ -39,6 +40,7 @@ export const discoveryTools = [
   }),
   defineTool({
     name: 'get_agent',
+    ids: { agent_id: 'agent' },
     domain: 'agents',
     description: 'Read one discovery agent: its ICP, settings and signals.',
     input: z.object({ agent_id: z.uuid() }).strict(),
@@ -56,6 +58,7 @@ export const discoveryTools = [
   }),
   defineTool({
     name: 'set_agent_status',
+    ids: { agent_id: 'agent' },
     domain: 'agents',
     description: 'Activate, pause or archive a discovery agent (draft → active, active ⇄ paused, any → archived, archived → paused).',
     input: z.object({ agent_id: z.uuid(), status: z.enum(AGENT_STATUSES) }).strict(),
@@ -68,6 +71,7 @@ export const discoveryTools = [
   }),
   defineTool({
     name: 'set_agent_signals',
+    ids: { agent_id: 'agent' },
     domain: 'agents',
     description: 'Replace the signals of a discovery agent (what indicates a lead: keywords in posts, job changes, hiring, funding, company events, people matching the ICP).',
     input: z
@@ -84,6 +88,7 @@ export const discoveryTools = [
 
   defineTool({
     name: 'launch_discovery',
+    ids: { agent_id: 'agent', signal_id: { within: 'agent_id' } },
     domain: 'discovery',
     description: 'Launch a discovery run of an agent for one of its signals (or all enabled ones): it searches the sources and qualifies candidates against the ICP.',
     input: z.object({ agent_id: z.uuid(), signal_id: z.uuid().optional() }).strict(),
@@ -97,6 +102,7 @@ export const discoveryTools = [
   }),
   defineTool({
     name: 'get_discovery_funnel',
+    ids: { agent_id: 'agent' },
     domain: 'discovery',
     description: 'Read an agent’s discovery funnel: the last 30 days of candidates, qualified, rejected and pending, apart from current totals.',
     input: z.object({ agent_id: z.uuid() }).strict(),

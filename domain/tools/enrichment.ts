@@ -13,6 +13,7 @@ const run = async ({ em, actor, jobs }: ToolContext, kind: EnrichmentTarget, id:
 export const enrichmentTools = [
   defineTool({
     name: 'enrich_discovered_lead',
+    ids: { discovered_lead_id: 'discovered_lead' },
     domain: 'enrichment',
     description:
       'Enrich a discovered lead (email, phone, title, headline, company…) through the enrichment provider; 1 credit when found. Promotes it (lead.discovered) once it has a name, a company and a channel. refresh runs again after an earlier enrichment.',
@@ -22,6 +23,7 @@ export const enrichmentTools = [
   }),
   defineTool({
     name: 'enrich_contact',
+    ids: { contact_id: 'contact' },
     domain: 'enrichment',
     description: 'Enrich a workspace contact through the enrichment provider (never overwrites fields a person edited); 1 credit when found.',
     input: z.object({ contact_id: z.uuid(), refresh: z.boolean().optional() }).strict(),

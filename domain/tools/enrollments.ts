@@ -10,6 +10,7 @@ import { defineTool } from './registry.js';
 export const enrollmentTools = [
   defineTool({
     name: 'get_enrollments',
+    ids: { campaign_id: 'campaign', enrollment_id: 'enrollment', step_id: { within: 'campaign_id' }, lead_id: 'lead' },
     domain: 'enrollments',
     description:
       'Read leads’ enrollments in a campaign: status, current step, the next action with its due time, and why it has not happened yet (`waiting.reason`: campaign_paused, paused, waiting_for_window, waiting_step_delay, awaiting_review, gap, cap_daily, …; `waiting.until` when known). Give enrollment_id for one, or campaign_id with optional filters (status, step_id = current step, lead_id) and a cursor from a previous answer for the next page.',
@@ -35,6 +36,7 @@ export const enrollmentTools = [
   }),
   defineTool({
     name: 'enroll_list_in_campaign',
+    ids: { campaign_id: 'campaign', list_id: 'list' },
     domain: 'enrollments',
     description:
       'Enroll every lead of a list in an active or paused campaign, as a job (each lead checked: already enrolled, no identity on the first step’s channel, blocked country, in another campaign). The same client_key returns the same operation.',
@@ -47,6 +49,7 @@ export const enrollmentTools = [
   }),
   defineTool({
     name: 'reschedule_campaign_actions',
+    ids: { campaign_id: 'campaign' },
     domain: 'enrollments',
     description:
       'Re-plan a campaign’s pending actions into its current sending windows, spread under each sender account’s daily caps. which=overdue: actions whose time passed while paused move into the next windows (call before resuming). which=planned: actions not yet due follow changed windows or caps (wider windows bring them earlier). Returns how many moved and the first moves.',

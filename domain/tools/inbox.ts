@@ -21,6 +21,7 @@ const summary = (c: Awaited<ReturnType<typeof listConversations>>[number]) => ({
 export const inboxTools = [
   defineTool({
     name: 'list_inbox_conversations',
+    ids: { lead_id: 'lead', campaign_id: 'campaign' },
     domain: 'inbox',
     description: 'List inbox conversations (newest activity first), optionally only unread ones, one lead’s, one campaign’s, or matching a text.',
     input: z.object({ unread: z.boolean().optional(), lead_id: z.uuid().optional(), campaign_id: z.uuid().optional(), q: z.string().min(1).max(200).optional(), limit: z.number().int().min(1).max(50).default(20) }).strict(),
@@ -29,6 +30,7 @@ export const inboxTools = [
   }),
   defineTool({
     name: 'read_inbox_conversation',
+    ids: { conversation_id: 'conversation' },
     domain: 'inbox',
     description: 'Read one inbox conversation: who it is with and its last 30 messages, oldest first.',
     input: z.object({ conversation_id: z.uuid() }).strict(),
@@ -45,6 +47,7 @@ export const inboxTools = [
   }),
   defineTool({
     name: 'draft_inbox_reply',
+    ids: { conversation_id: 'conversation' },
     domain: 'inbox',
     description: 'Draft a reply to the last message of an inbox conversation with the model (kept on the conversation, not sent). Costs one draft’s credits.',
     input: z.object({ conversation_id: z.uuid(), instructions: z.string().min(1).max(1000).optional() }).strict(),
@@ -56,6 +59,7 @@ export const inboxTools = [
   }),
   defineTool({
     name: 'send_inbox_reply',
+    ids: { conversation_id: 'conversation' },
     domain: 'inbox',
     description: 'Send a reply in an inbox conversation through its account (queued until the account’s sending limits allow it). It reaches the lead.',
     input: z.object({ conversation_id: z.uuid(), body: z.string().min(1).max(20_000), subject: z.string().max(400).optional() }).strict(),
@@ -67,6 +71,7 @@ export const inboxTools = [
   }),
   defineTool({
     name: 'list_follow_ups',
+    ids: { lead_id: 'lead' },
     domain: 'follow-ups',
     description: 'List open follow-ups, soonest due first: leads who replied and wait for an answer, meetings that need an outcome.',
     input: z.object({ due_only: z.boolean().default(false), lead_id: z.uuid().optional(), limit: z.number().int().min(1).max(50).default(20) }).strict(),

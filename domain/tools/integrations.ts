@@ -33,6 +33,7 @@ export const integrationTools = [
   }),
   defineTool({
     name: 'test_integration',
+    ids: { integration_id: 'integration' },
     domain: 'integrations',
     description: 'Send a test record through an integration (it reaches the destination: a Slack channel, a webhook receiver or the partner CRM) and report whether it was accepted.',
     input: z.object({ integration_id: z.uuid() }).strict(),
@@ -44,6 +45,7 @@ export const integrationTools = [
   }),
   defineTool({
     name: 'sync_partner_now',
+    ids: { integration_id: 'integration' },
     domain: 'integrations',
     description: 'Start the partner CRM sync now (leads, replies and meetings changed since the last sync are pushed; a sync already running goes on).',
     input: z.object({ integration_id: z.uuid() }).strict(),

@@ -35,6 +35,7 @@ const Mapping = z.object(Object.fromEntries(CONTACT_FIELDS.map((f) => [f, z.numb
 export const listImportTools = [
   defineTool({
     name: 'import_csv_attachment',
+    ids: { attachment_id: { kind: 'attachment', missing: [404, 'attachment_not_found'] }, app_id: 'app', list_id: 'list' },
     domain: 'lists',
     description:
       'Import a CSV file the user attached in chat (attachment_id) into a lead list of a product: an existing list (list_id) or a new one (list_name). Columns are mapped onto contact fields automatically (or by mapping: field → 0-based column); contacts are deduplicated on email, then profile URL; dedupe_mode says what a row does to an existing contact: skip, update_empty (default: fill empty fields) or overwrite. Runs in the background; read it with get_list_import.',
@@ -64,6 +65,7 @@ export const listImportTools = [
   }),
   defineTool({
     name: 'get_list_import',
+    ids: { import_id: 'list_import' },
     domain: 'lists',
     description: "A CSV import's status and exact progress (rows read, created, updated, duplicate, invalid, leads added), and its first invalid rows with their reasons.",
     input: z.object({ import_id: z.uuid() }).strict(),
@@ -76,6 +78,7 @@ export const listImportTools = [
   }),
   defineTool({
     name: 'cancel_list_import',
+    ids: { import_id: 'list_import' },
     domain: 'lists',
     description: 'Cancel a CSV import: a draft is dropped; a running import stops after the chunk it is writing (rows already imported stay).',
     input: z.object({ import_id: z.uuid() }).strict(),

@@ -8,6 +8,7 @@ const view = (l: { list: { id: string; name: string; app: { id: string } }; lead
 export const listTools = [
   defineTool({
     name: 'list_lead_lists',
+    ids: { app_id: 'app' },
     domain: 'lists',
     description: 'List the lead lists of the workspace (optionally of one product) with how many leads each holds.',
     input: z.object({ app_id: z.uuid().optional() }).strict(),
@@ -16,6 +17,7 @@ export const listTools = [
   }),
   defineTool({
     name: 'create_lead_list',
+    ids: { app_id: 'app' },
     domain: 'lists',
     description: 'Create a lead list in a product (names are unique per product, ignoring case).',
     input: z.object({ app_id: z.uuid(), name: z.string().trim().min(1).max(200), description: z.string().max(5000).optional() }).strict(),

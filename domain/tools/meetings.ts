@@ -25,6 +25,7 @@ const instant = z.iso.datetime({ offset: true });
 export const meetingTools = [
   defineTool({
     name: 'list_meetings',
+    ids: { lead_id: 'lead' },
     domain: 'meetings',
     description:
       'List meetings with leads: one lead’s (lead_id), or the workspace’s in a time window (default from 7 days ago to 30 days ahead), soonest first, with status (scheduled/canceled) and outcome (held, no_show, rescheduled, or null when not recorded). Also counts booked meetings waiting to be matched to a lead.',
@@ -54,6 +55,7 @@ export const meetingTools = [
   }),
   defineTool({
     name: 'log_meeting',
+    ids: { meeting_id: 'meeting', lead_id: 'lead' },
     domain: 'meetings',
     description:
       'Log a meeting with a lead (title, start and end as ISO instants; at most 24 hours long), optionally with its outcome when it already took place (held, no_show, rescheduled); or, with meeting_id, record the outcome of an existing meeting (null clears it).',

@@ -31,6 +31,7 @@ export const notificationTools = [
   }),
   defineTool({
     name: 'mark_notifications_read',
+    ids: { notification_ids: { own: 'notifications of the caller' } },
     domain: 'notifications',
     description: 'Mark the user’s notifications read: the given ids (notification_ids), or all of them in this workspace (all: true).',
     input: z

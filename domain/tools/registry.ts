@@ -9,6 +9,7 @@ import type { Jobs } from '../jobs.js';
 import { loadConfig } from '../../lib/config.js';
 import { createModelAdapter, type ModelAdapter } from '../../lib/llm/index.js';
 import type { PreviewProviders } from '../signal-preview.js';
+import { authorizeRequest, looksLikeId, type IdRule } from '../access.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
 export type Risk = (typeof RISKS)[number];
@@ -37,11 +38,25 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   /** What it does, for the model and for people approving it. */
   description: string;
   input: S;
+  /**
+   * What each id field of the input names (domain/access.ts `IdRule`); every field that reads as an
+   * id must be declared (`defineTool` throws otherwise). `runTool` checks them before the tool runs.
+   */
+  ids?: Record<string, IdRule>;
   risk: Risk;
   run(ctx: ToolContext, input: z.output<S>): Promise<unknown>;
 }
 
-export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool<S> => tool;
+const inputKeys = (input: z.ZodType): string[] => Object.keys((input as { shape?: Record<string, z.ZodType> }).shape ?? {});
+
+/** The input fields that read as ids and that the tool's `ids` does not declare. */
+export const undeclaredToolIds = (tool: Pick<Tool, 'input' | 'ids'>): string[] => inputKeys(tool.input).filter((k) => looksLikeId(k) && !tool.ids?.[k]);
+
+export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
+  const missing = undeclaredToolIds(tool);
+  if (missing.length) throw new Error(`tool ${tool.name}: declare what these ids name in \`ids\` (domain/access.ts IdRule): ${missing.join(', ')}`);
+  return tool;
+}
 
 /** Whether the tool's input has an `app_id` it cannot do without (tools where it is optional read "all products" from its absence). */
 export function requiresAppId(tool: Pick<Tool, 'input'>): boolean {
@@ -58,9 +73,14 @@ export function withDefaultApp(tool: Pick<Tool, 'input'>, input: unknown, appId:
   return args.app_id === undefined || args.app_id === null ? { ...args, app_id: appId } : input;
 }
 
-/** Validates the input against the tool's schema (throwing zod's error), then runs it; `app_id` defaults to the context's product. */
+/**
+ * Validates the input against the tool's schema (throwing zod's error), checks its declared ids (404 /
+ * 403 `not_assigned`, as for REST), then runs it; `app_id` defaults to the context's product.
+ */
 export async function runTool(tool: Tool, ctx: ToolContext, input: unknown): Promise<unknown> {
-  return tool.run(ctx, tool.input.parse(withDefaultApp(tool, input, ctx.appId)));
+  const args = tool.input.parse(withDefaultApp(tool, input, ctx.appId));
+  if (tool.ids) await authorizeRequest(ctx.em, ctx.actor, { body: tool.ids }, 'body', args as Record<string, unknown>);
+  return tool.run(ctx, args);
 }
 
 /** Risk that needs a person's yes before the tool runs. */

@@ -6,6 +6,7 @@ import { defineTool } from './registry.js';
 export const reviewTools = [
   defineTool({
     name: 'list_discovered_leads',
+    ids: { app_id: 'app', agent_id: 'agent' },
     domain: 'discovered-leads',
     description: 'List discovered leads (newest first, up to 50), optionally of one product or agent, by status or signal, or matching a text in name, title or company.',
     input: z
@@ -33,6 +34,7 @@ export const reviewTools = [
   }),
   defineTool({
     name: 'approve_discovered_lead',
+    ids: { discovered_lead_id: 'discovered_lead', list_id: 'list' },
     domain: 'discovered-leads',
     description: "Approve a discovered lead into a list of its product (default: its agent's list): creates or reuses the contact and adds it once.",
     input: z.object({ discovered_lead_id: z.uuid(), list_id: z.uuid().optional() }).strict(),
@@ -44,6 +46,7 @@ export const reviewTools = [
   }),
   defineTool({
     name: 'reject_discovered_lead',
+    ids: { discovered_lead_id: 'discovered_lead' },
     domain: 'discovered-leads',
     description: "Reject a discovered lead with a reason (counted in the agent's rejection breakdown).",
     input: z.object({ discovered_lead_id: z.uuid(), reason: z.string().trim().min(1).max(MAX_REASON) }).strict(),

@@ -21,6 +21,7 @@ const taskView = (t: TaskWithCounts) => ({
 export const taskTools = [
   defineTool({
     name: 'create_task',
+    ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },
     domain: 'operator',
     description:
       'Plan multi-step work as a task: an ordered list of tool calls ({tool, args}) that runs in the background as you, one after the other, and can be paused, resumed, canceled and retried. Every tool and its arguments are checked first. on_failure: stop (default) or continue after a failed action.',
@@ -41,6 +42,7 @@ export const taskTools = [
   }),
   defineTool({
     name: 'list_tasks',
+    ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },
     domain: 'operator',
     description: 'List your Operator tasks (newest first, up to 50), optionally of one product or status, with how many actions succeeded, failed or are left.',
     input: z.object({ app_id: z.uuid().optional(), status: z.enum(TASK_STATUSES).optional() }).strict(),
@@ -49,6 +51,7 @@ export const taskTools = [
   }),
   defineTool({
     name: 'get_task',
+    ids: { task_id: 'task' },
     domain: 'operator',
     description: 'One of your Operator tasks with its actions: each tool call, its status, attempts, result or error.',
     input: z.object({ task_id: z.uuid() }).strict(),
@@ -68,6 +71,7 @@ export const taskTools = [
   }),
   defineTool({
     name: 'remember',
+    ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },
     domain: 'operator',
     description: 'Remember a fact for later conversations (key → value), about one product (app_id) or about all of them (no app_id). The same key replaces the earlier value.',
     input: z
@@ -81,6 +85,7 @@ export const taskTools = [
   }),
   defineTool({
     name: 'list_memory',
+    ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },
     domain: 'operator',
     description: 'The facts you asked the Operator to remember (newest first, up to 100): of one product and those for all products, or all of them.',
     input: z.object({ app_id: z.uuid().optional() }).strict(),

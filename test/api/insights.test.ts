@@ -178,7 +178,7 @@ test('overdue review items and a disconnected account: open the queue, reconnect
   t.truthy(seeded);
 });
 
-test('another workspace’s insight is 404 and unchanged; a member limited to another product does not see it', async (t) => {
+test('another workspace’s insight is 404 and unchanged; a member limited to another product does not see it (403 not_assigned on its id)', async (t) => {
   const w = await world();
   const step = await byKind(w.owner, 'low_reply_rate_step');
   const stranger = await createOwner();
@@ -200,7 +200,10 @@ test('another workspace’s insight is 404 and unchanged; a member limited to an
   const headers = { 'x-acting-as': w.owner.id };
   t.deepEqual((await call('GET', '/api/insights', { token: member.accessToken, headers })).body.items, []);
   t.is((await call('GET', '/api/insights/count', { token: member.accessToken, headers })).body.open, 0);
-  t.is((await call('POST', `/api/insights/${step.id}/apply`, { token: member.accessToken, headers })).status, 404);
+  // Another product's insight is refused as every id is (domain/access.ts): 403 not_assigned.
+  const applied = await call('POST', `/api/insights/${step.id}/apply`, { token: member.accessToken, headers });
+  t.is(applied.status, 403);
+  t.is(applied.body.error.code, 'not_assigned');
 });
 
 test('the action’s own refusals: 403 subscription_required (agent change without a paid plan), 403 not_assigned (a member reconnecting), 409 already_connected', async (t) => {

@@ -141,7 +141,7 @@ test('listing is newest first with cursor pages; filters by kind and status; vie
   t.like(toSpecialistRunView(await getSpecialistRun(await em(), actor, appId, ids[3])).result as object, { verdict: 'qualified' });
 });
 
-test("another workspace's run or product is 404 not_found; a product the member was not given is 403", async (t) => {
+test("another workspace's run or product is 404 not_found; a member without the product lists none", async (t) => {
   const a = await owner();
   const b = await owner();
   const r = await runSpecialist(await em(), { workspaceId: a.actor.workspaceId, appId: a.appId, kind: 'keywords', model: 'm' }, 'x', () => generateKeywords(llm, { text: 'x' }));
@@ -151,9 +151,9 @@ test("another workspace's run or product is 404 not_found; a product the member 
   t.is(code(await t.throwsAsync(listSpecialistRuns(await em(), b.actor, { appId: a.appId }, { limit: 10 }))), '404 not_found');
   t.is(code(await t.throwsAsync(specialistActivity(await em(), b.actor, a.appId))), '404 not_found');
   t.deepEqual(await listSpecialistRuns(await em(), b.actor, {}, { limit: 10 }), []);
-  // A member limited to other products does not see this product's runs.
+  // A member limited to other products does not see this product's runs (a run id itself is refused
+  // before the domain runs: the route's declared ids, test/api/authorization-policy.test.ts).
   const limited: Actor = { ...a.actor, allApps: false, appIds: [], role: 'member', actingAs: true };
-  t.is(code(await t.throwsAsync(getSpecialistRun(await em(), limited, a.appId, r.runId))), '403 not_assigned');
   t.deepEqual(await listSpecialistRuns(await em(), limited, {}, { limit: 10 }), []);
 });
 
