@@ -1,7 +1,7 @@
 // The MCP approval workflow's activity (domain/mcp-approvals.ts settleApproval): runs an approved
 // call as its user, with the tool context the Operator's activities use (jobs, model, sources).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { temporalJobs } from '../api/jobs.js';
+import { temporalJobs } from '../jobs/temporal.js';
 import { settleApproval } from '../domain/mcp-approvals.js';
 import type { Jobs } from '../domain/jobs.js';
 import { createModelAdapter } from '../lib/llm/index.js';

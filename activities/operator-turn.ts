@@ -2,7 +2,7 @@
 // shared Redis publisher, the model adapter, and the tool context (jobs over Temporal, providers).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { temporalJobs } from '../api/jobs.js';
+import { temporalJobs } from '../jobs/temporal.js';
 import {
   closeConfirmation,
   completeTurn,

@@ -13,7 +13,7 @@ import { createDns } from '../lib/dns.js';
 import { createBookingProviders } from '../lib/booking/index.js';
 import { createPartner } from '../lib/partner/index.js';
 import { Authenticator } from './authenticator.js';
-import { temporalJobs } from './jobs.js';
+import { temporalJobs } from '../jobs/temporal.js';
 import type { Services } from './services.js';
 
 /** Opens every long-lived connection the API needs. */

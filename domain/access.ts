@@ -15,6 +15,11 @@ import type { Actor } from './identity.js';
 
 export const notAssigned = (what: string) => new AppError(403, 'not_assigned', `you were not given the product of this ${what}`);
 
+/** Workspace-level resources (sender accounts, integrations, booking providers) are managed by owners and admins only. */
+export function requireManager(actor: Actor, what: string): void {
+  if (actor.role === 'member') throw new AppError(403, 'not_assigned', `only owners and admins manage ${what}`);
+}
+
 /** The products a member was given; null: every product. */
 export const productScope = (actor: Actor): readonly string[] | null => (actor.allApps ? null : actor.appIds);
 

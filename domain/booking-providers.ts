@@ -13,6 +13,7 @@ import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor } from './identity.js';
 import { issuePendingState, requireStillManager, spendPendingState } from './oauth-pending.js';
+import { requireManager } from './access.js';
 
 /** What the booking domain needs from its process: the providers, the sealing key and our public URL. */
 export interface BookingDeps {
@@ -24,9 +25,7 @@ export interface BookingDeps {
 /** Connections per workspace (each is a provider account; a workspace needs a handful). */
 export const MAX_CONNECTIONS = 20;
 
-export const onlyManagers = (actor: Actor) => {
-  if (actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins manage booking providers');
-};
+export const onlyManagers = (actor: Actor) => requireManager(actor, 'booking providers');
 
 /** A secret as the API shows it: its prefix (up to the first `_`, at most 8 characters) and last 4 characters. */
 export function maskSecret(secret: string): string {

@@ -16,6 +16,7 @@ import { assertWritable } from './demo.js';
 import { AppError, badRequest, notFound } from './errors.js';
 import type { Actor } from './identity.js';
 import { requireList } from './lists.js';
+import { likeEscape } from '../lib/sql.js';
 
 export const FIT_LABELS = ['good', 'maybe', 'bad'] as const;
 export type FitLabel = (typeof FIT_LABELS)[number];
@@ -97,7 +98,6 @@ export const CONTACT_COLUMNS = `c.id, c.email, c.phone, c.profile_url, c.first_n
   c.company_domain, c.country, c.fit_score, c.fit_label, c.fit_updated_at, c.pinned_at, c.unsubscribed_at, c.email_bounced_at, c.enriched_at, c.created_at, c.updated_at`;
 
 /** `%`, `_` and `\` match literally in the search text (ILIKE's default escape is `\`). */
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 const placeholders = (xs: readonly unknown[]) => xs.map(() => '?').join(', ');
 
 /** `l` (a lead of the contact `c`) is in a list of one of these products. */

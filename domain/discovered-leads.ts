@@ -13,6 +13,7 @@ import { upsertContacts } from './contact-upsert.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, notFound } from './errors.js';
 import { canAccessApp, type Actor } from './identity.js';
+import { likeEscape } from '../lib/sql.js';
 
 export const DISCOVERED_LEAD_STATUSES = ['new', 'approved', 'rejected'] as const;
 export type DiscoveredLeadStatus = (typeof DISCOVERED_LEAD_STATUSES)[number];
@@ -89,7 +90,6 @@ const norm = (r: DiscoveredLeadRow): DiscoveredLeadRow => ({
 const uuidArray = 'array(select x::uuid from json_array_elements_text(?::json) x)';
 
 /** `%`, `_` and `\` match literally in the search text (ILIKE's default escape is `\`). */
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export interface DiscoveredLeadFilters {
   app_id?: string;

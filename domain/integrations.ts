@@ -18,6 +18,7 @@ import type { Actor } from './identity.js';
 import type { Jobs } from './jobs.js';
 import { issuePendingState, requireStillManager, spendPendingState } from './oauth-pending.js';
 import { signatureHeader } from './webhooks.js';
+import { requireManager } from './access.js';
 
 export const GENERIC_KINDS = ['slack_webhook', 'json_webhook'] as const;
 export type GenericKind = (typeof GENERIC_KINDS)[number];
@@ -44,9 +45,7 @@ type Credentials = WebhookCredentials | PartnerCredentials;
 
 export const isGenericKind = (k: string): k is GenericKind => (GENERIC_KINDS as readonly string[]).includes(k);
 
-export const onlyManagers = (actor: Actor) => {
-  if (actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins manage integrations');
-};
+export const onlyManagers = (actor: Actor) => requireManager(actor, 'integrations');
 
 export const partnerCallbackUrl = (deps: Pick<IntegrationDeps, 'config'>) => `${deps.config.publicBaseUrl.replace(/\/+$/, '')}/oauth/partner/callback`;
 

@@ -1,5 +1,5 @@
 // The long-running jobs domain code can ask for, as a port: the API process implements it over
-// the Temporal client (api/jobs.ts), so that REST handlers and Operator tools start the same
+// the Temporal client (jobs/temporal.ts), so that REST handlers and Operator tools start the same
 // workflow the same way, and domain code never imports Temporal.
 import type { CdmImportStart } from './cdm-imports.js';
 import type { RunPlan } from './discovery-runs.js';
@@ -9,6 +9,29 @@ import type { TurnStart } from './operator-turns.js';
 import type { BulkEnrollStart } from './bulk-enroll.js';
 import type { BookingBackfillStart } from './booking-backfill.js';
 import type { AgentStatus } from '../db/entities/DiscoveryAgent.js';
+
+/** A bulk promotion of rejected profiles, once its rows are selected (domain/promotion.ts). */
+export interface PromotionStart {
+  agentId: string;
+  appId: string;
+  workspaceId: string;
+  operationId: string;
+  /** Who promoted, as the profiles record it. */
+  by: string;
+  total: number;
+  skipped: number;
+  memo: Record<string, unknown>;
+}
+
+export type JobStatus = 'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'unknown';
+export interface PromotionState {
+  exists: boolean;
+  status: JobStatus;
+  /** The total its start recorded (memo); null when Temporal no longer has it. */
+  total: number | null;
+  /** Live figures from its `progress` query while it runs; null when no worker answers. */
+  progress: { total: number; promoted: number; skipped: number } | null;
+}
 
 export interface Jobs {
   /** Starts `discovery-run:<agentId>:<runId>`; starting it again is a no-op. */
@@ -35,6 +58,10 @@ export interface Jobs {
   startListImport(start: ListImportStart): Promise<void>;
   /** Sends `cancel` to the import's workflow; false when none is open. */
   signalListImport(importId: string, signal: 'cancel'): Promise<boolean>;
+  /** Starts `promote:<agentId>:<operationId>` (a bulk promotion); false when that operation was already started. */
+  startPromotion(start: PromotionStart): Promise<boolean>;
+  /** The bulk promotion's workflow as Temporal knows it (`exists: false` when it does not), with its progress while it runs. */
+  promotionState(agentId: string, operationId: string): Promise<PromotionState>;
   /**
    * Starts run `run` (a search or a confirm) of `cdm-import:<jobId>`; a repeat of the same run joins
    * it. Waits (briefly) for the previous run to close first.

@@ -18,6 +18,7 @@ import { requireApp } from './apps.js';
 import { assertWritable } from './demo.js';
 import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor } from './identity.js';
+import { likeEscape } from '../lib/sql.js';
 
 export interface ListWithCount {
   id: string;
@@ -199,7 +200,6 @@ export interface LeadRow {
 }
 
 /** `%`, `_` and `\` match literally in the search text (ILIKE's default escape is `\`). */
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** One page (`limit + 1` rows) of a list's leads with their contacts, by lead id; `q` searches name, email and company. */
 export async function listLeads(em: EntityManager, actor: Actor, listId: string, page: PageRequest, q?: string): Promise<LeadRow[]> {

@@ -17,6 +17,7 @@ import type { McpPrincipal } from './mcp-oauth.js';
 import { findTool } from './tools/index.js';
 import { needsConfirmation, runTool, type Tool, type ToolContext } from './tools/registry.js';
 import { resolveActor } from './workspaces.js';
+import { canonicalJson } from '../lib/canonical-json.js';
 
 /** How long an approval request waits (MCP_APPROVAL_TTL_SECONDS, default 15 minutes). */
 export const approvalTtlMs = () => {
@@ -27,18 +28,7 @@ export const approvalTtlMs = () => {
 const RESULT_WAIT_MS = 10_000;
 const MAX_RESULT_CHARS = 50_000;
 
-/** JSON with object keys sorted: the same arguments hash the same after a jsonb round trip. */
-export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v ?? null);
-}
-export const argsHash = (args: unknown) => createHash('sha256').update(canonical(args)).digest('hex');
+export const argsHash = (args: unknown) => createHash('sha256').update(canonicalJson(args)).digest('hex');
 
 export type ToolOutcome = { status: 'ok' | 'error'; result: unknown };
 

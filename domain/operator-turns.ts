@@ -28,6 +28,7 @@ import { allTools, findTool } from './tools/index.js';
 import { needsConfirmation, requiresAppId, runTool, type Risk, type ToolContext } from './tools/registry.js';
 import { resolveActor } from './workspaces.js';
 import { notifyConfirmationPending } from './notifications.js';
+import { canonicalJson } from '../lib/canonical-json.js';
 
 export const MAX_MESSAGE = 20_000;
 export const MAX_ATTACHMENTS = 3;
@@ -64,17 +65,6 @@ export type PreparedMessage =
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** JSON with object keys sorted: the same arguments hash the same after a jsonb round trip. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v ?? null);
-}
 
 /** The body rules that need no database (400 invalid_body / invalid_app / invalid_thread / invalid_attachments). */
 function checkBody(b: MessageBody): void {
@@ -317,7 +307,7 @@ export async function runReadTool(deps: TurnDeps, input: { turnId: string; call:
 export async function requestConfirmation(deps: TurnDeps, input: { turnId: string; call: PlannedCall; messageId: string; confirmationId: string }): Promise<{ expiresAt: string }> {
   const turn = await loadTurn(deps.em, input.turnId);
   const token = `opc_${randomBytes(32).toString('base64url')}`;
-  const argsHash = sha256(canonical(input.call.args));
+  const argsHash = sha256(canonicalJson(input.call.args));
   let conf = await deps.em.findOne(AgentConfirmation, input.confirmationId);
   if (conf) {
     conf.tokenHash = sha256(token); // a retried activity: the earlier token was never shown, or is replaced
@@ -387,7 +377,7 @@ export async function executeConfirmed(deps: TurnDeps, input: { turnId: string; 
   else if (!claimed.length) {
     const stored = (await em.fork().findOneOrFail(AgentConfirmation, conf.id)).result as { status: 'ok' | 'error'; result: unknown } | null;
     outcome = stored ?? { status: 'error', result: { code: 'outcome_unknown', message: 'the call was started but its outcome was not recorded' } };
-  } else if (sha256(canonical(conf.args)) !== conf.argsHash) {
+  } else if (sha256(canonicalJson(conf.args)) !== conf.argsHash) {
     outcome = { status: 'error', result: { code: 'arguments_changed', message: 'the confirmed arguments do not match' } };
   } else {
     outcome = await invoke(deps, await turnActor(em, turn), turn.appId, conf.toolName, conf.args);

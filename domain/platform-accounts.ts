@@ -18,6 +18,7 @@ import { AppError, badRequest, conflict, notFound } from './errors.js';
 import type { Actor } from './identity.js';
 import { usage, validateCaps, type ActionUsage, type LimitsInput } from './governor.js';
 import { entitlementsFor, requireWithinLimit } from './plans.js';
+import { requireManager } from './access.js';
 
 /** Pending invitations older than this are withdrawn when the setting is on without a number. */
 export const DEFAULT_WITHDRAWAL_DAYS = 21;
@@ -25,9 +26,7 @@ export const WITHDRAWAL_DAYS = { min: 7, max: 180 };
 
 export const DEFAULT_WORKING_HOURS: WorkingHours = { days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' };
 
-const onlyManagers = (actor: Actor) => {
-  if (actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins can manage sender accounts');
-};
+const onlyManagers = (actor: Actor) => requireManager(actor, 'sender accounts');
 
 /** A valid IANA time zone name (the runtime's tz database), in its canonical spelling; 400 otherwise. */
 export function canonicalTimeZone(name: string): string {

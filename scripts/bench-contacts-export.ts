@@ -19,7 +19,7 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
   const { openOrm } = await import('../lib/db.js');
   const { createList } = await import('../domain/lists.js');
   const { createExport, exportChunks } = await import('../domain/contact-exports.js');
-  const { temporalJobs } = await import('../api/jobs.js');
+  const { temporalJobs } = await import('../jobs/temporal.js');
   const { contactExportWorkflowIds } = await import('../workflows/ids.js');
 
   const taskQueue = `bench-export-${process.pid}-${randomUUID().slice(0, 8)}`;

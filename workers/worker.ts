@@ -10,7 +10,7 @@ import { openOrm } from '../lib/db.js';
 import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
 import { createConnector } from '../lib/connectors/index.js';
-import { temporalJobs } from '../api/jobs.js';
+import { temporalJobs } from '../jobs/temporal.js';
 import { ensureSchedules } from './schedules.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 

@@ -49,7 +49,7 @@ export async function cdmImport(input: CdmImportInput): Promise<CdmImportProgres
   const progress: CdmImportProgress = { jobId: input.jobId, run: input.run, phase: input.phase, steps: 0, batch: null, added: 0 };
   setHandler(cdmImportProgressQuery, () => progress);
   const tooLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY;
-  // The memo names the run, which a repeated start compares (api/jobs.ts): carried over explicitly.
+  // The memo names the run, which a repeated start compares (jobs/temporal.ts): carried over explicitly.
   const again = () => makeContinueAsNewFunc<typeof cdmImport>({ memo: workflowInfo().memo, typedSearchAttributes: workflowInfo().typedSearchAttributes })(input);
 
   if (input.phase === 'confirm') {

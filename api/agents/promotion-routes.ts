@@ -1,8 +1,6 @@
 // Signal preview and promotion of rejected profiles, alone or in bulk (docs/discovery.md, "Preview
 // and promotion").
 import { z } from 'zod';
-import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineOperation, reply } from '../operation.js';
 import { uuidv7 } from '../../lib/ids.js';
@@ -20,8 +18,7 @@ import {
 } from '../../domain/promotion.js';
 import type { IDiscoveredLead } from '../../db/entities/DiscoveredLead.js';
 import { promotionWorkflowIds } from '../../workflows/ids.js';
-import { jobSearchAttributes } from '../../workflows/search-attributes.js';
-import { promotionProgressQuery, type PromoteProfilesInput } from '../../workflows/promotion.js';
+import type { Jobs, PromotionState } from '../../domain/jobs.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 const tag = 'discovery';
@@ -160,28 +157,6 @@ export const promoteOp = defineOperation({
 // Bulk promotion (a workflow) and the promotion state of one profile
 
 const OPERATION_STATUSES = ['running', 'completed', 'failed', 'canceled', 'terminated', 'unknown'] as const;
-type OperationStatus = (typeof OPERATION_STATUSES)[number];
-const STATUS_OF: Record<string, OperationStatus> = {
-  RUNNING: 'running',
-  CONTINUED_AS_NEW: 'running',
-  COMPLETED: 'completed',
-  FAILED: 'failed',
-  TIMED_OUT: 'failed',
-  CANCELLED: 'canceled',
-  TERMINATED: 'terminated',
-};
-
-async function describeOrNull(temporal: Client, workflowId: string): Promise<WorkflowExecutionDescription | null> {
-  try {
-    return await temporal.workflow.getHandle(workflowId).describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return null;
-    throw err;
-  }
-}
-
-const statusOf = (d: WorkflowExecutionDescription | null): OperationStatus => (d ? (STATUS_OF[d.status.name] ?? 'unknown') : 'unknown');
-const memoTotal = (d: WorkflowExecutionDescription | null): number | null => (typeof d?.memo?.total === 'number' ? d.memo.total : null);
 
 const OperationView = z.object({
   operation_id: z.uuid(),
@@ -195,21 +170,12 @@ const OperationView = z.object({
  * An operation's figures: from its `progress` query while it runs, from the rows it selected and
  * promoted once it is done (total from its memo, or the rows when Temporal no longer has it).
  */
-async function operationState(temporal: Client, em: EntityManager, agentId: string, operationId: string): Promise<z.infer<typeof OperationView>> {
-  const handle = temporal.workflow.getHandle(promotionWorkflowIds.bulk(agentId, operationId));
-  const d = await describeOrNull(temporal, handle.workflowId);
-  const status = statusOf(d);
-  if (status === 'running') {
-    try {
-      const p = await handle.query(promotionProgressQuery);
-      return { operation_id: operationId, status, total: p.total, promoted: p.promoted, skipped: p.skipped };
-    } catch {
-      // no worker to answer right now: the rows say as much
-    }
-  }
+async function operationState(jobs: Jobs, em: EntityManager, agentId: string, operationId: string): Promise<z.infer<typeof OperationView>> {
+  const state = await jobs.promotionState(agentId, operationId);
+  if (state.progress) return { operation_id: operationId, status: state.status, ...state.progress };
   const rows = await operationRowCounts(em, agentId, operationId);
-  const total = memoTotal(d) ?? rows.selected;
-  return { operation_id: operationId, status, total, promoted: rows.promoted, skipped: Math.max(0, total - rows.selected) };
+  const total = state.total ?? rows.selected;
+  return { operation_id: operationId, status: state.status, total, promoted: rows.promoted, skipped: Math.max(0, total - rows.selected) };
 }
 
 const BulkBody = z.xor([
@@ -233,24 +199,14 @@ export const bulkPromoteOp = defineOperation({
     const agent = await requireAgent(em, actor, params.agentId);
     const operationId = body.operation_id ?? uuidv7();
     const workflowId = promotionWorkflowIds.bulk(agent.id, operationId);
-    const view = (d: WorkflowExecutionDescription | null) => ({ operation_id: operationId, workflow_id: workflowId, status: statusOf(d), total: memoTotal(d) ?? 0 });
-    const existing = await describeOrNull(services.temporal, workflowId);
-    if (existing) return reply(200, view(existing));
+    const view = (state: PromotionState) => ({ operation_id: operationId, workflow_id: workflowId, status: state.status, total: state.total ?? 0 });
+    const existing = await services.jobs.promotionState(agent.id, operationId);
+    if (existing.exists) return reply(200, view(existing));
     const selection: PromotionSelection = 'ids' in body ? { ids: body.ids } : { reason: body.reason };
     const { total, skipped } = await selectForPromotion(em, agent.id, operationId, selection);
-    const input: PromoteProfilesInput = { agentId: agent.id, workspaceId: actor.workspaceId, operationId, by: await promoterLabel(em, actor.userId), total, promoted: 0, skipped, cursor: null };
-    try {
-      await services.temporal.workflow.start('promoteProfiles', {
-        taskQueue: services.config.temporal.taskQueue,
-        workflowId,
-        args: [input],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'promote-profiles', workspaceId: actor.workspaceId, appId: agent.app.id }),
-        memo: { agent_id: agent.id, operation_id: operationId, total, ...('reason' in selection ? { reason: selection.reason } : { ids: selection.ids.length }) },
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      return reply(200, view(await describeOrNull(services.temporal, workflowId)));
-    }
+    const memo = { agent_id: agent.id, operation_id: operationId, total, ...('reason' in selection ? { reason: selection.reason } : { ids: selection.ids.length }) };
+    const started = await services.jobs.startPromotion({ agentId: agent.id, appId: agent.app.id, workspaceId: actor.workspaceId, operationId, by: await promoterLabel(em, actor.userId), total, skipped, memo });
+    if (!started) return reply(200, view(await services.jobs.promotionState(agent.id, operationId)));
     return reply(202, { operation_id: operationId, workflow_id: workflowId, status: 'running', total });
   },
 });
@@ -274,7 +230,7 @@ export const promoteStatusOp = defineOperation({
       promoted: row.promotedAt != null,
       promoted_at: iso(row.promotedAt),
       lead_id: row.promotedLeadId ?? null,
-      operation: row.promoteOperationId ? await operationState(services.temporal, em, row.agent.id, row.promoteOperationId) : null,
+      operation: row.promoteOperationId ? await operationState(services.jobs, em, row.agent.id, row.promoteOperationId) : null,
     };
   },
 });

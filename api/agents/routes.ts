@@ -24,7 +24,7 @@ import {
   toSourceView,
 } from './schemas.js';
 import { z } from 'zod';
-import { nextLaunches } from './schedules.js';
+import { nextLaunches } from '../../jobs/agent-schedules.js';
 import { Timestamp } from '../schemas.js';
 
 const tag = 'agents';

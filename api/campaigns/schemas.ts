@@ -6,17 +6,14 @@ import { CreateStepInput, MAX_STEP_ATTACHMENT_BYTES, MAX_STEPS, StepInput } from
 import { toProblemView, type CampaignWithCount, type LinkedSignal, type PreflightInput, type PreflightResult } from '../../domain/campaigns.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { BINARY } from '../openapi.js';
-import { Timestamp, iso, text } from '../schemas.js';
+import { Timestamp, iso, text, ClockTime, ClockEnd } from '../schemas.js';
 
 export const AppIdParams = z.object({ appId: z.uuid() });
 export const CampaignIdParams = z.object({ campaignId: z.uuid() });
 export const StepParams = z.object({ campaignId: z.uuid(), stepId: z.uuid() });
 
-const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'HH:MM, 24-hour clock');
-/** An end may also be 24:00 (the end of the day). */
-const END = z.string().regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/, 'HH:MM, 24-hour clock, or 24:00');
 const Window = z
-  .object({ start: HHMM, end: END })
+  .object({ start: ClockTime, end: ClockEnd })
   .strict()
   .refine((w) => w.end > w.start, { message: 'end must be after start', path: ['end'] });
 const DayWindows = z.array(Window).max(4).optional();

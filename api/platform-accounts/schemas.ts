@@ -5,11 +5,8 @@ import { WITHDRAWAL_DAYS } from '../../domain/platform-accounts.js';
 import type { DomainCheck } from '../../domain/sending-domain.js';
 import type { ActionUsage } from '../../domain/governor.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { Timestamp, iso, text } from '../schemas.js';
+import { Timestamp, iso, text, ClockTime, ClockEnd } from '../schemas.js';
 
-const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'HH:MM, 24-hour clock');
-/** An end may also be 24:00 (the end of the day; docs/governor.md). */
-const END = z.string().regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/, 'HH:MM, 24-hour clock, or 24:00');
 
 export const WorkingHoursSchema = z
   .object({
@@ -19,8 +16,8 @@ export const WorkingHoursSchema = z
       .max(7)
       .refine((d) => new Set(d).size === d.length, 'each day once')
       .meta({ description: 'ISO weekdays: 1 = Monday … 7 = Sunday' }),
-    start: HHMM,
-    end: END.meta({ description: 'Exclusive; 24:00 for the end of the day' }),
+    start: ClockTime,
+    end: ClockEnd.meta({ description: 'Exclusive; 24:00 for the end of the day' }),
   })
   .strict()
   .refine((w) => w.end > w.start, { message: 'end must be after start', path: ['end'] })

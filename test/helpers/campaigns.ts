@@ -1,7 +1,7 @@
 // Campaigns, steps and their version snapshot written directly (the campaign routes are another
 // issue's), sender accounts tuned for fast tests, and leads to enroll.
 import { randomUUID } from 'node:crypto';
-import { temporalJobs } from '../../api/jobs.js';
+import { temporalJobs } from '../../jobs/temporal.js';
 import { enrollLeads } from '../../domain/enrollments.js';
 import type { Jobs } from '../../domain/jobs.js';
 import { resolveActor } from '../../domain/workspaces.js';

@@ -17,7 +17,7 @@ import { addContactToList } from '../../domain/lists.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
-import { temporalJobs } from '../../api/jobs.js';
+import { temporalJobs } from '../../jobs/temporal.js';
 import { loadConfig } from '../../lib/config.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
 import { LocalPronet } from '../../lib/sources/local.js';

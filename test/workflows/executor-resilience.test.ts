@@ -2,7 +2,7 @@
 // recording it (the retried activity sends once), and a step edit while enrollments run (version moves).
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { temporalJobs } from '../../api/jobs.js';
+import { temporalJobs } from '../../jobs/temporal.js';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { enrollLeads } from '../../domain/enrollments.js';

@@ -5,7 +5,7 @@
 // end every row is imported exactly once: each chunk committed once, no contact or lead doubled.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { temporalJobs } from '../../api/jobs.js';
+import { temporalJobs } from '../../jobs/temporal.js';
 import { commitImport } from '../../domain/list-imports.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';

@@ -1,21 +1,30 @@
-// The Temporal side of domain/jobs.ts: business-key workflow ids, search attributes, memo.
+// The Temporal side of domain/jobs.ts (the one room where the API, the worker and activities reach
+// Temporal): business-key workflow ids, search attributes, memo. Starts are typed by the workflow
+// registry (workflows/index.ts): a type name that is not registered, or arguments that do not match
+// its function, fail tsc.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client, type WorkflowStartOptions } from '@temporalio/client';
-import type { Jobs } from '../domain/jobs.js';
+import type { JobStatus, Jobs } from '../domain/jobs.js';
+import { promotionProgressQuery } from '../workflows/promotion.js';
 import { AppError } from '../domain/errors.js';
 import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
-import { mcpWorkflowIds } from '../workflows/ids.js';
+import { mcpWorkflowIds, promotionWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
-import { syncAgentSchedule } from './agents/schedules.js';
+import { syncAgentSchedule } from './agent-schedules.js';
+import type * as workflows from '../workflows/index.js';
+
+/** The registered workflow types, by name. */
+type Workflows = typeof workflows;
+type WorkflowType = keyof Workflows;
 
 /** How long inbound events of one account wait to share the signal that wakes its processor. */
 const KICK_COALESCE_MS = Number(process.env.INBOX_KICK_COALESCE_MS ?? 50);
 
 /** Starts a workflow; true when this call started it, false when its id was taken (a repeated start is fine). */
-async function startOnce(client: Client, type: string, options: WorkflowStartOptions): Promise<boolean> {
+async function startOnce<K extends WorkflowType>(client: Client, type: K, options: WorkflowStartOptions<Workflows[K]>): Promise<boolean> {
   try {
-    await client.workflow.start(type, options);
+    await client.workflow.start<Workflows[K]>(type, options);
     return true;
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
@@ -28,10 +37,10 @@ async function startOnce(client: Client, type: string, options: WorkflowStartOpt
  * is open: this one (a repeated start: join it), or the previous one, which has recorded its outcome
  * and is closing (wait for it, briefly, then start ours).
  */
-async function startAfterPrevious(
+async function startAfterPrevious<K extends WorkflowType>(
   client: Client,
-  type: string,
-  options: WorkflowStartOptions & { workflowId: string; memo: Record<string, unknown> },
+  type: K,
+  options: WorkflowStartOptions<Workflows[K]> & { workflowId: string; memo: Record<string, unknown> },
   runKey: string,
   busy: { code: string; message: string },
 ): Promise<void> {
@@ -60,10 +69,40 @@ async function signalOpen(client: Client, workflowId: string, signal: string, ar
   }
 }
 
+const STATUS_OF: Record<string, JobStatus> = {
+  RUNNING: 'running',
+  CONTINUED_AS_NEW: 'running',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  TIMED_OUT: 'failed',
+  CANCELLED: 'canceled',
+  TERMINATED: 'terminated',
+};
+
 export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client } = {}): Jobs {
   const starter = opts.eagerClient ?? client;
   const kicks = new Map<string, Promise<void>>();
   return {
+    async startPromotion(s) {
+      return startOnce(client, 'promoteProfiles', {
+        taskQueue,
+        workflowId: promotionWorkflowIds.bulk(s.agentId, s.operationId),
+        args: [{ agentId: s.agentId, workspaceId: s.workspaceId, operationId: s.operationId, by: s.by, total: s.total, promoted: 0, skipped: s.skipped, cursor: null }],
+        typedSearchAttributes: jobSearchAttributes({ kind: 'promote-profiles', workspaceId: s.workspaceId, appId: s.appId }),
+        memo: s.memo,
+      });
+    },
+    async promotionState(agentId, operationId) {
+      const handle = client.workflow.getHandle(promotionWorkflowIds.bulk(agentId, operationId));
+      const d = await handle.describe().catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return null;
+        throw err;
+      });
+      const status = d ? (STATUS_OF[d.status.name] ?? 'unknown') : 'unknown';
+      let progress = null;
+      if (status === 'running') progress = await handle.query(promotionProgressQuery).catch(() => null); // no worker to answer right now
+      return { exists: !!d, status, total: typeof d?.memo?.total === 'number' ? d.memo.total : null, progress };
+    },
     async startDiscoveryRun(plan) {
       await startOnce(client, 'discoveryRun', {
         taskQueue,
@@ -89,7 +128,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       );
     },
     async startOperatorTurn(t) {
-      await client.workflow.start('operatorTurn', {
+      await client.workflow.start<Workflows['operatorTurn']>('operatorTurn', {
         taskQueue,
         workflowId: operatorWorkflowIds.turn(t.threadId, t.turnId),
         args: [{ turnId: t.turnId }],
@@ -236,7 +275,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
     },
     async startPartnerSync(s) {
       const workflowId = partnerWorkflowIds.sync(s.integrationId);
-      const handle = await client.workflow.start('partnerSync', {
+      const handle = await client.workflow.start<Workflows['partnerSync']>('partnerSync', {
         taskQueue,
         workflowId,
         args: [{ integrationId: s.integrationId }],
@@ -269,7 +308,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       return kick;
     },
     async startInboxSync(s) {
-      await client.workflow.start('inboxSync', {
+      await client.workflow.start<Workflows['inboxSync']>('inboxSync', {
         taskQueue,
         workflowId: inboxWorkflowIds.sync(s.accountId),
         args: [{ accountId: s.accountId, run: s.run }],

@@ -3,14 +3,14 @@
 // deleted when it is archived, deleted or set back to `off`. The interval is `config.schedule`
 // (`hourly`, `daily` (default), `weekly` or `off`); `config` is otherwise stored as sent.
 //
-// Any process with a Temporal client applies it, through the Jobs port (api/jobs.ts
+// Any process with a Temporal client applies it, through the Jobs port (jobs/temporal.ts
 // `syncAgentSchedule`): domain/agents.ts calls it after every committed agent change, from the API or
 // the worker (Operator tools), and again when a read or a scheduled run finds the Schedule out of step.
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
-import type { IDiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
-import type { AgentScheduleState } from '../../domain/jobs.js';
-import { discoveryWorkflowIds } from '../../workflows/ids.js';
-import { jobSearchAttributes } from '../../workflows/search-attributes.js';
+import type { IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
+import type { AgentScheduleState } from '../domain/jobs.js';
+import { discoveryWorkflowIds } from '../workflows/ids.js';
+import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export const INTERVALS = { hourly: '1 hour', daily: '1 day', weekly: '7 days' } as const;
 const INTERVAL_MS = { hourly: 3_600_000, daily: 86_400_000, weekly: 604_800_000 } as const;
