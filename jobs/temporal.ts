@@ -4,8 +4,15 @@
 // its function, fail tsc.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client, type WorkflowStartOptions } from '@temporalio/client';
-import type { JobStatus, Jobs } from '../domain/jobs.js';
+import type { EnrollmentSignal, JobStatus, Jobs } from '../domain/jobs.js';
 import { promotionProgressQuery } from '../workflows/promotion.js';
+import * as enrollment from '../workflows/enrollment.js';
+import { decisionSignal } from '../workflows/operator-turn.js';
+import { cancelTaskSignal, pauseTaskSignal, resumeTaskSignal } from '../workflows/operator-task.js';
+import { cancelListImportSignal } from '../workflows/list-import.js';
+import { approveMcpSignal } from '../workflows/mcp-approval.js';
+import { inboundSignal } from '../workflows/inbox.js';
+import type { SignalDefinition } from '@temporalio/common';
 import { AppError } from '../domain/errors.js';
 import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../workflows/ids.js';
 import { mcpWorkflowIds, promotionWorkflowIds } from '../workflows/ids.js';
@@ -17,6 +24,23 @@ import type * as workflows from '../workflows/index.js';
 /** The registered workflow types, by name. */
 type Workflows = typeof workflows;
 type WorkflowType = keyof Workflows;
+
+// Signals by their definitions (exported by the workflows): a renamed signal cannot drift from here.
+const ENROLLMENT_SIGNALS: Record<EnrollmentSignal, SignalDefinition<any[]>> = {
+  reply: enrollment.replySignal,
+  bounce: enrollment.bounceSignal,
+  rescheduled: enrollment.rescheduledSignal,
+  pause: enrollment.pauseSignal,
+  resume: enrollment.resumeSignal,
+  skip: enrollment.skipSignal,
+  approve: enrollment.approveSignal,
+  unenroll: enrollment.unenrollSignal,
+  campaign_resumed: enrollment.campaignResumedSignal,
+  campaign_paused: enrollment.campaignPausedSignal,
+  campaign_stopped: enrollment.campaignStoppedSignal,
+};
+const TASK_SIGNALS = { pause: pauseTaskSignal, resume: resumeTaskSignal, cancel: cancelTaskSignal } as const;
+const LIST_IMPORT_SIGNALS = { cancel: cancelListImportSignal } as const;
 
 /** How long inbound events of one account wait to share the signal that wakes its processor. */
 const KICK_COALESCE_MS = Number(process.env.INBOX_KICK_COALESCE_MS ?? 50);
@@ -59,7 +83,7 @@ async function startAfterPrevious<K extends WorkflowType>(
  * worker, with no task-queue round trip (the bulk enrollment starts thousands from an activity).
  */
 /** Signals the workflow's open run; false when there is none (finished, or not started yet). */
-async function signalOpen(client: Client, workflowId: string, signal: string, arg?: unknown): Promise<boolean> {
+async function signalOpen(client: Client, workflowId: string, signal: SignalDefinition<any[]>, arg?: unknown): Promise<boolean> {
   try {
     await client.workflow.getHandle(workflowId).signal(signal, ...(arg === undefined ? [] : [arg]));
     return true;
@@ -137,7 +161,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       });
     },
     async decideOperatorConfirmation(t, confirmationId, action) {
-      await client.workflow.getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId)).signal('decision', { confirmationId, action });
+      await client.workflow.getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId)).signal(decisionSignal, { confirmationId, action });
     },
     async startOperatorTask(s) {
       await startAfterPrevious(
@@ -169,7 +193,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         { code: 'import_busy', message: 'the previous run of this import is still closing; retry shortly' },
       );
     },
-    signalOperatorTask: (taskId, signal) => signalOpen(client, operatorTaskWorkflowIds.task(taskId), signal),
+    signalOperatorTask: (taskId, signal) => signalOpen(client, operatorTaskWorkflowIds.task(taskId), TASK_SIGNALS[signal]),
     async startContactsExport(s) {
       await startOnce(client, 'contactsExport', {
         taskQueue,
@@ -245,7 +269,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       }
       return { failed };
     },
-    signalEnrollment: (campaignId, leadId, signal, arg) => signalOpen(client, enrollmentWorkflowIds.enrollment(campaignId, leadId), signal, arg),
+    signalEnrollment: (campaignId, leadId, signal, arg) => signalOpen(client, enrollmentWorkflowIds.enrollment(campaignId, leadId), ENROLLMENT_SIGNALS[signal], arg),
     async startBookingEvent(s) {
       await startOnce(client, 'handleBookingEvent', {
         taskQueue,
@@ -299,7 +323,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
           taskQueue,
           workflowId: inboxWorkflowIds.inbound(s.accountId),
           args: [{ accountId: s.accountId }],
-          signal: 'events',
+          signal: inboundSignal,
           typedSearchAttributes: jobSearchAttributes({ kind: 'inbox-inbound', workspaceId: s.workspaceId }),
           memo: { account_id: s.accountId },
         });
@@ -329,7 +353,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         memo: { message_id: s.messageId },
       });
     },
-    signalListImport: (importId, signal) => signalOpen(client, listImportWorkflowIds.run(importId), signal),
+    signalListImport: (importId, signal) => signalOpen(client, listImportWorkflowIds.run(importId), LIST_IMPORT_SIGNALS[signal]),
     async startMcpApproval(s) {
       await startOnce(client, 'mcpApproval', {
         taskQueue,
@@ -341,7 +365,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       });
     },
     async approveMcpApproval(approvalId) {
-      await signalOpen(client, mcpWorkflowIds.approval(approvalId), 'approve');
+      await signalOpen(client, mcpWorkflowIds.approval(approvalId), approveMcpSignal);
     },
   };
 }

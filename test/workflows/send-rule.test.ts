@@ -154,8 +154,8 @@ test('the claim waits for a stop in flight and then sees it (the row locks)', as
 test('the reproduction: a follow-up waiting on the governor’s gap is held by a pause at once, stays unsent while paused, and goes after resume', async (t) => {
   const u = await createOwner();
   const o = await campaignOwner(u);
-  // Long enough that the pause below lands inside the gap on a loaded machine.
-  const GAP = 15;
+  // Long enough that the pause below lands inside the gap on a loaded machine (15 s was not, with 12 files in parallel).
+  const GAP = 30;
   const account = await fastAccount(u, 'email', { min_gap_seconds: GAP });
   const campaign = await seedCampaign(o.workspaceId, {
     appId: o.app.id,
