@@ -14,7 +14,7 @@ import { checkTemplate } from '../lib/templates.js';
 import { assertWritable } from './demo.js';
 import { badRequest, conflict, notFound } from './errors.js';
 import type { Actor } from './identity.js';
-import { assertNotArchived, requireCampaign } from './campaigns.js';
+import { assertNotArchived, requireCampaign } from './campaign-guards.js';
 import { cleanFilename } from './list-imports.js';
 
 /** Steps per campaign. */

@@ -8,7 +8,6 @@
 // - campaigns count against the plan (archived ones excluded), checked under a per-workspace lock;
 // - archived campaigns are read-only (409 campaign_archived).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { LockMode } from '@mikro-orm/core';
 import { AgentSignal } from '../db/entities/AgentSignal.js';
 import { App } from '../db/entities/App.js';
 import {
@@ -30,12 +29,14 @@ import type { PageRequest } from '../lib/pagination.js';
 import { checkTemplate, requiredVariables } from '../lib/templates.js';
 import { requireApp } from './apps.js';
 import { assertWritable } from './demo.js';
-import { AppError, badRequest, conflict, notFound } from './errors.js';
+import { AppError, badRequest, notFound } from './errors.js';
 import { usage } from './governor.js';
 import type { Actor } from './identity.js';
 import { canonicalTimeZone } from './platform-accounts.js';
 import { requireWithinLimit } from './plans.js';
 import { snapshotVersion, templatesOf } from './campaign-steps.js';
+import { assertNotArchived, requireCampaign } from './campaign-guards.js';
+export { assertNotArchived, requireCampaign };
 
 /** Mon–Fri 09:00–17:00, the windows of a campaign created without any. */
 export const DEFAULT_SENDING_WINDOWS: SendingWindows = Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]]));
@@ -103,17 +104,6 @@ export interface CampaignWithCount {
   campaign: ICampaign;
   stepCount: number;
 }
-
-/** Loads a campaign of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
-export async function requireCampaign(em: EntityManager, actor: Actor, id: string, lock = false): Promise<ICampaign> {
-  const campaign = await em.findOne(Campaign, { id, workspace: actor.workspaceId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
-  if (!campaign) throw notFound('campaign');
-  return campaign;
-}
-
-export const assertNotArchived = (c: ICampaign) => {
-  if (c.status === 'archived') throw conflict('campaign_archived', 'an archived campaign cannot be changed');
-};
 
 async function stepCounts(em: EntityManager, ids: string[]): Promise<Map<string, number>> {
   if (!ids.length) return new Map();
