@@ -32,10 +32,12 @@ export function checkProducts(actor: Actor, what: string, products: readonly (st
 interface Resolver {
   what: string;
   sql: string;
-  /** The caller's own: the SQL also takes the user id. */
-  own?: boolean;
-  /** The caller's own unless they have every product: the SQL also takes the user id and `allApps`. */
-  ownUnlessAllApps?: boolean;
+  /**
+   * Whose a row is: a product's (default; its SQL gives the products), the workspace's (no product),
+   * the caller's `own` (the SQL also takes the user id), or its `requester`'s unless the caller has
+   * every product (the SQL also takes the user id and `allApps`).
+   */
+  scope?: 'workspace' | 'own' | 'requester';
 }
 
 const leadApps = (col: string) => `(select array_agg(ll.app_id::text) from leads l join lead_lists ll on ll.id = l.list_id where l.id = ${col})`;
@@ -43,8 +45,8 @@ const campaignApps = (col: string) => `(select array[m.app_id::text] from campai
 
 /**
  * Per kind: what it is called in errors, and the SQL that finds one row by id (`= any(?)`) in the
- * workspace (`?`), with its products as `apps` (text[]; null when the kind has none by nature). `own`
- * kinds also take the caller's user id: another user's row is not found.
+ * workspace (`?`), with its products as `apps` (text[]; null when the kind has none by nature), and
+ * whose a row is (`scope`).
  */
 const RESOLVE = {
   app: { what: 'product', sql: `select a.id, array[a.id::text] as apps from apps a where a.id = any(?::uuid[]) and a.workspace_id = ?` },
@@ -62,7 +64,7 @@ const RESOLVE = {
   // every product sees all.
   export: {
     what: 'export',
-    ownUnlessAllApps: true,
+    scope: 'requester',
     sql: `select e.id, coalesce(array(select jsonb_array_elements_text(e.scope_app_ids)), '{}') as apps from contact_exports e
            where e.id = any(?::uuid[]) and e.workspace_id = ? and (e.requested_by = ? or ?)`,
   },
@@ -82,29 +84,29 @@ const RESOLVE = {
     sql: `select i.id, case when i.app_id is null then null else array[i.app_id::text] end as apps from insights i where i.id = any(?::uuid[]) and i.workspace_id = ?`,
   },
   // Workspace-level: no product.
-  account: { what: 'sender account', sql: `select p.id, null as apps from platform_accounts p where p.id = any(?::uuid[]) and p.workspace_id = ?` },
-  integration: { what: 'integration', sql: `select x.id, null as apps from integrations x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  partner_event: { what: 'partner event', sql: `select x.id, null as apps from partner_events x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  webhook: { what: 'webhook subscription', sql: `select x.id, null as apps from webhook_subscriptions x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  booking_provider: { what: 'booking provider', sql: `select x.id, null as apps from booking_providers x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  booking_event: { what: 'booking event', sql: `select x.id, null as apps from booking_provider_events x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  member: { what: 'member', sql: `select x.id, null as apps from team_members x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  invitation: { what: 'invitation', sql: `select x.id, null as apps from team_invitations x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  account: { what: 'sender account', scope: 'workspace', sql: `select p.id, null as apps from platform_accounts p where p.id = any(?::uuid[]) and p.workspace_id = ?` },
+  integration: { what: 'integration', scope: 'workspace', sql: `select x.id, null as apps from integrations x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  partner_event: { what: 'partner event', scope: 'workspace', sql: `select x.id, null as apps from partner_events x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  webhook: { what: 'webhook subscription', scope: 'workspace', sql: `select x.id, null as apps from webhook_subscriptions x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  booking_provider: { what: 'booking provider', scope: 'workspace', sql: `select x.id, null as apps from booking_providers x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  booking_event: { what: 'booking event', scope: 'workspace', sql: `select x.id, null as apps from booking_provider_events x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  member: { what: 'member', scope: 'workspace', sql: `select x.id, null as apps from team_members x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  invitation: { what: 'invitation', scope: 'workspace', sql: `select x.id, null as apps from team_invitations x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
 
   // The caller's own (in the workspace): another user's is not found.
-  thread: { what: 'thread', own: true, sql: `select x.id, null as apps from agent_threads x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  task: { what: 'task', own: true, sql: `select x.id, null as apps from operator_tasks x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  memory: { what: 'memory', own: true, sql: `select x.id, null as apps from operator_memories x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  approval: { what: 'approval', own: true, sql: `select x.id, null as apps from mcp_approvals x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  attachment: { what: 'attachment', own: true, sql: `select x.id, null as apps from agent_attachments x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
+  thread: { what: 'thread', scope: 'own', sql: `select x.id, null as apps from agent_threads x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
+  task: { what: 'task', scope: 'own', sql: `select x.id, null as apps from operator_tasks x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
+  memory: { what: 'memory', scope: 'own', sql: `select x.id, null as apps from operator_memories x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
+  approval: { what: 'approval', scope: 'own', sql: `select x.id, null as apps from mcp_approvals x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
+  attachment: { what: 'attachment', scope: 'own', sql: `select x.id, null as apps from agent_attachments x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
 } satisfies Record<string, Resolver>;
 
 export type Kind = keyof typeof RESOLVE;
 export const KINDS = Object.keys(RESOLVE) as Kind[];
 /** Kinds that are the caller's own, at least for a member without every product (another user's is not found). */
-export const OWN_KINDS = KINDS.filter((k) => (RESOLVE[k] as Resolver).own || (RESOLVE[k] as Resolver).ownUnlessAllApps);
+export const OWN_KINDS = KINDS.filter((k) => ['own', 'requester'].includes((RESOLVE[k] as Resolver).scope ?? ''));
 /** Kinds whose rows carry products: a member is refused one of a product they were not given (403). */
-export const PRODUCT_KINDS = KINDS.filter((k) => !RESOLVE[k].sql.includes('null as apps') && !OWN_KINDS.includes(k));
+export const PRODUCT_KINDS = KINDS.filter((k) => !(RESOLVE[k] as Resolver).scope);
 
 /**
  * What an id names, as an operation or tool declares it:
@@ -144,8 +146,8 @@ export async function authorizeIds(em: EntityManager, actor: Actor, rule: IdRule
   if (!ids.length) return;
   const r: Resolver = RESOLVE[kind];
   const params: unknown[] = [`{${ids.join(',')}}`, actor.workspaceId];
-  if (r.own) params.push(actor.userId);
-  if (r.ownUnlessAllApps) params.push(actor.userId, actor.allApps);
+  if (r.scope === 'own') params.push(actor.userId);
+  if (r.scope === 'requester') params.push(actor.userId, actor.allApps);
   const rows = await em.execute<{ id: string; apps: string[] | null }[]>(r.sql, params);
   if (rows.length < ids.length) {
     const missing = typeof rule === 'object' && 'missing' in rule ? rule.missing : undefined;
