@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { reconcilePage, withdrawalPage } from '../domain/account-jobs.js';
+import { reconcilePage, withdrawalPage } from '../domain/accounts/jobs.js';
 import type { ActivityDeps } from './index.js';
 
 // Both jobs page through accounts by id and heartbeat the last finished id, so a retried activity

@@ -1,5 +1,5 @@
-import { rollupAnalytics, ROLLUP_LOOKBACK_HOURS, type RollupResult } from '../domain/analytics.js';
-import { refreshInsights } from '../domain/insights.js';
+import { rollupAnalytics, ROLLUP_LOOKBACK_HOURS, type RollupResult } from '../domain/analytics/analytics.js';
+import { refreshInsights } from '../domain/insights/insights.js';
 import type { ActivityDeps } from './index.js';
 
 export function createAnalyticsActivities(deps: ActivityDeps) {

@@ -5,9 +5,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createBookingProviders } from '../lib/booking/index.js';
 import { BookingError, type BookingProviders } from '../lib/booking/types.js';
-import { backfillNextPage, finishBackfill, sweepBackfills } from '../domain/booking-backfill.js';
-import { handleBookingEvent } from '../domain/booking-events.js';
-import type { BookingDeps } from '../domain/booking-providers.js';
+import { backfillNextPage, finishBackfill, sweepBackfills } from '../domain/booking/backfill.js';
+import { handleBookingEvent } from '../domain/booking/events.js';
+import type { BookingDeps } from '../domain/booking/providers.js';
 import type { ActivityDeps } from './index.js';
 
 export function createBookingActivities(deps: ActivityDeps) {

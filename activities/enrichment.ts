@@ -1,9 +1,9 @@
-// Enrichment activities: prepare, ask the provider, apply, record a failure (domain/enrichment.ts).
+// Enrichment activities: prepare, ask the provider, apply, record a failure (domain/enrichment/enrichment.ts).
 // Domain refusals (402, 404) and the provider's permanent errors are non-retryable failures whose
 // type is the error code recorded on the attempt; the provider's transient errors are retried.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { applyEnrichment, failEnrichment, prepareEnrichment } from '../domain/enrichment.js';
+import { applyEnrichment, failEnrichment, prepareEnrichment } from '../domain/enrichment/enrichment.js';
 import { AppError } from '../domain/errors.js';
 import { createEnrichment, type EnrichmentMatch, type EnrichmentProvider, type EnrichmentQuery } from '../lib/enrichment/index.js';
 import { ProviderError } from '../lib/provider-http.js';

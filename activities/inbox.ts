@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { heartbeat } from '@temporalio/activity';
-import { processInboundBatch } from '../domain/inbox-ingest.js';
-import { finishSync, syncPage } from '../domain/inbox-sync.js';
-import { replySlot, sendReply, type ReplySlot } from '../domain/inbox.js';
+import { processInboundBatch } from '../domain/inbox/ingest.js';
+import { finishSync, syncPage } from '../domain/inbox/sync.js';
+import { replySlot, sendReply, type ReplySlot } from '../domain/inbox/inbox.js';
 import type { ActivityDeps } from './index.js';
 
 /** How long one processing call drains before it hands back to its workflow (a history event per call). */

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { purgeNotificationBatch, sendNotificationEmails } from '../domain/notifications.js';
+import { purgeNotificationBatch, sendNotificationEmails } from '../domain/notifications/notifications.js';
 import { emailSender } from '../lib/email.js';
 import type { ActivityDeps } from './index.js';
 
@@ -29,7 +29,7 @@ export function createNotificationActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Deletes notifications past retention (domain/notifications.ts), batch after batch until a short
+     * Deletes notifications past retention (domain/notifications/notifications.ts), batch after batch until a short
      * one. A batch that comes up short because rows went meanwhile (a workspace deleted) ends the run
      * early; the next day's run takes the rest.
      */

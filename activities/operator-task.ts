@@ -1,12 +1,12 @@
 // Operator task activities (workflows/operator-task.ts): begin a run, run one action as the task's
-// user, record an action's failure, finish the run. Each is idempotent (see domain/operator-tasks.ts):
+// user, record an action's failure, finish the run. Each is idempotent (see domain/operator/tasks.ts):
 // payloads are ids, attempts and outcomes, never rows or tool results.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../domain/errors.js';
 import type { Jobs } from '../domain/jobs.js';
-import { beginTaskRun, failTaskAction, finishTaskRun, runTaskAction, type ActionOutcome, type TaskPlan } from '../domain/operator-tasks.js';
-import type { PreviewProviders } from '../domain/signal-preview.js';
+import { beginTaskRun, failTaskAction, finishTaskRun, runTaskAction, type ActionOutcome, type TaskPlan } from '../domain/operator/tasks.js';
+import type { PreviewProviders } from '../domain/agents/signal-preview.js';
 import type { TaskStatus } from '../db/entities/OperatorTask.js';
 import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
 import { createSources, type Sources } from '../lib/sources/index.js';

@@ -1,4 +1,4 @@
-// Operator turn activities (domain/operator-turns.ts): each runs with a fresh EntityManager, the
+// Operator turn activities (domain/operator/turns.ts): each runs with a fresh EntityManager, the
 // shared Redis publisher, the model adapter, and the tool context (jobs over Temporal, providers).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -13,7 +13,7 @@ import {
   runReadTool,
   type PlannedCall,
   type TurnDeps,
-} from '../domain/operator-turns.js';
+} from '../domain/operator/turns.js';
 import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
 import { LlmError, type Usage } from '../lib/llm/types.js';
 import { connectRedis } from '../lib/redis.js';

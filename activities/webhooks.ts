@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
 import { WebhookEvent } from '../db/entities/WebhookEvent.js';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.js';
 import { Workspace } from '../db/entities/Workspace.js';
-import { deliverToSubscription } from '../domain/webhooks.js';
+import { deliverToSubscription } from '../domain/webhooks/webhooks.js';
 import { mapLimit } from '../lib/concurrency.js';
 import type { Resolver } from '../lib/outbound-http.js';
 import type { BatchSummary, DeliverySummary } from '../workflows/webhooks.js';

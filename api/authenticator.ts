@@ -10,7 +10,7 @@ import { sha256Hex } from '../lib/crypto.js';
 import { CredentialCache } from '../lib/credential-cache.js';
 import { registry } from '../lib/metrics.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
-import { bearerToken, loadCredential, UsageRecorder, verifyBearer, type ResolvedCredential, type VerifiedBearer } from '../domain/auth.js';
+import { bearerToken, loadCredential, UsageRecorder, verifyBearer, type ResolvedCredential, type VerifiedBearer } from '../domain/auth/auth.js';
 import { AppError, unauthorized } from '../domain/errors.js';
 import type { Actor } from '../domain/identity.js';
 import { resolveActor } from '../domain/workspaces.js';

@@ -4,7 +4,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../lib/logger.js';
 import type { Actor, AuthInfo } from '../domain/identity.js';
-import type { ResolvedCredential } from '../domain/auth.js';
+import type { ResolvedCredential } from '../domain/auth/auth.js';
 import type { Operation } from './operation.js';
 
 export class RequestState {

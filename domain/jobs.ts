@@ -1,16 +1,16 @@
 // The long-running jobs domain code can ask for, as a port: the API process implements it over
 // the Temporal client (jobs/temporal.ts), so that REST handlers and Operator tools start the same
 // workflow the same way, and domain code never imports Temporal.
-import type { CdmImportStart } from './cdm-imports.js';
-import type { RunPlan } from './discovery-runs.js';
-import type { EnrichmentStart } from './enrichment.js';
-import type { ExportStart } from './contact-exports.js';
-import type { TurnStart } from './operator-turns.js';
-import type { BulkEnrollStart } from './bulk-enroll.js';
-import type { BookingBackfillStart } from './booking-backfill.js';
+import type { CdmImportStart } from './cdm-imports/cdm-imports.js';
+import type { RunPlan } from './agents/discovery.js';
+import type { EnrichmentStart } from './enrichment/enrichment.js';
+import type { ExportStart } from './contacts/exports.js';
+import type { TurnStart } from './operator/turns.js';
+import type { BulkEnrollStart } from './enrollments/bulk.js';
+import type { BookingBackfillStart } from './booking/backfill.js';
 import type { AgentStatus } from '../db/entities/DiscoveryAgent.js';
 
-/** A bulk promotion of rejected profiles, once its rows are selected (domain/promotion.ts). */
+/** A bulk promotion of rejected profiles, once its rows are selected (domain/agents/promotion.ts). */
 export interface PromotionStart {
   agentId: string;
   appId: string;
@@ -103,7 +103,7 @@ export interface Jobs {
   /**
    * Brings the agent's Schedule `schedule:discovery:<agentId>` in line with `agent` as committed
    * (created, updated, paused, or deleted when `agent` is null, archived, or its interval `off`);
-   * idempotent. Domain code calls it through `syncAgentSchedule` (domain/agents.ts), never directly.
+   * idempotent. Domain code calls it through `syncAgentSchedule` (domain/agents/agents.ts), never directly.
    */
   syncAgentSchedule(agentId: string, agent: AgentScheduleState | null): Promise<void>;
 }

@@ -4,7 +4,7 @@
 // (`hourly`, `daily` (default), `weekly` or `off`); `config` is otherwise stored as sent.
 //
 // Any process with a Temporal client applies it, through the Jobs port (jobs/temporal.ts
-// `syncAgentSchedule`): domain/agents.ts calls it after every committed agent change, from the API or
+// `syncAgentSchedule`): domain/agents/agents.ts calls it after every committed agent change, from the API or
 // the worker (Operator tools), and again when a read or a scheduled run finds the Schedule out of step.
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import type { IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';

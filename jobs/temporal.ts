@@ -5,12 +5,12 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { EnrollmentSignal, JobStatus, Jobs } from '../domain/jobs.js';
-import { promotionProgressQuery } from '../workflows/promotion.js';
-import * as enrollment from '../workflows/enrollment.js';
+import { promotionProgressQuery } from '../workflows/agents-promotion.js';
+import * as enrollment from '../workflows/enrollments.js';
 import { decisionSignal } from '../workflows/operator-turn.js';
 import { cancelTaskSignal, pauseTaskSignal, resumeTaskSignal } from '../workflows/operator-task.js';
-import { cancelListImportSignal } from '../workflows/list-import.js';
-import { approveMcpSignal } from '../workflows/mcp-approval.js';
+import { cancelListImportSignal } from '../workflows/lists.js';
+import { approveMcpSignal } from '../workflows/mcp.js';
 import { inboundSignal } from '../workflows/inbox.js';
 import type { SignalDefinition } from '@temporalio/common';
 import { AppError } from '../domain/errors.js';

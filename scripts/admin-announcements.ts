@@ -9,9 +9,9 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AnnouncementInputError, listForStaff, publishAnnouncement, unpublishAnnouncement } from '../domain/announcements.js';
-import { removeIdea } from '../domain/ideas.js';
-import { PLAN_IDS } from '../domain/plans.js';
+import { AnnouncementInputError, listForStaff, publishAnnouncement, unpublishAnnouncement } from '../domain/notifications/announcements.js';
+import { removeIdea } from '../domain/ideas/ideas.js';
+import { PLAN_IDS } from '../domain/billing/plans.js';
 
 export const ANNOUNCEMENT_USAGE = `  announce --title T --body B [--cta-label L --cta-url U] [--plans ${PLAN_IDS.join(',')}|all] [--starts-at ISO] [--ends-at ISO] [--by NAME]
   announcements [--all]

@@ -19,8 +19,8 @@ import { User } from '../db/entities/User.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../db/entities/Subscription.js';
 import { seedDemo } from '../db/seed/demo.js';
-import { grantCredits, creditBalance } from '../domain/credits.js';
-import { PLAN_IDS, isPlanId, setPlan } from '../domain/plans.js';
+import { grantCredits, creditBalance } from '../domain/billing/credits.js';
+import { PLAN_IDS, isPlanId, setPlan } from '../domain/billing/plans.js';
 import { sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect } from '../lib/connectors/index.js';
 import { ANNOUNCEMENT_USAGE, parseAnnouncementCommand, type BoardCommand } from './admin-announcements.js';
 

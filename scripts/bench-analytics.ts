@@ -16,8 +16,8 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const LEADS = Math.ceil(ACTIONS / 3 / 6);
 const { stack, log } = await benchStack('analytics', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_analytics', redisDb: 4 }, { env: { RATE_LIMIT_DEFAULT_PER_MINUTE: '1000000' } });
 
-const { createApp: createProduct } = await import('../domain/apps.js');
-const { rollupAnalytics } = await import('../domain/analytics.js');
+const { createApp: createProduct } = await import('../domain/apps/apps.js');
+const { rollupAnalytics } = await import('../domain/analytics/analytics.js');
 
 const { services, base, close } = await startApi();
 let benchUser: string | undefined;

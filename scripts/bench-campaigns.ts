@@ -18,11 +18,11 @@ import { Client } from '@temporalio/client';
 import { benchApiOwner, benchStack, dropBenchOwner, memoryMb, seedCampaign, seedLeads, startApiAndBuiltWorker, workerPolling } from './bench-fixtures.js';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 10_000);
-const INVITES_PER_DAY = 100; // the pro plan's maximum (domain/plans.ts)
+const INVITES_PER_DAY = 100; // the pro plan's maximum (domain/billing/plans.ts)
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? Math.ceil(LEADS / INVITES_PER_DAY));
 const { stack, env, taskQueue, log } = await benchStack('campaigns', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_campaigns', redisDb: 2 }, { build: true });
 
-const { createList } = await import('../domain/lists.js');
+const { createList } = await import('../domain/lists/lists.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
 const { services, base, worker, connection, close } = await startApiAndBuiltWorker(env);

@@ -17,8 +17,8 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
   const { count, log } = opts;
   // Imported here: config is read once, after the caller has set the environment.
   const { openOrm } = await import('../lib/db.js');
-  const { createList } = await import('../domain/lists.js');
-  const { createExport, exportChunks } = await import('../domain/contact-exports.js');
+  const { createList } = await import('../domain/lists/lists.js');
+  const { createExport, exportChunks } = await import('../domain/contacts/exports.js');
   const { temporalJobs } = await import('../jobs/temporal.js');
   const { contactExportWorkflowIds } = await import('../workflows/ids.js');
 

@@ -13,8 +13,8 @@ const { stack, env, taskQueue, log } = await benchStack('discovery', { suffix: '
 
 // Imported after the environment is set: config is read once.
 const { openOrm } = await import('../lib/db.js');
-const { createAgent, replaceSignals, setSource } = await import('../domain/agents.js');
-const { createRun, planRun } = await import('../domain/discovery-runs.js');
+const { createAgent, replaceSignals, setSource } = await import('../domain/agents/agents.js');
+const { createRun, planRun } = await import('../domain/agents/discovery.js');
 const { discoveryWorkflowIds } = await import('../workflows/ids.js');
 
 const worker = spawnTsx('workers/worker.ts', env, { quiet: true });

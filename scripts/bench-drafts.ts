@@ -12,8 +12,8 @@ const LEADS = Number(process.env.BENCH_LEADS ?? 2_000);
 const { stack, log } = await benchStack('drafts', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_drafts', redisDb: 3 });
 
 const { createWorker } = await import('../workers/worker.js');
-const { createList } = await import('../domain/lists.js');
-const { grantCredits } = await import('../domain/credits.js');
+const { createList } = await import('../domain/lists/lists.js');
+const { grantCredits } = await import('../domain/billing/credits.js');
 
 const { services, base, close } = await startApi();
 const w = await createWorker();

@@ -115,9 +115,9 @@ export async function countingOrm(databaseUrl: string) {
 
 /** A fresh account on the pro plan with one product, acting as its owner. */
 export async function benchOwner(em: EntityManager) {
-  const { createAccount } = await import('../domain/auth.js');
-  const { createApp } = await import('../domain/apps.js');
-  const { setPlan } = await import('../domain/plans.js');
+  const { createAccount } = await import('../domain/auth/auth.js');
+  const { createApp } = await import('../domain/apps/apps.js');
+  const { setPlan } = await import('../domain/billing/plans.js');
   const { ownActor } = await import('../domain/workspaces.js');
   const user = createAccount(em, { email: `bench-${randomUUID()}@example.test`, name: 'Bench', passwordHash: 'x' });
   await em.flush();
@@ -129,7 +129,7 @@ export async function benchOwner(em: EntityManager) {
 
 /** `benchOwner` with a personal access token (`token`), for benches that call the HTTP API. */
 export async function benchApiOwner(em: EntityManager) {
-  const { createToken } = await import('../domain/api-tokens.js');
+  const { createToken } = await import('../domain/auth/api-tokens.js');
   const { loadConfig } = await import('../lib/config.js');
   const owner = await benchOwner(em);
   const { secret } = await createToken(em, loadConfig(), owner.actor.userId, 'bench');

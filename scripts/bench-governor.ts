@@ -22,7 +22,7 @@ const ZONES = ['America/New_York', 'Europe/Paris', 'Asia/Tokyo', 'UTC'];
 const { stack, env, log } = await benchStack('governor', { suffix: 'bench_governor', redisDb: 2 });
 
 // Imported after the environment is set: config is read once.
-const { requestSlot } = await import('../domain/governor.js');
+const { requestSlot } = await import('../domain/governor/governor.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
 const { orm, statements } = await countingOrm(env.DATABASE_URL!);

@@ -16,7 +16,7 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const { stack, env, taskQueue, log } = await benchStack('import', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench', redisDb: 2 }, { build: true });
 
 // Imported after the environment is set: config is read once.
-const { createList } = await import('../domain/lists.js');
+const { createList } = await import('../domain/lists/lists.js');
 
 /** 12 columns, realistic widths; every row a distinct person. */
 export function benchCsv(rows: number, tag: string): Buffer {

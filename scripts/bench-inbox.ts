@@ -45,8 +45,8 @@ const { stack, env, taskQueue, log } = await benchStack(
 );
 
 const { createServices } = await import('../api/services-factory.js');
-const { createList } = await import('../domain/lists.js');
-const { createSubscription } = await import('../domain/webhooks.js');
+const { createList } = await import('../domain/lists/lists.js');
+const { createSubscription } = await import('../domain/webhooks/webhooks.js');
 const { signInbound } = await import('../lib/connectors/index.js');
 const { uuidv7 } = await import('../lib/ids.js');
 

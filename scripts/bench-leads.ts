@@ -10,9 +10,9 @@ import { benchOwner, benchStack, countingOrm } from './bench-fixtures.js';
 const { stack, env, log } = await benchStack('leads', { suffix: 'bench', redisDb: 2 });
 
 // Imported after the environment is set: config is read once.
-const { createAgent } = await import('../domain/agents.js');
-const { createList } = await import('../domain/lists.js');
-const { approveDiscoveredLeads } = await import('../domain/discovered-leads.js');
+const { createAgent } = await import('../domain/agents/agents.js');
+const { createList } = await import('../domain/lists/lists.js');
+const { approveDiscoveredLeads } = await import('../domain/discovered-leads/discovered-leads.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
 const TOTAL = 5_000;

@@ -13,7 +13,7 @@ const ROUNDS = 5;
 const { stack, env, taskQueue, log } = await benchStack('operator', { suffix: 'bench', redisDb: 2 }, { env: { RATE_LIMIT_AGENT_PER_MINUTE: '100000' } });
 
 // Imported after the environment is set: config is read once.
-const { grantCredits } = await import('../domain/credits.js');
+const { grantCredits } = await import('../domain/billing/credits.js');
 
 const worker = spawnTsx('workers/worker.ts', env, { quiet: true });
 const { services, base, close } = await startApi();

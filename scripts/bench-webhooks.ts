@@ -53,8 +53,8 @@ const { encrypt } = await import('../lib/crypto.js');
 const { User } = await import('../db/entities/User.js');
 const { Workspace } = await import('../db/entities/Workspace.js');
 const { WebhookSubscription } = await import('../db/entities/WebhookSubscription.js');
-const { emitEvent } = await import('../domain/webhook-events.js');
-const { newWebhookSecret } = await import('../domain/webhooks.js');
+const { emitEvent } = await import('../domain/webhooks/events.js');
+const { newWebhookSecret } = await import('../domain/webhooks/webhooks.js');
 const { webhookWorkflowIds } = await import('../workflows/ids.js');
 
 const config = loadConfig();

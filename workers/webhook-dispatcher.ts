@@ -30,7 +30,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
 import { uuidv7 } from '../lib/ids.js';
-import { WEBHOOK_EVENTS_CHANNEL } from '../domain/webhook-events.js';
+import { WEBHOOK_EVENTS_CHANNEL } from '../domain/webhooks/events.js';
 import { webhookWorkflowIds } from '../workflows/ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { BATCHED_TARGETS_MAX } from '../workflows/webhooks.js';

@@ -1,8 +1,8 @@
 // AI assistance for discovery agents: keywords (stored on the agent) and newsforum queries (stored
 // in the agent's newsforum source config). In a Demo workspace both answer with `simulated: true`
-// and store nothing (domain/agent-ai.ts).
+// and store nothing (domain/agents/ai.ts).
 import { z } from 'zod';
-import { generateAgentKeywords, generateNewsforumQueries } from '../../domain/agent-ai.js';
+import { generateAgentKeywords, generateNewsforumQueries } from '../../domain/agents/ai.js';
 import { defineOperation } from '../operation.js';
 import { AgentParams } from './schemas.js';
 

@@ -5,8 +5,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineOperation, reply } from '../operation.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { COMPANY_SIZES, SENIORITIES } from '../../lib/sources/types.js';
-import { requireAgent, SIGNAL_KINDS, SOURCES } from '../../domain/agents.js';
-import { PREVIEW_DEFAULT, PREVIEW_MAX, previewSignal } from '../../domain/signal-preview.js';
+import { requireAgent, SIGNAL_KINDS, SOURCES } from '../../domain/agents/agents.js';
+import { PREVIEW_DEFAULT, PREVIEW_MAX, previewSignal } from '../../domain/agents/signal-preview.js';
 import {
   MAX_PROMOTE_IDS,
   operationRowCounts,
@@ -15,7 +15,7 @@ import {
   requireRejectedProfile,
   selectForPromotion,
   type PromotionSelection,
-} from '../../domain/promotion.js';
+} from '../../domain/agents/promotion.js';
 import type { IDiscoveredLead } from '../../db/entities/DiscoveredLead.js';
 import { promotionWorkflowIds } from '../../workflows/ids.js';
 import type { Jobs, PromotionState } from '../../domain/jobs.js';

@@ -1,8 +1,8 @@
 // Discovery agents: CRUD with the status machine, signals and sources (docs/discovery.md).
 import { defineOperation, reply } from '../operation.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import { requireApp } from '../../domain/apps.js';
-import { activeAgents, createAgent, deleteAgent, listAgents, listSignals, listSources, replaceSignals, requireAgent, setSource, syncAgentSchedule, updateAgent } from '../../domain/agents.js';
+import { requireApp } from '../../domain/apps/apps.js';
+import { activeAgents, createAgent, deleteAgent, listAgents, listSignals, listSources, replaceSignals, requireAgent, setSource, syncAgentSchedule, updateAgent } from '../../domain/agents/agents.js';
 import {
   ActiveAgentView,
   AgentPage,

@@ -3,7 +3,7 @@ import type { IDiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
 import { AGENT_STATUSES } from '../../db/entities/DiscoveryAgent.js';
 import type { IAgentSignal } from '../../db/entities/AgentSignal.js';
 import type { IAgentSource } from '../../db/entities/AgentSource.js';
-import { MAX_SIGNALS_PER_AGENT, SIGNAL_KINDS, SOURCES, type AgentChange } from '../../domain/agents.js';
+import { MAX_SIGNALS_PER_AGENT, SIGNAL_KINDS, SOURCES, type AgentChange } from '../../domain/agents/agents.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { JsonValue, Timestamp, text } from '../schemas.js';
 

@@ -1,6 +1,6 @@
 // Analytics (docs/analytics.md): totals, daily series, the funnel and breakdowns over a range of local
-// days, answered from the rollup tables only (domain/analytics.ts).
-import { bySignal, bySource, bySteps, daily, dailyOverview, funnel, overview, assertTimeZone, type RangeQuery as Range } from '../../domain/analytics.js';
+// days, answered from the rollup tables only (domain/analytics/analytics.ts).
+import { bySignal, bySource, bySteps, daily, dailyOverview, funnel, overview, assertTimeZone, type RangeQuery as Range } from '../../domain/analytics/analytics.js';
 import type { Actor } from '../../domain/identity.js';
 import { defineOperation } from '../operation.js';
 import { AppRangeQuery, DailyOverviewView, DailyView, DayQuery, FunnelView, OverviewView, RangeQuery, SignalsView, SourcesView, StepsView } from './schemas.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FUNNEL_STAGES, MAX_RANGE_DAYS } from '../../domain/analytics.js';
+import { FUNNEL_STAGES, MAX_RANGE_DAYS } from '../../domain/analytics/analytics.js';
 
 const Day = z.iso.date().meta({ description: 'A local calendar day (YYYY-MM-DD) in `tz`' });
 const Tz = z.string().min(1).max(64).regex(/^[A-Za-z][A-Za-z0-9_+\-/]*$/, 'an IANA time zone name').default('UTC').meta({ description: 'IANA time zone whose local days the range counts (default UTC); an unknown one is 400 invalid_time_zone' });

@@ -1,7 +1,7 @@
 // AI assistance for products: suggested profiles from text or a web page, an ICP proposal from the
 // stored profile. Nothing is stored (the caller PUTs what it accepts); each model call is a
-// specialist run. Demo workspaces get the local model's answer and no record (domain/ai-calls.ts).
-import { analyzeText, analyzeUrl, generateIcp } from '../../domain/product-ai.js';
+// specialist run. Demo workspaces get the local model's answer and no record (domain/ai/calls.ts).
+import { analyzeText, analyzeUrl, generateIcp } from '../../domain/apps/ai.js';
 import { defineOperation } from '../operation.js';
 import { assertDocumentedUrl } from '../webhooks/schemas.js';
 import { AnalyzeTextBody, AnalyzeUrlBody, IcpSuggestionView, PageSuggestionView, ProductSuggestionView } from './ai-schemas.js';

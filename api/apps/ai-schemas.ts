@@ -1,6 +1,6 @@
-// Request and response schemas of the products' AI operations (domain/product-ai.ts).
+// Request and response schemas of the products' AI operations (domain/apps/ai.ts).
 import { z } from 'zod';
-import { MAX_TEXT_CHARS } from '../../domain/product-ai.js';
+import { MAX_TEXT_CHARS } from '../../domain/apps/ai.js';
 import { text, urlPattern } from '../schemas.js';
 
 const appId = z.uuid().optional().meta({ description: 'Attribute the model calls to this product: they are listed by its specialist routes (404/403 as for the product itself).' });

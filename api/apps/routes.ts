@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { appStats, createApp, listApps, requireApp, updateApp } from '../../domain/apps.js';
+import { appStats, createApp, listApps, requireApp, updateApp } from '../../domain/apps/apps.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { AppIdParams, AppPage, AppStatsView, AppView, CreateAppBody, ListAppsQuery, UpdateAppBody, toAppView } from './schemas.js';
 

@@ -1,6 +1,6 @@
 // A product's specialist runs (the record of every AI call) and their activity over a window.
 import { z } from 'zod';
-import { getSpecialistRun, listSpecialistRuns, specialistActivity } from '../../domain/specialist-runs.js';
+import { getSpecialistRun, listSpecialistRuns, specialistActivity } from '../../domain/ai/specialist-runs.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation } from '../operation.js';
 import { ListSpecialistRunsQuery, SpecialistActivityQuery, SpecialistActivityView, SpecialistRunPage, SpecialistRunView, toSpecialistRunView } from './specialist-schemas.js';

@@ -1,8 +1,8 @@
-// Response views of specialist runs and activity (domain/specialist-runs.ts), for the product
+// Response views of specialist runs and activity (domain/ai/specialist-runs.ts), for the product
 // routes GET /api/apps/{appId}/specialist-runs[/{runId}] and /specialist-activity.
 import { z } from 'zod';
 import { SPECIALIST_RUN_STATUSES, type ISpecialistRun } from '../../db/entities/SpecialistRun.js';
-import { ACTIVITY_MAX_DAYS } from '../../domain/specialist-runs.js';
+import { ACTIVITY_MAX_DAYS } from '../../domain/ai/specialist-runs.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { defineOperation } from '../operation.js';
-import { login, logout, refresh, signup } from '../../domain/auth.js';
+import { login, logout, refresh, signup } from '../../domain/auth/auth.js';
 import { AppError } from '../../domain/errors.js';
 import { AuthResult, LoginBody, RefreshBody, SignupBody, toAuthResult } from './schemas.js';
 

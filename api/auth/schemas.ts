@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { IssuedTokens } from '../../domain/auth.js';
+import type { IssuedTokens } from '../../domain/auth/auth.js';
 import { UserView, toUserView } from '../users/schemas.js';
 import { text } from '../schemas.js';
 

@@ -2,8 +2,8 @@
 // X-Acting-As (a member sees the plan of the workspace they act in); the catalog and the active offer
 // are about the caller as a buyer, so they ignore it.
 import { defineOperation } from '../operation.js';
-import { creditBalance, ledgerEntries } from '../../domain/credits.js';
-import { activeOfferFor, currentUsage, entitlementsFor, featuresFor, LIMITS, PLAN_IDS, PLANS } from '../../domain/plans.js';
+import { creditBalance, ledgerEntries } from '../../domain/billing/credits.js';
+import { activeOfferFor, currentUsage, entitlementsFor, featuresFor, LIMITS, PLAN_IDS, PLANS } from '../../domain/billing/plans.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/identity.js';
 import {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Entitlements, Offer, Plan, WorkspaceEntitlements } from '../../domain/plans.js';
+import type { Entitlements, Offer, Plan, WorkspaceEntitlements } from '../../domain/billing/plans.js';
 import { SUBSCRIPTION_STATUSES } from '../../db/entities/Subscription.js';
 import { ACTION_TYPES } from '../../db/entities/PlatformAccount.js';
 import type { ICreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';

@@ -11,7 +11,7 @@ import {
   setSignals,
   settingsOf,
   updateCampaign,
-} from '../../domain/campaigns.js';
+} from '../../domain/campaigns/campaigns.js';
 import {
   addStep,
   affectedCounts,
@@ -25,8 +25,8 @@ import {
   setMessageMode,
   updateStep,
   type StepResult,
-} from '../../domain/campaign-steps.js';
-import { changeCampaignStatus } from '../../domain/campaign-status.js';
+} from '../../domain/campaigns/steps.js';
+import { changeCampaignStatus } from '../../domain/campaigns/status.js';
 import { badRequest } from '../../domain/errors.js';
 import { closeIfUnread, readForm } from '../middleware/multipart.js';
 import { defineOperation, reply } from '../operation.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type SendingWindows } from '../../db/entities/Campaign.js';
 import { STEP_TYPES, type ICampaignStep } from '../../db/entities/CampaignStep.js';
-import type { AffectedCounts, StepList } from '../../domain/campaign-steps.js';
-import { CreateStepInput, MAX_STEP_ATTACHMENT_BYTES, MAX_STEPS, StepInput } from '../../domain/campaign-steps.js';
-import { toProblemView, type CampaignWithCount, type LinkedSignal, type PreflightInput, type PreflightResult } from '../../domain/campaigns.js';
+import type { AffectedCounts, StepList } from '../../domain/campaigns/steps.js';
+import { CreateStepInput, MAX_STEP_ATTACHMENT_BYTES, MAX_STEPS, StepInput } from '../../domain/campaigns/steps.js';
+import { toProblemView, type CampaignWithCount, type LinkedSignal, type PreflightInput, type PreflightResult } from '../../domain/campaigns/campaigns.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { BINARY } from '../openapi.js';
 import { Timestamp, iso, text, ClockTime, ClockEnd } from '../schemas.js';

@@ -14,7 +14,7 @@ import {
   recordCdmEvents,
   requireCdmImportWithCounts,
   retryCdmImport,
-} from '../../domain/cdm-imports.js';
+} from '../../domain/cdm-imports/cdm-imports.js';
 import { page } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import {

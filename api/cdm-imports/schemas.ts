@@ -20,7 +20,7 @@ import {
   type JobWithCounts,
   type MemberRow,
   type Metrics,
-} from '../../domain/cdm-imports.js';
+} from '../../domain/cdm-imports/cdm-imports.js';
 import { SENIORITIES } from '../../lib/sources/types.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { cdmImportWorkflowIds } from '../../workflows/ids.js';

@@ -1,8 +1,8 @@
 // Contacts, lead edits and CSV exports (docs/contacts.md).
 import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createExport, exportChunks, listExports, requireDownload } from '../../domain/contact-exports.js';
-import { editLead, getContact, listContacts, setFit, setPinned } from '../../domain/contacts.js';
+import { createExport, exportChunks, listExports, requireDownload } from '../../domain/contacts/exports.js';
+import { editLead, getContact, listContacts, setFit, setPinned } from '../../domain/contacts/contacts.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';

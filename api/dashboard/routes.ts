@@ -1,6 +1,6 @@
 // The dashboard's "what's next" (docs/follow-ups.md "Next event").
 import { z } from 'zod';
-import { nextEvent } from '../../domain/follow-ups.js';
+import { nextEvent } from '../../domain/follow-ups/follow-ups.js';
 import { defineOperation } from '../operation.js';
 import { Timestamp } from '../schemas.js';
 import { FollowUpView, toFollowUp } from '../follow-ups/schemas.js';

@@ -3,7 +3,7 @@ import { defineOperation } from '../operation.js';
 import { enrich } from '../enrichment/routes.js';
 import { EnrichmentView } from '../enrichment/schemas.js';
 import { IdParams, iso } from '../schemas.js';
-import { contactActions, PENDING_STATES } from '../../domain/scheduled-actions.js';
+import { contactActions, PENDING_STATES } from '../../domain/scheduled-actions/scheduled-actions.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import {
   approveDiscoveredLead,
@@ -14,7 +14,7 @@ import {
   rejectDiscoveredLead,
   rejectDiscoveredLeads,
   requireDiscoveredLead,
-} from '../../domain/discovered-leads.js';
+} from '../../domain/discovered-leads/discovered-leads.js';
 import {
   ApprovalView,
   ApproveBody,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { DISCOVERED_LEAD_STATUSES, MAX_BATCH, MAX_REASON, type Counts, type DiscoveredLeadRow } from '../../domain/discovered-leads.js';
+import { DISCOVERED_LEAD_STATUSES, MAX_BATCH, MAX_REASON, type Counts, type DiscoveredLeadRow } from '../../domain/discovered-leads/discovered-leads.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { apiFieldNames } from '../../domain/contacts.js';
+import { apiFieldNames } from '../../domain/contacts/contacts.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 export const DiscoveredLeadView = z.object({

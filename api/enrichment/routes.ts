@@ -1,10 +1,10 @@
 // Enrichment of contacts and discovered leads, and network-profile resolution (docs/enrichment.md).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EnrichmentTarget } from '../../db/entities/Enrichment.js';
-import { requestEnrichment } from '../../domain/enrichment.js';
+import { requestEnrichment } from '../../domain/enrichment/enrichment.js';
 import type { Actor } from '../../domain/identity.js';
 import type { Jobs } from '../../domain/jobs.js';
-import { resolveDiscoveredLeadProfile, resolveListMemberProfile } from '../../domain/network-profiles.js';
+import { resolveDiscoveredLeadProfile, resolveListMemberProfile } from '../../domain/enrichment/network-profiles.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { EnrichBody, EnrichmentView, ResolveView, toEnrichmentView, toResolveView } from './schemas.js';

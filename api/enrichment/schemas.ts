@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ENRICHMENT_STATUSES, ENRICHMENT_TARGETS, type IEnrichment } from '../../db/entities/Enrichment.js';
-import { apiFieldNames } from '../../domain/contacts.js';
-import type { RequestOutcome } from '../../domain/enrichment.js';
-import type { ResolveOutcome } from '../../domain/network-profiles.js';
+import { apiFieldNames } from '../../domain/contacts/contacts.js';
+import type { RequestOutcome } from '../../domain/enrichment/enrichment.js';
+import type { ResolveOutcome } from '../../domain/enrichment/network-profiles.js';
 import { enrichmentWorkflowIds } from '../../workflows/ids.js';
 import { Timestamp, iso } from '../schemas.js';
 

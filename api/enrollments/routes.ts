@@ -1,8 +1,8 @@
 // Enrollment and scheduled actions (docs/executor.md).
 import type { z } from 'zod';
-import { approveAction, enrollLeads, markReplied, reenrollLead, requireAction, skipAction, unenrollLead } from '../../domain/enrollments.js';
-import { enrollmentPreview, operationReceipt, requireOperation, startListEnrollment } from '../../domain/bulk-enroll.js';
-import { getEnrollmentView, listEnrollmentViews } from '../../domain/enrollment-view.js';
+import { approveAction, enrollLeads, markReplied, reenrollLead, requireAction, skipAction, unenrollLead } from '../../domain/enrollments/enrollments.js';
+import { enrollmentPreview, operationReceipt, requireOperation, startListEnrollment } from '../../domain/enrollments/bulk.js';
+import { getEnrollmentView, listEnrollmentViews } from '../../domain/enrollments/view.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';

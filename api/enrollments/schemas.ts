@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ACTION_STATES, type IScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { ENROLLMENT_STATUSES, type IEnrollment } from '../../db/entities/Enrollment.js';
-import { SKIP_REASONS } from '../../domain/enrollments.js';
-import { UNSENT_ACTION_STATES, WAITING_REASONS, type EnrollmentViewItem } from '../../domain/enrollment-view.js';
+import { SKIP_REASONS } from '../../domain/enrollments/enrollments.js';
+import { UNSENT_ACTION_STATES, WAITING_REASONS, type EnrollmentViewItem } from '../../domain/enrollments/view.js';
 import { Timestamp, iso } from '../schemas.js';
 import type { IEnrollOperation } from '../../db/entities/EnrollOperation.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
@@ -205,7 +205,7 @@ export const EnrollmentPreviewView = z.object({
   sample: z.array(z.object({ lead_id: z.uuid(), reason: SkipReason })),
 });
 
-// The per-lead enrollment view (beyond the spec; domain/enrollment-view.ts, docs/executor.md).
+// The per-lead enrollment view (beyond the spec; domain/enrollments/view.ts, docs/executor.md).
 export const EnrollmentListQuery = z
   .object({
     ...pageQuery,

@@ -1,6 +1,6 @@
 // Follow-ups (docs/follow-ups.md): reminders that a lead waits for an answer or a meeting for its
 // outcome, their pending count, completion and dismissal per lead, and notes per lead.
-import { addNote, completeReminder, dismissLead, listFollowUps, listNotes, pendingCount } from '../../domain/follow-ups.js';
+import { addNote, completeReminder, dismissLead, listFollowUps, listNotes, pendingCount } from '../../domain/follow-ups/follow-ups.js';
 import { keysetPage } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';

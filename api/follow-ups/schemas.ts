@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { REMINDER_KINDS } from '../../db/entities/FollowUpReminder.js';
-import { NOTE_MAX_CHARS, type NoteRow, type ReminderRow } from '../../domain/follow-ups.js';
+import { NOTE_MAX_CHARS, type NoteRow, type ReminderRow } from '../../domain/follow-ups/follow-ups.js';
 import { keysetPageSchema, keysetQuery, pageQuery } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 

@@ -6,7 +6,7 @@ import getRawBody from 'raw-body';
 import { z } from 'zod';
 import { defineOperation } from '../operation.js';
 import { AppError } from '../../domain/errors.js';
-import { ingestConnectorEvent } from '../../domain/connector-events.js';
+import { ingestConnectorEvent } from '../../domain/connectors/events.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
 
 /** Connector events are small (a message with attachment metadata); larger bodies are refused unread. */

@@ -1,7 +1,7 @@
 // The ideas board (docs/ideas-views-onboarding.md): feature requests shared by every workspace. What
 // another workspace's people see of an idea is what the author's own do: title, body, votes, times —
 // never who wrote or voted for it.
-import { createIdea, deleteIdea, listIdeas, unvote, updateIdea, vote } from '../../domain/ideas.js';
+import { createIdea, deleteIdea, listIdeas, unvote, updateIdea, vote } from '../../domain/ideas/ideas.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { IdeaChangeBody, IdeaPage, IdeaView, IdeasQuery, NewIdeaBody, VoteView, toIdeaCursor, toIdeaView } from './schemas.js';

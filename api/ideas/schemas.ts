@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IDEA_BODY_MAX, IDEA_SORTS, IDEA_TITLE_MAX, type IdeaCursor, type IdeaRow } from '../../domain/ideas.js';
+import { IDEA_BODY_MAX, IDEA_SORTS, IDEA_TITLE_MAX, type IdeaCursor, type IdeaRow } from '../../domain/ideas/ideas.js';
 import { pageQuery } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 

@@ -2,8 +2,8 @@
 // through the account's governor, live reads and sends through the connector, attachments, AI drafts.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { conversationMessages, deleteAiReply, draftAiReply, listConversations, liveMessages, markRead, openAttachment, queueReply, replyLive, requireConversation, unreadCount } from '../../domain/inbox.js';
-import { startOrReportSyncs } from '../../domain/inbox-sync.js';
+import { conversationMessages, deleteAiReply, draftAiReply, listConversations, liveMessages, markRead, openAttachment, queueReply, replyLive, requireConversation, unreadCount } from '../../domain/inbox/inbox.js';
+import { startOrReportSyncs } from '../../domain/inbox/sync.js';
 import { keysetPage } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';

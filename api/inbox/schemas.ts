@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MESSAGE_KINDS } from '../../db/entities/InboxMessage.js';
-import type { ConversationRow, LiveMessages, MessageRow } from '../../domain/inbox.js';
-import type { SyncRow } from '../../domain/inbox-sync.js';
+import type { ConversationRow, LiveMessages, MessageRow } from '../../domain/inbox/inbox.js';
+import type { SyncRow } from '../../domain/inbox/sync.js';
 import { keysetPageSchema, keysetQuery, pageQuery } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 

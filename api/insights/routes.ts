@@ -1,6 +1,6 @@
 // Insights (docs/insights.md): recommendations from the `insights-refresh` workflow, applied once
 // through the domain code of the equivalent call, dismissed or snoozed.
-import { applyInsight, countInsights, listInsights, setInsightStatus } from '../../domain/insights.js';
+import { applyInsight, countInsights, listInsights, setInsightStatus } from '../../domain/insights/insights.js';
 import { page } from '../../lib/pagination.js';
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { INSIGHT_KINDS, INSIGHT_STATUSES } from '../../db/entities/Insight.js';
-import { effectiveStatus, type InsightRow } from '../../domain/insights.js';
+import { effectiveStatus, type InsightRow } from '../../domain/insights/insights.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { JsonValue, Timestamp } from '../schemas.js';
 

@@ -2,7 +2,7 @@
 // callback that finishes an install, and the local partner's authorization page (offline only).
 import { z } from 'zod';
 import { badRequest, notFound } from '../../domain/errors.js';
-import { finishPartnerInstall, partnerCallbackUrl } from '../../domain/integrations.js';
+import { finishPartnerInstall, partnerCallbackUrl } from '../../domain/integrations/integrations.js';
 import { localAuthorizationCode } from '../../lib/oauth-pkce.js';
 import { defineOperation } from '../operation.js';
 import { integrationDeps, partnerOf } from './routes.js';

@@ -1,7 +1,7 @@
 // Integrations (docs/integrations.md). The partner's OAuth callback and local authorize page, outside
 // /api, are in callback-routes.ts.
-import { createIntegration, deleteIntegration, listIntegrations, requireIntegration, startPartnerInstall, testIntegration, updateIntegration, verifyCredentials, type IntegrationDeps } from '../../domain/integrations.js';
-import { confirmPartnerEvent, listPartnerEvents } from '../../domain/partner-sync.js';
+import { createIntegration, deleteIntegration, listIntegrations, requireIntegration, startPartnerInstall, testIntegration, updateIntegration, verifyCredentials, type IntegrationDeps } from '../../domain/integrations/integrations.js';
+import { confirmPartnerEvent, listPartnerEvents } from '../../domain/integrations/partner-sync.js';
 import { createPartner } from '../../lib/partner/index.js';
 import type { PartnerAdapter } from '../../lib/partner/types.js';
 import { page, toPageRequest } from '../../lib/pagination.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { IIntegration } from '../../db/entities/Integration.js';
 import type { IPartnerEvent } from '../../db/entities/PartnerEvent.js';
-import { GENERIC_KINDS, INTEGRATION_KINDS, INTEGRATION_STATUSES, maskedCredentials, PARTNER, type TestOutcome, type Verification } from '../../domain/integrations.js';
-import { EVENT_KINDS, EVENT_STATES, RESOLUTIONS } from '../../domain/partner-sync.js';
+import { GENERIC_KINDS, INTEGRATION_KINDS, INTEGRATION_STATUSES, maskedCredentials, PARTNER, type TestOutcome, type Verification } from '../../domain/integrations/integrations.js';
+import { EVENT_KINDS, EVENT_STATES, RESOLUTIONS } from '../../domain/integrations/partner-sync.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { partnerWorkflowIds } from '../../workflows/ids.js';
 import { Timestamp, iso, text, urlPattern } from '../schemas.js';

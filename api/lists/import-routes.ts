@@ -7,8 +7,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { IListImport } from '../../db/entities/ListImport.js';
 import { badRequest } from '../../domain/errors.js';
 import type { Actor } from '../../domain/identity.js';
-import { FileUpload, pgImportFiles, type UploadedFileFacts } from '../../domain/import-files.js';
-import { requireApp } from '../../domain/apps.js';
+import { FileUpload, pgImportFiles, type UploadedFileFacts } from '../../domain/lists/import-files.js';
+import { requireApp } from '../../domain/apps/apps.js';
 import {
   beginUpload,
   cleanFilename,
@@ -21,8 +21,8 @@ import {
   MAX_IMPORT_BYTES,
   requireImport,
   type CommitInput,
-} from '../../domain/list-imports.js';
-import type { FormatChoice } from '../../domain/list-import-csv.js';
+} from '../../domain/lists/imports.js';
+import type { FormatChoice } from '../../domain/lists/import-csv.js';
 import { closeIfUnread, readForm, type Form } from '../middleware/multipart.js';
 import { defineOperation, reply } from '../operation.js';
 import { AppIdParams } from './schemas.js';

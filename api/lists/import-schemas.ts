@@ -1,10 +1,10 @@
 // Shapes of the CSV import routes (docs/imports.md).
 import { z } from 'zod';
 import { DEDUPE_MODES, LIST_IMPORT_STATUSES, type IListImport } from '../../db/entities/ListImport.js';
-import { CONTACT_FIELDS, MAX_COLUMNS, PROBLEM_CODES, type Mapping, type RowProblem } from '../../domain/list-import-csv.js';
-import { MAX_IMPORT_BYTES, type CommitInput, type InvalidRow } from '../../domain/list-imports.js';
+import { CONTACT_FIELDS, MAX_COLUMNS, PROBLEM_CODES, type Mapping, type RowProblem } from '../../domain/lists/import-csv.js';
+import { MAX_IMPORT_BYTES, type CommitInput, type InvalidRow } from '../../domain/lists/imports.js';
 import { badRequest } from '../../domain/errors.js';
-import type { FormatChoice } from '../../domain/list-import-csv.js';
+import type { FormatChoice } from '../../domain/lists/import-csv.js';
 import { DELIMITERS, ENCODINGS, type CsvEncoding, type Delimiter } from '../../lib/csv.js';
 import { listImportWorkflowIds } from '../../workflows/ids.js';
 import { BINARY } from '../openapi.js';

@@ -1,7 +1,7 @@
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import { createList, deleteList, getList, listLeads, listLists, listListsOfApp, updateList } from '../../domain/lists.js';
+import { createList, deleteList, getList, listLeads, listLists, listListsOfApp, updateList } from '../../domain/lists/lists.js';
 import {
   AppIdParams,
   CreateListBody,

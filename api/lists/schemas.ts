@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ListWithCount, LeadRow, DeletedList } from '../../domain/lists.js';
+import type { ListWithCount, LeadRow, DeletedList } from '../../domain/lists/lists.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 

@@ -6,7 +6,7 @@
 // kept in an HttpOnly, SameSite=Strict cookie, and of the request it returns to (signed double submit).
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
-import { resolveCredential, type ResolvedCredential } from '../../domain/auth.js';
+import { resolveCredential, type ResolvedCredential } from '../../domain/auth/auth.js';
 import { AppError } from '../../domain/errors.js';
 import { safeEqual } from '../../lib/crypto.js';
 import type { Services } from '../services.js';

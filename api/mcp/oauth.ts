@@ -4,10 +4,10 @@
 // endpoint (authorization_code with PKCE S256, rotating refresh_token), and the approval page.
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
-import { login } from '../../domain/auth.js';
+import { login } from '../../domain/auth/auth.js';
 import { AppError } from '../../domain/errors.js';
-import { approve, effectiveStatus, requireApproval } from '../../domain/mcp-approvals.js';
-import { checkAuthorizationRequest, exchangeCode, issueCode, MCP_SCOPE, OAuthError, refreshTokens, registerClient, type AuthorizationRequest } from '../../domain/mcp-oauth.js';
+import { approve, effectiveStatus, requireApproval } from '../../domain/mcp/approvals.js';
+import { checkAuthorizationRequest, exchangeCode, issueCode, MCP_SCOPE, OAuthError, refreshTokens, registerClient, type AuthorizationRequest } from '../../domain/mcp/oauth.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { findTool } from '../../domain/tools/index.js';

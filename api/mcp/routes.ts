@@ -1,7 +1,7 @@
 // MCP approvals (docs/mcp.md): a risky tool called over MCP waits for its user's approval. These two
 // REST operations show a request to its owner and approve it once; the browser page
 // `/oauth/mcp/approvals/{id}` does the same for a signed-in browser.
-import { approve, requireApproval } from '../../domain/mcp-approvals.js';
+import { approve, requireApproval } from '../../domain/mcp/approvals.js';
 import { defineOperation } from '../operation.js';
 import { publicBase } from './base.js';
 import { ApprovalBody, ApprovalView, toApprovalView } from './schemas.js';

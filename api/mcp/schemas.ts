@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MCP_APPROVAL_STATUSES, type IMcpApproval } from '../../db/entities/McpApproval.js';
-import { effectiveStatus } from '../../domain/mcp-approvals.js';
+import { effectiveStatus } from '../../domain/mcp/approvals.js';
 import { findTool } from '../../domain/tools/index.js';
 import { RISKS } from '../../domain/tools/registry.js';
 import { JsonValue, Timestamp, iso } from '../schemas.js';

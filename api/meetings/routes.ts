@@ -1,5 +1,5 @@
 // Meetings with leads (docs/meetings.md).
-import { createMeeting, listLeadMeetings, updateMeeting } from '../../domain/meetings.js';
+import { createMeeting, listLeadMeetings, updateMeeting } from '../../domain/meetings/meetings.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';

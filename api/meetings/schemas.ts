@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MEETING_OUTCOMES, MEETING_SOURCES, MEETING_STATUSES, type IMeeting } from '../../db/entities/Meeting.js';
-import { MEETING_LIMITS } from '../../domain/meetings.js';
+import { MEETING_LIMITS } from '../../domain/meetings/meetings.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, iso, text } from '../schemas.js';
 

@@ -1,10 +1,10 @@
 // Message review: the campaign's review policy, its example messages, prices and the one-lead
 // preview (docs/message-review.md). Drafts, the review queue and decisions build on these.
 import { randomUUID } from 'node:crypto';
-import { applyPolicyToWaiting, approveDraft, editDraft, reviewQueue, rewriteDraft } from '../../domain/draft-review.js';
-import { startDraftGeneration } from '../../domain/draft-generation.js';
+import { applyPolicyToWaiting, approveDraft, editDraft, reviewQueue, rewriteDraft } from '../../domain/message-review/review.js';
+import { startDraftGeneration } from '../../domain/message-review/generation.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import { previewMessage, proposeExamples, quote, saveExamples, setPolicy, updateExample } from '../../domain/message-writing.js';
+import { previewMessage, proposeExamples, quote, saveExamples, setPolicy, updateExample } from '../../domain/message-review/writing.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import {

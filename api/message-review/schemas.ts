@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { IMessageExample } from '../../db/entities/MessageExample.js';
-import { CHANNEL_LIMITS, DEADLINE_RULES, PROBLEMS, REVIEW_MODES, SUBJECT_LIMIT, type ReviewPolicy, type Written } from '../../domain/message-writing.js';
+import { CHANNEL_LIMITS, DEADLINE_RULES, PROBLEMS, REVIEW_MODES, SUBJECT_LIMIT, type ReviewPolicy, type Written } from '../../domain/message-review/writing.js';
 import { DRAFT_STATUSES, type IMessageDraft } from '../../db/entities/MessageDraft.js';
 import type { IDraftOperation } from '../../db/entities/DraftOperation.js';
-import type { QueueRow } from '../../domain/draft-review.js';
+import type { QueueRow } from '../../domain/message-review/review.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 

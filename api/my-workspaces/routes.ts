@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { defineOperation, reply } from '../operation.js';
 import { joinDemo } from '../../domain/demo.js';
-import { leaveWorkspace, listMyWorkspaces, type MyWorkspace } from '../../domain/memberships.js';
+import { leaveWorkspace, listMyWorkspaces, type MyWorkspace } from '../../domain/team/memberships.js';
 
 const tag = 'workspaces';
 

@@ -1,8 +1,8 @@
 // Notifications and announcements of the caller (docs/notifications.md). Both are per person in the
 // workspace they act in (X-Acting-As): another member's notifications, or an announcement the
 // caller cannot see, are 404.
-import { clickCta, dismiss, listForUser } from '../../domain/announcements.js';
-import { listNotifications, markAllRead, markRead, unreadCount } from '../../domain/notifications.js';
+import { clickCta, dismiss, listForUser } from '../../domain/notifications/announcements.js';
+import { listNotifications, markAllRead, markRead, unreadCount } from '../../domain/notifications/notifications.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { PLAN_IDS } from '../../domain/plans.js';
-import type { AnnouncementRow } from '../../domain/announcements.js';
-import type { NotificationRow } from '../../domain/notifications.js';
+import { PLAN_IDS } from '../../domain/billing/plans.js';
+import type { AnnouncementRow } from '../../domain/notifications/announcements.js';
+import type { NotificationRow } from '../../domain/notifications/notifications.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, iso } from '../schemas.js';
 

@@ -1,6 +1,6 @@
 // Onboarding progress (docs/ideas-views-onboarding.md): derived from the workspace's rows, never stored.
 import { z } from 'zod';
-import { ONBOARDING_STEPS, onboardingProgress } from '../../domain/onboarding.js';
+import { ONBOARDING_STEPS, onboardingProgress } from '../../domain/onboarding/onboarding.js';
 import { defineOperation } from '../operation.js';
 import { Timestamp, iso } from '../schemas.js';
 

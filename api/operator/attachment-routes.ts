@@ -2,9 +2,9 @@
 // In the shared 20/min agent group (every /api/agent/ path). Order: authentication, X-Acting-As and
 // the Demo rule, the rate limit (router), then the Operator's plan check, and only then the body is
 // read, streaming, under its limits; then the fields, the product, the thread, the file.
-import { createAttachment, MAX_ATTACHMENT_BYTES } from '../../domain/operator-attachments.js';
+import { createAttachment, MAX_ATTACHMENT_BYTES } from '../../domain/operator/attachments.js';
 import { badRequest } from '../../domain/errors.js';
-import { requireOperatorAccess } from '../../domain/plans.js';
+import { requireOperatorAccess } from '../../domain/billing/plans.js';
 import { closeIfUnread, readForm, type Form } from '../middleware/multipart.js';
 import { defineOperation, reply } from '../operation.js';
 import { AttachmentForm, AttachmentView, toAttachmentView } from './attachment-schemas.js';

@@ -1,6 +1,6 @@
 // The Operator's memory and notification preferences (docs/operator-tasks.md).
 import { z } from 'zod';
-import { forgetFact, listFacts, rememberFacts, setNotificationPreferences } from '../../domain/operator-memory.js';
+import { forgetFact, listFacts, rememberFacts, setNotificationPreferences } from '../../domain/operator/memory.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { MemoryPage, MemoryParams, MemoryQuery, MemoryView, PreferencesBody, PreferencesView, PutMemoryBody, toMemoryView, toPreferencesChange, toPreferencesView } from './memory-schemas.js';

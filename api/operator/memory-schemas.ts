@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NOTIFICATION_CHANNELS } from '../../db/entities/OperatorNotificationPreference.js';
 import type { IOperatorMemory } from '../../db/entities/OperatorMemory.js';
-import { MAX_FACTS_PER_PUT, MAX_KEY, MAX_VALUE, type NotificationPreferences } from '../../domain/operator-memory.js';
+import { MAX_FACTS_PER_PUT, MAX_KEY, MAX_VALUE, type NotificationPreferences } from '../../domain/operator/memory.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, iso, text } from '../schemas.js';
 

@@ -1,7 +1,7 @@
 // The Operator's conversation endpoint (a server-sent event stream) and its capability list (docs/operator.md).
 import { z } from 'zod';
-import { requireApp } from '../../domain/apps.js';
-import { dispatch, MAX_MESSAGE, prepareMessage, type MessageBody } from '../../domain/operator-turns.js';
+import { requireApp } from '../../domain/apps/apps.js';
+import { dispatch, MAX_MESSAGE, prepareMessage, type MessageBody } from '../../domain/operator/turns.js';
 import { allTools } from '../../domain/tools/index.js';
 import { needsConfirmation, RISKS } from '../../domain/tools/registry.js';
 import { lastEventId } from '../../lib/operator-stream.js';

@@ -1,7 +1,7 @@
 // Operator tasks (docs/operator-tasks.md): read tasks, their actions and events; pause, resume,
 // cancel and retry them; the outcomes of finished ones. Tasks are created by the Operator's
-// `create_task` tool (domain/tools/tasks.ts), which the spec gives no route of its own.
-import { controlTask, listTasks, requireTaskWithCounts, retryTask, taskActions, taskEvents, taskOutcomes } from '../../domain/operator-tasks.js';
+// `create_task` tool (domain/tools/operator-tasks.ts), which the spec gives no route of its own.
+import { controlTask, listTasks, requireTaskWithCounts, retryTask, taskActions, taskEvents, taskOutcomes } from '../../domain/operator/tasks.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import {

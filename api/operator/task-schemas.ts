@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_STATUSES, type IOperatorTaskAction } from '../../db/entities/OperatorTaskAction.js';
 import type { IOperatorTaskEvent } from '../../db/entities/OperatorTaskEvent.js';
 import { ON_FAILURE } from '../../db/entities/OperatorTask.js';
-import { TASK_OPERATIONS, TASK_STATUSES, type Outcomes, type TaskWithCounts } from '../../domain/operator-tasks.js';
+import { TASK_OPERATIONS, TASK_STATUSES, type Outcomes, type TaskWithCounts } from '../../domain/operator/tasks.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { operatorTaskWorkflowIds } from '../../workflows/ids.js';
 import { Timestamp, iso } from '../schemas.js';

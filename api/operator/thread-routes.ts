@@ -1,6 +1,6 @@
 // Operator threads (docs/operator.md): create, list, read, rename, delete, history.
 import { z } from 'zod';
-import { createThread, deleteThread, listThreads, renameThread, requireThread, threadMessages } from '../../domain/operator-threads.js';
+import { createThread, deleteThread, listThreads, renameThread, requireThread, threadMessages } from '../../domain/operator/threads.js';
 import { defineOperation, reply } from '../operation.js';
 import { AppQuery, CreateThreadBody, MessageView, RenameThreadBody, ThreadParams, ThreadView, toMessageView, toThreadView } from './thread-schemas.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { IAgentMessage } from '../../db/entities/AgentMessage.js';
 import type { IAgentThread } from '../../db/entities/AgentThread.js';
-import { MAX_TITLE } from '../../domain/operator-threads.js';
+import { MAX_TITLE } from '../../domain/operator/threads.js';
 import { Timestamp, iso } from '../schemas.js';
 
 // The rules are the domain's (distinct codes); the document states them as pattern and length.

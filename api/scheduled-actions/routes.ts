@@ -10,7 +10,7 @@ import {
   rescheduleOverdue,
   reschedulePlanned,
   stepReplies,
-} from '../../domain/scheduled-actions.js';
+} from '../../domain/scheduled-actions/scheduled-actions.js';
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { CampaignIdParams, toActionView } from '../enrollments/schemas.js';

@@ -1,5 +1,5 @@
 // Saved table layouts (docs/ideas-views-onboarding.md): per person, table and workspace.
-import { deleteView, listViews, saveView } from '../../domain/table-views.js';
+import { deleteView, listViews, saveView } from '../../domain/table-views/table-views.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';

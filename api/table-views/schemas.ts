@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { VIEW_TABLES } from '../../db/entities/TableView.js';
-import type { TableViewRow } from '../../domain/table-views.js';
+import type { TableViewRow } from '../../domain/table-views/table-views.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 

@@ -3,7 +3,7 @@ import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { AuthResult, Password, toAuthResult } from '../auth/schemas.js';
 import { User } from '../../db/entities/User.js';
-import { authenticateBearer } from '../../domain/auth.js';
+import { authenticateBearer } from '../../domain/auth/auth.js';
 import { badRequest } from '../../domain/errors.js';
 import {
   acceptInvitation,
@@ -17,7 +17,7 @@ import {
   revokeInvitation,
   setMemberAccess,
   setMemberRole,
-} from '../../domain/team.js';
+} from '../../domain/team/team.js';
 import { emailSender } from '../../lib/email.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import {

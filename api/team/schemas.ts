@@ -3,7 +3,7 @@ import type { ITeamMember } from '../../db/entities/TeamMember.js';
 import type { ITeamInvitation } from '../../db/entities/TeamInvitation.js';
 import { TEAM_AUDIT_ACTIONS, type ITeamAuditEvent } from '../../db/entities/TeamAuditEvent.js';
 import type { IUser } from '../../db/entities/User.js';
-import { invitationStatus } from '../../domain/team.js';
+import { invitationStatus } from '../../domain/team/team.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Email, Password } from '../auth/schemas.js';
 import { Timestamp, text } from '../schemas.js';

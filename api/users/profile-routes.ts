@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { Password } from '../auth/schemas.js';
-import { changePassword, listSessions, revokeSession, updateProfile } from '../../domain/users.js';
+import { changePassword, listSessions, revokeSession, updateProfile } from '../../domain/users/users.js';
 import { page, pageQuery, pageSchema, toPageRequest } from '../../lib/pagination.js';
 import { ChangePasswordBody, SessionView, UpdateProfileBody, UserView, toSessionView, toUserView } from './schemas.js';
 

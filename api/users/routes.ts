@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { User } from '../../db/entities/User.js';
-import { createToken, listTokens, revokeToken } from '../../domain/api-tokens.js';
+import { createToken, listTokens, revokeToken } from '../../domain/auth/api-tokens.js';
 import { ApiTokenView, CreateApiTokenBody, CreatedApiToken, UserView, toApiTokenView, toUserView } from './schemas.js';
 
 const tag = 'users';

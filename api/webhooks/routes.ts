@@ -1,8 +1,8 @@
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import { ACCEPTED_EVENTS, sampleEnvelope, TEST_EVENT, testEventData } from '../../domain/webhook-events.js';
-import { createSubscription, deleteSubscription, listSubscriptions, testSubscription, testUrl, updateSubscription } from '../../domain/webhooks.js';
+import { ACCEPTED_EVENTS, sampleEnvelope, TEST_EVENT, testEventData } from '../../domain/webhooks/events.js';
+import { createSubscription, deleteSubscription, listSubscriptions, testSubscription, testUrl, updateSubscription } from '../../domain/webhooks/webhooks.js';
 import {
   CreateWebhookBody,
   DeletedView,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { IWebhookSubscription } from '../../db/entities/WebhookSubscription.js';
-import { ACCEPTED_EVENTS } from '../../domain/webhook-events.js';
-import { maskSecret } from '../../domain/webhooks.js';
+import { ACCEPTED_EVENTS } from '../../domain/webhooks/events.js';
+import { maskSecret } from '../../domain/webhooks/webhooks.js';
 import type { OutboundResult } from '../../lib/outbound-http.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, urlPattern } from '../schemas.js';

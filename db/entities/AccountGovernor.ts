@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { PlatformAccount } from './PlatformAccount.js';
 
-// The rate governor's per-account row (domain/governor.ts). Every grant moves `version` on in the
+// The rate governor's per-account row (domain/governor/governor.ts). Every grant moves `version` on in the
 // statement that counts it, so a request that decided on an older version loses its compare-and-set
 // and decides again under this row's lock. Created by the account's first grant.
 export const AccountGovernor = defineEntity({

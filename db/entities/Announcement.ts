@@ -19,7 +19,7 @@ export const Announcement = defineEntity({
     body: p.text(),
     ctaLabel: p.string().length(60).nullable(),
     ctaUrl: p.string().length(2048).nullable(),
-    /** Plan ids (domain/plans.ts) the announcement is for; null = everyone. */
+    /** Plan ids (domain/billing/plans.ts) the announcement is for; null = everyone. */
     plans: p.json<string[]>().nullable(),
     startsAt: p.datetime(),
     endsAt: p.datetime().nullable(),

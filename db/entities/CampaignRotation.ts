@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { Campaign } from './Campaign.js';
 
-// The round-robin turn of a campaign's sender accounts per channel (domain/executor.ts pickAccount):
+// The round-robin turn of a campaign's sender accounts per channel (domain/enrollments/executor.ts pickAccount):
 // one counter row, so concurrent plans take consecutive accounts without counting past actions.
 export const CampaignRotation = defineEntity({
   name: 'CampaignRotation',

@@ -42,7 +42,7 @@ export const Contact = defineEntity({
     networkProviderId: p.string().length(200).nullable(),
     /** Fit (docs/contacts.md): a person's score 0..100 and label (good | maybe | bad), each optional. */
     fitScore: p.smallint().nullable(),
-    fitLabel: p.enum(['good', 'maybe', 'bad']).columnType('varchar(10)').nullable(), // FIT_LABELS, domain/contacts.ts
+    fitLabel: p.enum(['good', 'maybe', 'bad']).columnType('varchar(10)').nullable(), // FIT_LABELS, domain/contacts/contacts.ts
     fitUpdatedAt: p.datetime().nullable(),
     /** Pinned when set (PUT /api/contacts/{id}/pin), for the whole workspace. */
     pinnedAt: p.datetime().nullable(),

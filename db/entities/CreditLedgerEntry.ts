@@ -9,7 +9,7 @@ export const CREDIT_SOURCES = ['plan', 'admin', 'beta_reward', 'usage', 'expiry'
 export type CreditSource = (typeof CREDIT_SOURCES)[number];
 
 // Append-only credit ledger: the balance of a workspace is SUM(amount). Grants are positive, debits
-// and expiries negative. Rows are only written by domain/credits.ts, under a per-workspace lock.
+// and expiries negative. Rows are only written by domain/billing/credits.ts, under a per-workspace lock.
 export const CreditLedgerEntry = defineEntity({
   name: 'CreditLedgerEntry',
   tableName: 'credit_ledger',

@@ -53,7 +53,7 @@ export const DiscoveredLead = defineEntity({
     reviewedBy: p.uuid().nullable(),
     /** The reviewer's reason (rejections), counted in the agent's rejection breakdown. */
     rejectReason: p.string().length(200).nullable(),
-    /** Came from the rejections, promoted by a person (domain/promotion.ts). */
+    /** Came from the rejections, promoted by a person (domain/agents/promotion.ts). */
     promoted: p.boolean().default(false),
     /** Enrichment (docs/enrichment.md): the fields it filled, when it last completed, the connector's id of the profile. */
     enrichedFields: p.json<string[]>().default('[]'),

@@ -18,7 +18,7 @@ export const Enrollment = defineEntity({
   indexes: [
     { properties: ['campaign', 'status'] },
     { properties: ['workspace', 'contact', 'status'] },
-    // A workspace's first reply (onboarding progress, domain/onboarding.ts): replied enrollments only.
+    // A workspace's first reply (onboarding progress, domain/onboarding/onboarding.ts): replied enrollments only.
     { name: 'enrollments_replied_index', expression: 'create index "enrollments_replied_index" on "enrollments" ("workspace_id", "replied_at") where "replied_at" is not null' },
   ],
   properties: (p) => ({

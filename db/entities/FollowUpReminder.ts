@@ -13,7 +13,7 @@ export const FollowUpReminder = defineEntity({
     { name: 'follow_up_reminders_workspace_state_due_index', properties: ['workspaceId', 'state', 'dueAt', 'id'] },
     { properties: ['leadId', 'state'] },
     // At most one open reply reminder per conversation and one outcome reminder per meeting
-    // (partial unique indexes of Migration20261122221915_inbox; domain/follow-ups.ts relies on them).
+    // (partial unique indexes of Migration20261122221915_inbox; domain/follow-ups/follow-ups.ts relies on them).
     { name: 'follow_up_reminders_open_reply_unique', expression: `create unique index "follow_up_reminders_open_reply_unique" on "follow_up_reminders" ("conversation_id") where "kind" = 'reply_waiting' and "state" = 'open'` },
     { name: 'follow_up_reminders_meeting_unique', expression: `create unique index "follow_up_reminders_meeting_unique" on "follow_up_reminders" ("meeting_id") where "kind" = 'meeting_outcome'` },
   ],

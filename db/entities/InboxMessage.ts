@@ -13,7 +13,7 @@ export const InboxMessage = defineEntity({
   tableName: 'inbox_messages',
   uniques: [
     { properties: ['platformAccountId', 'connectorMessageId'] },
-    // A reply's Idempotency-Key (domain/inbox.ts queueReply): two requests with one key store one message.
+    // A reply's Idempotency-Key (domain/inbox/inbox.ts queueReply): two requests with one key store one message.
     {
       name: 'inbox_messages_idempotency_key_unique',
       expression: 'create unique index "inbox_messages_idempotency_key_unique" on "inbox_messages" ("workspace_id", "idempotency_key") where "idempotency_key" is not null',
@@ -22,7 +22,7 @@ export const InboxMessage = defineEntity({
   indexes: [
     { name: 'inbox_messages_conversation_sent_index', properties: ['conversation', 'sentAt', 'id'] },
     { name: 'inbox_messages_lead_kind_index', properties: ['leadId', 'kind'] },
-    // A workspace's first reply (onboarding progress, domain/onboarding.ts): replies only.
+    // A workspace's first reply (onboarding progress, domain/onboarding/onboarding.ts): replies only.
     {
       name: 'inbox_messages_first_reply_index',
       expression: `create index "inbox_messages_first_reply_index" on "inbox_messages" ("workspace_id", "sent_at") where "kind" = 'reply' and "lead_id" is not null and not "historical"`,

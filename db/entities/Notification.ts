@@ -8,7 +8,7 @@ export type EmailState = (typeof EMAIL_STATES)[number];
 
 // Something one person should know about in one workspace (docs/notifications.md): a sender account
 // disconnected, a lead replied, an import finished, a confirmation or a review waiting. One row per
-// recipient, written in the transaction of the change (domain/notifications.ts `notify`), for the
+// recipient, written in the transaction of the change (domain/notifications/notifications.ts `notify`), for the
 // members the notification concerns and whose preferences ask for it; so read state is per person.
 export const Notification = defineEntity({
   name: 'Notification',

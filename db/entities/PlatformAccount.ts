@@ -22,7 +22,7 @@ export type Caps = Partial<Record<ActionType, { daily: number; weekly: number }>
 // A sender: a mailbox on the email network or a profile on the professional network, attached through
 // the connector (`connectorAccountId` is its id there). Secrets a connection needs are sealed with the
 // service key (lib/crypto.ts) and never returned. Limits, warm-up and working hours are what the rate
-// governor (domain/governor.ts) applies at send time.
+// governor (domain/governor/governor.ts) applies at send time.
 export const PlatformAccount = defineEntity({
   name: 'PlatformAccount',
   tableName: 'platform_accounts',

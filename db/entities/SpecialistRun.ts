@@ -6,7 +6,7 @@ import { Workspace } from './Workspace.js';
 export const SPECIALIST_RUN_STATUSES = ['running', 'succeeded', 'failed'] as const;
 export type SpecialistRunStatus = (typeof SPECIALIST_RUN_STATUSES)[number];
 
-// One row per AI call (domain/specialist-runs.ts): inserted as `running` before the call, completed
+// One row per AI call (domain/ai/specialist-runs.ts): inserted as `running` before the call, completed
 // after it. `agentId` has no foreign key yet (discovery agents come later). `inputSummary` and
 // `result` are bounded summaries, not the full prompt or answer.
 export const SpecialistRun = defineEntity({

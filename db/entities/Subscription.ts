@@ -7,7 +7,7 @@ export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 // The plan of a workspace (one row at most; no row = the free plan with status `none`). Purchases
 // happen in the web app; here it is set by support staff (`npm run admin -- set-plan`). The plan id
-// is a key of the catalog in domain/plans.ts.
+// is a key of the catalog in domain/billing/plans.ts.
 export const Subscription = defineEntity({
   name: 'Subscription',
   tableName: 'subscriptions',

@@ -2,7 +2,7 @@ import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { uuidv7 } from '../../lib/ids.js';
 
 // Transactional outbox of outbound webhook events. A row is inserted inside the transaction of the
-// change that caused it (domain/webhook-events.ts emitEvent); the dispatcher in the worker decides
+// change that caused it (domain/webhooks/events.ts emitEvent); the dispatcher in the worker decides
 // which workflow delivers it, commits that in `batchId`, starts the workflow and sets `dispatchedAt`
 // (workers/webhook-dispatcher.ts). `body` holds the exact envelope JSON bytes every delivery of this
 // event sends and signs.

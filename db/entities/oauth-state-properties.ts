@@ -3,7 +3,7 @@ import { uuidv7 } from '../../lib/ids.js';
 import { Workspace } from './Workspace.js';
 
 // The columns of a pending OAuth authorization (booking_oauth_states, partner_oauth_states), which
-// domain/oauth-pending.ts issues and spends for either table: the `state` handed to the provider
+// domain/auth/oauth-pending.ts issues and spends for either table: the `state` handed to the provider
 // (stored as SHA-256), bound to the user and workspace that started it, with the PKCE verifier
 // (sealed) and the redirect URI it was issued for. Single use, 10 minutes. Two tables, one shape.
 

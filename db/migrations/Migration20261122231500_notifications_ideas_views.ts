@@ -41,7 +41,7 @@ export class Migration20261122231500_notifications_ideas_views extends Migration
     this.addSql(`alter table "table_views" add constraint "table_views_workspace_id_foreign" foreign key ("workspace_id") references "workspaces" ("id") on update cascade on delete cascade;`);
     this.addSql(`alter table "table_views" add constraint "table_views_user_id_foreign" foreign key ("user_id") references "users" ("id") on update cascade on delete cascade;`);
 
-    // Onboarding progress (domain/onboarding.ts): the first reply of a workspace without scanning
+    // Onboarding progress (domain/onboarding/onboarding.ts): the first reply of a workspace without scanning
     // its messages or enrollments. Partial: only replies are in them.
     this.addSql(`create index "inbox_messages_first_reply_index" on "inbox_messages" ("workspace_id", "sent_at") where "kind" = 'reply' and "lead_id" is not null and not "historical";`);
     this.addSql(`create index "enrollments_replied_index" on "enrollments" ("workspace_id", "replied_at") where "replied_at" is not null;`);

@@ -9,7 +9,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createHash } from 'node:crypto';
 import { csvHeader, csvRecords, type ExportContactRow } from '../../lib/contacts-csv.js';
-import { analyse } from '../../domain/list-import-csv.js';
+import { analyse } from '../../domain/lists/import-csv.js';
 
 /** Fixed ids: `de300000-0000-4000-8000-<12 hex>` (valid v4 form). */
 export const demoId = (n: number) => `de300000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -194,7 +194,7 @@ const judged = (n: number) => ({ fit_score: null, fit_label: null, fit_updated_a
 const nameParts = (name: string): [string, string] => [name.slice(0, name.indexOf(' ')), name.slice(name.indexOf(' ') + 1)];
 
 /**
- * The promotion rule of domain/enrichment.ts (first and last name, company, an email or a profile
+ * The promotion rule of domain/enrichment/enrichment.ts (first and last name, company, an email or a profile
  * URL, not rejected). Every demo lead has both names and a profile URL, so the company decides.
  */
 const isComplete = (d: DemoDiscovered): boolean => d.review?.status !== 'rejected' && Boolean(d.enriched?.company ?? d.company);

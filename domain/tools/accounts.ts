@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { ACTION_TYPES, type IPlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { loadConfig } from '../../lib/config.js';
 import { createDns } from '../../lib/dns.js';
-import { accountUsage, listAccounts, requireAccount, setLimits } from '../platform-accounts.js';
-import { checkSendingDomain, mailboxDomain } from '../sending-domain.js';
+import { accountUsage, listAccounts, requireAccount, setLimits } from '../accounts/accounts.js';
+import { checkSendingDomain, mailboxDomain } from '../accounts/sending-domain.js';
 import { defineTool } from './registry.js';
 
 const summary = (a: IPlatformAccount) => ({

@@ -2,9 +2,9 @@
 // specialist runs), so a tool call is recorded and listed like any other model call.
 import { z } from 'zod';
 import { SPECIALIST_RUN_STATUSES } from '../../db/entities/SpecialistRun.js';
-import { generateAgentKeywords, generateNewsforumQueries } from '../agent-ai.js';
-import { analyzeText, generateIcp, MAX_TEXT_CHARS } from '../product-ai.js';
-import { listSpecialistRuns } from '../specialist-runs.js';
+import { generateAgentKeywords, generateNewsforumQueries } from '../agents/ai.js';
+import { analyzeText, generateIcp, MAX_TEXT_CHARS } from '../apps/ai.js';
+import { listSpecialistRuns } from '../ai/specialist-runs.js';
 import { defineTool, toolModel } from './registry.js';
 
 const model = toolModel;

@@ -1,8 +1,8 @@
 // Analytics and insights for the Operator (docs/analytics.md, docs/insights.md): read the overview and
 // the funnel, list insights, apply one (risky: it changes a campaign, an agent or an account).
 import { z } from 'zod';
-import { funnel, overview } from '../analytics.js';
-import { applyInsight, effectiveStatus, listInsights } from '../insights.js';
+import { funnel, overview } from '../analytics/analytics.js';
+import { applyInsight, effectiveStatus, listInsights } from '../insights/insights.js';
 import { defineTool } from './registry.js';
 
 const today = () => new Date().toISOString().slice(0, 10);

@@ -3,9 +3,9 @@
 import { z } from 'zod';
 import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type CampaignStatus } from '../../db/entities/Campaign.js';
 import type { ICampaignStep } from '../../db/entities/CampaignStep.js';
-import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaign-steps.js';
-import { createCampaign, getCampaign, listCampaigns, settingsOf, updateCampaign, type CampaignWithCount } from '../campaigns.js';
-import { changeCampaignStatus } from '../campaign-status.js';
+import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaigns/steps.js';
+import { createCampaign, getCampaign, listCampaigns, settingsOf, updateCampaign, type CampaignWithCount } from '../campaigns/campaigns.js';
+import { changeCampaignStatus } from '../campaigns/status.js';
 import { defineTool, type ToolContext } from './registry.js';
 
 const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({

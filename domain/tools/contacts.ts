@@ -3,8 +3,8 @@
 import { z } from 'zod';
 import type { IContactExport } from '../../db/entities/ContactExport.js';
 import { contactExportWorkflowIds } from '../../workflows/ids.js';
-import { createExport, getExport } from '../contact-exports.js';
-import { FIT_LABELS, listContacts, type ContactFilters } from '../contacts.js';
+import { createExport, getExport } from '../contacts/exports.js';
+import { FIT_LABELS, listContacts, type ContactFilters } from '../contacts/contacts.js';
 import { defineTool } from './registry.js';
 
 const filters = {

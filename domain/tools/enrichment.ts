@@ -2,7 +2,7 @@
 // when the provider finds the person, so it needs confirmation).
 import { z } from 'zod';
 import type { EnrichmentTarget } from '../../db/entities/Enrichment.js';
-import { requestEnrichment } from '../enrichment.js';
+import { requestEnrichment } from '../enrichment/enrichment.js';
 import { defineTool, type ToolContext } from './registry.js';
 
 const run = async ({ em, actor, jobs }: ToolContext, kind: EnrichmentTarget, id: string, refresh?: boolean) => {

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { ENROLLMENT_STATUSES } from '../../db/entities/Enrollment.js';
 import { pageQuery, page } from '../../lib/pagination.js';
-import { startListEnrollment } from '../bulk-enroll.js';
-import { getEnrollmentView, listEnrollmentViews } from '../enrollment-view.js';
-import { rescheduleOverdue, reschedulePlanned } from '../scheduled-actions.js';
+import { startListEnrollment } from '../enrollments/bulk.js';
+import { getEnrollmentView, listEnrollmentViews } from '../enrollments/view.js';
+import { rescheduleOverdue, reschedulePlanned } from '../scheduled-actions/scheduled-actions.js';
 import { defineTool } from './registry.js';
 
 export const enrollmentTools = [

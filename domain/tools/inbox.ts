@@ -2,8 +2,8 @@
 // (spends credits), send one (risky: it reaches the lead), list follow-ups.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { conversationMessages, draftAiReply, listConversations, queueReply, requireConversation } from '../inbox.js';
-import { listFollowUps } from '../follow-ups.js';
+import { conversationMessages, draftAiReply, listConversations, queueReply, requireConversation } from '../inbox/inbox.js';
+import { listFollowUps } from '../follow-ups/follow-ups.js';
 import { defineTool, toolModel } from './registry.js';
 
 const summary = (c: Awaited<ReturnType<typeof listConversations>>[number]) => ({

@@ -1,14 +1,14 @@
 // Every domain's tools, in one table (see registry.ts). A domain adds its list here.
 import { aiTools } from './ai.js';
-import { discoveryTools } from './discovery.js';
+import { discoveryTools } from './agents.js';
 import { listTools } from './lists.js';
-import { promotionTools } from './promotion.js';
-import { reviewTools } from './review.js';
+import { promotionTools } from './agents-promotion.js';
+import { reviewTools } from './discovered-leads.js';
 import { enrichmentTools } from './enrichment.js';
-import { taskTools } from './tasks.js';
+import { taskTools } from './operator-tasks.js';
 import { contactTools } from './contacts.js';
-import { listImportTools } from './list-imports.js';
-import { companyImportTools } from './company-imports.js';
+import { listImportTools } from './lists-imports.js';
+import { companyImportTools } from './cdm-imports.js';
 import { accountTools } from './accounts.js';
 import { campaignTools } from './campaigns.js';
 import { enrollmentTools } from './enrollments.js';

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { loadConfig } from '../../lib/config.js';
 import { createPartner } from '../../lib/partner/index.js';
 import { AppError } from '../errors.js';
-import { listIntegrations, maskedCredentials, PARTNER, requireIntegration, testIntegration, type IntegrationDeps } from '../integrations.js';
-import { syncCursors } from '../partner-sync.js';
+import { listIntegrations, maskedCredentials, PARTNER, requireIntegration, testIntegration, type IntegrationDeps } from '../integrations/integrations.js';
+import { syncCursors } from '../integrations/partner-sync.js';
 import { defineTool, type ToolContext } from './registry.js';
 
 const deps = (ctx: ToolContext): IntegrationDeps => {

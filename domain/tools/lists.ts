@@ -1,6 +1,6 @@
 // Lead lists' actions for the Operator: list a product's lists with their sizes, create one.
 import { z } from 'zod';
-import { createList, listLists } from '../lists.js';
+import { createList, listLists } from '../lists/lists.js';
 import { defineTool } from './registry.js';
 
 const view = (l: { list: { id: string; name: string; app: { id: string } }; leadCount: number }) => ({ id: l.list.id, name: l.list.name, app_id: l.list.app.id, lead_count: l.leadCount });

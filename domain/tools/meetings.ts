@@ -2,8 +2,8 @@
 // bookings; log a meeting or record its outcome (changes: a person confirms).
 import { z } from 'zod';
 import { MEETING_OUTCOMES, MEETING_STATUSES, type IMeeting } from '../../db/entities/Meeting.js';
-import { listUnmatched } from '../booking-events.js';
-import { createMeeting, listLeadMeetings, listWorkspaceMeetings, updateMeeting } from '../meetings.js';
+import { listUnmatched } from '../booking/events.js';
+import { createMeeting, listLeadMeetings, listWorkspaceMeetings, updateMeeting } from '../meetings/meetings.js';
 import { defineTool } from './registry.js';
 
 const DAY = 86_400_000;

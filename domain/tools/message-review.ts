@@ -2,9 +2,9 @@
 // example messages. Each spends credits or changes the campaign, so each waits for confirmation.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { applyPolicyToWaiting, approveDraft, reviewQueue } from '../draft-review.js';
-import { startDraftGeneration } from '../draft-generation.js';
-import { DEADLINE_RULES, previewMessage, REVIEW_MODES, saveExamples, setPolicy } from '../message-writing.js';
+import { applyPolicyToWaiting, approveDraft, reviewQueue } from '../message-review/review.js';
+import { startDraftGeneration } from '../message-review/generation.js';
+import { DEADLINE_RULES, previewMessage, REVIEW_MODES, saveExamples, setPolicy } from '../message-review/writing.js';
 import { defineTool, toolModel } from './registry.js';
 
 const model = toolModel;

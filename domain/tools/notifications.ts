@@ -1,8 +1,8 @@
 // Notifications and onboarding for the Operator (docs/notifications.md): read the caller's
 // notifications, mark some or all read (a change: the person confirms), see onboarding progress.
 import { z } from 'zod';
-import { listNotifications, markAllRead, markSomeRead, unreadCount } from '../notifications.js';
-import { onboardingProgress } from '../onboarding.js';
+import { listNotifications, markAllRead, markSomeRead, unreadCount } from '../notifications/notifications.js';
+import { onboardingProgress } from '../onboarding/onboarding.js';
 import { defineTool } from './registry.js';
 
 export const notificationTools = [

@@ -8,7 +8,7 @@ import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { loadConfig } from '../../lib/config.js';
 import { createModelAdapter, type ModelAdapter } from '../../lib/llm/index.js';
-import type { PreviewProviders } from '../signal-preview.js';
+import type { PreviewProviders } from '../agents/signal-preview.js';
 import { authorizeRequest, looksLikeId, type IdRule } from '../access.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;

@@ -4,7 +4,7 @@
 // recorded once per person; 404 for an announcement the caller cannot see.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { publishAnnouncement, unpublishAnnouncement, type NewAnnouncement } from '../../domain/announcements.js';
+import { publishAnnouncement, unpublishAnnouncement, type NewAnnouncement } from '../../domain/notifications/announcements.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { call, closeApi, createUser, type Res, type TestUser } from '../helpers/api.js';
 import { createOwner, em, setUserPlan } from '../helpers/billing.js';

@@ -10,7 +10,7 @@ import { createServices } from '../../api/services-factory.js';
 import { BLOCKED_UNTAGGED_LOOKUPS_PER_MINUTE } from '../../api/authenticator.js';
 import { ApiToken } from '../../db/entities/ApiToken.js';
 import { User } from '../../db/entities/User.js';
-import { isTaggedPat, mintPersonalAccessToken } from '../../domain/auth.js';
+import { isTaggedPat, mintPersonalAccessToken } from '../../domain/auth/auth.js';
 import { loadConfig } from '../../lib/config.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { call, closeApi, createPat, createUser, listen, PASSWORD, type Res, type TestUser } from '../helpers/api.js';

@@ -2,7 +2,7 @@ import test from 'ava';
 import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
-import { effectivePlan, requireActiveSubscription, requireOperatorAccess, requireWithinLimit, PLANS } from '../../domain/plans.js';
+import { effectivePlan, requireActiveSubscription, requireOperatorAccess, requireWithinLimit, PLANS } from '../../domain/billing/plans.js';
 import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { api, call, createTestApp, createUser, listen, closeApi } from '../helpers/api.js';
 import { addTeamMember } from '../helpers/db.js';

@@ -6,7 +6,7 @@ import { CampaignStepVersion } from '../../db/entities/CampaignStepVersion.js';
 import { Enrollment } from '../../db/entities/Enrollment.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../db/seed/demo.js';
-import { addContactToList } from '../../domain/lists.js';
+import { addContactToList } from '../../domain/lists/lists.js';
 import { ownActor } from '../../domain/workspaces.js';
 import { findTool, allTools } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';

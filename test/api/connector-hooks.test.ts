@@ -5,7 +5,7 @@ import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { SandboxNetwork, signInbound } from '../../lib/connectors/index.js';
 import { connectorWorkflowIds } from '../../workflows/ids.js';
-import type { handleConnectorEvent } from '../../workflows/connector-events.js';
+import type { handleConnectorEvent } from '../../workflows/connectors.js';
 import { api, call, closeApi, createUser, listen } from '../helpers/api.js';
 import { replayFixture } from '../helpers/replay.js';
 import { whenStarted } from '../helpers/workflows.js';

@@ -184,7 +184,7 @@ test('uses of cached credentials are written in one batch per table, at most onc
   const pat = await createPat(u);
   const tokens = await call('GET', '/api/users/me/api-tokens', { token: u.accessToken });
   const tokenId = tokens.body[0].id as string;
-  const { UsageRecorder } = await import('../../domain/auth.js');
+  const { UsageRecorder } = await import('../../domain/auth/auth.js');
   const recorder = new UsageRecorder();
   const now = Date.now();
   recorder.record({ userId: u.id, kind: 'pat', tokenId }, now - 120_000); // the first use (written by the lookup)

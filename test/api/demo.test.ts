@@ -1,5 +1,5 @@
 import test from 'ava';
-import { apiFieldNames } from '../../domain/contacts.js';
+import { apiFieldNames } from '../../domain/contacts/contacts.js';
 import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';

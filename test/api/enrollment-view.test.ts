@@ -4,7 +4,7 @@
 // goes through a real enrollment started by the API and its workflow.
 import test from 'ava';
 import { ZodError } from 'zod';
-import { enrollmentWaiting, TIMED_REASONS, WAITING_REASONS } from '../../domain/enrollment-view.js';
+import { enrollmentWaiting, TIMED_REASONS, WAITING_REASONS } from '../../domain/enrollments/view.js';
 import { AppError } from '../../domain/errors.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
@@ -12,7 +12,7 @@ import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { waitFor } from '../../scripts/children.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
-import type { EnrollmentState } from '../../workflows/enrollment.js';
+import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, campaignWithAccount, seedCampaign } from '../helpers/campaigns.js';

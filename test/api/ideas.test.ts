@@ -4,7 +4,7 @@
 // the daily cap, and moderation is the admin CLI's (test/scripts/admin-announcements.test.ts).
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { IDEAS_PER_DAY } from '../../domain/ideas.js';
+import { IDEAS_PER_DAY } from '../../domain/ideas/ideas.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { call, closeApi, createUser, type Res, type TestUser } from '../helpers/api.js';
 import { em } from '../helpers/billing.js';

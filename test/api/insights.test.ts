@@ -1,6 +1,6 @@
 import test from 'ava';
-import { rollupAnalytics } from '../../domain/analytics.js';
-import { refreshInsights } from '../../domain/insights.js';
+import { rollupAnalytics } from '../../domain/analytics/analytics.js';
+import { refreshInsights } from '../../domain/insights/insights.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { findTool } from '../../domain/tools/index.js';

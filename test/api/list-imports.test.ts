@@ -260,8 +260,8 @@ test('commit codes: invalid_body, invalid_list_id, list_name_taken, invalid_mapp
   t.like(late.body, { status: 'completed', progress: { created: 3 } });
   // A canceled draft cannot be committed.
   const p2 = await preview(s.u, s.appId, peopleCsv(1, randomUUID().slice(0, 8)));
-  const { cancelImport } = await import('../../domain/list-imports.js');
-  const { pgImportFiles } = await import('../../domain/import-files.js');
+  const { cancelImport } = await import('../../domain/lists/imports.js');
+  const { pgImportFiles } = await import('../../domain/lists/import-files.js');
   const { resolveActor } = await import('../../domain/workspaces.js');
   const e = await em();
   await cancelImport(e as never, await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined), (await api()).services.jobs, pgImportFiles(e as never), p2.body.id);

@@ -7,7 +7,7 @@ import { Lead } from '../../db/entities/Lead.js';
 import { LeadList } from '../../db/entities/LeadList.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../db/seed/demo.js';
-import { addContactToList, type ContactInput } from '../../domain/lists.js';
+import { addContactToList, type ContactInput } from '../../domain/lists/lists.js';
 import { ownActor, resolveActor } from '../../domain/workspaces.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
 import { uuidv7 } from '../../lib/ids.js';

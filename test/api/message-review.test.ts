@@ -2,7 +2,7 @@
 // preview on the local (deterministic) model with its validation and credits, and example messages.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { creditBalance, debitCredits } from '../../domain/credits.js';
+import { creditBalance, debitCredits } from '../../domain/billing/credits.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { findTool } from '../../domain/tools/index.js';
 import { resolveActor } from '../../domain/workspaces.js';
@@ -198,7 +198,7 @@ test('a model that fails: 503 model_unavailable when worth retrying, 502 otherwi
   const s = await setup();
   const [lead] = await s.o.leads(1);
   const { LlmError } = await import('../../lib/llm/types.js');
-  const { previewMessage } = await import('../../domain/message-writing.js');
+  const { previewMessage } = await import('../../domain/message-review/writing.js');
   const failing = (code: 'unavailable' | 'bad_request') => ({
     name: 'failing',
     model: 'failing-1',

@@ -6,8 +6,8 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { applyAccountStatus } from '../../domain/account-status.js';
-import { notify } from '../../domain/notifications.js';
+import { applyAccountStatus } from '../../domain/accounts/status.js';
+import { notify } from '../../domain/notifications/notifications.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
@@ -200,7 +200,7 @@ test('a reply notifies every member once per conversation, named after the lead;
   t.truthy(n.data.conversation_id);
   t.like((await list(member, '', owner)).body.items, [{ kind: 'reply.received', title: 'Grace Hopper replied' }]);
   // The same fact again (a retried batch): keyed by the message, nothing new.
-  const { notifyReplies } = await import('../../domain/notifications.js');
+  const { notifyReplies } = await import('../../domain/notifications/notifications.js');
   const again = await notifyReplies(await em(), o.workspaceId, [
     { id: n.data.message_id, conversation_id: n.data.conversation_id, lead_id: lead.leadId, sender: lead.email, body: 'Interested, what does it cost?', sent_at: new Date().toISOString() },
   ]);
@@ -240,7 +240,7 @@ test('a pending Operator confirmation notifies its user; a finished Operator tas
   const [n] = (await list(u, '?unread=true')).body.items;
   t.like(n, { kind: 'operator.confirmation_pending', data: { confirmation_id: approval!.data.confirmation_id, app_id: app.id } });
 
-  const { createTask } = await import('../../domain/operator-tasks.js');
+  const { createTask } = await import('../../domain/operator/tasks.js');
   const { services } = await api();
   const actor = await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined);
   const task = await createTask(await em(), actor, services.jobs, { appId: app.id, title: 'Make lists', actions: [{ tool: 'create_lead_list', args: { app_id: app.id, name: `L ${randomUUID()}` } }] });

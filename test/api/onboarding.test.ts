@@ -97,7 +97,7 @@ test('another workspace’s rows never count; a member sees the workspace they a
 test('one statement, answered from indexes: no sequential scan of leads, messages or enrollments', async (t) => {
   const u = await createUser();
   const ws = await workspaceIdOf(u.id);
-  const { onboardingProgress } = await import('../../domain/onboarding.js');
+  const { onboardingProgress } = await import('../../domain/onboarding/onboarding.js');
   const e = await em();
   // Count the statements the function sends (each em.execute is one round trip).
   let statements = 0;

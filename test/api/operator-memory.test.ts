@@ -4,7 +4,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { DEMO_USER_ID, seedDemo } from '../../db/seed/demo.js';
-import { MAX_FACTS_PER_SCOPE, memoryForContext, notificationPreferences } from '../../domain/operator-memory.js';
+import { MAX_FACTS_PER_SCOPE, memoryForContext, notificationPreferences } from '../../domain/operator/memory.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';

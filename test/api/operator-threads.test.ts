@@ -6,7 +6,7 @@ import { AgentMessage } from '../../db/entities/AgentMessage.js';
 import { AgentThread } from '../../db/entities/AgentThread.js';
 import { AgentTurn } from '../../db/entities/AgentTurn.js';
 import { DEMO_USER_ID } from '../../db/seed/demo.js';
-import { MAX_TITLE } from '../../domain/operator-threads.js';
+import { MAX_TITLE } from '../../domain/operator/threads.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';

@@ -2,7 +2,7 @@ import test from 'ava';
 import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { DEMO_USER_ID } from '../../db/seed/demo.js';
 import { decrypt } from '../../lib/crypto.js';
-import { requestSlot } from '../../domain/governor.js';
+import { requestSlot } from '../../domain/governor/governor.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
 import { HttpConnector } from '../../lib/connectors/index.js';
 import { api, call, closeApi, createTestApp, createUser, listen, type TestUser } from '../helpers/api.js';

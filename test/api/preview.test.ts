@@ -7,7 +7,7 @@ import { DiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
 import { DiscoveryRun } from '../../db/entities/DiscoveryRun.js';
 import { RejectedProfile } from '../../db/entities/RejectedProfile.js';
 import { DEMO_USER_ID, demoId, seedDemo } from '../../db/seed/demo.js';
-import { previewSignal } from '../../domain/signal-preview.js';
+import { previewSignal } from '../../domain/agents/signal-preview.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { AppError } from '../../domain/errors.js';
 import { uuidv7 } from '../../lib/ids.js';

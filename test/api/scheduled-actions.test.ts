@@ -5,7 +5,7 @@ import { uuidv7 } from '../../lib/ids.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, fastAccount, seedCampaign } from '../helpers/campaigns.js';
-import { acquireSlot } from '../../domain/executor.js';
+import { acquireSlot } from '../../domain/enrollments/executor.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';

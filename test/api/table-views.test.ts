@@ -2,7 +2,7 @@
 // (table, name) case-insensitively (201 created / 200 updated); validated layouts with size limits;
 // DELETE only one's own (404 for another member's or another workspace's); the per-table cap.
 import test from 'ava';
-import { MAX_VIEWS_PER_TABLE } from '../../domain/table-views.js';
+import { MAX_VIEWS_PER_TABLE } from '../../domain/table-views/table-views.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';

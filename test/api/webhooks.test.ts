@@ -3,7 +3,7 @@ import { Integration } from '../../db/entities/Integration.js';
 import { WebhookDelivery } from '../../db/entities/WebhookDelivery.js';
 import { WebhookSubscription } from '../../db/entities/WebhookSubscription.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { ACCEPTED_EVENTS } from '../../domain/webhook-events.js';
+import { ACCEPTED_EVENTS } from '../../domain/webhooks/events.js';
 import { decrypt } from '../../lib/crypto.js';
 import { api, call, createPat, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { addTeamMember } from '../helpers/db.js';

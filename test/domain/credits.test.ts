@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
 import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
-import { creditBalance, debitCredits, grantCredits, requireCredits } from '../../domain/credits.js';
+import { creditBalance, debitCredits, grantCredits, requireCredits } from '../../domain/billing/credits.js';
 import { AppError } from '../../domain/errors.js';
 import { api, call, createUser, listen, closeApi } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';

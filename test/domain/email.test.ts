@@ -5,7 +5,7 @@ import { api, closeApi, createUser, uniqueEmail } from '../helpers/api.js';
 import { OutboxEmailSender, SmtpEmailSender, emailSender, type EmailSender } from '../../lib/email.js';
 import { OutboxEmail } from '../../db/entities/OutboxEmail.js';
 import { TeamInvitation } from '../../db/entities/TeamInvitation.js';
-import { createInvitation, deliverInvitation } from '../../domain/team.js';
+import { createInvitation, deliverInvitation } from '../../domain/team/team.js';
 import { ownActor } from '../../domain/workspaces.js';
 import { createOwner } from '../helpers/billing.js';
 test.after.always(closeApi);

@@ -1,6 +1,6 @@
-// Sending windows and wait steps in the campaign's time zone (domain/executor.ts).
+// Sending windows and wait steps in the campaign's time zone (domain/enrollments/executor.ts).
 import test from 'ava';
-import { nextWindowOpening, waitEnd } from '../../domain/executor.js';
+import { nextWindowOpening, waitEnd } from '../../domain/enrollments/executor.js';
 
 const weekdays = Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '12:00' }, { start: '14:00', end: '17:30' }]]));
 

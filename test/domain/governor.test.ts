@@ -13,9 +13,9 @@ import {
   usage,
   validateCaps,
   warmupDay,
-} from '../../domain/governor.js';
-import { localParts, zonedTime } from '../../domain/governor-time.js';
-import { PLANS } from '../../domain/plans.js';
+} from '../../domain/governor/governor.js';
+import { localParts, zonedTime } from '../../domain/governor/time.js';
+import { PLANS } from '../../domain/billing/plans.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { closeApi, createUser } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';

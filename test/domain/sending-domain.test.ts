@@ -1,6 +1,6 @@
 import test from 'ava';
 import { DnsError, LocalDns, type DnsResolver } from '../../lib/dns.js';
-import { checkSendingDomain, mailboxDomain } from '../../domain/sending-domain.js';
+import { checkSendingDomain, mailboxDomain } from '../../domain/accounts/sending-domain.js';
 
 const selectors = ['default', 'sandbox'];
 const dns = new LocalDns();

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { SpecialistRun } from '../../db/entities/SpecialistRun.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/identity.js';
-import { getSpecialistRun, listSpecialistRuns, runSpecialist, specialistActivity, RESULT_MAX_CHARS, INPUT_SUMMARY_MAX } from '../../domain/specialist-runs.js';
+import { getSpecialistRun, listSpecialistRuns, runSpecialist, specialistActivity, RESULT_MAX_CHARS, INPUT_SUMMARY_MAX } from '../../domain/ai/specialist-runs.js';
 import { LlmError, LocalModelAdapter, qualifyCandidate, generateKeywords, type Usage } from '../../lib/llm/index.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { page } from '../../lib/pagination.js';

@@ -1,8 +1,8 @@
 // Direct set-up of plan and credit states (purchases happen in the web app, not through this API).
 import { Workspace } from '../../db/entities/Workspace.js';
 import type { SubscriptionStatus } from '../../db/entities/Subscription.js';
-import { grantCredits } from '../../domain/credits.js';
-import { setPlan } from '../../domain/plans.js';
+import { grantCredits } from '../../domain/billing/credits.js';
+import { setPlan } from '../../domain/billing/plans.js';
 import { api, createUser, type TestUser } from './api.js';
 
 export async function em() {

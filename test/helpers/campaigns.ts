@@ -2,7 +2,7 @@
 // issue's), sender accounts tuned for fast tests, and leads to enroll.
 import { randomUUID } from 'node:crypto';
 import { temporalJobs } from '../../jobs/temporal.js';
-import { enrollLeads } from '../../domain/enrollments.js';
+import { enrollLeads } from '../../domain/enrollments/enrollments.js';
 import type { Jobs } from '../../domain/jobs.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';

@@ -106,7 +106,7 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
   const listImport = (async () =>
     (await answer<{ id: string }>('import preview', 201, preview(owner, p1.appId, 'Email,First Name\ngrace@acme.example,Grace\n', { filename: 'every-kind.csv' }))).id)();
 
-  // A company (CDM) import into P1's list, finished (inserted as domain/cdm-imports.ts creates one).
+  // A company (CDM) import into P1's list, finished (inserted as domain/cdm-imports/cdm-imports.ts creates one).
   const cdmImport = (async () => {
     const id = uuidv7();
     await sql(

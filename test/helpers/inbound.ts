@@ -2,7 +2,7 @@
 // Schedule would (stored once, inbox processors woken). Scoped by account: a global delivery would
 // take events other test files (running at the same time) wait for.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ingestConnectorEvent } from '../../domain/connector-events.js';
+import { ingestConnectorEvent } from '../../domain/connectors/events.js';
 import { SandboxNetwork } from '../../lib/connectors/index.js';
 import { api } from './api.js';
 

@@ -3,7 +3,7 @@
 // detection; the row check.
 import test from 'ava';
 import { CsvReader, CsvSyntaxError, detectDelimiter, readAll, Utf8Check, type CsvEncoding, type Delimiter } from '../../lib/csv.js';
-import { analyse, checkMapping, checkRow, detectHeader, suggestMapping } from '../../domain/list-import-csv.js';
+import { analyse, checkMapping, checkRow, detectHeader, suggestMapping } from '../../domain/lists/import-csv.js';
 import { AppError } from '../../domain/errors.js';
 
 /** Every record with its end offset, feeding the bytes in pieces of `step` (boundaries anywhere). */

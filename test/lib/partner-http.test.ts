@@ -6,7 +6,7 @@ import test from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { syncPartnerPage } from '../../domain/partner-sync.js';
+import { syncPartnerPage } from '../../domain/integrations/partner-sync.js';
 import { encrypt } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { pkceChallenge } from '../../lib/oauth-pkce.js';

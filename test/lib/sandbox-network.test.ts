@@ -17,8 +17,8 @@ import {
   sandboxReconnect,
   type InboundEvent,
 } from '../../lib/connectors/index.js';
-import { ingestConnectorEvent } from '../../domain/connector-events.js';
-import { deliverSandboxEvents, handleConnectorEvent } from '../../workflows/connector-events.js';
+import { ingestConnectorEvent } from '../../domain/connectors/events.js';
+import { deliverSandboxEvents, handleConnectorEvent } from '../../workflows/connectors.js';
 import { connectorWorkflowIds, scheduleIds } from '../../workflows/ids.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { api, closeApi } from '../helpers/api.js';

@@ -7,7 +7,7 @@ import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
 import { accountsReconcile, withdrawInvitations } from '../../workflows/accounts.js';
-import { deliverSandboxEvents } from '../../workflows/connector-events.js';
+import { deliverSandboxEvents } from '../../workflows/connectors.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { startBackfill } from '../../domain/booking-backfill.js';
+import { startBackfill } from '../../domain/booking/backfill.js';
 import type { Jobs } from '../../domain/jobs.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { localBookings } from '../../lib/booking/index.js';

@@ -3,11 +3,11 @@
 // cross-workspace 404s. Real Temporal and the sandbox network.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { finishOperation } from '../../domain/bulk-enroll.js';
+import { finishOperation } from '../../domain/enrollments/bulk.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
-import { bulkEnroll } from '../../workflows/bulk-enroll.js';
+import { bulkEnroll } from '../../workflows/enrollments-bulk.js';
 import { bulkEnrollWorkflowIds } from '../../workflows/ids.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';

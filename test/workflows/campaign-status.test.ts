@@ -2,7 +2,7 @@
 // enrollment before its send, and resuming (PATCH status active) wakes it at once through the
 // campaign_resumed signal rather than at the 5-minute recheck (docs/campaigns.md, docs/executor.md).
 import test from 'ava';
-import type { EnrollmentState } from '../../workflows/enrollment.js';
+import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi } from '../helpers/api.js';

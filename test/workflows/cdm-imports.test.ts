@@ -11,9 +11,9 @@ import { CdmImportCompany } from '../../db/entities/CdmImportCompany.js';
 import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
 import { Lead } from '../../db/entities/Lead.js';
 import { DEMO_ROWS, DEMO_USER_ID } from '../../db/seed/demo.js';
-import { createCdmImport, requireCdmImport } from '../../domain/cdm-imports.js';
-import { creditBalance, debitCredits } from '../../domain/credits.js';
-import { addContactToList } from '../../domain/lists.js';
+import { createCdmImport, requireCdmImport } from '../../domain/cdm-imports/cdm-imports.js';
+import { creditBalance, debitCredits } from '../../domain/billing/credits.js';
+import { addContactToList } from '../../domain/lists/lists.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
@@ -370,7 +370,7 @@ test('402 insufficient_credits before anything is added; with enough credits the
   t.is(await (await em()).count(Lead, { list: s.listId }), 0);
 
   // One credit short: still nothing.
-  const { grantCredits } = await import('../../domain/credits.js');
+  const { grantCredits } = await import('../../domain/billing/credits.js');
   await grantCredits(await em(), s.workspaceId, 1, { reason: 'test', source: 'admin' });
   t.is((await call('POST', `${BASE}/${id}/confirm`, auth(s.u))).status, 402);
   t.is(await (await em()).count(Lead, { list: s.listId }), 0);
@@ -388,7 +388,7 @@ test('credits spent while confirming: the chunk is rolled back whole and the imp
   // The run is started on a queue nobody polls, so the balance can change between the check and the work.
   const { services } = await api();
   const actor = await resolveActor((await em()) as never, { userId: s.u.id, kind: 'session' }, undefined);
-  const { confirmCdmImport, confirmCdmChunk } = await import('../../domain/cdm-imports.js');
+  const { confirmCdmImport, confirmCdmChunk } = await import('../../domain/cdm-imports/cdm-imports.js');
   const parked = `cdm-parked-${randomUUID()}`;
   await confirmCdmImport((await em()) as never, actor, temporalJobs(services.temporal, parked), id);
   t.teardown(() => (async () => (await workflowOf(id)).terminate().catch(() => {}))());
@@ -803,7 +803,7 @@ test('retry searches the failed companies only: transient source errors retried 
 });
 
 test('debitCreditsBatch: one row per new key, a repeated key skipped, all or nothing when the balance is short', async (t) => {
-  const { debitCreditsBatch, grantCredits } = await import('../../domain/credits.js');
+  const { debitCreditsBatch, grantCredits } = await import('../../domain/billing/credits.js');
   const u = await createUser();
   const ws = await workspaceIdOf(u.id);
   const e = await em();

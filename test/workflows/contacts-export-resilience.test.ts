@@ -5,7 +5,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { ContactExport } from '../../db/entities/ContactExport.js';
-import { createExport } from '../../domain/contact-exports.js';
+import { createExport } from '../../domain/contacts/exports.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { contactExportWorkflowIds } from '../../workflows/ids.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';

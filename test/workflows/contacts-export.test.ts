@@ -7,14 +7,14 @@
 import test from 'ava';
 import { parse } from 'csv-parse/sync';
 import { ContactExport } from '../../db/entities/ContactExport.js';
-import { createExport, failExport } from '../../domain/contact-exports.js';
+import { createExport, failExport } from '../../domain/contacts/exports.js';
 import type { Jobs } from '../../domain/jobs.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { EXPORT_COLUMNS } from '../../lib/contacts-csv.js';
 import { contactExportWorkflowIds } from '../../workflows/ids.js';
-import type { ContactsExportInput } from '../../workflows/contact-exports.js';
+import type { ContactsExportInput } from '../../workflows/contacts.js';
 import { api, call, closeApi, createTestApp, createUser, type Res, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { seedContacts, type ContactSpec, type SeededContact } from '../helpers/contacts.js';

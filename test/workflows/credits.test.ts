@@ -1,10 +1,10 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { creditBalance } from '../../domain/credits.js';
-import { creditPeriod } from '../../domain/plans.js';
+import { creditBalance } from '../../domain/billing/credits.js';
+import { creditPeriod } from '../../domain/billing/plans.js';
 import { scheduleDefinitions, ensureSchedules } from '../../workers/schedules.js';
 import { scheduleIds } from '../../workflows/ids.js';
-import { grantMonthlyCredits } from '../../workflows/credits.js';
+import { grantMonthlyCredits } from '../../workflows/billing.js';
 import { api, createUser, closeApi } from '../helpers/api.js';
 import { em, setUserPlan, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';

@@ -4,13 +4,13 @@
 import test from 'ava';
 import { MessageDraft } from '../../db/entities/MessageDraft.js';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
-import { creditBalance } from '../../domain/credits.js';
+import { creditBalance } from '../../domain/billing/credits.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { waitFor } from '../../scripts/children.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
-import type { EnrollmentState } from '../../workflows/enrollment.js';
+import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { em } from '../helpers/billing.js';
 import { campaignWithAccount, enrollWithReviewDeadline } from '../helpers/campaigns.js';
@@ -201,13 +201,13 @@ test('retry: a failed draft is written again (402 when the balance is short), th
   }
 
   const e = await em();
-  const { debitCredits } = await import('../../domain/credits.js');
+  const { debitCredits } = await import('../../domain/billing/credits.js');
   const balance = await creditBalance(e, o.workspaceId);
   await debitCredits(e, o.workspaceId, balance, { reason: 'test: spend everything' });
   const broke = await call('POST', `${base}/drafts/${failed.id}/retry`, { token: u.accessToken });
   t.is(broke.status, 402);
   t.is((await draftsOf(campaign.id)).length, 1, 'no draft written');
-  const { grantCredits } = await import('../../domain/credits.js');
+  const { grantCredits } = await import('../../domain/billing/credits.js');
   await grantCredits(e, o.workspaceId, 10, { reason: 'test', source: 'admin' });
   await policy(u, campaign.id, { mode: 'none' });
   const retried = await call('POST', `${base}/drafts/${failed.id}/retry`, { token: u.accessToken });
@@ -268,7 +268,7 @@ test('generate-all-messages and drafts/generate: a job writes the selection in b
   t.is((await call('POST', `/api/campaigns/${campaign.id}/message-review/drafts/generate`, { token: stranger.accessToken, body: { client_key: 'x' } })).status, 404);
   // A balance that cannot cover the selection: 402 before anything starts.
   const e = await em();
-  const { debitCredits } = await import('../../domain/credits.js');
+  const { debitCredits } = await import('../../domain/billing/credits.js');
   await debitCredits(e, o.workspaceId, await creditBalance(e, o.workspaceId), { reason: 'test: spend everything' });
   const broke = await all('rewrite-3');
   t.is(broke.status, 402);

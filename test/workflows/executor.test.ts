@@ -3,12 +3,12 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { ScheduledAction } from '../../db/entities/ScheduledAction.js';
-import { signalCampaignEnrollments } from '../../domain/enrollments.js';
+import { signalCampaignEnrollments } from '../../domain/enrollments/enrollments.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { sandboxAcceptInvitation, sandboxInjectMessage, sandboxOpenMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverFor } from '../helpers/inbound.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
-import type { EnrollmentState } from '../../workflows/enrollment.js';
+import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';

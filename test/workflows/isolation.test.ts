@@ -4,7 +4,7 @@ import test from 'ava';
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { emitEvent } from '../../domain/webhook-events.js';
+import { emitEvent } from '../../domain/webhooks/events.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { api, call, createUser, closeApi } from '../helpers/api.js';
 import { startReceiver } from '../helpers/receiver.js';

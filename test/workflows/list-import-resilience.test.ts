@@ -6,7 +6,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { temporalJobs } from '../../jobs/temporal.js';
-import { commitImport } from '../../domain/list-imports.js';
+import { commitImport } from '../../domain/lists/imports.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { listImportWorkflowIds } from '../../workflows/ids.js';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { api, call, closeApi, createTestApp } from '../helpers/api.js';
 import { createOwner, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture } from '../helpers/replay.js';
-import { argsHash } from '../../domain/mcp-approvals.js';
+import { argsHash } from '../../domain/mcp/approvals.js';
 import { mcpWorkflowIds } from '../../workflows/ids.js';
 
 test.after.always(closeApi);

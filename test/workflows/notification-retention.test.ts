@@ -4,7 +4,7 @@
 // Serial: each run purges every workspace's old rows, including another test's.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { MAX_RETENTION_DAYS, READ_RETENTION_DAYS } from '../../domain/notifications.js';
+import { MAX_RETENTION_DAYS, READ_RETENTION_DAYS } from '../../domain/notifications/notifications.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { scheduleIds } from '../../workflows/ids.js';
 import { purgeNotifications } from '../../workflows/notifications.js';

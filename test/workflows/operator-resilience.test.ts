@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { AgentConfirmation } from '../../db/entities/AgentConfirmation.js';
 import { AgentTurn } from '../../db/entities/AgentTurn.js';
-import { dispatch, prepareMessage } from '../../domain/operator-turns.js';
+import { dispatch, prepareMessage } from '../../domain/operator/turns.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { publishTurnEvent } from '../../lib/operator-stream.js';

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { DEMO_USER_ID, seedDemo } from '../../db/seed/demo.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/identity.js';
-import { createTask, finishTaskRun, runTaskAction } from '../../domain/operator-tasks.js';
+import { createTask, finishTaskRun, runTaskAction } from '../../domain/operator/tasks.js';
 import { findTool } from '../../domain/tools/index.js';
 import { needsConfirmation, runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
@@ -59,7 +59,7 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
 }
 
 /**
- * Holds the product's list-name lock (domain/lists.ts takes it before creating a list), so that a
+ * Holds the product's list-name lock (domain/lists/lists.ts takes it before creating a list), so that a
  * create_lead_list action stays in flight until `release()`.
  */
 async function holdListNames(appId: string): Promise<{ release(): Promise<void> }> {

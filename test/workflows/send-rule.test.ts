@@ -5,10 +5,10 @@
 // being retried. Real Temporal, real PostgreSQL, the sandbox network.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { acquireSlot, claimSend, NOT_CONNECTED_RECHECK_MS } from '../../domain/executor.js';
-import { sendVerdict, type SendFacts } from '../../domain/send-rule.js';
+import { acquireSlot, claimSend, NOT_CONNECTED_RECHECK_MS } from '../../domain/enrollments/executor.js';
+import { sendVerdict, type SendFacts } from '../../domain/enrollments/send-rule.js';
 import { uuidv7 } from '../../lib/ids.js';
-import type { EnrollmentState } from '../../workflows/enrollment.js';
+import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { enrollmentWorkflowIds } from '../../workflows/ids.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';

@@ -4,7 +4,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { WebhookDelivery } from '../../db/entities/WebhookDelivery.js';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { emitEvent, type EventName } from '../../domain/webhook-events.js';
+import { emitEvent, type EventName } from '../../domain/webhooks/events.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { webhookWorkflowIds } from '../../workflows/ids.js';
 import { BATCHED_TARGETS_MAX, deliverWebhookChunk, PER_SUBSCRIPTION_MAX, type BatchSummary, type DeliverySummary } from '../../workflows/webhooks.js';

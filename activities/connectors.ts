@@ -1,0 +1,28 @@
+import { SandboxNetwork } from '../lib/connectors/index.js';
+import { handleConnectorEvent, ingestConnectorEvent } from '../domain/connectors/events.js';
+import type { ActivityDeps } from './index.js';
+
+export function createConnectorActivities(deps: ActivityDeps) {
+  return {
+    async handleConnectorEvent(eventId: string): Promise<{ type: string; outcome: string }> {
+      return handleConnectorEvent(deps.orm.em.fork(), eventId, deps.jobs);
+    },
+
+    /** Hands the sandbox network's due events to the inbound pipeline (nothing to do with the HTTP connector). */
+    async deliverSandboxEvents(): Promise<{ delivered: number }> {
+      const { connector, jobs } = deps;
+      if (!connector || !jobs) throw new Error('deliverSandboxEvents needs the worker’s connector and Jobs');
+      if (!(connector instanceof SandboxNetwork)) return { delivered: 0 };
+      // Wake-ups of the accounts' inbox processors are coalesced, so they are awaited once at the end
+      // (a failure fails the activity, which then hands the rest over again).
+      const kicks: Promise<void>[] = [];
+      const delivered = await connector.deliverDue(new Date(), async (event, wire) => {
+        await ingestConnectorEvent(deps.orm.em.fork(), jobs, connector.name, event, wire, (k) => kicks.push(k));
+      });
+      await Promise.all(kicks);
+      return { delivered };
+    },
+  };
+}
+
+export type ConnectorActivities = ReturnType<typeof createConnectorActivities>;

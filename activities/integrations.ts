@@ -1,0 +1,40 @@
+// Partner CRM activities (docs/integrations.md "Sync"): one page of one record kind (idempotent: the
+// cursor and pushes commit with the page), the run's end, and the sweep that starts every active
+// integration's sync.
+import { ApplicationFailure } from '@temporalio/common';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { activePartnerIntegrations, finishPartnerSync, syncPartnerPage, type PartnerSyncDeps, type SyncPageResult } from '../domain/integrations/partner-sync.js';
+import { createPartner } from '../lib/partner/index.js';
+import { PartnerError, type PartnerAdapter, type PartnerRecordKind } from '../lib/partner/types.js';
+import type { ActivityDeps } from './index.js';
+
+export function createPartnerActivities(deps: ActivityDeps & { partner?: PartnerAdapter }) {
+  const em = () => deps.orm.em.fork() as EntityManager;
+  let partner = deps.partner;
+  const sync = (): PartnerSyncDeps => ({ partner: (partner ??= createPartner(deps.config.partner, deps.config.publicBaseUrl, deps.orm)), config: deps.config });
+  return {
+    async partnerSyncPage(input: { integrationId: string; kind: PartnerRecordKind; pageSize: number }): Promise<SyncPageResult> {
+      try {
+        return await syncPartnerPage(em(), sync(), input.integrationId, input.kind, input.pageSize);
+      } catch (err) {
+        // Refused tokens will not get better by retrying (the integration is marked); the rest may.
+        if (err instanceof PartnerError && !err.retryable) throw ApplicationFailure.nonRetryable(err.message, err.code === 'auth' ? 'provider_refused' : 'provider_error');
+        throw err;
+      }
+    },
+
+    async partnerSyncFinish(integrationId: string): Promise<void> {
+      await finishPartnerSync(em(), integrationId);
+    },
+
+    /** Starts `partner-sync:<id>` for every active partner integration (a running one goes on). */
+    async partnerSyncSweep(): Promise<{ started: number }> {
+      if (!deps.jobs) throw new Error('the partner sweep needs the Jobs port');
+      const rows = await activePartnerIntegrations(em());
+      for (const r of rows) await deps.jobs.startPartnerSync({ integrationId: r.id, workspaceId: r.workspace_id });
+      return { started: rows.length };
+    },
+  };
+}
+
+export type PartnerActivities = ReturnType<typeof createPartnerActivities>;

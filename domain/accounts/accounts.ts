@@ -1,0 +1,305 @@
+// Sender (platform) accounts of a workspace (docs/accounts.md): mailboxes on the email network and
+// profiles on the professional network, attached through the connector. Everyone in the workspace
+// reads them; owners and admins create, connect, change and delete them. Secrets given at connect
+// time are sealed (lib/crypto.ts) and never returned.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Campaign, type ICampaign } from '../../db/entities/Campaign.js';
+import { PlatformAccount, type IPlatformAccount, type WorkingHours } from '../../db/entities/PlatformAccount.js';
+import { Workspace } from '../../db/entities/Workspace.js';
+import type { AccountConnector, Channel, ConnectStart } from '../../lib/connectors/types.js';
+import { ConnectorError } from '../../lib/connectors/types.js';
+import { encrypt } from '../../lib/crypto.js';
+import type { PageRequest } from '../../lib/pagination.js';
+import type { DnsResolver } from '../../lib/dns.js';
+import { applyAccountStatus } from './status.js';
+import { checkSendingDomain, mailboxDomain, type DomainCheck } from './sending-domain.js';
+import { assertWritable } from '../demo.js';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import type { Actor } from '../identity.js';
+import { usage, validateCaps, type ActionUsage, type LimitsInput } from '../governor/governor.js';
+import { entitlementsFor, requireWithinLimit } from '../billing/plans.js';
+import { requireManager } from '../access.js';
+
+/** Pending invitations older than this are withdrawn when the setting is on without a number. */
+export const DEFAULT_WITHDRAWAL_DAYS = 21;
+export const WITHDRAWAL_DAYS = { min: 7, max: 180 };
+
+export const DEFAULT_WORKING_HOURS: WorkingHours = { days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' };
+
+const onlyManagers = (actor: Actor) => requireManager(actor, 'sender accounts');
+
+/** A valid IANA time zone name (the runtime's tz database), in its canonical spelling; 400 otherwise. */
+export function canonicalTimeZone(name: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    throw badRequest('invalid_time_zone', `"${name}" is not an IANA time zone name (e.g. Europe/Berlin, America/New_York)`, [{ path: 'time_zone', message: 'unknown time zone' }]);
+  }
+}
+
+/** Loads an account of the actor's workspace; 404 for anything else (another workspace's id included). */
+export async function requireAccount(em: EntityManager, actor: Actor, id: string): Promise<IPlatformAccount> {
+  const account = await em.findOne(PlatformAccount, { id, workspace: actor.workspaceId });
+  if (!account) throw notFound('platform account');
+  return account;
+}
+
+export async function listAccounts(em: EntityManager, actor: Actor, filter: { channel?: Channel; status?: string }, pageReq: PageRequest): Promise<IPlatformAccount[]> {
+  return em.find(
+    PlatformAccount,
+    {
+      workspace: actor.workspaceId,
+      ...(filter.channel ? { channel: filter.channel } : {}),
+      ...(filter.status ? { status: filter.status } : {}),
+      ...(pageReq.after ? { id: { $gt: pageReq.after } } : {}),
+    },
+    { orderBy: { id: 'asc' }, limit: pageReq.limit + 1 },
+  );
+}
+
+export interface CreateAccountInput {
+  channel: Channel;
+  displayName: string;
+  timeZone: string;
+  workingHours?: WorkingHours;
+}
+
+export async function createAccount(em: EntityManager, actor: Actor, connectorName: string, input: CreateAccountInput): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const timeZone = canonicalTimeZone(input.timeZone);
+  return em.transactional(async (tx) => {
+    // One creation at a time per workspace, so two racing creates cannot both pass the plan limit.
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`platform-accounts:${actor.workspaceId}`]);
+    await requireWithinLimit(tx, actor, 'platformAccounts', await tx.count(PlatformAccount, { workspace: actor.workspaceId }));
+    const account = tx.create(PlatformAccount, {
+      workspace: tx.getReference(Workspace, actor.workspaceId),
+      channel: input.channel,
+      displayName: input.displayName,
+      timeZone,
+      workingHours: input.workingHours ?? DEFAULT_WORKING_HOURS,
+      connector: connectorName,
+    });
+    await tx.flush();
+    return account;
+  });
+}
+
+export interface ConnectResult {
+  account: IPlatformAccount;
+  start: ConnectStart;
+}
+
+/** The connector's failure as an API error: 502, with whether a retry may help. */
+export function connectorFailure(err: unknown): never {
+  if (err instanceof ConnectorError) {
+    throw new AppError(502, 'connector_unavailable', `the connector failed: ${err.message}`, { error_class: err.code, retryable: ['rate_limited', 'unavailable', 'timeout'].includes(err.code) });
+  }
+  throw err;
+}
+
+/**
+ * Starts (or restarts, after a disconnection) the connection at the connector. With credentials the
+ * connector may connect at once; otherwise the answer carries the hosted link the user opens.
+ * 409 `already_connected` for a connected account.
+ */
+export async function connectAccount(
+  em: EntityManager,
+  actor: Actor,
+  connector: AccountConnector,
+  encryptionKey: Buffer,
+  id: string,
+  input: { credentials?: Record<string, string>; returnUrl?: string },
+): Promise<ConnectResult> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.status === 'connected') throw conflict('already_connected', 'the account is connected; delete it or wait for a disconnection to connect again');
+  const start = await connector
+    .connect({ channel: account.channel as Channel, accountId: account.id, displayName: account.displayName, credentials: input.credentials, returnUrl: input.returnUrl })
+    .catch(connectorFailure);
+  account.connectorAccountId = start.connectorAccountId;
+  account.status = start.kind === 'connected' ? 'connected' : 'connecting';
+  if (input.credentials) account.credentialsSealed = encrypt(JSON.stringify(input.credentials), encryptionKey);
+  if (start.kind === 'connected') {
+    account.connectedAt = new Date();
+    account.disconnectedAt = null;
+    account.statusReason = null;
+    account.warmupStartedAt ??= account.connectedAt;
+    // The connect answer names no address: ask the connector's status once, so the answer carries it
+    // (best effort: a failure leaves it to the next status read, which fills it in).
+    const status = await connector.status(start.connectorAccountId).catch((err: unknown) => {
+      if (err instanceof ConnectorError) return null;
+      throw err;
+    });
+    if (status?.address) account.address = status.address;
+  }
+  await em.flush();
+  return { account, start };
+}
+
+/**
+ * Deletes the account and disconnects it at the connector first (a connector failure keeps the
+ * account: 502, nothing lost). Active or paused campaigns that send from it must be handled:
+ * `on_campaigns: "reassign"` puts `reassign_to` in its place, `"pause"` pauses them (and removes the
+ * account); without either, 409 `account_in_use`.
+ */
+export async function deleteAccount(
+  em: EntityManager,
+  actor: Actor,
+  connector: AccountConnector,
+  id: string,
+  input: { onCampaigns?: 'reassign' | 'pause'; reassignTo?: string },
+): Promise<void> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (input.onCampaigns === 'reassign') {
+    if (!input.reassignTo) throw badRequest('invalid_body', 'reassign_to is required when on_campaigns is "reassign"', [{ path: 'reassign_to', message: 'required' }]);
+    const target = await em.findOne(PlatformAccount, { id: input.reassignTo, workspace: actor.workspaceId });
+    if (!target || target.id === account.id) throw badRequest('invalid_reassign_to', 'reassign_to must name another sender account of the workspace');
+    if (target.channel !== account.channel) throw badRequest('invalid_reassign_to', `reassign_to must be an ${account.channel} account like the one deleted`);
+  }
+  const dependent = await campaignsSendingFrom(em, actor.workspaceId, account.id);
+  if (dependent.length && !input.onCampaigns) {
+    throw new AppError(409, 'account_in_use', `${dependent.length} active or paused campaign(s) send from this account: say on_campaigns "reassign" (with reassign_to) or "pause"`, {
+      campaign_ids: dependent.map((c) => c.id),
+    });
+  }
+  if (account.connectorAccountId) await connector.disconnect(account.connectorAccountId).catch(connectorFailure);
+  await em.transactional(async (tx) => {
+    for (const c of await campaignsSendingFrom(tx, actor.workspaceId, account.id)) {
+      // Without this account a campaign sends from the others; one left with none is paused either way.
+      const rest = c.accountIds.filter((a) => a !== account.id);
+      c.accountIds = input.onCampaigns === 'reassign' ? [...new Set([...rest, input.reassignTo!])] : rest;
+      if (input.onCampaigns === 'pause' || !c.accountIds.length) {
+        if (c.status === 'active') {
+          c.status = 'paused';
+          c.pausedAt = new Date();
+        }
+      }
+    }
+    await tx.flush();
+    await tx.nativeDelete(PlatformAccount, { id: account.id, workspace: actor.workspaceId });
+  });
+}
+
+/** Active or paused campaigns of the workspace whose sender accounts include `accountId`. */
+async function campaignsSendingFrom(em: EntityManager, workspaceId: string, accountId: string): Promise<ICampaign[]> {
+  const ids: { id: string }[] = await em.execute(
+    `select id from campaigns where workspace_id = ? and status in ('active', 'paused') and account_ids @> ?::jsonb`,
+    [workspaceId, JSON.stringify([accountId])],
+  );
+  return ids.length ? em.find(Campaign, { id: { $in: ids.map((r) => r.id) } }) : [];
+}
+
+export async function setSignature(em: EntityManager, actor: Actor, id: string, signature: string | null): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.channel !== 'email') throw badRequest('not_email_account', 'only email accounts have a signature');
+  account.signature = signature;
+  await em.flush();
+  return account;
+}
+
+/** Fetches the account's own profile at the connector and stores it. 409 `not_connected` before a connection. */
+export async function enrichAccount(em: EntityManager, actor: Actor, connector: AccountConnector, id: string): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.status !== 'connected' || !account.connectorAccountId) throw conflict('not_connected', 'connect the account first');
+  const profile = await connector.profile(account.connectorAccountId).catch(connectorFailure);
+  account.profile = { name: profile.name, headline: profile.headline, profile_url: profile.profileUrl, email: profile.email, picture_url: profile.pictureUrl };
+  account.profileFetchedAt = new Date();
+  account.address ??= account.channel === 'email' ? profile.email : profile.profileUrl;
+  await em.flush();
+  return account;
+}
+
+export async function setInviteWithdrawal(em: EntityManager, actor: Actor, id: string, input: { enabled: boolean; afterDays?: number }): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  if (account.channel !== 'network') throw badRequest('not_network_account', 'only professional-network accounts send invitations');
+  account.inviteWithdrawalDays = input.enabled ? (input.afterDays ?? account.inviteWithdrawalDays ?? DEFAULT_WITHDRAWAL_DAYS) : null;
+  await em.flush();
+  return account;
+}
+
+/** Ends the warm-up ramp now: the account gets its full caps at once (idempotent). */
+export async function skipWarmup(em: EntityManager, actor: Actor, id: string): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  account.warmupSkippedAt ??= new Date();
+  await em.flush();
+  return account;
+}
+
+/**
+ * Reads the account's status at the connector now and applies it (a disconnection found here is
+ * reported like one found by reconciliation). A connector failure is reported, not thrown: the
+ * stored status is then the latest known.
+ */
+export async function refreshStatus(
+  em: EntityManager,
+  connector: AccountConnector,
+  account: IPlatformAccount,
+): Promise<{ state: string | null; reason: string | null; error: string | null }> {
+  if (!account.connectorAccountId) return { state: null, reason: null, error: null };
+  try {
+    const status = await connector.status(account.connectorAccountId);
+    await applyAccountStatus(em, status, 'check');
+    await em.refresh(account);
+    return { state: status.state, reason: status.reason, error: null };
+  } catch (err) {
+    if (!(err instanceof ConnectorError)) throw err;
+    return { state: null, reason: null, error: `${err.code}: ${err.message}` };
+  }
+}
+
+export interface SetupStatus {
+  account: IPlatformAccount;
+  connector: { state: string | null; reason: string | null; error: string | null };
+  domain: DomainCheck | null;
+  steps: string[];
+}
+
+/** The connector's status now, and for an email account the sending domain's records, with what to do next. */
+export async function setupStatus(em: EntityManager, actor: Actor, connector: AccountConnector, dns: DnsResolver, selectors: string[], id: string): Promise<SetupStatus> {
+  const account = await requireAccount(em, actor, id);
+  // Demo accounts are never asked at the connector (and nothing is written for them).
+  const live = actor.isDemo ? { state: null, reason: null, error: null } : await refreshStatus(em, connector, account);
+  const domainName = account.channel === 'email' ? mailboxDomain(account.address ?? null) : null;
+  const domain = domainName ? await checkSendingDomain(dns, domainName, selectors) : null;
+  const steps: string[] = [];
+  if (account.status === 'pending') steps.push(`connect the account: POST /api/platform-accounts/${account.id}/connect`);
+  if (account.status === 'connecting') steps.push('finish the connection at the hosted link the connect call returned');
+  if (account.status === 'disconnected') steps.push(`reconnect the account (${account.statusReason ?? 'disconnected'}): POST /api/platform-accounts/${account.id}/connect`);
+  if (account.channel === 'email' && account.status === 'connected' && !domainName) steps.push(`fetch the mailbox address: POST /api/platform-accounts/${account.id}/enrich`);
+  for (const check of domain ? [domain.spf, domain.dkim, domain.dmarc] : []) if (check.fix) steps.push(check.fix);
+  return { account, connector: live, domain, steps };
+}
+
+/**
+ * New caps (per action type given; others keep theirs), gap and jitter, within the plan's bounds
+ * (400 `invalid_limits` with the allowed range of each offending field).
+ */
+export async function setLimits(em: EntityManager, actor: Actor, id: string, input: LimitsInput): Promise<IPlatformAccount> {
+  assertWritable(actor);
+  onlyManagers(actor);
+  const account = await requireAccount(em, actor, id);
+  validateCaps(input, (await entitlementsFor(em, actor.workspaceId)).entitlements.senderCaps);
+  if (input.caps) account.caps = { ...account.caps, ...input.caps };
+  if (input.minGapSeconds !== undefined) account.minGapSeconds = input.minGapSeconds;
+  if (input.jitterSeconds !== undefined) account.jitterSeconds = input.jitterSeconds;
+  await em.flush();
+  return account;
+}
+
+/** The account's usage per action type against its caps (domain/governor/governor.ts). */
+export async function accountUsage(em: EntityManager, actor: Actor, id: string, now = new Date()): Promise<{ account: IPlatformAccount; usage: ActionUsage[] }> {
+  const account = await requireAccount(em, actor, id);
+  return { account, usage: await usage(em, account, now) };
+}

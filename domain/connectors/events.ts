@@ -1,0 +1,104 @@
+// Inbound connector events (DESIGN.md "External providers, concretely"): stored once per connector
+// event id, then handled by the workflow `connector-event:<eventId>`. The hooks route and the sandbox
+// network's deliveries both come through `ingestConnectorEvent`.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { toInboundEvent } from '../../lib/connectors/inbound.js';
+import type { InboundEvent } from '../../lib/connectors/types.js';
+import { uuidv7 } from '../../lib/ids.js';
+import { applyAccountStatus } from '../accounts/status.js';
+import type { Jobs } from '../jobs.js';
+import { processInboundBatch } from '../inbox/ingest.js';
+
+export interface StoredEvent {
+  /** False when the event id was already stored (a redelivery). */
+  inserted: boolean;
+  /** Already handled by its workflow: nothing more to do. */
+  handled: boolean;
+  workspaceId: string | null;
+  /** Our platform account holding the connector account, when there is one. */
+  accountId: string | null;
+}
+
+/** Stores the event as received (idempotent by event id), with the platform account resolved when one holds it. */
+export async function storeConnectorEvent(em: EntityManager, connector: string, event: InboundEvent, wire: Record<string, unknown>): Promise<StoredEvent> {
+  const rows = await em.execute<{ inserted: boolean; handled: boolean; workspace_id: string | null; account_id: string | null }[]>(
+    `with acc as (select id, workspace_id from platform_accounts where connector = ? and connector_account_id = ?),
+          ins as (insert into connector_events (id, event_id, connector, type, connector_account_id, platform_account_id, payload, received_at)
+                  values (?, ?, ?, ?, ?, (select id from acc), ?::jsonb, now()) on conflict (event_id) do nothing returning id)
+     select exists (select 1 from ins) as inserted,
+            coalesce((select handled_at is not null from connector_events where event_id = ?), false) as handled,
+            (select workspace_id from acc) as workspace_id, (select id from acc) as account_id`,
+    [connector, event.connectorAccountId, uuidv7(), event.eventId, connector, event.type, event.connectorAccountId, JSON.stringify(wire), event.eventId],
+  );
+  return { inserted: rows[0].inserted, handled: rows[0].handled, workspaceId: rows[0].workspace_id, accountId: rows[0].account_id };
+}
+
+/** Messages and reactions go to the account's inbox processor in batches; the rest one workflow each. */
+const INBOX_TYPES = new Set(['message.received', 'reaction.received']);
+
+/**
+ * Stores the event and hands it on: a message or reaction of one of our accounts wakes that account's
+ * inbox processor (`inbox-inbound:<accountId>`, docs/inbox.md), anything else starts its own workflow.
+ * A repeat stores nothing more; it hands the event on again only while it is unhandled (both hand-offs
+ * are idempotent), so an event whose first hand-off failed is not lost.
+ */
+export async function ingestConnectorEvent(
+  em: EntityManager,
+  jobs: Jobs,
+  connector: string,
+  event: InboundEvent,
+  wire: Record<string, unknown>,
+  /** A caller storing many events at once collects the processors' wake-ups and awaits them together. */
+  deferKick?: (kick: Promise<void>) => void,
+): Promise<StoredEvent> {
+  const stored = await storeConnectorEvent(em, connector, event, wire);
+  if (stored.handled) return stored;
+  if (INBOX_TYPES.has(event.type) && stored.accountId && stored.workspaceId) {
+    const kick = jobs.kickInboundProcessor({ accountId: stored.accountId, workspaceId: stored.workspaceId });
+    if (deferKick) deferKick(kick);
+    else await kick;
+  } else await jobs.startConnectorEvent({ eventId: event.eventId, type: event.type, workspaceId: stored.workspaceId });
+  return stored;
+}
+
+/** Handles a stored event by type, once (the activity of `connector-event:<eventId>`). */
+export async function handleConnectorEvent(em: EntityManager, eventId: string, jobs?: Jobs): Promise<{ type: string; outcome: 'handled' | 'already_handled' | 'unknown_event' }> {
+  // A message or reaction (one stored before the inbox processor existed): its account's batch takes it.
+  const [inbox] = await em.execute<{ platform_account_id: string | null }[]>(
+    `select platform_account_id from connector_events where event_id = ? and type in ('message.received', 'reaction.received') and handled_at is null`,
+    [eventId],
+  );
+  if (inbox?.platform_account_id) {
+    for (let more = true; more; ) more = (await processInboundBatch(em, jobs, inbox.platform_account_id)).more;
+  }
+  return em.transactional(async (tx) => {
+    const [row] = await tx.execute<{ connector: string; type: string; payload: unknown; handled_at: Date | null }[]>(
+      `select connector, type, payload, handled_at from connector_events where event_id = ? for update`,
+      [eventId],
+    );
+    if (!row) return { type: 'unknown', outcome: 'unknown_event' as const };
+    if (row.handled_at) return { type: row.type, outcome: 'already_handled' as const };
+    const event = toInboundEvent(row.connector, row.payload);
+    if (event.type === 'account.status') {
+      await applyAccountStatus(tx as EntityManager, { connectorAccountId: event.connectorAccountId, state: event.state, reason: event.reason, address: null }, 'inbound');
+    }
+    // Messages and reactions are the inbox processor's (docs/inbox.md); one left here has no account of ours.
+    // An acceptance is recorded for condition steps (docs/executor.md).
+    if (event.type === 'invitation.accepted') {
+      await tx.execute(
+        `update scheduled_actions a set accepted_at = coalesce(a.accepted_at, ?), updated_at = now() from platform_accounts p
+          where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = 'invitation' and a.connector_message_id = ?`,
+        [event.acceptedAt, row.connector, event.connectorAccountId, event.invitationId],
+      );
+    }
+    if (event.type === 'message.opened') {
+      await tx.execute(
+        `update scheduled_actions a set opened_at = coalesce(a.opened_at, ?), updated_at = now() from platform_accounts p
+          where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = 'email' and a.connector_message_id = ?`,
+        [event.openedAt, row.connector, event.connectorAccountId, event.messageId],
+      );
+    }
+    await tx.execute(`update connector_events set handled_at = now() where event_id = ?`, [eventId]);
+    return { type: row.type, outcome: 'handled' as const };
+  });
+}

@@ -1,0 +1,476 @@
+// The import itself (docs/imports.md, "The run"): reads the stored file from the committed cursor,
+// checks each record, and writes chunks of `chunkRows` records, each in ONE transaction that also
+// advances the cursor and the counters. A worker killed anywhere resumes at the last committed
+// chunk: nothing lost (the cursor never passes an uncommitted record), nothing doubled (a chunk's
+// rows and its cursor commit together, and a chunk is written only if the cursor is still where it
+// began, under the import row's lock, so two executions of the activity can never both write it).
+//
+// Per chunk, a fixed number of statements whatever its size (BEGIN with its settings; lock the import
+// row, the list and the workspace's import lock; find and lock the contacts matching the chunk's
+// emails or profile URLs; insert the new contacts, update the changed ones, insert the leads and
+// the invalid rows; move the cursor; COMMIT). Rows are applied in file order (dedupe on normalised
+// email, then profile URL, as domain/lists/lists.ts does): a later row of the file meets the contact an
+// earlier one created.
+// Parsing of the next chunk overlaps the current chunk's transaction (two connections).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DedupeMode, ListImportStatus } from '../../db/entities/ListImport.js';
+import { CsvReader, CsvSyntaxError, type CsvEncoding, type CsvRecord, type Delimiter } from '../../lib/csv.js';
+import { uuidv7 } from '../../lib/ids.js';
+import { withPgClient, type PgClient } from '../../lib/pg-raw.js';
+import type { ImportFileStore } from './import-files.js';
+import { DESCRIPTIVE_FIELDS, checkRow, cutValue, type CleanRow, type DescriptiveField, type Mapping, type RowProblem } from './import-csv.js';
+import { MAX_COLUMNS } from './import-csv.js';
+
+export interface RunLimits {
+  /** Records per chunk transaction (default 5,000; env LIST_IMPORT_CHUNK_ROWS). */
+  chunkRows: number;
+  /** Stop after this many records (the workflow calls again): bounds one activity's work. */
+  maxRecords: number;
+  /** Stop after this long, ms. */
+  maxMs: number;
+}
+
+/** Bytes parsed at a time. */
+const PARSE_SLICE_BYTES = 64 * 1024;
+
+export const defaultRunLimits = (): RunLimits => ({
+  chunkRows: Math.max(1, Number(process.env.LIST_IMPORT_CHUNK_ROWS ?? 5000)),
+  maxRecords: Number.MAX_SAFE_INTEGER,
+  maxMs: 60_000,
+});
+
+export interface RunHooks {
+  /** After each committed chunk: the position (the activity heartbeats it). */
+  committed(position: { bytes: number; row: number }): void;
+  /** The activity was asked to stop (its workflow was canceled). */
+  stopRequested(): boolean;
+}
+
+/** A failure that retrying cannot fix: the import fails with this code. */
+export class ImportFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ImportFailure';
+  }
+}
+
+/** Another writer moved the cursor or inserted a conflicting contact: the chunk is read again and retried. */
+export class ChunkRace extends Error {}
+
+export interface RunOutcome {
+  /** The whole file is committed. */
+  done: boolean;
+  /** The import is no longer running (a cancel was recorded): its status. */
+  stopped: ListImportStatus | null;
+}
+
+interface ImportRow {
+  id: string;
+  workspace_id: string;
+  status: ListImportStatus;
+  list_id: string | null;
+  size_bytes: number;
+  chunk_bytes: number;
+  encoding: CsvEncoding;
+  delimiter: Delimiter;
+  header_row: number;
+  column_count: number;
+  mapping: Mapping;
+  dedupe_mode: DedupeMode;
+  cursor_bytes: number;
+  cursor_row: number;
+}
+
+interface Batch {
+  rows: CleanRow[];
+  problems: { row: number; reasons: RowProblem[]; values: string[] }[];
+  rowsRead: number;
+  start: number;
+  end: number;
+  endRow: number;
+}
+
+type ContactState = {
+  id: string;
+  isNew: boolean;
+  changed: boolean;
+  email: string | null;
+  email_normalised: string | null;
+  profile_url: string | null;
+  profile_url_normalised: string | null;
+} & Record<DescriptiveField, string | null>;
+
+const CONTACT_COLUMNS = ['email', 'email_normalised', 'profile_url', 'profile_url_normalised', ...DESCRIPTIVE_FIELDS] as const;
+
+async function loadImport(c: PgClient, importId: string): Promise<ImportRow | undefined> {
+  const { rows } = await c.query<ImportRow>(
+    `select id, workspace_id, status, list_id, size_bytes, chunk_bytes, encoding, delimiter, header_row, column_count, mapping, dedupe_mode, cursor_bytes, cursor_row
+     from list_imports where id = $1`,
+    [importId],
+  );
+  return rows[0];
+}
+
+/** Applies a row to a contact it matched, by the dedupe mode; true when a field changed. */
+function apply(s: ContactState, r: CleanRow, mode: DedupeMode, byEmail: Map<string, ContactState>, byUrl: Map<string, ContactState>): boolean {
+  if (mode === 'skip') return false;
+  let changed = false;
+  // Identifiers are filled when the contact has none and no other contact holds this one; never replaced.
+  if (!s.email_normalised && r.emailKey && !byEmail.has(r.emailKey)) {
+    s.email = r.email;
+    s.email_normalised = r.emailKey;
+    byEmail.set(r.emailKey, s);
+    changed = true;
+  }
+  if (!s.profile_url_normalised && r.urlKey && !byUrl.has(r.urlKey)) {
+    s.profile_url = r.profileUrl;
+    s.profile_url_normalised = r.urlKey;
+    byUrl.set(r.urlKey, s);
+    changed = true;
+  }
+  for (const f of DESCRIPTIVE_FIELDS) {
+    const v = r.fields[f];
+    if (!v) continue;
+    const cur = s[f];
+    if (mode === 'update_empty' ? cur === null || cur === '' : cur !== v) {
+      s[f] = v;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+
+/**
+ * Writes one chunk in one transaction (see the module comment). Returns the status when the import
+ * is no longer running (nothing written); throws ChunkRace when the cursor moved or a contact was
+ * inserted concurrently (nothing written; the caller reads the chunk again).
+ */
+/**
+ * Time spent in chunk transactions (`write_ms`, what the benchmark divides by): each chunk records
+ * its time up to its last statement plus what the previous chunk's last statement and commit took
+ * (`unrecorded`); runImport records the last remainder when it returns.
+ */
+interface WriteClock {
+  unrecorded: number;
+}
+
+async function commitBatch(c: PgClient, importId: string, batch: Batch, clock: WriteClock): Promise<ListImportStatus | null> {
+  const started = performance.now();
+  try {
+    const recorded = { ms: 0 };
+    const out = await writeBatch(c, importId, batch, started, clock, recorded);
+    clock.unrecorded += performance.now() - started - recorded.ms;
+    return out;
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new ChunkRace(`a contact or lead was added concurrently (${(err as { constraint?: string }).constraint})`);
+    throw err;
+  }
+}
+
+/** One round trip opens the chunk's transaction with its settings (see writeBatch). */
+const BEGIN = [
+  'begin',
+  // The tables grow by thousands of rows per chunk, faster than autovacuum's statistics: every
+  // statement here has an index to use, and this keeps the planner on them.
+  'set local enable_seqscan = off',
+  // The chunk's rows and its cursor commit together, so a commit lost in a database crash loses
+  // both, and the import resumes before it: nothing needs this commit flushed before the next
+  // chunk. The import's final state is committed synchronously, which flushes every one before it.
+  'set local synchronous_commit = off',
+  // Generic plans for the identifier lookup (below): planned for this workspace's id, it would trust
+  // statistics that predate the import (a workspace they do not know looks empty) and could walk
+  // another unique index by its workspace prefix, filtering every contact of the workspace per key.
+  'set local plan_cache_mode = force_generic_plan',
+].join('; ');
+
+/**
+ * The import row (locked), the target list (locked against deletion until commit), the workspace's
+ * import lock (imports of one workspace write contacts one chunk at a time: no deadlock between their
+ * row locks), and whether `contacts` has more than doubled (by at least 1 MB) since its statistics
+ * were taken: the planner scales them by the table's current size only when they describe a
+ * non-empty table, so a first import into an empty one would look "known empty" for up to a minute.
+ */
+const LOCK_IMPORT = `select i.id, i.workspace_id, i.status, i.list_id, i.cursor_bytes, i.dedupe_mode,
+    (select count(*)::int from (select 1 from lead_lists l where l.id = i.list_id for key share) l) as list_ok,
+    pg_advisory_xact_lock(hashtext('contacts-import:' || i.workspace_id::text)) is not null as locked,
+    (select pg_relation_size(r.oid) / current_setting('block_size')::int > 2 * r.relpages + 128 from pg_class r where r.oid = 'contacts'::regclass) as stale_stats
+  from list_imports i where i.id = $1 for update of i`;
+
+async function writeBatch(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: { ms: number }): Promise<ListImportStatus | null> {
+  await c.query(BEGIN);
+  try {
+    const out = await writeChunk(c, importId, batch, started, clock, recorded);
+    await c.query('commit');
+    return out;
+  } catch (err) {
+    await c.query('rollback').catch(() => {});
+    throw err;
+  }
+}
+
+async function writeChunk(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: { ms: number }): Promise<ListImportStatus | null> {
+  const { rows } = await c.query<{ workspace_id: string; status: ListImportStatus; list_id: string; cursor_bytes: number; dedupe_mode: DedupeMode; list_ok: number; stale_stats: boolean }>(
+    LOCK_IMPORT,
+    [importId],
+  );
+  const imp = rows[0];
+  if (!imp) return 'canceled';
+  if (imp.status !== 'running') return imp.status;
+  if (imp.cursor_bytes !== batch.start) throw new ChunkRace(`the cursor is at ${imp.cursor_bytes}, not ${batch.start}`);
+  if (!imp.list_ok) throw new ImportFailure('list_deleted', 'the target list was deleted during the import');
+  // ANALYZE samples at most 30,000 rows: milliseconds on the small tables where this happens, and
+  // a few times per large import at most; its statistics serve the rest of this transaction.
+  if (imp.stale_stats) await c.query('analyze contacts');
+  const emails = [...new Set(batch.rows.flatMap((r) => (r.emailKey ? [r.emailKey] : [])))];
+  const urls = [...new Set(batch.rows.flatMap((r) => (r.urlKey ? [r.urlKey] : [])))];
+  // One unique-index probe per key (on a generic plan: see BEGIN), and the matches locked in id order.
+  const existing = batch.rows.length
+    ? (
+        await c.query<ContactState>({
+          name: 'list-import-contacts',
+          text: `select id, ${CONTACT_COLUMNS.join(', ')} from contacts where id in (
+                   select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
+                   union
+                   select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x)
+                 order by id for update`,
+          values: [imp.workspace_id, emails, urls],
+        })
+      ).rows
+    : [];
+  recorded.ms = performance.now() - started;
+  const statement = planChunk(importId, imp, batch, existing, Math.round(recorded.ms + clock.unrecorded));
+  // Sent (its parameters are flat strings now): the chunk's rows and contacts are garbage from here,
+  // and die young instead of surviving the statement's round trip into the worker's old heap.
+  batch.rows = [];
+  batch.problems = [];
+  await c.query(statement.text, statement.values);
+  // Recorded once this commits: the carried time is no longer carried.
+  clock.unrecorded = 0;
+  return null;
+}
+
+/**
+ * The chunk's writes and the cursor as one statement (data-modifying CTEs; the leads' foreign keys
+ * are checked at its end, when the contacts inserted beside them exist): the rows applied in file
+ * order to the contacts found, by the dedupe mode.
+ */
+function planChunk(
+  importId: string,
+  imp: { workspace_id: string; list_id: string; dedupe_mode: DedupeMode },
+  batch: Batch,
+  existing: ContactState[],
+  writeMs: number,
+): { text: string; values: unknown[] } {
+  const counts = { created: 0, updated: 0, duplicate: 0 };
+  const p = new Params();
+  const ctes: string[] = [];
+  let leadsAdded = '0';
+  if (batch.rows.length) {
+    const byEmail = new Map<string, ContactState>();
+    const byUrl = new Map<string, ContactState>();
+    for (const e of existing) {
+      const s = { ...e, isNew: false, changed: false };
+      if (s.email_normalised && !byEmail.has(s.email_normalised)) byEmail.set(s.email_normalised, s);
+      if (s.profile_url_normalised && !byUrl.has(s.profile_url_normalised)) byUrl.set(s.profile_url_normalised, s);
+    }
+    const created: ContactState[] = [];
+    const contactIds = new Set<string>();
+    for (const r of batch.rows) {
+      let s = (r.emailKey && byEmail.get(r.emailKey)) || (r.urlKey && byUrl.get(r.urlKey)) || undefined;
+      if (!s) {
+        s = { id: uuidv7(), isNew: true, changed: false, email: r.email, email_normalised: r.emailKey, profile_url: r.profileUrl, profile_url_normalised: r.urlKey } as ContactState;
+        for (const f of DESCRIPTIVE_FIELDS) s[f] = r.fields[f] ?? null;
+        if (r.emailKey) byEmail.set(r.emailKey, s);
+        if (r.urlKey) byUrl.set(r.urlKey, s);
+        created.push(s);
+        counts.created++;
+      } else if (apply(s, r, imp.dedupe_mode, byEmail, byUrl)) {
+        if (!s.isNew) s.changed = true;
+        counts.updated++;
+      } else counts.duplicate++;
+      contactIds.add(s.id);
+    }
+    const wsP = p.add(imp.workspace_id);
+    const listP = p.add(imp.list_id);
+    const rowsOf = (states: ContactState[]) =>
+      `unnest(${p.add(textArray(states.map((s) => s.id)))}::uuid[], ${CONTACT_COLUMNS.map((k) => `${p.add(textArray(states.map((s) => s[k])))}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`;
+    if (created.length) {
+      // A plain insert: the lookup, under the workspace's import lock, found no holder of these
+      // identifiers; a single add racing in since (unique violation) makes the chunk run again.
+      ctes.push(`new_contacts as (insert into contacts (id, workspace_id, ${CONTACT_COLUMNS.join(', ')}, created_at, updated_at)
+        select v.id, ${wsP}, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now() from ${rowsOf(created)})`);
+    }
+    const changed = [...new Set([...byEmail.values(), ...byUrl.values()])].filter((s) => s.changed);
+    if (changed.length) {
+      ctes.push(`changed_contacts as (update contacts c set ${CONTACT_COLUMNS.map((k) => `${k} = v.${k}`).join(', ')}, updated_at = now()
+        from ${rowsOf(changed)} where c.id = v.id)`);
+    }
+    // Leads: contacts created by this chunk cannot be in the list yet (a plain insert); the others
+    // may be (`on conflict do nothing`). leads_added counts what was inserted.
+    const fresh = new Set(created.map((s) => s.id));
+    const known = [...contactIds].filter((id) => !fresh.has(id));
+    const leads = (name: string, ids: string[], conflict: string) =>
+      `${name} as (insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
+        select v.id, ${wsP}, ${listP}, v.contact_id, 'import', now(), now()
+        from unnest(${p.add(textArray(ids.map(() => uuidv7())))}::uuid[], ${p.add(textArray(ids))}::uuid[]) as v(id, contact_id) ${conflict} returning 1)`;
+    const added: string[] = [];
+    if (fresh.size) {
+      ctes.push(leads('fresh_leads', [...fresh], ''));
+      added.push('(select count(*) from fresh_leads)');
+    }
+    if (known.length) {
+      ctes.push(leads('known_leads', known, 'on conflict (list_id, contact_id) do nothing'));
+      added.push('(select count(*) from known_leads)');
+    }
+    if (added.length) leadsAdded = added.join(' + ');
+  }
+  if (batch.problems.length) {
+    ctes.push(`problems as (insert into list_import_problems (list_import_id, row, reasons, values)
+      select ${p.add(importId)}, (x->>'row')::int, x->'reasons', x->'values' from jsonb_array_elements(${p.add(JSON.stringify(batch.problems))}::jsonb) x
+      on conflict do nothing)`);
+  }
+  const text = `${ctes.length ? `with ${ctes.join(',\n')}` : ''}
+     update list_imports set cursor_bytes = ${p.add(batch.end)}, cursor_row = ${p.add(batch.endRow)}, rows_read = rows_read + ${p.add(batch.rowsRead)},
+       created = created + ${p.add(counts.created)}, updated = updated + ${p.add(counts.updated)}, duplicate = duplicate + ${p.add(counts.duplicate)},
+       invalid = invalid + ${p.add(batch.problems.length)}, leads_added = leads_added + ${leadsAdded}, chunks = chunks + 1,
+       write_ms = write_ms + ${p.add(writeMs)}, updated_at = now()
+     where id = ${p.add(importId)}`;
+  return { text, values: p.values };
+}
+
+/** A PostgreSQL array literal of text (or uuid) values, as one flat string: cheaper to keep than a JS array until the statement is sent. */
+function textArray(values: (string | null)[]): string {
+  return `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
+}
+
+/** Numbered bind parameters for a statement assembled in parts. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
+}
+
+/**
+ * Imports from the committed cursor until the file ends, the import stops running (a cancel), or
+ * `limits` say to hand back to the workflow. Each chunk commits before the next is written; the
+ * next one is parsed meanwhile. A CSV syntax error commits the records before it, then fails the
+ * import (`invalid_csv`).
+ */
+export async function runImport(em: EntityManager, store: ImportFileStore, importId: string, limits: RunLimits, hooks: RunHooks): Promise<RunOutcome> {
+  return withPgClient(em, async (c) => {
+    const imp = await loadImport(c, importId);
+    if (!imp) return { done: true, stopped: 'canceled' };
+    if (imp.status !== 'running') return { done: false, stopped: imp.status };
+    if (!imp.list_id) throw new ImportFailure('list_deleted', 'the target list was deleted during the import');
+    const began = Date.now();
+    const clock: WriteClock = { unrecorded: 0 };
+    try {
+      return await importFrom(c, store, imp, importId, limits, hooks, began, clock);
+    } finally {
+      // The last chunk's final statement and commit (see WriteClock).
+      if (clock.unrecorded >= 1) {
+        await c.query('update list_imports set write_ms = write_ms + $2 where id = $1', [importId, Math.round(clock.unrecorded)]).catch(() => {});
+      }
+    }
+  });
+}
+
+async function importFrom(
+  c: PgClient,
+  store: ImportFileStore,
+  imp: ImportRow,
+  importId: string,
+  limits: RunLimits,
+  hooks: RunHooks,
+  began: number,
+  clock: WriteClock,
+): Promise<RunOutcome> {
+  const reader = new CsvReader({ delimiter: imp.delimiter, encoding: imp.encoding, startByte: imp.cursor_bytes });
+  const domains = new Map<string, string>();
+  let row = imp.cursor_row;
+  let records = 0;
+  const open = (start: number, startRow: number): Batch => ({ rows: [], problems: [], rowsRead: 0, start, end: start, endRow: startRow });
+  let batch = open(imp.cursor_bytes, row);
+  let inflight: { done: Promise<ListImportStatus | null>; end: number; endRow: number } | undefined;
+  let stopped: ListImportStatus | null = null;
+
+  /** Waits for the chunk in flight; true when the run must stop (the import stopped, or the limits). */
+  const settle = async (): Promise<boolean> => {
+    if (!inflight) return false;
+    const { done, end, endRow } = inflight;
+    inflight = undefined;
+    stopped = await done;
+    if (stopped) return true;
+    hooks.committed({ bytes: end, row: endRow });
+    return hooks.stopRequested() || records >= limits.maxRecords || Date.now() - began >= limits.maxMs;
+  };
+  /** Once the previous chunk has committed, starts the current one's transaction and opens the next chunk. */
+  const flush = async (): Promise<boolean> => {
+    if (await settle()) return true;
+    if (batch.end === batch.start) return false;
+    const full = batch;
+    const done = commitBatch(c, importId, full, clock);
+    done.catch(() => {}); // awaited by settle(); not an unhandled rejection meanwhile
+    inflight = { done, end: full.end, endRow: full.endRow };
+    batch = open(full.end, full.endRow);
+    return false;
+  };
+  const size = () => batch.rows.length + batch.problems.length;
+  const take = (recs: CsvRecord[]) => {
+    for (const rec of recs) {
+      row++;
+      records++;
+      batch.end = rec.end;
+      batch.endRow = row;
+      if (row === imp.header_row || rec.values.every((v) => v.trim() === '')) continue;
+      batch.rowsRead++;
+      const { row: clean, problems } = checkRow(rec.values, imp.column_count, imp.mapping, domains);
+      if (clean) batch.rows.push(clean);
+      else batch.problems.push({ row, reasons: problems, values: rec.values.slice(0, MAX_COLUMNS + 1).map((v) => cutValue(v)) });
+    }
+  };
+  /** Takes records into chunks of `chunkRows`, committing each full one; true when the run must stop. */
+  const takeAll = async (recs: CsvRecord[]): Promise<boolean> => {
+    for (let i = 0; i < recs.length; ) {
+      const part = recs.slice(i, i + Math.max(1, limits.chunkRows - size()));
+      take(part);
+      i += part.length;
+      if (size() >= limits.chunkRows && (await flush())) return true;
+    }
+    return false;
+  };
+
+  try {
+    for await (const chunk of store.read(importId, imp.cursor_bytes, imp.chunk_bytes)) {
+      // Parsed a slice at a time: the records of a whole stored chunk are never held while a
+      // commit is awaited (what survives an await is promoted, and the worker's heap grows).
+      for (let at = 0; at < chunk.length; at += PARSE_SLICE_BYTES) {
+        if (await takeAll(reader.write(chunk.subarray(at, at + PARSE_SLICE_BYTES)))) return { done: false, stopped };
+        // Let the chunk in flight go on: its next statement is sent only when its previous answer
+        // has been handled, so parsing a whole stored chunk at once would leave the database idle.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    if (await takeAll(reader.end())) return { done: false, stopped };
+  } catch (err) {
+    if (!(err instanceof CsvSyntaxError)) {
+      await settle().catch(() => {});
+      throw err;
+    }
+    // The records before the error are imported; the import then fails at the row after them.
+    take(err.records);
+    if (!(await flush())) await settle();
+    if (stopped) return { done: false, stopped };
+    throw new ImportFailure('invalid_csv', `the file is not valid CSV at row ${row + 1}: ${err.message}`);
+  }
+  if ((await flush()) || (await settle())) {
+    if (stopped || batch.end !== batch.start) return { done: false, stopped };
+  }
+  return { done: true, stopped: null };
+}

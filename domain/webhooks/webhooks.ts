@@ -1,0 +1,200 @@
+// Outbound webhook subscriptions and the one delivery function used by real events (activities)
+// and by the test routes.
+import { createHmac } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Integration } from '../../db/entities/Integration.js';
+import { WebhookDelivery } from '../../db/entities/WebhookDelivery.js';
+import { WebhookSubscription, type IWebhookSubscription } from '../../db/entities/WebhookSubscription.js';
+import { Workspace } from '../../db/entities/Workspace.js';
+import type { Config } from '../../lib/config.js';
+import { decrypt, encrypt, randomSecret } from '../../lib/crypto.js';
+import { uuidv7 } from '../../lib/ids.js';
+import { checkDestination, DestinationError, postGuarded, type OutboundResult, type Resolver } from '../../lib/outbound-http.js';
+import type { PageRequest } from '../../lib/pagination.js';
+import { AppError, badRequest, notFound } from '../errors.js';
+import type { Actor } from '../identity.js';
+import { envelopeJson, isAcceptedEvent, sampleData, TEST_EVENT, testEventData, ACCEPTED_EVENTS } from './events.js';
+
+export const SECRET_PREFIX = 'whsec_';
+/** `whsec_` + 32 random bytes (base64url): 256 bits of entropy. */
+export const newWebhookSecret = () => randomSecret(SECRET_PREFIX, 32);
+export const maskSecret = (last4: string) => `${SECRET_PREFIX}****${last4}`;
+
+/** `sha256=<64 lowercase hex>` over the exact body bytes. */
+export const signatureHeader = (secret: string, body: string | Buffer) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+type Policy = Pick<Config, 'outboundAllowHosts'>;
+
+function validateUrl(url: string, config: Policy): string {
+  try {
+    return checkDestination(url, { allowHosts: config.outboundAllowHosts }).url.toString();
+  } catch (err) {
+    if (err instanceof DestinationError) throw badRequest(err.code, err.message);
+    throw err;
+  }
+}
+
+function validateEvents(events: string[]): string[] {
+  if (events.length === 0) throw badRequest('invalid_event', 'events must list at least one event');
+  const unknown = events.filter((e) => !isAcceptedEvent(e));
+  if (unknown.length) throw badRequest('invalid_event', `unknown or unsupported event name(s): ${unknown.join(', ')}; accepted: ${ACCEPTED_EVENTS.join(', ')}`);
+  if (new Set(events).size !== events.length) throw badRequest('invalid_event', 'events must not repeat a name');
+  return events;
+}
+
+/** An event name given to a test route: one of the accepted names. */
+export function validateEventName(name: string): string {
+  if (!isAcceptedEvent(name)) throw badRequest('invalid_event', `unknown or unsupported event name: ${name}; accepted: ${ACCEPTED_EVENTS.join(', ')}`);
+  return name;
+}
+
+/** Demo workspaces send no external webhooks, so they cannot configure or test destinations. */
+async function requireNotDemo(em: EntityManager, actor: Actor): Promise<void> {
+  const ws = await em.findOneOrFail(Workspace, actor.workspaceId, { fields: ['isDemo'] });
+  if (ws.isDemo) throw new AppError(403, 'demo_read_only', 'demo workspaces send no external webhooks');
+}
+
+async function requireSubscription(em: EntityManager, actor: Actor, id: string): Promise<IWebhookSubscription> {
+  const sub = await em.findOne(WebhookSubscription, { id, workspace: actor.workspaceId });
+  if (!sub) throw notFound('webhook subscription');
+  return sub;
+}
+
+export async function listSubscriptions(em: EntityManager, actor: Actor, page: PageRequest): Promise<IWebhookSubscription[]> {
+  return em.find(
+    WebhookSubscription,
+    { workspace: actor.workspaceId, ...(page.after ? { id: { $gt: page.after } } : {}) },
+    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
+  );
+}
+
+export async function createSubscription(
+  em: EntityManager,
+  actor: Actor,
+  config: Pick<Config, 'outboundAllowHosts' | 'encryptionKey'>,
+  input: { url: string; events: string[]; active?: boolean; integration_id?: string | null },
+): Promise<{ subscription: IWebhookSubscription; secret: string }> {
+  await requireNotDemo(em, actor);
+  const url = validateUrl(input.url, config);
+  const events = validateEvents(input.events);
+  let integration = null;
+  if (input.integration_id) {
+    integration = await em.findOne(Integration, { id: input.integration_id, workspace: actor.workspaceId });
+    if (!integration) throw badRequest('invalid_integration', 'integration_id must name an integration of this workspace');
+  }
+  const secret = newWebhookSecret();
+  const subscription = em.create(WebhookSubscription, {
+    workspace: em.getReference(Workspace, actor.workspaceId),
+    integration,
+    url,
+    events,
+    active: input.active ?? true,
+    secretEncrypted: encrypt(secret, config.encryptionKey),
+    secretLast4: secret.slice(-4),
+  });
+  await em.flush();
+  return { subscription, secret };
+}
+
+/** Changes only url, events and active (a secret is replaced by creating a new subscription). */
+export async function updateSubscription(
+  em: EntityManager,
+  actor: Actor,
+  config: Policy,
+  id: string,
+  input: { url?: string; events?: string[]; active?: boolean },
+): Promise<IWebhookSubscription> {
+  const sub = await requireSubscription(em, actor, id);
+  await requireNotDemo(em, actor);
+  if (input.url !== undefined) sub.url = validateUrl(input.url, config);
+  if (input.events !== undefined) sub.events = validateEvents(input.events);
+  if (input.active !== undefined) sub.active = input.active;
+  await em.flush();
+  return sub;
+}
+
+export async function deleteSubscription(em: EntityManager, actor: Actor, id: string): Promise<void> {
+  const sub = await requireSubscription(em, actor, id);
+  await requireNotDemo(em, actor);
+  await em.remove(sub).flush();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delivery
+
+export interface DeliveryEvent {
+  /** Outbox id of a real event; null for test deliveries. */
+  id: string | null;
+  name: string;
+  /** Exact envelope JSON bytes (signed and sent as is). */
+  body: string;
+}
+
+export interface DeliveryDeps {
+  config: Pick<Config, 'outboundAllowHosts' | 'encryptionKey'>;
+  resolver?: Resolver;
+  timeoutMs?: number;
+}
+
+/** One signed attempt (no retry), recorded in webhook_deliveries. Never throws for receiver failures. */
+export async function deliverToSubscription(em: EntityManager, deps: DeliveryDeps, sub: IWebhookSubscription, event: DeliveryEvent): Promise<OutboundResult> {
+  const secret = decrypt(sub.secretEncrypted, deps.config.encryptionKey);
+  const result = await postGuarded(
+    sub.url,
+    event.body,
+    { 'X-Service-Event': event.name, 'X-Service-Signature': signatureHeader(secret, event.body) },
+    { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
+  );
+  await em.insert(WebhookDelivery, {
+    id: uuidv7(),
+    subscriptionId: sub.id,
+    workspaceId: sub.workspace.id,
+    eventId: event.id,
+    eventName: event.name,
+    success: result.success,
+    statusCode: result.statusCode,
+    durationMs: result.durationMs,
+    errorClass: result.errorClass,
+    error: result.error,
+    responseExcerpt: result.responseExcerpt,
+    createdAt: new Date(),
+  });
+  return result;
+}
+
+/**
+ * POST /api/webhooks/outbound/{id}/test: sends the named event's sample (or the generic
+ * `webhook.test` event) with the saved secret, synchronously through the same delivery function as
+ * real events (the caller waits for the result, so no workflow is involved).
+ */
+export async function testSubscription(em: EntityManager, actor: Actor, deps: DeliveryDeps, id: string, eventName?: string): Promise<OutboundResult> {
+  const name = eventName === undefined ? undefined : validateEventName(eventName);
+  const sub = await requireSubscription(em, actor, id);
+  await requireNotDemo(em, actor);
+  const body = name ? envelopeJson(name, sampleData(name as never)) : envelopeJson(TEST_EVENT, testEventData(sub.id));
+  return deliverToSubscription(em, deps, sub, { id: null, name: name ?? TEST_EVENT, body });
+}
+
+/** POST /api/webhooks/outbound/test-url: an unsaved destination, signed with a fresh temporary secret. */
+export async function testUrl(
+  em: EntityManager,
+  actor: Actor,
+  deps: DeliveryDeps,
+  input: { url: string; event?: string },
+): Promise<OutboundResult & { secret: string }> {
+  const name = input.event === undefined ? undefined : validateEventName(input.event);
+  const url = validateUrl(input.url, deps.config);
+  await requireNotDemo(em, actor);
+  const secret = newWebhookSecret();
+  const eventName = name ?? TEST_EVENT;
+  const body = name ? envelopeJson(name, sampleData(name as never)) : envelopeJson(TEST_EVENT, testEventData(null));
+  const result = await postGuarded(
+    url,
+    body,
+    { 'X-Service-Event': eventName, 'X-Service-Signature': signatureHeader(secret, body) },
+    { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
+  );
+  return { ...result, secret };
+}

@@ -1,0 +1,20 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { CreditActivities } from '../activities/billing.js';
+
+const { grantMonthlyCredits: grant } = proxyActivities<CreditActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: { maximumAttempts: 5 },
+});
+
+/**
+ * Grants every workspace its plan's monthly credits for the current month (run on the 1st by a
+ * Schedule). Idempotent per workspace, plan and month, so a re-run or a catch-up grants nothing twice.
+ * `period` (YYYY-MM) defaults to the month of the workflow's start (workflow time, deterministic).
+ */
+export async function grantMonthlyCredits(input: { period?: string; workspaceIds?: string[] } = {}): Promise<{ period: string; workspaces: number; granted: number }> {
+  const now = new Date();
+  const period = input.period ?? `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+  const r = await grant({ period, workspaceIds: input.workspaceIds });
+  return { period, ...r };
+}

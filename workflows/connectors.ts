@@ -1,0 +1,17 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { ConnectorActivities } from '../activities/connectors.js';
+
+const { handleConnectorEvent: handle, deliverSandboxEvents: deliver } = proxyActivities<ConnectorActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 10, initialInterval: '2 seconds', maximumInterval: '1 minute' },
+});
+
+/** `connector-event:<eventId>`: handles one stored inbound connector event by its type. */
+export async function handleConnectorEvent(input: { eventId: string }): Promise<{ type: string; outcome: string }> {
+  return handle(input.eventId);
+}
+
+/** Run every minute by a Schedule when the connector is the sandbox: hands due sandbox events over. */
+export async function deliverSandboxEvents(): Promise<{ delivered: number }> {
+  return deliver();
+}
