@@ -1,11 +1,12 @@
-// Company decision-maker import activities (domain/cdm-imports/cdm-imports.ts). A batch search that met
+// Company decision-maker import activities (domain/cdm-imports/search-run.ts, confirm-run.ts). A batch search that met
 // transient source errors throws a retryable failure of type `source_unavailable` (Temporal retries
 // it for the companies still pending, after the provider's Retry-After when it gave one); the
 // workflow records what is left as failed after the last attempt.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CdmFailureReason } from '../db/entities/CdmImportCompany.js';
-import { beginCdmSearch, confirmCdmChunk, failCdmBatch, finishCdmSearch, searchCdmBatch } from '../domain/cdm-imports/cdm-imports.js';
+import { confirmCdmChunk } from '../domain/cdm-imports/confirm-run.js';
+import { beginCdmSearch, failCdmBatch, finishCdmSearch, searchCdmBatch } from '../domain/cdm-imports/search-run.js';
 import { createSources, type DiscoverySource } from '../lib/sources/index.js';
 import type { ActivityDeps } from './index.js';
 

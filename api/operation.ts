@@ -68,7 +68,7 @@ export interface OperationSpec<
   /** X-Acting-As does not apply to identity and token routes. */
   actingAs?: boolean;
   /**
-   * Behaviour in a Demo workspace (domain/demo.ts). Default: reads (GET) run normally and every
+   * Behaviour in a Demo workspace (domain/demo/demo.ts). Default: reads (GET) run normally and every
    * other method answers 403 `demo_read_only` before the handler runs. `'simulate'`: the handler
    * runs and must itself return the documented demo-simulation response when `actor.isDemo`,
    * writing nothing.

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../lib/config.js';
-import { openOrm } from '../lib/db.js';
+import { openOrm } from '../db/orm.js';
 import { logger } from '../lib/logger.js';
 import { connectRedis, redisReady } from '../lib/redis.js';
 import { connectTemporal } from '../lib/temporal.js';

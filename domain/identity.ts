@@ -32,7 +32,7 @@ export interface Actor {
   allApps: boolean;
   appIds: string[];
   actingAs: boolean;
-  /** The effective workspace is a Demo workspace: read-only (see domain/demo.ts). */
+  /** The effective workspace is a Demo workspace: read-only (see domain/demo/demo.ts). */
   isDemo: boolean;
 }
 

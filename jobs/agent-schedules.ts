@@ -9,7 +9,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import type { IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import type { AgentScheduleState } from '../domain/jobs.js';
-import { discoveryWorkflowIds } from '../workflows/ids.js';
+import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
 export const INTERVALS = { hourly: '1 hour', daily: '1 day', weekly: '7 days' } as const;

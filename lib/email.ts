@@ -2,7 +2,7 @@
 // each message in the `sent_emails` table (so the product runs offline and tests can read mail back).
 import type { MikroORM } from '@mikro-orm/postgresql';
 import nodemailer from 'nodemailer';
-import { OutboxEmail } from '../db/entities/OutboxEmail.js';
+import { uuidv7 } from './ids.js';
 
 export interface EmailMessage {
   to: string;
@@ -45,9 +45,11 @@ export class OutboxEmailSender implements EmailSender {
   readonly kind = 'outbox' as const;
   constructor(private readonly orm: MikroORM) {}
   async send(msg: EmailMessage): Promise<void> {
-    const em = this.orm.em.fork();
-    em.create(OutboxEmail, { to: msg.to, subject: msg.subject.slice(0, 500), text: msg.text, html: msg.html ?? null });
-    await em.flush();
+    // Plain SQL on the `sent_emails` table (db/entities/OutboxEmail.ts): lib/ stays below db/.
+    await this.orm.em
+      .fork()
+      .getConnection()
+      .execute(`insert into sent_emails (id, "to", subject, text, html, created_at) values (?, ?, ?, ?, ?, now())`, [uuidv7(), msg.to, msg.subject.slice(0, 500), msg.text, msg.html ?? null]);
   }
 }
 

@@ -86,3 +86,55 @@ export function keysetPage<T extends { id: string }, R>(rows: T[], limit: number
 }
 
 export const keysetPageSchema = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().regex(/^[0-9]{1,15}_[0-9a-f]{32}$/).nullable() });
+
+// ---------------------------------------------------------------------------------------------
+// The query of one page: the rows after the cursor, in the list's order, `limit + 1` of them (the
+// extra row tells `page()` / `keysetPage()` that a next page exists). On the first page (no cursor)
+// there is no cursor condition.
+
+export type Order = 'asc' | 'desc';
+
+/**
+ * For em.find over ids: spread `where` into the filter (`id > after` ascending, `id < after`
+ * descending, nothing on the first page) and pass `options` (or spread them next to others such as
+ * `populate`): `orderBy: { id }` and `limit: limit + 1`.
+ */
+export function keyset(p: { limit: number; after?: string }, order: Order = 'asc'): { where: { id?: { $gt: string } | { $lt: string } }; options: { orderBy: { id: Order }; limit: number } } {
+  return {
+    where: p.after ? { id: order === 'asc' ? { $gt: p.after } : { $lt: p.after } } : {},
+    options: { orderBy: { id: order }, limit: p.limit + 1 },
+  };
+}
+
+/**
+ * For em.find over (`by`, id), a time then the id: `where` holds `$or: [by > at, (by = at and id > id)]`
+ * (`<` descending), `options` orders by `by` then id, both in `order`, and asks for `limit + 1` rows.
+ */
+export function keysetBy<K extends string>(
+  by: K,
+  p: { limit: number; after?: { at: Date; id: string } },
+  order: Order = 'asc',
+): { where: { $or?: [Record<K, Record<string, Date>>, Record<K, Date> & { id: Record<string, string> }] }; options: { orderBy: Record<K | 'id', Order>; limit: number } } {
+  const op = order === 'asc' ? '$gt' : '$lt';
+  const a = p.after;
+  return {
+    where: a ? { $or: [{ [by]: { [op]: a.at } } as Record<K, Record<string, Date>>, { [by]: a.at, id: { [op]: a.id } } as Record<K, Date> & { id: Record<string, string> }] } : {},
+    options: { orderBy: { [by]: order, id: order } as Record<K | 'id', Order>, limit: p.limit + 1 },
+  };
+}
+
+/**
+ * For SQL: `sql` goes right after the query's WHERE conditions (at least one) and ends the query:
+ * ` and <column> > ?` (`<` descending; absent on the first page), then
+ * ` order by <column>[ desc] limit ?`; `params` are its values, in that order. With two columns
+ * `[time, id]` the cursor is a Keyset, compared as a row: ` and (time, id) > (?, ?)`.
+ */
+export function keysetSql(p: { limit: number; after?: string }, column: string, order?: Order): { sql: string; params: unknown[] };
+export function keysetSql(p: { limit: number; after?: Keyset }, columns: [string, string], order?: Order): { sql: string; params: unknown[] };
+export function keysetSql(p: { limit: number; after?: string | Keyset }, columns: string | [string, string], order: Order = 'asc'): { sql: string; params: unknown[] } {
+  const cols = typeof columns === 'string' ? [columns] : columns;
+  const after = !p.after ? [] : typeof p.after === 'string' ? [p.after] : [p.after.at, p.after.id];
+  const row = (xs: string[]) => (xs.length === 1 ? xs[0] : `(${xs.join(', ')})`);
+  const where = after.length ? ` and ${row(cols)} ${order === 'asc' ? '>' : '<'} ${row(cols.map(() => '?'))}` : '';
+  return { sql: `${where} order by ${cols.map((c) => (order === 'asc' ? c : `${c} desc`)).join(', ')} limit ?`, params: [...after, p.limit + 1] };
+}

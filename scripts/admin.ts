@@ -13,12 +13,12 @@
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../lib/config.js';
-import { migrate, openOrm } from '../lib/db.js';
+import { migrate, openOrm } from '../db/orm.js';
 import { stackWithSchema } from './stack-env.js';
 import { User } from '../db/entities/User.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../db/entities/Subscription.js';
-import { seedDemo } from '../db/seed/demo.js';
+import { seedDemo } from '../domain/demo/seed.js';
 import { grantCredits, creditBalance } from '../domain/billing/credits.js';
 import { PLAN_IDS, isPlanId, setPlan } from '../domain/billing/plans.js';
 import { sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect } from '../lib/connectors/index.js';

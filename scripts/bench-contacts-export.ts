@@ -16,11 +16,11 @@ import { benchOwner, benchStack, workerPolling } from './bench-fixtures.js';
 export async function benchContactsExport(opts: { count: number; log: (m: string) => void }): Promise<{ seconds: number; rowsPerSecond: number }> {
   const { count, log } = opts;
   // Imported here: config is read once, after the caller has set the environment.
-  const { openOrm } = await import('../lib/db.js');
+  const { openOrm } = await import('../db/orm.js');
   const { createList } = await import('../domain/lists/lists.js');
   const { createExport, exportChunks } = await import('../domain/contacts/exports.js');
   const { temporalJobs } = await import('../jobs/temporal.js');
-  const { contactExportWorkflowIds } = await import('../workflows/ids.js');
+  const { contactExportWorkflowIds } = await import('../lib/workflow-ids.js');
 
   const taskQueue = `bench-export-${process.pid}-${randomUUID().slice(0, 8)}`;
   const worker = spawnTsx('workers/worker.ts', { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' }, { quiet: true });

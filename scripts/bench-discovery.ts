@@ -12,10 +12,10 @@ import { benchOwner, benchStack, workerPolling } from './bench-fixtures.js';
 const { stack, env, taskQueue, log } = await benchStack('discovery', { suffix: 'bench', redisDb: 2 });
 
 // Imported after the environment is set: config is read once.
-const { openOrm } = await import('../lib/db.js');
+const { openOrm } = await import('../db/orm.js');
 const { createAgent, replaceSignals, setSource } = await import('../domain/agents/agents.js');
 const { createRun, planRun } = await import('../domain/agents/discovery.js');
-const { discoveryWorkflowIds } = await import('../workflows/ids.js');
+const { discoveryWorkflowIds } = await import('../lib/workflow-ids.js');
 
 const worker = spawnTsx('workers/worker.ts', env, { quiet: true });
 const orm = await openOrm(env.DATABASE_URL!);

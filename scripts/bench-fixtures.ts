@@ -101,7 +101,7 @@ export async function workerPolling(connection: Pick<Connection, 'workflowServic
 
 /** An ORM whose connection counts the SQL statements it executes (`statements()`, BEGIN/COMMIT aside). */
 export async function countingOrm(databaseUrl: string) {
-  const { openOrm } = await import('../lib/db.js');
+  const { openOrm } = await import('../db/orm.js');
   const orm = await openOrm(databaseUrl);
   const conn = orm.em.getConnection();
   let count = 0;

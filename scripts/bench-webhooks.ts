@@ -48,14 +48,14 @@ Object.assign(process.env, benchEnv);
 
 // Imported after the environment is set, so loadConfig() sees it.
 const { loadConfig } = await import('../lib/config.js');
-const { openOrm } = await import('../lib/db.js');
+const { openOrm } = await import('../db/orm.js');
 const { encrypt } = await import('../lib/crypto.js');
 const { User } = await import('../db/entities/User.js');
 const { Workspace } = await import('../db/entities/Workspace.js');
 const { WebhookSubscription } = await import('../db/entities/WebhookSubscription.js');
 const { emitEvent } = await import('../domain/webhooks/events.js');
 const { newWebhookSecret } = await import('../domain/webhooks/webhooks.js');
-const { webhookWorkflowIds } = await import('../workflows/ids.js');
+const { webhookWorkflowIds } = await import('../lib/workflow-ids.js');
 
 const config = loadConfig();
 const orm = await openOrm(config.databaseUrl);

@@ -1,6 +1,6 @@
 // `npm run migrate`: applies committed migrations to DATABASE_URL (or the embedded default).
 import { loadConfig } from '../lib/config.js';
-import { migrate, openOrm } from '../lib/db.js';
+import { migrate, openOrm } from '../db/orm.js';
 
 const orm = await openOrm(loadConfig().databaseUrl);
 try {

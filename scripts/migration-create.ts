@@ -1,7 +1,7 @@
 // `npm run migration:create -- [name]`: diffs the entities against the schema snapshot and writes a
 // new migration under db/migrations/. Review it, then commit it.
 import { loadConfig } from '../lib/config.js';
-import { openOrm } from '../lib/db.js';
+import { openOrm } from '../db/orm.js';
 
 const orm = await openOrm(loadConfig().databaseUrl);
 try {

@@ -1,6 +1,6 @@
 // Brings the local stack up and applies migrations; returns the env the API, worker and tests use.
 import { ensureDatabaseAt, ensureStack, type Stack } from './stack.js';
-import { migrate, openOrm } from '../lib/db.js';
+import { migrate, openOrm } from '../db/orm.js';
 
 /**
  * Where a run keeps its state apart from others on the same servers: tests and benchmarks use their

@@ -10,11 +10,17 @@ const log = (msg: string) => console.error(`[test] ${msg}`);
 
 // TEST_SKIP_TYPECHECK=1: several people editing one tree at once run their own files without
 // tripping over each other's half-done types (CI never sets it).
-if (!process.env.TEST_SKIP_TYPECHECK) log('typecheck');
-const tsc = process.env.TEST_SKIP_TYPECHECK ? { status: 0 } : spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit'], { cwd: repoRoot, stdio: 'inherit' });
-if (tsc.status !== 0) {
-  console.log('0 passed, 1 failed');
-  process.exit(1);
+// The static checks: types, then lint (eslint.config.js: the layering rules and floating promises).
+const staticChecks: [string, string[]][] = [
+  ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
+  ['lint', ['node_modules/eslint/bin/eslint.js', '--max-warnings', '0', '.']],
+];
+for (const [name, args] of process.env.TEST_SKIP_TYPECHECK ? [] : staticChecks) {
+  log(name);
+  if (spawnSync(process.execPath, args, { cwd: repoRoot, stdio: 'inherit' }).status !== 0) {
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  }
 }
 
 // Its own database (outreach_test), Redis database, task queue and so its own outbox dispatcher:

@@ -1,7 +1,7 @@
 // Recurring jobs as Temporal Schedules (never timers in the API process). Created idempotently at
 // worker start-up; an existing schedule is updated to the current definition.
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { scheduleIds, workflowIds } from '../workflows/ids.js';
+import { scheduleIds, workflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
 

@@ -31,7 +31,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@te
 import type { Logger } from '../lib/logger.js';
 import { uuidv7 } from '../lib/ids.js';
 import { WEBHOOK_EVENTS_CHANNEL } from '../domain/webhooks/events.js';
-import { webhookWorkflowIds } from '../workflows/ids.js';
+import { webhookWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { BATCHED_TARGETS_MAX } from '../workflows/webhooks.js';
 

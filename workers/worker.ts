@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config.js';
 import { logger } from '../lib/logger.js';
-import { openOrm } from '../lib/db.js';
+import { openOrm } from '../db/orm.js';
 import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
 import { createConnector } from '../lib/connectors/index.js';

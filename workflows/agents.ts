@@ -3,7 +3,7 @@
 // Cancelling it stops after the page in flight and marks the run `canceled`, its counts kept. The
 // history stays small (a plan, cursors and totals); a long run continues as new.
 import { ActivityCancellationType, ApplicationFailure, CancellationScope, continueAsNew, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
-import { discoveryWorkflowIds } from './ids.js';
+import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
 import type { DiscoveryActivities } from '../activities/agents.js';
 import type { RunPlan, RunTotals } from '../domain/agents/discovery.js';

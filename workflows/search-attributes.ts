@@ -1,5 +1,5 @@
 // Custom search attributes every job carries, so the Temporal UI can filter by workspace, app and kind.
-// Registered on the dev server by scripts/stack.ts (keyword type).
+// Registered on the dev server by scripts/stack/temporal.ts (keyword type).
 import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 
 export const WorkspaceId = defineSearchAttributeKey('WorkspaceId', SearchAttributeType.KEYWORD);

@@ -16,7 +16,7 @@
 // - above DELIVERY_CHUNK targets: child workflows per chunk, so every history stays small.
 import { executeChild, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.js';
-import { webhookWorkflowIds } from './ids.js';
+import { webhookWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
 
 export const PER_SUBSCRIPTION_MAX = 20;

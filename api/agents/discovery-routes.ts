@@ -7,7 +7,7 @@ import { requireAgent } from '../../domain/agents/agents.js';
 import { createRun, funnel, listRejectedProfiles, planRun, recentRuns, rejectionBreakdown } from '../../domain/agents/discovery.js';
 import type { IDiscoveryRun } from '../../db/entities/DiscoveryRun.js';
 import { RUN_STATUSES } from '../../db/entities/DiscoveryRun.js';
-import { discoveryWorkflowIds } from '../../workflows/ids.js';
+import { discoveryWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, text } from '../schemas.js';
 
 const tag = 'discovery';

@@ -17,7 +17,7 @@ import {
   type PromotionSelection,
 } from '../../domain/agents/promotion.js';
 import type { IDiscoveredLead } from '../../db/entities/DiscoveredLead.js';
-import { promotionWorkflowIds } from '../../workflows/ids.js';
+import { promotionWorkflowIds } from '../../lib/workflow-ids.js';
 import type { Jobs, PromotionState } from '../../domain/jobs.js';
 import { Timestamp, iso, text } from '../schemas.js';
 

@@ -6,7 +6,7 @@ import { BACKFILL_DAYS } from '../../domain/booking/backfill.js';
 import { hookUrl } from '../../domain/booking/providers.js';
 import { BOOKING_EVENT_TYPES, BOOKING_PROVIDERS, BOOKING_STATUSES } from '../../lib/booking/types.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { bookingWorkflowIds } from '../../workflows/ids.js';
+import { bookingWorkflowIds } from '../../lib/workflow-ids.js';
 import { MeetingView } from '../meetings/schemas.js';
 import { Timestamp, iso, text } from '../schemas.js';
 

@@ -1,20 +1,10 @@
 // Company decision-maker imports (docs/company-imports.md): create a job and see its first batch,
 // review batch by batch, decide per person or per company (or as an idempotent batch of client
 // events), confirm into the list, retry failed companies, and read the job five ways.
-import {
-  approvedMembers,
-  cdmMetrics,
-  cdmResults,
-  confirmCdmImport,
-  createCdmImport,
-  decideCdmImport,
-  listCompanies,
-  listMembers,
-  previewBatch,
-  recordCdmEvents,
-  requireCdmImportWithCounts,
-  retryCdmImport,
-} from '../../domain/cdm-imports/cdm-imports.js';
+import { confirmCdmImport, createCdmImport, retryCdmImport } from '../../domain/cdm-imports/cdm-imports.js';
+import { decideCdmImport, recordCdmEvents } from '../../domain/cdm-imports/decisions.js';
+import { requireCdmImportWithCounts } from '../../domain/cdm-imports/job.js';
+import { approvedMembers, cdmMetrics, cdmResults, listCompanies, listMembers, previewBatch } from '../../domain/cdm-imports/review.js';
 import { page } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import {

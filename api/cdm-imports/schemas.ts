@@ -2,28 +2,25 @@ import { z } from 'zod';
 import { CDM_STATES } from '../../db/entities/CdmImport.js';
 import { CDM_COMPANY_STATUSES, CDM_FAILURE_REASONS } from '../../db/entities/CdmImportCompany.js';
 import { CDM_MEMBER_STATUSES } from '../../db/entities/CdmImportMember.js';
+import { EVENT_TYPES, type DecisionOutcome, type EventOutcome } from '../../domain/cdm-imports/decisions.js';
 import {
   CREDITS_PER_MEMBER,
   DEFAULT_BATCH_SIZE,
   DEFAULT_PER_COMPANY,
-  EVENT_TYPES,
   MAX_BATCH_SIZE,
   MAX_COMPANIES,
   MAX_DECISIONS,
   MAX_PER_COMPANY,
   MAX_TITLES,
-  type BatchData,
   type CompanyRow,
   type Counts,
-  type DecisionOutcome,
-  type EventOutcome,
   type JobWithCounts,
   type MemberRow,
-  type Metrics,
-} from '../../domain/cdm-imports/cdm-imports.js';
+} from '../../domain/cdm-imports/job.js';
+import type { BatchData, Metrics } from '../../domain/cdm-imports/review.js';
 import { SENIORITIES } from '../../lib/sources/types.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { cdmImportWorkflowIds } from '../../workflows/ids.js';
+import { cdmImportWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 export const JobParams = z.object({ jobID: z.uuid() });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { EXPORT_STATUSES, type IContactExport } from '../../db/entities/ContactExport.js';
 import { FIT_LABELS, EDITABLE, type ContactDetail, type ContactFilters, type ContactRow, type EditedLead } from '../../domain/contacts/contacts.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { contactExportWorkflowIds } from '../../workflows/ids.js';
+import { contactExportWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 const isoOf = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());

@@ -3,7 +3,7 @@ import { ENRICHMENT_STATUSES, ENRICHMENT_TARGETS, type IEnrichment } from '../..
 import { apiFieldNames } from '../../domain/contacts/contacts.js';
 import type { RequestOutcome } from '../../domain/enrichment/enrichment.js';
 import type { ResolveOutcome } from '../../domain/enrichment/network-profiles.js';
-import { enrichmentWorkflowIds } from '../../workflows/ids.js';
+import { enrichmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, iso } from '../schemas.js';
 
 export const EnrichBody = z

@@ -4,7 +4,7 @@ import type { IPartnerEvent } from '../../db/entities/PartnerEvent.js';
 import { GENERIC_KINDS, INTEGRATION_KINDS, INTEGRATION_STATUSES, maskedCredentials, PARTNER, type TestOutcome, type Verification } from '../../domain/integrations/integrations.js';
 import { EVENT_KINDS, EVENT_STATES, RESOLUTIONS } from '../../domain/integrations/partner-sync.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { partnerWorkflowIds } from '../../workflows/ids.js';
+import { partnerWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, iso, text, urlPattern } from '../schemas.js';
 
 const Url = z

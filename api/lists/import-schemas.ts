@@ -6,7 +6,7 @@ import { MAX_IMPORT_BYTES, type CommitInput, type InvalidRow } from '../../domai
 import { badRequest } from '../../domain/errors.js';
 import type { FormatChoice } from '../../domain/lists/import-csv.js';
 import { DELIMITERS, ENCODINGS, type CsvEncoding, type Delimiter } from '../../lib/csv.js';
-import { listImportWorkflowIds } from '../../workflows/ids.js';
+import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
 import { BINARY } from '../openapi.js';
 import { Timestamp, iso, text } from '../schemas.js';
 

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { assertOperationAllowed } from '../../domain/demo.js';
+import { assertOperationAllowed } from '../../domain/demo/demo.js';
 import type { Operation } from '../operation.js';
 
 /** Demo workspaces are read-only: non-GET operations answer 403 `demo_read_only` unless they declare `demo: 'simulate'`. */

@@ -2,7 +2,7 @@
 // does not apply.
 import { z } from 'zod';
 import { defineOperation, reply } from '../operation.js';
-import { joinDemo } from '../../domain/demo.js';
+import { joinDemo } from '../../domain/demo/demo.js';
 import { leaveWorkspace, listMyWorkspaces, type MyWorkspace } from '../../domain/team/memberships.js';
 
 const tag = 'workspaces';

@@ -6,7 +6,7 @@ import { allTools } from '../../domain/tools/index.js';
 import { needsConfirmation, RISKS } from '../../domain/tools/registry.js';
 import { lastEventId } from '../../lib/operator-stream.js';
 import { isUuid } from '../../lib/ids.js';
-import { operatorWorkflowIds } from '../../workflows/ids.js';
+import { operatorWorkflowIds } from '../../lib/workflow-ids.js';
 import { AppError } from '../../domain/errors.js';
 import { defineOperation } from '../operation.js';
 import { streamTurn } from './sse.js';

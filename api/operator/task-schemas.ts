@@ -4,7 +4,7 @@ import type { IOperatorTaskEvent } from '../../db/entities/OperatorTaskEvent.js'
 import { ON_FAILURE } from '../../db/entities/OperatorTask.js';
 import { TASK_OPERATIONS, TASK_STATUSES, type Outcomes, type TaskWithCounts } from '../../domain/operator/tasks.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { operatorTaskWorkflowIds } from '../../workflows/ids.js';
+import { operatorTaskWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, iso } from '../schemas.js';
 
 export const TaskParams = z.object({ taskID: z.uuid() });

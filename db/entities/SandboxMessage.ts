@@ -1,12 +1,5 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-
-export interface SandboxAttachment {
-  id: string;
-  name: string;
-  contentType: string;
-  /** base64 */
-  data: string;
-}
+import type { SandboxAttachment } from '../../lib/connectors/sandbox-network.js';
 
 // One message of a sandbox conversation, sent (`out`, idempotent by key) or received (`in`: a
 // simulated reply or an injected message).

@@ -9,11 +9,11 @@ import { Workspace } from '../../db/entities/Workspace.js';
 import type { AccountConnector, Channel, ConnectStart } from '../../lib/connectors/types.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
 import { encrypt } from '../../lib/crypto.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import type { DnsResolver } from '../../lib/dns.js';
 import { applyAccountStatus } from './status.js';
 import { checkSendingDomain, mailboxDomain, type DomainCheck } from './sending-domain.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { usage, validateCaps, type ActionUsage, type LimitsInput } from '../governor/governor.js';
@@ -45,15 +45,16 @@ export async function requireAccount(em: EntityManager, actor: Actor, id: string
 }
 
 export async function listAccounts(em: EntityManager, actor: Actor, filter: { channel?: Channel; status?: string }, pageReq: PageRequest): Promise<IPlatformAccount[]> {
+  const k = keyset(pageReq);
   return em.find(
     PlatformAccount,
     {
       workspace: actor.workspaceId,
       ...(filter.channel ? { channel: filter.channel } : {}),
       ...(filter.status ? { status: filter.status } : {}),
-      ...(pageReq.after ? { id: { $gt: pageReq.after } } : {}),
+      ...k.where,
     },
-    { orderBy: { id: 'asc' }, limit: pageReq.limit + 1 },
+    k.options,
   );
 }
 

@@ -18,7 +18,7 @@ import { AgentSource, type IAgentSource } from '../../db/entities/AgentSource.js
 import { DiscoveryAgent, type AgentStatus, type IDiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
 import { LeadList } from '../../db/entities/LeadList.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/ids.js';
 import { requireApp } from '../apps/apps.js';
 import { AppError, notFound } from '../errors.js';
@@ -77,11 +77,8 @@ async function requireListOfApp(em: EntityManager, actor: Actor, appId: string, 
 }
 
 export function listAgents(em: EntityManager, actor: Actor, appId: string, page: PageRequest & { status?: AgentStatus }): Promise<IDiscoveryAgent[]> {
-  return em.find(
-    DiscoveryAgent,
-    { workspace: actor.workspaceId, app: appId, ...(page.status ? { status: page.status } : {}), ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  return em.find(DiscoveryAgent, { workspace: actor.workspaceId, app: appId, ...(page.status ? { status: page.status } : {}), ...k.where }, k.options);
 }
 
 export async function createAgent(em: EntityManager, actor: Actor, appId: string, input: AgentInput & { name: string }): Promise<IDiscoveryAgent> {

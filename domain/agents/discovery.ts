@@ -19,7 +19,7 @@ import type { Candidate, SignalQuery } from '../../lib/sources/types.js';
 import type { ModelAdapter } from '../../lib/llm/types.js';
 import { qualifyCandidate, type IcpInput } from '../../lib/llm/tasks.js';
 import { uuidv7 } from '../../lib/ids.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { AppError } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { requireAgent, SOURCES_FOR_KIND, type SignalKind, type SourceName } from './agents.js';
@@ -338,11 +338,8 @@ export async function getRun(em: EntityManager, actor: Actor, runId: string): Pr
 
 /** Latest runs of the effective workspace (products the actor may access), newest first. */
 export function recentRuns(em: EntityManager, actor: Actor, page: PageRequest): Promise<IDiscoveryRun[]> {
-  return em.find(
-    DiscoveryRun,
-    { workspace: actor.workspaceId, ...(actor.allApps ? {} : { app: { $in: actor.appIds } }), ...(page.after ? { id: { $lt: page.after } } : {}) },
-    { orderBy: { id: 'desc' }, limit: page.limit + 1, populate: ['agent'] },
-  );
+  const k = keyset(page, 'desc');
+  return em.find(DiscoveryRun, { workspace: actor.workspaceId, ...(actor.allApps ? {} : { app: { $in: actor.appIds } }), ...k.where }, { ...k.options, populate: ['agent'] });
 }
 
 export interface Funnel {
@@ -427,10 +424,7 @@ export async function rejectionBreakdown(em: EntityManager, actor: Actor, agentI
 }
 
 export function listRejectedProfiles(em: EntityManager, agentId: string, page: PageRequest & { reason?: string }) {
-  return em.find(
-    RejectedProfile,
-    { agent: agentId, promotedAt: null, ...(page.reason ? { primaryReason: page.reason } : {}), ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  return em.find(RejectedProfile, { agent: agentId, promotedAt: null, ...(page.reason ? { primaryReason: page.reason } : {}), ...k.where }, k.options);
 }
 

@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { SpecialistRun, type ISpecialistRun, type SpecialistRunStatus } from '../../db/entities/SpecialistRun.js';
 import { uuidv7, uuidv7Floor } from '../../lib/ids.js';
 import { LlmError, type Usage } from '../../lib/llm/types.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { requireApp } from '../apps/apps.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
@@ -119,8 +119,8 @@ export async function listSpecialistRuns(em: EntityManager, actor: Actor, filter
   if (filter.agentId) where.agentId = filter.agentId;
   if (filter.kind) where.kind = filter.kind;
   if (filter.status) where.status = filter.status;
-  if (page.after) where.id = { $lt: page.after };
-  return em.find(SpecialistRun, where, { orderBy: { id: 'desc' }, limit: page.limit + 1 });
+  const k = keyset(page, 'desc');
+  return em.find(SpecialistRun, { ...where, ...k.where }, k.options);
 }
 
 /** One run of a product; another workspace's or product's run is 404 `not_found`. */

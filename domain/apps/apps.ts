@@ -6,13 +6,12 @@ import { App, type IApp } from '../../db/entities/App.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 
 export async function listApps(em: EntityManager, actor: Actor, page: PageRequest): Promise<IApp[]> {
-  const id: { $gt?: string; $in?: string[] } = {};
-  if (page.after) id.$gt = page.after;
-  if (!actor.allApps) id.$in = actor.appIds;
-  return em.find(App, { workspace: actor.workspaceId, ...(page.after || !actor.allApps ? { id } : {}) }, { orderBy: { id: 'asc' }, limit: page.limit + 1 });
+  const k = keyset(page);
+  const id = { ...k.where.id, ...(actor.allApps ? {} : { $in: actor.appIds }) };
+  return em.find(App, { workspace: actor.workspaceId, ...(page.after || !actor.allApps ? { id } : {}) }, k.options);
 }
 
 /** Loads a product of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */

@@ -13,7 +13,7 @@
  * - `await entitlementsFor(em, workspaceId)` to read the effective plan, status and limits.
  * - `currentUsage(em, workspaceId)` counts what exists; domains that add counted resources (agents,
  *   campaigns) extend it so GET /api/user/limits shows their usage.
- * Credits are in domain/billing/credits.ts; demo read-only rules in domain/demo.ts.
+ * Credits are in domain/billing/credits.ts; demo read-only rules in domain/demo/demo.ts.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { App } from '../../db/entities/App.js';
@@ -24,7 +24,7 @@ import { PlatformAccount, type ActionType } from '../../db/entities/PlatformAcco
 import { Campaign } from '../../db/entities/Campaign.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { grantCredits } from './credits.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError } from '../errors.js';
 import type { Actor } from '../identity.js';
 

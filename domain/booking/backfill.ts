@@ -11,7 +11,7 @@ import { BookingError, type BookingProviderName } from '../../lib/booking/types.
 import { uuidv7 } from '../../lib/ids.js';
 import { storeAndApply, backfillEvent } from './events.js';
 import { markRefused, onlyManagers, requireConnection, usableCredentials, type BookingDeps } from './providers.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';

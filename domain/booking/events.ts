@@ -17,8 +17,8 @@ import { toBooking, toWireBooking, wireBooking } from '../../lib/booking/wire.js
 import { sha256Hex } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { normaliseEmail } from '../../lib/normalise.js';
-import type { PageRequest } from '../../lib/pagination.js';
-import { assertWritable } from '../demo.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
+import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
@@ -274,11 +274,8 @@ export function backfillEvent(b: Booking): BookingEvent {
 
 /** The workspace's events waiting for a person, oldest first. */
 export async function listUnmatched(em: EntityManager, actor: Actor, page: PageRequest): Promise<IBookingProviderEvent[]> {
-  return em.find(
-    BookingProviderEvent,
-    { workspace: actor.workspaceId, state: 'unmatched', ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  return em.find(BookingProviderEvent, { workspace: actor.workspaceId, state: 'unmatched', ...k.where }, k.options);
 }
 
 async function requireEvent(em: EntityManager, actor: Actor, id: string): Promise<IBookingProviderEvent> {

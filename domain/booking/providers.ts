@@ -8,8 +8,8 @@ import { BookingConnection, type IBookingConnection } from '../../db/entities/Bo
 import { Workspace } from '../../db/entities/Workspace.js';
 import { BookingError, isBookingProvider, type BookingCredentials, type BookingProvider, type BookingProviderName, type BookingProviders, type ProviderAccount } from '../../lib/booking/types.js';
 import { decrypt, encrypt, randomSecret } from '../../lib/crypto.js';
-import type { PageRequest } from '../../lib/pagination.js';
-import { assertWritable } from '../demo.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { issuePendingState, requireStillManager, spendPendingState } from '../auth/oauth-pending.js';
@@ -59,7 +59,8 @@ export async function requireConnection(em: EntityManager, actor: Actor, id: str
 }
 
 export async function listConnections(em: EntityManager, actor: Actor, page: PageRequest): Promise<IBookingConnection[]> {
-  return em.find(BookingConnection, { workspace: actor.workspaceId, ...(page.after ? { id: { $gt: page.after } } : {}) }, { orderBy: { id: 'asc' }, limit: page.limit + 1 });
+  const k = keyset(page);
+  return em.find(BookingConnection, { workspace: actor.workspaceId, ...k.where }, k.options);
 }
 
 export function openCredentials(deps: Pick<BookingDeps, 'encryptionKey'>, c: IBookingConnection): BookingCredentials {

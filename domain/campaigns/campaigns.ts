@@ -25,10 +25,10 @@ import { CampaignStepAttachment } from '../../db/entities/CampaignStepAttachment
 import { CampaignStepVersion } from '../../db/entities/CampaignStepVersion.js';
 import { PlatformAccount, type IPlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { checkTemplate, requiredVariables } from '../../lib/templates.js';
 import { requireApp } from '../apps/apps.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { usage } from '../governor/governor.js';
 import type { Actor } from '../identity.js';
@@ -183,11 +183,8 @@ export async function createCampaign(em: EntityManager, actor: Actor, appId: str
 /** One page (`limit + 1` rows) of a product's campaigns, oldest first, optionally of one status. */
 export async function listCampaigns(em: EntityManager, actor: Actor, appId: string, page: PageRequest, status?: CampaignStatus): Promise<CampaignWithCount[]> {
   const app = await requireApp(em, actor, appId);
-  const rows = await em.find(
-    Campaign,
-    { workspace: actor.workspaceId, app: app.id, ...(status ? { status } : {}), ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  const rows = await em.find(Campaign, { workspace: actor.workspaceId, app: app.id, ...(status ? { status } : {}), ...k.where }, k.options);
   return withCounts(em, rows);
 }
 

@@ -11,7 +11,7 @@ import { CampaignStep, type ICampaignStep, type StepType } from '../../db/entiti
 import { CampaignStepAttachment } from '../../db/entities/CampaignStepAttachment.js';
 import { CampaignStepVersion, type VersionedStep } from '../../db/entities/CampaignStepVersion.js';
 import { checkTemplate } from '../../lib/templates.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { assertNotArchived, requireCampaign } from './guards.js';

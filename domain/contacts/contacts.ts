@@ -10,9 +10,9 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ENRICHABLE_FIELDS, FIELD_COLUMNS, type EnrichableField } from '../../lib/enrichment/types.js';
 import { normaliseDomain, normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { requireApp } from '../apps/apps.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { requireList } from '../lists/lists.js';
@@ -148,14 +148,9 @@ export async function checkFilters(em: EntityManager, actor: Actor, f: ContactFi
 export async function listContacts(em: EntityManager, actor: Actor, filters: ContactFilters, page: PageRequest): Promise<ContactRow[]> {
   await checkFilters(em, actor, filters);
   const params: unknown[] = [];
-  let sql = `select ${CONTACT_COLUMNS} from contacts c where ${contactConditions(actor.workspaceId, scopeOf(actor), filters, params)}`;
-  if (page.after) {
-    sql += ' and c.id > ?';
-    params.push(page.after);
-  }
-  sql += ' order by c.id limit ?';
-  params.push(page.limit + 1);
-  return em.execute(sql, params);
+  const sql = `select ${CONTACT_COLUMNS} from contacts c where ${contactConditions(actor.workspaceId, scopeOf(actor), filters, params)}`;
+  const k = keysetSql(page, 'c.id');
+  return em.execute(sql + k.sql, [...params, ...k.params]);
 }
 
 /** The contact, if the caller may see it: 404 outside the workspace, 403 `not_assigned` outside the member's products. */
@@ -232,7 +227,7 @@ export interface EditedLead {
 }
 
 /** A lead of the workspace with its list's product (404 otherwise). Who may touch it was checked before: domain/access.ts. */
-async function requireLead(em: EntityManager, actor: Actor, id: string) {
+export async function requireLead(em: EntityManager, actor: Actor, id: string) {
   const [lead]: { id: string; list_id: string; app_id: string; contact_id: string; source: string; created_at: Date }[] = await em.execute(
     `select l.id, l.list_id, ll.app_id, l.contact_id, l.source, l.created_at from leads l join lead_lists ll on ll.id = l.list_id where l.id = ? and l.workspace_id = ?`,
     [id, actor.workspaceId],

@@ -10,9 +10,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ContactExport, type ExportFilters, type IContactExport } from '../../db/entities/ContactExport.js';
 import { csvHeader, csvRecords, type ExportContactRow } from '../../lib/contacts-csv.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { checkFilters, contactConditions, scopeOf, type ContactFilters, type Scope } from './contacts.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
@@ -65,11 +65,9 @@ function visible(actor: Actor, params: unknown[]): string {
 /** One page (`limit + 1`) of the exports the caller sees, newest first. */
 export async function listExports(em: EntityManager, actor: Actor, page: PageRequest): Promise<IContactExport[]> {
   const params: unknown[] = [];
-  let sql = `select e.id from contact_exports e where ${visible(actor, params)}`;
-  if (page.after) sql += ' and e.id < ?', params.push(page.after);
-  sql += ' order by e.id desc limit ?';
-  params.push(page.limit + 1);
-  const ids = ((await em.execute(sql, params)) as { id: string }[]).map((r) => r.id);
+  const sql = `select e.id from contact_exports e where ${visible(actor, params)}`;
+  const k = keysetSql(page, 'e.id', 'desc');
+  const ids = ((await em.execute(sql + k.sql, [...params, ...k.params])) as { id: string }[]).map((r) => r.id);
   if (!ids.length) return [];
   const rows = await em.find(ContactExport, { id: { $in: ids } }, { refresh: true });
   return rows.sort((a, b) => (a.id < b.id ? 1 : -1));

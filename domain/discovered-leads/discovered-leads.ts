@@ -6,11 +6,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from '../../lib/ids.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { requireAgent } from '../agents/agents.js';
 import { requireApp } from '../apps/apps.js';
 import { upsertContacts } from '../contacts/upsert.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { canAccessApp, type Actor } from '../identity.js';
 import { likeEscape } from '../../lib/sql.js';
@@ -133,15 +133,8 @@ async function filterSql(em: EntityManager, actor: Actor, f: DiscoveredLeadFilte
 /** One page (`limit + 1` rows), newest first (UUIDv7 ids sort by creation); the cursor is the last id seen. */
 export async function listDiscoveredLeads(em: EntityManager, actor: Actor, f: DiscoveredLeadFilters, page: PageRequest): Promise<DiscoveredLeadRow[]> {
   const w = await filterSql(em, actor, f);
-  let sql = `select ${COLUMNS} from discovered_leads d where ${w.sql}`;
-  const params = [...w.params];
-  if (page.after) {
-    sql += ' and d.id < ?';
-    params.push(page.after);
-  }
-  sql += ' order by d.id desc limit ?';
-  params.push(page.limit + 1);
-  const rows: DiscoveredLeadRow[] = await em.execute(sql, params);
+  const k = keysetSql(page, 'd.id', 'desc');
+  const rows: DiscoveredLeadRow[] = await em.execute(`select ${COLUMNS} from discovered_leads d where ${w.sql}${k.sql}`, [...w.params, ...k.params]);
   return rows.map(norm);
 }
 

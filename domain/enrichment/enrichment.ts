@@ -13,7 +13,7 @@ import { Enrichment, type EnrichmentTarget, type IEnrichment } from '../../db/en
 import { ENRICHABLE_FIELDS, FIELD_COLUMNS, isQueryable, type EnrichableField, type EnrichedPerson, type EnrichmentMatch, type EnrichmentQuery } from '../../lib/enrichment/types.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
 import { debitCredits, requireCredits } from '../billing/credits.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { requireDiscoveredLead } from '../discovered-leads/discovered-leads.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';

@@ -8,7 +8,7 @@ import { Lead } from '../../db/entities/Lead.js';
 import type { NetworkConnector, NetworkProfile, ProfileQuery } from '../../lib/connectors/types.js';
 import { normaliseProfileUrl } from '../../lib/normalise.js';
 import { ProviderError } from '../../lib/provider-http.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { requireDiscoveredLead } from '../discovered-leads/discovered-leads.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';

@@ -4,7 +4,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { EnrollOperation, type IEnrollOperation } from '../../db/entities/EnrollOperation.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { assertWritable } from '../demo.js';
+import { keysetSql } from '../../lib/pagination.js';
+import { assertWritable } from '../demo/demo.js';
 import { checkLeadsForCampaign, requireCampaign, type LeadCheck } from './enrollments.js';
 import { conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
@@ -69,10 +70,8 @@ export async function operationReceipt(em: EntityManager, actor: Actor, campaign
   const op = await requireOperation(em, actor, campaignId, receiptId);
   if (op.status !== 'completed') throw conflict('operation_not_finished', `the operation is ${op.status}; its receipt exists once it completed`);
   const reasons = await em.execute<{ reason: string; n: number }[]>(`select reason, count(*)::int as n from enroll_skips where operation_id = ? group by reason order by reason`, [op.id]);
-  const rows = await em.execute<{ lead_id: string; reason: string }[]>(
-    `select lead_id, reason from enroll_skips where operation_id = ? and (?::uuid is null or lead_id > ?::uuid) order by lead_id limit ?`,
-    [op.id, page.cursor ?? null, page.cursor ?? null, page.limit + 1],
-  );
+  const k = keysetSql({ limit: page.limit, after: page.cursor }, 'lead_id');
+  const rows = await em.execute<{ lead_id: string; reason: string }[]>(`select lead_id, reason from enroll_skips where operation_id = ?${k.sql}`, [op.id, ...k.params]);
   return { operation: op, byReason: Object.fromEntries(reasons.map((r) => [r.reason, r.n])), skippedLeads: rows };
 }
 

@@ -8,7 +8,7 @@ import { ScheduledAction, type IScheduledAction } from '../../db/entities/Schedu
 import type { VersionedStep } from '../../db/entities/CampaignStepVersion.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { requireCampaign } from '../campaigns/campaigns.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import { isSendStep } from './executor.js';
 import { canAccessApp, type Actor } from '../identity.js';

@@ -5,7 +5,7 @@
 // `GET /api/enrollments/{id}` and the Operator tool `get_enrollments`.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EnrollmentStatus } from '../../db/entities/Enrollment.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { requireCampaign } from './enrollments.js';
 import { notFound } from '../errors.js';
 import { WAITING_REASONS, type WaitingReason } from './executor.js';
@@ -169,8 +169,8 @@ export async function listEnrollmentViews(em: EntityManager, actor: Actor, campa
   if (filter.status) and('e.status = ?', filter.status);
   if (filter.stepId) and('e.current_step_id = ?', filter.stepId);
   if (filter.leadId) and('e.lead_id = ?', filter.leadId);
-  if (page.after) and('e.id > ?', page.after);
-  const rows = await em.execute<Row[]>(`${SELECT} where ${where.join(' and ')} order by e.id limit ?`, [...args, page.limit + 1]);
+  const k = keysetSql(page, 'e.id');
+  const rows = await em.execute<Row[]>(`${SELECT} where ${where.join(' and ')}${k.sql}`, [...args, ...k.params]);
   return rows.map(toItem);
 }
 

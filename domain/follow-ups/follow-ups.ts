@@ -6,7 +6,8 @@
 import { leadScopeSql } from '../access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from '../../lib/ids.js';
-import type { Keyset } from '../../lib/pagination.js';
+import { keysetSql, type Keyset } from '../../lib/pagination.js';
+import { requireLead } from '../contacts/contacts.js';
 import { conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 
@@ -94,13 +95,13 @@ export async function listFollowUps(em: EntityManager, actor: Actor, f: FollowUp
   if (f.kind) where.push('r.kind = ?') && params.push(f.kind);
   if (f.dueOnly) where.push('r.due_at <= ?') && params.push(now);
   if (f.leadId) where.push('r.lead_id = ?') && params.push(f.leadId);
-  if (f.after) where.push('(r.due_at, r.id) > (?, ?)') && params.push(f.after.at, f.after.id);
+  const k = keysetSql(f, ['r.due_at', 'r.id']);
   return em.execute<ReminderRow[]>(
     `select r.id, r.kind, r.state, r.lead_id, r.conversation_id, r.meeting_id, r.summary, r.due_at, r.created_at, r.resolved_at,
             c.first_name, c.last_name, c.full_name, c.email, c.company
        from follow_up_reminders r join leads l on l.id = r.lead_id join contacts c on c.id = l.contact_id
-      where ${where.join(' and ')} order by r.due_at, r.id limit ?`,
-    [...params, f.limit + 1],
+      where ${where.join(' and ')}${k.sql}`,
+    [...params, ...k.params],
   );
 }
 
@@ -140,13 +141,6 @@ export async function reminder(em: EntityManager, id: string): Promise<ReminderR
   return row;
 }
 
-/** The lead of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
-export async function requireLead(em: EntityManager, actor: Actor, leadId: string): Promise<{ id: string; contact_id: string }> {
-  const [l] = await em.execute<{ id: string; contact_id: string }[]>(`select id, contact_id from leads where id = ? and workspace_id = ?`, [leadId, actor.workspaceId]);
-  if (!l) throw notFound('lead');
-  return l;
-}
-
 /** Dismisses every open reminder of the lead (idempotent: a second call dismisses nothing). */
 export async function dismissLead(em: EntityManager, actor: Actor, leadId: string): Promise<{ lead_id: string; dismissed: number }> {
   await requireLead(em, actor, leadId);
@@ -170,16 +164,11 @@ export interface NoteRow {
 
 export async function listNotes(em: EntityManager, actor: Actor, leadId: string, p: { limit: number; after?: Keyset }): Promise<NoteRow[]> {
   await requireLead(em, actor, leadId);
-  const params: unknown[] = [leadId, actor.workspaceId];
-  let older = '';
-  if (p.after) {
-    older = 'and (n.created_at, n.id) < (?, ?)';
-    params.push(p.after.at, p.after.id);
-  }
+  const k = keysetSql(p, ['n.created_at', 'n.id'], 'desc');
   return em.execute<NoteRow[]>(
     `select n.id, n.lead_id, n.author_id, u.name as author_name, n.body, n.created_at from lead_notes n left join users u on u.id = n.author_id
-      where n.lead_id = ? and n.workspace_id = ? ${older} order by n.created_at desc, n.id desc limit ?`,
-    [...params, p.limit + 1],
+      where n.lead_id = ? and n.workspace_id = ?${k.sql}`,
+    [leadId, actor.workspaceId, ...k.params],
   );
 }
 

@@ -8,11 +8,11 @@ import type { AccountConnector, AttachmentStream, ChatMessage } from '../../lib/
 import { ConnectorError } from '../../lib/connectors/types.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
-import type { Keyset } from '../../lib/pagination.js';
+import { keysetSql, type Keyset } from '../../lib/pagination.js';
 import { writeReply, type ModelAdapter } from '../../lib/llm/index.js';
 import { LlmError } from '../../lib/llm/types.js';
 import type { AiReplyDraft } from '../../db/entities/Conversation.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
@@ -93,8 +93,8 @@ export async function listConversations(em: EntityManager, actor: Actor, f: Conv
     const like = `%${f.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
     add(`(c.counterpart ilike ? or c.counterpart_name ilike ? or c.last_message_preview ilike ? or concat_ws(' ', k.first_name, k.last_name) ilike ?)`, like, like, like, like);
   }
-  if (f.after) add('(c.last_message_at, c.id) < (?, ?)', f.after.at, f.after.id);
-  return em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where ${where.join(' and ')} order by c.last_message_at desc, c.id desc limit ?`, [...params, f.limit + 1]);
+  const k = keysetSql(f, ['c.last_message_at', 'c.id'], 'desc');
+  return em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where ${where.join(' and ')}${k.sql}`, [...params, ...k.params]);
 }
 
 /** The conversation of the workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */

@@ -8,11 +8,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { InsightKind, InsightStatus } from '../../db/entities/Insight.js';
 import type { Caps } from '../../db/entities/PlatformAccount.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { keysetSql } from '../../lib/pagination.js';
 import type { AccountConnector } from '../../lib/connectors/types.js';
 import { updateAgent } from '../agents/agents.js';
 import type { Jobs } from '../jobs.js';
 import { setStatus } from '../campaigns/campaigns.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { canAccessApp, type Actor } from '../identity.js';
 import { connectAccount, setLimits } from '../accounts/accounts.js';
@@ -163,8 +164,8 @@ export async function listInsights(em: EntityManager, actor: Actor, f: { status:
   const args: unknown[] = [actor.workspaceId];
   if (f.kind) (parts.push('kind = ?'), args.push(f.kind));
   if (f.appId) (parts.push('app_id = ?'), args.push(f.appId));
-  if (f.before) (parts.push('id < ?'), args.push(f.before));
-  return em.execute<InsightRow[]>(`select * from insights where ${parts.join(' and ')} ${v.sql} order by id desc limit ?`, [...args, ...v.args, f.limit + 1]);
+  const k = keysetSql({ limit: f.limit, after: f.before }, 'id', 'desc');
+  return em.execute<InsightRow[]>(`select * from insights where ${parts.join(' and ')} ${v.sql}${k.sql}`, [...args, ...v.args, ...k.params]);
 }
 
 /** Open insights (snoozed ones whose time passed included), in total and by kind: one indexed count. */

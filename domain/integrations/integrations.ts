@@ -10,9 +10,9 @@ import { Workspace } from '../../db/entities/Workspace.js';
 import type { Config } from '../../lib/config.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { checkDestination, DestinationError, postGuarded, type OutboundResult, type Resolver } from '../../lib/outbound-http.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { PartnerError, type PartnerAdapter, type PartnerTokens } from '../../lib/partner/types.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
@@ -77,11 +77,8 @@ export async function requireIntegration(em: EntityManager, actor: Actor, id: st
 }
 
 export async function listIntegrations(em: EntityManager, actor: Actor, page: PageRequest & { kind?: string }): Promise<IIntegration[]> {
-  return em.find(
-    Integration,
-    { workspace: actor.workspaceId, ...(page.kind ? { provider: page.kind } : {}), ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  return em.find(Integration, { workspace: actor.workspaceId, ...(page.kind ? { provider: page.kind } : {}), ...k.where }, k.options);
 }
 
 // ---------------------------------------------------------------------------------------------

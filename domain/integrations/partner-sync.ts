@@ -10,9 +10,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Integration } from '../../db/entities/Integration.js';
 import { PartnerEvent, type IPartnerEvent } from '../../db/entities/PartnerEvent.js';
 import { uuidv7 } from '../../lib/ids.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { PARTNER_BATCH, PartnerError, type PartnerFieldValue, type PartnerRecord, type PartnerRecordKind, type PartnerResolve, type PartnerResult } from '../../lib/partner/types.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { markPartnerRefused, onlyManagers, PARTNER, usablePartnerToken, type IntegrationDeps } from './integrations.js';
@@ -193,11 +193,8 @@ export async function syncCursors(em: EntityManager, integrationId: string) {
 // Partner events
 
 export async function listPartnerEvents(em: EntityManager, actor: Actor, q: PageRequest & { state?: string; kind?: string }): Promise<IPartnerEvent[]> {
-  return em.find(
-    PartnerEvent,
-    { workspace: actor.workspaceId, ...(q.state ? { state: q.state } : {}), ...(q.kind ? { kind: q.kind } : {}), ...(q.after ? { id: { $gt: q.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: q.limit + 1 },
-  );
+  const k = keyset(q);
+  return em.find(PartnerEvent, { workspace: actor.workspaceId, ...(q.state ? { state: q.state } : {}), ...(q.kind ? { kind: q.kind } : {}), ...k.where }, k.options);
 }
 
 export interface ConfirmInput {

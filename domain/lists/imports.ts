@@ -16,7 +16,7 @@ import { AgentAttachment } from '../../db/entities/AgentAttachment.js';
 import { LeadList } from '../../db/entities/LeadList.js';
 import { ListImport, type DedupeMode, type IListImport, type ListImportStatus } from '../../db/entities/ListImport.js';
 import { requireApp } from '../apps/apps.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { FileUpload, IMPORT_CHUNK_BYTES, type ImportFileStore, type UploadedFileFacts } from './import-files.js';
@@ -145,7 +145,6 @@ export async function beginUpload(
 export function cleanFilename(name: string | undefined): string {
   let s = (name ?? '').normalize('NFC');
   s = s.slice(Math.max(s.lastIndexOf('/'), s.lastIndexOf('\\')) + 1);
-  // eslint-disable-next-line no-control-regex
   s = s.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '').trim();
   if (!s) return 'import.csv';
   return [...s].slice(0, 255).join('');

@@ -13,9 +13,9 @@ import { LeadList, type ILeadList } from '../../db/entities/LeadList.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { requireApp } from '../apps/apps.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { likeEscape } from '../../lib/sql.js';
@@ -89,11 +89,8 @@ export async function createList(
 /** One page (`limit + 1` rows) of a product's lists, oldest first. */
 export async function listListsOfApp(em: EntityManager, actor: Actor, appId: string, page: PageRequest): Promise<ListWithCount[]> {
   const app = await requireApp(em, actor, appId);
-  const lists = await em.find(
-    LeadList,
-    { workspace: actor.workspaceId, app: app.id, ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  const lists = await em.find(LeadList, { workspace: actor.workspaceId, app: app.id, ...k.where }, k.options);
   return withCounts(em, lists);
 }
 
@@ -102,8 +99,8 @@ export async function listLists(em: EntityManager, actor: Actor, page: PageReque
   const where: Record<string, unknown> = { workspace: actor.workspaceId };
   if (appId) where.app = (await requireApp(em, actor, appId)).id;
   else if (!actor.allApps) where.app = { $in: actor.appIds };
-  if (page.after) where.id = { $gt: page.after };
-  const lists = await em.find(LeadList, where, { orderBy: { id: 'asc' }, limit: page.limit + 1 });
+  const k = keyset(page);
+  const lists = await em.find(LeadList, { ...where, ...k.where }, k.options);
   return withCounts(em, lists);
 }
 
@@ -209,18 +206,13 @@ export async function listLeads(em: EntityManager, actor: Actor, listId: string,
       c.full_name, c.first_name, c.last_name, c.title, c.company, c.email, c.profile_url, c.country
     from leads l join contacts c on c.id = l.contact_id
     where l.list_id = ?`;
-  if (page.after) {
-    sql += ' and l.id > ?';
-    params.push(page.after);
-  }
   if (q) {
     const like = `%${likeEscape(q)}%`;
     sql += ` and (c.full_name ilike ? or concat_ws(' ', c.first_name, c.last_name) ilike ? or c.email ilike ? or c.company ilike ?)`;
     params.push(like, like, like, like);
   }
-  sql += ' order by l.id limit ?';
-  params.push(page.limit + 1);
-  return em.execute(sql, params);
+  const k = keysetSql(page, 'l.id');
+  return em.execute(sql + k.sql, [...params, ...k.params]);
 }
 
 export type LeadSource = 'discovery' | 'import' | 'manual';

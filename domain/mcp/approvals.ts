@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { McpApproval, type IMcpApproval, type McpApprovalStatus } from '../../db/entities/McpApproval.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { demoReadOnly } from '../demo.js';
+import { demoReadOnly } from '../demo/demo.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';

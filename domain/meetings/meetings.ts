@@ -8,8 +8,8 @@ import { Contact } from '../../db/entities/Contact.js';
 import { Lead } from '../../db/entities/Lead.js';
 import { Meeting, type IMeeting, type MeetingOutcome, type MeetingStatus } from '../../db/entities/Meeting.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import type { PageRequest } from '../../lib/pagination.js';
-import { assertWritable } from '../demo.js';
+import { keysetBy, type PageRequest } from '../../lib/pagination.js';
+import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 
@@ -69,15 +69,8 @@ export async function listLeadMeetings(em: EntityManager, actor: Actor, leadId: 
   const lead = await requireMeetingLead(em, actor, leadId);
   const after = page.after ? await em.findOne(Meeting, { id: page.after, lead: lead.id }, { fields: ['id', 'startsAt'] }) : null;
   if (page.after && !after) throw badRequest('invalid_cursor', 'the cursor is not a position in this list');
-  return em.find(
-    Meeting,
-    {
-      lead: lead.id,
-      ...(filter.status ? { status: filter.status } : {}),
-      ...(after ? { $or: [{ startsAt: { $gt: after.startsAt } }, { startsAt: after.startsAt, id: { $gt: after.id } }] } : {}),
-    },
-    { orderBy: { startsAt: 'asc', id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keysetBy('startsAt', { limit: page.limit, after: after ? { at: after.startsAt, id: after.id } : undefined });
+  return em.find(Meeting, { lead: lead.id, ...(filter.status ? { status: filter.status } : {}), ...k.where }, k.options);
 }
 
 /** Meetings of the workspace in a time window, soonest first (the Operator's `list_meetings`), in the products the actor may use. */

@@ -11,7 +11,7 @@ import { DraftOperation, type IDraftOperation } from '../../db/entities/DraftOpe
 import type { ModelAdapter } from '../../lib/llm/index.js';
 import { requireCampaign } from '../campaigns/campaigns.js';
 import { requireCredits } from '../billing/credits.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { writeDraftForAction, type DraftOutcome } from './drafts.js';
 import { badRequest } from '../errors.js';
 import { isSendStep } from '../enrollments/executor.js';

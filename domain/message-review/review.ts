@@ -4,8 +4,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MessageDraft, type IMessageDraft } from '../../db/entities/MessageDraft.js';
 import type { ModelAdapter } from '../../lib/llm/index.js';
+import { keysetSql } from '../../lib/pagination.js';
 import { requireCampaign } from '../campaigns/campaigns.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { writeDraftForAction } from './drafts.js';
 import { approveAction } from '../enrollments/enrollments.js';
 import { AppError, conflict, notFound } from '../errors.js';
@@ -57,13 +58,8 @@ export async function reviewQueue(em: EntityManager, actor: Actor, campaignId: s
     sql += ' and d.step_id = ?';
     params.push(f.stepId);
   }
-  if (f.after) {
-    sql += ' and d.id < ?';
-    params.push(f.after);
-  }
-  sql += ' order by d.id desc limit ?';
-  params.push(f.limit + 1);
-  return em.execute<QueueRow[]>(sql, params);
+  const k = keysetSql(f, 'd.id', 'desc');
+  return em.execute<QueueRow[]>(sql + k.sql, [...params, ...k.params]);
 }
 
 async function requireDraft(em: EntityManager, actor: Actor, campaignId: string, itemId: string): Promise<IMessageDraft> {

@@ -9,7 +9,7 @@ import { writeMessage, type MessageInput, type ModelAdapter, type WrittenMessage
 import { LlmError } from '../../lib/llm/types.js';
 import { requireCampaign } from '../campaigns/campaigns.js';
 import { creditBalance, debitCredits, requireCredits } from '../billing/credits.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { currentSteps } from '../enrollments/enrollments.js';
 import { isSendStep } from '../enrollments/executor.js';

@@ -9,7 +9,7 @@
 // other plans) is 404 on every route; a dismissed one can still be clicked through and dismissed again.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from '../../lib/ids.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { PLAN_IDS, entitlementsFor, isPlanId, type PlanId } from '../billing/plans.js';
@@ -44,15 +44,10 @@ async function planOf(em: EntityManager, actor: Actor): Promise<PlanId> {
 /** The live announcements for the caller that they have not dismissed, newest published first. */
 export async function listForUser(em: EntityManager, actor: Actor, page: PageRequest): Promise<AnnouncementRow[]> {
   const params: unknown[] = [actor.userId, await planOf(em, actor)];
-  let sql = `select ${COLUMNS} from announcements a left join announcement_receipts r on r.announcement_id = a.id and r.user_id = ?
+  const sql = `select ${COLUMNS} from announcements a left join announcement_receipts r on r.announcement_id = a.id and r.user_id = ?
               where ${LIVE} and r.dismissed_at is null`;
-  if (page.after) {
-    sql += ' and a.id < ?';
-    params.push(page.after);
-  }
-  sql += ' order by a.id desc limit ?';
-  params.push(page.limit + 1);
-  return em.execute<AnnouncementRow[]>(sql, params);
+  const k = keysetSql(page, 'a.id', 'desc');
+  return em.execute<AnnouncementRow[]>(sql + k.sql, [...params, ...k.params]);
 }
 
 /** A live announcement for the caller's plan, dismissed or not: 404 otherwise. */

@@ -12,7 +12,7 @@
 // read for another member. Unread count and read-all use the partial index on unread rows only.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7, uuidv7Floor } from '../../lib/ids.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 
@@ -225,7 +225,7 @@ export async function notifyListImportFinished(em: EntityManager, importId: stri
 
 /**
  * A company decision-maker import finished searching (ready for review) or finished adding the
- * approved people (completed) (domain/cdm-imports/cdm-imports.ts, in the transaction of the transition): the
+ * approved people (completed) (domain/cdm-imports/search-run.ts and confirm-run.ts, in the transaction of the transition): the
  * person who started it.
  */
 export async function notifyCompanyImport(em: EntityManager, jobId: string, state: 'ready_for_review' | 'completed'): Promise<number> {
@@ -309,13 +309,8 @@ export function listNotifications(em: EntityManager, actor: Actor, page: PageReq
   const params: unknown[] = [actor.userId, actor.workspaceId];
   let sql = `select ${COLUMNS} from notifications where user_id = ? and workspace_id = ?`;
   if (page.unread) sql += ' and read_at is null';
-  if (page.after) {
-    sql += ' and id < ?';
-    params.push(page.after);
-  }
-  sql += ' order by id desc limit ?';
-  params.push(page.limit + 1);
-  return em.execute<NotificationRow[]>(sql, params);
+  const k = keysetSql(page, 'id', 'desc');
+  return em.execute<NotificationRow[]>(sql + k.sql, [...params, ...k.params]);
 }
 
 /** How many of the caller's notifications in this workspace are unread (an index-only count of unread rows). */

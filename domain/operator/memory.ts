@@ -7,9 +7,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { OperatorMemory, ALL_PRODUCTS_SCOPE, type IOperatorMemory } from '../../db/entities/OperatorMemory.js';
 import { OperatorNotificationPreference, type NotificationChannel } from '../../db/entities/OperatorNotificationPreference.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, notFound } from '../errors.js';
 import { canAccessApp, type Actor } from '../identity.js';
 import { requireOwnedApp } from './threads.js';
@@ -88,8 +88,8 @@ export async function listFacts(em: EntityManager, actor: Actor, page: PageReque
   } else if (!actor.allApps) {
     where.scope = { $in: [...actor.appIds, ALL_PRODUCTS_SCOPE] };
   }
-  if (page.after) where.id = { $lt: page.after };
-  return em.find(OperatorMemory, where, { orderBy: { id: 'desc' }, limit: page.limit + 1 });
+  const k = keyset(page, 'desc');
+  return em.find(OperatorMemory, { ...where, ...k.where }, k.options);
 }
 
 /** Deletes one of the caller's facts: 404 for an unknown one, another user's or another workspace's. */

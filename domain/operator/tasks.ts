@@ -15,8 +15,8 @@ import { OperatorTaskAction, type ActionStatus, type IOperatorTaskAction } from 
 import { OperatorTaskEvent, type IOperatorTaskEvent } from '../../db/entities/OperatorTaskEvent.js';
 import { uuidv7 } from '../../lib/ids.js';
 import type { ModelAdapter } from '../../lib/llm/index.js';
-import type { PageRequest } from '../../lib/pagination.js';
-import { assertWritable } from '../demo.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
+import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { canAccessApp, type Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
@@ -266,8 +266,8 @@ export async function listTasks(em: EntityManager, actor: Actor, filter: { statu
     where.app = filter.appId;
   } else if (!actor.allApps) where.app = { $in: actor.appIds };
   if (filter.status) where.status = filter.status;
-  if (page.after) where.id = { $lt: page.after };
-  return withCounts(em, await em.find(OperatorTask, where, { orderBy: { id: 'desc' }, limit: page.limit + 1 }));
+  const k = keyset(page, 'desc');
+  return withCounts(em, await em.find(OperatorTask, { ...where, ...k.where }, k.options));
 }
 
 export async function taskActions(em: EntityManager, actor: Actor, taskId: string): Promise<IOperatorTaskAction[]> {

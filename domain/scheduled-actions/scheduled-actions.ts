@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ICampaign } from '../../db/entities/Campaign.js';
 import { ScheduledAction, type IScheduledAction } from '../../db/entities/ScheduledAction.js';
 import { requireCampaign } from '../campaigns/campaigns.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { PlatformAccount, type ActionType } from '../../db/entities/PlatformAccount.js';
 import { AppError, badRequest, conflict } from '../errors.js';
 import { nextWindowOpening } from '../enrollments/executor.js';
@@ -17,6 +17,7 @@ import { canAccessApp, type Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { mapLimit } from '../../lib/concurrency.js';
 import { logger } from '../../lib/logger.js';
+import { keysetBy } from '../../lib/pagination.js';
 
 /** States of an action that has not been sent and may still be (the "pending" set). */
 export const PENDING_STATES = ['planned', 'awaiting_approval', 'approved'] as const;
@@ -52,11 +53,9 @@ export async function listCampaignActions(em: EntityManager, actor: Actor, campa
   if (f.dueFrom) due.$gte = f.dueFrom;
   if (f.dueTo) due.$lt = f.dueTo;
   if (Object.keys(due).length) where.dueAt = due;
-  if (f.cursor) {
-    const c = decodeCursor(f.cursor);
-    where.$or = [{ dueAt: { $gt: c.dueAt } }, { dueAt: c.dueAt, id: { $gt: c.id } }];
-  }
-  const rows = await em.find(ScheduledAction, where as never, { orderBy: { dueAt: 'asc', id: 'asc' }, limit: f.limit + 1 });
+  const c = f.cursor ? decodeCursor(f.cursor) : undefined;
+  const k = keysetBy('dueAt', { limit: f.limit, after: c && { at: c.dueAt, id: c.id } });
+  const rows = await em.find(ScheduledAction, { ...where, ...k.where } as never, k.options);
   const items = rows.slice(0, f.limit);
   return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1]!) : null };
 }

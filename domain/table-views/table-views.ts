@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ViewTable } from '../../db/entities/TableView.js';
 import { uuidv7 } from '../../lib/ids.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 
@@ -31,13 +31,8 @@ export function listViews(em: EntityManager, actor: Actor, q: PageRequest & { ta
     sql += ' and "table" = ?';
     params.push(q.table);
   }
-  if (q.after) {
-    sql += ' and id > ?';
-    params.push(q.after);
-  }
-  sql += ' order by id limit ?';
-  params.push(q.limit + 1);
-  return em.execute<TableViewRow[]>(sql, params);
+  const k = keysetSql(q, 'id');
+  return em.execute<TableViewRow[]>(sql + k.sql, [...params, ...k.params]);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../lib/config.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomSecret, sha256Hex, verifyPassword } from '../../lib/crypto.js';
 import type { EmailSender } from '../../lib/email.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { App } from '../../db/entities/App.js';
 import { TeamMember, type ITeamMember } from '../../db/entities/TeamMember.js';
 import { TeamInvitation, type ITeamInvitation, type InvitationRole } from '../../db/entities/TeamInvitation.js';
@@ -82,11 +82,8 @@ async function requireWorkspaceApps(em: EntityManager, workspaceId: string, appI
 // ---- members ----
 
 export function listMembers(em: EntityManager, actor: Actor, page: PageRequest): Promise<ITeamMember[]> {
-  return em.find(
-    TeamMember,
-    { workspace: actor.workspaceId, ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { populate: ['user'], orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  return em.find(TeamMember, { workspace: actor.workspaceId, ...k.where }, { populate: ['user'], ...k.options });
 }
 
 async function findMember(tx: EntityManager, actor: Actor, memberId: string): Promise<ITeamMember> {
@@ -153,11 +150,8 @@ export async function setMemberAccess(em: EntityManager, actor: Actor, memberId:
 
 export function listAudit(em: EntityManager, actor: Actor, page: PageRequest): Promise<ITeamAuditEvent[]> {
   requireManager(actor);
-  return em.find(
-    TeamAuditEvent,
-    { workspace: actor.workspaceId, ...(page.after ? { id: { $lt: page.after } } : {}) },
-    { populate: ['actor'], orderBy: { id: 'desc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page, 'desc');
+  return em.find(TeamAuditEvent, { workspace: actor.workspaceId, ...k.where }, { populate: ['actor'], ...k.options });
 }
 
 // ---- invitations ----
@@ -173,11 +167,8 @@ export function invitationStatus(inv: ITeamInvitation, now = new Date()): Invita
 
 export function listInvitations(em: EntityManager, actor: Actor, page: PageRequest): Promise<ITeamInvitation[]> {
   requireManager(actor);
-  return em.find(
-    TeamInvitation,
-    { workspace: actor.workspaceId, ...(page.after ? { id: { $lt: page.after } } : {}) },
-    { populate: ['invitedBy'], orderBy: { id: 'desc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page, 'desc');
+  return em.find(TeamInvitation, { workspace: actor.workspaceId, ...k.where }, { populate: ['invitedBy'], ...k.options });
 }
 
 export interface NewInvitation {

@@ -2,13 +2,13 @@
 // promote one rejected profile to a discovered lead (change).
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import { assertWritable } from '../demo.js';
+import { assertWritable } from '../demo/demo.js';
 import { SIGNAL_KINDS } from '../agents/agents.js';
 import { PREVIEW_DEFAULT, PREVIEW_MAX, previewSignal } from '../agents/signal-preview.js';
 import { promoteOne } from '../agents/promotion.js';
 import { defineTool } from './registry.js';
 
-export const promotionTools = [
+export const agentPromotionTools = [
   defineTool({
     name: 'preview_signal',
     ids: { agent_id: 'agent', signal_id: { within: 'agent_id' } },

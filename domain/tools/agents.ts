@@ -16,7 +16,7 @@ const agentSummary = (a: IDiscoveryAgent) => ({
   max_signals: a.maxSignals ?? null,
 });
 
-export const discoveryTools = [
+export const agentTools = [
   defineTool({
     name: 'list_products',
     domain: 'apps',

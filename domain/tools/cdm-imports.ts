@@ -3,8 +3,9 @@
 import { z } from 'zod';
 import { SENIORITIES } from '../../lib/sources/types.js';
 import { normaliseDomain } from '../../lib/normalise.js';
-import { cdmImportWorkflowIds } from '../../workflows/ids.js';
-import { createCdmImport, DEFAULT_PER_COMPANY, MAX_COMPANIES, MAX_PER_COMPANY, MAX_TITLES, requireCdmImportWithCounts, type JobWithCounts } from '../cdm-imports/cdm-imports.js';
+import { cdmImportWorkflowIds } from '../../lib/workflow-ids.js';
+import { createCdmImport } from '../cdm-imports/cdm-imports.js';
+import { DEFAULT_PER_COMPANY, MAX_COMPANIES, MAX_PER_COMPANY, MAX_TITLES, requireCdmImportWithCounts, type JobWithCounts } from '../cdm-imports/job.js';
 import { defineTool } from './registry.js';
 
 const DOMAIN_LIKE = /^[^\s@/]+\.[a-z]{2,63}$/i;
@@ -30,7 +31,7 @@ const summary = ({ job, counts }: JobWithCounts) => ({
   error: job.errorCode ? { code: job.errorCode, message: job.errorMessage } : null,
 });
 
-export const companyImportTools = [
+export const cdmImportTools = [
   defineTool({
     name: 'start_company_import',
     ids: { app_id: 'app', list_id: 'list' },

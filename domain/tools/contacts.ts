@@ -2,7 +2,7 @@
 // contacts-export workflow; a change, so it needs confirmation) and read an export's state.
 import { z } from 'zod';
 import type { IContactExport } from '../../db/entities/ContactExport.js';
-import { contactExportWorkflowIds } from '../../workflows/ids.js';
+import { contactExportWorkflowIds } from '../../lib/workflow-ids.js';
 import { createExport, getExport } from '../contacts/exports.js';
 import { FIT_LABELS, listContacts, type ContactFilters } from '../contacts/contacts.js';
 import { defineTool } from './registry.js';

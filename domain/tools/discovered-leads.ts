@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DISCOVERED_LEAD_STATUSES, MAX_REASON, approveDiscoveredLead, listDiscoveredLeads, rejectDiscoveredLead } from '../discovered-leads/discovered-leads.js';
 import { defineTool } from './registry.js';
 
-export const reviewTools = [
+export const discoveredLeadTools = [
   defineTool({
     name: 'list_discovered_leads',
     ids: { app_id: 'app', agent_id: 'agent' },

@@ -1,14 +1,14 @@
 // Every domain's tools, in one table (see registry.ts). A domain adds its list here.
 import { aiTools } from './ai.js';
-import { discoveryTools } from './agents.js';
+import { agentTools } from './agents.js';
 import { listTools } from './lists.js';
-import { promotionTools } from './agents-promotion.js';
-import { reviewTools } from './discovered-leads.js';
+import { agentPromotionTools } from './agents-promotion.js';
+import { discoveredLeadTools } from './discovered-leads.js';
 import { enrichmentTools } from './enrichment.js';
-import { taskTools } from './operator-tasks.js';
+import { operatorTaskTools } from './operator-tasks.js';
 import { contactTools } from './contacts.js';
 import { listImportTools } from './lists-imports.js';
-import { companyImportTools } from './cdm-imports.js';
+import { cdmImportTools } from './cdm-imports.js';
 import { accountTools } from './accounts.js';
 import { campaignTools } from './campaigns.js';
 import { enrollmentTools } from './enrollments.js';
@@ -21,7 +21,7 @@ import { integrationTools } from './integrations.js';
 import type { Tool } from './registry.js';
 
 export const allTools = (): Tool[] =>
-  [...discoveryTools, ...aiTools, ...promotionTools, ...listTools, ...reviewTools, ...enrichmentTools, ...taskTools, ...contactTools, ...listImportTools, ...companyImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...inboxTools, ...meetingTools, ...analyticsTools, ...integrationTools, ...notificationTools] as Tool[];
+  [...agentTools, ...aiTools, ...agentPromotionTools, ...listTools, ...discoveredLeadTools, ...enrichmentTools, ...operatorTaskTools, ...contactTools, ...listImportTools, ...cdmImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...inboxTools, ...meetingTools, ...analyticsTools, ...integrationTools, ...notificationTools] as Tool[];
 
 export function findTool(name: string): Tool | undefined {
   return allTools().find((t) => t.name === name);

@@ -5,7 +5,7 @@ import { DEDUPE_MODES, type IListImport } from '../../db/entities/ListImport.js'
 import { pgImportFiles } from '../lists/import-files.js';
 import { CONTACT_FIELDS, MAX_COLUMNS } from '../lists/import-csv.js';
 import { cancelImport, importAttachment, invalidRows, progressOf, requireImportById } from '../lists/imports.js';
-import { listImportWorkflowIds } from '../../workflows/ids.js';
+import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
 import { defineTool } from './registry.js';
 
 const summary = (i: IListImport) => {

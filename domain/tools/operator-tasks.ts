@@ -2,7 +2,7 @@
 // every action in it), read tasks, and remember facts for later turns.
 import { z } from 'zod';
 import { MAX_TASK_ACTIONS, MAX_TASK_TITLE, ON_FAILURE, TASK_STATUSES } from '../../db/entities/OperatorTask.js';
-import { operatorTaskWorkflowIds } from '../../workflows/ids.js';
+import { operatorTaskWorkflowIds } from '../../lib/workflow-ids.js';
 import { MAX_KEY, MAX_VALUE, listFacts, rememberFacts } from '../operator/memory.js';
 import { createTask, listTasks, requireTaskWithCounts, taskActions, type TaskWithCounts } from '../operator/tasks.js';
 import { defineTool } from './registry.js';
@@ -18,7 +18,7 @@ const taskView = (t: TaskWithCounts) => ({
   finished_at: t.task.finishedAt?.toISOString() ?? null,
 });
 
-export const taskTools = [
+export const operatorTaskTools = [
   defineTool({
     name: 'create_task',
     ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },

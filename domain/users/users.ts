@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { User, type IUser } from '../../db/entities/User.js';
 import { Session, type ISession } from '../../db/entities/Session.js';
 import { hashPassword, verifyPassword, DUMMY_PASSWORD_HASH } from '../../lib/crypto.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { badRequest, notFound } from '../errors.js';
 import type { AuthInfo } from '../identity.js';
 import { credentialsChanged } from '../../lib/credential-cache.js';
@@ -46,7 +46,8 @@ const live = () => ({ revokedAt: null, expiresAt: { $gt: new Date() } });
 
 /** Live sessions, newest first. */
 export function listSessions(em: EntityManager, userId: string, page: PageRequest): Promise<ISession[]> {
-  return em.find(Session, { user: userId, ...live(), ...(page.after ? { id: { $lt: page.after } } : {}) }, { orderBy: { id: 'desc' }, limit: page.limit + 1 });
+  const k = keyset(page, 'desc');
+  return em.find(Session, { user: userId, ...live(), ...k.where }, k.options);
 }
 
 /** Revokes one live session of the user; another user's (or an already dead) session is 404. */

@@ -10,7 +10,7 @@ import type { Config } from '../../lib/config.js';
 import { decrypt, encrypt, randomSecret } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { checkDestination, DestinationError, postGuarded, type OutboundResult, type Resolver } from '../../lib/outbound-http.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { envelopeJson, isAcceptedEvent, sampleData, TEST_EVENT, testEventData, ACCEPTED_EVENTS } from './events.js';
@@ -63,11 +63,8 @@ async function requireSubscription(em: EntityManager, actor: Actor, id: string):
 }
 
 export async function listSubscriptions(em: EntityManager, actor: Actor, page: PageRequest): Promise<IWebhookSubscription[]> {
-  return em.find(
-    WebhookSubscription,
-    { workspace: actor.workspaceId, ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
+  const k = keyset(page);
+  return em.find(WebhookSubscription, { workspace: actor.workspaceId, ...k.where }, k.options);
 }
 
 export async function createSubscription(

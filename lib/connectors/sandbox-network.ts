@@ -8,7 +8,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { uuidv7 } from '../ids.js';
 import type { CorpusOptions } from '../sources/local-corpus.js';
-import type { SandboxAttachment } from '../../db/entities/SandboxMessage.js';
 import { toInboundEvent, toWireEvent, verifyInbound } from './inbound.js';
 import { SandboxConnector } from './sandbox.js';
 import { SANDBOX_REPLY_BODY, sandboxFate } from './sandbox-rules.js';
@@ -30,6 +29,15 @@ import {
   type SendResult,
   type AttachmentStream,
 } from './types.js';
+
+/** A file attached to a sandbox message (stored as JSON on the row). */
+export interface SandboxAttachment {
+  id: string;
+  name: string;
+  contentType: string;
+  /** base64 */
+  data: string;
+}
 
 const NAME = 'sandbox';
 export const SANDBOX_PAGE_SIZE = 50;

@@ -4,7 +4,7 @@ import test from 'ava';
 import { LeadList } from '../../db/entities/LeadList.js';
 import { App } from '../../db/entities/App.js';
 import { DiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
-import { DEMO_WORKSPACE_ID, demoId, seedDemo } from '../../db/seed/demo.js';
+import { DEMO_WORKSPACE_ID, demoId, seedDemo } from '../../domain/demo/seed.js';
 import { call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em, setUserPlan, workspaceIdOf } from '../helpers/billing.js';
 import { addTeamMember } from '../helpers/db.js';

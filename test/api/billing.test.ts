@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
 import { effectivePlan, requireActiveSubscription, requireOperatorAccess, requireWithinLimit, PLANS } from '../../domain/billing/plans.js';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { api, call, createTestApp, createUser, listen, closeApi } from '../helpers/api.js';
 import { addTeamMember } from '../helpers/db.js';
 import { grant, setUserPlan } from '../helpers/billing.js';

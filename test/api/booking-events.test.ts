@@ -4,7 +4,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { signBookingEvent } from '../../lib/booking/wire.js';
-import { bookingWorkflowIds } from '../../workflows/ids.js';
+import { bookingWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, closeApi, createTestApp, type TestUser } from '../helpers/api.js';
 import { em } from '../helpers/billing.js';
 import { bookingEvent, connectScheduler, deliver, hookedScheduler, postHook } from '../helpers/booking.js';

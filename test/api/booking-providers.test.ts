@@ -7,7 +7,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { createBookingProviders, localAuthorizationCode } from '../../lib/booking/index.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { api, call, closeApi, createUser, listen, type TestUser } from '../helpers/api.js';

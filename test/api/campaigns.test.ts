@@ -5,7 +5,7 @@ import { CampaignStepAttachment } from '../../db/entities/CampaignStepAttachment
 import { CampaignStepVersion } from '../../db/entities/CampaignStepVersion.js';
 import { Enrollment } from '../../db/entities/Enrollment.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../domain/demo/seed.js';
 import { addContactToList } from '../../domain/lists/lists.js';
 import { ownActor } from '../../domain/workspaces.js';
 import { findTool, allTools } from '../../domain/tools/index.js';
@@ -688,7 +688,7 @@ test('steps: 409 step_limit_reached past 50; attachment forms without a file are
 });
 
 test('the Demo workspace shows seeded campaigns: an active email sequence with a linked signal, a draft whose preflight names its blocker', async (t) => {
-  const { seedDemo, demoId } = await import('../../db/seed/demo.js');
+  const { seedDemo, demoId } = await import('../../domain/demo/seed.js');
   await seedDemo(await em());
   const visitor = await createUser();
   await call('POST', '/api/me/workspaces/demo/join', as(visitor));

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { SandboxNetwork, signInbound } from '../../lib/connectors/index.js';
-import { connectorWorkflowIds } from '../../workflows/ids.js';
+import { connectorWorkflowIds } from '../../lib/workflow-ids.js';
 import type { handleConnectorEvent } from '../../workflows/connectors.js';
 import { api, call, closeApi, createUser, listen } from '../helpers/api.js';
 import { replayFixture } from '../helpers/replay.js';

@@ -2,7 +2,7 @@
 // with memberships and provenance, fit and pin, lead edits (validation, unique keys, edited fields
 // surviving enrichment), product scope of members, cross-workspace 404s, the Demo guard, the tools.
 import test from 'ava';
-import { DEMO_USER_ID, demoId } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, demoId } from '../../domain/demo/seed.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Lead } from '../../db/entities/Lead.js';
 import { Contact } from '../../db/entities/Contact.js';
 import { App } from '../../db/entities/App.js';
-import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../domain/demo/seed.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';

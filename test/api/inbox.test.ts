@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { SandboxNetwork, signInbound } from '../../lib/connectors/index.js';
 import { sandboxInjectMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverFor } from '../helpers/inbound.js';
-import { enrollmentWorkflowIds, inboxWorkflowIds, webhookWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds, inboxWorkflowIds, webhookWorkflowIds } from '../../lib/workflow-ids.js';
 import { classifyInbound } from '../../domain/inbox/ingest.js';
 import { debitCredits } from '../../domain/billing/credits.js';
 import { waitFor } from '../../scripts/children.js';

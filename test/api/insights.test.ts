@@ -2,7 +2,7 @@ import test from 'ava';
 import { rollupAnalytics } from '../../domain/analytics/analytics.js';
 import { refreshInsights } from '../../domain/insights/insights.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';

@@ -3,7 +3,7 @@
 // subscriptions detached); roles, Demo, limits; cross-workspace ids; the partner install's errors.
 import test from 'ava';
 import { createHmac, randomUUID } from 'node:crypto';
-import { DEMO_WORKSPACE_ID, seedDemo } from '../../db/seed/demo.js';
+import { DEMO_WORKSPACE_ID, seedDemo } from '../../domain/demo/seed.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { findTool } from '../../domain/tools/index.js';
 import { encrypt } from '../../lib/crypto.js';

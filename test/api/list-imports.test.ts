@@ -3,7 +3,7 @@
 // 50 MiB limit enforced while streaming (nothing stored), and cross-workspace 404s on every id.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { api, call, closeApi, createTestApp, createUser, type Res, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { addTeamMember, failInserts } from '../helpers/db.js';

@@ -6,7 +6,7 @@ import { DiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
 import { Lead } from '../../db/entities/Lead.js';
 import { LeadList } from '../../db/entities/LeadList.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, DEMO_WORKSPACE_ID } from '../../domain/demo/seed.js';
 import { addContactToList, type ContactInput } from '../../domain/lists/lists.js';
 import { ownActor, resolveActor } from '../../domain/workspaces.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';

@@ -3,7 +3,7 @@
 // the Demo workspace, and the Operator tools list_meetings / log_meeting.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';

@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import { AgentAttachment } from '../../db/entities/AgentAttachment.js';
 import { AgentThread } from '../../db/entities/AgentThread.js';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_CHARS, requireChatAttachments, sanitizeFilename, detectType } from '../../domain/operator/attachments.js';
 import type { Actor } from '../../domain/identity.js';
 import { uuidv7 } from '../../lib/ids.js';

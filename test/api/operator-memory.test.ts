@@ -3,7 +3,7 @@
 // Demo guard, memoryForContext and the remember / list_memory tools.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { DEMO_USER_ID, seedDemo } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, seedDemo } from '../../domain/demo/seed.js';
 import { MAX_FACTS_PER_SCOPE, memoryForContext, notificationPreferences } from '../../domain/operator/memory.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';

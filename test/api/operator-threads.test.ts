@@ -5,7 +5,7 @@ import { AgentConfirmation } from '../../db/entities/AgentConfirmation.js';
 import { AgentMessage } from '../../db/entities/AgentMessage.js';
 import { AgentThread } from '../../db/entities/AgentThread.js';
 import { AgentTurn } from '../../db/entities/AgentTurn.js';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { MAX_TITLE } from '../../domain/operator/threads.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
-import { DEMO_USER_ID } from '../../db/seed/demo.js';
+import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { decrypt } from '../../lib/crypto.js';
 import { requestSlot } from '../../domain/governor/governor.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';

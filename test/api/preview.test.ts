@@ -6,7 +6,7 @@ import { DiscoveredLead } from '../../db/entities/DiscoveredLead.js';
 import { DiscoveryAgent } from '../../db/entities/DiscoveryAgent.js';
 import { DiscoveryRun } from '../../db/entities/DiscoveryRun.js';
 import { RejectedProfile } from '../../db/entities/RejectedProfile.js';
-import { DEMO_USER_ID, demoId, seedDemo } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, demoId, seedDemo } from '../../domain/demo/seed.js';
 import { previewSignal } from '../../domain/agents/signal-preview.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { AppError } from '../../domain/errors.js';

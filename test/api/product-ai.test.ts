@@ -4,7 +4,7 @@ import test from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpecialistRun } from '../../db/entities/SpecialistRun.js';
-import { demoId, seedDemo } from '../../db/seed/demo.js';
+import { demoId, seedDemo } from '../../domain/demo/seed.js';
 import { createServices } from '../../api/services-factory.js';
 import { loadConfig } from '../../lib/config.js';
 import { call, closeApi, createTestApp, createUser, listen, type TestUser } from '../helpers/api.js';

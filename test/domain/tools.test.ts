@@ -7,7 +7,7 @@ import { AppError } from '../../domain/errors.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { api, call, createTestApp, closeApi } from '../helpers/api.js';
 import { createOwner } from '../helpers/billing.js';
-import { discoveryWorkflowIds } from '../../workflows/ids.js';
+import { discoveryWorkflowIds } from '../../lib/workflow-ids.js';
 test.after.always(closeApi);
 
 test('every tool has a unique snake_case name, a description, a known risk and an object input schema', (t) => {

@@ -2,7 +2,7 @@
 // posted to our hook as a provider would send them (docs/meetings.md "Inbound events").
 import { randomUUID } from 'node:crypto';
 import { signBookingEvent } from '../../lib/booking/wire.js';
-import { bookingWorkflowIds } from '../../workflows/ids.js';
+import { bookingWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, type TestUser } from './api.js';
 import { em } from './billing.js';
 import { whenStarted } from './workflows.js';

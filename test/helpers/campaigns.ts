@@ -6,7 +6,7 @@ import { enrollLeads } from '../../domain/enrollments/enrollments.js';
 import type { Jobs } from '../../domain/jobs.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, createTestApp, type TestUser } from './api.js';
 import { createOwner, em, workspaceIdOf } from './billing.js';
 import { seedContacts } from './contacts.js';

@@ -92,12 +92,14 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
   })();
 
   // An insight about P1 (an insight with no product is workspace-level).
+  // Shaped like the refresh writes it (the action is what the response schema checks).
   const insight = (async () => {
     const id = uuidv7();
+    const { agent } = await agentAndFound;
     await sql(
       `insert into insights (id, workspace_id, app_id, kind, subject_id, dedupe_key, title, detail, action, status, refreshed_at, created_at, updated_at)
-       values (?, ?, ?, 'agent_rejections', ?, ?, 'Most found leads are rejected', '{}'::jsonb, '{}'::jsonb, 'open', now(), now(), now())`,
-      [id, workspaceId, p1.appId, p1.appId, `every-kind:${id}`],
+       values (?, ?, ?, 'agent_rejections', ?, ?, 'Most found leads are rejected', '{}'::jsonb, jsonb_build_object('type', 'pause_agent', 'agent_id', ?::text), 'open', now(), now(), now())`,
+      [id, workspaceId, p1.appId, agent, `every-kind:${id}`, agent],
     );
     return id;
   })();

@@ -26,7 +26,7 @@
 import * as fc from 'fast-check';
 import { sandboxDisconnect, sandboxInjectMessage, sandboxReconnect } from '../../lib/connectors/sandbox-network.js';
 import { waitFor } from '../../scripts/children.js';
-import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { api, call } from './api.js';
 import { createOwner, em } from './billing.js';

@@ -2,7 +2,7 @@
 // batch `webhook-batch:<batchId>` (the row's batch_id), its own `webhook-event:<id>` (batch_id = its
 // id: a large fan-out), or none (dispatched without a batch id: no target).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { webhookWorkflowIds } from '../../workflows/ids.js';
+import { webhookWorkflowIds } from '../../lib/workflow-ids.js';
 import type { BatchSummary, DeliverySummary } from '../../workflows/webhooks.js';
 import { api } from './api.js';
 import { whenStarted } from './workflows.js';

@@ -19,7 +19,7 @@ import {
 } from '../../lib/connectors/index.js';
 import { ingestConnectorEvent } from '../../domain/connectors/events.js';
 import { deliverSandboxEvents, handleConnectorEvent } from '../../workflows/connectors.js';
-import { connectorWorkflowIds, scheduleIds } from '../../workflows/ids.js';
+import { connectorWorkflowIds, scheduleIds } from '../../lib/workflow-ids.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { api, closeApi } from '../helpers/api.js';
 import { replayFixture } from '../helpers/replay.js';

@@ -2,7 +2,7 @@ import test from 'ava';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../lib/config.js';
-import { DEMO_WORKSPACE_ID } from '../../db/seed/demo.js';
+import { DEMO_WORKSPACE_ID } from '../../domain/demo/seed.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { call, createUser, closeApi } from '../helpers/api.js';
 import { em } from '../helpers/billing.js';

@@ -9,7 +9,7 @@
 // and each test deletes its own at the end.
 import test, { type ExecutionContext } from 'ava';
 import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
-import { discoveryWorkflowIds } from '../../workflows/ids.js';
+import { discoveryWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, closeApi, createTestApp, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { postSse } from '../helpers/sse.js';

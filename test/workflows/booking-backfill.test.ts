@@ -9,7 +9,7 @@ import { startBackfill } from '../../domain/booking/backfill.js';
 import type { Jobs } from '../../domain/jobs.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { localBookings } from '../../lib/booking/index.js';
-import { bookingWorkflowIds } from '../../workflows/ids.js';
+import { bookingWorkflowIds } from '../../lib/workflow-ids.js';
 import type { BookingBackfillResult } from '../../workflows/booking.js';
 import { api, call, closeApi, createTestApp, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';

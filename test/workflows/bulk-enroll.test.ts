@@ -8,7 +8,7 @@ import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { bulkEnroll } from '../../workflows/enrollments-bulk.js';
-import { bulkEnrollWorkflowIds } from '../../workflows/ids.js';
+import { bulkEnrollWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, fastAccount, seedCampaign } from '../helpers/campaigns.js';

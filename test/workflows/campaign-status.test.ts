@@ -3,7 +3,7 @@
 // campaign_resumed signal rather than at the 5-minute recheck (docs/campaigns.md, docs/executor.md).
 import test from 'ava';
 import type { EnrollmentState } from '../../workflows/enrollments.js';
-import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi } from '../helpers/api.js';
 import { createOwner } from '../helpers/billing.js';

@@ -7,7 +7,7 @@ import { parse } from 'csv-parse/sync';
 import { ContactExport } from '../../db/entities/ContactExport.js';
 import { createExport } from '../../domain/contacts/exports.js';
 import { resolveActor } from '../../domain/workspaces.js';
-import { contactExportWorkflowIds } from '../../workflows/ids.js';
+import { contactExportWorkflowIds } from '../../lib/workflow-ids.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, closeApi, createTestApp } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';

@@ -13,7 +13,7 @@ import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { EXPORT_COLUMNS } from '../../lib/contacts-csv.js';
-import { contactExportWorkflowIds } from '../../workflows/ids.js';
+import { contactExportWorkflowIds } from '../../lib/workflow-ids.js';
 import type { ContactsExportInput } from '../../workflows/contacts.js';
 import { api, call, closeApi, createTestApp, createUser, type Res, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';

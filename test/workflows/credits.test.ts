@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { creditBalance } from '../../domain/billing/credits.js';
 import { creditPeriod } from '../../domain/billing/plans.js';
 import { scheduleDefinitions, ensureSchedules } from '../../workers/schedules.js';
-import { scheduleIds } from '../../workflows/ids.js';
+import { scheduleIds } from '../../lib/workflow-ids.js';
 import { grantMonthlyCredits } from '../../workflows/billing.js';
 import { api, createUser, closeApi } from '../helpers/api.js';
 import { em, setUserPlan, workspaceIdOf } from '../helpers/billing.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { DiscoveredLead } from '../../db/entities/DiscoveredLead.js';
 import { RejectedProfile } from '../../db/entities/RejectedProfile.js';
 import { DiscoveryRun } from '../../db/entities/DiscoveryRun.js';
-import { discoveryWorkflowIds } from '../../workflows/ids.js';
+import { discoveryWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, createTestApp, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';

@@ -9,7 +9,7 @@ import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { waitFor } from '../../scripts/children.js';
-import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { em } from '../helpers/billing.js';

@@ -9,7 +9,7 @@ import { enrollLeads } from '../../domain/enrollments/enrollments.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
-import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { api, call, closeApi } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';

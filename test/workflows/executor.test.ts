@@ -7,7 +7,7 @@ import { signalCampaignEnrollments } from '../../domain/enrollments/enrollments.
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { sandboxAcceptInvitation, sandboxInjectMessage, sandboxOpenMessage } from '../../lib/connectors/sandbox-network.js';
 import { deliverFor } from '../helpers/inbound.js';
-import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import type { EnrollmentState } from '../../workflows/enrollments.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';

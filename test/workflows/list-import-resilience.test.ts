@@ -9,7 +9,7 @@ import { temporalJobs } from '../../jobs/temporal.js';
 import { commitImport } from '../../domain/lists/imports.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
-import { listImportWorkflowIds } from '../../workflows/ids.js';
+import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, closeApi, createTestApp } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { peopleCsv, preview } from '../helpers/imports.js';

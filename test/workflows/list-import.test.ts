@@ -13,7 +13,7 @@ import { cancelImport, commitImport } from '../../domain/lists/imports.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
-import { listImportWorkflowIds } from '../../workflows/ids.js';
+import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
 import type { ListImportInput } from '../../workflows/lists.js';
 import { AppId, JobKind, WorkspaceId } from '../../workflows/search-attributes.js';
 import { api, call, createTestApp, closeApi, createUser, type TestUser } from '../helpers/api.js';

@@ -4,7 +4,7 @@ import { Session } from '../../db/entities/Session.js';
 import { RefreshToken } from '../../db/entities/RefreshToken.js';
 import { User } from '../../db/entities/User.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { scheduleIds } from '../../workflows/ids.js';
+import { scheduleIds } from '../../lib/workflow-ids.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { purgeExpiredAuth, purgeWebhookHistory } from '../../workflows/maintenance.js';
 import { WEBHOOK_HISTORY_DAYS } from '../../activities/maintenance.js';

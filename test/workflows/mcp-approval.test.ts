@@ -7,7 +7,7 @@ import { api, call, closeApi, createTestApp } from '../helpers/api.js';
 import { createOwner, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture } from '../helpers/replay.js';
 import { argsHash } from '../../domain/mcp/approvals.js';
-import { mcpWorkflowIds } from '../../workflows/ids.js';
+import { mcpWorkflowIds } from '../../lib/workflow-ids.js';
 
 test.after.always(closeApi);
 

@@ -6,7 +6,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { MAX_RETENTION_DAYS, READ_RETENTION_DAYS } from '../../domain/notifications/notifications.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { scheduleIds } from '../../workflows/ids.js';
+import { scheduleIds } from '../../lib/workflow-ids.js';
 import { purgeNotifications } from '../../workflows/notifications.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';

@@ -11,7 +11,7 @@ import { dispatch, prepareMessage } from '../../domain/operator/turns.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { publishTurnEvent } from '../../lib/operator-stream.js';
-import { operatorWorkflowIds } from '../../workflows/ids.js';
+import { operatorWorkflowIds } from '../../lib/workflow-ids.js';
 import { streamTurn } from '../../api/operator/sse.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, call, createTestApp, closeApi } from '../helpers/api.js';

@@ -6,14 +6,14 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { DEMO_USER_ID, seedDemo } from '../../db/seed/demo.js';
+import { DEMO_USER_ID, seedDemo } from '../../domain/demo/seed.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/identity.js';
 import { createTask, finishTaskRun, runTaskAction } from '../../domain/operator/tasks.js';
 import { findTool } from '../../domain/tools/index.js';
 import { needsConfirmation, runTool } from '../../domain/tools/registry.js';
 import { resolveActor } from '../../domain/workspaces.js';
-import { operatorTaskWorkflowIds } from '../../workflows/ids.js';
+import { operatorTaskWorkflowIds } from '../../lib/workflow-ids.js';
 import { AppId, JobKind, WorkspaceId } from '../../workflows/search-attributes.js';
 import type { OperatorTaskProgress } from '../../workflows/operator-task.js';
 import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';

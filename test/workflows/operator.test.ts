@@ -11,7 +11,7 @@ import { appendMessages } from '../../domain/operator/threads.js';
 import { buildContext } from '../../domain/operator/turns.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { operatorWorkflowIds } from '../../workflows/ids.js';
+import { operatorWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, createTestApp, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { failInserts } from '../helpers/db.js';

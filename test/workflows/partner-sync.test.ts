@@ -10,7 +10,7 @@ import { findTool } from '../../domain/tools/index.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { LOCAL_EDITED_TITLE, localDuplicateId, PartnerError } from '../../lib/partner/index.js';
 import type { PartnerSyncResult } from '../../workflows/integrations.js';
-import { partnerWorkflowIds } from '../../workflows/ids.js';
+import { partnerWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, closeApi, createTestApp, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { fastAccount } from '../helpers/campaigns.js';

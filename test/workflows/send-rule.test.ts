@@ -9,7 +9,7 @@ import { acquireSlot, claimSend, NOT_CONNECTED_RECHECK_MS } from '../../domain/e
 import { sendVerdict, type SendFacts } from '../../domain/enrollments/send-rule.js';
 import { uuidv7 } from '../../lib/ids.js';
 import type { EnrollmentState } from '../../workflows/enrollments.js';
-import { enrollmentWorkflowIds } from '../../workflows/ids.js';
+import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';

@@ -6,7 +6,7 @@ import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { emitEvent, type EventName } from '../../domain/webhooks/events.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { webhookWorkflowIds } from '../../workflows/ids.js';
+import { webhookWorkflowIds } from '../../lib/workflow-ids.js';
 import { BATCHED_TARGETS_MAX, deliverWebhookChunk, PER_SUBSCRIPTION_MAX, type BatchSummary, type DeliverySummary } from '../../workflows/webhooks.js';
 import { JobKind, WorkspaceId } from '../../workflows/search-attributes.js';
 import { api, call, createUser, closeApi, type TestUser } from '../helpers/api.js';

@@ -9,7 +9,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createHash } from 'node:crypto';
 import { csvHeader, csvRecords, type ExportContactRow } from '../../lib/contacts-csv.js';
-import { analyse } from '../../domain/lists/import-csv.js';
+import { analyse } from '../lists/import-csv.js';
 
 /** Fixed ids: `de300000-0000-4000-8000-<12 hex>` (valid v4 form). */
 export const demoId = (n: number) => `de300000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;

@@ -1,6 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import { ormConfig } from '../db/mikro-orm.config.js';
+import { ormConfig } from './mikro-orm.config.js';
 
 export type Orm = MikroORM;
 

@@ -1,7 +1,7 @@
 /**
  * The Demo workspace rules: the ONE place that says what may happen in a Demo workspace.
  *
- * - The shared Demo workspace (`Workspace.isDemo`, seeded by db/seed/demo.ts) is read-only for
+ * - The shared Demo workspace (`Workspace.isDemo`, seeded by domain/demo/seed.ts) is read-only for
  *   everyone. The Actor carries `isDemo` (set in domain/workspaces.ts from `Workspace.isDemo`).
  * - Generic rule, applied by the router to every operation (see `demoGuard` in api/router.ts): in a
  *   Demo workspace, any non-GET operation answers 403 `demo_read_only`, unless the operation
@@ -13,14 +13,14 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { TeamMember, type ITeamMember } from '../db/entities/TeamMember.js';
-import { User } from '../db/entities/User.js';
-import { Workspace, type IWorkspace } from '../db/entities/Workspace.js';
-import { DEMO_WORKSPACE_ID, seedDemo } from '../db/seed/demo.js';
-import { AppError } from './errors.js';
-import type { Actor } from './identity.js';
+import { TeamMember, type ITeamMember } from '../../db/entities/TeamMember.js';
+import { User } from '../../db/entities/User.js';
+import { Workspace, type IWorkspace } from '../../db/entities/Workspace.js';
+import { DEMO_WORKSPACE_ID, seedDemo } from './seed.js';
+import { AppError } from '../errors.js';
+import type { Actor } from '../identity.js';
 
-export { DEMO_WORKSPACE_ID, DEMO_USER_ID } from '../db/seed/demo.js';
+export { DEMO_WORKSPACE_ID, DEMO_USER_ID } from './seed.js';
 
 /** How an operation behaves in a Demo workspace: refused (default for writes) or simulated. */
 export type DemoMode = 'read_only' | 'simulate';

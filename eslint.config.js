@@ -1,0 +1,49 @@
+// Lint = the layering rules (docs/architecture.md) and promises nobody awaits. Nothing stylistic:
+// the rules here are the ones whose breach is a defect, so `npm test` and CI fail on any finding.
+import tseslint from 'typescript-eslint';
+
+/** Import specifiers that reach a layer, however many `../` precede it. */
+const layer = (name) => [`**/${name}/*`, `**/${name}/**`, `${name}/*`];
+const banned = (layers, message, allowTypeImports = false) => ({ group: layers.flatMap(layer), message, allowTypeImports });
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'eslint.config.js'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser, parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
+    files: ['lib/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['db', 'domain', 'jobs', 'workflows', 'activities', 'api', 'workers', 'scripts'], 'lib/ is the bottom layer: it imports nothing above it.')] }] },
+  },
+  {
+    files: ['db/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['domain', 'jobs', 'workflows', 'activities', 'api', 'workers', 'scripts'], 'db/ holds entities and migrations: it imports only lib/.')] }] },
+  },
+  {
+    files: ['domain/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['jobs', 'workflows', 'activities', 'api', 'workers', 'scripts'], 'domain/ reaches Temporal only through its Jobs port (domain/jobs.ts).')] }] },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [
+          banned(['activities', 'domain', 'db'], 'Workflow code runs in the deterministic sandbox: only `import type` from activities/, domain/ and db/.', true),
+          banned(['jobs', 'api', 'workers', 'scripts'], 'Workflow code runs in the deterministic sandbox.'),
+        ],
+      }],
+    },
+  },
+  {
+    files: ['activities/**/*.ts', 'jobs/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['api', 'workers', 'scripts'], 'Nothing imports api/ but the server; activities and the Temporal adapter sit below it.')] }] },
+  },
+  {
+    files: ['workers/**/*.ts', 'scripts/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['api', 'scripts'], 'Nothing imports api/ but the server.')] }] },
+  },
+);
