@@ -5,10 +5,7 @@ import type { ActivityDeps } from './index.js';
 // Both jobs page through accounts by id and heartbeat the last finished id, so a retried activity
 // resumes after the last full page instead of starting over.
 export function createAccountActivities(deps: ActivityDeps) {
-  const connector = () => {
-    if (!deps.connector) throw new Error('the worker was started without an account connector');
-    return deps.connector;
-  };
+  const connector = () => deps.providers.connector;
   return {
     /** Reads every account's status at the connector (pages of 100, a few pages at once) and applies transitions. */
     async reconcileAccounts(input: { pageSize?: number; concurrency?: number } = {}): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number }> {

@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { promoteBatch, type BatchInput, type BatchOutcome } from '../domain/agents/promotion.js';
 import type { ActivityDeps } from './index.js';
 
-export function createPromotionActivities(deps: ActivityDeps) {
+export function createAgentPromotionActivities(deps: ActivityDeps) {
   return {
     async promoteProfileBatch(input: BatchInput): Promise<BatchOutcome> {
       const ctx = Context.current();
@@ -17,4 +17,4 @@ export function createPromotionActivities(deps: ActivityDeps) {
   };
 }
 
-export type PromotionActivities = ReturnType<typeof createPromotionActivities>;
+export type AgentPromotionActivities = ReturnType<typeof createAgentPromotionActivities>;

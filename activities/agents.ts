@@ -2,9 +2,7 @@
 // store), heartbeating; payloads are the plan and a cursor, never candidate rows.
 import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createModelAdapter } from '../lib/llm/index.js';
-import { createSources, type Sources } from '../lib/sources/index.js';
-import type { ModelAdapter } from '../lib/llm/types.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import { createRun, finishRun, PAGE_SIZE, planRun, processPage, type RunPlan, type RunTotals } from '../domain/agents/discovery.js';
 import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import { AppError } from '../domain/errors.js';
@@ -26,17 +24,16 @@ export interface PageOutcome {
   totals: RunTotals;
 }
 
-export function createDiscoveryActivities(deps: ActivityDeps, providers: { sources?: Sources; llm?: ModelAdapter } = {}) {
-  const sources = providers.sources ?? createSources(deps.config.sources);
-  const llm = providers.llm ?? createModelAdapter(deps.config.llm);
+export function createAgentActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
+  const providers = withProviders(deps.providers, overrides);
   return {
     async discoverPage(task: PageTask): Promise<PageOutcome> {
       const signal = task.plan.signals[task.signalIndex];
       const ctx = Context.current();
       ctx.heartbeat({ page: task.pageIndex });
-      const page = await sources.get(task.source).search(signal.query, { cursor: task.cursor ?? undefined, limit: PAGE_SIZE }, ctx.cancellationSignal);
+      const page = await providers.sources.get(task.source).search(signal.query, { cursor: task.cursor ?? undefined, limit: PAGE_SIZE }, ctx.cancellationSignal);
       ctx.heartbeat({ page: task.pageIndex, candidates: page.candidates.length });
-      const totals = await processPage(deps.orm.em.fork() as EntityManager, llm, { plan: task.plan, signalKey: signal.key, pageIndex: task.pageIndex, candidates: page.candidates });
+      const totals = await processPage(deps.orm.em.fork() as EntityManager, providers.llm, { plan: task.plan, signalKey: signal.key, pageIndex: task.pageIndex, candidates: page.candidates });
       return { nextCursor: page.nextCursor, totals };
     },
     /**
@@ -70,4 +67,4 @@ export function createDiscoveryActivities(deps: ActivityDeps, providers: { sourc
   };
 }
 
-export type DiscoveryActivities = ReturnType<typeof createDiscoveryActivities>;
+export type AgentActivities = ReturnType<typeof createAgentActivities>;

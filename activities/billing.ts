@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { grantMonthlyCreditsPage } from '../domain/billing/plans.js';
 import type { ActivityDeps } from './index.js';
 
-export function createCreditActivities(deps: ActivityDeps) {
+export function createBillingActivities(deps: ActivityDeps) {
   return {
     /** Grants `period`'s plan credits to every workspace (or the listed ones), page by page; idempotent. */
     async grantMonthlyCredits(input: { period: string; workspaceIds?: string[] }): Promise<{ workspaces: number; granted: number }> {
@@ -20,4 +20,4 @@ export function createCreditActivities(deps: ActivityDeps) {
   };
 }
 
-export type CreditActivities = ReturnType<typeof createCreditActivities>;
+export type BillingActivities = ReturnType<typeof createBillingActivities>;

@@ -3,18 +3,18 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createBookingProviders } from '../lib/booking/index.js';
-import { BookingError, type BookingProviders } from '../lib/booking/types.js';
+import { BookingError } from '../lib/booking/types.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import { backfillNextPage, finishBackfill, sweepBackfills } from '../domain/booking/backfill.js';
 import { handleBookingEvent } from '../domain/booking/events.js';
 import type { BookingDeps } from '../domain/booking/providers.js';
 import type { ActivityDeps } from './index.js';
 
-export function createBookingActivities(deps: ActivityDeps) {
+export function createBookingActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const em = () => deps.orm.em.fork() as EntityManager;
-  let providers: BookingProviders | undefined;
+  const providers = withProviders(deps.providers, overrides);
   const booking = (): BookingDeps => ({
-    providers: (providers ??= createBookingProviders(deps.config.booking, deps.config.publicBaseUrl)),
+    providers: providers.booking,
     encryptionKey: deps.config.encryptionKey,
     publicBaseUrl: deps.config.publicBaseUrl,
   });

@@ -7,13 +7,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CdmFailureReason } from '../db/entities/CdmImportCompany.js';
 import { confirmCdmChunk } from '../domain/cdm-imports/confirm-run.js';
 import { beginCdmSearch, failCdmBatch, finishCdmSearch, searchCdmBatch } from '../domain/cdm-imports/search-run.js';
-import { createSources, type DiscoverySource } from '../lib/sources/index.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import type { ActivityDeps } from './index.js';
 
-export function createCdmImportActivities(deps: ActivityDeps, providers: { pronet?: DiscoverySource } = {}) {
-  let pronet = providers.pronet;
-  // Built on first use: a worker that never runs an import does not build the corpus for it.
-  const source = () => (pronet ??= createSources(deps.config.sources).pronet);
+export function createCdmImportActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
+  const providers = withProviders(deps.providers, overrides);
+  // Read on first use: a worker that never runs an import does not build the corpus for it.
+  const source = () => providers.sources.pronet;
   const em = () => deps.orm.em.fork() as EntityManager;
   return {
     beginCdmSearch: (input: { jobId: string; run: number }) => beginCdmSearch(em(), input),

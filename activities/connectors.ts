@@ -10,8 +10,9 @@ export function createConnectorActivities(deps: ActivityDeps) {
 
     /** Hands the sandbox network's due events to the inbound pipeline (nothing to do with the HTTP connector). */
     async deliverSandboxEvents(): Promise<{ delivered: number }> {
-      const { connector, jobs } = deps;
-      if (!connector || !jobs) throw new Error('deliverSandboxEvents needs the worker’s connector and Jobs');
+      const { jobs } = deps;
+      if (!jobs) throw new Error('deliverSandboxEvents needs the worker’s Jobs');
+      const connector = deps.providers.connector;
       if (!(connector instanceof SandboxNetwork)) return { delivered: 0 };
       // Wake-ups of the accounts' inbox processors are coalesced, so they are awaited once at the end
       // (a failure fails the activity, which then hands the rest over again).

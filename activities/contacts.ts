@@ -21,7 +21,7 @@ function asFailure(err: unknown): unknown {
   return err;
 }
 
-export function createContactExportActivities(deps: ActivityDeps) {
+export function createContactActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
   const guard = guardWith(asFailure);
   return {
@@ -36,4 +36,4 @@ export function createContactExportActivities(deps: ActivityDeps) {
   };
 }
 
-export type ContactExportActivities = ReturnType<typeof createContactExportActivities>;
+export type ContactActivities = ReturnType<typeof createContactActivities>;

@@ -5,7 +5,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { applyEnrichment, failEnrichment, prepareEnrichment } from '../domain/enrichment/enrichment.js';
 import { AppError } from '../domain/errors.js';
-import { createEnrichment, type EnrichmentMatch, type EnrichmentProvider, type EnrichmentQuery } from '../lib/enrichment/index.js';
+import type { EnrichmentMatch, EnrichmentQuery } from '../lib/enrichment/index.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import { ProviderError } from '../lib/provider-http.js';
 import { guardWith } from './failures.js';
 import type { ActivityDeps } from './index.js';
@@ -17,15 +18,18 @@ function asFailure(err: unknown): unknown {
   return err;
 }
 
-export function createEnrichmentActivities(deps: ActivityDeps, providers: { enrichment?: EnrichmentProvider } = {}) {
-  const provider = providers.enrichment ?? createEnrichment(deps.config.enrichment, deps.config.sources.corpus);
+export function createEnrichmentActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
+  const providers = withProviders(deps.providers, overrides);
   const em = () => deps.orm.em.fork() as EntityManager;
   const guard = guardWith(asFailure);
   return {
     prepareEnrichment: (enrichmentId: string) => guard(() => prepareEnrichment(em(), enrichmentId)),
     async fetchEnrichment(enrichmentId: string, query: EnrichmentQuery): Promise<{ provider: string; match: EnrichmentMatch | null }> {
       const signal = Context.current().cancellationSignal;
-      return guard(async () => ({ provider: provider.name, match: await provider.enrich(query, signal) }));
+      return guard(async () => {
+        const provider = providers.enrichment;
+        return { provider: provider.name, match: await provider.enrich(query, signal) };
+      });
     },
     applyEnrichment: (enrichmentId: string, providerName: string, match: EnrichmentMatch | null) =>
       guard(() => applyEnrichment(em(), enrichmentId, providerName, match)),

@@ -24,7 +24,7 @@ import {
 } from '../domain/enrollments/executor.js';
 import { AppError } from '../domain/errors.js';
 import { draftDeadline, writeDraftForAction } from '../domain/message-review/drafts.js';
-import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import { ProviderError } from '../lib/provider-http.js';
 import type { ActivityDeps } from './index.js';
 
@@ -70,9 +70,9 @@ async function haltedBetweenAttempts(em: EntityManager, ref: { enrollmentId?: st
 }
 
 /** The `enrollment` workflow's activities (domain/enrollments/executor.ts does the work). */
-export function createEnrollmentActivities(deps: ActivityDeps) {
+export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const em = () => deps.orm.em.fork();
-  let llm: ModelAdapter | undefined;
+  const providers = withProviders(deps.providers, overrides);
 
   /** One activity's body: halted between attempts, permanent errors non-retryable. */
   const run = async <T>(ref: { enrollmentId?: string; actionId?: string; unlessExecuting?: boolean } | null, body: () => Promise<T>): Promise<T> => {
@@ -86,7 +86,7 @@ export function createEnrollmentActivities(deps: ActivityDeps) {
 
   return {
     /** The AI-written draft of an `ai` / `ai_review` step's action (docs/message-review.md). */
-    executorWriteDraft: (actionId: string) => run({ actionId }, () => writeDraftForAction(em(), (llm ??= createModelAdapter(deps.config.llm)), actionId)),
+    executorWriteDraft: (actionId: string) => run({ actionId }, () => writeDraftForAction(em(), providers.llm, actionId)),
     executorDraftDeadline: (actionId: string) => run({ actionId }, () => draftDeadline(em(), actionId)),
     executorNextStep: (input: NextStepInput) => run({ enrollmentId: input.enrollmentId }, () => nextStep(em(), input)),
     executorWaitEnd: (input: { enrollmentId: string; config: Record<string, unknown>; from: string }): Promise<string> =>
@@ -105,9 +105,8 @@ export function createEnrollmentActivities(deps: ActivityDeps) {
     executorSend: (actionId: string, grantedAt: string) =>
       // A claimed send (`executing`) is finished whatever stopped since: the claim committed first.
       run({ actionId, unlessExecuting: true }, async () => {
-        if (!deps.connector) throw new Error('executorSend needs the worker’s connector');
-        const pause = Number(process.env.EXECUTOR_TEST_PAUSE_AFTER_SEND_MS ?? 0);
-        return sendAction(em(), deps.connector, actionId, grantedAt, { pauseAfterSendMs: pause > 0 ? pause : undefined });
+        const pause = deps.config.executorTestPauseAfterSendMs;
+        return sendAction(em(), providers.connector, actionId, grantedAt, { pauseAfterSendMs: pause > 0 ? pause : undefined });
       }),
     executorCheckCondition: (enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>) =>
       run({ enrollmentId }, () => checkCondition(em(), enrollmentId, previousActionId, config)),

@@ -10,10 +10,7 @@ const DRAIN_BUDGET_MS = 15_000;
 
 export function createInboxActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
-  const connector = () => {
-    if (!deps.connector) throw new Error('inbox activities need the worker’s connector');
-    return deps.connector;
-  };
+  const connector = () => deps.providers.connector;
   return {
     /**
      * The account's stored inbound events, batch after batch until one finds none or DRAIN_BUDGET_MS

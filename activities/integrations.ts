@@ -4,14 +4,14 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { activePartnerIntegrations, finishPartnerSync, syncPartnerPage, type PartnerSyncDeps, type SyncPageResult } from '../domain/integrations/partner-sync.js';
-import { createPartner } from '../lib/partner/index.js';
-import { PartnerError, type PartnerAdapter, type PartnerRecordKind } from '../lib/partner/types.js';
+import { PartnerError, type PartnerRecordKind } from '../lib/partner/types.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import type { ActivityDeps } from './index.js';
 
-export function createPartnerActivities(deps: ActivityDeps & { partner?: PartnerAdapter }) {
+export function createIntegrationActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
+  const providers = withProviders(deps.providers, overrides);
   const em = () => deps.orm.em.fork() as EntityManager;
-  let partner = deps.partner;
-  const sync = (): PartnerSyncDeps => ({ partner: (partner ??= createPartner(deps.config.partner, deps.config.publicBaseUrl, deps.orm)), config: deps.config });
+  const sync = (): PartnerSyncDeps => ({ partner: providers.partner, config: deps.config });
   return {
     async partnerSyncPage(input: { integrationId: string; kind: PartnerRecordKind; pageSize: number }): Promise<SyncPageResult> {
       try {
@@ -37,4 +37,4 @@ export function createPartnerActivities(deps: ActivityDeps & { partner?: Partner
   };
 }
 
-export type PartnerActivities = ReturnType<typeof createPartnerActivities>;
+export type IntegrationActivities = ReturnType<typeof createIntegrationActivities>;

@@ -41,15 +41,15 @@ class Slots {
   }
 }
 
-export function createListImportActivities(deps: ActivityDeps) {
+export function createListActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
-  const slots = new Slots(Math.max(1, Number(process.env.LIST_IMPORT_CONCURRENCY ?? 3)));
+  const slots = new Slots(deps.config.listImport.concurrency);
   return {
     beginListImport: (importId: string) => beginRun(em(), importId),
 
     async importListRows(input: { importId: string; maxRecords?: number }): Promise<{ done: boolean; stopped: string | null; progress: ImportProgress }> {
       const ctx = Context.current();
-      const limits = { ...defaultRunLimits(), ...(input.maxRecords ? { maxRecords: input.maxRecords } : {}) };
+      const limits = { ...defaultRunLimits(deps.config.listImport.chunkRows), ...(input.maxRecords ? { maxRecords: input.maxRecords } : {}) };
       const e = em();
       const release = await slots.take(
         () => ctx.heartbeat(),
@@ -77,4 +77,4 @@ export function createListImportActivities(deps: ActivityDeps) {
   };
 }
 
-export type ListImportActivities = ReturnType<typeof createListImportActivities>;
+export type ListActivities = ReturnType<typeof createListActivities>;

@@ -4,7 +4,6 @@ import type { ActivityDeps } from './index.js';
 
 const BATCH = 5000;
 /** Webhook delivery records and dispatched outbox events are kept this many days. */
-export const WEBHOOK_HISTORY_DAYS = Number(process.env.WEBHOOK_HISTORY_DAYS ?? 30);
 
 /** The smallest UUIDv7 of a moment: ids below it were minted earlier (so the primary key is the index). */
 /** Revoked or expired sessions are kept this long (for the sessions list), then purged. */
@@ -42,7 +41,7 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
     },
 
     async purgeWebhookHistory(): Promise<{ events: number; deliveries: number }> {
-      const boundary = uuidv7Floor(Date.now() - WEBHOOK_HISTORY_DAYS * 86_400_000);
+      const boundary = uuidv7Floor(Date.now() - deps.config.webhookHistoryDays * 86_400_000);
       const deliveries = await deleteInBatches(deps, `delete from webhook_deliveries where id in (select id from webhook_deliveries where id < ? limit ?)`, [boundary]);
       // Undispatched rows are never purged: the dispatcher still owes them a workflow.
       const events = await deleteInBatches(

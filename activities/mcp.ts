@@ -4,23 +4,19 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { temporalJobs } from '../jobs/temporal.js';
 import { settleApproval } from '../domain/mcp/approvals.js';
 import type { Jobs } from '../domain/jobs.js';
-import { createModelAdapter } from '../lib/llm/index.js';
-import { createSources } from '../lib/sources/index.js';
 import { connectTemporal } from '../lib/temporal.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import type { ActivityDeps } from './index.js';
 
-export function createMcpApprovalActivities(deps: ActivityDeps) {
+export function createMcpActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
+  const providers = withProviders(deps.providers, overrides);
   let jobs: Promise<Jobs> | undefined;
-  let llm: ReturnType<typeof createModelAdapter> | undefined;
-  let sources: ReturnType<typeof createSources> | undefined;
   return {
     async settleMcpApproval(input: { approvalId: string }): Promise<string> {
       jobs ??= deps.jobs ? Promise.resolve(deps.jobs) : connectTemporal(deps.config).then((c) => temporalJobs(c, deps.config.temporal.taskQueue));
-      llm ??= createModelAdapter(deps.config.llm);
-      sources ??= createSources(deps.config.sources);
-      return settleApproval(deps.orm.em.fork() as EntityManager, { jobs: await jobs, llm, providers: { llm, sources } }, input.approvalId);
+      return settleApproval(deps.orm.em.fork() as EntityManager, { jobs: await jobs, config: deps.config, providers }, input.approvalId);
     },
   };
 }
 
-export type McpApprovalActivities = ReturnType<typeof createMcpApprovalActivities>;
+export type McpActivities = ReturnType<typeof createMcpActivities>;

@@ -2,15 +2,15 @@
 import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { draftGenerationBatch, finishDraftGeneration } from '../domain/message-review/generation.js';
-import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import type { ActivityDeps } from './index.js';
 
-export function createDraftActivities(deps: ActivityDeps) {
+export function createMessageReviewActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
+  const providers = withProviders(deps.providers, overrides);
   const em = () => deps.orm.em.fork() as EntityManager;
-  let llm: ModelAdapter | undefined;
   return {
     async draftGenerationRun(operationId: string): Promise<void> {
-      const model = (llm ??= createModelAdapter(deps.config.llm));
+      const model = providers.llm;
       let batches = 0;
       while (await draftGenerationBatch(em(), model, operationId)) Context.current().heartbeat({ batches: ++batches });
     },
@@ -21,4 +21,4 @@ export function createDraftActivities(deps: ActivityDeps) {
   };
 }
 
-export type DraftActivities = ReturnType<typeof createDraftActivities>;
+export type MessageReviewActivities = ReturnType<typeof createMessageReviewActivities>;

@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { purgeNotificationBatch, sendNotificationEmails } from '../domain/notifications/notifications.js';
-import { emailSender } from '../lib/email.js';
 import type { ActivityDeps } from './index.js';
 
 /** Notification emails claimed per transaction. */
@@ -14,7 +13,7 @@ export function createNotificationActivities(deps: ActivityDeps) {
   return {
     /** Mails pending notification emails in batches until none is left (or PER_RUN were tried). */
     async sendNotificationEmails(): Promise<{ sent: number; failed: number }> {
-      const mailer = emailSender(deps.orm);
+      const mailer = deps.providers.email;
       let sent = 0;
       let failed = 0;
       while (sent + failed < PER_RUN) {

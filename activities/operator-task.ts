@@ -6,10 +6,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../domain/errors.js';
 import type { Jobs } from '../domain/jobs.js';
 import { beginTaskRun, failTaskAction, finishTaskRun, runTaskAction, type ActionOutcome, type TaskPlan } from '../domain/operator/tasks.js';
-import type { PreviewProviders } from '../domain/agents/signal-preview.js';
 import type { TaskStatus } from '../db/entities/OperatorTask.js';
-import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
-import { createSources, type Sources } from '../lib/sources/index.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import type { ActivityDeps } from './index.js';
 
 const noJobs: Jobs = new Proxy({} as Jobs, {
@@ -18,26 +16,17 @@ const noJobs: Jobs = new Proxy({} as Jobs, {
   },
 });
 
-export function createOperatorTaskActivities(deps: ActivityDeps, given: { llm?: ModelAdapter; sources?: Sources } = {}) {
+export function createOperatorTaskActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const em = () => deps.orm.em.fork() as EntityManager;
-  // The model and the sources, made on first use (most tools need neither).
-  let llm = given.llm;
-  let sources = given.sources;
-  const providers: PreviewProviders = {
-    get llm() {
-      return (llm ??= createModelAdapter(deps.config.llm));
-    },
-    get sources() {
-      return (sources ??= createSources(deps.config.sources));
-    },
-  };
+  // The process's providers, each made on first use (most tools need none).
+  const providers = withProviders(deps.providers, overrides);
   return {
     async beginOperatorTaskRun(input: { taskId: string; run: number }): Promise<TaskPlan> {
       return beginTaskRun(em(), input);
     },
     async runOperatorTaskAction(input: { taskId: string; run: number; actionId: string; attempt: number }): Promise<ActionOutcome> {
       try {
-        return await runTaskAction(em(), { jobs: deps.jobs ?? noJobs, providers }, input);
+        return await runTaskAction(em(), { jobs: deps.jobs ?? noJobs, config: deps.config, providers }, input);
       } catch (err) {
         // A server-side refusal (5xx AppError) keeps its code for the action's record once retries run out.
         if (err instanceof AppError) throw ApplicationFailure.retryable(err.message, err.code);

@@ -14,24 +14,21 @@ import {
   type PlannedCall,
   type TurnDeps,
 } from '../domain/operator/turns.js';
-import { createModelAdapter, type ModelAdapter } from '../lib/llm/index.js';
 import { LlmError, type Usage } from '../lib/llm/types.js';
 import { connectRedis } from '../lib/redis.js';
-import { createSources } from '../lib/sources/index.js';
+import { withProviders, type Providers } from '../lib/providers.js';
 import { connectTemporal } from '../lib/temporal.js';
 import type { Jobs } from '../domain/jobs.js';
 import type { ActivityDeps } from './index.js';
 
-export function createOperatorActivities(deps: ActivityDeps, providers: { llm?: ModelAdapter } = {}) {
-  const llm = providers.llm ?? createModelAdapter(deps.config.llm);
+export function createOperatorActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
+  const providers = withProviders(deps.providers, overrides);
   let redis: ReturnType<typeof connectRedis> | undefined;
   let jobs: Promise<Jobs> | undefined;
-  let sources: ReturnType<typeof createSources> | undefined;
   const turnDeps = async (): Promise<TurnDeps> => {
     redis ??= connectRedis(deps.config.redisUrl);
     jobs ??= deps.jobs ? Promise.resolve(deps.jobs) : connectTemporal(deps.config).then((c) => temporalJobs(c, deps.config.temporal.taskQueue));
-    sources ??= createSources(deps.config.sources);
-    return { em: deps.orm.em.fork() as EntityManager, redis, llm, toolContext: { jobs: await jobs, llm, providers: { llm, sources } } };
+    return { em: deps.orm.em.fork() as EntityManager, redis, llm: providers.llm, toolContext: { jobs: await jobs, config: deps.config, providers } };
   };
   /** A model refusal that will not change on retry fails the turn with its code. */
   const modelFailure = (err: unknown) =>

@@ -2,6 +2,7 @@
 // route: authentication → acting-as → Demo guard → rate limit → body reading → validation → handler)
 // → 404/405 for what no route matched.
 import Koa from 'koa';
+import { runtimeSettings } from '../lib/config.js';
 import { requestId } from './middleware/request-id.js';
 import { accessLog } from './middleware/access-log.js';
 import { errorMapper } from './middleware/errors.js';
@@ -14,7 +15,7 @@ import type { Operation } from './operation.js';
 import type { Services } from './services.js';
 
 export function createApp(services: Services, operations: Operation[] = allOperations()): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  const app = new Koa({ proxy: runtimeSettings.trustProxy() });
   const router = buildRouter(operations, services);
   app.silent = true; // errors are logged by the error mapper, not printed by Koa
   app.use(requestId(services));

@@ -12,7 +12,7 @@ import { authenticate } from './middleware/authenticate.js';
 import { actingAs } from './middleware/acting-as.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { demoGuard } from './middleware/demo.js';
-import { findBadString, readJsonBody } from './middleware/body.js';
+import { findBadString, jsonBodyReader } from './middleware/body.js';
 import { authorizeRequest, looksLikeId } from '../domain/access.js';
 import type { Actor } from '../domain/identity.js';
 
@@ -124,7 +124,7 @@ class Input {
 
 function handle(op: Operation, services: Services): (ctx: Context) => Promise<void> {
   const status = successStatus(op);
-  const validateResponses = process.env.NODE_ENV !== 'production';
+  const validateResponses = !services.config.production;
   const keys = queryKeys(op);
   const codes = {
     params: op.invalid?.params ?? 'invalid_id',
@@ -136,6 +136,7 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   // query and body are read (a stranger's resource is 404 whatever the body), query and body ids
   // after their validation (a malformed request is 400 first).
   const ids = op.auth === 'user' ? op.ids : undefined;
+  const readBody = op.body ? jsonBodyReader(services.config.bodyLimitBytes) : undefined;
   const authorize = (ctx: Context, part: 'path' | 'query' | 'body', values: unknown) =>
     ids?.[part] ? authorizeRequest(ctx.state.em, ctx.state.actor as Actor, ids, part, values as Record<string, unknown>) : undefined;
   return async (ctx: Context) => {
@@ -149,7 +150,7 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     await authorize(ctx, 'query', query);
     const headers = op.headers ? readHeaders(ctx, op.headers, codes.headers) : undefined;
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
-    const raw = op.body ? await readJsonBody(ctx, services.config.bodyLimitBytes) : undefined;
+    const raw = readBody ? await readBody(ctx) : undefined;
     const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields) : undefined;
     await authorize(ctx, 'body', body);
     const result = await op.handler(new Input(params, query, body, headers, ctx, services) as never);

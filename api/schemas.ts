@@ -8,10 +8,7 @@ export const ErrorBody = z.object({
 export const Uuid = z.uuid();
 export const IdParams = z.object({ id: z.uuid() });
 export const Timestamp = z.iso.datetime();
-/** A time of day, `HH:MM` on the 24-hour clock (working hours, sending windows). */
-export const ClockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'HH:MM, 24-hour clock');
-/** The end of a window: a time of day, or 24:00 (the end of the day; docs/governor.md). */
-export const ClockEnd = z.string().regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/, 'HH:MM, 24-hour clock, or 24:00');
+export { ClockEnd, ClockTime } from '../lib/time-of-day.js';
 export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };

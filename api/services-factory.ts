@@ -5,13 +5,7 @@ import { connectRedis, redisReady } from '../lib/redis.js';
 import { connectTemporal } from '../lib/temporal.js';
 import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
-import { createModelAdapter } from '../lib/llm/index.js';
-import { createSources } from '../lib/sources/index.js';
-import { createConnector } from '../lib/connectors/index.js';
-import { loadPdfExtractor } from '../lib/pdf-text.js';
-import { createDns } from '../lib/dns.js';
-import { createBookingProviders } from '../lib/booking/index.js';
-import { createPartner } from '../lib/partner/index.js';
+import { createProviders } from '../lib/providers.js';
 import { Authenticator } from './authenticator.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import type { Services } from './services.js';
@@ -36,11 +30,9 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
   );
   const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
-  const llm = createModelAdapter(config.llm);
-  const sources = createSources(config.sources);
-  const connector = createConnector(config.connector, config.sources.corpus, orm);
-  const booking = createBookingProviders(config.booking, config.publicBaseUrl);
-  const partner = createPartner(config.partner, config.publicBaseUrl, orm);
+  // The process's providers, made here once (reading every field makes each: a bad setting fails at
+  // start-up) and carried on the services to handlers and, as the tool context's, to MCP tools.
+  const { close: closeProviders, ...providers } = createProviders(config, orm);
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,
@@ -51,19 +43,14 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     rateLimiter,
     authenticator,
     jobs: temporalJobs(temporal, config.temporal.taskQueue),
-    llm,
-    sources,
-    connector,
-    pdf: loadPdfExtractor,
-    dns: createDns(config.dns),
-    booking,
-    partner,
+    ...providers,
     async close() {
       clearInterval(usageTimer);
       await flushUsage();
       link.close();
       redis.disconnect();
-      await Promise.all([orm.close(), temporal.connection.close(), sources.close(), connector.close?.(), booking.close(), partner.close?.()]);
+      await closeProviders();
+      await Promise.all([orm.close(), temporal.connection.close()]);
     },
   };
 }

@@ -2,11 +2,13 @@ import { defineConfig } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../lib/config.js';
 import * as entities from './entities/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 export function ormConfig(databaseUrl: string) {
+  const { db } = loadConfig();
   return defineConfig({
     clientUrl: databaseUrl,
     entities: Object.values(entities),
@@ -14,7 +16,7 @@ export function ormConfig(databaseUrl: string) {
     // Entities are schemas (defineEntity), so no decorator metadata or reflection is needed.
     discovery: { warnWhenNoEntities: true },
     forceUtcTimezone: true,
-    pool: { min: 0, max: Number(process.env.DB_POOL_MAX ?? 10) },
+    pool: { min: 0, max: db.poolMax },
     migrations: {
       // Beside this module: db/migrations/*.ts from source (tsx), dist/db/migrations/*.js once built.
       path: join(here, 'migrations'),
@@ -26,6 +28,6 @@ export function ormConfig(databaseUrl: string) {
       // parallel branches never conflict on a shared snapshot.
       snapshot: false,
     },
-    debug: process.env.DB_DEBUG === '1',
+    debug: db.debug,
   });
 }

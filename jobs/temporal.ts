@@ -18,6 +18,7 @@ import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWor
 import { mcpWorkflowIds, promotionWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
+import { loadConfig } from '../lib/config.js';
 import { syncAgentSchedule } from './agent-schedules.js';
 import type * as workflows from '../workflows/index.js';
 
@@ -42,8 +43,6 @@ const ENROLLMENT_SIGNALS: Record<EnrollmentSignal, SignalDefinition<any[]>> = {
 const TASK_SIGNALS = { pause: pauseTaskSignal, resume: resumeTaskSignal, cancel: cancelTaskSignal } as const;
 const LIST_IMPORT_SIGNALS = { cancel: cancelListImportSignal } as const;
 
-/** How long inbound events of one account wait to share the signal that wakes its processor. */
-const KICK_COALESCE_MS = Number(process.env.INBOX_KICK_COALESCE_MS ?? 50);
 
 /** Starts a workflow; true when this call started it, false when its id was taken (a repeated start is fine). */
 async function startOnce<K extends WorkflowType>(client: Client, type: K, options: WorkflowStartOptions<Workflows[K]>): Promise<boolean> {
@@ -103,8 +102,13 @@ const STATUS_OF: Record<string, JobStatus> = {
   TERMINATED: 'terminated',
 };
 
-export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client } = {}): Jobs {
+/**
+ * `kickCoalesceMs`: how long inbound events of one account wait to share the signal that wakes its
+ * processor (config.inboxKickCoalesceMs, INBOX_KICK_COALESCE_MS, unless given).
+ */
+export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client; kickCoalesceMs?: number } = {}): Jobs {
   const starter = opts.eagerClient ?? client;
+  const kickCoalesceMs = opts.kickCoalesceMs ?? loadConfig().inboxKickCoalesceMs;
   const kicks = new Map<string, Promise<void>>();
   return {
     async startPromotion(s) {
@@ -312,12 +316,12 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       return { workflowId, runId: handle.firstExecutionRunId };
     },
     kickInboundProcessor(s) {
-      // Kicks of one account within KICK_COALESCE_MS share one signal, sent after all of them (each
+      // Kicks of one account within kickCoalesceMs share one signal, sent after all of them (each
       // caller's event is stored before it asks): a burst costs a few signals, and every caller
       // still returns only once a signal covering its event went out.
       const pending = kicks.get(s.accountId);
       if (pending) return pending;
-      const kick = new Promise<void>((resolve) => setTimeout(resolve, KICK_COALESCE_MS)).then(async () => {
+      const kick = new Promise<void>((resolve) => setTimeout(resolve, kickCoalesceMs)).then(async () => {
         kicks.delete(s.accountId);
         await client.workflow.signalWithStart('inboxInbound', {
           taskQueue,

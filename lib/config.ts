@@ -18,6 +18,17 @@ function int(name: string, fallback: number): number {
   return n;
 }
 
+/** `Number(process.env[name] ?? fallback)`, as these settings have always been read (no validation). */
+function num(name: string, fallback: number): number {
+  return Number(process.env[name] ?? fallback);
+}
+
+/** A positive number of seconds/days from the environment, else `fallback`. */
+function positive(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
 function list(name: string): string[] {
   return (process.env[name] ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 }
@@ -77,8 +88,61 @@ export interface LlmConfig {
   priceOutputPerMTokMicros: number;
 }
 
+/** Outbound email (lib/email.ts): SMTP when SMTP_URL is set, else the local `sent_emails` outbox. */
+export interface EmailConfig {
+  smtpUrl?: string;
+  from: string;
+}
+
+/** The worker process (workers/worker.ts). */
+export interface WorkerConfig {
+  /** WORKER_MAX_ACTIVITIES: activity task slots (webhook fan-out runs many short I/O-bound ones). */
+  maxActivities: number;
+  /** WORKER_MAX_WORKFLOW_TASKS: workflow task slots. */
+  maxWorkflowTasks: number;
+  /** WORKER_MAX_LOCAL_ACTIVITIES: local activity slots. */
+  maxLocalActivities: number;
+  /** TEMPORAL_SCHEDULES=off: the worker does not create or repoint the Schedules (test runs on their own queue). */
+  schedules: boolean;
+  /** WEBHOOK_DISPATCHER=off: the worker runs without the outbound-webhook dispatcher. */
+  webhookDispatcher: boolean;
+  /** WEBHOOK_DISPATCH_COALESCE_MS: the dispatcher's pass interval (its own default when unset). */
+  webhookDispatchCoalesceMs: number | undefined;
+}
+
+/**
+ * Settings read at each use rather than once at start-up: domain code (which is given no Config) and
+ * tests that change them in a running process read them here. Still the only place that reads them.
+ */
+export const runtimeSettings = {
+  /** OPERATOR_HEARTBEAT_MS: an idle Operator stream's heartbeat (15 s). */
+  operatorHeartbeatMs: (): number => num('OPERATOR_HEARTBEAT_MS', 15_000),
+  /** OPERATOR_CONFIRMATION_TTL_MS: how long an Operator confirmation waits (1 hour). */
+  operatorConfirmationTtlMs: (): number => num('OPERATOR_CONFIRMATION_TTL_MS', 60 * 60 * 1000),
+  /** MCP_APPROVAL_TTL_SECONDS: how long an MCP approval request waits (15 minutes). */
+  mcpApprovalTtlSeconds: (): number => positive('MCP_APPROVAL_TTL_SECONDS', 900),
+  /** MCP_ACCESS_TOKEN_TTL_SECONDS: MCP access tokens (1 hour). */
+  mcpAccessTokenTtlSeconds: (): number => positive('MCP_ACCESS_TOKEN_TTL_SECONDS', 3600),
+  /** MCP_REFRESH_TOKEN_TTL_SECONDS: MCP refresh tokens (30 days). */
+  mcpRefreshTokenTtlSeconds: (): number => positive('MCP_REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
+  /** INVITATION_TTL_DAYS: team invitations (7 days). */
+  invitationTtlDays: (): number => positive('INVITATION_TTL_DAYS', 7),
+  /** INBOX_LIVE_TIMEOUT_MS: the bound on a live conversation read at the connector (5 s). */
+  inboxLiveTimeoutMs: (): number => num('INBOX_LIVE_TIMEOUT_MS', 5_000),
+  /** INBOX_SYNC_FRESH_MS: an account synced more recently is not synced again unless forced (60 s). */
+  inboxSyncFreshMs: (): number => num('INBOX_SYNC_FRESH_MS', 60_000),
+  /** FOLLOW_UP_AFTER_HOURS: an unanswered reply becomes a follow-up after this long (24 h). */
+  followUpAfterHours: (): number => num('FOLLOW_UP_AFTER_HOURS', 24),
+  /** TRUST_PROXY=1: trust X-Forwarded-* (read when the Koa app is created). */
+  trustProxy: (): boolean => process.env.TRUST_PROXY === '1',
+};
+
 export interface Config {
   port: number;
+  /** HOST: the address the API listens on. */
+  host: string;
+  /** NODE_ENV=production (secrets required, buffered logs, no response validation). */
+  production: boolean;
   databaseUrl: string;
   redisUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string };
@@ -91,7 +155,27 @@ export interface Config {
   outboundAllowHosts: string[];
   encryptionKey: Buffer;
   logLevel: string;
+  /** Logs are written in 4 KiB batches: in production unless LOG_SYNC=1. */
+  logBuffered: boolean;
   publicBaseUrl: string;
+  /** PUBLIC_BASE_URL as set, null when unset (MCP links then use the origin each request reached). */
+  publicBaseUrlFromEnv: string | null;
+  /** METRICS_TOKEN: the bearer token `/metrics` requires (null: open). */
+  metricsToken: string | null;
+  /** The ORM's pool and logging (db/mikro-orm.config.ts): DB_POOL_MAX, DB_DEBUG=1. */
+  db: { poolMax: number; debug: boolean };
+  /** Sign-in OAuth providers (lib/oauth.ts): the OAUTH_PROVIDERS and OAUTH_<NAME>_* variables as set. */
+  oauthEnv: Record<string, string | undefined>;
+  email: EmailConfig;
+  worker: WorkerConfig;
+  /** INBOX_KICK_COALESCE_MS: inbound events of one account within this share one signal to its processor. */
+  inboxKickCoalesceMs: number;
+  /** List imports: LIST_IMPORT_CHUNK_ROWS records per chunk transaction, LIST_IMPORT_CONCURRENCY imports at once per worker. */
+  listImport: { chunkRows: number; concurrency: number };
+  /** WEBHOOK_HISTORY_DAYS: webhook deliveries kept this long. */
+  webhookHistoryDays: number;
+  /** EXECUTOR_TEST_PAUSE_AFTER_SEND_MS (tests only): the executor pauses after a send, so a test can kill the worker there. */
+  executorTestPauseAfterSendMs: number;
   /** Origins a browser may call `/mcp` from (the Streamable HTTP transport's DNS-rebinding check): PUBLIC_BASE_URL's and MCP_ALLOWED_ORIGINS. */
   mcpAllowedOrigins: string[];
   /** Discovery sources (lib/sources): HTTP when a base URL is set, else the local corpus. */
@@ -145,6 +229,8 @@ export function loadConfig(): Config {
   const port = int('PORT', 3000);
   cached = {
     port,
+    host: process.env.HOST ?? '127.0.0.1',
+    production: process.env.NODE_ENV === 'production',
     databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:54329/outreach',
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6389',
     temporal: {
@@ -171,7 +257,25 @@ export function loadConfig(): Config {
     // AES-256-GCM key for secrets we must be able to read back (webhook signing secrets).
     encryptionKey: createHash('sha256').update(localSecret('ENCRYPTION_KEY')).digest(),
     logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    logBuffered: process.env.NODE_ENV === 'production' && process.env.LOG_SYNC !== '1',
     publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    publicBaseUrlFromEnv: process.env.PUBLIC_BASE_URL || null,
+    metricsToken: process.env.METRICS_TOKEN || null,
+    db: { poolMax: num('DB_POOL_MAX', 10), debug: process.env.DB_DEBUG === '1' },
+    oauthEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OAUTH_'))),
+    email: { smtpUrl: process.env.SMTP_URL || undefined, from: process.env.EMAIL_FROM || 'Outreach <no-reply@localhost>' },
+    worker: {
+      maxActivities: num('WORKER_MAX_ACTIVITIES', 300),
+      maxWorkflowTasks: num('WORKER_MAX_WORKFLOW_TASKS', 100),
+      maxLocalActivities: num('WORKER_MAX_LOCAL_ACTIVITIES', 200),
+      schedules: process.env.TEMPORAL_SCHEDULES !== 'off',
+      webhookDispatcher: process.env.WEBHOOK_DISPATCHER !== 'off',
+      webhookDispatchCoalesceMs: process.env.WEBHOOK_DISPATCH_COALESCE_MS ? Number(process.env.WEBHOOK_DISPATCH_COALESCE_MS) : undefined,
+    },
+    inboxKickCoalesceMs: num('INBOX_KICK_COALESCE_MS', 50),
+    listImport: { chunkRows: Math.max(1, num('LIST_IMPORT_CHUNK_ROWS', 5000)), concurrency: Math.max(1, num('LIST_IMPORT_CONCURRENCY', 3)) },
+    webhookHistoryDays: num('WEBHOOK_HISTORY_DAYS', 30),
+    executorTestPauseAfterSendMs: num('EXECUTOR_TEST_PAUSE_AFTER_SEND_MS', 0),
     mcpAllowedOrigins: mcpOrigins(process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`),
     sources: {
       corpus: { seed: int('CORPUS_SEED', 42), people: int('CORPUS_PEOPLE', 12_000) },

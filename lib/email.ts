@@ -2,7 +2,10 @@
 // each message in the `sent_emails` table (so the product runs offline and tests can read mail back).
 import type { MikroORM } from '@mikro-orm/postgresql';
 import nodemailer from 'nodemailer';
+import type { EmailConfig } from './config.js';
 import { uuidv7 } from './ids.js';
+
+export type { EmailConfig } from './config.js';
 
 export interface EmailMessage {
   to: string;
@@ -15,16 +18,6 @@ export interface EmailSender {
   readonly kind: 'smtp' | 'outbox';
   send(msg: EmailMessage): Promise<void>;
 }
-
-export interface EmailConfig {
-  smtpUrl?: string;
-  from: string;
-}
-
-export const emailConfig = (): EmailConfig => ({
-  smtpUrl: process.env.SMTP_URL || undefined,
-  from: process.env.EMAIL_FROM || 'Outreach <no-reply@localhost>',
-});
 
 export class SmtpEmailSender implements EmailSender {
   readonly kind = 'smtp' as const;
@@ -56,7 +49,7 @@ export class OutboxEmailSender implements EmailSender {
 const senders = new WeakMap<MikroORM, EmailSender>();
 
 /** The process-wide sender for this database (one per ORM instance). */
-export function emailSender(orm: MikroORM, config: EmailConfig = emailConfig()): EmailSender {
+export function emailSender(orm: MikroORM, config: EmailConfig): EmailSender {
   let s = senders.get(orm);
   if (!s) {
     s = config.smtpUrl ? new SmtpEmailSender(config.smtpUrl, config.from) : new OutboxEmailSender(orm);

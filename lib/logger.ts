@@ -4,9 +4,8 @@ import { loadConfig } from './config.js';
 // JSON logs. In production the lines are buffered (written in 4 KiB batches, flushed on exit) rather
 // than one write per request; elsewhere they are written at once, so a crash in development or a
 // test loses nothing.
-const buffered = process.env.NODE_ENV === 'production' && process.env.LOG_SYNC !== '1';
+const { logBuffered: buffered, logLevel: level } = loadConfig();
 const destination = pino.destination({ dest: 1, sync: !buffered, minLength: buffered ? 4096 : 0 });
-const level = loadConfig().logLevel;
 
 // Application logs may carry request data, so credentials and secrets are redacted by path.
 export const logger = pino(

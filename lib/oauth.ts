@@ -27,8 +27,8 @@ const KNOWN: Record<string, { authorizeUrl: string; scope: string }> = {
 export const OAUTH_STATE_TTL_SECONDS = 600;
 const STATE_TYPE = 'oauth_state';
 
-/** The enabled providers, read from `env` (the process environment by default). */
-export function oauthProviders(publicBaseUrl: string, env: NodeJS.ProcessEnv = process.env): Map<string, OAuthProvider> {
+/** The enabled providers, read from `env`: the OAUTH_* settings (lib/config.ts `oauthEnv`). */
+export function oauthProviders(publicBaseUrl: string, env: Record<string, string | undefined>): Map<string, OAuthProvider> {
   const names = new Set([...Object.keys(KNOWN), ...(env.OAUTH_PROVIDERS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)]);
   const out = new Map<string, OAuthProvider>();
   const base = publicBaseUrl.replace(/\/+$/, '');

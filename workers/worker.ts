@@ -9,7 +9,7 @@ import { logger } from '../lib/logger.js';
 import { openOrm } from '../db/orm.js';
 import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
-import { createConnector } from '../lib/connectors/index.js';
+import { createProviders } from '../lib/providers.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import { ensureSchedules } from './schedules.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
@@ -34,7 +34,8 @@ export async function createWorker() {
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // Also the Jobs the Operator's tools start workflows through (Operator tasks run them in activities).
   const client = await connectTemporal(config);
-  const connector = createConnector(config.connector, config.sources.corpus, orm);
+  // The process's providers, each made on first use by the activities that need it (lib/providers.ts).
+  const providers = createProviders(config, orm);
   // A client over the worker's own connection: its starts may be eager (the first workflow task comes
   // back in the start response to this worker instead of a round trip through the task queue).
   const ownClient = new Client({ connection, namespace: config.temporal.namespace });
@@ -44,27 +45,27 @@ export async function createWorker() {
     taskQueue: config.temporal.taskQueue,
     ...workflowSource,
     // Webhook fan-out runs many short I/O-bound activities at once (one per subscription).
-    maxConcurrentActivityTaskExecutions: Number(process.env.WORKER_MAX_ACTIVITIES ?? 300),
+    maxConcurrentActivityTaskExecutions: config.worker.maxActivities,
     // Each webhook event is a short workflow: with the default 2 non-sticky / 10 activity pollers,
     // new workflows and activities queued for seconds at 20 events/s (each poll round trip costs
     // ~100 ms on the dev server). More polls keep the slots filled.
     maxConcurrentWorkflowTaskPolls: 20,
     // An enrollment's workflow task stays open while its local activities wait on Postgres (I/O, not
     // CPU): 100 slots instead of the default 40 took bench:campaigns from 53 to 72 actions/s.
-    maxConcurrentWorkflowTaskExecutions: Number(process.env.WORKER_MAX_WORKFLOW_TASKS ?? 100),
-    maxConcurrentLocalActivityExecutions: Number(process.env.WORKER_MAX_LOCAL_ACTIVITIES ?? 200),
+    maxConcurrentWorkflowTaskExecutions: config.worker.maxWorkflowTasks,
+    maxConcurrentLocalActivityExecutions: config.worker.maxLocalActivities,
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
-    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue, { eagerClient: ownClient }), connector }),
+    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue, { eagerClient: ownClient }), providers }),
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
-  if (process.env.TEMPORAL_SCHEDULES !== 'off') await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
+  if (config.worker.schedules) await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
   // WEBHOOK_DISPATCHER=off runs a worker without it (e.g. a second worker on its own task queue in a test,
   // which must not claim events that the main worker's queue should run). It starts eagerly (ownClient).
   const dispatcher =
-    process.env.WEBHOOK_DISPATCHER === 'off'
+    !config.worker.webhookDispatcher
       ? undefined
       : await startWebhookDispatcher({
           databaseUrl: config.databaseUrl,
@@ -73,7 +74,7 @@ export async function createWorker() {
           logger,
           eagerStart: true,
           // Latency against Temporal load: a shorter pass interval delivers sooner in smaller batches.
-          coalesceMs: process.env.WEBHOOK_DISPATCH_COALESCE_MS ? Number(process.env.WEBHOOK_DISPATCH_COALESCE_MS) : undefined,
+          coalesceMs: config.worker.webhookDispatchCoalesceMs,
         });
   return {
     worker,
@@ -82,7 +83,7 @@ export async function createWorker() {
       await dispatcher?.stop();
       await client.connection.close();
       await connection.close();
-      await connector.close?.();
+      await providers.close();
       await orm.close();
     },
   };

@@ -3,9 +3,9 @@
 // The history holds only counts and a cursor; a very large selection continues as new. The
 // `progress` query answers while it runs; promote-status reads the rows once it is done.
 import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { PromotionActivities } from '../activities/agents-promotion.js';
+import type { AgentPromotionActivities } from '../activities/agents-promotion.js';
 
-const { promoteProfileBatch } = proxyActivities<PromotionActivities>({
+const { promoteProfileBatch } = proxyActivities<AgentPromotionActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '1 minute',
   retry: { maximumAttempts: 10, initialInterval: '2 seconds' },

@@ -5,17 +5,17 @@
 import { ActivityCancellationType, ApplicationFailure, CancellationScope, continueAsNew, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
-import type { DiscoveryActivities } from '../activities/agents.js';
+import type { AgentActivities } from '../activities/agents.js';
 import type { RunPlan, RunTotals } from '../domain/agents/discovery.js';
 
-const { discoverPage } = proxyActivities<DiscoveryActivities>({
+const { discoverPage } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '2 minutes',
   // A cancel waits for the page in flight, so the run is marked canceled after its counts settle.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   heartbeatTimeout: '1 minute',
   retry: { maximumAttempts: 5, initialInterval: '2 seconds' },
 });
-const { finishDiscoveryRun, planScheduledRun } = proxyActivities<DiscoveryActivities>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 10 } });
+const { finishDiscoveryRun, planScheduledRun } = proxyActivities<AgentActivities>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 10 } });
 
 export interface DiscoveryRunInput {
   plan: RunPlan;

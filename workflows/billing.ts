@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { CreditActivities } from '../activities/billing.js';
+import type { BillingActivities } from '../activities/billing.js';
 
-const { grantMonthlyCredits: grant } = proxyActivities<CreditActivities>({
+const { grantMonthlyCredits: grant } = proxyActivities<BillingActivities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '2 minutes',
   retry: { maximumAttempts: 5 },

@@ -5,14 +5,14 @@
 // continues at the last committed page, and a very large export continues as new (same input) after
 // `stepsPerRun` steps or when Temporal suggests it. Any failure is recorded on the export.
 import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { ContactExportActivities } from '../activities/contacts.js';
+import type { ContactActivities } from '../activities/contacts.js';
 
-const { beginContactsExport, finishContactsExport, failContactsExport } = proxyActivities<ContactExportActivities>({
+const { beginContactsExport, finishContactsExport, failContactsExport } = proxyActivities<ContactActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 5, initialInterval: '1 second' },
 });
 // One step writes up to pagesPerStep pages; a worker lost mid-step is noticed by the heartbeat.
-const { writeContactsExportPages } = proxyActivities<ContactExportActivities>({
+const { writeContactsExportPages } = proxyActivities<ContactActivities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '30 seconds',
   retry: { maximumAttempts: 5, initialInterval: '2 seconds', backoffCoefficient: 2 },

@@ -4,13 +4,13 @@
 // page ended. It continues as new after 100 pages to keep its history small. `partner-sync-sweep`
 // (a Schedule, every 15 minutes) starts the sync of every active partner integration.
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
-import type { PartnerActivities } from '../activities/integrations.js';
+import type { IntegrationActivities } from '../activities/integrations.js';
 
-const { partnerSyncPage } = proxyActivities<PartnerActivities>({
+const { partnerSyncPage } = proxyActivities<IntegrationActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumAttempts: 10, initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
-const { partnerSyncFinish, partnerSyncSweep: sweep } = proxyActivities<PartnerActivities>({
+const { partnerSyncFinish, partnerSyncSweep: sweep } = proxyActivities<IntegrationActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '1 second' },
 });

@@ -20,17 +20,17 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ListImportActivities } from '../activities/lists.js';
+import type { ListActivities } from '../activities/lists.js';
 import type { ImportProgress } from '../domain/lists/imports.js';
 
-const { beginListImport, endListImport } = proxyActivities<ListImportActivities>({
+const { beginListImport, endListImport } = proxyActivities<ListActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 // The import: each call stops after its own limits (a minute at most), heartbeating after every
 // committed chunk; a killed worker is noticed after the heartbeat timeout and the retry resumes at
 // the committed cursor. Waits for the activity to stop when canceled (it finishes its chunk).
-const { importListRows } = proxyActivities<ListImportActivities>({
+const { importListRows } = proxyActivities<ListActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '20 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,

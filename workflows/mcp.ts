@@ -4,9 +4,9 @@
 // once, or the request expires. The row is the truth: a lost signal still runs an approved call when
 // the timer fires.
 import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { McpApprovalActivities } from '../activities/mcp.js';
+import type { McpActivities } from '../activities/mcp.js';
 
-const { settleMcpApproval } = proxyActivities<McpApprovalActivities>({
+const { settleMcpApproval } = proxyActivities<McpActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });

@@ -3,14 +3,14 @@
 // and heartbeating; a retried attempt resumes at the last committed batch. The history holds two
 // activities whatever the selection's size.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { DraftActivities } from '../activities/message-review.js';
+import type { MessageReviewActivities } from '../activities/message-review.js';
 
-const { draftGenerationRun } = proxyActivities<DraftActivities>({
+const { draftGenerationRun } = proxyActivities<MessageReviewActivities>({
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '2 minutes',
   retry: { maximumAttempts: 10, initialInterval: '2 seconds', maximumInterval: '1 minute' },
 });
-const { draftGenerationFinish } = proxyActivities<DraftActivities>({
+const { draftGenerationFinish } = proxyActivities<MessageReviewActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '1 second' },
 });

@@ -2,7 +2,6 @@
 // /api, are in callback-routes.ts.
 import { createIntegration, deleteIntegration, listIntegrations, requireIntegration, startPartnerInstall, testIntegration, updateIntegration, verifyCredentials, type IntegrationDeps } from '../../domain/integrations/integrations.js';
 import { confirmPartnerEvent, listPartnerEvents } from '../../domain/integrations/partner-sync.js';
-import { createPartner } from '../../lib/partner/index.js';
 import type { PartnerAdapter } from '../../lib/partner/types.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
@@ -35,14 +34,8 @@ const auth = { 401: ['unauthorized'] };
 const manage = { 403: ['not_assigned', 'demo_read_only'] };
 const unavailable = { 502: ['provider_unavailable'] };
 
-const fallback = new WeakMap<Services, PartnerAdapter>();
-/** The partner adapter of these services (built from the config when a test's services carry none). */
-export function partnerOf(s: Services): PartnerAdapter {
-  if (s.partner) return s.partner;
-  let p = fallback.get(s);
-  if (!p) fallback.set(s, (p = createPartner(s.config.partner, s.config.publicBaseUrl, s.orm)));
-  return p;
-}
+/** The partner adapter of these services (the process's, or a test's). */
+export const partnerOf = (s: Services): PartnerAdapter => s.partner;
 
 export const integrationDeps = (s: Services): IntegrationDeps => ({ partner: partnerOf(s), config: s.config });
 

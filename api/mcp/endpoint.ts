@@ -63,8 +63,8 @@ function buildServer(services: Services, principal: McpPrincipal, base: string):
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const answer = await callTool(services.orm.em.fork(), services.jobs, principal, req.params.name, req.params.arguments ?? {}, {
       jobs: services.jobs,
-      llm: services.llm,
-      providers: { llm: services.llm, sources: services.sources },
+      config: services.config,
+      providers: services,
     });
     return toCallResult(answer, base);
   });

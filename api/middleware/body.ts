@@ -1,12 +1,13 @@
-// JSON request bodies, read per operation after routing, authentication and rate limiting, so an
-// unauthenticated or unknown request is answered without reading up to the body limit. Strict:
-// only `application/json` (or `+json`) in UTF-8, valid UTF-8 bytes, no lone surrogates.
+// JSON request bodies, parsed by koa-body per operation after routing, authentication and rate
+// limiting (api/router.ts), so an unauthenticated or unknown request is answered without reading up
+// to the body limit. Strict: only `application/json` (or `+json`) in UTF-8, valid UTF-8 bytes, no
+// lone surrogates. Multipart uploads are streamed by busboy instead (multipart.ts).
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import getRawBody from 'raw-body';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import { AppError } from '../../domain/errors.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** True when the request carries a body (a length above 0, or chunked). */
 export const hasBody = (ctx: Context): boolean =>
@@ -16,38 +17,79 @@ export function unsupportedMediaType(type: string | undefined): AppError {
   return new AppError(415, 'unsupported_media_type', `this operation takes application/json${type ? `, not ${type}` : ' (Content-Type is missing)'}`);
 }
 
-/** Reads and parses the body of a JSON operation; `undefined` when there is none. */
-export async function readJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
-  if (!hasBody(ctx)) return undefined;
-  const header = ctx.get('content-type');
-  const [mime, ...params] = header.split(';').map((s) => s.trim());
-  if (!JSON_TYPE.test(mime)) throw unsupportedMediaType(header || undefined);
-  const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/"/g, '');
-  if (charset && !/^utf-?8$/i.test(charset)) throw new AppError(415, 'unsupported_media_type', `JSON bodies must be UTF-8, not ${charset}`);
-  let raw: Buffer;
-  try {
-    raw = await getRawBody(ctx.req, { limit: limitBytes, length: ctx.req.headers['content-length'] });
-  } catch (err) {
-    const e = err as { type?: string; status?: number };
-    if (e.type === 'entity.too.large' || e.status === 413) throw new AppError(413, 'payload_too_large', `request body larger than ${limitBytes} bytes`);
-    if (e.type === 'request.aborted') throw new AppError(400, 'invalid_body', 'request body was not received completely');
-    throw new AppError(400, 'invalid_body', 'request body could not be read');
-  }
-  let text: string;
-  try {
-    text = decoder.decode(raw);
-  } catch {
-    throw new AppError(400, 'invalid_body', 'request body is not valid UTF-8');
-  }
-  // Only an empty body is "no body"; whitespace alone is not a JSON document (400 below).
-  if (text === '') return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new AppError(400, 'invalid_body', 'malformed JSON body');
-  }
-  return value;
+/**
+ * Validates the bytes koa-body reads as they arrive: it decodes them leniently (invalid UTF-8
+ * becomes U+FFFD), and the rule is to refuse such a body, not to rewrite it. Returns a check to
+ * call once the read is over. Attached only once koa-body's reader is flowing: a read it refused
+ * up front (Content-Length over the limit) leaves the stream paused, as it should stay.
+ */
+function watchUtf8(req: IncomingMessage): () => boolean {
+  if (!req.readableFlowing) return () => true;
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let valid = true;
+  const onData = (chunk: Buffer) => {
+    if (!valid) return;
+    try {
+      decoder.decode(chunk, { stream: true });
+    } catch {
+      valid = false;
+    }
+  };
+  req.on('data', onData);
+  return () => {
+    req.off('data', onData);
+    if (!valid) return false;
+    try {
+      decoder.decode(); // a sequence cut off at the end is invalid too
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * A reader for JSON operations, built once per operation: parses the body with koa-body and returns
+ * it, `undefined` when there is none.
+ */
+export function jsonBodyReader(limitBytes: number): (ctx: Context) => Promise<unknown> {
+  const parse = koaBody({
+    json: true,
+    urlencoded: false, // JSON operations take JSON only (anything else is 415 below); forms are multipart.ts
+    text: false,
+    multipart: false,
+    jsonLimit: limitBytes,
+    jsonStrict: false, // a JSON `null` or scalar is a body (refused by its schema), not a 400 here
+    jsonTypes: ['application/json', '+json'],
+    parsedMethods: Object.values(HttpMethodEnum), // any method whose operation declares a body
+    patchNode: false,
+  });
+  const next = () => Promise.resolve();
+  return async (ctx) => {
+    if (!hasBody(ctx)) return undefined;
+    const header = ctx.get('content-type');
+    const [mime, ...params] = header.split(';').map((s) => s.trim());
+    if (!JSON_TYPE.test(mime)) throw unsupportedMediaType(header || undefined);
+    // koa-body would decode any declared charset; the rule is UTF-8 only.
+    const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/"/g, '');
+    if (charset && !/^utf-?8$/i.test(charset)) throw new AppError(415, 'unsupported_media_type', `JSON bodies must be UTF-8, not ${charset}`);
+    const parsing = parse(ctx, next).then(
+      () => undefined,
+      (err: Error & { type?: string; status?: number }) => err,
+    ); // koa-body attaches its reader synchronously, so the watch below sees every byte
+    const utf8 = watchUtf8(ctx.req);
+    const e = await parsing;
+    const validUtf8 = utf8();
+    if (e?.type === 'entity.too.large' || e?.status === 413) throw new AppError(413, 'payload_too_large', `request body larger than ${limitBytes} bytes`);
+    if (e?.type === 'request.aborted') throw new AppError(400, 'invalid_body', 'request body was not received completely');
+    if (e && !(e instanceof SyntaxError)) throw new AppError(400, 'invalid_body', 'request body could not be read');
+    // Bad bytes before bad JSON: koa-body parsed their U+FFFD rewrite, so its verdict does not count.
+    if (!validUtf8) throw new AppError(400, 'invalid_body', 'request body is not valid UTF-8');
+    if (e) throw new AppError(400, 'invalid_body', 'malformed JSON body');
+    // Only an empty body is "no body" (koa-body gives ''); whitespace alone is malformed JSON.
+    const body = ctx.request.body;
+    return body === '' ? undefined : body;
+  };
 }
 
 // String.prototype.isWellFormed exists from Node 20 (ES2024); the project's lib setting is ES2023.

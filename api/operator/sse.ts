@@ -8,8 +8,9 @@ import type { Context } from 'koa';
 import { AgentTurn } from '../../db/entities/AgentTurn.js';
 import { FINAL_EVENTS, readerConnection, readTurnEvents, type StreamEventName } from '../../lib/operator-stream.js';
 import type { Services } from '../services.js';
+import { runtimeSettings } from '../../lib/config.js';
 
-const heartbeatMs = () => Number(process.env.OPERATOR_HEARTBEAT_MS ?? 15_000);
+const heartbeatMs = runtimeSettings.operatorHeartbeatMs;
 
 const frame = (event: StreamEventName, data: unknown, id?: string) => `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 

@@ -47,9 +47,9 @@ export const metrics = defineOperation({
   produces: 'text/plain',
   responses: { 200: z.string() },
   errors: { 401: ['unauthorized'] },
-  handler: async ({ ctx }) => {
+  handler: async ({ ctx, services }) => {
     // With METRICS_TOKEN set, scrapers must present it (deployments that expose the API port).
-    const token = process.env.METRICS_TOKEN;
+    const token = services.config.metricsToken;
     if (token && !safeEqual(ctx.get('authorization'), `Bearer ${token}`)) throw unauthorized('metrics token required');
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();

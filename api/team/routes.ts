@@ -18,7 +18,6 @@ import {
   setMemberAccess,
   setMemberRole,
 } from '../../domain/team/team.js';
-import { emailSender } from '../../lib/email.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import {
   AcceptBody,
@@ -138,7 +137,7 @@ export const createInvitationOp = defineOperation({
   },
   handler: async ({ em, actor, body, services }) => {
     const { invitation, token } = await createInvitation(em, actor, body);
-    await deliverInvitation(services.orm, emailSender(services.orm), services.config, invitation, token, (err) =>
+    await deliverInvitation(services.orm, services.email, services.config, invitation, token, (err) =>
       services.logger.warn({ err, invitationId: invitation.id }, 'invitation email failed'),
     );
     return toInvitationView(invitation);

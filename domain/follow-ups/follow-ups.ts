@@ -5,13 +5,13 @@
 // read, so it needs no sweeper). open → completed | dismissed.
 import { leadScopeSql } from '../access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { runtimeSettings } from '../../lib/config.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { keysetSql, type Keyset } from '../../lib/pagination.js';
 import { requireLead } from '../contacts/contacts.js';
 import { conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 
-export const FOLLOW_UP_AFTER_HOURS = Number(process.env.FOLLOW_UP_AFTER_HOURS ?? 24);
 export const NOTE_MAX_CHARS = 5000;
 
 /** Opens a `reply_waiting` reminder per conversation (one open at a time; a later reply keeps the first due time). */
@@ -21,7 +21,7 @@ export async function openReplyReminders(em: EntityManager, workspaceId: string,
     id: uuidv7(),
     lead_id: r.leadId,
     conversation_id: r.conversationId,
-    due_at: new Date(r.repliedAt.getTime() + FOLLOW_UP_AFTER_HOURS * 3_600_000).toISOString(),
+    due_at: new Date(r.repliedAt.getTime() + runtimeSettings.followUpAfterHours() * 3_600_000).toISOString(),
     summary: r.summary.slice(0, 300),
   }));
   await em.execute(

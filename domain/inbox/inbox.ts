@@ -6,6 +6,7 @@ import { authorize, checkProducts, conversationScopeSql } from '../access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AccountConnector, AttachmentStream, ChatMessage } from '../../lib/connectors/types.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
+import { runtimeSettings } from '../../lib/config.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { keysetSql, type Keyset } from '../../lib/pagination.js';
@@ -24,8 +25,6 @@ import { resolveAnsweredReminders } from '../follow-ups/follow-ups.js';
 
 /** A reply's body: the network's message limit and a generous email one. */
 export const REPLY_MAX_CHARS = { email: 20_000, network: 8_000 } as const;
-/** How long a live read may take before the stored messages answer instead. */
-export const LIVE_TIMEOUT_MS = Number(process.env.INBOX_LIVE_TIMEOUT_MS ?? 5_000);
 /** Attachments larger than this are refused (413) rather than streamed. */
 export const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
 /** Messages a conversation read returns (the newest ones, oldest first). */
@@ -363,7 +362,7 @@ export interface LiveMessages {
 /**
  * The chat's latest messages read from the connector now (pages until the end or the deadline,
  * keeping the newest `limit`); stored messages answer instead, flagged, when the connector fails or
- * is slower than LIVE_TIMEOUT_MS.
+ * is slower than INBOX_LIVE_TIMEOUT_MS (lib/config.ts).
  */
 export async function liveMessages(em: EntityManager, connector: AccountConnector, actor: Actor, chatId: string, opts: { accountId?: string; limit: number }): Promise<LiveMessages> {
   const { account, threadId, conversation } = await resolveChat(em, actor, chatId, opts.accountId);
@@ -377,7 +376,7 @@ export async function liveMessages(em: EntityManager, connector: AccountConnecto
     };
   };
   if (!account.connector_account_id || account.status !== 'connected') return stored('account_not_connected');
-  const signal = AbortSignal.timeout(LIVE_TIMEOUT_MS);
+  const signal = AbortSignal.timeout(runtimeSettings.inboxLiveTimeoutMs());
   try {
     let cursor: string | null = null;
     let kept: ChatMessage[] = [];

@@ -4,13 +4,12 @@
 // the last committed page. History older than the account's connection is stored without effects.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AccountConnector, ChatMessage } from '../../lib/connectors/types.js';
+import { runtimeSettings } from '../../lib/config.js';
 import { notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { accountRow, wakeEnrollments, storeMessages, type EnrollmentWake } from './ingest.js';
 
-/** A finished sync newer than this is reported, not repeated. */
-export const SYNC_FRESH_MS = Number(process.env.INBOX_SYNC_FRESH_MS ?? 60_000);
 /** Message pages read per chat in one sync page (a longer chat continues on the next sync). */
 const MESSAGE_PAGES_PER_CHAT = 20;
 
@@ -30,7 +29,7 @@ export interface SyncRow {
 
 /**
  * For each connected account of the workspace (or the one named): starts a sync when none is running
- * and the last finished more than SYNC_FRESH_MS ago (or `force`), and reports each account's sync.
+ * and the last finished more than INBOX_SYNC_FRESH_MS ago (or `force`), and reports each account's sync.
  */
 export async function startOrReportSyncs(em: EntityManager, jobs: Jobs, actor: Actor, opts: { accountId?: string; force?: boolean }): Promise<(SyncRow & { started: boolean })[]> {
   const accounts = await em.execute<{ id: string }[]>(
@@ -51,7 +50,7 @@ export async function startOrReportSyncs(em: EntityManager, jobs: Jobs, actor: A
               error_message = null, started_at = now(), finished_at = null, updated_at = now()
         where inbox_syncs.state <> 'running' and (? or inbox_syncs.finished_at is null or inbox_syncs.finished_at < now() - make_interval(secs => ?))
        returning *`,
-      [a.id, actor.workspaceId, !!opts.force, SYNC_FRESH_MS / 1000],
+      [a.id, actor.workspaceId, !!opts.force, runtimeSettings.inboxSyncFreshMs() / 1000],
     );
     if (claimed) {
       try {

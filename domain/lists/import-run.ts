@@ -22,7 +22,7 @@ import { DESCRIPTIVE_FIELDS, checkRow, cutValue, type CleanRow, type Descriptive
 import { MAX_COLUMNS } from './import-csv.js';
 
 export interface RunLimits {
-  /** Records per chunk transaction (default 5,000; env LIST_IMPORT_CHUNK_ROWS). */
+  /** Records per chunk transaction (config.listImport.chunkRows: LIST_IMPORT_CHUNK_ROWS, default 5,000). */
   chunkRows: number;
   /** Stop after this many records (the workflow calls again): bounds one activity's work. */
   maxRecords: number;
@@ -33,8 +33,8 @@ export interface RunLimits {
 /** Bytes parsed at a time. */
 const PARSE_SLICE_BYTES = 64 * 1024;
 
-export const defaultRunLimits = (): RunLimits => ({
-  chunkRows: Math.max(1, Number(process.env.LIST_IMPORT_CHUNK_ROWS ?? 5000)),
+export const defaultRunLimits = (chunkRows: number): RunLimits => ({
+  chunkRows,
   maxRecords: Number.MAX_SAFE_INTEGER,
   maxMs: 60_000,
 });

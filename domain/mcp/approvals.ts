@@ -18,12 +18,10 @@ import { findTool } from '../tools/index.js';
 import { needsConfirmation, runTool, type Tool, type ToolContext } from '../tools/registry.js';
 import { resolveActor } from '../workspaces.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
+import { runtimeSettings } from '../../lib/config.js';
 
 /** How long an approval request waits (MCP_APPROVAL_TTL_SECONDS, default 15 minutes). */
-export const approvalTtlMs = () => {
-  const v = Number(process.env.MCP_APPROVAL_TTL_SECONDS);
-  return (Number.isFinite(v) && v > 0 ? v : 900) * 1000;
-};
+export const approvalTtlMs = () => runtimeSettings.mcpApprovalTtlSeconds() * 1000;
 /** How long a retry waits for an approved call that is still running before answering "still running". */
 const RESULT_WAIT_MS = 10_000;
 const MAX_RESULT_CHARS = 50_000;

@@ -8,6 +8,7 @@ import { McpClient, type IMcpClient } from '../../db/entities/McpClient.js';
 import { McpGrant } from '../../db/entities/McpGrant.js';
 import { McpToken } from '../../db/entities/McpToken.js';
 import { randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.js';
+import { runtimeSettings } from '../../lib/config.js';
 import { isUuid } from '../../lib/ids.js';
 
 export const MCP_SCOPE = 'mcp';
@@ -17,13 +18,9 @@ const CODE_PREFIX = 'mcp_code_';
 const CODE_TTL_MS = 60_000;
 const MAX_REDIRECT_URIS = 10;
 
-const envSeconds = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-};
 /** Access tokens: 1 hour unless MCP_ACCESS_TOKEN_TTL_SECONDS; refresh tokens: 30 days unless MCP_REFRESH_TOKEN_TTL_SECONDS. */
-export const accessTtlSeconds = () => envSeconds('MCP_ACCESS_TOKEN_TTL_SECONDS', 3600);
-export const refreshTtlSeconds = () => envSeconds('MCP_REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600);
+export const accessTtlSeconds = runtimeSettings.mcpAccessTokenTtlSeconds;
+export const refreshTtlSeconds = runtimeSettings.mcpRefreshTokenTtlSeconds;
 
 /** An OAuth error response (RFC 6749 §5.2 / RFC 7591 §3.2.2): `{error, error_description}`. */
 export class OAuthError extends Error {

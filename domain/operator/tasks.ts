@@ -14,16 +14,14 @@ import { MAX_TASK_ACTIONS, MAX_TASK_TITLE, OperatorTask, TASK_STATUSES, type IOp
 import { OperatorTaskAction, type ActionStatus, type IOperatorTaskAction } from '../../db/entities/OperatorTaskAction.js';
 import { OperatorTaskEvent, type IOperatorTaskEvent } from '../../db/entities/OperatorTaskEvent.js';
 import { uuidv7 } from '../../lib/ids.js';
-import type { ModelAdapter } from '../../lib/llm/index.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { canAccessApp, type Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { requireOwnedApp } from './threads.js';
-import type { PreviewProviders } from '../agents/signal-preview.js';
 import { findTool } from '../tools/index.js';
-import { runTool, withDefaultApp } from '../tools/registry.js';
+import { runTool, withDefaultApp, type ToolContext } from '../tools/registry.js';
 import { resolveActor } from '../workspaces.js';
 import { notifyTaskFinished } from '../notifications/notifications.js';
 
@@ -441,11 +439,8 @@ export async function beginTaskRun(em: EntityManager, input: { taskId: string; r
 
 export type ActionOutcome = 'succeeded' | 'failed' | 'canceled' | 'stale';
 
-export interface ToolServices {
-  jobs: Jobs;
-  llm?: ModelAdapter;
-  providers?: PreviewProviders;
-}
+/** What the task's tools run with besides the task's user: the tool context's process-wide part. */
+export type ToolServices = Pick<ToolContext, 'jobs' | 'config' | 'providers'>;
 
 /** A tool's refusal (bad input, a domain rule): the action fails and the task goes on as told. Anything else is retried. */
 const actionError = (err: unknown): { code: string; message: string } | undefined => {
@@ -506,7 +501,7 @@ export async function runTaskAction(
     if (actor.workspaceId !== task.workspace_id || !canAccessApp(actor, task.app_id)) throw new AppError(403, 'not_assigned', 'the task’s user no longer has access to this product');
     const tool = findTool(action.tool);
     if (!tool) throw new AppError(400, 'unknown_tool', `no tool named ${action.tool}`);
-    result = storedResult(await runTool(tool, { em: work, actor, jobs: services.jobs, llm: services.llm, providers: services.providers, appId: task.app_id }, action.args));
+    result = storedResult(await runTool(tool, { em: work, actor, jobs: services.jobs, config: services.config, providers: services.providers, appId: task.app_id }, action.args));
   } catch (err) {
     const failure = actionError(err);
     if (!failure) throw err; // infrastructure: the activity is retried (then failTaskAction records it)

@@ -14,6 +14,7 @@ import { AgentTurn } from '../../db/entities/AgentTurn.js';
 import { App } from '../../db/entities/App.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import type { ChatMessage, ModelAdapter, ToolSpec, Usage } from '../../lib/llm/types.js';
+import { runtimeSettings } from '../../lib/config.js';
 import { isUuid, uuidv7 } from '../../lib/ids.js';
 import { publishTurnEvent } from '../../lib/operator-stream.js';
 import { debitCredits, requireCredits } from '../billing/credits.js';
@@ -37,7 +38,7 @@ export const CONTEXT_TURNS = 20;
 /** Model calls per turn at most (each tool round is one more). */
 export const MAX_MODEL_STEPS = 6;
 /** How long a confirmation waits (OPERATOR_CONFIRMATION_TTL_MS, default 1 hour; read where the turn runs). */
-export const confirmationTtlMs = () => Number(process.env.OPERATOR_CONFIRMATION_TTL_MS ?? 60 * 60 * 1000);
+export const confirmationTtlMs = runtimeSettings.operatorConfirmationTtlMs;
 /** Credits one turn costs (the model's own cost is recorded per turn in micros). */
 export const TURN_CREDITS = 1;
 /** Tool results kept in history and context (characters of JSON). */

@@ -3,7 +3,7 @@
 // invitations cannot both pass the duplicate check) and writes its audit event in the same transaction.
 import { LockMode, ref } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Config } from '../../lib/config.js';
+import { runtimeSettings, type Config } from '../../lib/config.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomSecret, sha256Hex, verifyPassword } from '../../lib/crypto.js';
 import type { EmailSender } from '../../lib/email.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
@@ -23,8 +23,7 @@ export const INVITATION_PREFIX = 'inv_';
 
 /** Invitation lifetime: `INVITATION_TTL_DAYS` (default 7). */
 export function invitationTtlMs(): number {
-  const days = Number(process.env.INVITATION_TTL_DAYS ?? 7);
-  return (Number.isFinite(days) && days > 0 ? days : 7) * 24 * 3600 * 1000;
+  return runtimeSettings.invitationTtlDays() * 24 * 3600 * 1000;
 }
 
 export const forbiddenRole = (message: string) => new AppError(403, 'forbidden_role', message);

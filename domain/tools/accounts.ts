@@ -2,8 +2,6 @@
 // confirms). Connecting and deleting stay with people in the app (they involve the provider's login).
 import { z } from 'zod';
 import { ACTION_TYPES, type IPlatformAccount } from '../../db/entities/PlatformAccount.js';
-import { loadConfig } from '../../lib/config.js';
-import { createDns } from '../../lib/dns.js';
 import { accountUsage, listAccounts, requireAccount, setLimits } from '../accounts/accounts.js';
 import { checkSendingDomain, mailboxDomain } from '../accounts/sending-domain.js';
 import { defineTool } from './registry.js';
@@ -56,11 +54,10 @@ export const accountTools = [
     description: 'Read a sender account’s setup: its stored connection status and, for email, the sending domain’s SPF, DKIM and DMARC records with what to fix.',
     input: z.object({ account_id: z.uuid() }).strict(),
     risk: 'read',
-    run: async ({ em, actor }, input) => {
+    run: async ({ em, actor, config, providers }, input) => {
       const account = await requireAccount(em, actor, input.account_id);
       const domain = account.channel === 'email' ? mailboxDomain(account.address ?? null) : null;
-      const config = loadConfig().dns;
-      return { account: summary(account), sending_domain: domain ? await checkSendingDomain(createDns(config), domain, config.dkimSelectors) : null };
+      return { account: summary(account), sending_domain: domain ? await checkSendingDomain(providers.dns, domain, config.dns.dkimSelectors) : null };
     },
   }),
   defineTool({

@@ -1,7 +1,6 @@
 // Preview and promotion actions for the Operator: try a signal (read: it writes nothing) and
 // promote one rejected profile to a discovered lead (change).
 import { z } from 'zod';
-import { AppError } from '../errors.js';
 import { assertWritable } from '../demo/demo.js';
 import { SIGNAL_KINDS } from '../agents/agents.js';
 import { PREVIEW_DEFAULT, PREVIEW_MAX, previewSignal } from '../agents/signal-preview.js';
@@ -26,7 +25,6 @@ export const agentPromotionTools = [
       .refine((v) => (v.signal_id === undefined) !== (v.signal === undefined), 'give exactly one of signal_id or signal'),
     risk: 'read',
     run: async ({ em, actor, providers }, input) => {
-      if (!providers) throw new AppError(503, 'source_unavailable', 'this tool needs the discovery sources and the model');
       const p = await previewSignal(em, actor, providers, input.agent_id, { signalId: input.signal_id, signal: input.signal, limit: input.limit ?? PREVIEW_DEFAULT });
       return { signal: p.signal, candidates: p.candidates.map((c) => ({ name: c.name, title: c.title, company: c.company, known: c.known, score: c.score, verdict: c.verdict, reasons: c.reasons })) };
     },

@@ -1,6 +1,7 @@
 // Campaigns for the Operator: read them, create and edit them and their steps, activate, pause and
 // resume (every change waits for a person's confirmation). Enrollment tools come with the executor.
 import { z } from 'zod';
+import { ClockEnd, ClockTime } from '../../lib/time-of-day.js';
 import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type CampaignStatus } from '../../db/entities/Campaign.js';
 import type { ICampaignStep } from '../../db/entities/CampaignStep.js';
 import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaigns/steps.js';
@@ -29,10 +30,8 @@ const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({
 
 const stepSummary = (s: ICampaignStep) => ({ id: s.id, position: s.position, type: s.type, config: s.config, message_mode: s.messageMode ?? null, attachment: s.attachmentName ?? null });
 
-const HHMM = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/);
-const END = z.string().regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/);
 const windows = z
-  .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.array(z.object({ start: HHMM, end: END }).strict().refine((w) => w.end > w.start, 'end after start')).max(4))
+  .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.array(z.object({ start: ClockTime, end: ClockEnd }).strict().refine((w) => w.end > w.start, 'end after start')).max(4))
   .describe('ISO weekday ("1" = Monday) → windows {start, end} HH:MM in the campaign time zone');
 
 const settings = {

@@ -1,17 +1,12 @@
 // Integrations for the Operator (docs/integrations.md): list them, send a test record through one
 // (it reaches the destination), start the partner CRM's sync now.
 import { z } from 'zod';
-import { loadConfig } from '../../lib/config.js';
-import { createPartner } from '../../lib/partner/index.js';
 import { AppError } from '../errors.js';
 import { listIntegrations, maskedCredentials, PARTNER, requireIntegration, testIntegration, type IntegrationDeps } from '../integrations/integrations.js';
 import { syncCursors } from '../integrations/partner-sync.js';
 import { defineTool, type ToolContext } from './registry.js';
 
-const deps = (ctx: ToolContext): IntegrationDeps => {
-  const config = loadConfig();
-  return { partner: createPartner(config.partner, config.publicBaseUrl, { em: ctx.em }), config };
-};
+const deps = (ctx: ToolContext): IntegrationDeps => ({ partner: ctx.providers.partner, config: ctx.config });
 
 export const integrationTools = [
   defineTool({

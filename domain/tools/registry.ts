@@ -6,9 +6,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
-import { loadConfig } from '../../lib/config.js';
-import { createModelAdapter, type ModelAdapter } from '../../lib/llm/index.js';
-import type { PreviewProviders } from '../agents/signal-preview.js';
+import type { Config } from '../../lib/config.js';
+import type { ModelAdapter } from '../../lib/llm/index.js';
+import type { Providers } from '../../lib/providers.js';
 import { authorizeRequest, looksLikeId, type IdRule } from '../access.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
@@ -19,10 +19,13 @@ export interface ToolContext {
   em: EntityManager;
   actor: Actor;
   jobs: Jobs;
-  /** The model AI tools use; absent means the configured one (createModelAdapter(config.llm)). */
-  llm?: ModelAdapter;
-  /** The model and sources, for tools that search or qualify (the API's services carry them). */
-  providers?: PreviewProviders;
+  /** The process's settings (public base URL, encryption key, DKIM selectors …). */
+  config: Config;
+  /**
+   * The process's providers (lib/providers.ts): the model, the sources, the partner CRM, DNS … —
+   * the API's services or the worker's bundle; a test gives its own.
+   */
+  providers: Providers;
   /**
    * The product the call is made for (an Operator thread's or task's): a tool that requires `app_id`
    * takes this one when the input leaves it out. Absent (MCP): `app_id` stays required.
@@ -86,6 +89,5 @@ export async function runTool(tool: Tool, ctx: ToolContext, input: unknown): Pro
 /** Risk that needs a person's yes before the tool runs. */
 export const needsConfirmation = (tool: Pick<Tool, 'risk'>): boolean => tool.risk !== 'read';
 
-let configured: ModelAdapter | undefined;
-/** The model a tool uses: the context's, else the configured one (created once). */
-export const toolModel = (ctx: ToolContext): ModelAdapter => ctx.llm ?? (configured ??= createModelAdapter(loadConfig().llm));
+/** The model a tool uses: the context's. */
+export const toolModel = (ctx: ToolContext): ModelAdapter => ctx.providers.llm;

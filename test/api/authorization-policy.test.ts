@@ -264,7 +264,7 @@ test.serial('every tool with ids: the same policy through runTool (Operator and 
   const { services } = await api();
   const ctxFor = async (user: TestUser, actingAs?: string) => {
     const e = services.orm.em.fork();
-    return { em: e as never, actor: await resolveActor(e as never, { userId: user.id, kind: 'session' }, actingAs), jobs: services.jobs };
+    return { em: e as never, actor: await resolveActor(e as never, { userId: user.id, kind: 'session' }, actingAs), jobs: services.jobs, config: services.config, providers: services };
   };
   // Through runTool with a valid input; when none can be generated, at the policy itself.
   const outcome = async (tool: Tool, ctx: Awaited<ReturnType<typeof ctxFor>>, input: Record<string, unknown> | null, fallback: Record<string, unknown>) => {

@@ -625,7 +625,7 @@ test('Operator tools: campaigns read and change through the domain rules (risks,
   const app = await createTestApp(u);
   const email = await account(u, 'email');
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
   const names = allTools().filter((x) => x.domain === 'campaigns').map((x) => [x.name, x.risk]);
   t.deepEqual(Object.fromEntries(names), {
     list_campaigns: 'read',
@@ -657,7 +657,7 @@ test('Operator tools: campaigns read and change through the domain rules (risks,
   t.deepEqual(((await runTool(findTool('list_campaigns')!, ctx, { app_id: app.id })) as any).campaigns.map((c: any) => c.id), [created.id]);
   const other = await createOwner();
   const oe = services.orm.em.fork();
-  const otherCtx = { em: oe, jobs: services.jobs, actor: await resolveActor(oe as never, { userId: other.id, kind: 'session' }, undefined) };
+  const otherCtx = { em: oe, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(oe as never, { userId: other.id, kind: 'session' }, undefined) };
   const nf = await t.throwsAsync(runTool(findTool('get_campaign')!, otherCtx, { campaign_id: created.id }));
   t.true(nf instanceof AppError && nf.status === 404);
 });
@@ -737,7 +737,7 @@ test('steps: a wait takes a whole number of minutes, hours or business days, eac
   }
   // The Operator's add_campaign_step takes the same schema.
   const em0 = (await api()).services.orm.em.fork();
-  const ctx = { em: em0, jobs: (await api()).services.jobs, actor: await resolveActor(em0 as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: em0, jobs: (await api()).services.jobs, config: (await api()).services.config, providers: (await api()).services, actor: await resolveActor(em0 as never, { userId: u.id, kind: 'session' }, undefined) };
   const added = (await runTool(findTool('add_campaign_step')!, ctx, { campaign_id: c.id, step: { type: 'wait', config: { amount: 45, unit: 'minutes' } } })) as { step: { config: unknown } };
   t.deepEqual(added.step.config, { amount: 45, unit: 'minutes' });
 });

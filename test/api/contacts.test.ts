@@ -390,7 +390,7 @@ test('Operator tool list_contacts: the same filters and scope as REST, continued
   const w = await world();
   const { services } = await api();
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: w.u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: w.u.id, kind: 'session' }, undefined) };
   const tool = findTool('list_contacts')!;
   t.is(tool.risk, 'read');
   const first = (await runTool(tool, ctx, { list_id: w.listB, limit: 6 })) as { contacts: { id: string }[]; more_after: string | null };

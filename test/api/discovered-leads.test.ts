@@ -353,7 +353,7 @@ test('Operator tools list, approve and reject discovered leads through the domai
   const s = await setup();
   const [a, b] = await insertLeads(s, 2);
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined) };
   t.false(needsConfirmation(findTool('list_discovered_leads')!));
   t.true(needsConfirmation(findTool('approve_discovered_lead')!));
   t.true(needsConfirmation(findTool('reject_discovered_lead')!));
@@ -365,6 +365,6 @@ test('Operator tools list, approve and reject discovered leads through the domai
   t.like(bad, { code: 'invalid_transition' });
   const other = await setup();
   const oe = services.orm.em.fork();
-  const otherCtx = { em: oe, jobs: services.jobs, actor: await resolveActor(oe as never, { userId: other.u.id, kind: 'session' }, undefined) };
+  const otherCtx = { em: oe, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(oe as never, { userId: other.u.id, kind: 'session' }, undefined) };
   t.like(await t.throwsAsync(runTool(findTool('approve_discovered_lead')!, otherCtx, { discovered_lead_id: b })), { status: 404 });
 });

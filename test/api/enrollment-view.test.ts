@@ -291,7 +291,7 @@ test('Operator tool get_enrollments: the same view by campaign (filters, pages) 
   t.is(tool.risk, 'read');
   const ctxOf = async (userId: string, actingAs?: string) => {
     const e = services.orm.em.fork();
-    return { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId, kind: 'session' }, actingAs) };
+    return { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId, kind: 'session' }, actingAs) };
   };
   const ctx = await ctxOf(u.id);
   type Page = { items: { id: string; waiting: { reason: string | null } }[]; next_cursor: string | null };

@@ -256,7 +256,7 @@ test('Operator tools: get_analytics_overview and get_funnel read, list_insights 
   const w = await world();
   const { services } = await api();
   const e = await em();
-  const ctx = { em: e as never, jobs: services.jobs, actor: await resolveActor(e as never, { userId: w.owner.id, kind: 'session' }, undefined) };
+  const ctx = { em: e as never, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: w.owner.id, kind: 'session' }, undefined) };
   const [ov, fun, list, apply] = ['get_analytics_overview', 'get_funnel', 'list_insights', 'apply_insight'].map((n) => findTool(n)!);
   t.deepEqual([ov!.risk, fun!.risk, list!.risk, apply!.risk], ['read', 'read', 'read', 'change']);
   const o = (await runTool(ov!, ctx, { campaign_id: w.campaign.id })) as { totals: { sent: number } };

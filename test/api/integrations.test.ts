@@ -302,7 +302,7 @@ test('Operator tools: list_integrations (read), test_integration (send), sync_pa
   const { services } = await api();
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  const ctx = { em: e as never, actor, jobs: services.jobs };
+  const ctx = { em: e as never, actor, jobs: services.jobs, config: services.config, providers: services };
   t.is(findTool('list_integrations')!.risk, 'read');
   t.is(findTool('test_integration')!.risk, 'send');
   t.is(findTool('sync_partner_now')!.risk, 'change');

@@ -136,7 +136,7 @@ test('Operator tools: log_meeting logs one and records an outcome; list_meetings
   const { services } = await api();
   const { u, leadId } = await withLead();
   const e = await em();
-  const ctx = { em: e as never, jobs: services.jobs, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e as never, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
   const log = findTool('log_meeting')!;
   const list = findTool('list_meetings')!;
   t.is(log.risk, 'change');

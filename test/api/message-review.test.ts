@@ -179,7 +179,7 @@ test('Operator tools: preview_campaign_message, set_review_policy and save_messa
   const [lead] = await s.o.leads(1);
   const { services } = await api();
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, llm: services.llm, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined) };
   for (const name of ['preview_campaign_message', 'set_review_policy', 'save_message_examples']) t.is(findTool(name)?.risk, 'change', name);
   const preview = (await runTool(findTool('preview_campaign_message')!, ctx, { campaign_id: s.campaign.id, lead_id: lead.leadId })) as { body: string; valid: boolean };
   const rest = await call('POST', `/api/campaigns/${s.campaign.id}/generate-message`, { token: s.token, body: { lead_id: lead.leadId } });

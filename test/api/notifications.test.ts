@@ -254,7 +254,7 @@ test('Operator tools: list_notifications reads the caller’s, mark_notification
   const ws = await workspaceIdOf(u.id);
   for (const title of ['a', 'b', 'c']) await notify(await em(), ws, { kind: 'account.disconnected', title, body: title });
   const { services } = await api();
-  const ctx = { em: await em(), jobs: services.jobs, actor: await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: await em(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined) };
   const listed = (await runTool(findTool('list_notifications')!, ctx, { unread_only: true })) as { unread: number; notifications: { id: string; title: string }[] };
   t.is(listed.unread, 3);
   t.deepEqual(listed.notifications.map((n) => n.title), ['c', 'b', 'a']);

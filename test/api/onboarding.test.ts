@@ -89,7 +89,7 @@ test('another workspace’s rows never count; a member sees the workspace they a
   t.is(forbidden.body.error.code, 'not_assigned');
 
   const { services } = await api();
-  const ctx = { em: await em(), jobs: services.jobs, actor: await resolveActor(await em(), { userId: owner.id, kind: 'session' }, undefined) };
+  const ctx = { em: await em(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(await em(), { userId: owner.id, kind: 'session' }, undefined) };
   const viaTool = (await runTool(findTool('get_onboarding_progress')!, ctx, {})) as { completed: number; next_step: string };
   t.like(viaTool, { completed: 1, next_step: 'agent_created' });
 });

@@ -227,7 +227,7 @@ test('Operator tools: remember (change) upserts, list_memory (read) lists, as th
   t.is(findTool('remember')?.risk, 'change');
   t.is(findTool('list_memory')?.risk, 'read');
   const e = await em();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e, { userId: u.id, kind: 'session' }, undefined) };
   const a = (await runTool(findTool('remember')!, ctx, { app_id: app.id, key: 'icp', value: 'CTOs' })) as { id: string };
   const b = (await runTool(findTool('remember')!, ctx, { app_id: app.id, key: 'icp', value: 'VPs of Engineering' })) as { id: string; value: string };
   t.is(b.id, a.id);
@@ -236,7 +236,7 @@ test('Operator tools: remember (change) upserts, list_memory (read) lists, as th
   t.deepEqual(listed.map((f) => `${f.key}=${f.value}`).sort(), ['icp=VPs of Engineering', 'signature=Ada']);
   const other = await createOwner();
   const oe = await em();
-  const otherCtx = { em: oe, jobs: services.jobs, actor: await resolveActor(oe, { userId: other.id, kind: 'session' }, undefined) };
+  const otherCtx = { em: oe, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(oe, { userId: other.id, kind: 'session' }, undefined) };
   t.deepEqual(await runTool(findTool('list_memory')!, otherCtx, {}), []);
   t.like(await t.throwsAsync(runTool(findTool('remember')!, otherCtx, { app_id: app.id, key: 'k', value: 'v' })), { status: 403, code: 'app_not_owned' });
 });

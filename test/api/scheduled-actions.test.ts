@@ -355,7 +355,7 @@ test('the Operator tool reschedule_campaign_actions (risk change) re-plans like 
   const { services } = await api();
   const ctxOf = async (userId: string) => {
     const m = services.orm.em.fork();
-    return { em: m, jobs: services.jobs, actor: await resolveActor(m as never, { userId, kind: 'session' }, undefined) };
+    return { em: m, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(m as never, { userId, kind: 'session' }, undefined) };
   };
   const r = (await runTool(tool, await ctxOf(u.id), { campaign_id: c.id, which: 'overdue' })) as { rescheduled: number; items: { id: string }[] };
   t.like(r, { considered: 1, rescheduled: 1 });

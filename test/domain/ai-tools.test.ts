@@ -18,7 +18,7 @@ test('AI tools: risks, keywords stored on the agent, suggestions, runs listed; a
   const app = await createTestApp(u);
   await call('PUT', `/api/apps/${app.id}`, { token: u.accessToken, body: { description: 'Scheduling software for dental clinics in Spain.' } });
   const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout', icp_description: 'Dental clinic owners' } })).body;
-  const ctx = { em: services.orm.em.fork(), jobs: services.jobs, actor: await resolveActor(services.orm.em.fork() as never, { userId: u.id, kind: 'session' }, undefined), llm: services.llm };
+  const ctx = { em: services.orm.em.fork(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(services.orm.em.fork() as never, { userId: u.id, kind: 'session' }, undefined) };
 
   const kw = (await runTool(findTool('generate_agent_keywords')!, ctx, { agent_id: agent.id })) as { keywords: string; stored: boolean };
   t.true(kw.stored);
@@ -33,7 +33,7 @@ test('AI tools: risks, keywords stored on the agent, suggestions, runs listed; a
   t.deepEqual(listed.map((r) => r.kind).sort(), ['icp', 'icp', 'keywords', 'product_profile', 'queries']);
 
   const other = await createOwner();
-  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, actor: await resolveActor(services.orm.em.fork() as never, { userId: other.id, kind: 'session' }, undefined) };
+  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(services.orm.em.fork() as never, { userId: other.id, kind: 'session' }, undefined) };
   const nf = await t.throwsAsync(runTool(findTool('generate_agent_keywords')!, otherCtx, { agent_id: agent.id }));
   t.true(nf instanceof AppError && nf.status === 404);
 });

@@ -30,7 +30,7 @@ test('tools run as the caller, through the domain rules: ownership, transitions 
   const app = await createTestApp(u);
   const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } })).body;
   const em = services.orm.em.fork();
-  const ctx = { em, jobs: services.jobs, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
   const listed = (await runTool(findTool('list_agents')!, ctx, { app_id: app.id })) as { id: string }[];
   t.deepEqual(listed.map((a) => a.id), [agent.id]);
   await runTool(findTool('set_agent_signals')!, ctx, { agent_id: agent.id, signals: [{ kind: 'hiring', name: 'Hiring' }] });
@@ -41,7 +41,7 @@ test('tools run as the caller, through the domain rules: ownership, transitions 
   await t.throwsAsync(runTool(findTool('get_agent')!, ctx, { agent_id: 'nope' }), { instanceOf: ZodError });
   // Another workspace's agent is not found, as over REST.
   const other = await createOwner();
-  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, actor: await resolveActor(services.orm.em.fork() as never, { userId: other.id, kind: 'session' }, undefined) };
+  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(services.orm.em.fork() as never, { userId: other.id, kind: 'session' }, undefined) };
   const nf = await t.throwsAsync(runTool(findTool('get_agent')!, otherCtx, { agent_id: agent.id }));
   t.true(nf instanceof AppError && nf.status === 404);
 });
@@ -55,7 +55,7 @@ test('launch_discovery starts the same workflow as REST; get_discovery_funnel an
   await call('PUT', `/api/agents/${agent.id}/signals`, { token: u.accessToken, body: { signals: [{ kind: 'people_search', name: 'People' }] } });
   await call('PUT', `/api/agents/${agent.id}/sources/pronet`, { token: u.accessToken, body: { enabled: true } });
   const em = services.orm.em.fork();
-  const ctx = { em, jobs: services.jobs, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
   const tool = findTool('launch_discovery')!;
   t.is(tool.risk, 'spend');
   const launched = (await runTool(tool, ctx, { agent_id: agent.id })) as { run_id: string };
@@ -72,7 +72,7 @@ test('list tools: create a list and see it listed with its size; names are uniqu
   const u = await createOwner();
   const app = await createTestApp(u);
   const em = services.orm.em.fork();
-  const ctx = { em, jobs: services.jobs, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(em as never, { userId: u.id, kind: 'session' }, undefined) };
   const created = (await runTool(findTool('create_lead_list')!, ctx, { app_id: app.id, name: 'Founders' })) as { id: string; lead_count: number };
   t.is(created.lead_count, 0);
   const lists = (await runTool(findTool('list_lead_lists')!, { ...ctx, em: services.orm.em.fork() }, { app_id: app.id })) as { id: string }[];
@@ -89,7 +89,7 @@ test('with a product in the context (an Operator thread’s or task’s), a tool
   const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } })).body;
   const otherAgent = (await call('POST', `/api/apps/${other.id}/agents`, { token: u.accessToken, body: { name: 'Elsewhere' } })).body;
   const actor = await resolveActor(services.orm.em.fork() as never, { userId: u.id, kind: 'session' }, undefined);
-  const ctx = (appId?: string) => ({ em: services.orm.em.fork(), jobs: services.jobs, actor, ...(appId ? { appId } : {}) });
+  const ctx = (appId?: string) => ({ em: services.orm.em.fork(), jobs: services.jobs, config: services.config, providers: services, actor, ...(appId ? { appId } : {}) });
   const ids = (v: unknown) => (v as { id: string }[]).map((a) => a.id);
 
   t.true(requiresAppId(findTool('list_agents')!));

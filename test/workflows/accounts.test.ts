@@ -99,7 +99,7 @@ test('Operator tools: list, usage, setup read; set limits is a change that keeps
   const u = await createUser();
   const account = await connectedAccount(u, 'email');
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
   const listed = (await runTool(findTool('list_platform_accounts')!, ctx, {})) as { accounts: { id: string }[] };
   t.deepEqual(listed.accounts.map((a) => a.id), [account.id]);
   const usage = (await runTool(findTool('get_platform_account_usage')!, ctx, { account_id: account.id })) as { actions: { action: string }[] };
@@ -112,6 +112,6 @@ test('Operator tools: list, usage, setup read; set limits is a change that keeps
   t.deepEqual(changed.caps, { email: { daily: 20, weekly: 90 } });
   await t.throwsAsync(runTool(tool, ctx, { account_id: account.id, caps: { email: { daily: 500, weekly: 900 } } }), { message: /caps\.email\.daily must be an integer from 1 to 50/ });
   const stranger = await createUser();
-  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, actor: await resolveActor(services.orm.em.fork() as never, { userId: stranger.id, kind: 'session' }, undefined) };
+  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(services.orm.em.fork() as never, { userId: stranger.id, kind: 'session' }, undefined) };
   await t.throwsAsync(runTool(findTool('get_platform_account_usage')!, otherCtx, { account_id: account.id }), { message: /not found/ });
 });

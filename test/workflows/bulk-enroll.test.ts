@@ -180,7 +180,7 @@ test.serial('the Operator tool enroll_list_in_campaign (risk send) starts the sa
   t.is(tool.risk, 'send');
   const { services } = await api();
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
   const r = (await runTool(tool, ctx, { campaign_id: campaign.id, list_id: o.listId, client_key: 'tool' })) as { operation_id: string };
   t.like(await resultOf(campaign.id, r.operation_id), { status: 'completed', enrolled: 5, skipped: 5 });
   const same = await call('POST', `/api/campaigns/${campaign.id}/enroll-list-contacts`, { token: u.accessToken, body: { list_id: o.listId, client_key: 'tool' } });

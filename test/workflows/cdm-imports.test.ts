@@ -692,7 +692,7 @@ test('Operator tools: start_company_import (a change) and get_company_import_pro
   const actor = await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined);
   const { services } = await api();
   const co = company();
-  const out = (await runTool(start, { em: e as never, actor, jobs: services.jobs }, {
+  const out = (await runTool(start, { em: e as never, actor, jobs: services.jobs, config: services.config, providers: services }, {
     app_id: s.appId,
     list_id: s.listId,
     companies: [co.domain, co.name, UNKNOWN],
@@ -701,14 +701,14 @@ test('Operator tools: start_company_import (a change) and get_company_import_pro
   })) as { import_id: string; state: string; workflow_id: string };
   t.is(out.workflow_id, `cdm-import:${out.import_id}`);
   await until(s, out.import_id, 'ready_for_review');
-  const p = (await runTool(read, { em: (await em()) as never, actor, jobs: services.jobs }, { import_id: out.import_id })) as any;
+  const p = (await runTool(read, { em: (await em()) as never, actor, jobs: services.jobs, config: services.config, providers: services }, { import_id: out.import_id })) as any;
   t.like(p, { import_id: out.import_id, state: 'ready_for_review', companies: { total: 3, done: 1, duplicate: 1, failed: 1 }, people: { pending: 2 } });
   const job = await requireCdmImport((await em()) as never, actor, out.import_id);
   t.is(job.createdBy?.id, s.u.id);
   // Another workspace's import is not found through the tool either; the input is validated.
   const other = await resolveActor((await em()) as never, { userId: (await createOwner()).id, kind: 'session' }, undefined);
-  await t.throwsAsync(runTool(read, { em: (await em()) as never, actor: other, jobs: services.jobs }, { import_id: out.import_id }), { message: /not found/ });
-  await t.throwsAsync(runTool(start, { em: (await em()) as never, actor, jobs: services.jobs }, { app_id: s.appId, list_id: s.listId, companies: ['x.com'] }));
+  await t.throwsAsync(runTool(read, { em: (await em()) as never, actor: other, jobs: services.jobs, config: services.config, providers: services }, { import_id: out.import_id }), { message: /not found/ });
+  await t.throwsAsync(runTool(start, { em: (await em()) as never, actor, jobs: services.jobs, config: services.config, providers: services }, { app_id: s.appId, list_id: s.listId, companies: ['x.com'] }));
 });
 
 test('retry searches the failed companies only: transient source errors retried then source_unavailable, a permanent one source_error, an unknown company company_not_found', async (t) => {

@@ -387,7 +387,7 @@ test('Operator tools: export_contacts starts the same workflow (a change); get_e
   const w = await world(40);
   const { services } = await api();
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await actorOf(w.u) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await actorOf(w.u) };
   const exportTool = findTool('export_contacts')!;
   const getTool = findTool('get_export')!;
   t.is(exportTool.risk, 'change');

@@ -225,7 +225,7 @@ test('Operator tools: list_message_drafts (read) and approve_message_draft (risk
   await waitFor('in review', async () => (await stateOf(campaign.id, lead.leadId))?.reason === 'awaiting_review');
   const { services } = await api();
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
   t.is(findTool('list_message_drafts')?.risk, 'read');
   t.is(findTool('approve_message_draft')?.risk, 'send');
   const listed = (await runTool(findTool('list_message_drafts')!, ctx, { campaign_id: campaign.id })) as { items: { id: string; destination: string }[] };

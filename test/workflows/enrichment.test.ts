@@ -398,7 +398,7 @@ test('Operator tools: enrich_discovered_lead and enrich_contact are changes that
   const { services } = await api();
   const e = await em();
   const actor = await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined);
-  const out = (await runTool(tool, { em: e, actor, jobs: services.jobs }, { discovered_lead_id: id })) as { result: string; attempt: number };
+  const out = (await runTool(tool, { em: e, actor, jobs: services.jobs, config: services.config, providers: services }, { discovered_lead_id: id })) as { result: string; attempt: number };
   t.like(out, { result: 'started', attempt: 1 });
   t.like(await finished(enrichmentWorkflowIds.target('discovered-lead', id)), { status: 'completed', found: true });
 });

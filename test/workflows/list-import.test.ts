@@ -320,7 +320,7 @@ test('Operator tools: import a CSV attachment (a new list), read its progress, c
   const attachment = (await up.json()) as { file_id: string; thread_id: string };
   t.is(up.status, 201);
   const e = await em();
-  const ctx = { em: e as never, actor: s.actor, jobs: services.jobs };
+  const ctx = { em: e as never, actor: s.actor, jobs: services.jobs, config: services.config, providers: services };
   t.is(findTool('import_csv_attachment')?.risk, 'change');
   t.is(findTool('get_list_import')?.risk, 'read');
   t.is(findTool('cancel_list_import')?.risk, 'change');
@@ -341,7 +341,7 @@ test('Operator tools: import a CSV attachment (a new list), read its progress, c
   t.like(await t.throwsAsync(runTool(findTool('import_csv_attachment')!, ctx, { attachment_id: (pdf as { id: string }).id, list_id: s.listId })), { status: 422, code: 'attachment_unavailable' });
   // Another workspace's user cannot use it, nor read or cancel the import.
   const other = await setup();
-  const otherCtx = { em: (await em()) as never, actor: other.actor, jobs: services.jobs };
+  const otherCtx = { em: (await em()) as never, actor: other.actor, jobs: services.jobs, config: services.config, providers: services };
   t.like(await t.throwsAsync(runTool(findTool('import_csv_attachment')!, otherCtx, { attachment_id: attachment.file_id, list_name: 'Stolen' })), { status: 404, code: 'attachment_not_found' });
   t.like(await t.throwsAsync(runTool(findTool('get_list_import')!, otherCtx, { import_id: started.import_id })), { status: 404 });
   t.like(await t.throwsAsync(runTool(findTool('cancel_list_import')!, otherCtx, { import_id: started.import_id })), { status: 404 });

@@ -7,7 +7,7 @@ import { sha256Hex } from '../../lib/crypto.js';
 import { scheduleIds } from '../../lib/workflow-ids.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { purgeExpiredAuth, purgeWebhookHistory } from '../../workflows/maintenance.js';
-import { WEBHOOK_HISTORY_DAYS } from '../../activities/maintenance.js';
+import { loadConfig } from '../../lib/config.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { uuidv7 } from '../../lib/ids.js';
 import pg from 'pg';
@@ -68,7 +68,7 @@ test('purgeWebhookHistory deletes deliveries and dispatched events past retentio
   const em = services.orm.em.fork();
   const ws = await em.findOneOrFail(Workspace, { owner: u.id });
   const conn = em.getConnection();
-  const old = Date.now() - (WEBHOOK_HISTORY_DAYS + 2) * 86_400_000;
+  const old = Date.now() - (loadConfig().webhookHistoryDays + 2) * 86_400_000;
   const ids = { oldDispatched: uuidv7(old), oldPending: uuidv7(old), recent: uuidv7(), oldDelivery: uuidv7(old), recentDelivery: uuidv7() };
   const event = (id: string, dispatched: boolean) =>
     conn.execute(`insert into webhook_events (id, workspace_id, name, body, created_at, dispatched_at) values (?, ?, 'lead.approved', '{}', now(), ${dispatched ? 'now()' : 'null'})`, [id, ws.id]);

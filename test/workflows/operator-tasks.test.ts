@@ -309,8 +309,8 @@ test.serial('retry: a failed action runs again (a new run), then the ones it nev
 
   // The activity of an attempt that already finished does nothing (a retried activity).
   const before = (await allEvents(s, task.id)).length;
-  t.is(await runTaskAction(await em(), { jobs: services.jobs }, { taskId: task.id, run: 2, actionId: actions[1].id, attempt: 2 }), 'succeeded');
-  t.is(await runTaskAction(await em(), { jobs: services.jobs }, { taskId: task.id, run: 1, actionId: actions[2].id, attempt: 1 }), 'stale', 'an older run');
+  t.is(await runTaskAction(await em(), { jobs: services.jobs, config: services.config, providers: services }, { taskId: task.id, run: 2, actionId: actions[1].id, attempt: 2 }), 'succeeded');
+  t.is(await runTaskAction(await em(), { jobs: services.jobs, config: services.config, providers: services }, { taskId: task.id, run: 1, actionId: actions[2].id, attempt: 1 }), 'stale', 'an older run');
   t.deepEqual(await finishTaskRun(await em(), { taskId: task.id, run: 2 }), { status: 'completed' });
   t.is((await allEvents(s, task.id)).length, before);
   t.deepEqual(await listNames(s), ['After', 'Fresh', 'Renamed', 'Taken']);
@@ -597,7 +597,7 @@ test('Operator tools: create_task (change), list_tasks and get_task (read) run a
   t.true(needsConfirmation(findTool('create_task')!));
   t.is(findTool('list_tasks')?.risk, 'read');
   t.is(findTool('get_task')?.risk, 'read');
-  const ctx = { em: await em(), actor: s.actor, jobs: services.jobs };
+  const ctx = { em: await em(), actor: s.actor, jobs: services.jobs, config: services.config, providers: services };
   const created = (await runTool(findTool('create_task')!, ctx, {
     app_id: s.appId,
     title: 'From a thread',
@@ -613,7 +613,7 @@ test('Operator tools: create_task (change), list_tasks and get_task (read) run a
   const bad = await t.throwsAsync(runTool(findTool('create_task')!, { ...ctx, em: await em() }, { app_id: s.appId, title: 'x', actions: [{ tool: 'nope' }] }));
   t.like(bad, { status: 400, code: 'invalid_actions' });
   const other = await setup();
-  const otherCtx = { em: await em(), actor: other.actor, jobs: services.jobs };
+  const otherCtx = { em: await em(), actor: other.actor, jobs: services.jobs, config: services.config, providers: services };
   t.like(await t.throwsAsync(runTool(findTool('get_task')!, otherCtx, { task_id: created.id })), { status: 404, code: 'not_found' });
   t.is(((await runTool(findTool('list_tasks')!, otherCtx, {})) as unknown[]).length, 0);
 });

@@ -71,7 +71,7 @@ async function syncNow(u: TestUser, integrationId: string): Promise<PartnerSyncR
   const { services } = await api();
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  const started = (await findTool('sync_partner_now')!.run({ em: e as never, actor, jobs: services.jobs }, { integration_id: integrationId })) as { workflow_id: string; run_id: string };
+  const started = (await findTool('sync_partner_now')!.run({ em: e as never, actor, jobs: services.jobs, config: services.config, providers: services }, { integration_id: integrationId })) as { workflow_id: string; run_id: string };
   return (await services.temporal.workflow.getHandle(started.workflow_id, started.run_id).result()) as PartnerSyncResult;
 }
 

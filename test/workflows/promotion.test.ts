@@ -278,7 +278,7 @@ test('Operator tools: promote_rejected_profile (change) and preview_signal (read
   t.is(findTool('promote_rejected_profile')?.risk, 'change');
   t.is(findTool('preview_signal')?.risk, 'read');
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined), providers: services };
+  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined) };
   const out = (await runTool(findTool('promote_rejected_profile')!, ctx, { agent_id: s.agentId, raw_id: rawId })) as { lead_id: string; created: boolean };
   t.true(out.created);
   const again = (await runTool(findTool('promote_rejected_profile')!, ctx, { agent_id: s.agentId, raw_id: rawId })) as { lead_id: string; created: boolean };
@@ -288,7 +288,7 @@ test('Operator tools: promote_rejected_profile (change) and preview_signal (read
   t.is(preview.candidates.length, 3);
   const other = await createOwner();
   const otherEm = services.orm.em.fork();
-  const otherCtx = { em: otherEm, jobs: services.jobs, actor: await resolveActor(otherEm as never, { userId: other.id, kind: 'session' }, undefined), providers: services };
+  const otherCtx = { em: otherEm, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(otherEm as never, { userId: other.id, kind: 'session' }, undefined) };
   const nf = await t.throwsAsync(runTool(findTool('promote_rejected_profile')!, otherCtx, { agent_id: s.agentId, raw_id: rawId }));
   t.true(nf instanceof AppError && nf.status === 404);
 });
