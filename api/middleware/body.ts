@@ -24,7 +24,8 @@ export function unsupportedMediaType(type: string | undefined): AppError {
  * up front (Content-Length over the limit) leaves the stream paused, as it should stay.
  */
 function watchUtf8(req: IncomingMessage): () => boolean {
-  if (!req.readableFlowing) return () => true;
+  // Not flowing: koa-body refused before reading (its error wins); had it read unseen bytes, fail closed.
+  if (!req.readableFlowing) return () => false;
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let valid = true;
   const onData = (chunk: Buffer) => {
@@ -70,9 +71,13 @@ export function jsonBodyReader(limitBytes: number): (ctx: Context) => Promise<un
     const header = ctx.get('content-type');
     const [mime, ...params] = header.split(';').map((s) => s.trim());
     if (!JSON_TYPE.test(mime)) throw unsupportedMediaType(header || undefined);
-    // koa-body would decode any declared charset; the rule is UTF-8 only.
+    // koa-body decodes every body as UTF-8 whatever charset it declares; the rule refuses any other.
     const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/"/g, '');
     if (charset && !/^utf-?8$/i.test(charset)) throw new AppError(415, 'unsupported_media_type', `JSON bodies must be UTF-8, not ${charset}`);
+    // koa-body would inflate gzip/deflate/br, and then the bytes watched for UTF-8 below would not be
+    // the bytes it parsed: only an uncoded body is taken (as before koa-body, which never inflated).
+    const coding = ctx.req.headers['content-encoding'];
+    if (coding !== undefined && coding !== 'identity') throw new AppError(415, 'unsupported_media_type', `Content-Encoding ${coding} is not supported; send the JSON uncompressed`);
     const parsing = parse(ctx, next).then(
       () => undefined,
       (err: Error & { type?: string; status?: number }) => err,
@@ -85,9 +90,12 @@ export function jsonBodyReader(limitBytes: number): (ctx: Context) => Promise<un
     if (e && !(e instanceof SyntaxError)) throw new AppError(400, 'invalid_body', 'request body could not be read');
     // Bad bytes before bad JSON: koa-body parsed their U+FFFD rewrite, so its verdict does not count.
     if (!validUtf8) throw new AppError(400, 'invalid_body', 'request body is not valid UTF-8');
+    // Also koa-body's refusal of a `__proto__` key (prototype poisoning): a 400 like any bad JSON.
     if (e) throw new AppError(400, 'invalid_body', 'malformed JSON body');
-    // Only an empty body is "no body" (koa-body gives ''); whitespace alone is malformed JSON.
     const body = ctx.request.body;
+    // Left unset: koa-body's type check disagreed with ours, so it read nothing; never a silent `{}`.
+    if (body === undefined) throw unsupportedMediaType(header);
+    // Only an empty body is "no body" (koa-body gives ''); whitespace alone is malformed JSON.
     return body === '' ? undefined : body;
   };
 }

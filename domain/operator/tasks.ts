@@ -20,8 +20,7 @@ import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { canAccessApp, type Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { requireOwnedApp } from './threads.js';
-import { findTool } from '../tools/index.js';
-import { runTool, withDefaultApp, type ToolContext } from '../tools/registry.js';
+import { runTool, toolByName as findTool, withDefaultApp, type ToolContext } from '../tools/registry.js';
 import { resolveActor } from '../workspaces.js';
 import { notifyTaskFinished } from '../notifications/notifications.js';
 

@@ -18,11 +18,11 @@ import { meetingTools } from './meetings.js';
 import { notificationTools } from './notifications.js';
 import { analyticsTools } from './analytics.js';
 import { integrationTools } from './integrations.js';
-import type { Tool } from './registry.js';
+import { setCatalogue, toolByName, type Tool } from './registry.js';
 
 export const allTools = (): Tool[] =>
   [...agentTools, ...aiTools, ...agentPromotionTools, ...listTools, ...discoveredLeadTools, ...enrichmentTools, ...operatorTaskTools, ...contactTools, ...listImportTools, ...cdmImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...inboxTools, ...meetingTools, ...analyticsTools, ...integrationTools, ...notificationTools] as Tool[];
 
-export function findTool(name: string): Tool | undefined {
-  return allTools().find((t) => t.name === name);
-}
+setCatalogue(allTools());
+
+export const findTool = (name: string): Tool | undefined => toolByName(name);

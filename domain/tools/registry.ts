@@ -91,3 +91,18 @@ export const needsConfirmation = (tool: Pick<Tool, 'risk'>): boolean => tool.ris
 
 /** The model a tool uses: the context's. */
 export const toolModel = (ctx: ToolContext): ModelAdapter => ctx.providers.llm;
+
+// The catalogue is declared in index.ts (every slice's tool set) and handed here as index.ts loads.
+// Code that plans or runs a tool by name (Operator tasks, whose own tools are in the catalogue) looks
+// it up here, so it need not import index.ts: that would be an import cycle.
+let catalogue: ReadonlyMap<string, Tool> | undefined;
+
+export function setCatalogue(tools: readonly Tool[]): void {
+  catalogue = new Map(tools.map((t) => [t.name, t]));
+}
+
+/** The tool of that name; throws when nothing loaded index.ts (a wiring fault, not "unknown tool"). */
+export function toolByName(name: string): Tool | undefined {
+  if (!catalogue) throw new Error('the tool catalogue is not loaded: import domain/tools/index.js');
+  return catalogue.get(name);
+}
