@@ -45,7 +45,7 @@ const LIST_IMPORT_SIGNALS = { cancel: cancelListImportSignal } as const;
 
 
 /** Starts a workflow; true when this call started it, false when its id was taken (a repeated start is fine). */
-async function startOnce<K extends WorkflowType>(client: Client, type: K, options: WorkflowStartOptions<Workflows[K]>): Promise<boolean> {
+export async function startOnce<K extends WorkflowType>(client: Client, type: K, options: WorkflowStartOptions<Workflows[K]>): Promise<boolean> {
   try {
     await client.workflow.start<Workflows[K]>(type, options);
     return true;

@@ -110,6 +110,25 @@ test('a JSON operation with a non-JSON body is 415 unsupported_media_type', asyn
   t.is(ok.status, 401);
 });
 
+test('a compressed JSON body is 415 (its bytes could not be checked as UTF-8); a __proto__ key is 400 invalid_body', async (t) => {
+  const { gzipSync } = await import('node:zlib');
+  const json = JSON.stringify({ email: uniqueEmail(), password: 'x' });
+  for (const encoding of ['gzip', 'br', 'x-unknown']) {
+    const bytes = encoding === 'gzip' ? gzipSync(json) : Buffer.from(json);
+    const r = await raw('POST', '/api/auth/login', { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': String(bytes.length) }, bytes);
+    t.is(r.status, 415, encoding);
+    t.is(r.json.error.code, 'unsupported_media_type', encoding);
+  }
+  // `identity` is no encoding at all: read as usual (wrong password → 401).
+  const plain = Buffer.from(json);
+  t.is((await raw('POST', '/api/auth/login', { 'content-type': 'application/json', 'content-encoding': 'identity', 'content-length': String(plain.length) }, plain)).status, 401);
+  // Prototype poisoning is refused by the parser itself, before any schema sees the body.
+  const poisoned = Buffer.from('{"__proto__":{"admin":true},"email":"a@b.c","password":"x"}');
+  const r = await raw('POST', '/api/auth/login', { 'content-type': 'application/json', 'content-length': String(poisoned.length) }, poisoned);
+  t.is(r.status, 400);
+  t.is(r.json.error.code, 'invalid_body');
+});
+
 test('a method the path does not support is 405 with Allow (TRACE included); OPTIONS answers 204 with Allow', async (t) => {
   for (const method of ['PATCH', 'PUT', 'TRACE', 'POST']) {
     const r = await raw(method, '/api/users/me/sessions', {});

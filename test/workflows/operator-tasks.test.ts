@@ -272,7 +272,9 @@ test.serial('retry: a failed action runs again (a new run), then the ones it nev
   t.is((await call('PUT', `/api/lists/${taken.body.id}`, { ...tok(s), body: { name: 'Renamed' } })).status, 200);
   const retried = await call('POST', `/api/operator/tasks/${task.id}/retry`, tok(s));
   t.is(retried.status, 202, retried.text);
-  t.like(retried.body, { status: 'queued', run: 2, finished_at: null, action_counts: { succeeded: 1, pending: 2, failed: 0 } });
+  // The answer is read after the start, so the worker may have picked the run up already.
+  t.true(['queued', 'running'].includes(retried.body.status), retried.text);
+  t.like(retried.body, { run: 2, finished_at: null, action_counts: { failed: 0 } });
   t.is((await call('POST', `/api/operator/tasks/${task.id}/retry`, tok(s))).body.error.code, 'invalid_transition', 'only a failed task');
   const second = await handleOf(task.id);
   t.like(await second.result(), { run: 2, state: 'completed', total: 2, succeeded: 2 });
@@ -349,7 +351,8 @@ test.serial('retry: 409 task_busy while the previous run stays open past 5 s; th
   t.is((await call('PUT', `/api/lists/${(await call('GET', `/api/apps/${s.appId}/lists`, tok(s))).body.items[0].id}`, { ...tok(s), body: { name: 'Renamed' } })).status, 200);
   const retried = await call('POST', `/api/operator/tasks/${task.id}/retry`, tok(s));
   t.is(retried.status, 202, retried.text);
-  t.like(retried.body, { status: 'queued', run: 3 });
+  t.true(['queued', 'running'].includes(retried.body.status), retried.text);
+  t.is(retried.body.run, 3);
   t.like(await (await handleOf(task.id)).result(), { run: 3, state: 'completed', succeeded: 1 });
   t.deepEqual(await listNames(s), ['Renamed', 'Taken']);
 });
