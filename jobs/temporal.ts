@@ -102,13 +102,10 @@ const STATUS_OF: Record<string, JobStatus> = {
   TERMINATED: 'terminated',
 };
 
-/**
- * `kickCoalesceMs`: how long inbound events of one account wait to share the signal that wakes its
- * processor (config.inboxKickCoalesceMs, INBOX_KICK_COALESCE_MS, unless given).
- */
-export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client; kickCoalesceMs?: number } = {}): Jobs {
+export function temporalJobs(client: Client, taskQueue: string, opts: { eagerClient?: Client } = {}): Jobs {
   const starter = opts.eagerClient ?? client;
-  const kickCoalesceMs = opts.kickCoalesceMs ?? loadConfig().inboxKickCoalesceMs;
+  // How long inbound events of one account wait to share the signal that wakes its processor.
+  const kickCoalesceMs = loadConfig().inboxKickCoalesceMs;
   const kicks = new Map<string, Promise<void>>();
   return {
     async startPromotion(s) {
