@@ -83,6 +83,8 @@ export interface Jobs {
   kickInboundProcessor(s: { accountId: string; workspaceId: string }): Promise<void>;
   /** Starts run `run` of `inbox-sync:<accountId>`; a repeat while that run is open joins it. */
   startInboxSync(s: { accountId: string; workspaceId: string; run: number }): Promise<void>;
+  /** Starts `mailbox-sync:<accountId>` (a mail-connector account's INBOX follower); a start while it runs is a no-op. */
+  startMailboxSync(s: { accountId: string; workspaceId: string }): Promise<void>;
   /** Starts `inbox-reply:<messageId>`; a repeat is a no-op. */
   startInboxReply(s: { messageId: string; workspaceId: string }): Promise<void>;
   /** Signals the enrollment's open run; false when none is open. */

@@ -14,7 +14,7 @@ import { approveMcpSignal } from '../workflows/mcp.js';
 import { inboundSignal } from '../workflows/inbox.js';
 import type { SignalDefinition } from '@temporalio/common';
 import { AppError } from '../domain/errors.js';
-import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds } from '../lib/workflow-ids.js';
+import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds, mailboxWorkflowIds } from '../lib/workflow-ids.js';
 import { mcpWorkflowIds, promotionWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
@@ -331,6 +331,17 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       });
       kicks.set(s.accountId, kick);
       return kick;
+    },
+    async startMailboxSync(s) {
+      await startOnce(client, 'mailboxSync', {
+        taskQueue,
+        workflowId: mailboxWorkflowIds.sync(s.accountId),
+        args: [{ accountId: s.accountId, workspaceId: s.workspaceId }],
+        // A sync that ended (the account was disconnected) starts again on the next connection.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: jobSearchAttributes({ kind: 'mailbox-sync', workspaceId: s.workspaceId }),
+        memo: { account_id: s.accountId },
+      });
     },
     async startInboxSync(s) {
       await client.workflow.start<Workflows['inboxSync']>('inboxSync', {

@@ -127,3 +127,8 @@ export const partnerWorkflowIds = {
 export const mcpWorkflowIds = {
   approval: (approvalId: string) => `mcp-approval:${approvalId}`,
 };
+
+/** A mailbox connected over SMTP/IMAP (docs/email.md "Receiving"): one sync per account, for as long as it is connected. */
+export const mailboxWorkflowIds = {
+  sync: (accountId: string) => `mailbox-sync:${accountId}`,
+};

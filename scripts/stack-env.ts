@@ -23,11 +23,22 @@ export function isolatedUrls(databaseUrl: string, redisUrl: string, iso: Isolati
   return { databaseUrl: db.toString(), redisUrl: redis.toString() };
 }
 
-export async function stackWithSchema(log: (msg: string) => void, iso?: Isolation): Promise<{ stack: Stack; env: NodeJS.ProcessEnv }> {
-  const stack = await ensureStack({ log });
+export async function stackWithSchema(log: (msg: string) => void, iso?: Isolation, opts: { mail?: boolean } = {}): Promise<{ stack: Stack; env: NodeJS.ProcessEnv }> {
+  const stack = await ensureStack({ log, mail: opts.mail });
   const urls = iso ? isolatedUrls(stack.databaseUrl, stack.redisUrl, iso) : { databaseUrl: stack.databaseUrl, redisUrl: stack.redisUrl };
   if (iso) await ensureDatabaseAt(urls.databaseUrl);
-  const env = { DATABASE_URL: urls.databaseUrl, REDIS_URL: urls.redisUrl, TEMPORAL_ADDRESS: stack.temporalAddress };
+  const env: NodeJS.ProcessEnv = { DATABASE_URL: urls.databaseUrl, REDIS_URL: urls.redisUrl, TEMPORAL_ADDRESS: stack.temporalAddress };
+  // Where the test mail server is (test/helpers/mail-server.ts reads these).
+  if (stack.mail) {
+    Object.assign(env, {
+      TEST_MAIL_HOST: stack.mail.host,
+      TEST_MAIL_SMTP_PORT: String(stack.mail.smtpPort),
+      TEST_MAIL_IMAP_PORT: String(stack.mail.imapPort),
+      TEST_MAIL_SMTPS_PORT: String(stack.mail.smtpsPort),
+      TEST_MAIL_IMAPS_PORT: String(stack.mail.imapsPort),
+      TEST_MAIL_API_URL: stack.mail.apiUrl,
+    });
+  }
   Object.assign(process.env, env);
   const orm = await openOrm(urls.databaseUrl);
   try {

@@ -15,38 +15,47 @@ import { ensurePostgres } from './stack/postgres.js';
 import { clearPid, dataDir, errorMessage, isAlive, isRunning, readPid, sleep, terminate, type Log, type Service, type Started } from './stack/processes.js';
 import { ensureRedis } from './stack/redis.js';
 import { ensureTemporal } from './stack/temporal.js';
+import { ensureMailServer, type MailServer } from './stack/mail.js';
 
 export { ensureDatabaseAt } from './stack/postgres.js';
 export type { Service } from './stack/processes.js';
+export type { MailServer } from './stack/mail.js';
 
 export interface StackInfo {
   databaseUrl: string;
   redisUrl: string;
   temporalAddress: string;
   temporalUiUrl: string | null;
+  /** The test mail server, when asked for (`mail: true`: tests and bench:mail, never `npm start`). */
+  mail: MailServer | null;
 }
 export interface Stack extends StackInfo {
   /** Stops only the services this ensureStack() call started. */
   stop(): Promise<void>;
 }
 
-const SERVICES: Service[] = ['postgres', 'redis', 'temporal'];
+const SERVICES: Service[] = ['postgres', 'redis', 'temporal', 'mail'];
 
 /**
  * Brings the three services up (or reuses them) and returns where they are. Ports: PGPORT_EMBEDDED
  * (54329), REDIS_PORT_EMBEDDED (6389), TEMPORAL_PORT_EMBEDDED (7233), TEMPORAL_UI_PORT_EMBEDDED
  * (Temporal's + 1000). Progress goes to `log` (stderr by default).
  */
-export async function ensureStack(opts: { log?: Log } = {}): Promise<Stack> {
+export async function ensureStack(opts: { log?: Log; mail?: boolean } = {}): Promise<Stack> {
   const log = opts.log ?? ((msg: string) => console.error(`[stack] ${msg}`));
   mkdirSync(dataDir, { recursive: true });
   const started: Started[] = [];
-  const [postgres, redis, temporal] = await withLock(log, () =>
-    Promise.allSettled([ensurePostgres(log, started), ensureRedis(log, started), ensureTemporal(log, started)]),
+  const [postgres, redis, temporal, mail] = await withLock(log, () =>
+    Promise.allSettled([
+      ensurePostgres(log, started),
+      ensureRedis(log, started),
+      ensureTemporal(log, started),
+      opts.mail ? ensureMailServer(log, started) : Promise.resolve(null),
+    ]),
   );
   const stop = once(() => stopStarted(started, log));
-  if (postgres.status === 'rejected' || redis.status === 'rejected' || temporal.status === 'rejected') {
-    const errors = [postgres, redis, temporal].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+  if (postgres.status === 'rejected' || redis.status === 'rejected' || temporal.status === 'rejected' || mail.status === 'rejected') {
+    const errors = [postgres, redis, temporal, mail].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
     for (const err of errors.slice(1)) log(errorMessage(err));
     await stop(); // no half-started stack left behind
     throw errors[0];
@@ -56,6 +65,7 @@ export async function ensureStack(opts: { log?: Log } = {}): Promise<Stack> {
     redisUrl: redis.value,
     temporalAddress: temporal.value.address,
     temporalUiUrl: temporal.value.uiUrl,
+    mail: mail.value,
     stop,
   };
 }

@@ -26,7 +26,7 @@ for (const [name, args] of process.env.TEST_SKIP_TYPECHECK ? [] : staticChecks) 
 // Its own database (outreach_test), Redis database, task queue and so its own outbox dispatcher:
 // a test run never shares work with a running `npm start`, nor the reverse.
 // TEST_DB_SUFFIX (e.g. `test_llm`) gives a branch under development a database of its own.
-const { stack, env } = await stackWithSchema(log, { suffix: process.env.TEST_DB_SUFFIX ?? 'test', redisDb: 1 });
+const { stack, env } = await stackWithSchema(log, { suffix: process.env.TEST_DB_SUFFIX ?? 'test', redisDb: 1 }, { mail: true });
 const taskQueue = `test-${process.pid}`;
 const testEnv = { ...testRunEnv(env, taskQueue), OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' };
 const worker = spawnTsx('workers/worker.ts', testEnv);

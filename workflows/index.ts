@@ -21,3 +21,4 @@ export { analyticsRollup, insightsRefresh } from './analytics.js';
 export { mcpApproval } from './mcp.js';
 export { partnerSync, partnerSyncSweep } from './integrations.js';
 export { notificationEmails, purgeNotifications } from './notifications.js';
+export { mailboxSync } from './mailbox.js';

@@ -52,6 +52,10 @@ export const Contact = defineEntity({
     unsubscribeSource: p.string().length(20).nullable(),
     /** A campaign email to its current address bounced: no email-first campaign enrolls it; a new address clears it. */
     emailBouncedAt: p.datetime().nullable(),
+    /** Soft bounces (4.x.x) of its address in a row; the third counts as a hard bounce (docs/email.md "Bounces"). */
+    emailSoftBounces: p.smallint().default(0),
+    /** An out-of-office reply named a return date: every enrollment of the contact holds until this (the day after it). */
+    outOfOfficeUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

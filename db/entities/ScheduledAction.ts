@@ -66,6 +66,8 @@ export const ScheduledAction = defineEntity({
     repliedAt: p.datetime().nullable(),
     /** A bounce (a non-delivery report) received in this send's conversation: counted once as `bounced`. */
     bouncedAt: p.datetime().nullable(),
+    /** `hard` (5.x.x: stopped, suppressed) or `soft` (4.x.x) from the delivery status notification; null before a bounce. */
+    bounceClass: p.string().length(10).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

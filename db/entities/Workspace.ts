@@ -11,6 +11,8 @@ export const Workspace = defineEntity({
     owner: p.manyToOne(User).ref().unique().deleteRule('cascade'),
     name: p.string().length(200),
     isDemo: p.boolean().default(false),
+    /** Appended to every email sent by the mail connector: the sender's postal address, as anti-spam law asks (docs/email.md). */
+    emailFooter: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

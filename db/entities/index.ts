@@ -98,3 +98,6 @@ export { AnnouncementReceipt } from './AnnouncementReceipt.js';
 export { Idea } from './Idea.js';
 export { IdeaVote } from './IdeaVote.js';
 export { TableView } from './TableView.js';
+// Real email (docs/email.md): suppression and the mailbox sync's cursor.
+export { Suppression } from './Suppression.js';
+export { MailboxCursor } from './MailboxCursor.js';

@@ -14,7 +14,7 @@ import { isSendStep } from './executor.js';
 import { canAccessApp, type Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 
-export const SKIP_REASONS = ['not_found', 'already_enrolled', 'unsubscribed', 'no_identity', 'email_bounced', 'blocked_country', 'in_other_campaign'] as const;
+export const SKIP_REASONS = ['not_found', 'already_enrolled', 'unsubscribed', 'no_identity', 'email_bounced', 'suppressed', 'blocked_country', 'in_other_campaign'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export interface LeadCheck {
@@ -45,8 +45,10 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
   const steps = await currentSteps(em, campaign);
   const firstSend = steps.find((s) => isSendStep(s.type));
   const rows = leadIds.length
-    ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; unsubscribed: boolean; email_bounced: boolean; enrolled: boolean; elsewhere: boolean }[]>(
+    ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; unsubscribed: boolean; email_bounced: boolean; suppressed: boolean; enrolled: boolean; elsewhere: boolean }[]>(
         `select l.id as lead_id, c.id as contact_id, c.email, c.profile_url, c.network_provider_id, c.country, c.unsubscribed_at is not null as unsubscribed, c.email_bounced_at is not null as email_bounced,
+                exists (select 1 from suppressions s where s.workspace_id = l.workspace_id and c.email_normalised is not null
+                         and ((s.kind = 'address' and s.value = c.email_normalised) or (s.kind = 'domain' and s.value = split_part(c.email_normalised, '@', 2)))) as suppressed,
                 exists (select 1 from enrollments e where e.campaign_id = ? and e.lead_id = l.id) as enrolled,
                 exists (select 1 from enrollments e join campaigns oc on oc.id = e.campaign_id
                          where e.workspace_id = l.workspace_id and e.contact_id = c.id and e.campaign_id <> ? and e.status in ('active', 'paused') and oc.status in ('active', 'paused')) as elsewhere
@@ -65,6 +67,7 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
     if (r.unsubscribed) return no('unsubscribed');
     if (firstSend && (firstSend.type === 'email' ? !r.email : !(r.profile_url || r.network_provider_id))) return no('no_identity');
     if (firstSend?.type === 'email' && r.email_bounced) return no('email_bounced');
+    if (firstSend?.type === 'email' && r.suppressed) return no('suppressed');
     if (rule && countries.size) {
       const country = r.country?.trim().toUpperCase() ?? null;
       if (rule.mode === 'block' ? country !== null && countries.has(country) : country === null || !countries.has(country)) return no('blocked_country');

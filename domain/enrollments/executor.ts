@@ -51,6 +51,8 @@ export const WAITING_REASONS = [
   'warmup',
   'outside_hours',
   'gap',
+  /** The contact's out-of-office reply named a return date: held until the day after it (docs/email.md). */
+  'out_of_office',
   /** Re-planned by `reschedule-overdue` / `reschedule-planned`: the slot request honours a later due time; an earlier one is signalled. */
   'rescheduled',
 ] as const;
@@ -419,6 +421,10 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
   if ('hold' in verdict && (verdict.hold === 'campaign_paused' || verdict.hold === 'paused')) {
     await setWaitingReason(em, actionId, verdict.hold);
     return { granted: false, reason: verdict.hold, retryAt: null };
+  }
+  if ('hold' in verdict && verdict.hold === 'out_of_office') {
+    await setWaitingReason(em, actionId, 'out_of_office', a.outOfOfficeUntil);
+    return { granted: false, reason: 'out_of_office', retryAt: a.outOfOfficeUntil?.toISOString() ?? null };
   }
   // The row's due time is the truth: an action re-planned later (reschedule routes) waits for it here,
   // so a workflow whose timer was set for the old time follows the new one without a signal.

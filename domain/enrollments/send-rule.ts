@@ -22,6 +22,10 @@ export interface SendFacts {
   bounced: boolean;
   /** The contact unsubscribed. */
   unsubscribed: boolean;
+  /** An email whose recipient address, or its domain, is on the workspace's suppression list. */
+  suppressed: boolean;
+  /** The contact's out-of-office return: every send to them holds until then (null: none, or past). */
+  outOfOfficeUntil: Date | null;
   /** The sender account's status; null when the action has no account. */
   accountStatus: string | null;
   /** The campaign's sending windows are open now. */
@@ -36,8 +40,9 @@ const RUNNING = ['active', 'paused'];
 /**
  * The rule, in order: stops first (they end the enrollment), then holds (they wait). Stops: the
  * enrollment already ended (as it says), the campaign completed or archived, the contact
- * unsubscribed, the address bounced, a reply with stop-on-reply. Holds: the campaign or the
- * enrollment paused, no connected sender account, outside the sending windows.
+ * unsubscribed, the recipient suppressed (an email to a suppressed address or domain), the address
+ * bounced, a reply with stop-on-reply. Holds: the campaign or the enrollment paused, the contact out
+ * of office, no connected sender account, outside the sending windows.
  */
 export function sendVerdict(f: SendFacts): SendVerdict {
   if (!RUNNING.includes(f.enrollmentStatus)) {
@@ -45,10 +50,12 @@ export function sendVerdict(f: SendFacts): SendVerdict {
   }
   if (f.campaignStatus !== 'active' && f.campaignStatus !== 'paused') return { send: false, stop: { status: 'stopped', reason: `campaign_${f.campaignStatus}` } };
   if (f.unsubscribed) return { send: false, stop: { status: 'stopped', reason: 'unsubscribed' } };
+  if (f.suppressed) return { send: false, stop: { status: 'stopped', reason: 'suppressed' } };
   if (f.bounced) return { send: false, stop: { status: 'stopped', reason: 'bounced' } };
   if (f.replied && f.stopOnReply) return { send: false, stop: { status: 'replied', reason: 'replied' } };
   if (f.campaignStatus === 'paused') return { send: false, hold: 'campaign_paused' };
   if (f.enrollmentStatus === 'paused') return { send: false, hold: 'paused' };
+  if (f.outOfOfficeUntil) return { send: false, hold: 'out_of_office' };
   if (f.accountStatus === null) return { send: false, hold: 'no_sender_account' };
   if (f.accountStatus !== 'connected') return { send: false, hold: 'not_connected' };
   if (!f.windowOpen) return { send: false, hold: 'waiting_for_window' };
@@ -87,23 +94,26 @@ export async function actionFacts(em: EntityManager, actionId: string, opts: { l
     await em.execute(`select 1 from contacts k join enrollments e on e.contact_id = k.id where e.id = ? for share of k`, [ids.enrollment_id]);
     if (ids.account_id) await em.execute(`select 1 from platform_accounts where id = ? for share`, [ids.account_id]);
   }
+  const now = opts.now ?? new Date();
   type Row = {
     state: string; type: string; enrollment_id: string; campaign_id: string; contact_id: string; account_id: string | null; content: Record<string, unknown> | null; error_code: string | null;
     e_status: string; stop_reason: string | null; c_status: string; stop_on_reply: boolean; time_zone: string; sending_windows: SendingWindows;
-    replied: boolean; bounced: boolean; unsubscribed: boolean; p_status: string | null; connector_account_id: string | null; due_at: Date; slot_granted_at: Date | null;
+    replied: boolean; bounced: boolean; unsubscribed: boolean; suppressed: boolean; ooo_until: Date | null; p_status: string | null; connector_account_id: string | null; due_at: Date; slot_granted_at: Date | null;
   };
   const [r] = await em.execute<Row[]>(
     `select a.state, a.type, a.enrollment_id, a.campaign_id, e.contact_id, a.account_id, a.content, a.error_code, a.due_at, a.slot_granted_at,
             e.status as e_status, e.stop_reason, c.status as c_status, c.stop_on_reply, c.time_zone, c.sending_windows,
             e.replied_at is not null as replied, (e.bounced_at is not null or (a.type = 'email' and k.email_bounced_at is not null)) as bounced,
-            k.unsubscribed_at is not null as unsubscribed, p.status as p_status, p.connector_account_id
+            k.unsubscribed_at is not null as unsubscribed, p.status as p_status, p.connector_account_id,
+            (a.type = 'email' and exists (select 1 from suppressions s where s.workspace_id = a.workspace_id
+               and ((s.kind = 'address' and s.value = lower(a.content->>'recipient')) or (s.kind = 'domain' and s.value = lower(split_part(a.content->>'recipient', '@', 2)))))) as suppressed,
+            case when k.out_of_office_until > ? then k.out_of_office_until end as ooo_until
        from scheduled_actions a join enrollments e on e.id = a.enrollment_id join campaigns c on c.id = a.campaign_id join contacts k on k.id = e.contact_id
        left join platform_accounts p on p.id = a.account_id
       where a.id = ?`,
-    [actionId],
+    [now, actionId],
   );
   if (!r) return null;
-  const now = opts.now ?? new Date();
   const open = nextWindowOpening(r.sending_windows, r.time_zone, now);
   return {
     actionState: r.state,
@@ -115,6 +125,8 @@ export async function actionFacts(em: EntityManager, actionId: string, opts: { l
     replied: r.replied,
     bounced: r.bounced,
     unsubscribed: r.unsubscribed,
+    suppressed: r.suppressed,
+    outOfOfficeUntil: r.ooo_until ? new Date(r.ooo_until) : null,
     accountStatus: r.account_id ? (r.p_status ?? 'disconnected') : null,
     windowOpen: !!open && open <= now,
     enrollmentId: r.enrollment_id,

@@ -47,7 +47,7 @@ export interface StoreResult {
 export interface EnrollmentWake {
   campaignId: string;
   leadId: string;
-  signal: 'reply' | 'bounce';
+  signal: 'reply' | 'bounce' | 'campaign_stopped';
 }
 
 /**

@@ -42,6 +42,10 @@ export interface ConnectStart {
   kind: 'hosted_link' | 'connected';
   url: string | null;
   expiresAt: Date | null;
+  /** The connector that holds the account when it is not the process's default (`mail` for an SMTP/IMAP mailbox). */
+  connector?: string;
+  /** The mailbox address or profile URL when the connect already knows it. */
+  address?: string | null;
 }
 
 export interface ConnectInput {
@@ -85,6 +89,18 @@ export interface SendEmailInput {
   body: string;
   /** The conversation to reply in, when there is one. */
   threadId?: string | null;
+  /**
+   * Earlier messages of the thread, oldest first (their connector message ids): a follow-up replies to
+   * the last (`In-Reply-To`) and lists them all (`References`), under "Re: " + `threadSubject`.
+   */
+  references?: string[];
+  threadSubject?: string | null;
+  /** The recipient's one-click unsubscribe URL (RFC 8058): `List-Unsubscribe` and `List-Unsubscribe-Post`. */
+  unsubscribeUrl?: string | null;
+  /** Appended to the body: the workspace's postal address (docs/email.md). */
+  footer?: string | null;
+  /** The send was claimed before (a retry after an unknown outcome): a connector that can look for the first send does so first. */
+  retry?: boolean;
 }
 
 export interface SendNetworkInput {
@@ -127,6 +143,21 @@ export interface ChatMessage {
   body: string;
   sentAt: Date;
   attachments: { id: string; name: string; size: number }[];
+  /** What the mail connector read in the headers (docs/email.md "Receiving"); absent on other networks. */
+  mail?: InboundMailFacts;
+}
+
+/** How an inbound email was classified from its headers and structure (lib/connectors/mail/classify.ts). */
+export interface InboundMailFacts {
+  /** `unsubscribe`: a message to the List-Unsubscribe mailto address. */
+  kind: 'reply' | 'auto_reply' | 'bounce' | 'unsubscribe';
+  subject: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  /** A delivery status notification (RFC 3464): its class, status code, failed recipient and the message it reports on. */
+  bounce?: { class: 'hard' | 'soft'; status: string | null; recipient: string | null; originalMessageId: string | null };
+  /** An out-of-office reply's return date (YYYY-MM-DD), when it names one. */
+  returnDate?: string | null;
 }
 
 /** An attachment being read from the connector: never held whole in memory. */

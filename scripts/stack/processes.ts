@@ -8,7 +8,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type Log = (msg: string) => void;
-export type Service = 'postgres' | 'redis' | 'temporal';
+export type Service = 'postgres' | 'redis' | 'temporal' | 'mail';
 export interface Started {
   svc: Service;
   pid: number;
@@ -24,9 +24,9 @@ export const dataDir = join(repoRoot, '.data');
 export const cacheDir = join(homedir(), '.cache', 'outreach-api');
 
 /** Postgres' SIGTERM is a "smart" shutdown that waits for every client to leave; SIGINT is its fast, still clean, one. */
-const STOP_SIGNAL: Record<Service, NodeJS.Signals> = { postgres: 'SIGINT', redis: 'SIGTERM', temporal: 'SIGTERM' };
+const STOP_SIGNAL: Record<Service, NodeJS.Signals> = { postgres: 'SIGINT', redis: 'SIGTERM', temporal: 'SIGTERM', mail: 'SIGTERM' };
 /** A word of each server's command line, to tell it from an unrelated process that reused its pid. */
-const CMDLINE_MARK: Record<Service, string> = { postgres: 'postgres', redis: 'redis', temporal: 'temporal' };
+const CMDLINE_MARK: Record<Service, string> = { postgres: 'postgres', redis: 'redis', temporal: 'temporal', mail: 'greenmail' };
 
 /**
  * Called before starting `svc` because nothing answered on its port: if this clone's pid file still

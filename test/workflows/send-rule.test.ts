@@ -37,6 +37,8 @@ const facts = (over: Partial<SendFacts> = {}): SendFacts => ({
   replied: false,
   bounced: false,
   unsubscribed: false,
+  suppressed: false,
+  outOfOfficeUntil: null,
   accountStatus: 'connected',
   windowOpen: true,
   ...over,
@@ -49,6 +51,9 @@ test('the rule: stops before holds, each with the gate’s reason', (t) => {
   t.deepEqual(sendVerdict(facts({ campaignStatus: 'completed', replied: true })), { send: false, stop: { status: 'stopped', reason: 'campaign_completed' } });
   t.deepEqual(sendVerdict(facts({ unsubscribed: true, campaignStatus: 'paused' })), { send: false, stop: { status: 'stopped', reason: 'unsubscribed' } });
   t.deepEqual(sendVerdict(facts({ bounced: true })), { send: false, stop: { status: 'stopped', reason: 'bounced' } });
+  t.deepEqual(sendVerdict(facts({ suppressed: true, campaignStatus: 'paused', bounced: true })), { send: false, stop: { status: 'stopped', reason: 'suppressed' } });
+  t.deepEqual(sendVerdict(facts({ outOfOfficeUntil: new Date(Date.now() + 86_400_000), accountStatus: 'disconnected' })), { send: false, hold: 'out_of_office' });
+  t.deepEqual(sendVerdict(facts({ outOfOfficeUntil: new Date(), enrollmentStatus: 'paused' })), { send: false, hold: 'paused' });
   t.deepEqual(sendVerdict(facts({ replied: true, campaignStatus: 'paused' })), { send: false, stop: { status: 'replied', reason: 'replied' } });
   t.deepEqual(sendVerdict(facts({ replied: true, stopOnReply: false })), { send: true });
   t.deepEqual(sendVerdict(facts({ campaignStatus: 'paused', enrollmentStatus: 'paused' })), { send: false, hold: 'campaign_paused' });

@@ -1,0 +1,77 @@
+// An SMTP + IMAP mailbox as the user gives it at connect time (POST /api/platform-accounts/{id}/connect
+// `credentials`, all strings; docs/email.md "Connecting a mailbox"), checked and completed with
+// defaults. Sealed at rest with the account (lib/crypto.ts); read back by the mail connector per use.
+import { ConnectorError } from '../types.js';
+
+export type MailSecurity = 'tls' | 'starttls' | 'none';
+
+export interface MailEndpoint {
+  host: string;
+  port: number;
+  /** `tls`: implicit TLS (465, 993); `starttls`: upgrade required (587, 143); `none`: only for allow-listed local servers. */
+  security: MailSecurity;
+  user: string;
+  pass: string;
+}
+
+export interface MailSettings {
+  /** The mailbox address messages are sent from (and replies come to). */
+  address: string;
+  /** The display name of the From header (the account's display name when not given). */
+  fromName: string | null;
+  smtp: MailEndpoint;
+  imap: MailEndpoint;
+}
+
+/** Why a mailbox cannot be connected: the API answers 400 with `reason` as its code. */
+export type MailConnectReason = 'invalid_credentials' | 'auth_failed' | 'host_unreachable' | 'tls_failed' | 'blocked_destination';
+
+export class MailConnectError extends ConnectorError {
+  constructor(
+    readonly reason: MailConnectReason,
+    readonly side: 'smtp' | 'imap' | null,
+    message: string,
+  ) {
+    super('mail', reason === 'host_unreachable' ? 'unavailable' : 'invalid_request', message);
+    this.name = 'MailConnectError';
+  }
+}
+
+/** Credentials meant for the mail connector: they name an SMTP or an IMAP host. */
+export const isMailCredentials = (c: Record<string, string> | undefined | null): c is Record<string, string> => !!c && ('smtp_host' in c || 'imap_host' in c);
+
+const KNOWN = new Set(['email', 'from_name', 'username', 'password', ...['smtp', 'imap'].flatMap((s) => [`${s}_host`, `${s}_port`, `${s}_security`, `${s}_username`, `${s}_password`])]);
+const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$|^\[?[0-9a-f:.]+\]?$/i;
+const ADDRESS = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$|^[^\s@<>()",;:]+@[a-z0-9-]+$/i;
+
+function invalid(message: string): never {
+  throw new MailConnectError('invalid_credentials', null, message);
+}
+
+function endpoint(c: Record<string, string>, side: 'smtp' | 'imap'): MailEndpoint {
+  const host = (c[`${side}_host`] ?? '').trim().toLowerCase();
+  if (!host || !HOST.test(host)) invalid(`${side}_host must be a host name or an IP address`);
+  const implicit = side === 'smtp' ? 465 : 993;
+  const upgrade = side === 'smtp' ? 587 : 143;
+  const rawSecurity = c[`${side}_security`]?.trim().toLowerCase();
+  if (rawSecurity !== undefined && !['tls', 'starttls', 'none'].includes(rawSecurity)) invalid(`${side}_security must be tls, starttls or none`);
+  const rawPort = c[`${side}_port`]?.trim();
+  const port = rawPort === undefined ? (rawSecurity === 'tls' ? implicit : upgrade) : Number(rawPort);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) invalid(`${side}_port must be a port number`);
+  const security = (rawSecurity ?? (port === implicit || port === 465 || port === 993 ? 'tls' : 'starttls')) as MailSecurity;
+  const user = c[`${side}_username`] ?? c.username ?? c.email;
+  const pass = c[`${side}_password`] ?? c.password;
+  if (!user) invalid(`username (or ${side}_username) is required`);
+  if (!pass) invalid(`password (or ${side}_password) is required`);
+  return { host: host.replace(/^\[|\]$/g, ''), port, security, user, pass };
+}
+
+/** Reads and checks mail credentials; throws MailConnectError `invalid_credentials` naming the field. */
+export function parseMailCredentials(c: Record<string, string>): MailSettings {
+  const unknown = Object.keys(c).filter((k) => !KNOWN.has(k));
+  if (unknown.length) invalid(`unknown credential field(s): ${unknown.join(', ')}`);
+  const address = (c.email ?? '').trim().toLowerCase();
+  if (!ADDRESS.test(address)) invalid('email must be the mailbox address (name@example.com)');
+  if (!c.smtp_host || !c.imap_host) invalid('both smtp_host and imap_host are required');
+  return { address, fromName: c.from_name?.trim() || null, smtp: endpoint(c, 'smtp'), imap: endpoint(c, 'imap') };
+}
