@@ -1,0 +1,35 @@
+// A mail-connector account as stored: its connector id is `mail:<our account id>`, its credentials
+// the sealed JSON connect stored on the account row (lib/crypto.ts).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { decrypt } from '../../crypto.js';
+import { ConnectorError } from '../types.js';
+import { parseMailCredentials, type MailSettings } from './settings.js';
+
+export const MAIL_CONNECTOR = 'mail';
+const PREFIX = 'mail:';
+
+export const mailConnectorAccountId = (accountId: string) => `${PREFIX}${accountId}`;
+export const isMailConnectorAccountId = (id: string | null | undefined): id is string => !!id && id.startsWith(PREFIX);
+/** Our account id inside a `mail:` connector id. */
+export const accountIdOf = (connectorAccountId: string) => connectorAccountId.slice(PREFIX.length);
+
+export interface MailAccount {
+  accountId: string;
+  workspaceId: string;
+  status: string;
+  displayName: string;
+  settings: MailSettings;
+}
+
+/** The account's mail settings, unsealed; ConnectorError `auth` when it has none (never connected, or deleted). */
+export async function loadMailAccount(em: EntityManager, encryptionKey: Buffer, connectorAccountId: string): Promise<MailAccount> {
+  const accountId = accountIdOf(connectorAccountId);
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId)) throw new ConnectorError('mail', 'invalid_request', `not a mail account id: ${connectorAccountId}`);
+  const [row] = await em.execute<{ workspace_id: string; status: string; display_name: string; credentials_sealed: string | null }[]>(
+    `select workspace_id, status, display_name, credentials_sealed from platform_accounts where id = ? and connector = ?`,
+    [accountId, MAIL_CONNECTOR],
+  );
+  if (!row?.credentials_sealed) throw new ConnectorError('mail', 'auth', `mail account ${accountId} has no stored credentials`);
+  const settings = parseMailCredentials(JSON.parse(decrypt(row.credentials_sealed, encryptionKey)) as Record<string, string>);
+  return { accountId, workspaceId: row.workspace_id, status: row.status, displayName: row.display_name, settings };
+}
