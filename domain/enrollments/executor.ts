@@ -473,6 +473,39 @@ export async function giveBackSlot(em: EntityManager, actionId: string, grantedA
 export interface SendOptions {
   /** Test hook (EXECUTOR_TEST_PAUSE_AFTER_SEND_MS): a pause between the connector's answer and recording it. */
   pauseAfterSendMs?: number;
+  /** The recipient's signed one-click unsubscribe URL (domain/suppressions/unsubscribe.ts); absent: no List-Unsubscribe URL. */
+  unsubscribeUrl?: (workspaceId: string, contactId: string) => string;
+}
+
+/**
+ * What an email carries beside its content (docs/email.md "What we send"): the earlier emails of the
+ * same enrollment to the same address from the same account, oldest first, so a follow-up goes in
+ * their thread ("Re: " + the first subject, In-Reply-To / References); the recipient's unsubscribe
+ * URL; the workspace's footer.
+ */
+async function emailContext(
+  em: EntityManager,
+  actionId: string,
+  recipient: string,
+  opts: SendOptions,
+): Promise<{ threadId: string | null; references: string[]; threadSubject: string | null; unsubscribeUrl: string | null; footer: string | null }> {
+  const rows = await em.execute<{ message_id: string | null; thread_id: string | null; subject: string | null; workspace_id: string; contact_id: string; footer: string | null; own: boolean }[]>(
+    `select p.connector_message_id as message_id, p.connector_thread_id as thread_id, p.content->>'subject' as subject, a.workspace_id, e.contact_id, w.email_footer as footer, p.id = a.id as own
+       from scheduled_actions a join enrollments e on e.id = a.enrollment_id join workspaces w on w.id = a.workspace_id
+       join scheduled_actions p on p.id = a.id or (p.enrollment_id = a.enrollment_id and p.account_id = a.account_id and p.type = 'email' and p.state = 'executed'
+                                                   and p.connector_message_id is not null and lower(p.content->>'recipient') = lower(?))
+      where a.id = ? order by p.id = a.id, p.executed_at, p.id`,
+    [recipient, actionId],
+  );
+  const earlier = rows.filter((r) => !r.own && r.message_id);
+  const self = rows.find((r) => r.own)!;
+  return {
+    threadId: earlier[0]?.thread_id ?? null,
+    references: earlier.map((r) => r.message_id!),
+    threadSubject: earlier[0]?.subject ?? null,
+    unsubscribeUrl: opts.unsubscribeUrl ? opts.unsubscribeUrl(self.workspace_id, self.contact_id) : null,
+    footer: self.footer,
+  };
 }
 
 export type SendOutcome =
@@ -562,7 +595,16 @@ export async function sendAction(
   let ids: { messageId: string; threadId: string | null };
   try {
     if (claim.actionType === 'email') {
-      const r = await connector.sendEmail(claim.connectorAccountId!, { idempotencyKey: actionId, to: recipient, subject: String(content.subject ?? ''), body: String(content.body ?? '') });
+      const mail = await emailContext(em, actionId, recipient, opts);
+      const r = await connector.sendEmail(claim.connectorAccountId!, {
+        idempotencyKey: actionId,
+        to: recipient,
+        subject: String(content.subject ?? ''),
+        body: String(content.body ?? ''),
+        ...mail,
+        // Claimed before: the first attempt's outcome is unknown, so a connector that can look for it does.
+        retry: claim.actionState === 'executing',
+      });
       ids = r;
     } else if (claim.actionType === 'invitation') {
       const r = await connector.sendInvitation(claim.connectorAccountId!, { idempotencyKey: actionId, recipient, body: String(content.note ?? '') });
