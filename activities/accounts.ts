@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { reconcilePage, withdrawalPage } from '../domain/accounts/jobs.js';
+import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
 import type { ActivityDeps } from './index.js';
 
 // Both jobs page through accounts by id and heartbeat the last finished id, so a retried activity
@@ -8,7 +9,7 @@ export function createAccountActivities(deps: ActivityDeps) {
   const connector = () => deps.providers.connector;
   return {
     /** Reads every account's status at the connector (pages of 100, a few pages at once) and applies transitions. */
-    async reconcileAccounts(input: { pageSize?: number; concurrency?: number } = {}): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number }> {
+    async reconcileAccounts(input: { pageSize?: number; concurrency?: number } = {}): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number; mailboxes?: number }> {
       const total = { checked: 0, disconnected: 0, connected: 0, failedPages: 0 };
       let afterId: string | null = (Context.current().info.heartbeatDetails as string | undefined) ?? null;
       do {
@@ -20,7 +21,9 @@ export function createAccountActivities(deps: ActivityDeps) {
         afterId = r.lastId;
         if (afterId) Context.current().heartbeat(afterId);
       } while (afterId);
-      return total;
+      // Every connected mailbox has its sync running (docs/email.md "Receiving").
+      const mailboxes = deps.jobs ? await ensureMailboxSyncs(deps.orm.em.fork(), deps.jobs) : undefined;
+      return { ...total, mailboxes };
     },
     /** Withdraws pending invitations older than each account's setting; accounts page by page. */
     async withdrawOldInvitations(input: { now?: string } = {}): Promise<{ accounts: number; withdrawn: number; failedAccounts: number }> {

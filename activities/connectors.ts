@@ -1,4 +1,4 @@
-import { SandboxNetwork } from '../lib/connectors/index.js';
+import { sandboxNetworkOf } from '../lib/connectors/index.js';
 import { handleConnectorEvent, ingestConnectorEvent } from '../domain/connectors/events.js';
 import type { ActivityDeps } from './index.js';
 
@@ -12,8 +12,8 @@ export function createConnectorActivities(deps: ActivityDeps) {
     async deliverSandboxEvents(): Promise<{ delivered: number }> {
       const { jobs } = deps;
       if (!jobs) throw new Error('deliverSandboxEvents needs the worker’s Jobs');
-      const connector = deps.providers.connector;
-      if (!(connector instanceof SandboxNetwork)) return { delivered: 0 };
+      const connector = sandboxNetworkOf(deps.providers.connector);
+      if (!connector) return { delivered: 0 };
       // Wake-ups of the accounts' inbox processors are coalesced, so they are awaited once at the end
       // (a failure fails the activity, which then hands the rest over again).
       const kicks: Promise<void>[] = [];

@@ -24,6 +24,7 @@ import {
 } from '../domain/enrollments/executor.js';
 import { AppError } from '../domain/errors.js';
 import { draftDeadline, writeDraftForAction } from '../domain/message-review/drafts.js';
+import { unsubscribeUrl } from '../domain/suppressions/unsubscribe.js';
 import { withProviders, type Providers } from '../lib/providers.js';
 import { ProviderError } from '../lib/provider-http.js';
 import type { ActivityDeps } from './index.js';
@@ -95,7 +96,9 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
         if (!r) throw new PermanentError('enrollment_missing', `enrollment ${input.enrollmentId} not found`);
         return waitEnd(input.config, r.time_zone, new Date(input.from)).toISOString();
       }),
-    executorPlanAction: (input: PlanInput) => run({ enrollmentId: input.enrollmentId }, () => planAction(em(), input)),
+    // `{{unsubscribe_url}}`: the recipient's signed link, made with the process's key and public base URL.
+    executorPlanAction: (input: PlanInput) =>
+      run({ enrollmentId: input.enrollmentId }, () => planAction(em(), input, undefined, { unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId) })),
     executorGate: (actionId: string) => run(null, () => gate(em(), actionId)),
     executorSetWaitingReason: (actionId: string, reason: WaitingReason | null) => run(null, () => setWaitingReason(em(), actionId, reason)),
     executorRequestReview: (actionId: string) => run({ actionId }, () => requestReview(em(), actionId)),
@@ -106,7 +109,10 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
       // A claimed send (`executing`) is finished whatever stopped since: the claim committed first.
       run({ actionId, unlessExecuting: true }, async () => {
         const pause = deps.config.executorTestPauseAfterSendMs;
-        return sendAction(em(), providers.connector, actionId, grantedAt, { pauseAfterSendMs: pause > 0 ? pause : undefined });
+        return sendAction(em(), providers.connector, actionId, grantedAt, {
+          pauseAfterSendMs: pause > 0 ? pause : undefined,
+          unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId),
+        });
       }),
     executorCheckCondition: (enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>) =>
       run({ enrollmentId }, () => checkCondition(em(), enrollmentId, previousActionId, config)),

@@ -19,6 +19,7 @@ import { createBulkEnrollActivities } from './enrollments-bulk.js';
 import { createMessageReviewActivities } from './message-review.js';
 import { createBookingActivities } from './booking.js';
 import { createInboxActivities } from './inbox.js';
+import { createMailboxActivities } from './mailbox.js';
 import { createNotificationActivities } from './notifications.js';
 import { createIntegrationActivities } from './integrations.js';
 import { createAnalyticsActivities } from './analytics.js';
@@ -59,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBulkEnrollActivities(deps),
     ...createMessageReviewActivities(deps),
     ...createInboxActivities(deps),
+    ...createMailboxActivities(deps),
     ...createNotificationActivities(deps),
     ...createBookingActivities(deps),
     ...createIntegrationActivities(deps),

@@ -160,10 +160,12 @@ function operationObject(op: Operation): Json {
   }
   for (const [status, codes] of errorCodes(op)) {
     const headers = status === 429 ? { ...rateLimited, 'Retry-After': header('Retry-After') } : limited ? rateLimited : always;
+    // An error status may also have another media type (e.g. the HTML page a browser is shown).
+    const more = Object.entries(op.alternatives?.[status] ?? {}).map(([media, s]) => [media, { schema: jsonSchema(s, 'output') }]);
     responses[status] = {
       description: `Error codes: ${[...codes].join(', ')}`,
       headers,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } }, ...Object.fromEntries(more) },
     };
   }
   const declared = Object.entries(op.errors ?? {}).map(([status, cs]) => `${status} ${cs.join(', ')}`);

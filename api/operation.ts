@@ -113,6 +113,7 @@ export interface OperationSpec<
    * Other media types a success status may answer with besides JSON (e.g. a CSV download beside a
    * JSON list): status → media type → schema, for the document. The handler answers one with
    * `reply(status, body, { 'Content-Type': type })` (body: string, Buffer or stream), sent as is.
+   * An error status may have one too (an HTML page for a browser, written by a `produces` handler).
    */
   alternatives?: Record<number, Record<string, AnySchema>>;
   handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>, A, Out<H>>) => Promise<unknown> | unknown;

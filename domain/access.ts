@@ -92,6 +92,8 @@ const RESOLVE = {
   booking_event: { what: 'booking event', scope: 'workspace', sql: `select x.id, null as apps from booking_provider_events x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
   member: { what: 'member', scope: 'workspace', sql: `select x.id, null as apps from team_members x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
   invitation: { what: 'invitation', scope: 'workspace', sql: `select x.id, null as apps from team_invitations x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  // The suppression list is the workspace's, whatever the product (docs/email.md "Suppression").
+  suppression: { what: 'suppression', scope: 'workspace', sql: `select x.id, null as apps from suppressions x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
 
   // The caller's own (in the workspace): another user's is not found.
   thread: { what: 'thread', scope: 'own', sql: `select x.id, null as apps from agent_threads x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },

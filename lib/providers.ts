@@ -25,7 +25,7 @@ export interface Providers {
   sources: Sources;
   /** The enrichment provider. */
   enrichment: EnrichmentProvider;
-  /** The messaging-network connector: network-profile lookups and sender accounts (sends, inbound events). */
+  /** The messaging-network connector: network-profile lookups and sender accounts (sends, inbound events); mailboxes connected over SMTP/IMAP through the mail connector. */
   connector: Connector;
   /** The booking providers (scheduler, calendar). */
   booking: BookingProviders;
@@ -63,7 +63,7 @@ export function createProviders(config: Config, orm: MikroORM): ProviderBundle {
       return once('enrichment', () => createEnrichment(config.enrichment, config.sources.corpus));
     },
     get connector() {
-      return once('connector', () => createConnector(config.connector, config.sources.corpus, orm));
+      return once('connector', () => createConnector(config.connector, config.sources.corpus, orm, { encryptionKey: config.encryptionKey, allowHosts: config.outboundAllowHosts }));
     },
     get booking() {
       return once('booking', () => createBookingProviders(config.booking, config.publicBaseUrl));

@@ -2,7 +2,8 @@
 // `{{first_name|there}}` falls back to "there" when the value is empty. Only the variables below
 // exist; anything else is refused when the step is saved, so a typo never reaches a lead.
 
-export const TEMPLATE_VARIABLES = ['first_name', 'last_name', 'full_name', 'company', 'title', 'country', 'email', 'sender_name'] as const;
+// `unsubscribe_url`: the recipient's signed one-click unsubscribe link (docs/email.md "Unsubscribe").
+export const TEMPLATE_VARIABLES = ['first_name', 'last_name', 'full_name', 'company', 'title', 'country', 'email', 'sender_name', 'unsubscribe_url'] as const;
 export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 export type TemplateValues = Partial<Record<TemplateVariable, string | null | undefined>>;
 

@@ -21,14 +21,14 @@ import { stackWithSchema, type Isolation } from './stack-env.js';
  * `build`: `npm run build` first (skipped with --no-build), for benches that run `dist/` as
  * production does.
  */
-export async function benchStack(name: string, iso: Isolation, opts: { build?: boolean; dispatcher?: boolean; env?: Record<string, string> } = {}) {
+export async function benchStack(name: string, iso: Isolation, opts: { build?: boolean; dispatcher?: boolean; mail?: boolean; env?: Record<string, string> } = {}) {
   const log = (msg: string) => console.error(`[bench:${name}] ${msg}`);
   if (opts.build && !process.argv.includes('--no-build')) {
     log('npm run build');
     const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
     if (b.status !== 0) process.exit(b.status ?? 1);
   }
-  const { stack, env } = await stackWithSchema(log, iso);
+  const { stack, env } = await stackWithSchema(log, iso, { mail: opts.mail });
   const taskQueue = `bench-${name}-${process.pid}`;
   const benchEnv: NodeJS.ProcessEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', ...(opts.dispatcher ? {} : { WEBHOOK_DISPATCHER: 'off' }), LOG_LEVEL: 'warn', ...opts.env };
   Object.assign(process.env, benchEnv);

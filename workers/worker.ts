@@ -12,6 +12,7 @@ import { createActivities } from '../activities/index.js';
 import { createProviders } from '../lib/providers.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import { ensureSchedules } from './schedules.js';
+import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
 const compiled = import.meta.url.endsWith('.js');
@@ -39,6 +40,7 @@ export async function createWorker() {
   // A client over the worker's own connection: its starts may be eager (the first workflow task comes
   // back in the start response to this worker instead of a round trip through the task queue).
   const ownClient = new Client({ connection, namespace: config.temporal.namespace });
+  const jobs = temporalJobs(client, config.temporal.taskQueue, { eagerClient: ownClient });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -56,11 +58,14 @@ export async function createWorker() {
     maxConcurrentLocalActivityExecutions: config.worker.maxLocalActivities,
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
-    activities: createActivities({ orm, config, logger, jobs: temporalJobs(client, config.temporal.taskQueue, { eagerClient: ownClient }), providers }),
+    activities: createActivities({ orm, config, logger, jobs, providers }),
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
   if (config.worker.schedules) await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
+  // Every connected mailbox is followed (docs/email.md "Receiving"); in the background, and only by the
+  // main worker (a test's extra worker on its own queue must not take the syncs there).
+  if (config.worker.schedules) ensureMailboxSyncs(orm.em.fork(), jobs).catch((err) => logger.warn({ err: String(err) }, 'mailbox syncs not ensured at start-up'));
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
   // WEBHOOK_DISPATCHER=off runs a worker without it (e.g. a second worker on its own task queue in a test,
   // which must not claim events that the main worker's queue should run). It starts eagerly (ownClient).

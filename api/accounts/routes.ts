@@ -12,6 +12,8 @@ import {
   setLimits,
   accountUsage,
 } from '../../domain/accounts/accounts.js';
+import { MAIL_CONNECTOR } from '../../lib/connectors/mail/account.js';
+import type { MailConnectReason } from '../../lib/connectors/mail/settings.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
@@ -37,6 +39,8 @@ import {
 const tag = 'platform-accounts';
 const auth = { 401: ['unauthorized'] };
 const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
+/** Why a mailbox did not connect (lib/connectors/mail/settings.ts). */
+const MAIL_CONNECT_CODES: MailConnectReason[] = ['invalid_credentials', 'auth_failed', 'host_unreachable', 'tls_failed', 'blocked_destination'];
 
 export const listAccountsOp = defineOperation({
   method: 'GET',
@@ -96,17 +100,33 @@ export const connectAccountOp = defineOperation({
   path: '/api/platform-accounts/{id}/connect',
   ids: { path: { id: 'account' } },
   summary: 'Connect the account at the connector: a hosted link to open, or connected at once with credentials',
+  description:
+    'An email account may connect its own mailbox with SMTP and IMAP credentials (docs/email.md "Connecting a mailbox"): both servers are checked before the answer, and a failure is 400 with the reason as its code and `details.side` (`smtp`, `imap`, or null for a field error): `invalid_credentials` (a field missing or malformed), `auth_failed`, `host_unreachable`, `tls_failed`, `blocked_destination` (a private-network host). `not_email_account`: mailbox credentials on a network account.',
   tag,
   auth: 'user',
   params: IdParams,
   body: ConnectBody,
   responses: { 200: ConnectView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, 409: ['already_connected'], 502: ['connector_unavailable'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user', 'not_email_account', ...MAIL_CONNECT_CODES],
+    ...auth,
+    ...write,
+    409: ['already_connected'],
+    502: ['connector_unavailable'],
+  },
   handler: async ({ em, actor, params, body, services }) => {
     const { account, start } = await connectAccount(em, actor, services.connector, services.config.encryptionKey, params.id, {
       credentials: body.credentials,
       returnUrl: body.return_url,
     });
+    if (account.connector === MAIL_CONNECTOR && account.status === 'connected') {
+      // The mailbox's INBOX follower (replies, bounces, unsubscribes). A start that fails is logged
+      // rather than failing a connect that succeeded (a retry would meet 409 already_connected):
+      // reconciliation starts every connected mailbox's sync that is not running.
+      await services.jobs
+        .startMailboxSync({ accountId: account.id, workspaceId: actor.workspaceId })
+        .catch((err: unknown) => services.logger.warn({ err: String(err), accountId: account.id }, 'mailbox sync not started'));
+    }
     return toConnectView(account, start);
   },
 });

@@ -128,6 +128,12 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
     const onAborted = () => fail(invalid('the request body was not received completely'));
 
     parser.on('file', (name, stream, info) => {
+      // The form already failed (e.g. an unknown field before the file, in the same chunk): the file
+      // is not handed to a sink that would start storing or applying it.
+      if (settled) {
+        stream.resume();
+        return;
+      }
       if (name !== limits.file) {
         stream.resume();
         fail(invalid(`unexpected file field "${name}" (the file goes in "${limits.file}")`));

@@ -16,7 +16,7 @@ export const NotificationView = z.object({
   id: z.uuid(),
   kind: z.string().meta({
     description:
-      'account.disconnected, reply.received, list_import.completed, list_import.failed, company_import.ready_for_review, company_import.completed, operator.confirmation_pending, draft_review_overdue, operator_task.completed, operator_task.failed',
+      'account.disconnected, reply.received, contact.unsubscribed, list_import.completed, list_import.failed, company_import.ready_for_review, company_import.completed, operator.confirmation_pending, draft_review_overdue, operator_task.completed, operator_task.failed',
   }),
   title: z.string(),
   body: z.string(),

@@ -8,6 +8,7 @@ import { PlatformAccount, type IPlatformAccount, type WorkingHours } from '../..
 import { Workspace } from '../../db/entities/Workspace.js';
 import type { AccountConnector, Channel, ConnectStart } from '../../lib/connectors/types.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
+import { isMailCredentials, MailConnectError } from '../../lib/connectors/mail/settings.js';
 import { encrypt } from '../../lib/crypto.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import type { DnsResolver } from '../../lib/dns.js';
@@ -102,7 +103,10 @@ export function connectorFailure(err: unknown): never {
 /**
  * Starts (or restarts, after a disconnection) the connection at the connector. With credentials the
  * connector may connect at once; otherwise the answer carries the hosted link the user opens.
- * 409 `already_connected` for a connected account.
+ * Mailbox credentials (an SMTP and an IMAP host: docs/email.md) connect an email account to the mail
+ * connector, which checks both servers first: 400 with its reason (`invalid_credentials`,
+ * `auth_failed`, `host_unreachable`, `tls_failed`, `blocked_destination`) and the side that failed;
+ * 400 `not_email_account` for another channel. 409 `already_connected` for a connected account.
  */
 export async function connectAccount(
   em: EntityManager,
@@ -116,10 +120,16 @@ export async function connectAccount(
   onlyManagers(actor);
   const account = await requireAccount(em, actor, id);
   if (account.status === 'connected') throw conflict('already_connected', 'the account is connected; delete it or wait for a disconnection to connect again');
+  if (isMailCredentials(input.credentials) && account.channel !== 'email') throw badRequest('not_email_account', 'only an email account connects with mailbox (SMTP/IMAP) credentials');
   const start = await connector
     .connect({ channel: account.channel as Channel, accountId: account.id, displayName: account.displayName, credentials: input.credentials, returnUrl: input.returnUrl })
-    .catch(connectorFailure);
+    .catch((err: unknown) => {
+      if (err instanceof MailConnectError) throw new AppError(400, err.reason, err.message, { side: err.side });
+      return connectorFailure(err);
+    });
   account.connectorAccountId = start.connectorAccountId;
+  // The connector that holds it now (a mailbox moves to `mail`; a hosted connection back to the default).
+  account.connector = start.connector ?? connector.name;
   account.status = start.kind === 'connected' ? 'connected' : 'connecting';
   if (input.credentials) account.credentialsSealed = encrypt(JSON.stringify(input.credentials), encryptionKey);
   if (start.kind === 'connected') {
@@ -127,13 +137,16 @@ export async function connectAccount(
     account.disconnectedAt = null;
     account.statusReason = null;
     account.warmupStartedAt ??= account.connectedAt;
-    // The connect answer names no address: ask the connector's status once, so the answer carries it
-    // (best effort: a failure leaves it to the next status read, which fills it in).
-    const status = await connector.status(start.connectorAccountId).catch((err: unknown) => {
-      if (err instanceof ConnectorError) return null;
-      throw err;
-    });
-    if (status?.address) account.address = status.address;
+    if (start.address) account.address = start.address;
+    else {
+      // The connect answer names no address: ask the connector's status once, so the answer carries it
+      // (best effort: a failure leaves it to the next status read, which fills it in).
+      const status = await connector.status(start.connectorAccountId).catch((err: unknown) => {
+        if (err instanceof ConnectorError) return null;
+        throw err;
+      });
+      if (status?.address) account.address = status.address;
+    }
   }
   await em.flush();
   return { account, start };

@@ -23,7 +23,8 @@ const sameState = (a: IPlatformAccount, s: ConnectorAccountStatus) =>
   (a.status === 'connected' && s.state === 'connected') || (a.status !== 'connected' && s.state !== 'connected');
 
 /**
- * One window of `pageSize × concurrency` accounts (by id, after `afterId`) held by this connector:
+ * One window of `pageSize × concurrency` accounts (by id, after `afterId`) held by this connector
+ * (every connector it serves: a routing connector's mail accounts too):
  * their statuses are read `pageSize` at a time with `concurrency` requests in flight. Accounts whose
  * state did not change get `status_checked_at` in one statement; the others go through
  * applyAccountStatus (row lock, notification and event once per transition). A failed page is
@@ -37,7 +38,7 @@ export async function reconcilePage(
   const window = opts.pageSize * opts.concurrency;
   const accounts = await em.find(
     PlatformAccount,
-    { connector: connector.name, connectorAccountId: { $ne: null }, ...(opts.afterId ? { id: { $gt: opts.afterId } } : {}) },
+    { connector: { $in: [...(connector.serves ?? [connector.name])] }, connectorAccountId: { $ne: null }, ...(opts.afterId ? { id: { $gt: opts.afterId } } : {}) },
     { orderBy: { id: 'asc' }, limit: window },
   );
   const pages: IPlatformAccount[][] = [];

@@ -288,7 +288,7 @@ export interface PreflightResult {
 }
 
 /** Variables every send has a value for, whatever the lead: not worth a `template_variables` warning. */
-const ALWAYS_FILLED: ReadonlySet<string> = new Set(['sender_name']);
+const ALWAYS_FILLED: ReadonlySet<string> = new Set(['sender_name', 'unsubscribe_url']);
 const CHANNEL_OF: Record<string, 'email' | 'network' | undefined> = { email: 'email', invitation: 'network', message: 'network' };
 const SEND_TYPES = new Set(['email', 'invitation', 'message']);
 
@@ -317,7 +317,8 @@ export async function runPreflight(em: EntityManager, actor: Actor, input: Requi
     for (const [field, text] of templatesOf(s.type, s.config)) {
       const bad = checkTemplate(text);
       if (bad.length) add({ code: 'invalid_template', severity: 'blocker', message: `step ${i + 1} ${field}: ${bad.map((b) => b.message).join('; ')}`, stepId: s.id ?? null, details: { field } });
-      // {{sender_name}} always has a value: the sending account's display name (required, never blank).
+      // {{sender_name}} always has a value: the sending account's display name (required, never blank);
+      // {{unsubscribe_url}} too: the recipient's signed link.
       const vars = requiredVariables(text).filter((v) => !ALWAYS_FILLED.has(v));
       if (vars.length) {
         add({

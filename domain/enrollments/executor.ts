@@ -202,8 +202,14 @@ export interface PlanResult {
 
 const channelOf = (type: string) => (type === 'email' ? 'email' : 'network');
 
+/** What planning needs from the process beside the database. */
+export interface PlanOptions {
+  /** The recipient's signed unsubscribe URL, for `{{unsubscribe_url}}` (absent: the variable has no value). */
+  unsubscribeUrl?: (workspaceId: string, contactId: string) => string;
+}
+
 /** Writes the planned scheduled action: due time in the windows, rendered content, sender by rotation. */
-export async function planAction(em: EntityManager, input: PlanInput, now = new Date()): Promise<PlanResult> {
+export async function planAction(em: EntityManager, input: PlanInput, now = new Date(), opts: PlanOptions = {}): Promise<PlanResult> {
   return em.transactional(async (tx) => {
     const [existing] = await tx.execute<{ due_at: Date; waiting_reason: string | null; state: string }[]>(`select due_at, waiting_reason, state from scheduled_actions where id = ?`, [input.actionId]);
     const ctx = await enrollmentCtx(tx as EntityManager, input.enrollmentId);
@@ -241,7 +247,7 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
     }
 
     const accountId = await pickAccount(tx as EntityManager, ctx, step.type);
-    const content = await renderContent(tx as EntityManager, ctx, step, accountId);
+    const content = await renderContent(tx as EntityManager, ctx, step, accountId, opts);
     const failed = due ? undefined : 'no_sending_window';
     // What a re-plan may move the action back to (reschedulePlanned). Not kept for a first send under
     // the daily new-lead cap: the re-plan does not count new leads, so it must not pull one earlier.
@@ -297,7 +303,7 @@ async function pickAccount(em: EntityManager, ctx: EnrollmentCtx, type: string):
   return candidates[(Number(turn) - 1) % candidates.length].id;
 }
 
-async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: VersionedStep, accountId: string | null): Promise<Record<string, unknown>> {
+async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: VersionedStep, accountId: string | null, opts: PlanOptions = {}): Promise<Record<string, unknown>> {
   const [c] = await em.execute<Record<string, string | null>[]>(
     `select first_name, last_name, full_name, company, title, country, email, profile_url, network_provider_id from contacts where id = ?`,
     [ctx.contact_id],
@@ -312,6 +318,7 @@ async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: Versio
     country: c?.country,
     email: c?.email,
     sender_name: acc?.display_name,
+    unsubscribe_url: opts.unsubscribeUrl?.(ctx.workspace_id, ctx.contact_id),
   };
   const out: Record<string, unknown> = {};
   const missing = new Set<string>();

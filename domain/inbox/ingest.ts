@@ -5,7 +5,7 @@
 // (idempotent by connector message id), then the effects of the messages that were new.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toInboundEvent } from '../../lib/connectors/inbound.js';
-import type { ChatMessage } from '../../lib/connectors/types.js';
+import type { ChatMessage, InboundMailFacts } from '../../lib/connectors/types.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { mapLimit } from '../../lib/concurrency.js';
 import { logger } from '../../lib/logger.js';
@@ -15,6 +15,8 @@ import { emitEvent, emitEvents } from '../webhooks/events.js';
 import { openReplyReminders, resolveAnsweredReminders } from '../follow-ups/follow-ups.js';
 import { notifyReplies } from '../notifications/notifications.js';
 import type { MessageKind } from '../../db/entities/InboxMessage.js';
+import { applyBounces } from './bounces.js';
+import { applyOutOfOffice, applyUnsubscribes, resetSoftBounces } from './mail-effects.js';
 
 /** Events one processor activity claims at a time. */
 export const INBOUND_BATCH = 200;
@@ -135,7 +137,7 @@ export async function processInboundBatch(em: EntityManager, jobs: Jobs | undefi
   return result;
 }
 
-interface ConversationRow {
+export interface ConversationRow {
   id: string;
   connector_thread_id: string;
   counterpart: string;
@@ -248,29 +250,33 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
     const m = i.message;
     const c = byThread.get(m.threadId)!;
     const own = ownSet.has(m.messageId);
+    // The mail connector classified it from its headers and structure (lib/connectors/mail/classify.ts); other networks by the words.
+    const mail = own ? null : (m.mail ?? null);
     return {
       id: uuidv7(),
       conversation_id: c.id,
       message_id: m.messageId,
       direction: own ? 'out' : 'in',
-      kind: own ? 'sent' : classifyInbound(m.from, m.body),
+      kind: own ? 'sent' : mail ? MAIL_KIND[mail.kind] : classifyInbound(m.from, m.body),
       origin: own ? (actionByMessage.has(m.messageId) ? 'campaign' : 'network') : null,
       sender: m.from.slice(0, 2048),
+      subject: m.mail?.subject?.slice(0, 400) ?? null,
       body: m.body,
       sent_at: m.sentAt.toISOString(),
       attachments: JSON.stringify(m.attachments),
       lead_id: c.lead_id,
       action_id: actionByMessage.get(m.messageId) ?? null,
       historical: !!opts.historicalBefore && m.sentAt < opts.historicalBefore,
+      mail,
     };
   });
   const inserted = rows.length
     ? await em.execute<{ id: string }[]>(
-        `insert into inbox_messages (id, workspace_id, conversation_id, platform_account_id, connector_message_id, direction, kind, origin, sender, body, sent_at, attachments, lead_id, scheduled_action_id, historical, created_at)
-         select v.id, ?, v.conversation_id, ?, v.message_id, v.direction, v.kind, v.origin, v.sender, v.body, v.sent_at, v.attachments::jsonb, v.lead_id, v.action_id, v.historical, now()
-           from json_to_recordset(?::json) as v(id uuid, conversation_id uuid, message_id text, direction text, kind text, origin text, sender text, body text, sent_at timestamptz, attachments text, lead_id uuid, action_id uuid, historical boolean)
+        `insert into inbox_messages (id, workspace_id, conversation_id, platform_account_id, connector_message_id, direction, kind, origin, sender, subject, body, sent_at, attachments, lead_id, scheduled_action_id, historical, created_at)
+         select v.id, ?, v.conversation_id, ?, v.message_id, v.direction, v.kind, v.origin, v.sender, v.subject, v.body, v.sent_at, v.attachments::jsonb, v.lead_id, v.action_id, v.historical, now()
+           from json_to_recordset(?::json) as v(id uuid, conversation_id uuid, message_id text, direction text, kind text, origin text, sender text, subject text, body text, sent_at timestamptz, attachments text, lead_id uuid, action_id uuid, historical boolean)
          on conflict (platform_account_id, connector_message_id) do nothing returning id`,
-        [account.workspace_id, account.id, JSON.stringify(rows)],
+        [account.workspace_id, account.id, JSON.stringify(rows.map(({ mail: _, ...r }) => r))],
       )
     : [];
   const newIds = new Set(inserted.map((r) => r.id));
@@ -283,7 +289,8 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
       const a = agg.get(r.conversation_id) ?? { at: r.sent_at, preview: '', dir: r.direction, unread: 0, last_in: null, last_out: null };
       if (r.sent_at >= a.at) Object.assign(a, { at: r.sent_at, preview: preview(r.body), dir: r.direction });
       if (r.direction === 'in') {
-        if (!r.historical && r.kind !== 'bounce') a.unread++;
+        // A mail system's report and a request to unsubscribe wait for nobody's answer.
+        if (!r.historical && r.kind !== 'bounce' && r.mail?.kind !== 'unsubscribe') a.unread++;
         a.last_in = !a.last_in || r.sent_at > a.last_in ? r.sent_at : a.last_in;
       } else a.last_out = !a.last_out || r.sent_at > a.last_out ? r.sent_at : a.last_out;
       agg.set(r.conversation_id, a);
@@ -311,12 +318,25 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
   if (replies.length) events += await applyReplies(em, wakes, account, replies, convs);
   const bounces = account.channel === 'email' ? live.filter((r) => r.kind === 'bounce' && r.lead_id) : [];
   if (bounces.length) await applyBounces(em, wakes, account, bounces, convs);
+  if (account.channel === 'email') {
+    // What the mail connector's facts add (docs/email.md): a reply ends a run of soft bounces, an
+    // out-of-office names a return date, a mail to the unsubscribe address unsubscribes its sender.
+    const contactOf = (r: FreshRow) => convs.find((c) => c.id === r.conversation_id)?.contact_id ?? null;
+    if (replies.length) await resetSoftBounces(em, replies.map(contactOf));
+    const away = live.filter((r) => r.kind === 'auto_reply' && r.mail?.returnDate).map((r) => ({ contactId: contactOf(r), returnDate: r.mail!.returnDate! }));
+    if (away.length) await applyOutOfOffice(em, away);
+    const leaving = live.filter((r) => r.mail?.kind === 'unsubscribe').map((r) => ({ contactId: contactOf(r), sender: r.sender }));
+    if (leaving.length) await applyUnsubscribes(em, wakes, account.workspace_id, leaving);
+  }
   if (answered.length) await resolveAnsweredReminders(em, answered);
   if (reactions.length) events += await applyReactions(em, account, reactions, byThread);
   return { stored: fresh.length, replies: replies.length, events };
 }
 
-type FreshRow = { id: string; conversation_id: string; lead_id: string | null; sender: string; body: string; sent_at: string };
+export type FreshRow = { id: string; conversation_id: string; lead_id: string | null; sender: string; body: string; sent_at: string; mail: InboundMailFacts | null };
+
+/** The inbox kind of a mail the connector classified: an unsubscribe mail is an automatic message, not a reply. */
+const MAIL_KIND: Record<InboundMailFacts['kind'], Exclude<MessageKind, 'sent'>> = { reply: 'reply', auto_reply: 'auto_reply', bounce: 'bounce', unsubscribe: 'auto_reply' };
 
 /**
  * Human replies of matched leads: recorded on the lead's latest send from this account (and its
@@ -384,49 +404,6 @@ async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefin
   await emitEvents(em, account.workspace_id, 'message.received', events);
   await notifyReplies(em, account.workspace_id, replies);
   return replies.length;
-}
-
-/**
- * Bounces (non-delivery reports) in a thread where this account sent a campaign email to the matched
- * lead: that send and its enrollment record `bounced_at` (the first bounce; stats count the send once),
- * and the contact's email is marked bounced when it is still the address the send went to. The
- * enrollment whose send bounced is woken after commit (`bounce`) and ends `stopped` / `bounced` at once;
- * the gate before any send reads the marks too (docs/executor.md), so the contact's other email
- * enrollments stop at their next email step, and a lost signal only delays the stop. A bounce
- * elsewhere (no send in its thread) changes nothing.
- */
-async function applyBounces(em: EntityManager, wakes: EnrollmentWake[] | undefined, account: AccountRow, bounces: FreshRow[], convs: ConversationRow[]): Promise<void> {
-  const conv = new Map(convs.map((c) => [c.id, c]));
-  const probe = bounces.map((r) => ({ thread_id: conv.get(r.conversation_id)!.connector_thread_id, lead_id: r.lead_id, at: r.sent_at }));
-  const sends = await em.execute<{ id: string; enrollment_id: string; contact_id: string; recipient: string | null; email: string | null; at: string }[]>(
-    `select distinct on (s.id) s.id, s.enrollment_id, l.contact_id, s.content->>'recipient' as recipient, k.email, v.at
-       from json_to_recordset(?::json) as v(thread_id text, lead_id uuid, at timestamptz)
-       cross join lateral (select a.id, a.enrollment_id, a.content from scheduled_actions a
-                            where a.account_id = ? and a.connector_thread_id = v.thread_id and a.lead_id = v.lead_id and a.type = 'email' and a.state = 'executed'
-                            order by a.executed_at desc limit 1) s
-       join leads l on l.id = v.lead_id join contacts k on k.id = l.contact_id
-      order by s.id, v.at`,
-    [JSON.stringify(probe), account.id],
-  );
-  if (!sends.length) return;
-  const marks = sends.map((s) => ({
-    action_id: s.id,
-    enrollment_id: s.enrollment_id,
-    // An address edited since the send is not the one that bounced.
-    contact_id: normaliseEmail(s.recipient) !== null && normaliseEmail(s.recipient) === normaliseEmail(s.email) ? s.contact_id : null,
-    at: s.at,
-  }));
-  const open = await em.execute<{ campaign_id: string; lead_id: string }[]>(
-    `with v as (select * from json_to_recordset(?::json) as v(action_id uuid, enrollment_id uuid, contact_id uuid, at timestamptz)),
-          a as (update scheduled_actions a set bounced_at = coalesce(a.bounced_at, v.at), updated_at = now() from v where a.id = v.action_id returning a.id),
-          k as (update contacts k set email_bounced_at = coalesce(k.email_bounced_at, v.at), updated_at = now() from v where k.id = v.contact_id returning k.id),
-          e as (update enrollments e set bounced_at = coalesce(e.bounced_at, v.at), updated_at = now() from v where e.id = v.enrollment_id
-                returning e.campaign_id, e.lead_id, e.finished_at)
-     select distinct campaign_id, lead_id from e where finished_at is null`,
-    [JSON.stringify(marks)],
-  );
-  // Woken by the caller once this commits (wakeEnrollments), like replies.
-  wakes?.push(...open.map((o) => ({ campaignId: o.campaign_id, leadId: o.lead_id, signal: 'bounce' as const })));
 }
 
 /** Reactions of matched leads: the internal `reaction.received` (subscriptions cannot ask for it). */

@@ -36,6 +36,8 @@ export const NOTIFICATION_KINDS: Record<string, NotificationTopic> = {
   // A lead's sequence failed for good: a sending problem, heard about like a disconnected sender.
   'enrollment.failed': 'account_disconnected',
   'reply.received': 'reply_received',
+  // A person asked for no more email (domain/suppressions/unsubscribe.ts): heard about like a reply, their answer.
+  'contact.unsubscribed': 'reply_received',
   'list_import.completed': 'import_finished',
   'list_import.failed': 'import_finished',
   'company_import.ready_for_review': 'import_finished',

@@ -6,6 +6,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SuppressionReason } from '../../db/entities/Suppression.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { normaliseEmail } from '../../lib/normalise.js';
+import { keysetSql, type PageRequest } from '../../lib/pagination.js';
+import { likeEscape } from '../../lib/sql.js';
+import { requireManager } from '../access.js';
+import { assertWritable } from '../demo/demo.js';
+import { badRequest, notFound } from '../errors.js';
+import type { Actor } from '../identity.js';
 
 export type SuppressionKind = 'address' | 'domain';
 export interface SuppressionEntry {
@@ -62,4 +68,72 @@ export async function isSuppressed(em: EntityManager, workspaceId: string, addre
     [workspaceId, email, email.split('@')[1]],
   );
   return !!r?.hit;
+}
+
+// ---- The list as people manage it (api/suppressions, docs/email.md "Suppression") --------------
+// Workspace-wide, not per product: an address that must not be written to must not be written to by
+// any campaign. Everyone in the workspace reads it; anyone who may write adds to it (suppressing is
+// always safe); only owners and admins remove an entry (that lets email reach someone again).
+
+export interface SuppressionRow {
+  id: string;
+  kind: SuppressionKind;
+  value: string;
+  reason: SuppressionReason;
+  source: string | null;
+  created_by: string | null;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, kind, value, reason, source, created_by, created_at';
+
+export interface SuppressionFilter {
+  reason?: SuppressionReason;
+  kind?: SuppressionKind;
+  /** A prefix of the value (compared lower-cased, as values are stored). */
+  q?: string;
+}
+
+/** The workspace's entries, newest first (UUIDv7 ids), filtered; `limit + 1` rows for `page()`. */
+export function listSuppressions(em: EntityManager, actor: Actor, f: SuppressionFilter, p: PageRequest): Promise<SuppressionRow[]> {
+  const params: unknown[] = [actor.workspaceId];
+  let sql = `select ${COLUMNS} from suppressions where workspace_id = ?`;
+  if (f.reason) {
+    sql += ' and reason = ?';
+    params.push(f.reason);
+  }
+  if (f.kind) {
+    sql += ' and kind = ?';
+    params.push(f.kind);
+  }
+  if (f.q) {
+    sql += ` and value like ? escape '\\'`;
+    params.push(`${likeEscape(f.q.trim().toLowerCase())}%`);
+  }
+  const k = keysetSql(p, 'id', 'desc');
+  return em.execute<SuppressionRow[]>(sql + k.sql, [...params, ...k.params]);
+}
+
+/**
+ * Adds one address or domain by hand (`reason` manual or complaint, source `api`). An entry already
+ * on the list is returned as it is (its first reason kept), with `created: false`. 400
+ * `invalid_suppression` when the value is neither an address nor a domain.
+ */
+export async function addSuppression(em: EntityManager, actor: Actor, raw: string, reason: 'manual' | 'complaint'): Promise<{ row: SuppressionRow; created: boolean }> {
+  assertWritable(actor);
+  const entry = suppressionEntry(raw);
+  if (!entry) throw badRequest('invalid_suppression', 'value must be an email address (name@example.com) or a domain (example.com or @example.com)');
+  const created = (await addSuppressions(em, actor.workspaceId, [entry], reason, 'api', actor.userId)) === 1;
+  const [row] = await em.execute<SuppressionRow[]>(`select ${COLUMNS} from suppressions where workspace_id = ? and kind = ? and value = ?`, [actor.workspaceId, entry.kind, entry.value]);
+  // Removed between the insert and the read by a concurrent delete: the caller may simply try again.
+  if (!row) throw notFound('suppression');
+  return { row, created };
+}
+
+/** Removes one entry (owners and admins). The contact of an unsubscribed address stays unsubscribed. */
+export async function deleteSuppression(em: EntityManager, actor: Actor, id: string): Promise<void> {
+  assertWritable(actor);
+  requireManager(actor, 'the suppression list (removing an entry lets email reach it again)');
+  const gone = await em.execute<{ id: string }[]>(`delete from suppressions where id = ? and workspace_id = ? returning id`, [id, actor.workspaceId]);
+  if (!gone.length) throw notFound('suppression');
 }

@@ -2,9 +2,68 @@
 // page, a mail to the List-Unsubscribe mailto address, or a person in the app. The contact is marked,
 // its address suppressed, and every running enrollment of it in the workspace stopped at once in the
 // same transaction; the workflows are woken after commit (the send-time rule would stop them anyway).
+//
+// The one-click link carries a signed token per recipient (workspace and contact ids, and an HMAC of
+// them under a key derived from the service's encryption key): nothing to store, nothing to look up
+// before the signature holds, and a token names one contact of one workspace only.
+import { createHmac, hkdfSync } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { safeEqual } from '../../lib/crypto.js';
 import type { EnrollmentWake } from '../inbox/ingest.js';
+import { notify } from '../notifications/notifications.js';
 import { addSuppressions, suppressionEntry } from './suppressions.js';
+
+// ---- The signed token -----------------------------------------------------------------------
+
+/** What signs unsubscribe links: the service's encryption key and public base URL (a Config is one). */
+export interface UnsubscribeSigning {
+  encryptionKey: Buffer;
+  publicBaseUrl: string;
+}
+
+/** Bytes of the MAC kept in a token (128 bits: forging one is out of reach; the link stays short). */
+const MAC_BYTES = 16;
+const TOKEN = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{22})$/;
+
+// The HMAC key is derived (HKDF-SHA256, its own label) rather than the encryption key used as is: a
+// key serves one purpose, and the label's version lets the link format change without confusion.
+const derived = new WeakMap<Buffer, Buffer>();
+function signingKey(secret: Buffer): Buffer {
+  let key = derived.get(secret);
+  if (!key) derived.set(secret, (key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'unsubscribe-v1', 32))));
+  return key;
+}
+
+const mac = (secret: Buffer, payload: Buffer): string => createHmac('sha256', signingKey(secret)).update(payload).digest().subarray(0, MAC_BYTES).toString('base64url');
+const uuidBytes = (id: string): Buffer => Buffer.from(id.replace(/-/g, ''), 'hex');
+const uuidOf = (b: Buffer): string => {
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+};
+
+/** `base64url(workspace id bytes ‖ contact id bytes).base64url(HMAC-SHA256 truncated to 128 bits)`. */
+export function unsubscribeToken(secret: Buffer, workspaceId: string, contactId: string): string {
+  const payload = Buffer.concat([uuidBytes(workspaceId), uuidBytes(contactId)]);
+  return `${payload.toString('base64url')}.${mac(secret, payload)}`;
+}
+
+/** The ids a token names, or null when it is malformed or its signature does not hold (compared in constant time). */
+export function readUnsubscribeToken(secret: Buffer, token: string): { workspaceId: string; contactId: string } | null {
+  const m = TOKEN.exec(token);
+  if (!m) return null;
+  const payload = Buffer.from(m[1], 'base64url');
+  // One spelling per token: the last character's unused bits must be zero.
+  if (payload.length !== 32 || payload.toString('base64url') !== m[1]) return null;
+  if (!safeEqual(mac(secret, payload), m[2])) return null;
+  return { workspaceId: uuidOf(payload.subarray(0, 16)), contactId: uuidOf(payload.subarray(16)) };
+}
+
+/** The recipient's one-click unsubscribe URL (List-Unsubscribe, `{{unsubscribe_url}}`): `<public base URL>/unsubscribe/<token>`. */
+export function unsubscribeUrl(signing: UnsubscribeSigning, workspaceId: string, contactId: string): string {
+  return `${signing.publicBaseUrl.replace(/\/+$/, '')}/unsubscribe/${unsubscribeToken(signing.encryptionKey, workspaceId, contactId)}`;
+}
+
+// ---- Unsubscribing --------------------------------------------------------------------------
 
 export interface UnsubscribeResult {
   /** False when the contact had already unsubscribed (nothing changed). */
@@ -37,6 +96,29 @@ export async function unsubscribeContact(em: EntityManager, workspaceId: string,
       [stopped.map((s) => s.id)],
     );
   }
+  if (!c.was) await notifyOwner(em, workspaceId, contactId, c.email, source, stopped.length);
   return { changed: !c.was, email: c.email, stopped: stopped.map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id })) };
+}
+
+/**
+ * Tells the workspace's owner, in the same transaction, that a person unsubscribed (only when they
+ * newly did: a second click tells nobody again). Notification kind `contact.unsubscribed`.
+ */
+async function notifyOwner(em: EntityManager, workspaceId: string, contactId: string, email: string | null, source: string, stopped: number): Promise<void> {
+  const [r] = await em.execute<{ owner_id: string; name: string | null }[]>(
+    `select w.owner_id, (select coalesce(nullif(k.full_name, ''), nullif(concat_ws(' ', k.first_name, k.last_name), '')) from contacts k where k.id = ?) as name
+       from workspaces w where w.id = ?`,
+    [contactId, workspaceId],
+  );
+  if (!r) return;
+  const who = r.name ?? email ?? 'A contact';
+  const sequences = stopped === 1 ? '1 running sequence was stopped' : `${stopped} running sequences were stopped`;
+  await notify(em, workspaceId, {
+    kind: 'contact.unsubscribed',
+    title: `${who} unsubscribed`,
+    body: `${email ?? 'The contact'} asked to receive no more email (${source}); ${sequences} and the address is on the suppression list.`,
+    data: { contact_id: contactId, email, source, stopped_enrollments: stopped },
+    userIds: [r.owner_id],
+  });
 }
 

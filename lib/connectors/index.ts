@@ -1,11 +1,16 @@
 // The messaging-network connector a process uses: over HTTP when CONNECTOR_BASE_URL is set, else the
 // sandbox network (the default, so everything runs offline): profiles from the local generated corpus,
-// accounts, sends and inbound events in the `sandbox_*` tables of `orm`'s database.
+// accounts, sends and inbound events in the `sandbox_*` tables of `orm`'s database. Email accounts
+// connected with their own SMTP/IMAP credentials are served by the mail connector beside it
+// (routing.ts chooses per call).
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
 import { providerHttpOptions } from '../provider-http.js';
 import type { CorpusOptions } from '../sources/local-corpus.js';
+import type { Resolver } from '../outbound-http.js';
 import { HttpConnector } from './http.js';
+import { MailConnector } from './mail/connector.js';
+import { RoutingConnector } from './routing.js';
 import { SandboxNetwork } from './sandbox-network.js';
 import type { AccountConnector, NetworkConnector } from './types.js';
 
@@ -15,13 +20,29 @@ export { SandboxConnector } from './sandbox.js';
 export { SandboxNetwork, sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect, type InboundSink } from './sandbox-network.js';
 export { signInbound, verifyInbound, SIGNATURE_HEADER } from './inbound.js';
 export { sandboxFate, recipientBucket } from './sandbox-rules.js';
+export { MailConnector } from './mail/connector.js';
+export { RoutingConnector } from './routing.js';
 
 /** Both halves of the connector: profile lookups and sender accounts. */
 export type Connector = NetworkConnector & AccountConnector;
 
-/** `orm` holds the sandbox network's state (only touched when an account method is called). */
-export function createConnector(config: Config['connector'], corpus: CorpusOptions, orm: Pick<MikroORM, 'em'>): Connector {
-  return config.baseUrl
+/** What the mail connector needs: the key that unseals stored credentials, and the outbound allow-list for local mail servers. */
+export interface MailConnectorSettings {
+  encryptionKey: Buffer;
+  allowHosts: readonly string[];
+  resolver?: Resolver;
+}
+
+/** `orm` holds the sandbox network's state and the mail accounts' sealed credentials (only touched when an account method is called). */
+export function createConnector(config: Config['connector'], corpus: CorpusOptions, orm: Pick<MikroORM, 'em'>, mail: MailConnectorSettings): RoutingConnector {
+  const base = config.baseUrl
     ? new HttpConnector(providerHttpOptions('CONNECTOR', config), { webhookSecret: config.webhookSecret })
     : new SandboxNetwork(corpus, orm, config.webhookSecret);
+  return new RoutingConnector(base, new MailConnector({ orm, ...mail }));
+}
+
+/** The sandbox network behind `connector` (itself, or the configured half of a routing connector); null for the HTTP connector or a fake. */
+export function sandboxNetworkOf(connector: unknown): SandboxNetwork | null {
+  const base = connector instanceof RoutingConnector ? connector.base : connector;
+  return base instanceof SandboxNetwork ? base : null;
 }

@@ -199,6 +199,8 @@ export interface NetworkConnector {
  */
 export interface AccountConnector {
   readonly name: string;
+  /** The `connector` values of the accounts it answers for (a routing connector answers for several); `[name]` when absent. */
+  readonly serves?: readonly string[];
   connect(input: ConnectInput, signal?: AbortSignal): Promise<ConnectStart>;
   /** The account's status now; state `disconnected` with reason `not_found` for an unknown id. */
   status(connectorAccountId: string, signal?: AbortSignal): Promise<ConnectorAccountStatus>;

@@ -117,6 +117,7 @@ const STATEFUL_400: Record<string, string> = {
 const CONTENT_400: Record<string, string> = {
   postAgentAttachments: 'invalid_file: only UTF-8 text and PDF files are accepted, by content',
   postCampaignsByCampaignIdStepsByStepIdAttachment: 'invalid_file: an empty file is refused (a step attachment has at least one byte)',
+  postSuppressionsImport: 'invalid_csv: the file is read as CSV by its bytes (a quoted value never closed is refused)',
 };
 
 /**

@@ -210,12 +210,15 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
     return id;
   })();
 
+  // An address on the workspace's suppression list (API).
+  const suppression = (async () => (await answer<{ id: string }>('suppress', 201, call('POST', '/api/suppressions', as({ value: uniqueEmail('every-kind') })))).id)();
+
   const memory = (async () => {
     const [fact] = await answer<{ id: string }[]>('remember', 200, call('PUT', '/api/operator/memory', as({ app_id: p1.appId, key: 'tone', value: 'Friendly, short' })));
     return fact.id;
   })();
 
-  const [found, chain, conv, meet, rem, ins, imp, cdm, exp, partner, hook, book, mem, inv, appr, threadAtt, tsk, fact] = await Promise.all([
+  const [found, chain, conv, meet, rem, ins, imp, cdm, exp, partner, hook, book, mem, inv, appr, threadAtt, tsk, fact, supp] = await Promise.all([
     agentAndFound,
     campaignChain,
     conversation,
@@ -234,6 +237,7 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
     threadAndAttachment,
     task,
     memory,
+    suppression,
   ]);
 
   // Every key of Kind must be here (the type says so); the test also checks each at run time.
@@ -262,6 +266,7 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
     booking_event: book.booking_event,
     member: mem,
     invitation: inv,
+    suppression: supp,
     approval: appr,
     thread: threadAtt.thread,
     task: tsk,

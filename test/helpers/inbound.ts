@@ -3,13 +3,13 @@
 // take events other test files (running at the same time) wait for.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ingestConnectorEvent } from '../../domain/connectors/events.js';
-import { SandboxNetwork } from '../../lib/connectors/index.js';
+import { sandboxNetworkOf } from '../../lib/connectors/index.js';
 import { api } from './api.js';
 
 export async function deliverFor(...connectorAccountIds: string[]): Promise<number> {
   const { services } = await api();
-  const network = services.connector;
-  if (!(network instanceof SandboxNetwork)) throw new Error('deliverFor needs the sandbox network');
+  const network = sandboxNetworkOf(services.connector);
+  if (!network) throw new Error('deliverFor needs the sandbox network');
   const kicks: Promise<void>[] = [];
   const n = await network.deliverDue(
     new Date(),

@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { ServerResponse } from 'node:http';
-import { ConnectorError, createConnector, HttpConnector, SandboxConnector, SandboxNetwork, type NetworkProfile, type ProfileQuery } from '../../lib/connectors/index.js';
+import { ConnectorError, createConnector, HttpConnector, MailConnector, RoutingConnector, SandboxConnector, SandboxNetwork, sandboxNetworkOf, type NetworkProfile, type ProfileQuery } from '../../lib/connectors/index.js';
 import { LocalEnrichment } from '../../lib/enrichment/local.js';
 import { ProviderError } from '../../lib/provider-http.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
@@ -193,15 +193,22 @@ test('http: oversized answers are refused', async (t) => {
   t.regex(err.message, /larger than 4096 bytes/);
 });
 
-test('createConnector: the sandbox network by default, HTTP when a base URL is set (which then needs a key)', (t) => {
+test('createConnector: the sandbox network by default, HTTP when a base URL is set (which then needs a key), the mail connector beside either', (t) => {
   const conf = { baseUrl: null, apiKey: null, timeoutMs: 1000, webhookSecret: null };
   const orm = { em: {} } as never; // the sandbox network's database: only touched by account methods
-  const local = createConnector(conf, corpusOpts, orm);
-  t.true(local instanceof SandboxNetwork);
-  t.true(local instanceof SandboxConnector);
-  const http = createConnector({ ...conf, baseUrl: 'https://connector.example/api', apiKey: 'k' }, corpusOpts, orm);
-  t.true(http instanceof HttpConnector);
-  t.teardown(() => http.close?.());
-  t.throws(() => createConnector({ ...conf, baseUrl: 'file:///etc/passwd', apiKey: 'k' }, corpusOpts, orm), { message: /CONNECTOR_BASE_URL must be an absolute http\(s\) URL/ });
-  t.throws(() => createConnector({ ...conf, baseUrl: 'https://connector.example' }, corpusOpts, orm), { message: /CONNECTOR_API_KEY is required/ });
+  const mail = { encryptionKey: Buffer.alloc(32), allowHosts: [] };
+  const local = createConnector(conf, corpusOpts, orm, mail);
+  t.true(local instanceof RoutingConnector);
+  t.true(local.base instanceof SandboxNetwork);
+  t.true(local.base instanceof SandboxConnector);
+  t.is(sandboxNetworkOf(local), local.base as SandboxNetwork);
+  t.true(local.mail instanceof MailConnector);
+  t.is(local.name, 'sandbox');
+  t.deepEqual(local.serves, ['sandbox', 'mail']);
+  const http = createConnector({ ...conf, baseUrl: 'https://connector.example/api', apiKey: 'k' }, corpusOpts, orm, mail);
+  t.true(http.base instanceof HttpConnector);
+  t.is(sandboxNetworkOf(http), null);
+  t.teardown(() => http.close());
+  t.throws(() => createConnector({ ...conf, baseUrl: 'file:///etc/passwd', apiKey: 'k' }, corpusOpts, orm, mail), { message: /CONNECTOR_BASE_URL must be an absolute http\(s\) URL/ });
+  t.throws(() => createConnector({ ...conf, baseUrl: 'https://connector.example' }, corpusOpts, orm, mail), { message: /CONNECTOR_API_KEY is required/ });
 });

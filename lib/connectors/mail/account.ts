@@ -3,7 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decrypt } from '../../crypto.js';
 import { ConnectorError } from '../types.js';
-import { parseMailCredentials, type MailSettings } from './settings.js';
+import { MailConnectError, parseMailCredentials, type MailSettings } from './settings.js';
 
 export const MAIL_CONNECTOR = 'mail';
 const PREFIX = 'mail:';
@@ -30,6 +30,13 @@ export async function loadMailAccount(em: EntityManager, encryptionKey: Buffer, 
     [accountId, MAIL_CONNECTOR],
   );
   if (!row?.credentials_sealed) throw new ConnectorError('mail', 'auth', `mail account ${accountId} has no stored credentials`);
-  const settings = parseMailCredentials(JSON.parse(decrypt(row.credentials_sealed, encryptionKey)) as Record<string, string>);
+  let stored: Record<string, string>;
+  try {
+    stored = JSON.parse(decrypt(row.credentials_sealed, encryptionKey)) as Record<string, string>;
+  } catch {
+    // Sealed under another key (ENCRYPTION_KEY changed) or damaged: the account needs new credentials.
+    throw new MailConnectError('invalid_credentials', null, `the stored credentials of mail account ${accountId} cannot be unsealed`);
+  }
+  const settings = parseMailCredentials(stored);
   return { accountId, workspaceId: row.workspace_id, status: row.status, displayName: row.display_name, settings };
 }

@@ -1,0 +1,106 @@
+// The RFC 5322 message a mail-connector send puts on the wire, composed once with nodemailer's
+// MailComposer so the bytes handed to SMTP are exactly the bytes appended to the Sent folder.
+// docs/email.md "What we send and why" explains each header.
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type { SendEmailInput } from '../types.js';
+
+export interface Sender {
+  address: string;
+  /** The From display name (the mailbox's from_name, else the account's display name). */
+  name: string;
+}
+
+export interface ComposedMessage {
+  raw: Buffer;
+  /** Exactly the Message-ID header value, angle brackets included. */
+  messageId: string;
+  /** The thread's first message id (the message itself when it starts one). */
+  threadId: string;
+  envelope: { from: string; to: string[] };
+  sentAt: Date;
+}
+
+/** `<key@sender-domain>`: derived from the idempotency key, so a retry can find the first attempt in Sent. */
+export function messageIdFor(idempotencyKey: string, senderAddress: string): string {
+  const local = idempotencyKey.replace(/[^A-Za-z0-9._-]/g, '-') || 'message';
+  return `<${local}@${senderAddress.split('@')[1] ?? 'localhost'}>`;
+}
+
+const isMessageId = (v: string | null | undefined): v is string => !!v && /^<[^<>\s]+@[^<>\s]+>$/.test(v);
+
+/**
+ * The thread a send answers: the given references, else (a reply from the inbox, which knows only the
+ * thread) the thread id when it is a Message-ID.
+ */
+export function referencesOf(input: Pick<SendEmailInput, 'references' | 'threadId'>): string[] {
+  const refs = (input.references ?? []).filter(isMessageId);
+  if (refs.length) return refs;
+  return isMessageId(input.threadId) ? [input.threadId] : [];
+}
+
+/** "Re: " + the thread's subject for a follow-up (never "Re: Re: "); the subject as given otherwise. */
+export function subjectFor(input: Pick<SendEmailInput, 'subject' | 'threadSubject'>, inThread: boolean): string {
+  if (!inThread) return input.subject;
+  const base = (input.threadSubject ?? input.subject).trim();
+  return /^re:/i.test(base) ? base : `Re: ${base}`;
+}
+
+export function composeMessage(sender: Sender, input: SendEmailInput, now = new Date()): Promise<ComposedMessage> {
+  const messageId = messageIdFor(input.idempotencyKey, sender.address);
+  const references = referencesOf(input);
+  const footer = input.footer?.trim() || null;
+  const text = footer ? `${input.body.trimEnd()}\n\n${footer}\n` : input.body;
+  const headers: Record<string, { prepared: true; foldLines: true; value: string }> = {};
+  // RFC 2369: a mailto target always (a message to it reaches the mailbox sync, which records the
+  // opt-out); RFC 8058 one-click only with an https URL (it requires one), via List-Unsubscribe-Post.
+  const mailto = `<mailto:${sender.address}?subject=unsubscribe>`;
+  headers['List-Unsubscribe'] = { prepared: true, foldLines: true, value: input.unsubscribeUrl ? `<${cleanUrl(input.unsubscribeUrl)}>, ${mailto}` : mailto };
+  if (input.unsubscribeUrl) headers['List-Unsubscribe-Post'] = { prepared: true, foldLines: true, value: 'List-Unsubscribe=One-Click' };
+  const composer = new MailComposer({
+    from: { name: sender.name, address: sender.address },
+    to: input.to,
+    subject: subjectFor(input, references.length > 0),
+    date: now,
+    messageId,
+    ...(references.length ? { inReplyTo: references[references.length - 1], references } : {}),
+    text,
+    html: toHtml(input.body, footer),
+    headers,
+    textEncoding: 'Q',
+  });
+  const node = composer.compile();
+  // MailComposer puts Bcc in no header and we have none; the envelope is ours, not derived from headers.
+  return node.build().then((raw) => ({ raw, messageId, threadId: references[0] ?? messageId, envelope: { from: sender.address, to: [input.to] }, sentAt: now }));
+}
+
+/** A URL as it may stand between angle brackets in a header (no controls, spaces or brackets). */
+const cleanUrl = (url: string) => url.replace(/[\x00-\x20\x7f<>]/g, '');
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+/** http(s) URLs in running text, without the sentence's closing punctuation. */
+const URL_PATTERN = /\bhttps?:\/\/[^\s<>"']*[^\s<>"'.,;:!?)\]}]/gi;
+
+function linkify(line: string): string {
+  let out = '';
+  let last = 0;
+  for (const m of line.matchAll(URL_PATTERN)) {
+    out += escapeHtml(line.slice(last, m.index)) + `<a href="${escapeHtml(m[0])}">${escapeHtml(m[0])}</a>`;
+    last = m.index + m[0].length;
+  }
+  return out + escapeHtml(line.slice(last));
+}
+
+const paragraphs = (text: string) =>
+  text
+    .replace(/\r\n?/g, '\n')
+    .split(/\n{2,}/)
+    .map((p) => p.trim())
+    .filter(Boolean);
+
+/** The HTML alternative of a plain-text body: escaped, paragraphs and line breaks kept, links clickable, the footer small below. */
+export function toHtml(body: string, footer: string | null): string {
+  const block = (p: string, style = '') => `<p${style}>${p.split('\n').map(linkify).join('<br>\n')}</p>`;
+  const main = paragraphs(body).map((p) => block(p));
+  const foot = footer ? paragraphs(footer).map((p) => block(p, ' style="color:#6b7280;font-size:12px"')) : [];
+  return `<!doctype html>\n<html><body>\n${[...main, ...foot].join('\n')}\n</body></html>\n`;
+}

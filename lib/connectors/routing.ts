@@ -1,0 +1,92 @@
+// The connector a process hands out: the configured one (sandbox network or HTTP) for profiles and
+// most accounts, and the mail connector for email accounts connected with their own SMTP/IMAP
+// credentials. Chosen per call: a connect with mail credentials, or any call for a `mail:` id, goes
+// to the mail connector; everything else to the configured one.
+import { isMailConnectorAccountId, MAIL_CONNECTOR } from './mail/account.js';
+import type { MailConnector } from './mail/connector.js';
+import { isMailCredentials } from './mail/settings.js';
+import type {
+  AccountConnector,
+  ConnectInput,
+  ConnectorAccountStatus,
+  InboundEvent,
+  NetworkConnector,
+  NetworkProfile,
+  ProfileQuery,
+  SendEmailInput,
+  SendNetworkInput,
+} from './types.js';
+
+type Base = NetworkConnector & AccountConnector;
+
+export class RoutingConnector implements NetworkConnector, AccountConnector {
+  /** The configured connector's name: what new accounts record until a mailbox is connected. */
+  readonly name: string;
+  readonly serves: readonly string[];
+
+  constructor(
+    readonly base: Base,
+    readonly mail: MailConnector,
+  ) {
+    this.name = base.name;
+    this.serves = [base.name, MAIL_CONNECTOR];
+  }
+
+  private to(connectorAccountId: string): AccountConnector {
+    return isMailConnectorAccountId(connectorAccountId) ? this.mail : this.base;
+  }
+
+  findProfile(query: ProfileQuery, signal?: AbortSignal): Promise<NetworkProfile | null> {
+    return this.base.findProfile(query, signal);
+  }
+  connect(input: ConnectInput, signal?: AbortSignal) {
+    return (isMailCredentials(input.credentials) ? this.mail : this.base).connect(input, signal);
+  }
+  status(id: string, signal?: AbortSignal) {
+    return this.to(id).status(id, signal);
+  }
+  /** Mail ids to the mail connector, the others to the configured one, both at once; answers in one list. */
+  async statuses(ids: string[], signal?: AbortSignal): Promise<ConnectorAccountStatus[]> {
+    const mail = ids.filter((id) => isMailConnectorAccountId(id));
+    const rest = ids.filter((id) => !isMailConnectorAccountId(id));
+    const [a, b] = await Promise.all([mail.length ? this.mail.statuses(mail) : [], rest.length ? this.base.statuses(rest, signal) : []]);
+    return [...a, ...b];
+  }
+  disconnect(id: string, signal?: AbortSignal) {
+    return this.to(id).disconnect(id, signal);
+  }
+  profile(id: string, signal?: AbortSignal) {
+    return this.to(id).profile(id, signal);
+  }
+  sendEmail(id: string, input: SendEmailInput, signal?: AbortSignal) {
+    return this.to(id).sendEmail(id, input, signal);
+  }
+  sendInvitation(id: string, input: SendNetworkInput, signal?: AbortSignal) {
+    return this.to(id).sendInvitation(id, input, signal);
+  }
+  sendMessage(id: string, input: SendNetworkInput, signal?: AbortSignal) {
+    return this.to(id).sendMessage(id, input, signal);
+  }
+  pendingInvitations(id: string, cursor: string | null, signal?: AbortSignal) {
+    return this.to(id).pendingInvitations(id, cursor, signal);
+  }
+  withdrawInvitation(id: string, invitationId: string, signal?: AbortSignal) {
+    return this.to(id).withdrawInvitation(id, invitationId, signal);
+  }
+  chats(id: string, cursor: string | null, signal?: AbortSignal) {
+    return this.to(id).chats(id, cursor, signal);
+  }
+  messages(id: string, threadId: string, cursor: string | null, signal?: AbortSignal) {
+    return this.to(id).messages(id, threadId, cursor, signal);
+  }
+  attachment(id: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }) {
+    return this.to(id).attachment(id, messageId, attachmentId, opts);
+  }
+  /** The connector's hook (`/hooks/connector`) is the configured connector's: mail has none. */
+  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent {
+    return this.base.parseInbound(rawBody, headers);
+  }
+  async close(): Promise<void> {
+    await Promise.all([this.base.close?.(), this.mail.close()]);
+  }
+}

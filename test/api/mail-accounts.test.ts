@@ -1,0 +1,121 @@
+// An email account connected with its own mailbox (SMTP + IMAP on the real local mail server,
+// GreenMail) through the HTTP API: connected at once, credentials sealed and never returned, every
+// 400 code of a failed check, setup-status reading the mailbox live, the mailbox sync started.
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
+import { decrypt, encrypt } from '../../lib/crypto.js';
+import { mailboxWorkflowIds } from '../../lib/workflow-ids.js';
+import { api, call, closeApi, type TestUser } from '../helpers/api.js';
+import { createOwner, em } from '../helpers/billing.js';
+import { createMailbox, mailCredentials, mailServer, uniqueAddress } from '../helpers/mail-server.js';
+test.after.always(closeApi);
+
+const BASE = '/api/platform-accounts';
+const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, ...(body === undefined ? {} : { body }) });
+
+async function created(u: TestUser, channel: 'email' | 'network' = 'email') {
+  const r = await call('POST', BASE, as(u, { channel, display_name: 'Ana Sender', time_zone: 'Europe/Paris' }));
+  if (r.status !== 201) throw new Error(`create failed: ${r.status} ${r.text}`);
+  return r.body as { id: string };
+}
+
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+test('connect with mailbox credentials: connected at once on the mail connector, sealed, never returned; the mailbox sync starts; setup-status, enrich and delete work', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const password = `pw-${randomUUID()}`;
+  const address = await createMailbox(uniqueAddress('ana', 'acme.test'), password);
+  const a = await created(u);
+  const credentials = mailCredentials(address, password);
+  const c = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials }));
+  t.is(c.status, 200, c.text);
+  t.like(c.body, { next: 'none', hosted_link: null, account: { status: 'connected', connector: 'mail', connector_account_id: `mail:${a.id}`, address, has_credentials: true } });
+  t.truthy(c.body.account.warmup.started_at);
+  t.false(c.text.includes(password));
+  const row = await (await em()).findOneOrFail(PlatformAccount, a.id);
+  t.false(row.credentialsSealed!.includes(password), 'sealed in the column');
+  t.deepEqual(JSON.parse(decrypt(row.credentialsSealed!, services.config.encryptionKey)), credentials);
+  for (const path of [BASE, `${BASE}?channel=email`]) t.false((await call('GET', path, as(u))).text.includes(password));
+
+  // Its INBOX follower was started.
+  const sync = await services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(a.id)).describe();
+  t.is(sync.workflowId, `mailbox-sync:${a.id}`);
+
+  const setup = await call('GET', `${BASE}/${a.id}/setup-status`, as(u));
+  t.is(setup.status, 200, setup.text);
+  t.like(setup.body, { status: 'connected', connector: { state: 'connected', reason: null, error: null }, sending_domain: { domain: 'acme.test' } });
+  t.false(setup.text.includes(password));
+  const enriched = await call('POST', `${BASE}/${a.id}/enrich`, as(u));
+  t.is(enriched.status, 200, enriched.text);
+  t.like(enriched.body.profile, { name: 'Ana Sender', email: address });
+
+  const again = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials }));
+  t.is(again.status, 409);
+  t.is(again.body.error.code, 'already_connected');
+  t.is((await call('DELETE', `${BASE}/${a.id}`, as(u, {}))).status, 204);
+});
+
+test('connect: each failed check is a 400 with its code and side; the account stays pending without credentials', async (t) => {
+  const u = await createOwner();
+  const right = `right-${randomUUID()}`;
+  const wrong = `wrong-${randomUUID()}`;
+  const address = await createMailbox(uniqueAddress('ana'), right);
+  const m = mailServer();
+  const closed = String(await closedPort());
+  const { imap_host: _omitted, ...noImapHost } = mailCredentials(address, right);
+  const cases: [Record<string, string>, string, string | null][] = [
+    [noImapHost, 'invalid_credentials', null],
+    [mailCredentials(address, right, { smtp_port: 'not-a-port' }), 'invalid_credentials', null],
+    [mailCredentials(address, wrong), 'auth_failed', 'smtp'],
+    [mailCredentials(address, wrong, { smtp_password: right }), 'auth_failed', 'imap'],
+    [mailCredentials(address, right, { imap_port: closed }), 'host_unreachable', 'imap'],
+    [mailCredentials(address, right, { smtp_port: String(m.smtpsPort), smtp_security: 'tls' }), 'tls_failed', 'smtp'],
+    [mailCredentials(address, right, { smtp_host: '10.0.0.1', smtp_security: 'starttls' }), 'blocked_destination', 'smtp'],
+    // "none" (no TLS) on a host that is not allow-listed: the password would travel in clear.
+    [mailCredentials(address, right, { imap_host: 'mail.example.com' }), 'invalid_credentials', 'imap'],
+  ];
+  const a = await created(u);
+  for (const [credentials, code, side] of cases) {
+    const r = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials }));
+    t.is(r.status, 400, `${code}: ${r.text}`);
+    t.is(r.body.error.code, code, r.text);
+    t.is(r.body.error.details?.side ?? null, side, r.text);
+    t.false(r.text.includes(right) || r.text.includes(wrong), 'no password in the answer');
+  }
+  const row = await (await em()).findOneOrFail(PlatformAccount, a.id);
+  t.like(row, { status: 'pending', connector: 'sandbox', connectorAccountId: null, credentialsSealed: null });
+
+  const network = await created(u, 'network');
+  const n = await call('POST', `${BASE}/${network.id}/connect`, as(u, { credentials: mailCredentials(address, right) }));
+  t.is(n.status, 400);
+  t.is(n.body.error.code, 'not_email_account');
+});
+
+test('setup-status reads the mailbox live: refused credentials disconnect it (credentials_invalid, announced); a reconnect with good ones connects again', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const address = await createMailbox(uniqueAddress('ana'), 'first');
+  const a = await created(u);
+  t.is((await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'first') }))).status, 200);
+  // The stored password no longer works (as after a password change at the provider).
+  await (await em()).nativeUpdate(PlatformAccount, { id: a.id }, { credentialsSealed: encrypt(JSON.stringify(mailCredentials(address, 'changed')), services.config.encryptionKey) });
+  const s = await call('GET', `${BASE}/${a.id}/setup-status`, as(u));
+  t.is(s.status, 200, s.text);
+  t.like(s.body, { status: 'disconnected', connector: { state: 'disconnected', reason: 'credentials_invalid' }, ready: false });
+  t.regex(s.body.steps[0], /reconnect the account \(credentials_invalid\)/);
+  const events = await (await em()).getConnection().execute(`select body from webhook_events where name = 'account.disconnected' and body like ?`, [`%${a.id}%`]);
+  t.is(events.length, 1);
+
+  const back = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'first') }));
+  t.is(back.status, 200, back.text);
+  t.like(back.body.account, { status: 'connected', connector: 'mail', status_reason: null });
+});
