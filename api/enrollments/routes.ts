@@ -44,7 +44,7 @@ export const enrollLeadsOp = defineOperation({
   ids: { path: { campaignId: 'campaign' }, body: { lead_ids: { each: 'each lead is checked by enrollment and answered in its own result (skipped: not_found, another product …)' } } },
   summary: 'Enroll leads in a campaign: each is checked and reported; the ones that pass start at once',
   description:
-    'Per lead: `enrolled`, or `skipped` with a reason (`not_found`, `already_enrolled`, `unsubscribed`, `no_identity` on the first send step’s channel, `email_bounced` (the contact’s address bounced; email first send), `blocked_country`, `in_other_campaign` when the campaign has exclusive leads, `start_failed`). The campaign must be active or paused (409 `invalid_transition`).',
+    'Per lead: `enrolled`, or `skipped` with a reason (`not_found`, `already_enrolled`, `unsubscribed`, `no_identity` on the first send step’s channel, `email_bounced` (the contact’s address bounced; email first send), `suppressed` (the address or its domain is on the workspace’s suppression list; email first send), `blocked_country`, `in_other_campaign` when the campaign has exclusive leads, `start_failed`). The campaign must be active or paused (409 `invalid_transition`).',
   tag,
   auth: 'user',
   params: CampaignIdParams,
@@ -210,7 +210,7 @@ export const enrollmentPreviewOp = defineOperation({
   path: '/api/campaigns/{id}/enrollment-preview',
   ids: { path: { id: 'campaign' }, query: { list_id: 'list', lead_ids: { each: 'each lead is checked by enrollment and answered in its own result (skipped: not_found, another product …)' } } },
   summary: 'What enrolling a list (or given leads) would do, without writing: counts per outcome and a sample of skips',
-  description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `email_bounced`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
+  description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `email_bounced`, `suppressed`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
   tag,
   auth: 'user',
   params: PreviewParams,
@@ -225,7 +225,7 @@ export const enrollmentPreviewOp = defineOperation({
 
 // The per-lead enrollment view: beyond the spec (docs/executor.md, "Per-lead enrollment view").
 const WAITING_RULE =
-  '`waiting` says why the next send has not happened yet, read from stored state (no workflow query): an ended enrollment has no reason; else a paused campaign is `campaign_paused`, a paused enrollment `paused`; else the next action’s `waiting_reason`, with `until` = its `due_at` for the timed reasons (`waiting_for_window`, `waiting_step_delay`, `daily_new_lead_cap`, `rescheduled`, `gap`, `outside_hours`, `cap_daily`, `cap_weekly`, `warmup`) and null for the others (`awaiting_review`, …); no unsent action: no reason.';
+  '`waiting` says why the next send has not happened yet, read from stored state (no workflow query): an ended enrollment has no reason; else a paused campaign is `campaign_paused`, a paused enrollment `paused`; else the next action’s `waiting_reason`, with `until` = its `due_at` for the timed reasons (`waiting_for_window`, `waiting_step_delay`, `daily_new_lead_cap`, `rescheduled`, `gap`, `outside_hours`, `cap_daily`, `cap_weekly`, `warmup`, `out_of_office`: the day after the contact’s out-of-office return date) and null for the others (`awaiting_review`, …); no unsent action: no reason.';
 
 export const listCampaignEnrollmentsOp = defineOperation({
   method: 'GET',

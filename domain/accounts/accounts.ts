@@ -137,8 +137,11 @@ export async function connectAccount(
     account.disconnectedAt = null;
     account.statusReason = null;
     account.warmupStartedAt ??= account.connectedAt;
-    if (start.address) account.address = start.address;
-    else {
+    if (start.address) {
+      // Another mailbox behind the same account: its sync starts afresh (UIDs are per mailbox).
+      if (account.address && account.address !== start.address) await em.execute(`delete from mailbox_cursors where account_id = ?`, [account.id]);
+      account.address = start.address;
+    } else {
       // The connect answer names no address: ask the connector's status once, so the answer carries it
       // (best effort: a failure leaves it to the next status read, which fills it in).
       const status = await connector.status(start.connectorAccountId).catch((err: unknown) => {

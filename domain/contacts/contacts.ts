@@ -318,7 +318,7 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
       for (const [f, v] of values) sets.push(`${FIELD_COLUMNS[f]} = ?`), params.push(v);
       if (values.has('email')) sets.push('email_normalised = ?'), params.push(keys.email);
       // A bounce belongs to the address that bounced: another address clears it.
-      if (values.has('email') && keys.email !== c.email_normalised) sets.push('email_bounced_at = null');
+      if (values.has('email') && keys.email !== c.email_normalised) sets.push('email_bounced_at = null', 'email_soft_bounces = 0');
       if (values.has('profileUrl')) sets.push('profile_url_normalised = ?'), params.push(keys.profileUrl);
       sets.push('edited_fields = ?::jsonb', 'updated_at = now()');
       params.push(JSON.stringify(ENRICHABLE_FIELDS.filter((f) => edited.includes(f))));

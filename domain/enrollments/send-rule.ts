@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SendingWindows } from '../../db/entities/Campaign.js';
 import type { WaitingReason } from './executor.js';
 import { nextWindowOpening } from '../campaigns/sending-windows.js';
+import { SUPPRESSION_LOCK } from '../suppressions/suppressions.js';
 
 /** What the rule reads about one action. */
 export interface SendFacts {
@@ -81,18 +82,25 @@ export interface ActionFacts extends SendFacts {
 /**
  * Reads the facts of one action. With `lock` (inside the claim's transaction) it first takes the row
  * locks every stop conflicts with, always in the same order as the stops take theirs (campaign,
- * enrollment, action, contact, account): shares on what a stop updates, the action for update. A stop
+ * enrollment, action, contact, account, then the workspace's suppression lock): shares on what a stop
+ * updates, the action for update. A stop
  * in flight is waited for and then seen; a stop that comes later waits for the claim to commit.
  */
 export async function actionFacts(em: EntityManager, actionId: string, opts: { lock?: boolean; now?: Date } = {}): Promise<ActionFacts | null> {
   if (opts.lock) {
-    const [ids] = await em.execute<{ campaign_id: string; enrollment_id: string; account_id: string | null }[]>(`select campaign_id, enrollment_id, account_id from scheduled_actions where id = ?`, [actionId]);
+    const [ids] = await em.execute<{ campaign_id: string; enrollment_id: string; account_id: string | null; workspace_id: string; type: string }[]>(
+      `select campaign_id, enrollment_id, account_id, workspace_id, type from scheduled_actions where id = ?`,
+      [actionId],
+    );
     if (!ids) return null;
     await em.execute(`select 1 from campaigns where id = ? for share`, [ids.campaign_id]);
     await em.execute(`select 1 from enrollments where id = ? for share`, [ids.enrollment_id]);
     await em.execute(`select 1 from scheduled_actions where id = ? for update`, [actionId]);
     await em.execute(`select 1 from contacts k join enrollments e on e.contact_id = k.id where e.id = ? for share of k`, [ids.enrollment_id]);
     if (ids.account_id) await em.execute(`select 1 from platform_accounts where id = ? for share`, [ids.account_id]);
+    // Suppression adds a row rather than updating one of the rows above: its lock, shared, taken last
+    // (an unsubscribe or a bounce holds a contact's row before it asks for this one).
+    if (ids.type === 'email') await em.execute(`select pg_advisory_xact_lock_shared(${SUPPRESSION_LOCK})`, [ids.workspace_id]);
   }
   const now = opts.now ?? new Date();
   type Row = {

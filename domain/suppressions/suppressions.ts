@@ -50,14 +50,22 @@ export async function addSuppressions(
 ): Promise<number> {
   if (!entries.length) return 0;
   const rows = entries.map((e) => ({ id: uuidv7(), kind: e.kind, value: e.value }));
-  const inserted = await em.execute<{ id: string }[]>(
-    `insert into suppressions (id, workspace_id, kind, value, reason, source, created_by, created_at)
-     select v.id, ?, v.kind, v.value, ?, ?, ?, now() from json_to_recordset(?::json) as v(id uuid, kind text, value text)
-     on conflict (workspace_id, kind, value) do nothing returning id`,
-    [workspaceId, reason, source?.slice(0, 200) ?? null, createdBy, JSON.stringify(rows)],
-  );
-  return inserted.length;
+  return em.transactional(async (tx) => {
+    // A stop like any other (docs/executor.md "The send-time rule"): held until commit, so a send's
+    // claim (which takes this lock shared, last) either commits before it or sees the new entries.
+    await tx.execute(`select pg_advisory_xact_lock(${SUPPRESSION_LOCK})`, [workspaceId]);
+    const inserted = await tx.execute<{ id: string }[]>(
+      `insert into suppressions (id, workspace_id, kind, value, reason, source, created_by, created_at)
+       select v.id, ?, v.kind, v.value, ?, ?, ?, now() from json_to_recordset(?::json) as v(id uuid, kind text, value text)
+       on conflict (workspace_id, kind, value) do nothing returning id`,
+      [workspaceId, reason, source?.slice(0, 200) ?? null, createdBy, JSON.stringify(rows)],
+    );
+    return inserted.length;
+  });
 }
+
+/** The advisory lock key of a workspace's suppression list (one `?`: the workspace id). */
+export const SUPPRESSION_LOCK = `hashtextextended('suppressions:' || ?::text, 0)`;
 
 /** Whether an email to `address` is suppressed in the workspace (the address itself or its domain). */
 export async function isSuppressed(em: EntityManager, workspaceId: string, address: string): Promise<boolean> {

@@ -75,6 +75,9 @@ export interface UnsubscribeResult {
 
 /** Must run inside a transaction. `source`: `one_click`, `link`, `mailto`, `user`… */
 export async function unsubscribeContact(em: EntityManager, workspaceId: string, contactId: string, source: string): Promise<UnsubscribeResult> {
+  // Locks in the send claim's order (docs/executor.md "The send-time rule"): the enrollments, then the
+  // contact, then (in addSuppressions) the suppression lock; another order could deadlock with a claim.
+  await em.execute(`select 1 from enrollments where workspace_id = ? and contact_id = ? and status in ('active', 'paused') order by id for update`, [workspaceId, contactId]);
   const [c] = await em.execute<{ email: string | null; was: boolean }[]>(
     `with old as (select unsubscribed_at is not null as was from contacts where id = ? and workspace_id = ? for update)
      update contacts k set unsubscribed_at = coalesce(k.unsubscribed_at, now()), unsubscribe_source = coalesce(k.unsubscribe_source, ?), updated_at = now()
