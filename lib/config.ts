@@ -224,6 +224,12 @@ export interface SourcesConfig {
 
 let cached: Config | undefined;
 
+/** Forgets the configuration read so far: a script that sets its environment after something read it (the stack's migrations) reads it again. */
+export function reloadConfig(): Config {
+  cached = undefined;
+  return loadConfig();
+}
+
 export function loadConfig(): Config {
   if (cached) return cached;
   const port = int('PORT', 3000);

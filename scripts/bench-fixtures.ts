@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Connection } from '@temporalio/client';
-import { repoRoot } from '../lib/config.js';
+import { reloadConfig, repoRoot } from '../lib/config.js';
 import { uuidv7 } from '../lib/ids.js';
 import { stopChild, waitFor } from './children.js';
 import { stackWithSchema, type Isolation } from './stack-env.js';
@@ -32,6 +32,8 @@ export async function benchStack(name: string, iso: Isolation, opts: { build?: b
   const taskQueue = `bench-${name}-${process.pid}`;
   const benchEnv: NodeJS.ProcessEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', ...(opts.dispatcher ? {} : { WEBHOOK_DISPATCHER: 'off' }), LOG_LEVEL: 'warn', ...opts.env };
   Object.assign(process.env, benchEnv);
+  // The stack's migrations read the configuration before this environment was set.
+  reloadConfig();
   return { stack, env: benchEnv, taskQueue, log };
 }
 

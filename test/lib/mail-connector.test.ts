@@ -192,6 +192,7 @@ test('sendEmail: the headers, text and HTML, footer and List-Unsubscribe; a foll
   t.is((await sentCopies(sender, 'pw-s')).length, 4);
 
   t.is(c.pools.created, 1, 'one SMTP pool for every send of the account');
+  t.is(c.sessions.logins, 1, 'one IMAP login for every Sent lookup and copy of the account');
   await c.disconnect(a.connectorAccountId);
   t.false(c.pools.has(a.id));
   await c.disconnect(a.connectorAccountId);

@@ -30,6 +30,7 @@ import { imapClient, mailFailure, smtpTransport } from './clients.js';
 import { composeMessage, messageIdFor, referencesOf } from './compose.js';
 import { resolveMailHost, type MailHostPolicy } from './guard.js';
 import { SmtpPools } from './pools.js';
+import { ImapSessions } from './imap-sessions.js';
 import { appendToSent, findByMessageId, sentFolder } from './sent-folder.js';
 import { MailConnectError, parseMailCredentials, type MailSettings } from './settings.js';
 
@@ -53,6 +54,7 @@ const notMail = (what: string) => new ConnectorError(MAIL_CONNECTOR, 'invalid_re
 export class MailConnector implements AccountConnector {
   readonly name = MAIL_CONNECTOR;
   readonly pools = new SmtpPools();
+  readonly sessions = new ImapSessions();
   private readonly policy: MailHostPolicy;
 
   constructor(private readonly opts: MailConnectorOptions) {
@@ -66,8 +68,9 @@ export class MailConnector implements AccountConnector {
     const [smtp, imap] = await Promise.allSettled([this.verifySmtp(settings), this.verifyImap(settings)]);
     // Both sides are tried; SMTP's failure is reported first, so the answer does not depend on timing.
     for (const r of [smtp, imap]) if (r.status === 'rejected') throw r.reason;
-    // New credentials: a pool on the old ones must not send again.
+    // New credentials: a pool or a session on the old ones must not be used again.
     this.pools.drop(input.accountId);
+    this.sessions.drop(input.accountId);
     return { connectorAccountId: mailConnectorAccountId(input.accountId), kind: 'connected', url: null, expiresAt: null, connector: MAIL_CONNECTOR, address: settings.address };
   }
 
@@ -121,6 +124,7 @@ export class MailConnector implements AccountConnector {
   /** Closes the account's SMTP pool; the credentials go with the account row. */
   async disconnect(connectorAccountId: string): Promise<void> {
     this.pools.drop(accountIdOf(connectorAccountId));
+    this.sessions.drop(accountIdOf(connectorAccountId));
   }
 
   async profile(connectorAccountId: string): Promise<AccountProfile> {
@@ -134,8 +138,8 @@ export class MailConnector implements AccountConnector {
     const messageId = messageIdFor(input.idempotencyKey, settings.address);
     if (input.retry) {
       // The first attempt's outcome is unknown: its copy in Sent means it went out.
-      const sentAt = await this.withImap(settings, async (c) => {
-        const path = await sentFolder(c, { create: false });
+      const sentAt = await this.withSession(account.accountId, settings, async (c, memo) => {
+        const path = (memo.get('sent') as string | undefined) ?? (await sentFolder(c, { create: false }));
         return path ? findByMessageId(c, path, messageId) : null;
       }).catch((err: unknown) => {
         // Not knowing is no licence to send again: an unreachable server is retried, refused credentials fail.
@@ -158,7 +162,11 @@ export class MailConnector implements AccountConnector {
       throw failure;
     }
     // Sent: a failed copy is a missing copy, not a failed send.
-    await this.withImap(settings, async (c) => appendToSent(c, (await sentFolder(c, { create: true }))!, message.raw, messageId, message.sentAt)).catch((err: unknown) =>
+    await this.withSession(account.accountId, settings, async (c, memo) => {
+      const path = (memo.get('sent') as string | undefined) ?? (await sentFolder(c, { create: true }))!;
+      memo.set('sent', path);
+      return appendToSent(c, path, message.raw, messageId, message.sentAt);
+    }).catch((err: unknown) =>
       logger.warn({ err: String(err), accountId: account.accountId, messageId }, 'mail: the sent message was not copied to the Sent folder'),
     );
     return { messageId, threadId: message.threadId, sentAt: message.sentAt };
@@ -192,6 +200,7 @@ export class MailConnector implements AccountConnector {
 
   async close(): Promise<void> {
     this.pools.closeAll();
+    this.sessions.closeAll();
   }
 
   private account(connectorAccountId: string): Promise<MailAccount> {
@@ -218,6 +227,11 @@ export class MailConnector implements AccountConnector {
   }
 
   /** Runs `fn` in a logged-in IMAP session (closed after); failures as MailConnectError. */
+  /** `fn` on the account's kept IMAP session (imap-sessions.ts): sending's Sent lookup and copy. */
+  private withSession<T>(accountId: string, settings: MailSettings, fn: (c: ImapFlow, memo: Map<string, unknown>) => Promise<T>): Promise<T> {
+    return this.sessions.run(accountId, settings.imap, async () => imapClient(settings.imap, await resolveMailHost('imap', settings.imap, this.policy)), fn);
+  }
+
   private async withImap<T>(settings: MailSettings, fn: (c: ImapFlow) => Promise<T>, timeoutMs?: number): Promise<T> {
     const target = await resolveMailHost('imap', settings.imap, this.policy);
     const client = imapClient(settings.imap, target);
