@@ -1,15 +1,13 @@
 // API process entry point: `tsx api/server.ts` (npm start runs it after the stack and migrations).
-import { createServer } from 'node:http';
 import { loadConfig } from '../lib/config.js';
 import { createApp } from './app.js';
+import { createHttpServer } from './http-server.js';
 import { createServices } from './services-factory.js';
 
 export async function startApi(port: number) {
   const services = await createServices();
   const app = createApp(services);
-  const server = createServer(app.callback());
-  server.requestTimeout = 120_000;
-  server.headersTimeout = 20_000;
+  const server = createHttpServer(app.callback());
   await new Promise<void>((res) => server.listen(port, services.config.host, res));
   return {
     server,

@@ -1,5 +1,6 @@
 // Child processes of `npm start` and `npm test`: the worker and the API, run with tsx.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { repoRoot } from '../lib/config.js';
 
@@ -37,4 +38,54 @@ export async function freePort(): Promise<number> {
   const port = (srv.address() as { port: number }).port;
   await new Promise((r) => srv.close(r));
   return port;
+}
+
+/** The environment variable that marks every process a test run started (its value: the run's id). */
+export const RUN_MARK = 'OUTREACH_TEST_RUN';
+
+/** Pids of live processes whose environment carries `RUN_MARK=<runId>` (Linux /proc; others: none). */
+export function markedProcesses(runId: string): number[] {
+  const needle = `${RUN_MARK}=${runId}\0`;
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const pid = Number(e);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (`${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`.includes(needle)) out.push(pid);
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
+}
+
+/**
+ * Stops every process of the run still alive (a worker a failed test did not stop, an interrupted
+ * ava): SIGTERM, then SIGKILL after `graceMs`. Returns the pids it found.
+ */
+export async function sweepRun(runId: string, graceMs = 5_000): Promise<number[]> {
+  const found = markedProcesses(runId);
+  for (const pid of found) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
+  const deadline = Date.now() + graceMs;
+  while (markedProcesses(runId).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of markedProcesses(runId)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  return found;
 }

@@ -2,7 +2,7 @@
 // with the plain summary line `N passed, N failed`.
 import { spawn, spawnSync } from 'node:child_process';
 import { repoRoot } from '../lib/config.js';
-import { spawnTsx, stopChild, waitFor } from './children.js';
+import { RUN_MARK, spawnTsx, stopChild, sweepRun, waitFor } from './children.js';
 import { stackWithSchema, testRunEnv } from './stack-env.js';
 import { Client, Connection } from '@temporalio/client';
 
@@ -28,8 +28,21 @@ for (const [name, args] of process.env.TEST_SKIP_TYPECHECK ? [] : staticChecks) 
 // TEST_DB_SUFFIX (e.g. `test_llm`) gives a branch under development a database of its own.
 const { stack, env } = await stackWithSchema(log, { suffix: process.env.TEST_DB_SUFFIX ?? 'test', redisDb: 1 }, { mail: true });
 const taskQueue = `test-${process.pid}`;
-const testEnv = { ...testRunEnv(env, taskQueue), OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' };
+// Every process of the run carries the mark (the worker, ava and its files, the workers tests start),
+// so the end of the run, however it ends, stops whatever is still alive (sweepRun).
+const runId = String(process.pid);
+const testEnv = { ...testRunEnv(env, taskQueue), OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost', [RUN_MARK]: runId };
 const worker = spawnTsx('workers/worker.ts', testEnv);
+let ava: ReturnType<typeof spawn> | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the run's processes`);
+    ava?.kill('SIGTERM');
+    void stopChild(worker)
+      .then(() => sweepRun(runId))
+      .finally(() => process.exit(130));
+  });
+}
 let code = 1;
 let summary = '0 passed, 1 failed';
 try {
@@ -40,17 +53,17 @@ try {
   });
   await conn.close();
 
-  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
+  ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
     cwd: repoRoot,
     env: { ...process.env, ...testEnv, TEST_WORKER_PID: String(worker.pid) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  ava.stdout.on('data', (chunk: Buffer) => {
+  ava.stdout!.on('data', (chunk: Buffer) => {
     process.stdout.write(chunk);
     out += chunk.toString();
   });
-  code = await new Promise<number>((res) => ava.once('exit', (c) => res(c ?? 1)));
+  code = await new Promise<number>((res) => ava!.once('exit', (c) => res(c ?? 1)));
   // ava prints "N tests passed" only when nothing failed, so passes are counted per test line.
   const count = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
   const passed = (out.match(/^\s+✔ (?!\[)/gm) ?? []).length;
@@ -63,6 +76,8 @@ try {
   log(String(err));
 } finally {
   await stopChild(worker);
+  const left = await sweepRun(runId);
+  if (left.length) log(`stopped ${left.length} process(es) the run had left behind: ${left.join(', ')}`);
   await removeTestSchedules().catch((err) => log(`could not remove the run's schedules: ${String(err)}`));
   if (process.env.CI) await stack.stop();
 }

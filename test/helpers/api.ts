@@ -1,9 +1,10 @@
 // One in-process API server per ava worker process, over real HTTP on an ephemeral port, wired to
 // the real PostgreSQL, Redis and Temporal that `npm test` brought up.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../../api/app.js';
+import { createHttpServer } from '../../api/http-server.js';
 import { createServices } from '../../api/services-factory.js';
 import type { Services } from '../../api/services.js';
 import type { Operation } from '../../api/operation.js';
@@ -14,7 +15,7 @@ let running: Promise<Running> | undefined;
 const extraServers: Server[] = [];
 
 export async function listen(services: Services, operations: Operation[] = allOperations()): Promise<{ base: string; server: Server }> {
-  const server = createServer(createApp(services, operations).callback());
+  const server = createHttpServer(createApp(services, operations).callback());
   await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
   extraServers.push(server);
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
