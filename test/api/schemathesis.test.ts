@@ -168,13 +168,14 @@ const NULL_LINKED: Record<string, string> = {
   getIntegrationsById: 'invalid_id: stateful links fill {id} from the nullable integration_id of webhook subscriptions',
   deleteIntegrationsById: 'invalid_id: stateful links fill {id} from the nullable integration_id of webhook subscriptions',
 };
-const NULL_LINKED_WHY = 'invalid_id: stateful links fill {appId} / {leadId} from nullable app_id / lead_id fields of other responses (GET /api/operator/memory, unmatched booking events, …)';
+const NULL_LINKED_WHY = 'invalid_id: stateful links fill {appId} / {leadId} / a booking provider {id} from nullable fields of other responses (GET /api/operator/memory, unmatched booking events, …)';
 
 /** The operations of the document with an `{appId}` or a `{leadId}` path parameter. */
 function nullLinkedByPath(doc: { paths: Record<string, Record<string, { operationId?: string }>> }): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [path, item] of Object.entries(doc.paths)) {
-    if (!path.includes('{appId}') && !path.includes('{leadId}')) continue;
+    // …and the booking providers' `{id}`, filled from the nullable provider id of unmatched booking events.
+    if (!path.includes('{appId}') && !path.includes('{leadId}') && !path.startsWith('/api/booking-providers/{id}')) continue;
     for (const op of Object.values(item)) if (op?.operationId) out[op.operationId] = NULL_LINKED_WHY;
   }
   return out;
