@@ -2,6 +2,7 @@
 // slice of a large fan-out, and all the deliveries of an outbox batch.
 import { Context } from '@temporalio/activity';
 import { WebhookEvent } from '../db/entities/WebhookEvent.js';
+import { WebhookDelivery } from '../db/entities/WebhookDelivery.js';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { deliverToSubscription } from '../domain/webhooks/webhooks.js';
@@ -46,6 +47,9 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
       ]);
       // Deleted or deactivated since the targets were read: nothing to send.
       if (!event || !sub || !sub.active || !sub.events.includes(event.name)) return { success: false, statusCode: null, errorClass: 'skipped' };
+      // A retry after a lost worker: an attempt that was recorded is never made again.
+      const prior = await em.findOne(WebhookDelivery, { subscriptionId: sub.id, eventId: event.id });
+      if (prior) return { success: prior.success, statusCode: prior.statusCode ?? null, errorClass: prior.errorClass ?? null };
       const r = await deliverToSubscription(em, { config: deps.config, resolver: deps.resolver }, sub, { id: event.id, name: event.name, body: event.body });
       deps.logger.info(
         { subscriptionId: sub.id, eventId: event.id, event: event.name, statusCode: r.statusCode, errorClass: r.errorClass, durationMs: r.durationMs },
@@ -64,11 +68,13 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
       const event = await em.findOne(WebhookEvent, input.eventId);
       if (!event) return { succeeded: 0, failed: 0 };
       const subs = await em.find(WebhookSubscription, { id: { $in: input.subscriptionIds }, active: true });
+      // A retry after a lost worker: attempts that were recorded are never made again.
+      const prior = new Map((await em.find(WebhookDelivery, { eventId: event.id, subscriptionId: { $in: input.subscriptionIds } })).map((d) => [d.subscriptionId, d.success]));
       const outcomes = await Promise.all(
         subs
           .filter((sub) => sub.events.includes(event.name))
           .map((sub) =>
-            deliverToSubscription(em.fork(), { config: deps.config, resolver: deps.resolver }, sub, { id: event.id, name: event.name, body: event.body }).then(
+            prior.has(sub.id) ? Promise.resolve(prior.get(sub.id)!) : deliverToSubscription(em.fork(), { config: deps.config, resolver: deps.resolver }, sub, { id: event.id, name: event.name, body: event.body }).then(
               (r) => {
                 if (!r.success) deps.logger.info({ subscriptionId: sub.id, eventId: event.id, statusCode: r.statusCode, errorClass: r.errorClass }, 'webhook delivery failed');
                 return r.success;
@@ -108,13 +114,13 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
               and exists (select 1 from jsonb_array_elements_text(s.events) n where n = any(?::text[]))`,
           [pgArray(workspaceIds), pgArray(names)],
         ),
-        conn.execute<{ subscription_id: string; event_id: string }[]>(
-          `select subscription_id, event_id from webhook_deliveries where event_id = any(?::uuid[])`,
+        conn.execute<{ subscription_id: string; event_id: string; success: boolean }[]>(
+          `select subscription_id, event_id, success from webhook_deliveries where event_id = any(?::uuid[])`,
           [pgArray(events.map((e) => e.id))],
         ),
       ]);
       const subs = targetRows.length ? await em.find(WebhookSubscription, { id: { $in: targetRows.map((r) => r.id) } }, { orderBy: { id: 'asc' } }) : [];
-      const recorded = new Set(done.map((d) => `${d.subscription_id}:${d.event_id}`));
+      const recorded = new Map(done.map((d) => [`${d.subscription_id}:${d.event_id}`, d.success]));
       // Oldest event first, so a batch delivers in emission order as far as concurrency allows.
       const pairs = events.flatMap((event) =>
         subs.filter((sub) => sub.workspace.id === event.workspaceId && sub.events.includes(event.name)).map((sub) => ({ event, sub })),
@@ -124,10 +130,11 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
       Context.current().heartbeat(finished);
       await mapLimit(pairs, BATCH_CONCURRENCY, async ({ event, sub }) => {
         const summary = summaries[event.id];
-        if (recorded.has(`${sub.id}:${event.id}`)) {
-          // Attempted before (the unique (subscription_id, event_id) record): never a second attempt.
-          summary.failed++;
-          deps.logger.warn({ subscriptionId: sub.id, eventId: event.id, batchId: input.batchId }, 'webhook delivery already recorded; not sent again');
+        const before = recorded.get(`${sub.id}:${event.id}`);
+        if (before !== undefined) {
+          // Attempted by an earlier try of this activity (the unique (subscription_id, event_id) record): never a second attempt.
+          if (before) summary.succeeded++;
+          else summary.failed++;
           return;
         }
         try {

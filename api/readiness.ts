@@ -2,7 +2,9 @@ import type { Services } from './services.js';
 
 type Check = { ok: boolean; detail?: string };
 
-async function probe(fn: () => Promise<string | undefined | void>, timeoutMs = 2000): Promise<Check> {
+const PROBE_MS = 2000;
+
+async function probe(fn: () => Promise<string | undefined | void>, timeoutMs = PROBE_MS): Promise<Check> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const detail = await Promise.race([
@@ -18,16 +20,18 @@ async function probe(fn: () => Promise<string | undefined | void>, timeoutMs = 2
 }
 
 export async function checkReadiness(s: Services): Promise<Record<string, Check>> {
+  // Temporal calls end with the probe (its deadline), rather than retrying on after it has answered.
+  const withinProbe = <T>(call: () => Promise<T>) => s.temporal.connection.withDeadline(Date.now() + PROBE_MS, call);
   const [postgres, redis, temporal, worker] = await Promise.all([
     probe(async () => void (await s.orm.em.getConnection().execute('select 1'))),
     probe(async () => void (await s.redis.ping())),
-    probe(async () => void (await s.temporal.workflowService.getSystemInfo({}))),
+    probe(async () => void (await withinProbe(() => s.temporal.workflowService.getSystemInfo({})))),
     probe(async () => {
-      const res = await s.temporal.workflowService.describeTaskQueue({
+      const res = await withinProbe(() => s.temporal.workflowService.describeTaskQueue({
         namespace: s.config.temporal.namespace,
         taskQueue: { name: s.config.temporal.taskQueue },
         taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-      });
+      }));
       const n = res.pollers?.length ?? 0;
       if (n === 0) throw new Error(`no worker polling task queue "${s.config.temporal.taskQueue}"`);
       return `${n} poller(s)`;

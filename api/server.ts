@@ -1,5 +1,6 @@
 // API process entry point: `tsx api/server.ts` (npm start runs it after the stack and migrations).
 import { loadConfig } from '../lib/config.js';
+import { logUnhandledRejections } from '../lib/logger.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './http-server.js';
 import { createServices } from './services-factory.js';
@@ -20,6 +21,7 @@ export async function startApi(port: number) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  logUnhandledRejections(); // a dependency outage must not end the process (docs/deploy.md)
   const port = loadConfig().port;
   const api = await startApi(port);
   api.services.logger.info({ port }, 'API listening');

@@ -10,11 +10,17 @@ import { Authenticator } from './authenticator.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import type { Services } from './services.js';
 
+// While PostgreSQL or Temporal is down, a request waits at most this long for a pooled connection or
+// for one Temporal call (retries included), then answers 503 with Retry-After instead of hanging.
+const DEPENDENCY_WAIT_MS = 5_000;
+
 /** Opens every long-lived connection the API needs. */
 export async function createServices(config: Config = loadConfig()): Promise<Services & { close(): Promise<void> }> {
-  const [orm, temporal] = await Promise.all([openOrm(config.databaseUrl), connectTemporal(config)]);
+  const [orm, temporal] = await Promise.all([
+    openOrm(config.databaseUrl, { acquireTimeoutMs: DEPENDENCY_WAIT_MS }),
+    connectTemporal(config, { callTimeoutMs: DEPENDENCY_WAIT_MS }),
+  ]);
   const redis = connectRedis(config.redisUrl);
-  redis.on('error', () => {}); // surfaced through readiness and the rate limiter's degraded mode
   if (!(await redisReady(redis))) logger.warn('Redis not reachable at start-up; continuing degraded');
   let warned = 0;
   const rateLimiter = createRateLimiter(redis, (err) => {

@@ -7,7 +7,17 @@ import * as entities from './entities/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export function ormConfig(databaseUrl: string) {
+export interface OrmOptions {
+  /**
+   * How long a caller waits for a pooled connection before failing (knex's default: 60 s). The API
+   * sets a short one, so that a request fails fast (503, see api/middleware/errors.ts) when
+   * PostgreSQL does not answer or the pool is exhausted; the worker keeps the default, as its
+   * activities queue for connections under load by design.
+   */
+  acquireTimeoutMs?: number;
+}
+
+export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
   const { db } = loadConfig();
   return defineConfig({
     clientUrl: databaseUrl,
@@ -16,7 +26,9 @@ export function ormConfig(databaseUrl: string) {
     // Entities are schemas (defineEntity), so no decorator metadata or reflection is needed.
     discovery: { warnWhenNoEntities: true },
     forceUtcTimezone: true,
-    pool: { min: 0, max: db.poolMax },
+    // Broken sessions (a restart's 57P01, a reset socket) are marked by knex and discarded at the next
+    // acquire, so the pool heals itself once the server is back.
+    pool: { min: 0, max: db.poolMax, ...(opts.acquireTimeoutMs ? { acquireTimeoutMillis: opts.acquireTimeoutMs } : {}) },
     migrations: {
       // Beside this module: db/migrations/*.ts from source (tsx), dist/db/migrations/*.js once built.
       path: join(here, 'migrations'),

@@ -153,13 +153,17 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       );
     },
     async startOperatorTurn(t) {
-      await client.workflow.start<Workflows['operatorTurn']>('operatorTurn', {
-        taskQueue,
-        workflowId: operatorWorkflowIds.turn(t.threadId, t.turnId),
-        args: [{ turnId: t.turnId }],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'operator-turn', workspaceId: t.workspaceId, appId: t.appId }),
-        memo: { thread: t.threadId },
-      });
+      // Repeated through a short outage of the server (Temporal restarting); a start that did land
+      // before an error is then "already started", which is what was wanted.
+      await retryTransient(() =>
+        startOnce(client, 'operatorTurn', {
+          taskQueue,
+          workflowId: operatorWorkflowIds.turn(t.threadId, t.turnId),
+          args: [{ turnId: t.turnId }],
+          typedSearchAttributes: jobSearchAttributes({ kind: 'operator-turn', workspaceId: t.workspaceId, appId: t.appId }),
+          memo: { thread: t.threadId },
+        }),
+      );
     },
     async decideOperatorConfirmation(t, confirmationId, action) {
       await client.workflow.getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId)).signal(decisionSignal, { confirmationId, action });

@@ -25,3 +25,13 @@ export type Logger = typeof logger;
  * ids), so it skips the redaction pass that every application log line pays for.
  */
 export const accessLogger = pino({ level }, destination);
+
+/**
+ * For process entry points (API, worker): a promise that rejects with nobody to handle it (a
+ * background task that met a dependency outage) is logged, not fatal. Node's default ends the
+ * process, which would turn a PostgreSQL or Temporal restart into a crash; the work is taken up again
+ * by its owner (the next request, sweep or activity attempt). An uncaught exception stays fatal.
+ */
+export function logUnhandledRejections(log: Logger = logger): void {
+  process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection; the process goes on'));
+}

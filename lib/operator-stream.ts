@@ -58,5 +58,7 @@ export async function readTurnEvents(reader: Redis, turnId: string, after: strin
 
 /** A connection for blocking reads: no command timeout (the block is the timeout), fails fast when Redis is down. */
 export function readerConnection(url: string): Redis {
-  return new Redis(url, { enableOfflineQueue: true, maxRetriesPerRequest: 1, connectionName: 'operator-sse' });
+  const reader = new Redis(url, { enableOfflineQueue: true, maxRetriesPerRequest: 1, connectionName: 'operator-sse' });
+  reader.on('error', () => {}); // a read that fails ends the stream with an `error` event (api/operator/sse.ts)
+  return reader;
 }

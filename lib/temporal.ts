@@ -1,9 +1,52 @@
-import { Client, Connection, type ConnectionLike } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionLike, type ConnectionOptions } from '@temporalio/client';
 import type { Config } from './config.js';
 
-/** One shared Temporal client per process. */
-export async function connectTemporal(config: Config): Promise<Client> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+// Calls that wait on the server by design (a workflow's result, an update's outcome): no deadline of ours.
+const LONG_POLLS = new Set(['GetWorkflowExecutionHistory', 'PollWorkflowExecutionUpdate', 'UpdateWorkflowExecution', 'ExecuteMultiOperation']);
+
+/**
+ * The SDK's retry interceptor (transient statuses, exponential backoff), bounded in time: a call with
+ * no deadline of its own gets one `callTimeoutMs` after it starts (long polls excepted), and a retry
+ * is only scheduled when it would start before the deadline. Unbounded, a call to an unreachable
+ * server is retried for about 20 s (10 attempts, backoff up to 5 s) and one to a server that accepts
+ * but never answers waits for ever. Bounded, nothing of a call outlives its deadline: the SDK does not
+ * cancel its retry timers at `connection.close()`, and one firing after it throws from the timer
+ * ("Channel has been shut down", an uncaught exception).
+ */
+function boundedRetry(callTimeoutMs: number): GrpcInterceptor {
+  const sdk = defaultGrpcRetryOptions();
+  return (options, nextCall) => {
+    const path = options.method_definition.path;
+    let deadline = options.deadline instanceof Date ? options.deadline.getTime() : options.deadline;
+    if ((deadline === undefined || deadline === Infinity) && !LONG_POLLS.has(path.slice(path.lastIndexOf('/') + 1))) {
+      deadline = Date.now() + callTimeoutMs;
+      options = { ...options, deadline };
+    }
+    let delay = 0; // the SDK asks the decider, then the delay function, for each failed attempt
+    return makeGrpcRetryInterceptor({
+      retryableDecider: (attempt, status) => {
+        if (!sdk.retryableDecider(attempt, status)) return false;
+        delay = sdk.delayFunction(attempt, status);
+        return deadline === undefined || Date.now() + delay < deadline;
+      },
+      delayFunction: () => delay,
+    })(options, nextCall);
+  };
+}
+
+/**
+ * One shared Temporal client per process. `callTimeoutMs` bounds each call, retries included (the
+ * API's: a request answers 503 in bounded time while Temporal is down, see api/middleware/errors.ts).
+ */
+export async function connectTemporal(config: Config, opts: { callTimeoutMs?: number } = {}): Promise<Client> {
+  const connection = await Connection.connect({
+    address: config.temporal.address,
+    // After an outage, reconnect within 2 s of the server being back (grpc-js backs off up to 120 s).
+    channelArgs: { 'grpc.max_reconnect_backoff_ms': 2_000 },
+    ...(opts.callTimeoutMs ? { interceptors: [boundedRetry(opts.callTimeoutMs)] } : {}),
+  });
   return new Client({ connection, namespace: config.temporal.namespace });
 }
 

@@ -43,9 +43,9 @@ export async function freePort(): Promise<number> {
 /** The environment variable that marks every process a test run started (its value: the run's id). */
 export const RUN_MARK = 'OUTREACH_TEST_RUN';
 
-/** Pids of live processes whose environment carries `RUN_MARK=<runId>` (Linux /proc; others: none). */
-export function markedProcesses(runId: string): number[] {
-  const needle = `${RUN_MARK}=${runId}\0`;
+/** Pids of live processes whose environment carries `<mark>=<runId>` (Linux /proc; others: none). */
+export function markedProcesses(runId: string, mark = RUN_MARK): number[] {
+  const needle = `${mark}=${runId}\0`;
   const out: number[] = [];
   let entries: string[];
   try {
@@ -69,8 +69,8 @@ export function markedProcesses(runId: string): number[] {
  * Stops every process of the run still alive (a worker a failed test did not stop, an interrupted
  * ava): SIGTERM, then SIGKILL after `graceMs`. Returns the pids it found.
  */
-export async function sweepRun(runId: string, graceMs = 5_000): Promise<number[]> {
-  const found = markedProcesses(runId);
+export async function sweepRun(runId: string, graceMs = 5_000, mark = RUN_MARK): Promise<number[]> {
+  const found = markedProcesses(runId, mark);
   for (const pid of found) {
     try {
       process.kill(pid, 'SIGTERM');
@@ -79,8 +79,8 @@ export async function sweepRun(runId: string, graceMs = 5_000): Promise<number[]
     }
   }
   const deadline = Date.now() + graceMs;
-  while (markedProcesses(runId).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  for (const pid of markedProcesses(runId)) {
+  while (markedProcesses(runId, mark).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of markedProcesses(runId, mark)) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

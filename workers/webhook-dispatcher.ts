@@ -98,6 +98,10 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   async function inTransaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const c = await db.connect();
     let broken: Error | undefined;
+    // The pool listens for errors on idle clients only: a checked-out one cut between two queries (a
+    // PostgreSQL restart while a workflow start is awaited) would otherwise crash the worker.
+    const onError = (err: Error) => (broken = err);
+    c.on('error', onError);
     try {
       await c.query('begin');
       const result = await fn(c);
@@ -107,6 +111,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
       await c.query('rollback').catch((e: Error) => (broken = e));
       throw err;
     } finally {
+      c.off('error', onError);
       c.release(broken);
     }
   }

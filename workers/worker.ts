@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config.js';
-import { logger } from '../lib/logger.js';
+import { logger, logUnhandledRejections } from '../lib/logger.js';
 import { openOrm } from '../db/orm.js';
 import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
 import { createActivities } from '../activities/index.js';
@@ -95,6 +95,7 @@ export async function createWorker() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  logUnhandledRejections(); // a dependency outage must not end the process (docs/deploy.md)
   const { worker, close } = await createWorker();
   logger.info({ taskQueue: loadConfig().temporal.taskQueue, workflows: workflowSource }, 'worker polling');
   await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks finish

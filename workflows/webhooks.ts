@@ -31,17 +31,22 @@ const { webhookTargets } = proxyActivities<WebhookActivities>({
 });
 // ... and being a short idempotent read, it runs as a local activity since the patch below: no
 // activity task through the server and one workflow task less per event, which is a third of each
-// event's Temporal work at sustained rates. Deliveries stay regular activities: a local activity
-// may run again after a worker crash, and a delivery must be attempted at most once.
+// event's Temporal work at sustained rates. Deliveries stay regular activities, each try visible
+// in the Temporal UI.
 const local = proxyLocalActivities<WebhookActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 5 },
 });
-// Exactly one attempt per delivery. The HTTP exchange itself is capped at 10 s inside the
-// activity (lib/outbound-http.ts); this bound also covers loading the rows and recording the attempt.
+// One attempt per delivery (the spec: no retry of a failed delivery or a non-2xx answer), but an
+// attempt that was never made is made: the activity is retried when its worker or the database was
+// lost, and skips every (subscription, event) already recorded in webhook_deliveries. Only a crash
+// between a request and its record sends it again, as a new attempt with its own
+// X-Service-Delivery id (the spec: no exactly-once guarantee). The HTTP exchange is capped at
+// 10 s inside the activity (lib/outbound-http.ts); this bound also covers loading and recording.
+const DELIVERY_RETRY = { maximumAttempts: 6, initialInterval: '1 second', backoffCoefficient: 2 } as const;
 const { deliverWebhook, deliverWebhookBatch } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 1 },
+  retry: DELIVERY_RETRY,
 });
 
 export interface WebhookEventInput {
@@ -123,15 +128,15 @@ export async function deliverWebhookChunk(input: { eventId: string; subscription
  */
 export const BATCHED_TARGETS_MAX = PER_SUBSCRIPTION_MAX;
 
-// One attempt, ever: a batch whose activity failed (worker crash) is not delivered again; the
-// unique (subscription_id, event_id) of webhook_deliveries guards against a second record. The
-// activity heartbeats after each delivery, so a lost worker is noticed within the heartbeat timeout;
-// the start-to-close bound covers a batch whose every receiver stalls (≤ 2,000 requests, 10 s each,
-// BATCH_CONCURRENCY at a time: 200 s).
+// As above: a batch whose activity failed (worker crash, database restart) is tried again and
+// delivers only the pairs not yet recorded (the unique (subscription_id, event_id) of
+// webhook_deliveries). The activity heartbeats after each delivery, so a lost worker is noticed
+// within the heartbeat timeout; the start-to-close bound covers a batch whose every receiver stalls
+// (≤ 2,000 requests, 10 s each, BATCH_CONCURRENCY at a time: 200 s).
 const batchActivities = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { maximumAttempts: 1 },
+  heartbeatTimeout: '30 seconds',
+  retry: DELIVERY_RETRY,
 });
 // Reading what was recorded is idempotent (only after a failed delivery activity).
 const batchReads = proxyLocalActivities<WebhookActivities>({
@@ -157,7 +162,7 @@ export async function deliverWebhookEventBatch(input: WebhookBatchInput): Promis
     return await batchActivities.deliverWebhookEventsOfBatch({ batchId: input.batchId });
   } catch (err) {
     if (isCancellation(err)) throw err;
-    // Not retried (a delivery is attempted at most once): report what was recorded.
+    // Every try failed: report what was recorded.
     return { events: await batchReads.recordedDeliveriesOfBatch({ batchId: input.batchId }), incomplete: true };
   }
 }

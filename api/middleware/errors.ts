@@ -1,5 +1,6 @@
 // The single place where errors become HTTP: domain AppErrors, validation failures, body-parser
-// errors, ORM and Temporal errors. Anything unrecognised is a 500 with no internals in the body.
+// errors, ORM and Temporal errors, and dependencies being down (503 with Retry-After). Anything
+// unrecognised is a 500 with no internals in the body.
 import type { Context, Middleware } from 'koa';
 import { NotFoundError, UniqueConstraintViolationException, ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { ServiceError, WorkflowNotFoundError } from '@temporalio/client';
@@ -7,6 +8,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ZodError } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { isTransientTemporal } from '../../lib/temporal.js';
+import { isDatabaseUnavailable } from '../../db/orm.js';
 
 export function errorBody(ctx: Context, code: string, message: string, details?: unknown) {
   return { error: { code, message, ...(details === undefined ? {} : { details }), request_id: ctx.state.requestId } };
@@ -37,6 +39,8 @@ function dataException(err: unknown): AppError | undefined {
   return new AppError(400, 'invalid_request', message);
 }
 
+const unavailable = (message: string) => new AppError(503, 'unavailable', message, undefined, { 'Retry-After': '2' });
+
 function classify(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   const data = dataException(err);
@@ -47,8 +51,12 @@ function classify(err: unknown): AppError | undefined {
   if (err instanceof ForeignKeyConstraintViolationException) return new AppError(409, 'conflict', 'referenced resource is missing or still in use');
   if (err instanceof WorkflowNotFoundError) return new AppError(404, 'not_found', 'job not found');
   if (err instanceof WorkflowExecutionAlreadyStartedError) return new AppError(409, 'already_started', 'job already started');
-  // The job service timed out or is restarting: nothing was decided, so the client may simply retry.
-  if (err instanceof ServiceError && isTransientTemporal(err)) return new AppError(503, 'unavailable', 'the job service is busy; retry shortly', undefined, { 'Retry-After': '2' });
+  // A dependency is down, restarting or saturated (PostgreSQL unreachable or no pooled connection in
+  // time; Temporal unreachable or timing out): the request is worth repeating shortly, so 503 with
+  // Retry-After (what clients and load balancers retry on), never a 500. The process needs no
+  // restart: the next request uses the dependency again once it is back.
+  if (isDatabaseUnavailable(err)) return unavailable('the database is unavailable; retry shortly');
+  if (err instanceof ServiceError && isTransientTemporal(err)) return unavailable('the job service is busy; retry shortly');
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -66,7 +74,9 @@ export const errorMapper = (): Middleware => async (ctx, next) => {
       ctx.status = known.status;
       if (known.headers) ctx.set(known.headers);
       ctx.body = errorBody(ctx, known.code, known.message, known.details);
-      if (known.status >= 500) ctx.state.log?.error({ err }, known.message);
+      // 503: a dependency outage, expected and self-healing (the access log counts them too).
+      if (known.status === 503) ctx.state.log?.warn({ err: String(err) }, known.message);
+      else if (known.status >= 500) ctx.state.log?.error({ err }, known.message);
       return;
     }
     ctx.state.log?.error({ err }, 'unhandled error');

@@ -71,7 +71,7 @@ export const postMessageOp = defineOperation({
       data: { turn_id: turnId, thread_id: threadId, workflow_id: operatorWorkflowIds.turn(threadId, turnId), resumed: prepared.kind === 'decision' },
     });
     // Not awaited: the response (headers and the first event) goes out while the workflow starts.
-    void dispatch(services.jobs, prepared).catch((err: unknown) => {
+    void dispatch(services.jobs, prepared, { em: em.fork(), redis: services.redis }).catch((err: unknown) => {
       services.logger.error({ err: String(err), turnId }, 'operator turn not dispatched');
       stream.fail('dispatch_failed', 'the turn could not be started; retry');
     });

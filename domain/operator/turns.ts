@@ -435,7 +435,7 @@ export async function completeTurn(deps: TurnDeps, input: { turnId: string; usag
   return { credits };
 }
 
-export async function failTurn(deps: TurnDeps, input: { turnId: string; code: string; message: string }): Promise<void> {
+export async function failTurn(deps: Pick<TurnDeps, 'em' | 'redis'>, input: { turnId: string; code: string; message: string }): Promise<void> {
   await deps.em.execute(`update agent_turns set status = 'failed', error_code = ?, error_message = ?, finished_at = now() where id = ? and status <> 'completed'`, [
     input.code.slice(0, 60),
     input.message.slice(0, 500),
@@ -444,9 +444,20 @@ export async function failTurn(deps: TurnDeps, input: { turnId: string; code: st
   await publishTurnEvent(deps.redis, input.turnId, 'error', { turn_id: input.turnId, code: input.code, message: input.message.slice(0, 500) });
 }
 
-/** Starts (or, for a decision, signals) the turn's workflow. */
-export async function dispatch(jobs: Jobs, prepared: PreparedMessage): Promise<void> {
-  if (prepared.kind === 'turn') await jobs.startOperatorTurn(prepared.start);
-  else await jobs.decideOperatorConfirmation(prepared.start, prepared.confirmationId, prepared.action);
+/**
+ * Starts (or, for a decision, signals) the turn's workflow. A new turn whose workflow could not be
+ * started is marked failed (`dispatch_failed`), so its thread is not left with a turn that never
+ * runs; should the start have reached the server after all, the workflow's completion wins.
+ */
+export async function dispatch(jobs: Jobs, prepared: PreparedMessage, deps: Pick<TurnDeps, 'em' | 'redis'>): Promise<void> {
+  try {
+    if (prepared.kind === 'turn') await jobs.startOperatorTurn(prepared.start);
+    else await jobs.decideOperatorConfirmation(prepared.start, prepared.confirmationId, prepared.action);
+  } catch (err) {
+    if (prepared.kind === 'turn') {
+      await failTurn(deps, { turnId: prepared.start.turnId, code: 'dispatch_failed', message: 'the turn could not be started; retry' }).catch(() => {});
+    }
+    throw err;
+  }
 }
 

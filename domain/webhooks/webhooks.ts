@@ -138,14 +138,17 @@ export interface DeliveryDeps {
 /** One signed attempt (no retry), recorded in webhook_deliveries. Never throws for receiver failures. */
 export async function deliverToSubscription(em: EntityManager, deps: DeliveryDeps, sub: IWebhookSubscription, event: DeliveryEvent): Promise<OutboundResult> {
   const secret = decrypt(sub.secretEncrypted, deps.config.encryptionKey);
+  // The attempt's own id (its webhook_deliveries row): a receiver can tell a new attempt after a
+  // crash (the rare one whose record was lost) from the same request seen twice.
+  const id = uuidv7();
   const result = await postGuarded(
     sub.url,
     event.body,
-    { 'X-Service-Event': event.name, 'X-Service-Signature': signatureHeader(secret, event.body) },
+    { 'X-Service-Event': event.name, 'X-Service-Signature': signatureHeader(secret, event.body), 'X-Service-Delivery': id },
     { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
   );
   await em.insert(WebhookDelivery, {
-    id: uuidv7(),
+    id,
     subscriptionId: sub.id,
     workspaceId: sub.workspace.id,
     eventId: event.id,

@@ -13,7 +13,6 @@ import {
   errorMessage,
   isRunning,
   record,
-  repoRoot,
   run,
   shortHash,
   spawnDetached,
@@ -125,7 +124,7 @@ function postgresDataDir(runAs: RunAs | undefined, log: Log): string {
   if (!runAs) return preferred;
   chmodSync(dataDir, (statSync(dataDir).mode & 0o7777) | 0o001);
   if (canTraverse(runAs, dataDir)) return preferred;
-  const fallback = join(tmpdir(), `outreach-api-${shortHash(repoRoot)}`);
+  const fallback = join(tmpdir(), `outreach-api-${shortHash(dataDir)}`);
   mkdirSync(fallback, { recursive: true });
   chmodSync(fallback, 0o711);
   log(`postgres: the postgres user cannot reach ${dataDir}; keeping the cluster in ${fallback}/postgres`);

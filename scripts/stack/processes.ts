@@ -19,7 +19,8 @@ export interface RunAs {
 }
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const dataDir = join(repoRoot, '.data');
+/** STACK_DATA_DIR: a second stack beside the usual one (the chaos harness: its own servers, ports and pid files). */
+export const dataDir = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DATA_DIR) : join(repoRoot, '.data');
 /** Per-user cache outside the clone, so every clone and CI run on a machine reuses one build. */
 export const cacheDir = join(homedir(), '.cache', 'outreach-api');
 

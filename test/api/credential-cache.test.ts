@@ -164,7 +164,8 @@ test('cache rules: entries expire, loads that raced an invalidation are not stor
   t.is(c.get('b', 1), undefined);
 });
 
-test('with Redis unreachable the cache is bypassed and authentication still works', async (t) => {
+// Serial: the lookup counter is the process's, and a concurrent test's first lookup would land in the count.
+test.serial('with Redis unreachable the cache is bypassed and authentication still works', async (t) => {
   const config = { ...loadConfig(), redisUrl: 'redis://127.0.0.1:1' };
   const services = await createServices(config);
   t.teardown(() => services.close());

@@ -212,7 +212,7 @@ test.serial('a bounce of a campaign email ends the enrollment at once (signal af
   t.truthy(marks.contact);
 
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
-  t.like(await Promise.race([handle.result(), new Promise((r) => setTimeout(() => r('still waiting for the follow-up'), 30_000))]), { status: 'stopped', stop_reason: 'bounced' });
+  t.like(await Promise.race([handle.result(), new Promise((r) => setTimeout(() => r('still waiting for the follow-up'), 60_000))]), { status: 'stopped', stop_reason: 'bounced' });
   t.true((await replayLive(services.temporal, handle.workflowId)) > 0, 'the history with its bounce signal replays');
   const states = await e.execute<{ state: string; error_code: string | null }[]>(`select state, error_code from scheduled_actions where lead_id = ? order by step_position`, [lead.leadId]);
   t.deepEqual(states.map((s) => [s.state, s.error_code]), [['executed', null], ['canceled', 'bounced']]);

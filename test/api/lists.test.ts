@@ -15,6 +15,7 @@ import { api, call, createTestApp, createUser, closeApi, type TestUser } from '.
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, seedCampaign } from '../helpers/campaigns.js';
 import { addTeamMember } from '../helpers/db.js';
+import { waitFor } from '../../scripts/children.js';
 
 const auth = (u: TestUser, headers: Record<string, string> = {}) => ({ token: u.accessToken, headers });
 const NO_SUCH_ID = '0190f5d2-7c1a-7b3e-9a10-000000000000';
@@ -536,6 +537,7 @@ test('DELETE /api/lists/{id} waits for an enrollment being inserted into the lis
   const c = new pg.Client({ connectionString: (await api()).services.config.databaseUrl });
   await c.connect();
   t.teardown(() => c.end());
+  const holder = (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0].pid;
   await c.query('begin');
   await c.query(
     `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
@@ -546,7 +548,12 @@ test('DELETE /api/lists/{id} waits for an enrollment being inserted into the lis
   const deleting = call('DELETE', `/api/lists/${o.listId}`, auth(u)).finally(() => {
     answered = true;
   });
-  await new Promise((r) => setTimeout(r, 500));
+  // The delete is blocked by the uncommitted insert (a lock wait on its session), or it answered early.
+  await waitFor('the delete to wait on the enrollment insert', async () => {
+    if (answered) return true;
+    const blocked = await (await em()).execute(`select 1 from pg_stat_activity where ? = any(pg_blocking_pids(pid))`, [holder]);
+    return blocked.length > 0;
+  }, 30_000);
   t.false(answered, 'the delete waits for the enrollment');
   await c.query('commit');
   const r = await deleting;

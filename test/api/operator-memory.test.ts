@@ -76,7 +76,7 @@ test('memoryForContext is bounded to the 50 most recently written facts of the p
   t.is((await put(u, Array.from({ length: 40 }, (_, i) => ({ key: `g${i}`, value: `global ${i}` })))).status, 200);
   t.is((await put(u, Array.from({ length: 30 }, (_, i) => ({ app_id: app.id, key: `a${i}`, value: `app ${i}` })))).status, 200);
   t.is((await put(u, { app_id: other.id, key: 'x', value: 'not this product' })).status, 200);
-  await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 20)); // clock separation (a later updated_at than the writes above), not a wait on the system
   t.is((await put(u, { key: 'g0', value: 'rewritten last' })).status, 200);
   const actor = await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined);
   const ctx = await memoryForContext(await em(), actor, app.id);

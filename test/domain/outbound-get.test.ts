@@ -30,7 +30,8 @@ test('size and time: the body is cut at maxBytes; a silent server is a timeout w
   const started = Date.now();
   const s = await getGuarded(stall.url, { allowHosts: ['127.0.0.1'], timeoutMs: 300 });
   t.like(s, { success: false, errorClass: 'timeout' });
-  t.true(Date.now() - started < 2000);
+  // The given 300 ms bounded it, not the 10 s default (a wide margin for a loaded machine).
+  t.true(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
 });
 
 test('redirects: none followed by default; a relative Location is resolved; each hop is checked', async (t) => {

@@ -11,6 +11,7 @@ import { uuidv7 } from '../../lib/ids.js';
 import { page } from '../../lib/pagination.js';
 import { createTestApp, createUser, closeApi } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
+import { waitFor } from '../../scripts/children.js';
 import { SpecialistRunPage, SpecialistActivityView, toSpecialistRunView } from '../../api/apps/specialist-schemas.js';
 test.after.always(closeApi);
 
@@ -59,7 +60,7 @@ test('a failed call is recorded as failed with its error code, and the error sti
   const ctx = { workspaceId: actor.workspaceId, appId, kind: 'qualify', model: 'test-model' };
   const err = await t.throwsAsync(
     runSpecialist(await em(), ctx, 'a candidate', async () => {
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // the call's duration, recorded below (the behaviour under test)
       throw new LlmError('rate_limited', 'model server answered 429', 429);
     }),
     { instanceOf: LlmError },
@@ -81,13 +82,14 @@ test('a failed call is recorded as failed with its error code, and the error sti
 
 test('a run is visible as running while the model answers; no transaction is held open, and one is refused', async (t) => {
   const { actor, appId } = await owner();
-  let release!: (v: { value: string; usage: Usage }) => void;
+  let release: ((v: { value: string; usage: Usage }) => void) | undefined;
   const pending = runSpecialist(await em(), { workspaceId: actor.workspaceId, appId, kind: 'chat', model: 'm' }, 'hello', () => new Promise<{ value: string; usage: Usage }>((r) => (release = r)));
-  await new Promise((r) => setTimeout(r, 100));
+  // The model is called once the run's row is written.
+  await waitFor('the model call to start', async () => release !== undefined, 30_000);
   const [during] = await listSpecialistRuns(await em(), actor, { appId }, { limit: 1 });
   t.is(during.status, 'running');
   t.is(during.finishedAt, null);
-  release({ value: 'hi there', usage: { inputTokens: 3, outputTokens: 2, costMicros: 7 } });
+  release!({ value: 'hi there', usage: { inputTokens: 3, outputTokens: 2, costMicros: 7 } });
   const done = await pending;
   const after = await getSpecialistRun(await em(), actor, appId, done.runId);
   t.like(after, { status: 'succeeded', inputTokens: 3, outputTokens: 2, costMicros: 7, result: 'hi there' });

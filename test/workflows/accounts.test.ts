@@ -13,6 +13,7 @@ import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { eventDelivery } from '../helpers/webhook-delivery.js';
+import { waitFor } from '../../scripts/children.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -39,7 +40,7 @@ test.serial('a disconnection found by accounts-reconcile makes exactly one signe
   const sub = (await call('POST', '/api/webhooks/outbound', { token: u.accessToken, body: { url: rx.url, events: ['account.disconnected'], active: true } })).body;
   const account = await connectedAccount(u, 'network');
 
-  await sandboxDisconnect(await em(), account.connector_account_id, 'credentials_expired');
+  const { eventId: connectorEvent } = await sandboxDisconnect(await em(), account.connector_account_id, 'credentials_expired');
   const workflowId = `accounts-reconcile:test-${randomUUID()}`;
   const result = await services.temporal.workflow.execute(accountsReconcile, { taskQueue, workflowId, args: [{}], workflowExecutionTimeout: '2 minutes' });
   t.true(result.checked >= 1);
@@ -57,9 +58,14 @@ test.serial('a disconnection found by accounts-reconcile makes exactly one signe
   t.deepEqual(body.data, { platform_account_id: account.id, connector_account_id: account.connector_account_id, reason: 'credentials_expired' });
 
   // The connector's own inbound event for the same disconnection, and another reconciliation: no more.
+  // Both are done once the reconciliation has returned and the inbound event has been handled (its
+  // account.disconnected, if any, would be written in the same transaction as handled_at).
   await run(deliverSandboxEvents, {}, 'sandbox:deliver-due');
   await run(accountsReconcile, {}, 'accounts-reconcile');
-  await new Promise((r) => setTimeout(r, 1500));
+  await waitFor('the connector’s account.status event to be handled', async () => {
+    const rows = await (await em()).execute<{ handled: boolean }[]>(`select handled_at is not null as handled from connector_events where event_id = ?`, [connectorEvent]);
+    return rows[0]?.handled === true;
+  }, 60_000);
   t.is(await (await em()).count(WebhookEvent, { workspaceId: ws, name: 'account.disconnected' }), 1);
   t.is(rx.requests.length, 1);
 

@@ -20,6 +20,7 @@ import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { seedContacts, type ContactSpec, type SeededContact } from '../helpers/contacts.js';
 import { addTeamMember } from '../helpers/db.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
+import { waitFor } from '../../scripts/children.js';
 test.after.always(closeApi);
 
 const auth = (u: TestUser, headers: Record<string, string> = {}) => ({ token: u.accessToken, headers });
@@ -211,11 +212,12 @@ test('a small page size with continue-as-new writes the very same file, one chun
   const chunks: { n: number }[] = await (await em()).execute('select count(*)::int as n from export_file_chunks where export_id = ?', [e.id]);
   t.is(chunks[0].n, 7);
   let runs = 0;
-  for (let tries = 0; tries < 50 && runs < 3; tries++) {
+  // Visibility is eventually consistent: wait until it lists the three runs, then check there are no more.
+  await waitFor('the three runs in visibility', async () => {
     runs = 0;
     for await (const _ of (await temporal()).workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs++;
-    if (runs < 3) await new Promise((r) => setTimeout(r, 200)); // visibility is eventually consistent
-  }
+    return runs >= 3;
+  }, 60_000);
   t.is(runs, 3);
 
   const a = await download(w.u, reference.body.id);
@@ -259,7 +261,7 @@ test('filters: each export holds exactly what GET /api/contacts lists with the s
 
   // Recorded, then contacts arrive, then it runs: the newer contacts are not in it.
   const e = await createExport(await em(), await actorOf(w.u), await unstartedJobs(), {});
-  await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 5)); // clock separation: the contacts are created after the request's time, not a wait on the system
   await seedContacts(w.workspaceId, [spec(1000, [w.listA]), spec(1001, [])]);
   await (await api()).services.jobs.startContactsExport({ exportId: e.id, workspaceId: w.workspaceId });
   t.like(await finished(contactExportWorkflowIds.export(e.id)), { status: 'completed', rows: 120 });

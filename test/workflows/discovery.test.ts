@@ -11,6 +11,7 @@ import { discoveryWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, createTestApp, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
+import { waitFor } from '../../scripts/children.js';
 test.after.always(closeApi);
 
 interface Setup {
@@ -196,15 +197,15 @@ test.serial('an active agent has a schedule; paused it does not fire; archived o
   const s = await setup();
   const { services } = await api();
   const put = (body: object) => call('PUT', `/api/agents/${s.agentId}`, { token: s.u.accessToken, body });
-  // Schedule changes reach Temporal's scheduler asynchronously (within milliseconds): poll briefly.
+  // Schedule changes reach Temporal's scheduler asynchronously (within milliseconds, slower on a loaded
+  // machine): poll until the expected state (up to 60 s), then return the last answer for the assertions.
   const next = async (until: (b: any) => boolean = () => true) => {
-    let body: any;
-    for (let i = 0; i < 50; i++) {
-      body = (await call('GET', `/api/agents/${s.agentId}/next-launches`, { token: s.u.accessToken })).body;
-      if (until(body)) break;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const body = (await call('GET', `/api/agents/${s.agentId}/next-launches`, { token: s.u.accessToken })).body;
+      if (until(body) || Date.now() > deadline) return body;
       await new Promise((r) => setTimeout(r, 100));
     }
-    return body;
   };
   t.like(await next(), { scheduled: false, next_launches: [] }, 'a draft agent has no schedule');
   t.is((await put({ status: 'active', config: { schedule: 'hourly' } })).status, 200);
@@ -217,11 +218,9 @@ test.serial('an active agent has a schedule; paused it does not fire; archived o
   const schedule = services.temporal.schedule.getHandle(discoveryWorkflowIds.schedule(s.agentId));
   await schedule.trigger();
   const e = await em();
-  let run;
-  for (let i = 0; i < 100 && !run; i++) {
-    run = await e.fork().findOne(DiscoveryRun, { agent: s.agentId, trigger: 'schedule', status: 'completed' });
-    if (!run) await new Promise((r) => setTimeout(r, 300));
-  }
+  const completedRun = () => e.fork().findOne(DiscoveryRun, { agent: s.agentId, trigger: 'schedule', status: 'completed' });
+  await waitFor('the triggered schedule to run discovery', async () => (await completedRun()) !== null, 120_000);
+  const run = await completedRun();
   t.truthy(run, 'the triggered schedule ran discovery');
   const recent = await call('GET', '/api/me/recent-signal-runs', { token: s.u.accessToken });
   t.is(recent.body.items[0].trigger, 'schedule');

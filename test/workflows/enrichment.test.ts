@@ -24,6 +24,7 @@ import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { startServer } from '../helpers/source-servers.js';
+import { eventDelivery } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
 const people = new CorpusPeople(loadConfig().sources.corpus);
@@ -143,10 +144,12 @@ test('a discovered lead is enriched by its workflow, charged once, promoted once
   t.like(await finished(refreshed.body.workflow_id), { status: 'completed', promoted: false });
   t.is(await creditBalance(await em(), s.workspaceId), before - 2);
 
-  // Exactly one signed delivery, with exactly the spec's data fields.
-  const deadline = Date.now() + 30_000;
-  while (receiver.requests.length < 1 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
-  await new Promise((res) => setTimeout(res, 1500)); // a second (wrong) delivery would have arrived by now
+  // Exactly one signed delivery, with exactly the spec's data fields. The event is written in the
+  // promotion's transaction, and both attempts have finished: exactly one event, and once its delivery
+  // has completed, exactly one request.
+  const events = await (await em()).execute<{ id: string }[]>(`select id from webhook_events where workspace_id = ? and name = 'lead.discovered' and body like ?`, [s.workspaceId, `%${id}%`]);
+  t.is(events.length, 1, 'one lead.discovered event');
+  t.like(await eventDelivery((await api()).services.temporal, events[0].id), { targets: 1, succeeded: 1 });
   t.is(receiver.requests.length, 1);
   const req = receiver.requests[0];
   t.true(verifySignature(sub.body.secret, req.raw, req.headers['x-service-signature']));

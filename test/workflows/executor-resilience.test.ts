@@ -38,21 +38,20 @@ test('a worker killed after the connector sent but before the send was recorded:
     const rows = await (await em()).execute(`select count(*)::int as n from sandbox_invitations where recipient = ?`, [lead.profileUrl]);
     return rows[0].n === 1;
   }, 120_000);
-  const second = spawnTsx('workers/worker.ts', { ...env, EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '0' }, { quiet: true });
-  t.teardown(() => stopChild(second));
-  await waitFor('the replacement worker to poll', async () => {
-    const d = await services.temporal.connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 2 });
-    return (d.pollers ?? []).length >= 2;
-  }, 120_000);
+  // Killed at once, inside its pause: starting the replacement first could outlast the pause on a
+  // loaded machine, and the first worker would record the send itself (no retry to see).
   first.kill('SIGKILL');
   await new Promise((res) => first.once('exit', res));
+  const second = spawnTsx('workers/worker.ts', { ...env, EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '0' }, { quiet: true });
+  t.teardown(() => stopChild(second));
 
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
   const result = await handle.result();
   const [action] = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId });
   t.like(result, { status: 'completed' }, JSON.stringify({ state: action.state, error: action.errorCode, attempts: action.attempts }));
   t.is(action.state, 'executed');
-  t.is(action.attempts, 2);
+  // Retried after the kill (a loaded machine may time out another attempt too); sent once all the same.
+  t.true(action.attempts >= 2, `attempts: ${action.attempts}`);
   const rows = await (await em()).execute(`select count(*)::int as n from sandbox_invitations where recipient = ?`, [lead.profileUrl]);
   t.is(rows[0].n, 1);
   t.is(await (await em()).count(WebhookEvent, { workspaceId: o.workspaceId, name: 'action.executed' }), 1);

@@ -55,7 +55,8 @@ test.serial('a three-step campaign (invitation, wait, message) runs to completio
     accountIds: [account.id],
     steps: [
       { type: 'invitation', config: { note: 'Hi {{first_name}}, let us connect' } },
-      { type: 'wait', config: { amount: HOUR_OF_SECONDS(4), unit: 'hours' } },
+      // Long enough for the query below to be seen during the wait on a loaded machine (it polls).
+      { type: 'wait', config: { amount: HOUR_OF_SECONDS(10), unit: 'hours' } },
       { type: 'message', config: { body: 'Hello {{first_name|there}} at {{company}}, from {{sender_name}}' } },
     ],
   });
@@ -73,7 +74,7 @@ test.serial('a three-step campaign (invitation, wait, message) runs to completio
   t.deepEqual(actions.map((a) => [a.type, a.state]), [['invitation', 'executed'], ['message', 'executed']]);
   t.is(actions[0].content?.note, 'Hi Grace, let us connect');
   t.is(actions[1].content?.body, 'Hello Grace at Navy, from Ana network');
-  t.true(actions[1].executedAt!.getTime() - actions[0].executedAt!.getTime() >= 3500);
+  t.true(actions[1].executedAt!.getTime() - actions[0].executedAt!.getTime() >= 9500);
   const e = await em();
   t.is((await e.execute(`select count(*)::int as n from sandbox_invitations where idempotency_key = ?`, [actions[0].id]))[0].n, 1);
   t.is((await e.execute(`select count(*)::int as n from sandbox_messages where idempotency_key = ?`, [actions[1].id]))[0].n, 1);
@@ -365,11 +366,14 @@ async function conditionCampaign(o: { channel: 'network' | 'email'; check: 'acce
   const campaign = await seedCampaign(owner.workspaceId, {
     appId: owner.app.id,
     accountIds: [account.id],
-    steps: [o.first, { type: 'wait', config: { amount: HOUR_OF_SECONDS(8), unit: 'hours' } }, { type: 'condition', config: { check: o.check, expect: true } }, o.next],
+    // The mark must be recorded (through the connector event's own workflow) before the wait ends and
+    // the condition is read: a wait long enough for a loaded machine, and the mark made as soon as the
+    // first lead waits (the second lead is not waited for: its condition fails either way).
+    steps: [o.first, { type: 'wait', config: { amount: HOUR_OF_SECONDS(30), unit: 'hours' } }, { type: 'condition', config: { check: o.check, expect: true } }, o.next],
   });
   const [yes, no] = await owner.leads(2);
   await enroll(u, campaign.id, [yes.leadId, no.leadId]);
-  for (const l of [yes, no]) await waitReason(campaign.id, l.leadId, 'waiting_step_delay');
+  await waitReason(campaign.id, yes.leadId, 'waiting_step_delay');
   const [first] = await actionsOf(campaign.id, yes.leadId);
   if (!(await o.mark(first.connectorMessageId!))) throw new Error('the mark found nothing');
   await deliverInbound(account.connector_account_id);
@@ -507,7 +511,7 @@ test('reschedule-planned after wider windows brings a waiting action earlier: it
 
   // Without the signal the timer would fire in two days.
   const handle = await handleOf(campaign.id, lead.leadId);
-  t.like(await Promise.race([handle.result(), new Promise((res) => setTimeout(() => res('still waiting for the old time'), 30_000))]), { status: 'completed' });
+  t.like(await Promise.race([handle.result(), new Promise((res) => setTimeout(() => res('still waiting for the old time'), 60_000))]), { status: 'completed' });
   t.deepEqual((await actionsOf(campaign.id, lead.leadId)).map((a) => a.state), ['executed']);
   t.true((await replayLive((await api()).services.temporal, handle.workflowId)) > 0);
 

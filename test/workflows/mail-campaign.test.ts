@@ -211,23 +211,33 @@ test('a worker killed between the SMTP send and its record: the retry finds the 
   const [r] = await enrollLeads(e as never, temporalJobs(services.temporal, taskQueue), actor, campaign.id, [lead.leadId]);
   t.is(r.status, 'enrolled');
 
-  // The message is in the prospect's mailbox, and the activity sleeps before recording it.
+  // The message is in the prospect's mailbox and its copy in the sender's Sent folder (filed before the
+  // activity sleeps, so the kill lands between the send and its record, where the retry can tell).
   await waitForMail(prospect, 1, 120_000);
-  const second = spawnTsx('workers/worker.ts', { ...env, EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '0' }, { quiet: true });
-  t.teardown(() => stopChild(second));
-  await waitFor('the replacement worker to poll', async () => {
-    const d = await services.temporal.connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 2 });
-    return (d.pollers ?? []).length >= 2;
+  await waitFor('the copy in the sender’s Sent folder', async () => {
+    const c = await openMailbox(sender.address, 'sender-pw');
+    try {
+      const sent = (await c.list()).find((f) => f.specialUse === '\\Sent' || /^sent/i.test(f.name));
+      const status = sent && (await c.status(sent.path, { messages: true }));
+      return Boolean(status && (status.messages ?? 0) >= 1);
+    } finally {
+      await c.logout().catch(() => undefined);
+    }
   }, 120_000);
+  // Killed at once, inside its pause: starting the replacement first could outlast the pause on a
+  // loaded machine, and the first worker would record the send itself (no retry to see).
   first.kill('SIGKILL');
   await new Promise((res) => first.once('exit', res));
+  const second = spawnTsx('workers/worker.ts', { ...env, EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '0' }, { quiet: true });
+  t.teardown(() => stopChild(second));
 
   const result = await services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId)).result();
   t.like(result, { status: 'completed' });
   const [action] = await actionsOf(campaign.id, lead.leadId);
   t.is(action.state, 'executed');
   const [{ attempts }] = await (await em()).execute<{ attempts: number }[]>(`select attempts from scheduled_actions where id = ?`, [action.id]);
-  t.is(attempts, 2, 'the send was retried');
+  // Retried after the kill (a loaded machine may time out another attempt too); delivered once all the same.
+  t.true(attempts >= 2, `the send was retried (attempts: ${attempts})`);
   const c = await openMailbox(prospect);
   try {
     t.is((await c.mailboxOpen('INBOX')).exists, 1, 'the prospect received it once');

@@ -63,7 +63,7 @@ test('a worker killed while the turn waits for confirmation: another worker fini
 
   // The user confirms after the crash: the decision is recorded and signalled; the workflow resumes on the other worker.
   const decision = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, thread_id: threadId, confirmation_action: 'confirm' });
-  await dispatch(services.jobs, decision);
+  await dispatch(services.jobs, decision, { em: (await em()) as never, redis: services.redis });
   await waitFor('the turn to complete', async () => (await turnStatus(turnId)) === 'completed', 150_000);
   t.like((await call('GET', `/api/discovered-leads/${s.lead}`, { token: s.u.accessToken })).body, { status: 'rejected', reject_reason: 'crash proof' });
   const conf = await (await em()).findOneOrFail(AgentConfirmation, { turn: turnId });
@@ -112,16 +112,25 @@ test('idle streams get heartbeats; a turn whose final event was lost ends from i
   };
   const url = await serve(turnId);
 
-  // Live events pass through; silence is filled with heartbeat comments.
-  // The events are published once the response has started and stayed idle (a loaded machine may be slow to connect).
+  // Live events pass through; silence is filled with heartbeat comments. The stream is read as it
+  // arrives, and each event is published once the stream has shown the idle time before it.
   const res = await fetch(url);
-  await new Promise((r) => setTimeout(r, 1000));
+  const decoder = new TextDecoder();
+  let text = '';
+  const reading = (async () => {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(chunk, { stream: true });
+  })();
+  const complete = (from = 0) => parseSse(text.slice(from, text.lastIndexOf('\n\n') + 2));
+  await waitFor('two heartbeats on the idle stream', async () => complete().comments >= 2, 30_000);
   await publishTurnEvent(services.redis, turnId, 'message', { message_id: 'm', content: 'hi' });
-  await new Promise((r) => setTimeout(r, 500));
+  await waitFor('the message on the stream', async () => complete().events.some((e) => e.event === 'message'), 30_000);
+  const afterMessage = text.indexOf('event: message');
+  await waitFor('a heartbeat after the message', async () => complete(afterMessage).comments >= 1, 30_000);
   await publishTurnEvent(services.redis, turnId, 'done', { turn_id: turnId });
-  const live = parseSse(await res.text());
+  await reading;
+  const live = parseSse(text);
   t.deepEqual(live.events.map((e) => e.event), ['message', 'done']);
-  t.true(live.comments >= 2, `heartbeats: ${live.comments}`);
+  t.true(live.comments >= 3, `heartbeats: ${live.comments}`);
 
   // No final event ever comes, but the row says the turn completed: the stream ends with `done` from the row.
   const lost = (await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: 'again' })).start.turnId;
@@ -148,4 +157,15 @@ test('an unanswered confirmation expires: the tool never runs, the turn complete
   t.is(late.status, 404, JSON.stringify(late.error)); // no pending confirmation left in the thread
   const history = await call('GET', `/api/agent/threads/${threadId}/messages`, { token: s.u.accessToken });
   t.true(history.body.some((m: { tool_status: string | null }) => m.tool_status === 'expired'));
+});
+
+test('a turn whose workflow could not be started (Temporal down) is marked failed, not left running', async (t) => {
+  const s = await setup();
+  const { services } = await api();
+  const prepared = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: 'list products' });
+  t.is(prepared.kind, 'turn');
+  const down = { ...services.jobs, startOperatorTurn: async () => Promise.reject(new Error('14 UNAVAILABLE: connection refused')) };
+  await t.throwsAsync(dispatch(down, prepared, { em: (await em()) as never, redis: services.redis }), { message: /UNAVAILABLE/ });
+  const turn = await (await em()).findOneOrFail(AgentTurn, prepared.start.turnId);
+  t.like(turn, { status: 'failed', errorCode: 'dispatch_failed' });
 });

@@ -165,7 +165,10 @@ test.serial('pause takes effect between actions; resume continues; the task comp
     const handle = await handleOf(task.id);
     const progress = await until('the workflow to wait', () => handle.query<OperatorTaskProgress>('progress'), (p) => p.state === 'paused');
     t.like(progress, { paused: true, currentPosition: 1, succeeded: 1, remaining: 2 });
-    await new Promise((r) => setTimeout(r, 1500));
+    // The query answered from the state after the workflow's latest task: it waits for a signal, and its
+    // history (every command it gave) holds the first action's activity and no other.
+    const scheduled = ((await handle.fetchHistory()).events ?? []).filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'runOperatorTaskAction');
+    t.is(scheduled.length, 1, 'no second action was scheduled while paused');
     t.deepEqual(
       (await getActions(s, task.id)).body.map((a: { status: string }) => a.status),
       ['succeeded', 'pending', 'pending'],

@@ -57,9 +57,9 @@ async function startReceiver(behaviour?: 'ok' | 'stall'): Promise<Receiver> {
   };
 }
 
-/** Polls until `check` holds (up to 30 s; the dispatcher's sweep runs every 5 s). */
+/** Polls until `check` holds (up to 60 s; the dispatcher's sweep runs every 5 s). */
 async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -220,8 +220,16 @@ test('a crash between the batch id commit and the dispatch marking: the sweep st
   await until('the sweep', () => dispatched([...a, ...b]));
   t.deepEqual(await delivered(b[0]), { targets: 1, succeeded: 1, failed: 0 });
   t.is((await services.orm.em.fork().findOneOrFail(WebhookEvent, b[0])).batchId, neverStarted);
-  // A later sweep finds nothing left to do: each pair was sent and recorded once.
-  await new Promise((r) => setTimeout(r, 6_000));
+  // A later sweep finds nothing left to do: each pair was sent and recorded once. The proof that a later
+  // pass has run: a marker row inserted now without NOTIFY (only a sweep finds it) is dispatched and
+  // delivered (to a receiver of its own).
+  const markerRx = await startReceiver();
+  t.teardown(markerRx.close);
+  await subscribe(u, markerRx.url, ['campaign.paused']);
+  const marker = uuidv7();
+  await em.insert(WebhookEvent, { id: marker, workspaceId: ws, name: 'campaign.paused', body: body('campaign.paused', 99), createdAt: new Date(), dispatchedAt: null });
+  t.deepEqual(await delivered(marker), { targets: 1, succeeded: 1, failed: 0 });
+  t.is(markerRx.requests.length, 1);
   t.is(rx.requests.length, 3);
   t.deepEqual(rx.requests.map((q) => JSON.parse(q.raw.toString()).data.seq).sort(), [0, 1, 9]);
   for (const q of rx.requests) t.true(verifySignature(sub.secret, q.raw, q.headers['x-service-signature']));
@@ -334,7 +342,8 @@ test('the dispatcher treats "already started" as success: a row whose own workfl
   // Marked after its start was answered "already started" — also once the run had completed: the
   // closed workflow id is not run a second time, so there is no second attempt.
   t.is((await services.temporal.workflow.getHandle(webhookWorkflowIds.event(id)).describe()).runId, firstRun);
-  await new Promise((r) => setTimeout(r, 1_000));
+  // That one run has completed and no other exists (the row is marked, so no later pass starts one):
+  // nothing more can be sent.
   t.is(rx.requests.length, 1);
   t.is(await services.orm.em.fork().count(WebhookDelivery, { eventId: id }), 1);
 });
@@ -389,4 +398,31 @@ test.serial('above the per-subscription limit, an event keeps its own workflow, 
   t.is(desc.typedSearchAttributes.get(WorkspaceId), ws);
   t.true((await replayLive(client, webhookWorkflowIds.event(eventId))) > 0);
   await replayFixture(client, 'deliverWebhookEvent', webhookWorkflowIds.event(eventId));
+});
+
+test('a batch tried again after a lost worker sends only the pairs not yet recorded; each request names its attempt', async (t) => {
+  const u = await createUser();
+  const ws = await workspaceId(u.id);
+  const rx = await startReceiver();
+  t.teardown(rx.close);
+  const sub = await subscribe(u, rx.url, ['lead.approved']);
+  const { services } = await api();
+  const em = services.orm.em.fork();
+  const batch = uuidv7();
+  const [sent, unsent] = [uuidv7(), uuidv7()];
+  // What the first try left: both rows of the batch, one pair recorded as delivered before the worker was lost.
+  for (const [seq, id] of [sent, unsent].entries()) {
+    const body = JSON.stringify({ event: 'lead.approved', timestamp: new Date().toISOString(), data: { seq } });
+    await em.insert(WebhookEvent, { id, workspaceId: ws, name: 'lead.approved', body, createdAt: new Date(), dispatchedAt: new Date(), batchId: batch });
+  }
+  await em.insert(WebhookDelivery, { id: uuidv7(), subscriptionId: sub.id, workspaceId: ws, eventId: sent, eventName: 'lead.approved', success: true, statusCode: 200, durationMs: 5, errorClass: null, error: null, responseExcerpt: 'ok', createdAt: new Date() });
+  const result = (await services.temporal.workflow.execute('deliverWebhookEventBatch', {
+    taskQueue,
+    workflowId: webhookWorkflowIds.batch(batch),
+    args: [{ batchId: batch, workspaceId: ws }],
+  })) as BatchSummary;
+  t.deepEqual(result, { events: { [sent]: { targets: 1, succeeded: 1, failed: 0 }, [unsent]: { targets: 1, succeeded: 1, failed: 0 } } });
+  t.deepEqual(rx.requests.map((q) => JSON.parse(q.raw.toString()).data.seq), [1], 'the recorded pair is not sent again');
+  const record = await services.orm.em.fork().findOneOrFail(WebhookDelivery, { eventId: unsent });
+  t.is(rx.requests[0].headers['x-service-delivery'], record.id);
 });
