@@ -10,15 +10,19 @@ import type { Usage } from '../lib/llm/types.js';
 
 const MAX_MODEL_STEPS = 6;
 
+// A model's refusal is non-retryable (activities/operator-turn.ts); what is retried is an outage
+// (the database or the model's service restarting), so the tries span about a minute: a turn caught
+// by a 10 s PostgreSQL restart completes (the chaos harness, docs/deploy.md).
+const RETRY = { maximumAttempts: 8, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds' } as const;
 const { operatorModelStep, operatorRequestConfirmation, operatorCloseConfirmation, operatorCompleteTurn, operatorFailTurn, operatorRunReadTool } =
   proxyActivities<OperatorActivities>({
     startToCloseTimeout: '2 minutes',
-    retry: { maximumAttempts: 3, initialInterval: '1 second' },
+    retry: RETRY,
   });
 // A confirmed tool changes something: it claims its run before it starts, so a retry reports instead of repeating.
 const { operatorExecuteConfirmed } = proxyActivities<OperatorActivities>({
   startToCloseTimeout: '5 minutes',
-  retry: { maximumAttempts: 3, initialInterval: '1 second' },
+  retry: RETRY,
 });
 
 export interface Decision {
