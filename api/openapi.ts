@@ -201,7 +201,7 @@ Every error is JSON: {"error": {"code", "message", "details"?, "request_id"}}. R
 - Unknown query parameters are 400 invalid_query; a string containing NUL (U+0000) in the path, query or body is 400 (invalid_id, invalid_query, invalid_body).
 - Bodies are JSON (file uploads excepted: multipart/form-data, with their own codes): another content type is 415 unsupported_media_type, a body over the size limit 413 payload_too_large, malformed JSON or invalid UTF-8 400 invalid_body.
 - Rate-limited operations answer 429 rate_limited with Retry-After, and carry RateLimit and RateLimit-Policy headers; failed authentication is throttled per IP.
-- While PostgreSQL or the job service (Temporal) is down or restarting, any operation may answer 503 unavailable with Retry-After (within about 5 s, never hanging); repeat the request after that many seconds. A write cut off at its commit may have been applied: repeat writes that carry a client key, or read before repeating.`;
+- While PostgreSQL or the job service (Temporal) is down or restarting, any operation may answer 503 unavailable with Retry-After (within about 10 s, never hanging); repeat the request after that many seconds. A write cut off at its commit may have been applied: repeat writes that carry a client key, or read before repeating.`;
 
 /** 201 responses link to the operations on the created resource (`<path>/{id}…`), for clients and stateful testers. */
 function addLinks(operations: Operation[], paths: Record<string, Record<string, Json>>): void {

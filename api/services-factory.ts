@@ -10,15 +10,17 @@ import { Authenticator } from './authenticator.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import type { Services } from './services.js';
 
-// While PostgreSQL or Temporal is down, a request waits at most this long for a pooled connection or
-// for one Temporal call (retries included), then answers 503 with Retry-After instead of hanging.
-const DEPENDENCY_WAIT_MS = 5_000;
+// While PostgreSQL or Temporal is down, a request waits at most this long for a pooled connection,
+// or for one Temporal call (retries included: a loaded dev server answers some calls in seconds), then
+// answers 503 with Retry-After instead of hanging.
+const DATABASE_WAIT_MS = 5_000;
+const TEMPORAL_CALL_MS = 10_000;
 
 /** Opens every long-lived connection the API needs. */
 export async function createServices(config: Config = loadConfig()): Promise<Services & { close(): Promise<void> }> {
   const [orm, temporal] = await Promise.all([
-    openOrm(config.databaseUrl, { acquireTimeoutMs: DEPENDENCY_WAIT_MS }),
-    connectTemporal(config, { callTimeoutMs: DEPENDENCY_WAIT_MS }),
+    openOrm(config.databaseUrl, { acquireTimeoutMs: DATABASE_WAIT_MS }),
+    connectTemporal(config, { callTimeoutMs: TEMPORAL_CALL_MS }),
   ]);
   const redis = connectRedis(config.redisUrl);
   if (!(await redisReady(redis))) logger.warn('Redis not reachable at start-up; continuing degraded');

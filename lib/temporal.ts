@@ -74,7 +74,8 @@ export async function ensureSearchAttributes(connection: Pick<ConnectionLike, 'o
 }
 
 // gRPC status codes a busy or restarting Temporal frontend answers with; the call is safe to repeat.
-const TRANSIENT_GRPC = new Set([4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */]);
+// CANCELLED is what a call cut by our own deadline while between retries reports (connectTemporal).
+const TRANSIENT_GRPC = new Set([1 /* CANCELLED */, 4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */]);
 
 /** The gRPC status code of a Temporal client error (the client wraps it in `cause`). */
 export function grpcCode(err: unknown): number | undefined {
