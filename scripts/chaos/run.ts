@@ -3,6 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
+import { waitFor } from '../children.js';
 import { stackWithSchema } from '../stack-env.js';
 import { checkImport, checkSends, checkTurns, checkWebhooks, enrollmentStates, type Check } from './checks.js';
 import { Fleet, type Member } from './fleet.js';
@@ -80,7 +81,7 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
     const waves: string[] = [];
     for (const [i, n] of scale.waves.entries()) {
       const { listId, importId } = await startImport(ctx, app.id, `Wave ${i + 1}`, n);
-      await until(`wave ${i + 1} imported`, async () => (await importStatus(db, importId))?.status === 'completed', 120_000);
+      await waitFor(`wave ${i + 1} imported`, async () => (await importStatus(db, importId))?.status === 'completed', 120_000);
       waves.push(listId);
     }
     const total = scale.waves.reduce((a, b) => a + b, 0) * SEND_STEPS;
@@ -118,7 +119,7 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       fleet.phase = name;
       const before = (await retrying(progress)).sent;
       await enrollList(ctx, campaignId, waves[wave]);
-      await until(`sends of wave ${wave + 1} under way`, async () => (await progress()).sent > before, 120_000);
+      await waitFor(`sends of wave ${wave + 1} under way`, async () => (await progress()).sent > before, 120_000);
       const inFlight = await describe();
       log(`${name}: ${inFlight}`);
       const r = await inject();
@@ -141,6 +142,13 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       fleet.kill(victim);
       const since = Date.now();
       await fleet.restart(victim);
+      // Back means polling again: a worker still starting when the next fault takes a dependency
+      // away exits (a start-up failure, as the API's; docs/deploy.md), which is not this fault.
+      const identity = `${victim.child.pid}@`;
+      await waitFor(`${victim.name} polling again`, async () => {
+        const q = await temporal.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE }, taskQueueType: 1 });
+        return (q.pollers ?? []).some((p) => p.identity?.startsWith(identity));
+      }, 120_000);
       return { since, outcome: `${victim.name} (pid ${victim.child.pid} now) restarted`, extra: `, import at ${read}/${scale.importRows} rows` };
     });
 
@@ -156,28 +164,17 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       return { since, outcome: `${victim.name} restarted` };
     });
 
-    // 3-5. The dependencies.
-    await fault('restart Temporal server', 2, async () => {
-      await fleet.stopService('temporal');
+    // 3-5. The dependencies: each stopped, kept down for the outage, started again on the same port and data.
+    const outage = (svc: 'temporal' | 'postgres' | 'redis', downMs: number) => async () => {
+      await fleet.stopService(svc);
       const down = Date.now();
-      await new Promise((r) => setTimeout(r, scale.restartDownMs)); // the outage itself
-      await fleet.startService('temporal');
+      await new Promise((r) => setTimeout(r, downMs)); // the outage itself
+      await fleet.startService(svc);
       return { since: Date.now(), outcome: `down ${((Date.now() - down) / 1000).toFixed(1)} s` };
-    });
-    await fault('restart PostgreSQL', 3, async () => {
-      await fleet.stopService('postgres');
-      const down = Date.now();
-      await new Promise((r) => setTimeout(r, scale.restartDownMs)); // the outage itself
-      await fleet.startService('postgres');
-      return { since: Date.now(), outcome: `down ${((Date.now() - down) / 1000).toFixed(1)} s` };
-    });
-    await fault(`Redis down ${scale.redisDownMs / 1000} s`, 4, async () => {
-      await fleet.stopService('redis');
-      const down = Date.now();
-      await new Promise((r) => setTimeout(r, scale.redisDownMs)); // the outage itself
-      await fleet.startService('redis');
-      return { since: Date.now(), outcome: `down ${((Date.now() - down) / 1000).toFixed(1)} s` };
-    });
+    };
+    await fault('restart Temporal server', 2, outage('temporal', scale.restartDownMs));
+    await fault('restart PostgreSQL', 3, outage('postgres', scale.restartDownMs));
+    await fault(`Redis down ${scale.redisDownMs / 1000} s`, 4, outage('redis', scale.redisDownMs));
 
     // --- the work finishes, then the verdict ---------------------------------------------------
     prober.phase = 'drain';
@@ -280,10 +277,6 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Prom
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  if (!(await waitUntil(check, timeoutMs))) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
 }
 
 /** A read of the harness's own that may meet the PostgreSQL restart: tried again for up to a minute. */
