@@ -4,24 +4,16 @@
 // database (a session JWT's signature, a personal access token's tag), so one bad client behind a
 // shared address does not lock out the others. Acting-as identities are cached beside the credentials.
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Counter } from 'prom-client';
 import type { Config } from '../lib/config.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { CredentialCache } from '../lib/credential-cache.js';
-import { registry } from '../lib/metrics.js';
+import { authLookups } from '../lib/metrics.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
 import { bearerToken, loadCredential, UsageRecorder, verifyBearer, type ResolvedCredential, type VerifiedBearer } from '../domain/auth/auth.js';
 import { AppError, unauthorized } from '../domain/errors.js';
 import type { Actor } from '../domain/identity.js';
 import { resolveActor } from '../domain/workspaces.js';
 import { isUuid } from '../lib/ids.js';
-
-export const authLookups = new Counter({
-  name: 'auth_credential_lookups_total',
-  help: 'Bearer credential resolutions by outcome: hit (cache), miss (one database round trip), failed (401), throttled (429, no database work)',
-  labelNames: ['result'] as const,
-  registers: [registry],
-});
 
 const WINDOW_MS = 60_000;
 /**

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config.js';
 import * as entities from './entities/index.js';
+import { AfterCommitHooks } from './after-commit.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -41,5 +42,7 @@ export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
       snapshot: false,
     },
     debug: db.debug,
+    // afterCommit (db/after-commit.ts): side effects that must follow a commit, never a rollback.
+    subscribers: [new AfterCommitHooks()],
   });
 }

@@ -108,6 +108,10 @@ export interface WorkerConfig {
   webhookDispatcher: boolean;
   /** WEBHOOK_DISPATCH_COALESCE_MS: the dispatcher's pass interval (its own default when unset). */
   webhookDispatchCoalesceMs: number | undefined;
+  /** WORKER_METRICS_PORT: the worker's own GET /metrics (9464; 0: not served). */
+  metricsPort: number;
+  /** WORKER_METRICS_HOST: the address it listens on (loopback unless a scraper elsewhere needs it). */
+  metricsHost: string;
 }
 
 /**
@@ -160,7 +164,7 @@ export interface Config {
   publicBaseUrl: string;
   /** PUBLIC_BASE_URL as set, null when unset (MCP links then use the origin each request reached). */
   publicBaseUrlFromEnv: string | null;
-  /** METRICS_TOKEN: the bearer token `/metrics` requires (null: open). */
+  /** METRICS_TOKEN: the bearer token `/metrics` (API and worker) requires; null: open, except in production (closed). */
   metricsToken: string | null;
   /** The ORM's pool and logging (db/mikro-orm.config.ts): DB_POOL_MAX, DB_DEBUG=1. */
   db: { poolMax: number; debug: boolean };
@@ -277,6 +281,8 @@ export function loadConfig(): Config {
       schedules: process.env.TEMPORAL_SCHEDULES !== 'off',
       webhookDispatcher: process.env.WEBHOOK_DISPATCHER !== 'off',
       webhookDispatchCoalesceMs: process.env.WEBHOOK_DISPATCH_COALESCE_MS ? Number(process.env.WEBHOOK_DISPATCH_COALESCE_MS) : undefined,
+      metricsPort: int('WORKER_METRICS_PORT', 9464),
+      metricsHost: process.env.WORKER_METRICS_HOST || '127.0.0.1',
     },
     inboxKickCoalesceMs: num('INBOX_KICK_COALESCE_MS', 50),
     listImport: { chunkRows: Math.max(1, num('LIST_IMPORT_CHUNK_ROWS', 5000)), concurrency: Math.max(1, num('LIST_IMPORT_CONCURRENCY', 3)) },

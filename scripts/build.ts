@@ -17,6 +17,11 @@ if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 log('bundling workflows');
 // From the compiled JavaScript, so the bundle holds exactly the code tsc emitted beside it.
-const { code } = await bundleWorkflowCode({ workflowsPath: join(dist, 'workflows/index.js'), logger: new DefaultLogger('WARN') });
+// With the workflow interceptors the worker registers from source (workers/interceptors.ts).
+const { code } = await bundleWorkflowCode({
+  workflowsPath: join(dist, 'workflows/index.js'),
+  workflowInterceptorModules: [join(dist, 'workflows/metrics-interceptors.js')],
+  logger: new DefaultLogger('WARN'),
+});
 writeFileSync(join(dist, 'workflow-bundle.js'), code);
 log(`done: dist/ and dist/workflow-bundle.js (${Math.round(code.length / 1024)} KiB)`);

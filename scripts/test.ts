@@ -2,7 +2,7 @@
 // with the plain summary line `N passed, N failed`.
 import { spawn, spawnSync } from 'node:child_process';
 import { repoRoot } from '../lib/config.js';
-import { RUN_MARK, spawnTsx, stopChild, sweepRun, waitFor } from './children.js';
+import { freePort, RUN_MARK, spawnTsx, stopChild, sweepRun, waitFor } from './children.js';
 import { stackWithSchema, testRunEnv } from './stack-env.js';
 import { Client, Connection } from '@temporalio/client';
 
@@ -32,7 +32,10 @@ const taskQueue = `test-${process.pid}`;
 // so the end of the run, however it ends, stops whatever is still alive (sweepRun).
 const runId = String(process.pid);
 const testEnv = { ...testRunEnv(env, taskQueue), OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost', [RUN_MARK]: runId };
-const worker = spawnTsx('workers/worker.ts', testEnv);
+// The run's worker serves its /metrics on a free port (test/workflows/metrics.test.ts scrapes it);
+// the workers tests start themselves serve none.
+const workerMetricsPort = await freePort();
+const worker = spawnTsx('workers/worker.ts', { ...testEnv, WORKER_METRICS_PORT: String(workerMetricsPort) });
 let ava: ReturnType<typeof spawn> | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -55,7 +58,7 @@ try {
 
   ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
     cwd: repoRoot,
-    env: { ...process.env, ...testEnv, TEST_WORKER_PID: String(worker.pid) },
+    env: { ...process.env, ...testEnv, TEST_WORKER_PID: String(worker.pid), WORKER_METRICS_PORT: '0', TEST_WORKER_METRICS_URL: `http://127.0.0.1:${workerMetricsPort}/metrics` },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

@@ -14,6 +14,8 @@ import { temporalJobs } from '../jobs/temporal.js';
 import { ensureSchedules } from './schedules.js';
 import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
+import { activityInterceptors, metricsSinks, workflowInterceptorModule } from './interceptors.js';
+import { startMetricsServer } from '../lib/metrics-server.js';
 
 const compiled = import.meta.url.endsWith('.js');
 export const workflowsPath = createRequire(import.meta.url).resolve(compiled ? '../workflows/index.js' : '../workflows/index.ts');
@@ -59,6 +61,10 @@ export async function createWorker() {
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
     activities: createActivities({ orm, config, logger, jobs, providers }),
+    // Failed activities and workflows by type (lib/metrics.ts). A prebuilt bundle carries the
+    // workflow module itself (scripts/build.ts); the SDK ignores workflowModules beside one.
+    interceptors: { activity: [activityInterceptors], ...('workflowsPath' in workflowSource ? { workflowModules: [workflowInterceptorModule] } : {}) },
+    sinks: metricsSinks,
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
@@ -97,7 +103,18 @@ export async function createWorker() {
 if (import.meta.url === `file://${process.argv[1]}`) {
   logUnhandledRejections(); // a dependency outage must not end the process (docs/deploy.md)
   const { worker, close } = await createWorker();
-  logger.info({ taskQueue: loadConfig().temporal.taskQueue, workflows: workflowSource }, 'worker polling');
+  const config = loadConfig();
+  // Only the process serves /metrics (a worker made in a test or a benchmark does not). A port in use
+  // costs the metrics, not the worker's work: logged as an error, and the worker runs on.
+  const metrics =
+    config.worker.metricsPort === 0
+      ? undefined
+      : await startMetricsServer({ host: config.worker.metricsHost, port: config.worker.metricsPort, config }).catch((err: unknown) => {
+          logger.error({ err: String(err), port: config.worker.metricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
+          return undefined;
+        });
+  logger.info({ taskQueue: config.temporal.taskQueue, workflows: workflowSource, metrics: metrics && `${metrics.url}/metrics` }, 'worker polling');
   await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks finish
+  await metrics?.close();
   await close();
 }

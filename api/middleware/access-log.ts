@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { accessLogger } from '../../lib/logger.js';
-import { httpDuration } from '../../lib/metrics.js';
+import { observeRequest } from '../../lib/metrics.js';
 
 const SECRET_IN_PATH = /\{token\}/;
 
@@ -13,7 +13,7 @@ export const accessLog = (): Middleware => async (ctx, next) => {
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const op = ctx.state.operation;
     // Unmatched routes share one label so that scanners cannot blow up the metric's cardinality.
-    httpDuration.observe({ operation: op?.operationId ?? 'unmatched', method: ctx.method, status: String(ctx.status) }, ms / 1000);
+    observeRequest(op?.operationId ?? 'unmatched', ctx.status, ms / 1000);
     const line = {
       request_id: ctx.state.requestId,
       method: ctx.method,

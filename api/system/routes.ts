@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { defineOperation, reply } from '../operation.js';
 import { checkReadiness } from '../readiness.js';
 import { ErrorBody } from '../schemas.js';
-import { registry } from '../../lib/metrics.js';
-import { safeEqual } from '../../lib/crypto.js';
+import { metricsAccess, refreshDatabaseGauges, registry } from '../../lib/metrics.js';
 import { unauthorized } from '../../domain/errors.js';
 
 const tag = 'system';
@@ -40,17 +39,24 @@ export const readyz = defineOperation({
 export const metrics = defineOperation({
   method: 'GET',
   path: '/metrics',
-  summary: 'Prometheus metrics (process and request latency by operation)',
+  summary: 'Prometheus metrics (process, request latency by operation, outbox lag and enrollments by status)',
   tag,
   auth: 'public',
   rateLimit: 'none',
   produces: 'text/plain',
   responses: { 200: z.string() },
   errors: { 401: ['unauthorized'] },
-  handler: async ({ ctx, services }) => {
-    // With METRICS_TOKEN set, scrapers must present it (deployments that expose the API port).
-    const token = services.config.metricsToken;
-    if (token && !safeEqual(ctx.get('authorization'), `Bearer ${token}`)) throw unauthorized('metrics token required');
+  handler: async ({ ctx, services, em }) => {
+    // METRICS_TOKEN when set; without one, open in development and tests, closed in production (docs/metrics.md).
+    const denied = metricsAccess(services.config, ctx.get('authorization'));
+    if (denied) throw unauthorized(denied);
+    // The database gauges are best effort: a slow or absent database must not cost the other metrics.
+    await em
+      .transactional(async (tx) => {
+        await tx.execute('set local statement_timeout = 2000');
+        await refreshDatabaseGauges((sql) => tx.execute(sql));
+      })
+      .catch((err: unknown) => ctx.state.log?.warn({ err: String(err) }, 'metrics: database gauges not read'));
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();
   },

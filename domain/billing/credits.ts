@@ -25,6 +25,8 @@ import { CreditLedgerEntry, type CreditSource, type ICreditLedgerEntry } from '.
 import { Workspace } from '../../db/entities/Workspace.js';
 import { AppError } from '../errors.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { creditsDebited } from '../../lib/metrics.js';
+import { afterCommit } from '../../db/after-commit.js';
 
 /** Serialises credit writes of one workspace until the surrounding transaction ends. */
 async function lockWorkspaceCredits(tx: EntityManager, workspaceId: string): Promise<void> {
@@ -34,6 +36,11 @@ async function lockWorkspaceCredits(tx: EntityManager, workspaceId: string): Pro
 /** Runs `fn` in the caller's transaction if there is one, else in a new one. */
 function inTransaction<T>(em: EntityManager, fn: (tx: EntityManager) => Promise<T>): Promise<T> {
   return em.isInTransaction() ? fn(em) : em.transactional(fn);
+}
+
+/** Counts `amount` in outreach_credits_debited_total once committed: a debit rolled back with its work (and made again on retry) counts once. */
+function countOnCommit(tx: EntityManager, amount: number): void {
+  afterCommit(tx, () => creditsDebited.inc(amount));
 }
 
 function positiveInt(amount: number): void {
@@ -91,6 +98,7 @@ export async function debitCredits(
       idempotencyKey: opts.key ?? null,
     });
     await tx.flush();
+    countOnCommit(tx, amount);
     return { entry, created: true, balance: balance - amount };
   });
 }
@@ -157,6 +165,7 @@ export async function debitCreditsBatch(
          select v.id, ?, -v.amount, 'debit', 'usage', ?, v.key, now() from json_to_recordset(?::json) as v(id uuid, amount int, key text)`,
         [workspaceId, reason.slice(0, 500), JSON.stringify(fresh.map((e) => ({ id: uuidv7(), amount: e.amount, key: e.key })))],
       );
+      countOnCommit(tx, charged);
     }
     return { created: fresh.map((e) => e.key), charged, balance: balance - charged };
   });

@@ -12,6 +12,7 @@ import { emitEvent } from '../webhooks/events.js';
 import { nextWindowOpening } from '../campaigns/sending-windows.js';
 import { actionFacts, sendVerdict, type SendVerdict } from './send-rule.js';
 import { notify } from '../notifications/notifications.js';
+import { countSend } from '../../lib/metrics.js';
 
 export { nextWindowOpening };
 
@@ -529,7 +530,9 @@ type Claim = SendOutcome | ({ outcome: 'claimed' } & Awaited<ReturnType<typeof a
  * why on the action. An action already `executing` is a retry of a claimed send: it goes on.
  */
 export async function claimSend(em: EntityManager, actionId: string): Promise<Claim> {
-  return em.transactional(async (tx) => {
+  // Counted once committed: a stop or a hold decided here (a retry of a final action decides nothing).
+  let decided: { channel: string; outcome: 'canceled' | 'held' } | undefined;
+  const claim = await em.transactional(async (tx): Promise<Claim> => {
     const f = await actionFacts(tx as EntityManager, actionId, { lock: true });
     if (!f) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
     if (['executed', 'failed', 'skipped', 'canceled'].includes(f.actionState)) return { outcome: f.actionState as 'executed', ...(f.errorCode ? { errorCode: f.errorCode } : {}) };
@@ -545,16 +548,20 @@ export async function claimSend(em: EntityManager, actionId: string): Promise<Cl
           `update scheduled_actions set state = 'canceled', error_code = coalesce(error_code, ?), waiting_reason = null, updated_at = now() where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved')`,
           [v.stop.reason, f.enrollmentId],
         );
+        decided = { channel: f.actionType, outcome: 'canceled' };
         return { outcome: 'canceled', errorCode: v.stop.reason, status: v.stop.status, stopReason: v.stop.reason };
       }
       if ('hold' in v) {
         await tx.execute(`update scheduled_actions set waiting_reason = ?, waiting_until = null, updated_at = now() where id = ?`, [v.hold, actionId]);
+        decided = { channel: f.actionType, outcome: 'held' };
         return { outcome: 'held', reason: v.hold };
       }
     }
     await tx.execute(`update scheduled_actions set state = 'executing', attempts = attempts + 1, claimed_at = coalesce(claimed_at, clock_timestamp()), waiting_reason = null, updated_at = now() where id = ?`, [actionId]);
     return { outcome: 'claimed', ...f };
   });
+  if (decided) countSend(decided.channel, decided.outcome);
+  return claim;
 }
 
 /**
@@ -580,14 +587,16 @@ export async function sendAction(
   }
 
   const fail = async (code: string, message: string) => {
-    await em.transactional(async (tx) => {
+    const failedNow = await em.transactional(async (tx) => {
       const r = await tx.execute(`update scheduled_actions set state = 'failed', error_code = ?, error_message = ?, updated_at = now() where id = ? and state = 'executing' returning id`, [
         code,
         message.slice(0, 500),
         actionId,
       ]);
       if (r.length) await giveBackSlot(tx as EntityManager, actionId, grantedAt);
+      return r.length > 0;
     });
+    if (failedNow) countSend(claim.actionType, 'failed');
     return { outcome: 'failed' as const, errorCode: code };
   };
   const content = claim.content ?? {};
@@ -626,7 +635,7 @@ export async function sendAction(
   }
   if (opts.pauseAfterSendMs) await new Promise((r) => setTimeout(r, opts.pauseAfterSendMs));
 
-  await em.transactional(async (tx) => {
+  const executedNow = await em.transactional(async (tx) => {
     const [done] = await tx.execute<{ workspace_id: string; type: string; lead_id: string; campaign_id: string }[]>(
       `update scheduled_actions set state = 'executed', executed_at = now(), connector_message_id = ?, connector_thread_id = ?, waiting_reason = null, updated_at = now()
         where id = ? and state = 'executing' returning workspace_id, type, lead_id, campaign_id`,
@@ -635,7 +644,9 @@ export async function sendAction(
     if (done) {
       await emitEvent(tx as EntityManager, done.workspace_id, 'action.executed', { action_id: actionId, action_type: done.type, lead_id: done.lead_id, campaign_id: done.campaign_id });
     }
+    return !!done;
   });
+  if (executedNow) countSend(claim.actionType, 'executed');
   return { outcome: 'executed' };
 }
 

@@ -13,6 +13,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ACTION_TYPES, type ActionType, type IPlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { notFound } from '../errors.js';
+import { governorRefusals } from '../../lib/metrics.js';
 import {
   configuredCaps,
   countsAt,
@@ -188,6 +189,12 @@ function executor(em: EntityManager) {
  * second loss it is decided under the account's row lock, which always settles it.
  */
 export async function requestSlot(em: EntityManager, accountId: string, action: ActionType, opts: SlotOptions = {}): Promise<SlotAnswer> {
+  const answer = await decideSlot(em, accountId, action, opts);
+  if (!answer.granted) governorRefusals.inc({ reason: answer.reason });
+  return answer;
+}
+
+async function decideSlot(em: EntityManager, accountId: string, action: ActionType, opts: SlotOptions): Promise<SlotAnswer> {
   const random = opts.random ?? Math.random;
   const { exec, transaction } = executor(em);
   const clock = () => opts.now ?? new Date();

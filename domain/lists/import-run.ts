@@ -16,6 +16,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DedupeMode, ListImportStatus } from '../../db/entities/ListImport.js';
 import { CsvReader, CsvSyntaxError, type CsvEncoding, type CsvRecord, type Delimiter } from '../../lib/csv.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { countImportRows } from '../../lib/metrics.js';
 import { withPgClient, type PgClient } from '../../lib/pg-raw.js';
 import type { ImportFileStore } from './import-files.js';
 import { DESCRIPTIVE_FIELDS, checkRow, cutValue, type CleanRow, type DescriptiveField, type Mapping, type RowProblem } from './import-csv.js';
@@ -161,7 +162,7 @@ interface WriteClock {
 async function commitBatch(c: PgClient, importId: string, batch: Batch, clock: WriteClock): Promise<ListImportStatus | null> {
   const started = performance.now();
   try {
-    const recorded = { ms: 0 };
+    const recorded: Recorded = { ms: 0 };
     const out = await writeBatch(c, importId, batch, started, clock, recorded);
     clock.unrecorded += performance.now() - started - recorded.ms;
     return out;
@@ -200,11 +201,18 @@ const LOCK_IMPORT = `select i.id, i.workspace_id, i.status, i.list_id, i.cursor_
     (select pg_relation_size(r.oid) / current_setting('block_size')::int > 2 * r.relpages + 128 from pg_class r where r.oid = 'contacts'::regclass) as stale_stats
   from list_imports i where i.id = $1 for update of i`;
 
-async function writeBatch(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: { ms: number }): Promise<ListImportStatus | null> {
+/** What a chunk's write reports back: its time before the final statement, and its rows once planned. */
+interface Recorded {
+  ms: number;
+  rows?: Parameters<typeof countImportRows>[0];
+}
+
+async function writeBatch(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: Recorded): Promise<ListImportStatus | null> {
   await c.query(BEGIN);
   try {
     const out = await writeChunk(c, importId, batch, started, clock, recorded);
     await c.query('commit');
+    if (recorded.rows) countImportRows(recorded.rows); // committed rows only: a chunk that runs again is counted once
     return out;
   } catch (err) {
     await c.query('rollback').catch(() => {});
@@ -212,7 +220,7 @@ async function writeBatch(c: PgClient, importId: string, batch: Batch, started: 
   }
 }
 
-async function writeChunk(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: { ms: number }): Promise<ListImportStatus | null> {
+async function writeChunk(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: Recorded): Promise<ListImportStatus | null> {
   const { rows } = await c.query<{ workspace_id: string; status: ListImportStatus; list_id: string; cursor_bytes: number; dedupe_mode: DedupeMode; list_ok: number; stale_stats: boolean }>(
     LOCK_IMPORT,
     [importId],
@@ -243,6 +251,7 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
     : [];
   recorded.ms = performance.now() - started;
   const statement = planChunk(importId, imp, batch, existing, Math.round(recorded.ms + clock.unrecorded));
+  recorded.rows = statement.rows;
   // Sent (its parameters are flat strings now): the chunk's rows and contacts are garbage from here,
   // and die young instead of surviving the statement's round trip into the worker's old heap.
   batch.rows = [];
@@ -264,7 +273,7 @@ function planChunk(
   batch: Batch,
   existing: ContactState[],
   writeMs: number,
-): { text: string; values: unknown[] } {
+): { text: string; values: unknown[]; rows: Recorded['rows'] & {} } {
   const counts = { created: 0, updated: 0, duplicate: 0 };
   const p = new Params();
   const ctes: string[] = [];
@@ -339,7 +348,7 @@ function planChunk(
        invalid = invalid + ${p.add(batch.problems.length)}, leads_added = leads_added + ${leadsAdded}, chunks = chunks + 1,
        write_ms = write_ms + ${p.add(writeMs)}, updated_at = now()
      where id = ${p.add(importId)}`;
-  return { text, values: p.values };
+  return { text, values: p.values, rows: { ...counts, invalid: batch.problems.length } };
 }
 
 /** A PostgreSQL array literal of text (or uuid) values, as one flat string: cheaper to keep than a JS array until the statement is sent. */

@@ -24,6 +24,7 @@ import type { Jobs } from '../jobs.js';
 import { notifyListImportFinished } from '../notifications/notifications.js';
 import { analyse, checkMapping, CONTACT_FIELDS, type Analysis, type FormatChoice, type Mapping, type RowProblem } from './import-csv.js';
 import { createList } from './lists.js';
+import { observeImport } from '../../lib/metrics.js';
 
 /** Largest file accepted: 50 MiB (413 file_too_large above, enforced while the upload streams). */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;
@@ -371,6 +372,7 @@ export async function endRun(
   outcome: { canceled?: boolean; failure?: { code: string; message: string } },
 ): Promise<ImportProgress> {
   const { failure } = outcome;
+  let ended: { status: string; seconds: number } | undefined;
   const imp = await em.transactional(async (tx) => {
     const row = await tx.findOne(ListImport, importId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!row) return null;
@@ -382,8 +384,10 @@ export async function endRun(
     } else if (!failure && row.status === 'running') tx.assign(row, { status: 'completed', finishedAt: now });
     await tx.flush();
     if (row.status !== was && (row.status === 'completed' || row.status === 'failed')) await notifyListImportFinished(tx, row.id);
+    if (row.status !== was && row.finishedAt) ended = { status: row.status, seconds: (row.finishedAt.getTime() - (row.startedAt ?? row.createdAt).getTime()) / 1000 };
     return row;
   });
+  if (ended) observeImport(ended.status, ended.seconds); // once committed, by its final state
   if (!imp) return { ...emptyProgress, status: 'canceled' };
   if (FINAL.includes(imp.status as ListImportStatus)) await files.remove(importId);
   return progressOf(imp);

@@ -30,6 +30,7 @@ import { needsConfirmation, requiresAppId, runTool, type Risk, type ToolContext 
 import { resolveActor } from '../workspaces.js';
 import { notifyConfirmationPending } from '../notifications/notifications.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
+import { operatorToolCalls, operatorTurns } from '../../lib/metrics.js';
 
 export const MAX_MESSAGE = 20_000;
 export const MAX_ATTACHMENTS = 3;
@@ -277,6 +278,13 @@ export async function modelStep(deps: TurnDeps, input: { turnId: string; message
  */
 async function invoke(deps: TurnDeps, actor: Actor, appId: string, name: string, args: unknown): Promise<{ status: 'ok' | 'error'; result: unknown }> {
   const tool = findTool(name);
+  const outcome = await invokeTool(deps, actor, appId, tool, name, args);
+  // The registry's name, never the model's: a made-up name is `unknown`.
+  operatorToolCalls.inc({ tool: tool?.name ?? 'unknown', outcome: outcome.status });
+  return outcome;
+}
+
+async function invokeTool(deps: TurnDeps, actor: Actor, appId: string, tool: ReturnType<typeof findTool>, name: string, args: unknown): Promise<{ status: 'ok' | 'error'; result: unknown }> {
   if (!tool) return { status: 'error', result: { code: 'unknown_tool', message: `there is no tool named ${name}` } };
   try {
     const result = await runTool(tool, { ...deps.toolContext, em: deps.em.fork(), actor, appId }, args);
@@ -402,10 +410,12 @@ export async function closeConfirmation(deps: TurnDeps, input: { turnId: string;
 
 /** Records the turn's cost and debits its credits (key `operator-turn:<turnId>`: once), then streams `done`. */
 export async function completeTurn(deps: TurnDeps, input: { turnId: string; usage: Usage; modelCalls: number }): Promise<{ credits: number }> {
+  let completedNow = false;
   const credits = await deps.em.transactional(async (tx) => {
     const turn = await tx.findOneOrFail(AgentTurn, input.turnId);
     let charged = turn.credits;
     if (turn.status !== 'completed') {
+      completedNow = true;
       try {
         await debitCredits(tx, turn.workspace.id, TURN_CREDITS, { key: `operator-turn:${turn.id}`, reason: 'Operator turn' });
         charged = TURN_CREDITS;
@@ -426,6 +436,7 @@ export async function completeTurn(deps: TurnDeps, input: { turnId: string; usag
     }
     return charged;
   });
+  if (completedNow) operatorTurns.inc({ outcome: 'completed' });
   await publishTurnEvent(deps.redis, input.turnId, 'done', {
     turn_id: input.turnId,
     usage: { input_tokens: input.usage.inputTokens, output_tokens: input.usage.outputTokens, model_calls: input.modelCalls },
@@ -436,11 +447,14 @@ export async function completeTurn(deps: TurnDeps, input: { turnId: string; usag
 }
 
 export async function failTurn(deps: Pick<TurnDeps, 'em' | 'redis'>, input: { turnId: string; code: string; message: string }): Promise<void> {
-  await deps.em.execute(`update agent_turns set status = 'failed', error_code = ?, error_message = ?, finished_at = now() where id = ? and status <> 'completed'`, [
-    input.code.slice(0, 60),
-    input.message.slice(0, 500),
-    input.turnId,
-  ]);
+  // The status it had, to count a turn's failure once (a later failure still records its own code).
+  const [was] = await deps.em.execute<{ was: string }[]>(
+    `update agent_turns t set status = 'failed', error_code = ?, error_message = ?, finished_at = now()
+       from (select id, status as was from agent_turns where id = ? for update) o
+      where t.id = o.id and o.was <> 'completed' returning o.was`,
+    [input.code.slice(0, 60), input.message.slice(0, 500), input.turnId],
+  );
+  if (was && was.was !== 'failed') operatorTurns.inc({ outcome: 'failed' });
   await publishTurnEvent(deps.redis, input.turnId, 'error', { turn_id: input.turnId, code: input.code, message: input.message.slice(0, 500) });
 }
 

@@ -1,27 +1,24 @@
 // Outbound webhook subscriptions and the one delivery function used by real events (activities)
 // and by the test routes.
-import { createHmac } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Integration } from '../../db/entities/Integration.js';
 import { WebhookDelivery } from '../../db/entities/WebhookDelivery.js';
 import { WebhookSubscription, type IWebhookSubscription } from '../../db/entities/WebhookSubscription.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import type { Config } from '../../lib/config.js';
-import { decrypt, encrypt, randomSecret } from '../../lib/crypto.js';
+import { decrypt, encrypt } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { countWebhookDelivery } from '../../lib/metrics.js';
 import { checkDestination, DestinationError, postGuarded, type OutboundResult, type Resolver } from '../../lib/outbound-http.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { envelopeJson, isAcceptedEvent, sampleData, TEST_EVENT, testEventData, ACCEPTED_EVENTS } from './events.js';
+import { deliveryHeaders, newWebhookSecret, SECRET_PREFIX, webhookMessageId } from './signing.js';
 
-export const SECRET_PREFIX = 'whsec_';
-/** `whsec_` + 32 random bytes (base64url): 256 bits of entropy. */
-export const newWebhookSecret = () => randomSecret(SECRET_PREFIX, 32);
+// Existing importers (integrations, scripts, tests) keep importing these from here.
+export { newWebhookSecret, SECRET_PREFIX, signatureHeader, WEBHOOK_DELIVERY_HEADERS } from './signing.js';
 export const maskSecret = (last4: string) => `${SECRET_PREFIX}****${last4}`;
-
-/** `sha256=<64 lowercase hex>` over the exact body bytes. */
-export const signatureHeader = (secret: string, body: string | Buffer) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -141,10 +138,13 @@ export async function deliverToSubscription(em: EntityManager, deps: DeliveryDep
   // The attempt's own id (its webhook_deliveries row): a receiver can tell a new attempt after a
   // crash (the rare one whose record was lost) from the same request seen twice.
   const id = uuidv7();
+  // webhook-id: per (event, subscription), so every attempt of a real event carries the same one; a
+  // test delivery (no event) is its own message.
+  const webhookId = webhookMessageId(event.id ?? id, sub.id);
   const result = await postGuarded(
     sub.url,
     event.body,
-    { 'X-Service-Event': event.name, 'X-Service-Signature': signatureHeader(secret, event.body), 'X-Service-Delivery': id },
+    deliveryHeaders({ secret, event: event.name, body: event.body, webhookId, deliveryId: id }),
     { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
   );
   await em.insert(WebhookDelivery, {
@@ -161,6 +161,7 @@ export async function deliverToSubscription(em: EntityManager, deps: DeliveryDep
     responseExcerpt: result.responseExcerpt,
     createdAt: new Date(),
   });
+  if (event.id) countWebhookDelivery(result); // outbox events only: a test delivery is not the service's traffic
   return result;
 }
 
@@ -193,7 +194,7 @@ export async function testUrl(
   const result = await postGuarded(
     url,
     body,
-    { 'X-Service-Event': eventName, 'X-Service-Signature': signatureHeader(secret, body) },
+    deliveryHeaders({ secret, event: eventName, body, webhookId: webhookMessageId(uuidv7(), null) }),
     { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
   );
   return { ...result, secret };

@@ -102,7 +102,8 @@ export class Fleet {
   private spawn(name: string, script: Member['script'], port: number | null, into?: Member): Member {
     const out = openSync(join(dataDir, `${name}.log`), 'a');
     try {
-      const env = { ...process.env, ...this.env, ...(port ? { PORT: String(port) } : {}) };
+      // Workers serve no /metrics here: two on one machine would want the same port.
+      const env = { ...process.env, ...this.env, ...(port ? { PORT: String(port) } : {}), ...(script === 'workers/worker.ts' ? { WORKER_METRICS_PORT: '0' } : {}) };
       const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: repoRoot, env, stdio: ['ignore', out, out] });
       const member: Member = into ?? { name, script, port, child, starts: 1, expectExit: false };
       Object.assign(member, { child, expectExit: false });

@@ -60,7 +60,9 @@ test('GET /openapi.json is an OpenAPI 3.1 document of the declared operations', 
   t.is(r.body.openapi, '3.1.0');
   const signup = r.body.paths['/api/auth/signup'].post;
   t.deepEqual(signup.security, []);
-  t.truthy(signup.requestBody.content['application/json'].schema.properties.email);
+  // Bodies and resources are named components, referenced from the operation.
+  t.deepEqual(signup.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/SignupBody' });
+  t.truthy(r.body.components.schemas.SignupBody.properties.email);
   t.truthy(signup.responses['409']);
   t.deepEqual(r.body.paths['/api/users/me'].get.security, [{ bearer: [] }]);
 });
@@ -81,7 +83,8 @@ test('GET /metrics exposes Prometheus metrics including request latency by opera
   await call('GET', '/healthz');
   const r = await call('GET', '/metrics');
   t.is(r.status, 200);
-  t.regex(r.text, /http_request_duration_seconds_count\{operation="getHealthz",method="GET",status="200"\} \d+/);
+  t.regex(r.text, /http_request_duration_seconds_count\{operation="getHealthz"\} \d+/);
+  t.regex(r.text, /http_requests_total\{operation="getHealthz",status_class="2xx"\} \d+/);
   t.regex(r.text, /process_cpu_user_seconds_total/);
 });
 
