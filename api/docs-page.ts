@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Middleware } from 'koa';
+import { CachedBody, sendCached } from './cached-body.js';
 
 const ASSET_PREFIX = '/docs/assets/';
 
@@ -51,8 +52,7 @@ const DOCS_CSS = `body { margin: 0; background: #fafafa; }
 `;
 
 interface Asset {
-  body: Buffer;
-  type: string;
+  body: CachedBody;
   /** Content hash, appended as ?v= by the page so that long caching never serves a stale file. */
   version: string;
 }
@@ -69,7 +69,7 @@ function loadAssets(): Map<string, Asset> {
   return new Map(
     Object.entries(files).map(([name, f]) => {
       const body = Buffer.from(f.body);
-      return [name, { body, type: f.type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) }];
+      return [name, { body: new CachedBody(body, f.type), version: createHash('sha256').update(body).digest('hex').slice(0, 12) }];
     }),
   );
 }
@@ -92,23 +92,16 @@ export const docsAssets = (): Middleware => async (ctx, next) => {
   if (!ctx.path.startsWith(ASSET_PREFIX) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
   const asset = assets().get(ctx.path.slice(ASSET_PREFIX.length));
   if (!asset) return next();
-  ctx.status = 200; // before the freshness check, which only applies to 2xx
-  ctx.type = asset.type;
-  ctx.set('ETag', `"${asset.version}"`);
-  // Versioned URLs (what the page links) are immutable; a bare URL must revalidate.
-  ctx.set('Cache-Control', ctx.query.v === asset.version ? 'public, max-age=31536000, immutable' : 'no-cache');
-  if (ctx.fresh) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.body = asset.body;
+  // Versioned URLs (what the page links) are immutable; a bare URL must revalidate. Gzip takes the
+  // 1.7 MB bundle to about a quarter.
+  sendCached(ctx, asset.body, ctx.query.v === asset.version ? 'public, max-age=31536000, immutable' : 'no-cache');
 };
 
-let page: string | undefined;
+let page: CachedBody | undefined;
 
 /** The /docs HTML: the viewer's CSS and JS plus the init file; no inline script or style. */
-export function renderDocsPage(): string {
-  return (page ??= `<!doctype html>
+export function docsPage(): CachedBody {
+  return (page ??= new CachedBody(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -125,5 +118,5 @@ export function renderDocsPage(): string {
 <script src="${href('docs.js')}"></script>
 </body>
 </html>
-`);
+`, 'text/html; charset=utf-8'));
 }

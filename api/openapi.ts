@@ -4,6 +4,12 @@
 import { z } from 'zod';
 import { PRODUCT_KINDS, ruleKind } from '../domain/access.js';
 import type { Operation } from './operation.js';
+import { ACCEPTED_EVENTS, TEST_EVENT } from '../domain/webhooks/events.js';
+import { EVENT_DATA, EVENT_TRIGGERS, TEST_EVENT_DATA } from '../domain/webhooks/payloads.js';
+import { WEBHOOK_DELIVERY_HEADERS } from '../domain/webhooks/signing.js';
+import { nameComponents } from './components.js';
+import { exampleOf } from './examples.js';
+import { TAGS } from './tags.js';
 import { ErrorBody } from './schemas.js';
 
 type Json = Record<string, unknown>;
@@ -32,6 +38,18 @@ function forbidNul(node: unknown): void {
 }
 
 /**
+ * A record keyed by an enum (`z.record(z.enum([...]), V)`) becomes an object with one property per key:
+ * generators make a class of it (they ignore `propertyNames`), and `required` names defined properties.
+ */
+function recordAsProperties(s: Json): void {
+  const keys = (s.propertyNames as { enum?: unknown[] } | undefined)?.enum;
+  if (s.type !== 'object' || !keys?.every((k) => typeof k === 'string') || typeof s.additionalProperties !== 'object' || s.properties) return;
+  s.properties = Object.fromEntries((keys as string[]).map((k) => [k, s.additionalProperties]));
+  s.additionalProperties = false;
+  delete s.propertyNames;
+}
+
+/**
  * Schemas whose rule zod cannot describe (e.g. a query integer parsed from digits) carry their exact
  * JSON Schema as `.meta({ jsonSchema })`; it replaces what zod would generate.
  */
@@ -39,6 +57,7 @@ const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
   // z.email() is checked by zod's own regex, which `pattern` states; `format: email` would add the
   // reader's idea of an email address (e.g. RFC 5321 length limits) that the server does not apply.
   if (ctx.jsonSchema.format === 'email' && ctx.jsonSchema.pattern) delete ctx.jsonSchema.format;
+  recordAsProperties(ctx.jsonSchema);
   const exact = (z.globalRegistry.get(ctx.zodSchema as z.ZodType) as { jsonSchema?: Json } | undefined)?.jsonSchema;
   if (!exact) return;
   for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
@@ -48,7 +67,8 @@ const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
 /**
  * Named schemas (`.meta({ id })`, e.g. the recursive JsonValue) that zod puts in a schema's local
  * `$defs`. In an OpenAPI document `#/$defs/…` would point at the document's root, so they move to
- * `components.schemas` (input variants, which carry the NUL rule, get an `Input` suffix).
+ * `components.schemas`; the input variant of a schema that is also an output (it carries the NUL rule)
+ * gets an `Input` suffix, a request body keeps its name.
  */
 let hoisted: Record<string, Json> = {};
 
@@ -59,12 +79,15 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
   const names = Object.keys($defs as Json);
   const anonymous = names.find((n) => n.startsWith('__schema'));
   if (anonymous) throw new Error(`a recursive schema without an id (${anonymous}): give it .meta({ id })`);
-  const suffix = io === 'input' ? 'Input' : '';
+  const named = (n: string) => (io === 'input' && !n.endsWith('Body') ? `${n}Input` : n);
   const local = new RegExp(`"#/\\$defs/(${names.join('|')})"`, 'g');
-  const relink = <T>(node: T): T => JSON.parse(JSON.stringify(node).replace(local, (_, n: string) => `"#/components/schemas/${n}${suffix}"`)) as T;
+  const relink = <T>(node: T): T => JSON.parse(JSON.stringify(node).replace(local, (_, n: string) => `"#/components/schemas/${named(n)}"`)) as T;
   for (const [name, def] of Object.entries($defs as Json)) {
     if (io === 'input') forbidNul(def);
-    hoisted[`${name}${suffix}`] = relink(def as Json);
+    const component = relink(def as Json);
+    const seen = hoisted[named(name)];
+    if (seen && JSON.stringify(seen) !== JSON.stringify(component)) throw new Error(`component ${named(name)} has two shapes`);
+    hoisted[named(name)] = component;
   }
   return relink(rest);
 };
@@ -135,8 +158,6 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
   return new Map([...codes].sort(([a], [b]) => a - b));
 }
 
-/** A file part of a multipart form (`.meta({ jsonSchema: BINARY })`): any bytes, sent as a file. */
-export const BINARY = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' };
 
 /** The multipart media type object: the form's schema, and each file part encoded as a file. */
 function formContent(form: z.ZodType): Json {
@@ -148,6 +169,15 @@ function formContent(form: z.ZodType): Json {
   };
 }
 
+/** The error envelope with the codes this operation answers at one status, as an enum generators can read. */
+const errorSchema = (codes: string[]): Json => ({
+  allOf: [
+    { $ref: '#/components/schemas/Error' },
+    // Open objects: this part only narrows `code`; the first part states the rest.
+    { type: 'object', additionalProperties: true, properties: { error: { type: 'object', additionalProperties: true, properties: { code: { type: 'string', enum: codes } } } } },
+  ],
+});
+
 function operationObject(op: Operation): Json {
   const limited = op.rateLimit !== 'none';
   const responses: Json = {};
@@ -156,7 +186,7 @@ function operationObject(op: Operation): Json {
     const more = Object.entries(op.alternatives?.[Number(status)] ?? {}).map(([media, s]) => [media, { schema: jsonSchema(s, 'output') }]);
     responses[status] = schema
       ? { description: 'Success', headers, content: { [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') }, ...Object.fromEntries(more) } }
-      : { description: 'Success, no content', headers };
+      : { description: Number(status) === 304 ? 'Not modified: the ETag sent in If-None-Match is current' : 'Success, no content', headers };
   }
   for (const [status, codes] of errorCodes(op)) {
     const headers = status === 429 ? { ...rateLimited, 'Retry-After': header('Retry-After') } : limited ? rateLimited : always;
@@ -165,7 +195,7 @@ function operationObject(op: Operation): Json {
     responses[status] = {
       description: `Error codes: ${[...codes].join(', ')}`,
       headers,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } }, ...Object.fromEntries(more) },
+      content: { 'application/json': { schema: errorSchema([...codes]) }, ...Object.fromEntries(more) },
     };
   }
   const declared = Object.entries(op.errors ?? {}).map(([status, cs]) => `${status} ${cs.join(', ')}`);
@@ -214,18 +244,96 @@ function addLinks(operations: Operation[], paths: Record<string, Record<string, 
   }
 }
 
+/** `lead.discovered` → `LeadDiscovered`. */
+const pascal = (name: string) => name.replace(/(^|[._-])([a-z])/g, (_, __, c: string) => c.toUpperCase());
+
+/**
+ * The `webhooks` section: one entry per event a subscription may list (and the generic test event),
+ * each a POST this service sends, with its envelope as a named schema and the delivery headers.
+ */
+function webhooks(): Json {
+  const out: Json = {};
+  const events: [string, z.ZodType, string][] = [
+    ...ACCEPTED_EVENTS.map((e) => [e, EVENT_DATA[e], EVENT_TRIGGERS[e]] as [string, z.ZodType, string]),
+    [TEST_EVENT, TEST_EVENT_DATA, 'Sent by POST /api/webhooks/outbound/{id}/test and test-url without an `event` query.'],
+  ];
+  for (const [event, data, trigger] of events) {
+    const name = `${pascal(event)}Event`;
+    hoisted[`${pascal(event)}Data`] = jsonSchema(data, 'output');
+    hoisted[name] = {
+      type: 'object',
+      description: `The body of a \`${event}\` delivery: the envelope every event shares.`,
+      properties: {
+        event: { type: 'string', enum: [event] },
+        timestamp: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC time of the envelope (the time of the change).' },
+        data: { $ref: `#/components/schemas/${pascal(event)}Data` },
+      },
+      required: ['event', 'timestamp', 'data'],
+    };
+    out[event] = {
+      post: {
+        operationId: `webhook${pascal(event)}`,
+        summary: `${event}: ${trigger}`,
+        description: 'Sent to each active subscription listing this event, with a ten-second timeout and no retry of a failed or non-2xx attempt (docs/webhooks.md). Verify the signature before parsing.',
+        tags: ['webhooks'],
+        security: [], // signed by this service (the headers below), not called with a token
+        parameters: WEBHOOK_DELIVERY_HEADERS.map((h) => ({ ...h, schema: { ...h.schema }, ...(h.name === 'X-Service-Event' ? { schema: { type: 'string', enum: [event] }, example: event } : {}) })),
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } },
+        responses: { '200': { description: 'Any 2xx status acknowledges the delivery; the body is ignored.' } },
+      },
+    };
+  }
+  return out;
+}
+
+/**
+ * `const: true|false` becomes a one-value boolean enum: openapi-python-client writes invalid Python
+ * for a boolean `const` (`Trueand`), and every generator reads the enum as a boolean.
+ */
+function booleanEnums(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(booleanEnums);
+  if (!node || typeof node !== 'object') return;
+  const s = node as Json;
+  if (typeof s.const === 'boolean') {
+    s.type = 'boolean';
+    s.enum = [s.const];
+    delete s.const;
+  }
+  Object.values(s).forEach(booleanEnums);
+}
+
+/** An example on every parameter, request body and response content, built from its schema. */
+function addExamples(doc: Json): void {
+  const components = (doc.components as { schemas: Record<string, Json> }).schemas;
+  const operations = [...Object.values(doc.paths as Json), ...Object.values(doc.webhooks as Json)].flatMap((item) => Object.values(item as Json) as Json[]);
+  for (const op of operations) {
+    for (const p of (op.parameters ?? []) as Json[]) if (!('example' in p)) p.example = exampleOf(p.schema, components, p.name as string);
+    const bodies = [op.requestBody, ...Object.values((op.responses ?? {}) as Json)] as ({ content?: Record<string, Json> } | undefined)[];
+    for (const body of bodies) for (const media of Object.values(body?.content ?? {})) media.example ??= exampleOf(media.schema, components);
+  }
+}
+
 export function buildOpenApi(operations: Operation[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
   hoisted = {};
+  nameComponents();
+  const undeclared = operations.find((op) => !TAGS[op.tag]);
+  if (undeclared) throw new Error(`${undeclared.operationId}: tag "${undeclared.tag}" is not declared in api/tags.ts`);
   for (const op of operations) (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op);
   addLinks(operations, paths);
-  return {
+  const used = new Set([...operations.map((op) => op.tag), 'webhooks']);
+  jsonSchema(ErrorBody, 'output'); // hoists components.schemas.Error, which every error response refers to
+  const doc: Json = {
     openapi: '3.1.0',
     info: { title: 'Outreach service API', version: '2026-09-19', description: DESCRIPTION },
     servers: [{ url: '/' }],
+    tags: Object.entries(TAGS)
+      .filter(([name]) => used.has(name))
+      .map(([name, description]) => ({ name, description })),
+    webhooks: webhooks(),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (pat_…) or session JWT' } },
-      schemas: { Error: jsonSchema(ErrorBody, 'output'), ...hoisted },
+      schemas: hoisted,
       headers: {
         'X-Request-Id': { description: 'The request id (the caller’s X-Request-Id when safe to echo)', required: true, schema: { type: 'string', minLength: 1 } },
         RateLimit: { description: 'Remaining requests and seconds until the window frees one: "<group>";r=<n>;t=<s>', schema: { type: 'string' } },
@@ -235,4 +343,7 @@ export function buildOpenApi(operations: Operation[]): Json {
     },
     paths,
   };
+  booleanEnums(doc);
+  addExamples(doc);
+  return doc;
 }

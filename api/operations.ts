@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { defineOperation, type Operation } from './operation.js';
 import { buildOpenApi } from './openapi.js';
-import { DOCS_CSP, renderDocsPage } from './docs-page.js';
+import { DOCS_CSP, docsPage } from './docs-page.js';
+import { CachedBody, sendCached } from './cached-body.js';
 import * as system from './system/routes.js';
 import * as auth from './auth/routes.js';
 import * as users from './users/routes.js';
@@ -61,19 +62,28 @@ modules.push(suppressions, unsubscribe); // suppression list, email footer, the 
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 
+/** `If-None-Match`: the docs answer 304 when it names the ETag of what would be sent. */
+const conditional = z.object({
+  'If-None-Match': z.string().optional().describe('ETag(s) of a copy the client holds; 304 with no body when one matches'),
+});
+
 function docsOperations(ops: Operation[]): Operation[] {
-  let doc: Record<string, unknown> | undefined;
-  const document = (): Record<string, unknown> => (doc ??= buildOpenApi([...ops, ...docs]));
+  // Built, serialised and compressed once per process: the document is static while it runs.
+  let doc: CachedBody | undefined;
+  const document = (): CachedBody => (doc ??= new CachedBody(JSON.stringify(buildOpenApi([...ops, ...docs])), 'application/json; charset=utf-8'));
   const docs: Operation[] = [
     defineOperation({
       method: 'GET',
       path: '/openapi.json',
       summary: 'OpenAPI 3.1 description of this API',
+      description: 'Gzip when accepted; `Cache-Control: no-cache` with a strong ETag, so a client revalidates with If-None-Match and gets 304.',
       tag: 'system',
       auth: 'public',
       rateLimit: 'none',
-      responses: { 200: z.record(z.string(), z.unknown()) },
-      handler: () => document(),
+      headers: conditional,
+      produces: 'application/json', // the handler writes the prepared bytes itself
+      responses: { 200: z.record(z.string(), z.unknown()), 304: null },
+      handler: ({ ctx }) => sendCached(ctx, document()),
     }),
     defineOperation({
       method: 'GET',
@@ -82,12 +92,12 @@ function docsOperations(ops: Operation[]): Operation[] {
       tag: 'system',
       auth: 'public',
       rateLimit: 'none',
+      headers: conditional,
       produces: 'text/html',
-      responses: { 200: z.string() },
+      responses: { 200: z.string(), 304: null },
       handler: ({ ctx }) => {
         ctx.set('Content-Security-Policy', DOCS_CSP);
-        ctx.type = 'text/html';
-        ctx.body = renderDocsPage();
+        sendCached(ctx, docsPage());
       },
     }),
   ];

@@ -2,23 +2,29 @@
 // on its own: every rule a validator applies must appear in the OpenAPI document (api/openapi.ts).
 import { z } from 'zod';
 
-export const ErrorBody = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional(), request_id: z.string().optional() }),
-});
+/** The error envelope every error answers with: components.schemas.Error. */
+export const ErrorBody = z
+  .object({
+    error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional(), request_id: z.string().optional() }),
+  })
+  .meta({ id: 'Error' });
 export const Uuid = z.uuid();
 export const IdParams = z.object({ id: z.uuid() });
 export const Timestamp = z.iso.datetime();
 export { ClockEnd, ClockTime } from '../lib/time-of-day.js';
+/** A file part of a multipart form (`.meta({ jsonSchema: BINARY })`): any bytes, sent as a file. */
+export const BINARY = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' };
 export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 /**
- * Any JSON value (zod's `z.json()`, spelled out to carry an id): the OpenAPI document then states it
- * once, as the recursive schema `components.schemas.JsonValue`, rather than per operation.
+ * Any JSON value (zod's `z.json()`, spelled out to carry an id). The document states it once, as
+ * `components.schemas.JsonValue`, and without recursion: a recursive schema breaks client generators
+ * (openapi-typescript's output fails tsc with TS2502; openapi-python-client drops the responses).
  */
 export const JsonValue: z.ZodType<Json> = z
   .lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]))
-  .meta({ id: 'JsonValue' });
+  .meta({ id: 'JsonValue', jsonSchema: { description: 'Any JSON value: string, number, boolean, null, array or object.' } });
 
 /** Code points, as JSON Schema's minLength/maxLength count them (JS `.length` counts UTF-16 units). */
 const codePoints = (s: string): number => {

@@ -55,6 +55,8 @@ const { Workspace } = await import('../db/entities/Workspace.js');
 const { WebhookSubscription } = await import('../db/entities/WebhookSubscription.js');
 const { emitEvent } = await import('../domain/webhooks/events.js');
 const { newWebhookSecret } = await import('../domain/webhooks/webhooks.js');
+/** A lead.discovered payload with every documented field (domain/webhooks/payloads.ts). */
+const benchLead = () => ({ lead_id: randomUUID(), agent_id: randomUUID(), agent_name: 'bench', first_name: 'Ada', last_name: 'Lovelace', company: 'Bench Ltd', headline: null, profile_url: null, signal_key: null });
 const { webhookWorkflowIds } = await import('../lib/workflow-ids.js');
 
 const config = loadConfig();
@@ -107,7 +109,7 @@ async function round(name: string, ports: number[], stalledPort?: number) {
   const t0 = performance.now();
   const wall0 = Date.now();
   const eventId = await (orm.em.fork() as EntityManager).transactional((tx) =>
-    emitEvent(tx as EntityManager, ws.id, 'lead.discovered', { lead_id: randomUUID(), agent_id: randomUUID(), agent_name: 'bench' }),
+    emitEvent(tx as EntityManager, ws.id, 'lead.discovered', benchLead()),
   );
   const expected = stalledPort === undefined ? N : N - 1; // the stalled receiver records its request but never answers
   await waitFor(`${expected} deliveries (${name})`, async () => (hits.get(tag)?.length ?? 0) >= N, 120_000);
@@ -236,7 +238,7 @@ async function sustained(rate: number, temporal: Client) {
     const emittedAt = Date.now();
     const p = (orm.em.fork() as EntityManager)
       .transactional((tx) =>
-        emitEvent(tx as EntityManager, wsIds[seq % WORKSPACES], 'lead.discovered', { lead_id: randomUUID(), agent_id: randomUUID(), agent_name: 'bench', bench_seq: seq, emitted_at: emittedAt }),
+        emitEvent(tx as EntityManager, wsIds[seq % WORKSPACES], 'lead.discovered', { ...benchLead(), bench_seq: seq, emitted_at: emittedAt }),
       )
       .then(
         (eventId) => void emitted.set(seq, { eventId, emittedAt, committedAt: Date.now() }),

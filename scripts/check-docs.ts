@@ -128,8 +128,10 @@ export async function checkDocs(
   const screenshot = resolve(opts.screenshot ?? join(repoRoot, '.data', 'docs-screenshot.png'));
   mkdirSync(dirname(screenshot), { recursive: true });
 
-  const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as { paths: Record<string, Record<string, { tags?: string[] }>> };
-  const ops = Object.values(doc.paths).flatMap((methods) => Object.values(methods));
+  type Item = Record<string, { tags?: string[] }>;
+  const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as { paths: Record<string, Item>; webhooks?: Record<string, Item> };
+  // Swagger UI renders the `webhooks` section's entries as operations too.
+  const ops = [...Object.values(doc.paths), ...Object.values(doc.webhooks ?? {})].flatMap((methods) => Object.values(methods));
   const expectedTags = [...new Set(ops.flatMap((o) => o.tags ?? []))].sort();
 
   const executablePath = ensureChromium(log);
@@ -166,7 +168,8 @@ export async function checkDocs(
 
     log(`loading ${origin}/docs`);
     await page.goto(`${origin}/docs`, { waitUntil: 'load' });
-    await page.locator('#operations-system-getHealthz').waitFor({ timeout: 30_000 });
+    // The first operation of the first tag (the document's `tags` order) shows the page has rendered.
+    await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
     // A loaded machine may scroll past a window before it renders: slower passes add what was missed.
     let rendered = await scrollThrough(page);
     for (const settleMs of [250, 800]) {

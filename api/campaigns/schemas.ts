@@ -5,7 +5,7 @@ import type { AffectedCounts, StepList } from '../../domain/campaigns/steps.js';
 import { CreateStepInput, MAX_STEP_ATTACHMENT_BYTES, MAX_STEPS, StepInput } from '../../domain/campaigns/steps.js';
 import { toProblemView, type CampaignWithCount, type LinkedSignal, type PreflightInput, type PreflightResult } from '../../domain/campaigns/campaigns.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { BINARY } from '../openapi.js';
+import { BINARY } from '../schemas.js';
 import { Timestamp, iso, text, ClockTime, ClockEnd } from '../schemas.js';
 
 export const AppIdParams = z.object({ appId: z.uuid() });

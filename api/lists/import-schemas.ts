@@ -7,7 +7,7 @@ import { badRequest } from '../../domain/errors.js';
 import type { FormatChoice } from '../../domain/lists/import-csv.js';
 import { DELIMITERS, ENCODINGS, type CsvEncoding, type Delimiter } from '../../lib/csv.js';
 import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
-import { BINARY } from '../openapi.js';
+import { BINARY } from '../schemas.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 export const ImportParams = z.object({ appId: z.uuid(), importId: z.uuid() });

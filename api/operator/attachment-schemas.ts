@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EXTRACTION_STATUSES, type IAgentAttachment } from '../../db/entities/AgentAttachment.js';
 import { MAX_ATTACHMENT_BYTES } from '../../domain/operator/attachments.js';
-import { BINARY } from '../openapi.js';
+import { BINARY } from '../schemas.js';
 
 /** The form of POST /api/agent/attachments (multipart/form-data), as the OpenAPI document states it. */
 export const AttachmentForm = z

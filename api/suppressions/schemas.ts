@@ -4,7 +4,7 @@ import { INVALID_SHOWN, MAX_IMPORT_BYTES, MAX_IMPORT_ROWS } from '../../domain/s
 import type { SuppressionRow } from '../../domain/suppressions/suppressions.js';
 import { MAX_FOOTER_CHARS } from '../../domain/suppressions/email-settings.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
-import { BINARY } from '../openapi.js';
+import { BINARY } from '../schemas.js';
 import { Timestamp, text } from '../schemas.js';
 
 export const SuppressionView = z.object({

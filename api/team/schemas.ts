@@ -46,12 +46,8 @@ export const AccessBody = z
   .object({ all_apps: z.boolean(), app_ids: z.array(z.uuid()).max(500).default([]) })
   .strict()
   .refine((b) => b.all_apps || b.app_ids.length > 0, { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] })
-  .meta({
-    oneOf: [
-      { properties: { all_apps: { const: true } } },
-      { properties: { all_apps: { const: false }, app_ids: { minItems: 1 } }, required: ['app_ids'] },
-    ],
-  });
+  // if/then rather than oneOf over `const` booleans: generators ignore the rule and keep one class.
+  .meta({ if: { properties: { all_apps: { enum: [false] } } }, then: { properties: { app_ids: { minItems: 1 } }, required: ['app_ids'] } });
 
 export const AuditEventView = z.object({
   id: z.uuid(),
@@ -107,13 +103,10 @@ export const CreateInvitationBody = z
   .object({ email: Email, role: z.enum(['admin', 'member']), all_apps: z.boolean().optional(), app_ids: z.array(z.uuid()).max(500).optional() })
   .strict()
   .refine((b) => !(b.all_apps === false && !b.app_ids?.length), { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] })
+  // all_apps false needs at least one product; absent or true does not.
   .meta({
-    // all_apps false needs at least one product; absent or true does not.
-    anyOf: [
-      { properties: { all_apps: { const: true } } },
-      { properties: { app_ids: { minItems: 1 } }, required: ['app_ids'] },
-      { not: { required: ['all_apps'] } },
-    ],
+    if: { properties: { all_apps: { enum: [false] } }, required: ['all_apps'] },
+    then: { properties: { app_ids: { minItems: 1 } }, required: ['app_ids'] },
   });
 
 // Any string: a malformed token is simply not found (404), like an unknown one.

@@ -9,6 +9,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { eventDataSchema } from './payloads.js';
 
 /** Event names a subscription may list (spec: "Accepted event names for subscriptions"). */
 export const ACCEPTED_EVENTS = [
@@ -42,12 +43,20 @@ export const envelopeJson = (event: string, data: Record<string, unknown>, at = 
 
 export const WEBHOOK_EVENTS_CHANNEL = 'webhook_events';
 
+/** In the test suite every published event must match its documented payload (domain/webhooks/payloads.ts). */
+function checkDocumented(name: EventName, data: Record<string, unknown>): void {
+  if (process.env.NODE_ENV !== 'test') return;
+  const result = eventDataSchema(name).safeParse(data);
+  if (!result.success) throw new Error(`event ${name} does not match its documented payload: ${result.error.message}`);
+}
+
 /**
  * Publishes an event of `workspaceId`. Call it inside the transaction of the change it reports
  * (`em.transactional(async (em) => { ...; await emitEvent(em, ws, 'lead.discovered', data) })`).
  * Returns the event id (the outbox row's `batch_id` then names the workflow that delivers it).
  */
 export async function emitEvent(em: EntityManager, workspaceId: string, name: EventName, data: Record<string, unknown>): Promise<string> {
+  checkDocumented(name, data);
   const id = uuidv7();
   await em.insert(WebhookEvent, { id, workspaceId, name, body: envelopeJson(name, data), createdAt: new Date(), dispatchedAt: null });
   // Delivered to listeners only when (and if) the surrounding transaction commits.
@@ -58,6 +67,7 @@ export async function emitEvent(em: EntityManager, workspaceId: string, name: Ev
 /** `emitEvent` for many events of one name at once: one insert and one notification (inbound batches). */
 export async function emitEvents(em: EntityManager, workspaceId: string, name: EventName, data: Record<string, unknown>[]): Promise<string[]> {
   if (!data.length) return [];
+  for (const d of data) checkDocumented(name, d);
   const now = new Date();
   const rows = data.map((d) => ({ id: uuidv7(), workspaceId, name, body: envelopeJson(name, d, now), createdAt: now, dispatchedAt: null }));
   await em.insertMany(WebhookEvent, rows);

@@ -130,6 +130,8 @@ const UPLOAD_CONTENT: Record<string, string> = {
   putCampaignsByCampaignIdMessageReviewDraftsByItemIDEdit: 'invalid_message (422): the text is validated against the stored campaign’s policy (blocked phrases, length); 409 once the draft is decided',
   postAppsByAppIdListsImportDraftsPreview: 'invalid_file / invalid_csv: the file is checked by its content (not binary, not UTF-16, CSV)',
   postAppsByAppIdListsImport: 'invalid_file / invalid_body / invalid_list_id / invalid_mapping: the file’s content, the stored lists, its columns, and rules across form fields',
+  postAppsByAppIdListsImportDraftsByImportIdCommit:
+    'invalid_mapping (422): a column past the stored draft’s last, or a mapping without email and profile_url (a rule across fields the description states; an anyOf would split the body into one class per alternative in generated clients)',
 };
 
 /**

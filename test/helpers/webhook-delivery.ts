@@ -2,10 +2,23 @@
 // batch `webhook-batch:<batchId>` (the row's batch_id), its own `webhook-event:<id>` (batch_id = its
 // id: a large fan-out), or none (dispatched without a batch id: no target).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { sampleData, isAcceptedEvent, type EventName } from '../../domain/webhooks/events.js';
+import { uuidv7 } from '../../lib/ids.js';
 import { webhookWorkflowIds } from '../../lib/workflow-ids.js';
 import type { BatchSummary, DeliverySummary } from '../../workflows/webhooks.js';
 import { api } from './api.js';
 import { whenStarted } from './workflows.js';
+
+/**
+ * Data for an event a test emits: its documented fields (emitEvent checks them in the suite) with
+ * `extra` on top.
+ */
+export function payload(name: EventName, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const base = isAcceptedEvent(name)
+    ? Object.fromEntries(Object.entries(sampleData(name)).filter(([k]) => k !== 'sample'))
+    : { lead_id: uuidv7(), campaign_id: null, conversation_id: uuidv7(), first_name: null, last_name: null, reaction: '👍' };
+  return { ...base, ...extra };
+}
 
 export type EventWorkflow = { kind: 'batch'; workflowId: string; batchId: string } | { kind: 'event'; workflowId: string } | { kind: 'none'; workflowId: null };
 

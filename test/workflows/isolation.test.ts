@@ -8,7 +8,7 @@ import { emitEvent } from '../../domain/webhooks/events.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { api, call, createUser, closeApi } from '../helpers/api.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { eventDelivery, eventWorkflow } from '../helpers/webhook-delivery.js';
+import { eventDelivery, eventWorkflow, payload } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
 test('the test run has its own database, Redis database and task queue', (t) => {
@@ -26,7 +26,7 @@ test('an event emitted by a test is dispatched and delivered by the test worker 
   t.is(sub.status, 201);
   const em = services.orm.em.fork() as EntityManager;
   const ws = await em.findOneOrFail(Workspace, { owner: u.id });
-  const eventId = await em.transactional((tx) => emitEvent(tx as EntityManager, ws.id, 'lead.discovered', { lead_id: uuidv7() }));
+  const eventId = await em.transactional((tx) => emitEvent(tx as EntityManager, ws.id, 'lead.discovered', payload('lead.discovered', { lead_id: uuidv7() })));
 
   t.deepEqual(await eventDelivery(services.temporal, eventId), { targets: 1, succeeded: 1, failed: 0 });
   t.is(receiver.requests.length, 1);

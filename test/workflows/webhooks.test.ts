@@ -12,7 +12,7 @@ import { JobKind, WorkspaceId } from '../../workflows/search-attributes.js';
 import { api, call, createUser, closeApi, type TestUser } from '../helpers/api.js';
 import { startReceiver as startAnyReceiver, verifySignature, type Receiver } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { eventDelivery, eventWorkflow } from '../helpers/webhook-delivery.js';
+import { eventDelivery, eventWorkflow, payload } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -132,8 +132,8 @@ test.serial('a batch: several events of one transaction to several receivers, ea
   const em = (await api()).services.orm.em.fork() as EntityManager;
   const { ids, otherId } = await em.transactional(async (tx) => {
     const ids: string[] = [];
-    for (const [i, name] of names.entries()) ids.push(await emitEvent(tx as EntityManager, ws, name, { seq: i }));
-    return { ids, otherId: await emitEvent(tx as EntityManager, ws2, 'lead.discovered', { seq: 'other' }) };
+    for (const [i, name] of names.entries()) ids.push(await emitEvent(tx as EntityManager, ws, name, payload(name, { seq: i })));
+    return { ids, otherId: await emitEvent(tx as EntityManager, ws2, 'lead.discovered', payload('lead.discovered', { seq: 'other' })) };
   });
   const client = (await api()).services.temporal;
   const matching = (name: string) => [0, 1, 2].filter((i) => lists[i].includes(name));
@@ -244,7 +244,7 @@ test('an event with no target (reaction.received, which no subscription may list
   const rx = await startReceiver();
   t.teardown(rx.close);
   await subscribe(u, rx.url, ['message.received', 'lead.discovered']);
-  const eventId = await emit(ws, 'reaction.received', { lead_id: uuidv7(), reaction: '👍' });
+  const eventId = await emit(ws, 'reaction.received', payload('reaction.received'));
   const client = (await api()).services.temporal;
   t.like(await eventWorkflow(client, eventId), { kind: 'none' });
   t.deepEqual(await delivered(eventId), { targets: 0, succeeded: 0, failed: 0 });
@@ -285,7 +285,7 @@ test('a demo workspace produces no delivery', async (t) => {
   t.teardown(rx.close);
   await subscribe(u, rx.url, ['message.received']);
   await (await api()).services.orm.em.fork().nativeUpdate(Workspace, { id: ws }, { isDemo: true });
-  const eventId = await emit(ws, 'message.received', { conversation_id: uuidv7(), lead_id: uuidv7() });
+  const eventId = await emit(ws, 'message.received', payload('message.received', { conversation_id: uuidv7(), lead_id: uuidv7() }));
   t.deepEqual(await delivered(eventId), { targets: 0, succeeded: 0, failed: 0 });
   t.like(await eventWorkflow((await api()).services.temporal, eventId), { kind: 'none' });
   t.is(rx.requests.length, 0);
@@ -376,7 +376,7 @@ test.serial('above the per-subscription limit, an event keeps its own workflow, 
   const subs = [];
   for (let i = 0; i < PER_SUBSCRIPTION_MAX + 5; i++) subs.push(await subscribe(u, `${rx.url}/${i}`, ['campaign.paused']));
   const slow = await subscribe(u, stalled.url, ['campaign.paused']);
-  const eventId = await emit(ws, 'campaign.paused', { campaign_id: uuidv7() });
+  const eventId = await emit(ws, 'campaign.paused', payload('campaign.paused', { campaign_id: uuidv7() }));
   t.deepEqual(await delivered(eventId), { targets: subs.length + 1, succeeded: subs.length, failed: 1 });
   t.is(rx.requests.length, subs.length);
   t.is(stalled.requests.length, 1);
