@@ -16,8 +16,12 @@ addFormats(ajv);
 ajv.addSchema({ ...doc, $id: 'https://outreach.invalid/doc' });
 
 const pointer = (parts: string[]) => `https://outreach.invalid/doc#/${parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+const at = (parts: string[]) => parts.reduce<unknown>((node, key) => (node as Json)[key], doc);
+// One validator per distinct schema (error envelopes and referenced resources repeat): compiling is the slow part.
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
 const validate = (parts: string[], value: unknown): string | null => {
-  const v = ajv.compile({ $ref: pointer(parts) });
+  const key = JSON.stringify(at(parts));
+  const v = validators.get(key) ?? validators.set(key, ajv.compile({ $ref: pointer(parts) })).get(key)!;
   return v(value) ? null : ajv.errorsText(v.errors);
 };
 
