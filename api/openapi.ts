@@ -344,6 +344,30 @@ export function buildOpenApi(operations: Operation[]): Json {
     paths,
   };
   booleanEnums(doc);
-  addExamples(doc);
-  return doc;
+  const named = plainInputNames(doc);
+  addExamples(named);
+  return named;
+}
+
+/**
+ * `XInput` is the input variant of a schema that is also an output: where it is identical to `X`
+ * (nothing for the NUL rule to add), or `X` is not an output at all, it takes the plain name.
+ */
+function plainInputNames(doc: Json): Json {
+  const schemas = (doc.components as { schemas: Record<string, Json> }).schemas;
+  const rename = new Map<string, string>();
+  for (const name of Object.keys(schemas)) {
+    if (!name.endsWith('Input')) continue;
+    const plain = name.slice(0, -'Input'.length);
+    if (!(plain in schemas) || JSON.stringify(schemas[plain]) === JSON.stringify(schemas[name])) rename.set(name, plain);
+  }
+  if (!rename.size) return doc;
+  const text = JSON.stringify(doc).replace(/"#\/components\/schemas\/([A-Za-z0-9_]+)"/g, (m, n: string) => (rename.has(n) ? `"#/components/schemas/${rename.get(n)}"` : m));
+  const out = JSON.parse(text) as Json;
+  const outSchemas = (out.components as { schemas: Record<string, Json> }).schemas;
+  for (const [from, to] of rename) {
+    outSchemas[to] ??= outSchemas[from];
+    delete outSchemas[from];
+  }
+  return out;
 }
