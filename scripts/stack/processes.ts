@@ -148,9 +148,13 @@ export async function waitReady(
   timeoutMs: number,
   probe: () => Promise<boolean>,
 ): Promise<void> {
+  // Gone on two polls in a row: a launcher that re-executes itself (the JVM's does) shows an empty
+  // cmdline for an instant, which once read as "exited during start-up" with an empty log.
   let exited = false;
+  let missing = 0;
   const ready = await waitUntil(async () => {
-    exited = !isRunning(pid, svc);
+    missing = isRunning(pid, svc) ? 0 : missing + 1;
+    exited = missing >= 2 || !isAlive(pid);
     return exited || (await probe());
   }, timeoutMs);
   if (ready && !exited) return;
