@@ -5,10 +5,11 @@
 // rows and its cursor commit together, and a chunk is written only if the cursor is still where it
 // began, under the import row's lock, so two executions of the activity can never both write it).
 //
-// Per chunk, a fixed number of statements whatever its size (BEGIN with its settings; lock the import
-// row, the list and the workspace's import lock; find and lock the contacts matching the chunk's
-// emails or profile URLs; insert the new contacts, update the changed ones, insert the leads and
-// the invalid rows; move the cursor; COMMIT). Rows are applied in file order (dedupe on normalised
+// Per chunk, a fixed number of statements whatever its size (BEGIN with its settings and the
+// session's staging table; lock the import row, the list and the workspace's import lock; find and
+// lock the contacts matching the chunk's emails or profile URLs; COPY the new contacts into the
+// staging table; one statement inserts them and their leads set-based from it, updates the changed
+// contacts, inserts the other leads and the invalid rows, and moves the cursor; COMMIT). Rows are applied in file order (dedupe on normalised
 // email, then profile URL, as domain/lists/lists.ts does): a later row of the file meets the contact an
 // earlier one created.
 // Parsing of the next chunk overlaps the current chunk's transaction (two connections).
@@ -17,7 +18,7 @@ import type { DedupeMode, ListImportStatus } from '../../db/entities/ListImport.
 import { CsvReader, CsvSyntaxError, type CsvEncoding, type CsvRecord, type Delimiter } from '../../lib/csv.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { countImportRows } from '../../lib/metrics.js';
-import { withPgClient, type PgClient } from '../../lib/pg-raw.js';
+import { copyFrom, withPgClient, type PgClient } from '../../lib/pg-raw.js';
 import type { ImportFileStore } from './import-files.js';
 import { DESCRIPTIVE_FIELDS, checkRow, cutValue, type CleanRow, type DescriptiveField, type Mapping, type RowProblem } from './import-csv.js';
 import { MAX_COLUMNS } from './import-csv.js';
@@ -172,6 +173,41 @@ async function commitBatch(c: PgClient, importId: string, batch: Batch, clock: W
   }
 }
 
+/**
+ * The chunk's new contacts, with the id of their lead, arrive by `COPY … FROM STDIN` in this
+ * unindexed temporary table (no WAL, no index, no constraint: PostgreSQL's fastest way in), and
+ * the chunk statement inserts contacts and leads from it set-based (docs/imports.md, "The run").
+ */
+const STAGE = 'list_import_stage';
+const STAGE_COLUMNS = ['id', 'lead_id', ...(['email', 'email_normalised', 'profile_url', 'profile_url_normalised', ...DESCRIPTIVE_FIELDS] as const)];
+const STAGE_DDL = `create temp table if not exists ${STAGE} (id uuid not null, lead_id uuid not null, ${STAGE_COLUMNS.slice(2)
+  .map((k) => `${k} text`)
+  .join(', ')}) on commit delete rows`;
+
+/** A value in COPY's text format (`\N` is NULL; backslash, tab, line feed and carriage return escaped). */
+const copyValue = (v: string | null): string => (v === null ? '\\N' : /[\\\t\n\r]/.test(v) ? v.replace(/[\\\t\n\r]/g, (ch) => COPY_ESCAPES[ch]) : v);
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** The new contacts as COPY text, in pieces of about 256 KiB (Buffers: off the JS heap until sent). */
+function stageRows(created: ContactState[], leadIds: string[]): Buffer[] {
+  const out: Buffer[] = [];
+  let lines: string[] = [];
+  let size = 0;
+  for (let i = 0; i < created.length; i++) {
+    const s = created[i];
+    const line = `${s.id}\t${leadIds[i]}\t${CONTACT_COLUMNS.map((k) => copyValue(s[k])).join('\t')}\n`;
+    lines.push(line);
+    size += line.length;
+    if (size >= 256 * 1024) {
+      out.push(Buffer.from(lines.join('')));
+      lines = [];
+      size = 0;
+    }
+  }
+  if (lines.length) out.push(Buffer.from(lines.join('')));
+  return out;
+}
+
 /** One round trip opens the chunk's transaction with its settings (see writeBatch). */
 const BEGIN = [
   'begin',
@@ -186,6 +222,11 @@ const BEGIN = [
   // statistics that predate the import (a workspace they do not know looks empty) and could walk
   // another unique index by its workspace prefix, filtering every contact of the workspace per key.
   'set local plan_cache_mode = force_generic_plan',
+  // The staging table the chunk's new contacts are COPYed into (see STAGE): created once per
+  // pooled connection (a temporary table is the session's own), emptied at every commit of a
+  // transaction that used it (PostgreSQL skips the others). No notice when it already exists.
+  'set local client_min_messages = warning',
+  STAGE_DDL,
 ].join('; ');
 
 /**
@@ -249,13 +290,17 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
         })
       ).rows
     : [];
-  recorded.ms = performance.now() - started;
-  const statement = planChunk(importId, imp, batch, existing, Math.round(recorded.ms + clock.unrecorded));
+  const statement = planChunk(importId, imp, batch, existing);
   recorded.rows = statement.rows;
-  // Sent (its parameters are flat strings now): the chunk's rows and contacts are garbage from here,
-  // and die young instead of surviving the statement's round trip into the worker's old heap.
+  // Planned (the new contacts are COPY bytes, the other parameters flat strings): the chunk's rows
+  // and contacts are garbage from here, and die young instead of surviving the round trips into
+  // the worker's old heap.
   batch.rows = [];
   batch.problems = [];
+  if (statement.stage.length) await copyFrom(c, `copy ${STAGE} (${STAGE_COLUMNS.join(', ')}) from stdin`, statement.stage);
+  statement.stage = [];
+  recorded.ms = performance.now() - started;
+  statement.values[statement.writeMsAt] = Math.round(recorded.ms + clock.unrecorded);
   await c.query(statement.text, statement.values);
   // Recorded once this commits: the carried time is no longer carried.
   clock.unrecorded = 0;
@@ -265,15 +310,17 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
 /**
  * The chunk's writes and the cursor as one statement (data-modifying CTEs; the leads' foreign keys
  * are checked at its end, when the contacts inserted beside them exist): the rows applied in file
- * order to the contacts found, by the dedupe mode.
+ * order to the contacts found, by the dedupe mode. The new contacts (with their leads' ids) are
+ * `stage`, COPYed into the staging table before the statement, which inserts them and their leads
+ * from there; `values[writeMsAt]` is the chunk's write time, set just before it is sent.
  */
 function planChunk(
   importId: string,
   imp: { workspace_id: string; list_id: string; dedupe_mode: DedupeMode },
   batch: Batch,
   existing: ContactState[],
-  writeMs: number,
-): { text: string; values: unknown[]; rows: Recorded['rows'] & {} } {
+): { text: string; values: unknown[]; rows: Recorded['rows'] & {}; stage: Buffer[]; writeMsAt: number } {
+  let stage: Buffer[] = [];
   const counts = { created: 0, updated: 0, duplicate: 0 };
   const p = new Params();
   const ctes: string[] = [];
@@ -308,10 +355,15 @@ function planChunk(
     const rowsOf = (states: ContactState[]) =>
       `unnest(${p.add(textArray(states.map((s) => s.id)))}::uuid[], ${CONTACT_COLUMNS.map((k) => `${p.add(textArray(states.map((s) => s[k])))}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`;
     if (created.length) {
-      // A plain insert: the lookup, under the workspace's import lock, found no holder of these
-      // identifiers; a single add racing in since (unique violation) makes the chunk run again.
+      // A plain insert from the staging table, in file order: the lookup, under the workspace's
+      // import lock, found no holder of these identifiers; a single add racing in since (unique
+      // violation) makes the chunk run again. Their leads are new too (below).
+      stage = stageRows(
+        created,
+        created.map(() => uuidv7()),
+      );
       ctes.push(`new_contacts as (insert into contacts (id, workspace_id, ${CONTACT_COLUMNS.join(', ')}, created_at, updated_at)
-        select v.id, ${wsP}, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now() from ${rowsOf(created)})`);
+        select v.id, ${wsP}, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now() from ${STAGE} v)`);
     }
     const changed = [...new Set([...byEmail.values(), ...byUrl.values()])].filter((s) => s.changed);
     if (changed.length) {
@@ -328,7 +380,8 @@ function planChunk(
         from unnest(${p.add(textArray(ids.map(() => uuidv7())))}::uuid[], ${p.add(textArray(ids))}::uuid[]) as v(id, contact_id) ${conflict} returning 1)`;
     const added: string[] = [];
     if (fresh.size) {
-      ctes.push(leads('fresh_leads', [...fresh], ''));
+      ctes.push(`fresh_leads as (insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
+        select v.lead_id, ${wsP}, ${listP}, v.id, 'import', now(), now() from ${STAGE} v returning 1)`);
       added.push('(select count(*) from fresh_leads)');
     }
     if (known.length) {
@@ -346,9 +399,9 @@ function planChunk(
      update list_imports set cursor_bytes = ${p.add(batch.end)}, cursor_row = ${p.add(batch.endRow)}, rows_read = rows_read + ${p.add(batch.rowsRead)},
        created = created + ${p.add(counts.created)}, updated = updated + ${p.add(counts.updated)}, duplicate = duplicate + ${p.add(counts.duplicate)},
        invalid = invalid + ${p.add(batch.problems.length)}, leads_added = leads_added + ${leadsAdded}, chunks = chunks + 1,
-       write_ms = write_ms + ${p.add(writeMs)}, updated_at = now()
+       write_ms = write_ms + ${p.add(0)}, updated_at = now()
      where id = ${p.add(importId)}`;
-  return { text, values: p.values, rows: { ...counts, invalid: batch.problems.length } };
+  return { text, values: p.values, rows: { ...counts, invalid: batch.problems.length }, stage, writeMsAt: p.values.length - 2 };
 }
 
 /** A PostgreSQL array literal of text (or uuid) values, as one flat string: cheaper to keep than a JS array until the statement is sent. */
@@ -439,6 +492,9 @@ async function importFrom(
       batch.endRow = row;
       if (row === imp.header_row || rec.values.every((v) => v.trim() === '')) continue;
       batch.rowsRead++;
+      // The memo of company domains stays small whatever the file (a file of distinct domains would
+      // otherwise grow it by one entry per row for the whole activity call).
+      if (domains.size >= 10_000) domains.clear();
       const { row: clean, problems } = checkRow(rec.values, imp.column_count, imp.mapping, domains);
       if (clean) batch.rows.push(clean);
       else batch.problems.push({ row, reasons: problems, values: rec.values.slice(0, MAX_COLUMNS + 1).map((v) => cutValue(v)) });

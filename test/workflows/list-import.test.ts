@@ -182,15 +182,16 @@ test('re-importing the same file adds nothing; into another list it adds leads, 
   t.is(await contactsOf(s.workspaceId), 120);
 });
 
-test('values are stored exactly as read: quotes, backslashes, braces, commas, the word NULL, emoji', async (t) => {
+test('values are stored exactly as read: quotes, backslashes, braces, commas, the word NULL, \\N, tabs and line breaks, emoji', async (t) => {
   const s = await setup();
   const tag = randomUUID().slice(0, 8);
-  const odd = ['Jo "JJ" O\\Brien', '{x}, y', 'NULL', 'Zoë 😀 \\"'];
+  // The new contacts reach PostgreSQL through COPY's text format: its NULL (\N), escapes and separators are data here.
+  const odd = ['Jo "JJ" O\\Brien', '{x}, y', 'NULL', 'Zoë 😀 \\"', 'one\r\ntwo\tthree \\N \\t'];
   const esc = (v: string) => `"${v.replace(/"/g, '""')}"`;
-  const csv = `email,first_name,last_name,company,title\nodd-${tag}@x.example,${odd.map(esc).join(',')}\n`;
+  const csv = `email,first_name,last_name,company,title,headline\nodd-${tag}@x.example,${odd.map(esc).join(',')}\n`;
   const r = await postCsv(s.u, importPath(s.appId), csv, { fields: { list_id: s.listId } });
   t.like((await waitImport(s.u, s.appId, r.body.id)).progress, { created: 1 });
-  t.like(await contact(s.workspaceId, `odd-${tag}@x.example`), { firstName: odd[0], lastName: odd[1], company: odd[2], title: odd[3] });
+  t.like(await contact(s.workspaceId, `odd-${tag}@x.example`), { firstName: odd[0], lastName: odd[1], company: odd[2], title: odd[3], headline: odd[4] });
 });
 
 test('two imports of overlapping files into two lists at once: each contact once, each list complete', async (t) => {
