@@ -8,8 +8,10 @@ import {
   failEnrollment,
   finishEnrollment,
   gate,
+  gateSlotAndSend,
   giveBackSlot,
   nextStep,
+  nextStepAndPlan,
   PermanentError,
   planAction,
   recordReply,
@@ -18,6 +20,7 @@ import {
   setEnrollmentPaused,
   setWaitingReason,
   waitEnd,
+  type NextAndPlanInput,
   type NextStepInput,
   type PlanInput,
   type WaitingReason,
@@ -110,6 +113,18 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
       run({ actionId, unlessExecuting: true }, async () => {
         const pause = deps.config.executorTestPauseAfterSendMs;
         return sendAction(em(), providers.connector, actionId, grantedAt, {
+          pauseAfterSendMs: pause > 0 ? pause : undefined,
+          unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId),
+        });
+      }),
+    /** The next step and, fused (patch `enrollment-fused-steps`), a send step's plan or, at the end, the finish. */
+    executorNextAndPlan: (input: NextAndPlanInput) =>
+      run({ enrollmentId: input.enrollmentId }, () => nextStepAndPlan(em(), input, { unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId) })),
+    /** The gate, the slot request and the send, fused when no review applies (patch `enrollment-fused-steps`). */
+    executorGateSlotSend: (actionId: string) =>
+      run({ actionId, unlessExecuting: true }, async () => {
+        const pause = deps.config.executorTestPauseAfterSendMs;
+        return gateSlotAndSend(em(), providers.connector, actionId, {
           pauseAfterSendMs: pause > 0 ? pause : undefined,
           unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId),
         });

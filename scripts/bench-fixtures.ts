@@ -4,7 +4,7 @@
 // the environment (config is read once).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -213,4 +213,86 @@ export async function seedEnrollments(em: EntityManager, s: { workspaceId: strin
      select gen_random_uuid(), ?, ?, l.id, l.contact_id, 'active', 1, 1, now(), now(), now() from leads l where l.list_id = ?`,
     [s.workspaceId, s.campaignId, s.listId],
   );
+}
+
+/** A process's CPU time so far (user + system, its threads included), in ms; `children` adds its waited-for children's. NaN once gone. */
+export function cpuMs(pid: number, children = false): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14–17 of proc(5) (utime, stime, cutime, cstime) are 11–14 here; clock ticks of 10 ms.
+    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+    return ticks * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * CPU used by each process of a run between `start()` and `stop()`, sampled every `everyMs` so a
+ * process that exits between samples loses at most one interval (PostgreSQL backends come and go).
+ * `groups` names each group's processes, re-listed at every sample (new PostgreSQL backends count from
+ * zero). Returns ms per group.
+ */
+export function cpuMeter(groups: Record<string, () => number[]>, everyMs = 500) {
+  const first = new Map<string, Map<number, number>>();
+  const last = new Map<string, Map<number, number>>();
+  const sample = (initial: boolean) => {
+    for (const [name, pids] of Object.entries(groups)) {
+      const f = first.get(name) ?? new Map<number, number>();
+      const l = last.get(name) ?? new Map<number, number>();
+      first.set(name, f);
+      last.set(name, l);
+      for (const pid of pids()) {
+        const ms = cpuMs(pid);
+        if (Number.isNaN(ms)) continue;
+        if (!f.has(pid)) f.set(pid, initial ? ms : 0);
+        l.set(pid, ms);
+      }
+    }
+  };
+  sample(true);
+  const timer = setInterval(() => sample(false), everyMs);
+  return {
+    stop(): Record<string, number> {
+      clearInterval(timer);
+      sample(false);
+      const out: Record<string, number> = {};
+      for (const [name, f] of first) {
+        let sum = 0;
+        for (const [pid, ms] of last.get(name)!) sum += ms - (f.get(pid) ?? 0);
+        out[name] = sum;
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * The local stack's PostgreSQL processes that a run on `database` loads: the backends connected to it
+ * and the server's own helpers (WAL writer, checkpointer, …; shared with any other database's load).
+ * Empty when the server is not this clone's (DATABASE_URL override) or there is no /proc.
+ */
+export function postgresPids(postmaster: number | null, database: string): number[] {
+  if (!postmaster) return [];
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== postmaster) continue;
+      const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8');
+      // A backend reads `postgres: <user> <database> <host>(<port>) <state>`; helpers name no host.
+      if (!/\(\d+\)/.test(cmd) || cmd.includes(` ${database} `)) out.push(Number(e));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return [postmaster, ...out];
 }

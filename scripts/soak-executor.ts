@@ -5,6 +5,7 @@
 // its command sequence and the counts (runs, operations, sends, violations), and stops every process
 // it started, on failure too. Exit code 1 when any invariant was violated or a run failed.
 import { Connection } from '@temporalio/client';
+import { reloadConfig } from '../lib/config.js';
 import { spawnTsx, stopChild, waitFor } from './children.js';
 import { stackWithSchema, testRunEnv } from './stack-env.js';
 import type { Stack } from './stack.js';
@@ -56,6 +57,8 @@ try {
   const taskQueue = `soak-executor-${process.pid}`;
   const env = testRunEnv(s.env, taskQueue);
   Object.assign(process.env, env);
+  // The stack's migrations read the configuration before this environment was set (its task queue).
+  reloadConfig();
   worker = spawnTsx('workers/worker.ts', env);
   const conn = await Connection.connect({ address: s.env.TEMPORAL_ADDRESS });
   try {

@@ -10,7 +10,7 @@ import { releaseSlot, requestSlot } from '../governor/governor.js';
 import { addDays, isoWeekday, localDate, localParts, parseClock, zonedTime } from '../governor/time.js';
 import { emitEvent } from '../webhooks/events.js';
 import { nextWindowOpening } from '../campaigns/sending-windows.js';
-import { actionFacts, sendVerdict, type SendVerdict } from './send-rule.js';
+import { actionFacts, sendVerdict, type ActionFacts, type SendVerdict } from './send-rule.js';
 import { notify } from '../notifications/notifications.js';
 import { countSend } from '../../lib/metrics.js';
 
@@ -149,10 +149,11 @@ export interface NextStepInput {
  * version dropped that step, the first one of the new version past the old index. Mirrors progress
  * on the enrollment row. `step: null` at the end of the sequence.
  */
-export async function nextStep(em: EntityManager, input: NextStepInput): Promise<{ version: number; step: StepRef | null }> {
+export async function nextStep(em: EntityManager, input: NextStepInput, read?: PlanRead): Promise<{ version: number; step: StepRef | null }> {
   const ctx = await enrollmentCtx(em, input.enrollmentId);
   const version = Math.max(input.version, ctx.c_version);
   const steps = await versionSteps(em, ctx.campaign_id, version);
+  if (read) Object.assign(read, { ctx, version, steps });
   let index: number;
   if (input.lastStepId === null) {
     index = input.startAtStepId ? Math.max(0, steps.findIndex((s) => s.id === input.startAtStepId)) : 0;
@@ -203,8 +204,17 @@ export interface PlanResult {
 
 const channelOf = (type: string) => (type === 'email' ? 'email' : 'network');
 
+/** The enrollment and its version's steps as `nextStep` read them, just before (a fused plan reads them once). */
+export interface PlanRead {
+  ctx?: EnrollmentCtx;
+  version?: number;
+  steps?: VersionedStep[];
+}
+
 /** What planning needs from the process beside the database. */
 export interface PlanOptions {
+  /** Read by the step boundary just before, in the same activity (`nextStepAndPlan`). */
+  read?: PlanRead;
   /** The recipient's signed unsubscribe URL, for `{{unsubscribe_url}}` (absent: the variable has no value). */
   unsubscribeUrl?: (workspaceId: string, contactId: string) => string;
 }
@@ -213,8 +223,9 @@ export interface PlanOptions {
 export async function planAction(em: EntityManager, input: PlanInput, now = new Date(), opts: PlanOptions = {}): Promise<PlanResult> {
   return em.transactional(async (tx) => {
     const [existing] = await tx.execute<{ due_at: Date; waiting_reason: string | null; state: string }[]>(`select due_at, waiting_reason, state from scheduled_actions where id = ?`, [input.actionId]);
-    const ctx = await enrollmentCtx(tx as EntityManager, input.enrollmentId);
-    const step = (await versionSteps(tx as EntityManager, ctx.campaign_id, input.version)).find((s) => s.id === input.stepId);
+    const read = opts.read?.ctx && opts.read.steps && opts.read.version === input.version ? opts.read : null;
+    const ctx = read?.ctx ?? (await enrollmentCtx(tx as EntityManager, input.enrollmentId));
+    const step = (read?.steps ?? (await versionSteps(tx as EntityManager, ctx.campaign_id, input.version))).find((s) => s.id === input.stepId);
     if (!step) throw new PermanentError('step_missing', `step ${input.stepId} not in version ${input.version} of the campaign`);
     // Review applies when the campaign requires it, or the step's message mode (else the campaign's) is AI-written with review.
     const mode = step.messageMode ?? ctx.message_mode;
@@ -346,10 +357,26 @@ async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: Versio
 export async function gate(
   em: EntityManager,
   actionId: string,
-): Promise<{ campaignStatus: string; actionState: string; stopOnReply: boolean; enrollmentStatus: string; unsubscribed: boolean; replied: boolean; bounced: boolean; verdict: SendVerdict }> {
+): Promise<{
+  campaignStatus: string;
+  actionState: string;
+  stopOnReply: boolean;
+  enrollmentStatus: string;
+  unsubscribed: boolean;
+  replied: boolean;
+  bounced: boolean;
+  verdict: SendVerdict;
+  /** The governor's grant recorded on the action (absent from results recorded before `enrollment-fused-steps`). */
+  slotGrantedAt: Date | null;
+}> {
   const f = await actionFacts(em, actionId);
   if (!f) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
+  return gateOf(f);
+}
+
+function gateOf(f: ActionFacts) {
   return {
+    slotGrantedAt: f.slotGrantedAt,
     campaignStatus: f.campaignStatus,
     actionState: f.actionState,
     stopOnReply: f.stopOnReply,
@@ -414,9 +441,9 @@ export type SlotResult =
  * At execution time: the campaign's window again (a paused or delayed action may have slipped out of
  * it), then the sender account's governor. A refusal's reason is recorded on the action.
  */
-export async function acquireSlot(em: EntityManager, actionId: string, now = new Date()): Promise<SlotResult> {
-  // One read: the action, the facts of the send-time rule and the window.
-  const a = await actionFacts(em, actionId, { now });
+export async function acquireSlot(em: EntityManager, actionId: string, now = new Date(), facts?: ActionFacts): Promise<SlotResult> {
+  // One read: the action, the facts of the send-time rule and the window (`facts`: the gate's, read at `now` just before).
+  const a = facts ?? (await actionFacts(em, actionId, { now }));
   if (!a) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
   // Local activities run again after a lost workflow task: a slot already granted (and maybe a send
   // already claimed, `executing`) is the answer again, never a second slot.
@@ -759,4 +786,70 @@ export async function finishEnrollment(em: EntityManager, enrollmentId: string, 
       [stopReason ?? status, enrollmentId],
     );
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fused steps (patch `enrollment-fused-steps`): what always runs back to back, in one activity.
+
+/** `nextStep`, then, when the step is a send, its plan (`plan`), or, at the end, the enrollment finished `completed` (`finishWhenDone`). */
+export interface NextAndPlanInput extends NextStepInput {
+  /**
+   * Plan a send step at once: with `reuse.actionId` when the step is `reuse.stepId` (a step tried again
+   * after a halt keeps its action), else with `actionId` (minted by the workflow).
+   */
+  plan?: { actionId: string; reuse: { stepId: string; actionId: string } | null; notBefore: string | null };
+  finishWhenDone?: boolean;
+}
+
+export async function nextStepAndPlan(
+  em: EntityManager,
+  input: NextAndPlanInput,
+  opts: PlanOptions = {},
+): Promise<{ version: number; step: StepRef | null; plan?: PlanResult; finished?: boolean }> {
+  const read: PlanRead = {};
+  const next = await nextStep(em, input, read);
+  if (!next.step) {
+    if (!input.finishWhenDone) return next;
+    await finishEnrollment(em, input.enrollmentId, 'completed', null);
+    return { ...next, finished: true };
+  }
+  if (!input.plan || !isSendStep(next.step.type)) return next;
+  const { reuse } = input.plan;
+  const actionId = reuse && reuse.stepId === next.step.id ? reuse.actionId : input.plan.actionId;
+  const plan = await planAction(em, { enrollmentId: input.enrollmentId, actionId, stepId: next.step.id, version: next.version, index: next.step.index, notBefore: input.plan.notBefore }, new Date(), { ...opts, read });
+  return { ...next, plan };
+}
+
+export type GateResult = Awaited<ReturnType<typeof gate>>;
+
+/** Whether the workflow goes on from the gate to the governor (its `campaignGate` says 'go'). */
+function gateGoes(g: GateResult): boolean {
+  if (g.actionState === 'skipped' || !g.verdict) return false;
+  if ('stop' in g.verdict || g.actionState === 'canceled') return false;
+  return !('hold' in g.verdict) || g.verdict.hold !== 'campaign_paused';
+}
+
+/**
+ * The campaign gate, the slot request and the send, which run back to back when no review applies:
+ * the gate's answer; when it lets the action go, the slot request's; when that grants, the send's
+ * (whose claim applies the send-time rule under its locks, the final answer, as alone). A re-run after
+ * a slot was granted (a retried attempt, a lost workflow task) goes straight to the slot request,
+ * which answers with that grant, and the send, whose claim gives the slot back on a stop or hold.
+ */
+export async function gateSlotAndSend(
+  em: EntityManager,
+  connector: AccountConnector,
+  actionId: string,
+  opts: SendOptions = {},
+): Promise<{ gate: GateResult; slot?: SlotResult; send?: SendOutcome }> {
+  const now = new Date();
+  const f = await actionFacts(em, actionId, { now });
+  if (!f) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
+  const g = gateOf(f);
+  const granted = g.slotGrantedAt !== null && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(g.actionState);
+  if (!granted && !gateGoes(g)) return { gate: g };
+  const slot = await acquireSlot(em, actionId, now, f);
+  if (!('granted' in slot) || !slot.granted) return { gate: g, slot };
+  const send = await sendAction(em, connector, actionId, slot.grantedAt, opts);
+  return { gate: g, slot, send };
 }

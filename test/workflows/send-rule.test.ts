@@ -198,6 +198,8 @@ test('the reproduction: a follow-up waiting on the governor’s gap is held by a
   await waitFor('step 2 to be sent after the resume', async () => (await actions(campaign.id))[1]?.state === 'executed', 60_000);
   const sent = (await actions(campaign.id))[1];
   t.true(new Date(sent.claimed_at!).getTime() >= resumedAt.getTime(), 'claimed after the resume');
+  // The enrollment completes at the step boundary that follows the send's commit (a moment later).
+  await waitFor('the enrollment to complete', async () => (await enrollment(campaign.id))?.status === 'completed', 15_000).catch(() => undefined);
   t.like(await enrollment(campaign.id), { status: 'completed' });
 });
 
