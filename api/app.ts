@@ -7,7 +7,7 @@ import { requestId } from './middleware/request-id.js';
 import { accessLog } from './middleware/access-log.js';
 import { errorMapper } from './middleware/errors.js';
 import { securityHeaders } from './middleware/security-headers.js';
-import { buildRouter, unmatched } from './router.js';
+import { buildRouter, routes, unmatched } from './router.js';
 import { docsAssets } from './docs-page.js';
 import { mcpTransport } from './mcp/transport.js';
 import { allOperations } from './operations.js';
@@ -24,7 +24,7 @@ export function createApp(services: Services, operations: Operation[] = allOpera
   app.use(securityHeaders());
   app.use(docsAssets()); // the docs viewer's static files, outside the operation table
   app.use(mcpTransport(services)); // /mcp and its OAuth endpoints, outside the operation table (docs/mcp.md)
-  app.use(router.routes());
+  app.use(routes(router));
   app.use(unmatched(router));
   return app;
 }

@@ -1,6 +1,6 @@
 // Hashing and comparison of secrets. Passwords use scrypt (memory-hard, built into Node);
 // bearer secrets are high-entropy, so a SHA-256 digest is enough to store and look them up.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
@@ -27,7 +27,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 /** A hash to compare against when the user does not exist, so login timing does not reveal it. */
 export const DUMMY_PASSWORD_HASH = `scrypt$16384$8$1$${Buffer.alloc(16).toString('base64url')}$${Buffer.alloc(32).toString('base64url')}`;
 
-export const sha256Hex = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
+/** One-shot (no Hash object per call: it runs for every authenticated request). */
+export const sha256Hex = (s: string | Buffer): string => hash('sha256', s, 'hex');
 
 /** A random bearer secret with a readable prefix, e.g. `pat_…` (256 bits of entropy). */
 export const randomSecret = (prefix: string, bytes = 32): string => `${prefix}${randomBytes(bytes).toString('base64url')}`;

@@ -1,11 +1,24 @@
 import { pino } from 'pino';
 import { loadConfig } from './config.js';
 
-// JSON logs. In production the lines are buffered (written in 4 KiB batches, flushed on exit) rather
-// than one write per request; elsewhere they are written at once, so a crash in development or a
-// test loses nothing.
+// JSON logs. In production the lines are buffered (written in 16 KiB batches, at least every
+// FLUSH_MS, and flushed on exit) rather than one write per request: each write is a system call on
+// the event loop's thread, which profiles of the API at saturation showed as a tenth of its CPU
+// with 4 KiB batches. Elsewhere they are written at once, so a crash in development or a test loses
+// nothing.
 const { logBuffered: buffered, logLevel: level } = loadConfig();
-const destination = pino.destination({ dest: 1, sync: !buffered, minLength: buffered ? 4096 : 0 });
+const BUFFER_BYTES = 16 * 1024;
+const FLUSH_MS = 1_000;
+const destination = pino.destination({ dest: 1, sync: !buffered, minLength: buffered ? BUFFER_BYTES : 0, maxWrite: 4 * BUFFER_BYTES });
+// A quiet process's lines are not held back longer than FLUSH_MS.
+if (buffered)
+  setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      /* closed at exit */
+    }
+  }, FLUSH_MS).unref();
 
 // Application logs may carry request data, so credentials and secrets are redacted by path.
 export const logger = pino(

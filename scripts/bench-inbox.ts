@@ -11,7 +11,7 @@
 // Rounds (`BENCH_RATE`, default `300,max`): a paced round offers `rate` messages/s; `max` posts with 64
 // in flight. Each prints messages processed per second (first receipt → last message handled) and
 // receipt → delivery latency p50/p95/p99 (receipt: the hook's 200; delivery: the receiver's POST),
-// against the goals (≥ 300/s, p95 ≤ 2 s). Leads, contacts, one executed campaign send per lead and
+// against the goals (issue 30: p95 ≤ 1 s at 300/s, ≥ 600/s processed at the maximum offer). Leads, contacts, one executed campaign send per lead and
 // `BENCH_ACCOUNTS` (4) email accounts are seeded directly; the enrollments have no running workflow,
 // so each reply's signal finds none (it still costs its round trip).
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench_inbox`) and Redis database 5.
@@ -27,6 +27,9 @@ const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 4);
 const RATES = (process.env.BENCH_RATE ?? '300,max').split(',').map((r) => r.trim());
 const DRAIN_MS = Number(process.env.BENCH_DRAIN_SECONDS ?? 120) * 1000;
 const SECRET = 'bench-inbox-secret';
+/** Goals: messages/s processed at the maximum offer; receipt → message.received p95 at a paced rate. */
+const GOAL_MAX_PER_SECOND = 600;
+const GOAL_P95_MS = 1000;
 // One set of secrets for the three processes: the worker opens the webhook secret this process sealed.
 const { stack, env, taskQueue, log } = await benchStack(
   'inbox',
@@ -184,6 +187,12 @@ try {
       `select ${ms('extract(epoch from dispatched_at - created_at)')} from webhook_events where workspace_id = ? and name = 'message.received' and created_at >= ? and dispatched_at is not null`,
       [ws, roundStartedAt],
     );
+    // ...and dispatched → delivered (the delivery's record, written once the receiver answered).
+    const [delivery] = await em.execute<{ p50: number; p95: number }[]>(
+      `select ${ms('extract(epoch from d.created_at - e.dispatched_at)')} from webhook_events e join webhook_deliveries d on d.event_id = e.id
+        where e.workspace_id = ? and e.name = 'message.received' and e.created_at >= ? and e.dispatched_at is not null`,
+      [ws, roundStartedAt],
+    );
     const out = {
       round: tag,
       offered: rate === 'max' ? 'max' : `${rate}/s`,
@@ -198,14 +207,17 @@ try {
       hook_retries: retries,
       receipt_to_processed_ms: proc,
       event_to_dispatched_ms: outbox,
+      dispatched_to_delivered_ms: delivery,
       receipt_to_delivery_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), p99: Math.round(pct(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
     };
     console.log(JSON.stringify(out));
     // A paced round cannot process faster than it offers: there the question is whether processing
     // kept pace (within 3 %, the round's first and last second); `max` measures the capacity.
-    const pace = rate === 'max' ? (out.processed_per_second >= 300 ? 'met' : 'missed') : out.processed_per_second >= 0.97 * Number(rate) ? 'kept pace' : 'fell behind';
+    const pace = rate === 'max' ? (out.processed_per_second >= GOAL_MAX_PER_SECOND ? 'met' : 'missed') : out.processed_per_second >= 0.97 * Number(rate) ? 'kept pace' : 'fell behind';
+    const p95 = out.receipt_to_delivery_ms.p95;
     results.push(
-      `${tag} (${out.offered}): ${out.processed_per_second} messages/s processed (goal ≥ 300: ${pace}), receipt → message.received p95 ${out.receipt_to_delivery_ms.p95} ms (goal ≤ 2000: ${out.receipt_to_delivery_ms.p95 <= 2000 ? 'met' : 'missed'}), lost ${out.lost}, duplicated ${out.duplicated}`,
+      `${tag} (${out.offered}): ${out.processed_per_second} messages/s processed (${rate === 'max' ? `goal ≥ ${GOAL_MAX_PER_SECOND}` : 'goal: keep pace'}: ${pace}), receipt → message.received p95 ${p95} ms` +
+        `${rate === 'max' ? '' : ` (goal ≤ ${GOAL_P95_MS}: ${p95 <= GOAL_P95_MS ? 'met' : 'missed'})`}, lost ${out.lost}, duplicated ${out.duplicated}`,
     );
   }
 } finally {

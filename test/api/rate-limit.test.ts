@@ -102,6 +102,27 @@ test('concurrent requests never exceed the limit (atomic check-and-update)', asy
   t.is(decisions.filter((d) => d.allowed).length, 20);
 });
 
+test('checks of one key made together share a script call and are decided in order, as separate calls would be', async (t) => {
+  const { services } = await api();
+  const key = `rl:test:order:${Date.now()}`;
+  const first = await Promise.all(Array.from({ length: 5 }, () => services.rateLimiter.check(key, 3, 60_000)));
+  t.deepEqual(
+    first.map((d) => [d.allowed, d.remaining]),
+    [
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ],
+  );
+  t.true(first[3].retryAfter >= 1 && first[3].retryAfter <= 60);
+  // Another key checked in the same turn has its own count.
+  const [a, b] = await Promise.all([services.rateLimiter.check(key, 3, 60_000), services.rateLimiter.check(`${key}:other`, 3, 60_000)]);
+  t.false(a.allowed);
+  t.deepEqual([b.allowed, b.remaining], [true, 2]);
+});
+
 test('Redis down: the limiter degrades to in-process limits and still refuses the 21st request', async (t) => {
   const dead = connectRedis('redis://127.0.0.1:1');
   dead.on('error', () => {});
