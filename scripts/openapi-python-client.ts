@@ -2,68 +2,19 @@
 // once per machine into a virtualenv in the per-user cache outside the clone, like schemathesis
 // (scripts/schemathesis.ts). The generated client's runtime dependencies go into the same venv, so
 // the test can import the package it generates without a second install per run.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureVenv } from './python-venv.js';
 
 export const OPENAPI_PYTHON_CLIENT_VERSION = '0.29.1';
 
 /** What the generated client imports at run time (its pyproject's dependencies; 0.29 parses dates with the standard library, no python-dateutil). */
 const CLIENT_RUNTIME = ['httpx>=0.23.1,<0.29.0', 'attrs>=22.2.0'];
 
-const cacheDir = join(homedir(), '.cache', 'outreach-api');
-const venvDir = join(cacheDir, `venv-openapi-python-client-${OPENAPI_PYTHON_CLIENT_VERSION}`);
-const python = (venv: string) => join(venv, 'bin', 'python');
-
-/** A Python ≥ 3.9 to create the virtualenv with: PYTHON, else python3.11, else python3. */
-function basePython(): string {
-  for (const candidate of [process.env.PYTHON, 'python3.11', 'python3'].filter(Boolean) as string[]) {
-    try {
-      const v = execFileSync(candidate, ['-c', 'import sys; print(sys.version_info >= (3, 9))'], { encoding: 'utf8' }).trim();
-      if (v === 'True') return candidate;
-    } catch {
-      /* not there */
-    }
-  }
-  throw new Error('openapi-python-client needs Python ≥ 3.9 (set PYTHON=/path/to/python3)');
-}
-
-function run(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
-  });
-}
-
-/**
- * Returns the venv's python, installing the pinned generator and the client's runtime on first use.
- * Concurrency-safe without a lock: each caller builds in its own directory and renames it into place
- * atomically; a loser of the race drops its copy. The CLI is run as a module
- * (`python -m openapi_python_client`) because a renamed virtualenv's console scripts keep their old
- * shebang path.
- */
-export async function ensureOpenApiPythonClient(log: (msg: string) => void = () => {}): Promise<string> {
-  if (existsSync(python(venvDir))) return python(venvDir);
-  mkdirSync(cacheDir, { recursive: true });
-  const partial = `${venvDir}.partial-${process.pid}`;
-  rmSync(partial, { recursive: true, force: true });
-  log(`installing openapi-python-client ${OPENAPI_PYTHON_CLIENT_VERSION} into ${venvDir}`);
-  try {
-    await run(basePython(), ['-m', 'venv', partial]);
-    const pip = [python(partial), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check'];
-    await run(pip[0], [...pip.slice(1), `openapi-python-client==${OPENAPI_PYTHON_CLIENT_VERSION}`, ...CLIENT_RUNTIME]);
-    renameSync(partial, venvDir);
-  } catch (err) {
-    // ENOTEMPTY/EEXIST: another process installed it meanwhile; use theirs.
-    if (!existsSync(python(venvDir))) throw err;
-  } finally {
-    rmSync(partial, { recursive: true, force: true });
-  }
-  return python(venvDir);
+/** Returns the venv's python, installing the pinned generator and the client's runtime on first use (`python -m openapi_python_client`). */
+export function ensureOpenApiPythonClient(log: (msg: string) => void = () => {}): Promise<string> {
+  return ensureVenv(`openapi-python-client-${OPENAPI_PYTHON_CLIENT_VERSION}`, [`openapi-python-client==${OPENAPI_PYTHON_CLIENT_VERSION}`, ...CLIENT_RUNTIME], log);
 }
 
 /** The header of one of the generator's warnings (openapi_python_client/cli.py, parser/, utils.py). */

@@ -1,61 +1,10 @@
 // Schemathesis (PyPI) for the API contract test, installed once per machine into a virtualenv in the
 // per-user cache outside the clone (like the Temporal CLI), so every clone and CI run reuses it.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { ensureVenv } from './python-venv.js';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 
-const cacheDir = join(homedir(), '.cache', 'outreach-api');
-const venvDir = join(cacheDir, `venv-schemathesis-${SCHEMATHESIS_VERSION}`);
-const python = (venv: string) => join(venv, 'bin', 'python');
-
-/** A Python ≥ 3.9 to create the virtualenv with: PYTHON, else python3.11, else python3. */
-function basePython(): string {
-  for (const candidate of [process.env.PYTHON, 'python3.11', 'python3'].filter(Boolean) as string[]) {
-    try {
-      const v = execFileSync(candidate, ['-c', 'import sys; print(sys.version_info >= (3, 9))'], { encoding: 'utf8' }).trim();
-      if (v === 'True') return candidate;
-    } catch {
-      /* not there */
-    }
-  }
-  throw new Error('schemathesis needs Python ≥ 3.9 (set PYTHON=/path/to/python3)');
-}
-
-function run(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
-  });
-}
-
-/**
- * Returns the command that runs the pinned schemathesis CLI (`[python, '-m', 'schemathesis.cli']`),
- * installing it on first use. Concurrency-safe without a lock: each caller builds in its own
- * directory and renames it into place atomically; a loser of the race drops its copy. The CLI is run
- * as a module because a renamed virtualenv's console scripts keep their old shebang path.
- */
+/** The command that runs the pinned schemathesis CLI (`[python, '-m', 'schemathesis.cli']`), installing it on first use. */
 export async function ensureSchemathesis(log: (msg: string) => void = () => {}): Promise<string[]> {
-  const cmd = [python(venvDir), '-m', 'schemathesis.cli'];
-  if (existsSync(python(venvDir))) return cmd;
-  mkdirSync(cacheDir, { recursive: true });
-  const partial = `${venvDir}.partial-${process.pid}`;
-  rmSync(partial, { recursive: true, force: true });
-  log(`installing schemathesis ${SCHEMATHESIS_VERSION} into ${venvDir}`);
-  try {
-    await run(basePython(), ['-m', 'venv', partial]);
-    await run(python(partial), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`]);
-    renameSync(partial, venvDir);
-  } catch (err) {
-    // ENOTEMPTY/EEXIST: another process installed it meanwhile; use theirs.
-    if (!existsSync(python(venvDir))) throw err;
-  } finally {
-    rmSync(partial, { recursive: true, force: true });
-  }
-  return cmd;
+  return [await ensureVenv(`schemathesis-${SCHEMATHESIS_VERSION}`, [`schemathesis==${SCHEMATHESIS_VERSION}`], log), '-m', 'schemathesis.cli'];
 }
