@@ -260,7 +260,13 @@ test('pausing for a day then reschedule-overdue respects windows and caps; resch
   const o = await campaignOwner(u);
   const accA = await fastAccount(u, 'network', { caps: { invitation: { daily: 3, weekly: 100 } }, min_gap_seconds: 0 });
   const accB = await fastAccount(u, 'network', { caps: { invitation: { daily: 2, weekly: 100 } }, min_gap_seconds: 0 });
-  const morning = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '09:00', end: '12:00' }]]));
+  // Two windows a day, neither open now (nor within 10 minutes of it): with a window open at the
+  // moment of the call, the first action of each account is placed "now" and is due at once.
+  const nowMinutes = paris(new Date().toISOString()).minutes;
+  const clear = (from: number, to: number) => nowMinutes < from * 60 - 10 || nowMinutes >= to * 60 + 10;
+  const H = [9, 1, 17].find((h) => clear(h, h + 3) && clear(h + 5, h + 7))!;
+  const hh = (h: number) => `${String(h).padStart(2, '0')}:00`;
+  const morning = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: hh(H), end: hh(H + 3) }]]));
   const c = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [accA.id, accB.id], steps: STEPS, windows: morning, timeZone: 'Europe/Paris', status: 'paused' });
   const leads = await o.leads(9);
   const yesterday = Date.now() - 86_400_000;
@@ -287,7 +293,7 @@ test('pausing for a day then reschedule-overdue respects windows and caps; resch
     const d = due.get(id)!;
     t.true(Date.parse(d) >= before - 1000, `${d} is not in the past`);
     const { minutes } = paris(d);
-    t.true(minutes >= 9 * 60 && minutes < 12 * 60, `${d} is inside 09:00–12:00 Paris`);
+    t.true(minutes >= H * 60 && minutes < (H + 3) * 60, `${d} is inside ${hh(H)}–${hh(H + 3)} Paris`);
     t.is(list.find((a) => a.id === id).waiting_reason, 'rescheduled');
   }
   for (const [acc, cap] of [[accA.id, 3], [accB.id, 2]] as const) {
@@ -315,7 +321,7 @@ test('pausing for a day then reschedule-overdue respects windows and caps; resch
   t.deepEqual(slot, { granted: false, reason: 'rescheduled', retryAt: new Date(due.get(first)!).toISOString() });
 
   // A settings change: afternoon windows. reschedule-planned moves every pending action at or after its due time into them.
-  const afternoon = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '14:00', end: '16:00' }]]));
+  const afternoon = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: hh(H + 5), end: hh(H + 7) }]]));
   await (await em()).execute(`update campaigns set sending_windows = ?::jsonb where id = ?`, [JSON.stringify(afternoon), c.id]);
   const p = await call('POST', `/api/campaigns/${c.id}/scheduled-actions/reschedule-planned`, as(u));
   t.is(p.status, 200, p.text);
@@ -323,7 +329,7 @@ test('pausing for a day then reschedule-overdue respects windows and caps; resch
   const after = new Map(((await call('GET', `/api/campaigns/${c.id}/scheduled-actions?state=planned&limit=200`, as(u))).body.items as any[]).map((a) => [a.id, a.due_at as string]));
   for (const id of order) {
     const { minutes } = paris(after.get(id)!);
-    t.true(minutes >= 14 * 60 && minutes < 16 * 60, `${after.get(id)} is inside 14:00–16:00 Paris`);
+    t.true(minutes >= (H + 5) * 60 && minutes < (H + 7) * 60, `${after.get(id)} is inside ${hh(H + 5)}–${hh(H + 7)} Paris`);
     t.true(Date.parse(after.get(id)!) >= Date.parse(due.get(id)!), 'never earlier');
   }
   for (const [acc, cap] of [[accA.id, 3], [accB.id, 2]] as const) {
