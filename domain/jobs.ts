@@ -80,7 +80,12 @@ export interface Jobs {
   /** Starts `drafts:<campaignId>:<operationId>` (a batch generation of drafts); a repeat is a no-op. */
   startDraftGeneration(start: { operationId: string; campaignId: string; workspaceId: string; appId: string }): Promise<void>;
   /** Wakes the account's inbound processor `inbox-inbound:<accountId>` (signal-with-start: started when not running). */
-  kickInboundProcessor(s: { accountId: string; workspaceId: string }): Promise<void>;
+  kickInboundProcessor(s: {
+    accountId: string;
+    workspaceId: string;
+    /** Asked when the (coalesced) signal is due, after the events it covers are stored: true = a processor is draining them, no signal needed. */
+    draining?: () => Promise<boolean>;
+  }): Promise<void>;
   /** Starts run `run` of `inbox-sync:<accountId>`; a repeat while that run is open joins it. */
   startInboxSync(s: { accountId: string; workspaceId: string; run: number }): Promise<void>;
   /** Starts `mailbox-sync:<accountId>` (a mail-connector account's INBOX follower); a start while it runs is a no-op. */

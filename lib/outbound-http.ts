@@ -197,6 +197,34 @@ function guardedAgent(resolver: Resolver, allowListed: boolean, timeoutMs: numbe
 }
 
 /**
+ * Kept-alive connections for POSTs, per resolver, policy and deadline: one connection per webhook
+ * delivery cost a TCP handshake and teardown each, most of a delivery's CPU at hundreds per second.
+ * A pooled socket stays pinned to the address its guarded lookup validated when it connected, so
+ * reuse opens no path the lookup would refuse. Idle sockets close after 2 s (under the 5 s most
+ * servers keep them; undici also follows a server's `Keep-Alive: timeout` hint), so a receiver
+ * closing an idle socket as a request starts is rare; a POST is never retried on another socket.
+ */
+const postAgents = new WeakMap<Resolver, Map<string, Agent>>();
+function pooledPostAgent(resolver: Resolver, allowListed: boolean, timeoutMs: number): Agent {
+  let byPolicy = postAgents.get(resolver);
+  if (!byPolicy) postAgents.set(resolver, (byPolicy = new Map()));
+  const key = `${allowListed}:${timeoutMs}`;
+  let agent = byPolicy.get(key);
+  if (!agent) {
+    agent = new Agent({
+      connect: { lookup: guardedLookup(resolver, allowListed) as never, timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: 2_000,
+      keepAliveMaxTimeout: 4_000,
+      pipelining: 1,
+    });
+    byPolicy.set(key, agent);
+  }
+  return agent;
+}
+
+/**
  * POSTs `body` (sent byte-for-byte) to `rawUrl` under the destination policy. Never throws for
  * destination or receiver failures: the outcome is in the result. 2xx is success; anything else
  * (including 3xx, which is not followed) is an `http_status` failure.
@@ -219,7 +247,7 @@ export async function postGuarded(rawUrl: string, body: string, headers: Record<
     timedOut = true;
     controller.abort(new Error('outbound request deadline exceeded'));
   }, timeoutMs);
-  const agent = guardedAgent(opts.resolver ?? systemResolver, checked.allowListed, timeoutMs);
+  const agent = pooledPostAgent(opts.resolver ?? systemResolver, checked.allowListed, timeoutMs);
   let statusCode: number | null = null;
   try {
     const res = await request(checked.url, {
@@ -237,7 +265,8 @@ export async function postGuarded(rawUrl: string, body: string, headers: Record<
       size += (chunk as Buffer).length;
       if (size >= maxBytes) break; // leaving the loop destroys the stream: the rest is never read
     }
-    const excerpt = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+    // PostgreSQL text holds no NUL: a receiver's answer with one is stored with U+FFFD in its place.
+    const excerpt = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').replaceAll('\0', '\uFFFD');
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     return {
       success: ok,
@@ -251,7 +280,6 @@ export async function postGuarded(rawUrl: string, body: string, headers: Record<
     return { success: false, statusCode, durationMs: elapsed(), ...classifyError(err, timedOut), responseExcerpt: null };
   } finally {
     clearTimeout(timer);
-    agent.destroy().catch(() => {});
   }
 }
 

@@ -19,8 +19,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { benchOwner, benchStack, dropBenchOwner, seedCampaign, seedEnrollments, seedLeads, spawnBuilt, workerPolling } from './bench-fixtures.js';
+import { benchOwner, benchStack, cpuMeter, dropBenchOwner, postgresPids, seedCampaign, seedEnrollments, seedLeads, spawnBuilt, workerPolling } from './bench-fixtures.js';
 import { freePort, stopChild, waitFor } from './children.js';
+import { isRunning, readPid } from './stack/processes.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 4);
@@ -147,6 +148,16 @@ try {
       receipts.set(`${tag}-${n}`, performance.now());
     };
     log(`round ${tag}: ${MESSAGES} messages at ${rate === 'max' ? 'max (64 in flight)' : `${rate}/s`}`);
+    // CPU per message by process (from /proc), to say where the time goes.
+    const temporalPid = readPid('temporal');
+    const postmaster = readPid('postgres');
+    const database = decodeURIComponent(new URL(env.DATABASE_URL!).pathname.slice(1));
+    const cpu = cpuMeter({
+      api: () => [children[1].pid!],
+      worker: () => [children[0].pid!],
+      temporal: () => (temporalPid && isRunning(temporalPid, 'temporal') ? [temporalPid] : []),
+      postgres: () => (postmaster && isRunning(postmaster, 'postgres') ? postgresPids(postmaster, database) : []),
+    });
     const started = performance.now();
     const roundStartedAt = new Date();
     const inFlight = new Set<Promise<void>>();
@@ -173,6 +184,7 @@ try {
     }
     const processedAt = performance.now();
     while (arrivals.size < MESSAGES && performance.now() - posted < DRAIN_MS) await new Promise((r) => setTimeout(r, 100));
+    const cpuMs = cpu.stop();
     const latencies = [...arrivals.entries()].map(([k, at]) => at - (receipts.get(k) ?? at)).sort((a, b) => a - b);
     const stored = Number((await em.execute<{ n: string }[]>(`select count(*) as n from inbox_messages where connector_message_id like ?`, [`msg-${process.pid}-${tag}-%`]))[0].n);
     const perSecond = handled / ((processedAt - started) / 1000);
@@ -208,6 +220,9 @@ try {
       receipt_to_processed_ms: proc,
       event_to_dispatched_ms: outbox,
       dispatched_to_delivered_ms: delivery,
+      cpu_ms_per_message: Object.fromEntries(
+        [...Object.entries(cpuMs), ['total', Object.values(cpuMs).reduce((a, b) => a + b, 0)] as const].map(([k, v]) => [k, Number((v / MESSAGES).toFixed(2))]),
+      ),
       receipt_to_delivery_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), p99: Math.round(pct(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
     };
     console.log(JSON.stringify(out));

@@ -7,7 +7,15 @@ import { uuidv7 } from '../../lib/ids.js';
 export const ConnectorEvent = defineEntity({
   name: 'ConnectorEvent',
   tableName: 'connector_events',
-  indexes: [{ properties: ['platformAccountId', 'type', 'receivedAt'] }],
+  indexes: [
+    { properties: ['platformAccountId', 'type', 'receivedAt'] },
+    // The inbox processor's claim (domain/inbox/ingest.ts): only the account's unhandled messages and
+    // reactions, in order, however many handled rows the account has.
+    {
+      name: 'connector_events_inbox_pending_idx',
+      expression: `create index "connector_events_inbox_pending_idx" on "connector_events" ("platform_account_id", "received_at", "id") where "handled_at" is null and "type" in ('message.received', 'reaction.received')`,
+    },
+  ],
   properties: (p) => ({
     id: p.uuid().primary().onCreate(() => uuidv7()),
     /** The connector's event id: unique, so a redelivery is recognised. */

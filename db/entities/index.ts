@@ -101,3 +101,5 @@ export { TableView } from './TableView.js';
 // Real email (docs/email.md): suppression and the mailbox sync's cursor.
 export { Suppression } from './Suppression.js';
 export { MailboxCursor } from './MailboxCursor.js';
+// The inbox processor's drain marker (docs/inbox.md "Inbound processing").
+export { InboxDrain } from './InboxDrain.js';

@@ -7,6 +7,7 @@ import type { InboundEvent } from '../../lib/connectors/types.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { applyAccountStatus } from '../accounts/status.js';
 import type { Jobs } from '../jobs.js';
+import { isDraining } from '../inbox/drain.js';
 import { processInboundBatch } from '../inbox/ingest.js';
 
 export interface StoredEvent {
@@ -54,7 +55,8 @@ export async function ingestConnectorEvent(
   const stored = await storeConnectorEvent(em, connector, event, wire);
   if (stored.handled) return stored;
   if (INBOX_TYPES.has(event.type) && stored.accountId && stored.workspaceId) {
-    const kick = jobs.kickInboundProcessor({ accountId: stored.accountId, workspaceId: stored.workspaceId });
+    const accountId = stored.accountId;
+    const kick = jobs.kickInboundProcessor({ accountId, workspaceId: stored.workspaceId, draining: () => isDraining(em, accountId) });
     if (deferKick) deferKick(kick);
     else await kick;
   } else await jobs.startConnectorEvent({ eventId: event.eventId, type: event.type, workspaceId: stored.workspaceId });

@@ -2,7 +2,6 @@
 // and by the test routes.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Integration } from '../../db/entities/Integration.js';
-import { WebhookDelivery } from '../../db/entities/WebhookDelivery.js';
 import { WebhookSubscription, type IWebhookSubscription } from '../../db/entities/WebhookSubscription.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import type { Config } from '../../lib/config.js';
@@ -132,8 +131,82 @@ export interface DeliveryDeps {
   timeoutMs?: number;
 }
 
-/** One signed attempt (no retry), recorded in webhook_deliveries. Never throws for receiver failures. */
-export async function deliverToSubscription(em: EntityManager, deps: DeliveryDeps, sub: IWebhookSubscription, event: DeliveryEvent): Promise<OutboundResult> {
+/** One row of webhook_deliveries: one attempt to one subscription. */
+export interface DeliveryRow {
+  id: string;
+  subscription_id: string;
+  workspace_id: string;
+  event_id: string | null;
+  event_name: string;
+  success: boolean;
+  status_code: number | null;
+  duration_ms: number;
+  error_class: string | null;
+  error: string | null;
+  response_excerpt: string | null;
+  created_at: string;
+}
+
+/** Records an attempt; resolves once its row is committed. */
+export type RecordDelivery = (row: DeliveryRow) => Promise<void>;
+
+/**
+ * Inserts attempts in one statement. A pair already recorded (subscription, event) keeps its first
+ * row: only a retried activity racing its lost predecessor can produce one, and the first attempt is
+ * the one that happened first.
+ */
+export async function insertDeliveries(em: EntityManager, rows: DeliveryRow[]): Promise<void> {
+  if (!rows.length) return;
+  await em.getConnection().execute(
+    `insert into webhook_deliveries (id, subscription_id, workspace_id, event_id, event_name, success, status_code, duration_ms, error_class, error, response_excerpt, created_at)
+     select * from json_to_recordset(?::json) as v(id uuid, subscription_id uuid, workspace_id uuid, event_id uuid, event_name text, success boolean, status_code int,
+                                                    duration_ms int, error_class text, error text, response_excerpt text, created_at timestamptz)
+     on conflict (subscription_id, event_id) do nothing`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/**
+ * Records attempts in groups: a row waits at most `maxWaitMs` (or until `maxRows` are waiting) and
+ * goes in with the others in one insert. For a batch of deliveries: one statement per group instead
+ * of one per attempt. The cost is in the rare crash: the attempts of the group not yet written are
+ * made again by the retried activity, as new attempts with their own delivery ids (the spec promises
+ * no exactly-once; docs/webhooks.md "Delivery semantics").
+ */
+export function groupedRecorder(em: EntityManager, opts: { maxRows?: number; maxWaitMs?: number } = {}): RecordDelivery {
+  const maxRows = opts.maxRows ?? 100;
+  const maxWaitMs = opts.maxWaitMs ?? 50;
+  let waiting: { row: DeliveryRow; done: (err?: unknown) => void }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const group = waiting;
+    waiting = [];
+    insertDeliveries(em, group.map((w) => w.row)).then(
+      () => group.forEach((w) => w.done()),
+      (err: unknown) => group.forEach((w) => w.done(err)),
+    );
+  };
+  return (row) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ row, done: (err) => (err === undefined ? resolve() : reject(err as Error)) });
+      if (waiting.length >= maxRows) flush();
+      else timer ??= setTimeout(flush, maxWaitMs);
+    });
+}
+
+/**
+ * One signed attempt (no retry), recorded in webhook_deliveries (at once, or by `record`). Never
+ * throws for receiver failures.
+ */
+export async function deliverToSubscription(
+  em: EntityManager,
+  deps: DeliveryDeps,
+  sub: IWebhookSubscription,
+  event: DeliveryEvent,
+  record: RecordDelivery = (row) => insertDeliveries(em, [row]),
+): Promise<OutboundResult> {
   const secret = decrypt(sub.secretEncrypted, deps.config.encryptionKey);
   // The attempt's own id (its webhook_deliveries row): a receiver can tell a new attempt after a
   // crash (the rare one whose record was lost) from the same request seen twice.
@@ -147,19 +220,19 @@ export async function deliverToSubscription(em: EntityManager, deps: DeliveryDep
     deliveryHeaders({ secret, event: event.name, body: event.body, webhookId, deliveryId: id }),
     { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
   );
-  await em.insert(WebhookDelivery, {
+  await record({
     id,
-    subscriptionId: sub.id,
-    workspaceId: sub.workspace.id,
-    eventId: event.id,
-    eventName: event.name,
+    subscription_id: sub.id,
+    workspace_id: sub.workspace.id,
+    event_id: event.id,
+    event_name: event.name,
     success: result.success,
-    statusCode: result.statusCode,
-    durationMs: result.durationMs,
-    errorClass: result.errorClass,
+    status_code: result.statusCode,
+    duration_ms: result.durationMs,
+    error_class: result.errorClass,
     error: result.error,
-    responseExcerpt: result.responseExcerpt,
-    createdAt: new Date(),
+    response_excerpt: result.responseExcerpt,
+    created_at: new Date().toISOString(),
   });
   if (event.id) countWebhookDelivery(result); // outbox events only: a test delivery is not the service's traffic
   return result;

@@ -137,3 +137,33 @@ test('postGuarded: non-2xx is an http_status failure with a response excerpt', a
   const r = await postGuarded(rx.url, '{}', {}, LOCAL_ALLOW);
   t.deepEqual([r.success, r.statusCode, r.errorClass, r.responseExcerpt], [false, 500, 'http_status', 'boom']);
 });
+
+test('postGuarded: a receiver’s NUL bytes are stored as U+FFFD (PostgreSQL text holds none)', async (t) => {
+  const rx = await startReceiver((_req, res) => res.writeHead(400).end('bad\0input'));
+  t.teardown(rx.close);
+  const r = await postGuarded(rx.url, '{}', {}, LOCAL_ALLOW);
+  t.is(r.responseExcerpt, 'bad\uFFFDinput');
+});
+
+test('postGuarded: attempts to one destination reuse a kept-alive connection; concurrent ones get their own', async (t) => {
+  const ports: number[] = [];
+  const rx = await startReceiver((req, res) => {
+    ports.push(req.socket.remotePort!);
+    res.writeHead(204).end();
+  });
+  t.teardown(rx.close);
+  for (let i = 0; i < 20; i++) t.true((await postGuarded(rx.url, `{"n":${i}}`, {}, LOCAL_ALLOW)).success);
+  // (An attempt that starts while the last one's socket is being handed back may open another.)
+  t.log(`${new Set(ports).size} connections for 20 attempts in a row`);
+  t.true(new Set(ports).size <= 10, 'connections are reused');
+  // Five at once: no attempt waits for another's socket (each has its own 10 s deadline).
+  ports.length = 0;
+  const slow = await startReceiver((req, res) => {
+    ports.push(req.socket.remotePort!);
+    setTimeout(() => res.writeHead(204).end(), 200);
+  });
+  t.teardown(slow.close);
+  const all = await Promise.all(Array.from({ length: 5 }, () => postGuarded(slow.url, '{}', {}, LOCAL_ALLOW)));
+  t.true(all.every((r) => r.success));
+  t.is(new Set(ports).size, 5);
+});

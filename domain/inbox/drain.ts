@@ -1,0 +1,39 @@
+// The drain marker of an account's inbox processor (docs/inbox.md, "Inbound processing"). While the
+// processor's activity drains the account's events it keeps a row in inbox_drains saying until when;
+// the hook asks `isDraining` after storing an event (after its commit) and sends no signal while the
+// answer is yes, because the draining activity looks again within INBOX_POLL_MS. Before it stops, the
+// activity deletes the row and then looks once more: an event whose hook saw the row is stored before
+// that last look (the hook asks after its commit), and one whose hook saw no row signalled.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** How long a marker holds unless renewed: a processor lost mid-drain stops covering new events after this. */
+export const DRAIN_HOLD_MS = 3_000;
+
+export async function markDraining(em: EntityManager, accountId: string): Promise<void> {
+  await em.getConnection().execute(
+    `insert into inbox_drains (account_id, until) values (?, now() + make_interval(secs => ?))
+     on conflict (account_id) do update set until = excluded.until`,
+    [accountId, DRAIN_HOLD_MS / 1000],
+  );
+}
+
+export async function clearDraining(em: EntityManager, accountId: string): Promise<void> {
+  await em.getConnection().execute(`delete from inbox_drains where account_id = ?`, [accountId]);
+}
+
+export async function isDraining(em: EntityManager, accountId: string): Promise<boolean> {
+  const [r] = await em.getConnection().execute<{ draining: boolean }[]>(
+    `select exists (select 1 from inbox_drains where account_id = ? and until > now()) as draining`,
+    [accountId],
+  );
+  return r.draining;
+}
+
+/** Whether the account has stored messages or reactions not yet handled (the processor's partial index). */
+export async function hasPendingInbound(em: EntityManager, accountId: string): Promise<boolean> {
+  const [r] = await em.getConnection().execute<{ pending: boolean }[]>(
+    `select exists (select 1 from connector_events where platform_account_id = ? and handled_at is null and type in ('message.received', 'reaction.received')) as pending`,
+    [accountId],
+  );
+  return r.pending;
+}
