@@ -38,20 +38,23 @@ export function createInboxActivities(deps: ActivityDeps) {
           await markDraining(em(), accountId);
           markedAt = Date.now();
         }
-        const r = await processInboundBatch(em(), deps.jobs, accountId);
-        total.processed += r.processed;
-        total.stored += r.stored;
-        total.replies += r.replies;
-        total.events += r.events;
-        heartbeat();
+        // One cheap indexed look per poll; a batch's transaction only when there is something to claim.
+        if (await hasPendingInbound(em(), accountId)) {
+          const r = await processInboundBatch(em(), deps.jobs, accountId);
+          total.processed += r.processed;
+          total.stored += r.stored;
+          total.replies += r.replies;
+          total.events += r.events;
+          heartbeat();
+          if (r.processed) idleSince = null;
+          else idleSince ??= Date.now(); // held by another claim (SKIP LOCKED): wait like an idle poll
+        } else idleSince ??= Date.now();
         if (Date.now() - started >= DRAIN_BUDGET_MS) return { ...total, more: true };
-        if (r.processed) {
-          idleSince = null;
+        if (idleSince === null) continue;
+        if (Date.now() - idleSince < LINGER_MS) {
+          await sleep(INBOX_POLL_MS);
           continue;
         }
-        idleSince ??= Date.now();
-        while (Date.now() - idleSince < LINGER_MS && !(await hasPendingInbound(em(), accountId))) await sleep(INBOX_POLL_MS);
-        if (Date.now() - idleSince < LINGER_MS) continue;
         // Stopping: clear the marker, then look once more (see domain/inbox/drain.ts).
         await clearDraining(em(), accountId);
         if (!(await hasPendingInbound(em(), accountId))) return total;

@@ -64,6 +64,9 @@ function startDevServer(cli: string, port: number, uiPort: number, dir: string, 
   // write-ahead log with normal syncing survives a crash of the server (not of the OS) and takes
   // 5 times as many (docs/executor.md, "Throughput").
   args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+  // An activity scheduled by a workflow task of this worker comes back in that task's completion
+  // response, skipping the task queue round trip (the SDK asks for it; the server's default is off).
+  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   return spawnDetached(cli, args, logFile);
 }
