@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { heartbeat } from '@temporalio/activity';
-import { clearDraining, DRAIN_HOLD_MS, hasPendingInbound, markDraining } from '../domain/inbox/drain.js';
+import { accountsWithStaleInbound, clearDraining, DRAIN_HOLD_MS, hasPendingInbound, markDraining, STALE_INBOUND_MS } from '../domain/inbox/drain.js';
+import { mapLimit } from '../lib/concurrency.js';
 import { processInboundBatch } from '../domain/inbox/ingest.js';
 import { finishSync, syncPage } from '../domain/inbox/sync.js';
 import { replySlot, sendReply, type ReplySlot } from '../domain/inbox/inbox.js';
@@ -61,6 +62,15 @@ export function createInboxActivities(deps: ActivityDeps) {
         markedAt = 0;
         idleSince = null;
       }
+    },
+    /** The sweep: a processor signal for each account whose events wait unhandled with no processor draining them. */
+    async inboxSweep(): Promise<{ woken: number }> {
+      const accounts = await accountsWithStaleInbound(em(), STALE_INBOUND_MS);
+      if (!deps.jobs) return { woken: 0 };
+      const jobs = deps.jobs;
+      await mapLimit(accounts, 8, (a) => jobs.kickInboundProcessor(a));
+      if (accounts.length) deps.logger.warn({ accounts: accounts.length }, 'inbox sweep woke processors of accounts with unhandled events');
+      return { woken: accounts.length };
     },
     async inboxSyncPage(accountId: string, run: number): Promise<{ done: boolean; stored: number }> {
       return syncPage(em(), connector(), deps.jobs, accountId, run);

@@ -318,8 +318,8 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
     },
     kickInboundProcessor(s) {
       // Kicks of one account within kickCoalesceMs share one signal, sent after all of them (each
-      // caller's event is stored before it asks): a burst costs a few signals, and every caller
-      // still returns only once a signal covering its event went out.
+      // caller's event is stored before it asks): a burst costs a few signals, and the promise
+      // every caller gets settles once a signal covering its event went out (or was not needed).
       const pending = kicks.get(s.accountId);
       if (pending) return pending;
       const kick = new Promise<void>((resolve) => setTimeout(resolve, kickCoalesceMs)).then(async () => {

@@ -13,6 +13,7 @@ export const scheduleIds = {
   analyticsRollup: 'schedule:analytics-rollup',
   insightsRefresh: 'schedule:insights-refresh',
   bookingBackfillSweep: 'schedule:booking-backfill-sweep',
+  inboxSweep: 'schedule:inbox-sweep',
 };
 
 export const workflowIds = {
@@ -29,6 +30,7 @@ export const workflowIds = {
   analyticsRollup: 'analytics-rollup',
   insightsRefresh: 'insights-refresh',
   bookingBackfillSweep: 'booking-backfill-sweep',
+  inboxSweep: 'inbox-sweep',
 };
 
 /**

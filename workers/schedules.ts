@@ -29,6 +29,7 @@ const RECURRING: Recurring[] = [
   { id: 'partnerSyncSweep', spec: { intervals: [{ every: '15 minutes' }] }, catchupWindow: '15 minutes', kind: 'partner-sync', description: 'Starts partner-sync:<id> for every active partner CRM integration (a running sync goes on)' },
   { id: 'analyticsRollup', spec: { intervals: [{ every: '10 minutes' }] }, catchupWindow: '10 minutes', kind: 'analytics', args: [{}], description: 'Rebuilds the analytics rollups of the last 48 hours from the raw tables (idempotent)' },
   { id: 'bookingBackfillSweep', spec: { intervals: [{ every: '6 hours' }] }, catchupWindow: '6 hours', kind: 'booking-backfill', args: [{}], description: 'Backfills the last day and upcoming bookings of every connected booking provider, so a missed webhook still becomes a meeting' },
+  { id: 'inboxSweep', spec: { intervals: [{ every: '1 minute' }] }, catchupWindow: '1 minute', kind: 'inbox', description: 'Wakes the inbox processor of every account with inbound events stored over 30 s ago and not handled (a wake-up lost with its API process)' },
   { id: 'insightsRefresh', spec: { intervals: [{ every: '15 minutes' }] }, catchupWindow: '15 minutes', kind: 'insights', args: [{}], description: 'Finds recommendations in the analytics and the current state; snoozed ones come back after their time' },
 ];
 

@@ -38,6 +38,11 @@ export async function inboxInbound(input: { accountId: string }): Promise<{ proc
   }
 }
 
+/** `inbox-sweep` (Schedule, every minute): wakes the processors of accounts with events left unhandled (docs/inbox.md). */
+export async function inboxSweep(): Promise<{ woken: number }> {
+  return acts.inboxSweep();
+}
+
 /** `inbox-sync:<accountId>`, run `run`: pages through the account's chats (docs/inbox.md "Sync"). */
 export async function inboxSync(input: { accountId: string; run: number }): Promise<{ stored: number }> {
   let stored = 0;

@@ -16,7 +16,7 @@ export { enrollment } from './enrollments.js';
 export { bulkEnroll } from './enrollments-bulk.js';
 export { draftGeneration } from './message-review.js';
 export { handleBookingEvent, bookingBackfill, bookingBackfillSweep } from './booking.js';
-export { inboxInbound, inboxSync, inboxReply } from './inbox.js';
+export { inboxInbound, inboxSync, inboxReply, inboxSweep } from './inbox.js';
 export { analyticsRollup, insightsRefresh } from './analytics.js';
 export { mcpApproval } from './mcp.js';
 export { partnerSync, partnerSyncSweep } from './integrations.js';

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { toInboundEvent } from '../../lib/connectors/inbound.js';
 import type { InboundEvent } from '../../lib/connectors/types.js';
 import { uuidv7 } from '../../lib/ids.js';
+import { logger } from '../../lib/logger.js';
 import { applyAccountStatus } from '../accounts/status.js';
 import type { Jobs } from '../jobs.js';
 import { isDraining } from '../inbox/drain.js';
@@ -58,7 +59,9 @@ export async function ingestConnectorEvent(
     const accountId = stored.accountId;
     const kick = jobs.kickInboundProcessor({ accountId, workspaceId: stored.workspaceId, draining: () => isDraining(em, accountId) });
     if (deferKick) deferKick(kick);
-    else await kick;
+    // The hook answers once the event is stored: its wake-up goes out after (within the coalescing
+    // window), and one lost with this process is the sweep's (`inbox-sweep`, docs/inbox.md).
+    else kick.catch((err: unknown) => logger.warn({ err: String(err), account: accountId }, 'inbox processor not woken; the sweep will'));
   } else await jobs.startConnectorEvent({ eventId: event.eventId, type: event.type, workspaceId: stored.workspaceId });
   return stored;
 }

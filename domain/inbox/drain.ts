@@ -29,6 +29,26 @@ export async function isDraining(em: EntityManager, accountId: string): Promise<
   return r.draining;
 }
 
+/** Events unhandled for longer than this, with no processor draining their account, are the sweep's. */
+export const STALE_INBOUND_MS = 30_000;
+
+/**
+ * Accounts with messages or reactions stored over `olderThanMs` ago and not handled, whose
+ * processor is not draining: their wake-up was lost (the hook signals after it answered, so an API
+ * process that died in between leaves its events to this). Reads the partial index of pending rows.
+ */
+export async function accountsWithStaleInbound(em: EntityManager, olderThanMs: number): Promise<{ accountId: string; workspaceId: string }[]> {
+  const rows = await em.getConnection().execute<{ account_id: string; workspace_id: string }[]>(
+    `select a.id as account_id, a.workspace_id
+       from (select distinct e.platform_account_id from connector_events e
+              where e.handled_at is null and e.type in ('message.received', 'reaction.received') and e.received_at < now() - make_interval(secs => ?)) p
+       join platform_accounts a on a.id = p.platform_account_id
+      where not exists (select 1 from inbox_drains d where d.account_id = a.id and d.until > now())`,
+    [olderThanMs / 1000],
+  );
+  return rows.map((r) => ({ accountId: r.account_id, workspaceId: r.workspace_id }));
+}
+
 /** Whether the account has stored messages or reactions not yet handled (the processor's partial index). */
 export async function hasPendingInbound(em: EntityManager, accountId: string): Promise<boolean> {
   const [r] = await em.getConnection().execute<{ pending: boolean }[]>(

@@ -355,9 +355,10 @@ async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefin
     [ids, leadIds],
   );
   const lead = new Map(info.map((i) => [i.lead_id, i]));
-  const sends = await em.execute<{ id: string; lead_id: string; enrollment_id: string; campaign_id: string }[]>(
-    `select distinct on (lead_id) id, lead_id, enrollment_id, campaign_id from scheduled_actions
-      where account_id = ? and lead_id in (?) and state = 'executed' order by lead_id, executed_at desc`,
+  const sends = await em.execute<{ id: string; lead_id: string; enrollment_id: string; campaign_id: string; running: boolean }[]>(
+    `select distinct on (a.lead_id) a.id, a.lead_id, a.enrollment_id, a.campaign_id, e.status in ('active', 'paused') as running
+       from scheduled_actions a left join enrollments e on e.id = a.enrollment_id
+      where a.account_id = ? and a.lead_id in (?) and a.state = 'executed' order by a.lead_id, a.executed_at desc`,
     [account.id, leadIds],
   );
   const send = new Map(sends.map((s) => [s.lead_id, s]));
@@ -373,7 +374,8 @@ async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefin
     );
   }
   // Signalled by the caller once this commits (wakeEnrollments): no Temporal round trip holds these locks.
-  wakes?.push(...sends.map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id, signal: 'reply' as const })));
+  // Only enrollments still running have a workflow to tell (a reply after the last step is common).
+  wakes?.push(...sends.filter((s) => s.running).map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id, signal: 'reply' as const })));
 
   const conv = new Map(convs.map((c) => [c.id, c]));
   await openReplyReminders(

@@ -5,7 +5,8 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { SandboxNetwork, signInbound } from '../../lib/connectors/index.js';
 import { inboxWorkflowIds } from '../../lib/workflow-ids.js';
-import { clearDraining, isDraining, markDraining } from '../../domain/inbox/drain.js';
+import { accountsWithStaleInbound, clearDraining, isDraining, markDraining, STALE_INBOUND_MS } from '../../domain/inbox/drain.js';
+import { scheduleDefinitions } from '../../workers/schedules.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, listen } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
@@ -81,3 +82,43 @@ for (const seed of [Number(process.env.INBOX_DRAIN_SEED ?? 1), 2]) {
     t.true(signals >= 1 && signals < offsets.length, `${signals} signals`);
   });
 }
+
+test.serial('the sweep wakes the processor of an account whose event waits unhandled with no processor draining (a wake-up lost with its API process)', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  await campaignOwner(u);
+  const account = await fastAccount(u, 'network');
+  const e = await em();
+  // Stored as the hook stores it, but its wake-up never went out; received 31 s ago.
+  const eventId = `evt_${randomUUID()}`;
+  const event = {
+    id: eventId,
+    type: 'message.received',
+    account_id: account.connector_account_id,
+    created_at: new Date().toISOString(),
+    data: { message: { id: `msg_${randomUUID()}`, thread_id: `thr_${randomUUID()}`, direction: 'in', from: `https://pronet.example/in/p-${randomUUID()}`, body: 'lost wake-up', sent_at: new Date().toISOString(), attachments: [] } },
+  };
+  await e.execute(
+    `insert into connector_events (id, event_id, connector, type, connector_account_id, platform_account_id, payload, received_at)
+     values (gen_random_uuid(), ?, 'sandbox', 'message.received', ?, ?, ?::jsonb, now() - interval '31 seconds')`,
+    [eventId, account.connector_account_id, account.id, JSON.stringify(event)],
+  );
+  const stale = await accountsWithStaleInbound(e, STALE_INBOUND_MS);
+  t.true(stale.some((a) => a.accountId === account.id));
+  // A processor draining the account covers it: not the sweep's.
+  await markDraining(e, account.id);
+  t.false((await accountsWithStaleInbound(e, STALE_INBOUND_MS)).some((a) => a.accountId === account.id));
+  await clearDraining(e, account.id);
+  // The sweep's workflow, as its Schedule starts it.
+  const r = await services.temporal.workflow.execute('inboxSweep', { taskQueue: services.config.temporal.taskQueue, workflowId: `inbox-sweep-test-${randomUUID()}`, args: [] });
+  t.true((r as { woken: number }).woken >= 1);
+  await waitFor('the event handled', async () => (await (await em()).execute(`select 1 from connector_events where event_id = ? and handled_at is not null`, [eventId])).length > 0, 60_000);
+  t.false((await accountsWithStaleInbound(await em(), STALE_INBOUND_MS)).some((a) => a.accountId === account.id));
+});
+
+test('the sweep runs on a Temporal Schedule every minute', (t) => {
+  const def = scheduleDefinitions('q').find((d) => d.scheduleId === 'schedule:inbox-sweep');
+  t.truthy(def);
+  t.like(def!.action, { workflowType: 'inboxSweep', workflowId: 'inbox-sweep' });
+  t.deepEqual(def!.spec, { intervals: [{ every: '1 minute' }] });
+});
