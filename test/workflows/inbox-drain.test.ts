@@ -10,6 +10,7 @@ import { scheduleDefinitions } from '../../workers/schedules.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, listen } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
+import { replayFixture } from '../helpers/replay.js';
 import { campaignOwner, fastAccount } from '../helpers/campaigns.js';
 test.after.always(closeApi);
 
@@ -83,7 +84,7 @@ for (const seed of [Number(process.env.INBOX_DRAIN_SEED ?? 1), 2]) {
   });
 }
 
-test.serial('the sweep wakes the processor of an account whose event waits unhandled with no processor draining (a wake-up lost with its API process)', async (t) => {
+test.serial('the sweep wakes the processor of an account whose event waits unhandled with no processor draining (a wake-up lost with its API process); replays', async (t) => {
   const { services } = await api();
   const u = await createOwner();
   await campaignOwner(u);
@@ -110,8 +111,10 @@ test.serial('the sweep wakes the processor of an account whose event waits unhan
   t.false((await accountsWithStaleInbound(e, STALE_INBOUND_MS)).some((a) => a.accountId === account.id));
   await clearDraining(e, account.id);
   // The sweep's workflow, as its Schedule starts it.
-  const r = await services.temporal.workflow.execute('inboxSweep', { taskQueue: services.config.temporal.taskQueue, workflowId: `inbox-sweep-test-${randomUUID()}`, args: [] });
+  const workflowId = `inbox-sweep-test-${randomUUID()}`;
+  const r = await services.temporal.workflow.execute('inboxSweep', { taskQueue: services.config.temporal.taskQueue, workflowId, args: [] });
   t.true((r as { woken: number }).woken >= 1);
+  await replayFixture(services.temporal, 'inboxSweep', workflowId);
   await waitFor('the event handled', async () => (await (await em()).execute(`select 1 from connector_events where event_id = ? and handled_at is not null`, [eventId])).length > 0, 60_000);
   t.false((await accountsWithStaleInbound(await em(), STALE_INBOUND_MS)).some((a) => a.accountId === account.id));
 });
