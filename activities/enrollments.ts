@@ -10,6 +10,7 @@ import {
   gate,
   gateSlotAndSend,
   giveBackSlot,
+  giveBackUnusedGrant,
   nextStep,
   nextStepAndPlan,
   PermanentError,
@@ -80,7 +81,11 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
 
   /** One activity's body: halted between attempts, permanent errors non-retryable. */
   const run = async <T>(ref: { enrollmentId?: string; actionId?: string; unlessExecuting?: boolean } | null, body: () => Promise<T>): Promise<T> => {
-    if (ref && (await haltedBetweenAttempts(em(), ref))) throw ApplicationFailure.nonRetryable('the enrollment or its campaign stopped while this step was being retried', HALTED);
+    if (ref && (await haltedBetweenAttempts(em(), ref))) {
+      // A slot an earlier attempt was granted for this action is not kept by a step that stopped.
+      if (ref.actionId) await giveBackUnusedGrant(em(), ref.actionId);
+      throw ApplicationFailure.nonRetryable('the enrollment or its campaign stopped while this step was being retried', HALTED);
+    }
     try {
       return await body();
     } catch (err) {

@@ -492,6 +492,19 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
 /** How soon a send refused for a disconnected sender account asks again. */
 export const NOT_CONNECTED_RECHECK_MS = 5 * 60_000;
 
+/**
+ * After an activity of the action was halted between attempts (a stop committed while it was being
+ * retried): the slot the action was granted goes back unless its send was claimed, since the step is
+ * asked again from the start if it runs at all.
+ */
+export async function giveBackUnusedGrant(em: EntityManager, actionId: string): Promise<void> {
+  const [a] = await em.execute<{ slot_granted_at: Date | null }[]>(
+    `select slot_granted_at from scheduled_actions where id = ? and state not in ('executing', 'executed')`,
+    [actionId],
+  );
+  if (a?.slot_granted_at) await giveBackSlot(em, actionId, new Date(a.slot_granted_at).toISOString());
+}
+
 /** Gives a granted slot back when the action was not sent after all (stopped between grant and send). */
 export async function giveBackSlot(em: EntityManager, actionId: string, grantedAt: string): Promise<void> {
   const [a] = await em.execute<{ account_id: string | null; type: string }[]>(

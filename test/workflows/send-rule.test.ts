@@ -269,3 +269,34 @@ test('a pause reaches an enrollment whose activity is being retried; after resum
   const sent = (await actions(campaign.id)).filter((x) => x.state === 'executed');
   t.is(sent.length, 1, 'one send, for the lead still enrolled');
 });
+
+test('a send retried after its slot was granted, then halted by the campaign’s completion, gives the slot back (the account’s day is not charged)', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'email');
+  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }] });
+  // The claim fails (retryable) after the slot is granted and recorded: the send activity is retried.
+  const name = `fault_${randomUUID().replace(/-/g, '')}`;
+  const e = await em();
+  await e.execute(
+    `create function ${name}() returns trigger language plpgsql as $$ begin
+       if new.campaign_id = '${campaign.id}' and new.state = 'executing' and old.state <> 'executing' then raise exception 'injected fault' using errcode = 'P0001'; end if;
+       return new; end $$`,
+  );
+  await e.execute(`create trigger ${name} before update on scheduled_actions for each row execute function ${name}()`);
+  t.teardown(async () => {
+    await e.execute(`drop trigger if exists ${name} on scheduled_actions`);
+    await e.execute(`drop function if exists ${name}()`);
+  });
+  const [lead] = await o.leads(1);
+  t.is((await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: [lead.leadId] }))).status, 200);
+  const usage = async () => Number((await (await em()).execute<{ n: number }[]>(`select coalesce(sum(count), 0)::int as n from account_usage where account_id = ? and action = 'email'`, [account.id]))[0].n);
+  const granted = async () => (await (await em()).execute<{ g: Date | null }[]>(`select slot_granted_at as g from scheduled_actions where campaign_id = ?`, [campaign.id]))[0]?.g ?? null;
+  await waitFor('the slot granted and the send retrying', async () => (await granted()) !== null && (await usage()) === 1, 90_000);
+  t.like(await call('PATCH', `/api/campaigns/${campaign.id}/status`, as(u, { status: 'completed' })), { status: 200 });
+  const handle = (await api()).services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
+  t.like(await handle.result(), { status: 'stopped' });
+  t.is(await granted(), null, 'the recorded grant is cleared');
+  t.is(await usage(), 0, 'the account’s day is not charged for a send that never happened');
+  t.is((await actions(campaign.id)).filter((x) => x.state === 'executed').length, 0);
+});
