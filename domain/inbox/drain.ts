@@ -9,11 +9,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 /** How long a marker holds unless renewed: a processor lost mid-drain stops covering new events after this. */
 export const DRAIN_HOLD_MS = 3_000;
 
+/** Sets or renews the marker; an account deleted meanwhile gets none (its processor drains what is left and stops). */
 export async function markDraining(em: EntityManager, accountId: string): Promise<void> {
   await em.getConnection().execute(
-    `insert into inbox_drains (account_id, until) values (?, now() + make_interval(secs => ?))
+    `insert into inbox_drains (account_id, until) select id, now() + make_interval(secs => ?) from platform_accounts where id = ?
      on conflict (account_id) do update set until = excluded.until`,
-    [accountId, DRAIN_HOLD_MS / 1000],
+    [DRAIN_HOLD_MS / 1000, accountId],
   );
 }
 

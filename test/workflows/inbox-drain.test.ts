@@ -41,6 +41,10 @@ test('the marker: set until a time, cleared, and stale once its time passed', as
   await markDraining(e, account.id);
   await clearDraining(e, account.id);
   t.false(await isDraining(e, account.id));
+  // An account deleted while its processor drains: no marker, and no error that would fail the processor.
+  const gone = randomUUID();
+  await t.notThrowsAsync(markDraining(e, gone));
+  t.false(await isDraining(e, gone));
   void services;
 });
 
