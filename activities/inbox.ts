@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { heartbeat } from '@temporalio/activity';
 import { accountsWithStaleInbound, clearDraining, DRAIN_HOLD_MS, hasPendingInbound, markDraining, STALE_INBOUND_MS } from '../domain/inbox/drain.js';
@@ -6,8 +7,6 @@ import { processInboundBatch } from '../domain/inbox/ingest.js';
 import { finishSync, syncPage } from '../domain/inbox/sync.js';
 import { replySlot, sendReply, type ReplySlot } from '../domain/inbox/inbox.js';
 import type { ActivityDeps } from './index.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** How long one processing call drains before it hands back to its workflow (a history event per call). */
 const DRAIN_BUDGET_MS = 15_000;
@@ -65,9 +64,9 @@ export function createInboxActivities(deps: ActivityDeps) {
     },
     /** The sweep: a processor signal for each account whose events wait unhandled with no processor draining them. */
     async inboxSweep(): Promise<{ woken: number }> {
-      const accounts = await accountsWithStaleInbound(em(), STALE_INBOUND_MS);
-      if (!deps.jobs) return { woken: 0 };
       const jobs = deps.jobs;
+      if (!jobs) return { woken: 0 };
+      const accounts = await accountsWithStaleInbound(em(), STALE_INBOUND_MS);
       await mapLimit(accounts, 8, (a) => jobs.kickInboundProcessor(a));
       if (accounts.length) deps.logger.warn({ accounts: accounts.length }, 'inbox sweep woke processors of accounts with unhandled events');
       return { woken: accounts.length };
