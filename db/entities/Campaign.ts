@@ -9,6 +9,8 @@ export const ROTATIONS = ['round_robin', 'least_used', 'sticky'] as const;
 export type Rotation = (typeof ROTATIONS)[number];
 export const MESSAGE_MODES = ['template', 'ai', 'ai_review'] as const;
 export type MessageMode = (typeof MESSAGE_MODES)[number];
+export const WINDOW_TIME_ZONES = ['campaign', 'recipient'] as const;
+export type WindowTimeZone = (typeof WINDOW_TIME_ZONES)[number];
 
 /** Windows per ISO weekday ("1" = Monday … "7" = Sunday), each "HH:MM"–"HH:MM" in the campaign's time zone. */
 export type SendingWindows = Partial<Record<'1' | '2' | '3' | '4' | '5' | '6' | '7', { start: string; end: string }[]>>;
@@ -50,6 +52,11 @@ export const Campaign = defineEntity({
     reviewPolicy: p.json<Record<string, unknown>>().nullable(),
     /** A lead active in another campaign of the workspace is not enrolled. */
     exclusiveLeads: p.boolean().default(true),
+    /** Whose clock the sending windows follow: the campaign's time zone, or each recipient's (docs/campaigns.md "Recipient-local windows"). */
+    windowTimeZone: p.string().length(20).default('campaign'),
+    /** Open pixel and click redirects in emails sent through a mail connector (docs/tracking.md); off by default. */
+    trackOpens: p.boolean().default(false),
+    trackClicks: p.boolean().default(false),
     stepVersion: p.integer().default(1),
     createdBy: p.uuid().nullable(),
     activatedAt: p.datetime().nullable(),

@@ -1,5 +1,6 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { Campaign } from './Campaign.js';
+import type { StepVariant, WinnerRule } from './CampaignStep.js';
 
 /** One step of a version, as the executor reads it. */
 export interface VersionedStep {
@@ -9,6 +10,9 @@ export interface VersionedStep {
   config: Record<string, unknown>;
   messageMode: string | null;
   hasAttachment: boolean;
+  /** A/B variants (absent from versions written before them). */
+  variants?: StepVariant[] | null;
+  winnerRule?: WinnerRule | null;
 }
 
 // The ordered steps of each version of a campaign (written by every step edit). Enrollments pin a

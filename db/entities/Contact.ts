@@ -34,6 +34,8 @@ export const Contact = defineEntity({
     company: p.string().length(300).nullable(),
     companyDomain: p.string().length(255).nullable(),
     country: p.string().length(100).nullable(),
+    /** IANA time zone given for the contact; null: derived from the country when it has one zone (domain/contacts/time-zone.ts). */
+    timeZone: p.string().length(64).nullable(),
     /** Field provenance: names of fields a person edited, never overwritten by enrichment. */
     editedFields: p.json<string[]>().default('[]'),
     /** Fields enrichment filled (docs/enrichment.md), when it last completed, the connector's id of the profile. */

@@ -58,8 +58,12 @@ export const ScheduledAction = defineEntity({
     attempts: p.integer().default(0),
     /** An invitation's acceptance (inbound `invitation.accepted`), read by `accepted` condition steps. */
     acceptedAt: p.datetime().nullable(),
-    /** The email was opened (the connector's `message.opened`). */
+    /** The email was first opened by a person (the connector's `message.opened`, or a tracking pixel load classified human). */
     openedAt: p.datetime().nullable(),
+    /** The first click a person made (machine clicks are not counted: domain/tracking/classify.ts). */
+    clickedAt: p.datetime().nullable(),
+    /** The A/B variant this send uses (null: the step has none). */
+    variantId: p.uuid().nullable(),
     /** When the governor granted this action's slot (cleared when it is given back): a re-run of the slot request reuses it. */
     slotGrantedAt: p.datetime().nullable(),
     /** A reply received in this action's conversation (reply routing), read by `replied` condition steps. */

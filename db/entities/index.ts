@@ -103,3 +103,6 @@ export { Suppression } from './Suppression.js';
 export { MailboxCursor } from './MailboxCursor.js';
 // The inbox processor's drain marker (docs/inbox.md "Inbound processing").
 export { InboxDrain } from './InboxDrain.js';
+// Sequences (docs/campaigns.md, docs/tracking.md): the chosen A/B variant of a step; open and click events.
+export { StepWinner } from './StepWinner.js';
+export { TrackingEvent } from './TrackingEvent.js';
