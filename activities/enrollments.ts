@@ -29,6 +29,7 @@ import {
 import { AppError } from '../domain/errors.js';
 import { draftDeadline, writeDraftForAction } from '../domain/message-review/drafts.js';
 import { unsubscribeUrl } from '../domain/suppressions/unsubscribe.js';
+import { trackingUrls } from '../domain/tracking/token.js';
 import { withProviders, type Providers } from '../lib/providers.js';
 import { ProviderError } from '../lib/provider-http.js';
 import type { ActivityDeps } from './index.js';
@@ -120,6 +121,7 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
         return sendAction(em(), providers.connector, actionId, grantedAt, {
           pauseAfterSendMs: pause > 0 ? pause : undefined,
           unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId),
+          trackingUrls: (actionId) => trackingUrls(deps.config, actionId),
         });
       }),
     /** The next step and, fused (patch `enrollment-fused-steps`), a send step's plan or, at the end, the finish. */
@@ -132,6 +134,7 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
         return gateSlotAndSend(em(), providers.connector, actionId, {
           pauseAfterSendMs: pause > 0 ? pause : undefined,
           unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId),
+          trackingUrls: (actionId) => trackingUrls(deps.config, actionId),
         });
       }),
     executorCheckCondition: (enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>) =>

@@ -54,11 +54,13 @@ import * as integrations from './integrations/routes.js';
 import * as integrationCallbacks from './integrations/callback-routes.js';
 import * as suppressions from './suppressions/routes.js';
 import * as unsubscribe from './suppressions/unsubscribe-routes.js';
+import * as tracking from './tracking/routes.js';
 
 const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports, platformAccounts, hooks, campaigns, enrollments, scheduledActions, messageReview, inbox, followUps, dashboard, meetings, bookingProviders, bookingHooks, analytics, insights, integrations, integrationCallbacks];
 modules.push(notifications, ideas, tableViews, onboarding); // docs/notifications.md, docs/ideas-views-onboarding.md
 modules.push(mcpApprovals); // MCP approvals (docs/mcp.md)
 modules.push(suppressions, unsubscribe); // suppression list, email footer, the public unsubscribe link (docs/email.md)
+modules.push(tracking); // the open pixel and link redirects of tracked emails (docs/tracking.md)
 
 const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 

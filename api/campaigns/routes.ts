@@ -29,6 +29,7 @@ import {
 import { changeCampaignStatus } from '../../domain/campaigns/status.js';
 import { badRequest } from '../../domain/errors.js';
 import { closeIfUnread, readForm } from '../middleware/multipart.js';
+import { clearStepWinner, getStepVariants, setStepWinner } from '../../domain/campaigns/variants.js';
 import { defineOperation, reply } from '../operation.js';
 import {
   AffectedCountsView,
@@ -61,6 +62,10 @@ import {
   toSignalsView,
   toStepListView,
   toStepView,
+  StepVariantsParams,
+  StepVariantsView,
+  VariantWinnerParams,
+  toStepVariantsView,
 } from './schemas.js';
 
 const tag = 'campaigns';
@@ -350,4 +355,53 @@ export const deleteAttachmentOp = defineOperation({
   responses: { 200: StepWithVersionView },
   errors: { ...stepWrite(), 400: ['invalid_id', 'invalid_user'] },
   handler: async ({ em, actor, params }) => withVersion(await deleteAttachment(em, actor, params.campaignId, params.stepId)),
+});
+
+// ---- A/B variants (beyond the spec; docs/campaigns.md "A/B variants") ----
+
+const VARIANT_ID = { value: 'a variant of the step (its `variants[].id`), checked in domain/campaigns/variants.ts: another step’s is 404' } as const;
+
+export const stepVariantsOp = defineOperation({
+  method: 'GET',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}/variants',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  summary: "A step's A/B variants with their statistics (human and machine opens and clicks, replies, rates), its winner and where its winner rule stands",
+  description: 'Beyond the spec. A step without variants answers with an empty list.',
+  tag,
+  beyondSpec: true,
+  auth: 'user',
+  params: StepVariantsParams,
+  responses: { 200: StepVariantsView },
+  errors: read,
+  handler: async ({ em, actor, params }) => toStepVariantsView(await getStepVariants(em, actor, params.campaignId, params.stepId)),
+});
+
+export const setVariantWinnerOp = defineOperation({
+  method: 'POST',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}/variants/{variantId}/winner',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' }, variantId: VARIANT_ID } },
+  summary: "Choose a step's winning variant by hand (replacing an earlier choice): new sends of the step use it; sends already planned keep theirs",
+  description: 'Beyond the spec. Idempotent: choosing the current winner again answers the same.',
+  tag,
+  beyondSpec: true,
+  auth: 'user',
+  params: VariantWinnerParams,
+  responses: { 200: StepVariantsView },
+  errors: { ...write(), 409: ['campaign_archived'] },
+  handler: async ({ em, actor, params }) => toStepVariantsView(await setStepWinner(em, actor, params.campaignId, params.stepId, params.variantId)),
+});
+
+export const clearVariantWinnerOp = defineOperation({
+  method: 'DELETE',
+  path: '/api/campaigns/{campaignId}/steps/{stepId}/variants/winner',
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  summary: "Clear a step's winner: new sends split by weight again (the winner rule, if any, may choose again)",
+  description: 'Beyond the spec. Idempotent.',
+  tag,
+  beyondSpec: true,
+  auth: 'user',
+  params: StepVariantsParams,
+  responses: { 200: StepVariantsView },
+  errors: { ...write(), 409: ['campaign_archived'] },
+  handler: async ({ em, actor, params }) => toStepVariantsView(await clearStepWinner(em, actor, params.campaignId, params.stepId)),
 });

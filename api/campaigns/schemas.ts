@@ -1,10 +1,13 @@
 import { z } from 'zod';
-import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type SendingWindows } from '../../db/entities/Campaign.js';
+import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, WINDOW_TIME_ZONES, type SendingWindows } from '../../db/entities/Campaign.js';
 import { STEP_TYPES, type ICampaignStep } from '../../db/entities/CampaignStep.js';
 import type { AffectedCounts, StepList } from '../../domain/campaigns/steps.js';
 import { CreateStepInput, MAX_STEP_ATTACHMENT_BYTES, MAX_STEPS, StepInput } from '../../domain/campaigns/steps.js';
 import { toProblemView, type CampaignWithCount, type LinkedSignal, type PreflightInput, type PreflightResult } from '../../domain/campaigns/campaigns.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
+import { WINNER_METRICS, type StepVariantsView as DomainStepVariantsView } from '../../domain/campaigns/variants.js';
+
+const Count = z.number().int().min(0);
 import { BINARY } from '../schemas.js';
 import { Timestamp, iso, text, ClockTime, ClockEnd } from '../schemas.js';
 
@@ -46,6 +49,12 @@ const settings = {
   review_required: z.boolean().optional().meta({ description: 'Every message waits for approval (default false)' }),
   message_mode: z.enum(MESSAGE_MODES).optional().meta({ description: 'template (default), ai, ai_review' }),
   exclusive_leads: z.boolean().optional().meta({ description: 'A lead active in another campaign is not enrolled (default true)' }),
+  window_time_zone: z
+    .enum(WINDOW_TIME_ZONES)
+    .optional()
+    .meta({ description: 'Beyond the spec. Whose clock the sending windows follow: campaign (default: `time_zone`) or recipient (each contact’s time zone, stored or derived from its country, else `time_zone`)' }),
+  track_opens: z.boolean().optional().meta({ description: 'Beyond the spec. Emails sent through a mail connector carry an open pixel (default false; docs/tracking.md)' }),
+  track_clicks: z.boolean().optional().meta({ description: 'Beyond the spec. Links in emails sent through a mail connector go through a signed redirect (default false; docs/tracking.md)' }),
 };
 
 export const CreateCampaignBody = z.object({ name: Name, time_zone: TimeZone, ...settings }).strict();
@@ -73,6 +82,9 @@ export const CampaignView = z.object({
   review_required: z.boolean(),
   message_mode: z.enum(MESSAGE_MODES),
   exclusive_leads: z.boolean(),
+  window_time_zone: z.enum(WINDOW_TIME_ZONES),
+  track_opens: z.boolean(),
+  track_clicks: z.boolean(),
   step_version: z.number().int(),
   step_count: z.number().int().nonnegative(),
   activated_at: Timestamp.nullable(),
@@ -99,6 +111,9 @@ export const toCampaignView = ({ campaign: c, stepCount }: CampaignWithCount): z
   review_required: c.reviewRequired,
   message_mode: c.messageMode as z.infer<typeof CampaignView>['message_mode'],
   exclusive_leads: c.exclusiveLeads,
+  window_time_zone: c.windowTimeZone as z.infer<typeof CampaignView>['window_time_zone'],
+  track_opens: c.trackOpens,
+  track_clicks: c.trackClicks,
   step_version: c.stepVersion,
   step_count: stepCount,
   activated_at: iso(c.activatedAt),
@@ -121,6 +136,10 @@ export const PreflightBody = z
   .object({
     campaign_id: z.uuid().optional().meta({ description: 'A campaign of this product: its stored settings and steps, with any draft field below taking the place of the stored one' }),
     time_zone: TimeZone.optional(),
+    window_time_zone: z
+      .enum(WINDOW_TIME_ZONES)
+      .optional()
+      .meta({ description: 'Beyond the spec. Draft window_time_zone; recipient warns (leads_without_time_zone) when running leads have no time zone of their own' }),
     sending_windows: SendingWindowsSchema.optional(),
     account_ids: settings.account_ids,
     steps: z.array(StepInput).max(MAX_STEPS).optional().meta({ description: 'Draft steps in order (replace the stored ones)' }),
@@ -130,6 +149,7 @@ export const PreflightBody = z
 export const preflightInputOf = (b: z.infer<typeof PreflightBody>): PreflightInput & { campaignId?: string } => ({
   campaignId: b.campaign_id,
   timeZone: b.time_zone,
+  windowTimeZone: b.window_time_zone,
   sendingWindows: b.sending_windows,
   accountIds: b.account_ids,
   steps: b.steps?.map((s) => ({ id: null, type: s.type, config: s.config as Record<string, unknown> })),
@@ -138,7 +158,7 @@ export const preflightInputOf = (b: z.infer<typeof PreflightBody>): PreflightInp
 export const ProblemView = z.object({
   code: z.string().meta({
     description:
-      'blockers: no_time_zone, no_steps, no_send_steps, condition_without_send, invalid_template, window_never_opens, no_accounts, no_connected_account; warnings: template_variables, account_missing, account_not_connected, account_near_cap',
+      'blockers: no_time_zone, no_steps, no_send_steps, condition_without_send, invalid_template, window_never_opens, no_accounts, no_connected_account; warnings: template_variables, account_missing, account_not_connected, account_near_cap, leads_without_time_zone',
   }),
   severity: z.enum(['blocker', 'warning']),
   message: z.string(),
@@ -152,6 +172,14 @@ export const PreflightView = z.object({
   blockers: z.number().int().nonnegative(),
   warnings: z.number().int().nonnegative(),
   problems: z.array(ProblemView),
+  leads_without_time_zone: z
+    .number()
+    .int()
+    .nonnegative()
+    .meta({
+      description:
+        'Beyond the spec. The campaign’s running leads (enrollments active or paused) whose contact has no valid stored time zone and no country with a single one: recipient-local windows use the campaign’s time zone for them (0 without campaign_id)',
+    }),
 });
 
 export const toPreflightView = (r: PreflightResult): z.infer<typeof PreflightView> => ({
@@ -159,6 +187,7 @@ export const toPreflightView = (r: PreflightResult): z.infer<typeof PreflightVie
   blockers: r.blockers,
   warnings: r.warnings,
   problems: r.problems.map(toProblemView),
+  leads_without_time_zone: r.leadsWithoutTimeZone,
 });
 
 // ---- signals ----
@@ -181,6 +210,58 @@ export const toSignalsView = (campaignId: string, rows: LinkedSignal[]): z.infer
 
 // ---- steps ----
 
+const VariantView = z.object({ id: z.uuid(), name: z.string(), weight: z.number().int(), config: z.record(z.string(), z.unknown()) });
+const WinnerRuleView = z.object({ metric: z.enum(WINNER_METRICS), min_sends: z.number().int(), confidence: z.number() });
+const Rate = z.number().min(0).max(1);
+
+export const StepVariantsParams = z.object({ campaignId: z.uuid(), stepId: z.uuid() });
+export const VariantWinnerParams = z.object({ campaignId: z.uuid(), stepId: z.uuid(), variantId: z.uuid() });
+
+export const StepVariantsView = z.object({
+  campaign_id: z.uuid(),
+  step_id: z.uuid(),
+  winner: z
+    .object({
+      variant_id: z.uuid(),
+      chosen_by: z.enum(['manual', 'auto']).meta({ description: 'manual: a person (or the Operator, confirmed); auto: the step’s winner rule' }),
+      chosen_at: Timestamp,
+      evidence: z.record(z.string(), z.unknown()).nullable().meta({ description: 'The figures the choice rested on' }),
+    })
+    .nullable()
+    .meta({ description: 'The chosen variant: new sends of the step use it (null: sends split by weight)' }),
+  winner_rule: WinnerRuleView.nullable(),
+  test: z
+    .object({
+      winner: z.uuid().nullable(),
+      leader: z.uuid().nullable(),
+      pending: z.enum(['min_sends', 'not_significant']).nullable(),
+      z: z.number().nullable().meta({ description: 'The leader’s smallest z against another variant' }),
+      metric: z.enum(WINNER_METRICS),
+      rates: z.record(z.string(), Rate),
+    })
+    .nullable()
+    .meta({ description: 'Where the winner rule stands now (null without a rule)' }),
+  variants: z.array(
+    VariantView.extend({
+      is_winner: z.boolean(),
+      sent: Count,
+      opened: Count.meta({ description: 'Sends opened by a person (machine opens are not counted)' }),
+      opened_machine: Count.meta({ description: 'Sends with only machine opens (privacy proxies, scanners: docs/tracking.md)' }),
+      clicked: Count,
+      clicked_machine: Count,
+      replied: Count,
+      reply_rate: Rate,
+      open_rate: Rate,
+      click_rate: Rate,
+    }),
+  ),
+});
+
+export const toStepVariantsView = (v: DomainStepVariantsView): z.infer<typeof StepVariantsView> => ({
+  ...v,
+  winner: v.winner ? { ...v.winner, chosen_by: v.winner.chosen_by as 'manual' | 'auto', chosen_at: v.winner.chosen_at.toISOString() } : null,
+});
+
 export const StepView = z.object({
   id: z.uuid(),
   campaign_id: z.uuid(),
@@ -190,6 +271,11 @@ export const StepView = z.object({
   message_mode: z.enum(MESSAGE_MODES).nullable().meta({ description: 'The step’s own mode; null: the campaign’s' }),
   effective_message_mode: z.enum(MESSAGE_MODES).nullable().meta({ description: 'The mode that applies (null for wait and condition steps)' }),
   attachment: z.object({ filename: z.string(), content_type: z.string(), size_bytes: z.number().int() }).nullable(),
+  variants: z
+    .array(VariantView)
+    .nullable()
+    .meta({ description: 'Beyond the spec. The A/B variants (null: none); statistics and the winner: GET …/steps/{stepId}/variants' }),
+  winner_rule: WinnerRuleView.nullable().meta({ description: 'Beyond the spec. The automatic winner rule (null: by hand only)' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -204,6 +290,8 @@ export const toStepView = (s: ICampaignStep, campaignMode: string): z.infer<type
   message_mode: (s.messageMode ?? null) as Mode,
   effective_message_mode: (['email', 'invitation', 'message'].includes(s.type) ? (s.messageMode ?? campaignMode) : null) as Mode,
   attachment: s.attachmentName ? { filename: s.attachmentName, content_type: s.attachmentType ?? 'application/octet-stream', size_bytes: s.attachmentSize ?? 0 } : null,
+  variants: s.variants?.length ? s.variants.map((v) => ({ id: v.id, name: v.name, weight: v.weight, config: v.config })) : null,
+  winner_rule: s.variants?.length ? ((s.winnerRule ?? null) as z.infer<typeof WinnerRuleView> | null) : null,
   created_at: s.createdAt.toISOString(),
   updated_at: s.updatedAt.toISOString(),
 });

@@ -108,10 +108,10 @@ export const editLeadOp = defineOperation({
   auth: 'user',
   params: IdParams,
   body: LeadPatchBody,
-  invalid: { fields: { email: 'invalid_email', profile_url: 'invalid_profile_url' } },
+  invalid: { fields: { email: 'invalid_email', profile_url: 'invalid_profile_url', time_zone: 'invalid_time_zone' } },
   responses: { 200: EditedLeadView },
   errors: {
-    400: ['invalid_id', 'invalid_body', 'invalid_email', 'invalid_profile_url', 'invalid_contact', 'invalid_user'],
+    400: ['invalid_id', 'invalid_body', 'invalid_email', 'invalid_profile_url', 'invalid_contact', 'invalid_time_zone', 'invalid_user'],
     ...auth,
     403: ['not_assigned', 'demo_read_only'],
     404: ['not_found'],

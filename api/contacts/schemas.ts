@@ -66,6 +66,13 @@ export const ContactView = z.object({
   company: z.string().nullable(),
   company_domain: z.string().nullable(),
   country: z.string().nullable(),
+  time_zone: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        'Beyond the spec. The IANA time zone given for the contact (PATCH /api/leads/{id}, a list import); null: a campaign whose sending windows follow the recipient uses the country’s zone when it has a single one, else the campaign’s',
+    }),
   profile_url: z.string().nullable(),
   fit_score: z.number().int().min(0).max(100).nullable(),
   fit_label: z.enum(FIT_LABELS).nullable(),
@@ -92,6 +99,7 @@ export const toContactView = (r: ContactRow): z.infer<typeof ContactView> => ({
   company: r.company,
   company_domain: r.company_domain,
   country: r.country,
+  time_zone: r.time_zone,
   profile_url: r.profile_url,
   fit_score: r.fit_score,
   fit_label: r.fit_label as z.infer<typeof ContactView>['fit_label'],
@@ -203,6 +211,16 @@ export const LeadPatchBody = z
       'profile_url must be an http(s) URL with a public host name',
       'Unique in the workspace once normalised (409 contact_exists)',
     ),
+    time_zone: z
+      .string()
+      .min(1)
+      .max(64)
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'Beyond the spec. An IANA time zone name (e.g. Europe/Berlin), stored in its canonical spelling; an unknown one is 400 invalid_time_zone; null clears it (the country’s zone is used when it has a single one). Not an edited field',
+      }),
     unsubscribed: z
       .boolean()
       .optional()

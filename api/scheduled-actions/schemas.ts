@@ -42,7 +42,10 @@ export const InFlightImpactView = z.object({
 const StepCounts = {
   sent: Count,
   accepted: Count,
-  opened: Count.meta({ description: 'Emails the connector reported opened (message.opened)' }),
+  opened: Count.meta({ description: 'Emails opened by a person (the connector’s message.opened, or a tracking pixel load classified human: docs/tracking.md)' }),
+  opened_machine: Count.meta({ description: 'Beyond the spec. Emails whose only opens were machines’ (privacy proxies prefetching, scanners): not in `opened`' }),
+  clicked: Count.meta({ description: 'Beyond the spec. Emails with a tracked link followed by a person' }),
+  clicked_machine: Count.meta({ description: 'Beyond the spec. Emails whose only clicks were machines’ (link scanners): not in `clicked`' }),
   replied: Count,
   failed: Count,
   bounced: Count,
@@ -53,7 +56,19 @@ export const CampaignStatsView = z.object({
   campaign_id: z.uuid(),
   time_zone: z.string(),
   totals: z.object({ enrolled: Count, replied_enrollments: Count, enrollment_failed: Count.describe('enrollments that ended `failed` (an error retrying could not fix; each also notified)'), ...StepCounts }),
-  steps: z.array(z.object({ step_id: z.uuid(), step_position: z.number().int(), type: z.string(), enrolled: Count, ...StepCounts })),
+  steps: z.array(
+    z.object({
+      step_id: z.uuid(),
+      step_position: z.number().int(),
+      type: z.string(),
+      enrolled: Count,
+      ...StepCounts,
+      variants: z
+        .array(z.object({ variant_id: z.uuid(), name: z.string().nullable(), is_winner: z.boolean(), ...StepCounts }))
+        .optional()
+        .meta({ description: 'Beyond the spec. Per A/B variant of the step (present when its sends used variants); details: GET …/steps/{stepId}/variants' }),
+    }),
+  ),
   by_day: z.array(z.object({ day: z.string(), sent: Count, replied: Count, accepted: Count, failed: Count })),
 });
 

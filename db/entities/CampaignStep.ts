@@ -10,7 +10,7 @@ export type StepType = (typeof STEP_TYPES)[number];
  * - email `{subject, body}`; invitation `{note?}`; message `{body}` — templates with `{{variable}}` /
  *   `{{variable|fallback}}` placeholders;
  * - wait `{amount, unit: 'minutes' | 'hours' | 'business_days'}`;
- * - condition `{check: 'accepted' | 'opened' | 'replied', expect: boolean}` on the previous send step:
+ * - condition `{check: 'accepted' | 'opened' | 'clicked' | 'replied', expect: boolean}` on the previous send step:
  *   when it does not hold, the enrollment ends (`condition_not_met`).
  */
 export type StepConfig = Record<string, unknown>;

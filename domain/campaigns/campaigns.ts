@@ -16,6 +16,7 @@ import {
   type CountryRule,
   type ICampaign,
   type MessageMode,
+  type WindowTimeZone,
   type Rotation,
   type SendingWindows,
 } from '../../db/entities/Campaign.js';
@@ -33,6 +34,7 @@ import { AppError, badRequest, notFound } from '../errors.js';
 import { usage } from '../governor/governor.js';
 import type { Actor } from '../identity.js';
 import { canonicalTimeZone } from '../accounts/accounts.js';
+import { recipientTimeZone } from '../contacts/time-zone.js';
 import { requireWithinLimit } from '../billing/plans.js';
 import { snapshotVersion, templatesOf } from './steps.js';
 import { assertNotArchived, requireCampaign } from './guards.js';
@@ -66,6 +68,9 @@ export interface CampaignSettings {
   reviewRequired?: boolean;
   messageMode?: MessageMode;
   exclusiveLeads?: boolean;
+  windowTimeZone?: WindowTimeZone;
+  trackOpens?: boolean;
+  trackClicks?: boolean;
 }
 
 /** The settings as the API and the Operator's tools spell them (snake case). */
@@ -82,6 +87,9 @@ export interface CampaignSettingsInput {
   review_required?: boolean;
   message_mode?: MessageMode;
   exclusive_leads?: boolean;
+  window_time_zone?: WindowTimeZone;
+  track_opens?: boolean;
+  track_clicks?: boolean;
 }
 
 export const settingsOf = (b: CampaignSettingsInput): CampaignSettings => ({
@@ -97,6 +105,9 @@ export const settingsOf = (b: CampaignSettingsInput): CampaignSettings => ({
   reviewRequired: b.review_required,
   messageMode: b.message_mode,
   exclusiveLeads: b.exclusive_leads,
+  windowTimeZone: b.window_time_zone,
+  trackOpens: b.track_opens,
+  trackClicks: b.track_clicks,
 });
 
 export interface CampaignWithCount {
@@ -149,6 +160,9 @@ async function applySettings(em: EntityManager, actor: Actor, c: Partial<ICampai
   if (s.reviewRequired !== undefined) c.reviewRequired = s.reviewRequired;
   if (s.messageMode !== undefined) c.messageMode = s.messageMode;
   if (s.exclusiveLeads !== undefined) c.exclusiveLeads = s.exclusiveLeads;
+  if (s.windowTimeZone !== undefined) c.windowTimeZone = s.windowTimeZone;
+  if (s.trackOpens !== undefined) c.trackOpens = s.trackOpens;
+  if (s.trackClicks !== undefined) c.trackClicks = s.trackClicks;
 }
 
 /** The plan's campaign limit, checked under a per-workspace lock so concurrent creates cannot pass it together. */
@@ -228,6 +242,9 @@ export async function duplicateCampaign(em: EntityManager, actor: Actor, id: str
       reviewRequired: src.reviewRequired,
       messageMode: src.messageMode,
       exclusiveLeads: src.exclusiveLeads,
+      windowTimeZone: src.windowTimeZone,
+      trackOpens: src.trackOpens,
+      trackClicks: src.trackClicks,
       stepVersion: 1,
       createdBy: actor.userId,
     } as never) as ICampaign;
@@ -240,6 +257,8 @@ export async function duplicateCampaign(em: EntityManager, actor: Actor, id: str
         type: s.type,
         config: s.config,
         messageMode: s.messageMode ?? null,
+        variants: s.variants ?? null,
+        winnerRule: s.winnerRule ?? null,
         attachmentName: s.attachmentName ?? null,
         attachmentType: s.attachmentType ?? null,
         attachmentSize: s.attachmentSize ?? null,
@@ -275,6 +294,7 @@ export interface PreflightProblem {
 /** What preflight looks at: the campaign's stored settings and steps, or a draft's. */
 export interface PreflightInput {
   timeZone?: string;
+  windowTimeZone?: WindowTimeZone;
   sendingWindows?: SendingWindows;
   accountIds?: string[];
   steps?: { id?: string | null; type: string; config: Record<string, unknown> }[];
@@ -285,6 +305,8 @@ export interface PreflightResult {
   blockers: number;
   warnings: number;
   problems: PreflightProblem[];
+  /** Running leads (enrollments active or paused) whose contact has no zone of its own (docs/contacts.md "Time zone"); 0 without a campaign. */
+  leadsWithoutTimeZone: number;
 }
 
 /** Variables every send has a value for, whatever the lead: not worth a `template_variables` warning. */
@@ -293,7 +315,12 @@ const CHANNEL_OF: Record<string, 'email' | 'network' | undefined> = { email: 'em
 const SEND_TYPES = new Set(['email', 'invitation', 'message']);
 
 /** Runs every check over settings and steps (pure apart from reading the accounts and their usage). */
-export async function runPreflight(em: EntityManager, actor: Actor, input: Required<Omit<PreflightInput, 'timeZone'>> & { timeZone?: string }, now = new Date()): Promise<PreflightResult> {
+export async function runPreflight(
+  em: EntityManager,
+  actor: Actor,
+  input: Required<Omit<PreflightInput, 'timeZone'>> & { timeZone?: string; leadsWithoutTimeZone?: number },
+  now = new Date(),
+): Promise<PreflightResult> {
   const problems: PreflightProblem[] = [];
   const add = (p: Omit<PreflightProblem, 'stepId' | 'accountId'> & { stepId?: string | null; accountId?: string | null }) =>
     problems.push({ stepId: null, accountId: null, ...p });
@@ -335,6 +362,16 @@ export async function runPreflight(em: EntityManager, actor: Actor, input: Requi
   // Windows: at least one day with a window.
   const open = Object.values(input.sendingWindows).some((w) => (w ?? []).some((x) => x.end > x.start));
   if (!open) add({ code: 'window_never_opens', severity: 'blocker', message: 'no sending window opens on any weekday' });
+  // Windows on the recipient's clock: say how many leads have no clock of their own.
+  const withoutZone = input.leadsWithoutTimeZone ?? 0;
+  if (input.windowTimeZone === 'recipient' && withoutZone > 0) {
+    add({
+      code: 'leads_without_time_zone',
+      severity: 'warning',
+      message: `${withoutZone} lead${withoutZone === 1 ? ' has' : 's have'} no time zone (none stored, and no country with a single zone): their sending windows follow the campaign's time zone${input.timeZone ? ` (${input.timeZone})` : ''}`,
+      details: { count: withoutZone },
+    });
+  }
 
   // Accounts: a connected one per channel the steps use; those near their caps.
   const accounts = input.accountIds.length
@@ -365,7 +402,21 @@ export async function runPreflight(em: EntityManager, actor: Actor, input: Requi
   for (const a of connected) await nearCaps(em, a, types, now, add);
 
   const blockers = problems.filter((p) => p.severity === 'blocker').length;
-  return { ready: blockers === 0, blockers, warnings: problems.length - blockers, problems };
+  return { ready: blockers === 0, blockers, warnings: problems.length - blockers, problems, leadsWithoutTimeZone: withoutZone };
+}
+
+/**
+ * The campaign's running enrollments (active, paused) whose contact has neither a valid stored zone
+ * nor a country with a single one. The rule is JavaScript (domain/contacts/time-zone.ts), so it is
+ * applied per distinct (time_zone, country) pair rather than per lead.
+ */
+async function leadsWithoutTimeZone(em: EntityManager, campaignId: string): Promise<number> {
+  const groups: { time_zone: string | null; country: string | null; n: number }[] = await em.execute(
+    `select c.time_zone, c.country, count(*)::int as n from enrollments e join contacts c on c.id = e.contact_id
+      where e.campaign_id = ? and e.status in ('active', 'paused') group by 1, 2`,
+    [campaignId],
+  );
+  return groups.reduce((sum, g) => sum + (recipientTimeZone({ timeZone: g.time_zone, country: g.country }) ? 0 : g.n), 0);
 }
 
 async function nearCaps(em: EntityManager, a: IPlatformAccount, types: Set<string>, now: Date, add: (p: Omit<PreflightProblem, 'stepId' | 'accountId'> & { accountId: string }) => void) {
@@ -388,9 +439,11 @@ export async function preflightCampaign(em: EntityManager, actor: Actor, campaig
   const steps = draft.steps ?? (await em.find(CampaignStep, { campaign: campaign.id }, { orderBy: { position: 'asc' } })).map((s) => ({ id: s.id, type: s.type, config: s.config }));
   return runPreflight(em, actor, {
     timeZone: draft.timeZone !== undefined ? canonicalTimeZone(draft.timeZone) : campaign.timeZone,
+    windowTimeZone: draft.windowTimeZone ?? (campaign.windowTimeZone as WindowTimeZone),
     sendingWindows: draft.sendingWindows ?? campaign.sendingWindows,
     accountIds: draft.accountIds !== undefined ? await checkAccounts(em, actor, draft.accountIds) : campaign.accountIds,
     steps,
+    leadsWithoutTimeZone: await leadsWithoutTimeZone(em, campaign.id),
   });
 }
 
@@ -404,6 +457,7 @@ export async function preflight(em: EntityManager, actor: Actor, appId: string, 
   }
   return runPreflight(em, actor, {
     timeZone: input.timeZone !== undefined ? canonicalTimeZone(input.timeZone) : undefined,
+    windowTimeZone: input.windowTimeZone ?? 'campaign',
     sendingWindows: input.sendingWindows ?? DEFAULT_SENDING_WINDOWS,
     accountIds: input.accountIds !== undefined ? await checkAccounts(em, actor, input.accountIds) : [],
     steps: input.steps ?? [],

@@ -16,6 +16,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import { assertNotArchived, requireCampaign } from './guards.js';
 import { cleanFilename } from '../lists/imports.js';
+import { resolveVariants, variantFields, type VariantInputT } from './variants.js';
 
 /** Steps per campaign. */
 export const MAX_STEPS = 50;
@@ -46,16 +47,18 @@ export const WaitConfig = z
   .discriminatedUnion('unit', [waitIn('minutes'), waitIn('hours'), waitIn('business_days')])
   .meta({ description: 'a whole amount of minutes (1–525600), hours (1–8760) or business days (1–365: Monday–Friday in the campaign’s time zone)' });
 export const ConditionConfig = z
-  .object({ check: z.enum(['accepted', 'opened', 'replied']), expect: z.boolean().meta({ description: 'true: go on when it happened; false: go on when it did not' }) })
+  .object({
+    check: z.enum(['accepted', 'opened', 'clicked', 'replied']).meta({ description: 'On the previous send: accepted (an invitation), opened or clicked (by a person: machine opens and clicks never count), or replied (the enrollment)' }),
+    expect: z.boolean().meta({ description: 'true: go on when it happened; false: go on when it did not' }) })
   .strict();
 
 const Mode = z.enum(MESSAGE_MODES).nullable().optional().meta({ description: 'null or absent: the campaign’s message mode (send steps only)' });
 
 const variants = <E extends z.ZodRawShape>(extra: E) =>
   z.discriminatedUnion('type', [
-    z.object({ type: z.literal('email'), config: EmailConfig, message_mode: Mode, ...extra }).strict(),
+    z.object({ type: z.literal('email'), config: EmailConfig, message_mode: Mode, ...variantFields(EmailConfig), ...extra }).strict(),
     z.object({ type: z.literal('invitation'), config: InvitationConfig, message_mode: Mode, ...extra }).strict(),
-    z.object({ type: z.literal('message'), config: MessageConfig, message_mode: Mode, ...extra }).strict(),
+    z.object({ type: z.literal('message'), config: MessageConfig, message_mode: Mode, ...variantFields(MessageConfig), ...extra }).strict(),
     z.object({ type: z.literal('wait'), config: WaitConfig, ...extra }).strict(),
     z.object({ type: z.literal('condition'), config: ConditionConfig, ...extra }).strict(),
   ]);
@@ -97,7 +100,25 @@ export const snapshotVersion = (s: ICampaignStep): VersionedStep => ({
   config: s.config,
   messageMode: s.messageMode ?? null,
   hasAttachment: !!s.attachmentName,
+  ...(s.variants?.length ? { variants: s.variants, winnerRule: s.winnerRule ?? null } : {}),
 });
+
+/** 400 invalid_template for each variant's templates, as for the step's own. */
+function assertStepTemplates(input: StepInputT): void {
+  assertTemplates(input.type, input.config);
+  if ('variants' in input) input.variants?.forEach((v, i) => v.config && assertTemplates(input.type, v.config as Record<string, unknown>, `variants.${i}.config`));
+}
+
+/** The step's variants and rule from the input (a rule needs variants); a winner whose variant is gone is cleared. */
+async function applyVariants(tx: EntityManager, step: ICampaignStep, input: StepInputT): Promise<void> {
+  const given = 'variants' in input ? input.variants : null;
+  const rule = 'winner_rule' in input ? (input.winner_rule ?? null) : null;
+  if (rule && !given?.length) throw badRequest('invalid_body', 'a winner rule needs variants', [{ path: 'winner_rule', message: 'give at least two variants' }]);
+  step.variants = resolveVariants(given as VariantInputT[] | null, step.config, step.variants, step.type);
+  step.winnerRule = rule;
+  const kept = (step.variants ?? []).map((v) => v.id);
+  if (step.id) await tx.execute(`delete from step_winners where step_id = ? and not (variant_id = any(?::uuid[]))`, [step.id, `{${kept.join(',')}}`]);
+}
 
 const stepsOf = (em: EntityManager, campaignId: string) => em.find(CampaignStep, { campaign: campaignId }, { orderBy: { position: 'asc' } });
 
@@ -154,7 +175,7 @@ export interface StepResult {
 }
 
 export async function addStep(em: EntityManager, actor: Actor, campaignId: string, input: StepInputT & { position?: number }): Promise<StepResult> {
-  assertTemplates(input.type, input.config);
+  assertStepTemplates(input);
   const { campaign, result } = await editSteps(em, actor, campaignId, async (tx, campaign, steps) => {
     if (steps.length >= MAX_STEPS) throw conflict('step_limit_reached', `a campaign has at most ${MAX_STEPS} steps`);
     const step = tx.create(CampaignStep, {
@@ -164,6 +185,7 @@ export async function addStep(em: EntityManager, actor: Actor, campaignId: strin
       config: input.config as Record<string, unknown>,
       messageMode: 'message_mode' in input ? (input.message_mode ?? null) : null,
     } as never) as ICampaignStep;
+    await applyVariants(tx, step, input);
     const at = Math.min(input.position ?? steps.length, steps.length);
     const next = [...steps];
     next.splice(at, 0, step);
@@ -174,8 +196,8 @@ export async function addStep(em: EntityManager, actor: Actor, campaignId: strin
 
 /** Replaces a step's type, config and message mode (its id and position stay). */
 export async function updateStep(em: EntityManager, actor: Actor, campaignId: string, stepId: string, input: StepInputT): Promise<StepResult> {
-  assertTemplates(input.type, input.config);
-  const { campaign, result } = await editSteps(em, actor, campaignId, async (_tx, _c, steps) => {
+  assertStepTemplates(input);
+  const { campaign, result } = await editSteps(em, actor, campaignId, async (tx, _c, steps) => {
     const step = findStep(steps, stepId);
     if (step.attachmentName && !ATTACHMENT_TYPES.includes(input.type)) {
       throw conflict('attachment_not_supported', `a ${input.type} step cannot carry an attachment: delete the attachment first`);
@@ -183,6 +205,7 @@ export async function updateStep(em: EntityManager, actor: Actor, campaignId: st
     step.type = input.type as StepType;
     step.config = input.config as Record<string, unknown>;
     step.messageMode = 'message_mode' in input ? (input.message_mode ?? null) : null;
+    await applyVariants(tx, step, input);
     return { steps, result: step };
   });
   return { campaign, step: result };

@@ -11,6 +11,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ENRICHABLE_FIELDS, FIELD_COLUMNS, type EnrichableField } from '../../lib/enrichment/types.js';
 import { normaliseDomain, normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
 import { keysetSql, type PageRequest } from '../../lib/pagination.js';
+import { canonicalTimeZone } from '../accounts/accounts.js';
 import { requireApp } from '../apps/apps.js';
 import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, notFound } from '../errors.js';
@@ -67,6 +68,8 @@ export interface ContactRow {
   company: string | null;
   company_domain: string | null;
   country: string | null;
+  /** IANA zone given for the contact (recipient-local sending windows; domain/contacts/time-zone.ts derives one from the country when null). */
+  time_zone: string | null;
   fit_score: number | null;
   fit_label: string | null;
   fit_updated_at: Date | string | null;
@@ -95,7 +98,7 @@ export interface ContactDetail extends ContactRow {
 }
 
 export const CONTACT_COLUMNS = `c.id, c.email, c.phone, c.profile_url, c.first_name, c.last_name, c.full_name, c.title, c.headline, c.company,
-  c.company_domain, c.country, c.fit_score, c.fit_label, c.fit_updated_at, c.pinned_at, c.unsubscribed_at, c.email_bounced_at, c.enriched_at, c.created_at, c.updated_at`;
+  c.company_domain, c.country, c.time_zone, c.fit_score, c.fit_label, c.fit_updated_at, c.pinned_at, c.unsubscribed_at, c.email_bounced_at, c.enriched_at, c.created_at, c.updated_at`;
 
 /** `%`, `_` and `\` match literally in the search text (ILIKE's default escape is `\`). */
 const placeholders = (xs: readonly unknown[]) => xs.map(() => '?').join(', ');
@@ -214,7 +217,7 @@ export async function setPinned(em: EntityManager, actor: Actor, id: string, pin
   return getContact(em, actor, id);
 }
 
-export type LeadPatch = Partial<Record<EditableName, string | null>> & { unsubscribed?: boolean };
+export type LeadPatch = Partial<Record<EditableName, string | null>> & { unsubscribed?: boolean; time_zone?: string | null };
 
 export interface EditedLead {
   id: string;
@@ -259,13 +262,16 @@ async function clash(em: EntityManager, workspaceId: string, contactId: string, 
  * marks each field named in the patch as edited, so enrichment keeps it. Changing the first or last
  * name also rewrites a full name that was only their join (or empty), and marks it too. Validation
  * beyond the request schema: the contact must keep an email or a profile URL (400 `invalid_contact`);
- * an email or profile URL another contact has is 409 `contact_exists`.
+ * an email or profile URL another contact has is 409 `contact_exists`; a `time_zone` the runtime does
+ * not know is 400 `invalid_time_zone`.
  */
 export async function editLead(em: EntityManager, actor: Actor, leadId: string, patch: LeadPatch): Promise<EditedLead> {
   assertWritable(actor);
   const lead = await requireLead(em, actor, leadId);
   const given = Object.entries(patch).filter(([k, v]) => k in EDITABLE && v !== undefined) as [EditableName, string | null][];
-  if (!given.length && patch.unsubscribed === undefined) throw badRequest('invalid_body', 'give at least one field to change');
+  if (!given.length && patch.unsubscribed === undefined && patch.time_zone === undefined) throw badRequest('invalid_body', 'give at least one field to change');
+  // Stored in its canonical spelling, as campaigns store theirs (400 invalid_time_zone otherwise).
+  const timeZone = patch.time_zone ? canonicalTimeZone(patch.time_zone) : patch.time_zone;
   const values = new Map<EnrichableField, string | null>(given.map(([k, v]) => [EDITABLE[k], typeof v === 'string' ? v.trim() || null : null]));
   let keys = { email: null as string | null, profileUrl: null as string | null };
   try {
@@ -300,6 +306,8 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
           [lead.contact_id],
         );
       }
+      // Enrichment never writes the time zone, so it is no edited field (as `unsubscribed`).
+      if (timeZone !== undefined) await tx.execute('update contacts set time_zone = ?, updated_at = now() where id = ?', [timeZone, lead.contact_id]);
       if (!values.size) return;
       const taken = await clash(tx, actor.workspaceId, lead.contact_id, {
         email: values.has('email') ? keys.email : null,

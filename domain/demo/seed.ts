@@ -9,6 +9,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createHash } from 'node:crypto';
 import { csvHeader, csvRecords, type ExportContactRow } from '../../lib/contacts-csv.js';
+import { renderTemplate } from '../../lib/templates.js';
 import { analyse } from '../lists/import-csv.js';
 
 /** Fixed ids: `de300000-0000-4000-8000-<12 hex>` (valid v4 form). */
@@ -1330,7 +1331,276 @@ DEMO_ROWS.push(
   },
 );
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps', 'content', 'attachments', 'ai_reply', 'payload']);
+/**
+ * A finished A/B test (docs/campaigns.md "Demo workspace", docs/tracking.md): Ledgerly's subject-line
+ * test to freelance developers, completed. One email step with two variants — A a short statement, B a
+ * question, the same body with one link — and a winner rule on replies (at least 5 sends each, 90 %),
+ * then a follow-up two business days later. Sent in each recipient's morning (`window_time_zone`
+ * recipient, the contacts' own zones) with opens and clicks tracked: some opens are Apple Mail Privacy
+ * Protection prefetching at delivery and one mailbox's security gateway opens and clicks everything,
+ * all classified machine (so `opened_at` / `clicked_at` stay null for them). Twelve people enrolled at
+ * activation, split by the planner's hash (5 A, 7 B) under a daily cap of 6; when two more were
+ * enrolled on Thursday the rule held (B 4 replies of 7, A 0 of 5: z 2.07 ≥ 1.2816), so it recorded B
+ * as the winner and both got B. The campaign was completed by hand on Friday: the one enrollment still
+ * waiting for its follow-up stopped. Ids 0xd00–0xd7f (contacts 0xd10+, leads 0xd20+, enrollments 0xd30+,
+ * first sends 0xd40+, follow-ups 0xd50+, tracking events 0xd60–0xd7f).
+ */
+const AB_CAMPAIGN = demoId(0xd00);
+const AB_LIST = demoId(0xd01);
+const AB_STEP = demoId(0xd02);
+const AB_FOLLOW_UP = demoId(0xd04);
+export const DEMO_AB_TEST = { campaignId: AB_CAMPAIGN, stepId: AB_STEP, variantA: demoId(0xd05), variantB: demoId(0xd06) };
+const AB_ACTIVATED = '2026-09-15T07:00:00.000Z';
+/** When the two late enrollments were planned: the rule held, and B was recorded. */
+const AB_DECIDED = '2026-09-17T08:00:01.000Z';
+const AB_COMPLETED = '2026-09-18T15:00:00.000Z';
+const AB_BODY = 'Hi {{first_name|there}},\n\nLedgerly syncs your bank, matches payments to invoices and keeps a running tax estimate, so the end of a quarter takes minutes, not a weekend: https://ledgerly.example/freelancers\n\n{{sender_name}}';
+const AB_VARIANTS = [
+  { id: DEMO_AB_TEST.variantA, name: 'Short subject', weight: 1, config: { subject: 'Ledgerly: bookkeeping for freelance developers', body: AB_BODY } },
+  { id: DEMO_AB_TEST.variantB, name: 'Question subject', weight: 1, config: { subject: 'Still doing your books on Sundays, {{first_name|there}}?', body: AB_BODY } },
+];
+const AB_RULE = { metric: 'reply_rate', min_sends: 5, confidence: 0.9 };
+const abSteps: (DemoStep & { variants: typeof AB_VARIANTS | null; winnerRule: typeof AB_RULE | null })[] = [
+  { id: AB_STEP, position: 0, type: 'email', config: AB_VARIANTS[0].config, variants: AB_VARIANTS, winnerRule: AB_RULE },
+  { id: demoId(0xd03), position: 1, type: 'wait', config: { amount: 2, unit: 'business_days' }, variants: null, winnerRule: null },
+  {
+    id: AB_FOLLOW_UP,
+    position: 2,
+    type: 'email',
+    config: { subject: 'Re: your books', body: 'Hi {{first_name|there}}, a short nudge: the two-minute tour is here: https://ledgerly.example/tour\n\n{{sender_name}}' },
+    variants: null,
+    winnerRule: null,
+  },
+];
+
+interface AbEvent {
+  kind: 'open' | 'click';
+  cls: 'human' | 'machine';
+  reason: string | null;
+  source: string | null;
+  at: string;
+}
+const seen = (kind: AbEvent['kind'], at: string, source: string | null = null): AbEvent => ({ kind, cls: 'human', reason: null, source, at });
+/** Apple Mail Privacy Protection loading the pixel at delivery. */
+const prefetch = (at: string): AbEvent => ({ kind: 'open', cls: 'machine', reason: 'proxy_prefetch', source: 'apple_mpp', at });
+/** A security gateway fetching the pixel and following every link at delivery. */
+const scanned = (kind: AbEvent['kind'], at: string): AbEvent => ({ kind, cls: 'machine', reason: 'scanner_agent', source: 'security_gateway', at });
+interface AbPerson {
+  name: string;
+  title: string;
+  country: string;
+  timeZone: string;
+  email: string;
+  variant: 'A' | 'B';
+  /** The first email's send (its recipient's first morning window on the day the daily cap allowed). */
+  sent: string;
+  events?: AbEvent[];
+  replied?: string;
+  followUpEvents?: AbEvent[];
+}
+const AB_PEOPLE: AbPerson[] = [
+  // Tuesday 15 September, 09:00 in each recipient's zone (the sender's hours permitting).
+  { name: 'Lukas Brandt', title: 'Freelance Backend Developer', country: 'DE', timeZone: 'Europe/Berlin', email: 'lukas@brandt-backend.example', variant: 'A', sent: '2026-09-15T07:00:40.000Z', events: [seen('open', '2026-09-15T07:41:00.000Z')] },
+  { name: 'Sara Lindgren', title: 'Freelance iOS Developer', country: 'SE', timeZone: 'Europe/Stockholm', email: 'sara@lindgren-apps.example', variant: 'A', sent: '2026-09-15T07:03:20.000Z', events: [prefetch('2026-09-15T07:04:05.000Z')], followUpEvents: [prefetch('2026-09-17T07:04:02.000Z')] },
+  { name: 'Tom Whitfield', title: 'Freelance Frontend Developer', country: 'GB', timeZone: 'Europe/London', email: 'tom@whitfield.example', variant: 'B', sent: '2026-09-15T08:00:20.000Z', events: [seen('open', '2026-09-15T12:55:00.000Z', 'google_proxy')], replied: '2026-09-15T13:40:00.000Z' },
+  { name: 'Inês Carvalho', title: 'Freelance Web Developer', country: 'PT', timeZone: 'Europe/Lisbon', email: 'ines@carvalho-web.example', variant: 'B', sent: '2026-09-15T08:03:15.000Z', events: [prefetch('2026-09-15T08:04:00.000Z'), seen('open', '2026-09-15T18:20:00.000Z', 'apple_mpp')] },
+  { name: 'Matteo Ricci', title: 'Freelance Full-Stack Developer', country: 'IT', timeZone: 'Europe/Rome', email: 'matteo@ricci-dev.example', variant: 'A', sent: '2026-09-15T07:06:10.000Z', events: [seen('open', '2026-09-15T09:30:00.000Z'), seen('click', '2026-09-15T09:31:00.000Z')], followUpEvents: [seen('open', '2026-09-17T10:02:00.000Z')] },
+  { name: 'Eva Novak', title: 'Freelance Data Engineer', country: 'CZ', timeZone: 'Europe/Prague', email: 'eva@novak-data.example', variant: 'A', sent: '2026-09-15T07:09:00.000Z' },
+  // Wednesday 16 September: the other six (the daily cap of 6 new leads).
+  { name: 'Ruben Janssen', title: 'Freelance DevOps Engineer', country: 'NL', timeZone: 'Europe/Amsterdam', email: 'ruben@janssen-ops.example', variant: 'B', sent: '2026-09-16T07:01:00.000Z', events: [seen('open', '2026-09-16T09:50:00.000Z')], replied: '2026-09-16T10:15:00.000Z' },
+  { name: 'Aino Virtanen', title: 'Freelance Android Developer', country: 'FI', timeZone: 'Europe/Helsinki', email: 'aino@virtanen-apps.example', variant: 'B', sent: '2026-09-16T07:04:10.000Z', events: [prefetch('2026-09-16T07:05:00.000Z')] },
+  { name: 'Clara Weiss', title: 'Freelance Shopify Developer', country: 'AT', timeZone: 'Europe/Vienna', email: 'clara@weiss-shops.example', variant: 'B', sent: '2026-09-16T07:07:05.000Z', events: [seen('open', '2026-09-16T14:20:00.000Z'), seen('click', '2026-09-16T14:22:00.000Z')], replied: '2026-09-16T14:50:00.000Z' },
+  {
+    name: 'Pablo Ortega',
+    title: 'Freelance Python Developer',
+    country: 'ES',
+    timeZone: 'Europe/Madrid',
+    email: 'pablo@ortega-agency.example',
+    variant: 'B',
+    sent: '2026-09-16T07:10:05.000Z',
+    events: [scanned('open', '2026-09-16T07:10:20.000Z'), scanned('click', '2026-09-16T07:10:21.000Z')],
+    followUpEvents: [scanned('open', '2026-09-18T07:10:19.000Z'), scanned('click', '2026-09-18T07:10:20.000Z')],
+  },
+  { name: 'Niamh Kelly', title: 'Freelance WordPress Developer', country: 'IE', timeZone: 'Europe/Dublin', email: 'niamh@kelly-sites.example', variant: 'A', sent: '2026-09-16T08:01:30.000Z', events: [seen('open', '2026-09-16T16:45:00.000Z')] },
+  { name: 'Jakub Nowak', title: 'Freelance Game Developer', country: 'PL', timeZone: 'Europe/Warsaw', email: 'jakub@nowak-games.example', variant: 'B', sent: '2026-09-16T07:13:05.000Z', events: [prefetch('2026-09-16T07:14:00.000Z'), seen('open', '2026-09-17T06:55:00.000Z', 'apple_mpp')], replied: '2026-09-17T07:20:00.000Z' },
+  // Thursday 17 September: enrolled after the rule chose B, so both get B.
+  { name: 'Léa Fontaine', title: 'Freelance React Developer', country: 'FR', timeZone: 'Europe/Paris', email: 'lea@fontaine-react.example', variant: 'B', sent: '2026-09-17T08:00:30.000Z', events: [seen('open', '2026-09-17T11:50:00.000Z')], replied: '2026-09-17T12:30:00.000Z' },
+  { name: 'Dimitris Pappas', title: 'Freelance Embedded Developer', country: 'GR', timeZone: 'Europe/Athens', email: 'dimitris@pappas-embedded.example', variant: 'B', sent: '2026-09-17T08:06:00.000Z' },
+];
+/** The winner as recorded: the rule's test on the sends and replies at AB_DECIDED (test/api/demo-ab-test.test.ts recomputes it). */
+const AB_EVIDENCE = { rule: AB_RULE, z: 2.07, rates: { [DEMO_AB_TEST.variantA]: 0, [DEMO_AB_TEST.variantB]: 0.5714 } };
+
+/** `at` plus n business days (Monday–Friday), the wait step's unit. */
+const addBusinessDays = (at: string, n: number) => {
+  const d = new Date(at);
+  while (n > 0) {
+    d.setUTCDate(d.getUTCDate() + 1);
+    if (d.getUTCDay() !== 0 && d.getUTCDay() !== 6) n--;
+  }
+  return d.toISOString();
+};
+const abFirstHuman = (events: AbEvent[] | undefined, kind: AbEvent['kind']) => events?.find((e) => e.kind === kind && e.cls === 'human')?.at ?? null;
+const abRun = AB_PEOPLE.map((p, i) => {
+  const [first, last] = nameParts(p.name);
+  const values = { first_name: first, last_name: last, full_name: p.name, title: p.title, country: p.country, email: p.email, sender_name: 'Mara (Ledgerly sales)' };
+  const render = (config: Record<string, unknown>) => ({ recipient: p.email, subject: renderTemplate(String(config.subject), values).text, body: renderTemplate(String(config.body), values).text });
+  const followUpAt = addBusinessDays(p.sent, 2);
+  // The follow-up went out unless a reply stopped the sequence first or the campaign was completed before it was due.
+  const followUpSent = !p.replied && followUpAt < AB_COMPLETED;
+  return { p, i, first, last, render, followUpAt, followUpSent };
+});
+const abAction = (id: number, r: (typeof abRun)[number], step: DemoStep, state: string, at: string, content: Record<string, unknown>, events: AbEvent[] | undefined, extra: Record<string, unknown>) => ({
+  id: demoId(id),
+  workspace_id: DEMO_WORKSPACE_ID,
+  campaign_id: AB_CAMPAIGN,
+  enrollment_id: demoId(0xd30 + r.i),
+  lead_id: demoId(0xd20 + r.i),
+  step_id: step.id,
+  step_position: step.position,
+  step_version: 1,
+  type: 'email',
+  state,
+  due_at: at,
+  account_id: MAILBOX,
+  content: JSON.stringify(content),
+  executed_at: state === 'executed' ? at : null,
+  connector_message_id: state === 'executed' ? `demo-msg-ab-${r.i}-${step.position}` : null,
+  connector_thread_id: state === 'executed' ? `demo-thread-ab-${r.i}` : null,
+  attempts: state === 'executed' ? 1 : 0,
+  opened_at: abFirstHuman(events, 'open'),
+  clicked_at: abFirstHuman(events, 'click'),
+  replied_at: null,
+  ...extra,
+});
+const abEvents = abRun.flatMap((r) => [
+  ...(r.p.events ?? []).map((e) => ({ e, action: 0xd40 + r.i })),
+  ...(r.followUpSent ? (r.p.followUpEvents ?? []) : []).map((e) => ({ e, action: 0xd50 + r.i })),
+]);
+if (abEvents.length > 0x20) throw new Error('demo seed: the A/B tracking events overflow their id block');
+DEMO_ROWS.push(
+  { table: 'lead_lists', rows: [{ id: AB_LIST, workspace_id: DEMO_WORKSPACE_ID, app_id: demoId(0x100), name: 'Freelance developers (EU)', description: 'Added by hand for the subject-line test' }] },
+  {
+    table: 'contacts',
+    rows: abRun.map(({ p, i, first, last }) => ({
+      id: demoId(0xd10 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      email: p.email,
+      email_normalised: p.email,
+      first_name: first,
+      last_name: last,
+      full_name: p.name,
+      title: p.title,
+      company: null,
+      country: p.country,
+      time_zone: p.timeZone,
+    })),
+  },
+  { table: 'leads', rows: abRun.map(({ i }) => ({ id: demoId(0xd20 + i), workspace_id: DEMO_WORKSPACE_ID, list_id: AB_LIST, contact_id: demoId(0xd10 + i), source: 'manual' })) },
+  {
+    table: 'campaigns',
+    rows: [
+      {
+        id: AB_CAMPAIGN,
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        name: 'Freelance developers — subject line A/B test (email)',
+        description: 'Which first subject gets more replies: a short statement or a question? Sent in each recipient’s morning, opens and clicks tracked.',
+        status: 'completed',
+        time_zone: 'Europe/Berlin',
+        window_time_zone: 'recipient',
+        sending_windows: DEMO_WEEKDAYS,
+        account_ids: JSON.stringify([MAILBOX]),
+        rotation: 'round_robin',
+        daily_new_lead_cap: 6,
+        stop_on_reply: true,
+        country_rule: null,
+        review_required: false,
+        message_mode: 'template',
+        exclusive_leads: true,
+        track_opens: true,
+        track_clicks: true,
+        step_version: 1,
+        activated_at: AB_ACTIVATED,
+        completed_at: AB_COMPLETED,
+      },
+    ],
+  },
+  {
+    table: 'campaign_steps',
+    rows: abSteps.map(({ winnerRule, variants, ...x }) => ({
+      ...x,
+      campaign_id: AB_CAMPAIGN,
+      config: JSON.stringify(x.config),
+      variants: variants ? JSON.stringify(variants) : null,
+      winner_rule: winnerRule ? JSON.stringify(winnerRule) : null,
+    })),
+  },
+  {
+    table: 'campaign_step_versions',
+    key: ['campaign_id', 'version'],
+    rows: [
+      {
+        campaign_id: AB_CAMPAIGN,
+        version: 1,
+        // As snapshotVersion writes them: variants and winnerRule only on a step with variants.
+        steps: JSON.stringify(abSteps.map(({ variants, winnerRule, ...x }) => ({ ...x, messageMode: null, hasAttachment: false, ...(variants ? { variants, winnerRule } : {}) }))),
+        created_at: SEEDED_AT,
+      },
+    ],
+  },
+  {
+    table: 'enrollments',
+    rows: abRun.map((r) => ({
+      id: demoId(0xd30 + r.i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      campaign_id: AB_CAMPAIGN,
+      lead_id: demoId(0xd20 + r.i),
+      contact_id: demoId(0xd10 + r.i),
+      status: r.p.replied ? 'replied' : r.followUpSent ? 'completed' : 'stopped',
+      step_version: 1,
+      account_id: MAILBOX,
+      run: 1,
+      enrolled_at: r.p.sent < AB_DECIDED ? AB_ACTIVATED : '2026-09-17T08:00:00.000Z',
+      current_position: null,
+      current_step_id: null,
+      stop_reason: r.p.replied ? 'replied' : r.followUpSent ? null : 'campaign_completed',
+      replied_at: r.p.replied ?? null,
+      finished_at: r.p.replied ?? (r.followUpSent ? r.followUpAt : '2026-09-18T15:00:05.000Z'),
+    })),
+  },
+  {
+    table: 'scheduled_actions',
+    rows: abRun.flatMap((r) => {
+      const variant = AB_VARIANTS[r.p.variant === 'A' ? 0 : 1];
+      return [
+        abAction(0xd40 + r.i, r, abSteps[0], 'executed', r.p.sent, r.render(variant.config), r.p.events, { variant_id: variant.id, replied_at: r.p.replied ?? null }),
+        abAction(0xd50 + r.i, r, abSteps[2], r.followUpSent ? 'executed' : 'canceled', r.followUpAt, r.render(abSteps[2].config), r.followUpSent ? r.p.followUpEvents : undefined, { variant_id: null }),
+      ];
+    }),
+  },
+  {
+    table: 'step_winners',
+    key: ['step_id'],
+    rows: [{ step_id: AB_STEP, campaign_id: AB_CAMPAIGN, workspace_id: DEMO_WORKSPACE_ID, variant_id: DEMO_AB_TEST.variantB, chosen_by: 'auto', user_id: null, evidence: JSON.stringify(AB_EVIDENCE), chosen_at: AB_DECIDED }],
+  },
+  {
+    table: 'tracking_events',
+    rows: abEvents.map(({ e, action }, n) => ({
+      id: demoId(0xd60 + n),
+      workspace_id: DEMO_WORKSPACE_ID,
+      campaign_id: AB_CAMPAIGN,
+      action_id: demoId(action),
+      kind: e.kind,
+      link_index: e.kind === 'click' ? 0 : null,
+      class: e.cls,
+      reason: e.reason,
+      source: e.source,
+      occurred_at: e.at,
+    })),
+  },
+);
+
+const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps', 'content', 'attachments', 'ai_reply', 'payload', 'variants', 'winner_rule']);
 const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps', 'enrollments', 'scheduled_actions', 'conversations', 'booking_providers', 'meetings', 'booking_backfills']);
 
 /**

@@ -9,7 +9,8 @@ import { renderTemplate, type TemplateValues } from '../../lib/templates.js';
 import { releaseSlot, requestSlot } from '../governor/governor.js';
 import { addDays, isoWeekday, localDate, localParts, parseClock, zonedTime } from '../governor/time.js';
 import { emitEvent } from '../webhooks/events.js';
-import { nextWindowOpening } from '../campaigns/sending-windows.js';
+import { nextWindowOpening, sendingZone } from '../campaigns/sending-windows.js';
+import { chooseVariant } from '../campaigns/variants.js';
 import { actionFacts, sendVerdict, type ActionFacts, type SendVerdict } from './send-rule.js';
 import { notify } from '../notifications/notifications.js';
 import { countSend } from '../../lib/metrics.js';
@@ -104,14 +105,17 @@ interface EnrollmentCtx {
   stop_on_reply: boolean;
   review_required: boolean;
   message_mode: string;
+  window_time_zone: string;
+  k_time_zone: string | null;
+  k_country: string | null;
 }
 
 async function enrollmentCtx(em: EntityManager, enrollmentId: string): Promise<EnrollmentCtx> {
   const [row] = await em.execute<EnrollmentCtx[]>(
     `select e.id, e.workspace_id, e.campaign_id, e.lead_id, e.contact_id, e.status, e.step_version, e.account_id, e.run, e.replied_at,
             c.status as c_status, c.step_version as c_version, c.time_zone, c.sending_windows, c.account_ids, c.rotation, c.daily_new_lead_cap,
-            c.stop_on_reply, c.review_required, c.message_mode
-       from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`,
+            c.stop_on_reply, c.review_required, c.message_mode, c.window_time_zone, k.time_zone as k_time_zone, k.country as k_country
+       from enrollments e join campaigns c on c.id = e.campaign_id join contacts k on k.id = e.contact_id where e.id = ?`,
     [enrollmentId],
   );
   if (!row) throw new PermanentError('enrollment_missing', `enrollment ${enrollmentId} not found`);
@@ -237,7 +241,9 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
     }
     const from = input.notBefore && new Date(input.notBefore) > now ? new Date(input.notBefore) : now;
     let reason: WaitingReason = input.notBefore && new Date(input.notBefore) > now ? 'waiting_step_delay' : 'waiting_for_window';
-    let due = nextWindowOpening(ctx.sending_windows, ctx.time_zone, from);
+    // The windows in the campaign's zone, or the recipient's (domain/campaigns/sending-windows.ts `sendingZone`).
+    const zone = sendingZone(ctx.window_time_zone, ctx.time_zone, ctx.k_time_zone, ctx.k_country);
+    let due = nextWindowOpening(ctx.sending_windows, zone, from);
 
     // The daily new-lead cap applies to an enrollment's first send: later local days when today's is full.
     const [{ n: previous }] = await tx.execute<{ n: number }[]>(`select count(*)::int as n from scheduled_actions where enrollment_id = ? and state <> 'canceled'`, [input.enrollmentId]);
@@ -254,22 +260,24 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
         );
         if (n < ctx.daily_new_lead_cap) break;
         reason = 'daily_new_lead_cap';
-        due = nextWindowOpening(ctx.sending_windows, ctx.time_zone, end);
+        due = nextWindowOpening(ctx.sending_windows, zone, end);
       }
     }
 
     const accountId = await pickAccount(tx as EntityManager, ctx, step.type);
-    const content = await renderContent(tx as EntityManager, ctx, step, accountId, opts);
+    // An A/B step sends one of its variants (the winner once chosen), recorded on the action.
+    const variant = await chooseVariant(tx as EntityManager, ctx, step);
+    const content = await renderContent(tx as EntityManager, ctx, variant ? { ...step, config: variant.config } : step, accountId, opts);
     const failed = due ? undefined : 'no_sending_window';
     // What a re-plan may move the action back to (reschedulePlanned). Not kept for a first send under
     // the daily new-lead cap: the re-plan does not count new leads, so it must not pull one earlier.
     const notBefore = ctx.daily_new_lead_cap !== null && previous === 0 ? null : from;
     await tx.execute(
       `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, not_before, account_id, content,
-         waiting_reason, error_code, attempts, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 0, ?, ?) on conflict (id) do nothing`,
+         waiting_reason, error_code, attempts, variant_id, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 0, ?, ?, ?) on conflict (id) do nothing`,
       [input.actionId, ctx.workspace_id, ctx.campaign_id, ctx.id, ctx.lead_id, step.id, input.index, input.version, step.type, failed ? 'failed' : 'planned', due ?? from, notBefore, accountId,
-        JSON.stringify(content), failed ? null : reason, failed ?? null, now, now],
+        JSON.stringify(content), failed ? null : reason, failed ?? null, variant?.id ?? null, now, now],
     );
     return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, ai, dueNow: !!due && due <= now, ...(failed ? { failed } : {}) };
   });
@@ -523,6 +531,8 @@ export interface SendOptions {
   pauseAfterSendMs?: number;
   /** The recipient's signed one-click unsubscribe URL (domain/suppressions/unsubscribe.ts); absent: no List-Unsubscribe URL. */
   unsubscribeUrl?: (workspaceId: string, contactId: string) => string;
+  /** The action's signed open-pixel and click-redirect URLs (domain/tracking/token.ts); used when the campaign tracks. */
+  trackingUrls?: (actionId: string) => { open: string; click: (index: number) => string };
 }
 
 /**
@@ -536,10 +546,20 @@ async function emailContext(
   actionId: string,
   recipient: string,
   opts: SendOptions,
-): Promise<{ threadId: string | null; references: string[]; threadSubject: string | null; unsubscribeUrl: string | null; footer: string | null }> {
-  const rows = await em.execute<{ message_id: string | null; thread_id: string | null; subject: string | null; workspace_id: string; contact_id: string; footer: string | null; own: boolean }[]>(
-    `select p.connector_message_id as message_id, p.connector_thread_id as thread_id, p.content->>'subject' as subject, a.workspace_id, e.contact_id, w.email_footer as footer, p.id = a.id as own
-       from scheduled_actions a join enrollments e on e.id = a.enrollment_id join workspaces w on w.id = a.workspace_id
+): Promise<{
+  threadId: string | null;
+  references: string[];
+  threadSubject: string | null;
+  unsubscribeUrl: string | null;
+  footer: string | null;
+  tracking?: { openUrl: string | null; clickUrl: ((index: number) => string) | null };
+}> {
+  const rows = await em.execute<
+    { message_id: string | null; thread_id: string | null; subject: string | null; workspace_id: string; contact_id: string; footer: string | null; own: boolean; opens: boolean; clicks: boolean }[]
+  >(
+    `select p.connector_message_id as message_id, p.connector_thread_id as thread_id, p.content->>'subject' as subject, a.workspace_id, e.contact_id, w.email_footer as footer, p.id = a.id as own,
+            c.track_opens as opens, c.track_clicks as clicks
+       from scheduled_actions a join enrollments e on e.id = a.enrollment_id join workspaces w on w.id = a.workspace_id join campaigns c on c.id = a.campaign_id
        join scheduled_actions p on p.id = a.id or (p.enrollment_id = a.enrollment_id and p.account_id = a.account_id and p.type = 'email' and p.state = 'executed'
                                                    and p.connector_message_id is not null and lower(p.content->>'recipient') = lower(?))
       where a.id = ? order by p.id = a.id, p.executed_at, p.id`,
@@ -553,7 +573,15 @@ async function emailContext(
     threadSubject: earlier[0]?.subject ?? null,
     unsubscribeUrl: opts.unsubscribeUrl ? opts.unsubscribeUrl(self.workspace_id, self.contact_id) : null,
     footer: self.footer,
+    tracking: trackingOf(self, actionId, opts),
   };
+}
+
+/** The campaign's opt-in tracking (off by default) as URLs for this action (docs/tracking.md). */
+function trackingOf(c: { opens: boolean; clicks: boolean }, actionId: string, opts: SendOptions) {
+  if (!opts.trackingUrls || !(c.opens || c.clicks)) return undefined;
+  const urls = opts.trackingUrls(actionId);
+  return { openUrl: c.opens ? urls.open : null, clickUrl: c.clicks ? urls.click : null };
 }
 
 export type SendOutcome =
@@ -693,7 +721,7 @@ export async function sendAction(
 // ---------------------------------------------------------------------------------------------
 // Conditions, replies, the end.
 
-/** Whether a condition step holds on the enrollment's previous send (accepted, opened) or on the enrollment (replied). */
+/** Whether a condition step holds on the enrollment's previous send (accepted, opened, clicked) or on the enrollment (replied). */
 export async function checkCondition(em: EntityManager, enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>): Promise<boolean> {
   const expect = config.expect !== false;
   let observed = false;
@@ -703,9 +731,10 @@ export async function checkCondition(em: EntityManager, enrollmentId: string, pr
       [enrollmentId],
     );
     observed = !!r?.replied;
-  } else if (previousActionId && (config.check === 'accepted' || config.check === 'opened')) {
-    const [r] = await em.execute<{ accepted_at: Date | null; opened_at: Date | null }[]>(`select accepted_at, opened_at from scheduled_actions where id = ?`, [previousActionId]);
-    observed = !!(config.check === 'accepted' ? r?.accepted_at : r?.opened_at);
+  } else if (previousActionId && (config.check === 'accepted' || config.check === 'opened' || config.check === 'clicked')) {
+    // opened_at and clicked_at hold a person's first open and click only (domain/tracking/record.ts): a machine's never satisfies a condition.
+    const [r] = await em.execute<{ accepted_at: Date | null; opened_at: Date | null; clicked_at: Date | null }[]>(`select accepted_at, opened_at, clicked_at from scheduled_actions where id = ?`, [previousActionId]);
+    observed = !!(config.check === 'accepted' ? r?.accepted_at : config.check === 'opened' ? r?.opened_at : r?.clicked_at);
   }
   return observed === expect;
 }

@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SendingWindows } from '../../db/entities/Campaign.js';
 import type { WaitingReason } from './executor.js';
-import { nextWindowOpening } from '../campaigns/sending-windows.js';
+import { nextWindowOpening, sendingZone } from '../campaigns/sending-windows.js';
 import { SUPPRESSION_LOCK } from '../suppressions/suppressions.js';
 
 /** What the rule reads about one action. */
@@ -106,11 +106,13 @@ export async function actionFacts(em: EntityManager, actionId: string, opts: { l
   type Row = {
     state: string; type: string; enrollment_id: string; campaign_id: string; contact_id: string; account_id: string | null; content: Record<string, unknown> | null; error_code: string | null;
     e_status: string; stop_reason: string | null; c_status: string; stop_on_reply: boolean; time_zone: string; sending_windows: SendingWindows;
+    window_time_zone: string; k_time_zone: string | null; k_country: string | null;
     replied: boolean; bounced: boolean; unsubscribed: boolean; suppressed: boolean; ooo_until: Date | null; p_status: string | null; connector_account_id: string | null; due_at: Date; slot_granted_at: Date | null;
   };
   const [r] = await em.execute<Row[]>(
     `select a.state, a.type, a.enrollment_id, a.campaign_id, e.contact_id, a.account_id, a.content, a.error_code, a.due_at, a.slot_granted_at,
             e.status as e_status, e.stop_reason, c.status as c_status, c.stop_on_reply, c.time_zone, c.sending_windows,
+            c.window_time_zone, k.time_zone as k_time_zone, k.country as k_country,
             e.replied_at is not null as replied, (e.bounced_at is not null or (a.type = 'email' and k.email_bounced_at is not null)) as bounced,
             k.unsubscribed_at is not null as unsubscribed, p.status as p_status, p.connector_account_id,
             (a.type = 'email' and exists (select 1 from suppressions s where s.workspace_id = a.workspace_id
@@ -122,7 +124,7 @@ export async function actionFacts(em: EntityManager, actionId: string, opts: { l
     [now, actionId],
   );
   if (!r) return null;
-  const open = nextWindowOpening(r.sending_windows, r.time_zone, now);
+  const open = nextWindowOpening(r.sending_windows, sendingZone(r.window_time_zone, r.time_zone, r.k_time_zone, r.k_country), now);
   return {
     actionState: r.state,
     actionType: r.type,

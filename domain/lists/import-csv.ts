@@ -4,13 +4,14 @@
 // a problem is exactly what the import will refuse.
 import { CsvSyntaxError, detectDelimiter, readAll, type CsvEncoding, type Delimiter } from '../../lib/csv.js';
 import { normaliseDomain, normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
+import { canonicalZone } from '../contacts/time-zone.js';
 import { AppError, badRequest } from '../errors.js';
 
 /** The contact fields a column can be mapped onto. Other columns are not imported. */
-export const CONTACT_FIELDS = ['email', 'profile_url', 'first_name', 'last_name', 'full_name', 'title', 'company', 'company_domain', 'country', 'phone', 'headline'] as const;
+export const CONTACT_FIELDS = ['email', 'profile_url', 'first_name', 'last_name', 'full_name', 'title', 'company', 'company_domain', 'country', 'phone', 'headline', 'time_zone'] as const;
 export type ContactField = (typeof CONTACT_FIELDS)[number];
 /** The descriptive fields (everything but the two identifiers). */
-export const DESCRIPTIVE_FIELDS = ['first_name', 'last_name', 'full_name', 'title', 'company', 'company_domain', 'country', 'phone', 'headline'] as const;
+export const DESCRIPTIVE_FIELDS = ['first_name', 'last_name', 'full_name', 'title', 'company', 'company_domain', 'country', 'phone', 'headline', 'time_zone'] as const;
 export type DescriptiveField = (typeof DESCRIPTIVE_FIELDS)[number];
 export type Mapping = Partial<Record<ContactField, number>>;
 
@@ -27,6 +28,7 @@ export const FIELD_MAX: Record<ContactField, number> = {
   country: 100,
   phone: 40,
   headline: 300,
+  time_zone: 64,
 };
 
 /** Most columns a file may have. */
@@ -59,6 +61,7 @@ const ALIASES: Record<ContactField, string[]> = {
   country: ['country', 'countrycode', 'pays', 'land', 'pais', 'locationcountry'],
   phone: ['phone', 'phonenumber', 'mobile', 'mobilephone', 'telephone', 'tel', 'cell', 'cellphone', 'directphone', 'workphone', 'telefon', 'telefono'],
   headline: ['headline', 'bio', 'summary', 'tagline', 'about'],
+  time_zone: ['timezone', 'ianatimezone', 'zonehoraire', 'fuseauhoraire', 'zeitzone', 'zonahoraria'],
 };
 const ALIAS_TO_FIELD = new Map<string, ContactField>(Object.entries(ALIASES).flatMap(([f, names]) => names.map((n) => [n, f as ContactField] as const)));
 
@@ -169,7 +172,7 @@ const tooLong = (v: string, max: number) => v.length > max && [...v].length > ma
  * email or a profile URL, and each given one must be valid; no mapped value may be longer than its
  * field; and the row may not have more values than the file has columns (its values would be
  * shifted). The company domain is stored normalised (`acme.com`) when it is a domain or URL, as
- * given otherwise. `domains` memoises that normalisation across the rows of a chunk.
+ * given otherwise; the time zone in its canonical spelling when it is an IANA name, as given otherwise. `domains` memoises that normalisation across the rows of a chunk.
  */
 export function checkRow(values: string[], columnCount: number, mapping: Mapping, domains?: Map<string, string>): { row: CleanRow | null; problems: RowProblem[] } {
   const problems: RowProblem[] = [];
@@ -209,6 +212,9 @@ export function checkRow(values: string[], columnCount: number, mapping: Mapping
       }
       v = d;
     }
+    // An IANA zone in its canonical spelling (as PATCH /api/leads/{id} stores it); anything else as
+    // given, like a company domain: the sending rule ignores a zone it does not know.
+    if (f === 'time_zone') v = canonicalZone(v) ?? v;
     if (tooLong(v, FIELD_MAX[f])) problems.push({ code: 'too_long', field: f, message: `${f} is longer than ${FIELD_MAX[f]} characters` });
     else fields[f] = v;
   }

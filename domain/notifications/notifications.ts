@@ -46,6 +46,8 @@ export const NOTIFICATION_KINDS: Record<string, NotificationTopic> = {
   draft_review_overdue: 'review_overdue',
   'operator_task.completed': 'task_finished',
   'operator_task.failed': 'task_finished',
+  // An A/B test's rule chose its winner (domain/campaigns/variants.ts): a piece of work that finished.
+  'campaign.variant_winner': 'task_finished',
 };
 
 export interface NotificationContent {

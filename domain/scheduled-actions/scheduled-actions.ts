@@ -10,6 +10,7 @@ import { assertWritable } from '../demo/demo.js';
 import { PlatformAccount, type ActionType } from '../../db/entities/PlatformAccount.js';
 import { AppError, badRequest, conflict } from '../errors.js';
 import { nextWindowOpening } from '../enrollments/executor.js';
+import { sendingZone } from '../campaigns/sending-windows.js';
 import { effectiveCaps, usage } from '../governor/governor.js';
 import { addDays, localDate, zonedTime } from '../governor/time.js';
 import { entitlementsFor } from '../billing/plans.js';
@@ -118,6 +119,9 @@ interface Counts {
   sent: number;
   accepted: number;
   opened: number;
+  opened_machine: number;
+  clicked: number;
+  clicked_machine: number;
   replied: number;
   failed: number;
   bounced: number;
@@ -126,6 +130,9 @@ interface Counts {
 const countCols = `count(*) filter (where state = 'executed')::int as sent,
   count(*) filter (where accepted_at is not null)::int as accepted,
   count(*) filter (where opened_at is not null)::int as opened,
+  count(*) filter (where opened_at is null and exists (select 1 from tracking_events t where t.action_id = scheduled_actions.id and t.kind = 'open'))::int as opened_machine,
+  count(*) filter (where clicked_at is not null)::int as clicked,
+  count(*) filter (where clicked_at is null and exists (select 1 from tracking_events t where t.action_id = scheduled_actions.id and t.kind = 'click'))::int as clicked_machine,
   count(*) filter (where replied_at is not null)::int as replied,
   count(*) filter (where state = 'failed')::int as failed,
   count(*) filter (where (state = 'failed' and error_code ilike '%bounce%') or bounced_at is not null)::int as bounced`;
@@ -159,7 +166,13 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
      select day, sum(sent)::int as sent, sum(replied)::int as replied, sum(accepted)::int as accepted, sum(failed)::int as failed from ev group by day order by day`,
     [campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id],
   );
-  const t = tot ?? { sent: 0, accepted: 0, opened: 0, replied: 0, failed: 0, bounced: 0 };
+  const t = tot ?? { sent: 0, accepted: 0, opened: 0, opened_machine: 0, clicked: 0, clicked_machine: 0, replied: 0, failed: 0, bounced: 0 };
+  const byVariant = await em.execute<(Counts & { step_id: string; variant_id: string; name: string | null; is_winner: boolean })[]>(
+    `select a.step_id, a.variant_id, (select v->>'name' from campaign_steps s, jsonb_array_elements(s.variants) v where s.id = a.step_id and v->>'id' = a.variant_id::text) as name,
+            exists (select 1 from step_winners w where w.step_id = a.step_id and w.variant_id = a.variant_id) as is_winner, ${countCols.replace(/scheduled_actions\.id/g, 'a.id')}
+       from scheduled_actions a where a.campaign_id = ? and a.variant_id is not null group by a.step_id, a.variant_id order by 1, 2`,
+    [campaign.id],
+  );
   return {
     campaign_id: campaign.id,
     time_zone: campaign.timeZone,
@@ -172,10 +185,20 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
       sent: s.sent,
       accepted: s.accepted,
       opened: s.opened,
+      opened_machine: s.opened_machine,
+      clicked: s.clicked,
+      clicked_machine: s.clicked_machine,
       replied: s.replied,
       failed: s.failed,
       bounced: s.bounced,
       reply_rate: rate(s.replied, s.sent),
+      ...(byVariant.some((v) => v.step_id === s.step_id)
+        ? {
+            variants: byVariant
+              .filter((v) => v.step_id === s.step_id)
+              .map(({ step_id: _, ...v }) => ({ ...v, reply_rate: rate(v.replied, v.sent) })),
+          }
+        : {}),
     })),
     by_day: days,
   };
@@ -295,6 +318,9 @@ export async function cancelCountryRestricted(em: EntityManager, jobs: Jobs, act
 interface ReplanRow {
   id: string;
   lead_id: string;
+  /** The contact's zone and country: recipient-local windows read them (sendingZone). */
+  k_time_zone: string | null;
+  k_country: string | null;
   account_id: string | null;
   type: string;
   due_at: Date;
@@ -306,7 +332,7 @@ export const REPLAN_MIN_SPACING_SECONDS = 60;
 
 /**
  * Gives each action (in the order given) the first time at or after `from(row)` (and now) that is
- * inside the campaign's sending windows (its time zone) and on a local day (the account's time zone,
+ * inside the campaign's sending windows (its time zone, or the recipient's: sendingZone) and on a local day (the account's time zone,
  * as the governor counts) where the account's planned actions of that type — across campaigns, plus
  * the slots already granted today — stay under its daily cap (warm-up applied); one account's actions
  * are at least `max(min_gap_seconds, 60 s)` apart. Writes the new due times (`waiting_reason =
@@ -340,7 +366,7 @@ async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[],
     let t = new Date(Math.max(from(r).getTime(), now.getTime(), acc ? (cursor.get(acc.id) ?? 0) : 0));
     let placed: Date | null = null;
     for (let i = 0; i < 400; i++) {
-      const due = nextWindowOpening(campaign.sendingWindows, campaign.timeZone, t);
+      const due = nextWindowOpening(campaign.sendingWindows, sendingZone(campaign.windowTimeZone, campaign.timeZone, r.k_time_zone, r.k_country), t);
       if (!due) break;
       if (!acc) {
         placed = due;
@@ -413,7 +439,8 @@ export async function rescheduleOverdue(em: EntityManager, actor: Actor, campaig
   return em.transactional(async (tx) => {
     const campaign = await lockedCampaign(tx, actor, campaignId);
     const rows = await tx.execute<ReplanRow[]>(
-      `select a.id, a.lead_id, a.account_id, a.type, a.due_at, a.not_before from scheduled_actions a join enrollments e on e.id = a.enrollment_id
+      `select a.id, a.lead_id, a.account_id, a.type, a.due_at, a.not_before, k.time_zone as k_time_zone, k.country as k_country
+         from scheduled_actions a join enrollments e on e.id = a.enrollment_id join contacts k on k.id = e.contact_id
         where a.campaign_id = ? and a.state in ${pendingSql} and a.due_at < ? and e.status in ('active', 'paused')
         order by a.due_at, a.id limit 10000`,
       [campaign.id, now],
@@ -436,7 +463,8 @@ export async function reschedulePlanned(em: EntityManager, jobs: Jobs, actor: Ac
   const { view, earlier } = await em.transactional(async (tx) => {
     const campaign = await lockedCampaign(tx, actor, campaignId);
     const rows = await tx.execute<ReplanRow[]>(
-      `select a.id, a.lead_id, a.account_id, a.type, a.due_at, a.not_before from scheduled_actions a join enrollments e on e.id = a.enrollment_id
+      `select a.id, a.lead_id, a.account_id, a.type, a.due_at, a.not_before, k.time_zone as k_time_zone, k.country as k_country
+         from scheduled_actions a join enrollments e on e.id = a.enrollment_id join contacts k on k.id = e.contact_id
         where a.campaign_id = ? and a.state in ${pendingSql} and a.due_at >= ? and e.status in ('active', 'paused')
         order by coalesce(a.not_before, a.due_at), a.id limit 10000`,
       [campaign.id, now],

@@ -2,11 +2,12 @@
 // resume (every change waits for a person's confirmation). Enrollment tools come with the executor.
 import { z } from 'zod';
 import { ClockEnd, ClockTime } from '../../lib/time-of-day.js';
-import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, type CampaignStatus } from '../../db/entities/Campaign.js';
+import { CAMPAIGN_STATUSES, MESSAGE_MODES, ROTATIONS, WINDOW_TIME_ZONES, type CampaignStatus } from '../../db/entities/Campaign.js';
 import type { ICampaignStep } from '../../db/entities/CampaignStep.js';
 import { addStep, CreateStepInput, listSteps, StepInput, updateStep } from '../campaigns/steps.js';
 import { createCampaign, getCampaign, listCampaigns, settingsOf, updateCampaign, type CampaignWithCount } from '../campaigns/campaigns.js';
 import { changeCampaignStatus } from '../campaigns/status.js';
+import { clearStepWinner, getStepVariants, setStepWinner, type StepVariantsView } from '../campaigns/variants.js';
 import { defineTool, type ToolContext } from './registry.js';
 
 const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({
@@ -24,11 +25,28 @@ const summary = ({ campaign: c, stepCount }: CampaignWithCount) => ({
   review_required: c.reviewRequired,
   message_mode: c.messageMode,
   exclusive_leads: c.exclusiveLeads,
+  window_time_zone: c.windowTimeZone,
+  track_opens: c.trackOpens,
+  track_clicks: c.trackClicks,
   step_version: c.stepVersion,
   step_count: stepCount,
 });
 
-const stepSummary = (s: ICampaignStep) => ({ id: s.id, position: s.position, type: s.type, config: s.config, message_mode: s.messageMode ?? null, attachment: s.attachmentName ?? null });
+const stepSummary = (s: ICampaignStep) => ({
+  id: s.id,
+  position: s.position,
+  type: s.type,
+  config: s.config,
+  message_mode: s.messageMode ?? null,
+  attachment: s.attachmentName ?? null,
+  ...(s.variants?.length ? { variants: s.variants, winner_rule: s.winnerRule ?? null } : {}),
+});
+
+/** A step's A/B test for the Operator: the variants' figures without their full content. */
+const variantsSummary = (v: StepVariantsView) => ({
+  ...v,
+  variants: v.variants.map(({ config: _, ...rest }) => rest),
+});
 
 const windows = z
   .record(z.enum(['1', '2', '3', '4', '5', '6', '7']), z.array(z.object({ start: ClockTime, end: ClockEnd }).strict().refine((w) => w.end > w.start, 'end after start')).max(4))
@@ -45,6 +63,9 @@ const settings = {
   review_required: z.boolean().optional(),
   message_mode: z.enum(MESSAGE_MODES).optional(),
   exclusive_leads: z.boolean().optional(),
+  window_time_zone: z.enum(WINDOW_TIME_ZONES).optional().describe('campaign: windows in the campaign time zone; recipient: in each contact’s'),
+  track_opens: z.boolean().optional(),
+  track_clicks: z.boolean().optional(),
 };
 
 const statusTool = (name: string, to: CampaignStatus, description: string) =>
@@ -111,7 +132,7 @@ export const campaignTools = [
     ids: { campaign_id: 'campaign' },
     domain: 'campaigns',
     description:
-      'Add a step to a campaign (appended, or at a 0-based position): email {subject, body}, invitation {note?}, message {body}, wait {amount, unit: minutes|hours|business_days}, condition {check: accepted|opened|replied, expect}. Templates may use {{first_name}}, {{company}} … with fallbacks {{first_name|there}}.',
+      'Add a step to a campaign (appended, or at a 0-based position): email {subject, body}, invitation {note?}, message {body}, wait {amount, unit: minutes|hours|business_days}, condition {check: accepted|opened|clicked|replied, expect}. Templates may use {{first_name}}, {{company}} … with fallbacks {{first_name|there}}. An email or message step may carry A/B `variants` (2–5, each {name?, weight?, config?}: a variant without config sends the step’s) and a `winner_rule` {metric: reply_rate|open_rate|click_rate, min_sends, confidence: 0.8|0.9|0.95|0.99}.',
     input: z.object({ campaign_id: z.uuid(), step: CreateStepInput }).strict(),
     risk: 'change',
     run: async ({ em, actor }, input) => {
@@ -130,6 +151,34 @@ export const campaignTools = [
       const r = await updateStep(em, actor, input.campaign_id, input.step_id, input.step);
       return { step: stepSummary(r.step), step_version: r.campaign.stepVersion };
     },
+  }),
+  defineTool({
+    name: 'get_step_variants',
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
+    domain: 'campaigns',
+    description:
+      "Read a step's A/B test: per variant the sends, human opens, clicks and replies with their rates (machine opens and clicks from privacy proxies and link scanners counted apart), the winner if chosen, and where the automatic winner rule stands.",
+    input: z.object({ campaign_id: z.uuid(), step_id: z.uuid() }).strict(),
+    risk: 'read',
+    run: async ({ em, actor }, input) => variantsSummary(await getStepVariants(em, actor, input.campaign_id, input.step_id)),
+  }),
+  defineTool({
+    name: 'choose_variant_winner',
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' }, variant_id: { value: 'a variant of the step, checked in domain/campaigns/variants.ts (another step’s is not found)' } },
+    domain: 'campaigns',
+    description: "Choose a step's winning A/B variant by hand (replacing an earlier choice): new sends of the step use it; sends already planned keep theirs.",
+    input: z.object({ campaign_id: z.uuid(), step_id: z.uuid(), variant_id: z.uuid() }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => variantsSummary(await setStepWinner(em, actor, input.campaign_id, input.step_id, input.variant_id)),
+  }),
+  defineTool({
+    name: 'clear_variant_winner',
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
+    domain: 'campaigns',
+    description: "Clear a step's A/B winner: new sends split by weight again (the automatic rule, if any, may choose again).",
+    input: z.object({ campaign_id: z.uuid(), step_id: z.uuid() }).strict(),
+    risk: 'change',
+    run: async ({ em, actor }, input) => variantsSummary(await clearStepWinner(em, actor, input.campaign_id, input.step_id)),
   }),
   statusTool('activate_campaign', 'active', 'Activate a draft campaign so it starts sending (runs the preflight first and refuses while it finds blockers).'),
   statusTool('pause_campaign', 'paused', 'Pause an active campaign: its enrollments stop sending until it is resumed.'),

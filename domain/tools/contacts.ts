@@ -54,6 +54,7 @@ export const contactTools = [
           company: c.company,
           email: c.email,
           profile_url: c.profile_url,
+          time_zone: c.time_zone,
           fit_score: c.fit_score,
           fit_label: c.fit_label,
           pinned: c.pinned_at !== null,

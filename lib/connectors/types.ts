@@ -99,6 +99,13 @@ export interface SendEmailInput {
   unsubscribeUrl?: string | null;
   /** Appended to the body: the workspace's postal address (docs/email.md). */
   footer?: string | null;
+  /**
+   * Open and click tracking of the HTML part (docs/tracking.md), for connectors that compose the
+   * message themselves (the mail connector): `openUrl` a 1×1 image appended to the body; `clickUrl(i)`
+   * the href of the body's link i (0-based, in `linksOf` order; the footer's links are never rewritten).
+   * The text part is sent as written either way.
+   */
+  tracking?: { openUrl: string | null; clickUrl: ((index: number) => string) | null };
   /** The send was claimed before (a retry after an unknown outcome): a connector that can look for the first send does so first. */
   retry?: boolean;
 }

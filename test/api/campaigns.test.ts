@@ -347,7 +347,7 @@ test('steps: config validation, templates checked on save (400 invalid_template)
     { type: 'email', config: { subject: 'x' } },
     { type: 'wait', config: { amount: 0, unit: 'hours' } },
     { type: 'wait', config: { amount: 400, unit: 'business_days' } },
-    { type: 'condition', config: { check: 'clicked', expect: true } },
+    { type: 'condition', config: { check: 'bounced', expect: true } },
     { type: 'wait', config: { amount: 1, unit: 'hours' }, message_mode: 'ai' },
     { type: 'teleport', config: {} },
     { type: 'invitation', config: { note: 'x'.repeat(301) } },

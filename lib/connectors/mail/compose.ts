@@ -64,7 +64,7 @@ export function composeMessage(sender: Sender, input: SendEmailInput, now = new 
     messageId,
     ...(references.length ? { inReplyTo: references[references.length - 1], references } : {}),
     text,
-    html: toHtml(input.body, footer),
+    html: toHtml(input.body, footer, input.tracking, input.unsubscribeUrl),
     headers,
     textEncoding: 'Q',
   });
@@ -80,11 +80,14 @@ const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 /** http(s) URLs in running text, without the sentence's closing punctuation. */
 const URL_PATTERN = /\bhttps?:\/\/[^\s<>"']*[^\s<>"'.,;:!?)\]}]/gi;
 
-function linkify(line: string): string {
+/** The href of a body link: the URL itself, or its tracked redirect. */
+type Href = (url: string) => string;
+
+function linkify(line: string, href: Href = (url) => url): string {
   let out = '';
   let last = 0;
   for (const m of line.matchAll(URL_PATTERN)) {
-    out += escapeHtml(line.slice(last, m.index)) + `<a href="${escapeHtml(m[0])}">${escapeHtml(m[0])}</a>`;
+    out += escapeHtml(line.slice(last, m.index)) + `<a href="${escapeHtml(href(m[0]))}">${escapeHtml(m[0])}</a>`;
     last = m.index + m[0].length;
   }
   return out + escapeHtml(line.slice(last));
@@ -97,10 +100,34 @@ const paragraphs = (text: string) =>
     .map((p) => p.trim())
     .filter(Boolean);
 
-/** The HTML alternative of a plain-text body: escaped, paragraphs and line breaks kept, links clickable, the footer small below. */
-export function toHtml(body: string, footer: string | null): string {
-  const block = (p: string, style = '') => `<p${style}>${p.split('\n').map(linkify).join('<br>\n')}</p>`;
-  const main = paragraphs(body).map((p) => block(p));
+/**
+ * The URLs of a body, in the order the HTML part numbers its links (the same paragraphs, lines and
+ * pattern as `toHtml`): link i of a tracked email redirects to `linksOf(body)[i]`.
+ */
+export function linksOf(body: string): string[] {
+  return paragraphs(body).flatMap((p) => p.split('\n').flatMap((line) => [...line.matchAll(URL_PATTERN)].map((m) => m[0])));
+}
+
+/**
+ * The HTML alternative of a plain-text body: escaped, paragraphs and line breaks kept, links clickable, the footer small below.
+ * With `tracking`: the body's links point at their redirects, numbered as `linksOf` numbers them, the
+ * visible text unchanged; the open pixel closes the document. An opt-out is never routed through a
+ * tracker: the footer's links, and the recipient's unsubscribe URL where the body carries it
+ * (`{{unsubscribe_url}}`), stay direct (that one still takes its number, so the numbering stays `linksOf`'s).
+ */
+export function toHtml(body: string, footer: string | null, tracking?: SendEmailInput['tracking'], unsubscribeUrl?: string | null): string {
+  const block = (p: string, style = '', href?: Href) => `<p${style}>${p.split('\n').map((line) => linkify(line, href)).join('<br>\n')}</p>`;
+  const clickUrl = tracking?.clickUrl;
+  let n = 0;
+  // Called once per link in document order (map runs in order), so the count is the link's place.
+  const tracked: Href | undefined = clickUrl
+    ? (url) => {
+        const i = n++;
+        return url === unsubscribeUrl ? url : clickUrl(i);
+      }
+    : undefined;
+  const main = paragraphs(body).map((p) => block(p, '', tracked));
   const foot = footer ? paragraphs(footer).map((p) => block(p, ' style="color:#6b7280;font-size:12px"')) : [];
-  return `<!doctype html>\n<html><body>\n${[...main, ...foot].join('\n')}\n</body></html>\n`;
+  const pixel = tracking?.openUrl ? [`<img src="${escapeHtml(tracking.openUrl)}" width="1" height="1" alt="" style="display:block;border:0">`] : [];
+  return `<!doctype html>\n<html><body>\n${[...main, ...foot, ...pixel].join('\n')}\n</body></html>\n`;
 }
