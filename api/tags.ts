@@ -21,7 +21,7 @@ export const TAGS: Record<string, string> = {
   'follow-ups': 'Follow-ups due on conversations that went quiet.',
   meetings: 'Meetings booked with leads.',
   'booking-providers': 'Booking providers (calendars) and the events they report.',
-  email: 'Email sending rules: the suppression list, the public unsubscribe link and the email settings (footer).',
+  email: 'Email sending rules: the suppression list, the public unsubscribe link, the email settings (footer), and the open pixel and link redirects of tracked emails.',
   dashboard: 'What needs attention now, for the home screen.',
   analytics: 'Funnels, daily figures and per-step, per-source and per-signal results.',
   insights: 'Suggestions the service draws from the workspace’s results, to apply or dismiss.',

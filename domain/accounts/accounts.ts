@@ -2,6 +2,7 @@
 // profiles on the professional network, attached through the connector. Everyone in the workspace
 // reads them; owners and admins create, connect, change and delete them. Secrets given at connect
 // time are sealed (lib/crypto.ts) and never returned.
+import { canonicalZone } from '../contacts/time-zone.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Campaign, type ICampaign } from '../../db/entities/Campaign.js';
 import { PlatformAccount, type IPlatformAccount, type WorkingHours } from '../../db/entities/PlatformAccount.js';
@@ -31,11 +32,9 @@ const onlyManagers = (actor: Actor) => requireManager(actor, 'sender accounts');
 
 /** A valid IANA time zone name (the runtime's tz database), in its canonical spelling; 400 otherwise. */
 export function canonicalTimeZone(name: string): string {
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
-  } catch {
-    throw badRequest('invalid_time_zone', `"${name}" is not an IANA time zone name (e.g. Europe/Berlin, America/New_York)`, [{ path: 'time_zone', message: 'unknown time zone' }]);
-  }
+  const zone = canonicalZone(name);
+  if (zone === null) throw badRequest('invalid_time_zone', `"${name}" is not an IANA time zone name (e.g. Europe/Berlin, America/New_York)`, [{ path: 'time_zone', message: 'unknown time zone' }]);
+  return zone;
 }
 
 /** Loads an account of the actor's workspace; 404 for anything else (another workspace's id included). */

@@ -8,7 +8,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { StepVariant, WinnerRule } from '../../db/entities/CampaignStep.js';
 import { CampaignStep } from '../../db/entities/CampaignStep.js';
-import { StepWinner } from '../../db/entities/StepWinner.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { assertWritable } from '../demo/demo.js';
 import { badRequest, notFound } from '../errors.js';
@@ -226,17 +225,22 @@ export async function getStepVariants(em: EntityManager, actor: Actor, campaignI
   const { campaign, step } = await loadStep(em, actor, campaignId, stepId);
   const variants = step.variants ?? [];
   const counts = (await variantCounts(em, [step.id])).filter((c) => variants.some((v) => v.id === c.variant_id));
-  const winner = await em.findOne(StepWinner, { stepId: step.id });
+  // Read as a row, not an entity: an Operator turn reuses its entity manager across tools, and a
+  // winner cleared by one call must not come back from its identity map in the next.
+  const [winner] = await em.execute<{ variant_id: string; chosen_by: string; chosen_at: Date; evidence: Record<string, unknown> | null }[]>(
+    `select variant_id, chosen_by, chosen_at, evidence from step_winners where step_id = ?`,
+    [step.id],
+  );
   const zero = { sent: 0, opened: 0, opened_machine: 0, clicked: 0, clicked_machine: 0, replied: 0 };
   return {
     campaign_id: campaign.id,
     step_id: step.id,
-    winner: winner ? { variant_id: winner.variantId, chosen_by: winner.chosenBy, chosen_at: winner.chosenAt, evidence: winner.evidence ?? null } : null,
+    winner: winner ? { variant_id: winner.variant_id, chosen_by: winner.chosen_by, chosen_at: new Date(winner.chosen_at), evidence: winner.evidence ?? null } : null,
     winner_rule: step.winnerRule ?? null,
     test: step.winnerRule && variants.length ? testWinner(variants, counts, step.winnerRule) : null,
     variants: variants.map((v) => {
       const { variant_id: _, ...c } = counts.find((x) => x.variant_id === v.id) ?? { variant_id: v.id, ...zero };
-      return { ...v, is_winner: winner?.variantId === v.id, ...c, reply_rate: ratio(c.replied, c.sent), open_rate: ratio(c.opened, c.sent), click_rate: ratio(c.clicked, c.sent) };
+      return { ...v, is_winner: winner?.variant_id === v.id, ...c, reply_rate: ratio(c.replied, c.sent), open_rate: ratio(c.opened, c.sent), click_rate: ratio(c.clicked, c.sent) };
     }),
   };
 }
@@ -266,7 +270,7 @@ export async function clearStepWinner(em: EntityManager, actor: Actor, campaignI
   await em.transactional(async (tx) => {
     const { campaign, step } = await loadStep(tx, actor, campaignId, stepId, true);
     assertNotArchived(campaign);
-    await tx.nativeDelete(StepWinner, { stepId: step.id });
+    await tx.execute(`delete from step_winners where step_id = ?`, [step.id]);
   });
   return getStepVariants(em, actor, campaignId, stepId);
 }

@@ -34,9 +34,9 @@ const zones = new Map<string, string | null>();
 
 /**
  * The canonical spelling of an IANA time zone name (`europe/berlin` → `Europe/Berlin`), or null when
- * the runtime does not know it. The same rule as `canonicalTimeZone` in domain/accounts/accounts.ts
- * (campaigns and sender accounts; the tests hold the two together), without its 400: this module
- * stays a leaf that the executor and the list import can load.
+ * the runtime does not know it: the one rule for zones (`canonicalTimeZone` in
+ * domain/accounts/accounts.ts, for campaigns and sender accounts, is it with a 400). A leaf module,
+ * so that the executor and the list import can load it.
  */
 export function canonicalZone(name: string): string | null {
   const hit = zones.get(name);

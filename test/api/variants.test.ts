@@ -5,6 +5,10 @@ import test from 'ava';
 import type { StepVariant } from '../../db/entities/CampaignStep.js';
 import { pickVariant, testWinner } from '../../domain/campaigns/variants.js';
 import { planAction } from '../../domain/enrollments/executor.js';
+import { AppError } from '../../domain/errors.js';
+import { findTool } from '../../domain/tools/index.js';
+import { needsConfirmation, runTool } from '../../domain/tools/registry.js';
+import { resolveActor } from '../../domain/workspaces.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { allOperations } from '../../api/operations.js';
 import { buildOpenApi } from '../../api/openapi.js';
@@ -248,4 +252,37 @@ test('the planner records the variant on the action, the same on a re-run; the w
   // A notification said so.
   const [n] = await db.execute<{ n: number }[]>(`select count(*)::int as n from notifications where workspace_id = ? and kind = 'campaign.variant_winner'`, [o.workspaceId]);
   t.true(n.n >= 1);
+});
+
+test('the Operator’s tools: read a step’s A/B test, choose and clear its winner (a change: the confirmation flow’s), with the routes’ scope', async (t) => {
+  const { u, campaignId } = await setup();
+  const step = (await call('POST', `/api/campaigns/${campaignId}/steps`, as(u, AB_STEP))).body;
+  const { services } = await api();
+  const ctxOf = async (userId: string, actingAs?: string) => {
+    const e = services.orm.em.fork();
+    return { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId, kind: 'session' }, actingAs) };
+  };
+  const ctx = await ctxOf(u.id);
+  const read = findTool('get_step_variants')!;
+  const choose = findTool('choose_variant_winner')!;
+  const clear = findTool('clear_variant_winner')!;
+  t.is(read.risk, 'read');
+  t.true(needsConfirmation(choose) && needsConfirmation(clear), 'choosing and clearing wait for a person');
+  const view = (await runTool(read, ctx, { campaign_id: campaignId, step_id: step.id })) as { variants: Record<string, unknown>[]; winner: unknown };
+  t.is(view.variants.length, 2);
+  t.false('config' in view.variants[0], 'figures without the full content');
+  const chosen = (await runTool(choose, ctx, { campaign_id: campaignId, step_id: step.id, variant_id: step.variants[1].id })) as { winner: { variant_id: string; chosen_by: string } };
+  t.like(chosen.winner, { variant_id: step.variants[1].id, chosen_by: 'manual' });
+  t.is(((await runTool(clear, ctx, { campaign_id: campaignId, step_id: step.id })) as { winner: unknown }).winner, null);
+
+  const nf = await t.throwsAsync(runTool(choose, ctx, { campaign_id: campaignId, step_id: step.id, variant_id: NO_SUCH_ID }));
+  t.true(nf instanceof AppError && nf.status === 404, String(nf));
+  const stranger = await createOwner();
+  const cross = await t.throwsAsync(runTool(read, await ctxOf(stranger.id), { campaign_id: campaignId, step_id: step.id }));
+  t.true(cross instanceof AppError && cross.status === 404 && cross.code === 'not_found');
+  const otherApp = await createTestApp(u, 'Other product');
+  const limited = await createUser();
+  await addTeamMember(u.id, limited.id, { appIds: [otherApp.id] });
+  const na = await t.throwsAsync(runTool(choose, await ctxOf(limited.id, u.id), { campaign_id: campaignId, step_id: step.id, variant_id: step.variants[0].id }));
+  t.true(na instanceof AppError && na.status === 403 && na.code === 'not_assigned');
 });
