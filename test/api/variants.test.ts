@@ -243,6 +243,9 @@ test('the planner records the variant on the action, the same on a re-run; the w
   const later = await db.execute<{ variant_id: string }[]>(`select variant_id from scheduled_actions where campaign_id = ? and state = 'planned'`, [campaignId]);
   t.true(later.length >= 6);
   t.true(later.every((r) => r.variant_id === step.variants[0].id), 'later sends use the winner');
+  // Each action shows its variant.
+  const listed = (await call('GET', `/api/campaigns/${campaignId}/scheduled-actions?state=planned&limit=200`, as(u))).body.items;
+  t.true(listed.length >= 6 && listed.every((x: { variant_id: string }) => x.variant_id === step.variants[0].id));
   // Stats per variant in the campaign stats.
   const stats = (await call('GET', `/api/campaigns/${campaignId}/stats`, as(u))).body;
   const s = stats.steps.find((x: any) => x.step_id === step.id);
