@@ -151,9 +151,11 @@ export async function approve(em: EntityManager, jobs: Jobs, actor: Actor, id: s
     [a.id],
   );
   if (!decided.length) throw new AppError(409, 'approval_not_pending', `the approval request is ${effectiveStatus(a) === 'expired' ? 'expired' : `already ${a.status}`}`);
+  // The answer is this decision, read before the workflow is woken: a call run at once (an eager
+  // activity) would otherwise answer `executed` to the request that approved it.
+  await em.refresh(a);
   // The row is the truth: if the signal is lost, the workflow's timer finds the row approved and runs the call.
   await jobs.approveMcpApproval(a.id).catch(() => undefined);
-  await em.refresh(a);
   return a;
 }
 
