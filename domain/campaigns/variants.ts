@@ -97,18 +97,21 @@ export interface VariantCounts {
 }
 
 /**
- * Per variant of a step: executed sends, human opens and clicks (the action's first, so once per
- * person), the sends that had only machine opens or clicks, and replies recorded on the send.
+ * A person's opens, clicks and replies among the sends of `a` (an alias of scheduled_actions), each
+ * counted once per email, and the sends that only machines opened or clicked (docs/tracking.md): what
+ * the variant figures and the campaign stats both count.
  */
+export const engagementCols = (a: string) => `count(*) filter (where ${a}.opened_at is not null)::int as opened,
+  count(*) filter (where ${a}.opened_at is null and exists (select 1 from tracking_events t where t.action_id = ${a}.id and t.kind = 'open'))::int as opened_machine,
+  count(*) filter (where ${a}.clicked_at is not null)::int as clicked,
+  count(*) filter (where ${a}.clicked_at is null and exists (select 1 from tracking_events t where t.action_id = ${a}.id and t.kind = 'click'))::int as clicked_machine,
+  count(*) filter (where ${a}.replied_at is not null)::int as replied`;
+
+/** Per variant of a step: executed sends and their engagement (`engagementCols`). */
 export async function variantCounts(em: EntityManager, stepIds: string[]): Promise<(VariantCounts & { step_id: string })[]> {
   if (!stepIds.length) return [];
   return em.execute(
-    `select a.step_id, a.variant_id, count(*)::int as sent,
-            count(*) filter (where a.opened_at is not null)::int as opened,
-            count(*) filter (where a.opened_at is null and exists (select 1 from tracking_events t where t.action_id = a.id and t.kind = 'open'))::int as opened_machine,
-            count(*) filter (where a.clicked_at is not null)::int as clicked,
-            count(*) filter (where a.clicked_at is null and exists (select 1 from tracking_events t where t.action_id = a.id and t.kind = 'click'))::int as clicked_machine,
-            count(*) filter (where a.replied_at is not null)::int as replied
+    `select a.step_id, a.variant_id, count(*)::int as sent, ${engagementCols('a')}
        from scheduled_actions a where a.step_id = any(?::uuid[]) and a.variant_id is not null and a.state = 'executed'
       group by a.step_id, a.variant_id`,
     [`{${stepIds.join(',')}}`],
@@ -116,6 +119,7 @@ export async function variantCounts(em: EntityManager, stepIds: string[]): Promi
 }
 
 const METRIC_FIELD = { reply_rate: 'replied', open_rate: 'opened', click_rate: 'clicked' } as const;
+/** n / d to four decimals (0 when d is 0): every rate of the stats. */
 export const ratio = (n: number, d: number) => (d ? Math.round((n / d) * 10000) / 10000 : 0);
 
 export interface WinnerTest {

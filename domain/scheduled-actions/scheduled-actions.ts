@@ -11,6 +11,7 @@ import { PlatformAccount, type ActionType } from '../../db/entities/PlatformAcco
 import { AppError, badRequest, conflict } from '../errors.js';
 import { nextWindowOpening } from '../enrollments/executor.js';
 import { sendingZone } from '../campaigns/sending-windows.js';
+import { engagementCols, ratio } from '../campaigns/variants.js';
 import { effectiveCaps, usage } from '../governor/governor.js';
 import { addDays, localDate, zonedTime } from '../governor/time.js';
 import { entitlementsFor } from '../billing/plans.js';
@@ -127,17 +128,12 @@ interface Counts {
   bounced: number;
 }
 
-const countCols = `count(*) filter (where state = 'executed')::int as sent,
-  count(*) filter (where accepted_at is not null)::int as accepted,
-  count(*) filter (where opened_at is not null)::int as opened,
-  count(*) filter (where opened_at is null and exists (select 1 from tracking_events t where t.action_id = scheduled_actions.id and t.kind = 'open'))::int as opened_machine,
-  count(*) filter (where clicked_at is not null)::int as clicked,
-  count(*) filter (where clicked_at is null and exists (select 1 from tracking_events t where t.action_id = scheduled_actions.id and t.kind = 'click'))::int as clicked_machine,
-  count(*) filter (where replied_at is not null)::int as replied,
-  count(*) filter (where state = 'failed')::int as failed,
-  count(*) filter (where (state = 'failed' and error_code ilike '%bounce%') or bounced_at is not null)::int as bounced`;
-
-const rate = (replied: number, sent: number) => (sent ? Math.round((replied / sent) * 10000) / 10000 : 0);
+/** The counts of the sends of `a` (an alias of scheduled_actions). */
+const countCols = (a = 'scheduled_actions') => `count(*) filter (where ${a}.state = 'executed')::int as sent,
+  count(*) filter (where ${a}.accepted_at is not null)::int as accepted,
+  ${engagementCols(a)},
+  count(*) filter (where ${a}.state = 'failed')::int as failed,
+  count(*) filter (where (${a}.state = 'failed' and ${a}.error_code ilike '%bounce%') or ${a}.bounced_at is not null)::int as bounced`;
 
 /**
  * Per campaign and per step: enrolled (enrollments, or enrollments that reached the step), sent
@@ -151,9 +147,9 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
     `select count(*)::int as enrolled, count(*) filter (where replied_at is not null)::int as replied, count(*) filter (where status = 'failed')::int as failed from enrollments where campaign_id = ?`,
     [campaign.id],
   );
-  const [tot] = await em.execute<Counts[]>(`select ${countCols} from scheduled_actions where campaign_id = ?`, [campaign.id]);
+  const [tot] = await em.execute<Counts[]>(`select ${countCols()} from scheduled_actions where campaign_id = ?`, [campaign.id]);
   const steps = await em.execute<(Counts & { step_id: string; step_position: number; type: string; enrolled: number })[]>(
-    `select step_id, min(step_position)::int as step_position, min(type) as type, count(distinct enrollment_id)::int as enrolled, ${countCols}
+    `select step_id, min(step_position)::int as step_position, min(type) as type, count(distinct enrollment_id)::int as enrolled, ${countCols()}
        from scheduled_actions where campaign_id = ? group by step_id order by 2, 1`,
     [campaign.id],
   );
@@ -169,14 +165,14 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
   const t = tot ?? { sent: 0, accepted: 0, opened: 0, opened_machine: 0, clicked: 0, clicked_machine: 0, replied: 0, failed: 0, bounced: 0 };
   const byVariant = await em.execute<(Counts & { step_id: string; variant_id: string; name: string | null; is_winner: boolean })[]>(
     `select a.step_id, a.variant_id, (select v->>'name' from campaign_steps s, jsonb_array_elements(s.variants) v where s.id = a.step_id and v->>'id' = a.variant_id::text) as name,
-            exists (select 1 from step_winners w where w.step_id = a.step_id and w.variant_id = a.variant_id) as is_winner, ${countCols.replace(/scheduled_actions\.id/g, 'a.id')}
+            exists (select 1 from step_winners w where w.step_id = a.step_id and w.variant_id = a.variant_id) as is_winner, ${countCols('a')}
        from scheduled_actions a where a.campaign_id = ? and a.variant_id is not null group by a.step_id, a.variant_id order by 1, 2`,
     [campaign.id],
   );
   return {
     campaign_id: campaign.id,
     time_zone: campaign.timeZone,
-    totals: { enrolled: enr?.enrolled ?? 0, replied_enrollments: enr?.replied ?? 0, enrollment_failed: enr?.failed ?? 0, ...t, reply_rate: rate(t.replied, t.sent) },
+    totals: { enrolled: enr?.enrolled ?? 0, replied_enrollments: enr?.replied ?? 0, enrollment_failed: enr?.failed ?? 0, ...t, reply_rate: ratio(t.replied, t.sent) },
     steps: steps.map((s) => ({
       step_id: s.step_id,
       step_position: s.step_position,
@@ -191,12 +187,12 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
       replied: s.replied,
       failed: s.failed,
       bounced: s.bounced,
-      reply_rate: rate(s.replied, s.sent),
+      reply_rate: ratio(s.replied, s.sent),
       ...(byVariant.some((v) => v.step_id === s.step_id)
         ? {
             variants: byVariant
               .filter((v) => v.step_id === s.step_id)
-              .map(({ step_id: _, ...v }) => ({ ...v, reply_rate: rate(v.replied, v.sent) })),
+              .map(({ step_id: _, ...v }) => ({ ...v, reply_rate: ratio(v.replied, v.sent) })),
           }
         : {}),
     })),
@@ -231,7 +227,7 @@ export async function stepReplies(em: EntityManager, actor: Actor, campaignId: s
       step_position: r.step_position,
       type: r.type,
       replies: r.replies,
-      reply_rate: rate(r.replies, r.sent),
+      reply_rate: ratio(r.replies, r.sent),
       latest: latest
         .filter((l) => l.step_id === r.step_id)
         .map((l) => ({ action_id: l.id, lead_id: l.lead_id, enrollment_id: l.enrollment_id, replied_at: new Date(l.replied_at).toISOString(), executed_at: l.executed_at ? new Date(l.executed_at).toISOString() : null })),

@@ -6,9 +6,8 @@
 // The one-click link carries a signed token per recipient (workspace and contact ids, and an HMAC of
 // them under a key derived from the service's encryption key): nothing to store, nothing to look up
 // before the signature holds, and a token names one contact of one workspace only.
-import { createHmac, hkdfSync } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { safeEqual } from '../../lib/crypto.js';
+import { readSignedIds, signIds } from '../../lib/signed-ids.js';
 import type { EnrollmentWake } from '../inbox/ingest.js';
 import { notify } from '../notifications/notifications.js';
 import { addSuppressions, suppressionEntry } from './suppressions.js';
@@ -21,41 +20,15 @@ export interface UnsubscribeSigning {
   publicBaseUrl: string;
 }
 
-/** Bytes of the MAC kept in a token (128 bits: forging one is out of reach; the link stays short). */
-const MAC_BYTES = 16;
-const TOKEN = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{22})$/;
+const LABEL = 'unsubscribe-v1';
 
-// The HMAC key is derived (HKDF-SHA256, its own label) rather than the encryption key used as is: a
-// key serves one purpose, and the label's version lets the link format change without confusion.
-const derived = new WeakMap<Buffer, Buffer>();
-function signingKey(secret: Buffer): Buffer {
-  let key = derived.get(secret);
-  if (!key) derived.set(secret, (key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'unsubscribe-v1', 32))));
-  return key;
-}
-
-const mac = (secret: Buffer, payload: Buffer): string => createHmac('sha256', signingKey(secret)).update(payload).digest().subarray(0, MAC_BYTES).toString('base64url');
-const uuidBytes = (id: string): Buffer => Buffer.from(id.replace(/-/g, ''), 'hex');
-const uuidOf = (b: Buffer): string => {
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-};
-
-/** `base64url(workspace id bytes ‖ contact id bytes).base64url(HMAC-SHA256 truncated to 128 bits)`. */
-export function unsubscribeToken(secret: Buffer, workspaceId: string, contactId: string): string {
-  const payload = Buffer.concat([uuidBytes(workspaceId), uuidBytes(contactId)]);
-  return `${payload.toString('base64url')}.${mac(secret, payload)}`;
-}
+/** `base64url(workspace id bytes ‖ contact id bytes).base64url(HMAC-SHA256 truncated to 128 bits)`, under the key of label `unsubscribe-v1` (lib/signed-ids.ts). */
+export const unsubscribeToken = (secret: Buffer, workspaceId: string, contactId: string): string => signIds(secret, LABEL, [workspaceId, contactId]);
 
 /** The ids a token names, or null when it is malformed or its signature does not hold (compared in constant time). */
 export function readUnsubscribeToken(secret: Buffer, token: string): { workspaceId: string; contactId: string } | null {
-  const m = TOKEN.exec(token);
-  if (!m) return null;
-  const payload = Buffer.from(m[1], 'base64url');
-  // One spelling per token: the last character's unused bits must be zero.
-  if (payload.length !== 32 || payload.toString('base64url') !== m[1]) return null;
-  if (!safeEqual(mac(secret, payload), m[2])) return null;
-  return { workspaceId: uuidOf(payload.subarray(0, 16)), contactId: uuidOf(payload.subarray(16)) };
+  const ids = readSignedIds(secret, LABEL, token, 2);
+  return ids ? { workspaceId: ids[0], contactId: ids[1] } : null;
 }
 
 /** The recipient's one-click unsubscribe URL (List-Unsubscribe, `{{unsubscribe_url}}`): `<public base URL>/unsubscribe/<token>`. */

@@ -212,7 +212,7 @@ const PRODUCTS = ['an analytics suite', 'a mobile app', 'an API platform', 'a se
 // Seeded randomness
 
 /** mulberry32: a tiny, fast 32-bit PRNG; plenty for synthetic data. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -8,6 +8,8 @@ import { PIXEL_GIF } from '../../api/tracking/routes.js';
 import { linksOf } from '../../lib/connectors/mail/compose.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { MAX_EVENTS_PER_KIND, recordTrackingHit } from '../../domain/tracking/record.js';
+import { BURST_WINDOW_MS, OPEN_PROXY_WINDOW_MS } from '../../domain/tracking/classify.js';
+import { mulberry32 } from '../../lib/sources/local-corpus.js';
 import { readTrackingToken, trackingToken, trackingUrls } from '../../domain/tracking/token.js';
 import { api, call, closeApi, listen } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
@@ -233,4 +235,55 @@ test('the tracking routes are in the OpenAPI document, public and beyond the spe
   t.regex(pixel.description, /43-byte GIF/);
   t.truthy(link.responses['302']);
   t.deepEqual(link.responses['404'].content['application/json'].schema.allOf[1].properties.error.properties.code.enum, ['not_found']);
+});
+
+test('generated sequences of opens and clicks (seeded; replay one with TRACKING_SEED): the invariants hold after every hit', async (t) => {
+  const first = Number(process.env.TRACKING_SEED ?? Date.now() % 1_000_000);
+  const seeds = process.env.TRACKING_SEED ? [first] : Array.from({ length: 12 }, (_, i) => first + i);
+  const agents = [BROWSER, BROWSER, 'Mozilla/5.0 (via ggpht.com GoogleImageProxy)', 'python-requests/2.31', ''];
+  const ips = ['203.0.113.9', '203.0.113.9', '17.58.1.2', '::ffff:198.51.100.4', '2a01:b740::1'];
+  const gaps = [300, 2_000, 4_000, 30_000, 150_000, 700_000];
+  const links = linksOf(BODY).length;
+  const db = await em();
+  let hits = 0;
+  for (const seed of seeds) {
+    const r = mulberry32(seed);
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
+    const s = await sentEmail({ deliveredAgoMs: 0 });
+    const [{ executed_at }] = await db.execute<{ executed_at: Date }[]>(`select executed_at from scheduled_actions where id = ?`, [s.actionId]);
+    let at = new Date(executed_at).getTime();
+    const sent: { kind: string; ua: string; ip: string; at: number }[] = [];
+    for (let i = 0; i < 10; i++) {
+      at += pick(gaps);
+      const hit = { kind: r() < 0.5 ? ('open' as const) : ('click' as const), ua: pick(agents), ip: pick(ips), at };
+      await recordTrackingHit(db, { actionId: s.actionId, kind: hit.kind, linkIndex: Math.floor(r() * links), ip: hit.ip, userAgent: hit.ua, at: new Date(at) });
+      sent.push(hit);
+      hits++;
+      const ev = await db.execute<{ kind: string; link_index: number | null; class: string; reason: string | null; occurred_at: Date }[]>(
+        `select kind, link_index, class, reason, occurred_at from tracking_events where action_id = ? order by occurred_at, id`,
+        [s.actionId],
+      );
+      const a = await action(s.actionId);
+      const firstHuman = (kind: string) => ev.find((e) => e.kind === kind && e.class === 'human')?.occurred_at ?? null;
+      const where = `seed ${seed}, hit ${i}`;
+      // opened_at and clicked_at are a person's first open and click, and nothing else.
+      t.deepEqual(a.opened_at && new Date(a.opened_at).getTime(), firstHuman('open') && new Date(firstHuman('open')!).getTime(), `${where}: opened_at`);
+      t.deepEqual(a.clicked_at && new Date(a.clicked_at).getTime(), firstHuman('click') && new Date(firstHuman('click')!).getTime(), `${where}: clicked_at`);
+      // No human click has a click on another link within the burst window.
+      for (const c of ev.filter((e) => e.kind === 'click' && e.class === 'human')) {
+        const near = ev.filter((o) => o.kind === 'click' && o.link_index !== c.link_index && Math.abs(new Date(o.occurred_at).getTime() - new Date(c.occurred_at).getTime()) <= BURST_WINDOW_MS);
+        t.deepEqual(near, [], `${where}: a human click in a burst`);
+      }
+      // A scanner's agent is never a person; nor a proxy's open within the prefetch window.
+      for (const [j, e] of ev.entries()) {
+        const h = sent[j];
+        if (h.ua === '' || h.ua.startsWith('python')) t.is(e.class, 'machine', `${where}: event ${j} from a scanner agent`);
+        if (e.kind === 'open' && (h.ua.includes('GoogleImageProxy') || h.ip.startsWith('17.') || h.ip.startsWith('2a01:b740')) && h.at - new Date(executed_at).getTime() <= OPEN_PROXY_WINDOW_MS) {
+          t.is(e.class, 'machine', `${where}: event ${j}, a proxy open at delivery`);
+        }
+      }
+      t.true(ev.filter((e) => e.kind === 'open').length <= MAX_EVENTS_PER_KIND && ev.filter((e) => e.kind === 'click').length <= MAX_EVENTS_PER_KIND);
+    }
+  }
+  t.log(`tracking sequences: seeds ${seeds[0]}–${seeds[seeds.length - 1]}, ${hits} hits`);
 });

@@ -10,6 +10,7 @@ import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, createTestApp, type TestUser } from './api.js';
 import { createOwner, em, workspaceIdOf } from './billing.js';
 import { seedContacts } from './contacts.js';
+import { createMailbox, mailCredentials, uniqueAddress } from './mail-server.js';
 
 export const ALL_WEEK = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '00:00', end: '24:00' }]]));
 
@@ -62,6 +63,19 @@ export async function seedVersion(campaignId: string, version: number, steps: (S
   await e.execute(`insert into campaign_step_versions (campaign_id, version, steps, created_at) values (?, ?, ?::jsonb, now())`, [campaignId, version, JSON.stringify(rows)]);
   await e.execute(`update campaigns set step_version = ? where id = ?`, [version, campaignId]);
   return rows.map((r) => r.id);
+}
+
+/** A sender account connected to a fresh mailbox of the test mail server, tuned like fastAccount (no gap, no warm-up, all hours). */
+export async function mailAccount(u: TestUser): Promise<{ id: string; address: string }> {
+  const address = await createMailbox(uniqueAddress('sender'), 'sender-pw');
+  const a = (await call('POST', '/api/platform-accounts', { token: u.accessToken, body: { channel: 'email', display_name: 'Ana Sender', time_zone: 'Europe/Paris' } })).body;
+  const c = await call('POST', `/api/platform-accounts/${a.id}/connect`, { token: u.accessToken, body: { credentials: mailCredentials(address, 'sender-pw') } });
+  if (c.status !== 200) throw new Error(`connect failed: ${c.status} ${c.text}`);
+  await (await em()).execute(
+    `update platform_accounts set min_gap_seconds = 0, jitter_seconds = 0, warmup_skipped_at = now(), working_hours = '{"days":[1,2,3,4,5,6,7],"start":"00:00","end":"24:00"}'::jsonb where id = ?`,
+    [a.id],
+  );
+  return { id: a.id as string, address };
 }
 
 /** A connected sender account with no gap, no warm-up and hours all week (then `tune` what a test needs). */

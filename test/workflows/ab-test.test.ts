@@ -10,8 +10,8 @@ import { simpleParser } from 'mailparser';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
-import { campaignOwner } from '../helpers/campaigns.js';
-import { createMailbox, mailCredentials, uniqueAddress, waitForMail } from '../helpers/mail-server.js';
+import { campaignOwner, mailAccount } from '../helpers/campaigns.js';
+import { uniqueAddress, waitForMail } from '../helpers/mail-server.js';
 test.after.always(closeApi);
 
 const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, ...(body === undefined ? {} : { body }) });
@@ -19,17 +19,6 @@ const ALL_WEEK = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) 
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko)';
 const GOOGLE_PROXY = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 
-async function mailAccount(u: TestUser) {
-  const address = await createMailbox(uniqueAddress('sender'), 'sender-pw');
-  const a = (await call('POST', '/api/platform-accounts', as(u, { channel: 'email', display_name: 'Ana Sender', time_zone: 'Europe/Paris' }))).body;
-  const c = await call('POST', `/api/platform-accounts/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'sender-pw') }));
-  if (c.status !== 200) throw new Error(`connect failed: ${c.status} ${c.text}`);
-  await (await em()).execute(
-    `update platform_accounts set min_gap_seconds = 0, jitter_seconds = 0, warmup_skipped_at = now(), working_hours = '{"days":[1,2,3,4,5,6,7],"start":"00:00","end":"24:00"}'::jsonb where id = ?`,
-    [a.id],
-  );
-  return { id: a.id as string, address };
-}
 
 /** The message's tracking URLs, moved onto the test API (the worker signs them with its own base URL). */
 async function trackingOf(source: string) {

@@ -15,24 +15,12 @@ import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
-import { campaignOwner, seedCampaign } from '../helpers/campaigns.js';
+import { campaignOwner, mailAccount, seedCampaign } from '../helpers/campaigns.js';
 import { createMailbox, mailCredentials, openMailbox, sendAs, uniqueAddress, waitForMail } from '../helpers/mail-server.js';
 test.after.always(closeApi);
 
 const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, ...(body === undefined ? {} : { body }) });
 
-/** A sender account connected to a fresh mailbox of the test server, tuned like fastAccount (no gap, no warm-up, all hours). */
-async function mailAccount(u: TestUser) {
-  const address = await createMailbox(uniqueAddress('sender'), 'sender-pw');
-  const a = (await call('POST', '/api/platform-accounts', as(u, { channel: 'email', display_name: 'Ana Sender', time_zone: 'Europe/Paris' }))).body;
-  const c = await call('POST', `/api/platform-accounts/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'sender-pw') }));
-  if (c.status !== 200) throw new Error(`connect failed: ${c.status} ${c.text}`);
-  await (await em()).execute(
-    `update platform_accounts set min_gap_seconds = 0, jitter_seconds = 0, warmup_skipped_at = now(), working_hours = '{"days":[1,2,3,4,5,6,7],"start":"00:00","end":"24:00"}'::jsonb where id = ?`,
-    [a.id],
-  );
-  return { id: a.id as string, address };
-}
 
 const parsed = async (source: string): Promise<ParsedMail> => simpleParser(source);
 /** A header's raw value (mailparser folds List-* headers into a structured `list` entry). */
