@@ -54,6 +54,7 @@ export const dailyOverviewOp = defineOperation({
   auth: 'user',
   query: DayQuery,
   responses: { 200: DailyOverviewView },
-  errors: { ...errors, 400: ['invalid_query', 'invalid_time_zone', 'invalid_user'] },
+  // A day outside 1970-01-02…9999-12-30 is 400 invalid_range, as a range's ends are.
+  errors: { ...errors, 400: ['invalid_query', 'invalid_range', 'invalid_time_zone', 'invalid_user'] },
   handler: async ({ em, actor, query: q }) => dailyOverview(em, actor, { date: q.date ?? today(q.tz), tz: q.tz, appId: q.app_id, campaignId: q.campaign_id }),
 });

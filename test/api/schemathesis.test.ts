@@ -169,6 +169,8 @@ const NULL_LINKED: Record<string, string> = {
   postAppsByIdGenerateIcp: 'invalid_id: stateful links fill {id} from nullable app_id fields of other responses',
   getIntegrationsById: 'invalid_id: stateful links fill {id} from the nullable integration_id of webhook subscriptions',
   deleteIntegrationsById: 'invalid_id: stateful links fill {id} from the nullable integration_id of webhook subscriptions',
+  getAppsById: 'invalid_id: stateful links fill {id} from nullable app_id fields of other responses (GET /api/operator/memory answers app_id null)',
+  postCampaignsByCampaignIdStepsByStepIdVariantsByVariantIdWinner: 'invalid_id: stateful links fill {variantId} from the nullable variant_id of scheduled actions (a step without variants)',
 };
 const NULL_LINKED_WHY = 'invalid_id: stateful links fill {appId} / {leadId} / a booking provider {id} from nullable fields of other responses (GET /api/operator/memory, unmatched booking events, …)';
 

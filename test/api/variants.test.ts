@@ -133,7 +133,7 @@ test('the winner by hand: chosen, replaced, idempotent, cleared; 404 for another
   t.is((await call('GET', base, as(u))).status, 200, 'still readable');
 });
 
-test('another workspace’s step is 404; a member without the product is 403 not_assigned; the routes are marked beyond the spec', async (t) => {
+test('without credentials 401; another workspace’s step is 404; a member without the product is 403 not_assigned; the routes are marked beyond the spec', async (t) => {
   const { u, o, campaignId } = await setup();
   const step = (await call('POST', `/api/campaigns/${campaignId}/steps`, as(u, AB_STEP))).body;
   const base = `/api/campaigns/${campaignId}/steps/${step.id}/variants`;
@@ -142,6 +142,11 @@ test('another workspace’s step is 404; a member without the product is 403 not
     const r = await call(m, p, as(stranger));
     t.is(r.status, 404, `${m} ${p}: ${r.text}`);
     t.is(r.body.error.code, 'not_found');
+  }
+  for (const [m, p] of [['GET', base], ['POST', `${base}/${step.variants[0].id}/winner`], ['DELETE', `${base}/winner`]] as const) {
+    const r = await call(m, p, {});
+    t.is(r.status, 401, `${m} ${p} without credentials: ${r.text}`);
+    t.is(r.body.error.code, 'unauthorized');
   }
   const otherApp = await createTestApp(u, 'Other product');
   const limited = await createUser();
