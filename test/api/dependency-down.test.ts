@@ -61,7 +61,7 @@ async function pgProxy(t: ExecutionContext): Promise<{ proxy: TcpProxy; database
  * Ends the server sessions behind the proxy as a fast shutdown does (each client gets 57P01
  * "terminating connection due to administrator command") and waits until they are gone.
  */
-async function terminateBackends(admin: pg.Client, proxy: TcpProxy): Promise<number> {
+async function terminateBackends(admin: pg.Client, proxy: TcpProxy): Promise<number[]> {
   const ports = proxy.upstreamPorts();
   // Select first, terminate after, by pid: in one statement the planner may call
   // pg_terminate_backend before the other conditions, on sessions that are not ours.
@@ -72,7 +72,19 @@ async function terminateBackends(admin: pg.Client, proxy: TcpProxy): Promise<num
   const pids = rows.map((r) => r.pid);
   for (const pid of pids) await admin.query('select pg_terminate_backend($1)', [pid]);
   await waitFor('the terminated sessions to end', async () => (await admin.query('select 1 from pg_stat_activity where pid = any($1::int[])', [pids])).rowCount === 0, 10_000);
-  return pids.length;
+  return pids;
+}
+
+/**
+ * Whether every client in the API's pool whose session is one of `pids` has heard it end (knex marks
+ * such a client `__knex__disposed` on its `error`/`end` event, and the pool discards it at the next
+ * acquire).
+ */
+function toldOfEnd(services: Services, pids: number[]): boolean {
+  type Held = { resource: { processID?: number; __knex__disposed?: unknown } };
+  const knex = services.orm.em.getConnection().getKnex() as unknown as { client: { pool: { free: Held[]; used: Held[] } } };
+  const { free, used } = knex.client.pool;
+  return [...free, ...used].every(({ resource: c }) => !pids.includes(c.processID ?? -1) || c.__knex__disposed !== undefined);
 }
 
 test.serial('PostgreSQL down: 503 unavailable with Retry-After within the bound, never a 500; served again once it is back, without a restart', async (t) => {
@@ -84,7 +96,7 @@ test.serial('PostgreSQL down: 503 unavailable with Retry-After within the bound,
   await Promise.all(Array.from({ length: 4 }, () => call('GET', '/api/apps', { base, token: u.accessToken }))); // several pooled connections
 
   // A restart: the sessions are terminated (57P01), then the port refuses connections.
-  t.true((await terminateBackends(admin, proxy)) > 0);
+  t.true((await terminateBackends(admin, proxy)).length > 0);
   await proxy.cut();
   for (let i = 0; i < 3; i++) {
     const [list, create, auth] = await Promise.all([
@@ -115,7 +127,7 @@ test.serial('PostgreSQL down: 503 unavailable with Retry-After within the bound,
 
 test.serial('PostgreSQL restarted under idle pooled connections: the broken ones are discarded, requests are served (never a 500)', async (t) => {
   const { proxy, databaseUrl, admin } = await pgProxy(t);
-  const { base } = await ownApi(t, (c) => ({ ...c, databaseUrl }));
+  const { base, services } = await ownApi(t, (c) => ({ ...c, databaseUrl }));
   const u = await createUser();
   const burst = () => Promise.all(Array.from({ length: 6 }, () => call('GET', '/api/apps', { base, token: u.accessToken })));
   t.deepEqual([...new Set((await burst()).map((r) => r.status))], [200]);
@@ -124,9 +136,12 @@ test.serial('PostgreSQL restarted under idle pooled connections: the broken ones
   const terminated = terminateBackends(admin, proxy);
   const racing = await burst();
   t.true(racing.every((r) => r.status === 200 || r.status === 503), racing.map((r) => r.status).join());
-  t.true((await terminated) > 0);
-  // Once the sessions are gone, the pool holds only connections that were told so: every request is
-  // served at the first attempt, on fresh connections.
+  const ended = await terminated;
+  t.true(ended.length > 0);
+  // The server has ended the sessions; their ends reach the pool's clients a few event-loop turns later
+  // (server → proxy → client socket). Once every idle client has been told, every request is served at
+  // the first attempt, on fresh connections.
+  await waitFor('the pool to be told its sessions ended', async () => toldOfEnd(services, ended), 10_000);
   const after = await burst();
   t.deepEqual([...new Set(after.map((r) => r.status))], [200], after.map((r) => r.text).join('\n'));
 });
