@@ -1,4 +1,4 @@
-import { rollupAnalytics, ROLLUP_LOOKBACK_HOURS, type RollupResult } from '../domain/analytics/analytics.js';
+import { rollupAnalytics, ROLLUP_LOOKBACK_HOURS, type RollupResult } from '../domain/analytics/rollup.js';
 import { refreshInsights } from '../domain/insights/insights.js';
 import type { ActivityDeps } from './index.js';
 

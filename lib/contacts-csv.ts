@@ -19,6 +19,8 @@ export interface ExportContactRow {
   company: string | null;
   company_domain: string | null;
   country: string | null;
+  /** IANA zone (docs/contacts.md "Time zone"); absent from rows written before it existed. */
+  time_zone?: string | null;
   profile_url: string | null;
   fit_score: number | null;
   fit_label: string | null;
@@ -40,6 +42,7 @@ export const EXPORT_COLUMNS = [
   'company',
   'company_domain',
   'country',
+  'time_zone',
   'profile_url',
   'fit_score',
   'fit_label',
@@ -71,6 +74,7 @@ export function csvRecords(rows: readonly ExportContactRow[]): Buffer {
     r.company,
     r.company_domain,
     r.country,
+    r.time_zone ?? null,
     r.profile_url,
     r.fit_score,
     r.fit_label,

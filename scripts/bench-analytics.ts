@@ -17,7 +17,7 @@ const LEADS = Math.ceil(ACTIONS / 3 / 6);
 const { stack, log } = await benchStack('analytics', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_analytics', redisDb: 4 }, { env: { RATE_LIMIT_DEFAULT_PER_MINUTE: '1000000' } });
 
 const { createApp: createProduct } = await import('../domain/apps/apps.js');
-const { rollupAnalytics } = await import('../domain/analytics/analytics.js');
+const { rollupAnalytics } = await import('../domain/analytics/rollup.js');
 
 const { services, base, close } = await startApi();
 let benchUser: string | undefined;

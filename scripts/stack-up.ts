@@ -1,8 +1,9 @@
 /**
  * Brings the local stack up (scripts/stack.ts), prints where it is, and keeps it up until Ctrl-C or
- * SIGTERM, which stop what this process started (services it merely reused keep running).
+ * SIGTERM, which stop what this process started (services it merely reused keep running). Once
+ * `npm run stack:down` (or anything else) has stopped every service it watches, it exits too.
  */
-import { ensureStack } from './stack.js';
+import { ensureStack, runningServices } from './stack.js';
 
 // With the test mail server, so `npm test -- <files>` against this stack finds it.
 const stack = await ensureStack({ mail: true }).catch((err: unknown) => {
@@ -17,8 +18,15 @@ if (stack.temporalUiUrl) console.log(`TEMPORAL_UI=${stack.temporalUiUrl}`);
 if (stack.mail) console.log(`MAIL=smtp://${stack.mail.host}:${stack.mail.smtpPort} imap://${stack.mail.host}:${stack.mail.imapPort}`);
 console.error('[stack] up; Ctrl-C to stop what this process started');
 
-const keepAlive = setInterval(() => {}, 1 << 30); // a pending promise alone would let Node exit
+// Keeps Node alive (a pending promise alone would not), and ends this process when the services it
+// watches (those with a pid file when it came up: not a server someone runs outside .data) are gone.
+const watched = runningServices();
 let stopping = false;
+const keepAlive = setInterval(() => {
+  if (stopping || !watched.length || runningServices().some((svc) => watched.includes(svc))) return;
+  console.error('[stack] every service was stopped elsewhere (npm run stack:down); exiting');
+  process.exit(0);
+}, 2000);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;

@@ -70,6 +70,14 @@ export async function ensureStack(opts: { log?: Log; mail?: boolean } = {}): Pro
   };
 }
 
+/** The services recorded in .data/<svc>.pid whose process is running (whoever started it). */
+export function runningServices(): Service[] {
+  return SERVICES.filter((svc) => {
+    const pid = readPid(svc);
+    return pid !== null && isRunning(pid, svc);
+  });
+}
+
 /** Stops every service recorded in .data/<svc>.pid, whoever started it (scripts/stack-down.ts). */
 export async function stopStack(opts: { log?: Log } = {}): Promise<Service[]> {
   const log = opts.log ?? ((msg: string) => console.error(`[stack] ${msg}`));

@@ -75,6 +75,24 @@ export const StepsView = z.object({
       failed: n,
       bounced: n,
       reply_rate: rate,
+      variants: z
+        .array(
+          z.object({
+            variant_id: z.uuid(),
+            name: z.string().nullable(),
+            is_winner: z.boolean(),
+            sent: n,
+            opened: n,
+            accepted: n,
+            replied: n,
+            failed: n,
+            bounced: n,
+            reply_rate: rate,
+            open_rate: rate,
+          }),
+        )
+        .optional()
+        .meta({ description: 'Beyond the spec. A step with A/B variants: its figures per variant in the step’s order (name null: removed from the step since); sends planned before the step had variants count only in the step’s figures' }),
     }),
   ),
 });

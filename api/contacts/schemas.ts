@@ -313,5 +313,5 @@ export const ExportPage = pageSchema(ExportView);
 
 export const Csv = z.string().meta({
   description:
-    'The CSV file (RFC 4180, UTF-8 with a byte order mark, CRLF records; header: id, name, first_name, last_name, email, phone, title, headline, company, company_domain, country, profile_url, fit_score, fit_label, pinned, lists, created_at, updated_at). Cells starting with = + - @ tab or CR are prefixed with an apostrophe.',
+    'The CSV file (RFC 4180, UTF-8 with a byte order mark, CRLF records; header: id, name, first_name, last_name, email, phone, title, headline, company, company_domain, country, time_zone, profile_url, fit_score, fit_label, pinned, lists, created_at, updated_at). Cells starting with = + - @ tab or CR are prefixed with an apostrophe.',
 });

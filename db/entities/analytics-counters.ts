@@ -35,6 +35,8 @@ export const analyticsDimensions = (p: typeof PropertyBuilders) => ({
   appId: p.uuid().primary(),
   campaignId: p.uuid().primary(),
   stepId: p.uuid().primary(),
+  /** The A/B variant of a send step's action (campaign_steps.variants), the zero uuid without one. */
+  variantId: p.uuid().primary(),
   agentId: p.uuid().primary(),
   signalKey: p.string().length(100).primary(),
   source: p.string().length(40).primary(),

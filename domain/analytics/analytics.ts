@@ -1,11 +1,7 @@
-// Analytics (docs/analytics.md). Two halves:
-// - the rollup: `rollupAnalytics` rebuilds a window of UTC hours of analytics_hours from the raw
-//   tables (scheduled actions, enrollments, discovered leads, meetings) in one set-based statement,
-//   then the UTC days and the per-campaign hours derived from it. Delete-and-insert of whole hours
-//   in one transaction: running it twice gives the same rows (idempotent).
-// - the reads: every route answers from the rollup tables only. A range of local days [from, to] in
-//   a time zone is the UTC interval [lo, hi); whole UTC days inside it come from analytics_days and
-//   the partial days at its edges from analytics_hours, so any whole-hour offset is exact.
+// Analytics reads (docs/analytics.md): every route answers from the rollup tables only (rebuilt by
+// ./rollup.ts). A range of local days [from, to] in a time zone is the UTC interval [lo, hi); whole
+// UTC days inside it come from analytics_days and the partial days at its edges from
+// analytics_hours, so any whole-hour offset is exact.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ANALYTICS_METRICS, type AnalyticsMetric } from '../../db/entities/analytics-counters.js';
 import { ZERO_UUID } from '../../db/entities/AnalyticsHour.js';
@@ -13,137 +9,16 @@ import { requireApp } from '../apps/apps.js';
 import { requireCampaign } from '../campaigns/campaigns.js';
 import { badRequest } from '../errors.js';
 import type { Actor } from '../identity.js';
+import { sumCols } from './rollup.js';
 
 /** The widest range a request may ask for, in days (from and to included). */
 export const MAX_RANGE_DAYS = 366;
-/** What the scheduled rollup recomputes each run: facts recorded late (a reply to an old send) land within it. */
-export const ROLLUP_LOOKBACK_HOURS = 48;
-
-const HOUR_MS = 3_600_000;
-export const floorHour = (d: Date) => new Date(Math.floor(d.getTime() / HOUR_MS) * HOUR_MS);
 
 // The rollup tables' counter columns (one list: the entities declare the same ones).
 const METRIC_COLS = ANALYTICS_METRICS;
 type Metric = AnalyticsMetric;
 export type Counts = Record<Metric, number>;
 const zeroCounts = (): Counts => Object.fromEntries(METRIC_COLS.map((m) => [m, 0])) as Counts;
-
-// ---- the rollup ----
-
-/**
- * Every fact of the window as (workspace, product, hour, campaign, step, agent, signal, source,
- * metric). Each metric is counted at its own time: sent at executed_at, opened/accepted/replied at
- * their times, failed and bounced when the action last changed (an inbound bounce of an executed send:
- * at its `bounced_at`; a send is never both), enrolled at the enrollment, a lead's
- * first reply (replied_leads) at the enrollment's replied_at, contacted at an enrollment's first send,
- * discovered at creation, approved/rejected at the review, meetings when booked.
- */
-const FACTS = (ws: string) => `
-  select c.workspace_id, c.app_id, date_trunc('hour', sa.executed_at, 'UTC') as h, sa.campaign_id, sa.step_id, '${ZERO_UUID}'::uuid as agent_id, '' as signal_key, '' as source, 'sent' as m
-    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.state = 'executed' and sa.executed_at >= $1 and sa.executed_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', sa.opened_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'opened'
-    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.opened_at >= $1 and sa.opened_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', sa.accepted_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'accepted'
-    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.accepted_at >= $1 and sa.accepted_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', sa.replied_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'replied'
-    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.replied_at >= $1 and sa.replied_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', sa.updated_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'failed'
-    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.state = 'failed' and sa.updated_at >= $1 and sa.updated_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', sa.updated_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'bounced'
-    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.state = 'failed' and sa.error_code ilike '%bounce%' and sa.updated_at >= $1 and sa.updated_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', sa.bounced_at, 'UTC'), sa.campaign_id, sa.step_id, '${ZERO_UUID}', '', '', 'bounced'
-    from scheduled_actions sa join campaigns c on c.id = sa.campaign_id where sa.bounced_at >= $1 and sa.bounced_at < $2 ${ws.replace('$W', 'sa.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', f.first_at, 'UTC'), f.campaign_id, '${ZERO_UUID}', '${ZERO_UUID}', '', '', 'contacted'
-    from (select sa.campaign_id, min(sa.executed_at) as first_at from scheduled_actions sa
-           where sa.state = 'executed' and sa.enrollment_id in (select enrollment_id from scheduled_actions where state = 'executed' and executed_at >= $1 and executed_at < $2 ${ws.replace('$W', 'workspace_id')})
-           group by sa.enrollment_id, sa.campaign_id) f join campaigns c on c.id = f.campaign_id
-   where f.first_at >= $1 and f.first_at < $2
-  union all select c.workspace_id, c.app_id, date_trunc('hour', e.created_at, 'UTC'), e.campaign_id, '${ZERO_UUID}', '${ZERO_UUID}', '', '', 'enrolled'
-    from enrollments e join campaigns c on c.id = e.campaign_id where e.created_at >= $1 and e.created_at < $2 ${ws.replace('$W', 'e.workspace_id')}
-  union all select c.workspace_id, c.app_id, date_trunc('hour', e.replied_at, 'UTC'), e.campaign_id, '${ZERO_UUID}', '${ZERO_UUID}', '', '', 'replied_leads'
-    from enrollments e join campaigns c on c.id = e.campaign_id where e.replied_at >= $1 and e.replied_at < $2 ${ws.replace('$W', 'e.workspace_id')}
-  union all select d.workspace_id, d.app_id, date_trunc('hour', d.created_at, 'UTC'), '${ZERO_UUID}', '${ZERO_UUID}', d.agent_id, d.signal_key, d.source, 'discovered'
-    from discovered_leads d where d.created_at >= $1 and d.created_at < $2 ${ws.replace('$W', 'd.workspace_id')}
-  union all select d.workspace_id, d.app_id, date_trunc('hour', d.reviewed_at, 'UTC'), '${ZERO_UUID}', '${ZERO_UUID}', d.agent_id, d.signal_key, d.source, d.status
-    from discovered_leads d where d.status in ('approved', 'rejected') and d.reviewed_at >= $1 and d.reviewed_at < $2 ${ws.replace('$W', 'd.workspace_id')}
-  union all select m.workspace_id, l.app_id, date_trunc('hour', m.created_at, 'UTC'), '${ZERO_UUID}', '${ZERO_UUID}', '${ZERO_UUID}', '', '', 'meetings'
-    from meetings m join leads ld on ld.id = m.lead_id join lead_lists l on l.id = ld.list_id
-   where m.status <> 'canceled' and m.created_at >= $1 and m.created_at < $2 ${ws.replace('$W', 'm.workspace_id')}`;
-
-const sumCols = (prefix = '') => METRIC_COLS.map((m) => `sum(${prefix}${m})::int as ${m}`).join(', ');
-const countCols = METRIC_COLS.map((m) => `count(*) filter (where m = '${m}')::int`).join(', ');
-const cols = METRIC_COLS.join(', ');
-
-export interface RollupResult {
-  from: string;
-  to: string;
-  hours: number;
-  rows: number;
-}
-
-/**
- * Rebuilds the rollups for the UTC hours in [from, to) (rounded out to whole hours), for one
- * workspace or all. Set-based, in one transaction under an advisory lock (two runs never interleave).
- */
-export async function rollupAnalytics(em: EntityManager, window: { from: Date; to: Date; workspaceId?: string }): Promise<RollupResult> {
-  const from = floorHour(window.from);
-  const to = new Date(Math.ceil(window.to.getTime() / HOUR_MS) * HOUR_MS);
-  if (to <= from) return { from: from.toISOString(), to: to.toISOString(), hours: 0, rows: 0 };
-  const dayFrom = new Date(Math.floor(from.getTime() / 86_400_000) * 86_400_000);
-  const dayTo = new Date(Math.ceil(to.getTime() / 86_400_000) * 86_400_000);
-  const ws = window.workspaceId ? `and $W = $3` : '';
-  const wsOnly = window.workspaceId ? `and workspace_id = $3` : '';
-  const args: unknown[] = [from, to, ...(window.workspaceId ? [window.workspaceId] : [])];
-  const dayArgs: unknown[] = [dayFrom, dayTo, ...(window.workspaceId ? [window.workspaceId] : [])];
-  const dims = 'workspace_id, app_id, campaign_id, step_id, agent_id, signal_key, source';
-  let rows = 0;
-  await em.transactional(async (tx) => {
-    const run = async (sql: string, params: unknown[]) => {
-      const q = numbered(sql, params);
-      return (await tx.execute<{ affectedRows: number }>(q.sql, q.args, 'run')).affectedRows;
-    };
-    await tx.execute(`select pg_advisory_xact_lock(hashtext('analytics-rollup'))`);
-    await run(`delete from analytics_hours where hour >= $1 and hour < $2 ${wsOnly}`, args);
-    rows = await run(
-      `insert into analytics_hours (${dims}, hour, ${cols})
-       select workspace_id, app_id, campaign_id, step_id, agent_id, signal_key, source, h, ${countCols}
-         from (${FACTS(ws)}) f group by workspace_id, app_id, campaign_id, step_id, agent_id, signal_key, source, h`,
-      args,
-    );
-    // The UTC days and the per-campaign hours touched by the window, derived from the hours.
-    await run(`delete from analytics_days where day >= $1 and day < $2 ${wsOnly}`, dayArgs);
-    await run(
-      `insert into analytics_days (${dims}, day, ${cols})
-       select ${dims}, date_trunc('day', hour, 'UTC'), ${sumCols()} from analytics_hours where hour >= $1 and hour < $2 ${wsOnly}
-        group by ${dims}, date_trunc('day', hour, 'UTC')`,
-      dayArgs,
-    );
-    for (const [table, key] of [['analytics_series', 'campaign_id, app_id'], ['analytics_app', 'app_id']] as const) {
-      await run(`delete from ${table}_hours where hour >= $1 and hour < $2 ${wsOnly}`, args);
-      await run(
-        `insert into ${table}_hours (workspace_id, ${key}, hour, ${cols})
-         select workspace_id, ${key}, hour, ${sumCols()} from analytics_hours where hour >= $1 and hour < $2 ${wsOnly} group by workspace_id, ${key}, hour`,
-        args,
-      );
-      await run(`delete from ${table}_days where day >= $1 and day < $2 ${wsOnly}`, dayArgs);
-      await run(
-        `insert into ${table}_days (workspace_id, ${key}, day, ${cols})
-         select workspace_id, ${key}, date_trunc('day', hour, 'UTC'), ${sumCols()} from ${table}_hours where hour >= $1 and hour < $2 ${wsOnly}
-          group by workspace_id, ${key}, date_trunc('day', hour, 'UTC')`,
-        dayArgs,
-      );
-    }
-  });
-  return { from: from.toISOString(), to: to.toISOString(), hours: (to.getTime() - from.getTime()) / HOUR_MS, rows };
-}
-
-/** MikroORM's execute takes `?` placeholders; the rollup SQL numbers them ($1…) to reuse them: rewritten in order. */
-function numbered(sql: string, params: unknown[]): { sql: string; args: unknown[] } {
-  const args: unknown[] = [];
-  return { sql: sql.replace(/\$(\d+)/g, (_, n: string) => (args.push(params[Number(n) - 1]), '?')), args };
-}
-
-// ---- the reads ----
 
 export interface RangeQuery {
   from: string;
@@ -402,36 +277,59 @@ export async function bySource(em: EntityManager, actor: Actor, q: RangeQuery) {
   };
 }
 
-/** Per campaign step: sent, opened, accepted, replied, failed, bounced and the reply rate in the range. */
+/**
+ * Per campaign step: sent, opened, accepted, replied, failed, bounced and the reply rate in the range;
+ * a step with A/B variants also per variant (beyond the spec), its sends without one only in the step's figures.
+ */
 export async function bySteps(em: EntityManager, actor: Actor, q: RangeQuery) {
   const days = checkRange(q);
   const scope = await scopeOf(em, actor, q);
-  const rows = await rangeSums<{ campaign_id: string; step_id: string }>(em, scope, q, ['campaign_id', 'step_id'], `and step_id <> '${ZERO_UUID}'`);
-  const meta = rows.length
-    ? await em.execute<{ id: string; campaign_id: string; campaign_name: string; position: number | null; type: string | null }[]>(
-        `select x.step_id as id, c.id as campaign_id, c.name as campaign_name, s.position, s.type
-           from unnest(?::uuid[], ?::uuid[]) as x(campaign_id, step_id) join campaigns c on c.id = x.campaign_id left join campaign_steps s on s.id = x.step_id`,
-        [`{${rows.map((r) => r.campaign_id).join(',')}}`, `{${rows.map((r) => r.step_id).join(',')}}`],
+  const rows = await rangeSums<{ campaign_id: string; step_id: string; variant_id: string }>(em, scope, q, ['campaign_id', 'step_id', 'variant_id'], `and step_id <> '${ZERO_UUID}'`);
+  const perStep = new Map<string, { campaign_id: string; step_id: string; total: Counts; variants: (Counts & { variant_id: string })[] }>();
+  for (const r of rows) {
+    const key = `${r.campaign_id}/${r.step_id}`;
+    const step = perStep.get(key) ?? { campaign_id: r.campaign_id, step_id: r.step_id, total: zeroCounts(), variants: [] };
+    perStep.set(key, step);
+    for (const m of METRIC_COLS) step.total[m] += r[m];
+    if (r.variant_id !== ZERO_UUID) step.variants.push(r);
+  }
+  const steps = [...perStep.values()];
+  const meta = steps.length
+    ? await em.execute<{ id: string; campaign_id: string; campaign_name: string; position: number | null; type: string | null; variants: { id: string; name: string }[] | null; winner: string | null }[]>(
+        `select x.step_id as id, c.id as campaign_id, c.name as campaign_name, s.position, s.type, s.variants, w.variant_id as winner
+           from unnest(?::uuid[], ?::uuid[]) as x(campaign_id, step_id) join campaigns c on c.id = x.campaign_id
+           left join campaign_steps s on s.id = x.step_id left join step_winners w on w.step_id = x.step_id`,
+        [`{${steps.map((r) => r.campaign_id).join(',')}}`, `{${steps.map((r) => r.step_id).join(',')}}`],
       )
     : [];
+  const figures = (c: Counts) => ({ sent: c.sent, opened: c.opened, accepted: c.accepted, replied: c.replied, failed: c.failed, bounced: c.bounced, reply_rate: ratio(c.replied, c.sent) });
   return {
     range: rangeView(q, days),
-    items: rows
-      .map((r) => {
-        const m = meta.find((x) => x.id === r.step_id);
+    items: steps
+      .map(({ campaign_id, step_id, total, variants }) => {
+        const m = meta.find((x) => x.id === step_id);
+        // The step's own order of its variants; one removed since, after them.
+        const order = (id: string) => ((m?.variants ?? []).findIndex((x) => x.id === id) + 1 || 99);
         return {
-          campaign_id: r.campaign_id,
+          campaign_id,
           campaign_name: m?.campaign_name ?? null,
-          step_id: r.step_id,
+          step_id,
           step_position: m?.position ?? null,
           type: m?.type ?? null,
-          sent: r.sent,
-          opened: r.opened,
-          accepted: r.accepted,
-          replied: r.replied,
-          failed: r.failed,
-          bounced: r.bounced,
-          reply_rate: ratio(r.replied, r.sent),
+          ...figures(total),
+          ...(variants.length
+            ? {
+                variants: variants
+                  .map((v) => ({
+                    variant_id: v.variant_id,
+                    name: m?.variants?.find((x) => x.id === v.variant_id)?.name ?? null, // null: removed from the step since
+                    is_winner: m?.winner === v.variant_id,
+                    ...figures(v),
+                    open_rate: ratio(v.opened, v.sent),
+                  }))
+                  .sort((a, b) => order(a.variant_id) - order(b.variant_id) || a.variant_id.localeCompare(b.variant_id)),
+              }
+            : {}),
         };
       })
       .sort((a, b) => (a.campaign_name ?? '').localeCompare(b.campaign_name ?? '') || a.campaign_id.localeCompare(b.campaign_id) || (a.step_position ?? 0) - (b.step_position ?? 0)),

@@ -213,7 +213,7 @@ async function readPage(
   const where = contactConditions(workspaceId, scope, f as ContactFilters, params);
   params.push(exportId, after ?? '00000000-0000-0000-0000-000000000000', limit);
   return em.execute(
-    `select c.id, c.full_name, c.first_name, c.last_name, c.email, c.phone, c.title, c.headline, c.company, c.company_domain, c.country,
+    `select c.id, c.full_name, c.first_name, c.last_name, c.email, c.phone, c.title, c.headline, c.company, c.company_domain, c.country, c.time_zone,
         c.profile_url, c.fit_score, c.fit_label, c.pinned_at, c.created_at, c.updated_at,
         (select string_agg(ll.name, '; ' order by ll.name) from leads l join lead_lists ll on ll.id = l.list_id where l.contact_id = c.id ${lists}) as lists
        from contacts c

@@ -9,6 +9,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createHash } from 'node:crypto';
 import { csvHeader, csvRecords, type ExportContactRow } from '../../lib/contacts-csv.js';
+import { rollupAnalytics } from '../analytics/rollup.js';
 import { renderTemplate } from '../../lib/templates.js';
 import { analyse } from '../lists/import-csv.js';
 
@@ -1631,6 +1632,8 @@ export async function seedDemo(em: EntityManager): Promise<{ workspaceId: string
     if (squatter.length) throw new Error(`cannot seed the demo workspace: another account (${squatter[0].id}) uses ${DEMO_USER_EMAIL}`);
     let changed = 0;
     for (const { table, rows, key } of DEMO_ROWS) for (const row of rows) changed += await upsert(tx, table, row, key);
+    // Its analytics (a repair too): the scheduled rollup looks back 48 hours only, the Demo's facts are older.
+    await rollupAnalytics(tx, { from: new Date(SEEDED_AT), to: new Date(Date.now() + 3_600_000), workspaceId: DEMO_WORKSPACE_ID });
     return { workspaceId: DEMO_WORKSPACE_ID, changed };
   });
 }

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { rollupAnalytics } from '../../domain/analytics/analytics.js';
+import { rollupAnalytics } from '../../domain/analytics/rollup.js';
 import { call, closeApi, createTestApp, createUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { seedCampaign } from '../helpers/campaigns.js';

@@ -85,6 +85,22 @@ test('its stats split the A/B step by variant, machine opens and clicks counted 
   ]);
 });
 
+test('its analytics (rolled up by the seed) give the same figures per variant over the days of the test', async (t) => {
+  const demo = await visitor();
+  const stats = (await call('GET', `/api/campaigns/${campaignId}/stats`, demo)).body;
+  const r = await call('GET', `/api/analytics/steps?campaign_id=${campaignId}&from=2026-09-01&to=2026-09-30&tz=Europe/Berlin`, demo);
+  t.is(r.status, 200, r.text);
+  const first = r.body.items.find((x: any) => x.step_id === stepId);
+  const figures = (v: any) => ({ sent: v.sent, opened: v.opened, replied: v.replied, reply_rate: v.reply_rate });
+  t.like(first, figures(stats.steps[0]));
+  t.deepEqual(
+    first.variants.map((v: any) => ({ variant_id: v.variant_id, name: v.name, is_winner: v.is_winner, ...figures(v) })),
+    stats.steps[0].variants.map((v: any) => ({ variant_id: v.variant_id, name: v.name, is_winner: v.is_winner, ...figures(v) })),
+  );
+  t.deepEqual(first.variants.map((v: any) => v.variant_id), [variantA, variantB]);
+  t.is(r.body.items.find((x: any) => x.step_id !== stepId)?.variants, undefined, 'the follow-up has none');
+});
+
 test('the step’s variants show the automatic winner, and the rule’s test on today’s counts names the same one', async (t) => {
   const demo = await visitor();
   const r = await call('GET', variantsPath, demo);

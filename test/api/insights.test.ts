@@ -1,5 +1,5 @@
 import test from 'ava';
-import { rollupAnalytics } from '../../domain/analytics/analytics.js';
+import { rollupAnalytics } from '../../domain/analytics/rollup.js';
 import { refreshInsights } from '../../domain/insights/insights.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { DEMO_USER_ID } from '../../domain/demo/seed.js';

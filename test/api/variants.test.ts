@@ -3,6 +3,7 @@
 // planner's deterministic choice and the automatic winner rule on seeded sends.
 import test from 'ava';
 import type { StepVariant } from '../../db/entities/CampaignStep.js';
+import { rollupAnalytics } from '../../domain/analytics/rollup.js';
 import { pickVariant, testWinner } from '../../domain/campaigns/variants.js';
 import { planAction } from '../../domain/enrollments/executor.js';
 import { AppError } from '../../domain/errors.js';
@@ -257,6 +258,20 @@ test('the planner records the variant on the action, the same on a re-run; the w
   t.is(s.variants.length, 2);
   t.like(s.variants.find((v: any) => v.variant_id === step.variants[0].id), { name: 'Short', is_winner: true, sent: a.length, replied: a.length });
   t.like(s.variants.find((v: any) => v.variant_id === step.variants[1].id), { name: 'Long', is_winner: false, sent: b.length, replied: 0 });
+  // The same per variant in the analytics, once rolled up (beyond the spec), in the step's order.
+  await rollupAnalytics(db, { from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 3_600_000), workspaceId: o.workspaceId });
+  const day = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString().slice(0, 10);
+  const an = await call('GET', `/api/analytics/steps?campaign_id=${campaignId}&from=${day(-1)}&to=${day(0)}`, as(u));
+  t.is(an.status, 200, an.text);
+  const item = an.body.items.find((x: any) => x.step_id === step.id);
+  t.like(item, { sent: a.length + b.length, replied: a.length });
+  t.deepEqual(
+    item.variants.map((v: any) => [v.variant_id, v.name, v.is_winner, v.sent, v.replied, v.reply_rate]),
+    [
+      [step.variants[0].id, 'Short', true, a.length, a.length, 1],
+      [step.variants[1].id, 'Long', false, b.length, 0, 0],
+    ],
+  );
   // A notification said so.
   const [n] = await db.execute<{ n: number }[]>(`select count(*)::int as n from notifications where workspace_id = ? and kind = 'campaign.variant_winner'`, [o.workspaceId]);
   t.true(n.n >= 1);

@@ -14,6 +14,7 @@ export interface ContactSpec {
   company?: string | null;
   phone?: string | null;
   country?: string | null;
+  time_zone?: string | null;
   fit_label?: string | null;
   fit_score?: number | null;
   pinned?: boolean;
@@ -46,6 +47,7 @@ export async function seedContacts(workspaceId: string, specs: ContactSpec[]): P
     company: s.company ?? null,
     phone: s.phone ?? null,
     country: s.country ?? null,
+    time_zone: s.time_zone ?? null,
     fit_label: s.fit_label ?? null,
     fit_score: s.fit_score ?? null,
     pinned: Boolean(s.pinned),
@@ -53,11 +55,11 @@ export async function seedContacts(workspaceId: string, specs: ContactSpec[]): P
   const e = await em();
   await e.execute(
     `insert into contacts (id, workspace_id, email, email_normalised, profile_url, profile_url_normalised, first_name, last_name, full_name, title,
-       headline, company, phone, country, fit_label, fit_score, pinned_at, created_at, updated_at)
+       headline, company, phone, country, time_zone, fit_label, fit_score, pinned_at, created_at, updated_at)
      select v.id, ?, v.email, v.email_normalised, v.profile_url, v.profile_url_normalised, v.first_name, v.last_name, v.full_name, v.title,
-       v.headline, v.company, v.phone, v.country, v.fit_label, v.fit_score, case when v.pinned then now() end, now(), now()
+       v.headline, v.company, v.phone, v.country, v.time_zone, v.fit_label, v.fit_score, case when v.pinned then now() end, now(), now()
      from json_to_recordset(?::json) as v(id uuid, email text, email_normalised text, profile_url text, profile_url_normalised text, first_name text,
-       last_name text, full_name text, title text, headline text, company text, phone text, country text, fit_label text, fit_score int, pinned boolean)`,
+       last_name text, full_name text, title text, headline text, company text, phone text, country text, time_zone text, fit_label text, fit_score int, pinned boolean)`,
     [workspaceId, JSON.stringify(rows)],
   );
   const out: SeededContact[] = specs.map((s, i) => ({ ...s, id: rows[i].id, leads: {} }));
