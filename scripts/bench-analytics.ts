@@ -30,7 +30,7 @@ try {
   const ws = actor.workspaceId;
   const app2 = await createProduct(em, actor, { name: 'Bench product 2' });
   const t0 = performance.now();
-  log(`seeding: ${LEADS} leads, 6 campaigns × 3 steps, ${ACTIONS} sends, ${DISCOVERED} discovered leads`);
+  log(`seeding: ${LEADS} leads, 6 campaigns × 3 steps (the first an A/B test), ${ACTIONS} sends, ${DISCOVERED} discovered leads`);
   // A random moment of the last year, for row i (deterministic per row and salt).
   const when = (expr: string, salt: number) => `now() - (((hashtext(${expr}::text || '${salt}') & 2147483647) % 31536000) * interval '1 second')`;
   await em.execute(
@@ -47,8 +47,12 @@ try {
     [ws, app.id, app2.id],
   );
   await em.execute(
-    `insert into campaign_steps (id, campaign_id, position, type, config, created_at, updated_at)
-     select gen_random_uuid(), c.id, p, 'email', '{}'::jsonb, now(), now() from campaigns c, generate_series(0, 2) p where c.workspace_id = ?`,
+    `insert into campaign_steps (id, campaign_id, position, type, config, variants, created_at, updated_at)
+     select gen_random_uuid(), c.id, p, 'email', '{}'::jsonb,
+            case when p = 0 then jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), 'name', 'A', 'weight', 1, 'config', '{}'::jsonb),
+                                                   jsonb_build_object('id', gen_random_uuid(), 'name', 'B', 'weight', 1, 'config', '{}'::jsonb)) end,
+            now(), now()
+       from campaigns c, generate_series(0, 2) p where c.workspace_id = ?`,
     [ws],
   );
   await em.execute(
@@ -59,13 +63,13 @@ try {
     [ws, ws, ws],
   );
   log(`enrollments written (${secs(t0)} s)`);
-  // Three sends per enrollment (one per step), 25 % opened, 4 % replied, 1 % bounced.
+  // Three sends per enrollment (one per step; the first step's split between its two A/B variants), 25 % opened, 4 % replied, 1 % bounced.
   await em.execute(
-    `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, opened_at, replied_at, error_code, attempts, created_at, updated_at)
+    `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, opened_at, replied_at, error_code, attempts, created_at, updated_at, variant_id)
      select gen_random_uuid(), ?, e.campaign_id, e.id, e.lead_id, s.id, s.position, 1, 'email', case when r.v % 100 = 0 then 'failed' else 'executed' end,
             x.at, case when r.v % 100 = 0 then null else x.at end,
             case when r.v % 4 = 1 then x.at + interval '2 hours' end, case when r.v % 25 = 3 then x.at + interval '5 hours' end,
-            case when r.v % 100 = 0 then 'bounce_hard' end, 1, x.at, x.at
+            case when r.v % 100 = 0 then 'bounce_hard' end, 1, x.at, x.at, (s.variants -> (r.v / 7 % 2)::int ->> 'id')::uuid
        from enrollments e join campaign_steps s on s.campaign_id = e.campaign_id
        cross join lateral (select (hashtext(e.id::text || s.position::text) & 2147483647) as v) r
        cross join lateral (select least(e.created_at + s.position * interval '3 days', now() - interval '1 minute') as at) x
