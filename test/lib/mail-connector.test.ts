@@ -198,6 +198,30 @@ test('sendEmail: the headers, text and HTML, footer and List-Unsubscribe; a foll
   await c.disconnect(a.connectorAccountId);
 });
 
+test('sendEmail, tracked: the prospect’s copy carries the pixel and the redirects, the Sent copy neither (the sender reading it records nothing)', async (t) => {
+  const sender = await createMailbox(uniqueAddress('tracker', 'acme.test'), 'pw-t');
+  const prospect = uniqueAddress('reader', 'prospect.test');
+  const c = await connector();
+  t.teardown(() => c.close());
+  const a = await storedAccount(mailCredentials(sender, 'pw-t'));
+  const key = randomUUID();
+  const tracking = { openUrl: 'https://t.acme.test/t/TOKEN/open.gif', clickUrl: (i: number) => `https://t.acme.test/t/TOKEN/l/${i}` };
+  const sent = await c.sendEmail(a.connectorAccountId, { idempotencyKey: key, to: prospect, subject: 'Tracked', body: 'See https://acme.test/offer today.', tracking });
+  const received = await simpleParser((await waitForMail(prospect, 1))[0].source);
+  t.true((received.html as string).includes('src="https://t.acme.test/t/TOKEN/open.gif"'), 'the pixel');
+  t.true((received.html as string).includes('href="https://t.acme.test/t/TOKEN/l/0"'), 'the redirect');
+  const [copy] = await sentCopies(sender, 'pw-t');
+  const filed = await simpleParser(copy.slice(copy.indexOf('|') + 1));
+  t.is(filed.messageId, sent.messageId, 'the same message');
+  t.is(filed.date?.toISOString(), received.date?.toISOString());
+  t.is(filed.text, received.text);
+  t.false((filed.html as string).includes('t.acme.test'), 'no tracking URL in the Sent copy');
+  t.true((filed.html as string).includes('<a href="https://acme.test/offer">'), 'its link direct');
+  // A retry still finds it by its Message-ID.
+  t.is((await c.sendEmail(a.connectorAccountId, { idempotencyKey: key, to: prospect, subject: 'Tracked', body: 'x', tracking, retry: true })).messageId, sent.messageId);
+  t.is((await sentCopies(sender, 'pw-t')).length, 1);
+});
+
 test('sendEmail: an unreachable SMTP server is retryable (unavailable); refusals map by class; a deleted account cannot send', async (t) => {
   const sender = await createMailbox(uniqueAddress('sender'), 'pw');
   const c = await connector();

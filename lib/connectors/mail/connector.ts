@@ -147,7 +147,8 @@ export class MailConnector implements AccountConnector {
       });
       if (sentAt) return { messageId, threadId: referencesOf(input)[0] ?? messageId, sentAt };
     }
-    const message = await composeMessage({ address: settings.address, name: settings.fromName ?? account.displayName }, input);
+    const sender = { address: settings.address, name: settings.fromName ?? account.displayName };
+    const message = await composeMessage(sender, input);
     const transport = await this.pools
       .get(account.accountId, settings.smtp, async () => smtpTransport(settings.smtp, await resolveMailHost('smtp', settings.smtp, this.policy), { pool: true }))
       .catch((err: unknown) => {
@@ -161,11 +162,14 @@ export class MailConnector implements AccountConnector {
       if (failure.code !== 'invalid_request') this.pools.drop(account.accountId);
       throw failure;
     }
-    // Sent: a failed copy is a missing copy, not a failed send.
+    // Sent: a failed copy is a missing copy, not a failed send. A tracked email's copy is composed
+    // without its pixel and redirects (same Message-ID and date), so the sender reading it records
+    // no open or click of the prospect's.
+    const copy = input.tracking ? (await composeMessage(sender, { ...input, tracking: undefined }, message.sentAt)).raw : message.raw;
     await this.withSession(account.accountId, settings, async (c, memo) => {
       const path = (memo.get('sent') as string | undefined) ?? (await sentFolder(c, { create: true }))!;
       memo.set('sent', path);
-      return appendToSent(c, path, message.raw, messageId, message.sentAt);
+      return appendToSent(c, path, copy, messageId, message.sentAt);
     }).catch((err: unknown) =>
       logger.warn({ err: String(err), accountId: account.accountId, messageId }, 'mail: the sent message was not copied to the Sent folder'),
     );
