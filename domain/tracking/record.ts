@@ -45,10 +45,10 @@ export async function trackedLink(em: EntityManager, actionId: string, index: nu
 /**
  * Records one hit of an action's email when the action is a sent email of a campaign tracking that
  * kind (`track_opens`, `track_clicks`): a `tracking_events` row classified by domain/tracking/classify.ts,
- * the earlier clicks of a burst reclassified machine, and the action's `opened_at` (first human open,
- * set once) and `clicked_at` (first human click, recomputed from the events: a reclassified click
- * clears it when no human click remains). A click answers its link's URL whether recorded or not, so a
- * tracked link keeps working when tracking was turned off since; an index the body has not: no URL.
+ * the earlier clicks of a burst reclassified machine, and the action's `opened_at` (the first human
+ * open or click) and `clicked_at` (the first human click), both read from the events: a reclassified
+ * click clears them when no human event remains. A click answers its link's URL whether recorded or
+ * not, so a tracked link keeps working when tracking was turned off since; an index the body has not: no URL.
  */
 export async function recordTrackingHit(em: EntityManager, hit: TrackingHit): Promise<{ recorded: boolean; url?: string }> {
   return em.transactional(async (tx) => {
@@ -84,18 +84,17 @@ export async function recordTrackingHit(em: EntityManager, hit: TrackingHit): Pr
       [uuidv7(), a.workspace_id, a.campaign_id, hit.actionId, hit.kind, hit.kind === 'click' ? hit.linkIndex : null, c.class, c.reason, c.source, at],
     );
 
-    if (hit.kind === 'open') {
-      if (c.class === 'human') await tx.execute(`update scheduled_actions set opened_at = ?, updated_at = now() where id = ? and opened_at is null`, [at, hit.actionId]);
-      return { recorded: true };
-    }
-    // A burst makes its earlier human clicks machine too; then the first human click is read again.
-    const reclassify = burstPartners(facts).filter((e) => e.class === 'human').map((e) => e.id);
+    // A burst makes its earlier human clicks machine too.
+    const reclassify = hit.kind === 'click' ? burstPartners(facts).filter((e) => e.class === 'human').map((e) => e.id) : [];
     if (reclassify.length) await tx.execute(`update tracking_events set class = 'machine', reason = 'link_burst' where id in (?)`, [reclassify]);
+    // The person's first open and click, read again from the events whenever their human ones changed.
+    // A person's click is an open too: they read the email (with images off, no pixel loaded).
     if (c.class === 'human' || reclassify.length) {
       await tx.execute(
-        `update scheduled_actions a set clicked_at = f.first, updated_at = now()
-           from (select min(occurred_at) as first from tracking_events where action_id = ? and kind = 'click' and class = 'human') f
-          where a.id = ? and a.clicked_at is distinct from f.first`,
+        `update scheduled_actions a set opened_at = f.opened, clicked_at = f.clicked, updated_at = now()
+           from (select min(occurred_at) filter (where class = 'human') as opened, min(occurred_at) filter (where class = 'human' and kind = 'click') as clicked
+                   from tracking_events where action_id = ?) f
+          where a.id = ? and (a.opened_at is distinct from f.opened or a.clicked_at is distinct from f.clicked)`,
         [hit.actionId, hit.actionId],
       );
     }

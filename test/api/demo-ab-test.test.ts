@@ -78,6 +78,13 @@ test('its stats split the A/B step by variant, machine opens and clicks counted 
   t.is(rows.filter((x) => x.kind === 'open' && !x.human).length, first.opened_machine + followUp.opened_machine);
   t.is(rows.filter((x) => x.kind === 'click' && !x.human).length, first.clicked_machine + followUp.clicked_machine);
   t.true(rows.some((x) => x.kind === 'open' && x.human && x.machine), 'a prefetch before the person’s own open');
+  // And opened_at is the person's first open or click, as recordTrackingHit keeps it.
+  const [{ n }] = await (await em()).execute<{ n: number }[]>(
+    `select count(*)::int as n from scheduled_actions a where a.campaign_id = ? and exists (select 1 from tracking_events t where t.action_id = a.id)
+        and a.opened_at is distinct from (select min(t.occurred_at) from tracking_events t where t.action_id = a.id and t.class = 'human')`,
+    [campaignId],
+  );
+  t.is(n, 0);
   const reasons = await (await em()).execute<{ reason: string; source: string }[]>(`select distinct reason, source from tracking_events where campaign_id = ? and class = 'machine' order by 1`, [campaignId]);
   t.deepEqual(reasons, [
     { reason: 'proxy_prefetch', source: 'apple_mpp' },
