@@ -21,11 +21,11 @@ export class Migration20261127160000_analytics_variants extends Migration {
     // The variants of a step summed back into one row per key.
     for (const [table, t] of [['analytics_hours', 'hour'], ['analytics_days', 'day']]) {
       const key = KEY.replace('{t}', t);
-      this.addSql(`create temporary table "${table}_summed" as select ${key}, ${METRICS.map((m) => `sum("${m}")::int as "${m}"`).join(', ')} from "${table}" group by ${key};`);
-      this.addSql(`delete from "${table}";`);
+      this.addSql(`create temporary table ${table}_summed as select ${key}, ${METRICS.map((m) => `sum("${m}")::int as "${m}"`).join(', ')} from ${table} group by ${key};`);
+      this.addSql(`delete from ${table};`);
       this.addSql(`alter table "${table}" drop constraint "${table}_pkey", drop column "variant_id", add constraint "${table}_pkey" primary key (${key});`);
-      this.addSql(`insert into "${table}" (${key}, ${METRICS.map((m) => `"${m}"`).join(', ')}) select * from "${table}_summed";`);
-      this.addSql(`drop table "${table}_summed";`);
+      this.addSql(`insert into "${table}" (${key}, ${METRICS.map((m) => `"${m}"`).join(', ')}) select * from ${table}_summed;`);
+      this.addSql(`drop table ${table}_summed;`);
     }
   }
 }

@@ -216,8 +216,10 @@ export async function approveAction(em: EntityManager, jobs: Jobs, actor: Actor,
     [actor.userId, id],
   );
   if (!done.length) throw conflict('invalid_transition', `an action that is ${a.state} cannot be approved`);
-  await jobs.signalEnrollment(a.campaign.id, a.leadId, 'approve', { actionId: id });
+  // The answer is the action as this approval left it, read before the workflow is woken: an eager
+  // send could otherwise answer `executing` or `executed` to some calls and `approved` to others.
   await em.refresh(a);
+  await jobs.signalEnrollment(a.campaign.id, a.leadId, 'approve', { actionId: id });
   return a;
 }
 
@@ -230,8 +232,8 @@ export async function skipAction(em: EntityManager, jobs: Jobs, actor: Actor, id
     [id],
   );
   if (!done.length) throw conflict('invalid_transition', `an action that is ${a.state} cannot be skipped`);
+  await em.refresh(a); // as the skip left it (see approveAction)
   await jobs.signalEnrollment(a.campaign.id, a.leadId, 'skip', { actionId: id });
-  await em.refresh(a);
   return a;
 }
 
