@@ -59,6 +59,8 @@ export const SignalsView = z.object({
   items: z.array(z.object({ agent_id: z.uuid(), agent_name: z.string().nullable(), signal_key: z.string(), signal_name: z.string().nullable(), ...discovery })),
 });
 export const SourcesView = z.object({ range: Range, items: z.array(z.object({ source: z.string(), ...discovery })) });
+/** A step's (or a variant's) send figures in the range (domain/analytics/analytics.ts `bySteps`). */
+const sendFigures = { sent: n, opened: n, accepted: n, replied: n, failed: n, bounced: n, reply_rate: rate };
 export const StepsView = z.object({
   range: Range,
   items: z.array(
@@ -68,26 +70,14 @@ export const StepsView = z.object({
       step_id: z.uuid(),
       step_position: n.nullable(),
       type: z.string().nullable(),
-      sent: n,
-      opened: n,
-      accepted: n,
-      replied: n,
-      failed: n,
-      bounced: n,
-      reply_rate: rate,
+      ...sendFigures,
       variants: z
         .array(
           z.object({
             variant_id: z.uuid(),
             name: z.string().nullable(),
             is_winner: z.boolean(),
-            sent: n,
-            opened: n,
-            accepted: n,
-            replied: n,
-            failed: n,
-            bounced: n,
-            reply_rate: rate,
+            ...sendFigures,
             open_rate: rate,
           }),
         )
