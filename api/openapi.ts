@@ -140,6 +140,8 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
   if (op.auth === 'user')
     for (const rules of [op.ids?.path, op.ids?.query, op.ids?.body])
       for (const rule of Object.values(rules ?? {})) {
+        // A child not inside its parent: its declared code (404 not_found by default).
+        if (typeof rule === 'object' && 'within' in rule && !('each' in rule)) add(...(rule.missing ?? [404, 'not_found']));
         const kind = ruleKind(rule);
         if (!kind) continue;
         const [status, code] = typeof rule === 'object' && 'missing' in rule && rule.missing ? rule.missing : [404, 'not_found'];

@@ -28,6 +28,12 @@ export interface HandlerInput<P, Q, B, A extends AuthMode, H = undefined> {
   em: EntityManager;
   services: Services;
   ctx: Context;
+  /**
+   * Ids of the request's `each` batches (domain/access.ts) the caller may not see: unknown, another
+   * workspace's, or of a product the member was not given (lower-case). The handler answers each such
+   * item exactly as an unknown id (`not_found`).
+   */
+  refused: ReadonlySet<string>;
 }
 
 /** A handler may return a plain body (sent with the declared success status) or a Reply. */

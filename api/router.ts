@@ -13,7 +13,7 @@ import { actingAs } from './middleware/acting-as.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { demoGuard } from './middleware/demo.js';
 import { findBadString, jsonBodyReader } from './middleware/body.js';
-import { authorizeRequest, looksLikeId } from '../domain/access.js';
+import { authorizeRequest, idFields, type RequestParts } from '../domain/access.js';
 import type { Actor } from '../domain/identity.js';
 
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
@@ -84,17 +84,16 @@ function readHeaders(ctx: Context, schema: z.ZodType, code: string): unknown {
   return parsePart(schema, raw, code, 'header');
 }
 
-const objectKeys = (schema: z.ZodType | undefined): string[] => (schema instanceof z.ZodObject ? Object.keys(schema.shape) : []);
-
 /**
  * The ids an operation takes that its `ids` declaration does not cover: every path parameter, and
- * every query or body field that reads as an id. `buildRouter` refuses to register such an operation.
+ * every query or body field that carries an id (domain/access.ts `idFields`: uuid-formatted, or named
+ * like an id, at any depth). `buildRouter` refuses to register such an operation.
  */
 export function undeclaredIds(op: Pick<Operation, 'path' | 'query' | 'body' | 'ids'>): string[] {
   const missing: string[] = [];
   for (const [, name] of op.path.matchAll(/\{([^}]+)\}/g)) if (!op.ids?.path?.[name]) missing.push(`path.${name}`);
-  for (const name of objectKeys(op.query)) if (looksLikeId(name) && !op.ids?.query?.[name]) missing.push(`query.${name}`);
-  for (const name of objectKeys(op.body)) if (looksLikeId(name) && !op.ids?.body?.[name]) missing.push(`body.${name}`);
+  for (const name of idFields(op.query)) if (!op.ids?.query?.[name]) missing.push(`query.${name}`);
+  for (const name of idFields(op.body)) if (!op.ids?.body?.[name]) missing.push(`body.${name}`);
   // A child declared `within` its parent must name a parent this request declares.
   const maps = [op.ids?.path, op.ids?.query, op.ids?.body].map((m) => Object.entries(m ?? {}));
   const declared = new Set(maps.flatMap((m) => m.map(([name]) => name)));
@@ -107,6 +106,7 @@ class Input {
   readonly actor: unknown;
   readonly auth: unknown;
   constructor(
+    readonly refused: ReadonlySet<string>,
     readonly params: unknown,
     readonly query: unknown,
     readonly body: unknown,
@@ -137,23 +137,30 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   // after their validation (a malformed request is 400 first).
   const ids = op.auth === 'user' ? op.ids : undefined;
   const readBody = op.body ? jsonBodyReader(services.config.bodyLimitBytes) : undefined;
-  const authorize = (ctx: Context, part: 'path' | 'query' | 'body', values: unknown) =>
-    ids?.[part] ? authorizeRequest(ctx.state.em, ctx.state.actor as Actor, ids, part, values as Record<string, unknown>) : undefined;
+  // Ids of `each` batches the caller may not see: the handler answers them as not found.
+  const authorize = async (ctx: Context, part: 'path' | 'query' | 'body', parts: RequestParts, refused: Set<string>) => {
+    if (!ids?.[part]) return;
+    for (const id of await authorizeRequest(ctx.state.em, ctx.state.actor as Actor, ids, part, parts[part], parts)) refused.add(id);
+  };
   return async (ctx: Context) => {
+    const refused = new Set<string>();
     const params = parsePart(op.params, ctx.params, codes.params, 'path parameter', op.invalid?.fields);
-    await authorize(ctx, 'path', params);
+    const parts: RequestParts = { path: params };
+    await authorize(ctx, 'path', parts, refused);
     let query: unknown;
     if (ctx.querystring) {
       checkQuery(ctx, keys, codes.query);
       query = parsePart(op.query, ctx.query, codes.query, 'query', op.invalid?.fields);
     } else if (op.query) query = parsePart(op.query, {}, codes.query, 'query', op.invalid?.fields);
-    await authorize(ctx, 'query', query);
+    parts.query = query;
+    await authorize(ctx, 'query', parts, refused);
     const headers = op.headers ? readHeaders(ctx, op.headers, codes.headers) : undefined;
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
     const raw = readBody ? await readBody(ctx) : undefined;
     const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields) : undefined;
-    await authorize(ctx, 'body', body);
-    const result = await op.handler(new Input(params, query, body, headers, ctx, services) as never);
+    parts.body = body;
+    await authorize(ctx, 'body', parts, refused);
+    const result = await op.handler(new Input(refused, params, query, body, headers, ctx, services) as never);
     if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
     const r = result instanceof Reply ? result : new Reply(status, result);
     ctx.status = r.status;

@@ -45,7 +45,7 @@ try {
     const started = performance.now();
     for (let i = 0; i < ids.length; i += size) {
       const before = statements();
-      const results = await approveDiscoveredLeads(orm.em.fork() as EntityManager, actor, ids.slice(i, i + size));
+      const results = await approveDiscoveredLeads(orm.em.fork() as EntityManager, actor, ids.slice(i, i + size), undefined, new Set());
       approved += results.filter((r) => r.result === 'approved').length;
       perBatch.push(statements() - before);
     }

@@ -79,7 +79,7 @@ export const createAccountOp = defineOperation({
 export const deleteAccountOp = defineOperation({
   method: 'DELETE',
   path: '/api/platform-accounts/{id}',
-  ids: { path: { id: 'account' } },
+  ids: { path: { id: 'account' }, body: { reassign_to: { kind: 'account', missing: [400, 'invalid_reassign_to'] } } },
   summary: 'Delete a sender account: it is disconnected at the connector first',
   description:
     'Active campaigns sending from the account must be handled: `on_campaigns: "reassign"` (with `reassign_to`) or `"pause"`; without it the deletion is refused with 409 `account_in_use` while any depends on it. A connector failure keeps the account (502).',

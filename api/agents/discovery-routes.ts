@@ -52,7 +52,7 @@ export const toRunView = (r: IDiscoveryRun): z.infer<typeof RunView> => ({
 export const launchSignalOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/signals/{signalId}/launch',
-  ids: { path: { agentId: 'agent', signalId: { within: 'agentId' } }, body: { launch_id: { value: 'an idempotency key chosen by the client' } } },
+  ids: { path: { agentId: 'agent', signalId: { within: 'agentId', child: 'signal' } }, body: { launch_id: { value: 'an idempotency key chosen by the client' } } },
   summary: 'Launch a discovery run for one signal (a workflow); a repeated launch_id returns the same run (200)',
   tag,
   auth: 'user',

@@ -79,7 +79,7 @@ const PreviewView = z.object({
 export const previewOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/preview',
-  ids: { path: { agentId: 'agent' } },
+  ids: { path: { agentId: 'agent' }, body: { signal_id: { within: 'agentId', child: 'signal' } } },
   summary: 'Run one signal (saved: signal_id, or inline: signal — exactly one) against the enabled sources without writing; sample candidates with their qualification',
   tag,
   auth: 'user',
@@ -140,7 +140,7 @@ const toLeadView = (l: IDiscoveredLead): z.infer<typeof LeadView> => ({
 export const promoteOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/rejected-profiles/{rawId}/promote',
-  ids: { path: { agentId: 'agent', rawId: { within: 'agentId' } } },
+  ids: { path: { agentId: 'agent', rawId: { within: 'agentId', child: 'rejected_profile' } } },
   summary: 'Promote one rejected profile to a discovered lead (201); promoting it again returns the same lead (200)',
   tag,
   auth: 'user',
@@ -187,7 +187,13 @@ const BulkView = z.object({ operation_id: z.uuid(), workflow_id: z.string(), sta
 export const bulkPromoteOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/rejected-profiles/bulk-promote',
-  ids: { path: { agentId: 'agent' } },
+  ids: {
+    path: { agentId: 'agent' },
+    body: {
+      ids: { each: 'rejected_profile', within: 'agentId', why: 'profiles of the agent are promoted; any other id is counted skipped' },
+      operation_id: { value: 'an idempotency key chosen by the client, per agent' },
+    },
+  },
   summary: 'Promote rejected profiles in bulk — ids (≤ 1,000) or every not-yet-promoted one of a reason, exactly one — as a workflow (202); a repeated operation_id returns the same operation (200)',
   tag,
   auth: 'user',
@@ -214,7 +220,7 @@ export const bulkPromoteOp = defineOperation({
 export const promoteStatusOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/rejected-profiles/{rawId}/promote-status',
-  ids: { path: { agentId: 'agent', rawId: { within: 'agentId' } } },
+  ids: { path: { agentId: 'agent', rawId: { within: 'agentId', child: 'rejected_profile' } } },
   summary: 'The promotion state of one rejected profile, with the latest bulk operation that selected it (live while it runs)',
   tag,
   auth: 'user',

@@ -46,7 +46,7 @@ export const listSpecialistRunsOp = defineOperation({
 export const getSpecialistRunOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/specialist-runs/{runId}',
-  ids: { path: { appId: 'app', runId: { within: 'appId' } } },
+  ids: { path: { appId: 'app', runId: { within: 'appId', child: 'specialist_run' } } },
   summary: 'One AI call of a product: input summary, status, timings, tokens, cost and result',
   tag,
   auth: 'user',

@@ -43,10 +43,9 @@ export const getEntitlement = defineOperation({
 export const getActiveOffer = defineOperation({
   method: 'GET',
   path: '/api/me/active-offer',
-  summary: 'The promotional offer for the caller’s own workspace, or null',
+  summary: 'The promotional offer for the effective workspace (the caller’s own, or the owner’s with X-Acting-As), or null',
   tag,
   auth: 'user',
-  actingAs: false,
   responses: { 200: ActiveOfferView },
   errors: { 401: ['unauthorized'] },
   handler: async ({ em, actor }) => {
@@ -61,7 +60,6 @@ export const getCatalog = defineOperation({
   summary: 'The plan catalog: plans, display prices (integer cents) and entitlements',
   tag,
   auth: 'user',
-  actingAs: false,
   responses: { 200: CatalogView },
   errors: { 401: ['unauthorized'] },
   handler: () => ({ plans: PLAN_IDS.map((id) => toPlanView(PLANS[id])) }),

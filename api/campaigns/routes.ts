@@ -81,6 +81,9 @@ const write = (extra400: string[] = [], extra409: string[] = []): Record<number,
 
 const withVersion = (r: StepResult) => ({ ...toStepView(r.step, r.campaign.messageMode), step_version: r.campaign.stepVersion });
 
+/** A variant's id in a step's body (`variants[].id`). */
+const VARIANT_OWN_ID = { value: 'a variant’s own id, chosen by the server: given back on an edit, it keeps that variant of the step (an unknown one is a new variant)' } as const;
+
 export const listCampaignsOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/campaigns',
@@ -112,7 +115,7 @@ export const createCampaignOp = defineOperation({
 export const preflightOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/campaigns/preflight',
-  ids: { path: { appId: 'app' }, body: { campaign_id: 'campaign', account_ids: { kind: 'account', missing: [400, 'invalid_account'] } } },
+  ids: { path: { appId: 'app' }, body: { campaign_id: 'campaign', account_ids: { kind: 'account', missing: [400, 'invalid_account'] }, 'steps[].variants[].id': VARIANT_OWN_ID } },
   summary: 'What blocks or weakens activation of a campaign (by campaign_id, with optional draft overrides) or of draft settings and steps; writes nothing',
   tag,
   auth: 'user',
@@ -198,7 +201,7 @@ export const getSignalsOp = defineOperation({
 export const setSignalsOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{id}/signals',
-  ids: { path: { id: 'campaign' }, body: { signal_ids: { within: 'id' } } },
+  ids: { path: { id: 'campaign' }, body: { signal_ids: { within: 'id', child: 'campaign_signal', missing: [400, 'invalid_signal'] } } },
   summary: 'Replace the agent signals linked to a campaign (signals of agents of the same product)',
   tag,
   auth: 'user',
@@ -229,7 +232,7 @@ export const listStepsOp = defineOperation({
 export const addStepOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/steps',
-  ids: { path: { campaignId: 'campaign' } },
+  ids: { path: { campaignId: 'campaign' }, body: { 'variants[].id': VARIANT_OWN_ID } },
   summary: 'Add a step (appended, or at position); templates are checked; creates a new step version',
   tag,
   auth: 'user',
@@ -243,7 +246,7 @@ export const addStepOp = defineOperation({
 export const reorderStepsOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/reorder',
-  ids: { path: { campaignId: 'campaign' }, body: { step_ids: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign' }, body: { step_ids: { within: 'campaignId', child: 'step', missing: [400, 'invalid_order'] } } },
   summary: 'Put the steps in a new order: the full list of step ids (a permutation); creates a new step version',
   tag,
   auth: 'user',
@@ -257,7 +260,7 @@ export const reorderStepsOp = defineOperation({
 export const messageModeOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/message-mode',
-  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId', child: 'step' } } },
   summary: 'Set the message mode (template, ai, ai_review) campaign-wide or for one send step',
   tag,
   auth: 'user',
@@ -272,7 +275,7 @@ export const messageModeOp = defineOperation({
 export const updateStepOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/{stepId}',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } }, body: { 'variants[].id': VARIANT_OWN_ID } },
   summary: "Replace a step's type, config and message mode (id and position stay); templates are checked; creates a new step version",
   tag,
   auth: 'user',
@@ -286,7 +289,7 @@ export const updateStepOp = defineOperation({
 export const deleteStepOp = defineOperation({
   method: 'DELETE',
   path: '/api/campaigns/{campaignId}/steps/{stepId}',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
   summary: 'Delete a step (and its attachment); the later steps move up; creates a new step version',
   tag,
   auth: 'user',
@@ -302,7 +305,7 @@ export const deleteStepOp = defineOperation({
 export const affectedCountsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/affected-counts',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
   summary: 'Active and paused enrollments before, on and after a step, and what an edit or deletion would do to each group',
   tag,
   auth: 'user',
@@ -315,7 +318,7 @@ export const affectedCountsOp = defineOperation({
 export const uploadAttachmentOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/attachment',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
   summary: `Attach a file (multipart field "file", at most ${MAX_STEP_ATTACHMENT_BYTES} bytes) to an email or message step, replacing its attachment; creates a new step version`,
   tag,
   auth: 'user',
@@ -347,7 +350,7 @@ export const uploadAttachmentOp = defineOperation({
 export const deleteAttachmentOp = defineOperation({
   method: 'DELETE',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/attachment',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
   summary: "Remove a step's attachment (404 when it has none); creates a new step version",
   tag,
   auth: 'user',
@@ -364,7 +367,7 @@ const VARIANT_ID = { value: 'a variant of the step (its `variants[].id`), checke
 export const stepVariantsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/variants',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
   summary: "A step's A/B variants with their statistics (human and machine opens and clicks, replies, rates), its winner and where its winner rule stands",
   description: 'Beyond the spec. A step without variants answers with an empty list.',
   tag,
@@ -379,7 +382,7 @@ export const stepVariantsOp = defineOperation({
 export const setVariantWinnerOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/variants/{variantId}/winner',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' }, variantId: VARIANT_ID } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' }, variantId: VARIANT_ID } },
   summary: "Choose a step's winning variant by hand (replacing an earlier choice): new sends of the step use it; sends already planned keep theirs",
   description: 'Beyond the spec. Idempotent: choosing the current winner again answers the same.',
   tag,
@@ -394,7 +397,7 @@ export const setVariantWinnerOp = defineOperation({
 export const clearVariantWinnerOp = defineOperation({
   method: 'DELETE',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/variants/winner',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
   summary: "Clear a step's winner: new sends split by weight again (the winner rule, if any, may choose again)",
   description: 'Beyond the spec. Idempotent.',
   tag,

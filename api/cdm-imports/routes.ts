@@ -102,7 +102,7 @@ export const batchPreviewOp = defineOperation({
 export const approvalOp = defineOperation({
   method: 'POST',
   path: `${base}/{jobID}/approval`,
-  ids: { path: { jobID: 'cdm_import' }, body: { member_ids: { within: 'jobID' }, company_ids: { within: 'jobID' } } },
+  ids: { path: { jobID: 'cdm_import' }, body: { member_ids: { within: 'jobID', child: 'cdm_member' }, company_ids: { within: 'jobID', child: 'cdm_company' } } },
   summary: 'Approve or reject people of the import, by id and/or by company (every person found there not added yet)',
   description:
     'Allowed while the import is `searching` or `ready_for_review` (409 `invalid_transition` otherwise). A decision can be changed until confirm. Per item: `approved` / `rejected` (something changed), `unchanged`, `not_found` (not of this import), `invalid_transition` (a person already added).',
@@ -211,7 +211,7 @@ export const resultsOp = defineOperation({
 export const rowsOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/rows`,
-  ids: { path: { jobID: 'cdm_import' }, query: { company_id: { within: 'jobID' } } },
+  ids: { path: { jobID: 'cdm_import' }, query: { company_id: { within: 'jobID', child: 'cdm_company' } } },
   summary: 'The people found, in review order (company order, then most senior first), optionally of one status, company or batch',
   tag,
   auth: 'user',
@@ -261,6 +261,13 @@ export const retryOp = defineOperation({
 export const eventsOp = defineOperation({
   method: 'POST',
   path: `${base}/events`,
+  ids: {
+    body: {
+      'events[].job_id': { each: 'cdm_import', why: 'each event is answered in its own result; one naming an import the caller may not see is not_found' },
+      'events[].target_id': { value: 'a member or company of the event’s import, looked up inside it (another’s is not_found)' },
+      'events[].id': { value: 'the client’s event id, scoped to the workspace' },
+    },
+  },
   summary: 'Record a batch of the reviewer’s decisions (up to 500), each under the client’s id: a repeated id is ignored; one result per event',
   description:
     'Events are applied in order (a later decision on the same person wins). An event whose id was seen before — in an earlier request or earlier in this one — changes nothing: `duplicate: true`, and `first` says what that first event did. Per event: `approved` / `rejected`, `unchanged`, `not_found` (no such import or target in the workspace), `invalid_transition` (the import is confirming or completed, or the person is already added).',

@@ -134,26 +134,27 @@ export const rejectDiscoveredLeadOp = defineOperation({
 export const batchApproveOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/batch-approve',
-  ids: { body: { ids: { each: 'each discovered lead is answered in its own result (not_found, not_assigned …)' }, list_id: { each: 'read only when a lead is to be approved, and it must be of that lead’s product (400 invalid_list_id)' } } },
+  ids: { body: { ids: { each: 'discovered_lead', why: 'each discovered lead is answered in its own result; one the caller may not see is not_found' }, list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: 'Approve up to 500 discovered leads in one set-based transaction; a per-id result, idempotent',
   tag,
   auth: 'user',
   body: BatchApproveBody,
   responses: { 200: BatchResults },
   errors: { 400: ['invalid_body', 'invalid_user', 'invalid_list_id', 'no_list'], ...auth, 403: ['demo_read_only'] },
-  handler: async ({ em, actor, body }) => ({ results: (await approveDiscoveredLeads(em, actor, body.ids, body.list_id)).map((a) => ({ id: a.id, result: a.result })) }),
+  handler: async ({ em, actor, body, refused }) => ({ results: (await approveDiscoveredLeads(em, actor, body.ids, body.list_id, refused)).map((a) => ({ id: a.id, result: a.result })) }),
 });
 
 export const batchRejectOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/batch-reject',
+  ids: { body: { ids: { each: 'discovered_lead', why: 'each discovered lead is answered in its own result; one the caller may not see is not_found' } } },
   summary: 'Reject up to 500 discovered leads with one reason; a per-id result, idempotent',
   tag,
   auth: 'user',
   body: BatchRejectBody,
   responses: { 200: BatchResults },
   errors: { 400: ['invalid_body', 'invalid_user'], ...auth, 403: ['demo_read_only'] },
-  handler: async ({ em, actor, body }) => ({ results: await rejectDiscoveredLeads(em, actor, body.ids, body.reason) }),
+  handler: async ({ em, actor, body, refused }) => ({ results: await rejectDiscoveredLeads(em, actor, body.ids, body.reason, refused) }),
 });
 
 export const sequenceOp = defineOperation({

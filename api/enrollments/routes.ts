@@ -41,7 +41,7 @@ const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 export const enrollLeadsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/leads',
-  ids: { path: { campaignId: 'campaign' }, body: { lead_ids: { each: 'each lead is checked by enrollment and answered in its own result (skipped: not_found, another product …)' } } },
+  ids: { path: { campaignId: 'campaign' }, body: { lead_ids: { each: 'lead', why: 'each lead is checked by enrollment and answered in its own result; one the caller may not see is skipped not_found' } } },
   summary: 'Enroll leads in a campaign: each is checked and reported; the ones that pass start at once',
   description:
     'Per lead: `enrolled`, or `skipped` with a reason (`not_found`, `already_enrolled`, `unsubscribed`, `no_identity` on the first send step’s channel, `email_bounced` (the contact’s address bounced; email first send), `suppressed` (the address or its domain is on the workspace’s suppression list; email first send), `blocked_country`, `in_other_campaign` when the campaign has exclusive leads, `start_failed`). The campaign must be active or paused (409 `invalid_transition`).',
@@ -51,8 +51,8 @@ export const enrollLeadsOp = defineOperation({
   body: EnrollBody,
   responses: { 200: EnrollResultView },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
-  handler: async ({ em, actor, params, body, services }) => {
-    const items = await enrollLeads(em, services.jobs, actor, params.campaignId, body.lead_ids);
+  handler: async ({ em, actor, params, body, services, refused }) => {
+    const items = await enrollLeads(em, services.jobs, actor, params.campaignId, body.lead_ids, refused);
     return { items, enrolled: items.filter((i) => i.status === 'enrolled').length, skipped: items.filter((i) => i.status === 'skipped').length };
   },
 });
@@ -73,7 +73,7 @@ export const unenrollLeadOp = defineOperation({
 export const reenrollLeadOp = defineOperation({
   method: 'POST',
   path: '/api/leads/{leadId}/reenroll',
-  ids: { path: { leadId: 'lead' }, body: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } } },
+  ids: { path: { leadId: 'lead' }, body: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } } },
   summary: 'Start a lead’s ended enrollment again, from the first step or a given one',
   description: 'A new run of `enrollment:<campaignId>:<leadId>`; 409 `invalid_transition` while the enrollment still runs or when the campaign is not active or paused.',
   tag,
@@ -143,7 +143,7 @@ export const skipScheduledActionOp = defineOperation({
 export const enrollListOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/enroll-list-contacts',
-  ids: { path: { campaignId: 'campaign' }, body: { list_id: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign' }, body: { list_id: { within: 'campaignId', child: 'campaign_list' } } },
   summary: 'Enroll a whole list in a campaign, as a job with exact progress and a receipt',
   description:
     'Creates an operation and starts workflow `enroll:<campaignId>:<operationId>`, which pages through the list’s leads, checks each as `POST .../leads` does and enrolls the ones that pass. 202 with the operation; repeating the request with the same `client_key` returns the same operation (and starts nothing new). The list must belong to the campaign’s product (404 otherwise). 409 `invalid_transition` unless the campaign is active or paused; 409 `client_key_reused` when the key was used for another list.',
@@ -160,7 +160,7 @@ export const enrollListOp = defineOperation({
 export const enrollListOperationOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/enroll-list-contacts/operations/{operationId}',
-  ids: { path: { campaignId: 'campaign', operationId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', operationId: { within: 'campaignId', child: 'enroll_operation' } } },
   summary: 'Exact progress of a bulk enrollment (committed with each page of 500 leads)',
   tag,
   auth: 'user',
@@ -173,7 +173,7 @@ export const enrollListOperationOp = defineOperation({
 export const enrollListReceiptOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/enroll-list-contacts/receipts/{receiptId}',
-  ids: { path: { campaignId: 'campaign', receiptId: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', receiptId: { within: 'campaignId', child: 'enroll_operation' } } },
   summary: 'The receipt of a finished bulk enrollment: counts, skips per reason and the skipped leads',
   description: 'The receipt id is the operation id. 409 `operation_not_finished` until the operation completed.',
   tag,
@@ -208,7 +208,7 @@ export const enrollListReceiptOp = defineOperation({
 export const enrollmentPreviewOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/enrollment-preview',
-  ids: { path: { id: 'campaign' }, query: { list_id: 'list', lead_ids: { each: 'each lead is checked by enrollment and answered in its own result (skipped: not_found, another product …)' } } },
+  ids: { path: { id: 'campaign' }, query: { list_id: 'list', lead_ids: { each: 'lead', why: 'each lead is checked by enrollment and answered in its own result; one the caller may not see is skipped not_found' } } },
   summary: 'What enrolling a list (or given leads) would do, without writing: counts per outcome and a sample of skips',
   description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `email_bounced`, `suppressed`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
   tag,
@@ -217,8 +217,8 @@ export const enrollmentPreviewOp = defineOperation({
   query: PreviewQuery,
   responses: { 200: EnrollmentPreviewView },
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, params, query }) => {
-    const p = await enrollmentPreview(em, actor, params.id, { listId: query.list_id, leadIds: query.lead_ids });
+  handler: async ({ em, actor, params, query, refused }) => {
+    const p = await enrollmentPreview(em, actor, params.id, { listId: query.list_id, leadIds: query.lead_ids }, refused);
     return { ...p, sample: p.sample as z.infer<typeof EnrollmentPreviewView>['sample'] };
   },
 });
@@ -230,7 +230,7 @@ const WAITING_RULE =
 export const listCampaignEnrollmentsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/enrollments',
-  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId' }, lead_id: 'lead' } },
+  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId', child: 'step' }, lead_id: 'lead' } },
   summary: 'The campaign’s enrollments (beyond the spec): status, current step, next action and why it has not happened yet',
   description: `Beyond the spec. In enrollment order, filtered by \`status\`, \`step_id\` (the current step) and \`lead_id\`; \`{items, next_cursor}\`. ${WAITING_RULE}`,
   tag,

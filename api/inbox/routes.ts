@@ -230,7 +230,7 @@ export const replyLiveOp = defineOperation({
 export const attachmentOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations/{chatId}/messages/{messageId}/attachments/{attachmentId}',
-  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' }, messageId: { within: 'chatId' }, attachmentId: { within: 'chatId' } }, query: { account_id: 'account' } },
+  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' }, messageId: { value: 'a message of the conversation (ours, or the connector’s with account_id): the inbox reads it inside the conversation; another’s is 404' }, attachmentId: { value: 'an attachment of that message, read inside it' } }, query: { account_id: 'account' } },
   summary: 'A message’s attachment, streamed from the connector with its content type (at most 25 MiB)',
   description: '`messageId` is our message id or the connector’s. The body is streamed, never held whole; `Content-Disposition: attachment`.',
   tag,

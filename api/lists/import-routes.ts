@@ -146,7 +146,7 @@ export const importListOp = defineOperation({
 export const getImportDraftOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/lists/import-drafts/{importId}',
-  ids: { path: { appId: 'app', importId: { within: 'appId' } } },
+  ids: { path: { appId: 'app', importId: { within: 'appId', child: 'list_import' } } },
   summary: 'An import: the draft (format, columns, suggested mapping, sample and its problems), the committed choices, exact progress, and a page of invalid rows',
   description:
     'progress is what the committed chunks recorded (the workflow’s progress query answers the same). invalid_rows lists the rows not imported with their reasons and values, by row number: invalid_limit (1–200, default 50) and invalid_after page through them.',
@@ -165,7 +165,7 @@ export const getImportDraftOp = defineOperation({
 export const commitImportOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import-drafts/{importId}/commit',
-  ids: { path: { appId: 'app', importId: { within: 'appId' } }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
+  ids: { path: { appId: 'app', importId: { within: 'appId', child: 'list_import' } }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: 'Commit a draft: the mapping, the dedupe mode and the target list; starts the list-import:<id> workflow (a repeat with the same choices is idempotent)',
   tag,
   auth: 'user',

@@ -69,7 +69,7 @@ export const setReviewPolicyOp = defineOperation({
 export const quoteDraftsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/quote',
-  ids: { path: { campaignId: 'campaign' } },
+  ids: { path: { campaignId: 'campaign' }, body: { list_id: { within: 'campaignId', child: 'campaign_list' }, step_id: { within: 'campaignId', child: 'step', missing: [400, 'invalid_step'] } } },
   summary: 'Price a generation before it runs: drafts × the plan’s credits per draft, against the balance',
   description: 'Give `drafts`, or `list_id` (its leads × the campaign’s AI-written send steps, or one `step_id`). Nothing is charged. 400 `invalid_step` for a step that is not a send step of the campaign.',
   tag,
@@ -85,7 +85,7 @@ export const quoteDraftsOp = defineOperation({
 export const generateMessageOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{id}/generate-message',
-  ids: { path: { id: 'campaign' }, body: { lead_id: 'lead', step_id: { within: 'id' } } },
+  ids: { path: { id: 'campaign' }, body: { lead_id: 'lead', step_id: { within: 'id', child: 'step' } } },
   summary: 'Write one lead’s message for a send step now, with the model (a preview: nothing is stored or sent)',
   description:
     'Uses the product, the lead’s fields (as edited and enriched), the step’s template as its intent and the campaign’s examples; the result is validated (`valid`, `problems`: empty body or subject, unfilled variables, over the channel’s or policy’s length, blocked phrases). Charged as one draft: 402 `insufficient_credits` before any model call when the balance is short. 400 `invalid_step` / `no_send_step`; 404 for a lead outside the campaign’s product.',
@@ -102,7 +102,7 @@ export const generateMessageOp = defineOperation({
 export const generateExamplesOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/examples/generate',
-  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId' }, lead_id: 'lead' } },
+  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId', child: 'step' }, lead_id: 'lead' } },
   summary: 'Propose example messages for a send step (not stored: keep the good ones with examples/save)',
   description: 'Written for the lead given, else for a sample person; each is validated like a draft and charged as one. 402 `insufficient_credits` before any model call when the balance is short.',
   tag,
@@ -118,7 +118,7 @@ export const generateExamplesOp = defineOperation({
 export const saveExamplesOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/examples/save',
-  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId', child: 'step' } } },
   summary: 'Keep example messages (written or accepted) for a step or the whole campaign; generation follows them',
   description: 'At most 50 per campaign (409 `too_many_examples`). 400 `invalid_step` for a step that is not a send step of the campaign.',
   tag,
@@ -133,7 +133,7 @@ export const saveExamplesOp = defineOperation({
 export const updateExampleOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/message-review/examples/{exampleID}',
-  ids: { path: { campaignId: 'campaign', exampleID: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', exampleID: { within: 'campaignId', child: 'example' } } },
   summary: 'Replace an example message’s text',
   tag,
   auth: 'user',
@@ -147,7 +147,7 @@ export const updateExampleOp = defineOperation({
 export const reviewQueueOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/message-review',
-  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId', child: 'step' } } },
   summary: 'The review queue: the campaign’s AI-written drafts waiting for a person (or by status), newest first',
   description:
     'One item per action (its latest attempt), with the lead, the channel and the exact destination, the step, the text and its validation problems, the action’s due time and the review deadline. `{items, next_cursor}`.',
@@ -168,7 +168,7 @@ const decision = { 409: ['already_decided', 'draft_replaced', 'draft_failed', 'i
 export const approveDraftOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/approve',
-  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId', child: 'review_item' } } },
   summary: 'Approve a draft: its action’s send is released (once)',
   description: '409 `already_decided` for a draft decided before, `draft_replaced` for an older attempt, `draft_failed` for a failed draft (edit or retry it first).',
   tag,
@@ -182,7 +182,7 @@ export const approveDraftOp = defineOperation({
 export const editDraftOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/edit',
-  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId', child: 'review_item' } } },
   summary: 'Replace a draft’s text (validated) and approve it (`approve: true`) or keep it waiting',
   description: 'Fixes a failed draft too. 422 `invalid_message` with `details.problems` when the text would not pass validation; 409 once decided.',
   tag,
@@ -197,7 +197,7 @@ export const editDraftOp = defineOperation({
 export const reviseDraftOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/revise',
-  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId', child: 'review_item' } } },
   summary: 'Ask the model for a revision with instructions: a new attempt that replaces the draft and waits for review',
   description: 'Charged as a draft (402 `insufficient_credits` before any model call). 409 once decided.',
   tag,
@@ -212,7 +212,7 @@ export const reviseDraftOp = defineOperation({
 export const retryDraftOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/retry',
-  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId', child: 'review_item' } } },
   summary: 'Write a failed draft again: a new attempt that replaces it and waits for review',
   description: 'Charged as a draft (402 `insufficient_credits` before any model call). 409 `not_failed` for a draft that did not fail.',
   tag,
@@ -233,7 +233,7 @@ const generation = {
 export const generateDraftsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/drafts/generate',
-  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId', child: 'step' } } },
   summary: 'Write drafts ahead for the campaign’s pending AI-written actions, as a job (workflow drafts:<campaignId>:<operationId>)',
   description:
     'Selects the pending actions (planned or awaiting approval) of the AI-written steps, or one `step_id`: with scope `missing` those without a draft or whose draft failed, with `all` every one whose draft is not decided. 202 with the operation; repeating the request with the same `client_key` returns it with its exact progress. 402 `insufficient_credits` before anything starts when the balance cannot cover the selection; 400 `not_ai_step` for a step in template mode.',
@@ -250,7 +250,7 @@ export const generateDraftsOp = defineOperation({
 export const generateAllMessagesOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{id}/generate-all-messages',
-  ids: { path: { id: 'campaign' }, body: { step_id: { within: 'id' } } },
+  ids: { path: { id: 'campaign' }, body: { step_id: { within: 'id', child: 'step' } } },
   summary: 'Write again every undecided draft of the campaign’s pending AI-written actions (after new examples or a policy change), as a job',
   description: 'The same job as `message-review/drafts/generate` with scope `all`: 202 with the operation; the same `client_key` returns it with its progress. A rewritten draft waits for review.',
   tag,

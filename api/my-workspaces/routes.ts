@@ -30,7 +30,6 @@ export const listMyWorkspacesOp = defineOperation({
   summary: 'Workspaces the caller can work in: their own first, then team memberships (the Demo one included)',
   tag,
   auth: 'user',
-  actingAs: false,
   responses: { 200: z.array(MyWorkspaceView) },
   errors: { 401: ['unauthorized'] },
   handler: async ({ em, auth }) => (await listMyWorkspaces(em, auth.userId)).map(toView),

@@ -23,6 +23,7 @@ export const listMemoryOp = defineOperation({
 export const putMemoryOp = defineOperation({
   method: 'PUT',
   path: '/api/operator/memory',
+  ids: { body: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] }, '[].app_id': { kind: 'app', missing: [403, 'app_not_owned'] } } },
   summary: 'Remember facts: each is inserted, or replaces the value of the same key (per product, or for all products)',
   tag,
   auth: 'user',

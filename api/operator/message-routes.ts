@@ -42,7 +42,7 @@ While idle the server sends a \`: heartbeat\` comment every 15 s. A client that 
 export const postMessageOp = defineOperation({
   method: 'POST',
   path: '/api/agent/messages',
-  ids: { body: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] }, thread_id: { kind: 'thread', missing: [404, 'thread_not_found'] }, attachment_ids: { within: 'thread_id' } } },
+  ids: { body: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] }, thread_id: { kind: 'thread', missing: [404, 'thread_not_found'] }, attachment_ids: { within: 'thread_id', child: 'attachment', missing: [404, 'attachment_not_found'] } } },
   summary: 'Talk to the Operator: a turn on Temporal, streamed as server-sent events (or confirm / cancel a pending tool call)',
   description: STREAM_DOC,
   tag,

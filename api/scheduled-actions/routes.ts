@@ -35,7 +35,7 @@ const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 export const listCampaignActionsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/scheduled-actions',
-  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId' } } },
+  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId', child: 'step' } } },
   summary: 'The campaign’s scheduled actions by due time, filtered by state, step and due range',
   description: '`due_from` is inclusive, `due_to` exclusive. `{items, next_cursor}`; 400 `invalid_cursor` for a cursor this list did not return.',
   tag,
@@ -60,7 +60,7 @@ export const listCampaignActionsOp = defineOperation({
 export const batchApproveOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/batch-approve',
-  ids: { path: { campaignId: 'campaign' } },
+  ids: { path: { campaignId: 'campaign' }, body: { ids: { each: 'campaign_action', within: 'campaignId', why: 'each action is answered in its own result; one not of this campaign is not_found' } } },
   summary: 'Approve up to 500 actions of the campaign; a result per id',
   description:
     'Each id by the single-action rule: `approved` (and its workflow told), `not_found` (no action of this campaign), or `invalid_state` (not `planned` or `awaiting_approval`; its current state is given).',

@@ -197,15 +197,18 @@ export interface Approval {
 
 type Locked = DiscoveredLeadRow & { agent_list_id: string | null };
 
-/** Selects and locks the workspace's rows of these ids (in id order, so concurrent batches do not deadlock). */
-async function lockRows(tx: EntityManager, actor: Actor, ids: string[]): Promise<Map<string, Locked>> {
+/**
+ * Selects and locks the workspace's rows of these ids (in id order, so concurrent batches do not
+ * deadlock), leaving out the ids the access policy refused the caller (another product's: `not_found`).
+ */
+async function lockRows(tx: EntityManager, actor: Actor, ids: string[], refused: ReadonlySet<string>): Promise<Map<string, Locked>> {
+  const visible = ids.filter((id) => !refused.has(id.toLowerCase()));
   const rows: Locked[] = await tx.execute(
     `select ${COLUMNS}, a.list_id as agent_list_id from discovered_leads d join discovery_agents a on a.id = d.agent_id
      where d.workspace_id = ? and d.id = any(${uuidArray}) order by d.id for update of d`,
-    [actor.workspaceId, JSON.stringify(ids)],
+    [actor.workspaceId, JSON.stringify(visible)],
   );
-  // Rows of a product the member was not given are invisible to them: reported as not_found.
-  return new Map(rows.filter((r) => canAccessApp(actor, r.app_id)).map((r) => [r.id, r]));
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 /**
@@ -214,12 +217,12 @@ async function lockRows(tx: EntityManager, actor: Actor, ids: string[]): Promise
  * leads, (re-read leads that existed), update the rows. `listId` must be a list of each lead's product
  * (400 `invalid_list_id`); without it each lead goes to its agent's list (400 `no_list` if it has none).
  */
-export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, ids: string[], listId?: string): Promise<Approval[]> {
+export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, ids: string[], listId: string | undefined, refused: ReadonlySet<string>): Promise<Approval[]> {
   assertWritable(actor);
-  const unique = [...new Set(ids)];
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
   if (unique.length > MAX_BATCH) throw badRequest('invalid_body', `at most ${MAX_BATCH} ids per batch`);
   return em.transactional(async (tx) => {
-    const rows = await lockRows(tx, actor, unique);
+    const rows = await lockRows(tx, actor, unique, refused);
     // The named list is read only when something is to be approved (a batch of unknown ids is all not_found).
     let list: { id: string; app_id: string } | undefined;
     if (listId && [...rows.values()].some((r) => r.status !== 'approved')) {
@@ -288,12 +291,12 @@ export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, id
 }
 
 /** Rejects the given ids with a reason (one select-for-update and one update). Approved leads are `invalid_transition`. */
-export async function rejectDiscoveredLeads(em: EntityManager, actor: Actor, ids: string[], reason: string): Promise<{ id: string; result: BatchResult }[]> {
+export async function rejectDiscoveredLeads(em: EntityManager, actor: Actor, ids: string[], reason: string, refused: ReadonlySet<string>): Promise<{ id: string; result: BatchResult }[]> {
   assertWritable(actor);
-  const unique = [...new Set(ids)];
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
   if (unique.length > MAX_BATCH) throw badRequest('invalid_body', `at most ${MAX_BATCH} ids per batch`);
   return em.transactional(async (tx) => {
-    const rows = await lockRows(tx, actor, unique);
+    const rows = await lockRows(tx, actor, unique, refused);
     const results = unique.map((id): { id: string; result: BatchResult } => {
       const r = rows.get(id);
       if (!r) return { id, result: 'not_found' };
@@ -317,7 +320,7 @@ export async function rejectDiscoveredLeads(em: EntityManager, actor: Actor, ids
 export async function approveDiscoveredLead(em: EntityManager, actor: Actor, id: string, listId?: string): Promise<Approval> {
   assertWritable(actor);
   await requireDiscoveredLead(em, actor, id);
-  const [a] = await approveDiscoveredLeads(em, actor, [id], listId);
+  const [a] = await approveDiscoveredLeads(em, actor, [id], listId, new Set()); // the id passed requireDiscoveredLead
   if (a.result === 'not_found') throw notFound('discovered lead');
   if (a.result === 'invalid_transition') throw new AppError(409, 'invalid_transition', 'this discovered lead cannot be approved (it has no email or profile URL)');
   if (a.result === 'already_approved' && a.leadId) {
@@ -331,7 +334,7 @@ export async function approveDiscoveredLead(em: EntityManager, actor: Actor, id:
 export async function rejectDiscoveredLead(em: EntityManager, actor: Actor, id: string, reason: string): Promise<BatchResult> {
   assertWritable(actor);
   await requireDiscoveredLead(em, actor, id);
-  const [r] = await rejectDiscoveredLeads(em, actor, [id], reason);
+  const [r] = await rejectDiscoveredLeads(em, actor, [id], reason, new Set()); // the id passed requireDiscoveredLead
   if (r.result === 'not_found') throw notFound('discovered lead');
   if (r.result === 'invalid_transition') throw new AppError(409, 'invalid_transition', 'an approved discovered lead cannot be rejected');
   return r.result;

@@ -186,8 +186,17 @@ export interface PreviewOutcome {
   sample: { lead_id: string; reason: string }[];
 }
 
-/** The bulk checks on a list (paged like the operation) or on given lead ids, without writing. */
-export async function enrollmentPreview(em: EntityManager, actor: Actor, campaignId: string, input: { listId?: string; leadIds?: string[]; sample?: number }): Promise<PreviewOutcome> {
+/**
+ * The bulk checks on a list (paged like the operation) or on given lead ids, without writing. `refused`:
+ * the lead ids the access policy hides from the caller, counted `not_found` like unknown ones.
+ */
+export async function enrollmentPreview(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  input: { listId?: string; leadIds?: string[]; sample?: number },
+  refused: ReadonlySet<string>,
+): Promise<PreviewOutcome> {
   const campaign = await requireCampaign(em, actor, campaignId);
   const sampleSize = input.sample ?? 20;
   const out: PreviewOutcome = { total: 0, would_enroll: 0, skipped: 0, skipped_by_reason: {}, sample: [] };
@@ -213,6 +222,6 @@ export async function enrollmentPreview(em: EntityManager, actor: Actor, campaig
       cursor = page[page.length - 1].id;
     }
   }
-  if (input.leadIds?.length) add(await checkLeadsForCampaign(em, campaign, [...new Set(input.leadIds)]));
+  if (input.leadIds?.length) add(await checkLeadsForCampaign(em, campaign, [...new Set(input.leadIds.map((id) => id.toLowerCase()))], refused));
   return out;
 }

@@ -39,12 +39,15 @@ export async function currentSteps(em: EntityManager, campaign: ICampaign): Prom
  * profile URL or network id for the network) and, for an email first send, an address that has not
  * bounced, is not in a country the campaign's country rule
  * blocks (an allow rule also refuses an unknown country), and, when the campaign has exclusive
- * leads, is not active in another campaign of the workspace. Results in the order given.
+ * leads, is not active in another campaign of the workspace. Results in the order given. A lead the
+ * caller may not see (`refused` by the access policy: another product's) is `not_found`, like an
+ * unknown id, whatever its state.
  */
-export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampaign, leadIds: string[]): Promise<LeadCheck[]> {
+export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampaign, leadIds: string[], refused: ReadonlySet<string> = new Set()): Promise<LeadCheck[]> {
   const steps = await currentSteps(em, campaign);
   const firstSend = steps.find((s) => isSendStep(s.type));
-  const rows = leadIds.length
+  const visible = leadIds.filter((id) => !refused.has(id.toLowerCase()));
+  const rows = visible.length
     ? await em.execute<{ lead_id: string; contact_id: string; email: string | null; profile_url: string | null; network_provider_id: string | null; country: string | null; unsubscribed: boolean; email_bounced: boolean; suppressed: boolean; enrolled: boolean; elsewhere: boolean }[]>(
         `select l.id as lead_id, c.id as contact_id, c.email, c.profile_url, c.network_provider_id, c.country, c.unsubscribed_at is not null as unsubscribed, c.email_bounced_at is not null as email_bounced,
                 exists (select 1 from suppressions s where s.workspace_id = l.workspace_id and c.email_normalised is not null
@@ -53,11 +56,13 @@ export async function checkLeadsForCampaign(em: EntityManager, campaign: ICampai
                 exists (select 1 from enrollments e join campaigns oc on oc.id = e.campaign_id
                          where e.workspace_id = l.workspace_id and e.contact_id = c.id and e.campaign_id <> ? and e.status in ('active', 'paused') and oc.status in ('active', 'paused')) as elsewhere
            from leads l join contacts c on c.id = l.contact_id where l.workspace_id = ? and l.id = any(?::uuid[])`,
-        [campaign.id, campaign.id, campaign.workspace.id, `{${leadIds.join(',')}}`],
+        [campaign.id, campaign.id, campaign.workspace.id, `{${visible.join(',')}}`],
       )
     : [];
   const byId = new Map(rows.map((r) => [r.lead_id, r]));
   const rule = campaign.countryRule;
+  // Ids are matched as the database returns them (lower-case).
+  leadIds = leadIds.map((id) => id.toLowerCase());
   const countries = new Set((rule?.countries ?? []).map((x) => x.toUpperCase()));
   return leadIds.map((leadId) => {
     const r = byId.get(leadId);
@@ -84,13 +89,16 @@ export interface EnrollResult {
   enrollment_id: string | null;
 }
 
-/** Enrolls the leads that pass the checks and starts their workflows in batches; 409 unless the campaign is active or paused. */
-export async function enrollLeads(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string, leadIds: string[]): Promise<EnrollResult[]> {
+/**
+ * Enrolls the leads that pass the checks and starts their workflows in batches; 409 unless the campaign
+ * is active or paused. `refused`: the leads the access policy hides from the caller (skipped `not_found`).
+ */
+export async function enrollLeads(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string, leadIds: string[], refused: ReadonlySet<string>): Promise<EnrollResult[]> {
   assertWritable(actor);
   const campaign = await requireCampaign(em, actor, campaignId);
   if (campaign.status !== 'active' && campaign.status !== 'paused') throw conflict('invalid_transition', `leads can be enrolled only in an active or paused campaign (this one is ${campaign.status})`);
-  const unique = [...new Set(leadIds)];
-  const checks = await checkLeadsForCampaign(em, campaign, unique);
+  const unique = [...new Set(leadIds.map((id) => id.toLowerCase()))];
+  const checks = await checkLeadsForCampaign(em, campaign, unique, refused);
   // One enrollment per lead and campaign, whatever its status: an ended one starts again only by `reenroll`
   // (a lead who replied or was removed is never re-contacted by a bulk add). One set-based insert.
   const ok = checks.filter((x) => x.ok);

@@ -15,6 +15,7 @@ import { uuidv7, uuidv7Floor } from '../../lib/ids.js';
 import { keysetSql, type PageRequest } from '../../lib/pagination.js';
 import { notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
+import { mayOpen, productsOf, type SharedKind } from '../access.js';
 
 /**
  * What a person can choose how to hear about (PUT /api/operator/notification-preferences), with the
@@ -30,97 +31,116 @@ export const NOTIFICATION_TOPICS = {
 } as const;
 export type NotificationTopic = keyof typeof NOTIFICATION_TOPICS;
 
-/** Every notification kind, by the topic whose preference governs it. */
-export const NOTIFICATION_KINDS: Record<string, NotificationTopic> = {
-  'account.disconnected': 'account_disconnected',
+/**
+ * Every notification kind: the topic whose preference governs it, and what it names (`names`: a
+ * resource kind of domain/access.ts, its id at `data[field]`). Its audience is the members who may
+ * open that resource, by the one access rule (`mayOpen`): for a product's resource, members given one
+ * of its products (a reply about a P1 lead reaches no member given only P2); for a workspace-level one
+ * (a sender account), every member. A notification addressed to people (`userIds`) reaches only
+ * those of them in that audience. docs/notifications.md has the same table.
+ */
+export const NOTIFICATION_KINDS = {
+  'account.disconnected': { topic: 'account_disconnected', names: 'account', field: 'platform_account_id' },
   // A lead's sequence failed for good: a sending problem, heard about like a disconnected sender.
-  'enrollment.failed': 'account_disconnected',
-  'reply.received': 'reply_received',
+  'enrollment.failed': { topic: 'account_disconnected', names: 'enrollment', field: 'enrollment_id' },
+  'reply.received': { topic: 'reply_received', names: 'conversation', field: 'conversation_id' },
   // A person asked for no more email (domain/suppressions/unsubscribe.ts): heard about like a reply, their answer.
-  'contact.unsubscribed': 'reply_received',
-  'list_import.completed': 'import_finished',
-  'list_import.failed': 'import_finished',
-  'company_import.ready_for_review': 'import_finished',
-  'company_import.completed': 'import_finished',
-  'operator.confirmation_pending': 'confirmation_pending',
-  draft_review_overdue: 'review_overdue',
-  'operator_task.completed': 'task_finished',
-  'operator_task.failed': 'task_finished',
+  'contact.unsubscribed': { topic: 'reply_received', names: 'contact', field: 'contact_id' },
+  'list_import.completed': { topic: 'import_finished', names: 'list_import', field: 'list_import_id' },
+  'list_import.failed': { topic: 'import_finished', names: 'list_import', field: 'list_import_id' },
+  'company_import.ready_for_review': { topic: 'import_finished', names: 'cdm_import', field: 'company_import_id' },
+  'company_import.completed': { topic: 'import_finished', names: 'cdm_import', field: 'company_import_id' },
+  'operator.confirmation_pending': { topic: 'confirmation_pending', names: 'app', field: 'app_id' },
+  draft_review_overdue: { topic: 'review_overdue', names: 'campaign', field: 'campaign_id' },
+  'operator_task.completed': { topic: 'task_finished', names: 'app', field: 'app_id' },
+  'operator_task.failed': { topic: 'task_finished', names: 'app', field: 'app_id' },
   // An A/B test's rule chose its winner (domain/campaigns/variants.ts): a piece of work that finished.
-  'campaign.variant_winner': 'task_finished',
-};
+  'campaign.variant_winner': { topic: 'task_finished', names: 'campaign', field: 'campaign_id' },
+} as const satisfies Record<string, { topic: NotificationTopic; names: SharedKind; field: string }>;
+export type NotificationKind = keyof typeof NOTIFICATION_KINDS;
 
 export interface NotificationContent {
-  kind: string;
+  kind: NotificationKind;
   title: string;
   body: string;
-  data?: Record<string, unknown>;
+  /** Holds the id of what the kind names (`NOTIFICATION_KINDS[kind].field`). */
+  data: Record<string, unknown>;
   /** Per recipient: a second notification with the same key is not written (e.g. `confirmation:<id>`). */
   key?: string;
 }
 
 export interface Audience {
-  /** Only these users (still members of the workspace); default: every member. */
+  /** Only these users (still members of the workspace who may open what it names); default: every such member. */
   userIds?: string[];
-  /**
-   * Only members who can access this product. Without it, a `data.campaign_id` scopes the
-   * notification to the campaign's product.
-   */
-  appId?: string | null;
 }
 
-interface Recipient {
+interface Member {
   user_id: string;
+  all_apps: boolean;
+  app_ids: string[];
   channel: 'in_app' | 'email';
 }
 
-function topicOf(kind: string): NotificationTopic {
-  const topic = NOTIFICATION_KINDS[kind];
-  if (!topic) throw new Error(`notification kind "${kind}" has no topic (domain/notifications/notifications.ts NOTIFICATION_KINDS)`);
-  return topic;
+function declarationOf(kind: string) {
+  const decl = (NOTIFICATION_KINDS as Record<string, (typeof NOTIFICATION_KINDS)[NotificationKind]>)[kind];
+  if (!decl) throw new Error(`notification kind "${kind}" is not declared (domain/notifications/notifications.ts NOTIFICATION_KINDS)`);
+  return decl;
 }
 
-/** The members to tell, with their channel for the topic (those who chose `none` are left out). */
-async function recipients(em: EntityManager, workspaceId: string, topic: NotificationTopic, audience: Audience, campaignId: string | null): Promise<Recipient[]> {
+/** The workspace's members with their products and their channel for the topic (those who chose `none` are left out). */
+async function members(em: EntityManager, workspaceId: string, topic: NotificationTopic, audience: Audience): Promise<Member[]> {
   const column = NOTIFICATION_TOPICS[topic];
-  return em.execute<Recipient[]>(
-    `with scope as (select coalesce(?::uuid, (select app_id from campaigns where id = ?::uuid)) as app_id)
-     select tm.user_id, coalesce(p.${column}, 'in_app') as channel
+  const users = audience.userIds ? JSON.stringify(audience.userIds) : null;
+  return em.execute<Member[]>(
+    `select tm.user_id, tm.all_apps, coalesce(array(select jsonb_array_elements_text(tm.app_ids)), '{}') as app_ids, coalesce(p.${column}, 'in_app') as channel
        from team_members tm
-       cross join scope
        left join operator_notification_preferences p on p.user_id = tm.user_id
       where tm.workspace_id = ?
-        and (scope.app_id is null or tm.all_apps or tm.app_ids @> jsonb_build_array(scope.app_id::text))
         and (?::jsonb is null or tm.user_id in (select value::uuid from jsonb_array_elements_text(?::jsonb)))
         and coalesce(p.${column}, 'in_app') <> 'none'`,
-    [audience.appId ?? null, campaignId, workspaceId, audience.userIds ? JSON.stringify(audience.userIds) : null, audience.userIds ? JSON.stringify(audience.userIds) : null],
+    [workspaceId, users, users],
   );
 }
 
 /**
- * Notifications of one topic for one workspace, each to every recipient of the audience: one
- * recipients query and one insert. Returns the number of rows written.
+ * Notifications of one topic for one workspace, each to the members of its audience (those who may
+ * open what it names): one query for the members, one per named kind for the products, one insert.
+ * Returns the number of rows written.
  */
 export async function notifyMany(em: EntityManager, workspaceId: string, items: NotificationContent[], audience: Audience = {}): Promise<number> {
   if (!items.length) return 0;
-  const topic = topicOf(items[0].kind);
-  if (items.some((i) => topicOf(i.kind) !== topic)) throw new Error('notifyMany: every item must have the same topic');
-  const campaignIds = new Set(items.map((i) => (typeof i.data?.campaign_id === 'string' ? i.data.campaign_id : null)));
-  const campaignId = audience.appId === undefined && campaignIds.size === 1 ? [...campaignIds][0] : null;
-  const to = await recipients(em, workspaceId, topic, audience, campaignId);
+  const topic = declarationOf(items[0].kind).topic;
+  if (items.some((i) => declarationOf(i.kind).topic !== topic)) throw new Error('notifyMany: every item must have the same topic');
+  const to = await members(em, workspaceId, topic, audience);
   if (!to.length) return 0;
-  const rows = items.flatMap((n) =>
-    to.map((r) => ({
-      id: uuidv7(),
-      user_id: r.user_id,
-      kind: n.kind,
-      title: n.title.slice(0, 200),
-      body: n.body,
-      data: n.data ?? {},
-      dedupe_key: n.key?.slice(0, 200) ?? null,
-      email_state: r.channel === 'email' ? 'pending' : null,
-    })),
-  );
+  // What each item names, and that thing's products.
+  const subject = (n: NotificationContent) => {
+    const { names, field } = declarationOf(n.kind);
+    const id = n.data[field];
+    return { names, id: typeof id === 'string' ? id.toLowerCase() : '' };
+  };
+  const products = new Map<string, Map<string, readonly string[] | null>>();
+  for (const names of new Set(items.map((n) => subject(n).names)))
+    products.set(names, await productsOf(em, workspaceId, names, items.flatMap((n) => (subject(n).names === names ? [subject(n).id] : []))));
+  const rows = items.flatMap((n) => {
+    const s = subject(n);
+    // Not naming a resource it declares (a bug) or naming one not found: members with every product only.
+    const found = products.get(s.names);
+    const apps = found?.has(s.id) ? found.get(s.id)! : [];
+    return to
+      .filter((m) => apps === null || mayOpen({ allApps: m.all_apps, appIds: m.app_ids }, apps))
+      .map((r) => ({
+        id: uuidv7(),
+        user_id: r.user_id,
+        kind: n.kind,
+        title: n.title.slice(0, 200),
+        body: n.body,
+        data: n.data,
+        dedupe_key: n.key?.slice(0, 200) ?? null,
+        email_state: r.channel === 'email' ? 'pending' : null,
+      }));
+  });
+  if (!rows.length) return 0;
   const inserted = await em.execute<{ id: string }[]>(
     `insert into notifications (id, workspace_id, user_id, kind, title, body, data, dedupe_key, email_state, created_at)
      select v.id, ?, v.user_id, v.kind, v.title, v.body, coalesce(v.data, '{}'::jsonb), v.dedupe_key, v.email_state, now()
@@ -134,8 +154,8 @@ export async function notifyMany(em: EntityManager, workspaceId: string, items: 
 
 /** One notification (see `notifyMany`). */
 export function notify(em: EntityManager, workspaceId: string, n: NotificationContent & Audience): Promise<number> {
-  const { userIds, appId, ...content } = n;
-  return notifyMany(em, workspaceId, [content], { userIds, appId });
+  const { userIds, ...content } = n;
+  return notifyMany(em, workspaceId, [content], { userIds });
 }
 
 // ---- Domain events --------------------------------------------------------------------------
@@ -147,7 +167,8 @@ const preview = (s: string, max = 280) => {
 
 /**
  * Replies of a batch of inbound messages (domain/inbox/ingest.ts): one notification per
- * conversation (its newest reply of the batch) to every member, named after the lead. Three
+ * conversation (its newest reply of the batch) to the members who may open the conversation, named
+ * after the lead. Three
  * statements for the whole batch (names, recipients, insert); keyed by the message, so a batch
  * processed again notifies nobody twice.
  */
@@ -177,7 +198,7 @@ export async function notifyReplies(
   const items = [...newest.values()].map((r) => {
     const who = (r.lead_id && nameOf.get(r.lead_id)) || r.sender;
     return {
-      kind: 'reply.received',
+      kind: 'reply.received' as const,
       title: `${who} replied`,
       body: preview(r.body),
       data: { conversation_id: r.conversation_id, lead_id: r.lead_id, message_id: r.id, replies: count.get(r.conversation_id) ?? 1 },
@@ -223,7 +244,6 @@ export async function notifyListImportFinished(em: EntityManager, importId: stri
     data: { list_import_id: importId, list_id: imp.list_id, app_id: imp.app_id, status: imp.status, leads_added: imp.leads_added },
     key: `list_import:${importId}:${imp.status}`,
     userIds: [imp.user_id],
-    appId: imp.app_id,
   });
 }
 
@@ -251,7 +271,6 @@ export async function notifyCompanyImport(em: EntityManager, jobId: string, stat
     data: { company_import_id: jobId, list_id: job.list_id, app_id: job.app_id, state },
     key: `company_import:${jobId}:${state}:${job.run}`,
     userIds: [job.created_by_id],
-    appId: job.app_id,
   });
 }
 
@@ -271,7 +290,6 @@ export async function notifyConfirmationPending(em: EntityManager, confirmationI
     data: { confirmation_id: confirmationId, thread_id: c.thread_id, app_id: c.app_id, tool_name: c.tool_name, expires_at: new Date(c.expires_at).toISOString() },
     key: `confirmation:${confirmationId}`,
     userIds: [c.user_id],
-    appId: c.app_id,
   });
 }
 
@@ -290,7 +308,6 @@ export async function notifyTaskFinished(em: EntityManager, taskId: string): Pro
     data: { task_id: taskId, app_id: task.app_id, status: task.status, run: task.run },
     key: `operator_task:${taskId}:${task.run}`,
     userIds: [task.user_id],
-    appId: task.app_id,
   });
 }
 

@@ -10,7 +10,7 @@ import { defineTool } from './registry.js';
 export const agentPromotionTools = [
   defineTool({
     name: 'preview_signal',
-    ids: { agent_id: 'agent', signal_id: { within: 'agent_id' } },
+    ids: { agent_id: 'agent', signal_id: { within: 'agent_id', child: 'signal' } },
     domain: 'agents',
     description:
       'Try one signal of a discovery agent (signal_id) or an unsaved one (signal: kind, keywords) against its enabled sources: sample candidates with their ICP score, verdict and reasons, and whether the workspace already has them. Writes nothing.',
@@ -31,7 +31,7 @@ export const agentPromotionTools = [
   }),
   defineTool({
     name: 'promote_rejected_profile',
-    ids: { agent_id: 'agent', raw_id: { within: 'agent_id' } },
+    ids: { agent_id: 'agent', raw_id: { within: 'agent_id', child: 'rejected_profile' } },
     domain: 'agents',
     description: 'Promote one rejected profile of a discovery agent to a discovered lead (status new), keeping its score and reasons. Promoting it again returns the same lead.',
     input: z.object({ agent_id: z.uuid(), raw_id: z.uuid() }).strict(),

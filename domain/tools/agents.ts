@@ -88,7 +88,7 @@ export const agentTools = [
 
   defineTool({
     name: 'launch_discovery',
-    ids: { agent_id: 'agent', signal_id: { within: 'agent_id' } },
+    ids: { agent_id: 'agent', signal_id: { within: 'agent_id', child: 'signal' } },
     domain: 'discovery',
     description: 'Launch a discovery run of an agent for one of its signals (or all enabled ones): it searches the sources and qualifies candidates against the ICP.',
     input: z.object({ agent_id: z.uuid(), signal_id: z.uuid().optional() }).strict(),

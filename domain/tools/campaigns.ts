@@ -129,7 +129,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'add_campaign_step',
-    ids: { campaign_id: 'campaign' },
+    ids: { campaign_id: 'campaign', 'step.variants[].id': { value: 'a variant’s own id: given back on an edit, it keeps that variant' } },
     domain: 'campaigns',
     description:
       'Add a step to a campaign (appended, or at a 0-based position): email {subject, body}, invitation {note?}, message {body}, wait {amount, unit: minutes|hours|business_days}, condition {check: accepted|opened|clicked|replied, expect}. Templates may use {{first_name}}, {{company}} … with fallbacks {{first_name|there}}. An email or message step may carry A/B `variants` (2–5, each {name?, weight?, config?}: a variant without config sends the step’s) and a `winner_rule` {metric: reply_rate|open_rate|click_rate, min_sends, confidence: 0.8|0.9|0.95|0.99}.',
@@ -142,7 +142,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'update_campaign_step',
-    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' }, 'step.variants[].id': { value: 'a variant’s own id: given back on an edit, it keeps that variant' } },
     domain: 'campaigns',
     description: "Replace a campaign step's type and config (same shapes as add_campaign_step); running enrollments move to the new version at their next step boundary.",
     input: z.object({ campaign_id: z.uuid(), step_id: z.uuid(), step: StepInput }).strict(),
@@ -154,7 +154,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'get_step_variants',
-    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } },
     domain: 'campaigns',
     description:
       "Read a step's A/B test: per variant the sends, human opens, clicks and replies with their rates (machine opens and clicks from privacy proxies and link scanners counted apart), the winner if chosen, and where the automatic winner rule stands.",
@@ -164,7 +164,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'choose_variant_winner',
-    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' }, variant_id: { value: 'a variant of the step, checked in domain/campaigns/variants.ts (another step’s is not found)' } },
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' }, variant_id: { value: 'a variant of the step, checked in domain/campaigns/variants.ts (another step’s is not found)' } },
     domain: 'campaigns',
     description: "Choose a step's winning A/B variant by hand (replacing an earlier choice): new sends of the step use it; sends already planned keep theirs.",
     input: z.object({ campaign_id: z.uuid(), step_id: z.uuid(), variant_id: z.uuid() }).strict(),
@@ -173,7 +173,7 @@ export const campaignTools = [
   }),
   defineTool({
     name: 'clear_variant_winner',
-    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } },
     domain: 'campaigns',
     description: "Clear a step's A/B winner: new sends split by weight again (the automatic rule, if any, may choose again).",
     input: z.object({ campaign_id: z.uuid(), step_id: z.uuid() }).strict(),

@@ -37,7 +37,7 @@ const exportView = (e: IContactExport) => ({
 export const contactTools = [
   defineTool({
     name: 'list_contacts',
-    ids: { list_id: 'list', app_id: 'app' },
+    ids: { list_id: 'list', app_id: 'app', after: { value: 'a page cursor (the last contact id of the previous page)' } },
     domain: 'contacts',
     description:
       'List contacts of the workspace (oldest first, up to `limit`, default 20, max 50), filtered by list, product, fit label (good, maybe, bad, none), pinned, and q (text in name, email, company or title). `after` continues after a contact id.',

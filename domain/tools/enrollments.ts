@@ -10,7 +10,7 @@ import { defineTool } from './registry.js';
 export const enrollmentTools = [
   defineTool({
     name: 'get_enrollments',
-    ids: { campaign_id: 'campaign', enrollment_id: 'enrollment', step_id: { within: 'campaign_id' }, lead_id: 'lead' },
+    ids: { campaign_id: 'campaign', enrollment_id: 'enrollment', step_id: { within: 'campaign_id', child: 'step' }, lead_id: 'lead' },
     domain: 'enrollments',
     description:
       'Read leads’ enrollments in a campaign: status, current step, the next action with its due time, and why it has not happened yet (`waiting.reason`: campaign_paused, paused, waiting_for_window, waiting_step_delay, awaiting_review, gap, cap_daily, …; `waiting.until` when known). Give enrollment_id for one, or campaign_id with optional filters (status, step_id = current step, lead_id) and a cursor from a previous answer for the next page.',

@@ -12,7 +12,7 @@ const model = toolModel;
 export const messageReviewTools = [
   defineTool({
     name: 'preview_campaign_message',
-    ids: { campaign_id: 'campaign', lead_id: 'lead', step_id: { within: 'campaign_id' } },
+    ids: { campaign_id: 'campaign', lead_id: 'lead', step_id: { within: 'campaign_id', child: 'step' } },
     domain: 'message-review',
     description: 'Write one lead’s message for a send step of a campaign with the model (not stored or sent); says whether it passes validation. Costs one draft’s credits.',
     input: z.object({ campaign_id: z.uuid(), lead_id: z.uuid(), step_id: z.uuid().optional() }).strict(),
@@ -55,7 +55,7 @@ export const messageReviewTools = [
   }),
   defineTool({
     name: 'save_message_examples',
-    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } },
     domain: 'message-review',
     description: 'Keep example messages for a campaign (or one of its send steps); AI-written messages follow their tone and length.',
     input: z.object({ campaign_id: z.uuid(), step_id: z.uuid().nullable().optional(), items: z.array(z.object({ subject: z.string().max(200).nullable().optional(), body: z.string().min(1).max(20_000) }).strict()).min(1).max(20) }).strict(),
@@ -82,7 +82,7 @@ export const messageReviewTools = [
   }),
   defineTool({
     name: 'approve_message_draft',
-    ids: { campaign_id: 'campaign', draft_id: { within: 'campaign_id' } },
+    ids: { campaign_id: 'campaign', draft_id: { within: 'campaign_id', child: 'review_item' } },
     domain: 'message-review',
     description: 'Approve an AI-written draft of a campaign: its message is then sent to the lead.',
     input: z.object({ campaign_id: z.uuid(), draft_id: z.uuid() }).strict(),
@@ -94,7 +94,7 @@ export const messageReviewTools = [
   }),
   defineTool({
     name: 'generate_message_drafts',
-    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id' } },
+    ids: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } },
     domain: 'message-review',
     description: 'Write AI drafts ahead for a campaign’s pending AI-written actions, as a job: scope missing (no draft yet, or failed) or all (rewrite every undecided draft). Spends credits per draft; the same client_key returns the same job.',
     input: z.object({ campaign_id: z.uuid(), scope: z.enum(['missing', 'all']).default('missing'), step_id: z.uuid().optional(), client_key: z.string().min(1).max(200) }).strict(),

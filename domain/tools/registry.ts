@@ -9,7 +9,7 @@ import type { Jobs } from '../jobs.js';
 import type { Config } from '../../lib/config.js';
 import type { ModelAdapter } from '../../lib/llm/index.js';
 import type { Providers } from '../../lib/providers.js';
-import { authorizeRequest, looksLikeId, type IdRule } from '../access.js';
+import { authorizeRequest, idFields, type IdRule } from '../access.js';
 
 export const RISKS = ['read', 'change', 'send', 'spend', 'delete'] as const;
 export type Risk = (typeof RISKS)[number];
@@ -50,10 +50,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   run(ctx: ToolContext, input: z.output<S>): Promise<unknown>;
 }
 
-const inputKeys = (input: z.ZodType): string[] => Object.keys((input as { shape?: Record<string, z.ZodType> }).shape ?? {});
-
-/** The input fields that read as ids and that the tool's `ids` does not declare. */
-export const undeclaredToolIds = (tool: Pick<Tool, 'input' | 'ids'>): string[] => inputKeys(tool.input).filter((k) => looksLikeId(k) && !tool.ids?.[k]);
+/** The input fields that carry ids (domain/access.ts `idFields`) and that the tool's `ids` does not declare. */
+export const undeclaredToolIds = (tool: Pick<Tool, 'input' | 'ids'>): string[] => idFields(tool.input).filter((k) => !tool.ids?.[k]);
 
 export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
   const missing = undeclaredToolIds(tool);

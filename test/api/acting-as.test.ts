@@ -70,3 +70,39 @@ test('identity and token routes ignore X-Acting-As', async (t) => {
   t.is(tok.status, 201);
   t.is((await call('GET', '/api/users/me/api-tokens', { token: owner.accessToken })).body.length, 0);
 });
+
+// Generated over every operation: the README lists the routes that ignore X-Acting-As (declared
+// `actingAs: false`); on every other authenticated route a header naming a workspace the caller is not
+// a member of is 403 `not_assigned` and a malformed one 400 `invalid_user`, never silently ignored.
+test('X-Acting-As on every route: as the README states (ignored only where it says so, else 400 / 403)', async (t) => {
+  const { allOperations } = await import('../../api/operations.js');
+  const { readFileSync } = await import('node:fs');
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const user = allOperations().filter((op) => op.auth === 'user');
+  const ignoring = user.filter((op) => !op.actingAs);
+  const listed = (op: (typeof user)[number]) => {
+    const named = [`\`${op.method} ${op.path}\``, `\`${op.path}\``].some((x) => readme.includes(x));
+    return named || (op.path.startsWith('/api/users/me') && readme.includes('`/api/users/me*`'));
+  };
+  t.deepEqual(
+    ignoring.filter((op) => !listed(op)).map((op) => `${op.method} ${op.path}`),
+    [],
+    'every operation that ignores X-Acting-As is named in the README',
+  );
+  const owner = await createOwner();
+  const stranger = await createUser();
+  const problems: string[] = [];
+  for (const op of user.filter((o) => o.actingAs)) {
+    // Path parameters get a well-formed value: the header is checked before anything is looked up.
+    const path = op.path.replace(/\{[^}]+\}/g, '0190a000-0000-7000-8000-000000000001');
+    for (const [header, want] of [
+      [owner.id, '403 not_assigned'],
+      ['garbage', '400 invalid_user'],
+    ] as const) {
+      const r = await call(op.method, path, { token: stranger.accessToken, headers: { 'x-acting-as': header } });
+      const got = `${r.status} ${r.body?.error?.code ?? ''}`.trim();
+      if (got !== want) problems.push(`${op.method} ${op.path} with ${header === 'garbage' ? 'a malformed' : 'a stranger’s'} header: ${got} (expected ${want})`);
+    }
+  }
+  t.deepEqual(problems, []);
+});

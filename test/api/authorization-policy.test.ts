@@ -11,7 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { allOperations } from '../../api/operations.js';
 import type { Operation } from '../../api/operation.js';
-import { authorizeRequest, OWN_KINDS, PRODUCT_KINDS, ruleKind, type IdRule, type Kind } from '../../domain/access.js';
+import { authorizeRequest, OWN_KINDS, PRODUCT_KINDS, ruleKind, type IdRule, type IdDeclaration, type Kind } from '../../domain/access.js';
+import { NOTIFICATION_KINDS, notify, notifyReplies, type NotificationKind } from '../../domain/notifications/notifications.js';
+import { readFileSync } from 'node:fs';
 import { AppError } from '../../domain/errors.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { allTools } from '../../domain/tools/index.js';
@@ -141,6 +143,8 @@ interface Fixture {
  */
 function requestFor(op: Operation, target: Target, f: Fixture): { path: string; body?: unknown; sent?: Record<string, unknown> } | null {
   const params = shapeOf(op.params);
+  // A child in the path (an import within its product) cannot be made for another parent: the policy decides.
+  if (target.part !== 'path' && Object.values(op.ids?.path ?? {}).some((rule) => typeof rule === 'object' && 'within' in rule)) return null;
   let path = op.path;
   for (const [, name] of op.path.matchAll(/\{([^}]+)\}/g)) {
     const rule = op.ids?.path?.[name] as IdRule;
@@ -213,12 +217,22 @@ async function httpOutcome(op: Operation, req: { path: string; body?: unknown },
   return `${r.status} ${r.body?.error?.code ?? ''}`.trim();
 }
 
+/** A part's value holding `id` at a declared field's path (`a`, `a[].b`, `[].b`). */
+function nest(path: string, id: string): unknown {
+  const [seg, ...rest] = path.split('.');
+  const inner = rest.length ? nest(rest.join('.'), id) : id;
+  const many = seg.endsWith('[]');
+  const key = many ? seg.slice(0, -2) : seg;
+  const value = many ? [inner] : inner;
+  return key ? { [key]: value } : value;
+}
+
 /** The outcome of the policy itself for one id (when no valid request can be made for the case). */
 async function policyOutcome(op: Operation, target: Target, id: string, user: TestUser, actingAs?: string): Promise<string> {
   const e = await em();
   const actor = await resolveActor(e as never, { userId: user.id, kind: 'session' }, actingAs);
   try {
-    await authorizeRequest(e as never, actor, op.ids!, target.part, { [target.name]: id });
+    await authorizeRequest(e as never, actor, op.ids!, target.part, nest(target.name, id));
     return 'passes';
   } catch (err) {
     return err instanceof AppError ? `${err.status} ${err.code}` : String(err);
@@ -309,6 +323,137 @@ test.serial('every tool with ids: the same policy through runTool (Operator and 
   t.deepEqual(problems, []);
 });
 
+// Generated over every notification kind (domain/notifications/notifications.ts NOTIFICATION_KINDS):
+// about P1's resource of the kind it names, a member given only P2 hears nothing (unless the resource
+// is the workspace's), a member given P1 and the owner hear it; docs/notifications.md's table says the same.
+test.serial('every notification kind reaches only the members who may open what it names; the docs table matches', async (t) => {
+  const f = await setup();
+  const e = await em();
+  const heard = async (userId: string, key: string) =>
+    Number((await e.execute<{ n: string }[]>(`select count(*) as n from notifications where user_id = ? and workspace_id = ? and dedupe_key = ?`, [userId, f.workspaceId, key]))[0].n);
+  const docs = readFileSync(new URL('../../docs/notifications.md', import.meta.url), 'utf8').split('\n');
+  const problems: string[] = [];
+  for (const [kind, decl] of Object.entries(NOTIFICATION_KINDS) as [NotificationKind, (typeof NOTIFICATION_KINDS)[NotificationKind]][]) {
+    const key = `policy:${kind}:${randomUUID()}`;
+    await notify(e as never, f.workspaceId, { kind, title: kind, body: kind, data: { [decl.field]: f.p1[decl.names] }, key });
+    const workspaceLevel = !(PRODUCT_KINDS as string[]).includes(decl.names);
+    const got = { limited: await heard(f.limited.id, key), both: await heard(f.both.id, key), owner: await heard(f.owner.id, key) };
+    const want = { limited: workspaceLevel ? 1 : 0, both: 1, owner: 1 };
+    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push(`${kind} (names ${decl.names}): ${JSON.stringify(got)} (expected ${JSON.stringify(want)})`);
+    const row = docs.find((line) => line.startsWith(`| \`${kind}\``) || line.includes(`, \`${kind}\` |`));
+    if (!row?.includes(`| \`${decl.names}\` (\`${decl.field}\`) |`)) problems.push(`docs/notifications.md: no row for ${kind} naming \`${decl.names}\` (\`${decl.field}\`)`);
+  }
+  // The reply path itself (a batch of inbound messages): P1's conversation is not the P2 member's.
+  const message = randomUUID();
+  await notifyReplies(e as never, f.workspaceId, [{ id: message, conversation_id: f.p1.conversation, lead_id: f.p1.lead, sender: 'x@example.test', body: 'Secret pricing question', sent_at: new Date().toISOString() }]);
+  const replyKey = `reply:${message}`;
+  t.is(await heard(f.limited.id, replyKey), 0, 'a member without the product is not told of the reply');
+  t.is(await heard(f.both.id, replyKey), 1);
+  t.deepEqual(problems, []);
+});
+
+/** Every `within` and `each` rule of the registries, with the request part it is in. */
+function childRules(decls: { where: string; ids: IdDeclaration | undefined }[]) {
+  const out: { where: string; ids: IdDeclaration; part: Part; name: string; rule: Extract<IdRule, { within: string }> }[] = [];
+  for (const { where, ids } of decls)
+    for (const part of ['path', 'query', 'body'] as Part[])
+      for (const [name, rule] of Object.entries(ids?.[part] ?? {})) if (typeof rule === 'object' && 'within' in rule) out.push({ where, ids: ids!, part, name, rule });
+  return out;
+}
+
+/** The part and value of a parent id: P1's resource of its declared kind. */
+function parentOf(ids: IdDeclaration, name: string, f: Fixture): { part: Part; value: string } {
+  for (const part of ['path', 'query', 'body'] as Part[]) {
+    const rule = ids[part]?.[name];
+    if (rule && ruleKind(rule)) return { part, value: f.p1[ruleKind(rule)!] };
+  }
+  throw new Error(`parent ${name} has no kind`);
+}
+
+// Generated over every `within` rule (children looked up inside a parent) and every `each` batch inside
+// one: an id that is not a child of the named parent (an unknown one, another parent's) is refused by
+// the policy, with the declared code, never passed to the domain to answer an empty 200.
+test.serial('every child id (within / each within) not inside its parent is refused by the policy', async (t) => {
+  const f = await setup();
+  const e = await em();
+  const actor = await resolveActor(e as never, { userId: f.owner.id, kind: 'session' }, undefined);
+  const decls = [
+    ...allOperations().map((op) => ({ where: `${op.method} ${op.path}`, ids: op.ids })),
+    ...allTools().map((tool) => ({ where: `tool ${tool.name}`, ids: tool.ids ? { body: tool.ids } : undefined })),
+  ];
+  const problems: string[] = [];
+  let cases = 0;
+  for (const c of childRules(decls)) {
+    const parent = parentOf(c.ids, c.rule.within, f);
+    const stranger = randomUUID();
+    const single = { [c.name]: stranger };
+    const parts = { [parent.part]: { [c.rule.within]: parent.value }, [c.part]: { ...(parent.part === c.part ? { [c.rule.within]: parent.value } : {}), ...single } };
+    cases++;
+    try {
+      const refused = await authorizeRequest(e as never, actor, c.ids, c.part, parts[c.part], parts);
+      if ('each' in c.rule) {
+        if (!refused.includes(stranger)) problems.push(`${c.where} ${c.part}.${c.name}: an id outside the parent was not refused`);
+      } else problems.push(`${c.where} ${c.part}.${c.name}: an id outside the parent passed`);
+    } catch (err) {
+      const want = ('missing' in c.rule && c.rule.missing ? c.rule.missing : [404, 'not_found']).join(' ');
+      const got = err instanceof AppError ? `${err.status} ${err.code}` : String(err);
+      if (got !== want) problems.push(`${c.where} ${c.part}.${c.name}: ${got} (expected ${want})`);
+    }
+  }
+  t.log(`${cases} child rules`);
+  t.true(cases > 30);
+  t.deepEqual(problems, []);
+});
+
+// The two filters the issue names: another campaign's step is 404, not an empty page.
+test.serial('a step_id filter naming another campaign’s step is 404 (scheduled actions, message review)', async (t) => {
+  const f = await setup();
+  const [other] = await (await em()).execute<{ id: string }[]>(`select id from campaign_steps where campaign_id = ? limit 1`, [f.p2.campaign]);
+  const [own] = await (await em()).execute<{ id: string }[]>(`select id from campaign_steps where campaign_id = ? limit 1`, [f.p1.campaign]);
+  for (const route of ['scheduled-actions', 'message-review']) {
+    const bad = await call('GET', `/api/campaigns/${f.p1.campaign}/${route}?step_id=${other.id}`, { token: f.owner.accessToken });
+    t.is(bad.status, 404, `${route}: ${bad.text}`);
+    t.is(bad.body.error.code, 'not_found');
+    const ok = await call('GET', `/api/campaigns/${f.p1.campaign}/${route}?step_id=${own.id}`, { token: f.owner.accessToken });
+    t.is(ok.status, 200, `${route}: ${ok.text}`);
+  }
+});
+
+// Batches answered item by item: another product's item is answered exactly as an unknown id.
+test.serial('batch items of another product are answered not_found, revealing nothing (enroll, preview, discovered-lead batches)', async (t) => {
+  const f = await setup();
+  const e = await em();
+  const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, headers: { 'x-acting-as': f.owner.id }, ...(body === undefined ? {} : { body }) });
+  // P2's campaign, paused so that nothing is sent whatever is enrolled.
+  await e.execute(`update campaigns set status = 'paused' where id = ?`, [f.p2.campaign]);
+  const unknown = randomUUID();
+  const enroll = await call('POST', `/api/campaigns/${f.p2.campaign}/leads`, as(f.limited, { lead_ids: [f.p1.lead, unknown] }));
+  t.is(enroll.status, 200, enroll.text);
+  t.deepEqual(
+    enroll.body.items.map((i: { lead_id: string; status: string; reason: string }) => [i.lead_id, i.status, i.reason]),
+    [
+      [f.p1.lead, 'skipped', 'not_found'],
+      [unknown, 'skipped', 'not_found'],
+    ],
+  );
+  t.is(Number((await e.execute<{ n: string }[]>(`select count(*) as n from enrollments where campaign_id = ? and lead_id = ?`, [f.p2.campaign, f.p1.lead]))[0].n), 0);
+  const preview = await call('GET', `/api/campaigns/${f.p2.campaign}/enrollment-preview?lead_ids=${f.p1.lead},${unknown}`, as(f.limited));
+  t.is(preview.status, 200, preview.text);
+  t.like(preview.body, { total: 2, would_enroll: 0, skipped_by_reason: { not_found: 2 } });
+  // The member given P1 too sees the lead (whatever its answer, not not_found).
+  const seen = await call('GET', `/api/campaigns/${f.p2.campaign}/enrollment-preview?lead_ids=${f.p1.lead}`, as(f.both));
+  t.is(seen.body.skipped_by_reason.not_found, undefined, seen.text);
+  for (const route of ['batch-approve', 'batch-reject']) {
+    const r = await call('POST', `/api/discovered-leads/${route}`, as(f.limited, { ids: [f.p1.discovered_lead, unknown], ...(route === 'batch-reject' ? { reason: 'x' } : {}) }));
+    t.is(r.status, 200, r.text);
+    t.deepEqual(r.body.results, [
+      { id: f.p1.discovered_lead, result: 'not_found' },
+      { id: unknown, result: 'not_found' },
+    ]);
+  }
+  t.is((await e.execute<{ status: string }[]>(`select status from discovered_leads where id = ?`, [f.p1.discovered_lead]))[0].status, 'new');
+});
+
 // Last: the allowed member really runs the operations (deletions included).
 test.serial('every id-taking operation: a member given the product is not refused', async (t) => {
   const f = await setup();
@@ -336,7 +481,15 @@ test('the router refuses to register an operation whose ids are not declared; de
   t.notThrows(() => buildRouter([op({})], services));
   t.throws(() => buildRouter([op({ ids: undefined })], services), { message: /getCampaignsById: declare what these ids name .*path\.id/ });
   t.throws(() => buildRouter([op({ ids: { path: { id: 'campaign' } }, query: z.object({ lead_id: z.uuid() }) })], services), { message: /query\.lead_id/ });
-  t.throws(() => buildRouter([op({ ids: { path: { id: { within: 'campaignId' } } } })], services), { message: /within campaignId, undeclared/ });
+  t.throws(() => buildRouter([op({ ids: { path: { id: { within: 'campaignId', child: 'step' } } } })], services), { message: /within campaignId, undeclared/ });
+  // Found by the schema, whatever the name or the nesting: a uuid field, `ids`, an id inside a batch's items, a union's branch.
+  const post = (body: z.ZodType, ids?: Operation['ids']) => op({ method: 'POST', body, ids: { path: { id: 'campaign' }, ...ids } });
+  t.throws(() => buildRouter([post(z.object({ reassign_to: z.uuid() }))], services), { message: /body\.reassign_to/ });
+  t.throws(() => buildRouter([post(z.object({ ids: z.array(z.string()) }))], services), { message: /body\.ids/ });
+  t.throws(() => buildRouter([post(z.object({ events: z.array(z.object({ target: z.uuid() })) }))], services), { message: /body\.events\[\]\.target/ });
+  t.throws(() => buildRouter([post(z.xor([z.object({ signal_id: z.uuid() }), z.object({ name: z.string() })]))], services), { message: /body\.signal_id/ });
+  t.throws(() => buildRouter([post(z.array(z.object({ app_id: z.uuid() })))], services), { message: /body\.\[\]\.app_id/ });
+  t.notThrows(() => buildRouter([post(z.object({ events: z.array(z.object({ target: z.uuid() })) }), { body: { 'events[].target': { value: 'test' } } })], services));
   t.throws(() => defineTool({ name: 'x', domain: 'x', description: 'x', input: z.object({ campaign_id: z.uuid() }), risk: 'read', run: async () => null }), { message: /tool x: .*campaign_id/ });
   // Every registered operation and tool passed the same check (else the API would not have started).
   t.deepEqual(allOperations().flatMap((o) => undeclaredIds(o).map((m) => `${o.operationId}: ${m}`)), []);

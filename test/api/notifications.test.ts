@@ -108,7 +108,7 @@ test('list: newest first, cursor pages, unread filter; read-all up to a given no
   const u = await createOwner();
   const ws = await workspaceIdOf(u.id);
   const e = await em();
-  for (let i = 0; i < 5; i++) await notify(e, ws, { kind: 'account.disconnected', title: `n${i}`, body: `body ${i}` });
+  for (let i = 0; i < 5; i++) await notify(e, ws, { kind: 'account.disconnected', title: `n${i}`, body: `body ${i}`, data: {} });
   const p1 = (await list(u, '?limit=2')).body;
   t.deepEqual(p1.items.map((n: { title: string }) => n.title), ['n4', 'n3']);
   const p2 = (await list(u, `?limit=2&cursor=${p1.next_cursor}`)).body;
@@ -252,7 +252,7 @@ test('a pending Operator confirmation notifies its user; a finished Operator tas
 test('Operator tools: list_notifications reads the caller’s, mark_notifications_read marks given ids or all', async (t) => {
   const u = await createOwner();
   const ws = await workspaceIdOf(u.id);
-  for (const title of ['a', 'b', 'c']) await notify(await em(), ws, { kind: 'account.disconnected', title, body: title });
+  for (const title of ['a', 'b', 'c']) await notify(await em(), ws, { kind: 'account.disconnected', title, body: title, data: {} });
   const { services } = await api();
   const ctx = { em: await em(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined) };
   const listed = (await runTool(findTool('list_notifications')!, ctx, { unread_only: true })) as { unread: number; notifications: { id: string; title: string }[] };

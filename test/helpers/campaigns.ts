@@ -129,7 +129,7 @@ export async function enrollWithReviewDeadline(u: TestUser, campaignId: string, 
   };
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  return enrollLeads(e as never, jobs, actor, campaignId, leadIds);
+  return enrollLeads(e as never, jobs, actor, campaignId, leadIds, new Set());
 }
 
 /** A new owner on the pro plan with a product, a list, a fast sender account on `channel`, and an active campaign of `steps` sending from it. */

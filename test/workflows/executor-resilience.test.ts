@@ -30,7 +30,7 @@ test('a worker killed after the connector sent but before the send was recorded:
   t.teardown(() => (first.exitCode === null ? stopChild(first) : undefined));
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  const [r] = await enrollLeads(e as never, temporalJobs(services.temporal, taskQueue), actor, campaign.id, [lead.leadId]);
+  const [r] = await enrollLeads(e as never, temporalJobs(services.temporal, taskQueue), actor, campaign.id, [lead.leadId], new Set());
   t.is(r.status, 'enrolled');
 
   // The invitation has reached the network, and the activity sleeps before recording it.

@@ -196,7 +196,7 @@ test('a worker killed between the SMTP send and its record: the retry finds the 
   t.teardown(() => (first.exitCode === null ? stopChild(first) : undefined));
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  const [r] = await enrollLeads(e as never, temporalJobs(services.temporal, taskQueue), actor, campaign.id, [lead.leadId]);
+  const [r] = await enrollLeads(e as never, temporalJobs(services.temporal, taskQueue), actor, campaign.id, [lead.leadId], new Set());
   t.is(r.status, 'enrolled');
 
   // The message is in the prospect's mailbox and its copy in the sender's Sent folder (filed before the
