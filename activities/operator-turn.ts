@@ -14,6 +14,7 @@ import {
   type PlannedCall,
   type TurnDeps,
 } from '../domain/operator/turns.js';
+import { AppError } from '../domain/errors.js';
 import { LlmError, type Usage } from '../lib/llm/types.js';
 import { connectRedis } from '../lib/redis.js';
 import { withProviders, type Providers } from '../lib/providers.js';
@@ -30,9 +31,12 @@ export function createOperatorActivities(deps: ActivityDeps, overrides: Partial<
     jobs ??= deps.jobs ? Promise.resolve(deps.jobs) : connectTemporal(deps.config).then((c) => temporalJobs(c, deps.config.temporal.taskQueue));
     return { em: deps.orm.em.fork() as EntityManager, redis, llm: providers.llm, toolContext: { jobs: await jobs, config: deps.config, providers } };
   };
-  /** A model refusal that will not change on retry fails the turn with its code. */
-  const modelFailure = (err: unknown) =>
-    err instanceof LlmError && !err.retryable ? ApplicationFailure.nonRetryable(err.message, `model_${err.code}`) : err;
+  /** A model refusal that will not change on retry fails the turn with its code; so does a domain refusal (402 `insufficient_credits` when the turn's lapsed hold cannot be taken again). */
+  const modelFailure = (err: unknown) => {
+    if (err instanceof LlmError && !err.retryable) return ApplicationFailure.nonRetryable(err.message, `model_${err.code}`);
+    if (err instanceof AppError && err.status < 500) return ApplicationFailure.nonRetryable(err.message, err.code);
+    return err;
+  };
 
   return {
     async operatorModelStep(input: { turnId: string; messageId: string }) {

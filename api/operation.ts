@@ -71,8 +71,13 @@ export interface OperationSpec<
   beyondSpec?: boolean;
   auth: A;
   rateLimit?: RateGroup;
-  /** X-Acting-As does not apply to identity and token routes. */
-  actingAs?: boolean;
+  /**
+   * X-Acting-As: `true` (default for user routes) acts in the owner's workspace it names; `'self'`
+   * checks the header the same way (400 malformed, 403 not a member there) but answers for the caller's
+   * own (a buyer's offer, the plan catalog); `false`: ignored (identity, token and membership routes,
+   * listed in the README).
+   */
+  actingAs?: boolean | 'self';
   /**
    * Behaviour in a Demo workspace (domain/demo/demo.ts). Default: reads (GET) run normally and every
    * other method answers 403 `demo_read_only` before the handler runs. `'simulate'`: the handler
@@ -127,7 +132,7 @@ export interface OperationSpec<
 
 export type Operation = OperationSpec<AnySchema | undefined, AnySchema | undefined, AnySchema | undefined, AuthMode, AnySchema | undefined> & {
   rateLimit: RateGroup;
-  actingAs: boolean;
+  actingAs: boolean | 'self';
   operationId: string;
 };
 

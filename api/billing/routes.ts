@@ -43,9 +43,10 @@ export const getEntitlement = defineOperation({
 export const getActiveOffer = defineOperation({
   method: 'GET',
   path: '/api/me/active-offer',
-  summary: 'The promotional offer for the effective workspace (the caller’s own, or the owner’s with X-Acting-As), or null',
+  summary: 'The promotional offer for the caller’s own workspace (as a buyer; X-Acting-As is checked, not followed), or null',
   tag,
   auth: 'user',
+  actingAs: 'self',
   responses: { 200: ActiveOfferView },
   errors: { 401: ['unauthorized'] },
   handler: async ({ em, actor }) => {
@@ -60,6 +61,7 @@ export const getCatalog = defineOperation({
   summary: 'The plan catalog: plans, display prices (integer cents) and entitlements',
   tag,
   auth: 'user',
+  actingAs: 'self',
   responses: { 200: CatalogView },
   errors: { 401: ['unauthorized'] },
   handler: () => ({ plans: PLAN_IDS.map((id) => toPlanView(PLANS[id])) }),

@@ -102,7 +102,13 @@ export const batchPreviewOp = defineOperation({
 export const approvalOp = defineOperation({
   method: 'POST',
   path: `${base}/{jobID}/approval`,
-  ids: { path: { jobID: 'cdm_import' }, body: { member_ids: { within: 'jobID', child: 'cdm_member' }, company_ids: { within: 'jobID', child: 'cdm_company' } } },
+  ids: {
+    path: { jobID: 'cdm_import' },
+    body: {
+      member_ids: { each: 'cdm_member', within: 'jobID', why: 'each person is answered in its own result; one not of this import is not_found' },
+      company_ids: { each: 'cdm_company', within: 'jobID', why: 'each company is answered in its own result; one not of this import is not_found' },
+    },
+  },
   summary: 'Approve or reject people of the import, by id and/or by company (every person found there not added yet)',
   description:
     'Allowed while the import is `searching` or `ready_for_review` (409 `invalid_transition` otherwise). A decision can be changed until confirm. Per item: `approved` / `rejected` (something changed), `unchanged`, `not_found` (not of this import), `invalid_transition` (a person already added).',
@@ -276,12 +282,13 @@ export const eventsOp = defineOperation({
   body: EventsBody,
   responses: { 200: EventsView },
   errors: { 400: ['invalid_body', 'invalid_user'], 401: ['unauthorized'], 403: ['demo_read_only'] },
-  handler: async ({ em, actor, body }) =>
+  handler: async ({ em, actor, body, refused }) =>
     toEventsView(
       await recordCdmEvents(
         em,
         actor,
         body.events.map((e) => ({ id: e.id, jobId: e.job_id, type: e.type, targetId: e.target_id, occurredAt: e.occurred_at })),
+        refused,
       ),
     ),
 });

@@ -22,7 +22,13 @@ const MessageRequest = z
     confirmation_action: z.enum(['confirm', 'cancel']).optional(),
     confirmation_token: z.string().min(1).max(200).optional().meta({ description: 'From the approval_required event; required to cancel; not with message' }),
   })
-  .strict();
+  .strict()
+  // The attachments' own rules are the body's (400 invalid_attachments), before the policy looks them up in the thread.
+  .superRefine((b, ctx) => {
+    const ids = b.attachment_ids ?? [];
+    if (new Set(ids.map((i) => i.toLowerCase())).size !== ids.length) ctx.addIssue({ code: 'custom', path: ['attachment_ids'], message: 'attachment ids must be unique' });
+    else if (ids.length && b.confirmation_action) ctx.addIssue({ code: 'custom', path: ['attachment_ids'], message: 'attachments cannot be combined with confirming an action' });
+  });
 
 const STREAM_DOC = `A server-sent event stream (\`text/event-stream\`). Each event has \`event:\`, \`id:\` (resumable position) and one JSON \`data:\` line:
 

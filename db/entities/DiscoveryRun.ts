@@ -7,17 +7,20 @@ export const RUN_STATUSES = ['running', 'completed', 'canceled', 'failed'] as co
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 // One discovery run (workflow `discovery-run:<agentId>:<runId>`): what it searched and how many
-// candidates it qualified, rejected or skipped as already known. The id is the launch id, so a
-// repeated launch finds the same row.
+// candidates it qualified, rejected or skipped as already known. A manual launch records the client's
+// `launch_id`, unique per workspace, so a repeated launch finds the same row.
 export const DiscoveryRun = defineEntity({
   name: 'DiscoveryRun',
   tableName: 'discovery_runs',
+  uniques: [{ properties: ['workspace', 'launchId'] }],
   indexes: [{ name: 'discovery_runs_agent_id_id_index', properties: ['agent', 'id'] }, { name: 'discovery_runs_workspace_id_id_index', properties: ['workspace', 'id'] }],
   properties: (p) => ({
     id: p.uuid().primary(),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
     agent: p.manyToOne(DiscoveryAgent).ref().deleteRule('cascade'),
+    /** The client's idempotency key of a manual launch (null for scheduled runs). */
+    launchId: p.uuid().nullable(),
     /** The signals searched (keys); all enabled ones when launched without one. */
     signalKeys: p.json<string[]>(),
     trigger: p.string().length(20),

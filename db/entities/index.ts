@@ -21,6 +21,7 @@ export { WebhookEvent } from './WebhookEvent.js';
 export { WebhookDelivery } from './WebhookDelivery.js';
 export { Subscription } from './Subscription.js';
 export { CreditLedgerEntry } from './CreditLedgerEntry.js';
+export { CreditHold } from './CreditHold.js';
 export { LeadList } from './LeadList.js';
 export { Contact } from './Contact.js';
 export { Lead } from './Lead.js';

@@ -96,7 +96,8 @@ export function signalQueryOf(agent: Pick<IDiscoveryAgent, 'requireCurrentEmploy
 
 /**
  * What a run will do: the agent's enabled signals (or the one launched), each with the enabled
- * sources that serve its kind. 400 `no_enabled_source` when nothing could be searched.
+ * sources that serve its kind. 400 `no_enabled_source` when nothing could be searched. `runId`: a
+ * scheduled run's id, or a manual launch's launch id (createRun then replaces it with the run's id).
  */
 export async function planRun(em: EntityManager, actor: Actor, agentId: string, runId: string, signalId?: string): Promise<RunPlan> {
   const agent = await requireAgent(em, actor, agentId);
@@ -127,17 +128,25 @@ export async function planRun(em: EntityManager, actor: Actor, agentId: string, 
   };
 }
 
-/** Creates the run row for a launch; a repeated launch id finds the existing one (`created: false`). */
+/**
+ * Creates the run row for a launch; a repeated launch id finds the existing one (`created: false`).
+ * A manual launch's `plan.runId` is the client's launch id, scoped to the workspace: the run gets an
+ * id of its own and `plan.runId` is set to it (so the caller starts that run's workflow); the same
+ * launch id for another agent of the workspace is 409 `launch_id_in_use`. Another workspace's launch
+ * ids are never seen. A scheduled run's id is its own (the schedule's workflow chose it).
+ */
 export async function createRun(em: EntityManager, plan: RunPlan, trigger: 'manual' | 'schedule'): Promise<{ run: IDiscoveryRun; created: boolean }> {
+  const launchId = trigger === 'manual' ? plan.runId : null;
   const inserted = await em
     .getConnection()
     .execute<{ id: string }[]>(
-      `insert into discovery_runs (id, workspace_id, app_id, agent_id, signal_keys, trigger, status, candidates, qualified, rejected, duplicates, pages, started_at)
-       values (?, ?, ?, ?, ?::jsonb, ?, 'running', 0, 0, 0, 0, 0, now()) on conflict (id) do nothing returning id`,
-      [plan.runId, plan.workspaceId, plan.appId, plan.agentId, JSON.stringify(plan.signals.map((s) => s.key)), trigger],
+      `insert into discovery_runs (id, workspace_id, app_id, agent_id, launch_id, signal_keys, trigger, status, candidates, qualified, rejected, duplicates, pages, started_at)
+       values (?, ?, ?, ?, ?, ?::jsonb, ?, 'running', 0, 0, 0, 0, 0, now()) on conflict do nothing returning id`,
+      [launchId ? uuidv7() : plan.runId, plan.workspaceId, plan.appId, plan.agentId, launchId, JSON.stringify(plan.signals.map((s) => s.key)), trigger],
     );
-  const run = await em.findOneOrFail(DiscoveryRun, { id: plan.runId }, { refresh: true });
+  const run = await em.findOneOrFail(DiscoveryRun, launchId ? { workspace: plan.workspaceId, launchId } : { id: plan.runId }, { refresh: true });
   if (run.agent.id !== plan.agentId) throw new AppError(409, 'launch_id_in_use', 'this launch id belongs to another agent’s run');
+  plan.runId = run.id;
   return { run, created: inserted.length > 0 };
 }
 

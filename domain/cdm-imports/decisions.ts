@@ -5,7 +5,7 @@ import type { CdmMemberStatus } from '../../db/entities/CdmImportMember.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict } from '../errors.js';
-import { canAccessApp, type Actor } from '../identity.js';
+import type { Actor } from '../identity.js';
 import { lockJob, MAX_DECISIONS, requireCdmImport, requireCdmImportWithCounts, texts, uuids, type JobWithCounts } from './job.js';
 
 export const REVIEWABLE: readonly CdmState[] = ['searching', 'ready_for_review'];
@@ -34,14 +34,15 @@ export interface DecisionOutcome {
  * may run side by side, confirm waits), lock the people concerned, work out each decision in memory
  * (a later decision on the same person wins), write the final statuses in one update.
  */
-async function applyDecisions(tx: EntityManager, actor: Actor, decisions: DecisionInput[]): Promise<DecisionOutcome[]> {
+async function applyDecisions(tx: EntityManager, actor: Actor, decisions: DecisionInput[], refused: ReadonlySet<string>): Promise<DecisionOutcome[]> {
   if (!decisions.length) return [];
-  const jobIds = [...new Set(decisions.map((d) => d.jobId))];
+  // Imports the access policy refused the caller (another product's) are not found, like unknown ones.
+  const jobIds = [...new Set(decisions.map((d) => d.jobId.toLowerCase()))].filter((id) => !refused.has(id));
   const jobs: { id: string; app_id: string; state: CdmState }[] = await tx.execute(
     `select id, app_id, state from cdm_imports where workspace_id = ? and id = any(${uuids}) order by id for share`,
     [actor.workspaceId, JSON.stringify(jobIds)],
   );
-  const jobById = new Map(jobs.filter((j) => canAccessApp(actor, j.app_id)).map((j) => [j.id, j]));
+  const jobById = new Map(jobs.map((j) => [j.id, j]));
   const visible = [...jobById.keys()];
   const memberIds = decisions.filter((d) => d.kind === 'member').map((d) => d.targetId);
   const companyIds = decisions.filter((d) => d.kind === 'company').map((d) => d.targetId);
@@ -132,6 +133,7 @@ export async function decideCdmImport(em: EntityManager, actor: Actor, id: strin
       tx,
       actor,
       items.map((i) => ({ jobId: job.id, kind: i.kind, targetId: i.id, decision: input.decision })),
+      new Set(), // the import is the path's, checked by the router
     );
   });
   return { job: await requireCdmImportWithCounts(em.fork(), actor, id), results: items.map((i, n) => ({ ...i, ...outcomes[n] })) };
@@ -155,13 +157,19 @@ export interface EventOutcome extends DecisionOutcome {
   duplicate: { result: DecisionResult; membersChanged: number; recordedAt: Date } | null;
 }
 
+/** Results that refuse an event: it changed nothing and does not keep its id (a later event may use it). */
+const REFUSED: ReadonlySet<DecisionResult> = new Set(['not_found', 'invalid_transition']);
+
 /**
- * Records the reviewer's decisions, each under the client's id: an id seen before (in an earlier
- * request, or earlier in this one) is ignored and answered with what it did the first time. The new
- * ones are claimed first (insert … on conflict do nothing), so two requests racing with the same id
- * apply it once; then they are applied in order and their results stored.
+ * Records the reviewer's decisions, each under the client's id, scoped to the workspace: an id seen
+ * before (in an earlier request, or earlier in this one) is ignored and answered with what it did the
+ * first time. The new ones are claimed first (insert … on conflict do nothing), so two requests racing
+ * with the same id apply it once; then they are applied in order and their results stored. A refused
+ * event (`not_found`: an import or target the caller cannot see; `invalid_transition`) takes nothing:
+ * its claim is dropped, so the id stays free — nobody can use up an id by sending it where it fails.
  */
-export async function recordCdmEvents(em: EntityManager, actor: Actor, events: ReviewEvent[]): Promise<EventOutcome[]> {
+/** `hidden`: the imports the access policy refused the caller (their events are `not_found`). */
+export async function recordCdmEvents(em: EntityManager, actor: Actor, events: ReviewEvent[], hidden: ReadonlySet<string>): Promise<EventOutcome[]> {
   assertWritable(actor);
   if (events.length < 1 || events.length > MAX_DECISIONS) throw badRequest('invalid_body', `give 1 to ${MAX_DECISIONS} events`);
   const first = new Map<string, number>();
@@ -190,15 +198,21 @@ export async function recordCdmEvents(em: EntityManager, actor: Actor, events: R
         const [kind, verb] = e.type.split('.') as ['member' | 'company', 'approved' | 'rejected'];
         return { jobId: e.jobId, kind, targetId: e.targetId, decision: verb === 'approved' ? 'approve' : 'reject' };
       }),
+      hidden,
     );
     const now = new Date();
     const done = new Map<string, { result: DecisionResult; membersChanged: number; recordedAt: Date }>();
     fresh.forEach((e, i) => done.set(e.id, { result: outcomes[i].result, membersChanged: outcomes[i].membersChanged, recordedAt: now }));
-    if (fresh.length) {
+    const refused = fresh.filter((e) => REFUSED.has(done.get(e.id)!.result)).map((e) => e.id);
+    const kept = fresh.filter((e) => !REFUSED.has(done.get(e.id)!.result));
+    if (refused.length) {
+      await tx.execute(`delete from cdm_import_events where workspace_id = ? and client_id = any(${texts})`, [actor.workspaceId, JSON.stringify(refused)]);
+    }
+    if (kept.length) {
       await tx.execute(
         `update cdm_import_events e set result = v.result, members_changed = v.changed from json_to_recordset(?::json) as v(client_id text, result text, changed int)
          where e.workspace_id = ? and e.client_id = v.client_id`,
-        [JSON.stringify(fresh.map((e) => ({ client_id: e.id, result: done.get(e.id)!.result, changed: done.get(e.id)!.membersChanged }))), actor.workspaceId],
+        [JSON.stringify(kept.map((e) => ({ client_id: e.id, result: done.get(e.id)!.result, changed: done.get(e.id)!.membersChanged }))), actor.workspaceId],
       );
     }
     // Ids recorded before this request: what they did then.

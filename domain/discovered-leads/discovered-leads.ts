@@ -12,7 +12,7 @@ import { requireApp } from '../apps/apps.js';
 import { upsertContacts } from '../contacts/upsert.js';
 import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, notFound } from '../errors.js';
-import { canAccessApp, type Actor } from '../identity.js';
+import type { Actor } from '../identity.js';
 import { likeEscape } from '../../lib/sql.js';
 
 export const DISCOVERED_LEAD_STATUSES = ['new', 'approved', 'rejected'] as const;

@@ -5,14 +5,16 @@
 // one transaction: fields written by their provenance rules, one credit debited (key
 // `enrich:<kind>:<id>:<attempt>`, only when the provider matched), the attempt completed, and — for a
 // discovered lead complete enough for the first time — the promotion and its `lead.discovered` event.
-// While an attempt is queued or running, a repeated request joins it; a completed target answers its
-// last attempt unless the request is a refresh.
+// The credit is held under that key from the request on (docs/plans-and-credits.md, "Holds"), so the
+// provider is only asked for attempts that can be paid: the debit consumes the hold, a miss or a
+// failure releases it. While an attempt is queued or running, a repeated request joins it; a
+// completed target answers its last attempt unless the request is a refresh.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Enrichment, type EnrichmentTarget, type IEnrichment } from '../../db/entities/Enrichment.js';
 import { ENRICHABLE_FIELDS, FIELD_COLUMNS, isQueryable, type EnrichableField, type EnrichedPerson, type EnrichmentMatch, type EnrichmentQuery } from '../../lib/enrichment/types.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
-import { debitCredits, requireCredits } from '../billing/credits.js';
+import { debitCredits, holdCredits, releaseCredits } from '../billing/credits.js';
 import { assertWritable } from '../demo/demo.js';
 import { requireDiscoveredLead } from '../discovered-leads/discovered-leads.js';
 import { AppError, notFound } from '../errors.js';
@@ -22,6 +24,22 @@ import { emitEvent } from '../webhooks/events.js';
 
 /** Credits one enrichment costs when the provider finds the person (nothing when it does not). */
 export const ENRICHMENT_COST = 1;
+
+/**
+ * How long an attempt's credit hold counts without being settled: a run from prepare to apply takes
+ * minutes at most (the provider call's 5 tries with back-off: about 12), and prepare renews it. A
+ * hold outlives this only when the attempt's run was lost; the next request joins and re-holds.
+ */
+export const ENRICHMENT_HOLD_MS = 30 * 60_000;
+
+/** The ledger key of an attempt's charge, and of its hold. */
+const chargeKey = (kind: EnrichmentTarget, targetId: string, attempt: number) => `enrich:${kind}:${targetId}:${attempt}`;
+
+const holdFor = (kind: EnrichmentTarget, targetId: string, attempt: number) => ({
+  key: chargeKey(kind, targetId, attempt),
+  reason: `Enrichment of ${kind} ${targetId}`,
+  ttlMs: ENRICHMENT_HOLD_MS,
+});
 
 /** The person's identity on a contact (its dedupe keys) and a discovered lead's contact channel: filled when empty, never replaced. */
 const IDENTITY: ReadonlySet<EnrichableField> = new Set(['email', 'profileUrl']);
@@ -80,8 +98,9 @@ export type RequestOutcome = 'started' | 'joined' | 'already_enriched';
 
 /**
  * Enriches the target, or joins the attempt in flight. A completed target answers its last attempt
- * (`already_enriched`) unless `refresh`. 402 `insufficient_credits` before anything starts; 409
- * `not_enrichable` when the target names nobody a provider could look up.
+ * (`already_enriched`) unless `refresh`. A new attempt holds its credit in the transaction that
+ * records it: 402 `insufficient_credits` (nothing recorded) when the workspace cannot cover it with
+ * what is not already held; 409 `not_enrichable` when the target names nobody a provider could look up.
  */
 export async function requestEnrichment(
   em: EntityManager,
@@ -104,19 +123,17 @@ export async function requestEnrichment(
     if (!isQueryable(queryOf(row))) {
       throw new AppError(409, 'not_enrichable', 'enrichment needs an email, a profile URL, or a name with a company');
     }
-    await requireCredits(em, actor.workspaceId, ENRICHMENT_COST);
-    const attempt = em.create(Enrichment, {
-      workspace: actor.workspaceId,
-      targetKind: kind,
-      targetId,
-      attempt: (latest?.attempt ?? 0) + 1,
-      status: 'queued',
-      requestedBy: actor.userId,
-    });
+    const number = (latest?.attempt ?? 0) + 1;
+    let attempt: IEnrichment;
     try {
-      await em.flush();
+      attempt = await em.transactional(async (tx) => {
+        await holdCredits(tx, actor.workspaceId, ENRICHMENT_COST, holdFor(kind, targetId, number));
+        const created = tx.create(Enrichment, { workspace: actor.workspaceId, targetKind: kind, targetId, attempt: number, status: 'queued', requestedBy: actor.userId });
+        await tx.flush();
+        return created;
+      });
     } catch (err) {
-      // A concurrent request created this attempt first: join it.
+      // A concurrent request created this attempt first (its hold with it): join it.
       if (!(err instanceof UniqueConstraintViolationException) || tries > 2) throw err;
       em.clear();
       continue;
@@ -133,8 +150,9 @@ export type PrepareOutcome = { run: true; query: EnrichmentQuery } | { run: fals
 
 /**
  * Marks the attempt running and returns what to ask the provider. An attempt already finished (a
- * replayed or repeated workflow) is not run again. 402 `insufficient_credits` if the workspace cannot
- * pay, so the provider is never called for an attempt that could not be charged.
+ * replayed or repeated workflow) is not run again. Renews the attempt's credit hold (or takes it
+ * again if it lapsed): 402 `insufficient_credits` if the workspace cannot cover it, so the provider
+ * is never called for an attempt that could not be charged.
  */
 export async function prepareEnrichment(em: EntityManager, enrichmentId: string): Promise<PrepareOutcome> {
   const e = await em.findOne(Enrichment, enrichmentId);
@@ -142,7 +160,7 @@ export async function prepareEnrichment(em: EntityManager, enrichmentId: string)
   if (e.status === 'completed' || e.status === 'failed') return { run: false, status: e.status };
   const row = await readTarget(em, e.targetKind as EnrichmentTarget, e.targetId, e.workspace.id);
   if (!row) throw new AppError(404, 'not_found', 'the target was deleted');
-  await requireCredits(em, e.workspace.id, ENRICHMENT_COST);
+  await holdCredits(em, e.workspace.id, ENRICHMENT_COST, holdFor(e.targetKind as EnrichmentTarget, e.targetId, e.attempt));
   if (e.status === 'queued') {
     e.status = 'running';
     e.startedAt = new Date();
@@ -151,11 +169,16 @@ export async function prepareEnrichment(em: EntityManager, enrichmentId: string)
   return { run: true, query: queryOf(row) };
 }
 
+/** Records the attempt failed and gives its credit hold back. */
 export async function failEnrichment(em: EntityManager, enrichmentId: string, code: string, message: string): Promise<void> {
-  await em.execute(
-    `update enrichments set status = 'failed', error_code = ?, error_message = ?, finished_at = now() where id = ? and status in ('queued', 'running')`,
-    [code.slice(0, 40), message.slice(0, 500), enrichmentId],
-  );
+  await em.transactional(async (tx) => {
+    const [e] = await tx.execute<{ workspace_id: string; target_kind: EnrichmentTarget; target_id: string; attempt: number }[]>(
+      `update enrichments set status = 'failed', error_code = ?, error_message = ?, finished_at = now() where id = ? and status in ('queued', 'running')
+       returning workspace_id, target_kind, target_id, attempt`,
+      [code.slice(0, 40), message.slice(0, 500), enrichmentId],
+    );
+    if (e) await releaseCredits(tx, e.workspace_id, chargeKey(e.target_kind, e.target_id, e.attempt));
+  });
 }
 
 export interface FieldPlan {
@@ -229,8 +252,11 @@ export async function applyEnrichment(em: EntityManager, enrichmentId: string, p
     params.push(JSON.stringify(provenance));
     await tx.execute(`update ${TABLE[kind]} set ${sets.join(', ')} where id = ?`, [...params, row.id]);
 
+    // A match is charged (the debit consumes the attempt's hold); a miss costs nothing and releases it.
     const charged = match ? ENRICHMENT_COST : 0;
-    if (charged) await debitCredits(tx, e.workspace_id, charged, { key: `enrich:${kind}:${row.id}:${e.attempt}`, reason: `Enrichment of ${kind} ${row.id}` });
+    const key = chargeKey(kind, row.id, e.attempt);
+    if (charged) await debitCredits(tx, e.workspace_id, charged, { key, reason: `Enrichment of ${kind} ${row.id}` });
+    else await releaseCredits(tx, e.workspace_id, key);
     const promoted = kind === 'discovered-lead' ? await promoteIfComplete(tx, row.id) : false;
     await tx.execute(
       `update enrichments set status = 'completed', provider = ?, found = ?, fields_filled = ?::jsonb, fields_kept = ?::jsonb,

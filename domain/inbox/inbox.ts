@@ -17,7 +17,7 @@ import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
-import { debitCredits, requireCredits } from '../billing/credits.js';
+import { debitCredits, HOLD_TTL_MS, withCreditHold } from '../billing/credits.js';
 import { entitlementsFor } from '../billing/plans.js';
 import { requestSlot, releaseSlot } from '../governor/governor.js';
 import { accountRow, storeMessages } from './ingest.js';
@@ -513,8 +513,9 @@ export async function openAttachment(
 
 /**
  * Drafts a reply with the model from the conversation's last messages and the lead, debits the plan's
- * draft price (idempotent by `requestId`), and keeps it on the conversation until a person sends or
- * deletes it. Never sends.
+ * draft price (idempotent by `requestId`; the price is held before the model is asked: 402
+ * `insufficient_credits` without a model call), and keeps it on the conversation until a person
+ * sends or deletes it. Never sends.
  */
 export async function draftAiReply(em: EntityManager, llm: ModelAdapter, actor: Actor, conversationId: string, input: { instructions?: string | null; requestId: string }): Promise<AiReplyDraft> {
   assertWritable(actor);
@@ -522,35 +523,38 @@ export async function draftAiReply(em: EntityManager, llm: ModelAdapter, actor: 
   const messages = await conversationMessages(em, c, 20);
   if (!messages.some((m) => m.direction === 'in')) throw conflict('nothing_to_answer', 'the conversation has no received message to answer');
   const price = (await entitlementsFor(em, actor.workspaceId)).entitlements.draftCredits;
-  await requireCredits(em, actor.workspaceId, price);
-  const [sender] = await em.execute<{ display_name: string }[]>(`select display_name from platform_accounts where id = ?`, [c.platform_account_id]);
-  let written;
-  try {
-    written = await writeReply(llm, {
-      channel: c.channel === 'email' ? 'email' : 'message',
-      maxLength: REPLY_MAX_CHARS[c.channel === 'email' ? 'email' : 'network'],
-      sender_name: sender?.display_name ?? null,
-      lead: { first_name: c.first_name, last_name: c.last_name, company: c.company, name: c.counterpart_name },
-      history: messages.map((m) => ({ direction: m.direction as 'in' | 'out', body: m.body.slice(0, 4000), sent_at: new Date(m.sent_at).toISOString() })),
-      instructions: input.instructions ?? null,
+  const key = `ai-reply:${conversationId}:${input.requestId}`;
+  const reason = 'AI-drafted inbox reply';
+  return withCreditHold(em, actor.workspaceId, price, { key, reason, ttlMs: HOLD_TTL_MS }, async () => {
+    const [sender] = await em.execute<{ display_name: string }[]>(`select display_name from platform_accounts where id = ?`, [c.platform_account_id]);
+    let written;
+    try {
+      written = await writeReply(llm, {
+        channel: c.channel === 'email' ? 'email' : 'message',
+        maxLength: REPLY_MAX_CHARS[c.channel === 'email' ? 'email' : 'network'],
+        sender_name: sender?.display_name ?? null,
+        lead: { first_name: c.first_name, last_name: c.last_name, company: c.company, name: c.counterpart_name },
+        history: messages.map((m) => ({ direction: m.direction as 'in' | 'out', body: m.body.slice(0, 4000), sent_at: new Date(m.sent_at).toISOString() })),
+        instructions: input.instructions ?? null,
+      });
+    } catch (err) {
+      if (err instanceof LlmError) throw new AppError(err.retryable ? 503 : 502, 'model_unavailable', `the model could not draft the reply (${err.code})`, { retryable: err.retryable });
+      throw err;
+    }
+    const draft: AiReplyDraft = {
+      body: written.value.body,
+      subject: c.channel === 'email' ? written.value.subject : null,
+      model: llm.model,
+      credits: price,
+      created_at: new Date().toISOString(),
+      created_by: actor.userId,
+    };
+    await em.transactional(async (tx) => {
+      if (price > 0) await debitCredits(tx as EntityManager, actor.workspaceId, price, { key, reason });
+      await tx.execute(`update conversations set ai_reply = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(draft), conversationId]);
     });
-  } catch (err) {
-    if (err instanceof LlmError) throw new AppError(err.retryable ? 503 : 502, 'model_unavailable', `the model could not draft the reply (${err.code})`, { retryable: err.retryable });
-    throw err;
-  }
-  const draft: AiReplyDraft = {
-    body: written.value.body,
-    subject: c.channel === 'email' ? written.value.subject : null,
-    model: llm.model,
-    credits: price,
-    created_at: new Date().toISOString(),
-    created_by: actor.userId,
-  };
-  await em.transactional(async (tx) => {
-    if (price > 0) await debitCredits(tx as EntityManager, actor.workspaceId, price, { key: `ai-reply:${conversationId}:${input.requestId}`, reason: 'AI-drafted inbox reply' });
-    await tx.execute(`update conversations set ai_reply = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(draft), conversationId]);
+    return draft;
   });
-  return draft;
 }
 
 /** Deletes the conversation's AI draft; 404 `no_ai_reply` when there is none. */

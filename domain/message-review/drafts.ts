@@ -7,7 +7,8 @@ import type { VersionedStep } from '../../db/entities/CampaignStepVersion.js';
 import { MessageDraft, type IMessageDraft } from '../../db/entities/MessageDraft.js';
 import { writeMessage, type ModelAdapter } from '../../lib/llm/index.js';
 import { LlmError } from '../../lib/llm/types.js';
-import { debitCredits, requireCredits } from '../billing/credits.js';
+import { AppError } from '../errors.js';
+import { debitCredits, HOLD_TTL_MS, holdCredits, releaseCredits } from '../billing/credits.js';
 import { expireReview } from '../enrollments/executor.js';
 import { notify } from '../notifications/notifications.js';
 import { leadFields, messageInput, policyOf, quoteDrafts, validateMessage, type Problem, type ReviewPolicy } from './writing.js';
@@ -60,11 +61,13 @@ async function reviewed(tx: EntityManager, mode: string, campaign: { id: string;
 
 /**
  * Writes the draft of the action (attempt `attempt`), idempotently: a draft already written for the
- * pair is the answer again, with no second model call or charge. Credits first (a balance that cannot
- * cover it is a failed draft `insufficient_credits`, with no model call); a model error worth retrying
- * is thrown (the activity retries), another one is a failed draft `model_unavailable`; validation
- * problems make a failed draft `invalid_message`. In one transaction: the draft, the action's content,
- * the debit (key `draft:<actionId>:<attempt>`).
+ * pair is the answer again, with no second model call or charge. Credits first: the price is held
+ * under the debit's key `draft:<actionId>:<attempt>` (docs/plans-and-credits.md, "Holds"); what
+ * cannot be covered is a failed draft `insufficient_credits`, with no model call. A model error worth
+ * retrying is thrown (the hold is given back; the activity's retry holds again), another one is a
+ * failed draft `model_unavailable`; validation problems make a failed draft `invalid_message`. In one
+ * transaction: the draft, the action's content, and the debit (which consumes the hold) or the
+ * hold's release when nothing is charged.
  */
 export async function writeDraftForAction(
   em: EntityManager,
@@ -88,21 +91,29 @@ export async function writeDraftForAction(
   const mode = step.messageMode ?? campaign.messageMode;
   const input = await messageInput(em, campaign, step, await leadFields(em, campaign, a.lead_id), { variant: attempt - 1, ...(extra.revise ? { revise: extra.revise } : {}) });
   const price = await quoteDrafts(em, a.workspace_id, 1);
-  // A person's revise or retry is refused (402) rather than written as a failed draft.
-  if (extra.requireCredits && !price.sufficient) await requireCredits(em, a.workspace_id, price.credits);
+  const hold = { key: `draft:${actionId}:${attempt}`, reason: 'AI-written message draft', ttlMs: HOLD_TTL_MS };
 
   let written: { subject: string | null; body: string } = { subject: null, body: '' };
   let problems: Problem[] = [];
   let errorCode: string | null = null;
-  if (!price.sufficient) errorCode = 'insufficient_credits';
-  else {
+  try {
+    if (price.credits > 0) await holdCredits(em, a.workspace_id, price.credits, hold);
+  } catch (err) {
+    // A person's revise or retry is refused (402) rather than written as a failed draft.
+    if (!(err instanceof AppError && err.code === 'insufficient_credits') || extra.requireCredits) throw err;
+    errorCode = 'insufficient_credits';
+  }
+  if (!errorCode) {
     try {
       const { value } = await writeMessage(llm, input);
       written = { subject: input.channel === 'email' ? value.subject : null, body: value.body };
       problems = validateMessage(input.channel, written, policy);
       if (problems.length) errorCode = 'invalid_message';
     } catch (err) {
-      if (err instanceof LlmError && err.retryable) throw err;
+      if (err instanceof LlmError && err.retryable) {
+        await releaseCredits(em, a.workspace_id, hold.key);
+        throw err;
+      }
       errorCode = 'model_unavailable';
     }
   }
@@ -113,8 +124,9 @@ export async function writeDraftForAction(
     // A later attempt (a person's revise or retry) always waits for that person; it keeps the deadline.
     const review = attempt > 1 || (await reviewed(tx as EntityManager, mode, campaign, step.id, actionId, policy));
     const [previous] = attempt > 1 ? await tx.execute<{ deadline_at: Date | null }[]>(`select deadline_at from message_drafts where action_id = ? and attempt = ?`, [actionId, attempt - 1]) : [];
-    const charged = errorCode === null || errorCode === 'invalid_message';
-    if (charged) await debitCredits(tx as EntityManager, a.workspace_id, price.credits, { key: `draft:${actionId}:${attempt}`, reason: 'AI-written message draft' });
+    const charged = (errorCode === null || errorCode === 'invalid_message') && price.credits > 0;
+    if (charged) await debitCredits(tx as EntityManager, a.workspace_id, price.credits, { key: hold.key, reason: hold.reason });
+    else await releaseCredits(tx as EntityManager, a.workspace_id, hold.key);
     const draft = tx.create(MessageDraft, {
       workspaceId: a.workspace_id,
       campaign: campaign.id,

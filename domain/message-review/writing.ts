@@ -8,7 +8,7 @@ import { MessageExample, type IMessageExample } from '../../db/entities/MessageE
 import { writeMessage, type MessageInput, type ModelAdapter, type WrittenMessage } from '../../lib/llm/index.js';
 import { LlmError } from '../../lib/llm/types.js';
 import { requireCampaign } from '../campaigns/campaigns.js';
-import { creditBalance, debitCredits, requireCredits } from '../billing/credits.js';
+import { availableCredits, debitCredits, HOLD_TTL_MS, withCreditHold } from '../billing/credits.js';
 import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { currentSteps } from '../enrollments/enrollments.js';
@@ -158,10 +158,10 @@ export interface Quote {
   sufficient: boolean;
 }
 
-/** The price of `drafts` generations at the workspace's plan rate, against its balance. */
+/** The price of `drafts` generations at the workspace's plan rate, against what it can spend (its balance minus the credits held by work in progress). */
 export async function quoteDrafts(em: EntityManager, workspaceId: string, drafts: number): Promise<Quote> {
   const { entitlements } = await entitlementsFor(em, workspaceId);
-  const balance = await creditBalance(em, workspaceId);
+  const balance = await availableCredits(em, workspaceId);
   const credits = drafts * entitlements.draftCredits;
   return { drafts, credits_per_draft: entitlements.draftCredits, credits, balance, sufficient: balance >= credits };
 }
@@ -201,24 +201,25 @@ const modelFailure = (err: unknown) =>
 
 /**
  * Writes `count` messages for one lead (variants 0..count-1) and debits `draftCredits` each under
- * `key` (idempotent: a repeated key is not charged again). 402 `insufficient_credits` before any
- * model call when the balance cannot cover them.
+ * `key` (idempotent: a repeated key is not charged again). The price is held before the first model
+ * call: 402 `insufficient_credits`, and no model call, when it cannot be covered.
  */
 async function writeAndCharge(em: EntityManager, llm: ModelAdapter, actor: Actor, input: MessageInput, count: number, key: string, reason: string, policy: ReviewPolicy): Promise<Written[]> {
   const q = await quoteDrafts(em, actor.workspaceId, count);
-  await requireCredits(em, actor.workspaceId, q.credits);
-  const out: Written[] = [];
-  for (let i = 0; i < count; i++) {
-    try {
-      const { value } = await writeMessage(llm, { ...input, variant: (input.variant ?? 0) + i });
-      const msg = { subject: input.channel === 'email' ? value.subject : null, body: value.body };
-      out.push({ ...msg, problems: validateMessage(input.channel, msg, policy), credits: q.credits_per_draft, model: llm.model });
-    } catch (err) {
-      throw modelFailure(err);
+  return withCreditHold(em, actor.workspaceId, q.credits, { key, reason, ttlMs: HOLD_TTL_MS }, async () => {
+    const out: Written[] = [];
+    for (let i = 0; i < count; i++) {
+      try {
+        const { value } = await writeMessage(llm, { ...input, variant: (input.variant ?? 0) + i });
+        const msg = { subject: input.channel === 'email' ? value.subject : null, body: value.body };
+        out.push({ ...msg, problems: validateMessage(input.channel, msg, policy), credits: q.credits_per_draft, model: llm.model });
+      } catch (err) {
+        throw modelFailure(err);
+      }
     }
-  }
-  await debitCredits(em, actor.workspaceId, q.credits, { key, reason });
-  return out;
+    if (q.credits > 0) await debitCredits(em, actor.workspaceId, q.credits, { key, reason });
+    return out;
+  });
 }
 
 /** `generate-message`: one lead's message for a step, written now (not stored); charged as one draft. */

@@ -17,7 +17,7 @@ import type { ChatMessage, ModelAdapter, ToolSpec, Usage } from '../../lib/llm/t
 import { runtimeSettings } from '../../lib/config.js';
 import { isUuid, uuidv7 } from '../../lib/ids.js';
 import { publishTurnEvent } from '../../lib/operator-stream.js';
-import { debitCredits, requireCredits } from '../billing/credits.js';
+import { debitCredits, holdCredits, releaseCredits } from '../billing/credits.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
@@ -42,6 +42,12 @@ export const MAX_MODEL_STEPS = 6;
 export const confirmationTtlMs = runtimeSettings.operatorConfirmationTtlMs;
 /** Credits one turn costs (the model's own cost is recorded per turn in micros). */
 export const TURN_CREDITS = 1;
+/**
+ * The turn's charge (ledger key) and the hold taken for it (docs/plans-and-credits.md, "Holds"). The
+ * hold counts for one model step and one confirmation wait, with room; each model step renews it,
+ * so only a turn whose run was lost outlives it.
+ */
+const turnHold = (turnId: string) => ({ key: `operator-turn:${turnId}`, reason: 'Operator turn', ttlMs: confirmationTtlMs() + 15 * 60_000 });
 /** Tool results kept in history and context (characters of JSON). */
 const MAX_RESULT_CHARS = 20_000;
 
@@ -103,8 +109,8 @@ export async function prepareMessage(em: EntityManager, actor: Actor, b: Message
   if (b.confirmation_action) return decide(em, actor, b.app_id, threadId, b.confirmation_action, b.confirmation_token);
 
   const attachments = b.attachment_ids?.length ? await requireChatAttachments(em, actor, threadId!, b.attachment_ids) : [];
-  await requireCredits(em, actor.workspaceId, TURN_CREDITS);
-  // The thread (when new), the turn and the user's message: one transaction.
+  // The thread (when new), the turn, the user's message and the turn's credit hold (402
+  // insufficient_credits, nothing recorded, when it cannot be covered): one transaction.
   const turn = await em
     .transactional(async (tx) => {
       if (!threadId) {
@@ -113,6 +119,7 @@ export async function prepareMessage(em: EntityManager, actor: Actor, b: Message
       }
       const created = tx.create(AgentTurn, { thread: threadId, workspace: actor.workspaceId, userId: actor.userId, appId: b.app_id });
       await tx.flush();
+      await holdCredits(tx, actor.workspaceId, TURN_CREDITS, turnHold(created.id));
       await appendMessages(tx, threadId, [{ turnId: created.id, role: 'user', content: b.message!.trim().slice(0, MAX_MESSAGE), attachmentIds: attachments.map((a) => a.id) }]);
       return created;
     })
@@ -250,6 +257,8 @@ export function toolSpecs(): ToolSpec[] {
 /** One model call: streams its text to the client, stores the assistant message, returns the tool calls it asked for. */
 export async function modelStep(deps: TurnDeps, input: { turnId: string; messageId: string; signal?: AbortSignal }): Promise<StepResult> {
   const turn = await loadTurn(deps.em, input.turnId);
+  // Renews the turn's hold before each model call (402 if it lapsed and cannot be taken again).
+  await holdCredits(deps.em, turn.workspace.id, TURN_CREDITS, turnHold(turn.id));
   const context = await buildContext(deps.em, await turnActor(deps.em, turn), turn.thread.id, turn.appId);
   let text = '';
   const calls: PlannedCall[] = [];
@@ -408,7 +417,7 @@ export async function closeConfirmation(deps: TurnDeps, input: { turnId: string;
   await publishTurnEvent(deps.redis, input.turnId, 'tool_result', { tool_call_id: conf.toolCallId, name: conf.toolName, status, confirmation_id: conf.id });
 }
 
-/** Records the turn's cost and debits its credits (key `operator-turn:<turnId>`: once), then streams `done`. */
+/** Records the turn's cost and debits its credits (key `operator-turn:<turnId>`: once; it consumes the turn's hold), then streams `done`. */
 export async function completeTurn(deps: TurnDeps, input: { turnId: string; usage: Usage; modelCalls: number }): Promise<{ credits: number }> {
   let completedNow = false;
   const credits = await deps.em.transactional(async (tx) => {
@@ -417,10 +426,11 @@ export async function completeTurn(deps: TurnDeps, input: { turnId: string; usag
     if (turn.status !== 'completed') {
       completedNow = true;
       try {
-        await debitCredits(tx, turn.workspace.id, TURN_CREDITS, { key: `operator-turn:${turn.id}`, reason: 'Operator turn' });
+        await debitCredits(tx, turn.workspace.id, TURN_CREDITS, { key: turnHold(turn.id).key, reason: 'Operator turn' });
         charged = TURN_CREDITS;
       } catch (err) {
-        // Credits spent by something else since the request was accepted: the turn is recorded unpaid.
+        // Only after the turn's hold lapsed (its run stalled past the hold's lifetime) and the credits went
+        // elsewhere: the turn is recorded unpaid.
         if (!(err instanceof AppError && err.status === 402)) throw err;
         charged = 0;
       }
@@ -455,6 +465,8 @@ export async function failTurn(deps: Pick<TurnDeps, 'em' | 'redis'>, input: { tu
     [input.code.slice(0, 60), input.message.slice(0, 500), input.turnId],
   );
   if (was && was.was !== 'failed') operatorTurns.inc({ outcome: 'failed' });
+  const [turn] = await deps.em.execute<{ workspace_id: string }[]>('select workspace_id from agent_turns where id = ?', [input.turnId]);
+  if (turn) await releaseCredits(deps.em, turn.workspace_id, turnHold(input.turnId).key);
   await publishTurnEvent(deps.redis, input.turnId, 'error', { turn_id: input.turnId, code: input.code, message: input.message.slice(0, 500) });
 }
 

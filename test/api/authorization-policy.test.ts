@@ -452,6 +452,12 @@ test.serial('batch items of another product are answered not_found, revealing no
     ]);
   }
   t.is((await e.execute<{ status: string }[]>(`select status from discovered_leads where id = ?`, [f.p1.discovered_lead]))[0].status, 'new');
+  // A company import's client events: one naming P1's import is not found, and its client id stays free.
+  const clientId = `policy-${randomUUID()}`;
+  const ev = await call('POST', '/api/company-decision-maker-imports/events', as(f.limited, { events: [{ id: clientId, job_id: f.p1.cdm_import, type: 'company.approved', target_id: randomUUID() }] }));
+  t.is(ev.status, 200, ev.text);
+  t.is(ev.body.results[0].result, 'not_found', ev.text);
+  t.is(Number((await e.execute<{ n: string }[]>(`select count(*) as n from cdm_import_events where workspace_id = ? and client_id = ?`, [f.workspaceId, clientId]))[0].n), 0);
 });
 
 // Last: the allowed member really runs the operations (deletions included).

@@ -118,11 +118,16 @@ test('entitlement, features, limits and current plan follow X-Acting-As; billing
     t.is(bad.status, 400, path);
     t.is(bad.body.error.code, 'invalid_user');
   }
-  // The catalog and the active offer are about the caller as a buyer: the header is ignored.
+  // The catalog and the active offer are about the caller as a buyer: the header is checked, not followed.
   const offer = await call('GET', '/api/me/active-offer', as(member));
   t.is(offer.status, 200);
   t.is(offer.body.offer.id, 'starter-launch-20');
-  t.is((await call('GET', '/api/billing/catalog', as(stranger))).status, 200);
+  t.is((await call('GET', '/api/billing/catalog', as(member))).status, 200);
+  for (const path of ['/api/me/active-offer', '/api/billing/catalog']) {
+    const r = await call('GET', path, as(stranger));
+    t.is(r.status, 403, path);
+    t.is(r.body.error.code, 'not_assigned');
+  }
 });
 
 test('GET /api/me/active-offer: free workspaces get the launch offer, paying ones none, canceled ones a win-back', async (t) => {

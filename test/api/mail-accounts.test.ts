@@ -100,6 +100,35 @@ test('connect: each failed check is a 400 with its code and side; the account st
   t.is(n.body.error.code, 'not_email_account');
 });
 
+test('connect: a malformed SMTP or IMAP host is 400 invalid_credentials naming the field, before any connection; well-formed hosts pass that check', async (t) => {
+  const u = await createOwner();
+  const password = `pw-${randomUUID()}`;
+  const address = await createMailbox(uniqueAddress('ana'), password);
+  const a = await created(u);
+  const malformed = ['08.0.0.1', '1.2.3.999', '1.2.3', '01.2.3.4', '256.0.0.1', '1.2.3.4.5', 'mail..example.com', '.example.com', 'mail example.com', 'example.123', 'a.0x10', '-mail.example.com', 'fe80::1%eth0', '[::1', '   '];
+  for (const side of ['smtp', 'imap'] as const) {
+    for (const host of malformed) {
+      const r = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, password, { [`${side}_host`]: host }) }));
+      t.is(r.status, 400, `${side} ${host}: ${r.text}`);
+      t.is(r.body.error.code, 'invalid_credentials', `${side} ${host}: ${r.text}`);
+      t.is(r.body.error.details?.side ?? null, null, 'a field error');
+      t.true(r.body.error.message.includes(`${side}_host must be a host name or an IP address`), r.body.error.message);
+    }
+  }
+  t.like(await (await em()).findOneOrFail(PlatformAccount, a.id, { refresh: true }), { status: 'pending', connectorAccountId: null });
+  // Well-formed hosts get past the field check: a private IPv4 or IPv6 literal is then refused as a
+  // destination (blocked_destination, on its side), not as a malformed field.
+  for (const host of ['10.0.0.1', '[fd00::1]', 'fd00::1']) {
+    const r = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, password, { smtp_host: host, smtp_security: 'starttls' }) }));
+    t.is(r.status, 400, r.text);
+    t.like(r.body.error, { code: 'blocked_destination', details: { side: 'smtp' } }, host);
+  }
+  // And the local mail server (an allow-listed IPv4 literal) connects.
+  const ok = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, password) }));
+  t.is(ok.status, 200, ok.text);
+  t.is((await call('DELETE', `${BASE}/${a.id}`, as(u, {}))).status, 204);
+});
+
 test('setup-status reads the mailbox live: refused credentials disconnect it (credentials_invalid, announced); a reconnect with good ones connects again', async (t) => {
   const { services } = await api();
   const u = await createOwner();

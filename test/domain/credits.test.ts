@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
 import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
-import { creditBalance, debitCredits, grantCredits, requireCredits } from '../../domain/billing/credits.js';
+import { availableCredits, creditBalance, debitCredits, debitCreditsBatch, grantCredits, holdCredits, releaseCredits, requireCredits, withCreditHold } from '../../domain/billing/credits.js';
 import { AppError } from '../../domain/errors.js';
 import { api, call, createUser, listen, closeApi } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
@@ -148,4 +148,93 @@ test('the balance is an index-only scan of the covering workspace index (no tabl
   const text = plan.map((r) => r['QUERY PLAN']).join('\n');
   t.regex(text, /Index Only Scan using credit_ledger_workspace_id_amount_index/, text);
   t.is(await creditBalance(e, ws), 5);
+});
+
+// ---- Holds (docs/plans-and-credits.md, "Holds") ----------------------------------------------
+
+const hold = (key: string, ttlMs = 60_000) => ({ key, reason: 'provider call', ttlMs });
+
+async function holds(ws: string): Promise<{ key: string; amount: number }[]> {
+  return (await em()).execute(`select idempotency_key as key, amount from credit_holds where workspace_id = ? order by idempotency_key`, [ws]);
+}
+
+test('a hold counts against what can be spent, not against the balance; its debit consumes it, a release gives it back', async (t) => {
+  const ws = await freshWorkspace(5);
+  t.is(await holdCredits(await em(), ws, 2, hold('call-1')), 'held');
+  t.is(await creditBalance(await em(), ws), 5, 'the balance is the ledger');
+  t.is(await availableCredits(await em(), ws), 3);
+  // Another debit or hold sees only what is not held.
+  t.is(code(await t.throwsAsync(debitCredits(await em(), ws, 4, { reason: 'other work' }))), '402 insufficient_credits');
+  const err = await t.throwsAsync(requireCredits(await em(), ws, 4));
+  t.like((err as AppError).details as Record<string, unknown>, { balance: 5, held: 2, required: 4 });
+  t.is(code(await t.throwsAsync(holdCredits(await em(), ws, 4, hold('call-2')))), '402 insufficient_credits');
+  // Holding the same key again renews it (no second hold).
+  t.is(await holdCredits(await em(), ws, 2, hold('call-1')), 'held');
+  t.deepEqual(await holds(ws), [{ key: 'call-1', amount: 2 }]);
+  // The debit with the hold's key consumes it.
+  await debitCredits(await em(), ws, 2, { key: 'call-1', reason: 'provider call' });
+  t.deepEqual(await holds(ws), []);
+  t.is(await creditBalance(await em(), ws), 3);
+  t.is(await availableCredits(await em(), ws), 3);
+  // A key already debited holds nothing (`paid`).
+  t.is(await holdCredits(await em(), ws, 2, hold('call-1')), 'paid');
+  t.deepEqual(await holds(ws), []);
+  // A release gives the credits back.
+  await holdCredits(await em(), ws, 3, hold('call-3'));
+  t.is(await availableCredits(await em(), ws), 0);
+  await releaseCredits(await em(), ws, 'call-3');
+  t.is(await availableCredits(await em(), ws), 3);
+  t.deepEqual(await ledgerSum(ws), { sum: 3, rows: 2 });
+});
+
+test('a hold whose process died stops counting at its expiry, and the next hold clears it', async (t) => {
+  const ws = await freshWorkspace(2);
+  await holdCredits(await em(), ws, 2, hold('crashed'));
+  t.is(code(await t.throwsAsync(holdCredits(await em(), ws, 1, hold('next')))), '402 insufficient_credits');
+  // Its expiry passes (as if the process that took it died): it counts for nothing.
+  await (await em()).execute(`update credit_holds set expires_at = now() - interval '1 second' where workspace_id = ? and idempotency_key = 'crashed'`, [ws]);
+  t.is(await availableCredits(await em(), ws), 2);
+  t.is(await holdCredits(await em(), ws, 1, hold('next')), 'held');
+  t.deepEqual(await holds(ws), [{ key: 'next', amount: 1 }], 'the lapsed hold was deleted');
+  // The crashed work's debit, should it still come, is an ordinary debit against what is available.
+  t.true((await debitCredits(await em(), ws, 1, { key: 'crashed', reason: 'late' })).created);
+  t.is(code(await t.throwsAsync(debitCredits(await em(), ws, 1, { key: 'late-2', reason: 'late' }))), '402 insufficient_credits');
+});
+
+test('50 parallel holds of 1 credit against 3: exactly 3 are held, and the balance minus the holds never goes below zero', async (t) => {
+  const ws = await freshWorkspace(3);
+  const { services } = await api();
+  const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => holdCredits(services.orm.em.fork(), ws, 1, hold(`h-${i}`))));
+  t.is(results.filter((r) => r.status === 'fulfilled').length, 3);
+  t.is(results.filter((r) => r.status === 'rejected' && code(r.reason) === '402 insufficient_credits').length, 47);
+  t.is(await availableCredits(await em(), ws), 0);
+  // A batch debit sees the holds too, and consumes those it pays for.
+  const held = (await holds(ws)).map((h) => h.key);
+  t.is(code(await t.throwsAsync(debitCreditsBatch(await em(), ws, [{ key: 'other', amount: 1 }], 'batch'))), '402 insufficient_credits');
+  const r = await debitCreditsBatch(await em(), ws, held.map((key) => ({ key, amount: 1 })), 'batch');
+  t.is(r.charged, 3);
+  t.deepEqual(await holds(ws), []);
+  t.is(await creditBalance(await em(), ws), 0);
+});
+
+test('withCreditHold: 402 before the work runs; a failed or free outcome releases the hold; a debit consumes it', async (t) => {
+  const ws = await freshWorkspace(1);
+  let ran = 0;
+  const work = async () => {
+    ran++;
+    t.is(await availableCredits(await em(), ws), 0, 'held while the work runs');
+  };
+  await t.throwsAsync(withCreditHold(await em(), ws, 1, hold('w-1'), () => work().then(() => Promise.reject(new Error('provider down')))), { message: 'provider down' });
+  t.is(await availableCredits(await em(), ws), 1, 'released after a failure');
+  await withCreditHold(await em(), ws, 1, hold('w-2'), work); // no debit: nothing charged
+  t.is(await availableCredits(await em(), ws), 1, 'released after work that charged nothing');
+  await withCreditHold(await em(), ws, 1, hold('w-3'), async () => {
+    await work();
+    await debitCredits(await em(), ws, 1, { key: 'w-3', reason: 'paid' });
+  });
+  t.is(await creditBalance(await em(), ws), 0);
+  t.deepEqual(await holds(ws), []);
+  const before = ran;
+  t.is(code(await t.throwsAsync(withCreditHold(await em(), ws, 1, hold('w-4'), work))), '402 insufficient_credits');
+  t.is(ran, before, 'the work never ran');
 });

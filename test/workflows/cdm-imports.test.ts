@@ -496,6 +496,55 @@ test('events: an idempotent batch of the reviewer’s decisions; a repeated clie
   }
 });
 
+test('event ids are the workspace’s own: an event refused as not_found takes nothing, so its id stays free for the owner’s own event', async (t) => {
+  const s = await setup();
+  const co = company(3);
+  const id = await ready(s, [{ domain: co.domain }], { max_per_company: 3 });
+  const people = await rows(s, id);
+  const status = async (memberId: string) => (await rows(s, id)).find((p) => p.id === memberId)?.status;
+  const send = (u: TestUser, events: Record<string, unknown>[], headers: Record<string, string> = {}) => call('POST', `${BASE}/events`, { ...auth(u, headers), body: { events } });
+  const ev = (eventId: string, type: string, target: string, job = id) => ({ id: eventId, job_id: job, type, target_id: target });
+
+  // Another workspace sends X to this import: not found there, and nothing is taken here.
+  const x = `x-${randomUUID()}`;
+  const stranger = await setup();
+  const foreign = await send(stranger.u, [ev(x, 'member.rejected', people[0].id)]);
+  t.is(foreign.status, 200, foreign.text);
+  t.like(foreign.body.results[0], { duplicate: false, result: 'not_found' });
+  const own = await send(s.u, [ev(x, 'member.rejected', people[0].id)]);
+  t.like(own.body.results[0], { duplicate: false, result: 'rejected', members_changed: 1 });
+  t.is(await status(people[0].id), 'rejected');
+  // …and the stranger's refused X did not take the id in its own workspace either: its own import accepts X.
+  const theirs = await ready(stranger, [{ domain: company(3).domain }], { max_per_company: 3 });
+  const theirPeople = await call('GET', `${BASE}/${theirs}/rows?limit=200`, auth(stranger.u));
+  const later = await send(stranger.u, [ev(x, 'member.rejected', theirPeople.body.items[0].id, theirs)]);
+  t.like(later.body.results[0], { duplicate: false, result: 'rejected' });
+
+  // A member of this workspace without access to the import's product: not found, and the id stays free.
+  const otherApp = await createTestApp(s.u, 'Other product');
+  const { user: member } = await addMemberViaInvite(s.u, { all_apps: false, app_ids: [otherApp.id] });
+  const y = `y-${randomUUID()}`;
+  const hidden = await send(member, [ev(y, 'member.rejected', people[1].id)], { 'x-acting-as': s.u.id });
+  t.like(hidden.body.results[0], { duplicate: false, result: 'not_found' });
+  t.is(await status(people[1].id), 'pending');
+  const mine = await send(s.u, [ev(y, 'member.rejected', people[1].id)]);
+  t.like(mine.body.results[0], { duplicate: false, result: 'rejected', members_changed: 1 });
+
+  // The owner's own event sent to a wrong import first, then to the right one: applied the second time.
+  const z = `z-${randomUUID()}`;
+  const wrong = await send(s.u, [ev(z, 'member.rejected', people[2].id, randomUUID())]);
+  t.like(wrong.body.results[0], { duplicate: false, result: 'not_found' });
+  const right = await send(s.u, [ev(z, 'member.rejected', people[2].id)]);
+  t.like(right.body.results[0], { duplicate: false, result: 'rejected', members_changed: 1 });
+  // An applied id is kept: sent again, it is a duplicate answered with what it did.
+  const repeat = await send(s.u, [ev(z, 'member.approved', people[2].id)]);
+  t.like(repeat.body.results[0], { duplicate: true, result: 'unchanged', first: { result: 'rejected' } });
+  t.is(await status(people[2].id), 'rejected');
+  // Nothing was recorded for the refused events.
+  const stored: { client_id: string; result: string }[] = await (await em()).execute(`select client_id, result from cdm_import_events where client_id = any(?::text[])`, [`{${[x, y, z].join(',')}}`]);
+  t.deepEqual(stored.map((r) => `${r.client_id.slice(0, 1)}:${r.result}`).sort(), ['x:rejected', 'x:rejected', 'y:rejected', 'z:rejected']);
+});
+
 test('impossible transitions are 409: confirm or retry while searching, nothing approved, nothing to retry, list deleted; a batch still searching is not ready', async (t) => {
   const s = await setup();
   const { services } = await api();

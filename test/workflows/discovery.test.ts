@@ -100,7 +100,7 @@ test.serial('a repeated launch id is idempotent; a new launch finds everyone alr
   const again = await launch(s, launchId);
   t.is(again.status, 200);
   t.is(again.body.id, first.body.id);
-  const totals = (await result(s.agentId, launchId)) as { qualified: number; rejected: number };
+  const totals = (await result(s.agentId, first.body.id)) as { qualified: number; rejected: number };
   const e = await em();
   t.is(await e.count(DiscoveryRun, { agent: s.agentId }), 1);
   const leads = await e.count(DiscoveredLead, { agent: s.agentId });
@@ -115,25 +115,38 @@ test.serial('a repeated launch id is idempotent; a new launch finds everyone alr
   t.is(await (await em()).count(DiscoveredLead, { agent: s.agentId }), leads);
 });
 
-test.serial('a launch id already used by another agent’s run is 409 launch_id_in_use: no run, no workflow for this agent', async (t) => {
+test.serial('launch ids are the workspace’s own: another agent of the workspace given one is 409 launch_id_in_use; another workspace’s same id is its own run', async (t) => {
   const first = await setup({ maxSignals: 1, kind: 'people_search', keywords: ['outbound'] });
   const launchId = randomUUID();
-  t.is((await launch(first, launchId)).status, 202);
-  await result(first.agentId, launchId);
-  // Another agent (here of another workspace: any agent but the run's own) given that id.
-  const second = await setup({ kind: 'people_search', keywords: ['outbound'] });
-  const r = await launch(second, launchId);
+  const launched = await launch(first, launchId);
+  t.is(launched.status, 202, launched.text);
+  t.not(launched.body.id, launchId, 'the run has an id of its own');
+  await result(first.agentId, launched.body.id);
+  // Another agent of the same workspace given that id: 409, no run, no workflow.
+  const app = await createTestApp(first.u, 'Second product');
+  const agent = await call('POST', `/api/apps/${app.id}/agents`, { token: first.u.accessToken, body: { name: 'Second agent' } });
+  const signals = await call('PUT', `/api/agents/${agent.body.id}/signals`, {
+    token: first.u.accessToken,
+    body: { signals: [{ key: 'outbound-talk', kind: 'people_search', name: 'Talks about outbound', keywords: ['outbound'] }] },
+  });
+  await call('PUT', `/api/agents/${agent.body.id}/sources/pronet`, { token: first.u.accessToken, body: { enabled: true } });
+  const sibling: Setup = { u: first.u, agentId: agent.body.id, signalId: signals.body[0].id };
+  const r = await launch(sibling, launchId);
   t.is(r.status, 409, r.text);
   t.is(r.body.error.code, 'launch_id_in_use');
   const e = await em();
-  t.is(await e.count(DiscoveryRun, { agent: second.agentId }), 0);
-  const run = await e.findOneOrFail(DiscoveryRun, launchId, { refresh: true });
-  t.is(run.agent.id, first.agentId, 'the run stays the first agent’s');
-  await t.throwsAsync((await api()).services.temporal.workflow.getHandle(discoveryWorkflowIds.run(second.agentId, launchId)).describe(), { name: 'WorkflowNotFoundError' });
-  // Its own new launch still works.
-  const own = await launch(second);
-  t.is(own.status, 202);
-  await result(second.agentId, own.body.id);
+  t.is(await e.count(DiscoveryRun, { agent: sibling.agentId }), 0);
+  // Another workspace's launch with the same id neither collides with nor reveals the first: it is its own run.
+  const stranger = await setup({ maxSignals: 1, kind: 'people_search', keywords: ['outbound'] });
+  const theirs = await launch(stranger, launchId);
+  t.is(theirs.status, 202, theirs.text);
+  t.not(theirs.body.id, launched.body.id);
+  await result(stranger.agentId, theirs.body.id);
+  t.is((await launch(stranger, launchId)).body.id, theirs.body.id, 'and repeating it finds that run');
+  const run = await (await em()).findOneOrFail(DiscoveryRun, launched.body.id, { refresh: true });
+  t.like(run, { launchId });
+  t.is(run.agent.id, first.agentId, 'the first run stays the first agent’s');
+  t.is(await (await em()).count(DiscoveryRun, { launchId }), 2);
 });
 
 test.serial('max_signals stops a run; require_current_employer rejects former employers without a model call', async (t) => {

@@ -1,6 +1,7 @@
 // An SMTP + IMAP mailbox as the user gives it at connect time (POST /api/platform-accounts/{id}/connect
 // `credentials`, all strings; docs/email.md "Connecting a mailbox"), checked and completed with
 // defaults. Sealed at rest with the account (lib/crypto.ts); read back by the mail connector per use.
+import { isIPv4, isIPv6 } from 'node:net';
 import { ConnectorError } from '../types.js';
 
 export type MailSecurity = 'tls' | 'starttls' | 'none';
@@ -41,7 +42,24 @@ export class MailConnectError extends ConnectorError {
 export const isMailCredentials = (c: Record<string, string> | undefined | null): c is Record<string, string> => !!c && ('smtp_host' in c || 'imap_host' in c);
 
 const KNOWN = new Set(['email', 'from_name', 'username', 'password', ...['smtp', 'imap'].flatMap((s) => [`${s}_host`, `${s}_port`, `${s}_security`, `${s}_username`, `${s}_password`])]);
-const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$|^\[?[0-9a-f:.]+\]?$/i;
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+/**
+ * A host a mail client can be pointed at: an IP literal — IPv4 as four decimal parts 0–255 without
+ * leading zeros, or IPv6 (bracketed or not, no zone) — or a DNS name of letter-digit-hyphen labels.
+ * A name whose last label is a number (`08.0.0.1`, `1.2.3.999`, `1.2.3`, `a.0x10`) is an IPv4 form
+ * to URL parsers and resolvers, so it is accepted only as a valid IPv4 literal.
+ */
+export function isMailHost(host: string): boolean {
+  if (isIPv4(host)) return true;
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare.includes(':')) return !bare.includes('%') && isIPv6(bare);
+  if (bare !== host) return false;
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (!name || name.length > 253) return false;
+  const labels = name.split('.');
+  return labels.every((l) => LABEL.test(l)) && !/^(\d+|0x[0-9a-f]*)$/i.test(labels[labels.length - 1]);
+}
 const ADDRESS = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$|^[^\s@<>()",;:]+@[a-z0-9-]+$/i;
 
 function invalid(message: string): never {
@@ -50,7 +68,8 @@ function invalid(message: string): never {
 
 function endpoint(c: Record<string, string>, side: 'smtp' | 'imap'): MailEndpoint {
   const host = (c[`${side}_host`] ?? '').trim().toLowerCase();
-  if (!host || !HOST.test(host)) invalid(`${side}_host must be a host name or an IP address`);
+  // Before any connection: a malformed host is the caller's field error, never an unreachable server.
+  if (!isMailHost(host)) invalid(`${side}_host must be a host name or an IP address (${JSON.stringify(host.slice(0, 100))} is neither)`);
   const implicit = side === 'smtp' ? 465 : 993;
   const upgrade = side === 'smtp' ? 587 : 143;
   const rawSecurity = c[`${side}_security`]?.trim().toLowerCase();
