@@ -45,7 +45,7 @@ export const bookingHook = defineOperation({
     } catch {
       throw badRequest('invalid_body', 'the body is not JSON');
     }
-    const parsed = parseBookingEvent(json);
+    const parsed = parseBookingEvent(json, new Date());
     if ('error' in parsed) throw badRequest('invalid_body', parsed.error);
     const stored = await ingestBookingEvent(em, services.jobs, hook.connection, parsed.event);
     return { received: true as const, duplicate: !stored.inserted };

@@ -45,8 +45,9 @@ export const Meeting = defineEntity({
     /** The provider's name (kept after a disconnection) and its booking id. */
     provider: p.string().length(40).nullable(),
     externalId: p.string().length(200).nullable(),
-    /** The booking's `updated_at` last applied: an older event never overwrites a newer one. */
+    /** The booking's `updated_at` last applied, and the id of the event that carried it (ties): an older event never overwrites a newer one. */
     externalUpdatedAt: p.datetime().nullable(),
+    externalEventId: p.string().length(200).nullable(),
     createdByUserId: p.uuid().nullable(),
     canceledAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

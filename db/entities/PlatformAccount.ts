@@ -48,6 +48,9 @@ export const PlatformAccount = defineEntity({
     /** Why it is disconnected, as the connector said; null otherwise. */
     statusReason: p.string().length(100).nullable(),
     statusCheckedAt: p.datetime().nullable(),
+    /** The status report last applied (an event's time and id, or our own read): an older one changes nothing (domain/event-order.ts). */
+    statusEventAt: p.datetime().nullable(),
+    statusEventId: p.string().length(200).nullable(),
     connectedAt: p.datetime().nullable(),
     disconnectedAt: p.datetime().nullable(),
     /** Sealed JSON of the credentials given at connect time (lib/crypto.ts encrypt). */

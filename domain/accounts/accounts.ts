@@ -13,6 +13,7 @@ import { isMailCredentials, MailConnectError } from '../../lib/connectors/mail/s
 import { encrypt } from '../../lib/crypto.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import type { DnsResolver } from '../../lib/dns.js';
+import { observedAt } from '../event-order.js';
 import { applyAccountStatus } from './status.js';
 import { checkSendingDomain, mailboxDomain, type DomainCheck } from './sending-domain.js';
 import { assertWritable } from '../demo/demo.js';
@@ -120,6 +121,7 @@ export async function connectAccount(
   const account = await requireAccount(em, actor, id);
   if (account.status === 'connected') throw conflict('already_connected', 'the account is connected; delete it or wait for a disconnection to connect again');
   if (isMailCredentials(input.credentials) && account.channel !== 'email') throw badRequest('not_email_account', 'only an email account connects with mailbox (SMTP/IMAP) credentials');
+  const askedAt = observedAt(new Date(), 'connect');
   const start = await connector
     .connect({ channel: account.channel as Channel, accountId: account.id, displayName: account.displayName, credentials: input.credentials, returnUrl: input.returnUrl })
     .catch((err: unknown) => {
@@ -130,6 +132,9 @@ export async function connectAccount(
   // The connector that holds it now (a mailbox moves to `mail`; a hosted connection back to the default).
   account.connector = start.connector ?? connector.name;
   account.status = start.kind === 'connected' ? 'connected' : 'connecting';
+  // A status report from before this connection (delivered late) is older than it: it changes nothing.
+  account.statusEventAt = askedAt.at;
+  account.statusEventId = askedAt.id;
   if (input.credentials) account.credentialsSealed = encrypt(JSON.stringify(input.credentials), encryptionKey);
   if (start.kind === 'connected') {
     account.connectedAt = new Date();
@@ -265,8 +270,9 @@ export async function refreshStatus(
 ): Promise<{ state: string | null; reason: string | null; error: string | null }> {
   if (!account.connectorAccountId) return { state: null, reason: null, error: null };
   try {
+    const askedAt = observedAt(new Date(), 'check');
     const status = await connector.status(account.connectorAccountId);
-    await applyAccountStatus(em, status, 'check');
+    await applyAccountStatus(em, status, 'check', askedAt);
     await em.refresh(account);
     return { state: status.state, reason: status.reason, error: null };
   } catch (err) {

@@ -3,6 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PlatformAccount, type IPlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { ConnectorError, type AccountConnector, type ConnectorAccountStatus } from '../../lib/connectors/types.js';
+import { observedAt, type EventStamp } from '../event-order.js';
 import { applyAccountStatus } from './status.js';
 
 /** Runs `fn` over `items` with at most `limit` in flight, results in input order. */
@@ -27,8 +28,9 @@ const sameState = (a: IPlatformAccount, s: ConnectorAccountStatus) =>
  * (every connector it serves: a routing connector's mail accounts too):
  * their statuses are read `pageSize` at a time with `concurrency` requests in flight. Accounts whose
  * state did not change get `status_checked_at` in one statement; the others go through
- * applyAccountStatus (row lock, notification and event once per transition). A failed page is
- * counted and left for the next run.
+ * applyAccountStatus (row lock, notification and event once per transition), stamped with the time
+ * their page was asked for, so an inbound event that happened since wins over the answer. A failed
+ * page is counted and left for the next run.
  */
 export async function reconcilePage(
   em: EntityManager,
@@ -44,9 +46,10 @@ export async function reconcilePage(
   const pages: IPlatformAccount[][] = [];
   for (let i = 0; i < accounts.length; i += opts.pageSize) pages.push(accounts.slice(i, i + opts.pageSize));
   const result = { checked: 0, disconnected: 0, connected: 0, failedPages: 0, lastId: accounts.length === window ? accounts[accounts.length - 1].id : null };
-  const answers = await inPool(pages, opts.concurrency, async (page) => {
+  const answers = await inPool(pages, opts.concurrency, async (page): Promise<{ statuses: ConnectorAccountStatus[]; stamp: EventStamp } | null> => {
+    const stamp = observedAt(new Date(), 'reconcile');
     try {
-      return await connector.statuses(page.map((a) => a.connectorAccountId!));
+      return { statuses: await connector.statuses(page.map((a) => a.connectorAccountId!)), stamp };
     } catch (err) {
       if (!(err instanceof ConnectorError)) throw err;
       result.failedPages++;
@@ -54,9 +57,9 @@ export async function reconcilePage(
     }
   });
   const unchanged: string[] = [];
-  for (const [i, statuses] of answers.entries()) {
-    if (!statuses) continue;
-    const byId = new Map(statuses.map((s) => [s.connectorAccountId, s]));
+  for (const [i, answer] of answers.entries()) {
+    if (!answer) continue;
+    const byId = new Map(answer.statuses.map((s) => [s.connectorAccountId, s]));
     for (const account of pages[i]) {
       const status = byId.get(account.connectorAccountId!);
       if (!status) continue;
@@ -65,7 +68,7 @@ export async function reconcilePage(
         unchanged.push(account.id);
         continue;
       }
-      const change = await applyAccountStatus(em, status, 'reconcile');
+      const change = await applyAccountStatus(em, status, 'reconcile', answer.stamp);
       if (change === 'disconnected') result.disconnected++;
       if (change === 'connected') result.connected++;
     }

@@ -1,7 +1,9 @@
 // Booking events (docs/meetings.md "Booking events"): a provider's event (our hook) or a booking a
-// backfill read is stored once per provider event id, then applied under a lock per booking:
+// backfill read is stored once per provider event id, then applied under a lock per booking. An
+// event's time is its booking's `updated_at` (ties: the event id), compared by domain/event-order.ts:
 // - the booking already has a meeting in the workspace → that meeting follows it (time, title,
-//   location, status), unless the event is older than what the meeting shows;
+//   location, status) in one conditional UPDATE, unless the event is not newer than the one the
+//   meeting shows (an older one, or a repeat);
 // - else a lead is found, by the booking's tracking lead id, or by the attendees' emails through
 //   contacts → leads (see `matchLead`) → a meeting is created;
 // - else the event waits in `unmatched` until a person attaches it to a lead or dismisses it.
@@ -20,6 +22,7 @@ import { normaliseEmail } from '../../lib/normalise.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict, notFound } from '../errors.js';
+import { isNewerThanApplied, stampParams, type EventStamp } from '../event-order.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { requireMeetingLead } from '../meetings/meetings.js';
@@ -126,7 +129,9 @@ export async function applyBookingEvent(tx: EntityManager, row: IBookingProvider
   const workspaceId = row.workspace.id;
   const meeting = await tx.findOne(Meeting, { workspace: workspaceId, provider: row.provider, externalId: booking.bookingId }, { refresh: true });
   if (meeting) {
-    const effect = followBooking(meeting, booking, row);
+    // Reconnected: the meeting is the new connection's again (whatever the event's age).
+    if (row.bookingProvider && !meeting.bookingProvider) meeting.bookingProvider = row.bookingProvider;
+    const effect = await followBooking(tx, meeting.id, booking, stampOf(row));
     return settle(tx, row, { state: 'matched', effect, matchedBy: 'existing_meeting', leadId: meeting.lead.id, meetingId: meeting.id });
   }
   const dismissed = await tx.count(BookingProviderEvent, { workspace: workspaceId, provider: row.provider, bookingId: booking.bookingId, state: 'dismissed' });
@@ -137,41 +142,38 @@ export async function applyBookingEvent(tx: EntityManager, row: IBookingProvider
     return settle(tx, row, { state: 'matched', effect: 'created', matchedBy: lead.by, leadId: lead.leadId, meetingId: created.id });
   }
   // Unmatched: the newest version of a booking waits; older unmatched versions of it are superseded.
-  const newer = await tx.count(BookingProviderEvent, {
-    workspace: workspaceId,
-    provider: row.provider,
-    bookingId: booking.bookingId,
-    state: 'unmatched',
-    bookingUpdatedAt: { $gt: booking.updatedAt },
-  });
+  const [{ newer }] = await tx.execute<{ newer: boolean }[]>(
+    `select exists (select 1 from booking_provider_events where workspace_id = ? and provider = ? and booking_id = ? and state = 'unmatched'
+                      and ${isNewerThanApplied('?::timestamptz', '?::text', ['booking_updated_at', 'event_id'])}) as newer`,
+    [workspaceId, row.provider, booking.bookingId, ...stampParams(stampOf(row))],
+  );
   return settle(tx, row, { state: newer ? 'superseded' : 'unmatched', effect: null, matchedBy: null, leadId: null, meetingId: null });
 }
 
-/** Brings the meeting to the booking's version; an older (or the same) version changes nothing. */
-function followBooking(meeting: IMeeting, b: Booking, row: IBookingProviderEvent): BookingEventEffect {
-  // Reconnected: the meeting is the new connection's again.
-  if (row.bookingProvider && !meeting.bookingProvider) meeting.bookingProvider = row.bookingProvider;
-  if (meeting.externalUpdatedAt && b.updatedAt.getTime() <= meeting.externalUpdatedAt.getTime()) return 'stale';
-  const moved = meeting.startsAt.getTime() !== b.startsAt.getTime() || meeting.endsAt.getTime() !== b.endsAt.getTime();
-  meeting.title = b.title;
-  meeting.startsAt = b.startsAt;
-  meeting.endsAt = b.endsAt;
-  meeting.location = b.location;
-  // A moved meeting has not happened yet at its new time: an outcome recorded for the old one goes.
-  if (moved && meeting.outcome) {
-    meeting.outcome = null;
-    meeting.outcomeAt = null;
-  }
-  if (b.status !== meeting.status) {
-    meeting.status = b.status;
-    meeting.canceledAt = b.status === 'canceled' ? b.updatedAt : null;
-    if (b.status === 'canceled') {
-      meeting.outcome = null;
-      meeting.outcomeAt = null;
-    }
-  }
-  meeting.externalUpdatedAt = b.updatedAt;
-  return 'updated';
+/** An event's place among the events of its booking: the booking's version time, then the event id. */
+const stampOf = (row: Pick<IBookingProviderEvent, 'bookingUpdatedAt' | 'eventId'>): EventStamp => ({ at: row.bookingUpdatedAt, id: row.eventId });
+
+/** Brings the meeting to the booking's version, when the event is newer than the one it shows; else `stale`. */
+async function followBooking(tx: EntityManager, meetingId: string, b: Booking, stamp: EventStamp): Promise<BookingEventEffect> {
+  // A moved meeting has not happened yet at its new time, and a canceled one has no outcome: an
+  // outcome recorded for the old time goes. Like every field here, `canceled_at` comes from this
+  // version alone (its `updated_at` when it is canceled), so the result does not depend on which
+  // older versions were applied before.
+  const clears = `(m.starts_at <> b.starts_at or m.ends_at <> b.ends_at or (b.status = 'canceled' and m.status <> 'canceled'))`;
+  const [updated] = await tx.execute<{ id: string }[]>(
+    `update meetings m set
+       title = b.title, starts_at = b.starts_at, ends_at = b.ends_at, location = b.location,
+       outcome = case when ${clears} then null else m.outcome end,
+       outcome_at = case when ${clears} then null else m.outcome_at end,
+       canceled_at = case when b.status = 'canceled' then b.at end,
+       status = b.status,
+       external_updated_at = b.at, external_event_id = b.eid, updated_at = now()
+     from (values (?::text, ?::timestamptz, ?::timestamptz, ?::text, ?::text, ?::timestamptz, ?::text)) as b (title, starts_at, ends_at, location, status, at, eid)
+     where m.id = ? and ${isNewerThanApplied('m.external_updated_at', 'm.external_event_id', ['b.at', 'b.eid'])}
+     returning m.id`,
+    [b.title, b.startsAt, b.endsAt, b.location, b.status, ...stampParams(stamp), meetingId],
+  );
+  return updated ? 'updated' : 'stale';
 }
 
 function createBookedMeeting(tx: EntityManager, row: IBookingProviderEvent, b: Booking, leadId: string, contactId: string): IMeeting {
@@ -191,6 +193,7 @@ function createBookedMeeting(tx: EntityManager, row: IBookingProviderEvent, b: B
     provider: row.provider,
     externalId: b.bookingId,
     externalUpdatedAt: b.updatedAt,
+    externalEventId: row.eventId,
     canceledAt: b.status === 'canceled' ? b.updatedAt : null,
   });
 }
@@ -213,10 +216,10 @@ async function settle(
   if (to.decided) row.decidedAt = new Date();
   await tx.flush();
   if (to.state === 'matched' || to.state === 'attached' || to.state === 'unmatched') {
-    const older = to.state === 'unmatched' ? `and booking_updated_at <= ?` : '';
+    const older = to.state === 'unmatched' ? `and ${isNewerThanApplied('booking_updated_at', 'event_id')}` : '';
     await tx.execute(
       `update booking_provider_events set state = 'superseded' where workspace_id = ? and provider = ? and booking_id = ? and state = 'unmatched' and id <> ? ${older}`,
-      [row.workspace.id, row.provider, row.bookingId, row.id, ...(older ? [row.bookingUpdatedAt] : [])],
+      [row.workspace.id, row.provider, row.bookingId, row.id, ...(older ? stampParams(stampOf(row)) : [])],
     );
   }
   return { state: to.state, effect: to.effect, meetingId: to.meetingId };

@@ -77,33 +77,34 @@ export async function handleConnectorEvent(em: EntityManager, eventId: string, j
     for (let more = true; more; ) more = (await processInboundBatch(em, jobs, inbox.platform_account_id)).more;
   }
   return em.transactional(async (tx) => {
-    const [row] = await tx.execute<{ connector: string; type: string; payload: unknown; handled_at: Date | null }[]>(
-      `select connector, type, payload, handled_at from connector_events where event_id = ? for update`,
+    const [row] = await tx.execute<{ connector: string; type: string; payload: unknown; received_at: string; handled_at: string | null }[]>(
+      `select connector, type, payload, received_at, handled_at from connector_events where event_id = ? for update`,
       [eventId],
     );
     if (!row) return { type: 'unknown', outcome: 'unknown_event' as const };
     if (row.handled_at) return { type: row.type, outcome: 'already_handled' as const };
     const event = toInboundEvent(row.connector, row.payload);
     if (event.type === 'account.status') {
-      await applyAccountStatus(tx as EntityManager, { connectorAccountId: event.connectorAccountId, state: event.state, reason: event.reason, address: null }, 'inbound');
+      // Ordered by when it happened (domain/event-order.ts): an older report than the account's last changes nothing.
+      const stamp = { at: event.occurredAt ?? new Date(row.received_at), id: event.eventId };
+      await applyAccountStatus(tx as EntityManager, { connectorAccountId: event.connectorAccountId, state: event.state, reason: event.reason, address: null }, 'inbound', stamp);
     }
     // Messages and reactions are the inbox processor's (docs/inbox.md); one left here has no account of ours.
-    // An acceptance is recorded for condition steps (docs/executor.md).
-    if (event.type === 'invitation.accepted') {
-      await tx.execute(
-        `update scheduled_actions a set accepted_at = coalesce(a.accepted_at, ?), updated_at = now() from platform_accounts p
-          where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = 'invitation' and a.connector_message_id = ?`,
-        [event.acceptedAt, row.connector, event.connectorAccountId, event.invitationId],
-      );
-    }
-    if (event.type === 'message.opened') {
-      await tx.execute(
-        `update scheduled_actions a set opened_at = coalesce(a.opened_at, ?), updated_at = now() from platform_accounts p
-          where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = 'email' and a.connector_message_id = ?`,
-        [event.openedAt, row.connector, event.connectorAccountId, event.messageId],
-      );
-    }
+    // An acceptance and an open are facts recorded once for condition steps (docs/executor.md): they keep
+    // the earliest time any event reported, so neither the order of deliveries nor a repeat changes them.
+    if (event.type === 'invitation.accepted') await recordFirst(tx as EntityManager, 'accepted_at', 'invitation', row.connector, event.connectorAccountId, event.invitationId, event.acceptedAt);
+    if (event.type === 'message.opened') await recordFirst(tx as EntityManager, 'opened_at', 'email', row.connector, event.connectorAccountId, event.messageId, event.openedAt);
     await tx.execute(`update connector_events set handled_at = now() where event_id = ?`, [eventId]);
     return { type: row.type, outcome: 'handled' as const };
   });
+}
+
+/** Sets the sent action's `column` to `at` unless it already holds that time or an earlier one. */
+function recordFirst(tx: EntityManager, column: 'accepted_at' | 'opened_at', actionType: string, connector: string, connectorAccountId: string, connectorMessageId: string, at: Date) {
+  return tx.execute(
+    `update scheduled_actions a set ${column} = ?, updated_at = now() from platform_accounts p
+      where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = ? and a.connector_message_id = ?
+        and (a.${column} is null or a.${column} > ?)`,
+    [at, connector, connectorAccountId, actionType, connectorMessageId, at],
+  );
 }

@@ -70,12 +70,19 @@ export const wireBookingEvent = z.object({
   data: z.object({ booking: wireBooking }),
 });
 
-/** The parsed event, or the first problem as text. */
-export function parseBookingEvent(json: unknown): { event: BookingEvent } | { error: string } {
+/**
+ * The parsed event, or the first problem as text. With `now` (an event received now) a booking whose
+ * `updated_at` is later than the signature window allows is refused: that time orders the booking's
+ * events, so a future one would make every real later version look older.
+ */
+export function parseBookingEvent(json: unknown, now?: Date): { event: BookingEvent } | { error: string } {
   const r = wireBookingEvent.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0];
     return { error: `not a booking event: ${issue.path.join('.') || '(root)'}: ${issue.message}` };
+  }
+  if (now && r.data.data.booking.updated_at.getTime() > now.getTime() + SIGNATURE_TOLERANCE_SECONDS * 1000) {
+    return { error: 'not a booking event: data.booking.updated_at: more than 5 minutes in the future' };
   }
   return { event: { eventId: r.data.id, type: r.data.type, createdAt: r.data.created_at ?? null, booking: toBooking(r.data.data.booking) } };
 }

@@ -57,7 +57,7 @@ export function toInboundEvent(provider: string, json: unknown): InboundEvent {
     throw new ConnectorError(provider, 'invalid_request', `not a connector event: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const e = r.data;
-  const common = { eventId: e.id, connectorAccountId: e.account_id };
+  const common = { eventId: e.id, connectorAccountId: e.account_id, ...(e.created_at ? { occurredAt: e.created_at } : {}) };
   switch (e.type) {
     case 'message.received': {
       const m = e.data.message;
@@ -89,7 +89,8 @@ export function signInbound(secret: string, rawBody: Buffer | string, at = new D
  * Checks the signature header against the body (constant time; any of several `v1` values may match,
  * for secret rotation) and its freshness, then parses the event. Throws ConnectorError `auth` for a
  * missing secret or a missing, malformed, wrong or stale signature, `invalid_request` for a body that
- * is not an event.
+ * is not an event or says it happened later than the signature window allows (a time in the future
+ * would make every later event about the same thing look older: domain/event-order.ts).
  */
 export function verifyInbound(
   provider: string,
@@ -119,12 +120,16 @@ export function verifyInbound(
   } catch {
     throw new ConnectorError(provider, 'invalid_request', 'body is not JSON');
   }
-  return toInboundEvent(provider, json);
+  const event = toInboundEvent(provider, json);
+  if (event.occurredAt && event.occurredAt.getTime() > now.getTime() + SIGNATURE_TOLERANCE_SECONDS * 1000) {
+    throw new ConnectorError(provider, 'invalid_request', 'not a connector event: created_at: more than 5 minutes in the future');
+  }
+  return event;
 }
 
-/** An InboundEvent as wire JSON (what the sandbox stores and hands over, like a connector would send it). */
+/** An InboundEvent as wire JSON (what the sandbox stores and hands over, like a connector would send it); `created_at` is the event's own time when it has one. */
 export function toWireEvent(e: InboundEvent, createdAt: Date): Record<string, unknown> {
-  const base = { id: e.eventId, type: e.type, account_id: e.connectorAccountId, created_at: createdAt.toISOString() };
+  const base = { id: e.eventId, type: e.type, account_id: e.connectorAccountId, created_at: (e.occurredAt ?? createdAt).toISOString() };
   switch (e.type) {
     case 'message.received': {
       const m = e.message;

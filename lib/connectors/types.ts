@@ -182,15 +182,27 @@ export interface Page<T> {
   cursor: string | null;
 }
 
+interface InboundEventBase {
+  eventId: string;
+  connectorAccountId: string;
+  /**
+   * When it happened, as the sender says (`created_at`); null or absent when it did not say, and then
+   * the time we received it stands for it. Orders the events about one row (domain/event-order.ts).
+   */
+  occurredAt?: Date | null;
+}
+
 /** Events the connector pushes to `/hooks/connector` (verified, stored, then handled). */
-export type InboundEvent =
-  | { type: 'message.received'; eventId: string; connectorAccountId: string; message: ChatMessage }
-  | { type: 'invitation.accepted'; eventId: string; connectorAccountId: string; invitationId: string; recipient: string; acceptedAt: Date }
-  /** The recipient opened a sent email (the connector's open tracking): condition steps on `opened` read it. */
-  | { type: 'message.opened'; eventId: string; connectorAccountId: string; messageId: string; openedAt: Date }
-  | { type: 'account.status'; eventId: string; connectorAccountId: string; state: ConnectorAccountState; reason: string | null }
-  /** The counterpart reacted (an emoji) to a message of the thread: the internal `reaction.received`, never a reply. */
-  | { type: 'reaction.received'; eventId: string; connectorAccountId: string; messageId: string; threadId: string; from: string; reaction: string; reactedAt: Date };
+export type InboundEvent = InboundEventBase &
+  (
+    | { type: 'message.received'; message: ChatMessage }
+    | { type: 'invitation.accepted'; invitationId: string; recipient: string; acceptedAt: Date }
+    /** The recipient opened a sent email (the connector's open tracking): condition steps on `opened` read it. */
+    | { type: 'message.opened'; messageId: string; openedAt: Date }
+    | { type: 'account.status'; state: ConnectorAccountState; reason: string | null }
+    /** The counterpart reacted (an emoji) to a message of the thread: the internal `reaction.received`, never a reply. */
+    | { type: 'reaction.received'; messageId: string; threadId: string; from: string; reaction: string; reactedAt: Date }
+  );
 
 export interface NetworkConnector {
   /** 'sandbox' (the local default) or the HTTP connector's name. */
