@@ -12,7 +12,7 @@ export class Migration20261129111000_client_ids extends Migration {
     this.addSql(`alter table "discovery_runs" add column "launch_id" uuid null;`);
     this.addSql(`update "discovery_runs" set "launch_id" = "id" where "trigger" = 'manual';`);
     this.addSql(`alter table "discovery_runs" add constraint "discovery_runs_workspace_id_launch_id_unique" unique ("workspace_id", "launch_id");`);
-    // Unquoted after FROM: the build test's import scan reads `from "<name>"` as a module import.
+    // Table names unquoted after FROM: the build test's import scan reads a quoted one there as a module import.
     this.addSql(`delete from cdm_import_events where result in ('not_found', 'invalid_transition');`);
   }
 

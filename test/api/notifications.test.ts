@@ -138,8 +138,10 @@ test('unread count is served by the partial index of unread rows (no scan of rea
     const plan = await tx.execute(`explain (format json) select count(*) from notifications where user_id = ? and workspace_id = ? and read_at is null`, [u.id, ws]);
     return JSON.stringify(plan);
   });
+  // The partial index serves it (index-only once the table is vacuumed; before that the planner may
+  // take a plain or bitmap scan of the same index): never a scan of the table.
   t.regex(text, /"Index Name":"notifications_unread_index"/, text);
-  t.regex(text, /Index Only Scan/, text);
+  t.notRegex(text, /Seq Scan/, text);
 });
 
 test('preferences decide: none → no notification; email → listed and mailed by the notification-emails workflow (which replays)', async (t) => {

@@ -71,6 +71,7 @@ const STATEFUL_400: Record<string, string> = {
   patchPlatformAccountsByIdInviteWithdrawal: 'not_network_account: only the stored account’s channel decides',
   deletePlatformAccountsById: 'invalid_reassign_to / invalid_body: reassign_to must name another account of the same channel, and is required with "reassign"',
   postCompanyDecisionMakerImportsPreview: 'invalid_list_id: list_id must name a stored list of the product app_id',
+  postDiscoveredLeadsBatchApprove: 'invalid_list_id: list_id must name a stored list of the workspace (the access policy checks it whatever the ids)',
   postAgentMessages:
     'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',
   postAppsByAppIdCampaigns:

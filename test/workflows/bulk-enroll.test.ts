@@ -96,7 +96,9 @@ test.serial('a list enrolls with exact counts and reasons; the same client key r
   const second = await call('POST', `/api/campaigns/${campaign.id}/enroll-list-contacts`, { token: u.accessToken, body: { ...body, client_key: 'k-2' } });
   t.not(second.body.operation_id, opId);
   t.like(await resultOf(campaign.id, second.body.operation_id), { enrolled: 0, skipped: 10 });
-  const reused = await call('POST', `/api/campaigns/${campaign.id}/enroll-list-contacts`, { token: u.accessToken, body: { list_id: randomUUID(), client_key: 'k-2' } });
+  // The key again with another list of the campaign's product (an unknown list is 404 before any key is read).
+  const other = await call('POST', `/api/apps/${o.app.id}/lists`, { token: u.accessToken, body: { name: `Other ${randomUUID()}` } });
+  const reused = await call('POST', `/api/campaigns/${campaign.id}/enroll-list-contacts`, { token: u.accessToken, body: { list_id: other.body.id, client_key: 'k-2' } });
   t.is(reused.status, 409);
   t.is(reused.body.error.code, 'client_key_reused');
 
