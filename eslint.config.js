@@ -1,10 +1,13 @@
 // Lint = the layering rules (docs/architecture.md) and promises nobody awaits. Nothing stylistic:
 // the rules here are the ones whose breach is a defect, so `npm test` and CI fail on any finding.
+import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
 /** Import specifiers that reach a layer, however many `../` precede it. */
 const layer = (name) => [`**/${name}/*`, `**/${name}/**`, `${name}/*`];
 const banned = (layers, message, allowTypeImports = false) => ({ group: layers.flatMap(layer), message, allowTypeImports });
+/** Node's built-in modules by their bare names (`node:` names are banned by prefix). */
+const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith('_'));
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**', 'eslint.config.js'] },
@@ -25,7 +28,15 @@ export default tseslint.config(
   },
   {
     files: ['domain/**/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['jobs', 'workflows', 'activities', 'api', 'workers', 'scripts'], 'domain/ reaches Temporal only through its Jobs port (domain/jobs.ts).')] }] },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [
+          banned(['jobs', 'workflows', 'activities', 'api', 'workers', 'scripts'], 'domain/ reaches Temporal only through its Jobs port (domain/jobs.ts).'),
+          { group: ['@temporalio/*'], message: 'domain/ reaches Temporal only through its Jobs port (domain/jobs.ts).' },
+          { group: ['ioredis'], message: 'domain/ takes Redis from its caller (lib/ names the types it needs).' },
+        ],
+      }],
+    },
   },
   {
     files: ['workflows/**/*.ts'],
@@ -34,13 +45,32 @@ export default tseslint.config(
         patterns: [
           banned(['activities', 'domain', 'db'], 'Workflow code runs in the deterministic sandbox: only `import type` from activities/, domain/ and db/.', true),
           banned(['jobs', 'api', 'workers', 'scripts'], 'Workflow code runs in the deterministic sandbox.'),
+          // Of lib/, only the workflow ids are sandbox-safe code; its types may be named.
+          { group: ['**/lib/*', '!**/lib/workflow-ids.js'], message: 'Workflow code imports only lib/workflow-ids.js from lib/ (types excepted).', allowTypeImports: true },
+          { group: ['node:*', ...NODE_BUILTINS], message: 'Workflow code runs in the deterministic sandbox: no Node built-ins.' },
         ],
       }],
     },
   },
   {
-    files: ['activities/**/*.ts', 'jobs/**/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['api', 'workers', 'scripts'], 'Nothing imports api/ but the server; activities and the Temporal adapter sit below it.')] }] },
+    files: ['activities/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [
+          banned(['api', 'workers', 'scripts'], 'Nothing imports api/ but the server; activities sit below it.'),
+          banned(['jobs'], 'Activities get their Jobs port in ActivityDeps (workers/worker.ts builds it): they never build a Temporal client.'),
+        ],
+      }],
+    },
+  },
+  {
+    files: ['jobs/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['api', 'workers', 'scripts'], 'Nothing imports api/ but the server; the Temporal adapter sits below it.')] }] },
+  },
+  {
+    files: ['api/**/*.ts'],
+    ignores: ['api/services-factory.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [banned(['jobs'], 'api/ reaches jobs/ only through the services factory (api/services-factory.ts): handlers use services.jobs.')] }] },
   },
   {
     files: ['workers/**/*.ts', 'scripts/**/*.ts'],

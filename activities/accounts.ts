@@ -22,7 +22,7 @@ export function createAccountActivities(deps: ActivityDeps) {
         if (afterId) Context.current().heartbeat(afterId);
       } while (afterId);
       // Every connected mailbox has its sync running (docs/email.md "Receiving").
-      const mailboxes = deps.jobs ? await ensureMailboxSyncs(deps.orm.em.fork(), deps.jobs) : undefined;
+      const mailboxes = await ensureMailboxSyncs(deps.orm.em.fork(), deps.jobs);
       return { ...total, mailboxes };
     },
     /** Withdraws pending invitations older than each account's setting; accounts page by page. */

@@ -15,7 +15,6 @@ export function createBulkEnrollActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
   return {
     async bulkEnrollPages(input: { operationId: string; pageSize: number; failFirstAttemptAfterPages: number | null }): Promise<{ pages: number }> {
-      if (!deps.jobs) throw new Error('bulkEnrollPages needs the worker’s jobs');
       const ctx = Context.current();
       const beat = ctx.info.heartbeatDetails as Beat | undefined;
       if (ctx.info.attempt > 1) {

@@ -64,10 +64,8 @@ export function createInboxActivities(deps: ActivityDeps) {
     },
     /** The sweep: a processor signal for each account whose events wait unhandled with no processor draining them. */
     async inboxSweep(): Promise<{ woken: number }> {
-      const jobs = deps.jobs;
-      if (!jobs) return { woken: 0 };
       const accounts = await accountsWithStaleInbound(em(), STALE_INBOUND_MS);
-      await mapLimit(accounts, 8, (a) => jobs.kickInboundProcessor(a));
+      await mapLimit(accounts, 8, (a) => deps.jobs.kickInboundProcessor(a));
       if (accounts.length) deps.logger.warn({ accounts: accounts.length }, 'inbox sweep woke processors of accounts with unhandled events');
       return { woken: accounts.length };
     },

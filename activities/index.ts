@@ -25,14 +25,17 @@ import { createIntegrationActivities } from './integrations.js';
 import { createAnalyticsActivities } from './analytics.js';
 import { createMcpActivities } from './mcp.js';
 import type { Jobs } from '../domain/jobs.js';
+import type { Redis } from 'ioredis';
 import type { Providers } from '../lib/providers.js';
 
 export interface ActivityDeps {
   orm: MikroORM;
   config: Config;
   logger: Logger;
-  /** Jobs the Operator's tools may start (workers/worker.ts gives the Temporal implementation). */
-  jobs?: Jobs;
+  /** The jobs port over the worker's Temporal client (workers/worker.ts): activities never build a client of their own. */
+  jobs: Jobs;
+  /** The worker's Redis connection (the Operator's stream publisher). */
+  redis: Redis;
   /**
    * The process's providers (lib/providers.ts), built once by workers/worker.ts. A factory that takes
    * a second argument (a partial Providers) uses those over these: a test's fakes.

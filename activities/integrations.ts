@@ -29,7 +29,6 @@ export function createIntegrationActivities(deps: ActivityDeps, overrides: Parti
 
     /** Starts `partner-sync:<id>` for every active partner integration (a running one goes on). */
     async partnerSyncSweep(): Promise<{ started: number }> {
-      if (!deps.jobs) throw new Error('the partner sweep needs the Jobs port');
       const rows = await activePartnerIntegrations(em());
       for (const r of rows) await deps.jobs.startPartnerSync({ integrationId: r.id, workspaceId: r.workspace_id });
       return { started: rows.length };

@@ -2,7 +2,6 @@
 // shared Redis publisher, the model adapter, and the tool context (jobs over Temporal, providers).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { temporalJobs } from '../jobs/temporal.js';
 import {
   closeConfirmation,
   completeTurn,
@@ -16,21 +15,17 @@ import {
 } from '../domain/operator/turns.js';
 import { AppError } from '../domain/errors.js';
 import { LlmError, type Usage } from '../lib/llm/types.js';
-import { connectRedis } from '../lib/redis.js';
 import { withProviders, type Providers } from '../lib/providers.js';
-import { connectTemporal } from '../lib/temporal.js';
-import type { Jobs } from '../domain/jobs.js';
 import type { ActivityDeps } from './index.js';
 
 export function createOperatorActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const providers = withProviders(deps.providers, overrides);
-  let redis: ReturnType<typeof connectRedis> | undefined;
-  let jobs: Promise<Jobs> | undefined;
-  const turnDeps = async (): Promise<TurnDeps> => {
-    redis ??= connectRedis(deps.config.redisUrl);
-    jobs ??= deps.jobs ? Promise.resolve(deps.jobs) : connectTemporal(deps.config).then((c) => temporalJobs(c, deps.config.temporal.taskQueue));
-    return { em: deps.orm.em.fork() as EntityManager, redis, llm: providers.llm, toolContext: { jobs: await jobs, config: deps.config, providers } };
-  };
+  const turnDeps = async (): Promise<TurnDeps> => ({
+    em: deps.orm.em.fork() as EntityManager,
+    redis: deps.redis,
+    llm: providers.llm,
+    toolContext: { jobs: deps.jobs, config: deps.config, providers },
+  });
   /** A model refusal that will not change on retry fails the turn with its code; so does a domain refusal (402 `insufficient_credits` when the turn's lapsed hold cannot be taken again). */
   const modelFailure = (err: unknown) => {
     if (err instanceof LlmError && !err.retryable) return ApplicationFailure.nonRetryable(err.message, `model_${err.code}`);

@@ -8,7 +8,7 @@ import type { ExportStart } from './contacts/exports.js';
 import type { TurnStart } from './operator/turns.js';
 import type { BulkEnrollStart } from './enrollments/bulk.js';
 import type { BookingBackfillStart } from './booking/backfill.js';
-import type { AgentStatus } from '../db/entities/DiscoveryAgent.js';
+import type { AgentStatus, IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 
 /** A bulk promotion of rejected profiles, once its rows are selected (domain/agents/promotion.ts). */
 export interface PromotionStart {
@@ -113,6 +113,20 @@ export interface Jobs {
    * idempotent. Domain code calls it through `syncAgentSchedule` (domain/agents/agents.ts), never directly.
    */
   syncAgentSchedule(agentId: string, agent: AgentScheduleState | null): Promise<void>;
+  /**
+   * When the agent's Schedule launches next, as Temporal has it; a Schedule out of step with the
+   * agent is brought in line first (`repair`, e.g. `syncAgentSchedule`) and read again.
+   */
+  agentNextLaunches(agent: IDiscoveryAgent, repair?: () => Promise<unknown>): Promise<NextLaunches>;
+}
+
+/** The agent's upcoming launches (GET /api/agents/{agentId}/next-launches). */
+export interface NextLaunches {
+  agent_id: string;
+  scheduled: boolean;
+  interval: 'hourly' | 'daily' | 'weekly' | 'off';
+  paused: boolean;
+  next_launches: string[];
 }
 
 /** What an agent's Schedule is made from (read from the committed row). */

@@ -8,7 +8,7 @@
 // the worker (Operator tools), and again when a read or a scheduled run finds the Schedule out of step.
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import type { IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
-import type { AgentScheduleState } from '../domain/jobs.js';
+import type { AgentScheduleState, NextLaunches } from '../domain/jobs.js';
 import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 
@@ -79,13 +79,6 @@ export function inStep(agent: Pick<IDiscoveryAgent, 'status' | 'config'>, d: Sch
   return d.state.paused === (agent.status !== 'active') && d.spec.intervals?.[0]?.every === INTERVAL_MS[interval];
 }
 
-export interface NextLaunches {
-  agent_id: string;
-  scheduled: boolean;
-  interval: Interval;
-  paused: boolean;
-  next_launches: string[];
-}
 
 /**
  * The Schedule's next action times (none while paused or without a schedule). When the Schedule is

@@ -19,7 +19,7 @@ import { mcpWorkflowIds, promotionWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
 import { loadConfig } from '../lib/config.js';
-import { syncAgentSchedule } from './agent-schedules.js';
+import { nextLaunches, syncAgentSchedule } from './agent-schedules.js';
 import type * as workflows from '../workflows/index.js';
 
 /** The registered workflow types, by name. */
@@ -302,6 +302,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       // fails is the caller's to log: a later read or scheduled run converges (docs/discovery.md).
       await retryTransient(() => syncAgentSchedule(client, taskQueue, agentId, agent));
     },
+    agentNextLaunches: (agent, repair) => nextLaunches(client, agent, repair),
     async startPartnerSync(s) {
       const workflowId = partnerWorkflowIds.sync(s.integrationId);
       const handle = await client.workflow.start<Workflows['partnerSync']>('partnerSync', {

@@ -4,6 +4,9 @@
 // event costs a live update, never a result (the reader falls back to the turn's row).
 import { Redis } from 'ioredis';
 
+/** The connection a turn's events are published on (domain code names it without importing ioredis). */
+export type TurnStream = Redis;
+
 export const STREAM_EVENTS = ['turn', 'message_delta', 'message', 'tool_call', 'tool_result', 'approval_required', 'done', 'error'] as const;
 export type StreamEventName = (typeof STREAM_EVENTS)[number];
 

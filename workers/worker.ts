@@ -16,6 +16,7 @@ import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import { activityInterceptors, metricsSinks, workflowInterceptorModule } from './interceptors.js';
 import { startMetricsServer } from '../lib/metrics-server.js';
+import { connectRedis } from '../lib/redis.js';
 
 const compiled = import.meta.url.endsWith('.js');
 export const workflowsPath = createRequire(import.meta.url).resolve(compiled ? '../workflows/index.js' : '../workflows/index.ts');
@@ -43,6 +44,8 @@ export async function createWorker() {
   // back in the start response to this worker instead of a round trip through the task queue).
   const ownClient = new Client({ connection, namespace: config.temporal.namespace });
   const jobs = temporalJobs(client, config.temporal.taskQueue, { eagerClient: ownClient });
+  // The Operator's stream publisher; activities get it, never connect one of their own.
+  const redis = connectRedis(config.redisUrl);
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -60,7 +63,7 @@ export async function createWorker() {
     maxConcurrentLocalActivityExecutions: config.worker.maxLocalActivities,
     nonStickyToStickyPollRatio: 0.5,
     maxConcurrentActivityTaskPolls: 20,
-    activities: createActivities({ orm, config, logger, jobs, providers }),
+    activities: createActivities({ orm, config, logger, jobs, redis, providers }),
     // Failed activities and workflows by type (lib/metrics.ts). A prebuilt bundle carries the
     // workflow module itself (scripts/build.ts); the SDK ignores workflowModules beside one.
     interceptors: { activity: [activityInterceptors], ...('workflowsPath' in workflowSource ? { workflowModules: [workflowInterceptorModule] } : {}) },
@@ -95,6 +98,7 @@ export async function createWorker() {
       await client.connection.close();
       await connection.close();
       await providers.close();
+      redis.disconnect();
       await orm.close();
     },
   };

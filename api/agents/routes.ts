@@ -24,7 +24,6 @@ import {
   toSourceView,
 } from './schemas.js';
 import { z } from 'zod';
-import { nextLaunches } from '../../jobs/agent-schedules.js';
 import { Timestamp } from '../schemas.js';
 
 const tag = 'agents';
@@ -214,6 +213,6 @@ export const nextLaunchesOp = defineOperation({
   handler: async ({ em, actor, params, services }) => {
     const agent = await requireAgent(em, actor, params.agentId);
     // A Schedule out of step with the agent (a sync after a change was lost) is synced before answering.
-    return nextLaunches(services.temporal, agent, () => syncAgentSchedule(em, services.jobs, agent.id));
+    return services.jobs.agentNextLaunches(agent, () => syncAgentSchedule(em, services.jobs, agent.id));
   },
 });

@@ -67,7 +67,7 @@ export async function ingestConnectorEvent(
 }
 
 /** Handles a stored event by type, once (the activity of `connector-event:<eventId>`). */
-export async function handleConnectorEvent(em: EntityManager, eventId: string, jobs?: Jobs): Promise<{ type: string; outcome: 'handled' | 'already_handled' | 'unknown_event' }> {
+export async function handleConnectorEvent(em: EntityManager, eventId: string, jobs: Jobs): Promise<{ type: string; outcome: 'handled' | 'already_handled' | 'unknown_event' }> {
   // A message or reaction (one stored before the inbox processor existed): its account's batch takes it.
   const [inbox] = await em.execute<{ platform_account_id: string | null }[]>(
     `select platform_account_id from connector_events where event_id = ? and type in ('message.received', 'reaction.received') and handled_at is null`,

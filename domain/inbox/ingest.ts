@@ -59,8 +59,8 @@ export interface EnrollmentWake {
  * (domain/enrollments/executor.ts `gate`), so a signal lost to a crash or an outage only delays the stop until
  * then — it never lets a follow-up go to someone who replied, or to an address that bounced.
  */
-export async function wakeEnrollments(jobs: Jobs | undefined, wakes: EnrollmentWake[]): Promise<void> {
-  if (!jobs || !wakes.length) return;
+export async function wakeEnrollments(jobs: Jobs, wakes: EnrollmentWake[]): Promise<void> {
+  if (!wakes.length) return;
   await mapLimit(wakes, 16, (w) =>
     jobs
       .signalEnrollment(w.campaignId, w.leadId, w.signal, w.signal === 'reply' ? {} : undefined)
@@ -105,7 +105,7 @@ export async function accountRow(em: EntityManager, accountId: string): Promise<
  * so a second processor never takes the same rows), processed and marked handled in one transaction.
  * `more` says the batch was full.
  */
-export async function processInboundBatch(em: EntityManager, jobs: Jobs | undefined, accountId: string, limit = INBOUND_BATCH): Promise<{ processed: number; more: boolean } & StoreResult> {
+export async function processInboundBatch(em: EntityManager, jobs: Jobs, accountId: string, limit = INBOUND_BATCH): Promise<{ processed: number; more: boolean } & StoreResult> {
   const wakes: EnrollmentWake[] = [];
   const result = await em.transactional(async (tx) => {
     const t = tx as EntityManager;

@@ -70,7 +70,7 @@ export async function startOrReportSyncs(em: EntityManager, jobs: Jobs, actor: A
 }
 
 /** One page of chats: their messages stored, then the cursor and counts committed. `done` at the end. */
-export async function syncPage(em: EntityManager, connector: AccountConnector, jobs: Jobs | undefined, accountId: string, run: number): Promise<{ done: boolean; stored: number }> {
+export async function syncPage(em: EntityManager, connector: AccountConnector, jobs: Jobs, accountId: string, run: number): Promise<{ done: boolean; stored: number }> {
   const [s] = await em.execute<SyncRow[]>(`select * from inbox_syncs where account_id = ?`, [accountId]);
   if (!s || s.run !== run || s.state !== 'running') return { done: true, stored: 0 };
   const account = await accountRow(em, accountId);

@@ -23,7 +23,7 @@ const CONNECT_SKEW_MS = 2 * 60_000;
 
 export interface FollowDeps {
   em: () => EntityManager;
-  jobs?: Jobs;
+  jobs: Jobs;
   encryptionKey: Buffer;
   allowHosts: readonly string[];
   /** Progress (the activity's heartbeat). */

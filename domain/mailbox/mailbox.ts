@@ -116,7 +116,7 @@ async function toIncoming(em: EntityManager, account: AccountRow & { address: st
  */
 export async function ingestMail(
   em: EntityManager,
-  jobs: Jobs | undefined,
+  jobs: Jobs,
   account: AccountRow & { address: string },
   mails: InboundMail[],
   cursor: { uidValidity: string; lastUid: number; mode: 'idle' | 'poll' },

@@ -4,7 +4,6 @@
 // waits for the user's confirmation), and the completion that records the turn's cost.
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { AgentAttachment } from '../../db/entities/AgentAttachment.js';
 import { AgentConfirmation } from '../../db/entities/AgentConfirmation.js';
@@ -16,7 +15,7 @@ import { Workspace } from '../../db/entities/Workspace.js';
 import type { ChatMessage, ModelAdapter, ToolSpec, Usage } from '../../lib/llm/types.js';
 import { runtimeSettings } from '../../lib/config.js';
 import { isUuid, uuidv7 } from '../../lib/ids.js';
-import { publishTurnEvent } from '../../lib/operator-stream.js';
+import { publishTurnEvent, type TurnStream } from '../../lib/operator-stream.js';
 import { debitCredits, holdCredits, releaseCredits } from '../billing/credits.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
@@ -181,7 +180,7 @@ export interface StepResult {
 /** Everything a step needs to act as the turn's user. */
 export interface TurnDeps {
   em: EntityManager;
-  redis: Redis;
+  redis: TurnStream;
   llm: ModelAdapter;
   /** Tool context extras (jobs, providers) for tools that start work or call providers. */
   toolContext: Omit<ToolContext, 'em' | 'actor'>;

@@ -102,7 +102,7 @@ function deliveries<T>(items: T[], again: number[], keys: number[]): T[] {
 function inlineJobs(): Jobs {
   const fresh = () => em();
   const jobs: Pick<Jobs, 'startConnectorEvent' | 'startBookingEvent'> = {
-    startConnectorEvent: async ({ eventId }) => void (await handleConnectorEvent(await fresh(), eventId)),
+    startConnectorEvent: async ({ eventId }) => void (await handleConnectorEvent(await fresh(), eventId, jobs as Jobs)),
     startBookingEvent: async ({ eventId }) => void (await handleBookingEvent(await fresh(), eventId)),
   };
   return jobs as Jobs;

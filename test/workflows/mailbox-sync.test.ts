@@ -330,7 +330,7 @@ test('pass by pass: the first starts at the connection (older mail is left), the
   const { services } = await api();
   const { account, address, send, count, cursor } = await strangerMail();
   const pass = () =>
-    followMailbox({ em: () => services.orm.em.fork() as never, encryptionKey: services.config.encryptionKey, allowHosts: services.config.outboundAllowHosts, heartbeat: () => undefined, budgetMs: 500 }, account.id);
+    followMailbox({ em: () => services.orm.em.fork() as never, jobs: services.jobs, encryptionKey: services.config.encryptionKey, allowHosts: services.config.outboundAllowHosts, heartbeat: () => undefined, budgetMs: 500 }, account.id);
   const inMailbox = (n: number) => waitForMail(address, n, 30_000, 'sender-pw');
   // Mail from an hour before the connection (IMAP APPEND sets its arrival time).
   const box = await openMailbox(address, 'sender-pw');
