@@ -10,10 +10,12 @@ const log = (msg: string) => console.error(`[test] ${msg}`);
 
 // TEST_SKIP_TYPECHECK=1: several people editing one tree at once run their own files without
 // tripping over each other's half-done types (CI never sets it).
-// The static checks: types, then lint (eslint.config.js: the layering rules and floating promises).
+// The static checks: types, then lint (eslint.config.js: the layering rules and floating promises),
+// then the format (Prettier, .prettierrc.json: `npm run format` applies it).
 const staticChecks: [string, string[]][] = [
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit']],
   ['lint', ['node_modules/eslint/bin/eslint.js', '--max-warnings', '0', '.']],
+  ['format', ['node_modules/prettier/bin/prettier.cjs', '--check', '--log-level', 'warn', '**/*.{ts,js,mjs}']],
 ];
 for (const [name, args] of process.env.TEST_SKIP_TYPECHECK ? [] : staticChecks) {
   log(name);
