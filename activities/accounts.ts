@@ -9,11 +9,17 @@ export function createAccountActivities(deps: ActivityDeps) {
   const connector = () => deps.providers.connector;
   return {
     /** Reads every account's status at the connector (pages of 100, a few pages at once) and applies transitions. */
-    async reconcileAccounts(input: { pageSize?: number; concurrency?: number } = {}): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number; mailboxes?: number }> {
+    async reconcileAccounts(
+      input: { pageSize?: number; concurrency?: number } = {},
+    ): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number; mailboxes?: number }> {
       const total = { checked: 0, disconnected: 0, connected: 0, failedPages: 0 };
       let afterId: string | null = (Context.current().info.heartbeatDetails as string | undefined) ?? null;
       do {
-        const r = await reconcilePage(deps.orm.em.fork(), connector(), { afterId, pageSize: input.pageSize ?? 100, concurrency: input.concurrency ?? 4 });
+        const r = await reconcilePage(deps.orm.em.fork(), connector(), {
+          afterId,
+          pageSize: input.pageSize ?? 100,
+          concurrency: input.concurrency ?? 4,
+        });
         total.checked += r.checked;
         total.disconnected += r.disconnected;
         total.connected += r.connected;
@@ -26,12 +32,19 @@ export function createAccountActivities(deps: ActivityDeps) {
       return { ...total, mailboxes };
     },
     /** Withdraws pending invitations older than each account's setting; accounts page by page. */
-    async withdrawOldInvitations(input: { now?: string } = {}): Promise<{ accounts: number; withdrawn: number; failedAccounts: number }> {
+    async withdrawOldInvitations(
+      input: { now?: string } = {},
+    ): Promise<{ accounts: number; withdrawn: number; failedAccounts: number }> {
       const total = { accounts: 0, withdrawn: 0, failedAccounts: 0 };
       const now = input.now ? new Date(input.now) : new Date();
       let afterId: string | null = (Context.current().info.heartbeatDetails as string | undefined) ?? null;
       do {
-        const r = await withdrawalPage(deps.orm.em.fork(), connector(), { afterId, now, pageSize: 20, heartbeat: () => Context.current().heartbeat(afterId) });
+        const r = await withdrawalPage(deps.orm.em.fork(), connector(), {
+          afterId,
+          now,
+          pageSize: 20,
+          heartbeat: () => Context.current().heartbeat(afterId),
+        });
         total.accounts += r.accounts;
         total.withdrawn += r.withdrawn;
         total.failedAccounts += r.failedAccounts;

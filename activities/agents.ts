@@ -3,7 +3,15 @@
 import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { withProviders, type Providers } from '../lib/providers.js';
-import { createRun, finishRun, PAGE_SIZE, planRun, processPage, type RunPlan, type RunTotals } from '../domain/agents/discovery.js';
+import {
+  createRun,
+  finishRun,
+  PAGE_SIZE,
+  planRun,
+  processPage,
+  type RunPlan,
+  type RunTotals,
+} from '../domain/agents/discovery.js';
 import { DiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import { AppError } from '../domain/errors.js';
 import { ownActor } from '../domain/workspaces.js';
@@ -31,9 +39,16 @@ export function createAgentActivities(deps: ActivityDeps, overrides: Partial<Pro
       const signal = task.plan.signals[task.signalIndex];
       const ctx = Context.current();
       ctx.heartbeat({ page: task.pageIndex });
-      const page = await providers.sources.get(task.source).search(signal.query, { cursor: task.cursor ?? undefined, limit: PAGE_SIZE }, ctx.cancellationSignal);
+      const page = await providers.sources
+        .get(task.source)
+        .search(signal.query, { cursor: task.cursor ?? undefined, limit: PAGE_SIZE }, ctx.cancellationSignal);
       ctx.heartbeat({ page: task.pageIndex, candidates: page.candidates.length });
-      const totals = await processPage(deps.orm.em.fork() as EntityManager, providers.llm, { plan: task.plan, signalKey: signal.key, pageIndex: task.pageIndex, candidates: page.candidates });
+      const totals = await processPage(deps.orm.em.fork() as EntityManager, providers.llm, {
+        plan: task.plan,
+        signalKey: signal.key,
+        pageIndex: task.pageIndex,
+        candidates: page.candidates,
+      });
       return { nextCursor: page.nextCursor, totals };
     },
     /**
@@ -61,7 +76,11 @@ export function createAgentActivities(deps: ActivityDeps, overrides: Partial<Pro
         throw err;
       }
     },
-    async finishDiscoveryRun(input: { runId: string; status: 'completed' | 'canceled' | 'failed'; error?: string }): Promise<RunTotals> {
+    async finishDiscoveryRun(input: {
+      runId: string;
+      status: 'completed' | 'canceled' | 'failed';
+      error?: string;
+    }): Promise<RunTotals> {
       return finishRun(deps.orm.em.fork() as EntityManager, input.runId, input.status, input.error);
     },
   };

@@ -23,7 +23,11 @@ export function createBookingActivities(deps: ActivityDeps, overrides: Partial<P
       return handleBookingEvent(em(), eventId);
     },
 
-    async bookingBackfillPages(input: { backfillId: string; pageSize: number; failFirstAttemptAfterPages?: number | null }): Promise<{ pages: number }> {
+    async bookingBackfillPages(input: {
+      backfillId: string;
+      pageSize: number;
+      failFirstAttemptAfterPages?: number | null;
+    }): Promise<{ pages: number }> {
       const ctx = Context.current();
       let pages = 0;
       for (;;) {
@@ -32,7 +36,11 @@ export function createBookingActivities(deps: ActivityDeps, overrides: Partial<P
           out = await backfillNextPage(em(), booking(), input.backfillId, input.pageSize);
         } catch (err) {
           // Refused credentials will not get better by retrying; the rest (timeouts, 5xx) may.
-          if (err instanceof BookingError && !err.retryable) throw ApplicationFailure.nonRetryable(err.message, err.code === 'auth' ? 'provider_refused' : 'provider_error');
+          if (err instanceof BookingError && !err.retryable)
+            throw ApplicationFailure.nonRetryable(
+              err.message,
+              err.code === 'auth' ? 'provider_refused' : 'provider_error',
+            );
           throw err;
         }
         ctx.heartbeat({ pages });
@@ -50,7 +58,11 @@ export function createBookingActivities(deps: ActivityDeps, overrides: Partial<P
       return sweepBackfills(em(), deps.jobs, { workspaceId: input.workspaceId });
     },
 
-    async bookingBackfillFinish(backfillId: string, status: 'completed' | 'failed', error: { code: string; message: string } | null) {
+    async bookingBackfillFinish(
+      backfillId: string,
+      status: 'completed' | 'failed',
+      error: { code: string; message: string } | null,
+    ) {
       const b = await finishBackfill(em(), backfillId, status, error ?? undefined);
       return {
         status: (b?.status === 'completed' ? 'completed' : 'failed') as 'completed' | 'failed',

@@ -17,21 +17,33 @@ export function createCdmImportActivities(deps: ActivityDeps, overrides: Partial
   const em = () => deps.orm.em.fork() as EntityManager;
   return {
     beginCdmSearch: (input: { jobId: string; run: number }) => beginCdmSearch(em(), input),
-    async searchCdmBatch(input: { jobId: string; run: number; batch: number }): Promise<{ searched: number; found: number; failed: number }> {
+    async searchCdmBatch(input: {
+      jobId: string;
+      run: number;
+      batch: number;
+    }): Promise<{ searched: number; found: number; failed: number }> {
       const ctx = Context.current();
-      const out = await searchCdmBatch(em(), source(), input, { heartbeat: (d) => ctx.heartbeat(d), signal: ctx.cancellationSignal });
+      const out = await searchCdmBatch(em(), source(), input, {
+        heartbeat: (d) => ctx.heartbeat(d),
+        signal: ctx.cancellationSignal,
+      });
       if (out.transient.length) {
         const first = out.transient[0];
         const retryAfter = Math.max(0, ...out.transient.map((t) => t.retryAfterSeconds ?? 0));
         throw ApplicationFailure.create({
           type: 'source_unavailable',
-          message: `${out.transient.length} compan${out.transient.length === 1 ? 'y' : 'ies'} not searched: ${first.message}`.slice(0, 500),
+          message:
+            `${out.transient.length} compan${out.transient.length === 1 ? 'y' : 'ies'} not searched: ${first.message}`.slice(
+              0,
+              500,
+            ),
           nextRetryDelay: retryAfter > 0 ? `${Math.min(retryAfter, 300)} seconds` : undefined,
         });
       }
       return { searched: out.searched, found: out.found, failed: out.failed };
     },
-    failCdmBatch: (input: { jobId: string; run: number; batch: number; reason: CdmFailureReason; message: string }) => failCdmBatch(em(), input),
+    failCdmBatch: (input: { jobId: string; run: number; batch: number; reason: CdmFailureReason; message: string }) =>
+      failCdmBatch(em(), input),
     finishCdmSearch: (input: { jobId: string; run: number }) => finishCdmSearch(em(), input),
     confirmCdmChunk: (input: { jobId: string; run: number }) => confirmCdmChunk(em(), input),
   };

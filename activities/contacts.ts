@@ -11,7 +11,9 @@ import type { ActivityDeps } from './index.js';
 /** PostgreSQL SQLSTATE class 22 (a data exception): the same data fails the same way, so retrying cannot help. */
 function sqlState(err: unknown): string | undefined {
   const e = err as { code?: unknown; sqlState?: unknown; cause?: unknown };
-  return [e?.sqlState, e?.code, (e?.cause as { code?: unknown } | undefined)?.code].find((c): c is string => typeof c === 'string' && /^22[0-9A-Z]{3}$/.test(c));
+  return [e?.sqlState, e?.code, (e?.cause as { code?: unknown } | undefined)?.code].find(
+    (c): c is string => typeof c === 'string' && /^22[0-9A-Z]{3}$/.test(c),
+  );
 }
 
 function asFailure(err: unknown): unknown {

@@ -14,7 +14,12 @@ import type { ActivityDeps } from './index.js';
 /** A domain or provider error as the failure the workflow records; anything else is retried as is. */
 function asFailure(err: unknown): unknown {
   if (err instanceof AppError && err.status < 500) return ApplicationFailure.nonRetryable(err.message, err.code);
-  if (err instanceof ProviderError) return ApplicationFailure.create({ message: err.message, type: `provider_${err.code}`, nonRetryable: !err.retryable });
+  if (err instanceof ProviderError)
+    return ApplicationFailure.create({
+      message: err.message,
+      type: `provider_${err.code}`,
+      nonRetryable: !err.retryable,
+    });
   return err;
 }
 
@@ -24,7 +29,10 @@ export function createEnrichmentActivities(deps: ActivityDeps, overrides: Partia
   const guard = guardWith(asFailure);
   return {
     prepareEnrichment: (enrichmentId: string) => guard(() => prepareEnrichment(em(), enrichmentId)),
-    async fetchEnrichment(enrichmentId: string, query: EnrichmentQuery): Promise<{ provider: string; match: EnrichmentMatch | null }> {
+    async fetchEnrichment(
+      enrichmentId: string,
+      query: EnrichmentQuery,
+    ): Promise<{ provider: string; match: EnrichmentMatch | null }> {
       const signal = Context.current().cancellationSignal;
       return guard(async () => {
         const provider = providers.enrichment;
@@ -33,7 +41,8 @@ export function createEnrichmentActivities(deps: ActivityDeps, overrides: Partia
     },
     applyEnrichment: (enrichmentId: string, providerName: string, match: EnrichmentMatch | null) =>
       guard(() => applyEnrichment(em(), enrichmentId, providerName, match)),
-    failEnrichment: (enrichmentId: string, code: string, message: string) => failEnrichment(em(), enrichmentId, code, message),
+    failEnrichment: (enrichmentId: string, code: string, message: string) =>
+      failEnrichment(em(), enrichmentId, code, message),
   };
 }
 

@@ -14,7 +14,11 @@ interface Beat {
 export function createBulkEnrollActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
   return {
-    async bulkEnrollPages(input: { operationId: string; pageSize: number; failFirstAttemptAfterPages: number | null }): Promise<{ pages: number }> {
+    async bulkEnrollPages(input: {
+      operationId: string;
+      pageSize: number;
+      failFirstAttemptAfterPages: number | null;
+    }): Promise<{ pages: number }> {
       const ctx = Context.current();
       const beat = ctx.info.heartbeatDetails as Beat | undefined;
       if (ctx.info.attempt > 1) {
@@ -29,7 +33,11 @@ export function createBulkEnrollActivities(deps: ActivityDeps) {
         pages++;
         failed += out.failed.length;
         if (out.last) ctx.heartbeat({ startedThrough: out.last } satisfies Beat);
-        if (input.failFirstAttemptAfterPages !== null && ctx.info.attempt === 1 && pages === input.failFirstAttemptAfterPages) {
+        if (
+          input.failFirstAttemptAfterPages !== null &&
+          ctx.info.attempt === 1 &&
+          pages === input.failFirstAttemptAfterPages
+        ) {
           throw ApplicationFailure.retryable('test: the first attempt fails mid-way', 'test_failure');
         }
         if (out.count < input.pageSize) break;
@@ -41,11 +49,14 @@ export function createBulkEnrollActivities(deps: ActivityDeps) {
       return { pages };
     },
     async bulkEnrollFinish(operationId: string, status: 'completed' | 'failed', message: string | null) {
-      await finishOperation(em(), operationId, { status, errorCode: status === 'failed' ? 'enroll_failed' : undefined, errorMessage: message ?? undefined });
-      const [r] = await em().execute<{ status: 'completed' | 'failed'; processed: number; enrolled: number; skipped: number }[]>(
-        `select status, processed, enrolled, skipped from enroll_operations where id = ?`,
-        [operationId],
-      );
+      await finishOperation(em(), operationId, {
+        status,
+        errorCode: status === 'failed' ? 'enroll_failed' : undefined,
+        errorMessage: message ?? undefined,
+      });
+      const [r] = await em().execute<
+        { status: 'completed' | 'failed'; processed: number; enrolled: number; skipped: number }[]
+      >(`select status, processed, enrolled, skipped from enroll_operations where id = ?`, [operationId]);
       return r;
     },
   };

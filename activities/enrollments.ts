@@ -47,9 +47,14 @@ export function permanentFailure(err: unknown): ApplicationFailure | null {
   if (err instanceof ApplicationFailure) return null;
   if (err instanceof PermanentError) return ApplicationFailure.nonRetryable(err.message, err.code);
   if (err instanceof AppError && err.status < 500) return ApplicationFailure.nonRetryable(err.message, err.code);
-  if (err instanceof ProviderError && !err.retryable) return ApplicationFailure.nonRetryable(err.message, `connector_${err.code}`);
+  if (err instanceof ProviderError && !err.retryable)
+    return ApplicationFailure.nonRetryable(err.message, `connector_${err.code}`);
   const sqlState = (err as { code?: unknown })?.code;
-  if (typeof sqlState === 'string' && /^2[23][0-9A-Z]{3}$/.test(sqlState)) return ApplicationFailure.nonRetryable((err as Error).message, sqlState.startsWith('23') ? 'constraint_violation' : 'invalid_data');
+  if (typeof sqlState === 'string' && /^2[23][0-9A-Z]{3}$/.test(sqlState))
+    return ApplicationFailure.nonRetryable(
+      (err as Error).message,
+      sqlState.startsWith('23') ? 'constraint_violation' : 'invalid_data',
+    );
   return null;
 }
 
@@ -58,7 +63,10 @@ export function permanentFailure(err: unknown): ApplicationFailure | null {
  * interval: from the second attempt on, an enrollment that ended or whose campaign is no longer
  * active is not worked on again (the workflow, told `halted`, reads where it stands).
  */
-async function haltedBetweenAttempts(em: EntityManager, ref: { enrollmentId?: string; actionId?: string; unlessExecuting?: boolean }): Promise<boolean> {
+async function haltedBetweenAttempts(
+  em: EntityManager,
+  ref: { enrollmentId?: string; actionId?: string; unlessExecuting?: boolean },
+): Promise<boolean> {
   let attempt = 1;
   try {
     attempt = Context.current().info.attempt;
@@ -81,11 +89,17 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
   const providers = withProviders(deps.providers, overrides);
 
   /** One activity's body: halted between attempts, permanent errors non-retryable. */
-  const run = async <T>(ref: { enrollmentId?: string; actionId?: string; unlessExecuting?: boolean } | null, body: () => Promise<T>): Promise<T> => {
+  const run = async <T>(
+    ref: { enrollmentId?: string; actionId?: string; unlessExecuting?: boolean } | null,
+    body: () => Promise<T>,
+  ): Promise<T> => {
     if (ref && (await haltedBetweenAttempts(em(), ref))) {
       // A slot an earlier attempt was granted for this action is not kept by a step that stopped.
       if (ref.actionId) await giveBackUnusedGrant(em(), ref.actionId);
-      throw ApplicationFailure.nonRetryable('the enrollment or its campaign stopped while this step was being retried', HALTED);
+      throw ApplicationFailure.nonRetryable(
+        'the enrollment or its campaign stopped while this step was being retried',
+        HALTED,
+      );
     }
     try {
       return await body();
@@ -96,24 +110,38 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
 
   return {
     /** The AI-written draft of an `ai` / `ai_review` step's action (docs/message-review.md). */
-    executorWriteDraft: (actionId: string) => run({ actionId }, () => writeDraftForAction(em(), providers.llm, actionId)),
+    executorWriteDraft: (actionId: string) =>
+      run({ actionId }, () => writeDraftForAction(em(), providers.llm, actionId)),
     executorDraftDeadline: (actionId: string) => run({ actionId }, () => draftDeadline(em(), actionId)),
     executorNextStep: (input: NextStepInput) => run({ enrollmentId: input.enrollmentId }, () => nextStep(em(), input)),
-    executorWaitEnd: (input: { enrollmentId: string; config: Record<string, unknown>; from: string }): Promise<string> =>
+    executorWaitEnd: (input: {
+      enrollmentId: string;
+      config: Record<string, unknown>;
+      from: string;
+    }): Promise<string> =>
       run({ enrollmentId: input.enrollmentId }, async () => {
-        const [r] = await em().execute<{ time_zone: string }[]>(`select c.time_zone from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`, [input.enrollmentId]);
+        const [r] = await em().execute<{ time_zone: string }[]>(
+          `select c.time_zone from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`,
+          [input.enrollmentId],
+        );
         if (!r) throw new PermanentError('enrollment_missing', `enrollment ${input.enrollmentId} not found`);
         return waitEnd(input.config, r.time_zone, new Date(input.from)).toISOString();
       }),
     // `{{unsubscribe_url}}`: the recipient's signed link, made with the process's key and public base URL.
     executorPlanAction: (input: PlanInput) =>
-      run({ enrollmentId: input.enrollmentId }, () => planAction(em(), input, undefined, { unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId) })),
+      run({ enrollmentId: input.enrollmentId }, () =>
+        planAction(em(), input, undefined, {
+          unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId),
+        }),
+      ),
     executorGate: (actionId: string) => run(null, () => gate(em(), actionId)),
-    executorSetWaitingReason: (actionId: string, reason: WaitingReason | null) => run(null, () => setWaitingReason(em(), actionId, reason)),
+    executorSetWaitingReason: (actionId: string, reason: WaitingReason | null) =>
+      run(null, () => setWaitingReason(em(), actionId, reason)),
     executorRequestReview: (actionId: string) => run({ actionId }, () => requestReview(em(), actionId)),
     executorExpireReview: (actionId: string) => run(null, () => expireReview(em(), actionId)),
     executorAcquireSlot: (actionId: string) => run({ actionId }, () => acquireSlot(em(), actionId)),
-    executorGiveBackSlot: (actionId: string, grantedAt: string) => run(null, () => giveBackSlot(em(), actionId, grantedAt)),
+    executorGiveBackSlot: (actionId: string, grantedAt: string) =>
+      run(null, () => giveBackSlot(em(), actionId, grantedAt)),
     executorSend: (actionId: string, grantedAt: string) =>
       // A claimed send (`executing`) is finished whatever stopped since: the claim committed first.
       run({ actionId, unlessExecuting: true }, async () => {
@@ -126,7 +154,11 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
       }),
     /** The next step and, fused (patch `enrollment-fused-steps`), a send step's plan or, at the end, the finish. */
     executorNextAndPlan: (input: NextAndPlanInput) =>
-      run({ enrollmentId: input.enrollmentId }, () => nextStepAndPlan(em(), input, { unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId) })),
+      run({ enrollmentId: input.enrollmentId }, () =>
+        nextStepAndPlan(em(), input, {
+          unsubscribeUrl: (workspaceId, contactId) => unsubscribeUrl(deps.config, workspaceId, contactId),
+        }),
+      ),
     /** The gate, the slot request and the send, fused when no review applies (patch `enrollment-fused-steps`). */
     executorGateSlotSend: (actionId: string) =>
       run({ actionId, unlessExecuting: true }, async () => {
@@ -140,10 +172,13 @@ export function createEnrollmentActivities(deps: ActivityDeps, overrides: Partia
     executorCheckCondition: (enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>) =>
       run({ enrollmentId }, () => checkCondition(em(), enrollmentId, previousActionId, config)),
     executorRecordReply: (enrollmentId: string) => run(null, () => recordReply(em(), enrollmentId)),
-    executorSetPaused: (enrollmentId: string, paused: boolean, restore?: WaitingReason | null) => run(null, () => setEnrollmentPaused(em(), enrollmentId, paused, restore)),
-    executorFinish: (enrollmentId: string, status: string, stopReason: string | null) => run(null, () => finishEnrollment(em(), enrollmentId, status, stopReason)),
+    executorSetPaused: (enrollmentId: string, paused: boolean, restore?: WaitingReason | null) =>
+      run(null, () => setEnrollmentPaused(em(), enrollmentId, paused, restore)),
+    executorFinish: (enrollmentId: string, status: string, stopReason: string | null) =>
+      run(null, () => finishEnrollment(em(), enrollmentId, status, stopReason)),
     executorStanding: (enrollmentId: string) => run(null, () => enrollmentStanding(em(), enrollmentId)),
-    executorFail: (enrollmentId: string, actionId: string | null, code: string, message: string) => run(null, () => failEnrollment(em(), enrollmentId, actionId, code, message)),
+    executorFail: (enrollmentId: string, actionId: string | null, code: string, message: string) =>
+      run(null, () => failEnrollment(em(), enrollmentId, actionId, code, message)),
   };
 }
 

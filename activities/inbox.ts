@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { heartbeat } from '@temporalio/activity';
-import { accountsWithStaleInbound, clearDraining, DRAIN_HOLD_MS, hasPendingInbound, markDraining, STALE_INBOUND_MS } from '../domain/inbox/drain.js';
+import {
+  accountsWithStaleInbound,
+  clearDraining,
+  DRAIN_HOLD_MS,
+  hasPendingInbound,
+  markDraining,
+  STALE_INBOUND_MS,
+} from '../domain/inbox/drain.js';
 import { mapLimit } from '../lib/concurrency.js';
 import { processInboundBatch } from '../domain/inbox/ingest.js';
 import { finishSync, syncPage } from '../domain/inbox/sync.js';
@@ -28,7 +35,9 @@ export function createInboxActivities(deps: ActivityDeps) {
      * task or an activity start per event. It returns `more` after DRAIN_BUDGET_MS (the workflow
      * calls again at once); otherwise it clears the marker and looks once more before it stops.
      */
-    async inboxProcessBatch(accountId: string): Promise<{ processed: number; more: boolean; stored: number; replies: number; events: number }> {
+    async inboxProcessBatch(
+      accountId: string,
+    ): Promise<{ processed: number; more: boolean; stored: number; replies: number; events: number }> {
       const started = Date.now();
       const total = { processed: 0, more: false, stored: 0, replies: 0, events: 0 };
       let markedAt = 0;
@@ -66,7 +75,11 @@ export function createInboxActivities(deps: ActivityDeps) {
     async inboxSweep(): Promise<{ woken: number }> {
       const accounts = await accountsWithStaleInbound(em(), STALE_INBOUND_MS);
       await mapLimit(accounts, 8, (a) => deps.jobs.kickInboundProcessor(a));
-      if (accounts.length) deps.logger.warn({ accounts: accounts.length }, 'inbox sweep woke processors of accounts with unhandled events');
+      if (accounts.length)
+        deps.logger.warn(
+          { accounts: accounts.length },
+          'inbox sweep woke processors of accounts with unhandled events',
+        );
       return { woken: accounts.length };
     },
     async inboxSyncPage(accountId: string, run: number): Promise<{ done: boolean; stored: number }> {

@@ -3,7 +3,13 @@
 // integration's sync.
 import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { activePartnerIntegrations, finishPartnerSync, syncPartnerPage, type PartnerSyncDeps, type SyncPageResult } from '../domain/integrations/partner-sync.js';
+import {
+  activePartnerIntegrations,
+  finishPartnerSync,
+  syncPartnerPage,
+  type PartnerSyncDeps,
+  type SyncPageResult,
+} from '../domain/integrations/partner-sync.js';
 import { PartnerError, type PartnerRecordKind } from '../lib/partner/types.js';
 import { withProviders, type Providers } from '../lib/providers.js';
 import type { ActivityDeps } from './index.js';
@@ -13,12 +19,20 @@ export function createIntegrationActivities(deps: ActivityDeps, overrides: Parti
   const em = () => deps.orm.em.fork() as EntityManager;
   const sync = (): PartnerSyncDeps => ({ partner: providers.partner, config: deps.config });
   return {
-    async partnerSyncPage(input: { integrationId: string; kind: PartnerRecordKind; pageSize: number }): Promise<SyncPageResult> {
+    async partnerSyncPage(input: {
+      integrationId: string;
+      kind: PartnerRecordKind;
+      pageSize: number;
+    }): Promise<SyncPageResult> {
       try {
         return await syncPartnerPage(em(), sync(), input.integrationId, input.kind, input.pageSize);
       } catch (err) {
         // Refused tokens will not get better by retrying (the integration is marked); the rest may.
-        if (err instanceof PartnerError && !err.retryable) throw ApplicationFailure.nonRetryable(err.message, err.code === 'auth' ? 'provider_refused' : 'provider_error');
+        if (err instanceof PartnerError && !err.retryable)
+          throw ApplicationFailure.nonRetryable(
+            err.message,
+            err.code === 'auth' ? 'provider_refused' : 'provider_error',
+          );
         throw err;
       }
     },

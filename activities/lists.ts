@@ -47,9 +47,15 @@ export function createListActivities(deps: ActivityDeps) {
   return {
     beginListImport: (importId: string) => beginRun(em(), importId),
 
-    async importListRows(input: { importId: string; maxRecords?: number }): Promise<{ done: boolean; stopped: string | null; progress: ImportProgress }> {
+    async importListRows(input: {
+      importId: string;
+      maxRecords?: number;
+    }): Promise<{ done: boolean; stopped: string | null; progress: ImportProgress }> {
       const ctx = Context.current();
-      const limits = { ...defaultRunLimits(deps.config.listImport.chunkRows), ...(input.maxRecords ? { maxRecords: input.maxRecords } : {}) };
+      const limits = {
+        ...defaultRunLimits(deps.config.listImport.chunkRows),
+        ...(input.maxRecords ? { maxRecords: input.maxRecords } : {}),
+      };
       const e = em();
       const release = await slots.take(
         () => ctx.heartbeat(),

@@ -8,7 +8,10 @@ import type { ActivityDeps } from './index.js';
  * The mailbox sync's activity (docs/email.md "Receiving"). `overrides` tune a pass (a test's budget or
  * forced polling); the worker passes none.
  */
-export function createMailboxActivities(deps: ActivityDeps, overrides: Partial<Pick<FollowDeps, 'budgetMs' | 'pollMs' | 'forcePoll'>> = {}) {
+export function createMailboxActivities(
+  deps: ActivityDeps,
+  overrides: Partial<Pick<FollowDeps, 'budgetMs' | 'pollMs' | 'forcePoll'>> = {},
+) {
   const em = () => deps.orm.em.fork() as EntityManager;
   return {
     /**
@@ -20,7 +23,15 @@ export function createMailboxActivities(deps: ActivityDeps, overrides: Partial<P
       const ctx = Context.current();
       try {
         const r = await followMailbox(
-          { em, jobs: deps.jobs, encryptionKey: deps.config.encryptionKey, allowHosts: deps.config.outboundAllowHosts, heartbeat: () => ctx.heartbeat(), signal: ctx.cancellationSignal, ...overrides },
+          {
+            em,
+            jobs: deps.jobs,
+            encryptionKey: deps.config.encryptionKey,
+            allowHosts: deps.config.outboundAllowHosts,
+            heartbeat: () => ctx.heartbeat(),
+            signal: ctx.cancellationSignal,
+            ...overrides,
+          },
           accountId,
         );
         // Cancelled (the sync was terminated, the worker is stopping): say so rather than complete.
@@ -28,7 +39,9 @@ export function createMailboxActivities(deps: ActivityDeps, overrides: Partial<P
         return r;
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
-        await recordCursorError(em(), accountId, err instanceof Error ? err.message : String(err)).catch(() => undefined);
+        await recordCursorError(em(), accountId, err instanceof Error ? err.message : String(err)).catch(
+          () => undefined,
+        );
         throw err;
       }
     },

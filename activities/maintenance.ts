@@ -42,7 +42,11 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
 
     async purgeWebhookHistory(): Promise<{ events: number; deliveries: number }> {
       const boundary = uuidv7Floor(Date.now() - deps.config.webhookHistoryDays * 86_400_000);
-      const deliveries = await deleteInBatches(deps, `delete from webhook_deliveries where id in (select id from webhook_deliveries where id < ? limit ?)`, [boundary]);
+      const deliveries = await deleteInBatches(
+        deps,
+        `delete from webhook_deliveries where id in (select id from webhook_deliveries where id < ? limit ?)`,
+        [boundary],
+      );
       // Undispatched rows are never purged: the dispatcher still owes them a workflow.
       const events = await deleteInBatches(
         deps,

@@ -9,7 +9,11 @@ export function createMcpActivities(deps: ActivityDeps, overrides: Partial<Provi
   const providers = withProviders(deps.providers, overrides);
   return {
     async settleMcpApproval(input: { approvalId: string }): Promise<string> {
-      return settleApproval(deps.orm.em.fork() as EntityManager, { jobs: deps.jobs, config: deps.config, providers }, input.approvalId);
+      return settleApproval(
+        deps.orm.em.fork() as EntityManager,
+        { jobs: deps.jobs, config: deps.config, providers },
+        input.approvalId,
+      );
     },
   };
 }

@@ -17,7 +17,10 @@ export function createNotificationActivities(deps: ActivityDeps) {
       let sent = 0;
       let failed = 0;
       while (sent + failed < PER_RUN) {
-        const r = await sendNotificationEmails(deps.orm.em.fork(), mailer, { limit: BATCH, baseUrl: deps.config.publicBaseUrl });
+        const r = await sendNotificationEmails(deps.orm.em.fork(), mailer, {
+          limit: BATCH,
+          baseUrl: deps.config.publicBaseUrl,
+        });
         sent += r.sent;
         failed += r.failed;
         Context.current().heartbeat({ sent, failed });

@@ -5,7 +5,14 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../domain/errors.js';
 import type { Jobs } from '../domain/jobs.js';
-import { beginTaskRun, failTaskAction, finishTaskRun, runTaskAction, type ActionOutcome, type TaskPlan } from '../domain/operator/tasks.js';
+import {
+  beginTaskRun,
+  failTaskAction,
+  finishTaskRun,
+  runTaskAction,
+  type ActionOutcome,
+  type TaskPlan,
+} from '../domain/operator/tasks.js';
 import type { TaskStatus } from '../db/entities/OperatorTask.js';
 import { withProviders, type Providers } from '../lib/providers.js';
 import type { ActivityDeps } from './index.js';
@@ -24,7 +31,12 @@ export function createOperatorTaskActivities(deps: ActivityDeps, overrides: Part
     async beginOperatorTaskRun(input: { taskId: string; run: number }): Promise<TaskPlan> {
       return beginTaskRun(em(), input);
     },
-    async runOperatorTaskAction(input: { taskId: string; run: number; actionId: string; attempt: number }): Promise<ActionOutcome> {
+    async runOperatorTaskAction(input: {
+      taskId: string;
+      run: number;
+      actionId: string;
+      attempt: number;
+    }): Promise<ActionOutcome> {
       try {
         return await runTaskAction(em(), { jobs: deps.jobs ?? noJobs, config: deps.config, providers }, input);
       } catch (err) {
@@ -33,7 +45,14 @@ export function createOperatorTaskActivities(deps: ActivityDeps, overrides: Part
         throw err;
       }
     },
-    async failOperatorTaskAction(input: { taskId: string; run: number; actionId: string; attempt: number; code: string; message: string }): Promise<void> {
+    async failOperatorTaskAction(input: {
+      taskId: string;
+      run: number;
+      actionId: string;
+      attempt: number;
+      code: string;
+      message: string;
+    }): Promise<void> {
       await failTaskAction(em(), input);
     },
     async finishOperatorTaskRun(input: { taskId: string; run: number }): Promise<{ status: TaskStatus | null }> {

@@ -28,7 +28,8 @@ export function createOperatorActivities(deps: ActivityDeps, overrides: Partial<
   });
   /** A model refusal that will not change on retry fails the turn with its code; so does a domain refusal (402 `insufficient_credits` when the turn's lapsed hold cannot be taken again). */
   const modelFailure = (err: unknown) => {
-    if (err instanceof LlmError && !err.retryable) return ApplicationFailure.nonRetryable(err.message, `model_${err.code}`);
+    if (err instanceof LlmError && !err.retryable)
+      return ApplicationFailure.nonRetryable(err.message, `model_${err.code}`);
     if (err instanceof AppError && err.status < 500) return ApplicationFailure.nonRetryable(err.message, err.code);
     return err;
   };
@@ -41,13 +42,25 @@ export function createOperatorActivities(deps: ActivityDeps, overrides: Partial<
         throw modelFailure(err);
       }
     },
-    operatorRunReadTool: async (input: { turnId: string; call: PlannedCall; messageId: string }) => runReadTool(await turnDeps(), input),
-    operatorRequestConfirmation: async (input: { turnId: string; call: PlannedCall; messageId: string; confirmationId: string }) =>
-      requestConfirmation(await turnDeps(), input),
-    operatorExecuteConfirmed: async (input: { turnId: string; confirmationId: string }) => executeConfirmed(await turnDeps(), input),
-    operatorCloseConfirmation: async (input: { turnId: string; confirmationId: string; outcome: 'canceled' | 'expired' }) => closeConfirmation(await turnDeps(), input),
-    operatorCompleteTurn: async (input: { turnId: string; usage: Usage; modelCalls: number }) => completeTurn(await turnDeps(), input),
-    operatorFailTurn: async (input: { turnId: string; code: string; message: string }) => failTurn(await turnDeps(), input),
+    operatorRunReadTool: async (input: { turnId: string; call: PlannedCall; messageId: string }) =>
+      runReadTool(await turnDeps(), input),
+    operatorRequestConfirmation: async (input: {
+      turnId: string;
+      call: PlannedCall;
+      messageId: string;
+      confirmationId: string;
+    }) => requestConfirmation(await turnDeps(), input),
+    operatorExecuteConfirmed: async (input: { turnId: string; confirmationId: string }) =>
+      executeConfirmed(await turnDeps(), input),
+    operatorCloseConfirmation: async (input: {
+      turnId: string;
+      confirmationId: string;
+      outcome: 'canceled' | 'expired';
+    }) => closeConfirmation(await turnDeps(), input),
+    operatorCompleteTurn: async (input: { turnId: string; usage: Usage; modelCalls: number }) =>
+      completeTurn(await turnDeps(), input),
+    operatorFailTurn: async (input: { turnId: string; code: string; message: string }) =>
+      failTurn(await turnDeps(), input),
   };
 }
 

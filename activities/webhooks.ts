@@ -31,28 +31,46 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
       if (!event) return { subscriptionIds: [] };
       const ws = await em.findOne(Workspace, event.workspaceId, { fields: ['isDemo'] });
       if (!ws || ws.isDemo) return { subscriptionIds: [] }; // demo workspaces send no external webhooks
-      const rows = await em.getConnection().execute<{ id: string }[]>(
-        `select id from webhook_subscriptions where workspace_id = ? and active and events @> ?::jsonb order by id`,
-        [event.workspaceId, JSON.stringify([event.name])],
-      );
+      const rows = await em
+        .getConnection()
+        .execute<{ id: string }[]>(
+          `select id from webhook_subscriptions where workspace_id = ? and active and events @> ?::jsonb order by id`,
+          [event.workspaceId, JSON.stringify([event.name])],
+        );
       return { subscriptionIds: rows.map((r) => r.id) };
     },
 
     /** One signed attempt to one subscription, recorded in webhook_deliveries. */
-    async deliverWebhook(input: { eventId: string; subscriptionId: string }): Promise<{ success: boolean; statusCode: number | null; errorClass: string | null }> {
+    async deliverWebhook(input: {
+      eventId: string;
+      subscriptionId: string;
+    }): Promise<{ success: boolean; statusCode: number | null; errorClass: string | null }> {
       const em = deps.orm.em.fork();
       const [event, sub] = await Promise.all([
         em.findOne(WebhookEvent, input.eventId),
         em.findOne(WebhookSubscription, input.subscriptionId),
       ]);
       // Deleted or deactivated since the targets were read: nothing to send.
-      if (!event || !sub || !sub.active || !sub.events.includes(event.name)) return { success: false, statusCode: null, errorClass: 'skipped' };
+      if (!event || !sub || !sub.active || !sub.events.includes(event.name))
+        return { success: false, statusCode: null, errorClass: 'skipped' };
       // A retry after a lost worker: an attempt that was recorded is never made again.
       const prior = await em.findOne(WebhookDelivery, { subscriptionId: sub.id, eventId: event.id });
-      if (prior) return { success: prior.success, statusCode: prior.statusCode ?? null, errorClass: prior.errorClass ?? null };
-      const r = await deliverToSubscription(em, { config: deps.config, resolver: deps.resolver }, sub, { id: event.id, name: event.name, body: event.body });
+      if (prior)
+        return { success: prior.success, statusCode: prior.statusCode ?? null, errorClass: prior.errorClass ?? null };
+      const r = await deliverToSubscription(em, { config: deps.config, resolver: deps.resolver }, sub, {
+        id: event.id,
+        name: event.name,
+        body: event.body,
+      });
       deps.logger.info(
-        { subscriptionId: sub.id, eventId: event.id, event: event.name, statusCode: r.statusCode, errorClass: r.errorClass, durationMs: r.durationMs },
+        {
+          subscriptionId: sub.id,
+          eventId: event.id,
+          event: event.name,
+          statusCode: r.statusCode,
+          errorClass: r.errorClass,
+          durationMs: r.durationMs,
+        },
         r.success ? 'webhook delivered' : 'webhook delivery failed',
       );
       return { success: r.success, statusCode: r.statusCode, errorClass: r.errorClass };
@@ -63,28 +81,55 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
      * own 10 s deadline, so a stalled receiver delays no other request), recorded one row each.
      * Saves Temporal one activity task per subscription, which is what limits throughput at scale.
      */
-    async deliverWebhookBatch(input: { eventId: string; subscriptionIds: string[] }): Promise<{ succeeded: number; failed: number }> {
+    async deliverWebhookBatch(input: {
+      eventId: string;
+      subscriptionIds: string[];
+    }): Promise<{ succeeded: number; failed: number }> {
       const em = deps.orm.em.fork();
       const event = await em.findOne(WebhookEvent, input.eventId);
       if (!event) return { succeeded: 0, failed: 0 };
       const subs = await em.find(WebhookSubscription, { id: { $in: input.subscriptionIds }, active: true });
       // A retry after a lost worker: attempts that were recorded are never made again.
-      const prior = new Map((await em.find(WebhookDelivery, { eventId: event.id, subscriptionId: { $in: input.subscriptionIds } })).map((d) => [d.subscriptionId, d.success]));
+      const prior = new Map(
+        (await em.find(WebhookDelivery, { eventId: event.id, subscriptionId: { $in: input.subscriptionIds } })).map(
+          (d) => [d.subscriptionId, d.success],
+        ),
+      );
       const record = groupedRecorder(em);
       const outcomes = await Promise.all(
         subs
           .filter((sub) => sub.events.includes(event.name))
           .map((sub) =>
-            prior.has(sub.id) ? Promise.resolve(prior.get(sub.id)!) : deliverToSubscription(em, { config: deps.config, resolver: deps.resolver }, sub, { id: event.id, name: event.name, body: event.body }, record).then(
-              (r) => {
-                if (!r.success) deps.logger.info({ subscriptionId: sub.id, eventId: event.id, statusCode: r.statusCode, errorClass: r.errorClass }, 'webhook delivery failed');
-                return r.success;
-              },
-              (err) => {
-                deps.logger.error({ subscriptionId: sub.id, eventId: event.id, err: String(err) }, 'webhook delivery could not be recorded');
-                return false;
-              },
-            ),
+            prior.has(sub.id)
+              ? Promise.resolve(prior.get(sub.id)!)
+              : deliverToSubscription(
+                  em,
+                  { config: deps.config, resolver: deps.resolver },
+                  sub,
+                  { id: event.id, name: event.name, body: event.body },
+                  record,
+                ).then(
+                  (r) => {
+                    if (!r.success)
+                      deps.logger.info(
+                        {
+                          subscriptionId: sub.id,
+                          eventId: event.id,
+                          statusCode: r.statusCode,
+                          errorClass: r.errorClass,
+                        },
+                        'webhook delivery failed',
+                      );
+                    return r.success;
+                  },
+                  (err) => {
+                    deps.logger.error(
+                      { subscriptionId: sub.id, eventId: event.id, err: String(err) },
+                      'webhook delivery could not be recorded',
+                    );
+                    return false;
+                  },
+                ),
           ),
       );
       const succeeded = outcomes.filter(Boolean).length;
@@ -120,11 +165,15 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
           [pgArray(events.map((e) => e.id))],
         ),
       ]);
-      const subs = targetRows.length ? await em.find(WebhookSubscription, { id: { $in: targetRows.map((r) => r.id) } }, { orderBy: { id: 'asc' } }) : [];
+      const subs = targetRows.length
+        ? await em.find(WebhookSubscription, { id: { $in: targetRows.map((r) => r.id) } }, { orderBy: { id: 'asc' } })
+        : [];
       const recorded = new Map(done.map((d) => [`${d.subscription_id}:${d.event_id}`, d.success]));
       // Oldest event first, so a batch delivers in emission order as far as concurrency allows.
       const pairs = events.flatMap((event) =>
-        subs.filter((sub) => sub.workspace.id === event.workspaceId && sub.events.includes(event.name)).map((sub) => ({ event, sub })),
+        subs
+          .filter((sub) => sub.workspace.id === event.workspaceId && sub.events.includes(event.name))
+          .map((sub) => ({ event, sub })),
       );
       for (const { event } of pairs) summaries[event.id].targets++;
       let finished = 0;
@@ -141,16 +190,33 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
           return;
         }
         try {
-          const r = await deliverToSubscription(em, { config: deps.config, resolver: deps.resolver }, sub, { id: event.id, name: event.name, body: event.body }, record);
+          const r = await deliverToSubscription(
+            em,
+            { config: deps.config, resolver: deps.resolver },
+            sub,
+            { id: event.id, name: event.name, body: event.body },
+            record,
+          );
           if (r.success) summary.succeeded++;
           else summary.failed++;
           deps.logger.info(
-            { subscriptionId: sub.id, eventId: event.id, event: event.name, batchId: input.batchId, statusCode: r.statusCode, errorClass: r.errorClass, durationMs: r.durationMs },
+            {
+              subscriptionId: sub.id,
+              eventId: event.id,
+              event: event.name,
+              batchId: input.batchId,
+              statusCode: r.statusCode,
+              errorClass: r.errorClass,
+              durationMs: r.durationMs,
+            },
             r.success ? 'webhook delivered' : 'webhook delivery failed',
           );
         } catch (err) {
           summary.failed++;
-          deps.logger.error({ subscriptionId: sub.id, eventId: event.id, batchId: input.batchId, err: String(err) }, 'webhook delivery could not be recorded');
+          deps.logger.error(
+            { subscriptionId: sub.id, eventId: event.id, batchId: input.batchId, err: String(err) },
+            'webhook delivery could not be recorded',
+          );
         }
         Context.current().heartbeat(++finished);
       });
@@ -159,13 +225,18 @@ export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolv
 
     /** After a failed batch activity: per event of the batch, the attempts that were recorded. */
     async recordedDeliveriesOfBatch(input: { batchId: string }): Promise<Record<string, DeliverySummary>> {
-      const rows = await deps.orm.em.fork().getConnection().execute<{ id: string; attempts: number; succeeded: number }[]>(
-        `select e.id, count(d.id)::int as attempts, (count(d.id) filter (where d.success))::int as succeeded
+      const rows = await deps.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ id: string; attempts: number; succeeded: number }[]>(
+          `select e.id, count(d.id)::int as attempts, (count(d.id) filter (where d.success))::int as succeeded
            from webhook_events e left join webhook_deliveries d on d.event_id = e.id
           where e.batch_id = ? group by e.id`,
-        [input.batchId],
+          [input.batchId],
+        );
+      return Object.fromEntries(
+        rows.map((r) => [r.id, { targets: r.attempts, succeeded: r.succeeded, failed: r.attempts - r.succeeded }]),
       );
-      return Object.fromEntries(rows.map((r) => [r.id, { targets: r.attempts, succeeded: r.succeeded, failed: r.attempts - r.succeeded }]));
     },
   };
 }

@@ -9,7 +9,14 @@ import { sha256Hex } from '../lib/crypto.js';
 import { CredentialCache } from '../lib/credential-cache.js';
 import { authLookups } from '../lib/metrics.js';
 import type { RateLimiter } from '../lib/rate-limit.js';
-import { bearerToken, loadCredential, UsageRecorder, verifyBearer, type ResolvedCredential, type VerifiedBearer } from '../domain/auth/auth.js';
+import {
+  bearerToken,
+  loadCredential,
+  UsageRecorder,
+  verifyBearer,
+  type ResolvedCredential,
+  type VerifiedBearer,
+} from '../domain/auth/auth.js';
 import { AppError, unauthorized } from '../domain/errors.js';
 import type { Actor } from '../domain/identity.js';
 import { resolveActor } from '../domain/workspaces.js';
@@ -48,8 +55,13 @@ class FailureThrottle {
   /** A blocked address's lookup of an untagged token: refused (429) once the small per-minute budget is spent. */
   async spendBlockedLookup(ip: string, now = Date.now()): Promise<void> {
     const spent = this.budgetSpent.get(ip);
-    if (spent !== undefined && spent > now) throw this.refusal(this.blockedFor(ip, now) ?? Math.ceil((spent - now) / 1000));
-    const d = await this.limiter.check(`rl:auth-blocked-lookups:ip:${ip}`, BLOCKED_UNTAGGED_LOOKUPS_PER_MINUTE, WINDOW_MS);
+    if (spent !== undefined && spent > now)
+      throw this.refusal(this.blockedFor(ip, now) ?? Math.ceil((spent - now) / 1000));
+    const d = await this.limiter.check(
+      `rl:auth-blocked-lookups:ip:${ip}`,
+      BLOCKED_UNTAGGED_LOOKUPS_PER_MINUTE,
+      WINDOW_MS,
+    );
     if (d.allowed) return;
     if (this.budgetSpent.size > 10_000) this.budgetSpent.clear();
     this.budgetSpent.set(ip, now + d.retryAfter * 1000); // the next refusals cost no Redis round trip either
@@ -65,9 +77,15 @@ class FailureThrottle {
   }
 
   refusal(retryAfter: number): AppError {
-    return new AppError(429, 'rate_limited', `too many failed authentications from this address: ${this.limit} per minute; retry after ${retryAfter} s`, undefined, {
-      'Retry-After': String(retryAfter),
-    });
+    return new AppError(
+      429,
+      'rate_limited',
+      `too many failed authentications from this address: ${this.limit} per minute; retry after ${retryAfter} s`,
+      undefined,
+      {
+        'Retry-After': String(retryAfter),
+      },
+    );
   }
 }
 
@@ -184,11 +202,21 @@ export class Authenticator {
   /** The identity a request runs as: the caller's own workspace, or (X-Acting-As) a team owner's. */
   async actor(key: string, credential: ResolvedCredential, actingAs: string | undefined): Promise<Actor> {
     const { auth, workspace } = credential;
-    if (actingAs !== undefined && !isUuid(actingAs)) throw new AppError(400, 'invalid_user', 'X-Acting-As must be a user id (UUID)');
+    if (actingAs !== undefined && !isUuid(actingAs))
+      throw new AppError(400, 'invalid_user', 'X-Acting-As must be a user id (UUID)');
     const owner = actingAs?.toLowerCase();
     if (owner === undefined || owner === auth.userId) {
       if (!workspace) throw unauthorized('account has no workspace');
-      return { userId: auth.userId, workspaceId: workspace.id, ownerId: auth.userId, role: 'owner', allApps: true, appIds: [], actingAs: false, isDemo: workspace.isDemo };
+      return {
+        userId: auth.userId,
+        workspaceId: workspace.id,
+        ownerId: auth.userId,
+        role: 'owner',
+        allApps: true,
+        appIds: [],
+        actingAs: false,
+        isDemo: workspace.isDemo,
+      };
     }
     const cacheKey = `${key}|${owner}`;
     const hit = this.actors.get(cacheKey);

@@ -11,7 +11,10 @@ interface Encoded {
   etag: string;
 }
 
-const encoded = (body: Buffer): Encoded => ({ body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` });
+const encoded = (body: Buffer): Encoded => ({
+  body,
+  etag: `"${createHash('sha256').update(body).digest('base64url')}"`,
+});
 
 export class CachedBody {
   readonly identity: Encoded;

@@ -4,7 +4,15 @@
 // and generated clients get one type per resource. A name exported by two modules for different
 // schemas is qualified with its module's folder (`StatusBody` → `CampaignsStatusBody`).
 import { z } from 'zod';
-import { ConditionConfig, CreateStepInput, EmailConfig, InvitationConfig, MessageConfig, StepInput, WaitConfig } from '../domain/campaigns/steps.js';
+import {
+  ConditionConfig,
+  CreateStepInput,
+  EmailConfig,
+  InvitationConfig,
+  MessageConfig,
+  StepInput,
+  WaitConfig,
+} from '../domain/campaigns/steps.js';
 import * as accounts from './accounts/schemas.js';
 import * as agents from './agents/schemas.js';
 import * as analytics from './analytics/schemas.js';
@@ -44,15 +52,42 @@ import * as webhooks from './webhooks/schemas.js';
 
 /** Module → the prefix that qualifies its names when two modules export one name. */
 const MODULES: [string, Record<string, unknown>][] = [
-  ['Accounts', accounts], ['Agents', agents], ['Analytics', analytics], ['AppsAi', appsAi], ['Apps', apps],
-  ['Specialists', specialists], ['Auth', auth], ['Billing', billing], ['Booking', booking], ['Campaigns', campaigns],
-  ['CdmImports', cdmImports], ['Contacts', contacts], ['DiscoveredLeads', discoveredLeads], ['Enrichment', enrichment],
-  ['Enrollments', enrollments], ['FollowUps', followUps], ['Ideas', ideas], ['Inbox', inbox], ['Insights', insights],
-  ['Integrations', integrations], ['ListImports', listImports], ['Lists', lists], ['Mcp', mcp], ['Meetings', meetings],
-  ['MessageReview', messageReview], ['Notifications', notifications], ['OperatorAttachments', operatorAttachments],
-  ['OperatorMemory', operatorMemory], ['OperatorTasks', operatorTasks], ['OperatorThreads', operatorThreads],
-  ['ScheduledActions', scheduledActions], ['Suppressions', suppressions], ['TableViews', tableViews], ['Team', team],
-  ['Users', users], ['Webhooks', webhooks],
+  ['Accounts', accounts],
+  ['Agents', agents],
+  ['Analytics', analytics],
+  ['AppsAi', appsAi],
+  ['Apps', apps],
+  ['Specialists', specialists],
+  ['Auth', auth],
+  ['Billing', billing],
+  ['Booking', booking],
+  ['Campaigns', campaigns],
+  ['CdmImports', cdmImports],
+  ['Contacts', contacts],
+  ['DiscoveredLeads', discoveredLeads],
+  ['Enrichment', enrichment],
+  ['Enrollments', enrollments],
+  ['FollowUps', followUps],
+  ['Ideas', ideas],
+  ['Inbox', inbox],
+  ['Insights', insights],
+  ['Integrations', integrations],
+  ['ListImports', listImports],
+  ['Lists', lists],
+  ['Mcp', mcp],
+  ['Meetings', meetings],
+  ['MessageReview', messageReview],
+  ['Notifications', notifications],
+  ['OperatorAttachments', operatorAttachments],
+  ['OperatorMemory', operatorMemory],
+  ['OperatorTasks', operatorTasks],
+  ['OperatorThreads', operatorThreads],
+  ['ScheduledActions', scheduledActions],
+  ['Suppressions', suppressions],
+  ['TableViews', tableViews],
+  ['Team', team],
+  ['Users', users],
+  ['Webhooks', webhooks],
 ];
 
 const NAMED = /(View|Page|Body)$/;

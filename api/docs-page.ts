@@ -61,7 +61,10 @@ function loadAssets(): Map<string, Asset> {
   const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const files: Record<string, { body: Buffer | string; type: string }> = {
     'swagger-ui.css': { body: readFileSync(join(dist, 'swagger-ui.css')), type: 'text/css; charset=utf-8' },
-    'swagger-ui-bundle.js': { body: readFileSync(join(dist, 'swagger-ui-bundle.js')), type: 'text/javascript; charset=utf-8' },
+    'swagger-ui-bundle.js': {
+      body: readFileSync(join(dist, 'swagger-ui-bundle.js')),
+      type: 'text/javascript; charset=utf-8',
+    },
     'favicon-32x32.png': { body: readFileSync(join(dist, 'favicon-32x32.png')), type: 'image/png' },
     'docs.js': { body: INIT_JS, type: 'text/javascript; charset=utf-8' },
     'docs.css': { body: DOCS_CSS, type: 'text/css; charset=utf-8' },
@@ -69,7 +72,10 @@ function loadAssets(): Map<string, Asset> {
   return new Map(
     Object.entries(files).map(([name, f]) => {
       const body = Buffer.from(f.body);
-      return [name, { body: new CachedBody(body, f.type), version: createHash('sha256').update(body).digest('hex').slice(0, 12) }];
+      return [
+        name,
+        { body: new CachedBody(body, f.type), version: createHash('sha256').update(body).digest('hex').slice(0, 12) },
+      ];
     }),
   );
 }
@@ -101,7 +107,8 @@ let page: CachedBody | undefined;
 
 /** The /docs HTML: the viewer's CSS and JS plus the init file; no inline script or style. */
 export function docsPage(): CachedBody {
-  return (page ??= new CachedBody(`<!doctype html>
+  return (page ??= new CachedBody(
+    `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -118,5 +125,7 @@ export function docsPage(): CachedBody {
 <script src="${href('docs.js')}"></script>
 </body>
 </html>
-`, 'text/html; charset=utf-8'));
+`,
+    'text/html; charset=utf-8',
+  ));
 }

@@ -93,7 +93,14 @@ function exampleString(s: Json, name: string | undefined): string {
 }
 
 function exampleNumber(s: Json, integer: boolean): number {
-  let n = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : integer ? 1 : 1.5;
+  let n =
+    typeof s.minimum === 'number'
+      ? s.minimum
+      : typeof s.exclusiveMinimum === 'number'
+        ? s.exclusiveMinimum + 1
+        : integer
+          ? 1
+          : 1.5;
   if (typeof s.maximum === 'number' && n > s.maximum) n = s.maximum;
   if (typeof s.exclusiveMaximum === 'number' && n >= s.exclusiveMaximum) n = s.exclusiveMaximum - 1;
   return integer ? Math.ceil(n) : n;
@@ -103,7 +110,14 @@ const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Arr
 
 /** allOf parts narrow one value: objects merge key by key, a later scalar (an enum's value) wins. */
 const merge = (a: unknown, b: unknown): unknown =>
-  isObject(a) && isObject(b) ? Object.fromEntries([...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, k in b ? (k in a ? merge(a[k], b[k]) : b[k]) : a[k]])) : b;
+  isObject(a) && isObject(b)
+    ? Object.fromEntries(
+        [...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [
+          k,
+          k in b ? (k in a ? merge(a[k], b[k]) : b[k]) : a[k],
+        ]),
+      )
+    : b;
 
 /**
  * An example value of `schema`; `components` resolves `#/components/schemas/…` references. Every
@@ -135,13 +149,17 @@ export function exampleOf(schema: unknown, components: Record<string, Json>, nam
   switch (type) {
     case 'object': {
       const out: Json = {};
-      for (const [key, prop] of Object.entries((s.properties ?? {}) as Json)) out[key] = exampleOf(prop, components, key, depth + 1);
+      for (const [key, prop] of Object.entries((s.properties ?? {}) as Json))
+        out[key] = exampleOf(prop, components, key, depth + 1);
       // A record with required keys (an enum of keys): each takes the value schema.
-      for (const key of (s.required ?? []) as string[]) if (!(key in out)) out[key] = exampleOf(s.additionalProperties, components, key, depth + 1);
+      for (const key of (s.required ?? []) as string[])
+        if (!(key in out)) out[key] = exampleOf(s.additionalProperties, components, key, depth + 1);
       // "Exactly one of" (oneOf over `required` lists): keep the first alternative's fields only.
       if (Array.isArray(s.oneOf) && s.oneOf.every((b: Json) => Object.keys(b).every((k) => k === 'required'))) {
         const [first, ...others] = s.oneOf as { required: string[] }[];
-        for (const other of others) for (const key of other.required) if (!first.required.includes(key) && !((s.required ?? []) as string[]).includes(key)) delete out[key];
+        for (const other of others)
+          for (const key of other.required)
+            if (!first.required.includes(key) && !((s.required ?? []) as string[]).includes(key)) delete out[key];
       }
       return out;
     }

@@ -27,12 +27,15 @@ function forbidNul(node: unknown): void {
   if (!node || typeof node !== 'object') return;
   const s = node as Json;
   const types = Array.isArray(s.type) ? s.type : [s.type];
-  if (types.includes('string') && !('format' in s || 'pattern' in s || 'enum' in s || 'const' in s)) s.pattern = NUL_FREE;
+  if (types.includes('string') && !('format' in s || 'pattern' in s || 'enum' in s || 'const' in s))
+    s.pattern = NUL_FREE;
   // Object keys are strings too.
-  if (types.includes('object') && s.additionalProperties !== false && !('propertyNames' in s)) s.propertyNames = { pattern: NUL_FREE };
+  if (types.includes('object') && s.additionalProperties !== false && !('propertyNames' in s))
+    s.propertyNames = { pattern: NUL_FREE };
   for (const [key, value] of Object.entries(s)) {
     if (key === 'not' || key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
-    if (key === 'properties' || key === '$defs' || key === 'patternProperties') Object.values(value as Json).forEach(forbidNul);
+    if (key === 'properties' || key === '$defs' || key === 'patternProperties')
+      Object.values(value as Json).forEach(forbidNul);
     else if (typeof value === 'object') forbidNul(value);
   }
 }
@@ -43,7 +46,13 @@ function forbidNul(node: unknown): void {
  */
 function recordAsProperties(s: Json): void {
   const keys = (s.propertyNames as { enum?: unknown[] } | undefined)?.enum;
-  if (s.type !== 'object' || !keys?.every((k) => typeof k === 'string') || typeof s.additionalProperties !== 'object' || s.properties) return;
+  if (
+    s.type !== 'object' ||
+    !keys?.every((k) => typeof k === 'string') ||
+    typeof s.additionalProperties !== 'object' ||
+    s.properties
+  )
+    return;
   s.properties = Object.fromEntries((keys as string[]).map((k) => [k, s.additionalProperties]));
   s.additionalProperties = false;
   delete s.propertyNames;
@@ -73,7 +82,11 @@ const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
 let hoisted: Record<string, Json> = {};
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
-  const { $schema: _drop, $defs, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override }) as Json;
+  const {
+    $schema: _drop,
+    $defs,
+    ...rest
+  } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override }) as Json;
   if (io === 'input') forbidNul(rest);
   if (!$defs) return rest;
   const names = Object.keys($defs as Json);
@@ -81,12 +94,14 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
   if (anonymous) throw new Error(`a recursive schema without an id (${anonymous}): give it .meta({ id })`);
   const named = (n: string) => (io === 'input' && !n.endsWith('Body') ? `${n}Input` : n);
   const local = new RegExp(`"#/\\$defs/(${names.join('|')})"`, 'g');
-  const relink = <T>(node: T): T => JSON.parse(JSON.stringify(node).replace(local, (_, n: string) => `"#/components/schemas/${named(n)}"`)) as T;
+  const relink = <T>(node: T): T =>
+    JSON.parse(JSON.stringify(node).replace(local, (_, n: string) => `"#/components/schemas/${named(n)}"`)) as T;
   for (const [name, def] of Object.entries($defs as Json)) {
     if (io === 'input') forbidNul(def);
     const component = relink(def as Json);
     const seen = hoisted[named(name)];
-    if (seen && JSON.stringify(seen) !== JSON.stringify(component)) throw new Error(`component ${named(name)} has two shapes`);
+    if (seen && JSON.stringify(seen) !== JSON.stringify(component))
+      throw new Error(`component ${named(name)} has two shapes`);
     hoisted[named(name)] = component;
   }
   return relink(rest);
@@ -108,8 +123,13 @@ const ACTING_AS = {
   name: 'X-Acting-As',
   in: 'header',
   required: false,
-  description: 'Act in the workspace of this team owner (400 invalid_user when empty or malformed, 403 not_assigned when not a member)',
-  schema: { type: 'string', format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
+  description:
+    'Act in the workspace of this team owner (400 invalid_user when empty or malformed, 403 not_assigned when not a member)',
+  schema: {
+    type: 'string',
+    format: 'uuid',
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  },
 };
 
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -141,10 +161,12 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
     for (const rules of [op.ids?.path, op.ids?.query, op.ids?.body])
       for (const rule of Object.values(rules ?? {})) {
         // A child not inside its parent: its declared code (404 not_found by default).
-        if (typeof rule === 'object' && 'within' in rule && !('each' in rule)) add(...(rule.missing ?? [404, 'not_found']));
+        if (typeof rule === 'object' && 'within' in rule && !('each' in rule))
+          add(...(rule.missing ?? [404, 'not_found']));
         const kind = ruleKind(rule);
         if (!kind) continue;
-        const [status, code] = typeof rule === 'object' && 'missing' in rule && rule.missing ? rule.missing : [404, 'not_found'];
+        const [status, code] =
+          typeof rule === 'object' && 'missing' in rule && rule.missing ? rule.missing : [404, 'not_found'];
         add(status, code);
         if (PRODUCT_KINDS.includes(kind)) add(403, 'not_assigned');
       }
@@ -160,14 +182,15 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
   return new Map([...codes].sort(([a], [b]) => a - b));
 }
 
-
 /** The multipart media type object: the form's schema, and each file part encoded as a file. */
 function formContent(form: z.ZodType): Json {
   const schema = jsonSchema(form, 'input') as { properties?: Record<string, Json> };
   const files = Object.entries(schema.properties ?? {}).filter(([, p]) => p.format === 'binary');
   return {
     schema,
-    ...(files.length ? { encoding: Object.fromEntries(files.map(([name]) => [name, { contentType: 'application/octet-stream' }])) } : {}),
+    ...(files.length
+      ? { encoding: Object.fromEntries(files.map(([name]) => [name, { contentType: 'application/octet-stream' }])) }
+      : {}),
   };
 }
 
@@ -176,7 +199,13 @@ const errorSchema = (codes: string[]): Json => ({
   allOf: [
     { $ref: '#/components/schemas/Error' },
     // Open objects: this part only narrows `code`; the first part states the rest.
-    { type: 'object', additionalProperties: true, properties: { error: { type: 'object', additionalProperties: true, properties: { code: { type: 'string', enum: codes } } } } },
+    {
+      type: 'object',
+      additionalProperties: true,
+      properties: {
+        error: { type: 'object', additionalProperties: true, properties: { code: { type: 'string', enum: codes } } },
+      },
+    },
   ],
 });
 
@@ -185,15 +214,33 @@ function operationObject(op: Operation): Json {
   const responses: Json = {};
   for (const [status, schema] of Object.entries(op.responses)) {
     const headers = limited ? rateLimited : always;
-    const more = Object.entries(op.alternatives?.[Number(status)] ?? {}).map(([media, s]) => [media, { schema: jsonSchema(s, 'output') }]);
+    const more = Object.entries(op.alternatives?.[Number(status)] ?? {}).map(([media, s]) => [
+      media,
+      { schema: jsonSchema(s, 'output') },
+    ]);
     responses[status] = schema
-      ? { description: 'Success', headers, content: { [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') }, ...Object.fromEntries(more) } }
-      : { description: Number(status) === 304 ? 'Not modified: the ETag sent in If-None-Match is current' : 'Success, no content', headers };
+      ? {
+          description: 'Success',
+          headers,
+          content: {
+            [op.produces ?? 'application/json']: { schema: jsonSchema(schema, 'output') },
+            ...Object.fromEntries(more),
+          },
+        }
+      : {
+          description:
+            Number(status) === 304 ? 'Not modified: the ETag sent in If-None-Match is current' : 'Success, no content',
+          headers,
+        };
   }
   for (const [status, codes] of errorCodes(op)) {
-    const headers = status === 429 ? { ...rateLimited, 'Retry-After': header('Retry-After') } : limited ? rateLimited : always;
+    const headers =
+      status === 429 ? { ...rateLimited, 'Retry-After': header('Retry-After') } : limited ? rateLimited : always;
     // An error status may also have another media type (e.g. the HTML page a browser is shown).
-    const more = Object.entries(op.alternatives?.[status] ?? {}).map(([media, s]) => [media, { schema: jsonSchema(s, 'output') }]);
+    const more = Object.entries(op.alternatives?.[status] ?? {}).map(([media, s]) => [
+      media,
+      { schema: jsonSchema(s, 'output') },
+    ]);
     responses[status] = {
       description: `Error codes: ${[...codes].join(', ')}`,
       headers,
@@ -205,7 +252,11 @@ function operationObject(op: Operation): Json {
     operationId: op.operationId,
     summary: op.summary,
     ...(declared.length || op.description
-      ? { description: [op.description, declared.length ? `Errors of this operation: ${declared.join('; ')}.` : ''].filter(Boolean).join('\n\n') }
+      ? {
+          description: [op.description, declared.length ? `Errors of this operation: ${declared.join('; ')}.` : '']
+            .filter(Boolean)
+            .join('\n\n'),
+        }
       : {}),
     tags: [op.tag],
     security: op.auth === 'public' ? [] : [{ bearer: [] }],
@@ -217,7 +268,12 @@ function operationObject(op: Operation): Json {
     ],
     // The server reads a missing body as `{}`, so a body is required only where `{}` is refused.
     ...(op.body
-      ? { requestBody: { required: !op.body.safeParse({}).success, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } }
+      ? {
+          requestBody: {
+            required: !op.body.safeParse({}).success,
+            content: { 'application/json': { schema: jsonSchema(op.body, 'input') } },
+          },
+        }
       : {}),
     ...(op.form ? { requestBody: { required: true, content: { 'multipart/form-data': formContent(op.form) } } } : {}),
     responses,
@@ -242,7 +298,9 @@ function addLinks(operations: Operation[], paths: Record<string, Record<string, 
     const targets = operations.filter((o) => o.path.startsWith(`${op.path}/{id}`));
     if (!targets.length) continue;
     const created = (paths[op.path][op.method.toLowerCase()].responses as Record<string, Json>)['201'];
-    created.links = Object.fromEntries(targets.map((t) => [t.operationId, { operationId: t.operationId, parameters: { id: '$response.body#/id' } }]));
+    created.links = Object.fromEntries(
+      targets.map((t) => [t.operationId, { operationId: t.operationId, parameters: { id: '$response.body#/id' } }]),
+    );
   }
 }
 
@@ -257,7 +315,11 @@ function webhooks(): Json {
   const out: Json = {};
   const events: [string, z.ZodType, string][] = [
     ...ACCEPTED_EVENTS.map((e) => [e, EVENT_DATA[e], EVENT_TRIGGERS[e]] as [string, z.ZodType, string]),
-    [TEST_EVENT, TEST_EVENT_DATA, 'Sent by POST /api/webhooks/outbound/{id}/test and test-url without an `event` query.'],
+    [
+      TEST_EVENT,
+      TEST_EVENT_DATA,
+      'Sent by POST /api/webhooks/outbound/{id}/test and test-url without an `event` query.',
+    ],
   ];
   for (const [event, data, trigger] of events) {
     const name = `${pascal(event)}Event`;
@@ -267,7 +329,11 @@ function webhooks(): Json {
       description: `The body of a \`${event}\` delivery: the envelope every event shares.`,
       properties: {
         event: { type: 'string', enum: [event] },
-        timestamp: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC time of the envelope (the time of the change).' },
+        timestamp: {
+          type: 'string',
+          format: 'date-time',
+          description: 'ISO 8601 UTC time of the envelope (the time of the change).',
+        },
         data: { $ref: `#/components/schemas/${pascal(event)}Data` },
       },
       required: ['event', 'timestamp', 'data'],
@@ -276,11 +342,19 @@ function webhooks(): Json {
       post: {
         operationId: `webhook${pascal(event)}`,
         summary: `${event}: ${trigger}`,
-        description: 'Sent to each active subscription listing this event, with a ten-second timeout and no retry of a failed or non-2xx attempt (docs/webhooks.md). Verify the signature before parsing.',
+        description:
+          'Sent to each active subscription listing this event, with a ten-second timeout and no retry of a failed or non-2xx attempt (docs/webhooks.md). Verify the signature before parsing.',
         tags: ['webhooks'],
         security: [], // signed by this service (the headers below), not called with a token
-        parameters: WEBHOOK_DELIVERY_HEADERS.map((h) => ({ ...h, schema: { ...h.schema }, ...(h.name === 'X-Service-Event' ? { schema: { type: 'string', enum: [event] }, example: event } : {}) })),
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } },
+        parameters: WEBHOOK_DELIVERY_HEADERS.map((h) => ({
+          ...h,
+          schema: { ...h.schema },
+          ...(h.name === 'X-Service-Event' ? { schema: { type: 'string', enum: [event] }, example: event } : {}),
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } },
+        },
         responses: { '200': { description: 'Any 2xx status acknowledges the delivery; the body is ignored.' } },
       },
     };
@@ -307,11 +381,17 @@ function booleanEnums(node: unknown): void {
 /** An example on every parameter, request body and response content, built from its schema. */
 function addExamples(doc: Json): void {
   const components = (doc.components as { schemas: Record<string, Json> }).schemas;
-  const operations = [...Object.values(doc.paths as Json), ...Object.values(doc.webhooks as Json)].flatMap((item) => Object.values(item as Json) as Json[]);
+  const operations = [...Object.values(doc.paths as Json), ...Object.values(doc.webhooks as Json)].flatMap(
+    (item) => Object.values(item as Json) as Json[],
+  );
   for (const op of operations) {
-    for (const p of (op.parameters ?? []) as Json[]) if (!('example' in p)) p.example = exampleOf(p.schema, components, p.name as string);
-    const bodies = [op.requestBody, ...Object.values((op.responses ?? {}) as Json)] as ({ content?: Record<string, Json> } | undefined)[];
-    for (const body of bodies) for (const media of Object.values(body?.content ?? {})) media.example ??= exampleOf(media.schema, components);
+    for (const p of (op.parameters ?? []) as Json[])
+      if (!('example' in p)) p.example = exampleOf(p.schema, components, p.name as string);
+    const bodies = [op.requestBody, ...Object.values((op.responses ?? {}) as Json)] as (
+      { content?: Record<string, Json> } | undefined
+    )[];
+    for (const body of bodies)
+      for (const media of Object.values(body?.content ?? {})) media.example ??= exampleOf(media.schema, components);
   }
 }
 
@@ -334,13 +414,29 @@ export function buildOpenApi(operations: Operation[]): Json {
       .map(([name, description]) => ({ name, description })),
     webhooks: webhooks(),
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (pat_…) or session JWT' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (pat_…) or session JWT' },
+      },
       schemas: hoisted,
       headers: {
-        'X-Request-Id': { description: 'The request id (the caller’s X-Request-Id when safe to echo)', required: true, schema: { type: 'string', minLength: 1 } },
-        RateLimit: { description: 'Remaining requests and seconds until the window frees one: "<group>";r=<n>;t=<s>', schema: { type: 'string' } },
-        'RateLimit-Policy': { description: 'The group\'s quota and window: "<group>";q=<n>;w=60', schema: { type: 'string' } },
-        'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } },
+        'X-Request-Id': {
+          description: 'The request id (the caller’s X-Request-Id when safe to echo)',
+          required: true,
+          schema: { type: 'string', minLength: 1 },
+        },
+        RateLimit: {
+          description: 'Remaining requests and seconds until the window frees one: "<group>";r=<n>;t=<s>',
+          schema: { type: 'string' },
+        },
+        'RateLimit-Policy': {
+          description: 'The group\'s quota and window: "<group>";q=<n>;w=60',
+          schema: { type: 'string' },
+        },
+        'Retry-After': {
+          description: 'Seconds to wait before retrying',
+          required: true,
+          schema: { type: 'integer', minimum: 0 },
+        },
       },
     },
     paths,
@@ -361,10 +457,13 @@ function plainInputNames(doc: Json): Json {
   for (const name of Object.keys(schemas)) {
     if (!name.endsWith('Input')) continue;
     const plain = name.slice(0, -'Input'.length);
-    if (!(plain in schemas) || JSON.stringify(schemas[plain]) === JSON.stringify(schemas[name])) rename.set(name, plain);
+    if (!(plain in schemas) || JSON.stringify(schemas[plain]) === JSON.stringify(schemas[name]))
+      rename.set(name, plain);
   }
   if (!rename.size) return doc;
-  const text = JSON.stringify(doc).replace(/"#\/components\/schemas\/([A-Za-z0-9_]+)"/g, (m, n: string) => (rename.has(n) ? `"#/components/schemas/${rename.get(n)}"` : m));
+  const text = JSON.stringify(doc).replace(/"#\/components\/schemas\/([A-Za-z0-9_]+)"/g, (m, n: string) =>
+    rename.has(n) ? `"#/components/schemas/${rename.get(n)}"` : m,
+  );
   const out = JSON.parse(text) as Json;
   const outSchemas = (out.components as { schemas: Record<string, Json> }).schemas;
   for (const [from, to] of rename) {

@@ -44,7 +44,8 @@ export class Reply {
     readonly headers: Record<string, string> = {},
   ) {}
 }
-export const reply = (status: number, body?: unknown, headers?: Record<string, string>) => new Reply(status, body, headers);
+export const reply = (status: number, body?: unknown, headers?: Record<string, string>) =>
+  new Reply(status, body, headers);
 
 type AnySchema = z.ZodType;
 type Out<S> = S extends AnySchema ? z.output<S> : undefined;
@@ -130,7 +131,13 @@ export interface OperationSpec<
   handler: (input: HandlerInput<Out<P>, Out<Q>, Out<B>, A, Out<H>>) => Promise<unknown> | unknown;
 }
 
-export type Operation = OperationSpec<AnySchema | undefined, AnySchema | undefined, AnySchema | undefined, AuthMode, AnySchema | undefined> & {
+export type Operation = OperationSpec<
+  AnySchema | undefined,
+  AnySchema | undefined,
+  AnySchema | undefined,
+  AuthMode,
+  AnySchema | undefined
+> & {
   rateLimit: RateGroup;
   actingAs: boolean | 'self';
   operationId: string;
@@ -157,7 +164,8 @@ export function defineOperation<
 >(spec: OperationSpec<P, Q, B, A, H>): Operation {
   return {
     ...(spec as unknown as Operation),
-    rateLimit: spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : spec.auth === 'public' ? 'public' : 'default'),
+    rateLimit:
+      spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : spec.auth === 'public' ? 'public' : 'default'),
     actingAs: spec.actingAs ?? spec.auth === 'user',
     operationId: operationId(spec.method, spec.path),
   };

@@ -56,29 +56,79 @@ import * as suppressions from './suppressions/routes.js';
 import * as unsubscribe from './suppressions/unsubscribe-routes.js';
 import * as tracking from './tracking/routes.js';
 
-const modules: Record<string, unknown>[] = [system, auth, users, apps, oauth, profile, team, webhooks, myWorkspaces, billing, agents, lists, listImports, discovery, appsAi, specialists, agentsAi, promotion, discoveredLeads, enrichment, operatorThreads, operatorMessages, operatorTasks, operatorMemory, operatorAttachments, contacts, cdmImports, platformAccounts, hooks, campaigns, enrollments, scheduledActions, messageReview, inbox, followUps, dashboard, meetings, bookingProviders, bookingHooks, analytics, insights, integrations, integrationCallbacks];
+const modules: Record<string, unknown>[] = [
+  system,
+  auth,
+  users,
+  apps,
+  oauth,
+  profile,
+  team,
+  webhooks,
+  myWorkspaces,
+  billing,
+  agents,
+  lists,
+  listImports,
+  discovery,
+  appsAi,
+  specialists,
+  agentsAi,
+  promotion,
+  discoveredLeads,
+  enrichment,
+  operatorThreads,
+  operatorMessages,
+  operatorTasks,
+  operatorMemory,
+  operatorAttachments,
+  contacts,
+  cdmImports,
+  platformAccounts,
+  hooks,
+  campaigns,
+  enrollments,
+  scheduledActions,
+  messageReview,
+  inbox,
+  followUps,
+  dashboard,
+  meetings,
+  bookingProviders,
+  bookingHooks,
+  analytics,
+  insights,
+  integrations,
+  integrationCallbacks,
+];
 modules.push(notifications, ideas, tableViews, onboarding); // docs/notifications.md, docs/ideas-views-onboarding.md
 modules.push(mcpApprovals); // MCP approvals (docs/mcp.md)
 modules.push(suppressions, unsubscribe); // suppression list, email footer, the public unsubscribe link (docs/email.md)
 modules.push(tracking); // the open pixel and link redirects of tracked emails (docs/tracking.md)
 
-const isOperation = (v: unknown): v is Operation => typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
+const isOperation = (v: unknown): v is Operation =>
+  typeof v === 'object' && v !== null && 'operationId' in v && 'handler' in v;
 
 /** `If-None-Match`: the docs answer 304 when it names the ETag of what would be sent. */
 const conditional = z.object({
-  'If-None-Match': z.string().optional().describe('ETag(s) of a copy the client holds; 304 with no body when one matches'),
+  'If-None-Match': z
+    .string()
+    .optional()
+    .describe('ETag(s) of a copy the client holds; 304 with no body when one matches'),
 });
 
 function docsOperations(ops: Operation[]): Operation[] {
   // Built, serialised and compressed once per process: the document is static while it runs.
   let doc: CachedBody | undefined;
-  const document = (): CachedBody => (doc ??= new CachedBody(JSON.stringify(buildOpenApi([...ops, ...docs])), 'application/json; charset=utf-8'));
+  const document = (): CachedBody =>
+    (doc ??= new CachedBody(JSON.stringify(buildOpenApi([...ops, ...docs])), 'application/json; charset=utf-8'));
   const docs: Operation[] = [
     defineOperation({
       method: 'GET',
       path: '/openapi.json',
       summary: 'OpenAPI 3.1 description of this API',
-      description: 'Gzip when accepted; `Cache-Control: no-cache` with a strong ETag, so a client revalidates with If-None-Match and gets 304.',
+      description:
+        'Gzip when accepted; `Cache-Control: no-cache` with a strong ETag, so a client revalidates with If-None-Match and gets 304.',
       tag: 'system',
       auth: 'public',
       rateLimit: 'none',

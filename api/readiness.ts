@@ -9,7 +9,9 @@ async function probe(fn: () => Promise<string | undefined | void>, timeoutMs = P
   try {
     const detail = await Promise.race([
       fn(),
-      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs))),
+      new Promise<never>(
+        (_, rej) => (timer = setTimeout(() => rej(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs)),
+      ),
     ]);
     return detail ? { ok: true, detail } : { ok: true };
   } catch (err) {
@@ -27,11 +29,13 @@ export async function checkReadiness(s: Services): Promise<Record<string, Check>
     probe(async () => void (await s.redis.ping())),
     probe(async () => void (await withinProbe(() => s.temporal.workflowService.getSystemInfo({})))),
     probe(async () => {
-      const res = await withinProbe(() => s.temporal.workflowService.describeTaskQueue({
-        namespace: s.config.temporal.namespace,
-        taskQueue: { name: s.config.temporal.taskQueue },
-        taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-      }));
+      const res = await withinProbe(() =>
+        s.temporal.workflowService.describeTaskQueue({
+          namespace: s.config.temporal.namespace,
+          taskQueue: { name: s.config.temporal.taskQueue },
+          taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+        }),
+      );
       const n = res.pollers?.length ?? 0;
       if (n === 0) throw new Error(`no worker polling task queue "${s.config.temporal.taskQueue}"`);
       return `${n} poller(s)`;

@@ -19,13 +19,25 @@ import type { Actor } from '../domain/identity.js';
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
 function invalid(code: string, what: string, details: { path: string; message: string }[]): AppError {
-  return new AppError(400, code, `invalid ${what}: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`, details);
+  return new AppError(
+    400,
+    code,
+    `invalid ${what}: ${details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ')}`,
+    details,
+  );
 }
 
 /** The part's code, or the field's own code (`invalid.fields`) when the first problem is in that field. */
-const codeFor = (code: string, fields: Record<string, string> | undefined, path: string) => fields?.[path.split('.')[0]] ?? code;
+const codeFor = (code: string, fields: Record<string, string> | undefined, path: string) =>
+  fields?.[path.split('.')[0]] ?? code;
 
-function parsePart(schema: z.ZodType | undefined, value: unknown, code: string, what: string, fields?: Record<string, string>): unknown {
+function parsePart(
+  schema: z.ZodType | undefined,
+  value: unknown,
+  code: string,
+  what: string,
+  fields?: Record<string, string>,
+): unknown {
   const bad = findBadString(value);
   if (bad) throw invalid(codeFor(code, fields, bad.path), what, [{ path: bad.path, message: bad.reason }]);
   if (!schema) return undefined;
@@ -97,7 +109,9 @@ export function undeclaredIds(op: Pick<Operation, 'path' | 'query' | 'body' | 'i
   // A child declared `within` its parent must name a parent this request declares.
   const maps = [op.ids?.path, op.ids?.query, op.ids?.body].map((m) => Object.entries(m ?? {}));
   const declared = new Set(maps.flatMap((m) => m.map(([name]) => name)));
-  for (const [name, rule] of maps.flat()) if (typeof rule === 'object' && 'within' in rule && !declared.has(rule.within)) missing.push(`${name} (within ${rule.within}, undeclared)`);
+  for (const [name, rule] of maps.flat())
+    if (typeof rule === 'object' && 'within' in rule && !declared.has(rule.within))
+      missing.push(`${name} (within ${rule.within}, undeclared)`);
   return missing;
 }
 
@@ -138,9 +152,15 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   const ids = op.auth === 'user' ? op.ids : undefined;
   const readBody = op.body ? jsonBodyReader(services.config.bodyLimitBytes) : undefined;
   // Ids of `each` batches the caller may not see: the handler answers them as not found.
-  const authorize = async (ctx: Context, part: 'path' | 'query' | 'body', parts: RequestParts, refused: Set<string>) => {
+  const authorize = async (
+    ctx: Context,
+    part: 'path' | 'query' | 'body',
+    parts: RequestParts,
+    refused: Set<string>,
+  ) => {
     if (!ids?.[part]) return;
-    for (const id of await authorizeRequest(ctx.state.em, ctx.state.actor as Actor, ids, part, parts[part], parts)) refused.add(id);
+    for (const id of await authorizeRequest(ctx.state.em, ctx.state.actor as Actor, ids, part, parts[part], parts))
+      refused.add(id);
   };
   return async (ctx: Context) => {
     const refused = new Set<string>();
@@ -157,7 +177,9 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     const headers = op.headers ? readHeaders(ctx, op.headers, codes.headers) : undefined;
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
     const raw = readBody ? await readBody(ctx) : undefined;
-    const body = op.body ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields) : undefined;
+    const body = op.body
+      ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields)
+      : undefined;
     parts.body = body;
     await authorize(ctx, 'body', parts, refused);
     const result = await op.handler(new Input(refused, params, query, body, headers, ctx, services) as never);
@@ -178,7 +200,8 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     if (validateResponses && schema) {
       // Outside production a response that drifts from its declared schema is a bug: fail loudly.
       const check = schema.safeParse(r.body);
-      if (!check.success) throw new Error(`response of ${op.operationId} does not match its schema: ${check.error.message}`);
+      if (!check.success)
+        throw new Error(`response of ${op.operationId} does not match its schema: ${check.error.message}`);
     }
     ctx.body = r.body;
   };
@@ -188,7 +211,10 @@ export function buildRouter(operations: Operation[], services: Services): Router
   const router = new Router({ exclusive: 'specificity' });
   for (const op of operations) {
     const missing = undeclaredIds(op);
-    if (missing.length) throw new Error(`${op.operationId}: declare what these ids name in \`ids\` (domain/access.ts IdRule): ${missing.join(', ')}`);
+    if (missing.length)
+      throw new Error(
+        `${op.operationId}: declare what these ids name in \`ids\` (domain/access.ts IdRule): ${missing.join(', ')}`,
+      );
     // The steps this operation needs, in order, run by one function (not a middleware chain per
     // route): fewer promises and closures per request.
     const steps: ((ctx: Context) => unknown)[] = [];
@@ -220,8 +246,10 @@ export function routes(router: Router): Middleware {
       const key = `${method} ${layer.path}`;
       if (method === 'HEAD' || direct.has(key)) continue;
       let chosen: (typeof router.stack)[number] | undefined;
-      for (const l of router.match(layer.path, method).pathAndMethod) if (!chosen || l.paramNames.length < chosen.paramNames.length) chosen = l;
-      if (chosen && chosen.methods.length && !chosen.paramNames.length && chosen.stack.length === 1) direct.set(key, chosen.stack[0] as unknown as Middleware);
+      for (const l of router.match(layer.path, method).pathAndMethod)
+        if (!chosen || l.paramNames.length < chosen.paramNames.length) chosen = l;
+      if (chosen && chosen.methods.length && !chosen.paramNames.length && chosen.stack.length === 1)
+        direct.set(key, chosen.stack[0] as unknown as Middleware);
     }
   }
   return (ctx, next) => {

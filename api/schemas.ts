@@ -5,7 +5,12 @@ import { z } from 'zod';
 /** The error envelope every error answers with: components.schemas.Error. */
 export const ErrorBody = z
   .object({
-    error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional(), request_id: z.string().optional() }),
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.unknown().optional(),
+      request_id: z.string().optional(),
+    }),
   })
   .meta({ id: 'Error' });
 export const Uuid = z.uuid();
@@ -23,8 +28,13 @@ type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
  * (openapi-typescript's output fails tsc with TS2502; openapi-python-client drops the responses).
  */
 export const JsonValue: z.ZodType<Json> = z
-  .lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]))
-  .meta({ id: 'JsonValue', jsonSchema: { description: 'Any JSON value: string, number, boolean, null, array or object.' } });
+  .lazy(() =>
+    z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
+  )
+  .meta({
+    id: 'JsonValue',
+    jsonSchema: { description: 'Any JSON value: string, number, boolean, null, array or object.' },
+  });
 
 /** Code points, as JSON Schema's minLength/maxLength count them (JS `.length` counts UTF-16 units). */
 const codePoints = (s: string): number => {
@@ -67,7 +77,8 @@ const TOP_LABEL = '(?![xX][nN]--)[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
 const LOCAL_SUFFIX = `(?:${['localhost', 'local', 'localdomain', 'internal', 'home.arpa'].map(ci).join('|')})`;
 const PORT = '(?::(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?';
 /** Path, query and fragment: no whitespace or control characters (the URL parser would strip or encode them). */
-const REST = '(?:[/?#][^\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]*)?';
+const REST =
+  '(?:[/?#][^\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]*)?';
 
 /**
  * An absolute http(s) URL whose host is a public DNS name (no IP literal, no credentials, no local or

@@ -25,5 +25,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const port = loadConfig().port;
   const api = await startApi(port);
   api.services.logger.info({ port }, 'API listening');
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void api.close().then(() => process.exit(0)));
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => void api.close().then(() => process.exit(0)));
 }

@@ -34,10 +34,16 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
   const authenticator = new Authenticator(orm, config, rateLimiter);
   // Revocations reach every API process of this database through one Redis channel.
   const channel = `credentials-changed:${new URL(config.databaseUrl).pathname.slice(1)}`;
-  const link = await linkCachesToRedis([authenticator.credentials, authenticator.actors] as never, redis, channel, (msg, err) =>
-    logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
+  const link = await linkCachesToRedis(
+    [authenticator.credentials, authenticator.actors] as never,
+    redis,
+    channel,
+    (msg, err) => logger.warn({ err: err === undefined ? undefined : String(err) }, msg),
   );
-  const flushUsage = () => authenticator.usage.flush(orm.em.fork()).catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
+  const flushUsage = () =>
+    authenticator.usage
+      .flush(orm.em.fork())
+      .catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
   // The process's providers, made here once (reading every field makes each: a bad setting fails at
   // start-up) and carried on the services to handlers and, as the tool context's, to MCP tools.
   const { close: closeProviders, ...providers } = createProviders(config, orm);

@@ -24,4 +24,3 @@ export interface Services extends Providers {
   /** Long-running jobs (workflows) that handlers and Operator tools start. */
   jobs: Jobs;
 }
-

@@ -21,11 +21,13 @@ export const TAGS: Record<string, string> = {
   'follow-ups': 'Follow-ups due on conversations that went quiet.',
   meetings: 'Meetings booked with leads.',
   'booking-providers': 'Booking providers (calendars) and the events they report.',
-  email: 'Email sending rules: the suppression list, the public unsubscribe link, the email settings (footer), and the open pixel and link redirects of tracked emails.',
+  email:
+    'Email sending rules: the suppression list, the public unsubscribe link, the email settings (footer), and the open pixel and link redirects of tracked emails.',
   dashboard: 'What needs attention now, for the home screen.',
   analytics: 'Funnels, daily figures and per-step, per-source and per-signal results.',
   insights: 'Suggestions the service draws from the workspace’s results, to apply or dismiss.',
-  operator: 'The AI Operator: threads, streamed messages with tool calls, confirmations, tasks, memory and attachments.',
+  operator:
+    'The AI Operator: threads, streamed messages with tool calls, confirmations, tasks, memory and attachments.',
   mcp: 'Approvals of actions requested over the MCP transport.',
   integrations: 'Integrations with other tools, and partner events.',
   webhooks: 'Outbound webhook subscriptions, their signing secret, tests and sample payloads.',

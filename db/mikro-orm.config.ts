@@ -29,7 +29,11 @@ export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
     forceUtcTimezone: true,
     // Broken sessions (a restart's 57P01, a reset socket) are marked by knex and discarded at the next
     // acquire, so the pool heals itself once the server is back.
-    pool: { min: 0, max: db.poolMax, ...(opts.acquireTimeoutMs ? { acquireTimeoutMillis: opts.acquireTimeoutMs } : {}) },
+    pool: {
+      min: 0,
+      max: db.poolMax,
+      ...(opts.acquireTimeoutMs ? { acquireTimeoutMillis: opts.acquireTimeoutMs } : {}),
+    },
     migrations: {
       // Beside this module: db/migrations/*.ts from source (tsx), dist/db/migrations/*.js once built.
       path: join(here, 'migrations'),

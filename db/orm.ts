@@ -32,10 +32,19 @@ const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 // The driver's socket: refused while the server restarts, reset or timed out when it goes away. The
 // other adapters (providers, mail, outbound HTTP) wrap their socket errors, so a bare one that reaches
 // the error mapper came from the database driver.
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 // node-postgres on a session that ended under it (MikroORM prefixes the statement: "<sql> - <message>"),
 // and knex when no pooled connection came within the acquire timeout.
-const CONNECTION_LOST = /(^|- )(Connection terminated( unexpectedly)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$|^Knex: Timeout acquiring a connection/;
+const CONNECTION_LOST =
+  /(^|- )(Connection terminated( unexpectedly)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$|^Knex: Timeout acquiring a connection/;
 
 /**
  * Whether `err` says PostgreSQL is unreachable, restarting or out of connections (as opposed to
@@ -46,7 +55,8 @@ const CONNECTION_LOST = /(^|- )(Connection terminated( unexpectedly)?|Client has
 export function isDatabaseUnavailable(err: unknown): boolean {
   const seen: unknown[] = [err];
   for (let i = 0; i < seen.length && i < 8; i++) {
-    const e = seen[i] as { code?: unknown; message?: unknown; name?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
+    const e = seen[i] as
+      { code?: unknown; message?: unknown; name?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
     if (!e || typeof e !== 'object') continue;
     if (e instanceof ConnectionException || e.name === 'KnexTimeoutError') return true;
     if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || SOCKET_CODES.has(e.code))) return true;

@@ -14,7 +14,8 @@ import { z } from 'zod';
 import { AppError } from './errors.js';
 import type { Actor } from './identity.js';
 
-export const notAssigned = (what: string) => new AppError(403, 'not_assigned', `you were not given the product of this ${what}`);
+export const notAssigned = (what: string) =>
+  new AppError(403, 'not_assigned', `you were not given the product of this ${what}`);
 
 /** Workspace-level resources (sender accounts, integrations, booking providers) are managed by owners and admins only. */
 export function requireManager(actor: Actor, what: string): void {
@@ -28,8 +29,10 @@ export const productScope = (actor: Actor): readonly string[] | null => (actor.a
  * The rule: a member with every product may open a resource; else one of its products must be theirs
  * (a resource of no product although its kind has products is for members with every product only).
  */
-export const mayOpen = (member: { allApps: boolean; appIds: readonly string[] }, products: readonly (string | null | undefined)[]): boolean =>
-  member.allApps || products.some((p) => !!p && member.appIds.includes(p));
+export const mayOpen = (
+  member: { allApps: boolean; appIds: readonly string[] },
+  products: readonly (string | null | undefined)[],
+): boolean => member.allApps || products.some((p) => !!p && member.appIds.includes(p));
 
 /** The rule as a check: 403 `not_assigned` when the member may not open it. */
 export function checkProducts(actor: Actor, what: string, products: readonly (string | null | undefined)[]): void {
@@ -47,7 +50,8 @@ interface Resolver {
   scope?: 'workspace' | 'own' | 'requester';
 }
 
-const leadApps = (col: string) => `(select array_agg(ll.app_id::text) from leads l join lead_lists ll on ll.id = l.list_id where l.id = ${col})`;
+const leadApps = (col: string) =>
+  `(select array_agg(ll.app_id::text) from leads l join lead_lists ll on ll.id = l.list_id where l.id = ${col})`;
 const campaignApps = (col: string) => `(select array[m.app_id::text] from campaigns m where m.id = ${col})`;
 
 /**
@@ -56,17 +60,38 @@ const campaignApps = (col: string) => `(select array[m.app_id::text] from campai
  * whose a row is (`scope`).
  */
 const RESOLVE = {
-  app: { what: 'product', sql: `select a.id, array[a.id::text] as apps from apps a where a.id = any(?::uuid[]) and a.workspace_id = ?` },
-  agent: { what: 'agent', sql: `select a.id, array[a.app_id::text] as apps from discovery_agents a where a.id = any(?::uuid[]) and a.workspace_id = ?` },
-  list: { what: 'list', sql: `select l.id, array[l.app_id::text] as apps from lead_lists l where l.id = any(?::uuid[]) and l.workspace_id = ?` },
-  lead: { what: 'lead', sql: `select l.id, array[ll.app_id::text] as apps from leads l join lead_lists ll on ll.id = l.list_id where l.id = any(?::uuid[]) and l.workspace_id = ?` },
+  app: {
+    what: 'product',
+    sql: `select a.id, array[a.id::text] as apps from apps a where a.id = any(?::uuid[]) and a.workspace_id = ?`,
+  },
+  agent: {
+    what: 'agent',
+    sql: `select a.id, array[a.app_id::text] as apps from discovery_agents a where a.id = any(?::uuid[]) and a.workspace_id = ?`,
+  },
+  list: {
+    what: 'list',
+    sql: `select l.id, array[l.app_id::text] as apps from lead_lists l where l.id = any(?::uuid[]) and l.workspace_id = ?`,
+  },
+  lead: {
+    what: 'lead',
+    sql: `select l.id, array[ll.app_id::text] as apps from leads l join lead_lists ll on ll.id = l.list_id where l.id = any(?::uuid[]) and l.workspace_id = ?`,
+  },
   contact: {
     what: 'contact',
     sql: `select k.id, array(select distinct ll.app_id::text from leads l join lead_lists ll on ll.id = l.list_id where l.contact_id = k.id) as apps from contacts k where k.id = any(?::uuid[]) and k.workspace_id = ?`,
   },
-  discovered_lead: { what: 'discovered lead', sql: `select d.id, array[d.app_id::text] as apps from discovered_leads d where d.id = any(?::uuid[]) and d.workspace_id = ?` },
-  list_import: { what: 'import', sql: `select i.id, array[i.app_id::text] as apps from list_imports i where i.id = any(?::uuid[]) and i.workspace_id = ?` },
-  cdm_import: { what: 'import', sql: `select j.id, array[j.app_id::text] as apps from cdm_imports j where j.id = any(?::uuid[]) and j.workspace_id = ?` },
+  discovered_lead: {
+    what: 'discovered lead',
+    sql: `select d.id, array[d.app_id::text] as apps from discovered_leads d where d.id = any(?::uuid[]) and d.workspace_id = ?`,
+  },
+  list_import: {
+    what: 'import',
+    sql: `select i.id, array[i.app_id::text] as apps from list_imports i where i.id = any(?::uuid[]) and i.workspace_id = ?`,
+  },
+  cdm_import: {
+    what: 'import',
+    sql: `select j.id, array[j.app_id::text] as apps from cdm_imports j where j.id = any(?::uuid[]) and j.workspace_id = ?`,
+  },
   // A member with some products sees the exports they requested (within their products); one with
   // every product sees all.
   export: {
@@ -75,39 +100,110 @@ const RESOLVE = {
     sql: `select e.id, coalesce(array(select jsonb_array_elements_text(e.scope_app_ids)), '{}') as apps from contact_exports e
            where e.id = any(?::uuid[]) and e.workspace_id = ? and (e.requested_by = ? or ?)`,
   },
-  campaign: { what: 'campaign', sql: `select m.id, array[m.app_id::text] as apps from campaigns m where m.id = any(?::uuid[]) and m.workspace_id = ?` },
-  enrollment: { what: 'enrollment', sql: `select e.id, ${campaignApps('e.campaign_id')} as apps from enrollments e where e.id = any(?::uuid[]) and e.workspace_id = ?` },
-  action: { what: 'scheduled action', sql: `select s.id, ${campaignApps('s.campaign_id')} as apps from scheduled_actions s where s.id = any(?::uuid[]) and s.workspace_id = ?` },
+  campaign: {
+    what: 'campaign',
+    sql: `select m.id, array[m.app_id::text] as apps from campaigns m where m.id = any(?::uuid[]) and m.workspace_id = ?`,
+  },
+  enrollment: {
+    what: 'enrollment',
+    sql: `select e.id, ${campaignApps('e.campaign_id')} as apps from enrollments e where e.id = any(?::uuid[]) and e.workspace_id = ?`,
+  },
+  action: {
+    what: 'scheduled action',
+    sql: `select s.id, ${campaignApps('s.campaign_id')} as apps from scheduled_actions s where s.id = any(?::uuid[]) and s.workspace_id = ?`,
+  },
   conversation: {
     what: 'conversation',
     sql: `select c.id, array_remove(array[(select m.app_id::text from campaigns m where m.id = c.campaign_id),
                  (select ll.app_id::text from leads l join lead_lists ll on ll.id = l.list_id where l.id = c.lead_id)], null) as apps
             from conversations c where c.id = any(?::uuid[]) and c.workspace_id = ?`,
   },
-  meeting: { what: 'meeting', sql: `select g.id, coalesce(${leadApps('g.lead_id')}, '{}') as apps from meetings g where g.id = any(?::uuid[]) and g.workspace_id = ?` },
-  reminder: { what: 'reminder', sql: `select r.id, coalesce(${leadApps('r.lead_id')}, '{}') as apps from follow_up_reminders r where r.id = any(?::uuid[]) and r.workspace_id = ?` },
+  meeting: {
+    what: 'meeting',
+    sql: `select g.id, coalesce(${leadApps('g.lead_id')}, '{}') as apps from meetings g where g.id = any(?::uuid[]) and g.workspace_id = ?`,
+  },
+  reminder: {
+    what: 'reminder',
+    sql: `select r.id, coalesce(${leadApps('r.lead_id')}, '{}') as apps from follow_up_reminders r where r.id = any(?::uuid[]) and r.workspace_id = ?`,
+  },
   insight: {
     what: 'insight',
     sql: `select i.id, case when i.app_id is null then null else array[i.app_id::text] end as apps from insights i where i.id = any(?::uuid[]) and i.workspace_id = ?`,
   },
   // Workspace-level: no product.
-  account: { what: 'sender account', scope: 'workspace', sql: `select p.id, null as apps from platform_accounts p where p.id = any(?::uuid[]) and p.workspace_id = ?` },
-  integration: { what: 'integration', scope: 'workspace', sql: `select x.id, null as apps from integrations x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  partner_event: { what: 'partner event', scope: 'workspace', sql: `select x.id, null as apps from partner_events x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  webhook: { what: 'webhook subscription', scope: 'workspace', sql: `select x.id, null as apps from webhook_subscriptions x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  booking_provider: { what: 'booking provider', scope: 'workspace', sql: `select x.id, null as apps from booking_providers x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  booking_event: { what: 'booking event', scope: 'workspace', sql: `select x.id, null as apps from booking_provider_events x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  member: { what: 'member', scope: 'workspace', sql: `select x.id, null as apps from team_members x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
-  invitation: { what: 'invitation', scope: 'workspace', sql: `select x.id, null as apps from team_invitations x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  account: {
+    what: 'sender account',
+    scope: 'workspace',
+    sql: `select p.id, null as apps from platform_accounts p where p.id = any(?::uuid[]) and p.workspace_id = ?`,
+  },
+  integration: {
+    what: 'integration',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from integrations x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
+  partner_event: {
+    what: 'partner event',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from partner_events x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
+  webhook: {
+    what: 'webhook subscription',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from webhook_subscriptions x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
+  booking_provider: {
+    what: 'booking provider',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from booking_providers x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
+  booking_event: {
+    what: 'booking event',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from booking_provider_events x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
+  member: {
+    what: 'member',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from team_members x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
+  invitation: {
+    what: 'invitation',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from team_invitations x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
   // The suppression list is the workspace's, whatever the product (docs/email.md "Suppression").
-  suppression: { what: 'suppression', scope: 'workspace', sql: `select x.id, null as apps from suppressions x where x.id = any(?::uuid[]) and x.workspace_id = ?` },
+  suppression: {
+    what: 'suppression',
+    scope: 'workspace',
+    sql: `select x.id, null as apps from suppressions x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+  },
 
   // The caller's own (in the workspace): another user's is not found.
-  thread: { what: 'thread', scope: 'own', sql: `select x.id, null as apps from agent_threads x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  task: { what: 'task', scope: 'own', sql: `select x.id, null as apps from operator_tasks x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  memory: { what: 'memory', scope: 'own', sql: `select x.id, null as apps from operator_memories x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  approval: { what: 'approval', scope: 'own', sql: `select x.id, null as apps from mcp_approvals x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
-  attachment: { what: 'attachment', scope: 'own', sql: `select x.id, null as apps from agent_attachments x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?` },
+  thread: {
+    what: 'thread',
+    scope: 'own',
+    sql: `select x.id, null as apps from agent_threads x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
+  },
+  task: {
+    what: 'task',
+    scope: 'own',
+    sql: `select x.id, null as apps from operator_tasks x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
+  },
+  memory: {
+    what: 'memory',
+    scope: 'own',
+    sql: `select x.id, null as apps from operator_memories x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
+  },
+  approval: {
+    what: 'approval',
+    scope: 'own',
+    sql: `select x.id, null as apps from mcp_approvals x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
+  },
+  attachment: {
+    what: 'attachment',
+    scope: 'own',
+    sql: `select x.id, null as apps from agent_attachments x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
+  },
 } satisfies Record<string, Resolver>;
 
 export type Kind = keyof typeof RESOLVE;
@@ -125,24 +221,54 @@ export const PRODUCT_KINDS = KINDS.filter((k) => !(RESOLVE[k] as Resolver).scope
  */
 const CHILDREN = {
   step: { what: 'step', sql: `select x.id from campaign_steps x where x.id = any(?::uuid[]) and x.campaign_id = ?` },
-  enroll_operation: { what: 'operation', sql: `select x.id from enroll_operations x where x.id = any(?::uuid[]) and x.campaign_id = ?` },
-  review_item: { what: 'draft', sql: `select x.id from message_drafts x where x.id = any(?::uuid[]) and x.campaign_id = ?` },
-  example: { what: 'example', sql: `select x.id from message_examples x where x.id = any(?::uuid[]) and x.campaign_id = ?` },
+  enroll_operation: {
+    what: 'operation',
+    sql: `select x.id from enroll_operations x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
+  },
+  review_item: {
+    what: 'draft',
+    sql: `select x.id from message_drafts x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
+  },
+  example: {
+    what: 'example',
+    sql: `select x.id from message_examples x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
+  },
   // A campaign links signals of agents of its own product.
   campaign_signal: {
     what: 'signal',
     sql: `select s.id from agent_signals s join discovery_agents a on a.id = s.agent_id join campaigns m on m.app_id = a.app_id where s.id = any(?::uuid[]) and m.id = ?`,
   },
   // A campaign enrolls the lists of its own product.
-  campaign_list: { what: 'list', sql: `select l.id from lead_lists l join campaigns m on m.app_id = l.app_id where l.id = any(?::uuid[]) and m.id = ?` },
+  campaign_list: {
+    what: 'list',
+    sql: `select l.id from lead_lists l join campaigns m on m.app_id = l.app_id where l.id = any(?::uuid[]) and m.id = ?`,
+  },
   signal: { what: 'signal', sql: `select x.id from agent_signals x where x.id = any(?::uuid[]) and x.agent_id = ?` },
-  rejected_profile: { what: 'rejected profile', sql: `select x.id from rejected_profiles x where x.id = any(?::uuid[]) and x.agent_id = ?` },
+  rejected_profile: {
+    what: 'rejected profile',
+    sql: `select x.id from rejected_profiles x where x.id = any(?::uuid[]) and x.agent_id = ?`,
+  },
   list_import: { what: 'import', sql: `select x.id from list_imports x where x.id = any(?::uuid[]) and x.app_id = ?` },
-  specialist_run: { what: 'run', sql: `select x.id from specialist_runs x where x.id = any(?::uuid[]) and x.app_id = ?` },
-  attachment: { what: 'attachment', sql: `select x.id from agent_attachments x where x.id = any(?::uuid[]) and x.thread_id = ?` },
-  cdm_member: { what: 'member', sql: `select x.id from cdm_import_members x where x.id = any(?::uuid[]) and x.job_id = ?` },
-  cdm_company: { what: 'company', sql: `select x.id from cdm_import_companies x where x.id = any(?::uuid[]) and x.job_id = ?` },
-  campaign_action: { what: 'scheduled action', sql: `select x.id from scheduled_actions x where x.id = any(?::uuid[]) and x.campaign_id = ?` },
+  specialist_run: {
+    what: 'run',
+    sql: `select x.id from specialist_runs x where x.id = any(?::uuid[]) and x.app_id = ?`,
+  },
+  attachment: {
+    what: 'attachment',
+    sql: `select x.id from agent_attachments x where x.id = any(?::uuid[]) and x.thread_id = ?`,
+  },
+  cdm_member: {
+    what: 'member',
+    sql: `select x.id from cdm_import_members x where x.id = any(?::uuid[]) and x.job_id = ?`,
+  },
+  cdm_company: {
+    what: 'company',
+    sql: `select x.id from cdm_import_companies x where x.id = any(?::uuid[]) and x.job_id = ?`,
+  },
+  campaign_action: {
+    what: 'scheduled action',
+    sql: `select x.id from scheduled_actions x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
+  },
 } satisfies Record<string, { what: string; sql: string }>;
 
 export type ChildKind = keyof typeof CHILDREN;
@@ -183,17 +309,23 @@ export interface IdDeclaration {
   body?: Record<string, IdRule>;
 }
 
-export const ruleKind = (rule: IdRule): Kind | null => (typeof rule === 'string' ? rule : 'kind' in rule ? rule.kind : null);
+export const ruleKind = (rule: IdRule): Kind | null =>
+  typeof rule === 'string' ? rule : 'kind' in rule ? rule.kind : null;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const uuidsOf = (raw: readonly string[]) => [...new Set(raw.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+const uuidsOf = (raw: readonly string[]) => [
+  ...new Set(raw.filter((id) => UUID.test(id)).map((id) => id.toLowerCase())),
+];
 
-const missingOf = (rule: IdRule): [number, string] | undefined => (typeof rule === 'object' && 'missing' in rule ? rule.missing : undefined);
+const missingOf = (rule: IdRule): [number, string] | undefined =>
+  typeof rule === 'object' && 'missing' in rule ? rule.missing : undefined;
 
 function notFoundError(rule: IdRule, what: string, first: string, pathOf?: (id: string) => string): AppError {
   const missing = missingOf(rule);
   const details = pathOf ? [{ path: pathOf(first), message: `${what} not found` }] : undefined;
-  return missing ? new AppError(missing[0], missing[1], `${what} not found`, details) : new AppError(404, 'not_found', `${what} not found`, details);
+  return missing
+    ? new AppError(missing[0], missing[1], `${what} not found`, details)
+    : new AppError(404, 'not_found', `${what} not found`, details);
 }
 
 /** The rows of a kind among `ids` in the caller's workspace (and own scope), with their products. */
@@ -210,7 +342,13 @@ async function resolveRows(em: EntityManager, actor: Actor, kind: Kind, ids: str
  * and, for kinds with products, of a product the member was given (else 403 `not_assigned`). One
  * query for all the ids of a kind. Ids that are not UUIDs are left to validation (never found here).
  */
-export async function authorizeIds(em: EntityManager, actor: Actor, rule: IdRule, raw: readonly string[], pathOf?: (id: string) => string): Promise<void> {
+export async function authorizeIds(
+  em: EntityManager,
+  actor: Actor,
+  rule: IdRule,
+  raw: readonly string[],
+  pathOf?: (id: string) => string,
+): Promise<void> {
   const kind = ruleKind(rule);
   if (!kind) return;
   const ids = uuidsOf(raw);
@@ -219,13 +357,19 @@ export async function authorizeIds(em: EntityManager, actor: Actor, rule: IdRule
   const rows = await resolveRows(em, actor, kind, ids);
   if (rows.length < ids.length) {
     const found = new Set(rows.map((row) => row.id.toLowerCase()));
-    throw notFoundError(rule, r.what, ids.find((id) => !found.has(id))!, pathOf);
+    throw notFoundError(
+      rule,
+      r.what,
+      ids.find((id) => !found.has(id))!,
+      pathOf,
+    );
   }
   for (const row of rows) if (row.apps !== null) checkProducts(actor, r.what, row.apps);
 }
 
 /** One id of a kind: 404 outside the workspace, 403 `not_assigned` outside the member's products. */
-export const authorize = (em: EntityManager, actor: Actor, kind: Kind, id: string): Promise<void> => authorizeIds(em, actor, kind, [id]);
+export const authorize = (em: EntityManager, actor: Actor, kind: Kind, id: string): Promise<void> =>
+  authorizeIds(em, actor, kind, [id]);
 
 /** Kinds whose rows a notification or any other message about them may name (not a person's own records). */
 export type SharedKind = Exclude<Kind, 'thread' | 'task' | 'memory' | 'approval' | 'attachment' | 'export'>;
@@ -234,39 +378,70 @@ export type SharedKind = Exclude<Kind, 'thread' | 'task' | 'memory' | 'approval'
  * The products of rows of a kind in a workspace, by id: null for a workspace-level kind, an empty
  * array for a row of no product (or one not found): who may be told about it is decided by `mayOpen`.
  */
-export async function productsOf(em: EntityManager, workspaceId: string, kind: SharedKind, raw: readonly string[]): Promise<Map<string, readonly string[] | null>> {
+export async function productsOf(
+  em: EntityManager,
+  workspaceId: string,
+  kind: SharedKind,
+  raw: readonly string[],
+): Promise<Map<string, readonly string[] | null>> {
   const ids = uuidsOf(raw);
   const out = new Map<string, readonly string[] | null>();
   const r: Resolver = RESOLVE[kind];
-  if (ids.length) for (const row of await em.execute<{ id: string; apps: string[] | null }[]>(r.sql, [`{${ids.join(',')}}`, workspaceId])) out.set(row.id.toLowerCase(), row.apps);
+  if (ids.length)
+    for (const row of await em.execute<{ id: string; apps: string[] | null }[]>(r.sql, [
+      `{${ids.join(',')}}`,
+      workspaceId,
+    ]))
+      out.set(row.id.toLowerCase(), row.apps);
   for (const id of ids) if (!out.has(id)) out.set(id, r.scope === 'workspace' ? null : []);
   return out;
 }
 
 /** The ids of a batch the caller may not see: unknown, another workspace's, or of a product the member was not given. */
-export async function hiddenIds(em: EntityManager, actor: Actor, kind: Kind, raw: readonly string[]): Promise<string[]> {
+export async function hiddenIds(
+  em: EntityManager,
+  actor: Actor,
+  kind: Kind,
+  raw: readonly string[],
+): Promise<string[]> {
   const ids = uuidsOf(raw);
   if (!ids.length) return [];
   const visible = new Set<string>();
-  for (const row of await resolveRows(em, actor, kind, ids)) if (row.apps === null || mayOpen(actor, row.apps)) visible.add(row.id.toLowerCase());
+  for (const row of await resolveRows(em, actor, kind, ids))
+    if (row.apps === null || mayOpen(actor, row.apps)) visible.add(row.id.toLowerCase());
   return ids.filter((id) => !visible.has(id));
 }
 
 /** The ids of a batch of children that are not inside the parent. */
-async function hiddenChildren(em: EntityManager, child: ChildKind, parent: string, raw: readonly string[]): Promise<string[]> {
+async function hiddenChildren(
+  em: EntityManager,
+  child: ChildKind,
+  parent: string,
+  raw: readonly string[],
+): Promise<string[]> {
   const ids = uuidsOf(raw);
   if (!ids.length) return [];
-  const rows = UUID.test(parent) ? await em.execute<{ id: string }[]>(CHILDREN[child].sql, [`{${ids.join(',')}}`, parent.toLowerCase()]) : [];
+  const rows = UUID.test(parent)
+    ? await em.execute<{ id: string }[]>(CHILDREN[child].sql, [`{${ids.join(',')}}`, parent.toLowerCase()])
+    : [];
   const found = new Set(rows.map((row) => row.id.toLowerCase()));
   return ids.filter((id) => !found.has(id));
 }
 
 /** Children of the parent: any not inside it is not found (404, or the rule's `missing`). */
-async function authorizeChildren(em: EntityManager, rule: { within: string; child: ChildKind; missing?: [number, string] }, parent: string, raw: readonly string[], pathOf: (id: string) => string) {
+async function authorizeChildren(
+  em: EntityManager,
+  rule: { within: string; child: ChildKind; missing?: [number, string] },
+  parent: string,
+  raw: readonly string[],
+  pathOf: (id: string) => string,
+) {
   const ids = uuidsOf(raw);
   if (!ids.length) return;
   const c = CHILDREN[rule.child];
-  const rows = UUID.test(parent) ? await em.execute<{ id: string }[]>(c.sql, [`{${ids.join(',')}}`, parent.toLowerCase()]) : [];
+  const rows = UUID.test(parent)
+    ? await em.execute<{ id: string }[]>(c.sql, [`{${ids.join(',')}}`, parent.toLowerCase()])
+    : [];
   const found = new Set(rows.map((row) => row.id.toLowerCase()));
   const first = ids.find((id) => !found.has(id));
   if (first) throw notFoundError(rule, c.what, first, pathOf);
@@ -290,7 +465,12 @@ export function valuesAt(root: unknown, path: string): { value: unknown; at: str
     const key = many ? seg.slice(0, -2) : seg;
     const next: { value: unknown; at: string }[] = [];
     for (const h of here) {
-      const v = key === '' ? h.value : h.value && typeof h.value === 'object' && !Array.isArray(h.value) ? (h.value as Record<string, unknown>)[key] : undefined;
+      const v =
+        key === ''
+          ? h.value
+          : h.value && typeof h.value === 'object' && !Array.isArray(h.value)
+            ? (h.value as Record<string, unknown>)[key]
+            : undefined;
       const at = key === '' ? h.at : h.at ? `${h.at}.${key}` : key;
       if (v === undefined || v === null) continue;
       if (many) {
@@ -305,7 +485,16 @@ export function valuesAt(root: unknown, path: string): { value: unknown; at: str
 /** Field names that read as ids (`…_id`, `…_ids`, `…Id`, `…ID`, `id`, `ids`): each must be declared. */
 export const looksLikeId = (name: string): boolean => /(_id|_ids|Id|ID)$/.test(name) || name === 'id' || name === 'ids';
 
-type JsonSchema = { type?: unknown; format?: string; properties?: Record<string, JsonSchema>; items?: JsonSchema; anyOf?: JsonSchema[]; oneOf?: JsonSchema[]; allOf?: JsonSchema[]; $ref?: string };
+type JsonSchema = {
+  type?: unknown;
+  format?: string;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  $ref?: string;
+};
 
 /**
  * The fields of a request part's schema that carry ids, by path (`a`, `a[].b`, `[].b` for a root
@@ -315,13 +504,22 @@ type JsonSchema = { type?: unknown; format?: string; properties?: Record<string,
  */
 export function idFields(schema: z.ZodType | undefined): string[] {
   if (!schema) return [];
-  const root = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  const root = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & {
+    $defs?: Record<string, JsonSchema>;
+  };
   const out = new Set<string>();
-  const deref = (s: JsonSchema | undefined): JsonSchema | undefined => (s?.$ref ? root.$defs?.[s.$ref.split('/').pop()!] : s);
+  const deref = (s: JsonSchema | undefined): JsonSchema | undefined =>
+    s?.$ref ? root.$defs?.[s.$ref.split('/').pop()!] : s;
   const isUuid = (s: JsonSchema | undefined, depth = 0): boolean => {
     const d = deref(s);
     const inner = (x: JsonSchema) => depth < 4 && isUuid(x, depth + 1);
-    return !!d && (d.format === 'uuid' || !!d.anyOf?.some(inner) || !!d.oneOf?.some(inner) || (d.type === 'array' && !!d.items && inner(d.items)));
+    return (
+      !!d &&
+      (d.format === 'uuid' ||
+        !!d.anyOf?.some(inner) ||
+        !!d.oneOf?.some(inner) ||
+        (d.type === 'array' && !!d.items && inner(d.items)))
+    );
   };
   const seen = new Set<JsonSchema>();
   const walk = (s: JsonSchema | undefined, path: string) => {
@@ -361,14 +559,16 @@ export async function authorizeRequest(
   if (!rules || !values || typeof values !== 'object') return [];
   const refused: string[] = [];
   const entries = Object.entries(rules);
-  const order = (rule: IdRule) => (typeof rule === 'object' && 'each' in rule ? 2 : typeof rule === 'object' && 'within' in rule ? 1 : 0);
+  const order = (rule: IdRule) =>
+    typeof rule === 'object' && 'each' in rule ? 2 : typeof rule === 'object' && 'within' in rule ? 1 : 0;
   for (const [name, rule] of entries.sort((a, b) => order(a[1]) - order(b[1]))) {
     const found = valuesAt(values, name);
     const ids = found.flatMap((f) => idsIn(f.value, part === 'query'));
     if (!ids.length) continue;
     const pathOf = (id: string) => {
       for (const f of found) {
-        if (typeof f.value === 'string' && idsIn(f.value, part === 'query').some((x) => x.toLowerCase() === id)) return f.at;
+        if (typeof f.value === 'string' && idsIn(f.value, part === 'query').some((x) => x.toLowerCase() === id))
+          return f.at;
         if (Array.isArray(f.value)) {
           const i = f.value.findIndex((v) => typeof v === 'string' && v.toLowerCase() === id);
           if (i >= 0) return `${f.at}.${i}`;

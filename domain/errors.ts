@@ -17,5 +17,6 @@ export class AppError extends Error {
 export const notFound = (what = 'resource') => new AppError(404, 'not_found', `${what} not found`);
 export const unauthorized = (message = 'authentication required') => new AppError(401, 'unauthorized', message);
 export const forbidden = (code: string, message: string) => new AppError(403, code, message);
-export const badRequest = (code: string, message: string, details?: unknown) => new AppError(400, code, message, details);
+export const badRequest = (code: string, message: string, details?: unknown) =>
+  new AppError(400, code, message, details);
 export const conflict = (code: string, message: string) => new AppError(409, code, message);

@@ -20,8 +20,11 @@ const pair = (at: string, id: string) => `(coalesce(${at}, '-infinity'::timestam
  * as two SQL expressions, by default two placeholders to bind with `stampParams(e)`. A repeat of the
  * recorded event is not newer.
  */
-export const isNewerThanApplied = (atCol: string, idCol: string, event: [at: string, id: string] = ['?::timestamptz', '?::text']): string =>
-  `${pair(atCol, idCol)} < ${pair(...event)}`;
+export const isNewerThanApplied = (
+  atCol: string,
+  idCol: string,
+  event: [at: string, id: string] = ['?::timestamptz', '?::text'],
+): string => `${pair(atCol, idCol)} < ${pair(...event)}`;
 
 export const stampParams = (e: EventStamp): [Date, string] => [e.at, e.id];
 

@@ -78,7 +78,12 @@ export interface Jobs {
   /** Starts `enroll:<campaignId>:<operationId>` (bulk enrollment of a list); a repeat is a no-op. */
   startBulkEnroll(start: BulkEnrollStart): Promise<void>;
   /** Starts `drafts:<campaignId>:<operationId>` (a batch generation of drafts); a repeat is a no-op. */
-  startDraftGeneration(start: { operationId: string; campaignId: string; workspaceId: string; appId: string }): Promise<void>;
+  startDraftGeneration(start: {
+    operationId: string;
+    campaignId: string;
+    workspaceId: string;
+    appId: string;
+  }): Promise<void>;
   /** Wakes the account's inbound processor `inbox-inbound:<accountId>` (signal-with-start: started when not running). */
   kickInboundProcessor(s: {
     accountId: string;
@@ -93,7 +98,12 @@ export interface Jobs {
   /** Starts `inbox-reply:<messageId>`; a repeat is a no-op. */
   startInboxReply(s: { messageId: string; workspaceId: string }): Promise<void>;
   /** Signals the enrollment's open run; false when none is open. */
-  signalEnrollment(campaignId: string, leadId: string, signal: EnrollmentSignal, arg?: { actionId?: string; dueAt?: string }): Promise<boolean>;
+  signalEnrollment(
+    campaignId: string,
+    leadId: string,
+    signal: EnrollmentSignal,
+    arg?: { actionId?: string; dueAt?: string },
+  ): Promise<boolean>;
   /** Starts `booking-event:<eventId>` (a stored inbound booking event); a repeat (even after it closed) is a no-op. */
   startBookingEvent(start: { eventId: string; workspaceId: string }): Promise<void>;
   /** Starts `booking-backfill:<providerId>:<backfillId>`; a repeat (even after it closed) is a no-op. */
@@ -106,7 +116,10 @@ export interface Jobs {
    * Starts `partner-sync:<integrationId>` (docs/integrations.md "Sync"); while a run is open it goes on
    * (the request joins it), after it closed a new run starts. Returns the run id.
    */
-  startPartnerSync(start: { integrationId: string; workspaceId: string }): Promise<{ workflowId: string; runId: string }>;
+  startPartnerSync(start: {
+    integrationId: string;
+    workspaceId: string;
+  }): Promise<{ workflowId: string; runId: string }>;
   /**
    * Brings the agent's Schedule `schedule:discovery:<agentId>` in line with `agent` as committed
    * (created, updated, paused, or deleted when `agent` is null, archived, or its interval `off`);
@@ -139,7 +152,18 @@ export interface AgentScheduleState {
   config: unknown;
 }
 
-export type EnrollmentSignal = 'reply' | 'bounce' | 'rescheduled' | 'pause' | 'resume' | 'skip' | 'approve' | 'unenroll' | 'campaign_resumed' | 'campaign_paused' | 'campaign_stopped';
+export type EnrollmentSignal =
+  | 'reply'
+  | 'bounce'
+  | 'rescheduled'
+  | 'pause'
+  | 'resume'
+  | 'skip'
+  | 'approve'
+  | 'unenroll'
+  | 'campaign_resumed'
+  | 'campaign_paused'
+  | 'campaign_stopped';
 
 export interface EnrollmentStart {
   enrollmentId: string;

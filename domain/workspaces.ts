@@ -9,7 +9,16 @@ import type { Actor, AuthInfo } from './identity.js';
 export async function ownActor(em: EntityManager, auth: AuthInfo): Promise<Actor> {
   const ws = await em.findOne(Workspace, { owner: auth.userId }, { fields: ['id', 'isDemo'] });
   if (!ws) throw unauthorized('account has no workspace');
-  return { userId: auth.userId, workspaceId: ws.id, ownerId: auth.userId, role: 'owner', allApps: true, appIds: [], actingAs: false, isDemo: ws.isDemo };
+  return {
+    userId: auth.userId,
+    workspaceId: ws.id,
+    ownerId: auth.userId,
+    role: 'owner',
+    allApps: true,
+    appIds: [],
+    actingAs: false,
+    isDemo: ws.isDemo,
+  };
 }
 
 /**
@@ -20,7 +29,11 @@ export async function resolveActor(em: EntityManager, auth: AuthInfo, actingAs: 
   if (actingAs === undefined || actingAs === '') return ownActor(em, auth);
   if (!isUuid(actingAs)) throw new AppError(400, 'invalid_user', 'X-Acting-As must be a user id (UUID)');
   if (actingAs.toLowerCase() === auth.userId) return ownActor(em, auth);
-  const member = await em.findOne(TeamMember, { user: auth.userId, workspace: { owner: actingAs.toLowerCase() } }, { populate: ['workspace'] });
+  const member = await em.findOne(
+    TeamMember,
+    { user: auth.userId, workspace: { owner: actingAs.toLowerCase() } },
+    { populate: ['workspace'] },
+  );
   if (!member) throw new AppError(403, 'not_assigned', 'you are not a member of that workspace');
   return {
     userId: auth.userId,

@@ -6,7 +6,14 @@
 // Any process with a Temporal client applies it, through the Jobs port (jobs/temporal.ts
 // `syncAgentSchedule`): domain/agents/agents.ts calls it after every committed agent change, from the API or
 // the worker (Operator tools), and again when a read or a scheduled run finds the Schedule out of step.
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleOptions,
+} from '@temporalio/client';
 import type { IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import type { AgentScheduleState, NextLaunches } from '../domain/jobs.js';
 import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
@@ -17,7 +24,10 @@ const INTERVAL_MS = { hourly: 3_600_000, daily: 86_400_000, weekly: 604_800_000 
 export type Interval = keyof typeof INTERVALS | 'off';
 
 export function intervalOf(config: unknown): Interval {
-  const v = config && typeof config === 'object' && !Array.isArray(config) ? (config as Record<string, unknown>).schedule : undefined;
+  const v =
+    config && typeof config === 'object' && !Array.isArray(config)
+      ? (config as Record<string, unknown>).schedule
+      : undefined;
   return v === 'off' || v === 'hourly' || v === 'weekly' || v === 'daily' ? v : 'daily';
 }
 
@@ -33,7 +43,11 @@ function definition(agentId: string, agent: AgentScheduleState, taskQueue: strin
       workflowId: discoveryWorkflowIds.scheduled(agentId),
       taskQueue,
       args: [{ agentId, workspaceId: agent.workspaceId }],
-      typedSearchAttributes: jobSearchAttributes({ kind: 'discovery-schedule', workspaceId: agent.workspaceId, appId: agent.appId }),
+      typedSearchAttributes: jobSearchAttributes({
+        kind: 'discovery-schedule',
+        workspaceId: agent.workspaceId,
+        appId: agent.appId,
+      }),
     },
     memo: { agent: agent.name },
   };
@@ -41,11 +55,18 @@ function definition(agentId: string, agent: AgentScheduleState, taskQueue: strin
 
 /** Whether the agent (null: gone) should have a Schedule at all. */
 function wanted<A extends { status: string; config: unknown }>(agent: A | null): agent is A {
-  return agent !== null && intervalOf(agent.config) !== 'off' && (agent.status === 'active' || agent.status === 'paused');
+  return (
+    agent !== null && intervalOf(agent.config) !== 'off' && (agent.status === 'active' || agent.status === 'paused')
+  );
 }
 
 /** Brings the agent's Schedule in line with its status and interval (idempotent); `agent` null: the agent is gone. */
-export async function syncAgentSchedule(client: Client, taskQueue: string, agentId: string, agent: AgentScheduleState | null): Promise<void> {
+export async function syncAgentSchedule(
+  client: Client,
+  taskQueue: string,
+  agentId: string,
+  agent: AgentScheduleState | null,
+): Promise<void> {
   const handle = client.schedule.getHandle(discoveryWorkflowIds.schedule(agentId));
   if (!wanted(agent)) {
     await handle.delete().catch((err) => {
@@ -79,13 +100,16 @@ export function inStep(agent: Pick<IDiscoveryAgent, 'status' | 'config'>, d: Sch
   return d.state.paused === (agent.status !== 'active') && d.spec.intervals?.[0]?.every === INTERVAL_MS[interval];
 }
 
-
 /**
  * The Schedule's next action times (none while paused or without a schedule). When the Schedule is
  * not what the agent asks for (a sync after a change was lost), `repair` syncs it first and the
  * answer is read again: a status read converges.
  */
-export async function nextLaunches(client: Client, agent: IDiscoveryAgent, repair?: () => Promise<unknown>): Promise<NextLaunches> {
+export async function nextLaunches(
+  client: Client,
+  agent: IDiscoveryAgent,
+  repair?: () => Promise<unknown>,
+): Promise<NextLaunches> {
   const interval = intervalOf(agent.config);
   const handle = client.schedule.getHandle(discoveryWorkflowIds.schedule(agent.id));
   const read = () =>
@@ -100,5 +124,11 @@ export async function nextLaunches(client: Client, agent: IDiscoveryAgent, repai
   }
   if (!d) return { agent_id: agent.id, scheduled: false, interval, paused: false, next_launches: [] };
   const paused = d.state.paused;
-  return { agent_id: agent.id, scheduled: true, interval, paused, next_launches: paused ? [] : d.info.nextActionTimes.slice(0, 5).map((t) => t.toISOString()) };
+  return {
+    agent_id: agent.id,
+    scheduled: true,
+    interval,
+    paused,
+    next_launches: paused ? [] : d.info.nextActionTimes.slice(0, 5).map((t) => t.toISOString()),
+  };
 }

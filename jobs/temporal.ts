@@ -14,7 +14,23 @@ import { approveMcpSignal } from '../workflows/mcp.js';
 import { inboundSignal } from '../workflows/inbox.js';
 import type { SignalDefinition } from '@temporalio/common';
 import { AppError } from '../domain/errors.js';
-import { partnerWorkflowIds, inboxWorkflowIds, bookingWorkflowIds, bulkEnrollWorkflowIds, draftWorkflowIds, cdmImportWorkflowIds, connectorWorkflowIds, enrollmentWorkflowIds, contactExportWorkflowIds, discoveryWorkflowIds, enrichmentWorkflowIds, listImportWorkflowIds, operatorTaskWorkflowIds, operatorWorkflowIds, mailboxWorkflowIds } from '../lib/workflow-ids.js';
+import {
+  partnerWorkflowIds,
+  inboxWorkflowIds,
+  bookingWorkflowIds,
+  bulkEnrollWorkflowIds,
+  draftWorkflowIds,
+  cdmImportWorkflowIds,
+  connectorWorkflowIds,
+  enrollmentWorkflowIds,
+  contactExportWorkflowIds,
+  discoveryWorkflowIds,
+  enrichmentWorkflowIds,
+  listImportWorkflowIds,
+  operatorTaskWorkflowIds,
+  operatorWorkflowIds,
+  mailboxWorkflowIds,
+} from '../lib/workflow-ids.js';
 import { mcpWorkflowIds, promotionWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
@@ -43,9 +59,12 @@ const ENROLLMENT_SIGNALS: Record<EnrollmentSignal, SignalDefinition<any[]>> = {
 const TASK_SIGNALS = { pause: pauseTaskSignal, resume: resumeTaskSignal, cancel: cancelTaskSignal } as const;
 const LIST_IMPORT_SIGNALS = { cancel: cancelListImportSignal } as const;
 
-
 /** Starts a workflow; true when this call started it, false when its id was taken (a repeated start is fine). */
-export async function startOnce<K extends WorkflowType>(client: Client, type: K, options: WorkflowStartOptions<Workflows[K]>): Promise<boolean> {
+export async function startOnce<K extends WorkflowType>(
+  client: Client,
+  type: K,
+  options: WorkflowStartOptions<Workflows[K]>,
+): Promise<boolean> {
   try {
     await client.workflow.start<Workflows[K]>(type, options);
     return true;
@@ -69,7 +88,10 @@ async function startAfterPrevious<K extends WorkflowType>(
 ): Promise<void> {
   for (let i = 0; ; i++) {
     if (await startOnce(client, type, options)) return;
-    const running = await client.workflow.getHandle(options.workflowId).describe().catch(() => null);
+    const running = await client.workflow
+      .getHandle(options.workflowId)
+      .describe()
+      .catch(() => null);
     if (running?.memo?.[runKey] === options.memo[runKey]) return;
     if (i >= 50) throw new AppError(409, busy.code, busy.message);
     await new Promise((r) => setTimeout(r, 100));
@@ -82,7 +104,12 @@ async function startAfterPrevious<K extends WorkflowType>(
  * worker, with no task-queue round trip (the bulk enrollment starts thousands from an activity).
  */
 /** Signals the workflow's open run; false when there is none (finished, or not started yet). */
-async function signalOpen(client: Client, workflowId: string, signal: SignalDefinition<any[]>, arg?: unknown): Promise<boolean> {
+async function signalOpen(
+  client: Client,
+  workflowId: string,
+  signal: SignalDefinition<any[]>,
+  arg?: unknown,
+): Promise<boolean> {
   try {
     await client.workflow.getHandle(workflowId).signal(signal, ...(arg === undefined ? [] : [arg]));
     return true;
@@ -112,8 +139,23 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       return startOnce(client, 'promoteProfiles', {
         taskQueue,
         workflowId: promotionWorkflowIds.bulk(s.agentId, s.operationId),
-        args: [{ agentId: s.agentId, workspaceId: s.workspaceId, operationId: s.operationId, by: s.by, total: s.total, promoted: 0, skipped: s.skipped, cursor: null }],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'promote-profiles', workspaceId: s.workspaceId, appId: s.appId }),
+        args: [
+          {
+            agentId: s.agentId,
+            workspaceId: s.workspaceId,
+            operationId: s.operationId,
+            by: s.by,
+            total: s.total,
+            promoted: 0,
+            skipped: s.skipped,
+            cursor: null,
+          },
+        ],
+        typedSearchAttributes: jobSearchAttributes({
+          kind: 'promote-profiles',
+          workspaceId: s.workspaceId,
+          appId: s.appId,
+        }),
         memo: s.memo,
       });
     },
@@ -133,7 +175,11 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         taskQueue,
         workflowId: discoveryWorkflowIds.run(plan.agentId, plan.runId),
         args: [{ plan }],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'discovery-run', workspaceId: plan.workspaceId, appId: plan.appId }),
+        typedSearchAttributes: jobSearchAttributes({
+          kind: 'discovery-run',
+          workspaceId: plan.workspaceId,
+          appId: plan.appId,
+        }),
         memo: { agent: plan.agentId, signals: plan.signals.map((s) => s.key) },
       });
     },
@@ -145,7 +191,11 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
           taskQueue,
           workflowId: enrichmentWorkflowIds.target(s.kind, s.targetId),
           args: [{ enrichmentId: s.enrichmentId }],
-          typedSearchAttributes: jobSearchAttributes({ kind: 'enrichment', workspaceId: s.workspaceId, appId: s.appId ?? undefined }),
+          typedSearchAttributes: jobSearchAttributes({
+            kind: 'enrichment',
+            workspaceId: s.workspaceId,
+            appId: s.appId ?? undefined,
+          }),
           memo: { enrichment_id: s.enrichmentId, target: `${s.kind}:${s.targetId}` },
         },
         'enrichment_id',
@@ -160,13 +210,19 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
           taskQueue,
           workflowId: operatorWorkflowIds.turn(t.threadId, t.turnId),
           args: [{ turnId: t.turnId }],
-          typedSearchAttributes: jobSearchAttributes({ kind: 'operator-turn', workspaceId: t.workspaceId, appId: t.appId }),
+          typedSearchAttributes: jobSearchAttributes({
+            kind: 'operator-turn',
+            workspaceId: t.workspaceId,
+            appId: t.appId,
+          }),
           memo: { thread: t.threadId },
         }),
       );
     },
     async decideOperatorConfirmation(t, confirmationId, action) {
-      await client.workflow.getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId)).signal(decisionSignal, { confirmationId, action });
+      await client.workflow
+        .getHandle(operatorWorkflowIds.turn(t.threadId, t.turnId))
+        .signal(decisionSignal, { confirmationId, action });
     },
     async startOperatorTask(s) {
       await startAfterPrevious(
@@ -176,7 +232,11 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
           taskQueue,
           workflowId: operatorTaskWorkflowIds.task(s.taskId),
           args: [{ taskId: s.taskId, run: s.run }],
-          typedSearchAttributes: jobSearchAttributes({ kind: 'operator-task', workspaceId: s.workspaceId, appId: s.appId }),
+          typedSearchAttributes: jobSearchAttributes({
+            kind: 'operator-task',
+            workspaceId: s.workspaceId,
+            appId: s.appId,
+          }),
           memo: { task_id: s.taskId, run: s.run },
         },
         'run',
@@ -191,20 +251,29 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
           taskQueue,
           workflowId: cdmImportWorkflowIds.job(s.jobId),
           args: [{ jobId: s.jobId, run: s.run, phase: s.phase }],
-          typedSearchAttributes: jobSearchAttributes({ kind: 'cdm-import', workspaceId: s.workspaceId, appId: s.appId }),
+          typedSearchAttributes: jobSearchAttributes({
+            kind: 'cdm-import',
+            workspaceId: s.workspaceId,
+            appId: s.appId,
+          }),
           memo: { job_id: s.jobId, run: s.run, phase: s.phase },
         },
         'run',
         { code: 'import_busy', message: 'the previous run of this import is still closing; retry shortly' },
       );
     },
-    signalOperatorTask: (taskId, signal) => signalOpen(client, operatorTaskWorkflowIds.task(taskId), TASK_SIGNALS[signal]),
+    signalOperatorTask: (taskId, signal) =>
+      signalOpen(client, operatorTaskWorkflowIds.task(taskId), TASK_SIGNALS[signal]),
     async startContactsExport(s) {
       await startOnce(client, 'contactsExport', {
         taskQueue,
         workflowId: contactExportWorkflowIds.export(s.exportId),
         args: [{ exportId: s.exportId }],
-        typedSearchAttributes: jobSearchAttributes({ kind: 'contacts-export', workspaceId: s.workspaceId, appId: s.appId }),
+        typedSearchAttributes: jobSearchAttributes({
+          kind: 'contacts-export',
+          workspaceId: s.workspaceId,
+          appId: s.appId,
+        }),
         memo: { export_id: s.exportId },
       });
     },
@@ -245,7 +314,10 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         args: [{ eventId: s.eventId }],
         // Not even after it closed: an event is handled once.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: jobSearchAttributes({ kind: 'connector-event', workspaceId: s.workspaceId ?? undefined }),
+        typedSearchAttributes: jobSearchAttributes({
+          kind: 'connector-event',
+          workspaceId: s.workspaceId ?? undefined,
+        }),
         memo: { event_id: s.eventId, type: s.type },
       });
     },
@@ -259,11 +331,23 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
                 taskQueue,
                 requestEagerStart: !!opts.eagerClient,
                 workflowId: enrollmentWorkflowIds.enrollment(s.campaignId, s.leadId),
-                args: [{ enrollmentId: s.enrollmentId, campaignId: s.campaignId, leadId: s.leadId, version: s.version, startAtStepId: s.startAtStepId ?? null }],
+                args: [
+                  {
+                    enrollmentId: s.enrollmentId,
+                    campaignId: s.campaignId,
+                    leadId: s.leadId,
+                    version: s.version,
+                    startAtStepId: s.startAtStepId ?? null,
+                  },
+                ],
                 // A repeat while a run is open is a no-op; a closed run's id may start again (re-enrollment).
                 workflowIdConflictPolicy: 'USE_EXISTING',
                 workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-                typedSearchAttributes: jobSearchAttributes({ kind: 'enrollment', workspaceId: s.workspaceId, appId: s.appId }),
+                typedSearchAttributes: jobSearchAttributes({
+                  kind: 'enrollment',
+                  workspaceId: s.workspaceId,
+                  appId: s.appId,
+                }),
                 memo: { enrollment_id: s.enrollmentId, run: s.run },
               });
             } catch {
@@ -274,7 +358,8 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
       }
       return { failed };
     },
-    signalEnrollment: (campaignId, leadId, signal, arg) => signalOpen(client, enrollmentWorkflowIds.enrollment(campaignId, leadId), ENROLLMENT_SIGNALS[signal], arg),
+    signalEnrollment: (campaignId, leadId, signal, arg) =>
+      signalOpen(client, enrollmentWorkflowIds.enrollment(campaignId, leadId), ENROLLMENT_SIGNALS[signal], arg),
     async startBookingEvent(s) {
       await startOnce(client, 'handleBookingEvent', {
         taskQueue,
@@ -373,7 +458,8 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         memo: { message_id: s.messageId },
       });
     },
-    signalListImport: (importId, signal) => signalOpen(client, listImportWorkflowIds.run(importId), LIST_IMPORT_SIGNALS[signal]),
+    signalListImport: (importId, signal) =>
+      signalOpen(client, listImportWorkflowIds.run(importId), LIST_IMPORT_SIGNALS[signal]),
     async startMcpApproval(s) {
       await startOnce(client, 'mcpApproval', {
         taskQueue,

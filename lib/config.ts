@@ -30,7 +30,10 @@ function positive(name: string, fallback: number): number {
 }
 
 function list(name: string): string[] {
-  return (process.env[name] ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  return (process.env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 /**
@@ -48,7 +51,10 @@ export function normaliseOrigin(value: string): string | null {
 /** The origins allowed to call `/mcp` (docs/mcp.md, "Origin"): the service's own, plus MCP_ALLOWED_ORIGINS (comma-separated). */
 export function mcpOrigins(publicBaseUrl: string, configured = process.env.MCP_ALLOWED_ORIGINS): string[] {
   const own = URL.canParse(publicBaseUrl) ? normaliseOrigin(new URL(publicBaseUrl).origin) : null;
-  const extra = (configured ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const extra = (configured ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const out = new Set(own ? [own] : []);
   for (const raw of extra) {
     const o = normaliseOrigin(raw);
@@ -152,7 +158,12 @@ export interface Config {
   temporal: { address: string; namespace: string; taskQueue: string };
   jwt: { secret: Uint8Array; issuer: string; audience: string; accessTtlSeconds: number };
   refreshTtlSeconds: number;
-  rateLimit: { agentPerMinute: number; publicPerMinute: number; defaultPerMinute: number; authFailuresPerMinute: number };
+  rateLimit: {
+    agentPerMinute: number;
+    publicPerMinute: number;
+    defaultPerMinute: number;
+    authFailuresPerMinute: number;
+  };
   /** Lifetime of a cached bearer credential (revocations are also pushed through Redis at once). */
   authCacheTtlSeconds: number;
   bodyLimitBytes: number;
@@ -210,7 +221,13 @@ export interface PartnerConfig {
 export interface BookingConfig {
   timeoutMs: number;
   scheduler: { baseUrl: string | null };
-  calendar: { baseUrl: string | null; authorizeUrl: string | null; clientId: string | null; clientSecret: string | null; scope: string | null };
+  calendar: {
+    baseUrl: string | null;
+    authorizeUrl: string | null;
+    clientId: string | null;
+    clientSecret: string | null;
+    scope: string | null;
+  };
 }
 
 export interface ProviderConfig {
@@ -273,19 +290,27 @@ export function loadConfig(): Config {
     metricsToken: process.env.METRICS_TOKEN || null,
     db: { poolMax: num('DB_POOL_MAX', 10), debug: process.env.DB_DEBUG === '1' },
     oauthEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OAUTH_'))),
-    email: { smtpUrl: process.env.SMTP_URL || undefined, from: process.env.EMAIL_FROM || 'Outreach <no-reply@localhost>' },
+    email: {
+      smtpUrl: process.env.SMTP_URL || undefined,
+      from: process.env.EMAIL_FROM || 'Outreach <no-reply@localhost>',
+    },
     worker: {
       maxActivities: num('WORKER_MAX_ACTIVITIES', 300),
       maxWorkflowTasks: num('WORKER_MAX_WORKFLOW_TASKS', 100),
       maxLocalActivities: num('WORKER_MAX_LOCAL_ACTIVITIES', 200),
       schedules: process.env.TEMPORAL_SCHEDULES !== 'off',
       webhookDispatcher: process.env.WEBHOOK_DISPATCHER !== 'off',
-      webhookDispatchCoalesceMs: process.env.WEBHOOK_DISPATCH_COALESCE_MS ? Number(process.env.WEBHOOK_DISPATCH_COALESCE_MS) : undefined,
+      webhookDispatchCoalesceMs: process.env.WEBHOOK_DISPATCH_COALESCE_MS
+        ? Number(process.env.WEBHOOK_DISPATCH_COALESCE_MS)
+        : undefined,
       metricsPort: int('WORKER_METRICS_PORT', 9464),
       metricsHost: process.env.WORKER_METRICS_HOST || '127.0.0.1',
     },
     inboxKickCoalesceMs: num('INBOX_KICK_COALESCE_MS', 50),
-    listImport: { chunkRows: Math.max(1, num('LIST_IMPORT_CHUNK_ROWS', 5000)), concurrency: Math.max(1, num('LIST_IMPORT_CONCURRENCY', 3)) },
+    listImport: {
+      chunkRows: Math.max(1, num('LIST_IMPORT_CHUNK_ROWS', 5000)),
+      concurrency: Math.max(1, num('LIST_IMPORT_CONCURRENCY', 3)),
+    },
     webhookHistoryDays: num('WEBHOOK_HISTORY_DAYS', 30),
     executorTestPauseAfterSendMs: num('EXECUTOR_TEST_PAUSE_AFTER_SEND_MS', 0),
     mcpAllowedOrigins: mcpOrigins(process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`),
@@ -322,7 +347,9 @@ export function loadConfig(): Config {
     dns: {
       servers: list('DNS_SERVERS'),
       timeoutMs: int('DNS_TIMEOUT_MS', 3_000),
-      dkimSelectors: list('DKIM_SELECTORS').length ? list('DKIM_SELECTORS') : ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 'sandbox'],
+      dkimSelectors: list('DKIM_SELECTORS').length
+        ? list('DKIM_SELECTORS')
+        : ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 'sandbox'],
     },
     booking: {
       timeoutMs: int('BOOKING_TIMEOUT_MS', 15_000),

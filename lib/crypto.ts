@@ -6,7 +6,9 @@ const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
 function scryptAsync(password: string, salt: Buffer, o: typeof SCRYPT): Promise<Buffer> {
   return new Promise((res, rej) =>
-    scrypt(password, salt, o.keylen, { N: o.N, r: o.r, p: o.p, maxmem: 64 * 1024 * 1024 }, (e, k) => (e ? rej(e) : res(k))),
+    scrypt(password, salt, o.keylen, { N: o.N, r: o.r, p: o.p, maxmem: 64 * 1024 * 1024 }, (e, k) =>
+      e ? rej(e) : res(k),
+    ),
   );
 }
 
@@ -20,7 +22,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, N, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !key) return false;
   const expected = Buffer.from(key, 'base64url');
-  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), { N: +N, r: +r, p: +p, keylen: expected.length });
+  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), {
+    N: +N,
+    r: +r,
+    p: +p,
+    keylen: expected.length,
+  });
   return timingSafeEqual(actual, expected);
 }
 
@@ -31,7 +38,8 @@ export const DUMMY_PASSWORD_HASH = `scrypt$16384$8$1$${Buffer.alloc(16).toString
 export const sha256Hex = (s: string | Buffer): string => hash('sha256', s, 'hex');
 
 /** A random bearer secret with a readable prefix, e.g. `pat_…` (256 bits of entropy). */
-export const randomSecret = (prefix: string, bytes = 32): string => `${prefix}${randomBytes(bytes).toString('base64url')}`;
+export const randomSecret = (prefix: string, bytes = 32): string =>
+  `${prefix}${randomBytes(bytes).toString('base64url')}`;
 
 /** Constant-time string equality that does not throw on length mismatch. */
 export function safeEqual(a: string, b: string): boolean {

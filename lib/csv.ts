@@ -122,12 +122,16 @@ export class CsvReader {
  * All records of `bytes`: a whole small file, or a head (`complete` false), whose last, cut record
  * is never completed (only `end()` would) and whose cut inside a quoted value is no error.
  */
-export function readAll(bytes: Buffer, opts: { delimiter: Delimiter; encoding: CsvEncoding; complete: boolean; maxRecords?: number }): CsvRecord[] {
+export function readAll(
+  bytes: Buffer,
+  opts: { delimiter: Delimiter; encoding: CsvEncoding; complete: boolean; maxRecords?: number },
+): CsvRecord[] {
   const reader = new CsvReader(opts);
   const max = opts.maxRecords ?? Infinity;
   const records: CsvRecord[] = [];
   // In slices, so that a head of many small records stops early.
-  for (let at = 0; at < bytes.length && records.length < max; at += 64 * 1024) records.push(...reader.write(bytes.subarray(at, at + 64 * 1024)));
+  for (let at = 0; at < bytes.length && records.length < max; at += 64 * 1024)
+    records.push(...reader.write(bytes.subarray(at, at + 64 * 1024)));
   if (opts.complete && records.length < max) records.push(...reader.end());
   return records.slice(0, max);
 }
@@ -144,7 +148,12 @@ export function detectDelimiter(head: Buffer, encoding: CsvEncoding, complete: b
   for (const d of DELIMITERS) {
     let records: CsvRecord[];
     try {
-      records = readAll(head.subarray(0, 256 * 1024), { delimiter: d, encoding, complete: complete && head.length <= 256 * 1024, maxRecords: 200 });
+      records = readAll(head.subarray(0, 256 * 1024), {
+        delimiter: d,
+        encoding,
+        complete: complete && head.length <= 256 * 1024,
+        maxRecords: 200,
+      });
     } catch {
       continue;
     }
@@ -156,7 +165,8 @@ export function detectDelimiter(head: Buffer, encoding: CsvEncoding, complete: b
     if (columns < 2) continue;
     const score = n / counts.length;
     // Higher consistency wins; at equal consistency, the candidate splitting into more columns.
-    if (score > best.score + 1e-9 || (Math.abs(score - best.score) <= 1e-9 && columns > best.columns)) best = { d, score, columns };
+    if (score > best.score + 1e-9 || (Math.abs(score - best.score) <= 1e-9 && columns > best.columns))
+      best = { d, score, columns };
   }
   return best.d;
 }
@@ -188,4 +198,5 @@ export class Utf8Check {
   }
 }
 
-export const hasUtf8Bom = (head: Uint8Array) => head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
+export const hasUtf8Bom = (head: Uint8Array) =>
+  head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;

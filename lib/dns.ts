@@ -60,7 +60,10 @@ export class LocalDns implements DnsResolver {
     const first = domain.split('.')[0];
     if (first.includes('dnsfail')) throw new DnsError(host, 'ETIMEOUT');
     if (dmarc) return first.includes('nodmarc') ? [] : [`v=DMARC1; p=none; rua=mailto:dmarc@${domain}`];
-    if (selector) return selector === 'sandbox' && !first.includes('nodkim') ? ['v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAsandbox'] : [];
+    if (selector)
+      return selector === 'sandbox' && !first.includes('nodkim')
+        ? ['v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAsandbox']
+        : [];
     const spf = 'v=spf1 include:_spf.sandbox.invalid ~all';
     if (first.includes('nospf')) return ['google-site-verification=sandbox'];
     if (first.includes('badspf')) return [spf, 'v=spf1 -all'];
@@ -68,4 +71,5 @@ export class LocalDns implements DnsResolver {
   }
 }
 
-export const createDns = (config: Config['dns']): DnsResolver => (config.servers.length ? new SystemDns(config.servers, config.timeoutMs) : new LocalDns());
+export const createDns = (config: Config['dns']): DnsResolver =>
+  config.servers.length ? new SystemDns(config.servers, config.timeoutMs) : new LocalDns();

@@ -27,10 +27,20 @@ export class SmtpEmailSender implements EmailSender {
     private readonly from: string,
   ) {
     // Short timeouts: the caller has already committed its work and only records the outcome.
-    this.transport = nodemailer.createTransport(smtpUrl, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as never);
+    this.transport = nodemailer.createTransport(smtpUrl, {
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    } as never);
   }
   async send(msg: EmailMessage): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html });
+    await this.transport.sendMail({
+      from: this.from,
+      to: msg.to,
+      subject: msg.subject,
+      text: msg.text,
+      html: msg.html,
+    });
   }
 }
 
@@ -42,7 +52,13 @@ export class OutboxEmailSender implements EmailSender {
     await this.orm.em
       .fork()
       .getConnection()
-      .execute(`insert into sent_emails (id, "to", subject, text, html, created_at) values (?, ?, ?, ?, ?, now())`, [uuidv7(), msg.to, msg.subject.slice(0, 500), msg.text, msg.html ?? null]);
+      .execute(`insert into sent_emails (id, "to", subject, text, html, created_at) values (?, ?, ?, ?, ?, now())`, [
+        uuidv7(),
+        msg.to,
+        msg.subject.slice(0, 500),
+        msg.text,
+        msg.html ?? null,
+      ]);
   }
 }
 

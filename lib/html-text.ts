@@ -3,7 +3,21 @@
 import { TextDecoder } from 'node:util';
 import { convert } from 'html-to-text';
 
-const SKIP = ['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'img', 'picture', 'video', 'audio', 'form', 'button', 'nav'];
+const SKIP = [
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'iframe',
+  'img',
+  'picture',
+  'video',
+  'audio',
+  'form',
+  'button',
+  'nav',
+];
 const KEEP_CASE = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } }));
 
 const BODY_OPTIONS = {

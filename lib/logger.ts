@@ -9,7 +9,12 @@ import { loadConfig } from './config.js';
 const { logBuffered: buffered, logLevel: level } = loadConfig();
 const BUFFER_BYTES = 16 * 1024;
 const FLUSH_MS = 1_000;
-const destination = pino.destination({ dest: 1, sync: !buffered, minLength: buffered ? BUFFER_BYTES : 0, maxWrite: 4 * BUFFER_BYTES });
+const destination = pino.destination({
+  dest: 1,
+  sync: !buffered,
+  minLength: buffered ? BUFFER_BYTES : 0,
+  maxWrite: 4 * BUFFER_BYTES,
+});
 // A quiet process's lines are not held back longer than FLUSH_MS.
 if (buffered)
   setInterval(() => {
@@ -25,7 +30,14 @@ export const logger = pino(
   {
     level,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.secret', '*.refresh_token'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        '*.password',
+        '*.token',
+        '*.secret',
+        '*.refresh_token',
+      ],
       censor: '[redacted]',
     },
   },
@@ -46,5 +58,7 @@ export const accessLogger = pino({ level }, destination);
  * by its owner (the next request, sweep or activity attempt). An uncaught exception stays fatal.
  */
 export function logUnhandledRejections(log: Logger = logger): void {
-  process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection; the process goes on'));
+  process.on('unhandledRejection', (reason) =>
+    log.error({ err: reason }, 'unhandled promise rejection; the process goes on'),
+  );
 }

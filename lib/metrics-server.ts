@@ -10,16 +10,24 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(opts: { host: string; port: number; config: { production: boolean; metricsToken: string | null } }): Promise<MetricsServer> {
+export async function startMetricsServer(opts: {
+  host: string;
+  port: number;
+  config: { production: boolean; metricsToken: string | null };
+}): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: 'only GET /metrics is served here' } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'not_found', message: 'only GET /metrics is served here' } }));
       return;
     }
     const denied = metricsAccess(opts.config, req.headers.authorization);
     if (denied) {
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify({ error: { code: 'unauthorized', message: denied } }));
+      res
+        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
+        .end(JSON.stringify({ error: { code: 'unauthorized', message: denied } }));
       return;
     }
     registry.metrics().then(

@@ -15,7 +15,8 @@ function bounded<T extends string>(value: string, allowed: readonly T[]): T | 'o
 /** Every combination of the labels at 0, so that rate() and ratios see the series from the first scrape. */
 function zero<L extends string>(metric: Counter<L>, labels: Record<L, readonly string[]>): void {
   let combos: Record<string, string>[] = [{}];
-  for (const [name, values] of Object.entries(labels) as [string, readonly string[]][]) combos = combos.flatMap((c) => values.map((v) => ({ ...c, [name]: v })));
+  for (const [name, values] of Object.entries(labels) as [string, readonly string[]][])
+    combos = combos.flatMap((c) => values.map((v) => ({ ...c, [name]: v })));
   for (const c of combos) metric.inc(c as Partial<Record<L, string>>, 0);
 }
 
@@ -88,7 +89,14 @@ export const governorRefusals = new Counter({
 // ---------------------------------------------------------------------------------------------
 // Outbound webhooks (domain/webhooks/webhooks.ts: deliverToSubscription, events of the outbox only).
 
-export const WEBHOOK_OUTCOMES = ['success', 'http_status', 'timeout', 'connection_error', 'blocked_destination', 'invalid_url'] as const;
+export const WEBHOOK_OUTCOMES = [
+  'success',
+  'http_status',
+  'timeout',
+  'connection_error',
+  'blocked_destination',
+  'invalid_url',
+] as const;
 
 export const webhookDeliveries = new Counter({
   name: 'outreach_webhook_deliveries_total',
@@ -197,7 +205,15 @@ export const outboxLag = new Gauge({
   registers: [registry],
 });
 
-export const ENROLLMENT_STATUSES = ['active', 'paused', 'completed', 'replied', 'stopped', 'removed', 'failed'] as const;
+export const ENROLLMENT_STATUSES = [
+  'active',
+  'paused',
+  'completed',
+  'replied',
+  'stopped',
+  'removed',
+  'failed',
+] as const;
 
 export const enrollments = new Gauge({
   name: 'outreach_enrollments',
@@ -229,11 +245,16 @@ export async function refreshDatabaseGauges(query: Query, now = Date.now()): Pro
 }
 
 async function readDatabaseGauges(query: Query): Promise<void> {
-  const [oldest] = (await query(`select extract(epoch from now() - created_at) as age from webhook_events where dispatched_at is null order by id limit 1`)) as {
+  const [oldest] = (await query(
+    `select extract(epoch from now() - created_at) as age from webhook_events where dispatched_at is null order by id limit 1`,
+  )) as {
     age: number | string | null;
   }[];
   outboxLag.set(Math.max(0, Number(oldest?.age ?? 0)));
-  const rows = (await query(`select status, count(*) as n from enrollments group by status`)) as { status: string; n: number | string }[];
+  const rows = (await query(`select status, count(*) as n from enrollments group by status`)) as {
+    status: string;
+    n: number | string;
+  }[];
   const counts = new Map<string, number>(ENROLLMENT_STATUSES.map((s) => [s, 0]));
   for (const r of rows) {
     const s = bounded(r.status, ENROLLMENT_STATUSES);
@@ -255,7 +276,10 @@ export function resetDatabaseGaugesClock(): void {
  * (`npm start`, `npm test`), closed in production (NODE_ENV=production), where the token is required.
  * Returns null when allowed, else the reason for the 401.
  */
-export function metricsAccess(config: { production: boolean; metricsToken: string | null }, authorization: string | undefined): string | null {
+export function metricsAccess(
+  config: { production: boolean; metricsToken: string | null },
+  authorization: string | undefined,
+): string | null {
   const token = config.metricsToken;
   if (!token) return config.production ? 'metrics are closed in production until METRICS_TOKEN is set' : null;
   return safeEqual(authorization ?? '', `Bearer ${token}`) ? null : 'metrics token required';

@@ -31,7 +31,10 @@ const LOCAL_PART = new RegExp(`^${ATOM}(?:\\.${ATOM})*$`, 'u');
  */
 export function normaliseEmail(raw: string | null | undefined): string | null {
   if (typeof raw !== 'string') return null;
-  const s = raw.normalize('NFC').trim().replace(/^mailto:/i, '');
+  const s = raw
+    .normalize('NFC')
+    .trim()
+    .replace(/^mailto:/i, '');
   if (s.length === 0 || s.length > 254) return null;
   const at = s.lastIndexOf('@');
   if (at <= 0 || s.indexOf('@') !== at) return null;
@@ -74,7 +77,10 @@ const LOCALE = /^[a-z]{2}(?:[-_][a-z]{2})?$/i;
  *   (slugs are case-insensitive there). Elsewhere the path keeps its case.
  * Null when the input is not an http(s) URL (a missing scheme is taken as https).
  */
-export function normaliseProfileUrl(raw: string | null | undefined, networkHosts: readonly string[] = DEFAULT_NETWORK_HOSTS): string | null {
+export function normaliseProfileUrl(
+  raw: string | null | undefined,
+  networkHosts: readonly string[] = DEFAULT_NETWORK_HOSTS,
+): string | null {
   if (typeof raw !== 'string') return null;
   let s = raw.normalize('NFC').trim();
   if (!s) return null;
@@ -101,7 +107,12 @@ export function normaliseProfileUrl(raw: string | null | undefined, networkHosts
   if (network) {
     const i = segments.findIndex((seg) => PROFILE_PREFIXES.has(seg.toLowerCase()));
     const lead = i >= 0 ? segments.slice(0, i) : [];
-    if (i >= 0 && segments[i + 1] && lead.length <= 2 && lead.every((seg) => seg.toLowerCase() === 'm' || LOCALE.test(seg))) {
+    if (
+      i >= 0 &&
+      segments[i + 1] &&
+      lead.length <= 2 &&
+      lead.every((seg) => seg.toLowerCase() === 'm' || LOCALE.test(seg))
+    ) {
       return `https://${network}/in/${encodeURIComponent(segments[i + 1].toLowerCase())}`;
     }
   }
@@ -117,7 +128,10 @@ export interface DedupeKeys {
 }
 
 /** The normalised identifiers an existing contact is looked up by (either one matching is a match). */
-export function dedupeKeys(person: { email?: string | null; profileUrl?: string | null }, networkHosts?: readonly string[]): DedupeKeys {
+export function dedupeKeys(
+  person: { email?: string | null; profileUrl?: string | null },
+  networkHosts?: readonly string[],
+): DedupeKeys {
   const email = normaliseEmail(person.email);
   const profileUrl = normaliseProfileUrl(person.profileUrl, networkHosts);
   const keys: string[] = [];

@@ -20,8 +20,18 @@ export interface LocalCode {
 }
 
 /** The code a local authorize route hands back: the provider, redirect URI, PKCE challenge and subject. */
-export function localAuthorizationCode(input: { provider: string; redirectUri: string; codeChallenge: string | null; loginHint?: string | null }): string {
-  const code: LocalCode = { p: input.provider, r: input.redirectUri, c: input.codeChallenge, s: hex(`subject:${input.loginHint || 'local'}`) };
+export function localAuthorizationCode(input: {
+  provider: string;
+  redirectUri: string;
+  codeChallenge: string | null;
+  loginHint?: string | null;
+}): string {
+  const code: LocalCode = {
+    p: input.provider,
+    r: input.redirectUri,
+    c: input.codeChallenge,
+    s: hex(`subject:${input.loginHint || 'local'}`),
+  };
   return `lc_${Buffer.from(JSON.stringify(code)).toString('base64url')}`;
 }
 
@@ -39,9 +49,15 @@ export function readLocalCode(code: string): LocalCode | null {
  * Why a local code does not grant tokens for this exchange (null when it does): issued for another
  * provider or redirect URI, or a verifier that does not match its challenge.
  */
-export function localCodeRefusal(code: LocalCode | null, provider: string, redirectUri: string, verifier: string | null): string | null {
+export function localCodeRefusal(
+  code: LocalCode | null,
+  provider: string,
+  redirectUri: string,
+  verifier: string | null,
+): string | null {
   if (!code || code.p !== provider) return 'unknown code';
   if (code.r !== redirectUri) return 'redirect_uri differs from the authorization request';
-  if (code.c && (!verifier || pkceChallenge(verifier) !== code.c)) return 'the PKCE verifier does not match the challenge';
+  if (code.c && (!verifier || pkceChallenge(verifier) !== code.c))
+    return 'the PKCE verifier does not match the challenge';
   return null;
 }

@@ -20,7 +20,10 @@ export interface OAuthProvider {
 
 const KNOWN: Record<string, { authorizeUrl: string; scope: string }> = {
   google: { authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth', scope: 'openid email profile' },
-  microsoft: { authorizeUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize', scope: 'openid email profile' },
+  microsoft: {
+    authorizeUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+    scope: 'openid email profile',
+  },
   github: { authorizeUrl: 'https://github.com/login/oauth/authorize', scope: 'read:user user:email' },
 };
 
@@ -28,8 +31,17 @@ export const OAUTH_STATE_TTL_SECONDS = 600;
 const STATE_TYPE = 'oauth_state';
 
 /** The enabled providers, read from `env`: the OAUTH_* settings (lib/config.ts `oauthEnv`). */
-export function oauthProviders(publicBaseUrl: string, env: Record<string, string | undefined>): Map<string, OAuthProvider> {
-  const names = new Set([...Object.keys(KNOWN), ...(env.OAUTH_PROVIDERS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)]);
+export function oauthProviders(
+  publicBaseUrl: string,
+  env: Record<string, string | undefined>,
+): Map<string, OAuthProvider> {
+  const names = new Set([
+    ...Object.keys(KNOWN),
+    ...(env.OAUTH_PROVIDERS ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  ]);
   const out = new Map<string, OAuthProvider>();
   const base = publicBaseUrl.replace(/\/+$/, '');
   for (const name of names) {
@@ -70,7 +82,12 @@ export interface OAuthStart {
 export async function startOAuth(config: Config, provider: OAuthProvider, now = new Date()): Promise<OAuthStart> {
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + OAUTH_STATE_TTL_SECONDS;
-  const state = await new SignJWT({ typ: STATE_TYPE, provider: provider.name, nonce: randomBytes(16).toString('base64url'), redirect_uri: provider.redirectUri })
+  const state = await new SignJWT({
+    typ: STATE_TYPE,
+    provider: provider.name,
+    nonce: randomBytes(16).toString('base64url'),
+    redirect_uri: provider.redirectUri,
+  })
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuer(config.jwt.issuer)
     .setAudience(stateAudience(config))
@@ -88,7 +105,12 @@ export async function startOAuth(config: Config, provider: OAuthProvider, now = 
 }
 
 /** Verifies a `state` for `provider` (for the callback); throws if it is forged, expired or for another provider. */
-export async function verifyOAuthState(config: Config, state: string, provider: string, currentDate?: Date): Promise<{ nonce: string; redirectUri: string }> {
+export async function verifyOAuthState(
+  config: Config,
+  state: string,
+  provider: string,
+  currentDate?: Date,
+): Promise<{ nonce: string; redirectUri: string }> {
   const { payload } = await jwtVerify(state, config.jwt.secret, {
     algorithms: ['HS256'],
     issuer: config.jwt.issuer,
@@ -96,6 +118,7 @@ export async function verifyOAuthState(config: Config, state: string, provider: 
     requiredClaims: ['exp', 'nonce'],
     currentDate,
   });
-  if (payload.typ !== STATE_TYPE || payload.provider !== provider || typeof payload.nonce !== 'string') throw new Error('state is not for this provider');
+  if (payload.typ !== STATE_TYPE || payload.provider !== provider || typeof payload.nonce !== 'string')
+    throw new Error('state is not for this provider');
   return { nonce: payload.nonce, redirectUri: String(payload.redirect_uri) };
 }

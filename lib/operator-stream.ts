@@ -7,7 +7,16 @@ import { Redis } from 'ioredis';
 /** The connection a turn's events are published on (domain code names it without importing ioredis). */
 export type TurnStream = Redis;
 
-export const STREAM_EVENTS = ['turn', 'message_delta', 'message', 'tool_call', 'tool_result', 'approval_required', 'done', 'error'] as const;
+export const STREAM_EVENTS = [
+  'turn',
+  'message_delta',
+  'message',
+  'tool_call',
+  'tool_result',
+  'approval_required',
+  'done',
+  'error',
+] as const;
 export type StreamEventName = (typeof STREAM_EVENTS)[number];
 
 /** Events after which the turn has nothing more to say on this response. */
@@ -26,7 +35,12 @@ const TTL_SECONDS = 2 * 60 * 60;
 const MAX_EVENTS = 10_000;
 
 /** Appends one event; never throws (a live update is not worth failing a turn for). */
-export async function publishTurnEvent(redis: Redis, turnId: string, event: StreamEventName, data: Record<string, unknown>): Promise<string | null> {
+export async function publishTurnEvent(
+  redis: Redis,
+  turnId: string,
+  event: StreamEventName,
+  data: Record<string, unknown>,
+): Promise<string | null> {
   try {
     const [[, id]] = (await redis
       .multi()
@@ -49,8 +63,14 @@ export async function lastEventId(redis: Redis, turnId: string): Promise<string>
  * Reads the turn's events after `after`, waiting up to `blockMs` for the first; [] on timeout. Use a
  * connection of its own (`readerConnection`): a blocking read holds it.
  */
-export async function readTurnEvents(reader: Redis, turnId: string, after: string, blockMs: number): Promise<TurnEvent[]> {
-  const res = (await reader.xread('COUNT', 200, 'BLOCK', blockMs, 'STREAMS', key(turnId), after)) as [string, [string, string[]][]][] | null;
+export async function readTurnEvents(
+  reader: Redis,
+  turnId: string,
+  after: string,
+  blockMs: number,
+): Promise<TurnEvent[]> {
+  const res = (await reader.xread('COUNT', 200, 'BLOCK', blockMs, 'STREAMS', key(turnId), after)) as
+    [string, [string, string[]][]][] | null;
   if (!res) return [];
   return res[0][1].map(([id, fields]) => {
     const f: Record<string, string> = {};

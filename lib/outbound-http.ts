@@ -22,7 +22,10 @@ export type ResolvedAddress = { address: string; family: 4 | 6 };
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export const systemResolver: Resolver = async (hostname) =>
-  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 export type OutboundErrorClass = 'timeout' | 'blocked_destination' | 'connection_error' | 'http_status' | 'invalid_url';
 
@@ -60,7 +63,13 @@ export function isBlockedAddress(ip: string): boolean {
   if (addr.kind() === 'ipv4') return addr.range() !== 'unicast';
   const v6 = addr as ipaddr.IPv6;
   // ::/96: unspecified, loopback and the deprecated IPv4-compatible form (::a.b.c.d).
-  if (v6.toByteArray().slice(0, 12).every((x) => x === 0)) return true;
+  if (
+    v6
+      .toByteArray()
+      .slice(0, 12)
+      .every((x) => x === 0)
+  )
+    return true;
   const v4 = embeddedIPv4(v6);
   if (v4) return v4.range() !== 'unicast';
   return v6.range() !== 'unicast';
@@ -109,7 +118,8 @@ export function checkDestination(raw: string, policy: DestinationPolicy): { url:
   } catch {
     throw new DestinationError('invalid_url', 'url must be an absolute URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new DestinationError('invalid_url', 'url must use https');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new DestinationError('invalid_url', 'url must use https');
   if (url.username || url.password) throw new DestinationError('invalid_url', 'url must not contain credentials');
   const allowListed = isAllowedHost(url, policy.allowHosts);
   if (allowListed) return { url, allowListed };
@@ -156,10 +166,16 @@ export function guardedLookup(resolver: Resolver, allowListed: boolean) {
   return (hostname: string, options: { all?: boolean } | number | undefined, cb: LookupCallback) => {
     resolver(hostname).then(
       (answers) => {
-        if (answers.length === 0) return cb(Object.assign(new Error(`no addresses for ${hostname}`), { code: 'ENOTFOUND' }), '');
+        if (answers.length === 0)
+          return cb(Object.assign(new Error(`no addresses for ${hostname}`), { code: 'ENOTFOUND' }), '');
         const blocked = allowListed ? undefined : answers.find((a) => isBlockedAddress(a.address));
-        if (blocked) return cb(new BlockedAtConnect(`${hostname} resolves to a private-network address (${blocked.address})`), '');
-        if (typeof options === 'object' && options?.all) return cb(null, answers.map((a) => ({ address: a.address, family: a.family })));
+        if (blocked)
+          return cb(new BlockedAtConnect(`${hostname} resolves to a private-network address (${blocked.address})`), '');
+        if (typeof options === 'object' && options?.all)
+          return cb(
+            null,
+            answers.map((a) => ({ address: a.address, family: a.family })),
+          );
         cb(null, answers[0].address, answers[0].family);
       },
       (err: NodeJS.ErrnoException) => cb(err, ''),
@@ -175,14 +191,23 @@ function causes(err: unknown): unknown[] {
 
 function classifyError(err: unknown, timedOut: boolean): { errorClass: OutboundErrorClass; error: string } {
   const chain = causes(err);
-  const blocked = chain.find((e) => e instanceof BlockedAtConnect || (e as { code?: string })?.code === 'EBLOCKEDDESTINATION');
+  const blocked = chain.find(
+    (e) => e instanceof BlockedAtConnect || (e as { code?: string })?.code === 'EBLOCKEDDESTINATION',
+  );
   if (blocked) return { errorClass: 'blocked_destination', error: (blocked as Error).message };
   if (timedOut) return { errorClass: 'timeout', error: 'no complete response within the time limit' };
   const codes = chain.map((e) => (e as { code?: string })?.code).filter(Boolean);
-  if (codes.some((c) => /TIMEOUT/.test(String(c)))) return { errorClass: 'timeout', error: 'no complete response within the time limit' };
+  if (codes.some((c) => /TIMEOUT/.test(String(c))))
+    return { errorClass: 'timeout', error: 'no complete response within the time limit' };
   const first = chain.find((e) => e instanceof Error && e.message) as Error | undefined;
   const last = chain[chain.length - 1] as Error | undefined;
-  return { errorClass: 'connection_error', error: `${codes[codes.length - 1] ?? 'error'}: ${last?.message || first?.message || 'connection failed'}`.slice(0, 500) };
+  return {
+    errorClass: 'connection_error',
+    error: `${codes[codes.length - 1] ?? 'error'}: ${last?.message || first?.message || 'connection failed'}`.slice(
+      0,
+      500,
+    ),
+  };
 }
 
 /** One connection whose socket goes only to addresses the guarded lookup validated. */
@@ -229,7 +254,12 @@ function pooledPostAgent(resolver: Resolver, allowListed: boolean, timeoutMs: nu
  * destination or receiver failures: the outcome is in the result. 2xx is success; anything else
  * (including 3xx, which is not followed) is an `http_status` failure.
  */
-export async function postGuarded(rawUrl: string, body: string, headers: Record<string, string>, opts: PostOptions): Promise<OutboundResult> {
+export async function postGuarded(
+  rawUrl: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: PostOptions,
+): Promise<OutboundResult> {
   const started = performance.now();
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxBytes = opts.maxExcerptBytes ?? 1024;
@@ -239,7 +269,14 @@ export async function postGuarded(rawUrl: string, body: string, headers: Record<
     checked = checkDestination(rawUrl, opts);
   } catch (err) {
     const e = err as DestinationError;
-    return { success: false, statusCode: null, durationMs: elapsed(), errorClass: e.code ?? 'invalid_url', error: e.message, responseExcerpt: null };
+    return {
+      success: false,
+      statusCode: null,
+      durationMs: elapsed(),
+      errorClass: e.code ?? 'invalid_url',
+      error: e.message,
+      responseExcerpt: null,
+    };
   }
   const controller = new AbortController();
   let timedOut = false;
@@ -273,11 +310,21 @@ export async function postGuarded(rawUrl: string, body: string, headers: Record<
       statusCode: res.statusCode,
       durationMs: elapsed(),
       errorClass: ok ? null : 'http_status',
-      error: ok ? null : res.statusCode >= 300 && res.statusCode < 400 ? `HTTP ${res.statusCode} (redirects are not followed)` : `HTTP ${res.statusCode}`,
+      error: ok
+        ? null
+        : res.statusCode >= 300 && res.statusCode < 400
+          ? `HTTP ${res.statusCode} (redirects are not followed)`
+          : `HTTP ${res.statusCode}`,
       responseExcerpt: excerpt || null,
     };
   } catch (err) {
-    return { success: false, statusCode, durationMs: elapsed(), ...classifyError(err, timedOut), responseExcerpt: null };
+    return {
+      success: false,
+      statusCode,
+      durationMs: elapsed(),
+      ...classifyError(err, timedOut),
+      responseExcerpt: null,
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -322,7 +369,15 @@ export async function getGuarded(rawUrl: string, opts: GetOptions): Promise<GetR
   const maxRedirects = opts.maxRedirects ?? 0;
   const elapsed = () => Math.round(performance.now() - started);
   const fail = (url: string, statusCode: number | null, errorClass: OutboundErrorClass, error: string): GetResult => ({
-    success: false, statusCode, durationMs: elapsed(), errorClass, error, url, contentType: null, body: null, truncated: false,
+    success: false,
+    statusCode,
+    durationMs: elapsed(),
+    errorClass,
+    error,
+    url,
+    contentType: null,
+    body: null,
+    truncated: false,
   });
   const controller = new AbortController();
   let timedOut = false;
@@ -357,7 +412,8 @@ export async function getGuarded(rawUrl: string, opts: GetOptions): Promise<GetR
           const location = res.headers.location;
           const next = typeof location === 'string' ? location : undefined;
           if (!next) return fail(current, statusCode, 'http_status', `HTTP ${statusCode} without a Location`);
-          if (hop >= maxRedirects) return fail(current, statusCode, 'http_status', `HTTP ${statusCode} (more than ${maxRedirects} redirects)`);
+          if (hop >= maxRedirects)
+            return fail(current, statusCode, 'http_status', `HTTP ${statusCode} (more than ${maxRedirects} redirects)`);
           current = new URL(next, checked.url).toString();
           continue;
         }

@@ -17,7 +17,12 @@ function queryInt(opts: { min: number; max: number; default?: number }) {
     .regex(/^[0-9]{1,9}$/, 'must be an integer')
     .transform(Number)
     .pipe(z.number().int().min(opts.min).max(opts.max));
-  const json = { type: 'integer', minimum: opts.min, maximum: opts.max, ...(opts.default === undefined ? {} : { default: opts.default }) };
+  const json = {
+    type: 'integer',
+    minimum: opts.min,
+    maximum: opts.max,
+    ...(opts.default === undefined ? {} : { default: opts.default }),
+  };
   return (opts.default === undefined ? digits : digits.default(opts.default)).meta({ jsonSchema: json });
 }
 
@@ -43,7 +48,10 @@ export const pageQuery = {
     .transform((c) => (c ? fromCursor(c) : undefined)),
 };
 
-export const toPageRequest = (q: { limit: number; cursor?: string }): PageRequest => ({ limit: q.limit, after: q.cursor });
+export const toPageRequest = (q: { limit: number; cursor?: string }): PageRequest => ({
+  limit: q.limit,
+  after: q.cursor,
+});
 
 /** Takes `limit + 1` fetched rows and returns the page plus the cursor of the next one. */
 export function page<T extends { id: string }, R>(rows: T[], limit: number, map: (row: T) => R) {
@@ -76,16 +84,29 @@ export const keysetQuery = z
 
 export type Keyset = { at: Date; id: string };
 
-export const toKeyset = (at: Date | string, id: string): string => `${new Date(at).getTime()}_${id.replace(/-/g, '').toLowerCase()}`;
+export const toKeyset = (at: Date | string, id: string): string =>
+  `${new Date(at).getTime()}_${id.replace(/-/g, '').toLowerCase()}`;
 
 /** Takes `limit + 1` rows ordered by (time, id) and returns the page plus the next keyset cursor. */
-export function keysetPage<T extends { id: string }, R>(rows: T[], limit: number, at: (row: T) => Date | string, map: (row: T) => R) {
+export function keysetPage<T extends { id: string }, R>(
+  rows: T[],
+  limit: number,
+  at: (row: T) => Date | string,
+  map: (row: T) => R,
+) {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items: items.map(map), next_cursor: rows.length > limit && last ? toKeyset(at(last), last.id) : null };
 }
 
-export const keysetPageSchema = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().regex(/^[0-9]{1,15}_[0-9a-f]{32}$/).nullable() });
+export const keysetPageSchema = <T extends z.ZodType>(item: T) =>
+  z.object({
+    items: z.array(item),
+    next_cursor: z
+      .string()
+      .regex(/^[0-9]{1,15}_[0-9a-f]{32}$/)
+      .nullable(),
+  });
 
 // ---------------------------------------------------------------------------------------------
 // The query of one page: the rows after the cursor, in the list's order, `limit + 1` of them (the
@@ -99,7 +120,10 @@ export type Order = 'asc' | 'desc';
  * descending, nothing on the first page) and pass `options` (or spread them next to others such as
  * `populate`): `orderBy: { id }` and `limit: limit + 1`.
  */
-export function keyset(p: { limit: number; after?: string }, order: Order = 'asc'): { where: { id?: { $gt: string } | { $lt: string } }; options: { orderBy: { id: Order }; limit: number } } {
+export function keyset(
+  p: { limit: number; after?: string },
+  order: Order = 'asc',
+): { where: { id?: { $gt: string } | { $lt: string } }; options: { orderBy: { id: Order }; limit: number } } {
   return {
     where: p.after ? { id: order === 'asc' ? { $gt: p.after } : { $lt: p.after } } : {},
     options: { orderBy: { id: order }, limit: p.limit + 1 },
@@ -114,11 +138,21 @@ export function keysetBy<K extends string>(
   by: K,
   p: { limit: number; after?: { at: Date; id: string } },
   order: Order = 'asc',
-): { where: { $or?: [Record<K, Record<string, Date>>, Record<K, Date> & { id: Record<string, string> }] }; options: { orderBy: Record<K | 'id', Order>; limit: number } } {
+): {
+  where: { $or?: [Record<K, Record<string, Date>>, Record<K, Date> & { id: Record<string, string> }] };
+  options: { orderBy: Record<K | 'id', Order>; limit: number };
+} {
   const op = order === 'asc' ? '$gt' : '$lt';
   const a = p.after;
   return {
-    where: a ? { $or: [{ [by]: { [op]: a.at } } as Record<K, Record<string, Date>>, { [by]: a.at, id: { [op]: a.id } } as Record<K, Date> & { id: Record<string, string> }] } : {},
+    where: a
+      ? {
+          $or: [
+            { [by]: { [op]: a.at } } as Record<K, Record<string, Date>>,
+            { [by]: a.at, id: { [op]: a.id } } as Record<K, Date> & { id: Record<string, string> },
+          ],
+        }
+      : {},
     options: { orderBy: { [by]: order, id: order } as Record<K | 'id', Order>, limit: p.limit + 1 },
   };
 }
@@ -129,12 +163,27 @@ export function keysetBy<K extends string>(
  * ` order by <column>[ desc] limit ?`; `params` are its values, in that order. With two columns
  * `[time, id]` the cursor is a Keyset, compared as a row: ` and (time, id) > (?, ?)`.
  */
-export function keysetSql(p: { limit: number; after?: string }, column: string, order?: Order): { sql: string; params: unknown[] };
-export function keysetSql(p: { limit: number; after?: Keyset }, columns: [string, string], order?: Order): { sql: string; params: unknown[] };
-export function keysetSql(p: { limit: number; after?: string | Keyset }, columns: string | [string, string], order: Order = 'asc'): { sql: string; params: unknown[] } {
+export function keysetSql(
+  p: { limit: number; after?: string },
+  column: string,
+  order?: Order,
+): { sql: string; params: unknown[] };
+export function keysetSql(
+  p: { limit: number; after?: Keyset },
+  columns: [string, string],
+  order?: Order,
+): { sql: string; params: unknown[] };
+export function keysetSql(
+  p: { limit: number; after?: string | Keyset },
+  columns: string | [string, string],
+  order: Order = 'asc',
+): { sql: string; params: unknown[] } {
   const cols = typeof columns === 'string' ? [columns] : columns;
   const after = !p.after ? [] : typeof p.after === 'string' ? [p.after] : [p.after.at, p.after.id];
   const row = (xs: string[]) => (xs.length === 1 ? xs[0] : `(${xs.join(', ')})`);
   const where = after.length ? ` and ${row(cols)} ${order === 'asc' ? '>' : '<'} ${row(cols.map(() => '?'))}` : '';
-  return { sql: `${where} order by ${cols.map((c) => (order === 'asc' ? c : `${c} desc`)).join(', ')} limit ?`, params: [...after, p.limit + 1] };
+  return {
+    sql: `${where} order by ${cols.map((c) => (order === 'asc' ? c : `${c} desc`)).join(', ')} limit ?`,
+    params: [...after, p.limit + 1],
+  };
 }

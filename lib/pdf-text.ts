@@ -70,7 +70,9 @@ export const loadPdfExtractor: PdfExtractorLoader = () => {
             verbosity: 0,
           });
         } catch (err) {
-          throw new PdfUnreadableError(`the PDF could not be opened: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+          throw new PdfUnreadableError(`the PDF could not be opened: ${(err as Error)?.message ?? String(err)}`, {
+            cause: err,
+          });
         }
         if (timedOut) {
           await pdf.destroy().catch(() => {});
@@ -87,7 +89,10 @@ export const loadPdfExtractor: PdfExtractorLoader = () => {
             items = (await page.getTextContent()).items as TextItemLike[];
             page.cleanup();
           } catch (err) {
-            throw new PdfUnreadableError(`page ${n} of the PDF could not be read: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+            throw new PdfUnreadableError(
+              `page ${n} of the PDF could not be read: ${(err as Error)?.message ?? String(err)}`,
+              { cause: err },
+            );
           }
           const text = items.map((i) => (i.str ?? '') + (i.hasEOL ? '\n' : '')).join('');
           parts.push(text);

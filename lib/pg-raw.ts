@@ -4,7 +4,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 
-const pgQuery = pg.Query as unknown as new (text: string, values: unknown[], callback: (err: Error | undefined, res: { rowCount: number | null }) => void) => unknown;
+const pgQuery = pg.Query as unknown as new (
+  text: string,
+  values: unknown[],
+  callback: (err: Error | undefined, res: { rowCount: number | null }) => void,
+) => unknown;
 
 export type PgClient = pg.ClientBase;
 
@@ -13,7 +17,8 @@ interface KnexClient {
   releaseConnection(c: PgClient): Promise<void>;
 }
 
-const knexClient = (em: EntityManager): KnexClient => (em.getConnection().getKnex() as unknown as { client: KnexClient }).client;
+const knexClient = (em: EntityManager): KnexClient =>
+  (em.getConnection().getKnex() as unknown as { client: KnexClient }).client;
 
 /** Runs `fn` on one pooled connection (outside any transaction of `em`). */
 export async function withPgClient<T>(em: EntityManager, fn: (c: PgClient) => Promise<T>): Promise<T> {
@@ -35,12 +40,15 @@ export async function withPgClient<T>(em: EntityManager, fn: (c: PgClient) => Pr
 export function copyFrom(c: PgClient, sql: string, data: Buffer | readonly Buffer[]): Promise<number> {
   const parts = Buffer.isBuffer(data) ? [data] : data;
   return new Promise<number>((resolve, reject) => {
-    const q = new pgQuery(sql, [], (err: Error | undefined, res: { rowCount: number | null }) => (err ? reject(err) : resolve(res.rowCount ?? 0))) as unknown as CopyQuery;
+    const q = new pgQuery(sql, [], (err: Error | undefined, res: { rowCount: number | null }) =>
+      err ? reject(err) : resolve(res.rowCount ?? 0),
+    ) as unknown as CopyQuery;
     q.values = undefined; // a simple-protocol statement (COPY takes no parameters)
     q.handleCopyInResponse = (connection) => {
       for (const part of parts) {
         // CopyData messages of at most 1 MiB: no single huge write to the socket.
-        for (let at = 0; at < part.length; at += COPY_MESSAGE_BYTES) connection.sendCopyFromChunk(part.subarray(at, at + COPY_MESSAGE_BYTES));
+        for (let at = 0; at < part.length; at += COPY_MESSAGE_BYTES)
+          connection.sendCopyFromChunk(part.subarray(at, at + COPY_MESSAGE_BYTES));
       }
       connection.endCopyFrom();
     };

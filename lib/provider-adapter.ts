@@ -16,14 +16,16 @@ export function absoluteUrl(env: string, raw: string): string {
 }
 
 /** An OAuth provider's variables (lib/config.ts); one without a configurable token URL omits it. */
-export type OAuthClientConfig = Pick<PartnerConfig, 'authorizeUrl' | 'clientId' | 'clientSecret' | 'scope'> & Partial<Pick<PartnerConfig, 'tokenUrl'>>;
+export type OAuthClientConfig = Pick<PartnerConfig, 'authorizeUrl' | 'clientId' | 'clientSecret' | 'scope'> &
+  Partial<Pick<PartnerConfig, 'tokenUrl'>>;
 
 /**
  * An OAuth provider's settings from its configuration; `env` names its variables (PARTNER →
  * PARTNER_BASE_URL, PARTNER_CLIENT_ID, ...). The client id and secret are required with a base URL.
  */
 export function oauthClientSettings(env: string, baseUrl: string, conf: OAuthClientConfig) {
-  if (!conf.clientId || !conf.clientSecret) throw new Error(`${env}_CLIENT_ID and ${env}_CLIENT_SECRET are required when ${env}_BASE_URL is set`);
+  if (!conf.clientId || !conf.clientSecret)
+    throw new Error(`${env}_CLIENT_ID and ${env}_CLIENT_SECRET are required when ${env}_BASE_URL is set`);
   const base = absoluteUrl(`${env}_BASE_URL`, baseUrl);
   const under = (path: string) => new URL(path, base.endsWith('/') ? base : `${base}/`).toString();
   return {

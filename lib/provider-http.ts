@@ -21,7 +21,8 @@ export interface HttpProviderOptions {
 
 const USER_AGENT = 'outreach-api-providers/1';
 
-export type ProviderErrorCode = 'auth' | 'rate_limited' | 'unavailable' | 'bad_response' | 'timeout' | 'invalid_request';
+export type ProviderErrorCode =
+  'auth' | 'rate_limited' | 'unavailable' | 'bad_response' | 'timeout' | 'invalid_request';
 
 /** Whether retrying the same call later may succeed. */
 export const RETRYABLE_CODES: ReadonlySet<ProviderErrorCode> = new Set(['rate_limited', 'unavailable', 'timeout']);
@@ -70,7 +71,11 @@ export class JsonHttpClient {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
     this.timeoutMs = opts.timeoutMs ?? 15_000;
     this.maxBytes = opts.maxResponseBytes ?? 4 * 1024 * 1024;
-    this.agent = new Agent({ connect: { timeout: this.timeoutMs }, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+    this.agent = new Agent({
+      connect: { timeout: this.timeoutMs },
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
   }
 
   /**
@@ -82,7 +87,14 @@ export class JsonHttpClient {
   async json(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    opts: { query?: URLSearchParams; body?: unknown; form?: URLSearchParams; signal?: AbortSignal; notFoundIsNull?: boolean; headers?: Record<string, string> } = {},
+    opts: {
+      query?: URLSearchParams;
+      body?: unknown;
+      form?: URLSearchParams;
+      signal?: AbortSignal;
+      notFoundIsNull?: boolean;
+      headers?: Record<string, string>;
+    } = {},
   ): Promise<unknown> {
     const url = new URL(path.replace(/^\//, ''), this.base);
     if (opts.query) url.search = opts.query.toString();
@@ -102,7 +114,12 @@ export class JsonHttpClient {
           ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(opts.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
         },
-        body: opts.form !== undefined ? opts.form.toString() : opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        body:
+          opts.form !== undefined
+            ? opts.form.toString()
+            : opts.body === undefined
+              ? undefined
+              : JSON.stringify(opts.body),
       });
     } catch (err) {
       throw this.transportError(err, opts.signal);
@@ -151,12 +168,15 @@ export class JsonHttpClient {
 
   private statusError(status: number, retryAfterHeader: string | string[] | undefined): ProviderError {
     const retryAfterSeconds = parseRetryAfter(Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader);
-    if (status === 401 || status === 403) return this.error('auth', `HTTP ${status}: the API key was refused`, { status });
+    if (status === 401 || status === 403)
+      return this.error('auth', `HTTP ${status}: the API key was refused`, { status });
     if (status === 429) return this.error('rate_limited', 'HTTP 429', { status, retryAfterSeconds });
     if (status === 408) return this.error('timeout', 'HTTP 408', { status });
     if (status >= 500) return this.error('unavailable', `HTTP ${status}`, { status, retryAfterSeconds });
-    if (status === 400 || status === 422) return this.error('invalid_request', `HTTP ${status}: the provider refused the query`, { status });
-    if (status >= 300 && status < 400) return this.error('bad_response', `HTTP ${status} (redirects are not followed)`, { status });
+    if (status === 400 || status === 422)
+      return this.error('invalid_request', `HTTP ${status}: the provider refused the query`, { status });
+    if (status >= 300 && status < 400)
+      return this.error('bad_response', `HTTP ${status} (redirects are not followed)`, { status });
     return this.error('bad_response', `HTTP ${status}`, { status });
   }
 
@@ -166,7 +186,8 @@ export class JsonHttpClient {
     const chain: unknown[] = [];
     for (let e = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) chain.push(e);
     const names = chain.map((e) => `${(e as Error)?.name ?? ''} ${(e as { code?: string })?.code ?? ''}`).join(' ');
-    if (/TimeoutError|TIMEOUT/.test(names)) return this.error('timeout', `no complete response within ${this.timeoutMs} ms`);
+    if (/TimeoutError|TIMEOUT/.test(names))
+      return this.error('timeout', `no complete response within ${this.timeoutMs} ms`);
     const code = (chain.find((e) => (e as { code?: string })?.code) as { code?: string } | undefined)?.code ?? 'error';
     return this.error('unavailable', `${code}: ${(err as Error)?.message ?? 'request failed'}`.slice(0, 300));
   }
@@ -179,19 +200,31 @@ export class JsonHttpClient {
   async stream(
     path: string,
     opts: { signal?: AbortSignal; maxBytes: number },
-  ): Promise<{ contentType: string | null; size: number | null; disposition: string | null; body: AsyncIterable<Buffer> }> {
+  ): Promise<{
+    contentType: string | null;
+    size: number | null;
+    disposition: string | null;
+    body: AsyncIterable<Buffer>;
+  }> {
     const url = new URL(path.replace(/^\//, ''), this.base);
     const headersDeadline = AbortSignal.timeout(this.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, headersDeadline]) : headersDeadline;
     let res: Awaited<ReturnType<typeof request>>;
     try {
-      res = await request(url, { method: 'GET', dispatcher: this.agent, signal, headers: { authorization: `Bearer ${this.opts.apiKey}`, 'user-agent': USER_AGENT } });
+      res = await request(url, {
+        method: 'GET',
+        dispatcher: this.agent,
+        signal,
+        headers: { authorization: `Bearer ${this.opts.apiKey}`, 'user-agent': USER_AGENT },
+      });
     } catch (err) {
       throw this.transportError(err, opts.signal);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
       await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
-      throw res.statusCode === 404 ? this.error('invalid_request', 'HTTP 404: not found', { status: 404 }) : this.statusError(res.statusCode, res.headers['retry-after']);
+      throw res.statusCode === 404
+        ? this.error('invalid_request', 'HTTP 404: not found', { status: 404 })
+        : this.statusError(res.statusCode, res.headers['retry-after']);
     }
     const header = (name: string) => {
       const v = res.headers[name];
@@ -217,7 +250,12 @@ export class JsonHttpClient {
         yield chunk as Buffer;
       }
     }
-    return { contentType: header('content-type'), size: Number.isFinite(declared) ? declared : null, disposition: header('content-disposition'), body: capped() };
+    return {
+      contentType: header('content-type'),
+      size: Number.isFinite(declared) ? declared : null,
+      disposition: header('content-disposition'),
+      body: capped(),
+    };
   }
 
   /** An error of this client's provider (for adapters validating what they read). */
@@ -247,11 +285,18 @@ export function splitName(full: string): { firstName: string | null; lastName: s
 }
 
 /** Validates a provider's JSON against its wire schema; a mismatch is a bad_response naming the first problem. */
-export function parseWire<T extends z.ZodType>(client: Pick<JsonHttpClient, 'fail'>, schema: T, raw: unknown): z.infer<T> {
+export function parseWire<T extends z.ZodType>(
+  client: Pick<JsonHttpClient, 'fail'>,
+  schema: T,
+  raw: unknown,
+): z.infer<T> {
   const r = schema.safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw client.fail('bad_response', `unexpected response shape at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw client.fail(
+      'bad_response',
+      `unexpected response shape at ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
   }
   return r.data;
 }

@@ -24,7 +24,11 @@ export function clip(value: string | null | undefined, max: number): string | nu
 }
 
 /** A nullable wire string of free text: clipped, blank → null. */
-export const wireText = (max: number) => z.string().nullish().transform((v) => clip(v, max));
+export const wireText = (max: number) =>
+  z
+    .string()
+    .nullish()
+    .transform((v) => clip(v, max));
 
 /** A nullable wire identifier: trimmed, and null when blank, longer than `max` or not `valid`. */
 export const wireIdentifier = (max: number, valid: (s: string) => boolean) =>
@@ -37,4 +41,3 @@ export const wireIdentifier = (max: number, valid: (s: string) => boolean) =>
     });
 
 export const isProfileUrl = (s: string) => normaliseProfileUrl(s) !== null;
-

@@ -63,7 +63,12 @@ export function createProviders(config: Config, orm: MikroORM): ProviderBundle {
       return once('enrichment', () => createEnrichment(config.enrichment, config.sources.corpus));
     },
     get connector() {
-      return once('connector', () => createConnector(config.connector, config.sources.corpus, orm, { encryptionKey: config.encryptionKey, allowHosts: config.outboundAllowHosts }));
+      return once('connector', () =>
+        createConnector(config.connector, config.sources.corpus, orm, {
+          encryptionKey: config.encryptionKey,
+          allowHosts: config.outboundAllowHosts,
+        }),
+      );
     },
     get booking() {
       return once('booking', () => createBookingProviders(config.booking, config.publicBaseUrl));

@@ -51,9 +51,22 @@ export interface RateLimiter {
   check(key: string, limit: number, periodMs: number): Promise<RateDecision>;
 }
 
-function decision(allowed: boolean, limit: number, remaining: number, untilOldestExpires: number, degraded: boolean): RateDecision {
+function decision(
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  untilOldestExpires: number,
+  degraded: boolean,
+): RateDecision {
   const reset = Math.max(0, Math.ceil(untilOldestExpires / 1000));
-  return { allowed, limit, remaining: Math.max(0, remaining), retryAfter: allowed ? 0 : Math.max(1, reset), reset, degraded };
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, remaining),
+    retryAfter: allowed ? 0 : Math.max(1, reset),
+    reset,
+    degraded,
+  };
 }
 
 /** The in-memory twin of the Lua script, used while Redis is down. Bounded in keys. */
@@ -81,7 +94,10 @@ interface Pending {
 /** At most this many checks of one key share a script call (its ZADD arguments stay small). */
 const MAX_COALESCED = 256;
 
-type WindowPipeline = { slidingWindowN(key: string, period: number, limit: number, n: number, prefix: string, seq: number): void; exec(): Promise<[Error | null, unknown][] | null> };
+type WindowPipeline = {
+  slidingWindowN(key: string, period: number, limit: number, n: number, prefix: string, seq: number): void;
+  exec(): Promise<[Error | null, unknown][] | null>;
+};
 
 export function createRateLimiter(redis: Redis, onDegraded: (err: unknown) => void = () => {}): RateLimiter {
   const memory = new MemoryWindow();

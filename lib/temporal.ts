@@ -1,10 +1,22 @@
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionLike, type ConnectionOptions } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type ConnectionLike,
+  type ConnectionOptions,
+} from '@temporalio/client';
 import type { Config } from './config.js';
 
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 
 // Calls that wait on the server by design (a workflow's result, an update's outcome): no deadline of ours.
-const LONG_POLLS = new Set(['GetWorkflowExecutionHistory', 'PollWorkflowExecutionUpdate', 'UpdateWorkflowExecution', 'ExecuteMultiOperation']);
+const LONG_POLLS = new Set([
+  'GetWorkflowExecutionHistory',
+  'PollWorkflowExecutionUpdate',
+  'UpdateWorkflowExecution',
+  'ExecuteMultiOperation',
+]);
 
 /**
  * The SDK's retry interceptor (transient statuses, exponential backoff), bounded in time: a call with
@@ -58,28 +70,43 @@ export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'AppId', 'JobKind'];
  * server (dev server, compose, production) can run and filter our jobs. Servers that cannot register
  * them (the Java test server) only get a warning.
  */
-export async function ensureSearchAttributes(connection: Pick<ConnectionLike, 'operatorService'>, namespace: string, warn: (msg: string) => void): Promise<void> {
+export async function ensureSearchAttributes(
+  connection: Pick<ConnectionLike, 'operatorService'>,
+  namespace: string,
+  warn: (msg: string) => void,
+): Promise<void> {
   try {
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = SEARCH_ATTRIBUTES.filter((name) => !(name in (customAttributes ?? {})));
     if (!missing.length) return;
     const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((n) => [n, KEYWORD])) });
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((n) => [n, KEYWORD])),
+    });
   } catch (err) {
     const code = (err as { code?: number }).code;
     if (code === 6 /* ALREADY_EXISTS: registered meanwhile */) return;
     if (code !== 12 /* UNIMPLEMENTED */) throw err;
-    warn(`this Temporal server cannot register search attributes (${SEARCH_ATTRIBUTES.join(', ')}); jobs that set them will fail`);
+    warn(
+      `this Temporal server cannot register search attributes (${SEARCH_ATTRIBUTES.join(', ')}); jobs that set them will fail`,
+    );
   }
 }
 
 // gRPC status codes a busy or restarting Temporal frontend answers with; the call is safe to repeat.
 // CANCELLED is what a call cut by our own deadline while between retries reports (connectTemporal).
-const TRANSIENT_GRPC = new Set([1 /* CANCELLED */, 4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */]);
+const TRANSIENT_GRPC = new Set([
+  1 /* CANCELLED */, 4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */,
+]);
 
 /** The gRPC status code of a Temporal client error (the client wraps it in `cause`). */
 export function grpcCode(err: unknown): number | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    e = e.cause as typeof e, depth++
+  ) {
     if (typeof e.code === 'number') return e.code;
   }
   return undefined;
@@ -96,7 +123,10 @@ export function isTransientTemporal(err: unknown): boolean {
  * transient status (a loaded dev server times out a describe now and then). Other errors, and the
  * last transient one, are thrown.
  */
-export async function retryTransient<T>(fn: () => Promise<T>, opts: { attempts?: number; baseMs?: number } = {}): Promise<T> {
+export async function retryTransient<T>(
+  fn: () => Promise<T>,
+  opts: { attempts?: number; baseMs?: number } = {},
+): Promise<T> {
   const attempts = opts.attempts ?? 5;
   const baseMs = opts.baseMs ?? 250;
   for (let i = 1; ; i++) {

@@ -9,7 +9,12 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AnnouncementInputError, listForStaff, publishAnnouncement, unpublishAnnouncement } from '../domain/notifications/announcements.js';
+import {
+  AnnouncementInputError,
+  listForStaff,
+  publishAnnouncement,
+  unpublishAnnouncement,
+} from '../domain/notifications/announcements.js';
 import { removeIdea } from '../domain/ideas/ideas.js';
 import { PLAN_IDS } from '../domain/billing/plans.js';
 
@@ -71,7 +76,8 @@ export function parseAnnouncementCommand(argv: string[], fail: Fail): BoardComma
   const time = (k: string) => {
     const v = str(k);
     if (v === undefined) return undefined;
-    if (!ISO.test(v) || Number.isNaN(Date.parse(v))) throw fail(`--${k} must be an ISO 8601 date or time (e.g. 2026-12-01T09:00:00Z)`, 2);
+    if (!ISO.test(v) || Number.isNaN(Date.parse(v)))
+      throw fail(`--${k} must be an ISO 8601 date or time (e.g. 2026-12-01T09:00:00Z)`, 2);
     return new Date(v);
   };
   const id = () => {
@@ -84,7 +90,13 @@ export function parseAnnouncementCommand(argv: string[], fail: Fail): BoardComma
       const title = required('title');
       const body = required('body');
       const plansArg = str('plans');
-      const plans = !plansArg || plansArg === 'all' ? null : plansArg.split(',').map((p) => p.trim()).filter(Boolean);
+      const plans =
+        !plansArg || plansArg === 'all'
+          ? null
+          : plansArg
+              .split(',')
+              .map((p) => p.trim())
+              .filter(Boolean);
       const startsAt = time('starts-at');
       const endsAt = time('ends-at');
       const by = str('by') ?? safeUser();
@@ -92,7 +104,16 @@ export function parseAnnouncementCommand(argv: string[], fail: Fail): BoardComma
         name: 'announce',
         run: async (em) => {
           try {
-            const newId = await publishAnnouncement(em, { title, body, ctaLabel: str('cta-label'), ctaUrl: str('cta-url'), plans, startsAt, endsAt, createdBy: by });
+            const newId = await publishAnnouncement(em, {
+              title,
+              body,
+              ctaLabel: str('cta-label'),
+              ctaUrl: str('cta-url'),
+              plans,
+              startsAt,
+              endsAt,
+              createdBy: by,
+            });
             const [a] = (await listForStaff(em, { all: true, limit: 1 })).filter((x) => x.id === newId);
             return `announcement ${newId}: ${a?.status ?? 'published'} for ${plans ? plans.join(', ') : 'every plan'}, from ${fmt(a?.starts_at ?? startsAt ?? null)} until ${endsAt ? fmt(endsAt) : 'unpublished'}`;
           } catch (err) {
@@ -108,7 +129,10 @@ export function parseAnnouncementCommand(argv: string[], fail: Fail): BoardComma
         name: 'announcements',
         run: async (em) => {
           const rows = await listForStaff(em, { all });
-          if (!rows.length) return all ? 'no announcements' : 'no live or scheduled announcements (--all shows ended and unpublished ones)';
+          if (!rows.length)
+            return all
+              ? 'no announcements'
+              : 'no live or scheduled announcements (--all shows ended and unpublished ones)';
           return rows
             .map(
               (a) =>

@@ -21,7 +21,13 @@ import { SUBSCRIPTION_STATUSES, type SubscriptionStatus } from '../db/entities/S
 import { seedDemo } from '../domain/demo/seed.js';
 import { grantCredits, creditBalance } from '../domain/billing/credits.js';
 import { PLAN_IDS, isPlanId, setPlan } from '../domain/billing/plans.js';
-import { sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect } from '../lib/connectors/index.js';
+import {
+  sandboxAcceptInvitation,
+  sandboxDisconnect,
+  sandboxInjectMessage,
+  sandboxOpenMessage,
+  sandboxReconnect,
+} from '../lib/connectors/index.js';
 import { ANNOUNCEMENT_USAGE, parseAnnouncementCommand, type BoardCommand } from './admin-announcements.js';
 
 const USAGE = `usage: npm run admin -- <command>
@@ -36,7 +42,10 @@ const USAGE = `usage: npm run admin -- <command>
 ${ANNOUNCEMENT_USAGE}`;
 
 class Failure extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -116,9 +125,16 @@ function parse(argv: string[]): Command {
       return { name: 'set-plan', email: email(), plan: values.plan, status: values.status };
     case 'grant-credits': {
       const amount = Number(values.amount);
-      if (!values.amount || !Number.isSafeInteger(amount) || amount <= 0) throw new Failure('--amount must be a positive integer', 2);
+      if (!values.amount || !Number.isSafeInteger(amount) || amount <= 0)
+        throw new Failure('--amount must be a positive integer', 2);
       if (!values.reason?.trim()) throw new Failure('--reason is required', 2);
-      return { name: 'grant-credits', email: email(), amount, reason: values.reason.trim(), beta: values.beta ?? false };
+      return {
+        name: 'grant-credits',
+        email: email(),
+        amount,
+        reason: values.reason.trim(),
+        beta: values.beta ?? false,
+      };
     }
     case 'seed-demo':
       return { name: 'seed-demo' };
@@ -127,7 +143,13 @@ function parse(argv: string[]): Command {
     case 'sandbox-reconnect':
       return { name: command, account: required('account') };
     case 'sandbox-inject-message':
-      return { name: command, account: required('account'), from: required('from'), body: required('body'), thread: values.thread?.trim() || undefined };
+      return {
+        name: command,
+        account: required('account'),
+        from: required('from'),
+        body: required('body'),
+        thread: values.thread?.trim() || undefined,
+      };
     case 'sandbox-accept-invitation':
       return { name: command, invitation: required('invitation') };
     case 'sandbox-open-message':
@@ -144,7 +166,8 @@ function parse(argv: string[]): Command {
 
 async function run(em: EntityManager, cmd: Command): Promise<string> {
   if ('run' in cmd) return cmd.run(em);
-  if (cmd.name.startsWith('sandbox-') && loadConfig().connector.baseUrl) throw new Failure('sandbox commands need the sandbox network (CONNECTOR_BASE_URL is set)');
+  if (cmd.name.startsWith('sandbox-') && loadConfig().connector.baseUrl)
+    throw new Failure('sandbox commands need the sandbox network (CONNECTOR_BASE_URL is set)');
   switch (cmd.name) {
     case 'set-plan': {
       if (!isPlanId(cmd.plan)) throw new Failure(`unknown plan "${cmd.plan}"; plans: ${PLAN_IDS.join(', ')}`);
@@ -152,12 +175,17 @@ async function run(em: EntityManager, cmd: Command): Promise<string> {
         throw new Failure(`unknown status "${cmd.status}"; statuses: ${SUBSCRIPTION_STATUSES.join(', ')}`);
       }
       const { email, workspaceId } = await workspaceOf(em, cmd.email);
-      const { subscription, creditsGranted } = await setPlan(em, workspaceId, cmd.plan, { status: cmd.status as SubscriptionStatus | undefined });
+      const { subscription, creditsGranted } = await setPlan(em, workspaceId, cmd.plan, {
+        status: cmd.status as SubscriptionStatus | undefined,
+      });
       return `${email}: plan ${subscription.plan}, status ${subscription.status}, credits granted ${creditsGranted}, balance ${await creditBalance(em, workspaceId)}`;
     }
     case 'grant-credits': {
       const { email, workspaceId } = await workspaceOf(em, cmd.email);
-      const r = await grantCredits(em, workspaceId, cmd.amount, { reason: cmd.reason, source: cmd.beta ? 'beta_reward' : 'admin' });
+      const r = await grantCredits(em, workspaceId, cmd.amount, {
+        reason: cmd.reason,
+        source: cmd.beta ? 'beta_reward' : 'admin',
+      });
       return `${email}: granted ${cmd.amount} credits (${cmd.beta ? 'beta reward' : 'support'}), balance ${r.balance}`;
     }
     case 'seed-demo': {
@@ -207,7 +235,9 @@ try {
 }
 // Without DATABASE_URL the embedded stack is brought up (and stopped again if this run started it),
 // so the CLI works on a fresh machine as documented.
-const stack = process.env.DATABASE_URL ? undefined : (await stackWithSchema((msg) => console.error(`[admin] ${msg}`))).stack;
+const stack = process.env.DATABASE_URL
+  ? undefined
+  : (await stackWithSchema((msg) => console.error(`[admin] ${msg}`))).stack;
 const orm = await openOrm(stack?.databaseUrl ?? loadConfig().databaseUrl);
 let exitCode = 0;
 try {

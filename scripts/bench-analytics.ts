@@ -14,7 +14,11 @@ const ACTIONS = Number(process.env.BENCH_ACTIONS ?? 600_000);
 const DISCOVERED = Number(process.env.BENCH_DISCOVERED ?? 200_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const LEADS = Math.ceil(ACTIONS / 3 / 6);
-const { stack, log } = await benchStack('analytics', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_analytics', redisDb: 4 }, { env: { RATE_LIMIT_DEFAULT_PER_MINUTE: '1000000' } });
+const { stack, log } = await benchStack(
+  'analytics',
+  { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_analytics', redisDb: 4 },
+  { env: { RATE_LIMIT_DEFAULT_PER_MINUTE: '1000000' } },
+);
 
 const { createApp: createProduct } = await import('../domain/apps/apps.js');
 const { rollupAnalytics } = await import('../domain/analytics/rollup.js');
@@ -30,9 +34,12 @@ try {
   const ws = actor.workspaceId;
   const app2 = await createProduct(em, actor, { name: 'Bench product 2' });
   const t0 = performance.now();
-  log(`seeding: ${LEADS} leads, 6 campaigns × 3 steps (the first an A/B test), ${ACTIONS} sends, ${DISCOVERED} discovered leads`);
+  log(
+    `seeding: ${LEADS} leads, 6 campaigns × 3 steps (the first an A/B test), ${ACTIONS} sends, ${DISCOVERED} discovered leads`,
+  );
   // A random moment of the last year, for row i (deterministic per row and salt).
-  const when = (expr: string, salt: number) => `now() - (((hashtext(${expr}::text || '${salt}') & 2147483647) % 31536000) * interval '1 second')`;
+  const when = (expr: string, salt: number) =>
+    `now() - (((hashtext(${expr}::text || '${salt}') & 2147483647) % 31536000) * interval '1 second')`;
   await em.execute(
     `with l as (insert into lead_lists (id, workspace_id, app_id, name, created_at, updated_at) values (gen_random_uuid(), ?, ?, 'Bench analytics', now(), now()) returning id),
           c as (insert into contacts (id, workspace_id, created_at, updated_at) select gen_random_uuid(), ?, now(), now() from generate_series(1, ?) returning id)
@@ -76,7 +83,10 @@ try {
       where e.workspace_id = ?`,
     [ws, ws],
   );
-  await em.execute(`update enrollments e set replied_at = r.first from (select enrollment_id, min(replied_at) as first from scheduled_actions where workspace_id = ? and replied_at is not null group by 1) r where e.id = r.enrollment_id`, [ws]);
+  await em.execute(
+    `update enrollments e set replied_at = r.first from (select enrollment_id, min(replied_at) as first from scheduled_actions where workspace_id = ? and replied_at is not null group by 1) r where e.id = r.enrollment_id`,
+    [ws],
+  );
   log(`actions written (${secs(t0)} s)`);
   await em.execute(
     `insert into discovery_agents (id, workspace_id, app_id, name, status, created_at, updated_at)
@@ -97,7 +107,17 @@ try {
        from (select * from leads where workspace_id = ? limit 2000) l cross join lateral (select ${when('l.id', 3)} as at) x`,
     [ws, ws],
   );
-  const [counts] = await em.execute<{ actions: number; opened: number; replied: number; enrollments: number; discovered: number; reviewed: number; meetings: number }[]>(
+  const [counts] = await em.execute<
+    {
+      actions: number;
+      opened: number;
+      replied: number;
+      enrollments: number;
+      discovered: number;
+      reviewed: number;
+      meetings: number;
+    }[]
+  >(
     `select (select count(*) from scheduled_actions where workspace_id = ?)::int as actions, (select count(*) from scheduled_actions where workspace_id = ? and opened_at is not null)::int as opened,
             (select count(*) from scheduled_actions where workspace_id = ? and replied_at is not null)::int as replied, (select count(*) from enrollments where workspace_id = ?)::int as enrollments,
             (select count(*) from discovered_leads where workspace_id = ?)::int as discovered, (select count(*) from discovered_leads where workspace_id = ? and reviewed_at is not null)::int as reviewed,
@@ -109,18 +129,33 @@ try {
   await em.execute('analyze');
 
   const t1 = performance.now();
-  const rolled = await rollupAnalytics(em, { from: new Date(Date.now() - 367 * 86_400_000), to: new Date(Date.now() + 3_600_000), workspaceId: ws });
+  const rolled = await rollupAnalytics(em, {
+    from: new Date(Date.now() - 367 * 86_400_000),
+    to: new Date(Date.now() + 3_600_000),
+    workspaceId: ws,
+  });
   const rollupSeconds = secs(t1);
   const [sizes] = await em.execute<{ hours: number; days: number; series: number; products: number }[]>(
     `select (select count(*) from analytics_hours where workspace_id = ?)::int as hours, (select count(*) from analytics_days where workspace_id = ?)::int as days,
             (select count(*) from analytics_series_hours where workspace_id = ?)::int as series, (select count(*) from analytics_app_hours where workspace_id = ?)::int as products`,
     [ws, ws, ws, ws],
   );
-  for (const t of ['analytics_hours', 'analytics_days', 'analytics_series_hours', 'analytics_app_hours']) await em.execute(`analyze ${t}`);
+  for (const t of ['analytics_hours', 'analytics_days', 'analytics_series_hours', 'analytics_app_hours'])
+    await em.execute(`analyze ${t}`);
   log(`rollup of ${rolled.hours} hours: ${rolled.rows} hour rows in ${rollupSeconds} s`);
 
-  const campaigns = (await em.execute<{ id: string }[]>(`select id from campaigns where workspace_id = ? order by id`, [ws])).map((c) => c.id);
-  const zones = ['UTC', 'America/New_York', 'Europe/Paris', 'Asia/Tokyo', 'Australia/Sydney', 'America/Los_Angeles', 'Asia/Kolkata'];
+  const campaigns = (
+    await em.execute<{ id: string }[]>(`select id from campaigns where workspace_id = ? order by id`, [ws])
+  ).map((c) => c.id);
+  const zones = [
+    'UTC',
+    'America/New_York',
+    'Europe/Paris',
+    'Asia/Tokyo',
+    'Australia/Sydney',
+    'America/Los_Angeles',
+    'Asia/Kolkata',
+  ];
   let seed = 42;
   const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
   const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
@@ -135,10 +170,13 @@ try {
       const span = i % 4 === 0 ? 366 : 1 + rand(366);
       const end = rand(367 - span);
       const tz = zones[rand(zones.length)]!;
-      const params = new URLSearchParams(route === 'daily-overview' ? { date: day(end), tz } : { from: day(end + span - 1), to: day(end), tz });
+      const params = new URLSearchParams(
+        route === 'daily-overview' ? { date: day(end), tz } : { from: day(end + span - 1), to: day(end), tz },
+      );
       const filter = rand(4);
       if (filter === 1) params.set('app_id', app.id);
-      if (filter === 2 && !['funnel', 'signals', 'sources'].includes(route)) params.set('campaign_id', campaigns[rand(campaigns.length)]!);
+      if (filter === 2 && !['funnel', 'signals', 'sources'].includes(route))
+        params.set('campaign_id', campaigns[rand(campaigns.length)]!);
       const t = performance.now();
       const res = await fetch(`${base}/api/analytics/${route}?${params}`, { headers });
       await res.arrayBuffer();
@@ -152,13 +190,23 @@ try {
     log(`${route}: p95 ${q(0.95).toFixed(1)} ms`);
   }
 
-  console.log(`bench:analytics — ${events.toLocaleString('en')} events over a year in one workspace (seeded in ${secs(t0)} s)`);
+  console.log(
+    `bench:analytics — ${events.toLocaleString('en')} events over a year in one workspace (seeded in ${secs(t0)} s)`,
+  );
   console.log(`  ${JSON.stringify(counts)}`);
-  console.log(`  rollup of the year: ${rollupSeconds} s → ${sizes!.hours.toLocaleString('en')} hour rows, ${sizes!.days.toLocaleString('en')} day rows, ${sizes!.series.toLocaleString('en')} campaign-series and ${sizes!.products.toLocaleString('en')} product-series rows`);
-  console.log(`  ${REQUESTS} requests per route over HTTP, one at a time, ranges 1–366 days (a quarter a whole year), 7 time zones, filters by product/campaign`);
-  console.log(`  machine: ${cpus().length} cores, load average ${loadBefore.toFixed(1)} before the requests, ${loadavg()[0]!.toFixed(1)} after (figures grow with other load)`);
+  console.log(
+    `  rollup of the year: ${rollupSeconds} s → ${sizes!.hours.toLocaleString('en')} hour rows, ${sizes!.days.toLocaleString('en')} day rows, ${sizes!.series.toLocaleString('en')} campaign-series and ${sizes!.products.toLocaleString('en')} product-series rows`,
+  );
+  console.log(
+    `  ${REQUESTS} requests per route over HTTP, one at a time, ranges 1–366 days (a quarter a whole year), 7 time zones, filters by product/campaign`,
+  );
+  console.log(
+    `  machine: ${cpus().length} cores, load average ${loadBefore.toFixed(1)} before the requests, ${loadavg()[0]!.toFixed(1)} after (figures grow with other load)`,
+  );
   for (const r of results) {
-    console.log(`  GET /api/analytics/${r.route.padEnd(15)} p50 ${r.p50.toFixed(1).padStart(6)} ms   p95 ${r.p95.toFixed(1).padStart(6)} ms   max ${r.max.toFixed(1).padStart(6)} ms   (goal p95 ≤ 100 ms: ${r.p95 <= 100 ? 'met' : 'MISSED'})`);
+    console.log(
+      `  GET /api/analytics/${r.route.padEnd(15)} p50 ${r.p50.toFixed(1).padStart(6)} ms   p95 ${r.p95.toFixed(1).padStart(6)} ms   max ${r.max.toFixed(1).padStart(6)} ms   (goal p95 ≤ 100 ms: ${r.p95 <= 100 ? 'met' : 'MISSED'})`,
+    );
   }
 } finally {
   await dropBenchOwner(services.orm.em.fork() as EntityManager, benchUser, log);

@@ -31,7 +31,10 @@ const GOAL_RATIO = 30;
 
 if (!process.argv.includes('--no-build')) {
   log('npm run build');
-  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
@@ -53,10 +56,15 @@ const apiEnv = {
 const children: ChildProcess[] = [];
 // Access logs go to /dev/null: written (as in production) but not kept.
 // BENCH_PROFILE=1 writes a V8 CPU profile of the API to .data/profiles/ (open it in Chrome DevTools).
-const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(repoRoot, '.data/profiles')}`] : [];
+const profile =
+  process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(repoRoot, '.data/profiles')}`] : [];
 // The production image's NODE_OPTIONS (Dockerfile), unless BENCH_NODE_FLAGS says otherwise.
 const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
-const api = spawn(process.execPath, [...profile, ...nodeFlags, join(repoRoot, 'dist/api/server.js')], { cwd: repoRoot, env: apiEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+const api = spawn(process.execPath, [...profile, ...nodeFlags, join(repoRoot, 'dist/api/server.js')], {
+  cwd: repoRoot,
+  env: apiEnv,
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 children.push(api);
 const base = `http://127.0.0.1:${apiPort}`;
 
@@ -69,7 +77,12 @@ function startHog(maxSeconds: number): { what: string; stop: () => Promise<void>
   const stressNg = spawnSync('which', ['stress-ng']).status === 0;
   const burn = `const end = Date.now() + ${maxSeconds * 1000}; for (;;) { const t = Date.now(); if (t > end) process.exit(0); while (Date.now() - t < 60); const s = Date.now() + 40; while (Date.now() < s) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 40); }`;
   const procs = stressNg
-    ? [spawn('stress-ng', ['--cpu', '2', '--cpu-load', '60', '--timeout', `${maxSeconds}s`, '--quiet'], { detached: true, stdio: 'ignore' })]
+    ? [
+        spawn('stress-ng', ['--cpu', '2', '--cpu-load', '60', '--timeout', `${maxSeconds}s`, '--quiet'], {
+          detached: true,
+          stdio: 'ignore',
+        }),
+      ]
     : [0, 1].map(() => spawn(process.execPath, ['-e', burn], { detached: true, stdio: 'ignore' }));
   return {
     what: stressNg ? 'stress-ng --cpu 2 --cpu-load 60' : '2 node busy loops at 60 %',
@@ -99,7 +112,10 @@ async function stopAll(): Promise<void> {
 async function json(method: string, path: string, token?: string, body?: unknown): Promise<any> {
   const r = await fetch(base + path, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await r.text();
@@ -150,7 +166,11 @@ const redis = new Redis(env.REDIS_URL!);
 
 const redisServerPid = redisPid(env.REDIS_URL!);
 
-async function load(url: string, token: string | undefined, opts: { seconds: number; rate?: number; connections?: number; pid?: number }): Promise<Run> {
+async function load(
+  url: string,
+  token: string | undefined,
+  opts: { seconds: number; rate?: number; connections?: number; pid?: number },
+): Promise<Run> {
   await redis.flushdb();
   const cpu0 = { server: cpuMs(opts.pid), redis: cpuMs(redisServerPid), client: process.cpuUsage() };
   const r = await autocannon({
@@ -162,8 +182,20 @@ async function load(url: string, token: string | undefined, opts: { seconds: num
   });
   const n = Math.max(1, r.requests.total);
   const client = process.cpuUsage(cpu0.client);
-  const cpu = { server: (cpuMs(opts.pid) - cpu0.server) / n, redis: (cpuMs(redisServerPid) - cpu0.redis) / n, client: (client.user + client.system) / 1000 / n };
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total, cpu };
+  const cpu = {
+    server: (cpuMs(opts.pid) - cpu0.server) / n,
+    redis: (cpuMs(redisServerPid) - cpu0.redis) / n,
+    client: (client.user + client.system) / 1000 / n,
+  };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    total: r.requests.total,
+    cpu,
+  };
 }
 
 async function transactions(databaseUrl: string): Promise<number> {
@@ -171,7 +203,9 @@ async function transactions(databaseUrl: string): Promise<number> {
   await c.connect();
   try {
     const db = new URL(databaseUrl).pathname.slice(1);
-    const { rows } = await c.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = $1', [db]);
+    const { rows } = await c.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = $1', [
+      db,
+    ]);
     return Number(rows[0].n);
   } finally {
     await c.end();
@@ -189,20 +223,34 @@ async function lookupCounts(): Promise<Record<string, number>> {
 const us = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms * 1000)} µs` : '?');
 const fmt = (r: Run) =>
   `${Math.round(r.rps).toLocaleString('en-US')} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} errors, ${r.non2xx} non-2xx of ${r.total}` +
-  (r.cpu ? `; CPU per request: server ${us(r.cpu.server)}, Redis ${us(r.cpu.redis)}, autocannon ${us(r.cpu.client)}` : '');
+  (r.cpu
+    ? `; CPU per request: server ${us(r.cpu.server)}, Redis ${us(r.cpu.redis)}, autocannon ${us(r.cpu.client)}`
+    : '');
 
 try {
   await waitFor('the API', async () => (await fetch(`${base}/healthz`)).ok, 60_000);
   const email = `bench-${Date.now()}@example.test`;
-  const signup = await json('POST', '/api/auth/signup', undefined, { email, password: 'bench password 1', name: 'Bench User' });
+  const signup = await json('POST', '/api/auth/signup', undefined, {
+    email,
+    password: 'bench password 1',
+    name: 'Bench User',
+  });
   const pat = (await json('POST', '/api/users/me/api-tokens', signup.access_token, { name: 'bench' })).token as string;
-  for (let i = 0; i < 20; i++) await json('POST', '/api/webhooks/outbound', pat, { url: `http://127.0.0.1:9/hook-${i}`, events: ['lead.discovered'] });
+  for (let i = 0; i < 20; i++)
+    await json('POST', '/api/webhooks/outbound', pat, {
+      url: `http://127.0.0.1:9/hook-${i}`,
+      events: ['lead.discovered'],
+    });
   const me = JSON.stringify(await json('GET', '/api/users/me', pat));
 
   // The ceiling: a bare Koa app in its own process, answering the same bytes.
   const bareSrc = `import Koa from 'koa'; const body = ${JSON.stringify(me)}; const app = new Koa();
 app.use((ctx) => { ctx.type = 'application/json'; ctx.body = body; }); app.listen(${barePort}, '127.0.0.1');`;
-  const bare = spawn(process.execPath, ['--input-type=module', '-e', bareSrc], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } });
+  const bare = spawn(process.execPath, ['--input-type=module', '-e', bareSrc], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   children.push(bare);
   const bareUrl = `http://127.0.0.1:${barePort}/api/users/me`;
   await waitFor('the bare Koa app', async () => (await fetch(bareUrl)).ok, 30_000);
@@ -227,7 +275,13 @@ app.use((ctx) => { ctx.type = 'application/json'; ctx.body = body; }); app.liste
     log(`under contention (${hog.what}): API and bare Koa alternating, 2 × ${half} s each`);
     await new Promise((r) => setTimeout(r, 1000));
     const runs: Run[] = [];
-    for (let i = 0; i < 4; i++) runs.push(await load(i % 2 === 0 ? `${base}/api/users/me` : bareUrl, i % 2 === 0 ? pat : undefined, { seconds: half, pid: i % 2 === 0 ? api.pid : bare.pid }));
+    for (let i = 0; i < 4; i++)
+      runs.push(
+        await load(i % 2 === 0 ? `${base}/api/users/me` : bareUrl, i % 2 === 0 ? pat : undefined, {
+          seconds: half,
+          pid: i % 2 === 0 ? api.pid : bare.pid,
+        }),
+      );
     const what = hog.what;
     await hog.stop();
     hog = undefined;
@@ -239,7 +293,14 @@ app.use((ctx) => { ctx.type = 'application/json'; ctx.body = body; }); app.liste
       errors: a.errors + b.errors,
       non2xx: a.non2xx + b.non2xx,
       total: a.total + b.total,
-      cpu: a.cpu && b.cpu ? { server: avg(a.cpu.server, b.cpu.server, a, b), redis: avg(a.cpu.redis, b.cpu.redis, a, b), client: avg(a.cpu.client, b.cpu.client, a, b) } : undefined,
+      cpu:
+        a.cpu && b.cpu
+          ? {
+              server: avg(a.cpu.server, b.cpu.server, a, b),
+              redis: avg(a.cpu.redis, b.cpu.redis, a, b),
+              client: avg(a.cpu.client, b.cpu.client, a, b),
+            }
+          : undefined,
     });
     contended = { api: sum(runs[0], runs[2]), bare: sum(runs[1], runs[3]), what };
   }
@@ -263,16 +324,35 @@ app.use((ctx) => { ctx.type = 'application/json'; ctx.body = body; }); app.liste
   if (!QUICK) {
     const listSat = await load(`${base}/api/webhooks/outbound?limit=50`, pat, { seconds: SATURATION_S, pid: api.pid });
     log(`fixed ${FIXED_RATE} req/s for ${FIXED_S} s`);
-    const apiFixed = await load(`${base}/api/users/me`, pat, { seconds: FIXED_S, rate: FIXED_RATE, connections: 20, pid: api.pid });
-    const bareFixed = await load(bareUrl, undefined, { seconds: FIXED_S, rate: FIXED_RATE, connections: 20, pid: bare.pid });
-    const listFixed = await load(`${base}/api/webhooks/outbound?limit=50`, pat, { seconds: FIXED_S, rate: FIXED_RATE, connections: 20, pid: api.pid });
+    const apiFixed = await load(`${base}/api/users/me`, pat, {
+      seconds: FIXED_S,
+      rate: FIXED_RATE,
+      connections: 20,
+      pid: api.pid,
+    });
+    const bareFixed = await load(bareUrl, undefined, {
+      seconds: FIXED_S,
+      rate: FIXED_RATE,
+      connections: 20,
+      pid: bare.pid,
+    });
+    const listFixed = await load(`${base}/api/webhooks/outbound?limit=50`, pat, {
+      seconds: FIXED_S,
+      rate: FIXED_RATE,
+      connections: 20,
+      pid: api.pid,
+    });
 
     // Credential stuffing: 700 invalid bearer tokens from one IP, as fast as they come.
     const stuffBefore = await lookupCounts();
     const statuses = new Map<number, number>();
     for (let i = 0; i < 700; i += 50) {
       const batch = await Promise.all(
-        Array.from({ length: 50 }, (_, j) => fetch(`${base}/api/users/me`, { headers: { authorization: `Bearer pat_invalid${i + j}` } }).then((r) => r.status)),
+        Array.from({ length: 50 }, (_, j) =>
+          fetch(`${base}/api/users/me`, { headers: { authorization: `Bearer pat_invalid${i + j}` } }).then(
+            (r) => r.status,
+          ),
+        ),
       );
       for (const st of batch) statuses.set(st, (statuses.get(st) ?? 0) + 1);
     }

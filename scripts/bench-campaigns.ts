@@ -20,13 +20,28 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from '@temporalio/client';
-import { benchApiOwner, benchStack, cpuMeter, dropBenchOwner, memoryMb, postgresPids, seedCampaign, seedLeads, startApiAndBuiltWorker, workerPolling } from './bench-fixtures.js';
+import {
+  benchApiOwner,
+  benchStack,
+  cpuMeter,
+  dropBenchOwner,
+  memoryMb,
+  postgresPids,
+  seedCampaign,
+  seedLeads,
+  startApiAndBuiltWorker,
+  workerPolling,
+} from './bench-fixtures.js';
 import { isRunning, readPid } from './stack/processes.js';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 10_000);
 const INVITES_PER_DAY = 100; // the pro plan's maximum (domain/billing/plans.ts)
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? Math.ceil(LEADS / INVITES_PER_DAY));
-const { stack, env, taskQueue, log } = await benchStack('campaigns', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_campaigns', redisDb: 2 }, { build: true });
+const { stack, env, taskQueue, log } = await benchStack(
+  'campaigns',
+  { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_campaigns', redisDb: 2 },
+  { build: true },
+);
 
 const { createList } = await import('../domain/lists/lists.js');
 const { uuidv7 } = await import('../lib/ids.js');
@@ -34,7 +49,9 @@ const { uuidv7 } = await import('../lib/ids.js');
 const { services, base, worker, connection, close } = await startApiAndBuiltWorker(env);
 const client = new Client({ connection });
 let benchUser: string | undefined;
-const ALL_WEEK = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '00:00', end: '24:00' }]]));
+const ALL_WEEK = Object.fromEntries(
+  ['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '00:00', end: '24:00' }]]),
+);
 
 try {
   await workerPolling(connection, taskQueue);
@@ -57,7 +74,11 @@ try {
      select v.id, ?, 'network', 'Bench sender', 'UTC', '{"days":[1,2,3,4,5,6,7],"start":"00:00","end":"24:00"}', 'connected', 'sandbox', v.cid, ?::jsonb,
        0, 0, now(), now(), now()
      from json_to_recordset(?::json) as v(id uuid, cid text)`,
-    [ws, JSON.stringify({ invitation: { daily: INVITES_PER_DAY, weekly: INVITES_PER_DAY * 5 } }), JSON.stringify(accounts)],
+    [
+      ws,
+      JSON.stringify({ invitation: { daily: INVITES_PER_DAY, weekly: INVITES_PER_DAY * 5 } }),
+      JSON.stringify(accounts),
+    ],
   );
   const { campaignId } = await seedCampaign(em, {
     workspaceId: ws,
@@ -84,24 +105,35 @@ try {
     api: () => [process.pid],
   });
   const started = performance.now();
-  const res = await fetch(`${base}/api/campaigns/${campaignId}/enroll-list-contacts`, { method: 'POST', headers, body: JSON.stringify({ list_id: list.id, client_key: 'bench' }) });
+  const res = await fetch(`${base}/api/campaigns/${campaignId}/enroll-list-contacts`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ list_id: list.id, client_key: 'bench' }),
+  });
   const op = (await res.json()) as { operation_id: string; status: string };
   if (res.status !== 202) throw new Error(`HTTP ${res.status}: ${JSON.stringify(op)}`);
   let progress: { status: string; processed: number; enrolled: number; skipped: number } | undefined;
   for (;;) {
-    progress = (await (await fetch(`${base}/api/campaigns/${campaignId}/enroll-list-contacts/operations/${op.operation_id}`, { headers })).json()) as typeof progress;
+    progress = (await (
+      await fetch(`${base}/api/campaigns/${campaignId}/enroll-list-contacts/operations/${op.operation_id}`, { headers })
+    ).json()) as typeof progress;
     if (progress && ['completed', 'failed'].includes(progress.status)) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   const enrolledAt = performance.now();
   if (progress.status !== 'completed') throw new Error(`the enrollment ended ${progress.status}`);
-  log(`enrolled ${progress.enrolled} (skipped ${progress.skipped}) in ${((enrolledAt - started) / 1000).toFixed(2)} s; waiting for the invitations`);
+  log(
+    `enrolled ${progress.enrolled} (skipped ${progress.skipped}) in ${((enrolledAt - started) / 1000).toFixed(2)} s; waiting for the invitations`,
+  );
   const db = () => services.orm.em.fork();
   let executed = 0;
   let lastLog = 0;
   const timeoutMs = Number(process.env.BENCH_TIMEOUT_S ?? 900) * 1000;
   for (;;) {
-    [{ n: executed }] = await db().execute<{ n: number }[]>(`select count(*)::int as n from scheduled_actions where campaign_id = ? and state = 'executed'`, [campaignId]);
+    [{ n: executed }] = await db().execute<{ n: number }[]>(
+      `select count(*)::int as n from scheduled_actions where campaign_id = ? and state = 'executed'`,
+      [campaignId],
+    );
     if (executed >= progress.enrolled) break;
     if (performance.now() - started > timeoutMs) {
       log(`timeout: ${executed} executed`);
@@ -109,8 +141,13 @@ try {
     }
     if (performance.now() - lastLog > 5000) {
       lastLog = performance.now();
-      const states = await db().execute<{ state: string; n: number }[]>(`select state, count(*)::int as n from scheduled_actions where campaign_id = ? group by state`, [campaignId]);
-      log(`${((performance.now() - started) / 1000).toFixed(0)} s: ${states.map((s) => `${s.state} ${s.n}`).join(', ')}; worker RSS ${memoryMb(worker.pid!, 'VmRSS').toFixed(0)} MB`);
+      const states = await db().execute<{ state: string; n: number }[]>(
+        `select state, count(*)::int as n from scheduled_actions where campaign_id = ? group by state`,
+        [campaignId],
+      );
+      log(
+        `${((performance.now() - started) / 1000).toFixed(0)} s: ${states.map((s) => `${s.state} ${s.n}`).join(', ')}; worker RSS ${memoryMb(worker.pid!, 'VmRSS').toFixed(0)} MB`,
+      );
     }
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -124,32 +161,63 @@ try {
        from scheduled_actions a where a.campaign_id = ? and a.state = 'executed'`,
     [`{${accounts.map((a) => a.cid).join(',')}}`, campaignId],
   );
-  const sample = await db().execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? and status = 'completed' order by random() limit 20`, [campaignId]);
+  const sample = await db().execute<{ lead_id: string }[]>(
+    `select lead_id from enrollments where campaign_id = ? and status = 'completed' order by random() limit 20`,
+    [campaignId],
+  );
   const lengths: number[] = [];
-  for (const s of sample) lengths.push((await client.workflow.getHandle(`enrollment:${campaignId}:${s.lead_id}`).describe()).historyLength);
-  const bulkLength = (await client.workflow.getHandle(`enroll:${campaignId}:${op.operation_id}`).fetchHistory()).events?.length ?? 0;
+  for (const s of sample)
+    lengths.push((await client.workflow.getHandle(`enrollment:${campaignId}:${s.lead_id}`).describe()).historyLength);
+  const bulkLength =
+    (await client.workflow.getHandle(`enroll:${campaignId}:${op.operation_id}`).fetchHistory()).events?.length ?? 0;
 
   // On a timeout, the enrollments still open are terminated: nothing of the run is left on the Temporal server.
-  const open = await db().execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? and status = 'active'`, [campaignId]);
+  const open = await db().execute<{ lead_id: string }[]>(
+    `select lead_id from enrollments where campaign_id = ? and status = 'active'`,
+    [campaignId],
+  );
   if (open.length) log(`terminating ${open.length} open enrollments`);
   for (let i = 0; i < open.length; i += 100) {
-    await Promise.all(open.slice(i, i + 100).map((o) => client.workflow.getHandle(`enrollment:${campaignId}:${o.lead_id}`).terminate('bench over').catch(() => undefined)));
+    await Promise.all(
+      open.slice(i, i + 100).map((o) =>
+        client.workflow
+          .getHandle(`enrollment:${campaignId}:${o.lead_id}`)
+          .terminate('bench over')
+          .catch(() => undefined),
+      ),
+    );
   }
   const enrollS = (enrolledAt - started) / 1000;
   const execSpan = (new Date(span.last).getTime() - new Date(span.first).getTime()) / 1000;
   const wholeS = (allDone - started) / 1000;
   const goal = (ok: boolean) => (ok ? 'met' : 'MISSED');
-  console.log(`bench:campaigns — ${LEADS.toLocaleString('en')} leads, invitation step on the sandbox network, ${ACCOUNTS} sender accounts at ${INVITES_PER_DAY} invitations/day, no gap`);
-  console.log(`  enrollment (POST → operation completed): ${enrollS.toFixed(2)} s, ${progress.enrolled} enrolled, ${progress.skipped} skipped   (goal ≤ 60 s: ${goal(enrollS <= 60)})`);
-  console.log(`  actions executed:                        ${executed} of ${progress.enrolled} (${span.invites} sandbox invitations recorded)${executed < progress.enrolled ? ` — stopped after BENCH_TIMEOUT_S=${timeoutMs / 1000}` : ''}`);
-  console.log(`  actions/s, first to last execution:      ${(executed / Math.max(execSpan, 0.001)).toFixed(0)} /s over ${execSpan.toFixed(2)} s   (goal ≥ 100/s: ${goal(executed / execSpan >= 100)})`);
-  console.log(`  actions/s, POST to last execution:       ${(executed / wholeS).toFixed(0)} /s over ${wholeS.toFixed(2)} s`);
-  console.log(`  worker RSS:                              ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB; VmHWM ${hwm.toFixed(0)} MB`);
+  console.log(
+    `bench:campaigns — ${LEADS.toLocaleString('en')} leads, invitation step on the sandbox network, ${ACCOUNTS} sender accounts at ${INVITES_PER_DAY} invitations/day, no gap`,
+  );
+  console.log(
+    `  enrollment (POST → operation completed): ${enrollS.toFixed(2)} s, ${progress.enrolled} enrolled, ${progress.skipped} skipped   (goal ≤ 60 s: ${goal(enrollS <= 60)})`,
+  );
+  console.log(
+    `  actions executed:                        ${executed} of ${progress.enrolled} (${span.invites} sandbox invitations recorded)${executed < progress.enrolled ? ` — stopped after BENCH_TIMEOUT_S=${timeoutMs / 1000}` : ''}`,
+  );
+  console.log(
+    `  actions/s, first to last execution:      ${(executed / Math.max(execSpan, 0.001)).toFixed(0)} /s over ${execSpan.toFixed(2)} s   (goal ≥ 100/s: ${goal(executed / execSpan >= 100)})`,
+  );
+  console.log(
+    `  actions/s, POST to last execution:       ${(executed / wholeS).toFixed(0)} /s over ${wholeS.toFixed(2)} s`,
+  );
+  console.log(
+    `  worker RSS:                              ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB; VmHWM ${hwm.toFixed(0)} MB`,
+  );
   const meanLength = lengths.reduce((a, b) => a + b, 0) / Math.max(lengths.length, 1);
-  console.log(`  history events per enrollment:           ${meanLength.toFixed(1)} mean (${Math.min(...lengths)}–${Math.max(...lengths)}, ${lengths.length} sampled); bulk-enroll workflow ${bulkLength} events`);
+  console.log(
+    `  history events per enrollment:           ${meanLength.toFixed(1)} mean (${Math.min(...lengths)}–${Math.max(...lengths)}, ${lengths.length} sampled); bulk-enroll workflow ${bulkLength} events`,
+  );
   const per = (ms: number) => (Number.isFinite(ms) && executed ? (ms / executed).toFixed(2).padStart(6) : '   n/a');
   const total = Object.values(cpuUsed).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
-  console.log(`  CPU per executed action (POST → last):   ${per(total)} ms in all   (goal ≤ 12 ms: ${goal(total / executed <= 12)}) over ${wholeS.toFixed(2)} s, ${(total / 1000 / wholeS).toFixed(2)} cores busy`);
+  console.log(
+    `  CPU per executed action (POST → last):   ${per(total)} ms in all   (goal ≤ 12 ms: ${goal(total / executed <= 12)}) over ${wholeS.toFixed(2)} s, ${(total / 1000 / wholeS).toFixed(2)} cores busy`,
+  );
   console.log(`    worker                                 ${per(cpuUsed.worker)} ms`);
   console.log(`    Temporal dev server                    ${temporalPid ? per(cpuUsed.temporal) : '   n/a'} ms`);
   console.log(`    PostgreSQL (bench backends + helpers)  ${postmaster ? per(cpuUsed.postgres) : '   n/a'} ms`);

@@ -13,7 +13,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { spawnTsx, stopChild } from './children.js';
 import { benchOwner, benchStack, workerPolling } from './bench-fixtures.js';
 
-export async function benchContactsExport(opts: { count: number; log: (m: string) => void }): Promise<{ seconds: number; rowsPerSecond: number }> {
+export async function benchContactsExport(opts: {
+  count: number;
+  log: (m: string) => void;
+}): Promise<{ seconds: number; rowsPerSecond: number }> {
   const { count, log } = opts;
   // Imported here: config is read once, after the caller has set the environment.
   const { openOrm } = await import('../db/orm.js');
@@ -23,7 +26,11 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
   const { contactExportWorkflowIds } = await import('../lib/workflow-ids.js');
 
   const taskQueue = `bench-export-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const worker = spawnTsx('workers/worker.ts', { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' }, { quiet: true });
+  const worker = spawnTsx(
+    'workers/worker.ts',
+    { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' },
+    { quiet: true },
+  );
   const orm = await openOrm(process.env.DATABASE_URL!);
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
   let owner: { userId: string; workspaceId: string } | undefined;
@@ -64,24 +71,35 @@ export async function benchContactsExport(opts: { count: number; log: (m: string
     log('exporting through the workflow');
     const started = performance.now();
     const exp = await createExport(em, actor, jobs, {});
-    const result = (await client.workflow.getHandle(contactExportWorkflowIds.export(exp.id)).result()) as { status: string; rows: number; bytes: number };
+    const result = (await client.workflow.getHandle(contactExportWorkflowIds.export(exp.id)).result()) as {
+      status: string;
+      rows: number;
+      bytes: number;
+    };
     const seconds = (performance.now() - started) / 1000;
-    if (result.status !== 'completed' || result.rows !== count) throw new Error(`the export ended ${JSON.stringify(result)}`);
+    if (result.status !== 'completed' || result.rows !== count)
+      throw new Error(`the export ended ${JSON.stringify(result)}`);
 
     // Streaming the file back as the download route does (chunk by chunk).
     const readStart = performance.now();
     let bytes = 0;
     for await (const chunk of exportChunks(orm.em.fork() as EntityManager, exp.id)) bytes += chunk.length;
     const readSeconds = (performance.now() - readStart) / 1000;
-    log(`file: ${(bytes / 1e6).toFixed(1)} MB in ${Math.ceil(count / 5_000) + 1} chunks, streamed back in ${readSeconds.toFixed(2)} s`);
+    log(
+      `file: ${(bytes / 1e6).toFixed(1)} MB in ${Math.ceil(count / 5_000) + 1} chunks, streamed back in ${readSeconds.toFixed(2)} s`,
+    );
     return { seconds, rowsPerSecond: count / seconds };
   } finally {
     await stopChild(worker);
     // The workspace goes (its contacts, leads and exports with it), so repeated runs do not grow the database.
     if (owner) {
       const em = orm.em.fork() as EntityManager;
-      await em.execute('delete from workspaces where id = ?', [owner.workspaceId]).catch((err) => log(`could not delete the bench workspace: ${String(err)}`));
-      await em.execute('delete from users where id = ?', [owner.userId]).catch((err) => log(`could not delete the bench user: ${String(err)}`));
+      await em
+        .execute('delete from workspaces where id = ?', [owner.workspaceId])
+        .catch((err) => log(`could not delete the bench workspace: ${String(err)}`));
+      await em
+        .execute('delete from users where id = ?', [owner.userId])
+        .catch((err) => log(`could not delete the bench user: ${String(err)}`));
     }
     await connection.close();
     await orm.close();
@@ -93,8 +111,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const count = Number(process.env.BENCH_CONTACTS ?? 100_000);
   try {
     const { seconds, rowsPerSecond } = await benchContactsExport({ count, log });
-    console.log(`bench:export — ${count.toLocaleString('en')} contacts exported to CSV through the contacts-export workflow`);
-    console.log(`  request → completed file:  ${seconds.toFixed(2)} s   (goal ≤ 5 s: ${seconds <= 5 ? 'met' : 'MISSED'})`);
+    console.log(
+      `bench:export — ${count.toLocaleString('en')} contacts exported to CSV through the contacts-export workflow`,
+    );
+    console.log(
+      `  request → completed file:  ${seconds.toFixed(2)} s   (goal ≤ 5 s: ${seconds <= 5 ? 'met' : 'MISSED'})`,
+    );
     console.log(`  rows per second:            ${Math.round(rowsPerSecond).toLocaleString('en')}`);
   } finally {
     if (process.env.CI) await stack.stop();

@@ -26,10 +26,15 @@ try {
   const em = orm.em.fork() as EntityManager;
   const { actor, app } = await benchOwner(em);
   app.icpDescription = 'Revenue and engineering leaders at software companies';
-  app.icpFilters = { titles: ['Chief Revenue Officer', 'CTO', 'Account Executive'], keywords: ['outbound', 'kubernetes'] };
+  app.icpFilters = {
+    titles: ['Chief Revenue Officer', 'CTO', 'Account Executive'],
+    keywords: ['outbound', 'kubernetes'],
+  };
   await em.flush();
   const agent = await createAgent(em, actor, app.id, { name: 'Everyone' });
-  const [signal] = await replaceSignals(em, actor, agent.id, [{ key: 'everyone', kind: 'people_search', name: 'Every person in the corpus' }]);
+  const [signal] = await replaceSignals(em, actor, agent.id, [
+    { key: 'everyone', kind: 'people_search', name: 'Every person in the corpus' },
+  ]);
   await setSource(em, actor, agent.id, 'pronet', { enabled: true });
 
   const plan = await planRun(em, actor, agent.id, randomUUID(), signal.id);
@@ -50,7 +55,8 @@ try {
       `whole run: ${seconds.toFixed(2)} s (goal ≤ 10 s) ${seconds <= 10 ? 'MET' : 'MISSED'}`,
     ].join('\n'),
   );
-  if (totals.candidates < 10_000) console.log(`note: only ${totals.candidates} candidates (the goal is measured over 10,000)`);
+  if (totals.candidates < 10_000)
+    console.log(`note: only ${totals.candidates} candidates (the goal is measured over 10,000)`);
 } finally {
   await stopChild(worker, 10_000);
   await connection.close();

@@ -6,10 +6,21 @@
 // queue. Prints drafts per second from the request to the operation's completion (goal ≥ 200/s).
 // Own database (`outreach_<BENCH_DB_SUFFIX>`, default `outreach_bench_drafts`) and Redis database 3.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { benchApiOwner, benchStack, dropBenchOwner, seedCampaign, seedEnrollments, seedLeads, startApi } from './bench-fixtures.js';
+import {
+  benchApiOwner,
+  benchStack,
+  dropBenchOwner,
+  seedCampaign,
+  seedEnrollments,
+  seedLeads,
+  startApi,
+} from './bench-fixtures.js';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 2_000);
-const { stack, log } = await benchStack('drafts', { suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_drafts', redisDb: 3 });
+const { stack, log } = await benchStack('drafts', {
+  suffix: process.env.BENCH_DB_SUFFIX ?? 'bench_drafts',
+  redisDb: 3,
+});
 
 const { createWorker } = await import('../workers/worker.js');
 const { createList } = await import('../domain/lists/lists.js');
@@ -26,7 +37,10 @@ try {
   const ws = actor.workspaceId;
   await grantCredits(em, ws, LEADS * 2, { reason: 'bench', source: 'admin' });
   const list = await createList(em, actor, app.id, { name: 'Bench drafts list' });
-  await em.execute(`update apps set value_proposition = 'outreach that books meetings without the busywork' where id = ?`, [app.id]);
+  await em.execute(
+    `update apps set value_proposition = 'outreach that books meetings without the busywork' where id = ?`,
+    [app.id],
+  );
   log(`seeding ${LEADS} leads, enrollments and planned actions`);
   await seedLeads(em, { workspaceId: ws, listId: list.id, count: LEADS, profiles: true });
   const { campaignId, stepId } = await seedCampaign(em, {
@@ -35,7 +49,11 @@ try {
     name: 'Bench drafts',
     messageMode: 'ai',
     reviewPolicy: { mode: 'none' },
-    step: { type: 'invitation', config: { note: 'Hi {{first_name}}, would love to connect about outreach' }, messageMode: 'ai' },
+    step: {
+      type: 'invitation',
+      config: { note: 'Hi {{first_name}}, would love to connect about outreach' },
+      messageMode: 'ai',
+    },
   });
   await seedEnrollments(em, { workspaceId: ws, campaignId, listId: list.id });
   await em.execute(
@@ -49,7 +67,21 @@ try {
   const started = performance.now();
   const body = JSON.stringify({ client_key: 'bench', scope: 'missing' });
   const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
-  const post = async () => (await fetch(`${base}/api/campaigns/${campaignId}/message-review/drafts/generate`, { method: 'POST', headers, body })).json() as Promise<{ status: string; processed: number; total: number; written: number; failed: number; credits: number }>;
+  const post = async () =>
+    (
+      await fetch(`${base}/api/campaigns/${campaignId}/message-review/drafts/generate`, {
+        method: 'POST',
+        headers,
+        body,
+      })
+    ).json() as Promise<{
+      status: string;
+      processed: number;
+      total: number;
+      written: number;
+      failed: number;
+      credits: number;
+    }>;
   let op = await post();
   let lastLog = 0;
   while (!['completed', 'failed'].includes(op.status)) {
@@ -63,8 +95,12 @@ try {
   const seconds = (performance.now() - started) / 1000;
   const rate = op.written / seconds;
   console.log(`bench:drafts — ${LEADS.toLocaleString('en')} leads, one ai invitation step, local model, policy none`);
-  console.log(`  operation ${op.status}: ${op.written} written, ${op.failed} failed, ${op.credits} credits in ${seconds.toFixed(2)} s`);
-  console.log(`  drafts/s (request → completed): ${rate.toFixed(0)} /s   (goal ≥ 200/s: ${rate >= 200 ? 'met' : 'MISSED'})`);
+  console.log(
+    `  operation ${op.status}: ${op.written} written, ${op.failed} failed, ${op.credits} credits in ${seconds.toFixed(2)} s`,
+  );
+  console.log(
+    `  drafts/s (request → completed): ${rate.toFixed(0)} /s   (goal ≥ 200/s: ${rate >= 200 ? 'met' : 'MISSED'})`,
+  );
 } finally {
   await dropBenchOwner(services.orm.em.fork() as EntityManager, benchUser, log);
   w.worker.shutdown();

@@ -21,16 +21,30 @@ import { stackWithSchema, type Isolation } from './stack-env.js';
  * `build`: `npm run build` first (skipped with --no-build), for benches that run `dist/` as
  * production does.
  */
-export async function benchStack(name: string, iso: Isolation, opts: { build?: boolean; dispatcher?: boolean; mail?: boolean; env?: Record<string, string> } = {}) {
+export async function benchStack(
+  name: string,
+  iso: Isolation,
+  opts: { build?: boolean; dispatcher?: boolean; mail?: boolean; env?: Record<string, string> } = {},
+) {
   const log = (msg: string) => console.error(`[bench:${name}] ${msg}`);
   if (opts.build && !process.argv.includes('--no-build')) {
     log('npm run build');
-    const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+    const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     if (b.status !== 0) process.exit(b.status ?? 1);
   }
   const { stack, env } = await stackWithSchema(log, iso, { mail: opts.mail });
   const taskQueue = `bench-${name}-${process.pid}`;
-  const benchEnv: NodeJS.ProcessEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', ...(opts.dispatcher ? {} : { WEBHOOK_DISPATCHER: 'off' }), LOG_LEVEL: 'warn', ...opts.env };
+  const benchEnv: NodeJS.ProcessEnv = {
+    ...env,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    ...(opts.dispatcher ? {} : { WEBHOOK_DISPATCHER: 'off' }),
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
   Object.assign(process.env, benchEnv);
   // The stack's migrations read the configuration before this environment was set.
   reloadConfig();
@@ -62,7 +76,13 @@ export function spawnBuilt(script: string, env: NodeJS.ProcessEnv): ChildProcess
   const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
   return spawn(process.execPath, [...nodeFlags, join(repoRoot, script)], {
     cwd: repoRoot,
-    env: { ...process.env, JWT_SECRET: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), ...env, NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      JWT_SECRET: randomBytes(32).toString('base64url'),
+      ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
+      ...env,
+      NODE_ENV: 'production',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -90,11 +110,19 @@ export function memoryMb(pid: number, key: 'VmRSS' | 'VmHWM'): number {
 }
 
 /** Resolves once a worker polls `taskQueue`: the bench's own worker is up. */
-export async function workerPolling(connection: Pick<Connection, 'workflowService'>, taskQueue: string, timeoutMs?: number): Promise<void> {
+export async function workerPolling(
+  connection: Pick<Connection, 'workflowService'>,
+  taskQueue: string,
+  timeoutMs?: number,
+): Promise<void> {
   await waitFor(
     'the bench worker to poll',
     async () => {
-      const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
+      const r = await connection.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue },
+        taskQueueType: 1,
+      });
       return (r.pollers?.length ?? 0) > 0;
     },
     timeoutMs,
@@ -139,15 +167,23 @@ export async function benchApiOwner(em: EntityManager) {
 }
 
 /** Deletes the run's user: its workspace and all the bench wrote in it go with it, so runs do not pile up. */
-export async function dropBenchOwner(em: EntityManager, userId: string | undefined, log: (msg: string) => void): Promise<void> {
-  if (userId) await em.execute('delete from users where id = ?', [userId]).catch((err) => log(`cleanup: ${String(err)}`));
+export async function dropBenchOwner(
+  em: EntityManager,
+  userId: string | undefined,
+  log: (msg: string) => void,
+): Promise<void> {
+  if (userId)
+    await em.execute('delete from users where id = ?', [userId]).catch((err) => log(`cleanup: ${String(err)}`));
 }
 
 /**
  * `count` contacts, each a lead of the list: person i is `p<i>[.<tag>]@company.example` and, with
  * `profiles`, `https://pronet.example/in/bench-[<tag>-]<i>` (a tag keeps runs in one workspace apart).
  */
-export async function seedLeads(em: EntityManager, s: { workspaceId: string; listId: string; count: number; tag?: string; profiles?: boolean }): Promise<void> {
+export async function seedLeads(
+  em: EntityManager,
+  s: { workspaceId: string; listId: string; count: number; tag?: string; profiles?: boolean },
+): Promise<void> {
   await em.execute(
     `insert into contacts (id, workspace_id, email, email_normalised, profile_url, profile_url_normalised, first_name, last_name, company, created_at, updated_at)
      select gen_random_uuid(), ?, x.email, x.email, 'https://' || x.url, x.url, 'First' || i, 'Last' || i, 'Company ' || (i % 997), now(), now()
@@ -175,7 +211,10 @@ export interface BenchCampaign {
 }
 
 /** An active campaign in UTC (round robin, stop on reply, no review), written directly; returns its id and its step's. */
-export async function seedCampaign(em: EntityManager, c: BenchCampaign): Promise<{ campaignId: string; stepId: string | null }> {
+export async function seedCampaign(
+  em: EntityManager,
+  c: BenchCampaign,
+): Promise<{ campaignId: string; stepId: string | null }> {
   const campaignId = uuidv7();
   await em.execute(
     `insert into campaigns (id, workspace_id, app_id, name, status, time_zone, sending_windows, account_ids, rotation, daily_new_lead_cap, stop_on_reply, country_rule,
@@ -194,20 +233,30 @@ export async function seedCampaign(em: EntityManager, c: BenchCampaign): Promise
   );
   if (!c.step) return { campaignId, stepId: null };
   const stepId = uuidv7();
-  const step = { id: stepId, position: 0, type: c.step.type, config: c.step.config, messageMode: c.step.messageMode, hasAttachment: false };
-  await em.execute(`insert into campaign_steps (id, campaign_id, position, type, config, message_mode, created_at, updated_at) values (?, ?, 0, ?, ?::jsonb, ?, now(), now())`, [
-    stepId,
-    campaignId,
-    step.type,
-    JSON.stringify(step.config),
-    step.messageMode,
-  ]);
-  await em.execute(`insert into campaign_step_versions (campaign_id, version, steps, created_at) values (?, 1, ?::jsonb, now())`, [campaignId, JSON.stringify([step])]);
+  const step = {
+    id: stepId,
+    position: 0,
+    type: c.step.type,
+    config: c.step.config,
+    messageMode: c.step.messageMode,
+    hasAttachment: false,
+  };
+  await em.execute(
+    `insert into campaign_steps (id, campaign_id, position, type, config, message_mode, created_at, updated_at) values (?, ?, 0, ?, ?::jsonb, ?, now(), now())`,
+    [stepId, campaignId, step.type, JSON.stringify(step.config), step.messageMode],
+  );
+  await em.execute(
+    `insert into campaign_step_versions (campaign_id, version, steps, created_at) values (?, 1, ?::jsonb, now())`,
+    [campaignId, JSON.stringify([step])],
+  );
   return { campaignId, stepId };
 }
 
 /** Every lead of the list enrolled (active, step version 1, run 1), with no enrollment workflow. */
-export async function seedEnrollments(em: EntityManager, s: { workspaceId: string; campaignId: string; listId: string }): Promise<void> {
+export async function seedEnrollments(
+  em: EntityManager,
+  s: { workspaceId: string; campaignId: string; listId: string },
+): Promise<void> {
   await em.execute(
     `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
      select gen_random_uuid(), ?, ?, l.id, l.contact_id, 'active', 1, 1, now(), now(), now() from leads l where l.list_id = ?`,

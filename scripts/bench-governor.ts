@@ -78,7 +78,11 @@ try {
   log(`creating ${WORKSPACES} workspaces and ${ACCOUNTS} connected accounts`);
   const workspaces: string[] = [];
   for (let i = 0; i < WORKSPACES; i++) workspaces.push((await benchOwner(em)).actor.workspaceId);
-  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ id: uuidv7(), ws: workspaces[i % WORKSPACES], tz: ZONES[i % ZONES.length] }));
+  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({
+    id: uuidv7(),
+    ws: workspaces[i % WORKSPACES],
+    tz: ZONES[i % ZONES.length],
+  }));
   await em.execute(
     `insert into platform_accounts (id, workspace_id, channel, display_name, time_zone, working_hours, status, connector, connector_account_id, caps,
        min_gap_seconds, jitter_seconds, created_at, updated_at)
@@ -91,9 +95,15 @@ try {
   const idArray = `{${ids.join(',')}}`; // one uuid[] parameter (a JS array would expand into a list)
 
   const reset = async (gapSeconds: number, jitterSeconds: number) => {
-    await em.execute('update platform_accounts set min_gap_seconds = ?, jitter_seconds = ? where id = any(?::uuid[])', [gapSeconds, jitterSeconds, idArray]);
+    await em.execute('update platform_accounts set min_gap_seconds = ?, jitter_seconds = ? where id = any(?::uuid[])', [
+      gapSeconds,
+      jitterSeconds,
+      idArray,
+    ]);
     await em.execute('delete from account_usage where account_id = any(?::uuid[])', [idArray]);
-    await em.execute('update account_governors set next_allowed_at = null where account_id = any(?::uuid[])', [idArray]);
+    await em.execute('update account_governors set next_allowed_at = null where account_id = any(?::uuid[])', [
+      idArray,
+    ]);
   };
   for (const workers of WORKER_COUNTS) {
     await reset(90, 60);
@@ -103,7 +113,9 @@ try {
     // One sender behind many enrollments: every caller races for the same row.
     await reset(90, 60);
     await round('one hot account (gap 90 s)', ids.slice(0, 1), workers, 1_000);
-    console.log(`grants/s at saturation, ${workers} callers: ${Math.round(t.grants / t.seconds)} (goal ≥ 500) ${t.grants / t.seconds >= 500 ? 'MET' : 'MISSED'}`);
+    console.log(
+      `grants/s at saturation, ${workers} callers: ${Math.round(t.grants / t.seconds)} (goal ≥ 500) ${t.grants / t.seconds >= 500 ? 'MET' : 'MISSED'}`,
+    );
   }
 } finally {
   await orm.close();

@@ -19,7 +19,18 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { benchOwner, benchStack, cpuMeter, dropBenchOwner, postgresPids, seedCampaign, seedEnrollments, seedLeads, spawnBuilt, workerPolling } from './bench-fixtures.js';
+import {
+  benchOwner,
+  benchStack,
+  cpuMeter,
+  dropBenchOwner,
+  postgresPids,
+  seedCampaign,
+  seedEnrollments,
+  seedLeads,
+  spawnBuilt,
+  workerPolling,
+} from './bench-fixtures.js';
 import { freePort, stopChild, waitFor } from './children.js';
 import { isRunning, readPid } from './stack/processes.js';
 
@@ -55,7 +66,10 @@ const { signInbound } = await import('../lib/connectors/index.js');
 const { uuidv7 } = await import('../lib/ids.js');
 
 const port = await freePort();
-const children = [spawnBuilt('dist/workers/worker.js', env), spawnBuilt('dist/api/server.js', { ...env, PORT: String(port) })];
+const children = [
+  spawnBuilt('dist/workers/worker.js', env),
+  spawnBuilt('dist/api/server.js', { ...env, PORT: String(port) }),
+];
 const base = `http://127.0.0.1:${port}`;
 const services = await createServices();
 await waitFor('the API to become ready', async () => (await fetch(`${base}/readyz`)).ok, 120_000);
@@ -84,7 +98,8 @@ const receiver = createServer((req, res) => {
 });
 await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 
-const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+const pct = (xs: number[], p: number) =>
+  xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 let benchUser: string | undefined;
 const results: string[] = [];
 try {
@@ -92,10 +107,16 @@ try {
   const { actor, app } = await benchOwner(em);
   benchUser = actor.userId;
   const ws = actor.workspaceId;
-  await createSubscription(em, actor, services.config, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['message.received'] });
+  await createSubscription(em, actor, services.config, {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    events: ['message.received'],
+  });
   const list = await createList(em, actor, app.id, { name: 'Bench inbox list' });
   log(`seeding ${MESSAGES} leads on ${ACCOUNTS} accounts, each with an executed campaign email`);
-  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ id: uuidv7(), connectorId: `bench-inbox-${process.pid}-${i}` }));
+  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({
+    id: uuidv7(),
+    connectorId: `bench-inbox-${process.pid}-${i}`,
+  }));
   for (const a of accounts) {
     await em.execute(
       `insert into platform_accounts (id, workspace_id, channel, display_name, time_zone, working_hours, status, connector, connector_account_id, address, caps, min_gap_seconds, jitter_seconds, connected_at, created_at, updated_at)
@@ -131,12 +152,26 @@ try {
         type: 'message.received',
         account_id: a.connectorId,
         created_at: now,
-        data: { message: { id: `msg-${process.pid}-${tag}-${n}`, thread_id: `bench-thread-${n}`, direction: 'in', from: `p${n}@company.example`, body: `Sounds good, bench ${tag}-${n}`, sent_at: now, attachments: [] } },
+        data: {
+          message: {
+            id: `msg-${process.pid}-${tag}-${n}`,
+            thread_id: `bench-thread-${n}`,
+            direction: 'in',
+            from: `p${n}@company.example`,
+            body: `Sounds good, bench ${tag}-${n}`,
+            sent_at: now,
+            attachments: [],
+          },
+        },
       });
       // A connector retries what it could not deliver; so does the bench (the event id makes it safe).
       for (let attempt = 1; ; attempt++) {
         try {
-          const res = await fetch(`${base}/hooks/connector`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-connector-signature': signInbound(SECRET, body) }, body });
+          const res = await fetch(`${base}/hooks/connector`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-connector-signature': signInbound(SECRET, body) },
+            body,
+          });
           await res.arrayBuffer();
           if (res.status !== 200) throw new Error(`hook answered ${res.status}`);
           break;
@@ -177,20 +212,32 @@ try {
     // Processed: the inbox stored the message and its event is handled.
     let handled = 0;
     while (performance.now() - posted < DRAIN_MS) {
-      const [r] = await em.execute<{ n: string }[]>(`select count(*) as n from connector_events where event_id like ? and handled_at is not null`, [`evt-${process.pid}-${tag}-%`]);
+      const [r] = await em.execute<{ n: string }[]>(
+        `select count(*) as n from connector_events where event_id like ? and handled_at is not null`,
+        [`evt-${process.pid}-${tag}-%`],
+      );
       handled = Number(r.n);
       if (handled >= MESSAGES) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     const processedAt = performance.now();
-    while (arrivals.size < MESSAGES && performance.now() - posted < DRAIN_MS) await new Promise((r) => setTimeout(r, 100));
+    while (arrivals.size < MESSAGES && performance.now() - posted < DRAIN_MS)
+      await new Promise((r) => setTimeout(r, 100));
     const cpuMs = cpu.stop();
     const latencies = [...arrivals.entries()].map(([k, at]) => at - (receipts.get(k) ?? at)).sort((a, b) => a - b);
-    const stored = Number((await em.execute<{ n: string }[]>(`select count(*) as n from inbox_messages where connector_message_id like ?`, [`msg-${process.pid}-${tag}-%`]))[0].n);
+    const stored = Number(
+      (
+        await em.execute<{ n: string }[]>(
+          `select count(*) as n from inbox_messages where connector_message_id like ?`,
+          [`msg-${process.pid}-${tag}-%`],
+        )
+      )[0].n,
+    );
     const perSecond = handled / ((processedAt - started) / 1000);
     // Where the time goes: receipt → processed (the connector event handled), and event written →
     // dispatched (the outbox row picked up and its delivery workflow started).
-    const ms = (col: string) => `round(percentile_cont(0.5) within group (order by ${col}) * 1000)::int as p50, round(percentile_cont(0.95) within group (order by ${col}) * 1000)::int as p95`;
+    const ms = (col: string) =>
+      `round(percentile_cont(0.5) within group (order by ${col}) * 1000)::int as p50, round(percentile_cont(0.95) within group (order by ${col}) * 1000)::int as p95`;
     const [proc] = await em.execute<{ p50: number; p95: number }[]>(
       `select ${ms('extract(epoch from handled_at - received_at)')} from connector_events where event_id like ? and handled_at is not null`,
       [`evt-${process.pid}-${tag}-%`],
@@ -221,14 +268,28 @@ try {
       event_to_dispatched_ms: outbox,
       dispatched_to_delivered_ms: delivery,
       cpu_ms_per_message: Object.fromEntries(
-        [...Object.entries(cpuMs), ['total', Object.values(cpuMs).reduce((a, b) => a + b, 0)] as const].map(([k, v]) => [k, Number((v / MESSAGES).toFixed(2))]),
+        [...Object.entries(cpuMs), ['total', Object.values(cpuMs).reduce((a, b) => a + b, 0)] as const].map(
+          ([k, v]) => [k, Number((v / MESSAGES).toFixed(2))],
+        ),
       ),
-      receipt_to_delivery_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), p99: Math.round(pct(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
+      receipt_to_delivery_ms: {
+        p50: Math.round(pct(latencies, 50)),
+        p95: Math.round(pct(latencies, 95)),
+        p99: Math.round(pct(latencies, 99)),
+        max: Math.round(latencies.at(-1) ?? NaN),
+      },
     };
     console.log(JSON.stringify(out));
     // A paced round cannot process faster than it offers: there the question is whether processing
     // kept pace (within 3 %, the round's first and last second); `max` measures the capacity.
-    const pace = rate === 'max' ? (out.processed_per_second >= GOAL_MAX_PER_SECOND ? 'met' : 'missed') : out.processed_per_second >= 0.97 * Number(rate) ? 'kept pace' : 'fell behind';
+    const pace =
+      rate === 'max'
+        ? out.processed_per_second >= GOAL_MAX_PER_SECOND
+          ? 'met'
+          : 'missed'
+        : out.processed_per_second >= 0.97 * Number(rate)
+          ? 'kept pace'
+          : 'fell behind';
     const p95 = out.receipt_to_delivery_ms.p95;
     results.push(
       `${tag} (${out.offered}): ${out.processed_per_second} messages/s processed (${rate === 'max' ? `goal ≥ ${GOAL_MAX_PER_SECOND}` : 'goal: keep pace'}: ${pace}), receipt → message.received p95 ${p95} ms` +
@@ -239,7 +300,10 @@ try {
   for (const r of results) console.log(r);
   // The bench's rows go with its user (and so its workspace).
   await dropBenchOwner(services.orm.em.fork() as EntityManager, benchUser, log);
-  await services.orm.em.fork().execute(`delete from connector_events where event_id like ?`, [`evt-${process.pid}-%`]).catch(() => undefined);
+  await services.orm.em
+    .fork()
+    .execute(`delete from connector_events where event_id like ?`, [`evt-${process.pid}-%`])
+    .catch(() => undefined);
   receiver.close();
   await Promise.all(children.map((c) => stopChild(c)));
   await services.close();

@@ -27,7 +27,13 @@ try {
     const agent = await createAgent(em, actor, app.id, { name, list_id: list.id });
     const rows = Array.from({ length: TOTAL }, (_, i) => {
       const k = `${name}-${i}-${randomUUID().slice(0, 8)}`;
-      return { id: uuidv7(), key: k, url: `https://pronet.example/in/${k}`, email: i % 2 ? `${k}@example.com` : null, name: `Person ${k}` };
+      return {
+        id: uuidv7(),
+        key: k,
+        url: `https://pronet.example/in/${k}`,
+        email: i % 2 ? `${k}@example.com` : null,
+        name: `Person ${k}`,
+      };
     });
     await em.execute(
       `insert into discovered_leads (id, workspace_id, app_id, agent_id, signal_key, evidence_key, source, external_id, dedupe_key, profile_url, email,
@@ -45,7 +51,13 @@ try {
     const started = performance.now();
     for (let i = 0; i < ids.length; i += size) {
       const before = statements();
-      const results = await approveDiscoveredLeads(orm.em.fork() as EntityManager, actor, ids.slice(i, i + size), undefined, new Set());
+      const results = await approveDiscoveredLeads(
+        orm.em.fork() as EntityManager,
+        actor,
+        ids.slice(i, i + size),
+        undefined,
+        new Set(),
+      );
       approved += results.filter((r) => r.result === 'approved').length;
       perBatch.push(statements() - before);
     }
@@ -58,7 +70,9 @@ try {
   const b = await prepare('batches of 100');
   const big = await approveAll(a, 500);
   const small = await approveAll(b, 100);
-  const leads: { n: string }[] = await em.execute('select count(*) as n from leads where workspace_id = ?', [actor.workspaceId]);
+  const leads: { n: string }[] = await em.execute('select count(*) as n from leads where workspace_id = ?', [
+    actor.workspaceId,
+  ]);
   console.log(
     [
       `approve 5,000 in batches of 500: ${big.seconds.toFixed(2)} s, ${big.approved} approved in ${big.batches} batches, SQL statements per batch: ${big.min}–${big.max} (+ BEGIN/COMMIT) (goal ≤ 2 s) ${big.seconds <= 2 ? 'MET' : 'MISSED'}`,

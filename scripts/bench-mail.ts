@@ -18,7 +18,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import nodemailer from 'nodemailer';
-import { benchOwner, benchStack, dropBenchOwner, seedCampaign, seedEnrollments, seedLeads, spawnBuilt, workerPolling } from './bench-fixtures.js';
+import {
+  benchOwner,
+  benchStack,
+  dropBenchOwner,
+  seedCampaign,
+  seedEnrollments,
+  seedLeads,
+  spawnBuilt,
+  workerPolling,
+} from './bench-fixtures.js';
 import { stopChild, waitFor } from './children.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1000);
@@ -77,42 +86,77 @@ const receiver = createServer((req, res) => {
 });
 await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 
-const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+const pct = (xs: number[], p: number) =>
+  xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 async function mailbox(address: string, password: string) {
-  const res = await fetch(`${mail.apiUrl}/api/user`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address, login: address, password }) });
+  const res = await fetch(`${mail.apiUrl}/api/user`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: address, login: address, password }),
+  });
   if (!res.ok) throw new Error(`GreenMail refused ${address}: ${res.status} ${await res.text()}`);
 }
 
 let benchUser: string | undefined;
 const lines: string[] = [];
-const smtp = nodemailer.createTransport({ host: mail.host, port: mail.smtpPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 });
+const smtp = nodemailer.createTransport({
+  host: mail.host,
+  port: mail.smtpPort,
+  secure: false,
+  ignoreTLS: true,
+  pool: true,
+  maxConnections: 4,
+});
 try {
   const em = services.orm.em.fork() as EntityManager;
   const { actor, app } = await benchOwner(em);
   benchUser = actor.userId;
   const ws = actor.workspaceId;
-  await createSubscription(em, actor, services.config, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['message.received'] });
+  await createSubscription(em, actor, services.config, {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    events: ['message.received'],
+  });
   const list = await createList(em, actor, app.id, { name: 'Bench mail list' });
 
   // Sender mailboxes on the server, connected as mail-connector accounts.
-  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ id: uuidv7(), address: `sender${i}.${TAG}@bench.test` }));
+  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({
+    id: uuidv7(),
+    address: `sender${i}.${TAG}@bench.test`,
+  }));
   for (const a of accounts) {
     await mailbox(a.address, 'bench-pw');
     const credentials = {
-      email: a.address, username: a.address, password: 'bench-pw',
-      smtp_host: mail.host, smtp_port: String(mail.smtpPort), smtp_security: 'none',
-      imap_host: mail.host, imap_port: String(mail.imapPort), imap_security: 'none',
+      email: a.address,
+      username: a.address,
+      password: 'bench-pw',
+      smtp_host: mail.host,
+      smtp_port: String(mail.smtpPort),
+      smtp_security: 'none',
+      imap_host: mail.host,
+      imap_port: String(mail.imapPort),
+      imap_security: 'none',
     };
     await em.execute(
       `insert into platform_accounts (id, workspace_id, channel, display_name, time_zone, working_hours, status, connector, connector_account_id, address, credentials_sealed, caps,
          min_gap_seconds, jitter_seconds, connected_at, warmup_skipped_at, created_at, updated_at)
        values (?, ?, 'email', 'Bench sender', 'UTC', '{"days":[1,2,3,4,5,6,7],"start":"00:00","end":"24:00"}'::jsonb, 'connected', 'mail', ?, ?, ?, '{}'::jsonb, 0, 0, now(), now(), now(), now())`,
-      [a.id, ws, mailConnectorAccountId(a.id), a.address, encrypt(JSON.stringify(credentials), services.config.encryptionKey)],
+      [
+        a.id,
+        ws,
+        mailConnectorAccountId(a.id),
+        a.address,
+        encrypt(JSON.stringify(credentials), services.config.encryptionKey),
+      ],
     );
   }
   log(`seeding ${MESSAGES} leads and their planned emails on ${ACCOUNTS} accounts`);
   await seedLeads(em, { workspaceId: ws, listId: list.id, count: MESSAGES, tag: TAG });
-  const { campaignId } = await seedCampaign(em, { workspaceId: ws, appId: app.id, name: 'Bench mail', accountIds: accounts.map((a) => a.id) });
+  const { campaignId } = await seedCampaign(em, {
+    workspaceId: ws,
+    appId: app.id,
+    name: 'Bench mail',
+    accountIds: accounts.map((a) => a.id),
+  });
   await seedEnrollments(em, { workspaceId: ws, campaignId, listId: list.id });
   const planned = await em.execute<{ id: string; recipient: string; account_id: string }[]>(
     `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, account_id, content, attempts, created_at, updated_at)
@@ -150,7 +194,12 @@ try {
       await Promise.all([lane(), lane()]);
       const seconds = (performance.now() - start) / 1000;
       const n = byAccount.get(a.id)?.length ?? 0;
-      perAccount.push({ account: i, sent: n, seconds: Math.round(seconds * 100) / 100, per_second: Math.round((n / seconds) * 10) / 10 });
+      perAccount.push({
+        account: i,
+        sent: n,
+        seconds: Math.round(seconds * 100) / 100,
+        per_second: Math.round((n / seconds) * 10) / 10,
+      });
     }),
   );
   const sendSeconds = (performance.now() - t0) / 1000;
@@ -160,16 +209,30 @@ try {
        from json_to_recordset(?::json) as v(id uuid, message_id text, thread_id text) where a.id = v.id`,
     [JSON.stringify(rows)],
   );
-  const sendSummary = { messages: sent.size, seconds: Math.round(sendSeconds * 100) / 100, per_second: Math.round((sent.size / sendSeconds) * 10) / 10, per_account: perAccount.sort((x, y) => x.account - y.account) };
+  const sendSummary = {
+    messages: sent.size,
+    seconds: Math.round(sendSeconds * 100) / 100,
+    per_second: Math.round((sent.size / sendSeconds) * 10) / 10,
+    per_account: perAccount.sort((x, y) => x.account - y.account),
+  };
   console.log(JSON.stringify({ phase: 'send', ...sendSummary }));
-  lines.push(`send: ${sendSummary.messages} emails in ${sendSummary.seconds} s = ${sendSummary.per_second}/s in total; per account ${perAccount.map((p) => `${p.per_second}/s`).join(', ')}`);
+  lines.push(
+    `send: ${sendSummary.messages} emails in ${sendSummary.seconds} s = ${sendSummary.per_second}/s in total; per account ${perAccount.map((p) => `${p.per_second}/s`).join(', ')}`,
+  );
 
   // 2. Replies: each account's mailbox sync follows its INBOX from now on.
   for (const a of accounts) await services.jobs.startMailboxSync({ accountId: a.id, workspaceId: ws });
-  await waitFor('every mailbox sync to have its cursor', async () => {
-    const [r] = await em.execute<{ n: string }[]>(`select count(*) as n from mailbox_cursors where account_id in (?) and uid_validity is not null`, [accounts.map((a) => a.id)]);
-    return Number(r.n) === ACCOUNTS;
-  }, 120_000);
+  await waitFor(
+    'every mailbox sync to have its cursor',
+    async () => {
+      const [r] = await em.execute<{ n: string }[]>(
+        `select count(*) as n from mailbox_cursors where account_id in (?) and uid_validity is not null`,
+        [accounts.map((a) => a.id)],
+      );
+      return Number(r.n) === ACCOUNTS;
+    },
+    120_000,
+  );
   log(`${REPLIES} replies at ${REPLY_RATE}/s`);
   const landed = new Map<string, number>();
   const targets = planned.slice(0, REPLIES);
@@ -181,7 +244,14 @@ try {
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
       const s = sent.get(p.id)!;
       const to = accounts.find((a) => a.id === accountOf.get(p.id))!.address;
-      await smtp.sendMail({ from: p.recipient, to, subject: 'Re: Hello from the bench', text: `Sounds good. bench-key ${p.id}`, inReplyTo: s.messageId, references: [s.messageId] });
+      await smtp.sendMail({
+        from: p.recipient,
+        to,
+        subject: 'Re: Hello from the bench',
+        text: `Sounds good. bench-key ${p.id}`,
+        inReplyTo: s.messageId,
+        references: [s.messageId],
+      });
       landed.set(p.id, performance.now());
     }),
   );
@@ -193,7 +263,11 @@ try {
     delivered: arrivals.size,
     lost: REPLIES - arrivals.size,
     duplicated: duplicates,
-    landed_to_message_received_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(latencies.at(-1) ?? NaN) },
+    landed_to_message_received_ms: {
+      p50: Math.round(pct(latencies, 50)),
+      p95: Math.round(pct(latencies, 95)),
+      max: Math.round(latencies.at(-1) ?? NaN),
+    },
   };
   console.log(JSON.stringify({ phase: 'replies', ...replySummary }));
   const p95 = replySummary.landed_to_message_received_ms.p95;

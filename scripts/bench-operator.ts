@@ -10,7 +10,11 @@ import { benchApiOwner, benchStack, startApi, workerPolling } from './bench-fixt
 
 const STREAMS = 20;
 const ROUNDS = 5;
-const { stack, env, taskQueue, log } = await benchStack('operator', { suffix: 'bench', redisDb: 2 }, { env: { RATE_LIMIT_AGENT_PER_MINUTE: '100000' } });
+const { stack, env, taskQueue, log } = await benchStack(
+  'operator',
+  { suffix: 'bench', redisDb: 2 },
+  { env: { RATE_LIMIT_AGENT_PER_MINUTE: '100000' } },
+);
 
 // Imported after the environment is set: config is read once.
 const { grantCredits } = await import('../domain/billing/credits.js');
@@ -65,7 +69,8 @@ try {
   await Promise.all(Array.from({ length: STREAMS }, () => stream(secret, app.id)));
   const timings: StreamTiming[] = [];
   const started = performance.now();
-  for (let round = 0; round < ROUNDS; round++) timings.push(...(await Promise.all(Array.from({ length: STREAMS }, () => stream(secret, app.id)))));
+  for (let round = 0; round < ROUNDS; round++)
+    timings.push(...(await Promise.all(Array.from({ length: STREAMS }, () => stream(secret, app.id)))));
   const seconds = (performance.now() - started) / 1000;
   const events = timings.reduce((n, x) => n + x.events, 0);
   const first = timings.map((x) => x.firstEvent);
@@ -73,9 +78,13 @@ try {
   const completed = timings.filter((x) => x.last === 'done').length;
   console.log(`bench:operator — ${STREAMS} concurrent streams × ${ROUNDS} rounds, local model, one read tool per turn`);
   console.log(`  turns completed:                  ${completed} of ${timings.length}`);
-  console.log(`  first stream event  p50 / p95:    ${pct(first, 50).toFixed(0)} ms / ${pct(first, 95).toFixed(0)} ms   (goal p50 ≤ 300 ms: ${pct(first, 50) <= 300 ? 'met' : 'MISSED'})`);
+  console.log(
+    `  first stream event  p50 / p95:    ${pct(first, 50).toFixed(0)} ms / ${pct(first, 95).toFixed(0)} ms   (goal p50 ≤ 300 ms: ${pct(first, 50) <= 300 ? 'met' : 'MISSED'})`,
+  );
   console.log(`  first model text    p50 / p95:    ${pct(text, 50).toFixed(0)} ms / ${pct(text, 95).toFixed(0)} ms`);
-  console.log(`  events per second (all streams):  ${(events / seconds).toFixed(0)} (${events} events in ${seconds.toFixed(1)} s)`);
+  console.log(
+    `  events per second (all streams):  ${(events / seconds).toFixed(0)} (${events} events in ${seconds.toFixed(1)} s)`,
+  );
 } finally {
   await close();
   await connection.close();

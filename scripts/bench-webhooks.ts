@@ -43,7 +43,13 @@ setTimeout(() => {
 
 const { env } = await stackWithSchema(log, { suffix: 'bench', redisDb: 2 });
 const taskQueue = `bench-webhooks-${process.pid}`;
-const benchEnv = { ...env, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', LOG_LEVEL: 'warn' };
+const benchEnv = {
+  ...env,
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  TEMPORAL_SCHEDULES: 'off',
+  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+};
 Object.assign(process.env, benchEnv);
 
 // Imported after the environment is set, so loadConfig() sees it.
@@ -56,7 +62,17 @@ const { WebhookSubscription } = await import('../db/entities/WebhookSubscription
 const { emitEvent } = await import('../domain/webhooks/events.js');
 const { newWebhookSecret } = await import('../domain/webhooks/webhooks.js');
 /** A lead.discovered payload with every documented field (domain/webhooks/payloads.ts). */
-const benchLead = () => ({ lead_id: randomUUID(), agent_id: randomUUID(), agent_name: 'bench', first_name: 'Ada', last_name: 'Lovelace', company: 'Bench Ltd', headline: null, profile_url: null, signal_key: null });
+const benchLead = () => ({
+  lead_id: randomUUID(),
+  agent_id: randomUUID(),
+  agent_name: 'bench',
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  company: 'Bench Ltd',
+  headline: null,
+  profile_url: null,
+  signal_key: null,
+});
 const { webhookWorkflowIds } = await import('../lib/workflow-ids.js');
 
 const config = loadConfig();
@@ -94,14 +110,25 @@ const pct = (xs: number[], p: number) => {
 async function round(name: string, ports: number[], stalledPort?: number) {
   const tag = `${name}-${randomUUID().slice(0, 8)}`;
   const em = orm.em.fork() as EntityManager;
-  const user = em.create(User, { email: `bench-${randomUUID()}@example.test`, name: 'bench', passwordHash: null as never });
+  const user = em.create(User, {
+    email: `bench-${randomUUID()}@example.test`,
+    name: 'bench',
+    passwordHash: null as never,
+  });
   const ws = em.create(Workspace, { owner: user, name: 'bench' });
   await em.flush();
   const secret = newWebhookSecret();
   const sealed = encrypt(secret, config.encryptionKey);
   const rows = Array.from({ length: N }, (_, i) => {
     const port = stalledPort !== undefined && i === Math.floor(N / 2) ? stalledPort : ports[i % ports.length];
-    return { workspace: ws, url: `http://127.0.0.1:${port}/b/${tag}/${i}`, events: ['lead.discovered'], active: true, secretEncrypted: sealed, secretLast4: secret.slice(-4) };
+    return {
+      workspace: ws,
+      url: `http://127.0.0.1:${port}/b/${tag}/${i}`,
+      events: ['lead.discovered'],
+      active: true,
+      secretEncrypted: sealed,
+      secretLast4: secret.slice(-4),
+    };
   });
   for (const r of rows) em.create(WebhookSubscription, r);
   await em.flush();
@@ -116,10 +143,17 @@ async function round(name: string, ports: number[], stalledPort?: number) {
   const receivedAll = performance.now() - t0;
   // Completion = the delivery row written after the response (or the timeout) of each attempt.
   const conn = orm.em.getConnection();
-  await waitFor(`${N} delivery records (${name})`, async () => {
-    const [{ n }] = await conn.execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where event_id = ?`, [eventId]);
-    return Number(n) >= N;
-  }, 120_000);
+  await waitFor(
+    `${N} delivery records (${name})`,
+    async () => {
+      const [{ n }] = await conn.execute<{ n: string }[]>(
+        `select count(*) as n from webhook_deliveries where event_id = ?`,
+        [eventId],
+      );
+      return Number(n) >= N;
+    },
+    120_000,
+  );
   const done = await conn.execute<{ ms: number; success: boolean }[]>(
     `select extract(epoch from created_at) * 1000 - ? as ms, success from webhook_deliveries where event_id = ?`,
     [wall0, eventId],
@@ -168,11 +202,15 @@ function cpuSnapshot(): Map<string, number> {
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       const group =
-        Number(pid) === process.pid ? 'bench (emitter + receiver)'
-        : Number(pid) === worker.pid ? 'bench worker + dispatcher'
-        : comm === 'postgres' ? 'postgres (all databases)'
-        : /temporal\0server\0start-dev/.test(cmd) && cmd.includes(temporalPortArg) ? 'temporal dev server'
-        : undefined;
+        Number(pid) === process.pid
+          ? 'bench (emitter + receiver)'
+          : Number(pid) === worker.pid
+            ? 'bench worker + dispatcher'
+            : comm === 'postgres'
+              ? 'postgres (all databases)'
+              : /temporal\0server\0start-dev/.test(cmd) && cmd.includes(temporalPortArg)
+                ? 'temporal dev server'
+                : undefined;
       if (!group) continue;
       groups.set(group, (groups.get(group) ?? 0) + secs);
       known += secs;
@@ -215,18 +253,33 @@ async function sustained(rate: number, temporal: Client) {
   const port = (server.address() as AddressInfo).port;
 
   const em = orm.em.fork() as EntityManager;
-  const users = Array.from({ length: WORKSPACES }, () => em.create(User, { email: `bench-${randomUUID()}@example.test`, name: 'bench', passwordHash: null as never }));
+  const users = Array.from({ length: WORKSPACES }, () =>
+    em.create(User, { email: `bench-${randomUUID()}@example.test`, name: 'bench', passwordHash: null as never }),
+  );
   const workspaces = users.map((user) => em.create(Workspace, { owner: user, name: 'bench sustained' }));
   await em.flush();
   const secret = newWebhookSecret();
   for (const ws of workspaces)
-    em.create(WebhookSubscription, { workspace: ws, url: `http://127.0.0.1:${port}/s`, events: ['lead.discovered'], active: true, secretEncrypted: encrypt(secret, config.encryptionKey), secretLast4: secret.slice(-4) });
+    em.create(WebhookSubscription, {
+      workspace: ws,
+      url: `http://127.0.0.1:${port}/s`,
+      events: ['lead.discovered'],
+      active: true,
+      secretEncrypted: encrypt(secret, config.encryptionKey),
+      secretLast4: secret.slice(-4),
+    });
   await em.flush();
   const wsIds = workspaces.map((w) => w.id);
   const wsList = `{${wsIds.join(',')}}`;
   // Visibility queries name the workspaces, 50 at a time.
   const wsQueries: string[] = [];
-  for (let i = 0; i < wsIds.length; i += 50) wsQueries.push(`WorkspaceId IN (${wsIds.slice(i, i + 50).map((id) => `"${id}"`).join(', ')})`);
+  for (let i = 0; i < wsIds.length; i += 50)
+    wsQueries.push(
+      `WorkspaceId IN (${wsIds
+        .slice(i, i + 50)
+        .map((id) => `"${id}"`)
+        .join(', ')})`,
+    );
 
   const total = Math.round(rate * SECONDS);
   const perTick = (rate * TICK_MS) / 1000;
@@ -238,7 +291,11 @@ async function sustained(rate: number, temporal: Client) {
     const emittedAt = Date.now();
     const p = (orm.em.fork() as EntityManager)
       .transactional((tx) =>
-        emitEvent(tx as EntityManager, wsIds[seq % WORKSPACES], 'lead.discovered', { ...benchLead(), bench_seq: seq, emitted_at: emittedAt }),
+        emitEvent(tx as EntityManager, wsIds[seq % WORKSPACES], 'lead.discovered', {
+          ...benchLead(),
+          bench_seq: seq,
+          emitted_at: emittedAt,
+        }),
       )
       .then(
         (eventId) => void emitted.set(seq, { eventId, emittedAt, committedAt: Date.now() }),
@@ -248,7 +305,9 @@ async function sustained(rate: number, temporal: Client) {
     inflight.add(p);
   };
 
-  log(`sustained ${rate}/s for ${SECONDS} s (${total} events, ${perTick} per ${TICK_MS} ms tick) to one subscription in each of ${WORKSPACES} workspace(s)`);
+  log(
+    `sustained ${rate}/s for ${SECONDS} s (${total} events, ${perTick} per ${TICK_MS} ms tick) to one subscription in each of ${WORKSPACES} workspace(s)`,
+  );
   const load0 = loadavg();
   const cpu0 = cpuSnapshot();
   const t0 = performance.now();
@@ -266,7 +325,9 @@ async function sustained(rate: number, temporal: Client) {
   const cpuEmit = cpuSnapshot();
 
   // Drain: every committed event must arrive within DRAIN_MS after the last commit.
-  await waitFor('all events received', async () => received.size >= emitted.size, DRAIN_MS).catch(() => log(`drain deadline: ${emitted.size - received.size} not received`));
+  await waitFor('all events received', async () => received.size >= emitted.size, DRAIN_MS).catch(() =>
+    log(`drain deadline: ${emitted.size - received.size} not received`),
+  );
   await new Promise((r) => setTimeout(r, 1000)); // late duplicates
   const receivedInTime = received.size; // deliveries may still arrive while the figures are gathered
   const drainedSeconds = (performance.now() - t0) / 1000;
@@ -275,7 +336,14 @@ async function sustained(rate: number, temporal: Client) {
   const conn = orm.em.getConnection();
   // Each delivery row is written after the receiver's answer: give the last ones a moment.
   const recorded = async () =>
-    Number((await conn.execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where workspace_id = any(?::uuid[])`, [wsList]))[0].n);
+    Number(
+      (
+        await conn.execute<{ n: string }[]>(
+          `select count(*) as n from webhook_deliveries where workspace_id = any(?::uuid[])`,
+          [wsList],
+        )
+      )[0].n,
+    );
   await waitFor('delivery records', async () => (await recorded()) >= received.size, 15_000).catch(() => {});
 
   let lost = 0;
@@ -293,7 +361,9 @@ async function sustained(rate: number, temporal: Client) {
   // Where the time goes, per event: the outbox timestamps, the start and close times of the workflow
   // that carried it (its batch's, or its own for a large fan-out) in Temporal's visibility, and the
   // receipt. dispatched_at is the start of the dispatcher's transaction that started the workflow (now()).
-  const rows = await conn.execute<{ id: string; batch_id: string | null; created: string; dispatched: string | null; records: string }[]>(
+  const rows = await conn.execute<
+    { id: string; batch_id: string | null; created: string; dispatched: string | null; records: string }[]
+  >(
     `select e.id, e.batch_id, extract(epoch from e.created_at) * 1000 as created, extract(epoch from e.dispatched_at) * 1000 as dispatched,
             (select count(*) from webhook_deliveries d where d.event_id = e.id) as records
        from webhook_events e where e.workspace_id = any(?::uuid[])`,
@@ -302,18 +372,33 @@ async function sustained(rate: number, temporal: Client) {
   const outbox = new Map(rows.map((r) => [r.id, r]));
   const workflowOf = (eventId: string) => {
     const b = outbox.get(eventId)?.batch_id;
-    return !b ? webhookWorkflowIds.event(eventId) : b === eventId ? webhookWorkflowIds.event(eventId) : webhookWorkflowIds.batch(b);
+    return !b
+      ? webhookWorkflowIds.event(eventId)
+      : b === eventId
+        ? webhookWorkflowIds.event(eventId)
+        : webhookWorkflowIds.batch(b);
   };
   const started = new Map<string, { start: number; close: number | null; type: string }>();
   for (const query of wsQueries)
     for await (const wf of temporal.workflow.list({ query })) {
-      started.set(wf.workflowId, { start: wf.startTime.getTime(), close: wf.closeTime?.getTime() ?? null, type: wf.type });
+      started.set(wf.workflowId, {
+        start: wf.startTime.getTime(),
+        close: wf.closeTime?.getTime() ?? null,
+        type: wf.type,
+      });
     }
   // Events per batch (the batch id on the outbox rows).
   const perBatch = new Map<string, number>();
-  for (const r of rows) if (r.batch_id && r.batch_id !== r.id) perBatch.set(r.batch_id, (perBatch.get(r.batch_id) ?? 0) + 1);
+  for (const r of rows)
+    if (r.batch_id && r.batch_id !== r.id) perBatch.set(r.batch_id, (perBatch.get(r.batch_id) ?? 0) + 1);
   const batchSizes = [...perBatch.values()];
-  const phase = { commit: [] as number[], claim: [] as number[], start: [] as number[], deliver: [] as number[], emitToStart: [] as number[] };
+  const phase = {
+    commit: [] as number[],
+    claim: [] as number[],
+    start: [] as number[],
+    deliver: [] as number[],
+    emitToStart: [] as number[],
+  };
   let records = 0;
   let missingRecords = 0;
   let neverStarted = 0;
@@ -333,7 +418,11 @@ async function sustained(rate: number, temporal: Client) {
   }
   // CPU seconds per wall second, by process group (the machine has 2 cores in all).
   const cores = (from: Map<string, number>, to: Map<string, number>, seconds: number) =>
-    Object.fromEntries([...to].map(([g, s]) => [g, Number(((s - (from.get(g) ?? 0)) / seconds).toFixed(2))] as const).sort((a, b) => b[1] - a[1]));
+    Object.fromEntries(
+      [...to]
+        .map(([g, s]) => [g, Number(((s - (from.get(g) ?? 0)) / seconds).toFixed(2))] as const)
+        .sort((a, b) => b[1] - a[1]),
+    );
   // Leave nothing behind: the outbox has no foreign key to the workspace, so delete the round's rows
   // first (the dispatcher then has nothing more to start), then terminate the workflows still open,
   // which would otherwise stay open forever on this run's task queue (one batch job).
@@ -370,8 +459,15 @@ async function sustained(rate: number, temporal: Client) {
     delivery_records: records,
     events_without_record: missingRecords,
     workflows_started: started.size,
-    workflows_by_type: [...started.values()].reduce<Record<string, number>>((a, w) => ({ ...a, [w.type]: (a[w.type] ?? 0) + 1 }), {}),
-    events_per_batch: { batches: batchSizes.length, ...stats(batchSizes), mean: Number((batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length)).toFixed(1)) },
+    workflows_by_type: [...started.values()].reduce<Record<string, number>>(
+      (a, w) => ({ ...a, [w.type]: (a[w.type] ?? 0) + 1 }),
+      {},
+    ),
+    events_per_batch: {
+      batches: batchSizes.length,
+      ...stats(batchSizes),
+      mean: Number((batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length)).toFixed(1)),
+    },
     workflows_open_at_end: stillOpen, // terminated by the bench
     never_started: neverStarted, // events whose workflow never started: still in the outbox at the end (deleted by the bench)
     phases_ms: {
@@ -381,13 +477,22 @@ async function sustained(rate: number, temporal: Client) {
       emit_to_workflow_start: stats(phase.emitToStart),
       workflow_start_to_received: stats(phase.deliver),
     },
-    load_average: { before: load0.map((l) => l.toFixed(2)).join(' '), end_of_emission: load1.map((l) => l.toFixed(2)).join(' '), after_drain: load2.map((l) => l.toFixed(2)).join(' ') },
-    cpu_cores_used: { during_emission: cores(cpu0, cpuEmit, emitSeconds), during_drain: cores(cpuEmit, cpu1, drainedSeconds - emitSeconds) },
+    load_average: {
+      before: load0.map((l) => l.toFixed(2)).join(' '),
+      end_of_emission: load1.map((l) => l.toFixed(2)).join(' '),
+      after_drain: load2.map((l) => l.toFixed(2)).join(' '),
+    },
+    cpu_cores_used: {
+      during_emission: cores(cpu0, cpuEmit, emitSeconds),
+      during_drain: cores(cpuEmit, cpu1, drainedSeconds - emitSeconds),
+    },
     // Robust to other load on the machine (unlike latency): what one event costs each of our parts,
     // from the first emit to the end of the drain. 2,000 ms of CPU per second is the whole machine.
     // Per received event: meaningful when the round drained (lost = 0).
     cpu_ms_per_event: Object.fromEntries(
-      [...cpu1].filter(([g]) => !g.startsWith('everything')).map(([g, s]) => [g, Number((((s - (cpu0.get(g) ?? 0)) * 1000) / Math.max(1, receivedInTime)).toFixed(1))]),
+      [...cpu1]
+        .filter(([g]) => !g.startsWith('everything'))
+        .map(([g, s]) => [g, Number((((s - (cpu0.get(g) ?? 0)) * 1000) / Math.max(1, receivedInTime)).toFixed(1))]),
     ),
     drained_after_s: Number(drainedSeconds.toFixed(1)),
   };
@@ -396,10 +501,18 @@ async function sustained(rate: number, temporal: Client) {
 let exitCode = 0;
 try {
   const conn = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
-  await waitFor('the worker to poll', async () => {
-    const r = await conn.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    return (r.pollers?.length ?? 0) > 0;
-  }, 120_000);
+  await waitFor(
+    'the worker to poll',
+    async () => {
+      const r = await conn.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue },
+        taskQueueType: 1,
+      });
+      return (r.pollers?.length ?? 0) > 0;
+    },
+    120_000,
+  );
   await conn.close();
   log(`worker polling on ${taskQueue}; database outreach_bench`);
   if (runFanout) {

@@ -12,7 +12,11 @@ const log = (msg: string) => console.error(`[build] ${msg}`);
 // A clean build: tsc never deletes outputs of removed sources, and a stale migration must not ship.
 rmSync(dist, { recursive: true, force: true });
 log('tsc -p tsconfig.build.json');
-const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' });
+const tsc = spawnSync(
+  process.execPath,
+  [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+  { cwd: repoRoot, stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 log('bundling workflows');

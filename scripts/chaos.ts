@@ -38,12 +38,29 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     void sweepRun(runId, 5_000, CHAOS_MARK).finally(() => process.exit(130));
   });
 }
-for (const name of ['PGPORT_EMBEDDED', 'REDIS_PORT_EMBEDDED', 'TEMPORAL_PORT_EMBEDDED', 'TEMPORAL_UI_PORT_EMBEDDED']) process.env[name] = String(await freePort());
+for (const name of ['PGPORT_EMBEDDED', 'REDIS_PORT_EMBEDDED', 'TEMPORAL_PORT_EMBEDDED', 'TEMPORAL_UI_PORT_EMBEDDED'])
+  process.env[name] = String(await freePort());
 
 const { runChaos } = await import('./chaos/run.js');
 const SCALE = SHORT
-  ? { waves: [40, 40, 40, 40, 40], importRows: 20_000, senders: 2, redisDownMs: 5_000, restartDownMs: 3_000, drainMs: 240_000, turnEveryMs: 3_000 }
-  : { waves: [600, 600, 600, 600, 600], importRows: 100_000, senders: 13, redisDownMs: 30_000, restartDownMs: 10_000, drainMs: 600_000, turnEveryMs: 2_000 };
+  ? {
+      waves: [40, 40, 40, 40, 40],
+      importRows: 20_000,
+      senders: 2,
+      redisDownMs: 5_000,
+      restartDownMs: 3_000,
+      drainMs: 240_000,
+      turnEveryMs: 3_000,
+    }
+  : {
+      waves: [600, 600, 600, 600, 600],
+      importRows: 100_000,
+      senders: 13,
+      redisDownMs: 30_000,
+      restartDownMs: 10_000,
+      drainMs: 600_000,
+      turnEveryMs: 2_000,
+    };
 let ok = false;
 try {
   const verdict = await runChaos(dir, SCALE);

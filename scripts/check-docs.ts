@@ -51,7 +51,8 @@ export function ensureChromium(log: (msg: string) => void = () => {}): string {
     // A fresh machine may have no package lists yet; update only when the first attempt fails.
     if (apt('install', '-y', '--no-install-recommends', 'chromium') !== 0) {
       apt('update');
-      if (apt('install', '-y', '--no-install-recommends', 'chromium') !== 0) throw new Error(`apt-get install chromium failed; see ${logFile}`);
+      if (apt('install', '-y', '--no-install-recommends', 'chromium') !== 0)
+        throw new Error(`apt-get install chromium failed; see ${logFile}`);
     }
   } finally {
     closeSync(fd);
@@ -81,12 +82,20 @@ const TO_TOP = 'window.scrollTo(0, 0)';
 const NEXT_SCREEN = '(window.scrollBy(0, Math.floor(window.innerHeight * 0.8)), window.scrollY)';
 
 /** Scrolls from the top to the bottom, collecting the operation blocks and tags that get rendered. */
-async function scrollThrough(page: Page, settleMs = 60, operations = new Set<string>(), tags = new Set<string>()): Promise<{ operations: Set<string>; tags: Set<string> }> {
+async function scrollThrough(
+  page: Page,
+  settleMs = 60,
+  operations = new Set<string>(),
+  tags = new Set<string>(),
+): Promise<{ operations: Set<string>; tags: Set<string> }> {
   await page.evaluate(TO_TOP);
-  for (let last = -1; ; ) {
+  for (let last = -1; ;) {
     await page.waitForTimeout(settleMs); // a frame or two for the virtualiser to render the new window
     for (const id of await page.locator('.opblock[id]').evaluateAll((els) => els.map((e) => e.id))) operations.add(id);
-    for (const tag of await page.locator('.opblock-tag[data-tag]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tag') ?? ''))) tags.add(tag);
+    for (const tag of await page
+      .locator('.opblock-tag[data-tag]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-tag') ?? '')))
+      tags.add(tag);
     const y = await page.evaluate<number>(NEXT_SCREEN);
     if (y === last) break;
     last = y;
@@ -99,7 +108,7 @@ async function scrollThrough(page: Page, settleMs = 60, operations = new Set<str
 async function scrollToBlock(page: Page, blockId: string): Promise<void> {
   const block = page.locator(`#${blockId}`);
   await page.evaluate(TO_TOP);
-  for (let last = -1; (await block.count()) === 0; ) {
+  for (let last = -1; (await block.count()) === 0;) {
     const y = await page.evaluate<number>(NEXT_SCREEN);
     if (y === last) throw new Error(`${blockId} is not on the page`);
     last = y;
@@ -129,9 +138,14 @@ export async function checkDocs(
   mkdirSync(dirname(screenshot), { recursive: true });
 
   type Item = Record<string, { tags?: string[] }>;
-  const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as { paths: Record<string, Item>; webhooks?: Record<string, Item> };
+  const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as {
+    paths: Record<string, Item>;
+    webhooks?: Record<string, Item>;
+  };
   // Swagger UI renders the `webhooks` section's entries as operations too.
-  const ops = [...Object.values(doc.paths), ...Object.values(doc.webhooks ?? {})].flatMap((methods) => Object.values(methods));
+  const ops = [...Object.values(doc.paths), ...Object.values(doc.webhooks ?? {})].flatMap((methods) =>
+    Object.values(methods),
+  );
   const expectedTags = [...new Set(ops.flatMap((o) => o.tags ?? []))].sort();
 
   const executablePath = ensureChromium(log);
@@ -191,11 +205,15 @@ export async function checkDocs(
     await dialog.locator('button.btn-done, .close-modal').first().click();
 
     await page.screenshot({ path: screenshot });
-    const tryItOut: Record<string, string> = { 'GET /healthz': await tryOperation(page, 'operations-system-getHealthz') };
+    const tryItOut: Record<string, string> = {
+      'GET /healthz': await tryOperation(page, 'operations-system-getHealthz'),
+    };
     if (opts.token) tryItOut['GET /api/users/me'] = await tryOperation(page, 'operations-users-getUsersMe');
 
     const problems = [
-      ...(renderedOperations !== ops.length ? [`rendered ${renderedOperations} operations, the document has ${ops.length}`] : []),
+      ...(renderedOperations !== ops.length
+        ? [`rendered ${renderedOperations} operations, the document has ${ops.length}`]
+        : []),
       ...(renderedTags.join() !== expectedTags.join() ? [`tags ${renderedTags.join()} != ${expectedTags.join()}`] : []),
       ...(authSchemes.some((s) => /bearer/i.test(s)) ? [] : ['the Authorize dialog shows no bearer scheme']),
       ...Object.entries(tryItOut)
@@ -238,8 +256,16 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const token = flag('--token');
   const screenshotPath = flag('--screenshot');
   const base = args[0] ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
-  const result = await checkDocs(base, { token, screenshot: screenshotPath, log: (m) => console.error(`[check:docs] ${m}`) });
+  const result = await checkDocs(base, {
+    token,
+    screenshot: screenshotPath,
+    log: (m) => console.error(`[check:docs] ${m}`),
+  });
   console.log(JSON.stringify(result, null, 2));
-  console.error(result.problems.length ? `[check:docs] FAILED: ${result.problems.join('; ')}` : `[check:docs] ok: ${result.renderedOperations} operations, screenshot ${result.screenshot}`);
+  console.error(
+    result.problems.length
+      ? `[check:docs] FAILED: ${result.problems.join('; ')}`
+      : `[check:docs] ok: ${result.renderedOperations} operations, screenshot ${result.screenshot}`,
+  );
   process.exit(result.problems.length ? 1 : 0);
 }

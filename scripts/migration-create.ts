@@ -5,7 +5,9 @@ import { openOrm } from '../db/orm.js';
 
 const orm = await openOrm(loadConfig().databaseUrl);
 try {
-  const initial = (await orm.getMigrator().getExecutedMigrations()).length === 0 && (await orm.getMigrator().getPendingMigrations()).length === 0;
+  const initial =
+    (await orm.getMigrator().getExecutedMigrations()).length === 0 &&
+    (await orm.getMigrator().getPendingMigrations()).length === 0;
   const result = await orm.getMigrator().createMigration(undefined, false, initial, process.argv[2]);
   console.log(result.diff.up.length ? `created ${result.fileName}` : 'no changes');
 } finally {

@@ -18,9 +18,17 @@ export interface Ran {
   stderr: string;
 }
 
-export function runTool(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
+export function runTool(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd ?? repoRoot, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd ?? repoRoot,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -85,19 +93,30 @@ const TSCONFIG = {
  * openapi-typescript's types of the document plus CLIENT_TS, typechecked by `tsc --strict --noEmit
  * --skipLibCheck false` in `dir`. Returns tsc's diagnostics (none when it exits 0).
  */
-export async function checkTypeScriptClient(doc: object, dir: string): Promise<{ code: number; errors: string[]; output: string }> {
+export async function checkTypeScriptClient(
+  doc: object,
+  dir: string,
+): Promise<{ code: number; errors: string[]; output: string }> {
   mkdirSync(dir, { recursive: true });
   let schema: string;
   try {
     schema = astToString(await openapiTS(structuredClone(doc) as Parameters<typeof openapiTS>[0], { silent: true }));
   } catch (err) {
-    return { code: 1, errors: [`openapi-typescript failed: ${(err as Error).message}`], output: String((err as Error).stack) };
+    return {
+      code: 1,
+      errors: [`openapi-typescript failed: ${(err as Error).message}`],
+      output: String((err as Error).stack),
+    };
   }
   writeFileSync(join(dir, 'schema.ts'), schema);
   writeFileSync(join(dir, 'client.ts'), CLIENT_TS);
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
   const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
-  const r = await runTool(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json'), '--strict', '--noEmit', '--skipLibCheck', 'false', '--pretty', 'false'], { cwd: dir });
+  const r = await runTool(
+    process.execPath,
+    [tsc, '-p', join(dir, 'tsconfig.json'), '--strict', '--noEmit', '--skipLibCheck', 'false', '--pretty', 'false'],
+    { cwd: dir },
+  );
   const output = r.stdout + r.stderr;
   return { code: r.code, errors: output.split('\n').filter((l) => /error TS\d+/.test(l)), output };
 }
@@ -112,15 +131,41 @@ export interface LintProblem {
 /** `redocly lint` with the repository's redocly.yaml (the recommended ruleset): every problem it reports. */
 export async function redoclyLint(docPath: string): Promise<{ code: number; problems: LintProblem[]; output: string }> {
   const cli = join(repoRoot, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
-  const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_UPDATE_NOTIFIER: '1' };
-  const args = [cli, 'lint', docPath, '--config', join(repoRoot, 'redocly.yaml'), '--format', 'json', '--max-problems', '100000'];
+  const env = {
+    ...process.env,
+    REDOCLY_TELEMETRY: 'off',
+    REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+    NO_UPDATE_NOTIFIER: '1',
+  };
+  const args = [
+    cli,
+    'lint',
+    docPath,
+    '--config',
+    join(repoRoot, 'redocly.yaml'),
+    '--format',
+    'json',
+    '--max-problems',
+    '100000',
+  ];
   const r = await runTool(process.execPath, args, { env });
   try {
-    const report = JSON.parse(r.stdout) as { problems: { ruleId: string; severity: string; message: string; location?: { pointer?: string }[] }[] };
-    const problems = report.problems.map((p) => ({ ruleId: p.ruleId, severity: p.severity, message: p.message, pointer: p.location?.[0]?.pointer ?? '' }));
+    const report = JSON.parse(r.stdout) as {
+      problems: { ruleId: string; severity: string; message: string; location?: { pointer?: string }[] }[];
+    };
+    const problems = report.problems.map((p) => ({
+      ruleId: p.ruleId,
+      severity: p.severity,
+      message: p.message,
+      pointer: p.location?.[0]?.pointer ?? '',
+    }));
     return { code: r.code, problems, output: r.stderr };
   } catch {
-    return { code: r.code || 1, problems: [{ ruleId: 'redocly-cli', severity: 'error', message: `no JSON report (exit ${r.code})`, pointer: '' }], output: r.stdout + r.stderr };
+    return {
+      code: r.code || 1,
+      problems: [{ ruleId: 'redocly-cli', severity: 'error', message: `no JSON report (exit ${r.code})`, pointer: '' }],
+      output: r.stdout + r.stderr,
+    };
   }
 }
 

@@ -14,11 +14,16 @@ const CLIENT_RUNTIME = ['httpx>=0.23.1,<0.29.0', 'attrs>=22.2.0'];
 
 /** Returns the venv's python, installing the pinned generator and the client's runtime on first use (`python -m openapi_python_client`). */
 export function ensureOpenApiPythonClient(log: (msg: string) => void = () => {}): Promise<string> {
-  return ensureVenv(`openapi-python-client-${OPENAPI_PYTHON_CLIENT_VERSION}`, [`openapi-python-client==${OPENAPI_PYTHON_CLIENT_VERSION}`, ...CLIENT_RUNTIME], log);
+  return ensureVenv(
+    `openapi-python-client-${OPENAPI_PYTHON_CLIENT_VERSION}`,
+    [`openapi-python-client==${OPENAPI_PYTHON_CLIENT_VERSION}`, ...CLIENT_RUNTIME],
+    log,
+  );
 }
 
 /** The header of one of the generator's warnings (openapi_python_client/cli.py, parser/, utils.py). */
-const WARNING_HEADER = /^(WARNING parsing |Unable to (parse|process|generate) |Failed to |Endpoint requires |Problem creating )/;
+const WARNING_HEADER =
+  /^(WARNING parsing |Unable to (parse|process|generate) |Failed to |Endpoint requires |Problem creating )/;
 
 /**
  * Each warning the generator printed, as its header and detail on one line. It reports this way every
@@ -27,7 +32,11 @@ const WARNING_HEADER = /^(WARNING parsing |Unable to (parse|process|generate) |F
  */
 export function generatorWarnings(output: string): string[] {
   const out: string[] = [];
-  const tidy = (s: string) => s.replace(/<openapi_python_client\.[\w.]+ object at 0x[0-9a-f]+>/g, '<?>').replace(/\s+/g, ' ').trim();
+  const tidy = (s: string) =>
+    s
+      .replace(/<openapi_python_client\.[\w.]+ object at 0x[0-9a-f]+>/g, '<?>')
+      .replace(/\s+/g, ' ')
+      .trim();
   const start = output.search(/(Warning|Error)\(s\) encountered/);
   if (start === -1) return out;
   // A paragraph right after a header is its detail, even when it reads like a header itself
@@ -46,7 +55,8 @@ export function generatorWarnings(output: string): string[] {
       afterHeader = true;
     } else {
       // The lead-in to the JSON that follows says nothing the header does not.
-      if (!text.startsWith('Failure to process schema has resulted in the removal of')) out[out.length - 1] += ` — ${tidy(text)}`;
+      if (!text.startsWith('Failure to process schema has resulted in the removal of'))
+        out[out.length - 1] += ` — ${tidy(text)}`;
       afterHeader = false;
     }
   }
@@ -92,20 +102,43 @@ export async function importFailures(py: string, packageDir: string): Promise<st
  * Generates the client package `outreach_client` into `outDir/outreach_client` (no project metadata,
  * no post-hooks: the formatter's output is not what is checked). `warnings` lists what it dropped.
  */
-export async function generatePythonClient(py: string, docPath: string, outDir: string): Promise<{ code: number; warnings: string[]; output: string; packageDir: string }> {
+export async function generatePythonClient(
+  py: string,
+  docPath: string,
+  outDir: string,
+): Promise<{ code: number; warnings: string[]; output: string; packageDir: string }> {
   mkdirSync(outDir, { recursive: true });
   const config = join(outDir, 'generator.yaml');
   writeFileSync(config, 'post_hooks: []\n');
   const packageDir = join(outDir, 'outreach_client');
-  const args = ['-m', 'openapi_python_client', 'generate', '--path', docPath, '--output-path', packageDir, '--meta', 'none', '--config', config, '--overwrite'];
-  const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(py, args, { cwd: outDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', TERM: 'dumb' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('exit', (c) => resolve({ code: c ?? 1, stdout, stderr }));
-  });
+  const args = [
+    '-m',
+    'openapi_python_client',
+    'generate',
+    '--path',
+    docPath,
+    '--output-path',
+    packageDir,
+    '--meta',
+    'none',
+    '--config',
+    config,
+    '--overwrite',
+  ];
+  const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      const child = spawn(py, args, {
+        cwd: outDir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NO_COLOR: '1', TERM: 'dumb' },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.once('error', reject);
+      child.once('exit', (c) => resolve({ code: c ?? 1, stdout, stderr }));
+    },
+  );
   return { code, warnings: generatorWarnings(stdout + stderr), output: stdout + stderr, packageDir };
 }

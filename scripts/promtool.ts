@@ -26,7 +26,11 @@ export function promtoolBinary(log: (msg: string) => void = () => {}): string | 
     // Only the one binary out of the package (the server and its assets are not needed).
     const root = join(work, 'root');
     mkdirSync(root);
-    execFileSync('sh', ['-c', 'dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" ./usr/bin/promtool', 'sh', join(work, deb), root], { stdio: 'ignore', timeout: 120_000 });
+    execFileSync(
+      'sh',
+      ['-c', 'dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" ./usr/bin/promtool', 'sh', join(work, deb), root],
+      { stdio: 'ignore', timeout: 120_000 },
+    );
     try {
       renameSync(root, join(cacheDir, 'prometheus'));
     } catch {

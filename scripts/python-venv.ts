@@ -12,7 +12,9 @@ const python = (venv: string) => join(venv, 'bin', 'python');
 function basePython(tool: string): string {
   for (const candidate of [process.env.PYTHON, 'python3.11', 'python3'].filter(Boolean) as string[]) {
     try {
-      const v = execFileSync(candidate, ['-c', 'import sys; print(sys.version_info >= (3, 9))'], { encoding: 'utf8' }).trim();
+      const v = execFileSync(candidate, ['-c', 'import sys; print(sys.version_info >= (3, 9))'], {
+        encoding: 'utf8',
+      }).trim();
       if (v === 'True') return candidate;
     } catch {
       /* not there */
@@ -27,7 +29,9 @@ function run(cmd: string, args: string[]): Promise<void> {
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -37,7 +41,11 @@ function run(cmd: string, args: string[]): Promise<void> {
  * atomically; a loser of the race drops its copy. Run tools as modules (`python -m …`): a renamed
  * virtualenv's console scripts keep their old shebang path.
  */
-export async function ensureVenv(name: string, packages: string[], log: (msg: string) => void = () => {}): Promise<string> {
+export async function ensureVenv(
+  name: string,
+  packages: string[],
+  log: (msg: string) => void = () => {},
+): Promise<string> {
   const venvDir = join(cacheDir, `venv-${name}`);
   if (existsSync(python(venvDir))) return python(venvDir);
   mkdirSync(cacheDir, { recursive: true });

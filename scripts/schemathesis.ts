@@ -6,5 +6,9 @@ export const SCHEMATHESIS_VERSION = '4.32.5';
 
 /** The command that runs the pinned schemathesis CLI (`[python, '-m', 'schemathesis.cli']`), installing it on first use. */
 export async function ensureSchemathesis(log: (msg: string) => void = () => {}): Promise<string[]> {
-  return [await ensureVenv(`schemathesis-${SCHEMATHESIS_VERSION}`, [`schemathesis==${SCHEMATHESIS_VERSION}`], log), '-m', 'schemathesis.cli'];
+  return [
+    await ensureVenv(`schemathesis-${SCHEMATHESIS_VERSION}`, [`schemathesis==${SCHEMATHESIS_VERSION}`], log),
+    '-m',
+    'schemathesis.cli',
+  ];
 }

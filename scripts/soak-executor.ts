@@ -64,7 +64,14 @@ try {
   try {
     await waitFor(
       'the worker to poll',
-      async () => ((await conn.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 })).pollers?.length ?? 0) > 0,
+      async () =>
+        ((
+          await conn.workflowService.describeTaskQueue({
+            namespace: 'default',
+            taskQueue: { name: taskQueue },
+            taskQueueType: 1,
+          })
+        ).pollers?.length ?? 0) > 0,
       120_000,
     );
   } finally {
@@ -96,12 +103,16 @@ try {
           failing.push(seed);
           console.log(`\nFAILED ${formatRun(r, `npm run soak:executor -- --runs 1 --seed ${seed}`)}\n`);
         } else {
-          console.log(`ok seed ${seed}: ${r.counts.ops} ops, ${r.counts.sends} sends, enrollments ${JSON.stringify(r.counts.enrollments)}, ${(r.ms / 1000).toFixed(1)} s${r.notes.length ? ` (${r.notes.length} notes)` : ''}`);
+          console.log(
+            `ok seed ${seed}: ${r.counts.ops} ops, ${r.counts.sends} sends, enrollments ${JSON.stringify(r.counts.enrollments)}, ${(r.ms / 1000).toFixed(1)} s${r.notes.length ? ` (${r.notes.length} notes)` : ''}`,
+          );
         }
       } catch (err) {
         totals.errors++;
         failing.push(seed);
-        console.log(`\nERROR seed ${seed} (replay: npm run soak:executor -- --runs 1 --seed ${seed}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+        console.log(
+          `\nERROR seed ${seed} (replay: npm run soak:executor -- --runs 1 --seed ${seed}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+        );
       }
     }
   };

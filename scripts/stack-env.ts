@@ -15,7 +15,11 @@ export interface Isolation {
   redisDb: number;
 }
 
-export function isolatedUrls(databaseUrl: string, redisUrl: string, iso: Isolation): { databaseUrl: string; redisUrl: string } {
+export function isolatedUrls(
+  databaseUrl: string,
+  redisUrl: string,
+  iso: Isolation,
+): { databaseUrl: string; redisUrl: string } {
   const db = new URL(databaseUrl);
   db.pathname = `/${decodeURIComponent(db.pathname.slice(1))}_${iso.suffix}`;
   const redis = new URL(redisUrl);
@@ -23,11 +27,21 @@ export function isolatedUrls(databaseUrl: string, redisUrl: string, iso: Isolati
   return { databaseUrl: db.toString(), redisUrl: redis.toString() };
 }
 
-export async function stackWithSchema(log: (msg: string) => void, iso?: Isolation, opts: { mail?: boolean } = {}): Promise<{ stack: Stack; env: NodeJS.ProcessEnv }> {
+export async function stackWithSchema(
+  log: (msg: string) => void,
+  iso?: Isolation,
+  opts: { mail?: boolean } = {},
+): Promise<{ stack: Stack; env: NodeJS.ProcessEnv }> {
   const stack = await ensureStack({ log, mail: opts.mail });
-  const urls = iso ? isolatedUrls(stack.databaseUrl, stack.redisUrl, iso) : { databaseUrl: stack.databaseUrl, redisUrl: stack.redisUrl };
+  const urls = iso
+    ? isolatedUrls(stack.databaseUrl, stack.redisUrl, iso)
+    : { databaseUrl: stack.databaseUrl, redisUrl: stack.redisUrl };
   if (iso) await ensureDatabaseAt(urls.databaseUrl);
-  const env: NodeJS.ProcessEnv = { DATABASE_URL: urls.databaseUrl, REDIS_URL: urls.redisUrl, TEMPORAL_ADDRESS: stack.temporalAddress };
+  const env: NodeJS.ProcessEnv = {
+    DATABASE_URL: urls.databaseUrl,
+    REDIS_URL: urls.redisUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+  };
   // Where the test mail server is (test/helpers/mail-server.ts reads these).
   if (stack.mail) {
     Object.assign(env, {

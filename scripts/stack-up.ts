@@ -15,7 +15,8 @@ console.log(`DATABASE_URL=${stack.databaseUrl}`);
 console.log(`REDIS_URL=${stack.redisUrl}`);
 console.log(`TEMPORAL_ADDRESS=${stack.temporalAddress}`);
 if (stack.temporalUiUrl) console.log(`TEMPORAL_UI=${stack.temporalUiUrl}`);
-if (stack.mail) console.log(`MAIL=smtp://${stack.mail.host}:${stack.mail.smtpPort} imap://${stack.mail.host}:${stack.mail.imapPort}`);
+if (stack.mail)
+  console.log(`MAIL=smtp://${stack.mail.host}:${stack.mail.smtpPort} imap://${stack.mail.host}:${stack.mail.imapPort}`);
 console.error('[stack] up; Ctrl-C to stop what this process started');
 
 // Keeps Node alive (a pending promise alone would not), and ends this process when the services it

@@ -12,7 +12,19 @@
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePostgres } from './stack/postgres.js';
-import { clearPid, dataDir, errorMessage, isAlive, isRunning, readPid, sleep, terminate, type Log, type Service, type Started } from './stack/processes.js';
+import {
+  clearPid,
+  dataDir,
+  errorMessage,
+  isAlive,
+  isRunning,
+  readPid,
+  sleep,
+  terminate,
+  type Log,
+  type Service,
+  type Started,
+} from './stack/processes.js';
 import { ensureRedis } from './stack/redis.js';
 import { ensureTemporal } from './stack/temporal.js';
 import { ensureMailServer, type MailServer } from './stack/mail.js';
@@ -54,7 +66,12 @@ export async function ensureStack(opts: { log?: Log; mail?: boolean } = {}): Pro
     ]),
   );
   const stop = once(() => stopStarted(started, log));
-  if (postgres.status === 'rejected' || redis.status === 'rejected' || temporal.status === 'rejected' || mail.status === 'rejected') {
+  if (
+    postgres.status === 'rejected' ||
+    redis.status === 'rejected' ||
+    temporal.status === 'rejected' ||
+    mail.status === 'rejected'
+  ) {
     const errors = [postgres, redis, temporal, mail].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
     for (const err of errors.slice(1)) log(errorMessage(err));
     await stop(); // no half-started stack left behind

@@ -19,7 +19,10 @@ async function shutdown(code: number) {
 }
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
-for (const [name, child] of [['API', api], ['worker', worker]] as const) {
+for (const [name, child] of [
+  ['API', api],
+  ['worker', worker],
+] as const) {
   child.once('exit', (code) => {
     if (!stopping) {
       log(`${name} exited with ${code}; shutting down`);
@@ -30,4 +33,6 @@ for (const [name, child] of [['API', api], ['worker', worker]] as const) {
 
 const base = `http://127.0.0.1:${port}`;
 await waitFor('the API to become ready', async () => (await fetch(`${base}/readyz`)).ok, 120_000);
-console.log(`ready: API ${base}  docs ${base}/docs  Temporal UI ${stack.temporalUiUrl ?? '(external Temporal: see its own UI)'}`);
+console.log(
+  `ready: API ${base}  docs ${base}/docs  Temporal UI ${stack.temporalUiUrl ?? '(external Temporal: see its own UI)'}`,
+);

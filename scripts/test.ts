@@ -28,7 +28,11 @@ for (const [name, args] of process.env.TEST_SKIP_TYPECHECK ? [] : staticChecks) 
 // Its own database (outreach_test), Redis database, task queue and so its own outbox dispatcher:
 // a test run never shares work with a running `npm start`, nor the reverse.
 // TEST_DB_SUFFIX (e.g. `test_llm`) gives a branch under development a database of its own.
-const { stack, env } = await stackWithSchema(log, { suffix: process.env.TEST_DB_SUFFIX ?? 'test', redisDb: 1 }, { mail: true });
+const { stack, env } = await stackWithSchema(
+  log,
+  { suffix: process.env.TEST_DB_SUFFIX ?? 'test', redisDb: 1 },
+  { mail: true },
+);
 const taskQueue = `test-${process.pid}`;
 // Every process of the run carries the mark (the worker, ava and its files, the workers tests start),
 // so the end of the run, however it ends, stops whatever is still alive (sweepRun).
@@ -53,14 +57,24 @@ let summary = '0 passed, 1 failed';
 try {
   const conn = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
   await waitFor('the worker to poll', async () => {
-    const r = await conn.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
+    const r = await conn.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      taskQueueType: 1,
+    });
     return (r.pollers?.length ?? 0) > 0;
   });
   await conn.close();
 
   ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
     cwd: repoRoot,
-    env: { ...process.env, ...testEnv, TEST_WORKER_PID: String(worker.pid), WORKER_METRICS_PORT: '0', TEST_WORKER_METRICS_URL: `http://127.0.0.1:${workerMetricsPort}/metrics` },
+    env: {
+      ...process.env,
+      ...testEnv,
+      TEST_WORKER_PID: String(worker.pid),
+      WORKER_METRICS_PORT: '0',
+      TEST_WORKER_METRICS_URL: `http://127.0.0.1:${workerMetricsPort}/metrics`,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

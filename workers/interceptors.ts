@@ -3,13 +3,21 @@
 import { createRequire } from 'node:module';
 import type { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks, Next } from '@temporalio/worker';
+import type {
+  ActivityExecuteInput,
+  ActivityInboundCallsInterceptor,
+  ActivityInterceptorsFactory,
+  InjectedSinks,
+  Next,
+} from '@temporalio/worker';
 import { activityFailures, workflowFailures } from '../lib/metrics.js';
 import type { MetricsSinks } from '../workflows/metrics-interceptors.js';
 
 const compiled = import.meta.url.endsWith('.js');
 /** The workflow interceptor module, from source or from dist (scripts/build.ts bundles the same one). */
-export const workflowInterceptorModule = createRequire(import.meta.url).resolve(compiled ? '../workflows/metrics-interceptors.js' : '../workflows/metrics-interceptors.ts');
+export const workflowInterceptorModule = createRequire(import.meta.url).resolve(
+  compiled ? '../workflows/metrics-interceptors.js' : '../workflows/metrics-interceptors.ts',
+);
 
 class ActivityFailureCounter implements ActivityInboundCallsInterceptor {
   constructor(private readonly ctx: Context) {}
@@ -25,7 +33,9 @@ class ActivityFailureCounter implements ActivityInboundCallsInterceptor {
   }
 }
 
-export const activityInterceptors: ActivityInterceptorsFactory = (ctx) => ({ inbound: new ActivityFailureCounter(ctx) });
+export const activityInterceptors: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: new ActivityFailureCounter(ctx),
+});
 
 export const metricsSinks: InjectedSinks<MetricsSinks> = {
   metrics: {

@@ -14,7 +14,9 @@ const client = await connectTemporal(loadConfig());
 try {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   await Worker.runReplayHistory({ workflowsPath, replayName: workflowId }, history);
-  console.log(`replay ok: ${workflowId} (${history.events?.length ?? 0} events) is deterministic with the current code`);
+  console.log(
+    `replay ok: ${workflowId} (${history.events?.length ?? 0} events) is deterministic with the current code`,
+  );
 } catch (err) {
   console.error(`replay failed for ${workflowId}:`, err instanceof Error ? err.message : err);
   process.exitCode = 1;

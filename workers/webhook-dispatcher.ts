@@ -142,19 +142,21 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
         else if (n > BATCHED_TARGETS_MAX) assigned.push({ id: r.id, batch: r.id });
         else {
           let batch = batchOf.get(r.workspace_id);
-          if (!batch || batch.events === maxBatchEvents) batchOf.set(r.workspace_id, (batch = { id: uuidv7(), events: 0 }));
+          if (!batch || batch.events === maxBatchEvents)
+            batchOf.set(r.workspace_id, (batch = { id: uuidv7(), events: 0 }));
           batch.events++;
           assigned.push({ id: r.id, batch: batch.id });
         }
       }
       if (assigned.length)
-        await c.query(`update webhook_events e set batch_id = v.batch from unnest($1::uuid[], $2::uuid[]) as v(id, batch) where e.id = v.id`, [
-          assigned.map((a) => a.id),
-          assigned.map((a) => a.batch),
-        ]);
+        await c.query(
+          `update webhook_events e set batch_id = v.batch from unnest($1::uuid[], $2::uuid[]) as v(id, batch) where e.id = v.id`,
+          [assigned.map((a) => a.id), assigned.map((a) => a.batch)],
+        );
       // No target (e.g. reaction.received, which no subscription may list; demo workspaces): nothing
       // to deliver, so no workflow.
-      if (none.length) await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [none]);
+      if (none.length)
+        await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [none]);
       return rows.length;
     });
   }
@@ -197,15 +199,26 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
       const jobs = new Map<string, Job>();
       for (const r of rows) {
         const batch = r.batch_id!;
-        const job = jobs.get(batch) ?? jobs.set(batch, { kind: batch === r.id ? 'event' : 'batch', id: batch, workspaceId: r.workspace_id, rows: [] }).get(batch)!;
+        const job =
+          jobs.get(batch) ??
+          jobs
+            .set(batch, { kind: batch === r.id ? 'event' : 'batch', id: batch, workspaceId: r.workspace_id, rows: [] })
+            .get(batch)!;
         job.rows.push(r);
       }
       const outcomes = await Promise.allSettled([...jobs.values()].map(start));
-      const started = [...jobs.values()].filter((_, i) => outcomes[i].status === 'fulfilled').flatMap((j) => j.rows.map((r) => r.id));
-      if (started.length) await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [started]);
+      const started = [...jobs.values()]
+        .filter((_, i) => outcomes[i].status === 'fulfilled')
+        .flatMap((j) => j.rows.map((r) => r.id));
+      if (started.length)
+        await c.query(`update webhook_events set dispatched_at = now() where id = any($1::uuid[])`, [started]);
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
       // The others stay pending with their batch id: the next pass starts the same ids again.
-      if (failed) log.error({ err: String(failed.reason), failed: outcomes.filter((o) => o.status === 'rejected').length }, 'could not start webhook workflows; retrying at the next pass');
+      if (failed)
+        log.error(
+          { err: String(failed.reason), failed: outcomes.filter((o) => o.status === 'rejected').length },
+          'could not start webhook workflows; retrying at the next pass',
+        );
       return rows.length;
     });
   }
@@ -276,10 +289,13 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     if (stopped || notifyTimer) return;
     const wait = lastPass + coalesceMs - Date.now();
     if (wait <= 0 && !running) return void kick();
-    notifyTimer = setTimeout(() => {
-      notifyTimer = undefined;
-      void kick();
-    }, Math.max(0, wait));
+    notifyTimer = setTimeout(
+      () => {
+        notifyTimer = undefined;
+        void kick();
+      },
+      Math.max(0, wait),
+    );
   }
 
   async function listen(): Promise<void> {

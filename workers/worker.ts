@@ -19,16 +19,23 @@ import { startMetricsServer } from '../lib/metrics-server.js';
 import { connectRedis } from '../lib/redis.js';
 
 const compiled = import.meta.url.endsWith('.js');
-export const workflowsPath = createRequire(import.meta.url).resolve(compiled ? '../workflows/index.js' : '../workflows/index.ts');
+export const workflowsPath = createRequire(import.meta.url).resolve(
+  compiled ? '../workflows/index.js' : '../workflows/index.ts',
+);
 // `npm run build` bundles the workflows once into dist/workflow-bundle.js; a worker started from dist
 // loads it instead of running webpack at every start. From source it bundles workflowsPath as before.
 const prebuilt = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
-export const workflowSource = compiled && existsSync(prebuilt) ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath };
+export const workflowSource =
+  compiled && existsSync(prebuilt) ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath };
 
 export async function createWorker() {
   const config = loadConfig();
   // The SDK's own logs (bundling, state changes) at warning level unless LOG_LEVEL asks for more.
-  const sdkLevel = ['debug', 'trace'].includes(config.logLevel) ? 'DEBUG' : config.logLevel === 'info' ? 'INFO' : 'WARN';
+  const sdkLevel = ['debug', 'trace'].includes(config.logLevel)
+    ? 'DEBUG'
+    : config.logLevel === 'info'
+      ? 'INFO'
+      : 'WARN';
   try {
     Runtime.install({ logger: new DefaultLogger(sdkLevel) });
   } catch {
@@ -66,30 +73,36 @@ export async function createWorker() {
     activities: createActivities({ orm, config, logger, jobs, redis, providers }),
     // Failed activities and workflows by type (lib/metrics.ts). A prebuilt bundle carries the
     // workflow module itself (scripts/build.ts); the SDK ignores workflowModules beside one.
-    interceptors: { activity: [activityInterceptors], ...('workflowsPath' in workflowSource ? { workflowModules: [workflowInterceptorModule] } : {}) },
+    interceptors: {
+      activity: [activityInterceptors],
+      ...('workflowsPath' in workflowSource ? { workflowModules: [workflowInterceptorModule] } : {}),
+    },
     sinks: metricsSinks,
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
-  if (config.worker.schedules) await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
+  if (config.worker.schedules)
+    await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
   // Every connected mailbox is followed (docs/email.md "Receiving"); in the background, and only by the
   // main worker (a test's extra worker on its own queue must not take the syncs there).
-  if (config.worker.schedules) ensureMailboxSyncs(orm.em.fork(), jobs).catch((err) => logger.warn({ err: String(err) }, 'mailbox syncs not ensured at start-up'));
+  if (config.worker.schedules)
+    ensureMailboxSyncs(orm.em.fork(), jobs).catch((err) =>
+      logger.warn({ err: String(err) }, 'mailbox syncs not ensured at start-up'),
+    );
   // The outbox dispatcher of outbound webhook events runs beside the worker (see webhook-dispatcher.ts).
   // WEBHOOK_DISPATCHER=off runs a worker without it (e.g. a second worker on its own task queue in a test,
   // which must not claim events that the main worker's queue should run). It starts eagerly (ownClient).
-  const dispatcher =
-    !config.worker.webhookDispatcher
-      ? undefined
-      : await startWebhookDispatcher({
-          databaseUrl: config.databaseUrl,
-          temporal: ownClient,
-          taskQueue: config.temporal.taskQueue,
-          logger,
-          eagerStart: true,
-          // Latency against Temporal load: a shorter pass interval delivers sooner in smaller batches.
-          coalesceMs: config.worker.webhookDispatchCoalesceMs,
-        });
+  const dispatcher = !config.worker.webhookDispatcher
+    ? undefined
+    : await startWebhookDispatcher({
+        databaseUrl: config.databaseUrl,
+        temporal: ownClient,
+        taskQueue: config.temporal.taskQueue,
+        logger,
+        eagerStart: true,
+        // Latency against Temporal load: a shorter pass interval delivers sooner in smaller batches.
+        coalesceMs: config.worker.webhookDispatchCoalesceMs,
+      });
   return {
     worker,
     dispatcher,
@@ -113,11 +126,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const metrics =
     config.worker.metricsPort === 0
       ? undefined
-      : await startMetricsServer({ host: config.worker.metricsHost, port: config.worker.metricsPort, config }).catch((err: unknown) => {
-          logger.error({ err: String(err), port: config.worker.metricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
-          return undefined;
-        });
-  logger.info({ taskQueue: config.temporal.taskQueue, workflows: workflowSource, metrics: metrics && `${metrics.url}/metrics` }, 'worker polling');
+      : await startMetricsServer({ host: config.worker.metricsHost, port: config.worker.metricsPort, config }).catch(
+          (err: unknown) => {
+            logger.error(
+              { err: String(err), port: config.worker.metricsPort },
+              'worker metrics not served (WORKER_METRICS_PORT)',
+            );
+            return undefined;
+          },
+        );
+  logger.info(
+    { taskQueue: config.temporal.taskQueue, workflows: workflowSource, metrics: metrics && `${metrics.url}/metrics` },
+    'worker polling',
+  );
   await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks finish
   await metrics?.close();
   await close();

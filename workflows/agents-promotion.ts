@@ -47,7 +47,13 @@ export async function promoteProfiles(input: PromoteProfilesInput): Promise<Prom
     if (batches >= batchesPerRun || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof promoteProfiles>({ ...input, promoted, skipped, cursor });
     }
-    const out = await promoteProfileBatch({ agentId: input.agentId, operationId: input.operationId, by: input.by, after: cursor, limit: batchSize });
+    const out = await promoteProfileBatch({
+      agentId: input.agentId,
+      operationId: input.operationId,
+      by: input.by,
+      after: cursor,
+      limit: batchSize,
+    });
     promoted += out.promoted;
     cursor = out.last ?? cursor;
     if (out.count < batchSize) break;

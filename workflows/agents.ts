@@ -2,7 +2,17 @@
 // one activity per page until the sources are exhausted or `max_signals` leads are qualified.
 // Cancelling it stops after the page in flight and marks the run `canceled`, its counts kept. The
 // history stays small (a plan, cursors and totals); a long run continues as new.
-import { ActivityCancellationType, ApplicationFailure, CancellationScope, continueAsNew, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  CancellationScope,
+  continueAsNew,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
 import type { AgentActivities } from '../activities/agents.js';
@@ -15,7 +25,10 @@ const { discoverPage } = proxyActivities<AgentActivities>({
   heartbeatTimeout: '1 minute',
   retry: { maximumAttempts: 5, initialInterval: '2 seconds' },
 });
-const { finishDiscoveryRun, planScheduledRun } = proxyActivities<AgentActivities>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 10 } });
+const { finishDiscoveryRun, planScheduledRun } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 10 },
+});
 
 export interface DiscoveryRunInput {
   plan: RunPlan;
@@ -28,7 +41,12 @@ const PAGES_PER_RUN = 200;
 
 export async function discoveryRun(input: DiscoveryRunInput): Promise<RunTotals> {
   const { plan } = input;
-  let { signalIndex, sourceIndex, cursor, pageIndex } = input.position ?? { signalIndex: 0, sourceIndex: 0, cursor: null, pageIndex: 0 };
+  let { signalIndex, sourceIndex, cursor, pageIndex } = input.position ?? {
+    signalIndex: 0,
+    sourceIndex: 0,
+    cursor: null,
+    pageIndex: 0,
+  };
   let pagesHere = 0;
   try {
     while (signalIndex < plan.signals.length) {
@@ -73,6 +91,10 @@ export async function scheduledDiscovery(input: { agentId: string; workspaceId: 
   return executeChild(discoveryRun, {
     workflowId: discoveryWorkflowIds.run(plan.agentId, plan.runId),
     args: [{ plan }],
-    typedSearchAttributes: jobSearchAttributes({ kind: 'discovery-run', workspaceId: plan.workspaceId, appId: plan.appId }),
+    typedSearchAttributes: jobSearchAttributes({
+      kind: 'discovery-run',
+      workspaceId: plan.workspaceId,
+      appId: plan.appId,
+    }),
   });
 }

@@ -19,7 +19,9 @@ export interface RollupInput {
  * the raw tables. Idempotent: a rerun of the same window writes the same rows. Run every 10 minutes
  * by the Schedule `schedule:analytics-rollup` over the last 48 hours.
  */
-export async function analyticsRollup(input: RollupInput = {}): Promise<{ from: string; to: string; hours: number; rows: number }> {
+export async function analyticsRollup(
+  input: RollupInput = {},
+): Promise<{ from: string; to: string; hours: number; rows: number }> {
   return rollupAnalyticsWindow(input);
 }
 
@@ -28,6 +30,8 @@ export async function analyticsRollup(input: RollupInput = {}): Promise<{ from: 
  * current state, brings back snoozed ones whose time passed, resolves those no longer found. Every
  * 15 minutes by `schedule:insights-refresh`.
  */
-export async function insightsRefresh(input: { workspaceId?: string } = {}): Promise<{ found: number; resolved: number }> {
+export async function insightsRefresh(
+  input: { workspaceId?: string } = {},
+): Promise<{ found: number; resolved: number }> {
   return refreshInsightsNow(input);
 }

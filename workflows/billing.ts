@@ -12,7 +12,9 @@ const { grantMonthlyCredits: grant } = proxyActivities<BillingActivities>({
  * Schedule). Idempotent per workspace, plan and month, so a re-run or a catch-up grants nothing twice.
  * `period` (YYYY-MM) defaults to the month of the workflow's start (workflow time, deterministic).
  */
-export async function grantMonthlyCredits(input: { period?: string; workspaceIds?: string[] } = {}): Promise<{ period: string; workspaces: number; granted: number }> {
+export async function grantMonthlyCredits(
+  input: { period?: string; workspaceIds?: string[] } = {},
+): Promise<{ period: string; workspaces: number; granted: number }> {
   const now = new Date();
   const period = input.period ?? `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
   const r = await grant({ period, workspaceIds: input.workspaceIds });

@@ -25,7 +25,9 @@ const { bookingBackfillFinish } = proxyActivities<BookingActivities>({
 });
 
 /** `booking-event:<eventId>`: applies one stored booking event (meeting, match, or unmatched). */
-export async function handleBookingEvent(input: { eventId: string }): Promise<{ state: string; effect?: string | null; meetingId?: string | null }> {
+export async function handleBookingEvent(input: {
+  eventId: string;
+}): Promise<{ state: string; effect?: string | null; meetingId?: string | null }> {
   return handle(input.eventId);
 }
 
@@ -50,12 +52,19 @@ export interface BookingBackfillResult {
 /** `booking-backfill:<providerId>:<backfillId>`. */
 export async function bookingBackfill(input: BookingBackfillInput): Promise<BookingBackfillResult> {
   try {
-    await bookingBackfillPages({ backfillId: input.backfillId, pageSize: input.pageSize ?? 50, failFirstAttemptAfterPages: input.failFirstAttemptAfterPages ?? null });
+    await bookingBackfillPages({
+      backfillId: input.backfillId,
+      pageSize: input.pageSize ?? 50,
+      failFirstAttemptAfterPages: input.failFirstAttemptAfterPages ?? null,
+    });
     return await bookingBackfillFinish(input.backfillId, 'completed', null);
   } catch (err) {
     const failure = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : null;
     const message = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-    const r = await bookingBackfillFinish(input.backfillId, 'failed', { code: failure?.type ?? 'backfill_failed', message });
+    const r = await bookingBackfillFinish(input.backfillId, 'failed', {
+      code: failure?.type ?? 'backfill_failed',
+      message,
+    });
     throw ApplicationFailure.nonRetryable(`booking backfill failed: ${message}`, 'backfill_failed', r);
   }
 }

@@ -5,7 +5,15 @@
 // `source_unavailable` (any other failure: `search_failed`), so a batch never blocks the job.
 // Confirm: one activity per chunk of approved people until none is left. The state lives in
 // PostgreSQL; the history holds ids and counts only, and a long search continues as new.
-import { ActivityFailure, ApplicationFailure, defineQuery, makeContinueAsNewFunc, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  defineQuery,
+  makeContinueAsNewFunc,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { CdmImportActivities } from '../activities/cdm-imports.js';
 
 const { beginCdmSearch, failCdmBatch, finishCdmSearch } = proxyActivities<CdmImportActivities>({
@@ -46,11 +54,22 @@ export const cdmImportProgressQuery = defineQuery<CdmImportProgress>('progress')
 const MAX_HISTORY = 2000;
 
 export async function cdmImport(input: CdmImportInput): Promise<CdmImportProgress> {
-  const progress: CdmImportProgress = { jobId: input.jobId, run: input.run, phase: input.phase, steps: 0, batch: null, added: 0 };
+  const progress: CdmImportProgress = {
+    jobId: input.jobId,
+    run: input.run,
+    phase: input.phase,
+    steps: 0,
+    batch: null,
+    added: 0,
+  };
   setHandler(cdmImportProgressQuery, () => progress);
   const tooLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY;
   // The memo names the run, which a repeated start compares (jobs/temporal.ts): carried over explicitly.
-  const again = () => makeContinueAsNewFunc<typeof cdmImport>({ memo: workflowInfo().memo, typedSearchAttributes: workflowInfo().typedSearchAttributes })(input);
+  const again = () =>
+    makeContinueAsNewFunc<typeof cdmImport>({
+      memo: workflowInfo().memo,
+      typedSearchAttributes: workflowInfo().typedSearchAttributes,
+    })(input);
 
   if (input.phase === 'confirm') {
     for (;;) {

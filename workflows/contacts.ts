@@ -4,7 +4,13 @@
 // cursor live in PostgreSQL, so the history carries only ids and counts, a retried or resumed step
 // continues at the last committed page, and a very large export continues as new (same input) after
 // `stepsPerRun` steps or when Temporal suggests it. Any failure is recorded on the export.
-import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { ContactActivities } from '../activities/contacts.js';
 
 const { beginContactsExport, finishContactsExport, failContactsExport } = proxyActivities<ContactActivities>({
@@ -28,7 +34,10 @@ export interface ContactsExportInput {
   stepsPerRun?: number;
 }
 
-export type ContactsExportResult = { status: 'completed'; rows: number; bytes: number } | { status: 'failed'; code: string } | { status: 'skipped'; reason: string };
+export type ContactsExportResult =
+  | { status: 'completed'; rows: number; bytes: number }
+  | { status: 'failed'; code: string }
+  | { status: 'skipped'; reason: string };
 
 export async function contactsExport(input: ContactsExportInput): Promise<ContactsExportResult> {
   const pageSize = input.pageSize ?? 5_000;

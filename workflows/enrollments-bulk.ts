@@ -32,7 +32,11 @@ export interface BulkEnrollResult {
 
 export async function bulkEnroll(input: BulkEnrollInput): Promise<BulkEnrollResult> {
   try {
-    await bulkEnrollPages({ operationId: input.operationId, pageSize: input.pageSize ?? 500, failFirstAttemptAfterPages: input.failFirstAttemptAfterPages ?? null });
+    await bulkEnrollPages({
+      operationId: input.operationId,
+      pageSize: input.pageSize ?? 500,
+      failFirstAttemptAfterPages: input.failFirstAttemptAfterPages ?? null,
+    });
     return await bulkEnrollFinish(input.operationId, 'completed', null);
   } catch (err) {
     const message = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);

@@ -1,14 +1,40 @@
 // `enrollment:<campaignId>:<leadId>`: one lead's walk through a campaign's steps (docs/executor.md).
 // The history holds ids and times only; rows are read and written by activities (domain/enrollments/executor.ts).
-import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineQuery, defineSignal, patched, proxyActivities, proxyLocalActivities, setHandler, TimeoutFailure, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  TimeoutFailure,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { EnrollmentActivities } from '../activities/enrollments.js';
-import type { GateResult, PlanResult, SendOutcome, SlotResult, StepRef, WaitingReason } from '../domain/enrollments/executor.js';
+import type {
+  GateResult,
+  PlanResult,
+  SendOutcome,
+  SlotResult,
+  StepRef,
+  WaitingReason,
+} from '../domain/enrollments/executor.js';
 
 // Retries are bounded (about 15 minutes of backoff): an error that retrying cannot fix fails the
 // activity at once (activities/enrollments.ts makes it non-retryable), one that outlives the budget
 // fails it then; either way the enrollment ends `failed` with a code instead of retrying forever.
 // Between attempts a stop is checked (`halted`), so a pause or removal reaches a retrying enrollment.
-const RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 } as const;
+const RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 20,
+} as const;
 
 // Histories from before `enrollment-local-activities` replay on these (every activity remote).
 const remote = proxyActivities<EnrollmentActivities>({
@@ -113,7 +139,16 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   // step with a send step's plan (or, at the end, the finish), and, when no review applies, the gate,
   // the slot request and the send. A one-step enrollment is three local activities instead of seven.
   const fused = isLocal && patched('enrollment-fused-steps');
-  const c: EnrollmentCarry = input.carry ?? { version: input.version, lastStepId: null, lastIndex: -1, notBefore: null, previousActionId: null, paused: false, replyPending: false, stepsRun: 0 };
+  const c: EnrollmentCarry = input.carry ?? {
+    version: input.version,
+    lastStepId: null,
+    lastIndex: -1,
+    notBefore: null,
+    previousActionId: null,
+    paused: false,
+    replyPending: false,
+    stepsRun: 0,
+  };
   let startAtStepId = input.carry ? null : (input.startAtStepId ?? null);
   let unenrolled = false;
   let replied = false;
@@ -124,7 +159,18 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   let stepAction: { stepId: string; actionId: string } | null = null;
   const skipped = new Set<string>();
   const approved = new Set<string>();
-  const st: EnrollmentState = { status: 'running', version: c.version, step_id: null, step_index: null, step_type: null, action_id: null, reason: null, until: null, replied: false, finished: null };
+  const st: EnrollmentState = {
+    status: 'running',
+    version: c.version,
+    step_id: null,
+    step_index: null,
+    step_type: null,
+    action_id: null,
+    reason: null,
+    until: null,
+    replied: false,
+    finished: null,
+  };
 
   setHandler(replySignal, () => void (c.replyPending = true));
   setHandler(bounceSignal, () => void (c.bouncePending = true));
@@ -142,7 +188,11 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
   setHandler(campaignResumedSignal, () => void (nudge = true));
   setHandler(campaignPausedSignal, () => void (gateDue = true));
   setHandler(campaignStoppedSignal, () => void (gateDue = true));
-  setHandler(stateQuery, () => ({ ...st, status: st.finished ? 'finished' : c.paused ? 'paused' : 'running', replied }));
+  setHandler(stateQuery, () => ({
+    ...st,
+    status: st.finished ? 'finished' : c.paused ? 'paused' : 'running',
+    replied,
+  }));
 
   const current = () => st.action_id;
   const skippedNow = () => !!current() && skipped.has(current()!);
@@ -307,7 +357,16 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
     const actionId = planned ? planned.actionId : stepAction?.stepId === step.id ? stepAction.actionId : uuid4();
     stepAction = { stepId: step.id, actionId };
     st.action_id = actionId;
-    const plan = planned ?? (await acts.executorPlanAction({ enrollmentId, actionId, stepId: step.id, version: c.version, index: step.index, notBefore: c.notBefore }));
+    const plan =
+      planned ??
+      (await acts.executorPlanAction({
+        enrollmentId,
+        actionId,
+        stepId: step.id,
+        version: c.version,
+        index: step.index,
+        notBefore: c.notBefore,
+      }));
     c.notBefore = null;
     c.previousActionId = actionId;
     if (plan.failed) {
@@ -424,7 +483,10 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
         }
         if ('gone' in slot) {
           if (slot.gone === 'skipped' || slot.gone === 'executed') return 'next';
-          await finish(slot.gone === 'canceled' ? 'removed' : 'failed', slot.gone === 'canceled' ? 'unenrolled' : slot.gone);
+          await finish(
+            slot.gone === 'canceled' ? 'removed' : 'failed',
+            slot.gone === 'canceled' ? 'unenrolled' : slot.gone,
+          );
           return 'stop';
         }
         if ('stop' in slot) {
@@ -526,7 +588,11 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       wait(null, null);
       const ref = { enrollmentId, version: c.version, lastStepId: c.lastStepId, lastIndex: c.lastIndex, startAtStepId };
       const next: { version: number; step: StepRef | null; plan?: PlanResult; finished?: boolean } = fused
-        ? await acts.executorNextAndPlan({ ...ref, plan: { actionId: uuid4(), reuse: stepAction, notBefore: c.notBefore }, finishWhenDone: true })
+        ? await acts.executorNextAndPlan({
+            ...ref,
+            plan: { actionId: uuid4(), reuse: stepAction, notBefore: c.notBefore },
+            finishWhenDone: true,
+          })
         : await acts.executorNextStep(ref);
       step = next.step;
       c.version = next.version;
@@ -544,7 +610,10 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
       }
 
       if (step.type === 'wait') {
-        const from = c.notBefore && new Date(c.notBefore).getTime() > Date.now() ? c.notBefore : new Date(Date.now()).toISOString();
+        const from =
+          c.notBefore && new Date(c.notBefore).getTime() > Date.now()
+            ? c.notBefore
+            : new Date(Date.now()).toISOString();
         c.notBefore = await acts.executorWaitEnd({ enrollmentId, config: step.config ?? {}, from });
       } else if (step.type === 'condition') {
         if (c.notBefore) {
@@ -553,7 +622,8 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
           c.notBefore = null;
         }
         wait(null, null);
-        if (!(await acts.executorCheckCondition(enrollmentId, c.previousActionId, step.config ?? {}))) return await finish('completed', 'condition_not_met');
+        if (!(await acts.executorCheckCondition(enrollmentId, c.previousActionId, step.config ?? {})))
+          return await finish('completed', 'condition_not_met');
       } else {
         if ((await runSend(step, next.plan)) === 'stop') return st.finished!;
       }
@@ -586,11 +656,14 @@ export async function enrollment(input: EnrollmentInput): Promise<{ status: stri
 /** An activity's failure as the enrollment's error code: `halted` (a stop between attempts), the permanent error's type, or retries spent. */
 function activityFailure(err: unknown): { code: string; message: string; halted: boolean } | null {
   // A local activity's failure arrives as its cause itself (no ActivityFailure around it).
-  if (!(err instanceof ActivityFailure) && !(err instanceof ApplicationFailure) && !(err instanceof TimeoutFailure)) return null;
+  if (!(err instanceof ActivityFailure) && !(err instanceof ApplicationFailure) && !(err instanceof TimeoutFailure))
+    return null;
   const cause = err instanceof ActivityFailure ? err.cause : err;
   // 'halted' is HALTED in activities/enrollments.ts (a workflow imports no activity code).
-  if (cause instanceof ApplicationFailure && cause.type === 'halted') return { code: 'halted', message: cause.message, halted: true };
-  if (cause instanceof ApplicationFailure && cause.nonRetryable && cause.type) return { code: cause.type.slice(0, 60), message: cause.message, halted: false };
+  if (cause instanceof ApplicationFailure && cause.type === 'halted')
+    return { code: 'halted', message: cause.message, halted: true };
+  if (cause instanceof ApplicationFailure && cause.nonRetryable && cause.type)
+    return { code: cause.type.slice(0, 60), message: cause.message, halted: false };
   if (cause instanceof TimeoutFailure) return { code: 'timed_out', message: cause.message, halted: false };
   return { code: 'retries_exhausted', message: cause?.message ?? err.message, halted: false };
 }

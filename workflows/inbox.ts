@@ -1,5 +1,14 @@
 // The inbox's workflows (docs/inbox.md): the account's inbound processor, its sync, and one reply.
-import { ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { InboxActivities } from '../activities/inbox.js';
 
 const acts = proxyActivities<InboxActivities>({
@@ -34,7 +43,8 @@ export async function inboxInbound(input: { accountId: string }): Promise<{ proc
       if (r.more) pending = true;
     }
     if (!(await condition(() => pending, IDLE))) return { processed };
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 5_000) await continueAsNew<typeof inboxInbound>(input);
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 5_000)
+      await continueAsNew<typeof inboxInbound>(input);
   }
 }
 

@@ -34,7 +34,12 @@ const { importListRows } = proxyActivities<ListActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '20 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { maximumAttempts: 10, initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['invalid_csv', 'list_deleted'] },
+  retry: {
+    maximumAttempts: 10,
+    initialInterval: '1 second',
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: ['invalid_csv', 'list_deleted'],
+  },
 });
 
 export const listImportProgressQuery = defineQuery<ImportProgress | null>('progress');
@@ -77,13 +82,16 @@ export async function listImport(input: ListImportInput): Promise<ImportProgress
     if (cancelRequested) return end({ canceled: true });
     try {
       scope = new CancellationScope();
-      const step = await scope.run(() => importListRows({ importId: input.importId, maxRecords: input.recordsPerCall }));
+      const step = await scope.run(() =>
+        importListRows({ importId: input.importId, maxRecords: input.recordsPerCall }),
+      );
       progress = step.progress;
       if (step.done || step.stopped) break;
     } catch (err) {
       if (isCancellation(err)) return end({ canceled: true });
       const cause = err instanceof ActivityFailure ? err.cause : err;
-      const code = cause instanceof ApplicationFailure && cause.type && cause.nonRetryable ? cause.type : 'import_failed';
+      const code =
+        cause instanceof ApplicationFailure && cause.type && cause.nonRetryable ? cause.type : 'import_failed';
       const message = cause instanceof Error ? cause.message : String(cause);
       return end({ failure: { code, message } });
     } finally {

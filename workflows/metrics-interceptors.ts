@@ -29,7 +29,8 @@ class FailureCounter implements WorkflowInboundCallsInterceptor {
     } catch (err) {
       // A TemporalFailure fails the execution; any other error only fails the workflow task (retried),
       // a cancellation ends it canceled, ContinueAsNew starts the next run.
-      if (err instanceof TemporalFailure && !isCancellation(err) && !(err instanceof ContinueAsNew)) metrics.workflowFailed();
+      if (err instanceof TemporalFailure && !isCancellation(err) && !(err instanceof ContinueAsNew))
+        metrics.workflowFailed();
       throw err;
     }
   }

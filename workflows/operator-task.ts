@@ -5,13 +5,23 @@
 // lock too, so no action starts once the cancel is committed). Each run of the workflow is one
 // `run` of the task: creation starts run 1, each retry a new run that picks up the failed and
 // not-yet-run actions. The history holds ids and counts only (at most 50 actions per task).
-import { ActivityFailure, ApplicationFailure, condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { OperatorTaskActivities } from '../activities/operator-task.js';
 
-const { beginOperatorTaskRun, finishOperatorTaskRun, failOperatorTaskAction } = proxyActivities<OperatorTaskActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 20, initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+const { beginOperatorTaskRun, finishOperatorTaskRun, failOperatorTaskAction } = proxyActivities<OperatorTaskActivities>(
+  {
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 20, initialInterval: '1 second', maximumInterval: '30 seconds' },
+  },
+);
 // A tool's refusal is recorded by the activity itself; what is retried here is infrastructure
 // (database, Temporal, a provider's 5xx), a few times before the action is recorded as failed.
 const { runOperatorTaskAction } = proxyActivities<OperatorTaskActivities>({
@@ -103,7 +113,12 @@ export async function operatorTask(input: OperatorTaskInput): Promise<OperatorTa
       state = 'running';
       let outcome: string;
       try {
-        outcome = await runOperatorTaskAction({ taskId: input.taskId, run: input.run, actionId: action.id, attempt: action.attempt });
+        outcome = await runOperatorTaskAction({
+          taskId: input.taskId,
+          run: input.run,
+          actionId: action.id,
+          attempt: action.attempt,
+        });
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;
         const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
@@ -127,6 +142,8 @@ export async function operatorTask(input: OperatorTaskInput): Promise<OperatorTa
   current = null;
   if (canceled) state = 'canceling';
   const end = await finishOperatorTaskRun(input);
-  state = (end.status === 'completed' || end.status === 'failed' || end.status === 'canceled' ? end.status : 'failed') as TaskRunState;
+  state = (
+    end.status === 'completed' || end.status === 'failed' || end.status === 'canceled' ? end.status : 'failed'
+  ) as TaskRunState;
   return progress();
 }

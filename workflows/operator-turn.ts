@@ -4,7 +4,16 @@
 // confirmation is recorded as decided — or for its expiry. Message ids come from the workflow
 // (deterministic), so a retried activity never stores a message twice. The history holds ids,
 // tool calls and usage, never the context.
-import { ActivityFailure, ApplicationFailure, condition, defineQuery, defineSignal, proxyActivities, setHandler, uuid4 } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  uuid4,
+} from '@temporalio/workflow';
 import type { OperatorActivities } from '../activities/operator-turn.js';
 import type { Usage } from '../lib/llm/types.js';
 
@@ -13,12 +22,23 @@ const MAX_MODEL_STEPS = 6;
 // A model's refusal is non-retryable (activities/operator-turn.ts); what is retried is an outage
 // (the database or the model's service restarting), so the tries span about a minute: a turn caught
 // by a 10 s PostgreSQL restart completes (the chaos harness, docs/deploy.md).
-const RETRY = { maximumAttempts: 8, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds' } as const;
-const { operatorModelStep, operatorRequestConfirmation, operatorCloseConfirmation, operatorCompleteTurn, operatorFailTurn, operatorRunReadTool } =
-  proxyActivities<OperatorActivities>({
-    startToCloseTimeout: '2 minutes',
-    retry: RETRY,
-  });
+const RETRY = {
+  maximumAttempts: 8,
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '15 seconds',
+} as const;
+const {
+  operatorModelStep,
+  operatorRequestConfirmation,
+  operatorCloseConfirmation,
+  operatorCompleteTurn,
+  operatorFailTurn,
+  operatorRunReadTool,
+} = proxyActivities<OperatorActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: RETRY,
+});
 // A confirmed tool changes something: it claims its run before it starts, so a retry reports instead of repeating.
 const { operatorExecuteConfirmed } = proxyActivities<OperatorActivities>({
   startToCloseTimeout: '5 minutes',
@@ -64,23 +84,45 @@ export async function operatorTurn(input: OperatorTurnInput): Promise<TurnState 
           continue;
         }
         const confirmationId = uuid4();
-        const { expiresAt } = await operatorRequestConfirmation({ turnId: input.turnId, call, messageId, confirmationId });
+        const { expiresAt } = await operatorRequestConfirmation({
+          turnId: input.turnId,
+          call,
+          messageId,
+          confirmationId,
+        });
         state.status = 'awaiting_confirmation';
         state.pendingConfirmationId = confirmationId;
-        const decided = await condition(() => decisions.has(confirmationId), Math.max(0, Date.parse(expiresAt) - Date.now()));
+        const decided = await condition(
+          () => decisions.has(confirmationId),
+          Math.max(0, Date.parse(expiresAt) - Date.now()),
+        );
         state.status = 'running';
         state.pendingConfirmationId = null;
-        if (decided && decisions.get(confirmationId) === 'confirm') await operatorExecuteConfirmed({ turnId: input.turnId, confirmationId });
-        else await operatorCloseConfirmation({ turnId: input.turnId, confirmationId, outcome: decided ? 'canceled' : 'expired' });
+        if (decided && decisions.get(confirmationId) === 'confirm')
+          await operatorExecuteConfirmed({ turnId: input.turnId, confirmationId });
+        else
+          await operatorCloseConfirmation({
+            turnId: input.turnId,
+            confirmationId,
+            outcome: decided ? 'canceled' : 'expired',
+          });
       }
     }
-    const { credits } = await operatorCompleteTurn({ turnId: input.turnId, usage, modelCalls: Math.min(state.step + 1, MAX_MODEL_STEPS) });
+    const { credits } = await operatorCompleteTurn({
+      turnId: input.turnId,
+      usage,
+      modelCalls: Math.min(state.step + 1, MAX_MODEL_STEPS),
+    });
     state.status = 'completed';
     return { ...state, credits };
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : err;
     const code = cause instanceof ApplicationFailure && cause.type ? cause.type : 'turn_failed';
-    await operatorFailTurn({ turnId: input.turnId, code, message: cause instanceof Error ? cause.message : String(cause) });
+    await operatorFailTurn({
+      turnId: input.turnId,
+      code,
+      message: cause instanceof Error ? cause.message : String(cause),
+    });
     state.status = 'failed';
     return state;
   }

@@ -6,7 +6,11 @@ export const WorkspaceId = defineSearchAttributeKey('WorkspaceId', SearchAttribu
 export const AppId = defineSearchAttributeKey('AppId', SearchAttributeType.KEYWORD);
 export const JobKind = defineSearchAttributeKey('JobKind', SearchAttributeType.KEYWORD);
 
-export function jobSearchAttributes(job: { kind: string; workspaceId?: string; appId?: string }): TypedSearchAttributes {
+export function jobSearchAttributes(job: {
+  kind: string;
+  workspaceId?: string;
+  appId?: string;
+}): TypedSearchAttributes {
   return new TypedSearchAttributes([
     { key: JobKind, value: job.kind },
     ...(job.workspaceId ? [{ key: WorkspaceId, value: job.workspaceId }] : []),

@@ -91,10 +91,13 @@ async function deliverInBatches(eventId: string, subscriptionIds: string[]): Pro
 
 /** Workflow id `webhook-event:<eventId>`, started by the outbox dispatcher. */
 export async function deliverWebhookEvent(input: WebhookEventInput): Promise<DeliverySummary> {
-  const { subscriptionIds } = await (patched('webhook-targets-local') ? local.webhookTargets(input.eventId) : webhookTargets(input.eventId));
+  const { subscriptionIds } = await (patched('webhook-targets-local')
+    ? local.webhookTargets(input.eventId)
+    : webhookTargets(input.eventId));
   if (subscriptionIds.length <= DELIVERY_CHUNK) return deliverAll(input.eventId, subscriptionIds);
   const chunks: string[][] = [];
-  for (let i = 0; i < subscriptionIds.length; i += DELIVERY_CHUNK) chunks.push(subscriptionIds.slice(i, i + DELIVERY_CHUNK));
+  for (let i = 0; i < subscriptionIds.length; i += DELIVERY_CHUNK)
+    chunks.push(subscriptionIds.slice(i, i + DELIVERY_CHUNK));
   const results = await Promise.all(
     chunks.map((ids, index) =>
       executeChild(deliverWebhookChunk, {
@@ -104,15 +107,21 @@ export async function deliverWebhookEvent(input: WebhookEventInput): Promise<Del
       }),
     ),
   );
-  return results.reduce((a, r) => ({ targets: a.targets + r.targets, succeeded: a.succeeded + r.succeeded, failed: a.failed + r.failed }), {
-    targets: 0,
-    succeeded: 0,
-    failed: 0,
-  });
+  return results.reduce(
+    (a, r) => ({ targets: a.targets + r.targets, succeeded: a.succeeded + r.succeeded, failed: a.failed + r.failed }),
+    {
+      targets: 0,
+      succeeded: 0,
+      failed: 0,
+    },
+  );
 }
 
 /** Child of deliverWebhookEvent for one slice of the targets. */
-export async function deliverWebhookChunk(input: { eventId: string; subscriptionIds: string[] }): Promise<DeliverySummary> {
+export async function deliverWebhookChunk(input: {
+  eventId: string;
+  subscriptionIds: string[];
+}): Promise<DeliverySummary> {
   return deliverAll(input.eventId, input.subscriptionIds);
 }
 

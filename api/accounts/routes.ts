@@ -40,7 +40,13 @@ const tag = 'platform-accounts';
 const auth = { 401: ['unauthorized'] };
 const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 /** Why a mailbox did not connect (lib/connectors/mail/settings.ts). */
-const MAIL_CONNECT_CODES: MailConnectReason[] = ['invalid_credentials', 'auth_failed', 'host_unreachable', 'tls_failed', 'blocked_destination'];
+const MAIL_CONNECT_CODES: MailConnectReason[] = [
+  'invalid_credentials',
+  'auth_failed',
+  'host_unreachable',
+  'tls_failed',
+  'blocked_destination',
+];
 
 export const listAccountsOp = defineOperation({
   method: 'GET',
@@ -52,7 +58,11 @@ export const listAccountsOp = defineOperation({
   responses: { 200: AccountPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
   handler: async ({ em, actor, query }) =>
-    page(await listAccounts(em, actor, { channel: query.channel, status: query.status }, toPageRequest(query)), query.limit, toAccountView),
+    page(
+      await listAccounts(em, actor, { channel: query.channel, status: query.status }, toPageRequest(query)),
+      query.limit,
+      toAccountView,
+    ),
 });
 
 export const createAccountOp = defineOperation({
@@ -64,7 +74,11 @@ export const createAccountOp = defineOperation({
   auth: 'user',
   body: CreateAccountBody,
   responses: { 201: AccountView },
-  errors: { 400: ['invalid_body', 'invalid_time_zone', 'invalid_user'], ...auth, 403: ['not_assigned', 'plan_limit_reached', 'demo_read_only'] },
+  errors: {
+    400: ['invalid_body', 'invalid_time_zone', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'plan_limit_reached', 'demo_read_only'],
+  },
   handler: async ({ em, actor, body, services }) => {
     const account = await createAccount(em, actor, services.connector.name, {
       channel: body.channel,
@@ -88,9 +102,18 @@ export const deleteAccountOp = defineOperation({
   params: IdParams,
   body: DeleteAccountBody,
   responses: { 204: null },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_reassign_to', 'invalid_user'], ...auth, ...write, 409: ['account_in_use'], 502: ['connector_unavailable'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_reassign_to', 'invalid_user'],
+    ...auth,
+    ...write,
+    409: ['account_in_use'],
+    502: ['connector_unavailable'],
+  },
   handler: async ({ em, actor, params, body, services }) => {
-    await deleteAccount(em, actor, services.connector, params.id, { onCampaigns: body.on_campaigns, reassignTo: body.reassign_to });
+    await deleteAccount(em, actor, services.connector, params.id, {
+      onCampaigns: body.on_campaigns,
+      reassignTo: body.reassign_to,
+    });
     return reply(204, undefined);
   },
 });
@@ -115,17 +138,26 @@ export const connectAccountOp = defineOperation({
     502: ['connector_unavailable'],
   },
   handler: async ({ em, actor, params, body, services }) => {
-    const { account, start } = await connectAccount(em, actor, services.connector, services.config.encryptionKey, params.id, {
-      credentials: body.credentials,
-      returnUrl: body.return_url,
-    });
+    const { account, start } = await connectAccount(
+      em,
+      actor,
+      services.connector,
+      services.config.encryptionKey,
+      params.id,
+      {
+        credentials: body.credentials,
+        returnUrl: body.return_url,
+      },
+    );
     if (account.connector === MAIL_CONNECTOR && account.status === 'connected') {
       // The mailbox's INBOX follower (replies, bounces, unsubscribes). A start that fails is logged
       // rather than failing a connect that succeeded (a retry would meet 409 already_connected):
       // reconciliation starts every connected mailbox's sync that is not running.
       await services.jobs
         .startMailboxSync({ accountId: account.id, workspaceId: actor.workspaceId })
-        .catch((err: unknown) => services.logger.warn({ err: String(err), accountId: account.id }, 'mailbox sync not started'));
+        .catch((err: unknown) =>
+          services.logger.warn({ err: String(err), accountId: account.id }, 'mailbox sync not started'),
+        );
     }
     return toConnectView(account, start);
   },
@@ -142,7 +174,8 @@ export const setSignatureOp = defineOperation({
   body: SignatureBody,
   responses: { 200: AccountView },
   errors: { 400: ['invalid_id', 'invalid_body', 'not_email_account', 'invalid_user'], ...auth, ...write },
-  handler: async ({ em, actor, params, body }) => toAccountView(await setSignature(em, actor, params.id, body.signature)),
+  handler: async ({ em, actor, params, body }) =>
+    toAccountView(await setSignature(em, actor, params.id, body.signature)),
 });
 
 export const enrichAccountOp = defineOperation({
@@ -154,8 +187,15 @@ export const enrichAccountOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 200: AccountView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['not_connected'], 502: ['connector_unavailable'] },
-  handler: async ({ em, actor, params, services }) => toAccountView(await enrichAccount(em, actor, services.connector, params.id)),
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...auth,
+    ...write,
+    409: ['not_connected'],
+    502: ['connector_unavailable'],
+  },
+  handler: async ({ em, actor, params, services }) =>
+    toAccountView(await enrichAccount(em, actor, services.connector, params.id)),
 });
 
 export const inviteWithdrawalOp = defineOperation({
@@ -169,21 +209,32 @@ export const inviteWithdrawalOp = defineOperation({
   body: InviteWithdrawalBody,
   responses: { 200: AccountView },
   errors: { 400: ['invalid_id', 'invalid_body', 'not_network_account', 'invalid_user'], ...auth, ...write },
-  handler: async ({ em, actor, params, body }) => toAccountView(await setInviteWithdrawal(em, actor, params.id, { enabled: body.enabled, afterDays: body.after_days })),
+  handler: async ({ em, actor, params, body }) =>
+    toAccountView(
+      await setInviteWithdrawal(em, actor, params.id, { enabled: body.enabled, afterDays: body.after_days }),
+    ),
 });
 
 export const setupStatusOp = defineOperation({
   method: 'GET',
   path: '/api/platform-accounts/{id}/setup-status',
   ids: { path: { id: 'account' } },
-  summary: 'The connection at the connector now and, for email, the sending domain’s SPF, DKIM and DMARC with what to fix',
+  summary:
+    'The connection at the connector now and, for email, the sending domain’s SPF, DKIM and DMARC with what to fix',
   tag,
   auth: 'user',
   params: IdParams,
   responses: { 200: SetupStatusView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 404: ['not_found'] },
   handler: async ({ em, actor, params, services }) => {
-    const s = await setupStatus(em, actor, services.connector, services.dns, services.config.dns.dkimSelectors, params.id);
+    const s = await setupStatus(
+      em,
+      actor,
+      services.connector,
+      services.dns,
+      services.config.dns.dkimSelectors,
+      params.id,
+    );
     return toSetupStatusView(s.account, s.connector, s.domain, s.steps);
   },
 });
@@ -206,7 +257,8 @@ export const setLimitsOp = defineOperation({
   path: '/api/platform-accounts/{id}/limits',
   ids: { path: { id: 'account' } },
   summary: 'Set daily and weekly caps per action type, the minimum gap and its jitter, within the plan’s bounds',
-  description: 'Caps given replace that action type’s; types not given keep theirs. The governor applies them at send time (docs/governor.md).',
+  description:
+    'Caps given replace that action type’s; types not given keep theirs. The governor applies them at send time (docs/governor.md).',
   tag,
   auth: 'user',
   params: IdParams,
@@ -214,14 +266,21 @@ export const setLimitsOp = defineOperation({
   responses: { 200: AccountView },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_limits', 'invalid_user'], ...auth, ...write },
   handler: async ({ em, actor, params, body }) =>
-    toAccountView(await setLimits(em, actor, params.id, { caps: body.caps, minGapSeconds: body.min_gap_seconds, jitterSeconds: body.jitter_seconds })),
+    toAccountView(
+      await setLimits(em, actor, params.id, {
+        caps: body.caps,
+        minGapSeconds: body.min_gap_seconds,
+        jitterSeconds: body.jitter_seconds,
+      }),
+    ),
 });
 
 export const usageOp = defineOperation({
   method: 'GET',
   path: '/api/platform-accounts/{id}/usage',
   ids: { path: { id: 'account' } },
-  summary: 'Today’s and this week’s actions per type against the caps in force, the warm-up day, and when the next slot opens',
+  summary:
+    'Today’s and this week’s actions per type against the caps in force, the warm-up day, and when the next slot opens',
   tag,
   auth: 'user',
   params: IdParams,

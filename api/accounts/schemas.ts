@@ -7,7 +7,6 @@ import type { ActionUsage } from '../../domain/governor/governor.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, iso, text, ClockTime, ClockEnd } from '../schemas.js';
 
-
 export const WorkingHoursSchema = z
   .object({
     days: z
@@ -21,7 +20,10 @@ export const WorkingHoursSchema = z
   })
   .strict()
   .refine((w) => w.end > w.start, { message: 'end must be after start', path: ['end'] })
-  .meta({ description: 'When the account may act, in its own time zone (one window per listed day, start inclusive, end exclusive)' });
+  .meta({
+    description:
+      'When the account may act, in its own time zone (one window per listed day, start inclusive, end exclusive)',
+  });
 
 const CapView = z.object({ daily: z.number().int(), weekly: z.number().int() });
 
@@ -36,12 +38,16 @@ export const AccountView = z.object({
   connector: z.string(),
   connector_account_id: z.string().nullable(),
   address: z.string().nullable().meta({ description: 'The mailbox address or profile URL, once known' }),
-  has_credentials: z.boolean().meta({ description: 'Credentials were given at connect time (they are never returned)' }),
+  has_credentials: z
+    .boolean()
+    .meta({ description: 'Credentials were given at connect time (they are never returned)' }),
   signature: z.string().nullable(),
   profile: z.record(z.string(), z.unknown()).nullable(),
   profile_fetched_at: Timestamp.nullable(),
   limits: z.object({
-    caps: z.partialRecord(z.enum(ACTION_TYPES), CapView).meta({ description: 'Caps set on this account (action types absent use the defaults)' }),
+    caps: z
+      .partialRecord(z.enum(ACTION_TYPES), CapView)
+      .meta({ description: 'Caps set on this account (action types absent use the defaults)' }),
     min_gap_seconds: z.number().int(),
     jitter_seconds: z.number().int(),
   }),
@@ -69,7 +75,11 @@ export const toAccountView = (a: IPlatformAccount): z.infer<typeof AccountView> 
   signature: a.signature ?? null,
   profile: a.profile ?? null,
   profile_fetched_at: iso(a.profileFetchedAt),
-  limits: { caps: a.caps as z.infer<typeof AccountView>['limits']['caps'], min_gap_seconds: a.minGapSeconds, jitter_seconds: a.jitterSeconds },
+  limits: {
+    caps: a.caps as z.infer<typeof AccountView>['limits']['caps'],
+    min_gap_seconds: a.minGapSeconds,
+    jitter_seconds: a.jitterSeconds,
+  },
   warmup: { started_at: iso(a.warmupStartedAt), skipped_at: iso(a.warmupSkippedAt) },
   invite_withdrawal: { enabled: a.inviteWithdrawalDays != null, after_days: a.inviteWithdrawalDays ?? null },
   connected_at: iso(a.connectedAt),
@@ -81,13 +91,20 @@ export const toAccountView = (a: IPlatformAccount): z.infer<typeof AccountView> 
 
 export const AccountPage = pageSchema(AccountView);
 
-export const ListAccountsQuery = z.object({ ...pageQuery, channel: z.enum(CHANNELS).optional(), status: z.enum(ACCOUNT_STATUSES).optional() }).strict();
+export const ListAccountsQuery = z
+  .object({ ...pageQuery, channel: z.enum(CHANNELS).optional(), status: z.enum(ACCOUNT_STATUSES).optional() })
+  .strict();
 
 export const CreateAccountBody = z
   .object({
     channel: z.enum(CHANNELS),
     display_name: text({ min: 1, max: 200, trim: true }),
-    time_zone: z.string().min(1).max(64).regex(/^[A-Za-z0-9_+\-/]+$/, 'an IANA time zone name').meta({ description: 'IANA time zone name, required (no UTC default)' }),
+    time_zone: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9_+\-/]+$/, 'an IANA time zone name')
+      .meta({ description: 'IANA time zone name, required (no UTC default)' }),
     working_hours: WorkingHoursSchema.optional().meta({ description: 'Default Monday–Friday 09:00–17:00' }),
   })
   .strict();
@@ -98,14 +115,23 @@ export const ConnectBody = z
       .record(text({ min: 1, max: 100 }), text({ max: 4000 }))
       .refine((c) => Object.keys(c).length <= 20, 'at most 20 fields')
       .optional()
-      .meta({ description: 'Credentials for a direct connection (e.g. IMAP/SMTP); sealed at rest, never returned. Absent: hosted authentication' }),
-    return_url: z.url({ protocol: /^https?$/ }).max(2048).optional().meta({ description: 'Where the hosted flow sends the user back to' }),
+      .meta({
+        description:
+          'Credentials for a direct connection (e.g. IMAP/SMTP); sealed at rest, never returned. Absent: hosted authentication',
+      }),
+    return_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional()
+      .meta({ description: 'Where the hosted flow sends the user back to' }),
   })
   .strict();
 
 export const ConnectView = z.object({
   account: AccountView,
-  next: z.enum(['open_hosted_link', 'none']).meta({ description: '`open_hosted_link`: the user finishes at hosted_link.url; `none`: connected' }),
+  next: z
+    .enum(['open_hosted_link', 'none'])
+    .meta({ description: '`open_hosted_link`: the user finishes at hosted_link.url; `none`: connected' }),
   hosted_link: z.object({ url: z.string(), expires_at: Timestamp.nullable() }).nullable(),
 });
 
@@ -117,8 +143,14 @@ export const toConnectView = (account: IPlatformAccount, start: ConnectStart): z
 
 export const DeleteAccountBody = z
   .object({
-    on_campaigns: z.enum(['reassign', 'pause']).optional().meta({ description: 'What to do with active campaigns sending from the account' }),
-    reassign_to: z.uuid().optional().meta({ description: 'With on_campaigns "reassign": another account of the same channel' }),
+    on_campaigns: z
+      .enum(['reassign', 'pause'])
+      .optional()
+      .meta({ description: 'What to do with active campaigns sending from the account' }),
+    reassign_to: z
+      .uuid()
+      .optional()
+      .meta({ description: 'With on_campaigns "reassign": another account of the same channel' }),
   })
   .strict();
 
@@ -127,17 +159,30 @@ export const SignatureBody = z.object({ signature: text({ max: 10_000 }).nullabl
 export const InviteWithdrawalBody = z
   .object({
     enabled: z.boolean(),
-    after_days: z.number().int().min(WITHDRAWAL_DAYS.min).max(WITHDRAWAL_DAYS.max).optional().meta({ description: 'Withdraw pending invitations older than this many days (default 21)' }),
+    after_days: z
+      .number()
+      .int()
+      .min(WITHDRAWAL_DAYS.min)
+      .max(WITHDRAWAL_DAYS.max)
+      .optional()
+      .meta({ description: 'Withdraw pending invitations older than this many days (default 21)' }),
   })
   .strict();
 
-const RecordCheckView = z.object({ status: z.enum(['pass', 'missing', 'invalid', 'error']), record: z.string().nullable(), fix: z.string().nullable() });
+const RecordCheckView = z.object({
+  status: z.enum(['pass', 'missing', 'invalid', 'error']),
+  record: z.string().nullable(),
+  fix: z.string().nullable(),
+});
 
 export const SetupStatusView = z.object({
   account_id: z.uuid(),
   status: z.enum(ACCOUNT_STATUSES),
   connector: z.object({
-    state: z.enum(['pending', 'connected', 'disconnected']).nullable().meta({ description: 'What the connector says now; null when not asked (no connection yet) or unreachable' }),
+    state: z
+      .enum(['pending', 'connected', 'disconnected'])
+      .nullable()
+      .meta({ description: 'What the connector says now; null when not asked (no connection yet) or unreachable' }),
     reason: z.string().nullable(),
     error: z.string().nullable().meta({ description: 'Why the connector could not be asked' }),
   }),
@@ -163,7 +208,11 @@ export const toSetupStatusView = (
 ): z.infer<typeof SetupStatusView> => ({
   account_id: a.id,
   status: a.status as z.infer<typeof SetupStatusView>['status'],
-  connector: { state: connector.state as z.infer<typeof SetupStatusView>['connector']['state'], reason: connector.reason, error: connector.error },
+  connector: {
+    state: connector.state as z.infer<typeof SetupStatusView>['connector']['state'],
+    reason: connector.reason,
+    error: connector.error,
+  },
   sending_domain: domain,
   ready: a.status === 'connected' && (a.channel !== 'email' || !!domain?.ready),
   steps,
@@ -174,10 +223,18 @@ const CapInput = z.object({ daily: z.number().int().min(1), weekly: z.number().i
 export const LimitsBody = z
   .object({
     caps: z
-      .object(Object.fromEntries(ACTION_TYPES.map((t) => [t, CapInput.optional()])) as Record<(typeof ACTION_TYPES)[number], z.ZodOptional<typeof CapInput>>)
+      .object(
+        Object.fromEntries(ACTION_TYPES.map((t) => [t, CapInput.optional()])) as Record<
+          (typeof ACTION_TYPES)[number],
+          z.ZodOptional<typeof CapInput>
+        >,
+      )
       .strict()
       .optional()
-      .meta({ description: 'Daily and weekly caps per action type, each at most the plan’s (sender_caps in GET /api/me/entitlement), weekly ≥ daily' }),
+      .meta({
+        description:
+          'Daily and weekly caps per action type, each at most the plan’s (sender_caps in GET /api/me/entitlement), weekly ≥ daily',
+      }),
     min_gap_seconds: z.number().int().min(30).max(3600).optional(),
     jitter_seconds: z.number().int().min(0).max(1800).optional(),
   })
@@ -191,14 +248,19 @@ const UsageItem = z.object({
   full_caps: CapView.meta({ description: 'The configured caps the ramp leads to' }),
   remaining_today: z.number().int(),
   remaining_week: z.number().int(),
-  next_slot_at: Timestamp.nullable().meta({ description: 'When the next action of this type could be granted; null when not connected' }),
+  next_slot_at: Timestamp.nullable().meta({
+    description: 'When the next action of this type could be granted; null when not connected',
+  }),
 });
 
 export const UsageView = z.object({
   account_id: z.uuid(),
   status: z.enum(ACCOUNT_STATUSES),
   time_zone: z.string(),
-  warmup: z.object({ day: z.number().int(), of: z.number().int() }).nullable().meta({ description: 'Day n of the warm-up ramp, or null when it does not apply' }),
+  warmup: z
+    .object({ day: z.number().int(), of: z.number().int() })
+    .nullable()
+    .meta({ description: 'Day n of the warm-up ramp, or null when it does not apply' }),
   actions: z.array(UsageItem),
 });
 

@@ -4,7 +4,14 @@ import { defineOperation, reply } from '../operation.js';
 import { page, pageQuery, pageSchema, toPageRequest } from '../../lib/pagination.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { requireAgent } from '../../domain/agents/agents.js';
-import { createRun, funnel, listRejectedProfiles, planRun, recentRuns, rejectionBreakdown } from '../../domain/agents/discovery.js';
+import {
+  createRun,
+  funnel,
+  listRejectedProfiles,
+  planRun,
+  recentRuns,
+  rejectionBreakdown,
+} from '../../domain/agents/discovery.js';
 import type { IDiscoveryRun } from '../../db/entities/DiscoveryRun.js';
 import { RUN_STATUSES } from '../../db/entities/DiscoveryRun.js';
 import { discoveryWorkflowIds } from '../../lib/workflow-ids.js';
@@ -52,14 +59,21 @@ export const toRunView = (r: IDiscoveryRun): z.infer<typeof RunView> => ({
 export const launchSignalOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/signals/{signalId}/launch',
-  ids: { path: { agentId: 'agent', signalId: { within: 'agentId', child: 'signal' } }, body: { launch_id: { value: 'an idempotency key chosen by the client' } } },
+  ids: {
+    path: { agentId: 'agent', signalId: { within: 'agentId', child: 'signal' } },
+    body: { launch_id: { value: 'an idempotency key chosen by the client' } },
+  },
   summary: 'Launch a discovery run for one signal (a workflow); a repeated launch_id returns the same run (200)',
   tag,
   auth: 'user',
   params: z.object({ agentId: z.uuid(), signalId: z.uuid() }),
   body: z.object({ launch_id: z.uuid().optional() }).strict(),
   responses: { 202: RunView, 200: RunView },
-  errors: { 400: ['invalid_body', 'invalid_id', 'invalid_user', 'no_enabled_source'], ...common, 409: ['agent_archived', 'launch_id_in_use'] },
+  errors: {
+    400: ['invalid_body', 'invalid_id', 'invalid_user', 'no_enabled_source'],
+    ...common,
+    409: ['agent_archived', 'launch_id_in_use'],
+  },
   handler: async ({ em, actor, params, body, services }) => {
     const plan = await planRun(em, actor, params.agentId, body.launch_id ?? uuidv7(), params.signalId);
     const { run, created } = await createRun(em, plan, 'manual');
@@ -71,9 +85,20 @@ export const launchSignalOp = defineOperation({
 const Funnel = z.object({
   window_days: z.number().int(),
   since: Timestamp,
-  cohort: z.object({ candidates: z.number().int(), qualified: z.number().int(), rejected: z.number().int(), pending: z.number().int(), duplicates: z.number().int(), runs: z.number().int() }),
+  cohort: z.object({
+    candidates: z.number().int(),
+    qualified: z.number().int(),
+    rejected: z.number().int(),
+    pending: z.number().int(),
+    duplicates: z.number().int(),
+    runs: z.number().int(),
+  }),
   review: z.object({ new: z.number().int(), approved: z.number().int(), rejected: z.number().int() }),
-  current: z.object({ discovered_leads: z.number().int(), list_leads: z.number().int(), in_campaigns: z.number().int() }),
+  current: z.object({
+    discovered_leads: z.number().int(),
+    list_leads: z.number().int(),
+    in_campaigns: z.number().int(),
+  }),
   by_signal: z.array(z.object({ signal_key: z.string(), qualified: z.number().int(), rejected: z.number().int() })),
 });
 
@@ -98,7 +123,12 @@ export const rejectionsOp = defineOperation({
   tag,
   auth: 'user',
   params: z.object({ agentId: z.uuid() }),
-  responses: { 200: z.object({ total: z.number().int(), reasons: z.array(z.object({ reason: z.string(), count: z.number().int() })) }) },
+  responses: {
+    200: z.object({
+      total: z.number().int(),
+      reasons: z.array(z.object({ reason: z.string(), count: z.number().int() })),
+    }),
+  },
   errors: { 400: ['invalid_id', 'invalid_user'], ...common },
   handler: ({ em, actor, params }) => rejectionBreakdown(em, actor, params.agentId),
 });
@@ -150,5 +180,6 @@ export const recentRunsOp = defineOperation({
   query: z.object(pageQuery),
   responses: { 200: pageSchema(RunView) },
   errors: { 400: ['invalid_query', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'] },
-  handler: async ({ em, actor, query }) => page(await recentRuns(em, actor, toPageRequest(query)), query.limit, toRunView),
+  handler: async ({ em, actor, query }) =>
+    page(await recentRuns(em, actor, toPageRequest(query)), query.limit, toRunView),
 });

@@ -36,20 +36,42 @@ const Filters = z
     titles: z.array(Term).max(50).optional(),
     seniorities: z.array(z.enum(SENIORITIES)).max(SENIORITIES.length).optional(),
     industries: z.array(Term).max(50).optional(),
-    countries: z.array(z.string().regex(/^[A-Za-z]{2}$/)).max(250).optional(),
+    countries: z
+      .array(z.string().regex(/^[A-Za-z]{2}$/))
+      .max(250)
+      .optional(),
     company_sizes: z.array(z.enum(COMPANY_SIZES)).max(COMPANY_SIZES.length).optional(),
     since: z.iso.datetime({ offset: true }).optional(),
   })
   .strict();
-const OTHER_KINDS = ['people_search', 'job_change', 'hiring', 'funding', 'company_event'] as const satisfies readonly (typeof SIGNAL_KINDS)[number][];
+const OTHER_KINDS = [
+  'people_search',
+  'job_change',
+  'hiring',
+  'funding',
+  'company_event',
+] as const satisfies readonly (typeof SIGNAL_KINDS)[number][];
 /** An unsaved signal: a post_keywords one needs keywords (as PUT /signals requires). */
 const InlineSignal = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('post_keywords'), keywords: z.array(Term).min(1).max(50), filters: Filters.optional() }).strict(),
-  z.object({ kind: z.enum(OTHER_KINDS), keywords: z.array(Term).max(50).optional(), filters: Filters.optional() }).strict(),
+  z
+    .object({ kind: z.literal('post_keywords'), keywords: z.array(Term).min(1).max(50), filters: Filters.optional() })
+    .strict(),
+  z
+    .object({ kind: z.enum(OTHER_KINDS), keywords: z.array(Term).max(50).optional(), filters: Filters.optional() })
+    .strict(),
 ]);
-const limit = z.number().int().min(1).max(PREVIEW_MAX).optional().describe(`candidates to return (default ${PREVIEW_DEFAULT})`);
+const limit = z
+  .number()
+  .int()
+  .min(1)
+  .max(PREVIEW_MAX)
+  .optional()
+  .describe(`candidates to return (default ${PREVIEW_DEFAULT})`);
 /** Exactly one of `signal_id` (a signal of the agent) or `signal` (inline): `oneOf` in the document. */
-const PreviewBody = z.xor([z.object({ signal_id: z.uuid(), limit }).strict(), z.object({ signal: InlineSignal, limit }).strict()]);
+const PreviewBody = z.xor([
+  z.object({ signal_id: z.uuid(), limit }).strict(),
+  z.object({ signal: InlineSignal, limit }).strict(),
+]);
 
 const PreviewView = z.object({
   signal: z.object({
@@ -80,14 +102,20 @@ export const previewOp = defineOperation({
   method: 'POST',
   path: '/api/agents/{agentId}/preview',
   ids: { path: { agentId: 'agent' }, body: { signal_id: { within: 'agentId', child: 'signal' } } },
-  summary: 'Run one signal (saved: signal_id, or inline: signal — exactly one) against the enabled sources without writing; sample candidates with their qualification',
+  summary:
+    'Run one signal (saved: signal_id, or inline: signal — exactly one) against the enabled sources without writing; sample candidates with their qualification',
   tag,
   auth: 'user',
   demo: 'simulate', // a read in spirit: it writes nothing anywhere, so Demo workspaces run it as is
   params: AgentParams,
   body: PreviewBody,
   responses: { 200: PreviewView },
-  errors: { 400: ['invalid_body', 'invalid_id', 'invalid_user', 'no_enabled_source'], ...common, 503: ['source_unavailable', 'model_unavailable'], 504: ['preview_timeout'] },
+  errors: {
+    400: ['invalid_body', 'invalid_id', 'invalid_user', 'no_enabled_source'],
+    ...common,
+    503: ['source_unavailable', 'model_unavailable'],
+    504: ['preview_timeout'],
+  },
   handler: ({ em, actor, params, body, services }) =>
     previewSignal(em, actor, services, params.agentId, {
       signalId: 'signal_id' in body ? body.signal_id : undefined,
@@ -146,7 +174,12 @@ export const promoteOp = defineOperation({
   auth: 'user',
   params: RawParams,
   responses: { 201: LeadView, 200: LeadView },
-  errors: { 400: ['invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params }) => {
     const { lead, created } = await promoteOne(em, actor, params.agentId, params.rawId);
     return reply(created ? 201 : 200, toLeadView(lead));
@@ -170,19 +203,35 @@ const OperationView = z.object({
  * An operation's figures: from its `progress` query while it runs, from the rows it selected and
  * promoted once it is done (total from its memo, or the rows when Temporal no longer has it).
  */
-async function operationState(jobs: Jobs, em: EntityManager, agentId: string, operationId: string): Promise<z.infer<typeof OperationView>> {
+async function operationState(
+  jobs: Jobs,
+  em: EntityManager,
+  agentId: string,
+  operationId: string,
+): Promise<z.infer<typeof OperationView>> {
   const state = await jobs.promotionState(agentId, operationId);
   if (state.progress) return { operation_id: operationId, status: state.status, ...state.progress };
   const rows = await operationRowCounts(em, agentId, operationId);
   const total = state.total ?? rows.selected;
-  return { operation_id: operationId, status: state.status, total, promoted: rows.promoted, skipped: Math.max(0, total - rows.selected) };
+  return {
+    operation_id: operationId,
+    status: state.status,
+    total,
+    promoted: rows.promoted,
+    skipped: Math.max(0, total - rows.selected),
+  };
 }
 
 const BulkBody = z.xor([
   z.object({ ids: z.array(z.uuid()).min(1).max(MAX_PROMOTE_IDS), operation_id: z.uuid().optional() }).strict(),
   z.object({ reason: text({ min: 1, max: 100 }), operation_id: z.uuid().optional() }).strict(),
 ]);
-const BulkView = z.object({ operation_id: z.uuid(), workflow_id: z.string(), status: z.enum(OPERATION_STATUSES), total: z.number().int() });
+const BulkView = z.object({
+  operation_id: z.uuid(),
+  workflow_id: z.string(),
+  status: z.enum(OPERATION_STATUSES),
+  total: z.number().int(),
+});
 
 export const bulkPromoteOp = defineOperation({
   method: 'POST',
@@ -190,28 +239,57 @@ export const bulkPromoteOp = defineOperation({
   ids: {
     path: { agentId: 'agent' },
     body: {
-      ids: { each: 'rejected_profile', within: 'agentId', why: 'profiles of the agent are promoted; any other id is counted skipped' },
+      ids: {
+        each: 'rejected_profile',
+        within: 'agentId',
+        why: 'profiles of the agent are promoted; any other id is counted skipped',
+      },
       operation_id: { value: 'an idempotency key chosen by the client, per agent' },
     },
   },
-  summary: 'Promote rejected profiles in bulk — ids (≤ 1,000) or every not-yet-promoted one of a reason, exactly one — as a workflow (202); a repeated operation_id returns the same operation (200)',
+  summary:
+    'Promote rejected profiles in bulk — ids (≤ 1,000) or every not-yet-promoted one of a reason, exactly one — as a workflow (202); a repeated operation_id returns the same operation (200)',
   tag,
   auth: 'user',
   params: AgentParams,
   body: BulkBody,
   responses: { 202: BulkView, 200: BulkView },
-  errors: { 400: ['invalid_body', 'invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_body', 'invalid_id', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body, services }) => {
     const agent = await requireAgent(em, actor, params.agentId);
     const operationId = body.operation_id ?? uuidv7();
     const workflowId = promotionWorkflowIds.bulk(agent.id, operationId);
-    const view = (state: PromotionState) => ({ operation_id: operationId, workflow_id: workflowId, status: state.status, total: state.total ?? 0 });
+    const view = (state: PromotionState) => ({
+      operation_id: operationId,
+      workflow_id: workflowId,
+      status: state.status,
+      total: state.total ?? 0,
+    });
     const existing = await services.jobs.promotionState(agent.id, operationId);
     if (existing.exists) return reply(200, view(existing));
     const selection: PromotionSelection = 'ids' in body ? { ids: body.ids } : { reason: body.reason };
     const { total, skipped } = await selectForPromotion(em, agent.id, operationId, selection);
-    const memo = { agent_id: agent.id, operation_id: operationId, total, ...('reason' in selection ? { reason: selection.reason } : { ids: selection.ids.length }) };
-    const started = await services.jobs.startPromotion({ agentId: agent.id, appId: agent.app.id, workspaceId: actor.workspaceId, operationId, by: await promoterLabel(em, actor.userId), total, skipped, memo });
+    const memo = {
+      agent_id: agent.id,
+      operation_id: operationId,
+      total,
+      ...('reason' in selection ? { reason: selection.reason } : { ids: selection.ids.length }),
+    };
+    const started = await services.jobs.startPromotion({
+      agentId: agent.id,
+      appId: agent.app.id,
+      workspaceId: actor.workspaceId,
+      operationId,
+      by: await promoterLabel(em, actor.userId),
+      total,
+      skipped,
+      memo,
+    });
     if (!started) return reply(200, view(await services.jobs.promotionState(agent.id, operationId)));
     return reply(202, { operation_id: operationId, workflow_id: workflowId, status: 'running', total });
   },
@@ -221,12 +299,19 @@ export const promoteStatusOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/rejected-profiles/{rawId}/promote-status',
   ids: { path: { agentId: 'agent', rawId: { within: 'agentId', child: 'rejected_profile' } } },
-  summary: 'The promotion state of one rejected profile, with the latest bulk operation that selected it (live while it runs)',
+  summary:
+    'The promotion state of one rejected profile, with the latest bulk operation that selected it (live while it runs)',
   tag,
   auth: 'user',
   params: RawParams,
   responses: {
-    200: z.object({ raw_id: z.uuid(), promoted: z.boolean(), promoted_at: Timestamp.nullable(), lead_id: z.uuid().nullable(), operation: OperationView.nullable() }),
+    200: z.object({
+      raw_id: z.uuid(),
+      promoted: z.boolean(),
+      promoted_at: Timestamp.nullable(),
+      lead_id: z.uuid().nullable(),
+      operation: OperationView.nullable(),
+    }),
   },
   errors: { 400: ['invalid_id', 'invalid_user'], ...common },
   handler: async ({ em, actor, params, services }) => {
@@ -236,7 +321,9 @@ export const promoteStatusOp = defineOperation({
       promoted: row.promotedAt != null,
       promoted_at: iso(row.promotedAt),
       lead_id: row.promotedLeadId ?? null,
-      operation: row.promoteOperationId ? await operationState(services.jobs, em, row.agent.id, row.promoteOperationId) : null,
+      operation: row.promoteOperationId
+        ? await operationState(services.jobs, em, row.agent.id, row.promoteOperationId)
+        : null,
     };
   },
 });

@@ -2,7 +2,19 @@
 import { defineOperation, reply } from '../operation.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { requireApp } from '../../domain/apps/apps.js';
-import { activeAgents, createAgent, deleteAgent, listAgents, listSignals, listSources, replaceSignals, requireAgent, setSource, syncAgentSchedule, updateAgent } from '../../domain/agents/agents.js';
+import {
+  activeAgents,
+  createAgent,
+  deleteAgent,
+  listAgents,
+  listSignals,
+  listSources,
+  replaceSignals,
+  requireAgent,
+  setSource,
+  syncAgentSchedule,
+  updateAgent,
+} from '../../domain/agents/agents.js';
 import {
   ActiveAgentView,
   AgentPage,
@@ -42,7 +54,11 @@ export const listAgentsOp = defineOperation({
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...common },
   handler: async ({ em, actor, params, query }) => {
     await requireApp(em, actor, params.appId);
-    return page(await listAgents(em, actor, params.appId, { ...toPageRequest(query), status: query.status }), query.limit, toAgentView);
+    return page(
+      await listAgents(em, actor, params.appId, { ...toPageRequest(query), status: query.status }),
+      query.limit,
+      toAgentView,
+    );
   },
 });
 
@@ -56,7 +72,12 @@ export const createAgentOp = defineOperation({
   params: AppParams,
   body: CreateAgentBody,
   responses: { 201: AgentView },
-  errors: { 400: ['invalid_body', 'invalid_id', 'invalid_list_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'plan_limit_reached'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_body', 'invalid_id', 'invalid_list_id', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'plan_limit_reached'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) => toAgentView(await createAgent(em, actor, params.appId, body)),
 });
 
@@ -77,7 +98,8 @@ export const updateAgentOp = defineOperation({
   method: 'PUT',
   path: '/api/agents/{agentId}',
   ids: { path: { agentId: 'agent' }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
-  summary: 'Update a discovery agent (every field optional and nullable); needs an active subscription. Demo workspaces get a simulation.',
+  summary:
+    'Update a discovery agent (every field optional and nullable); needs an active subscription. Demo workspaces get a simulation.',
   tag,
   auth: 'user',
   demo: 'simulate',
@@ -140,7 +162,8 @@ export const putSignalsOp = defineOperation({
   body: PutSignalsBody,
   responses: { 200: z.array(SignalView) },
   errors: { 400: ['invalid_body', 'invalid_id', 'invalid_signal', 'invalid_transition', 'invalid_user'], ...common },
-  handler: async ({ em, actor, params, body }) => (await replaceSignals(em, actor, params.agentId, body.signals)).map(toSignalView),
+  handler: async ({ em, actor, params, body }) =>
+    (await replaceSignals(em, actor, params.agentId, body.signals)).map(toSignalView),
 });
 
 export const getSourcesOp = defineOperation({
@@ -170,7 +193,8 @@ export const putSourceOp = defineOperation({
   body: PutSourceBody,
   responses: { 200: SourceView },
   errors: { 400: ['invalid_body', 'invalid_id', 'invalid_user'], ...common },
-  handler: async ({ em, actor, params, body }) => toSourceView(await setSource(em, actor, params.agentId, params.source, body)),
+  handler: async ({ em, actor, params, body }) =>
+    toSourceView(await setSource(em, actor, params.agentId, params.source, body)),
 });
 
 export const activeAgentsOp = defineOperation({
@@ -196,7 +220,8 @@ export const nextLaunchesOp = defineOperation({
   method: 'GET',
   path: '/api/agents/{agentId}/next-launches',
   ids: { path: { agentId: 'agent' } },
-  summary: 'When the agent’s schedule launches next (config.schedule: hourly, daily (default), weekly or off); none while paused',
+  summary:
+    'When the agent’s schedule launches next (config.schedule: hourly, daily (default), weekly or off); none while paused',
   tag,
   auth: 'user',
   params: AgentParams,

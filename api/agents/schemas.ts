@@ -56,7 +56,11 @@ const fields = {
 
 /** The spec's PUT body: every field optional and nullable (null clears what can be cleared). */
 export const UpdateAgentBody = z
-  .object({ name: text({ min: 1, max: 200, trim: true }).nullable().optional(), status: z.enum(AGENT_STATUSES).nullable().optional(), ...fields })
+  .object({
+    name: text({ min: 1, max: 200, trim: true }).nullable().optional(),
+    status: z.enum(AGENT_STATUSES).nullable().optional(),
+    ...fields,
+  })
   .strict();
 
 export const CreateAgentBody = z.object({ name: text({ min: 1, max: 200, trim: true }), ...fields }).strict();
@@ -73,7 +77,11 @@ export const DemoSimulation = z.object({
   changes: z.array(z.object({ field: z.string(), from: z.unknown(), to: z.unknown() })),
 });
 
-export const toDemoSimulation = (action: 'update' | 'delete', agent: IDiscoveryAgent, changes: AgentChange[]): z.infer<typeof DemoSimulation> => ({
+export const toDemoSimulation = (
+  action: 'update' | 'delete',
+  agent: IDiscoveryAgent,
+  changes: AgentChange[],
+): z.infer<typeof DemoSimulation> => ({
   simulated: true,
   action,
   message: `Demo workspace: nothing was ${action === 'update' ? 'changed' : 'deleted'}; this is what would have happened`,
@@ -110,11 +118,21 @@ export const toSignalView = (s: IAgentSignal): z.infer<typeof SignalView> => ({
 
 const SignalInput = z
   .object({
-    key: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'key: lower-case letters, digits and single hyphens').max(100).optional(),
+    key: z
+      .string()
+      .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'key: lower-case letters, digits and single hyphens')
+      .max(100)
+      .optional(),
     kind: z.enum(SIGNAL_KINDS),
     name: text({ min: 1, max: 200, trim: true }),
-    keywords: z.array(text({ min: 1, max: 100, trim: true })).max(50).optional(),
-    filters: z.record(text({ max: 100 }), JsonValue).nullable().optional(),
+    keywords: z
+      .array(text({ min: 1, max: 100, trim: true }))
+      .max(50)
+      .optional(),
+    filters: z
+      .record(text({ max: 100 }), JsonValue)
+      .nullable()
+      .optional(),
     enabled: z.boolean().optional(),
   })
   .strict();
@@ -138,4 +156,11 @@ export const PutSourceBody = z
   .object({ enabled: z.boolean().optional(), config: z.record(text({ max: 100 }), JsonValue).optional() })
   .strict();
 
-export const ActiveAgentView = z.object({ id: z.uuid(), name: z.string(), app_id: z.uuid(), app_name: z.string(), status: z.enum(AGENT_STATUSES), updated_at: Timestamp });
+export const ActiveAgentView = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  app_id: z.uuid(),
+  app_name: z.string(),
+  status: z.enum(AGENT_STATUSES),
+  updated_at: Timestamp,
+});

@@ -4,7 +4,13 @@
 import { analyzeText, analyzeUrl, generateIcp } from '../../domain/apps/ai.js';
 import { defineOperation } from '../operation.js';
 import { assertDocumentedUrl } from '../webhooks/schemas.js';
-import { AnalyzeTextBody, AnalyzeUrlBody, IcpSuggestionView, PageSuggestionView, ProductSuggestionView } from './ai-schemas.js';
+import {
+  AnalyzeTextBody,
+  AnalyzeUrlBody,
+  IcpSuggestionView,
+  PageSuggestionView,
+  ProductSuggestionView,
+} from './ai-schemas.js';
 import { AppIdParams } from './schemas.js';
 
 const tag = 'apps';

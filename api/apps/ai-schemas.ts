@@ -3,12 +3,19 @@ import { z } from 'zod';
 import { MAX_TEXT_CHARS } from '../../domain/apps/ai.js';
 import { text, urlPattern } from '../schemas.js';
 
-const appId = z.uuid().optional().meta({ description: 'Attribute the model calls to this product: they are listed by its specialist routes (404/403 as for the product itself).' });
+const appId = z.uuid().optional().meta({
+  description:
+    'Attribute the model calls to this product: they are listed by its specialist routes (404/403 as for the product itself).',
+});
 
 export const AnalyzeTextBody = z
   .object({
-    text: text({ min: 1, max: MAX_TEXT_CHARS, trim: true }).meta({ description: 'What the product is: a description, a landing page’s copy, notes.' }),
-    name: text({ max: 200, trim: true }).optional().meta({ description: 'The product’s name, when known (kept as given).' }),
+    text: text({ min: 1, max: MAX_TEXT_CHARS, trim: true }).meta({
+      description: 'What the product is: a description, a landing page’s copy, notes.',
+    }),
+    name: text({ max: 200, trim: true })
+      .optional()
+      .meta({ description: 'The product’s name, when known (kept as given).' }),
     app_id: appId,
   })
   .strict();
@@ -22,7 +29,8 @@ export const AnalyzeUrlBody = z
       .max(2048)
       .meta({
         pattern: urlPattern('https'),
-        description: 'An https URL with a public DNS host name (400 invalid_url or blocked_destination otherwise; hosts in the deployment setting OUTBOUND_ALLOW_HOSTS may also use http and private addresses). Redirects are followed up to 3 times, each checked the same way.',
+        description:
+          'An https URL with a public DNS host name (400 invalid_url or blocked_destination otherwise; hosts in the deployment setting OUTBOUND_ALLOW_HOSTS may also use http and private addresses). Redirects are followed up to 3 times, each checked the same way.',
       }),
     app_id: appId,
   })
@@ -57,6 +65,8 @@ export const PageSuggestionView = ProductSuggestionView.extend({
     url: z.string().meta({ description: 'The URL that answered, after redirects.' }),
     title: z.string().nullable(),
     chars: z.int().nonnegative().meta({ description: 'Characters of page text sent to the model (at most 20,000).' }),
-    truncated: z.boolean().meta({ description: 'The page was over 2 MiB or its text over 20,000 characters; the beginning was used.' }),
+    truncated: z
+      .boolean()
+      .meta({ description: 'The page was over 2 MiB or its text over 20,000 characters; the beginning was used.' }),
   }),
 });

@@ -1,7 +1,16 @@
 import { defineOperation } from '../operation.js';
 import { appStats, createApp, listApps, requireApp, updateApp } from '../../domain/apps/apps.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import { AppIdParams, AppPage, AppStatsView, AppView, CreateAppBody, ListAppsQuery, UpdateAppBody, toAppView } from './schemas.js';
+import {
+  AppIdParams,
+  AppPage,
+  AppStatsView,
+  AppView,
+  CreateAppBody,
+  ListAppsQuery,
+  UpdateAppBody,
+  toAppView,
+} from './schemas.js';
 
 const tag = 'apps';
 
@@ -14,7 +23,8 @@ export const listAppsOp = defineOperation({
   query: ListAppsQuery,
   responses: { 200: AppPage },
   errors: { 400: ['invalid_query', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'] },
-  handler: async ({ em, actor, query }) => page(await listApps(em, actor, toPageRequest(query)), query.limit, toAppView),
+  handler: async ({ em, actor, query }) =>
+    page(await listApps(em, actor, toPageRequest(query)), query.limit, toAppView),
 });
 
 export const createAppOp = defineOperation({
@@ -52,7 +62,12 @@ export const updateAppOp = defineOperation({
   params: AppIdParams,
   body: UpdateAppBody,
   responses: { 200: AppView },
-  errors: { 400: ['invalid_body', 'invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_body', 'invalid_id', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) => toAppView(await updateApp(em, actor, params.id, body)),
 });
 

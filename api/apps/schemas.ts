@@ -46,7 +46,11 @@ export const CreateAppBody = z
   .object({
     name: text({ min: 1, max: 200, trim: true }),
     description: text({ max: 5000 }).nullish(),
-    website_url: z.string().max(2048).regex(new RegExp(urlPattern('http(s)')), 'website_url must be an http(s) URL with a public host name').nullish(),
+    website_url: z
+      .string()
+      .max(2048)
+      .regex(new RegExp(urlPattern('http(s)')), 'website_url must be an http(s) URL with a public host name')
+      .nullish(),
   })
   .strict();
 
@@ -57,7 +61,11 @@ export const UpdateAppBody = z
   .object({
     name: text({ min: 1, max: 200, trim: true }).optional(),
     description: text({ max: 5000 }).nullish(),
-    website_url: z.string().max(2048).regex(new RegExp(urlPattern('http(s)')), 'website_url must be an http(s) URL with a public host name').nullish(),
+    website_url: z
+      .string()
+      .max(2048)
+      .regex(new RegExp(urlPattern('http(s)')), 'website_url must be an http(s) URL with a public host name')
+      .nullish(),
     value_proposition: text({ max: 5000 }).nullish(),
     icp_description: text({ max: 10_000 }).nullish(),
     icp_filters: IcpFilters.nullish(),

@@ -3,12 +3,24 @@ import { z } from 'zod';
 import { getSpecialistRun, listSpecialistRuns, specialistActivity } from '../../domain/ai/specialist-runs.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation } from '../operation.js';
-import { ListSpecialistRunsQuery, SpecialistActivityQuery, SpecialistActivityView, SpecialistRunPage, SpecialistRunView, toSpecialistRunView } from './specialist-schemas.js';
+import {
+  ListSpecialistRunsQuery,
+  SpecialistActivityQuery,
+  SpecialistActivityView,
+  SpecialistRunPage,
+  SpecialistRunView,
+  toSpecialistRunView,
+} from './specialist-schemas.js';
 
 const tag = 'apps';
 const AppParams = z.object({ appId: z.uuid() });
 const RunParams = z.object({ appId: z.uuid(), runId: z.uuid() });
-const errors = { 400: ['invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] };
+const errors = {
+  400: ['invalid_id', 'invalid_user'],
+  401: ['unauthorized'],
+  403: ['not_assigned'],
+  404: ['not_found'],
+};
 
 export const specialistActivityOp = defineOperation({
   method: 'GET',
@@ -37,7 +49,12 @@ export const listSpecialistRunsOp = defineOperation({
   errors: { ...errors, 400: ['invalid_id', 'invalid_query', 'invalid_user'] },
   handler: async ({ em, actor, params, query }) =>
     page(
-      await listSpecialistRuns(em, actor, { appId: params.appId, agentId: query.agent_id, kind: query.kind, status: query.status }, toPageRequest(query)),
+      await listSpecialistRuns(
+        em,
+        actor,
+        { appId: params.appId, agentId: query.agent_id, kind: query.kind, status: query.status },
+        toPageRequest(query),
+      ),
       query.limit,
       toSpecialistRunView,
     ),
@@ -53,5 +70,6 @@ export const getSpecialistRunOp = defineOperation({
   params: RunParams,
   responses: { 200: SpecialistRunView },
   errors,
-  handler: async ({ em, actor, params }) => toSpecialistRunView(await getSpecialistRun(em, actor, params.appId, params.runId)),
+  handler: async ({ em, actor, params }) =>
+    toSpecialistRunView(await getSpecialistRun(em, actor, params.appId, params.runId)),
 });

@@ -23,9 +23,16 @@ export const oauthStartOp = defineOperation({
   responses: { 200: OAuthStartView },
   errors: { 404: ['not_found'] },
   handler: async ({ services, params }) => {
-    const provider = oauthProviders(services.config.publicBaseUrl, services.config.oauthEnv).get(params.provider.toLowerCase());
+    const provider = oauthProviders(services.config.publicBaseUrl, services.config.oauthEnv).get(
+      params.provider.toLowerCase(),
+    );
     if (!provider) throw notFound('OAuth provider');
     const s = await startOAuth(services.config, provider);
-    return { provider: provider.name, authorization_url: s.authorizationUrl, state: s.state, expires_at: s.expiresAt.toISOString() };
+    return {
+      provider: provider.name,
+      authorization_url: s.authorizationUrl,
+      state: s.state,
+      expires_at: s.expiresAt.toISOString(),
+    };
   },
 });

@@ -11,7 +11,9 @@ export const Password = text({ min: 10, max: 200 })
 
 export const Email = z.email().max(320);
 
-export const SignupBody = z.object({ email: Email, password: Password, name: text({ max: 200, trim: true }).optional() }).strict();
+export const SignupBody = z
+  .object({ email: Email, password: Password, name: text({ max: 200, trim: true }).optional() })
+  .strict();
 export const LoginBody = z.object({ email: text({ max: 320 }), password: text({ max: 200 }) }).strict();
 export const RefreshBody = z.object({ refresh_token: text({ min: 1, max: 512 }) }).strict();
 

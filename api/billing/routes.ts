@@ -3,7 +3,15 @@
 // are about the caller as a buyer, so they ignore it.
 import { defineOperation } from '../operation.js';
 import { creditBalance, ledgerEntries } from '../../domain/billing/credits.js';
-import { activeOfferFor, currentUsage, entitlementsFor, featuresFor, LIMITS, PLAN_IDS, PLANS } from '../../domain/billing/plans.js';
+import {
+  activeOfferFor,
+  currentUsage,
+  entitlementsFor,
+  featuresFor,
+  LIMITS,
+  PLAN_IDS,
+  PLANS,
+} from '../../domain/billing/plans.js';
 import { AppError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/identity.js';
 import {
@@ -26,7 +34,8 @@ const actingErrors = { 400: ['invalid_user'], 401: ['unauthorized'], 403: ['not_
 
 /** Billing details (the subscription, rewards) are for the workspace's owner and admins. */
 function requireBillingViewer(actor: Actor): void {
-  if (actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins can see billing details');
+  if (actor.role === 'member')
+    throw new AppError(403, 'not_assigned', 'only owners and admins can see billing details');
 }
 
 export const getEntitlement = defineOperation({
@@ -37,13 +46,19 @@ export const getEntitlement = defineOperation({
   auth: 'user',
   responses: { 200: EntitlementView },
   errors: actingErrors,
-  handler: async ({ em, actor }) => toEntitlementView(await entitlementsFor(em, actor.workspaceId), await creditBalance(em, actor.workspaceId), actor.isDemo),
+  handler: async ({ em, actor }) =>
+    toEntitlementView(
+      await entitlementsFor(em, actor.workspaceId),
+      await creditBalance(em, actor.workspaceId),
+      actor.isDemo,
+    ),
 });
 
 export const getActiveOffer = defineOperation({
   method: 'GET',
   path: '/api/me/active-offer',
-  summary: 'The promotional offer for the caller’s own workspace (as a buyer; X-Acting-As is checked, not followed), or null',
+  summary:
+    'The promotional offer for the caller’s own workspace (as a buyer; X-Acting-As is checked, not followed), or null',
   tag,
   auth: 'user',
   actingAs: 'self',
@@ -92,7 +107,11 @@ export const getBetaRewards = defineOperation({
   handler: async ({ em, actor }) => {
     requireBillingViewer(actor);
     const rewards = await ledgerEntries(em, actor.workspaceId, { source: 'beta_reward' });
-    return { workspace_id: actor.workspaceId, total_credits: rewards.reduce((s, r) => s + r.amount, 0), rewards: rewards.map(toBetaRewardView) };
+    return {
+      workspace_id: actor.workspaceId,
+      total_credits: rewards.reduce((s, r) => s + r.amount, 0),
+      rewards: rewards.map(toBetaRewardView),
+    };
   },
 });
 
@@ -106,7 +125,12 @@ export const getFeatures = defineOperation({
   errors: actingErrors,
   handler: async ({ em, actor }) => {
     const e = await entitlementsFor(em, actor.workspaceId);
-    return { workspace_id: actor.workspaceId, plan_id: e.plan.id, is_demo: actor.isDemo, features: featuresFor(e, actor.isDemo) };
+    return {
+      workspace_id: actor.workspaceId,
+      plan_id: e.plan.id,
+      is_demo: actor.isDemo,
+      features: featuresFor(e, actor.isDemo),
+    };
   },
 });
 
@@ -119,12 +143,22 @@ export const getLimits = defineOperation({
   responses: { 200: LimitsView },
   errors: actingErrors,
   handler: async ({ em, actor }) => {
-    const [e, used, balance] = await Promise.all([entitlementsFor(em, actor.workspaceId), currentUsage(em, actor.workspaceId), creditBalance(em, actor.workspaceId)]);
+    const [e, used, balance] = await Promise.all([
+      entitlementsFor(em, actor.workspaceId),
+      currentUsage(em, actor.workspaceId),
+      creditBalance(em, actor.workspaceId),
+    ]);
     const limit = (k: keyof typeof LIMITS) => ({ max: e.entitlements[LIMITS[k]], used: used[k] });
     return {
       workspace_id: actor.workspaceId,
       plan_id: e.plan.id,
-      limits: { apps: limit('apps'), agents: limit('agents'), campaigns: limit('campaigns'), seats: limit('seats'), platform_accounts: limit('platformAccounts') },
+      limits: {
+        apps: limit('apps'),
+        agents: limit('agents'),
+        campaigns: limit('campaigns'),
+        seats: limit('seats'),
+        platform_accounts: limit('platformAccounts'),
+      },
       credits: { balance, monthly_allowance: e.entitlements.monthlyCredits },
     };
   },

@@ -12,7 +12,10 @@ export const EntitlementsView = z.object({
   max_campaigns: z.number().int(),
   seats: z.number().int(),
   monthly_credits: z.number().int(),
-  draft_credits: z.number().int().meta({ description: 'Credits per AI-written message draft (generation, revision or retry)' }),
+  draft_credits: z
+    .number()
+    .int()
+    .meta({ description: 'Credits per AI-written message draft (generation, revision or retry)' }),
   max_platform_accounts: z.number().int(),
   sender_caps: z
     .record(z.enum(ACTION_TYPES), z.object({ daily: z.number().int(), weekly: z.number().int() }))
@@ -69,7 +72,11 @@ export const EntitlementView = z.object({
   entitlements: EntitlementsView,
   credits: z.object({ balance: z.number().int() }),
 });
-export const toEntitlementView = (e: WorkspaceEntitlements, balance: number, isDemo: boolean): z.infer<typeof EntitlementView> => ({
+export const toEntitlementView = (
+  e: WorkspaceEntitlements,
+  balance: number,
+  isDemo: boolean,
+): z.infer<typeof EntitlementView> => ({
   workspace_id: e.workspaceId,
   plan_id: e.plan.id,
   plan_name: e.plan.name,
@@ -115,8 +122,17 @@ export const toOfferView = (o: Offer): z.infer<typeof OfferView> => ({
   duration_months: o.durationMonths,
 });
 
-export const BetaRewardView = z.object({ id: z.uuid(), amount: z.number().int(), reason: z.string(), created_at: Timestamp });
-export const BetaRewardsView = z.object({ workspace_id: z.uuid(), total_credits: z.number().int(), rewards: z.array(BetaRewardView) });
+export const BetaRewardView = z.object({
+  id: z.uuid(),
+  amount: z.number().int(),
+  reason: z.string(),
+  created_at: Timestamp,
+});
+export const BetaRewardsView = z.object({
+  workspace_id: z.uuid(),
+  total_credits: z.number().int(),
+  rewards: z.array(BetaRewardView),
+});
 export const toBetaRewardView = (r: ICreditLedgerEntry): z.infer<typeof BetaRewardView> => ({
   id: r.id,
   amount: r.amount,
@@ -136,6 +152,12 @@ const LimitView = z.object({ max: z.number().int(), used: z.number().int().nulla
 export const LimitsView = z.object({
   workspace_id: z.uuid(),
   plan_id: z.string(),
-  limits: z.object({ apps: LimitView, agents: LimitView, campaigns: LimitView, seats: LimitView, platform_accounts: LimitView }),
+  limits: z.object({
+    apps: LimitView,
+    agents: LimitView,
+    campaigns: LimitView,
+    seats: LimitView,
+    platform_accounts: LimitView,
+  }),
   credits: z.object({ balance: z.number().int(), monthly_allowance: z.number().int() }),
 });

@@ -15,8 +15,11 @@ import { ProviderView, toProviderView } from './schemas.js';
 export const bookingHook = defineOperation({
   method: 'POST',
   path: '/hooks/booking/{providerId}',
-  ids: { path: { providerId: { value: 'the booking provider the signed event is for (the signature authenticates it)' } } },
-  summary: 'Inbound booking events of one connected provider (signed with its webhook secret; stored once per event id)',
+  ids: {
+    path: { providerId: { value: 'the booking provider the signed event is for (the signature authenticates it)' } },
+  },
+  summary:
+    'Inbound booking events of one connected provider (signed with its webhook secret; stored once per event id)',
   description: [
     'Called by the booking provider, not by users; registered by `POST /api/booking-providers/{id}/webhook/register`. The JSON body is',
     '`{ id, type, created_at, data: { booking } }` (`booking.created`, `booking.rescheduled`, `booking.canceled`; docs/meetings.md). It must carry',
@@ -33,10 +36,15 @@ export const bookingHook = defineOperation({
   handler: async ({ ctx, em, params, services }) => {
     const raw = await readRaw(ctx);
     const hook = await hookSecret(em, bookingDeps(services), params.providerId);
-    const check = hook ? checkBookingSignature(hook.secret, raw, ctx.get(BOOKING_SIGNATURE_HEADER) || undefined) : { ok: false as const, reason: 'no webhook registered for this id' };
+    const check = hook
+      ? checkBookingSignature(hook.secret, raw, ctx.get(BOOKING_SIGNATURE_HEADER) || undefined)
+      : { ok: false as const, reason: 'no webhook registered for this id' };
     if (!hook || !check.ok) {
       // The reason stays in our logs; the answer does not say whether the provider id exists.
-      ctx.state.log?.warn({ provider_id: params.providerId, reason: check.ok ? null : check.reason }, 'booking hook refused');
+      ctx.state.log?.warn(
+        { provider_id: params.providerId, reason: check.ok ? null : check.reason },
+        'booking hook refused',
+      );
       throw new AppError(401, 'invalid_signature', 'the request signature is missing, wrong or stale');
     }
     let json: unknown;
@@ -65,13 +73,32 @@ export const oauthCallback = defineOperation({
   auth: 'public',
   params: z.object({ provider: z.string().max(40) }),
   query: z
-    .object({ code: param(4096), state: param(512), error: param(200), error_description: param(2000), error_uri: param(2048), iss: param(2048), scope: param(2000) })
+    .object({
+      code: param(4096),
+      state: param(512),
+      error: param(200),
+      error_description: param(2000),
+      error_uri: param(2048),
+      iss: param(2048),
+      scope: param(2000),
+    })
     .strict(),
-  responses: { 200: z.object({ status: z.literal('connected'), created: z.boolean(), booking_provider: ProviderView }) },
-  errors: { 400: ['invalid_id', 'invalid_state', 'oauth_denied', 'oauth_not_supported'], 403: ['not_assigned'], 404: ['not_found'], 502: ['provider_unavailable'] },
+  responses: {
+    200: z.object({ status: z.literal('connected'), created: z.boolean(), booking_provider: ProviderView }),
+  },
+  errors: {
+    400: ['invalid_id', 'invalid_state', 'oauth_denied', 'oauth_not_supported'],
+    403: ['not_assigned'],
+    404: ['not_found'],
+    502: ['provider_unavailable'],
+  },
   handler: async ({ em, params, query, services }) => {
     const r = await finishOAuthConnection(em, bookingDeps(services), params.provider, query);
-    return { status: 'connected' as const, created: r.created, booking_provider: toProviderView(r.connection, services.config.publicBaseUrl) };
+    return {
+      status: 'connected' as const,
+      created: r.created,
+      booking_provider: toProviderView(r.connection, services.config.publicBaseUrl),
+    };
   },
 });
 
@@ -79,7 +106,8 @@ export const localAuthorize = defineOperation({
   method: 'GET',
   path: '/oauth/booking/local/authorize',
   ids: { query: { client_id: { value: 'an OAuth client id' } } },
-  summary: 'The local OAuth booking providers’ authorization page: consents at once and redirects to our callback (offline runs only)',
+  summary:
+    'The local OAuth booking providers’ authorization page: consents at once and redirects to our callback (offline runs only)',
   description:
     'Answers 302 to `redirect_uri` with `code` and `state`. Only while the provider is the local stand-in (no `BOOKING_<NAME>_BASE_URL`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
   tag: 'booking-providers',
@@ -104,9 +132,18 @@ export const localAuthorize = defineOperation({
     const name = query.provider.toLowerCase();
     const provider = isBookingProvider(name) ? services.booking.get(name) : undefined;
     if (!provider || provider.auth !== 'oauth' || !isLocalProvider(provider)) throw notFound('local OAuth provider');
-    if (query.redirect_uri !== callbackUrl(bookingDeps(services), name)) throw badRequest('invalid_redirect_uri', 'redirect_uri must be this service’s callback for the provider');
+    if (query.redirect_uri !== callbackUrl(bookingDeps(services), name))
+      throw badRequest('invalid_redirect_uri', 'redirect_uri must be this service’s callback for the provider');
     const to = new URL(query.redirect_uri);
-    to.searchParams.set('code', localAuthorizationCode({ provider: name, redirectUri: query.redirect_uri, codeChallenge: query.code_challenge ?? null, loginHint: query.login_hint }));
+    to.searchParams.set(
+      'code',
+      localAuthorizationCode({
+        provider: name,
+        redirectUri: query.redirect_uri,
+        codeChallenge: query.code_challenge ?? null,
+        loginHint: query.login_hint,
+      }),
+    );
     to.searchParams.set('state', query.state);
     ctx.status = 302;
     ctx.set('Location', to.toString());

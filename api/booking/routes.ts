@@ -2,7 +2,15 @@
 // /api, are in hook-routes.ts.
 import { attachEvent, dismissEvent, listUnmatched } from '../../domain/booking/events.js';
 import { latestBackfills, startBackfill } from '../../domain/booking/backfill.js';
-import { connectApiKey, disconnectConnection, listConnections, registerBookingWebhook, startOAuthConnection, verifyConnection, type BookingDeps } from '../../domain/booking/providers.js';
+import {
+  connectApiKey,
+  disconnectConnection,
+  listConnections,
+  registerBookingWebhook,
+  startOAuthConnection,
+  verifyConnection,
+  type BookingDeps,
+} from '../../domain/booking/providers.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
@@ -34,7 +42,11 @@ const auth = { 401: ['unauthorized'] };
 const manage = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 const unavailable = { 502: ['provider_unavailable'] };
 
-export const bookingDeps = (s: Services): BookingDeps => ({ providers: s.booking, encryptionKey: s.config.encryptionKey, publicBaseUrl: s.config.publicBaseUrl });
+export const bookingDeps = (s: Services): BookingDeps => ({
+  providers: s.booking,
+  encryptionKey: s.config.encryptionKey,
+  publicBaseUrl: s.config.publicBaseUrl,
+});
 
 export const listProvidersOp = defineOperation({
   method: 'GET',
@@ -47,8 +59,13 @@ export const listProvidersOp = defineOperation({
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
   handler: async ({ em, actor, query, services }) => {
     const rows = await listConnections(em, actor, toPageRequest(query));
-    const backfills = await latestBackfills(em, rows.map((r) => r.id));
-    return page(rows, query.limit, (c) => toProviderView(c, services.config.publicBaseUrl, backfills.get(c.id) ?? null));
+    const backfills = await latestBackfills(
+      em,
+      rows.map((r) => r.id),
+    );
+    return page(rows, query.limit, (c) =>
+      toProviderView(c, services.config.publicBaseUrl, backfills.get(c.id) ?? null),
+    );
   },
 });
 
@@ -62,7 +79,14 @@ export const connectSchedulerOp = defineOperation({
   auth: 'user',
   body: ApiKeyBody,
   responses: { 201: ProviderView, 200: ProviderView },
-  errors: { 400: ['invalid_body', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 409: ['provider_limit_reached'], 422: ['invalid_credentials'], ...unavailable },
+  errors: {
+    400: ['invalid_body', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    409: ['provider_limit_reached'],
+    422: ['invalid_credentials'],
+    ...unavailable,
+  },
   handler: async ({ em, actor, body, services }) => {
     const { connection, created } = await connectApiKey(em, actor, bookingDeps(services), body.api_key);
     return reply(created ? 201 : 200, toProviderView(connection, services.config.publicBaseUrl));
@@ -83,8 +107,16 @@ export const oauthStartOp = defineOperation({
   responses: { 200: OAuthStartView },
   errors: { 400: ['invalid_id', 'invalid_body', 'oauth_not_supported', 'invalid_user'], ...auth, ...manage },
   handler: async ({ em, actor, params, body, services }) => {
-    const s = await startOAuthConnection(em, actor, bookingDeps(services), params.provider, { loginHint: body.login_hint });
-    return { provider: s.provider, authorization_url: s.authorizationUrl, state: s.state, redirect_uri: s.redirectUri, expires_at: s.expiresAt.toISOString() };
+    const s = await startOAuthConnection(em, actor, bookingDeps(services), params.provider, {
+      loginHint: body.login_hint,
+    });
+    return {
+      provider: s.provider,
+      authorization_url: s.authorizationUrl,
+      state: s.state,
+      redirect_uri: s.redirectUri,
+      expires_at: s.expiresAt.toISOString(),
+    };
   },
 });
 
@@ -93,7 +125,8 @@ export const verifyProviderOp = defineOperation({
   path: '/api/booking-providers/{id}/verify',
   ids: { path: { id: 'booking_provider' } },
   summary: 'Re-check the stored credentials at the provider (the status follows the answer)',
-  description: '200 either way: `verification.ok` false and status `invalid_credentials` when the provider refuses them. 502 when it cannot be asked (the status is unchanged).',
+  description:
+    '200 either way: `verification.ok` false and status `invalid_credentials` when the provider refuses them. 502 when it cannot be asked (the status is unchanged).',
   tag,
   auth: 'user',
   params: IdParams,
@@ -101,7 +134,10 @@ export const verifyProviderOp = defineOperation({
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...manage, ...unavailable },
   handler: async ({ em, actor, params, services }) => {
     const r = await verifyConnection(em, actor, bookingDeps(services), params.id);
-    return { booking_provider: toProviderView(r.connection, services.config.publicBaseUrl), verification: { ok: r.ok, error: r.error } };
+    return {
+      booking_provider: toProviderView(r.connection, services.config.publicBaseUrl),
+      verification: { ok: r.ok, error: r.error },
+    };
   },
 });
 
@@ -138,9 +174,17 @@ export const backfillOp = defineOperation({
   params: IdParams,
   body: BackfillBody,
   responses: { 202: BackfillView, 200: BackfillView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_since', 'invalid_user'], ...auth, ...manage, 409: ['provider_not_connected', 'client_key_reused'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_since', 'invalid_user'],
+    ...auth,
+    ...manage,
+    409: ['provider_not_connected', 'client_key_reused'],
+  },
   handler: async ({ em, actor, params, body, services }) => {
-    const { backfill } = await startBackfill(em, services.jobs, actor, params.id, { since: body.since, clientKey: body.client_key });
+    const { backfill } = await startBackfill(em, services.jobs, actor, params.id, {
+      since: body.since,
+      clientKey: body.client_key,
+    });
     return reply(backfill.status === 'queued' || backfill.status === 'running' ? 202 : 200, toBackfillView(backfill));
   },
 });
@@ -170,7 +214,8 @@ export const listUnmatchedOp = defineOperation({
   query: ListQuery,
   responses: { 200: EventPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
-  handler: async ({ em, actor, query }) => page(await listUnmatched(em, actor, toPageRequest(query)), query.limit, toEventView),
+  handler: async ({ em, actor, query }) =>
+    page(await listUnmatched(em, actor, toPageRequest(query)), query.limit, toEventView),
 });
 
 export const attachEventOp = defineOperation({
@@ -183,7 +228,12 @@ export const attachEventOp = defineOperation({
   params: IdParams,
   body: AttachBody,
   responses: { 200: AttachView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_lead', 'invalid_user'], ...auth, ...manage, 409: ['invalid_transition'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_lead', 'invalid_user'],
+    ...auth,
+    ...manage,
+    409: ['invalid_transition'],
+  },
   handler: async ({ em, actor, params, body }) => {
     const r = await attachEvent(em, actor, params.id, body.lead_id);
     return { event: toEventView(r.event), meeting: toMeetingView(r.meeting) };

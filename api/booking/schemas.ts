@@ -10,7 +10,9 @@ import { bookingWorkflowIds } from '../../lib/workflow-ids.js';
 import { MeetingView } from '../meetings/schemas.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
-export const ProviderParams = z.object({ provider: z.string().max(40).meta({ description: 'An OAuth booking provider: `calendar`' }) });
+export const ProviderParams = z.object({
+  provider: z.string().max(40).meta({ description: 'An OAuth booking provider: `calendar`' }),
+});
 export const ListQuery = z.object({ ...pageQuery }).strict();
 
 export const ApiKeyBody = z
@@ -20,12 +22,21 @@ export const ApiKeyBody = z
       .min(16)
       .max(512)
       .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
-      .meta({ description: 'The scheduler API key: checked at the provider before it is saved; stored encrypted, shown masked afterwards' }),
+      .meta({
+        description:
+          'The scheduler API key: checked at the provider before it is saved; stored encrypted, shown masked afterwards',
+      }),
   })
   .strict();
 
 export const OAuthStartBody = z
-  .object({ login_hint: z.email().max(320).optional().meta({ description: 'The provider account’s email, passed on as `login_hint`' }) })
+  .object({
+    login_hint: z
+      .email()
+      .max(320)
+      .optional()
+      .meta({ description: 'The provider account’s email, passed on as `login_hint`' }),
+  })
   .strict();
 
 export const BackfillBody = z
@@ -34,12 +45,18 @@ export const BackfillBody = z
       .datetime({ offset: true })
       .transform((s) => new Date(s))
       .optional()
-      .meta({ description: `Bookings starting at or after this instant, in the past and at most ${BACKFILL_DAYS.max} days back (400 invalid_since); default ${BACKFILL_DAYS.default} days back` }),
-    client_key: text({ min: 1, max: 200, trim: true }).optional().meta({ description: 'Repeating the request with the same key returns the same job with its progress' }),
+      .meta({
+        description: `Bookings starting at or after this instant, in the past and at most ${BACKFILL_DAYS.max} days back (400 invalid_since); default ${BACKFILL_DAYS.default} days back`,
+      }),
+    client_key: text({ min: 1, max: 200, trim: true })
+      .optional()
+      .meta({ description: 'Repeating the request with the same key returns the same job with its progress' }),
   })
   .strict();
 
-export const AttachBody = z.object({ lead_id: z.uuid().meta({ description: 'A lead of the workspace (400 invalid_lead otherwise)' }) }).strict();
+export const AttachBody = z
+  .object({ lead_id: z.uuid().meta({ description: 'A lead of the workspace (400 invalid_lead otherwise)' }) })
+  .strict();
 
 export const BackfillView = z.object({
   id: z.uuid(),
@@ -71,7 +88,15 @@ export const toBackfillView = (b: IBookingBackfill): z.infer<typeof BackfillView
   status: b.status as z.infer<typeof BackfillView>['status'],
   since: b.since.toISOString(),
   client_key: b.clientKey ?? null,
-  progress: { pages: b.pages, bookings: b.bookings, created: b.created, updated: b.updated, unchanged: b.unchanged, unmatched: b.unmatched, invalid: b.invalid },
+  progress: {
+    pages: b.pages,
+    bookings: b.bookings,
+    created: b.created,
+    updated: b.updated,
+    unchanged: b.unchanged,
+    unmatched: b.unmatched,
+    invalid: b.invalid,
+  },
   error: b.errorCode ? { code: b.errorCode, message: b.errorMessage ?? '' } : null,
   started_at: iso(b.startedAt),
   finished_at: iso(b.finishedAt),
@@ -83,14 +108,21 @@ export const ProviderView = z.object({
   id: z.uuid(),
   provider: z.enum(BOOKING_PROVIDERS),
   auth: z.enum(['api_key', 'oauth']),
-  status: z.enum(BOOKING_CONNECTION_STATUSES).meta({ description: '`invalid_credentials`: the provider refused them at the last check (reconnect, then verify)' }),
+  status: z.enum(BOOKING_CONNECTION_STATUSES).meta({
+    description: '`invalid_credentials`: the provider refused them at the last check (reconnect, then verify)',
+  }),
   status_reason: z.string().nullable(),
-  account: z.object({ id: z.string(), name: z.string().nullable(), email: z.string().nullable() }).meta({ description: 'Who the credentials belong to at the provider' }),
+  account: z
+    .object({ id: z.string(), name: z.string().nullable(), email: z.string().nullable() })
+    .meta({ description: 'Who the credentials belong to at the provider' }),
   credential_hint: z.string().meta({ description: 'The API key or token, masked' }),
   webhook: z.object({
     registered: z.boolean(),
     url: z.string().meta({ description: 'Our inbound route for this connection (POST, signed)' }),
-    secret_hint: z.string().nullable().meta({ description: 'The signing secret, masked (shown in full only by webhook/register)' }),
+    secret_hint: z
+      .string()
+      .nullable()
+      .meta({ description: 'The signing secret, masked (shown in full only by webhook/register)' }),
     registered_at: Timestamp.nullable(),
   }),
   last_verified_at: Timestamp.nullable(),
@@ -100,7 +132,11 @@ export const ProviderView = z.object({
   updated_at: Timestamp,
 });
 
-export const toProviderView = (c: IBookingConnection, publicBaseUrl: string, backfill: IBookingBackfill | null = null): z.infer<typeof ProviderView> => ({
+export const toProviderView = (
+  c: IBookingConnection,
+  publicBaseUrl: string,
+  backfill: IBookingBackfill | null = null,
+): z.infer<typeof ProviderView> => ({
   id: c.id,
   provider: c.provider as z.infer<typeof ProviderView>['provider'],
   auth: c.authKind as z.infer<typeof ProviderView>['auth'],
@@ -125,7 +161,9 @@ export const ProviderPage = pageSchema(ProviderView);
 
 export const OAuthStartView = z.object({
   provider: z.enum(BOOKING_PROVIDERS),
-  authorization_url: z.url().meta({ description: 'Open it in the user’s browser; the provider sends it back to redirect_uri' }),
+  authorization_url: z
+    .url()
+    .meta({ description: 'Open it in the user’s browser; the provider sends it back to redirect_uri' }),
   state: z.string(),
   redirect_uri: z.url(),
   expires_at: Timestamp,
@@ -140,7 +178,9 @@ export const WebhookView = z.object({
   booking_provider: ProviderView,
   webhook: z.object({
     url: z.string(),
-    secret: z.string().meta({ description: 'The HMAC-SHA256 signing secret (docs/meetings.md "Inbound events"): shown only here' }),
+    secret: z
+      .string()
+      .meta({ description: 'The HMAC-SHA256 signing secret (docs/meetings.md "Inbound events"): shown only here' }),
     registered_at: Timestamp,
   }),
 });

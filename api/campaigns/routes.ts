@@ -79,10 +79,16 @@ const write = (extra400: string[] = [], extra409: string[] = []): Record<number,
   ...(extra409.length ? { 409: extra409 } : ({} as Record<number, string[]>)),
 });
 
-const withVersion = (r: StepResult) => ({ ...toStepView(r.step, r.campaign.messageMode), step_version: r.campaign.stepVersion });
+const withVersion = (r: StepResult) => ({
+  ...toStepView(r.step, r.campaign.messageMode),
+  step_version: r.campaign.stepVersion,
+});
 
 /** A variant's id in a step's body (`variants[].id`). */
-const VARIANT_OWN_ID = { value: 'a variant’s own id, chosen by the server: given back on an edit, it keeps that variant of the step (an unknown one is a new variant)' } as const;
+const VARIANT_OWN_ID = {
+  value:
+    'a variant’s own id, chosen by the server: given back on an edit, it keeps that variant of the step (an unknown one is a new variant)',
+} as const;
 
 export const listCampaignsOp = defineOperation({
   method: 'GET',
@@ -95,7 +101,8 @@ export const listCampaignsOp = defineOperation({
   query: ListCampaignsQuery,
   responses: { 200: CampaignPage },
   errors: { ...read, 400: ['invalid_id', 'invalid_query', 'invalid_user'] },
-  handler: async ({ em, actor, params, query }) => page(await listCampaigns(em, actor, params.appId, toPageRequest(query), query.status), query.limit, toCampaignView),
+  handler: async ({ em, actor, params, query }) =>
+    page(await listCampaigns(em, actor, params.appId, toPageRequest(query), query.status), query.limit, toCampaignView),
 });
 
 export const createCampaignOp = defineOperation({
@@ -108,15 +115,29 @@ export const createCampaignOp = defineOperation({
   params: AppIdParams,
   body: CreateCampaignBody,
   responses: { 201: CampaignView },
-  errors: { ...write(['invalid_time_zone', 'invalid_account']), 403: ['not_assigned', 'demo_read_only', 'plan_limit_reached'] },
-  handler: async ({ em, actor, params, body }) => toCampaignView(await createCampaign(em, actor, params.appId, { ...settingsOf(body), name: body.name, timeZone: body.time_zone })),
+  errors: {
+    ...write(['invalid_time_zone', 'invalid_account']),
+    403: ['not_assigned', 'demo_read_only', 'plan_limit_reached'],
+  },
+  handler: async ({ em, actor, params, body }) =>
+    toCampaignView(
+      await createCampaign(em, actor, params.appId, { ...settingsOf(body), name: body.name, timeZone: body.time_zone }),
+    ),
 });
 
 export const preflightOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/campaigns/preflight',
-  ids: { path: { appId: 'app' }, body: { campaign_id: 'campaign', account_ids: { kind: 'account', missing: [400, 'invalid_account'] }, 'steps[].variants[].id': VARIANT_OWN_ID } },
-  summary: 'What blocks or weakens activation of a campaign (by campaign_id, with optional draft overrides) or of draft settings and steps; writes nothing',
+  ids: {
+    path: { appId: 'app' },
+    body: {
+      campaign_id: 'campaign',
+      account_ids: { kind: 'account', missing: [400, 'invalid_account'] },
+      'steps[].variants[].id': VARIANT_OWN_ID,
+    },
+  },
+  summary:
+    'What blocks or weakens activation of a campaign (by campaign_id, with optional draft overrides) or of draft settings and steps; writes nothing',
   tag,
   auth: 'user',
   params: AppIdParams,
@@ -125,7 +146,8 @@ export const preflightOp = defineOperation({
   errors: { ...write(['invalid_time_zone', 'invalid_account']), 403: ['not_assigned'] },
   // Reads only: it is allowed in the Demo workspace.
   demo: 'simulate',
-  handler: async ({ em, actor, params, body }) => toPreflightView(await preflight(em, actor, params.appId, preflightInputOf(body))),
+  handler: async ({ em, actor, params, body }) =>
+    toPreflightView(await preflight(em, actor, params.appId, preflightInputOf(body))),
 });
 
 export const getCampaignOp = defineOperation({
@@ -145,14 +167,16 @@ export const updateCampaignOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{id}',
   ids: { path: { id: 'campaign' }, body: { account_ids: { kind: 'account', missing: [400, 'invalid_account'] } } },
-  summary: 'Change settings of a campaign (only the fields given; null clears a nullable one); archived campaigns are read-only',
+  summary:
+    'Change settings of a campaign (only the fields given; null clears a nullable one); archived campaigns are read-only',
   tag,
   auth: 'user',
   params: IdParams,
   body: UpdateCampaignBody,
   responses: { 200: CampaignView },
   errors: write(['invalid_time_zone', 'invalid_account'], ['campaign_archived']),
-  handler: async ({ em, actor, params, body }) => toCampaignView(await updateCampaign(em, actor, params.id, settingsOf(body))),
+  handler: async ({ em, actor, params, body }) =>
+    toCampaignView(await updateCampaign(em, actor, params.id, settingsOf(body))),
 });
 
 export const duplicateCampaignOp = defineOperation({
@@ -166,14 +190,16 @@ export const duplicateCampaignOp = defineOperation({
   body: DuplicateBody,
   responses: { 201: CampaignView },
   errors: { ...write(), 403: ['not_assigned', 'demo_read_only', 'plan_limit_reached'] },
-  handler: async ({ em, actor, params, body }) => reply(201, toCampaignView(await duplicateCampaign(em, actor, params.id, body.name))),
+  handler: async ({ em, actor, params, body }) =>
+    reply(201, toCampaignView(await duplicateCampaign(em, actor, params.id, body.name))),
 });
 
 export const setStatusOp = defineOperation({
   method: 'PATCH',
   path: '/api/campaigns/{id}/status',
   ids: { path: { id: 'campaign' } },
-  summary: 'Move a campaign along its lifecycle: draft → active ⇄ paused → completed, any but archived → archived (activation runs the preflight)',
+  summary:
+    'Move a campaign along its lifecycle: draft → active ⇄ paused → completed, any but archived → archived (activation runs the preflight)',
   tag,
   auth: 'user',
   params: IdParams,
@@ -201,7 +227,10 @@ export const getSignalsOp = defineOperation({
 export const setSignalsOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{id}/signals',
-  ids: { path: { id: 'campaign' }, body: { signal_ids: { within: 'id', child: 'campaign_signal', missing: [400, 'invalid_signal'] } } },
+  ids: {
+    path: { id: 'campaign' },
+    body: { signal_ids: { within: 'id', child: 'campaign_signal', missing: [400, 'invalid_signal'] } },
+  },
   summary: 'Replace the agent signals linked to a campaign (signals of agents of the same product)',
   tag,
   auth: 'user',
@@ -209,12 +238,14 @@ export const setSignalsOp = defineOperation({
   body: SignalsBody,
   responses: { 200: SignalsView },
   errors: write(['invalid_signal'], ['campaign_archived']),
-  handler: async ({ em, actor, params, body }) => toSignalsView(params.id, await setSignals(em, actor, params.id, body.signal_ids)),
+  handler: async ({ em, actor, params, body }) =>
+    toSignalsView(params.id, await setSignals(em, actor, params.id, body.signal_ids)),
 });
 
 // ---- steps ----
 
-const stepWrite = (extra400: string[] = [], extra409: string[] = []) => write(extra400, ['campaign_archived', 'campaign_completed', ...extra409]);
+const stepWrite = (extra400: string[] = [], extra409: string[] = []) =>
+  write(extra400, ['campaign_archived', 'campaign_completed', ...extra409]);
 
 export const listStepsOp = defineOperation({
   method: 'GET',
@@ -240,13 +271,17 @@ export const addStepOp = defineOperation({
   body: CreateStepBody,
   responses: { 201: StepWithVersionView },
   errors: stepWrite(['invalid_template'], ['step_limit_reached']),
-  handler: async ({ em, actor, params, body }) => reply(201, withVersion(await addStep(em, actor, params.campaignId, body))),
+  handler: async ({ em, actor, params, body }) =>
+    reply(201, withVersion(await addStep(em, actor, params.campaignId, body))),
 });
 
 export const reorderStepsOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/reorder',
-  ids: { path: { campaignId: 'campaign' }, body: { step_ids: { within: 'campaignId', child: 'step', missing: [400, 'invalid_order'] } } },
+  ids: {
+    path: { campaignId: 'campaign' },
+    body: { step_ids: { within: 'campaignId', child: 'step', missing: [400, 'invalid_order'] } },
+  },
   summary: 'Put the steps in a new order: the full list of step ids (a permutation); creates a new step version',
   tag,
   auth: 'user',
@@ -254,7 +289,8 @@ export const reorderStepsOp = defineOperation({
   body: ReorderBody,
   responses: { 200: StepListView },
   errors: stepWrite(['invalid_order']),
-  handler: async ({ em, actor, params, body }) => toStepListView(await reorderSteps(em, actor, params.campaignId, body.step_ids)),
+  handler: async ({ em, actor, params, body }) =>
+    toStepListView(await reorderSteps(em, actor, params.campaignId, body.step_ids)),
 });
 
 export const messageModeOp = defineOperation({
@@ -269,21 +305,32 @@ export const messageModeOp = defineOperation({
   responses: { 200: StepListView },
   errors: stepWrite(['invalid_step']),
   handler: async ({ em, actor, params, body }) =>
-    toStepListView(await setMessageMode(em, actor, params.campaignId, { messageMode: body.message_mode, stepId: body.step_id, resetSteps: body.reset_steps })),
+    toStepListView(
+      await setMessageMode(em, actor, params.campaignId, {
+        messageMode: body.message_mode,
+        stepId: body.step_id,
+        resetSteps: body.reset_steps,
+      }),
+    ),
 });
 
 export const updateStepOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/steps/{stepId}',
-  ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } }, body: { 'variants[].id': VARIANT_OWN_ID } },
-  summary: "Replace a step's type, config and message mode (id and position stay); templates are checked; creates a new step version",
+  ids: {
+    path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } },
+    body: { 'variants[].id': VARIANT_OWN_ID },
+  },
+  summary:
+    "Replace a step's type, config and message mode (id and position stay); templates are checked; creates a new step version",
   tag,
   auth: 'user',
   params: StepParams,
   body: UpdateStepBody,
   responses: { 200: StepWithVersionView },
   errors: stepWrite(['invalid_template'], ['attachment_not_supported']),
-  handler: async ({ em, actor, params, body }) => withVersion(await updateStep(em, actor, params.campaignId, params.stepId, body)),
+  handler: async ({ em, actor, params, body }) =>
+    withVersion(await updateStep(em, actor, params.campaignId, params.stepId, body)),
 });
 
 export const deleteStepOp = defineOperation({
@@ -306,13 +353,15 @@ export const affectedCountsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/affected-counts',
   ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
-  summary: 'Active and paused enrollments before, on and after a step, and what an edit or deletion would do to each group',
+  summary:
+    'Active and paused enrollments before, on and after a step, and what an edit or deletion would do to each group',
   tag,
   auth: 'user',
   params: StepParams,
   responses: { 200: AffectedCountsView },
   errors: read,
-  handler: async ({ em, actor, params }) => toAffectedCountsView(await affectedCounts(em, actor, params.campaignId, params.stepId)),
+  handler: async ({ em, actor, params }) =>
+    toAffectedCountsView(await affectedCounts(em, actor, params.campaignId, params.stepId)),
 });
 
 export const uploadAttachmentOp = defineOperation({
@@ -338,7 +387,11 @@ export const uploadAttachmentOp = defineOperation({
       // The step is checked before the body is read: a refused upload does not transfer the file.
       await assertAttachable(em, actor, params.campaignId, params.stepId);
       const form = await readForm(ctx, { file: 'file', fields: [], fileBytes: MAX_STEP_ATTACHMENT_BYTES });
-      if (!form.file) throw badRequest('missing_file', form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required');
+      if (!form.file)
+        throw badRequest(
+          'missing_file',
+          form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required',
+        );
       return withVersion(await setAttachment(em, actor, params.campaignId, params.stepId, form.file));
     } catch (err) {
       closeIfUnread(ctx);
@@ -357,18 +410,22 @@ export const deleteAttachmentOp = defineOperation({
   params: StepParams,
   responses: { 200: StepWithVersionView },
   errors: { ...stepWrite(), 400: ['invalid_id', 'invalid_user'] },
-  handler: async ({ em, actor, params }) => withVersion(await deleteAttachment(em, actor, params.campaignId, params.stepId)),
+  handler: async ({ em, actor, params }) =>
+    withVersion(await deleteAttachment(em, actor, params.campaignId, params.stepId)),
 });
 
 // ---- A/B variants (beyond the spec; docs/campaigns.md "A/B variants") ----
 
-const VARIANT_ID = { value: 'a variant of the step (its `variants[].id`), checked in domain/campaigns/variants.ts: another step’s is 404' } as const;
+const VARIANT_ID = {
+  value: 'a variant of the step (its `variants[].id`), checked in domain/campaigns/variants.ts: another step’s is 404',
+} as const;
 
 export const stepVariantsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/variants',
   ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' } } },
-  summary: "A step's A/B variants with their statistics (human and machine opens and clicks, replies, rates), its winner and where its winner rule stands",
+  summary:
+    "A step's A/B variants with their statistics (human and machine opens and clicks, replies, rates), its winner and where its winner rule stands",
   description: 'Beyond the spec. A step without variants answers with an empty list.',
   tag,
   beyondSpec: true,
@@ -376,14 +433,16 @@ export const stepVariantsOp = defineOperation({
   params: StepVariantsParams,
   responses: { 200: StepVariantsView },
   errors: read,
-  handler: async ({ em, actor, params }) => toStepVariantsView(await getStepVariants(em, actor, params.campaignId, params.stepId)),
+  handler: async ({ em, actor, params }) =>
+    toStepVariantsView(await getStepVariants(em, actor, params.campaignId, params.stepId)),
 });
 
 export const setVariantWinnerOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/steps/{stepId}/variants/{variantId}/winner',
   ids: { path: { campaignId: 'campaign', stepId: { within: 'campaignId', child: 'step' }, variantId: VARIANT_ID } },
-  summary: "Choose a step's winning variant by hand (replacing an earlier choice): new sends of the step use it; sends already planned keep theirs",
+  summary:
+    "Choose a step's winning variant by hand (replacing an earlier choice): new sends of the step use it; sends already planned keep theirs",
   description: 'Beyond the spec. Idempotent: choosing the current winner again answers the same.',
   tag,
   beyondSpec: true,
@@ -391,7 +450,8 @@ export const setVariantWinnerOp = defineOperation({
   params: VariantWinnerParams,
   responses: { 200: StepVariantsView },
   errors: { ...write(), 409: ['campaign_archived'] },
-  handler: async ({ em, actor, params }) => toStepVariantsView(await setStepWinner(em, actor, params.campaignId, params.stepId, params.variantId)),
+  handler: async ({ em, actor, params }) =>
+    toStepVariantsView(await setStepWinner(em, actor, params.campaignId, params.stepId, params.variantId)),
 });
 
 export const clearVariantWinnerOp = defineOperation({
@@ -406,5 +466,6 @@ export const clearVariantWinnerOp = defineOperation({
   params: StepVariantsParams,
   responses: { 200: StepVariantsView },
   errors: { ...write(), 409: ['campaign_archived'] },
-  handler: async ({ em, actor, params }) => toStepVariantsView(await clearStepWinner(em, actor, params.campaignId, params.stepId)),
+  handler: async ({ em, actor, params }) =>
+    toStepVariantsView(await clearStepWinner(em, actor, params.campaignId, params.stepId)),
 });

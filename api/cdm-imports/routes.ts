@@ -4,7 +4,14 @@
 import { confirmCdmImport, createCdmImport, retryCdmImport } from '../../domain/cdm-imports/cdm-imports.js';
 import { decideCdmImport, recordCdmEvents } from '../../domain/cdm-imports/decisions.js';
 import { requireCdmImportWithCounts } from '../../domain/cdm-imports/job.js';
-import { approvedMembers, cdmMetrics, cdmResults, listCompanies, listMembers, previewBatch } from '../../domain/cdm-imports/review.js';
+import {
+  approvedMembers,
+  cdmMetrics,
+  cdmResults,
+  listCompanies,
+  listMembers,
+  previewBatch,
+} from '../../domain/cdm-imports/review.js';
 import { page } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import {
@@ -57,7 +64,8 @@ export const previewOp = defineOperation({
   method: 'POST',
   path: `${base}/preview`,
   ids: { body: { app_id: 'app', list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
-  summary: 'Create an import of decision-makers at up to 1,000 companies (names and/or domains) in the given roles, start its search, and show its first batch',
+  summary:
+    'Create an import of decision-makers at up to 1,000 companies (names and/or domains) in the given roles, start its search, and show its first batch',
   description:
     'Creates the job (`searching`) and starts the workflow `cdm-import:<id>`, which searches the companies batch by batch. The answer waits (up to 5 s) for the first batch; `batch.ready` is false if it is still being searched (ask `batch-preview` with `batch: 0` again). Nothing is charged until confirm.',
   tag,
@@ -105,8 +113,16 @@ export const approvalOp = defineOperation({
   ids: {
     path: { jobID: 'cdm_import' },
     body: {
-      member_ids: { each: 'cdm_member', within: 'jobID', why: 'each person is answered in its own result; one not of this import is not_found' },
-      company_ids: { each: 'cdm_company', within: 'jobID', why: 'each company is answered in its own result; one not of this import is not_found' },
+      member_ids: {
+        each: 'cdm_member',
+        within: 'jobID',
+        why: 'each person is answered in its own result; one not of this import is not_found',
+      },
+      company_ids: {
+        each: 'cdm_company',
+        within: 'jobID',
+        why: 'each company is answered in its own result; one not of this import is not_found',
+      },
     },
   },
   summary: 'Approve or reject people of the import, by id and/or by company (every person found there not added yet)',
@@ -119,7 +135,13 @@ export const approvalOp = defineOperation({
   responses: { 200: ApprovalView },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...write, 409: ['invalid_transition'] },
   handler: async ({ em, actor, params, body }) =>
-    toApprovalView(await decideCdmImport(em, actor, params.jobID, { decision: body.decision, memberIds: body.member_ids, companyIds: body.company_ids })),
+    toApprovalView(
+      await decideCdmImport(em, actor, params.jobID, {
+        decision: body.decision,
+        memberIds: body.member_ids,
+        companyIds: body.company_ids,
+      }),
+    ),
 });
 
 export const approvedMembersOp = defineOperation({
@@ -181,7 +203,8 @@ export const metricsOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/metrics`,
   ids: { path: { jobID: 'cdm_import' } },
-  summary: 'Figures of the import: failure reasons, source searches and retries, people by seniority, approval rate, leads and credits, timings',
+  summary:
+    'Figures of the import: failure reasons, source searches and retries, people by seniority, approval rate, leads and credits, timings',
   tag,
   auth: 'user',
   params: JobParams,
@@ -218,7 +241,8 @@ export const rowsOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/rows`,
   ids: { path: { jobID: 'cdm_import' }, query: { company_id: { within: 'jobID', child: 'cdm_company' } } },
-  summary: 'The people found, in review order (company order, then most senior first), optionally of one status, company or batch',
+  summary:
+    'The people found, in review order (company order, then most senior first), optionally of one status, company or batch',
   tag,
   auth: 'user',
   params: JobParams,
@@ -227,7 +251,13 @@ export const rowsOp = defineOperation({
   errors: readPage,
   handler: async ({ em, actor, params, query }) =>
     byPosition(
-      await listMembers(em, actor, params.jobID, { status: query.status ? [query.status] : undefined, companyId: query.company_id, batch: query.batch }, { limit: query.limit, after: query.cursor }),
+      await listMembers(
+        em,
+        actor,
+        params.jobID,
+        { status: query.status ? [query.status] : undefined, companyId: query.company_id, batch: query.batch },
+        { limit: query.limit, after: query.cursor },
+      ),
       query.limit,
       toMemberView,
     ),
@@ -237,7 +267,8 @@ export const companyOutcomesOp = defineOperation({
   method: 'GET',
   path: `${base}/{jobID}/company-outcomes`,
   ids: { path: { jobID: 'cdm_import' } },
-  summary: 'Each company in the order given: pending, done (people found), duplicate, or failed with its reason; with its people by review status',
+  summary:
+    'Each company in the order given: pending, done (people found), duplicate, or failed with its reason; with its people by review status',
   tag,
   auth: 'user',
   params: JobParams,
@@ -245,7 +276,17 @@ export const companyOutcomesOp = defineOperation({
   responses: { 200: CompanyOutcomePage },
   errors: readPage,
   handler: async ({ em, actor, params, query }) =>
-    byPosition(await listCompanies(em, actor, params.jobID, { status: query.status, batch: query.batch }, { limit: query.limit, after: query.cursor }), query.limit, toCompanyOutcomeView),
+    byPosition(
+      await listCompanies(
+        em,
+        actor,
+        params.jobID,
+        { status: query.status, batch: query.batch },
+        { limit: query.limit, after: query.cursor },
+      ),
+      query.limit,
+      toCompanyOutcomeView,
+    ),
 });
 
 export const retryOp = defineOperation({
@@ -257,7 +298,11 @@ export const retryOp = defineOperation({
   auth: 'user',
   params: JobParams,
   responses: { 202: RetryView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...write, 409: ['invalid_transition', 'nothing_to_retry', 'import_busy'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...write,
+    409: ['invalid_transition', 'nothing_to_retry', 'import_busy'],
+  },
   handler: async ({ em, actor, services, params }) => {
     const r = await retryCdmImport(em, actor, services.jobs, params.jobID);
     return reply(202, { job: toJobView(r.job), retried: r.retried });
@@ -269,12 +314,18 @@ export const eventsOp = defineOperation({
   path: `${base}/events`,
   ids: {
     body: {
-      'events[].job_id': { each: 'cdm_import', why: 'each event is answered in its own result; one naming an import the caller may not see is not_found' },
-      'events[].target_id': { value: 'a member or company of the event’s import, looked up inside it (another’s is not_found)' },
+      'events[].job_id': {
+        each: 'cdm_import',
+        why: 'each event is answered in its own result; one naming an import the caller may not see is not_found',
+      },
+      'events[].target_id': {
+        value: 'a member or company of the event’s import, looked up inside it (another’s is not_found)',
+      },
       'events[].id': { value: 'the client’s event id, scoped to the workspace' },
     },
   },
-  summary: 'Record a batch of the reviewer’s decisions (up to 500), each under the client’s id: a repeated id is ignored; one result per event',
+  summary:
+    'Record a batch of the reviewer’s decisions (up to 500), each under the client’s id: a repeated id is ignored; one result per event',
   description:
     'Events are applied in order (a later decision on the same person wins). An event whose id was seen before — in an earlier request or earlier in this one — changes nothing: `duplicate: true`, and `first` says what that first event did. Per event: `approved` / `rejected`, `unchanged`, `not_found` (no such import or target in the workspace), `invalid_transition` (the import is confirming or completed, or the person is already added).',
   tag,
@@ -287,7 +338,13 @@ export const eventsOp = defineOperation({
       await recordCdmEvents(
         em,
         actor,
-        body.events.map((e) => ({ id: e.id, jobId: e.job_id, type: e.type, targetId: e.target_id, occurredAt: e.occurred_at })),
+        body.events.map((e) => ({
+          id: e.id,
+          jobId: e.job_id,
+          type: e.type,
+          targetId: e.target_id,
+          occurredAt: e.occurred_at,
+        })),
         refused,
       ),
     ),

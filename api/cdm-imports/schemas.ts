@@ -38,7 +38,9 @@ const DomainName = z
 
 const CompanyInput = z
   .object({
-    name: text({ min: 1, max: 200, trim: true }).optional().meta({ description: 'The company’s name, compared case-insensitively' }),
+    name: text({ min: 1, max: 200, trim: true })
+      .optional()
+      .meta({ description: 'The company’s name, compared case-insensitively' }),
     domain: DomainName.optional(),
   })
   .strict()
@@ -52,21 +54,48 @@ const Roles = z
       .min(1)
       .max(MAX_TITLES)
       .optional()
-      .meta({ description: 'A person matches a title when every word of it occurs in their title, ignoring of/and/the/for/at/in ("head sales" matches "Head of Sales")' }),
+      .meta({
+        description:
+          'A person matches a title when every word of it occurs in their title, ignoring of/and/the/for/at/in ("head sales" matches "Head of Sales")',
+      }),
     seniorities: z.array(z.enum(SENIORITIES)).min(1).max(SENIORITIES.length).optional(),
   })
   .strict()
   .refine((r) => r.titles !== undefined || r.seniorities !== undefined, { message: 'give titles and/or seniorities' })
-  .meta({ minProperties: 1, description: 'Who to find at each company: titles and/or seniorities (several values of one are alternatives; both together must both match)' });
+  .meta({
+    minProperties: 1,
+    description:
+      'Who to find at each company: titles and/or seniorities (several values of one are alternatives; both together must both match)',
+  });
 
 export const PreviewBody = z
   .object({
     app_id: z.uuid().meta({ description: 'The product the import belongs to' }),
-    list_id: z.uuid().meta({ description: 'A list of that product: confirm adds the approved people to it (400 invalid_list_id otherwise)' }),
-    companies: z.array(CompanyInput).min(1).max(MAX_COMPANIES).meta({ description: `1 to ${MAX_COMPANIES} companies, in the order to search them; repeats of an entry are dropped` }),
+    list_id: z.uuid().meta({
+      description: 'A list of that product: confirm adds the approved people to it (400 invalid_list_id otherwise)',
+    }),
+    companies: z
+      .array(CompanyInput)
+      .min(1)
+      .max(MAX_COMPANIES)
+      .meta({
+        description: `1 to ${MAX_COMPANIES} companies, in the order to search them; repeats of an entry are dropped`,
+      }),
     roles: Roles,
-    max_per_company: z.number().int().min(1).max(MAX_PER_COMPANY).optional().meta({ description: `People kept per company, most senior first (default ${DEFAULT_PER_COMPANY})` }),
-    batch_size: z.number().int().min(1).max(MAX_BATCH_SIZE).optional().meta({ description: `Companies per batch (default ${DEFAULT_BATCH_SIZE})` }),
+    max_per_company: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PER_COMPANY)
+      .optional()
+      .meta({ description: `People kept per company, most senior first (default ${DEFAULT_PER_COMPANY})` }),
+    batch_size: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_BATCH_SIZE)
+      .optional()
+      .meta({ description: `Companies per batch (default ${DEFAULT_BATCH_SIZE})` }),
   })
   .strict();
 
@@ -78,7 +107,10 @@ export const BatchPreviewBody = z
       .min(0)
       .max(MAX_COMPANIES - 1)
       .optional()
-      .meta({ description: 'A batch to show again (0-based; 422 batch_out_of_range past the last). Without it: the next batch not yet shown' }),
+      .meta({
+        description:
+          'A batch to show again (0-based; 422 batch_out_of_range past the last). Without it: the next batch not yet shown',
+      }),
   })
   .strict();
 
@@ -87,7 +119,9 @@ export const ApprovalBody = z
   .object({
     decision: z.enum(['approve', 'reject']),
     member_ids: Ids.optional().meta({ description: 'People of this import' }),
-    company_ids: Ids.optional().meta({ description: 'Companies of this import: every person found there who is not added yet' }),
+    company_ids: Ids.optional().meta({
+      description: 'Companies of this import: every person found there who is not added yet',
+    }),
   })
   .strict()
   .refine((b) => !!(b.member_ids?.length || b.company_ids?.length), { message: 'give member_ids and/or company_ids' })
@@ -106,12 +140,21 @@ export const EventsBody = z
           .object({
             id: z
               .string()
-              .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/, 'letters, digits, . _ : - (1 to 100, starting with a letter or digit)')
-              .meta({ description: 'The client’s id of the event (e.g. a UUID it minted): unique per workspace; a repeated id is ignored' }),
+              .regex(
+                /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/,
+                'letters, digits, . _ : - (1 to 100, starting with a letter or digit)',
+              )
+              .meta({
+                description:
+                  'The client’s id of the event (e.g. a UUID it minted): unique per workspace; a repeated id is ignored',
+              }),
             job_id: z.uuid(),
             type: z.enum(EVENT_TYPES),
             target_id: z.uuid().meta({ description: 'The person (member.*) or the company (company.*)' }),
-            occurred_at: z.iso.datetime({ offset: true }).optional().meta({ description: 'When the reviewer decided (kept for the record)' }),
+            occurred_at: z.iso
+              .datetime({ offset: true })
+              .optional()
+              .meta({ description: 'When the reviewer decided (kept for the record)' }),
           })
           .strict(),
       )
@@ -141,24 +184,48 @@ export const PageOnlyQuery = z.object(pageQuery);
 // ---------------------------------------------------------------------------------------------
 // Responses
 
-const CompanyStatusCounts = z.object(Object.fromEntries(CDM_COMPANY_STATUSES.map((s) => [s, z.number().int().nonnegative()])) as Record<(typeof CDM_COMPANY_STATUSES)[number], z.ZodNumber>);
-const MemberStatusCounts = z.object(Object.fromEntries(CDM_MEMBER_STATUSES.map((s) => [s, z.number().int().nonnegative()])) as Record<(typeof CDM_MEMBER_STATUSES)[number], z.ZodNumber>);
+const CompanyStatusCounts = z.object(
+  Object.fromEntries(CDM_COMPANY_STATUSES.map((s) => [s, z.number().int().nonnegative()])) as Record<
+    (typeof CDM_COMPANY_STATUSES)[number],
+    z.ZodNumber
+  >,
+);
+const MemberStatusCounts = z.object(
+  Object.fromEntries(CDM_MEMBER_STATUSES.map((s) => [s, z.number().int().nonnegative()])) as Record<
+    (typeof CDM_MEMBER_STATUSES)[number],
+    z.ZodNumber
+  >,
+);
 const ErrorView = z.object({ code: z.string(), message: z.string() }).nullable();
 
 export const ProgressView = z.object({
   job_id: z.uuid(),
   state: z.enum(CDM_STATES),
   run: z.number().int().positive(),
-  percent: z.number().int().min(0).max(100).meta({ description: 'Companies searched (done, failed or duplicate) out of all, rounded down' }),
+  percent: z
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .meta({ description: 'Companies searched (done, failed or duplicate) out of all, rounded down' }),
   companies: CompanyStatusCounts.extend({ total: z.number().int().nonnegative() }),
-  members: MemberStatusCounts.extend({ found: z.number().int().nonnegative() }).meta({ description: 'People found, by review status' }),
+  members: MemberStatusCounts.extend({ found: z.number().int().nonnegative() }).meta({
+    description: 'People found, by review status',
+  }),
   batches: z.object({
     total: z.number().int().nonnegative(),
     searched: z.number().int().nonnegative().meta({ description: 'Batches with no company left to search' }),
-    next_to_preview: z.number().int().nonnegative().nullable().meta({ description: 'What batch-preview shows next (null: every batch was shown)' }),
+    next_to_preview: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .meta({ description: 'What batch-preview shows next (null: every batch was shown)' }),
   }),
   credits_charged: z.number().int().nonnegative(),
-  error: ErrorView.meta({ description: 'Why the last confirm stopped (insufficient_credits, list_deleted, start_failed)' }),
+  error: ErrorView.meta({
+    description: 'Why the last confirm stopped (insufficient_credits, list_deleted, start_failed)',
+  }),
   updated_at: Timestamp,
 });
 
@@ -167,12 +234,20 @@ export const JobView = z.object({
   app_id: z.uuid(),
   list_id: z.uuid().nullable().meta({ description: 'Null once the list was deleted' }),
   state: z.enum(CDM_STATES),
-  run: z.number().int().positive().meta({ description: 'Workflow runs started: 1, then one per retry and per confirm' }),
+  run: z
+    .number()
+    .int()
+    .positive()
+    .meta({ description: 'Workflow runs started: 1, then one per retry and per confirm' }),
   roles: z.object({ titles: z.array(z.string()), seniorities: z.array(z.enum(SENIORITIES)) }),
   max_per_company: z.number().int(),
   batch_size: z.number().int(),
   company_count: z.number().int(),
-  duplicates_removed: z.number().int().nonnegative().meta({ description: 'Entries of the request that repeated an earlier one' }),
+  duplicates_removed: z
+    .number()
+    .int()
+    .nonnegative()
+    .meta({ description: 'Entries of the request that repeated an earlier one' }),
   batch_count: z.number().int(),
   credits_per_member: z.number().int(),
   workflow_id: z.string(),
@@ -199,7 +274,11 @@ export function toProgressView({ job, counts }: JobWithCounts): z.infer<typeof P
     percent: total ? Math.floor((searched * 100) / total) : 100,
     companies: { total, ...counts.companies },
     members: { found, ...counts.members },
-    batches: { total: job.batchCount, searched: counts.batchesSearched, next_to_preview: job.reviewCursor < job.batchCount ? job.reviewCursor : null },
+    batches: {
+      total: job.batchCount,
+      searched: counts.batchesSearched,
+      next_to_preview: job.reviewCursor < job.batchCount ? job.reviewCursor : null,
+    },
     credits_charged: job.creditsCharged,
     error: job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null,
     updated_at: job.updatedAt.toISOString(),
@@ -281,15 +360,27 @@ export const toMemberView = (m: MemberRow): z.infer<typeof MemberView> => ({
 export const CompanyOutcomeView = z.object({
   id: z.uuid(),
   job_id: z.uuid(),
-  position: z.number().int().nonnegative().meta({ description: 'Its place in the request (0-based, after repeats were dropped)' }),
+  position: z
+    .number()
+    .int()
+    .nonnegative()
+    .meta({ description: 'Its place in the request (0-based, after repeats were dropped)' }),
   batch: z.number().int().nonnegative(),
   input: z.object({ name: z.string().nullable(), domain: z.string().nullable() }),
   status: z.enum(CDM_COMPANY_STATUSES),
   reason: z.enum(CDM_FAILURE_REASONS).nullable().meta({ description: 'Why it failed (status failed)' }),
   message: z.string().nullable(),
-  duplicate_of: z.uuid().nullable().meta({ description: 'The earlier company of this import the source resolved it to as well (status duplicate)' }),
+  duplicate_of: z
+    .uuid()
+    .nullable()
+    .meta({ description: 'The earlier company of this import the source resolved it to as well (status duplicate)' }),
   resolved: z
-    .object({ name: z.string().nullable(), domain: z.string().nullable(), industry: z.string().nullable(), size: z.string().nullable() })
+    .object({
+      name: z.string().nullable(),
+      domain: z.string().nullable(),
+      industry: z.string().nullable(),
+      size: z.string().nullable(),
+    })
     .nullable()
     .meta({ description: 'The company the source found' }),
   members_found: z.number().int().nonnegative(),
@@ -308,7 +399,10 @@ export const toCompanyOutcomeView = (c: CompanyRow): z.infer<typeof CompanyOutco
   reason: c.status === 'failed' ? c.reason : null,
   message: c.message,
   duplicate_of: c.duplicate_of,
-  resolved: c.resolved_name || c.resolved_domain ? { name: c.resolved_name, domain: c.resolved_domain, industry: c.resolved_industry, size: c.resolved_size } : null,
+  resolved:
+    c.resolved_name || c.resolved_domain
+      ? { name: c.resolved_name, domain: c.resolved_domain, industry: c.resolved_industry, size: c.resolved_size }
+      : null,
   members_found: c.members_found,
   members: { pending: c.pending_review, approved: c.approved, rejected: c.rejected, added: c.added },
   attempts: c.attempts,
@@ -330,21 +424,31 @@ export const toBatchView = (b: BatchData, total: number): z.infer<typeof BatchVi
 });
 
 export const PreviewView = z.object({ job: JobView, batch: BatchView });
-export const BatchPreviewView = z.object({ job: JobView, batch: BatchView.nullable().meta({ description: 'Null once every batch was shown' }) });
+export const BatchPreviewView = z.object({
+  job: JobView,
+  batch: BatchView.nullable().meta({ description: 'Null once every batch was shown' }),
+});
 
 const DecisionFields = {
   result: z.enum(['approved', 'rejected', 'unchanged', 'not_found', 'invalid_transition']),
   members_changed: z.number().int().nonnegative(),
   members_unchanged: z.number().int().nonnegative(),
 };
-const decisionFields = (o: DecisionOutcome) => ({ result: o.result, members_changed: o.membersChanged, members_unchanged: o.membersUnchanged });
+const decisionFields = (o: DecisionOutcome) => ({
+  result: o.result,
+  members_changed: o.membersChanged,
+  members_unchanged: o.membersUnchanged,
+});
 
 export const ApprovalView = z.object({
   job: JobView,
   results: z.array(z.object({ kind: z.enum(['member', 'company']), id: z.uuid(), ...DecisionFields })),
 });
 
-export const toApprovalView = (o: { job: JobWithCounts; results: ({ kind: 'member' | 'company'; id: string } & DecisionOutcome)[] }): z.infer<typeof ApprovalView> => ({
+export const toApprovalView = (o: {
+  job: JobWithCounts;
+  results: ({ kind: 'member' | 'company'; id: string } & DecisionOutcome)[];
+}): z.infer<typeof ApprovalView> => ({
   job: toJobView(o.job),
   results: o.results.map((r) => ({ kind: r.kind, id: r.id, ...decisionFields(r) })),
 });
@@ -357,7 +461,11 @@ export const EventsView = z.object({
       duplicate: z.boolean().meta({ description: 'The id was seen before: this event was ignored' }),
       ...DecisionFields,
       first: z
-        .object({ result: DecisionFields.result, members_changed: z.number().int().nonnegative(), recorded_at: Timestamp })
+        .object({
+          result: DecisionFields.result,
+          members_changed: z.number().int().nonnegative(),
+          recorded_at: Timestamp,
+        })
         .nullable()
         .meta({ description: 'For a repeated id: what the first event with it did' }),
     }),
@@ -370,7 +478,11 @@ export const toEventsView = (outcomes: EventOutcome[]): z.infer<typeof EventsVie
     job_id: o.jobId,
     duplicate: o.duplicate !== null,
     ...decisionFields(o),
-    first: o.duplicate && { result: o.duplicate.result, members_changed: o.duplicate.membersChanged, recorded_at: o.duplicate.recordedAt.toISOString() },
+    first: o.duplicate && {
+      result: o.duplicate.result,
+      members_changed: o.duplicate.membersChanged,
+      recorded_at: o.duplicate.recordedAt.toISOString(),
+    },
   })),
 });
 
@@ -380,12 +492,19 @@ export const ApprovedMembersPage = pageSchema(MemberView).extend({
   counts: z.object({ approved: z.number().int().nonnegative(), added: z.number().int().nonnegative() }),
 });
 
-export const RetryView = z.object({ job: JobView, retried: z.number().int().positive().meta({ description: 'Failed companies put back to search' }) });
+export const RetryView = z.object({
+  job: JobView,
+  retried: z.number().int().positive().meta({ description: 'Failed companies put back to search' }),
+});
 
 export const ResultsView = pageSchema(
   MemberView.extend({
-    lead_created: z.boolean().meta({ description: 'Confirm created the lead (false: the contact was already in the list)' }),
-    contact_created: z.boolean().meta({ description: 'Confirm created the contact (false: the workspace had it, by email or profile URL)' }),
+    lead_created: z
+      .boolean()
+      .meta({ description: 'Confirm created the lead (false: the contact was already in the list)' }),
+    contact_created: z
+      .boolean()
+      .meta({ description: 'Confirm created the contact (false: the workspace had it, by email or profile URL)' }),
     credits_charged: z.number().int().nonnegative(),
   }),
 ).extend({
@@ -416,15 +535,33 @@ export const MetricsView = z.object({
   state: z.enum(CDM_STATES),
   companies: CompanyStatusCounts.extend({
     total: z.number().int().nonnegative(),
-    failure_reasons: z.object(Object.fromEntries(CDM_FAILURE_REASONS.map((r) => [r, z.number().int().nonnegative()])) as Record<(typeof CDM_FAILURE_REASONS)[number], z.ZodNumber>),
-    source_searches: z.number().int().nonnegative().meta({ description: 'Searches of companies at the source, retries included' }),
+    failure_reasons: z.object(
+      Object.fromEntries(CDM_FAILURE_REASONS.map((r) => [r, z.number().int().nonnegative()])) as Record<
+        (typeof CDM_FAILURE_REASONS)[number],
+        z.ZodNumber
+      >,
+    ),
+    source_searches: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'Searches of companies at the source, retries included' }),
     retried: z.number().int().nonnegative().meta({ description: 'Companies searched more than once' }),
   }),
   members: MemberStatusCounts.extend({
     found: z.number().int().nonnegative(),
     by_seniority: z.record(z.string(), z.number().int().nonnegative()),
-    per_company: z.number().nonnegative().nullable().meta({ description: 'People found per company found (null before any)' }),
-    approval_rate: z.number().min(0).max(1).nullable().meta({ description: 'Approved (or added) out of decided (null before any decision)' }),
+    per_company: z
+      .number()
+      .nonnegative()
+      .nullable()
+      .meta({ description: 'People found per company found (null before any)' }),
+    approval_rate: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .meta({ description: 'Approved (or added) out of decided (null before any decision)' }),
   }),
   leads: z.object({
     created: z.number().int().nonnegative(),
@@ -434,7 +571,11 @@ export const MetricsView = z.object({
   credits: z.object({
     charged: z.number().int().nonnegative(),
     per_member: z.number().int().positive(),
-    pending_max: z.number().int().nonnegative().meta({ description: 'The most confirming the approved people not added yet can cost' }),
+    pending_max: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'The most confirming the approved people not added yet can cost' }),
   }),
   timing: z.object({
     search_seconds: z.number().nonnegative().nullable(),
@@ -443,7 +584,8 @@ export const MetricsView = z.object({
   }),
 });
 
-const seconds = (from: Date | null | undefined, to: Date | null | undefined) => (from && to ? Math.max(0, (to.getTime() - from.getTime()) / 1000) : null);
+const seconds = (from: Date | null | undefined, to: Date | null | undefined) =>
+  from && to ? Math.max(0, (to.getTime() - from.getTime()) / 1000) : null;
 
 export function toMetricsView(m: Metrics): z.infer<typeof MetricsView> {
   const c: Counts = m.counts;
@@ -469,7 +611,11 @@ export function toMetricsView(m: Metrics): z.infer<typeof MetricsView> {
       approval_rate: decided ? Math.round(((c.members.approved + c.members.added) / decided) * 1000) / 1000 : null,
     },
     leads: { created: m.leadsCreated, already_in_list: m.alreadyInList, contacts_created: m.contactsCreated },
-    credits: { charged: m.job.creditsCharged, per_member: CREDITS_PER_MEMBER, pending_max: c.members.approved * CREDITS_PER_MEMBER },
+    credits: {
+      charged: m.job.creditsCharged,
+      per_member: CREDITS_PER_MEMBER,
+      pending_max: c.members.approved * CREDITS_PER_MEMBER,
+    },
     timing: {
       search_seconds: searchSeconds,
       companies_per_second: searchSeconds ? Math.round((searched / searchSeconds) * 100) / 100 : null,

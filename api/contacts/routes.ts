@@ -41,7 +41,8 @@ export const listContactsOp = defineOperation({
   query: ContactsQuery,
   responses: { 200: ContactPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, query }) => page(await listContacts(em, actor, toFilters(query), toPageRequest(query)), query.limit, toContactView),
+  handler: async ({ em, actor, query }) =>
+    page(await listContacts(em, actor, toFilters(query), toPageRequest(query)), query.limit, toContactView),
 });
 
 export const getContactOp = defineOperation({
@@ -61,13 +62,19 @@ export const setContactFitOp = defineOperation({
   method: 'PATCH',
   path: '/api/contacts/{id}/fit',
   ids: { path: { id: 'contact' } },
-  summary: 'Set the contact’s fit: score 0..100 and/or label good | maybe | bad (null clears one, an absent one is kept)',
+  summary:
+    'Set the contact’s fit: score 0..100 and/or label good | maybe | bad (null clears one, an absent one is kept)',
   tag,
   auth: 'user',
   params: IdParams,
   body: FitBody,
   responses: { 200: ContactDetailView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) => toContactDetailView(await setFit(em, actor, params.id, body)),
 });
 
@@ -101,7 +108,8 @@ export const editLeadOp = defineOperation({
   method: 'PATCH',
   path: '/api/leads/{id}',
   ids: { path: { id: 'lead' } },
-  summary: 'Edit the fields of a lead’s contact; each field named is marked as edited, so enrichment never overwrites it',
+  summary:
+    'Edit the fields of a lead’s contact; each field named is marked as edited, so enrichment never overwrites it',
   description:
     'Contacts are shared by lists: the edit shows in every list the contact is in. `null` clears a field. The contact must keep an email or a profile URL (400 invalid_contact); an email or profile URL that another contact of the workspace has (once normalised) is 409 contact_exists with `details.contact_id` naming it.',
   tag,
@@ -111,7 +119,15 @@ export const editLeadOp = defineOperation({
   invalid: { fields: { email: 'invalid_email', profile_url: 'invalid_profile_url', time_zone: 'invalid_time_zone' } },
   responses: { 200: EditedLeadView },
   errors: {
-    400: ['invalid_id', 'invalid_body', 'invalid_email', 'invalid_profile_url', 'invalid_contact', 'invalid_time_zone', 'invalid_user'],
+    400: [
+      'invalid_id',
+      'invalid_body',
+      'invalid_email',
+      'invalid_profile_url',
+      'invalid_contact',
+      'invalid_time_zone',
+      'invalid_user',
+    ],
     ...auth,
     403: ['not_assigned', 'demo_read_only'],
     404: ['not_found'],
@@ -124,14 +140,22 @@ export const createExportOp = defineOperation({
   method: 'POST',
   path: '/api/contacts/export',
   ids: { body: { list_id: 'list', app_id: 'app' } },
-  summary: 'Export the contacts matching the filters (those of GET /api/contacts) as CSV, on the workflow contacts-export:<id>',
-  description: 'Answers 202 with the export in `queued`; follow it with GET /api/contacts/export and download it there with `?id=` once `completed`.',
+  summary:
+    'Export the contacts matching the filters (those of GET /api/contacts) as CSV, on the workflow contacts-export:<id>',
+  description:
+    'Answers 202 with the export in `queued`; follow it with GET /api/contacts/export and download it there with `?id=` once `completed`.',
   tag,
   auth: 'user',
   body: ExportBody,
   responses: { 202: ExportView },
-  errors: { 400: ['invalid_body', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
-  handler: async ({ em, actor, services, body }) => reply(202, toExportView(await createExport(em, actor, services.jobs, toFilters(body)))),
+  errors: {
+    400: ['invalid_body', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
+  handler: async ({ em, actor, services, body }) =>
+    reply(202, toExportView(await createExport(em, actor, services.jobs, toFilters(body)))),
 });
 
 export const exportsOp = defineOperation({
@@ -146,7 +170,12 @@ export const exportsOp = defineOperation({
   query: ExportQuery,
   responses: { 200: ExportPage },
   alternatives: { 200: { 'text/csv': Csv } },
-  errors: { 400: ['invalid_query', 'invalid_user'], ...auth, 404: ['not_found'], 409: ['export_not_ready', 'export_failed'] },
+  errors: {
+    400: ['invalid_query', 'invalid_user'],
+    ...auth,
+    404: ['not_found'],
+    409: ['export_not_ready', 'export_failed'],
+  },
   handler: async ({ em, actor, services, query }) => {
     if (!query.id) return page(await listExports(em, actor, toPageRequest(query)), query.limit, toExportView);
     const exp = await requireDownload(em, actor, query.id);

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { EXPORT_STATUSES, type IContactExport } from '../../db/entities/ContactExport.js';
-import { FIT_LABELS, EDITABLE, type ContactDetail, type ContactFilters, type ContactRow, type EditedLead } from '../../domain/contacts/contacts.js';
+import {
+  FIT_LABELS,
+  EDITABLE,
+  type ContactDetail,
+  type ContactFilters,
+  type ContactRow,
+  type EditedLead,
+} from '../../domain/contacts/contacts.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { contactExportWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, iso, text } from '../schemas.js';
@@ -10,12 +17,16 @@ const isoOf = (d: Date | string | null): string | null => (d === null ? null : n
 // ---------------------------------------------------------------------------------------------
 // Filters (GET /api/contacts query, POST /api/contacts/export body)
 
-const FitFilter = z.enum([...FIT_LABELS, 'none']).meta({ description: 'A fit label, or `none` for contacts without one' });
+const FitFilter = z
+  .enum([...FIT_LABELS, 'none'])
+  .meta({ description: 'A fit label, or `none` for contacts without one' });
 const Q = text({ max: 200, trim: true }).meta({
-  description: 'Case-insensitive substring of the full name, first + last name, email, company or title (% and _ match literally); blank means no filter',
+  description:
+    'Case-insensitive substring of the full name, first + last name, email, company or title (% and _ match literally); blank means no filter',
 });
 const filterDocs = {
-  list_id: 'Contacts that are a lead of this list (404 another workspace’s, 403 not_assigned a product you were not given)',
+  list_id:
+    'Contacts that are a lead of this list (404 another workspace’s, 403 not_assigned a product you were not given)',
   app_id: 'Contacts that are a lead of a list of this product (404 / 403 as for list_id)',
 };
 
@@ -25,7 +36,10 @@ export const ContactsQuery = z
     list_id: z.uuid().optional().meta({ description: filterDocs.list_id }),
     app_id: z.uuid().optional().meta({ description: filterDocs.app_id }),
     fit: FitFilter.optional(),
-    pinned: z.enum(['true', 'false']).optional().meta({ description: 'Only pinned (`true`) or only unpinned (`false`) contacts' }),
+    pinned: z
+      .enum(['true', 'false'])
+      .optional()
+      .meta({ description: 'Only pinned (`true`) or only unpinned (`false`) contacts' }),
     q: Q.optional(),
   })
   .strict();
@@ -40,7 +54,13 @@ export const ExportBody = z
   })
   .strict();
 
-export const toFilters = (f: { list_id?: string; app_id?: string; fit?: ContactFilters['fit']; pinned?: boolean | 'true' | 'false'; q?: string }): ContactFilters => ({
+export const toFilters = (f: {
+  list_id?: string;
+  app_id?: string;
+  fit?: ContactFilters['fit'];
+  pinned?: boolean | 'true' | 'false';
+  q?: string;
+}): ContactFilters => ({
   listId: f.list_id,
   appId: f.app_id,
   fit: f.fit,
@@ -55,7 +75,10 @@ const FieldName = z.enum(Object.keys(EDITABLE) as [string, ...string[]]);
 
 export const ContactView = z.object({
   id: z.uuid(),
-  name: z.string().nullable().meta({ description: 'The full name, else first and last name joined; null when none is known' }),
+  name: z
+    .string()
+    .nullable()
+    .meta({ description: 'The full name, else first and last name joined; null when none is known' }),
   first_name: z.string().nullable(),
   last_name: z.string().nullable(),
   full_name: z.string().nullable(),
@@ -66,21 +89,24 @@ export const ContactView = z.object({
   company: z.string().nullable(),
   company_domain: z.string().nullable(),
   country: z.string().nullable(),
-  time_zone: z
-    .string()
-    .nullable()
-    .meta({
-      description:
-        'Beyond the spec. The IANA time zone given for the contact (PATCH /api/leads/{id}, a list import); null: a campaign whose sending windows follow the recipient uses the country’s zone when it has a single one, else the campaign’s',
-    }),
+  time_zone: z.string().nullable().meta({
+    description:
+      'Beyond the spec. The IANA time zone given for the contact (PATCH /api/leads/{id}, a list import); null: a campaign whose sending windows follow the recipient uses the country’s zone when it has a single one, else the campaign’s',
+  }),
   profile_url: z.string().nullable(),
   fit_score: z.number().int().min(0).max(100).nullable(),
   fit_label: z.enum(FIT_LABELS).nullable(),
   fit_updated_at: Timestamp.nullable(),
   pinned: z.boolean(),
   pinned_at: Timestamp.nullable(),
-  unsubscribed_at: Timestamp.nullable().meta({ description: 'Set when the contact asked not to be contacted (PATCH /api/leads/{id} `unsubscribed`): no campaign enrolls it and running enrollments stop before their next send' }),
-  email_bounced_at: Timestamp.nullable().meta({ description: 'Set when a campaign email to this address bounced: campaigns whose first send is an email skip it (`email_bounced`) and its running enrollments send no more email; a new email address clears it' }),
+  unsubscribed_at: Timestamp.nullable().meta({
+    description:
+      'Set when the contact asked not to be contacted (PATCH /api/leads/{id} `unsubscribed`): no campaign enrolls it and running enrollments stop before their next send',
+  }),
+  email_bounced_at: Timestamp.nullable().meta({
+    description:
+      'Set when a campaign email to this address bounced: campaigns whose first send is an email skip it (`email_bounced`) and its running enrollments send no more email; a new email address clears it',
+  }),
   enriched_at: Timestamp.nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -116,13 +142,17 @@ export const toContactView = (r: ContactRow): z.infer<typeof ContactView> => ({
 export const ContactPage = pageSchema(ContactView);
 
 export const ContactDetailView = ContactView.extend({
-  edited_fields: z.array(FieldName).meta({ description: 'Fields a person edited (PATCH /api/leads/{id}): enrichment never overwrites them' }),
+  edited_fields: z
+    .array(FieldName)
+    .meta({ description: 'Fields a person edited (PATCH /api/leads/{id}): enrichment never overwrites them' }),
   enriched_fields: z.array(FieldName).meta({ description: 'Fields enrichment wrote' }),
   network_provider_id: z.string().nullable(),
   leads: z
     .array(
       z.object({
-        id: z.uuid().meta({ description: 'The lead (membership) id: PATCH /api/leads/{id}, `lead_id` of webhook events' }),
+        id: z
+          .uuid()
+          .meta({ description: 'The lead (membership) id: PATCH /api/leads/{id}, `lead_id` of webhook events' }),
         list_id: z.uuid(),
         list_name: z.string(),
         app_id: z.uuid(),
@@ -138,7 +168,14 @@ export const toContactDetailView = (c: ContactDetail): z.infer<typeof ContactDet
   edited_fields: c.edited_fields,
   enriched_fields: c.enriched_fields,
   network_provider_id: c.network_provider_id,
-  leads: c.leads.map((l) => ({ id: l.id, list_id: l.list_id, list_name: l.list_name, app_id: l.app_id, source: l.source, created_at: new Date(l.created_at).toISOString() })),
+  leads: c.leads.map((l) => ({
+    id: l.id,
+    list_id: l.list_id,
+    list_name: l.list_name,
+    app_id: l.app_id,
+    source: l.source,
+    created_at: new Date(l.created_at).toISOString(),
+  })),
 });
 
 export const FitBody = z
@@ -185,7 +222,13 @@ const field = (max: number, description?: string) =>
     .optional()
     .meta({ description: `${description ? `${description}; ` : ''}null clears it` });
 const patterned = (max: number, pattern: string, message: string, description: string) =>
-  z.string().max(max).regex(new RegExp(pattern), message).nullable().optional().meta({ description: `${description}; null clears it` });
+  z
+    .string()
+    .max(max)
+    .regex(new RegExp(pattern), message)
+    .nullable()
+    .optional()
+    .meta({ description: `${description}; null clears it` });
 
 export const LeadPatchBody = z
   .object({
@@ -203,31 +246,32 @@ export const LeadPatchBody = z
       .optional()
       .meta({ description: 'A domain name (stored lower-case, without www.); null clears it' }),
     country: field(100),
-    phone: patterned(40, PHONE_PATTERN, 'phone must be digits with + ( ) . / - or spaces', 'Digits with + ( ) . / - or spaces'),
-    email: patterned(254, EMAIL_PATTERN, 'email must be an email address', 'Unique in the workspace once normalised (409 contact_exists)'),
+    phone: patterned(
+      40,
+      PHONE_PATTERN,
+      'phone must be digits with + ( ) . / - or spaces',
+      'Digits with + ( ) . / - or spaces',
+    ),
+    email: patterned(
+      254,
+      EMAIL_PATTERN,
+      'email must be an email address',
+      'Unique in the workspace once normalised (409 contact_exists)',
+    ),
     profile_url: patterned(
       2048,
       PROFILE_URL_PATTERN,
       'profile_url must be an http(s) URL with a public host name',
       'Unique in the workspace once normalised (409 contact_exists)',
     ),
-    time_zone: z
-      .string()
-      .min(1)
-      .max(64)
-      .nullable()
-      .optional()
-      .meta({
-        description:
-          'Beyond the spec. An IANA time zone name (e.g. Europe/Berlin), stored in its canonical spelling; an unknown one is 400 invalid_time_zone; null clears it (the country’s zone is used when it has a single one). Not an edited field',
-      }),
-    unsubscribed: z
-      .boolean()
-      .optional()
-      .meta({
-        description:
-          'true records that the contact asked not to be contacted (kept for the whole workspace): enrollment skips it (`unsubscribed`) and its running enrollments stop before their next send; false clears the record. Not an edited field',
-      }),
+    time_zone: z.string().min(1).max(64).nullable().optional().meta({
+      description:
+        'Beyond the spec. An IANA time zone name (e.g. Europe/Berlin), stored in its canonical spelling; an unknown one is 400 invalid_time_zone; null clears it (the country’s zone is used when it has a single one). Not an edited field',
+    }),
+    unsubscribed: z.boolean().optional().meta({
+      description:
+        'true records that the contact asked not to be contacted (kept for the whole workspace): enrollment skips it (`unsubscribed`) and its running enrollments stop before their next send; false clears the record. Not an edited field',
+    }),
   })
   .strict()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one field' })
@@ -259,7 +303,9 @@ export const toEditedLeadView = (l: EditedLead): z.infer<typeof EditedLeadView> 
 export const ExportQuery = z
   .object({
     ...pageQuery,
-    id: z.uuid().optional().meta({ description: 'Download this export’s CSV file instead of listing (text/csv; 409 until it is completed)' }),
+    id: z.uuid().optional().meta({
+      description: 'Download this export’s CSV file instead of listing (text/csv; 409 until it is completed)',
+    }),
   })
   .strict();
 
@@ -273,10 +319,17 @@ export const ExportView = z.object({
     pinned: z.boolean().nullable(),
     q: z.string().nullable(),
   }),
-  row_count: z.number().int().nonnegative().meta({ description: 'Contacts written so far (all of them once completed)' }),
+  row_count: z
+    .number()
+    .int()
+    .nonnegative()
+    .meta({ description: 'Contacts written so far (all of them once completed)' }),
   byte_count: z.number().int().nonnegative().meta({ description: 'Size of the file written so far' }),
   file_name: z.string(),
-  download_url: z.string().nullable().meta({ description: 'Where to download the CSV once completed (GET, same credentials)' }),
+  download_url: z
+    .string()
+    .nullable()
+    .meta({ description: 'Where to download the CSV once completed (GET, same credentials)' }),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   workflow_id: z.string(),
   requested_by: z.uuid(),
@@ -285,7 +338,8 @@ export const ExportView = z.object({
   finished_at: Timestamp.nullable(),
 });
 
-export const exportFileName = (e: IContactExport) => `contacts-${e.createdAt.toISOString().slice(0, 10)}-${e.id.slice(-12)}.csv`;
+export const exportFileName = (e: IContactExport) =>
+  `contacts-${e.createdAt.toISOString().slice(0, 10)}-${e.id.slice(-12)}.csv`;
 
 export const toExportView = (e: IContactExport): z.infer<typeof ExportView> => ({
   id: e.id,

@@ -22,7 +22,10 @@ const NextEventView = z.object({
       z.object({ type: z.literal('follow_up'), at: Timestamp, follow_up: FollowUpView }),
     ])
     .nullable()
-    .meta({ description: 'Whichever comes first: the next meeting’s start or the soonest follow-up’s due time (an overdue one is first); null when there is neither' }),
+    .meta({
+      description:
+        'Whichever comes first: the next meeting’s start or the soonest follow-up’s due time (an overdue one is first); null when there is neither',
+    }),
   meeting: MeetingSummary.nullable(),
   follow_up: FollowUpView.nullable(),
 });
@@ -45,7 +48,8 @@ export const nextEventOp = defineOperation({
     };
     const followUp = e.follow_up && toFollowUp(e.follow_up, now);
     let next: z.infer<typeof NextEventView>['next'] = null;
-    if (meeting && (!followUp || meeting.starts_at < followUp.due_at)) next = { type: 'meeting', at: meeting.starts_at, meeting };
+    if (meeting && (!followUp || meeting.starts_at < followUp.due_at))
+      next = { type: 'meeting', at: meeting.starts_at, meeting };
     else if (followUp) next = { type: 'follow_up', at: followUp.due_at, follow_up: followUp };
     return { next, meeting, follow_up: followUp };
   },

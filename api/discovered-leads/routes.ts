@@ -35,7 +35,13 @@ import {
 
 const tag = 'discovered-leads';
 const auth = { 401: ['unauthorized'] };
-const filterOf = (q: { app_id?: string; agent_id?: string; status?: 'new' | 'approved' | 'rejected'; signal_key?: string; q?: string }) => ({
+const filterOf = (q: {
+  app_id?: string;
+  agent_id?: string;
+  status?: 'new' | 'approved' | 'rejected';
+  signal_key?: string;
+  q?: string;
+}) => ({
   app_id: q.app_id,
   agent_id: q.agent_id,
   status: q.status,
@@ -47,14 +53,20 @@ export const listDiscoveredLeadsOp = defineOperation({
   method: 'GET',
   path: '/api/discovered-leads',
   ids: { query: { app_id: 'app', agent_id: 'agent' } },
-  summary: 'Discovered leads of the products the caller can access, newest first, filtered by product, agent, status, signal and text',
+  summary:
+    'Discovered leads of the products the caller can access, newest first, filtered by product, agent, status, signal and text',
   tag,
   auth: 'user',
   query: ListQuery,
   responses: { 200: DiscoveredLeadPage },
   // app_id / agent_id name resources the way a path id does: another workspace's is 404, one the member was not given 403.
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, query }) => page(await listDiscoveredLeads(em, actor, filterOf(query), toPageRequest(query)), query.limit, toDiscoveredLeadView),
+  handler: async ({ em, actor, query }) =>
+    page(
+      await listDiscoveredLeads(em, actor, filterOf(query), toPageRequest(query)),
+      query.limit,
+      toDiscoveredLeadView,
+    ),
 });
 
 export const countDiscoveredLeadsOp = defineOperation({
@@ -87,7 +99,8 @@ export const approveDiscoveredLeadOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/{id}/approve',
   ids: { path: { id: 'discovered_lead' }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
-  summary: "Approve into a list (the body's list of the same product, else the agent's list): creates or reuses the contact and adds the lead once",
+  summary:
+    "Approve into a list (the body's list of the same product, else the agent's list): creates or reuses the contact and adds the lead once",
   tag,
   auth: 'user',
   params: IdParams,
@@ -124,37 +137,68 @@ export const rejectDiscoveredLeadOp = defineOperation({
   params: IdParams,
   body: RejectBody,
   responses: { 200: RejectionView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'], 409: ['invalid_transition'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+    409: ['invalid_transition'],
+  },
   handler: async ({ em, actor, params, body }) => {
     const result = await rejectDiscoveredLead(em, actor, params.id, body.reason);
-    return { ...toDiscoveredLeadView(await requireDiscoveredLead(em, actor, params.id)), result: result as 'rejected' | 'already_rejected' };
+    return {
+      ...toDiscoveredLeadView(await requireDiscoveredLead(em, actor, params.id)),
+      result: result as 'rejected' | 'already_rejected',
+    };
   },
 });
 
 export const batchApproveOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/batch-approve',
-  ids: { body: { ids: { each: 'discovered_lead', why: 'each discovered lead is answered in its own result; one the caller may not see is not_found' }, list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
+  ids: {
+    body: {
+      ids: {
+        each: 'discovered_lead',
+        why: 'each discovered lead is answered in its own result; one the caller may not see is not_found',
+      },
+      list_id: { kind: 'list', missing: [400, 'invalid_list_id'] },
+    },
+  },
   summary: 'Approve up to 500 discovered leads in one set-based transaction; a per-id result, idempotent',
   tag,
   auth: 'user',
   body: BatchApproveBody,
   responses: { 200: BatchResults },
   errors: { 400: ['invalid_body', 'invalid_user', 'invalid_list_id', 'no_list'], ...auth, 403: ['demo_read_only'] },
-  handler: async ({ em, actor, body, refused }) => ({ results: (await approveDiscoveredLeads(em, actor, body.ids, body.list_id, refused)).map((a) => ({ id: a.id, result: a.result })) }),
+  handler: async ({ em, actor, body, refused }) => ({
+    results: (await approveDiscoveredLeads(em, actor, body.ids, body.list_id, refused)).map((a) => ({
+      id: a.id,
+      result: a.result,
+    })),
+  }),
 });
 
 export const batchRejectOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/batch-reject',
-  ids: { body: { ids: { each: 'discovered_lead', why: 'each discovered lead is answered in its own result; one the caller may not see is not_found' } } },
+  ids: {
+    body: {
+      ids: {
+        each: 'discovered_lead',
+        why: 'each discovered lead is answered in its own result; one the caller may not see is not_found',
+      },
+    },
+  },
   summary: 'Reject up to 500 discovered leads with one reason; a per-id result, idempotent',
   tag,
   auth: 'user',
   body: BatchRejectBody,
   responses: { 200: BatchResults },
   errors: { 400: ['invalid_body', 'invalid_user'], ...auth, 403: ['demo_read_only'] },
-  handler: async ({ em, actor, body, refused }) => ({ results: await rejectDiscoveredLeads(em, actor, body.ids, body.reason, refused) }),
+  handler: async ({ em, actor, body, refused }) => ({
+    results: await rejectDiscoveredLeads(em, actor, body.ids, body.reason, refused),
+  }),
 });
 
 export const sequenceOp = defineOperation({
@@ -189,7 +233,13 @@ export const sequenceOp = defineOperation({
       error_code: a.error_code ?? null,
       planned: (PENDING_STATES as readonly string[]).includes(a.state),
     }));
-    return { discovered_lead_id: row.id, contact_id: contactId, steps, planned_count: steps.filter((s) => s.planned).length, past_count: steps.filter((s) => !s.planned).length };
+    return {
+      discovered_lead_id: row.id,
+      contact_id: contactId,
+      steps,
+      planned_count: steps.filter((s) => s.planned).length,
+      past_count: steps.filter((s) => !s.planned).length,
+    };
   },
 });
 
@@ -197,7 +247,8 @@ export const refreshDiscoveredLeadOp = defineOperation({
   method: 'POST',
   path: '/api/discovered-leads/{id}/refresh',
   ids: { path: { id: 'discovered_lead' } },
-  summary: 'Re-run its enrichment (a new attempt; one in flight is joined); same answers as POST /api/enrichment/discovered-leads/{id}',
+  summary:
+    'Re-run its enrichment (a new attempt; one in flight is joined); same answers as POST /api/enrichment/discovered-leads/{id}',
   tag,
   auth: 'user',
   params: IdParams,

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { DISCOVERED_LEAD_STATUSES, MAX_BATCH, MAX_REASON, type Counts, type DiscoveredLeadRow } from '../../domain/discovered-leads/discovered-leads.js';
+import {
+  DISCOVERED_LEAD_STATUSES,
+  MAX_BATCH,
+  MAX_REASON,
+  type Counts,
+  type DiscoveredLeadRow,
+} from '../../domain/discovered-leads/discovered-leads.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { apiFieldNames } from '../../domain/contacts/contacts.js';
 import { Timestamp, iso, text } from '../schemas.js';
@@ -36,7 +42,9 @@ export const DiscoveredLeadView = z.object({
   enriched_fields: z.array(z.string()).meta({ description: 'Fields enrichment filled (provenance)' }),
   enriched_at: Timestamp.nullable(),
   network_provider_id: z.string().nullable(),
-  enrichment_promoted_at: Timestamp.nullable().meta({ description: 'When enrichment found it complete enough and emitted lead.discovered (once)' }),
+  enrichment_promoted_at: Timestamp.nullable().meta({
+    description: 'When enrichment found it complete enough and emitted lead.discovered (once)',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -84,15 +92,22 @@ const filters = {
   app_id: z.uuid().optional(),
   agent_id: z.uuid().optional(),
   status: z.enum(DISCOVERED_LEAD_STATUSES).optional(),
-  signal_key: text({ max: 100, trim: true }).optional().meta({ description: 'Exact signal key; blank means no filter' }),
-  q: text({ max: 200, trim: true })
+  signal_key: text({ max: 100, trim: true })
     .optional()
-    .meta({ description: 'Case-insensitive substring of the name, title or company (% and _ match literally); blank means no filter' }),
+    .meta({ description: 'Exact signal key; blank means no filter' }),
+  q: text({ max: 200, trim: true }).optional().meta({
+    description:
+      'Case-insensitive substring of the name, title or company (% and _ match literally); blank means no filter',
+  }),
 };
 export const ListQuery = z.object({ ...pageQuery, ...filters });
 export const CountsQuery = z.object(filters);
 
-const StatusCounts = z.object({ new: z.number().int().nonnegative(), approved: z.number().int().nonnegative(), rejected: z.number().int().nonnegative() });
+const StatusCounts = z.object({
+  new: z.number().int().nonnegative(),
+  approved: z.number().int().nonnegative(),
+  rejected: z.number().int().nonnegative(),
+});
 export const CountsView = z.object({
   total: z.number().int().nonnegative(),
   by_status: StatusCounts,
@@ -109,16 +124,32 @@ export const ApprovalView = DiscoveredLeadView.extend({
   result: z.enum(['approved', 'already_approved']),
 });
 
-const Reason = text({ min: 1, max: MAX_REASON, trim: true }).meta({ description: 'Why it was rejected; counted in the agent’s rejection breakdown under this reason' });
+const Reason = text({ min: 1, max: MAX_REASON, trim: true }).meta({
+  description: 'Why it was rejected; counted in the agent’s rejection breakdown under this reason',
+});
 export const RejectBody = z.object({ reason: Reason }).strict();
 export const RejectionView = DiscoveredLeadView.extend({ result: z.enum(['rejected', 'already_rejected']) });
 
-const Ids = z.array(z.uuid()).min(1).max(MAX_BATCH).meta({ description: `1..${MAX_BATCH} discovered lead ids (400 above the maximum); repeats count once` });
+const Ids = z
+  .array(z.uuid())
+  .min(1)
+  .max(MAX_BATCH)
+  .meta({ description: `1..${MAX_BATCH} discovered lead ids (400 above the maximum); repeats count once` });
 export const BatchApproveBody = z.object({ ids: Ids, list_id: z.uuid().optional() }).strict();
 export const BatchRejectBody = z.object({ ids: Ids, reason: Reason }).strict();
 export const BatchResults = z.object({
   results: z.array(
-    z.object({ id: z.uuid(), result: z.enum(['approved', 'already_approved', 'rejected', 'already_rejected', 'not_found', 'invalid_transition']) }),
+    z.object({
+      id: z.uuid(),
+      result: z.enum([
+        'approved',
+        'already_approved',
+        'rejected',
+        'already_rejected',
+        'not_found',
+        'invalid_transition',
+      ]),
+    }),
   ),
 });
 
@@ -143,7 +174,9 @@ export const SequenceView = z.object({
         replied_at: Timestamp.nullable(),
         waiting_reason: z.string().nullable(),
         error_code: z.string().nullable(),
-        planned: z.boolean().meta({ description: 'Not sent yet and may still be (planned, awaiting approval, approved)' }),
+        planned: z
+          .boolean()
+          .meta({ description: 'Not sent yet and may still be (planned, awaiting approval, approved)' }),
       }),
     )
     .meta({ description: "The contact's scheduled actions across campaigns, planned and past, by due time" }),

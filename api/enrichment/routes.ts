@@ -21,7 +21,14 @@ const errors = {
 const responses = { 202: EnrichmentView, 200: EnrichmentView };
 
 /** 202 while the attempt is queued or running, 200 once it has finished. */
-export async function enrich(em: EntityManager, actor: Actor, jobs: Jobs, kind: EnrichmentTarget, id: string, refresh: boolean) {
+export async function enrich(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  kind: EnrichmentTarget,
+  id: string,
+  refresh: boolean,
+) {
   const { enrichment, outcome } = await requestEnrichment(em, actor, jobs, kind, id, { refresh });
   const finished = enrichment.status === 'completed' || enrichment.status === 'failed';
   return reply(finished ? 200 : 202, toEnrichmentView(enrichment, outcome));
@@ -31,28 +38,32 @@ export const enrichContactOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/contacts/{id}',
   ids: { path: { id: 'contact' } },
-  summary: 'Enrich a contact (workflow enrich:contact:<id>): fills what the provider finds, never a field a person edited; 1 credit when found',
+  summary:
+    'Enrich a contact (workflow enrich:contact:<id>): fills what the provider finds, never a field a person edited; 1 credit when found',
   tag,
   auth: 'user',
   params: IdParams,
   body: EnrichBody,
   responses,
   errors,
-  handler: ({ em, actor, services, params, body }) => enrich(em, actor, services.jobs, 'contact', params.id, body.refresh ?? false),
+  handler: ({ em, actor, services, params, body }) =>
+    enrich(em, actor, services.jobs, 'contact', params.id, body.refresh ?? false),
 });
 
 export const enrichDiscoveredLeadOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/discovered-leads/{id}',
   ids: { path: { id: 'discovered_lead' } },
-  summary: 'Enrich a discovered lead (workflow enrich:discovered-lead:<id>); promotes it and emits lead.discovered once it is complete enough',
+  summary:
+    'Enrich a discovered lead (workflow enrich:discovered-lead:<id>); promotes it and emits lead.discovered once it is complete enough',
   tag,
   auth: 'user',
   params: IdParams,
   body: EnrichBody,
   responses,
   errors,
-  handler: ({ em, actor, services, params, body }) => enrich(em, actor, services.jobs, 'discovered-lead', params.id, body.refresh ?? false),
+  handler: ({ em, actor, services, params, body }) =>
+    enrich(em, actor, services.jobs, 'discovered-lead', params.id, body.refresh ?? false),
 });
 
 const resolveErrors = {
@@ -68,24 +79,28 @@ export const resolveDiscoveredLeadProfileOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/discovered-leads/{id}/resolve-network-profile',
   ids: { path: { id: 'discovered_lead' } },
-  summary: "Find the discovered lead's professional-network profile through the connector and store it (filled when empty, never replaced)",
+  summary:
+    "Find the discovered lead's professional-network profile through the connector and store it (filled when empty, never replaced)",
   tag,
   auth: 'user',
   params: IdParams,
   responses: { 200: ResolveView },
   errors: resolveErrors,
-  handler: async ({ em, actor, services, params }) => toResolveView(await resolveDiscoveredLeadProfile(em, actor, services.connector, params.id)),
+  handler: async ({ em, actor, services, params }) =>
+    toResolveView(await resolveDiscoveredLeadProfile(em, actor, services.connector, params.id)),
 });
 
 export const resolveListMemberProfileOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/list-members/{id}/resolve-network-profile',
   ids: { path: { id: 'lead' } },
-  summary: "Find a list member's (lead's) professional-network profile through the connector and store it on its contact",
+  summary:
+    "Find a list member's (lead's) professional-network profile through the connector and store it on its contact",
   tag,
   auth: 'user',
   params: IdParams,
   responses: { 200: ResolveView },
   errors: resolveErrors,
-  handler: async ({ em, actor, services, params }) => toResolveView(await resolveListMemberProfile(em, actor, services.connector, params.id)),
+  handler: async ({ em, actor, services, params }) =>
+    toResolveView(await resolveListMemberProfile(em, actor, services.connector, params.id)),
 });

@@ -7,7 +7,11 @@ import { enrichmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { Timestamp, iso } from '../schemas.js';
 
 export const EnrichBody = z
-  .object({ refresh: z.boolean().optional().meta({ description: 'Run a new attempt even if the target was enriched before (a running attempt is joined either way)' }) })
+  .object({
+    refresh: z.boolean().optional().meta({
+      description: 'Run a new attempt even if the target was enriched before (a running attempt is joined either way)',
+    }),
+  })
   .strict();
 
 export const EnrichmentView = z.object({
@@ -16,7 +20,10 @@ export const EnrichmentView = z.object({
   target_id: z.uuid(),
   attempt: z.number().int().positive(),
   status: z.enum(ENRICHMENT_STATUSES),
-  result: z.enum(['started', 'joined', 'already_enriched']).meta({ description: 'What this request did: started an attempt, joined the one in flight, or answered the last completed one' }),
+  result: z.enum(['started', 'joined', 'already_enriched']).meta({
+    description:
+      'What this request did: started an attempt, joined the one in flight, or answered the last completed one',
+  }),
   provider: z.string().nullable(),
   found: z.boolean(),
   fields_filled: z.array(z.string()),

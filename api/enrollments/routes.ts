@@ -1,7 +1,20 @@
 // Enrollment and scheduled actions (docs/executor.md).
 import type { z } from 'zod';
-import { approveAction, enrollLeads, markReplied, reenrollLead, requireAction, skipAction, unenrollLead } from '../../domain/enrollments/enrollments.js';
-import { enrollmentPreview, operationReceipt, requireOperation, startListEnrollment } from '../../domain/enrollments/bulk.js';
+import {
+  approveAction,
+  enrollLeads,
+  markReplied,
+  reenrollLead,
+  requireAction,
+  skipAction,
+  unenrollLead,
+} from '../../domain/enrollments/enrollments.js';
+import {
+  enrollmentPreview,
+  operationReceipt,
+  requireOperation,
+  startListEnrollment,
+} from '../../domain/enrollments/bulk.js';
 import { getEnrollmentView, listEnrollmentViews } from '../../domain/enrollments/view.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
@@ -41,7 +54,15 @@ const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 export const enrollLeadsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/leads',
-  ids: { path: { campaignId: 'campaign' }, body: { lead_ids: { each: 'lead', why: 'each lead is checked by enrollment and answered in its own result; one the caller may not see is skipped not_found' } } },
+  ids: {
+    path: { campaignId: 'campaign' },
+    body: {
+      lead_ids: {
+        each: 'lead',
+        why: 'each lead is checked by enrollment and answered in its own result; one the caller may not see is skipped not_found',
+      },
+    },
+  },
   summary: 'Enroll leads in a campaign: each is checked and reported; the ones that pass start at once',
   description:
     'Per lead: `enrolled`, or `skipped` with a reason (`not_found`, `already_enrolled`, `unsubscribed`, `no_identity` on the first send step’s channel, `email_bounced` (the contact’s address bounced; email first send), `suppressed` (the address or its domain is on the workspace’s suppression list; email first send), `blocked_country`, `in_other_campaign` when the campaign has exclusive leads, `start_failed`). The campaign must be active or paused (409 `invalid_transition`).',
@@ -53,7 +74,11 @@ export const enrollLeadsOp = defineOperation({
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
   handler: async ({ em, actor, params, body, services, refused }) => {
     const items = await enrollLeads(em, services.jobs, actor, params.campaignId, body.lead_ids, refused);
-    return { items, enrolled: items.filter((i) => i.status === 'enrolled').length, skipped: items.filter((i) => i.status === 'skipped').length };
+    return {
+      items,
+      enrolled: items.filter((i) => i.status === 'enrolled').length,
+      skipped: items.filter((i) => i.status === 'skipped').length,
+    };
   },
 });
 
@@ -67,23 +92,39 @@ export const unenrollLeadOp = defineOperation({
   params: CampaignLeadParams,
   responses: { 200: EnrollmentView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
-  handler: async ({ em, actor, params, services }) => toEnrollmentView(await unenrollLead(em, services.jobs, actor, params.campaignId, params.leadId)),
+  handler: async ({ em, actor, params, services }) =>
+    toEnrollmentView(await unenrollLead(em, services.jobs, actor, params.campaignId, params.leadId)),
 });
 
 export const reenrollLeadOp = defineOperation({
   method: 'POST',
   path: '/api/leads/{leadId}/reenroll',
-  ids: { path: { leadId: 'lead' }, body: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } } },
+  ids: {
+    path: { leadId: 'lead' },
+    body: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } },
+  },
   summary: 'Start a lead’s ended enrollment again, from the first step or a given one',
-  description: 'A new run of `enrollment:<campaignId>:<leadId>`; 409 `invalid_transition` while the enrollment still runs or when the campaign is not active or paused.',
+  description:
+    'A new run of `enrollment:<campaignId>:<leadId>`; 409 `invalid_transition` while the enrollment still runs or when the campaign is not active or paused.',
   tag,
   auth: 'user',
   params: LeadIdParams,
   body: ReenrollBody,
   responses: { 200: EnrollmentView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'], 503: ['unavailable'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    ...write,
+    409: ['invalid_transition'],
+    503: ['unavailable'],
+  },
   handler: async ({ em, actor, params, body, services }) =>
-    toEnrollmentView(await reenrollLead(em, services.jobs, actor, params.leadId, { campaignId: body.campaign_id, stepId: body.step_id })),
+    toEnrollmentView(
+      await reenrollLead(em, services.jobs, actor, params.leadId, {
+        campaignId: body.campaign_id,
+        stepId: body.step_id,
+      }),
+    ),
 });
 
 export const markRepliedOp = defineOperation({
@@ -96,7 +137,9 @@ export const markRepliedOp = defineOperation({
   params: LeadIdParams,
   responses: { 200: EnrollmentList },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write },
-  handler: async ({ em, actor, params, services }) => ({ items: (await markReplied(em, services.jobs, actor, params.leadId)).map(toEnrollmentView) }),
+  handler: async ({ em, actor, params, services }) => ({
+    items: (await markReplied(em, services.jobs, actor, params.leadId)).map(toEnrollmentView),
+  }),
 });
 
 export const getScheduledActionOp = defineOperation({
@@ -117,13 +160,15 @@ export const approveScheduledActionOp = defineOperation({
   path: '/api/scheduled-actions/{id}/approve',
   ids: { path: { id: 'action' } },
   summary: 'Approve an action awaiting review (or a planned one ahead of its review)',
-  description: '409 `invalid_transition` from any state other than `planned` or `awaiting_approval`; 409 `draft_failed` when the action’s AI-written draft failed (edit or retry it first).',
+  description:
+    '409 `invalid_transition` from any state other than `planned` or `awaiting_approval`; 409 `draft_failed` when the action’s AI-written draft failed (edit or retry it first).',
   tag,
   auth: 'user',
   params: IdParams,
   responses: { 200: ScheduledActionView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition', 'draft_failed'] },
-  handler: async ({ em, actor, params, services }) => toActionView(await approveAction(em, services.jobs, actor, params.id)),
+  handler: async ({ em, actor, params, services }) =>
+    toActionView(await approveAction(em, services.jobs, actor, params.id)),
 });
 
 export const skipScheduledActionOp = defineOperation({
@@ -137,7 +182,8 @@ export const skipScheduledActionOp = defineOperation({
   params: IdParams,
   responses: { 200: ScheduledActionView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition'] },
-  handler: async ({ em, actor, params, services }) => toActionView(await skipAction(em, services.jobs, actor, params.id)),
+  handler: async ({ em, actor, params, services }) =>
+    toActionView(await skipAction(em, services.jobs, actor, params.id)),
 });
 
 export const enrollListOp = defineOperation({
@@ -152,9 +198,22 @@ export const enrollListOp = defineOperation({
   params: CampaignIdParams,
   body: EnrollListBody,
   responses: { 202: EnrollOperationView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, 409: ['invalid_transition', 'client_key_reused'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    ...write,
+    409: ['invalid_transition', 'client_key_reused'],
+  },
   handler: async ({ em, actor, params, body, services }) =>
-    reply(202, toEnrollOperationView(await startListEnrollment(em, services.jobs, actor, params.campaignId, { listId: body.list_id, clientKey: body.client_key }))),
+    reply(
+      202,
+      toEnrollOperationView(
+        await startListEnrollment(em, services.jobs, actor, params.campaignId, {
+          listId: body.list_id,
+          clientKey: body.client_key,
+        }),
+      ),
+    ),
 });
 
 export const enrollListOperationOp = defineOperation({
@@ -167,7 +226,8 @@ export const enrollListOperationOp = defineOperation({
   params: OperationParams,
   responses: { 200: EnrollOperationView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, params }) => toEnrollOperationView(await requireOperation(em, actor, params.campaignId, params.operationId)),
+  handler: async ({ em, actor, params }) =>
+    toEnrollOperationView(await requireOperation(em, actor, params.campaignId, params.operationId)),
 });
 
 export const enrollListReceiptOp = defineOperation({
@@ -181,9 +241,18 @@ export const enrollListReceiptOp = defineOperation({
   params: ReceiptParams,
   query: ReceiptQuery,
   responses: { 200: EnrollReceiptView },
-  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'], 409: ['operation_not_finished'] },
+  errors: {
+    400: ['invalid_id', 'invalid_query', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned'],
+    404: ['not_found'],
+    409: ['operation_not_finished'],
+  },
   handler: async ({ em, actor, params, query }) => {
-    const r = await operationReceipt(em, actor, params.campaignId, params.receiptId, { limit: query.limit, cursor: query.cursor });
+    const r = await operationReceipt(em, actor, params.campaignId, params.receiptId, {
+      limit: query.limit,
+      cursor: query.cursor,
+    });
     const o = r.operation;
     return {
       receipt_id: o.id,
@@ -199,7 +268,10 @@ export const enrollListReceiptOp = defineOperation({
       skipped_leads: page(
         r.skippedLeads.map((x) => ({ id: x.lead_id, reason: x.reason })),
         query.limit,
-        (x) => ({ lead_id: x.id, reason: x.reason as z.infer<typeof EnrollReceiptView>['skipped_leads']['items'][number]['reason'] }),
+        (x) => ({
+          lead_id: x.id,
+          reason: x.reason as z.infer<typeof EnrollReceiptView>['skipped_leads']['items'][number]['reason'],
+        }),
       ),
     };
   },
@@ -208,9 +280,19 @@ export const enrollListReceiptOp = defineOperation({
 export const enrollmentPreviewOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/enrollment-preview',
-  ids: { path: { id: 'campaign' }, query: { list_id: 'list', lead_ids: { each: 'lead', why: 'each lead is checked by enrollment and answered in its own result; one the caller may not see is skipped not_found' } } },
+  ids: {
+    path: { id: 'campaign' },
+    query: {
+      list_id: 'list',
+      lead_ids: {
+        each: 'lead',
+        why: 'each lead is checked by enrollment and answered in its own result; one the caller may not see is skipped not_found',
+      },
+    },
+  },
   summary: 'What enrolling a list (or given leads) would do, without writing: counts per outcome and a sample of skips',
-  description: 'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `email_bounced`, `suppressed`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
+  description:
+    'The same checks as the bulk enrollment (`already_enrolled`, `unsubscribed`, `no_identity`, `email_bounced`, `suppressed`, `blocked_country`, `in_other_campaign`, `not_found` for lead ids). Give `list_id` (a list of the campaign’s product) or `lead_ids` (comma-separated).',
   tag,
   auth: 'user',
   params: PreviewParams,
@@ -218,7 +300,13 @@ export const enrollmentPreviewOp = defineOperation({
   responses: { 200: EnrollmentPreviewView },
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
   handler: async ({ em, actor, params, query, refused }) => {
-    const p = await enrollmentPreview(em, actor, params.id, { listId: query.list_id, leadIds: query.lead_ids }, refused);
+    const p = await enrollmentPreview(
+      em,
+      actor,
+      params.id,
+      { listId: query.list_id, leadIds: query.lead_ids },
+      refused,
+    );
     return { ...p, sample: p.sample as z.infer<typeof EnrollmentPreviewView>['sample'] };
   },
 });
@@ -230,8 +318,12 @@ const WAITING_RULE =
 export const listCampaignEnrollmentsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/enrollments',
-  ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId', child: 'step' }, lead_id: 'lead' } },
-  summary: 'The campaign’s enrollments (beyond the spec): status, current step, next action and why it has not happened yet',
+  ids: {
+    path: { campaignId: 'campaign' },
+    query: { step_id: { within: 'campaignId', child: 'step' }, lead_id: 'lead' },
+  },
+  summary:
+    'The campaign’s enrollments (beyond the spec): status, current step, next action and why it has not happened yet',
   description: `Beyond the spec. In enrollment order, filtered by \`status\`, \`step_id\` (the current step) and \`lead_id\`; \`{items, next_cursor}\`. ${WAITING_RULE}`,
   tag,
   beyondSpec: true,
@@ -242,7 +334,13 @@ export const listCampaignEnrollmentsOp = defineOperation({
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
   handler: async ({ em, actor, params, query }) =>
     page(
-      await listEnrollmentViews(em, actor, params.campaignId, { status: query.status, stepId: query.step_id, leadId: query.lead_id }, toPageRequest(query)),
+      await listEnrollmentViews(
+        em,
+        actor,
+        params.campaignId,
+        { status: query.status, stepId: query.step_id, leadId: query.lead_id },
+        toPageRequest(query),
+      ),
       query.limit,
       toEnrollmentDetailView,
     ),

@@ -86,9 +86,14 @@ export const ScheduledActionView = z.object({
   connector_thread_id: z.string().nullable(),
   accepted_at: Timestamp.nullable(),
   replied_at: Timestamp.nullable(),
-  opened_at: Timestamp.nullable().meta({ description: 'Beyond the spec. A person’s first open (machine opens never set it: docs/tracking.md)' }),
+  opened_at: Timestamp.nullable().meta({
+    description: 'Beyond the spec. A person’s first open (machine opens never set it: docs/tracking.md)',
+  }),
   clicked_at: Timestamp.nullable().meta({ description: 'Beyond the spec. A person’s first click on a tracked link' }),
-  variant_id: z.uuid().nullable().meta({ description: 'Beyond the spec. The A/B variant this send uses (null: the step has none; docs/campaigns.md "A/B variants")' }),
+  variant_id: z.uuid().nullable().meta({
+    description:
+      'Beyond the spec. The A/B variant this send uses (null: the step has none; docs/campaigns.md "A/B variants")',
+  }),
   error_code: z.string().nullable(),
   error_message: z.string().nullable(),
   attempts: z.number().int(),
@@ -197,7 +202,14 @@ export const PreviewQuery = z
     lead_ids: z
       .string()
       .optional()
-      .transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined))
+      .transform((s) =>
+        s
+          ? s
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean)
+          : undefined,
+      )
       .pipe(z.array(z.uuid()).max(1000).optional()),
   })
   .strict()

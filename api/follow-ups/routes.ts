@@ -1,10 +1,30 @@
 // Follow-ups (docs/follow-ups.md): reminders that a lead waits for an answer or a meeting for its
 // outcome, their pending count, completion and dismissal per lead, and notes per lead.
-import { addNote, completeReminder, dismissLead, listFollowUps, listNotes, pendingCount } from '../../domain/follow-ups/follow-ups.js';
+import {
+  addNote,
+  completeReminder,
+  dismissLead,
+  listFollowUps,
+  listNotes,
+  pendingCount,
+} from '../../domain/follow-ups/follow-ups.js';
 import { keysetPage } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
-import { DismissView, FollowUpPage, FollowUpsQuery, FollowUpView, LeadParams, NoteBody, NotePage, NotesQuery, NoteView, PendingCountView, toFollowUp, toNote } from './schemas.js';
+import {
+  DismissView,
+  FollowUpPage,
+  FollowUpsQuery,
+  FollowUpView,
+  LeadParams,
+  NoteBody,
+  NotePage,
+  NotesQuery,
+  NoteView,
+  PendingCountView,
+  toFollowUp,
+  toNote,
+} from './schemas.js';
 
 const tag = 'follow-ups';
 // Every id a route takes (path or filter) is checked by domain/access.ts: 404 outside the workspace, 403 outside the member's products.
@@ -22,8 +42,25 @@ export const listFollowUpsOp = defineOperation({
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
   handler: async ({ em, actor, query }) => {
     const now = new Date();
-    const rows = await listFollowUps(em, actor, { state: query.state, kind: query.kind, dueOnly: query.due === 'true', leadId: query.lead_id, limit: query.limit, after: query.cursor }, now);
-    return keysetPage(rows, query.limit, (r) => r.due_at, (r) => toFollowUp(r, now));
+    const rows = await listFollowUps(
+      em,
+      actor,
+      {
+        state: query.state,
+        kind: query.kind,
+        dueOnly: query.due === 'true',
+        leadId: query.lead_id,
+        limit: query.limit,
+        after: query.cursor,
+      },
+      now,
+    );
+    return keysetPage(
+      rows,
+      query.limit,
+      (r) => r.due_at,
+      (r) => toFollowUp(r, now),
+    );
   },
 });
 
@@ -47,7 +84,13 @@ export const completeReminderOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 200: FollowUpView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'], 409: ['already_resolved'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+    409: ['already_resolved'],
+  },
   handler: async ({ em, actor, params }) => toFollowUp(await completeReminder(em, actor, params.id)),
 });
 
@@ -76,7 +119,12 @@ export const listNotesOp = defineOperation({
   responses: { 200: NotePage },
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 404: ['not_found'] },
   handler: async ({ em, actor, params, query }) =>
-    keysetPage(await listNotes(em, actor, params.leadId, { limit: query.limit, after: query.cursor }), query.limit, (n) => n.created_at, toNote),
+    keysetPage(
+      await listNotes(em, actor, params.leadId, { limit: query.limit, after: query.cursor }),
+      query.limit,
+      (n) => n.created_at,
+      toNote,
+    ),
 });
 
 export const addNoteOp = defineOperation({
@@ -89,6 +137,12 @@ export const addNoteOp = defineOperation({
   params: LeadParams,
   body: NoteBody,
   responses: { 201: NoteView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
-  handler: async ({ em, actor, params, body }) => reply(201, toNote(await addNote(em, actor, params.leadId, body.body))),
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
+  handler: async ({ em, actor, params, body }) =>
+    reply(201, toNote(await addNote(em, actor, params.leadId, body.body))),
 });

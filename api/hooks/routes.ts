@@ -17,7 +17,8 @@ export async function readRaw(ctx: Context): Promise<Buffer> {
     return await getRawBody(ctx.req, { limit: HOOK_BODY_LIMIT_BYTES, length: ctx.req.headers['content-length'] });
   } catch (err) {
     const e = err as { type?: string; status?: number };
-    if (e.type === 'entity.too.large' || e.status === 413) throw new AppError(413, 'payload_too_large', `request body larger than ${HOOK_BODY_LIMIT_BYTES} bytes`);
+    if (e.type === 'entity.too.large' || e.status === 413)
+      throw new AppError(413, 'payload_too_large', `request body larger than ${HOOK_BODY_LIMIT_BYTES} bytes`);
     throw new AppError(400, 'invalid_body', 'request body could not be read');
   }
 }
@@ -40,14 +41,17 @@ export const connectorHook = defineOperation({
   errors: { 400: ['invalid_body'], 401: ['invalid_signature'], 413: ['payload_too_large'] },
   handler: async ({ ctx, services, em }) => {
     const raw = await readRaw(ctx);
-    const headers = Object.fromEntries(Object.entries(ctx.req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
+    const headers = Object.fromEntries(
+      Object.entries(ctx.req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]),
+    );
     let event;
     try {
       event = services.connector.parseInbound(raw, headers);
     } catch (err) {
       if (!(err instanceof ConnectorError)) throw err;
       // Nothing is stored for a refused request; the reason stays in our logs, not in the answer.
-      if (err.code === 'auth') throw new AppError(401, 'invalid_signature', 'the request signature is missing, wrong or stale');
+      if (err.code === 'auth')
+        throw new AppError(401, 'invalid_signature', 'the request signature is missing, wrong or stale');
       throw new AppError(400, 'invalid_body', err.message.replace(/^[^:]+: [^:]+: /, ''));
     }
     const wire = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;

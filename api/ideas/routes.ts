@@ -4,7 +4,16 @@
 import { createIdea, deleteIdea, listIdeas, unvote, updateIdea, vote } from '../../domain/ideas/ideas.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
-import { IdeaChangeBody, IdeaPage, IdeaView, IdeasQuery, NewIdeaBody, VoteView, toIdeaCursor, toIdeaView } from './schemas.js';
+import {
+  IdeaChangeBody,
+  IdeaPage,
+  IdeaView,
+  IdeasQuery,
+  NewIdeaBody,
+  VoteView,
+  toIdeaCursor,
+  toIdeaView,
+} from './schemas.js';
 
 const tag = 'ideas';
 const auth = { 401: ['unauthorized'] };
@@ -19,10 +28,22 @@ export const listIdeasOp = defineOperation({
   responses: { 200: IdeaPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
   handler: async ({ em, actor, query }) => {
-    const rows = await listIdeas(em, actor, { sort: query.sort, limit: query.limit, cursor: query.cursor, mine: query.mine === 'true' });
+    const rows = await listIdeas(em, actor, {
+      sort: query.sort,
+      limit: query.limit,
+      cursor: query.cursor,
+      mine: query.mine === 'true',
+    });
     const items = rows.slice(0, query.limit);
     const last = items[items.length - 1];
-    const next = rows.length > query.limit && last ? toIdeaCursor(query.sort === 'votes' ? { sort: 'votes', votes: last.vote_count, id: last.id } : { sort: 'recent', id: last.id }) : null;
+    const next =
+      rows.length > query.limit && last
+        ? toIdeaCursor(
+            query.sort === 'votes'
+              ? { sort: 'votes', votes: last.vote_count, id: last.id }
+              : { sort: 'recent', id: last.id },
+          )
+        : null;
     return { items: items.map(toIdeaView), next_cursor: next };
   },
 });
@@ -49,7 +70,12 @@ export const updateIdeaOp = defineOperation({
   params: IdParams,
   body: IdeaChangeBody,
   responses: { 200: IdeaView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 403: ['not_author', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    403: ['not_author', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) => toIdeaView(await updateIdea(em, actor, params.id, body)),
 });
 

@@ -16,14 +16,16 @@ function fromIdeaCursor(s: string): IdeaCursor {
 
 export const IdeasQuery = z
   .object({
-    sort: z.enum(IDEA_SORTS).default('votes').meta({ description: '`votes`: most voted first, ties newest first; `recent`: newest first' }),
+    sort: z
+      .enum(IDEA_SORTS)
+      .default('votes')
+      .meta({ description: '`votes`: most voted first, ties newest first; `recent`: newest first' }),
     mine: z.enum(['true', 'false']).optional().meta({ description: '`true`: only the ideas the caller posted' }),
     limit: pageQuery.limit,
-    cursor: z
-      .string()
-      .regex(CURSOR, 'invalid cursor')
-      .optional()
-      .meta({ description: 'The `next_cursor` of the previous page, with the same `sort` (`v…` continues `votes`, `r…` continues `recent`; the other sort is 400)' }),
+    cursor: z.string().regex(CURSOR, 'invalid cursor').optional().meta({
+      description:
+        'The `next_cursor` of the previous page, with the same `sort` (`v…` continues `votes`, `r…` continues `recent`; the other sort is 400)',
+    }),
   })
   .strict()
   .transform((q, ctx) => {
@@ -52,7 +54,10 @@ export const IdeaView = z.object({
   body: z.string(),
   vote_count: z.number().int().min(0),
   voted: z.boolean().meta({ description: 'Whether the caller voted for it' }),
-  mine: z.boolean().meta({ description: 'Whether the caller posted it (only the author may edit or delete it). Nothing else about the author is shown.' }),
+  mine: z.boolean().meta({
+    description:
+      'Whether the caller posted it (only the author may edit or delete it). Nothing else about the author is shown.',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -69,4 +74,6 @@ export const toIdeaView = (i: IdeaRow): z.infer<typeof IdeaView> => ({
 });
 
 export const IdeaPage = z.object({ items: z.array(IdeaView), next_cursor: z.string().regex(CURSOR).nullable() });
-export const VoteView = IdeaView.extend({ changed: z.boolean().meta({ description: 'Whether this call changed the caller’s vote (false on a repeat)' }) });
+export const VoteView = IdeaView.extend({
+  changed: z.boolean().meta({ description: 'Whether this call changed the caller’s vote (false on a repeat)' }),
+});

@@ -2,7 +2,19 @@
 // through the account's governor, live reads and sends through the connector, attachments, AI drafts.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { conversationMessages, deleteAiReply, draftAiReply, listConversations, liveMessages, markRead, openAttachment, queueReply, replyLive, requireConversation, unreadCount } from '../../domain/inbox/inbox.js';
+import {
+  conversationMessages,
+  deleteAiReply,
+  draftAiReply,
+  listConversations,
+  liveMessages,
+  markRead,
+  openAttachment,
+  queueReply,
+  replyLive,
+  requireConversation,
+  unreadCount,
+} from '../../domain/inbox/inbox.js';
 import { startOrReportSyncs } from '../../domain/inbox/sync.js';
 import { keysetPage } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
@@ -81,7 +93,9 @@ export const syncConversationsOp = defineOperation({
   responses: { 200: SyncList },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth, 404: ['not_found'] },
   handler: async ({ em, actor, services, query }) => ({
-    items: (await startOrReportSyncs(em, services.jobs, actor, { accountId: query.account_id, force: query.force === 'true' })).map(toSync),
+    items: (
+      await startOrReportSyncs(em, services.jobs, actor, { accountId: query.account_id, force: query.force === 'true' })
+    ).map(toSync),
   }),
 });
 
@@ -151,23 +165,45 @@ export const replyOp = defineOperation({
     409: ['account_not_connected', 'no_recipient', 'idempotency_key_reused'],
   },
   handler: async ({ em, actor, services, params, headers, body }) =>
-    reply(202, toMessage(await queueReply(em, services.jobs, actor, params.id, { ...body, idempotencyKey: headers['Idempotency-Key'] }))),
+    reply(
+      202,
+      toMessage(
+        await queueReply(em, services.jobs, actor, params.id, { ...body, idempotencyKey: headers['Idempotency-Key'] }),
+      ),
+    ),
 });
 
 export const draftAiReplyOp = defineOperation({
   method: 'POST',
   path: '/api/inbox/conversations/{id}/ai-reply',
   ids: { path: { id: 'conversation' }, body: { request_id: { value: 'an idempotency key chosen by the client' } } },
-  summary: 'Draft a reply with the model (credits debited); a person sends it with `reply` or deletes it — it is never sent by itself',
-  description: 'Replaces any previous draft. Costs the plan’s draft price (`draft_credits`); repeating `request_id` does not charge twice.',
+  summary:
+    'Draft a reply with the model (credits debited); a person sends it with `reply` or deletes it — it is never sent by itself',
+  description:
+    'Replaces any previous draft. Costs the plan’s draft price (`draft_credits`); repeating `request_id` does not charge twice.',
   tag,
   auth: 'user',
   params: IdParams,
   body: AiReplyBody,
   responses: { 201: AiReplyView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 402: ['insufficient_credits'], ...demo, 404: ['not_found'], 409: ['nothing_to_answer'], 502: ['model_unavailable'], 503: ['model_unavailable'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    402: ['insufficient_credits'],
+    ...demo,
+    404: ['not_found'],
+    409: ['nothing_to_answer'],
+    502: ['model_unavailable'],
+    503: ['model_unavailable'],
+  },
   handler: async ({ em, actor, services, params, body }) =>
-    reply(201, await draftAiReply(em, services.llm, actor, params.id, { instructions: body.instructions, requestId: body.request_id ?? randomUUID() })),
+    reply(
+      201,
+      await draftAiReply(em, services.llm, actor, params.id, {
+        instructions: body.instructions,
+        requestId: body.request_id ?? randomUUID(),
+      }),
+    ),
 });
 
 export const deleteAiReplyOp = defineOperation({
@@ -189,7 +225,15 @@ export const deleteAiReplyOp = defineOperation({
 export const liveMessagesOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations/{chatId}/messages/live',
-  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' } }, query: { account_id: 'account' } },
+  ids: {
+    path: {
+      chatId: {
+        value:
+          'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id',
+      },
+    },
+    query: { account_id: 'account' },
+  },
   summary: 'The chat’s latest messages read from the connector now; stored messages (flagged) when it fails or is slow',
   description: `\`chatId\` is a conversation id, or the connector's chat id with \`account_id\`. Bounded to a few seconds (INBOX_LIVE_TIMEOUT_MS, 5 s); then \`source: stored\` with \`fallback_reason\` (timeout, connector_<code>, chat_not_found, account_not_connected).`,
   tag,
@@ -198,14 +242,29 @@ export const liveMessagesOp = defineOperation({
   query: LiveQuery,
   responses: { 200: LiveView },
   errors: { 400: ['invalid_query', 'account_required', 'invalid_user'], ...auth, 404: ['not_found'] },
-  handler: async ({ em, actor, services, params, query }) => toLive(await liveMessages(em, services.connector, actor, params.chatId, { accountId: query.account_id, limit: query.limit })),
+  handler: async ({ em, actor, services, params, query }) =>
+    toLive(
+      await liveMessages(em, services.connector, actor, params.chatId, {
+        accountId: query.account_id,
+        limit: query.limit,
+      }),
+    ),
 });
 
 export const replyLiveOp = defineOperation({
   method: 'POST',
   path: '/api/inbox/conversations/{chatId}/reply-live',
-  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' } }, body: { account_id: 'account' } },
-  summary: 'Send at once through the connector, also in a chat not stored yet; the message is stored in its conversation',
+  ids: {
+    path: {
+      chatId: {
+        value:
+          'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id',
+      },
+    },
+    body: { account_id: 'account' },
+  },
+  summary:
+    'Send at once through the connector, also in a chat not stored yet; the message is stored in its conversation',
   description:
     'Not queued: the account’s governor is asked once and a refusal is 409 `account_limit_reached` (with `retry_at`). `chatId` is a conversation id, or the connector’s chat id with `account_id` and (for a new chat) `recipient`.',
   tag,
@@ -222,7 +281,12 @@ export const replyLiveOp = defineOperation({
     ...connectorDown,
   },
   handler: async ({ em, actor, services, params, body }) => {
-    const r = await replyLive(em, services.connector, actor, params.chatId, { accountId: body.account_id, body: body.body, subject: body.subject, recipient: body.recipient });
+    const r = await replyLive(em, services.connector, actor, params.chatId, {
+      accountId: body.account_id,
+      body: body.body,
+      subject: body.subject,
+      recipient: body.recipient,
+    });
     return reply(201, { ...r, sent_at: r.sent_at.toISOString() });
   },
 });
@@ -230,21 +294,52 @@ export const replyLiveOp = defineOperation({
 export const attachmentOp = defineOperation({
   method: 'GET',
   path: '/api/inbox/conversations/{chatId}/messages/{messageId}/attachments/{attachmentId}',
-  ids: { path: { chatId: { value: 'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id' }, messageId: { value: 'a message of the conversation (ours, or the connector’s with account_id): the inbox reads it inside the conversation; another’s is 404' }, attachmentId: { value: 'an attachment of that message, read inside it' } }, query: { account_id: 'account' } },
+  ids: {
+    path: {
+      chatId: {
+        value:
+          'a conversation id (the inbox checks it as one: access.ts authorize) or, with account_id, the connector’s chat id',
+      },
+      messageId: {
+        value:
+          'a message of the conversation (ours, or the connector’s with account_id): the inbox reads it inside the conversation; another’s is 404',
+      },
+      attachmentId: { value: 'an attachment of that message, read inside it' },
+    },
+    query: { account_id: 'account' },
+  },
   summary: 'A message’s attachment, streamed from the connector with its content type (at most 25 MiB)',
-  description: '`messageId` is our message id or the connector’s. The body is streamed, never held whole; `Content-Disposition: attachment`.',
+  description:
+    '`messageId` is our message id or the connector’s. The body is streamed, never held whole; `Content-Disposition: attachment`.',
   tag,
   auth: 'user',
   params: AttachmentParams,
   query: AccountQuery,
   responses: { 200: null },
   produces: 'application/octet-stream',
-  errors: { 400: ['invalid_query', 'account_required', 'invalid_user'], ...auth, 404: ['not_found'], 409: ['account_not_connected'], 413: ['attachment_too_large'], ...connectorDown },
+  errors: {
+    400: ['invalid_query', 'account_required', 'invalid_user'],
+    ...auth,
+    404: ['not_found'],
+    409: ['account_not_connected'],
+    413: ['attachment_too_large'],
+    ...connectorDown,
+  },
   handler: async ({ ctx, em, actor, services, params, query }) => {
-    const a = await openAttachment(em, services.connector, actor, params.chatId, params.messageId, params.attachmentId, query.account_id);
+    const a = await openAttachment(
+      em,
+      services.connector,
+      actor,
+      params.chatId,
+      params.messageId,
+      params.attachmentId,
+      query.account_id,
+    );
     const name = a.name.replace(/[^\w.\- ]+/g, '_').slice(0, 200) || 'attachment';
     // The connector's type is passed on, but never as something a browser would render as our page.
-    const type = /^(text\/html|application\/xhtml|image\/svg)/i.test(a.contentType) ? 'application/octet-stream' : a.contentType;
+    const type = /^(text\/html|application\/xhtml|image\/svg)/i.test(a.contentType)
+      ? 'application/octet-stream'
+      : a.contentType;
     ctx.status = 200;
     ctx.set({
       'Content-Type': type,

@@ -12,8 +12,17 @@ export const ConversationsQuery = z
     account_id: z.uuid().optional().meta({ description: 'Only this platform account’s conversations' }),
     campaign_id: z.uuid().optional().meta({ description: 'Only conversations matched to this campaign' }),
     lead_id: z.uuid().optional().meta({ description: 'Only this lead’s conversations' }),
-    unread: z.enum(['true', 'false']).optional().meta({ description: 'Only conversations with (`true`) or without (`false`) unread messages' }),
-    q: z.string().trim().min(1).max(200).optional().meta({ description: 'Case-insensitive text in the counterpart, the lead’s name or the latest message' }),
+    unread: z
+      .enum(['true', 'false'])
+      .optional()
+      .meta({ description: 'Only conversations with (`true`) or without (`false`) unread messages' }),
+    q: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: 'Case-insensitive text in the counterpart, the lead’s name or the latest message' }),
     limit: pageQuery.limit,
     cursor: keysetQuery,
   })
@@ -33,11 +42,20 @@ export const ConversationView = z.object({
   platform_account_id: z.uuid(),
   account_name: z.string(),
   channel: z.enum(['email', 'network']),
-  chat_id: z.string().meta({ description: 'The connector’s thread id (what the live routes also accept with `account_id`)' }),
+  chat_id: z
+    .string()
+    .meta({ description: 'The connector’s thread id (what the live routes also accept with `account_id`)' }),
   counterpart: z.string(),
   counterpart_name: z.string().nullable(),
   lead: z
-    .object({ id: z.uuid(), contact_id: z.uuid(), first_name: z.string().nullable(), last_name: z.string().nullable(), email: z.string().nullable(), company: z.string().nullable() })
+    .object({
+      id: z.uuid(),
+      contact_id: z.uuid(),
+      first_name: z.string().nullable(),
+      last_name: z.string().nullable(),
+      email: z.string().nullable(),
+      company: z.string().nullable(),
+    })
     .nullable()
     .meta({ description: 'The lead the counterpart matched; null when unmatched' }),
   campaign_id: z.uuid().nullable(),
@@ -61,7 +79,17 @@ export function toConversation(c: ConversationRow): z.infer<typeof ConversationV
     chat_id: c.connector_thread_id,
     counterpart: c.counterpart,
     counterpart_name: c.counterpart_name,
-    lead: c.lead_id && c.contact_id ? { id: c.lead_id, contact_id: c.contact_id, first_name: c.first_name, last_name: c.last_name, email: c.email, company: c.company } : null,
+    lead:
+      c.lead_id && c.contact_id
+        ? {
+            id: c.lead_id,
+            contact_id: c.contact_id,
+            first_name: c.first_name,
+            last_name: c.last_name,
+            email: c.email,
+            company: c.company,
+          }
+        : null,
     campaign_id: c.campaign_id,
     last_message_at: iso(c.last_message_at)!,
     last_message_preview: c.last_message_preview,
@@ -83,8 +111,13 @@ export const MessageView = z.object({
   id: z.uuid(),
   direction: z.enum(['in', 'out']),
   kind: z.enum(MESSAGE_KINDS).meta({ description: 'Inbound: reply (a person), auto_reply, bounce; outbound: sent' }),
-  origin: z.enum(['campaign', 'inbox', 'network']).nullable().meta({ description: 'Outbound only: a campaign send, a reply written here, or sent elsewhere and synced' }),
-  state: z.enum(['queued', 'sent', 'failed']).nullable().meta({ description: 'Replies written here: queued until the account’s governor grants a slot, then sent (or failed)' }),
+  origin: z
+    .enum(['campaign', 'inbox', 'network'])
+    .nullable()
+    .meta({ description: 'Outbound only: a campaign send, a reply written here, or sent elsewhere and synced' }),
+  state: z.enum(['queued', 'sent', 'failed']).nullable().meta({
+    description: 'Replies written here: queued until the account’s governor grants a slot, then sent (or failed)',
+  }),
   sender: z.string(),
   subject: z.string().nullable(),
   body: z.string(),
@@ -109,12 +142,20 @@ export const toMessage = (m: MessageRow): z.infer<typeof MessageView> => ({
   error_code: m.error_code,
 });
 
-export const ConversationDetail = ConversationView.extend({ messages: z.array(MessageView).meta({ description: 'The newest 200 messages, oldest first' }) });
+export const ConversationDetail = ConversationView.extend({
+  messages: z.array(MessageView).meta({ description: 'The newest 200 messages, oldest first' }),
+});
 
 export const SyncQuery = z
   .object({
-    account_id: z.uuid().optional().meta({ description: 'Only this account (default: every connected account of the workspace)' }),
-    force: z.enum(['true', 'false']).optional().meta({ description: '`true` starts a new sync even when the last one finished moments ago' }),
+    account_id: z
+      .uuid()
+      .optional()
+      .meta({ description: 'Only this account (default: every connected account of the workspace)' }),
+    force: z
+      .enum(['true', 'false'])
+      .optional()
+      .meta({ description: '`true` starts a new sync even when the last one finished moments ago' }),
   })
   .strict();
 
@@ -149,8 +190,13 @@ export const toSync = (s: SyncRow & { started: boolean }): z.infer<typeof SyncVi
 
 export const ReplyBody = z
   .object({
-    body: text({ max: 20_000, min: 1 }).meta({ description: 'The reply (email at most 20,000 characters, network message 8,000)' }),
-    subject: text({ max: 400, trim: true }).nullable().optional().meta({ description: 'Email only; ignored on the network' }),
+    body: text({ max: 20_000, min: 1 }).meta({
+      description: 'The reply (email at most 20,000 characters, network message 8,000)',
+    }),
+    subject: text({ max: 400, trim: true })
+      .nullable()
+      .optional()
+      .meta({ description: 'Email only; ignored on the network' }),
   })
   .strict();
 
@@ -162,11 +208,24 @@ export const ReplyHeaders = z.object({
     .max(200)
     .regex(/^[\x20-\x7e]+$/, 'printable ASCII characters only')
     .optional()
-    .meta({ description: 'Repeat it to retry safely: within 24 hours the same request answers the message it queued and queues nothing (1–200 printable ASCII characters)' }),
+    .meta({
+      description:
+        'Repeat it to retry safely: within 24 hours the same request answers the message it queued and queues nothing (1–200 printable ASCII characters)',
+    }),
 });
 
-export const ChatParams = z.object({ chatId: z.string().trim().min(1).max(200).meta({ description: 'A conversation id, or the connector’s chat (thread) id with `account_id`' }) });
-export const AttachmentParams = ChatParams.extend({ messageId: z.string().trim().min(1).max(200), attachmentId: z.string().trim().min(1).max(200) });
+export const ChatParams = z.object({
+  chatId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .meta({ description: 'A conversation id, or the connector’s chat (thread) id with `account_id`' }),
+});
+export const AttachmentParams = ChatParams.extend({
+  messageId: z.string().trim().min(1).max(200),
+  attachmentId: z.string().trim().min(1).max(200),
+});
 
 export const LiveQuery = z
   .object({
@@ -180,7 +239,11 @@ export const LiveQuery = z
       .meta({ jsonSchema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } }),
   })
   .strict();
-export const AccountQuery = z.object({ account_id: z.uuid().optional().meta({ description: 'Required when chatId is not a stored conversation' }) }).strict();
+export const AccountQuery = z
+  .object({
+    account_id: z.uuid().optional().meta({ description: 'Required when chatId is not a stored conversation' }),
+  })
+  .strict();
 
 export const LiveView = z.object({
   source: z.enum(['live', 'stored']),
@@ -200,19 +263,41 @@ export const LiveView = z.object({
 });
 export const toLive = (l: LiveMessages): z.infer<typeof LiveView> => ({
   ...l,
-  messages: l.messages.map((m) => ({ ...m, direction: m.direction === 'out' ? 'out' : 'in', sent_at: iso(m.sent_at)! })),
+  messages: l.messages.map((m) => ({
+    ...m,
+    direction: m.direction === 'out' ? 'out' : 'in',
+    sent_at: iso(m.sent_at)!,
+  })),
 });
 
 export const ReplyLiveBody = ReplyBody.extend({
-  account_id: z.uuid().optional().meta({ description: 'The platform account of the chat; required when chatId is not a stored conversation' }),
-  recipient: text({ max: 2048, min: 1, trim: true }).optional().meta({ description: 'Who the chat is with (email or profile); required for a chat not stored yet' }),
+  account_id: z
+    .uuid()
+    .optional()
+    .meta({ description: 'The platform account of the chat; required when chatId is not a stored conversation' }),
+  recipient: text({ max: 2048, min: 1, trim: true })
+    .optional()
+    .meta({ description: 'Who the chat is with (email or profile); required for a chat not stored yet' }),
 }).strict();
-export const ReplyLiveView = z.object({ conversation_id: z.uuid(), message_id: z.uuid(), connector_message_id: z.string(), sent_at: Timestamp });
+export const ReplyLiveView = z.object({
+  conversation_id: z.uuid(),
+  message_id: z.uuid(),
+  connector_message_id: z.string(),
+  sent_at: Timestamp,
+});
 
 export const AiReplyBody = z
   .object({
-    instructions: text({ max: 1000, min: 1, trim: true }).optional().meta({ description: 'What the reply should do, in your words' }),
-    request_id: z.string().trim().min(1).max(100).optional().meta({ description: 'Repeat it to retry without paying twice' }),
+    instructions: text({ max: 1000, min: 1, trim: true })
+      .optional()
+      .meta({ description: 'What the reply should do, in your words' }),
+    request_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .optional()
+      .meta({ description: 'Repeat it to retry without paying twice' }),
   })
   .strict();
 

@@ -21,7 +21,13 @@ export const listInsightsOp = defineOperation({
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
   handler: async ({ em, actor, query }) => {
     const now = new Date();
-    const rows = await listInsights(em, actor, { status: query.status, kind: query.kind, appId: query.app_id, limit: query.limit, before: query.cursor });
+    const rows = await listInsights(em, actor, {
+      status: query.status,
+      kind: query.kind,
+      appId: query.app_id,
+      limit: query.limit,
+      before: query.cursor,
+    });
     return page(rows, query.limit, (r) => toInsight(r, now));
   },
 });
@@ -54,7 +60,13 @@ export const applyInsightOp = defineOperation({
     409: ['already_applied', 'not_applicable', 'invalid_transition', 'already_connected'],
   },
   handler: async ({ em, actor, params, services }) =>
-    toInsight(await applyInsight(em, actor, params.id, { jobs: services.jobs, connector: services.connector, encryptionKey: services.config.encryptionKey })),
+    toInsight(
+      await applyInsight(em, actor, params.id, {
+        jobs: services.jobs,
+        connector: services.connector,
+        encryptionKey: services.config.encryptionKey,
+      }),
+    ),
 });
 
 export const setInsightStatusOp = defineOperation({
@@ -67,7 +79,20 @@ export const setInsightStatusOp = defineOperation({
   params: IdParams,
   body: StatusBody,
   responses: { 200: InsightView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_until', 'invalid_user'], ...auth, 403: ['demo_read_only'], 404: ['not_found'], 409: ['invalid_transition'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_until', 'invalid_user'],
+    ...auth,
+    403: ['demo_read_only'],
+    404: ['not_found'],
+    409: ['invalid_transition'],
+  },
   handler: async ({ em, actor, params, body }) =>
-    toInsight(await setInsightStatus(em, actor, params.id, body.status === 'snoozed' ? { status: 'snoozed', until: new Date(body.until) } : { status: body.status })),
+    toInsight(
+      await setInsightStatus(
+        em,
+        actor,
+        params.id,
+        body.status === 'snoozed' ? { status: 'snoozed', until: new Date(body.until) } : { status: body.status },
+      ),
+    ),
 });

@@ -8,7 +8,10 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
 
 export const InsightsQuery = z
   .object({
-    status: z.enum(INSIGHT_STATUSES).default('open').meta({ description: '`open` includes snoozed insights whose time has passed' }),
+    status: z
+      .enum(INSIGHT_STATUSES)
+      .default('open')
+      .meta({ description: '`open` includes snoozed insights whose time has passed' }),
     kind: z.enum(INSIGHT_KINDS).optional(),
     app_id: z.uuid().optional(),
     limit: pageQuery.limit,
@@ -24,7 +27,18 @@ export const InsightView = z.object({
   subject_id: z.uuid(),
   title: z.string(),
   detail: z.record(z.string(), JsonValue),
-  action: z.object({ type: z.enum(['pause_campaign', 'pause_agent', 'reconnect_account', 'raise_account_caps', 'add_sender_account', 'open_review_queue']) }).catchall(JsonValue),
+  action: z
+    .object({
+      type: z.enum([
+        'pause_campaign',
+        'pause_agent',
+        'reconnect_account',
+        'raise_account_caps',
+        'add_sender_account',
+        'open_review_queue',
+      ]),
+    })
+    .catchall(JsonValue),
   snoozed_until: Timestamp.nullable(),
   applied_at: Timestamp.nullable(),
   result: z.record(z.string(), JsonValue).nullable().meta({ description: 'what the action answered when applied' }),
@@ -58,6 +72,11 @@ export const CountView = z.object({ open: z.number().int(), by_kind: z.record(z.
 
 export const StatusBody = z.discriminatedUnion('status', [
   z.object({ status: z.literal('dismissed') }).strict(),
-  z.object({ status: z.literal('snoozed'), until: Timestamp.meta({ description: 'when it comes back (in the future: 400 invalid_until otherwise)' }) }).strict(),
+  z
+    .object({
+      status: z.literal('snoozed'),
+      until: Timestamp.meta({ description: 'when it comes back (in the future: 400 invalid_until otherwise)' }),
+    })
+    .strict(),
   z.object({ status: z.literal('open') }).strict(),
 ]);

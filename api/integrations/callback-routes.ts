@@ -13,19 +13,45 @@ const param = (max: number) => z.string().max(max).optional();
 export const partnerCallback = defineOperation({
   method: 'GET',
   path: '/oauth/partner/callback',
-  summary: 'Where the partner CRM sends the browser back: finishes the install started by POST /api/integrations/partner/install',
+  summary:
+    'Where the partner CRM sends the browser back: finishes the install started by POST /api/integrations/partner/install',
   description:
     'The state must be one the install issued, unused and under 10 minutes old (400 `invalid_state`; spent either way). The code is exchanged with the PKCE verifier; a refusal, or `error` from the partner, is 400 `oauth_denied`. The integration lands in the workspace of the user who started, who must still manage it (403 `not_assigned`); its first sync starts at once.',
   tag: 'integrations',
   auth: 'public',
   query: z
-    .object({ code: param(4096), state: param(512), error: param(200), error_description: param(2000), error_uri: param(2048), iss: param(2048), scope: param(2000) })
+    .object({
+      code: param(4096),
+      state: param(512),
+      error: param(200),
+      error_description: param(2000),
+      error_uri: param(2048),
+      iss: param(2048),
+      scope: param(2000),
+    })
     .strict(),
-  responses: { 200: z.object({ status: z.literal('installed'), created: z.boolean(), integration: IntegrationView, sync_workflow_id: z.string() }) },
-  errors: { 400: ['invalid_query', 'invalid_state', 'oauth_denied'], 403: ['not_assigned', 'demo_read_only'], 409: ['integration_limit_reached'], 502: ['provider_unavailable'] },
+  responses: {
+    200: z.object({
+      status: z.literal('installed'),
+      created: z.boolean(),
+      integration: IntegrationView,
+      sync_workflow_id: z.string(),
+    }),
+  },
+  errors: {
+    400: ['invalid_query', 'invalid_state', 'oauth_denied'],
+    403: ['not_assigned', 'demo_read_only'],
+    409: ['integration_limit_reached'],
+    502: ['provider_unavailable'],
+  },
   handler: async ({ em, query, services }) => {
     const r = await finishPartnerInstall(em, integrationDeps(services), services.jobs, query);
-    return { status: 'installed' as const, created: r.created, integration: toIntegrationView(r.integration), sync_workflow_id: r.sync.workflowId };
+    return {
+      status: 'installed' as const,
+      created: r.created,
+      integration: toIntegrationView(r.integration),
+      sync_workflow_id: r.sync.workflowId,
+    };
   },
 });
 
@@ -33,8 +59,10 @@ export const partnerLocalAuthorize = defineOperation({
   method: 'GET',
   path: '/oauth/partner/local/authorize',
   ids: { query: { client_id: { value: 'an OAuth client id' } } },
-  summary: 'The local partner CRM’s authorization page: consents at once and redirects to our callback (offline runs only)',
-  description: 'Answers 302 to `redirect_uri` with `code` and `state`. Only while the partner is the local stand-in (no `PARTNER_BASE_URL`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
+  summary:
+    'The local partner CRM’s authorization page: consents at once and redirects to our callback (offline runs only)',
+  description:
+    'Answers 302 to `redirect_uri` with `code` and `state`. Only while the partner is the local stand-in (no `PARTNER_BASE_URL`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
   tag: 'integrations',
   auth: 'public',
   query: z
@@ -54,9 +82,18 @@ export const partnerLocalAuthorize = defineOperation({
   errors: { 400: ['invalid_query', 'invalid_redirect_uri'], 404: ['not_found'] },
   handler: ({ ctx, query, services }) => {
     if (!partnerOf(services).local) throw notFound('local partner');
-    if (query.redirect_uri !== partnerCallbackUrl(integrationDeps(services))) throw badRequest('invalid_redirect_uri', 'redirect_uri must be this service’s partner callback');
+    if (query.redirect_uri !== partnerCallbackUrl(integrationDeps(services)))
+      throw badRequest('invalid_redirect_uri', 'redirect_uri must be this service’s partner callback');
     const to = new URL(query.redirect_uri);
-    to.searchParams.set('code', localAuthorizationCode({ provider: 'partner', redirectUri: query.redirect_uri, codeChallenge: query.code_challenge, loginHint: query.login_hint }));
+    to.searchParams.set(
+      'code',
+      localAuthorizationCode({
+        provider: 'partner',
+        redirectUri: query.redirect_uri,
+        codeChallenge: query.code_challenge,
+        loginHint: query.login_hint,
+      }),
+    );
     to.searchParams.set('state', query.state);
     ctx.status = 302;
     ctx.set('Location', to.toString());

@@ -1,6 +1,16 @@
 // Integrations (docs/integrations.md). The partner's OAuth callback and local authorize page, outside
 // /api, are in callback-routes.ts.
-import { createIntegration, deleteIntegration, listIntegrations, requireIntegration, startPartnerInstall, testIntegration, updateIntegration, verifyCredentials, type IntegrationDeps } from '../../domain/integrations/integrations.js';
+import {
+  createIntegration,
+  deleteIntegration,
+  listIntegrations,
+  requireIntegration,
+  startPartnerInstall,
+  testIntegration,
+  updateIntegration,
+  verifyCredentials,
+  type IntegrationDeps,
+} from '../../domain/integrations/integrations.js';
 import { confirmPartnerEvent, listPartnerEvents } from '../../domain/integrations/partner-sync.js';
 import type { PartnerAdapter } from '../../lib/partner/types.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
@@ -48,7 +58,12 @@ export const listIntegrationsOp = defineOperation({
   query: ListQuery,
   responses: { 200: IntegrationPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
-  handler: async ({ em, actor, query }) => page(await listIntegrations(em, actor, { ...toPageRequest(query), kind: query.kind }), query.limit, toIntegrationView),
+  handler: async ({ em, actor, query }) =>
+    page(
+      await listIntegrations(em, actor, { ...toPageRequest(query), kind: query.kind }),
+      query.limit,
+      toIntegrationView,
+    ),
 });
 
 export const createIntegrationOp = defineOperation({
@@ -61,21 +76,36 @@ export const createIntegrationOp = defineOperation({
   auth: 'user',
   body: CreateBody,
   responses: { 201: IntegrationView },
-  errors: { 400: ['invalid_body', 'invalid_url', 'blocked_destination', 'oauth_required', 'invalid_user'], ...auth, ...manage, 409: ['integration_limit_reached'], 422: ['verification_failed'] },
-  handler: async ({ em, actor, body, services }) => reply(201, toIntegrationView(await createIntegration(em, actor, integrationDeps(services), body))),
+  errors: {
+    400: ['invalid_body', 'invalid_url', 'blocked_destination', 'oauth_required', 'invalid_user'],
+    ...auth,
+    ...manage,
+    409: ['integration_limit_reached'],
+    422: ['verification_failed'],
+  },
+  handler: async ({ em, actor, body, services }) =>
+    reply(201, toIntegrationView(await createIntegration(em, actor, integrationDeps(services), body))),
 });
 
 export const verifyIntegrationOp = defineOperation({
   method: 'POST',
   path: '/api/integrations/verify',
-  summary: 'Check credentials without saving them: a webhook destination’s answer to a verification request, or a partner access token',
-  description: '200 either way: `valid` false with the status code and error class when the destination or partner refuses. 400 for a malformed or private-network URL; 502 when the partner cannot be reached.',
+  summary:
+    'Check credentials without saving them: a webhook destination’s answer to a verification request, or a partner access token',
+  description:
+    '200 either way: `valid` false with the status code and error class when the destination or partner refuses. 400 for a malformed or private-network URL; 502 when the partner cannot be reached.',
   tag,
   auth: 'user',
   body: VerifyBody,
   responses: { 200: VerifyView },
-  errors: { 400: ['invalid_body', 'invalid_url', 'blocked_destination', 'invalid_user'], ...auth, 403: ['demo_read_only'], ...unavailable },
-  handler: async ({ actor, body, services }) => toVerifyView(await verifyCredentials(actor, integrationDeps(services), body)),
+  errors: {
+    400: ['invalid_body', 'invalid_url', 'blocked_destination', 'invalid_user'],
+    ...auth,
+    403: ['demo_read_only'],
+    ...unavailable,
+  },
+  handler: async ({ actor, body, services }) =>
+    toVerifyView(await verifyCredentials(actor, integrationDeps(services), body)),
 });
 
 export const getIntegrationOp = defineOperation({
@@ -103,8 +133,15 @@ export const updateIntegrationOp = defineOperation({
   params: IdParams,
   body: UpdateBody,
   responses: { 200: IntegrationView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_url', 'blocked_destination', 'invalid_field', 'invalid_user'], ...auth, ...manage, 404: ['not_found'], 422: ['verification_failed'] },
-  handler: async ({ em, actor, params, body, services }) => toIntegrationView(await updateIntegration(em, actor, integrationDeps(services), params.id, body)),
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_url', 'blocked_destination', 'invalid_field', 'invalid_user'],
+    ...auth,
+    ...manage,
+    404: ['not_found'],
+    422: ['verification_failed'],
+  },
+  handler: async ({ em, actor, params, body, services }) =>
+    toIntegrationView(await updateIntegration(em, actor, integrationDeps(services), params.id, body)),
 });
 
 export const deleteIntegrationOp = defineOperation({
@@ -136,7 +173,13 @@ export const testIntegrationOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 200: TestView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['demo_read_only'], 404: ['not_found'], 409: ['test_not_supported'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...auth,
+    403: ['demo_read_only'],
+    404: ['not_found'],
+    409: ['test_not_supported'],
+  },
   handler: async ({ em, actor, params, services }) => {
     const r = await testIntegration(em, actor, integrationDeps(services), params.id);
     return toTestView(r.integration.id, r.outcome);
@@ -146,7 +189,8 @@ export const testIntegrationOp = defineOperation({
 export const partnerInstallOp = defineOperation({
   method: 'POST',
   path: '/api/integrations/partner/install',
-  summary: 'Install the partner CRM: its authorization URL, with a state bound to you and your workspace and a PKCE (S256) challenge',
+  summary:
+    'Install the partner CRM: its authorization URL, with a state bound to you and your workspace and a PKCE (S256) challenge',
   description:
     'Open `authorization_url`; the partner sends the browser to `GET /oauth/partner/callback`, which exchanges the code, stores the tokens encrypted, creates the integration (or replaces the tokens of the existing one) and starts `partner-sync:<id>`. The state is single use and expires after 10 minutes.',
   tag,
@@ -155,7 +199,12 @@ export const partnerInstallOp = defineOperation({
   errors: { 400: ['invalid_user'], ...auth, ...manage },
   handler: async ({ em, actor, services }) => {
     const s = await startPartnerInstall(em, actor, integrationDeps(services));
-    return { authorization_url: s.authorizationUrl, state: s.state, redirect_uri: s.redirectUri, expires_at: s.expiresAt.toISOString() };
+    return {
+      authorization_url: s.authorizationUrl,
+      state: s.state,
+      redirect_uri: s.redirectUri,
+      expires_at: s.expiresAt.toISOString(),
+    };
   },
 });
 
@@ -168,14 +217,20 @@ export const listPartnerEventsOp = defineOperation({
   query: EventQuery,
   responses: { 200: PartnerEventPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
-  handler: async ({ em, actor, query }) => page(await listPartnerEvents(em, actor, { ...toPageRequest(query), state: query.state, kind: query.kind }), query.limit, toPartnerEventView),
+  handler: async ({ em, actor, query }) =>
+    page(
+      await listPartnerEvents(em, actor, { ...toPageRequest(query), state: query.state, kind: query.kind }),
+      query.limit,
+      toPartnerEventView,
+    ),
 });
 
 export const confirmPartnerEventOp = defineOperation({
   method: 'POST',
   path: '/api/integrations/partner/events/{eventID}/confirm',
   ids: { path: { eventID: 'partner_event' } },
-  summary: 'Apply a resolution to a held-back record, once: keep ours, keep theirs, merge, link to the existing partner record or keep separate',
+  summary:
+    'Apply a resolution to a held-back record, once: keep ours, keep theirs, merge, link to the existing partner record or keep separate',
   description:
     'The record is pushed to the partner with the resolution in the same transaction (502 and nothing changes when the partner fails). keep_theirs and merge write the chosen values to our contact, marked as edited by a person. 400 `invalid_resolution` for a resolution of the other kind of event, or merge values that are not exactly the conflicting fields; 409 `already_confirmed` the second time; 409 `integration_not_active` while the integration is disabled or its tokens refused.',
   tag,
@@ -183,7 +238,14 @@ export const confirmPartnerEventOp = defineOperation({
   params: EventParams,
   body: ConfirmBody,
   responses: { 200: ConfirmView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_resolution', 'invalid_user'], ...auth, ...manage, 404: ['not_found'], 409: ['already_confirmed', 'integration_not_active'], ...unavailable },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_resolution', 'invalid_user'],
+    ...auth,
+    ...manage,
+    404: ['not_found'],
+    409: ['already_confirmed', 'integration_not_active'],
+    ...unavailable,
+  },
   handler: async ({ em, actor, params, body, services }) => {
     const r = await confirmPartnerEvent(em, actor, integrationDeps(services), params.eventID, body);
     return { event: toPartnerEventView(r.event), pushed: r.pushed, partner_id: r.partnerId };

@@ -26,13 +26,25 @@ import type { FormatChoice } from '../../domain/lists/import-csv.js';
 import { closeIfUnread, readForm, type Form } from '../middleware/multipart.js';
 import { defineOperation, reply } from '../operation.js';
 import { AppIdParams } from './schemas.js';
-import { CommitBody, commitOf, formatOf, ImportForm, ImportParams, ImportQuery, ImportView, PreviewForm, toImportView, toMapping } from './import-schemas.js';
+import {
+  CommitBody,
+  commitOf,
+  formatOf,
+  ImportForm,
+  ImportParams,
+  ImportQuery,
+  ImportView,
+  PreviewForm,
+  toImportView,
+  toMapping,
+} from './import-schemas.js';
 
 const tag = 'lists';
 const FORMAT_FIELDS = ['delimiter', 'encoding', 'has_header'] as const;
 const COMMIT_FIELDS = ['list_id', 'list_name', 'dedupe_mode', 'mapping'] as const;
 
-const view = async (em: EntityManager, imp: IListImport, page: { after?: number; limit: number } = { limit: 50 }) => toImportView(imp, await invalidRows(em, imp.id, page));
+const view = async (em: EntityManager, imp: IListImport, page: { after?: number; limit: number } = { limit: 50 }) =>
+  toImportView(imp, await invalidRows(em, imp.id, page));
 
 /**
  * Receives the form, streaming its file into a new `uploading` import, and turns it into a draft
@@ -70,7 +82,10 @@ async function upload<T>(
       },
     });
     if (!form.streamed || !facts) {
-      throw badRequest('missing_file', form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required');
+      throw badRequest(
+        'missing_file',
+        form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required',
+      );
     }
     return await then(started, form, facts);
   } catch (err) {
@@ -96,7 +111,8 @@ export const previewImportOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import-drafts/preview',
   ids: { path: { appId: 'app' } },
-  summary: 'Upload a CSV (≤ 50 MiB) as an import draft: stored, its encoding, delimiter and header detected, a column mapping suggested, its first 1,000 rows checked',
+  summary:
+    'Upload a CSV (≤ 50 MiB) as an import draft: stored, its encoding, delimiter and header detected, a column mapping suggested, its first 1,000 rows checked',
   description:
     'The draft keeps the file until it is committed (POST …/import-drafts/{importId}/commit) or canceled; an uncommitted draft is deleted after 7 days. Optional form fields override the detection: delimiter, encoding, has_header.',
   tag,
@@ -125,7 +141,12 @@ export const importListOp = defineOperation({
   params: AppIdParams,
   form: ImportForm,
   responses: { 202: ImportView },
-  errors: { ...uploadErrors, 409: ['list_name_taken'], 400: [...uploadErrors[400], 'invalid_list_id'], 422: ['invalid_mapping'] },
+  errors: {
+    ...uploadErrors,
+    409: ['list_name_taken'],
+    400: [...uploadErrors[400], 'invalid_list_id'],
+    422: ['invalid_mapping'],
+  },
   handler: async ({ ctx, em, actor, params, services }) =>
     upload(ctx, em, actor, params.appId, [...FORMAT_FIELDS, ...COMMIT_FIELDS], async (imp, form, facts) => {
       const choice = formatOf(form.fields);
@@ -137,7 +158,9 @@ export const importListOp = defineOperation({
       } catch (err) {
         // Committed, but the workflow could not be started: nobody was told this import's id to
         // commit it again, so it ends `failed` (start_failed) rather than waiting forever.
-        await endRun(em, pgImportFiles(em), imp.id, { failure: { code: 'start_failed', message: err instanceof Error ? err.message : String(err) } });
+        await endRun(em, pgImportFiles(em), imp.id, {
+          failure: { code: 'start_failed', message: err instanceof Error ? err.message : String(err) },
+        });
         throw err;
       }
     }),
@@ -147,7 +170,8 @@ export const getImportDraftOp = defineOperation({
   method: 'GET',
   path: '/api/apps/{appId}/lists/import-drafts/{importId}',
   ids: { path: { appId: 'app', importId: { within: 'appId', child: 'list_import' } } },
-  summary: 'An import: the draft (format, columns, suggested mapping, sample and its problems), the committed choices, exact progress, and a page of invalid rows',
+  summary:
+    'An import: the draft (format, columns, suggested mapping, sample and its problems), the committed choices, exact progress, and a page of invalid rows',
   description:
     'progress is what the committed chunks recorded (the workflow’s progress query answers the same). invalid_rows lists the rows not imported with their reasons and values, by row number: invalid_limit (1–200, default 50) and invalid_after page through them.',
   tag,
@@ -155,7 +179,12 @@ export const getImportDraftOp = defineOperation({
   params: ImportParams,
   query: ImportQuery,
   responses: { 200: ImportView },
-  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_query', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, query }) => {
     const imp = await requireImport(em, actor, params.appId, params.importId);
     return view(em, imp, { after: query.invalid_after, limit: query.invalid_limit ?? 50 });
@@ -165,8 +194,12 @@ export const getImportDraftOp = defineOperation({
 export const commitImportOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import-drafts/{importId}/commit',
-  ids: { path: { appId: 'app', importId: { within: 'appId', child: 'list_import' } }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
-  summary: 'Commit a draft: the mapping, the dedupe mode and the target list; starts the list-import:<id> workflow (a repeat with the same choices is idempotent)',
+  ids: {
+    path: { appId: 'app', importId: { within: 'appId', child: 'list_import' } },
+    body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } },
+  },
+  summary:
+    'Commit a draft: the mapping, the dedupe mode and the target list; starts the list-import:<id> workflow (a repeat with the same choices is idempotent)',
   tag,
   auth: 'user',
   params: ImportParams,

@@ -1,7 +1,15 @@
 import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import { createList, deleteList, getList, listLeads, listLists, listListsOfApp, updateList } from '../../domain/lists/lists.js';
+import {
+  createList,
+  deleteList,
+  getList,
+  listLeads,
+  listLists,
+  listListsOfApp,
+  updateList,
+} from '../../domain/lists/lists.js';
 import {
   AppIdParams,
   CreateListBody,
@@ -32,7 +40,8 @@ export const listAppLists = defineOperation({
   query: ListListsQuery,
   responses: { 200: ListPage },
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, params, query }) => page(await listListsOfApp(em, actor, params.appId, toPageRequest(query)), query.limit, toListView),
+  handler: async ({ em, actor, params, query }) =>
+    page(await listListsOfApp(em, actor, params.appId, toPageRequest(query)), query.limit, toListView),
 });
 
 export const createAppList = defineOperation({
@@ -66,7 +75,8 @@ export const listAllLists = defineOperation({
   responses: { 200: ListPage },
   // app_id names a product the way a path id does: another workspace's is 404, one the member was not given 403.
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, query }) => page(await listLists(em, actor, toPageRequest(query), query.app_id), query.limit, toListView),
+  handler: async ({ em, actor, query }) =>
+    page(await listLists(em, actor, toPageRequest(query), query.app_id), query.limit, toListView),
 });
 
 export const getListOp = defineOperation({
@@ -112,7 +122,13 @@ export const deleteListOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 200: DeletedListView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'], 409: ['list_in_use'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+    409: ['list_in_use'],
+  },
   handler: async ({ em, actor, params }) => toDeletedListView(await deleteList(em, actor, params.id)),
 });
 
@@ -127,5 +143,6 @@ export const listLeadsOp = defineOperation({
   query: ListLeadsQuery,
   responses: { 200: LeadPage },
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, params, query }) => page(await listLeads(em, actor, params.id, toPageRequest(query), query.q || undefined), query.limit, toLeadView),
+  handler: async ({ em, actor, params, query }) =>
+    page(await listLeads(em, actor, params.id, toPageRequest(query), query.q || undefined), query.limit, toLeadView),
 });

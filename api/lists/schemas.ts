@@ -27,7 +27,9 @@ export const toListView = ({ list, leadCount }: ListWithCount): z.infer<typeof L
 
 export const ListPage = pageSchema(ListView);
 
-const Name = text({ min: 1, max: 200, trim: true }).meta({ description: 'Unique within the product, case-insensitively (409 list_name_taken)' });
+const Name = text({ min: 1, max: 200, trim: true }).meta({
+  description: 'Unique within the product, case-insensitively (409 list_name_taken)',
+});
 const Description = text({ max: 5000 }).nullable();
 
 export const CreateListBody = z.object({ name: Name, description: Description.optional() }).strict();
@@ -35,16 +37,19 @@ export const CreateListBody = z.object({ name: Name, description: Description.op
 export const UpdateListBody = z
   .object({ name: Name.optional(), description: Description.optional() })
   .strict()
-  .refine((b) => b.name !== undefined || b.description !== undefined, { message: 'give at least one of name, description' })
+  .refine((b) => b.name !== undefined || b.description !== undefined, {
+    message: 'give at least one of name, description',
+  })
   .meta({ minProperties: 1 });
 
 export const ListListsQuery = z.object(pageQuery);
 export const ListAllListsQuery = z.object({ ...pageQuery, app_id: z.uuid().optional() });
 export const ListLeadsQuery = z.object({
   ...pageQuery,
-  q: text({ max: 200, trim: true })
-    .optional()
-    .meta({ description: 'Case-insensitive substring of the contact’s name, email or company (% and _ match literally); blank means no filter' }),
+  q: text({ max: 200, trim: true }).optional().meta({
+    description:
+      'Case-insensitive substring of the contact’s name, email or company (% and _ match literally); blank means no filter',
+  }),
 });
 
 export const DeletedListView = z.object({

@@ -62,7 +62,13 @@ export function loginCsrfToken(ctx: Context, services: Services, returnTo: strin
   let nonce = ctx.cookies.get(LOGIN_COOKIE);
   if (!nonce || !NONCE.test(nonce)) {
     nonce = randomBytes(32).toString('base64url');
-    ctx.cookies.set(LOGIN_COOKIE, nonce, { httpOnly: true, sameSite: 'strict', path: COOKIE_PATH, secure: publicBase(ctx).startsWith('https:'), overwrite: true });
+    ctx.cookies.set(LOGIN_COOKIE, nonce, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: COOKIE_PATH,
+      secure: publicBase(ctx).startsWith('https:'),
+      overwrite: true,
+    });
   }
   return loginToken(services, nonce, returnTo);
 }
@@ -70,7 +76,13 @@ export function loginCsrfToken(ctx: Context, services: Services, returnTo: strin
 /** A sign-in POST is genuine when it carries the cookie and the token of that nonce and `returnTo` (compared in constant time). */
 export function loginCsrfValid(ctx: Context, services: Services, returnTo: string, given: unknown): boolean {
   const nonce = ctx.cookies.get(LOGIN_COOKIE);
-  return !!nonce && NONCE.test(nonce) && typeof given === 'string' && given.length <= 256 && safeEqual(given, loginToken(services, nonce, returnTo));
+  return (
+    !!nonce &&
+    NONCE.test(nonce) &&
+    typeof given === 'string' &&
+    given.length <= 256 &&
+    safeEqual(given, loginToken(services, nonce, returnTo))
+  );
 }
 
 /**

@@ -22,12 +22,21 @@ const VERSION = '1.0.0';
 
 /** A tool as MCP lists it: its input as JSON Schema (an object), and hints derived from its risk. */
 function listed(t: Tool) {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return {
     name: t.name,
-    description: needsConfirmation(t) ? `${t.description} (Risk: ${t.risk}. Runs only after the user approves it in the browser.)` : t.description,
+    description: needsConfirmation(t)
+      ? `${t.description} (Risk: ${t.risk}. Runs only after the user approves it in the browser.)`
+      : t.description,
     inputSchema: { ...schema, type: 'object' as const },
-    annotations: { readOnlyHint: t.risk === 'read', destructiveHint: t.risk === 'delete', openWorldHint: t.risk === 'send' },
+    annotations: {
+      readOnlyHint: t.risk === 'read',
+      destructiveHint: t.risk === 'delete',
+      openWorldHint: t.risk === 'send',
+    },
   };
 }
 
@@ -42,7 +51,13 @@ export function toCallResult(answer: McpCallAnswer, base: string): CallToolResul
   }
   const a = answer.approval;
   const url = approveUrl(base, a.id);
-  const structured = { status: answer.kind, approval_id: a.id, approve_url: url, tool: a.toolName, expires_at: a.expiresAt.toISOString() };
+  const structured = {
+    status: answer.kind,
+    approval_id: a.id,
+    approve_url: url,
+    tool: a.toolName,
+    expires_at: a.expiresAt.toISOString(),
+  };
   const message =
     answer.kind === 'approval_required'
       ? `Not run yet: ${a.toolName} (risk: ${a.risk}) needs the user's approval. Ask the user to open ${url} and approve it, then call ${a.toolName} again with exactly the same arguments before ${structured.expires_at} to get its result.`
@@ -61,17 +76,30 @@ function buildServer(services: Services, principal: McpPrincipal, base: string):
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: allTools().map(listed) }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
-    const answer = await callTool(services.orm.em.fork(), services.jobs, principal, req.params.name, req.params.arguments ?? {}, {
-      jobs: services.jobs,
-      config: services.config,
-      providers: services,
-    });
+    const answer = await callTool(
+      services.orm.em.fork(),
+      services.jobs,
+      principal,
+      req.params.name,
+      req.params.arguments ?? {},
+      {
+        jobs: services.jobs,
+        config: services.config,
+        providers: services,
+      },
+    );
     return toCallResult(answer, base);
   });
   return server;
 }
 
-function jsonRpcError(ctx: Context, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+function jsonRpcError(
+  ctx: Context,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   ctx.status = status;
   ctx.set(headers);
   ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
@@ -94,10 +122,18 @@ export async function handleMcp(ctx: Context, services: Services): Promise<void>
   // First, for every method (OPTIONS too, so a preflight from a foreign page fails).
   const origin = ctx.get('origin');
   if (origin && !originAllowed(origin, services.config.mcpAllowedOrigins)) {
-    return jsonRpcError(ctx, 403, -32000, `Forbidden: Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed to call this endpoint (MCP_ALLOWED_ORIGINS)`);
+    return jsonRpcError(
+      ctx,
+      403,
+      -32000,
+      `Forbidden: Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed to call this endpoint (MCP_ALLOWED_ORIGINS)`,
+    );
   }
   ctx.set('Access-Control-Allow-Origin', origin || '*');
-  ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID');
+  ctx.set(
+    'Access-Control-Allow-Headers',
+    'Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+  );
   ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version');
   ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
   if (ctx.method === 'OPTIONS') {
@@ -113,7 +149,14 @@ export async function handleMcp(ctx: Context, services: Services): Promise<void>
     const challenge = `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp", scope="mcp"${m ? ', error="invalid_token", error_description="MCP access token required (REST credentials are not accepted here)"' : ''}`;
     ctx.status = 401;
     ctx.set('WWW-Authenticate', challenge);
-    ctx.body = { error: { code: 'unauthorized', message: m ? 'invalid, expired or revoked MCP access token; REST credentials do not authenticate /mcp' : 'authentication required: an MCP OAuth access token' } };
+    ctx.body = {
+      error: {
+        code: 'unauthorized',
+        message: m
+          ? 'invalid, expired or revoked MCP access token; REST credentials do not authenticate /mcp'
+          : 'authentication required: an MCP OAuth access token',
+      },
+    };
     return;
   }
   if (ctx.method !== 'POST') {
@@ -125,15 +168,27 @@ export async function handleMcp(ctx: Context, services: Services): Promise<void>
   const d = await services.rateLimiter.check(`rl:default:u:${principal.userId}`, limit, PERIOD_MS);
   ctx.set('RateLimit-Policy', `"default";q=${limit};w=60`);
   ctx.set('RateLimit', `"default";r=${d.remaining};t=${d.reset}`);
-  if (!d.allowed) return jsonRpcError(ctx, 429, -32000, `rate limit exceeded: ${limit} requests per minute; retry after ${d.retryAfter} s`, { 'Retry-After': String(d.retryAfter) });
+  if (!d.allowed)
+    return jsonRpcError(
+      ctx,
+      429,
+      -32000,
+      `rate limit exceeded: ${limit} requests per minute; retry after ${d.retryAfter} s`,
+      { 'Retry-After': String(d.retryAfter) },
+    );
 
   let body: unknown;
   try {
-    const raw = await getRawBody(ctx.req, { limit: services.config.bodyLimitBytes, length: ctx.req.headers['content-length'], encoding: 'utf8' });
+    const raw = await getRawBody(ctx.req, {
+      limit: services.config.bodyLimitBytes,
+      length: ctx.req.headers['content-length'],
+      encoding: 'utf8',
+    });
     body = JSON.parse(raw as string);
   } catch (err) {
     const e = err as { type?: string };
-    if (e.type === 'entity.too.large') return jsonRpcError(ctx, 413, -32600, `request body larger than ${services.config.bodyLimitBytes} bytes`);
+    if (e.type === 'entity.too.large')
+      return jsonRpcError(ctx, 413, -32600, `request body larger than ${services.config.bodyLimitBytes} bytes`);
     return jsonRpcError(ctx, 400, -32700, 'Parse error: the body must be a JSON-RPC message');
   }
   const server = buildServer(services, principal, base);

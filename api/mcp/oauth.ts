@@ -7,14 +7,32 @@ import type { Context } from 'koa';
 import { login } from '../../domain/auth/auth.js';
 import { AppError } from '../../domain/errors.js';
 import { approve, effectiveStatus, requireApproval } from '../../domain/mcp/approvals.js';
-import { checkAuthorizationRequest, exchangeCode, issueCode, MCP_SCOPE, OAuthError, refreshTokens, registerClient, type AuthorizationRequest } from '../../domain/mcp/oauth.js';
+import {
+  checkAuthorizationRequest,
+  exchangeCode,
+  issueCode,
+  MCP_SCOPE,
+  OAuthError,
+  refreshTokens,
+  registerClient,
+  type AuthorizationRequest,
+} from '../../domain/mcp/oauth.js';
 import { resolveActor } from '../../domain/workspaces.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { findTool } from '../../domain/tools/index.js';
 import { isUuid } from '../../lib/ids.js';
 import type { Services } from '../services.js';
 import { mcpResource, publicBase } from './base.js';
-import { browserUser, CSRF_FAILED, csrfToken, csrfValid, loginCsrfToken, loginCsrfValid, sameOrigin, setBrowserSession } from './browser.js';
+import {
+  browserUser,
+  CSRF_FAILED,
+  csrfToken,
+  csrfValid,
+  loginCsrfToken,
+  loginCsrfValid,
+  sameOrigin,
+  setBrowserSession,
+} from './browser.js';
 import { approvalPage, consentPage, errorPage, loginPage } from './pages.js';
 
 const FORM_LIMIT = 64 * 1024;
@@ -23,7 +41,10 @@ const PERIOD_MS = 60_000;
 /** CORS for what browser-based MCP clients call directly (no cookies involved: bearer tokens and public metadata). */
 function cors(ctx: Context): boolean {
   ctx.set('Access-Control-Allow-Origin', '*');
-  ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID');
+  ctx.set(
+    'Access-Control-Allow-Headers',
+    'Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+  );
   ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version');
   ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
   ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
@@ -47,10 +68,19 @@ async function readParams(ctx: Context): Promise<Record<string, string | undefin
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   let raw: string;
   try {
-    raw = (await getRawBody(ctx.req, { limit: FORM_LIMIT, length: ctx.req.headers['content-length'], encoding: 'utf8' })) as string;
+    raw = (await getRawBody(ctx.req, {
+      limit: FORM_LIMIT,
+      length: ctx.req.headers['content-length'],
+      encoding: 'utf8',
+    })) as string;
   } catch (err) {
-    if ((err as { type?: string }).type === 'entity.too.large') throw new OAuthError(400, 'invalid_request', `the body is larger than ${FORM_LIMIT} bytes`);
-    throw new OAuthError(400, 'invalid_request', 'the body could not be read (the request was cut short or its Content-Length is wrong)');
+    if ((err as { type?: string }).type === 'entity.too.large')
+      throw new OAuthError(400, 'invalid_request', `the body is larger than ${FORM_LIMIT} bytes`);
+    throw new OAuthError(
+      400,
+      'invalid_request',
+      'the body could not be read (the request was cut short or its Content-Length is wrong)',
+    );
   }
   if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
   if (type === 'application/json') {
@@ -75,7 +105,10 @@ async function publicLimit(ctx: Context, services: Services): Promise<boolean> {
   if (d.allowed) return true;
   ctx.set('Retry-After', String(d.retryAfter));
   ctx.status = 429;
-  ctx.body = { error: 'rate_limited', error_description: `too many requests: ${limit} per minute; retry after ${d.retryAfter} s` };
+  ctx.body = {
+    error: 'rate_limited',
+    error_description: `too many requests: ${limit} per minute; retry after ${d.retryAfter} s`,
+  };
   return false;
 }
 
@@ -119,7 +152,8 @@ async function register(ctx: Context, services: Services): Promise<void> {
   try {
     const json = /^application\/json\s*(;|$)/i.test(ctx.get('content-type'));
     const body = json ? await readParams(ctx) : null;
-    if (!body) throw new OAuthError(400, 'invalid_client_metadata', 'the body must be application/json client metadata');
+    if (!body)
+      throw new OAuthError(400, 'invalid_client_metadata', 'the body must be application/json client metadata');
     ctx.status = 201;
     ctx.body = await registerClient(services.orm.em.fork(), body);
   } catch (err) {
@@ -132,14 +166,25 @@ async function token(ctx: Context, services: Services): Promise<void> {
   if (!(await publicLimit(ctx, services))) return;
   try {
     const p = await readParams(ctx);
-    if (!p) throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded (or application/json)');
+    if (!p)
+      throw new OAuthError(
+        400,
+        'invalid_request',
+        'the body must be application/x-www-form-urlencoded (or application/json)',
+      );
     const notString = Object.entries(p).find(([, v]) => v !== undefined && v !== null && typeof v !== 'string');
     if (notString) throw new OAuthError(400, 'invalid_request', `${notString[0].slice(0, 100)} must be a string`);
     const em = services.orm.em.fork();
-    if (!p.grant_type) throw new OAuthError(400, 'invalid_request', 'grant_type is required (authorization_code or refresh_token)');
+    if (!p.grant_type)
+      throw new OAuthError(400, 'invalid_request', 'grant_type is required (authorization_code or refresh_token)');
     if (p.grant_type === 'authorization_code') ctx.body = await exchangeCode(em, p, mcpResource(ctx));
     else if (p.grant_type === 'refresh_token') ctx.body = await refreshTokens(em, p);
-    else throw new OAuthError(400, 'unsupported_grant_type', `grant_type ${JSON.stringify(p.grant_type.slice(0, 100))} is not supported: use authorization_code or refresh_token`);
+    else
+      throw new OAuthError(
+        400,
+        'unsupported_grant_type',
+        `grant_type ${JSON.stringify(p.grant_type.slice(0, 100))} is not supported: use authorization_code or refresh_token`,
+      );
     ctx.set('Pragma', 'no-cache');
   } catch (err) {
     if (err instanceof OAuthError) return oauthError(ctx, err);
@@ -150,8 +195,20 @@ async function token(ctx: Context, services: Services): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Authorization: sign-in, consent
 
-const AUTH_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'state', 'scope', 'resource'] as const;
-const pick = (src: Record<string, unknown>) => Object.fromEntries(AUTH_PARAMS.map((k) => [k, typeof src[k] === 'string' ? (src[k] as string) : undefined])) as Record<string, string | undefined>;
+const AUTH_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'code_challenge',
+  'code_challenge_method',
+  'state',
+  'scope',
+  'resource',
+] as const;
+const pick = (src: Record<string, unknown>) =>
+  Object.fromEntries(
+    AUTH_PARAMS.map((k) => [k, typeof src[k] === 'string' ? (src[k] as string) : undefined]),
+  ) as Record<string, string | undefined>;
 const consentPurpose = (r: AuthorizationRequest) => `authorize|${r.client.id}|${r.redirectUri}|${r.codeChallenge}`;
 
 function redirectWith(ctx: Context, uri: string, params: Record<string, string | undefined>): void {
@@ -162,11 +219,21 @@ function redirectWith(ctx: Context, uri: string, params: Record<string, string |
   ctx.status = ctx.method === 'POST' ? 303 : 302;
 }
 
-async function authorize(ctx: Context, services: Services, params: Record<string, string | undefined>, form?: Record<string, string | undefined>): Promise<void> {
+async function authorize(
+  ctx: Context,
+  services: Services,
+  params: Record<string, string | undefined>,
+  form?: Record<string, string | undefined>,
+): Promise<void> {
   const em = services.orm.em.fork();
   const checked = await checkAuthorizationRequest(em, params, mcpResource(ctx));
   if ('fatal' in checked) return errorPage(ctx, 400, checked.fatal);
-  if ('redirect' in checked) return redirectWith(ctx, checked.redirect, { error: checked.error, error_description: checked.description, state: checked.state });
+  if ('redirect' in checked)
+    return redirectWith(ctx, checked.redirect, {
+      error: checked.error,
+      error_description: checked.description,
+      state: checked.state,
+    });
   const req = checked.ok;
   const user = await browserUser(ctx, services);
   if (!user) {
@@ -187,15 +254,26 @@ async function authorize(ctx: Context, services: Services, params: Record<string
     });
   }
   if (!sameOrigin(ctx) || !csrfValid(services, user.auth.sessionId!, consentPurpose(req), form.csrf_token)) {
-    return errorPage(ctx, 403, 'This form did not come from this page (CSRF check failed). Start again from your application.', CSRF_FAILED);
+    return errorPage(
+      ctx,
+      403,
+      'This form did not come from this page (CSRF check failed). Start again from your application.',
+      CSRF_FAILED,
+    );
   }
-  if (form.decision !== 'approve') return redirectWith(ctx, req.redirectUri, { error: 'access_denied', error_description: 'the user denied the request', state: req.state });
+  if (form.decision !== 'approve')
+    return redirectWith(ctx, req.redirectUri, {
+      error: 'access_denied',
+      error_description: 'the user denied the request',
+      state: req.state,
+    });
   const code = await issueCode(em, req, { userId: user.auth.userId, workspaceId: user.workspace.id });
   redirectWith(ctx, req.redirectUri, { code, state: req.state, iss: publicBase(ctx) });
 }
 
 /** Only our own pages are places to return to after signing in (no open redirect). */
-const safeReturn = (v: unknown): string | null => (typeof v === 'string' && /^\/oauth\/mcp\/[^/\\]/.test(v) && v.length <= 8192 ? v : null);
+const safeReturn = (v: unknown): string | null =>
+  typeof v === 'string' && /^\/oauth\/mcp\/[^/\\]/.test(v) && v.length <= 8192 ? v : null;
 
 async function signIn(ctx: Context, services: Services): Promise<void> {
   const form = await readParams(ctx).catch(() => null);
@@ -204,16 +282,27 @@ async function signIn(ctx: Context, services: Services): Promise<void> {
   // Login CSRF (signing the victim's browser into someone else's account): the form's token must be
   // the one this browser's sign-in page was given for this very request. Checked before any work.
   if (!sameOrigin(ctx) || !loginCsrfValid(ctx, services, returnTo, form.csrf_token)) {
-    return errorPage(ctx, 403, 'This sign-in form did not come from this page, or it is stale (CSRF check failed). Go back, reload the page and sign in again.', CSRF_FAILED);
+    return errorPage(
+      ctx,
+      403,
+      'This sign-in form did not come from this page, or it is stale (CSRF check failed). Go back, reload the page and sign in again.',
+      CSRF_FAILED,
+    );
   }
   if (!(await publicLimit(ctx, services))) return errorPage(ctx, 429, 'Too many attempts; wait a minute.');
   try {
-    const issued = await login(services.orm.em.fork(), services.config, { email: String(form.email ?? ''), password: String(form.password ?? '') }, { userAgent: ctx.get('user-agent'), ip: ctx.ip });
+    const issued = await login(
+      services.orm.em.fork(),
+      services.config,
+      { email: String(form.email ?? ''), password: String(form.password ?? '') },
+      { userAgent: ctx.get('user-agent'), ip: ctx.ip },
+    );
     setBrowserSession(ctx, services, issued.accessToken, issued.expiresIn);
     ctx.redirect(returnTo);
     ctx.status = 303;
   } catch (err) {
-    if (err instanceof AppError && err.status === 401) return loginPage(ctx, returnTo, loginCsrfToken(ctx, services, returnTo), 'Email or password is incorrect.');
+    if (err instanceof AppError && err.status === 401)
+      return loginPage(ctx, returnTo, loginCsrfToken(ctx, services, returnTo), 'Email or password is incorrect.');
     throw err;
   }
 }
@@ -243,7 +332,12 @@ async function approvalPageRoute(ctx: Context, services: Services, id: string): 
   if (ctx.method === 'POST') {
     const form = await readParams(ctx).catch(() => null);
     if (!sameOrigin(ctx) || !csrfValid(services, user.auth.sessionId!, purpose, form?.csrf_token)) {
-      return errorPage(ctx, 403, 'This form did not come from this page (CSRF check failed). Reload the approval page and approve again.', CSRF_FAILED);
+      return errorPage(
+        ctx,
+        403,
+        'This form did not come from this page (CSRF check failed). Reload the approval page and approve again.',
+        CSRF_FAILED,
+      );
     }
     try {
       a = await approve(em, services.jobs, actor, a.id);

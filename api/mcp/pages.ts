@@ -25,7 +25,10 @@ export function sendPage(ctx: Context, status: number, title: string, body: stri
   const nonce = randomBytes(16).toString('base64');
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Content-Security-Policy', `default-src 'none'; style-src 'nonce-${nonce}'; frame-ancestors 'none'; base-uri 'none'`);
+  ctx.set(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; frame-ancestors 'none'; base-uri 'none'`,
+  );
   ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(title)}</title><style nonce="${nonce}">${STYLE}</style></head><body><h1>${esc(title)}</h1>${body}</body></html>`;
 }
@@ -106,5 +109,10 @@ ${pending ? `<form method="post" action="/oauth/mcp/approvals/${esc(a.id)}">${hi
 /** An error page; `code` (e.g. `csrf_failed`) is shown and sent as `X-Error-Code` for clients and tests. */
 export function errorPage(ctx: Context, status: number, message: string, code?: string): void {
   if (code) ctx.set('X-Error-Code', code);
-  sendPage(ctx, status, 'This request cannot continue', `<p class="error">${esc(message)}</p>${code ? `<p class="muted">Error code: <code>${esc(code)}</code></p>` : ''}`);
+  sendPage(
+    ctx,
+    status,
+    'This request cannot continue',
+    `<p class="error">${esc(message)}</p>${code ? `<p class="muted">Error code: <code>${esc(code)}</code></p>` : ''}`,
+  );
 }

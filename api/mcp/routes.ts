@@ -18,18 +18,26 @@ export const inspectApprovalOp = defineOperation({
   body: ApprovalBody,
   responses: { 200: ApprovalView },
   errors: { 400: ['invalid_body', 'invalid_user'], 404: ['not_found'] },
-  handler: async ({ em, actor, body, ctx }) => toApprovalView(await requireApproval(em, actor, body.approval_id), publicBase(ctx)),
+  handler: async ({ em, actor, body, ctx }) =>
+    toApprovalView(await requireApproval(em, actor, body.approval_id), publicBase(ctx)),
 });
 
 export const approveApprovalOp = defineOperation({
   method: 'POST',
   path: '/api/mcp/approvals/approve',
   ids: { body: { approval_id: 'approval' } },
-  summary: 'Approve a pending MCP approval request once: the waiting call then runs exactly once; the MCP client gets its result on a retry',
+  summary:
+    'Approve a pending MCP approval request once: the waiting call then runs exactly once; the MCP client gets its result on a retry',
   tag,
   auth: 'user',
   body: ApprovalBody,
   responses: { 200: ApprovalView },
-  errors: { 400: ['invalid_body', 'invalid_user'], 403: ['demo_read_only', 'not_assigned'], 404: ['not_found'], 409: ['approval_not_pending'] },
-  handler: async ({ em, actor, body, ctx, services }) => toApprovalView(await approve(em, services.jobs, actor, body.approval_id), publicBase(ctx)),
+  errors: {
+    400: ['invalid_body', 'invalid_user'],
+    403: ['demo_read_only', 'not_assigned'],
+    404: ['not_found'],
+    409: ['approval_not_pending'],
+  },
+  handler: async ({ em, actor, body, ctx, services }) =>
+    toApprovalView(await approve(em, services.jobs, actor, body.approval_id), publicBase(ctx)),
 });

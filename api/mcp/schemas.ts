@@ -5,11 +5,15 @@ import { findTool } from '../../domain/tools/index.js';
 import { RISKS } from '../../domain/tools/registry.js';
 import { JsonValue, Timestamp, iso } from '../schemas.js';
 
-export const ApprovalBody = z.object({ approval_id: z.uuid().meta({ description: 'The id from the tool call’s answer or its approval link' }) }).strict();
+export const ApprovalBody = z
+  .object({ approval_id: z.uuid().meta({ description: 'The id from the tool call’s answer or its approval link' }) })
+  .strict();
 
 export const ApprovalView = z.object({
   id: z.uuid(),
-  status: z.enum(MCP_APPROVAL_STATUSES).meta({ description: 'pending → approved → executed | failed; pending → expired' }),
+  status: z
+    .enum(MCP_APPROVAL_STATUSES)
+    .meta({ description: 'pending → approved → executed | failed; pending → expired' }),
   tool: z.object({ name: z.string(), description: z.string(), risk: z.enum(RISKS) }),
   /** The exact arguments the call runs with. */
   arguments: JsonValue,

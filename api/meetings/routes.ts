@@ -3,7 +3,15 @@ import { createMeeting, listLeadMeetings, updateMeeting } from '../../domain/mee
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
-import { CreateMeetingBody, LeadIdParams, ListMeetingsQuery, MeetingPage, MeetingView, UpdateMeetingBody, toMeetingView } from './schemas.js';
+import {
+  CreateMeetingBody,
+  LeadIdParams,
+  ListMeetingsQuery,
+  MeetingPage,
+  MeetingView,
+  UpdateMeetingBody,
+  toMeetingView,
+} from './schemas.js';
 
 const tag = 'meetings';
 const auth = { 401: ['unauthorized'] };
@@ -20,8 +28,18 @@ export const listLeadMeetingsOp = defineOperation({
   params: LeadIdParams,
   query: ListMeetingsQuery,
   responses: { 200: MeetingPage },
-  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_cursor', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
-  handler: async ({ em, actor, params, query }) => page(await listLeadMeetings(em, actor, params.leadId, { status: query.status }, toPageRequest(query)), query.limit, toMeetingView),
+  errors: {
+    400: ['invalid_id', 'invalid_query', 'invalid_cursor', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned'],
+    404: ['not_found'],
+  },
+  handler: async ({ em, actor, params, query }) =>
+    page(
+      await listLeadMeetings(em, actor, params.leadId, { status: query.status }, toPageRequest(query)),
+      query.limit,
+      toMeetingView,
+    ),
 });
 
 export const createMeetingOp = defineOperation({
@@ -34,7 +52,12 @@ export const createMeetingOp = defineOperation({
   params: LeadIdParams,
   body: CreateMeetingBody,
   responses: { 201: MeetingView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_time_range', 'invalid_outcome', 'invalid_user'], ...auth, 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_time_range', 'invalid_outcome', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) => {
     const m = await createMeeting(em, actor, params.leadId, {
       title: body.title,

@@ -19,10 +19,9 @@ const location = text({ max: 500, trim: true })
   .nullable()
   .meta({ description: 'A place or a meeting link; blank clears it' });
 const notes = text({ max: 5000 }).nullable();
-const outcome = z
-  .enum(MEETING_OUTCOMES)
-  .nullable()
-  .meta({ description: '`held` and `no_show` only once the meeting has started; null: nothing recorded (docs/meetings.md)' });
+const outcome = z.enum(MEETING_OUTCOMES).nullable().meta({
+  description: '`held` and `no_show` only once the meeting has started; null: nothing recorded (docs/meetings.md)',
+});
 
 export const ListMeetingsQuery = z.object({ ...pageQuery, status: z.enum(MEETING_STATUSES).optional() }).strict();
 
@@ -33,7 +32,10 @@ export const CreateMeetingBody = z
     ends_at: instant('When it ends'),
     location: location.optional(),
     notes: notes.optional(),
-    outcome: outcome.optional().meta({ description: 'For a meeting that already took place: `held`, `no_show` or `rescheduled` (400 invalid_outcome for a meeting not started yet)' }),
+    outcome: outcome.optional().meta({
+      description:
+        'For a meeting that already took place: `held`, `no_show` or `rescheduled` (400 invalid_outcome for a meeting not started yet)',
+    }),
   })
   .strict();
 
@@ -49,7 +51,11 @@ export const UpdateMeetingBody = z
   })
   .strict()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one field to change' })
-  .meta({ minProperties: 1, description: 'At least one field. The rules hold for the meeting as it would be after the change; a provider-managed meeting changes only its outcome and notes here (409 booking_managed)' });
+  .meta({
+    minProperties: 1,
+    description:
+      'At least one field. The rules hold for the meeting as it would be after the change; a provider-managed meeting changes only its outcome and notes here (409 booking_managed)',
+  });
 
 export const MeetingView = z.object({
   id: z.uuid(),
@@ -64,7 +70,10 @@ export const MeetingView = z.object({
   location: z.string().nullable(),
   notes: z.string().nullable(),
   source: z.enum(MEETING_SOURCES),
-  booking_provider_id: z.uuid().nullable().meta({ description: 'The connection managing it; null for manual meetings and after a disconnection' }),
+  booking_provider_id: z
+    .uuid()
+    .nullable()
+    .meta({ description: 'The connection managing it; null for manual meetings and after a disconnection' }),
   provider: z.string().nullable(),
   external_id: z.string().nullable().meta({ description: 'The provider’s booking id' }),
   canceled_at: Timestamp.nullable(),

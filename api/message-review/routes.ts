@@ -1,10 +1,23 @@
 // Message review: the campaign's review policy, its example messages, prices and the one-lead
 // preview (docs/message-review.md). Drafts, the review queue and decisions build on these.
 import { randomUUID } from 'node:crypto';
-import { applyPolicyToWaiting, approveDraft, editDraft, reviewQueue, rewriteDraft } from '../../domain/message-review/review.js';
+import {
+  applyPolicyToWaiting,
+  approveDraft,
+  editDraft,
+  reviewQueue,
+  rewriteDraft,
+} from '../../domain/message-review/review.js';
 import { startDraftGeneration } from '../../domain/message-review/generation.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
-import { previewMessage, proposeExamples, quote, saveExamples, setPolicy, updateExample } from '../../domain/message-review/writing.js';
+import {
+  previewMessage,
+  proposeExamples,
+  quote,
+  saveExamples,
+  setPolicy,
+  updateExample,
+} from '../../domain/message-review/writing.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import {
@@ -50,7 +63,8 @@ export const setReviewPolicyOp = defineOperation({
   method: 'PUT',
   path: '/api/campaigns/{campaignId}/message-review/policy',
   ids: { path: { campaignId: 'campaign' } },
-  summary: 'Set how the campaign’s AI-written drafts are reviewed: all, the first N per step, a sample, or none; blocked phrases, a maximum length and the deadline rule',
+  summary:
+    'Set how the campaign’s AI-written drafts are reviewed: all, the first N per step, a sample, or none; blocked phrases, a maximum length and the deadline rule',
   description:
     'Replaces the policy; it applies to drafts not yet decided: under `none` the drafts waiting for review (first attempts) are approved and their sends released, and a draft whose deadline passes follows the policy’s `on_deadline` as it is then. Mode first_n takes `first_n`, sample takes `sample_rate` (400 `invalid_body` without it).',
   tag,
@@ -69,17 +83,34 @@ export const setReviewPolicyOp = defineOperation({
 export const quoteDraftsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/quote',
-  ids: { path: { campaignId: 'campaign' }, body: { list_id: { within: 'campaignId', child: 'campaign_list' }, step_id: { within: 'campaignId', child: 'step', missing: [400, 'invalid_step'] } } },
+  ids: {
+    path: { campaignId: 'campaign' },
+    body: {
+      list_id: { within: 'campaignId', child: 'campaign_list' },
+      step_id: { within: 'campaignId', child: 'step', missing: [400, 'invalid_step'] },
+    },
+  },
   summary: 'Price a generation before it runs: drafts × the plan’s credits per draft, against the balance',
-  description: 'Give `drafts`, or `list_id` (its leads × the campaign’s AI-written send steps, or one `step_id`). Nothing is charged. 400 `invalid_step` for a step that is not a send step of the campaign.',
+  description:
+    'Give `drafts`, or `list_id` (its leads × the campaign’s AI-written send steps, or one `step_id`). Nothing is charged. 400 `invalid_step` for a step that is not a send step of the campaign.',
   tag,
   auth: 'user',
   params: CampaignIdParams,
   body: QuoteBody,
   responses: { 200: QuoteView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_step', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_step', 'invalid_user'],
+    ...auth,
+    403: ['not_assigned'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) =>
-    quote(em, actor, params.campaignId, 'drafts' in body ? { drafts: body.drafts } : { listId: body.list_id, stepId: body.step_id }),
+    quote(
+      em,
+      actor,
+      params.campaignId,
+      'drafts' in body ? { drafts: body.drafts } : { listId: body.list_id, stepId: body.step_id },
+    ),
 });
 
 export const generateMessageOp = defineOperation({
@@ -94,25 +125,52 @@ export const generateMessageOp = defineOperation({
   params: IdParams,
   body: GenerateMessageBody,
   responses: { 200: GeneratedMessageView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_step', 'no_send_step', 'invalid_user'], ...auth, ...write, ...model },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_step', 'no_send_step', 'invalid_user'],
+    ...auth,
+    ...write,
+    ...model,
+  },
   handler: async ({ em, actor, params, body, services }) =>
-    toGeneratedMessage(await previewMessage(em, services.llm, actor, params.id, { leadId: body.lead_id, stepId: body.step_id, requestId: randomUUID() })),
+    toGeneratedMessage(
+      await previewMessage(em, services.llm, actor, params.id, {
+        leadId: body.lead_id,
+        stepId: body.step_id,
+        requestId: randomUUID(),
+      }),
+    ),
 });
 
 export const generateExamplesOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/examples/generate',
-  ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId', child: 'step' }, lead_id: 'lead' } },
+  ids: {
+    path: { campaignId: 'campaign' },
+    body: { step_id: { within: 'campaignId', child: 'step' }, lead_id: 'lead' },
+  },
   summary: 'Propose example messages for a send step (not stored: keep the good ones with examples/save)',
-  description: 'Written for the lead given, else for a sample person; each is validated like a draft and charged as one. 402 `insufficient_credits` before any model call when the balance is short.',
+  description:
+    'Written for the lead given, else for a sample person; each is validated like a draft and charged as one. 402 `insufficient_credits` before any model call when the balance is short.',
   tag,
   auth: 'user',
   params: CampaignIdParams,
   body: GenerateExamplesBody,
   responses: { 200: ProposedExamplesView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_step', 'no_send_step', 'invalid_user'], ...auth, ...write, ...model },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_step', 'no_send_step', 'invalid_user'],
+    ...auth,
+    ...write,
+    ...model,
+  },
   handler: async ({ em, actor, params, body, services }) =>
-    toProposed(await proposeExamples(em, services.llm, actor, params.campaignId, { stepId: body.step_id, leadId: body.lead_id, count: body.count, requestId: randomUUID() })),
+    toProposed(
+      await proposeExamples(em, services.llm, actor, params.campaignId, {
+        stepId: body.step_id,
+        leadId: body.lead_id,
+        count: body.count,
+        requestId: randomUUID(),
+      }),
+    ),
 });
 
 export const saveExamplesOp = defineOperation({
@@ -120,14 +178,25 @@ export const saveExamplesOp = defineOperation({
   path: '/api/campaigns/{campaignId}/message-review/examples/save',
   ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId', child: 'step' } } },
   summary: 'Keep example messages (written or accepted) for a step or the whole campaign; generation follows them',
-  description: 'At most 50 per campaign (409 `too_many_examples`). 400 `invalid_step` for a step that is not a send step of the campaign.',
+  description:
+    'At most 50 per campaign (409 `too_many_examples`). 400 `invalid_step` for a step that is not a send step of the campaign.',
   tag,
   auth: 'user',
   params: CampaignIdParams,
   body: SaveExamplesBody,
   responses: { 201: ExampleList },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_step', 'invalid_user'], ...auth, ...write, 409: ['too_many_examples'] },
-  handler: async ({ em, actor, params, body }) => reply(201, { items: (await saveExamples(em, actor, params.campaignId, { stepId: body.step_id, items: body.items })).map(toExampleView) }),
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_step', 'invalid_user'],
+    ...auth,
+    ...write,
+    409: ['too_many_examples'],
+  },
+  handler: async ({ em, actor, params, body }) =>
+    reply(201, {
+      items: (await saveExamples(em, actor, params.campaignId, { stepId: body.step_id, items: body.items })).map(
+        toExampleView,
+      ),
+    }),
 });
 
 export const updateExampleOp = defineOperation({
@@ -141,7 +210,8 @@ export const updateExampleOp = defineOperation({
   body: ExampleBody,
   responses: { 200: ExampleView },
   errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write },
-  handler: async ({ em, actor, params, body }) => toExampleView(await updateExample(em, actor, params.campaignId, params.exampleID, body)),
+  handler: async ({ em, actor, params, body }) =>
+    toExampleView(await updateExample(em, actor, params.campaignId, params.exampleID, body)),
 });
 
 export const reviewQueueOp = defineOperation({
@@ -159,7 +229,16 @@ export const reviewQueueOp = defineOperation({
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], ...auth, 403: ['not_assigned'], 404: ['not_found'] },
   handler: async ({ em, actor, params, query }) => {
     const req = toPageRequest(query);
-    return page(await reviewQueue(em, actor, params.campaignId, { status: query.status, stepId: query.step_id, limit: req.limit, after: req.after }), req.limit, toQueueItem);
+    return page(
+      await reviewQueue(em, actor, params.campaignId, {
+        status: query.status,
+        stepId: query.step_id,
+        limit: req.limit,
+        after: req.after,
+      }),
+      req.limit,
+      toQueueItem,
+    );
   },
 });
 
@@ -170,13 +249,15 @@ export const approveDraftOp = defineOperation({
   path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/approve',
   ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId', child: 'review_item' } } },
   summary: 'Approve a draft: its action’s send is released (once)',
-  description: '409 `already_decided` for a draft decided before, `draft_replaced` for an older attempt, `draft_failed` for a failed draft (edit or retry it first).',
+  description:
+    '409 `already_decided` for a draft decided before, `draft_replaced` for an older attempt, `draft_failed` for a failed draft (edit or retry it first).',
   tag,
   auth: 'user',
   params: DraftParams,
   responses: { 200: DecidedDraftView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write, ...decision },
-  handler: async ({ em, actor, params, services }) => toDecided(await approveDraft(em, services.jobs, actor, params.campaignId, params.itemID)),
+  handler: async ({ em, actor, params, services }) =>
+    toDecided(await approveDraft(em, services.jobs, actor, params.campaignId, params.itemID)),
 });
 
 export const editDraftOp = defineOperation({
@@ -184,14 +265,22 @@ export const editDraftOp = defineOperation({
   path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/edit',
   ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId', child: 'review_item' } } },
   summary: 'Replace a draft’s text (validated) and approve it (`approve: true`) or keep it waiting',
-  description: 'Fixes a failed draft too. 422 `invalid_message` with `details.problems` when the text would not pass validation; 409 once decided.',
+  description:
+    'Fixes a failed draft too. 422 `invalid_message` with `details.problems` when the text would not pass validation; 409 once decided.',
   tag,
   auth: 'user',
   params: DraftParams,
   body: EditDraftBody,
   responses: { 200: DecidedDraftView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, ...write, ...decision, 422: ['invalid_message'] },
-  handler: async ({ em, actor, params, body, services }) => toDecided(await editDraft(em, services.jobs, actor, params.campaignId, params.itemID, body)),
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    ...write,
+    ...decision,
+    422: ['invalid_message'],
+  },
+  handler: async ({ em, actor, params, body, services }) =>
+    toDecided(await editDraft(em, services.jobs, actor, params.campaignId, params.itemID, body)),
 });
 
 export const reviseDraftOp = defineOperation({
@@ -205,8 +294,20 @@ export const reviseDraftOp = defineOperation({
   params: DraftParams,
   body: ReviseBody,
   responses: { 201: DecidedDraftView },
-  errors: { 400: ['invalid_id', 'invalid_body', 'invalid_user'], ...auth, 402: ['insufficient_credits'], ...write, ...decision },
-  handler: async ({ em, actor, params, body, services }) => reply(201, toDecided(await rewriteDraft(em, services.llm, actor, params.campaignId, params.itemID, { revise: body.instructions }))),
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    ...auth,
+    402: ['insufficient_credits'],
+    ...write,
+    ...decision,
+  },
+  handler: async ({ em, actor, params, body, services }) =>
+    reply(
+      201,
+      toDecided(
+        await rewriteDraft(em, services.llm, actor, params.campaignId, params.itemID, { revise: body.instructions }),
+      ),
+    ),
 });
 
 export const retryDraftOp = defineOperation({
@@ -214,13 +315,21 @@ export const retryDraftOp = defineOperation({
   path: '/api/campaigns/{campaignId}/message-review/drafts/{itemID}/retry',
   ids: { path: { campaignId: 'campaign', itemID: { within: 'campaignId', child: 'review_item' } } },
   summary: 'Write a failed draft again: a new attempt that replaces it and waits for review',
-  description: 'Charged as a draft (402 `insufficient_credits` before any model call). 409 `not_failed` for a draft that did not fail.',
+  description:
+    'Charged as a draft (402 `insufficient_credits` before any model call). 409 `not_failed` for a draft that did not fail.',
   tag,
   auth: 'user',
   params: DraftParams,
   responses: { 201: DecidedDraftView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 402: ['insufficient_credits'], ...write, 409: ['not_failed', 'already_decided', 'draft_replaced'] },
-  handler: async ({ em, actor, params, services }) => reply(201, toDecided(await rewriteDraft(em, services.llm, actor, params.campaignId, params.itemID, {}))),
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...auth,
+    402: ['insufficient_credits'],
+    ...write,
+    409: ['not_failed', 'already_decided', 'draft_replaced'],
+  },
+  handler: async ({ em, actor, params, services }) =>
+    reply(201, toDecided(await rewriteDraft(em, services.llm, actor, params.campaignId, params.itemID, {}))),
 });
 
 const generation = {
@@ -234,7 +343,8 @@ export const generateDraftsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/drafts/generate',
   ids: { path: { campaignId: 'campaign' }, body: { step_id: { within: 'campaignId', child: 'step' } } },
-  summary: 'Write drafts ahead for the campaign’s pending AI-written actions, as a job (workflow drafts:<campaignId>:<operationId>)',
+  summary:
+    'Write drafts ahead for the campaign’s pending AI-written actions, as a job (workflow drafts:<campaignId>:<operationId>)',
   description:
     'Selects the pending actions (planned or awaiting approval) of the AI-written steps, or one `step_id`: with scope `missing` those without a draft or whose draft failed, with `all` every one whose draft is not decided. 202 with the operation; repeating the request with the same `client_key` returns it with its exact progress. 402 `insufficient_credits` before anything starts when the balance cannot cover the selection; 400 `not_ai_step` for a step in template mode.',
   tag,
@@ -244,15 +354,26 @@ export const generateDraftsOp = defineOperation({
   responses: { 202: DraftOperationView },
   errors: generation,
   handler: async ({ em, actor, params, body, services }) =>
-    reply(202, toDraftOperation(await startDraftGeneration(em, services.jobs, actor, params.campaignId, { scope: body.scope, stepId: body.step_id, clientKey: body.client_key }))),
+    reply(
+      202,
+      toDraftOperation(
+        await startDraftGeneration(em, services.jobs, actor, params.campaignId, {
+          scope: body.scope,
+          stepId: body.step_id,
+          clientKey: body.client_key,
+        }),
+      ),
+    ),
 });
 
 export const generateAllMessagesOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{id}/generate-all-messages',
   ids: { path: { id: 'campaign' }, body: { step_id: { within: 'id', child: 'step' } } },
-  summary: 'Write again every undecided draft of the campaign’s pending AI-written actions (after new examples or a policy change), as a job',
-  description: 'The same job as `message-review/drafts/generate` with scope `all`: 202 with the operation; the same `client_key` returns it with its progress. A rewritten draft waits for review.',
+  summary:
+    'Write again every undecided draft of the campaign’s pending AI-written actions (after new examples or a policy change), as a job',
+  description:
+    'The same job as `message-review/drafts/generate` with scope `all`: 202 with the operation; the same `client_key` returns it with its progress. A rewritten draft waits for review.',
   tag,
   auth: 'user',
   params: IdParams,
@@ -260,5 +381,14 @@ export const generateAllMessagesOp = defineOperation({
   responses: { 202: DraftOperationView },
   errors: generation,
   handler: async ({ em, actor, params, body, services }) =>
-    reply(202, toDraftOperation(await startDraftGeneration(em, services.jobs, actor, params.id, { scope: 'all', stepId: body.step_id, clientKey: body.client_key }))),
+    reply(
+      202,
+      toDraftOperation(
+        await startDraftGeneration(em, services.jobs, actor, params.id, {
+          scope: 'all',
+          stepId: body.step_id,
+          clientKey: body.client_key,
+        }),
+      ),
+    ),
 });

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import type { IMessageExample } from '../../db/entities/MessageExample.js';
-import { CHANNEL_LIMITS, DEADLINE_RULES, PROBLEMS, REVIEW_MODES, SUBJECT_LIMIT, type ReviewPolicy, type Written } from '../../domain/message-review/writing.js';
+import {
+  CHANNEL_LIMITS,
+  DEADLINE_RULES,
+  PROBLEMS,
+  REVIEW_MODES,
+  SUBJECT_LIMIT,
+  type ReviewPolicy,
+  type Written,
+} from '../../domain/message-review/writing.js';
 import { DRAFT_STATUSES, type IMessageDraft } from '../../db/entities/MessageDraft.js';
 import type { IDraftOperation } from '../../db/entities/DraftOperation.js';
 import type { QueueRow } from '../../domain/message-review/review.js';
@@ -11,17 +19,53 @@ export const CampaignIdParams = z.object({ campaignId: z.uuid() });
 export const ExampleParams = z.object({ campaignId: z.uuid(), exampleID: z.uuid() });
 
 const policyFields = {
-  blocked_phrases: z.array(text({ max: 100, min: 1, trim: true })).max(100).default([]).meta({ description: 'A draft containing one (case-insensitive) fails validation: blocked_phrase' }),
-  max_length: z.number().int().min(20).max(20_000).nullable().optional().meta({ description: 'Below the channel’s own limit (invitation note 300, message 8,000, email 20,000)' }),
-  on_deadline: z.enum(DEADLINE_RULES).default('skip').meta({ description: 'An undecided draft at its deadline: skip the action, or hold it and notify' }),
-  deadline_hours: z.number().int().min(1).max(720).default(168).meta({ description: 'How long a draft waits for a decision' }),
+  blocked_phrases: z
+    .array(text({ max: 100, min: 1, trim: true }))
+    .max(100)
+    .default([])
+    .meta({ description: 'A draft containing one (case-insensitive) fails validation: blocked_phrase' }),
+  max_length: z
+    .number()
+    .int()
+    .min(20)
+    .max(20_000)
+    .nullable()
+    .optional()
+    .meta({ description: 'Below the channel’s own limit (invitation note 300, message 8,000, email 20,000)' }),
+  on_deadline: z
+    .enum(DEADLINE_RULES)
+    .default('skip')
+    .meta({ description: 'An undecided draft at its deadline: skip the action, or hold it and notify' }),
+  deadline_hours: z
+    .number()
+    .int()
+    .min(1)
+    .max(720)
+    .default(168)
+    .meta({ description: 'How long a draft waits for a decision' }),
 };
 /** One variant per mode: first_n needs `first_n`, sample needs `sample_rate`. */
 export const PolicyBody = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('all').meta({ description: 'Every draft is reviewed' }), ...policyFields }).strict(),
   z.object({ mode: z.literal('none').meta({ description: 'Drafts are auto-approved' }), ...policyFields }).strict(),
-  z.object({ mode: z.literal('first_n').meta({ description: 'The first `first_n` drafts of each step are reviewed, the rest auto-approved' }), first_n: z.number().int().min(1).max(10_000), ...policyFields }).strict(),
-  z.object({ mode: z.literal('sample').meta({ description: 'A `sample_rate` share of the drafts, chosen at random, is reviewed' }), sample_rate: z.number().gt(0).max(1), ...policyFields }).strict(),
+  z
+    .object({
+      mode: z
+        .literal('first_n')
+        .meta({ description: 'The first `first_n` drafts of each step are reviewed, the rest auto-approved' }),
+      first_n: z.number().int().min(1).max(10_000),
+      ...policyFields,
+    })
+    .strict(),
+  z
+    .object({
+      mode: z
+        .literal('sample')
+        .meta({ description: 'A `sample_rate` share of the drafts, chosen at random, is reviewed' }),
+      sample_rate: z.number().gt(0).max(1),
+      ...policyFields,
+    })
+    .strict(),
 ]);
 
 export const PolicyView = z.object({
@@ -53,10 +97,14 @@ export const toPolicyView = (p: ReviewPolicy): z.infer<typeof PolicyView> => ({
 });
 
 export const QuoteBody = z.union([
-  z.object({ drafts: z.number().int().min(1).max(100_000).meta({ description: 'A number of drafts to price' }) }).strict(),
+  z
+    .object({ drafts: z.number().int().min(1).max(100_000).meta({ description: 'A number of drafts to price' }) })
+    .strict(),
   z
     .object({
-      list_id: z.uuid().meta({ description: 'Every lead of this list (of the campaign’s product) × the campaign’s AI-written send steps' }),
+      list_id: z.uuid().meta({
+        description: 'Every lead of this list (of the campaign’s product) × the campaign’s AI-written send steps',
+      }),
       step_id: z.uuid().optional().meta({ description: 'One send step only' }),
     })
     .strict(),
@@ -80,11 +128,31 @@ const WrittenView = z.object({
   problems: z.array(ProblemView),
   credits: z.number().int().meta({ description: 'Credits this draft cost' }),
 });
-const toWritten = (w: Written): z.infer<typeof WrittenView> => ({ subject: w.subject, body: w.body, valid: w.problems.length === 0, problems: w.problems, credits: w.credits });
+const toWritten = (w: Written): z.infer<typeof WrittenView> => ({
+  subject: w.subject,
+  body: w.body,
+  valid: w.problems.length === 0,
+  problems: w.problems,
+  credits: w.credits,
+});
 
-export const GenerateMessageBody = z.object({ lead_id: z.uuid(), step_id: z.uuid().optional().meta({ description: 'A send step; default: the first one' }) }).strict();
-export const GeneratedMessageView = WrittenView.extend({ step_id: z.uuid(), channel: z.enum(['email', 'invitation', 'message']), model: z.string() });
-export const toGeneratedMessage = (w: Written & { step_id: string; channel: 'email' | 'invitation' | 'message' }) => ({ ...toWritten(w), step_id: w.step_id, channel: w.channel, model: w.model });
+export const GenerateMessageBody = z
+  .object({
+    lead_id: z.uuid(),
+    step_id: z.uuid().optional().meta({ description: 'A send step; default: the first one' }),
+  })
+  .strict();
+export const GeneratedMessageView = WrittenView.extend({
+  step_id: z.uuid(),
+  channel: z.enum(['email', 'invitation', 'message']),
+  model: z.string(),
+});
+export const toGeneratedMessage = (w: Written & { step_id: string; channel: 'email' | 'invitation' | 'message' }) => ({
+  ...toWritten(w),
+  step_id: w.step_id,
+  channel: w.channel,
+  model: w.model,
+});
 
 export const GenerateExamplesBody = z
   .object({
@@ -93,8 +161,16 @@ export const GenerateExamplesBody = z
     count: z.number().int().min(1).max(5).default(3),
   })
   .strict();
-export const ProposedExamplesView = z.object({ step_id: z.uuid(), channel: z.enum(['email', 'invitation', 'message']), items: z.array(WrittenView) });
-export const toProposed = (r: { step_id: string; channel: 'email' | 'invitation' | 'message'; items: Written[] }) => ({ step_id: r.step_id, channel: r.channel, items: r.items.map(toWritten) });
+export const ProposedExamplesView = z.object({
+  step_id: z.uuid(),
+  channel: z.enum(['email', 'invitation', 'message']),
+  items: z.array(WrittenView),
+});
+export const toProposed = (r: { step_id: string; channel: 'email' | 'invitation' | 'message'; items: Written[] }) => ({
+  step_id: r.step_id,
+  channel: r.channel,
+  items: r.items.map(toWritten),
+});
 
 const ExampleText = {
   subject: text({ max: SUBJECT_LIMIT, trim: true }).nullable().optional().meta({ description: 'For email steps' }),
@@ -102,16 +178,39 @@ const ExampleText = {
 };
 export const SaveExamplesBody = z
   .object({
-    step_id: z.uuid().nullable().optional().meta({ description: 'The send step they are for; null or absent: the whole campaign' }),
+    step_id: z
+      .uuid()
+      .nullable()
+      .optional()
+      .meta({ description: 'The send step they are for; null or absent: the whole campaign' }),
     items: z
-      .array(z.object({ ...ExampleText, source: z.enum(['user', 'generated']).default('user').meta({ description: 'generated: a proposal of examples/generate that was accepted' }) }).strict())
+      .array(
+        z
+          .object({
+            ...ExampleText,
+            source: z
+              .enum(['user', 'generated'])
+              .default('user')
+              .meta({ description: 'generated: a proposal of examples/generate that was accepted' }),
+          })
+          .strict(),
+      )
       .min(1)
       .max(20),
   })
   .strict();
 export const ExampleBody = z.object(ExampleText).strict();
 
-export const ExampleView = z.object({ id: z.uuid(), campaign_id: z.uuid(), step_id: z.uuid().nullable(), subject: z.string().nullable(), body: z.string(), source: z.string(), created_at: Timestamp, updated_at: Timestamp });
+export const ExampleView = z.object({
+  id: z.uuid(),
+  campaign_id: z.uuid(),
+  step_id: z.uuid().nullable(),
+  subject: z.string().nullable(),
+  body: z.string(),
+  source: z.string(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
 export const toExampleView = (e: IMessageExample): z.infer<typeof ExampleView> => ({
   id: e.id,
   campaign_id: e.campaign.id,
@@ -128,10 +227,15 @@ export const DraftParams = z.object({ campaignId: z.uuid(), itemID: z.uuid() });
 
 const csvStatuses = z
   .string()
-  .regex(new RegExp(`^(${DRAFT_STATUSES.join('|')})(,(${DRAFT_STATUSES.join('|')}))*$`), `comma-separated statuses: ${DRAFT_STATUSES.join(', ')}`)
+  .regex(
+    new RegExp(`^(${DRAFT_STATUSES.join('|')})(,(${DRAFT_STATUSES.join('|')}))*$`),
+    `comma-separated statuses: ${DRAFT_STATUSES.join(', ')}`,
+  )
   .transform((v) => [...new Set(v.split(','))])
   .optional()
-  .meta({ description: `Comma-separated: ${DRAFT_STATUSES.join(', ')}; default awaiting_review,held,failed (those waiting for a person)` });
+  .meta({
+    description: `Comma-separated: ${DRAFT_STATUSES.join(', ')}; default awaiting_review,held,failed (those waiting for a person)`,
+  });
 export const QueueQuery = z.object({ status: csvStatuses, step_id: z.uuid().optional(), ...pageQuery }).strict();
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
@@ -141,7 +245,10 @@ export const DraftView = z.object({
   step: z.object({ id: z.uuid(), position: z.number().int() }),
   lead: z.object({ id: z.uuid(), name: z.string().nullable(), company: z.string().nullable() }),
   channel: z.string(),
-  destination: z.string().nullable().meta({ description: 'Exactly where the send goes: the email address or the profile' }),
+  destination: z
+    .string()
+    .nullable()
+    .meta({ description: 'Exactly where the send goes: the email address or the profile' }),
   subject: z.string().nullable(),
   body: z.string(),
   status: z.enum(DRAFT_STATUSES),
@@ -152,7 +259,9 @@ export const DraftView = z.object({
   auto_approved: z.boolean(),
   action_state: z.string(),
   due_at: Timestamp,
-  deadline_at: Timestamp.nullable().meta({ description: 'When the review ends (then the policy’s on_deadline); null until the action is due' }),
+  deadline_at: Timestamp.nullable().meta({
+    description: 'When the review ends (then the policy’s on_deadline); null until the action is due',
+  }),
   created_at: Timestamp,
 });
 export const toQueueItem = (r: QueueRow): z.infer<typeof DraftView> => ({
@@ -202,22 +311,38 @@ export const toDecided = (d: IMessageDraft): z.infer<typeof DecidedDraftView> =>
 
 export const EditDraftBody = z
   .object({
-    subject: text({ max: SUBJECT_LIMIT, trim: true }).nullable().optional().meta({ description: 'Email drafts only; absent keeps the subject' }),
+    subject: text({ max: SUBJECT_LIMIT, trim: true })
+      .nullable()
+      .optional()
+      .meta({ description: 'Email drafts only; absent keeps the subject' }),
     body: text({ max: CHANNEL_LIMITS.email, min: 1, trim: false }),
-    approve: z.boolean().default(false).meta({ description: 'true: approve it with the edit (the send is released); false: it stays waiting' }),
+    approve: z
+      .boolean()
+      .default(false)
+      .meta({ description: 'true: approve it with the edit (the send is released); false: it stays waiting' }),
   })
   .strict();
 export const ReviseBody = z.object({ instructions: text({ max: 2000, min: 1, trim: true }) }).strict();
 
-const clientKey = text({ max: 200, min: 1, trim: true }).meta({ description: 'Repeating the request with the same key returns the same operation (with its progress)' });
+const clientKey = text({ max: 200, min: 1, trim: true }).meta({
+  description: 'Repeating the request with the same key returns the same operation (with its progress)',
+});
 export const GenerateDraftsBody = z
   .object({
-    scope: z.enum(['missing', 'all']).default('missing').meta({ description: 'missing: pending actions without a draft, or whose draft failed; all: every pending action whose draft is not decided' }),
+    scope: z.enum(['missing', 'all']).default('missing').meta({
+      description:
+        'missing: pending actions without a draft, or whose draft failed; all: every pending action whose draft is not decided',
+    }),
     step_id: z.uuid().optional().meta({ description: 'One AI-written send step only' }),
     client_key: clientKey,
   })
   .strict();
-export const GenerateAllBody = z.object({ step_id: z.uuid().optional().meta({ description: 'One AI-written send step only' }), client_key: clientKey }).strict();
+export const GenerateAllBody = z
+  .object({
+    step_id: z.uuid().optional().meta({ description: 'One AI-written send step only' }),
+    client_key: clientKey,
+  })
+  .strict();
 
 export const DraftOperationView = z.object({
   operation_id: z.uuid(),

@@ -13,5 +13,6 @@ export const actingAs = (op: Operation, services: Services) => async (ctx: Conte
   const value = (Array.isArray(header) ? header.join(',') : header)?.trim();
   const { authenticator } = services;
   ctx.state.actor = await authenticator.actor(ctx.state.credentialKey, ctx.state.credential, value);
-  if (op.actingAs === 'self' && value !== undefined) ctx.state.actor = await authenticator.actor(ctx.state.credentialKey, ctx.state.credential, undefined);
+  if (op.actingAs === 'self' && value !== undefined)
+    ctx.state.actor = await authenticator.actor(ctx.state.credentialKey, ctx.state.credential, undefined);
 };

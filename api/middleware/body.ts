@@ -14,7 +14,11 @@ export const hasBody = (ctx: Context): boolean =>
   ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length'] ?? 0) > 0;
 
 export function unsupportedMediaType(type: string | undefined): AppError {
-  return new AppError(415, 'unsupported_media_type', `this operation takes application/json${type ? `, not ${type}` : ' (Content-Type is missing)'}`);
+  return new AppError(
+    415,
+    'unsupported_media_type',
+    `this operation takes application/json${type ? `, not ${type}` : ' (Content-Type is missing)'}`,
+  );
 }
 
 /**
@@ -72,12 +76,21 @@ export function jsonBodyReader(limitBytes: number): (ctx: Context) => Promise<un
     const [mime, ...params] = header.split(';').map((s) => s.trim());
     if (!JSON_TYPE.test(mime)) throw unsupportedMediaType(header || undefined);
     // koa-body decodes every body as UTF-8 whatever charset it declares; the rule refuses any other.
-    const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/"/g, '');
-    if (charset && !/^utf-?8$/i.test(charset)) throw new AppError(415, 'unsupported_media_type', `JSON bodies must be UTF-8, not ${charset}`);
+    const charset = params
+      .find((p) => /^charset=/i.test(p))
+      ?.slice(8)
+      .replace(/"/g, '');
+    if (charset && !/^utf-?8$/i.test(charset))
+      throw new AppError(415, 'unsupported_media_type', `JSON bodies must be UTF-8, not ${charset}`);
     // koa-body would inflate gzip/deflate/br, and then the bytes watched for UTF-8 below would not be
     // the bytes it parsed: only an uncoded body is taken (as before koa-body, which never inflated).
     const coding = ctx.req.headers['content-encoding'];
-    if (coding !== undefined && coding !== 'identity') throw new AppError(415, 'unsupported_media_type', `Content-Encoding ${coding} is not supported; send the JSON uncompressed`);
+    if (coding !== undefined && coding !== 'identity')
+      throw new AppError(
+        415,
+        'unsupported_media_type',
+        `Content-Encoding ${coding} is not supported; send the JSON uncompressed`,
+      );
     const parsing = parse(ctx, next).then(
       () => undefined,
       (err: Error & { type?: string; status?: number }) => err,
@@ -85,8 +98,10 @@ export function jsonBodyReader(limitBytes: number): (ctx: Context) => Promise<un
     const utf8 = watchUtf8(ctx.req);
     const e = await parsing;
     const validUtf8 = utf8();
-    if (e?.type === 'entity.too.large' || e?.status === 413) throw new AppError(413, 'payload_too_large', `request body larger than ${limitBytes} bytes`);
-    if (e?.type === 'request.aborted') throw new AppError(400, 'invalid_body', 'request body was not received completely');
+    if (e?.type === 'entity.too.large' || e?.status === 413)
+      throw new AppError(413, 'payload_too_large', `request body larger than ${limitBytes} bytes`);
+    if (e?.type === 'request.aborted')
+      throw new AppError(400, 'invalid_body', 'request body was not received completely');
     if (e && !(e instanceof SyntaxError)) throw new AppError(400, 'invalid_body', 'request body could not be read');
     // Bad bytes before bad JSON: koa-body parsed their U+FFFD rewrite, so its verdict does not count.
     if (!validUtf8) throw new AppError(400, 'invalid_body', 'request body is not valid UTF-8');
@@ -108,7 +123,11 @@ const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): 
  * cannot store them in text) and no lone UTF-16 surrogates (not text at all). Returns the path of
  * the first offending string, or undefined.
  */
-export function findBadString(value: unknown, path: (string | number)[] = [], depth = 0): { path: string; reason: string } | undefined {
+export function findBadString(
+  value: unknown,
+  path: (string | number)[] = [],
+  depth = 0,
+): { path: string; reason: string } | undefined {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) return { path: path.join('.'), reason: 'must not contain NUL (U+0000) characters' };
     if (!isWellFormed(value)) return { path: path.join('.'), reason: 'must not contain unpaired UTF-16 surrogates' };

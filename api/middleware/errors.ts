@@ -2,7 +2,11 @@
 // errors, ORM and Temporal errors, and dependencies being down (503 with Retry-After). Anything
 // unrecognised is a 500 with no internals in the body.
 import type { Context, Middleware } from 'koa';
-import { NotFoundError, UniqueConstraintViolationException, ForeignKeyConstraintViolationException } from '@mikro-orm/core';
+import {
+  NotFoundError,
+  UniqueConstraintViolationException,
+  ForeignKeyConstraintViolationException,
+} from '@mikro-orm/core';
 import { ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ZodError } from 'zod';
@@ -33,9 +37,14 @@ const STATUS_CODES: Record<number, string> = {
  */
 function dataException(err: unknown): AppError | undefined {
   const e = err as { code?: unknown; sqlState?: unknown; cause?: unknown };
-  const state = [e?.sqlState, e?.code, (e?.cause as { code?: unknown } | undefined)?.code].find((c) => typeof c === 'string' && /^22[0-9A-Z]{3}$/.test(c)) as string | undefined;
+  const state = [e?.sqlState, e?.code, (e?.cause as { code?: unknown } | undefined)?.code].find(
+    (c) => typeof c === 'string' && /^22[0-9A-Z]{3}$/.test(c),
+  ) as string | undefined;
   if (!state) return undefined;
-  const message = state === '22021' || state === '22P05' ? 'text contains characters that cannot be stored' : 'a value is out of range or not in the expected form';
+  const message =
+    state === '22021' || state === '22P05'
+      ? 'text contains characters that cannot be stored'
+      : 'a value is out of range or not in the expected form';
   return new AppError(400, 'invalid_request', message);
 }
 
@@ -47,20 +56,28 @@ function classify(err: unknown): AppError | undefined {
   if (data) return data;
   if (err instanceof ZodError) return new AppError(400, 'invalid_body', 'request validation failed', err.issues);
   if (err instanceof NotFoundError) return new AppError(404, 'not_found', 'not found');
-  if (err instanceof UniqueConstraintViolationException) return new AppError(409, 'conflict', 'resource already exists');
-  if (err instanceof ForeignKeyConstraintViolationException) return new AppError(409, 'conflict', 'referenced resource is missing or still in use');
+  if (err instanceof UniqueConstraintViolationException)
+    return new AppError(409, 'conflict', 'resource already exists');
+  if (err instanceof ForeignKeyConstraintViolationException)
+    return new AppError(409, 'conflict', 'referenced resource is missing or still in use');
   if (err instanceof WorkflowNotFoundError) return new AppError(404, 'not_found', 'job not found');
-  if (err instanceof WorkflowExecutionAlreadyStartedError) return new AppError(409, 'already_started', 'job already started');
+  if (err instanceof WorkflowExecutionAlreadyStartedError)
+    return new AppError(409, 'already_started', 'job already started');
   // A dependency is down, restarting or saturated (PostgreSQL unreachable or no pooled connection in
   // time; Temporal unreachable or timing out): the request is worth repeating shortly, so 503 with
   // Retry-After (what clients and load balancers retry on), never a 500. The process needs no
   // restart: the next request uses the dependency again once it is back.
   if (isDatabaseUnavailable(err)) return unavailable('the database is unavailable; retry shortly');
-  if (err instanceof ServiceError && isTransientTemporal(err)) return unavailable('the job service is busy; retry shortly');
+  if (err instanceof ServiceError && isTransientTemporal(err))
+    return unavailable('the job service is busy; retry shortly');
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new AppError(status, STATUS_CODES[status] ?? 'invalid_request', e.expose && e.message ? e.message : 'bad request');
+    return new AppError(
+      status,
+      STATUS_CODES[status] ?? 'invalid_request',
+      e.expose && e.message ? e.message : 'bad request',
+    );
   }
   return undefined;
 }

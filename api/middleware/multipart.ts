@@ -67,7 +67,9 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
   const req = ctx.req;
   const contentType = ctx.get('content-type');
   if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) {
-    throw invalid(`this operation takes a multipart/form-data body${contentType ? `, not ${contentType.split(';')[0]}` : ' (Content-Type is missing)'}`);
+    throw invalid(
+      `this operation takes a multipart/form-data body${contentType ? `, not ${contentType.split(';')[0]}` : ' (Content-Type is missing)'}`,
+    );
   }
   const fieldBytes = limits.fieldBytes ?? 1024;
   const maxBody = limits.fileBytes + FORM_OVERHEAD_BYTES;
@@ -142,10 +144,18 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
       if (limits.sink) {
         fileStream = stream;
         streamed = { filename: info.filename, mimeType: info.mimeType };
-        stream.on('limit', () => fail(new AppError(413, 'file_too_large', `the file is larger than ${limits.fileBytes} bytes`)));
+        stream.on('limit', () =>
+          fail(new AppError(413, 'file_too_large', `the file is larger than ${limits.fileBytes} bytes`)),
+        );
         stream.on('error', () => {}); // the sink's read (or the form's failure) reports it
         sinking = limits.sink(stream, { filename: info.filename, mimeType: info.mimeType });
-        sinking.catch((err: unknown) => fail(err instanceof AppError ? err : Object.assign(new AppError(500, 'upload_failed', 'the file could not be stored'), { cause: err })));
+        sinking.catch((err: unknown) =>
+          fail(
+            err instanceof AppError
+              ? err
+              : Object.assign(new AppError(500, 'upload_failed', 'the file could not be stored'), { cause: err }),
+          ),
+        );
         return;
       }
       const chunks: Buffer[] = [];
@@ -154,9 +164,12 @@ export function readForm(ctx: Context, limits: FormLimits): Promise<Form> {
         chunks.push(chunk);
         size += chunk.length;
       });
-      stream.on('limit', () => fail(new AppError(413, 'file_too_large', `the file is larger than ${limits.fileBytes} bytes`)));
+      stream.on('limit', () =>
+        fail(new AppError(413, 'file_too_large', `the file is larger than ${limits.fileBytes} bytes`)),
+      );
       stream.on('end', () => {
-        if (!stream.truncated) file = { filename: info.filename, mimeType: info.mimeType, data: Buffer.concat(chunks, size) };
+        if (!stream.truncated)
+          file = { filename: info.filename, mimeType: info.mimeType, data: Buffer.concat(chunks, size) };
       });
       stream.on('error', () => {}); // the parser reports the cause
     });

@@ -21,7 +21,11 @@ export const rateLimit = (op: Operation, services: Services) => {
     ctx.set('RateLimit', `"${group}";r=${d.remaining};t=${d.reset}`);
     if (!d.allowed) {
       ctx.set('Retry-After', String(d.retryAfter));
-      throw new AppError(429, 'rate_limited', `rate limit exceeded: ${limit} requests per minute; retry after ${d.retryAfter} s`);
+      throw new AppError(
+        429,
+        'rate_limited',
+        `rate limit exceeded: ${limit} requests per minute; retry after ${d.retryAfter} s`,
+      );
     }
   };
 };

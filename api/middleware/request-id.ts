@@ -9,11 +9,13 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * The first middleware: installs the request's state, takes the caller's X-Request-Id when it is
  * safe to echo (else mints one) and always echoes it back.
  */
-export const requestId = (services: Pick<Services, 'orm' | 'logger'>): Middleware => async (ctx, next) => {
-  const state = new RequestState(services.orm, services.logger);
-  const incoming = ctx.get('x-request-id');
-  state.requestId = incoming && SAFE_ID.test(incoming) ? incoming : uuidv7();
-  ctx.state = state;
-  ctx.set('X-Request-Id', state.requestId);
-  await next();
-};
+export const requestId =
+  (services: Pick<Services, 'orm' | 'logger'>): Middleware =>
+  async (ctx, next) => {
+    const state = new RequestState(services.orm, services.logger);
+    const incoming = ctx.get('x-request-id');
+    state.requestId = incoming && SAFE_ID.test(incoming) ? incoming : uuidv7();
+    ctx.state = state;
+    ctx.set('X-Request-Id', state.requestId);
+    await next();
+  };

@@ -38,7 +38,8 @@ export const listMyWorkspacesOp = defineOperation({
 export const joinDemoOp = defineOperation({
   method: 'POST',
   path: '/api/me/workspaces/demo/join',
-  summary: 'Join the shared read-only Demo workspace as a member (idempotent: 201 when joined now, 200 when already a member)',
+  summary:
+    'Join the shared read-only Demo workspace as a member (idempotent: 201 when joined now, 200 when already a member)',
   tag,
   auth: 'user',
   actingAs: false,
@@ -47,7 +48,14 @@ export const joinDemoOp = defineOperation({
   handler: async ({ em, auth }) => {
     const { member, created } = await joinDemo(em, auth.userId);
     const ws = member.workspace.getEntity();
-    const view = toView({ id: ws.id, name: ws.name, ownerId: ws.owner.id, role: member.role, memberId: member.id, isDemo: ws.isDemo });
+    const view = toView({
+      id: ws.id,
+      name: ws.name,
+      ownerId: ws.owner.id,
+      role: member.role,
+      memberId: member.id,
+      isDemo: ws.isDemo,
+    });
     return reply(created ? 201 : 200, view);
   },
 });

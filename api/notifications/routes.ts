@@ -32,7 +32,12 @@ export const listNotificationsOp = defineOperation({
   query: NotificationsQuery,
   responses: { 200: NotificationPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
-  handler: async ({ em, actor, query }) => page(await listNotifications(em, actor, { ...toPageRequest(query), unread: query.unread === 'true' }), query.limit, toNotificationView),
+  handler: async ({ em, actor, query }) =>
+    page(
+      await listNotifications(em, actor, { ...toPageRequest(query), unread: query.unread === 'true' }),
+      query.limit,
+      toNotificationView,
+    ),
 });
 
 export const unreadCountOp = defineOperation({
@@ -84,7 +89,8 @@ export const listAnnouncementsOp = defineOperation({
   query: AnnouncementsQuery,
   responses: { 200: AnnouncementPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
-  handler: async ({ em, actor, query }) => page(await listForUser(em, actor, toPageRequest(query)), query.limit, toAnnouncementView),
+  handler: async ({ em, actor, query }) =>
+    page(await listForUser(em, actor, toPageRequest(query)), query.limit, toAnnouncementView),
 });
 
 export const dismissAnnouncementOp = defineOperation({
@@ -107,12 +113,19 @@ export const ctaClickOp = defineOperation({
   method: 'POST',
   path: '/api/me/announcements/{id}/cta-click',
   ids: { path: { id: { own: 'an announcement as the caller sees it' } } },
-  summary: 'Record that the caller followed the announcement’s call to action (once per person: a repeat records nothing and says so)',
+  summary:
+    'Record that the caller followed the announcement’s call to action (once per person: a repeat records nothing and says so)',
   tag: 'announcements',
   auth: 'user',
   params: IdParams,
   responses: { 200: CtaClickView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, 403: ['demo_read_only'], 404: ['not_found'], 409: ['no_call_to_action'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    ...auth,
+    403: ['demo_read_only'],
+    404: ['not_found'],
+    409: ['no_call_to_action'],
+  },
   handler: async ({ em, actor, params }) => {
     const c = await clickCta(em, actor, params.id);
     return { id: c.id, recorded: c.recorded, clicked_at: new Date(c.clicked_at).toISOString(), cta_url: c.cta_url };

@@ -8,7 +8,10 @@ import { Timestamp, iso } from '../schemas.js';
 export const NotificationsQuery = z
   .object({
     ...pageQuery,
-    unread: z.enum(['true', 'false']).optional().meta({ description: '`true`: only the notifications the caller has not read' }),
+    unread: z
+      .enum(['true', 'false'])
+      .optional()
+      .meta({ description: '`true`: only the notifications the caller has not read' }),
   })
   .strict();
 
@@ -20,7 +23,9 @@ export const NotificationView = z.object({
   }),
   title: z.string(),
   body: z.string(),
-  data: z.record(z.string(), z.unknown()).meta({ description: 'Ids of what the notification is about (platform_account_id, conversation_id, list_import_id, …)' }),
+  data: z.record(z.string(), z.unknown()).meta({
+    description: 'Ids of what the notification is about (platform_account_id, conversation_id, list_import_id, …)',
+  }),
   read: z.boolean(),
   read_at: Timestamp.nullable(),
   created_at: Timestamp,
@@ -41,10 +46,16 @@ export const NotificationPage = pageSchema(NotificationView);
 export const UnreadCountView = z.object({ unread: z.number().int().min(0) });
 export const ReadAllBody = z
   .object({
-    up_to_id: z.uuid().optional().meta({ description: 'Mark only notifications up to this one (inclusive): the newest the person has seen, so later arrivals stay unread. Default: all.' }),
+    up_to_id: z.uuid().optional().meta({
+      description:
+        'Mark only notifications up to this one (inclusive): the newest the person has seen, so later arrivals stay unread. Default: all.',
+    }),
   })
   .strict();
-export const ReadAllView = z.object({ marked: z.number().int().min(0).meta({ description: 'Notifications this call marked read (0 on a repeat)' }), unread: z.number().int().min(0) });
+export const ReadAllView = z.object({
+  marked: z.number().int().min(0).meta({ description: 'Notifications this call marked read (0 on a repeat)' }),
+  unread: z.number().int().min(0),
+});
 
 export const AnnouncementsQuery = z.object({ ...pageQuery }).strict();
 
@@ -52,11 +63,16 @@ export const AnnouncementView = z.object({
   id: z.uuid(),
   title: z.string(),
   body: z.string(),
-  cta: z.object({ label: z.string(), url: z.string() }).nullable().meta({ description: 'The call to action, if any: follow the URL and record the click with cta-click' }),
+  cta: z
+    .object({ label: z.string(), url: z.string() })
+    .nullable()
+    .meta({ description: 'The call to action, if any: follow the URL and record the click with cta-click' }),
   plans: z.array(z.enum(PLAN_IDS)).nullable().meta({ description: 'The plans it is for; null: every plan' }),
   starts_at: Timestamp,
   ends_at: Timestamp.nullable(),
-  cta_clicked_at: Timestamp.nullable().meta({ description: 'When the caller followed the call to action (null: not yet)' }),
+  cta_clicked_at: Timestamp.nullable().meta({
+    description: 'When the caller followed the call to action (null: not yet)',
+  }),
 });
 
 export const toAnnouncementView = (a: AnnouncementRow): z.infer<typeof AnnouncementView> => ({
@@ -78,7 +94,10 @@ export const DismissView = z.object({
 });
 export const CtaClickView = z.object({
   id: z.uuid(),
-  recorded: z.boolean().meta({ description: 'true: this click was recorded; false: an earlier click of the caller already was, nothing new is recorded' }),
+  recorded: z.boolean().meta({
+    description:
+      'true: this click was recorded; false: an earlier click of the caller already was, nothing new is recorded',
+  }),
   clicked_at: Timestamp.meta({ description: 'The recorded (first) click' }),
   cta_url: z.string(),
 });

@@ -10,7 +10,9 @@ export const OnboardingView = z.object({
       step: z.enum(ONBOARDING_STEPS),
       label: z.string(),
       done: z.boolean(),
-      done_at: Timestamp.nullable().meta({ description: 'When the earliest row that completes the step was made (null: not done)' }),
+      done_at: Timestamp.nullable().meta({
+        description: 'When the earliest row that completes the step was made (null: not done)',
+      }),
     }),
   ),
   completed: z.number().int().min(0),
@@ -22,7 +24,8 @@ export const OnboardingView = z.object({
 export const onboardingProgressOp = defineOperation({
   method: 'GET',
   path: '/api/onboarding/progress',
-  summary: 'The workspace’s onboarding steps (product, agent, sender account, list, campaign, first reply), each done or not and since when',
+  summary:
+    'The workspace’s onboarding steps (product, agent, sender account, list, campaign, first reply), each done or not and since when',
   tag: 'onboarding',
   auth: 'user',
   responses: { 200: OnboardingView },

@@ -14,10 +14,15 @@ const FORM = { file: 'file', fields: ['app_id', 'thread_id'], fileBytes: MAX_ATT
 /** The form's fields, checked with the spec's codes (the file's content is checked by the domain). */
 function fieldsOf(form: Form) {
   const { app_id, thread_id } = form.fields;
-  if (!AttachmentForm.shape.app_id.safeParse(app_id).success) throw badRequest('invalid_app', 'a valid app_id is required');
-  if (thread_id !== undefined && !AttachmentForm.shape.thread_id.safeParse(thread_id).success) throw badRequest('invalid_thread', 'thread_id must be a thread id (UUID)');
+  if (!AttachmentForm.shape.app_id.safeParse(app_id).success)
+    throw badRequest('invalid_app', 'a valid app_id is required');
+  if (thread_id !== undefined && !AttachmentForm.shape.thread_id.safeParse(thread_id).success)
+    throw badRequest('invalid_thread', 'thread_id must be a thread id (UUID)');
   if (!form.file) {
-    throw badRequest('missing_file', form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required');
+    throw badRequest(
+      'missing_file',
+      form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required',
+    );
   }
   return { appId: app_id.toLowerCase(), threadId: thread_id?.toLowerCase(), file: form.file };
 }
@@ -25,7 +30,8 @@ function fieldsOf(form: Form) {
 export const uploadAttachmentOp = defineOperation({
   method: 'POST',
   path: '/api/agent/attachments',
-  summary: 'Upload a file (text or PDF, at most 2 MiB) for chat: its text is extracted now, and a message of the thread can name it',
+  summary:
+    'Upload a file (text or PDF, at most 2 MiB) for chat: its text is extracted now, and a message of the thread can name it',
   tag: 'operator',
   auth: 'user',
   form: AttachmentForm,
@@ -43,7 +49,12 @@ export const uploadAttachmentOp = defineOperation({
     try {
       await requireOperatorAccess(em, actor);
       const { appId, threadId, file } = fieldsOf(await readForm(ctx, FORM));
-      const attachment = await createAttachment(em, actor, { appId, threadId, filename: file.filename, data: file.data }, services.pdf);
+      const attachment = await createAttachment(
+        em,
+        actor,
+        { appId, threadId, filename: file.filename, data: file.data },
+        services.pdf,
+      );
       return reply(201, toAttachmentView(attachment));
     } catch (err) {
       // Refused before the body was read (e.g. 402): close rather than drain what the client still sends.

@@ -13,7 +13,10 @@ export const AttachmentForm = z
       },
     }),
     app_id: z.uuid().meta({ description: 'The product; malformed or missing → 400 invalid_app' }),
-    thread_id: z.uuid().optional().meta({ description: "One of the caller's threads of that product (400 invalid_thread, 404 thread_not_found); absent: a thread is created" }),
+    thread_id: z.uuid().optional().meta({
+      description:
+        "One of the caller's threads of that product (400 invalid_thread, 404 thread_not_found); absent: a thread is created",
+    }),
   })
   .strict();
 
@@ -21,10 +24,14 @@ export const AttachmentView = z.object({
   file_id: z.uuid(),
   thread_id: z.uuid(),
   filename: z.string().meta({ description: 'Base name, without control characters, at most 255 characters' }),
-  content_type: z.string().meta({ description: 'Detected from the content: text/plain, text/markdown, text/csv, text/tab-separated-values, application/json, text/html, application/xml or application/pdf' }),
+  content_type: z.string().meta({
+    description:
+      'Detected from the content: text/plain, text/markdown, text/csv, text/tab-separated-values, application/json, text/html, application/xml or application/pdf',
+  }),
   size_bytes: z.number().int().nonnegative(),
   extraction_status: z.enum(EXTRACTION_STATUSES).meta({
-    description: 'extracted: text found and kept; truncated: text found, the first 200,000 characters kept; empty: no text (e.g. a scanned PDF); failed: the PDF could not be read',
+    description:
+      'extracted: text found and kept; truncated: text found, the first 200,000 characters kept; empty: no text (e.g. a scanned PDF); failed: the PDF could not be read',
   }),
 });
 

@@ -9,8 +9,14 @@ export const MemoryParams = z.object({ memoryID: z.uuid() });
 
 const Fact = z
   .object({
-    app_id: z.uuid().nullable().optional().meta({ description: 'The product the fact is about; null or absent: all products' }),
-    key: text({ min: 1, max: MAX_KEY, trim: true }).meta({ description: `Unique per product (or for all products) for the caller; trimmed, 1–${MAX_KEY} characters` }),
+    app_id: z
+      .uuid()
+      .nullable()
+      .optional()
+      .meta({ description: 'The product the fact is about; null or absent: all products' }),
+    key: text({ min: 1, max: MAX_KEY, trim: true }).meta({
+      description: `Unique per product (or for all products) for the caller; trimmed, 1–${MAX_KEY} characters`,
+    }),
     value: text({ min: 1, max: MAX_VALUE, trim: true }),
   })
   .strict();
@@ -20,7 +26,9 @@ export const PutMemoryBody = z.union([Fact, z.array(Fact).min(1).max(MAX_FACTS_P
 
 export const MemoryQuery = z.object({
   ...pageQuery,
-  app_id: z.uuid().optional().meta({ description: "That product's facts and those for all products (what the Operator sees when working on it)" }),
+  app_id: z.uuid().optional().meta({
+    description: "That product's facts and those for all products (what the Operator sees when working on it)",
+  }),
 });
 
 export const MemoryView = z.object({
@@ -52,8 +60,12 @@ export const PreferencesBody = z
     confirmation_pending: pref('How to hear that an Operator action waits for your confirmation'),
     account_disconnected: pref('How to hear that a sender account of the workspace was disconnected'),
     reply_received: pref('How to hear that a lead replied (one notification per conversation and inbound batch)'),
-    import_finished: pref('How to hear that a list import you started completed or failed, or a company import you started is ready for review or finished'),
-    review_overdue: pref('How to hear that an AI-written message of a campaign you can access waits for review past its deadline'),
+    import_finished: pref(
+      'How to hear that a list import you started completed or failed, or a company import you started is ready for review or finished',
+    ),
+    review_overdue: pref(
+      'How to hear that an AI-written message of a campaign you can access waits for review past its deadline',
+    ),
   })
   .strict();
 
@@ -78,7 +90,9 @@ export const toPreferencesView = (p: NotificationPreferences): z.infer<typeof Pr
 });
 
 /** The body's fields as the domain's change (absent fields keep their value). */
-export const toPreferencesChange = (b: z.infer<typeof PreferencesBody>): Partial<Omit<NotificationPreferences, 'updatedAt'>> => ({
+export const toPreferencesChange = (
+  b: z.infer<typeof PreferencesBody>,
+): Partial<Omit<NotificationPreferences, 'updatedAt'>> => ({
   taskFinished: b.task_finished,
   confirmationPending: b.confirmation_pending,
   accountDisconnected: b.account_disconnected,

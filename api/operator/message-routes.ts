@@ -16,18 +16,36 @@ const tag = 'operator';
 const MessageRequest = z
   .object({
     app_id: z.string().meta({ description: 'The product (a UUID; 400 invalid_app otherwise)' }),
-    thread_id: z.uuid().optional().meta({ description: 'An existing thread of the product (400 invalid_thread, 404 thread_not_found, 400 thread_app_mismatch); a new thread when absent' }),
+    thread_id: z.uuid().optional().meta({
+      description:
+        'An existing thread of the product (400 invalid_thread, 404 thread_not_found, 400 thread_app_mismatch); a new thread when absent',
+    }),
     message: z.string().max(MAX_MESSAGE).optional().meta({ description: 'Required unless a confirmation is sent' }),
-    attachment_ids: z.array(z.uuid()).max(3).optional().meta({ description: 'Up to 3 unique attachment UUIDs of this thread; need thread_id; not with a confirmation' }),
+    attachment_ids: z
+      .array(z.uuid())
+      .max(3)
+      .optional()
+      .meta({ description: 'Up to 3 unique attachment UUIDs of this thread; need thread_id; not with a confirmation' }),
     confirmation_action: z.enum(['confirm', 'cancel']).optional(),
-    confirmation_token: z.string().min(1).max(200).optional().meta({ description: 'From the approval_required event; required to cancel; not with message' }),
+    confirmation_token: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: 'From the approval_required event; required to cancel; not with message' }),
   })
   .strict()
   // The attachments' own rules are the body's (400 invalid_attachments), before the policy looks them up in the thread.
   .superRefine((b, ctx) => {
     const ids = b.attachment_ids ?? [];
-    if (new Set(ids.map((i) => i.toLowerCase())).size !== ids.length) ctx.addIssue({ code: 'custom', path: ['attachment_ids'], message: 'attachment ids must be unique' });
-    else if (ids.length && b.confirmation_action) ctx.addIssue({ code: 'custom', path: ['attachment_ids'], message: 'attachments cannot be combined with confirming an action' });
+    if (new Set(ids.map((i) => i.toLowerCase())).size !== ids.length)
+      ctx.addIssue({ code: 'custom', path: ['attachment_ids'], message: 'attachment ids must be unique' });
+    else if (ids.length && b.confirmation_action)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['attachment_ids'],
+        message: 'attachments cannot be combined with confirming an action',
+      });
   });
 
 const STREAM_DOC = `A server-sent event stream (\`text/event-stream\`). Each event has \`event:\`, \`id:\` (resumable position) and one JSON \`data:\` line:
@@ -48,8 +66,15 @@ While idle the server sends a \`: heartbeat\` comment every 15 s. A client that 
 export const postMessageOp = defineOperation({
   method: 'POST',
   path: '/api/agent/messages',
-  ids: { body: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] }, thread_id: { kind: 'thread', missing: [404, 'thread_not_found'] }, attachment_ids: { within: 'thread_id', child: 'attachment', missing: [404, 'attachment_not_found'] } } },
-  summary: 'Talk to the Operator: a turn on Temporal, streamed as server-sent events (or confirm / cancel a pending tool call)',
+  ids: {
+    body: {
+      app_id: { kind: 'app', missing: [403, 'app_not_owned'] },
+      thread_id: { kind: 'thread', missing: [404, 'thread_not_found'] },
+      attachment_ids: { within: 'thread_id', child: 'attachment', missing: [404, 'attachment_not_found'] },
+    },
+  },
+  summary:
+    'Talk to the Operator: a turn on Temporal, streamed as server-sent events (or confirm / cancel a pending tool call)',
   description: STREAM_DOC,
   tag,
   auth: 'user',
@@ -58,7 +83,14 @@ export const postMessageOp = defineOperation({
   produces: 'text/event-stream',
   responses: { 200: z.string() },
   errors: {
-    400: ['invalid_app', 'invalid_attachments', 'invalid_body', 'invalid_thread', 'invalid_user', 'thread_app_mismatch'],
+    400: [
+      'invalid_app',
+      'invalid_attachments',
+      'invalid_body',
+      'invalid_thread',
+      'invalid_user',
+      'thread_app_mismatch',
+    ],
     402: ['', 'insufficient_credits'],
     403: ['app_not_owned', 'demo_read_only', 'not_assigned'],
     404: ['attachment_not_found', 'thread_not_found', 'confirmation_not_found'],
@@ -74,7 +106,12 @@ export const postMessageOp = defineOperation({
     // The API's own first event goes to the client at once; the rest comes from the turn through Redis.
     const stream = streamTurn(ctx, services, turnId, after, {
       event: 'turn',
-      data: { turn_id: turnId, thread_id: threadId, workflow_id: operatorWorkflowIds.turn(threadId, turnId), resumed: prepared.kind === 'decision' },
+      data: {
+        turn_id: turnId,
+        thread_id: threadId,
+        workflow_id: operatorWorkflowIds.turn(threadId, turnId),
+        resumed: prepared.kind === 'decision',
+      },
     });
     // Not awaited: the response (headers and the first event) goes out while the workflow starts.
     void dispatch(services.jobs, prepared, { em: em.fork(), redis: services.redis }).catch((err: unknown) => {
@@ -96,7 +133,8 @@ export const capabilitiesOp = defineOperation({
   method: 'GET',
   path: '/api/agent/capabilities',
   ids: { query: { app_id: 'app' } },
-  summary: "The Operator's tools (the one registry the Operator and the MCP endpoint serve), without schemas or dispatch details",
+  summary:
+    "The Operator's tools (the one registry the Operator and the MCP endpoint serve), without schemas or dispatch details",
   tag,
   auth: 'user',
   // Required and a uuid in the document too (a missing or malformed one is 400 invalid_scope, as the handler answered).
@@ -109,7 +147,13 @@ export const capabilitiesOp = defineOperation({
     await requireApp(em, actor, query.app_id); // ownership before enumerating
     return {
       app_id: query.app_id,
-      capabilities: allTools().map((t) => ({ name: t.name, domain: t.domain, description: t.description, risk: t.risk, needs_confirmation: needsConfirmation(t) })),
+      capabilities: allTools().map((t) => ({
+        name: t.name,
+        domain: t.domain,
+        description: t.description,
+        risk: t.risk,
+        needs_confirmation: needsConfirmation(t),
+      })),
     };
   },
 });

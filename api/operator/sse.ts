@@ -12,13 +12,20 @@ import { runtimeSettings } from '../../lib/config.js';
 
 const heartbeatMs = runtimeSettings.operatorHeartbeatMs;
 
-const frame = (event: StreamEventName, data: unknown, id?: string) => `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+const frame = (event: StreamEventName, data: unknown, id?: string) =>
+  `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /**
  * Streams the turn's events after `after`; `first` is written at once (the API's own `turn` event).
  * `fail` ends the stream with an `error` event (e.g. the workflow could not be started).
  */
-export function streamTurn(ctx: Context, services: Services, turnId: string, after: string, first?: { event: StreamEventName; data: unknown }): { fail(code: string, message: string): void } {
+export function streamTurn(
+  ctx: Context,
+  services: Services,
+  turnId: string,
+  after: string,
+  first?: { event: StreamEventName; data: unknown },
+): { fail(code: string, message: string): void } {
   ctx.status = 200;
   ctx.type = 'text/event-stream';
   ctx.set('Cache-Control', 'no-cache, no-transform');
@@ -67,7 +74,13 @@ export function streamTurn(ctx: Context, services: Services, turnId: string, aft
     } catch (err) {
       if (!closed) {
         services.logger.warn({ err: String(err), turnId }, 'operator stream read failed');
-        out.write(frame('error', { turn_id: turnId, code: 'stream_unavailable', message: 'live events are unavailable; the turn goes on, see the thread history' }));
+        out.write(
+          frame('error', {
+            turn_id: turnId,
+            code: 'stream_unavailable',
+            message: 'live events are unavailable; the turn goes on, see the thread history',
+          }),
+        );
       }
     } finally {
       stop();
@@ -78,15 +91,28 @@ export function streamTurn(ctx: Context, services: Services, turnId: string, aft
 }
 
 /** A finished turn whose final event never arrived: `done` / `error` from its row. */
-async function finalFromRow(services: Services, turnId: string): Promise<{ event: StreamEventName; data: Record<string, unknown> } | null> {
+async function finalFromRow(
+  services: Services,
+  turnId: string,
+): Promise<{ event: StreamEventName; data: Record<string, unknown> } | null> {
   const turn = await services.orm.em.fork().findOne(AgentTurn, turnId);
-  if (!turn) return { event: 'error', data: { turn_id: turnId, code: 'turn_not_found', message: 'the turn no longer exists' } };
+  if (!turn)
+    return { event: 'error', data: { turn_id: turnId, code: 'turn_not_found', message: 'the turn no longer exists' } };
   if (turn.status === 'completed') {
     return {
       event: 'done',
-      data: { turn_id: turnId, usage: { input_tokens: turn.inputTokens, output_tokens: turn.outputTokens, model_calls: turn.modelCalls }, cost_micros: Number(turn.costMicros), credits: turn.credits },
+      data: {
+        turn_id: turnId,
+        usage: { input_tokens: turn.inputTokens, output_tokens: turn.outputTokens, model_calls: turn.modelCalls },
+        cost_micros: Number(turn.costMicros),
+        credits: turn.credits,
+      },
     };
   }
-  if (turn.status === 'failed') return { event: 'error', data: { turn_id: turnId, code: turn.errorCode ?? 'turn_failed', message: turn.errorMessage ?? '' } };
+  if (turn.status === 'failed')
+    return {
+      event: 'error',
+      data: { turn_id: turnId, code: turn.errorCode ?? 'turn_failed', message: turn.errorMessage ?? '' },
+    };
   return null;
 }

@@ -1,7 +1,15 @@
 // Operator tasks (docs/operator-tasks.md): read tasks, their actions and events; pause, resume,
 // cancel and retry them; the outcomes of finished ones. Tasks are created by the Operator's
 // `create_task` tool (domain/tools/operator-tasks.ts), which the spec gives no route of its own.
-import { controlTask, listTasks, requireTaskWithCounts, retryTask, taskActions, taskEvents, taskOutcomes } from '../../domain/operator/tasks.js';
+import {
+  controlTask,
+  listTasks,
+  requireTaskWithCounts,
+  retryTask,
+  taskActions,
+  taskEvents,
+  taskOutcomes,
+} from '../../domain/operator/tasks.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import {
@@ -38,7 +46,12 @@ export const listTasksOp = defineOperation({
   query: TaskListQuery,
   responses: { 200: TaskPage },
   errors: { 400: ['invalid_query', 'invalid_user'], 403: ['app_not_owned', 'not_assigned'] },
-  handler: async ({ em, actor, query }) => page(await listTasks(em, actor, { status: query.status, appId: query.app_id }, toPageRequest(query)), query.limit, toTaskView),
+  handler: async ({ em, actor, query }) =>
+    page(
+      await listTasks(em, actor, { status: query.status, appId: query.app_id }, toPageRequest(query)),
+      query.limit,
+      toTaskView,
+    ),
 });
 
 export const getTaskOp = defineOperation({
@@ -78,7 +91,8 @@ export const taskEventsOp = defineOperation({
   query: EventsQuery,
   responses: { 200: EventPage },
   errors: { 400: ['invalid_id', 'invalid_query', 'invalid_user'], 404: ['not_found'] },
-  handler: async ({ em, actor, params, query }) => page(await taskEvents(em, actor, params.taskID, toPageRequest(query)), query.limit, toEventView),
+  handler: async ({ em, actor, params, query }) =>
+    page(await taskEvents(em, actor, params.taskID, toPageRequest(query)), query.limit, toEventView),
 });
 
 export const retryTaskOp = defineOperation({
@@ -90,8 +104,14 @@ export const retryTaskOp = defineOperation({
   auth: 'user',
   params: TaskParams,
   responses: { 202: TaskView },
-  errors: { 400: ['invalid_id', 'invalid_user'], 403: ['demo_read_only'], 404: ['not_found'], 409: ['invalid_transition', 'task_busy'] },
-  handler: async ({ em, actor, services, params }) => reply(202, toTaskView(await retryTask(em, actor, services.jobs, params.taskID))),
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    403: ['demo_read_only'],
+    404: ['not_found'],
+    409: ['invalid_transition', 'task_busy'],
+  },
+  handler: async ({ em, actor, services, params }) =>
+    reply(202, toTaskView(await retryTask(em, actor, services.jobs, params.taskID))),
 });
 
 export const controlTaskOp = defineOperation({
@@ -104,15 +124,22 @@ export const controlTaskOp = defineOperation({
   params: ControlParams,
   invalid: { fields: { operation: 'invalid_operation' } },
   responses: { 200: TaskView },
-  errors: { 400: ['invalid_id', 'invalid_operation', 'invalid_user'], 403: ['demo_read_only'], 404: ['not_found'], 409: ['invalid_transition'] },
-  handler: async ({ em, actor, services, params }) => toTaskView(await controlTask(em, actor, services.jobs, params.taskID, params.operation)),
+  errors: {
+    400: ['invalid_id', 'invalid_operation', 'invalid_user'],
+    403: ['demo_read_only'],
+    404: ['not_found'],
+    409: ['invalid_transition'],
+  },
+  handler: async ({ em, actor, services, params }) =>
+    toTaskView(await controlTask(em, actor, services.jobs, params.taskID, params.operation)),
 });
 
 export const outcomesOp = defineOperation({
   method: 'GET',
   path: '/api/operator/outcomes',
   ids: { query: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } } },
-  summary: "What the caller's finished tasks achieved in a window: actions succeeded / failed / canceled per task, per tool and in total",
+  summary:
+    "What the caller's finished tasks achieved in a window: actions succeeded / failed / canceled per task, per tool and in total",
   tag,
   auth: 'user',
   query: OutcomesQuery,

@@ -10,13 +10,18 @@ import { Timestamp, iso } from '../schemas.js';
 export const TaskParams = z.object({ taskID: z.uuid() });
 export const ControlParams = z.object({
   taskID: z.uuid(),
-  operation: z.enum(TASK_OPERATIONS).meta({ description: 'pause | resume | cancel (anything else: 400 invalid_operation)' }),
+  operation: z
+    .enum(TASK_OPERATIONS)
+    .meta({ description: 'pause | resume | cancel (anything else: 400 invalid_operation)' }),
 });
 
 export const TaskListQuery = z.object({
   ...pageQuery,
   status: z.enum(TASK_STATUSES).optional(),
-  app_id: z.uuid().optional().meta({ description: "One product's tasks (403 app_not_owned for another workspace's product, not_assigned for one the member was not given)" }),
+  app_id: z.uuid().optional().meta({
+    description:
+      "One product's tasks (403 app_not_owned for another workspace's product, not_assigned for one the member was not given)",
+  }),
 });
 export const EventsQuery = z.object(pageQuery);
 
@@ -28,12 +33,18 @@ export const TaskView = z.object({
   app_id: z.uuid(),
   title: z.string(),
   status: z.enum(TASK_STATUSES),
-  on_failure: z.enum(ON_FAILURE).meta({ description: 'stop: the task fails at the first failed action (the rest stay pending); continue: the other actions still run' }),
+  on_failure: z.enum(ON_FAILURE).meta({
+    description:
+      'stop: the task fails at the first failed action (the rest stay pending); continue: the other actions still run',
+  }),
   workflow_id: z.string().meta({ description: 'operator-task:<id> (one Temporal run per run of the task)' }),
   run: z.number().int().positive().meta({ description: 'Runs started: 1, then one more per retry' }),
   action_count: Count,
   action_counts: ActionCounts,
-  acting_as: z.uuid().nullable().meta({ description: 'The owner the user acted for when creating it (X-Acting-As); null in their own workspace' }),
+  acting_as: z
+    .uuid()
+    .nullable()
+    .meta({ description: 'The owner the user acted for when creating it (X-Acting-As); null in their own workspace' }),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Timestamp.nullable(),
@@ -67,7 +78,10 @@ export const ActionView = z.object({
   status: z.enum(ACTION_STATUSES),
   attempts: Count.meta({ description: 'Times it was started (a retry adds one)' }),
   result: z.unknown().meta({ description: "The tool's result (succeeded), else null" }),
-  error: z.object({ code: z.string(), message: z.string() }).nullable().meta({ description: 'Why the last attempt failed' }),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .nullable()
+    .meta({ description: 'Why the last attempt failed' }),
   started_at: Timestamp.nullable(),
   finished_at: Timestamp.nullable(),
   updated_at: Timestamp,
@@ -122,9 +136,16 @@ export const toEventView = (e: IOperatorTaskEvent): z.infer<typeof EventView> =>
 
 export const OutcomesQuery = z.object({
   app_id: z.uuid().optional(),
-  from: z.iso.datetime().optional().meta({ description: 'Start of the window (finished at or after); default: 30 days before `to`' }),
-  to: z.iso.datetime().optional().meta({ description: 'End of the window (finished before); default: now. A window that ends before it starts is empty' }),
-  limit: pageQuery.limit.meta({ description: 'Tasks listed in by_task (newest first); the totals count every task of the window' }),
+  from: z.iso
+    .datetime()
+    .optional()
+    .meta({ description: 'Start of the window (finished at or after); default: 30 days before `to`' }),
+  to: z.iso.datetime().optional().meta({
+    description: 'End of the window (finished before); default: now. A window that ends before it starts is empty',
+  }),
+  limit: pageQuery.limit.meta({
+    description: 'Tasks listed in by_task (newest first); the totals count every task of the window',
+  }),
 });
 
 const OutcomeCounts = z.object({ succeeded: Count, failed: Count, canceled: Count });
@@ -132,7 +153,9 @@ export const OutcomesView = z.object({
   from: Timestamp,
   to: Timestamp,
   tasks: z.object({ total: Count, completed: Count, failed: Count, canceled: Count }),
-  actions: OutcomeCounts.extend({ not_run: Count.meta({ description: 'Left pending by a task that stopped at a failure' }) }),
+  actions: OutcomeCounts.extend({
+    not_run: Count.meta({ description: 'Left pending by a task that stopped at a failure' }),
+  }),
   by_task: z.array(
     OutcomeCounts.extend({
       task_id: z.uuid(),
@@ -151,6 +174,10 @@ export const toOutcomesView = (o: Outcomes): z.infer<typeof OutcomesView> => ({
   to: o.to.toISOString(),
   tasks: o.tasks,
   actions: o.actions,
-  by_task: o.by_task.map((t) => ({ ...t, status: t.status as 'completed' | 'failed' | 'canceled', finished_at: t.finished_at.toISOString() })),
+  by_task: o.by_task.map((t) => ({
+    ...t,
+    status: t.status as 'completed' | 'failed' | 'canceled',
+    finished_at: t.finished_at.toISOString(),
+  })),
   by_tool: o.by_tool,
 });

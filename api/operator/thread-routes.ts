@@ -1,8 +1,24 @@
 // Operator threads (docs/operator.md): create, list, read, rename, delete, history.
 import { z } from 'zod';
-import { createThread, deleteThread, listThreads, renameThread, requireThread, threadMessages } from '../../domain/operator/threads.js';
+import {
+  createThread,
+  deleteThread,
+  listThreads,
+  renameThread,
+  requireThread,
+  threadMessages,
+} from '../../domain/operator/threads.js';
 import { defineOperation, reply } from '../operation.js';
-import { AppQuery, CreateThreadBody, MessageView, RenameThreadBody, ThreadParams, ThreadView, toMessageView, toThreadView } from './thread-schemas.js';
+import {
+  AppQuery,
+  CreateThreadBody,
+  MessageView,
+  RenameThreadBody,
+  ThreadParams,
+  ThreadView,
+  toMessageView,
+  toThreadView,
+} from './thread-schemas.js';
 
 const tag = 'operator';
 const byThread = { params: 'invalid_thread' };
@@ -17,8 +33,12 @@ export const createThreadOp = defineOperation({
   body: CreateThreadBody,
   invalid: { fields: { app_id: 'invalid_app', title: 'invalid_body' } },
   responses: { 201: ThreadView },
-  errors: { 400: ['invalid_app', 'invalid_body', 'invalid_title', 'title_too_long', 'invalid_user'], 403: ['app_not_owned'] },
-  handler: async ({ em, actor, body }) => reply(201, toThreadView(await createThread(em, actor, body.app_id, body.title))),
+  errors: {
+    400: ['invalid_app', 'invalid_body', 'invalid_title', 'title_too_long', 'invalid_user'],
+    403: ['app_not_owned'],
+  },
+  handler: async ({ em, actor, body }) =>
+    reply(201, toThreadView(await createThread(em, actor, body.app_id, body.title))),
 });
 
 export const listThreadsOp = defineOperation({
@@ -60,8 +80,12 @@ export const renameThreadOp = defineOperation({
   body: RenameThreadBody,
   invalid: byThread,
   responses: { 200: ThreadView },
-  errors: { 400: ['invalid_body', 'invalid_thread', 'invalid_title', 'invalid_user', 'title_too_long'], 404: ['not_found'] },
-  handler: async ({ em, actor, params, body }) => toThreadView(await renameThread(em, actor, params.threadId, body.title)),
+  errors: {
+    400: ['invalid_body', 'invalid_thread', 'invalid_title', 'invalid_user', 'title_too_long'],
+    404: ['not_found'],
+  },
+  handler: async ({ em, actor, params, body }) =>
+    toThreadView(await renameThread(em, actor, params.threadId, body.title)),
 });
 
 export const deleteThreadOp = defineOperation({

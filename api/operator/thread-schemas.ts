@@ -46,7 +46,10 @@ export const MessageView = z.object({
   tool_calls: z.array(z.object({ id: z.string(), name: z.string(), args: z.unknown() })).nullable(),
   tool_call_id: z.string().nullable(),
   tool_name: z.string().nullable(),
-  tool_status: z.string().nullable().meta({ description: 'tool messages: ok, error, awaiting_confirmation, canceled, expired' }),
+  tool_status: z
+    .string()
+    .nullable()
+    .meta({ description: 'tool messages: ok, error, awaiting_confirmation, canceled, expired' }),
   tool_result: z.unknown(),
   attachment_ids: z.array(z.uuid()),
   created_at: Timestamp,

@@ -37,7 +37,8 @@ export const listCampaignActionsOp = defineOperation({
   path: '/api/campaigns/{campaignId}/scheduled-actions',
   ids: { path: { campaignId: 'campaign' }, query: { step_id: { within: 'campaignId', child: 'step' } } },
   summary: 'The campaign’s scheduled actions by due time, filtered by state, step and due range',
-  description: '`due_from` is inclusive, `due_to` exclusive. `{items, next_cursor}`; 400 `invalid_cursor` for a cursor this list did not return.',
+  description:
+    '`due_from` is inclusive, `due_to` exclusive. `{items, next_cursor}`; 400 `invalid_cursor` for a cursor this list did not return.',
   tag,
   auth: 'user',
   params: CampaignIdParams,
@@ -60,7 +61,16 @@ export const listCampaignActionsOp = defineOperation({
 export const batchApproveOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/batch-approve',
-  ids: { path: { campaignId: 'campaign' }, body: { ids: { each: 'campaign_action', within: 'campaignId', why: 'each action is answered in its own result; one not of this campaign is not_found' } } },
+  ids: {
+    path: { campaignId: 'campaign' },
+    body: {
+      ids: {
+        each: 'campaign_action',
+        within: 'campaignId',
+        why: 'each action is answered in its own result; one not of this campaign is not_found',
+      },
+    },
+  },
   summary: 'Approve up to 500 actions of the campaign; a result per id',
   description:
     'Each id by the single-action rule: `approved` (and its workflow told), `not_found` (no action of this campaign), or `invalid_state` (not `planned` or `awaiting_approval`; its current state is given).',
@@ -73,7 +83,12 @@ export const batchApproveOp = defineOperation({
   handler: async ({ em, actor, params, body, services }) => {
     const items = await batchApprove(em, services.jobs, actor, params.campaignId, body.ids);
     const n = (r: string) => items.filter((i) => i.result === r).length;
-    return { items: items as never, approved: n('approved'), not_found: n('not_found'), invalid_state: n('invalid_state') };
+    return {
+      items: items as never,
+      approved: n('approved'),
+      not_found: n('not_found'),
+      invalid_state: n('invalid_state'),
+    };
   },
 });
 
@@ -95,20 +110,23 @@ export const cancelCountryRestrictedOp = defineOperation({
   path: '/api/campaigns/{campaignId}/scheduled-actions/cancel-country-restricted',
   ids: { path: { campaignId: 'campaign' } },
   summary: 'Cancel those actions and stop their enrollments',
-  description: 'Actions `canceled` (`error_code = blocked_country`), enrollments `stopped` (`stop_reason = blocked_country`), each workflow told by an `unenroll` signal.',
+  description:
+    'Actions `canceled` (`error_code = blocked_country`), enrollments `stopped` (`stop_reason = blocked_country`), each workflow told by an `unenroll` signal.',
   tag,
   auth: 'user',
   params: CampaignIdParams,
   responses: { 200: CountryCancelView },
   errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...write },
-  handler: async ({ em, actor, params, services }) => cancelCountryRestricted(em, services.jobs, actor, params.campaignId),
+  handler: async ({ em, actor, params, services }) =>
+    cancelCountryRestricted(em, services.jobs, actor, params.campaignId),
 });
 
 export const inFlightImpactOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/in-flight-impact',
   ids: { path: { campaignId: 'campaign' } },
-  summary: 'What pausing or editing the campaign now would affect: enrollments per status, actions per state, actions due in the next 24 h',
+  summary:
+    'What pausing or editing the campaign now would affect: enrollments per status, actions per state, actions due in the next 24 h',
   tag,
   auth: 'user',
   params: CampaignIdParams,
@@ -121,7 +139,8 @@ export const campaignStatsOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{id}/stats',
   ids: { path: { id: 'campaign' } },
-  summary: 'Campaign and per-step counts (enrolled, sent, accepted, replied, reply rate, failed, bounced) and by local day',
+  summary:
+    'Campaign and per-step counts (enrolled, sent, accepted, replied, reply rate, failed, bounced) and by local day',
   description: 'Days are in the campaign’s time zone. `reply_rate` = replied / sent (0 when nothing was sent).',
   tag,
   auth: 'user',
@@ -148,7 +167,8 @@ export const rescheduleOverdueOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-overdue',
   ids: { path: { campaignId: 'campaign' } },
-  summary: 'Move actions whose due time passed (while the campaign or the enrollment was paused) into the next sending windows, spread under each sender account’s daily caps',
+  summary:
+    'Move actions whose due time passed (while the campaign or the enrollment was paused) into the next sending windows, spread under each sender account’s daily caps',
   description:
     'Pending actions (`planned`, `awaiting_approval`, `approved`) of running enrollments due before now, earliest first. Their workflows follow the new due time at their slot request (waiting reason `rescheduled`). 409 `invalid_transition` unless the campaign is active or paused.',
   tag,
@@ -163,7 +183,8 @@ export const reschedulePlannedOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-planned',
   ids: { path: { campaignId: 'campaign' } },
-  summary: 'Re-plan the pending actions not yet due into the campaign’s current windows and caps (after a settings change)',
+  summary:
+    'Re-plan the pending actions not yet due into the campaign’s current windows and caps (after a settings change)',
   description:
     'Each action moves to the first fitting time at or after the earliest its step allows (the delay after the previous step): wider windows bring actions earlier, narrower ones push them later. Actions planned before this rule, and first sends under a daily new-lead cap, never move earlier. 409 `invalid_transition` unless the campaign is active or paused.',
   tag,

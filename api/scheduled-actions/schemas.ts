@@ -20,7 +20,13 @@ export const ActionPage = z.object({ items: z.array(ScheduledActionView), next_c
 
 export const BatchApproveBody = z.object({ ids: z.array(z.uuid()).min(1).max(500) }).strict();
 export const BatchApproveView = z.object({
-  items: z.array(z.object({ id: z.uuid(), result: z.enum(['approved', 'not_found', 'invalid_state']), state: z.enum(ACTION_STATES).nullable() })),
+  items: z.array(
+    z.object({
+      id: z.uuid(),
+      result: z.enum(['approved', 'not_found', 'invalid_state']),
+      state: z.enum(ACTION_STATES).nullable(),
+    }),
+  ),
   approved: z.number().int(),
   not_found: z.number().int(),
   invalid_state: z.number().int(),
@@ -42,10 +48,18 @@ export const InFlightImpactView = z.object({
 const StepCounts = {
   sent: Count,
   accepted: Count,
-  opened: Count.meta({ description: 'Emails opened by a person (the connector’s message.opened, or a tracking pixel load classified human: docs/tracking.md)' }),
-  opened_machine: Count.meta({ description: 'Beyond the spec. Emails whose only opens were machines’ (privacy proxies prefetching, scanners): not in `opened`' }),
+  opened: Count.meta({
+    description:
+      'Emails opened by a person (the connector’s message.opened, or a tracking pixel load classified human: docs/tracking.md)',
+  }),
+  opened_machine: Count.meta({
+    description:
+      'Beyond the spec. Emails whose only opens were machines’ (privacy proxies prefetching, scanners): not in `opened`',
+  }),
   clicked: Count.meta({ description: 'Beyond the spec. Emails with a tracked link followed by a person' }),
-  clicked_machine: Count.meta({ description: 'Beyond the spec. Emails whose only clicks were machines’ (link scanners): not in `clicked`' }),
+  clicked_machine: Count.meta({
+    description: 'Beyond the spec. Emails whose only clicks were machines’ (link scanners): not in `clicked`',
+  }),
   replied: Count,
   failed: Count,
   bounced: Count,
@@ -55,7 +69,14 @@ const StepCounts = {
 export const CampaignStatsView = z.object({
   campaign_id: z.uuid(),
   time_zone: z.string(),
-  totals: z.object({ enrolled: Count, replied_enrollments: Count, enrollment_failed: Count.describe('enrollments that ended `failed` (an error retrying could not fix; each also notified)'), ...StepCounts }),
+  totals: z.object({
+    enrolled: Count,
+    replied_enrollments: Count,
+    enrollment_failed: Count.describe(
+      'enrollments that ended `failed` (an error retrying could not fix; each also notified)',
+    ),
+    ...StepCounts,
+  }),
   steps: z.array(
     z.object({
       step_id: z.uuid(),
@@ -66,7 +87,10 @@ export const CampaignStatsView = z.object({
       variants: z
         .array(z.object({ variant_id: z.uuid(), name: z.string().nullable(), is_winner: z.boolean(), ...StepCounts }))
         .optional()
-        .meta({ description: 'Beyond the spec. Per A/B variant of the step (present when its sends used variants); details: GET …/steps/{stepId}/variants' }),
+        .meta({
+          description:
+            'Beyond the spec. Per A/B variant of the step (present when its sends used variants); details: GET …/steps/{stepId}/variants',
+        }),
     }),
   ),
   by_day: z.array(z.object({ day: z.string(), sent: Count, replied: Count, accepted: Count, failed: Count })),
@@ -82,7 +106,15 @@ export const StepRepliesView = z.object({
       type: z.string(),
       replies: Count,
       reply_rate: z.number().min(0),
-      latest: z.array(z.object({ action_id: z.uuid(), lead_id: z.uuid(), enrollment_id: z.uuid(), replied_at: Timestamp, executed_at: Timestamp.nullable() })),
+      latest: z.array(
+        z.object({
+          action_id: z.uuid(),
+          lead_id: z.uuid(),
+          enrollment_id: z.uuid(),
+          replied_at: Timestamp,
+          executed_at: Timestamp.nullable(),
+        }),
+      ),
     }),
   ),
 });
@@ -95,10 +127,24 @@ export const CountryImpactView = z.object({
   actions: Count,
   enrollments: Count,
   by_country: z.array(z.object({ country: z.string().nullable(), actions: Count })),
-  sample: z.array(z.object({ action_id: z.uuid(), lead_id: z.uuid(), enrollment_id: z.uuid(), state: z.enum(ACTION_STATES), due_at: Timestamp, country: z.string().nullable() })),
+  sample: z.array(
+    z.object({
+      action_id: z.uuid(),
+      lead_id: z.uuid(),
+      enrollment_id: z.uuid(),
+      state: z.enum(ACTION_STATES),
+      due_at: Timestamp,
+      country: z.string().nullable(),
+    }),
+  ),
 });
 
-export const CountryCancelView = z.object({ campaign_id: z.uuid(), canceled_actions: Count, stopped_enrollments: Count, signaled: Count });
+export const CountryCancelView = z.object({
+  campaign_id: z.uuid(),
+  canceled_actions: Count,
+  stopped_enrollments: Count,
+  signaled: Count,
+});
 
 export const ReplanView = z.object({
   campaign_id: z.uuid(),
@@ -107,5 +153,7 @@ export const ReplanView = z.object({
   no_window: Count.meta({ description: 'Actions for which no sending window ever opens (left unchanged)' }),
   first_due_at: Timestamp.nullable(),
   last_due_at: Timestamp.nullable(),
-  items: z.array(z.object({ id: z.uuid(), previous_due_at: Timestamp, due_at: Timestamp })).meta({ description: 'The moves (first 200)' }),
+  items: z
+    .array(z.object({ id: z.uuid(), previous_due_at: Timestamp, due_at: Timestamp }))
+    .meta({ description: 'The moves (first 200)' }),
 });

@@ -37,13 +37,18 @@ export const listSuppressionsOp = defineOperation({
   responses: { 200: SuppressionPage },
   errors: { 400: ['invalid_query', 'invalid_user'], 401: ['unauthorized'] },
   handler: async ({ em, actor, query }) =>
-    page(await listSuppressions(em, actor, { reason: query.reason, kind: query.kind, q: query.q }, toPageRequest(query)), query.limit, toSuppressionView),
+    page(
+      await listSuppressions(em, actor, { reason: query.reason, kind: query.kind, q: query.q }, toPageRequest(query)),
+      query.limit,
+      toSuppressionView,
+    ),
 });
 
 export const addSuppressionOp = defineOperation({
   method: 'POST',
   path: '/api/suppressions',
-  summary: 'Suppress an address or a whole domain: 201 when new, 200 with the entry already on the list (its first reason kept)',
+  summary:
+    'Suppress an address or a whole domain: 201 when new, 200 with the entry already on the list (its first reason kept)',
   description: `${SCOPE} Any member who may write can add an entry (suppressing is always safe).`,
   tag,
   beyondSpec: true,
@@ -51,7 +56,11 @@ export const addSuppressionOp = defineOperation({
   body: AddSuppressionBody,
   invalid: { fields: { value: 'invalid_suppression' } },
   responses: { 201: SuppressionView, 200: SuppressionView },
-  errors: { 400: ['invalid_body', 'invalid_suppression', 'invalid_user'], 401: ['unauthorized'], 403: ['demo_read_only'] },
+  errors: {
+    400: ['invalid_body', 'invalid_suppression', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['demo_read_only'],
+  },
   handler: async ({ em, actor, body }) => {
     const { row, created } = await addSuppression(em, actor, body.value, body.reason);
     return reply(created ? 201 : 200, toSuppressionView(row));
@@ -69,7 +78,12 @@ export const deleteSuppressionOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 204: null },
-  errors: { 400: ['invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params }) => {
     await deleteSuppression(em, actor, params.id);
     return reply(204);
@@ -111,7 +125,11 @@ export const importSuppressionsOp = defineOperation({
           await job.run;
         },
       });
-      if (!form.streamed || !job.run) throw badRequest('missing_file', form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required');
+      if (!form.streamed || !job.run)
+        throw badRequest(
+          'missing_file',
+          form.fileAsText ? 'the file field must be a file part (with a filename)' : 'the file field is required',
+        );
       return await job.run;
     } catch (err) {
       closeIfUnread(ctx);
@@ -139,7 +157,8 @@ export const updateEmailSettingsOp = defineOperation({
   method: 'PATCH',
   path: '/api/email-settings',
   summary: 'Set or remove the workspace’s email footer (owners and admins)',
-  description: 'Beyond the spec. The footer (at most 2,000 characters, trimmed) is appended to every email the workspace sends from then on; null or a blank text removes it.',
+  description:
+    'Beyond the spec. The footer (at most 2,000 characters, trimmed) is appended to every email the workspace sends from then on; null or a blank text removes it.',
   tag,
   beyondSpec: true,
   auth: 'user',

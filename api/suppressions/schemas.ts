@@ -9,11 +9,19 @@ import { Timestamp, text } from '../schemas.js';
 
 export const SuppressionView = z.object({
   id: z.uuid(),
-  kind: z.enum(SUPPRESSION_KINDS).meta({ description: '`address` (one email address) or `domain` (every address at it)' }),
+  kind: z
+    .enum(SUPPRESSION_KINDS)
+    .meta({ description: '`address` (one email address) or `domain` (every address at it)' }),
   value: z.string().meta({ description: 'Normalised: a lower-case address, or a domain without a leading @' }),
   reason: z.enum(SUPPRESSION_REASONS),
-  source: z.string().nullable().meta({ description: 'Where it came from: `api`, `csv`, `one_click`, `link`, `mailto`, `user`, a bounce…' }),
-  created_by: z.uuid().nullable().meta({ description: 'The user who added it by hand or by import; null when the system did' }),
+  source: z
+    .string()
+    .nullable()
+    .meta({ description: 'Where it came from: `api`, `csv`, `one_click`, `link`, `mailto`, `user`, a bounce…' }),
+  created_by: z
+    .uuid()
+    .nullable()
+    .meta({ description: 'The user who added it by hand or by import; null when the system did' }),
   created_at: Timestamp,
 });
 
@@ -34,7 +42,11 @@ export const ListSuppressionsQuery = z
     ...pageQuery,
     reason: z.enum(SUPPRESSION_REASONS).optional(),
     kind: z.enum(SUPPRESSION_KINDS).optional(),
-    q: z.string().max(320).optional().meta({ description: 'Entries whose value starts with this (case-insensitive; domains are stored without @)' }),
+    q: z
+      .string()
+      .max(320)
+      .optional()
+      .meta({ description: 'Entries whose value starts with this (case-insensitive; domains are stored without @)' }),
   })
   .strict();
 
@@ -55,9 +67,18 @@ export const AddSuppressionBody = z
     value: z
       .string()
       .max(254)
-      .regex(new RegExp(VALUE_PATTERN), 'value must be an email address (name@example.com) or a domain (example.com or @example.com)')
-      .meta({ description: 'An email address, or a domain (`example.com` or `@example.com`: every address at it). 400 `invalid_suppression` otherwise' }),
-    reason: z.enum(['manual', 'complaint']).default('manual').meta({ description: '`manual` (default) or `complaint` (the person complained)' }),
+      .regex(
+        new RegExp(VALUE_PATTERN),
+        'value must be an email address (name@example.com) or a domain (example.com or @example.com)',
+      )
+      .meta({
+        description:
+          'An email address, or a domain (`example.com` or `@example.com`: every address at it). 400 `invalid_suppression` otherwise',
+      }),
+    reason: z
+      .enum(['manual', 'complaint'])
+      .default('manual')
+      .meta({ description: '`manual` (default) or `complaint` (the person complained)' }),
   })
   .strict();
 
@@ -74,19 +95,39 @@ export const SuppressionImportForm = z
 
 export const ImportResultView = z.object({
   imported: z.number().int().nonnegative().meta({ description: 'Entries new on the list' }),
-  already_present: z.number().int().nonnegative().meta({ description: 'Valid entries that were already on the list, or repeated in the file' }),
+  already_present: z
+    .number()
+    .int()
+    .nonnegative()
+    .meta({ description: 'Valid entries that were already on the list, or repeated in the file' }),
   invalid: z
-    .array(z.object({ row: z.number().int().positive().meta({ description: 'The row number in the file, the first row (a header or not) being 1' }), value: z.string(), message: z.string() }))
-    .meta({ description: `The first ${INVALID_SHOWN} rows that are neither an address nor a domain (blank rows are skipped, not invalid)` }),
+    .array(
+      z.object({
+        row: z
+          .number()
+          .int()
+          .positive()
+          .meta({ description: 'The row number in the file, the first row (a header or not) being 1' }),
+        value: z.string(),
+        message: z.string(),
+      }),
+    )
+    .meta({
+      description: `The first ${INVALID_SHOWN} rows that are neither an address nor a domain (blank rows are skipped, not invalid)`,
+    }),
   invalid_count: z.number().int().nonnegative(),
 });
 
 export const EmailSettingsView = z.object({
-  footer: z.string().nullable().meta({ description: 'Appended to every email the workspace sends: its postal address, as anti-spam law asks; null: none' }),
+  footer: z.string().nullable().meta({
+    description: 'Appended to every email the workspace sends: its postal address, as anti-spam law asks; null: none',
+  }),
 });
 
 export const EmailSettingsBody = z
   .object({
-    footer: text({ max: MAX_FOOTER_CHARS, trim: true }).nullable().meta({ description: `At most ${MAX_FOOTER_CHARS} characters; null or a blank text removes the footer` }),
+    footer: text({ max: MAX_FOOTER_CHARS, trim: true })
+      .nullable()
+      .meta({ description: `At most ${MAX_FOOTER_CHARS} characters; null or a blank text removes the footer` }),
   })
   .strict();

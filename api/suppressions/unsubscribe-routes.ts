@@ -14,9 +14,19 @@ import { defineOperation } from '../operation.js';
 
 const tag = 'email';
 
-const TokenParams = z.object({ token: z.string().max(200).meta({ description: 'The signed token of the link (a malformed or tampered one answers the 404 page)' }) });
+const TokenParams = z.object({
+  token: z
+    .string()
+    .max(200)
+    .meta({ description: 'The signed token of the link (a malformed or tampered one answers the 404 page)' }),
+});
 const PostQuery = z
-  .object({ from: z.enum(['page']).optional().meta({ description: '`page`: the confirmation page’s button (recorded as source `link`); absent: a one-click POST (`one_click`)' }) })
+  .object({
+    from: z.enum(['page']).optional().meta({
+      description:
+        '`page`: the confirmation page’s button (recorded as source `link`); absent: a one-click POST (`one_click`)',
+    }),
+  })
   .strict();
 const Html = z.string().meta({ description: 'An HTML page' });
 
@@ -39,7 +49,12 @@ function notFoundPage(ctx: Context): void {
 }
 
 const donePage = (ctx: Context, email: string | null) =>
-  sendPage(ctx, 200, 'You are unsubscribed', `<p>${esc(maskEmail(email))} will receive no more email from this sender. You can close this page.</p>`);
+  sendPage(
+    ctx,
+    200,
+    'You are unsubscribed',
+    `<p>${esc(maskEmail(email))} will receive no more email from this sender. You can close this page.</p>`,
+  );
 
 /** The contact a valid token names, in the token's workspace; null for a bad token or a contact that no longer exists. */
 async function contactOf(em: EntityManager, key: Buffer, token: string) {
@@ -55,9 +70,14 @@ async function contactOf(em: EntityManager, key: Buffer, token: string) {
 export const unsubscribePageOp = defineOperation({
   method: 'GET',
   path: '/unsubscribe/{token}',
-  ids: { path: { token: { value: 'a signed unsubscribe token (domain/suppressions/unsubscribe.ts), checked by its signature' } } },
+  ids: {
+    path: {
+      token: { value: 'a signed unsubscribe token (domain/suppressions/unsubscribe.ts), checked by its signature' },
+    },
+  },
   summary: 'The unsubscribe link’s confirmation page: changes nothing, its button POSTs back',
-  description: 'Beyond the spec. Public (the token is the authority). An HTML page; a malformed or tampered token, or a contact that no longer exists, answers a 404 HTML page.',
+  description:
+    'Beyond the spec. Public (the token is the authority). An HTML page; a malformed or tampered token, or a contact that no longer exists, answers a 404 HTML page.',
   tag,
   beyondSpec: true,
   auth: 'public',
@@ -84,7 +104,11 @@ export const unsubscribePageOp = defineOperation({
 export const unsubscribeOp = defineOperation({
   method: 'POST',
   path: '/unsubscribe/{token}',
-  ids: { path: { token: { value: 'a signed unsubscribe token (domain/suppressions/unsubscribe.ts), checked by its signature' } } },
+  ids: {
+    path: {
+      token: { value: 'a signed unsubscribe token (domain/suppressions/unsubscribe.ts), checked by its signature' },
+    },
+  },
   summary: 'Unsubscribe at once (RFC 8058 one-click, and the confirmation page’s button): idempotent',
   description:
     'Beyond the spec. Public (the token is the authority). The contact is marked unsubscribed, its address put on the suppression list (reason `unsubscribe`), every running enrollment of it in the workspace stopped (`unsubscribed`) with its unsent actions canceled, and the workspace owner notified (`contact.unsubscribed`, the first time only). The body is not read: a one-click client sends `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded), any body or none does. Answers an HTML page; a malformed or tampered token, or a contact that no longer exists, a 404 HTML page.',
@@ -101,7 +125,9 @@ export const unsubscribeOp = defineOperation({
   handler: async ({ ctx, em, params, query, services }) => {
     const c = await contactOf(em, services.config.encryptionKey, params.token);
     if (!c) return notFoundPage(ctx);
-    const r = await em.transactional((tx) => unsubscribeContact(tx as EntityManager, c.workspaceId, c.contactId, query.from === 'page' ? 'link' : 'one_click'));
+    const r = await em.transactional((tx) =>
+      unsubscribeContact(tx as EntityManager, c.workspaceId, c.contactId, query.from === 'page' ? 'link' : 'one_click'),
+    );
     // After the commit: the enrollments were stopped in it; waking them is best effort (their gate reads the stop).
     await wakeEnrollments(
       services.jobs,

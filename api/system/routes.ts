@@ -32,7 +32,14 @@ export const readyz = defineOperation({
   handler: async ({ services, ctx }) => {
     const checks = await checkReadiness(services);
     if (Object.values(checks).every((c) => c.ok)) return { status: 'ready' as const, checks };
-    return reply(503, { error: { code: 'not_ready', message: 'a dependency is unavailable', details: checks, request_id: ctx.state.requestId } });
+    return reply(503, {
+      error: {
+        code: 'not_ready',
+        message: 'a dependency is unavailable',
+        details: checks,
+        request_id: ctx.state.requestId,
+      },
+    });
   },
 });
 

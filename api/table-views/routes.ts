@@ -17,7 +17,8 @@ export const listTableViewsOp = defineOperation({
   query: TableViewsQuery,
   responses: { 200: TableViewPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...auth },
-  handler: async ({ em, actor, query }) => page(await listViews(em, actor, { ...toPageRequest(query), table: query.table }), query.limit, toTableView),
+  handler: async ({ em, actor, query }) =>
+    page(await listViews(em, actor, { ...toPageRequest(query), table: query.table }), query.limit, toTableView),
 });
 
 export const saveTableViewOp = defineOperation({

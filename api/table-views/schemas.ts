@@ -13,7 +13,21 @@ const Key = z
   .meta({ description: 'A column of the table, as the client names it (e.g. `email`, `custom.industry`)' });
 const Scalar = z.union([text({ max: 500 }), z.number(), z.boolean(), z.null()]);
 
-export const FILTER_OPS = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'between', 'is_null', 'is_not_null'] as const;
+export const FILTER_OPS = [
+  'eq',
+  'neq',
+  'lt',
+  'lte',
+  'gt',
+  'gte',
+  'in',
+  'not_in',
+  'contains',
+  'starts_with',
+  'between',
+  'is_null',
+  'is_not_null',
+] as const;
 
 const Column = z
   .object({
@@ -27,16 +41,27 @@ const Filter = z
   .object({
     field: Key,
     op: z.enum(FILTER_OPS),
-    value: z.union([Scalar, z.array(Scalar).max(100)]).optional().meta({ description: 'A value, or up to 100 for in/not_in/between; none for is_null/is_not_null' }),
+    value: z
+      .union([Scalar, z.array(Scalar).max(100)])
+      .optional()
+      .meta({ description: 'A value, or up to 100 for in/not_in/between; none for is_null/is_not_null' }),
   })
   .strict();
 const Sort = z.object({ field: Key, direction: z.enum(['asc', 'desc']) }).strict();
 
 export const Layout = z
   .object({
-    columns: z.array(Column).max(100).default([]).meta({ description: 'Shown columns in order (at most 100, keys unique)' }),
+    columns: z
+      .array(Column)
+      .max(100)
+      .default([])
+      .meta({ description: 'Shown columns in order (at most 100, keys unique)' }),
     filters: z.array(Filter).max(50).default([]),
-    sort: z.array(Sort).max(5).default([]).meta({ description: 'Sort keys in priority order (at most 5, fields unique)' }),
+    sort: z
+      .array(Sort)
+      .max(5)
+      .default([])
+      .meta({ description: 'Sort keys in priority order (at most 5, fields unique)' }),
     page_size: z.number().int().min(1).max(200).optional(),
   })
   .strict()
@@ -46,9 +71,12 @@ export const Layout = z
     if (col) ctx.addIssue({ code: 'custom', path: ['columns'], message: `column "${col}" appears twice` });
     const s = dup(l.sort.map((x) => x.field));
     if (s) ctx.addIssue({ code: 'custom', path: ['sort'], message: `sort field "${s}" appears twice` });
-    if (Buffer.byteLength(JSON.stringify(l)) > LAYOUT_MAX_BYTES) ctx.addIssue({ code: 'custom', message: `the layout is larger than ${LAYOUT_MAX_BYTES} bytes` });
+    if (Buffer.byteLength(JSON.stringify(l)) > LAYOUT_MAX_BYTES)
+      ctx.addIssue({ code: 'custom', message: `the layout is larger than ${LAYOUT_MAX_BYTES} bytes` });
   })
-  .meta({ description: `Columns, filters and sort; at most ${LAYOUT_MAX_BYTES} bytes as JSON; column keys and sort fields unique` });
+  .meta({
+    description: `Columns, filters and sort; at most ${LAYOUT_MAX_BYTES} bytes as JSON; column keys and sort fields unique`,
+  });
 
 export const TableViewsQuery = z
   .object({
@@ -60,7 +88,9 @@ export const TableViewsQuery = z
 export const SaveViewBody = z
   .object({
     table: z.enum(VIEW_TABLES),
-    name: text({ max: 100, min: 1, trim: true }).meta({ description: 'Unique per table for the caller, case-insensitively: saving an existing name replaces its layout' }),
+    name: text({ max: 100, min: 1, trim: true }).meta({
+      description: 'Unique per table for the caller, case-insensitively: saving an existing name replaces its layout',
+    }),
     layout: Layout,
   })
   .strict();

@@ -50,7 +50,8 @@ export const listMembersOp = defineOperation({
   query: PageQuery,
   responses: { 200: MemberPage },
   errors: { 400: ['invalid_query', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned'] },
-  handler: async ({ em, actor, query }) => page(await listMembers(em, actor, toPageRequest(query)), query.limit, toMemberView),
+  handler: async ({ em, actor, query }) =>
+    page(await listMembers(em, actor, toPageRequest(query)), query.limit, toMemberView),
 });
 
 export const listAuditOp = defineOperation({
@@ -62,7 +63,8 @@ export const listAuditOp = defineOperation({
   query: PageQuery,
   responses: { 200: AuditPage },
   errors: { 400: ['invalid_query', 'invalid_user'], 401: ['unauthorized'], 403: ['forbidden_role', 'not_assigned'] },
-  handler: async ({ em, actor, query }) => page(await listAudit(em, actor, toPageRequest(query)), query.limit, toAuditEventView),
+  handler: async ({ em, actor, query }) =>
+    page(await listAudit(em, actor, toPageRequest(query)), query.limit, toAuditEventView),
 });
 
 export const removeMemberOp = defineOperation({
@@ -74,7 +76,12 @@ export const removeMemberOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 204: null },
-  errors: { ...actingErrors, 400: ['invalid_id', 'invalid_user'], 403: ['forbidden_role', 'not_assigned'], 404: ['not_found'] },
+  errors: {
+    ...actingErrors,
+    400: ['invalid_id', 'invalid_user'],
+    403: ['forbidden_role', 'not_assigned'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params }) => {
     await removeMember(em, actor, params.id);
   },
@@ -90,7 +97,12 @@ export const updateMemberAccessOp = defineOperation({
   params: IdParams,
   body: AccessBody,
   responses: { 200: MemberView },
-  errors: { ...actingErrors, 400: ['invalid_id', 'invalid_body', 'invalid_app', 'invalid_user'], 403: ['forbidden_role', 'not_assigned'], 404: ['not_found'] },
+  errors: {
+    ...actingErrors,
+    400: ['invalid_id', 'invalid_body', 'invalid_app', 'invalid_user'],
+    403: ['forbidden_role', 'not_assigned'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) => toMemberView(await setMemberAccess(em, actor, params.id, body)),
 });
 
@@ -104,7 +116,12 @@ export const updateMemberRoleOp = defineOperation({
   params: IdParams,
   body: RoleBody,
   responses: { 200: MemberView },
-  errors: { ...actingErrors, 400: ['invalid_id', 'invalid_body', 'invalid_user'], 403: ['forbidden_role', 'not_assigned'], 404: ['not_found'] },
+  errors: {
+    ...actingErrors,
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    403: ['forbidden_role', 'not_assigned'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, body }) => toMemberView(await setMemberRole(em, actor, params.id, body.role)),
 });
 
@@ -117,7 +134,8 @@ export const listInvitationsOp = defineOperation({
   query: PageQuery,
   responses: { 200: InvitationPage },
   errors: { 400: ['invalid_query', 'invalid_user'], 401: ['unauthorized'], 403: ['forbidden_role', 'not_assigned'] },
-  handler: async ({ em, actor, query }) => page(await listInvitations(em, actor, toPageRequest(query)), query.limit, toInvitationView),
+  handler: async ({ em, actor, query }) =>
+    page(await listInvitations(em, actor, toPageRequest(query)), query.limit, toInvitationView),
 });
 
 export const createInvitationOp = defineOperation({
@@ -153,7 +171,13 @@ export const revokeInvitationOp = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 204: null },
-  errors: { ...actingErrors, 400: ['invalid_id', 'invalid_user'], 403: ['forbidden_role', 'not_assigned'], 404: ['not_found'], 409: ['invitation_not_pending'] },
+  errors: {
+    ...actingErrors,
+    400: ['invalid_id', 'invalid_user'],
+    403: ['forbidden_role', 'not_assigned'],
+    404: ['not_found'],
+    409: ['invitation_not_pending'],
+  },
   handler: async ({ em, actor, params }) => {
     await revokeInvitation(em, actor, params.id);
   },
@@ -208,11 +232,23 @@ export const acceptInvitationOp = defineOperation({
     const bearer = header ? await authenticateBearer(em, services.config, header) : undefined;
     const validatePassword = (p: string | undefined): string => {
       const r = Password.safeParse(p);
-      if (!r.success) throw badRequest('invalid_body', `password: ${r.error.issues.map((i) => i.message).join('; ')}`, r.error.issues.map((i) => ({ path: 'password', message: i.message })));
+      if (!r.success)
+        throw badRequest(
+          'invalid_body',
+          `password: ${r.error.issues.map((i) => i.message).join('; ')}`,
+          r.error.issues.map((i) => ({ path: 'password', message: i.message })),
+        );
       return r.data;
     };
-    const { tokens, created } = await acceptInvitation(em, services.config, params.token, body, bearer, client(ctx), validatePassword);
+    const { tokens, created } = await acceptInvitation(
+      em,
+      services.config,
+      params.token,
+      body,
+      bearer,
+      client(ctx),
+      validatePassword,
+    );
     return reply(created ? 201 : 200, toAuthResult(tokens));
   },
 });
-

@@ -45,9 +45,15 @@ export const RoleBody = z.object({ role: z.enum(['admin', 'member']) }).strict()
 export const AccessBody = z
   .object({ all_apps: z.boolean(), app_ids: z.array(z.uuid()).max(500).default([]) })
   .strict()
-  .refine((b) => b.all_apps || b.app_ids.length > 0, { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] })
+  .refine((b) => b.all_apps || b.app_ids.length > 0, {
+    message: 'app_ids must name at least one product when all_apps is false',
+    path: ['app_ids'],
+  })
   // if/then rather than oneOf over `const` booleans: generators ignore the rule and keep one class.
-  .meta({ if: { properties: { all_apps: { enum: [false] } } }, then: { properties: { app_ids: { minItems: 1 } }, required: ['app_ids'] } });
+  .meta({
+    if: { properties: { all_apps: { enum: [false] } } },
+    then: { properties: { app_ids: { minItems: 1 } }, required: ['app_ids'] },
+  });
 
 export const AuditEventView = z.object({
   id: z.uuid(),
@@ -100,9 +106,17 @@ export const toInvitationView = (i: ITeamInvitation): z.infer<typeof InvitationV
 });
 
 export const CreateInvitationBody = z
-  .object({ email: Email, role: z.enum(['admin', 'member']), all_apps: z.boolean().optional(), app_ids: z.array(z.uuid()).max(500).optional() })
+  .object({
+    email: Email,
+    role: z.enum(['admin', 'member']),
+    all_apps: z.boolean().optional(),
+    app_ids: z.array(z.uuid()).max(500).optional(),
+  })
   .strict()
-  .refine((b) => !(b.all_apps === false && !b.app_ids?.length), { message: 'app_ids must name at least one product when all_apps is false', path: ['app_ids'] })
+  .refine((b) => !(b.all_apps === false && !b.app_ids?.length), {
+    message: 'app_ids must name at least one product when all_apps is false',
+    path: ['app_ids'],
+  })
   // all_apps false needs at least one product; absent or true does not.
   .meta({
     if: { properties: { all_apps: { enum: [false] } }, required: ['all_apps'] },
@@ -122,5 +136,7 @@ export const PublicInvitationView = z.object({
   expires_at: Timestamp,
 });
 
-export const AcceptBody = z.object({ name: text({ max: 200, trim: true }).optional(), password: text({ max: 200 }).optional() }).strict();
+export const AcceptBody = z
+  .object({ name: text({ max: 200, trim: true }).optional(), password: text({ max: 200 }).optional() })
+  .strict();
 export { Password };

@@ -22,10 +22,19 @@ const tokenId = { value: 'a signed tracking token (domain/tracking/token.ts), ch
 const TOKEN_EXAMPLE = 'AZL1zXwaez6aEC8cPU5aAQ.3q2-7wAAAAAAAAAAAAAAAA';
 
 const PixelParams = z.object({
-  token: z.string().meta({ description: 'The signed token of the email (any other string answers the same GIF and records nothing)', examples: [TOKEN_EXAMPLE] }),
+  token: z.string().meta({
+    description: 'The signed token of the email (any other string answers the same GIF and records nothing)',
+    examples: [TOKEN_EXAMPLE],
+  }),
 });
 const ClickParams = z.object({
-  token: z.string().max(200).meta({ description: 'The signed token of the email (a malformed or tampered one is 404)', examples: [TOKEN_EXAMPLE] }),
+  token: z
+    .string()
+    .max(200)
+    .meta({
+      description: 'The signed token of the email (a malformed or tampered one is 404)',
+      examples: [TOKEN_EXAMPLE],
+    }),
   index: z
     .string()
     .regex(/^(0|[1-9][0-9]{0,3})$/)
@@ -53,9 +62,12 @@ export const trackingPixelOp = defineOperation({
     const actionId = readTrackingToken(services.config.encryptionKey, params.token);
     if (actionId && ctx.method === 'GET') {
       // Best effort: the image is served whatever the recording does.
-      await recordTrackingHit(em, { actionId, kind: 'open', ip: ctx.ip, userAgent: ctx.get('user-agent') || null }).catch((err: unknown) =>
-        ctx.state.log?.warn({ err: String(err) }, 'tracking: an open was not recorded'),
-      );
+      await recordTrackingHit(em, {
+        actionId,
+        kind: 'open',
+        ip: ctx.ip,
+        userAgent: ctx.get('user-agent') || null,
+      }).catch((err: unknown) => ctx.state.log?.warn({ err: String(err) }, 'tracking: an open was not recorded'));
     }
     ctx.status = 200;
     ctx.set({ 'Cache-Control': 'no-store, private', 'Cross-Origin-Resource-Policy': 'cross-origin' });
@@ -85,7 +97,15 @@ export const trackingClickOp = defineOperation({
     const index = Number(params.index);
     const url =
       ctx.method === 'GET'
-        ? (await recordTrackingHit(em, { actionId, kind: 'click', linkIndex: index, ip: ctx.ip, userAgent: ctx.get('user-agent') || null })).url
+        ? (
+            await recordTrackingHit(em, {
+              actionId,
+              kind: 'click',
+              linkIndex: index,
+              ip: ctx.ip,
+              userAgent: ctx.get('user-agent') || null,
+            })
+          ).url
         : await trackedLink(em, actionId, index);
     if (!url) throw notFound('link');
     ctx.status = 302;

@@ -47,7 +47,10 @@ export const listSessionsOp = defineOperation({
   query: z.object(pageQuery).strict(),
   responses: { 200: pageSchema(SessionView) },
   errors: { 400: ['invalid_query'], 401: ['unauthorized'] },
-  handler: async ({ em, auth, query }) => page(await listSessions(em, auth.userId, toPageRequest(query)), query.limit, (s) => toSessionView(s, auth.sessionId)),
+  handler: async ({ em, auth, query }) =>
+    page(await listSessions(em, auth.userId, toPageRequest(query)), query.limit, (s) =>
+      toSessionView(s, auth.sessionId),
+    ),
 });
 
 export const revokeSessionOp = defineOperation({

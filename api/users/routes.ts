@@ -18,7 +18,10 @@ export const getMe = defineOperation({
   errors: { 401: ['unauthorized'] },
   // The profile comes with the credential (one lookup on a cache miss, none on a hit).
   // `input.em` is read only when needed: a request answered from the credential forks no EntityManager.
-  handler: async (input) => ({ ...toUserView(input.auth.user ?? (await input.em.findOneOrFail(User, input.auth.userId))), workspace_id: input.actor.workspaceId }),
+  handler: async (input) => ({
+    ...toUserView(input.auth.user ?? (await input.em.findOneOrFail(User, input.auth.userId))),
+    workspace_id: input.actor.workspaceId,
+  }),
 });
 
 export const listApiTokens = defineOperation({

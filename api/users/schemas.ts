@@ -14,7 +14,9 @@ export const UserView = z.object({
   updated_at: Timestamp,
 });
 
-export const toUserView = (u: Pick<IUser, 'id' | 'email' | 'name' | 'timezone' | 'locale' | 'createdAt' | 'updatedAt'>): z.infer<typeof UserView> => ({
+export const toUserView = (
+  u: Pick<IUser, 'id' | 'email' | 'name' | 'timezone' | 'locale' | 'createdAt' | 'updatedAt'>,
+): z.infer<typeof UserView> => ({
   id: u.id,
   email: u.email,
   name: u.name ?? null,

@@ -2,7 +2,14 @@ import { defineOperation } from '../operation.js';
 import { IdParams } from '../schemas.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { ACCEPTED_EVENTS, sampleEnvelope, TEST_EVENT, testEventData } from '../../domain/webhooks/events.js';
-import { createSubscription, deleteSubscription, listSubscriptions, testSubscription, testUrl, updateSubscription } from '../../domain/webhooks/webhooks.js';
+import {
+  createSubscription,
+  deleteSubscription,
+  listSubscriptions,
+  testSubscription,
+  testUrl,
+  updateSubscription,
+} from '../../domain/webhooks/webhooks.js';
 import {
   CreateWebhookBody,
   DeletedView,
@@ -32,7 +39,8 @@ export const listWebhooks = defineOperation({
   query: ListWebhooksQuery,
   responses: { 200: WebhookSubscriptionPage },
   errors: { 400: ['invalid_query', 'invalid_user'], ...common },
-  handler: async ({ em, actor, query }) => page(await listSubscriptions(em, actor, toPageRequest(query)), query.limit, (s) => toWebhookSubscriptionView(s)),
+  handler: async ({ em, actor, query }) =>
+    page(await listSubscriptions(em, actor, toPageRequest(query)), query.limit, (s) => toWebhookSubscriptionView(s)),
 });
 
 export const createWebhook = defineOperation({
@@ -87,7 +95,12 @@ export const deleteWebhook = defineOperation({
   auth: 'user',
   params: IdParams,
   responses: { 200: DeletedView },
-  errors: { 400: ['invalid_id', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params }) => {
     await deleteSubscription(em, actor, params.id);
     return { id: params.id, deleted: true as const };
@@ -98,13 +111,19 @@ export const testWebhook = defineOperation({
   method: 'POST',
   path: '/api/webhooks/outbound/{id}/test',
   ids: { path: { id: 'webhook' } },
-  summary: "Send one signed test delivery (the event's sample, or the generic webhook.test event) with the saved secret",
+  summary:
+    "Send one signed test delivery (the event's sample, or the generic webhook.test event) with the saved secret",
   tag,
   auth: 'user',
   params: IdParams,
   query: TestQuery,
   responses: { 200: TestResultView },
-  errors: { 400: ['invalid_id', 'invalid_query', 'invalid_event', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] },
+  errors: {
+    400: ['invalid_id', 'invalid_query', 'invalid_event', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+  },
   handler: async ({ em, actor, params, query, services }) =>
     toTestResultView(await testSubscription(em, actor, { config: services.config }, params.id, query.event)),
 });
@@ -135,7 +154,11 @@ export const testWebhookUrl = defineOperation({
   auth: 'user',
   body: TestUrlBody,
   responses: { 200: TestUrlResultView },
-  errors: { 400: ['invalid_body', 'invalid_url', 'blocked_destination', 'invalid_event', 'invalid_user'], 401: ['unauthorized'], 403: ['not_assigned', 'demo_read_only'] },
+  errors: {
+    400: ['invalid_body', 'invalid_url', 'blocked_destination', 'invalid_event', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'demo_read_only'],
+  },
   handler: async ({ em, actor, body, services }) => {
     assertDocumentedUrl(body.url, services.config.outboundAllowHosts);
     const r = await testUrl(em, actor, { config: services.config }, body);

@@ -20,7 +20,10 @@ export const WebhookSubscriptionView = z.object({
   updated_at: Timestamp,
 });
 
-export const toWebhookSubscriptionView = (s: IWebhookSubscription, secret?: string): z.infer<typeof WebhookSubscriptionView> => ({
+export const toWebhookSubscriptionView = (
+  s: IWebhookSubscription,
+  secret?: string,
+): z.infer<typeof WebhookSubscriptionView> => ({
   id: s.id,
   url: s.url,
   events: [...s.events],
@@ -37,18 +40,24 @@ export const ListWebhooksQuery = z.object(pageQuery);
 // Event names and destinations are checked by the domain (400 invalid_event, invalid_url,
 // blocked_destination) and shapes here (400 invalid_body); the document states both.
 const PUBLIC_HTTPS_URL = urlPattern('https');
-const Url = z
+const Url = z.string().max(2048).meta({
+  pattern: PUBLIC_HTTPS_URL,
+  description:
+    'An https URL with a public DNS host name (400 invalid_url or blocked_destination otherwise). Hosts listed in the deployment setting OUTBOUND_ALLOW_HOSTS may also use http and private addresses.',
+});
+const EventName = z
   .string()
-  .max(2048)
-  .meta({
-    pattern: PUBLIC_HTTPS_URL,
-    description: 'An https URL with a public DNS host name (400 invalid_url or blocked_destination otherwise). Hosts listed in the deployment setting OUTBOUND_ALLOW_HOSTS may also use http and private addresses.',
-  });
-const EventName = z.string().max(100).meta({ enum: [...ACCEPTED_EVENTS] });
+  .max(100)
+  .meta({ enum: [...ACCEPTED_EVENTS] });
 const Events = z
   .array(z.string().max(100))
   .max(ACCEPTED_EVENTS.length * 2)
-  .meta({ items: { type: 'string', enum: [...ACCEPTED_EVENTS] }, minItems: 1, maxItems: ACCEPTED_EVENTS.length, uniqueItems: true });
+  .meta({
+    items: { type: 'string', enum: [...ACCEPTED_EVENTS] },
+    minItems: 1,
+    maxItems: ACCEPTED_EVENTS.length,
+    uniqueItems: true,
+  });
 
 const publicHttpsUrl = new RegExp(PUBLIC_HTTPS_URL);
 /**
@@ -74,7 +83,9 @@ export const CreateWebhookBody = z
 export const UpdateWebhookBody = z
   .object({ url: Url.optional(), events: Events.optional(), active: z.boolean().optional() })
   .strict()
-  .refine((b) => b.url !== undefined || b.events !== undefined || b.active !== undefined, { message: 'give at least one of url, events, active' })
+  .refine((b) => b.url !== undefined || b.events !== undefined || b.active !== undefined, {
+    message: 'give at least one of url, events, active',
+  })
   .meta({ minProperties: 1 });
 
 export const DeletedView = z.object({ id: z.uuid(), deleted: z.literal(true) });

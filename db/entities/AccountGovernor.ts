@@ -15,7 +15,10 @@ export const AccountGovernor = defineEntity({
     lastActionAt: p.datetime().nullable(),
     /** The last grant plus the minimum gap and its jitter: no slot before this. */
     nextAllowedAt: p.datetime().nullable(),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IAccountGovernor = InferEntity<typeof AccountGovernor>;

@@ -17,7 +17,10 @@ export const AgentAttachment = defineEntity({
   name: 'AgentAttachment',
   tableName: 'agent_attachments',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     thread: p.manyToOne(AgentThread).ref().deleteRule('cascade').index(),
     userId: p.uuid(),

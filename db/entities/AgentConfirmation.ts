@@ -14,7 +14,10 @@ export const AgentConfirmation = defineEntity({
   name: 'AgentConfirmation',
   tableName: 'agent_confirmations',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     thread: p.manyToOne(AgentThread).ref().deleteRule('cascade').index(),
     turn: p.manyToOne(AgentTurn).ref().deleteRule('cascade').index(),
     userId: p.uuid(),

@@ -13,7 +13,10 @@ export const AgentMessage = defineEntity({
   tableName: 'agent_messages',
   uniques: [{ properties: ['thread', 'seq'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     thread: p.manyToOne(AgentThread).ref().deleteRule('cascade'),
     turn: p.manyToOne(AgentTurn).ref().deleteRule('cascade').nullable().index(),
     seq: p.integer(),

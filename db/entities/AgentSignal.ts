@@ -9,7 +9,10 @@ export const AgentSignal = defineEntity({
   tableName: 'agent_signals',
   uniques: [{ properties: ['agent', 'key'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     agent: p.manyToOne(DiscoveryAgent).ref().deleteRule('cascade'),
     key: p.string().length(100),
     kind: p.string().length(40),
@@ -20,7 +23,10 @@ export const AgentSignal = defineEntity({
     /** Order as last set by PUT /signals (ids minted in the same millisecond do not sort by creation). */
     position: p.integer().default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IAgentSignal = InferEntity<typeof AgentSignal>;

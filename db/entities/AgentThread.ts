@@ -12,7 +12,10 @@ export const AgentThread = defineEntity({
   tableName: 'agent_threads',
   indexes: [{ properties: ['user', 'app', 'updatedAt'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     user: p.manyToOne(User).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
@@ -22,7 +25,10 @@ export const AgentThread = defineEntity({
     messageCount: p.integer().default(0),
     lastMessageAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IAgentThread = InferEntity<typeof AgentThread>;

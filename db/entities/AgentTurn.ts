@@ -12,7 +12,10 @@ export const AgentTurn = defineEntity({
   name: 'AgentTurn',
   tableName: 'agent_turns',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     thread: p.manyToOne(AgentThread).ref().deleteRule('cascade').index(),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     userId: p.uuid(),

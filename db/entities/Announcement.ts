@@ -10,11 +10,15 @@ export const Announcement = defineEntity({
   indexes: [
     {
       name: 'announcements_published_index',
-      expression: 'create index "announcements_published_index" on "announcements" ("starts_at", "id") where "unpublished_at" is null',
+      expression:
+        'create index "announcements_published_index" on "announcements" ("starts_at", "id") where "unpublished_at" is null',
     },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     title: p.string().length(200),
     body: p.text(),
     ctaLabel: p.string().length(60).nullable(),

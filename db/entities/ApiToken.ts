@@ -7,7 +7,10 @@ export const ApiToken = defineEntity({
   name: 'ApiToken',
   tableName: 'api_tokens',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     user: p.manyToOne(User).ref().deleteRule('cascade').index(),
     name: p.string().length(100),
     tokenHash: p.string().length(64).unique().hidden(),

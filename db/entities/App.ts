@@ -7,7 +7,10 @@ export const App = defineEntity({
   name: 'App',
   tableName: 'apps',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     name: p.string().length(200),
     description: p.text().nullable(),
@@ -17,7 +20,10 @@ export const App = defineEntity({
     icpDescription: p.text().nullable(),
     icpFilters: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IApp = InferEntity<typeof App>;

@@ -14,7 +14,10 @@ export const BookingBackfill = defineEntity({
   tableName: 'booking_backfills',
   uniques: [{ properties: ['bookingProvider', 'clientKey'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     bookingProvider: p.manyToOne(BookingConnection).ref().deleteRule('cascade').index(),
     clientKey: p.string().length(200).nullable(),
@@ -36,7 +39,10 @@ export const BookingBackfill = defineEntity({
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IBookingBackfill = InferEntity<typeof BookingBackfill>;

@@ -15,7 +15,10 @@ export const BookingConnection = defineEntity({
   tableName: 'booking_providers',
   uniques: [{ properties: ['workspace', 'provider', 'accountId'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     provider: p.enum([...BOOKING_PROVIDERS]),
     authKind: p.enum(['api_key', 'oauth']),
@@ -38,7 +41,10 @@ export const BookingConnection = defineEntity({
     webhookRegisteredAt: p.datetime().nullable(),
     lastVerifiedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IBookingConnection = InferEntity<typeof BookingConnection>;

@@ -4,7 +4,14 @@ import { BookingConnection } from './BookingConnection.js';
 import { Workspace } from './Workspace.js';
 
 /** docs/meetings.md "Booking events": received → matched | unmatched; unmatched → attached | dismissed | superseded. */
-export const BOOKING_EVENT_STATES = ['received', 'matched', 'unmatched', 'attached', 'dismissed', 'superseded'] as const;
+export const BOOKING_EVENT_STATES = [
+  'received',
+  'matched',
+  'unmatched',
+  'attached',
+  'dismissed',
+  'superseded',
+] as const;
 export type BookingEventState = (typeof BOOKING_EVENT_STATES)[number];
 /** What a matched event did to its meeting. */
 export const BOOKING_EVENT_EFFECTS = ['created', 'updated', 'stale'] as const;
@@ -22,10 +29,16 @@ export const BookingProviderEvent = defineEntity({
   uniques: [{ properties: ['workspace', 'provider', 'eventId'] }],
   indexes: [
     { name: 'booking_provider_events_workspace_id_state_id_index', properties: ['workspace', 'state', 'id'] },
-    { name: 'booking_provider_events_workspace_id_provider_booking_id_index', properties: ['workspace', 'provider', 'bookingId'] },
+    {
+      name: 'booking_provider_events_workspace_id_provider_booking_id_index',
+      properties: ['workspace', 'provider', 'bookingId'],
+    },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     bookingProvider: p.manyToOne(BookingConnection).ref().nullable().deleteRule('set null').index(),
     provider: p.string().length(40),

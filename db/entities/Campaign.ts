@@ -29,7 +29,10 @@ export const Campaign = defineEntity({
   tableName: 'campaigns',
   indexes: [{ properties: ['workspace', 'app', 'createdAt'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
     name: p.string().length(200),
@@ -64,7 +67,10 @@ export const Campaign = defineEntity({
     completedAt: p.datetime().nullable(),
     archivedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ICampaign = InferEntity<typeof Campaign>;

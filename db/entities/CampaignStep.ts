@@ -39,7 +39,10 @@ export const CampaignStep = defineEntity({
   tableName: 'campaign_steps',
   indexes: [{ properties: ['campaign', 'position'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
     position: p.integer(),
     type: p.string().length(20),
@@ -55,7 +58,10 @@ export const CampaignStep = defineEntity({
     attachmentType: p.string().length(100).nullable(),
     attachmentSize: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ICampaignStep = InferEntity<typeof CampaignStep>;

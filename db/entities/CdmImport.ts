@@ -18,7 +18,10 @@ export const CdmImport = defineEntity({
   tableName: 'cdm_imports',
   indexes: [{ properties: ['workspace', 'createdAt'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
     /** Null once the list is deleted (confirm then answers 409 list_deleted). */
@@ -44,7 +47,10 @@ export const CdmImport = defineEntity({
     confirmStartedAt: p.datetime().nullable(),
     completedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ICdmImport = InferEntity<typeof CdmImport>;

@@ -4,7 +4,12 @@ import { CdmImport } from './CdmImport.js';
 
 export const CDM_COMPANY_STATUSES = ['pending', 'done', 'failed', 'duplicate'] as const;
 export type CdmCompanyStatus = (typeof CDM_COMPANY_STATUSES)[number];
-export const CDM_FAILURE_REASONS = ['company_not_found', 'source_unavailable', 'source_error', 'search_failed'] as const;
+export const CDM_FAILURE_REASONS = [
+  'company_not_found',
+  'source_unavailable',
+  'source_error',
+  'search_failed',
+] as const;
 export type CdmFailureReason = (typeof CDM_FAILURE_REASONS)[number];
 
 // One company of an import, in the order given (`position`, 0-based; `batch` = position / batch
@@ -14,9 +19,16 @@ export const CdmImportCompany = defineEntity({
   name: 'CdmImportCompany',
   tableName: 'cdm_import_companies',
   uniques: [{ properties: ['job', 'position'] }],
-  indexes: [{ properties: ['job', 'batch', 'position'] }, { properties: ['job', 'status'] }, { properties: ['job', 'resolvedKey'] }],
+  indexes: [
+    { properties: ['job', 'batch', 'position'] },
+    { properties: ['job', 'status'] },
+    { properties: ['job', 'resolvedKey'] },
+  ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     job: p.manyToOne(CdmImport).ref().deleteRule('cascade'),
     position: p.integer(),
     batch: p.integer(),
@@ -36,7 +48,10 @@ export const CdmImportCompany = defineEntity({
     attempts: p.integer().default(0),
     searchedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ICdmImportCompany = InferEntity<typeof CdmImportCompany>;

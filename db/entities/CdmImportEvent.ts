@@ -10,7 +10,10 @@ export const CdmImportEvent = defineEntity({
   tableName: 'cdm_import_events',
   uniques: [{ properties: ['workspace', 'clientId'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     clientId: p.string().length(100),
     /** As given (not a foreign key: an unknown or foreign job is recorded as not_found). */

@@ -14,9 +14,16 @@ export const CdmImportMember = defineEntity({
   name: 'CdmImportMember',
   tableName: 'cdm_import_members',
   uniques: [{ properties: ['job', 'externalId'] }],
-  indexes: [{ properties: ['job', 'companyPosition', 'rank'] }, { properties: ['job', 'status'] }, { properties: ['company'] }],
+  indexes: [
+    { properties: ['job', 'companyPosition', 'rank'] },
+    { properties: ['job', 'status'] },
+    { properties: ['company'] },
+  ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     job: p.manyToOne(CdmImport).ref().deleteRule('cascade'),
     company: p.manyToOne(CdmImportCompany).ref().deleteRule('cascade'),
     companyPosition: p.integer(),
@@ -45,7 +52,10 @@ export const CdmImportMember = defineEntity({
     creditsCharged: p.integer().default(0),
     addedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ICdmImportMember = InferEntity<typeof CdmImportMember>;

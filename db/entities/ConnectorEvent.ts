@@ -17,7 +17,10 @@ export const ConnectorEvent = defineEntity({
     },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     /** The connector's event id: unique, so a redelivery is recognised. */
     eventId: p.string().length(200).unique(),
     /** 'sandbox' or 'http' (the connector that sent it). */

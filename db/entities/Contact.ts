@@ -7,10 +7,7 @@ import { Workspace } from './Workspace.js';
 export const Contact = defineEntity({
   name: 'Contact',
   tableName: 'contacts',
-  uniques: [
-    { properties: ['workspace', 'emailNormalised'] },
-    { properties: ['workspace', 'profileUrlNormalised'] },
-  ],
+  uniques: [{ properties: ['workspace', 'emailNormalised'] }, { properties: ['workspace', 'profileUrlNormalised'] }],
   // The workspace's contacts are listed and exported by id (keyset pages).
   indexes: [{ name: 'contacts_workspace_id_id_index', properties: ['workspace', 'id'] }],
   // The checks of Migration20261122144441_contacts, declared so that `migration:create` diffs clean.
@@ -19,7 +16,10 @@ export const Contact = defineEntity({
   // (PostgreSQL keeps the score's `between 0 and 100` as the two comparisons written here.)
   checks: [{ name: 'contacts_fit_score_range', expression: 'fit_score >= 0 and fit_score <= 100' }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     email: p.string().length(320).nullable(),
     emailNormalised: p.string().length(320).nullable(),
@@ -59,7 +59,10 @@ export const Contact = defineEntity({
     /** An out-of-office reply named a return date: every enrollment of the contact holds until this (the day after it). */
     outOfOfficeUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IContact = InferEntity<typeof Contact>;

@@ -24,7 +24,10 @@ export const ContactExport = defineEntity({
   tableName: 'contact_exports',
   indexes: [{ name: 'contact_exports_workspace_id_id_index', properties: ['workspace', 'id'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     requestedBy: p.uuid(),
     filters: p.json<ExportFilters>().default('{}'),

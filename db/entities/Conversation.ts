@@ -24,7 +24,10 @@ export const Conversation = defineEntity({
     { properties: ['leadId'] },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     platformAccount: p.manyToOne(PlatformAccount).ref().deleteRule('cascade'),
     channel: p.string().length(20),
@@ -44,7 +47,10 @@ export const Conversation = defineEntity({
     readAt: p.datetime().nullable(),
     aiReply: p.json<AiReplyDraft>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IConversation = InferEntity<typeof Conversation>;

@@ -11,10 +11,19 @@ export const CreditHold = defineEntity({
   tableName: 'credit_holds',
   uniques: [{ properties: ['workspace', 'idempotencyKey'] }],
   // Summed (the live ones) on every credit check, like the ledger.
-  indexes: [{ name: 'credit_holds_workspace_id_amount_index', expression: 'create index "credit_holds_workspace_id_amount_index" on "credit_holds" ("workspace_id") include ("amount", "expires_at")' }],
+  indexes: [
+    {
+      name: 'credit_holds_workspace_id_amount_index',
+      expression:
+        'create index "credit_holds_workspace_id_amount_index" on "credit_holds" ("workspace_id") include ("amount", "expires_at")',
+    },
+  ],
   checks: [{ name: 'credit_holds_amount_positive', expression: 'amount > 0' }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     idempotencyKey: p.string().length(200),
     amount: p.integer(),

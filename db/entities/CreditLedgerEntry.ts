@@ -16,10 +16,24 @@ export const CreditLedgerEntry = defineEntity({
   uniques: [{ properties: ['workspace', 'idempotencyKey'] }],
   // The balance is summed on every check: covering the amount makes that an index-only scan (a
   // workspace with 200k rows: 8.5 ms against 56 ms through a plain workspace_id index).
-  indexes: [{ name: 'credit_ledger_workspace_id_amount_index', expression: 'create index "credit_ledger_workspace_id_amount_index" on "credit_ledger" ("workspace_id") include ("amount")' }],
-  checks: [{ name: 'credit_ledger_amount_sign', expression: "(kind = 'grant' and amount > 0) or (kind <> 'grant' and amount < 0)" }],
+  indexes: [
+    {
+      name: 'credit_ledger_workspace_id_amount_index',
+      expression:
+        'create index "credit_ledger_workspace_id_amount_index" on "credit_ledger" ("workspace_id") include ("amount")',
+    },
+  ],
+  checks: [
+    {
+      name: 'credit_ledger_amount_sign',
+      expression: "(kind = 'grant' and amount > 0) or (kind <> 'grant' and amount < 0)",
+    },
+  ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     amount: p.integer(),
     kind: p.enum([...CREDIT_KINDS]),

@@ -17,7 +17,10 @@ export const DiscoveredLead = defineEntity({
     { name: 'discovered_leads_agent_id_status_index', properties: ['agent', 'status'] },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
     agent: p.manyToOne(DiscoveryAgent).ref().deleteRule('cascade'),
@@ -62,7 +65,10 @@ export const DiscoveredLead = defineEntity({
     /** When enrichment promoted it (complete enough) and emitted `lead.discovered`: once, ever. */
     enrichmentPromotedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IDiscoveredLead = InferEntity<typeof DiscoveredLead>;

@@ -12,7 +12,10 @@ export const DiscoveryAgent = defineEntity({
   name: 'DiscoveryAgent',
   tableName: 'discovery_agents',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
     name: p.string().length(200),
@@ -29,7 +32,10 @@ export const DiscoveryAgent = defineEntity({
     /** The last generated keywords (comma-separated), used by keyword signals. */
     keywords: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IDiscoveryAgent = InferEntity<typeof DiscoveryAgent>;

@@ -13,7 +13,10 @@ export const DiscoveryRun = defineEntity({
   name: 'DiscoveryRun',
   tableName: 'discovery_runs',
   uniques: [{ properties: ['workspace', 'launchId'] }],
-  indexes: [{ name: 'discovery_runs_agent_id_id_index', properties: ['agent', 'id'] }, { name: 'discovery_runs_workspace_id_id_index', properties: ['workspace', 'id'] }],
+  indexes: [
+    { name: 'discovery_runs_agent_id_id_index', properties: ['agent', 'id'] },
+    { name: 'discovery_runs_workspace_id_id_index', properties: ['workspace', 'id'] },
+  ],
   properties: (p) => ({
     id: p.uuid().primary(),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),

@@ -10,7 +10,10 @@ export const DraftOperation = defineEntity({
   tableName: 'draft_operations',
   uniques: [{ properties: ['campaign', 'clientKey'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid(),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
     clientKey: p.string().length(200),
@@ -29,7 +32,10 @@ export const DraftOperation = defineEntity({
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IDraftOperation = InferEntity<typeof DraftOperation>;

@@ -15,7 +15,10 @@ export const Enrichment = defineEntity({
   tableName: 'enrichments',
   uniques: [{ properties: ['targetKind', 'targetId', 'attempt'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     targetKind: p.string().length(20),
     /** The contact or discovered lead (no FK: two kinds of target; rows go with the workspace). */

@@ -11,7 +11,10 @@ export const EnrollOperation = defineEntity({
   tableName: 'enroll_operations',
   uniques: [{ properties: ['campaign', 'clientKey'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
     listId: p.uuid(),
@@ -29,7 +32,10 @@ export const EnrollOperation = defineEntity({
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IEnrollOperation = InferEntity<typeof EnrollOperation>;

@@ -5,7 +5,15 @@ import { Contact } from './Contact.js';
 import { Lead } from './Lead.js';
 import { Workspace } from './Workspace.js';
 
-export const ENROLLMENT_STATUSES = ['active', 'paused', 'completed', 'replied', 'stopped', 'removed', 'failed'] as const;
+export const ENROLLMENT_STATUSES = [
+  'active',
+  'paused',
+  'completed',
+  'replied',
+  'stopped',
+  'removed',
+  'failed',
+] as const;
 export type EnrollmentStatus = (typeof ENROLLMENT_STATUSES)[number];
 
 // A lead in a campaign. Its workflow is `enrollment:<campaignId>:<leadId>` (one at a time; a
@@ -19,10 +27,17 @@ export const Enrollment = defineEntity({
     { properties: ['campaign', 'status'] },
     { properties: ['workspace', 'contact', 'status'] },
     // A workspace's first reply (onboarding progress, domain/onboarding/onboarding.ts): replied enrollments only.
-    { name: 'enrollments_replied_index', expression: 'create index "enrollments_replied_index" on "enrollments" ("workspace_id", "replied_at") where "replied_at" is not null' },
+    {
+      name: 'enrollments_replied_index',
+      expression:
+        'create index "enrollments_replied_index" on "enrollments" ("workspace_id", "replied_at") where "replied_at" is not null',
+    },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
     lead: p.manyToOne(Lead).ref().deleteRule('cascade').index(),
@@ -48,7 +63,10 @@ export const Enrollment = defineEntity({
     enrolledAt: p.datetime().onCreate(() => new Date()),
     finishedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IEnrollment = InferEntity<typeof Enrollment>;

@@ -14,11 +14,20 @@ export const FollowUpReminder = defineEntity({
     { properties: ['leadId', 'state'] },
     // At most one open reply reminder per conversation and one outcome reminder per meeting
     // (partial unique indexes of Migration20261122221915_inbox; domain/follow-ups/follow-ups.ts relies on them).
-    { name: 'follow_up_reminders_open_reply_unique', expression: `create unique index "follow_up_reminders_open_reply_unique" on "follow_up_reminders" ("conversation_id") where "kind" = 'reply_waiting' and "state" = 'open'` },
-    { name: 'follow_up_reminders_meeting_unique', expression: `create unique index "follow_up_reminders_meeting_unique" on "follow_up_reminders" ("meeting_id") where "kind" = 'meeting_outcome'` },
+    {
+      name: 'follow_up_reminders_open_reply_unique',
+      expression: `create unique index "follow_up_reminders_open_reply_unique" on "follow_up_reminders" ("conversation_id") where "kind" = 'reply_waiting' and "state" = 'open'`,
+    },
+    {
+      name: 'follow_up_reminders_meeting_unique',
+      expression: `create unique index "follow_up_reminders_meeting_unique" on "follow_up_reminders" ("meeting_id") where "kind" = 'meeting_outcome'`,
+    },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid(),
     leadId: p.uuid(),
     kind: p.string().length(20),

@@ -14,14 +14,20 @@ export const Idea = defineEntity({
     { name: 'ideas_author_id_created_at_index', properties: ['author', 'createdAt'] },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     /** Null once the author's account is deleted (the idea and its votes stay). */
     author: p.manyToOne(User).ref().nullable().deleteRule('set null'),
     title: p.string().length(200),
     body: p.text(),
     voteCount: p.integer().default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IIdea = InferEntity<typeof Idea>;

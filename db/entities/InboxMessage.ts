@@ -16,7 +16,8 @@ export const InboxMessage = defineEntity({
     // A reply's Idempotency-Key (domain/inbox/inbox.ts queueReply): two requests with one key store one message.
     {
       name: 'inbox_messages_idempotency_key_unique',
-      expression: 'create unique index "inbox_messages_idempotency_key_unique" on "inbox_messages" ("workspace_id", "idempotency_key") where "idempotency_key" is not null',
+      expression:
+        'create unique index "inbox_messages_idempotency_key_unique" on "inbox_messages" ("workspace_id", "idempotency_key") where "idempotency_key" is not null',
     },
   ],
   indexes: [
@@ -29,7 +30,10 @@ export const InboxMessage = defineEntity({
     },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid(),
     conversation: p.manyToOne(Conversation).ref().deleteRule('cascade'),
     platformAccountId: p.uuid(),

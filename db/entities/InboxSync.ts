@@ -17,7 +17,10 @@ export const InboxSync = defineEntity({
     errorMessage: p.string().length(500).nullable(),
     startedAt: p.datetime(),
     finishedAt: p.datetime().nullable(),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IInboxSync = InferEntity<typeof InboxSync>;

@@ -1,7 +1,13 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import { uuidv7 } from '../../lib/ids.js';
 
-export const INSIGHT_KINDS = ['low_reply_rate_step', 'account_disconnected', 'account_near_cap', 'agent_rejections', 'review_overdue'] as const;
+export const INSIGHT_KINDS = [
+  'low_reply_rate_step',
+  'account_disconnected',
+  'account_near_cap',
+  'agent_rejections',
+  'review_overdue',
+] as const;
 export type InsightKind = (typeof INSIGHT_KINDS)[number];
 /** open → applied | dismissed | snoozed | resolved; snoozed → open (its time passed) | applied | dismissed; resolved → open (the condition returns). */
 export const INSIGHT_STATUSES = ['open', 'snoozed', 'dismissed', 'applied', 'resolved'] as const;
@@ -16,7 +22,10 @@ export const Insight = defineEntity({
   uniques: [{ name: 'insights_workspace_id_dedupe_key_unique', properties: ['workspaceId', 'dedupeKey'] }],
   indexes: [{ name: 'insights_workspace_id_status_id_index', properties: ['workspaceId', 'status', 'id'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid(),
     /** The product it is about (null: the whole workspace, e.g. a sender account). */
     appId: p.uuid().nullable(),
@@ -38,7 +47,10 @@ export const Insight = defineEntity({
     /** The last refresh that found the condition (an open insight not found again is resolved). */
     refreshedAt: p.datetime(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IInsight = InferEntity<typeof Insight>;

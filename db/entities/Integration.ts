@@ -11,7 +11,10 @@ export const Integration = defineEntity({
   name: 'Integration',
   tableName: 'integrations',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     /** The kind: `partner`, `slack_webhook`, `json_webhook` (older rows may carry another provider name). */
     provider: p.string().length(100),
@@ -32,7 +35,10 @@ export const Integration = defineEntity({
     lastTestOk: p.boolean().nullable(),
     lastSyncAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IIntegration = InferEntity<typeof Integration>;

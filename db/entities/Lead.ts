@@ -12,14 +12,20 @@ export const Lead = defineEntity({
   // A list's leads are paged by id.
   indexes: [{ name: 'leads_list_id_id_index', properties: ['list', 'id'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     list: p.manyToOne(LeadList).ref().deleteRule('cascade'),
     contact: p.manyToOne(Contact).ref().deleteRule('cascade').index(),
     /** How the lead got into the list: discovery, import or manual. */
     source: p.string().length(20),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ILead = InferEntity<typeof Lead>;

@@ -8,13 +8,19 @@ export const LeadList = defineEntity({
   name: 'LeadList',
   tableName: 'lead_lists',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
     name: p.string().length(200),
     description: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ILeadList = InferEntity<typeof LeadList>;

@@ -7,7 +7,10 @@ export const LeadNote = defineEntity({
   tableName: 'lead_notes',
   indexes: [{ properties: ['leadId', 'createdAt', 'id'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid(),
     leadId: p.uuid(),
     authorId: p.uuid(),

@@ -10,7 +10,16 @@ import { Workspace } from './Workspace.js';
  * committed, the `list-import:<id>` workflow starting; `running`; `canceling`: a cancel is
  * recorded, the workflow stops at the next chunk; `completed`, `failed`, `canceled` are final.
  */
-export const LIST_IMPORT_STATUSES = ['uploading', 'draft', 'queued', 'running', 'canceling', 'completed', 'failed', 'canceled'] as const;
+export const LIST_IMPORT_STATUSES = [
+  'uploading',
+  'draft',
+  'queued',
+  'running',
+  'canceling',
+  'completed',
+  'failed',
+  'canceled',
+] as const;
 export type ListImportStatus = (typeof LIST_IMPORT_STATUSES)[number];
 export const DEDUPE_MODES = ['skip', 'update_empty', 'overwrite'] as const;
 export type DedupeMode = (typeof DEDUPE_MODES)[number];
@@ -24,7 +33,10 @@ export const ListImport = defineEntity({
   tableName: 'list_imports',
   indexes: [{ properties: ['workspace', 'status', 'createdAt'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
     userId: p.uuid(),
@@ -73,7 +85,10 @@ export const ListImport = defineEntity({
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IListImport = InferEntity<typeof ListImport>;

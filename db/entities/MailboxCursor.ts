@@ -16,7 +16,10 @@ export const MailboxCursor = defineEntity({
     mode: p.string().length(10).default('idle'),
     syncedAt: p.datetime().nullable(),
     errorMessage: p.string().length(500).nullable(),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IMailboxCursor = InferEntity<typeof MailboxCursor>;

@@ -15,7 +15,10 @@ export const McpApproval = defineEntity({
   tableName: 'mcp_approvals',
   indexes: [{ properties: ['user', 'client', 'toolName', 'argsHash'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     user: p.manyToOne(User).ref().deleteRule('cascade'),
     client: p.manyToOne(McpClient).ref().deleteRule('cascade'),

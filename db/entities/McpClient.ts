@@ -8,7 +8,10 @@ export const McpClient = defineEntity({
   name: 'McpClient',
   tableName: 'mcp_clients',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     clientName: p.string().length(200),
     clientUri: p.string().length(2048).nullable(),
     redirectUris: p.json<string[]>(),

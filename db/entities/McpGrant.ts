@@ -11,7 +11,10 @@ export const McpGrant = defineEntity({
   name: 'McpGrant',
   tableName: 'mcp_grants',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     client: p.manyToOne(McpClient).ref().deleteRule('cascade').index(),
     user: p.manyToOne(User).ref().deleteRule('cascade').index(),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),

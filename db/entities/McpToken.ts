@@ -8,7 +8,10 @@ export const McpToken = defineEntity({
   name: 'McpToken',
   tableName: 'mcp_tokens',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     grant: p.manyToOne(McpGrant).ref().deleteRule('cascade').index(),
     kind: p.string().length(10),
     tokenHash: p.string().length(64).unique(),

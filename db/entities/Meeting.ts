@@ -19,14 +19,19 @@ export type MeetingSource = (typeof MEETING_SOURCES)[number];
 export const Meeting = defineEntity({
   name: 'Meeting',
   tableName: 'meetings',
-  uniques: [{ name: 'meetings_workspace_id_provider_external_id_unique', properties: ['workspace', 'provider', 'externalId'] }],
+  uniques: [
+    { name: 'meetings_workspace_id_provider_external_id_unique', properties: ['workspace', 'provider', 'externalId'] },
+  ],
   indexes: [
     { name: 'meetings_workspace_id_starts_at_index', properties: ['workspace', 'startsAt'] },
     { name: 'meetings_lead_id_starts_at_index', properties: ['lead', 'startsAt'] },
   ],
   checks: [{ name: 'meetings_ends_after_starts', expression: '"ends_at" > "starts_at"' }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     lead: p.manyToOne(Lead).ref().deleteRule('cascade'),
     contact: p.manyToOne(Contact).ref().deleteRule('cascade').index(),
@@ -51,7 +56,10 @@ export const Meeting = defineEntity({
     createdByUserId: p.uuid().nullable(),
     canceledAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IMeeting = InferEntity<typeof Meeting>;

@@ -13,7 +13,10 @@ export const MessageDraft = defineEntity({
   name: 'MessageDraft',
   tableName: 'message_drafts',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid(),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
     stepId: p.uuid(),
@@ -35,9 +38,15 @@ export const MessageDraft = defineEntity({
     /** When its review ends (set when the action goes into review: the policy's hours), null before. */
     deadlineAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
   uniques: [{ properties: ['actionId', 'attempt'] }],
-  indexes: [{ properties: ['campaign', 'status', 'createdAt'] }, { properties: ['campaign', 'stepId', 'reviewRequired'] }],
+  indexes: [
+    { properties: ['campaign', 'status', 'createdAt'] },
+    { properties: ['campaign', 'stepId', 'reviewRequired'] },
+  ],
 });
 export type IMessageDraft = InferEntity<typeof MessageDraft>;

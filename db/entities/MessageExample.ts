@@ -8,7 +8,10 @@ export const MessageExample = defineEntity({
   name: 'MessageExample',
   tableName: 'message_examples',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid().index(),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade').index(),
     /** The step it is for (a campaign_steps id); null: any step of the campaign. */
@@ -18,7 +21,10 @@ export const MessageExample = defineEntity({
     /** `user` (written) or `generated` (proposed by examples/generate and accepted). */
     source: p.string().length(20).default('user'),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IMessageExample = InferEntity<typeof MessageExample>;

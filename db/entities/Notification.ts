@@ -20,15 +20,25 @@ export const Notification = defineEntity({
     // Unread only: what unread-count counts and read-all updates, without touching read rows.
     {
       name: 'notifications_unread_index',
-      expression: 'create index "notifications_unread_index" on "notifications" ("user_id", "workspace_id", "id") where "read_at" is null',
+      expression:
+        'create index "notifications_unread_index" on "notifications" ("user_id", "workspace_id", "id") where "read_at" is null',
     },
     // Read only: what the retention job deletes after READ_RETENTION_DAYS (ids are UUIDv7, so an id range).
-    { name: 'notifications_read_index', expression: 'create index "notifications_read_index" on "notifications" ("id") where "read_at" is not null' },
+    {
+      name: 'notifications_read_index',
+      expression: 'create index "notifications_read_index" on "notifications" ("id") where "read_at" is not null',
+    },
     // Emails still to send (the `notification-emails` schedule).
-    { name: 'notifications_email_pending_index', expression: `create index "notifications_email_pending_index" on "notifications" ("id") where "email_state" = 'pending'` },
+    {
+      name: 'notifications_email_pending_index',
+      expression: `create index "notifications_email_pending_index" on "notifications" ("id") where "email_state" = 'pending'`,
+    },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     /** The recipient. */
     user: p.manyToOne(User).ref().deleteRule('cascade'),

@@ -17,7 +17,10 @@ export const OperatorMemory = defineEntity({
   uniques: [{ properties: ['workspace', 'user', 'scope', 'key'] }],
   indexes: [{ properties: ['user', 'workspace', 'updatedAt'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     user: p.manyToOne(User).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().deleteRule('cascade').nullable().index(),
@@ -26,7 +29,10 @@ export const OperatorMemory = defineEntity({
     key: p.string().length(100),
     value: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IOperatorMemory = InferEntity<typeof OperatorMemory>;

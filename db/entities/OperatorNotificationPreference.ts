@@ -13,7 +13,10 @@ export const OperatorNotificationPreference = defineEntity({
   name: 'OperatorNotificationPreference',
   tableName: 'operator_notification_preferences',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     user: p.manyToOne(User).ref().deleteRule('cascade').unique(),
     taskFinished: p.string().length(10).default('in_app'),
     confirmationPending: p.string().length(10).default('in_app'),
@@ -22,7 +25,10 @@ export const OperatorNotificationPreference = defineEntity({
     importFinished: p.string().length(10).default('in_app'),
     reviewOverdue: p.string().length(10).default('in_app'),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IOperatorNotificationPreference = InferEntity<typeof OperatorNotificationPreference>;

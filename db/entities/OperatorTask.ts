@@ -22,7 +22,10 @@ export const OperatorTask = defineEntity({
   tableName: 'operator_tasks',
   indexes: [{ properties: ['workspace', 'user', 'status'] }, { properties: ['workspace', 'user', 'finishedAt'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     user: p.manyToOne(User).ref().deleteRule('cascade').index(),
     app: p.manyToOne(App).ref().deleteRule('cascade').index(),
@@ -35,7 +38,10 @@ export const OperatorTask = defineEntity({
     run: p.integer().default(1),
     eventCount: p.integer().default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
   }),

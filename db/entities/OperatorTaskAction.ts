@@ -14,7 +14,10 @@ export const OperatorTaskAction = defineEntity({
   uniques: [{ properties: ['task', 'position'] }],
   indexes: [{ properties: ['tool', 'status'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     task: p.manyToOne(OperatorTask).ref().deleteRule('cascade'),
     /** 0-based order in the task. */
     position: p.integer(),
@@ -28,7 +31,10 @@ export const OperatorTaskAction = defineEntity({
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IOperatorTaskAction = InferEntity<typeof OperatorTaskAction>;

@@ -10,7 +10,10 @@ export const OperatorTaskEvent = defineEntity({
   tableName: 'operator_task_events',
   uniques: [{ properties: ['task', 'seq'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     task: p.manyToOne(OperatorTask).ref().deleteRule('cascade'),
     seq: p.integer(),
     type: p.string().length(40),

@@ -7,7 +7,10 @@ export const OutboxEmail = defineEntity({
   name: 'OutboxEmail',
   tableName: 'sent_emails',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     to: p.string().length(320).index(),
     subject: p.string().length(500),
     text: p.text(),

@@ -17,7 +17,10 @@ export const PartnerEvent = defineEntity({
     },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     integration: p.manyToOne(Integration).ref().deleteRule('cascade').index(),
     /** field_conflict | possible_duplicate */
@@ -33,7 +36,10 @@ export const PartnerEvent = defineEntity({
     confirmedByUserId: p.uuid().nullable(),
     confirmedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IPartnerEvent = InferEntity<typeof PartnerEvent>;

@@ -9,7 +9,10 @@ export const PartnerPush = defineEntity({
   tableName: 'partner_pushes',
   uniques: [{ properties: ['integration', 'recordKind', 'recordId'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     integration: p.manyToOne(Integration).ref().deleteRule('cascade'),
     recordKind: p.string().length(20),
     recordId: p.uuid(),

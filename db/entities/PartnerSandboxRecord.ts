@@ -9,7 +9,10 @@ export const PartnerSandboxRecord = defineEntity({
   tableName: 'partner_sandbox_records',
   uniques: [{ properties: ['accountId', 'recordKind', 'externalId'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     accountId: p.string().length(200),
     recordKind: p.string().length(20),
     externalId: p.string().length(200),
@@ -17,7 +20,10 @@ export const PartnerSandboxRecord = defineEntity({
     fields: p.json<Record<string, unknown>>(),
     versions: p.integer().default(1),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IPartnerSandboxRecord = InferEntity<typeof PartnerSandboxRecord>;

@@ -10,14 +10,20 @@ export const PartnerSyncCursor = defineEntity({
   tableName: 'partner_sync_cursors',
   uniques: [{ properties: ['integration', 'recordKind'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     integration: p.manyToOne(Integration).ref().deleteRule('cascade'),
     recordKind: p.string().length(20),
     cursorAt: p.datetime().nullable(),
     cursorId: p.uuid().nullable(),
     /** Records of this kind sent to the partner so far (each version once). */
     pushed: p.integer().default(0),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IPartnerSyncCursor = InferEntity<typeof PartnerSyncCursor>;

@@ -32,7 +32,10 @@ export const PlatformAccount = defineEntity({
   ],
   uniques: [{ properties: ['connector', 'connectorAccountId'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     channel: p.string().length(20),
     displayName: p.string().length(200),
@@ -69,7 +72,10 @@ export const PlatformAccount = defineEntity({
     /** Withdraw pending invitations older than this many days (null: never). */
     inviteWithdrawalDays: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IPlatformAccount = InferEntity<typeof PlatformAccount>;

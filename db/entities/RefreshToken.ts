@@ -7,7 +7,10 @@ export const RefreshToken = defineEntity({
   name: 'RefreshToken',
   tableName: 'refresh_tokens',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     session: p.manyToOne(Session).ref().deleteRule('cascade').index(),
     tokenHash: p.string().length(64).unique(),
     expiresAt: p.datetime(),

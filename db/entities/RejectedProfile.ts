@@ -16,7 +16,10 @@ export const RejectedProfile = defineEntity({
     { name: 'rejected_profiles_promote_operation_id_id_index', properties: ['promoteOperationId', 'id'] },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     app: p.manyToOne(App).ref().deleteRule('cascade'),
     agent: p.manyToOne(DiscoveryAgent).ref().deleteRule('cascade'),

@@ -17,7 +17,10 @@ export const SandboxAccount = defineEntity({
     reason: p.string().length(100).nullable(),
     address: p.string().length(2048).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ISandboxAccount = InferEntity<typeof SandboxAccount>;

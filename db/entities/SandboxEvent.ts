@@ -6,7 +6,12 @@ import { defineEntity, type InferEntity } from '@mikro-orm/core';
 export const SandboxEvent = defineEntity({
   name: 'SandboxEvent',
   tableName: 'sandbox_events',
-  indexes: [{ name: 'sandbox_events_due_idx', expression: 'create index "sandbox_events_due_idx" on "sandbox_events" ("due_at") where "delivered_at" is null' }],
+  indexes: [
+    {
+      name: 'sandbox_events_due_idx',
+      expression: 'create index "sandbox_events_due_idx" on "sandbox_events" ("due_at") where "delivered_at" is null',
+    },
+  ],
   properties: (p) => ({
     /** The event id the pipeline sees (`sbx_evt_…`). */
     id: p.string().length(200).primary(),

@@ -4,7 +4,16 @@ import { Campaign } from './Campaign.js';
 import { Enrollment } from './Enrollment.js';
 import { Workspace } from './Workspace.js';
 
-export const ACTION_STATES = ['planned', 'awaiting_approval', 'approved', 'executing', 'executed', 'skipped', 'failed', 'canceled'] as const;
+export const ACTION_STATES = [
+  'planned',
+  'awaiting_approval',
+  'approved',
+  'executing',
+  'executed',
+  'skipped',
+  'failed',
+  'canceled',
+] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
 /** The send step types an action carries out. */
 export const SCHEDULED_ACTION_TYPES = ['email', 'invitation', 'message'] as const;
@@ -21,11 +30,22 @@ export const ScheduledAction = defineEntity({
     { properties: ['enrollment', 'createdAt'] },
     { properties: ['workspace', 'leadId'] },
     // Inbound connector events find their action by the connector's ids (partial: only sent actions have them).
-    { name: 'scheduled_actions_connector_thread_id_index', expression: 'create index "scheduled_actions_connector_thread_id_index" on "scheduled_actions" ("connector_thread_id") where connector_thread_id is not null' },
-    { name: 'scheduled_actions_connector_message_id_index', expression: 'create index "scheduled_actions_connector_message_id_index" on "scheduled_actions" ("connector_message_id") where connector_message_id is not null' },
+    {
+      name: 'scheduled_actions_connector_thread_id_index',
+      expression:
+        'create index "scheduled_actions_connector_thread_id_index" on "scheduled_actions" ("connector_thread_id") where connector_thread_id is not null',
+    },
+    {
+      name: 'scheduled_actions_connector_message_id_index',
+      expression:
+        'create index "scheduled_actions_connector_message_id_index" on "scheduled_actions" ("connector_message_id") where connector_message_id is not null',
+    },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     campaign: p.manyToOne(Campaign).ref().deleteRule('cascade'),
     enrollment: p.manyToOne(Enrollment).ref().deleteRule('cascade'),
@@ -73,7 +93,10 @@ export const ScheduledAction = defineEntity({
     /** `hard` (5.x.x: stopped, suppressed) or `soft` (4.x.x) from the delivery status notification; null before a bounce. */
     bounceClass: p.string().length(10).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IScheduledAction = InferEntity<typeof ScheduledAction>;

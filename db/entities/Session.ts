@@ -7,7 +7,10 @@ export const Session = defineEntity({
   name: 'Session',
   tableName: 'sessions',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     user: p.manyToOne(User).ref().deleteRule('cascade').index(),
     userAgent: p.string().length(400).nullable(),
     ip: p.string().length(64).nullable(),

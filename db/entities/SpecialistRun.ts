@@ -14,7 +14,10 @@ export const SpecialistRun = defineEntity({
   tableName: 'specialist_runs',
   indexes: [{ properties: ['app', 'id'] }, { properties: ['workspace', 'id'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     app: p.manyToOne(App).ref().nullable().deleteRule('cascade'),
     agentId: p.uuid().nullable(),

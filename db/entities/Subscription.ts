@@ -12,13 +12,19 @@ export const Subscription = defineEntity({
   name: 'Subscription',
   tableName: 'subscriptions',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().unique().deleteRule('cascade'),
     plan: p.string().length(32),
     status: p.enum([...SUBSCRIPTION_STATUSES]),
     currentPeriodEnd: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ISubscription = InferEntity<typeof Subscription>;

@@ -15,7 +15,10 @@ export const Suppression = defineEntity({
   indexes: [{ properties: ['workspace', 'createdAt', 'id'] }],
   uniques: [{ properties: ['workspace', 'kind', 'value'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     kind: p.enum([...SUPPRESSION_KINDS]).columnType('varchar(10)'),
     value: p.string().length(320),

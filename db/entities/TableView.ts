@@ -30,12 +30,16 @@ export const TableView = defineEntity({
   indexes: [
     {
       name: 'table_views_name_unique',
-      expression: 'create unique index "table_views_name_unique" on "table_views" ("workspace_id", "user_id", "table", lower("name"))',
+      expression:
+        'create unique index "table_views_name_unique" on "table_views" ("workspace_id", "user_id", "table", lower("name"))',
     },
     { name: 'table_views_user_workspace_id_index', properties: ['user', 'workspace', 'id'] },
   ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     user: p.manyToOne(User).ref().deleteRule('cascade'),
     table: p.string().length(40),
@@ -43,7 +47,10 @@ export const TableView = defineEntity({
     /** `{columns, filters, sort}` as validated by the API (api/table-views/schemas.ts). */
     layout: p.json<Record<string, unknown>>(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ITableView = InferEntity<typeof TableView>;

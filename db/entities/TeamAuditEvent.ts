@@ -19,7 +19,10 @@ export const TeamAuditEvent = defineEntity({
   name: 'TeamAuditEvent',
   tableName: 'team_audit_events',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     actor: p.manyToOne(User).ref().nullable().deleteRule('set null'),
     action: p.enum([...TEAM_AUDIT_ACTIONS]),

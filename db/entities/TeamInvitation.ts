@@ -13,7 +13,10 @@ export const TeamInvitation = defineEntity({
   name: 'TeamInvitation',
   tableName: 'team_invitations',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     invitedBy: p.manyToOne(User).ref().nullable().deleteRule('set null'),
     // Stored lower-cased.

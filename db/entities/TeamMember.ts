@@ -12,14 +12,20 @@ export const TeamMember = defineEntity({
   tableName: 'team_members',
   uniques: [{ properties: ['workspace', 'user'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade'),
     user: p.manyToOne(User).ref().deleteRule('cascade').index(),
     role: p.enum([...TEAM_ROLES]),
     allApps: p.boolean().default(true),
     appIds: p.json<string[]>().default('[]' as never),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type ITeamMember = InferEntity<typeof TeamMember>;

@@ -9,7 +9,10 @@ export const TrackingEvent = defineEntity({
   name: 'TrackingEvent',
   tableName: 'tracking_events',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspaceId: p.uuid(),
     campaignId: p.uuid().index('tracking_events_campaign_idx'),
     action: p.manyToOne(ScheduledAction).ref().deleteRule('cascade'),

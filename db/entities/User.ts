@@ -5,7 +5,10 @@ export const User = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     // Stored lower-cased; uniqueness is on this column.
     email: p.string().length(320).unique(),
     name: p.string().length(200).nullable(),
@@ -13,7 +16,10 @@ export const User = defineEntity({
     timezone: p.string().length(64).nullable(),
     locale: p.string().length(16).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IUser = InferEntity<typeof User>;

@@ -8,7 +8,10 @@ export const WebhookDelivery = defineEntity({
   tableName: 'webhook_deliveries',
   uniques: [{ properties: ['subscriptionId', 'eventId'] }],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     subscriptionId: p.uuid().index(),
     workspaceId: p.uuid().index(),
     eventId: p.uuid().nullable().index(),

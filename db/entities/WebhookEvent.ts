@@ -9,9 +9,17 @@ import { uuidv7 } from '../../lib/ids.js';
 export const WebhookEvent = defineEntity({
   name: 'WebhookEvent',
   tableName: 'webhook_events',
-  indexes: [{ name: 'webhook_events_pending_idx', expression: 'create index "webhook_events_pending_idx" on "webhook_events" ("id") where "dispatched_at" is null' }],
+  indexes: [
+    {
+      name: 'webhook_events_pending_idx',
+      expression: 'create index "webhook_events_pending_idx" on "webhook_events" ("id") where "dispatched_at" is null',
+    },
+  ],
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     // Plain column (no FK object needed by the dispatcher); cascades with the workspace.
     workspaceId: p.uuid().index(),
     name: p.string().length(100),

@@ -9,7 +9,10 @@ export const WebhookSubscription = defineEntity({
   name: 'WebhookSubscription',
   tableName: 'webhook_subscriptions',
   properties: (p) => ({
-    id: p.uuid().primary().onCreate(() => uuidv7()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => uuidv7()),
     workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     integration: p.manyToOne(Integration).ref().nullable().deleteRule('set null').index(),
     url: p.string().length(2048),
@@ -19,7 +22,10 @@ export const WebhookSubscription = defineEntity({
     /** Last 4 characters of the secret, for the masked view. */
     secretLast4: p.string().length(4),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 export type IWebhookSubscription = InferEntity<typeof WebhookSubscription>;

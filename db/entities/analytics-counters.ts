@@ -6,7 +6,19 @@ import type { p as PropertyBuilders } from '@mikro-orm/core';
 
 /** The counts every rollup table carries (column names). */
 export const ANALYTICS_METRICS = [
-  'discovered', 'approved', 'rejected', 'enrolled', 'contacted', 'sent', 'opened', 'accepted', 'replied', 'failed', 'bounced', 'replied_leads', 'meetings',
+  'discovered',
+  'approved',
+  'rejected',
+  'enrolled',
+  'contacted',
+  'sent',
+  'opened',
+  'accepted',
+  'replied',
+  'failed',
+  'bounced',
+  'replied_leads',
+  'meetings',
 ] as const;
 export type AnalyticsMetric = (typeof ANALYTICS_METRICS)[number];
 

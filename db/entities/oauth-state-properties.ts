@@ -9,7 +9,10 @@ import { Workspace } from './Workspace.js';
 
 /** The properties of a pending-authorization entity, as `defineEntity`'s `properties`. */
 export const oauthStateProperties = (p: typeof PropertyBuilders) => ({
-  id: p.uuid().primary().onCreate(() => uuidv7()),
+  id: p
+    .uuid()
+    .primary()
+    .onCreate(() => uuidv7()),
   workspace: p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
   userId: p.uuid(),
   provider: p.string().length(40),

@@ -4,8 +4,12 @@ import { Migration } from '@mikro-orm/migrations';
 // request, unique per workspace among messages that have one.
 export class Migration20261123012656_reply_idempotency extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table "inbox_messages" add column "idempotency_key" varchar(200) null, add column "idempotency_hash" varchar(64) null;`);
-    this.addSql(`create unique index "inbox_messages_idempotency_key_unique" on "inbox_messages" ("workspace_id", "idempotency_key") where "idempotency_key" is not null;`);
+    this.addSql(
+      `alter table "inbox_messages" add column "idempotency_key" varchar(200) null, add column "idempotency_hash" varchar(64) null;`,
+    );
+    this.addSql(
+      `create unique index "inbox_messages_idempotency_key_unique" on "inbox_messages" ("workspace_id", "idempotency_key") where "idempotency_key" is not null;`,
+    );
   }
 
   override async down(): Promise<void> {

@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261123015628_bounces extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`alter table "contacts" add column "email_bounced_at" timestamptz null;`);
 
@@ -17,5 +16,4 @@ export class Migration20261123015628_bounces extends Migration {
 
     this.addSql(`alter table "scheduled_actions" drop column "bounced_at";`);
   }
-
 }

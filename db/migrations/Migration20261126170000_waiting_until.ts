@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261126170000_waiting_until extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`alter table "scheduled_actions" add column "waiting_until" timestamptz null;`);
   }
@@ -9,5 +8,4 @@ export class Migration20261126170000_waiting_until extends Migration {
   override async down(): Promise<void> {
     this.addSql(`alter table "scheduled_actions" drop column "waiting_until";`);
   }
-
 }

@@ -5,7 +5,9 @@ import { Migration } from '@mikro-orm/migrations';
 // before recorded none: the next event about them applies.
 export class Migration20261129100000_event_order extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table "platform_accounts" add column "status_event_at" timestamptz null, add column "status_event_id" varchar(200) null;`);
+    this.addSql(
+      `alter table "platform_accounts" add column "status_event_at" timestamptz null, add column "status_event_id" varchar(200) null;`,
+    );
 
     this.addSql(`alter table "meetings" add column "external_event_id" varchar(200) null;`);
     // The event that brought each booked meeting to its version, so a later tie is decided by id.
@@ -17,6 +19,8 @@ export class Migration20261129100000_event_order extends Migration {
 
   override async down(): Promise<void> {
     this.addSql(`alter table "meetings" drop column if exists "external_event_id";`);
-    this.addSql(`alter table "platform_accounts" drop column if exists "status_event_at", drop column if exists "status_event_id";`);
+    this.addSql(
+      `alter table "platform_accounts" drop column if exists "status_event_at", drop column if exists "status_event_id";`,
+    );
   }
 }

@@ -7,11 +7,12 @@ import { Migration } from '@mikro-orm/migrations';
 // A refused company-import event (not_found, invalid_transition) no longer keeps its client id: those
 // recorded before are dropped, which frees their ids (they changed nothing).
 export class Migration20261129111000_client_ids extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`alter table "discovery_runs" add column "launch_id" uuid null;`);
     this.addSql(`update "discovery_runs" set "launch_id" = "id" where "trigger" = 'manual';`);
-    this.addSql(`alter table "discovery_runs" add constraint "discovery_runs_workspace_id_launch_id_unique" unique ("workspace_id", "launch_id");`);
+    this.addSql(
+      `alter table "discovery_runs" add constraint "discovery_runs_workspace_id_launch_id_unique" unique ("workspace_id", "launch_id");`,
+    );
     // Table names unquoted after FROM: the build test's import scan reads a quoted one there as a module import.
     this.addSql(`delete from cdm_import_events where result in ('not_found', 'invalid_transition');`);
   }
@@ -21,5 +22,4 @@ export class Migration20261129111000_client_ids extends Migration {
     this.addSql(`alter table "discovery_runs" drop constraint "discovery_runs_workspace_id_launch_id_unique";`);
     this.addSql(`alter table "discovery_runs" drop column "launch_id";`);
   }
-
 }

@@ -34,7 +34,12 @@ const onlyManagers = (actor: Actor) => requireManager(actor, 'sender accounts');
 /** A valid IANA time zone name (the runtime's tz database), in its canonical spelling; 400 otherwise. */
 export function canonicalTimeZone(name: string): string {
   const zone = canonicalZone(name);
-  if (zone === null) throw badRequest('invalid_time_zone', `"${name}" is not an IANA time zone name (e.g. Europe/Berlin, America/New_York)`, [{ path: 'time_zone', message: 'unknown time zone' }]);
+  if (zone === null)
+    throw badRequest(
+      'invalid_time_zone',
+      `"${name}" is not an IANA time zone name (e.g. Europe/Berlin, America/New_York)`,
+      [{ path: 'time_zone', message: 'unknown time zone' }],
+    );
   return zone;
 }
 
@@ -45,7 +50,12 @@ export async function requireAccount(em: EntityManager, actor: Actor, id: string
   return account;
 }
 
-export async function listAccounts(em: EntityManager, actor: Actor, filter: { channel?: Channel; status?: string }, pageReq: PageRequest): Promise<IPlatformAccount[]> {
+export async function listAccounts(
+  em: EntityManager,
+  actor: Actor,
+  filter: { channel?: Channel; status?: string },
+  pageReq: PageRequest,
+): Promise<IPlatformAccount[]> {
   const k = keyset(pageReq);
   return em.find(
     PlatformAccount,
@@ -66,14 +76,24 @@ export interface CreateAccountInput {
   workingHours?: WorkingHours;
 }
 
-export async function createAccount(em: EntityManager, actor: Actor, connectorName: string, input: CreateAccountInput): Promise<IPlatformAccount> {
+export async function createAccount(
+  em: EntityManager,
+  actor: Actor,
+  connectorName: string,
+  input: CreateAccountInput,
+): Promise<IPlatformAccount> {
   assertWritable(actor);
   onlyManagers(actor);
   const timeZone = canonicalTimeZone(input.timeZone);
   return em.transactional(async (tx) => {
     // One creation at a time per workspace, so two racing creates cannot both pass the plan limit.
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`platform-accounts:${actor.workspaceId}`]);
-    await requireWithinLimit(tx, actor, 'platformAccounts', await tx.count(PlatformAccount, { workspace: actor.workspaceId }));
+    await requireWithinLimit(
+      tx,
+      actor,
+      'platformAccounts',
+      await tx.count(PlatformAccount, { workspace: actor.workspaceId }),
+    );
     const account = tx.create(PlatformAccount, {
       workspace: tx.getReference(Workspace, actor.workspaceId),
       channel: input.channel,
@@ -95,7 +115,10 @@ export interface ConnectResult {
 /** The connector's failure as an API error: 502, with whether a retry may help. */
 export function connectorFailure(err: unknown): never {
   if (err instanceof ConnectorError) {
-    throw new AppError(502, 'connector_unavailable', `the connector failed: ${err.message}`, { error_class: err.code, retryable: ['rate_limited', 'unavailable', 'timeout'].includes(err.code) });
+    throw new AppError(502, 'connector_unavailable', `the connector failed: ${err.message}`, {
+      error_class: err.code,
+      retryable: ['rate_limited', 'unavailable', 'timeout'].includes(err.code),
+    });
   }
   throw err;
 }
@@ -119,11 +142,22 @@ export async function connectAccount(
   assertWritable(actor);
   onlyManagers(actor);
   const account = await requireAccount(em, actor, id);
-  if (account.status === 'connected') throw conflict('already_connected', 'the account is connected; delete it or wait for a disconnection to connect again');
-  if (isMailCredentials(input.credentials) && account.channel !== 'email') throw badRequest('not_email_account', 'only an email account connects with mailbox (SMTP/IMAP) credentials');
+  if (account.status === 'connected')
+    throw conflict(
+      'already_connected',
+      'the account is connected; delete it or wait for a disconnection to connect again',
+    );
+  if (isMailCredentials(input.credentials) && account.channel !== 'email')
+    throw badRequest('not_email_account', 'only an email account connects with mailbox (SMTP/IMAP) credentials');
   const askedAt = observedAt(new Date(), 'connect');
   const start = await connector
-    .connect({ channel: account.channel as Channel, accountId: account.id, displayName: account.displayName, credentials: input.credentials, returnUrl: input.returnUrl })
+    .connect({
+      channel: account.channel as Channel,
+      accountId: account.id,
+      displayName: account.displayName,
+      credentials: input.credentials,
+      returnUrl: input.returnUrl,
+    })
     .catch((err: unknown) => {
       if (err instanceof MailConnectError) throw new AppError(400, err.reason, err.message, { side: err.side });
       return connectorFailure(err);
@@ -143,7 +177,8 @@ export async function connectAccount(
     account.warmupStartedAt ??= account.connectedAt;
     if (start.address) {
       // Another mailbox behind the same account: its sync starts afresh (UIDs are per mailbox).
-      if (account.address && account.address !== start.address) await em.execute(`delete from mailbox_cursors where account_id = ?`, [account.id]);
+      if (account.address && account.address !== start.address)
+        await em.execute(`delete from mailbox_cursors where account_id = ?`, [account.id]);
       account.address = start.address;
     } else {
       // The connect answer names no address: ask the connector's status once, so the answer carries it
@@ -176,16 +211,26 @@ export async function deleteAccount(
   onlyManagers(actor);
   const account = await requireAccount(em, actor, id);
   if (input.onCampaigns === 'reassign') {
-    if (!input.reassignTo) throw badRequest('invalid_body', 'reassign_to is required when on_campaigns is "reassign"', [{ path: 'reassign_to', message: 'required' }]);
+    if (!input.reassignTo)
+      throw badRequest('invalid_body', 'reassign_to is required when on_campaigns is "reassign"', [
+        { path: 'reassign_to', message: 'required' },
+      ]);
     const target = await em.findOne(PlatformAccount, { id: input.reassignTo, workspace: actor.workspaceId });
-    if (!target || target.id === account.id) throw badRequest('invalid_reassign_to', 'reassign_to must name another sender account of the workspace');
-    if (target.channel !== account.channel) throw badRequest('invalid_reassign_to', `reassign_to must be an ${account.channel} account like the one deleted`);
+    if (!target || target.id === account.id)
+      throw badRequest('invalid_reassign_to', 'reassign_to must name another sender account of the workspace');
+    if (target.channel !== account.channel)
+      throw badRequest('invalid_reassign_to', `reassign_to must be an ${account.channel} account like the one deleted`);
   }
   const dependent = await campaignsSendingFrom(em, actor.workspaceId, account.id);
   if (dependent.length && !input.onCampaigns) {
-    throw new AppError(409, 'account_in_use', `${dependent.length} active or paused campaign(s) send from this account: say on_campaigns "reassign" (with reassign_to) or "pause"`, {
-      campaign_ids: dependent.map((c) => c.id),
-    });
+    throw new AppError(
+      409,
+      'account_in_use',
+      `${dependent.length} active or paused campaign(s) send from this account: say on_campaigns "reassign" (with reassign_to) or "pause"`,
+      {
+        campaign_ids: dependent.map((c) => c.id),
+      },
+    );
   }
   if (account.connectorAccountId) await connector.disconnect(account.connectorAccountId).catch(connectorFailure);
   await em.transactional(async (tx) => {
@@ -214,7 +259,12 @@ async function campaignsSendingFrom(em: EntityManager, workspaceId: string, acco
   return ids.length ? em.find(Campaign, { id: { $in: ids.map((r) => r.id) } }) : [];
 }
 
-export async function setSignature(em: EntityManager, actor: Actor, id: string, signature: string | null): Promise<IPlatformAccount> {
+export async function setSignature(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  signature: string | null,
+): Promise<IPlatformAccount> {
   assertWritable(actor);
   onlyManagers(actor);
   const account = await requireAccount(em, actor, id);
@@ -225,25 +275,45 @@ export async function setSignature(em: EntityManager, actor: Actor, id: string, 
 }
 
 /** Fetches the account's own profile at the connector and stores it. 409 `not_connected` before a connection. */
-export async function enrichAccount(em: EntityManager, actor: Actor, connector: AccountConnector, id: string): Promise<IPlatformAccount> {
+export async function enrichAccount(
+  em: EntityManager,
+  actor: Actor,
+  connector: AccountConnector,
+  id: string,
+): Promise<IPlatformAccount> {
   assertWritable(actor);
   onlyManagers(actor);
   const account = await requireAccount(em, actor, id);
-  if (account.status !== 'connected' || !account.connectorAccountId) throw conflict('not_connected', 'connect the account first');
+  if (account.status !== 'connected' || !account.connectorAccountId)
+    throw conflict('not_connected', 'connect the account first');
   const profile = await connector.profile(account.connectorAccountId).catch(connectorFailure);
-  account.profile = { name: profile.name, headline: profile.headline, profile_url: profile.profileUrl, email: profile.email, picture_url: profile.pictureUrl };
+  account.profile = {
+    name: profile.name,
+    headline: profile.headline,
+    profile_url: profile.profileUrl,
+    email: profile.email,
+    picture_url: profile.pictureUrl,
+  };
   account.profileFetchedAt = new Date();
   account.address ??= account.channel === 'email' ? profile.email : profile.profileUrl;
   await em.flush();
   return account;
 }
 
-export async function setInviteWithdrawal(em: EntityManager, actor: Actor, id: string, input: { enabled: boolean; afterDays?: number }): Promise<IPlatformAccount> {
+export async function setInviteWithdrawal(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  input: { enabled: boolean; afterDays?: number },
+): Promise<IPlatformAccount> {
   assertWritable(actor);
   onlyManagers(actor);
   const account = await requireAccount(em, actor, id);
-  if (account.channel !== 'network') throw badRequest('not_network_account', 'only professional-network accounts send invitations');
-  account.inviteWithdrawalDays = input.enabled ? (input.afterDays ?? account.inviteWithdrawalDays ?? DEFAULT_WITHDRAWAL_DAYS) : null;
+  if (account.channel !== 'network')
+    throw badRequest('not_network_account', 'only professional-network accounts send invitations');
+  account.inviteWithdrawalDays = input.enabled
+    ? (input.afterDays ?? account.inviteWithdrawalDays ?? DEFAULT_WITHDRAWAL_DAYS)
+    : null;
   await em.flush();
   return account;
 }
@@ -289,17 +359,29 @@ export interface SetupStatus {
 }
 
 /** The connector's status now, and for an email account the sending domain's records, with what to do next. */
-export async function setupStatus(em: EntityManager, actor: Actor, connector: AccountConnector, dns: DnsResolver, selectors: string[], id: string): Promise<SetupStatus> {
+export async function setupStatus(
+  em: EntityManager,
+  actor: Actor,
+  connector: AccountConnector,
+  dns: DnsResolver,
+  selectors: string[],
+  id: string,
+): Promise<SetupStatus> {
   const account = await requireAccount(em, actor, id);
   // Demo accounts are never asked at the connector (and nothing is written for them).
   const live = actor.isDemo ? { state: null, reason: null, error: null } : await refreshStatus(em, connector, account);
   const domainName = account.channel === 'email' ? mailboxDomain(account.address ?? null) : null;
   const domain = domainName ? await checkSendingDomain(dns, domainName, selectors) : null;
   const steps: string[] = [];
-  if (account.status === 'pending') steps.push(`connect the account: POST /api/platform-accounts/${account.id}/connect`);
+  if (account.status === 'pending')
+    steps.push(`connect the account: POST /api/platform-accounts/${account.id}/connect`);
   if (account.status === 'connecting') steps.push('finish the connection at the hosted link the connect call returned');
-  if (account.status === 'disconnected') steps.push(`reconnect the account (${account.statusReason ?? 'disconnected'}): POST /api/platform-accounts/${account.id}/connect`);
-  if (account.channel === 'email' && account.status === 'connected' && !domainName) steps.push(`fetch the mailbox address: POST /api/platform-accounts/${account.id}/enrich`);
+  if (account.status === 'disconnected')
+    steps.push(
+      `reconnect the account (${account.statusReason ?? 'disconnected'}): POST /api/platform-accounts/${account.id}/connect`,
+    );
+  if (account.channel === 'email' && account.status === 'connected' && !domainName)
+    steps.push(`fetch the mailbox address: POST /api/platform-accounts/${account.id}/enrich`);
   for (const check of domain ? [domain.spf, domain.dkim, domain.dmarc] : []) if (check.fix) steps.push(check.fix);
   return { account, connector: live, domain, steps };
 }
@@ -308,7 +390,12 @@ export async function setupStatus(em: EntityManager, actor: Actor, connector: Ac
  * New caps (per action type given; others keep theirs), gap and jitter, within the plan's bounds
  * (400 `invalid_limits` with the allowed range of each offending field).
  */
-export async function setLimits(em: EntityManager, actor: Actor, id: string, input: LimitsInput): Promise<IPlatformAccount> {
+export async function setLimits(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  input: LimitsInput,
+): Promise<IPlatformAccount> {
   assertWritable(actor);
   onlyManagers(actor);
   const account = await requireAccount(em, actor, id);
@@ -321,7 +408,12 @@ export async function setLimits(em: EntityManager, actor: Actor, id: string, inp
 }
 
 /** The account's usage per action type against its caps (domain/governor/governor.ts). */
-export async function accountUsage(em: EntityManager, actor: Actor, id: string, now = new Date()): Promise<{ account: IPlatformAccount; usage: ActionUsage[] }> {
+export async function accountUsage(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  now = new Date(),
+): Promise<{ account: IPlatformAccount; usage: ActionUsage[] }> {
   const account = await requireAccount(em, actor, id);
   return { account, usage: await usage(em, account, now) };
 }

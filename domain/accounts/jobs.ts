@@ -40,22 +40,36 @@ export async function reconcilePage(
   const window = opts.pageSize * opts.concurrency;
   const accounts = await em.find(
     PlatformAccount,
-    { connector: { $in: [...(connector.serves ?? [connector.name])] }, connectorAccountId: { $ne: null }, ...(opts.afterId ? { id: { $gt: opts.afterId } } : {}) },
+    {
+      connector: { $in: [...(connector.serves ?? [connector.name])] },
+      connectorAccountId: { $ne: null },
+      ...(opts.afterId ? { id: { $gt: opts.afterId } } : {}),
+    },
     { orderBy: { id: 'asc' }, limit: window },
   );
   const pages: IPlatformAccount[][] = [];
   for (let i = 0; i < accounts.length; i += opts.pageSize) pages.push(accounts.slice(i, i + opts.pageSize));
-  const result = { checked: 0, disconnected: 0, connected: 0, failedPages: 0, lastId: accounts.length === window ? accounts[accounts.length - 1].id : null };
-  const answers = await inPool(pages, opts.concurrency, async (page): Promise<{ statuses: ConnectorAccountStatus[]; stamp: EventStamp } | null> => {
-    const stamp = observedAt(new Date(), 'reconcile');
-    try {
-      return { statuses: await connector.statuses(page.map((a) => a.connectorAccountId!)), stamp };
-    } catch (err) {
-      if (!(err instanceof ConnectorError)) throw err;
-      result.failedPages++;
-      return null;
-    }
-  });
+  const result = {
+    checked: 0,
+    disconnected: 0,
+    connected: 0,
+    failedPages: 0,
+    lastId: accounts.length === window ? accounts[accounts.length - 1].id : null,
+  };
+  const answers = await inPool(
+    pages,
+    opts.concurrency,
+    async (page): Promise<{ statuses: ConnectorAccountStatus[]; stamp: EventStamp } | null> => {
+      const stamp = observedAt(new Date(), 'reconcile');
+      try {
+        return { statuses: await connector.statuses(page.map((a) => a.connectorAccountId!)), stamp };
+      } catch (err) {
+        if (!(err instanceof ConnectorError)) throw err;
+        result.failedPages++;
+        return null;
+      }
+    },
+  );
   const unchanged: string[] = [];
   for (const [i, answer] of answers.entries()) {
     if (!answer) continue;
@@ -73,7 +87,8 @@ export async function reconcilePage(
       if (change === 'connected') result.connected++;
     }
   }
-  if (unchanged.length) await em.nativeUpdate(PlatformAccount, { id: { $in: unchanged } }, { statusCheckedAt: new Date() });
+  if (unchanged.length)
+    await em.nativeUpdate(PlatformAccount, { id: { $in: unchanged } }, { statusCheckedAt: new Date() });
   return result;
 }
 
@@ -99,7 +114,12 @@ export async function withdrawalPage(
     },
     { orderBy: { id: 'asc' }, limit: opts.pageSize },
   );
-  const result = { accounts: accounts.length, withdrawn: 0, failedAccounts: 0, lastId: accounts.length === opts.pageSize ? accounts[accounts.length - 1].id : null };
+  const result = {
+    accounts: accounts.length,
+    withdrawn: 0,
+    failedAccounts: 0,
+    lastId: accounts.length === opts.pageSize ? accounts[accounts.length - 1].id : null,
+  };
   await inPool(accounts, 4, async (account) => {
     const cutoff = opts.now.getTime() - account.inviteWithdrawalDays! * 86_400_000;
     try {

@@ -34,7 +34,12 @@ interface Applied {
  * a caller that read the status passes when it asked). Without one the report counts as observed
  * now, on the database's clock (microseconds, so reports applied one after the other keep their order).
  */
-export async function applyAccountStatus(em: EntityManager, status: ConnectorAccountStatus, source: StatusSource, stamp?: EventStamp): Promise<StatusChange> {
+export async function applyAccountStatus(
+  em: EntityManager,
+  status: ConnectorAccountStatus,
+  source: StatusSource,
+  stamp?: EventStamp,
+): Promise<StatusChange> {
   // Joins the caller's transaction when there is one (an event's handling marks it handled in the
   // same commit), else runs in its own.
   return em.transactional(async (tx) => {
@@ -72,7 +77,15 @@ export async function applyAccountStatus(em: EntityManager, status: ConnectorAcc
               where p.id = cur.id and (r.state = 'pending' or ${isNewerThanApplied('p.status_event_at', 'p.status_event_id', ['r.at', 'r.eid'])})
               returning p.id, p.workspace_id, p.status, p.status_reason, p.display_name, p.channel, p.connector_account_id)
        select cur.status as was, upd.* from cur left join upd on upd.id = cur.id limit 1`,
-      [status.state, status.reason, status.address, now, stamp?.at ?? null, stamp?.id ?? observedId(source), status.connectorAccountId],
+      [
+        status.state,
+        status.reason,
+        status.address,
+        now,
+        stamp?.at ?? null,
+        stamp?.id ?? observedId(source),
+        status.connectorAccountId,
+      ],
     );
     if (!row) return 'unknown_account';
     if (!row.id) return 'unchanged';

@@ -64,24 +64,54 @@ export interface AgentInput {
 }
 
 /** Loads an agent of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
-export async function requireAgent(em: EntityManager, actor: Actor, agentId: string, opts: { lock?: boolean } = {}): Promise<IDiscoveryAgent> {
-  const agent = await em.findOne(DiscoveryAgent, { id: agentId, workspace: actor.workspaceId }, opts.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+export async function requireAgent(
+  em: EntityManager,
+  actor: Actor,
+  agentId: string,
+  opts: { lock?: boolean } = {},
+): Promise<IDiscoveryAgent> {
+  const agent = await em.findOne(
+    DiscoveryAgent,
+    { id: agentId, workspace: actor.workspaceId },
+    opts.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  );
   if (!agent) throw notFound('agent');
   return agent;
 }
 
-async function requireListOfApp(em: EntityManager, actor: Actor, appId: string, listId: string): Promise<{ id: string }> {
-  const list = isUuid(listId) ? await em.findOne(LeadList, { id: listId, workspace: actor.workspaceId, app: appId }) : null;
+async function requireListOfApp(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  listId: string,
+): Promise<{ id: string }> {
+  const list = isUuid(listId)
+    ? await em.findOne(LeadList, { id: listId, workspace: actor.workspaceId, app: appId })
+    : null;
   if (!list) throw new AppError(400, 'invalid_list_id', 'invalid list ID; the list must belong to the agent app');
   return list;
 }
 
-export function listAgents(em: EntityManager, actor: Actor, appId: string, page: PageRequest & { status?: AgentStatus }): Promise<IDiscoveryAgent[]> {
+export function listAgents(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  page: PageRequest & { status?: AgentStatus },
+): Promise<IDiscoveryAgent[]> {
   const k = keyset(page);
-  return em.find(DiscoveryAgent, { workspace: actor.workspaceId, app: appId, ...(page.status ? { status: page.status } : {}), ...k.where }, k.options);
+  return em.find(
+    DiscoveryAgent,
+    { workspace: actor.workspaceId, app: appId, ...(page.status ? { status: page.status } : {}), ...k.where },
+    k.options,
+  );
 }
 
-export async function createAgent(em: EntityManager, actor: Actor, appId: string, input: AgentInput & { name: string }): Promise<IDiscoveryAgent> {
+export async function createAgent(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  input: AgentInput & { name: string },
+): Promise<IDiscoveryAgent> {
   const app = await requireApp(em, actor, appId);
   return em.transactional(async (tx) => {
     // The workspace row lock makes count-then-insert safe against concurrent creates.
@@ -106,7 +136,6 @@ export async function createAgent(em: EntityManager, actor: Actor, appId: string
   });
 }
 
-
 export interface AgentChange {
   field: string;
   from: unknown;
@@ -118,7 +147,12 @@ export interface AgentChange {
  * fields (icp_description, icp_filters, config, list_id, max_signals) and leaves the ones that always
  * have a value (name, status, b2b, require_current_employer) unchanged.
  */
-async function applyUpdate(em: EntityManager, actor: Actor, agent: IDiscoveryAgent, input: AgentInput): Promise<AgentChange[]> {
+async function applyUpdate(
+  em: EntityManager,
+  actor: Actor,
+  agent: IDiscoveryAgent,
+  input: AgentInput,
+): Promise<AgentChange[]> {
   const changes: AgentChange[] = [];
   const set = <K extends keyof IDiscoveryAgent>(field: string, key: K, value: IDiscoveryAgent[K]) => {
     if (JSON.stringify(agent[key] ?? null) === JSON.stringify(value ?? null)) return;
@@ -135,16 +169,25 @@ async function applyUpdate(em: EntityManager, actor: Actor, agent: IDiscoveryAge
   const current = agent.status as AgentStatus;
   if (input.status != null && input.status !== current) {
     if (!TRANSITIONS[current].includes(input.status)) {
-      throw new AppError(400, 'invalid_transition', `an agent cannot go from ${current} to ${input.status}; allowed: ${TRANSITIONS[current].join(', ') || 'none'}`);
+      throw new AppError(
+        400,
+        'invalid_transition',
+        `an agent cannot go from ${current} to ${input.status}; allowed: ${TRANSITIONS[current].join(', ') || 'none'}`,
+      );
     }
     if (input.status === 'active' && (await em.count(AgentSignal, { agent: agent.id, enabled: true })) === 0) {
-      throw new AppError(400, 'invalid_transition', 'an agent needs at least one enabled signal before it can be activated');
+      throw new AppError(
+        400,
+        'invalid_transition',
+        'an agent needs at least one enabled signal before it can be activated',
+      );
     }
     set('status', 'status', input.status);
   }
   if (input.name != null) set('name', 'name', input.name.trim());
   if (input.b2b != null) set('b2b', 'b2b', input.b2b);
-  if (input.require_current_employer != null) set('require_current_employer', 'requireCurrentEmployer', input.require_current_employer);
+  if (input.require_current_employer != null)
+    set('require_current_employer', 'requireCurrentEmployer', input.require_current_employer);
   if (input.icp_description !== undefined) set('icp_description', 'icpDescription', input.icp_description);
   if (input.icp_filters !== undefined) set('icp_filters', 'icpFilters', input.icp_filters ?? null);
   if (input.config !== undefined) set('config', 'config', input.config ?? null);
@@ -152,14 +195,21 @@ async function applyUpdate(em: EntityManager, actor: Actor, agent: IDiscoveryAge
   return changes;
 }
 
-export type UpdateResult = { simulated: false; agent: IDiscoveryAgent } | { simulated: true; agent: IDiscoveryAgent; changes: AgentChange[] };
+export type UpdateResult =
+  { simulated: false; agent: IDiscoveryAgent } | { simulated: true; agent: IDiscoveryAgent; changes: AgentChange[] };
 
 /**
  * PUT /api/agents/{id}. Needs an active subscription (403 `subscription_required`). In a Demo
  * workspace the same checks run and the would-be result is returned with `simulated: true`; nothing
  * is written (and no subscription is needed to look).
  */
-export async function updateAgent(em: EntityManager, actor: Actor, jobs: Jobs, agentId: string, input: AgentInput): Promise<UpdateResult> {
+export async function updateAgent(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  agentId: string,
+  input: AgentInput,
+): Promise<UpdateResult> {
   if (actor.isDemo) {
     const agent = await requireAgent(em, actor, agentId);
     const changes = await applyUpdate(em, actor, agent, input);
@@ -182,7 +232,12 @@ export async function updateAgent(em: EntityManager, actor: Actor, jobs: Jobs, a
   return result;
 }
 
-export async function deleteAgent(em: EntityManager, actor: Actor, jobs: Jobs, agentId: string): Promise<{ simulated: boolean; agent: IDiscoveryAgent }> {
+export async function deleteAgent(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  agentId: string,
+): Promise<{ simulated: boolean; agent: IDiscoveryAgent }> {
   const agent = await requireAgent(em, actor, agentId);
   if (actor.isDemo) return { simulated: true, agent };
   await em.nativeDelete(DiscoveryAgent, { id: agent.id, workspace: actor.workspaceId });
@@ -260,21 +315,38 @@ export function listSignals(em: EntityManager, agentId: string): Promise<IAgentS
  * Replaces the agent's signals with the given set. A signal keeps its id and `key` when the new set
  * names the same key (discovered leads keep pointing at it); keys default to a slug of the name.
  */
-export async function replaceSignals(em: EntityManager, actor: Actor, agentId: string, input: SignalInput[]): Promise<IAgentSignal[]> {
+export async function replaceSignals(
+  em: EntityManager,
+  actor: Actor,
+  agentId: string,
+  input: SignalInput[],
+): Promise<IAgentSignal[]> {
   const keyed = input.map((s) => ({ ...s, key: s.key ?? slug(s.name) }));
   const seen = new Set<string>();
   for (const [i, s] of keyed.entries()) {
-    if (seen.has(s.key)) throw new AppError(400, 'invalid_signal', `signals[${i}]: the key "${s.key}" is used twice`, [{ path: `signals.${i}.key`, message: 'duplicate key' }]);
+    if (seen.has(s.key))
+      throw new AppError(400, 'invalid_signal', `signals[${i}]: the key "${s.key}" is used twice`, [
+        { path: `signals.${i}.key`, message: 'duplicate key' },
+      ]);
     seen.add(s.key);
-    if (s.kind === 'post_keywords' && !(s.keywords?.length)) {
-      throw new AppError(400, 'invalid_signal', `signals[${i}]: a post_keywords signal needs at least one keyword`, [{ path: `signals.${i}.keywords`, message: 'at least one keyword' }]);
+    if (s.kind === 'post_keywords' && !s.keywords?.length) {
+      throw new AppError(400, 'invalid_signal', `signals[${i}]: a post_keywords signal needs at least one keyword`, [
+        { path: `signals.${i}.keywords`, message: 'at least one keyword' },
+      ]);
     }
   }
   return em.transactional(async (tx) => {
     const agent = await requireAgent(tx, actor, agentId, { lock: true });
     const existing = new Map((await tx.find(AgentSignal, { agent: agent.id })).map((s) => [s.key, s]));
     for (const [position, s] of keyed.entries()) {
-      const row = existing.get(s.key) ?? tx.create(AgentSignal, { agent: tx.getReference(DiscoveryAgent, agent.id), key: s.key, kind: s.kind, name: s.name });
+      const row =
+        existing.get(s.key) ??
+        tx.create(AgentSignal, {
+          agent: tx.getReference(DiscoveryAgent, agent.id),
+          key: s.key,
+          kind: s.kind,
+          name: s.name,
+        });
       row.kind = s.kind;
       row.name = s.name.trim();
       row.keywords = [...new Set((s.keywords ?? []).map((k) => k.trim()).filter(Boolean))];
@@ -285,7 +357,11 @@ export async function replaceSignals(em: EntityManager, actor: Actor, agentId: s
     }
     for (const gone of existing.values()) tx.remove(gone);
     if (agent.status === 'active' && !keyed.some((s) => s.enabled ?? true)) {
-      throw new AppError(400, 'invalid_transition', 'an active agent needs at least one enabled signal; pause it first');
+      throw new AppError(
+        400,
+        'invalid_transition',
+        'an active agent needs at least one enabled signal; pause it first',
+      );
     }
     await tx.flush();
     return tx.find(AgentSignal, { agent: agent.id }, { orderBy: { position: 'asc', id: 'asc' } });
@@ -307,7 +383,12 @@ export async function listSources(em: EntityManager, agentId: string): Promise<S
   const rows = new Map((await em.find(AgentSource, { agent: agentId })).map((r) => [r.source, r]));
   return SOURCES.map((source) => {
     const r = rows.get(source);
-    return { source, enabled: r?.enabled ?? false, config: r?.config ?? {}, updated_at: r ? r.updatedAt.toISOString() : null };
+    return {
+      source,
+      enabled: r?.enabled ?? false,
+      config: r?.config ?? {},
+      updated_at: r ? r.updatedAt.toISOString() : null,
+    };
   });
 }
 

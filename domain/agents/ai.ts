@@ -35,7 +35,12 @@ async function appOf(em: EntityManager, agent: IDiscoveryAgent): Promise<IApp> {
 
 /** What keywords are drawn from: the agent's ICP first, then the product's profile; names as a last resort. */
 export function keywordSource(agent: IDiscoveryAgent, app: IApp): string {
-  const parts = [agent.icpDescription, filterTerms(agent.icpFilters).join(', '), profileText(app), filterTerms(app.icpFilters, 'keywords').join(', ')];
+  const parts = [
+    agent.icpDescription,
+    filterTerms(agent.icpFilters).join(', '),
+    profileText(app),
+    filterTerms(app.icpFilters, 'keywords').join(', '),
+  ];
   const text = parts.filter((s) => s && s.trim()).join('\n');
   return (text || `${app.name}\n${agent.name}`).slice(0, MAX_TEXT_CHARS);
 }
@@ -46,22 +51,52 @@ export interface KeywordsOutcome {
 }
 
 /** POST /api/agents/{id}/generate-keywords: a comma-separated list, stored on the agent (not in Demo). */
-export async function generateAgentKeywords(em: EntityManager, actor: Actor, llm: ModelAdapter, agentId: string): Promise<KeywordsOutcome> {
+export async function generateAgentKeywords(
+  em: EntityManager,
+  actor: Actor,
+  llm: ModelAdapter,
+  agentId: string,
+): Promise<KeywordsOutcome> {
   const agent = await requireAgent(em, actor, agentId);
   const app = await appOf(em, agent);
   const input = { text: keywordSource(agent, app), max: MAX_KEYWORDS };
-  const r = await askModel(em, actor, llm, { kind: 'keywords', appId: app.id, agentId: agent.id }, input, 'generate keywords', (m) => generateKeywords(m, input));
+  const r = await askModel(
+    em,
+    actor,
+    llm,
+    { kind: 'keywords', appId: app.id, agentId: agent.id },
+    input,
+    'generate keywords',
+    (m) => generateKeywords(m, input),
+  );
   // Commas separate the stored list, so a keyword cannot contain one.
-  const keywords = cleanTerms(r.keywords.map((k) => k.replace(/,/g, ' ')), MAX_KEYWORDS, 100).join(', ');
+  const keywords = cleanTerms(
+    r.keywords.map((k) => k.replace(/,/g, ' ')),
+    MAX_KEYWORDS,
+    100,
+  ).join(', ');
   if (actor.isDemo) return { keywords, stored: false };
-  await em.nativeUpdate(DiscoveryAgent, { id: agent.id, workspace: actor.workspaceId }, { keywords: keywords || null, updatedAt: new Date() });
+  await em.nativeUpdate(
+    DiscoveryAgent,
+    { id: agent.id, workspace: actor.workspaceId },
+    { keywords: keywords || null, updatedAt: new Date() },
+  );
   return { keywords, stored: true };
 }
 
 /** Keywords to search the forum with: the agent's generated ones, its post_keywords signals', then the ICP filters' keywords. */
 async function queryKeywords(em: EntityManager, agent: IDiscoveryAgent, app: IApp): Promise<string[]> {
-  const signals = await em.find(AgentSignal, { agent: agent.id, kind: 'post_keywords', enabled: true }, { orderBy: { position: 'asc' } });
-  const all = [...(agent.keywords ?? '').split(','), ...signals.flatMap((s) => s.keywords), ...filterTerms(agent.icpFilters, 'keywords'), ...filterTerms(app.icpFilters, 'keywords')];
+  const signals = await em.find(
+    AgentSignal,
+    { agent: agent.id, kind: 'post_keywords', enabled: true },
+    { orderBy: { position: 'asc' } },
+  );
+  const all = [
+    ...(agent.keywords ?? '').split(','),
+    ...signals.flatMap((s) => s.keywords),
+    ...filterTerms(agent.icpFilters, 'keywords'),
+    ...filterTerms(app.icpFilters, 'keywords'),
+  ];
   return cleanTerms(all, KEYWORDS_FOR_QUERIES, 100);
 }
 
@@ -75,22 +110,44 @@ export interface QueriesOutcome {
  * `config.queries` of the agent's newsforum source (other config keys kept). Like the first PUT of
  * a source, storing configures it: a source never configured before is created enabled.
  */
-export async function generateNewsforumQueries(em: EntityManager, actor: Actor, llm: ModelAdapter, agentId: string): Promise<QueriesOutcome> {
+export async function generateNewsforumQueries(
+  em: EntityManager,
+  actor: Actor,
+  llm: ModelAdapter,
+  agentId: string,
+): Promise<QueriesOutcome> {
   const agent = await requireAgent(em, actor, agentId);
   const app = await appOf(em, agent);
   const keywords = await queryKeywords(em, agent, app);
   if (keywords.length === 0) {
-    throw new AppError(422, 'no_keywords', 'the agent has no keywords to build queries from: generate them (POST /api/agents/{agentId}/generate-keywords) or add a post_keywords signal');
+    throw new AppError(
+      422,
+      'no_keywords',
+      'the agent has no keywords to build queries from: generate them (POST /api/agents/{agentId}/generate-keywords) or add a post_keywords signal',
+    );
   }
   const input = { keywords, forum: 'newsforum', max: MAX_QUERIES };
-  const r = await askModel(em, actor, llm, { kind: 'queries', appId: app.id, agentId: agent.id }, input, 'generate queries', (m) => generateQueries(m, input));
+  const r = await askModel(
+    em,
+    actor,
+    llm,
+    { kind: 'queries', appId: app.id, agentId: agent.id },
+    input,
+    'generate queries',
+    (m) => generateQueries(m, input),
+  );
   const queries = cleanTerms(r.queries, MAX_QUERIES, 200);
   if (actor.isDemo) return { queries, stored: false };
   await em.fork().transactional(async (tx) => {
     const locked = await requireAgent(tx, actor, agent.id, { lock: true });
     const row =
       (await tx.findOne(AgentSource, { agent: locked.id, source: 'newsforum' })) ??
-      tx.create(AgentSource, { agent: tx.getReference(DiscoveryAgent, locked.id), source: 'newsforum', enabled: true, config: {} });
+      tx.create(AgentSource, {
+        agent: tx.getReference(DiscoveryAgent, locked.id),
+        source: 'newsforum',
+        enabled: true,
+        config: {},
+      });
     row.config = { ...row.config, queries };
   });
   return { queries, stored: true };

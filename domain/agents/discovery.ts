@@ -51,11 +51,14 @@ export interface RunPlan {
   requireCurrentEmployer: boolean;
 }
 
-const asStrings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+const asStrings = (v: unknown): string[] | undefined =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined;
 
 /** The ICP qualification reads: the agent's own when it has one, else its product's. */
 export function icpOf(agent: IDiscoveryAgent, app: { icpDescription?: string | null; icpFilters?: unknown }): IcpInput {
-  const f = ((agent.icpFilters && typeof agent.icpFilters === 'object' && !Array.isArray(agent.icpFilters) ? agent.icpFilters : app.icpFilters) ?? {}) as Record<string, unknown>;
+  const f = ((agent.icpFilters && typeof agent.icpFilters === 'object' && !Array.isArray(agent.icpFilters)
+    ? agent.icpFilters
+    : app.icpFilters) ?? {}) as Record<string, unknown>;
   return {
     description: agent.icpDescription ?? app.icpDescription ?? null,
     titles: asStrings(f.titles),
@@ -73,7 +76,10 @@ export const SignalFiltersInput = z
     titles: z.array(z.string().trim().min(1).max(200)).max(50).optional(),
     seniorities: z.array(z.enum(SENIORITIES)).max(SENIORITIES.length).optional(),
     industries: z.array(z.string().trim().min(1).max(200)).max(50).optional(),
-    countries: z.array(z.string().regex(/^[A-Za-z]{2}$/)).max(250).optional(),
+    countries: z
+      .array(z.string().regex(/^[A-Za-z]{2}$/))
+      .max(250)
+      .optional(),
     company_sizes: z.array(z.enum(COMPANY_SIZES)).max(COMPANY_SIZES.length).optional(),
     since: z.iso.datetime({ offset: true }).optional(),
   })
@@ -84,13 +90,20 @@ export const SignalFiltersInput = z
  * filters when they are source filters (stored filters are free-form JSON; anything else is ignored,
  * as before), and the agent's require_current_employer.
  */
-export function signalQueryOf(agent: Pick<IDiscoveryAgent, 'requireCurrentEmployer'>, signal: { kind: SignalKind; keywords: string[]; filters?: unknown }): SignalQuery {
+export function signalQueryOf(
+  agent: Pick<IDiscoveryAgent, 'requireCurrentEmployer'>,
+  signal: { kind: SignalKind; keywords: string[]; filters?: unknown },
+): SignalQuery {
   const f = SignalFiltersInput.safeParse(signal.filters ?? {});
   const { company_sizes, ...rest } = f.success ? f.data : {};
   return {
     kind: signal.kind,
     keywords: signal.keywords.length ? signal.keywords.slice(0, 50) : undefined,
-    filters: { ...rest, ...(company_sizes ? { companySizes: company_sizes } : {}), ...(agent.requireCurrentEmployer ? { currentEmployerOnly: true } : {}) },
+    filters: {
+      ...rest,
+      ...(company_sizes ? { companySizes: company_sizes } : {}),
+      ...(agent.requireCurrentEmployer ? { currentEmployerOnly: true } : {}),
+    },
   };
 }
 
@@ -99,13 +112,27 @@ export function signalQueryOf(agent: Pick<IDiscoveryAgent, 'requireCurrentEmploy
  * sources that serve its kind. 400 `no_enabled_source` when nothing could be searched. `runId`: a
  * scheduled run's id, or a manual launch's launch id (createRun then replaces it with the run's id).
  */
-export async function planRun(em: EntityManager, actor: Actor, agentId: string, runId: string, signalId?: string): Promise<RunPlan> {
+export async function planRun(
+  em: EntityManager,
+  actor: Actor,
+  agentId: string,
+  runId: string,
+  signalId?: string,
+): Promise<RunPlan> {
   const agent = await requireAgent(em, actor, agentId);
-  if (agent.status === 'archived') throw new AppError(409, 'agent_archived', 'an archived agent does not run; restore it (status paused) first');
+  if (agent.status === 'archived')
+    throw new AppError(409, 'agent_archived', 'an archived agent does not run; restore it (status paused) first');
   const app = await em.findOneOrFail(App, agent.app.id);
-  const signals = await em.find(AgentSignal, { agent: agent.id, enabled: true, ...(signalId ? { id: signalId } : {}) }, { orderBy: { position: 'asc', id: 'asc' } });
-  if (signalId && signals.length === 0) throw new AppError(404, 'not_found', 'signal not found (or disabled) on this agent');
-  const enabled = new Set((await em.find(AgentSource, { agent: agent.id, enabled: true })).map((s) => s.source as SourceName));
+  const signals = await em.find(
+    AgentSignal,
+    { agent: agent.id, enabled: true, ...(signalId ? { id: signalId } : {}) },
+    { orderBy: { position: 'asc', id: 'asc' } },
+  );
+  if (signalId && signals.length === 0)
+    throw new AppError(404, 'not_found', 'signal not found (or disabled) on this agent');
+  const enabled = new Set(
+    (await em.find(AgentSource, { agent: agent.id, enabled: true })).map((s) => s.source as SourceName),
+  );
   const icp = icpOf(agent, app);
   const planned = signals
     .map((s) => ({
@@ -115,7 +142,12 @@ export async function planRun(em: EntityManager, actor: Actor, agentId: string, 
       query: signalQueryOf(agent, { kind: s.kind as SignalKind, keywords: s.keywords, filters: s.filters }),
     }))
     .filter((s) => s.sources.length > 0);
-  if (planned.length === 0) throw new AppError(400, 'no_enabled_source', 'enable a source that serves this agent’s signals (PUT /api/agents/{agentId}/sources/{source})');
+  if (planned.length === 0)
+    throw new AppError(
+      400,
+      'no_enabled_source',
+      'enable a source that serves this agent’s signals (PUT /api/agents/{agentId}/sources/{source})',
+    );
   return {
     runId,
     agentId: agent.id,
@@ -135,17 +167,32 @@ export async function planRun(em: EntityManager, actor: Actor, agentId: string, 
  * launch id for another agent of the workspace is 409 `launch_id_in_use`. Another workspace's launch
  * ids are never seen. A scheduled run's id is its own (the schedule's workflow chose it).
  */
-export async function createRun(em: EntityManager, plan: RunPlan, trigger: 'manual' | 'schedule'): Promise<{ run: IDiscoveryRun; created: boolean }> {
+export async function createRun(
+  em: EntityManager,
+  plan: RunPlan,
+  trigger: 'manual' | 'schedule',
+): Promise<{ run: IDiscoveryRun; created: boolean }> {
   const launchId = trigger === 'manual' ? plan.runId : null;
-  const inserted = await em
-    .getConnection()
-    .execute<{ id: string }[]>(
-      `insert into discovery_runs (id, workspace_id, app_id, agent_id, launch_id, signal_keys, trigger, status, candidates, qualified, rejected, duplicates, pages, started_at)
+  const inserted = await em.getConnection().execute<{ id: string }[]>(
+    `insert into discovery_runs (id, workspace_id, app_id, agent_id, launch_id, signal_keys, trigger, status, candidates, qualified, rejected, duplicates, pages, started_at)
        values (?, ?, ?, ?, ?, ?::jsonb, ?, 'running', 0, 0, 0, 0, 0, now()) on conflict do nothing returning id`,
-      [launchId ? uuidv7() : plan.runId, plan.workspaceId, plan.appId, plan.agentId, launchId, JSON.stringify(plan.signals.map((s) => s.key)), trigger],
-    );
-  const run = await em.findOneOrFail(DiscoveryRun, launchId ? { workspace: plan.workspaceId, launchId } : { id: plan.runId }, { refresh: true });
-  if (run.agent.id !== plan.agentId) throw new AppError(409, 'launch_id_in_use', 'this launch id belongs to another agent’s run');
+    [
+      launchId ? uuidv7() : plan.runId,
+      plan.workspaceId,
+      plan.appId,
+      plan.agentId,
+      launchId,
+      JSON.stringify(plan.signals.map((s) => s.key)),
+      trigger,
+    ],
+  );
+  const run = await em.findOneOrFail(
+    DiscoveryRun,
+    launchId ? { workspace: plan.workspaceId, launchId } : { id: plan.runId },
+    { refresh: true },
+  );
+  if (run.agent.id !== plan.agentId)
+    throw new AppError(409, 'launch_id_in_use', 'this launch id belongs to another agent’s run');
   plan.runId = run.id;
   return { run, created: inserted.length > 0 };
 }
@@ -175,7 +222,13 @@ export interface RunTotals {
   pages: number;
 }
 
-const totalsOf = (r: IDiscoveryRun): RunTotals => ({ candidates: r.candidates, qualified: r.qualified, rejected: r.rejected, duplicates: r.duplicates, pages: r.pages });
+const totalsOf = (r: IDiscoveryRun): RunTotals => ({
+  candidates: r.candidates,
+  qualified: r.qualified,
+  rejected: r.rejected,
+  duplicates: r.duplicates,
+  pages: r.pages,
+});
 
 const clip = (s: string | null | undefined, n: number) => (s == null ? null : s.slice(0, n));
 
@@ -183,7 +236,11 @@ const clip = (s: string | null | undefined, n: number) => (s == null ? null : s.
  * The dedupe keys among `keys` that the workspace already has: this agent's discovered leads and
  * rejections, and the workspace's contacts (by normalised email or profile URL).
  */
-export async function knownKeys(em: EntityManager, scope: { agentId: string; workspaceId: string }, keys: string[]): Promise<Set<string>> {
+export async function knownKeys(
+  em: EntityManager,
+  scope: { agentId: string; workspaceId: string },
+  keys: string[],
+): Promise<Set<string>> {
   const known = new Set<string>();
   if (!keys.length) return known;
   const emails = keys.filter((k) => k.startsWith('email:')).map((k) => k.slice(6));
@@ -193,7 +250,14 @@ export async function knownKeys(em: EntityManager, scope: { agentId: string; wor
      union all select dedupe_key from rejected_profiles where agent_id = ? and dedupe_key in (?)
      ${emails.length ? `union all select 'email:' || email_normalised from contacts where workspace_id = ? and email_normalised in (?)` : ''}
      ${urls.length ? `union all select 'profile:' || profile_url_normalised from contacts where workspace_id = ? and profile_url_normalised in (?)` : ''}`,
-    [scope.agentId, keys, scope.agentId, keys, ...(emails.length ? [scope.workspaceId, emails] : []), ...(urls.length ? [scope.workspaceId, urls] : [])],
+    [
+      scope.agentId,
+      keys,
+      scope.agentId,
+      keys,
+      ...(emails.length ? [scope.workspaceId, emails] : []),
+      ...(urls.length ? [scope.workspaceId, urls] : []),
+    ],
   );
   for (const r of rows) known.add(r.k);
   return known;
@@ -216,7 +280,12 @@ export async function judgeCandidate(
   signal?: AbortSignal,
 ): Promise<Judgement> {
   if (rules.requireCurrentEmployer && c.currentEmployer === false) {
-    return { score: 0, qualified: false, reasons: ['current employer: the company is a former employer'], primary: 'former_employer' };
+    return {
+      score: 0,
+      qualified: false,
+      reasons: ['current employer: the company is a former employer'],
+      primary: 'former_employer',
+    };
   }
   const { value } = await qualifyCandidate(
     llm,
@@ -238,7 +307,12 @@ export async function judgeCandidate(
     signal ? { signal } : {},
   );
   const failed = value.reasons.find((r) => !r.matched);
-  return { score: value.score, qualified: value.verdict === 'qualified', reasons: value.reasons.map((r) => `${r.field}: ${r.detail}`), primary: failed?.field ?? 'score' };
+  return {
+    score: value.score,
+    qualified: value.verdict === 'qualified',
+    reasons: value.reasons.map((r) => `${r.field}: ${r.detail}`),
+    primary: failed?.field ?? 'score',
+  };
 }
 
 /** The discovered-lead columns for a candidate (a run's qualified one, or a promoted rejection). */
@@ -281,7 +355,11 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
   const known = await knownKeys(em, plan, keys);
   const fresh = keys.filter((k) => !known.has(k));
 
-  const verdicts = await mapLimit(fresh, 8, async (key) => ({ key, c: byKey.get(key)!, ...(await judgeCandidate(llm, plan, byKey.get(key)!)) }));
+  const verdicts = await mapLimit(fresh, 8, async (key) => ({
+    key,
+    c: byKey.get(key)!,
+    ...(await judgeCandidate(llm, plan, byKey.get(key)!)),
+  }));
 
   return em.transactional(async (tx) => {
     const run = await tx.findOneOrFail(DiscoveryRun, { id: plan.runId }, { refresh: true });
@@ -291,11 +369,27 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
     const toRejections = verdicts.filter((v) => !v.qualified);
     const now = new Date();
     // Columns every row of this page shares; a person already stored for the agent is skipped.
-    const base = () => ({ id: uuidv7(), workspace: plan.workspaceId, app: plan.appId, agent: plan.agentId, runId: plan.runId, signalKey: input.signalKey });
+    const base = () => ({
+      id: uuidv7(),
+      workspace: plan.workspaceId,
+      app: plan.appId,
+      agent: plan.agentId,
+      runId: plan.runId,
+      signalKey: input.signalKey,
+    });
     const qualified = await insertNew(
       tx,
       DiscoveredLead,
-      toLeads.map((v) => ({ ...base(), ...leadColumnsOf(v.c, v.key), score: v.score, reasons: v.reasons, status: 'new', promoted: false, createdAt: now, updatedAt: now })),
+      toLeads.map((v) => ({
+        ...base(),
+        ...leadColumnsOf(v.c, v.key),
+        score: v.score,
+        reasons: v.reasons,
+        status: 'new',
+        promoted: false,
+        createdAt: now,
+        updatedAt: now,
+      })),
     );
     const rejected = await insertNew(
       tx,
@@ -324,15 +418,35 @@ export async function processPage(em: EntityManager, llm: ModelAdapter, input: P
 }
 
 /** Bulk insert that skips people already stored for the agent (unique agent + dedupe key); returns how many were new. */
-async function insertNew(tx: EntityManager, entity: typeof DiscoveredLead | typeof RejectedProfile, rows: object[]): Promise<number> {
+async function insertNew(
+  tx: EntityManager,
+  entity: typeof DiscoveredLead | typeof RejectedProfile,
+  rows: object[],
+): Promise<number> {
   if (rows.length === 0) return 0;
-  const res = await tx.createQueryBuilder(entity as typeof DiscoveredLead).insert(rows as never).onConflict(['agent', 'dedupe_key']).ignore().execute('run');
+  const res = await tx
+    .createQueryBuilder(entity as typeof DiscoveredLead)
+    .insert(rows as never)
+    .onConflict(['agent', 'dedupe_key'])
+    .ignore()
+    .execute('run');
   return (res as { affectedRows?: number }).affectedRows ?? 0;
 }
 
 /** Marks a run finished (idempotent: a finished run keeps its first outcome). */
-export async function finishRun(em: EntityManager, runId: string, status: Exclude<RunStatus, 'running'>, error?: string): Promise<RunTotals> {
-  await em.getConnection().execute(`update discovery_runs set status = ?, error = ?, finished_at = now() where id = ? and status = 'running'`, [status, error?.slice(0, 2000) ?? null, runId], 'run');
+export async function finishRun(
+  em: EntityManager,
+  runId: string,
+  status: Exclude<RunStatus, 'running'>,
+  error?: string,
+): Promise<RunTotals> {
+  await em
+    .getConnection()
+    .execute(
+      `update discovery_runs set status = ?, error = ?, finished_at = now() where id = ? and status = 'running'`,
+      [status, error?.slice(0, 2000) ?? null, runId],
+      'run',
+    );
   return totalsOf(await em.findOneOrFail(DiscoveryRun, { id: runId }, { refresh: true }));
 }
 
@@ -348,13 +462,24 @@ export async function getRun(em: EntityManager, actor: Actor, runId: string): Pr
 /** Latest runs of the effective workspace (products the actor may access), newest first. */
 export function recentRuns(em: EntityManager, actor: Actor, page: PageRequest): Promise<IDiscoveryRun[]> {
   const k = keyset(page, 'desc');
-  return em.find(DiscoveryRun, { workspace: actor.workspaceId, ...(actor.allApps ? {} : { app: { $in: actor.appIds } }), ...k.where }, { ...k.options, populate: ['agent'] });
+  return em.find(
+    DiscoveryRun,
+    { workspace: actor.workspaceId, ...(actor.allApps ? {} : { app: { $in: actor.appIds } }), ...k.where },
+    { ...k.options, populate: ['agent'] },
+  );
 }
 
 export interface Funnel {
   window_days: number;
   since: string;
-  cohort: { candidates: number; qualified: number; rejected: number; pending: number; duplicates: number; runs: number };
+  cohort: {
+    candidates: number;
+    qualified: number;
+    rejected: number;
+    pending: number;
+    duplicates: number;
+    runs: number;
+  };
   review: { new: number; approved: number; rejected: number };
   current: { discovered_leads: number; list_leads: number; in_campaigns: number };
   by_signal: { signal_key: string; qualified: number; rejected: number }[];
@@ -380,7 +505,9 @@ export async function funnel(em: EntityManager, actor: Actor, agentId: string, n
 async function funnelOf(em: EntityManager, agent: IDiscoveryAgent, now: Date): Promise<Funnel> {
   const since = new Date(now.getTime() - FUNNEL_WINDOW_DAYS * 86_400_000);
   const conn = em.getConnection();
-  const [runs] = await conn.execute<{ runs: string; candidates: string; qualified: string; rejected: string; duplicates: string }[]>(
+  const [runs] = await conn.execute<
+    { runs: string; candidates: string; qualified: string; rejected: string; duplicates: string }[]
+  >(
     `select count(*) as runs, coalesce(sum(candidates), 0) as candidates, coalesce(sum(qualified), 0) as qualified, coalesce(sum(rejected), 0) as rejected, coalesce(sum(duplicates), 0) as duplicates
      from discovery_runs where agent_id = ? and started_at >= ?`,
     [agent.id, since],
@@ -408,8 +535,19 @@ async function funnelOf(em: EntityManager, agent: IDiscoveryAgent, now: Date): P
   return {
     window_days: FUNNEL_WINDOW_DAYS,
     since: since.toISOString(),
-    cohort: { candidates, qualified, rejected, pending: Math.max(0, candidates - qualified - rejected), duplicates: n(runs.duplicates), runs: n(runs.runs) },
-    review: { new: statuses.get('new') ?? 0, approved: statuses.get('approved') ?? 0, rejected: statuses.get('rejected') ?? 0 },
+    cohort: {
+      candidates,
+      qualified,
+      rejected,
+      pending: Math.max(0, candidates - qualified - rejected),
+      duplicates: n(runs.duplicates),
+      runs: n(runs.runs),
+    },
+    review: {
+      new: statuses.get('new') ?? 0,
+      approved: statuses.get('approved') ?? 0,
+      rejected: statuses.get('rejected') ?? 0,
+    },
     current: { discovered_leads: n(current.discovered), list_leads: n(current.list_leads), in_campaigns: 0 },
     by_signal: bySignal.map((r) => ({ signal_key: r.signal_key, qualified: n(r.qualified), rejected: n(r.rejected) })),
   };
@@ -420,20 +558,28 @@ async function funnelOf(em: EntityManager, agent: IDiscoveryAgent, now: Date): P
  * rejections (a person rejected a discovered lead) count under the reviewer's reason
  * (docs/discovered-leads.md).
  */
-export async function rejectionBreakdown(em: EntityManager, actor: Actor, agentId: string): Promise<{ total: number; reasons: { reason: string; count: number }[] }> {
+export async function rejectionBreakdown(
+  em: EntityManager,
+  actor: Actor,
+  agentId: string,
+): Promise<{ total: number; reasons: { reason: string; count: number }[] }> {
   const agent = await requireAgent(em, actor, agentId);
-  const rows = await em
-    .getConnection()
-    .execute<{ reason: string; n: string }[]>(`select reason, count(*) as n from (
+  const rows = await em.getConnection().execute<{ reason: string; n: string }[]>(
+    `select reason, count(*) as n from (
            select primary_reason as reason from rejected_profiles where agent_id = ? and promoted_at is null
            union all select coalesce(reject_reason, 'rejected') from discovered_leads where agent_id = ? and status = 'rejected'
-         ) x group by reason order by count(*) desc, reason`, [agent.id, agent.id]);
+         ) x group by reason order by count(*) desc, reason`,
+    [agent.id, agent.id],
+  );
   const reasons = rows.map((r) => ({ reason: r.reason, count: Number(r.n) }));
   return { total: reasons.reduce((s, r) => s + r.count, 0), reasons };
 }
 
 export function listRejectedProfiles(em: EntityManager, agentId: string, page: PageRequest & { reason?: string }) {
   const k = keyset(page);
-  return em.find(RejectedProfile, { agent: agentId, promotedAt: null, ...(page.reason ? { primaryReason: page.reason } : {}), ...k.where }, k.options);
+  return em.find(
+    RejectedProfile,
+    { agent: agentId, promotedAt: null, ...(page.reason ? { primaryReason: page.reason } : {}), ...k.where },
+    k.options,
+  );
 }
-

@@ -59,7 +59,10 @@ async function insertLeads(tx: EntityManager, rows: IRejectedProfile[], by: stri
     .ignore()
     .execute('run');
   // Through the EntityManager, so the read runs in this transaction (it sees the rows just inserted).
-  const leads = await tx.find(DiscoveredLead, { agent: rows[0].agent.id, dedupeKey: { $in: rows.map((r) => r.dedupeKey) } });
+  const leads = await tx.find(DiscoveredLead, {
+    agent: rows[0].agent.id,
+    dedupeKey: { $in: rows.map((r) => r.dedupeKey) },
+  });
   const byKey = new Map(leads.map((l) => [l.dedupeKey, l.id]));
   return new Map(rows.map((r) => [r.id, byKey.get(r.dedupeKey)!]));
 }
@@ -68,11 +71,20 @@ async function insertLeads(tx: EntityManager, rows: IRejectedProfile[], by: stri
  * Promotes one rejected profile of the agent, in one transaction (lead + rejection marked). A
  * profile already promoted returns its lead (`created: false`). Another agent's id is 404.
  */
-export async function promoteOne(em: EntityManager, actor: Actor, agentId: string, rawId: string): Promise<{ lead: IDiscoveredLead; created: boolean }> {
+export async function promoteOne(
+  em: EntityManager,
+  actor: Actor,
+  agentId: string,
+  rawId: string,
+): Promise<{ lead: IDiscoveredLead; created: boolean }> {
   const agent = await requireAgent(em, actor, agentId);
   const by = await promoterLabel(em, actor.userId);
   return em.transactional(async (tx) => {
-    const row = await tx.findOne(RejectedProfile, { id: rawId, agent: agent.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const row = await tx.findOne(
+      RejectedProfile,
+      { id: rawId, agent: agent.id },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (!row) throw notFound('rejected profile');
     const existing = row.promotedLeadId ? await tx.findOne(DiscoveredLead, row.promotedLeadId) : null;
     if (existing) return { lead: existing, created: false };
@@ -93,7 +105,12 @@ export type PromotionSelection = { ids: string[] } | { reason: string };
  * not-yet-promoted ones) — and `skipped`: those already promoted, which the operation leaves alone.
  * Re-running it for the same operation selects the same rows.
  */
-export async function selectForPromotion(em: EntityManager, agentId: string, operationId: string, selection: PromotionSelection): Promise<{ total: number; skipped: number }> {
+export async function selectForPromotion(
+  em: EntityManager,
+  agentId: string,
+  operationId: string,
+  selection: PromotionSelection,
+): Promise<{ total: number; skipped: number }> {
   const conn = em.getConnection();
   if ('ids' in selection) {
     const ids = [...new Set(selection.ids)];
@@ -141,7 +158,11 @@ export async function promoteBatch(em: EntityManager, input: BatchInput): Promis
   return em.transactional(async (tx) => {
     const rows = await tx.find(
       RejectedProfile,
-      { agent: input.agentId, promoteOperationId: input.operationId, ...(input.after ? { id: { $gt: input.after } } : {}) },
+      {
+        agent: input.agentId,
+        promoteOperationId: input.operationId,
+        ...(input.after ? { id: { $gt: input.after } } : {}),
+      },
       { orderBy: { id: 'asc' }, limit: input.limit, lockMode: LockMode.PESSIMISTIC_WRITE },
     );
     const todo = rows.filter((r) => !r.promotedAt);
@@ -159,7 +180,12 @@ export async function promoteBatch(em: EntityManager, input: BatchInput): Promis
 }
 
 /** One rejected profile of the agent (promoted or not): 404 for another agent's or workspace's. */
-export async function requireRejectedProfile(em: EntityManager, actor: Actor, agentId: string, rawId: string): Promise<IRejectedProfile> {
+export async function requireRejectedProfile(
+  em: EntityManager,
+  actor: Actor,
+  agentId: string,
+  rawId: string,
+): Promise<IRejectedProfile> {
   const agent = await requireAgent(em, actor, agentId);
   const row = await em.findOne(RejectedProfile, { id: rawId, agent: agent.id });
   if (!row) throw notFound('rejected profile');
@@ -167,7 +193,11 @@ export async function requireRejectedProfile(em: EntityManager, actor: Actor, ag
 }
 
 /** What the rows say about an operation: how many it selected (still carrying its id) and how many of those are promoted. */
-export async function operationRowCounts(em: EntityManager, agentId: string, operationId: string): Promise<{ selected: number; promoted: number }> {
+export async function operationRowCounts(
+  em: EntityManager,
+  agentId: string,
+  operationId: string,
+): Promise<{ selected: number; promoted: number }> {
   const [r] = await em
     .getConnection()
     .execute<{ selected: string; promoted: string }[]>(

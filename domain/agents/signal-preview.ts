@@ -50,19 +50,28 @@ export interface PreviewCandidate {
 }
 
 export interface Preview {
-  signal: { id: string | null; key: string | null; kind: SignalKind; keywords: string[]; filters: Record<string, unknown>; sources: SourceName[] };
+  signal: {
+    id: string | null;
+    key: string | null;
+    kind: SignalKind;
+    keywords: string[];
+    filters: Record<string, unknown>;
+    sources: SourceName[];
+  };
   candidates: PreviewCandidate[];
 }
 
 const mapLimit = async <T, R>(items: T[], n: number, fn: (x: T) => Promise<R>): Promise<R[]> => {
   const out = new Array<R>(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
   return out;
 };
 
@@ -73,15 +82,24 @@ async function withDeadline<T>(ms: number, fn: (signal: AbortSignal) => Promise<
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       ctl.abort();
-      reject(new AppError(504, 'preview_timeout', `the preview did not finish within ${ms / 1000} s; try a smaller limit`));
+      reject(
+        new AppError(504, 'preview_timeout', `the preview did not finish within ${ms / 1000} s; try a smaller limit`),
+      );
     }, ms);
   });
   try {
     return await Promise.race([fn(ctl.signal), expired]);
   } catch (err) {
-    if (ctl.signal.aborted) throw new AppError(504, 'preview_timeout', `the preview did not finish within ${ms / 1000} s; try a smaller limit`);
-    if (err instanceof SourceError) throw new AppError(503, 'source_unavailable', `the source could not be searched: ${err.message}`);
-    if (err instanceof LlmError) throw new AppError(503, 'model_unavailable', `the model could not qualify the candidates: ${err.message}`);
+    if (ctl.signal.aborted)
+      throw new AppError(
+        504,
+        'preview_timeout',
+        `the preview did not finish within ${ms / 1000} s; try a smaller limit`,
+      );
+    if (err instanceof SourceError)
+      throw new AppError(503, 'source_unavailable', `the source could not be searched: ${err.message}`);
+    if (err instanceof LlmError)
+      throw new AppError(503, 'model_unavailable', `the model could not qualify the candidates: ${err.message}`);
     throw err;
   } finally {
     clearTimeout(timer);
@@ -106,21 +124,34 @@ export async function previewSignal(
     const s = input.signal!;
     signal = { id: null, key: null, kind: s.kind, keywords: s.keywords ?? [], filters: s.filters };
   }
-  const enabled = new Set((await em.find(AgentSource, { agent: agent.id, enabled: true })).map((s) => s.source as SourceName));
+  const enabled = new Set(
+    (await em.find(AgentSource, { agent: agent.id, enabled: true })).map((s) => s.source as SourceName),
+  );
   const sources = SOURCES_FOR_KIND[signal.kind].filter((s) => enabled.has(s));
-  if (!sources.length) throw new AppError(400, 'no_enabled_source', 'enable a source that serves this signal’s kind (PUT /api/agents/{agentId}/sources/{source})');
+  if (!sources.length)
+    throw new AppError(
+      400,
+      'no_enabled_source',
+      'enable a source that serves this signal’s kind (PUT /api/agents/{agentId}/sources/{source})',
+    );
   const app = await em.findOneOrFail(App, agent.app.id);
   const rules = { icp: icpOf(agent, app), requireCurrentEmployer: agent.requireCurrentEmployer };
   const query = signalQueryOf(agent, signal);
   const applied = SignalFiltersInput.safeParse(signal.filters ?? {});
 
   const candidates = await withDeadline(opts.deadlineMs ?? PREVIEW_DEADLINE_MS, async (abort) => {
-    const pages = await Promise.all(sources.map((name) => providers.sources.get(name).search(query, { limit: input.limit }, abort)));
+    const pages = await Promise.all(
+      sources.map((name) => providers.sources.get(name).search(query, { limit: input.limit }, abort)),
+    );
     // Within the page the first piece of evidence about a person wins, as in a run.
     const byKey = new Map<string, Candidate>();
     for (const c of pages.flatMap((p) => p.candidates)) if (!byKey.has(dedupeKeyOf(c))) byKey.set(dedupeKeyOf(c), c);
     const picked = [...byKey].slice(0, input.limit);
-    const known = await knownKeys(em, { agentId: agent.id, workspaceId: actor.workspaceId }, picked.map(([k]) => k));
+    const known = await knownKeys(
+      em,
+      { agentId: agent.id, workspaceId: actor.workspaceId },
+      picked.map(([k]) => k),
+    );
     return mapLimit(picked, 8, async ([key, c]): Promise<PreviewCandidate> => {
       const judged = known.has(key) ? null : await judgeCandidate(providers.llm, rules, c, abort);
       return {
@@ -129,7 +160,12 @@ export async function previewSignal(
         company: c.company?.name ?? null,
         country: c.country,
         profile_url: c.profileUrl,
-        evidence: { kind: c.evidence.kind, text: c.evidence.text.slice(0, 2000), url: c.evidence.url, date: c.evidence.date },
+        evidence: {
+          kind: c.evidence.kind,
+          text: c.evidence.text.slice(0, 2000),
+          url: c.evidence.url,
+          date: c.evidence.date,
+        },
         known: known.has(key),
         score: judged?.score ?? null,
         verdict: judged ? (judged.qualified ? 'qualified' : 'rejected') : null,
@@ -138,7 +174,14 @@ export async function previewSignal(
     });
   });
   return {
-    signal: { id: signal.id, key: signal.key, kind: signal.kind, keywords: signal.keywords, filters: applied.success ? applied.data : {}, sources },
+    signal: {
+      id: signal.id,
+      key: signal.key,
+      kind: signal.kind,
+      keywords: signal.keywords,
+      filters: applied.success ? applied.data : {},
+      sources,
+    },
     candidates,
   };
 }

@@ -32,11 +32,21 @@ export async function askModel<T>(
 ): Promise<T> {
   try {
     if (actor.isDemo) return (await call(demoModel)).value;
-    const ctx = { workspaceId: actor.workspaceId, appId: target.appId ?? null, agentId: target.agentId ?? null, kind: target.kind, model: llm.model };
+    const ctx = {
+      workspaceId: actor.workspaceId,
+      appId: target.appId ?? null,
+      agentId: target.agentId ?? null,
+      kind: target.kind,
+      model: llm.model,
+    };
     return (await runSpecialist(em, ctx, input, () => call(llm))).value;
   } catch (err) {
     if (err instanceof LlmError) {
-      throw new AppError(500, 'ai_error', `failed to ${what}`, { llm_code: err.code, retryable: err.retryable, ...(err.status ? { upstream_status: err.status } : {}) });
+      throw new AppError(500, 'ai_error', `failed to ${what}`, {
+        llm_code: err.code,
+        retryable: err.retryable,
+        ...(err.status ? { upstream_status: err.status } : {}),
+      });
     }
     throw err;
   }

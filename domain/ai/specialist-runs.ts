@@ -33,16 +33,22 @@ function clip(s: string, max: number): string {
 }
 
 export const summarizeInput = (input: string | object): string =>
-  clip((typeof input === 'string' ? input : (JSON.stringify(input) ?? '')).replace(/\s+/g, ' ').trim(), INPUT_SUMMARY_MAX);
+  clip(
+    (typeof input === 'string' ? input : (JSON.stringify(input) ?? '')).replace(/\s+/g, ' ').trim(),
+    INPUT_SUMMARY_MAX,
+  );
 
 export function summarizeResult(value: unknown): unknown {
   if (value === undefined) return null;
   const json = JSON.stringify(value);
-  return json.length <= RESULT_MAX_CHARS ? value : { truncated: true, chars: json.length, preview: clip(json, RESULT_MAX_CHARS) };
+  return json.length <= RESULT_MAX_CHARS
+    ? value
+    : { truncated: true, chars: json.length, preview: clip(json, RESULT_MAX_CHARS) };
 }
 
 function errorOf(err: unknown): { code: string; message: string } {
-  if (err instanceof LlmError || err instanceof AppError) return { code: err.code, message: clip(err.message, ERROR_MESSAGE_MAX) };
+  if (err instanceof LlmError || err instanceof AppError)
+    return { code: err.code, message: clip(err.message, ERROR_MESSAGE_MAX) };
   return { code: 'internal', message: clip(err instanceof Error ? err.message : String(err), ERROR_MESSAGE_MAX) };
 }
 
@@ -58,7 +64,8 @@ export async function runSpecialist<T>(
   input: string | object,
   fn: () => Promise<{ value: T; usage: Usage }>,
 ): Promise<{ value: T; usage: Usage; runId: string }> {
-  if (em.isInTransaction()) throw new Error('runSpecialist must not run inside a transaction (it would hold it open during the model call)');
+  if (em.isInTransaction())
+    throw new Error('runSpecialist must not run inside a transaction (it would hold it open during the model call)');
   const startMs = Date.now();
   const id = uuidv7(startMs);
   const startedAt = new Date(startMs);
@@ -76,7 +83,11 @@ export async function runSpecialist<T>(
   });
   const t0 = performance.now();
   const finish = (fields: Partial<ISpecialistRun>) =>
-    em.nativeUpdate(SpecialistRun, { id }, { finishedAt: new Date(), durationMs: Math.round(performance.now() - t0), ...fields });
+    em.nativeUpdate(
+      SpecialistRun,
+      { id },
+      { finishedAt: new Date(), durationMs: Math.round(performance.now() - t0), ...fields },
+    );
   let out: { value: T; usage: Usage };
   try {
     out = await fn();
@@ -110,7 +121,12 @@ export interface RunFilter {
  * Newest first. With `appId`, the runs of that product (404 if it is not the actor's, 403 if the
  * member was not given it); without, the workspace's runs within the products the actor may see.
  */
-export async function listSpecialistRuns(em: EntityManager, actor: Actor, filter: RunFilter, page: PageRequest): Promise<ISpecialistRun[]> {
+export async function listSpecialistRuns(
+  em: EntityManager,
+  actor: Actor,
+  filter: RunFilter,
+  page: PageRequest,
+): Promise<ISpecialistRun[]> {
   const where: Record<string, unknown> = { workspace: actor.workspaceId };
   if (filter.appId) {
     await requireApp(em, actor, filter.appId);
@@ -124,7 +140,12 @@ export async function listSpecialistRuns(em: EntityManager, actor: Actor, filter
 }
 
 /** One run of a product; another workspace's or product's run is 404 `not_found`. */
-export async function getSpecialistRun(em: EntityManager, actor: Actor, appId: string, runId: string): Promise<ISpecialistRun> {
+export async function getSpecialistRun(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  runId: string,
+): Promise<ISpecialistRun> {
   await requireApp(em, actor, appId);
   const run = await em.findOne(SpecialistRun, { id: runId, app: appId, workspace: actor.workspaceId });
   if (!run) throw notFound('specialist run');
@@ -154,18 +175,43 @@ export interface SpecialistActivity {
 
 export const ACTIVITY_MAX_DAYS = 90;
 const DAY_MS = 24 * 3600 * 1000;
-const zero = (): ActivityCounts => ({ runs: 0, succeeded: 0, failed: 0, running: 0, input_tokens: 0, output_tokens: 0, cost_micros: 0 });
+const zero = (): ActivityCounts => ({
+  runs: 0,
+  succeeded: 0,
+  failed: 0,
+  running: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  cost_micros: 0,
+});
 const addInto = (a: ActivityCounts, b: ActivityCounts) => {
   for (const k of Object.keys(a) as (keyof ActivityCounts)[]) a[k] += b[k];
 };
 /** The smallest UUIDv7 of a moment: the window is an id range on the (app, id) index. */
 /** Counts, tokens and cost of a product's runs per kind and per UTC day over the last `days` days (today included). */
-export async function specialistActivity(em: EntityManager, actor: Actor, appId: string, opts: { days?: number; now?: Date } = {}): Promise<SpecialistActivity> {
+export async function specialistActivity(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  opts: { days?: number; now?: Date } = {},
+): Promise<SpecialistActivity> {
   await requireApp(em, actor, appId);
   const days = Math.min(Math.max(Math.trunc(opts.days ?? 30), 1), ACTIVITY_MAX_DAYS);
   const now = opts.now ?? new Date();
   const fromMs = Math.floor(now.getTime() / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
-  const rows = await em.execute<{ kind: string; day: string; runs: string; succeeded: string; failed: string; running: string; input_tokens: string; output_tokens: string; cost_micros: string }[]>(
+  const rows = await em.execute<
+    {
+      kind: string;
+      day: string;
+      runs: string;
+      succeeded: string;
+      failed: string;
+      running: string;
+      input_tokens: string;
+      output_tokens: string;
+      cost_micros: string;
+    }[]
+  >(
     `select kind, to_char(started_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as runs,
             count(*) filter (where status = 'succeeded') as succeeded, count(*) filter (where status = 'failed') as failed,
             count(*) filter (where status = 'running') as running, coalesce(sum(input_tokens), 0) as input_tokens,
@@ -201,7 +247,9 @@ export async function specialistActivity(em: EntityManager, actor: Actor, appId:
     from: new Date(fromMs).toISOString(),
     to: now.toISOString(),
     totals,
-    by_kind: [...byKind].sort((a, b) => b[1].runs - a[1].runs || a[0].localeCompare(b[0])).map(([kind, c]) => ({ kind, ...c })),
+    by_kind: [...byKind]
+      .sort((a, b) => b[1].runs - a[1].runs || a[0].localeCompare(b[0]))
+      .map(([kind, c]) => ({ kind, ...c })),
     by_day: [...byDay].map(([day, c]) => ({ day, ...c })),
   };
 }

@@ -43,7 +43,9 @@ const dayNumber = (d: string) => Date.parse(`${d}T00:00:00Z`) / 86_400_000;
 const FIRST_DAY = '1970-01-02';
 const LAST_DAY = '9999-12-30';
 function assertDayInRange(...days: string[]): void {
-  for (const d of days) if (d < FIRST_DAY || d > LAST_DAY) throw badRequest('invalid_range', `dates must be between ${FIRST_DAY} and ${LAST_DAY}`);
+  for (const d of days)
+    if (d < FIRST_DAY || d > LAST_DAY)
+      throw badRequest('invalid_range', `dates must be between ${FIRST_DAY} and ${LAST_DAY}`);
 }
 
 export function checkRange(q: { from: string; to: string; tz: string }): number {
@@ -100,14 +102,28 @@ const DAY_MS = 86_400_000;
  * the rollup reads below are plain index range scans on (workspace_id, hour|day).
  */
 async function boundsOf(em: EntityManager, q: { from: string; to: string; tz: string }): Promise<Bounds> {
-  const [b] = await em.execute<{ lo: Date; hi: Date }[]>(`select (?::date)::timestamp at time zone ? as lo, ((?::date) + 1)::timestamp at time zone ? as hi`, [q.from, q.tz, q.to, q.tz]);
+  const [b] = await em.execute<{ lo: Date; hi: Date }[]>(
+    `select (?::date)::timestamp at time zone ? as lo, ((?::date) + 1)::timestamp at time zone ? as hi`,
+    [q.from, q.tz, q.to, q.tz],
+  );
   const lo = new Date(b!.lo);
   const hi = new Date(b!.hi);
-  return { lo, hi, dlo: new Date(Math.ceil(lo.getTime() / DAY_MS) * DAY_MS), dhi: new Date(Math.floor(hi.getTime() / DAY_MS) * DAY_MS) };
+  return {
+    lo,
+    hi,
+    dlo: new Date(Math.ceil(lo.getTime() / DAY_MS) * DAY_MS),
+    dhi: new Date(Math.floor(hi.getTime() / DAY_MS) * DAY_MS),
+  };
 }
 
 /** Sums over the range, grouped by `group` (columns of the rollup, or none): whole UTC days + the edge hours. */
-async function rangeSums<G extends Record<string, unknown>>(em: EntityManager, scope: Scope, q: RangeQuery, group: string[], extra = ''): Promise<(G & Counts)[]> {
+async function rangeSums<G extends Record<string, unknown>>(
+  em: EntityManager,
+  scope: Scope,
+  q: RangeQuery,
+  group: string[],
+  extra = '',
+): Promise<(G & Counts)[]> {
   const b = await boundsOf(em, q);
   const g = group.join(', ');
   const sel = g ? `${g}, ` : '';
@@ -116,7 +132,9 @@ async function rangeSums<G extends Record<string, unknown>>(em: EntityManager, s
   // Without whole days inside, the range is hours only; otherwise hours before dlo and from dhi on.
   const edges = days ? `((hour >= ? and hour < ?) or (hour >= ? and hour < ?))` : `hour >= ? and hour < ?`;
   const edgeArgs = days ? [b.lo, b.dlo, b.dhi, b.hi] : [b.lo, b.hi];
-  const dayPart = days ? `select ${sel}${sumCols()} from analytics_days where ${scope.sql} ${extra} and day >= ? and day < ? ${by} union all ` : '';
+  const dayPart = days
+    ? `select ${sel}${sumCols()} from analytics_days where ${scope.sql} ${extra} and day >= ? and day < ? ${by} union all `
+    : '';
   const dayArgs = days ? [...scope.args, b.dlo, b.dhi] : [];
   return em.execute<(G & Counts)[]>(
     `with r as (${dayPart}select ${sel}${sumCols()} from analytics_hours where ${scope.sql} ${extra} and ${edges} ${by})
@@ -154,10 +172,22 @@ export async function overview(em: EntityManager, actor: Actor, q: RangeQuery) {
   const src = await seriesOf(em, actor, q);
   const prev = previousRange(q, days);
   const [totals, previous] = await Promise.all([seriesTotals(em.fork(), src, q), seriesTotals(em.fork(), src, prev)]);
-  return { range: rangeView(q, days), totals, rates: ratesOf(totals), previous: { from: prev.from, to: prev.to, totals: previous, rates: ratesOf(previous) } };
+  return {
+    range: rangeView(q, days),
+    totals,
+    rates: ratesOf(totals),
+    previous: { from: prev.from, to: prev.to, totals: previous, rates: ratesOf(previous) },
+  };
 }
 
-const rangeView = (q: RangeQuery, days: number) => ({ from: q.from, to: q.to, tz: q.tz, days, app_id: q.appId ?? null, campaign_id: q.campaignId ?? null });
+const rangeView = (q: RangeQuery, days: number) => ({
+  from: q.from,
+  to: q.to,
+  tz: q.tz,
+  days,
+  app_id: q.appId ?? null,
+  campaign_id: q.campaignId ?? null,
+});
 
 /**
  * Where a campaign's or the products' figures are, without the per step/signal/source dimensions:
@@ -175,22 +205,39 @@ async function seriesOf(em: EntityManager, actor: Actor, q: { appId?: string; ca
   if (q.campaignId) {
     const c = await requireCampaign(em, actor, q.campaignId);
     if (q.appId && c.app.id !== q.appId) await requireApp(em, actor, q.appId);
-    return { table: 'analytics_series', sql: `workspace_id = ? and campaign_id = ? and app_id = ?`, args: [actor.workspaceId, c.id, q.appId ?? c.app.id] };
+    return {
+      table: 'analytics_series',
+      sql: `workspace_id = ? and campaign_id = ? and app_id = ?`,
+      args: [actor.workspaceId, c.id, q.appId ?? c.app.id],
+    };
   }
   let apps: string[];
   if (q.appId) apps = [(await requireApp(em, actor, q.appId)).id];
-  else if (actor.allApps) apps = (await em.execute<{ id: string }[]>(`select id from apps where workspace_id = ?`, [actor.workspaceId])).map((a) => a.id);
+  else if (actor.allApps)
+    apps = (await em.execute<{ id: string }[]>(`select id from apps where workspace_id = ?`, [actor.workspaceId])).map(
+      (a) => a.id,
+    );
   else apps = actor.appIds;
-  return { table: 'analytics_app', sql: `workspace_id = ? and app_id = any(?::uuid[])`, args: [actor.workspaceId, `{${apps.join(',')}}`] };
+  return {
+    table: 'analytics_app',
+    sql: `workspace_id = ? and app_id = any(?::uuid[])`,
+    args: [actor.workspaceId, `{${apps.join(',')}}`],
+  };
 }
 
 /** Totals over the range from the series tables: whole UTC days + the edge hours. */
-async function seriesTotals(em: EntityManager, src: Series, q: { from: string; to: string; tz: string }): Promise<Counts> {
+async function seriesTotals(
+  em: EntityManager,
+  src: Series,
+  q: { from: string; to: string; tz: string },
+): Promise<Counts> {
   const b = await boundsOf(em, q);
   const days = b.dlo < b.dhi;
   const edges = days ? `((hour >= ? and hour < ?) or (hour >= ? and hour < ?))` : `hour >= ? and hour < ?`;
   const edgeArgs = days ? [b.lo, b.dlo, b.dhi, b.hi] : [b.lo, b.hi];
-  const dayPart = days ? `select ${sumCols()} from ${src.table}_days where ${src.sql} and day >= ? and day < ? union all ` : '';
+  const dayPart = days
+    ? `select ${sumCols()} from ${src.table}_days where ${src.sql} and day >= ? and day < ? union all `
+    : '';
   const [row] = await em.execute<Counts[]>(
     `with r as (${dayPart}select ${sumCols()} from ${src.table}_hours where ${src.sql} and ${edges}) select ${sumCols()} from r`,
     [...(days ? [...src.args, b.dlo, b.dhi] : []), ...src.args, ...edgeArgs],
@@ -209,11 +256,18 @@ export async function daily(em: EntityManager, actor: Actor, q: RangeQuery) {
        from generate_series(?::date, ?::date, interval '1 day') d left join s on s.day = d::date order by 1`,
     [q.tz, ...src.args, b.lo, b.hi, q.from, q.to],
   );
-  return { range: rangeView(q, days), items: rows.map((r) => ({ day: r.day, ...toCounts(r), reply_rate: ratio(r.replied, r.sent) })) };
+  return {
+    range: rangeView(q, days),
+    items: rows.map((r) => ({ day: r.day, ...toCounts(r), reply_rate: ratio(r.replied, r.sent) })),
+  };
 }
 
 /** One local day against the day before and the average day of the 7 before it. */
-export async function dailyOverview(em: EntityManager, actor: Actor, q: { date: string; tz: string; appId?: string; campaignId?: string }) {
+export async function dailyOverview(
+  em: EntityManager,
+  actor: Actor,
+  q: { date: string; tz: string; appId?: string; campaignId?: string },
+) {
   assertTimeZone(q.tz);
   assertDayInRange(q.date);
   const src = await seriesOf(em, actor, q);
@@ -225,7 +279,16 @@ export async function dailyOverview(em: EntityManager, actor: Actor, q: { date: 
     seriesTotals(em.fork(), src, { tz: q.tz, from: at(d - 7), to: at(d - 1) }),
   ]);
   const avg = Object.fromEntries(METRIC_COLS.map((m) => [m, Math.round((w[m] / 7) * 100) / 100])) as Counts;
-  return { date: q.date, tz: q.tz, app_id: q.appId ?? null, campaign_id: q.campaignId ?? null, totals: t, rates: ratesOf(t), previous_day: yesterday, average_of_previous_7_days: avg };
+  return {
+    date: q.date,
+    tz: q.tz,
+    app_id: q.appId ?? null,
+    campaign_id: q.campaignId ?? null,
+    totals: t,
+    rates: ratesOf(t),
+    previous_day: yesterday,
+    average_of_previous_7_days: avg,
+  };
 }
 
 export const FUNNEL_STAGES = ['discovered', 'approved', 'enrolled', 'contacted', 'replied', 'meetings'] as const;
@@ -237,7 +300,11 @@ export async function funnel(em: EntityManager, actor: Actor, q: RangeQuery) {
   const values = [c.discovered, c.approved, c.enrolled, c.contacted, c.replied_leads, c.meetings];
   return {
     range: rangeView({ ...q, campaignId: undefined }, days),
-    stages: FUNNEL_STAGES.map((stage, i) => ({ stage, count: values[i]!, rate_from_previous: i === 0 ? null : ratio(values[i]!, values[i - 1]!) })),
+    stages: FUNNEL_STAGES.map((stage, i) => ({
+      stage,
+      count: values[i]!,
+      rate_from_previous: i === 0 ? null : ratio(values[i]!, values[i - 1]!),
+    })),
   };
 }
 
@@ -245,7 +312,13 @@ export async function funnel(em: EntityManager, actor: Actor, q: RangeQuery) {
 export async function bySignal(em: EntityManager, actor: Actor, q: RangeQuery) {
   const days = checkRange(q);
   const scope = await scopeOf(em, actor, { appId: q.appId });
-  const rows = await rangeSums<{ agent_id: string; signal_key: string }>(em, scope, q, ['agent_id', 'signal_key'], `and agent_id <> '${ZERO_UUID}'`);
+  const rows = await rangeSums<{ agent_id: string; signal_key: string }>(
+    em,
+    scope,
+    q,
+    ['agent_id', 'signal_key'],
+    `and agent_id <> '${ZERO_UUID}'`,
+  );
   const names = rows.length
     ? await em.execute<{ agent_id: string; agent_name: string; key: string; name: string | null }[]>(
         `select a.id as agent_id, a.name as agent_name, s.key, s.name from discovery_agents a left join agent_signals s on s.agent_id = a.id where a.id = any(?::uuid[])`,
@@ -258,13 +331,24 @@ export async function bySignal(em: EntityManager, actor: Actor, q: RangeQuery) {
       .map((r) => {
         const n = names.find((x) => x.agent_id === r.agent_id && x.key === r.signal_key);
         const agent = names.find((x) => x.agent_id === r.agent_id);
-        return { agent_id: r.agent_id, agent_name: agent?.agent_name ?? null, signal_key: r.signal_key, signal_name: n?.name ?? null, ...discoveryCounts(r) };
+        return {
+          agent_id: r.agent_id,
+          agent_name: agent?.agent_name ?? null,
+          signal_key: r.signal_key,
+          signal_name: n?.name ?? null,
+          ...discoveryCounts(r),
+        };
       })
       .sort((a, b) => b.discovered - a.discovered || a.signal_key.localeCompare(b.signal_key)),
   };
 }
 
-const discoveryCounts = (r: Counts) => ({ discovered: r.discovered, approved: r.approved, rejected: r.rejected, approval_rate: ratio(r.approved, r.approved + r.rejected) });
+const discoveryCounts = (r: Counts) => ({
+  discovered: r.discovered,
+  approved: r.approved,
+  rejected: r.rejected,
+  approval_rate: ratio(r.approved, r.approved + r.rejected),
+});
 
 /** Per discovery source: discovered, approved, rejected in the range. */
 export async function bySource(em: EntityManager, actor: Actor, q: RangeQuery) {
@@ -273,7 +357,9 @@ export async function bySource(em: EntityManager, actor: Actor, q: RangeQuery) {
   const rows = await rangeSums<{ source: string }>(em, scope, q, ['source'], `and source <> ''`);
   return {
     range: rangeView({ ...q, campaignId: undefined }, days),
-    items: rows.map((r) => ({ source: r.source, ...discoveryCounts(r) })).sort((a, b) => b.discovered - a.discovered || a.source.localeCompare(b.source)),
+    items: rows
+      .map((r) => ({ source: r.source, ...discoveryCounts(r) }))
+      .sort((a, b) => b.discovered - a.discovered || a.source.localeCompare(b.source)),
   };
 }
 
@@ -284,32 +370,64 @@ export async function bySource(em: EntityManager, actor: Actor, q: RangeQuery) {
 export async function bySteps(em: EntityManager, actor: Actor, q: RangeQuery) {
   const days = checkRange(q);
   const scope = await scopeOf(em, actor, q);
-  const rows = await rangeSums<{ campaign_id: string; step_id: string; variant_id: string }>(em, scope, q, ['campaign_id', 'step_id', 'variant_id'], `and step_id <> '${ZERO_UUID}'`);
-  const perStep = new Map<string, { campaign_id: string; step_id: string; total: Counts; variants: (Counts & { variant_id: string })[] }>();
+  const rows = await rangeSums<{ campaign_id: string; step_id: string; variant_id: string }>(
+    em,
+    scope,
+    q,
+    ['campaign_id', 'step_id', 'variant_id'],
+    `and step_id <> '${ZERO_UUID}'`,
+  );
+  const perStep = new Map<
+    string,
+    { campaign_id: string; step_id: string; total: Counts; variants: (Counts & { variant_id: string })[] }
+  >();
   for (const r of rows) {
     const key = `${r.campaign_id}/${r.step_id}`;
-    const step = perStep.get(key) ?? { campaign_id: r.campaign_id, step_id: r.step_id, total: zeroCounts(), variants: [] };
+    const step = perStep.get(key) ?? {
+      campaign_id: r.campaign_id,
+      step_id: r.step_id,
+      total: zeroCounts(),
+      variants: [],
+    };
     perStep.set(key, step);
     for (const m of METRIC_COLS) step.total[m] += r[m];
     if (r.variant_id !== ZERO_UUID) step.variants.push(r);
   }
   const steps = [...perStep.values()];
   const meta = steps.length
-    ? await em.execute<{ id: string; campaign_id: string; campaign_name: string; position: number | null; type: string | null; variants: { id: string; name: string }[] | null; winner: string | null }[]>(
+    ? await em.execute<
+        {
+          id: string;
+          campaign_id: string;
+          campaign_name: string;
+          position: number | null;
+          type: string | null;
+          variants: { id: string; name: string }[] | null;
+          winner: string | null;
+        }[]
+      >(
         `select x.step_id as id, c.id as campaign_id, c.name as campaign_name, s.position, s.type, s.variants, w.variant_id as winner
            from unnest(?::uuid[], ?::uuid[]) as x(campaign_id, step_id) join campaigns c on c.id = x.campaign_id
            left join campaign_steps s on s.id = x.step_id left join step_winners w on w.step_id = x.step_id`,
         [`{${steps.map((r) => r.campaign_id).join(',')}}`, `{${steps.map((r) => r.step_id).join(',')}}`],
       )
     : [];
-  const figures = (c: Counts) => ({ sent: c.sent, opened: c.opened, accepted: c.accepted, replied: c.replied, failed: c.failed, bounced: c.bounced, reply_rate: ratio(c.replied, c.sent) });
+  const figures = (c: Counts) => ({
+    sent: c.sent,
+    opened: c.opened,
+    accepted: c.accepted,
+    replied: c.replied,
+    failed: c.failed,
+    bounced: c.bounced,
+    reply_rate: ratio(c.replied, c.sent),
+  });
   return {
     range: rangeView(q, days),
     items: steps
       .map(({ campaign_id, step_id, total, variants }) => {
         const m = meta.find((x) => x.id === step_id);
         // The step's own order of its variants; one removed since, after them.
-        const order = (id: string) => ((m?.variants ?? []).findIndex((x) => x.id === id) + 1 || 99);
+        const order = (id: string) => (m?.variants ?? []).findIndex((x) => x.id === id) + 1 || 99;
         return {
           campaign_id,
           campaign_name: m?.campaign_name ?? null,
@@ -327,11 +445,18 @@ export async function bySteps(em: EntityManager, actor: Actor, q: RangeQuery) {
                     ...figures(v),
                     open_rate: ratio(v.opened, v.sent),
                   }))
-                  .sort((a, b) => order(a.variant_id) - order(b.variant_id) || a.variant_id.localeCompare(b.variant_id)),
+                  .sort(
+                    (a, b) => order(a.variant_id) - order(b.variant_id) || a.variant_id.localeCompare(b.variant_id),
+                  ),
               }
             : {}),
         };
       })
-      .sort((a, b) => (a.campaign_name ?? '').localeCompare(b.campaign_name ?? '') || a.campaign_id.localeCompare(b.campaign_id) || (a.step_position ?? 0) - (b.step_position ?? 0)),
+      .sort(
+        (a, b) =>
+          (a.campaign_name ?? '').localeCompare(b.campaign_name ?? '') ||
+          a.campaign_id.localeCompare(b.campaign_id) ||
+          (a.step_position ?? 0) - (b.step_position ?? 0),
+      ),
   };
 }

@@ -73,7 +73,10 @@ export interface RollupResult {
  * Rebuilds the rollups for the UTC hours in [from, to) (rounded out to whole hours), for one
  * workspace or all. Set-based, in one transaction under an advisory lock (two runs never interleave).
  */
-export async function rollupAnalytics(em: EntityManager, window: { from: Date; to: Date; workspaceId?: string }): Promise<RollupResult> {
+export async function rollupAnalytics(
+  em: EntityManager,
+  window: { from: Date; to: Date; workspaceId?: string },
+): Promise<RollupResult> {
   const from = floorHour(window.from);
   const to = new Date(Math.ceil(window.to.getTime() / HOUR_MS) * HOUR_MS);
   if (to <= from) return { from: from.toISOString(), to: to.toISOString(), hours: 0, rows: 0 };
@@ -105,7 +108,10 @@ export async function rollupAnalytics(em: EntityManager, window: { from: Date; t
         group by ${dims}, date_trunc('day', hour, 'UTC')`,
       dayArgs,
     );
-    for (const [table, key] of [['analytics_series', 'campaign_id, app_id'], ['analytics_app', 'app_id']] as const) {
+    for (const [table, key] of [
+      ['analytics_series', 'campaign_id, app_id'],
+      ['analytics_app', 'app_id'],
+    ] as const) {
       await run(`delete from ${table}_hours where hour >= $1 and hour < $2 ${wsOnly}`, args);
       await run(
         `insert into ${table}_hours (workspace_id, ${key}, hour, ${cols})

@@ -33,15 +33,31 @@ export interface ProductSuggestion extends IcpSuggestion {
 
 /** Within the limits of PUT /api/apps/{id}, so a suggestion can be sent back as it is. */
 function toIcpSuggestion(p: IcpProposal, fallbackDescription?: string): IcpSuggestion {
-  const filters = Object.fromEntries(FILTER_KEYS.map((k) => [k, cleanTerms(p.filters[k] ?? [], 50, 100)])) as SuggestedFilters;
-  return { icp_description: cleanText(p.description, 10_000) ?? cleanText(fallbackDescription, 10_000), icp_filters: filters };
+  const filters = Object.fromEntries(
+    FILTER_KEYS.map((k) => [k, cleanTerms(p.filters[k] ?? [], 50, 100)]),
+  ) as SuggestedFilters;
+  return {
+    icp_description: cleanText(p.description, 10_000) ?? cleanText(fallbackDescription, 10_000),
+    icp_filters: filters,
+  };
 }
 
-async function suggestProfile(em: EntityManager, actor: Actor, llm: ModelAdapter, appId: string | null, input: { text: string; name?: string }, summary: object): Promise<ProductSuggestion> {
+async function suggestProfile(
+  em: EntityManager,
+  actor: Actor,
+  llm: ModelAdapter,
+  appId: string | null,
+  input: { text: string; name?: string },
+  summary: object,
+): Promise<ProductSuggestion> {
   // Two independent calls (two specialist runs), each on its own fork so their writes do not share a context.
   const [profile, icp] = await Promise.all([
-    askModel(em.fork(), actor, llm, { kind: 'product_profile', appId }, summary, 'analyze the product', (m) => analyzeProduct(m, input)),
-    askModel(em.fork(), actor, llm, { kind: 'icp', appId }, summary, 'propose an ideal customer profile', (m) => proposeIcp(m, { text: input.text })),
+    askModel(em.fork(), actor, llm, { kind: 'product_profile', appId }, summary, 'analyze the product', (m) =>
+      analyzeProduct(m, input),
+    ),
+    askModel(em.fork(), actor, llm, { kind: 'icp', appId }, summary, 'propose an ideal customer profile', (m) =>
+      proposeIcp(m, { text: input.text }),
+    ),
   ]);
   return {
     name: cleanText(input.name ?? profile.name, 200),
@@ -56,10 +72,22 @@ async function attributedApp(em: EntityManager, actor: Actor, appId: string | un
   return appId ? (await requireApp(em, actor, appId)).id : null;
 }
 
-export async function analyzeText(em: EntityManager, actor: Actor, llm: ModelAdapter, input: { text: string; name?: string; app_id?: string }): Promise<ProductSuggestion> {
+export async function analyzeText(
+  em: EntityManager,
+  actor: Actor,
+  llm: ModelAdapter,
+  input: { text: string; name?: string; app_id?: string },
+): Promise<ProductSuggestion> {
   const appId = await attributedApp(em, actor, input.app_id);
   const name = cleanText(input.name, 200) ?? undefined;
-  return suggestProfile(em, actor, llm, appId, { text: input.text, ...(name ? { name } : {}) }, { text: input.text, name: name ?? null });
+  return suggestProfile(
+    em,
+    actor,
+    llm,
+    appId,
+    { text: input.text, ...(name ? { name } : {}) },
+    { text: input.text, name: name ?? null },
+  );
 }
 
 export interface PageText {
@@ -73,7 +101,10 @@ export interface PageText {
 const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
 
 /** Fetches a page through the guarded client and turns it into text; refusals and failures are AppErrors. */
-export async function fetchPageText(url: string, policy: DestinationPolicy & { resolver?: Resolver }): Promise<PageText> {
+export async function fetchPageText(
+  url: string,
+  policy: DestinationPolicy & { resolver?: Resolver },
+): Promise<PageText> {
   const r = await getGuarded(url, {
     ...policy,
     timeoutMs: PAGE_TIMEOUT_MS,
@@ -82,17 +113,27 @@ export async function fetchPageText(url: string, policy: DestinationPolicy & { r
     accept: 'text/html,application/xhtml+xml,text/plain;q=0.8',
   });
   if (!r.success) {
-    if (r.errorClass === 'invalid_url' || r.errorClass === 'blocked_destination') throw new AppError(400, r.errorClass, r.error ?? 'destination refused');
-    throw new AppError(502, 'fetch_failed', `the page could not be fetched: ${r.error}`, { error_class: r.errorClass, status_code: r.statusCode });
+    if (r.errorClass === 'invalid_url' || r.errorClass === 'blocked_destination')
+      throw new AppError(400, r.errorClass, r.error ?? 'destination refused');
+    throw new AppError(502, 'fetch_failed', `the page could not be fetched: ${r.error}`, {
+      error_class: r.errorClass,
+      status_code: r.statusCode,
+    });
   }
   const type = (r.contentType ?? '').split(';')[0].trim().toLowerCase();
   const isHtml = !type || HTML_TYPES.test(type);
-  if (!isHtml && type !== 'text/plain') throw new AppError(422, 'no_text', `the page is ${type}, not HTML or plain text`, { content_type: type });
+  if (!isHtml && type !== 'text/plain')
+    throw new AppError(422, 'no_text', `the page is ${type}, not HTML or plain text`, { content_type: type });
   const raw = decodeBody(r.body ?? Buffer.alloc(0), r.contentType);
   const { title, text } = isHtml ? htmlToText(raw) : { title: null, text: raw.trim() };
   if (!text) throw new AppError(422, 'no_text', 'the page has no readable text', { content_type: type || null });
   const cps = [...text];
-  return { url: r.url, title, text: cps.slice(0, MAX_TEXT_CHARS).join(''), truncated: r.truncated || cps.length > MAX_TEXT_CHARS };
+  return {
+    url: r.url,
+    title,
+    text: cps.slice(0, MAX_TEXT_CHARS).join(''),
+    truncated: r.truncated || cps.length > MAX_TEXT_CHARS,
+  };
 }
 
 export async function analyzeUrl(
@@ -106,23 +147,55 @@ export async function analyzeUrl(
   const page = await fetchPageText(input.url, policy);
   // The title leads the text: the model (and the local one's "short first line" rule) reads it as the name.
   const text = page.title ? `${page.title}\n\n${page.text}` : page.text;
-  const suggestion = await suggestProfile(em, actor, llm, appId, { text }, { url: page.url, title: page.title, text: page.text });
-  return { ...suggestion, source: { url: page.url, title: page.title, truncated: page.truncated, chars: page.text.length } };
+  const suggestion = await suggestProfile(
+    em,
+    actor,
+    llm,
+    appId,
+    { text },
+    { url: page.url, title: page.title, text: page.text },
+  );
+  return {
+    ...suggestion,
+    source: { url: page.url, title: page.title, truncated: page.truncated, chars: page.text.length },
+  };
 }
 
 /** The profile as text for the model: name, description, value proposition, ICP. */
 export function profileText(app: IApp): string {
-  return [app.description, app.valueProposition && `Value proposition: ${app.valueProposition}`, app.icpDescription && `Customers: ${app.icpDescription}`]
+  return [
+    app.description,
+    app.valueProposition && `Value proposition: ${app.valueProposition}`,
+    app.icpDescription && `Customers: ${app.icpDescription}`,
+  ]
     .filter((s): s is string => !!s && !!s.trim())
     .join('\n');
 }
 
 /** POST /api/apps/{id}/generate-icp: an ICP proposal from the stored profile (422 `no_text` when it has nothing to go on). */
-export async function generateIcp(em: EntityManager, actor: Actor, llm: ModelAdapter, appId: string): Promise<IcpSuggestion> {
+export async function generateIcp(
+  em: EntityManager,
+  actor: Actor,
+  llm: ModelAdapter,
+  appId: string,
+): Promise<IcpSuggestion> {
   const app = await requireApp(em, actor, appId);
   const body = profileText(app);
-  if (!body) throw new AppError(422, 'no_text', 'the product has no description, value proposition or ICP description to work from; add one with PUT /api/apps/{id}');
+  if (!body)
+    throw new AppError(
+      422,
+      'no_text',
+      'the product has no description, value proposition or ICP description to work from; add one with PUT /api/apps/{id}',
+    );
   const text = `${app.name}\n${body}`.slice(0, MAX_TEXT_CHARS);
-  const icp = await askModel(em, actor, llm, { kind: 'icp', appId: app.id }, { text }, 'propose an ideal customer profile', (m) => proposeIcp(m, { text }));
+  const icp = await askModel(
+    em,
+    actor,
+    llm,
+    { kind: 'icp', appId: app.id },
+    { text },
+    'propose an ideal customer profile',
+    (m) => proposeIcp(m, { text }),
+  );
   return toIcpSuggestion(icp);
 }

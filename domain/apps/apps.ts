@@ -27,12 +27,18 @@ export async function createApp(
   input: { name: string; description?: string | null; website_url?: string | null },
 ): Promise<IApp> {
   // Members with access to only some products may not add new ones to the owner's workspace.
-  if (actor.actingAs && actor.role === 'member') throw new AppError(403, 'not_assigned', 'only owners and admins can create products');
+  if (actor.actingAs && actor.role === 'member')
+    throw new AppError(403, 'not_assigned', 'only owners and admins can create products');
   return em.transactional(async (tx) => {
     // The workspace row lock makes count-then-insert safe against concurrent creates.
     const workspace = await tx.findOneOrFail(Workspace, actor.workspaceId, { lockMode: LockMode.PESSIMISTIC_WRITE });
     await requireWithinLimit(tx, actor, 'apps', await tx.count(App, { workspace }));
-    const app = tx.create(App, { workspace, name: input.name.trim(), description: input.description ?? null, websiteUrl: input.website_url ?? null });
+    const app = tx.create(App, {
+      workspace,
+      name: input.name.trim(),
+      description: input.description ?? null,
+      websiteUrl: input.website_url ?? null,
+    });
     await tx.flush();
     return app;
   });
@@ -74,7 +80,11 @@ export interface AppStats {
  * an indexed workspace/app column (no per-product loop).
  */
 export async function appStats(em: EntityManager, actor: Actor): Promise<AppStats[]> {
-  const apps = await em.find(App, { workspace: actor.workspaceId, ...(actor.allApps ? {} : { id: { $in: actor.appIds } }) }, { orderBy: { id: 'asc' }, fields: ['id', 'name'] });
+  const apps = await em.find(
+    App,
+    { workspace: actor.workspaceId, ...(actor.allApps ? {} : { id: { $in: actor.appIds } }) },
+    { orderBy: { id: 'asc' }, fields: ['id', 'name'] },
+  );
   if (apps.length === 0) return [];
   const ids = apps.map((a) => a.id);
   const conn = em.getConnection();
@@ -83,7 +93,10 @@ export async function appStats(em: EntityManager, actor: Actor): Promise<AppStat
       `select app_id, count(*) as n, count(*) filter (where status = 'active') as active from discovery_agents where workspace_id = ? and app_id in (?) group by app_id`,
       [actor.workspaceId, ids],
     ),
-    conn.execute<{ app_id: string; n: string }[]>(`select app_id, count(*) as n from lead_lists where workspace_id = ? and app_id in (?) group by app_id`, [actor.workspaceId, ids]),
+    conn.execute<{ app_id: string; n: string }[]>(
+      `select app_id, count(*) as n from lead_lists where workspace_id = ? and app_id in (?) group by app_id`,
+      [actor.workspaceId, ids],
+    ),
     conn.execute<{ app_id: string; n: string }[]>(
       `select l.app_id, count(*) as n from leads d join lead_lists l on l.id = d.list_id where l.workspace_id = ? and l.app_id in (?) group by l.app_id`,
       [actor.workspaceId, ids],

@@ -14,7 +14,12 @@ export function listTokens(em: EntityManager, userId: string): Promise<IApiToken
   return em.find(ApiToken, { user: userId, revokedAt: null }, { orderBy: { id: 'desc' } });
 }
 
-export async function createToken(em: EntityManager, config: Pick<Config, 'jwt'>, userId: string, name: string): Promise<{ token: IApiToken; secret: string }> {
+export async function createToken(
+  em: EntityManager,
+  config: Pick<Config, 'jwt'>,
+  userId: string,
+  name: string,
+): Promise<{ token: IApiToken; secret: string }> {
   if ((await em.count(ApiToken, { user: userId, revokedAt: null })) >= MAX_ACTIVE_TOKENS) {
     throw new AppError(409, 'token_limit_reached', `at most ${MAX_ACTIVE_TOKENS} active tokens; revoke one first`);
   }

@@ -55,7 +55,12 @@ function newRefreshToken(em: EntityManager, config: Config, session: ISession): 
   return token;
 }
 
-export async function startSession(em: EntityManager, config: Config, user: IUser, client: ClientInfo): Promise<IssuedTokens> {
+export async function startSession(
+  em: EntityManager,
+  config: Config,
+  user: IUser,
+  client: ClientInfo,
+): Promise<IssuedTokens> {
   const session = em.create(Session, {
     user,
     userAgent: client.userAgent?.slice(0, 400) ?? null,
@@ -64,11 +69,19 @@ export async function startSession(em: EntityManager, config: Config, user: IUse
   });
   const refreshToken = newRefreshToken(em, config, session);
   await em.flush();
-  return { user, refreshToken, accessToken: await signAccessToken(config, user.id, session.id), expiresIn: config.jwt.accessTtlSeconds };
+  return {
+    user,
+    refreshToken,
+    accessToken: await signAccessToken(config, user.id, session.id),
+    expiresIn: config.jwt.accessTtlSeconds,
+  };
 }
 
 /** A new user with the workspace every account owns (and its owner membership), unflushed. */
-export function createAccount(em: EntityManager, input: { email: string; name?: string | null; passwordHash: string }): IUser {
+export function createAccount(
+  em: EntityManager,
+  input: { email: string; name?: string | null; passwordHash: string },
+): IUser {
   const name = input.name?.trim() || null;
   const user = em.create(User, { email: input.email, name, passwordHash: input.passwordHash });
   // The workspace name column holds 200 characters; a long user name or email is cut (by code point).
@@ -88,12 +101,14 @@ export async function signup(
   const passwordHash = await hashPassword(input.password);
   try {
     return await em.transactional(async (tx) => {
-      if (await tx.count(User, { email })) throw new AppError(409, 'email_taken', 'an account with this email already exists');
+      if (await tx.count(User, { email }))
+        throw new AppError(409, 'email_taken', 'an account with this email already exists');
       return startSession(tx, config, createAccount(tx, { email, name: input.name, passwordHash }), client);
     });
   } catch (err) {
     // Two sign-ups racing for one address: the unique index decides.
-    if (err instanceof UniqueConstraintViolationException) throw new AppError(409, 'email_taken', 'an account with this email already exists');
+    if (err instanceof UniqueConstraintViolationException)
+      throw new AppError(409, 'email_taken', 'an account with this email already exists');
     throw err;
   }
 }
@@ -107,14 +122,19 @@ export async function login(
   const user = await em.findOne(User, { email: normaliseEmail(input.email) });
   // Verify against a dummy hash for unknown users so the timing does not reveal which emails exist.
   const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-  if (!user || !user.passwordHash || !ok) throw new AppError(401, 'invalid_credentials', 'email or password is incorrect');
+  if (!user || !user.passwordHash || !ok)
+    throw new AppError(401, 'invalid_credentials', 'email or password is incorrect');
   return startSession(em, config, user, client);
 }
 
 /** Rotates a refresh token. Presenting one that was already used revokes its whole session (theft). */
 export async function refresh(em: EntityManager, config: Config, token: string): Promise<IssuedTokens> {
   const now = new Date();
-  const row = await em.findOne(RefreshToken, { tokenHash: sha256Hex(token) }, { populate: ['session', 'session.user'] });
+  const row = await em.findOne(
+    RefreshToken,
+    { tokenHash: sha256Hex(token) },
+    { populate: ['session', 'session.user'] },
+  );
   if (!row) throw unauthorized('invalid refresh token');
   const session = row.session.getEntity();
   // Claim the token atomically (autocommit): of two concurrent refreshes only one wins, and the
@@ -125,12 +145,18 @@ export async function refresh(em: EntityManager, config: Config, token: string):
     await credentialsChanged(session.user.id);
     throw unauthorized('refresh token was already used; the session has been revoked');
   }
-  if (row.expiresAt <= now || session.revokedAt || session.expiresAt <= now) throw unauthorized('refresh token expired or revoked');
+  if (row.expiresAt <= now || session.revokedAt || session.expiresAt <= now)
+    throw unauthorized('refresh token expired or revoked');
   session.lastUsedAt = now;
   const refreshToken = newRefreshToken(em, config, session);
   await em.flush();
   const user = session.user.getEntity();
-  return { user, refreshToken, accessToken: await signAccessToken(config, user.id, session.id), expiresIn: config.jwt.accessTtlSeconds };
+  return {
+    user,
+    refreshToken,
+    accessToken: await signAccessToken(config, user.id, session.id),
+    expiresIn: config.jwt.accessTtlSeconds,
+  };
 }
 
 export async function logout(em: EntityManager, auth: AuthInfo): Promise<void> {
@@ -154,12 +180,17 @@ export interface ResolvedCredential {
 /** Parses `Authorization: Bearer <token>`; throws 401 for a missing or malformed header. */
 export function bearerToken(header: string | undefined): string {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
-  if (!match || !BEARER_RE.test(match[1])) throw unauthorized(header ? 'malformed bearer credential' : 'authentication required');
+  if (!match || !BEARER_RE.test(match[1]))
+    throw unauthorized(header ? 'malformed bearer credential' : 'authentication required');
   return match[1];
 }
 
 /** Resolves a bearer credential to the user it belongs to, or throws 401 `unauthorized`. Uncached. */
-export async function authenticateBearer(em: EntityManager, config: Config, header: string | undefined): Promise<AuthInfo> {
+export async function authenticateBearer(
+  em: EntityManager,
+  config: Config,
+  header: string | undefined,
+): Promise<AuthInfo> {
   return (await resolveCredential(em, config, bearerToken(header))).auth;
 }
 
@@ -168,7 +199,11 @@ export async function authenticateBearer(em: EntityManager, config: Config, head
  * a personal access token's format and tag. Only what passes costs a database round trip.
  */
 export type VerifiedBearer =
-  | { kind: 'pat'; token: string; /** carries a valid tag: minted by us (see `mintPersonalAccessToken`) */ tagged: boolean }
+  | {
+      kind: 'pat';
+      token: string;
+      /** carries a valid tag: minted by us (see `mintPersonalAccessToken`) */ tagged: boolean;
+    }
   | { kind: 'session'; userId: string; sessionId: string; /** JWT expiry, epoch ms */ expiresAt: number };
 
 // A personal access token is `pat_` + 43 base64url characters (32 bytes): 22 random bytes (176 bits)
@@ -183,7 +218,11 @@ const patTagKeys = new WeakMap<Uint8Array, Buffer>();
 
 function patTag(config: Pick<Config, 'jwt'>, random: Buffer): Buffer {
   let key = patTagKeys.get(config.jwt.secret);
-  if (!key) patTagKeys.set(config.jwt.secret, (key = createHmac('sha256', config.jwt.secret).update('personal-access-token-tag:v1').digest()));
+  if (!key)
+    patTagKeys.set(
+      config.jwt.secret,
+      (key = createHmac('sha256', config.jwt.secret).update('personal-access-token-tag:v1').digest()),
+    );
   return createHmac('sha256', key).update(random).digest().subarray(0, PAT_TAG_BYTES);
 }
 
@@ -276,7 +315,12 @@ function toResolved(row: CredentialRow, auth: AuthInfo, notAfter: number): Resol
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
-  return { auth: { ...auth, user }, user, workspace: row.workspace_id ? { id: row.workspace_id, isDemo: !!row.is_demo } : null, notAfter };
+  return {
+    auth: { ...auth, user },
+    user,
+    workspace: row.workspace_id ? { id: row.workspace_id, isDemo: !!row.is_demo } : null,
+    notAfter,
+  };
 }
 
 async function resolvePat(em: EntityManager, token: string): Promise<ResolvedCredential> {
@@ -285,7 +329,10 @@ async function resolvePat(em: EntityManager, token: string): Promise<ResolvedCre
   return toResolved(row, { userId: row.user_id, kind: 'pat', tokenId: row.credential_id }, Infinity);
 }
 
-async function resolveSession(em: EntityManager, v: Extract<VerifiedBearer, { kind: 'session' }>): Promise<ResolvedCredential> {
+async function resolveSession(
+  em: EntityManager,
+  v: Extract<VerifiedBearer, { kind: 'session' }>,
+): Promise<ResolvedCredential> {
   const [row] = (await em.getConnection().execute(SESSION_SQL, [v.sessionId, v.userId])) as CredentialRow[];
   if (!row) throw unauthorized('session revoked or expired');
   const notAfter = Math.min(v.expiresAt, new Date(row.expires_at!).getTime());
@@ -321,10 +368,12 @@ export class UsageRecorder {
       // Arrays go as PostgreSQL array literals (the query builder would expand a JS array into a list).
       const ids = `{${[...rows.keys()].join(',')}}`;
       const ats = `{${[...rows.values()].map((d) => `"${d.toISOString()}"`).join(',')}}`;
-      await em.getConnection().execute(
-        `update ${table} t set last_used_at = greatest(t.last_used_at, v.at) from unnest(?::uuid[], ?::timestamptz[]) as v(id, at) where t.id = v.id`,
-        [ids, ats],
-      );
+      await em
+        .getConnection()
+        .execute(
+          `update ${table} t set last_used_at = greatest(t.last_used_at, v.at) from unnest(?::uuid[], ?::timestamptz[]) as v(id, at) where t.id = v.id`,
+          [ids, ats],
+        );
     }
   }
 }

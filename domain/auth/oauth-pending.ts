@@ -29,17 +29,35 @@ type ChallengeOf<Pkce extends boolean> = Pkce extends true ? string : string | n
 export async function issuePendingState<Pkce extends boolean = true>(
   em: EntityManager,
   table: PendingTable,
-  input: { workspaceId: string; userId: string; provider: string; redirectUri: string; encryptionKey: Buffer; pkce?: Pkce },
+  input: {
+    workspaceId: string;
+    userId: string;
+    provider: string;
+    redirectUri: string;
+    encryptionKey: Buffer;
+    pkce?: Pkce;
+  },
   now = new Date(),
 ): Promise<IssuedState<ChallengeOf<Pkce>>> {
   const state = randomSecret('', 32);
   const verifier = input.pkce === false ? null : randomSecret('', 48);
   const expiresAt = new Date(now.getTime() + PENDING_TTL_MS);
   // Spent and expired states of the workspace are of no use any more.
-  await em.execute(`delete from ${table} where workspace_id = ? and (used_at is not null or expires_at < now())`, [input.workspaceId]);
+  await em.execute(`delete from ${table} where workspace_id = ? and (used_at is not null or expires_at < now())`, [
+    input.workspaceId,
+  ]);
   await em.execute(
     `insert into ${table} (id, workspace_id, user_id, provider, state_hash, code_verifier_sealed, redirect_uri, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, now())`,
-    [uuidv7(), input.workspaceId, input.userId, input.provider, sha256Hex(state), verifier ? encrypt(verifier, input.encryptionKey) : null, input.redirectUri, expiresAt],
+    [
+      uuidv7(),
+      input.workspaceId,
+      input.userId,
+      input.provider,
+      sha256Hex(state),
+      verifier ? encrypt(verifier, input.encryptionKey) : null,
+      input.redirectUri,
+      expiresAt,
+    ],
   );
   return { state, codeChallenge: (verifier ? pkceChallenge(verifier) : null) as ChallengeOf<Pkce>, expiresAt };
 }
@@ -55,9 +73,17 @@ export interface SpentState {
  * Spends a state at the callback: one we issued for `provider`, unused and unexpired, else 400
  * `invalid_state`. It is spent whatever happens next.
  */
-export async function spendPendingState(em: EntityManager, table: PendingTable, state: string | undefined, provider: string, encryptionKey: Buffer): Promise<SpentState> {
+export async function spendPendingState(
+  em: EntityManager,
+  table: PendingTable,
+  state: string | undefined,
+  provider: string,
+  encryptionKey: Buffer,
+): Promise<SpentState> {
   if (!state) throw badRequest('invalid_state', 'the state parameter is missing');
-  const [row] = await em.execute<{ workspace_id: string; user_id: string; code_verifier_sealed: string | null; redirect_uri: string }[]>(
+  const [row] = await em.execute<
+    { workspace_id: string; user_id: string; code_verifier_sealed: string | null; redirect_uri: string }[]
+  >(
     `update ${table} set used_at = now() where state_hash = ? and provider = ? and used_at is null and expires_at > now()
      returning workspace_id, user_id, code_verifier_sealed, redirect_uri`,
     [sha256Hex(state), provider],
@@ -72,12 +98,17 @@ export async function spendPendingState(em: EntityManager, table: PendingTable, 
 }
 
 /** The user who started must still manage the workspace (owner or admin): else 403 `not_assigned`. Returns whether it is a Demo workspace. */
-export async function requireStillManager(em: EntityManager, userId: string, workspaceId: string): Promise<{ isDemo: boolean }> {
+export async function requireStillManager(
+  em: EntityManager,
+  userId: string,
+  workspaceId: string,
+): Promise<{ isDemo: boolean }> {
   const [who] = await em.execute<{ manager: boolean; demo: boolean }[]>(
     `select (w.owner_id = ? or exists (select 1 from team_members m where m.workspace_id = w.id and m.user_id = ? and m.role in ('owner', 'admin'))) as manager, w.is_demo as demo
        from workspaces w where w.id = ?`,
     [userId, userId, workspaceId],
   );
-  if (!who?.manager) throw new AppError(403, 'not_assigned', 'the user who started this no longer manages the workspace');
+  if (!who?.manager)
+    throw new AppError(403, 'not_assigned', 'the user who started this no longer manages the workspace');
   return { isDemo: who.demo };
 }

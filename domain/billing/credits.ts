@@ -53,11 +53,15 @@ function countOnCommit(tx: EntityManager, amount: number): void {
 }
 
 function positiveInt(amount: number): void {
-  if (!Number.isSafeInteger(amount) || amount <= 0) throw new AppError(400, 'invalid_amount', 'credit amounts are positive integers');
+  if (!Number.isSafeInteger(amount) || amount <= 0)
+    throw new AppError(400, 'invalid_amount', 'credit amounts are positive integers');
 }
 
 export async function creditBalance(em: EntityManager, workspaceId: string): Promise<number> {
-  const rows = await em.execute<{ balance: string | number }[]>('select coalesce(sum(amount), 0) as balance from credit_ledger where workspace_id = ?', [workspaceId]);
+  const rows = await em.execute<{ balance: string | number }[]>(
+    'select coalesce(sum(amount), 0) as balance from credit_ledger where workspace_id = ?',
+    [workspaceId],
+  );
   return Number(rows[0].balance);
 }
 
@@ -99,13 +103,20 @@ const insufficient = (s: Standing, amount: number) =>
     { balance: s.balance, held: s.held, required: amount },
   );
 
-async function existing(tx: EntityManager, workspaceId: string, key: string | undefined): Promise<ICreditLedgerEntry | null> {
+async function existing(
+  tx: EntityManager,
+  workspaceId: string,
+  key: string | undefined,
+): Promise<ICreditLedgerEntry | null> {
   if (!key) return null;
   return tx.findOne(CreditLedgerEntry, { workspace: workspaceId, idempotencyKey: key });
 }
 
 async function dropHolds(tx: EntityManager, workspaceId: string, keys: string[]): Promise<void> {
-  await tx.execute('delete from credit_holds where workspace_id = ? and idempotency_key = any(array(select json_array_elements_text(?::json)))', [workspaceId, JSON.stringify(keys)]);
+  await tx.execute(
+    'delete from credit_holds where workspace_id = ? and idempotency_key = any(array(select json_array_elements_text(?::json)))',
+    [workspaceId, JSON.stringify(keys)],
+  );
 }
 
 export interface DebitOptions {
@@ -174,8 +185,16 @@ export async function grantCredits(
 }
 
 /** Ledger rows of a workspace, newest first (optionally only one source). */
-export async function ledgerEntries(em: EntityManager, workspaceId: string, filter: { source?: CreditSource } = {}): Promise<ICreditLedgerEntry[]> {
-  return em.find(CreditLedgerEntry, { workspace: workspaceId, ...(filter.source ? { source: filter.source } : {}) }, { orderBy: { id: 'desc' } });
+export async function ledgerEntries(
+  em: EntityManager,
+  workspaceId: string,
+  filter: { source?: CreditSource } = {},
+): Promise<ICreditLedgerEntry[]> {
+  return em.find(
+    CreditLedgerEntry,
+    { workspace: workspaceId, ...(filter.source ? { source: filter.source } : {}) },
+    { orderBy: { id: 'desc' } },
+  );
 }
 
 /**
@@ -202,7 +221,12 @@ export async function debitCreditsBatch(
     const seen = new Set(prior.map((p) => p.idempotency_key));
     const fresh = unique.filter((e) => !seen.has(e.key));
     const charged = fresh.reduce((n, e) => n + e.amount, 0);
-    if (fresh.length) await dropHolds(tx, workspaceId, fresh.map((e) => e.key));
+    if (fresh.length)
+      await dropHolds(
+        tx,
+        workspaceId,
+        fresh.map((e) => e.key),
+      );
     const s = await standing(tx, workspaceId);
     if (s.available < charged) throw insufficient(s, charged);
     const balance = s.balance;
@@ -210,7 +234,11 @@ export async function debitCreditsBatch(
       await tx.execute(
         `insert into credit_ledger (id, workspace_id, amount, kind, source, reason, idempotency_key, created_at)
          select v.id, ?, -v.amount, 'debit', 'usage', ?, v.key, now() from json_to_recordset(?::json) as v(id uuid, amount int, key text)`,
-        [workspaceId, reason.slice(0, 500), JSON.stringify(fresh.map((e) => ({ id: uuidv7(), amount: e.amount, key: e.key })))],
+        [
+          workspaceId,
+          reason.slice(0, 500),
+          JSON.stringify(fresh.map((e) => ({ id: uuidv7(), amount: e.amount, key: e.key }))),
+        ],
       );
       countOnCommit(tx, charged);
     }
@@ -239,14 +267,22 @@ export interface HoldOptions {
  * key was already debited. 402 `insufficient_credits` when the balance minus the other live holds
  * cannot cover it. Call it in the transaction that records the decision to run (it commits with it).
  */
-export async function holdCredits(em: EntityManager, workspaceId: string, amount: number, opts: HoldOptions): Promise<'held' | 'paid'> {
+export async function holdCredits(
+  em: EntityManager,
+  workspaceId: string,
+  amount: number,
+  opts: HoldOptions,
+): Promise<'held' | 'paid'> {
   positiveInt(amount);
   return inTransaction(em, async (tx) => {
     await lockWorkspaceCredits(tx, workspaceId);
     if (await existing(tx, workspaceId, opts.key)) return 'paid';
     // Lapsed holds count for nothing: the workspace's next hold deletes them (and this key's own,
     // re-inserted below with a fresh expiry).
-    await tx.execute('delete from credit_holds where workspace_id = ? and (expires_at <= now() or idempotency_key = ?)', [workspaceId, opts.key]);
+    await tx.execute(
+      'delete from credit_holds where workspace_id = ? and (expires_at <= now() or idempotency_key = ?)',
+      [workspaceId, opts.key],
+    );
     const s = await standing(tx, workspaceId);
     if (s.available < amount) throw insufficient(s, amount);
     await tx.execute(
@@ -270,7 +306,13 @@ export async function releaseCredits(em: EntityManager, workspaceId: string, key
  * result — then releases whatever is still held (the work failed or charged nothing). Free work
  * (`amount` 0) just runs.
  */
-export async function withCreditHold<T>(em: EntityManager, workspaceId: string, amount: number, opts: HoldOptions, work: () => Promise<T>): Promise<T> {
+export async function withCreditHold<T>(
+  em: EntityManager,
+  workspaceId: string,
+  amount: number,
+  opts: HoldOptions,
+  work: () => Promise<T>,
+): Promise<T> {
   if (amount === 0) return work();
   await holdCredits(em, workspaceId, amount, opts);
   try {

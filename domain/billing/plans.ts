@@ -83,7 +83,12 @@ export const PLANS: Record<PlanId, Plan> = {
       monthlyCredits: 50,
       draftCredits: 2,
       maxPlatformAccounts: 1,
-      senderCaps: { email: { daily: 50, weekly: 250 }, invitation: { daily: 20, weekly: 100 }, message: { daily: 50, weekly: 250 }, profile_view: { daily: 80, weekly: 400 } },
+      senderCaps: {
+        email: { daily: 50, weekly: 250 },
+        invitation: { daily: 20, weekly: 100 },
+        message: { daily: 50, weekly: 250 },
+        profile_view: { daily: 80, weekly: 400 },
+      },
     },
   },
   starter: {
@@ -103,7 +108,12 @@ export const PLANS: Record<PlanId, Plan> = {
       monthlyCredits: 1000,
       draftCredits: 1,
       maxPlatformAccounts: 5,
-      senderCaps: { email: { daily: 200, weekly: 1000 }, invitation: { daily: 40, weekly: 200 }, message: { daily: 100, weekly: 500 }, profile_view: { daily: 150, weekly: 750 } },
+      senderCaps: {
+        email: { daily: 200, weekly: 1000 },
+        invitation: { daily: 40, weekly: 200 },
+        message: { daily: 100, weekly: 500 },
+        profile_view: { daily: 150, weekly: 750 },
+      },
     },
   },
   pro: {
@@ -123,7 +133,12 @@ export const PLANS: Record<PlanId, Plan> = {
       monthlyCredits: 5000,
       draftCredits: 1,
       maxPlatformAccounts: 25,
-      senderCaps: { email: { daily: 500, weekly: 2500 }, invitation: { daily: 100, weekly: 500 }, message: { daily: 250, weekly: 1250 }, profile_view: { daily: 300, weekly: 1500 } },
+      senderCaps: {
+        email: { daily: 500, weekly: 2500 },
+        invitation: { daily: 100, weekly: 500 },
+        message: { daily: 250, weekly: 1250 },
+        profile_view: { daily: 300, weekly: 1500 },
+      },
     },
   },
 };
@@ -163,7 +178,10 @@ export interface WorkspaceEntitlements {
  * - `past_due` → the plan (grace: entitlements stay, but requireActiveSubscription refuses);
  * - `canceled` → the plan until `current_period_end`, then free.
  */
-export function effectivePlan(sub: Pick<ISubscription, 'plan' | 'status' | 'currentPeriodEnd'> | null, now = new Date()): Plan {
+export function effectivePlan(
+  sub: Pick<ISubscription, 'plan' | 'status' | 'currentPeriodEnd'> | null,
+  now = new Date(),
+): Plan {
   if (!sub || !isPlanId(sub.plan)) return PLANS.free;
   switch (sub.status) {
     case 'active':
@@ -220,24 +238,37 @@ export async function requireActiveSubscription(em: EntityManager, actor: Actor)
  * 403 `plan_limit_reached` when creating one more `limit` resource would exceed the plan.
  * `currentCount` is the number that exists before the new one.
  */
-export async function requireWithinLimit(em: EntityManager, actor: Actor, limit: LimitName, currentCount: number): Promise<WorkspaceEntitlements> {
+export async function requireWithinLimit(
+  em: EntityManager,
+  actor: Actor,
+  limit: LimitName,
+  currentCount: number,
+): Promise<WorkspaceEntitlements> {
   const e = await entitlementsFor(em, actor.workspaceId);
   const max = e.entitlements[LIMITS[limit]];
   if (currentCount + 1 > max) {
-    throw new AppError(403, 'plan_limit_reached', `the ${e.plan.name} plan allows at most ${max} ${limit}`, { limit, max, plan: e.plan.id });
+    throw new AppError(403, 'plan_limit_reached', `the ${e.plan.name} plan allows at most ${max} ${limit}`, {
+      limit,
+      max,
+      plan: e.plan.id,
+    });
   }
   return e;
 }
 
 /** Agents that count against the plan: every one not archived. */
-export const countAgents = (em: EntityManager, workspaceId: string) => em.count(DiscoveryAgent, { workspace: workspaceId, status: { $ne: 'archived' } });
+export const countAgents = (em: EntityManager, workspaceId: string) =>
+  em.count(DiscoveryAgent, { workspace: workspaceId, status: { $ne: 'archived' } });
 
 /**
  * What a workspace uses now, per limit; `null` where the resource does not exist yet in this code
  * base. Domains that add counted resources (agents, campaigns) fill their entry in here.
  */
 export async function currentUsage(em: EntityManager, workspaceId: string): Promise<Record<LimitName, number | null>> {
-  const [apps, members] = await Promise.all([em.count(App, { workspace: workspaceId }), em.count(TeamMember, { workspace: workspaceId })]);
+  const [apps, members] = await Promise.all([
+    em.count(App, { workspace: workspaceId }),
+    em.count(TeamMember, { workspace: workspaceId }),
+  ]);
   // Sign-up writes an owner TeamMember row; count the owner once even if it is missing.
   const ownerRows = await em.count(TeamMember, { workspace: workspaceId, role: 'owner' });
   const agents = await countAgents(em, workspaceId);
@@ -262,14 +293,23 @@ export async function setPlan(
   const now = opts.now ?? new Date();
   return em.transactional(async (tx) => {
     const periodEnd =
-      opts.currentPeriodEnd !== undefined ? opts.currentPeriodEnd : plan.paid ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) : null;
+      opts.currentPeriodEnd !== undefined
+        ? opts.currentPeriodEnd
+        : plan.paid
+          ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))
+          : null;
     let sub = await tx.findOne(Subscription, { workspace: workspaceId });
     if (sub) {
       sub.plan = plan.id;
       sub.status = status;
       sub.currentPeriodEnd = periodEnd;
     } else {
-      sub = tx.create(Subscription, { workspace: tx.getReference(Workspace, workspaceId), plan: plan.id, status, currentPeriodEnd: periodEnd });
+      sub = tx.create(Subscription, {
+        workspace: tx.getReference(Workspace, workspaceId),
+        plan: plan.id,
+        status,
+        currentPeriodEnd: periodEnd,
+      });
     }
     await tx.flush();
     let creditsGranted = 0;
@@ -302,10 +342,24 @@ export interface Offer {
  */
 export function activeOfferFor(e: WorkspaceEntitlements): Offer | null {
   if (e.status === 'canceled') {
-    return { id: 'win-back-30', title: 'Come back to ' + e.subscribedPlan.name, description: '30% off your first 3 months when you resubscribe.', planId: e.subscribedPlan.id, discountPercent: 30, durationMonths: 3 };
+    return {
+      id: 'win-back-30',
+      title: 'Come back to ' + e.subscribedPlan.name,
+      description: '30% off your first 3 months when you resubscribe.',
+      planId: e.subscribedPlan.id,
+      discountPercent: 30,
+      durationMonths: 3,
+    };
   }
   if (!e.plan.paid) {
-    return { id: 'starter-launch-20', title: 'Unlock the Operator', description: '20% off Starter for your first 3 months.', planId: 'starter', discountPercent: 20, durationMonths: 3 };
+    return {
+      id: 'starter-launch-20',
+      title: 'Unlock the Operator',
+      description: '20% off Starter for your first 3 months.',
+      planId: 'starter',
+      discountPercent: 20,
+      durationMonths: 3,
+    };
   }
   return null;
 }
@@ -343,14 +397,20 @@ export async function grantMonthlyCreditsPage(
     filter = ` and w.id in (${opts.workspaceIds.map(() => '?').join(', ')})`;
     params.push(...opts.workspaceIds);
   }
-  const rows = await em.execute<{ id: string; plan: string | null; status: SubscriptionStatus | null; current_period_end: Date | null }[]>(
+  const rows = await em.execute<
+    { id: string; plan: string | null; status: SubscriptionStatus | null; current_period_end: Date | null }[]
+  >(
     `select w.id, s.plan, s.status, s.current_period_end from workspaces w left join subscriptions s on s.workspace_id = w.id
      where not w.is_demo and w.id > ?${filter} order by w.id limit ${Number(limit)}`,
     params,
   );
   let granted = 0;
   for (const r of rows) {
-    const plan = effectivePlan(r.plan && r.status ? { plan: r.plan, status: r.status, currentPeriodEnd: r.current_period_end && new Date(r.current_period_end) } : null);
+    const plan = effectivePlan(
+      r.plan && r.status
+        ? { plan: r.plan, status: r.status, currentPeriodEnd: r.current_period_end && new Date(r.current_period_end) }
+        : null,
+    );
     if (plan.entitlements.monthlyCredits <= 0) continue;
     const g = await grantCredits(em.fork(), r.id, plan.entitlements.monthlyCredits, {
       key: `plan:${plan.id}:${period}`,

@@ -25,7 +25,11 @@ export interface BookingBackfillStart {
   workspaceId: string;
 }
 
-const startOf = (b: IBookingBackfill): BookingBackfillStart => ({ backfillId: b.id, providerId: b.bookingProvider.id, workspaceId: b.workspace.id });
+const startOf = (b: IBookingBackfill): BookingBackfillStart => ({
+  backfillId: b.id,
+  providerId: b.bookingProvider.id,
+  workspaceId: b.workspace.id,
+});
 
 /**
  * Starts a backfill of the connection's bookings since `since` (default 90 days back, at most 730;
@@ -44,13 +48,24 @@ export async function startBackfill(
   assertWritable(actor);
   onlyManagers(actor);
   const c = await requireConnection(em, actor, id);
-  if (input.since && (input.since.getTime() > now.getTime() || input.since.getTime() < now.getTime() - BACKFILL_DAYS.max * DAY)) {
-    throw badRequest('invalid_since', `since must be in the past, at most ${BACKFILL_DAYS.max} days back`, [{ path: 'since', message: 'out of range' }]);
+  if (
+    input.since &&
+    (input.since.getTime() > now.getTime() || input.since.getTime() < now.getTime() - BACKFILL_DAYS.max * DAY)
+  ) {
+    throw badRequest('invalid_since', `since must be in the past, at most ${BACKFILL_DAYS.max} days back`, [
+      { path: 'since', message: 'out of range' },
+    ]);
   }
   const since = input.since ?? new Date(now.getTime() - BACKFILL_DAYS.default * DAY);
-  const out = await claimBackfill(em, c, { since, sinceGiven: !!input.since, clientKey: input.clientKey ?? null, userId: actor.userId });
+  const out = await claimBackfill(em, c, {
+    since,
+    sinceGiven: !!input.since,
+    clientKey: input.clientKey ?? null,
+    userId: actor.userId,
+  });
   // Also for a repeat: a job whose first start failed is started now (the start is idempotent).
-  if (out.backfill.status === 'queued' || out.backfill.status === 'running') await jobs.startBookingBackfill(startOf(out.backfill));
+  if (out.backfill.status === 'queued' || out.backfill.status === 'running')
+    await jobs.startBookingBackfill(startOf(out.backfill));
   return out;
 }
 
@@ -69,14 +84,24 @@ async function claimBackfill(
     if (input.clientKey) {
       const same = await tx.findOne(BookingBackfill, { bookingProvider: c.id, clientKey: input.clientKey });
       if (same) {
-        if (input.sinceGiven && same.since.getTime() !== input.since.getTime()) throw conflict('client_key_reused', 'this client key was used for a backfill with another since');
+        if (input.sinceGiven && same.since.getTime() !== input.since.getTime())
+          throw conflict('client_key_reused', 'this client key was used for a backfill with another since');
         return { backfill: same, created: false };
       }
     }
     const open = await tx.findOne(BookingBackfill, { bookingProvider: c.id, status: { $in: ['queued', 'running'] } });
     if (open) return { backfill: open, created: false };
-    if (c.status !== 'connected') throw conflict('provider_not_connected', 'the provider refused the stored credentials: reconnect it first');
-    const backfill = tx.create(BookingBackfill, { id: uuidv7(), workspace: c.workspace, bookingProvider: c, clientKey: input.clientKey, userId: input.userId, since: input.since, status: 'queued' });
+    if (c.status !== 'connected')
+      throw conflict('provider_not_connected', 'the provider refused the stored credentials: reconnect it first');
+    const backfill = tx.create(BookingBackfill, {
+      id: uuidv7(),
+      workspace: c.workspace,
+      bookingProvider: c,
+      clientKey: input.clientKey,
+      userId: input.userId,
+      since: input.since,
+      status: 'queued',
+    });
     await tx.flush();
     return { backfill, created: true };
   });
@@ -93,7 +118,11 @@ export const SWEEP_SINCE_MS = DAY;
  * as the workspace owner's with the client key `sweep:<hour>` so a repeated sweep in the same hour
  * starts nothing new. `workspaceId` limits it to one workspace (tests).
  */
-export async function sweepBackfills(em: EntityManager, jobs: Jobs, opts: { workspaceId?: string; now?: Date } = {}): Promise<{ started: number }> {
+export async function sweepBackfills(
+  em: EntityManager,
+  jobs: Jobs,
+  opts: { workspaceId?: string; now?: Date } = {},
+): Promise<{ started: number }> {
   const now = opts.now ?? new Date();
   const rows = await em.execute<{ id: string; owner_id: string }[]>(
     `select c.id, w.owner_id from booking_providers c join workspaces w on w.id = c.workspace_id
@@ -108,7 +137,12 @@ export async function sweepBackfills(em: EntityManager, jobs: Jobs, opts: { work
     const c = await em.findOne(BookingConnection, r.id);
     if (!c || c.status !== 'connected') continue; // removed or refused since the select
     // The hour's sweep job or a job already open: claimed, not created, so nothing starts.
-    const out = await claimBackfill(em, c, { since: new Date(now.getTime() - SWEEP_SINCE_MS), sinceGiven: false, clientKey, userId: r.owner_id });
+    const out = await claimBackfill(em, c, {
+      since: new Date(now.getTime() - SWEEP_SINCE_MS),
+      sinceGiven: false,
+      clientKey,
+      userId: r.owner_id,
+    });
     if (!out.created) continue;
     await jobs.startBookingBackfill(startOf(out.backfill));
     started++;
@@ -117,7 +151,10 @@ export async function sweepBackfills(em: EntityManager, jobs: Jobs, opts: { work
 }
 
 /** The latest backfill of each connection (for the providers list). */
-export async function latestBackfills(em: EntityManager, connectionIds: string[]): Promise<Map<string, IBookingBackfill>> {
+export async function latestBackfills(
+  em: EntityManager,
+  connectionIds: string[],
+): Promise<Map<string, IBookingBackfill>> {
   if (!connectionIds.length) return new Map();
   const rows = await em.execute<{ id: string }[]>(
     `select distinct on (booking_provider_id) id from booking_backfills where booking_provider_id = any(?::uuid[]) order by booking_provider_id, id desc`,
@@ -137,15 +174,23 @@ export interface BackfillPage {
  * Reads and applies the next page. The page's events, meetings and progress commit together, and only
  * if the progress is still where this attempt read it (a concurrent attempt's page counts nothing).
  */
-export async function backfillNextPage(em: EntityManager, deps: BookingDeps, backfillId: string, pageSize: number): Promise<BackfillPage> {
+export async function backfillNextPage(
+  em: EntityManager,
+  deps: BookingDeps,
+  backfillId: string,
+  pageSize: number,
+): Promise<BackfillPage> {
   const b = await em.findOne(BookingBackfill, { id: backfillId }, { populate: ['bookingProvider'] });
-  if (!b || b.status === 'completed' || b.status === 'failed' || (b.pages > 0 && b.cursor === null)) return { done: true, bookings: 0 };
+  if (!b || b.status === 'completed' || b.status === 'failed' || (b.pages > 0 && b.cursor === null))
+    return { done: true, bookings: 0 };
   const c: IBookingConnection = b.bookingProvider.getEntity();
   const provider = deps.providers.get(c.provider as BookingProviderName)!;
-  const page = await provider.bookings(await usableCredentials(em, deps, c), { since: b.since, cursor: b.cursor ?? null, limit: pageSize }).catch(async (err) => {
-    if (err instanceof BookingError && err.code === 'auth') await markRefused(em, c, err);
-    throw err;
-  });
+  const page = await provider
+    .bookings(await usableCredentials(em, deps, c), { since: b.since, cursor: b.cursor ?? null, limit: pageSize })
+    .catch(async (err) => {
+      if (err instanceof BookingError && err.code === 'auth') await markRefused(em, c, err);
+      throw err;
+    });
   const counts = { created: 0, updated: 0, unchanged: 0, unmatched: 0 };
   const committed = await em.transactional(async (tx) => {
     const moved = await tx.execute(
@@ -157,7 +202,8 @@ export async function backfillNextPage(em: EntityManager, deps: BookingDeps, bac
     const conn = await tx.findOneOrFail(BookingConnection, { id: c.id });
     for (const booking of page.items) {
       const applied = await storeAndApply(tx as EntityManager, conn, backfillEvent(booking));
-      if (!applied || applied.effect === 'stale' || applied.state === 'dismissed' || applied.state === 'superseded') counts.unchanged++;
+      if (!applied || applied.effect === 'stale' || applied.state === 'dismissed' || applied.state === 'superseded')
+        counts.unchanged++;
       else if (applied.state === 'unmatched') counts.unmatched++;
       else if (applied.effect === 'created') counts.created++;
       else counts.updated++;
@@ -165,7 +211,16 @@ export async function backfillNextPage(em: EntityManager, deps: BookingDeps, bac
     await tx.execute(
       `update booking_backfills set cursor = ?, pages = pages + 1, bookings = bookings + ?, created = created + ?, updated = updated + ?, unchanged = unchanged + ?,
               unmatched = unmatched + ?, invalid = invalid + ?, updated_at = now() where id = ?`,
-      [page.cursor, page.items.length, counts.created, counts.updated, counts.unchanged, counts.unmatched, page.invalid, b.id],
+      [
+        page.cursor,
+        page.items.length,
+        counts.created,
+        counts.updated,
+        counts.unchanged,
+        counts.unmatched,
+        page.invalid,
+        b.id,
+      ],
     );
     return true;
   });
@@ -173,7 +228,12 @@ export async function backfillNextPage(em: EntityManager, deps: BookingDeps, bac
 }
 
 /** Records the job's end (a failure with its reason); returns its counts. */
-export async function finishBackfill(em: EntityManager, backfillId: string, status: 'completed' | 'failed', error?: { code: string; message: string }): Promise<IBookingBackfill | null> {
+export async function finishBackfill(
+  em: EntityManager,
+  backfillId: string,
+  status: 'completed' | 'failed',
+  error?: { code: string; message: string },
+): Promise<IBookingBackfill | null> {
   await em.execute(
     `update booking_backfills set status = ?, error_code = ?, error_message = ?, finished_at = now(), updated_at = now() where id = ? and status in ('queued', 'running')`,
     [status, error?.code ?? null, error?.message.slice(0, 500) ?? null, backfillId],

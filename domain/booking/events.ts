@@ -9,7 +9,13 @@
 // - else the event waits in `unmatched` until a person attaches it to a lead or dismisses it.
 // A booking once dismissed stays dismissed: its later events are dismissed too.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { BookingProviderEvent, type BookingEventEffect, type BookingEventState, type BookingMatch, type IBookingProviderEvent } from '../../db/entities/BookingProviderEvent.js';
+import {
+  BookingProviderEvent,
+  type BookingEventEffect,
+  type BookingEventState,
+  type BookingMatch,
+  type IBookingProviderEvent,
+} from '../../db/entities/BookingProviderEvent.js';
 import type { IBookingConnection } from '../../db/entities/BookingConnection.js';
 import { Contact } from '../../db/entities/Contact.js';
 import { Lead } from '../../db/entities/Lead.js';
@@ -89,7 +95,12 @@ export async function storeBookingEvent(
  * starts the workflow again only while the event is unhandled (the start is idempotent by workflow
  * id), so an event whose first start failed is not lost.
  */
-export async function ingestBookingEvent(em: EntityManager, jobs: Jobs, c: IBookingConnection, event: BookingEvent): Promise<StoredBookingEvent> {
+export async function ingestBookingEvent(
+  em: EntityManager,
+  jobs: Jobs,
+  c: IBookingConnection,
+  event: BookingEvent,
+): Promise<StoredBookingEvent> {
   const stored = await storeBookingEvent(em, c, event, 'webhook');
   if (!stored.handled) await jobs.startBookingEvent({ eventId: stored.id, workspaceId: c.workspace.id });
   return stored;
@@ -109,13 +120,19 @@ export interface Applied {
 }
 
 /** Handles a stored event once (the activity of `booking-event:<id>`). */
-export async function handleBookingEvent(em: EntityManager, eventId: string): Promise<Applied | { state: 'unknown_event' }> {
-  const first = await em.fork().findOne(BookingProviderEvent, { id: eventId }, { fields: ['id', 'workspace', 'provider', 'bookingId'] });
+export async function handleBookingEvent(
+  em: EntityManager,
+  eventId: string,
+): Promise<Applied | { state: 'unknown_event' }> {
+  const first = await em
+    .fork()
+    .findOne(BookingProviderEvent, { id: eventId }, { fields: ['id', 'workspace', 'provider', 'bookingId'] });
   if (!first) return { state: 'unknown_event' };
   return em.transactional(async (tx) => {
     await lockBooking(tx as EntityManager, first.workspace.id, first.provider, first.bookingId);
     const [row] = await tx.find(BookingProviderEvent, { id: eventId }, { refresh: true });
-    if (row.state !== 'received') return { state: row.state, effect: row.effect ?? null, meetingId: row.meetingId ?? null };
+    if (row.state !== 'received')
+      return { state: row.state, effect: row.effect ?? null, meetingId: row.meetingId ?? null };
     return applyBookingEvent(tx as EntityManager, row);
   });
 }
@@ -127,19 +144,48 @@ export async function handleBookingEvent(em: EntityManager, eventId: string): Pr
 export async function applyBookingEvent(tx: EntityManager, row: IBookingProviderEvent): Promise<Applied> {
   const booking = bookingOf(row);
   const workspaceId = row.workspace.id;
-  const meeting = await tx.findOne(Meeting, { workspace: workspaceId, provider: row.provider, externalId: booking.bookingId }, { refresh: true });
+  const meeting = await tx.findOne(
+    Meeting,
+    { workspace: workspaceId, provider: row.provider, externalId: booking.bookingId },
+    { refresh: true },
+  );
   if (meeting) {
     // Reconnected: the meeting is the new connection's again (whatever the event's age).
     if (row.bookingProvider && !meeting.bookingProvider) meeting.bookingProvider = row.bookingProvider;
     const effect = await followBooking(tx, meeting.id, booking, stampOf(row));
-    return settle(tx, row, { state: 'matched', effect, matchedBy: 'existing_meeting', leadId: meeting.lead.id, meetingId: meeting.id });
+    return settle(tx, row, {
+      state: 'matched',
+      effect,
+      matchedBy: 'existing_meeting',
+      leadId: meeting.lead.id,
+      meetingId: meeting.id,
+    });
   }
-  const dismissed = await tx.count(BookingProviderEvent, { workspace: workspaceId, provider: row.provider, bookingId: booking.bookingId, state: 'dismissed' });
-  if (dismissed) return settle(tx, row, { state: 'dismissed', effect: null, matchedBy: null, leadId: null, meetingId: null, decided: true });
+  const dismissed = await tx.count(BookingProviderEvent, {
+    workspace: workspaceId,
+    provider: row.provider,
+    bookingId: booking.bookingId,
+    state: 'dismissed',
+  });
+  if (dismissed)
+    return settle(tx, row, {
+      state: 'dismissed',
+      effect: null,
+      matchedBy: null,
+      leadId: null,
+      meetingId: null,
+      decided: true,
+    });
   const lead = await matchLead(tx, workspaceId, booking);
   if (lead) {
     const created = createBookedMeeting(tx, row, booking, lead.leadId, lead.contactId);
-    return settle(tx, row, { state: 'matched', effect: 'created', matchedBy: lead.by, leadId: lead.leadId, meetingId: created.id });
+    return settle(tx, row, {
+      state: 'matched',
+      effect: 'created',
+      matchedBy: lead.by,
+      leadId: lead.leadId,
+      meetingId: created.id,
+    });
   }
   // Unmatched: the newest version of a booking waits; older unmatched versions of it are superseded.
   const [{ newer }] = await tx.execute<{ newer: boolean }[]>(
@@ -147,14 +193,28 @@ export async function applyBookingEvent(tx: EntityManager, row: IBookingProvider
                       and ${isNewerThanApplied('?::timestamptz', '?::text', ['booking_updated_at', 'event_id'])}) as newer`,
     [workspaceId, row.provider, booking.bookingId, ...stampParams(stampOf(row))],
   );
-  return settle(tx, row, { state: newer ? 'superseded' : 'unmatched', effect: null, matchedBy: null, leadId: null, meetingId: null });
+  return settle(tx, row, {
+    state: newer ? 'superseded' : 'unmatched',
+    effect: null,
+    matchedBy: null,
+    leadId: null,
+    meetingId: null,
+  });
 }
 
 /** An event's place among the events of its booking: the booking's version time, then the event id. */
-const stampOf = (row: Pick<IBookingProviderEvent, 'bookingUpdatedAt' | 'eventId'>): EventStamp => ({ at: row.bookingUpdatedAt, id: row.eventId });
+const stampOf = (row: Pick<IBookingProviderEvent, 'bookingUpdatedAt' | 'eventId'>): EventStamp => ({
+  at: row.bookingUpdatedAt,
+  id: row.eventId,
+});
 
 /** Brings the meeting to the booking's version, when the event is newer than the one it shows; else `stale`. */
-async function followBooking(tx: EntityManager, meetingId: string, b: Booking, stamp: EventStamp): Promise<BookingEventEffect> {
+async function followBooking(
+  tx: EntityManager,
+  meetingId: string,
+  b: Booking,
+  stamp: EventStamp,
+): Promise<BookingEventEffect> {
   // A moved meeting has not happened yet at its new time, and a canceled one has no outcome: an
   // outcome recorded for the old time goes. Like every field here, `canceled_at` comes from this
   // version alone (its `updated_at` when it is canceled), so the result does not depend on which
@@ -176,7 +236,13 @@ async function followBooking(tx: EntityManager, meetingId: string, b: Booking, s
   return updated ? 'updated' : 'stale';
 }
 
-function createBookedMeeting(tx: EntityManager, row: IBookingProviderEvent, b: Booking, leadId: string, contactId: string): IMeeting {
+function createBookedMeeting(
+  tx: EntityManager,
+  row: IBookingProviderEvent,
+  b: Booking,
+  leadId: string,
+  contactId: string,
+): IMeeting {
   return tx.create(Meeting, {
     id: uuidv7(), // known before the flush: the event records it
     workspace: row.workspace,
@@ -205,7 +271,14 @@ function createBookedMeeting(tx: EntityManager, row: IBookingProviderEvent, b: B
 async function settle(
   tx: EntityManager,
   row: IBookingProviderEvent,
-  to: { state: BookingEventState; effect: BookingEventEffect | null; matchedBy: BookingMatch | null; leadId: string | null; meetingId: string | null; decided?: boolean },
+  to: {
+    state: BookingEventState;
+    effect: BookingEventEffect | null;
+    matchedBy: BookingMatch | null;
+    leadId: string | null;
+    meetingId: string | null;
+    decided?: boolean;
+  },
 ): Promise<Applied> {
   row.state = to.state;
   row.effect = to.effect;
@@ -232,9 +305,16 @@ async function settle(
  *    normalised email is a contact of the workspace; of that contact's leads (one per list) the one
  *    whose enrollment replied last, else the one enrolled last, else the newest lead.
  */
-export async function matchLead(em: EntityManager, workspaceId: string, b: Booking): Promise<{ leadId: string; contactId: string; by: BookingMatch } | null> {
+export async function matchLead(
+  em: EntityManager,
+  workspaceId: string,
+  b: Booking,
+): Promise<{ leadId: string; contactId: string; by: BookingMatch } | null> {
   if (b.trackingLeadId) {
-    const [hit] = await em.execute<{ id: string; contact_id: string }[]>(`select id, contact_id from leads where id = ? and workspace_id = ?`, [b.trackingLeadId, workspaceId]);
+    const [hit] = await em.execute<{ id: string; contact_id: string }[]>(
+      `select id, contact_id from leads where id = ? and workspace_id = ?`,
+      [b.trackingLeadId, workspaceId],
+    );
     if (hit) return { leadId: hit.id, contactId: hit.contact_id, by: 'tracking_lead_id' };
   }
   const emails = [...new Set(b.attendees.map((a) => normaliseEmail(a.email)).filter((e): e is string => !!e))];
@@ -251,13 +331,18 @@ export async function matchLead(em: EntityManager, workspaceId: string, b: Booki
 }
 
 /** A text[] literal (values quoted: emails may hold characters the unquoted form treats specially). */
-const pgArray = (values: string[]) => `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+const pgArray = (values: string[]) =>
+  `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 
 /**
  * Stores a backfilled booking's event and applies it, inside the caller's transaction (a backfill
  * page). Null when it was stored before (the same version of the booking read again).
  */
-export async function storeAndApply(tx: EntityManager, c: IBookingConnection, event: BookingEvent): Promise<Applied | null> {
+export async function storeAndApply(
+  tx: EntityManager,
+  c: IBookingConnection,
+  event: BookingEvent,
+): Promise<Applied | null> {
   const stored = await storeBookingEvent(tx, c, event, 'backfill');
   if (!stored.inserted) return null;
   await lockBooking(tx, c.workspace.id, c.provider, event.booking.bookingId);
@@ -276,7 +361,11 @@ export function backfillEvent(b: Booking): BookingEvent {
 }
 
 /** The workspace's events waiting for a person, oldest first. */
-export async function listUnmatched(em: EntityManager, actor: Actor, page: PageRequest): Promise<IBookingProviderEvent[]> {
+export async function listUnmatched(
+  em: EntityManager,
+  actor: Actor,
+  page: PageRequest,
+): Promise<IBookingProviderEvent[]> {
   const k = keyset(page);
   return em.find(BookingProviderEvent, { workspace: actor.workspaceId, state: 'unmatched', ...k.where }, k.options);
 }
@@ -287,18 +376,27 @@ async function requireEvent(em: EntityManager, actor: Actor, id: string): Promis
   return e;
 }
 
-const notUnmatched = (e: IBookingProviderEvent) => conflict('invalid_transition', `the event is ${e.state}; only an unmatched event can be attached or dismissed`);
+const notUnmatched = (e: IBookingProviderEvent) =>
+  conflict('invalid_transition', `the event is ${e.state}; only an unmatched event can be attached or dismissed`);
 
 /**
  * Attaches an unmatched event to a lead: the booking's meeting is created for it, and its later
  * events follow that meeting. 400 `invalid_lead` for a lead that is not the workspace's; 409
  * `invalid_transition` unless the event is unmatched.
  */
-export async function attachEvent(em: EntityManager, actor: Actor, id: string, leadId: string): Promise<{ event: IBookingProviderEvent; meeting: IMeeting }> {
+export async function attachEvent(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  leadId: string,
+): Promise<{ event: IBookingProviderEvent; meeting: IMeeting }> {
   assertWritable(actor);
   const event = await requireEvent(em, actor, id);
   const lead = await requireMeetingLead(em, actor, leadId).catch((err) => {
-    if (err?.code === 'not_found') throw badRequest('invalid_lead', 'lead_id must name a lead of the workspace', [{ path: 'lead_id', message: 'unknown lead' }]);
+    if (err?.code === 'not_found')
+      throw badRequest('invalid_lead', 'lead_id must name a lead of the workspace', [
+        { path: 'lead_id', message: 'unknown lead' },
+      ]);
     throw err;
   });
   return em.transactional(async (tx) => {
@@ -310,7 +408,13 @@ export async function attachEvent(em: EntityManager, actor: Actor, id: string, l
     const meeting = createBookedMeeting(tx as EntityManager, row, booking, lead.id, lead.contactId);
     row.decidedAt = new Date();
     row.decidedByUserId = actor.userId;
-    await settle(tx as EntityManager, row, { state: 'attached', effect: 'created', matchedBy: 'attached', leadId: lead.id, meetingId: meeting.id });
+    await settle(tx as EntityManager, row, {
+      state: 'attached',
+      effect: 'created',
+      matchedBy: 'attached',
+      leadId: lead.id,
+      meetingId: meeting.id,
+    });
     return { event: row, meeting };
   });
 }

@@ -6,7 +6,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BookingConnection, type IBookingConnection } from '../../db/entities/BookingConnection.js';
 import { Workspace } from '../../db/entities/Workspace.js';
-import { BookingError, isBookingProvider, type BookingCredentials, type BookingProvider, type BookingProviderName, type BookingProviders, type ProviderAccount } from '../../lib/booking/types.js';
+import {
+  BookingError,
+  isBookingProvider,
+  type BookingCredentials,
+  type BookingProvider,
+  type BookingProviderName,
+  type BookingProviders,
+  type ProviderAccount,
+} from '../../lib/booking/types.js';
 import { decrypt, encrypt, randomSecret } from '../../lib/crypto.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { assertWritable } from '../demo/demo.js';
@@ -33,18 +41,27 @@ export function maskSecret(secret: string): string {
   return `${prefix}…${secret.slice(-4)}`;
 }
 
-export const hookUrl = (deps: Pick<BookingDeps, 'publicBaseUrl'>, connectionId: string) => `${deps.publicBaseUrl.replace(/\/+$/, '')}/hooks/booking/${connectionId}`;
-export const callbackUrl = (deps: Pick<BookingDeps, 'publicBaseUrl'>, provider: string) => `${deps.publicBaseUrl.replace(/\/+$/, '')}/oauth/booking/${provider}/callback`;
+export const hookUrl = (deps: Pick<BookingDeps, 'publicBaseUrl'>, connectionId: string) =>
+  `${deps.publicBaseUrl.replace(/\/+$/, '')}/hooks/booking/${connectionId}`;
+export const callbackUrl = (deps: Pick<BookingDeps, 'publicBaseUrl'>, provider: string) =>
+  `${deps.publicBaseUrl.replace(/\/+$/, '')}/oauth/booking/${provider}/callback`;
 
 /** The provider's failure as an API error: 502 `provider_unavailable`, with whether a retry may help. */
 export function providerUnavailable(err: unknown): never {
   if (err instanceof BookingError) {
-    throw new AppError(502, 'provider_unavailable', `the booking provider failed: ${err.message}`, { error_class: err.code, retryable: err.retryable });
+    throw new AppError(502, 'provider_unavailable', `the booking provider failed: ${err.message}`, {
+      error_class: err.code,
+      retryable: err.retryable,
+    });
   }
   throw err;
 }
 
-const refusedCredentials = () => conflict('provider_not_connected', 'the provider refused the stored credentials: reconnect it (POST /api/booking-providers/{id}/verify re-checks them)');
+const refusedCredentials = () =>
+  conflict(
+    'provider_not_connected',
+    'the provider refused the stored credentials: reconnect it (POST /api/booking-providers/{id}/verify re-checks them)',
+  );
 
 function provider(deps: BookingDeps, name: BookingProviderName): BookingProvider {
   const p = deps.providers.get(name);
@@ -58,7 +75,11 @@ export async function requireConnection(em: EntityManager, actor: Actor, id: str
   return c;
 }
 
-export async function listConnections(em: EntityManager, actor: Actor, page: PageRequest): Promise<IBookingConnection[]> {
+export async function listConnections(
+  em: EntityManager,
+  actor: Actor,
+  page: PageRequest,
+): Promise<IBookingConnection[]> {
   const k = keyset(page);
   return em.find(BookingConnection, { workspace: actor.workspaceId, ...k.where }, k.options);
 }
@@ -80,13 +101,29 @@ export async function markRefused(em: EntityManager, c: IBookingConnection, err:
  * the new tokens sealed). A refused refresh marks the connection `invalid_credentials` and throws the
  * BookingError.
  */
-export async function usableCredentials(em: EntityManager, deps: BookingDeps, c: IBookingConnection, now = new Date()): Promise<BookingCredentials> {
+export async function usableCredentials(
+  em: EntityManager,
+  deps: BookingDeps,
+  c: IBookingConnection,
+  now = new Date(),
+): Promise<BookingCredentials> {
   const creds = openCredentials(deps, c);
-  if (creds.kind !== 'oauth' || !creds.refreshToken || !creds.expiresAt || new Date(creds.expiresAt).getTime() - 60_000 > now.getTime()) return creds;
+  if (
+    creds.kind !== 'oauth' ||
+    !creds.refreshToken ||
+    !creds.expiresAt ||
+    new Date(creds.expiresAt).getTime() - 60_000 > now.getTime()
+  )
+    return creds;
   const p = provider(deps, c.provider as BookingProviderName);
   try {
     const t = await p.refresh!(creds.refreshToken);
-    const fresh: BookingCredentials = { kind: 'oauth', accessToken: t.accessToken, refreshToken: t.refreshToken ?? creds.refreshToken, expiresAt: t.expiresAt?.toISOString() ?? null };
+    const fresh: BookingCredentials = {
+      kind: 'oauth',
+      accessToken: t.accessToken,
+      refreshToken: t.refreshToken ?? creds.refreshToken,
+      expiresAt: t.expiresAt?.toISOString() ?? null,
+    };
     c.credentialsSealed = encrypt(JSON.stringify(fresh), deps.encryptionKey);
     await em.flush();
     return fresh;
@@ -113,7 +150,11 @@ async function saveConnection(
   const hint = maskSecret(creds.kind === 'api_key' ? creds.apiKey : creds.accessToken);
   return em.transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`booking-providers:${workspaceId}`]);
-    const existing = await tx.findOne(BookingConnection, { workspace: workspaceId, provider: name, accountId: account.accountId });
+    const existing = await tx.findOne(BookingConnection, {
+      workspace: workspaceId,
+      provider: name,
+      accountId: account.accountId,
+    });
     const fields = {
       credentialsSealed: sealed,
       credentialHint: hint,
@@ -129,7 +170,10 @@ async function saveConnection(
       return { connection: existing, created: false };
     }
     if ((await tx.count(BookingConnection, { workspace: workspaceId })) >= MAX_CONNECTIONS) {
-      throw conflict('provider_limit_reached', `a workspace connects at most ${MAX_CONNECTIONS} booking provider accounts: disconnect one first`);
+      throw conflict(
+        'provider_limit_reached',
+        `a workspace connects at most ${MAX_CONNECTIONS} booking provider accounts: disconnect one first`,
+      );
     }
     const connection = tx.create(BookingConnection, {
       workspace: tx.getReference(Workspace, workspaceId),
@@ -148,7 +192,12 @@ async function saveConnection(
  * Connects `scheduler` with an API key, checked against the provider first (nothing is saved for a
  * refused key: 422 `invalid_credentials`; an unreachable provider: 502).
  */
-export async function connectApiKey(em: EntityManager, actor: Actor, deps: BookingDeps, apiKey: string): Promise<{ connection: IBookingConnection; created: boolean }> {
+export async function connectApiKey(
+  em: EntityManager,
+  actor: Actor,
+  deps: BookingDeps,
+  apiKey: string,
+): Promise<{ connection: IBookingConnection; created: boolean }> {
   assertWritable(actor);
   onlyManagers(actor);
   const creds: BookingCredentials = { kind: 'api_key', apiKey };
@@ -156,19 +205,26 @@ export async function connectApiKey(em: EntityManager, actor: Actor, deps: Booki
   try {
     account = await provider(deps, 'scheduler').account(creds);
   } catch (err) {
-    if (err instanceof BookingError && err.code === 'auth') throw new AppError(422, 'invalid_credentials', 'the provider refused this API key');
+    if (err instanceof BookingError && err.code === 'auth')
+      throw new AppError(422, 'invalid_credentials', 'the provider refused this API key');
     providerUnavailable(err);
   }
   return saveConnection(em, actor.workspaceId, actor.userId, 'scheduler', account, creds, deps);
 }
 
 /** An OAuth provider by its path name: 404 for an unknown name, 400 `oauth_not_supported` for an API-key provider. */
-function oauthProvider(deps: BookingDeps, name: string): BookingProvider & Required<Pick<BookingProvider, 'authorizationUrl' | 'exchangeCode'>> {
+function oauthProvider(
+  deps: BookingDeps,
+  name: string,
+): BookingProvider & Required<Pick<BookingProvider, 'authorizationUrl' | 'exchangeCode'>> {
   const key = name.toLowerCase();
   if (!isBookingProvider(key) || !deps.providers.get(key)) throw notFound('booking provider');
   const p = provider(deps, key);
   if (p.auth !== 'oauth' || !p.authorizationUrl || !p.exchangeCode) {
-    throw badRequest('oauth_not_supported', `${key} connects with an API key: POST /api/booking-providers/${key}/api-key`);
+    throw badRequest(
+      'oauth_not_supported',
+      `${key} connects with an API key: POST /api/booking-providers/${key}/api-key`,
+    );
   }
   return p as never;
 }
@@ -186,7 +242,14 @@ export interface OAuthStart {
  * workspace that started it, with a PKCE verifier when the provider uses PKCE, and the provider's
  * authorization URL to open.
  */
-export async function startOAuthConnection(em: EntityManager, actor: Actor, deps: BookingDeps, name: string, input: { loginHint?: string }, now = new Date()): Promise<OAuthStart> {
+export async function startOAuthConnection(
+  em: EntityManager,
+  actor: Actor,
+  deps: BookingDeps,
+  name: string,
+  input: { loginHint?: string },
+  now = new Date(),
+): Promise<OAuthStart> {
   assertWritable(actor);
   onlyManagers(actor);
   const p = oauthProvider(deps, name);
@@ -194,10 +257,22 @@ export async function startOAuthConnection(em: EntityManager, actor: Actor, deps
   const { state, codeChallenge, expiresAt } = await issuePendingState(
     em,
     'booking_oauth_states',
-    { workspaceId: actor.workspaceId, userId: actor.userId, provider: p.name, redirectUri, encryptionKey: deps.encryptionKey, pkce: p.pkce },
+    {
+      workspaceId: actor.workspaceId,
+      userId: actor.userId,
+      provider: p.name,
+      redirectUri,
+      encryptionKey: deps.encryptionKey,
+      pkce: p.pkce,
+    },
     now,
   );
-  const authorizationUrl = p.authorizationUrl({ state, redirectUri, codeChallenge, loginHint: input.loginHint ?? null });
+  const authorizationUrl = p.authorizationUrl({
+    state,
+    redirectUri,
+    codeChallenge,
+    loginHint: input.loginHint ?? null,
+  });
   return { provider: p.name, authorizationUrl, state, redirectUri, expiresAt };
 }
 
@@ -222,11 +297,21 @@ export async function finishOAuthConnection(
   let creds: BookingCredentials;
   let account: ProviderAccount;
   try {
-    const t = await p.exchangeCode({ code: q.code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier });
-    creds = { kind: 'oauth', accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: t.expiresAt?.toISOString() ?? null };
+    const t = await p.exchangeCode({
+      code: q.code,
+      redirectUri: pending.redirectUri,
+      codeVerifier: pending.codeVerifier,
+    });
+    creds = {
+      kind: 'oauth',
+      accessToken: t.accessToken,
+      refreshToken: t.refreshToken,
+      expiresAt: t.expiresAt?.toISOString() ?? null,
+    };
     account = await p.account(creds);
   } catch (err) {
-    if (err instanceof BookingError && err.code === 'auth') throw badRequest('oauth_denied', err.message.replace(/^[^:]+: [^:]+: /, ''));
+    if (err instanceof BookingError && err.code === 'auth')
+      throw badRequest('oauth_denied', err.message.replace(/^[^:]+: [^:]+: /, ''));
     providerUnavailable(err);
   }
   return saveConnection(em, pending.workspaceId, pending.userId, p.name, account, creds, deps);
@@ -236,11 +321,18 @@ export async function finishOAuthConnection(
  * Re-checks the stored credentials at the provider: `connected` when accepted (the account's name and
  * email refreshed), `invalid_credentials` with the reason when refused. 502 when it cannot be asked.
  */
-export async function verifyConnection(em: EntityManager, actor: Actor, deps: BookingDeps, id: string): Promise<{ connection: IBookingConnection; ok: boolean; error: string | null }> {
+export async function verifyConnection(
+  em: EntityManager,
+  actor: Actor,
+  deps: BookingDeps,
+  id: string,
+): Promise<{ connection: IBookingConnection; ok: boolean; error: string | null }> {
   assertWritable(actor);
   const c = await requireConnection(em, actor, id);
   try {
-    const account = await provider(deps, c.provider as BookingProviderName).account(await usableCredentials(em, deps, c));
+    const account = await provider(deps, c.provider as BookingProviderName).account(
+      await usableCredentials(em, deps, c),
+    );
     c.status = 'connected';
     c.statusReason = null;
     c.accountName = account.name?.slice(0, 200) ?? c.accountName;
@@ -260,7 +352,12 @@ export async function verifyConnection(em: EntityManager, actor: Actor, deps: Bo
  * replaces the subscription and rotates the secret at once. The secret is returned here only.
  * 409 `provider_not_connected` when the credentials were refused.
  */
-export async function registerBookingWebhook(em: EntityManager, actor: Actor, deps: BookingDeps, id: string): Promise<{ connection: IBookingConnection; url: string; secret: string }> {
+export async function registerBookingWebhook(
+  em: EntityManager,
+  actor: Actor,
+  deps: BookingDeps,
+  id: string,
+): Promise<{ connection: IBookingConnection; url: string; secret: string }> {
   assertWritable(actor);
   onlyManagers(actor);
   const c = await requireConnection(em, actor, id);
@@ -293,7 +390,12 @@ export async function registerBookingWebhook(em: EntityManager, actor: Actor, de
  * then the connection, its credentials and its backfills are deleted. Meetings stay (no longer
  * updated by the provider; docs/meetings.md "Disconnecting"); unmatched events stay to be attached.
  */
-export async function disconnectConnection(em: EntityManager, actor: Actor, deps: BookingDeps, id: string): Promise<void> {
+export async function disconnectConnection(
+  em: EntityManager,
+  actor: Actor,
+  deps: BookingDeps,
+  id: string,
+): Promise<void> {
   assertWritable(actor);
   onlyManagers(actor);
   const c = await requireConnection(em, actor, id);
@@ -308,7 +410,11 @@ export async function disconnectConnection(em: EntityManager, actor: Actor, deps
 }
 
 /** The connection a hook call names and its webhook secret; null when there is none (unknown id, never registered). */
-export async function hookSecret(em: EntityManager, deps: Pick<BookingDeps, 'encryptionKey'>, id: string): Promise<{ connection: IBookingConnection; secret: string } | null> {
+export async function hookSecret(
+  em: EntityManager,
+  deps: Pick<BookingDeps, 'encryptionKey'>,
+  id: string,
+): Promise<{ connection: IBookingConnection; secret: string } | null> {
   const c = await em.findOne(BookingConnection, { id });
   if (!c?.webhookSecretSealed) return null;
   return { connection: c, secret: decrypt(c.webhookSecretSealed, deps.encryptionKey) };

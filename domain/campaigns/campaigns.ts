@@ -41,7 +41,9 @@ import { assertNotArchived, requireCampaign } from './guards.js';
 export { assertNotArchived, requireCampaign };
 
 /** Mon–Fri 09:00–17:00, the windows of a campaign created without any. */
-export const DEFAULT_SENDING_WINDOWS: SendingWindows = Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]]));
+export const DEFAULT_SENDING_WINDOWS: SendingWindows = Object.fromEntries(
+  ['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]]),
+);
 
 /** Which status may follow which (docs/campaigns.md, "Lifecycle"). */
 export const TRANSITIONS: Record<CampaignStatus, CampaignStatus[]> = {
@@ -126,7 +128,10 @@ async function stepCounts(em: EntityManager, ids: string[]): Promise<Map<string,
 }
 
 async function withCounts(em: EntityManager, campaigns: ICampaign[]): Promise<CampaignWithCount[]> {
-  const counts = await stepCounts(em, campaigns.map((c) => c.id));
+  const counts = await stepCounts(
+    em,
+    campaigns.map((c) => c.id),
+  );
   return campaigns.map((campaign) => ({ id: campaign.id, campaign, stepCount: counts.get(campaign.id) ?? 0 }));
 }
 
@@ -134,20 +139,32 @@ async function withCounts(em: EntityManager, campaigns: ICampaign[]): Promise<Ca
 async function checkAccounts(em: EntityManager, actor: Actor, ids: string[]): Promise<string[]> {
   const unique = [...new Set(ids.map((i) => i.toLowerCase()))];
   if (!unique.length) return unique;
-  const found = await em.find(PlatformAccount, { id: { $in: unique }, workspace: actor.workspaceId }, { fields: ['id'] });
+  const found = await em.find(
+    PlatformAccount,
+    { id: { $in: unique }, workspace: actor.workspaceId },
+    { fields: ['id'] },
+  );
   const known = new Set(found.map((a) => a.id));
   const missing = unique.filter((id) => !known.has(id));
   if (missing.length) {
     throw badRequest(
       'invalid_account',
       'account_ids must name sender accounts of this workspace',
-      missing.map((id) => ({ path: `account_ids.${ids.findIndex((i) => i.toLowerCase() === id)}`, message: `no sender account ${id}` })),
+      missing.map((id) => ({
+        path: `account_ids.${ids.findIndex((i) => i.toLowerCase() === id)}`,
+        message: `no sender account ${id}`,
+      })),
     );
   }
   return unique;
 }
 
-async function applySettings(em: EntityManager, actor: Actor, c: Partial<ICampaign>, s: CampaignSettings): Promise<void> {
+async function applySettings(
+  em: EntityManager,
+  actor: Actor,
+  c: Partial<ICampaign>,
+  s: CampaignSettings,
+): Promise<void> {
   if (s.name !== undefined) c.name = s.name.trim();
   if (s.description !== undefined) c.description = s.description;
   if (s.timeZone !== undefined) c.timeZone = canonicalTimeZone(s.timeZone);
@@ -156,7 +173,10 @@ async function applySettings(em: EntityManager, actor: Actor, c: Partial<ICampai
   if (s.rotation !== undefined) c.rotation = s.rotation;
   if (s.dailyNewLeadCap !== undefined) c.dailyNewLeadCap = s.dailyNewLeadCap;
   if (s.stopOnReply !== undefined) c.stopOnReply = s.stopOnReply;
-  if (s.countryRule !== undefined) c.countryRule = s.countryRule ? { mode: s.countryRule.mode, countries: [...new Set(s.countryRule.countries.map((x) => x.toUpperCase()))] } : null;
+  if (s.countryRule !== undefined)
+    c.countryRule = s.countryRule
+      ? { mode: s.countryRule.mode, countries: [...new Set(s.countryRule.countries.map((x) => x.toUpperCase()))] }
+      : null;
   if (s.reviewRequired !== undefined) c.reviewRequired = s.reviewRequired;
   if (s.messageMode !== undefined) c.messageMode = s.messageMode;
   if (s.exclusiveLeads !== undefined) c.exclusiveLeads = s.exclusiveLeads;
@@ -172,7 +192,12 @@ async function assertPlanRoom(tx: EntityManager, actor: Actor): Promise<void> {
   await requireWithinLimit(tx, actor, 'campaigns', count);
 }
 
-export async function createCampaign(em: EntityManager, actor: Actor, appId: string, input: CampaignSettings & { name: string; timeZone: string }): Promise<CampaignWithCount> {
+export async function createCampaign(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  input: CampaignSettings & { name: string; timeZone: string },
+): Promise<CampaignWithCount> {
   assertWritable(actor);
   const app = await requireApp(em, actor, appId);
   const timeZone = canonicalTimeZone(input.timeZone);
@@ -195,10 +220,20 @@ export async function createCampaign(em: EntityManager, actor: Actor, appId: str
 }
 
 /** One page (`limit + 1` rows) of a product's campaigns, oldest first, optionally of one status. */
-export async function listCampaigns(em: EntityManager, actor: Actor, appId: string, page: PageRequest, status?: CampaignStatus): Promise<CampaignWithCount[]> {
+export async function listCampaigns(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  page: PageRequest,
+  status?: CampaignStatus,
+): Promise<CampaignWithCount[]> {
   const app = await requireApp(em, actor, appId);
   const k = keyset(page);
-  const rows = await em.find(Campaign, { workspace: actor.workspaceId, app: app.id, ...(status ? { status } : {}), ...k.where }, k.options);
+  const rows = await em.find(
+    Campaign,
+    { workspace: actor.workspaceId, app: app.id, ...(status ? { status } : {}), ...k.where },
+    k.options,
+  );
   return withCounts(em, rows);
 }
 
@@ -207,7 +242,12 @@ export async function getCampaign(em: EntityManager, actor: Actor, id: string): 
   return one;
 }
 
-export async function updateCampaign(em: EntityManager, actor: Actor, id: string, input: CampaignSettings): Promise<CampaignWithCount> {
+export async function updateCampaign(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  input: CampaignSettings,
+): Promise<CampaignWithCount> {
   assertWritable(actor);
   const campaign = await em.transactional(async (tx) => {
     const c = await requireCampaign(tx, actor, id, true);
@@ -221,7 +261,12 @@ export async function updateCampaign(em: EntityManager, actor: Actor, id: string
 }
 
 /** A copy in draft: settings, steps (new ids) and their attachments; no enrollments, no signal links. */
-export async function duplicateCampaign(em: EntityManager, actor: Actor, id: string, name?: string): Promise<CampaignWithCount> {
+export async function duplicateCampaign(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  name?: string,
+): Promise<CampaignWithCount> {
   assertWritable(actor);
   const copy = await em.transactional(async (tx) => {
     const src = await requireCampaign(tx, actor, id);
@@ -229,7 +274,7 @@ export async function duplicateCampaign(em: EntityManager, actor: Actor, id: str
     const c = tx.create(Campaign, {
       workspace: tx.getReference(Workspace, actor.workspaceId),
       app: tx.getReference(App, src.app.id),
-      name: (name?.trim() || [...`${src.name} (copy)`].slice(0, 200).join('')),
+      name: name?.trim() || [...`${src.name} (copy)`].slice(0, 200).join(''),
       description: src.description ?? null,
       status: 'draft',
       timeZone: src.timeZone,
@@ -311,7 +356,11 @@ export interface PreflightResult {
 
 /** Variables every send has a value for, whatever the lead: not worth a `template_variables` warning. */
 const ALWAYS_FILLED: ReadonlySet<string> = new Set(['sender_name', 'unsubscribe_url']);
-const CHANNEL_OF: Record<string, 'email' | 'network' | undefined> = { email: 'email', invitation: 'network', message: 'network' };
+const CHANNEL_OF: Record<string, 'email' | 'network' | undefined> = {
+  email: 'email',
+  invitation: 'network',
+  message: 'network',
+};
 const SEND_TYPES = new Set(['email', 'invitation', 'message']);
 
 /** Runs every check over settings and steps (pure apart from reading the accounts and their usage). */
@@ -322,20 +371,36 @@ export async function runPreflight(
   now = new Date(),
 ): Promise<PreflightResult> {
   const problems: PreflightProblem[] = [];
-  const add = (p: Omit<PreflightProblem, 'stepId' | 'accountId'> & { stepId?: string | null; accountId?: string | null }) =>
-    problems.push({ stepId: null, accountId: null, ...p });
+  const add = (
+    p: Omit<PreflightProblem, 'stepId' | 'accountId'> & { stepId?: string | null; accountId?: string | null },
+  ) => problems.push({ stepId: null, accountId: null, ...p });
 
-  if (input.timeZone === undefined) add({ code: 'no_time_zone', severity: 'blocker', message: 'the campaign needs a time zone for its sending windows' });
+  if (input.timeZone === undefined)
+    add({
+      code: 'no_time_zone',
+      severity: 'blocker',
+      message: 'the campaign needs a time zone for its sending windows',
+    });
 
   const steps = input.steps;
   const sends = steps.filter((s) => SEND_TYPES.has(s.type));
   if (!steps.length) add({ code: 'no_steps', severity: 'blocker', message: 'the campaign has no steps' });
-  else if (!sends.length) add({ code: 'no_send_steps', severity: 'blocker', message: 'the campaign has no email, invitation or message step: it would never contact anyone' });
+  else if (!sends.length)
+    add({
+      code: 'no_send_steps',
+      severity: 'blocker',
+      message: 'the campaign has no email, invitation or message step: it would never contact anyone',
+    });
 
   // A condition looks at the previous send step: there must be one before it.
   steps.forEach((s, i) => {
     if (s.type === 'condition' && !steps.slice(0, i).some((p) => SEND_TYPES.has(p.type))) {
-      add({ code: 'condition_without_send', severity: 'blocker', message: `step ${i + 1} is a condition with no send step before it`, stepId: s.id ?? null });
+      add({
+        code: 'condition_without_send',
+        severity: 'blocker',
+        message: `step ${i + 1} is a condition with no send step before it`,
+        stepId: s.id ?? null,
+      });
     }
   });
 
@@ -343,7 +408,14 @@ export async function runPreflight(
   steps.forEach((s, i) => {
     for (const [field, text] of templatesOf(s.type, s.config)) {
       const bad = checkTemplate(text);
-      if (bad.length) add({ code: 'invalid_template', severity: 'blocker', message: `step ${i + 1} ${field}: ${bad.map((b) => b.message).join('; ')}`, stepId: s.id ?? null, details: { field } });
+      if (bad.length)
+        add({
+          code: 'invalid_template',
+          severity: 'blocker',
+          message: `step ${i + 1} ${field}: ${bad.map((b) => b.message).join('; ')}`,
+          stepId: s.id ?? null,
+          details: { field },
+        });
       // {{sender_name}} always has a value: the sending account's display name (required, never blank);
       // {{unsubscribe_url}} too: the recipient's signed link.
       const vars = requiredVariables(text).filter((v) => !ALWAYS_FILLED.has(v));
@@ -361,7 +433,8 @@ export async function runPreflight(
 
   // Windows: at least one day with a window.
   const open = Object.values(input.sendingWindows).some((w) => (w ?? []).some((x) => x.end > x.start));
-  if (!open) add({ code: 'window_never_opens', severity: 'blocker', message: 'no sending window opens on any weekday' });
+  if (!open)
+    add({ code: 'window_never_opens', severity: 'blocker', message: 'no sending window opens on any weekday' });
   // Windows on the recipient's clock: say how many leads have no clock of their own.
   const withoutZone = input.leadsWithoutTimeZone ?? 0;
   if (input.windowTimeZone === 'recipient' && withoutZone > 0) {
@@ -375,15 +448,32 @@ export async function runPreflight(
 
   // Accounts: a connected one per channel the steps use; those near their caps.
   const accounts = input.accountIds.length
-    ? await em.find(PlatformAccount, { id: { $in: input.accountIds }, workspace: actor.workspaceId }, { orderBy: { id: 'asc' } })
+    ? await em.find(
+        PlatformAccount,
+        { id: { $in: input.accountIds }, workspace: actor.workspaceId },
+        { orderBy: { id: 'asc' } },
+      )
     : [];
-  if (!input.accountIds.length) add({ code: 'no_accounts', severity: 'blocker', message: 'the campaign has no sender accounts' });
+  if (!input.accountIds.length)
+    add({ code: 'no_accounts', severity: 'blocker', message: 'the campaign has no sender accounts' });
   for (const id of input.accountIds) {
-    if (!accounts.some((a) => a.id === id)) add({ code: 'account_missing', severity: 'warning', message: `sender account ${id} no longer exists`, accountId: id });
+    if (!accounts.some((a) => a.id === id))
+      add({
+        code: 'account_missing',
+        severity: 'warning',
+        message: `sender account ${id} no longer exists`,
+        accountId: id,
+      });
   }
   const connected = accounts.filter((a) => a.status === 'connected');
   for (const a of accounts) {
-    if (a.status !== 'connected') add({ code: 'account_not_connected', severity: 'warning', message: `sender account "${a.displayName}" is ${a.status}: it sends nothing until connected`, accountId: a.id });
+    if (a.status !== 'connected')
+      add({
+        code: 'account_not_connected',
+        severity: 'warning',
+        message: `sender account "${a.displayName}" is ${a.status}: it sends nothing until connected`,
+        accountId: a.id,
+      });
   }
   const channels = new Set(sends.map((s) => CHANNEL_OF[s.type]!));
   if (input.accountIds.length) {
@@ -392,7 +482,10 @@ export async function runPreflight(
         add({
           code: 'no_connected_account',
           severity: 'blocker',
-          message: channel === 'email' ? 'email steps need a connected email account' : 'invitation and message steps need a connected professional-network account',
+          message:
+            channel === 'email'
+              ? 'email steps need a connected email account'
+              : 'invitation and message steps need a connected professional-network account',
           details: { channel },
         });
       }
@@ -402,7 +495,13 @@ export async function runPreflight(
   for (const a of connected) await nearCaps(em, a, types, now, add);
 
   const blockers = problems.filter((p) => p.severity === 'blocker').length;
-  return { ready: blockers === 0, blockers, warnings: problems.length - blockers, problems, leadsWithoutTimeZone: withoutZone };
+  return {
+    ready: blockers === 0,
+    blockers,
+    warnings: problems.length - blockers,
+    problems,
+    leadsWithoutTimeZone: withoutZone,
+  };
 }
 
 /**
@@ -416,10 +515,19 @@ async function leadsWithoutTimeZone(em: EntityManager, campaignId: string): Prom
       where e.campaign_id = ? and e.status in ('active', 'paused') group by 1, 2`,
     [campaignId],
   );
-  return groups.reduce((sum, g) => sum + (recipientTimeZone({ timeZone: g.time_zone, country: g.country }) ? 0 : g.n), 0);
+  return groups.reduce(
+    (sum, g) => sum + (recipientTimeZone({ timeZone: g.time_zone, country: g.country }) ? 0 : g.n),
+    0,
+  );
 }
 
-async function nearCaps(em: EntityManager, a: IPlatformAccount, types: Set<string>, now: Date, add: (p: Omit<PreflightProblem, 'stepId' | 'accountId'> & { accountId: string }) => void) {
+async function nearCaps(
+  em: EntityManager,
+  a: IPlatformAccount,
+  types: Set<string>,
+  now: Date,
+  add: (p: Omit<PreflightProblem, 'stepId' | 'accountId'> & { accountId: string }) => void,
+) {
   for (const u of await usage(em, a, now)) {
     if (!types.has(u.action) || u.caps.daily <= 0) continue;
     if (u.today >= u.caps.daily * NEAR_CAP_SHARE) {
@@ -435,8 +543,19 @@ async function nearCaps(em: EntityManager, a: IPlatformAccount, types: Set<strin
 }
 
 /** Preflight of a stored campaign, with draft values (settings or steps) taking the place of the stored ones. */
-export async function preflightCampaign(em: EntityManager, actor: Actor, campaign: ICampaign, draft: PreflightInput = {}): Promise<PreflightResult> {
-  const steps = draft.steps ?? (await em.find(CampaignStep, { campaign: campaign.id }, { orderBy: { position: 'asc' } })).map((s) => ({ id: s.id, type: s.type, config: s.config }));
+export async function preflightCampaign(
+  em: EntityManager,
+  actor: Actor,
+  campaign: ICampaign,
+  draft: PreflightInput = {},
+): Promise<PreflightResult> {
+  const steps =
+    draft.steps ??
+    (await em.find(CampaignStep, { campaign: campaign.id }, { orderBy: { position: 'asc' } })).map((s) => ({
+      id: s.id,
+      type: s.type,
+      config: s.config,
+    }));
   return runPreflight(em, actor, {
     timeZone: draft.timeZone !== undefined ? canonicalTimeZone(draft.timeZone) : campaign.timeZone,
     windowTimeZone: draft.windowTimeZone ?? (campaign.windowTimeZone as WindowTimeZone),
@@ -448,7 +567,12 @@ export async function preflightCampaign(em: EntityManager, actor: Actor, campaig
 }
 
 /** POST /api/apps/{appId}/campaigns/preflight: a campaign of the product (plus draft overrides), or draft settings alone. */
-export async function preflight(em: EntityManager, actor: Actor, appId: string, input: PreflightInput & { campaignId?: string }): Promise<PreflightResult> {
+export async function preflight(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  input: PreflightInput & { campaignId?: string },
+): Promise<PreflightResult> {
   const app = await requireApp(em, actor, appId);
   if (input.campaignId) {
     const c = await requireCampaign(em, actor, input.campaignId);
@@ -466,20 +590,37 @@ export async function preflight(em: EntityManager, actor: Actor, appId: string, 
 
 // ---- lifecycle ----
 
-export async function setStatus(em: EntityManager, actor: Actor, id: string, to: CampaignStatus): Promise<CampaignWithCount> {
+export async function setStatus(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  to: CampaignStatus,
+): Promise<CampaignWithCount> {
   assertWritable(actor);
   const campaign = await em.transactional(async (tx) => {
     const c = await requireCampaign(tx, actor, id, true);
     const from = c.status as CampaignStatus;
     if (!TRANSITIONS[from].includes(to)) {
-      throw new AppError(409, 'invalid_transition', `a ${from} campaign cannot become ${to}`, { from, to, allowed: TRANSITIONS[from] });
+      throw new AppError(409, 'invalid_transition', `a ${from} campaign cannot become ${to}`, {
+        from,
+        to,
+        allowed: TRANSITIONS[from],
+      });
     }
     if (to === 'active') {
       const result = await preflightCampaign(tx, actor, c);
       if (!result.ready) {
-        throw new AppError(409, 'preflight_failed', `the campaign cannot be activated: ${result.problems.filter((p) => p.severity === 'blocker').map((p) => p.message).join('; ')}`, {
-          blockers: result.problems.filter((p) => p.severity === 'blocker').map(toProblemView),
-        });
+        throw new AppError(
+          409,
+          'preflight_failed',
+          `the campaign cannot be activated: ${result.problems
+            .filter((p) => p.severity === 'blocker')
+            .map((p) => p.message)
+            .join('; ')}`,
+          {
+            blockers: result.problems.filter((p) => p.severity === 'blocker').map(toProblemView),
+          },
+        );
       }
     }
     const now = new Date();
@@ -520,13 +661,29 @@ export interface LinkedSignal {
 }
 
 async function linkedSignals(em: EntityManager, campaignId: string): Promise<LinkedSignal[]> {
-  const rows: { id: string; agent_id: string; agent_name: string; key: string; kind: string; name: string; created_at: string | Date }[] = await em.execute(
+  const rows: {
+    id: string;
+    agent_id: string;
+    agent_name: string;
+    key: string;
+    kind: string;
+    name: string;
+    created_at: string | Date;
+  }[] = await em.execute(
     `select s.id, s.agent_id, a.name as agent_name, s.key, s.kind, s.name, cs.created_at
        from campaign_signals cs join agent_signals s on s.id = cs.signal_id join discovery_agents a on a.id = s.agent_id
       where cs.campaign_id = ? order by s.id`,
     [campaignId],
   );
-  return rows.map((r) => ({ id: r.id, agentId: r.agent_id, agentName: r.agent_name, key: r.key, kind: r.kind, name: r.name, linkedAt: new Date(r.created_at) }));
+  return rows.map((r) => ({
+    id: r.id,
+    agentId: r.agent_id,
+    agentName: r.agent_name,
+    key: r.key,
+    kind: r.kind,
+    name: r.name,
+    linkedAt: new Date(r.created_at),
+  }));
 }
 
 export async function getSignals(em: EntityManager, actor: Actor, id: string): Promise<LinkedSignal[]> {
@@ -535,25 +692,40 @@ export async function getSignals(em: EntityManager, actor: Actor, id: string): P
 }
 
 /** Replaces the campaign's linked signals; each must be a signal of an agent of the campaign's product. */
-export async function setSignals(em: EntityManager, actor: Actor, id: string, signalIds: string[]): Promise<LinkedSignal[]> {
+export async function setSignals(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  signalIds: string[],
+): Promise<LinkedSignal[]> {
   assertWritable(actor);
   const ids = [...new Set(signalIds.map((s) => s.toLowerCase()))];
   await em.transactional(async (tx) => {
     const c = await requireCampaign(tx, actor, id, true);
     assertNotArchived(c);
-    const found = ids.length ? await tx.find(AgentSignal, { id: { $in: ids }, agent: { app: c.app.id, workspace: actor.workspaceId } }, { fields: ['id'] }) : [];
+    const found = ids.length
+      ? await tx.find(
+          AgentSignal,
+          { id: { $in: ids }, agent: { app: c.app.id, workspace: actor.workspaceId } },
+          { fields: ['id'] },
+        )
+      : [];
     const known = new Set(found.map((s) => s.id));
     const missing = ids.filter((s) => !known.has(s));
     if (missing.length) {
       throw badRequest(
         'invalid_signal',
         'signal_ids must name signals of discovery agents of the campaign’s product',
-        missing.map((s) => ({ path: `signal_ids.${signalIds.findIndex((x) => x.toLowerCase() === s)}`, message: `no signal ${s} in this product` })),
+        missing.map((s) => ({
+          path: `signal_ids.${signalIds.findIndex((x) => x.toLowerCase() === s)}`,
+          message: `no signal ${s} in this product`,
+        })),
       );
     }
     await tx.nativeDelete(CampaignSignal, { campaign: c.id, ...(ids.length ? { signal: { $nin: ids } } : {}) });
     const existing = new Set((await tx.find(CampaignSignal, { campaign: c.id })).map((l) => l.signal.id));
-    for (const s of ids) if (!existing.has(s)) tx.create(CampaignSignal, { campaign: c, signal: tx.getReference(AgentSignal, s) });
+    for (const s of ids)
+      if (!existing.has(s)) tx.create(CampaignSignal, { campaign: c, signal: tx.getReference(AgentSignal, s) });
     await tx.flush();
   });
   return linkedSignals(em, id);

@@ -7,7 +7,11 @@ import type { Actor } from '../identity.js';
 
 /** Loads a campaign of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireCampaign(em: EntityManager, actor: Actor, id: string, lock = false): Promise<ICampaign> {
-  const campaign = await em.findOne(Campaign, { id, workspace: actor.workspaceId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  const campaign = await em.findOne(
+    Campaign,
+    { id, workspace: actor.workspaceId },
+    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  );
   if (!campaign) throw notFound('campaign');
   return campaign;
 }

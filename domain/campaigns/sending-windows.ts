@@ -10,8 +10,15 @@ import { windowZone } from '../contacts/time-zone.js';
  * (recipient: the contact's stored zone, else its country's when it has one, else the campaign's).
  * The governor's working hours stay the sender account's own.
  */
-export function sendingZone(mode: string, campaignZone: string, contactZone: string | null, contactCountry: string | null): string {
-  return mode === 'recipient' ? windowZone('recipient', campaignZone, { timeZone: contactZone, country: contactCountry }).zone : campaignZone;
+export function sendingZone(
+  mode: string,
+  campaignZone: string,
+  contactZone: string | null,
+  contactCountry: string | null,
+): string {
+  return mode === 'recipient'
+    ? windowZone('recipient', campaignZone, { timeZone: contactZone, country: contactCountry }).zone
+    : campaignZone;
 }
 
 /** `from` itself when inside a window, else the next opening; null when no window ever opens. */

@@ -22,7 +22,13 @@ const SIGNAL: Partial<Record<CampaignStatus, 'campaign_resumed' | 'campaign_paus
  * waiting on a timer (a window, the governor's gap) runs the gate now instead of at its wake-up.
  * The claim of each send reads the status under lock, so nothing depends on these signals for safety.
  */
-export async function changeCampaignStatus(em: EntityManager, jobs: Jobs, actor: Actor, id: string, to: CampaignStatus): Promise<CampaignWithCount> {
+export async function changeCampaignStatus(
+  em: EntityManager,
+  jobs: Jobs,
+  actor: Actor,
+  id: string,
+  to: CampaignStatus,
+): Promise<CampaignWithCount> {
   const campaign = await setStatus(em, actor, id, to);
   if (to === 'paused') {
     await em.execute(

@@ -33,32 +33,70 @@ const NOT_BLANK = `^[^\\u0000]*[^${TRIMMED}\\u0000][^\\u0000]*$`;
 /** A template: at most `max` code points, kept as written; `required`: not blank. */
 const template = (max: number, required = true) => {
   const s = z.string().refine((v) => codePoints(v) <= max, `at most ${max} characters`);
-  return (required ? s.refine((v) => v.trim().length > 0, 'must not be blank') : s).meta({ maxLength: max, ...(required ? { minLength: 1, pattern: NOT_BLANK } : {}) });
+  return (required ? s.refine((v) => v.trim().length > 0, 'must not be blank') : s).meta({
+    maxLength: max,
+    ...(required ? { minLength: 1, pattern: NOT_BLANK } : {}),
+  });
 };
 
 export const EmailConfig = z.object({ subject: template(200), body: template(20000) }).strict();
-export const InvitationConfig = z.object({ note: template(300, false).nullable().optional().meta({ description: 'The invitation note (at most 300 characters); absent or null: no note' }) }).strict();
+export const InvitationConfig = z
+  .object({
+    note: template(300, false)
+      .nullable()
+      .optional()
+      .meta({ description: 'The invitation note (at most 300 characters); absent or null: no note' }),
+  })
+  .strict();
 export const MessageConfig = z.object({ body: template(8000) }).strict();
 /** The longest wait in each unit: a year (8760 hours, 525600 minutes, 365 business days). */
 export const WAIT_MAX = { minutes: 525_600, hours: 8760, business_days: 365 } as const;
 export const WAIT_UNITS = ['minutes', 'hours', 'business_days'] as const;
-const waitIn = <U extends (typeof WAIT_UNITS)[number]>(unit: U) => z.object({ amount: z.number().int().min(1).max(WAIT_MAX[unit]), unit: z.literal(unit) }).strict();
+const waitIn = <U extends (typeof WAIT_UNITS)[number]>(unit: U) =>
+  z.object({ amount: z.number().int().min(1).max(WAIT_MAX[unit]), unit: z.literal(unit) }).strict();
 export const WaitConfig = z
   .discriminatedUnion('unit', [waitIn('minutes'), waitIn('hours'), waitIn('business_days')])
-  .meta({ description: 'a whole amount of minutes (1–525600), hours (1–8760) or business days (1–365: Monday–Friday in the campaign’s time zone)' });
+  .meta({
+    description:
+      'a whole amount of minutes (1–525600), hours (1–8760) or business days (1–365: Monday–Friday in the campaign’s time zone)',
+  });
 export const ConditionConfig = z
   .object({
-    check: z.enum(['accepted', 'opened', 'clicked', 'replied']).meta({ description: 'On the previous send: accepted (an invitation), opened or clicked (by a person: machine opens and clicks never count), or replied (the enrollment)' }),
-    expect: z.boolean().meta({ description: 'true: go on when it happened; false: go on when it did not' }) })
+    check: z.enum(['accepted', 'opened', 'clicked', 'replied']).meta({
+      description:
+        'On the previous send: accepted (an invitation), opened or clicked (by a person: machine opens and clicks never count), or replied (the enrollment)',
+    }),
+    expect: z.boolean().meta({ description: 'true: go on when it happened; false: go on when it did not' }),
+  })
   .strict();
 
-const Mode = z.enum(MESSAGE_MODES).nullable().optional().meta({ description: 'null or absent: the campaign’s message mode (send steps only)' });
+const Mode = z
+  .enum(MESSAGE_MODES)
+  .nullable()
+  .optional()
+  .meta({ description: 'null or absent: the campaign’s message mode (send steps only)' });
 
 const variants = <E extends z.ZodRawShape>(extra: E) =>
   z.discriminatedUnion('type', [
-    z.object({ type: z.literal('email'), config: EmailConfig, message_mode: Mode, ...variantFields(EmailConfig), ...extra }).strict(),
+    z
+      .object({
+        type: z.literal('email'),
+        config: EmailConfig,
+        message_mode: Mode,
+        ...variantFields(EmailConfig),
+        ...extra,
+      })
+      .strict(),
     z.object({ type: z.literal('invitation'), config: InvitationConfig, message_mode: Mode, ...extra }).strict(),
-    z.object({ type: z.literal('message'), config: MessageConfig, message_mode: Mode, ...variantFields(MessageConfig), ...extra }).strict(),
+    z
+      .object({
+        type: z.literal('message'),
+        config: MessageConfig,
+        message_mode: Mode,
+        ...variantFields(MessageConfig),
+        ...extra,
+      })
+      .strict(),
     z.object({ type: z.literal('wait'), config: WaitConfig, ...extra }).strict(),
     z.object({ type: z.literal('condition'), config: ConditionConfig, ...extra }).strict(),
   ]);
@@ -67,7 +105,13 @@ const variants = <E extends z.ZodRawShape>(extra: E) =>
 export const StepInput = variants({});
 /** A step as created: also where it goes. */
 export const CreateStepInput = variants({
-  position: z.number().int().min(0).max(MAX_STEPS).optional().meta({ description: '0-based; absent or past the end: appended' }),
+  position: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_STEPS)
+    .optional()
+    .meta({ description: '0-based; absent or past the end: appended' }),
 });
 export type StepInputT = z.infer<typeof StepInput>;
 
@@ -90,7 +134,12 @@ export function assertTemplates(type: string, config: Record<string, unknown>, p
   for (const [field, text] of templatesOf(type, config)) {
     for (const p of checkTemplate(text)) details.push({ path: `${prefix}.${field}`, code: p.code, message: p.message });
   }
-  if (details.length) throw badRequest('invalid_template', `the step's template is not valid: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
+  if (details.length)
+    throw badRequest(
+      'invalid_template',
+      `the step's template is not valid: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`,
+      details,
+    );
 }
 
 export const snapshotVersion = (s: ICampaignStep): VersionedStep => ({
@@ -106,21 +155,32 @@ export const snapshotVersion = (s: ICampaignStep): VersionedStep => ({
 /** 400 invalid_template for each variant's templates, as for the step's own. */
 function assertStepTemplates(input: StepInputT): void {
   assertTemplates(input.type, input.config);
-  if ('variants' in input) input.variants?.forEach((v, i) => v.config && assertTemplates(input.type, v.config as Record<string, unknown>, `variants.${i}.config`));
+  if ('variants' in input)
+    input.variants?.forEach(
+      (v, i) => v.config && assertTemplates(input.type, v.config as Record<string, unknown>, `variants.${i}.config`),
+    );
 }
 
 /** The step's variants and rule from the input (a rule needs variants); a winner whose variant is gone is cleared. */
 async function applyVariants(tx: EntityManager, step: ICampaignStep, input: StepInputT): Promise<void> {
   const given = 'variants' in input ? input.variants : null;
   const rule = 'winner_rule' in input ? (input.winner_rule ?? null) : null;
-  if (rule && !given?.length) throw badRequest('invalid_body', 'a winner rule needs variants', [{ path: 'winner_rule', message: 'give at least two variants' }]);
+  if (rule && !given?.length)
+    throw badRequest('invalid_body', 'a winner rule needs variants', [
+      { path: 'winner_rule', message: 'give at least two variants' },
+    ]);
   step.variants = resolveVariants(given as VariantInputT[] | null, step.config, step.variants, step.type);
   step.winnerRule = rule;
   const kept = (step.variants ?? []).map((v) => v.id);
-  if (step.id) await tx.execute(`delete from step_winners where step_id = ? and not (variant_id = any(?::uuid[]))`, [step.id, `{${kept.join(',')}}`]);
+  if (step.id)
+    await tx.execute(`delete from step_winners where step_id = ? and not (variant_id = any(?::uuid[]))`, [
+      step.id,
+      `{${kept.join(',')}}`,
+    ]);
 }
 
-const stepsOf = (em: EntityManager, campaignId: string) => em.find(CampaignStep, { campaign: campaignId }, { orderBy: { position: 'asc' } });
+const stepsOf = (em: EntityManager, campaignId: string) =>
+  em.find(CampaignStep, { campaign: campaignId }, { orderBy: { position: 'asc' } });
 
 /**
  * Runs `change` on the locked campaign and its steps, then renumbers positions 0..n-1, bumps the
@@ -130,7 +190,11 @@ async function editSteps<T>(
   em: EntityManager,
   actor: Actor,
   campaignId: string,
-  change: (tx: EntityManager, campaign: ICampaign, steps: ICampaignStep[]) => Promise<{ steps: ICampaignStep[]; result: T }>,
+  change: (
+    tx: EntityManager,
+    campaign: ICampaign,
+    steps: ICampaignStep[],
+  ) => Promise<{ steps: ICampaignStep[]; result: T }>,
 ): Promise<{ campaign: ICampaign; steps: ICampaignStep[]; result: T }> {
   assertWritable(actor);
   return em.transactional(async (tx) => {
@@ -174,7 +238,12 @@ export interface StepResult {
   step: ICampaignStep;
 }
 
-export async function addStep(em: EntityManager, actor: Actor, campaignId: string, input: StepInputT & { position?: number }): Promise<StepResult> {
+export async function addStep(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  input: StepInputT & { position?: number },
+): Promise<StepResult> {
   assertStepTemplates(input);
   const { campaign, result } = await editSteps(em, actor, campaignId, async (tx, campaign, steps) => {
     if (steps.length >= MAX_STEPS) throw conflict('step_limit_reached', `a campaign has at most ${MAX_STEPS} steps`);
@@ -195,12 +264,21 @@ export async function addStep(em: EntityManager, actor: Actor, campaignId: strin
 }
 
 /** Replaces a step's type, config and message mode (its id and position stay). */
-export async function updateStep(em: EntityManager, actor: Actor, campaignId: string, stepId: string, input: StepInputT): Promise<StepResult> {
+export async function updateStep(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+  input: StepInputT,
+): Promise<StepResult> {
   assertStepTemplates(input);
   const { campaign, result } = await editSteps(em, actor, campaignId, async (tx, _c, steps) => {
     const step = findStep(steps, stepId);
     if (step.attachmentName && !ATTACHMENT_TYPES.includes(input.type)) {
-      throw conflict('attachment_not_supported', `a ${input.type} step cannot carry an attachment: delete the attachment first`);
+      throw conflict(
+        'attachment_not_supported',
+        `a ${input.type} step cannot carry an attachment: delete the attachment first`,
+      );
     }
     step.type = input.type as StepType;
     step.config = input.config as Record<string, unknown>;
@@ -211,7 +289,12 @@ export async function updateStep(em: EntityManager, actor: Actor, campaignId: st
   return { campaign, step: result };
 }
 
-export async function deleteStep(em: EntityManager, actor: Actor, campaignId: string, stepId: string): Promise<{ campaign: ICampaign; id: string }> {
+export async function deleteStep(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+): Promise<{ campaign: ICampaign; id: string }> {
   const { campaign, result } = await editSteps(em, actor, campaignId, async (tx, _c, steps) => {
     const step = findStep(steps, stepId);
     await tx.nativeDelete(CampaignStepAttachment, { step: step.id });
@@ -222,7 +305,12 @@ export async function deleteStep(em: EntityManager, actor: Actor, campaignId: st
 }
 
 /** Puts the steps in the given order: the ids must be exactly the campaign's steps (400 invalid_order otherwise). */
-export async function reorderSteps(em: EntityManager, actor: Actor, campaignId: string, stepIds: string[]): Promise<StepList> {
+export async function reorderSteps(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepIds: string[],
+): Promise<StepList> {
   const { campaign, steps } = await editSteps(em, actor, campaignId, async (_tx, _c, steps) => {
     const ids = stepIds.map((s) => s.toLowerCase());
     const byId = new Map(steps.map((s) => [s.id, s]));
@@ -234,7 +322,8 @@ export async function reorderSteps(em: EntityManager, actor: Actor, campaignId: 
       seen.add(id);
     });
     for (const s of steps) if (!seen.has(s.id)) details.push({ path: 'step_ids', message: `step ${s.id} is missing` });
-    if (details.length) throw badRequest('invalid_order', 'step_ids must list every step of the campaign exactly once', details);
+    if (details.length)
+      throw badRequest('invalid_order', 'step_ids must list every step of the campaign exactly once', details);
     return { steps: ids.map((id) => byId.get(id)!), result: undefined };
   });
   return { campaign, steps };
@@ -252,12 +341,17 @@ export async function setMessageMode(
   input: { messageMode: MessageMode | null; stepId?: string; resetSteps?: boolean },
 ): Promise<StepList> {
   if (!input.stepId && input.messageMode === null) {
-    throw badRequest('invalid_body', 'message_mode null applies to a step only', [{ path: 'message_mode', message: 'give a mode for the campaign' }]);
+    throw badRequest('invalid_body', 'message_mode null applies to a step only', [
+      { path: 'message_mode', message: 'give a mode for the campaign' },
+    ]);
   }
   const { campaign, steps } = await editSteps(em, actor, campaignId, async (_tx, c, steps) => {
     if (input.stepId) {
       const step = findStep(steps, input.stepId);
-      if (!SEND.has(step.type)) throw badRequest('invalid_step', `a ${step.type} step has no message mode`, [{ path: 'step_id', message: 'only email, invitation and message steps have a message mode' }]);
+      if (!SEND.has(step.type))
+        throw badRequest('invalid_step', `a ${step.type} step has no message mode`, [
+          { path: 'step_id', message: 'only email, invitation and message steps have a message mode' },
+        ]);
       step.messageMode = input.messageMode;
     } else {
       c.messageMode = input.messageMode!;
@@ -284,7 +378,12 @@ export interface AffectedCounts {
  * Enrollments of the campaign (active or paused) before, on and after the step, by their current
  * position against the step's position (null: not started yet, so before).
  */
-export async function affectedCounts(em: EntityManager, actor: Actor, campaignId: string, stepId: string): Promise<AffectedCounts> {
+export async function affectedCounts(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+): Promise<AffectedCounts> {
   const campaign = await requireCampaign(em, actor, campaignId);
   const step = await em.findOne(CampaignStep, { id: stepId, campaign: campaign.id });
   if (!step) throw notFound('step');
@@ -314,29 +413,51 @@ export async function setAttachment(
   if (!file.data.length) throw badRequest('invalid_file', 'the file is empty');
   const { campaign, result } = await editSteps(em, actor, campaignId, async (tx, _c, steps) => {
     const step = findStep(steps, stepId);
-    if (!ATTACHMENT_TYPES.includes(step.type)) throw conflict('attachment_not_supported', `only email and message steps carry an attachment, not ${step.type} steps`);
+    if (!ATTACHMENT_TYPES.includes(step.type))
+      throw conflict(
+        'attachment_not_supported',
+        `only email and message steps carry an attachment, not ${step.type} steps`,
+      );
     const type = file.mimeType.toLowerCase().split(';')[0].trim();
     step.attachmentName = file.filename ? cleanFilename(file.filename) : 'attachment';
     step.attachmentType = MIME.test(type) ? type : 'application/octet-stream';
     step.attachmentSize = file.data.length;
     await tx.nativeDelete(CampaignStepAttachment, { step: step.id });
-    tx.create(CampaignStepAttachment, { step, data: file.data, sha256: createHash('sha256').update(file.data).digest('hex') });
+    tx.create(CampaignStepAttachment, {
+      step,
+      data: file.data,
+      sha256: createHash('sha256').update(file.data).digest('hex'),
+    });
     return { steps, result: step };
   });
   return { campaign, step: result };
 }
 
 /** Checks, before the body is read, that the step exists and may carry an attachment. */
-export async function assertAttachable(em: EntityManager, actor: Actor, campaignId: string, stepId: string): Promise<void> {
+export async function assertAttachable(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+): Promise<void> {
   assertWritable(actor);
   const campaign = await requireCampaign(em, actor, campaignId);
   const step = await em.findOne(CampaignStep, { id: stepId, campaign: campaign.id });
   if (!step) throw notFound('step');
   assertEditable(campaign);
-  if (!ATTACHMENT_TYPES.includes(step.type)) throw conflict('attachment_not_supported', `only email and message steps carry an attachment, not ${step.type} steps`);
+  if (!ATTACHMENT_TYPES.includes(step.type))
+    throw conflict(
+      'attachment_not_supported',
+      `only email and message steps carry an attachment, not ${step.type} steps`,
+    );
 }
 
-export async function deleteAttachment(em: EntityManager, actor: Actor, campaignId: string, stepId: string): Promise<StepResult> {
+export async function deleteAttachment(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+): Promise<StepResult> {
   const { campaign, result } = await editSteps(em, actor, campaignId, async (tx, _c, steps) => {
     const step = findStep(steps, stepId);
     if (!step.attachmentName) throw notFound('attachment');

@@ -25,18 +25,39 @@ export const CONFIDENCE_Z: Record<string, number> = { '0.8': 0.8416, '0.9': 1.28
 export const VariantInput = <C extends z.ZodType>(config: C) =>
   z
     .object({
-      id: z.uuid().optional().meta({ description: 'An existing variant of the step (kept, with its statistics); absent: a new variant' }),
+      id: z
+        .uuid()
+        .optional()
+        .meta({ description: 'An existing variant of the step (kept, with its statistics); absent: a new variant' }),
       name: z.string().trim().min(1).max(60).optional().meta({ description: 'Default: A, B, C… by place' }),
-      weight: z.number().int().min(1).max(100).optional().meta({ description: 'Relative share of new sends until a winner is chosen (default 1: an even split)' }),
-      config: config.optional().meta({ description: 'The variant’s content, as the step’s config; absent: the step’s own config' }),
+      weight: z
+        .number()
+        .int()
+        .min(1)
+        .max(100)
+        .optional()
+        .meta({ description: 'Relative share of new sends until a winner is chosen (default 1: an even split)' }),
+      config: config
+        .optional()
+        .meta({ description: 'The variant’s content, as the step’s config; absent: the step’s own config' }),
     })
     .strict();
 
 export const WinnerRuleInput = z
   .object({
-    metric: z.enum(WINNER_METRICS).meta({ description: 'What the winner must lead on: replies, human opens or human clicks per send (machine opens and clicks never count)' }),
-    min_sends: z.number().int().min(5).max(100000).meta({ description: 'Sends every variant needs before a winner can be chosen' }),
-    confidence: z.union([z.literal(0.8), z.literal(0.9), z.literal(0.95), z.literal(0.99)]).meta({ description: 'One-sided two-proportion z-test: the leader beats every other variant at this confidence' }),
+    metric: z.enum(WINNER_METRICS).meta({
+      description:
+        'What the winner must lead on: replies, human opens or human clicks per send (machine opens and clicks never count)',
+    }),
+    min_sends: z
+      .number()
+      .int()
+      .min(5)
+      .max(100000)
+      .meta({ description: 'Sends every variant needs before a winner can be chosen' }),
+    confidence: z.union([z.literal(0.8), z.literal(0.9), z.literal(0.95), z.literal(0.99)]).meta({
+      description: 'One-sided two-proportion z-test: the leader beats every other variant at this confidence',
+    }),
   })
   .strict();
 
@@ -47,8 +68,12 @@ export const variantFields = <C extends z.ZodType>(config: C) => ({
     .max(MAX_VARIANTS)
     .nullable()
     .optional()
-    .meta({ description: `Beyond the spec. A/B variants (2–${MAX_VARIANTS}); absent or null: none (the step sends its config)` }),
-  winner_rule: WinnerRuleInput.nullable().optional().meta({ description: 'Beyond the spec. Choose the winner automatically; absent or null: by hand only (needs variants)' }),
+    .meta({
+      description: `Beyond the spec. A/B variants (2–${MAX_VARIANTS}); absent or null: none (the step sends its config)`,
+    }),
+  winner_rule: WinnerRuleInput.nullable().optional().meta({
+    description: 'Beyond the spec. Choose the winner automatically; absent or null: by hand only (needs variants)',
+  }),
 });
 
 export type VariantInputT = { id?: string; name?: string; weight?: number; config?: Record<string, unknown> };
@@ -57,18 +82,36 @@ export type VariantInputT = { id?: string; name?: string; weight?: number; confi
  * The variants as stored: each with an id (kept when it names one of the step's variants, 400
  * otherwise), a name, a weight and its resolved config.
  */
-export function resolveVariants(input: VariantInputT[] | null | undefined, stepConfig: Record<string, unknown>, existing: StepVariant[] | null | undefined, type: string): StepVariant[] | null {
+export function resolveVariants(
+  input: VariantInputT[] | null | undefined,
+  stepConfig: Record<string, unknown>,
+  existing: StepVariant[] | null | undefined,
+  type: string,
+): StepVariant[] | null {
   if (!input?.length) return null;
-  if (!VARIANT_STEP_TYPES.includes(type)) throw badRequest('invalid_body', `a ${type} step has no variants`, [{ path: 'variants', message: 'only email and message steps have variants' }]);
+  if (!VARIANT_STEP_TYPES.includes(type))
+    throw badRequest('invalid_body', `a ${type} step has no variants`, [
+      { path: 'variants', message: 'only email and message steps have variants' },
+    ]);
   const known = new Set((existing ?? []).map((v) => v.id));
   const seen = new Set<string>();
   return input.map((v, i) => {
     const id = v.id?.toLowerCase();
     if (id && (!known.has(id) || seen.has(id))) {
-      throw badRequest('invalid_body', `variant ${id} is not a variant of this step`, [{ path: `variants.${i}.id`, message: seen.has(id) ? 'given twice' : 'not a variant of this step: leave it out for a new one' }]);
+      throw badRequest('invalid_body', `variant ${id} is not a variant of this step`, [
+        {
+          path: `variants.${i}.id`,
+          message: seen.has(id) ? 'given twice' : 'not a variant of this step: leave it out for a new one',
+        },
+      ]);
     }
     if (id) seen.add(id);
-    return { id: id ?? uuidv7(), name: v.name ?? String.fromCharCode(65 + i), weight: v.weight ?? 1, config: v.config ?? stepConfig };
+    return {
+      id: id ?? uuidv7(),
+      name: v.name ?? String.fromCharCode(65 + i),
+      weight: v.weight ?? 1,
+      config: v.config ?? stepConfig,
+    };
   });
 }
 
@@ -108,7 +151,10 @@ export const engagementCols = (a: string) => `count(*) filter (where ${a}.opened
   count(*) filter (where ${a}.replied_at is not null)::int as replied`;
 
 /** Per variant of a step: executed sends and their engagement (`engagementCols`). */
-export async function variantCounts(em: EntityManager, stepIds: string[]): Promise<(VariantCounts & { step_id: string })[]> {
+export async function variantCounts(
+  em: EntityManager,
+  stepIds: string[],
+): Promise<(VariantCounts & { step_id: string })[]> {
   if (!stepIds.length) return [];
   return em.execute(
     `select a.step_id, a.variant_id, count(*)::int as sent, ${engagementCols('a')}
@@ -148,7 +194,8 @@ export function testWinner(variants: StepVariant[], counts: VariantCounts[], rul
   const rates = Object.fromEntries(rows.map((r) => [r.id, ratio(r.x, r.n)]));
   const leader = [...rows].sort((a, b) => (b.n ? b.x / b.n : 0) - (a.n ? a.x / a.n : 0))[0] ?? null;
   const base = { leader: leader?.id ?? null, metric: rule.metric, rates };
-  if (!leader || rows.some((r) => r.n < rule.min_sends)) return { ...base, winner: null, pending: 'min_sends', z: null };
+  if (!leader || rows.some((r) => r.n < rule.min_sends))
+    return { ...base, winner: null, pending: 'min_sends', z: null };
   const need = CONFIDENCE_Z[String(rule.confidence)] ?? CONFIDENCE_Z['0.95'];
   let minZ = Infinity;
   for (const r of rows) {
@@ -176,7 +223,9 @@ export async function chooseVariant(
 ): Promise<StepVariant | null> {
   const variants = step.variants;
   if (!variants?.length) return null;
-  const [won] = await em.execute<{ variant_id: string }[]>(`select variant_id from step_winners where step_id = ?`, [step.id]);
+  const [won] = await em.execute<{ variant_id: string }[]>(`select variant_id from step_winners where step_id = ?`, [
+    step.id,
+  ]);
   const winner = won && variants.find((v) => v.id === won.variant_id);
   if (winner) return winner;
   if (step.winnerRule && !won) {
@@ -185,7 +234,13 @@ export async function chooseVariant(
       const [set] = await em.execute<{ variant_id: string }[]>(
         `insert into step_winners (step_id, campaign_id, workspace_id, variant_id, chosen_by, evidence, chosen_at) values (?, ?, ?, ?, 'auto', ?::jsonb, now())
          on conflict (step_id) do nothing returning variant_id`,
-        [step.id, ctx.campaign_id, ctx.workspace_id, test.winner, JSON.stringify({ rule: step.winnerRule, z: test.z, rates: test.rates })],
+        [
+          step.id,
+          ctx.campaign_id,
+          ctx.workspace_id,
+          test.winner,
+          JSON.stringify({ rule: step.winnerRule, z: test.z, rates: test.rates }),
+        ],
       );
       if (set) {
         const name = variants.find((v) => v.id === test.winner)?.name ?? test.winner;
@@ -198,7 +253,10 @@ export async function chooseVariant(
         });
         return variants.find((v) => v.id === test.winner)!;
       }
-      const [now] = await em.execute<{ variant_id: string }[]>(`select variant_id from step_winners where step_id = ?`, [step.id]);
+      const [now] = await em.execute<{ variant_id: string }[]>(
+        `select variant_id from step_winners where step_id = ?`,
+        [step.id],
+      );
       const chosen = now && variants.find((v) => v.id === now.variant_id);
       if (chosen) return chosen;
     }
@@ -214,7 +272,10 @@ export interface StepVariantsView {
   winner: { variant_id: string; chosen_by: string; chosen_at: Date; evidence: Record<string, unknown> | null } | null;
   winner_rule: WinnerRule | null;
   test: WinnerTest | null;
-  variants: (Omit<StepVariant, 'config'> & { config: Record<string, unknown>; is_winner: boolean } & Omit<VariantCounts, 'variant_id'> & { reply_rate: number; open_rate: number; click_rate: number })[];
+  variants: (Omit<StepVariant, 'config'> & { config: Record<string, unknown>; is_winner: boolean } & Omit<
+      VariantCounts,
+      'variant_id'
+    > & { reply_rate: number; open_rate: number; click_rate: number })[];
 }
 
 async function loadStep(em: EntityManager, actor: Actor, campaignId: string, stepId: string, lock = false) {
@@ -225,32 +286,56 @@ async function loadStep(em: EntityManager, actor: Actor, campaignId: string, ste
 }
 
 /** A step's variants with their statistics, its winner and where its rule stands. */
-export async function getStepVariants(em: EntityManager, actor: Actor, campaignId: string, stepId: string): Promise<StepVariantsView> {
+export async function getStepVariants(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+): Promise<StepVariantsView> {
   const { campaign, step } = await loadStep(em, actor, campaignId, stepId);
   const variants = step.variants ?? [];
   const counts = (await variantCounts(em, [step.id])).filter((c) => variants.some((v) => v.id === c.variant_id));
   // Read as a row, not an entity: an Operator turn reuses its entity manager across tools, and a
   // winner cleared by one call must not come back from its identity map in the next.
-  const [winner] = await em.execute<{ variant_id: string; chosen_by: string; chosen_at: Date; evidence: Record<string, unknown> | null }[]>(
-    `select variant_id, chosen_by, chosen_at, evidence from step_winners where step_id = ?`,
-    [step.id],
-  );
+  const [winner] = await em.execute<
+    { variant_id: string; chosen_by: string; chosen_at: Date; evidence: Record<string, unknown> | null }[]
+  >(`select variant_id, chosen_by, chosen_at, evidence from step_winners where step_id = ?`, [step.id]);
   const zero = { sent: 0, opened: 0, opened_machine: 0, clicked: 0, clicked_machine: 0, replied: 0 };
   return {
     campaign_id: campaign.id,
     step_id: step.id,
-    winner: winner ? { variant_id: winner.variant_id, chosen_by: winner.chosen_by, chosen_at: new Date(winner.chosen_at), evidence: winner.evidence ?? null } : null,
+    winner: winner
+      ? {
+          variant_id: winner.variant_id,
+          chosen_by: winner.chosen_by,
+          chosen_at: new Date(winner.chosen_at),
+          evidence: winner.evidence ?? null,
+        }
+      : null,
     winner_rule: step.winnerRule ?? null,
     test: step.winnerRule && variants.length ? testWinner(variants, counts, step.winnerRule) : null,
     variants: variants.map((v) => {
       const { variant_id: _, ...c } = counts.find((x) => x.variant_id === v.id) ?? { variant_id: v.id, ...zero };
-      return { ...v, is_winner: winner?.variant_id === v.id, ...c, reply_rate: ratio(c.replied, c.sent), open_rate: ratio(c.opened, c.sent), click_rate: ratio(c.clicked, c.sent) };
+      return {
+        ...v,
+        is_winner: winner?.variant_id === v.id,
+        ...c,
+        reply_rate: ratio(c.replied, c.sent),
+        open_rate: ratio(c.opened, c.sent),
+        click_rate: ratio(c.clicked, c.sent),
+      };
     }),
   };
 }
 
 /** Records a person's choice (replacing any earlier one, automatic or not); new sends of the step use it. */
-export async function setStepWinner(em: EntityManager, actor: Actor, campaignId: string, stepId: string, variantId: string): Promise<StepVariantsView> {
+export async function setStepWinner(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+  variantId: string,
+): Promise<StepVariantsView> {
   assertWritable(actor);
   await em.transactional(async (tx) => {
     const { campaign, step } = await loadStep(tx, actor, campaignId, stepId, true);
@@ -269,7 +354,12 @@ export async function setStepWinner(em: EntityManager, actor: Actor, campaignId:
 }
 
 /** Clears the winner: new sends split by weight again (and the rule, if any, may choose again). */
-export async function clearStepWinner(em: EntityManager, actor: Actor, campaignId: string, stepId: string): Promise<StepVariantsView> {
+export async function clearStepWinner(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  stepId: string,
+): Promise<StepVariantsView> {
   assertWritable(actor);
   await em.transactional(async (tx) => {
     const { campaign, step } = await loadStep(tx, actor, campaignId, stepId, true);

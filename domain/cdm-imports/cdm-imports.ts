@@ -73,12 +73,21 @@ export interface CdmImportStart {
  * normalised domain, or same name when neither has a domain — dropped and counted) and starts run 1
  * of `cdm-import:<id>`. The list must be one of the product's (400 `invalid_list_id`).
  */
-export async function createCdmImport(em: EntityManager, actor: Actor, jobs: Jobs, input: NewCdmImport): Promise<JobWithCounts> {
+export async function createCdmImport(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  input: NewCdmImport,
+): Promise<JobWithCounts> {
   assertWritable(actor);
   const app = await requireApp(em, actor, input.appId);
-  const [list]: { id: string }[] = await em.execute('select id from lead_lists where id = ? and workspace_id = ? and app_id = ?', [input.listId, actor.workspaceId, app.id]);
+  const [list]: { id: string }[] = await em.execute(
+    'select id from lead_lists where id = ? and workspace_id = ? and app_id = ?',
+    [input.listId, actor.workspaceId, app.id],
+  );
   if (!list) throw badRequest('invalid_list_id', 'list_id must name a list of the product app_id');
-  if (input.companies.length < 1 || input.companies.length > MAX_COMPANIES) throw badRequest('invalid_body', `give 1 to ${MAX_COMPANIES} companies`);
+  if (input.companies.length < 1 || input.companies.length > MAX_COMPANIES)
+    throw badRequest('invalid_body', `give 1 to ${MAX_COMPANIES} companies`);
   const titles = [...new Set((input.titles ?? []).map((t) => t.trim()).filter(Boolean))];
   const seniorities = [...new Set(input.seniorities ?? [])].filter((s) => SENIORITIES.includes(s));
   if (!titles.length && !seniorities.length) throw badRequest('invalid_body', 'give at least one title or seniority');
@@ -122,7 +131,18 @@ export async function createCdmImport(em: EntityManager, actor: Actor, jobs: Job
       `insert into cdm_import_companies (id, job_id, position, batch, input_name, input_domain, status, members_found, attempts, created_at, updated_at)
        select v.id, ?, v.position, v.batch, v.name, v.domain, 'pending', 0, 0, now(), now()
        from json_to_recordset(?::json) as v(id uuid, position int, batch int, name text, domain text)`,
-      [jobId, JSON.stringify(companies.map((c, i) => ({ id: ids[i], position: i, batch: Math.floor(i / batchSize), name: c.name, domain: c.domain })))],
+      [
+        jobId,
+        JSON.stringify(
+          companies.map((c, i) => ({
+            id: ids[i],
+            position: i,
+            batch: Math.floor(i / batchSize),
+            name: c.name,
+            domain: c.domain,
+          })),
+        ),
+      ],
     );
   });
   await startRun(em, jobs, { jobId, workspaceId: actor.workspaceId, appId: app.id, run: 1, phase: 'search' });
@@ -144,7 +164,10 @@ async function startRun(em: EntityManager, jobs: Jobs, start: CdmImportStart): P
       if (!job || job.run !== start.run) return;
       if (start.phase === 'search' && job.state === 'searching') {
         await failPending(tx, start.jobId, null, 'search_failed', `the search could not start: ${message}`);
-        await tx.execute(`update cdm_imports set state = 'ready_for_review', search_finished_at = now(), updated_at = now() where id = ?`, [start.jobId]);
+        await tx.execute(
+          `update cdm_imports set state = 'ready_for_review', search_finished_at = now(), updated_at = now() where id = ?`,
+          [start.jobId],
+        );
       } else if (start.phase === 'confirm' && job.state === 'confirming') {
         await setConfirmError(tx, start.jobId, 'start_failed', `the confirm could not start: ${message}`);
       }
@@ -162,15 +185,27 @@ async function startRun(em: EntityManager, jobs: Jobs, start: CdmImportStart): P
  * the approved people may cost (one credit each) — all before anything is added. A confirming job
  * is joined (`started: false`); a completed one is answered as it is.
  */
-export async function confirmCdmImport(em: EntityManager, actor: Actor, jobs: Jobs, id: string): Promise<{ job: JobWithCounts; started: boolean }> {
+export async function confirmCdmImport(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  id: string,
+): Promise<{ job: JobWithCounts; started: boolean }> {
   assertWritable(actor);
   const j = await requireCdmImport(em, actor, id);
   const run = await em.fork().transactional(async (tx) => {
     const job = (await lockJob(tx, j.id))!;
     if (job.state === 'completed' || job.state === 'confirming') return null;
-    if (job.state !== 'ready_for_review') throw conflict('invalid_transition', `an import is confirmed once it is ready_for_review; this one is ${job.state}`);
+    if (job.state !== 'ready_for_review')
+      throw conflict(
+        'invalid_transition',
+        `an import is confirmed once it is ready_for_review; this one is ${job.state}`,
+      );
     if (!job.list_id) throw conflict('list_deleted', 'the list this import adds to was deleted');
-    const [{ n }]: { n: number }[] = await tx.execute(`select count(*)::int as n from cdm_import_members where job_id = ? and status = 'approved'`, [job.id]);
+    const [{ n }]: { n: number }[] = await tx.execute(
+      `select count(*)::int as n from cdm_import_members where job_id = ? and status = 'approved'`,
+      [job.id],
+    );
     if (n === 0) throw conflict('nothing_approved', 'approve at least one person before confirming');
     await requireCredits(tx, actor.workspaceId, n * CREDITS_PER_MEMBER);
     await tx.execute(
@@ -179,7 +214,8 @@ export async function confirmCdmImport(em: EntityManager, actor: Actor, jobs: Jo
     );
     return job.run + 1;
   });
-  if (run !== null) await startRun(em, jobs, { jobId: j.id, workspaceId: actor.workspaceId, appId: j.app.id, run, phase: 'confirm' });
+  if (run !== null)
+    await startRun(em, jobs, { jobId: j.id, workspaceId: actor.workspaceId, appId: j.app.id, run, phase: 'confirm' });
   return { job: await requireCdmImportWithCounts(em.fork(), actor, id), started: run !== null };
 }
 
@@ -188,12 +224,21 @@ export async function confirmCdmImport(em: EntityManager, actor: Actor, jobs: Jo
  * state, 409 `nothing_to_retry` without failed companies): they go back to pending, the review
  * cursor back to the first batch holding one, and a new search run starts.
  */
-export async function retryCdmImport(em: EntityManager, actor: Actor, jobs: Jobs, id: string): Promise<{ job: JobWithCounts; retried: number }> {
+export async function retryCdmImport(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  id: string,
+): Promise<{ job: JobWithCounts; retried: number }> {
   assertWritable(actor);
   const j = await requireCdmImport(em, actor, id);
   const { run, retried } = await em.fork().transactional(async (tx) => {
     const job = (await lockJob(tx, j.id))!;
-    if (job.state !== 'ready_for_review') throw conflict('invalid_transition', `failed companies are retried once an import is ready_for_review; this one is ${job.state}`);
+    if (job.state !== 'ready_for_review')
+      throw conflict(
+        'invalid_transition',
+        `failed companies are retried once an import is ready_for_review; this one is ${job.state}`,
+      );
     const reset: { batch: number }[] = await tx.execute(
       `update cdm_import_companies set status = 'pending', reason = null, message = null, updated_at = now() where job_id = ? and status = 'failed' returning batch`,
       [job.id],

@@ -32,11 +32,17 @@ interface ApprovedRow {
  * A chunk the balance cannot cover is rolled back whole: the job goes back to ready_for_review with
  * `insufficient_credits`. When none is left the job is completed.
  */
-export async function confirmCdmChunk(em: EntityManager, input: { jobId: string; run: number }): Promise<{ done: boolean; added: number }> {
+export async function confirmCdmChunk(
+  em: EntityManager,
+  input: { jobId: string; run: number },
+): Promise<{ done: boolean; added: number }> {
   try {
     return await em.transactional(async (tx) => {
       // The list first, then the job: the order a list's deletion takes them in (it nulls list_id), so the two cannot deadlock.
-      await tx.execute('select 1 from lead_lists l join cdm_imports j on j.list_id = l.id where j.id = ? for key share of l', [input.jobId]);
+      await tx.execute(
+        'select 1 from lead_lists l join cdm_imports j on j.list_id = l.id where j.id = ? for key share of l',
+        [input.jobId],
+      );
       const job = await lockJob(tx, input.jobId);
       if (!job || job.run !== input.run || job.state !== 'confirming') return { done: true, added: 0 };
       if (!job.list_id) {
@@ -49,7 +55,10 @@ export async function confirmCdmChunk(em: EntityManager, input: { jobId: string;
         [job.id, CONFIRM_CHUNK],
       );
       if (!rows.length) {
-        await tx.execute(`update cdm_imports set state = 'completed', completed_at = now(), updated_at = now() where id = ?`, [job.id]);
+        await tx.execute(
+          `update cdm_imports set state = 'completed', completed_at = now(), updated_at = now() where id = ?`,
+          [job.id],
+        );
         await notifyCompanyImport(tx, job.id, 'completed');
         return { done: true, added: 0 };
       }
@@ -60,14 +69,20 @@ export async function confirmCdmChunk(em: EntityManager, input: { jobId: string;
     if (!(err instanceof AppError && err.code === 'insufficient_credits')) throw err;
     await em.transactional(async (tx) => {
       const job = await lockJob(tx, input.jobId);
-      if (job && job.run === input.run && job.state === 'confirming') await setConfirmError(tx, job.id, 'insufficient_credits', err.message);
+      if (job && job.run === input.run && job.state === 'confirming')
+        await setConfirmError(tx, job.id, 'insufficient_credits', err.message);
     });
     return { done: true, added: 0 };
   }
 }
 
 async function addMembers(tx: EntityManager, job: JobLock, rows: ApprovedRow[]): Promise<number> {
-  const pending = rows.map((r) => ({ ...r, company: r.company_name, emailKey: normaliseEmail(r.email), urlKey: normaliseProfileUrl(r.profile_url) }));
+  const pending = rows.map((r) => ({
+    ...r,
+    company: r.company_name,
+    emailKey: normaliseEmail(r.email),
+    urlKey: normaliseProfileUrl(r.profile_url),
+  }));
   const { contactOf: resolve, created: createdContacts } = await upsertContacts(tx, job.workspace_id, pending);
   const contactIds = [...new Set(pending.map(resolve).filter((x): x is string => !!x))];
   const createdLeads: { id: string; contact_id: string }[] = contactIds.length
@@ -82,7 +97,10 @@ async function addMembers(tx: EntityManager, job: JobLock, rows: ApprovedRow[]):
   const newLeads = new Set(leads.keys());
   const missing = contactIds.filter((c) => !leads.has(c));
   if (missing.length) {
-    const old: { id: string; contact_id: string }[] = await tx.execute(`select id, contact_id from leads where list_id = ? and contact_id = any(${uuids})`, [job.list_id, JSON.stringify(missing)]);
+    const old: { id: string; contact_id: string }[] = await tx.execute(
+      `select id, contact_id from leads where list_id = ? and contact_id = any(${uuids})`,
+      [job.list_id, JSON.stringify(missing)],
+    );
     for (const l of old) leads.set(l.contact_id, l.id);
   }
   // Within a chunk, the first person of a contact is the one who created the lead (and the contact).
@@ -90,12 +108,29 @@ async function addMembers(tx: EntityManager, job: JobLock, rows: ApprovedRow[]):
   const claimedContact = new Set<string>();
   const updates = pending.map((p) => {
     const contactId = resolve(p);
-    if (!contactId) return { id: p.id, status: 'rejected', lead_id: null, contact_id: null, lead_created: null, contact_created: null, credits: 0 };
+    if (!contactId)
+      return {
+        id: p.id,
+        status: 'rejected',
+        lead_id: null,
+        contact_id: null,
+        lead_created: null,
+        contact_created: null,
+        credits: 0,
+      };
     const leadCreated = newLeads.has(contactId) && !claimedLead.has(contactId);
     const contactCreated = createdContacts.has(contactId) && !claimedContact.has(contactId);
     claimedLead.add(contactId);
     claimedContact.add(contactId);
-    return { id: p.id, status: 'added', lead_id: leads.get(contactId)!, contact_id: contactId, lead_created: leadCreated, contact_created: contactCreated, credits: leadCreated ? CREDITS_PER_MEMBER : 0 };
+    return {
+      id: p.id,
+      status: 'added',
+      lead_id: leads.get(contactId)!,
+      contact_id: contactId,
+      lead_created: leadCreated,
+      contact_created: contactCreated,
+      credits: leadCreated ? CREDITS_PER_MEMBER : 0,
+    };
   });
   const charged = updates.filter((u) => u.credits > 0);
   // All or nothing: 402 here rolls the whole chunk back (contacts, leads and all).
@@ -113,6 +148,10 @@ async function addMembers(tx: EntityManager, job: JobLock, rows: ApprovedRow[]):
     [JSON.stringify(updates)],
   );
   const total = charged.reduce((n, u) => n + u.credits, 0);
-  if (total) await tx.execute('update cdm_imports set credits_charged = credits_charged + ?, updated_at = now() where id = ?', [total, job.id]);
+  if (total)
+    await tx.execute('update cdm_imports set credits_charged = credits_charged + ?, updated_at = now() where id = ?', [
+      total,
+      job.id,
+    ]);
   return updates.filter((u) => u.status === 'added').length;
 }

@@ -6,7 +6,15 @@ import { uuidv7 } from '../../lib/ids.js';
 import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Actor } from '../identity.js';
-import { lockJob, MAX_DECISIONS, requireCdmImport, requireCdmImportWithCounts, texts, uuids, type JobWithCounts } from './job.js';
+import {
+  lockJob,
+  MAX_DECISIONS,
+  requireCdmImport,
+  requireCdmImportWithCounts,
+  texts,
+  uuids,
+  type JobWithCounts,
+} from './job.js';
 
 export const REVIEWABLE: readonly CdmState[] = ['searching', 'ready_for_review'];
 export type Decision = 'approve' | 'reject';
@@ -34,7 +42,12 @@ export interface DecisionOutcome {
  * may run side by side, confirm waits), lock the people concerned, work out each decision in memory
  * (a later decision on the same person wins), write the final statuses in one update.
  */
-async function applyDecisions(tx: EntityManager, actor: Actor, decisions: DecisionInput[], refused: ReadonlySet<string>): Promise<DecisionOutcome[]> {
+async function applyDecisions(
+  tx: EntityManager,
+  actor: Actor,
+  decisions: DecisionInput[],
+  refused: ReadonlySet<string>,
+): Promise<DecisionOutcome[]> {
   if (!decisions.length) return [];
   // Imports the access policy refused the caller (another product's) are not found, like unknown ones.
   const jobIds = [...new Set(decisions.map((d) => d.jobId.toLowerCase()))].filter((id) => !refused.has(id));
@@ -55,7 +68,10 @@ async function applyDecisions(tx: EntityManager, actor: Actor, decisions: Decisi
     : [];
   const companies: { id: string; job_id: string }[] =
     visible.length && companyIds.length
-      ? await tx.execute(`select id, job_id from cdm_import_companies where job_id = any(${uuids}) and id = any(${uuids})`, [JSON.stringify(visible), JSON.stringify(companyIds)])
+      ? await tx.execute(
+          `select id, job_id from cdm_import_companies where job_id = any(${uuids}) and id = any(${uuids})`,
+          [JSON.stringify(visible), JSON.stringify(companyIds)],
+        )
       : [];
   const memberById = new Map(members.map((m) => [m.id, m]));
   const companyById = new Map(companies.map((c) => [c.id, c]));
@@ -91,7 +107,9 @@ async function applyDecisions(tx: EntityManager, actor: Actor, decisions: Decisi
     return { result: changed ? target : 'unchanged', membersChanged: changed, membersUnchanged: ids.length - changed };
   });
 
-  const writes = members.filter((m) => status.get(m.id) !== m.status).map((m) => ({ id: m.id, status: status.get(m.id) }));
+  const writes = members
+    .filter((m) => status.get(m.id) !== m.status)
+    .map((m) => ({ id: m.id, status: status.get(m.id) }));
   if (writes.length) {
     await tx.execute(
       `update cdm_import_members m set status = v.status, decided_at = now(), decided_by = ?, updated_at = now()
@@ -118,17 +136,30 @@ export interface ApprovalOutcome {
  * yet). 409 `invalid_transition` unless the job is searching or ready_for_review; per item:
  * approved | rejected | unchanged | not_found | invalid_transition (an added person).
  */
-export async function decideCdmImport(em: EntityManager, actor: Actor, id: string, input: ApprovalInput): Promise<ApprovalOutcome> {
+export async function decideCdmImport(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  input: ApprovalInput,
+): Promise<ApprovalOutcome> {
   assertWritable(actor);
   const memberIds = [...new Set(input.memberIds ?? [])];
   const companyIds = [...new Set(input.companyIds ?? [])];
   if (!memberIds.length && !companyIds.length) throw badRequest('invalid_body', 'give member_ids and/or company_ids');
-  if (memberIds.length + companyIds.length > MAX_DECISIONS) throw badRequest('invalid_body', `at most ${MAX_DECISIONS} ids per request`);
+  if (memberIds.length + companyIds.length > MAX_DECISIONS)
+    throw badRequest('invalid_body', `at most ${MAX_DECISIONS} ids per request`);
   const job = await requireCdmImport(em, actor, id);
-  const items = [...memberIds.map((m) => ({ kind: 'member' as const, id: m })), ...companyIds.map((c) => ({ kind: 'company' as const, id: c }))];
+  const items = [
+    ...memberIds.map((m) => ({ kind: 'member' as const, id: m })),
+    ...companyIds.map((c) => ({ kind: 'company' as const, id: c })),
+  ];
   const outcomes = await em.fork().transactional(async (tx) => {
     const locked = (await lockJob(tx, job.id, 'share'))!;
-    if (!REVIEWABLE.includes(locked.state)) throw conflict('invalid_transition', `decisions are taken while an import is searching or ready_for_review; this one is ${locked.state}`);
+    if (!REVIEWABLE.includes(locked.state))
+      throw conflict(
+        'invalid_transition',
+        `decisions are taken while an import is searching or ready_for_review; this one is ${locked.state}`,
+      );
     return applyDecisions(
       tx,
       actor,
@@ -136,7 +167,10 @@ export async function decideCdmImport(em: EntityManager, actor: Actor, id: strin
       new Set(), // the import is the path's, checked by the router
     );
   });
-  return { job: await requireCdmImportWithCounts(em.fork(), actor, id), results: items.map((i, n) => ({ ...i, ...outcomes[n] })) };
+  return {
+    job: await requireCdmImportWithCounts(em.fork(), actor, id),
+    results: items.map((i, n) => ({ ...i, ...outcomes[n] })),
+  };
 }
 
 export const EVENT_TYPES = ['member.approved', 'member.rejected', 'company.approved', 'company.rejected'] as const;
@@ -169,9 +203,15 @@ const REFUSED: ReadonlySet<DecisionResult> = new Set(['not_found', 'invalid_tran
  * its claim is dropped, so the id stays free — nobody can use up an id by sending it where it fails.
  */
 /** `hidden`: the imports the access policy refused the caller (their events are `not_found`). */
-export async function recordCdmEvents(em: EntityManager, actor: Actor, events: ReviewEvent[], hidden: ReadonlySet<string>): Promise<EventOutcome[]> {
+export async function recordCdmEvents(
+  em: EntityManager,
+  actor: Actor,
+  events: ReviewEvent[],
+  hidden: ReadonlySet<string>,
+): Promise<EventOutcome[]> {
   assertWritable(actor);
-  if (events.length < 1 || events.length > MAX_DECISIONS) throw badRequest('invalid_body', `give 1 to ${MAX_DECISIONS} events`);
+  if (events.length < 1 || events.length > MAX_DECISIONS)
+    throw badRequest('invalid_body', `give 1 to ${MAX_DECISIONS} events`);
   const first = new Map<string, number>();
   events.forEach((e, i) => {
     if (!first.has(e.id)) first.set(e.id, i);
@@ -186,7 +226,16 @@ export async function recordCdmEvents(em: EntityManager, actor: Actor, events: R
       [
         actor.workspaceId,
         actor.userId,
-        JSON.stringify(firsts.map((e) => ({ id: uuidv7(), client_id: e.id, job_id: e.jobId, type: e.type, target_id: e.targetId, occurred_at: e.occurredAt ?? null }))),
+        JSON.stringify(
+          firsts.map((e) => ({
+            id: uuidv7(),
+            client_id: e.id,
+            job_id: e.jobId,
+            type: e.type,
+            target_id: e.targetId,
+            occurred_at: e.occurredAt ?? null,
+          })),
+        ),
       ],
     );
     const mine = new Set(claimed.map((c) => c.client_id));
@@ -202,34 +251,65 @@ export async function recordCdmEvents(em: EntityManager, actor: Actor, events: R
     );
     const now = new Date();
     const done = new Map<string, { result: DecisionResult; membersChanged: number; recordedAt: Date }>();
-    fresh.forEach((e, i) => done.set(e.id, { result: outcomes[i].result, membersChanged: outcomes[i].membersChanged, recordedAt: now }));
+    fresh.forEach((e, i) =>
+      done.set(e.id, { result: outcomes[i].result, membersChanged: outcomes[i].membersChanged, recordedAt: now }),
+    );
     const refused = fresh.filter((e) => REFUSED.has(done.get(e.id)!.result)).map((e) => e.id);
     const kept = fresh.filter((e) => !REFUSED.has(done.get(e.id)!.result));
     if (refused.length) {
-      await tx.execute(`delete from cdm_import_events where workspace_id = ? and client_id = any(${texts})`, [actor.workspaceId, JSON.stringify(refused)]);
+      await tx.execute(`delete from cdm_import_events where workspace_id = ? and client_id = any(${texts})`, [
+        actor.workspaceId,
+        JSON.stringify(refused),
+      ]);
     }
     if (kept.length) {
       await tx.execute(
         `update cdm_import_events e set result = v.result, members_changed = v.changed from json_to_recordset(?::json) as v(client_id text, result text, changed int)
          where e.workspace_id = ? and e.client_id = v.client_id`,
-        [JSON.stringify(kept.map((e) => ({ client_id: e.id, result: done.get(e.id)!.result, changed: done.get(e.id)!.membersChanged }))), actor.workspaceId],
+        [
+          JSON.stringify(
+            kept.map((e) => ({
+              client_id: e.id,
+              result: done.get(e.id)!.result,
+              changed: done.get(e.id)!.membersChanged,
+            })),
+          ),
+          actor.workspaceId,
+        ],
       );
     }
     // Ids recorded before this request: what they did then.
     const earlier = firsts.filter((e) => !mine.has(e.id)).map((e) => e.id);
     if (earlier.length) {
-      const stored: { client_id: string; result: DecisionResult; members_changed: number; created_at: Date | string }[] = await tx.execute(
+      const stored: {
+        client_id: string;
+        result: DecisionResult;
+        members_changed: number;
+        created_at: Date | string;
+      }[] = await tx.execute(
         `select client_id, result, members_changed, created_at from cdm_import_events where workspace_id = ? and client_id = any(${texts})`,
         [actor.workspaceId, JSON.stringify(earlier)],
       );
-      for (const s of stored) done.set(s.client_id, { result: s.result, membersChanged: s.members_changed, recordedAt: new Date(s.created_at) });
+      for (const s of stored)
+        done.set(s.client_id, {
+          result: s.result,
+          membersChanged: s.members_changed,
+          recordedAt: new Date(s.created_at),
+        });
     }
     return events.map((e, i): EventOutcome => {
       if (first.get(e.id) === i && mine.has(e.id)) {
         const o = outcomes[fresh.indexOf(e)];
         return { id: e.id, jobId: e.jobId, ...o, duplicate: null };
       }
-      return { id: e.id, jobId: e.jobId, result: 'unchanged', membersChanged: 0, membersUnchanged: 0, duplicate: done.get(e.id)! };
+      return {
+        id: e.id,
+        jobId: e.jobId,
+        result: 'unchanged',
+        membersChanged: 0,
+        membersUnchanged: 0,
+        duplicate: done.get(e.id)!,
+      };
     });
   });
 }

@@ -116,7 +116,11 @@ export interface JobLock {
   review_cursor: number;
 }
 
-export async function lockJob(tx: EntityManager, jobId: string, mode: 'update' | 'share' = 'update'): Promise<JobLock | undefined> {
+export async function lockJob(
+  tx: EntityManager,
+  jobId: string,
+  mode: 'update' | 'share' = 'update',
+): Promise<JobLock | undefined> {
   const [row]: JobLock[] = await tx.execute(
     `select id, workspace_id, app_id, list_id, state, run, titles, seniorities, max_per_company, batch_count, review_cursor from cdm_imports where id = ? for ${mode === 'update' ? 'update' : 'share'}`,
     [jobId],
@@ -132,7 +136,12 @@ export async function requireCdmImport(em: EntityManager, actor: Actor, id: stri
 }
 
 export async function cdmCounts(em: EntityManager, jobId: string): Promise<Counts> {
-  const [row]: { companies: Record<string, number> | null; members: Record<string, number> | null; pending_batches: number; batch_count: number }[] = await em.execute(
+  const [row]: {
+    companies: Record<string, number> | null;
+    members: Record<string, number> | null;
+    pending_batches: number;
+    batch_count: number;
+  }[] = await em.execute(
     `select
        (select json_object_agg(status, n) from (select status, count(*)::int as n from cdm_import_companies where job_id = ? group by status) x) as companies,
        (select json_object_agg(status, n) from (select status, count(*)::int as n from cdm_import_members where job_id = ? group by status) y) as members,
@@ -157,7 +166,13 @@ export async function requireCdmImportWithCounts(em: EntityManager, actor: Actor
 // Undoing a run's work (a run that could not start, a search that ended, a confirm that stopped)
 
 /** The pending companies (of one batch, or all) fail with this reason; how many did. */
-export async function failPending(tx: EntityManager, jobId: string, batch: number | null, reason: CdmFailureReason, message: string): Promise<number> {
+export async function failPending(
+  tx: EntityManager,
+  jobId: string,
+  batch: number | null,
+  reason: CdmFailureReason,
+  message: string,
+): Promise<number> {
   const rows: unknown[] = await tx.execute(
     `update cdm_import_companies set status = 'failed', reason = ?, message = ?, searched_at = now(), updated_at = now()
      where job_id = ? and status = 'pending' ${batch === null ? '' : 'and batch = ?'} returning id`,
@@ -168,5 +183,8 @@ export async function failPending(tx: EntityManager, jobId: string, batch: numbe
 
 /** confirming → ready_for_review with the error that stopped the confirm. */
 export async function setConfirmError(tx: EntityManager, jobId: string, code: string, message: string): Promise<void> {
-  await tx.execute(`update cdm_imports set state = 'ready_for_review', error_code = ?, error_message = ?, updated_at = now() where id = ?`, [code, message.slice(0, 500), jobId]);
+  await tx.execute(
+    `update cdm_imports set state = 'ready_for_review', error_code = ?, error_message = ?, updated_at = now() where id = ?`,
+    [code, message.slice(0, 500), jobId],
+  );
 }

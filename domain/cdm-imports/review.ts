@@ -5,7 +5,16 @@ import type { CdmCompanyStatus, CdmFailureReason } from '../../db/entities/CdmIm
 import type { CdmMemberStatus } from '../../db/entities/CdmImportMember.js';
 import { AppError } from '../errors.js';
 import type { Actor } from '../identity.js';
-import { cdmCounts, requireCdmImport, requireCdmImportWithCounts, texts, type CompanyRow, type Counts, type JobWithCounts, type MemberRow } from './job.js';
+import {
+  cdmCounts,
+  requireCdmImport,
+  requireCdmImportWithCounts,
+  texts,
+  type CompanyRow,
+  type Counts,
+  type JobWithCounts,
+  type MemberRow,
+} from './job.js';
 
 /** How long preview and batch-preview wait for a batch still being searched. */
 export const PREVIEW_WAIT_MS = 5000;
@@ -37,10 +46,10 @@ async function readBatch(em: EntityManager, jobId: string, batch: number): Promi
     `select ${COMPANY_COLUMNS} from cdm_import_companies c ${COMPANY_STATS} where c.job_id = ? and c.batch = ? order by c.position`,
     [jobId, batch],
   );
-  const members: MemberRow[] = await em.execute(`select ${MEMBER_COLUMNS} from cdm_import_members m where m.job_id = ? and m.batch = ? order by m.company_position, m.rank`, [
-    jobId,
-    batch,
-  ]);
+  const members: MemberRow[] = await em.execute(
+    `select ${MEMBER_COLUMNS} from cdm_import_members m where m.job_id = ? and m.batch = ? order by m.company_position, m.rank`,
+    [jobId, batch],
+  );
   const byCompany = new Map<string, MemberRow[]>();
   for (const m of members) {
     const list = byCompany.get(m.company_id);
@@ -58,7 +67,10 @@ async function readBatch(em: EntityManager, jobId: string, batch: number): Promi
 async function waitForBatch(em: EntityManager, jobId: string, batch: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const [row]: { n: number }[] = await em.execute(`select count(*)::int as n from cdm_import_companies where job_id = ? and batch = ? and status = 'pending'`, [jobId, batch]);
+    const [row]: { n: number }[] = await em.execute(
+      `select count(*)::int as n from cdm_import_companies where job_id = ? and batch = ? and status = 'pending'`,
+      [jobId, batch],
+    );
     if (row.n === 0) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 100));
@@ -70,16 +82,28 @@ async function waitForBatch(em: EntityManager, jobId: string, batch: number, ms:
  * not yet shown (null once every batch was shown). A batch still being searched is waited for up to
  * `waitMs`, then returned as it is (`ready: false`); only a ready batch moves the review cursor on.
  */
-export async function previewBatch(em: EntityManager, actor: Actor, id: string, opts: { batch?: number; waitMs?: number } = {}): Promise<{ job: JobWithCounts; batch: BatchData | null }> {
+export async function previewBatch(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  opts: { batch?: number; waitMs?: number } = {},
+): Promise<{ job: JobWithCounts; batch: BatchData | null }> {
   const job = await requireCdmImport(em, actor, id);
   if (opts.batch !== undefined && opts.batch >= job.batchCount) {
-    throw new AppError(422, 'batch_out_of_range', `this import has ${job.batchCount} batch${job.batchCount === 1 ? '' : 'es'} (0 to ${job.batchCount - 1})`);
+    throw new AppError(
+      422,
+      'batch_out_of_range',
+      `this import has ${job.batchCount} batch${job.batchCount === 1 ? '' : 'es'} (0 to ${job.batchCount - 1})`,
+    );
   }
   const target = opts.batch ?? job.reviewCursor;
   if (target >= job.batchCount) return { job: await requireCdmImportWithCounts(em, actor, id), batch: null };
   const ready = await waitForBatch(em, job.id, target, opts.waitMs ?? PREVIEW_WAIT_MS);
   if (ready && opts.batch === undefined && !actor.isDemo) {
-    await em.execute('update cdm_imports set review_cursor = greatest(review_cursor, ?), updated_at = now() where id = ?', [target + 1, job.id]);
+    await em.execute(
+      'update cdm_imports set review_cursor = greatest(review_cursor, ?), updated_at = now() where id = ?',
+      [target + 1, job.id],
+    );
   }
   const batch = await readBatch(em, job.id, target);
   return { job: await requireCdmImportWithCounts(em, actor, id), batch };
@@ -112,7 +136,13 @@ export interface MemberFilter {
 }
 
 /** One page (`limit + 1` rows) of the job's people in review order; rows carry `cursor_id` for the next page. */
-export async function listMembers(em: EntityManager, actor: Actor, id: string, f: MemberFilter, page: { limit: number; after?: string }): Promise<(MemberRow & { cursor_id: string })[]> {
+export async function listMembers(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  f: MemberFilter,
+  page: { limit: number; after?: string },
+): Promise<(MemberRow & { cursor_id: string })[]> {
   const job = await requireCdmImport(em, actor, id);
   const [pos, rank] = fromPositionCursor(page.after);
   const status = f.status?.length ? ` and m.status = any(${texts})` : '';
@@ -168,7 +198,10 @@ export async function cdmMetrics(em: EntityManager, actor: Actor, id: string): P
        from cdm_import_companies where job_id = ?`,
       [job.id],
     ),
-    em.execute(`select coalesce(seniority, 'unknown') as seniority, count(*)::int as n from cdm_import_members where job_id = ? group by 1`, [job.id]),
+    em.execute(
+      `select coalesce(seniority, 'unknown') as seniority, count(*)::int as n from cdm_import_members where job_id = ? group by 1`,
+      [job.id],
+    ),
     em.execute(
       `select count(*) filter (where lead_created)::int as leads_created, count(*) filter (where status = 'added' and not lead_created)::int as already_in_list,
          count(*) filter (where contact_created)::int as contacts_created
@@ -179,7 +212,12 @@ export async function cdmMetrics(em: EntityManager, actor: Actor, id: string): P
   return {
     job,
     counts,
-    failureReasons: { company_not_found: c.company_not_found, source_unavailable: c.source_unavailable, source_error: c.source_error, search_failed: c.search_failed },
+    failureReasons: {
+      company_not_found: c.company_not_found,
+      source_unavailable: c.source_unavailable,
+      source_error: c.source_error,
+      search_failed: c.search_failed,
+    },
     sourceSearches: c.searches,
     companiesRetried: c.retried,
     bySeniority: Object.fromEntries(seniority.map((r) => [r.seniority, r.n])),
@@ -200,7 +238,12 @@ export interface ResultSummary {
 }
 
 /** What confirm did: the counts, and one page of the people added (review order). */
-export async function cdmResults(em: EntityManager, actor: Actor, id: string, page: { limit: number; after?: string }): Promise<{ job: ICdmImport; summary: ResultSummary; rows: (MemberRow & { cursor_id: string })[] }> {
+export async function cdmResults(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  page: { limit: number; after?: string },
+): Promise<{ job: ICdmImport; summary: ResultSummary; rows: (MemberRow & { cursor_id: string })[] }> {
   const job = await requireCdmImport(em, actor, id);
   const rows = await listMembers(em, actor, id, { status: ['added'] }, page);
   const [s]: Record<keyof ResultSummary, number>[] = await em.execute(
@@ -215,7 +258,12 @@ export async function cdmResults(em: EntityManager, actor: Actor, id: string, pa
 }
 
 /** One page of the people approved (and those already added), with both counts. */
-export async function approvedMembers(em: EntityManager, actor: Actor, id: string, page: { limit: number; after?: string }) {
+export async function approvedMembers(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  page: { limit: number; after?: string },
+) {
   const rows = await listMembers(em, actor, id, { status: ['approved', 'added'] }, page);
   const counts = await cdmCounts(em, id);
   return { rows, counts: { approved: counts.members.approved, added: counts.members.added } };

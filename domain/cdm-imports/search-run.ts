@@ -13,13 +13,19 @@ import { failPending, lockJob, nameKey, texts, type JobLock } from './job.js';
 const SEARCH_CONCURRENCY = 4;
 
 /** The batches this search run has to work through (those with pending companies); none when the run is stale. */
-export async function beginCdmSearch(em: EntityManager, input: { jobId: string; run: number }): Promise<{ proceed: boolean; batches: number[] }> {
+export async function beginCdmSearch(
+  em: EntityManager,
+  input: { jobId: string; run: number },
+): Promise<{ proceed: boolean; batches: number[] }> {
   const live: unknown[] = await em.execute(
     `update cdm_imports set search_started_at = coalesce(search_started_at, now()), updated_at = now() where id = ? and run = ? and state = 'searching' returning id`,
     [input.jobId, input.run],
   );
   if (!live.length) return { proceed: false, batches: [] };
-  const rows: { batch: number }[] = await em.execute(`select distinct batch from cdm_import_companies where job_id = ? and status = 'pending' order by batch`, [input.jobId]);
+  const rows: { batch: number }[] = await em.execute(
+    `select distinct batch from cdm_import_companies where job_id = ? and status = 'pending' order by batch`,
+    [input.jobId],
+  );
   return { proceed: true, batches: rows.map((r) => r.batch) };
 }
 
@@ -66,7 +72,10 @@ export async function searchCdmBatch(
   hooks: { heartbeat?: (d: unknown) => void; signal?: AbortSignal } = {},
 ): Promise<BatchOutcome> {
   const out: BatchOutcome = { searched: 0, found: 0, failed: 0, transient: [] };
-  const [job]: JobLock[] = await em.execute(`select id, state, run, titles, seniorities, max_per_company from cdm_imports where id = ?`, [input.jobId]);
+  const [job]: JobLock[] = await em.execute(
+    `select id, state, run, titles, seniorities, max_per_company from cdm_imports where id = ?`,
+    [input.jobId],
+  );
   if (!job || job.run !== input.run || job.state !== 'searching') return out;
   if (!source.companyPeople) throw new Error(`the ${source.name} source cannot list a company's people`);
   const list = (v: string[] | string) => (typeof v === 'string' ? (JSON.parse(v) as string[]) : v);
@@ -82,7 +91,13 @@ export async function searchCdmBatch(
   });
   for (const co of companies) {
     const o = outcomes.get(co.id)!;
-    if (o.kind === 'transient') out.transient.push({ companyId: co.id, code: o.code, message: o.message, retryAfterSeconds: o.retryAfterSeconds });
+    if (o.kind === 'transient')
+      out.transient.push({
+        companyId: co.id,
+        code: o.code,
+        message: o.message,
+        retryAfterSeconds: o.retryAfterSeconds,
+      });
     else {
       out.searched++;
       if (o.kind === 'found') out.found++;
@@ -101,7 +116,13 @@ interface BatchCompany {
   input_domain: string | null;
 }
 
-async function searchCompany(source: DiscoverySource, co: BatchCompany, roles: { titles: string[]; seniorities: Seniority[] }, max: number, signal?: AbortSignal): Promise<CompanyOutcome> {
+async function searchCompany(
+  source: DiscoverySource,
+  co: BatchCompany,
+  roles: { titles: string[]; seniorities: Seniority[] },
+  max: number,
+  signal?: AbortSignal,
+): Promise<CompanyOutcome> {
   try {
     const people: Candidate[] = [];
     let resolved: Found | null = null;
@@ -109,16 +130,25 @@ async function searchCompany(source: DiscoverySource, co: BatchCompany, roles: {
     let pages = 0;
     do {
       // A little more than needed per page: people without a usable identifier are skipped.
-      const page = await source.companyPeople!({ name: co.input_name, domain: co.input_domain }, roles, { cursor, limit: Math.min(200, max * 2) }, signal);
+      const page = await source.companyPeople!(
+        { name: co.input_name, domain: co.input_domain },
+        roles,
+        { cursor, limit: Math.min(200, max * 2) },
+        signal,
+      );
       if (!page) break;
       resolved = page.company;
-      for (const p of page.people) if (people.length < max && (normaliseEmail(p.email) || normaliseProfileUrl(p.profileUrl))) people.push(p);
+      for (const p of page.people)
+        if (people.length < max && (normaliseEmail(p.email) || normaliseProfileUrl(p.profileUrl))) people.push(p);
       cursor = page.nextCursor ?? undefined;
     } while (cursor && people.length < max && ++pages < 10);
-    return resolved ? { kind: 'found', resolved, people } : { kind: 'failed', reason: 'company_not_found', message: 'the professional network does not know this company' };
+    return resolved
+      ? { kind: 'found', resolved, people }
+      : { kind: 'failed', reason: 'company_not_found', message: 'the professional network does not know this company' };
   } catch (err) {
     if (signal?.aborted || !(err instanceof ProviderError)) throw err;
-    if (err.retryable) return { kind: 'transient', code: err.code, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
+    if (err.retryable)
+      return { kind: 'transient', code: err.code, message: err.message, retryAfterSeconds: err.retryAfterSeconds };
     return { kind: 'failed', reason: 'source_error', message: err.message };
   }
 }
@@ -129,7 +159,12 @@ async function searchCompany(source: DiscoverySource, co: BatchCompany, roles: {
  * those still pending: a retried activity whose first attempt committed writes nothing twice), one
  * insert of the people, one update of the counts, one update of the transient attempts.
  */
-async function recordBatch(em: EntityManager, input: { jobId: string; run: number }, companies: BatchCompany[], outcomes: Map<string, CompanyOutcome>): Promise<void> {
+async function recordBatch(
+  em: EntityManager,
+  input: { jobId: string; run: number },
+  companies: BatchCompany[],
+  outcomes: Map<string, CompanyOutcome>,
+): Promise<void> {
   const keyOf = (r: Found) => ((r.domain && normaliseDomain(r.domain)) || `name:${nameKey(r.name)}`).slice(0, 320);
   await em.transactional(async (tx) => {
     const job = await lockJob(tx, input.jobId, 'share');
@@ -155,7 +190,13 @@ async function recordBatch(em: EntityManager, input: { jobId: string; run: numbe
         continue;
       }
       const key = keyOf(o.resolved);
-      const resolved = { resolved_name: cut(o.resolved.name, 300), resolved_domain: cut(o.resolved.domain, 255), resolved_industry: cut(o.resolved.industry, 200), resolved_size: cut(o.resolved.size, 20), resolved_key: key };
+      const resolved = {
+        resolved_name: cut(o.resolved.name, 300),
+        resolved_domain: cut(o.resolved.domain, 255),
+        resolved_industry: cut(o.resolved.industry, 200),
+        resolved_size: cut(o.resolved.size, 20),
+        resolved_key: key,
+      };
       const dup = firstOf.get(key);
       if (dup && dup !== co.id) {
         updates.push({ id: co.id, status: 'duplicate', duplicate_of: dup, ...resolved });
@@ -215,9 +256,10 @@ async function recordBatch(em: EntityManager, input: { jobId: string; run: numbe
       const counts = new Map<string, number>();
       for (const r of inserted) counts.set(r.company_id, (counts.get(r.company_id) ?? 0) + 1);
       if (counts.size) {
-        await tx.execute(`update cdm_import_companies c set members_found = v.n from json_to_recordset(?::json) as v(id uuid, n int) where c.id = v.id`, [
-          JSON.stringify([...counts].map(([id, n]) => ({ id, n }))),
-        ]);
+        await tx.execute(
+          `update cdm_import_companies c set members_found = v.n from json_to_recordset(?::json) as v(id uuid, n int) where c.id = v.id`,
+          [JSON.stringify([...counts].map(([id, n]) => ({ id, n })))],
+        );
       }
     }
     const transient = companies.filter((c) => outcomes.get(c.id)!.kind === 'transient');
@@ -225,14 +267,24 @@ async function recordBatch(em: EntityManager, input: { jobId: string; run: numbe
       await tx.execute(
         `update cdm_import_companies c set attempts = c.attempts + 1, message = v.message, updated_at = now()
          from json_to_recordset(?::json) as v(id uuid, message text) where c.id = v.id and c.status = 'pending'`,
-        [JSON.stringify(transient.map((c) => ({ id: c.id, message: (outcomes.get(c.id) as { message: string }).message.slice(0, 500) })))],
+        [
+          JSON.stringify(
+            transient.map((c) => ({
+              id: c.id,
+              message: (outcomes.get(c.id) as { message: string }).message.slice(0, 500),
+            })),
+          ),
+        ],
       );
     }
   });
 }
 
 /** After the activity's last attempt: the batch's companies still pending failed with this reason. */
-export async function failCdmBatch(em: EntityManager, input: { jobId: string; run: number; batch: number; reason: CdmFailureReason; message: string }): Promise<number> {
+export async function failCdmBatch(
+  em: EntityManager,
+  input: { jobId: string; run: number; batch: number; reason: CdmFailureReason; message: string },
+): Promise<number> {
   return em.transactional(async (tx) => {
     const job = await lockJob(tx, input.jobId, 'share');
     if (!job || job.run !== input.run || job.state !== 'searching') return 0;
@@ -241,12 +293,18 @@ export async function failCdmBatch(em: EntityManager, input: { jobId: string; ru
 }
 
 /** searching → ready_for_review once every batch has been worked through (anything still pending failed). */
-export async function finishCdmSearch(em: EntityManager, input: { jobId: string; run: number }): Promise<{ state: CdmState | null }> {
+export async function finishCdmSearch(
+  em: EntityManager,
+  input: { jobId: string; run: number },
+): Promise<{ state: CdmState | null }> {
   return em.transactional(async (tx) => {
     const job = await lockJob(tx, input.jobId);
     if (!job || job.run !== input.run || job.state !== 'searching') return { state: job?.state ?? null };
     await failPending(tx, input.jobId, null, 'search_failed', 'the search ended before this company was searched');
-    await tx.execute(`update cdm_imports set state = 'ready_for_review', search_finished_at = now(), updated_at = now() where id = ?`, [input.jobId]);
+    await tx.execute(
+      `update cdm_imports set state = 'ready_for_review', search_finished_at = now(), updated_at = now() where id = ?`,
+      [input.jobId],
+    );
     await notifyCompanyImport(tx, input.jobId, 'ready_for_review');
     return { state: 'ready_for_review' as const };
   });

@@ -51,7 +51,10 @@ export const EDITABLE = {
   profile_url: 'profileUrl',
 } as const satisfies Record<string, EnrichableField>;
 export type EditableName = keyof typeof EDITABLE;
-const API_NAME = Object.fromEntries(Object.entries(EDITABLE).map(([api, field]) => [field, api])) as Record<string, string>;
+const API_NAME = Object.fromEntries(Object.entries(EDITABLE).map(([api, field]) => [field, api])) as Record<
+  string,
+  string
+>;
 /** Entity field names (as stored in `edited_fields` / `enriched_fields`) → API names, unknown ones dropped. */
 export const apiFieldNames = (fields: readonly string[]): string[] => fields.map((f) => API_NAME[f]).filter(Boolean);
 
@@ -122,7 +125,9 @@ export function contactConditions(workspaceId: string, scope: Scope, f: ContactF
     params.push(f.listId);
   }
   if (f.appId) {
-    where.push('exists (select 1 from leads l join lead_lists ll on ll.id = l.list_id where l.contact_id = c.id and ll.app_id = ?)');
+    where.push(
+      'exists (select 1 from leads l join lead_lists ll on ll.id = l.list_id where l.contact_id = c.id and ll.app_id = ?)',
+    );
     params.push(f.appId);
   } else if (scope && !f.listId) where.push(inScope(scope, params)); // a checked list or product is in scope already
   if (f.fit === 'none') where.push('c.fit_label is null');
@@ -148,7 +153,12 @@ export async function checkFilters(em: EntityManager, actor: Actor, f: ContactFi
 }
 
 /** One page (`limit + 1` rows) of the contacts the caller sees, oldest first. */
-export async function listContacts(em: EntityManager, actor: Actor, filters: ContactFilters, page: PageRequest): Promise<ContactRow[]> {
+export async function listContacts(
+  em: EntityManager,
+  actor: Actor,
+  filters: ContactFilters,
+  page: PageRequest,
+): Promise<ContactRow[]> {
   await checkFilters(em, actor, filters);
   const params: unknown[] = [];
   const sql = `select ${CONTACT_COLUMNS} from contacts c where ${contactConditions(actor.workspaceId, scopeOf(actor), filters, params)}`;
@@ -158,21 +168,33 @@ export async function listContacts(em: EntityManager, actor: Actor, filters: Con
 
 /** The contact, if the caller may see it: 404 outside the workspace, 403 `not_assigned` outside the member's products. */
 async function requireContact(em: EntityManager, actor: Actor, id: string, lock = false): Promise<void> {
-  const [row]: { id: string }[] = await em.execute(`select id from contacts where id = ? and workspace_id = ?${lock ? ' for update' : ''}`, [id, actor.workspaceId]);
+  const [row]: { id: string }[] = await em.execute(
+    `select id from contacts where id = ? and workspace_id = ?${lock ? ' for update' : ''}`,
+    [id, actor.workspaceId],
+  );
   if (!row) throw notFound('contact');
   const scope = scopeOf(actor);
   if (!scope) return;
   const params: unknown[] = [];
-  const visible: unknown[] = await em.execute(`select 1 from contacts c where c.id = ? and ${inScope(scope, params)}`, [id, ...params]);
-  if (!visible.length) throw new AppError(403, 'not_assigned', 'this contact is in no list of the products you were given');
+  const visible: unknown[] = await em.execute(`select 1 from contacts c where c.id = ? and ${inScope(scope, params)}`, [
+    id,
+    ...params,
+  ]);
+  if (!visible.length)
+    throw new AppError(403, 'not_assigned', 'this contact is in no list of the products you were given');
 }
 
-const jsonList = (v: unknown): string[] => (Array.isArray(v) ? v : typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
+const jsonList = (v: unknown): string[] =>
+  Array.isArray(v) ? v : typeof v === 'string' ? (JSON.parse(v) as string[]) : [];
 
 /** The contact with its memberships (of the lists the caller sees) and its field provenance. */
 export async function getContact(em: EntityManager, actor: Actor, id: string): Promise<ContactDetail> {
   await requireContact(em, actor, id);
-  const [row]: (ContactRow & { edited_fields: unknown; enriched_fields: unknown; network_provider_id: string | null })[] = await em.execute(
+  const [row]: (ContactRow & {
+    edited_fields: unknown;
+    enriched_fields: unknown;
+    network_provider_id: string | null;
+  })[] = await em.execute(
     `select ${CONTACT_COLUMNS}, c.edited_fields, c.enriched_fields, c.network_provider_id from contacts c where c.id = ?`,
     [id],
   );
@@ -193,13 +215,18 @@ export async function getContact(em: EntityManager, actor: Actor, id: string): P
 }
 
 /** Sets the score and/or the label (`null` clears one; an absent one is left as it is). */
-export async function setFit(em: EntityManager, actor: Actor, id: string, fit: { score?: number | null; label?: FitLabel | null }): Promise<ContactDetail> {
+export async function setFit(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  fit: { score?: number | null; label?: FitLabel | null },
+): Promise<ContactDetail> {
   assertWritable(actor);
   await requireContact(em, actor, id);
   const sets = ['fit_updated_at = now()', 'updated_at = now()'];
   const params: unknown[] = [];
-  if (fit.score !== undefined) sets.push('fit_score = ?'), params.push(fit.score);
-  if (fit.label !== undefined) sets.push('fit_label = ?'), params.push(fit.label);
+  if (fit.score !== undefined) (sets.push('fit_score = ?'), params.push(fit.score));
+  if (fit.label !== undefined) (sets.push('fit_label = ?'), params.push(fit.label));
   await em.execute(`update contacts set ${sets.join(', ')} where id = ?`, [...params, id]);
   return getContact(em, actor, id);
 }
@@ -217,7 +244,10 @@ export async function setPinned(em: EntityManager, actor: Actor, id: string, pin
   return getContact(em, actor, id);
 }
 
-export type LeadPatch = Partial<Record<EditableName, string | null>> & { unsubscribed?: boolean; time_zone?: string | null };
+export type LeadPatch = Partial<Record<EditableName, string | null>> & {
+  unsubscribed?: boolean;
+  time_zone?: string | null;
+};
 
 export interface EditedLead {
   id: string;
@@ -231,7 +261,14 @@ export interface EditedLead {
 
 /** A lead of the workspace with its list's product (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireLead(em: EntityManager, actor: Actor, id: string) {
-  const [lead]: { id: string; list_id: string; app_id: string; contact_id: string; source: string; created_at: Date }[] = await em.execute(
+  const [lead]: {
+    id: string;
+    list_id: string;
+    app_id: string;
+    contact_id: string;
+    source: string;
+    created_at: Date;
+  }[] = await em.execute(
     `select l.id, l.list_id, ll.app_id, l.contact_id, l.source, l.created_at from leads l join lead_lists ll on ll.id = l.list_id where l.id = ? and l.workspace_id = ?`,
     [id, actor.workspaceId],
   );
@@ -240,18 +277,31 @@ export async function requireLead(em: EntityManager, actor: Actor, id: string) {
 }
 
 const contactExists = (contactId: string, field: 'email' | 'profile_url') =>
-  new AppError(409, 'contact_exists', `another contact of the workspace already has this ${field === 'email' ? 'email' : 'profile URL'}`, {
-    contact_id: contactId,
-    field,
-  });
+  new AppError(
+    409,
+    'contact_exists',
+    `another contact of the workspace already has this ${field === 'email' ? 'email' : 'profile URL'}`,
+    {
+      contact_id: contactId,
+      field,
+    },
+  );
 
-async function clash(em: EntityManager, workspaceId: string, contactId: string, keys: { email: string | null; profileUrl: string | null }): Promise<AppError | null> {
+async function clash(
+  em: EntityManager,
+  workspaceId: string,
+  contactId: string,
+  keys: { email: string | null; profileUrl: string | null },
+): Promise<AppError | null> {
   for (const [field, column, key] of [
     ['email', 'email_normalised', keys.email],
     ['profile_url', 'profile_url_normalised', keys.profileUrl],
   ] as const) {
     if (!key) continue;
-    const [other]: { id: string }[] = await em.execute(`select id from contacts where workspace_id = ? and ${column} = ? and id <> ?`, [workspaceId, key, contactId]);
+    const [other]: { id: string }[] = await em.execute(
+      `select id from contacts where workspace_id = ? and ${column} = ? and id <> ?`,
+      [workspaceId, key, contactId],
+    );
     if (other) return contactExists(other.id, field);
   }
   return null;
@@ -268,15 +318,24 @@ async function clash(em: EntityManager, workspaceId: string, contactId: string, 
 export async function editLead(em: EntityManager, actor: Actor, leadId: string, patch: LeadPatch): Promise<EditedLead> {
   assertWritable(actor);
   const lead = await requireLead(em, actor, leadId);
-  const given = Object.entries(patch).filter(([k, v]) => k in EDITABLE && v !== undefined) as [EditableName, string | null][];
-  if (!given.length && patch.unsubscribed === undefined && patch.time_zone === undefined) throw badRequest('invalid_body', 'give at least one field to change');
+  const given = Object.entries(patch).filter(([k, v]) => k in EDITABLE && v !== undefined) as [
+    EditableName,
+    string | null,
+  ][];
+  if (!given.length && patch.unsubscribed === undefined && patch.time_zone === undefined)
+    throw badRequest('invalid_body', 'give at least one field to change');
   // Stored in its canonical spelling, as campaigns store theirs (400 invalid_time_zone otherwise).
   const timeZone = patch.time_zone ? canonicalTimeZone(patch.time_zone) : patch.time_zone;
-  const values = new Map<EnrichableField, string | null>(given.map(([k, v]) => [EDITABLE[k], typeof v === 'string' ? v.trim() || null : null]));
+  const values = new Map<EnrichableField, string | null>(
+    given.map(([k, v]) => [EDITABLE[k], typeof v === 'string' ? v.trim() || null : null]),
+  );
   let keys = { email: null as string | null, profileUrl: null as string | null };
   try {
     await em.transactional(async (tx) => {
-      const [c]: (Record<string, string | null> & { edited_fields: unknown })[] = await tx.execute('select * from contacts where id = ? for update', [lead.contact_id]);
+      const [c]: (Record<string, string | null> & { edited_fields: unknown })[] = await tx.execute(
+        'select * from contacts where id = ? for update',
+        [lead.contact_id],
+      );
       if (!c) throw notFound('lead'); // deleted (with its leads) since it was read
       if (values.has('email')) {
         const v = values.get('email');
@@ -296,7 +355,8 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
         email: normaliseEmail(after('email')),
         profileUrl: normaliseProfileUrl(after('profileUrl')),
       };
-      if (!keys.email && !keys.profileUrl) throw badRequest('invalid_contact', 'a contact needs an email or a profile URL');
+      if (!keys.email && !keys.profileUrl)
+        throw badRequest('invalid_contact', 'a contact needs an email or a profile URL');
       // The unsubscribe record keeps its first time and source; it is not a field enrichment could write.
       if (patch.unsubscribed !== undefined) {
         await tx.execute(
@@ -307,7 +367,11 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
         );
       }
       // Enrichment never writes the time zone, so it is no edited field (as `unsubscribed`).
-      if (timeZone !== undefined) await tx.execute('update contacts set time_zone = ?, updated_at = now() where id = ?', [timeZone, lead.contact_id]);
+      if (timeZone !== undefined)
+        await tx.execute('update contacts set time_zone = ?, updated_at = now() where id = ?', [
+          timeZone,
+          lead.contact_id,
+        ]);
       if (!values.size) return;
       const taken = await clash(tx, actor.workspaceId, lead.contact_id, {
         email: values.has('email') ? keys.email : null,
@@ -323,11 +387,12 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
       const edited = [...new Set([...jsonList(c.edited_fields), ...values.keys()])];
       const sets: string[] = [];
       const params: unknown[] = [];
-      for (const [f, v] of values) sets.push(`${FIELD_COLUMNS[f]} = ?`), params.push(v);
-      if (values.has('email')) sets.push('email_normalised = ?'), params.push(keys.email);
+      for (const [f, v] of values) (sets.push(`${FIELD_COLUMNS[f]} = ?`), params.push(v));
+      if (values.has('email')) (sets.push('email_normalised = ?'), params.push(keys.email));
       // A bounce belongs to the address that bounced: another address clears it.
-      if (values.has('email') && keys.email !== c.email_normalised) sets.push('email_bounced_at = null', 'email_soft_bounces = 0');
-      if (values.has('profileUrl')) sets.push('profile_url_normalised = ?'), params.push(keys.profileUrl);
+      if (values.has('email') && keys.email !== c.email_normalised)
+        sets.push('email_bounced_at = null', 'email_soft_bounces = 0');
+      if (values.has('profileUrl')) (sets.push('profile_url_normalised = ?'), params.push(keys.profileUrl));
       sets.push('edited_fields = ?::jsonb', 'updated_at = now()');
       params.push(JSON.stringify(ENRICHABLE_FIELDS.filter((f) => edited.includes(f))));
       await tx.execute(`update contacts set ${sets.join(', ')} where id = ?`, [...params, lead.contact_id]);
@@ -335,7 +400,10 @@ export async function editLead(em: EntityManager, actor: Actor, leadId: string, 
   } catch (err) {
     // A concurrent writer took the email or profile URL between the check and the update.
     if (!(err instanceof UniqueConstraintViolationException)) throw err;
-    throw (await clash(em.fork(), actor.workspaceId, lead.contact_id, keys)) ?? new AppError(409, 'conflict', 'the contact changed concurrently; retry');
+    throw (
+      (await clash(em.fork(), actor.workspaceId, lead.contact_id, keys)) ??
+      new AppError(409, 'conflict', 'the contact changed concurrently; retry')
+    );
   }
   return { ...lead, contact: await getContact(em, actor, lead.contact_id) };
 }

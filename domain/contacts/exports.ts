@@ -26,10 +26,16 @@ export interface ExportStart {
 /** Default page of the export activity: bounded memory (one page of rows and its CSV at a time). */
 export const EXPORT_PAGE_SIZE = 5_000;
 
-const toFilters = (f: ContactFilters): ExportFilters => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined && v !== '')) as ExportFilters;
+const toFilters = (f: ContactFilters): ExportFilters =>
+  Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined && v !== '')) as ExportFilters;
 
 /** Records the export and starts its workflow; 202 with the export in `queued`. */
-export async function createExport(em: EntityManager, actor: Actor, jobs: Jobs, filters: ContactFilters): Promise<IContactExport> {
+export async function createExport(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  filters: ContactFilters,
+): Promise<IContactExport> {
   assertWritable(actor);
   await checkFilters(em, actor, filters);
   let appId = filters.appId;
@@ -76,18 +82,21 @@ export async function listExports(em: EntityManager, actor: Actor, page: PageReq
 /** The export, if the caller may see it (404 otherwise, whoever's it is). */
 export async function getExport(em: EntityManager, actor: Actor, id: string): Promise<IContactExport> {
   const params: unknown[] = [];
-  const found: unknown[] = await em.execute(`select 1 from contact_exports e where e.id = ? and ${visible(actor, params)}`, [id, ...params]);
+  const found: unknown[] = await em.execute(
+    `select 1 from contact_exports e where e.id = ? and ${visible(actor, params)}`,
+    [id, ...params],
+  );
   if (!found.length) throw notFound('export');
   return em.findOneOrFail(ContactExport, id, { refresh: true });
 }
 
 /** A finished export's file, read two chunks at a time (a chunk is one page of rows, about 1–2 MB). */
 export async function* exportChunks(em: EntityManager, exportId: string): AsyncGenerator<Buffer> {
-  for (let seq = 0; ; ) {
-    const rows: { seq: number; data: Buffer }[] = await em.execute('select seq, data from export_file_chunks where export_id = ? and seq >= ? order by seq limit 2', [
-      exportId,
-      seq,
-    ]);
+  for (let seq = 0; ;) {
+    const rows: { seq: number; data: Buffer }[] = await em.execute(
+      'select seq, data from export_file_chunks where export_id = ? and seq >= ? order by seq limit 2',
+      [exportId, seq],
+    );
     for (const r of rows) {
       yield r.data;
       seq = r.seq + 1;
@@ -99,8 +108,14 @@ export async function* exportChunks(em: EntityManager, exportId: string): AsyncG
 /** The export to download: 409 `export_not_ready` while it is queued or running, 409 `export_failed` after a failure. */
 export async function requireDownload(em: EntityManager, actor: Actor, id: string): Promise<IContactExport> {
   const exp = await getExport(em, actor, id);
-  if (exp.status === 'failed') throw new AppError(409, 'export_failed', `this export failed (${exp.errorCode ?? 'unknown'}); start a new one`, { status: exp.status });
-  if (exp.status !== 'completed') throw new AppError(409, 'export_not_ready', `this export is ${exp.status}; download it once it is completed`, { status: exp.status });
+  if (exp.status === 'failed')
+    throw new AppError(409, 'export_failed', `this export failed (${exp.errorCode ?? 'unknown'}); start a new one`, {
+      status: exp.status,
+    });
+  if (exp.status !== 'completed')
+    throw new AppError(409, 'export_not_ready', `this export is ${exp.status}; download it once it is completed`, {
+      status: exp.status,
+    });
   return exp;
 }
 
@@ -131,8 +146,14 @@ export async function beginExport(em: EntityManager, exportId: string): Promise<
     if (e.status === 'completed' || e.status === 'failed') return { run: false, status: e.status };
     if (e.status === 'queued') {
       const header = csvHeader();
-      await tx.execute('insert into export_file_chunks (export_id, seq, data) values (?, 0, ?) on conflict do nothing', [exportId, header]);
-      await tx.execute(`update contact_exports set status = 'running', started_at = now(), next_seq = 1, byte_count = ? where id = ?`, [header.length, exportId]);
+      await tx.execute(
+        'insert into export_file_chunks (export_id, seq, data) values (?, 0, ?) on conflict do nothing',
+        [exportId, header],
+      );
+      await tx.execute(
+        `update contact_exports set status = 'running', started_at = now(), next_seq = 1, byte_count = ? where id = ?`,
+        [header.length, exportId],
+      );
     }
     return { run: true };
   });
@@ -179,11 +200,10 @@ export async function writeExportPages(
         [last, batch.length, data.length, exportId, seq],
       );
       if (!moved.length) return false;
-      await tx.execute('insert into export_file_chunks (export_id, seq, data) values (?, ?, ?) on conflict (export_id, seq) do update set data = excluded.data', [
-        exportId,
-        seq,
-        data,
-      ]);
+      await tx.execute(
+        'insert into export_file_chunks (export_id, seq, data) values (?, ?, ?) on conflict (export_id, seq) do update set data = excluded.data',
+        [exportId, seq, data],
+      );
       return true;
     });
     // Another attempt advanced the cursor (this one was presumed lost): stop; a retry starts from the new cursor.
@@ -227,9 +247,13 @@ export type FinishOutcome = { status: 'completed'; rows: number; bytes: number }
 
 /** `running` → `completed` (idempotent: a completed export answers what it recorded). */
 export async function finishExport(em: EntityManager, exportId: string): Promise<FinishOutcome> {
-  await em.execute(`update contact_exports set status = 'completed', finished_at = now() where id = ? and status = 'running'`, [exportId]);
+  await em.execute(
+    `update contact_exports set status = 'completed', finished_at = now() where id = ? and status = 'running'`,
+    [exportId],
+  );
   const [e]: ExportRow[] = await em.execute('select * from contact_exports where id = ?', [exportId]);
-  if (e?.status !== 'completed') throw new AppError(409, 'invalid_transition', `the export is ${e?.status ?? 'missing'}, not running`);
+  if (e?.status !== 'completed')
+    throw new AppError(409, 'invalid_transition', `the export is ${e?.status ?? 'missing'}, not running`);
   return { status: 'completed', rows: e.row_count, bytes: Number(e.byte_count) };
 }
 

@@ -105,7 +105,8 @@ function countryCode(country: string): string | undefined {
  */
 function singleZone(code: string): string | null {
   const list = ct.getTimezonesForCountry(code) ?? [];
-  if (!list.length || list.some((z) => z.utcOffset !== list[0].utcOffset || z.dstOffset !== list[0].dstOffset)) return null;
+  if (!list.length || list.some((z) => z.utcOffset !== list[0].utcOffset || z.dstOffset !== list[0].dstOffset))
+    return null;
   const named = (ct.getTimezonesForCountry(code, { deprecated: true }) ?? []).filter((z) => z.countries[0] === code);
   for (const z of [...named, ...list]) {
     const zone = canonicalZone(z.name);
@@ -139,7 +140,11 @@ export function recipientTimeZone(c: RecipientZoneFields): string | null {
  * recipient's stored zone, else its country's, else the campaign's (`fallback`; also when the
  * contact is gone).
  */
-export function windowZone(mode: WindowTimeZone, campaignZone: string, contact: RecipientZoneFields | null): WindowZone {
+export function windowZone(
+  mode: WindowTimeZone,
+  campaignZone: string,
+  contact: RecipientZoneFields | null,
+): WindowZone {
   if (mode !== 'recipient') return { zone: campaignZone, source: 'campaign' };
   const stored = contact?.timeZone ? canonicalZone(contact.timeZone) : null;
   if (stored) return { zone: stored, source: 'contact' };

@@ -59,13 +59,18 @@ export async function upsertContacts(
     if (c.email_normalised && !byEmail.has(c.email_normalised)) byEmail.set(c.email_normalised, c.id);
     if (c.profile_url_normalised && !byUrl.has(c.profile_url_normalised)) byUrl.set(c.profile_url_normalised, c.id);
   };
-  const contactOf = (p: ContactKeys) => (p.emailKey && byEmail.get(p.emailKey)) || (p.urlKey && byUrl.get(p.urlKey)) || undefined;
+  const contactOf = (p: ContactKeys) =>
+    (p.emailKey && byEmail.get(p.emailKey)) || (p.urlKey && byUrl.get(p.urlKey)) || undefined;
   const keyed = people.filter((p) => p.emailKey || p.urlKey);
   const readContacts = async () => {
     const found: ContactRow[] = await tx.execute(
       `select id, email_normalised, profile_url_normalised from contacts
        where workspace_id = ? and (email_normalised = any(${texts}) or profile_url_normalised = any(${texts}))`,
-      [workspaceId, JSON.stringify(keyed.flatMap((p) => (p.emailKey ? [p.emailKey] : []))), JSON.stringify(keyed.flatMap((p) => (p.urlKey ? [p.urlKey] : [])))],
+      [
+        workspaceId,
+        JSON.stringify(keyed.flatMap((p) => (p.emailKey ? [p.emailKey] : []))),
+        JSON.stringify(keyed.flatMap((p) => (p.urlKey ? [p.urlKey] : []))),
+      ],
     );
     found.forEach(remember);
   };

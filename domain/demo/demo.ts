@@ -33,7 +33,11 @@ export function assertWritable(actor: Pick<Actor, 'isDemo'>): void {
 }
 
 /** The router's generic rule: reads are allowed, writes only if the operation simulates them. */
-export function assertOperationAllowed(actor: Pick<Actor, 'isDemo'>, method: string, mode: DemoMode = 'read_only'): void {
+export function assertOperationAllowed(
+  actor: Pick<Actor, 'isDemo'>,
+  method: string,
+  mode: DemoMode = 'read_only',
+): void {
   if (method === 'GET' || method === 'HEAD' || mode === 'simulate') return;
   assertWritable(actor);
 }
@@ -57,7 +61,13 @@ export async function joinDemo(em: EntityManager, userId: string): Promise<{ mem
   if (existing) return { member: existing, created: false };
   try {
     const member = await em.fork().transactional(async (tx) => {
-      const m = tx.create(TeamMember, { workspace: tx.getReference(Workspace, workspace.id), user: tx.getReference(User, userId), role: 'member', allApps: true, appIds: [] });
+      const m = tx.create(TeamMember, {
+        workspace: tx.getReference(Workspace, workspace.id),
+        user: tx.getReference(User, userId),
+        role: 'member',
+        allApps: true,
+        appIds: [],
+      });
       await tx.flush();
       return m.id;
     });
@@ -65,6 +75,11 @@ export async function joinDemo(em: EntityManager, userId: string): Promise<{ mem
   } catch (err) {
     // Two joins racing: the unique (workspace, user) index decides; the loser returns the winner's row.
     if (!(err instanceof UniqueConstraintViolationException)) throw err;
-    return { member: await em.fork().findOneOrFail(TeamMember, { workspace: workspace.id, user: userId }, { populate: ['workspace'] }), created: false };
+    return {
+      member: await em
+        .fork()
+        .findOneOrFail(TeamMember, { workspace: workspace.id, user: userId }, { populate: ['workspace'] }),
+      created: false,
+    };
   }
 }

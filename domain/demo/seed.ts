@@ -85,7 +85,12 @@ const DEMO_DISCOVERED: DemoDiscovered[] = [
     score: 84,
     text: 'Bookkeeping as a freelancer is a second job. What do you all use?',
     posted: '2026-09-17T12:00:00.000Z',
-    enriched: { at: '2026-09-18T08:06:00.000Z', email: 'jonas@becker-webdev.example', headline: 'Shopify and Next.js developer, Berlin', company: 'Becker Webdev' },
+    enriched: {
+      at: '2026-09-18T08:06:00.000Z',
+      email: 'jonas@becker-webdev.example',
+      headline: 'Shopify and Next.js developer, Berlin',
+      company: 'Becker Webdev',
+    },
     review: { status: 'approved', at: '2026-09-18T09:31:00.000Z' },
   },
   {
@@ -176,7 +181,15 @@ const DEMO_DISCOVERED: DemoDiscovered[] = [
  */
 const APPROVALS: { lead: number; n: number; contactEnriched?: DemoEnriched }[] = [
   { lead: 0, n: 2 },
-  { lead: 1, n: 3, contactEnriched: { at: '2026-09-18T10:15:00.000Z', phone: '+49 151 5550 1234', headline: 'Shopify and Next.js developer, Berlin' } },
+  {
+    lead: 1,
+    n: 3,
+    contactEnriched: {
+      at: '2026-09-18T10:15:00.000Z',
+      phone: '+49 151 5550 1234',
+      headline: 'Shopify and Next.js developer, Berlin',
+    },
+  },
   { lead: 9, n: 4 },
 ];
 
@@ -185,27 +198,58 @@ const APPROVALS: { lead: number; n: number; contactEnriched?: DemoEnriched }[] =
  * corrected (so enrichment keeps it), by contact `n`.
  */
 const JUDGEMENT: Record<number, Record<string, unknown>> = {
-  0: { fit_score: 92, fit_label: 'good', fit_updated_at: '2026-09-19T10:02:00.000Z', pinned_at: '2026-09-19T10:02:30.000Z' },
-  1: { fit_score: 55, fit_label: 'maybe', fit_updated_at: '2026-09-19T10:04:00.000Z', edited_fields: JSON.stringify(['title']) },
+  0: {
+    fit_score: 92,
+    fit_label: 'good',
+    fit_updated_at: '2026-09-19T10:02:00.000Z',
+    pinned_at: '2026-09-19T10:02:30.000Z',
+  },
+  1: {
+    fit_score: 55,
+    fit_label: 'maybe',
+    fit_updated_at: '2026-09-19T10:04:00.000Z',
+    edited_fields: JSON.stringify(['title']),
+  },
   2: { fit_score: 78, fit_label: 'good', fit_updated_at: '2026-09-19T10:05:00.000Z' },
   3: { fit_score: 20, fit_label: 'bad', fit_updated_at: '2026-09-19T10:06:00.000Z' },
 };
-const judged = (n: number) => ({ fit_score: null, fit_label: null, fit_updated_at: null, pinned_at: null, edited_fields: '[]', ...JUDGEMENT[n] });
+const judged = (n: number) => ({
+  fit_score: null,
+  fit_label: null,
+  fit_updated_at: null,
+  pinned_at: null,
+  edited_fields: '[]',
+  ...JUDGEMENT[n],
+});
 
 /** "Pieter de Vries" → ["Pieter", "de Vries"]. */
-const nameParts = (name: string): [string, string] => [name.slice(0, name.indexOf(' ')), name.slice(name.indexOf(' ') + 1)];
+const nameParts = (name: string): [string, string] => [
+  name.slice(0, name.indexOf(' ')),
+  name.slice(name.indexOf(' ') + 1),
+];
 
 /**
  * The promotion rule of domain/enrichment/enrichment.ts (first and last name, company, an email or a profile
  * URL, not rejected). Every demo lead has both names and a profile URL, so the company decides.
  */
-const isComplete = (d: DemoDiscovered): boolean => d.review?.status !== 'rejected' && Boolean(d.enriched?.company ?? d.company);
+const isComplete = (d: DemoDiscovered): boolean =>
+  d.review?.status !== 'rejected' && Boolean(d.enriched?.company ?? d.company);
 
 const FAILED_ENRICHMENT_LEAD = 4;
 /** `enrichments` ids: 0x500 + discovered-lead index, then the contact's and the failed attempt. */
-const ENRICHMENT_IDS = { discovered: DEMO_DISCOVERED.map((_, i) => demoId(0x500 + i)), contact: demoId(0x510), failed: demoId(0x511) };
+const ENRICHMENT_IDS = {
+  discovered: DEMO_DISCOVERED.map((_, i) => demoId(0x500 + i)),
+  contact: demoId(0x510),
+  failed: demoId(0x511),
+};
 
-function enrichmentRow(id: string, kind: 'contact' | 'discovered-lead', targetId: string, finishedAt: string, result: Record<string, unknown>) {
+function enrichmentRow(
+  id: string,
+  kind: 'contact' | 'discovered-lead',
+  targetId: string,
+  finishedAt: string,
+  result: Record<string, unknown>,
+) {
   const finished = new Date(finishedAt).getTime();
   return {
     id,
@@ -229,7 +273,9 @@ export const DEMO_ROWS: SeedTable[] = [
   {
     table: 'users',
     // The system owner: no password, so nobody can sign in as it.
-    rows: [{ id: DEMO_USER_ID, email: DEMO_USER_EMAIL, name: 'Demo', password_hash: null, timezone: 'UTC', locale: 'en' }],
+    rows: [
+      { id: DEMO_USER_ID, email: DEMO_USER_EMAIL, name: 'Demo', password_hash: null, timezone: 'UTC', locale: 'en' },
+    ],
   },
   {
     table: 'workspaces',
@@ -237,7 +283,16 @@ export const DEMO_ROWS: SeedTable[] = [
   },
   {
     table: 'team_members',
-    rows: [{ id: DEMO_OWNER_MEMBER_ID, workspace_id: DEMO_WORKSPACE_ID, user_id: DEMO_USER_ID, role: 'owner', all_apps: true, app_ids: '[]' }],
+    rows: [
+      {
+        id: DEMO_OWNER_MEMBER_ID,
+        workspace_id: DEMO_WORKSPACE_ID,
+        user_id: DEMO_USER_ID,
+        role: 'owner',
+        all_apps: true,
+        app_ids: '[]',
+      },
+    ],
   },
   {
     table: 'subscriptions',
@@ -251,14 +306,16 @@ export const DEMO_ROWS: SeedTable[] = [
         id: demoId(0x100),
         workspace_id: DEMO_WORKSPACE_ID,
         name: 'Ledgerly',
-        description: 'Bookkeeping for freelancers: bank sync, invoice matching and quarterly tax estimates in one place.',
+        description:
+          'Bookkeeping for freelancers: bank sync, invoice matching and quarterly tax estimates in one place.',
         website_url: 'https://ledgerly.example',
       },
       {
         id: demoId(0x101),
         workspace_id: DEMO_WORKSPACE_ID,
         name: 'ShiftPilot',
-        description: 'Staff scheduling for restaurants and cafés, with shift swaps, availability and labour-cost forecasts.',
+        description:
+          'Staff scheduling for restaurants and cafés, with shift swaps, availability and labour-cost forecasts.',
         website_url: 'https://shiftpilot.example',
       },
       {
@@ -280,8 +337,20 @@ export const DEMO_ROWS: SeedTable[] = [
   {
     table: 'lead_lists',
     rows: [
-      { id: demoId(0x200), workspace_id: DEMO_WORKSPACE_ID, app_id: demoId(0x100), name: 'Freelance designers (EU)', description: 'Approved from the discovery agent' },
-      { id: demoId(0x201), workspace_id: DEMO_WORKSPACE_ID, app_id: demoId(0x101), name: 'Restaurant owners', description: null },
+      {
+        id: demoId(0x200),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        name: 'Freelance designers (EU)',
+        description: 'Approved from the discovery agent',
+      },
+      {
+        id: demoId(0x201),
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x101),
+        name: 'Restaurant owners',
+        description: null,
+      },
     ],
   },
   {
@@ -356,7 +425,10 @@ export const DEMO_ROWS: SeedTable[] = [
         status: 'active',
         b2b: false,
         icp_description: 'Independent designers and developers in Europe who invoice clients and do their own books.',
-        icp_filters: JSON.stringify({ titles: ['freelance designer', 'freelance developer'], countries: ['Germany', 'France', 'Netherlands'] }),
+        icp_filters: JSON.stringify({
+          titles: ['freelance designer', 'freelance developer'],
+          countries: ['Germany', 'France', 'Netherlands'],
+        }),
         config: JSON.stringify({ schedule: 'daily' }),
         list_id: demoId(0x200),
         max_signals: 200,
@@ -371,7 +443,11 @@ export const DEMO_ROWS: SeedTable[] = [
         status: 'paused',
         b2b: true,
         icp_description: 'Owners and general managers of restaurants with 10–200 staff.',
-        icp_filters: JSON.stringify({ titles: ['owner', 'general manager'], industries: ['restaurants'], company_sizes: ['11-50', '51-200'] }),
+        icp_filters: JSON.stringify({
+          titles: ['owner', 'general manager'],
+          industries: ['restaurants'],
+          company_sizes: ['11-50', '51-200'],
+        }),
         config: null,
         list_id: demoId(0x201),
         max_signals: 100,
@@ -383,14 +459,38 @@ export const DEMO_ROWS: SeedTable[] = [
   {
     table: 'agent_signals',
     rows: [
-      { id: demoId(0x310), agent_id: demoId(0x300), key: 'bookkeeping-pain', kind: 'post_keywords', name: 'Posts about bookkeeping pain', keywords: JSON.stringify(['bookkeeping', 'invoice', 'tax return']), filters: null, enabled: true },
-      { id: demoId(0x311), agent_id: demoId(0x301), key: 'hiring-shift-managers', kind: 'hiring', name: 'Hiring shift managers', keywords: JSON.stringify(['shift manager']), filters: null, enabled: true },
+      {
+        id: demoId(0x310),
+        agent_id: demoId(0x300),
+        key: 'bookkeeping-pain',
+        kind: 'post_keywords',
+        name: 'Posts about bookkeeping pain',
+        keywords: JSON.stringify(['bookkeeping', 'invoice', 'tax return']),
+        filters: null,
+        enabled: true,
+      },
+      {
+        id: demoId(0x311),
+        agent_id: demoId(0x301),
+        key: 'hiring-shift-managers',
+        kind: 'hiring',
+        name: 'Hiring shift managers',
+        keywords: JSON.stringify(['shift manager']),
+        filters: null,
+        enabled: true,
+      },
     ],
   },
   {
     table: 'agent_sources',
     rows: [
-      { id: demoId(0x320), agent_id: demoId(0x300), source: 'newsforum', enabled: true, config: JSON.stringify({ queries: ['bookkeeping freelancer', 'invoice software'] }) },
+      {
+        id: demoId(0x320),
+        agent_id: demoId(0x300),
+        source: 'newsforum',
+        enabled: true,
+        config: JSON.stringify({ queries: ['bookkeeping freelancer', 'invoice software'] }),
+      },
       { id: demoId(0x321), agent_id: demoId(0x301), source: 'pronet', enabled: true, config: JSON.stringify({}) },
     ],
   },
@@ -460,7 +560,13 @@ export const DEMO_ROWS: SeedTable[] = [
         company: d.enriched?.company ?? d.company ?? null,
         company_domain: d.enriched?.companyDomain ?? null,
         country: d.country,
-        evidence: JSON.stringify({ kind: 'post_keywords', id: `demo-post-${i}`, text: d.text, url: `https://newsforum.example/t/demo-${i}`, date: d.posted }),
+        evidence: JSON.stringify({
+          kind: 'post_keywords',
+          id: `demo-post-${i}`,
+          text: d.text,
+          url: `https://newsforum.example/t/demo-${i}`,
+          date: d.posted,
+        }),
         score: d.score,
         reasons: JSON.stringify(['title: matches "freelance designer"', 'keywords: mentions bookkeeping or invoicing']),
         status: d.review?.status ?? 'new',
@@ -511,16 +617,22 @@ export const DEMO_ROWS: SeedTable[] = [
           : [],
       ),
       // The provider was down: nothing filled, nothing charged (failEnrichment records no provider).
-      enrichmentRow(ENRICHMENT_IDS.failed, 'discovered-lead', demoId(0x410 + FAILED_ENRICHMENT_LEAD), '2026-09-19T08:12:00.000Z', {
-        status: 'failed',
-        provider: null,
-        found: false,
-        fields_filled: '[]',
-        credits_charged: 0,
-        promoted: false,
-        error_code: 'provider_unavailable',
-        error_message: 'local: unavailable: the enrichment provider did not answer (503); try again later',
-      }),
+      enrichmentRow(
+        ENRICHMENT_IDS.failed,
+        'discovered-lead',
+        demoId(0x410 + FAILED_ENRICHMENT_LEAD),
+        '2026-09-19T08:12:00.000Z',
+        {
+          status: 'failed',
+          provider: null,
+          found: false,
+          fields_filled: '[]',
+          credits_charged: 0,
+          promoted: false,
+          error_code: 'provider_unavailable',
+          error_message: 'local: unavailable: the enrichment provider did not answer (503); try again later',
+        },
+      ),
     ],
   },
   {
@@ -552,7 +664,10 @@ export const DEMO_ROWS: SeedTable[] = [
  * CSV writer from the seeded rows, so a visitor can download it.
  */
 const DEMO_EXPORT_ID = demoId(0x600);
-const demoContacts = DEMO_ROWS.find((t) => t.table === 'contacts')!.rows as (Omit<ExportContactRow, 'lists' | 'created_at' | 'updated_at'> & { id: string })[];
+const demoContacts = DEMO_ROWS.find((t) => t.table === 'contacts')!.rows as (Omit<
+  ExportContactRow,
+  'lists' | 'created_at' | 'updated_at'
+> & { id: string })[];
 const demoExportRows: ExportContactRow[] = [...demoContacts]
   .sort((a, b) => (a.id < b.id ? -1 : 1))
   .map((c) => ({ ...c, lists: 'Freelance designers (EU)', created_at: SEEDED_AT, updated_at: SEEDED_AT }));
@@ -578,7 +693,11 @@ DEMO_ROWS.push(
       },
     ],
   },
-  { table: 'export_file_chunks', key: ['export_id', 'seq'], rows: demoExportFile.map((data, seq) => ({ export_id: DEMO_EXPORT_ID, seq, data })) },
+  {
+    table: 'export_file_chunks',
+    key: ['export_id', 'seq'],
+    rows: demoExportFile.map((data, seq) => ({ export_id: DEMO_EXPORT_ID, seq, data })),
+  },
 );
 
 /**
@@ -608,8 +727,26 @@ const demoRefused = demoImport.sample.problems;
  */
 const DEMO_CDM_ID = demoId(0x710);
 const DEMO_CDM_COMPANIES = [
-  { name: 'Trattoria Sole', domain: 'trattoria-sole.example', industry: 'Restaurants', size: '11-50', people: [['Marco', 'Bianchi', 'Co-Owner', 'founder', 'approved'], ['Giulia', 'Ferri', 'Restaurant Manager', 'manager', 'pending']] },
-  { name: 'Harbour Grill', domain: 'harbour-grill.example', industry: 'Restaurants', size: '51-200', people: [['Aoife', 'Byrne', 'General Manager', 'director', 'pending'], ['Liam', 'Walsh', 'Head Chef', 'manager', 'rejected']] },
+  {
+    name: 'Trattoria Sole',
+    domain: 'trattoria-sole.example',
+    industry: 'Restaurants',
+    size: '11-50',
+    people: [
+      ['Marco', 'Bianchi', 'Co-Owner', 'founder', 'approved'],
+      ['Giulia', 'Ferri', 'Restaurant Manager', 'manager', 'pending'],
+    ],
+  },
+  {
+    name: 'Harbour Grill',
+    domain: 'harbour-grill.example',
+    industry: 'Restaurants',
+    size: '51-200',
+    people: [
+      ['Aoife', 'Byrne', 'General Manager', 'director', 'pending'],
+      ['Liam', 'Walsh', 'Head Chef', 'manager', 'rejected'],
+    ],
+  },
   { name: 'Nowhere Diner', domain: null, industry: null, size: null, people: [] },
 ] as const;
 const CDM_AT = '2026-09-20T08:00:00.000Z';
@@ -634,7 +771,13 @@ DEMO_ROWS.push(
   },
   {
     table: 'leads',
-    rows: demoImported.map((_, i) => ({ id: demoId(0x280 + i), workspace_id: DEMO_WORKSPACE_ID, list_id: demoId(0x201), contact_id: demoId(0x270 + i), source: 'import' })),
+    rows: demoImported.map((_, i) => ({
+      id: demoId(0x280 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      list_id: demoId(0x201),
+      contact_id: demoId(0x270 + i),
+      source: 'import',
+    })),
   },
   {
     table: 'list_imports',
@@ -686,7 +829,11 @@ DEMO_ROWS.push(
       values: JSON.stringify(DEMO_IMPORT_CSV.split('\r\n')[p.row - 1].split(',')),
     })),
   },
-  { table: 'import_file_chunks', key: ['list_import_id', 'seq'], rows: [{ list_import_id: DEMO_IMPORT_ID, seq: 0, data: demoImportFile }] },
+  {
+    table: 'import_file_chunks',
+    key: ['list_import_id', 'seq'],
+    rows: [{ list_import_id: DEMO_IMPORT_ID, seq: 0, data: demoImportFile }],
+  },
   {
     table: 'cdm_imports',
     rows: [
@@ -812,7 +959,9 @@ DEMO_ROWS.push({
  * network sequence, whose profile is disconnected, so its preflight shows what blocks activation.
  * Ids 0x900–0x92f.
  */
-const DEMO_WEEKDAYS = JSON.stringify(Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]])));
+const DEMO_WEEKDAYS = JSON.stringify(
+  Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]])),
+);
 interface DemoStep {
   id: string;
   position: number;
@@ -821,17 +970,46 @@ interface DemoStep {
 }
 const demoSteps: Record<'ledgerly' | 'shiftpilot', DemoStep[]> = {
   ledgerly: [
-    { id: demoId(0x910), position: 0, type: 'email', config: { subject: 'Bookkeeping without the weekend, {{first_name|there}}?', body: 'Hi {{first_name|there}},\n\nyou mentioned invoices eating your weekends. Ledgerly matches bank lines to invoices for you and keeps a running tax estimate.\n\nWorth a 15-minute look?\n\n{{sender_name}}' } },
+    {
+      id: demoId(0x910),
+      position: 0,
+      type: 'email',
+      config: {
+        subject: 'Bookkeeping without the weekend, {{first_name|there}}?',
+        body: 'Hi {{first_name|there}},\n\nyou mentioned invoices eating your weekends. Ledgerly matches bank lines to invoices for you and keeps a running tax estimate.\n\nWorth a 15-minute look?\n\n{{sender_name}}',
+      },
+    },
     { id: demoId(0x911), position: 1, type: 'wait', config: { amount: 3, unit: 'business_days' } },
-    { id: demoId(0x912), position: 2, type: 'email', config: { subject: 'Re: bookkeeping', body: 'Hi {{first_name|there}}, a short nudge: happy to show how {{company|your business}} would look in Ledgerly.\n\n{{sender_name}}' } },
+    {
+      id: demoId(0x912),
+      position: 2,
+      type: 'email',
+      config: {
+        subject: 'Re: bookkeeping',
+        body: 'Hi {{first_name|there}}, a short nudge: happy to show how {{company|your business}} would look in Ledgerly.\n\n{{sender_name}}',
+      },
+    },
   ],
   shiftpilot: [
-    { id: demoId(0x920), position: 0, type: 'invitation', config: { note: 'Hi {{first_name|there}}, I work on scheduling tools for restaurants. Happy to connect!' } },
+    {
+      id: demoId(0x920),
+      position: 0,
+      type: 'invitation',
+      config: { note: 'Hi {{first_name|there}}, I work on scheduling tools for restaurants. Happy to connect!' },
+    },
     { id: demoId(0x921), position: 1, type: 'condition', config: { check: 'accepted', expect: true } },
-    { id: demoId(0x922), position: 2, type: 'message', config: { body: 'Thanks for connecting, {{first_name|there}}! How do you plan shifts at {{company|your place}} today?' } },
+    {
+      id: demoId(0x922),
+      position: 2,
+      type: 'message',
+      config: {
+        body: 'Thanks for connecting, {{first_name|there}}! How do you plan shifts at {{company|your place}} today?',
+      },
+    },
   ],
 };
-const versioned = (steps: DemoStep[]) => JSON.stringify(steps.map((x) => ({ ...x, messageMode: null, hasAttachment: false })));
+const versioned = (steps: DemoStep[]) =>
+  JSON.stringify(steps.map((x) => ({ ...x, messageMode: null, hasAttachment: false })));
 DEMO_ROWS.push(
   {
     table: 'campaigns',
@@ -893,7 +1071,11 @@ DEMO_ROWS.push(
       { campaign_id: demoId(0x901), version: 1, steps: versioned(demoSteps.shiftpilot), created_at: SEEDED_AT },
     ],
   },
-  { table: 'campaign_signals', key: ['campaign_id', 'signal_id'], rows: [{ campaign_id: demoId(0x900), signal_id: demoId(0x310), created_at: SEEDED_AT }] },
+  {
+    table: 'campaign_signals',
+    key: ['campaign_id', 'signal_id'],
+    rows: [{ campaign_id: demoId(0x900), signal_id: demoId(0x310), created_at: SEEDED_AT }],
+  },
 );
 
 /**
@@ -932,7 +1114,15 @@ const enrollment = (id: number, who: keyof typeof DEMO_PEOPLE, status: string, e
   finished_at: null,
   ...extra,
 });
-const action = (id: number, enr: number, who: keyof typeof DEMO_PEOPLE, step: 0 | 2, state: string, at: string, extra: Record<string, unknown> = {}) => ({
+const action = (
+  id: number,
+  enr: number,
+  who: keyof typeof DEMO_PEOPLE,
+  step: 0 | 2,
+  state: string,
+  at: string,
+  extra: Record<string, unknown> = {},
+) => ({
   id: demoId(id),
   workspace_id: DEMO_WORKSPACE_ID,
   campaign_id: LEDGERLY,
@@ -945,7 +1135,12 @@ const action = (id: number, enr: number, who: keyof typeof DEMO_PEOPLE, step: 0 
   state,
   due_at: at,
   account_id: MAILBOX,
-  content: JSON.stringify({ recipient: DEMO_PEOPLE[who].email, ...(step === 0 ? demoSend(who) : { subject: 'Re: bookkeeping', body: 'A short nudge: happy to show how your business would look in Ledgerly.' }) }),
+  content: JSON.stringify({
+    recipient: DEMO_PEOPLE[who].email,
+    ...(step === 0
+      ? demoSend(who)
+      : { subject: 'Re: bookkeeping', body: 'A short nudge: happy to show how your business would look in Ledgerly.' }),
+  }),
   executed_at: state === 'executed' ? at : null,
   connector_message_id: state === 'executed' ? `demo-msg-${who}` : null,
   connector_thread_id: state === 'executed' ? `demo-thread-${who}` : null,
@@ -991,7 +1186,11 @@ DEMO_ROWS.push(
   {
     table: 'enrollments',
     rows: [
-      enrollment(0xa00, 'lena', 'replied', { stop_reason: 'replied', replied_at: '2026-09-17T10:20:00.000Z', finished_at: '2026-09-17T10:20:00.000Z' }),
+      enrollment(0xa00, 'lena', 'replied', {
+        stop_reason: 'replied',
+        replied_at: '2026-09-17T10:20:00.000Z',
+        finished_at: '2026-09-17T10:20:00.000Z',
+      }),
       enrollment(0xa01, 'mara', 'active', { current_position: 1, current_step_id: demoId(0x911) }),
       enrollment(0xa02, 'jonas', 'active', { current_position: 1, current_step_id: demoId(0x911) }),
     ],
@@ -999,9 +1198,13 @@ DEMO_ROWS.push(
   {
     table: 'scheduled_actions',
     rows: [
-      action(0xa10, 0xa00, 'lena', 0, 'executed', '2026-09-16T09:12:00.000Z', { replied_at: '2026-09-17T10:20:00.000Z' }),
+      action(0xa10, 0xa00, 'lena', 0, 'executed', '2026-09-16T09:12:00.000Z', {
+        replied_at: '2026-09-17T10:20:00.000Z',
+      }),
       action(0xa11, 0xa00, 'lena', 2, 'canceled', '2026-09-21T09:00:00.000Z'),
-      action(0xa12, 0xa01, 'mara', 0, 'executed', '2026-09-16T09:20:00.000Z', { opened_at: '2026-09-16T11:02:00.000Z' }),
+      action(0xa12, 0xa01, 'mara', 0, 'executed', '2026-09-16T09:20:00.000Z', {
+        opened_at: '2026-09-16T11:02:00.000Z',
+      }),
       action(0xa13, 0xa01, 'mara', 2, 'planned', '2026-09-21T09:00:00.000Z'),
       action(0xa14, 0xa02, 'jonas', 0, 'executed', '2026-09-17T09:05:00.000Z'),
       action(0xa15, 0xa02, 'jonas', 2, 'planned', '2026-09-22T09:00:00.000Z'),
@@ -1053,11 +1256,56 @@ DEMO_ROWS.push(
   {
     table: 'inbox_messages',
     rows: [
-      message(0xa30, 0xa20, { connector_message_id: 'demo-msg-lena', direction: 'out', kind: 'sent', origin: 'campaign', sender: 'mara@ledgerly.example', subject: demoSend('lena').subject, body: demoSend('lena').body, sent_at: '2026-09-16T09:12:00.000Z', lead_id: DEMO_PEOPLE.lena.lead, scheduled_action_id: demoId(0xa10) }),
-      message(0xa31, 0xa20, { connector_message_id: 'demo-msg-lena-reply', direction: 'in', kind: 'reply', sender: DEMO_PEOPLE.lena.email, body: LENA_REPLY, sent_at: '2026-09-17T10:20:00.000Z', lead_id: DEMO_PEOPLE.lena.lead }),
-      message(0xa32, 0xa21, { connector_message_id: 'demo-msg-jonas', direction: 'out', kind: 'sent', origin: 'campaign', sender: 'mara@ledgerly.example', subject: demoSend('jonas').subject, body: demoSend('jonas').body, sent_at: '2026-09-17T09:05:00.000Z', lead_id: DEMO_PEOPLE.jonas.lead, scheduled_action_id: demoId(0xa14) }),
-      message(0xa33, 0xa21, { connector_message_id: 'demo-msg-jonas-ooo', direction: 'in', kind: 'auto_reply', sender: DEMO_PEOPLE.jonas.email, body: JONAS_OOO, sent_at: '2026-09-17T09:06:00.000Z', lead_id: DEMO_PEOPLE.jonas.lead }),
-      message(0xa34, 0xa22, { connector_message_id: 'demo-msg-printshop', direction: 'in', kind: 'reply', sender: 'hello@printshop.example', body: 'Do you offer discounts for print studios with several freelancers?', sent_at: '2026-09-18T14:40:00.000Z' }),
+      message(0xa30, 0xa20, {
+        connector_message_id: 'demo-msg-lena',
+        direction: 'out',
+        kind: 'sent',
+        origin: 'campaign',
+        sender: 'mara@ledgerly.example',
+        subject: demoSend('lena').subject,
+        body: demoSend('lena').body,
+        sent_at: '2026-09-16T09:12:00.000Z',
+        lead_id: DEMO_PEOPLE.lena.lead,
+        scheduled_action_id: demoId(0xa10),
+      }),
+      message(0xa31, 0xa20, {
+        connector_message_id: 'demo-msg-lena-reply',
+        direction: 'in',
+        kind: 'reply',
+        sender: DEMO_PEOPLE.lena.email,
+        body: LENA_REPLY,
+        sent_at: '2026-09-17T10:20:00.000Z',
+        lead_id: DEMO_PEOPLE.lena.lead,
+      }),
+      message(0xa32, 0xa21, {
+        connector_message_id: 'demo-msg-jonas',
+        direction: 'out',
+        kind: 'sent',
+        origin: 'campaign',
+        sender: 'mara@ledgerly.example',
+        subject: demoSend('jonas').subject,
+        body: demoSend('jonas').body,
+        sent_at: '2026-09-17T09:05:00.000Z',
+        lead_id: DEMO_PEOPLE.jonas.lead,
+        scheduled_action_id: demoId(0xa14),
+      }),
+      message(0xa33, 0xa21, {
+        connector_message_id: 'demo-msg-jonas-ooo',
+        direction: 'in',
+        kind: 'auto_reply',
+        sender: DEMO_PEOPLE.jonas.email,
+        body: JONAS_OOO,
+        sent_at: '2026-09-17T09:06:00.000Z',
+        lead_id: DEMO_PEOPLE.jonas.lead,
+      }),
+      message(0xa34, 0xa22, {
+        connector_message_id: 'demo-msg-printshop',
+        direction: 'in',
+        kind: 'reply',
+        sender: 'hello@printshop.example',
+        body: 'Do you offer discounts for print studios with several freelancers?',
+        sent_at: '2026-09-18T14:40:00.000Z',
+      }),
     ],
   },
   {
@@ -1081,7 +1329,16 @@ DEMO_ROWS.push(
   },
   {
     table: 'lead_notes',
-    rows: [{ id: demoId(0xa50), workspace_id: DEMO_WORKSPACE_ID, lead_id: DEMO_PEOPLE.lena.lead, author_id: DEMO_USER_ID, body: 'Prefers Thursday afternoons; ask about the quarterly VAT export.', created_at: '2026-09-17T11:00:00.000Z' }],
+    rows: [
+      {
+        id: demoId(0xa50),
+        workspace_id: DEMO_WORKSPACE_ID,
+        lead_id: DEMO_PEOPLE.lena.lead,
+        author_id: DEMO_USER_ID,
+        body: 'Prefers Thursday afternoons; ask about the quarterly VAT export.',
+        created_at: '2026-09-17T11:00:00.000Z',
+      },
+    ],
   },
   {
     table: 'inbox_syncs',
@@ -1113,7 +1370,13 @@ DEMO_ROWS.push(
  * Ids 0xb00–0xb3f.
  */
 const SCHEDULER = demoId(0xb00);
-const booking = (n: number, who: keyof typeof DEMO_PEOPLE | null, title: string, start: string, status: 'scheduled' | 'canceled' = 'scheduled') => {
+const booking = (
+  n: number,
+  who: keyof typeof DEMO_PEOPLE | null,
+  title: string,
+  start: string,
+  status: 'scheduled' | 'canceled' = 'scheduled',
+) => {
   const end = new Date(Date.parse(start) + 30 * 60_000).toISOString();
   const email = who ? DEMO_PEOPLE[who].email : 'olga@printshop.example';
   return {
@@ -1134,7 +1397,12 @@ const BOOKINGS = {
   canceled: booking(3, 'mara', 'Ledgerly demo (first slot)', '2026-09-23T10:00:00.000Z', 'canceled'),
   stranger: booking(4, null, 'Question about studio plans', '2026-09-25T09:00:00.000Z'),
 };
-const meeting = (id: number, who: keyof typeof DEMO_PEOPLE, b: { title: string; start_time: string; end_time: string; id?: string } , extra: Record<string, unknown>) => ({
+const meeting = (
+  id: number,
+  who: keyof typeof DEMO_PEOPLE,
+  b: { title: string; start_time: string; end_time: string; id?: string },
+  extra: Record<string, unknown>,
+) => ({
   id: demoId(id),
   workspace_id: DEMO_WORKSPACE_ID,
   lead_id: DEMO_PEOPLE[who].lead,
@@ -1211,25 +1479,57 @@ DEMO_ROWS.push(
   {
     table: 'meetings',
     rows: [
-      meeting(0xb10, 'lena', BOOKINGS.lena, { outcome: 'held', outcome_at: '2026-09-24T14:00:00.000Z', location: BOOKINGS.lena.location, notes: 'Wants the VAT export; trial started.' }),
+      meeting(0xb10, 'lena', BOOKINGS.lena, {
+        outcome: 'held',
+        outcome_at: '2026-09-24T14:00:00.000Z',
+        location: BOOKINGS.lena.location,
+        notes: 'Wants the VAT export; trial started.',
+      }),
       meeting(0xb11, 'mara', BOOKINGS.mara, { location: BOOKINGS.mara.location }),
       meeting(0xb12, 'mara', BOOKINGS.canceled, { status: 'canceled', canceled_at: '2026-09-19T08:00:00.000Z' }),
-      meeting(0xb13, 'jonas', { title: 'Call with Jonas (logged by hand)', start_time: '2026-09-19T15:00:00.000Z', end_time: '2026-09-19T15:20:00.000Z' }, {
-        source: 'manual',
-        booking_provider_id: null,
-        provider: null,
-        external_id: null,
-        external_updated_at: null,
-        created_by_user_id: DEMO_USER_ID,
-      }),
+      meeting(
+        0xb13,
+        'jonas',
+        {
+          title: 'Call with Jonas (logged by hand)',
+          start_time: '2026-09-19T15:00:00.000Z',
+          end_time: '2026-09-19T15:20:00.000Z',
+        },
+        {
+          source: 'manual',
+          booking_provider_id: null,
+          provider: null,
+          external_id: null,
+          external_updated_at: null,
+          created_by_user_id: DEMO_USER_ID,
+        },
+      ),
     ],
   },
   {
     table: 'booking_provider_events',
     rows: [
-      bookingEvent(0xb20, BOOKINGS.lena, { state: 'matched', effect: 'created', matched_by: 'attendee_email', lead_id: DEMO_PEOPLE.lena.lead, meeting_id: demoId(0xb10) }),
-      bookingEvent(0xb21, BOOKINGS.mara, { state: 'matched', effect: 'created', matched_by: 'attendee_email', lead_id: DEMO_PEOPLE.mara.lead, meeting_id: demoId(0xb11) }),
-      bookingEvent(0xb22, BOOKINGS.canceled, { state: 'matched', effect: 'created', matched_by: 'attendee_email', lead_id: DEMO_PEOPLE.mara.lead, meeting_id: demoId(0xb12) }),
+      bookingEvent(0xb20, BOOKINGS.lena, {
+        state: 'matched',
+        effect: 'created',
+        matched_by: 'attendee_email',
+        lead_id: DEMO_PEOPLE.lena.lead,
+        meeting_id: demoId(0xb10),
+      }),
+      bookingEvent(0xb21, BOOKINGS.mara, {
+        state: 'matched',
+        effect: 'created',
+        matched_by: 'attendee_email',
+        lead_id: DEMO_PEOPLE.mara.lead,
+        meeting_id: demoId(0xb11),
+      }),
+      bookingEvent(0xb22, BOOKINGS.canceled, {
+        state: 'matched',
+        effect: 'created',
+        matched_by: 'attendee_email',
+        lead_id: DEMO_PEOPLE.mara.lead,
+        meeting_id: demoId(0xb12),
+      }),
       bookingEvent(0xb23, BOOKINGS.stranger, { state: 'unmatched' }),
     ],
   },
@@ -1267,7 +1567,13 @@ DEMO_ROWS.push(
  * a possible duplicate already confirmed as the CRM's existing record of Mara.
  */
 const PARTNER_CRM = demoId(0xc00);
-const demoIntegration = (id: string, provider: string, name: string, hint: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+const demoIntegration = (
+  id: string,
+  provider: string,
+  name: string,
+  hint: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) => ({
   id,
   workspace_id: DEMO_WORKSPACE_ID,
   provider,
@@ -1287,7 +1593,13 @@ const demoIntegration = (id: string, provider: string, name: string, hint: Recor
   updated_at: SEEDED_AT,
   ...extra,
 });
-const partnerEvent = (n: number, who: keyof typeof DEMO_PEOPLE, kind: string, details: Record<string, unknown>, confirmed: boolean) => ({
+const partnerEvent = (
+  n: number,
+  who: keyof typeof DEMO_PEOPLE,
+  kind: string,
+  details: Record<string, unknown>,
+  confirmed: boolean,
+) => ({
   id: demoId(0xc10 + n),
   workspace_id: DEMO_WORKSPACE_ID,
   integration_id: PARTNER_CRM,
@@ -1306,8 +1618,17 @@ DEMO_ROWS.push(
   {
     table: 'integrations',
     rows: [
-      demoIntegration(PARTNER_CRM, 'partner', 'Partner CRM', { access_token: 'lpt_…demo' }, { account_id: 'partner_demo', account_name: 'Ledgerly CRM', last_sync_at: '2026-09-18T12:15:00.000Z' }),
-      demoIntegration(demoId(0xc01), 'slack_webhook', '#sales-wins', { url: 'https://hooks.slack.com/…demo', secret: null }),
+      demoIntegration(
+        PARTNER_CRM,
+        'partner',
+        'Partner CRM',
+        { access_token: 'lpt_…demo' },
+        { account_id: 'partner_demo', account_name: 'Ledgerly CRM', last_sync_at: '2026-09-18T12:15:00.000Z' },
+      ),
+      demoIntegration(demoId(0xc01), 'slack_webhook', '#sales-wins', {
+        url: 'https://hooks.slack.com/…demo',
+        secret: null,
+      }),
     ],
   },
   {
@@ -1326,8 +1647,27 @@ DEMO_ROWS.push(
   {
     table: 'partner_events',
     rows: [
-      partnerEvent(0, 'lena', 'field_conflict', { partner_id: 'p_demo_lena', fields: [{ field: 'title', ours: 'Illustrator', theirs: 'Owner, Vogel Illustration' }] }, false),
-      partnerEvent(1, 'mara', 'possible_duplicate', { partner_id: 'p_demo_mara', match: 'email', partner_record: { email: DEMO_PEOPLE.mara.email, full_name: 'Mara Lindqvist' } }, true),
+      partnerEvent(
+        0,
+        'lena',
+        'field_conflict',
+        {
+          partner_id: 'p_demo_lena',
+          fields: [{ field: 'title', ours: 'Illustrator', theirs: 'Owner, Vogel Illustration' }],
+        },
+        false,
+      ),
+      partnerEvent(
+        1,
+        'mara',
+        'possible_duplicate',
+        {
+          partner_id: 'p_demo_mara',
+          match: 'email',
+          partner_record: { email: DEMO_PEOPLE.mara.email, full_name: 'Mara Lindqvist' },
+        },
+        true,
+      ),
     ],
   },
 );
@@ -1350,25 +1690,58 @@ const AB_CAMPAIGN = demoId(0xd00);
 const AB_LIST = demoId(0xd01);
 const AB_STEP = demoId(0xd02);
 const AB_FOLLOW_UP = demoId(0xd04);
-export const DEMO_AB_TEST = { campaignId: AB_CAMPAIGN, stepId: AB_STEP, variantA: demoId(0xd05), variantB: demoId(0xd06) };
+export const DEMO_AB_TEST = {
+  campaignId: AB_CAMPAIGN,
+  stepId: AB_STEP,
+  variantA: demoId(0xd05),
+  variantB: demoId(0xd06),
+};
 const AB_ACTIVATED = '2026-09-15T07:00:00.000Z';
 /** When the two late enrollments were planned: the rule held, and B was recorded. */
 const AB_DECIDED = '2026-09-17T08:00:01.000Z';
 const AB_COMPLETED = '2026-09-18T15:00:00.000Z';
-const AB_BODY = 'Hi {{first_name|there}},\n\nLedgerly syncs your bank, matches payments to invoices and keeps a running tax estimate, so the end of a quarter takes minutes, not a weekend: https://ledgerly.example/freelancers\n\n{{sender_name}}';
+const AB_BODY =
+  'Hi {{first_name|there}},\n\nLedgerly syncs your bank, matches payments to invoices and keeps a running tax estimate, so the end of a quarter takes minutes, not a weekend: https://ledgerly.example/freelancers\n\n{{sender_name}}';
 const AB_VARIANTS = [
-  { id: DEMO_AB_TEST.variantA, name: 'Short subject', weight: 1, config: { subject: 'Ledgerly: bookkeeping for freelance developers', body: AB_BODY } },
-  { id: DEMO_AB_TEST.variantB, name: 'Question subject', weight: 1, config: { subject: 'Still doing your books on Sundays, {{first_name|there}}?', body: AB_BODY } },
+  {
+    id: DEMO_AB_TEST.variantA,
+    name: 'Short subject',
+    weight: 1,
+    config: { subject: 'Ledgerly: bookkeeping for freelance developers', body: AB_BODY },
+  },
+  {
+    id: DEMO_AB_TEST.variantB,
+    name: 'Question subject',
+    weight: 1,
+    config: { subject: 'Still doing your books on Sundays, {{first_name|there}}?', body: AB_BODY },
+  },
 ];
 const AB_RULE = { metric: 'reply_rate', min_sends: 5, confidence: 0.9 };
 const abSteps: (DemoStep & { variants: typeof AB_VARIANTS | null; winnerRule: typeof AB_RULE | null })[] = [
-  { id: AB_STEP, position: 0, type: 'email', config: AB_VARIANTS[0].config, variants: AB_VARIANTS, winnerRule: AB_RULE },
-  { id: demoId(0xd03), position: 1, type: 'wait', config: { amount: 2, unit: 'business_days' }, variants: null, winnerRule: null },
+  {
+    id: AB_STEP,
+    position: 0,
+    type: 'email',
+    config: AB_VARIANTS[0].config,
+    variants: AB_VARIANTS,
+    winnerRule: AB_RULE,
+  },
+  {
+    id: demoId(0xd03),
+    position: 1,
+    type: 'wait',
+    config: { amount: 2, unit: 'business_days' },
+    variants: null,
+    winnerRule: null,
+  },
   {
     id: AB_FOLLOW_UP,
     position: 2,
     type: 'email',
-    config: { subject: 'Re: your books', body: 'Hi {{first_name|there}}, a short nudge: the two-minute tour is here: https://ledgerly.example/tour\n\n{{sender_name}}' },
+    config: {
+      subject: 'Re: your books',
+      body: 'Hi {{first_name|there}}, a short nudge: the two-minute tour is here: https://ledgerly.example/tour\n\n{{sender_name}}',
+    },
     variants: null,
     winnerRule: null,
   },
@@ -1381,11 +1754,29 @@ interface AbEvent {
   source: string | null;
   at: string;
 }
-const seen = (kind: AbEvent['kind'], at: string, source: string | null = null): AbEvent => ({ kind, cls: 'human', reason: null, source, at });
+const seen = (kind: AbEvent['kind'], at: string, source: string | null = null): AbEvent => ({
+  kind,
+  cls: 'human',
+  reason: null,
+  source,
+  at,
+});
 /** Apple Mail Privacy Protection loading the pixel at delivery. */
-const prefetch = (at: string): AbEvent => ({ kind: 'open', cls: 'machine', reason: 'proxy_prefetch', source: 'apple_mpp', at });
+const prefetch = (at: string): AbEvent => ({
+  kind: 'open',
+  cls: 'machine',
+  reason: 'proxy_prefetch',
+  source: 'apple_mpp',
+  at,
+});
 /** A security gateway fetching the pixel and following every link at delivery. */
-const scanned = (kind: AbEvent['kind'], at: string): AbEvent => ({ kind, cls: 'machine', reason: 'scanner_agent', source: 'security_gateway', at });
+const scanned = (kind: AbEvent['kind'], at: string): AbEvent => ({
+  kind,
+  cls: 'machine',
+  reason: 'scanner_agent',
+  source: 'security_gateway',
+  at,
+});
 interface AbPerson {
   name: string;
   title: string;
@@ -1401,16 +1792,101 @@ interface AbPerson {
 }
 const AB_PEOPLE: AbPerson[] = [
   // Tuesday 15 September, 09:00 in each recipient's zone (the sender's hours permitting).
-  { name: 'Lukas Brandt', title: 'Freelance Backend Developer', country: 'DE', timeZone: 'Europe/Berlin', email: 'lukas@brandt-backend.example', variant: 'A', sent: '2026-09-15T07:00:40.000Z', events: [seen('open', '2026-09-15T07:41:00.000Z')] },
-  { name: 'Sara Lindgren', title: 'Freelance iOS Developer', country: 'SE', timeZone: 'Europe/Stockholm', email: 'sara@lindgren-apps.example', variant: 'A', sent: '2026-09-15T07:03:20.000Z', events: [prefetch('2026-09-15T07:04:05.000Z')], followUpEvents: [prefetch('2026-09-17T07:04:02.000Z')] },
-  { name: 'Tom Whitfield', title: 'Freelance Frontend Developer', country: 'GB', timeZone: 'Europe/London', email: 'tom@whitfield.example', variant: 'B', sent: '2026-09-15T08:00:20.000Z', events: [seen('open', '2026-09-15T12:55:00.000Z', 'google_proxy')], replied: '2026-09-15T13:40:00.000Z' },
-  { name: 'Inês Carvalho', title: 'Freelance Web Developer', country: 'PT', timeZone: 'Europe/Lisbon', email: 'ines@carvalho-web.example', variant: 'B', sent: '2026-09-15T08:03:15.000Z', events: [prefetch('2026-09-15T08:04:00.000Z'), seen('open', '2026-09-15T18:20:00.000Z', 'apple_mpp')] },
-  { name: 'Matteo Ricci', title: 'Freelance Full-Stack Developer', country: 'IT', timeZone: 'Europe/Rome', email: 'matteo@ricci-dev.example', variant: 'A', sent: '2026-09-15T07:06:10.000Z', events: [seen('open', '2026-09-15T09:30:00.000Z'), seen('click', '2026-09-15T09:31:00.000Z')], followUpEvents: [seen('open', '2026-09-17T10:02:00.000Z')] },
-  { name: 'Eva Novak', title: 'Freelance Data Engineer', country: 'CZ', timeZone: 'Europe/Prague', email: 'eva@novak-data.example', variant: 'A', sent: '2026-09-15T07:09:00.000Z' },
+  {
+    name: 'Lukas Brandt',
+    title: 'Freelance Backend Developer',
+    country: 'DE',
+    timeZone: 'Europe/Berlin',
+    email: 'lukas@brandt-backend.example',
+    variant: 'A',
+    sent: '2026-09-15T07:00:40.000Z',
+    events: [seen('open', '2026-09-15T07:41:00.000Z')],
+  },
+  {
+    name: 'Sara Lindgren',
+    title: 'Freelance iOS Developer',
+    country: 'SE',
+    timeZone: 'Europe/Stockholm',
+    email: 'sara@lindgren-apps.example',
+    variant: 'A',
+    sent: '2026-09-15T07:03:20.000Z',
+    events: [prefetch('2026-09-15T07:04:05.000Z')],
+    followUpEvents: [prefetch('2026-09-17T07:04:02.000Z')],
+  },
+  {
+    name: 'Tom Whitfield',
+    title: 'Freelance Frontend Developer',
+    country: 'GB',
+    timeZone: 'Europe/London',
+    email: 'tom@whitfield.example',
+    variant: 'B',
+    sent: '2026-09-15T08:00:20.000Z',
+    events: [seen('open', '2026-09-15T12:55:00.000Z', 'google_proxy')],
+    replied: '2026-09-15T13:40:00.000Z',
+  },
+  {
+    name: 'Inês Carvalho',
+    title: 'Freelance Web Developer',
+    country: 'PT',
+    timeZone: 'Europe/Lisbon',
+    email: 'ines@carvalho-web.example',
+    variant: 'B',
+    sent: '2026-09-15T08:03:15.000Z',
+    events: [prefetch('2026-09-15T08:04:00.000Z'), seen('open', '2026-09-15T18:20:00.000Z', 'apple_mpp')],
+  },
+  {
+    name: 'Matteo Ricci',
+    title: 'Freelance Full-Stack Developer',
+    country: 'IT',
+    timeZone: 'Europe/Rome',
+    email: 'matteo@ricci-dev.example',
+    variant: 'A',
+    sent: '2026-09-15T07:06:10.000Z',
+    events: [seen('open', '2026-09-15T09:30:00.000Z'), seen('click', '2026-09-15T09:31:00.000Z')],
+    followUpEvents: [seen('open', '2026-09-17T10:02:00.000Z')],
+  },
+  {
+    name: 'Eva Novak',
+    title: 'Freelance Data Engineer',
+    country: 'CZ',
+    timeZone: 'Europe/Prague',
+    email: 'eva@novak-data.example',
+    variant: 'A',
+    sent: '2026-09-15T07:09:00.000Z',
+  },
   // Wednesday 16 September: the other six (the daily cap of 6 new leads).
-  { name: 'Ruben Janssen', title: 'Freelance DevOps Engineer', country: 'NL', timeZone: 'Europe/Amsterdam', email: 'ruben@janssen-ops.example', variant: 'B', sent: '2026-09-16T07:01:00.000Z', events: [seen('open', '2026-09-16T09:50:00.000Z')], replied: '2026-09-16T10:15:00.000Z' },
-  { name: 'Aino Virtanen', title: 'Freelance Android Developer', country: 'FI', timeZone: 'Europe/Helsinki', email: 'aino@virtanen-apps.example', variant: 'B', sent: '2026-09-16T07:04:10.000Z', events: [prefetch('2026-09-16T07:05:00.000Z')] },
-  { name: 'Clara Weiss', title: 'Freelance Shopify Developer', country: 'AT', timeZone: 'Europe/Vienna', email: 'clara@weiss-shops.example', variant: 'B', sent: '2026-09-16T07:07:05.000Z', events: [seen('open', '2026-09-16T14:20:00.000Z'), seen('click', '2026-09-16T14:22:00.000Z')], replied: '2026-09-16T14:50:00.000Z' },
+  {
+    name: 'Ruben Janssen',
+    title: 'Freelance DevOps Engineer',
+    country: 'NL',
+    timeZone: 'Europe/Amsterdam',
+    email: 'ruben@janssen-ops.example',
+    variant: 'B',
+    sent: '2026-09-16T07:01:00.000Z',
+    events: [seen('open', '2026-09-16T09:50:00.000Z')],
+    replied: '2026-09-16T10:15:00.000Z',
+  },
+  {
+    name: 'Aino Virtanen',
+    title: 'Freelance Android Developer',
+    country: 'FI',
+    timeZone: 'Europe/Helsinki',
+    email: 'aino@virtanen-apps.example',
+    variant: 'B',
+    sent: '2026-09-16T07:04:10.000Z',
+    events: [prefetch('2026-09-16T07:05:00.000Z')],
+  },
+  {
+    name: 'Clara Weiss',
+    title: 'Freelance Shopify Developer',
+    country: 'AT',
+    timeZone: 'Europe/Vienna',
+    email: 'clara@weiss-shops.example',
+    variant: 'B',
+    sent: '2026-09-16T07:07:05.000Z',
+    events: [seen('open', '2026-09-16T14:20:00.000Z'), seen('click', '2026-09-16T14:22:00.000Z')],
+    replied: '2026-09-16T14:50:00.000Z',
+  },
   {
     name: 'Pablo Ortega',
     title: 'Freelance Python Developer',
@@ -1422,11 +1898,48 @@ const AB_PEOPLE: AbPerson[] = [
     events: [scanned('open', '2026-09-16T07:10:20.000Z'), scanned('click', '2026-09-16T07:10:21.000Z')],
     followUpEvents: [scanned('open', '2026-09-18T07:10:19.000Z'), scanned('click', '2026-09-18T07:10:20.000Z')],
   },
-  { name: 'Niamh Kelly', title: 'Freelance WordPress Developer', country: 'IE', timeZone: 'Europe/Dublin', email: 'niamh@kelly-sites.example', variant: 'A', sent: '2026-09-16T08:01:30.000Z', events: [seen('open', '2026-09-16T16:45:00.000Z')] },
-  { name: 'Jakub Nowak', title: 'Freelance Game Developer', country: 'PL', timeZone: 'Europe/Warsaw', email: 'jakub@nowak-games.example', variant: 'B', sent: '2026-09-16T07:13:05.000Z', events: [prefetch('2026-09-16T07:14:00.000Z'), seen('open', '2026-09-17T06:55:00.000Z', 'apple_mpp')], replied: '2026-09-17T07:20:00.000Z' },
+  {
+    name: 'Niamh Kelly',
+    title: 'Freelance WordPress Developer',
+    country: 'IE',
+    timeZone: 'Europe/Dublin',
+    email: 'niamh@kelly-sites.example',
+    variant: 'A',
+    sent: '2026-09-16T08:01:30.000Z',
+    events: [seen('open', '2026-09-16T16:45:00.000Z')],
+  },
+  {
+    name: 'Jakub Nowak',
+    title: 'Freelance Game Developer',
+    country: 'PL',
+    timeZone: 'Europe/Warsaw',
+    email: 'jakub@nowak-games.example',
+    variant: 'B',
+    sent: '2026-09-16T07:13:05.000Z',
+    events: [prefetch('2026-09-16T07:14:00.000Z'), seen('open', '2026-09-17T06:55:00.000Z', 'apple_mpp')],
+    replied: '2026-09-17T07:20:00.000Z',
+  },
   // Thursday 17 September: enrolled after the rule chose B, so both get B.
-  { name: 'Léa Fontaine', title: 'Freelance React Developer', country: 'FR', timeZone: 'Europe/Paris', email: 'lea@fontaine-react.example', variant: 'B', sent: '2026-09-17T08:00:30.000Z', events: [seen('open', '2026-09-17T11:50:00.000Z')], replied: '2026-09-17T12:30:00.000Z' },
-  { name: 'Dimitris Pappas', title: 'Freelance Embedded Developer', country: 'GR', timeZone: 'Europe/Athens', email: 'dimitris@pappas-embedded.example', variant: 'B', sent: '2026-09-17T08:06:00.000Z' },
+  {
+    name: 'Léa Fontaine',
+    title: 'Freelance React Developer',
+    country: 'FR',
+    timeZone: 'Europe/Paris',
+    email: 'lea@fontaine-react.example',
+    variant: 'B',
+    sent: '2026-09-17T08:00:30.000Z',
+    events: [seen('open', '2026-09-17T11:50:00.000Z')],
+    replied: '2026-09-17T12:30:00.000Z',
+  },
+  {
+    name: 'Dimitris Pappas',
+    title: 'Freelance Embedded Developer',
+    country: 'GR',
+    timeZone: 'Europe/Athens',
+    email: 'dimitris@pappas-embedded.example',
+    variant: 'B',
+    sent: '2026-09-17T08:06:00.000Z',
+  },
 ];
 /** The winner as recorded: the rule's test on the sends and replies at AB_DECIDED (test/api/demo-ab-test.test.ts recomputes it). */
 const AB_EVIDENCE = { rule: AB_RULE, z: 2.07, rates: { [DEMO_AB_TEST.variantA]: 0, [DEMO_AB_TEST.variantB]: 0.5714 } };
@@ -1440,17 +1953,39 @@ const addBusinessDays = (at: string, n: number) => {
   }
   return d.toISOString();
 };
-const abFirstHuman = (events: AbEvent[] | undefined, kind: AbEvent['kind']) => events?.find((e) => e.kind === kind && e.cls === 'human')?.at ?? null;
+const abFirstHuman = (events: AbEvent[] | undefined, kind: AbEvent['kind']) =>
+  events?.find((e) => e.kind === kind && e.cls === 'human')?.at ?? null;
 const abRun = AB_PEOPLE.map((p, i) => {
   const [first, last] = nameParts(p.name);
-  const values = { first_name: first, last_name: last, full_name: p.name, title: p.title, country: p.country, email: p.email, sender_name: 'Mara (Ledgerly sales)' };
-  const render = (config: Record<string, unknown>) => ({ recipient: p.email, subject: renderTemplate(String(config.subject), values).text, body: renderTemplate(String(config.body), values).text });
+  const values = {
+    first_name: first,
+    last_name: last,
+    full_name: p.name,
+    title: p.title,
+    country: p.country,
+    email: p.email,
+    sender_name: 'Mara (Ledgerly sales)',
+  };
+  const render = (config: Record<string, unknown>) => ({
+    recipient: p.email,
+    subject: renderTemplate(String(config.subject), values).text,
+    body: renderTemplate(String(config.body), values).text,
+  });
   const followUpAt = addBusinessDays(p.sent, 2);
   // The follow-up went out unless a reply stopped the sequence first or the campaign was completed before it was due.
   const followUpSent = !p.replied && followUpAt < AB_COMPLETED;
   return { p, i, first, last, render, followUpAt, followUpSent };
 });
-const abAction = (id: number, r: (typeof abRun)[number], step: DemoStep, state: string, at: string, content: Record<string, unknown>, events: AbEvent[] | undefined, extra: Record<string, unknown>) => ({
+const abAction = (
+  id: number,
+  r: (typeof abRun)[number],
+  step: DemoStep,
+  state: string,
+  at: string,
+  content: Record<string, unknown>,
+  events: AbEvent[] | undefined,
+  extra: Record<string, unknown>,
+) => ({
   id: demoId(id),
   workspace_id: DEMO_WORKSPACE_ID,
   campaign_id: AB_CAMPAIGN,
@@ -1479,7 +2014,18 @@ const abEvents = abRun.flatMap((r) => [
 ]);
 if (abEvents.length > 0x20) throw new Error('demo seed: the A/B tracking events overflow their id block');
 DEMO_ROWS.push(
-  { table: 'lead_lists', rows: [{ id: AB_LIST, workspace_id: DEMO_WORKSPACE_ID, app_id: demoId(0x100), name: 'Freelance developers (EU)', description: 'Added by hand for the subject-line test' }] },
+  {
+    table: 'lead_lists',
+    rows: [
+      {
+        id: AB_LIST,
+        workspace_id: DEMO_WORKSPACE_ID,
+        app_id: demoId(0x100),
+        name: 'Freelance developers (EU)',
+        description: 'Added by hand for the subject-line test',
+      },
+    ],
+  },
   {
     table: 'contacts',
     rows: abRun.map(({ p, i, first, last }) => ({
@@ -1496,7 +2042,16 @@ DEMO_ROWS.push(
       time_zone: p.timeZone,
     })),
   },
-  { table: 'leads', rows: abRun.map(({ i }) => ({ id: demoId(0xd20 + i), workspace_id: DEMO_WORKSPACE_ID, list_id: AB_LIST, contact_id: demoId(0xd10 + i), source: 'manual' })) },
+  {
+    table: 'leads',
+    rows: abRun.map(({ i }) => ({
+      id: demoId(0xd20 + i),
+      workspace_id: DEMO_WORKSPACE_ID,
+      list_id: AB_LIST,
+      contact_id: demoId(0xd10 + i),
+      source: 'manual',
+    })),
+  },
   {
     table: 'campaigns',
     rows: [
@@ -1505,7 +2060,8 @@ DEMO_ROWS.push(
         workspace_id: DEMO_WORKSPACE_ID,
         app_id: demoId(0x100),
         name: 'Freelance developers — subject line A/B test (email)',
-        description: 'Which first subject gets more replies: a short statement or a question? Sent in each recipient’s morning, opens and clicks tracked.',
+        description:
+          'Which first subject gets more replies: a short statement or a question? Sent in each recipient’s morning, opens and clicks tracked.',
         status: 'completed',
         time_zone: 'Europe/Berlin',
         window_time_zone: 'recipient',
@@ -1544,7 +2100,14 @@ DEMO_ROWS.push(
         campaign_id: AB_CAMPAIGN,
         version: 1,
         // As snapshotVersion writes them: variants and winnerRule only on a step with variants.
-        steps: JSON.stringify(abSteps.map(({ variants, winnerRule, ...x }) => ({ ...x, messageMode: null, hasAttachment: false, ...(variants ? { variants, winnerRule } : {}) }))),
+        steps: JSON.stringify(
+          abSteps.map(({ variants, winnerRule, ...x }) => ({
+            ...x,
+            messageMode: null,
+            hasAttachment: false,
+            ...(variants ? { variants, winnerRule } : {}),
+          })),
+        ),
         created_at: SEEDED_AT,
       },
     ],
@@ -1574,15 +2137,38 @@ DEMO_ROWS.push(
     rows: abRun.flatMap((r) => {
       const variant = AB_VARIANTS[r.p.variant === 'A' ? 0 : 1];
       return [
-        abAction(0xd40 + r.i, r, abSteps[0], 'executed', r.p.sent, r.render(variant.config), r.p.events, { variant_id: variant.id, replied_at: r.p.replied ?? null }),
-        abAction(0xd50 + r.i, r, abSteps[2], r.followUpSent ? 'executed' : 'canceled', r.followUpAt, r.render(abSteps[2].config), r.followUpSent ? r.p.followUpEvents : undefined, { variant_id: null }),
+        abAction(0xd40 + r.i, r, abSteps[0], 'executed', r.p.sent, r.render(variant.config), r.p.events, {
+          variant_id: variant.id,
+          replied_at: r.p.replied ?? null,
+        }),
+        abAction(
+          0xd50 + r.i,
+          r,
+          abSteps[2],
+          r.followUpSent ? 'executed' : 'canceled',
+          r.followUpAt,
+          r.render(abSteps[2].config),
+          r.followUpSent ? r.p.followUpEvents : undefined,
+          { variant_id: null },
+        ),
       ];
     }),
   },
   {
     table: 'step_winners',
     key: ['step_id'],
-    rows: [{ step_id: AB_STEP, campaign_id: AB_CAMPAIGN, workspace_id: DEMO_WORKSPACE_ID, variant_id: DEMO_AB_TEST.variantB, chosen_by: 'auto', user_id: null, evidence: JSON.stringify(AB_EVIDENCE), chosen_at: AB_DECIDED }],
+    rows: [
+      {
+        step_id: AB_STEP,
+        campaign_id: AB_CAMPAIGN,
+        workspace_id: DEMO_WORKSPACE_ID,
+        variant_id: DEMO_AB_TEST.variantB,
+        chosen_by: 'auto',
+        user_id: null,
+        evidence: JSON.stringify(AB_EVIDENCE),
+        chosen_at: AB_DECIDED,
+      },
+    ],
   },
   {
     table: 'tracking_events',
@@ -1601,14 +2187,78 @@ DEMO_ROWS.push(
   },
 );
 
-const JSON_COLUMNS = new Set(['app_ids', 'icp_filters', 'config', 'filters', 'signal_keys', 'evidence', 'reasons', 'candidate', 'enriched_fields', 'edited_fields', 'fields_filled', 'fields_kept', 'scope_app_ids', 'columns', 'sample', 'suggested_mapping', 'mapping', 'values', 'titles', 'seniorities', 'working_hours', 'caps', 'sending_windows', 'account_ids', 'country_rule', 'steps', 'content', 'attachments', 'ai_reply', 'payload', 'variants', 'winner_rule']);
-const TIMESTAMPED = new Set(['users', 'workspaces', 'team_members', 'subscriptions', 'apps', 'lead_lists', 'discovery_agents', 'agent_signals', 'agent_sources', 'discovered_leads', 'contacts', 'leads', 'list_imports', 'cdm_imports', 'cdm_import_companies', 'cdm_import_members', 'platform_accounts', 'campaigns', 'campaign_steps', 'enrollments', 'scheduled_actions', 'conversations', 'booking_providers', 'meetings', 'booking_backfills']);
+const JSON_COLUMNS = new Set([
+  'app_ids',
+  'icp_filters',
+  'config',
+  'filters',
+  'signal_keys',
+  'evidence',
+  'reasons',
+  'candidate',
+  'enriched_fields',
+  'edited_fields',
+  'fields_filled',
+  'fields_kept',
+  'scope_app_ids',
+  'columns',
+  'sample',
+  'suggested_mapping',
+  'mapping',
+  'values',
+  'titles',
+  'seniorities',
+  'working_hours',
+  'caps',
+  'sending_windows',
+  'account_ids',
+  'country_rule',
+  'steps',
+  'content',
+  'attachments',
+  'ai_reply',
+  'payload',
+  'variants',
+  'winner_rule',
+]);
+const TIMESTAMPED = new Set([
+  'users',
+  'workspaces',
+  'team_members',
+  'subscriptions',
+  'apps',
+  'lead_lists',
+  'discovery_agents',
+  'agent_signals',
+  'agent_sources',
+  'discovered_leads',
+  'contacts',
+  'leads',
+  'list_imports',
+  'cdm_imports',
+  'cdm_import_companies',
+  'cdm_import_members',
+  'platform_accounts',
+  'campaigns',
+  'campaign_steps',
+  'enrollments',
+  'scheduled_actions',
+  'conversations',
+  'booking_providers',
+  'meetings',
+  'booking_backfills',
+]);
 
 /**
  * `insert ... on conflict (id) do update ... where <seeded columns differ>`: a no-op on unchanged
  * rows, so `updated_at` moves only when the seed itself changed.
  */
-async function upsert(em: EntityManager, table: string, row: Record<string, unknown>, key: string[] = ['id']): Promise<number> {
+async function upsert(
+  em: EntityManager,
+  table: string,
+  row: Record<string, unknown>,
+  key: string[] = ['id'],
+): Promise<number> {
   const cols = Object.keys(row);
   const stamped = TIMESTAMPED.has(table);
   const insertCols = stamped ? [...cols, 'created_at', 'updated_at'] : cols;
@@ -1628,12 +2278,20 @@ export async function seedDemo(em: EntityManager): Promise<{ workspaceId: string
   return em.transactional(async (tx) => {
     // One seeder at a time (API joins racing with the CLI).
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['seed:demo']);
-    const squatter = await tx.execute<{ id: string }[]>('select id from users where email = ? and id <> ?', [DEMO_USER_EMAIL, DEMO_USER_ID]);
-    if (squatter.length) throw new Error(`cannot seed the demo workspace: another account (${squatter[0].id}) uses ${DEMO_USER_EMAIL}`);
+    const squatter = await tx.execute<{ id: string }[]>('select id from users where email = ? and id <> ?', [
+      DEMO_USER_EMAIL,
+      DEMO_USER_ID,
+    ]);
+    if (squatter.length)
+      throw new Error(`cannot seed the demo workspace: another account (${squatter[0].id}) uses ${DEMO_USER_EMAIL}`);
     let changed = 0;
     for (const { table, rows, key } of DEMO_ROWS) for (const row of rows) changed += await upsert(tx, table, row, key);
     // Its analytics (a repair too): the scheduled rollup looks back 48 hours only, the Demo's facts are older.
-    await rollupAnalytics(tx, { from: new Date(SEEDED_AT), to: new Date(Date.now() + 3_600_000), workspaceId: DEMO_WORKSPACE_ID });
+    await rollupAnalytics(tx, {
+      from: new Date(SEEDED_AT),
+      to: new Date(Date.now() + 3_600_000),
+      workspaceId: DEMO_WORKSPACE_ID,
+    });
     return { workspaceId: DEMO_WORKSPACE_ID, changed };
   });
 }

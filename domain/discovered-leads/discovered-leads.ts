@@ -28,7 +28,8 @@ export const TRANSITIONS: Record<DiscoveredLeadStatus, DiscoveredLeadStatus[]> =
   approved: [],
 };
 
-export type BatchResult = 'approved' | 'already_approved' | 'rejected' | 'already_rejected' | 'not_found' | 'invalid_transition';
+export type BatchResult =
+  'approved' | 'already_approved' | 'rejected' | 'already_rejected' | 'not_found' | 'invalid_transition';
 
 export interface DiscoveredLeadRow {
   id: string;
@@ -100,7 +101,11 @@ export interface DiscoveredLeadFilters {
 }
 
 /** The WHERE clause both the list and the counts use, so that they agree. Checks app/agent ownership (404/403). */
-async function filterSql(em: EntityManager, actor: Actor, f: DiscoveredLeadFilters): Promise<{ sql: string; params: unknown[] }> {
+async function filterSql(
+  em: EntityManager,
+  actor: Actor,
+  f: DiscoveredLeadFilters,
+): Promise<{ sql: string; params: unknown[] }> {
   const parts = ['d.workspace_id = ?'];
   const params: unknown[] = [actor.workspaceId];
   if (f.app_id) {
@@ -131,10 +136,18 @@ async function filterSql(em: EntityManager, actor: Actor, f: DiscoveredLeadFilte
 }
 
 /** One page (`limit + 1` rows), newest first (UUIDv7 ids sort by creation); the cursor is the last id seen. */
-export async function listDiscoveredLeads(em: EntityManager, actor: Actor, f: DiscoveredLeadFilters, page: PageRequest): Promise<DiscoveredLeadRow[]> {
+export async function listDiscoveredLeads(
+  em: EntityManager,
+  actor: Actor,
+  f: DiscoveredLeadFilters,
+  page: PageRequest,
+): Promise<DiscoveredLeadRow[]> {
   const w = await filterSql(em, actor, f);
   const k = keysetSql(page, 'd.id', 'desc');
-  const rows: DiscoveredLeadRow[] = await em.execute(`select ${COLUMNS} from discovered_leads d where ${w.sql}${k.sql}`, [...w.params, ...k.params]);
+  const rows: DiscoveredLeadRow[] = await em.execute(
+    `select ${COLUMNS} from discovered_leads d where ${w.sql}${k.sql}`,
+    [...w.params, ...k.params],
+  );
   return rows.map(norm);
 }
 
@@ -171,14 +184,19 @@ export async function countDiscoveredLeads(em: EntityManager, actor: Actor, f: D
 
 /** A discovered lead of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireDiscoveredLead(em: EntityManager, actor: Actor, id: string): Promise<DiscoveredLeadRow> {
-  const [row]: DiscoveredLeadRow[] = await em.execute(`select ${COLUMNS} from discovered_leads d where d.id = ? and d.workspace_id = ?`, [id, actor.workspaceId]);
+  const [row]: DiscoveredLeadRow[] = await em.execute(
+    `select ${COLUMNS} from discovered_leads d where d.id = ? and d.workspace_id = ?`,
+    [id, actor.workspaceId],
+  );
   if (!row) throw notFound('discovered lead');
   return norm(row);
 }
 
 export async function getDiscoveredLeadContact(em: EntityManager, row: DiscoveredLeadRow): Promise<string | null> {
   if (!row.approved_lead_id) return null;
-  const [lead]: { contact_id: string }[] = await em.execute('select contact_id from leads where id = ?', [row.approved_lead_id]);
+  const [lead]: { contact_id: string }[] = await em.execute('select contact_id from leads where id = ?', [
+    row.approved_lead_id,
+  ]);
   return lead?.contact_id ?? null;
 }
 
@@ -201,7 +219,12 @@ type Locked = DiscoveredLeadRow & { agent_list_id: string | null };
  * Selects and locks the workspace's rows of these ids (in id order, so concurrent batches do not
  * deadlock), leaving out the ids the access policy refused the caller (another product's: `not_found`).
  */
-async function lockRows(tx: EntityManager, actor: Actor, ids: string[], refused: ReadonlySet<string>): Promise<Map<string, Locked>> {
+async function lockRows(
+  tx: EntityManager,
+  actor: Actor,
+  ids: string[],
+  refused: ReadonlySet<string>,
+): Promise<Map<string, Locked>> {
   const visible = ids.filter((id) => !refused.has(id.toLowerCase()));
   const rows: Locked[] = await tx.execute(
     `select ${COLUMNS}, a.list_id as agent_list_id from discovered_leads d join discovery_agents a on a.id = d.agent_id
@@ -217,7 +240,13 @@ async function lockRows(tx: EntityManager, actor: Actor, ids: string[], refused:
  * leads, (re-read leads that existed), update the rows. `listId` must be a list of each lead's product
  * (400 `invalid_list_id`); without it each lead goes to its agent's list (400 `no_list` if it has none).
  */
-export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, ids: string[], listId: string | undefined, refused: ReadonlySet<string>): Promise<Approval[]> {
+export async function approveDiscoveredLeads(
+  em: EntityManager,
+  actor: Actor,
+  ids: string[],
+  listId: string | undefined,
+  refused: ReadonlySet<string>,
+): Promise<Approval[]> {
   assertWritable(actor);
   const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
   if (unique.length > MAX_BATCH) throw badRequest('invalid_body', `at most ${MAX_BATCH} ids per batch`);
@@ -226,20 +255,39 @@ export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, id
     // The named list is read only when something is to be approved (a batch of unknown ids is all not_found).
     let list: { id: string; app_id: string } | undefined;
     if (listId && [...rows.values()].some((r) => r.status !== 'approved')) {
-      [list] = await tx.execute('select id, app_id from lead_lists where id = ? and workspace_id = ?', [listId, actor.workspaceId]);
-      if (!list) throw badRequest('invalid_list_id', 'invalid list ID; the list must belong to the product of the discovered lead');
+      [list] = await tx.execute('select id, app_id from lead_lists where id = ? and workspace_id = ?', [
+        listId,
+        actor.workspaceId,
+      ]);
+      if (!list)
+        throw badRequest(
+          'invalid_list_id',
+          'invalid list ID; the list must belong to the product of the discovered lead',
+        );
     }
     const results = new Map<string, Approval>();
     const pending: (Locked & { list_id: string; emailKey: string | null; urlKey: string | null })[] = [];
     for (const id of unique) {
       const r = rows.get(id);
       if (!r) results.set(id, { id, result: 'not_found' });
-      else if (r.status === 'approved') results.set(id, { id, result: 'already_approved', listId: r.approved_list_id ?? undefined, leadId: r.approved_lead_id ?? undefined, created: false });
+      else if (r.status === 'approved')
+        results.set(id, {
+          id,
+          result: 'already_approved',
+          listId: r.approved_list_id ?? undefined,
+          leadId: r.approved_lead_id ?? undefined,
+          created: false,
+        });
       else if (!TRANSITIONS[r.status]?.includes('approved')) results.set(id, { id, result: 'invalid_transition' });
       else {
-        if (list && list.app_id !== r.app_id) throw badRequest('invalid_list_id', 'invalid list ID; the list must belong to the product of the discovered lead');
+        if (list && list.app_id !== r.app_id)
+          throw badRequest(
+            'invalid_list_id',
+            'invalid list ID; the list must belong to the product of the discovered lead',
+          );
         const target = list?.id ?? r.agent_list_id;
-        if (!target) throw badRequest('no_list', 'no list given and the discovered lead’s agent has no list', { ids: [id] });
+        if (!target)
+          throw badRequest('no_list', 'no list given and the discovered lead’s agent has no list', { ids: [id] });
         const emailKey = normaliseEmail(r.email);
         const urlKey = normaliseProfileUrl(r.profile_url);
         // Without an identifier there is no contact to create: it cannot be approved.
@@ -252,7 +300,8 @@ export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, id
       // Leads: one per (list, contact), inserted once; the ones that existed are read back.
       const pairKey = (listIdOf: string, contactId: string) => `${listIdOf}:${contactId}`;
       const pairs = new Map<string, { list_id: string; contact_id: string }>();
-      for (const p of pending) pairs.set(pairKey(p.list_id, resolve(p)!), { list_id: p.list_id, contact_id: resolve(p)! });
+      for (const p of pending)
+        pairs.set(pairKey(p.list_id, resolve(p)!), { list_id: p.list_id, contact_id: resolve(p)! });
       const created: { id: string; list_id: string; contact_id: string }[] = await tx.execute(
         `insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)
          select v.id, ?, v.list_id, v.contact_id, 'discovery', now(), now() from json_to_recordset(?::json) as v(id uuid, list_id uuid, contact_id uuid)
@@ -277,13 +326,23 @@ export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, id
         const k = pairKey(p.list_id, contactId);
         const created = createdKeys.has(k) && !claimed.has(k);
         claimed.add(k);
-        results.set(p.id, { id: p.id, result: 'approved', listId: p.list_id, leadId: leads.get(k)!, contactId, created });
+        results.set(p.id, {
+          id: p.id,
+          result: 'approved',
+          listId: p.list_id,
+          leadId: leads.get(k)!,
+          contactId,
+          created,
+        });
       }
       await tx.execute(
         `update discovered_leads d set status = 'approved', approved_lead_id = v.lead_id, approved_list_id = v.list_id, reviewed_at = now(),
            reviewed_by = ?, reject_reason = null, updated_at = now()
          from json_to_recordset(?::json) as v(id uuid, lead_id uuid, list_id uuid) where d.id = v.id`,
-        [actor.userId, JSON.stringify(pending.map((p) => ({ id: p.id, lead_id: results.get(p.id)!.leadId, list_id: p.list_id })))],
+        [
+          actor.userId,
+          JSON.stringify(pending.map((p) => ({ id: p.id, lead_id: results.get(p.id)!.leadId, list_id: p.list_id }))),
+        ],
       );
     }
     return unique.map((id) => results.get(id)!);
@@ -291,7 +350,13 @@ export async function approveDiscoveredLeads(em: EntityManager, actor: Actor, id
 }
 
 /** Rejects the given ids with a reason (one select-for-update and one update). Approved leads are `invalid_transition`. */
-export async function rejectDiscoveredLeads(em: EntityManager, actor: Actor, ids: string[], reason: string, refused: ReadonlySet<string>): Promise<{ id: string; result: BatchResult }[]> {
+export async function rejectDiscoveredLeads(
+  em: EntityManager,
+  actor: Actor,
+  ids: string[],
+  reason: string,
+  refused: ReadonlySet<string>,
+): Promise<{ id: string; result: BatchResult }[]> {
   assertWritable(actor);
   const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
   if (unique.length > MAX_BATCH) throw badRequest('invalid_body', `at most ${MAX_BATCH} ids per batch`);
@@ -317,12 +382,22 @@ export async function rejectDiscoveredLeads(em: EntityManager, actor: Actor, ids
 }
 
 /** One approval: 404/403 like a read, then the batch path for one id. */
-export async function approveDiscoveredLead(em: EntityManager, actor: Actor, id: string, listId?: string): Promise<Approval> {
+export async function approveDiscoveredLead(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  listId?: string,
+): Promise<Approval> {
   assertWritable(actor);
   await requireDiscoveredLead(em, actor, id);
   const [a] = await approveDiscoveredLeads(em, actor, [id], listId, new Set()); // the id passed requireDiscoveredLead
   if (a.result === 'not_found') throw notFound('discovered lead');
-  if (a.result === 'invalid_transition') throw new AppError(409, 'invalid_transition', 'this discovered lead cannot be approved (it has no email or profile URL)');
+  if (a.result === 'invalid_transition')
+    throw new AppError(
+      409,
+      'invalid_transition',
+      'this discovered lead cannot be approved (it has no email or profile URL)',
+    );
   if (a.result === 'already_approved' && a.leadId) {
     const [lead]: { contact_id: string }[] = await em.execute('select contact_id from leads where id = ?', [a.leadId]);
     a.contactId = lead?.contact_id;
@@ -331,11 +406,17 @@ export async function approveDiscoveredLead(em: EntityManager, actor: Actor, id:
 }
 
 /** One rejection: 404/403 like a read; approved → 409 `invalid_transition`; a repeat keeps the first reason. */
-export async function rejectDiscoveredLead(em: EntityManager, actor: Actor, id: string, reason: string): Promise<BatchResult> {
+export async function rejectDiscoveredLead(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  reason: string,
+): Promise<BatchResult> {
   assertWritable(actor);
   await requireDiscoveredLead(em, actor, id);
   const [r] = await rejectDiscoveredLeads(em, actor, [id], reason, new Set()); // the id passed requireDiscoveredLead
   if (r.result === 'not_found') throw notFound('discovered lead');
-  if (r.result === 'invalid_transition') throw new AppError(409, 'invalid_transition', 'an approved discovered lead cannot be rejected');
+  if (r.result === 'invalid_transition')
+    throw new AppError(409, 'invalid_transition', 'an approved discovered lead cannot be rejected');
   return r.result;
 }

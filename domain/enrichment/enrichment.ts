@@ -12,7 +12,15 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Enrichment, type EnrichmentTarget, type IEnrichment } from '../../db/entities/Enrichment.js';
-import { ENRICHABLE_FIELDS, FIELD_COLUMNS, isQueryable, type EnrichableField, type EnrichedPerson, type EnrichmentMatch, type EnrichmentQuery } from '../../lib/enrichment/types.js';
+import {
+  ENRICHABLE_FIELDS,
+  FIELD_COLUMNS,
+  isQueryable,
+  type EnrichableField,
+  type EnrichedPerson,
+  type EnrichmentMatch,
+  type EnrichmentQuery,
+} from '../../lib/enrichment/types.js';
 import { normaliseEmail, normaliseProfileUrl } from '../../lib/normalise.js';
 import { debitCredits, holdCredits, releaseCredits } from '../billing/credits.js';
 import { assertWritable } from '../demo/demo.js';
@@ -33,7 +41,8 @@ export const ENRICHMENT_COST = 1;
 export const ENRICHMENT_HOLD_MS = 30 * 60_000;
 
 /** The ledger key of an attempt's charge, and of its hold. */
-const chargeKey = (kind: EnrichmentTarget, targetId: string, attempt: number) => `enrich:${kind}:${targetId}:${attempt}`;
+const chargeKey = (kind: EnrichmentTarget, targetId: string, attempt: number) =>
+  `enrich:${kind}:${targetId}:${attempt}`;
 
 const holdFor = (kind: EnrichmentTarget, targetId: string, attempt: number) => ({
   key: chargeKey(kind, targetId, attempt),
@@ -55,7 +64,12 @@ export interface EnrichmentStart {
 }
 
 /** The target in the actor's workspace (404 otherwise; who may touch it was checked before: domain/access.ts) and its product (null for contacts). */
-async function requireTarget(em: EntityManager, actor: Actor, kind: EnrichmentTarget, id: string): Promise<{ appId: string | null; row: TargetRow }> {
+async function requireTarget(
+  em: EntityManager,
+  actor: Actor,
+  kind: EnrichmentTarget,
+  id: string,
+): Promise<{ appId: string | null; row: TargetRow }> {
   if (kind === 'discovered-lead') await requireDiscoveredLead(em, actor, id);
   const row = await readTarget(em, kind, id, actor.workspaceId);
   if (!row) throw notFound(kind === 'contact' ? 'contact' : 'discovered lead');
@@ -70,12 +84,22 @@ type TargetRow = Record<string, unknown> & {
   enriched_fields: string[] | string;
 };
 
-async function readTarget(em: EntityManager, kind: EnrichmentTarget, id: string, workspaceId: string, lock = false): Promise<TargetRow | null> {
-  const [row]: TargetRow[] = await em.execute(`select * from ${TABLE[kind]} where id = ? and workspace_id = ?${lock ? ' for update' : ''}`, [id, workspaceId]);
+async function readTarget(
+  em: EntityManager,
+  kind: EnrichmentTarget,
+  id: string,
+  workspaceId: string,
+  lock = false,
+): Promise<TargetRow | null> {
+  const [row]: TargetRow[] = await em.execute(
+    `select * from ${TABLE[kind]} where id = ? and workspace_id = ?${lock ? ' for update' : ''}`,
+    [id, workspaceId],
+  );
   return row ?? null;
 }
 
-const jsonList = (v: unknown): string[] => (Array.isArray(v) ? v : typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
+const jsonList = (v: unknown): string[] =>
+  Array.isArray(v) ? v : typeof v === 'string' ? (JSON.parse(v) as string[]) : [];
 
 export function queryOf(row: TargetRow): EnrichmentQuery {
   const s = (c: string) => (typeof row[c] === 'string' && (row[c] as string).trim() ? (row[c] as string) : null);
@@ -90,7 +114,11 @@ export function queryOf(row: TargetRow): EnrichmentQuery {
   };
 }
 
-export async function latestAttempt(em: EntityManager, kind: EnrichmentTarget, targetId: string): Promise<IEnrichment | null> {
+export async function latestAttempt(
+  em: EntityManager,
+  kind: EnrichmentTarget,
+  targetId: string,
+): Promise<IEnrichment | null> {
   return em.findOne(Enrichment, { targetKind: kind, targetId }, { orderBy: { attempt: 'desc' } });
 }
 
@@ -112,7 +140,13 @@ export async function requestEnrichment(
 ): Promise<{ enrichment: IEnrichment; outcome: RequestOutcome }> {
   assertWritable(actor);
   const { appId, row } = await requireTarget(em, actor, kind, targetId);
-  const start = (e: IEnrichment): EnrichmentStart => ({ enrichmentId: e.id, kind, targetId, workspaceId: actor.workspaceId, appId });
+  const start = (e: IEnrichment): EnrichmentStart => ({
+    enrichmentId: e.id,
+    kind,
+    targetId,
+    workspaceId: actor.workspaceId,
+    appId,
+  });
   for (let tries = 0; ; tries++) {
     const latest = await latestAttempt(em, kind, targetId);
     if (latest && (latest.status === 'queued' || latest.status === 'running')) {
@@ -128,7 +162,14 @@ export async function requestEnrichment(
     try {
       attempt = await em.transactional(async (tx) => {
         await holdCredits(tx, actor.workspaceId, ENRICHMENT_COST, holdFor(kind, targetId, number));
-        const created = tx.create(Enrichment, { workspace: actor.workspaceId, targetKind: kind, targetId, attempt: number, status: 'queued', requestedBy: actor.userId });
+        const created = tx.create(Enrichment, {
+          workspace: actor.workspaceId,
+          targetKind: kind,
+          targetId,
+          attempt: number,
+          status: 'queued',
+          requestedBy: actor.userId,
+        });
         await tx.flush();
         return created;
       });
@@ -160,7 +201,12 @@ export async function prepareEnrichment(em: EntityManager, enrichmentId: string)
   if (e.status === 'completed' || e.status === 'failed') return { run: false, status: e.status };
   const row = await readTarget(em, e.targetKind as EnrichmentTarget, e.targetId, e.workspace.id);
   if (!row) throw new AppError(404, 'not_found', 'the target was deleted');
-  await holdCredits(em, e.workspace.id, ENRICHMENT_COST, holdFor(e.targetKind as EnrichmentTarget, e.targetId, e.attempt));
+  await holdCredits(
+    em,
+    e.workspace.id,
+    ENRICHMENT_COST,
+    holdFor(e.targetKind as EnrichmentTarget, e.targetId, e.attempt),
+  );
   if (e.status === 'queued') {
     e.status = 'running';
     e.startedAt = new Date();
@@ -170,9 +216,16 @@ export async function prepareEnrichment(em: EntityManager, enrichmentId: string)
 }
 
 /** Records the attempt failed and gives its credit hold back. */
-export async function failEnrichment(em: EntityManager, enrichmentId: string, code: string, message: string): Promise<void> {
+export async function failEnrichment(
+  em: EntityManager,
+  enrichmentId: string,
+  code: string,
+  message: string,
+): Promise<void> {
   await em.transactional(async (tx) => {
-    const [e] = await tx.execute<{ workspace_id: string; target_kind: EnrichmentTarget; target_id: string; attempt: number }[]>(
+    const [e] = await tx.execute<
+      { workspace_id: string; target_kind: EnrichmentTarget; target_id: string; attempt: number }[]
+    >(
       `update enrichments set status = 'failed', error_code = ?, error_message = ?, finished_at = now() where id = ? and status in ('queued', 'running')
        returning workspace_id, target_kind, target_id, attempt`,
       [code.slice(0, 40), message.slice(0, 500), enrichmentId],
@@ -191,7 +244,11 @@ export interface FieldPlan {
  * Which found values to write: never a field a person edited (provenance), never an identity field
  * that already has a value (email, profile URL), never a value equal to the current one, never a blank.
  */
-export function planFields(current: Partial<Record<EnrichableField, string | null>>, edited: readonly string[], found: EnrichedPerson): FieldPlan {
+export function planFields(
+  current: Partial<Record<EnrichableField, string | null>>,
+  edited: readonly string[],
+  found: EnrichedPerson,
+): FieldPlan {
   const plan: FieldPlan = { set: {}, kept: [] };
   for (const f of ENRICHABLE_FIELDS) {
     const v = found[f]?.trim();
@@ -217,9 +274,20 @@ export interface ApplyOutcome {
  * Applies the provider's answer in one transaction (see the file comment). Idempotent: an attempt
  * already completed returns what it recorded and changes nothing.
  */
-export async function applyEnrichment(em: EntityManager, enrichmentId: string, provider: string, match: EnrichmentMatch | null): Promise<ApplyOutcome> {
+export async function applyEnrichment(
+  em: EntityManager,
+  enrichmentId: string,
+  provider: string,
+  match: EnrichmentMatch | null,
+): Promise<ApplyOutcome> {
   return em.transactional(async (tx) => {
-    const [e]: { status: string; attempt: number; target_kind: EnrichmentTarget; target_id: string; workspace_id: string }[] = await tx.execute(
+    const [e]: {
+      status: string;
+      attempt: number;
+      target_kind: EnrichmentTarget;
+      target_id: string;
+      workspace_id: string;
+    }[] = await tx.execute(
       'select status, attempt, target_kind, target_id, workspace_id from enrichments where id = ? for update',
       [enrichmentId],
     );
@@ -231,7 +299,9 @@ export async function applyEnrichment(em: EntityManager, enrichmentId: string, p
     const kind = e.target_kind;
     const row = await readTarget(tx, kind, e.target_id, e.workspace_id, true);
     if (!row) throw new AppError(404, 'not_found', 'the target was deleted');
-    const current = Object.fromEntries(ENRICHABLE_FIELDS.map((f) => [f, (row[FIELD_COLUMNS[f]] as string | null) ?? null]));
+    const current = Object.fromEntries(
+      ENRICHABLE_FIELDS.map((f) => [f, (row[FIELD_COLUMNS[f]] as string | null) ?? null]),
+    );
     const plan = planFields(current, kind === 'contact' ? jsonList(row.edited_fields) : [], match?.person ?? {});
     if (kind === 'contact') await dropTakenIdentities(tx, e.workspace_id, row.id, plan);
 
@@ -244,8 +314,9 @@ export async function applyEnrichment(em: EntityManager, enrichmentId: string, p
     }
     if (kind === 'contact') {
       // The dedupe keys follow the identity fields they are computed from.
-      if (plan.set.email) sets.push('email_normalised = ?'), params.push(normaliseEmail(plan.set.email));
-      if (plan.set.profileUrl) sets.push('profile_url_normalised = ?'), params.push(normaliseProfileUrl(plan.set.profileUrl));
+      if (plan.set.email) (sets.push('email_normalised = ?'), params.push(normaliseEmail(plan.set.email)));
+      if (plan.set.profileUrl)
+        (sets.push('profile_url_normalised = ?'), params.push(normaliseProfileUrl(plan.set.profileUrl)));
     }
     const provenance = [...new Set([...jsonList(row.enriched_fields), ...filled])];
     sets.push('enriched_fields = ?::jsonb', 'enriched_at = now()', 'updated_at = now()');
@@ -261,14 +332,27 @@ export async function applyEnrichment(em: EntityManager, enrichmentId: string, p
     await tx.execute(
       `update enrichments set status = 'completed', provider = ?, found = ?, fields_filled = ?::jsonb, fields_kept = ?::jsonb,
          credits_charged = ?, promoted = ?, finished_at = now(), started_at = coalesce(started_at, now()) where id = ?`,
-      [provider.slice(0, 40), Boolean(match), JSON.stringify(filled), JSON.stringify(plan.kept), charged, promoted, enrichmentId],
+      [
+        provider.slice(0, 40),
+        Boolean(match),
+        JSON.stringify(filled),
+        JSON.stringify(plan.kept),
+        charged,
+        promoted,
+        enrichmentId,
+      ],
     );
     return { status: 'completed', found: Boolean(match), fieldsFilled: filled, promoted };
   });
 }
 
 /** A contact's email / profile URL must stay unique in the workspace: a value another contact has is not taken. */
-async function dropTakenIdentities(tx: EntityManager, workspaceId: string, contactId: string, plan: FieldPlan): Promise<void> {
+async function dropTakenIdentities(
+  tx: EntityManager,
+  workspaceId: string,
+  contactId: string,
+  plan: FieldPlan,
+): Promise<void> {
   const checks: [EnrichableField, string, string | null][] = [
     ['email', 'email_normalised', normaliseEmail(plan.set.email ?? null)],
     ['profileUrl', 'profile_url_normalised', normaliseProfileUrl(plan.set.profileUrl ?? null)],
@@ -279,7 +363,10 @@ async function dropTakenIdentities(tx: EntityManager, workspaceId: string, conta
       delete plan.set[field];
       continue;
     }
-    const taken: unknown[] = await tx.execute(`select 1 from contacts where workspace_id = ? and ${column} = ? and id <> ? limit 1`, [workspaceId, key, contactId]);
+    const taken: unknown[] = await tx.execute(
+      `select 1 from contacts where workspace_id = ? and ${column} = ? and id <> ? limit 1`,
+      [workspaceId, key, contactId],
+    );
     if (taken.length) delete plan.set[field];
   }
 }

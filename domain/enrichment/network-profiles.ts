@@ -50,7 +50,12 @@ const queryOf = (p: Person): ProfileQuery => ({
   profileUrl: p.profile_url,
 });
 
-const resolvable = (p: Person): boolean => Boolean(p.email?.trim() || p.profile_url?.trim() || (p.full_name?.trim() && (p.company?.trim() || p.company_domain?.trim())));
+const resolvable = (p: Person): boolean =>
+  Boolean(
+    p.email?.trim() ||
+    p.profile_url?.trim() ||
+    (p.full_name?.trim() && (p.company?.trim() || p.company_domain?.trim())),
+  );
 
 async function lookUp(connector: NetworkConnector, person: Person): Promise<NetworkProfile | null> {
   if (!resolvable(person)) throw notResolvable();
@@ -65,7 +70,8 @@ async function lookUp(connector: NetworkConnector, person: Person): Promise<Netw
   }
 }
 
-const notResolvable = () => new AppError(409, 'not_resolvable', 'resolving a profile needs a name with a company, an email or a profile URL');
+const notResolvable = () =>
+  new AppError(409, 'not_resolvable', 'resolving a profile needs a name with a company, an email or a profile URL');
 
 /** Whether the target's own profile URL leaves room for the found one: empty, or the same profile. */
 function fits(current: string | null, found: string): 'empty' | 'same' | 'different' {
@@ -73,12 +79,25 @@ function fits(current: string | null, found: string): 'empty' | 'same' | 'differ
   return normaliseProfileUrl(current) === normaliseProfileUrl(found) ? 'same' : 'different';
 }
 
-export async function resolveDiscoveredLeadProfile(em: EntityManager, actor: Actor, connector: NetworkConnector, id: string): Promise<ResolveOutcome> {
+export async function resolveDiscoveredLeadProfile(
+  em: EntityManager,
+  actor: Actor,
+  connector: NetworkConnector,
+  id: string,
+): Promise<ResolveOutcome> {
   assertWritable(actor);
   await requireDiscoveredLead(em, actor, id);
   const [row]: Person[] = await em.execute('select * from discovered_leads where id = ?', [id]);
   const profile = await lookUp(connector, row);
-  const out: ResolveOutcome = { targetKind: 'discovered-lead', targetId: id, contactId: null, connector: connector.name, profile, stored: false, reason: 'no_match' };
+  const out: ResolveOutcome = {
+    targetKind: 'discovered-lead',
+    targetId: id,
+    contactId: null,
+    connector: connector.name,
+    profile,
+    stored: false,
+    reason: 'no_match',
+  };
   if (!profile) return out;
   const fit = fits(row.profile_url, profile.profileUrl);
   if (fit === 'different') return { ...out, reason: 'different_profile_set' };
@@ -91,31 +110,60 @@ export async function resolveDiscoveredLeadProfile(em: EntityManager, actor: Act
 }
 
 /** A list member is a lead (`leads.id`): its contact gets the profile. */
-export async function resolveListMemberProfile(em: EntityManager, actor: Actor, connector: NetworkConnector, leadId: string): Promise<ResolveOutcome> {
+export async function resolveListMemberProfile(
+  em: EntityManager,
+  actor: Actor,
+  connector: NetworkConnector,
+  leadId: string,
+): Promise<ResolveOutcome> {
   assertWritable(actor);
   const lead = await em.findOne(Lead, { id: leadId, workspace: actor.workspaceId });
   if (!lead) throw notFound('list member');
   await requireList(em, actor, lead.list.id); // product access
   const contactId = lead.contact.id;
-  const [row]: (Person & { edited_fields: string[] | string })[] = await em.execute('select * from contacts where id = ?', [contactId]);
+  const [row]: (Person & { edited_fields: string[] | string })[] = await em.execute(
+    'select * from contacts where id = ?',
+    [contactId],
+  );
   const profile = await lookUp(connector, row);
-  const out: ResolveOutcome = { targetKind: 'list-member', targetId: leadId, contactId, connector: connector.name, profile, stored: false, reason: 'no_match' };
+  const out: ResolveOutcome = {
+    targetKind: 'list-member',
+    targetId: leadId,
+    contactId,
+    connector: connector.name,
+    profile,
+    stored: false,
+    reason: 'no_match',
+  };
   if (!profile) return out;
   const fit = fits(row.profile_url, profile.profileUrl);
   if (fit === 'different') return { ...out, reason: 'different_profile_set' };
   const key = normaliseProfileUrl(profile.profileUrl);
   if (fit === 'empty') {
-    const taken: unknown[] = await em.execute('select 1 from contacts where workspace_id = ? and profile_url_normalised = ? and id <> ? limit 1', [actor.workspaceId, key, contactId]);
+    const taken: unknown[] = await em.execute(
+      'select 1 from contacts where workspace_id = ? and profile_url_normalised = ? and id <> ? limit 1',
+      [actor.workspaceId, key, contactId],
+    );
     if (taken.length) return { ...out, reason: 'profile_in_use' };
   }
   const edited = Array.isArray(row.edited_fields) ? row.edited_fields : (JSON.parse(row.edited_fields) as string[]);
   const updated: unknown[] = await em
     .execute(
-    `update contacts set profile_url = coalesce(nullif(trim(profile_url), ''), ?), profile_url_normalised = coalesce(profile_url_normalised, ?),
+      `update contacts set profile_url = coalesce(nullif(trim(profile_url), ''), ?), profile_url_normalised = coalesce(profile_url_normalised, ?),
        network_provider_id = ?, headline = case when ? then headline else coalesce(headline, ?) end, updated_at = now()
      where id = ? and not exists (select 1 from contacts c where c.workspace_id = ? and c.profile_url_normalised = ? and c.id <> ?)
      returning id`,
-      [profile.profileUrl, key, profile.providerId.slice(0, 200), edited.includes('headline'), profile.headline?.slice(0, 300) ?? null, contactId, actor.workspaceId, key, contactId],
+      [
+        profile.profileUrl,
+        key,
+        profile.providerId.slice(0, 200),
+        edited.includes('headline'),
+        profile.headline?.slice(0, 300) ?? null,
+        contactId,
+        actor.workspaceId,
+        key,
+        contactId,
+      ],
     )
     .catch((err: unknown) => {
       if (err instanceof UniqueConstraintViolationException) return [];

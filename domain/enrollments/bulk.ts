@@ -35,10 +35,16 @@ export async function startListEnrollment(
   const campaign = await requireCampaign(em, actor, campaignId);
   const existing = await em.findOne(EnrollOperation, { campaign: campaign.id, clientKey: input.clientKey });
   if (!existing) {
-    if (campaign.status !== 'active' && campaign.status !== 'paused') throw conflict('invalid_transition', `leads can be enrolled only in an active or paused campaign (this one is ${campaign.status})`);
+    if (campaign.status !== 'active' && campaign.status !== 'paused')
+      throw conflict(
+        'invalid_transition',
+        `leads can be enrolled only in an active or paused campaign (this one is ${campaign.status})`,
+      );
     const list = await requireList(em, actor, input.listId);
     if (list.app.id !== campaign.app.id) throw notFound('list');
-    const [{ n }] = await em.execute<{ n: number }[]>(`select count(*)::int as n from leads where list_id = ?`, [list.id]);
+    const [{ n }] = await em.execute<{ n: number }[]>(`select count(*)::int as n from leads where list_id = ?`, [
+      list.id,
+    ]);
     await em.execute(
       `insert into enroll_operations (id, workspace_id, campaign_id, list_id, client_key, user_id, status, total, processed, enrolled, skipped, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, 'queued', ?, 0, 0, 0, now(), now()) on conflict (campaign_id, client_key) do nothing`,
@@ -46,12 +52,23 @@ export async function startListEnrollment(
     );
   }
   const op = await em.fork().findOneOrFail(EnrollOperation, { campaign: campaign.id, clientKey: input.clientKey });
-  if (existing && existing.listId !== input.listId) throw conflict('client_key_reused', 'this client key was used for another list');
-  await jobs.startBulkEnroll({ operationId: op.id, campaignId: campaign.id, workspaceId: campaign.workspace.id, appId: campaign.app.id });
+  if (existing && existing.listId !== input.listId)
+    throw conflict('client_key_reused', 'this client key was used for another list');
+  await jobs.startBulkEnroll({
+    operationId: op.id,
+    campaignId: campaign.id,
+    workspaceId: campaign.workspace.id,
+    appId: campaign.app.id,
+  });
   return op;
 }
 
-export async function requireOperation(em: EntityManager, actor: Actor, campaignId: string, operationId: string): Promise<IEnrollOperation> {
+export async function requireOperation(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  operationId: string,
+): Promise<IEnrollOperation> {
   const campaign = await requireCampaign(em, actor, campaignId);
   const op = await em.findOne(EnrollOperation, { id: operationId, campaign: campaign.id });
   if (!op) throw notFound('operation');
@@ -66,12 +83,25 @@ export interface Receipt {
 }
 
 /** The receipt of a finished operation: counts, counts per skip reason, and the skipped leads (by lead id, paginated). 409 until it finished. */
-export async function operationReceipt(em: EntityManager, actor: Actor, campaignId: string, receiptId: string, page: { limit: number; cursor?: string }): Promise<Receipt> {
+export async function operationReceipt(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  receiptId: string,
+  page: { limit: number; cursor?: string },
+): Promise<Receipt> {
   const op = await requireOperation(em, actor, campaignId, receiptId);
-  if (op.status !== 'completed') throw conflict('operation_not_finished', `the operation is ${op.status}; its receipt exists once it completed`);
-  const reasons = await em.execute<{ reason: string; n: number }[]>(`select reason, count(*)::int as n from enroll_skips where operation_id = ? group by reason order by reason`, [op.id]);
+  if (op.status !== 'completed')
+    throw conflict('operation_not_finished', `the operation is ${op.status}; its receipt exists once it completed`);
+  const reasons = await em.execute<{ reason: string; n: number }[]>(
+    `select reason, count(*)::int as n from enroll_skips where operation_id = ? group by reason order by reason`,
+    [op.id],
+  );
   const k = keysetSql({ limit: page.limit, after: page.cursor }, 'lead_id');
-  const rows = await em.execute<{ lead_id: string; reason: string }[]>(`select lead_id, reason from enroll_skips where operation_id = ?${k.sql}`, [op.id, ...k.params]);
+  const rows = await em.execute<{ lead_id: string; reason: string }[]>(
+    `select lead_id, reason from enroll_skips where operation_id = ?${k.sql}`,
+    [op.id, ...k.params],
+  );
   return { operation: op, byReason: Object.fromEntries(reasons.map((r) => [r.reason, r.n])), skippedLeads: rows };
 }
 
@@ -92,7 +122,12 @@ export interface PageOutcome {
  * (guarded by the cursor, so a page is never counted twice); then the page's enrollment workflows are
  * started in batches. A page a concurrent attempt already committed counts nothing.
  */
-export async function enrollNextPage(em: EntityManager, jobs: Jobs, operationId: string, limit: number): Promise<PageOutcome> {
+export async function enrollNextPage(
+  em: EntityManager,
+  jobs: Jobs,
+  operationId: string,
+  limit: number,
+): Promise<PageOutcome> {
   const op = await em.findOneOrFail(EnrollOperation, { id: operationId }, { populate: ['campaign'] });
   const campaign = op.campaign.getEntity();
   const leads = await em.execute<{ id: string }[]>(
@@ -100,7 +135,11 @@ export async function enrollNextPage(em: EntityManager, jobs: Jobs, operationId:
     [op.listId, op.cursor, op.cursor, limit],
   );
   if (!leads.length) return { count: 0, enrolled: 0, skipped: 0, last: op.cursor ?? null, failed: [] };
-  const checks = await checkLeadsForCampaign(em, campaign, leads.map((l) => l.id));
+  const checks = await checkLeadsForCampaign(
+    em,
+    campaign,
+    leads.map((l) => l.id),
+  );
   const last = leads[leads.length - 1].id;
   const ok = checks.filter((c) => c.ok);
   let started: { id: string; lead_id: string; run: number }[] = [];
@@ -118,12 +157,22 @@ export async function enrollNextPage(em: EntityManager, jobs: Jobs, operationId:
              from unnest(?::uuid[], ?::uuid[]) as x(lead_id, contact_id)
            on conflict (campaign_id, lead_id) do nothing
            returning id, lead_id, run`,
-          [campaign.workspace.id, campaign.id, campaign.stepVersion, op.id, `{${ok.map((c) => c.leadId).join(',')}}`, `{${ok.map((c) => c.contactId).join(',')}}`],
+          [
+            campaign.workspace.id,
+            campaign.id,
+            campaign.stepVersion,
+            op.id,
+            `{${ok.map((c) => c.leadId).join(',')}}`,
+            `{${ok.map((c) => c.contactId).join(',')}}`,
+          ],
         )
       : [];
     // A lead enrolled meanwhile (a concurrent add) is a skip like any other already enrolled.
     const got = new Set(started.map((s) => s.lead_id));
-    skips = [...skips, ...ok.filter((c) => !got.has(c.leadId)).map((c) => ({ ...c, ok: false, reason: 'already_enrolled' as const }))];
+    skips = [
+      ...skips,
+      ...ok.filter((c) => !got.has(c.leadId)).map((c) => ({ ...c, ok: false, reason: 'already_enrolled' as const })),
+    ];
     if (skips.length) {
       await tx.execute(
         `insert into enroll_skips (operation_id, lead_id, reason) select ?, x.lead_id, x.reason from unnest(?::uuid[], ?::text[]) as x(lead_id, reason) on conflict do nothing`,
@@ -137,7 +186,15 @@ export async function enrollNextPage(em: EntityManager, jobs: Jobs, operationId:
     return true;
   });
   if (!committed) return { count: leads.length, enrolled: 0, skipped: 0, last: null, failed: [] };
-  const { failed } = await startOperationEnrollments(em, jobs, campaign.id, campaign.workspace.id, campaign.app.id, campaign.stepVersion, started);
+  const { failed } = await startOperationEnrollments(
+    em,
+    jobs,
+    campaign.id,
+    campaign.workspace.id,
+    campaign.app.id,
+    campaign.stepVersion,
+    started,
+  );
   return { count: leads.length, enrolled: started.length, skipped: skips.length, last, failed };
 }
 
@@ -150,7 +207,9 @@ async function startOperationEnrollments(
   version: number,
   rows: { id: string; lead_id: string; run: number }[],
 ) {
-  return jobs.startEnrollments(rows.map((r) => ({ enrollmentId: r.id, campaignId, leadId: r.lead_id, workspaceId, appId, version, run: r.run })));
+  return jobs.startEnrollments(
+    rows.map((r) => ({ enrollmentId: r.id, campaignId, leadId: r.lead_id, workspaceId, appId, version, run: r.run })),
+  );
 }
 
 /**
@@ -158,7 +217,12 @@ async function startOperationEnrollments(
  * operation's still-active enrollments whose leads lie after `after` (the last page whose starts the
  * previous attempt reported) up to the committed cursor.
  */
-export async function restartCommittedEnrollments(em: EntityManager, jobs: Jobs, operationId: string, after: string | null): Promise<number> {
+export async function restartCommittedEnrollments(
+  em: EntityManager,
+  jobs: Jobs,
+  operationId: string,
+  after: string | null,
+): Promise<number> {
   const op = await em.findOneOrFail(EnrollOperation, { id: operationId }, { populate: ['campaign'] });
   if (!op.cursor) return 0;
   const c = op.campaign.getEntity();
@@ -166,12 +230,26 @@ export async function restartCommittedEnrollments(em: EntityManager, jobs: Jobs,
     `select id, lead_id, run, step_version from enrollments where operation_id = ? and status = 'active' and (?::uuid is null or lead_id > ?::uuid) and lead_id <= ? order by lead_id`,
     [op.id, after, after, op.cursor],
   );
-  await jobs.startEnrollments(rows.map((r) => ({ enrollmentId: r.id, campaignId: c.id, leadId: r.lead_id, workspaceId: c.workspace.id, appId: c.app.id, version: r.step_version, run: r.run })));
+  await jobs.startEnrollments(
+    rows.map((r) => ({
+      enrollmentId: r.id,
+      campaignId: c.id,
+      leadId: r.lead_id,
+      workspaceId: c.workspace.id,
+      appId: c.app.id,
+      version: r.step_version,
+      run: r.run,
+    })),
+  );
   return rows.length;
 }
 
 /** Marks the operation completed (or failed with a code). */
-export async function finishOperation(em: EntityManager, operationId: string, outcome: { status: 'completed' | 'failed'; errorCode?: string; errorMessage?: string }) {
+export async function finishOperation(
+  em: EntityManager,
+  operationId: string,
+  outcome: { status: 'completed' | 'failed'; errorCode?: string; errorMessage?: string },
+) {
   await em.execute(
     `update enroll_operations set status = ?, error_code = ?, error_message = ?, finished_at = coalesce(finished_at, now()), updated_at = now() where id = ? and status not in ('completed', 'failed')`,
     [outcome.status, outcome.errorCode ?? null, outcome.errorMessage?.slice(0, 500) ?? null, operationId],
@@ -216,12 +294,22 @@ export async function enrollmentPreview(
     if (list.app.id !== campaign.app.id) throw notFound('list');
     let cursor: string | null = null;
     for (;;) {
-      const page: { id: string }[] = await em.execute<{ id: string }[]>(`select id from leads where list_id = ? and (?::uuid is null or id > ?::uuid) order by id limit 1000`, [list.id, cursor, cursor]);
+      const page: { id: string }[] = await em.execute<{ id: string }[]>(
+        `select id from leads where list_id = ? and (?::uuid is null or id > ?::uuid) order by id limit 1000`,
+        [list.id, cursor, cursor],
+      );
       if (!page.length) break;
-      add(await checkLeadsForCampaign(em, campaign, page.map((p) => p.id)));
+      add(
+        await checkLeadsForCampaign(
+          em,
+          campaign,
+          page.map((p) => p.id),
+        ),
+      );
       cursor = page[page.length - 1].id;
     }
   }
-  if (input.leadIds?.length) add(await checkLeadsForCampaign(em, campaign, [...new Set(input.leadIds.map((id) => id.toLowerCase()))], refused));
+  if (input.leadIds?.length)
+    add(await checkLeadsForCampaign(em, campaign, [...new Set(input.leadIds.map((id) => id.toLowerCase()))], refused));
   return out;
 }

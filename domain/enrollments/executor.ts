@@ -123,7 +123,10 @@ async function enrollmentCtx(em: EntityManager, enrollmentId: string): Promise<E
 }
 
 async function versionSteps(em: EntityManager, campaignId: string, version: number): Promise<VersionedStep[]> {
-  const [row] = await em.execute<{ steps: VersionedStep[] }[]>(`select steps from campaign_step_versions where campaign_id = ? and version = ?`, [campaignId, version]);
+  const [row] = await em.execute<{ steps: VersionedStep[] }[]>(
+    `select steps from campaign_step_versions where campaign_id = ? and version = ?`,
+    [campaignId, version],
+  );
   return [...(row?.steps ?? [])].sort((a, b) => a.position - b.position);
 }
 
@@ -153,25 +156,32 @@ export interface NextStepInput {
  * version dropped that step, the first one of the new version past the old index. Mirrors progress
  * on the enrollment row. `step: null` at the end of the sequence.
  */
-export async function nextStep(em: EntityManager, input: NextStepInput, read?: PlanRead): Promise<{ version: number; step: StepRef | null }> {
+export async function nextStep(
+  em: EntityManager,
+  input: NextStepInput,
+  read?: PlanRead,
+): Promise<{ version: number; step: StepRef | null }> {
   const ctx = await enrollmentCtx(em, input.enrollmentId);
   const version = Math.max(input.version, ctx.c_version);
   const steps = await versionSteps(em, ctx.campaign_id, version);
   if (read) Object.assign(read, { ctx, version, steps });
   let index: number;
   if (input.lastStepId === null) {
-    index = input.startAtStepId ? Math.max(0, steps.findIndex((s) => s.id === input.startAtStepId)) : 0;
+    index = input.startAtStepId
+      ? Math.max(
+          0,
+          steps.findIndex((s) => s.id === input.startAtStepId),
+        )
+      : 0;
   } else {
     const at = steps.findIndex((s) => s.id === input.lastStepId);
     index = at >= 0 ? at + 1 : input.lastIndex + 1;
   }
   const s = steps[index] ?? null;
-  await em.execute(`update enrollments set step_version = ?, current_position = ?, current_step_id = ?, updated_at = now() where id = ? and status in ('active', 'paused')`, [
-    version,
-    s ? index : null,
-    s?.id ?? null,
-    input.enrollmentId,
-  ]);
+  await em.execute(
+    `update enrollments set step_version = ?, current_position = ?, current_step_id = ?, updated_at = now() where id = ? and status in ('active', 'paused')`,
+    [version, s ? index : null, s?.id ?? null, input.enrollmentId],
+  );
   if (!s) return { version, step: null };
   return { version, step: { id: s.id, type: s.type, index, ...(isSendStep(s.type) ? {} : { config: s.config }) } };
 }
@@ -224,29 +234,52 @@ export interface PlanOptions {
 }
 
 /** Writes the planned scheduled action: due time in the windows, rendered content, sender by rotation. */
-export async function planAction(em: EntityManager, input: PlanInput, now = new Date(), opts: PlanOptions = {}): Promise<PlanResult> {
+export async function planAction(
+  em: EntityManager,
+  input: PlanInput,
+  now = new Date(),
+  opts: PlanOptions = {},
+): Promise<PlanResult> {
   return em.transactional(async (tx) => {
-    const [existing] = await tx.execute<{ due_at: Date; waiting_reason: string | null; state: string }[]>(`select due_at, waiting_reason, state from scheduled_actions where id = ?`, [input.actionId]);
+    const [existing] = await tx.execute<{ due_at: Date; waiting_reason: string | null; state: string }[]>(
+      `select due_at, waiting_reason, state from scheduled_actions where id = ?`,
+      [input.actionId],
+    );
     const read = opts.read?.ctx && opts.read.steps && opts.read.version === input.version ? opts.read : null;
     const ctx = read?.ctx ?? (await enrollmentCtx(tx as EntityManager, input.enrollmentId));
-    const step = (read?.steps ?? (await versionSteps(tx as EntityManager, ctx.campaign_id, input.version))).find((s) => s.id === input.stepId);
-    if (!step) throw new PermanentError('step_missing', `step ${input.stepId} not in version ${input.version} of the campaign`);
+    const step = (read?.steps ?? (await versionSteps(tx as EntityManager, ctx.campaign_id, input.version))).find(
+      (s) => s.id === input.stepId,
+    );
+    if (!step)
+      throw new PermanentError('step_missing', `step ${input.stepId} not in version ${input.version} of the campaign`);
     // Review applies when the campaign requires it, or the step's message mode (else the campaign's) is AI-written with review.
     const mode = step.messageMode ?? ctx.message_mode;
     const review = ctx.review_required || mode === 'ai_review';
     const ai = mode === 'ai' || mode === 'ai_review';
     if (existing) {
       const dueAt = new Date(existing.due_at);
-      return { actionId: input.actionId, dueAt: dueAt.toISOString(), reason: (existing.waiting_reason ?? 'waiting_for_window') as WaitingReason, review, ai, dueNow: dueAt <= now, ...(existing.state === 'failed' ? { failed: 'no_sending_window' } : {}) };
+      return {
+        actionId: input.actionId,
+        dueAt: dueAt.toISOString(),
+        reason: (existing.waiting_reason ?? 'waiting_for_window') as WaitingReason,
+        review,
+        ai,
+        dueNow: dueAt <= now,
+        ...(existing.state === 'failed' ? { failed: 'no_sending_window' } : {}),
+      };
     }
     const from = input.notBefore && new Date(input.notBefore) > now ? new Date(input.notBefore) : now;
-    let reason: WaitingReason = input.notBefore && new Date(input.notBefore) > now ? 'waiting_step_delay' : 'waiting_for_window';
+    let reason: WaitingReason =
+      input.notBefore && new Date(input.notBefore) > now ? 'waiting_step_delay' : 'waiting_for_window';
     // The windows in the campaign's zone, or the recipient's (domain/campaigns/sending-windows.ts `sendingZone`).
     const zone = sendingZone(ctx.window_time_zone, ctx.time_zone, ctx.k_time_zone, ctx.k_country);
     let due = nextWindowOpening(ctx.sending_windows, zone, from);
 
     // The daily new-lead cap applies to an enrollment's first send: later local days when today's is full.
-    const [{ n: previous }] = await tx.execute<{ n: number }[]>(`select count(*)::int as n from scheduled_actions where enrollment_id = ? and state <> 'canceled'`, [input.enrollmentId]);
+    const [{ n: previous }] = await tx.execute<{ n: number }[]>(
+      `select count(*)::int as n from scheduled_actions where enrollment_id = ? and state <> 'canceled'`,
+      [input.enrollmentId],
+    );
     if (due && ctx.daily_new_lead_cap !== null && previous === 0) {
       await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`campaign-new-leads:${ctx.campaign_id}`]);
       for (let i = 0; i < 60 && due; i++) {
@@ -267,7 +300,13 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
     const accountId = await pickAccount(tx as EntityManager, ctx, step.type);
     // An A/B step sends one of its variants (the winner once chosen), recorded on the action.
     const variant = await chooseVariant(tx as EntityManager, ctx, step);
-    const content = await renderContent(tx as EntityManager, ctx, variant ? { ...step, config: variant.config } : step, accountId, opts);
+    const content = await renderContent(
+      tx as EntityManager,
+      ctx,
+      variant ? { ...step, config: variant.config } : step,
+      accountId,
+      opts,
+    );
     const failed = due ? undefined : 'no_sending_window';
     // What a re-plan may move the action back to (reschedulePlanned). Not kept for a first send under
     // the daily new-lead cap: the re-plan does not count new leads, so it must not pull one earlier.
@@ -276,10 +315,37 @@ export async function planAction(em: EntityManager, input: PlanInput, now = new 
       `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, not_before, account_id, content,
          waiting_reason, error_code, attempts, variant_id, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 0, ?, ?, ?) on conflict (id) do nothing`,
-      [input.actionId, ctx.workspace_id, ctx.campaign_id, ctx.id, ctx.lead_id, step.id, input.index, input.version, step.type, failed ? 'failed' : 'planned', due ?? from, notBefore, accountId,
-        JSON.stringify(content), failed ? null : reason, failed ?? null, variant?.id ?? null, now, now],
+      [
+        input.actionId,
+        ctx.workspace_id,
+        ctx.campaign_id,
+        ctx.id,
+        ctx.lead_id,
+        step.id,
+        input.index,
+        input.version,
+        step.type,
+        failed ? 'failed' : 'planned',
+        due ?? from,
+        notBefore,
+        accountId,
+        JSON.stringify(content),
+        failed ? null : reason,
+        failed ?? null,
+        variant?.id ?? null,
+        now,
+        now,
+      ],
     );
-    return { actionId: input.actionId, dueAt: (due ?? from).toISOString(), reason, review, ai, dueNow: !!due && due <= now, ...(failed ? { failed } : {}) };
+    return {
+      actionId: input.actionId,
+      dueAt: (due ?? from).toISOString(),
+      reason,
+      review,
+      ai,
+      dueNow: !!due && due <= now,
+      ...(failed ? { failed } : {}),
+    };
   });
 }
 
@@ -323,12 +389,22 @@ async function pickAccount(em: EntityManager, ctx: EnrollmentCtx, type: string):
   return candidates[(Number(turn) - 1) % candidates.length].id;
 }
 
-async function renderContent(em: EntityManager, ctx: EnrollmentCtx, step: VersionedStep, accountId: string | null, opts: PlanOptions = {}): Promise<Record<string, unknown>> {
+async function renderContent(
+  em: EntityManager,
+  ctx: EnrollmentCtx,
+  step: VersionedStep,
+  accountId: string | null,
+  opts: PlanOptions = {},
+): Promise<Record<string, unknown>> {
   const [c] = await em.execute<Record<string, string | null>[]>(
     `select first_name, last_name, full_name, company, title, country, email, profile_url, network_provider_id from contacts where id = ?`,
     [ctx.contact_id],
   );
-  const [acc] = accountId ? await em.execute<{ display_name: string }[]>(`select display_name from platform_accounts where id = ?`, [accountId]) : [];
+  const [acc] = accountId
+    ? await em.execute<{ display_name: string }[]>(`select display_name from platform_accounts where id = ?`, [
+        accountId,
+      ])
+    : [];
   const values: TemplateValues = {
     first_name: c?.first_name,
     last_name: c?.last_name,
@@ -399,7 +475,12 @@ function gateOf(f: ActionFacts) {
 }
 
 /** Records why the action waits and, when known, until when (`waiting_until`: the governor's retry time, the window's opening). */
-export async function setWaitingReason(em: EntityManager, actionId: string, reason: WaitingReason | null, until: Date | null = null): Promise<void> {
+export async function setWaitingReason(
+  em: EntityManager,
+  actionId: string,
+  reason: WaitingReason | null,
+  until: Date | null = null,
+): Promise<void> {
   await em.execute(
     `update scheduled_actions set waiting_reason = ?, waiting_until = ?, updated_at = now()
       where id = ? and state in ('planned', 'awaiting_approval', 'approved') and (waiting_reason is distinct from ? or waiting_until is distinct from ?)`,
@@ -433,7 +514,10 @@ export async function expireReview(em: EntityManager, actionId: string, skip = f
          updated_at = now() where id = ? returning state`,
       [skip ? 'skipped' : 'canceled', actionId],
     );
-    await tx.execute(`update message_drafts set status = 'expired', updated_at = now() where action_id = ? and status in ('awaiting_review', 'failed')`, [actionId]);
+    await tx.execute(
+      `update message_drafts set status = 'expired', updated_at = now() where action_id = ? and status in ('awaiting_review', 'failed')`,
+      [actionId],
+    );
     return r.state;
   });
 }
@@ -449,14 +533,21 @@ export type SlotResult =
  * At execution time: the campaign's window again (a paused or delayed action may have slipped out of
  * it), then the sender account's governor. A refusal's reason is recorded on the action.
  */
-export async function acquireSlot(em: EntityManager, actionId: string, now = new Date(), facts?: ActionFacts): Promise<SlotResult> {
+export async function acquireSlot(
+  em: EntityManager,
+  actionId: string,
+  now = new Date(),
+  facts?: ActionFacts,
+): Promise<SlotResult> {
   // One read: the action, the facts of the send-time rule and the window (`facts`: the gate's, read at `now` just before).
   const a = facts ?? (await actionFacts(em, actionId, { now }));
   if (!a) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
   // Local activities run again after a lost workflow task: a slot already granted (and maybe a send
   // already claimed, `executing`) is the answer again, never a second slot.
-  if (a.slotGrantedAt && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(a.actionState)) return { granted: true, grantedAt: a.slotGrantedAt.toISOString() };
-  if (!['planned', 'approved', 'awaiting_approval'].includes(a.actionState)) return { granted: false, gone: a.actionState };
+  if (a.slotGrantedAt && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(a.actionState))
+    return { granted: true, grantedAt: a.slotGrantedAt.toISOString() };
+  if (!['planned', 'approved', 'awaiting_approval'].includes(a.actionState))
+    return { granted: false, gone: a.actionState };
   // The send-time rule after every wait: a stop ends the enrollment; a pause holds it (the workflow
   // waits for the resume). The window and the account are the governor's to answer, with a retry time.
   const verdict = sendVerdict(a);
@@ -487,12 +578,16 @@ export async function acquireSlot(em: EntityManager, actionId: string, now = new
   }
   const answer = await requestSlot(em, a.accountId, a.actionType as 'email' | 'invitation' | 'message', { now });
   if (answer.granted) {
-    await em.execute(`update scheduled_actions set slot_granted_at = ?, updated_at = now() where id = ?`, [answer.grantedAt, actionId]);
+    await em.execute(`update scheduled_actions set slot_granted_at = ?, updated_at = now() where id = ?`, [
+      answer.grantedAt,
+      actionId,
+    ]);
     return { granted: true, grantedAt: answer.grantedAt.toISOString() };
   }
   // A disconnected account names no time: ask again in a few minutes, so a reconnection is picked
   // up soon (the workflow's own default would be an hour).
-  const retryAt = answer.retryAt ?? (answer.reason === 'not_connected' ? new Date(now.getTime() + NOT_CONNECTED_RECHECK_MS) : null);
+  const retryAt =
+    answer.retryAt ?? (answer.reason === 'not_connected' ? new Date(now.getTime() + NOT_CONNECTED_RECHECK_MS) : null);
   await setWaitingReason(em, actionId, answer.reason, retryAt);
   return { granted: false, reason: answer.reason, retryAt: retryAt?.toISOString() ?? null };
 }
@@ -555,7 +650,17 @@ async function emailContext(
   tracking?: { openUrl: string | null; clickUrl: ((index: number) => string) | null };
 }> {
   const rows = await em.execute<
-    { message_id: string | null; thread_id: string | null; subject: string | null; workspace_id: string; contact_id: string; footer: string | null; own: boolean; opens: boolean; clicks: boolean }[]
+    {
+      message_id: string | null;
+      thread_id: string | null;
+      subject: string | null;
+      workspace_id: string;
+      contact_id: string;
+      footer: string | null;
+      own: boolean;
+      opens: boolean;
+      clicks: boolean;
+    }[]
   >(
     `select p.connector_message_id as message_id, p.connector_thread_id as thread_id, p.content->>'subject' as subject, a.workspace_id, e.contact_id, w.email_footer as footer, p.id = a.id as own,
             c.track_opens as opens, c.track_clicks as clicks
@@ -585,7 +690,12 @@ function trackingOf(c: { opens: boolean; clicks: boolean }, actionId: string, op
 }
 
 export type SendOutcome =
-  | { outcome: 'executed' | 'failed' | 'skipped' | 'canceled'; errorCode?: string; /** Set when the send-time rule ended the enrollment. */ status?: string; stopReason?: string }
+  | {
+      outcome: 'executed' | 'failed' | 'skipped' | 'canceled';
+      errorCode?: string;
+      /** Set when the send-time rule ended the enrollment. */ status?: string;
+      stopReason?: string;
+    }
   /** The send-time rule held the send (a pause, a disconnected account, a closed window): ask for a slot again. */
   | { outcome: 'held'; reason: WaitingReason };
 
@@ -603,7 +713,8 @@ export async function claimSend(em: EntityManager, actionId: string): Promise<Cl
   const claim = await em.transactional(async (tx): Promise<Claim> => {
     const f = await actionFacts(tx as EntityManager, actionId, { lock: true });
     if (!f) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
-    if (['executed', 'failed', 'skipped', 'canceled'].includes(f.actionState)) return { outcome: f.actionState as 'executed', ...(f.errorCode ? { errorCode: f.errorCode } : {}) };
+    if (['executed', 'failed', 'skipped', 'canceled'].includes(f.actionState))
+      return { outcome: f.actionState as 'executed', ...(f.errorCode ? { errorCode: f.errorCode } : {}) };
     if (f.actionState !== 'executing') {
       const v = sendVerdict(f);
       if ('stop' in v) {
@@ -620,12 +731,18 @@ export async function claimSend(em: EntityManager, actionId: string): Promise<Cl
         return { outcome: 'canceled', errorCode: v.stop.reason, status: v.stop.status, stopReason: v.stop.reason };
       }
       if ('hold' in v) {
-        await tx.execute(`update scheduled_actions set waiting_reason = ?, waiting_until = null, updated_at = now() where id = ?`, [v.hold, actionId]);
+        await tx.execute(
+          `update scheduled_actions set waiting_reason = ?, waiting_until = null, updated_at = now() where id = ?`,
+          [v.hold, actionId],
+        );
         decided = { channel: f.actionType, outcome: 'held' };
         return { outcome: 'held', reason: v.hold };
       }
     }
-    await tx.execute(`update scheduled_actions set state = 'executing', attempts = attempts + 1, claimed_at = coalesce(claimed_at, clock_timestamp()), waiting_reason = null, updated_at = now() where id = ?`, [actionId]);
+    await tx.execute(
+      `update scheduled_actions set state = 'executing', attempts = attempts + 1, claimed_at = coalesce(claimed_at, clock_timestamp()), waiting_reason = null, updated_at = now() where id = ?`,
+      [actionId],
+    );
     return { outcome: 'claimed', ...f };
   });
   if (decided) countSend(decided.channel, decided.outcome);
@@ -656,11 +773,10 @@ export async function sendAction(
 
   const fail = async (code: string, message: string) => {
     const failedNow = await em.transactional(async (tx) => {
-      const r = await tx.execute(`update scheduled_actions set state = 'failed', error_code = ?, error_message = ?, updated_at = now() where id = ? and state = 'executing' returning id`, [
-        code,
-        message.slice(0, 500),
-        actionId,
-      ]);
+      const r = await tx.execute(
+        `update scheduled_actions set state = 'failed', error_code = ?, error_message = ?, updated_at = now() where id = ? and state = 'executing' returning id`,
+        [code, message.slice(0, 500), actionId],
+      );
       if (r.length) await giveBackSlot(tx as EntityManager, actionId, grantedAt);
       return r.length > 0;
     });
@@ -669,11 +785,17 @@ export async function sendAction(
   };
   const content = claim.content ?? {};
   const recipient = content.recipient as string | null;
-  if (!claim.connectorAccountId) return fail('no_sender_account', 'the sender account is not attached to the connector');
-  if (!recipient) return fail('no_identity', `the lead has no ${claim.actionType === 'email' ? 'email address' : 'profile URL'}`);
-  if (content.draft_failed) return fail('draft_failed', `the AI-written draft failed (${String(content.draft_failed)}) and was never fixed`);
+  if (!claim.connectorAccountId)
+    return fail('no_sender_account', 'the sender account is not attached to the connector');
+  if (!recipient)
+    return fail('no_identity', `the lead has no ${claim.actionType === 'email' ? 'email address' : 'profile URL'}`);
+  if (content.draft_failed)
+    return fail('draft_failed', `the AI-written draft failed (${String(content.draft_failed)}) and was never fixed`);
   if (Array.isArray(content.missing_variables) && content.missing_variables.length) {
-    return fail('missing_variables', `template variables without a value: ${(content.missing_variables as string[]).join(', ')}`);
+    return fail(
+      'missing_variables',
+      `template variables without a value: ${(content.missing_variables as string[]).join(', ')}`,
+    );
   }
 
   let ids: { messageId: string; threadId: string | null };
@@ -691,10 +813,18 @@ export async function sendAction(
       });
       ids = r;
     } else if (claim.actionType === 'invitation') {
-      const r = await connector.sendInvitation(claim.connectorAccountId!, { idempotencyKey: actionId, recipient, body: String(content.note ?? '') });
+      const r = await connector.sendInvitation(claim.connectorAccountId!, {
+        idempotencyKey: actionId,
+        recipient,
+        body: String(content.note ?? ''),
+      });
       ids = { messageId: r.invitationId, threadId: null };
     } else {
-      const r = await connector.sendMessage(claim.connectorAccountId!, { idempotencyKey: actionId, recipient, body: String(content.body ?? '') });
+      const r = await connector.sendMessage(claim.connectorAccountId!, {
+        idempotencyKey: actionId,
+        recipient,
+        body: String(content.body ?? ''),
+      });
       ids = r;
     }
   } catch (err) {
@@ -710,7 +840,12 @@ export async function sendAction(
       [ids.messageId, ids.threadId, actionId],
     );
     if (done) {
-      await emitEvent(tx as EntityManager, done.workspace_id, 'action.executed', { action_id: actionId, action_type: done.type, lead_id: done.lead_id, campaign_id: done.campaign_id });
+      await emitEvent(tx as EntityManager, done.workspace_id, 'action.executed', {
+        action_id: actionId,
+        action_type: done.type,
+        lead_id: done.lead_id,
+        campaign_id: done.campaign_id,
+      });
     }
     return !!done;
   });
@@ -722,7 +857,12 @@ export async function sendAction(
 // Conditions, replies, the end.
 
 /** Whether a condition step holds on the enrollment's previous send (accepted, opened, clicked) or on the enrollment (replied). */
-export async function checkCondition(em: EntityManager, enrollmentId: string, previousActionId: string | null, config: Record<string, unknown>): Promise<boolean> {
+export async function checkCondition(
+  em: EntityManager,
+  enrollmentId: string,
+  previousActionId: string | null,
+  config: Record<string, unknown>,
+): Promise<boolean> {
   const expect = config.expect !== false;
   let observed = false;
   if (config.check === 'replied') {
@@ -731,10 +871,20 @@ export async function checkCondition(em: EntityManager, enrollmentId: string, pr
       [enrollmentId],
     );
     observed = !!r?.replied;
-  } else if (previousActionId && (config.check === 'accepted' || config.check === 'opened' || config.check === 'clicked')) {
+  } else if (
+    previousActionId &&
+    (config.check === 'accepted' || config.check === 'opened' || config.check === 'clicked')
+  ) {
     // opened_at and clicked_at hold a person's first open and click only (domain/tracking/record.ts): a machine's never satisfies a condition.
-    const [r] = await em.execute<{ accepted_at: Date | null; opened_at: Date | null; clicked_at: Date | null }[]>(`select accepted_at, opened_at, clicked_at from scheduled_actions where id = ?`, [previousActionId]);
-    observed = !!(config.check === 'accepted' ? r?.accepted_at : config.check === 'opened' ? r?.opened_at : r?.clicked_at);
+    const [r] = await em.execute<{ accepted_at: Date | null; opened_at: Date | null; clicked_at: Date | null }[]>(
+      `select accepted_at, opened_at, clicked_at from scheduled_actions where id = ?`,
+      [previousActionId],
+    );
+    observed = !!(config.check === 'accepted'
+      ? r?.accepted_at
+      : config.check === 'opened'
+        ? r?.opened_at
+        : r?.clicked_at);
   }
   return observed === expect;
 }
@@ -753,8 +903,17 @@ export async function recordReply(em: EntityManager, enrollmentId: string): Prom
  * The enrollment's own pause (the workflow's `pause` signal): its status, and its unsent action says
  * `paused`; on resume the action gets back the reason it had (`restore`), so stored state stays true.
  */
-export async function setEnrollmentPaused(em: EntityManager, enrollmentId: string, paused: boolean, restore?: WaitingReason | null): Promise<void> {
-  await em.execute(`update enrollments set status = ?, updated_at = now() where id = ? and status = ?`, [paused ? 'paused' : 'active', enrollmentId, paused ? 'active' : 'paused']);
+export async function setEnrollmentPaused(
+  em: EntityManager,
+  enrollmentId: string,
+  paused: boolean,
+  restore?: WaitingReason | null,
+): Promise<void> {
+  await em.execute(`update enrollments set status = ?, updated_at = now() where id = ? and status = ?`, [
+    paused ? 'paused' : 'active',
+    enrollmentId,
+    paused ? 'active' : 'paused',
+  ]);
   await em.execute(
     `update scheduled_actions set waiting_reason = ?, updated_at = now() where enrollment_id = ? and state in ('planned', 'awaiting_approval', 'approved') and (? or waiting_reason = 'paused')`,
     [paused ? 'paused' : (restore ?? null), enrollmentId, paused],
@@ -765,7 +924,10 @@ export async function setEnrollmentPaused(em: EntityManager, enrollmentId: strin
  * Where an enrollment whose activity was halted between attempts stands: its own status and the
  * campaign's (the workflow holds, ends or tries the step again).
  */
-export async function enrollmentStanding(em: EntityManager, enrollmentId: string): Promise<{ enrollmentStatus: string; stopReason: string | null; campaignStatus: string }> {
+export async function enrollmentStanding(
+  em: EntityManager,
+  enrollmentId: string,
+): Promise<{ enrollmentStatus: string; stopReason: string | null; campaignStatus: string }> {
   const [r] = await em.execute<{ status: string; stop_reason: string | null; c_status: string }[]>(
     `select e.status, e.stop_reason, c.status as c_status from enrollments e join campaigns c on c.id = e.campaign_id where e.id = ?`,
     [enrollmentId],
@@ -780,7 +942,13 @@ export async function enrollmentStanding(em: EntityManager, enrollmentId: string
  * campaign's members are told once. Returns the enrollment's final status and reason (a stop that
  * committed first, e.g. a removal, is kept).
  */
-export async function failEnrollment(em: EntityManager, enrollmentId: string, actionId: string | null, code: string, message: string): Promise<{ status: string; stop_reason: string | null }> {
+export async function failEnrollment(
+  em: EntityManager,
+  enrollmentId: string,
+  actionId: string | null,
+  code: string,
+  message: string,
+): Promise<{ status: string; stop_reason: string | null }> {
   return em.transactional(async (tx) => {
     if (actionId) {
       await tx.execute(
@@ -806,7 +974,10 @@ export async function failEnrollment(em: EntityManager, enrollmentId: string, ac
         key: `enrollment_failed:${enrollmentId}`,
       });
     }
-    const [now] = await tx.execute<{ status: string; stop_reason: string | null }[]>(`select status, stop_reason from enrollments where id = ?`, [enrollmentId]);
+    const [now] = await tx.execute<{ status: string; stop_reason: string | null }[]>(
+      `select status, stop_reason from enrollments where id = ?`,
+      [enrollmentId],
+    );
     return now ?? { status: 'failed', stop_reason: code };
   });
 }
@@ -815,7 +986,12 @@ export async function failEnrollment(em: EntityManager, enrollmentId: string, ac
  * Ends the enrollment (idempotent; a `removed` set by the unenroll route is kept): its status and
  * reason, and every action not yet sent is canceled.
  */
-export async function finishEnrollment(em: EntityManager, enrollmentId: string, status: string, stopReason: string | null): Promise<void> {
+export async function finishEnrollment(
+  em: EntityManager,
+  enrollmentId: string,
+  status: string,
+  stopReason: string | null,
+): Promise<void> {
   await em.transactional(async (tx) => {
     await tx.execute(
       `update enrollments set status = ?, stop_reason = ?, finished_at = coalesce(finished_at, now()), current_position = null, current_step_id = null, updated_at = now()
@@ -858,7 +1034,19 @@ export async function nextStepAndPlan(
   if (!input.plan || !isSendStep(next.step.type)) return next;
   const { reuse } = input.plan;
   const actionId = reuse && reuse.stepId === next.step.id ? reuse.actionId : input.plan.actionId;
-  const plan = await planAction(em, { enrollmentId: input.enrollmentId, actionId, stepId: next.step.id, version: next.version, index: next.step.index, notBefore: input.plan.notBefore }, new Date(), { ...opts, read });
+  const plan = await planAction(
+    em,
+    {
+      enrollmentId: input.enrollmentId,
+      actionId,
+      stepId: next.step.id,
+      version: next.version,
+      index: next.step.index,
+      notBefore: input.plan.notBefore,
+    },
+    new Date(),
+    { ...opts, read },
+  );
   return { ...next, plan };
 }
 
@@ -888,7 +1076,8 @@ export async function gateSlotAndSend(
   const f = await actionFacts(em, actionId, { now });
   if (!f) throw new PermanentError('action_missing', `scheduled action ${actionId} not found`);
   const g = gateOf(f);
-  const granted = g.slotGrantedAt !== null && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(g.actionState);
+  const granted =
+    g.slotGrantedAt !== null && ['planned', 'approved', 'awaiting_approval', 'executing'].includes(g.actionState);
   if (!granted && !gateGoes(g)) return { gate: g };
   const slot = await acquireSlot(em, actionId, now, f);
   if (!('granted' in slot) || !slot.granted) return { gate: g, slot };

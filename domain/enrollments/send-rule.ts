@@ -34,7 +34,8 @@ export interface SendFacts {
 }
 
 /** A stop ends the enrollment with this status and reason; a hold keeps it waiting, saying why. */
-export type SendVerdict = { send: true } | { send: false; stop: { status: string; reason: string } } | { send: false; hold: WaitingReason };
+export type SendVerdict =
+  { send: true } | { send: false; stop: { status: string; reason: string } } | { send: false; hold: WaitingReason };
 
 const RUNNING = ['active', 'paused'];
 
@@ -47,9 +48,16 @@ const RUNNING = ['active', 'paused'];
  */
 export function sendVerdict(f: SendFacts): SendVerdict {
   if (!RUNNING.includes(f.enrollmentStatus)) {
-    return { send: false, stop: { status: f.enrollmentStatus, reason: f.enrollmentStopReason ?? (f.enrollmentStatus === 'removed' ? 'unenrolled' : f.enrollmentStatus) } };
+    return {
+      send: false,
+      stop: {
+        status: f.enrollmentStatus,
+        reason: f.enrollmentStopReason ?? (f.enrollmentStatus === 'removed' ? 'unenrolled' : f.enrollmentStatus),
+      },
+    };
   }
-  if (f.campaignStatus !== 'active' && f.campaignStatus !== 'paused') return { send: false, stop: { status: 'stopped', reason: `campaign_${f.campaignStatus}` } };
+  if (f.campaignStatus !== 'active' && f.campaignStatus !== 'paused')
+    return { send: false, stop: { status: 'stopped', reason: `campaign_${f.campaignStatus}` } };
   if (f.unsubscribed) return { send: false, stop: { status: 'stopped', reason: 'unsubscribed' } };
   if (f.suppressed) return { send: false, stop: { status: 'stopped', reason: 'suppressed' } };
   if (f.bounced) return { send: false, stop: { status: 'stopped', reason: 'bounced' } };
@@ -86,28 +94,59 @@ export interface ActionFacts extends SendFacts {
  * updates, the action for update. A stop
  * in flight is waited for and then seen; a stop that comes later waits for the claim to commit.
  */
-export async function actionFacts(em: EntityManager, actionId: string, opts: { lock?: boolean; now?: Date } = {}): Promise<ActionFacts | null> {
+export async function actionFacts(
+  em: EntityManager,
+  actionId: string,
+  opts: { lock?: boolean; now?: Date } = {},
+): Promise<ActionFacts | null> {
   if (opts.lock) {
-    const [ids] = await em.execute<{ campaign_id: string; enrollment_id: string; account_id: string | null; workspace_id: string; type: string }[]>(
-      `select campaign_id, enrollment_id, account_id, workspace_id, type from scheduled_actions where id = ?`,
-      [actionId],
-    );
+    const [ids] = await em.execute<
+      { campaign_id: string; enrollment_id: string; account_id: string | null; workspace_id: string; type: string }[]
+    >(`select campaign_id, enrollment_id, account_id, workspace_id, type from scheduled_actions where id = ?`, [
+      actionId,
+    ]);
     if (!ids) return null;
     await em.execute(`select 1 from campaigns where id = ? for share`, [ids.campaign_id]);
     await em.execute(`select 1 from enrollments where id = ? for share`, [ids.enrollment_id]);
     await em.execute(`select 1 from scheduled_actions where id = ? for update`, [actionId]);
-    await em.execute(`select 1 from contacts k join enrollments e on e.contact_id = k.id where e.id = ? for share of k`, [ids.enrollment_id]);
+    await em.execute(
+      `select 1 from contacts k join enrollments e on e.contact_id = k.id where e.id = ? for share of k`,
+      [ids.enrollment_id],
+    );
     if (ids.account_id) await em.execute(`select 1 from platform_accounts where id = ? for share`, [ids.account_id]);
     // Suppression adds a row rather than updating one of the rows above: its lock, shared, taken last
     // (an unsubscribe or a bounce holds a contact's row before it asks for this one).
-    if (ids.type === 'email') await em.execute(`select pg_advisory_xact_lock_shared(${SUPPRESSION_LOCK})`, [ids.workspace_id]);
+    if (ids.type === 'email')
+      await em.execute(`select pg_advisory_xact_lock_shared(${SUPPRESSION_LOCK})`, [ids.workspace_id]);
   }
   const now = opts.now ?? new Date();
   type Row = {
-    state: string; type: string; enrollment_id: string; campaign_id: string; contact_id: string; account_id: string | null; content: Record<string, unknown> | null; error_code: string | null;
-    e_status: string; stop_reason: string | null; c_status: string; stop_on_reply: boolean; time_zone: string; sending_windows: SendingWindows;
-    window_time_zone: string; k_time_zone: string | null; k_country: string | null;
-    replied: boolean; bounced: boolean; unsubscribed: boolean; suppressed: boolean; ooo_until: Date | null; p_status: string | null; connector_account_id: string | null; due_at: Date; slot_granted_at: Date | null;
+    state: string;
+    type: string;
+    enrollment_id: string;
+    campaign_id: string;
+    contact_id: string;
+    account_id: string | null;
+    content: Record<string, unknown> | null;
+    error_code: string | null;
+    e_status: string;
+    stop_reason: string | null;
+    c_status: string;
+    stop_on_reply: boolean;
+    time_zone: string;
+    sending_windows: SendingWindows;
+    window_time_zone: string;
+    k_time_zone: string | null;
+    k_country: string | null;
+    replied: boolean;
+    bounced: boolean;
+    unsubscribed: boolean;
+    suppressed: boolean;
+    ooo_until: Date | null;
+    p_status: string | null;
+    connector_account_id: string | null;
+    due_at: Date;
+    slot_granted_at: Date | null;
   };
   const [r] = await em.execute<Row[]>(
     `select a.state, a.type, a.enrollment_id, a.campaign_id, e.contact_id, a.account_id, a.content, a.error_code, a.due_at, a.slot_granted_at,
@@ -124,7 +163,11 @@ export async function actionFacts(em: EntityManager, actionId: string, opts: { l
     [now, actionId],
   );
   if (!r) return null;
-  const open = nextWindowOpening(r.sending_windows, sendingZone(r.window_time_zone, r.time_zone, r.k_time_zone, r.k_country), now);
+  const open = nextWindowOpening(
+    r.sending_windows,
+    sendingZone(r.window_time_zone, r.time_zone, r.k_time_zone, r.k_country),
+    now,
+  );
   return {
     actionState: r.state,
     actionType: r.type,

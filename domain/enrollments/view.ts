@@ -14,7 +14,12 @@ export { WAITING_REASONS };
 import type { Actor } from '../identity.js';
 
 /** Reasons of the plan, whose wait ends at the action's due time when no `waiting_until` was recorded. */
-export const TIMED_REASONS: ReadonlySet<WaitingReason> = new Set<WaitingReason>(['waiting_for_window', 'waiting_step_delay', 'daily_new_lead_cap', 'rescheduled']);
+export const TIMED_REASONS: ReadonlySet<WaitingReason> = new Set<WaitingReason>([
+  'waiting_for_window',
+  'waiting_step_delay',
+  'daily_new_lead_cap',
+  'rescheduled',
+]);
 
 /** The action states of a send not made yet: the enrollment's next action is its one action in one of them. */
 export const UNSENT_ACTION_STATES = ['planned', 'awaiting_approval', 'approved', 'executing'] as const;
@@ -67,7 +72,13 @@ export interface EnrollmentViewItem {
   replied_at: string | null;
   finished_at: string | null;
   created_at: string;
-  next_action: { id: string; type: string; state: (typeof UNSENT_ACTION_STATES)[number]; due_at: string; waiting_reason: string | null } | null;
+  next_action: {
+    id: string;
+    type: string;
+    state: (typeof UNSENT_ACTION_STATES)[number];
+    due_at: string;
+    waiting_reason: string | null;
+  } | null;
   waiting: { reason: WaitingReason | null; until: string | null };
 }
 
@@ -125,7 +136,9 @@ const SELECT = `
        limit 1) a on true`;
 
 function toItem(r: Row): EnrollmentViewItem {
-  const nextAction = r.action_id ? { waitingReason: r.action_waiting_reason, dueAt: r.action_due_at!, waitingUntil: r.action_waiting_until } : null;
+  const nextAction = r.action_id
+    ? { waitingReason: r.action_waiting_reason, dueAt: r.action_due_at!, waitingUntil: r.action_waiting_until }
+    : null;
   const waiting = enrollmentWaiting({ enrollmentStatus: r.status, campaignStatus: r.campaign_status, nextAction });
   return {
     id: r.id,
@@ -136,7 +149,13 @@ function toItem(r: Row): EnrollmentViewItem {
     stop_reason: r.stop_reason,
     run: r.run,
     step_version: r.step_version,
-    current_step: r.current_step_id ? { id: r.current_step_id, position: r.current_position ?? r.current_step_position ?? 0, type: r.current_step_type } : null,
+    current_step: r.current_step_id
+      ? {
+          id: r.current_step_id,
+          position: r.current_position ?? r.current_step_position ?? 0,
+          type: r.current_step_type,
+        }
+      : null,
     replied_at: iso(r.replied_at),
     finished_at: iso(r.finished_at),
     created_at: iso(r.created_at)!,
@@ -158,7 +177,13 @@ function toItem(r: Row): EnrollmentViewItem {
  * (for `page()` of lib/pagination.ts). Another workspace's campaign is 404, a product the member was
  * not given 403 `not_assigned` (requireCampaign).
  */
-export async function listEnrollmentViews(em: EntityManager, actor: Actor, campaignId: string, filter: EnrollmentFilter, page: PageRequest): Promise<EnrollmentViewItem[]> {
+export async function listEnrollmentViews(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  filter: EnrollmentFilter,
+  page: PageRequest,
+): Promise<EnrollmentViewItem[]> {
   const campaign = await requireCampaign(em, actor, campaignId);
   const where = ['e.campaign_id = ?', 'e.workspace_id = ?'];
   const args: unknown[] = [campaign.id, actor.workspaceId];
@@ -176,7 +201,10 @@ export async function listEnrollmentViews(em: EntityManager, actor: Actor, campa
 
 /** One enrollment: 404 when it is not of the actor's workspace; its campaign's product checked as the campaign routes do (403 `not_assigned`). */
 export async function getEnrollmentView(em: EntityManager, actor: Actor, id: string): Promise<EnrollmentViewItem> {
-  const [owner] = await em.execute<{ campaign_id: string }[]>(`select campaign_id from enrollments where id = ? and workspace_id = ?`, [id, actor.workspaceId]);
+  const [owner] = await em.execute<{ campaign_id: string }[]>(
+    `select campaign_id from enrollments where id = ? and workspace_id = ?`,
+    [id, actor.workspaceId],
+  );
   if (!owner) throw notFound('enrollment');
   await requireCampaign(em, actor, owner.campaign_id);
   const [row] = await em.execute<Row[]>(`${SELECT} where e.id = ?`, [id]);

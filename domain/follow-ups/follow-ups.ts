@@ -15,7 +15,11 @@ import type { Actor } from '../identity.js';
 export const NOTE_MAX_CHARS = 5000;
 
 /** Opens a `reply_waiting` reminder per conversation (one open at a time; a later reply keeps the first due time). */
-export async function openReplyReminders(em: EntityManager, workspaceId: string, replies: { leadId: string; conversationId: string; repliedAt: Date; summary: string }[]): Promise<void> {
+export async function openReplyReminders(
+  em: EntityManager,
+  workspaceId: string,
+  replies: { leadId: string; conversationId: string; repliedAt: Date; summary: string }[],
+): Promise<void> {
   if (!replies.length) return;
   const rows = replies.map((r) => ({
     id: uuidv7(),
@@ -87,7 +91,12 @@ export interface FollowUpFilter {
 }
 
 /** Reminders by due time (soonest first), with the lead's name. */
-export async function listFollowUps(em: EntityManager, actor: Actor, f: FollowUpFilter, now = new Date()): Promise<ReminderRow[]> {
+export async function listFollowUps(
+  em: EntityManager,
+  actor: Actor,
+  f: FollowUpFilter,
+  now = new Date(),
+): Promise<ReminderRow[]> {
   await refreshMeetingReminders(em, actor.workspaceId, now);
   const where = ['r.workspace_id = ?', 'r.state = ?'];
   const params: unknown[] = [actor.workspaceId, f.state];
@@ -106,7 +115,11 @@ export async function listFollowUps(em: EntityManager, actor: Actor, f: FollowUp
 }
 
 /** Open reminders already due, by kind. */
-export async function pendingCount(em: EntityManager, actor: Actor, now = new Date()): Promise<{ total: number; reply_waiting: number; meeting_outcome: number }> {
+export async function pendingCount(
+  em: EntityManager,
+  actor: Actor,
+  now = new Date(),
+): Promise<{ total: number; reply_waiting: number; meeting_outcome: number }> {
   await refreshMeetingReminders(em, actor.workspaceId, now);
   const params: unknown[] = [actor.workspaceId, now];
   const scope = leadScopeSql(actor, 'r.lead_id', params);
@@ -123,9 +136,15 @@ export async function pendingCount(em: EntityManager, actor: Actor, now = new Da
 
 /** Marks one open reminder done by the user; 409 `already_resolved` when it is not open. */
 export async function completeReminder(em: EntityManager, actor: Actor, id: string): Promise<ReminderRow> {
-  const [r] = await em.execute<{ state: string; lead_id: string }[]>(`select state, lead_id from follow_up_reminders where id = ? and workspace_id = ?`, [id, actor.workspaceId]);
+  const [r] = await em.execute<{ state: string; lead_id: string }[]>(
+    `select state, lead_id from follow_up_reminders where id = ? and workspace_id = ?`,
+    [id, actor.workspaceId],
+  );
   if (!r) throw notFound('follow-up');
-  const done = await em.execute(`update follow_up_reminders set state = 'completed', resolved_at = now(), resolved_by = ? where id = ? and state = 'open' returning id`, [actor.userId, id]);
+  const done = await em.execute(
+    `update follow_up_reminders set state = 'completed', resolved_at = now(), resolved_by = ? where id = ? and state = 'open' returning id`,
+    [actor.userId, id],
+  );
   if (!done.length) throw conflict('already_resolved', `this follow-up is already ${r.state}`);
   return reminder(em, id);
 }
@@ -142,14 +161,17 @@ export async function reminder(em: EntityManager, id: string): Promise<ReminderR
 }
 
 /** Dismisses every open reminder of the lead (idempotent: a second call dismisses nothing). */
-export async function dismissLead(em: EntityManager, actor: Actor, leadId: string): Promise<{ lead_id: string; dismissed: number }> {
+export async function dismissLead(
+  em: EntityManager,
+  actor: Actor,
+  leadId: string,
+): Promise<{ lead_id: string; dismissed: number }> {
   await requireLead(em, actor, leadId);
   await refreshMeetingReminders(em, actor.workspaceId);
-  const r = await em.execute(`update follow_up_reminders set state = 'dismissed', resolved_at = now(), resolved_by = ? where lead_id = ? and workspace_id = ? and state = 'open' returning id`, [
-    actor.userId,
-    leadId,
-    actor.workspaceId,
-  ]);
+  const r = await em.execute(
+    `update follow_up_reminders set state = 'dismissed', resolved_at = now(), resolved_by = ? where lead_id = ? and workspace_id = ? and state = 'open' returning id`,
+    [actor.userId, leadId, actor.workspaceId],
+  );
   return { lead_id: leadId, dismissed: r.length };
 }
 
@@ -162,7 +184,12 @@ export interface NoteRow {
   created_at: Date;
 }
 
-export async function listNotes(em: EntityManager, actor: Actor, leadId: string, p: { limit: number; after?: Keyset }): Promise<NoteRow[]> {
+export async function listNotes(
+  em: EntityManager,
+  actor: Actor,
+  leadId: string,
+  p: { limit: number; after?: Keyset },
+): Promise<NoteRow[]> {
   await requireLead(em, actor, leadId);
   const k = keysetSql(p, ['n.created_at', 'n.id'], 'desc');
   return em.execute<NoteRow[]>(
@@ -176,13 +203,27 @@ export async function addNote(em: EntityManager, actor: Actor, leadId: string, b
   await requireLead(em, actor, leadId);
   const id = uuidv7();
   // A millisecond time (not now()'s microseconds): keyset cursors carry milliseconds.
-  await em.execute(`insert into lead_notes (id, workspace_id, lead_id, author_id, body, created_at) values (?, ?, ?, ?, ?, ?)`, [id, actor.workspaceId, leadId, actor.userId, body, new Date()]);
-  const [n] = await em.execute<NoteRow[]>(`select n.id, n.lead_id, n.author_id, u.name as author_name, n.body, n.created_at from lead_notes n left join users u on u.id = n.author_id where n.id = ?`, [id]);
+  await em.execute(
+    `insert into lead_notes (id, workspace_id, lead_id, author_id, body, created_at) values (?, ?, ?, ?, ?, ?)`,
+    [id, actor.workspaceId, leadId, actor.userId, body, new Date()],
+  );
+  const [n] = await em.execute<NoteRow[]>(
+    `select n.id, n.lead_id, n.author_id, u.name as author_name, n.body, n.created_at from lead_notes n left join users u on u.id = n.author_id where n.id = ?`,
+    [id],
+  );
   return n;
 }
 
 export interface NextEvent {
-  meeting: { id: string; lead_id: string; title: string; starts_at: Date; ends_at: Date; first_name: string | null; last_name: string | null } | null;
+  meeting: {
+    id: string;
+    lead_id: string;
+    title: string;
+    starts_at: Date;
+    ends_at: Date;
+    first_name: string | null;
+    last_name: string | null;
+  } | null;
   follow_up: ReminderRow | null;
 }
 

@@ -141,8 +141,15 @@ function stateOf(r: StateRow, usage: UsageRow[], now: Date): GovernorState {
     warmupStartedAt: toDate(r.warmup_started_at),
     warmupSkippedAt: toDate(r.warmup_skipped_at),
   };
-  const sub = r.plan ? { plan: r.plan, status: r.plan_status as never, currentPeriodEnd: toDate(r.current_period_end) } : null;
-  return { account, planCaps: effectivePlan(sub, now).entitlements.senderCaps, nextAllowedAt: toDate(r.next_allowed_at), usage };
+  const sub = r.plan
+    ? { plan: r.plan, status: r.plan_status as never, currentPeriodEnd: toDate(r.current_period_end) }
+    : null;
+  return {
+    account,
+    planCaps: effectivePlan(sub, now).entitlements.senderCaps,
+    nextAllowedAt: toDate(r.next_allowed_at),
+    usage,
+  };
 }
 
 type Decision = { answer: SlotAnswer; grant?: { day: string; nextAllowedAt: Date } };
@@ -153,7 +160,10 @@ function decide(state: GovernorState, action: ActionType, now: Date, random: () 
   const day = localDate(now, state.account.timeZone);
   const nextAllowedAt = new Date(now.getTime() + gapMs(state.account, random));
   const after: GovernorState = { ...state, nextAllowedAt, usage: [...state.usage, { action, day, count: 1 }] };
-  return { answer: { granted: true, grantedAt: now, nextEarliestAt: earliestSlot(after, action, now) }, grant: { day, nextAllowedAt } };
+  return {
+    answer: { granted: true, grantedAt: now, nextEarliestAt: earliestSlot(after, action, now) },
+    grant: { day, nextAllowedAt },
+  };
 }
 
 // A lost compare-and-set is usually settled by reading again (the winner's gap now refuses); a second
@@ -175,7 +185,8 @@ function executor(em: EntityManager) {
       conn.execute(sql, params, 'all', trx) as Promise<R>;
   return {
     exec: on(ctx),
-    transaction: <T>(fn: (exec: Exec) => Promise<T>): Promise<T> => (ctx ? fn(on(ctx)) : conn.transactional((trx) => fn(on(trx)))),
+    transaction: <T>(fn: (exec: Exec) => Promise<T>): Promise<T> =>
+      ctx ? fn(on(ctx)) : conn.transactional((trx) => fn(on(trx))),
   };
 }
 
@@ -188,13 +199,23 @@ function executor(em: EntityManager) {
  * that another request changed the account in between, the request reads and decides again; after a
  * second loss it is decided under the account's row lock, which always settles it.
  */
-export async function requestSlot(em: EntityManager, accountId: string, action: ActionType, opts: SlotOptions = {}): Promise<SlotAnswer> {
+export async function requestSlot(
+  em: EntityManager,
+  accountId: string,
+  action: ActionType,
+  opts: SlotOptions = {},
+): Promise<SlotAnswer> {
   const answer = await decideSlot(em, accountId, action, opts);
   if (!answer.granted) governorRefusals.inc({ reason: answer.reason });
   return answer;
 }
 
-async function decideSlot(em: EntityManager, accountId: string, action: ActionType, opts: SlotOptions): Promise<SlotAnswer> {
+async function decideSlot(
+  em: EntityManager,
+  accountId: string,
+  action: ActionType,
+  opts: SlotOptions,
+): Promise<SlotAnswer> {
   const random = opts.random ?? Math.random;
   const { exec, transaction } = executor(em);
   const clock = () => opts.now ?? new Date();
@@ -207,7 +228,15 @@ async function decideSlot(em: EntityManager, accountId: string, action: ActionTy
     const now = clock();
     const d = decide(stateOf(row, row.usage ?? [], now), action, now, random);
     if (!d.grant) return d.answer;
-    const [cas] = await exec<{ granted: number }[]>(GRANT_IF_UNCHANGED, [accountId, now, d.grant.nextAllowedAt, now, row.version, action, d.grant.day]);
+    const [cas] = await exec<{ granted: number }[]>(GRANT_IF_UNCHANGED, [
+      accountId,
+      now,
+      d.grant.nextAllowedAt,
+      now,
+      row.version,
+      action,
+      d.grant.day,
+    ]);
     if (cas.granted) return d.answer;
   }
 
@@ -229,7 +258,12 @@ async function decideSlot(em: EntityManager, accountId: string, action: ActionTy
  * one and, unless a later slot was granted since, the gap it started is lifted. Not idempotent by
  * itself: call it once, in the transaction that records the action as not sent.
  */
-export async function releaseSlot(em: EntityManager, accountId: string, action: ActionType, grantedAt: Date): Promise<void> {
+export async function releaseSlot(
+  em: EntityManager,
+  accountId: string,
+  action: ActionType,
+  grantedAt: Date,
+): Promise<void> {
   await em.execute(
     `with released as (
        update account_usage u set count = u.count - 1
@@ -259,7 +293,10 @@ export interface ActionUsage {
 /** The account's counters and limits per action type, as the account routes show them. */
 export async function usage(em: EntityManager, account: IPlatformAccount, now = new Date()): Promise<ActionUsage[]> {
   const plan = (await entitlementsFor(em, account.workspace.id)).entitlements.senderCaps;
-  const [gov]: { next_allowed_at: string | Date | null }[] = await em.execute('select next_allowed_at from account_governors where account_id = ?', [account.id]);
+  const [gov]: { next_allowed_at: string | Date | null }[] = await em.execute(
+    'select next_allowed_at from account_governors where account_id = ?',
+    [account.id],
+  );
   const rows: UsageRow[] = await em.execute(COUNTERS, [account.id, weekStart(localDate(now, account.timeZone))]);
   const state: GovernorState = { account, planCaps: plan, nextAllowedAt: toDate(gov?.next_allowed_at), usage: rows };
   const caps = effectiveCaps(account, plan, now);

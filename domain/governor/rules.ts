@@ -5,7 +5,16 @@
  */
 import { ACTION_TYPES, type ActionType, type Caps, type IPlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { AppError } from '../errors.js';
-import { addDays, daysBetween, localDate, nextWorkingTime, startOfNextDay, startOfNextWeek, weekStart, type LocalDate } from './time.js';
+import {
+  addDays,
+  daysBetween,
+  localDate,
+  nextWorkingTime,
+  startOfNextDay,
+  startOfNextWeek,
+  weekStart,
+  type LocalDate,
+} from './time.js';
 
 export interface CapPair {
   daily: number;
@@ -16,7 +25,14 @@ export type CapTable = Record<ActionType, CapPair>;
 /** The account fields the governor reads. */
 export type GovernedAccount = Pick<
   IPlatformAccount,
-  'status' | 'timeZone' | 'workingHours' | 'caps' | 'minGapSeconds' | 'jitterSeconds' | 'warmupStartedAt' | 'warmupSkippedAt'
+  | 'status'
+  | 'timeZone'
+  | 'workingHours'
+  | 'caps'
+  | 'minGapSeconds'
+  | 'jitterSeconds'
+  | 'warmupStartedAt'
+  | 'warmupSkippedAt'
 >;
 
 export const REFUSAL_REASONS = ['not_connected', 'cap_weekly', 'cap_daily', 'warmup', 'outside_hours', 'gap'] as const;
@@ -40,9 +56,15 @@ export const WARMUP_DAYS = 14;
  * Day n of warm-up (1 … 14) at `now`, or null when it does not apply: never started, skipped, or
  * over (from day 15). Days are the account's local calendar days.
  */
-export function warmupDay(account: Pick<GovernedAccount, 'timeZone' | 'warmupStartedAt' | 'warmupSkippedAt'>, now: Date): number | null {
+export function warmupDay(
+  account: Pick<GovernedAccount, 'timeZone' | 'warmupStartedAt' | 'warmupSkippedAt'>,
+  now: Date,
+): number | null {
   if (!account.warmupStartedAt || account.warmupSkippedAt) return null;
-  const n = Math.max(1, daysBetween(localDate(account.warmupStartedAt, account.timeZone), localDate(now, account.timeZone)) + 1);
+  const n = Math.max(
+    1,
+    daysBetween(localDate(account.warmupStartedAt, account.timeZone), localDate(now, account.timeZone)) + 1,
+  );
   return n <= WARMUP_DAYS ? n : null;
 }
 
@@ -50,7 +72,8 @@ export function warmupDay(account: Pick<GovernedAccount, 'timeZone' | 'warmupSta
  * A cap on warm-up day n: 20 % on day 1 rising linearly to 100 % on day 14, i.e.
  * floor(cap × (20 + 80·(n−1)/13) / 100), and at least 1. Integer arithmetic, so day 14 is exact.
  */
-export const rampedCap = (cap: number, day: number): number => Math.max(1, Math.floor((cap * (260 + 80 * (day - 1))) / 1300));
+export const rampedCap = (cap: number, day: number): number =>
+  Math.max(1, Math.floor((cap * (260 + 80 * (day - 1))) / 1300));
 
 /** The account's own caps (its setting, else the default) clamped to the plan's bounds. */
 export function configuredCaps(account: Pick<GovernedAccount, 'caps'>, planCaps: CapTable): CapTable {
@@ -65,12 +88,17 @@ export function configuredCaps(account: Pick<GovernedAccount, 'caps'>, planCaps:
 }
 
 /** Caps in force at `now`: configured caps, ramped while warm-up applies. */
-export function effectiveCaps(account: Pick<GovernedAccount, 'caps' | 'timeZone' | 'warmupStartedAt' | 'warmupSkippedAt'>, planCaps: CapTable, now: Date): CapTable {
+export function effectiveCaps(
+  account: Pick<GovernedAccount, 'caps' | 'timeZone' | 'warmupStartedAt' | 'warmupSkippedAt'>,
+  planCaps: CapTable,
+  now: Date,
+): CapTable {
   const caps = configuredCaps(account, planCaps);
   const day = warmupDay(account, now);
   if (day === null) return caps;
   const out = {} as CapTable;
-  for (const type of ACTION_TYPES) out[type] = { daily: rampedCap(caps[type].daily, day), weekly: rampedCap(caps[type].weekly, day) };
+  for (const type of ACTION_TYPES)
+    out[type] = { daily: rampedCap(caps[type].daily, day), weekly: rampedCap(caps[type].weekly, day) };
   return out;
 }
 
@@ -103,13 +131,25 @@ export function validateCaps(input: LimitsInput, planCaps: CapTable): void {
     const dailyOk = check(`caps.${type}.daily`, pair?.daily, 1, bound.daily);
     const weeklyOk = check(`caps.${type}.weekly`, pair?.weekly, 1, bound.weekly);
     if (dailyOk && weeklyOk && pair.weekly < pair.daily) {
-      issues.push({ path: `caps.${type}.weekly`, message: 'must be at least the daily cap', min: pair.daily, max: bound.weekly });
+      issues.push({
+        path: `caps.${type}.weekly`,
+        message: 'must be at least the daily cap',
+        min: pair.daily,
+        max: bound.weekly,
+      });
     }
   }
-  if (input.minGapSeconds !== undefined) check('min_gap_seconds', input.minGapSeconds, GAP_LIMITS.minGapSeconds.min, GAP_LIMITS.minGapSeconds.max);
-  if (input.jitterSeconds !== undefined) check('jitter_seconds', input.jitterSeconds, GAP_LIMITS.jitterSeconds.min, GAP_LIMITS.jitterSeconds.max);
+  if (input.minGapSeconds !== undefined)
+    check('min_gap_seconds', input.minGapSeconds, GAP_LIMITS.minGapSeconds.min, GAP_LIMITS.minGapSeconds.max);
+  if (input.jitterSeconds !== undefined)
+    check('jitter_seconds', input.jitterSeconds, GAP_LIMITS.jitterSeconds.min, GAP_LIMITS.jitterSeconds.max);
   if (issues.length) {
-    throw new AppError(400, 'invalid_limits', `limits out of range: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, issues);
+    throw new AppError(
+      400,
+      'invalid_limits',
+      `limits out of range: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
+      issues,
+    );
   }
 }
 
@@ -182,5 +222,7 @@ export function earliestSlot(state: GovernorState, action: ActionType, from: Dat
 }
 
 /** The gap after a grant: the minimum plus `random()` × jitter, in whole milliseconds. */
-export const gapMs = (account: Pick<GovernedAccount, 'minGapSeconds' | 'jitterSeconds'>, random: () => number): number =>
-  Math.round((account.minGapSeconds + random() * account.jitterSeconds) * 1000);
+export const gapMs = (
+  account: Pick<GovernedAccount, 'minGapSeconds' | 'jitterSeconds'>,
+  random: () => number,
+): number => Math.round((account.minGapSeconds + random() * account.jitterSeconds) * 1000);

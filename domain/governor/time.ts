@@ -87,7 +87,8 @@ export const isoWeekday = (date: LocalDate): number => new Date(`${date}T00:00:0
 export const weekStart = (date: LocalDate): LocalDate => addDays(date, 1 - isoWeekday(date));
 
 /** Whole days from `a` to `b` (local dates). */
-export const daysBetween = (a: LocalDate, b: LocalDate): number => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
+export const daysBetween = (a: LocalDate, b: LocalDate): number =>
+  Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
 
 /**
  * The instant at which the wall clock in `timeZone` shows `date` + `minutes` (1440 = next midnight).
@@ -104,14 +105,17 @@ export function zonedTime(date: LocalDate, minutes: number, timeZone: string): D
   return new Date(exact.length ? Math.min(...exact) : Math.max(...candidates));
 }
 
-export const startOfNextDay = (at: Date, timeZone: string): Date => zonedTime(addDays(localDate(at, timeZone), 1), 0, timeZone);
+export const startOfNextDay = (at: Date, timeZone: string): Date =>
+  zonedTime(addDays(localDate(at, timeZone), 1), 0, timeZone);
 
-export const startOfNextWeek = (at: Date, timeZone: string): Date => zonedTime(addDays(weekStart(localDate(at, timeZone)), 7), 0, timeZone);
+export const startOfNextWeek = (at: Date, timeZone: string): Date =>
+  zonedTime(addDays(weekStart(localDate(at, timeZone)), 7), 0, timeZone);
 
 /** "HH:MM" → minutes since midnight ("24:00" allowed as an end). */
 export function parseClock(hhmm: string): number {
   const m = /^(\d{2}):(\d{2})$/.exec(hhmm);
-  if (!m || Number(m[1]) > 24 || Number(m[2]) > 59 || (Number(m[1]) === 24 && Number(m[2]) !== 0)) throw new RangeError(`invalid time of day "${hhmm}"`);
+  if (!m || Number(m[1]) > 24 || Number(m[2]) > 59 || (Number(m[1]) === 24 && Number(m[2]) !== 0))
+    throw new RangeError(`invalid time of day "${hhmm}"`);
   return Number(m[1]) * 60 + Number(m[2]);
 }
 

@@ -42,7 +42,11 @@ const COLUMNS = (userParam = '?') => `i.id, i.title, i.body, i.vote_count, i.cre
  * One page of the board: most voted first (ties: newest first), or newest first. `mine`: only the
  * caller's ideas. A page costs one index scan plus one vote probe per row.
  */
-export async function listIdeas(em: EntityManager, actor: Pick<Actor, 'userId'>, q: { sort: IdeaSort; limit: number; cursor?: IdeaCursor; mine?: boolean }): Promise<IdeaRow[]> {
+export async function listIdeas(
+  em: EntityManager,
+  actor: Pick<Actor, 'userId'>,
+  q: { sort: IdeaSort; limit: number; cursor?: IdeaCursor; mine?: boolean },
+): Promise<IdeaRow[]> {
   const params: unknown[] = [actor.userId, actor.userId];
   const where: string[] = [];
   if (q.mine) {
@@ -75,31 +79,55 @@ async function readIdea(em: EntityManager, userId: string, id: string): Promise<
 export const getIdea = (em: EntityManager, actor: Pick<Actor, 'userId'>, id: string) => readIdea(em, actor.userId, id);
 
 /** Posts an idea (429 `idea_limit_reached` past IDEAS_PER_DAY in 24 hours, counted under a per-user lock). */
-export async function createIdea(em: EntityManager, actor: Pick<Actor, 'userId'>, input: { title: string; body: string }): Promise<IdeaRow> {
+export async function createIdea(
+  em: EntityManager,
+  actor: Pick<Actor, 'userId'>,
+  input: { title: string; body: string },
+): Promise<IdeaRow> {
   const id = uuidv7();
   await em.transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`ideas:${actor.userId}`]);
-    const [{ n }] = await tx.execute<{ n: number }[]>(`select count(*)::int as n from ideas where author_id = ? and created_at > now() - interval '24 hours'`, [actor.userId]);
+    const [{ n }] = await tx.execute<{ n: number }[]>(
+      `select count(*)::int as n from ideas where author_id = ? and created_at > now() - interval '24 hours'`,
+      [actor.userId],
+    );
     if (n >= IDEAS_PER_DAY) {
-      throw new AppError(429, 'idea_limit_reached', `at most ${IDEAS_PER_DAY} ideas in 24 hours`, undefined, { 'Retry-After': '3600' });
+      throw new AppError(429, 'idea_limit_reached', `at most ${IDEAS_PER_DAY} ideas in 24 hours`, undefined, {
+        'Retry-After': '3600',
+      });
     }
-    await tx.execute(`insert into ideas (id, author_id, title, body, vote_count, created_at, updated_at) values (?, ?, ?, ?, 0, now(), now())`, [id, actor.userId, input.title, input.body]);
+    await tx.execute(
+      `insert into ideas (id, author_id, title, body, vote_count, created_at, updated_at) values (?, ?, ?, ?, 0, now(), now())`,
+      [id, actor.userId, input.title, input.body],
+    );
   });
   return readIdea(em, actor.userId, id);
 }
 
 /** The idea, locked, for a change by its author: 404 when it does not exist, 403 `not_author` for anyone else. */
 async function lockOwn(tx: EntityManager, userId: string, id: string): Promise<void> {
-  const [row] = await tx.execute<{ author_id: string | null }[]>(`select author_id from ideas where id = ? for update`, [id]);
+  const [row] = await tx.execute<{ author_id: string | null }[]>(
+    `select author_id from ideas where id = ? for update`,
+    [id],
+  );
   if (!row) throw notFound('idea');
-  if (row.author_id !== userId) throw new AppError(403, 'not_author', 'only the author of an idea can change or delete it');
+  if (row.author_id !== userId)
+    throw new AppError(403, 'not_author', 'only the author of an idea can change or delete it');
 }
 
 /** Replaces the title and/or body of the caller's idea (votes stay). */
-export async function updateIdea(em: EntityManager, actor: Pick<Actor, 'userId'>, id: string, change: { title?: string; body?: string }): Promise<IdeaRow> {
+export async function updateIdea(
+  em: EntityManager,
+  actor: Pick<Actor, 'userId'>,
+  id: string,
+  change: { title?: string; body?: string },
+): Promise<IdeaRow> {
   await em.transactional(async (tx) => {
     await lockOwn(tx, actor.userId, id);
-    await tx.execute(`update ideas set title = coalesce(?, title), body = coalesce(?, body), updated_at = now() where id = ?`, [change.title ?? null, change.body ?? null, id]);
+    await tx.execute(
+      `update ideas set title = coalesce(?, title), body = coalesce(?, body), updated_at = now() where id = ?`,
+      [change.title ?? null, change.body ?? null, id],
+    );
   });
   return readIdea(em, actor.userId, id);
 }
@@ -117,7 +145,11 @@ export async function deleteIdea(em: EntityManager, actor: Pick<Actor, 'userId'>
  * inserted unless it exists, and the count grows by the rows inserted. `changed` says whether this
  * call added the vote.
  */
-export async function vote(em: EntityManager, actor: Pick<Actor, 'userId'>, id: string): Promise<{ idea: IdeaRow; changed: boolean }> {
+export async function vote(
+  em: EntityManager,
+  actor: Pick<Actor, 'userId'>,
+  id: string,
+): Promise<{ idea: IdeaRow; changed: boolean }> {
   const [r] = await em.execute<{ changed: number }[]>(
     `with v as (insert into idea_votes (idea_id, user_id, created_at) select id, ?, now() from ideas where id = ? on conflict do nothing returning idea_id),
           u as (update ideas set vote_count = vote_count + 1 where id in (select idea_id from v) returning id)
@@ -128,7 +160,11 @@ export async function vote(em: EntityManager, actor: Pick<Actor, 'userId'>, id: 
 }
 
 /** Withdraws the caller's vote (idempotent: nothing to withdraw changes nothing). */
-export async function unvote(em: EntityManager, actor: Pick<Actor, 'userId'>, id: string): Promise<{ idea: IdeaRow; changed: boolean }> {
+export async function unvote(
+  em: EntityManager,
+  actor: Pick<Actor, 'userId'>,
+  id: string,
+): Promise<{ idea: IdeaRow; changed: boolean }> {
   const [r] = await em.execute<{ changed: number }[]>(
     `with v as (delete from idea_votes where idea_id = ? and user_id = ? returning idea_id),
           u as (update ideas set vote_count = vote_count - 1 where id in (select idea_id from v) returning id)

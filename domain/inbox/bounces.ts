@@ -40,7 +40,13 @@ interface SendRow {
  *
  * A bounce elsewhere (no send in its thread) changes nothing.
  */
-export async function applyBounces(em: EntityManager, wakes: EnrollmentWake[] | undefined, account: AccountRow, bounces: FreshRow[], convs: ConversationRow[]): Promise<void> {
+export async function applyBounces(
+  em: EntityManager,
+  wakes: EnrollmentWake[] | undefined,
+  account: AccountRow,
+  bounces: FreshRow[],
+  convs: ConversationRow[],
+): Promise<void> {
   const conv = new Map(convs.map((c) => [c.id, c]));
   const probe = bounces.map((r) => ({
     thread_id: conv.get(r.conversation_id)!.connector_thread_id,
@@ -64,14 +70,22 @@ export async function applyBounces(em: EntityManager, wakes: EnrollmentWake[] | 
   );
   if (!sends.length) return;
   // An address edited since the send is not the one that bounced.
-  const contactOf = (s: SendRow) => (normaliseEmail(s.recipient) !== null && normaliseEmail(s.recipient) === normaliseEmail(s.email) ? s.contact_id : null);
+  const contactOf = (s: SendRow) =>
+    normaliseEmail(s.recipient) !== null && normaliseEmail(s.recipient) === normaliseEmail(s.email)
+      ? s.contact_id
+      : null;
   const isSoft = (s: SendRow) => s.cls === 'soft' && s.prior !== 'hard';
   const hard = sends.filter((s) => !isSoft(s));
   const soft = sends.filter(isSoft);
   if (soft.length) hard.push(...(await applySoft(em, soft, contactOf)));
   if (!hard.length) return;
 
-  const marks = hard.map((s) => ({ action_id: s.id, enrollment_id: s.enrollment_id, contact_id: contactOf(s), at: s.at }));
+  const marks = hard.map((s) => ({
+    action_id: s.id,
+    enrollment_id: s.enrollment_id,
+    contact_id: contactOf(s),
+    at: s.at,
+  }));
   const open = await em.execute<{ campaign_id: string; lead_id: string }[]>(
     `with v as (select * from json_to_recordset(?::json) as v(action_id uuid, enrollment_id uuid, contact_id uuid, at timestamptz)),
           a as (update scheduled_actions a set bounced_at = coalesce(a.bounced_at, v.at), bounce_class = 'hard', updated_at = now() from v where a.id = v.action_id returning a.id),
@@ -94,7 +108,11 @@ export async function applyBounces(em: EntityManager, wakes: EnrollmentWake[] | 
 }
 
 /** Records soft bounces; returns the sends whose contact reached SOFT_BOUNCES_AS_HARD (now hard). */
-async function applySoft(em: EntityManager, soft: SendRow[], contactOf: (s: SendRow) => string | null): Promise<SendRow[]> {
+async function applySoft(
+  em: EntityManager,
+  soft: SendRow[],
+  contactOf: (s: SendRow) => string | null,
+): Promise<SendRow[]> {
   await em.execute(
     `update scheduled_actions a set bounced_at = coalesce(a.bounced_at, v.at), bounce_class = coalesce(a.bounce_class, 'soft'), updated_at = now()
        from json_to_recordset(?::json) as v(id uuid, at timestamptz) where a.id = v.id`,

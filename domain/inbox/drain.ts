@@ -23,10 +23,12 @@ export async function clearDraining(em: EntityManager, accountId: string): Promi
 }
 
 export async function isDraining(em: EntityManager, accountId: string): Promise<boolean> {
-  const [r] = await em.getConnection().execute<{ draining: boolean }[]>(
-    `select exists (select 1 from inbox_drains where account_id = ? and until > now()) as draining`,
-    [accountId],
-  );
+  const [r] = await em
+    .getConnection()
+    .execute<{ draining: boolean }[]>(
+      `select exists (select 1 from inbox_drains where account_id = ? and until > now()) as draining`,
+      [accountId],
+    );
   return r.draining;
 }
 
@@ -38,7 +40,10 @@ export const STALE_INBOUND_MS = 30_000;
  * processor is not draining: their wake-up was lost (the hook signals after it answered, so an API
  * process that died in between leaves its events to this). Reads the partial index of pending rows.
  */
-export async function accountsWithStaleInbound(em: EntityManager, olderThanMs: number): Promise<{ accountId: string; workspaceId: string }[]> {
+export async function accountsWithStaleInbound(
+  em: EntityManager,
+  olderThanMs: number,
+): Promise<{ accountId: string; workspaceId: string }[]> {
   const rows = await em.getConnection().execute<{ account_id: string; workspace_id: string }[]>(
     `select a.id as account_id, a.workspace_id
        from (select distinct e.platform_account_id from connector_events e
@@ -52,9 +57,11 @@ export async function accountsWithStaleInbound(em: EntityManager, olderThanMs: n
 
 /** Whether the account has stored messages or reactions not yet handled (the processor's partial index). */
 export async function hasPendingInbound(em: EntityManager, accountId: string): Promise<boolean> {
-  const [r] = await em.getConnection().execute<{ pending: boolean }[]>(
-    `select exists (select 1 from connector_events where platform_account_id = ? and handled_at is null and type in ('message.received', 'reaction.received')) as pending`,
-    [accountId],
-  );
+  const [r] = await em
+    .getConnection()
+    .execute<{ pending: boolean }[]>(
+      `select exists (select 1 from connector_events where platform_account_id = ? and handled_at is null and type in ('message.received', 'reaction.received')) as pending`,
+      [accountId],
+    );
   return r.pending;
 }

@@ -74,7 +74,11 @@ export interface ConversationFilter {
 }
 
 /** Newest activity first. */
-export async function listConversations(em: EntityManager, actor: Actor, f: ConversationFilter): Promise<ConversationRow[]> {
+export async function listConversations(
+  em: EntityManager,
+  actor: Actor,
+  f: ConversationFilter,
+): Promise<ConversationRow[]> {
   // The filter's ids were checked like path ids (declared on the route and the tool: domain/access.ts).
   const where = ['c.workspace_id = ?'];
   const params: unknown[] = [actor.workspaceId];
@@ -90,15 +94,27 @@ export async function listConversations(em: EntityManager, actor: Actor, f: Conv
   if (f.unread === false) add('c.unread_count = 0');
   if (f.q) {
     const like = `%${f.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-    add(`(c.counterpart ilike ? or c.counterpart_name ilike ? or c.last_message_preview ilike ? or concat_ws(' ', k.first_name, k.last_name) ilike ?)`, like, like, like, like);
+    add(
+      `(c.counterpart ilike ? or c.counterpart_name ilike ? or c.last_message_preview ilike ? or concat_ws(' ', k.first_name, k.last_name) ilike ?)`,
+      like,
+      like,
+      like,
+      like,
+    );
   }
   const k = keysetSql(f, ['c.last_message_at', 'c.id'], 'desc');
-  return em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where ${where.join(' and ')}${k.sql}`, [...params, ...k.params]);
+  return em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where ${where.join(' and ')}${k.sql}`, [
+    ...params,
+    ...k.params,
+  ]);
 }
 
 /** The conversation of the workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
 export async function requireConversation(em: EntityManager, actor: Actor, id: string): Promise<ConversationRow> {
-  const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.id = ? and c.workspace_id = ?`, [id, actor.workspaceId]);
+  const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.id = ? and c.workspace_id = ?`, [
+    id,
+    actor.workspaceId,
+  ]);
   if (!c) throw notFound('conversation');
   return c;
 }
@@ -122,7 +138,11 @@ export interface MessageRow {
  * The conversation's newest messages, oldest first: what was stored, plus the campaign's sends in the
  * thread that no sync has stored yet (the scheduled actions hold them).
  */
-export async function conversationMessages(em: EntityManager, c: ConversationRow, limit = CONVERSATION_MESSAGES): Promise<MessageRow[]> {
+export async function conversationMessages(
+  em: EntityManager,
+  c: ConversationRow,
+  limit = CONVERSATION_MESSAGES,
+): Promise<MessageRow[]> {
   const rows = await em.execute<MessageRow[]>(
     `(select id, direction, kind, origin, state, sender, subject, body, sent_at, attachments, scheduled_action_id, error_code
         from inbox_messages where conversation_id = ?)
@@ -144,7 +164,11 @@ export async function markRead(em: EntityManager, actor: Actor, id: string): Pro
   return requireConversation(em, actor, id);
 }
 
-export async function unreadCount(em: EntityManager, actor: Actor, accountId?: string): Promise<{ conversations: number; messages: number }> {
+export async function unreadCount(
+  em: EntityManager,
+  actor: Actor,
+  accountId?: string,
+): Promise<{ conversations: number; messages: number }> {
   const params: unknown[] = [actor.workspaceId];
   const scope = conversationScopeSql(actor, params);
   if (accountId) params.push(accountId);
@@ -167,45 +191,67 @@ interface AccountInfo {
 }
 
 async function requireAccount(em: EntityManager, actor: Actor, accountId: string): Promise<AccountInfo> {
-  const [a] = await em.execute<AccountInfo[]>(`select id, workspace_id, channel, status, connector_account_id, address from platform_accounts where id = ? and workspace_id = ?`, [
-    accountId,
-    actor.workspaceId,
-  ]);
+  const [a] = await em.execute<AccountInfo[]>(
+    `select id, workspace_id, channel, status, connector_account_id, address from platform_accounts where id = ? and workspace_id = ?`,
+    [accountId, actor.workspaceId],
+  );
   if (!a) throw notFound('platform account');
   return a;
 }
 
 function requireConnected(a: AccountInfo): asserts a is AccountInfo & { connector_account_id: string } {
-  if (a.status !== 'connected' || !a.connector_account_id) throw conflict('account_not_connected', `the platform account is ${a.status}; connect it before replying`);
+  if (a.status !== 'connected' || !a.connector_account_id)
+    throw conflict('account_not_connected', `the platform account is ${a.status}; connect it before replying`);
 }
 
 function checkBody(channel: 'email' | 'network', body: string) {
   if (!body.trim()) throw badRequest('invalid_body', 'body: the reply is empty');
-  if (body.length > REPLY_MAX_CHARS[channel]) throw badRequest('reply_too_long', `a ${channel} reply is at most ${REPLY_MAX_CHARS[channel]} characters (this one has ${body.length})`);
+  if (body.length > REPLY_MAX_CHARS[channel])
+    throw badRequest(
+      'reply_too_long',
+      `a ${channel} reply is at most ${REPLY_MAX_CHARS[channel]} characters (this one has ${body.length})`,
+    );
 }
 
 /** How long a reply's Idempotency-Key answers with its message; a reuse after that queues a new reply. */
 export const REPLY_KEY_TTL_HOURS = 24;
 
 const messageRow = async (em: EntityManager, id: string) =>
-  (await em.execute<MessageRow[]>(`select id, direction, kind, origin, state, sender, subject, body, sent_at, attachments, scheduled_action_id, error_code from inbox_messages where id = ?`, [id]))[0];
+  (
+    await em.execute<MessageRow[]>(
+      `select id, direction, kind, origin, state, sender, subject, body, sent_at, attachments, scheduled_action_id, error_code from inbox_messages where id = ?`,
+      [id],
+    )
+  )[0];
 
 /**
  * The message an earlier request with this key queued: the same request (hash) answers it, another
  * one is 409 `idempotency_key_reused`. A key older than the TTL is released (null when none holds it).
  */
-async function keyedReply(em: EntityManager, jobs: Jobs, actor: Actor, key: string, hash: string): Promise<MessageRow | null> {
+async function keyedReply(
+  em: EntityManager,
+  jobs: Jobs,
+  actor: Actor,
+  key: string,
+  hash: string,
+): Promise<MessageRow | null> {
   const [m] = await em.execute<{ id: string; state: string | null; idempotency_hash: string; live: boolean }[]>(
     `select id, state, idempotency_hash, created_at > now() - ? * interval '1 hour' as live from inbox_messages where workspace_id = ? and idempotency_key = ?`,
     [REPLY_KEY_TTL_HOURS, actor.workspaceId, key],
   );
   if (!m) return null;
   if (!m.live) {
-    await em.execute(`update inbox_messages set idempotency_key = null, idempotency_hash = null where id = ? and created_at <= now() - ? * interval '1 hour'`, [m.id, REPLY_KEY_TTL_HOURS]);
+    await em.execute(
+      `update inbox_messages set idempotency_key = null, idempotency_hash = null where id = ? and created_at <= now() - ? * interval '1 hour'`,
+      [m.id, REPLY_KEY_TTL_HOURS],
+    );
     return null;
   }
   if (m.idempotency_hash !== hash) {
-    throw conflict('idempotency_key_reused', `this Idempotency-Key was used for another reply (another conversation, body or subject) in the last ${REPLY_KEY_TTL_HOURS} hours`);
+    throw conflict(
+      'idempotency_key_reused',
+      `this Idempotency-Key was used for another reply (another conversation, body or subject) in the last ${REPLY_KEY_TTL_HOURS} hours`,
+    );
   }
   // The first request may have stored the message and failed before starting its workflow; the
   // start is idempotent by message id (a finished run is not started again).
@@ -248,7 +294,19 @@ export async function queueReply(
         `insert into inbox_messages (id, workspace_id, conversation_id, platform_account_id, connector_message_id, direction, kind, origin, state, sender, subject, body, sent_at, attachments, lead_id, historical, created_by, created_at, idempotency_key, idempotency_hash)
          values (?, ?, ?, ?, null, 'out', 'sent', 'inbox', 'queued', ?, ?, ?, now(), '[]', ?, false, ?, now(), ?, ?)
          on conflict (workspace_id, idempotency_key) where idempotency_key is not null do nothing returning id`,
-        [id, actor.workspaceId, c.id, account.id, account.address ?? '', account.channel === 'email' ? (input.subject ?? null) : null, input.body, c.lead_id, actor.userId, key, hash],
+        [
+          id,
+          actor.workspaceId,
+          c.id,
+          account.id,
+          account.address ?? '',
+          account.channel === 'email' ? (input.subject ?? null) : null,
+          input.body,
+          c.lead_id,
+          actor.userId,
+          key,
+          hash,
+        ],
       );
       if (!r.length) return false;
       await tx.execute(`update conversations set ai_reply = null, updated_at = now() where id = ?`, [c.id]);
@@ -264,7 +322,10 @@ export async function queueReply(
   throw new Error(`queueReply: the Idempotency-Key of workspace ${actor.workspaceId} stayed contended`);
 }
 
-export type ReplySlot = { state: 'granted'; grantedAt: string } | { state: 'wait'; retryAt: string | null; reason: string } | { state: 'done' };
+export type ReplySlot =
+  | { state: 'granted'; grantedAt: string }
+  | { state: 'wait'; retryAt: string | null; reason: string }
+  | { state: 'done' };
 
 const replyAction = (channel: string) => (channel === 'email' ? 'email' : 'message') as 'email' | 'message';
 
@@ -286,9 +347,24 @@ export async function replySlot(em: EntityManager, messageId: string, now = new 
  * last outbound time, its reply reminders resolved. A refusal that retrying cannot fix marks it
  * `failed` and gives the slot back.
  */
-export async function sendReply(em: EntityManager, connector: AccountConnector, messageId: string, grantedAt: string): Promise<{ state: string; errorCode?: string }> {
+export async function sendReply(
+  em: EntityManager,
+  connector: AccountConnector,
+  messageId: string,
+  grantedAt: string,
+): Promise<{ state: string; errorCode?: string }> {
   const [m] = await em.execute<
-    { state: string; body: string; subject: string | null; conversation_id: string; platform_account_id: string; channel: string; connector_account_id: string | null; counterpart: string; connector_thread_id: string }[]
+    {
+      state: string;
+      body: string;
+      subject: string | null;
+      conversation_id: string;
+      platform_account_id: string;
+      channel: string;
+      connector_account_id: string | null;
+      counterpart: string;
+      connector_thread_id: string;
+    }[]
   >(
     `select m.state, m.body, m.subject, m.conversation_id, m.platform_account_id, p.channel, p.connector_account_id, c.counterpart, c.connector_thread_id
        from inbox_messages m join platform_accounts p on p.id = m.platform_account_id join conversations c on c.id = m.conversation_id where m.id = ?`,
@@ -297,8 +373,12 @@ export async function sendReply(em: EntityManager, connector: AccountConnector, 
   if (!m || m.state !== 'queued') return { state: m?.state ?? 'gone' };
   const fail = async (code: string) => {
     await em.transactional(async (tx) => {
-      const r = await tx.execute(`update inbox_messages set state = 'failed', error_code = ? where id = ? and state = 'queued' returning id`, [code, messageId]);
-      if (r.length) await releaseSlot(tx as EntityManager, m.platform_account_id, replyAction(m.channel), new Date(grantedAt));
+      const r = await tx.execute(
+        `update inbox_messages set state = 'failed', error_code = ? where id = ? and state = 'queued' returning id`,
+        [code, messageId],
+      );
+      if (r.length)
+        await releaseSlot(tx as EntityManager, m.platform_account_id, replyAction(m.channel), new Date(grantedAt));
     });
     return { state: 'failed', errorCode: code };
   };
@@ -307,21 +387,33 @@ export async function sendReply(em: EntityManager, connector: AccountConnector, 
   try {
     sent =
       m.channel === 'email'
-        ? await connector.sendEmail(m.connector_account_id, { idempotencyKey: messageId, to: m.counterpart, subject: m.subject ?? '', body: m.body, threadId: m.connector_thread_id })
-        : await connector.sendMessage(m.connector_account_id, { idempotencyKey: messageId, recipient: m.counterpart, body: m.body, threadId: m.connector_thread_id });
+        ? await connector.sendEmail(m.connector_account_id, {
+            idempotencyKey: messageId,
+            to: m.counterpart,
+            subject: m.subject ?? '',
+            body: m.body,
+            threadId: m.connector_thread_id,
+          })
+        : await connector.sendMessage(m.connector_account_id, {
+            idempotencyKey: messageId,
+            recipient: m.counterpart,
+            body: m.body,
+            threadId: m.connector_thread_id,
+          });
   } catch (err) {
     if (err instanceof ConnectorError && !err.retryable) return fail(`connector_${err.code}`);
     throw err;
   }
   await em.transactional(async (tx) => {
-    const r = await tx.execute(`update inbox_messages set state = 'sent', connector_message_id = ?, sent_at = ? where id = ? and state = 'queued' returning id`, [sent.messageId, sent.sentAt, messageId]);
+    const r = await tx.execute(
+      `update inbox_messages set state = 'sent', connector_message_id = ?, sent_at = ? where id = ? and state = 'queued' returning id`,
+      [sent.messageId, sent.sentAt, messageId],
+    );
     if (!r.length) return;
-    await tx.execute(`update conversations set last_outbound_at = greatest(last_outbound_at, ?), last_message_at = greatest(last_message_at, ?), last_direction = 'out', last_message_preview = ?, updated_at = now() where id = ?`, [
-      sent.sentAt,
-      sent.sentAt,
-      m.body.replace(/\s+/g, ' ').trim().slice(0, 300),
-      m.conversation_id,
-    ]);
+    await tx.execute(
+      `update conversations set last_outbound_at = greatest(last_outbound_at, ?), last_message_at = greatest(last_message_at, ?), last_direction = 'out', last_message_preview = ?, updated_at = now() where id = ?`,
+      [sent.sentAt, sent.sentAt, m.body.replace(/\s+/g, ' ').trim().slice(0, 300), m.conversation_id],
+    );
     await resolveAnsweredReminders(tx as EntityManager, [m.conversation_id]);
   });
   return { state: 'sent' };
@@ -332,19 +424,38 @@ export async function sendReply(em: EntityManager, connector: AccountConnector, 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A chat by our conversation id, or by the connector's thread id on a named account of the workspace. */
-async function resolveChat(em: EntityManager, actor: Actor, chatId: string, accountId: string | undefined): Promise<{ account: AccountInfo; threadId: string; conversation: ConversationRow | null }> {
+async function resolveChat(
+  em: EntityManager,
+  actor: Actor,
+  chatId: string,
+  accountId: string | undefined,
+): Promise<{ account: AccountInfo; threadId: string; conversation: ConversationRow | null }> {
   if (UUID.test(chatId)) {
-    const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.id = ? and c.workspace_id = ?`, [chatId, actor.workspaceId]);
+    const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.id = ? and c.workspace_id = ?`, [
+      chatId,
+      actor.workspaceId,
+    ]);
     if (c) {
       await authorize(em, actor, 'conversation', c.id);
-      return { account: await requireAccount(em, actor, c.platform_account_id), threadId: c.connector_thread_id, conversation: c };
+      return {
+        account: await requireAccount(em, actor, c.platform_account_id),
+        threadId: c.connector_thread_id,
+        conversation: c,
+      };
     }
     // A conversation id that is not the workspace's (a chat id is only looked up with its account).
     if (!accountId) throw notFound('conversation');
   }
-  if (!accountId) throw badRequest('account_required', 'account_id: required when the chat is not a stored conversation (give the platform account the chat is on)');
+  if (!accountId)
+    throw badRequest(
+      'account_required',
+      'account_id: required when the chat is not a stored conversation (give the platform account the chat is on)',
+    );
   const account = await requireAccount(em, actor, accountId);
-  const [c] = await em.execute<ConversationRow[]>(`${SELECT_CONVERSATION} where c.platform_account_id = ? and c.connector_thread_id = ?`, [account.id, chatId]);
+  const [c] = await em.execute<ConversationRow[]>(
+    `${SELECT_CONVERSATION} where c.platform_account_id = ? and c.connector_thread_id = ?`,
+    [account.id, chatId],
+  );
   // A stored chat is the conversation's products'; one not stored yet belongs to none (every product only).
   if (c) await authorize(em, actor, 'conversation', c.id);
   else checkProducts(actor, 'conversation', []);
@@ -356,7 +467,15 @@ export interface LiveMessages {
   /** Why the stored messages answer (the connector's error or the deadline), when they do. */
   fallback_reason: string | null;
   conversation_id: string | null;
-  messages: { id: string | null; connector_message_id: string | null; direction: string; sender: string; body: string; sent_at: Date; attachments: { id: string; name: string; size: number }[] }[];
+  messages: {
+    id: string | null;
+    connector_message_id: string | null;
+    direction: string;
+    sender: string;
+    body: string;
+    sent_at: Date;
+    attachments: { id: string; name: string; size: number }[];
+  }[];
 }
 
 /**
@@ -364,15 +483,29 @@ export interface LiveMessages {
  * keeping the newest `limit`); stored messages answer instead, flagged, when the connector fails or
  * is slower than INBOX_LIVE_TIMEOUT_MS (lib/config.ts).
  */
-export async function liveMessages(em: EntityManager, connector: AccountConnector, actor: Actor, chatId: string, opts: { accountId?: string; limit: number }): Promise<LiveMessages> {
+export async function liveMessages(
+  em: EntityManager,
+  connector: AccountConnector,
+  actor: Actor,
+  chatId: string,
+  opts: { accountId?: string; limit: number },
+): Promise<LiveMessages> {
   const { account, threadId, conversation } = await resolveChat(em, actor, chatId, opts.accountId);
   const stored = async (reason: string): Promise<LiveMessages> => {
-    const rows = conversation ? (await conversationMessages(em, conversation, opts.limit)) : [];
+    const rows = conversation ? await conversationMessages(em, conversation, opts.limit) : [];
     return {
       source: 'stored',
       fallback_reason: reason,
       conversation_id: conversation?.id ?? null,
-      messages: rows.map((r) => ({ id: r.id, connector_message_id: null, direction: r.direction, sender: r.sender, body: r.body, sent_at: r.sent_at, attachments: r.attachments })),
+      messages: rows.map((r) => ({
+        id: r.id,
+        connector_message_id: null,
+        direction: r.direction,
+        sender: r.sender,
+        body: r.body,
+        sent_at: r.sent_at,
+        attachments: r.attachments,
+      })),
     };
   };
   if (!account.connector_account_id || account.status !== 'connected') return stored('account_not_connected');
@@ -389,10 +522,12 @@ export async function liveMessages(em: EntityManager, connector: AccountConnecto
     const ids = kept.map((m) => m.messageId);
     const known = new Map(
       ids.length
-        ? (await em.execute<{ id: string; connector_message_id: string }[]>(`select id, connector_message_id from inbox_messages where platform_account_id = ? and connector_message_id in (?)`, [account.id, ids])).map((r) => [
-            r.connector_message_id,
-            r.id,
-          ])
+        ? (
+            await em.execute<{ id: string; connector_message_id: string }[]>(
+              `select id, connector_message_id from inbox_messages where platform_account_id = ? and connector_message_id in (?)`,
+              [account.id, ids],
+            )
+          ).map((r) => [r.connector_message_id, r.id])
         : [],
     );
     return {
@@ -402,7 +537,11 @@ export async function liveMessages(em: EntityManager, connector: AccountConnecto
       messages: kept.map((m) => ({
         id: known.get(m.messageId) ?? null,
         connector_message_id: m.messageId,
-        direction: m.direction === 'out' || (account.address && m.from.trim().toLowerCase() === account.address.trim().toLowerCase()) ? 'out' : 'in',
+        direction:
+          m.direction === 'out' ||
+          (account.address && m.from.trim().toLowerCase() === account.address.trim().toLowerCase())
+            ? 'out'
+            : 'in',
         sender: m.from,
         body: m.body,
         sent_at: m.sentAt,
@@ -410,7 +549,8 @@ export async function liveMessages(em: EntityManager, connector: AccountConnecto
       })),
     };
   } catch (err) {
-    if (err instanceof ConnectorError) return stored(err.code === 'invalid_request' ? 'chat_not_found' : `connector_${err.code}`);
+    if (err instanceof ConnectorError)
+      return stored(err.code === 'invalid_request' ? 'chat_not_found' : `connector_${err.code}`);
     if (signal.aborted) return stored('timeout');
     throw err;
   }
@@ -433,40 +573,80 @@ export async function replyLive(
   requireConnected(account);
   checkBody(account.channel, input.body);
   const recipient = input.recipient?.trim() || conversation?.counterpart || null;
-  if (!recipient) throw badRequest('recipient_required', 'recipient: required for a chat that is not stored yet (the email address or profile the chat is with)');
+  if (!recipient)
+    throw badRequest(
+      'recipient_required',
+      'recipient: required for a chat that is not stored yet (the email address or profile the chat is with)',
+    );
   const action = replyAction(account.channel);
   const slot = await requestSlot(em, account.id, action);
   if (!slot.granted) {
-    throw new AppError(409, 'account_limit_reached', `the account's governor refused a send now (${slot.reason})`, { reason: slot.reason, retry_at: slot.retryAt?.toISOString() ?? null });
+    throw new AppError(409, 'account_limit_reached', `the account's governor refused a send now (${slot.reason})`, {
+      reason: slot.reason,
+      retry_at: slot.retryAt?.toISOString() ?? null,
+    });
   }
   const key = uuidv7();
   let sent;
   try {
     sent =
       account.channel === 'email'
-        ? await connector.sendEmail(account.connector_account_id, { idempotencyKey: key, to: recipient, subject: input.subject ?? '', body: input.body, threadId })
-        : await connector.sendMessage(account.connector_account_id, { idempotencyKey: key, recipient, body: input.body, threadId });
+        ? await connector.sendEmail(account.connector_account_id, {
+            idempotencyKey: key,
+            to: recipient,
+            subject: input.subject ?? '',
+            body: input.body,
+            threadId,
+          })
+        : await connector.sendMessage(account.connector_account_id, {
+            idempotencyKey: key,
+            recipient,
+            body: input.body,
+            threadId,
+          });
   } catch (err) {
     await releaseSlot(em, account.id, action, slot.grantedAt);
     if (err instanceof ConnectorError) {
-      throw new AppError(err.retryable ? 503 : 502, 'connector_unavailable', `the connector refused the send (${err.code})`, { retryable: err.retryable });
+      throw new AppError(
+        err.retryable ? 503 : 502,
+        'connector_unavailable',
+        `the connector refused the send (${err.code})`,
+        { retryable: err.retryable },
+      );
     }
     throw err;
   }
   const full = await accountRow(em, account.id);
   await em.transactional(async (tx) => {
     await storeMessages(tx as EntityManager, undefined, full!, [
-      { message: { messageId: sent.messageId, threadId: sent.threadId, direction: 'out', from: account.address ?? '', body: input.body, sentAt: sent.sentAt, attachments: [] }, counterpart: recipient },
+      {
+        message: {
+          messageId: sent.messageId,
+          threadId: sent.threadId,
+          direction: 'out',
+          from: account.address ?? '',
+          body: input.body,
+          sentAt: sent.sentAt,
+          attachments: [],
+        },
+        counterpart: recipient,
+      },
     ]);
-    await tx.execute(`update inbox_messages set origin = 'inbox', created_by = ?, subject = ? where platform_account_id = ? and connector_message_id = ?`, [
-      actor.userId,
-      account.channel === 'email' ? (input.subject ?? null) : null,
-      account.id,
-      sent.messageId,
-    ]);
+    await tx.execute(
+      `update inbox_messages set origin = 'inbox', created_by = ?, subject = ? where platform_account_id = ? and connector_message_id = ?`,
+      [actor.userId, account.channel === 'email' ? (input.subject ?? null) : null, account.id, sent.messageId],
+    );
   });
-  const [m] = await em.execute<{ id: string; conversation_id: string }[]>(`select id, conversation_id from inbox_messages where platform_account_id = ? and connector_message_id = ?`, [account.id, sent.messageId]);
-  return { conversation_id: m.conversation_id, message_id: m.id, connector_message_id: sent.messageId, sent_at: sent.sentAt };
+  const [m] = await em.execute<{ id: string; conversation_id: string }[]>(
+    `select id, conversation_id from inbox_messages where platform_account_id = ? and connector_message_id = ?`,
+    [account.id, sent.messageId],
+  );
+  return {
+    conversation_id: m.conversation_id,
+    message_id: m.id,
+    connector_message_id: sent.messageId,
+    sent_at: sent.sentAt,
+  };
 }
 
 /**
@@ -485,25 +665,42 @@ export async function openAttachment(
   const { account, conversation } = await resolveChat(em, actor, chatId, accountId);
   let connectorMessageId = messageId;
   if (conversation) {
-    const [m] = await em.execute<{ connector_message_id: string | null; attachments: { id: string; size: number }[] }[]>(
+    const [m] = await em.execute<
+      { connector_message_id: string | null; attachments: { id: string; size: number }[] }[]
+    >(
       `select connector_message_id, attachments from inbox_messages where conversation_id = ? and (connector_message_id = ? ${UUID.test(messageId) ? 'or id = ?' : ''})`,
       UUID.test(messageId) ? [conversation.id, messageId, messageId] : [conversation.id, messageId],
     );
     if (m) {
       if (!m.attachments.some((a) => a.id === attachmentId)) throw notFound('attachment');
       const declared = m.attachments.find((a) => a.id === attachmentId)!.size;
-      if (declared > ATTACHMENT_MAX_BYTES) throw new AppError(413, 'attachment_too_large', `the attachment is ${declared} bytes; at most ${ATTACHMENT_MAX_BYTES} are served`);
+      if (declared > ATTACHMENT_MAX_BYTES)
+        throw new AppError(
+          413,
+          'attachment_too_large',
+          `the attachment is ${declared} bytes; at most ${ATTACHMENT_MAX_BYTES} are served`,
+        );
       connectorMessageId = m.connector_message_id ?? messageId;
     } else if (UUID.test(messageId)) throw notFound('message');
   }
-  if (!account.connector_account_id) throw conflict('account_not_connected', 'the platform account is not attached to the connector');
+  if (!account.connector_account_id)
+    throw conflict('account_not_connected', 'the platform account is not attached to the connector');
   try {
-    return await connector.attachment(account.connector_account_id, connectorMessageId, attachmentId, { maxBytes: ATTACHMENT_MAX_BYTES, signal: AbortSignal.timeout(30_000) });
+    return await connector.attachment(account.connector_account_id, connectorMessageId, attachmentId, {
+      maxBytes: ATTACHMENT_MAX_BYTES,
+      signal: AbortSignal.timeout(30_000),
+    });
   } catch (err) {
     if (err instanceof ConnectorError) {
       if (err.code === 'invalid_request') throw notFound('attachment');
-      if (err.code === 'bad_response' && /larger than/.test(err.message)) throw new AppError(413, 'attachment_too_large', `the attachment is larger than ${ATTACHMENT_MAX_BYTES} bytes`);
-      throw new AppError(err.retryable ? 503 : 502, 'connector_unavailable', `the connector could not serve the attachment (${err.code})`, { retryable: err.retryable });
+      if (err.code === 'bad_response' && /larger than/.test(err.message))
+        throw new AppError(413, 'attachment_too_large', `the attachment is larger than ${ATTACHMENT_MAX_BYTES} bytes`);
+      throw new AppError(
+        err.retryable ? 503 : 502,
+        'connector_unavailable',
+        `the connector could not serve the attachment (${err.code})`,
+        { retryable: err.retryable },
+      );
     }
     throw err;
   }
@@ -517,16 +714,26 @@ export async function openAttachment(
  * `insufficient_credits` without a model call), and keeps it on the conversation until a person
  * sends or deletes it. Never sends.
  */
-export async function draftAiReply(em: EntityManager, llm: ModelAdapter, actor: Actor, conversationId: string, input: { instructions?: string | null; requestId: string }): Promise<AiReplyDraft> {
+export async function draftAiReply(
+  em: EntityManager,
+  llm: ModelAdapter,
+  actor: Actor,
+  conversationId: string,
+  input: { instructions?: string | null; requestId: string },
+): Promise<AiReplyDraft> {
   assertWritable(actor);
   const c = await requireConversation(em, actor, conversationId);
   const messages = await conversationMessages(em, c, 20);
-  if (!messages.some((m) => m.direction === 'in')) throw conflict('nothing_to_answer', 'the conversation has no received message to answer');
+  if (!messages.some((m) => m.direction === 'in'))
+    throw conflict('nothing_to_answer', 'the conversation has no received message to answer');
   const price = (await entitlementsFor(em, actor.workspaceId)).entitlements.draftCredits;
   const key = `ai-reply:${conversationId}:${input.requestId}`;
   const reason = 'AI-drafted inbox reply';
   return withCreditHold(em, actor.workspaceId, price, { key, reason, ttlMs: HOLD_TTL_MS }, async () => {
-    const [sender] = await em.execute<{ display_name: string }[]>(`select display_name from platform_accounts where id = ?`, [c.platform_account_id]);
+    const [sender] = await em.execute<{ display_name: string }[]>(
+      `select display_name from platform_accounts where id = ?`,
+      [c.platform_account_id],
+    );
     let written;
     try {
       written = await writeReply(llm, {
@@ -534,11 +741,21 @@ export async function draftAiReply(em: EntityManager, llm: ModelAdapter, actor: 
         maxLength: REPLY_MAX_CHARS[c.channel === 'email' ? 'email' : 'network'],
         sender_name: sender?.display_name ?? null,
         lead: { first_name: c.first_name, last_name: c.last_name, company: c.company, name: c.counterpart_name },
-        history: messages.map((m) => ({ direction: m.direction as 'in' | 'out', body: m.body.slice(0, 4000), sent_at: new Date(m.sent_at).toISOString() })),
+        history: messages.map((m) => ({
+          direction: m.direction as 'in' | 'out',
+          body: m.body.slice(0, 4000),
+          sent_at: new Date(m.sent_at).toISOString(),
+        })),
         instructions: input.instructions ?? null,
       });
     } catch (err) {
-      if (err instanceof LlmError) throw new AppError(err.retryable ? 503 : 502, 'model_unavailable', `the model could not draft the reply (${err.code})`, { retryable: err.retryable });
+      if (err instanceof LlmError)
+        throw new AppError(
+          err.retryable ? 503 : 502,
+          'model_unavailable',
+          `the model could not draft the reply (${err.code})`,
+          { retryable: err.retryable },
+        );
       throw err;
     }
     const draft: AiReplyDraft = {
@@ -551,7 +768,10 @@ export async function draftAiReply(em: EntityManager, llm: ModelAdapter, actor: 
     };
     await em.transactional(async (tx) => {
       if (price > 0) await debitCredits(tx as EntityManager, actor.workspaceId, price, { key, reason });
-      await tx.execute(`update conversations set ai_reply = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(draft), conversationId]);
+      await tx.execute(`update conversations set ai_reply = ?::jsonb, updated_at = now() where id = ?`, [
+        JSON.stringify(draft),
+        conversationId,
+      ]);
     });
     return draft;
   });
@@ -561,6 +781,9 @@ export async function draftAiReply(em: EntityManager, llm: ModelAdapter, actor: 
 export async function deleteAiReply(em: EntityManager, actor: Actor, conversationId: string): Promise<void> {
   assertWritable(actor);
   await requireConversation(em, actor, conversationId);
-  const r = await em.execute(`update conversations set ai_reply = null, updated_at = now() where id = ? and ai_reply is not null returning id`, [conversationId]);
+  const r = await em.execute(
+    `update conversations set ai_reply = null, updated_at = now() where id = ? and ai_reply is not null returning id`,
+    [conversationId],
+  );
   if (!r.length) throw new AppError(404, 'no_ai_reply', 'the conversation has no AI-drafted reply');
 }

@@ -64,14 +64,20 @@ export async function wakeEnrollments(jobs: Jobs, wakes: EnrollmentWake[]): Prom
   await mapLimit(wakes, 16, (w) =>
     jobs
       .signalEnrollment(w.campaignId, w.leadId, w.signal, w.signal === 'reply' ? {} : undefined)
-      .catch((err) => logger.warn({ err: String(err), campaign: w.campaignId, lead: w.leadId, signal: w.signal }, 'enrollment signal not sent; the gate before the next send will see the record')),
+      .catch((err) =>
+        logger.warn(
+          { err: String(err), campaign: w.campaignId, lead: w.leadId, signal: w.signal },
+          'enrollment signal not sent; the gate before the next send will see the record',
+        ),
+      ),
   );
 }
 
 // ---- classification -------------------------------------------------------------------------
 
 const BOUNCE_SENDER = /^(mailer-daemon|postmaster|mail-daemon|bounces?)([+@.-]|$)/i;
-const BOUNCE_BODY = /(delivery status notification|undeliverable|delivery has failed|could not be delivered|address not found|mailbox unavailable|message not delivered)/i;
+const BOUNCE_BODY =
+  /(delivery status notification|undeliverable|delivery has failed|could not be delivered|address not found|mailbox unavailable|message not delivered)/i;
 const AUTO_REPLY_BODY =
   /(out of (the )?office|automatic reply|auto-?reply|autoreply|i am (currently )?(away|out|on (annual )?leave|on vacation|travell?ing)|i'?m (currently )?(away|out of|on (annual )?leave|on vacation)|on parental leave|limited access to (my )?e-?mail|will (be back|return) on|abwesenheitsnotiz|réponse automatique)/i;
 
@@ -82,12 +88,14 @@ const AUTO_REPLY_BODY =
  */
 export function classifyInbound(from: string, body: string): Exclude<MessageKind, 'sent'> {
   const head = body.slice(0, 500);
-  if (BOUNCE_SENDER.test(from.trim()) || (BOUNCE_BODY.test(head) && /(mail|deliver)/i.test(from + head))) return 'bounce';
+  if (BOUNCE_SENDER.test(from.trim()) || (BOUNCE_BODY.test(head) && /(mail|deliver)/i.test(from + head)))
+    return 'bounce';
   if (AUTO_REPLY_BODY.test(head)) return 'auto_reply';
   return 'reply';
 }
 
-const sameIdentity = (a: string | null, b: string | null) => !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+const sameIdentity = (a: string | null, b: string | null) =>
+  !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
 const preview = (body: string) => body.replace(/\s+/g, ' ').trim().slice(0, 300);
 
 // ---- the batch processor ----------------------------------------------------------------------
@@ -105,7 +113,12 @@ export async function accountRow(em: EntityManager, accountId: string): Promise<
  * so a second processor never takes the same rows), processed and marked handled in one transaction.
  * `more` says the batch was full.
  */
-export async function processInboundBatch(em: EntityManager, jobs: Jobs, accountId: string, limit = INBOUND_BATCH): Promise<{ processed: number; more: boolean } & StoreResult> {
+export async function processInboundBatch(
+  em: EntityManager,
+  jobs: Jobs,
+  accountId: string,
+  limit = INBOUND_BATCH,
+): Promise<{ processed: number; more: boolean } & StoreResult> {
   const wakes: EnrollmentWake[] = [];
   const result = await em.transactional(async (tx) => {
     const t = tx as EntityManager;
@@ -124,13 +137,23 @@ export async function processInboundBatch(em: EntityManager, jobs: Jobs, account
         const e = toInboundEvent(r.connector, r.payload);
         if (e.type === 'message.received') items.push({ message: e.message });
         else if (e.type === 'reaction.received') {
-          const message = { messageId: `reaction:${e.eventId}`, threadId: e.threadId, direction: 'in' as const, from: e.from, body: '', sentAt: e.reactedAt, attachments: [] };
+          const message = {
+            messageId: `reaction:${e.eventId}`,
+            threadId: e.threadId,
+            direction: 'in' as const,
+            from: e.from,
+            body: '',
+            sentAt: e.reactedAt,
+            attachments: [],
+          };
           items.push({ message, reaction: e.reaction });
         }
       }
       result = await storeMessages(t, wakes, account, items);
     }
-    await t.execute(`update connector_events set handled_at = now() where event_id in (?)`, [rows.map((r) => r.event_id)]);
+    await t.execute(`update connector_events set handled_at = now() where event_id in (?)`, [
+      rows.map((r) => r.event_id),
+    ]);
     return { processed: rows.length, more: rows.length === limit, ...result };
   });
   await wakeEnrollments(jobs, wakes);
@@ -162,7 +185,13 @@ interface MatchRow {
  * reactions. Must run inside a transaction. Messages sent before `historicalBefore` (a sync of old
  * history) are stored without effects.
  */
-export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] | undefined, account: AccountRow, items: IncomingMessage[], opts: { historicalBefore?: Date | null } = {}): Promise<StoreResult> {
+export async function storeMessages(
+  em: EntityManager,
+  wakes: EnrollmentWake[] | undefined,
+  account: AccountRow,
+  items: IncomingMessage[],
+  opts: { historicalBefore?: Date | null } = {},
+): Promise<StoreResult> {
   const reactions = items.filter((i) => i.reaction !== undefined);
   const seen = new Set<string>();
   const messages = items
@@ -180,7 +209,9 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
     if (!t) threads.set(m.threadId, { counterpart, at: m.sentAt });
     else if (!t.counterpart && counterpart) t.counterpart = counterpart;
   }
-  const threadRows = [...threads.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([thread_id, t]) => ({ id: uuidv7(), thread_id, counterpart: t.counterpart, at: t.at.toISOString() }));
+  const threadRows = [...threads.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([thread_id, t]) => ({ id: uuidv7(), thread_id, counterpart: t.counterpart, at: t.at.toISOString() }));
   const convs = await em.execute<ConversationRow[]>(
     `insert into conversations (id, workspace_id, platform_account_id, channel, connector_thread_id, counterpart, last_message_at, last_message_preview, last_direction, unread_count, created_at, updated_at)
      select v.id, ?, ?, ?, v.thread_id, v.counterpart, v.at, '', 'in', 0, now(), now() from json_to_recordset(?::json) as v(id uuid, thread_id text, counterpart text, at timestamptz)
@@ -236,7 +267,9 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
   }
 
   // 3. Messages, once each: our own sends are `sent` (a campaign's when a scheduled action holds the id).
-  const ownIds = messages.filter((i) => i.message.direction === 'out' || sameIdentity(i.message.from, account.address)).map((i) => i.message.messageId);
+  const ownIds = messages
+    .filter((i) => i.message.direction === 'out' || sameIdentity(i.message.from, account.address))
+    .map((i) => i.message.messageId);
   const actionByMessage = new Map<string, string>();
   if (ownIds.length) {
     const acts = await em.execute<{ id: string; connector_message_id: string }[]>(
@@ -284,9 +317,19 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
 
   // 4. Conversations: latest message, unread count (inbound, not historical), last in/out times.
   if (fresh.length) {
-    const agg = new Map<string, { at: string; preview: string; dir: string; unread: number; last_in: string | null; last_out: string | null }>();
+    const agg = new Map<
+      string,
+      { at: string; preview: string; dir: string; unread: number; last_in: string | null; last_out: string | null }
+    >();
     for (const r of fresh) {
-      const a = agg.get(r.conversation_id) ?? { at: r.sent_at, preview: '', dir: r.direction, unread: 0, last_in: null, last_out: null };
+      const a = agg.get(r.conversation_id) ?? {
+        at: r.sent_at,
+        preview: '',
+        dir: r.direction,
+        unread: 0,
+        last_in: null,
+        last_out: null,
+      };
       if (r.sent_at >= a.at) Object.assign(a, { at: r.sent_at, preview: preview(r.body), dir: r.direction });
       if (r.direction === 'in') {
         // A mail system's report and a request to unsubscribe wait for nobody's answer.
@@ -323,9 +366,13 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
     // out-of-office names a return date, a mail to the unsubscribe address unsubscribes its sender.
     const contactOf = (r: FreshRow) => convs.find((c) => c.id === r.conversation_id)?.contact_id ?? null;
     if (replies.length) await resetSoftBounces(em, replies.map(contactOf));
-    const away = live.filter((r) => r.kind === 'auto_reply' && r.mail?.returnDate).map((r) => ({ contactId: contactOf(r), returnDate: r.mail!.returnDate! }));
+    const away = live
+      .filter((r) => r.kind === 'auto_reply' && r.mail?.returnDate)
+      .map((r) => ({ contactId: contactOf(r), returnDate: r.mail!.returnDate! }));
     if (away.length) await applyOutOfOffice(em, away);
-    const leaving = live.filter((r) => r.mail?.kind === 'unsubscribe').map((r) => ({ contactId: contactOf(r), sender: r.sender }));
+    const leaving = live
+      .filter((r) => r.mail?.kind === 'unsubscribe')
+      .map((r) => ({ contactId: contactOf(r), sender: r.sender }));
     if (leaving.length) await applyUnsubscribes(em, wakes, account.workspace_id, leaving);
   }
   if (answered.length) await resolveAnsweredReminders(em, answered);
@@ -333,10 +380,23 @@ export async function storeMessages(em: EntityManager, wakes: EnrollmentWake[] |
   return { stored: fresh.length, replies: replies.length, events };
 }
 
-export type FreshRow = { id: string; conversation_id: string; lead_id: string | null; sender: string; body: string; sent_at: string; mail: InboundMailFacts | null };
+export type FreshRow = {
+  id: string;
+  conversation_id: string;
+  lead_id: string | null;
+  sender: string;
+  body: string;
+  sent_at: string;
+  mail: InboundMailFacts | null;
+};
 
 /** The inbox kind of a mail the connector classified: an unsubscribe mail is an automatic message, not a reply. */
-const MAIL_KIND: Record<InboundMailFacts['kind'], Exclude<MessageKind, 'sent'>> = { reply: 'reply', auto_reply: 'auto_reply', bounce: 'bounce', unsubscribe: 'auto_reply' };
+const MAIL_KIND: Record<InboundMailFacts['kind'], Exclude<MessageKind, 'sent'>> = {
+  reply: 'reply',
+  auto_reply: 'auto_reply',
+  bounce: 'bounce',
+  unsubscribe: 'auto_reply',
+};
 
 /**
  * Human replies of matched leads: recorded on the lead's latest send from this account (and its
@@ -344,10 +404,24 @@ const MAIL_KIND: Record<InboundMailFacts['kind'], Exclude<MessageKind, 'sent'>> 
  * next send reads the recorded reply in any case), a follow-up reminder per conversation, and one `message.received` each, whose
  * `is_first_reply` is the lead's reply state before that message.
  */
-async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefined, account: AccountRow, replies: FreshRow[], convs: ConversationRow[]): Promise<number> {
+async function applyReplies(
+  em: EntityManager,
+  wakes: EnrollmentWake[] | undefined,
+  account: AccountRow,
+  replies: FreshRow[],
+  convs: ConversationRow[],
+): Promise<number> {
   const leadIds = [...new Set(replies.map((r) => r.lead_id!))];
   const ids = replies.map((r) => r.id);
-  const info = await em.execute<{ lead_id: string; first_name: string | null; last_name: string | null; full_name: string | null; replied_before: boolean }[]>(
+  const info = await em.execute<
+    {
+      lead_id: string;
+      first_name: string | null;
+      last_name: string | null;
+      full_name: string | null;
+      replied_before: boolean;
+    }[]
+  >(
     `select l.id as lead_id, c.first_name, c.last_name, c.full_name,
             (exists (select 1 from inbox_messages m where m.lead_id = l.id and m.kind = 'reply' and m.id not in (?))
              or exists (select 1 from enrollments e where e.lead_id = l.id and e.replied_at is not null)) as replied_before
@@ -355,7 +429,9 @@ async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefin
     [ids, leadIds],
   );
   const lead = new Map(info.map((i) => [i.lead_id, i]));
-  const sends = await em.execute<{ id: string; lead_id: string; enrollment_id: string; campaign_id: string; running: boolean }[]>(
+  const sends = await em.execute<
+    { id: string; lead_id: string; enrollment_id: string; campaign_id: string; running: boolean }[]
+  >(
     `select distinct on (a.lead_id) a.id, a.lead_id, a.enrollment_id, a.campaign_id, e.status in ('active', 'paused') as running
        from scheduled_actions a left join enrollments e on e.id = a.enrollment_id
       where a.account_id = ? and a.lead_id in (?) and a.state = 'executed' order by a.lead_id, a.executed_at desc`,
@@ -375,13 +451,22 @@ async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefin
   }
   // Signalled by the caller once this commits (wakeEnrollments): no Temporal round trip holds these locks.
   // Only enrollments still running have a workflow to tell (a reply after the last step is common).
-  wakes?.push(...sends.filter((s) => s.running).map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id, signal: 'reply' as const })));
+  wakes?.push(
+    ...sends
+      .filter((s) => s.running)
+      .map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id, signal: 'reply' as const })),
+  );
 
   const conv = new Map(convs.map((c) => [c.id, c]));
   await openReplyReminders(
     em,
     account.workspace_id,
-    replies.map((r) => ({ leadId: r.lead_id!, conversationId: r.conversation_id, repliedAt: new Date(r.sent_at), summary: preview(r.body) })),
+    replies.map((r) => ({
+      leadId: r.lead_id!,
+      conversationId: r.conversation_id,
+      repliedAt: new Date(r.sent_at),
+      summary: preview(r.body),
+    })),
   );
   const replied = new Set<string>();
   const events: Record<string, unknown>[] = [];
@@ -409,7 +494,12 @@ async function applyReplies(em: EntityManager, wakes: EnrollmentWake[] | undefin
 }
 
 /** Reactions of matched leads: the internal `reaction.received` (subscriptions cannot ask for it). */
-async function applyReactions(em: EntityManager, account: AccountRow, reactions: IncomingMessage[], byThread: Map<string, ConversationRow>): Promise<number> {
+async function applyReactions(
+  em: EntityManager,
+  account: AccountRow,
+  reactions: IncomingMessage[],
+  byThread: Map<string, ConversationRow>,
+): Promise<number> {
   let n = 0;
   for (const r of reactions) {
     const c = byThread.get(r.message.threadId);

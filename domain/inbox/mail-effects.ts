@@ -12,7 +12,11 @@ const known = (ids: (string | null)[]) => [...new Set(ids.filter((x): x is strin
 /** A person's reply: the soft bounces of their address are no longer "in a row". */
 export async function resetSoftBounces(em: EntityManager, contactIds: (string | null)[]): Promise<void> {
   const ids = known(contactIds);
-  if (ids.length) await em.execute(`update contacts set email_soft_bounces = 0, updated_at = now() where id in (?) and email_soft_bounces > 0`, [ids]);
+  if (ids.length)
+    await em.execute(
+      `update contacts set email_soft_bounces = 0, updated_at = now() where id in (?) and email_soft_bounces > 0`,
+      [ids],
+    );
 }
 
 /**
@@ -20,7 +24,10 @@ export async function resetSoftBounces(em: EntityManager, contactIds: (string | 
  * it, 00:00 UTC (the send-time rule's `out_of_office` hold reads `out_of_office_until`); a later hold
  * already recorded is kept.
  */
-export async function applyOutOfOffice(em: EntityManager, away: { contactId: string | null; returnDate: string }[]): Promise<void> {
+export async function applyOutOfOffice(
+  em: EntityManager,
+  away: { contactId: string | null; returnDate: string }[],
+): Promise<void> {
   const until = new Map<string, string>();
   for (const a of away) {
     if (!a.contactId) continue;
@@ -40,8 +47,15 @@ export async function applyOutOfOffice(em: EntityManager, away: { contactId: str
  * marked, suppressed, every running enrollment stopped; those are woken after commit. Only the
  * contact's own address can: someone else writing "unsubscribe" in their thread does not.
  */
-export async function applyUnsubscribes(em: EntityManager, wakes: EnrollmentWake[] | undefined, workspaceId: string, mails: { contactId: string | null; sender: string }[]): Promise<void> {
-  const probe = mails.filter((m) => m.contactId && normaliseEmail(m.sender)).map((m) => ({ id: m.contactId, email: normaliseEmail(m.sender) }));
+export async function applyUnsubscribes(
+  em: EntityManager,
+  wakes: EnrollmentWake[] | undefined,
+  workspaceId: string,
+  mails: { contactId: string | null; sender: string }[],
+): Promise<void> {
+  const probe = mails
+    .filter((m) => m.contactId && normaliseEmail(m.sender))
+    .map((m) => ({ id: m.contactId, email: normaliseEmail(m.sender) }));
   if (!probe.length) return;
   const own = await em.execute<{ id: string }[]>(
     `select distinct k.id from json_to_recordset(?::json) as v(id uuid, email text) join contacts k on k.id = v.id and k.email_normalised = v.email`,

@@ -31,13 +31,21 @@ export interface SyncRow {
  * For each connected account of the workspace (or the one named): starts a sync when none is running
  * and the last finished more than INBOX_SYNC_FRESH_MS ago (or `force`), and reports each account's sync.
  */
-export async function startOrReportSyncs(em: EntityManager, jobs: Jobs, actor: Actor, opts: { accountId?: string; force?: boolean }): Promise<(SyncRow & { started: boolean })[]> {
+export async function startOrReportSyncs(
+  em: EntityManager,
+  jobs: Jobs,
+  actor: Actor,
+  opts: { accountId?: string; force?: boolean },
+): Promise<(SyncRow & { started: boolean })[]> {
   const accounts = await em.execute<{ id: string }[]>(
     `select id from platform_accounts where workspace_id = ? and status = 'connected' and connector_account_id is not null ${opts.accountId ? 'and id = ?' : ''} order by created_at`,
     opts.accountId ? [actor.workspaceId, opts.accountId] : [actor.workspaceId],
   );
   if (opts.accountId && !accounts.length) {
-    const [exists] = await em.execute(`select 1 from platform_accounts where id = ? and workspace_id = ?`, [opts.accountId, actor.workspaceId]);
+    const [exists] = await em.execute(`select 1 from platform_accounts where id = ? and workspace_id = ?`, [
+      opts.accountId,
+      actor.workspaceId,
+    ]);
     if (!exists) throw notFound('platform account');
   }
   const out: (SyncRow & { started: boolean })[] = [];
@@ -70,7 +78,13 @@ export async function startOrReportSyncs(em: EntityManager, jobs: Jobs, actor: A
 }
 
 /** One page of chats: their messages stored, then the cursor and counts committed. `done` at the end. */
-export async function syncPage(em: EntityManager, connector: AccountConnector, jobs: Jobs, accountId: string, run: number): Promise<{ done: boolean; stored: number }> {
+export async function syncPage(
+  em: EntityManager,
+  connector: AccountConnector,
+  jobs: Jobs,
+  accountId: string,
+  run: number,
+): Promise<{ done: boolean; stored: number }> {
   const [s] = await em.execute<SyncRow[]>(`select * from inbox_syncs where account_id = ?`, [accountId]);
   if (!s || s.run !== run || s.state !== 'running') return { done: true, stored: 0 };
   const account = await accountRow(em, accountId);
@@ -89,7 +103,13 @@ export async function syncPage(em: EntityManager, connector: AccountConnector, j
         messages.push(...p.items);
         cursor = p.cursor;
       } while (cursor && ++pages < MESSAGE_PAGES_PER_CHAT);
-      const r = await storeMessages(tx as EntityManager, wakes, account, messages.map((message) => ({ message, counterpart: chat.counterpart })), { historicalBefore: account.connected_at });
+      const r = await storeMessages(
+        tx as EntityManager,
+        wakes,
+        account,
+        messages.map((message) => ({ message, counterpart: chat.counterpart })),
+        { historicalBefore: account.connected_at },
+      );
       stored += r.stored;
     }
     await tx.execute(
@@ -101,11 +121,14 @@ export async function syncPage(em: EntityManager, connector: AccountConnector, j
   return { done: chats.cursor === null, stored };
 }
 
-export async function finishSync(em: EntityManager, accountId: string, run: number, error: string | null): Promise<void> {
-  await em.execute(`update inbox_syncs set state = ?, error_message = ?, finished_at = now(), updated_at = now() where account_id = ? and run = ? and state = 'running'`, [
-    error ? 'failed' : 'completed',
-    error?.slice(0, 500) ?? null,
-    accountId,
-    run,
-  ]);
+export async function finishSync(
+  em: EntityManager,
+  accountId: string,
+  run: number,
+  error: string | null,
+): Promise<void> {
+  await em.execute(
+    `update inbox_syncs set state = ?, error_message = ?, finished_at = now(), updated_at = now() where account_id = ? and run = ? and state = 'running'`,
+    [error ? 'failed' : 'completed', error?.slice(0, 500) ?? null, accountId, run],
+  );
 }

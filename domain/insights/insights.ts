@@ -89,13 +89,23 @@ const FOUND = (ws: string) => `
  * resolved ones whose condition returned, and resolves open or snoozed ones no longer found.
  * Dismissed and applied ones keep their status (their figures are still brought up to date).
  */
-export async function refreshInsights(em: EntityManager, opts: { workspaceId?: string } = {}): Promise<{ found: number; resolved: number }> {
+export async function refreshInsights(
+  em: EntityManager,
+  opts: { workspaceId?: string } = {},
+): Promise<{ found: number; resolved: number }> {
   const ws = opts.workspaceId ? `and workspace_id = ?` : '';
   const wsArgs = opts.workspaceId ? [opts.workspaceId] : [];
-  const found = await em.execute<{ workspace_id: string; app_id: string | null; kind: string; subject_id: string; title: string; detail: unknown; action: unknown }[]>(
-    FOUND(ws),
-    opts.workspaceId ? [opts.workspaceId, opts.workspaceId, opts.workspaceId, opts.workspaceId] : [],
-  );
+  const found = await em.execute<
+    {
+      workspace_id: string;
+      app_id: string | null;
+      kind: string;
+      subject_id: string;
+      title: string;
+      detail: unknown;
+      action: unknown;
+    }[]
+  >(FOUND(ws), opts.workspaceId ? [opts.workspaceId, opts.workspaceId, opts.workspaceId, opts.workspaceId] : []);
   found.push(...(await nearCapFound(em, opts.workspaceId)));
   const startedAt = new Date();
   await em.transactional(async (tx) => {
@@ -158,18 +168,29 @@ const STATUS_SQL: Record<InsightStatus, string> = {
 };
 
 /** Newest first; id cursor (UUIDv7 ids sort by creation). */
-export async function listInsights(em: EntityManager, actor: Actor, f: { status: InsightStatus; kind?: InsightKind; appId?: string; limit: number; before?: string }): Promise<InsightRow[]> {
+export async function listInsights(
+  em: EntityManager,
+  actor: Actor,
+  f: { status: InsightStatus; kind?: InsightKind; appId?: string; limit: number; before?: string },
+): Promise<InsightRow[]> {
   const v = visibility(actor);
   const parts = [`workspace_id = ?`, STATUS_SQL[f.status]];
   const args: unknown[] = [actor.workspaceId];
   if (f.kind) (parts.push('kind = ?'), args.push(f.kind));
   if (f.appId) (parts.push('app_id = ?'), args.push(f.appId));
   const k = keysetSql({ limit: f.limit, after: f.before }, 'id', 'desc');
-  return em.execute<InsightRow[]>(`select * from insights where ${parts.join(' and ')} ${v.sql}${k.sql}`, [...args, ...v.args, ...k.params]);
+  return em.execute<InsightRow[]>(`select * from insights where ${parts.join(' and ')} ${v.sql}${k.sql}`, [
+    ...args,
+    ...v.args,
+    ...k.params,
+  ]);
 }
 
 /** Open insights (snoozed ones whose time passed included), in total and by kind: one indexed count. */
-export async function countInsights(em: EntityManager, actor: Actor): Promise<{ open: number; by_kind: Record<string, number> }> {
+export async function countInsights(
+  em: EntityManager,
+  actor: Actor,
+): Promise<{ open: number; by_kind: Record<string, number> }> {
   const v = visibility(actor);
   const rows = await em.execute<{ kind: string; n: number }[]>(
     `select kind, count(*)::int as n from insights where workspace_id = ? and status in ('open', 'snoozed') and ${STATUS_SQL.open} ${v.sql} group by kind`,
@@ -179,7 +200,10 @@ export async function countInsights(em: EntityManager, actor: Actor): Promise<{ 
 }
 
 async function requireInsight(em: EntityManager, actor: Actor, id: string): Promise<InsightRow> {
-  const [row] = await em.execute<InsightRow[]>(`select * from insights where id = ? and workspace_id = ?`, [id, actor.workspaceId]);
+  const [row] = await em.execute<InsightRow[]>(`select * from insights where id = ? and workspace_id = ?`, [
+    id,
+    actor.workspaceId,
+  ]);
   if (!row || (row.app_id && !canAccessApp(actor, row.app_id))) throw notFound('insight');
   return row;
 }
@@ -192,18 +216,32 @@ export type StatusChange = { status: 'dismissed' } | { status: 'snoozed'; until:
  * dismissed (never brought back by a refresh), snoozed until a time (back when it passes), or open
  * again. Applied and resolved insights do not change (409 `invalid_transition`).
  */
-export async function setInsightStatus(em: EntityManager, actor: Actor, id: string, change: StatusChange, now = new Date()): Promise<InsightRow> {
+export async function setInsightStatus(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  change: StatusChange,
+  now = new Date(),
+): Promise<InsightRow> {
   assertWritable(actor);
   const row = await requireInsight(em, actor, id);
   if (row.status === 'applied' || row.status === 'resolved') {
-    throw new AppError(409, 'invalid_transition', `an ${row.status} insight cannot become ${change.status}`, { from: row.status, to: change.status });
+    throw new AppError(409, 'invalid_transition', `an ${row.status} insight cannot become ${change.status}`, {
+      from: row.status,
+      to: change.status,
+    });
   }
-  if (change.status === 'snoozed' && change.until <= now) throw badRequest('invalid_until', 'until must be in the future');
+  if (change.status === 'snoozed' && change.until <= now)
+    throw badRequest('invalid_until', 'until must be in the future');
   const [updated] = await em.execute<InsightRow[]>(
     `update insights set status = ?, snoozed_until = ?, updated_at = now() where id = ? and workspace_id = ? and status not in ('applied', 'resolved') returning *`,
     [change.status, change.status === 'snoozed' ? change.until : null, id, actor.workspaceId],
   );
-  if (!updated) throw new AppError(409, 'invalid_transition', 'the insight changed meanwhile', { from: 'applied', to: change.status });
+  if (!updated)
+    throw new AppError(409, 'invalid_transition', 'the insight changed meanwhile', {
+      from: 'applied',
+      to: change.status,
+    });
   return updated;
 }
 
@@ -218,7 +256,12 @@ export interface ApplyDeps {
 }
 
 /** Performs the insight's action through the domain function the equivalent API call uses. */
-async function perform(em: EntityManager, actor: Actor, action: InsightRow['action'], deps: ApplyDeps): Promise<Record<string, unknown>> {
+async function perform(
+  em: EntityManager,
+  actor: Actor,
+  action: InsightRow['action'],
+  deps: ApplyDeps,
+): Promise<Record<string, unknown>> {
   switch (action.type) {
     case 'pause_campaign': {
       const r = await setStatus(em, actor, String(action.campaign_id), 'paused');
@@ -229,24 +272,50 @@ async function perform(em: EntityManager, actor: Actor, action: InsightRow['acti
       return { type: action.type, agent_id: r.agent.id, agent_status: r.agent.status };
     }
     case 'reconnect_account': {
-      if (!deps.connector || !deps.encryptionKey) throw conflict('action_unavailable', 'reconnecting an account needs the app: POST /api/insights/{id}/apply');
-      const { account, start } = await connectAccount(em, actor, deps.connector, deps.encryptionKey, String(action.account_id), {});
-      return { type: action.type, account_id: account.id, account_status: account.status, hosted_url: start.url, expires_at: start.expiresAt?.toISOString() ?? null };
+      if (!deps.connector || !deps.encryptionKey)
+        throw conflict('action_unavailable', 'reconnecting an account needs the app: POST /api/insights/{id}/apply');
+      const { account, start } = await connectAccount(
+        em,
+        actor,
+        deps.connector,
+        deps.encryptionKey,
+        String(action.account_id),
+        {},
+      );
+      return {
+        type: action.type,
+        account_id: account.id,
+        account_status: account.status,
+        hosted_url: start.url,
+        expires_at: start.expiresAt?.toISOString() ?? null,
+      };
     }
     case 'raise_account_caps': {
       // Only raises: a type whose cap was set at or above the suggestion since the refresh is left alone.
       const accountId = String(action.account_id);
-      const [current] = await em.execute<{ caps: Caps | null }[]>(`select caps from platform_accounts where id = ? and workspace_id = ?`, [accountId, actor.workspaceId]);
+      const [current] = await em.execute<{ caps: Caps | null }[]>(
+        `select caps from platform_accounts where id = ? and workspace_id = ?`,
+        [accountId, actor.workspaceId],
+      );
       const raise = raisesOnly((action.caps ?? {}) as Caps, current?.caps ?? {});
       const account = await setLimits(em, actor, accountId, { caps: raise });
       return { type: action.type, account_id: account.id, caps: account.caps, raised: Object.keys(raise) };
     }
     case 'add_sender_account':
       // Nothing to change here: the caps are at the plan's bounds, so more volume needs another account (or a bigger plan).
-      return { type: action.type, channel: action.channel, path: '/api/platform-accounts', plans_path: '/api/billing/catalog' };
+      return {
+        type: action.type,
+        channel: action.channel,
+        path: '/api/platform-accounts',
+        plans_path: '/api/billing/catalog',
+      };
     case 'open_review_queue':
       // Nothing to change: the action is to look at the queue, which this answer points to.
-      return { type: action.type, campaign_id: action.campaign_id, path: `/api/campaigns/${String(action.campaign_id)}/message-review` };
+      return {
+        type: action.type,
+        campaign_id: action.campaign_id,
+        path: `/api/campaigns/${String(action.campaign_id)}/message-review`,
+      };
     default:
       throw conflict('action_unavailable', `unknown action ${action.type}`);
   }
@@ -268,16 +337,26 @@ export async function applyInsight(em: EntityManager, actor: Actor, id: string, 
   );
   if (!claimed) {
     const [now] = await em.execute<InsightRow[]>(`select * from insights where id = ?`, [row.id]);
-    if (now?.status === 'applied') throw new AppError(409, 'already_applied', 'this insight was applied already', { applied_at: now.applied_at ? new Date(now.applied_at).toISOString() : null, result: now.result });
+    if (now?.status === 'applied')
+      throw new AppError(409, 'already_applied', 'this insight was applied already', {
+        applied_at: now.applied_at ? new Date(now.applied_at).toISOString() : null,
+        result: now.result,
+      });
     throw new AppError(409, 'not_applicable', `a ${now?.status ?? row.status} insight cannot be applied`);
   }
   let result: Record<string, unknown>;
   try {
     result = await perform(em.fork(), actor, claimed.action, deps);
   } catch (err) {
-    await em.execute(`update insights set status = ?, snoozed_until = ?, applied_at = null, applied_by = null, updated_at = now() where id = ?`, [row.status, row.snoozed_until, id]);
+    await em.execute(
+      `update insights set status = ?, snoozed_until = ?, applied_at = null, applied_by = null, updated_at = now() where id = ?`,
+      [row.status, row.snoozed_until, id],
+    );
     throw err;
   }
-  const [done] = await em.execute<InsightRow[]>(`update insights set result = ?::jsonb where id = ? returning *`, [JSON.stringify(result), id]);
+  const [done] = await em.execute<InsightRow[]>(`update insights set result = ?::jsonb where id = ? returning *`, [
+    JSON.stringify(result),
+    id,
+  ]);
   return done!;
 }

@@ -45,10 +45,17 @@ const date = (v: Date | string | null) => (v == null ? null : new Date(v));
 export function nearCapFindings(rows: NearCapAccountRow[], now: Date): NearCapFinding[] {
   const out: NearCapFinding[] = [];
   for (const r of rows) {
-    const account = { caps: r.caps ?? {}, timeZone: r.time_zone, warmupStartedAt: date(r.warmup_started_at), warmupSkippedAt: date(r.warmup_skipped_at) };
+    const account = {
+      caps: r.caps ?? {},
+      timeZone: r.time_zone,
+      warmupStartedAt: date(r.warmup_started_at),
+      warmupSkippedAt: date(r.warmup_skipped_at),
+    };
     // During warm-up the ramp is the limit by design: being near it is expected, not a finding.
     if (warmupDay(account, now) !== null) continue;
-    const sub = r.plan ? { plan: r.plan, status: r.plan_status as never, currentPeriodEnd: date(r.current_period_end) } : null;
+    const sub = r.plan
+      ? { plan: r.plan, status: r.plan_status as never, currentPeriodEnd: date(r.current_period_end) }
+      : null;
     const planCaps = effectivePlan(sub, now).entitlements.senderCaps;
     const caps = configuredCaps(account, planCaps);
     const today = localDate(now, r.time_zone);
@@ -58,11 +65,24 @@ export function nearCapFindings(rows: NearCapAccountRow[], now: Date): NearCapFi
     const raise: Caps = {};
     for (const type of ACTION_TYPES) {
       const { daily, weekly } = caps[type];
-      const busyDays = r.usage.filter((u) => u.action === type && u.day >= since && u.day <= today && u.count >= NEAR_CAP_SHARE * daily).length;
-      const week = r.usage.filter((u) => u.action === type && u.day >= monday && u.day <= today).reduce((n, u) => n + u.count, 0);
+      const busyDays = r.usage.filter(
+        (u) => u.action === type && u.day >= since && u.day <= today && u.count >= NEAR_CAP_SHARE * daily,
+      ).length;
+      const week = r.usage
+        .filter((u) => u.action === type && u.day >= monday && u.day <= today)
+        .reduce((n, u) => n + u.count, 0);
       if (busyDays < NEAR_CAP_MIN_DAYS && week < NEAR_CAP_SHARE * weekly) continue;
       const next = raised(caps[type], planCaps[type]);
-      types.push({ action: type, busy_days: busyDays, days: NEAR_CAP_DAYS, week, daily, weekly, plan_daily: planCaps[type].daily, plan_weekly: planCaps[type].weekly });
+      types.push({
+        action: type,
+        busy_days: busyDays,
+        days: NEAR_CAP_DAYS,
+        week,
+        daily,
+        weekly,
+        plan_daily: planCaps[type].daily,
+        plan_weekly: planCaps[type].weekly,
+      });
       if (next) raise[type] = next;
     }
     if (!types.length) continue;
@@ -75,14 +95,19 @@ export function nearCapFindings(rows: NearCapAccountRow[], now: Date): NearCapFi
       subject_id: r.id,
       title: `Sender account "${r.display_name}" is near its ${names.join(', ')} cap${names.length > 1 ? 's' : ''}${raisable ? '' : ' (the plan’s bound)'}`,
       detail: { account_id: r.id, channel: r.channel, types },
-      action: raisable ? { type: 'raise_account_caps', account_id: r.id, caps: raise } : { type: 'add_sender_account', channel: r.channel },
+      action: raisable
+        ? { type: 'raise_account_caps', account_id: r.id, caps: raise }
+        : { type: 'add_sender_account', channel: r.channel },
     });
   }
   return out;
 }
 
 /** Both caps a quarter higher (at least one more), within the plan's bound; null when nothing can rise. */
-function raised(cur: { daily: number; weekly: number }, bound: { daily: number; weekly: number }): { daily: number; weekly: number } | null {
+function raised(
+  cur: { daily: number; weekly: number },
+  bound: { daily: number; weekly: number },
+): { daily: number; weekly: number } | null {
   const daily = Math.min(bound.daily, Math.max(cur.daily + 1, Math.ceil(cur.daily * CAP_RAISE)));
   const weekly = Math.min(bound.weekly, Math.max(cur.weekly + 1, Math.ceil(cur.weekly * CAP_RAISE), daily));
   return daily > cur.daily || weekly > cur.weekly ? { daily, weekly } : null;
@@ -97,7 +122,8 @@ export function raisesOnly(suggested: Caps, current: Caps): Caps {
   const out: Caps = {};
   for (const [type, pair] of Object.entries(suggested) as [ActionType, { daily: number; weekly: number }][]) {
     const set = current[type];
-    if (!set || pair.daily > set.daily || pair.weekly > set.weekly) out[type] = set ? { daily: Math.max(pair.daily, set.daily), weekly: Math.max(pair.weekly, set.weekly) } : pair;
+    if (!set || pair.daily > set.daily || pair.weekly > set.weekly)
+      out[type] = set ? { daily: Math.max(pair.daily, set.daily), weekly: Math.max(pair.weekly, set.weekly) } : pair;
   }
   return out;
 }

@@ -11,7 +11,15 @@ import { Integration } from '../../db/entities/Integration.js';
 import { PartnerEvent, type IPartnerEvent } from '../../db/entities/PartnerEvent.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
-import { PARTNER_BATCH, PartnerError, type PartnerFieldValue, type PartnerRecord, type PartnerRecordKind, type PartnerResolve, type PartnerResult } from '../../lib/partner/types.js';
+import {
+  PARTNER_BATCH,
+  PartnerError,
+  type PartnerFieldValue,
+  type PartnerRecord,
+  type PartnerRecordKind,
+  type PartnerResolve,
+  type PartnerResult,
+} from '../../lib/partner/types.js';
 import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
@@ -27,7 +35,16 @@ export const RESOLUTIONS = [...CONFLICT_RESOLUTIONS, ...DUPLICATE_RESOLUTIONS] a
 export type Resolution = (typeof RESOLUTIONS)[number];
 
 /** Contact fields a resolution may write (the partner's value, or a merged one). */
-const WRITABLE_LEAD_FIELDS = ['email', 'first_name', 'last_name', 'full_name', 'title', 'company', 'phone', 'country'] as const;
+const WRITABLE_LEAD_FIELDS = [
+  'email',
+  'first_name',
+  'last_name',
+  'full_name',
+  'title',
+  'company',
+  'phone',
+  'country',
+] as const;
 
 interface SourceRow {
   id: string;
@@ -78,10 +95,14 @@ async function readSource(
     params.push(q.after.at, q.after.id);
   }
   params.push(q.limit);
-  return em.execute<SourceRow[]>(`select ${s.id} as id, ${s.changed}::text as changed_at, ${s.select} as fields from ${s.from}${where} order by ${s.changed}, ${s.id} limit ?`, params);
+  return em.execute<SourceRow[]>(
+    `select ${s.id} as id, ${s.changed}::text as changed_at, ${s.select} as fields from ${s.from}${where} order by ${s.changed}, ${s.id} limit ?`,
+    params,
+  );
 }
 
-const hashOf = (fields: Record<string, PartnerFieldValue>) => createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+const hashOf = (fields: Record<string, PartnerFieldValue>) =>
+  createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 
 export interface SyncPageResult {
   /** No record of this kind left after the cursor (or nothing to do: `skipped` says why). */
@@ -94,14 +115,33 @@ export interface SyncPageResult {
 }
 
 /** Records the partner's answers: pushes (hash, partner id) and pending events (one per record). */
-async function recordResults(em: EntityManager, i: { id: string; workspaceId: string }, kind: PartnerRecordKind, sent: { record: PartnerRecord; hash: string }[], results: PartnerResult[]) {
+async function recordResults(
+  em: EntityManager,
+  i: { id: string; workspaceId: string },
+  kind: PartnerRecordKind,
+  sent: { record: PartnerRecord; hash: string }[],
+  results: PartnerResult[],
+) {
   const pushes: { record_id: string; hash: string; partner_id: string }[] = [];
   const events: { id: string; record_id: string; kind: string; details: Record<string, unknown> }[] = [];
   results.forEach((r, n) => {
     const { hash, record } = sent[n];
-    if (r.status === 'upserted' || r.status === 'unchanged') pushes.push({ record_id: record.externalId, hash, partner_id: r.partnerId });
-    else if (r.status === 'conflict') events.push({ id: uuidv7(), record_id: record.externalId, kind: 'field_conflict', details: { partner_id: r.partnerId, fields: r.conflicts } });
-    else if (r.status === 'duplicate') events.push({ id: uuidv7(), record_id: record.externalId, kind: 'possible_duplicate', details: { partner_id: r.candidate.partnerId, match: r.candidate.match, partner_record: r.candidate.fields } });
+    if (r.status === 'upserted' || r.status === 'unchanged')
+      pushes.push({ record_id: record.externalId, hash, partner_id: r.partnerId });
+    else if (r.status === 'conflict')
+      events.push({
+        id: uuidv7(),
+        record_id: record.externalId,
+        kind: 'field_conflict',
+        details: { partner_id: r.partnerId, fields: r.conflicts },
+      });
+    else if (r.status === 'duplicate')
+      events.push({
+        id: uuidv7(),
+        record_id: record.externalId,
+        kind: 'possible_duplicate',
+        details: { partner_id: r.candidate.partnerId, match: r.candidate.match, partner_record: r.candidate.fields },
+      });
   });
   if (pushes.length) {
     await em.execute(
@@ -120,7 +160,11 @@ async function recordResults(em: EntityManager, i: { id: string; workspaceId: st
       [i.workspaceId, i.id, kind, JSON.stringify(events)],
     );
   }
-  return { pushed: results.filter((r) => r.status === 'upserted').length, unchanged: results.filter((r) => r.status === 'unchanged').length, held: events.length };
+  return {
+    pushed: results.filter((r) => r.status === 'upserted').length,
+    unchanged: results.filter((r) => r.status === 'unchanged').length,
+    held: events.length,
+  };
 }
 
 /**
@@ -129,8 +173,21 @@ async function recordResults(em: EntityManager, i: { id: string; workspaceId: st
  * new cursor are committed together. Safe to repeat: a retried page re-sends at most what the
  * partner already upserted by our id, and only if the previous attempt did not commit.
  */
-export async function syncPartnerPage(em: EntityManager, deps: PartnerSyncDeps, integrationId: string, kind: PartnerRecordKind, pageSize: number): Promise<SyncPageResult> {
-  const idle = (skipped: string): SyncPageResult => ({ done: true, read: 0, pushed: 0, unchanged: 0, held: 0, skipped });
+export async function syncPartnerPage(
+  em: EntityManager,
+  deps: PartnerSyncDeps,
+  integrationId: string,
+  kind: PartnerRecordKind,
+  pageSize: number,
+): Promise<SyncPageResult> {
+  const idle = (skipped: string): SyncPageResult => ({
+    done: true,
+    read: 0,
+    pushed: 0,
+    unchanged: 0,
+    held: 0,
+    skipped,
+  });
   const i = await em.findOne(Integration, { id: integrationId });
   if (!i || i.provider !== PARTNER) return idle('deleted');
   if (i.status !== 'active') return idle(i.status);
@@ -139,11 +196,28 @@ export async function syncPartnerPage(em: EntityManager, deps: PartnerSyncDeps, 
     `select cursor_at::text as cursor_at, cursor_id from partner_sync_cursors where integration_id = ? and record_kind = ?`,
     [i.id, kind],
   );
-  const rows = await readSource(em, ws, kind, { after: cursor?.cursor_at ? { at: cursor.cursor_at, id: cursor.cursor_id! } : null, limit: pageSize });
+  const rows = await readSource(em, ws, kind, {
+    after: cursor?.cursor_at ? { at: cursor.cursor_at, id: cursor.cursor_id! } : null,
+    limit: pageSize,
+  });
   if (!rows.length) return { ...idle(''), skipped: null };
   const ids = rows.map((r) => r.id);
-  const known = new Map((await em.execute<{ record_id: string; hash: string }[]>(`select record_id, hash from partner_pushes where integration_id = ? and record_kind = ? and record_id = any(?::uuid[])`, [i.id, kind, `{${ids.join(',')}}`])).map((r) => [r.record_id, r.hash]));
-  const waiting = new Set((await em.execute<{ record_id: string }[]>(`select record_id from partner_events where integration_id = ? and record_kind = ? and state = 'pending' and record_id = any(?::uuid[])`, [i.id, kind, `{${ids.join(',')}}`])).map((r) => r.record_id));
+  const known = new Map(
+    (
+      await em.execute<{ record_id: string; hash: string }[]>(
+        `select record_id, hash from partner_pushes where integration_id = ? and record_kind = ? and record_id = any(?::uuid[])`,
+        [i.id, kind, `{${ids.join(',')}}`],
+      )
+    ).map((r) => [r.record_id, r.hash]),
+  );
+  const waiting = new Set(
+    (
+      await em.execute<{ record_id: string }[]>(
+        `select record_id from partner_events where integration_id = ? and record_kind = ? and state = 'pending' and record_id = any(?::uuid[])`,
+        [i.id, kind, `{${ids.join(',')}}`],
+      )
+    ).map((r) => r.record_id),
+  );
   const sent = rows
     .map((r) => ({ record: { kind, externalId: r.id, fields: r.fields } as PartnerRecord, hash: hashOf(r.fields) }))
     .filter((s) => known.get(s.record.externalId) !== s.hash && !waiting.has(s.record.externalId));
@@ -152,7 +226,13 @@ export async function syncPartnerPage(em: EntityManager, deps: PartnerSyncDeps, 
     let token: string;
     try {
       token = await usablePartnerToken(em, deps, i);
-      for (let n = 0; n < sent.length; n += PARTNER_BATCH) results.push(...(await deps.partner.upsert(token, sent.slice(n, n + PARTNER_BATCH).map((s) => s.record))));
+      for (let n = 0; n < sent.length; n += PARTNER_BATCH)
+        results.push(
+          ...(await deps.partner.upsert(
+            token,
+            sent.slice(n, n + PARTNER_BATCH).map((s) => s.record),
+          )),
+        );
     } catch (err) {
       if (err instanceof PartnerError && err.code === 'auth') await markPartnerRefused(em, i.id, err);
       throw err;
@@ -173,12 +253,17 @@ export async function syncPartnerPage(em: EntityManager, deps: PartnerSyncDeps, 
 
 /** The end of a sync run: when it finished. */
 export async function finishPartnerSync(em: EntityManager, integrationId: string): Promise<void> {
-  await em.execute(`update integrations set last_sync_at = now() where id = ? and provider = ?`, [integrationId, PARTNER]);
+  await em.execute(`update integrations set last_sync_at = now() where id = ? and provider = ?`, [
+    integrationId,
+    PARTNER,
+  ]);
 }
 
 /** The active partner integrations (the sweep starts a sync for each). */
 export async function activePartnerIntegrations(em: EntityManager): Promise<{ id: string; workspace_id: string }[]> {
-  return em.execute(`select id, workspace_id from integrations where provider = ? and status = 'active' order by id`, [PARTNER]);
+  return em.execute(`select id, workspace_id from integrations where provider = ? and status = 'active' order by id`, [
+    PARTNER,
+  ]);
 }
 
 /** Where the sync of an integration stands: per kind, the cursor and pushes. */
@@ -192,9 +277,22 @@ export async function syncCursors(em: EntityManager, integrationId: string) {
 // ---------------------------------------------------------------------------------------------
 // Partner events
 
-export async function listPartnerEvents(em: EntityManager, actor: Actor, q: PageRequest & { state?: string; kind?: string }): Promise<IPartnerEvent[]> {
+export async function listPartnerEvents(
+  em: EntityManager,
+  actor: Actor,
+  q: PageRequest & { state?: string; kind?: string },
+): Promise<IPartnerEvent[]> {
   const k = keyset(q);
-  return em.find(PartnerEvent, { workspace: actor.workspaceId, ...(q.state ? { state: q.state } : {}), ...(q.kind ? { kind: q.kind } : {}), ...k.where }, k.options);
+  return em.find(
+    PartnerEvent,
+    {
+      workspace: actor.workspaceId,
+      ...(q.state ? { state: q.state } : {}),
+      ...(q.kind ? { kind: q.kind } : {}),
+      ...k.where,
+    },
+    k.options,
+  );
 }
 
 export interface ConfirmInput {
@@ -213,14 +311,20 @@ function resolveFor(e: IPartnerEvent, input: ConfirmInput): PartnerResolve {
       const fields = (details.fields ?? []).map((f) => f.field);
       const missing = fields.filter((f) => !input.values || !(f in input.values));
       const extra = Object.keys(input.values ?? {}).filter((f) => !fields.includes(f));
-      if (missing.length || extra.length) throw badRequest('invalid_resolution', `merge needs values for exactly the conflicting fields: ${fields.join(', ')}`);
+      if (missing.length || extra.length)
+        throw badRequest(
+          'invalid_resolution',
+          `merge needs values for exactly the conflicting fields: ${fields.join(', ')}`,
+        );
     }
     return { mode: 'overwrite' };
   }
   if (!(DUPLICATE_RESOLUTIONS as readonly string[]).includes(input.resolution)) {
     throw badRequest('invalid_resolution', `a possible duplicate is resolved with ${DUPLICATE_RESOLUTIONS.join(', ')}`);
   }
-  return input.resolution === 'link_existing' ? { mode: 'link', partnerId: String(details.partner_id) } : { mode: 'create' };
+  return input.resolution === 'link_existing'
+    ? { mode: 'link', partnerId: String(details.partner_id) }
+    : { mode: 'create' };
 }
 
 /**
@@ -245,7 +349,11 @@ export async function confirmPartnerEvent(
   if (e.state !== 'pending') throw conflict('already_confirmed', 'this partner event was confirmed already');
   const resolve = resolveFor(e, input);
   const integration = await em.findOneOrFail(Integration, { id: e.integration.id });
-  if (integration.status !== 'active') throw conflict('integration_not_active', `the partner integration is ${integration.status}: reinstall or enable it first`);
+  if (integration.status !== 'active')
+    throw conflict(
+      'integration_not_active',
+      `the partner integration is ${integration.status}: reinstall or enable it first`,
+    );
   const kind = e.recordKind as PartnerRecordKind;
   const out = await em.transactional(async (tx) => {
     const [claimed] = await tx.execute<{ id: string }[]>(
@@ -256,7 +364,9 @@ export async function confirmPartnerEvent(
     if (kind === 'lead' && (input.resolution === 'keep_theirs' || input.resolution === 'merge')) {
       const details = e.details as { fields?: { field: string; theirs: PartnerFieldValue }[] };
       const values: Record<string, PartnerFieldValue> =
-        input.resolution === 'merge' ? input.values! : Object.fromEntries((details.fields ?? []).map((f) => [f.field, f.theirs]));
+        input.resolution === 'merge'
+          ? input.values!
+          : Object.fromEntries((details.fields ?? []).map((f) => [f.field, f.theirs]));
       const cols = Object.keys(values).filter((f) => (WRITABLE_LEAD_FIELDS as readonly string[]).includes(f));
       if (cols.length) {
         // A person chose these values: marked edited, so enrichment never overwrites them.
@@ -264,7 +374,12 @@ export async function confirmPartnerEvent(
           `update contacts c set ${cols.map((col) => `"${col}" = ?`).join(', ')},
                   edited_fields = (select coalesce(jsonb_agg(distinct f), '[]'::jsonb) from jsonb_array_elements_text(c.edited_fields || ?::jsonb) f), updated_at = now()
              from leads l where l.id = ? and l.contact_id = c.id and c.workspace_id = ?`,
-          [...cols.map((col) => (values[col] === null ? null : String(values[col]))), JSON.stringify(cols.map(camel)), e.recordId, actor.workspaceId],
+          [
+            ...cols.map((col) => (values[col] === null ? null : String(values[col]))),
+            JSON.stringify(cols.map(camel)),
+            e.recordId,
+            actor.workspaceId,
+          ],
         );
       }
     }
@@ -275,11 +390,26 @@ export async function confirmPartnerEvent(
     try {
       [result] = await deps.partner.upsert(await usablePartnerToken(tx, deps, integration), [record]);
     } catch (err) {
-      if (err instanceof PartnerError) throw new AppError(502, 'provider_unavailable', `the partner CRM failed: ${err.message}`, { error_class: err.code, retryable: err.retryable });
+      if (err instanceof PartnerError)
+        throw new AppError(502, 'provider_unavailable', `the partner CRM failed: ${err.message}`, {
+          error_class: err.code,
+          retryable: err.retryable,
+        });
       throw err;
     }
-    if (result.status !== 'upserted' && result.status !== 'unchanged') throw new AppError(502, 'provider_unavailable', `the partner CRM did not accept the resolution (${result.status})`);
-    await recordResults(tx, { id: integration.id, workspaceId: actor.workspaceId }, kind, [{ record, hash: hashOf(row.fields) }], [result]);
+    if (result.status !== 'upserted' && result.status !== 'unchanged')
+      throw new AppError(
+        502,
+        'provider_unavailable',
+        `the partner CRM did not accept the resolution (${result.status})`,
+      );
+    await recordResults(
+      tx,
+      { id: integration.id, workspaceId: actor.workspaceId },
+      kind,
+      [{ record, hash: hashOf(row.fields) }],
+      [result],
+    );
     return { pushed: result.status === 'upserted', partnerId: result.partnerId };
   });
   await em.refresh(e);

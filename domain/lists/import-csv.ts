@@ -8,10 +8,34 @@ import { canonicalZone } from '../contacts/time-zone.js';
 import { AppError, badRequest } from '../errors.js';
 
 /** The contact fields a column can be mapped onto. Other columns are not imported. */
-export const CONTACT_FIELDS = ['email', 'profile_url', 'first_name', 'last_name', 'full_name', 'title', 'company', 'company_domain', 'country', 'phone', 'headline', 'time_zone'] as const;
+export const CONTACT_FIELDS = [
+  'email',
+  'profile_url',
+  'first_name',
+  'last_name',
+  'full_name',
+  'title',
+  'company',
+  'company_domain',
+  'country',
+  'phone',
+  'headline',
+  'time_zone',
+] as const;
 export type ContactField = (typeof CONTACT_FIELDS)[number];
 /** The descriptive fields (everything but the two identifiers). */
-export const DESCRIPTIVE_FIELDS = ['first_name', 'last_name', 'full_name', 'title', 'company', 'company_domain', 'country', 'phone', 'headline', 'time_zone'] as const;
+export const DESCRIPTIVE_FIELDS = [
+  'first_name',
+  'last_name',
+  'full_name',
+  'title',
+  'company',
+  'company_domain',
+  'country',
+  'phone',
+  'headline',
+  'time_zone',
+] as const;
 export type DescriptiveField = (typeof DESCRIPTIVE_FIELDS)[number];
 export type Mapping = Partial<Record<ContactField, number>>;
 
@@ -40,7 +64,13 @@ export const SAMPLE_PROBLEMS_SHOWN = 100;
 /** Characters kept of a stored value (sample cells, values of invalid rows). */
 export const VALUE_CHARS = 1000;
 
-export const PROBLEM_CODES = ['missing_identifier', 'invalid_email', 'invalid_profile_url', 'too_long', 'column_count'] as const;
+export const PROBLEM_CODES = [
+  'missing_identifier',
+  'invalid_email',
+  'invalid_profile_url',
+  'too_long',
+  'column_count',
+] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 export interface RowProblem {
   code: ProblemCode;
@@ -50,20 +80,84 @@ export interface RowProblem {
 
 /** Header spellings per field, compared without case, accents, spaces or punctuation. */
 const ALIASES: Record<ContactField, string[]> = {
-  email: ['email', 'emailaddress', 'mail', 'workemail', 'businessemail', 'professionalemail', 'emailaddr', 'courriel', 'correo', 'adresseemail', 'emailadresse'],
-  profile_url: ['profileurl', 'linkedin', 'linkedinurl', 'linkedinprofile', 'linkedinprofileurl', 'profile', 'profilelink', 'personlinkedinurl', 'pronet', 'pronetprofile', 'pronetprofileurl', 'networkprofile', 'socialurl'],
+  email: [
+    'email',
+    'emailaddress',
+    'mail',
+    'workemail',
+    'businessemail',
+    'professionalemail',
+    'emailaddr',
+    'courriel',
+    'correo',
+    'adresseemail',
+    'emailadresse',
+  ],
+  profile_url: [
+    'profileurl',
+    'linkedin',
+    'linkedinurl',
+    'linkedinprofile',
+    'linkedinprofileurl',
+    'profile',
+    'profilelink',
+    'personlinkedinurl',
+    'pronet',
+    'pronetprofile',
+    'pronetprofileurl',
+    'networkprofile',
+    'socialurl',
+  ],
   first_name: ['firstname', 'first', 'givenname', 'forename', 'prenom', 'vorname', 'nombre'],
   last_name: ['lastname', 'last', 'surname', 'familyname', 'nom', 'nachname', 'apellido', 'apellidos'],
   full_name: ['fullname', 'name', 'contactname', 'personname', 'contact', 'nomcomplet'],
   title: ['title', 'jobtitle', 'position', 'role', 'jobrole', 'designation', 'poste', 'fonction', 'titre'],
-  company: ['company', 'companyname', 'organization', 'organisation', 'account', 'accountname', 'employer', 'entreprise', 'societe', 'firma', 'unternehmen', 'empresa'],
-  company_domain: ['companydomain', 'domain', 'website', 'companywebsite', 'companyurl', 'websiteurl', 'web', 'siteweb', 'emaildomain'],
+  company: [
+    'company',
+    'companyname',
+    'organization',
+    'organisation',
+    'account',
+    'accountname',
+    'employer',
+    'entreprise',
+    'societe',
+    'firma',
+    'unternehmen',
+    'empresa',
+  ],
+  company_domain: [
+    'companydomain',
+    'domain',
+    'website',
+    'companywebsite',
+    'companyurl',
+    'websiteurl',
+    'web',
+    'siteweb',
+    'emaildomain',
+  ],
   country: ['country', 'countrycode', 'pays', 'land', 'pais', 'locationcountry'],
-  phone: ['phone', 'phonenumber', 'mobile', 'mobilephone', 'telephone', 'tel', 'cell', 'cellphone', 'directphone', 'workphone', 'telefon', 'telefono'],
+  phone: [
+    'phone',
+    'phonenumber',
+    'mobile',
+    'mobilephone',
+    'telephone',
+    'tel',
+    'cell',
+    'cellphone',
+    'directphone',
+    'workphone',
+    'telefon',
+    'telefono',
+  ],
   headline: ['headline', 'bio', 'summary', 'tagline', 'about'],
   time_zone: ['timezone', 'ianatimezone', 'zonehoraire', 'fuseauhoraire', 'zeitzone', 'zonahoraria'],
 };
-const ALIAS_TO_FIELD = new Map<string, ContactField>(Object.entries(ALIASES).flatMap(([f, names]) => names.map((n) => [n, f as ContactField] as const)));
+const ALIAS_TO_FIELD = new Map<string, ContactField>(
+  Object.entries(ALIASES).flatMap(([f, names]) => names.map((n) => [n, f as ContactField] as const)),
+);
 
 const headerKey = (h: string) =>
   h
@@ -109,7 +203,10 @@ export function detectHeader(records: string[][]): boolean {
  * for the identifiers still unmapped, by content (a column of which most sample values are email
  * addresses, or profile URLs).
  */
-export function suggestMapping(headers: (string | null)[], rows: string[][]): { mapping: Mapping; byColumn: (ContactField | null)[] } {
+export function suggestMapping(
+  headers: (string | null)[],
+  rows: string[][],
+): { mapping: Mapping; byColumn: (ContactField | null)[] } {
   const byColumn: (ContactField | null)[] = headers.map(() => null);
   const mapping: Mapping = {};
   headers.forEach((h, i) => {
@@ -120,7 +217,10 @@ export function suggestMapping(headers: (string | null)[], rows: string[][]): { 
     }
   });
   const share = (i: number, test: (v: string) => boolean) => {
-    const col = rows.slice(0, 200).map((r) => (r[i] ?? '').trim()).filter(Boolean);
+    const col = rows
+      .slice(0, 200)
+      .map((r) => (r[i] ?? '').trim())
+      .filter(Boolean);
     return col.length ? col.filter(test).length / col.length : 0;
   };
   for (const [field, test] of [
@@ -143,15 +243,25 @@ export function checkMapping(mapping: Mapping, columnCount: number): void {
   const used = new Map<number, string>();
   for (const [field, col] of Object.entries(mapping) as [ContactField, number | undefined][]) {
     if (col === undefined || col === null) continue;
-    if (!(CONTACT_FIELDS as readonly string[]).includes(field)) throw new AppError(422, 'invalid_mapping', `unknown field "${field}"`);
+    if (!(CONTACT_FIELDS as readonly string[]).includes(field))
+      throw new AppError(422, 'invalid_mapping', `unknown field "${field}"`);
     if (!Number.isInteger(col) || col < 0 || col >= columnCount) {
-      throw new AppError(422, 'invalid_mapping', `${field}: the file has ${columnCount} column(s), numbered from 0; there is no column ${col}`);
+      throw new AppError(
+        422,
+        'invalid_mapping',
+        `${field}: the file has ${columnCount} column(s), numbered from 0; there is no column ${col}`,
+      );
     }
-    if (used.has(col)) throw new AppError(422, 'invalid_mapping', `column ${col} is mapped twice (${used.get(col)} and ${field})`);
+    if (used.has(col))
+      throw new AppError(422, 'invalid_mapping', `column ${col} is mapped twice (${used.get(col)} and ${field})`);
     used.set(col, field);
   }
   if (mapping.email === undefined && mapping.profile_url === undefined) {
-    throw new AppError(422, 'invalid_mapping', 'map a column to email or to profile_url: a contact is identified by one of them');
+    throw new AppError(
+      422,
+      'invalid_mapping',
+      'map a column to email or to profile_url: a contact is identified by one of them',
+    );
   }
 }
 
@@ -174,10 +284,19 @@ const tooLong = (v: string, max: number) => v.length > max && [...v].length > ma
  * shifted). The company domain is stored normalised (`acme.com`) when it is a domain or URL, as
  * given otherwise; the time zone in its canonical spelling when it is an IANA name, as given otherwise. `domains` memoises that normalisation across the rows of a chunk.
  */
-export function checkRow(values: string[], columnCount: number, mapping: Mapping, domains?: Map<string, string>): { row: CleanRow | null; problems: RowProblem[] } {
+export function checkRow(
+  values: string[],
+  columnCount: number,
+  mapping: Mapping,
+  domains?: Map<string, string>,
+): { row: CleanRow | null; problems: RowProblem[] } {
   const problems: RowProblem[] = [];
   if (values.length > columnCount) {
-    problems.push({ code: 'column_count', field: null, message: `the row has ${values.length} values; the file has ${columnCount} columns` });
+    problems.push({
+      code: 'column_count',
+      field: null,
+      message: `the row has ${values.length} values; the file has ${columnCount} columns`,
+    });
   }
   const get = (f: ContactField): string => {
     const i = mapping[f];
@@ -188,17 +307,37 @@ export function checkRow(values: string[], columnCount: number, mapping: Mapping
   let emailKey: string | null = null;
   let urlKey: string | null = null;
   if (email) {
-    if (tooLong(email, FIELD_MAX.email)) problems.push({ code: 'too_long', field: 'email', message: `email is longer than ${FIELD_MAX.email} characters` });
-    else if (!(emailKey = normaliseEmail(email))) problems.push({ code: 'invalid_email', field: 'email', message: 'email is not an email address' });
+    if (tooLong(email, FIELD_MAX.email))
+      problems.push({
+        code: 'too_long',
+        field: 'email',
+        message: `email is longer than ${FIELD_MAX.email} characters`,
+      });
+    else if (!(emailKey = normaliseEmail(email)))
+      problems.push({ code: 'invalid_email', field: 'email', message: 'email is not an email address' });
   }
   if (profileUrl) {
-    if (tooLong(profileUrl, FIELD_MAX.profile_url)) problems.push({ code: 'too_long', field: 'profile_url', message: `profile_url is longer than ${FIELD_MAX.profile_url} characters` });
+    if (tooLong(profileUrl, FIELD_MAX.profile_url))
+      problems.push({
+        code: 'too_long',
+        field: 'profile_url',
+        message: `profile_url is longer than ${FIELD_MAX.profile_url} characters`,
+      });
     else if (!(urlKey = normaliseProfileUrl(profileUrl)) || urlKey.length > FIELD_MAX.profile_url) {
       urlKey = null;
-      problems.push({ code: 'invalid_profile_url', field: 'profile_url', message: 'profile_url is not an http(s) URL' });
+      problems.push({
+        code: 'invalid_profile_url',
+        field: 'profile_url',
+        message: 'profile_url is not an http(s) URL',
+      });
     }
   }
-  if (!email && !profileUrl) problems.push({ code: 'missing_identifier', field: null, message: 'the row has neither an email nor a profile URL' });
+  if (!email && !profileUrl)
+    problems.push({
+      code: 'missing_identifier',
+      field: null,
+      message: 'the row has neither an email nor a profile URL',
+    });
   const fields: Partial<Record<DescriptiveField, string>> = {};
   for (const f of DESCRIPTIVE_FIELDS) {
     if (mapping[f] === undefined) continue;
@@ -215,14 +354,19 @@ export function checkRow(values: string[], columnCount: number, mapping: Mapping
     // An IANA zone in its canonical spelling (as PATCH /api/leads/{id} stores it); anything else as
     // given, like a company domain: the sending rule ignores a zone it does not know.
     if (f === 'time_zone') v = canonicalZone(v) ?? v;
-    if (tooLong(v, FIELD_MAX[f])) problems.push({ code: 'too_long', field: f, message: `${f} is longer than ${FIELD_MAX[f]} characters` });
+    if (tooLong(v, FIELD_MAX[f]))
+      problems.push({ code: 'too_long', field: f, message: `${f} is longer than ${FIELD_MAX[f]} characters` });
     else fields[f] = v;
   }
   if (problems.length) return { row: null, problems };
-  return { row: { email: emailKey ? email : null, emailKey, profileUrl: urlKey ? profileUrl : null, urlKey, fields }, problems };
+  return {
+    row: { email: emailKey ? email : null, emailKey, profileUrl: urlKey ? profileUrl : null, urlKey, fields },
+    problems,
+  };
 }
 
-export const cutValue = (v: string, max = VALUE_CHARS): string => (v.length <= max ? v : /[\ud800-\udbff]$/.test(v.slice(0, max)) ? v.slice(0, max - 1) : v.slice(0, max));
+export const cutValue = (v: string, max = VALUE_CHARS): string =>
+  v.length <= max ? v : /[\ud800-\udbff]$/.test(v.slice(0, max)) ? v.slice(0, max - 1) : v.slice(0, max);
 const isBlank = (values: string[]) => values.every((v) => v.trim() === '');
 
 export interface FormatChoice {
@@ -267,14 +411,22 @@ export interface Analysis {
  * 400 `invalid_file`: no record at all, or more than MAX_COLUMNS columns; 400 `invalid_csv`: the
  * sample is not CSV (an unclosed quote, a record over the size limit).
  */
-export function analyse(head: Buffer, facts: { complete: boolean; utf8: boolean; bom: boolean }, choice: FormatChoice = {}, mapping?: Mapping): Analysis {
+export function analyse(
+  head: Buffer,
+  facts: { complete: boolean; utf8: boolean; bom: boolean },
+  choice: FormatChoice = {},
+  mapping?: Mapping,
+): Analysis {
   const encoding: CsvEncoding = choice.encoding ?? (facts.utf8 ? 'utf-8' : 'windows-1252');
   const delimiter = choice.delimiter ?? detectDelimiter(head, encoding, facts.complete);
   let records;
   try {
     records = readAll(head, { delimiter, encoding, complete: facts.complete, maxRecords: SAMPLE_ROWS + 2 });
   } catch (err) {
-    if (err instanceof CsvSyntaxError) throw badRequest('invalid_csv', `the file is not valid CSV at row ${err.recordsBefore + 1}: ${err.message}`, { row: err.recordsBefore + 1 });
+    if (err instanceof CsvSyntaxError)
+      throw badRequest('invalid_csv', `the file is not valid CSV at row ${err.recordsBefore + 1}: ${err.message}`, {
+        row: err.recordsBefore + 1,
+      });
     throw err;
   }
   // Rows are numbered as a spreadsheet shows them: the first record is row 1, blank ones count.
@@ -284,12 +436,16 @@ export function analyse(head: Buffer, facts: { complete: boolean; utf8: boolean;
   const headerRecord = hasHeader ? numbered[0] : undefined;
   const data = hasHeader ? numbered.slice(1) : numbered;
   const columnCount = Math.max(headerRecord?.values.length ?? 0, ...data.slice(0, 200).map((r) => r.values.length));
-  if (columnCount > MAX_COLUMNS) throw badRequest('invalid_file', `the file has ${columnCount} columns; at most ${MAX_COLUMNS} are read`);
+  if (columnCount > MAX_COLUMNS)
+    throw badRequest('invalid_file', `the file has ${columnCount} columns; at most ${MAX_COLUMNS} are read`);
   const headers = Array.from({ length: columnCount }, (_, i) => {
     const h = headerRecord?.values[i]?.trim();
     return h ? cutValue(h, 200) : null;
   });
-  const suggested = suggestMapping(headers, data.map((r) => r.values));
+  const suggested = suggestMapping(
+    headers,
+    data.map((r) => r.values),
+  );
   const use = mapping ?? suggested.mapping;
   const checked = data.slice(0, SAMPLE_ROWS);
   const problems: SampleProblem[] = [];

@@ -36,7 +36,16 @@ export function pgImportFiles(em: EntityManager): ImportFileStore {
       }),
     async *read(importId, offset, chunkBytes) {
       for (let seq = Math.floor(offset / chunkBytes); ; seq++) {
-        const rows = await withPgClient(em, async (c) => (await c.query<{ data: Buffer }>('select data from import_file_chunks where list_import_id = $1 and seq = $2', [importId, seq])).rows);
+        const rows = await withPgClient(
+          em,
+          async (c) =>
+            (
+              await c.query<{ data: Buffer }>(
+                'select data from import_file_chunks where list_import_id = $1 and seq = $2',
+                [importId, seq],
+              )
+            ).rows,
+        );
         if (!rows.length) return;
         const skip = seq === Math.floor(offset / chunkBytes) ? offset - seq * chunkBytes : 0;
         yield skip ? rows[0].data.subarray(skip) : rows[0].data;
@@ -121,6 +130,13 @@ export class FileUpload {
   async finish(): Promise<UploadedFileFacts> {
     await this.flush();
     const head = Buffer.concat(this.headParts, this.headSize);
-    return { size: this.size, sha256: this.hash.digest('hex'), utf8: this.utf8.end(), bom: hasUtf8Bom(head), hasNul: this.hasNul, head };
+    return {
+      size: this.size,
+      sha256: this.hash.digest('hex'),
+      utf8: this.utf8.end(),
+      bom: hasUtf8Bom(head),
+      hasNul: this.hasNul,
+      head,
+    };
   }
 }

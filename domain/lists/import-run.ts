@@ -20,7 +20,15 @@ import { uuidv7 } from '../../lib/ids.js';
 import { countImportRows } from '../../lib/metrics.js';
 import { copyFrom, withPgClient, type PgClient } from '../../lib/pg-raw.js';
 import type { ImportFileStore } from './import-files.js';
-import { DESCRIPTIVE_FIELDS, checkRow, cutValue, type CleanRow, type DescriptiveField, type Mapping, type RowProblem } from './import-csv.js';
+import {
+  DESCRIPTIVE_FIELDS,
+  checkRow,
+  cutValue,
+  type CleanRow,
+  type DescriptiveField,
+  type Mapping,
+  type RowProblem,
+} from './import-csv.js';
 import { MAX_COLUMNS } from './import-csv.js';
 
 export interface RunLimits {
@@ -105,7 +113,13 @@ type ContactState = {
   profile_url_normalised: string | null;
 } & Record<DescriptiveField, string | null>;
 
-const CONTACT_COLUMNS = ['email', 'email_normalised', 'profile_url', 'profile_url_normalised', ...DESCRIPTIVE_FIELDS] as const;
+const CONTACT_COLUMNS = [
+  'email',
+  'email_normalised',
+  'profile_url',
+  'profile_url_normalised',
+  ...DESCRIPTIVE_FIELDS,
+] as const;
 
 async function loadImport(c: PgClient, importId: string): Promise<ImportRow | undefined> {
   const { rows } = await c.query<ImportRow>(
@@ -117,7 +131,13 @@ async function loadImport(c: PgClient, importId: string): Promise<ImportRow | un
 }
 
 /** Applies a row to a contact it matched, by the dedupe mode; true when a field changed. */
-function apply(s: ContactState, r: CleanRow, mode: DedupeMode, byEmail: Map<string, ContactState>, byUrl: Map<string, ContactState>): boolean {
+function apply(
+  s: ContactState,
+  r: CleanRow,
+  mode: DedupeMode,
+  byEmail: Map<string, ContactState>,
+  byUrl: Map<string, ContactState>,
+): boolean {
   if (mode === 'skip') return false;
   let changed = false;
   // Identifiers are filled when the contact has none and no other contact holds this one; never replaced.
@@ -145,7 +165,6 @@ function apply(s: ContactState, r: CleanRow, mode: DedupeMode, byEmail: Map<stri
   return changed;
 }
 
-
 /**
  * Writes one chunk in one transaction (see the module comment). Returns the status when the import
  * is no longer running (nothing written); throws ChunkRace when the cursor moved or a contact was
@@ -160,7 +179,12 @@ interface WriteClock {
   unrecorded: number;
 }
 
-async function commitBatch(c: PgClient, importId: string, batch: Batch, clock: WriteClock): Promise<ListImportStatus | null> {
+async function commitBatch(
+  c: PgClient,
+  importId: string,
+  batch: Batch,
+  clock: WriteClock,
+): Promise<ListImportStatus | null> {
   const started = performance.now();
   try {
     const recorded: Recorded = { ms: 0 };
@@ -168,7 +192,8 @@ async function commitBatch(c: PgClient, importId: string, batch: Batch, clock: W
     clock.unrecorded += performance.now() - started - recorded.ms;
     return out;
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new ChunkRace(`a contact or lead was added concurrently (${(err as { constraint?: string }).constraint})`);
+    if ((err as { code?: string }).code === '23505')
+      throw new ChunkRace(`a contact or lead was added concurrently (${(err as { constraint?: string }).constraint})`);
     throw err;
   }
 }
@@ -179,13 +204,20 @@ async function commitBatch(c: PgClient, importId: string, batch: Batch, clock: W
  * the chunk statement inserts contacts and leads from it set-based (docs/imports.md, "The run").
  */
 const STAGE = 'list_import_stage';
-const STAGE_COLUMNS = ['id', 'lead_id', ...(['email', 'email_normalised', 'profile_url', 'profile_url_normalised', ...DESCRIPTIVE_FIELDS] as const)];
-const STAGE_DDL = `create temp table if not exists ${STAGE} (id uuid not null, lead_id uuid not null, ${STAGE_COLUMNS.slice(2)
+const STAGE_COLUMNS = [
+  'id',
+  'lead_id',
+  ...(['email', 'email_normalised', 'profile_url', 'profile_url_normalised', ...DESCRIPTIVE_FIELDS] as const),
+];
+const STAGE_DDL = `create temp table if not exists ${STAGE} (id uuid not null, lead_id uuid not null, ${STAGE_COLUMNS.slice(
+  2,
+)
   .map((k) => `${k} text`)
   .join(', ')}) on commit delete rows`;
 
 /** A value in COPY's text format (`\N` is NULL; backslash, tab, line feed and carriage return escaped). */
-const copyValue = (v: string | null): string => (v === null ? '\\N' : /[\\\t\n\r]/.test(v) ? v.replace(/[\\\t\n\r]/g, (ch) => COPY_ESCAPES[ch]) : v);
+const copyValue = (v: string | null): string =>
+  v === null ? '\\N' : /[\\\t\n\r]/.test(v) ? v.replace(/[\\\t\n\r]/g, (ch) => COPY_ESCAPES[ch]) : v;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /** The new contacts as COPY text, in pieces of about 256 KiB (Buffers: off the JS heap until sent). */
@@ -248,7 +280,14 @@ interface Recorded {
   rows?: Parameters<typeof countImportRows>[0];
 }
 
-async function writeBatch(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: Recorded): Promise<ListImportStatus | null> {
+async function writeBatch(
+  c: PgClient,
+  importId: string,
+  batch: Batch,
+  started: number,
+  clock: WriteClock,
+  recorded: Recorded,
+): Promise<ListImportStatus | null> {
   await c.query(BEGIN);
   try {
     const out = await writeChunk(c, importId, batch, started, clock, recorded);
@@ -261,11 +300,23 @@ async function writeBatch(c: PgClient, importId: string, batch: Batch, started: 
   }
 }
 
-async function writeChunk(c: PgClient, importId: string, batch: Batch, started: number, clock: WriteClock, recorded: Recorded): Promise<ListImportStatus | null> {
-  const { rows } = await c.query<{ workspace_id: string; status: ListImportStatus; list_id: string; cursor_bytes: number; dedupe_mode: DedupeMode; list_ok: number; stale_stats: boolean }>(
-    LOCK_IMPORT,
-    [importId],
-  );
+async function writeChunk(
+  c: PgClient,
+  importId: string,
+  batch: Batch,
+  started: number,
+  clock: WriteClock,
+  recorded: Recorded,
+): Promise<ListImportStatus | null> {
+  const { rows } = await c.query<{
+    workspace_id: string;
+    status: ListImportStatus;
+    list_id: string;
+    cursor_bytes: number;
+    dedupe_mode: DedupeMode;
+    list_ok: number;
+    stale_stats: boolean;
+  }>(LOCK_IMPORT, [importId]);
   const imp = rows[0];
   if (!imp) return 'canceled';
   if (imp.status !== 'running') return imp.status;
@@ -297,7 +348,8 @@ async function writeChunk(c: PgClient, importId: string, batch: Batch, started: 
   // the worker's old heap.
   batch.rows = [];
   batch.problems = [];
-  if (statement.stage.length) await copyFrom(c, `copy ${STAGE} (${STAGE_COLUMNS.join(', ')}) from stdin`, statement.stage);
+  if (statement.stage.length)
+    await copyFrom(c, `copy ${STAGE} (${STAGE_COLUMNS.join(', ')}) from stdin`, statement.stage);
   statement.stage = [];
   recorded.ms = performance.now() - started;
   statement.values[statement.writeMsAt] = Math.round(recorded.ms + clock.unrecorded);
@@ -338,7 +390,15 @@ function planChunk(
     for (const r of batch.rows) {
       let s = (r.emailKey && byEmail.get(r.emailKey)) || (r.urlKey && byUrl.get(r.urlKey)) || undefined;
       if (!s) {
-        s = { id: uuidv7(), isNew: true, changed: false, email: r.email, email_normalised: r.emailKey, profile_url: r.profileUrl, profile_url_normalised: r.urlKey } as ContactState;
+        s = {
+          id: uuidv7(),
+          isNew: true,
+          changed: false,
+          email: r.email,
+          email_normalised: r.emailKey,
+          profile_url: r.profileUrl,
+          profile_url_normalised: r.urlKey,
+        } as ContactState;
         for (const f of DESCRIPTIVE_FIELDS) s[f] = r.fields[f] ?? null;
         if (r.emailKey) byEmail.set(r.emailKey, s);
         if (r.urlKey) byUrl.set(r.urlKey, s);
@@ -401,7 +461,13 @@ function planChunk(
        invalid = invalid + ${p.add(batch.problems.length)}, leads_added = leads_added + ${leadsAdded}, chunks = chunks + 1,
        write_ms = write_ms + ${p.add(0)}, updated_at = now()
      where id = ${p.add(importId)}`;
-  return { text, values: p.values, rows: { ...counts, invalid: batch.problems.length }, stage, writeMsAt: p.values.length - 2 };
+  return {
+    text,
+    values: p.values,
+    rows: { ...counts, invalid: batch.problems.length },
+    stage,
+    writeMsAt: p.values.length - 2,
+  };
 }
 
 /** A PostgreSQL array literal of text (or uuid) values, as one flat string: cheaper to keep than a JS array until the statement is sent. */
@@ -424,7 +490,13 @@ class Params {
  * next one is parsed meanwhile. A CSV syntax error commits the records before it, then fails the
  * import (`invalid_csv`).
  */
-export async function runImport(em: EntityManager, store: ImportFileStore, importId: string, limits: RunLimits, hooks: RunHooks): Promise<RunOutcome> {
+export async function runImport(
+  em: EntityManager,
+  store: ImportFileStore,
+  importId: string,
+  limits: RunLimits,
+  hooks: RunHooks,
+): Promise<RunOutcome> {
   return withPgClient(em, async (c) => {
     const imp = await loadImport(c, importId);
     if (!imp) return { done: true, stopped: 'canceled' };
@@ -437,7 +509,12 @@ export async function runImport(em: EntityManager, store: ImportFileStore, impor
     } finally {
       // The last chunk's final statement and commit (see WriteClock).
       if (clock.unrecorded >= 1) {
-        await c.query('update list_imports set write_ms = write_ms + $2 where id = $1', [importId, Math.round(clock.unrecorded)]).catch(() => {});
+        await c
+          .query('update list_imports set write_ms = write_ms + $2 where id = $1', [
+            importId,
+            Math.round(clock.unrecorded),
+          ])
+          .catch(() => {});
       }
     }
   });
@@ -457,7 +534,14 @@ async function importFrom(
   const domains = new Map<string, string>();
   let row = imp.cursor_row;
   let records = 0;
-  const open = (start: number, startRow: number): Batch => ({ rows: [], problems: [], rowsRead: 0, start, end: start, endRow: startRow });
+  const open = (start: number, startRow: number): Batch => ({
+    rows: [],
+    problems: [],
+    rowsRead: 0,
+    start,
+    end: start,
+    endRow: startRow,
+  });
   let batch = open(imp.cursor_bytes, row);
   let inflight: { done: Promise<ListImportStatus | null>; end: number; endRow: number } | undefined;
   let stopped: ListImportStatus | null = null;
@@ -497,12 +581,17 @@ async function importFrom(
       if (domains.size >= 10_000) domains.clear();
       const { row: clean, problems } = checkRow(rec.values, imp.column_count, imp.mapping, domains);
       if (clean) batch.rows.push(clean);
-      else batch.problems.push({ row, reasons: problems, values: rec.values.slice(0, MAX_COLUMNS + 1).map((v) => cutValue(v)) });
+      else
+        batch.problems.push({
+          row,
+          reasons: problems,
+          values: rec.values.slice(0, MAX_COLUMNS + 1).map((v) => cutValue(v)),
+        });
     }
   };
   /** Takes records into chunks of `chunkRows`, committing each full one; true when the run must stop. */
   const takeAll = async (recs: CsvRecord[]): Promise<boolean> => {
-    for (let i = 0; i < recs.length; ) {
+    for (let i = 0; i < recs.length;) {
       const part = recs.slice(i, i + Math.max(1, limits.chunkRows - size()));
       take(part);
       i += part.length;

@@ -22,7 +22,15 @@ import type { Actor } from '../identity.js';
 import { FileUpload, IMPORT_CHUNK_BYTES, type ImportFileStore, type UploadedFileFacts } from './import-files.js';
 import type { Jobs } from '../jobs.js';
 import { notifyListImportFinished } from '../notifications/notifications.js';
-import { analyse, checkMapping, CONTACT_FIELDS, type Analysis, type FormatChoice, type Mapping, type RowProblem } from './import-csv.js';
+import {
+  analyse,
+  checkMapping,
+  CONTACT_FIELDS,
+  type Analysis,
+  type FormatChoice,
+  type Mapping,
+  type RowProblem,
+} from './import-csv.js';
 import { createList } from './lists.js';
 import { observeImport } from '../../lib/metrics.js';
 
@@ -76,7 +84,12 @@ export const progressOf = (i: IListImport): ImportProgress => ({
 // Reading.
 
 /** The import `importId` of product `appId` (404 when it is not there, in the actor's workspace; 403 as the product). */
-export async function requireImport(em: EntityManager, actor: Actor, appId: string, importId: string): Promise<IListImport> {
+export async function requireImport(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  importId: string,
+): Promise<IListImport> {
   await requireApp(em, actor, appId);
   const imp = await em.findOne(ListImport, { id: importId, workspace: actor.workspaceId, app: appId });
   if (!imp || imp.status === 'uploading') throw notFound('import');
@@ -97,13 +110,19 @@ export interface InvalidRow {
 }
 
 /** A page of the invalid rows, by row number after `after`; `next` is the last row's number when more follow. */
-export async function invalidRows(em: EntityManager, importId: string, page: { after?: number; limit: number }): Promise<{ items: InvalidRow[]; next: number | null }> {
+export async function invalidRows(
+  em: EntityManager,
+  importId: string,
+  page: { after?: number; limit: number },
+): Promise<{ items: InvalidRow[]; next: number | null }> {
   const rows: { row: number; reasons: unknown; values: unknown }[] = await em.execute(
     'select row, reasons, values from list_import_problems where list_import_id = ? and row > ? order by row limit ?',
     [importId, page.after ?? 0, page.limit + 1],
   );
   const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
-  const items = rows.slice(0, page.limit).map((r) => ({ row: r.row, reasons: parse(r.reasons) as RowProblem[], values: parse(r.values) as string[] }));
+  const items = rows
+    .slice(0, page.limit)
+    .map((r) => ({ row: r.row, reasons: parse(r.reasons) as RowProblem[], values: parse(r.values) as string[] }));
   return { items, next: rows.length > page.limit ? items[items.length - 1].row : null };
 }
 
@@ -177,12 +196,27 @@ async function existingInSample(em: EntityManager, workspaceId: string, keys: An
  * `invalid_file`), analyses the head (lib/csv.ts, import-csv.ts: 400 `invalid_csv`), and
  * stores the preview. `mapping`, when given (the one-shot import), is the one the sample is checked with.
  */
-export async function completeUpload(em: EntityManager, actor: Actor, imp: IListImport, facts: UploadedFileFacts, choice: FormatChoice, mapping?: Mapping): Promise<IListImport> {
+export async function completeUpload(
+  em: EntityManager,
+  actor: Actor,
+  imp: IListImport,
+  facts: UploadedFileFacts,
+  choice: FormatChoice,
+  mapping?: Mapping,
+): Promise<IListImport> {
   if (facts.size === 0) throw badRequest('invalid_file', 'the file is empty');
   if (facts.hasNul) {
-    throw badRequest('invalid_file', 'the file is not text (it contains NUL bytes: a binary file, or UTF-16, which is not read; save it as CSV UTF-8)');
+    throw badRequest(
+      'invalid_file',
+      'the file is not text (it contains NUL bytes: a binary file, or UTF-16, which is not read; save it as CSV UTF-8)',
+    );
   }
-  const a = analyse(facts.head, { complete: facts.size <= facts.head.length, utf8: facts.utf8, bom: facts.bom }, choice, mapping);
+  const a = analyse(
+    facts.head,
+    { complete: facts.size <= facts.head.length, utf8: facts.utf8, bom: facts.bom },
+    choice,
+    mapping,
+  );
   const existing = await existingInSample(em, actor.workspaceId, a.keys);
   em.assign(imp, {
     status: 'draft',
@@ -232,28 +266,50 @@ export interface CommitResult {
  * has one), records the choices and `queued` in one transaction, then starts `list-import:<id>`
  * (idempotent: a repeat, or a retry after a lost start, joins it). Final or canceled drafts: 409.
  */
-export async function commitImport(em: EntityManager, actor: Actor, jobs: Jobs, appId: string, importId: string, input: CommitInput): Promise<CommitResult> {
+export async function commitImport(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  appId: string,
+  importId: string,
+  input: CommitInput,
+): Promise<CommitResult> {
   assertWritable(actor);
-  if (!input.listId === !input.listName) throw badRequest('invalid_body', 'give exactly one of list_id (an existing list of the product) and list_name (a new list)');
+  if (!input.listId === !input.listName)
+    throw badRequest(
+      'invalid_body',
+      'give exactly one of list_id (an existing list of the product) and list_name (a new list)',
+    );
   await requireImport(em, actor, appId, importId);
   const result = await em.transactional(async (tx) => {
     const imp = await tx.findOneOrFail(ListImport, importId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     const mapping = input.mapping ?? ((imp.suggestedMapping ?? {}) as Mapping);
     if (imp.status !== 'draft') {
       if (imp.committedAt && sameChoices(imp, input, mapping)) return { imp, committed: false };
-      if (imp.committedAt) throw new AppError(409, 'already_committed', `this import was already committed (status ${imp.status}) with other choices`);
+      if (imp.committedAt)
+        throw new AppError(
+          409,
+          'already_committed',
+          `this import was already committed (status ${imp.status}) with other choices`,
+        );
       throw new AppError(409, 'invalid_transition', `a ${imp.status} import cannot be committed`);
     }
     checkMapping(mapping, imp.columnCount);
     let listId: string;
     if (input.listId) {
-      const list = await tx.findOne(LeadList, { id: input.listId.toLowerCase(), workspace: actor.workspaceId, app: appId });
+      const list = await tx.findOne(LeadList, {
+        id: input.listId.toLowerCase(),
+        workspace: actor.workspaceId,
+        app: appId,
+      });
       if (!list) throw badRequest('invalid_list_id', 'list_id must be a list of this product');
       listId = list.id;
     } else {
       listId = (await createList(tx, actor, appId, { name: input.listName!.trim() })).id;
     }
-    const clean = Object.fromEntries(CONTACT_FIELDS.filter((f) => mapping[f] !== undefined && mapping[f] !== null).map((f) => [f, mapping[f]!]));
+    const clean = Object.fromEntries(
+      CONTACT_FIELDS.filter((f) => mapping[f] !== undefined && mapping[f] !== null).map((f) => [f, mapping[f]!]),
+    );
     tx.assign(imp, {
       status: 'queued',
       mapping: clean,
@@ -278,13 +334,20 @@ export async function commitImport(em: EntityManager, actor: Actor, jobs: Jobs, 
  * rows of committed chunks stay imported), then `canceled`. Canceling again is a no-op; a completed
  * or failed import is 409 `invalid_transition`.
  */
-export async function cancelImport(em: EntityManager, actor: Actor, jobs: Jobs, files: ImportFileStore, importId: string): Promise<IListImport> {
+export async function cancelImport(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  files: ImportFileStore,
+  importId: string,
+): Promise<IListImport> {
   assertWritable(actor);
   await requireImportById(em, actor, importId);
   const imp = await em.transactional(async (tx) => {
     const row = await tx.findOneOrFail(ListImport, importId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (row.status === 'canceled' || row.status === 'canceling') return row;
-    if (row.status === 'completed' || row.status === 'failed') throw new AppError(409, 'invalid_transition', `a ${row.status} import cannot be canceled`);
+    if (row.status === 'completed' || row.status === 'failed')
+      throw new AppError(409, 'invalid_transition', `a ${row.status} import cannot be canceled`);
     if (row.status === 'draft') tx.assign(row, { status: 'canceled', finishedAt: new Date() });
     else tx.assign(row, { status: 'canceling' });
     await tx.flush();
@@ -318,18 +381,32 @@ export async function importAttachment(
   input: CommitInput & { attachmentId: string; appId?: string; format?: FormatChoice },
 ): Promise<CommitResult> {
   assertWritable(actor);
-  const a = await em.findOne(AgentAttachment, { id: input.attachmentId.toLowerCase(), workspace: actor.workspaceId, userId: actor.userId }, { populate: ['thread'] });
+  const a = await em.findOne(
+    AgentAttachment,
+    { id: input.attachmentId.toLowerCase(), workspace: actor.workspaceId, userId: actor.userId },
+    { populate: ['thread'] },
+  );
   if (!a) throw new AppError(404, 'attachment_not_found', 'no such attachment of yours');
-  if (a.extractionStatus === 'truncated') throw new AppError(422, 'attachment_truncated', 'the attachment was cut to the chat limit when uploaded; upload the CSV through the import route instead');
+  if (a.extractionStatus === 'truncated')
+    throw new AppError(
+      422,
+      'attachment_truncated',
+      'the attachment was cut to the chat limit when uploaded; upload the CSV through the import route instead',
+    );
   if (a.contentType === 'application/pdf' || a.extractionStatus !== 'extracted' || !a.text) {
-    throw new AppError(422, 'attachment_unavailable', `attachment ${a.filename} has no CSV text (${a.contentType}, extraction ${a.extractionStatus})`);
+    throw new AppError(
+      422,
+      'attachment_unavailable',
+      `attachment ${a.filename} has no CSV text (${a.contentType}, extraction ${a.extractionStatus})`,
+    );
   }
   const appId = (input.appId ?? (a.thread.getEntity() as { app: { id: string } }).app.id).toLowerCase();
   const imp = await beginUpload(em, actor, appId, { filename: a.filename, source: 'attachment', attachmentId: a.id });
   try {
     const upload = new FileUpload(files, imp.id);
     const bytes = Buffer.from(a.text, 'utf8');
-    for (let at = 0; at < bytes.length; at += IMPORT_CHUNK_BYTES) await upload.write(bytes.subarray(at, at + IMPORT_CHUNK_BYTES));
+    for (let at = 0; at < bytes.length; at += IMPORT_CHUNK_BYTES)
+      await upload.write(bytes.subarray(at, at + IMPORT_CHUNK_BYTES));
     await completeUpload(em, actor, imp, await upload.finish(), input.format ?? {}, input.mapping);
   } catch (err) {
     await discardUpload(em, imp.id);
@@ -342,7 +419,10 @@ export async function importAttachment(
 // The workflow's side (no actor: the import row says whose it is).
 
 /** queued → running (idempotent). `runnable` false when the import is no longer to run. */
-export async function beginRun(em: EntityManager, importId: string): Promise<{ runnable: boolean; progress: ImportProgress }> {
+export async function beginRun(
+  em: EntityManager,
+  importId: string,
+): Promise<{ runnable: boolean; progress: ImportProgress }> {
   return em.transactional(async (tx) => {
     const imp = await tx.findOne(ListImport, importId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!imp) return { runnable: false, progress: { ...emptyProgress, status: 'canceled' as const } };
@@ -352,7 +432,18 @@ export async function beginRun(em: EntityManager, importId: string): Promise<{ r
   });
 }
 
-const emptyProgress: Omit<ImportProgress, 'status'> = { bytesTotal: 0, bytesRead: 0, rowsRead: 0, created: 0, updated: 0, duplicate: 0, invalid: 0, leadsAdded: 0, errorCode: null, errorMessage: null };
+const emptyProgress: Omit<ImportProgress, 'status'> = {
+  bytesTotal: 0,
+  bytesRead: 0,
+  rowsRead: 0,
+  created: 0,
+  updated: 0,
+  duplicate: 0,
+  invalid: 0,
+  leadsAdded: 0,
+  errorCode: null,
+  errorMessage: null,
+};
 
 /** The committed progress. */
 export async function readProgress(em: EntityManager, importId: string): Promise<ImportProgress> {
@@ -378,13 +469,24 @@ export async function endRun(
     if (!row) return null;
     const was = row.status;
     const now = new Date();
-    if (row.status === 'canceling' || (outcome.canceled && (row.status === 'running' || row.status === 'queued'))) tx.assign(row, { status: 'canceled', finishedAt: now });
+    if (row.status === 'canceling' || (outcome.canceled && (row.status === 'running' || row.status === 'queued')))
+      tx.assign(row, { status: 'canceled', finishedAt: now });
     else if (failure && (row.status === 'running' || row.status === 'queued')) {
-      tx.assign(row, { status: 'failed', errorCode: failure.code, errorMessage: failure.message.slice(0, 1000), finishedAt: now });
+      tx.assign(row, {
+        status: 'failed',
+        errorCode: failure.code,
+        errorMessage: failure.message.slice(0, 1000),
+        finishedAt: now,
+      });
     } else if (!failure && row.status === 'running') tx.assign(row, { status: 'completed', finishedAt: now });
     await tx.flush();
-    if (row.status !== was && (row.status === 'completed' || row.status === 'failed')) await notifyListImportFinished(tx, row.id);
-    if (row.status !== was && row.finishedAt) ended = { status: row.status, seconds: (row.finishedAt.getTime() - (row.startedAt ?? row.createdAt).getTime()) / 1000 };
+    if (row.status !== was && (row.status === 'completed' || row.status === 'failed'))
+      await notifyListImportFinished(tx, row.id);
+    if (row.status !== was && row.finishedAt)
+      ended = {
+        status: row.status,
+        seconds: (row.finishedAt.getTime() - (row.startedAt ?? row.createdAt).getTime()) / 1000,
+      };
     return row;
   });
   if (ended) observeImport(ended.status, ended.seconds); // once committed, by its final state
@@ -392,4 +494,3 @@ export async function endRun(
   if (FINAL.includes(imp.status as ListImportStatus)) await files.remove(importId);
   return progressOf(imp);
 }
-

@@ -44,7 +44,10 @@ async function leadCounts(em: EntityManager, ids: string[]): Promise<Map<string,
 }
 
 async function withCounts(em: EntityManager, lists: ILeadList[]): Promise<ListWithCount[]> {
-  const counts = await leadCounts(em, lists.map((l) => l.id));
+  const counts = await leadCounts(
+    em,
+    lists.map((l) => l.id),
+  );
   return lists.map((list) => ({ id: list.id, list, leadCount: counts.get(list.id) ?? 0 }));
 }
 
@@ -55,11 +58,10 @@ async function withCounts(em: EntityManager, lists: ILeadList[]): Promise<ListWi
  */
 async function assertNameFree(tx: EntityManager, appId: string, name: string, exceptId?: string): Promise<void> {
   await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`list-name:${appId}`]);
-  const taken: unknown[] = await tx.execute('select 1 from lead_lists where app_id = ? and lower(name) = lower(?) and id <> ? limit 1', [
-    appId,
-    name,
-    exceptId ?? '00000000-0000-0000-0000-000000000000',
-  ]);
+  const taken: unknown[] = await tx.execute(
+    'select 1 from lead_lists where app_id = ? and lower(name) = lower(?) and id <> ? limit 1',
+    [appId, name, exceptId ?? '00000000-0000-0000-0000-000000000000'],
+  );
   if (taken.length) throw conflict('list_name_taken', `this product already has a list named "${name}"`);
 }
 
@@ -87,7 +89,12 @@ export async function createList(
 }
 
 /** One page (`limit + 1` rows) of a product's lists, oldest first. */
-export async function listListsOfApp(em: EntityManager, actor: Actor, appId: string, page: PageRequest): Promise<ListWithCount[]> {
+export async function listListsOfApp(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  page: PageRequest,
+): Promise<ListWithCount[]> {
   const app = await requireApp(em, actor, appId);
   const k = keyset(page);
   const lists = await em.find(LeadList, { workspace: actor.workspaceId, app: app.id, ...k.where }, k.options);
@@ -95,7 +102,12 @@ export async function listListsOfApp(em: EntityManager, actor: Actor, appId: str
 }
 
 /** One page of the workspace's lists across the products the actor may access (optionally one product). */
-export async function listLists(em: EntityManager, actor: Actor, page: PageRequest, appId?: string): Promise<ListWithCount[]> {
+export async function listLists(
+  em: EntityManager,
+  actor: Actor,
+  page: PageRequest,
+  appId?: string,
+): Promise<ListWithCount[]> {
   const where: Record<string, unknown> = { workspace: actor.workspaceId };
   if (appId) where.app = (await requireApp(em, actor, appId)).id;
   else if (!actor.allApps) where.app = { $in: actor.appIds };
@@ -164,7 +176,10 @@ export async function deleteList(em: EntityManager, actor: Actor, id: string): P
       [list.id],
     );
     if (using.length) {
-      const shown = using.slice(0, 3).map((c) => `"${c.name}"`).join(', ');
+      const shown = using
+        .slice(0, 3)
+        .map((c) => `"${c.name}"`)
+        .join(', ');
       const more = using.length > 3 ? ` and ${using.length - 3} more` : '';
       throw new AppError(
         409,
@@ -199,7 +214,13 @@ export interface LeadRow {
 /** `%`, `_` and `\` match literally in the search text (ILIKE's default escape is `\`). */
 
 /** One page (`limit + 1` rows) of a list's leads with their contacts, by lead id; `q` searches name, email and company. */
-export async function listLeads(em: EntityManager, actor: Actor, listId: string, page: PageRequest, q?: string): Promise<LeadRow[]> {
+export async function listLeads(
+  em: EntityManager,
+  actor: Actor,
+  listId: string,
+  page: PageRequest,
+  q?: string,
+): Promise<LeadRow[]> {
   const list = await requireList(em, actor, listId);
   const params: unknown[] = [list.id];
   let sql = `select l.id, l.list_id, l.contact_id, l.source, l.created_at,
@@ -248,8 +269,10 @@ function contactKeys(input: ContactInput) {
   const profileUrl = input.profileUrl?.trim() || null;
   const emailKey = normaliseEmail(email);
   const urlKey = normaliseProfileUrl(profileUrl);
-  if (email && (!emailKey || !EMAIL.test(emailKey) || email.length > 320)) throw badRequest('invalid_contact', 'email is not an email address');
-  if (profileUrl && (!urlKey || profileUrl.length > 2048)) throw badRequest('invalid_contact', 'profile_url is not an http(s) URL');
+  if (email && (!emailKey || !EMAIL.test(emailKey) || email.length > 320))
+    throw badRequest('invalid_contact', 'email is not an email address');
+  if (profileUrl && (!urlKey || profileUrl.length > 2048))
+    throw badRequest('invalid_contact', 'profile_url is not an http(s) URL');
   if (!emailKey && !urlKey) throw badRequest('invalid_contact', 'a contact needs an email or a profile URL');
   const fields: Partial<Record<Field, string>> = {};
   for (const [k, [, max]] of Object.entries(FIELDS) as [Field, (typeof FIELDS)[Field]][]) {
@@ -270,7 +293,10 @@ async function findContact(em: EntityManager, workspaceId: string, k: Keys): Pro
     ['profile_url_normalised', k.urlKey],
   ] as const) {
     if (!key) continue;
-    const [row]: { id: string }[] = await em.execute(`select id from contacts where workspace_id = ? and ${column} = ?`, [workspaceId, key]);
+    const [row]: { id: string }[] = await em.execute(
+      `select id from contacts where workspace_id = ? and ${column} = ?`,
+      [workspaceId, key],
+    );
     if (row) return row.id;
   }
   return null;
@@ -285,7 +311,23 @@ async function insertContact(em: EntityManager, workspaceId: string, k: Keys): P
        first_name, last_name, full_name, title, company, company_domain, country, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict do nothing returning id`,
-    [uuidv7(), workspaceId, k.email, k.emailKey, k.profileUrl, k.urlKey, f.firstName ?? null, f.lastName ?? null, f.fullName ?? null, f.title ?? null, f.company ?? null, f.companyDomain ?? null, f.country ?? null, now, now],
+    [
+      uuidv7(),
+      workspaceId,
+      k.email,
+      k.emailKey,
+      k.profileUrl,
+      k.urlKey,
+      f.firstName ?? null,
+      f.lastName ?? null,
+      f.fullName ?? null,
+      f.title ?? null,
+      f.company ?? null,
+      f.companyDomain ?? null,
+      f.country ?? null,
+      now,
+      now,
+    ],
   );
   return rows[0]?.id ?? null;
 }
@@ -296,7 +338,10 @@ async function fillBlanks(em: EntityManager, contactId: string, fields: Keys['fi
   if (!given.length) return;
   const sets = given.map(([k]) => `${FIELDS[k][0]} = coalesce(${FIELDS[k][0]}, ?)`).join(', ');
   const blanks = given.map(([k]) => `${FIELDS[k][0]} is null`).join(' or ');
-  await em.execute(`update contacts set ${sets}, updated_at = now() where id = ? and (${blanks})`, [...given.map(([, v]) => v), contactId]);
+  await em.execute(`update contacts set ${sets}, updated_at = now() where id = ? and (${blanks})`, [
+    ...given.map(([, v]) => v),
+    contactId,
+  ]);
 }
 
 /**
@@ -319,7 +364,8 @@ export async function addContactToList(
   if (contactId) await fillBlanks(em, contactId, keys.fields);
   // A conflicting row seen by the insert is committed by the time the re-read runs; the loop only
   // repeats if that row was deleted in between.
-  for (let i = 0; !contactId && i < 3; i++) contactId = (await insertContact(em, actor.workspaceId, keys)) ?? (await findContact(em, actor.workspaceId, keys));
+  for (let i = 0; !contactId && i < 3; i++)
+    contactId = (await insertContact(em, actor.workspaceId, keys)) ?? (await findContact(em, actor.workspaceId, keys));
   if (!contactId) throw new AppError(409, 'conflict', 'the contact changed concurrently; retry');
 
   const now = new Date();

@@ -39,14 +39,20 @@ export interface FollowDeps {
 export type FollowResult = { continue: true; stored: number } | { continue: false; reason: string };
 
 /** Failures no retry fixes: the account is disconnected with this reason and the sync ends. */
-const FINAL: Record<string, string> = { auth_failed: 'credentials_invalid', invalid_credentials: 'credentials_invalid', blocked_destination: 'blocked_destination' };
+const FINAL: Record<string, string> = {
+  auth_failed: 'credentials_invalid',
+  invalid_credentials: 'credentials_invalid',
+  blocked_destination: 'blocked_destination',
+};
 
 /** The account while the sync should follow it; else why it ends. */
 async function standing(em: EntityManager, accountId: string): Promise<{ account: AccountRow } | { end: string }> {
   const account = await accountRow(em, accountId);
   if (!account) return { end: 'account_gone' };
   if (account.connector !== MAIL_CONNECTOR) return { end: 'not_mail' };
-  const [{ status }] = await em.execute<{ status: string }[]>(`select status from platform_accounts where id = ?`, [accountId]);
+  const [{ status }] = await em.execute<{ status: string }[]>(`select status from platform_accounts where id = ?`, [
+    accountId,
+  ]);
   return status === 'connected' ? { account } : { end: 'not_connected' };
 }
 
@@ -65,11 +71,20 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
   try {
     const { settings } = await loadMailAccount(em, deps.encryptionKey, connectorAccountId);
     address = settings.address;
-    reader = await InboxReader.open(settings.imap, { allowHosts: deps.allowHosts }, { forcePoll: deps.forcePoll, pollMs: deps.pollMs });
+    reader = await InboxReader.open(
+      settings.imap,
+      { allowHosts: deps.allowHosts },
+      { forcePoll: deps.forcePoll, pollMs: deps.pollMs },
+    );
   } catch (err) {
     if (err instanceof MailConnectError && FINAL[err.reason]) return disconnect(FINAL[err.reason]);
     // Stored settings that no longer read (none, or not ours) cannot be fixed by retrying either.
-    if (err instanceof ConnectorError && !(err instanceof MailConnectError) && (err.code === 'auth' || err.code === 'invalid_request')) return disconnect('credentials_invalid');
+    if (
+      err instanceof ConnectorError &&
+      !(err instanceof MailConnectError) &&
+      (err.code === 'auth' || err.code === 'invalid_request')
+    )
+      return disconnect('credentials_invalid');
     throw err;
   }
 
@@ -78,7 +93,11 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
   let stored = 0;
   try {
     const cursor = await loadCursor(em, accountId);
-    const at = { uidValidity: reader.uidValidity, lastUid: cursor?.uidValidity === reader.uidValidity ? cursor.lastUid : 0, mode: reader.mode };
+    const at = {
+      uidValidity: reader.uidValidity,
+      lastUid: cursor?.uidValidity === reader.uidValidity ? cursor.lastUid : 0,
+      mode: reader.mode,
+    };
 
     const feed = async (list: ListedMessage[]) => {
       for (const batch of InboxReader.batches(list)) {
@@ -89,7 +108,10 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
             deps.heartbeat();
           } catch (err) {
             // One unreadable message must not stop the mailbox: it is skipped (the cursor passes it).
-            logger.warn({ err: String(err), account: accountId, uid: f.uid }, 'mailbox sync: message not readable, skipped');
+            logger.warn(
+              { err: String(err), account: accountId, uid: f.uid },
+              'mailbox sync: message not readable, skipped',
+            );
           }
         }
         at.lastUid = Math.max(at.lastUid, batch[batch.length - 1].uid);

@@ -8,7 +8,14 @@ import { mapLimit } from '../../lib/concurrency.js';
 import { logger } from '../../lib/logger.js';
 import { normaliseEmail } from '../../lib/normalise.js';
 import type { Jobs } from '../jobs.js';
-import { storeMessages, wakeEnrollments, type AccountRow, type EnrollmentWake, type IncomingMessage, type StoreResult } from '../inbox/ingest.js';
+import {
+  storeMessages,
+  wakeEnrollments,
+  type AccountRow,
+  type EnrollmentWake,
+  type IncomingMessage,
+  type StoreResult,
+} from '../inbox/ingest.js';
 
 export interface MailboxCursor {
   uidValidity: string | null;
@@ -18,18 +25,30 @@ export interface MailboxCursor {
 }
 
 export async function loadCursor(em: EntityManager, accountId: string): Promise<MailboxCursor | null> {
-  const [c] = await em.execute<{ uid_validity: string | null; last_uid: string; mode: string; synced_at: Date | null }[]>(
-    `select uid_validity::text, last_uid::text, mode, synced_at from mailbox_cursors where account_id = ?`,
-    [accountId],
-  );
-  return c ? { uidValidity: c.uid_validity, lastUid: Number(c.last_uid), mode: c.mode === 'poll' ? 'poll' : 'idle', syncedAt: c.synced_at } : null;
+  const [c] = await em.execute<
+    { uid_validity: string | null; last_uid: string; mode: string; synced_at: Date | null }[]
+  >(`select uid_validity::text, last_uid::text, mode, synced_at from mailbox_cursors where account_id = ?`, [
+    accountId,
+  ]);
+  return c
+    ? {
+        uidValidity: c.uid_validity,
+        lastUid: Number(c.last_uid),
+        mode: c.mode === 'poll' ? 'poll' : 'idle',
+        syncedAt: c.synced_at,
+      }
+    : null;
 }
 
 /**
  * Records where the sync stands. Within one UIDVALIDITY the last UID only moves forward (a second
  * follower of the account, e.g. a run not yet told it was terminated, cannot move it back).
  */
-export async function saveCursor(em: EntityManager, accountId: string, c: { uidValidity: string; lastUid: number; mode: 'idle' | 'poll' }): Promise<void> {
+export async function saveCursor(
+  em: EntityManager,
+  accountId: string,
+  c: { uidValidity: string; lastUid: number; mode: 'idle' | 'poll' },
+): Promise<void> {
   await em.execute(
     `insert into mailbox_cursors (account_id, uid_validity, last_uid, mode, synced_at, error_message, updated_at) values (?, ?::bigint, ?, ?, now(), null, now())
      on conflict (account_id) do update set
@@ -41,7 +60,10 @@ export async function saveCursor(em: EntityManager, accountId: string, c: { uidV
 
 /** Why the last attempt failed (shown until the next successful pass). */
 export async function recordCursorError(em: EntityManager, accountId: string, message: string): Promise<void> {
-  await em.execute(`update mailbox_cursors set error_message = ?, updated_at = now() where account_id = ?`, [message.slice(0, 500), accountId]);
+  await em.execute(`update mailbox_cursors set error_message = ?, updated_at = now() where account_id = ?`, [
+    message.slice(0, 500),
+    accountId,
+  ]);
 }
 
 /**
@@ -51,8 +73,15 @@ export async function recordCursorError(em: EntityManager, accountId: string, me
  * else the mail's own first reference, or its Message-ID. A mail whose Message-ID this account sent,
  * or from the account's own address, is ours (`out`): never a reply.
  */
-async function toIncoming(em: EntityManager, account: AccountRow & { address: string }, mails: InboundMail[]): Promise<IncomingMessage[]> {
-  const named = (m: InboundMail) => [m.facts.bounce?.originalMessageId, m.facts.inReplyTo, ...[...m.facts.references].reverse()].filter((x): x is string => !!x);
+async function toIncoming(
+  em: EntityManager,
+  account: AccountRow & { address: string },
+  mails: InboundMail[],
+): Promise<IncomingMessage[]> {
+  const named = (m: InboundMail) =>
+    [m.facts.bounce?.originalMessageId, m.facts.inReplyTo, ...[...m.facts.references].reverse()].filter(
+      (x): x is string => !!x,
+    );
   const ids = [...new Set(mails.flatMap((m) => [m.messageId, ...named(m)]))];
   const known = await em.execute<{ id: string; thread: string; ours: boolean }[]>(
     `select connector_message_id as id, connector_thread_id as thread, true as ours from scheduled_actions
@@ -69,10 +98,18 @@ async function toIncoming(em: EntityManager, account: AccountRow & { address: st
     if (k.ours) ours.add(k.id);
   }
   const own = (m: InboundMail) => m.own || ours.has(m.messageId);
-  const counterpart = (m: InboundMail) => (own(m) ? (m.to.find((a) => a !== account.address) ?? '') : (m.facts.bounce?.recipient ?? m.from ?? ''));
+  const counterpart = (m: InboundMail) =>
+    own(m) ? (m.to.find((a) => a !== account.address) ?? '') : (m.facts.bounce?.recipient ?? m.from ?? '');
 
   const byAddress = new Map<string, string>();
-  const unthreaded = [...new Set(mails.filter((m) => !named(m).some((id) => threadOf.has(id))).map((m) => normaliseEmail(counterpart(m))).filter((e): e is string => !!e))];
+  const unthreaded = [
+    ...new Set(
+      mails
+        .filter((m) => !named(m).some((id) => threadOf.has(id)))
+        .map((m) => normaliseEmail(counterpart(m)))
+        .filter((e): e is string => !!e),
+    ),
+  ];
   if (unthreaded.length) {
     const rows = await em.execute<{ email: string; thread: string }[]>(
       `select v.email, s.connector_thread_id as thread from json_to_recordset(?::json) as v(email text)
@@ -87,7 +124,9 @@ async function toIncoming(em: EntityManager, account: AccountRow & { address: st
 
   return mails.map((m) => {
     const threadId =
-      named(m).map((id) => threadOf.get(id)).find((t) => !!t) ??
+      named(m)
+        .map((id) => threadOf.get(id))
+        .find((t) => !!t) ??
       byAddress.get(normaliseEmail(counterpart(m)) ?? '') ??
       m.facts.references[0] ??
       m.facts.inReplyTo ??
@@ -124,7 +163,9 @@ export async function ingestMail(
   const wakes: EnrollmentWake[] = [];
   const result = await em.transactional(async (tx) => {
     const t = tx as EntityManager;
-    const stored = mails.length ? await storeMessages(t, wakes, account, await toIncoming(t, account, mails)) : { stored: 0, replies: 0, events: 0 };
+    const stored = mails.length
+      ? await storeMessages(t, wakes, account, await toIncoming(t, account, mails))
+      : { stored: 0, replies: 0, events: 0 };
     await saveCursor(t, account.id, cursor);
     return stored;
   });
@@ -138,9 +179,18 @@ export async function ingestMail(
  * outage (or an account connected while the worker was down) follows its mailbox again.
  */
 export async function ensureMailboxSyncs(em: EntityManager, jobs: Jobs): Promise<number> {
-  const accounts = await em.execute<{ id: string; workspace_id: string }[]>(`select id, workspace_id from platform_accounts where connector = 'mail' and status = 'connected' order by id`);
+  const accounts = await em.execute<{ id: string; workspace_id: string }[]>(
+    `select id, workspace_id from platform_accounts where connector = 'mail' and status = 'connected' order by id`,
+  );
   await mapLimit(accounts, 8, (a) =>
-    jobs.startMailboxSync({ accountId: a.id, workspaceId: a.workspace_id }).catch((err) => logger.warn({ err: String(err), account: a.id }, 'mailbox sync not started; the next reconciliation tries again')),
+    jobs
+      .startMailboxSync({ accountId: a.id, workspaceId: a.workspace_id })
+      .catch((err) =>
+        logger.warn(
+          { err: String(err), account: a.id },
+          'mailbox sync not started; the next reconciliation tries again',
+        ),
+      ),
   );
   return accounts.length;
 }

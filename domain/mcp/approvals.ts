@@ -51,8 +51,16 @@ export async function invokeTool(tool: Tool, ctx: ToolContext, args: unknown): P
   try {
     return { status: 'ok', result: clip(await runTool(tool, ctx, args)) };
   } catch (err) {
-    if (err instanceof AppError) return { status: 'error', result: { code: err.code, message: err.message, status: err.status } };
-    if (err instanceof z.ZodError) return { status: 'error', result: { code: 'invalid_arguments', message: err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') } };
+    if (err instanceof AppError)
+      return { status: 'error', result: { code: err.code, message: err.message, status: err.status } };
+    if (err instanceof z.ZodError)
+      return {
+        status: 'error',
+        result: {
+          code: 'invalid_arguments',
+          message: err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        },
+      };
     throw err;
   }
 }
@@ -71,23 +79,51 @@ export async function callTool(
   toolContext: Omit<ToolContext, 'em' | 'actor'>,
 ): Promise<McpCallAnswer> {
   const tool = findTool(name);
-  if (!tool) return { kind: 'outcome', outcome: { status: 'error', result: { code: 'unknown_tool', message: `there is no tool named ${name}` } } };
+  if (!tool)
+    return {
+      kind: 'outcome',
+      outcome: { status: 'error', result: { code: 'unknown_tool', message: `there is no tool named ${name}` } },
+    };
   const actor = await principalActor(em, principal);
   const input = args ?? {};
-  if (!needsConfirmation(tool)) return { kind: 'outcome', outcome: await invokeTool(tool, { ...toolContext, em, actor }, input) };
+  if (!needsConfirmation(tool))
+    return { kind: 'outcome', outcome: await invokeTool(tool, { ...toolContext, em, actor }, input) };
   // Rules that hold before anyone approves: never ask a person to approve a call that cannot run.
-  if (actor.isDemo) return { kind: 'outcome', outcome: { status: 'error', result: { code: 'demo_read_only', message: demoReadOnly().message, status: 403 } } };
+  if (actor.isDemo)
+    return {
+      kind: 'outcome',
+      outcome: { status: 'error', result: { code: 'demo_read_only', message: demoReadOnly().message, status: 403 } },
+    };
   const parsed = tool.input.safeParse(input);
   if (!parsed.success) {
-    return { kind: 'outcome', outcome: { status: 'error', result: { code: 'invalid_arguments', message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') } } };
+    return {
+      kind: 'outcome',
+      outcome: {
+        status: 'error',
+        result: {
+          code: 'invalid_arguments',
+          message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        },
+      },
+    };
   }
   const hash = argsHash(input);
   const found = await em.transactional(async (tx) => {
     // One request per (user, client, tool, arguments) at a time, also under concurrent retries.
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`mcp-approval:${principal.userId}:${principal.clientId}:${name}:${hash}`]);
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [
+      `mcp-approval:${principal.userId}:${principal.clientId}:${name}:${hash}`,
+    ]);
     const open = await tx.findOne(
       McpApproval,
-      { user: principal.userId, client: principal.clientId, workspace: principal.workspaceId, toolName: name, argsHash: hash, status: { $ne: 'expired' }, expiresAt: { $gt: new Date() } },
+      {
+        user: principal.userId,
+        client: principal.clientId,
+        workspace: principal.workspaceId,
+        toolName: name,
+        argsHash: hash,
+        status: { $ne: 'expired' },
+        expiresAt: { $gt: new Date() },
+      },
       { orderBy: { createdAt: 'desc' } },
     );
     if (open) return { approval: open, created: false };
@@ -107,7 +143,11 @@ export async function callTool(
     return { approval, created: true };
   });
   if (found.created) {
-    await jobs.startMcpApproval({ approvalId: found.approval.id, workspaceId: principal.workspaceId, expiresAt: found.approval.expiresAt.toISOString() });
+    await jobs.startMcpApproval({
+      approvalId: found.approval.id,
+      workspaceId: principal.workspaceId,
+      expiresAt: found.approval.expiresAt.toISOString(),
+    });
     return { kind: 'approval_required', approval: found.approval };
   }
   return answerFor(em, found.approval);
@@ -123,7 +163,10 @@ async function answerFor(em: EntityManager, approval: IMcpApproval): Promise<Mcp
   }
   if (row.status === 'pending') return { kind: 'approval_required', approval: row };
   if (row.status === 'approved') return { kind: 'running', approval: row };
-  const outcome = (row.result as ToolOutcome | null) ?? { status: 'error', result: { code: 'outcome_unknown', message: 'the call was started but its outcome was not recorded' } };
+  const outcome = (row.result as ToolOutcome | null) ?? {
+    status: 'error',
+    result: { code: 'outcome_unknown', message: 'the call was started but its outcome was not recorded' },
+  };
   return { kind: 'outcome', outcome, approvalId: row.id };
 }
 
@@ -131,7 +174,11 @@ async function answerFor(em: EntityManager, approval: IMcpApproval): Promise<Mcp
 // The REST operations (the owner only: another user's or another workspace's request is 404)
 
 export async function requireApproval(em: EntityManager, actor: Actor, id: string): Promise<IMcpApproval> {
-  const a = await em.findOne(McpApproval, { id, user: actor.userId, workspace: actor.workspaceId }, { populate: ['client'] });
+  const a = await em.findOne(
+    McpApproval,
+    { id, user: actor.userId, workspace: actor.workspaceId },
+    { populate: ['client'] },
+  );
   if (!a) throw notFound('approval');
   return a;
 }
@@ -150,7 +197,12 @@ export async function approve(em: EntityManager, jobs: Jobs, actor: Actor, id: s
     `update mcp_approvals set status = 'approved', decided_at = now() where id = ? and status = 'pending' and expires_at > now() returning id`,
     [a.id],
   );
-  if (!decided.length) throw new AppError(409, 'approval_not_pending', `the approval request is ${effectiveStatus(a) === 'expired' ? 'expired' : `already ${a.status}`}`);
+  if (!decided.length)
+    throw new AppError(
+      409,
+      'approval_not_pending',
+      `the approval request is ${effectiveStatus(a) === 'expired' ? 'expired' : `already ${a.status}`}`,
+    );
   // The answer is this decision, read before the workflow is woken: a call run at once (an eager
   // activity) would otherwise answer `executed` to the request that approved it.
   await em.refresh(a);
@@ -167,28 +219,54 @@ export async function approve(em: EntityManager, jobs: Jobs, actor: Actor, id: s
  * runs exactly once (`executed_at` claimed before it runs; a retried activity reports the stored
  * outcome); a pending one expires. Returns the final status.
  */
-export async function settleApproval(em: EntityManager, toolContext: Omit<ToolContext, 'em' | 'actor'>, approvalId: string): Promise<McpApprovalStatus> {
-  await em.execute(`update mcp_approvals set status = 'expired' where id = ? and status = 'pending' and expires_at <= now()`, [approvalId]);
+export async function settleApproval(
+  em: EntityManager,
+  toolContext: Omit<ToolContext, 'em' | 'actor'>,
+  approvalId: string,
+): Promise<McpApprovalStatus> {
+  await em.execute(
+    `update mcp_approvals set status = 'expired' where id = ? and status = 'pending' and expires_at <= now()`,
+    [approvalId],
+  );
   const a = await em.findOneOrFail(McpApproval, approvalId);
   if (a.status !== 'approved') return a.status as McpApprovalStatus;
-  const claimed: unknown[] = await em.execute(`update mcp_approvals set executed_at = now() where id = ? and executed_at is null returning id`, [a.id]);
+  const claimed: unknown[] = await em.execute(
+    `update mcp_approvals set executed_at = now() where id = ? and executed_at is null returning id`,
+    [a.id],
+  );
   let outcome: ToolOutcome;
   if (!claimed.length) {
-    outcome = { status: 'error', result: { code: 'outcome_unknown', message: 'the call was started but its outcome was not recorded' } };
+    outcome = {
+      status: 'error',
+      result: { code: 'outcome_unknown', message: 'the call was started but its outcome was not recorded' },
+    };
   } else if (argsHash(a.args) !== a.argsHash) {
-    outcome = { status: 'error', result: { code: 'arguments_changed', message: 'the approved arguments do not match' } };
+    outcome = {
+      status: 'error',
+      result: { code: 'arguments_changed', message: 'the approved arguments do not match' },
+    };
   } else {
     const tool = findTool(a.toolName);
     const ws = await em.findOneOrFail(Workspace, a.workspace.id);
-    const actor = await resolveActor(em, { userId: a.user.id, kind: 'session' }, ws.owner.id === a.user.id ? undefined : ws.owner.id).catch((err: unknown) => {
+    const actor = await resolveActor(
+      em,
+      { userId: a.user.id, kind: 'session' },
+      ws.owner.id === a.user.id ? undefined : ws.owner.id,
+    ).catch((err: unknown) => {
       if (err instanceof AppError) return err;
       throw err;
     });
-    if (!tool) outcome = { status: 'error', result: { code: 'unknown_tool', message: `there is no tool named ${a.toolName}` } };
-    else if (actor instanceof AppError) outcome = { status: 'error', result: { code: actor.code, message: actor.message, status: actor.status } };
+    if (!tool)
+      outcome = { status: 'error', result: { code: 'unknown_tool', message: `there is no tool named ${a.toolName}` } };
+    else if (actor instanceof AppError)
+      outcome = { status: 'error', result: { code: actor.code, message: actor.message, status: actor.status } };
     else outcome = await invokeTool(tool, { ...toolContext, em: em.fork(), actor }, a.args);
   }
   const status: McpApprovalStatus = outcome.status === 'ok' ? 'executed' : 'failed';
-  await em.execute(`update mcp_approvals set status = ?, result = ?::jsonb where id = ? and status = 'approved'`, [status, JSON.stringify(outcome), a.id]);
+  await em.execute(`update mcp_approvals set status = ?, result = ?::jsonb where id = ? and status = 'approved'`, [
+    status,
+    JSON.stringify(outcome),
+    a.id,
+  ]);
   return status;
 }

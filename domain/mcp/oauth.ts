@@ -82,24 +82,53 @@ const invalidMetadata = (m: string) => new OAuthError(400, 'invalid_client_metad
 
 export async function registerClient(em: EntityManager, input: ClientMetadataInput): Promise<RegisteredClient> {
   const uris = input.redirect_uris;
-  if (uris === undefined) throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris is required: the URIs the authorization server may send the browser back to');
-  if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must be an array of strings');
-  if (uris.length === 0 || uris.length > MAX_REDIRECT_URIS) throw new OAuthError(400, 'invalid_redirect_uri', `redirect_uris must hold 1 to ${MAX_REDIRECT_URIS} URIs (got ${uris.length})`);
+  if (uris === undefined)
+    throw new OAuthError(
+      400,
+      'invalid_redirect_uri',
+      'redirect_uris is required: the URIs the authorization server may send the browser back to',
+    );
+  if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string'))
+    throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must be an array of strings');
+  if (uris.length === 0 || uris.length > MAX_REDIRECT_URIS)
+    throw new OAuthError(
+      400,
+      'invalid_redirect_uri',
+      `redirect_uris must hold 1 to ${MAX_REDIRECT_URIS} URIs (got ${uris.length})`,
+    );
   const bad = (uris as string[]).find((u) => !checkRedirectUri(u));
-  if (bad !== undefined) throw new OAuthError(400, 'invalid_redirect_uri', `not an allowed redirect URI (https, http on a loopback host, or a native app's scheme): ${bad.slice(0, 200)}`);
+  if (bad !== undefined)
+    throw new OAuthError(
+      400,
+      'invalid_redirect_uri',
+      `not an allowed redirect URI (https, http on a loopback host, or a native app's scheme): ${bad.slice(0, 200)}`,
+    );
   const method = input.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') throw invalidMetadata('only public clients are supported: token_endpoint_auth_method must be "none" (PKCE protects the code)');
+  if (method !== 'none')
+    throw invalidMetadata(
+      'only public clients are supported: token_endpoint_auth_method must be "none" (PKCE protects the code)',
+    );
   const grants = input.grant_types ?? ['authorization_code', 'refresh_token'];
   if (!Array.isArray(grants) || !grants.every((g) => g === 'authorization_code' || g === 'refresh_token')) {
     throw invalidMetadata('grant_types may contain only authorization_code and refresh_token');
   }
   const responses = input.response_types ?? ['code'];
-  if (!Array.isArray(responses) || !responses.every((r) => r === 'code')) throw invalidMetadata('response_types may contain only code');
-  if (input.scope !== undefined && input.scope !== MCP_SCOPE && input.scope !== '') throw new OAuthError(400, 'invalid_client_metadata', `the only scope is "${MCP_SCOPE}"`);
-  const name = typeof input.client_name === 'string' && input.client_name.trim() ? input.client_name.trim().slice(0, 200) : 'Unnamed MCP client';
+  if (!Array.isArray(responses) || !responses.every((r) => r === 'code'))
+    throw invalidMetadata('response_types may contain only code');
+  if (input.scope !== undefined && input.scope !== MCP_SCOPE && input.scope !== '')
+    throw new OAuthError(400, 'invalid_client_metadata', `the only scope is "${MCP_SCOPE}"`);
+  const name =
+    typeof input.client_name === 'string' && input.client_name.trim()
+      ? input.client_name.trim().slice(0, 200)
+      : 'Unnamed MCP client';
   let clientUri: string | null = null;
   if (input.client_uri !== undefined) {
-    if (typeof input.client_uri !== 'string' || !/^https?:\/\//.test(input.client_uri) || input.client_uri.length > 2048 || !URL.canParse(input.client_uri)) {
+    if (
+      typeof input.client_uri !== 'string' ||
+      !/^https?:\/\//.test(input.client_uri) ||
+      input.client_uri.length > 2048 ||
+      !URL.canParse(input.client_uri)
+    ) {
       throw invalidMetadata('client_uri must be an http(s) URL');
     }
     clientUri = input.client_uri;
@@ -144,34 +173,73 @@ export async function checkAuthorizationRequest(
   em: EntityManager,
   q: Record<string, string | undefined>,
   resourceUrl: string,
-): Promise<{ ok: AuthorizationRequest } | { fatal: string } | { redirect: string; error: string; description: string; state?: string }> {
-  if (!q.client_id) return { fatal: 'The request has no client_id: the application must register and send its client_id.' };
+): Promise<
+  | { ok: AuthorizationRequest }
+  | { fatal: string }
+  | { redirect: string; error: string; description: string; state?: string }
+> {
+  if (!q.client_id)
+    return { fatal: 'The request has no client_id: the application must register and send its client_id.' };
   const client = await findClient(em, q.client_id);
-  if (!client) return { fatal: 'Unknown client_id: no application is registered under it (it may have been registered with another server). Register it first.' };
+  if (!client)
+    return {
+      fatal:
+        'Unknown client_id: no application is registered under it (it may have been registered with another server). Register it first.',
+    };
   if (q.redirect_uri === undefined && client.redirectUris.length !== 1) {
-    return { fatal: 'The request has no redirect_uri, and the client registered several: it must say which one to return to.' };
+    return {
+      fatal: 'The request has no redirect_uri, and the client registered several: it must say which one to return to.',
+    };
   }
   const redirectUri = q.redirect_uri ?? client.redirectUris[0];
-  if (!client.redirectUris.includes(redirectUri)) return { fatal: 'The redirect_uri does not exactly match any redirect URI the client registered.' };
+  if (!client.redirectUris.includes(redirectUri))
+    return { fatal: 'The redirect_uri does not exactly match any redirect URI the client registered.' };
   const back = (error: string, description: string) => ({ redirect: redirectUri, error, description, state: q.state });
   if (q.response_type !== 'code') {
     return q.response_type
-      ? back('unsupported_response_type', `response_type ${JSON.stringify(q.response_type.slice(0, 100))} is not supported: only code`)
+      ? back(
+          'unsupported_response_type',
+          `response_type ${JSON.stringify(q.response_type.slice(0, 100))} is not supported: only code`,
+        )
       : back('invalid_request', 'response_type is required (code)');
   }
   if (!q.code_challenge) return back('invalid_request', 'code_challenge (PKCE) is required');
-  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(q.code_challenge)) return back('invalid_request', 'code_challenge must be 43-128 characters of A-Z a-z 0-9 . _ ~ - (the base64url SHA-256 of the verifier)');
-  if (q.code_challenge_method === undefined) return back('invalid_request', 'code_challenge_method is required and must be S256');
-  if (q.code_challenge_method !== 'S256') return back('invalid_request', `code_challenge_method ${JSON.stringify(q.code_challenge_method.slice(0, 100))} is not supported: only S256`);
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(q.code_challenge))
+    return back(
+      'invalid_request',
+      'code_challenge must be 43-128 characters of A-Z a-z 0-9 . _ ~ - (the base64url SHA-256 of the verifier)',
+    );
+  if (q.code_challenge_method === undefined)
+    return back('invalid_request', 'code_challenge_method is required and must be S256');
+  if (q.code_challenge_method !== 'S256')
+    return back(
+      'invalid_request',
+      `code_challenge_method ${JSON.stringify(q.code_challenge_method.slice(0, 100))} is not supported: only S256`,
+    );
   const scopes = (q.scope ?? '').split(' ').filter(Boolean);
   if (scopes.some((s) => s !== MCP_SCOPE)) return back('invalid_scope', `the only scope is "${MCP_SCOPE}"`);
-  if (q.resource !== undefined && q.resource.replace(/\/+$/, '') !== resourceUrl) return back('invalid_target', `resource must be ${resourceUrl}`);
-  if (q.state !== undefined && q.state.length > 1000) return back('invalid_request', `state is longer than 1000 characters (${q.state.length})`);
-  return { ok: { client, redirectUri, state: q.state, codeChallenge: q.code_challenge, scope: MCP_SCOPE, resource: resourceUrl } };
+  if (q.resource !== undefined && q.resource.replace(/\/+$/, '') !== resourceUrl)
+    return back('invalid_target', `resource must be ${resourceUrl}`);
+  if (q.state !== undefined && q.state.length > 1000)
+    return back('invalid_request', `state is longer than 1000 characters (${q.state.length})`);
+  return {
+    ok: {
+      client,
+      redirectUri,
+      state: q.state,
+      codeChallenge: q.code_challenge,
+      scope: MCP_SCOPE,
+      resource: resourceUrl,
+    },
+  };
 }
 
 /** The user said yes: a single-use authorization code (60 s) bound to the client, redirect URI and PKCE challenge. */
-export async function issueCode(em: EntityManager, req: AuthorizationRequest, user: { userId: string; workspaceId: string }): Promise<string> {
+export async function issueCode(
+  em: EntityManager,
+  req: AuthorizationRequest,
+  user: { userId: string; workspaceId: string },
+): Promise<string> {
   const code = randomSecret(CODE_PREFIX);
   em.create(McpGrant, {
     client: req.client.id,
@@ -203,51 +271,101 @@ async function issueTokens(em: EntityManager, grantId: string): Promise<TokenRes
   const access = randomSecret(ACCESS_PREFIX);
   const refresh = randomSecret(REFRESH_PREFIX);
   const now = Date.now();
-  em.create(McpToken, { grant: grantId, kind: 'access', tokenHash: sha256Hex(access), expiresAt: new Date(now + accessTtlSeconds() * 1000) });
-  em.create(McpToken, { grant: grantId, kind: 'refresh', tokenHash: sha256Hex(refresh), expiresAt: new Date(now + refreshTtlSeconds() * 1000) });
+  em.create(McpToken, {
+    grant: grantId,
+    kind: 'access',
+    tokenHash: sha256Hex(access),
+    expiresAt: new Date(now + accessTtlSeconds() * 1000),
+  });
+  em.create(McpToken, {
+    grant: grantId,
+    kind: 'refresh',
+    tokenHash: sha256Hex(refresh),
+    expiresAt: new Date(now + refreshTtlSeconds() * 1000),
+  });
   await em.flush();
-  return { access_token: access, token_type: 'Bearer', expires_in: accessTtlSeconds(), refresh_token: refresh, scope: MCP_SCOPE };
+  return {
+    access_token: access,
+    token_type: 'Bearer',
+    expires_in: accessTtlSeconds(),
+    refresh_token: refresh,
+    scope: MCP_SCOPE,
+  };
 }
 
 const invalidGrant = (m: string) => new OAuthError(400, 'invalid_grant', m);
-const revokeGrant = (em: EntityManager, grantId: string) => em.nativeUpdate(McpGrant, { id: grantId, revokedAt: null }, { revokedAt: new Date() });
+const revokeGrant = (em: EntityManager, grantId: string) =>
+  em.nativeUpdate(McpGrant, { id: grantId, revokedAt: null }, { revokedAt: new Date() });
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
 /** authorization_code: the code once, with the verifier of its challenge, for the client and redirect URI it was issued to. */
-export async function exchangeCode(em: EntityManager, p: Record<string, string | undefined>, resourceUrl: string): Promise<TokenResponse> {
+export async function exchangeCode(
+  em: EntityManager,
+  p: Record<string, string | undefined>,
+  resourceUrl: string,
+): Promise<TokenResponse> {
   const missing = (['code', 'code_verifier', 'client_id'] as const).filter((k) => !p[k]);
-  if (missing.length) throw new OAuthError(400, 'invalid_request', `missing parameter${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
+  if (missing.length)
+    throw new OAuthError(
+      400,
+      'invalid_request',
+      `missing parameter${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
+    );
   const [code, verifier, clientId] = [p.code!, p.code_verifier!, p.client_id!];
-  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) throw new OAuthError(400, 'invalid_request', 'code_verifier must be 43-128 characters of A-Z a-z 0-9 . _ ~ -');
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier))
+    throw new OAuthError(400, 'invalid_request', 'code_verifier must be 43-128 characters of A-Z a-z 0-9 . _ ~ -');
   const grant = await em.findOne(McpGrant, { codeHash: sha256Hex(code) });
   if (!grant) throw invalidGrant('unknown authorization code');
   // Claim the code atomically (autocommit): a code presented twice revokes what the first use issued.
   const claimed = await em.nativeUpdate(McpGrant, { id: grant.id, codeUsedAt: null }, { codeUsedAt: new Date() });
   if (claimed === 0) {
     await revokeGrant(em, grant.id);
-    throw invalidGrant('the authorization code was already presented once (codes are single use, even after a failed attempt); its grant and any tokens issued from it are revoked');
+    throw invalidGrant(
+      'the authorization code was already presented once (codes are single use, even after a failed attempt); its grant and any tokens issued from it are revoked',
+    );
   }
   if (grant.revokedAt) throw invalidGrant('the authorization code belongs to a revoked grant');
-  if (grant.codeExpiresAt <= new Date()) throw invalidGrant(`the authorization code expired (codes are valid for ${CODE_TTL_MS / 1000} s)`);
-  if (grant.client.id !== clientId.toLowerCase()) throw invalidGrant('the authorization code was issued to another client (client_id differs)');
-  if (p.redirect_uri !== undefined && p.redirect_uri !== grant.redirectUri) throw invalidGrant('redirect_uri differs from the one of the authorization request');
-  if (p.resource !== undefined && p.resource.replace(/\/+$/, '') !== resourceUrl) throw new OAuthError(400, 'invalid_target', `resource must be ${resourceUrl}`);
-  if (!safeEqual(s256(verifier), grant.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge (PKCE)');
+  if (grant.codeExpiresAt <= new Date())
+    throw invalidGrant(`the authorization code expired (codes are valid for ${CODE_TTL_MS / 1000} s)`);
+  if (grant.client.id !== clientId.toLowerCase())
+    throw invalidGrant('the authorization code was issued to another client (client_id differs)');
+  if (p.redirect_uri !== undefined && p.redirect_uri !== grant.redirectUri)
+    throw invalidGrant('redirect_uri differs from the one of the authorization request');
+  if (p.resource !== undefined && p.resource.replace(/\/+$/, '') !== resourceUrl)
+    throw new OAuthError(400, 'invalid_target', `resource must be ${resourceUrl}`);
+  if (!safeEqual(s256(verifier), grant.codeChallenge))
+    throw invalidGrant('code_verifier does not match the code_challenge (PKCE)');
   return issueTokens(em, grant.id);
 }
 
 /** refresh_token: single use; the new pair replaces it. Presenting a spent one revokes the grant (token theft). */
 export async function refreshTokens(em: EntityManager, p: Record<string, string | undefined>): Promise<TokenResponse> {
   const missing = (['refresh_token', 'client_id'] as const).filter((k) => !p[k]);
-  if (missing.length) throw new OAuthError(400, 'invalid_request', `missing parameter${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
+  if (missing.length)
+    throw new OAuthError(
+      400,
+      'invalid_request',
+      `missing parameter${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
+    );
   const refreshToken = p.refresh_token!;
   // A wrong scope is the request's fault, not the token's: refused before the token is spent.
-  if (p.scope !== undefined && p.scope !== '' && p.scope !== MCP_SCOPE) throw new OAuthError(400, 'invalid_scope', `the only scope is "${MCP_SCOPE}"`);
-  const row = await em.findOne(McpToken, { tokenHash: sha256Hex(refreshToken), kind: 'refresh' }, { populate: ['grant'] });
-  if (!row) throw invalidGrant(refreshToken.startsWith(ACCESS_PREFIX) ? 'that is an access token (mcp_at_…), not a refresh token (mcp_rt_…)' : 'unknown refresh token');
+  if (p.scope !== undefined && p.scope !== '' && p.scope !== MCP_SCOPE)
+    throw new OAuthError(400, 'invalid_scope', `the only scope is "${MCP_SCOPE}"`);
+  const row = await em.findOne(
+    McpToken,
+    { tokenHash: sha256Hex(refreshToken), kind: 'refresh' },
+    { populate: ['grant'] },
+  );
+  if (!row)
+    throw invalidGrant(
+      refreshToken.startsWith(ACCESS_PREFIX)
+        ? 'that is an access token (mcp_at_…), not a refresh token (mcp_rt_…)'
+        : 'unknown refresh token',
+    );
   const grant = row.grant.getEntity();
-  if (grant.client.id !== p.client_id!.toLowerCase()) throw invalidGrant('the refresh token was issued to another client (client_id differs)');
+  if (grant.client.id !== p.client_id!.toLowerCase())
+    throw invalidGrant('the refresh token was issued to another client (client_id differs)');
   const claimed = await em.nativeUpdate(McpToken, { id: row.id, usedAt: null }, { usedAt: new Date() });
   if (claimed === 0) {
     await revokeGrant(em, grant.id);

@@ -34,8 +34,17 @@ export async function requireMeetingLead(em: EntityManager, actor: Actor, leadId
 }
 
 /** A meeting of the actor's workspace (404 otherwise). Who may touch it was checked before: domain/access.ts. */
-export async function requireMeeting(em: EntityManager, actor: Actor, id: string, opts: { lock?: boolean } = {}): Promise<IMeeting> {
-  const meeting = await em.findOne(Meeting, { id, workspace: actor.workspaceId }, opts.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+export async function requireMeeting(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  opts: { lock?: boolean } = {},
+): Promise<IMeeting> {
+  const meeting = await em.findOne(
+    Meeting,
+    { id, workspace: actor.workspaceId },
+    opts.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  );
   if (!meeting) throw notFound('meeting');
   return meeting;
 }
@@ -44,19 +53,26 @@ export async function requireMeeting(em: EntityManager, actor: Actor, id: string
 export function checkMeetingTimes(startsAt: Date, endsAt: Date, now = new Date()): void {
   const bad = (message: string, path: string) => badRequest('invalid_time_range', message, [{ path, message }]);
   if (endsAt.getTime() <= startsAt.getTime()) throw bad('ends_at must be after starts_at', 'ends_at');
-  if (endsAt.getTime() - startsAt.getTime() > MEETING_LIMITS.maxDurationMs) throw bad('a meeting lasts at most 24 hours', 'ends_at');
-  if (startsAt.getTime() < now.getTime() - MEETING_LIMITS.pastYears * YEAR) throw bad(`starts_at is more than ${MEETING_LIMITS.pastYears} years ago`, 'starts_at');
-  if (startsAt.getTime() > now.getTime() + MEETING_LIMITS.futureYears * YEAR) throw bad(`starts_at is more than ${MEETING_LIMITS.futureYears} years ahead`, 'starts_at');
+  if (endsAt.getTime() - startsAt.getTime() > MEETING_LIMITS.maxDurationMs)
+    throw bad('a meeting lasts at most 24 hours', 'ends_at');
+  if (startsAt.getTime() < now.getTime() - MEETING_LIMITS.pastYears * YEAR)
+    throw bad(`starts_at is more than ${MEETING_LIMITS.pastYears} years ago`, 'starts_at');
+  if (startsAt.getTime() > now.getTime() + MEETING_LIMITS.futureYears * YEAR)
+    throw bad(`starts_at is more than ${MEETING_LIMITS.futureYears} years ahead`, 'starts_at');
 }
 
 /**
  * Why a meeting cannot have this outcome, or null: an outcome belongs to a scheduled meeting, and
  * `held` / `no_show` only to one that has started.
  */
-export function outcomeProblem(m: { status: MeetingStatus; startsAt: Date; outcome: MeetingOutcome | null }, now = new Date()): string | null {
+export function outcomeProblem(
+  m: { status: MeetingStatus; startsAt: Date; outcome: MeetingOutcome | null },
+  now = new Date(),
+): string | null {
   if (m.outcome === null) return null;
   if (m.status !== 'scheduled') return 'a canceled meeting has no outcome';
-  if ((m.outcome === 'held' || m.outcome === 'no_show') && m.startsAt.getTime() > now.getTime()) return `a meeting that has not started cannot be ${m.outcome}`;
+  if ((m.outcome === 'held' || m.outcome === 'no_show') && m.startsAt.getTime() > now.getTime())
+    return `a meeting that has not started cannot be ${m.outcome}`;
   return null;
 }
 
@@ -65,24 +81,54 @@ export interface MeetingFilter {
 }
 
 /** The lead's meetings, by start time (then id): keyset pages whose cursor is the last meeting's id. */
-export async function listLeadMeetings(em: EntityManager, actor: Actor, leadId: string, filter: MeetingFilter, page: PageRequest): Promise<IMeeting[]> {
+export async function listLeadMeetings(
+  em: EntityManager,
+  actor: Actor,
+  leadId: string,
+  filter: MeetingFilter,
+  page: PageRequest,
+): Promise<IMeeting[]> {
   const lead = await requireMeetingLead(em, actor, leadId);
-  const after = page.after ? await em.findOne(Meeting, { id: page.after, lead: lead.id }, { fields: ['id', 'startsAt'] }) : null;
+  const after = page.after
+    ? await em.findOne(Meeting, { id: page.after, lead: lead.id }, { fields: ['id', 'startsAt'] })
+    : null;
   if (page.after && !after) throw badRequest('invalid_cursor', 'the cursor is not a position in this list');
-  const k = keysetBy('startsAt', { limit: page.limit, after: after ? { at: after.startsAt, id: after.id } : undefined });
-  return em.find(Meeting, { lead: lead.id, ...(filter.status ? { status: filter.status } : {}), ...k.where }, k.options);
+  const k = keysetBy('startsAt', {
+    limit: page.limit,
+    after: after ? { at: after.startsAt, id: after.id } : undefined,
+  });
+  return em.find(
+    Meeting,
+    { lead: lead.id, ...(filter.status ? { status: filter.status } : {}), ...k.where },
+    k.options,
+  );
 }
 
 /** Meetings of the workspace in a time window, soonest first (the Operator's `list_meetings`), in the products the actor may use. */
-export async function listWorkspaceMeetings(em: EntityManager, actor: Actor, window: { from: Date; to: Date; status?: MeetingStatus; limit: number }): Promise<IMeeting[]> {
+export async function listWorkspaceMeetings(
+  em: EntityManager,
+  actor: Actor,
+  window: { from: Date; to: Date; status?: MeetingStatus; limit: number },
+): Promise<IMeeting[]> {
   const ids = await em.execute<{ id: string }[]>(
     `select m.id from meetings m join leads l on l.id = m.lead_id join lead_lists ll on ll.id = l.list_id
       where m.workspace_id = ? and m.starts_at >= ? and m.starts_at < ? and (?::text is null or m.status = ?)
         and (?::boolean or ll.app_id = any(?::uuid[]))
       order by m.starts_at, m.id limit ?`,
-    [actor.workspaceId, window.from, window.to, window.status ?? null, window.status ?? null, actor.allApps, `{${actor.appIds.join(',')}}`, window.limit],
+    [
+      actor.workspaceId,
+      window.from,
+      window.to,
+      window.status ?? null,
+      window.status ?? null,
+      actor.allApps,
+      `{${actor.appIds.join(',')}}`,
+      window.limit,
+    ],
   );
-  return ids.length ? em.find(Meeting, { id: { $in: ids.map((r) => r.id) } }, { orderBy: { startsAt: 'asc', id: 'asc' } }) : [];
+  return ids.length
+    ? em.find(Meeting, { id: { $in: ids.map((r) => r.id) } }, { orderBy: { startsAt: 'asc', id: 'asc' } })
+    : [];
 }
 
 export interface NewMeeting {
@@ -96,7 +142,13 @@ export interface NewMeeting {
 }
 
 /** Logs a meeting by hand (source `manual`, scheduled). 400 `invalid_time_range`, 400 `invalid_outcome`. */
-export async function createMeeting(em: EntityManager, actor: Actor, leadId: string, input: NewMeeting, now = new Date()): Promise<IMeeting> {
+export async function createMeeting(
+  em: EntityManager,
+  actor: Actor,
+  leadId: string,
+  input: NewMeeting,
+  now = new Date(),
+): Promise<IMeeting> {
   assertWritable(actor);
   const lead = await requireMeetingLead(em, actor, leadId);
   checkMeetingTimes(input.startsAt, input.endsAt, now);
@@ -141,14 +193,25 @@ const PROVIDER_FIELDS = ['title', 'startsAt', 'endsAt', 'status', 'location'] as
  * have; 409 `booking_managed` for the time, title, status or location of a meeting a connected
  * provider manages.
  */
-export async function updateMeeting(em: EntityManager, actor: Actor, id: string, patch: MeetingPatch, now = new Date()): Promise<IMeeting> {
+export async function updateMeeting(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  patch: MeetingPatch,
+  now = new Date(),
+): Promise<IMeeting> {
   assertWritable(actor);
-  if (!Object.values(patch).some((v) => v !== undefined)) throw badRequest('invalid_body', 'give at least one field to change');
+  if (!Object.values(patch).some((v) => v !== undefined))
+    throw badRequest('invalid_body', 'give at least one field to change');
   return em.transactional(async (tx) => {
     const meeting = await requireMeeting(tx as EntityManager, actor, id, { lock: true });
     if (meeting.bookingProvider) {
       const owned = PROVIDER_FIELDS.filter((f) => patch[f] !== undefined && !same(patch[f], meeting[f]));
-      if (owned.length) throw conflict('booking_managed', `the booking provider manages ${owned.map(snake).join(', ')} of this meeting: change the booking there`);
+      if (owned.length)
+        throw conflict(
+          'booking_managed',
+          `the booking provider manages ${owned.map(snake).join(', ')} of this meeting: change the booking there`,
+        );
     }
     const after = {
       startsAt: patch.startsAt ?? meeting.startsAt,
@@ -177,5 +240,6 @@ export async function updateMeeting(em: EntityManager, actor: Actor, id: string,
   });
 }
 
-const same = (a: unknown, b: unknown) => (a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null));
+const same = (a: unknown, b: unknown) =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null);
 const snake = (f: string) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

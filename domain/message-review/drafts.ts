@@ -11,7 +11,15 @@ import { AppError } from '../errors.js';
 import { debitCredits, HOLD_TTL_MS, holdCredits, releaseCredits } from '../billing/credits.js';
 import { expireReview } from '../enrollments/executor.js';
 import { notify } from '../notifications/notifications.js';
-import { leadFields, messageInput, policyOf, quoteDrafts, validateMessage, type Problem, type ReviewPolicy } from './writing.js';
+import {
+  leadFields,
+  messageInput,
+  policyOf,
+  quoteDrafts,
+  validateMessage,
+  type Problem,
+  type ReviewPolicy,
+} from './writing.js';
 
 export interface DraftOutcome {
   draftId: string;
@@ -27,7 +35,7 @@ export interface DraftOutcome {
 const outcome = (d: IMessageDraft, policy: ReviewPolicy): DraftOutcome => ({
   draftId: d.id,
   review: d.reviewRequired || d.status === 'failed',
-  failed: d.status === 'failed' ? d.errorCode ?? 'invalid_message' : null,
+  failed: d.status === 'failed' ? (d.errorCode ?? 'invalid_message') : null,
   deadlineMs: policy.deadlineHours * 3_600_000,
   status: d.status,
   credits: d.credits,
@@ -41,7 +49,14 @@ const share = (id: string) => parseInt(id.replace(/-/g, '').slice(-8), 16) / 0x1
  * requires review for everything; `ai_review` steps follow the policy. `first_n` counts the step's
  * earlier drafts that went to review (under a lock per campaign and step, so concurrent plans agree).
  */
-async function reviewed(tx: EntityManager, mode: string, campaign: { id: string; reviewRequired: boolean }, stepId: string, actionId: string, policy: ReviewPolicy): Promise<boolean> {
+async function reviewed(
+  tx: EntityManager,
+  mode: string,
+  campaign: { id: string; reviewRequired: boolean },
+  stepId: string,
+  actionId: string,
+  policy: ReviewPolicy,
+): Promise<boolean> {
   if (campaign.reviewRequired) return true;
   if (mode !== 'ai_review') return false;
   switch (policy.mode) {
@@ -53,7 +68,10 @@ async function reviewed(tx: EntityManager, mode: string, campaign: { id: string;
       return share(actionId) < (policy.sampleRate ?? 0);
     case 'first_n': {
       await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`drafts-first-n:${campaign.id}:${stepId}`]);
-      const [{ n }] = await tx.execute<{ n: number }[]>(`select count(*)::int as n from message_drafts where campaign_id = ? and step_id = ? and review_required and attempt = 1`, [campaign.id, stepId]);
+      const [{ n }] = await tx.execute<{ n: number }[]>(
+        `select count(*)::int as n from message_drafts where campaign_id = ? and step_id = ? and review_required and attempt = 1`,
+        [campaign.id, stepId],
+      );
       return n < (policy.firstN ?? 0);
     }
   }
@@ -76,7 +94,17 @@ export async function writeDraftForAction(
   attempt = 1,
   extra: { revise?: { previous: string; instructions: string }; requireCredits?: boolean } = {},
 ): Promise<DraftOutcome> {
-  const [a] = await em.execute<{ workspace_id: string; campaign_id: string; enrollment_id: string; lead_id: string; step_id: string; step_version: number; content: Record<string, unknown> }[]>(
+  const [a] = await em.execute<
+    {
+      workspace_id: string;
+      campaign_id: string;
+      enrollment_id: string;
+      lead_id: string;
+      step_id: string;
+      step_version: number;
+      content: Record<string, unknown>;
+    }[]
+  >(
     `select workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_version, content from scheduled_actions where id = ?`,
     [actionId],
   );
@@ -86,10 +114,16 @@ export async function writeDraftForAction(
   const prior = await em.findOne(MessageDraft, { actionId, attempt });
   if (prior) return outcome(prior, policy);
 
-  const [v] = await em.execute<{ steps: VersionedStep[] }[]>(`select steps from campaign_step_versions where campaign_id = ? and version = ?`, [a.campaign_id, a.step_version]);
+  const [v] = await em.execute<{ steps: VersionedStep[] }[]>(
+    `select steps from campaign_step_versions where campaign_id = ? and version = ?`,
+    [a.campaign_id, a.step_version],
+  );
   const step = v.steps.find((s) => s.id === a.step_id)!;
   const mode = step.messageMode ?? campaign.messageMode;
-  const input = await messageInput(em, campaign, step, await leadFields(em, campaign, a.lead_id), { variant: attempt - 1, ...(extra.revise ? { revise: extra.revise } : {}) });
+  const input = await messageInput(em, campaign, step, await leadFields(em, campaign, a.lead_id), {
+    variant: attempt - 1,
+    ...(extra.revise ? { revise: extra.revise } : {}),
+  });
   const price = await quoteDrafts(em, a.workspace_id, 1);
   const hold = { key: `draft:${actionId}:${attempt}`, reason: 'AI-written message draft', ttlMs: HOLD_TTL_MS };
 
@@ -123,9 +157,16 @@ export async function writeDraftForAction(
     if (again) return outcome(again, policy);
     // A later attempt (a person's revise or retry) always waits for that person; it keeps the deadline.
     const review = attempt > 1 || (await reviewed(tx as EntityManager, mode, campaign, step.id, actionId, policy));
-    const [previous] = attempt > 1 ? await tx.execute<{ deadline_at: Date | null }[]>(`select deadline_at from message_drafts where action_id = ? and attempt = ?`, [actionId, attempt - 1]) : [];
+    const [previous] =
+      attempt > 1
+        ? await tx.execute<{ deadline_at: Date | null }[]>(
+            `select deadline_at from message_drafts where action_id = ? and attempt = ?`,
+            [actionId, attempt - 1],
+          )
+        : [];
     const charged = (errorCode === null || errorCode === 'invalid_message') && price.credits > 0;
-    if (charged) await debitCredits(tx as EntityManager, a.workspace_id, price.credits, { key: hold.key, reason: hold.reason });
+    if (charged)
+      await debitCredits(tx as EntityManager, a.workspace_id, price.credits, { key: hold.key, reason: hold.reason });
     else await releaseCredits(tx as EntityManager, a.workspace_id, hold.key);
     const draft = tx.create(MessageDraft, {
       workspaceId: a.workspace_id,
@@ -151,9 +192,19 @@ export async function writeDraftForAction(
     await tx.flush();
     // The action sends the draft: its text replaces the template's (the recipient stays). A failed
     // draft marks the action so that neither an approval nor the send can use the template's text.
-    const text = input.channel === 'email' ? { subject: written.subject, body: written.body } : input.channel === 'invitation' ? { note: written.body } : { body: written.body };
-    const content = errorCode ? { ...a.content, draft_id: draft.id, draft_failed: errorCode } : { recipient: a.content?.recipient ?? null, ...text, draft_id: draft.id };
-    await tx.execute(`update scheduled_actions set content = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(content), actionId]);
+    const text =
+      input.channel === 'email'
+        ? { subject: written.subject, body: written.body }
+        : input.channel === 'invitation'
+          ? { note: written.body }
+          : { body: written.body };
+    const content = errorCode
+      ? { ...a.content, draft_id: draft.id, draft_failed: errorCode }
+      : { recipient: a.content?.recipient ?? null, ...text, draft_id: draft.id };
+    await tx.execute(`update scheduled_actions set content = ?::jsonb, updated_at = now() where id = ?`, [
+      JSON.stringify(content),
+      actionId,
+    ]);
     return outcome(draft, policy);
   });
 }
@@ -164,7 +215,10 @@ export async function writeDraftForAction(
  * (a person decided meanwhile).
  */
 export async function draftDeadline(em: EntityManager, actionId: string): Promise<string> {
-  const [c] = await em.execute<{ review_policy: Partial<ReviewPolicy> | null }[]>(`select c.review_policy from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`, [actionId]);
+  const [c] = await em.execute<{ review_policy: Partial<ReviewPolicy> | null }[]>(
+    `select c.review_policy from scheduled_actions a join campaigns c on c.id = a.campaign_id where a.id = ?`,
+    [actionId],
+  );
   if (policyOf({ reviewPolicy: c?.review_policy ?? null }).onDeadline === 'hold') {
     const state = await holdReview(em, actionId);
     return state === 'awaiting_approval' ? 'held' : state;
@@ -181,7 +235,10 @@ async function holdReview(em: EntityManager, actionId: string): Promise<string> 
       [actionId],
     );
     if (r?.state !== 'awaiting_approval') return r?.state ?? 'gone';
-    const held = await tx.execute(`update message_drafts set status = 'held', updated_at = now() where action_id = ? and status in ('awaiting_review', 'failed') returning id`, [actionId]);
+    const held = await tx.execute(
+      `update message_drafts set status = 'held', updated_at = now() where action_id = ? and status in ('awaiting_review', 'failed') returning id`,
+      [actionId],
+    );
     if (held.length) {
       await notify(tx as EntityManager, r.workspace_id, {
         kind: 'draft_review_overdue',

@@ -27,9 +27,14 @@ export type DraftScope = 'missing' | 'all';
 
 /** The AI-written send steps of every version of the campaign (actions keep the version they were planned in). */
 async function aiStepIds(em: EntityManager, campaignId: string, campaignMode: string): Promise<string[]> {
-  const rows = await em.execute<{ steps: VersionedStep[] }[]>(`select steps from campaign_step_versions where campaign_id = ?`, [campaignId]);
+  const rows = await em.execute<{ steps: VersionedStep[] }[]>(
+    `select steps from campaign_step_versions where campaign_id = ?`,
+    [campaignId],
+  );
   const ids = new Set<string>();
-  for (const r of rows) for (const s of r.steps) if (isSendStep(s.type) && ['ai', 'ai_review'].includes(s.messageMode ?? campaignMode)) ids.add(s.id);
+  for (const r of rows)
+    for (const s of r.steps)
+      if (isSendStep(s.type) && ['ai', 'ai_review'].includes(s.messageMode ?? campaignMode)) ids.add(s.id);
   return [...ids];
 }
 
@@ -54,7 +59,8 @@ export async function startDraftGeneration(
   let steps = await aiStepIds(em, campaign.id, campaign.messageMode);
   if (input.stepId) {
     await sendStepOf(em, campaign, input.stepId);
-    if (!steps.includes(input.stepId)) throw badRequest('not_ai_step', 'the step is not AI-written (message mode ai or ai_review)');
+    if (!steps.includes(input.stepId))
+      throw badRequest('not_ai_step', 'the step is not AI-written (message mode ai or ai_review)');
     steps = [input.stepId];
   }
   const latest = `(select d.status from message_drafts d where d.action_id = a.id order by d.attempt desc limit 1)`;
@@ -85,7 +91,13 @@ export async function startDraftGeneration(
     if (!(err instanceof UniqueConstraintViolationException)) throw err;
     return em.fork().findOneOrFail(DraftOperation, { campaign: campaign.id, clientKey: input.clientKey }); // a concurrent twin
   }
-  if (rows.length) await jobs.startDraftGeneration({ operationId: op.id, campaignId: campaign.id, workspaceId: actor.workspaceId, appId: campaign.app.id });
+  if (rows.length)
+    await jobs.startDraftGeneration({
+      operationId: op.id,
+      campaignId: campaign.id,
+      workspaceId: actor.workspaceId,
+      appId: campaign.app.id,
+    });
   return op;
 }
 
@@ -93,7 +105,11 @@ export async function startDraftGeneration(
  * Writes the next batch of the operation and commits its progress (only if no other attempt did:
  * the update is conditional on `processed`). Returns false when everything is processed.
  */
-export async function draftGenerationBatch(em: EntityManager, llm: ModelAdapter, operationId: string): Promise<boolean> {
+export async function draftGenerationBatch(
+  em: EntityManager,
+  llm: ModelAdapter,
+  operationId: string,
+): Promise<boolean> {
   const op = await em.fork().findOneOrFail(DraftOperation, { id: operationId });
   if (op.processed >= op.total) return false;
   const batch = op.actionIds.slice(op.processed, op.processed + DRAFT_BATCH);
@@ -118,7 +134,12 @@ export async function draftGenerationBatch(em: EntityManager, llm: ModelAdapter,
   return op.processed + batch.length < op.total;
 }
 
-export async function finishDraftGeneration(em: EntityManager, operationId: string, status: 'completed' | 'failed', message: string | null): Promise<IDraftOperation> {
+export async function finishDraftGeneration(
+  em: EntityManager,
+  operationId: string,
+  status: 'completed' | 'failed',
+  message: string | null,
+): Promise<IDraftOperation> {
   await em.execute(
     `update draft_operations set status = ?, error_message = ?, finished_at = coalesce(finished_at, now()), updated_at = now() where id = ? and status not in ('completed', 'failed')`,
     [status, message?.slice(0, 500) ?? null, operationId],

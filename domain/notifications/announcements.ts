@@ -61,7 +61,11 @@ async function visible(em: EntityManager, actor: Actor, id: string): Promise<Ann
 }
 
 /** Dismisses an announcement for the caller (idempotent: the first dismissal's time stays). */
-export async function dismiss(em: EntityManager, actor: Actor, id: string): Promise<{ id: string; dismissed_at: Date; already: boolean }> {
+export async function dismiss(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+): Promise<{ id: string; dismissed_at: Date; already: boolean }> {
   await visible(em, actor, id);
   const [set] = await em.execute<{ dismissed_at: Date }[]>(
     `insert into announcement_receipts (announcement_id, user_id, dismissed_at) values (?, ?, now())
@@ -70,7 +74,10 @@ export async function dismiss(em: EntityManager, actor: Actor, id: string): Prom
     [id, actor.userId],
   );
   if (set) return { id, dismissed_at: set.dismissed_at, already: false };
-  const [r] = await em.execute<{ dismissed_at: Date }[]>(`select dismissed_at from announcement_receipts where announcement_id = ? and user_id = ?`, [id, actor.userId]);
+  const [r] = await em.execute<{ dismissed_at: Date }[]>(
+    `select dismissed_at from announcement_receipts where announcement_id = ? and user_id = ?`,
+    [id, actor.userId],
+  );
   return { id, dismissed_at: r.dismissed_at, already: true };
 }
 
@@ -78,7 +85,11 @@ export async function dismiss(em: EntityManager, actor: Actor, id: string): Prom
  * Records that the caller followed the call to action, once: a second click records nothing
  * (`recorded: false`, the first click's time). 409 `no_call_to_action` for an announcement without one.
  */
-export async function clickCta(em: EntityManager, actor: Actor, id: string): Promise<{ id: string; recorded: boolean; clicked_at: Date; cta_url: string }> {
+export async function clickCta(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+): Promise<{ id: string; recorded: boolean; clicked_at: Date; cta_url: string }> {
   const a = await visible(em, actor, id);
   if (!a.cta_url) throw new AppError(409, 'no_call_to_action', 'this announcement has no call to action');
   const [set] = await em.execute<{ cta_clicked_at: Date }[]>(
@@ -88,7 +99,10 @@ export async function clickCta(em: EntityManager, actor: Actor, id: string): Pro
     [id, actor.userId],
   );
   if (set) return { id, recorded: true, clicked_at: set.cta_clicked_at, cta_url: a.cta_url };
-  const [r] = await em.execute<{ cta_clicked_at: Date }[]>(`select cta_clicked_at from announcement_receipts where announcement_id = ? and user_id = ?`, [id, actor.userId]);
+  const [r] = await em.execute<{ cta_clicked_at: Date }[]>(
+    `select cta_clicked_at from announcement_receipts where announcement_id = ? and user_id = ?`,
+    [id, actor.userId],
+  );
   return { id, recorded: false, clicked_at: r.cta_clicked_at, cta_url: a.cta_url };
 }
 
@@ -112,19 +126,27 @@ export class AnnouncementInputError extends Error {}
 const codePoints = (s: string) => [...s].length;
 
 /** Checks and stores an announcement; returns its id. */
-export async function publishAnnouncement(em: EntityManager, input: NewAnnouncement, now = new Date()): Promise<string> {
+export async function publishAnnouncement(
+  em: EntityManager,
+  input: NewAnnouncement,
+  now = new Date(),
+): Promise<string> {
   const bad = (m: string): never => {
     throw new AnnouncementInputError(m);
   };
   const title = input.title.trim();
   const body = input.body.trim();
-  if (!title || codePoints(title) > ANNOUNCEMENT_TITLE_MAX) bad(`the title must have 1 to ${ANNOUNCEMENT_TITLE_MAX} characters`);
-  if (!body || codePoints(body) > ANNOUNCEMENT_BODY_MAX) bad(`the body must have 1 to ${ANNOUNCEMENT_BODY_MAX} characters`);
-  if ([title, body, input.ctaLabel ?? '', input.ctaUrl ?? ''].some((s) => s.includes('\u0000'))) bad('no NUL characters');
+  if (!title || codePoints(title) > ANNOUNCEMENT_TITLE_MAX)
+    bad(`the title must have 1 to ${ANNOUNCEMENT_TITLE_MAX} characters`);
+  if (!body || codePoints(body) > ANNOUNCEMENT_BODY_MAX)
+    bad(`the body must have 1 to ${ANNOUNCEMENT_BODY_MAX} characters`);
+  if ([title, body, input.ctaLabel ?? '', input.ctaUrl ?? ''].some((s) => s.includes('\u0000')))
+    bad('no NUL characters');
   const label = input.ctaLabel?.trim() || null;
   const url = input.ctaUrl?.trim() || null;
   if (!!label !== !!url) bad('a call to action needs both a label and a URL');
-  if (label && codePoints(label) > CTA_LABEL_MAX) bad(`the call-to-action label has at most ${CTA_LABEL_MAX} characters`);
+  if (label && codePoints(label) > CTA_LABEL_MAX)
+    bad(`the call-to-action label has at most ${CTA_LABEL_MAX} characters`);
   if (url) {
     let parsed: URL | undefined;
     try {
@@ -132,7 +154,11 @@ export async function publishAnnouncement(em: EntityManager, input: NewAnnouncem
     } catch {
       bad(`"${url}" is not a URL`);
     }
-    if (parsed!.protocol !== 'https:' && !(parsed!.protocol === 'http:' && ['localhost', '127.0.0.1'].includes(parsed!.hostname))) bad('the call-to-action URL must be https');
+    if (
+      parsed!.protocol !== 'https:' &&
+      !(parsed!.protocol === 'http:' && ['localhost', '127.0.0.1'].includes(parsed!.hostname))
+    )
+      bad('the call-to-action URL must be https');
     if (parsed!.username || parsed!.password) bad('the call-to-action URL must not carry credentials');
     if (url.length > CTA_URL_MAX) bad(`the call-to-action URL has at most ${CTA_URL_MAX} characters`);
   }
@@ -146,7 +172,17 @@ export async function publishAnnouncement(em: EntityManager, input: NewAnnouncem
   const id = uuidv7();
   await em.execute(
     `insert into announcements (id, title, body, cta_label, cta_url, plans, starts_at, ends_at, created_by, created_at) values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, now())`,
-    [id, title, body, label, url, plans ? JSON.stringify(plans) : null, startsAt, endsAt, input.createdBy?.slice(0, 200) ?? null],
+    [
+      id,
+      title,
+      body,
+      label,
+      url,
+      plans ? JSON.stringify(plans) : null,
+      startsAt,
+      endsAt,
+      input.createdBy?.slice(0, 200) ?? null,
+    ],
   );
   return id;
 }
@@ -166,7 +202,10 @@ export interface AnnouncementSummary {
 }
 
 /** Announcements for support staff, newest first, with their status and counts; `all` includes ended and unpublished ones. */
-export async function listForStaff(em: EntityManager, opts: { all?: boolean; limit?: number } = {}): Promise<AnnouncementSummary[]> {
+export async function listForStaff(
+  em: EntityManager,
+  opts: { all?: boolean; limit?: number } = {},
+): Promise<AnnouncementSummary[]> {
   return em.execute<AnnouncementSummary[]>(
     `select a.id, a.title, a.plans, a.starts_at, a.ends_at, a.cta_label, a.cta_url, a.created_by,
             case when a.unpublished_at is not null then 'unpublished' when a.starts_at > now() then 'scheduled'
@@ -181,8 +220,14 @@ export async function listForStaff(em: EntityManager, opts: { all?: boolean; lim
 }
 
 /** Takes an announcement down at once (idempotent); null for an unknown id. */
-export async function unpublishAnnouncement(em: EntityManager, id: string): Promise<{ title: string; already: boolean } | null> {
-  const [set] = await em.execute<{ title: string }[]>(`update announcements set unpublished_at = now() where id = ? and unpublished_at is null returning title`, [id]);
+export async function unpublishAnnouncement(
+  em: EntityManager,
+  id: string,
+): Promise<{ title: string; already: boolean } | null> {
+  const [set] = await em.execute<{ title: string }[]>(
+    `update announcements set unpublished_at = now() where id = ? and unpublished_at is null returning title`,
+    [id],
+  );
   if (set) return { title: set.title, already: false };
   const [r] = await em.execute<{ title: string }[]>(`select title from announcements where id = ?`, [id]);
   return r ? { title: r.title, already: true } : null;

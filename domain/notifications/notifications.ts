@@ -83,12 +83,20 @@ interface Member {
 
 function declarationOf(kind: string) {
   const decl = (NOTIFICATION_KINDS as Record<string, (typeof NOTIFICATION_KINDS)[NotificationKind]>)[kind];
-  if (!decl) throw new Error(`notification kind "${kind}" is not declared (domain/notifications/notifications.ts NOTIFICATION_KINDS)`);
+  if (!decl)
+    throw new Error(
+      `notification kind "${kind}" is not declared (domain/notifications/notifications.ts NOTIFICATION_KINDS)`,
+    );
   return decl;
 }
 
 /** The workspace's members with their products and their channel for the topic (those who chose `none` are left out). */
-async function members(em: EntityManager, workspaceId: string, topic: NotificationTopic, audience: Audience): Promise<Member[]> {
+async function members(
+  em: EntityManager,
+  workspaceId: string,
+  topic: NotificationTopic,
+  audience: Audience,
+): Promise<Member[]> {
   const column = NOTIFICATION_TOPICS[topic];
   const users = audience.userIds ? JSON.stringify(audience.userIds) : null;
   return em.execute<Member[]>(
@@ -107,10 +115,16 @@ async function members(em: EntityManager, workspaceId: string, topic: Notificati
  * open what it names): one query for the members, one per named kind for the products, one insert.
  * Returns the number of rows written.
  */
-export async function notifyMany(em: EntityManager, workspaceId: string, items: NotificationContent[], audience: Audience = {}): Promise<number> {
+export async function notifyMany(
+  em: EntityManager,
+  workspaceId: string,
+  items: NotificationContent[],
+  audience: Audience = {},
+): Promise<number> {
   if (!items.length) return 0;
   const topic = declarationOf(items[0].kind).topic;
-  if (items.some((i) => declarationOf(i.kind).topic !== topic)) throw new Error('notifyMany: every item must have the same topic');
+  if (items.some((i) => declarationOf(i.kind).topic !== topic))
+    throw new Error('notifyMany: every item must have the same topic');
   const to = await members(em, workspaceId, topic, audience);
   if (!to.length) return 0;
   // What each item names, and that thing's products.
@@ -121,7 +135,15 @@ export async function notifyMany(em: EntityManager, workspaceId: string, items: 
   };
   const products = new Map<string, Map<string, readonly string[] | null>>();
   for (const names of new Set(items.map((n) => subject(n).names)))
-    products.set(names, await productsOf(em, workspaceId, names, items.flatMap((n) => (subject(n).names === names ? [subject(n).id] : []))));
+    products.set(
+      names,
+      await productsOf(
+        em,
+        workspaceId,
+        names,
+        items.flatMap((n) => (subject(n).names === names ? [subject(n).id] : [])),
+      ),
+    );
   const rows = items.flatMap((n) => {
     const s = subject(n);
     // Not naming a resource it declares (a bug) or naming one not found: members with every product only.
@@ -175,7 +197,14 @@ const preview = (s: string, max = 280) => {
 export async function notifyReplies(
   em: EntityManager,
   workspaceId: string,
-  replies: { id: string; conversation_id: string; lead_id: string | null; sender: string; body: string; sent_at: string }[],
+  replies: {
+    id: string;
+    conversation_id: string;
+    lead_id: string | null;
+    sender: string;
+    body: string;
+    sent_at: string;
+  }[],
 ): Promise<number> {
   const newest = new Map<string, (typeof replies)[number]>();
   for (const r of replies) {
@@ -201,7 +230,12 @@ export async function notifyReplies(
       kind: 'reply.received' as const,
       title: `${who} replied`,
       body: preview(r.body),
-      data: { conversation_id: r.conversation_id, lead_id: r.lead_id, message_id: r.id, replies: count.get(r.conversation_id) ?? 1 },
+      data: {
+        conversation_id: r.conversation_id,
+        lead_id: r.lead_id,
+        message_id: r.id,
+        replies: count.get(r.conversation_id) ?? 1,
+      },
       key: `reply:${r.id}`,
     };
   });
@@ -213,20 +247,22 @@ export async function notifyReplies(
  * transaction): the person who started it, if they can still access its product.
  */
 export async function notifyListImportFinished(em: EntityManager, importId: string): Promise<number> {
-  const [imp] = await em.execute<{
-    workspace_id: string;
-    app_id: string;
-    user_id: string;
-    status: string;
-    filename: string;
-    list_id: string | null;
-    list_name: string | null;
-    created: number;
-    updated: number;
-    invalid: number;
-    leads_added: number;
-    error_message: string | null;
-  }[]>(
+  const [imp] = await em.execute<
+    {
+      workspace_id: string;
+      app_id: string;
+      user_id: string;
+      status: string;
+      filename: string;
+      list_id: string | null;
+      list_name: string | null;
+      created: number;
+      updated: number;
+      invalid: number;
+      leads_added: number;
+      error_message: string | null;
+    }[]
+  >(
     `select i.workspace_id, i.app_id, i.user_id, i.status, i.filename, i.list_id, coalesce(l.name, i.list_name) as list_name,
             i.created, i.updated, i.invalid, i.leads_added, i.error_message
        from list_imports i left join lead_lists l on l.id = i.list_id where i.id = ?`,
@@ -241,7 +277,13 @@ export async function notifyListImportFinished(em: EntityManager, importId: stri
     body: done
       ? `${imp.leads_added} leads added${into} (${imp.created} new contacts, ${imp.updated} updated, ${imp.invalid} invalid rows).`
       : `The import${into} stopped: ${imp.error_message ?? 'unknown error'}. Rows of the chunks committed before stay imported.`,
-    data: { list_import_id: importId, list_id: imp.list_id, app_id: imp.app_id, status: imp.status, leads_added: imp.leads_added },
+    data: {
+      list_import_id: importId,
+      list_id: imp.list_id,
+      app_id: imp.app_id,
+      status: imp.status,
+      leads_added: imp.leads_added,
+    },
     key: `list_import:${importId}:${imp.status}`,
     userIds: [imp.user_id],
   });
@@ -252,8 +294,23 @@ export async function notifyListImportFinished(em: EntityManager, importId: stri
  * approved people (completed) (domain/cdm-imports/search-run.ts and confirm-run.ts, in the transaction of the transition): the
  * person who started it.
  */
-export async function notifyCompanyImport(em: EntityManager, jobId: string, state: 'ready_for_review' | 'completed'): Promise<number> {
-  const [job] = await em.execute<{ workspace_id: string; app_id: string; created_by_id: string | null; list_id: string | null; company_count: number; run: number; found: number; added: number }[]>(
+export async function notifyCompanyImport(
+  em: EntityManager,
+  jobId: string,
+  state: 'ready_for_review' | 'completed',
+): Promise<number> {
+  const [job] = await em.execute<
+    {
+      workspace_id: string;
+      app_id: string;
+      created_by_id: string | null;
+      list_id: string | null;
+      company_count: number;
+      run: number;
+      found: number;
+      added: number;
+    }[]
+  >(
     `select j.workspace_id, j.app_id, j.created_by_id, j.list_id, j.company_count, j.run,
             (select count(*)::int from cdm_import_members m where m.job_id = j.id) as found,
             (select count(*)::int from cdm_import_members m where m.job_id = j.id and m.status = 'added') as added
@@ -276,7 +333,17 @@ export async function notifyCompanyImport(em: EntityManager, jobId: string, stat
 
 /** A risky Operator tool call waits for its user's confirmation (domain/operator/turns.ts): that user. */
 export async function notifyConfirmationPending(em: EntityManager, confirmationId: string): Promise<number> {
-  const [c] = await em.execute<{ workspace_id: string; app_id: string; user_id: string; thread_id: string; tool_name: string; expires_at: Date; title: string | null }[]>(
+  const [c] = await em.execute<
+    {
+      workspace_id: string;
+      app_id: string;
+      user_id: string;
+      thread_id: string;
+      tool_name: string;
+      expires_at: Date;
+      title: string | null;
+    }[]
+  >(
     `select t.workspace_id, t.app_id, c.user_id, c.thread_id, c.tool_name, c.expires_at, t.title
        from agent_confirmations c join agent_threads t on t.id = c.thread_id
       where c.id = ? and c.status = 'pending'`,
@@ -287,7 +354,13 @@ export async function notifyConfirmationPending(em: EntityManager, confirmationI
     kind: 'operator.confirmation_pending',
     title: `The Operator waits for your confirmation: ${c.tool_name}`,
     body: `In ${c.title ? `"${c.title}"` : 'a thread'}, the Operator wants to run ${c.tool_name} and needs your yes before ${new Date(c.expires_at).toISOString()}.`,
-    data: { confirmation_id: confirmationId, thread_id: c.thread_id, app_id: c.app_id, tool_name: c.tool_name, expires_at: new Date(c.expires_at).toISOString() },
+    data: {
+      confirmation_id: confirmationId,
+      thread_id: c.thread_id,
+      app_id: c.app_id,
+      tool_name: c.tool_name,
+      expires_at: new Date(c.expires_at).toISOString(),
+    },
     key: `confirmation:${confirmationId}`,
     userIds: [c.user_id],
   });
@@ -295,16 +368,17 @@ export async function notifyConfirmationPending(em: EntityManager, confirmationI
 
 /** An Operator task completed or failed (domain/operator/tasks.ts `finishTaskRun`): its user. */
 export async function notifyTaskFinished(em: EntityManager, taskId: string): Promise<number> {
-  const [task] = await em.execute<{ workspace_id: string; app_id: string; user_id: string; title: string; status: string; run: number }[]>(
-    `select workspace_id, app_id, user_id, title, status, run from operator_tasks where id = ?`,
-    [taskId],
-  );
+  const [task] = await em.execute<
+    { workspace_id: string; app_id: string; user_id: string; title: string; status: string; run: number }[]
+  >(`select workspace_id, app_id, user_id, title, status, run from operator_tasks where id = ?`, [taskId]);
   if (!task || (task.status !== 'completed' && task.status !== 'failed')) return 0;
   const done = task.status === 'completed';
   return notify(em, task.workspace_id, {
     kind: done ? 'operator_task.completed' : 'operator_task.failed',
     title: done ? `Task finished: ${task.title}` : `Task failed: ${task.title}`,
-    body: done ? `The Operator finished "${task.title}".` : `"${task.title}" stopped with a failed action; you can retry it.`,
+    body: done
+      ? `The Operator finished "${task.title}".`
+      : `"${task.title}" stopped with a failed action; you can retry it.`,
     data: { task_id: taskId, app_id: task.app_id, status: task.status, run: task.run },
     key: `operator_task:${taskId}:${task.run}`,
     userIds: [task.user_id],
@@ -326,7 +400,11 @@ export interface NotificationRow {
 const COLUMNS = 'id, kind, title, body, data, created_at, read_at';
 
 /** The caller's notifications in the workspace they act in, newest first; `unread` only those not read. */
-export function listNotifications(em: EntityManager, actor: Actor, page: PageRequest & { unread?: boolean }): Promise<NotificationRow[]> {
+export function listNotifications(
+  em: EntityManager,
+  actor: Actor,
+  page: PageRequest & { unread?: boolean },
+): Promise<NotificationRow[]> {
   const params: unknown[] = [actor.userId, actor.workspaceId];
   let sql = `select ${COLUMNS} from notifications where user_id = ? and workspace_id = ?`;
   if (page.unread) sql += ' and read_at is null';
@@ -336,7 +414,10 @@ export function listNotifications(em: EntityManager, actor: Actor, page: PageReq
 
 /** How many of the caller's notifications in this workspace are unread (an index-only count of unread rows). */
 export async function unreadCount(em: EntityManager, actor: Actor): Promise<number> {
-  const [r] = await em.execute<{ n: number }[]>(`select count(*)::int as n from notifications where user_id = ? and workspace_id = ? and read_at is null`, [actor.userId, actor.workspaceId]);
+  const [r] = await em.execute<{ n: number }[]>(
+    `select count(*)::int as n from notifications where user_id = ? and workspace_id = ? and read_at is null`,
+    [actor.userId, actor.workspaceId],
+  );
   return r.n;
 }
 
@@ -350,7 +431,10 @@ export async function markRead(em: EntityManager, actor: Actor, id: string): Pro
     [id, actor.userId, actor.workspaceId],
   );
   if (row) return row;
-  const [already] = await em.execute<NotificationRow[]>(`select ${COLUMNS} from notifications where id = ? and user_id = ? and workspace_id = ?`, [id, actor.userId, actor.workspaceId]);
+  const [already] = await em.execute<NotificationRow[]>(
+    `select ${COLUMNS} from notifications where id = ? and user_id = ? and workspace_id = ?`,
+    [id, actor.userId, actor.workspaceId],
+  );
   if (!already) throw notFound('notification');
   return already;
 }
@@ -398,7 +482,11 @@ export interface NotificationMailer {
  * the transaction that claimed it, after its send: a crash before the commit sends those again
  * (at least once). A send that fails is tried again by the next run, `EMAIL_MAX_ATTEMPTS` times.
  */
-export async function sendNotificationEmails(em: EntityManager, mailer: NotificationMailer, opts: { limit: number; baseUrl: string }): Promise<{ sent: number; failed: number }> {
+export async function sendNotificationEmails(
+  em: EntityManager,
+  mailer: NotificationMailer,
+  opts: { limit: number; baseUrl: string },
+): Promise<{ sent: number; failed: number }> {
   return em.fork().transactional(async (tx) => {
     const rows = await tx.execute<{ id: string; email: string; title: string; body: string; attempts: number }[]>(
       `select n.id, u.email, n.title, n.body, n.email_attempts as attempts

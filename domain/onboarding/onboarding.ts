@@ -5,7 +5,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../identity.js';
 
-export const ONBOARDING_STEPS = ['product_created', 'agent_created', 'account_connected', 'list_imported', 'campaign_activated', 'first_reply'] as const;
+export const ONBOARDING_STEPS = [
+  'product_created',
+  'agent_created',
+  'account_connected',
+  'list_imported',
+  'campaign_activated',
+  'first_reply',
+] as const;
 export type OnboardingStep = (typeof ONBOARDING_STEPS)[number];
 
 export const STEP_LABELS: Record<OnboardingStep, string> = {
@@ -38,7 +45,10 @@ export interface OnboardingProgress {
  * - first_reply: a lead's reply in the inbox (not an auto-reply or bounce, not synced history) or an
  *   enrollment marked replied, whichever came first (two partial indexes holding replies only).
  */
-export async function onboardingProgress(em: EntityManager, actor: Pick<Actor, 'workspaceId'>): Promise<OnboardingProgress> {
+export async function onboardingProgress(
+  em: EntityManager,
+  actor: Pick<Actor, 'workspaceId'>,
+): Promise<OnboardingProgress> {
   const ws = actor.workspaceId;
   const [row] = await em.execute<Record<OnboardingStep, Date | string | null>[]>(
     `select

@@ -33,7 +33,8 @@ export interface DetectedType {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-const extensionOf = (name: string | undefined): string => /\.([A-Za-z0-9]{1,10})$/.exec(name ?? '')?.[1].toLowerCase() ?? '';
+const extensionOf = (name: string | undefined): string =>
+  /\.([A-Za-z0-9]{1,10})$/.exec(name ?? '')?.[1].toLowerCase() ?? '';
 
 /** C0 controls other than tab, line feed, vertical tab, form feed and carriage return, and DEL. */
 const CONTROL = /[\u0001-\u0008\u000e-\u001f\u007f]/g;
@@ -54,7 +55,10 @@ function decodeText(bytes: Uint8Array): string | undefined {
 
 /** Same count (≥ 1) of a delimiter outside quotes on each of the first lines (at least two). */
 function looksTabular(text: string): ',' | '\t' | ';' | undefined {
-  const lines = text.split(/\r?\n/, 51).filter((l) => l.trim() !== '').slice(0, 50);
+  const lines = text
+    .split(/\r?\n/, 51)
+    .filter((l) => l.trim() !== '')
+    .slice(0, 50);
   if (lines.length < 2) return undefined;
   for (const d of [',', '\t', ';'] as const) {
     const counts = lines.map((line) => {
@@ -112,7 +116,10 @@ export function detectType(bytes: Uint8Array, filename?: string): DetectedType {
   }
   const text = decodeText(bytes);
   if (text === undefined) {
-    throw badRequest('invalid_file', 'unsupported file: only text files (UTF-8: plain text, Markdown, CSV, JSON, HTML, XML) and PDFs are accepted');
+    throw badRequest(
+      'invalid_file',
+      'unsupported file: only text files (UTF-8: plain text, Markdown, CSV, JSON, HTML, XML) and PDFs are accepted',
+    );
   }
   return textSubtype(text, filename);
 }
@@ -137,7 +144,11 @@ function cut(s: string, max: number): string {
 export function sanitizeFilename(name: string | undefined, type: DetectedType): string {
   let s = (name ?? '').normalize('NFC');
   s = s.slice(Math.max(s.lastIndexOf('/'), s.lastIndexOf('\\')) + 1);
-  s = s.replace(CONTROLS, '').replace(BIDI, '').trim().replace(/[.\s]+$/, '');
+  s = s
+    .replace(CONTROLS, '')
+    .replace(BIDI, '')
+    .trim()
+    .replace(/[.\s]+$/, '');
   if (!s || /^\.+$/.test(s)) return `attachment.${type.extension}`;
   if (s.length > MAX_FILENAME) {
     const ext = /\.[^.]{1,16}$/.exec(s)?.[0] ?? '';
@@ -152,7 +163,8 @@ export interface ExtractedText {
 }
 
 /** PostgreSQL text holds no NUL, and lone surrogates are not text. */
-const storable = (s: string): string => (s as unknown as { toWellFormed(): string }).toWellFormed().replace(/\u0000/g, '');
+const storable = (s: string): string =>
+  (s as unknown as { toWellFormed(): string }).toWellFormed().replace(/\u0000/g, '');
 
 function bounded(text: string, truncated: boolean): ExtractedText {
   const clean = storable(text);
@@ -166,16 +178,28 @@ function bounded(text: string, truncated: boolean): ExtractedText {
  * text of their pages through the extractor (`empty` when there is none, e.g. a scan; `failed` when
  * the document cannot be read). An extractor that cannot be loaded is 422 `pdf_extraction_unavailable`.
  */
-export async function extractText(bytes: Uint8Array, type: DetectedType, loadPdf: PdfExtractorLoader): Promise<ExtractedText> {
+export async function extractText(
+  bytes: Uint8Array,
+  type: DetectedType,
+  loadPdf: PdfExtractorLoader,
+): Promise<ExtractedText> {
   if (type.kind === 'text') return bounded(utf8.decode(bytes), false);
   let extractor;
   try {
     extractor = await loadPdf();
   } catch {
-    throw new AppError(422, 'pdf_extraction_unavailable', 'PDF text extraction is unavailable on this server; upload the text instead');
+    throw new AppError(
+      422,
+      'pdf_extraction_unavailable',
+      'PDF text extraction is unavailable on this server; upload the text instead',
+    );
   }
   try {
-    const r = await extractor.extract(bytes, { maxPages: PDF_MAX_PAGES, maxChars: MAX_ATTACHMENT_CHARS, timeoutMs: PDF_TIMEOUT_MS });
+    const r = await extractor.extract(bytes, {
+      maxPages: PDF_MAX_PAGES,
+      maxChars: MAX_ATTACHMENT_CHARS,
+      timeoutMs: PDF_TIMEOUT_MS,
+    });
     return bounded(r.text.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n'), r.truncated);
   } catch (err) {
     if (err instanceof PdfUnreadableError) return { status: 'failed', text: null };
@@ -203,7 +227,12 @@ function failure(code: string, message: string, cause: unknown): AppError {
  * product's), the file (400 `invalid_file`), the text (422 `pdf_extraction_unavailable`); then, in
  * one transaction, the thread when none was given and the attachment row.
  */
-export async function createAttachment(em: EntityManager, actor: Actor, input: NewAttachment, loadPdf: PdfExtractorLoader): Promise<IAgentAttachment> {
+export async function createAttachment(
+  em: EntityManager,
+  actor: Actor,
+  input: NewAttachment,
+  loadPdf: PdfExtractorLoader,
+): Promise<IAgentAttachment> {
   await requireOwnedApp(em, actor, input.appId);
   let thread: IAgentThread | undefined;
   if (input.threadId !== undefined) {
@@ -256,13 +285,23 @@ export async function requireChatAttachments(
   if (ids.length === 0) return [];
   const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
   const rows = valid.length
-    ? await em.find(AgentAttachment, { id: { $in: valid }, thread: threadId, workspace: actor.workspaceId, userId: actor.userId })
+    ? await em.find(AgentAttachment, {
+        id: { $in: valid },
+        thread: threadId,
+        workspace: actor.workspaceId,
+        userId: actor.userId,
+      })
     : [];
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => {
     const a = byId.get(id.toLowerCase());
     if (!a) throw new AppError(404, 'attachment_not_found', `attachment ${id} is not in this thread`);
-    if (!a.text?.trim()) throw new AppError(422, 'attachment_unavailable', `attachment ${a.filename} has no text for chat (extraction: ${a.extractionStatus})`);
+    if (!a.text?.trim())
+      throw new AppError(
+        422,
+        'attachment_unavailable',
+        `attachment ${a.filename} has no text for chat (extraction: ${a.extractionStatus})`,
+      );
     return { id: a.id, filename: a.filename, text: a.text };
   });
 }

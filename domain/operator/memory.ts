@@ -6,7 +6,10 @@
 // workspace, are not found.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { OperatorMemory, ALL_PRODUCTS_SCOPE, type IOperatorMemory } from '../../db/entities/OperatorMemory.js';
-import { OperatorNotificationPreference, type NotificationChannel } from '../../db/entities/OperatorNotificationPreference.js';
+import {
+  OperatorNotificationPreference,
+  type NotificationChannel,
+} from '../../db/entities/OperatorNotificationPreference.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { assertWritable } from '../demo/demo.js';
@@ -38,13 +41,16 @@ const scopeOf = (appId: string | null) => appId ?? ALL_PRODUCTS_SCOPE;
  */
 export async function rememberFacts(em: EntityManager, actor: Actor, facts: FactInput[]): Promise<IOperatorMemory[]> {
   assertWritable(actor);
-  for (const appId of new Set(facts.flatMap((f) => (f.appId ? [f.appId] : [])))) await requireOwnedApp(em, actor, appId);
+  for (const appId of new Set(facts.flatMap((f) => (f.appId ? [f.appId] : []))))
+    await requireOwnedApp(em, actor, appId);
   // The last value of a (scope, key) repeated in the request wins.
   const byKey = new Map<string, FactInput>();
   for (const f of facts) byKey.set(`${scopeOf(f.appId)}\u0000${f.key}`, f);
   const ids = await em.transactional(async (tx) => {
     // Serialises writers of this user's memory, so the per-scope cap holds under concurrent PUTs.
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`operator-memory:${actor.workspaceId}:${actor.userId}`]);
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [
+      `operator-memory:${actor.workspaceId}:${actor.userId}`,
+    ]);
     const out: string[] = [];
     for (const f of byKey.values()) {
       const [row]: { id: string }[] = await tx.execute(
@@ -80,7 +86,12 @@ export async function rememberFacts(em: EntityManager, actor: Actor, facts: Fact
  * One page of the caller's facts, newest first (by id). With `appId`: the facts of that product and
  * those for all products (what the Operator knows when working on it).
  */
-export async function listFacts(em: EntityManager, actor: Actor, page: PageRequest, appId?: string): Promise<IOperatorMemory[]> {
+export async function listFacts(
+  em: EntityManager,
+  actor: Actor,
+  page: PageRequest,
+  appId?: string,
+): Promise<IOperatorMemory[]> {
   const where: Record<string, unknown> = { workspace: actor.workspaceId, user: actor.userId };
   if (appId) {
     await requireOwnedApp(em, actor, appId);
@@ -95,7 +106,11 @@ export async function listFacts(em: EntityManager, actor: Actor, page: PageReque
 /** Deletes one of the caller's facts: 404 for an unknown one, another user's or another workspace's. */
 export async function forgetFact(em: EntityManager, actor: Actor, id: string): Promise<void> {
   assertWritable(actor);
-  const fact = await em.findOne(OperatorMemory, { id, workspace: actor.workspaceId, user: actor.userId }, { fields: ['id', 'app'] });
+  const fact = await em.findOne(
+    OperatorMemory,
+    { id, workspace: actor.workspaceId, user: actor.userId },
+    { fields: ['id', 'app'] },
+  );
   if (!fact || (fact.app && !canAccessApp(actor, fact.app.id))) throw notFound('memory');
   await em.nativeDelete(OperatorMemory, { id: fact.id });
 }
@@ -104,7 +119,11 @@ export async function forgetFact(em: EntityManager, actor: Actor, id: string): P
  * The facts the Operator sees when working on a product for this user: that product's and those for
  * all products, the `CONTEXT_FACTS` most recently written, newest first.
  */
-export async function memoryForContext(em: EntityManager, actor: Actor, appId: string | null): Promise<{ key: string; value: string }[]> {
+export async function memoryForContext(
+  em: EntityManager,
+  actor: Actor,
+  appId: string | null,
+): Promise<{ key: string; value: string }[]> {
   const scopes = appId ? [appId, ALL_PRODUCTS_SCOPE] : [ALL_PRODUCTS_SCOPE];
   const rows = await em.find(
     OperatorMemory,
@@ -154,7 +173,11 @@ export async function notificationPreferences(em: EntityManager, userId: string)
 }
 
 /** Sets the given preferences (the others keep their value); an empty change returns the current ones. */
-export async function setNotificationPreferences(em: EntityManager, actor: Actor, change: Partial<Record<PreferenceField, NotificationChannel>>): Promise<NotificationPreferences> {
+export async function setNotificationPreferences(
+  em: EntityManager,
+  actor: Actor,
+  change: Partial<Record<PreferenceField, NotificationChannel>>,
+): Promise<NotificationPreferences> {
   assertWritable(actor);
   const given = FIELDS.filter(([, field]) => change[field] !== undefined);
   if (!given.length) return notificationPreferences(em, actor.userId);

@@ -10,8 +10,20 @@
 // exact: an impossible request is 409 `invalid_transition`.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ZodError } from 'zod';
-import { MAX_TASK_ACTIONS, MAX_TASK_TITLE, OperatorTask, TASK_STATUSES, type IOperatorTask, type OnFailure, type TaskStatus } from '../../db/entities/OperatorTask.js';
-import { OperatorTaskAction, type ActionStatus, type IOperatorTaskAction } from '../../db/entities/OperatorTaskAction.js';
+import {
+  MAX_TASK_ACTIONS,
+  MAX_TASK_TITLE,
+  OperatorTask,
+  TASK_STATUSES,
+  type IOperatorTask,
+  type OnFailure,
+  type TaskStatus,
+} from '../../db/entities/OperatorTask.js';
+import {
+  OperatorTaskAction,
+  type ActionStatus,
+  type IOperatorTaskAction,
+} from '../../db/entities/OperatorTaskAction.js';
 import { OperatorTaskEvent, type IOperatorTaskEvent } from '../../db/entities/OperatorTaskEvent.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
@@ -76,7 +88,10 @@ async function countsOf(em: EntityManager, ids: string[]): Promise<Map<string, A
 }
 
 async function withCounts(em: EntityManager, tasks: IOperatorTask[]): Promise<TaskWithCounts[]> {
-  const counts = await countsOf(em, tasks.map((t) => t.id));
+  const counts = await countsOf(
+    em,
+    tasks.map((t) => t.id),
+  );
   return tasks.map((task) => ({ id: task.id, task, counts: counts.get(task.id)! }));
 }
 
@@ -117,7 +132,18 @@ async function addEvents(tx: EntityManager, task: TaskRow, events: NewEvent[]): 
   if (!events.length) return;
   const params: unknown[] = [];
   const values = events.map((e, i) => {
-    params.push(uuidv7(), task.id, task.event_count + i + 1, e.type, e.actionId ?? null, e.position ?? null, e.from ?? null, e.to ?? null, e.by ?? null, e.data ? JSON.stringify(e.data) : null);
+    params.push(
+      uuidv7(),
+      task.id,
+      task.event_count + i + 1,
+      e.type,
+      e.actionId ?? null,
+      e.position ?? null,
+      e.from ?? null,
+      e.to ?? null,
+      e.by ?? null,
+      e.data ? JSON.stringify(e.data) : null,
+    );
     return '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, now())';
   });
   await tx.execute(
@@ -125,10 +151,19 @@ async function addEvents(tx: EntityManager, task: TaskRow, events: NewEvent[]): 
     params,
   );
   task.event_count += events.length;
-  await tx.execute('update operator_tasks set event_count = ?, updated_at = now() where id = ?', [task.event_count, task.id]);
+  await tx.execute('update operator_tasks set event_count = ?, updated_at = now() where id = ?', [
+    task.event_count,
+    task.id,
+  ]);
 }
 
-async function setTaskStatus(tx: EntityManager, task: TaskRow, to: TaskStatus, event: Omit<NewEvent, 'from' | 'to'>, extra = ''): Promise<void> {
+async function setTaskStatus(
+  tx: EntityManager,
+  task: TaskRow,
+  to: TaskStatus,
+  event: Omit<NewEvent, 'from' | 'to'>,
+  extra = '',
+): Promise<void> {
   const from = task.status;
   await tx.execute(`update operator_tasks set status = ?${extra} where id = ?`, [to, task.id]);
   task.status = to;
@@ -136,7 +171,12 @@ async function setTaskStatus(tx: EntityManager, task: TaskRow, to: TaskStatus, e
 }
 
 /** Marks the task's pending (and, with `running`, running) actions canceled, with an event each. */
-async function cancelOpenActions(tx: EntityManager, task: TaskRow, statuses: ActionStatus[], by: string | null): Promise<void> {
+async function cancelOpenActions(
+  tx: EntityManager,
+  task: TaskRow,
+  statuses: ActionStatus[],
+  by: string | null,
+): Promise<void> {
   const rows: { id: string; position: number; status: string }[] = await tx.execute(
     `update operator_task_actions a set status = 'canceled', finished_at = now(), updated_at = now()
      from (select id, status from operator_task_actions where task_id = ? and status in (${statuses.map(() => '?').join(', ')})) old
@@ -147,7 +187,14 @@ async function cancelOpenActions(tx: EntityManager, task: TaskRow, statuses: Act
   await addEvents(
     tx,
     task,
-    rows.map((r) => ({ type: 'action_canceled', actionId: r.id, position: r.position, from: r.status, to: 'canceled', by })),
+    rows.map((r) => ({
+      type: 'action_canceled',
+      actionId: r.id,
+      position: r.position,
+      from: r.status,
+      to: 'canceled',
+      by,
+    })),
   );
 }
 
@@ -185,16 +232,30 @@ export async function createTask(em: EntityManager, actor: Actor, jobs: Jobs, in
     await tx.execute(
       `insert into operator_tasks (id, workspace_id, user_id, app_id, acting_as_owner_id, title, status, on_failure, action_count, run, event_count, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, 'queued', ?, ?, 1, 0, now(), now())`,
-      [taskId, actor.workspaceId, actor.userId, input.appId, actor.actingAs ? actor.ownerId : null, title, input.onFailure ?? 'stop', actions.length],
+      [
+        taskId,
+        actor.workspaceId,
+        actor.userId,
+        input.appId,
+        actor.actingAs ? actor.ownerId : null,
+        title,
+        input.onFailure ?? 'stop',
+        actions.length,
+      ],
     );
     const params: unknown[] = [];
     const values = actions.map((a, i) => {
       params.push(uuidv7(), taskId, i, a.tool, JSON.stringify(a.args ?? {}));
       return "(?, ?, ?, ?, ?::jsonb, 'pending', 0, now(), now())";
     });
-    await tx.execute(`insert into operator_task_actions (id, task_id, position, tool, args, status, attempts, created_at, updated_at) values ${values.join(', ')}`, params);
+    await tx.execute(
+      `insert into operator_task_actions (id, task_id, position, tool, args, status, attempts, created_at, updated_at) values ${values.join(', ')}`,
+      params,
+    );
     const task = (await lockTask(tx, taskId))!;
-    await addEvents(tx, task, [{ type: 'task_created', to: 'queued', by: actor.userId, data: { actions: actions.length, run: 1 } }]);
+    await addEvents(tx, task, [
+      { type: 'task_created', to: 'queued', by: actor.userId, data: { actions: actions.length, run: 1 } },
+    ]);
   });
   try {
     await jobs.startOperatorTask({ taskId, workspaceId: actor.workspaceId, appId: input.appId, run: 1 });
@@ -213,23 +274,31 @@ const withTaskApp = (name: string, args: unknown, appId: string): unknown => {
 /** 400 `invalid_actions`, with one detail per bad action (index, tool, what is wrong). */
 export function validateActions(actions: { tool: string; args?: unknown }[]): void {
   const problems: { index: number; tool: string; message: string; issues?: unknown }[] = [];
-  if (actions.length < 1 || actions.length > MAX_ACTIONS) throw badRequest('invalid_actions', `a task has 1 to ${MAX_ACTIONS} actions`);
+  if (actions.length < 1 || actions.length > MAX_ACTIONS)
+    throw badRequest('invalid_actions', `a task has 1 to ${MAX_ACTIONS} actions`);
   actions.forEach((a, index) => {
     const tool = findTool(a.tool);
     if (!tool) return problems.push({ index, tool: a.tool, message: 'no such tool' });
-    if (NOT_IN_TASKS.has(tool.name)) return problems.push({ index, tool: a.tool, message: 'a task cannot run this tool' });
+    if (NOT_IN_TASKS.has(tool.name))
+      return problems.push({ index, tool: a.tool, message: 'a task cannot run this tool' });
     const parsed = tool.input.safeParse(a.args ?? {});
     if (!parsed.success) {
       problems.push({
         index,
         tool: a.tool,
-        message: parsed.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '),
+        message: parsed.error.issues
+          .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+          .join('; '),
         issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
       });
     }
   });
   if (problems.length) {
-    throw badRequest('invalid_actions', `invalid actions: ${problems.map((p) => `#${p.index} ${p.tool}: ${p.message}`).join(' | ')}`, problems);
+    throw badRequest(
+      'invalid_actions',
+      `invalid actions: ${problems.map((p) => `#${p.index} ${p.tool}: ${p.message}`).join(' | ')}`,
+      problems,
+    );
   }
 }
 
@@ -238,7 +307,16 @@ async function failUnstarted(em: EntityManager, taskId: string, run: number, err
   await em.fork().transactional(async (tx) => {
     const task = await lockTask(tx, taskId);
     if (!task || task.run !== run || task.status !== 'queued') return;
-    await setTaskStatus(tx, task, 'failed', { type: 'task_failed', data: { code: 'start_failed', message: String((err as Error)?.message ?? err).slice(0, 500) } }, ', finished_at = now()');
+    await setTaskStatus(
+      tx,
+      task,
+      'failed',
+      {
+        type: 'task_failed',
+        data: { code: 'start_failed', message: String((err as Error)?.message ?? err).slice(0, 500) },
+      },
+      ', finished_at = now()',
+    );
   });
 }
 
@@ -256,7 +334,12 @@ export async function requireTaskWithCounts(em: EntityManager, actor: Actor, tas
 }
 
 /** One page of the caller's tasks, newest first, optionally of one status and/or product. */
-export async function listTasks(em: EntityManager, actor: Actor, filter: { status?: TaskStatus; appId?: string }, page: PageRequest): Promise<TaskWithCounts[]> {
+export async function listTasks(
+  em: EntityManager,
+  actor: Actor,
+  filter: { status?: TaskStatus; appId?: string },
+  page: PageRequest,
+): Promise<TaskWithCounts[]> {
   const where: Record<string, unknown> = { workspace: actor.workspaceId, user: actor.userId };
   if (filter.appId) {
     await requireOwnedApp(em, actor, filter.appId);
@@ -273,7 +356,12 @@ export async function taskActions(em: EntityManager, actor: Actor, taskId: strin
 }
 
 /** One page of the task's events in the order they happened (`seq`); the cursor is the last event's id. */
-export async function taskEvents(em: EntityManager, actor: Actor, taskId: string, page: PageRequest): Promise<IOperatorTaskEvent[]> {
+export async function taskEvents(
+  em: EntityManager,
+  actor: Actor,
+  taskId: string,
+  page: PageRequest,
+): Promise<IOperatorTaskEvent[]> {
   const task = await requireTask(em, actor, taskId);
   let after = 0;
   if (page.after) {
@@ -281,20 +369,40 @@ export async function taskEvents(em: EntityManager, actor: Actor, taskId: string
     if (!last) throw badRequest('invalid_query', 'cursor: not an event of this task');
     after = last.seq;
   }
-  return em.find(OperatorTaskEvent, { task: task.id, seq: { $gt: after } }, { orderBy: { seq: 'asc' }, limit: page.limit + 1 });
+  return em.find(
+    OperatorTaskEvent,
+    { task: task.id, seq: { $gt: after } },
+    { orderBy: { seq: 'asc' }, limit: page.limit + 1 },
+  );
 }
 
 // ---- A person's requests ----
 
 /** pause | resume | cancel: the transition (409 `invalid_transition` when impossible), then the signal to the running workflow. */
-export async function controlTask(em: EntityManager, actor: Actor, jobs: Jobs, taskId: string, op: TaskOperation): Promise<TaskWithCounts> {
+export async function controlTask(
+  em: EntityManager,
+  actor: Actor,
+  jobs: Jobs,
+  taskId: string,
+  op: TaskOperation,
+): Promise<TaskWithCounts> {
   assertWritable(actor);
   await requireTask(em, actor, taskId);
   const rule = CONTROL[op];
   await em.fork().transactional(async (tx) => {
     const task = (await lockTask(tx, taskId))!;
-    if (!rule.from.includes(task.status)) throw conflict('invalid_transition', `a ${task.status} task cannot be ${op === 'cancel' ? 'canceled' : `${op}d`}`);
-    await setTaskStatus(tx, task, rule.to, { type: rule.event, by: actor.userId }, op === 'cancel' ? ', finished_at = now()' : '');
+    if (!rule.from.includes(task.status))
+      throw conflict(
+        'invalid_transition',
+        `a ${task.status} task cannot be ${op === 'cancel' ? 'canceled' : `${op}d`}`,
+      );
+    await setTaskStatus(
+      tx,
+      task,
+      rule.to,
+      { type: rule.event, by: actor.userId },
+      op === 'cancel' ? ', finished_at = now()' : '',
+    );
     // Cancel: no pending action will start (the run checks under this lock before each one); an
     // action already running finishes and is recorded.
     if (op === 'cancel') await cancelOpenActions(tx, task, ['pending'], actor.userId);
@@ -315,7 +423,8 @@ export async function retryTask(em: EntityManager, actor: Actor, jobs: Jobs, tas
   const t = await requireTask(em, actor, taskId);
   const run = await em.fork().transactional(async (tx) => {
     const task = (await lockTask(tx, taskId))!;
-    if (task.status !== 'failed') throw conflict('invalid_transition', `only a failed task can be retried; this one is ${task.status}`);
+    if (task.status !== 'failed')
+      throw conflict('invalid_transition', `only a failed task can be retried; this one is ${task.status}`);
     const reset: { id: string; position: number; attempts: number }[] = await tx.execute(
       `update operator_task_actions set status = 'pending', updated_at = now() where task_id = ? and status = 'failed' returning id, position, attempts`,
       [taskId],
@@ -323,11 +432,23 @@ export async function retryTask(em: EntityManager, actor: Actor, jobs: Jobs, tas
     reset.sort((a, b) => a.position - b.position);
     await tx.execute('update operator_tasks set run = run + 1, finished_at = null where id = ?', [taskId]);
     task.run += 1;
-    await setTaskStatus(tx, task, 'queued', { type: 'task_retried', by: actor.userId, data: { run: task.run, actions: reset.length } });
+    await setTaskStatus(tx, task, 'queued', {
+      type: 'task_retried',
+      by: actor.userId,
+      data: { run: task.run, actions: reset.length },
+    });
     await addEvents(
       tx,
       task,
-      reset.map((r) => ({ type: 'action_retried', actionId: r.id, position: r.position, from: 'failed', to: 'pending', by: actor.userId, data: { next_attempt: r.attempts + 1 } })),
+      reset.map((r) => ({
+        type: 'action_retried',
+        actionId: r.id,
+        position: r.position,
+        from: 'failed',
+        to: 'pending',
+        by: actor.userId,
+        data: { next_attempt: r.attempts + 1 },
+      })),
     );
     return task.run;
   });
@@ -354,13 +475,29 @@ export interface Outcomes {
   to: Date;
   tasks: { total: number; completed: number; failed: number; canceled: number };
   actions: { succeeded: number; failed: number; canceled: number; not_run: number };
-  by_task: { task_id: string; app_id: string; title: string; status: TaskStatus; finished_at: Date; succeeded: number; failed: number; canceled: number; not_run: number }[];
+  by_task: {
+    task_id: string;
+    app_id: string;
+    title: string;
+    status: TaskStatus;
+    finished_at: Date;
+    succeeded: number;
+    failed: number;
+    canceled: number;
+    not_run: number;
+  }[];
   by_tool: { tool: string; succeeded: number; failed: number; canceled: number }[];
 }
 
 /** What the caller's tasks that finished in [from, to) achieved: per task (newest first, up to `limit`), per tool, and in total. */
 export async function taskOutcomes(em: EntityManager, actor: Actor, f: OutcomeFilter): Promise<Outcomes> {
-  const where = [`t.workspace_id = ?`, `t.user_id = ?`, `t.status in ('completed', 'failed', 'canceled')`, `t.finished_at >= ?`, `t.finished_at < ?`];
+  const where = [
+    `t.workspace_id = ?`,
+    `t.user_id = ?`,
+    `t.status in ('completed', 'failed', 'canceled')`,
+    `t.finished_at >= ?`,
+    `t.finished_at < ?`,
+  ];
   const params: unknown[] = [actor.workspaceId, actor.userId, f.from, f.to];
   if (f.appId) {
     await requireOwnedApp(em, actor, f.appId);
@@ -388,13 +525,22 @@ export async function taskOutcomes(em: EntityManager, actor: Actor, f: OutcomeFi
       params,
     ),
     em.execute(`select t.status, count(*)::int as n from operator_tasks t where ${w} group by t.status`, params),
-  ])) as unknown as [Outcomes['by_task'], (Outcomes['by_tool'][number] & { not_run: number })[], { status: TaskStatus; n: number }[]];
+  ])) as unknown as [
+    Outcomes['by_task'],
+    (Outcomes['by_tool'][number] & { not_run: number })[],
+    { status: TaskStatus; n: number }[],
+  ];
   const n = (s: TaskStatus) => totals.find((r) => r.status === s)?.n ?? 0;
   const sum = (k: 'succeeded' | 'failed' | 'canceled' | 'not_run') => byTool.reduce((acc, r) => acc + r[k], 0);
   return {
     from: f.from,
     to: f.to,
-    tasks: { total: n('completed') + n('failed') + n('canceled'), completed: n('completed'), failed: n('failed'), canceled: n('canceled') },
+    tasks: {
+      total: n('completed') + n('failed') + n('canceled'),
+      completed: n('completed'),
+      failed: n('failed'),
+      canceled: n('canceled'),
+    },
     actions: { succeeded: sum('succeeded'), failed: sum('failed'), canceled: sum('canceled'), not_run: sum('not_run') },
     by_task: byTask.map((r) => ({ ...r, finished_at: new Date(r.finished_at) })),
     by_tool: byTool.map(({ tool, succeeded, failed, canceled }) => ({ tool, succeeded, failed, canceled })),
@@ -418,9 +564,22 @@ export interface TaskPlan {
 export async function beginTaskRun(em: EntityManager, input: { taskId: string; run: number }): Promise<TaskPlan> {
   return em.transactional(async (tx) => {
     const task = await lockTask(tx, input.taskId);
-    const none: TaskPlan = { proceed: false, paused: false, canceled: task?.status === 'canceled', onFailure: task?.on_failure ?? 'stop', actions: [] };
+    const none: TaskPlan = {
+      proceed: false,
+      paused: false,
+      canceled: task?.status === 'canceled',
+      onFailure: task?.on_failure ?? 'stop',
+      actions: [],
+    };
     if (!task || task.run !== input.run || TERMINAL.includes(task.status)) return none;
-    if (task.status === 'queued') await setTaskStatus(tx, task, 'running', { type: 'task_started', data: { run: task.run } }, ', started_at = coalesce(started_at, now())');
+    if (task.status === 'queued')
+      await setTaskStatus(
+        tx,
+        task,
+        'running',
+        { type: 'task_started', data: { run: task.run } },
+        ', started_at = coalesce(started_at, now())',
+      );
     const rows: { id: string; position: number; status: ActionStatus; attempts: number }[] = await tx.execute(
       `select id, position, status, attempts from operator_task_actions where task_id = ? and status in ('pending', 'running') order by position`,
       [task.id],
@@ -431,7 +590,11 @@ export async function beginTaskRun(em: EntityManager, input: { taskId: string; r
       canceled: false,
       onFailure: task.on_failure,
       // A `running` action is one whose activity died with the previous run: that attempt again.
-      actions: rows.map((r) => ({ id: r.id, position: r.position, attempt: r.status === 'running' ? Math.max(1, r.attempts) : r.attempts + 1 })),
+      actions: rows.map((r) => ({
+        id: r.id,
+        position: r.position,
+        attempt: r.status === 'running' ? Math.max(1, r.attempts) : r.attempts + 1,
+      })),
     };
   });
 }
@@ -444,7 +607,11 @@ export type ToolServices = Pick<ToolContext, 'jobs' | 'config' | 'providers'>;
 /** A tool's refusal (bad input, a domain rule): the action fails and the task goes on as told. Anything else is retried. */
 const actionError = (err: unknown): { code: string; message: string } | undefined => {
   if (err instanceof AppError && err.status < 500) return { code: err.code, message: err.message };
-  if (err instanceof ZodError) return { code: 'invalid_args', message: err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ') };
+  if (err instanceof ZodError)
+    return {
+      code: 'invalid_args',
+      message: err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '),
+    };
   return undefined;
 };
 
@@ -468,15 +635,24 @@ export async function runTaskAction(
   const claim = await em.fork().transactional(async (tx) => {
     const task = await lockTask(tx, input.taskId);
     if (!task || task.run !== input.run) return { outcome: 'stale' as const };
-    const [action]: { id: string; position: number; tool: string; args: unknown; status: ActionStatus; attempts: number }[] = await tx.execute(
+    const [action]: {
+      id: string;
+      position: number;
+      tool: string;
+      args: unknown;
+      status: ActionStatus;
+      attempts: number;
+    }[] = await tx.execute(
       'select id, position, tool, args, status, attempts from operator_task_actions where id = ? and task_id = ? for update',
       [input.actionId, task.id],
     );
     if (!action) return { outcome: 'stale' as const };
     if (action.status === 'canceled') return { outcome: 'canceled' as const };
     // This attempt already finished (a retried activity): its outcome, without running it again.
-    if (action.status === 'succeeded' || action.status === 'failed') return { outcome: action.attempts >= input.attempt ? action.status : ('stale' as const) };
-    if (action.status === 'running' ? action.attempts !== input.attempt : action.attempts >= input.attempt) return { outcome: 'stale' as const };
+    if (action.status === 'succeeded' || action.status === 'failed')
+      return { outcome: action.attempts >= input.attempt ? action.status : ('stale' as const) };
+    if (action.status === 'running' ? action.attempts !== input.attempt : action.attempts >= input.attempt)
+      return { outcome: 'stale' as const };
     if (task.status === 'canceled') {
       await cancelOpenActions(tx, task, ['pending', 'running'], null);
       return { outcome: 'canceled' as const };
@@ -486,7 +662,16 @@ export async function runTaskAction(
         `update operator_task_actions set status = 'running', attempts = ?, started_at = now(), finished_at = null, result = null, error_code = null, error_message = null, updated_at = now() where id = ?`,
         [input.attempt, action.id],
       );
-      await addEvents(tx, task, [{ type: 'action_started', actionId: action.id, position: action.position, from: 'pending', to: 'running', data: { attempt: input.attempt, tool: action.tool } }]);
+      await addEvents(tx, task, [
+        {
+          type: 'action_started',
+          actionId: action.id,
+          position: action.position,
+          from: 'pending',
+          to: 'running',
+          data: { attempt: input.attempt, tool: action.tool },
+        },
+      ]);
     }
     return { outcome: 'run' as const, task, action };
   });
@@ -496,11 +681,29 @@ export async function runTaskAction(
   let result: unknown;
   try {
     const work = em.fork();
-    const actor = await resolveActor(work, { userId: task.user_id, kind: 'session' }, task.acting_as_owner_id ?? undefined);
-    if (actor.workspaceId !== task.workspace_id || !canAccessApp(actor, task.app_id)) throw new AppError(403, 'not_assigned', 'the task’s user no longer has access to this product');
+    const actor = await resolveActor(
+      work,
+      { userId: task.user_id, kind: 'session' },
+      task.acting_as_owner_id ?? undefined,
+    );
+    if (actor.workspaceId !== task.workspace_id || !canAccessApp(actor, task.app_id))
+      throw new AppError(403, 'not_assigned', 'the task’s user no longer has access to this product');
     const tool = findTool(action.tool);
     if (!tool) throw new AppError(400, 'unknown_tool', `no tool named ${action.tool}`);
-    result = storedResult(await runTool(tool, { em: work, actor, jobs: services.jobs, config: services.config, providers: services.providers, appId: task.app_id }, action.args));
+    result = storedResult(
+      await runTool(
+        tool,
+        {
+          em: work,
+          actor,
+          jobs: services.jobs,
+          config: services.config,
+          providers: services.providers,
+          appId: task.app_id,
+        },
+        action.args,
+      ),
+    );
   } catch (err) {
     const failure = actionError(err);
     if (!failure) throw err; // infrastructure: the activity is retried (then failTaskAction records it)
@@ -513,13 +716,26 @@ export async function runTaskAction(
       `update operator_task_actions set status = 'succeeded', result = ?::jsonb, finished_at = now(), updated_at = now() where id = ? and status = 'running' and attempts = ? returning id`,
       [JSON.stringify(result), action.id, input.attempt],
     );
-    if (done) await addEvents(tx, locked, [{ type: 'action_succeeded', actionId: action.id, position: action.position, from: 'running', to: 'succeeded', data: { attempt: input.attempt } }]);
+    if (done)
+      await addEvents(tx, locked, [
+        {
+          type: 'action_succeeded',
+          actionId: action.id,
+          position: action.position,
+          from: 'running',
+          to: 'succeeded',
+          data: { attempt: input.attempt },
+        },
+      ]);
   });
   return 'succeeded';
 }
 
 /** Records attempt `attempt` of an action as failed (once). */
-export async function failTaskAction(em: EntityManager, input: { taskId: string; run: number; actionId: string; attempt: number; code: string; message: string }): Promise<void> {
+export async function failTaskAction(
+  em: EntityManager,
+  input: { taskId: string; run: number; actionId: string; attempt: number; code: string; message: string },
+): Promise<void> {
   await em.fork().transactional(async (tx) => {
     const task = await lockTask(tx, input.taskId);
     if (!task || task.run !== input.run) return;
@@ -530,7 +746,14 @@ export async function failTaskAction(em: EntityManager, input: { taskId: string;
     );
     if (done) {
       await addEvents(tx, task, [
-        { type: 'action_failed', actionId: done.id, position: done.position, from: 'running', to: 'failed', data: { attempt: input.attempt, code: input.code.slice(0, 60), message: input.message.slice(0, 500) } },
+        {
+          type: 'action_failed',
+          actionId: done.id,
+          position: done.position,
+          from: 'running',
+          to: 'failed',
+          data: { attempt: input.attempt, code: input.code.slice(0, 60), message: input.message.slice(0, 500) },
+        },
       ]);
     }
   });
@@ -540,7 +763,10 @@ export async function failTaskAction(em: EntityManager, input: { taskId: string;
  * Ends a run: a canceled task gets its remaining actions canceled; otherwise the task is `failed`
  * when an action failed (or some were left unrun), else `completed`. Idempotent.
  */
-export async function finishTaskRun(em: EntityManager, input: { taskId: string; run: number }): Promise<{ status: TaskStatus | null }> {
+export async function finishTaskRun(
+  em: EntityManager,
+  input: { taskId: string; run: number },
+): Promise<{ status: TaskStatus | null }> {
   return em.fork().transactional(async (tx) => {
     const task = await lockTask(tx, input.taskId);
     if (!task) return { status: null };

@@ -26,7 +26,12 @@ export function cleanTitle(title: string): string {
   return t;
 }
 
-export async function createThread(em: EntityManager, actor: Actor, appId: string, title?: string): Promise<IAgentThread> {
+export async function createThread(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  title?: string,
+): Promise<IAgentThread> {
   await requireOwnedApp(em, actor, appId);
   const thread = em.create(AgentThread, {
     workspace: actor.workspaceId,
@@ -42,17 +47,31 @@ export async function createThread(em: EntityManager, actor: Actor, appId: strin
 export async function listThreads(em: EntityManager, actor: Actor, appId: string): Promise<IAgentThread[]> {
   // The filter's product is checked as on create: another workspace's 403 app_not_owned, another product's 403 not_assigned.
   await requireOwnedApp(em, actor, appId);
-  return em.find(AgentThread, { workspace: actor.workspaceId, user: actor.userId, app: appId }, { orderBy: { updatedAt: 'desc', id: 'desc' }, limit: 500 });
+  return em.find(
+    AgentThread,
+    { workspace: actor.workspaceId, user: actor.userId, app: appId },
+    { orderBy: { updatedAt: 'desc', id: 'desc' }, limit: 500 },
+  );
 }
 
 /** The caller's thread: 404 `notFoundCode` for an unknown one, another user's or another workspace's. */
-export async function requireThread(em: EntityManager, actor: Actor, threadId: string, notFoundCode = 'not_found'): Promise<IAgentThread> {
+export async function requireThread(
+  em: EntityManager,
+  actor: Actor,
+  threadId: string,
+  notFoundCode = 'not_found',
+): Promise<IAgentThread> {
   const thread = await em.findOne(AgentThread, { id: threadId, workspace: actor.workspaceId, user: actor.userId });
   if (!thread || !canAccessApp(actor, thread.app.id)) throw new AppError(404, notFoundCode, 'thread not found');
   return thread;
 }
 
-export async function renameThread(em: EntityManager, actor: Actor, threadId: string, title: string): Promise<IAgentThread> {
+export async function renameThread(
+  em: EntityManager,
+  actor: Actor,
+  threadId: string,
+  title: string,
+): Promise<IAgentThread> {
   const thread = await requireThread(em, actor, threadId);
   thread.title = cleanTitle(title);
   await em.flush();
@@ -93,10 +112,15 @@ export interface NewMessage {
  */
 export async function appendMessages(em: EntityManager, threadId: string, messages: NewMessage[]): Promise<string[]> {
   return em.transactional(async (tx) => {
-    const [thread]: { message_count: number }[] = await tx.execute('select message_count from agent_threads where id = ? for update', [threadId]);
+    const [thread]: { message_count: number }[] = await tx.execute(
+      'select message_count from agent_threads where id = ? for update',
+      [threadId],
+    );
     if (!thread) throw notFound('thread');
     const given = messages.flatMap((m) => (m.id ? [m.id] : []));
-    const stored = new Set(given.length ? (await tx.find(AgentMessage, { id: { $in: given } }, { fields: ['id'] })).map((m) => m.id) : []);
+    const stored = new Set(
+      given.length ? (await tx.find(AgentMessage, { id: { $in: given } }, { fields: ['id'] })).map((m) => m.id) : [],
+    );
     const ids: string[] = [];
     let seq = thread.message_count;
     for (const m of messages) {
@@ -121,7 +145,10 @@ export async function appendMessages(em: EntityManager, threadId: string, messag
       ids.push(row.id);
     }
     await tx.flush();
-    await tx.execute('update agent_threads set message_count = ?, last_message_at = now(), updated_at = now() where id = ?', [seq, threadId]);
+    await tx.execute(
+      'update agent_threads set message_count = ?, last_message_at = now(), updated_at = now() where id = ?',
+      [seq, threadId],
+    );
     return ids;
   });
 }

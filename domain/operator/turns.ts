@@ -46,7 +46,11 @@ export const TURN_CREDITS = 1;
  * hold counts for one model step and one confirmation wait, with room; each model step renews it,
  * so only a turn whose run was lost outlives it.
  */
-const turnHold = (turnId: string) => ({ key: `operator-turn:${turnId}`, reason: 'Operator turn', ttlMs: confirmationTtlMs() + 15 * 60_000 });
+const turnHold = (turnId: string) => ({
+  key: `operator-turn:${turnId}`,
+  reason: 'Operator turn',
+  ttlMs: confirmationTtlMs() + 15 * 60_000,
+});
 /** Tool results kept in history and context (characters of JSON). */
 const MAX_RESULT_CHARS = 20_000;
 
@@ -72,23 +76,33 @@ export type PreparedMessage =
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-
 /** The body rules that need no database (400 invalid_body / invalid_app / invalid_thread / invalid_attachments). */
 function checkBody(b: MessageBody): void {
   const confirming = b.confirmation_action !== undefined;
-  if (b.confirmation_action === 'cancel' && !b.confirmation_token) throw badRequest('invalid_body', 'confirmation_token is required to cancel');
-  if (b.confirmation_token !== undefined && !b.confirmation_action) throw badRequest('invalid_body', 'confirmation_token needs confirmation_action');
-  if (b.message !== undefined && b.confirmation_token !== undefined) throw badRequest('invalid_body', 'message and confirmation_token cannot be combined');
-  if (!confirming && (b.message === undefined || !b.message.trim())) throw badRequest('invalid_body', 'message is required');
+  if (b.confirmation_action === 'cancel' && !b.confirmation_token)
+    throw badRequest('invalid_body', 'confirmation_token is required to cancel');
+  if (b.confirmation_token !== undefined && !b.confirmation_action)
+    throw badRequest('invalid_body', 'confirmation_token needs confirmation_action');
+  if (b.message !== undefined && b.confirmation_token !== undefined)
+    throw badRequest('invalid_body', 'message and confirmation_token cannot be combined');
+  if (!confirming && (b.message === undefined || !b.message.trim()))
+    throw badRequest('invalid_body', 'message is required');
   if (!isUuid(b.app_id)) throw badRequest('invalid_app', 'app_id must be a valid product id');
-  if (b.thread_id !== undefined && !isUuid(b.thread_id)) throw badRequest('invalid_thread', 'thread_id must be a valid thread id');
+  if (b.thread_id !== undefined && !isUuid(b.thread_id))
+    throw badRequest('invalid_thread', 'thread_id must be a valid thread id');
   const ids = b.attachment_ids;
   if (ids !== undefined) {
-    if (ids.length > MAX_ATTACHMENTS || !ids.every(isUuid) || new Set(ids.map((i) => i.toLowerCase())).size !== ids.length) {
+    if (
+      ids.length > MAX_ATTACHMENTS ||
+      !ids.every(isUuid) ||
+      new Set(ids.map((i) => i.toLowerCase())).size !== ids.length
+    ) {
       throw badRequest('invalid_attachments', `attachment_ids must be unique UUIDs, at most ${MAX_ATTACHMENTS}`);
     }
-    if (ids.length && confirming) throw badRequest('invalid_attachments', 'attachments cannot be combined with confirming an action');
-    if (ids.length && !b.thread_id) throw badRequest('invalid_attachments', 'attachments require an existing thread (thread_id)');
+    if (ids.length && confirming)
+      throw badRequest('invalid_attachments', 'attachments cannot be combined with confirming an action');
+    if (ids.length && !b.thread_id)
+      throw badRequest('invalid_attachments', 'attachments require an existing thread (thread_id)');
   }
 }
 
@@ -107,19 +121,39 @@ export async function prepareMessage(em: EntityManager, actor: Actor, b: Message
   }
   if (b.confirmation_action) return decide(em, actor, b.app_id, threadId, b.confirmation_action, b.confirmation_token);
 
-  const attachments = b.attachment_ids?.length ? await requireChatAttachments(em, actor, threadId!, b.attachment_ids) : [];
+  const attachments = b.attachment_ids?.length
+    ? await requireChatAttachments(em, actor, threadId!, b.attachment_ids)
+    : [];
   // The thread (when new), the turn, the user's message and the turn's credit hold (402
   // insufficient_credits, nothing recorded, when it cannot be covered): one transaction.
   const turn = await em
     .transactional(async (tx) => {
       if (!threadId) {
         threadId = uuidv7();
-        tx.create(AgentThread, { id: threadId, workspace: actor.workspaceId, user: actor.userId, app: b.app_id, title: titleFrom(b.message!) });
+        tx.create(AgentThread, {
+          id: threadId,
+          workspace: actor.workspaceId,
+          user: actor.userId,
+          app: b.app_id,
+          title: titleFrom(b.message!),
+        });
       }
-      const created = tx.create(AgentTurn, { thread: threadId, workspace: actor.workspaceId, userId: actor.userId, appId: b.app_id });
+      const created = tx.create(AgentTurn, {
+        thread: threadId,
+        workspace: actor.workspaceId,
+        userId: actor.userId,
+        appId: b.app_id,
+      });
       await tx.flush();
       await holdCredits(tx, actor.workspaceId, TURN_CREDITS, turnHold(created.id));
-      await appendMessages(tx, threadId, [{ turnId: created.id, role: 'user', content: b.message!.trim().slice(0, MAX_MESSAGE), attachmentIds: attachments.map((a) => a.id) }]);
+      await appendMessages(tx, threadId, [
+        {
+          turnId: created.id,
+          role: 'user',
+          content: b.message!.trim().slice(0, MAX_MESSAGE),
+          attachmentIds: attachments.map((a) => a.id),
+        },
+      ]);
       return created;
     })
     .catch((err: unknown) => {
@@ -131,28 +165,46 @@ export async function prepareMessage(em: EntityManager, actor: Actor, b: Message
 }
 
 /** A new thread is titled after the first message (its first line, up to 60 characters). */
-const titleFrom = (message: string) => (message.trim().split('\n')[0].slice(0, 60).trim() || 'New thread');
+const titleFrom = (message: string) => message.trim().split('\n')[0].slice(0, 60).trim() || 'New thread';
 
 /**
  * Records the user's decision on a pending confirmation: the token's (bound to this user and, when
  * given, this thread), or without a token the thread's latest pending one. Single use: only a pending,
  * unexpired confirmation changes (404 `confirmation_not_found`, 409 `confirmation_not_pending`).
  */
-async function decide(em: EntityManager, actor: Actor, appId: string, threadId: string | undefined, action: 'confirm' | 'cancel', token?: string): Promise<PreparedMessage> {
+async function decide(
+  em: EntityManager,
+  actor: Actor,
+  appId: string,
+  threadId: string | undefined,
+  action: 'confirm' | 'cancel',
+  token?: string,
+): Promise<PreparedMessage> {
   let conf;
   if (token) conf = await em.findOne(AgentConfirmation, { tokenHash: sha256(token) });
-  else if (threadId) conf = await em.findOne(AgentConfirmation, { thread: threadId, userId: actor.userId, status: 'pending' }, { orderBy: { createdAt: 'desc' } });
+  else if (threadId)
+    conf = await em.findOne(
+      AgentConfirmation,
+      { thread: threadId, userId: actor.userId, status: 'pending' },
+      { orderBy: { createdAt: 'desc' } },
+    );
   else throw badRequest('invalid_body', 'confirming without a confirmation_token needs thread_id');
   if (!conf || conf.userId !== actor.userId || (threadId && conf.thread.id !== threadId)) {
     throw new AppError(404, 'confirmation_not_found', 'no such confirmation for you in this thread');
   }
   const thread = await requireThread(em, actor, conf.thread.id, 'thread_not_found');
-  if (thread.app.id !== appId) throw badRequest('thread_app_mismatch', 'the confirmation belongs to a thread of another product');
+  if (thread.app.id !== appId)
+    throw badRequest('thread_app_mismatch', 'the confirmation belongs to a thread of another product');
   const decided: unknown[] = await em.execute(
     `update agent_confirmations set status = ?, decided_at = now() where id = ? and status = 'pending' and expires_at > now() returning id`,
     [action === 'confirm' ? 'confirmed' : 'canceled', conf.id],
   );
-  if (!decided.length) throw new AppError(409, 'confirmation_not_pending', `the confirmation was already ${conf.status === 'pending' ? 'expired' : conf.status}`);
+  if (!decided.length)
+    throw new AppError(
+      409,
+      'confirmation_not_pending',
+      `the confirmation was already ${conf.status === 'pending' ? 'expired' : conf.status}`,
+    );
   return {
     kind: 'decision',
     start: { turnId: conf.turn.id, threadId: thread.id, workspaceId: actor.workspaceId, appId },
@@ -195,7 +247,11 @@ async function loadTurn(em: EntityManager, turnId: string) {
 /** The turn's user as an Actor in the thread's workspace (acting for its owner when it is not theirs). */
 async function turnActor(em: EntityManager, turn: { userId: string; workspace: { id: string } }): Promise<Actor> {
   const ws = await em.findOneOrFail(Workspace, turn.workspace.id);
-  return resolveActor(em, { userId: turn.userId, kind: 'session' }, ws.owner.id === turn.userId ? undefined : ws.owner.id);
+  return resolveActor(
+    em,
+    { userId: turn.userId, kind: 'session' },
+    ws.owner.id === turn.userId ? undefined : ws.owner.id,
+  );
 }
 
 const clipJson = (v: unknown): string => {
@@ -204,34 +260,64 @@ const clipJson = (v: unknown): string => {
 };
 
 /** The model's view of the thread: a system message (with the user's remembered facts), then the last CONTEXT_TURNS turns. */
-export async function buildContext(em: EntityManager, actor: Actor, threadId: string, appId: string): Promise<ChatMessage[]> {
+export async function buildContext(
+  em: EntityManager,
+  actor: Actor,
+  threadId: string,
+  appId: string,
+): Promise<ChatMessage[]> {
   const app = await em.findOne(App, appId);
   const facts = await memoryForContext(em, actor, appId);
   const messages: IAgentMessage[] = await em.find(
     AgentMessage,
-    { thread: threadId, turn: { $in: (await em.find(AgentTurn, { thread: threadId }, { orderBy: { startedAt: 'desc' }, limit: CONTEXT_TURNS, fields: ['id'] })).map((t) => t.id) } },
+    {
+      thread: threadId,
+      turn: {
+        $in: (
+          await em.find(
+            AgentTurn,
+            { thread: threadId },
+            { orderBy: { startedAt: 'desc' }, limit: CONTEXT_TURNS, fields: ['id'] },
+          )
+        ).map((t) => t.id),
+      },
+    },
     { orderBy: { seq: 'asc' } },
   );
   const attachmentIds = messages.flatMap((m) => m.attachmentIds);
-  const attachments = attachmentIds.length ? new Map((await em.find(AgentAttachment, { id: { $in: attachmentIds } })).map((a) => [a.id, a])) : new Map();
+  const attachments = attachmentIds.length
+    ? new Map((await em.find(AgentAttachment, { id: { $in: attachmentIds } })).map((a) => [a.id, a]))
+    : new Map();
   const out: ChatMessage[] = [
     {
       role: 'system',
       content:
         `You are the Operator of a lead-discovery and outreach workspace, working on the product "${app?.name ?? 'unknown'}" (id ${appId}). ` +
         'Use the tools to look up and act on the workspace’s data. Tools that change anything run only after the user confirms.' +
-        (facts.length ? `\nWhat the user asked you to remember:\n${facts.map((f) => `- ${f.key}: ${f.value}`).join('\n')}` : ''),
+        (facts.length
+          ? `\nWhat the user asked you to remember:\n${facts.map((f) => `- ${f.key}: ${f.value}`).join('\n')}`
+          : ''),
     },
   ];
   for (const m of messages) {
     if (m.role === 'user') {
       const files = m.attachmentIds.map((id) => attachments.get(id)).filter(Boolean);
-      const text = files.map((a) => `\n\n[Attachment ${a.filename}]\n${(a.text ?? '').slice(0, MAX_RESULT_CHARS)}`).join('');
+      const text = files
+        .map((a) => `\n\n[Attachment ${a.filename}]\n${(a.text ?? '').slice(0, MAX_RESULT_CHARS)}`)
+        .join('');
       out.push({ role: 'user', content: `${m.content ?? ''}${text}` });
     } else if (m.role === 'assistant') {
-      out.push({ role: 'assistant', content: m.content ?? null, ...(m.toolCalls?.length ? { toolCalls: m.toolCalls } : {}) });
+      out.push({
+        role: 'assistant',
+        content: m.content ?? null,
+        ...(m.toolCalls?.length ? { toolCalls: m.toolCalls } : {}),
+      });
     } else {
-      out.push({ role: 'tool', toolCallId: m.toolCallId ?? '', content: clipJson({ status: m.toolStatus, result: m.toolResult }) });
+      out.push({
+        role: 'tool',
+        toolCallId: m.toolCallId ?? '',
+        content: clipJson({ status: m.toolStatus, result: m.toolResult }),
+      });
     }
   }
   return out;
@@ -243,7 +329,10 @@ export async function buildContext(em: EntityManager, actor: Actor, threadId: st
  */
 export function toolSpecs(): ToolSpec[] {
   return allTools().map((t) => {
-    const { $schema: _drop, ...parameters } = z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    const { $schema: _drop, ...parameters } = z.toJSONSchema(t.input, {
+      io: 'input',
+      unrepresentable: 'any',
+    }) as Record<string, unknown>;
     if (requiresAppId(t)) {
       const properties = parameters.properties as Record<string, Record<string, unknown>>;
       properties.app_id = { ...properties.app_id, description: 'The product; default: this thread’s product' };
@@ -254,7 +343,10 @@ export function toolSpecs(): ToolSpec[] {
 }
 
 /** One model call: streams its text to the client, stores the assistant message, returns the tool calls it asked for. */
-export async function modelStep(deps: TurnDeps, input: { turnId: string; messageId: string; signal?: AbortSignal }): Promise<StepResult> {
+export async function modelStep(
+  deps: TurnDeps,
+  input: { turnId: string; messageId: string; signal?: AbortSignal },
+): Promise<StepResult> {
   const turn = await loadTurn(deps.em, input.turnId);
   // Renews the turn's hold before each model call (402 if it lapsed and cannot be taken again).
   await holdCredits(deps.em, turn.workspace.id, TURN_CREDITS, turnHold(turn.id));
@@ -271,11 +363,23 @@ export async function modelStep(deps: TurnDeps, input: { turnId: string; message
     } else usage = e.usage;
   }
   await appendMessages(deps.em, turn.thread.id, [
-    { id: input.messageId, turnId: turn.id, role: 'assistant', content: text || null, toolCalls: calls.length ? calls.map(({ id, name, args }) => ({ id, name, args })) : null },
+    {
+      id: input.messageId,
+      turnId: turn.id,
+      role: 'assistant',
+      content: text || null,
+      toolCalls: calls.length ? calls.map(({ id, name, args }) => ({ id, name, args })) : null,
+    },
   ]);
   await publishTurnEvent(deps.redis, turn.id, 'message', { message_id: input.messageId, content: text });
   for (const c of calls) {
-    await publishTurnEvent(deps.redis, turn.id, 'tool_call', { tool_call_id: c.id, name: c.name, args: c.args, risk: c.risk, needs_confirmation: c.risk !== null && needsConfirmation({ risk: c.risk }) });
+    await publishTurnEvent(deps.redis, turn.id, 'tool_call', {
+      tool_call_id: c.id,
+      name: c.name,
+      args: c.args,
+      risk: c.risk,
+      needs_confirmation: c.risk !== null && needsConfirmation({ risk: c.risk }),
+    });
   }
   return { toolCalls: calls, usage };
 }
@@ -284,7 +388,13 @@ export async function modelStep(deps: TurnDeps, input: { turnId: string; message
  * Runs a tool as the turn's user, for the thread's product (`app_id` defaults to it); an error becomes
  * the tool's result (the model sees it), not a failed turn.
  */
-async function invoke(deps: TurnDeps, actor: Actor, appId: string, name: string, args: unknown): Promise<{ status: 'ok' | 'error'; result: unknown }> {
+async function invoke(
+  deps: TurnDeps,
+  actor: Actor,
+  appId: string,
+  name: string,
+  args: unknown,
+): Promise<{ status: 'ok' | 'error'; result: unknown }> {
   const tool = findTool(name);
   const outcome = await invokeTool(deps, actor, appId, tool, name, args);
   // The registry's name, never the model's: a made-up name is `unknown`.
@@ -292,36 +402,72 @@ async function invoke(deps: TurnDeps, actor: Actor, appId: string, name: string,
   return outcome;
 }
 
-async function invokeTool(deps: TurnDeps, actor: Actor, appId: string, tool: ReturnType<typeof findTool>, name: string, args: unknown): Promise<{ status: 'ok' | 'error'; result: unknown }> {
+async function invokeTool(
+  deps: TurnDeps,
+  actor: Actor,
+  appId: string,
+  tool: ReturnType<typeof findTool>,
+  name: string,
+  args: unknown,
+): Promise<{ status: 'ok' | 'error'; result: unknown }> {
   if (!tool) return { status: 'error', result: { code: 'unknown_tool', message: `there is no tool named ${name}` } };
   try {
     const result = await runTool(tool, { ...deps.toolContext, em: deps.em.fork(), actor, appId }, args);
     return { status: 'ok', result: JSON.parse(clipJson(result).replace(/…$/, '"…"')) };
   } catch (err) {
     if (err instanceof AppError) return { status: 'error', result: { code: err.code, message: err.message } };
-    if (err instanceof z.ZodError) return { status: 'error', result: { code: 'invalid_arguments', message: err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') } };
+    if (err instanceof z.ZodError)
+      return {
+        status: 'error',
+        result: {
+          code: 'invalid_arguments',
+          message: err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        },
+      };
     throw err;
   }
 }
 
 /** A read tool (or an unknown one): runs now; its result is stored and streamed. */
-export async function runReadTool(deps: TurnDeps, input: { turnId: string; call: PlannedCall; messageId: string }): Promise<void> {
+export async function runReadTool(
+  deps: TurnDeps,
+  input: { turnId: string; call: PlannedCall; messageId: string },
+): Promise<void> {
   const turn = await loadTurn(deps.em, input.turnId);
   const stored = await deps.em.findOne(AgentMessage, input.messageId);
-  const outcome = stored ? { status: stored.toolStatus as 'ok' | 'error', result: stored.toolResult } : await invoke(deps, await turnActor(deps.em, turn), turn.appId, input.call.name, input.call.args);
+  const outcome = stored
+    ? { status: stored.toolStatus as 'ok' | 'error', result: stored.toolResult }
+    : await invoke(deps, await turnActor(deps.em, turn), turn.appId, input.call.name, input.call.args);
   if (!stored) {
     await appendMessages(deps.em, turn.thread.id, [
-      { id: input.messageId, turnId: turn.id, role: 'tool', content: null, toolCallId: input.call.id, toolName: input.call.name, toolStatus: outcome.status, toolResult: outcome.result },
+      {
+        id: input.messageId,
+        turnId: turn.id,
+        role: 'tool',
+        content: null,
+        toolCallId: input.call.id,
+        toolName: input.call.name,
+        toolStatus: outcome.status,
+        toolResult: outcome.result,
+      },
     ]);
   }
-  await publishTurnEvent(deps.redis, turn.id, 'tool_result', { tool_call_id: input.call.id, name: input.call.name, status: outcome.status, result: outcome.result });
+  await publishTurnEvent(deps.redis, turn.id, 'tool_result', {
+    tool_call_id: input.call.id,
+    name: input.call.name,
+    status: outcome.status,
+    result: outcome.result,
+  });
 }
 
 /**
  * A risky tool call: records the confirmation (token stored hashed, bound to user, thread and these
  * exact arguments) and a tool message awaiting it, and streams the token once. Returns when it expires.
  */
-export async function requestConfirmation(deps: TurnDeps, input: { turnId: string; call: PlannedCall; messageId: string; confirmationId: string }): Promise<{ expiresAt: string }> {
+export async function requestConfirmation(
+  deps: TurnDeps,
+  input: { turnId: string; call: PlannedCall; messageId: string; confirmationId: string },
+): Promise<{ expiresAt: string }> {
   const turn = await loadTurn(deps.em, input.turnId);
   const token = `opc_${randomBytes(32).toString('base64url')}`;
   const argsHash = sha256(canonicalJson(input.call.args));
@@ -371,7 +517,12 @@ export async function requestConfirmation(deps: TurnDeps, input: { turnId: strin
 }
 
 /** Updates the tool message that awaited the confirmation. */
-async function settleToolMessage(em: EntityManager, confirmationId: string, status: string, result: unknown): Promise<void> {
+async function settleToolMessage(
+  em: EntityManager,
+  confirmationId: string,
+  status: string,
+  result: unknown,
+): Promise<void> {
   await em.execute(
     `update agent_messages set tool_status = ?, tool_result = ?::jsonb
       where role = 'tool' and tool_status = 'awaiting_confirmation' and tool_result->>'confirmation_id' = ?`,
@@ -383,41 +534,86 @@ async function settleToolMessage(em: EntityManager, confirmationId: string, stat
  * Runs a confirmed tool call exactly once: `executed_at` is claimed before it runs, so a retried
  * activity reports the stored outcome instead of running it again.
  */
-export async function executeConfirmed(deps: TurnDeps, input: { turnId: string; confirmationId: string }): Promise<void> {
+export async function executeConfirmed(
+  deps: TurnDeps,
+  input: { turnId: string; confirmationId: string },
+): Promise<void> {
   const em = deps.em;
   const turn = await loadTurn(em, input.turnId);
   const conf = await em.findOneOrFail(AgentConfirmation, input.confirmationId);
   let outcome: { status: 'ok' | 'error'; result: unknown };
   const claimed: unknown[] =
-    conf.status === 'confirmed' ? await em.execute(`update agent_confirmations set executed_at = now() where id = ? and executed_at is null returning id`, [conf.id]) : [];
-  if (conf.status !== 'confirmed') outcome = { status: 'error', result: { code: 'not_confirmed', message: 'the call was not confirmed' } };
+    conf.status === 'confirmed'
+      ? await em.execute(
+          `update agent_confirmations set executed_at = now() where id = ? and executed_at is null returning id`,
+          [conf.id],
+        )
+      : [];
+  if (conf.status !== 'confirmed')
+    outcome = { status: 'error', result: { code: 'not_confirmed', message: 'the call was not confirmed' } };
   else if (!claimed.length) {
-    const stored = (await em.fork().findOneOrFail(AgentConfirmation, conf.id)).result as { status: 'ok' | 'error'; result: unknown } | null;
-    outcome = stored ?? { status: 'error', result: { code: 'outcome_unknown', message: 'the call was started but its outcome was not recorded' } };
+    const stored = (await em.fork().findOneOrFail(AgentConfirmation, conf.id)).result as {
+      status: 'ok' | 'error';
+      result: unknown;
+    } | null;
+    outcome = stored ?? {
+      status: 'error',
+      result: { code: 'outcome_unknown', message: 'the call was started but its outcome was not recorded' },
+    };
   } else if (sha256(canonicalJson(conf.args)) !== conf.argsHash) {
-    outcome = { status: 'error', result: { code: 'arguments_changed', message: 'the confirmed arguments do not match' } };
+    outcome = {
+      status: 'error',
+      result: { code: 'arguments_changed', message: 'the confirmed arguments do not match' },
+    };
   } else {
     outcome = await invoke(deps, await turnActor(em, turn), turn.appId, conf.toolName, conf.args);
-    await em.execute('update agent_confirmations set result = ?::jsonb where id = ?', [JSON.stringify(outcome), conf.id]);
+    await em.execute('update agent_confirmations set result = ?::jsonb where id = ?', [
+      JSON.stringify(outcome),
+      conf.id,
+    ]);
   }
   await settleToolMessage(em, conf.id, outcome.status, outcome.result);
-  await em.execute(`update agent_turns set status = 'running' where id = ? and status = 'awaiting_confirmation'`, [turn.id]);
-  await publishTurnEvent(deps.redis, turn.id, 'tool_result', { tool_call_id: conf.toolCallId, name: conf.toolName, status: outcome.status, result: outcome.result, confirmation_id: conf.id });
+  await em.execute(`update agent_turns set status = 'running' where id = ? and status = 'awaiting_confirmation'`, [
+    turn.id,
+  ]);
+  await publishTurnEvent(deps.redis, turn.id, 'tool_result', {
+    tool_call_id: conf.toolCallId,
+    name: conf.toolName,
+    status: outcome.status,
+    result: outcome.result,
+    confirmation_id: conf.id,
+  });
 }
 
 /** A canceled or expired confirmation: the tool never runs. */
-export async function closeConfirmation(deps: TurnDeps, input: { turnId: string; confirmationId: string; outcome: 'canceled' | 'expired' }): Promise<void> {
+export async function closeConfirmation(
+  deps: TurnDeps,
+  input: { turnId: string; confirmationId: string; outcome: 'canceled' | 'expired' },
+): Promise<void> {
   const em = deps.em;
-  if (input.outcome === 'expired') await em.execute(`update agent_confirmations set status = 'expired' where id = ? and status = 'pending'`, [input.confirmationId]);
+  if (input.outcome === 'expired')
+    await em.execute(`update agent_confirmations set status = 'expired' where id = ? and status = 'pending'`, [
+      input.confirmationId,
+    ]);
   const conf = await em.findOneOrFail(AgentConfirmation, input.confirmationId);
   const status = conf.status === 'canceled' ? 'canceled' : 'expired';
   await settleToolMessage(em, conf.id, status, { code: status, message: `the user did not confirm (${status})` });
-  await em.execute(`update agent_turns set status = 'running' where id = ? and status = 'awaiting_confirmation'`, [input.turnId]);
-  await publishTurnEvent(deps.redis, input.turnId, 'tool_result', { tool_call_id: conf.toolCallId, name: conf.toolName, status, confirmation_id: conf.id });
+  await em.execute(`update agent_turns set status = 'running' where id = ? and status = 'awaiting_confirmation'`, [
+    input.turnId,
+  ]);
+  await publishTurnEvent(deps.redis, input.turnId, 'tool_result', {
+    tool_call_id: conf.toolCallId,
+    name: conf.toolName,
+    status,
+    confirmation_id: conf.id,
+  });
 }
 
 /** Records the turn's cost and debits its credits (key `operator-turn:<turnId>`: once; it consumes the turn's hold), then streams `done`. */
-export async function completeTurn(deps: TurnDeps, input: { turnId: string; usage: Usage; modelCalls: number }): Promise<{ credits: number }> {
+export async function completeTurn(
+  deps: TurnDeps,
+  input: { turnId: string; usage: Usage; modelCalls: number },
+): Promise<{ credits: number }> {
   let completedNow = false;
   const credits = await deps.em.transactional(async (tx) => {
     const turn = await tx.findOneOrFail(AgentTurn, input.turnId);
@@ -425,7 +621,10 @@ export async function completeTurn(deps: TurnDeps, input: { turnId: string; usag
     if (turn.status !== 'completed') {
       completedNow = true;
       try {
-        await debitCredits(tx, turn.workspace.id, TURN_CREDITS, { key: turnHold(turn.id).key, reason: 'Operator turn' });
+        await debitCredits(tx, turn.workspace.id, TURN_CREDITS, {
+          key: turnHold(turn.id).key,
+          reason: 'Operator turn',
+        });
         charged = TURN_CREDITS;
       } catch (err) {
         // Only after the turn's hold lapsed (its run stalled past the hold's lifetime) and the credits went
@@ -448,14 +647,21 @@ export async function completeTurn(deps: TurnDeps, input: { turnId: string; usag
   if (completedNow) operatorTurns.inc({ outcome: 'completed' });
   await publishTurnEvent(deps.redis, input.turnId, 'done', {
     turn_id: input.turnId,
-    usage: { input_tokens: input.usage.inputTokens, output_tokens: input.usage.outputTokens, model_calls: input.modelCalls },
+    usage: {
+      input_tokens: input.usage.inputTokens,
+      output_tokens: input.usage.outputTokens,
+      model_calls: input.modelCalls,
+    },
     cost_micros: input.usage.costMicros,
     credits,
   });
   return { credits };
 }
 
-export async function failTurn(deps: Pick<TurnDeps, 'em' | 'redis'>, input: { turnId: string; code: string; message: string }): Promise<void> {
+export async function failTurn(
+  deps: Pick<TurnDeps, 'em' | 'redis'>,
+  input: { turnId: string; code: string; message: string },
+): Promise<void> {
   // The status it had, to count a turn's failure once (a later failure still records its own code).
   const [was] = await deps.em.execute<{ was: string }[]>(
     `update agent_turns t set status = 'failed', error_code = ?, error_message = ?, finished_at = now()
@@ -464,9 +670,16 @@ export async function failTurn(deps: Pick<TurnDeps, 'em' | 'redis'>, input: { tu
     [input.code.slice(0, 60), input.message.slice(0, 500), input.turnId],
   );
   if (was && was.was !== 'failed') operatorTurns.inc({ outcome: 'failed' });
-  const [turn] = await deps.em.execute<{ workspace_id: string }[]>('select workspace_id from agent_turns where id = ?', [input.turnId]);
+  const [turn] = await deps.em.execute<{ workspace_id: string }[]>(
+    'select workspace_id from agent_turns where id = ?',
+    [input.turnId],
+  );
   if (turn) await releaseCredits(deps.em, turn.workspace_id, turnHold(input.turnId).key);
-  await publishTurnEvent(deps.redis, input.turnId, 'error', { turn_id: input.turnId, code: input.code, message: input.message.slice(0, 500) });
+  await publishTurnEvent(deps.redis, input.turnId, 'error', {
+    turn_id: input.turnId,
+    code: input.code,
+    message: input.message.slice(0, 500),
+  });
 }
 
 /**
@@ -474,15 +687,22 @@ export async function failTurn(deps: Pick<TurnDeps, 'em' | 'redis'>, input: { tu
  * started is marked failed (`dispatch_failed`), so its thread is not left with a turn that never
  * runs; should the start have reached the server after all, the workflow's completion wins.
  */
-export async function dispatch(jobs: Jobs, prepared: PreparedMessage, deps: Pick<TurnDeps, 'em' | 'redis'>): Promise<void> {
+export async function dispatch(
+  jobs: Jobs,
+  prepared: PreparedMessage,
+  deps: Pick<TurnDeps, 'em' | 'redis'>,
+): Promise<void> {
   try {
     if (prepared.kind === 'turn') await jobs.startOperatorTurn(prepared.start);
     else await jobs.decideOperatorConfirmation(prepared.start, prepared.confirmationId, prepared.action);
   } catch (err) {
     if (prepared.kind === 'turn') {
-      await failTurn(deps, { turnId: prepared.start.turnId, code: 'dispatch_failed', message: 'the turn could not be started; retry' }).catch(() => {});
+      await failTurn(deps, {
+        turnId: prepared.start.turnId,
+        code: 'dispatch_failed',
+        message: 'the turn could not be started; retry',
+      }).catch(() => {});
     }
     throw err;
   }
 }
-

@@ -41,12 +41,18 @@ function encodeCursor(a: IScheduledAction): string {
 function decodeCursor(cursor: string): { dueAt: Date; id: string } {
   const [due, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const dueAt = new Date(due ?? '');
-  if (!id || Number.isNaN(dueAt.getTime()) || !/^[0-9a-f-]{36}$/i.test(id)) throw badRequest('invalid_cursor', 'the cursor is not one this list returned');
+  if (!id || Number.isNaN(dueAt.getTime()) || !/^[0-9a-f-]{36}$/i.test(id))
+    throw badRequest('invalid_cursor', 'the cursor is not one this list returned');
   return { dueAt, id };
 }
 
 /** The campaign's actions by due time (then id), filtered; keyset pagination on (due_at, id). */
-export async function listCampaignActions(em: EntityManager, actor: Actor, campaignId: string, f: ActionFilter): Promise<{ items: IScheduledAction[]; nextCursor: string | null }> {
+export async function listCampaignActions(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  f: ActionFilter,
+): Promise<{ items: IScheduledAction[]; nextCursor: string | null }> {
   const campaign = await requireCampaign(em, actor, campaignId);
   const where: Record<string, unknown> = { campaign: campaign.id };
   if (f.state) where.state = f.state;
@@ -69,7 +75,13 @@ export type BatchOutcome = 'approved' | 'not_found' | 'invalid_state';
  * action of this campaign), or `invalid_state` (not planned or awaiting approval). Results in the
  * order given; a repeated id is answered once per occurrence.
  */
-export async function batchApprove(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string, ids: string[]): Promise<{ id: string; result: BatchOutcome; state: string | null }[]> {
+export async function batchApprove(
+  em: EntityManager,
+  jobs: Jobs,
+  actor: Actor,
+  campaignId: string,
+  ids: string[],
+): Promise<{ id: string; result: BatchOutcome; state: string | null }[]> {
   assertWritable(actor);
   const campaign = await requireCampaign(em, actor, campaignId);
   const unique = `{${[...new Set(ids)].join(',')}}`;
@@ -82,17 +94,30 @@ export async function batchApprove(em: EntityManager, jobs: Jobs, actor: Actor, 
     [actor.userId, campaign.id, unique],
   );
   await mapLimit(approved, 16, (a) => jobs.signalEnrollment(campaign.id, a.lead_id, 'approve', { actionId: a.id }));
-  const rows = await em.execute<{ id: string; state: string }[]>(`select id, state from scheduled_actions where campaign_id = ? and id = any(?::uuid[])`, [campaign.id, unique]);
+  const rows = await em.execute<{ id: string; state: string }[]>(
+    `select id, state from scheduled_actions where campaign_id = ? and id = any(?::uuid[])`,
+    [campaign.id, unique],
+  );
   const ok = new Set(approved.map((a) => a.id));
   const state = new Map(rows.map((r) => [r.id, r.state]));
-  return ids.map((id) => ({ id, result: ok.has(id) ? 'approved' : state.has(id) ? 'invalid_state' : 'not_found', state: state.get(id) ?? null }));
+  return ids.map((id) => ({
+    id,
+    result: ok.has(id) ? 'approved' : state.has(id) ? 'invalid_state' : 'not_found',
+    state: state.get(id) ?? null,
+  }));
 }
 
 /** What pausing or editing the campaign now would affect: enrollments per status, actions per state, and pending actions due in the next 24 h. */
 export async function inFlightImpact(em: EntityManager, actor: Actor, campaignId: string) {
   const campaign = await requireCampaign(em, actor, campaignId);
-  const enr = await em.execute<{ status: string; n: number }[]>(`select status, count(*)::int as n from enrollments where campaign_id = ? group by status`, [campaign.id]);
-  const act = await em.execute<{ state: string; n: number }[]>(`select state, count(*)::int as n from scheduled_actions where campaign_id = ? group by state`, [campaign.id]);
+  const enr = await em.execute<{ status: string; n: number }[]>(
+    `select status, count(*)::int as n from enrollments where campaign_id = ? group by status`,
+    [campaign.id],
+  );
+  const act = await em.execute<{ state: string; n: number }[]>(
+    `select state, count(*)::int as n from scheduled_actions where campaign_id = ? group by state`,
+    [campaign.id],
+  );
   const [soon] = await em.execute<{ n: number; approval: number }[]>(
     `select count(*)::int as n, count(*) filter (where state = 'awaiting_approval')::int as approval
        from scheduled_actions where campaign_id = ? and state in ${pendingSql} and due_at < now() + interval '24 hours'`,
@@ -147,8 +172,12 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
     `select count(*)::int as enrolled, count(*) filter (where replied_at is not null)::int as replied, count(*) filter (where status = 'failed')::int as failed from enrollments where campaign_id = ?`,
     [campaign.id],
   );
-  const [tot] = await em.execute<Counts[]>(`select ${countCols()} from scheduled_actions where campaign_id = ?`, [campaign.id]);
-  const steps = await em.execute<(Counts & { step_id: string; step_position: number; type: string; enrolled: number })[]>(
+  const [tot] = await em.execute<Counts[]>(`select ${countCols()} from scheduled_actions where campaign_id = ?`, [
+    campaign.id,
+  ]);
+  const steps = await em.execute<
+    (Counts & { step_id: string; step_position: number; type: string; enrolled: number })[]
+  >(
     `select step_id, min(step_position)::int as step_position, min(type) as type, count(distinct enrollment_id)::int as enrolled, ${countCols()}
        from scheduled_actions where campaign_id = ? group by step_id order by 2, 1`,
     [campaign.id],
@@ -160,10 +189,31 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
        union all select to_char(accepted_at at time zone ?, 'YYYY-MM-DD'), 0, 0, 1, 0 from scheduled_actions where campaign_id = ? and accepted_at is not null
        union all select to_char(updated_at at time zone ?, 'YYYY-MM-DD'), 0, 0, 0, 1 from scheduled_actions where campaign_id = ? and state = 'failed')
      select day, sum(sent)::int as sent, sum(replied)::int as replied, sum(accepted)::int as accepted, sum(failed)::int as failed from ev group by day order by day`,
-    [campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id, campaign.timeZone, campaign.id],
+    [
+      campaign.timeZone,
+      campaign.id,
+      campaign.timeZone,
+      campaign.id,
+      campaign.timeZone,
+      campaign.id,
+      campaign.timeZone,
+      campaign.id,
+    ],
   );
-  const t = tot ?? { sent: 0, accepted: 0, opened: 0, opened_machine: 0, clicked: 0, clicked_machine: 0, replied: 0, failed: 0, bounced: 0 };
-  const byVariant = await em.execute<(Counts & { step_id: string; variant_id: string; name: string | null; is_winner: boolean })[]>(
+  const t = tot ?? {
+    sent: 0,
+    accepted: 0,
+    opened: 0,
+    opened_machine: 0,
+    clicked: 0,
+    clicked_machine: 0,
+    replied: 0,
+    failed: 0,
+    bounced: 0,
+  };
+  const byVariant = await em.execute<
+    (Counts & { step_id: string; variant_id: string; name: string | null; is_winner: boolean })[]
+  >(
     `select a.step_id, a.variant_id, (select v->>'name' from campaign_steps s, jsonb_array_elements(s.variants) v where s.id = a.step_id and v->>'id' = a.variant_id::text) as name,
             exists (select 1 from step_winners w where w.step_id = a.step_id and w.variant_id = a.variant_id) as is_winner, ${countCols('a')}
        from scheduled_actions a where a.campaign_id = ? and a.variant_id is not null group by a.step_id, a.variant_id order by 1, 2`,
@@ -172,7 +222,13 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
   return {
     campaign_id: campaign.id,
     time_zone: campaign.timeZone,
-    totals: { enrolled: enr?.enrolled ?? 0, replied_enrollments: enr?.replied ?? 0, enrollment_failed: enr?.failed ?? 0, ...t, reply_rate: ratio(t.replied, t.sent) },
+    totals: {
+      enrolled: enr?.enrolled ?? 0,
+      replied_enrollments: enr?.replied ?? 0,
+      enrollment_failed: enr?.failed ?? 0,
+      ...t,
+      reply_rate: ratio(t.replied, t.sent),
+    },
     steps: steps.map((s) => ({
       step_id: s.step_id,
       step_position: s.step_position,
@@ -207,13 +263,24 @@ export async function campaignStats(em: EntityManager, actor: Actor, campaignId:
  */
 export async function stepReplies(em: EntityManager, actor: Actor, campaignId: string, sample = 20) {
   const campaign = await requireCampaign(em, actor, campaignId);
-  const rows = await em.execute<{ step_id: string; step_position: number; type: string; replies: number; sent: number }[]>(
+  const rows = await em.execute<
+    { step_id: string; step_position: number; type: string; replies: number; sent: number }[]
+  >(
     `select step_id, min(step_position)::int as step_position, min(type) as type, count(*) filter (where replied_at is not null)::int as replies,
             count(*) filter (where state = 'executed')::int as sent
        from scheduled_actions where campaign_id = ? group by step_id having count(*) filter (where replied_at is not null) > 0 order by 2, 1`,
     [campaign.id],
   );
-  const latest = await em.execute<{ step_id: string; id: string; lead_id: string; enrollment_id: string; replied_at: Date; executed_at: Date | null }[]>(
+  const latest = await em.execute<
+    {
+      step_id: string;
+      id: string;
+      lead_id: string;
+      enrollment_id: string;
+      replied_at: Date;
+      executed_at: Date | null;
+    }[]
+  >(
     `select step_id, id, lead_id, enrollment_id, replied_at, executed_at from (
        select *, row_number() over (partition by step_id order by replied_at desc, id) as rn from scheduled_actions where campaign_id = ? and replied_at is not null) x
       where rn <= ? order by replied_at desc`,
@@ -230,7 +297,13 @@ export async function stepReplies(em: EntityManager, actor: Actor, campaignId: s
       reply_rate: ratio(r.replies, r.sent),
       latest: latest
         .filter((l) => l.step_id === r.step_id)
-        .map((l) => ({ action_id: l.id, lead_id: l.lead_id, enrollment_id: l.enrollment_id, replied_at: new Date(l.replied_at).toISOString(), executed_at: l.executed_at ? new Date(l.executed_at).toISOString() : null })),
+        .map((l) => ({
+          action_id: l.id,
+          lead_id: l.lead_id,
+          enrollment_id: l.enrollment_id,
+          replied_at: new Date(l.replied_at).toISOString(),
+          executed_at: l.executed_at ? new Date(l.executed_at).toISOString() : null,
+        })),
     })),
   };
 }
@@ -243,7 +316,10 @@ function blockedSql(campaign: ICampaign): { sql: string; args: unknown[] } | nul
   const list = `{${countries.join(',')}}`;
   return rule.mode === 'block'
     ? { sql: `upper(trim(c.country)) = any(?::text[])`, args: [list] }
-    : { sql: `(c.country is null or trim(c.country) = '' or not (upper(trim(c.country)) = any(?::text[])))`, args: [list] };
+    : {
+        sql: `(c.country is null or trim(c.country) = '' or not (upper(trim(c.country)) = any(?::text[])))`,
+        args: [list],
+      };
 }
 
 /** Pending actions of the campaign whose lead's contact country the campaign's country rule now refuses: counts and a sample. */
@@ -254,12 +330,17 @@ export async function countryRestrictionImpact(em: EntityManager, actor: Actor, 
   if (!b) return { ...base, actions: 0, enrollments: 0, by_country: [], sample: [] };
   const from = `from scheduled_actions a join enrollments e on e.id = a.enrollment_id join contacts c on c.id = e.contact_id
                 where a.campaign_id = ? and a.state in ${pendingSql} and ${b.sql}`;
-  const [tot] = await em.execute<{ actions: number; enrollments: number }[]>(`select count(*)::int as actions, count(distinct a.enrollment_id)::int as enrollments ${from}`, [campaign.id, ...b.args]);
+  const [tot] = await em.execute<{ actions: number; enrollments: number }[]>(
+    `select count(*)::int as actions, count(distinct a.enrollment_id)::int as enrollments ${from}`,
+    [campaign.id, ...b.args],
+  );
   const byCountry = await em.execute<{ country: string | null; actions: number }[]>(
     `select upper(trim(c.country)) as country, count(*)::int as actions ${from} group by 1 order by 2 desc, 1`,
     [campaign.id, ...b.args],
   );
-  const rows = await em.execute<{ id: string; lead_id: string; enrollment_id: string; state: string; due_at: Date; country: string | null }[]>(
+  const rows = await em.execute<
+    { id: string; lead_id: string; enrollment_id: string; state: string; due_at: Date; country: string | null }[]
+  >(
     `select a.id, a.lead_id, a.enrollment_id, a.state, a.due_at, upper(trim(c.country)) as country ${from} order by a.due_at, a.id limit ?`,
     [campaign.id, ...b.args, sample],
   );
@@ -268,7 +349,14 @@ export async function countryRestrictionImpact(em: EntityManager, actor: Actor, 
     actions: tot?.actions ?? 0,
     enrollments: tot?.enrollments ?? 0,
     by_country: byCountry.map((r) => ({ country: r.country ?? null, actions: r.actions })),
-    sample: rows.map((r) => ({ action_id: r.id, lead_id: r.lead_id, enrollment_id: r.enrollment_id, state: r.state, due_at: new Date(r.due_at).toISOString(), country: r.country ?? null })),
+    sample: rows.map((r) => ({
+      action_id: r.id,
+      lead_id: r.lead_id,
+      enrollment_id: r.enrollment_id,
+      state: r.state,
+      due_at: new Date(r.due_at).toISOString(),
+      country: r.country ?? null,
+    })),
   };
 }
 
@@ -302,7 +390,9 @@ export async function cancelCountryRestricted(em: EntityManager, jobs: Jobs, act
   });
   let signaled = 0;
   for (let i = 0; i < stopped.length; i += 50) {
-    const sent = await Promise.all(stopped.slice(i, i + 50).map((r) => jobs.signalEnrollment(campaign.id, r.lead_id, 'unenroll')));
+    const sent = await Promise.all(
+      stopped.slice(i, i + 50).map((r) => jobs.signalEnrollment(campaign.id, r.lead_id, 'unenroll')),
+    );
     signaled += sent.filter(Boolean).length;
   }
   return { campaign_id: campaign.id, canceled_actions: actions, stopped_enrollments: stopped.length, signaled };
@@ -334,7 +424,13 @@ export const REPLAN_MIN_SPACING_SECONDS = 60;
  * are at least `max(min_gap_seconds, 60 s)` apart. Writes the new due times (`waiting_reason =
  * rescheduled`) for actions still pending; an action for which no window ever opens keeps its time.
  */
-async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[], from: (r: ReplanRow) => Date, now: Date) {
+async function replan(
+  em: EntityManager,
+  campaign: ICampaign,
+  rows: ReplanRow[],
+  from: (r: ReplanRow) => Date,
+  now: Date,
+) {
   const accountIds = [...new Set(rows.map((r) => r.account_id).filter((x): x is string => !!x))];
   const accounts = new Map((await em.find(PlatformAccount, { id: { $in: accountIds } })).map((a) => [a.id, a]));
   const planCaps = (await entitlementsFor(em, campaign.workspace.id)).entitlements.senderCaps;
@@ -351,7 +447,8 @@ async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[],
     for (const e of existing) load.set(key(e.account_id, e.type, e.day), e.n);
     for (const acc of accounts.values()) {
       const today = localDate(now, acc.timeZone);
-      for (const u of await usage(em, acc, now)) load.set(key(acc.id, u.action, today), (load.get(key(acc.id, u.action, today)) ?? 0) + u.today);
+      for (const u of await usage(em, acc, now))
+        load.set(key(acc.id, u.action, today), (load.get(key(acc.id, u.action, today)) ?? 0) + u.today);
     }
   }
   const cursor = new Map<string, number>();
@@ -362,7 +459,11 @@ async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[],
     let t = new Date(Math.max(from(r).getTime(), now.getTime(), acc ? (cursor.get(acc.id) ?? 0) : 0));
     let placed: Date | null = null;
     for (let i = 0; i < 400; i++) {
-      const due = nextWindowOpening(campaign.sendingWindows, sendingZone(campaign.windowTimeZone, campaign.timeZone, r.k_time_zone, r.k_country), t);
+      const due = nextWindowOpening(
+        campaign.sendingWindows,
+        sendingZone(campaign.windowTimeZone, campaign.timeZone, r.k_time_zone, r.k_country),
+        t,
+      );
       if (!due) break;
       if (!acc) {
         placed = due;
@@ -380,7 +481,8 @@ async function replan(em: EntityManager, campaign: ICampaign, rows: ReplanRow[],
       t = zonedTime(addDays(day, 1), 0, acc.timeZone);
     }
     if (!placed) unplaceable++;
-    else if (placed.getTime() !== new Date(r.due_at).getTime()) moves.push({ id: r.id, leadId: r.lead_id, from: new Date(r.due_at), to: placed });
+    else if (placed.getTime() !== new Date(r.due_at).getTime())
+      moves.push({ id: r.id, leadId: r.lead_id, from: new Date(r.due_at), to: placed });
   }
   const written = moves.length
     ? await em.execute<{ id: string }[]>(
@@ -413,13 +515,16 @@ const replanView = (campaignId: string, considered: number, r: Awaited<ReturnTyp
     no_window: r.unplaceable,
     first_due_at: times.length ? new Date(times[0]!).toISOString() : null,
     last_due_at: times.length ? new Date(times[times.length - 1]!).toISOString() : null,
-    items: r.moves.slice(0, 200).map((m) => ({ id: m.id, previous_due_at: m.from.toISOString(), due_at: m.to.toISOString() })),
+    items: r.moves
+      .slice(0, 200)
+      .map((m) => ({ id: m.id, previous_due_at: m.from.toISOString(), due_at: m.to.toISOString() })),
   };
 };
 
 async function lockedCampaign(em: EntityManager, actor: Actor, campaignId: string): Promise<ICampaign> {
   const campaign = await requireCampaign(em, actor, campaignId);
-  if (!['active', 'paused'].includes(campaign.status)) throw conflict('invalid_transition', `actions of a ${campaign.status} campaign cannot be re-planned`);
+  if (!['active', 'paused'].includes(campaign.status))
+    throw conflict('invalid_transition', `actions of a ${campaign.status} campaign cannot be re-planned`);
   await em.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`campaign-replan:${campaign.id}`]);
   return campaign;
 }
@@ -430,7 +535,12 @@ async function lockedCampaign(em: EntityManager, actor: Actor, campaignId: strin
  * under each sender account's daily caps. Their workflows follow without a signal: the slot request
  * honours the row's later due time (reason `rescheduled`).
  */
-export async function rescheduleOverdue(em: EntityManager, actor: Actor, campaignId: string, now = new Date()): Promise<ReplanResult> {
+export async function rescheduleOverdue(
+  em: EntityManager,
+  actor: Actor,
+  campaignId: string,
+  now = new Date(),
+): Promise<ReplanResult> {
   assertWritable(actor);
   return em.transactional(async (tx) => {
     const campaign = await lockedCampaign(tx, actor, campaignId);
@@ -454,7 +564,13 @@ export async function rescheduleOverdue(em: EntityManager, actor: Actor, campaig
  * earlier are signalled `rescheduled` after commit (their timers would otherwise wake at the old
  * time); a later time needs no signal: the slot request honours the row's due time.
  */
-export async function reschedulePlanned(em: EntityManager, jobs: Jobs, actor: Actor, campaignId: string, now = new Date()): Promise<ReplanResult> {
+export async function reschedulePlanned(
+  em: EntityManager,
+  jobs: Jobs,
+  actor: Actor,
+  campaignId: string,
+  now = new Date(),
+): Promise<ReplanResult> {
   assertWritable(actor);
   const { view, earlier } = await em.transactional(async (tx) => {
     const campaign = await lockedCampaign(tx, actor, campaignId);
@@ -470,7 +586,9 @@ export async function reschedulePlanned(em: EntityManager, jobs: Jobs, actor: Ac
   });
   // Best effort: a workflow that misses it still sends, at the old time (the row's due time has passed).
   await mapLimit(earlier, 16, (m) =>
-    jobs.signalEnrollment(campaignId, m.leadId, 'rescheduled', { actionId: m.id, dueAt: m.to.toISOString() }).catch((err) => logger.warn({ err: String(err), action: m.id }, 'rescheduled signal not sent')),
+    jobs
+      .signalEnrollment(campaignId, m.leadId, 'rescheduled', { actionId: m.id, dueAt: m.to.toISOString() })
+      .catch((err) => logger.warn({ err: String(err), action: m.id }, 'rescheduled signal not sent')),
   );
   return view;
 }
@@ -495,7 +613,12 @@ export interface ContactActionRow {
 }
 
 /** The contact's scheduled actions across the workspace's campaigns (products the actor may see), by due time. */
-export async function contactActions(em: EntityManager, actor: Actor, contactId: string, limit = 500): Promise<ContactActionRow[]> {
+export async function contactActions(
+  em: EntityManager,
+  actor: Actor,
+  contactId: string,
+  limit = 500,
+): Promise<ContactActionRow[]> {
   const rows = await em.execute<ContactActionRow[]>(
     `select a.id, a.campaign_id, c.name as campaign_name, c.app_id, a.enrollment_id, a.lead_id, a.step_id, a.step_position, a.type, a.state, a.due_at,
             a.executed_at, a.accepted_at, a.replied_at, a.waiting_reason, a.error_code
@@ -506,5 +629,11 @@ export async function contactActions(em: EntityManager, actor: Actor, contactId:
   const date = (d: Date | string | null) => (d === null ? null : new Date(d));
   return rows
     .filter((r) => canAccessApp(actor, r.app_id))
-    .map((r) => ({ ...r, due_at: date(r.due_at)!, executed_at: date(r.executed_at), accepted_at: date(r.accepted_at), replied_at: date(r.replied_at) }));
+    .map((r) => ({
+      ...r,
+      due_at: date(r.due_at)!,
+      executed_at: date(r.executed_at),
+      accepted_at: date(r.accepted_at),
+      replied_at: date(r.replied_at),
+    }));
 }

@@ -14,7 +14,10 @@ export interface EmailSettings {
 }
 
 export async function getEmailSettings(em: EntityManager, actor: Actor): Promise<EmailSettings> {
-  const [w] = await em.execute<{ footer: string | null }[]>(`select email_footer as footer from workspaces where id = ?`, [actor.workspaceId]);
+  const [w] = await em.execute<{ footer: string | null }[]>(
+    `select email_footer as footer from workspaces where id = ?`,
+    [actor.workspaceId],
+  );
   return { footer: w?.footer ?? null };
 }
 
@@ -23,6 +26,9 @@ export async function setEmailFooter(em: EntityManager, actor: Actor, footer: st
   assertWritable(actor);
   requireManager(actor, 'the email footer');
   const value = footer?.trim() ? footer.trim() : null;
-  await em.execute(`update workspaces set email_footer = ?, updated_at = now() where id = ?`, [value, actor.workspaceId]);
+  await em.execute(`update workspaces set email_footer = ?, updated_at = now() where id = ?`, [
+    value,
+    actor.workspaceId,
+  ]);
   return { footer: value };
 }

@@ -53,14 +53,23 @@ function sniffDelimiter(head: Buffer): Delimiter {
   return best;
 }
 
-const headerName = (cell: string) => cell.replace(/^\ufeff/, '').trim().toLowerCase().replace(/[\s-]+/g, '_');
+const headerName = (cell: string) =>
+  cell
+    .replace(/^\ufeff/, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 
 /**
  * Reads the file and adds its entries for the actor's workspace with reason `import`, source `csv`.
  * 400 `invalid_csv` when the file stops being CSV, 413 `too_many_rows` past MAX_IMPORT_ROWS (the
  * entries before either stay added; the error's details say how many).
  */
-export async function importSuppressionsCsv(em: EntityManager, actor: Actor, file: AsyncIterable<Buffer>): Promise<ImportResult> {
+export async function importSuppressionsCsv(
+  em: EntityManager,
+  actor: Actor,
+  file: AsyncIterable<Buffer>,
+): Promise<ImportResult> {
   assertWritable(actor);
   const result: ImportResult = { imported: 0, already_present: 0, invalid: [], invalid_count: 0 };
   let reader: CsvReader | undefined;
@@ -82,7 +91,12 @@ export async function importSuppressionsCsv(em: EntityManager, actor: Actor, fil
       rows++;
       if (rows > MAX_IMPORT_ROWS) {
         await flush();
-        throw new AppError(413, 'too_many_rows', `the file has more than ${MAX_IMPORT_ROWS} rows; the entries of the first ${MAX_IMPORT_ROWS} were added (import the rest as another file)`, done());
+        throw new AppError(
+          413,
+          'too_many_rows',
+          `the file has more than ${MAX_IMPORT_ROWS} rows; the entries of the first ${MAX_IMPORT_ROWS} were added (import the rest as another file)`,
+          done(),
+        );
       }
       if (rows === 1) {
         const named = COLUMN_NAMES.map((n) => r.values.findIndex((v) => headerName(v) === n)).find((i) => i >= 0);
@@ -96,7 +110,12 @@ export async function importSuppressionsCsv(em: EntityManager, actor: Actor, fil
       const entry = suppressionEntry(raw);
       if (!entry) {
         result.invalid_count++;
-        if (result.invalid.length < INVALID_SHOWN) result.invalid.push({ row: rows, value: raw.slice(0, 200), message: 'neither an email address nor a domain' });
+        if (result.invalid.length < INVALID_SHOWN)
+          result.invalid.push({
+            row: rows,
+            value: raw.slice(0, 200),
+            message: 'neither an email address nor a domain',
+          });
         continue;
       }
       valid++;
@@ -116,7 +135,11 @@ export async function importSuppressionsCsv(em: EntityManager, actor: Actor, fil
     // The records the failing chunk completed before the error are good rows: keep them.
     await take(err.records);
     await flush();
-    throw badRequest('invalid_csv', `row ${err.recordsBefore + 1} is not CSV: ${err.message}; the entries before it were added`, done());
+    throw badRequest(
+      'invalid_csv',
+      `row ${err.recordsBefore + 1} is not CSV: ${err.message}; the entries before it were added`,
+      done(),
+    );
   }
   await flush();
   return { ...result, ...done() };

@@ -103,7 +103,12 @@ export interface SuppressionFilter {
 }
 
 /** The workspace's entries, newest first (UUIDv7 ids), filtered; `limit + 1` rows for `page()`. */
-export function listSuppressions(em: EntityManager, actor: Actor, f: SuppressionFilter, p: PageRequest): Promise<SuppressionRow[]> {
+export function listSuppressions(
+  em: EntityManager,
+  actor: Actor,
+  f: SuppressionFilter,
+  p: PageRequest,
+): Promise<SuppressionRow[]> {
   const params: unknown[] = [actor.workspaceId];
   let sql = `select ${COLUMNS} from suppressions where workspace_id = ?`;
   if (f.reason) {
@@ -127,12 +132,24 @@ export function listSuppressions(em: EntityManager, actor: Actor, f: Suppression
  * on the list is returned as it is (its first reason kept), with `created: false`. 400
  * `invalid_suppression` when the value is neither an address nor a domain.
  */
-export async function addSuppression(em: EntityManager, actor: Actor, raw: string, reason: 'manual' | 'complaint'): Promise<{ row: SuppressionRow; created: boolean }> {
+export async function addSuppression(
+  em: EntityManager,
+  actor: Actor,
+  raw: string,
+  reason: 'manual' | 'complaint',
+): Promise<{ row: SuppressionRow; created: boolean }> {
   assertWritable(actor);
   const entry = suppressionEntry(raw);
-  if (!entry) throw badRequest('invalid_suppression', 'value must be an email address (name@example.com) or a domain (example.com or @example.com)');
+  if (!entry)
+    throw badRequest(
+      'invalid_suppression',
+      'value must be an email address (name@example.com) or a domain (example.com or @example.com)',
+    );
   const created = (await addSuppressions(em, actor.workspaceId, [entry], reason, 'api', actor.userId)) === 1;
-  const [row] = await em.execute<SuppressionRow[]>(`select ${COLUMNS} from suppressions where workspace_id = ? and kind = ? and value = ?`, [actor.workspaceId, entry.kind, entry.value]);
+  const [row] = await em.execute<SuppressionRow[]>(
+    `select ${COLUMNS} from suppressions where workspace_id = ? and kind = ? and value = ?`,
+    [actor.workspaceId, entry.kind, entry.value],
+  );
   // Removed between the insert and the read by a concurrent delete: the caller may simply try again.
   if (!row) throw notFound('suppression');
   return { row, created };
@@ -142,6 +159,9 @@ export async function addSuppression(em: EntityManager, actor: Actor, raw: strin
 export async function deleteSuppression(em: EntityManager, actor: Actor, id: string): Promise<void> {
   assertWritable(actor);
   requireManager(actor, 'the suppression list (removing an entry lets email reach it again)');
-  const gone = await em.execute<{ id: string }[]>(`delete from suppressions where id = ? and workspace_id = ? returning id`, [id, actor.workspaceId]);
+  const gone = await em.execute<{ id: string }[]>(
+    `delete from suppressions where id = ? and workspace_id = ? returning id`,
+    [id, actor.workspaceId],
+  );
   if (!gone.length) throw notFound('suppression');
 }

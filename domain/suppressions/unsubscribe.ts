@@ -23,7 +23,8 @@ export interface UnsubscribeSigning {
 const LABEL = 'unsubscribe-v1';
 
 /** `base64url(workspace id bytes ‖ contact id bytes).base64url(HMAC-SHA256 truncated to 128 bits)`, under the key of label `unsubscribe-v1` (lib/signed-ids.ts). */
-export const unsubscribeToken = (secret: Buffer, workspaceId: string, contactId: string): string => signIds(secret, LABEL, [workspaceId, contactId]);
+export const unsubscribeToken = (secret: Buffer, workspaceId: string, contactId: string): string =>
+  signIds(secret, LABEL, [workspaceId, contactId]);
 
 /** The ids a token names, or null when it is malformed or its signature does not hold (compared in constant time). */
 export function readUnsubscribeToken(secret: Buffer, token: string): { workspaceId: string; contactId: string } | null {
@@ -47,10 +48,18 @@ export interface UnsubscribeResult {
 }
 
 /** Must run inside a transaction. `source`: `one_click`, `link`, `mailto`, `user`… */
-export async function unsubscribeContact(em: EntityManager, workspaceId: string, contactId: string, source: string): Promise<UnsubscribeResult> {
+export async function unsubscribeContact(
+  em: EntityManager,
+  workspaceId: string,
+  contactId: string,
+  source: string,
+): Promise<UnsubscribeResult> {
   // Locks in the send claim's order (docs/executor.md "The send-time rule"): the enrollments, then the
   // contact, then (in addSuppressions) the suppression lock; another order could deadlock with a claim.
-  await em.execute(`select 1 from enrollments where workspace_id = ? and contact_id = ? and status in ('active', 'paused') order by id for update`, [workspaceId, contactId]);
+  await em.execute(
+    `select 1 from enrollments where workspace_id = ? and contact_id = ? and status in ('active', 'paused') order by id for update`,
+    [workspaceId, contactId],
+  );
   const [c] = await em.execute<{ email: string | null; was: boolean }[]>(
     `with old as (select unsubscribed_at is not null as was from contacts where id = ? and workspace_id = ? for update)
      update contacts k set unsubscribed_at = coalesce(k.unsubscribed_at, now()), unsubscribe_source = coalesce(k.unsubscribe_source, ?), updated_at = now()
@@ -73,14 +82,25 @@ export async function unsubscribeContact(em: EntityManager, workspaceId: string,
     );
   }
   if (!c.was) await notifyOwner(em, workspaceId, contactId, c.email, source, stopped.length);
-  return { changed: !c.was, email: c.email, stopped: stopped.map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id })) };
+  return {
+    changed: !c.was,
+    email: c.email,
+    stopped: stopped.map((s) => ({ campaignId: s.campaign_id, leadId: s.lead_id })),
+  };
 }
 
 /**
  * Tells the workspace's owner, in the same transaction, that a person unsubscribed (only when they
  * newly did: a second click tells nobody again). Notification kind `contact.unsubscribed`.
  */
-async function notifyOwner(em: EntityManager, workspaceId: string, contactId: string, email: string | null, source: string, stopped: number): Promise<void> {
+async function notifyOwner(
+  em: EntityManager,
+  workspaceId: string,
+  contactId: string,
+  email: string | null,
+  source: string,
+  stopped: number,
+): Promise<void> {
   const [r] = await em.execute<{ owner_id: string; name: string | null }[]>(
     `select w.owner_id, (select coalesce(nullif(k.full_name, ''), nullif(concat_ws(' ', k.first_name, k.last_name), '')) from contacts k where k.id = ?) as name
        from workspaces w where w.id = ?`,
@@ -97,4 +117,3 @@ async function notifyOwner(em: EntityManager, workspaceId: string, contactId: st
     userIds: [r.owner_id],
   });
 }
-

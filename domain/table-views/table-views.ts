@@ -24,7 +24,11 @@ export interface TableViewRow {
 const COLUMNS = 'id, "table", name, layout, created_at, updated_at';
 
 /** The caller's views in this workspace, oldest first (by id); `table` narrows to one table. */
-export function listViews(em: EntityManager, actor: Actor, q: PageRequest & { table?: ViewTable }): Promise<TableViewRow[]> {
+export function listViews(
+  em: EntityManager,
+  actor: Actor,
+  q: PageRequest & { table?: ViewTable },
+): Promise<TableViewRow[]> {
   const params: unknown[] = [actor.userId, actor.workspaceId];
   let sql = `select ${COLUMNS} from table_views where user_id = ? and workspace_id = ?`;
   if (q.table) {
@@ -40,25 +44,36 @@ export function listViews(em: EntityManager, actor: Actor, q: PageRequest & { ta
  * any letter case — gets the new layout and the name as now spelt. The per-table cap is checked
  * under a lock on the person's views of that table, so concurrent saves cannot pass it.
  */
-export async function saveView(em: EntityManager, actor: Actor, input: { table: ViewTable; name: string; layout: Record<string, unknown> }): Promise<{ view: TableViewRow; created: boolean }> {
+export async function saveView(
+  em: EntityManager,
+  actor: Actor,
+  input: { table: ViewTable; name: string; layout: Record<string, unknown> },
+): Promise<{ view: TableViewRow; created: boolean }> {
   return em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`table-views:${actor.workspaceId}:${actor.userId}:${input.table}`]);
-    const [existing] = await tx.execute<{ id: string }[]>(`select id from table_views where workspace_id = ? and user_id = ? and "table" = ? and lower(name) = lower(?)`, [
-      actor.workspaceId,
-      actor.userId,
-      input.table,
-      input.name,
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [
+      `table-views:${actor.workspaceId}:${actor.userId}:${input.table}`,
     ]);
+    const [existing] = await tx.execute<{ id: string }[]>(
+      `select id from table_views where workspace_id = ? and user_id = ? and "table" = ? and lower(name) = lower(?)`,
+      [actor.workspaceId, actor.userId, input.table, input.name],
+    );
     if (existing) {
-      const [view] = await tx.execute<TableViewRow[]>(`update table_views set name = ?, layout = ?::jsonb, updated_at = now() where id = ? returning ${COLUMNS}`, [
-        input.name,
-        JSON.stringify(input.layout),
-        existing.id,
-      ]);
+      const [view] = await tx.execute<TableViewRow[]>(
+        `update table_views set name = ?, layout = ?::jsonb, updated_at = now() where id = ? returning ${COLUMNS}`,
+        [input.name, JSON.stringify(input.layout), existing.id],
+      );
       return { view, created: false };
     }
-    const [{ n }] = await tx.execute<{ n: number }[]>(`select count(*)::int as n from table_views where workspace_id = ? and user_id = ? and "table" = ?`, [actor.workspaceId, actor.userId, input.table]);
-    if (n >= MAX_VIEWS_PER_TABLE) throw new AppError(409, 'view_limit_reached', `at most ${MAX_VIEWS_PER_TABLE} saved views per table; delete one first`);
+    const [{ n }] = await tx.execute<{ n: number }[]>(
+      `select count(*)::int as n from table_views where workspace_id = ? and user_id = ? and "table" = ?`,
+      [actor.workspaceId, actor.userId, input.table],
+    );
+    if (n >= MAX_VIEWS_PER_TABLE)
+      throw new AppError(
+        409,
+        'view_limit_reached',
+        `at most ${MAX_VIEWS_PER_TABLE} saved views per table; delete one first`,
+      );
     const [view] = await tx.execute<TableViewRow[]>(
       `insert into table_views (id, workspace_id, user_id, "table", name, layout, created_at, updated_at) values (?, ?, ?, ?, ?, ?::jsonb, now(), now()) returning ${COLUMNS}`,
       [uuidv7(), actor.workspaceId, actor.userId, input.table, input.name, JSON.stringify(input.layout)],
@@ -69,6 +84,9 @@ export async function saveView(em: EntityManager, actor: Actor, input: { table: 
 
 /** Deletes one of the caller's views: 404 for an unknown id, another person's or another workspace's. */
 export async function deleteView(em: EntityManager, actor: Actor, id: string): Promise<void> {
-  const rows = await em.execute<{ id: string }[]>(`delete from table_views where id = ? and user_id = ? and workspace_id = ? returning id`, [id, actor.userId, actor.workspaceId]);
+  const rows = await em.execute<{ id: string }[]>(
+    `delete from table_views where id = ? and user_id = ? and workspace_id = ? returning id`,
+    [id, actor.userId, actor.workspaceId],
+  );
   if (!rows.length) throw notFound('table view');
 }

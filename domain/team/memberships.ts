@@ -23,7 +23,15 @@ export async function listMyWorkspaces(em: EntityManager, userId: string): Promi
   ]);
   const out: MyWorkspace[] = [];
   const ownRow = own ? memberships.find((m) => m.workspace.id === own.id) : undefined;
-  if (own) out.push({ id: own.id, name: own.name, ownerId: userId, role: 'owner', memberId: ownRow?.id ?? null, isDemo: own.isDemo });
+  if (own)
+    out.push({
+      id: own.id,
+      name: own.name,
+      ownerId: userId,
+      role: 'owner',
+      memberId: ownRow?.id ?? null,
+      isDemo: own.isDemo,
+    });
   for (const m of memberships) {
     if (own && m.workspace.id === own.id) continue;
     const ws = m.workspace.getEntity();

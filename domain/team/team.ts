@@ -40,7 +40,8 @@ function requireManager(actor: Actor): void {
 function requireCanManage(actor: Actor, target: ITeamMember): void {
   requireManager(actor);
   if (target.role === 'owner') throw forbiddenRole('the workspace owner cannot be removed or changed');
-  if (actor.role === 'admin' && target.role !== 'member') throw forbiddenRole('admins can only change members, not other admins');
+  if (actor.role === 'admin' && target.role !== 'member')
+    throw forbiddenRole('admins can only change members, not other admins');
 }
 
 /** Locks the workspace row and re-reads the actor's current role in it (it may have changed). */
@@ -93,30 +94,53 @@ async function findMember(tx: EntityManager, actor: Actor, memberId: string): Pr
 
 /** Removes a member. A non-owner may also remove themselves (leave the team). */
 export async function removeMember(em: EntityManager, actor: Actor, memberId: string): Promise<void> {
-  await em.transactional(async (tx) => {
-    const me = await lockTeam(tx, actor);
-    const target = await findMember(tx, me, memberId);
-    const self = target.user.id === me.userId;
-    if (!(self && target.role !== 'owner')) requireCanManage(me, target);
-    audit(tx, me.workspaceId, me.userId, 'member.removed', { memberId: target.id }, { user_id: target.user.id, email: target.user.getEntity().email, role: target.role });
-    tx.remove(target);
-    await tx.flush();
-    return target.user.id;
-  }).then(credentialsChanged);
+  await em
+    .transactional(async (tx) => {
+      const me = await lockTeam(tx, actor);
+      const target = await findMember(tx, me, memberId);
+      const self = target.user.id === me.userId;
+      if (!(self && target.role !== 'owner')) requireCanManage(me, target);
+      audit(
+        tx,
+        me.workspaceId,
+        me.userId,
+        'member.removed',
+        { memberId: target.id },
+        { user_id: target.user.id, email: target.user.getEntity().email, role: target.role },
+      );
+      tx.remove(target);
+      await tx.flush();
+      return target.user.id;
+    })
+    .then(credentialsChanged);
 }
 
-export async function setMemberRole(em: EntityManager, actor: Actor, memberId: string, role: InvitationRole): Promise<ITeamMember> {
-  return withInvalidation(em.transactional(async (tx) => {
-    const me = await lockTeam(tx, actor);
-    const target = await findMember(tx, me, memberId);
-    requireCanManage(me, target);
-    if (target.role !== role) {
-      audit(tx, me.workspaceId, me.userId, 'member.role_changed', { memberId: target.id }, { user_id: target.user.id, from: target.role, to: role });
-      target.role = role;
-      await tx.flush();
-    }
-    return target;
-  }));
+export async function setMemberRole(
+  em: EntityManager,
+  actor: Actor,
+  memberId: string,
+  role: InvitationRole,
+): Promise<ITeamMember> {
+  return withInvalidation(
+    em.transactional(async (tx) => {
+      const me = await lockTeam(tx, actor);
+      const target = await findMember(tx, me, memberId);
+      requireCanManage(me, target);
+      if (target.role !== role) {
+        audit(
+          tx,
+          me.workspaceId,
+          me.userId,
+          'member.role_changed',
+          { memberId: target.id },
+          { user_id: target.user.id, from: target.role, to: role },
+        );
+        target.role = role;
+        await tx.flush();
+      }
+      return target;
+    }),
+  );
 }
 
 /** After a member's role or product access changed (committed), cached acting-as identities are stale. */
@@ -126,25 +150,36 @@ async function withInvalidation(done: Promise<ITeamMember>): Promise<ITeamMember
   return member;
 }
 
-export async function setMemberAccess(em: EntityManager, actor: Actor, memberId: string, access: { all_apps: boolean; app_ids: string[] }): Promise<ITeamMember> {
-  return withInvalidation(em.transactional(async (tx) => {
-    const me = await lockTeam(tx, actor);
-    const target = await findMember(tx, me, memberId);
-    requireCanManage(me, target);
-    const appIds = access.all_apps ? [] : await requireWorkspaceApps(tx, me.workspaceId, access.app_ids);
-    audit(
-      tx,
-      me.workspaceId,
-      me.userId,
-      'member.access_changed',
-      { memberId: target.id },
-      { user_id: target.user.id, from: { all_apps: target.allApps, app_ids: target.appIds }, to: { all_apps: access.all_apps, app_ids: appIds } },
-    );
-    target.allApps = access.all_apps;
-    target.appIds = appIds;
-    await tx.flush();
-    return target;
-  }));
+export async function setMemberAccess(
+  em: EntityManager,
+  actor: Actor,
+  memberId: string,
+  access: { all_apps: boolean; app_ids: string[] },
+): Promise<ITeamMember> {
+  return withInvalidation(
+    em.transactional(async (tx) => {
+      const me = await lockTeam(tx, actor);
+      const target = await findMember(tx, me, memberId);
+      requireCanManage(me, target);
+      const appIds = access.all_apps ? [] : await requireWorkspaceApps(tx, me.workspaceId, access.app_ids);
+      audit(
+        tx,
+        me.workspaceId,
+        me.userId,
+        'member.access_changed',
+        { memberId: target.id },
+        {
+          user_id: target.user.id,
+          from: { all_apps: target.allApps, app_ids: target.appIds },
+          to: { all_apps: access.all_apps, app_ids: appIds },
+        },
+      );
+      target.allApps = access.all_apps;
+      target.appIds = appIds;
+      await tx.flush();
+      return target;
+    }),
+  );
 }
 
 export function listAudit(em: EntityManager, actor: Actor, page: PageRequest): Promise<ITeamAuditEvent[]> {
@@ -167,7 +202,11 @@ export function invitationStatus(inv: ITeamInvitation, now = new Date()): Invita
 export function listInvitations(em: EntityManager, actor: Actor, page: PageRequest): Promise<ITeamInvitation[]> {
   requireManager(actor);
   const k = keyset(page, 'desc');
-  return em.find(TeamInvitation, { workspace: actor.workspaceId, ...k.where }, { populate: ['invitedBy'], ...k.options });
+  return em.find(
+    TeamInvitation,
+    { workspace: actor.workspaceId, ...k.where },
+    { populate: ['invitedBy'], ...k.options },
+  );
 }
 
 export interface NewInvitation {
@@ -178,20 +217,38 @@ export interface NewInvitation {
 }
 
 /** Creates a pending invitation; the token is returned once (for the email) and stored hashed. */
-export async function createInvitation(em: EntityManager, actor: Actor, input: NewInvitation): Promise<{ invitation: ITeamInvitation; token: string }> {
+export async function createInvitation(
+  em: EntityManager,
+  actor: Actor,
+  input: NewInvitation,
+): Promise<{ invitation: ITeamInvitation; token: string }> {
   const email = normaliseEmail(input.email);
   return em.transactional(async (tx) => {
     const me = await lockTeam(tx, actor);
     requireManager(me);
-    if (await tx.count(TeamMember, { workspace: me.workspaceId, user: { email } })) throw conflict('already_member', 'this person is already a member of the team');
+    if (await tx.count(TeamMember, { workspace: me.workspaceId, user: { email } }))
+      throw conflict('already_member', 'this person is already a member of the team');
     const now = new Date();
-    if (await tx.count(TeamInvitation, { workspace: me.workspaceId, email, acceptedAt: null, revokedAt: null, expiresAt: { $gt: now } })) {
+    if (
+      await tx.count(TeamInvitation, {
+        workspace: me.workspaceId,
+        email,
+        acceptedAt: null,
+        revokedAt: null,
+        expiresAt: { $gt: now },
+      })
+    ) {
       throw conflict('already_invited', 'a pending invitation for this email already exists');
     }
     // Seats: members (the owner included) plus pending invitations, which become members on accept.
     const [members, pending] = await Promise.all([
       tx.count(TeamMember, { workspace: me.workspaceId }),
-      tx.count(TeamInvitation, { workspace: me.workspaceId, acceptedAt: null, revokedAt: null, expiresAt: { $gt: now } }),
+      tx.count(TeamInvitation, {
+        workspace: me.workspaceId,
+        acceptedAt: null,
+        revokedAt: null,
+        expiresAt: { $gt: now },
+      }),
     ]);
     await requireWithinLimit(tx, me, 'seats', members + pending);
     const allApps = input.all_apps ?? !(input.app_ids && input.app_ids.length > 0);
@@ -209,7 +266,14 @@ export async function createInvitation(em: EntityManager, actor: Actor, input: N
       emailStatus: 'pending',
     });
     await tx.flush();
-    audit(tx, me.workspaceId, me.userId, 'invitation.created', { invitationId: invitation.id }, { email, role: input.role, all_apps: allApps, app_ids: appIds });
+    audit(
+      tx,
+      me.workspaceId,
+      me.userId,
+      'invitation.created',
+      { invitationId: invitation.id },
+      { email, role: input.role, all_apps: allApps, app_ids: appIds },
+    );
     await tx.flush();
     await tx.populate(invitation, ['invitedBy']);
     return { invitation, token };
@@ -222,9 +286,17 @@ export async function revokeInvitation(em: EntityManager, actor: Actor, invitati
     requireManager(me);
     const inv = await tx.findOne(TeamInvitation, { id: invitationId, workspace: me.workspaceId });
     if (!inv) throw notFound('invitation');
-    if (inv.acceptedAt || inv.revokedAt) throw conflict('invitation_not_pending', 'the invitation was already accepted or revoked');
+    if (inv.acceptedAt || inv.revokedAt)
+      throw conflict('invitation_not_pending', 'the invitation was already accepted or revoked');
     inv.revokedAt = new Date();
-    audit(tx, me.workspaceId, me.userId, 'invitation.revoked', { invitationId: inv.id }, { email: inv.email, role: inv.role });
+    audit(
+      tx,
+      me.workspaceId,
+      me.userId,
+      'invitation.revoked',
+      { invitationId: inv.id },
+      { email: inv.email, role: inv.role },
+    );
     await tx.flush();
   });
 }
@@ -266,7 +338,12 @@ export async function deliverInvitation(
   return status;
 }
 
-async function findByToken(em: EntityManager, token: string, forAccept = false, lock = false): Promise<ITeamInvitation> {
+async function findByToken(
+  em: EntityManager,
+  token: string,
+  forAccept = false,
+  lock = false,
+): Promise<ITeamInvitation> {
   const where = { tokenHash: sha256Hex(token) };
   const inv = forAccept
     ? await em.findOne(TeamInvitation, where, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {})
@@ -313,14 +390,20 @@ export async function acceptInvitation(
     let created = false;
     if (user) {
       if (bearer) {
-        if (bearer.userId !== user.id) throw new AppError(403, 'email_mismatch', 'this invitation was sent to another email address');
+        if (bearer.userId !== user.id)
+          throw new AppError(403, 'email_mismatch', 'this invitation was sent to another email address');
       } else {
         const ok = await verifyPassword(input.password ?? '', user.passwordHash ?? DUMMY_PASSWORD_HASH);
         if (!ok || !user.passwordHash || !input.password) {
-          throw new AppError(401, 'invalid_credentials', 'an account with this email exists: sign in or give its password to accept');
+          throw new AppError(
+            401,
+            'invalid_credentials',
+            'an account with this email exists: sign in or give its password to accept',
+          );
         }
       }
-      if (await tx.count(TeamMember, { workspace, user })) throw conflict('already_member', 'you are already a member of this team');
+      if (await tx.count(TeamMember, { workspace, user }))
+        throw conflict('already_member', 'you are already a member of this team');
     } else {
       if (bearer) throw new AppError(403, 'email_mismatch', 'this invitation was sent to another email address');
       const password = validatePassword(input.password);
@@ -331,7 +414,14 @@ export async function acceptInvitation(
     inv.acceptedAt = new Date();
     inv.acceptedBy = ref(user);
     await tx.flush();
-    audit(tx, workspace.id, user.id, 'invitation.accepted', { memberId: member.id, invitationId: inv.id }, { email: inv.email, role: inv.role, new_account: created });
+    audit(
+      tx,
+      workspace.id,
+      user.id,
+      'invitation.accepted',
+      { memberId: member.id, invitationId: inv.id },
+      { email: inv.email, role: inv.role, new_account: created },
+    );
     const tokens = await startSession(tx, config, user, client);
     return { tokens, created };
   });

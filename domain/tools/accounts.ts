@@ -24,8 +24,11 @@ export const accountTools = [
   defineTool({
     name: 'list_platform_accounts',
     domain: 'accounts',
-    description: 'List the workspace’s sender accounts (email mailboxes and professional-network profiles) with status, address, time zone and working hours; optionally by channel.',
-    input: z.object({ channel: z.enum(['email', 'network']).optional(), limit: z.number().int().min(1).max(50).optional() }).strict(),
+    description:
+      'List the workspace’s sender accounts (email mailboxes and professional-network profiles) with status, address, time zone and working hours; optionally by channel.',
+    input: z
+      .object({ channel: z.enum(['email', 'network']).optional(), limit: z.number().int().min(1).max(50).optional() })
+      .strict(),
     risk: 'read',
     run: async ({ em, actor }, input) => {
       const rows = await listAccounts(em, actor, { channel: input.channel }, { limit: input.limit ?? 20 });
@@ -36,14 +39,22 @@ export const accountTools = [
     name: 'get_platform_account_usage',
     ids: { account_id: 'account' },
     domain: 'accounts',
-    description: 'Read a sender account’s actions today and this week per type (email, invitation, message, profile_view) against its caps, its warm-up day, and when the next action could go out.',
+    description:
+      'Read a sender account’s actions today and this week per type (email, invitation, message, profile_view) against its caps, its warm-up day, and when the next action could go out.',
     input: z.object({ account_id: z.uuid() }).strict(),
     risk: 'read',
     run: async ({ em, actor }, input) => {
       const { account, usage } = await accountUsage(em, actor, input.account_id);
       return {
         account: summary(account),
-        actions: usage.map((u) => ({ action: u.action, today: u.today, week: u.week, caps: u.caps, warmup: u.warmup, next_slot_at: u.nextSlotAt?.toISOString() ?? null })),
+        actions: usage.map((u) => ({
+          action: u.action,
+          today: u.today,
+          week: u.week,
+          caps: u.caps,
+          warmup: u.warmup,
+          next_slot_at: u.nextSlotAt?.toISOString() ?? null,
+        })),
       };
     },
   }),
@@ -51,13 +62,17 @@ export const accountTools = [
     name: 'get_platform_account_setup',
     ids: { account_id: 'account' },
     domain: 'accounts',
-    description: 'Read a sender account’s setup: its stored connection status and, for email, the sending domain’s SPF, DKIM and DMARC records with what to fix.',
+    description:
+      'Read a sender account’s setup: its stored connection status and, for email, the sending domain’s SPF, DKIM and DMARC records with what to fix.',
     input: z.object({ account_id: z.uuid() }).strict(),
     risk: 'read',
     run: async ({ em, actor, config, providers }, input) => {
       const account = await requireAccount(em, actor, input.account_id);
       const domain = account.channel === 'email' ? mailboxDomain(account.address ?? null) : null;
-      return { account: summary(account), sending_domain: domain ? await checkSendingDomain(providers.dns, domain, config.dns.dkimSelectors) : null };
+      return {
+        account: summary(account),
+        sending_domain: domain ? await checkSendingDomain(providers.dns, domain, config.dns.dkimSelectors) : null,
+      };
     },
   }),
   defineTool({
@@ -68,15 +83,34 @@ export const accountTools = [
     input: z
       .object({
         account_id: z.uuid(),
-        caps: z.object(Object.fromEntries(ACTION_TYPES.map((t) => [t, cap.optional()])) as Record<(typeof ACTION_TYPES)[number], z.ZodOptional<typeof cap>>).strict().optional(),
+        caps: z
+          .object(
+            Object.fromEntries(ACTION_TYPES.map((t) => [t, cap.optional()])) as Record<
+              (typeof ACTION_TYPES)[number],
+              z.ZodOptional<typeof cap>
+            >,
+          )
+          .strict()
+          .optional(),
         min_gap_seconds: z.number().int().optional(),
         jitter_seconds: z.number().int().optional(),
       })
       .strict(),
     risk: 'change',
     run: async ({ em, actor }, input) =>
-      summaryWithLimits(await setLimits(em, actor, input.account_id, { caps: input.caps, minGapSeconds: input.min_gap_seconds, jitterSeconds: input.jitter_seconds })),
+      summaryWithLimits(
+        await setLimits(em, actor, input.account_id, {
+          caps: input.caps,
+          minGapSeconds: input.min_gap_seconds,
+          jitterSeconds: input.jitter_seconds,
+        }),
+      ),
   }),
 ];
 
-const summaryWithLimits = (a: IPlatformAccount) => ({ ...summary(a), caps: a.caps, min_gap_seconds: a.minGapSeconds, jitter_seconds: a.jitterSeconds });
+const summaryWithLimits = (a: IPlatformAccount) => ({
+  ...summary(a),
+  caps: a.caps,
+  min_gap_seconds: a.minGapSeconds,
+  jitter_seconds: a.jitterSeconds,
+});

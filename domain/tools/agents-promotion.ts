@@ -18,22 +18,47 @@ export const agentPromotionTools = [
       .object({
         agent_id: z.uuid(),
         signal_id: z.uuid().optional(),
-        signal: z.object({ kind: z.enum(SIGNAL_KINDS), keywords: z.array(z.string().trim().min(1).max(100)).max(50).optional() }).strict().optional(),
+        signal: z
+          .object({
+            kind: z.enum(SIGNAL_KINDS),
+            keywords: z.array(z.string().trim().min(1).max(100)).max(50).optional(),
+          })
+          .strict()
+          .optional(),
         limit: z.number().int().min(1).max(PREVIEW_MAX).optional(),
       })
       .strict()
-      .refine((v) => (v.signal_id === undefined) !== (v.signal === undefined), 'give exactly one of signal_id or signal'),
+      .refine(
+        (v) => (v.signal_id === undefined) !== (v.signal === undefined),
+        'give exactly one of signal_id or signal',
+      ),
     risk: 'read',
     run: async ({ em, actor, providers }, input) => {
-      const p = await previewSignal(em, actor, providers, input.agent_id, { signalId: input.signal_id, signal: input.signal, limit: input.limit ?? PREVIEW_DEFAULT });
-      return { signal: p.signal, candidates: p.candidates.map((c) => ({ name: c.name, title: c.title, company: c.company, known: c.known, score: c.score, verdict: c.verdict, reasons: c.reasons })) };
+      const p = await previewSignal(em, actor, providers, input.agent_id, {
+        signalId: input.signal_id,
+        signal: input.signal,
+        limit: input.limit ?? PREVIEW_DEFAULT,
+      });
+      return {
+        signal: p.signal,
+        candidates: p.candidates.map((c) => ({
+          name: c.name,
+          title: c.title,
+          company: c.company,
+          known: c.known,
+          score: c.score,
+          verdict: c.verdict,
+          reasons: c.reasons,
+        })),
+      };
     },
   }),
   defineTool({
     name: 'promote_rejected_profile',
     ids: { agent_id: 'agent', raw_id: { within: 'agent_id', child: 'rejected_profile' } },
     domain: 'agents',
-    description: 'Promote one rejected profile of a discovery agent to a discovered lead (status new), keeping its score and reasons. Promoting it again returns the same lead.',
+    description:
+      'Promote one rejected profile of a discovery agent to a discovered lead (status new), keeping its score and reasons. Promoting it again returns the same lead.',
     input: z.object({ agent_id: z.uuid(), raw_id: z.uuid() }).strict(),
     risk: 'change',
     run: async ({ em, actor }, input) => {

@@ -24,7 +24,11 @@ export const agentTools = [
     input: z.object({}).strict(),
     risk: 'read',
     run: async ({ em, actor }) =>
-      (await listApps(em, actor, { limit: 200 })).map((a) => ({ id: a.id, name: a.name, icp_description: a.icpDescription ?? null })),
+      (await listApps(em, actor, { limit: 200 })).map((a) => ({
+        id: a.id,
+        name: a.name,
+        icp_description: a.icpDescription ?? null,
+      })),
   }),
   defineTool({
     name: 'list_agents',
@@ -52,7 +56,13 @@ export const agentTools = [
         ...agentSummary(a),
         icp_description: a.icpDescription ?? null,
         require_current_employer: a.requireCurrentEmployer,
-        signals: signals.map((s) => ({ key: s.key, kind: s.kind, name: s.name, keywords: s.keywords, enabled: s.enabled })),
+        signals: signals.map((s) => ({
+          key: s.key,
+          kind: s.kind,
+          name: s.name,
+          keywords: s.keywords,
+          enabled: s.enabled,
+        })),
       };
     },
   }),
@@ -60,7 +70,8 @@ export const agentTools = [
     name: 'set_agent_status',
     ids: { agent_id: 'agent' },
     domain: 'agents',
-    description: 'Activate, pause or archive a discovery agent (draft → active, active ⇄ paused, any → archived, archived → paused).',
+    description:
+      'Activate, pause or archive a discovery agent (draft → active, active ⇄ paused, any → archived, archived → paused).',
     input: z.object({ agent_id: z.uuid(), status: z.enum(AGENT_STATUSES) }).strict(),
     risk: 'change',
     run: async ({ em, actor, jobs }, input) => {
@@ -73,24 +84,40 @@ export const agentTools = [
     name: 'set_agent_signals',
     ids: { agent_id: 'agent' },
     domain: 'agents',
-    description: 'Replace the signals of a discovery agent (what indicates a lead: keywords in posts, job changes, hiring, funding, company events, people matching the ICP).',
+    description:
+      'Replace the signals of a discovery agent (what indicates a lead: keywords in posts, job changes, hiring, funding, company events, people matching the ICP).',
     input: z
       .object({
         agent_id: z.uuid(),
         signals: z
-          .array(z.object({ key: z.string().max(100).optional(), kind: z.enum(SIGNAL_KINDS), name: z.string().min(1).max(200), keywords: z.array(z.string().min(1).max(100)).max(50).optional() }).strict())
+          .array(
+            z
+              .object({
+                key: z.string().max(100).optional(),
+                kind: z.enum(SIGNAL_KINDS),
+                name: z.string().min(1).max(200),
+                keywords: z.array(z.string().min(1).max(100)).max(50).optional(),
+              })
+              .strict(),
+          )
           .max(20),
       })
       .strict(),
     risk: 'change',
-    run: async ({ em, actor }, input) => (await replaceSignals(em, actor, input.agent_id, input.signals)).map((s) => ({ key: s.key, kind: s.kind, name: s.name })),
+    run: async ({ em, actor }, input) =>
+      (await replaceSignals(em, actor, input.agent_id, input.signals)).map((s) => ({
+        key: s.key,
+        kind: s.kind,
+        name: s.name,
+      })),
   }),
 
   defineTool({
     name: 'launch_discovery',
     ids: { agent_id: 'agent', signal_id: { within: 'agent_id', child: 'signal' } },
     domain: 'discovery',
-    description: 'Launch a discovery run of an agent for one of its signals (or all enabled ones): it searches the sources and qualifies candidates against the ICP.',
+    description:
+      'Launch a discovery run of an agent for one of its signals (or all enabled ones): it searches the sources and qualifies candidates against the ICP.',
     input: z.object({ agent_id: z.uuid(), signal_id: z.uuid().optional() }).strict(),
     risk: 'spend',
     run: async ({ em, actor, jobs }, input) => {
@@ -104,7 +131,8 @@ export const agentTools = [
     name: 'get_discovery_funnel',
     ids: { agent_id: 'agent' },
     domain: 'discovery',
-    description: 'Read an agent’s discovery funnel: the last 30 days of candidates, qualified, rejected and pending, apart from current totals.',
+    description:
+      'Read an agent’s discovery funnel: the last 30 days of candidates, qualified, rejected and pending, apart from current totals.',
     input: z.object({ agent_id: z.uuid() }).strict(),
     risk: 'read',
     run: ({ em, actor }, input) => funnel(em, actor, input.agent_id),
@@ -116,6 +144,13 @@ export const agentTools = [
     input: z.object({ limit: z.number().int().min(1).max(50).default(10) }).strict(),
     risk: 'read',
     run: async ({ em, actor }, input) =>
-      (await recentRuns(em, actor, { limit: input.limit })).slice(0, input.limit).map((r) => ({ id: r.id, agent_id: r.agent.id, status: r.status, qualified: r.qualified, rejected: r.rejected, started_at: r.startedAt.toISOString() })),
+      (await recentRuns(em, actor, { limit: input.limit })).slice(0, input.limit).map((r) => ({
+        id: r.id,
+        agent_id: r.agent.id,
+        status: r.status,
+        qualified: r.qualified,
+        rejected: r.rejected,
+        started_at: r.startedAt.toISOString(),
+      })),
   }),
 ];

@@ -14,8 +14,15 @@ export const aiTools = [
     name: 'analyze_product_text',
     ids: { app_id: 'app' },
     domain: 'apps',
-    description: 'Suggest a product profile (name, description, value proposition, ideal customer profile and filters) from a description. Stores nothing.',
-    input: z.object({ text: z.string().trim().min(1).max(MAX_TEXT_CHARS), name: z.string().trim().max(200).optional(), app_id: z.uuid().optional() }).strict(),
+    description:
+      'Suggest a product profile (name, description, value proposition, ideal customer profile and filters) from a description. Stores nothing.',
+    input: z
+      .object({
+        text: z.string().trim().min(1).max(MAX_TEXT_CHARS),
+        name: z.string().trim().max(200).optional(),
+        app_id: z.uuid().optional(),
+      })
+      .strict(),
     risk: 'read',
     run: (ctx, input) => analyzeText(ctx.em, ctx.actor, model(ctx), input),
   }),
@@ -23,7 +30,8 @@ export const aiTools = [
     name: 'propose_product_icp',
     ids: { app_id: 'app' },
     domain: 'apps',
-    description: 'Propose an ideal customer profile (description and filters) for a product from its stored profile. Stores nothing.',
+    description:
+      'Propose an ideal customer profile (description and filters) for a product from its stored profile. Stores nothing.',
     input: z.object({ app_id: z.uuid() }).strict(),
     risk: 'read',
     run: (ctx, input) => generateIcp(ctx.em, ctx.actor, model(ctx), input.app_id),
@@ -32,7 +40,8 @@ export const aiTools = [
     name: 'generate_agent_keywords',
     ids: { agent_id: 'agent' },
     domain: 'agents',
-    description: 'Generate search keywords for a discovery agent from its and its product’s ideal customer profile, and store them on the agent.',
+    description:
+      'Generate search keywords for a discovery agent from its and its product’s ideal customer profile, and store them on the agent.',
     input: z.object({ agent_id: z.uuid() }).strict(),
     risk: 'change',
     run: (ctx, input) => generateAgentKeywords(ctx.em, ctx.actor, model(ctx), input.agent_id),
@@ -41,7 +50,8 @@ export const aiTools = [
     name: 'generate_newsforum_queries',
     ids: { agent_id: 'agent' },
     domain: 'agents',
-    description: 'Generate forum search queries from a discovery agent’s keywords and store them in its newsforum source settings.',
+    description:
+      'Generate forum search queries from a discovery agent’s keywords and store them in its newsforum source settings.',
     input: z.object({ agent_id: z.uuid() }).strict(),
     risk: 'change',
     run: (ctx, input) => generateNewsforumQueries(ctx.em, ctx.actor, model(ctx), input.agent_id),
@@ -50,20 +60,37 @@ export const aiTools = [
     name: 'list_specialist_runs',
     ids: { app_id: 'app' },
     domain: 'apps',
-    description: 'List the recent AI calls (specialist runs) of a product, newest first: kind, status, tokens, cost, errors.',
-    input: z.object({ app_id: z.uuid(), kind: z.string().min(1).max(100).optional(), status: z.enum(SPECIALIST_RUN_STATUSES).optional(), limit: z.int().min(1).max(50).optional() }).strict(),
+    description:
+      'List the recent AI calls (specialist runs) of a product, newest first: kind, status, tokens, cost, errors.',
+    input: z
+      .object({
+        app_id: z.uuid(),
+        kind: z.string().min(1).max(100).optional(),
+        status: z.enum(SPECIALIST_RUN_STATUSES).optional(),
+        limit: z.int().min(1).max(50).optional(),
+      })
+      .strict(),
     risk: 'read',
     run: async ({ em, actor }, input) =>
-      (await listSpecialistRuns(em, actor, { appId: input.app_id, kind: input.kind, status: input.status }, { limit: input.limit ?? 20 })).slice(0, input.limit ?? 20).map((r) => ({
-        id: r.id,
-        kind: r.kind,
-        status: r.status,
-        agent_id: r.agentId ?? null,
-        error_code: r.errorCode ?? null,
-        input_tokens: r.inputTokens,
-        output_tokens: r.outputTokens,
-        cost_micros: r.costMicros,
-        started_at: r.startedAt.toISOString(),
-      })),
+      (
+        await listSpecialistRuns(
+          em,
+          actor,
+          { appId: input.app_id, kind: input.kind, status: input.status },
+          { limit: input.limit ?? 20 },
+        )
+      )
+        .slice(0, input.limit ?? 20)
+        .map((r) => ({
+          id: r.id,
+          kind: r.kind,
+          status: r.status,
+          agent_id: r.agentId ?? null,
+          error_code: r.errorCode ?? null,
+          input_tokens: r.inputTokens,
+          output_tokens: r.outputTokens,
+          cost_micros: r.costMicros,
+          started_at: r.startedAt.toISOString(),
+        })),
   }),
 ];

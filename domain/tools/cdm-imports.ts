@@ -5,7 +5,14 @@ import { SENIORITIES } from '../../lib/sources/types.js';
 import { normaliseDomain } from '../../lib/normalise.js';
 import { cdmImportWorkflowIds } from '../../lib/workflow-ids.js';
 import { createCdmImport } from '../cdm-imports/cdm-imports.js';
-import { DEFAULT_PER_COMPANY, MAX_COMPANIES, MAX_PER_COMPANY, MAX_TITLES, requireCdmImportWithCounts, type JobWithCounts } from '../cdm-imports/job.js';
+import {
+  DEFAULT_PER_COMPANY,
+  MAX_COMPANIES,
+  MAX_PER_COMPANY,
+  MAX_TITLES,
+  requireCdmImportWithCounts,
+  type JobWithCounts,
+} from '../cdm-imports/job.js';
 import { defineTool } from './registry.js';
 
 const DOMAIN_LIKE = /^[^\s@/]+\.[a-z]{2,63}$/i;
@@ -14,7 +21,10 @@ const DOMAIN_LIKE = /^[^\s@/]+\.[a-z]{2,63}$/i;
 const company = z.union([
   z.string().trim().min(1).max(200),
   z
-    .object({ name: z.string().trim().min(1).max(200).optional(), domain: z.string().trim().min(1).max(253).optional() })
+    .object({
+      name: z.string().trim().min(1).max(200).optional(),
+      domain: z.string().trim().min(1).max(253).optional(),
+    })
     .strict()
     .refine((c) => c.name || c.domain, 'give a name and/or a domain'),
 ]);
@@ -44,7 +54,13 @@ export const cdmImportTools = [
         companies: z.array(company).min(1).max(MAX_COMPANIES),
         titles: z.array(z.string().trim().min(1).max(100)).max(MAX_TITLES).optional(),
         seniorities: z.array(z.enum(SENIORITIES)).optional(),
-        max_per_company: z.number().int().min(1).max(MAX_PER_COMPANY).optional().describe(`default ${DEFAULT_PER_COMPANY}`),
+        max_per_company: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_PER_COMPANY)
+          .optional()
+          .describe(`default ${DEFAULT_PER_COMPANY}`),
       })
       .strict()
       .refine((i) => i.titles?.length || i.seniorities?.length, 'give titles and/or seniorities'),
@@ -54,7 +70,9 @@ export const cdmImportTools = [
         await createCdmImport(em, actor, jobs, {
           appId: input.app_id,
           listId: input.list_id,
-          companies: input.companies.map((c) => (typeof c === 'string' ? (DOMAIN_LIKE.test(c) && normaliseDomain(c) ? { domain: c } : { name: c }) : c)),
+          companies: input.companies.map((c) =>
+            typeof c === 'string' ? (DOMAIN_LIKE.test(c) && normaliseDomain(c) ? { domain: c } : { name: c }) : c,
+          ),
           titles: input.titles,
           seniorities: input.seniorities,
           maxPerCompany: input.max_per_company,
@@ -65,7 +83,8 @@ export const cdmImportTools = [
     name: 'get_company_import_progress',
     ids: { import_id: 'cdm_import' },
     domain: 'company-imports',
-    description: 'Progress of a company decision-maker import: its state, companies searched by outcome, people found by review status, credits charged.',
+    description:
+      'Progress of a company decision-maker import: its state, companies searched by outcome, people found by review status, credits charged.',
     input: z.object({ import_id: z.uuid() }).strict(),
     risk: 'read',
     run: async ({ em, actor }, input) => summary(await requireCdmImportWithCounts(em, actor, input.import_id)),

@@ -14,7 +14,13 @@ const filters = {
   pinned: z.boolean().optional(),
   q: z.string().trim().max(200).optional(),
 };
-const toFilters = (i: { list_id?: string; app_id?: string; fit?: ContactFilters['fit']; pinned?: boolean; q?: string }): ContactFilters => ({
+const toFilters = (i: {
+  list_id?: string;
+  app_id?: string;
+  fit?: ContactFilters['fit'];
+  pinned?: boolean;
+  q?: string;
+}): ContactFilters => ({
   listId: i.list_id,
   appId: i.app_id,
   fit: i.fit,
@@ -37,11 +43,17 @@ const exportView = (e: IContactExport) => ({
 export const contactTools = [
   defineTool({
     name: 'list_contacts',
-    ids: { list_id: 'list', app_id: 'app', after: { value: 'a page cursor (the last contact id of the previous page)' } },
+    ids: {
+      list_id: 'list',
+      app_id: 'app',
+      after: { value: 'a page cursor (the last contact id of the previous page)' },
+    },
     domain: 'contacts',
     description:
       'List contacts of the workspace (oldest first, up to `limit`, default 20, max 50), filtered by list, product, fit label (good, maybe, bad, none), pinned, and q (text in name, email, company or title). `after` continues after a contact id.',
-    input: z.object({ ...filters, limit: z.number().int().min(1).max(50).optional(), after: z.uuid().optional() }).strict(),
+    input: z
+      .object({ ...filters, limit: z.number().int().min(1).max(50).optional(), after: z.uuid().optional() })
+      .strict(),
     risk: 'read',
     run: async ({ em, actor }, input) => {
       const limit = input.limit ?? 20;
@@ -77,7 +89,8 @@ export const contactTools = [
     name: 'get_export',
     ids: { export_id: 'export' },
     domain: 'contacts',
-    description: 'Read a contacts export: its state (queued, running, completed, failed), rows written so far and, once completed, its download_url.',
+    description:
+      'Read a contacts export: its state (queued, running, completed, failed), rows written so far and, once completed, its download_url.',
     input: z.object({ export_id: z.uuid() }).strict(),
     risk: 'read',
     run: async ({ em, actor }, input) => exportView(await getExport(em, actor, input.export_id)),

@@ -1,6 +1,12 @@
 // Review of discovered leads for the Operator: list them, approve one into a list, reject one with a reason.
 import { z } from 'zod';
-import { DISCOVERED_LEAD_STATUSES, MAX_REASON, approveDiscoveredLead, listDiscoveredLeads, rejectDiscoveredLead } from '../discovered-leads/discovered-leads.js';
+import {
+  DISCOVERED_LEAD_STATUSES,
+  MAX_REASON,
+  approveDiscoveredLead,
+  listDiscoveredLeads,
+  rejectDiscoveredLead,
+} from '../discovered-leads/discovered-leads.js';
 import { defineTool } from './registry.js';
 
 export const discoveredLeadTools = [
@@ -8,7 +14,8 @@ export const discoveredLeadTools = [
     name: 'list_discovered_leads',
     ids: { app_id: 'app', agent_id: 'agent' },
     domain: 'discovered-leads',
-    description: 'List discovered leads (newest first, up to 50), optionally of one product or agent, by status or signal, or matching a text in name, title or company.',
+    description:
+      'List discovered leads (newest first, up to 50), optionally of one product or agent, by status or signal, or matching a text in name, title or company.',
     input: z
       .object({
         app_id: z.uuid().optional(),
@@ -36,12 +43,20 @@ export const discoveredLeadTools = [
     name: 'approve_discovered_lead',
     ids: { discovered_lead_id: 'discovered_lead', list_id: 'list' },
     domain: 'discovered-leads',
-    description: "Approve a discovered lead into a list of its product (default: its agent's list): creates or reuses the contact and adds it once.",
+    description:
+      "Approve a discovered lead into a list of its product (default: its agent's list): creates or reuses the contact and adds it once.",
     input: z.object({ discovered_lead_id: z.uuid(), list_id: z.uuid().optional() }).strict(),
     risk: 'change',
     run: async ({ em, actor }, input) => {
       const a = await approveDiscoveredLead(em, actor, input.discovered_lead_id, input.list_id);
-      return { id: a.id, result: a.result, list_id: a.listId ?? null, lead_id: a.leadId ?? null, contact_id: a.contactId ?? null, created: a.created ?? false };
+      return {
+        id: a.id,
+        result: a.result,
+        list_id: a.listId ?? null,
+        lead_id: a.leadId ?? null,
+        contact_id: a.contactId ?? null,
+        created: a.created ?? false,
+      };
     },
   }),
   defineTool({
@@ -51,6 +66,9 @@ export const discoveredLeadTools = [
     description: "Reject a discovered lead with a reason (counted in the agent's rejection breakdown).",
     input: z.object({ discovered_lead_id: z.uuid(), reason: z.string().trim().min(1).max(MAX_REASON) }).strict(),
     risk: 'change',
-    run: async ({ em, actor }, input) => ({ id: input.discovered_lead_id, result: await rejectDiscoveredLead(em, actor, input.discovered_lead_id, input.reason) }),
+    run: async ({ em, actor }, input) => ({
+      id: input.discovered_lead_id,
+      result: await rejectDiscoveredLead(em, actor, input.discovered_lead_id, input.reason),
+    }),
   }),
 ];

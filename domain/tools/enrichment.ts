@@ -7,7 +7,14 @@ import { defineTool, type ToolContext } from './registry.js';
 
 const run = async ({ em, actor, jobs }: ToolContext, kind: EnrichmentTarget, id: string, refresh?: boolean) => {
   const { enrichment: e, outcome } = await requestEnrichment(em, actor, jobs, kind, id, { refresh });
-  return { enrichment_id: e.id, attempt: e.attempt, status: e.status, result: outcome, fields_filled: e.fieldsFilled, promoted: e.promoted };
+  return {
+    enrichment_id: e.id,
+    attempt: e.attempt,
+    status: e.status,
+    result: outcome,
+    fields_filled: e.fieldsFilled,
+    promoted: e.promoted,
+  };
 };
 
 export const enrichmentTools = [
@@ -25,7 +32,8 @@ export const enrichmentTools = [
     name: 'enrich_contact',
     ids: { contact_id: 'contact' },
     domain: 'enrichment',
-    description: 'Enrich a workspace contact through the enrichment provider (never overwrites fields a person edited); 1 credit when found.',
+    description:
+      'Enrich a workspace contact through the enrichment provider (never overwrites fields a person edited); 1 credit when found.',
     input: z.object({ contact_id: z.uuid(), refresh: z.boolean().optional() }).strict(),
     risk: 'change',
     run: (ctx, input) => run(ctx, 'contact', input.contact_id, input.refresh),

@@ -10,7 +10,12 @@ import { defineTool } from './registry.js';
 export const enrollmentTools = [
   defineTool({
     name: 'get_enrollments',
-    ids: { campaign_id: 'campaign', enrollment_id: 'enrollment', step_id: { within: 'campaign_id', child: 'step' }, lead_id: 'lead' },
+    ids: {
+      campaign_id: 'campaign',
+      enrollment_id: 'enrollment',
+      step_id: { within: 'campaign_id', child: 'step' },
+      lead_id: 'lead',
+    },
     domain: 'enrollments',
     description:
       'Read leads’ enrollments in a campaign: status, current step, the next action with its due time, and why it has not happened yet (`waiting.reason`: campaign_paused, paused, waiting_for_window, waiting_step_delay, awaiting_review, gap, cap_daily, …; `waiting.until` when known). Give enrollment_id for one, or campaign_id with optional filters (status, step_id = current step, lead_id) and a cursor from a previous answer for the next page.',
@@ -25,12 +30,21 @@ export const enrollmentTools = [
         cursor: pageQuery.cursor.describe('the next_cursor of a previous answer (by campaign)'),
       })
       .strict()
-      .refine((i) => (i.campaign_id === undefined) !== (i.enrollment_id === undefined), { message: 'give exactly one of campaign_id and enrollment_id' }),
+      .refine((i) => (i.campaign_id === undefined) !== (i.enrollment_id === undefined), {
+        message: 'give exactly one of campaign_id and enrollment_id',
+      }),
     risk: 'read',
     run: async ({ em, actor }, input) => {
-      if (input.enrollment_id) return { items: [await getEnrollmentView(em, actor, input.enrollment_id)], next_cursor: null };
+      if (input.enrollment_id)
+        return { items: [await getEnrollmentView(em, actor, input.enrollment_id)], next_cursor: null };
       const limit = input.limit ?? 20;
-      const rows = await listEnrollmentViews(em, actor, input.campaign_id!, { status: input.status, stepId: input.step_id, leadId: input.lead_id }, { limit, after: input.cursor });
+      const rows = await listEnrollmentViews(
+        em,
+        actor,
+        input.campaign_id!,
+        { status: input.status, stepId: input.step_id, leadId: input.lead_id },
+        { limit, after: input.cursor },
+      );
       return page(rows, limit, (r) => r);
     },
   }),
@@ -43,8 +57,18 @@ export const enrollmentTools = [
     input: z.object({ campaign_id: z.uuid(), list_id: z.uuid(), client_key: z.string().min(1).max(200) }).strict(),
     risk: 'send',
     run: async ({ em, actor, jobs }, input) => {
-      const op = await startListEnrollment(em, jobs, actor, input.campaign_id, { listId: input.list_id, clientKey: input.client_key });
-      return { operation_id: op.id, status: op.status, total: op.total, processed: op.processed, enrolled: op.enrolled, skipped: op.skipped };
+      const op = await startListEnrollment(em, jobs, actor, input.campaign_id, {
+        listId: input.list_id,
+        clientKey: input.client_key,
+      });
+      return {
+        operation_id: op.id,
+        status: op.status,
+        total: op.total,
+        processed: op.processed,
+        enrolled: op.enrolled,
+        skipped: op.skipped,
+      };
     },
   }),
   defineTool({
@@ -56,6 +80,8 @@ export const enrollmentTools = [
     input: z.object({ campaign_id: z.uuid(), which: z.enum(['overdue', 'planned']) }).strict(),
     risk: 'change',
     run: async ({ em, actor, jobs }, input) =>
-      input.which === 'overdue' ? rescheduleOverdue(em, actor, input.campaign_id) : reschedulePlanned(em, jobs, actor, input.campaign_id),
+      input.which === 'overdue'
+        ? rescheduleOverdue(em, actor, input.campaign_id)
+        : reschedulePlanned(em, jobs, actor, input.campaign_id),
   }),
 ];

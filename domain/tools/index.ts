@@ -21,7 +21,27 @@ import { integrationTools } from './integrations.js';
 import { setCatalogue, toolByName, type Tool } from './registry.js';
 
 export const allTools = (): Tool[] =>
-  [...agentTools, ...aiTools, ...agentPromotionTools, ...listTools, ...discoveredLeadTools, ...enrichmentTools, ...operatorTaskTools, ...contactTools, ...listImportTools, ...cdmImportTools, ...accountTools, ...campaignTools, ...enrollmentTools, ...messageReviewTools, ...inboxTools, ...meetingTools, ...analyticsTools, ...integrationTools, ...notificationTools] as Tool[];
+  [
+    ...agentTools,
+    ...aiTools,
+    ...agentPromotionTools,
+    ...listTools,
+    ...discoveredLeadTools,
+    ...enrichmentTools,
+    ...operatorTaskTools,
+    ...contactTools,
+    ...listImportTools,
+    ...cdmImportTools,
+    ...accountTools,
+    ...campaignTools,
+    ...enrollmentTools,
+    ...messageReviewTools,
+    ...inboxTools,
+    ...meetingTools,
+    ...analyticsTools,
+    ...integrationTools,
+    ...notificationTools,
+  ] as Tool[];
 
 setCatalogue(allTools());
 

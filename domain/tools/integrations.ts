@@ -2,7 +2,14 @@
 // (it reaches the destination), start the partner CRM's sync now.
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import { listIntegrations, maskedCredentials, PARTNER, requireIntegration, testIntegration, type IntegrationDeps } from '../integrations/integrations.js';
+import {
+  listIntegrations,
+  maskedCredentials,
+  PARTNER,
+  requireIntegration,
+  testIntegration,
+  type IntegrationDeps,
+} from '../integrations/integrations.js';
 import { syncCursors } from '../integrations/partner-sync.js';
 import { defineTool, type ToolContext } from './registry.js';
 
@@ -12,7 +19,8 @@ export const integrationTools = [
   defineTool({
     name: 'list_integrations',
     domain: 'integrations',
-    description: 'List the workspace’s integrations (partner CRM, Slack-style and JSON webhooks) with their status, masked credentials and last test and sync.',
+    description:
+      'List the workspace’s integrations (partner CRM, Slack-style and JSON webhooks) with their status, masked credentials and last test and sync.',
     input: z.object({ limit: z.number().int().min(1).max(50).default(50) }).strict(),
     risk: 'read',
     run: async ({ em, actor }, i) =>
@@ -30,28 +38,42 @@ export const integrationTools = [
     name: 'test_integration',
     ids: { integration_id: 'integration' },
     domain: 'integrations',
-    description: 'Send a test record through an integration (it reaches the destination: a Slack channel, a webhook receiver or the partner CRM) and report whether it was accepted.',
+    description:
+      'Send a test record through an integration (it reaches the destination: a Slack channel, a webhook receiver or the partner CRM) and report whether it was accepted.',
     input: z.object({ integration_id: z.uuid() }).strict(),
     risk: 'send',
     run: async (ctx, i) => {
       const r = await testIntegration(ctx.em, ctx.actor, deps(ctx), i.integration_id);
-      return { integration_id: r.integration.id, success: r.outcome.success, status_code: r.outcome.statusCode, error_class: r.outcome.errorClass, error: r.outcome.error };
+      return {
+        integration_id: r.integration.id,
+        success: r.outcome.success,
+        status_code: r.outcome.statusCode,
+        error_class: r.outcome.errorClass,
+        error: r.outcome.error,
+      };
     },
   }),
   defineTool({
     name: 'sync_partner_now',
     ids: { integration_id: 'integration' },
     domain: 'integrations',
-    description: 'Start the partner CRM sync now (leads, replies and meetings changed since the last sync are pushed; a sync already running goes on).',
+    description:
+      'Start the partner CRM sync now (leads, replies and meetings changed since the last sync are pushed; a sync already running goes on).',
     input: z.object({ integration_id: z.uuid() }).strict(),
     risk: 'change',
     run: async ({ em, actor, jobs }, i) => {
       const integration = await requireIntegration(em, actor, i.integration_id);
-      if (integration.provider !== PARTNER) throw new AppError(400, 'not_partner', 'only the partner CRM integration syncs');
-      if (integration.status !== 'active') throw new AppError(409, 'integration_not_active', `the partner integration is ${integration.status}`);
+      if (integration.provider !== PARTNER)
+        throw new AppError(400, 'not_partner', 'only the partner CRM integration syncs');
+      if (integration.status !== 'active')
+        throw new AppError(409, 'integration_not_active', `the partner integration is ${integration.status}`);
       const run = await jobs.startPartnerSync({ integrationId: integration.id, workspaceId: actor.workspaceId });
       const cursors = await syncCursors(em, integration.id);
-      return { workflow_id: run.workflowId, run_id: run.runId, pushed_so_far: Object.fromEntries(cursors.map((c) => [c.record_kind, c.pushed])) };
+      return {
+        workflow_id: run.workflowId,
+        run_id: run.runId,
+        pushed_so_far: Object.fromEntries(cursors.map((c) => [c.record_kind, c.pushed])),
+      };
     },
   }),
 ];

@@ -30,12 +30,30 @@ const summary = (i: IListImport) => {
   };
 };
 
-const Mapping = z.object(Object.fromEntries(CONTACT_FIELDS.map((f) => [f, z.number().int().min(0).max(MAX_COLUMNS - 1).optional()]))).strict();
+const Mapping = z
+  .object(
+    Object.fromEntries(
+      CONTACT_FIELDS.map((f) => [
+        f,
+        z
+          .number()
+          .int()
+          .min(0)
+          .max(MAX_COLUMNS - 1)
+          .optional(),
+      ]),
+    ),
+  )
+  .strict();
 
 export const listImportTools = [
   defineTool({
     name: 'import_csv_attachment',
-    ids: { attachment_id: { kind: 'attachment', missing: [404, 'attachment_not_found'] }, app_id: 'app', list_id: 'list' },
+    ids: {
+      attachment_id: { kind: 'attachment', missing: [404, 'attachment_not_found'] },
+      app_id: 'app',
+      list_id: 'list',
+    },
     domain: 'lists',
     description:
       'Import a CSV file the user attached in chat (attachment_id) into a lead list of a product: an existing list (list_id) or a new one (list_name). Columns are mapped onto contact fields automatically (or by mapping: field → 0-based column); contacts are deduplicated on email, then profile URL; dedupe_mode says what a row does to an existing contact: skip, update_empty (default: fill empty fields) or overwrite. Runs in the background; read it with get_list_import.',
@@ -49,7 +67,9 @@ export const listImportTools = [
         mapping: Mapping.optional(),
       })
       .strict()
-      .refine((v) => (v.list_id === undefined) !== (v.list_name === undefined), { message: 'give exactly one of list_id and list_name' }),
+      .refine((v) => (v.list_id === undefined) !== (v.list_name === undefined), {
+        message: 'give exactly one of list_id and list_name',
+      }),
     risk: 'change',
     run: async ({ em, actor, jobs }, input) => {
       const { imp, committed } = await importAttachment(em, actor, jobs, pgImportFiles(em), {
@@ -67,22 +87,29 @@ export const listImportTools = [
     name: 'get_list_import',
     ids: { import_id: 'list_import' },
     domain: 'lists',
-    description: "A CSV import's status and exact progress (rows read, created, updated, duplicate, invalid, leads added), and its first invalid rows with their reasons.",
+    description:
+      "A CSV import's status and exact progress (rows read, created, updated, duplicate, invalid, leads added), and its first invalid rows with their reasons.",
     input: z.object({ import_id: z.uuid() }).strict(),
     risk: 'read',
     run: async ({ em, actor }, input) => {
       const imp = await requireImportById(em, actor, input.import_id);
       const invalid = await invalidRows(em, imp.id, { limit: 20 });
-      return { ...summary(imp), invalid_rows: invalid.items.map((r) => ({ row: r.row, reasons: r.reasons.map((x) => x.message) })), more_invalid_rows: invalid.next !== null };
+      return {
+        ...summary(imp),
+        invalid_rows: invalid.items.map((r) => ({ row: r.row, reasons: r.reasons.map((x) => x.message) })),
+        more_invalid_rows: invalid.next !== null,
+      };
     },
   }),
   defineTool({
     name: 'cancel_list_import',
     ids: { import_id: 'list_import' },
     domain: 'lists',
-    description: 'Cancel a CSV import: a draft is dropped; a running import stops after the chunk it is writing (rows already imported stay).',
+    description:
+      'Cancel a CSV import: a draft is dropped; a running import stops after the chunk it is writing (rows already imported stay).',
     input: z.object({ import_id: z.uuid() }).strict(),
     risk: 'change',
-    run: async ({ em, actor, jobs }, input) => summary(await cancelImport(em, actor, jobs, pgImportFiles(em), input.import_id)),
+    run: async ({ em, actor, jobs }, input) =>
+      summary(await cancelImport(em, actor, jobs, pgImportFiles(em), input.import_id)),
   }),
 ];

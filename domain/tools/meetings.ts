@@ -70,14 +70,27 @@ export const meetingTools = [
         notes: z.string().max(5000).optional(),
       })
       .strict()
-      .refine((i) => (i.meeting_id ? i.outcome !== undefined || i.notes !== undefined : !!(i.lead_id && i.title && i.starts_at && i.ends_at)), {
-        message: 'give meeting_id with an outcome or notes, or lead_id, title, starts_at and ends_at',
-      }),
+      .refine(
+        (i) =>
+          i.meeting_id
+            ? i.outcome !== undefined || i.notes !== undefined
+            : !!(i.lead_id && i.title && i.starts_at && i.ends_at),
+        {
+          message: 'give meeting_id with an outcome or notes, or lead_id, title, starts_at and ends_at',
+        },
+      ),
     risk: 'change',
     run: async ({ em, actor }, i) => {
-      if (i.meeting_id) return summary(await updateMeeting(em, actor, i.meeting_id, { outcome: i.outcome, notes: i.notes }));
+      if (i.meeting_id)
+        return summary(await updateMeeting(em, actor, i.meeting_id, { outcome: i.outcome, notes: i.notes }));
       return summary(
-        await createMeeting(em, actor, i.lead_id!, { title: i.title!, startsAt: new Date(i.starts_at!), endsAt: new Date(i.ends_at!), outcome: i.outcome, notes: i.notes ?? null }),
+        await createMeeting(em, actor, i.lead_id!, {
+          title: i.title!,
+          startsAt: new Date(i.starts_at!),
+          endsAt: new Date(i.ends_at!),
+          outcome: i.outcome,
+          notes: i.notes ?? null,
+        }),
       );
     },
   }),

@@ -11,7 +11,9 @@ export const notificationTools = [
     domain: 'notifications',
     description:
       'List the user’s notifications in this workspace, newest first (disconnected accounts, replies, finished imports, confirmations and reviews waiting, finished tasks), optionally unread only, with the unread count.',
-    input: z.object({ unread_only: z.boolean().optional(), limit: z.number().int().min(1).max(50).default(20) }).strict(),
+    input: z
+      .object({ unread_only: z.boolean().optional(), limit: z.number().int().min(1).max(50).default(20) })
+      .strict(),
     risk: 'read',
     run: async ({ em, actor }, i) => {
       const rows = await listNotifications(em, actor, { limit: i.limit, unread: i.unread_only });
@@ -33,11 +35,14 @@ export const notificationTools = [
     name: 'mark_notifications_read',
     ids: { notification_ids: { own: 'notifications of the caller' } },
     domain: 'notifications',
-    description: 'Mark the user’s notifications read: the given ids (notification_ids), or all of them in this workspace (all: true).',
+    description:
+      'Mark the user’s notifications read: the given ids (notification_ids), or all of them in this workspace (all: true).',
     input: z
       .object({ notification_ids: z.array(z.uuid()).min(1).max(200).optional(), all: z.boolean().optional() })
       .strict()
-      .refine((i) => (i.all === true) !== (i.notification_ids !== undefined), { message: 'give notification_ids, or all: true' }),
+      .refine((i) => (i.all === true) !== (i.notification_ids !== undefined), {
+        message: 'give notification_ids, or all: true',
+      }),
     risk: 'change',
     run: async ({ em, actor }, i) => {
       const marked = i.all ? await markAllRead(em, actor) : await markSomeRead(em, actor, i.notification_ids!);
@@ -53,7 +58,15 @@ export const notificationTools = [
     risk: 'read',
     run: async ({ em, actor }) => {
       const p = await onboardingProgress(em, actor);
-      return { ...p, steps: p.steps.map((s) => ({ step: s.step, label: s.label, done: s.done, done_at: s.done_at?.toISOString() ?? null })) };
+      return {
+        ...p,
+        steps: p.steps.map((s) => ({
+          step: s.step,
+          label: s.label,
+          done: s.done,
+          done_at: s.done_at?.toISOString() ?? null,
+        })),
+      };
     },
   }),
 ];

@@ -30,7 +30,9 @@ export const operatorTaskTools = [
         app_id: z.uuid(),
         title: z.string().trim().min(1).max(MAX_TASK_TITLE),
         actions: z
-          .array(z.object({ tool: z.string().min(1).max(100), args: z.record(z.string(), z.unknown()).optional() }).strict())
+          .array(
+            z.object({ tool: z.string().min(1).max(100), args: z.record(z.string(), z.unknown()).optional() }).strict(),
+          )
           .min(1)
           .max(MAX_TASK_ACTIONS),
         on_failure: z.enum(ON_FAILURE).optional(),
@@ -38,16 +40,27 @@ export const operatorTaskTools = [
       .strict(),
     risk: 'change',
     run: async ({ em, actor, jobs }, input) =>
-      taskView(await createTask(em, actor, jobs, { appId: input.app_id, title: input.title, actions: input.actions, onFailure: input.on_failure })),
+      taskView(
+        await createTask(em, actor, jobs, {
+          appId: input.app_id,
+          title: input.title,
+          actions: input.actions,
+          onFailure: input.on_failure,
+        }),
+      ),
   }),
   defineTool({
     name: 'list_tasks',
     ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },
     domain: 'operator',
-    description: 'List your Operator tasks (newest first, up to 50), optionally of one product or status, with how many actions succeeded, failed or are left.',
+    description:
+      'List your Operator tasks (newest first, up to 50), optionally of one product or status, with how many actions succeeded, failed or are left.',
     input: z.object({ app_id: z.uuid().optional(), status: z.enum(TASK_STATUSES).optional() }).strict(),
     risk: 'read',
-    run: async ({ em, actor }, input) => (await listTasks(em, actor, { appId: input.app_id, status: input.status }, { limit: 50 })).slice(0, 50).map(taskView),
+    run: async ({ em, actor }, input) =>
+      (await listTasks(em, actor, { appId: input.app_id, status: input.status }, { limit: 50 }))
+        .slice(0, 50)
+        .map(taskView),
   }),
   defineTool({
     name: 'get_task',
@@ -73,9 +86,14 @@ export const operatorTaskTools = [
     name: 'remember',
     ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },
     domain: 'operator',
-    description: 'Remember a fact for later conversations (key → value), about one product (app_id) or about all of them (no app_id). The same key replaces the earlier value.',
+    description:
+      'Remember a fact for later conversations (key → value), about one product (app_id) or about all of them (no app_id). The same key replaces the earlier value.',
     input: z
-      .object({ app_id: z.uuid().nullable().optional(), key: z.string().trim().min(1).max(MAX_KEY), value: z.string().trim().min(1).max(MAX_VALUE) })
+      .object({
+        app_id: z.uuid().nullable().optional(),
+        key: z.string().trim().min(1).max(MAX_KEY),
+        value: z.string().trim().min(1).max(MAX_VALUE),
+      })
       .strict(),
     risk: 'change',
     run: async ({ em, actor }, input) => {
@@ -87,10 +105,13 @@ export const operatorTaskTools = [
     name: 'list_memory',
     ids: { app_id: { kind: 'app', missing: [403, 'app_not_owned'] } },
     domain: 'operator',
-    description: 'The facts you asked the Operator to remember (newest first, up to 100): of one product and those for all products, or all of them.',
+    description:
+      'The facts you asked the Operator to remember (newest first, up to 100): of one product and those for all products, or all of them.',
     input: z.object({ app_id: z.uuid().optional() }).strict(),
     risk: 'read',
     run: async ({ em, actor }, input) =>
-      (await listFacts(em, actor, { limit: 100 }, input.app_id)).slice(0, 100).map((f) => ({ id: f.id, app_id: f.app?.id ?? null, key: f.key, value: f.value })),
+      (await listFacts(em, actor, { limit: 100 }, input.app_id))
+        .slice(0, 100)
+        .map((f) => ({ id: f.id, app_id: f.app?.id ?? null, key: f.key, value: f.value })),
   }),
 ];

@@ -51,11 +51,15 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
 }
 
 /** The input fields that carry ids (domain/access.ts `idFields`) and that the tool's `ids` does not declare. */
-export const undeclaredToolIds = (tool: Pick<Tool, 'input' | 'ids'>): string[] => idFields(tool.input).filter((k) => !tool.ids?.[k]);
+export const undeclaredToolIds = (tool: Pick<Tool, 'input' | 'ids'>): string[] =>
+  idFields(tool.input).filter((k) => !tool.ids?.[k]);
 
 export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
   const missing = undeclaredToolIds(tool);
-  if (missing.length) throw new Error(`tool ${tool.name}: declare what these ids name in \`ids\` (domain/access.ts IdRule): ${missing.join(', ')}`);
+  if (missing.length)
+    throw new Error(
+      `tool ${tool.name}: declare what these ids name in \`ids\` (domain/access.ts IdRule): ${missing.join(', ')}`,
+    );
   return tool;
 }
 

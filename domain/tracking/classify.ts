@@ -84,7 +84,15 @@ export const BURST_MIN_LINKS = 2;
  * the blocks here over-approximate it on purpose, and only matter for opens in the first minutes.
  */
 export const PROXY_NETWORKS: Readonly<Record<string, readonly string[]>> = {
-  apple_mpp: ['17.0.0.0/8', '2620:149::/32', '2a01:b740::/32', '104.28.0.0/16', '2a09:bac0::/29', '172.224.0.0/13', '2a02:26f7::/32'],
+  apple_mpp: [
+    '17.0.0.0/8',
+    '2620:149::/32',
+    '2a01:b740::/32',
+    '104.28.0.0/16',
+    '2a09:bac0::/29',
+    '172.224.0.0/13',
+    '2a02:26f7::/32',
+  ],
 };
 
 /**
@@ -103,14 +111,18 @@ export const PROXY_AGENTS: readonly { source: string; pattern: RegExp }[] = [
  */
 export const SCANNER_AGENTS: readonly { source: string; pattern: RegExp }[] = [
   { source: 'crawler', pattern: /\bbot\b|bot[/-]|crawler|spider|facebookexternalhit/i },
-  { source: 'http_library', pattern: /python-requests|python-urllib|aiohttp|\bcurl\/|\bwget\/|go-http-client|okhttp|libwww-perl|apache-httpclient|\bjava\/|node-fetch|axios\//i },
+  {
+    source: 'http_library',
+    pattern:
+      /python-requests|python-urllib|aiohttp|\bcurl\/|\bwget\/|go-http-client|okhttp|libwww-perl|apache-httpclient|\bjava\/|node-fetch|axios\//i,
+  },
   { source: 'headless_browser', pattern: /HeadlessChrome|PhantomJS/i },
   { source: 'security_gateway', pattern: /barracuda|mimecast|proofpoint/i },
 ];
 
-const NETWORKS: { source: string; range: [ipaddr.IPv4 | ipaddr.IPv6, number] }[] = Object.entries(PROXY_NETWORKS).flatMap(([source, cidrs]) =>
-  cidrs.map((cidr) => ({ source, range: ipaddr.parseCIDR(cidr) })),
-);
+const NETWORKS: { source: string; range: [ipaddr.IPv4 | ipaddr.IPv6, number] }[] = Object.entries(
+  PROXY_NETWORKS,
+).flatMap(([source, cidrs]) => cidrs.map((cidr) => ({ source, range: ipaddr.parseCIDR(cidr) })));
 
 /** The address as ipaddr reads it (IPv4-mapped IPv6 as IPv4), or null when it is not one. */
 function parseIp(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
@@ -144,13 +156,19 @@ export function proxyOf(ip: string, userAgent: string | null | undefined): strin
  */
 export function burstPartners(f: Pick<HitFacts, 'kind' | 'at' | 'linkIndex' | 'earlier'>): EarlierEvent[] {
   if (f.kind !== 'click') return [];
-  const near = f.earlier.filter((e) => e.kind === 'click' && Math.abs(f.at.getTime() - e.at.getTime()) <= BURST_WINDOW_MS);
+  const near = f.earlier.filter(
+    (e) => e.kind === 'click' && Math.abs(f.at.getTime() - e.at.getTime()) <= BURST_WINDOW_MS,
+  );
   const links = new Set([f.linkIndex ?? null, ...near.map((e) => e.linkIndex)]);
   return links.size >= BURST_MIN_LINKS ? near : [];
 }
 
 const human = (source: string | null = null): Classification => ({ class: 'human', reason: null, source });
-const machine = (reason: TrackingReason, source: string | null = null): Classification => ({ class: 'machine', reason, source });
+const machine = (reason: TrackingReason, source: string | null = null): Classification => ({
+  class: 'machine',
+  reason,
+  source,
+});
 
 /** The class of one hit by the rules above (the earlier clicks a burst reclassifies: `burstPartners`). */
 export function classifyHit(f: HitFacts): Classification {

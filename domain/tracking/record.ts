@@ -34,11 +34,16 @@ function redirectTarget(url: string | undefined): string | undefined {
 
 /** Link `index` of an email's stored body (`content.body`, numbered as the HTML part numbers them), or undefined. */
 const linkAt = (body: string | null, index: number | undefined): string | undefined =>
-  body !== null && index !== undefined && Number.isInteger(index) && index >= 0 ? redirectTarget(linksOf(body)[index]) : undefined;
+  body !== null && index !== undefined && Number.isInteger(index) && index >= 0
+    ? redirectTarget(linksOf(body)[index])
+    : undefined;
 
 /** Where link `index` of an action's email leads (no recording: a HEAD request, a link check). */
 export async function trackedLink(em: EntityManager, actionId: string, index: number): Promise<string | undefined> {
-  const [a] = await em.execute<{ body: string | null }[]>(`select content->>'body' as body from scheduled_actions where id = ? and type = 'email'`, [actionId]);
+  const [a] = await em.execute<{ body: string | null }[]>(
+    `select content->>'body' as body from scheduled_actions where id = ? and type = 'email'`,
+    [actionId],
+  );
   return a ? linkAt(a.body, index) : undefined;
 }
 
@@ -50,10 +55,22 @@ export async function trackedLink(em: EntityManager, actionId: string, index: nu
  * click clears them when no human event remains. A click answers its link's URL whether recorded or
  * not, so a tracked link keeps working when tracking was turned off since; an index the body has not: no URL.
  */
-export async function recordTrackingHit(em: EntityManager, hit: TrackingHit): Promise<{ recorded: boolean; url?: string }> {
+export async function recordTrackingHit(
+  em: EntityManager,
+  hit: TrackingHit,
+): Promise<{ recorded: boolean; url?: string }> {
   return em.transactional(async (tx) => {
     const [a] = await tx.execute<
-      { workspace_id: string; campaign_id: string; type: string; state: string; delivered_at: Date | null; body: string | null; track_opens: boolean; track_clicks: boolean }[]
+      {
+        workspace_id: string;
+        campaign_id: string;
+        type: string;
+        state: string;
+        delivered_at: Date | null;
+        body: string | null;
+        track_opens: boolean;
+        track_clicks: boolean;
+      }[]
     >(
       // An email is in its recipient's mailbox before its send is recorded (the SMTP send and the Sent
       // copy come first), and a privacy proxy fetches the pixel at delivery: a claimed send (`executing`)
@@ -66,27 +83,63 @@ export async function recordTrackingHit(em: EntityManager, hit: TrackingHit): Pr
     const url = hit.kind === 'click' ? linkAt(a.body, hit.linkIndex) : undefined;
     const answer = url ? { url } : {};
     const tracked = hit.kind === 'open' ? a.track_opens : a.track_clicks && !!url;
-    if (!tracked || !['executing', 'executed'].includes(a.state) || !a.delivered_at) return { recorded: false, ...answer };
+    if (!tracked || !['executing', 'executed'].includes(a.state) || !a.delivered_at)
+      return { recorded: false, ...answer };
 
     const earlier = (
-      await tx.execute<{ id: string; kind: TrackingKind; link_index: number | null; class: TrackingClass; occurred_at: Date }[]>(
+      await tx.execute<
+        { id: string; kind: TrackingKind; link_index: number | null; class: TrackingClass; occurred_at: Date }[]
+      >(
         `select id, kind, link_index, class, occurred_at from tracking_events where action_id = ? order by occurred_at, id`,
         [hit.actionId],
       )
-    ).map((e): EarlierEvent => ({ id: e.id, kind: e.kind, linkIndex: e.link_index, class: e.class, at: new Date(e.occurred_at) }));
+    ).map((e): EarlierEvent => ({
+      id: e.id,
+      kind: e.kind,
+      linkIndex: e.link_index,
+      class: e.class,
+      at: new Date(e.occurred_at),
+    }));
     if (earlier.filter((e) => e.kind === hit.kind).length >= MAX_EVENTS_PER_KIND) return { recorded: false, ...answer };
 
     const at = hit.at ?? new Date();
-    const facts = { kind: hit.kind, at, deliveredAt: new Date(a.delivered_at), ip: hit.ip, userAgent: hit.userAgent, linkIndex: hit.linkIndex ?? null, earlier };
+    const facts = {
+      kind: hit.kind,
+      at,
+      deliveredAt: new Date(a.delivered_at),
+      ip: hit.ip,
+      userAgent: hit.userAgent,
+      linkIndex: hit.linkIndex ?? null,
+      earlier,
+    };
     const c = classifyHit(facts);
     await tx.execute(
       `insert into tracking_events (id, workspace_id, campaign_id, action_id, kind, link_index, class, reason, source, occurred_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [uuidv7(), a.workspace_id, a.campaign_id, hit.actionId, hit.kind, hit.kind === 'click' ? hit.linkIndex : null, c.class, c.reason, c.source, at],
+      [
+        uuidv7(),
+        a.workspace_id,
+        a.campaign_id,
+        hit.actionId,
+        hit.kind,
+        hit.kind === 'click' ? hit.linkIndex : null,
+        c.class,
+        c.reason,
+        c.source,
+        at,
+      ],
     );
 
     // A burst makes its earlier human clicks machine too.
-    const reclassify = hit.kind === 'click' ? burstPartners(facts).filter((e) => e.class === 'human').map((e) => e.id) : [];
-    if (reclassify.length) await tx.execute(`update tracking_events set class = 'machine', reason = 'link_burst' where id in (?)`, [reclassify]);
+    const reclassify =
+      hit.kind === 'click'
+        ? burstPartners(facts)
+            .filter((e) => e.class === 'human')
+            .map((e) => e.id)
+        : [];
+    if (reclassify.length)
+      await tx.execute(`update tracking_events set class = 'machine', reason = 'link_burst' where id in (?)`, [
+        reclassify,
+      ]);
     // The person's first open and click, read again from the events whenever their human ones changed.
     // A person's click is an open too: they read the email (with images off, no pixel loaded).
     if (c.class === 'human' || reclassify.length) {

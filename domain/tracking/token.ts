@@ -16,7 +16,8 @@ const LABEL = 'tracking-v1';
 export const trackingToken = (secret: Buffer, actionId: string): string => signIds(secret, LABEL, [actionId]);
 
 /** The action id a token names, or null when it is malformed or its signature does not hold. */
-export const readTrackingToken = (secret: Buffer, token: string): string | null => readSignedIds(secret, LABEL, token, 1)?.[0] ?? null;
+export const readTrackingToken = (secret: Buffer, token: string): string | null =>
+  readSignedIds(secret, LABEL, token, 1)?.[0] ?? null;
 
 /** The path prefix of every tracking URL (short: the URLs stand in every link of a tracked email). */
 export const TRACKING_PREFIX = '/t';
@@ -26,7 +27,10 @@ export const TRACKING_PREFIX = '/t';
  * (`/t/<token>/open.gif`), `click(i)` the redirect to the body's link i (`/t/<token>/l/<i>`, i in
  * `linksOf` order). What the executor hands the mail connector as `SendEmailInput.tracking`.
  */
-export function trackingUrls(signing: TrackingSigning, actionId: string): { open: string; click: (index: number) => string } {
+export function trackingUrls(
+  signing: TrackingSigning,
+  actionId: string,
+): { open: string; click: (index: number) => string } {
   const base = `${signing.publicBaseUrl.replace(/\/+$/, '')}${TRACKING_PREFIX}/${trackingToken(signing.encryptionKey, actionId)}`;
   return { open: `${base}/open.gif`, click: (index: number) => `${base}/l/${index}` };
 }

@@ -26,7 +26,8 @@ export type AcceptedEvent = (typeof ACCEPTED_EVENTS)[number];
 export type InternalEvent = 'reaction.received';
 export type EventName = AcceptedEvent | InternalEvent;
 
-export const isAcceptedEvent = (name: string): name is AcceptedEvent => (ACCEPTED_EVENTS as readonly string[]).includes(name);
+export const isAcceptedEvent = (name: string): name is AcceptedEvent =>
+  (ACCEPTED_EVENTS as readonly string[]).includes(name);
 
 /** The generic event the test route sends when no `event` query is given. */
 export const TEST_EVENT = 'webhook.test';
@@ -55,21 +56,45 @@ function checkDocumented(name: EventName, data: Record<string, unknown>): void {
  * (`em.transactional(async (em) => { ...; await emitEvent(em, ws, 'lead.discovered', data) })`).
  * Returns the event id (the outbox row's `batch_id` then names the workflow that delivers it).
  */
-export async function emitEvent(em: EntityManager, workspaceId: string, name: EventName, data: Record<string, unknown>): Promise<string> {
+export async function emitEvent(
+  em: EntityManager,
+  workspaceId: string,
+  name: EventName,
+  data: Record<string, unknown>,
+): Promise<string> {
   checkDocumented(name, data);
   const id = uuidv7();
-  await em.insert(WebhookEvent, { id, workspaceId, name, body: envelopeJson(name, data), createdAt: new Date(), dispatchedAt: null });
+  await em.insert(WebhookEvent, {
+    id,
+    workspaceId,
+    name,
+    body: envelopeJson(name, data),
+    createdAt: new Date(),
+    dispatchedAt: null,
+  });
   // Delivered to listeners only when (and if) the surrounding transaction commits.
   await em.execute(`select pg_notify('${WEBHOOK_EVENTS_CHANNEL}', ?)`, [id]);
   return id;
 }
 
 /** `emitEvent` for many events of one name at once: one insert and one notification (inbound batches). */
-export async function emitEvents(em: EntityManager, workspaceId: string, name: EventName, data: Record<string, unknown>[]): Promise<string[]> {
+export async function emitEvents(
+  em: EntityManager,
+  workspaceId: string,
+  name: EventName,
+  data: Record<string, unknown>[],
+): Promise<string[]> {
   if (!data.length) return [];
   for (const d of data) checkDocumented(name, d);
   const now = new Date();
-  const rows = data.map((d) => ({ id: uuidv7(), workspaceId, name, body: envelopeJson(name, d, now), createdAt: now, dispatchedAt: null }));
+  const rows = data.map((d) => ({
+    id: uuidv7(),
+    workspaceId,
+    name,
+    body: envelopeJson(name, d, now),
+    createdAt: now,
+    dispatchedAt: null,
+  }));
   await em.insertMany(WebhookEvent, rows);
   await em.execute(`select pg_notify('${WEBHOOK_EVENTS_CHANNEL}', ?)`, [rows[0].id]);
   return rows.map((r) => r.id);
@@ -121,15 +146,48 @@ export function sampleData(name: AcceptedEvent, at = new Date()): Record<string,
         sample: true,
       };
     case 'action.executed':
-      return { action_id: S.action, action_type: 'send_message', lead_id: S.lead, campaign_id: S.campaign, executed_at: ts, sample: true };
+      return {
+        action_id: S.action,
+        action_type: 'send_message',
+        lead_id: S.lead,
+        campaign_id: S.campaign,
+        executed_at: ts,
+        sample: true,
+      };
     case 'account.disconnected':
-      return { platform_account_id: S.account, connector_account_id: 'acc_sample_123', reason: 'credentials_expired', sample: true };
+      return {
+        platform_account_id: S.account,
+        connector_account_id: 'acc_sample_123',
+        reason: 'credentials_expired',
+        sample: true,
+      };
     case 'lead.approved':
-      return { lead_id: S.lead, campaign_id: S.campaign, first_name: 'Ada', last_name: 'Lovelace', approved_at: ts, sample: true };
+      return {
+        lead_id: S.lead,
+        campaign_id: S.campaign,
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        approved_at: ts,
+        sample: true,
+      };
     case 'campaign.completed':
-      return { campaign_id: S.campaign, app_id: S.app, name: 'Q3 outreach', leads_total: 120, completed_at: ts, sample: true };
+      return {
+        campaign_id: S.campaign,
+        app_id: S.app,
+        name: 'Q3 outreach',
+        leads_total: 120,
+        completed_at: ts,
+        sample: true,
+      };
     case 'campaign.paused':
-      return { campaign_id: S.campaign, app_id: S.app, name: 'Q3 outreach', reason: 'paused_by_user', paused_at: ts, sample: true };
+      return {
+        campaign_id: S.campaign,
+        app_id: S.app,
+        name: 'Q3 outreach',
+        reason: 'paused_by_user',
+        paused_at: ts,
+        sample: true,
+      };
   }
 }
 

@@ -47,18 +47,31 @@ export const EVENT_DATA = {
 
 /** Internal events (never delivered) are checked too. */
 const INTERNAL_DATA: Record<Exclude<EventName, AcceptedEvent>, z.ZodType> = {
-  'reaction.received': z.looseObject({ lead_id: id, campaign_id: id.nullable(), conversation_id: id, first_name: text, last_name: text, reaction: z.string() }),
+  'reaction.received': z.looseObject({
+    lead_id: id,
+    campaign_id: id.nullable(),
+    conversation_id: id,
+    first_name: text,
+    last_name: text,
+    reaction: z.string(),
+  }),
 };
 
 /** The generic test event (`webhook.test`), sent by the test routes without an `event` query. */
-export const TEST_EVENT_DATA = z.looseObject({ subscription_id: id.nullable(), message: z.string(), test: z.boolean() });
+export const TEST_EVENT_DATA = z.looseObject({
+  subscription_id: id.nullable(),
+  message: z.string(),
+  test: z.boolean(),
+});
 
-export const eventDataSchema = (name: EventName): z.ZodType => (name in EVENT_DATA ? EVENT_DATA[name as AcceptedEvent] : INTERNAL_DATA[name as Exclude<EventName, AcceptedEvent>]);
+export const eventDataSchema = (name: EventName): z.ZodType =>
+  name in EVENT_DATA ? EVENT_DATA[name as AcceptedEvent] : INTERNAL_DATA[name as Exclude<EventName, AcceptedEvent>];
 
 /** When each event is sent (the spec's "Trigger" column), for the document. */
 export const EVENT_TRIGGERS: Record<AcceptedEvent, string> = {
   'lead.discovered': 'An enrichment worker promoted an agent-discovered lead.',
-  'message.received': 'An incoming message on a messaging network or a connected mailbox matched a known lead; unmatched messages produce no event.',
+  'message.received':
+    'An incoming message on a messaging network or a connected mailbox matched a known lead; unmatched messages produce no event.',
   'action.executed': 'The campaign executor completed a scheduled action (a send, a connection request, …).',
   'account.disconnected': 'Account reconciliation found a platform account disconnected.',
   'lead.approved': 'Accepted by the subscription API but never emitted; the test route sends a sample.',

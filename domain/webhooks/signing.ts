@@ -19,7 +19,8 @@ export const SECRET_PREFIX = 'whsec_';
 export const newWebhookSecret = (): string => `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
 
 /** The spec's `sha256=<64 lowercase hex>` over the exact body bytes, keyed with the whole secret string. */
-export const signatureHeader = (secret: string, body: string | Buffer): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const signatureHeader = (secret: string, body: string | Buffer): string =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 const STD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const BASE64URL_UNPADDED = /^[A-Za-z0-9_-]+$/;
@@ -38,7 +39,8 @@ export function standardSigningKey(secret: string): { key: Buffer; form: 'base64
   const rest = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   if (rest.length > 0 && STD_BASE64.test(rest)) return { key: Buffer.from(rest, 'base64'), form: 'base64' };
   // length % 4 === 1 cannot be base64 of anything.
-  if (BASE64URL_UNPADDED.test(rest) && rest.length % 4 !== 1) return { key: Buffer.from(rest, 'base64url'), form: 'legacy_base64url' };
+  if (BASE64URL_UNPADDED.test(rest) && rest.length % 4 !== 1)
+    return { key: Buffer.from(rest, 'base64url'), form: 'legacy_base64url' };
   return { key: Buffer.from(secret, 'utf8'), form: 'raw' };
 }
 
@@ -54,11 +56,18 @@ export function toStandardSecret(secret: string): string {
  * after a lost record gives the same value. Test deliveries pass their attempt id as `messageKey`.
  */
 export const webhookMessageId = (messageKey: string, subscriptionId: string | null): string =>
-  `msg_${createHash('sha256').update(`${messageKey}:${subscriptionId ?? ''}`).digest().subarray(0, 16).toString('base64url')}`;
+  `msg_${createHash('sha256')
+    .update(`${messageKey}:${subscriptionId ?? ''}`)
+    .digest()
+    .subarray(0, 16)
+    .toString('base64url')}`;
 
 /** `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` with the Standard Webhooks key. */
 export function standardSignature(secret: string, id: string, timestamp: number, body: string | Buffer): string {
-  const mac = createHmac('sha256', standardSigningKey(secret).key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  const mac = createHmac('sha256', standardSigningKey(secret).key)
+    .update(`${id}.${timestamp}.`)
+    .update(body)
+    .digest('base64');
   return `v1,${mac}`;
 }
 

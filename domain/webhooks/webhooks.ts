@@ -8,7 +8,13 @@ import type { Config } from '../../lib/config.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { countWebhookDelivery } from '../../lib/metrics.js';
-import { checkDestination, DestinationError, postGuarded, type OutboundResult, type Resolver } from '../../lib/outbound-http.js';
+import {
+  checkDestination,
+  DestinationError,
+  postGuarded,
+  type OutboundResult,
+  type Resolver,
+} from '../../lib/outbound-http.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
@@ -35,14 +41,22 @@ function validateUrl(url: string, config: Policy): string {
 function validateEvents(events: string[]): string[] {
   if (events.length === 0) throw badRequest('invalid_event', 'events must list at least one event');
   const unknown = events.filter((e) => !isAcceptedEvent(e));
-  if (unknown.length) throw badRequest('invalid_event', `unknown or unsupported event name(s): ${unknown.join(', ')}; accepted: ${ACCEPTED_EVENTS.join(', ')}`);
+  if (unknown.length)
+    throw badRequest(
+      'invalid_event',
+      `unknown or unsupported event name(s): ${unknown.join(', ')}; accepted: ${ACCEPTED_EVENTS.join(', ')}`,
+    );
   if (new Set(events).size !== events.length) throw badRequest('invalid_event', 'events must not repeat a name');
   return events;
 }
 
 /** An event name given to a test route: one of the accepted names. */
 export function validateEventName(name: string): string {
-  if (!isAcceptedEvent(name)) throw badRequest('invalid_event', `unknown or unsupported event name: ${name}; accepted: ${ACCEPTED_EVENTS.join(', ')}`);
+  if (!isAcceptedEvent(name))
+    throw badRequest(
+      'invalid_event',
+      `unknown or unsupported event name: ${name}; accepted: ${ACCEPTED_EVENTS.join(', ')}`,
+    );
   return name;
 }
 
@@ -58,7 +72,11 @@ async function requireSubscription(em: EntityManager, actor: Actor, id: string):
   return sub;
 }
 
-export async function listSubscriptions(em: EntityManager, actor: Actor, page: PageRequest): Promise<IWebhookSubscription[]> {
+export async function listSubscriptions(
+  em: EntityManager,
+  actor: Actor,
+  page: PageRequest,
+): Promise<IWebhookSubscription[]> {
   const k = keyset(page);
   return em.find(WebhookSubscription, { workspace: actor.workspaceId, ...k.where }, k.options);
 }
@@ -75,7 +93,8 @@ export async function createSubscription(
   let integration = null;
   if (input.integration_id) {
     integration = await em.findOne(Integration, { id: input.integration_id, workspace: actor.workspaceId });
-    if (!integration) throw badRequest('invalid_integration', 'integration_id must name an integration of this workspace');
+    if (!integration)
+      throw badRequest('invalid_integration', 'integration_id must name an integration of this workspace');
   }
   const secret = newWebhookSecret();
   const subscription = em.create(WebhookSubscription, {
@@ -173,7 +192,10 @@ export async function insertDeliveries(em: EntityManager, rows: DeliveryRow[]): 
  * made again by the retried activity, as new attempts with their own delivery ids (the spec promises
  * no exactly-once; docs/webhooks.md "Delivery semantics").
  */
-export function groupedRecorder(em: EntityManager, opts: { maxRows?: number; maxWaitMs?: number } = {}): RecordDelivery {
+export function groupedRecorder(
+  em: EntityManager,
+  opts: { maxRows?: number; maxWaitMs?: number } = {},
+): RecordDelivery {
   const maxRows = opts.maxRows ?? 100;
   const maxWaitMs = opts.maxWaitMs ?? 50;
   let waiting: { row: DeliveryRow; done: (err?: unknown) => void }[] = [];
@@ -183,7 +205,10 @@ export function groupedRecorder(em: EntityManager, opts: { maxRows?: number; max
     timer = undefined;
     const group = waiting;
     waiting = [];
-    insertDeliveries(em, group.map((w) => w.row)).then(
+    insertDeliveries(
+      em,
+      group.map((w) => w.row),
+    ).then(
       () => group.forEach((w) => w.done()),
       (err: unknown) => group.forEach((w) => w.done(err)),
     );
@@ -218,7 +243,11 @@ export async function deliverToSubscription(
     sub.url,
     event.body,
     deliveryHeaders({ secret, event: event.name, body: event.body, webhookId, deliveryId: id }),
-    { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
+    {
+      allowHosts: deps.config.outboundAllowHosts,
+      resolver: deps.resolver,
+      timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+    },
   );
   await record({
     id,
@@ -243,7 +272,13 @@ export async function deliverToSubscription(
  * `webhook.test` event) with the saved secret, synchronously through the same delivery function as
  * real events (the caller waits for the result, so no workflow is involved).
  */
-export async function testSubscription(em: EntityManager, actor: Actor, deps: DeliveryDeps, id: string, eventName?: string): Promise<OutboundResult> {
+export async function testSubscription(
+  em: EntityManager,
+  actor: Actor,
+  deps: DeliveryDeps,
+  id: string,
+  eventName?: string,
+): Promise<OutboundResult> {
   const name = eventName === undefined ? undefined : validateEventName(eventName);
   const sub = await requireSubscription(em, actor, id);
   await requireNotDemo(em, actor);
@@ -268,7 +303,11 @@ export async function testUrl(
     url,
     body,
     deliveryHeaders({ secret, event: eventName, body, webhookId: webhookMessageId(uuidv7(), null) }),
-    { allowHosts: deps.config.outboundAllowHosts, resolver: deps.resolver, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS },
+    {
+      allowHosts: deps.config.outboundAllowHosts,
+      resolver: deps.resolver,
+      timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+    },
   );
   return { ...result, secret };
 }

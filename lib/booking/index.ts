@@ -16,13 +16,29 @@ export function createBookingProviders(config: Config['booking'], publicBaseUrl:
   providers.set(
     'scheduler',
     scheduler.baseUrl
-      ? new HttpBookingProvider({ name: 'scheduler', baseUrl: absoluteUrl('BOOKING_SCHEDULER_BASE_URL', scheduler.baseUrl), timeoutMs })
+      ? new HttpBookingProvider({
+          name: 'scheduler',
+          baseUrl: absoluteUrl('BOOKING_SCHEDULER_BASE_URL', scheduler.baseUrl),
+          timeoutMs,
+        })
       : new LocalBookingProvider('scheduler', { auth: 'api_key', publicBaseUrl }),
   );
   if (calendar.baseUrl) {
     // The token endpoint is <base>/oauth/token (lib/booking/http.ts), so only the authorize URL is configurable.
-    const { baseUrl, authorizeUrl, clientId, clientSecret, scope } = oauthClientSettings('BOOKING_CALENDAR', calendar.baseUrl, calendar);
-    providers.set('calendar', new HttpBookingProvider({ name: 'calendar', baseUrl, timeoutMs, oauth: { authorizeUrl, clientId, clientSecret, scope } }));
+    const { baseUrl, authorizeUrl, clientId, clientSecret, scope } = oauthClientSettings(
+      'BOOKING_CALENDAR',
+      calendar.baseUrl,
+      calendar,
+    );
+    providers.set(
+      'calendar',
+      new HttpBookingProvider({
+        name: 'calendar',
+        baseUrl,
+        timeoutMs,
+        oauth: { authorizeUrl, clientId, clientSecret, scope },
+      }),
+    );
   } else {
     providers.set('calendar', new LocalBookingProvider('calendar', { auth: 'oauth', publicBaseUrl }));
   }

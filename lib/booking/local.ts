@@ -8,7 +8,16 @@
 //   test and the worker compute the same ones): 12 in the past, 2 ahead, every fifth canceled.
 import { createHash } from 'node:crypto';
 import { localAuthorizationCode, localCodeRefusal, pkceChallenge, readLocalCode } from '../oauth-pkce.js';
-import { BookingError, type Booking, type BookingCredentials, type BookingPage, type BookingProvider, type BookingProviderName, type OAuthTokens, type ProviderAccount } from './types.js';
+import {
+  BookingError,
+  type Booking,
+  type BookingCredentials,
+  type BookingPage,
+  type BookingProvider,
+  type BookingProviderName,
+  type OAuthTokens,
+  type ProviderAccount,
+} from './types.js';
 
 const hex = (s: string, n = 16) => createHash('sha256').update(s).digest('hex').slice(0, n);
 const DAY = 86_400_000;
@@ -21,11 +30,19 @@ export function localAccount(name: BookingProviderName, creds: BookingCredential
   if (creds.kind === 'api_key') {
     if (creds.apiKey.startsWith('invalid')) throw new BookingError(name, 'auth', 'HTTP 401: the API key was refused');
     const h = hex(`key:${creds.apiKey}`);
-    return { accountId: `${name}_${h}`, name: `Local ${name} ${h.slice(0, 4)}`, email: `owner-${h.slice(0, 8)}@${name}.example.test` };
+    return {
+      accountId: `${name}_${h}`,
+      name: `Local ${name} ${h.slice(0, 4)}`,
+      email: `owner-${h.slice(0, 8)}@${name}.example.test`,
+    };
   }
   const subject = /^lat_([0-9a-f]{16})_/.exec(creds.accessToken)?.[1];
   if (!subject) throw new BookingError(name, 'auth', 'HTTP 401: the access token was refused');
-  return { accountId: `${name}_${subject}`, name: `Local ${name} ${subject.slice(0, 4)}`, email: `owner-${subject.slice(0, 8)}@${name}.example.test` };
+  return {
+    accountId: `${name}_${subject}`,
+    name: `Local ${name} ${subject.slice(0, 4)}`,
+    email: `owner-${subject.slice(0, 8)}@${name}.example.test`,
+  };
 }
 
 /** Monday 00:00 UTC of the ISO week of `now`. */
@@ -78,7 +95,10 @@ export class LocalBookingProvider implements BookingProvider {
     return localAccount(this.name, creds);
   }
 
-  async registerWebhook(creds: BookingCredentials, input: { url: string; secret: string }): Promise<{ webhookId: string }> {
+  async registerWebhook(
+    creds: BookingCredentials,
+    input: { url: string; secret: string },
+  ): Promise<{ webhookId: string }> {
     const { accountId } = localAccount(this.name, creds);
     return { webhookId: `wh_${hex(`${accountId}:${input.url}:${input.secret}`)}` };
   }
@@ -87,7 +107,10 @@ export class LocalBookingProvider implements BookingProvider {
     localAccount(this.name, creds);
   }
 
-  async bookings(creds: BookingCredentials, page: { since: Date; cursor: string | null; limit: number }): Promise<BookingPage> {
+  async bookings(
+    creds: BookingCredentials,
+    page: { since: Date; cursor: string | null; limit: number },
+  ): Promise<BookingPage> {
     const { accountId } = localAccount(this.name, creds);
     const all = localBookings(accountId, this.opts.now?.() ?? new Date()).filter((b) => b.startsAt >= page.since);
     const offset = page.cursor && /^\d{1,6}$/.test(page.cursor) ? Number(page.cursor) : 0;
@@ -95,7 +118,12 @@ export class LocalBookingProvider implements BookingProvider {
     return { items, cursor: offset + page.limit < all.length ? String(offset + page.limit) : null, invalid: 0 };
   }
 
-  authorizationUrl(input: { state: string; redirectUri: string; codeChallenge: string | null; loginHint: string | null }): string {
+  authorizationUrl(input: {
+    state: string;
+    redirectUri: string;
+    codeChallenge: string | null;
+    loginHint: string | null;
+  }): string {
     const url = new URL(`${this.opts.publicBaseUrl.replace(/\/+$/, '')}/oauth/booking/local/authorize`);
     url.searchParams.set('provider', this.name);
     url.searchParams.set('response_type', 'code');
@@ -125,6 +153,10 @@ export class LocalBookingProvider implements BookingProvider {
 
   private tokens(subject: string): OAuthTokens {
     const now = this.opts.now?.() ?? new Date();
-    return { accessToken: `lat_${subject}_${now.getTime().toString(36)}`, refreshToken: `lrt_${subject}`, expiresAt: new Date(now.getTime() + 3_600_000) };
+    return {
+      accessToken: `lat_${subject}_${now.getTime().toString(36)}`,
+      refreshToken: `lrt_${subject}`,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+    };
   }
 }

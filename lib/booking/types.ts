@@ -11,7 +11,8 @@ import { ProviderError, type ProviderErrorCode, type ProviderErrorDetails } from
  */
 export const BOOKING_PROVIDERS = ['scheduler', 'calendar'] as const;
 export type BookingProviderName = (typeof BOOKING_PROVIDERS)[number];
-export const isBookingProvider = (s: string): s is BookingProviderName => (BOOKING_PROVIDERS as readonly string[]).includes(s);
+export const isBookingProvider = (s: string): s is BookingProviderName =>
+  (BOOKING_PROVIDERS as readonly string[]).includes(s);
 
 export type BookingCredentials =
   | { kind: 'api_key'; apiKey: string }
@@ -87,9 +88,17 @@ export interface BookingProvider {
   /** Removes a subscription (one already gone is not an error). */
   deleteWebhook(creds: BookingCredentials, webhookId: string): Promise<void>;
   /** Bookings starting at or after `since`, oldest first, `limit` at a time. */
-  bookings(creds: BookingCredentials, page: { since: Date; cursor: string | null; limit: number }): Promise<BookingPage>;
+  bookings(
+    creds: BookingCredentials,
+    page: { since: Date; cursor: string | null; limit: number },
+  ): Promise<BookingPage>;
   /** OAuth providers: the URL the user's browser opens. */
-  authorizationUrl?(input: { state: string; redirectUri: string; codeChallenge: string | null; loginHint: string | null }): string;
+  authorizationUrl?(input: {
+    state: string;
+    redirectUri: string;
+    codeChallenge: string | null;
+    loginHint: string | null;
+  }): string;
   /** OAuth providers: the code from the callback exchanged for tokens. */
   exchangeCode?(input: { code: string; redirectUri: string; codeVerifier: string | null }): Promise<OAuthTokens>;
   /** OAuth providers: a new access token from the refresh token. */

@@ -84,10 +84,18 @@ export function parseBookingEvent(json: unknown, now?: Date): { event: BookingEv
   if (now && r.data.data.booking.updated_at.getTime() > now.getTime() + SIGNATURE_TOLERANCE_SECONDS * 1000) {
     return { error: 'not a booking event: data.booking.updated_at: more than 5 minutes in the future' };
   }
-  return { event: { eventId: r.data.id, type: r.data.type, createdAt: r.data.created_at ?? null, booking: toBooking(r.data.data.booking) } };
+  return {
+    event: {
+      eventId: r.data.id,
+      type: r.data.type,
+      createdAt: r.data.created_at ?? null,
+      booking: toBooking(r.data.data.booking),
+    },
+  };
 }
 
-const mac = (secret: string, t: number, raw: Buffer | string) => createHmac('sha256', secret).update(`${t}.`).update(raw).digest();
+const mac = (secret: string, t: number, raw: Buffer | string) =>
+  createHmac('sha256', secret).update(`${t}.`).update(raw).digest();
 
 /** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, as a provider signs an event. */
 export function signBookingEvent(secret: string, raw: Buffer | string, at = new Date()): string {
@@ -99,7 +107,12 @@ export function signBookingEvent(secret: string, raw: Buffer | string, at = new 
  * Whether the signature header is valid for the body: well formed, within 5 minutes of now, and one
  * `v1` value equal to our HMAC (compared in constant time). The reason is for our logs only.
  */
-export function checkBookingSignature(secret: string, raw: Buffer, header: string | undefined, now = new Date()): { ok: true } | { ok: false; reason: string } {
+export function checkBookingSignature(
+  secret: string,
+  raw: Buffer,
+  header: string | undefined,
+  now = new Date(),
+): { ok: true } | { ok: false; reason: string } {
   if (!header) return { ok: false, reason: 'signature header missing' };
   let t: number | undefined;
   const given: Buffer[] = [];
@@ -109,7 +122,10 @@ export function checkBookingSignature(secret: string, raw: Buffer, header: strin
     else if (k === 'v1' && /^[0-9a-f]{64}$/i.test(v ?? '')) given.push(Buffer.from(v, 'hex'));
   }
   if (t === undefined || given.length === 0) return { ok: false, reason: 'signature header malformed' };
-  if (Math.abs(now.getTime() / 1000 - t) > SIGNATURE_TOLERANCE_SECONDS) return { ok: false, reason: 'signature timestamp outside the 5-minute window' };
+  if (Math.abs(now.getTime() / 1000 - t) > SIGNATURE_TOLERANCE_SECONDS)
+    return { ok: false, reason: 'signature timestamp outside the 5-minute window' };
   const expected = mac(secret, t, raw);
-  return given.some((g) => timingSafeEqual(g, expected)) ? { ok: true } : { ok: false, reason: 'signature does not match' };
+  return given.some((g) => timingSafeEqual(g, expected))
+    ? { ok: true }
+    : { ok: false, reason: 'signature does not match' };
 }

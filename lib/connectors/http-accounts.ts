@@ -25,19 +25,34 @@ import {
 
 const id = z.union([z.string().trim().min(1).max(200), z.number().int()]).transform(String);
 const date = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
-const text = (max: number) => z.string().max(max).nullish().transform((v) => v?.trim() || null);
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .nullish()
+    .transform((v) => v?.trim() || null);
 
 const connectAnswer = z.object({
   id,
   kind: z.enum(['hosted_link', 'connected']),
-  url: z.url({ protocol: /^https?$/ }).nullish().transform((v) => v ?? null),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .nullish()
+    .transform((v) => v ?? null),
   expires_at: date.nullish().transform((v) => v ?? null),
 });
 const accountStatus = z.object({ id, state: z.enum(CONNECTOR_ACCOUNT_STATES), reason: text(100), address: text(2048) });
-const profileAnswer = z.object({ name: text(200), headline: text(300), profile_url: text(2048), email: text(320), picture_url: text(2048) });
+const profileAnswer = z.object({
+  name: text(200),
+  headline: text(300),
+  profile_url: text(2048),
+  email: text(320),
+  picture_url: text(2048),
+});
 const sendAnswer = z.object({ message_id: id, thread_id: id, sent_at: date });
 const invitationAnswer = z.object({ invitation_id: id, sent_at: date });
-const pageOf = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item).max(1000), next_cursor: z.string().min(1).max(2000).nullable() });
+const pageOf = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item).max(1000), next_cursor: z.string().min(1).max(2000).nullable() });
 const pendingItem = z.object({ invitation_id: id, recipient: z.string().trim().min(1).max(2048), sent_at: date });
 const chatItem = z.object({ thread_id: id, counterpart: z.string().max(2048), last_message_at: date });
 
@@ -51,8 +66,16 @@ export class HttpAccounts {
   }
 
   /** GET/POST on an account's path: a 404 is an unknown account. */
-  private async onAccount(method: 'GET' | 'POST', accountId: string, rest: string, opts: Parameters<JsonHttpClient['json']>[2] = {}): Promise<unknown> {
-    const raw = await this.http.json(method, `/v1/accounts/${seg(accountId)}${rest}`, { ...opts, notFoundIsNull: true });
+  private async onAccount(
+    method: 'GET' | 'POST',
+    accountId: string,
+    rest: string,
+    opts: Parameters<JsonHttpClient['json']>[2] = {},
+  ): Promise<unknown> {
+    const raw = await this.http.json(method, `/v1/accounts/${seg(accountId)}${rest}`, {
+      ...opts,
+      notFoundIsNull: true,
+    });
     if (raw === null) throw this.unknown(accountId);
     return raw;
   }
@@ -67,12 +90,18 @@ export class HttpAccounts {
     };
     const a = parseWire(this.http, connectAnswer, await this.http.json('POST', '/v1/accounts', { body, signal }));
     if (a.kind === 'hosted_link' && !a.url) throw this.http.fail('bad_response', 'a hosted_link answer without a url');
-    return { connectorAccountId: a.id, kind: a.kind, url: a.kind === 'hosted_link' ? a.url : null, expiresAt: a.expires_at };
+    return {
+      connectorAccountId: a.id,
+      kind: a.kind,
+      url: a.kind === 'hosted_link' ? a.url : null,
+      expiresAt: a.expires_at,
+    };
   }
 
   async status(accountId: string, signal?: AbortSignal): Promise<ConnectorAccountStatus> {
     const raw = await this.http.json('GET', `/v1/accounts/${seg(accountId)}`, { signal, notFoundIsNull: true });
-    if (raw === null) return { connectorAccountId: accountId, state: 'disconnected', reason: 'not_found', address: null };
+    if (raw === null)
+      return { connectorAccountId: accountId, state: 'disconnected', reason: 'not_found', address: null };
     const a = parseWire(this.http, accountStatus, raw);
     return { connectorAccountId: accountId, state: a.state, reason: a.reason, address: a.address };
   }
@@ -80,12 +109,18 @@ export class HttpAccounts {
   async statuses(ids: string[], signal?: AbortSignal): Promise<ConnectorAccountStatus[]> {
     if (ids.length > 100) throw this.http.fail('invalid_request', 'at most 100 accounts per statuses call');
     if (ids.length === 0) return [];
-    const r = parseWire(this.http, z.object({ items: z.array(accountStatus).max(100) }), await this.http.json('POST', '/v1/accounts/statuses', { body: { ids }, signal }));
+    const r = parseWire(
+      this.http,
+      z.object({ items: z.array(accountStatus).max(100) }),
+      await this.http.json('POST', '/v1/accounts/statuses', { body: { ids }, signal }),
+    );
     const byId = new Map(r.items.map((a) => [a.id, a]));
     // Accounts the connector leaves out are unknown to it.
     return ids.map((i) => {
       const a = byId.get(i);
-      return a ? { connectorAccountId: i, state: a.state, reason: a.reason, address: a.address } : { connectorAccountId: i, state: 'disconnected' as const, reason: 'not_found', address: null };
+      return a
+        ? { connectorAccountId: i, state: a.state, reason: a.reason, address: a.address }
+        : { connectorAccountId: i, state: 'disconnected' as const, reason: 'not_found', address: null };
     });
   }
 
@@ -100,17 +135,37 @@ export class HttpAccounts {
 
   async sendEmail(accountId: string, input: SendEmailInput, signal?: AbortSignal): Promise<SendResult> {
     const body = { to: input.to, subject: input.subject, body: input.body, thread_id: input.threadId ?? null };
-    return this.sent(await this.onAccount('POST', accountId, '/emails', { body, signal, headers: { 'idempotency-key': input.idempotencyKey } }));
+    return this.sent(
+      await this.onAccount('POST', accountId, '/emails', {
+        body,
+        signal,
+        headers: { 'idempotency-key': input.idempotencyKey },
+      }),
+    );
   }
 
   async sendMessage(accountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<SendResult> {
     const body = { recipient: input.recipient, body: input.body, thread_id: input.threadId ?? null };
-    return this.sent(await this.onAccount('POST', accountId, '/messages', { body, signal, headers: { 'idempotency-key': input.idempotencyKey } }));
+    return this.sent(
+      await this.onAccount('POST', accountId, '/messages', {
+        body,
+        signal,
+        headers: { 'idempotency-key': input.idempotencyKey },
+      }),
+    );
   }
 
   async sendInvitation(accountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult> {
     const body = { recipient: input.recipient, body: input.body };
-    const r = parseWire(this.http, invitationAnswer, await this.onAccount('POST', accountId, '/invitations', { body, signal, headers: { 'idempotency-key': input.idempotencyKey } }));
+    const r = parseWire(
+      this.http,
+      invitationAnswer,
+      await this.onAccount('POST', accountId, '/invitations', {
+        body,
+        signal,
+        headers: { 'idempotency-key': input.idempotencyKey },
+      }),
+    );
     return { invitationId: r.invitation_id, sentAt: r.sent_at };
   }
 
@@ -119,36 +174,91 @@ export class HttpAccounts {
     return { messageId: r.message_id, threadId: r.thread_id, sentAt: r.sent_at };
   }
 
-  async pendingInvitations(accountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<PendingInvitation>> {
+  async pendingInvitations(
+    accountId: string,
+    cursor: string | null,
+    signal?: AbortSignal,
+  ): Promise<Page<PendingInvitation>> {
     const query = new URLSearchParams({ status: 'pending' });
     if (cursor) query.set('cursor', cursor);
-    const r = parseWire(this.http, pageOf(pendingItem), await this.onAccount('GET', accountId, '/invitations', { query, signal }));
-    return { items: r.items.map((i) => ({ invitationId: i.invitation_id, recipient: i.recipient, sentAt: i.sent_at })), cursor: r.next_cursor };
+    const r = parseWire(
+      this.http,
+      pageOf(pendingItem),
+      await this.onAccount('GET', accountId, '/invitations', { query, signal }),
+    );
+    return {
+      items: r.items.map((i) => ({ invitationId: i.invitation_id, recipient: i.recipient, sentAt: i.sent_at })),
+      cursor: r.next_cursor,
+    };
   }
 
   async withdrawInvitation(accountId: string, invitationId: string, signal?: AbortSignal): Promise<void> {
-    await this.http.json('DELETE', `/v1/accounts/${seg(accountId)}/invitations/${seg(invitationId)}`, { signal, notFoundIsNull: true }); // 404: already gone
+    await this.http.json('DELETE', `/v1/accounts/${seg(accountId)}/invitations/${seg(invitationId)}`, {
+      signal,
+      notFoundIsNull: true,
+    }); // 404: already gone
   }
 
   async chats(accountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<Chat>> {
     const query = cursor ? new URLSearchParams({ cursor }) : undefined;
-    const r = parseWire(this.http, pageOf(chatItem), await this.onAccount('GET', accountId, '/chats', { query, signal }));
-    return { items: r.items.map((c) => ({ threadId: c.thread_id, counterpart: c.counterpart, lastMessageAt: c.last_message_at })), cursor: r.next_cursor };
+    const r = parseWire(
+      this.http,
+      pageOf(chatItem),
+      await this.onAccount('GET', accountId, '/chats', { query, signal }),
+    );
+    return {
+      items: r.items.map((c) => ({
+        threadId: c.thread_id,
+        counterpart: c.counterpart,
+        lastMessageAt: c.last_message_at,
+      })),
+      cursor: r.next_cursor,
+    };
   }
 
-  async messages(accountId: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>> {
+  async messages(
+    accountId: string,
+    threadId: string,
+    cursor: string | null,
+    signal?: AbortSignal,
+  ): Promise<Page<ChatMessage>> {
     const query = cursor ? new URLSearchParams({ cursor }) : undefined;
-    const r = parseWire(this.http, pageOf(wireChatMessage), await this.onAccount('GET', accountId, `/chats/${seg(threadId)}/messages`, { query, signal }));
+    const r = parseWire(
+      this.http,
+      pageOf(wireChatMessage),
+      await this.onAccount('GET', accountId, `/chats/${seg(threadId)}/messages`, { query, signal }),
+    );
     return {
-      items: r.items.map((m) => ({ messageId: m.id, threadId: m.thread_id, direction: m.direction, from: m.from, body: m.body, sentAt: m.sent_at, attachments: m.attachments })),
+      items: r.items.map((m) => ({
+        messageId: m.id,
+        threadId: m.thread_id,
+        direction: m.direction,
+        from: m.from,
+        body: m.body,
+        sentAt: m.sent_at,
+        attachments: m.attachments,
+      })),
       cursor: r.next_cursor,
     };
   }
 
   /** The raw bytes, streamed: `Content-Type` and `Content-Disposition: attachment; filename="…"` name them. */
-  async attachment(accountId: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream> {
-    const r = await this.http.stream(`/v1/accounts/${seg(accountId)}/messages/${seg(messageId)}/attachments/${seg(attachmentId)}`, opts);
+  async attachment(
+    accountId: string,
+    messageId: string,
+    attachmentId: string,
+    opts: { maxBytes: number; signal?: AbortSignal },
+  ): Promise<AttachmentStream> {
+    const r = await this.http.stream(
+      `/v1/accounts/${seg(accountId)}/messages/${seg(messageId)}/attachments/${seg(attachmentId)}`,
+      opts,
+    );
     const name = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(r.disposition ?? '')?.[1];
-    return { name: name ? decodeURIComponent(name).slice(0, 500) : attachmentId, contentType: r.contentType ?? 'application/octet-stream', size: r.size, body: r.body };
+    return {
+      name: name ? decodeURIComponent(name).slice(0, 500) : attachmentId,
+      contentType: r.contentType ?? 'application/octet-stream',
+      size: r.size,
+      body: r.body,
+    };
   }
 }

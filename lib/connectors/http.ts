@@ -38,7 +38,11 @@ import {
 const profile = z.object({
   profile_url: z.string().trim().max(FIELD_LIMITS.profileUrl).refine(isProfileUrl, 'not an http(s) URL'),
   provider_id: z.union([z.string().trim().min(1).max(200), z.number().int()]).transform(String),
-  full_name: z.string().trim().min(1).transform((v) => clip(v, FIELD_LIMITS.name)!),
+  full_name: z
+    .string()
+    .trim()
+    .min(1)
+    .transform((v) => clip(v, FIELD_LIMITS.name)!),
   first_name: wireText(FIELD_LIMITS.name),
   last_name: wireText(FIELD_LIMITS.name),
   headline: wireText(FIELD_LIMITS.text),
@@ -57,7 +61,11 @@ export class HttpConnector implements NetworkConnector, AccountConnector {
 
   /** `webhookSecret` (CONNECTOR_WEBHOOK_SECRET) verifies the connector's pushes to /hooks/connector. */
   constructor(opts: HttpProviderOptions, inbound: { webhookSecret?: string | null } = {}) {
-    this.http = new JsonHttpClient(this.name, opts, (code, message, details) => new ConnectorError(this.name, code, message, details));
+    this.http = new JsonHttpClient(
+      this.name,
+      opts,
+      (code, message, details) => new ConnectorError(this.name, code, message, details),
+    );
     this.accounts = new HttpAccounts(this.http);
     this.webhookSecret = inbound.webhookSecret ?? null;
   }
@@ -98,7 +106,12 @@ export class HttpConnector implements NetworkConnector, AccountConnector {
   messages(id: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>> {
     return this.accounts.messages(id, threadId, cursor, signal);
   }
-  attachment(id: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream> {
+  attachment(
+    id: string,
+    messageId: string,
+    attachmentId: string,
+    opts: { maxBytes: number; signal?: AbortSignal },
+  ): Promise<AttachmentStream> {
     return this.accounts.attachment(id, messageId, attachmentId, opts);
   }
   parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent {

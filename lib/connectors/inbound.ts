@@ -25,7 +25,11 @@ export const wireChatMessage = z.object({
     .default([]),
 });
 
-const base = { id: id.regex(/^[A-Za-z0-9_.:-]+$/, 'event ids are letters, digits and _ . : -'), account_id: id, created_at: isoDate.optional() };
+const base = {
+  id: id.regex(/^[A-Za-z0-9_.:-]+$/, 'event ids are letters, digits and _ . : -'),
+  account_id: id,
+  created_at: isoDate.optional(),
+};
 
 /** The event envelope on the wire; unknown fields are ignored. */
 export const wireInboundEvent = z.discriminatedUnion('type', [
@@ -39,12 +43,26 @@ export const wireInboundEvent = z.discriminatedUnion('type', [
   z.object({
     ...base,
     type: z.literal('reaction.received'),
-    data: z.object({ message_id: id, thread_id: id, from: z.string().max(2048), reaction: z.string().trim().min(1).max(32), reacted_at: isoDate }),
+    data: z.object({
+      message_id: id,
+      thread_id: id,
+      from: z.string().max(2048),
+      reaction: z.string().trim().min(1).max(32),
+      reacted_at: isoDate,
+    }),
   }),
   z.object({
     ...base,
     type: z.literal('account.status'),
-    data: z.object({ state: z.enum(CONNECTOR_ACCOUNT_STATES), reason: z.string().trim().max(100).nullish().transform((v) => v || null) }),
+    data: z.object({
+      state: z.enum(CONNECTOR_ACCOUNT_STATES),
+      reason: z
+        .string()
+        .trim()
+        .max(100)
+        .nullish()
+        .transform((v) => v || null),
+    }),
   }),
 ]);
 export type WireInboundEvent = z.input<typeof wireInboundEvent>;
@@ -54,25 +72,55 @@ export function toInboundEvent(provider: string, json: unknown): InboundEvent {
   const r = wireInboundEvent.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw new ConnectorError(provider, 'invalid_request', `not a connector event: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new ConnectorError(
+      provider,
+      'invalid_request',
+      `not a connector event: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
   }
   const e = r.data;
-  const common = { eventId: e.id, connectorAccountId: e.account_id, ...(e.created_at ? { occurredAt: e.created_at } : {}) };
+  const common = {
+    eventId: e.id,
+    connectorAccountId: e.account_id,
+    ...(e.created_at ? { occurredAt: e.created_at } : {}),
+  };
   switch (e.type) {
     case 'message.received': {
       const m = e.data.message;
       return {
         ...common,
         type: e.type,
-        message: { messageId: m.id, threadId: m.thread_id, direction: m.direction, from: m.from, body: m.body, sentAt: m.sent_at, attachments: m.attachments },
+        message: {
+          messageId: m.id,
+          threadId: m.thread_id,
+          direction: m.direction,
+          from: m.from,
+          body: m.body,
+          sentAt: m.sent_at,
+          attachments: m.attachments,
+        },
       };
     }
     case 'invitation.accepted':
-      return { ...common, type: e.type, invitationId: e.data.invitation_id, recipient: e.data.recipient, acceptedAt: e.data.accepted_at };
+      return {
+        ...common,
+        type: e.type,
+        invitationId: e.data.invitation_id,
+        recipient: e.data.recipient,
+        acceptedAt: e.data.accepted_at,
+      };
     case 'message.opened':
       return { ...common, type: e.type, messageId: e.data.message_id, openedAt: e.data.opened_at };
     case 'reaction.received':
-      return { ...common, type: e.type, messageId: e.data.message_id, threadId: e.data.thread_id, from: e.data.from, reaction: e.data.reaction, reactedAt: e.data.reacted_at };
+      return {
+        ...common,
+        type: e.type,
+        messageId: e.data.message_id,
+        threadId: e.data.thread_id,
+        from: e.data.from,
+        reaction: e.data.reaction,
+        reactedAt: e.data.reacted_at,
+      };
     case 'account.status':
       return { ...common, type: e.type, state: e.data.state, reason: e.data.reason };
   }
@@ -111,7 +159,8 @@ export function verifyInbound(
     else if (k === 'v1' && /^[0-9a-f]{64}$/i.test(v ?? '')) macs.push(Buffer.from(v, 'hex'));
   }
   if (t === undefined || macs.length === 0) throw refuse('signature header malformed');
-  if (Math.abs(now.getTime() / 1000 - t) > SIGNATURE_TOLERANCE_SECONDS) throw refuse('signature timestamp outside the 5-minute window');
+  if (Math.abs(now.getTime() / 1000 - t) > SIGNATURE_TOLERANCE_SECONDS)
+    throw refuse('signature timestamp outside the 5-minute window');
   const expected = createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest();
   if (!macs.some((m) => timingSafeEqual(m, expected))) throw refuse('signature does not match');
   let json: unknown;
@@ -122,30 +171,59 @@ export function verifyInbound(
   }
   const event = toInboundEvent(provider, json);
   if (event.occurredAt && event.occurredAt.getTime() > now.getTime() + SIGNATURE_TOLERANCE_SECONDS * 1000) {
-    throw new ConnectorError(provider, 'invalid_request', 'not a connector event: created_at: more than 5 minutes in the future');
+    throw new ConnectorError(
+      provider,
+      'invalid_request',
+      'not a connector event: created_at: more than 5 minutes in the future',
+    );
   }
   return event;
 }
 
 /** An InboundEvent as wire JSON (what the sandbox stores and hands over, like a connector would send it); `created_at` is the event's own time when it has one. */
 export function toWireEvent(e: InboundEvent, createdAt: Date): Record<string, unknown> {
-  const base = { id: e.eventId, type: e.type, account_id: e.connectorAccountId, created_at: (e.occurredAt ?? createdAt).toISOString() };
+  const base = {
+    id: e.eventId,
+    type: e.type,
+    account_id: e.connectorAccountId,
+    created_at: (e.occurredAt ?? createdAt).toISOString(),
+  };
   switch (e.type) {
     case 'message.received': {
       const m = e.message;
       return {
         ...base,
         data: {
-          message: { id: m.messageId, thread_id: m.threadId, direction: m.direction, from: m.from, body: m.body, sent_at: m.sentAt.toISOString(), attachments: m.attachments },
+          message: {
+            id: m.messageId,
+            thread_id: m.threadId,
+            direction: m.direction,
+            from: m.from,
+            body: m.body,
+            sent_at: m.sentAt.toISOString(),
+            attachments: m.attachments,
+          },
         },
       };
     }
     case 'invitation.accepted':
-      return { ...base, data: { invitation_id: e.invitationId, recipient: e.recipient, accepted_at: e.acceptedAt.toISOString() } };
+      return {
+        ...base,
+        data: { invitation_id: e.invitationId, recipient: e.recipient, accepted_at: e.acceptedAt.toISOString() },
+      };
     case 'message.opened':
       return { ...base, data: { message_id: e.messageId, opened_at: e.openedAt.toISOString() } };
     case 'reaction.received':
-      return { ...base, data: { message_id: e.messageId, thread_id: e.threadId, from: e.from, reaction: e.reaction, reacted_at: e.reactedAt.toISOString() } };
+      return {
+        ...base,
+        data: {
+          message_id: e.messageId,
+          thread_id: e.threadId,
+          from: e.from,
+          reaction: e.reaction,
+          reacted_at: e.reactedAt.toISOString(),
+        },
+      };
     case 'account.status':
       return { ...base, data: { state: e.state, reason: e.reason } };
   }

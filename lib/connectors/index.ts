@@ -17,7 +17,15 @@ import type { AccountConnector, NetworkConnector } from './types.js';
 export * from './types.js';
 export { HttpConnector } from './http.js';
 export { SandboxConnector } from './sandbox.js';
-export { SandboxNetwork, sandboxAcceptInvitation, sandboxDisconnect, sandboxInjectMessage, sandboxOpenMessage, sandboxReconnect, type InboundSink } from './sandbox-network.js';
+export {
+  SandboxNetwork,
+  sandboxAcceptInvitation,
+  sandboxDisconnect,
+  sandboxInjectMessage,
+  sandboxOpenMessage,
+  sandboxReconnect,
+  type InboundSink,
+} from './sandbox-network.js';
 export { signInbound, verifyInbound, SIGNATURE_HEADER } from './inbound.js';
 export { sandboxFate, recipientBucket } from './sandbox-rules.js';
 export { MailConnector } from './mail/connector.js';
@@ -34,7 +42,12 @@ export interface MailConnectorSettings {
 }
 
 /** `orm` holds the sandbox network's state and the mail accounts' sealed credentials (only touched when an account method is called). */
-export function createConnector(config: Config['connector'], corpus: CorpusOptions, orm: Pick<MikroORM, 'em'>, mail: MailConnectorSettings): RoutingConnector {
+export function createConnector(
+  config: Config['connector'],
+  corpus: CorpusOptions,
+  orm: Pick<MikroORM, 'em'>,
+  mail: MailConnectorSettings,
+): RoutingConnector {
   const base = config.baseUrl
     ? new HttpConnector(providerHttpOptions('CONNECTOR', config), { webhookSecret: config.webhookSecret })
     : new SandboxNetwork(corpus, orm, config.webhookSecret);

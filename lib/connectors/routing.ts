@@ -49,7 +49,10 @@ export class RoutingConnector implements NetworkConnector, AccountConnector {
   async statuses(ids: string[], signal?: AbortSignal): Promise<ConnectorAccountStatus[]> {
     const mail = ids.filter((id) => isMailConnectorAccountId(id));
     const rest = ids.filter((id) => !isMailConnectorAccountId(id));
-    const [a, b] = await Promise.all([mail.length ? this.mail.statuses(mail) : [], rest.length ? this.base.statuses(rest, signal) : []]);
+    const [a, b] = await Promise.all([
+      mail.length ? this.mail.statuses(mail) : [],
+      rest.length ? this.base.statuses(rest, signal) : [],
+    ]);
     return [...a, ...b];
   }
   disconnect(id: string, signal?: AbortSignal) {

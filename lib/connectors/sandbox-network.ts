@@ -69,7 +69,8 @@ interface MessageRow {
 }
 
 /** What `deliverDue` applies before handing an event over. */
-type Apply = { kind: 'insert_message'; row: NewMessage } | { kind: 'accept_invitation'; invitationId: string } | { kind: 'none' };
+type Apply =
+  { kind: 'insert_message'; row: NewMessage } | { kind: 'accept_invitation'; invitationId: string } | { kind: 'none' };
 
 interface NewMessage {
   id: string;
@@ -118,7 +119,12 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
       [id, input.channel, input.accountId, input.displayName, direct ? 'connected' : 'pending', address],
     );
     if (direct) return { connectorAccountId: id, kind: 'connected', url: null, expiresAt: null };
-    return { connectorAccountId: id, kind: 'hosted_link', url: `http://sandbox.invalid/connect/${id}`, expiresAt: new Date(Date.now() + LINK_TTL_MS) };
+    return {
+      connectorAccountId: id,
+      kind: 'hosted_link',
+      url: `http://sandbox.invalid/connect/${id}`,
+      expiresAt: new Date(Date.now() + LINK_TTL_MS),
+    };
   }
 
   async status(connectorAccountId: string, signal?: AbortSignal): Promise<ConnectorAccountStatus> {
@@ -136,7 +142,12 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
         `update sandbox_accounts set state = 'connected', updated_at = now() where id in (?) and state = 'pending' returning *`,
         [ids],
       );
-      for (const a of done) await queueEvent(tx, { type: 'account.status', eventId: newId('evt'), connectorAccountId: a.id, state: 'connected', reason: null }, new Date());
+      for (const a of done)
+        await queueEvent(
+          tx,
+          { type: 'account.status', eventId: newId('evt'), connectorAccountId: a.id, state: 'connected', reason: null },
+          new Date(),
+        );
       return tx.execute<AccountRow[]>(`select * from sandbox_accounts where id in (?)`, [ids]);
     });
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -176,14 +187,23 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
   private async send(
     connectorAccountId: string,
     kind: 'email' | 'message',
-    input: { idempotencyKey: string; recipient: string; subject: string | null; body: string; threadId?: string | null },
+    input: {
+      idempotencyKey: string;
+      recipient: string;
+      subject: string | null;
+      body: string;
+      threadId?: string | null;
+    },
     signal?: AbortSignal,
   ): Promise<SendResult> {
     signal?.throwIfAborted();
     return this.em().transactional(async (tx) => {
       // A repeated key answers the first send even if the account has changed since (a retried
       // activity must learn what it already sent).
-      const existing = await tx.execute<MessageRow[]>(`select * from sandbox_messages where connector_account_id = ? and idempotency_key = ?`, [connectorAccountId, input.idempotencyKey]);
+      const existing = await tx.execute<MessageRow[]>(
+        `select * from sandbox_messages where connector_account_id = ? and idempotency_key = ?`,
+        [connectorAccountId, input.idempotencyKey],
+      );
       if (existing[0]) return sendResult(existing[0]);
       const a = await sender(tx, connectorAccountId, kind === 'email' ? 'email' : 'network');
       const now = new Date();
@@ -203,24 +223,45 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
       };
       // A concurrent repeat of the same key loses the race on the unique key and reads the winner.
       const inserted = await insertMessage(tx, row);
-      if (!inserted) return sendResult((await tx.execute<MessageRow[]>(`select * from sandbox_messages where connector_account_id = ? and idempotency_key = ?`, [a.id, input.idempotencyKey]))[0]);
+      if (!inserted)
+        return sendResult(
+          (
+            await tx.execute<MessageRow[]>(
+              `select * from sandbox_messages where connector_account_id = ? and idempotency_key = ?`,
+              [a.id, input.idempotencyKey],
+            )
+          )[0],
+        );
       const { repliesAfterMs } = sandboxFate(input.recipient);
       if (repliesAfterMs !== null) {
         const at = new Date(now.getTime() + repliesAfterMs);
-        const reply: NewMessage = { ...row, id: newId('msg'), direction: 'in', from: input.recipient, subject: null, body: SANDBOX_REPLY_BODY, idempotencyKey: null, sentAt: at.toISOString() };
+        const reply: NewMessage = {
+          ...row,
+          id: newId('msg'),
+          direction: 'in',
+          from: input.recipient,
+          subject: null,
+          body: SANDBOX_REPLY_BODY,
+          idempotencyKey: null,
+          sentAt: at.toISOString(),
+        };
         await queueEvent(tx, messageEvent(reply), at, { kind: 'insert_message', row: reply });
       }
       return { messageId: row.id, threadId: row.threadId, sentAt: now };
     });
   }
 
-  async sendInvitation(connectorAccountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult> {
+  async sendInvitation(
+    connectorAccountId: string,
+    input: SendNetworkInput,
+    signal?: AbortSignal,
+  ): Promise<InvitationResult> {
     signal?.throwIfAborted();
     return this.em().transactional(async (tx) => {
-      const [first] = await tx.execute<{ id: string; sent_at: Date }[]>(`select id, sent_at from sandbox_invitations where connector_account_id = ? and idempotency_key = ?`, [
-        connectorAccountId,
-        input.idempotencyKey,
-      ]);
+      const [first] = await tx.execute<{ id: string; sent_at: Date }[]>(
+        `select id, sent_at from sandbox_invitations where connector_account_id = ? and idempotency_key = ?`,
+        [connectorAccountId, input.idempotencyKey],
+      );
       if (first) return { invitationId: first.id, sentAt: new Date(first.sent_at) };
       const a = await sender(tx, connectorAccountId, 'network');
       const now = new Date();
@@ -231,22 +272,41 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
         [id, a.id, input.recipient, input.idempotencyKey, input.body, now],
       );
       if (!inserted[0]) {
-        const [first] = await tx.execute<{ id: string; sent_at: Date }[]>(`select id, sent_at from sandbox_invitations where connector_account_id = ? and idempotency_key = ?`, [a.id, input.idempotencyKey]);
+        const [first] = await tx.execute<{ id: string; sent_at: Date }[]>(
+          `select id, sent_at from sandbox_invitations where connector_account_id = ? and idempotency_key = ?`,
+          [a.id, input.idempotencyKey],
+        );
         return { invitationId: first.id, sentAt: new Date(first.sent_at) };
       }
       const { acceptsAfterMs } = sandboxFate(input.recipient);
       if (acceptsAfterMs !== null) {
         const at = new Date(now.getTime() + acceptsAfterMs);
-        await queueEvent(tx, { type: 'invitation.accepted', eventId: newId('evt'), connectorAccountId: a.id, invitationId: id, recipient: input.recipient, acceptedAt: at }, at, {
-          kind: 'accept_invitation',
-          invitationId: id,
-        });
+        await queueEvent(
+          tx,
+          {
+            type: 'invitation.accepted',
+            eventId: newId('evt'),
+            connectorAccountId: a.id,
+            invitationId: id,
+            recipient: input.recipient,
+            acceptedAt: at,
+          },
+          at,
+          {
+            kind: 'accept_invitation',
+            invitationId: id,
+          },
+        );
       }
       return { invitationId: id, sentAt: now };
     });
   }
 
-  async pendingInvitations(connectorAccountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<PendingInvitation>> {
+  async pendingInvitations(
+    connectorAccountId: string,
+    cursor: string | null,
+    signal?: AbortSignal,
+  ): Promise<Page<PendingInvitation>> {
     signal?.throwIfAborted();
     const em = this.em();
     await account(em, connectorAccountId);
@@ -255,13 +315,19 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
       `select id, recipient, sent_at from sandbox_invitations where connector_account_id = ? and state = 'pending' order by sent_at, id limit ? offset ?`,
       [connectorAccountId, SANDBOX_PAGE_SIZE + 1, offset],
     );
-    return page(rows.map((r) => ({ invitationId: r.id, recipient: r.recipient, sentAt: new Date(r.sent_at) })), offset);
+    return page(
+      rows.map((r) => ({ invitationId: r.id, recipient: r.recipient, sentAt: new Date(r.sent_at) })),
+      offset,
+    );
   }
 
   async withdrawInvitation(connectorAccountId: string, invitationId: string, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     // Idempotent: withdrawing a withdrawn, accepted or unknown invitation changes nothing.
-    await this.em().execute(`update sandbox_invitations set state = 'withdrawn' where id = ? and connector_account_id = ? and state = 'pending'`, [invitationId, connectorAccountId]);
+    await this.em().execute(
+      `update sandbox_invitations set state = 'withdrawn' where id = ? and connector_account_id = ? and state = 'pending'`,
+      [invitationId, connectorAccountId],
+    );
   }
 
   async chats(connectorAccountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<Chat>> {
@@ -274,10 +340,18 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
        group by thread_id order by max(sent_at) desc, thread_id limit ? offset ?`,
       [connectorAccountId, SANDBOX_PAGE_SIZE + 1, offset],
     );
-    return page(rows.map((r) => ({ threadId: r.thread_id, counterpart: r.counterpart, lastMessageAt: new Date(r.last) })), offset);
+    return page(
+      rows.map((r) => ({ threadId: r.thread_id, counterpart: r.counterpart, lastMessageAt: new Date(r.last) })),
+      offset,
+    );
   }
 
-  async messages(connectorAccountId: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>> {
+  async messages(
+    connectorAccountId: string,
+    threadId: string,
+    cursor: string | null,
+    signal?: AbortSignal,
+  ): Promise<Page<ChatMessage>> {
     signal?.throwIfAborted();
     const em = this.em();
     await account(em, connectorAccountId);
@@ -289,13 +363,22 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
     return page(rows.map(chatMessage), offset);
   }
 
-  async attachment(connectorAccountId: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream> {
+  async attachment(
+    connectorAccountId: string,
+    messageId: string,
+    attachmentId: string,
+    opts: { maxBytes: number; signal?: AbortSignal },
+  ): Promise<AttachmentStream> {
     opts.signal?.throwIfAborted();
-    const [m] = await this.em().execute<MessageRow[]>(`select * from sandbox_messages where id = ? and connector_account_id = ?`, [messageId, connectorAccountId]);
+    const [m] = await this.em().execute<MessageRow[]>(
+      `select * from sandbox_messages where id = ? and connector_account_id = ?`,
+      [messageId, connectorAccountId],
+    );
     const a = m?.attachments.find((x) => x.id === attachmentId);
     if (!a) throw fail('unknown attachment');
     const data = Buffer.from(a.data, 'base64');
-    if (data.length > opts.maxBytes) throw new ConnectorError(NAME, 'bad_response', `response larger than ${opts.maxBytes} bytes`);
+    if (data.length > opts.maxBytes)
+      throw new ConnectorError(NAME, 'bad_response', `response larger than ${opts.maxBytes} bytes`);
     // The sandbox keeps attachments in its table; handed over in 64 KiB chunks like a network read.
     async function* chunks() {
       for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
@@ -326,7 +409,11 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
         for (const r of rows) {
           const dropped = await apply(tx, r.payload.apply);
           if (!dropped) await sink(toInboundEvent(NAME, r.payload.wire), r.payload.wire);
-          await tx.execute(`update sandbox_events set delivered_at = ?, dropped = ? where id = ?`, [now, dropped, r.id]);
+          await tx.execute(`update sandbox_events set delivered_at = ?, dropped = ? where id = ?`, [
+            now,
+            dropped,
+            r.id,
+          ]);
           if (!dropped) total++;
         }
         return rows.length;
@@ -342,7 +429,12 @@ export class SandboxNetwork extends SandboxConnector implements AccountConnector
 export async function sandboxInjectMessage(
   em: EntityManager,
   connectorAccountId: string,
-  input: { from: string; body: string; threadId?: string; attachments?: { name: string; contentType: string; data: Buffer }[] },
+  input: {
+    from: string;
+    body: string;
+    threadId?: string;
+    attachments?: { name: string; contentType: string; data: Buffer }[];
+  },
   now = new Date(),
 ): Promise<{ eventId: string; messageId: string; threadId: string }> {
   return em.transactional(async (tx) => {
@@ -359,7 +451,12 @@ export async function sandboxInjectMessage(
       body: input.body,
       idempotencyKey: null,
       sentAt: now.toISOString(),
-      attachments: (input.attachments ?? []).map((x) => ({ id: newId('att'), name: x.name, contentType: x.contentType, data: x.data.toString('base64') })),
+      attachments: (input.attachments ?? []).map((x) => ({
+        id: newId('att'),
+        name: x.name,
+        contentType: x.contentType,
+        data: x.data.toString('base64'),
+      })),
     };
     const event = messageEvent(row);
     await queueEvent(tx as EntityManager, event, now, { kind: 'insert_message', row });
@@ -368,44 +465,91 @@ export async function sandboxInjectMessage(
 }
 
 /** Accepts a pending invitation now, whatever the recipient's rule; false when it is not pending. */
-export async function sandboxAcceptInvitation(em: EntityManager, invitationId: string, now = new Date()): Promise<{ eventId: string } | null> {
+export async function sandboxAcceptInvitation(
+  em: EntityManager,
+  invitationId: string,
+  now = new Date(),
+): Promise<{ eventId: string } | null> {
   return em.transactional(async (tx) => {
-    const [inv] = await tx.execute<{ connector_account_id: string; recipient: string }[]>(`select connector_account_id, recipient from sandbox_invitations where id = ? and state = 'pending'`, [invitationId]);
+    const [inv] = await tx.execute<{ connector_account_id: string; recipient: string }[]>(
+      `select connector_account_id, recipient from sandbox_invitations where id = ? and state = 'pending'`,
+      [invitationId],
+    );
     if (!inv) return null;
     const eventId = newId('evt');
-    const event: InboundEvent = { type: 'invitation.accepted', eventId, connectorAccountId: inv.connector_account_id, invitationId, recipient: inv.recipient, acceptedAt: now };
+    const event: InboundEvent = {
+      type: 'invitation.accepted',
+      eventId,
+      connectorAccountId: inv.connector_account_id,
+      invitationId,
+      recipient: inv.recipient,
+      acceptedAt: now,
+    };
     await queueEvent(tx as EntityManager, event, now, { kind: 'accept_invitation', invitationId });
     return { eventId };
   });
 }
 
 /** The recipient opens a sent email: queues its `message.opened` event (null when there is no such email). */
-export async function sandboxOpenMessage(em: EntityManager, messageId: string, now = new Date()): Promise<{ eventId: string } | null> {
+export async function sandboxOpenMessage(
+  em: EntityManager,
+  messageId: string,
+  now = new Date(),
+): Promise<{ eventId: string } | null> {
   return em.transactional(async (tx) => {
-    const [m] = await tx.execute<{ connector_account_id: string }[]>(`select connector_account_id from sandbox_messages where id = ? and direction = 'out' and kind = 'email'`, [messageId]);
+    const [m] = await tx.execute<{ connector_account_id: string }[]>(
+      `select connector_account_id from sandbox_messages where id = ? and direction = 'out' and kind = 'email'`,
+      [messageId],
+    );
     if (!m) return null;
     const eventId = newId('evt');
-    await queueEvent(tx as EntityManager, { type: 'message.opened', eventId, connectorAccountId: m.connector_account_id, messageId, openedAt: now }, now);
+    await queueEvent(
+      tx as EntityManager,
+      { type: 'message.opened', eventId, connectorAccountId: m.connector_account_id, messageId, openedAt: now },
+      now,
+    );
     return { eventId };
   });
 }
 
 /** Disconnects the account at once (status reads it) and queues its `account.status` event. */
-export function sandboxDisconnect(em: EntityManager, connectorAccountId: string, reason: string, now = new Date()): Promise<{ eventId: string }> {
+export function sandboxDisconnect(
+  em: EntityManager,
+  connectorAccountId: string,
+  reason: string,
+  now = new Date(),
+): Promise<{ eventId: string }> {
   return setState(em, connectorAccountId, 'disconnected', reason, now);
 }
 
 /** Connects a disconnected (or pending) account again and queues its `account.status` event. */
-export function sandboxReconnect(em: EntityManager, connectorAccountId: string, now = new Date()): Promise<{ eventId: string }> {
+export function sandboxReconnect(
+  em: EntityManager,
+  connectorAccountId: string,
+  now = new Date(),
+): Promise<{ eventId: string }> {
   return setState(em, connectorAccountId, 'connected', null, now);
 }
 
-async function setState(em: EntityManager, id: string, state: 'connected' | 'disconnected', reason: string | null, now: Date): Promise<{ eventId: string }> {
+async function setState(
+  em: EntityManager,
+  id: string,
+  state: 'connected' | 'disconnected',
+  reason: string | null,
+  now: Date,
+): Promise<{ eventId: string }> {
   return em.transactional(async (tx) => {
-    const done = await tx.execute(`update sandbox_accounts set state = ?, reason = ?, updated_at = now() where id = ? returning id`, [state, reason, id]);
+    const done = await tx.execute(
+      `update sandbox_accounts set state = ?, reason = ?, updated_at = now() where id = ? returning id`,
+      [state, reason, id],
+    );
     if (done.length === 0) throw fail(`unknown sandbox account ${id}`);
     const eventId = newId('evt');
-    await queueEvent(tx as EntityManager, { type: 'account.status', eventId, connectorAccountId: id, state, reason }, now);
+    await queueEvent(
+      tx as EntityManager,
+      { type: 'account.status', eventId, connectorAccountId: id, state, reason },
+      now,
+    );
     return { eventId };
   });
 }
@@ -427,13 +571,27 @@ async function sender(em: EntityManager, id: string, channel: 'email' | 'network
 }
 
 /** One thread per account and counterpart, like a messaging network's conversation. */
-const threadFor = (accountId: string, counterpart: string) => `sbx_thr_${Buffer.from(`${accountId}|${counterpart.trim().toLowerCase()}`).toString('base64url').slice(-40)}`;
+const threadFor = (accountId: string, counterpart: string) =>
+  `sbx_thr_${Buffer.from(`${accountId}|${counterpart.trim().toLowerCase()}`).toString('base64url').slice(-40)}`;
 
 async function insertMessage(em: EntityManager, m: NewMessage): Promise<boolean> {
   const r = await em.execute(
     `insert into sandbox_messages (id, connector_account_id, thread_id, direction, kind, counterpart, from_address, subject, body, idempotency_key, sent_at, attachments)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb) on conflict do nothing returning id`,
-    [m.id, m.connectorAccountId, m.threadId, m.direction, m.kind, m.counterpart, m.from, m.subject, m.body, m.idempotencyKey, new Date(m.sentAt), JSON.stringify(m.attachments)],
+    [
+      m.id,
+      m.connectorAccountId,
+      m.threadId,
+      m.direction,
+      m.kind,
+      m.counterpart,
+      m.from,
+      m.subject,
+      m.body,
+      m.idempotencyKey,
+      new Date(m.sentAt),
+      JSON.stringify(m.attachments),
+    ],
   );
   return r.length > 0;
 }
@@ -455,15 +613,17 @@ function messageEvent(m: NewMessage): InboundEvent {
   };
 }
 
-async function queueEvent(em: EntityManager, event: InboundEvent, dueAt: Date, applyStep: Apply = { kind: 'none' }): Promise<void> {
+async function queueEvent(
+  em: EntityManager,
+  event: InboundEvent,
+  dueAt: Date,
+  applyStep: Apply = { kind: 'none' },
+): Promise<void> {
   const payload = { wire: toWireEvent(event, dueAt), apply: applyStep };
-  await em.execute(`insert into sandbox_events (id, connector_account_id, type, payload, due_at) values (?, ?, ?, ?::jsonb, ?)`, [
-    event.eventId,
-    event.connectorAccountId,
-    event.type,
-    JSON.stringify(payload),
-    dueAt,
-  ]);
+  await em.execute(
+    `insert into sandbox_events (id, connector_account_id, type, payload, due_at) values (?, ?, ?, ?::jsonb, ?)`,
+    [event.eventId, event.connectorAccountId, event.type, JSON.stringify(payload), dueAt],
+  );
 }
 
 /** Applies a due event to the network; returns why it is dropped instead, or null. */
@@ -474,7 +634,10 @@ async function apply(em: EntityManager, step: Apply): Promise<string | null> {
       return null;
     case 'accept_invitation': {
       // A withdrawn invitation is never accepted.
-      const r = await em.execute(`update sandbox_invitations set state = 'accepted', accepted_at = now() where id = ? and state = 'pending' returning id`, [step.invitationId]);
+      const r = await em.execute(
+        `update sandbox_invitations set state = 'accepted', accepted_at = now() where id = ? and state = 'pending' returning id`,
+        [step.invitationId],
+      );
       return r.length > 0 ? null : 'invitation_not_pending';
     }
     case 'none':

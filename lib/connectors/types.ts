@@ -162,7 +162,12 @@ export interface InboundMailFacts {
   inReplyTo: string | null;
   references: string[];
   /** A delivery status notification (RFC 3464): its class, status code, failed recipient and the message it reports on. */
-  bounce?: { class: 'hard' | 'soft'; status: string | null; recipient: string | null; originalMessageId: string | null };
+  bounce?: {
+    class: 'hard' | 'soft';
+    status: string | null;
+    recipient: string | null;
+    originalMessageId: string | null;
+  };
   /** An out-of-office reply's return date (YYYY-MM-DD), when it names one. */
   returnDate?: string | null;
 }
@@ -201,7 +206,14 @@ export type InboundEvent = InboundEventBase &
     | { type: 'message.opened'; messageId: string; openedAt: Date }
     | { type: 'account.status'; state: ConnectorAccountState; reason: string | null }
     /** The counterpart reacted (an emoji) to a message of the thread: the internal `reaction.received`, never a reply. */
-    | { type: 'reaction.received'; messageId: string; threadId: string; from: string; reaction: string; reactedAt: Date }
+    | {
+        type: 'reaction.received';
+        messageId: string;
+        threadId: string;
+        from: string;
+        reaction: string;
+        reactedAt: Date;
+      }
   );
 
 export interface NetworkConnector {
@@ -231,12 +243,26 @@ export interface AccountConnector {
   sendEmail(connectorAccountId: string, input: SendEmailInput, signal?: AbortSignal): Promise<SendResult>;
   sendInvitation(connectorAccountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult>;
   sendMessage(connectorAccountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<SendResult>;
-  pendingInvitations(connectorAccountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<PendingInvitation>>;
+  pendingInvitations(
+    connectorAccountId: string,
+    cursor: string | null,
+    signal?: AbortSignal,
+  ): Promise<Page<PendingInvitation>>;
   withdrawInvitation(connectorAccountId: string, invitationId: string, signal?: AbortSignal): Promise<void>;
   chats(connectorAccountId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<Chat>>;
-  messages(connectorAccountId: string, threadId: string, cursor: string | null, signal?: AbortSignal): Promise<Page<ChatMessage>>;
+  messages(
+    connectorAccountId: string,
+    threadId: string,
+    cursor: string | null,
+    signal?: AbortSignal,
+  ): Promise<Page<ChatMessage>>;
   /** An attachment's bytes as a stream (at most `maxBytes`; more fails the stream with bad_response). */
-  attachment(connectorAccountId: string, messageId: string, attachmentId: string, opts: { maxBytes: number; signal?: AbortSignal }): Promise<AttachmentStream>;
+  attachment(
+    connectorAccountId: string,
+    messageId: string,
+    attachmentId: string,
+    opts: { maxBytes: number; signal?: AbortSignal },
+  ): Promise<AttachmentStream>;
   /**
    * Verifies an inbound request's signature (constant time, with a freshness window) and parses it;
    * throws ConnectorError `auth` (bad or stale signature) or `invalid_request` (not an event).

@@ -13,7 +13,14 @@ import { z } from 'zod';
 import { normaliseDomain, normaliseEmail, normaliseProfileUrl } from '../normalise.js';
 import { JsonHttpClient, parseWire, splitName, type HttpProviderOptions } from '../provider-http.js';
 import { clip, FIELD_LIMITS, isProfileUrl, wireIdentifier, wireText } from '../provider-wire.js';
-import { EnrichmentError, isQueryable, type EnrichedPerson, type EnrichmentMatch, type EnrichmentProvider, type EnrichmentQuery } from './types.js';
+import {
+  EnrichmentError,
+  isQueryable,
+  type EnrichedPerson,
+  type EnrichmentMatch,
+  type EnrichmentProvider,
+  type EnrichmentQuery,
+} from './types.js';
 
 const person = z.object({
   email: wireIdentifier(FIELD_LIMITS.email, (s) => normaliseEmail(s) !== null),
@@ -43,11 +50,16 @@ export class HttpEnrichment implements EnrichmentProvider {
   private readonly http: JsonHttpClient;
 
   constructor(opts: HttpProviderOptions) {
-    this.http = new JsonHttpClient(this.name, opts, (code, message, details) => new EnrichmentError(this.name, code, message, details));
+    this.http = new JsonHttpClient(
+      this.name,
+      opts,
+      (code, message, details) => new EnrichmentError(this.name, code, message, details),
+    );
   }
 
   async enrich(q: EnrichmentQuery, signal?: AbortSignal): Promise<EnrichmentMatch | null> {
-    if (!isQueryable(q)) throw this.http.fail('invalid_request', 'the query needs an email, a profile URL, or a name with a company');
+    if (!isQueryable(q))
+      throw this.http.fail('invalid_request', 'the query needs an email, a profile URL, or a name with a company');
     const body = {
       email: q.email,
       profile_url: q.profileUrl,
@@ -69,7 +81,8 @@ export class HttpEnrichment implements EnrichmentProvider {
       profileUrl: p.profile_url,
       firstName: p.first_name ?? split.firstName,
       lastName: p.last_name ?? split.lastName,
-      fullName: p.full_name ?? (p.first_name && p.last_name ? clip(`${p.first_name} ${p.last_name}`, FIELD_LIMITS.name) : null),
+      fullName:
+        p.full_name ?? (p.first_name && p.last_name ? clip(`${p.first_name} ${p.last_name}`, FIELD_LIMITS.name) : null),
       title: p.title,
       headline: p.headline,
       company: p.company,

@@ -7,10 +7,20 @@
 // same simulated world and must agree on who is who.
 import { FORUM_HOST, getCorpus, NETWORK_HOST, type Corpus, type CorpusOptions } from '../sources/local-corpus.js';
 import { normaliseDomain, normaliseEmail, normaliseProfileUrl } from '../normalise.js';
-import { EnrichmentError, isQueryable, type EnrichedPerson, type EnrichmentMatch, type EnrichmentProvider, type EnrichmentQuery } from './types.js';
+import {
+  EnrichmentError,
+  isQueryable,
+  type EnrichedPerson,
+  type EnrichmentMatch,
+  type EnrichmentProvider,
+  type EnrichmentQuery,
+} from './types.js';
 
 /** What identifies a person in a lookup (EnrichmentQuery and the connectors' ProfileQuery both are). */
-export type PersonKeys = Pick<EnrichmentQuery, 'email' | 'profileUrl' | 'fullName' | 'firstName' | 'lastName' | 'company' | 'companyDomain'>;
+export type PersonKeys = Pick<
+  EnrichmentQuery,
+  'email' | 'profileUrl' | 'fullName' | 'firstName' | 'lastName' | 'company' | 'companyDomain'
+>;
 
 export interface CorpusMatch {
   /** Index into corpus.people. */
@@ -26,10 +36,32 @@ export const CONFIDENCE = { identifier: 100, nameAndCompany: 80, ambiguousName: 
 
 // Calling code and national number length per corpus country.
 const PHONE_PLANS: Record<string, [string, number]> = {
-  US: ['1', 10], CA: ['1', 10], GB: ['44', 10], DE: ['49', 10], FR: ['33', 9], IN: ['91', 10], NL: ['31', 9], ES: ['34', 9],
-  IT: ['39', 10], SE: ['46', 9], AU: ['61', 9], BR: ['55', 11], IE: ['353', 9], CH: ['41', 9], PL: ['48', 9], DK: ['45', 8],
-  NO: ['47', 8], FI: ['358', 9], AT: ['43', 10], BE: ['32', 9], PT: ['351', 9], SG: ['65', 8], JP: ['81', 10], IL: ['972', 9],
-  MX: ['52', 10], ZA: ['27', 9],
+  US: ['1', 10],
+  CA: ['1', 10],
+  GB: ['44', 10],
+  DE: ['49', 10],
+  FR: ['33', 9],
+  IN: ['91', 10],
+  NL: ['31', 9],
+  ES: ['34', 9],
+  IT: ['39', 10],
+  SE: ['46', 9],
+  AU: ['61', 9],
+  BR: ['55', 11],
+  IE: ['353', 9],
+  CH: ['41', 9],
+  PL: ['48', 9],
+  DK: ['45', 8],
+  NO: ['47', 8],
+  FI: ['358', 9],
+  AT: ['43', 10],
+  BE: ['32', 9],
+  PT: ['351', 9],
+  SG: ['65', 8],
+  JP: ['81', 10],
+  IL: ['972', 9],
+  MX: ['52', 10],
+  ZA: ['27', 9],
 };
 
 const LEGAL_SUFFIX = / (?:inc|ltd|llc|gmbh|plc|corp|corporation|limited|bv|ag|sa|sas|srl|oy|ab)$/;
@@ -162,7 +194,11 @@ export class CorpusPeople {
         const c = this.corpus.people[i].company;
         return (company && ix.companyKeys[c] === company) || (domain && this.corpus.companies[c].domain === domain);
       });
-      if (found?.length) return { person: found[0], confidence: found.length === 1 ? CONFIDENCE.nameAndCompany : CONFIDENCE.ambiguousName };
+      if (found?.length)
+        return {
+          person: found[0],
+          confidence: found.length === 1 ? CONFIDENCE.nameAndCompany : CONFIDENCE.ambiguousName,
+        };
     }
     return null;
   }
@@ -178,7 +214,12 @@ export class LocalEnrichment implements EnrichmentProvider {
 
   async enrich(query: EnrichmentQuery, signal?: AbortSignal): Promise<EnrichmentMatch | null> {
     signal?.throwIfAborted();
-    if (!isQueryable(query)) throw new EnrichmentError(this.name, 'invalid_request', 'the query needs an email, a profile URL, or a name with a company');
+    if (!isQueryable(query))
+      throw new EnrichmentError(
+        this.name,
+        'invalid_request',
+        'the query needs an email, a profile URL, or a name with a company',
+      );
     const match = this.people.match(query);
     return match && { person: this.person(match.person), confidence: match.confidence };
   }

@@ -4,8 +4,29 @@
 // different one. Discovery qualifies thousands of candidates per second with it, so `qualify` does no
 // I/O, no timers and caches what it derives from an ICP object.
 import { z } from 'zod';
-import type { Candidate, IcpFilters, IcpInput, IcpProposal, MessageInput, ProductProfile, Qualification, QualifyInput, ReplyInput, WrittenMessage } from './tasks.js';
-import { LlmError, type ChatMessage, type ModelAdapter, type StreamEvent, type StreamRequest, type StructuredRequest, type StructuredResult, type ToolSpec, type Usage } from './types.js';
+import type {
+  Candidate,
+  IcpFilters,
+  IcpInput,
+  IcpProposal,
+  MessageInput,
+  ProductProfile,
+  Qualification,
+  QualifyInput,
+  ReplyInput,
+  WrittenMessage,
+} from './tasks.js';
+import {
+  LlmError,
+  type ChatMessage,
+  type ModelAdapter,
+  type StreamEvent,
+  type StreamRequest,
+  type StructuredRequest,
+  type StructuredResult,
+  type ToolSpec,
+  type Usage,
+} from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Text
@@ -33,7 +54,13 @@ const STOP = new Set(
 const NO_STEM = new Set(['saas', 'paas', 'iaas', 'ios', 'aws', 'sms', 'news', 'kubernetes', 'analytics', 'sales']);
 /** Light plural folding, applied to both sides of every comparison. */
 const stem = (w: string) =>
-  NO_STEM.has(w) ? w : w.length > 4 && w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') ? w.slice(0, -1) : w;
+  NO_STEM.has(w)
+    ? w
+    : w.length > 4 && w.endsWith('ies')
+      ? `${w.slice(0, -3)}y`
+      : w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')
+        ? w.slice(0, -1)
+        : w;
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}+#]*/gu;
 /** Lower-case word tokens (letters, digits, `+`, `#`); everything else separates. */
@@ -58,11 +85,16 @@ const ABBREVIATIONS: [RegExp, string][] = [
 function titleStems(title: string): string[] {
   let t = title.toLowerCase();
   for (const [re, to] of ABBREVIATIONS) t = t.replace(re, to);
-  return words(t).filter((w) => !STOP.has(w)).map(stem);
+  return words(t)
+    .filter((w) => !STOP.has(w))
+    .map(stem);
 }
 
 /** Distinctive (non-stop) stems of a phrase, for "every word of the phrase occurs" matching. */
-const phraseStems = (s: string) => words(s).filter((w) => !STOP.has(w)).map(stem);
+const phraseStems = (s: string) =>
+  words(s)
+    .filter((w) => !STOP.has(w))
+    .map(stem);
 
 const estimateTokens = (s: string) => Math.ceil(s.length / 4);
 
@@ -81,7 +113,10 @@ export function extractKeywords(text: string, max = 12): string[] {
   let pos = 0;
   for (const raw of text.match(SEGMENT) ?? []) {
     pos++;
-    const w = raw.toLowerCase().replace(/['’]s$/, '').replace(/['’]/g, '');
+    const w = raw
+      .toLowerCase()
+      .replace(/['’]s$/, '')
+      .replace(/['’]/g, '');
     const isWord = /^[\p{L}\p{N}]/u.test(w);
     if (!isWord || STOP.has(w) || w.length < 2 || /^\d+$/.test(w)) {
       prev = null;
@@ -93,14 +128,21 @@ export function extractKeywords(text: string, max = 12): string[] {
     uni.set(s, u);
     if (prev && prev.stem !== s) {
       const key = `${prev.stem} ${s}`;
-      const b = bi.get(key) ?? { surface: `${prev.surface} ${w}`, count: 0, first: pos - 1, inPhrases: 0, parts: [prev.stem, s] as [string, string] };
+      const b = bi.get(key) ?? {
+        surface: `${prev.surface} ${w}`,
+        count: 0,
+        first: pos - 1,
+        inPhrases: 0,
+        parts: [prev.stem, s] as [string, string],
+      };
       b.count++;
       bi.set(key, b);
     }
     prev = { stem: s, surface: w };
   }
   const scored: { surface: string; score: number; first: number; parts?: [string, string] }[] = [];
-  for (const b of bi.values()) scored.push({ surface: b.surface, score: b.count * 1.5 + 0.5, first: b.first, parts: b.parts });
+  for (const b of bi.values())
+    scored.push({ surface: b.surface, score: b.count * 1.5 + 0.5, first: b.first, parts: b.parts });
   scored.sort((a, b) => b.score - a.score || a.first - b.first);
   // A phrase sharing a word with a better one ("b2b saas", "saas buyers") is mostly the same idea.
   const phrases: typeof scored = [];
@@ -113,7 +155,9 @@ export function extractKeywords(text: string, max = 12): string[] {
   }
   for (const p of phrases) for (const part of p.parts!) uni.get(part)!.inPhrases += bi.get(p.parts!.join(' '))!.count;
   // A word that only ever appears inside a chosen phrase adds nothing of its own.
-  const singles = [...uni.values()].filter((u) => u.count > u.inPhrases).map((u) => ({ surface: u.surface, score: u.count, first: u.first }));
+  const singles = [...uni.values()]
+    .filter((u) => u.count > u.inPhrases)
+    .map((u) => ({ surface: u.surface, score: u.count, first: u.first }));
   return [...phrases, ...singles]
     .sort((a, b) => b.score - a.score || a.first - b.first)
     .slice(0, max)
@@ -128,13 +172,43 @@ const WEIGHTS = { title: 30, seniority: 15, industry: 20, country: 15, company_s
 export const DEFAULT_THRESHOLD = 60;
 
 const SENIORITY_ALIASES: Record<string, string> = {
-  'c level': 'c_level', 'c suite': 'c_level', cxo: 'c_level', executive: 'c_level', chief: 'c_level', ceo: 'c_level', cto: 'c_level', cfo: 'c_level',
-  coo: 'c_level', cmo: 'c_level', cro: 'c_level', cpo: 'c_level', ciso: 'c_level', president: 'c_level',
-  vp: 'vp', 'vice president': 'vp', svp: 'vp', evp: 'vp',
-  founder: 'founder', 'co founder': 'founder', cofounder: 'founder', owner: 'founder',
-  partner: 'partner', head: 'head', director: 'director', manager: 'manager', lead: 'manager',
-  senior: 'senior', principal: 'senior', staff: 'senior',
-  entry: 'entry', 'entry level': 'entry', junior: 'entry', associate: 'entry', assistant: 'entry', intern: 'entry', training: 'entry',
+  'c level': 'c_level',
+  'c suite': 'c_level',
+  cxo: 'c_level',
+  executive: 'c_level',
+  chief: 'c_level',
+  ceo: 'c_level',
+  cto: 'c_level',
+  cfo: 'c_level',
+  coo: 'c_level',
+  cmo: 'c_level',
+  cro: 'c_level',
+  cpo: 'c_level',
+  ciso: 'c_level',
+  president: 'c_level',
+  vp: 'vp',
+  'vice president': 'vp',
+  svp: 'vp',
+  evp: 'vp',
+  founder: 'founder',
+  'co founder': 'founder',
+  cofounder: 'founder',
+  owner: 'founder',
+  partner: 'partner',
+  head: 'head',
+  director: 'director',
+  manager: 'manager',
+  lead: 'manager',
+  senior: 'senior',
+  principal: 'senior',
+  staff: 'senior',
+  entry: 'entry',
+  'entry level': 'entry',
+  junior: 'entry',
+  associate: 'entry',
+  assistant: 'entry',
+  intern: 'entry',
+  training: 'entry',
 };
 /** "C-Level", "c_level", "CXO" → c_level; unknown values stay as their lower-case words. */
 export const normalizeSeniority = (s: string) => {
@@ -186,7 +260,8 @@ const COUNTRIES: [code: string, name: string, ...aliases: string[]][] = [
   ['ZA', 'South Africa'],
 ];
 const COUNTRY_INDEX = new Map<string, string>();
-for (const [code, name, ...aliases] of COUNTRIES) for (const n of [code, name, ...aliases]) COUNTRY_INDEX.set(words(n).join(' '), code);
+for (const [code, name, ...aliases] of COUNTRIES)
+  for (const n of [code, name, ...aliases]) COUNTRY_INDEX.set(words(n).join(' '), code);
 const COUNTRY_NAME = new Map(COUNTRIES.map(([code, name]) => [code, name]));
 
 /** ISO code for a country name, code or "City, Country"; the lower-case words when unknown. */
@@ -219,7 +294,8 @@ interface CompiledIcp {
 }
 
 const nonEmpty = (xs: string[] | undefined) => (xs ?? []).map((x) => x.trim()).filter(Boolean);
-const phrases = (xs: string[]) => xs.map((label) => ({ label, stems: phraseStems(label) })).filter((p) => p.stems.length > 0);
+const phrases = (xs: string[]) =>
+  xs.map((label) => ({ label, stems: phraseStems(label) })).filter((p) => p.stems.length > 0);
 
 // The same ICP object is qualified against many candidates in a discovery batch: derive once.
 const compiled = new WeakMap<object, CompiledIcp>();
@@ -230,7 +306,9 @@ function compileIcp(icp: IcpInput): CompiledIcp {
   const keywordsFromDescription = keywords.length === 0 && !!icp.description?.trim();
   if (keywordsFromDescription) keywords = phrases(extractKeywords(icp.description!, 8));
   const c: CompiledIcp = {
-    titles: nonEmpty(icp.titles).map((label) => ({ label, stems: titleStems(label) })).filter((t) => t.stems.length > 0),
+    titles: nonEmpty(icp.titles)
+      .map((label) => ({ label, stems: titleStems(label) }))
+      .filter((t) => t.stems.length > 0),
     seniorities: new Set(nonEmpty(icp.seniorities).map(normalizeSeniority)),
     industries: phrases(nonEmpty(icp.industries).map((i) => i.replace(/\bsaas\b/gi, 'software'))),
     countries: new Set(nonEmpty(icp.countries).map(canonicalCountry)),
@@ -291,9 +369,17 @@ export function qualify(input: QualifyInput): Qualification {
     if (!c.industry?.trim()) add('industry', 0, false, 'the candidate has no industry');
     else {
       const have = new Set(phraseStems(c.industry.replace(/\bsaas\b/gi, 'software')));
-      const hit = icp.industries.find((i) => i.stems.every((s) => have.has(s)) || [...have].every((s) => i.stems.includes(s)));
+      const hit = icp.industries.find(
+        (i) => i.stems.every((s) => have.has(s)) || [...have].every((s) => i.stems.includes(s)),
+      );
       if (hit) add('industry', 1, true, `industry "${c.industry}" matches "${hit.label}"`);
-      else add('industry', 0, false, `industry "${c.industry}" matches none of ${quote(icp.industries.map((i) => i.label))}`);
+      else
+        add(
+          'industry',
+          0,
+          false,
+          `industry "${c.industry}" matches none of ${quote(icp.industries.map((i) => i.label))}`,
+        );
     }
   }
 
@@ -312,7 +398,13 @@ export function qualify(input: QualifyInput): Qualification {
     else {
       const hit = icp.sizes.find((s) => range[0] <= s.range[1] && s.range[0] <= range[1]);
       if (hit) add('company_size', 1, true, `company size ${c.company_size} is within ${hit.label}`);
-      else add('company_size', 0, false, `company size ${c.company_size} is outside ${icp.sizes.map((s) => s.label).join(', ')}`);
+      else
+        add(
+          'company_size',
+          0,
+          false,
+          `company size ${c.company_size} is outside ${icp.sizes.map((s) => s.label).join(', ')}`,
+        );
     }
   }
 
@@ -334,8 +426,14 @@ export function qualify(input: QualifyInput): Qualification {
     const source = icp.keywordsFromDescription ? 'ICP description terms' : 'keywords';
     if (hits.length) {
       const fields = [...new Set(hits.map((h) => h.field))].join(', ');
-      add('keywords', Math.min(1, hits.length / Math.min(2, icp.keywords.length)), true, `${source} ${quote(hits.map((h) => h.label))} found in ${fields}`);
-    } else add('keywords', 0, false, `none of the ${source} ${quote(icp.keywords.slice(0, 5).map((k) => k.label))} found`);
+      add(
+        'keywords',
+        Math.min(1, hits.length / Math.min(2, icp.keywords.length)),
+        true,
+        `${source} ${quote(hits.map((h) => h.label))} found in ${fields}`,
+      );
+    } else
+      add('keywords', 0, false, `none of the ${source} ${quote(icp.keywords.slice(0, 5).map((k) => k.label))} found`);
   }
 
   let score = total === 0 ? 50 : Math.round((100 * earned) / total);
@@ -343,7 +441,11 @@ export function qualify(input: QualifyInput): Qualification {
   const excluded = icp.exclude.filter((e) => foundIn(e));
   if (excluded.length) {
     score = 0;
-    reasons.push({ field: 'exclude_keywords', matched: false, detail: `mentions excluded ${quote(excluded.map((e) => e.label))}` });
+    reasons.push({
+      field: 'exclude_keywords',
+      matched: false,
+      detail: `mentions excluded ${quote(excluded.map((e) => e.label))}`,
+    });
   }
   return { score, verdict: score >= threshold ? 'qualified' : 'rejected', reasons };
 }
@@ -352,14 +454,46 @@ export function qualify(input: QualifyInput): Qualification {
 // ICP proposal and product profile
 
 const ROLES: { cues: string[]; titles: string[]; seniorities: string[] }[] = [
-  { cues: ['sales', 'sdr', 'bdr', 'revenue', 'pipeline', 'prospecting', 'outbound', 'quota', 'lead', 'crm'], titles: ['VP of Sales', 'Head of Sales', 'Sales Director'], seniorities: ['vp', 'head', 'director'] },
-  { cues: ['marketing', 'marketer', 'brand', 'seo', 'campaign', 'content', 'growth', 'inbound'], titles: ['CMO', 'Head of Marketing', 'Marketing Director'], seniorities: ['c_level', 'head', 'director'] },
-  { cues: ['engineering', 'engineer', 'developer', 'devop', 'code', 'api', 'deploy', 'infrastructure'], titles: ['CTO', 'VP of Engineering', 'Engineering Manager'], seniorities: ['c_level', 'vp', 'manager'] },
-  { cues: ['recruiting', 'recruiter', 'hiring', 'talent', 'hr', 'candidate', 'recruitment'], titles: ['Head of Talent', 'HR Director', 'Recruiting Manager'], seniorities: ['head', 'director', 'manager'] },
-  { cues: ['finance', 'accounting', 'invoice', 'cfo', 'payroll', 'bookkeeping', 'expense'], titles: ['CFO', 'Head of Finance', 'Finance Director'], seniorities: ['c_level', 'head', 'director'] },
-  { cues: ['support', 'onboarding', 'churn', 'retention', 'ticket'], titles: ['VP of Customer Success', 'Head of Customer Success', 'Support Manager'], seniorities: ['vp', 'head', 'manager'] },
-  { cues: ['operation', 'logistic', 'supply', 'warehouse', 'procurement'], titles: ['COO', 'Head of Operations', 'Operations Manager'], seniorities: ['c_level', 'head', 'manager'] },
-  { cues: ['founder', 'startup', 'bootstrapped', 'solopreneur', 'entrepreneur'], titles: ['Founder', 'CEO'], seniorities: ['founder', 'c_level'] },
+  {
+    cues: ['sales', 'sdr', 'bdr', 'revenue', 'pipeline', 'prospecting', 'outbound', 'quota', 'lead', 'crm'],
+    titles: ['VP of Sales', 'Head of Sales', 'Sales Director'],
+    seniorities: ['vp', 'head', 'director'],
+  },
+  {
+    cues: ['marketing', 'marketer', 'brand', 'seo', 'campaign', 'content', 'growth', 'inbound'],
+    titles: ['CMO', 'Head of Marketing', 'Marketing Director'],
+    seniorities: ['c_level', 'head', 'director'],
+  },
+  {
+    cues: ['engineering', 'engineer', 'developer', 'devop', 'code', 'api', 'deploy', 'infrastructure'],
+    titles: ['CTO', 'VP of Engineering', 'Engineering Manager'],
+    seniorities: ['c_level', 'vp', 'manager'],
+  },
+  {
+    cues: ['recruiting', 'recruiter', 'hiring', 'talent', 'hr', 'candidate', 'recruitment'],
+    titles: ['Head of Talent', 'HR Director', 'Recruiting Manager'],
+    seniorities: ['head', 'director', 'manager'],
+  },
+  {
+    cues: ['finance', 'accounting', 'invoice', 'cfo', 'payroll', 'bookkeeping', 'expense'],
+    titles: ['CFO', 'Head of Finance', 'Finance Director'],
+    seniorities: ['c_level', 'head', 'director'],
+  },
+  {
+    cues: ['support', 'onboarding', 'churn', 'retention', 'ticket'],
+    titles: ['VP of Customer Success', 'Head of Customer Success', 'Support Manager'],
+    seniorities: ['vp', 'head', 'manager'],
+  },
+  {
+    cues: ['operation', 'logistic', 'supply', 'warehouse', 'procurement'],
+    titles: ['COO', 'Head of Operations', 'Operations Manager'],
+    seniorities: ['c_level', 'head', 'manager'],
+  },
+  {
+    cues: ['founder', 'startup', 'bootstrapped', 'solopreneur', 'entrepreneur'],
+    titles: ['Founder', 'CEO'],
+    seniorities: ['founder', 'c_level'],
+  },
 ];
 const INDUSTRIES: { cues: string[]; name: string }[] = [
   { cues: ['saas', 'software', 'app', 'cloud', 'api', 'developer'], name: 'Software' },
@@ -383,16 +517,36 @@ const REGIONS: Record<string, string[]> = {
   benelux: ['BE', 'NL'],
 };
 const SIZES: { cues: string[]; sizes: string[]; words: string }[] = [
-  { cues: ['enterprise', 'fortune', 'corporation', 'corporate', 'global'], sizes: ['1001-5000', '5001-10000', '10001+'], words: 'enterprise (1,000+ employees)' },
-  { cues: ['mid market', 'midmarket', 'mid size', 'midsize', 'scaleup', 'scale up'], sizes: ['51-200', '201-500', '501-1000'], words: 'mid-market (51–1,000 employees)' },
-  { cues: ['smb', 'sme', 'small medium', 'small business', 'small businesse', 'agency'], sizes: ['11-50', '51-200'], words: 'small and mid-sized (11–200 employees)' },
-  { cues: ['startup', 'founder', 'solopreneur', 'freelancer', 'bootstrapped', 'indie'], sizes: ['1-10', '11-50'], words: 'early-stage (1–50 employees)' },
+  {
+    cues: ['enterprise', 'fortune', 'corporation', 'corporate', 'global'],
+    sizes: ['1001-5000', '5001-10000', '10001+'],
+    words: 'enterprise (1,000+ employees)',
+  },
+  {
+    cues: ['mid market', 'midmarket', 'mid size', 'midsize', 'scaleup', 'scale up'],
+    sizes: ['51-200', '201-500', '501-1000'],
+    words: 'mid-market (51–1,000 employees)',
+  },
+  {
+    cues: ['smb', 'sme', 'small medium', 'small business', 'small businesse', 'agency'],
+    sizes: ['11-50', '51-200'],
+    words: 'small and mid-sized (11–200 employees)',
+  },
+  {
+    cues: ['startup', 'founder', 'solopreneur', 'freelancer', 'bootstrapped', 'indie'],
+    sizes: ['1-10', '11-50'],
+    words: 'early-stage (1–50 employees)',
+  },
 ];
 
 /** The rows whose cues the text mentions most; a row after the first needs two cues (one word is a weak hint). */
 const rank = <T extends { cues: string[] }>(table: T[], have: Set<string>, joined: string, take: number): T[] =>
   table
-    .map((row, i) => ({ row, i, hits: row.cues.filter((c) => (c.includes(' ') ? joined.includes(` ${c} `) : have.has(c))).length }))
+    .map((row, i) => ({
+      row,
+      i,
+      hits: row.cues.filter((c) => (c.includes(' ') ? joined.includes(` ${c} `) : have.has(c))).length,
+    }))
     .filter((r) => r.hits > 0)
     .sort((a, b) => b.hits - a.hits || a.i - b.i)
     .filter((r, i) => i === 0 || r.hits >= 2)
@@ -444,7 +598,8 @@ const sentences = (text: string) =>
     .filter(Boolean);
 const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1).replace(/\s+\S*$/, '')}…`);
 const titleCase = (s: string) => s.replace(/\b\p{L}/gu, (c) => c.toUpperCase());
-const VALUE = /\b(help|helps|let|lets|save|saves|increase|increases|reduce|reduces|automate|automates|grow|grows|boost|faster|without|so that|in minutes)\b/i;
+const VALUE =
+  /\b(help|helps|let|lets|save|saves|increase|increases|reduce|reduces|automate|automates|grow|grows|boost|faster|without|so that|in minutes)\b/i;
 
 const PRONOUNS = new Set(['it', 'this', 'we', 'our', 'they', 'he', 'she', 'that', 'there', 'everyone', 'nobody']);
 
@@ -453,18 +608,31 @@ export function profileProduct(text: string, name?: string): ProductProfile {
   const named =
     name?.trim() ||
     (firstLine.length <= 60 && firstLine.split(/\s+/).length <= 6 && !/[.!?]$/.test(firstLine) ? firstLine : '') ||
-    [...text.matchAll(/\b([A-Z][\p{L}\p{N}]+(?:\s[A-Z][\p{L}\p{N}]+)?)\s+(?:is|helps|lets|makes|gives|turns|finds|offers|provides|automates|connects|brings)\b/gu)]
+    [
+      ...text.matchAll(
+        /\b([A-Z][\p{L}\p{N}]+(?:\s[A-Z][\p{L}\p{N}]+)?)\s+(?:is|helps|lets|makes|gives|turns|finds|offers|provides|automates|connects|brings)\b/gu,
+      ),
+    ]
       .map((m) => m[1])
       .find((n) => !PRONOUNS.has(n.toLowerCase())) ||
     titleCase(extractKeywords(text, 1)[0] ?? 'Untitled product');
-  const body = sentences(text.trim().split('\n').slice(firstLine === named ? 1 : 0).join(' ') || text);
+  const body = sentences(
+    text
+      .trim()
+      .split('\n')
+      .slice(firstLine === named ? 1 : 0)
+      .join(' ') || text,
+  );
   const icp = proposeIcp(text);
   const value = body.find((s) => VALUE.test(s));
   const keywords = icp.filters.keywords;
   return {
     name: clip(named, 200),
     description: clip(body.slice(0, 2).join(' ') || named, 300),
-    value_proposition: clip(value ?? `Helps ${icp.filters.titles[0]}s with ${keywords.slice(0, 2).join(' and ') || 'their work'}.`, 300),
+    value_proposition: clip(
+      value ?? `Helps ${icp.filters.titles[0]}s with ${keywords.slice(0, 2).join(' and ') || 'their work'}.`,
+      300,
+    ),
     icp_guess: icp.description,
   };
 }
@@ -482,10 +650,11 @@ export function searchQueries(keywords: string[], max = 10): string[] {
     (k) => `${k} recommendations`,
     (k) => `alternative to ${k}`,
   ];
-  for (const round of rounds) for (const [i, k] of kws.entries()) {
-    const q = round(k, i);
-    if (q) out.add(q);
-  }
+  for (const round of rounds)
+    for (const [i, k] of kws.entries()) {
+      const q = round(k, i);
+      if (q) out.add(q);
+    }
   return [...out].slice(0, max);
 }
 
@@ -497,7 +666,9 @@ export function pickTool(message: string, tools: ToolSpec[]): ToolSpec | undefin
   const have = new Set(stems(message));
   let best: { tool: ToolSpec; score: number } | undefined;
   for (const tool of tools) {
-    const name = words(tool.name.replace(/[_.-]/g, ' ')).filter((w) => !STOP.has(w)).map(stem);
+    const name = words(tool.name.replace(/[_.-]/g, ' '))
+      .filter((w) => !STOP.has(w))
+      .map(stem);
     const nameHits = name.filter((w) => have.has(w)).length;
     const descHits = new Set(phraseStems(tool.description).filter((w) => have.has(w))).size;
     const clear = (name.length > 0 && nameHits === name.length) || descHits >= 3;
@@ -526,10 +697,16 @@ export function toolArgs(message: string, tool: ToolSpec): Record<string, unknow
   return args;
 }
 
-function chatReply(messages: ChatMessage[], tools: ToolSpec[]): { text: string; tool?: { name: string; args: Record<string, unknown> } } {
+function chatReply(
+  messages: ChatMessage[],
+  tools: ToolSpec[],
+): { text: string; tool?: { name: string; args: Record<string, unknown> } } {
   const last = messages[messages.length - 1];
   if (last?.role === 'tool') {
-    const call = [...messages].reverse().flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : [])).find((c) => c.id === last.toolCallId);
+    const call = [...messages]
+      .reverse()
+      .flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []))
+      .find((c) => c.id === last.toolCallId);
     return { text: `Here is what ${call?.name ?? 'the tool'} returned: ${clip(last.content, 600)}` };
   }
   const user = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
@@ -537,7 +714,8 @@ function chatReply(messages: ChatMessage[], tools: ToolSpec[]): { text: string; 
   if (tool) return { text: `Calling ${tool.name}.`, tool: { name: tool.name, args: toolArgs(user, tool) } };
   const keywords = extractKeywords(user, 3);
   const parts = [keywords.length ? `You asked about ${keywords.join(', ')}.` : 'How can I help?'];
-  if (tools.length) parts.push(`I can: ${tools.map((t) => `${t.description.replace(/\.$/, '')} (${t.name})`).join('; ')}.`);
+  if (tools.length)
+    parts.push(`I can: ${tools.map((t) => `${t.description.replace(/\.$/, '')} (${t.name})`).join('; ')}.`);
   return { text: parts.join(' ') };
 }
 
@@ -574,9 +752,16 @@ function minimalOf(s: Record<string, any>): unknown {
 // The adapter
 
 const textOf = (input: unknown): string =>
-  typeof input === 'string' ? input : Array.isArray(input) ? input.map(textOf).join('\n') : input && typeof input === 'object' ? Object.values(input).map(textOf).join('\n') : '';
+  typeof input === 'string'
+    ? input
+    : Array.isArray(input)
+      ? input.map(textOf).join('\n')
+      : input && typeof input === 'object'
+        ? Object.values(input).map(textOf).join('\n')
+        : '';
 
-const field = (input: string | object, key: string): unknown => (typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[key] : undefined);
+const field = (input: string | object, key: string): unknown =>
+  typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[key] : undefined;
 
 /**
  * The local model's outreach message: a greeting by first name, one line on the product (its value
@@ -588,16 +773,39 @@ function localMessage(input: MessageInput): WrittenMessage {
   const openings = [`Hi ${first ?? 'there'},`, `Hello ${first ?? 'there'},`, `${first ? `${first}, ` : ''}quick note:`];
   const opening = openings[(input.variant ?? 0) % openings.length];
   const company = input.lead.company?.trim();
-  const pitch = (input.product.value_proposition || input.product.description || input.product.name).trim().replace(/\s+/g, ' ');
-  const intent = (input.intent ?? '').replace(/\{\{[^}]*\}\}/g, '').replace(/\s+/g, ' ').trim();
+  const pitch = (input.product.value_proposition || input.product.description || input.product.name)
+    .trim()
+    .replace(/\s+/g, ' ');
+  const intent = (input.intent ?? '')
+    .replace(/\{\{[^}]*\}\}/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   const parts = input.revise
-    ? [opening, `${input.revise.instructions.trim().replace(/\s+/g, ' ')}:`, input.revise.previous.replace(/\{\{[^}]*\}\}/g, '').trim()]
-    : [opening, company ? `I came across ${company} and thought of ${input.product.name}: ${pitch}.` : `${input.product.name}: ${pitch}.`, intent];
+    ? [
+        opening,
+        `${input.revise.instructions.trim().replace(/\s+/g, ' ')}:`,
+        input.revise.previous.replace(/\{\{[^}]*\}\}/g, '').trim(),
+      ]
+    : [
+        opening,
+        company
+          ? `I came across ${company} and thought of ${input.product.name}: ${pitch}.`
+          : `${input.product.name}: ${pitch}.`,
+        intent,
+      ];
   if (input.channel !== 'invitation' && input.sender_name) parts.push(`Best, ${input.sender_name}`);
-  let body = parts.filter(Boolean).join(input.channel === 'invitation' ? ' ' : '\n\n').replace(/\.\.+/g, '.');
+  let body = parts
+    .filter(Boolean)
+    .join(input.channel === 'invitation' ? ' ' : '\n\n')
+    .replace(/\.\.+/g, '.');
   if (body.length > input.maxLength) body = `${body.slice(0, input.maxLength - 1).replace(/\s+\S*$/, '')}…`;
   const example = input.examples[0]?.subject;
-  const subject = input.channel === 'email' ? (example?.replace(/\{\{[^}]*\}\}/g, '').trim() || `${input.product.name} for ${company ?? first ?? 'you'}`).slice(0, 150) : null;
+  const subject =
+    input.channel === 'email'
+      ? (
+          example?.replace(/\{\{[^}]*\}\}/g, '').trim() || `${input.product.name} for ${company ?? first ?? 'you'}`
+        ).slice(0, 150)
+      : null;
   return { subject, body };
 }
 
@@ -613,7 +821,10 @@ function localReply(input: ReplyInput): WrittenMessage {
   const parts = [
     `Hi ${first ?? 'there'},`,
     'Thanks for getting back to me.',
-    input.instructions?.trim().replace(/\s+/g, ' ') || (asked ? 'Good question: happy to walk you through it on a short call this week, if that suits you.' : 'Glad to hear from you; let me know what would be most useful next.'),
+    input.instructions?.trim().replace(/\s+/g, ' ') ||
+      (asked
+        ? 'Good question: happy to walk you through it on a short call this week, if that suits you.'
+        : 'Glad to hear from you; let me know what would be most useful next.'),
   ];
   if (input.sender_name) parts.push(`Best, ${input.sender_name}`);
   let body = parts.join('\n\n');
@@ -631,13 +842,17 @@ export class LocalModelAdapter implements ModelAdapter {
       case 'keywords':
         return { keywords: extractKeywords(textOf(input), max ?? 12) };
       case 'qualify':
-        if (typeof input !== 'object' || !field(input, 'candidate')) throw new LlmError('bad_request', 'qualify needs an object input with icp and candidate');
+        if (typeof input !== 'object' || !field(input, 'candidate'))
+          throw new LlmError('bad_request', 'qualify needs an object input with icp and candidate');
         return qualify(input as QualifyInput);
       case 'icp':
         return proposeIcp(textOf(input));
       case 'product_profile': {
         const name = field(input, 'name');
-        return profileProduct(textOf(typeof input === 'object' ? { ...input, name: undefined } : input), typeof name === 'string' ? name : undefined);
+        return profileProduct(
+          textOf(typeof input === 'object' ? { ...input, name: undefined } : input),
+          typeof name === 'string' ? name : undefined,
+        );
       }
       case 'message':
         return localMessage(input as MessageInput);
@@ -645,13 +860,18 @@ export class LocalModelAdapter implements ModelAdapter {
         return localReply(input as ReplyInput);
       case 'queries': {
         const kws = field(input, 'keywords');
-        return { queries: searchQueries(Array.isArray(kws) ? kws.map(String) : extractKeywords(textOf(input), 6), max ?? 10) };
+        return {
+          queries: searchQueries(Array.isArray(kws) ? kws.map(String) : extractKeywords(textOf(input), 6), max ?? 10),
+        };
       }
       default:
         try {
           return minimalOf(z.toJSONSchema(schema) as Record<string, unknown>);
         } catch {
-          throw new LlmError('unsupported_task', `the local model has no rules for "${task}" and cannot describe its schema`);
+          throw new LlmError(
+            'unsupported_task',
+            `the local model has no rules for "${task}" and cannot describe its schema`,
+          );
         }
     }
   }
@@ -660,9 +880,12 @@ export class LocalModelAdapter implements ModelAdapter {
     if (req.signal?.aborted) throw new LlmError('aborted', 'the model call was aborted');
     const answer = this.answer(req.task, req.input, req.schema);
     const parsed = req.schema.safeParse(answer);
-    if (!parsed.success) throw new LlmError('unsupported_task', `the local model cannot answer "${req.task}" with the schema given`);
+    if (!parsed.success)
+      throw new LlmError('unsupported_task', `the local model cannot answer "${req.task}" with the schema given`);
     const usage: Usage = {
-      inputTokens: estimateTokens(typeof req.input === 'string' ? req.input : JSON.stringify(req.input)) + estimateTokens(req.system ?? ''),
+      inputTokens:
+        estimateTokens(typeof req.input === 'string' ? req.input : JSON.stringify(req.input)) +
+        estimateTokens(req.system ?? ''),
       outputTokens: estimateTokens(JSON.stringify(parsed.data)),
       costMicros: 0,
     };
@@ -676,8 +899,16 @@ export class LocalModelAdapter implements ModelAdapter {
     const pieces = reply.text.match(/\S+(?:\s+\S+){0,3}\s*/g) ?? [];
     for (const delta of pieces) yield { type: 'text', delta };
     const toolCallCount = req.messages.filter((m) => m.role === 'assistant' && m.toolCalls?.length).length;
-    if (reply.tool) yield { type: 'tool_call', call: { id: `call_local_${toolCallCount + 1}`, name: reply.tool.name, args: reply.tool.args } };
+    if (reply.tool)
+      yield {
+        type: 'tool_call',
+        call: { id: `call_local_${toolCallCount + 1}`, name: reply.tool.name, args: reply.tool.args },
+      };
     const inputTokens = req.messages.reduce((n, m) => n + estimateTokens(m.content ?? ''), 0);
-    yield { type: 'done', usage: { inputTokens, outputTokens: estimateTokens(reply.text), costMicros: 0 }, finishReason: reply.tool ? 'tool_calls' : 'stop' };
+    yield {
+      type: 'done',
+      usage: { inputTokens, outputTokens: estimateTokens(reply.text), costMicros: 0 },
+      finishReason: reply.tool ? 'tool_calls' : 'stop',
+    };
   }
 }

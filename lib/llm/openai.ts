@@ -5,15 +5,35 @@
 // URL is operator configuration (like DATABASE_URL), so the client's own fetch is used here; it may
 // well be a private address (a self-hosted model).
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import type { ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import type { LlmConfig } from '../config.js';
 import { TASK_INSTRUCTIONS } from './tasks.js';
-import { LlmError, type ChatMessage, type ModelAdapter, type StreamEvent, type StreamRequest, type StructuredRequest, type StructuredResult, type ToolCall, type Usage } from './types.js';
+import {
+  LlmError,
+  type ChatMessage,
+  type ModelAdapter,
+  type StreamEvent,
+  type StreamRequest,
+  type StructuredRequest,
+  type StructuredResult,
+  type ToolCall,
+  type Usage,
+} from './types.js';
 
 /** An integer cost from integer prices per million tokens (rounded to the nearest micro). */
-export function costOf(cfg: Pick<LlmConfig, 'priceInputPerMTokMicros' | 'priceOutputPerMTokMicros'>, inputTokens: number, outputTokens: number): number {
-  return Math.round((inputTokens * cfg.priceInputPerMTokMicros + outputTokens * cfg.priceOutputPerMTokMicros) / 1_000_000);
+export function costOf(
+  cfg: Pick<LlmConfig, 'priceInputPerMTokMicros' | 'priceOutputPerMTokMicros'>,
+  inputTokens: number,
+  outputTokens: number,
+): number {
+  return Math.round(
+    (inputTokens * cfg.priceInputPerMTokMicros + outputTokens * cfg.priceOutputPerMTokMicros) / 1_000_000,
+  );
 }
 
 /** The schema name OpenAI accepts: [a-zA-Z0-9_-]{1,64}. */
@@ -34,7 +54,13 @@ function toWire(m: ChatMessage): ChatCompletionMessageParam {
         role: 'assistant',
         content: m.content,
         ...(m.toolCalls?.length
-          ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) } })) }
+          ? {
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) },
+              })),
+            }
           : {}),
       };
     default:
@@ -98,21 +124,37 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
   /** One error type out, with the key never in a message (a server might echo it back). */
   private toLlmError(err: unknown, d?: { timedOut: boolean; signal: AbortSignal }): LlmError {
     if (err instanceof LlmError) return err;
-    if (d?.timedOut) return new LlmError('timeout', `no complete answer from the model server within ${this.cfg.timeoutMs} ms`);
+    if (d?.timedOut)
+      return new LlmError('timeout', `no complete answer from the model server within ${this.cfg.timeoutMs} ms`);
     if (d?.signal.aborted) return new LlmError('aborted', 'the model call was aborted');
-    const redact = (s: string) => (this.cfg.apiKey && this.cfg.apiKey.length >= 4 ? s.split(this.cfg.apiKey).join('[redacted]') : s);
-    const msg = (prefix: string, e: unknown) => redact(`${prefix}${e instanceof Error && e.message ? `: ${e.message}` : ''}`).slice(0, 1000);
+    const redact = (s: string) =>
+      this.cfg.apiKey && this.cfg.apiKey.length >= 4 ? s.split(this.cfg.apiKey).join('[redacted]') : s;
+    const msg = (prefix: string, e: unknown) =>
+      redact(`${prefix}${e instanceof Error && e.message ? `: ${e.message}` : ''}`).slice(0, 1000);
     if (err instanceof APIUserAbortError) return new LlmError('aborted', 'the model call was aborted');
-    if (err instanceof APIConnectionTimeoutError) return new LlmError('timeout', `no answer from the model server within ${this.cfg.timeoutMs} ms`);
-    if (err instanceof APIConnectionError) return new LlmError('unavailable', msg('cannot reach the model server', err.cause ?? err));
+    if (err instanceof APIConnectionTimeoutError)
+      return new LlmError('timeout', `no answer from the model server within ${this.cfg.timeoutMs} ms`);
+    if (err instanceof APIConnectionError)
+      return new LlmError('unavailable', msg('cannot reach the model server', err.cause ?? err));
     if (err instanceof APIError && err.status !== undefined) {
       const s = err.status;
-      const code = s === 401 || s === 403 ? 'auth' : s === 429 ? 'rate_limited' : s >= 500 ? 'unavailable' : s === 408 ? 'timeout' : 'bad_request';
+      const code =
+        s === 401 || s === 403
+          ? 'auth'
+          : s === 429
+            ? 'rate_limited'
+            : s >= 500
+              ? 'unavailable'
+              : s === 408
+                ? 'timeout'
+                : 'bad_request';
       return new LlmError(code, msg(`model server answered ${s}`, err), s);
     }
-    if (err instanceof APIError) return new LlmError('invalid_response', msg('the model server sent an error event', err));
+    if (err instanceof APIError)
+      return new LlmError('invalid_response', msg('the model server sent an error event', err));
     // A 2xx body that is not JSON (the client's response.json() fails) or is missing its fields.
-    if (err instanceof SyntaxError || err instanceof TypeError) return new LlmError('invalid_response', msg('the model server reply is not a Chat Completions response', err));
+    if (err instanceof SyntaxError || err instanceof TypeError)
+      return new LlmError('invalid_response', msg('the model server reply is not a Chat Completions response', err));
     return new LlmError('unavailable', msg('model call failed', err));
   }
 
@@ -120,10 +162,16 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
     const body: ChatCompletionCreateParamsNonStreaming = {
       model: this.model,
       messages: [
-        { role: 'system', content: req.system ?? TASK_INSTRUCTIONS[req.task] ?? 'Answer with JSON matching the schema.' },
+        {
+          role: 'system',
+          content: req.system ?? TASK_INSTRUCTIONS[req.task] ?? 'Answer with JSON matching the schema.',
+        },
         { role: 'user', content: typeof req.input === 'string' ? req.input : JSON.stringify(req.input) },
       ],
-      response_format: { type: 'json_schema', json_schema: { name: schemaName(req.task), schema: jsonSchemaOf(req.schema), strict: true } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: schemaName(req.task), schema: jsonSchemaOf(req.schema), strict: true },
+      },
       // max_tokens rather than max_completion_tokens: the one every compatible server understands.
       ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
     };
@@ -138,17 +186,27 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
     }
     const message = res?.choices?.[0]?.message;
     if (!message) throw new LlmError('invalid_response', 'the model server reply has no choices[0].message');
-    if (message.content == null) throw new LlmError('invalid_output', message.refusal ? `the model refused: ${message.refusal.slice(0, 300)}` : 'the model returned no content');
+    if (message.content == null)
+      throw new LlmError(
+        'invalid_output',
+        message.refusal ? `the model refused: ${message.refusal.slice(0, 300)}` : 'the model returned no content',
+      );
     let json: unknown;
     try {
       json = JSON.parse(message.content);
     } catch {
-      throw new LlmError('invalid_output', `the model's answer is not JSON (finish_reason ${res.choices[0].finish_reason})`);
+      throw new LlmError(
+        'invalid_output',
+        `the model's answer is not JSON (finish_reason ${res.choices[0].finish_reason})`,
+      );
     }
     const parsed = req.schema.safeParse(json);
     if (!parsed.success) {
       const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-      throw new LlmError('invalid_output', `the model's answer does not match the ${req.task} schema: ${issues.join('; ')}`);
+      throw new LlmError(
+        'invalid_output',
+        `the model's answer does not match the ${req.task} schema: ${issues.join('; ')}`,
+      );
     }
     return { value: parsed.data, usage: this.usage(res.usage) };
   }
@@ -180,7 +238,14 @@ export class OpenAiCompatibleAdapter implements ModelAdapter {
           messages: req.messages.map(toWire),
           stream: true,
           stream_options: { include_usage: true },
-          ...(req.tools?.length ? { tools: req.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) } : {}),
+          ...(req.tools?.length
+            ? {
+                tools: req.tools.map((t) => ({
+                  type: 'function' as const,
+                  function: { name: t.name, description: t.description, parameters: t.parameters },
+                })),
+              }
+            : {}),
           ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
         },
         { signal: d.signal },

@@ -106,12 +106,15 @@ export interface ReplyInput {
 
 /** Instructions for a remote model when the caller gives none. */
 export const TASK_INSTRUCTIONS: Record<string, string> = {
-  keywords: 'Extract the most salient search keywords and short phrases (1-3 words, lowercase) from the product or ideal-customer text. Most important first.',
+  keywords:
+    'Extract the most salient search keywords and short phrases (1-3 words, lowercase) from the product or ideal-customer text. Most important first.',
   qualify:
     'Score how well the candidate fits the ideal customer profile from 0 to 100. Give one reason per profile criterion, naming the candidate field and whether it matched. Verdict "qualified" when the score reaches the threshold (default 60).',
   icp: 'Propose an ideal customer profile for the product: a one-paragraph description and structured filters (job titles, seniorities, industries, countries, company size ranges, keywords).',
-  product_profile: 'Describe the product from the text: its name, a short description, its value proposition and a guess at its ideal customer.',
-  queries: 'Write search queries for the forum that would find posts by people who need the product, from the keywords given.',
+  product_profile:
+    'Describe the product from the text: its name, a short description, its value proposition and a guess at its ideal customer.',
+  queries:
+    'Write search queries for the forum that would find posts by people who need the product, from the keywords given.',
   message:
     'Write one short, personal outreach message from the sender to the lead about the product, following the intent and the tone of the examples. Use only facts given. No placeholders or template variables. Stay under maxLength characters. subject only for email, else null. When revise is given, rewrite the previous text following the instructions.',
   reply:
@@ -121,23 +124,50 @@ export const TASK_INSTRUCTIONS: Record<string, string> = {
 
 type Opts = { signal?: AbortSignal; system?: string };
 
-export const generateKeywords = (llm: ModelAdapter, input: { text: string; max?: number }, opts: Opts = {}): Promise<StructuredResult<KeywordsResult>> =>
+export const generateKeywords = (
+  llm: ModelAdapter,
+  input: { text: string; max?: number },
+  opts: Opts = {},
+): Promise<StructuredResult<KeywordsResult>> =>
   llm.structured({ task: 'keywords', input, schema: KeywordsResult, ...opts });
 
-export const qualifyCandidate = (llm: ModelAdapter, input: QualifyInput, opts: Opts = {}): Promise<StructuredResult<Qualification>> =>
+export const qualifyCandidate = (
+  llm: ModelAdapter,
+  input: QualifyInput,
+  opts: Opts = {},
+): Promise<StructuredResult<Qualification>> =>
   llm.structured({ task: 'qualify', input, schema: Qualification, ...opts });
 
-export const proposeIcp = (llm: ModelAdapter, input: { text: string }, opts: Opts = {}): Promise<StructuredResult<IcpProposal>> =>
-  llm.structured({ task: 'icp', input, schema: IcpProposal, ...opts });
+export const proposeIcp = (
+  llm: ModelAdapter,
+  input: { text: string },
+  opts: Opts = {},
+): Promise<StructuredResult<IcpProposal>> => llm.structured({ task: 'icp', input, schema: IcpProposal, ...opts });
 
-export const analyzeProduct = (llm: ModelAdapter, input: { text: string; name?: string }, opts: Opts = {}): Promise<StructuredResult<ProductProfile>> =>
+export const analyzeProduct = (
+  llm: ModelAdapter,
+  input: { text: string; name?: string },
+  opts: Opts = {},
+): Promise<StructuredResult<ProductProfile>> =>
   llm.structured({ task: 'product_profile', input, schema: ProductProfile, ...opts });
 
-export const generateQueries = (llm: ModelAdapter, input: { keywords: string[]; forum?: string; max?: number }, opts: Opts = {}): Promise<StructuredResult<QueriesResult>> =>
+export const generateQueries = (
+  llm: ModelAdapter,
+  input: { keywords: string[]; forum?: string; max?: number },
+  opts: Opts = {},
+): Promise<StructuredResult<QueriesResult>> =>
   llm.structured({ task: 'queries', input, schema: QueriesResult, ...opts });
 
-export const writeReply = (llm: ModelAdapter, input: ReplyInput, opts: Opts = {}): Promise<StructuredResult<WrittenMessage>> =>
+export const writeReply = (
+  llm: ModelAdapter,
+  input: ReplyInput,
+  opts: Opts = {},
+): Promise<StructuredResult<WrittenMessage>> =>
   llm.structured({ task: 'reply', input, schema: WrittenMessage, ...opts });
 
-export const writeMessage = (llm: ModelAdapter, input: MessageInput, opts: Opts = {}): Promise<StructuredResult<WrittenMessage>> =>
+export const writeMessage = (
+  llm: ModelAdapter,
+  input: MessageInput,
+  opts: Opts = {},
+): Promise<StructuredResult<WrittenMessage>> =>
   llm.structured({ task: 'message', input, schema: WrittenMessage, ...opts });

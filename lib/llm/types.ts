@@ -103,7 +103,9 @@ export class LlmError extends Error {
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, costMicros: 0 });
 
 /** Drains a stream into its text, its complete tool calls and its usage (for callers that need no deltas). */
-export async function collectStream(events: AsyncIterable<StreamEvent>): Promise<{ text: string; toolCalls: ToolCall[]; usage: Usage; finishReason: string }> {
+export async function collectStream(
+  events: AsyncIterable<StreamEvent>,
+): Promise<{ text: string; toolCalls: ToolCall[]; usage: Usage; finishReason: string }> {
   let text = '';
   const toolCalls: ToolCall[] = [];
   let usage = ZERO_USAGE;

@@ -12,7 +12,11 @@ export * from './types.js';
 export { HttpPartner } from './http.js';
 export { LocalPartner, LOCAL_EDITED_TITLE, localDuplicateId, localAuthorizePath } from './local.js';
 
-export function createPartner(config: Config['partner'], publicBaseUrl: string, orm: Pick<MikroORM, 'em'>): PartnerAdapter {
+export function createPartner(
+  config: Config['partner'],
+  publicBaseUrl: string,
+  orm: Pick<MikroORM, 'em'>,
+): PartnerAdapter {
   if (!config.baseUrl) return new LocalPartner({ orm, publicBaseUrl });
   return new HttpPartner({ ...oauthClientSettings('PARTNER', config.baseUrl, config), timeoutMs: config.timeoutMs });
 }

@@ -13,7 +13,15 @@
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { localAuthorizationCode, localCodeRefusal, readLocalCode } from '../oauth-pkce.js';
-import { PartnerError, type PartnerAccount, type PartnerAdapter, type PartnerFieldValue, type PartnerRecord, type PartnerResult, type PartnerTokens } from './types.js';
+import {
+  PartnerError,
+  type PartnerAccount,
+  type PartnerAdapter,
+  type PartnerFieldValue,
+  type PartnerRecord,
+  type PartnerResult,
+  type PartnerTokens,
+} from './types.js';
 
 const hex = (s: string, n = 16) => createHash('sha256').update(s).digest('hex').slice(0, n);
 
@@ -23,7 +31,12 @@ export const localAuthorizePath = '/oauth/partner/local/authorize';
 export const localDuplicateId = (email: string) => `p_dup_${hex(`dup:${email.toLowerCase()}`, 12)}`;
 
 /** Field maps compared independently of key order (jsonb reorders keys). */
-const canonical = (f: Record<string, PartnerFieldValue>) => JSON.stringify(Object.keys(f).sort().map((k) => [k, f[k]]));
+const canonical = (f: Record<string, PartnerFieldValue>) =>
+  JSON.stringify(
+    Object.keys(f)
+      .sort()
+      .map((k) => [k, f[k]]),
+  );
 const subjectOf = (accessToken: string) => /^lpt_([0-9a-f]{16})_/.exec(accessToken)?.[1] ?? null;
 const localPart = (email: PartnerFieldValue) => (typeof email === 'string' ? email.split('@')[0].toLowerCase() : '');
 
@@ -69,7 +82,9 @@ export class LocalPartner implements PartnerAdapter {
     const em = this.opts.orm.em.fork();
     const existing = new Map<string, { partner_id: string; fields: Record<string, PartnerFieldValue> }>();
     if (records.length) {
-      const rows = await em.execute<{ record_kind: string; external_id: string; partner_id: string; fields: Record<string, PartnerFieldValue> }[]>(
+      const rows = await em.execute<
+        { record_kind: string; external_id: string; partner_id: string; fields: Record<string, PartnerFieldValue> }[]
+      >(
         `select record_kind, external_id, partner_id, fields from partner_sandbox_records
           where account_id = ? and (record_kind, external_id) in (select * from json_to_recordset(?::json) as r(kind text, id text))`,
         [accountId, JSON.stringify(records.map((r) => ({ kind: r.kind, id: r.externalId })))],
@@ -81,16 +96,30 @@ export class LocalPartner implements PartnerAdapter {
     for (const r of records) {
       const key = `${r.kind}:${r.externalId}`;
       const had = existing.get(key);
-      const partnerId = r.resolve?.mode === 'link' ? r.resolve.partnerId : (had?.partner_id ?? `p_${hex(`${accountId}:${key}`)}`);
+      const partnerId =
+        r.resolve?.mode === 'link' ? r.resolve.partnerId : (had?.partner_id ?? `p_${hex(`${accountId}:${key}`)}`);
       if (!had && r.kind === 'lead' && !r.resolve) {
         const lp = localPart(r.fields.email);
         if (lp.startsWith('dup')) {
           const email = String(r.fields.email);
-          results.push({ externalId: r.externalId, status: 'duplicate', candidate: { partnerId: localDuplicateId(email), match: 'email', fields: { email, full_name: 'Existing CRM contact' } } });
+          results.push({
+            externalId: r.externalId,
+            status: 'duplicate',
+            candidate: {
+              partnerId: localDuplicateId(email),
+              match: 'email',
+              fields: { email, full_name: 'Existing CRM contact' },
+            },
+          });
           continue;
         }
         if (lp.startsWith('conflict') && r.fields.title !== LOCAL_EDITED_TITLE) {
-          results.push({ externalId: r.externalId, status: 'conflict', partnerId, conflicts: [{ field: 'title', ours: r.fields.title ?? null, theirs: LOCAL_EDITED_TITLE }] });
+          results.push({
+            externalId: r.externalId,
+            status: 'conflict',
+            partnerId,
+            conflicts: [{ field: 'title', ours: r.fields.title ?? null, theirs: LOCAL_EDITED_TITLE }],
+          });
           continue;
         }
       }
@@ -116,6 +145,10 @@ export class LocalPartner implements PartnerAdapter {
 
   private tokens(subject: string): PartnerTokens {
     const now = this.opts.now?.() ?? new Date();
-    return { accessToken: `lpt_${subject}_${now.getTime().toString(36)}`, refreshToken: `lprt_${subject}`, expiresAt: new Date(now.getTime() + 3_600_000) };
+    return {
+      accessToken: `lpt_${subject}_${now.getTime().toString(36)}`,
+      refreshToken: `lprt_${subject}`,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+    };
   }
 }

@@ -35,7 +35,11 @@ export interface PartnerConflictField {
 export type PartnerResult =
   | { externalId: string; status: 'upserted' | 'unchanged'; partnerId: string }
   | { externalId: string; status: 'conflict'; partnerId: string; conflicts: PartnerConflictField[] }
-  | { externalId: string; status: 'duplicate'; candidate: { partnerId: string; match: string; fields: Record<string, PartnerFieldValue> } };
+  | {
+      externalId: string;
+      status: 'duplicate';
+      candidate: { partnerId: string; match: string; fields: Record<string, PartnerFieldValue> };
+    };
 
 export interface PartnerTokens {
   accessToken: string;

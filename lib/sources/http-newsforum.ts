@@ -34,7 +34,12 @@ const author = z.object({
   headline: optional(str),
   title: optional(str),
   company: optional(str),
-  country: optional(z.string().regex(/^[A-Za-z]{2}$/).transform((c) => c.toUpperCase())).catch(null),
+  country: optional(
+    z
+      .string()
+      .regex(/^[A-Za-z]{2}$/)
+      .transform((c) => c.toUpperCase()),
+  ).catch(null),
 });
 
 const item = z.object({
@@ -65,13 +70,18 @@ export class HttpNewsforum implements DiscoverySource {
   async search(raw: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
     checkPage(this.name, page);
     const query = checkQuery(this.name, raw);
-    if (!this.supports(query.kind)) throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by newsforum`);
+    if (!this.supports(query.kind))
+      throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by newsforum`);
     const params = new URLSearchParams();
     for (const k of query.keywords ?? []) params.append('q', k);
     if (query.filters?.since) params.set('since', new Date(query.filters.since).toISOString());
     if (page.cursor) params.set('after', page.cursor);
     params.set('limit', String(page.limit));
-    const body = parseWire(this.http, searchResponse, await this.http.json('GET', '/v1/search', { query: params, signal }));
+    const body = parseWire(
+      this.http,
+      searchResponse,
+      await this.http.json('GET', '/v1/search', { query: params, signal }),
+    );
     return {
       candidates: body.items.map((it) =>
         this.candidate(it.author, {
@@ -87,10 +97,20 @@ export class HttpNewsforum implements DiscoverySource {
   }
 
   async profile(url: string, signal?: AbortSignal): Promise<Candidate | null> {
-    const raw = await this.http.json('GET', '/v1/users/by-url', { query: new URLSearchParams({ url }), signal, notFoundIsNull: true });
+    const raw = await this.http.json('GET', '/v1/users/by-url', {
+      query: new URLSearchParams({ url }),
+      signal,
+      notFoundIsNull: true,
+    });
     if (raw === null) return null;
     const { user } = parseWire(this.http, userResponse, raw);
-    return this.candidate(user, { kind: 'people_search', id: user.id, text: user.headline ?? user.name, url: user.profile_url, date: new Date().toISOString() });
+    return this.candidate(user, {
+      kind: 'people_search',
+      id: user.id,
+      text: user.headline ?? user.name,
+      url: user.profile_url,
+      date: new Date().toISOString(),
+    });
   }
 
   private candidate(a: z.infer<typeof author>, evidence: Candidate['evidence']): Candidate {

@@ -56,7 +56,12 @@ const person = z.object({
   headline: optional(str),
   title: optional(str),
   seniority: oneOf(SENIORITIES),
-  country: optional(z.string().regex(/^[A-Za-z]{2}$/).transform((c) => c.toUpperCase())).catch(null),
+  country: optional(
+    z
+      .string()
+      .regex(/^[A-Za-z]{2}$/)
+      .transform((c) => c.toUpperCase()),
+  ).catch(null),
   email: optional(str),
   current: optional(z.boolean()),
   company: optional(company),
@@ -97,7 +102,8 @@ export class HttpPronet implements DiscoverySource {
   async search(raw: SignalQuery, page: PageRequest, signal?: AbortSignal): Promise<CandidatePage> {
     checkPage(this.name, page);
     const query = checkQuery(this.name, raw);
-    if (!this.supports(query.kind)) throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by pronet`);
+    if (!this.supports(query.kind))
+      throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by pronet`);
     const f = query.filters ?? {};
     const body = {
       kind: query.kind,
@@ -114,23 +120,48 @@ export class HttpPronet implements DiscoverySource {
       cursor: page.cursor ?? null,
       limit: page.limit,
     };
-    const res = parseWire(this.http, searchResponse, await this.http.json('POST', '/v1/people/search', { body, signal }));
+    const res = parseWire(
+      this.http,
+      searchResponse,
+      await this.http.json('POST', '/v1/people/search', { body, signal }),
+    );
     return {
       candidates: res.people.map((p) =>
-        this.candidate(p, { kind: query.kind, id: p.evidence.id, text: p.evidence.text, url: p.evidence.url, date: new Date(p.evidence.date).toISOString() }),
+        this.candidate(p, {
+          kind: query.kind,
+          id: p.evidence.id,
+          text: p.evidence.text,
+          url: p.evidence.url,
+          date: new Date(p.evidence.date).toISOString(),
+        }),
       ),
       nextCursor: res.next_cursor,
     };
   }
 
   async profile(url: string, signal?: AbortSignal): Promise<Candidate | null> {
-    const raw = await this.http.json('GET', '/v1/people/lookup', { query: new URLSearchParams({ profile_url: url }), signal, notFoundIsNull: true });
+    const raw = await this.http.json('GET', '/v1/people/lookup', {
+      query: new URLSearchParams({ profile_url: url }),
+      signal,
+      notFoundIsNull: true,
+    });
     if (raw === null) return null;
     const { person: p } = parseWire(this.http, lookupResponse, raw);
-    return this.candidate(p, { kind: 'people_search', id: p.id, text: p.headline ?? p.full_name, url: p.profile_url, date: new Date().toISOString() });
+    return this.candidate(p, {
+      kind: 'people_search',
+      id: p.id,
+      text: p.headline ?? p.full_name,
+      url: p.profile_url,
+      date: new Date().toISOString(),
+    });
   }
 
-  async companyPeople(ref: CompanyRef, rawRoles: RoleFilters, page: PageRequest, signal?: AbortSignal): Promise<CompanyPeoplePage | null> {
+  async companyPeople(
+    ref: CompanyRef,
+    rawRoles: RoleFilters,
+    page: PageRequest,
+    signal?: AbortSignal,
+  ): Promise<CompanyPeoplePage | null> {
     checkPage(this.name, page);
     const roles = checkCompanyQuery(this.name, ref, rawRoles);
     const body = {
@@ -145,7 +176,15 @@ export class HttpPronet implements DiscoverySource {
     const seen = new Date().toISOString();
     return {
       company: res.company,
-      people: res.people.map((p) => this.candidate(p, { kind: 'people_search', id: p.id, text: p.headline ?? p.full_name, url: p.profile_url, date: seen })),
+      people: res.people.map((p) =>
+        this.candidate(p, {
+          kind: 'people_search',
+          id: p.id,
+          text: p.headline ?? p.full_name,
+          url: p.profile_url,
+          date: seen,
+        }),
+      ),
       nextCursor: res.next_cursor,
     };
   }

@@ -24,19 +24,27 @@ export interface Sources {
 export function createSources(config: SourcesConfig): Sources {
   const corpus = { seed: config.corpus.seed, people: config.corpus.people };
   // The corpus is built on first use; a bad size should fail at start-up, not in the first run.
-  if (corpus.people < 1 || corpus.people > MAX_CORPUS_PEOPLE) throw new Error(`CORPUS_PEOPLE must be from 1 to ${MAX_CORPUS_PEOPLE}`);
+  if (corpus.people < 1 || corpus.people > MAX_CORPUS_PEOPLE)
+    throw new Error(`CORPUS_PEOPLE must be from 1 to ${MAX_CORPUS_PEOPLE}`);
   const newsforum = config.newsforum.baseUrl
     ? new HttpNewsforum(providerHttpOptions('NEWSFORUM', { ...config.newsforum, timeoutMs: config.timeoutMs }))
     : new LocalNewsforum(corpus);
-  const pronet = config.pronet.baseUrl ? new HttpPronet(providerHttpOptions('PRONET', { ...config.pronet, timeoutMs: config.timeoutMs })) : new LocalPronet(corpus);
+  const pronet = config.pronet.baseUrl
+    ? new HttpPronet(providerHttpOptions('PRONET', { ...config.pronet, timeoutMs: config.timeoutMs }))
+    : new LocalPronet(corpus);
   const all = { newsforum, pronet };
   return {
     ...all,
     get: (name) => all[name],
     forKind: (kind) => Object.values(all).filter((s) => s.supports(kind)),
-    modes: { newsforum: newsforum instanceof HttpNewsforum ? 'http' : 'local', pronet: pronet instanceof HttpPronet ? 'http' : 'local' },
+    modes: {
+      newsforum: newsforum instanceof HttpNewsforum ? 'http' : 'local',
+      pronet: pronet instanceof HttpPronet ? 'http' : 'local',
+    },
     async close() {
-      await Promise.all(Object.values(all).map((s) => ('close' in s && typeof s.close === 'function' ? s.close() : undefined)));
+      await Promise.all(
+        Object.values(all).map((s) => ('close' in s && typeof s.close === 'function' ? s.close() : undefined)),
+      );
     },
   };
 }

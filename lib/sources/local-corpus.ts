@@ -116,69 +116,423 @@ export interface CorpusIndex {
 // Vocabularies
 
 export const INDUSTRIES = [
-  'Software', 'Fintech', 'Healthcare', 'E-commerce', 'Manufacturing', 'Logistics', 'Education', 'Marketing & Advertising',
-  'Cybersecurity', 'Real Estate', 'Telecommunications', 'Energy', 'Retail', 'Biotech', 'Media', 'Consulting', 'Insurance',
-  'Automotive', 'Hospitality', 'Legal Services',
+  'Software',
+  'Fintech',
+  'Healthcare',
+  'E-commerce',
+  'Manufacturing',
+  'Logistics',
+  'Education',
+  'Marketing & Advertising',
+  'Cybersecurity',
+  'Real Estate',
+  'Telecommunications',
+  'Energy',
+  'Retail',
+  'Biotech',
+  'Media',
+  'Consulting',
+  'Insurance',
+  'Automotive',
+  'Hospitality',
+  'Legal Services',
 ] as const;
 
 // [ISO code, weight, company TLD]
 const COUNTRIES: [string, number, string][] = [
-  ['US', 22, 'com'], ['GB', 8, 'co.uk'], ['DE', 8, 'de'], ['FR', 6, 'fr'], ['IN', 6, 'in'], ['CA', 4, 'ca'], ['NL', 4, 'nl'],
-  ['ES', 3, 'es'], ['IT', 3, 'it'], ['SE', 3, 'se'], ['AU', 3, 'com.au'], ['BR', 3, 'com.br'], ['IE', 2, 'ie'], ['CH', 2, 'ch'],
-  ['PL', 2, 'pl'], ['DK', 2, 'dk'], ['NO', 2, 'no'], ['FI', 2, 'fi'], ['AT', 2, 'at'], ['BE', 2, 'be'], ['PT', 2, 'pt'],
-  ['SG', 2, 'sg'], ['JP', 2, 'jp'], ['IL', 2, 'co.il'], ['MX', 2, 'mx'], ['ZA', 1, 'co.za'],
+  ['US', 22, 'com'],
+  ['GB', 8, 'co.uk'],
+  ['DE', 8, 'de'],
+  ['FR', 6, 'fr'],
+  ['IN', 6, 'in'],
+  ['CA', 4, 'ca'],
+  ['NL', 4, 'nl'],
+  ['ES', 3, 'es'],
+  ['IT', 3, 'it'],
+  ['SE', 3, 'se'],
+  ['AU', 3, 'com.au'],
+  ['BR', 3, 'com.br'],
+  ['IE', 2, 'ie'],
+  ['CH', 2, 'ch'],
+  ['PL', 2, 'pl'],
+  ['DK', 2, 'dk'],
+  ['NO', 2, 'no'],
+  ['FI', 2, 'fi'],
+  ['AT', 2, 'at'],
+  ['BE', 2, 'be'],
+  ['PT', 2, 'pt'],
+  ['SG', 2, 'sg'],
+  ['JP', 2, 'jp'],
+  ['IL', 2, 'co.il'],
+  ['MX', 2, 'mx'],
+  ['ZA', 1, 'co.za'],
 ];
 
 const SIZES: [CompanySize, number, number][] = [
   // [bucket, share of companies, relative head count used to place people]
-  ['1-10', 15, 1], ['11-50', 25, 2], ['51-200', 25, 4], ['201-500', 15, 6], ['501-1000', 8, 8], ['1001-5000', 8, 10], ['5001+', 4, 12],
+  ['1-10', 15, 1],
+  ['11-50', 25, 2],
+  ['51-200', 25, 4],
+  ['201-500', 15, 6],
+  ['501-1000', 8, 8],
+  ['1001-5000', 8, 10],
+  ['5001+', 4, 12],
 ];
 
 const FIRST_NAMES = [
-  'James', 'Mary', 'John', 'Patricia', 'Robert', 'Jennifer', 'Michael', 'Linda', 'David', 'Elizabeth', 'William', 'Barbara', 'Richard',
-  'Susan', 'Joseph', 'Jessica', 'Thomas', 'Sarah', 'Daniel', 'Karen', 'Matthew', 'Emily', 'Anthony', 'Laura', 'Mark', 'Anna', 'Paul',
-  'Sophie', 'Lukas', 'Lea', 'Jonas', 'Hannah', 'Jürgen', 'Zoë', 'François', 'Chloé', 'Hélène', 'José', 'María', 'Lucía', 'Sergio',
-  'Søren', 'Ingrid', 'Björn', 'Mårten', 'Åsa', 'Łukasz', 'Agnieszka', 'Siobhán', 'Seán', 'Aoife', 'Priya', 'Arjun', 'Ananya', 'Rahul',
-  'Wei', 'Mei', 'Hiroshi', 'Yuki', 'Kenji', 'Ngozi', 'Chidi', 'Thabo', 'Lerato', 'Noa', 'Yael', 'Omar', 'Fatima', 'João', 'Inês',
-  'Giulia', 'Marco', 'Elif', 'Mehmet', 'Olga', 'Dmitri', 'Camille', 'Théo', 'Nora', 'Emil', 'Freya', 'Oskar', 'Isabel', 'Tomás',
+  'James',
+  'Mary',
+  'John',
+  'Patricia',
+  'Robert',
+  'Jennifer',
+  'Michael',
+  'Linda',
+  'David',
+  'Elizabeth',
+  'William',
+  'Barbara',
+  'Richard',
+  'Susan',
+  'Joseph',
+  'Jessica',
+  'Thomas',
+  'Sarah',
+  'Daniel',
+  'Karen',
+  'Matthew',
+  'Emily',
+  'Anthony',
+  'Laura',
+  'Mark',
+  'Anna',
+  'Paul',
+  'Sophie',
+  'Lukas',
+  'Lea',
+  'Jonas',
+  'Hannah',
+  'Jürgen',
+  'Zoë',
+  'François',
+  'Chloé',
+  'Hélène',
+  'José',
+  'María',
+  'Lucía',
+  'Sergio',
+  'Søren',
+  'Ingrid',
+  'Björn',
+  'Mårten',
+  'Åsa',
+  'Łukasz',
+  'Agnieszka',
+  'Siobhán',
+  'Seán',
+  'Aoife',
+  'Priya',
+  'Arjun',
+  'Ananya',
+  'Rahul',
+  'Wei',
+  'Mei',
+  'Hiroshi',
+  'Yuki',
+  'Kenji',
+  'Ngozi',
+  'Chidi',
+  'Thabo',
+  'Lerato',
+  'Noa',
+  'Yael',
+  'Omar',
+  'Fatima',
+  'João',
+  'Inês',
+  'Giulia',
+  'Marco',
+  'Elif',
+  'Mehmet',
+  'Olga',
+  'Dmitri',
+  'Camille',
+  'Théo',
+  'Nora',
+  'Emil',
+  'Freya',
+  'Oskar',
+  'Isabel',
+  'Tomás',
 ];
 
 const LAST_NAMES = [
-  'Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Garcia', 'Miller', 'Davis', 'Rodriguez', 'Martinez', 'Hernandez', 'Lopez',
-  'Wilson', 'Anderson', 'Taylor', 'Thomas', 'Moore', 'Jackson', 'Martin', 'Lee', 'Müller', 'Schmidt', 'Schneider', 'Fischer',
-  'Weber', 'Meyer', 'Wagner', 'Becker', 'Dubois', 'Lefèvre', 'Moreau', 'Laurent', 'García', 'Fernández', 'González', 'Sánchez',
-  'Jensen', 'Nielsen', 'Hansen', 'Johansson', 'Lindqvist', 'Ødegaard', 'Kowalski', 'Wiśniewski', 'Nowak', "O'Brien", 'Murphy',
-  'Kelly', 'Sharma', 'Patel', 'Gupta', 'Reddy', 'Wang', 'Li', 'Zhang', 'Chen', 'Tanaka', 'Suzuki', 'Sato', 'Okafor', 'Adeyemi',
-  'Nkosi', 'Cohen', 'Levi', 'Haddad', 'Silva', 'Santos', 'Costa', 'Rossi', 'Russo', 'Bianchi', 'Yılmaz', 'Demir', 'Ivanova', 'Petrov',
-  'van der Berg', 'de Vries', 'Bakker', 'Janssen', 'Novák', 'Horvat', 'Virtanen', 'Korhonen', 'Andersson', 'Svensson',
+  'Smith',
+  'Johnson',
+  'Williams',
+  'Brown',
+  'Jones',
+  'Garcia',
+  'Miller',
+  'Davis',
+  'Rodriguez',
+  'Martinez',
+  'Hernandez',
+  'Lopez',
+  'Wilson',
+  'Anderson',
+  'Taylor',
+  'Thomas',
+  'Moore',
+  'Jackson',
+  'Martin',
+  'Lee',
+  'Müller',
+  'Schmidt',
+  'Schneider',
+  'Fischer',
+  'Weber',
+  'Meyer',
+  'Wagner',
+  'Becker',
+  'Dubois',
+  'Lefèvre',
+  'Moreau',
+  'Laurent',
+  'García',
+  'Fernández',
+  'González',
+  'Sánchez',
+  'Jensen',
+  'Nielsen',
+  'Hansen',
+  'Johansson',
+  'Lindqvist',
+  'Ødegaard',
+  'Kowalski',
+  'Wiśniewski',
+  'Nowak',
+  "O'Brien",
+  'Murphy',
+  'Kelly',
+  'Sharma',
+  'Patel',
+  'Gupta',
+  'Reddy',
+  'Wang',
+  'Li',
+  'Zhang',
+  'Chen',
+  'Tanaka',
+  'Suzuki',
+  'Sato',
+  'Okafor',
+  'Adeyemi',
+  'Nkosi',
+  'Cohen',
+  'Levi',
+  'Haddad',
+  'Silva',
+  'Santos',
+  'Costa',
+  'Rossi',
+  'Russo',
+  'Bianchi',
+  'Yılmaz',
+  'Demir',
+  'Ivanova',
+  'Petrov',
+  'van der Berg',
+  'de Vries',
+  'Bakker',
+  'Janssen',
+  'Novák',
+  'Horvat',
+  'Virtanen',
+  'Korhonen',
+  'Andersson',
+  'Svensson',
 ];
 
 const NAME_PREFIXES = [
-  'Acme', 'Nimbus', 'Bright', 'Vertex', 'Lumen', 'Nova', 'Quantum', 'Atlas', 'Beacon', 'Cobalt', 'Delta', 'Ember', 'Falcon', 'Granite',
-  'Harbor', 'Iris', 'Juniper', 'Kestrel', 'Lattice', 'Meridian', 'North', 'Orbit', 'Pioneer', 'Quill', 'Ridge', 'Summit', 'Tidal',
-  'Unity', 'Vantage', 'Willow', 'Zenith', 'Aurora', 'Blue', 'Cedar', 'Drift', 'Echo', 'Flux', 'Glow', 'Helix', 'Ion', 'Keystone',
-  'Lynx', 'Maple', 'Nexus', 'Onyx', 'Prism', 'Radiant', 'Silver', 'Terra', 'Umbra', 'Vela', 'Wave',
+  'Acme',
+  'Nimbus',
+  'Bright',
+  'Vertex',
+  'Lumen',
+  'Nova',
+  'Quantum',
+  'Atlas',
+  'Beacon',
+  'Cobalt',
+  'Delta',
+  'Ember',
+  'Falcon',
+  'Granite',
+  'Harbor',
+  'Iris',
+  'Juniper',
+  'Kestrel',
+  'Lattice',
+  'Meridian',
+  'North',
+  'Orbit',
+  'Pioneer',
+  'Quill',
+  'Ridge',
+  'Summit',
+  'Tidal',
+  'Unity',
+  'Vantage',
+  'Willow',
+  'Zenith',
+  'Aurora',
+  'Blue',
+  'Cedar',
+  'Drift',
+  'Echo',
+  'Flux',
+  'Glow',
+  'Helix',
+  'Ion',
+  'Keystone',
+  'Lynx',
+  'Maple',
+  'Nexus',
+  'Onyx',
+  'Prism',
+  'Radiant',
+  'Silver',
+  'Terra',
+  'Umbra',
+  'Vela',
+  'Wave',
 ];
 const NAME_SUFFIXES = [
-  'Labs', 'Systems', 'Analytics', 'Cloud', 'Works', 'Dynamics', 'Health', 'Logistics', 'Partners', 'Software', 'Robotics', 'Energy',
-  'Capital', 'Media', 'Foods', 'Security', 'Networks', 'Bio', 'Learning', 'Retail', 'Motors', 'Studio', 'AI', 'Data', 'Pay', 'Legal',
-  'Homes', 'Mobility', 'Commerce', 'Insights',
+  'Labs',
+  'Systems',
+  'Analytics',
+  'Cloud',
+  'Works',
+  'Dynamics',
+  'Health',
+  'Logistics',
+  'Partners',
+  'Software',
+  'Robotics',
+  'Energy',
+  'Capital',
+  'Media',
+  'Foods',
+  'Security',
+  'Networks',
+  'Bio',
+  'Learning',
+  'Retail',
+  'Motors',
+  'Studio',
+  'AI',
+  'Data',
+  'Pay',
+  'Legal',
+  'Homes',
+  'Mobility',
+  'Commerce',
+  'Insights',
 ];
 
 // Departments: the individual-contributor title, the executive title, and the topics people there post about.
 const DEPARTMENTS: { name: string; ic: string; exec: string; topics: string[] }[] = [
-  { name: 'Sales', ic: 'Account Executive', exec: 'Chief Revenue Officer', topics: ['cold email', 'outbound', 'sales automation', 'lead generation', 'pipeline', 'CRM', 'sales enablement', 'quota'] },
-  { name: 'Marketing', ic: 'Marketing Specialist', exec: 'CMO', topics: ['content marketing', 'SEO', 'marketing attribution', 'demand generation', 'ABM', 'brand', 'webinars'] },
-  { name: 'Engineering', ic: 'Software Engineer', exec: 'CTO', topics: ['kubernetes', 'TypeScript', 'postgres', 'observability', 'CI/CD', 'microservices', 'developer tools', 'LLM'] },
-  { name: 'Product', ic: 'Product Manager', exec: 'Chief Product Officer', topics: ['product-led growth', 'onboarding', 'user research', 'roadmap', 'pricing', 'activation'] },
-  { name: 'Operations', ic: 'Operations Analyst', exec: 'COO', topics: ['revenue operations', 'supply chain', 'process automation', 'procurement', 'logistics'] },
-  { name: 'Finance', ic: 'Financial Analyst', exec: 'CFO', topics: ['fundraising', 'seed round', 'FP&A', 'payments', 'SaaS metrics', 'burn rate'] },
-  { name: 'People', ic: 'Recruiter', exec: 'Chief People Officer', topics: ['hiring', 'remote work', 'employer branding', 'onboarding', 'retention'] },
-  { name: 'Customer Success', ic: 'Customer Success Manager', exec: 'Chief Customer Officer', topics: ['customer churn', 'customer success', 'NPS', 'renewals', 'support automation'] },
-  { name: 'Data', ic: 'Data Scientist', exec: 'Chief Data Officer', topics: ['data pipelines', 'dbt', 'machine learning', 'analytics', 'data warehouse', 'LLM'] },
-  { name: 'Design', ic: 'Product Designer', exec: 'Chief Design Officer', topics: ['design systems', 'UX research', 'accessibility', 'Figma'] },
-  { name: 'Security', ic: 'Security Engineer', exec: 'CISO', topics: ['SOC 2', 'zero trust', 'cybersecurity', 'identity management', 'compliance'] },
-  { name: 'Legal', ic: 'Legal Counsel', exec: 'General Counsel', topics: ['GDPR', 'compliance', 'contract management', 'AI regulation'] },
+  {
+    name: 'Sales',
+    ic: 'Account Executive',
+    exec: 'Chief Revenue Officer',
+    topics: [
+      'cold email',
+      'outbound',
+      'sales automation',
+      'lead generation',
+      'pipeline',
+      'CRM',
+      'sales enablement',
+      'quota',
+    ],
+  },
+  {
+    name: 'Marketing',
+    ic: 'Marketing Specialist',
+    exec: 'CMO',
+    topics: ['content marketing', 'SEO', 'marketing attribution', 'demand generation', 'ABM', 'brand', 'webinars'],
+  },
+  {
+    name: 'Engineering',
+    ic: 'Software Engineer',
+    exec: 'CTO',
+    topics: [
+      'kubernetes',
+      'TypeScript',
+      'postgres',
+      'observability',
+      'CI/CD',
+      'microservices',
+      'developer tools',
+      'LLM',
+    ],
+  },
+  {
+    name: 'Product',
+    ic: 'Product Manager',
+    exec: 'Chief Product Officer',
+    topics: ['product-led growth', 'onboarding', 'user research', 'roadmap', 'pricing', 'activation'],
+  },
+  {
+    name: 'Operations',
+    ic: 'Operations Analyst',
+    exec: 'COO',
+    topics: ['revenue operations', 'supply chain', 'process automation', 'procurement', 'logistics'],
+  },
+  {
+    name: 'Finance',
+    ic: 'Financial Analyst',
+    exec: 'CFO',
+    topics: ['fundraising', 'seed round', 'FP&A', 'payments', 'SaaS metrics', 'burn rate'],
+  },
+  {
+    name: 'People',
+    ic: 'Recruiter',
+    exec: 'Chief People Officer',
+    topics: ['hiring', 'remote work', 'employer branding', 'onboarding', 'retention'],
+  },
+  {
+    name: 'Customer Success',
+    ic: 'Customer Success Manager',
+    exec: 'Chief Customer Officer',
+    topics: ['customer churn', 'customer success', 'NPS', 'renewals', 'support automation'],
+  },
+  {
+    name: 'Data',
+    ic: 'Data Scientist',
+    exec: 'Chief Data Officer',
+    topics: ['data pipelines', 'dbt', 'machine learning', 'analytics', 'data warehouse', 'LLM'],
+  },
+  {
+    name: 'Design',
+    ic: 'Product Designer',
+    exec: 'Chief Design Officer',
+    topics: ['design systems', 'UX research', 'accessibility', 'Figma'],
+  },
+  {
+    name: 'Security',
+    ic: 'Security Engineer',
+    exec: 'CISO',
+    topics: ['SOC 2', 'zero trust', 'cybersecurity', 'identity management', 'compliance'],
+  },
+  {
+    name: 'Legal',
+    ic: 'Legal Counsel',
+    exec: 'General Counsel',
+    topics: ['GDPR', 'compliance', 'contract management', 'AI regulation'],
+  },
 ];
 const GENERAL_TOPICS = ['AI agents', 'B2B SaaS', 'startups', 'remote work', 'product launches'];
 
@@ -186,11 +540,18 @@ const GENERAL_TOPICS = ['AI agents', 'B2B SaaS', 'startups', 'remote work', 'pro
 export const VOCABULARY: readonly string[] = [...new Set([...DEPARTMENTS.flatMap((d) => d.topics), ...GENERAL_TOPICS])];
 
 const SENIORITY_WEIGHTS: [Seniority, number][] = [
-  ['entry', 30], ['senior', 25], ['manager', 18], ['director', 10], ['vp', 7], ['cxo', 5], ['founder', 5],
+  ['entry', 30],
+  ['senior', 25],
+  ['manager', 18],
+  ['director', 10],
+  ['vp', 7],
+  ['cxo', 5],
+  ['founder', 5],
 ];
 
 const POST_TEMPLATES = [
-  (a: string, b: string, co: string) => `Anyone else struggling with ${a}? At ${co} we tried ${b} and the results were mixed.`,
+  (a: string, b: string, co: string) =>
+    `Anyone else struggling with ${a}? At ${co} we tried ${b} and the results were mixed.`,
   (a: string, b: string) => `Hot take: ${a} is overrated unless you get ${b} right first.`,
   (a: string, b: string) => `We just shipped a new approach to ${a}. Happy to share what we learned about ${b}.`,
   (a: string) => `Looking for recommendations: tools for ${a} that work for a small team.`,
@@ -205,8 +566,22 @@ const COMMENT_TEMPLATES = [
   (a: string, b: string) => `We use a mix of ${a} and ${b}; happy to compare notes.`,
 ];
 const ROUNDS = ['Pre-seed', 'Seed', 'Series A', 'Series B', 'Series C', 'Series D'];
-const INVESTORS = ['Northstar Ventures', 'Granite Capital', 'Blue Harbor Partners', 'Seedling Fund', 'Atlas Growth', 'Helix Ventures'];
-const PRODUCTS = ['an analytics suite', 'a mobile app', 'an API platform', 'a self-serve plan', 'an AI assistant', 'a partner program'];
+const INVESTORS = [
+  'Northstar Ventures',
+  'Granite Capital',
+  'Blue Harbor Partners',
+  'Seedling Fund',
+  'Atlas Growth',
+  'Helix Ventures',
+];
+const PRODUCTS = [
+  'an analytics suite',
+  'a mobile app',
+  'an API platform',
+  'a self-serve plan',
+  'an AI assistant',
+  'a partner program',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Seeded randomness
@@ -319,7 +694,8 @@ export function generateCorpus(opts: CorpusOptions): Corpus {
   const usedNames = new Set<string>();
   for (let i = 0; i < companyCount; i++) {
     let name = `${rng.pick(NAME_PREFIXES)} ${rng.pick(NAME_SUFFIXES)}`;
-    for (let n = 2; usedNames.has(name); n++) name = n === 2 ? `${name} Group` : `${name.replace(/ Group( \d+)?$/, '')} Group ${n}`;
+    for (let n = 2; usedNames.has(name); n++)
+      name = n === 2 ? `${name} Group` : `${name.replace(/ Group( \d+)?$/, '')} Group ${n}`;
     usedNames.add(name);
     const country = pickCountry();
     const slug = asciiSlug(name);
@@ -356,7 +732,10 @@ export function generateCorpus(opts: CorpusOptions): Corpus {
     const suffix = (Math.imul(i + 1, 0x9e3779b1) >>> 0).toString(36);
     const unicode = /[^\x20-\x7e]/.test(fullName) && rng.chance(0.3);
     const slug = unicode
-      ? `${firstName}-${lastName}`.normalize('NFC').toLowerCase().replace(/[\s']+/g, '-') + `-${suffix}`
+      ? `${firstName}-${lastName}`
+          .normalize('NFC')
+          .toLowerCase()
+          .replace(/[\s']+/g, '-') + `-${suffix}`
       : `${asciiSlug(firstName)}-${asciiSlug(lastName)}-${suffix}`;
     const [a, b] = [rng.pick(dept.topics), rng.pick(rng.chance(0.7) ? dept.topics : GENERAL_TOPICS)];
     const interests = a === b ? a : `${a}, ${b}`;
@@ -453,25 +832,53 @@ export function generateCorpus(opts: CorpusOptions): Corpus {
   const events: CorpusEvent[] = [];
   const addEvent = (kind: CompanyEventKind, company: number, text: string) => {
     const id = `ev_${events.length}`;
-    events.push({ id, kind, company, text, url: `https://${NETWORK_HOST}/company/${companies[company].slug}/posts/${id}`, date: iso(ago(365)) });
+    events.push({
+      id,
+      kind,
+      company,
+      text,
+      url: `https://${NETWORK_HOST}/company/${companies[company].slug}/posts/${id}`,
+      date: iso(ago(365)),
+    });
   };
   for (let c = 0; c < companyCount; c++) {
     const co = companies[c];
     for (let k = rng.chance(0.5) ? rng.int(1, 2) : 0; k > 0; k--) {
       const dept = rng.pick(DEPARTMENTS);
-      addEvent('hiring', c, `${co.name} is hiring ${rng.int(2, 25)} people in ${dept.name}, including a ${titleFor(rng, dept, rng.pick(['manager', 'director', 'vp'] as const))}.`);
+      addEvent(
+        'hiring',
+        c,
+        `${co.name} is hiring ${rng.int(2, 25)} people in ${dept.name}, including a ${titleFor(rng, dept, rng.pick(['manager', 'director', 'vp'] as const))}.`,
+      );
     }
     if (rng.chance(0.2)) {
-      addEvent('funding', c, `${co.name} raised a ${rng.pick(ROUNDS)} of $${rng.int(1, 120)}M led by ${rng.pick(INVESTORS)}.`);
+      addEvent(
+        'funding',
+        c,
+        `${co.name} raised a ${rng.pick(ROUNDS)} of $${rng.int(1, 120)}M led by ${rng.pick(INVESTORS)}.`,
+      );
     }
-    if (rng.chance(0.25)) addEvent('launch', c, `${co.name} launched ${rng.pick(PRODUCTS)} for ${rng.pick(VOCABULARY)}.`);
-    if (rng.chance(0.1)) addEvent('expansion', c, `${co.name} opened an office in ${pickCountry()} and is expanding its ${rng.pick(DEPARTMENTS).name} team.`);
-    if (rng.chance(0.04)) addEvent('acquisition', c, `${co.name} acquired ${companies[rng.int(0, companyCount - 1)].name}.`);
-    if (rng.chance(0.1)) addEvent('partnership', c, `${co.name} partners with ${companies[rng.int(0, companyCount - 1)].name} on ${rng.pick(VOCABULARY)}.`);
+    if (rng.chance(0.25))
+      addEvent('launch', c, `${co.name} launched ${rng.pick(PRODUCTS)} for ${rng.pick(VOCABULARY)}.`);
+    if (rng.chance(0.1))
+      addEvent(
+        'expansion',
+        c,
+        `${co.name} opened an office in ${pickCountry()} and is expanding its ${rng.pick(DEPARTMENTS).name} team.`,
+      );
+    if (rng.chance(0.04))
+      addEvent('acquisition', c, `${co.name} acquired ${companies[rng.int(0, companyCount - 1)].name}.`);
+    if (rng.chance(0.1))
+      addEvent(
+        'partnership',
+        c,
+        `${co.name} partners with ${companies[rng.int(0, companyCount - 1)].name} on ${rng.pick(VOCABULARY)}.`,
+      );
   }
 
   // Newest first; ties by id so the order never depends on the sort's stability.
-  const byDateDesc = (da: string, db: string, ia: string, ib: string) => (da < db ? 1 : da > db ? -1 : ia < ib ? -1 : ia > ib ? 1 : 0);
+  const byDateDesc = (da: string, db: string, ia: string, ib: string) =>
+    da < db ? 1 : da > db ? -1 : ia < ib ? -1 : ia > ib ? 1 : 0;
   posts.sort((x, y) => byDateDesc(x.createdAt, y.createdAt, x.id, y.id));
   events.sort((x, y) => byDateDesc(x.date, y.date, x.id, y.id));
   jobChanges.sort((x, y) => byDateDesc(x.date, y.date, x.id, y.id));

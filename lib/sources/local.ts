@@ -59,7 +59,8 @@ abstract class LocalSource implements DiscoverySource {
     signal?.throwIfAborted();
     checkPage(this.name, page);
     const query = checkQuery(this.name, raw);
-    if (!this.supports(query.kind)) throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by ${this.name}`);
+    if (!this.supports(query.kind))
+      throw new SourceError(this.name, 'invalid_request', `signal kind ${query.kind} is not served by ${this.name}`);
     const key = canonicalQuery(query);
     const fingerprint = createHash('sha256').update(`${this.name}\n${key}`).digest('base64url').slice(0, 10);
     const offset = page.cursor === undefined ? 0 : decodeCursor(this.name, page.cursor, fingerprint);
@@ -136,7 +137,9 @@ abstract class LocalSource implements DiscoverySource {
     const countries = f?.countries?.length ? new Set(f.countries.map((c) => c.toUpperCase())) : null;
     const industries = f?.industries?.length ? new Set(f.industries.map((s) => s.trim().toLowerCase())) : null;
     const sizes = f?.companySizes?.length ? new Set<string>(f.companySizes) : null;
-    const titles = f?.titles?.length ? f.titles.map((t) => tokenize(t).filter((w) => !STOP_WORDS.has(w))).filter((ws) => ws.length > 0) : null;
+    const titles = f?.titles?.length
+      ? f.titles.map((t) => tokenize(t).filter((w) => !STOP_WORDS.has(w))).filter((ws) => ws.length > 0)
+      : null;
     const currentOnly = f?.currentEmployerOnly === true;
     return (i: number) => {
       const p = people[i];
@@ -177,7 +180,11 @@ export class LocalNewsforum extends LocalSource {
   protected candidate(kind: SignalKind, i: number): Candidate {
     const post = this.corpus.posts[i];
     const author = this.corpus.people[post.author];
-    return this.person(post.author, { kind, id: post.id, text: post.text, url: post.url, date: post.createdAt }, author.forumId);
+    return this.person(
+      post.author,
+      { kind, id: post.id, text: post.text, url: post.url, date: post.createdAt },
+      author.forumId,
+    );
   }
 
   async profile(url: string): Promise<Candidate | null> {
@@ -187,7 +194,11 @@ export class LocalNewsforum extends LocalSource {
     const i = this.corpus.index.byForumHandle.get(normalised.slice(prefix.length));
     if (i === undefined) return null;
     const p = this.corpus.people[i];
-    return this.person(i, { kind: 'people_search', id: p.forumId, text: p.headline, url: p.forumUrl, date: p.startedAt }, p.forumId);
+    return this.person(
+      i,
+      { kind: 'people_search', id: p.forumId, text: p.headline, url: p.forumUrl, date: p.startedAt },
+      p.forumId,
+    );
   }
 }
 
@@ -203,7 +214,7 @@ export class LocalPronet extends LocalSource {
     const since = query.filters?.since ? Date.parse(query.filters.since) : null;
 
     if (query.kind === 'people_search') {
-      let people = keywords ? matchAny(c.index.headlines, keywords) : base ?? c.people.map((_, i) => i);
+      let people = keywords ? matchAny(c.index.headlines, keywords) : (base ?? c.people.map((_, i) => i));
       if (keywords && base) people = intersectSorted(people, base);
       return people.filter((i) => test(i) && (since === null || Date.parse(c.people[i].startedAt) >= since));
     }
@@ -219,7 +230,9 @@ export class LocalPronet extends LocalSource {
     // Company events: each matching event, then the company's current employees who match.
     const kinds = EVENT_KINDS[query.kind as keyof typeof EVENT_KINDS];
     if (!kinds) return [];
-    const items = newestSince(c.events.length, (i) => c.events[i].date, since).filter((i) => kinds.has(c.events[i].kind));
+    const items = newestSince(c.events.length, (i) => c.events[i].date, since).filter((i) =>
+      kinds.has(c.events[i].kind),
+    );
     const matching = keywords ? intersectSorted(items, matchAny(c.index.events, keywords)) : items;
     const refs: number[] = [];
     for (const e of matching) {
@@ -259,7 +272,12 @@ export class LocalPronet extends LocalSource {
     return ref.name?.trim() ? this.companyKeys.byName.get(companyNameKey(ref.name)) : undefined;
   }
 
-  async companyPeople(ref: CompanyRef, rawRoles: RoleFilters, page: PageRequest, signal?: AbortSignal): Promise<CompanyPeoplePage | null> {
+  async companyPeople(
+    ref: CompanyRef,
+    rawRoles: RoleFilters,
+    page: PageRequest,
+    signal?: AbortSignal,
+  ): Promise<CompanyPeoplePage | null> {
     signal?.throwIfAborted();
     checkPage(this.name, page);
     const roles = checkCompanyQuery(this.name, ref, rawRoles);
@@ -267,17 +285,29 @@ export class LocalPronet extends LocalSource {
     if (index === undefined) return null;
     const c = this.corpus;
     const co = c.companies[index];
-    const key = JSON.stringify([index, [...new Set(roles.titles?.map((t) => t.normalize('NFC').toLowerCase()))].sort(), [...new Set(roles.seniorities)].sort()]);
+    const key = JSON.stringify([
+      index,
+      [...new Set(roles.titles?.map((t) => t.normalize('NFC').toLowerCase()))].sort(),
+      [...new Set(roles.seniorities)].sort(),
+    ]);
     const fingerprint = createHash('sha256').update(`${this.name}\ncompany\n${key}`).digest('base64url').slice(0, 10);
     const offset = page.cursor === undefined ? 0 : decodeCursor(this.name, page.cursor, fingerprint);
     const test = this.personFilter({ titles: roles.titles, seniorities: roles.seniorities, currentEmployerOnly: true });
     // A company has tens of employees (hundreds at most): filtering and sorting them per page is cheap.
-    const people = c.index.employees[index].filter(test).sort((a, b) => SENIORITY_RANK[c.people[a].seniority] - SENIORITY_RANK[c.people[b].seniority] || a - b);
+    const people = c.index.employees[index]
+      .filter(test)
+      .sort((a, b) => SENIORITY_RANK[c.people[a].seniority] - SENIORITY_RANK[c.people[b].seniority] || a - b);
     const end = Math.min(offset + page.limit, people.length);
     const out: Candidate[] = [];
     for (let i = offset; i < end; i++) {
       const p = c.people[people[i]];
-      out.push(this.person(people[i], { kind: 'people_search', id: p.id, text: p.headline, url: p.profileUrl, date: p.startedAt }, p.id));
+      out.push(
+        this.person(
+          people[i],
+          { kind: 'people_search', id: p.id, text: p.headline, url: p.profileUrl, date: p.startedAt },
+          p.id,
+        ),
+      );
     }
     return {
       company: { name: co.name, domain: co.domain, size: co.size, industry: co.industry },
@@ -293,7 +323,11 @@ export class LocalPronet extends LocalSource {
     const i = this.corpus.index.bySlug.get(decodeURIComponent(normalised.slice(prefix.length)));
     if (i === undefined) return null;
     const p = this.corpus.people[i];
-    return this.person(i, { kind: 'people_search', id: p.id, text: p.headline, url: p.profileUrl, date: p.startedAt }, p.id);
+    return this.person(
+      i,
+      { kind: 'people_search', id: p.id, text: p.headline, url: p.profileUrl, date: p.startedAt },
+      p.id,
+    );
   }
 }
 
@@ -304,7 +338,8 @@ const companyNameKey = (name: string) => name.normalize('NFC').trim().toLowerCas
 
 /** A stable text for a query: same meaning, same text (key order and filter order do not matter). */
 function canonicalQuery(q: SignalQuery): string {
-  const sorted = (xs: readonly string[] | undefined, f: (s: string) => string = (s) => s) => (xs?.length ? [...new Set(xs.map(f))].sort() : null);
+  const sorted = (xs: readonly string[] | undefined, f: (s: string) => string = (s) => s) =>
+    xs?.length ? [...new Set(xs.map(f))].sort() : null;
   const lower = (s: string) => s.normalize('NFC').trim().toLowerCase();
   const f = q.filters ?? {};
   return JSON.stringify([
@@ -326,7 +361,8 @@ function encodeCursor(offset: number, fingerprint: string): string {
 
 function decodeCursor(source: SourceName, cursor: string, fingerprint: string): number {
   const m = /^(\d{1,9})\.(.+)$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!m || m[2] !== fingerprint) throw new SourceError(source, 'invalid_request', 'cursor does not belong to this query');
+  if (!m || m[2] !== fingerprint)
+    throw new SourceError(source, 'invalid_request', 'cursor does not belong to this query');
   return Number(m[1]);
 }
 
@@ -350,7 +386,7 @@ function newestSince(n: number, date: (i: number) => string, since: number | nul
 
 function intersectSorted(a: readonly number[], b: readonly number[]): number[] {
   const out: number[] = [];
-  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+  for (let i = 0, j = 0; i < a.length && j < b.length;) {
     if (a[i] === b[j]) {
       out.push(a[i]);
       i++;

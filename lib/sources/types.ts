@@ -5,7 +5,14 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ProviderError, RETRYABLE_CODES, type ProviderErrorCode, type ProviderErrorDetails } from '../provider-http.js';
 
-export const SIGNAL_KINDS = ['post_keywords', 'people_search', 'job_change', 'hiring', 'funding', 'company_event'] as const;
+export const SIGNAL_KINDS = [
+  'post_keywords',
+  'people_search',
+  'job_change',
+  'hiring',
+  'funding',
+  'company_event',
+] as const;
 /**
  * - post_keywords: newsforum posts and comments mentioning any of the keywords
  * - people_search: professional-network people matching the ICP filters (keywords match headlines)
@@ -37,7 +44,10 @@ export const signalFiltersSchema = z.object({
   /** Case-insensitive, exact industry names. */
   industries: z.array(text).max(50).optional(),
   /** ISO 3166-1 alpha-2, any case. */
-  countries: z.array(z.string().regex(/^[A-Za-z]{2}$/)).max(250).optional(),
+  countries: z
+    .array(z.string().regex(/^[A-Za-z]{2}$/))
+    .max(250)
+    .optional(),
   companySizes: z.array(z.enum(COMPANY_SIZES)).max(COMPANY_SIZES.length).optional(),
   /** Only evidence dated at or after this instant (ISO 8601). */
   since: z.iso.datetime({ offset: true }).optional(),
@@ -131,7 +141,15 @@ export interface CompanyPeoplePage {
 }
 
 /** Most senior first: the order companyPeople lists people in. */
-export const SENIORITY_RANK: Record<Seniority, number> = { founder: 0, cxo: 1, vp: 2, director: 3, manager: 4, senior: 5, entry: 6 };
+export const SENIORITY_RANK: Record<Seniority, number> = {
+  founder: 0,
+  cxo: 1,
+  vp: 2,
+  director: 3,
+  manager: 4,
+  senior: 5,
+  entry: 6,
+};
 
 export interface DiscoverySource {
   readonly name: SourceName;
@@ -143,7 +161,12 @@ export interface DiscoverySource {
    * A company's current employees matching the roles (pronet; company decision-maker imports), or
    * null when the source does not know the company.
    */
-  companyPeople?(company: CompanyRef, roles: RoleFilters, page: PageRequest, signal?: AbortSignal): Promise<CompanyPeoplePage | null>;
+  companyPeople?(
+    company: CompanyRef,
+    roles: RoleFilters,
+    page: PageRequest,
+    signal?: AbortSignal,
+  ): Promise<CompanyPeoplePage | null>;
 }
 
 /**
@@ -152,7 +175,10 @@ export interface DiscoverySource {
  * 32 hex characters (128 bits of SHA-256).
  */
 export function signalKey(kind: SignalKind, ids: { source: SourceName; evidenceId: string; personId: string }): string {
-  return createHash('sha256').update(`${kind}\n${ids.source}\n${ids.evidenceId}\n${ids.personId}`).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(`${kind}\n${ids.source}\n${ids.evidenceId}\n${ids.personId}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 export type SourceErrorCode = ProviderErrorCode;
@@ -176,18 +202,27 @@ export function checkQuery(source: SourceName, query: SignalQuery): SignalQuery 
   const r = signalQuerySchema.safeParse(query);
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw new SourceError(source, 'invalid_request', `invalid query at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new SourceError(
+      source,
+      'invalid_request',
+      `invalid query at ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
   }
   return r.data;
 }
 
 /** Validates a company reference and role filters the same way for every source; returns the roles parsed. */
 export function checkCompanyQuery(source: SourceName, company: CompanyRef, roles: RoleFilters): RoleFilters {
-  if (!company.name?.trim() && !company.domain?.trim()) throw new SourceError(source, 'invalid_request', 'a company needs a name or a domain');
+  if (!company.name?.trim() && !company.domain?.trim())
+    throw new SourceError(source, 'invalid_request', 'a company needs a name or a domain');
   const r = roleFiltersSchema.safeParse(roles);
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw new SourceError(source, 'invalid_request', `invalid roles at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new SourceError(
+      source,
+      'invalid_request',
+      `invalid roles at ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
   }
   return r.data;
 }

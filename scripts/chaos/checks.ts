@@ -46,7 +46,10 @@ export async function checkSends(db: pg.Pool, campaignId: string, sendSteps: num
 
 /** Enrollments: every one finished (none left active, none failed), per status. */
 export async function enrollmentStates(db: pg.Pool, campaignId: string): Promise<Record<string, number>> {
-  const { rows } = await db.query<{ status: string; n: string }>('select status, count(*) n from enrollments where campaign_id = $1 group by 1', [campaignId]);
+  const { rows } = await db.query<{ status: string; n: string }>(
+    'select status, count(*) n from enrollments where campaign_id = $1 group by 1',
+    [campaignId],
+  );
   return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
 }
 
@@ -56,7 +59,10 @@ export async function enrollmentStates(db: pg.Pool, campaignId: string): Promise
  * is the at-least-once the spec allows after a crash between a request and its record: counted apart.
  */
 export async function checkWebhooks(db: pg.Pool, workspaceId: string, received: Received): Promise<Check> {
-  const { rows } = await db.query<{ body: string }>(`select body from webhook_events where workspace_id = $1 and name = 'action.executed'`, [workspaceId]);
+  const { rows } = await db.query<{ body: string }>(
+    `select body from webhook_events where workspace_id = $1 and name = 'action.executed'`,
+    [workspaceId],
+  );
   let lost = 0;
   let again = 0;
   for (const r of rows) {
@@ -66,12 +72,20 @@ export async function checkWebhooks(db: pg.Pool, workspaceId: string, received: 
   }
   const doubled = [...received.attempts.values()].filter((n) => n > 1).length;
   const requests = [...received.bodies.values()].reduce((a, b) => a + b, 0);
-  return { name: 'webhook events', lost, doubled, detail: `${rows.length} events, ${requests} requests; ${again} events sent again as a new attempt after a crash` };
+  return {
+    name: 'webhook events',
+    lost,
+    doubled,
+    detail: `${rows.length} events, ${requests} requests; ${again} events sent again as a new attempt after a crash`,
+  };
 }
 
 /** An import: every row of the file is one lead of its list, once. */
 export async function checkImport(db: pg.Pool, importId: string, listId: string, rows: number): Promise<Check> {
-  const { rows: imp } = await db.query<{ status: string; created: number }>('select status, created from list_imports where id = $1', [importId]);
+  const { rows: imp } = await db.query<{ status: string; created: number }>(
+    'select status, created from list_imports where id = $1',
+    [importId],
+  );
   const { rows: leads } = await db.query<{ n: string; contacts: string }>(
     'select count(*) n, count(distinct contact_id) contacts from leads where list_id = $1',
     [listId],
@@ -88,7 +102,10 @@ export async function checkImport(db: pg.Pool, importId: string, listId: string,
 
 /** Operator turns: every turn a stream named reached a final state, once. */
 export async function checkTurns(db: pg.Pool, turnIds: string[]): Promise<Check> {
-  const { rows } = await db.query<{ status: string; n: string }>('select status, count(*) n from agent_turns where id = any($1::uuid[]) group by 1', [turnIds]);
+  const { rows } = await db.query<{ status: string; n: string }>(
+    'select status, count(*) n from agent_turns where id = any($1::uuid[]) group by 1',
+    [turnIds],
+  );
   const by = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   const found = rows.reduce((a, r) => a + Number(r.n), 0);
   return {

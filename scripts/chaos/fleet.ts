@@ -103,12 +103,24 @@ export class Fleet {
     const out = openSync(join(dataDir, `${name}.log`), 'a');
     try {
       // Workers serve no /metrics here: two on one machine would want the same port.
-      const env = { ...process.env, ...this.env, ...(port ? { PORT: String(port) } : {}), ...(script === 'workers/worker.ts' ? { WORKER_METRICS_PORT: '0' } : {}) };
-      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: repoRoot, env, stdio: ['ignore', out, out] });
+      const env = {
+        ...process.env,
+        ...this.env,
+        ...(port ? { PORT: String(port) } : {}),
+        ...(script === 'workers/worker.ts' ? { WORKER_METRICS_PORT: '0' } : {}),
+      };
+      const child = spawn(process.execPath, ['--import', 'tsx', script], {
+        cwd: repoRoot,
+        env,
+        stdio: ['ignore', out, out],
+      });
       const member: Member = into ?? { name, script, port, child, starts: 1, expectExit: false };
       Object.assign(member, { child, expectExit: false });
       child.once('exit', (code, signal) => {
-        if (!member.expectExit && member.child === child) this.crashes.push(`${name} exited by itself (${signal ?? `code ${code}`}) during "${this.phase}"; see ${join(dataDir, `${name}.log`)}`);
+        if (!member.expectExit && member.child === child)
+          this.crashes.push(
+            `${name} exited by itself (${signal ?? `code ${code}`}) during "${this.phase}"; see ${join(dataDir, `${name}.log`)}`,
+          );
       });
       return member;
     } finally {

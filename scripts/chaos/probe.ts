@@ -19,7 +19,16 @@ export interface Tally {
   examples: string[];
 }
 
-const emptyTally = (): Tally => ({ ok: 0, unavailable: 0, broken: 0, refusedByApi: 0, unreachable: 0, hung: 0, maxMs: 0, examples: [] });
+const emptyTally = (): Tally => ({
+  ok: 0,
+  unavailable: 0,
+  broken: 0,
+  refusedByApi: 0,
+  unreachable: 0,
+  hung: 0,
+  maxMs: 0,
+  examples: [],
+});
 
 export class Prober {
   phase = 'setup';
@@ -69,7 +78,10 @@ export class Prober {
     const t = this.tally(this.phase);
     const started = Date.now();
     try {
-      const res = await fetch(base + path, { headers: { authorization: `Bearer ${this.token}` }, signal: AbortSignal.timeout(HANG_MS) });
+      const res = await fetch(base + path, {
+        headers: { authorization: `Bearer ${this.token}` },
+        signal: AbortSignal.timeout(HANG_MS),
+      });
       const text = await res.text();
       const ms = Date.now() - started;
       t.maxMs = Math.max(t.maxMs, ms);

@@ -8,7 +8,19 @@ import { stackWithSchema } from '../stack-env.js';
 import { checkImport, checkSends, checkTurns, checkWebhooks, enrollmentStates, type Check } from './checks.js';
 import { Fleet, type Member } from './fleet.js';
 import { Prober, type Tally } from './probe.js';
-import { call, campaign, enrollList, expect, importStatus, senders, signUp, startImport, startReceiver, Turns, type Ctx } from './work.js';
+import {
+  call,
+  campaign,
+  enrollList,
+  expect,
+  importStatus,
+  senders,
+  signUp,
+  startImport,
+  startReceiver,
+  Turns,
+  type Ctx,
+} from './work.js';
 
 export interface Scale {
   /** Leads per enrollment wave; one wave before each fault. */
@@ -68,20 +80,31 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
   try {
     await fleet.start(2, 2);
     log(`APIs ${fleet.bases.join(', ')}; workers pids ${fleet.workers.map((w) => w.child.pid).join(', ')}`);
-    const temporal = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS! }), namespace: 'default' });
+    const temporal = new Client({
+      connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS! }),
+      namespace: 'default',
+    });
 
     // --- the workspace, through the API --------------------------------------------------------
     const owner = await signUp(fleet.bases[0], db, env.DATABASE_URL!);
     const ctx: Ctx = { bases: () => fleet.bases, token: owner.token, log };
     const app = await expect(201, call(ctx, 'POST', '/api/apps', { name: 'Chaos product' }), 'app');
-    await expect(201, call(ctx, 'POST', '/api/webhooks/outbound', { url: receiver.url, events: ['action.executed'] }), 'webhook');
+    await expect(
+      201,
+      call(ctx, 'POST', '/api/webhooks/outbound', { url: receiver.url, events: ['action.executed'] }),
+      'webhook',
+    );
     const accountIds = await senders(ctx, db, scale.senders);
     const campaignId = await campaign(ctx, app.id, accountIds);
     log(`${scale.waves.length} waves of leads imported up front (${scale.waves.join(', ')})`);
     const waves: string[] = [];
     for (const [i, n] of scale.waves.entries()) {
       const { listId, importId } = await startImport(ctx, app.id, `Wave ${i + 1}`, n);
-      await waitFor(`wave ${i + 1} imported`, async () => (await importStatus(db, importId))?.status === 'completed', 120_000);
+      await waitFor(
+        `wave ${i + 1} imported`,
+        async () => (await importStatus(db, importId))?.status === 'completed',
+        120_000,
+      );
       waves.push(listId);
     }
     const total = scale.waves.reduce((a, b) => a + b, 0) * SEND_STEPS;
@@ -109,12 +132,20 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       return done ? (Date.now() - since) / 1000 : null;
     };
 
-    prober = new Prober(() => fleet.bases, owner.token, ['/api/users/me', `/api/apps/${app.id}/campaigns`, `/api/campaigns/${campaignId}`]);
+    prober = new Prober(() => fleet.bases, owner.token, [
+      '/api/users/me',
+      `/api/apps/${app.id}/campaigns`,
+      `/api/campaigns/${campaignId}`,
+    ]);
     prober.start();
     turns = new Turns(ctx, app.id);
     turns.start(scale.turnEveryMs);
     const faults: FaultRow[] = [];
-    const fault = async (name: string, wave: number, inject: () => Promise<{ since: number; outcome: string; extra?: string }>) => {
+    const fault = async (
+      name: string,
+      wave: number,
+      inject: () => Promise<{ since: number; outcome: string; extra?: string }>,
+    ) => {
       prober!.phase = name;
       fleet.phase = name;
       const before = (await retrying(progress)).sent;
@@ -124,7 +155,13 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       log(`${name}: ${inFlight}`);
       const r = await inject();
       const recoveryS = await recovered(r.since);
-      faults.push({ fault: name, inFlight: inFlight + (r.extra ?? ''), outcome: r.outcome, recoveryS, probes: prober!.tally(name) });
+      faults.push({
+        fault: name,
+        inFlight: inFlight + (r.extra ?? ''),
+        outcome: r.outcome,
+        recoveryS,
+        probes: prober!.tally(name),
+      });
       log(`${name}: ${r.outcome}; recovered in ${recoveryS ?? 'never'} s`);
     };
 
@@ -145,11 +182,23 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       // Back means polling again: a worker still starting when the next fault takes a dependency
       // away exits (a start-up failure, as the API's; docs/deploy.md), which is not this fault.
       const identity = `${victim.child.pid}@`;
-      await waitFor(`${victim.name} polling again`, async () => {
-        const q = await temporal.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE }, taskQueueType: 1 });
-        return (q.pollers ?? []).some((p) => p.identity?.startsWith(identity));
-      }, 120_000);
-      return { since, outcome: `${victim.name} (pid ${victim.child.pid} now) restarted`, extra: `, import at ${read}/${scale.importRows} rows` };
+      await waitFor(
+        `${victim.name} polling again`,
+        async () => {
+          const q = await temporal.workflowService.describeTaskQueue({
+            namespace: 'default',
+            taskQueue: { name: TASK_QUEUE },
+            taskQueueType: 1,
+          });
+          return (q.pollers ?? []).some((p) => p.identity?.startsWith(identity));
+        },
+        120_000,
+      );
+      return {
+        since,
+        outcome: `${victim.name} (pid ${victim.child.pid} now) restarted`,
+        extra: `, import at ${read}/${scale.importRows} rows`,
+      };
     });
 
     // 2. An API process with requests in flight (probes, an Operator stream it serves).
@@ -204,9 +253,13 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
     if (!finished) problems.push('the work did not finish');
     for (const c of checks) if (c.lost || c.doubled) problems.push(`${c.name}: ${c.lost} lost, ${c.doubled} doubled`);
     if (workflows.running || workflows.failed) problems.push(`workflows: ${workflows.detail}`);
-    if (enrollments.active || enrollments.failed) problems.push(`enrollments left active or failed: ${JSON.stringify(enrollments)}`);
+    if (enrollments.active || enrollments.failed)
+      problems.push(`enrollments left active or failed: ${JSON.stringify(enrollments)}`);
     for (const [phase, t] of prober.tallies) {
-      if (t.broken || t.hung || t.refusedByApi) problems.push(`${phase}: ${t.broken} 5xx without Retry-After, ${t.hung} hung, ${t.refusedByApi} 4xx (${t.examples.join(' | ')})`);
+      if (t.broken || t.hung || t.refusedByApi)
+        problems.push(
+          `${phase}: ${t.broken} 5xx without Retry-After, ${t.hung} hung, ${t.refusedByApi} 4xx (${t.examples.join(' | ')})`,
+        );
     }
     for (const f of faults) if (f.recoveryS === null) problems.push(`${f.fault}: no recovery`);
     problems.push(...fleet.crashes);
@@ -229,7 +282,9 @@ async function importWorker(temporal: Client, fleet: Fleet, importId: string): P
   await waitUntil(async () => {
     const d = await handle.describe().catch(() => null);
     if (d && d.status.name !== 'RUNNING') return true; // finished already: any worker will do
-    const identity = d?.raw.pendingActivities?.find((a) => a.activityType?.name === 'importListRows')?.lastWorkerIdentity;
+    const identity = d?.raw.pendingActivities?.find(
+      (a) => a.activityType?.name === 'importListRows',
+    )?.lastWorkerIdentity;
     const pid = Number(identity?.split('@')[0]);
     holder = fleet.workers.find((w) => w.child.pid === pid);
     return holder !== undefined;
@@ -238,9 +293,16 @@ async function importWorker(temporal: Client, fleet: Fleet, importId: string): P
 }
 
 async function runningWorkflows(temporal: Client): Promise<{ running: number; failed: number; detail: string }> {
-  const count = async (status: string) => (await temporal.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = '${status}'`)).count;
-  const [running, failed, timedOut, terminated, completed] = await Promise.all(['Running', 'Failed', 'TimedOut', 'Terminated', 'Completed'].map(count));
-  return { running, failed: failed + timedOut + terminated, detail: `${completed} completed, ${running} running, ${failed} failed, ${timedOut} timed out, ${terminated} terminated` };
+  const count = async (status: string) =>
+    (await temporal.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = '${status}'`)).count;
+  const [running, failed, timedOut, terminated, completed] = await Promise.all(
+    ['Running', 'Failed', 'TimedOut', 'Terminated', 'Completed'].map(count),
+  );
+  return {
+    running,
+    failed: failed + timedOut + terminated,
+    detail: `${completed} completed, ${running} running, ${failed} failed, ${timedOut} timed out, ${terminated} terminated`,
+  };
 }
 
 function print(v: Verdict, log: (msg: string) => void): void {

@@ -23,14 +23,24 @@ let turn = 0;
  * One request, retried while the service says "later" (503 + Retry-After) or the process it hit is
  * gone; only for requests that are safe to repeat (reads, or writes with a client key).
  */
-export async function call(ctx: Pick<Ctx, 'bases' | 'token'>, method: string, path: string, body?: unknown, opts: { retryMs?: number } = {}): Promise<Res> {
+export async function call(
+  ctx: Pick<Ctx, 'bases' | 'token'>,
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { retryMs?: number } = {},
+): Promise<Res> {
   const deadline = Date.now() + (opts.retryMs ?? 180_000);
   for (;;) {
     const bases = ctx.bases();
     const base = bases[turn++ % bases.length];
     let wait = 1000;
     try {
-      const init: RequestInit = { method, headers: { authorization: `Bearer ${ctx.token}` }, signal: AbortSignal.timeout(30_000) };
+      const init: RequestInit = {
+        method,
+        headers: { authorization: `Bearer ${ctx.token}` },
+        signal: AbortSignal.timeout(30_000),
+      };
       if (body instanceof FormData) init.body = body;
       else if (body !== undefined) {
         init.body = JSON.stringify(body);
@@ -43,7 +53,8 @@ export async function call(ctx: Pick<Ctx, 'bases' | 'token'>, method: string, pa
     } catch {
       // refused or reset: another process may answer
     }
-    if (Date.now() > deadline) throw new Error(`${method} ${path}: no answer but 503 or a refused connection for ${opts.retryMs ?? 180_000} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`${method} ${path}: no answer but 503 or a refused connection for ${opts.retryMs ?? 180_000} ms`);
     await new Promise((r) => setTimeout(r, wait));
   }
 }
@@ -55,7 +66,11 @@ export async function expect(status: number, p: Promise<Res>, what: string): Pro
 }
 
 /** A sign-up through the API, on the pro plan (set in the database: purchases happen in the web app), with a personal access token. */
-export async function signUp(base: string, db: pg.Pool, databaseUrl: string): Promise<{ token: string; userId: string; workspaceId: string }> {
+export async function signUp(
+  base: string,
+  db: pg.Pool,
+  databaseUrl: string,
+): Promise<{ token: string; userId: string; workspaceId: string }> {
   const email = `chaos-${Date.now()}@example.test`;
   const res = await fetch(`${base}/api/auth/signup`, {
     method: 'POST',
@@ -64,7 +79,11 @@ export async function signUp(base: string, db: pg.Pool, databaseUrl: string): Pr
   });
   const s = (await res.json()) as { user: { id: string }; access_token: string };
   if (res.status !== 201) throw new Error(`signup: HTTP ${res.status} ${JSON.stringify(s)}`);
-  const pat = await expect(201, call({ bases: () => [base], token: s.access_token }, 'POST', '/api/users/me/api-tokens', { name: 'chaos' }), 'api token');
+  const pat = await expect(
+    201,
+    call({ bases: () => [base], token: s.access_token }, 'POST', '/api/users/me/api-tokens', { name: 'chaos' }),
+    'api token',
+  );
   const { rows } = await db.query<{ id: string }>('select id from workspaces where owner_id = $1', [s.user.id]);
   const { setPlan } = await import('../../domain/billing/plans.js');
   const { openOrm } = await import('../../db/orm.js');
@@ -81,8 +100,22 @@ export async function signUp(base: string, db: pg.Pool, databaseUrl: string): Pr
 export async function senders(ctx: Ctx, db: pg.Pool, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const a = await expect(201, call(ctx, 'POST', '/api/platform-accounts', { channel: 'email', display_name: `Sender ${i + 1}`, time_zone: 'UTC' }), 'account');
-    await expect(200, call(ctx, 'POST', `/api/platform-accounts/${a.id}/connect`, { credentials: { username: `chaos-sender-${i}-${Date.now()}` } }), 'connect');
+    const a = await expect(
+      201,
+      call(ctx, 'POST', '/api/platform-accounts', {
+        channel: 'email',
+        display_name: `Sender ${i + 1}`,
+        time_zone: 'UTC',
+      }),
+      'account',
+    );
+    await expect(
+      200,
+      call(ctx, 'POST', `/api/platform-accounts/${a.id}/connect`, {
+        credentials: { username: `chaos-sender-${i}-${Date.now()}` },
+      }),
+      'connect',
+    );
     ids.push(a.id);
   }
   await db.query(
@@ -94,12 +127,30 @@ export async function senders(ctx: Ctx, db: pg.Pool, count: number): Promise<str
   return ids;
 }
 
-const ALL_WEEK = Object.fromEntries(['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '00:00', end: '24:00' }]]));
+const ALL_WEEK = Object.fromEntries(
+  ['1', '2', '3', '4', '5', '6', '7'].map((d) => [d, [{ start: '00:00', end: '24:00' }]]),
+);
 
 export async function campaign(ctx: Ctx, appId: string, accountIds: string[]): Promise<string> {
-  const c = await expect(201, call(ctx, 'POST', `/api/apps/${appId}/campaigns`, { name: 'Chaos', time_zone: 'UTC', sending_windows: ALL_WEEK, account_ids: accountIds }), 'campaign');
+  const c = await expect(
+    201,
+    call(ctx, 'POST', `/api/apps/${appId}/campaigns`, {
+      name: 'Chaos',
+      time_zone: 'UTC',
+      sending_windows: ALL_WEEK,
+      account_ids: accountIds,
+    }),
+    'campaign',
+  );
   for (const [i, subject] of ['Hello {{first_name}}', 'Following up'].entries()) {
-    await expect(201, call(ctx, 'POST', `/api/campaigns/${c.id}/steps`, { type: 'email', config: { subject, body: `Step ${i + 1} for {{first_name}} at {{company}}.` } }), 'step');
+    await expect(
+      201,
+      call(ctx, 'POST', `/api/campaigns/${c.id}/steps`, {
+        type: 'email',
+        config: { subject, body: `Step ${i + 1} for {{first_name}} at {{company}}.` },
+      }),
+      'step',
+    );
   }
   await expect(200, call(ctx, 'PATCH', `/api/campaigns/${c.id}/status`, { status: 'active' }), 'activate');
   return c.id as string;
@@ -107,12 +158,18 @@ export async function campaign(ctx: Ctx, appId: string, accountIds: string[]): P
 
 export function peopleCsv(rows: number, tag: string): Blob {
   const out = ['Email,First Name,Last Name,Company\n'];
-  for (let i = 0; i < rows; i++) out.push(`p${i}.${tag}@company${i % 997}.example,First${i},Last${i},"Company ${i % 997}, Inc."\n`);
+  for (let i = 0; i < rows; i++)
+    out.push(`p${i}.${tag}@company${i % 997}.example,First${i},Last${i},"Company ${i % 997}, Inc."\n`);
   return new Blob([out.join('')], { type: 'text/csv' });
 }
 
 /** A new list and an import of `rows` people into it; resolves once the import is accepted (202). */
-export async function startImport(ctx: Ctx, appId: string, name: string, rows: number): Promise<{ listId: string; importId: string }> {
+export async function startImport(
+  ctx: Ctx,
+  appId: string,
+  name: string,
+  rows: number,
+): Promise<{ listId: string; importId: string }> {
   const list = await expect(201, call(ctx, 'POST', `/api/apps/${appId}/lists`, { name }), 'list');
   const form = new FormData();
   form.append('list_id', list.id);
@@ -122,14 +179,24 @@ export async function startImport(ctx: Ctx, appId: string, name: string, rows: n
   return { listId: list.id, importId: imp.id };
 }
 
-export async function importStatus(db: pg.Pool, id: string): Promise<{ status: string; rows_read: number; created: number }> {
+export async function importStatus(
+  db: pg.Pool,
+  id: string,
+): Promise<{ status: string; rows_read: number; created: number }> {
   const { rows } = await db.query('select status, rows_read, created from list_imports where id = $1', [id]);
   return rows[0];
 }
 
 /** Enrolls a whole list (a job with a client key, so a retry after an unknown outcome starts nothing new). */
 export async function enrollList(ctx: Ctx, campaignId: string, listId: string): Promise<void> {
-  await expect(202, call(ctx, 'POST', `/api/campaigns/${campaignId}/enroll-list-contacts`, { list_id: listId, client_key: `wave-${listId}` }), 'enroll');
+  await expect(
+    202,
+    call(ctx, 'POST', `/api/campaigns/${campaignId}/enroll-list-contacts`, {
+      list_id: listId,
+      client_key: `wave-${listId}`,
+    }),
+    'enroll',
+  );
 }
 
 export interface Received {

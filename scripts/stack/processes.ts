@@ -1,7 +1,17 @@
 // What the local stack's services share (scripts/stack.ts): where .data lives, pid files, detached processes, probes.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -25,9 +35,19 @@ export const dataDir = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DA
 export const cacheDir = join(homedir(), '.cache', 'outreach-api');
 
 /** Postgres' SIGTERM is a "smart" shutdown that waits for every client to leave; SIGINT is its fast, still clean, one. */
-const STOP_SIGNAL: Record<Service, NodeJS.Signals> = { postgres: 'SIGINT', redis: 'SIGTERM', temporal: 'SIGTERM', mail: 'SIGTERM' };
+const STOP_SIGNAL: Record<Service, NodeJS.Signals> = {
+  postgres: 'SIGINT',
+  redis: 'SIGTERM',
+  temporal: 'SIGTERM',
+  mail: 'SIGTERM',
+};
 /** A word of each server's command line, to tell it from an unrelated process that reused its pid. */
-const CMDLINE_MARK: Record<Service, string> = { postgres: 'postgres', redis: 'redis', temporal: 'temporal', mail: 'greenmail' };
+const CMDLINE_MARK: Record<Service, string> = {
+  postgres: 'postgres',
+  redis: 'redis',
+  temporal: 'temporal',
+  mail: 'greenmail',
+};
 
 /**
  * Called before starting `svc` because nothing answered on its port: if this clone's pid file still
@@ -134,7 +154,8 @@ export async function run(
       child.once('error', reject);
       child.once('close', resolve);
     });
-    if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${code}; ${logFile} ends with:\n${tail(logFile)}`);
+    if (code !== 0)
+      throw new Error(`${cmd} ${args.join(' ')} exited with ${code}; ${logFile} ends with:\n${tail(logFile)}`);
   } finally {
     closeSync(out);
   }

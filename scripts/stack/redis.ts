@@ -2,7 +2,18 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { assertNoOtherInstance, dataDir, envPort, onPath, record, run, spawnDetached, waitReady, type Log, type Started } from './processes.js';
+import {
+  assertNoOtherInstance,
+  dataDir,
+  envPort,
+  onPath,
+  record,
+  run,
+  spawnDetached,
+  waitReady,
+  type Log,
+  type Started,
+} from './processes.js';
 
 export async function ensureRedis(log: Log, started: Started[]): Promise<string> {
   if (process.env.REDIS_URL) return process.env.REDIS_URL;

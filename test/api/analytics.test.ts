@@ -16,7 +16,12 @@ async function scenario() {
   const owner = await createOwner();
   const app = await createTestApp(owner);
   const ws = await workspaceIdOf(owner.id);
-  const campaign = await seedCampaign(ws, { appId: app.id, accountIds: [], steps: [{ type: 'email' }, { type: 'email' }], timeZone: TZ });
+  const campaign = await seedCampaign(ws, {
+    appId: app.id,
+    accountIds: [],
+    steps: [{ type: 'email' }, { type: 'email' }],
+    timeZone: TZ,
+  });
   const base = new Date(Math.floor((Date.now() - 6 * 86_400_000) / H) * H + 1_234_567);
   const at = (h: number) => new Date(base.getTime() + h * H);
   const actions = [
@@ -55,11 +60,15 @@ test('analytics agree with the campaign stats: totals, per step and per local da
   const stats = (await call('GET', `/api/campaigns/${s.campaign.id}/stats`, { token })).body;
   const ov = await call('GET', `/api/analytics/overview?campaign_id=${s.campaign.id}&tz=${TZ}&${s.range}`, { token });
   t.is(ov.status, 200, ov.text);
-  for (const k of ['sent', 'opened', 'replied', 'accepted', 'failed', 'bounced'] as const) t.is(ov.body.totals[k], stats.totals[k], k);
+  for (const k of ['sent', 'opened', 'replied', 'accepted', 'failed', 'bounced'] as const)
+    t.is(ov.body.totals[k], stats.totals[k], k);
   t.is(ov.body.totals.enrolled, stats.totals.enrolled);
   t.is(ov.body.totals.replied_leads, stats.totals.replied_enrollments);
   t.is(ov.body.rates.reply_rate, stats.totals.reply_rate);
-  t.deepEqual([ov.body.totals.sent, ov.body.totals.replied, ov.body.totals.failed, ov.body.totals.bounced], [12, 4, 1, 2]);
+  t.deepEqual(
+    [ov.body.totals.sent, ov.body.totals.replied, ov.body.totals.failed, ov.body.totals.bounced],
+    [12, 4, 1, 2],
+  );
   t.is(ov.body.previous.totals.sent, 0);
 
   const steps = await call('GET', `/api/analytics/steps?campaign_id=${s.campaign.id}&tz=${TZ}&${s.range}`, { token });
@@ -67,22 +76,42 @@ test('analytics agree with the campaign stats: totals, per step and per local da
   t.is(steps.body.items.length, stats.steps.length);
   for (const st of stats.steps) {
     const a = steps.body.items.find((i: { step_id: string }) => i.step_id === st.step_id);
-    for (const k of ['sent', 'opened', 'replied', 'accepted', 'failed', 'bounced', 'reply_rate']) t.is(a[k], st[k], `${st.step_position} ${k}`);
+    for (const k of ['sent', 'opened', 'replied', 'accepted', 'failed', 'bounced', 'reply_rate'])
+      t.is(a[k], st[k], `${st.step_position} ${k}`);
     t.is(a.step_position, st.step_position);
   }
 
   const daily = await call('GET', `/api/analytics/daily?campaign_id=${s.campaign.id}&tz=${TZ}&${s.range}`, { token });
   t.is(daily.status, 200, daily.text);
-  const busy = daily.body.items.filter((d: { sent: number; replied: number; accepted: number; failed: number }) => d.sent + d.replied + d.accepted + d.failed > 0);
+  const busy = daily.body.items.filter(
+    (d: { sent: number; replied: number; accepted: number; failed: number }) =>
+      d.sent + d.replied + d.accepted + d.failed > 0,
+  );
   t.deepEqual(
-    busy.map((d: { day: string; sent: number; replied: number; accepted: number; failed: number }) => ({ day: d.day, sent: d.sent, replied: d.replied, accepted: d.accepted, failed: d.failed })),
+    busy.map((d: { day: string; sent: number; replied: number; accepted: number; failed: number }) => ({
+      day: d.day,
+      sent: d.sent,
+      replied: d.replied,
+      accepted: d.accepted,
+      failed: d.failed,
+    })),
     stats.by_day,
   );
   // Every local day of the range is there, and any time zone's days add up to the same totals.
   t.is(daily.body.items.length, daily.body.range.days);
   for (const tz of ['UTC', 'Asia/Tokyo', 'Pacific/Honolulu']) {
-    const other = (await call('GET', `/api/analytics/daily?campaign_id=${s.campaign.id}&tz=${tz}&from=${localDay(new Date(Date.now() - 12 * 86_400_000), tz)}&to=${localDay(new Date(), tz)}`, { token })).body;
-    t.is(other.items.reduce((n: number, d: { sent: number }) => n + d.sent, 0), 12, tz);
+    const other = (
+      await call(
+        'GET',
+        `/api/analytics/daily?campaign_id=${s.campaign.id}&tz=${tz}&from=${localDay(new Date(Date.now() - 12 * 86_400_000), tz)}&to=${localDay(new Date(), tz)}`,
+        { token },
+      )
+    ).body;
+    t.is(
+      other.items.reduce((n: number, d: { sent: number }) => n + d.sent, 0),
+      12,
+      tz,
+    );
   }
 });
 
@@ -93,20 +122,50 @@ test('funnel, signals, sources and the daily overview', async (t) => {
   t.is(f.status, 200, f.text);
   t.deepEqual(
     f.body.stages.map((x: { stage: string; count: number }) => [x.stage, x.count]),
-    [['discovered', 6], ['approved', 3], ['enrolled', 10], ['contacted', 9], ['replied', 4], ['meetings', 1]],
+    [
+      ['discovered', 6],
+      ['approved', 3],
+      ['enrolled', 10],
+      ['contacted', 9],
+      ['replied', 4],
+      ['meetings', 1],
+    ],
   );
   t.is(f.body.stages[1].rate_from_previous, 0.5);
 
   const sig = (await call('GET', `/api/analytics/signals?tz=${TZ}&${s.range}`, { token })).body;
   t.deepEqual(
-    sig.items.map((i: { signal_key: string; discovered: number; approved: number; rejected: number; agent_id: string }) => [i.signal_key, i.discovered, i.approved, i.rejected, i.agent_id]),
-    [['funding', 3, 1, 1, s.agent], ['hiring', 3, 2, 1, s.agent]],
+    sig.items.map(
+      (i: { signal_key: string; discovered: number; approved: number; rejected: number; agent_id: string }) => [
+        i.signal_key,
+        i.discovered,
+        i.approved,
+        i.rejected,
+        i.agent_id,
+      ],
+    ),
+    [
+      ['funding', 3, 1, 1, s.agent],
+      ['hiring', 3, 2, 1, s.agent],
+    ],
   );
   const src = (await call('GET', `/api/analytics/sources?tz=${TZ}&${s.range}`, { token })).body;
-  t.deepEqual(src.items.map((i: { source: string; discovered: number; approval_rate: number }) => [i.source, i.discovered, i.approval_rate]), [['newsforum', 3, 1], ['pronet', 3, 0.3333]]);
+  t.deepEqual(
+    src.items.map((i: { source: string; discovered: number; approval_rate: number }) => [
+      i.source,
+      i.discovered,
+      i.approval_rate,
+    ]),
+    [
+      ['newsforum', 3, 1],
+      ['pronet', 3, 0.3333],
+    ],
+  );
 
   const day = localDay(new Date(s.base.getTime()), TZ);
-  const d = await call('GET', `/api/analytics/daily-overview?date=${day}&tz=${TZ}&campaign_id=${s.campaign.id}`, { token });
+  const d = await call('GET', `/api/analytics/daily-overview?date=${day}&tz=${TZ}&campaign_id=${s.campaign.id}`, {
+    token,
+  });
   t.is(d.status, 200, d.text);
   t.is(d.body.date, day);
   t.true(d.body.totals.sent >= 1);
@@ -118,11 +177,19 @@ test('funnel, signals, sources and the daily overview', async (t) => {
 test('the rollup is idempotent: a rerun over the same window writes the same rows', async (t) => {
   const s = await scenario();
   const e = await em();
-  const snapshot = () => e.execute(`select * from analytics_hours where workspace_id = ? order by hour, campaign_id, step_id, agent_id, signal_key, source`, [s.ws]);
+  const snapshot = () =>
+    e.execute(
+      `select * from analytics_hours where workspace_id = ? order by hour, campaign_id, step_id, agent_id, signal_key, source`,
+      [s.ws],
+    );
   const before = await snapshot();
   t.true(before.length > 10);
   await rollupAnalytics(e, { from: new Date(s.base.getTime() - 10 * H), to: new Date(), workspaceId: s.ws });
-  await rollupAnalytics(e, { from: new Date(s.base.getTime() + 5 * H), to: new Date(s.base.getTime() + 30 * H), workspaceId: s.ws });
+  await rollupAnalytics(e, {
+    from: new Date(s.base.getTime() + 5 * H),
+    to: new Date(s.base.getTime() + 30 * H),
+    workspaceId: s.ws,
+  });
   t.deepEqual(await snapshot(), before);
   const ov = (await call('GET', `/api/analytics/overview?tz=${TZ}&${s.range}`, { token: s.owner.accessToken })).body;
   t.is(ov.totals.sent, 12);
@@ -141,13 +208,38 @@ test('members limited to some products see only those products’ figures; anoth
   t.is(mine.body.totals.sent, 0);
   t.is(mine.body.totals.discovered, 0);
   const sumSent = (b: { items: { sent: number }[] }) => b.items.reduce((n, d) => n + d.sent, 0);
-  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&${s.range}`, { token: member.accessToken, headers })).body), 0);
-  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&${s.range}`, { token: s.owner.accessToken })).body), 12);
-  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&app_id=${s.app.id}&${s.range}`, { token: s.owner.accessToken })).body), 12);
-  t.is(sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&app_id=${other.id}&${s.range}`, { token: s.owner.accessToken })).body), 0);
-  const funnel = (await call('GET', `/api/analytics/funnel?tz=${TZ}&${s.range}`, { token: member.accessToken, headers })).body;
+  t.is(
+    sumSent(
+      (await call('GET', `/api/analytics/daily?tz=${TZ}&${s.range}`, { token: member.accessToken, headers })).body,
+    ),
+    0,
+  );
+  t.is(
+    sumSent((await call('GET', `/api/analytics/daily?tz=${TZ}&${s.range}`, { token: s.owner.accessToken })).body),
+    12,
+  );
+  t.is(
+    sumSent(
+      (await call('GET', `/api/analytics/daily?tz=${TZ}&app_id=${s.app.id}&${s.range}`, { token: s.owner.accessToken }))
+        .body,
+    ),
+    12,
+  );
+  t.is(
+    sumSent(
+      (await call('GET', `/api/analytics/daily?tz=${TZ}&app_id=${other.id}&${s.range}`, { token: s.owner.accessToken }))
+        .body,
+    ),
+    0,
+  );
+  const funnel = (
+    await call('GET', `/api/analytics/funnel?tz=${TZ}&${s.range}`, { token: member.accessToken, headers })
+  ).body;
   t.is(funnel.stages[0].count, 0);
-  const refused = await call('GET', `/api/analytics/steps?app_id=${s.app.id}&${s.range}`, { token: member.accessToken, headers });
+  const refused = await call('GET', `/api/analytics/steps?app_id=${s.app.id}&${s.range}`, {
+    token: member.accessToken,
+    headers,
+  });
   t.is(refused.status, 403);
   t.is(refused.body.error.code, 'not_assigned');
 
@@ -157,7 +249,8 @@ test('members limited to some products see only those products’ figures; anoth
     t.is(r.status, 404, q);
     t.is(r.body.error.code, 'not_found');
   }
-  const theirs = (await call('GET', `/api/analytics/overview?tz=${TZ}&${s.range}`, { token: stranger.accessToken })).body;
+  const theirs = (await call('GET', `/api/analytics/overview?tz=${TZ}&${s.range}`, { token: stranger.accessToken }))
+    .body;
   t.is(theirs.totals.sent, 0);
 });
 

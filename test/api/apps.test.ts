@@ -5,20 +5,27 @@ test.after.always(closeApi);
 
 test('POST /api/apps creates a product (201) and GET /api/apps lists it', async (t) => {
   const u = await createUser();
-  const r = await call('POST', '/api/apps', { token: u.accessToken, body: { name: '  Acme CRM ', website_url: 'https://acme.example' } });
+  const r = await call('POST', '/api/apps', {
+    token: u.accessToken,
+    body: { name: '  Acme CRM ', website_url: 'https://acme.example' },
+  });
   t.is(r.status, 201, r.text);
   t.is(r.body.name, 'Acme CRM');
   t.is(r.body.website_url, 'https://acme.example');
   const list = await call('GET', '/api/apps', { token: await createPat(u) });
   t.is(list.status, 200);
-  t.deepEqual(list.body.items.map((a: any) => a.id), [r.body.id]);
+  t.deepEqual(
+    list.body.items.map((a: any) => a.id),
+    [r.body.id],
+  );
   t.is(list.body.next_cursor, null);
 });
 
 test('GET /api/apps pages with limit and cursor', async (t) => {
   const u = await createOwner();
   const ids: string[] = [];
-  for (let i = 0; i < 5; i++) ids.push((await call('POST', '/api/apps', { token: u.accessToken, body: { name: `p${i}` } })).body.id);
+  for (let i = 0; i < 5; i++)
+    ids.push((await call('POST', '/api/apps', { token: u.accessToken, body: { name: `p${i}` } })).body.id);
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
@@ -34,7 +41,12 @@ test('GET /api/apps pages with limit and cursor', async (t) => {
 
 test('apps validation: 400 invalid_body and invalid_query', async (t) => {
   const u = await createUser();
-  for (const body of [{}, { name: '' }, { name: 'x', website_url: 'javascript:alert(1)' }, { name: 'x', workspace_id: u.id }]) {
+  for (const body of [
+    {},
+    { name: '' },
+    { name: 'x', website_url: 'javascript:alert(1)' },
+    { name: 'x', workspace_id: u.id },
+  ]) {
     const r = await call('POST', '/api/apps', { token: u.accessToken, body });
     t.is(r.status, 400, JSON.stringify(body));
     t.is(r.body.error.code, 'invalid_body');
@@ -75,7 +87,9 @@ test('the plan caps products: a free workspace has one, the 2nd is 403 plan_limi
 test('concurrent creates never exceed the plan’s product limit', async (t) => {
   const u = await createUser();
   await setUserPlan(u.id, 'starter'); // 3 products
-  const rs = await Promise.all(Array.from({ length: 6 }, (_, i) => call('POST', '/api/apps', { token: u.accessToken, body: { name: `p${i}` } })));
+  const rs = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => call('POST', '/api/apps', { token: u.accessToken, body: { name: `p${i}` } })),
+  );
   t.is(rs.filter((r) => r.status === 201).length, 3);
   t.true(rs.filter((r) => r.status !== 201).every((r) => r.body.error.code === 'plan_limit_reached'));
 });

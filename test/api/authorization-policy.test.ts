@@ -11,8 +11,21 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { allOperations } from '../../api/operations.js';
 import type { Operation } from '../../api/operation.js';
-import { authorizeRequest, OWN_KINDS, PRODUCT_KINDS, ruleKind, type IdRule, type IdDeclaration, type Kind } from '../../domain/access.js';
-import { NOTIFICATION_KINDS, notify, notifyReplies, type NotificationKind } from '../../domain/notifications/notifications.js';
+import {
+  authorizeRequest,
+  OWN_KINDS,
+  PRODUCT_KINDS,
+  ruleKind,
+  type IdRule,
+  type IdDeclaration,
+  type Kind,
+} from '../../domain/access.js';
+import {
+  NOTIFICATION_KINDS,
+  notify,
+  notifyReplies,
+  type NotificationKind,
+} from '../../domain/notifications/notifications.js';
 import { readFileSync } from 'node:fs';
 import { AppError } from '../../domain/errors.js';
 import { resolveActor } from '../../domain/workspaces.js';
@@ -37,8 +50,10 @@ interface Target {
 
 const isProductKind = (k: Kind) => (PRODUCT_KINDS as string[]).includes(k);
 const isOwnKind = (k: Kind) => OWN_KINDS.includes(k);
-const missingOf = (rule: IdRule): [number, string] => (typeof rule === 'object' && 'missing' in rule && rule.missing ? rule.missing : [404, 'not_found']);
-const shapeOf = (s: unknown): Record<string, z.ZodType> => (s instanceof z.ZodObject ? (s.shape as Record<string, z.ZodType>) : {});
+const missingOf = (rule: IdRule): [number, string] =>
+  typeof rule === 'object' && 'missing' in rule && rule.missing ? rule.missing : [404, 'not_found'];
+const shapeOf = (s: unknown): Record<string, z.ZodType> =>
+  s instanceof z.ZodObject ? (s.shape as Record<string, z.ZodType>) : {};
 
 /** Every declared id that names a resource kind (not a child, value or own record outside the workspace). */
 function targetsOf(ids: Partial<Record<Part, Record<string, IdRule>>> | undefined): Target[] {
@@ -51,7 +66,17 @@ function targetsOf(ids: Partial<Record<Part, Record<string, IdRule>>> | undefine
   return out;
 }
 
-const STRINGS = () => [randomUUID(), 'a@example.test', 'https://example.test/x', 'Sample text', '2026-01-01', '2026-01-01T00:00:00.000Z', 'Europe/Paris', '09:00', 'x'];
+const STRINGS = () => [
+  randomUUID(),
+  'a@example.test',
+  'https://example.test/x',
+  'Sample text',
+  '2026-01-01',
+  '2026-01-01T00:00:00.000Z',
+  'Europe/Paris',
+  '09:00',
+  'x',
+];
 
 /** A value the field's schema accepts: the first candidate that parses (enum: its first option). */
 function valueFor(schema: z.ZodType | undefined, candidates: unknown[]): unknown {
@@ -110,7 +135,14 @@ function sample(schema: z.ZodType): unknown {
  * Other declared ids it needs are P2's (`others`); one that would have to be the caller's own record
  * cannot be made here (null).
  */
-function validWith(schema: z.ZodType | undefined, name: string, id: string, others: Record<string, IdRule> = {}, p2?: Record<Kind, string>, asQuery = false): Record<string, unknown> | null {
+function validWith(
+  schema: z.ZodType | undefined,
+  name: string,
+  id: string,
+  others: Record<string, IdRule> = {},
+  p2?: Record<Kind, string>,
+  asQuery = false,
+): Record<string, unknown> | null {
   const base = (schema ? sample(schema) : {}) as Record<string, unknown>;
   for (const [other, rule] of Object.entries(others)) {
     const kind = ruleKind(rule);
@@ -120,7 +152,9 @@ function validWith(schema: z.ZodType | undefined, name: string, id: string, othe
   }
   for (const v of [id, [id]]) {
     const candidate: Record<string, unknown> = { ...base, [name]: v };
-    const sent = asQuery ? Object.fromEntries(Object.entries(candidate).map(([k, x]) => [k, Array.isArray(x) ? x.join(',') : String(x)])) : candidate;
+    const sent = asQuery
+      ? Object.fromEntries(Object.entries(candidate).map(([k, x]) => [k, Array.isArray(x) ? x.join(',') : String(x)]))
+      : candidate;
     if (!schema || schema.safeParse(sent).success) return sent;
   }
   return null;
@@ -141,10 +175,18 @@ interface Fixture {
  * own product) and the rest of the query and body is valid. Null when no valid query or body can be
  * made for it (then the case is checked at the policy itself, `authorizeRequest`).
  */
-function requestFor(op: Operation, target: Target, f: Fixture): { path: string; body?: unknown; sent?: Record<string, unknown> } | null {
+function requestFor(
+  op: Operation,
+  target: Target,
+  f: Fixture,
+): { path: string; body?: unknown; sent?: Record<string, unknown> } | null {
   const params = shapeOf(op.params);
   // A child in the path (an import within its product) cannot be made for another parent: the policy decides.
-  if (target.part !== 'path' && Object.values(op.ids?.path ?? {}).some((rule) => typeof rule === 'object' && 'within' in rule)) return null;
+  if (
+    target.part !== 'path' &&
+    Object.values(op.ids?.path ?? {}).some((rule) => typeof rule === 'object' && 'within' in rule)
+  )
+    return null;
   let path = op.path;
   for (const [, name] of op.path.matchAll(/\{([^}]+)\}/g)) {
     const rule = op.ids?.path?.[name] as IdRule;
@@ -183,7 +225,10 @@ async function digest(workspaceId: string): Promise<string> {
   );
   const parts: string[] = [];
   for (const { table_name } of tables) {
-    const [r] = await e.execute<{ d: string | null }[]>(`select md5(string_agg(t::text, '|' order by t::text)) as d from "${table_name}" t where t.workspace_id = ?`, [workspaceId]);
+    const [r] = await e.execute<{ d: string | null }[]>(
+      `select md5(string_agg(t::text, '|' order by t::text)) as d from "${table_name}" t where t.workspace_id = ?`,
+      [workspaceId],
+    );
     parts.push(`${table_name}:${r.d ?? '-'}`);
   }
   return parts.join('\n');
@@ -202,7 +247,12 @@ function setup(): Promise<Fixture> {
     ]);
     // The fixture's exports run as jobs: the digest is taken once they are done.
     await waitFor('the fixture’s exports to finish', async () => {
-      const [r] = await (await em()).execute<{ n: string }[]>(`select count(*) as n from contact_exports where workspace_id = ? and status in ('queued', 'running')`, [f.workspaceId]);
+      const [r] = await (
+        await em()
+      ).execute<{ n: string }[]>(
+        `select count(*) as n from contact_exports where workspace_id = ? and status in ('queued', 'running')`,
+        [f.workspaceId],
+      );
       return Number(r.n) === 0;
     });
     return { owner: f.owner, limited: f.member, both: both.user, stranger, p1, p2, workspaceId: f.workspaceId };
@@ -212,8 +262,17 @@ function setup(): Promise<Fixture> {
 const idOps = () => allOperations().filter((op) => op.auth === 'user' && targetsOf(op.ids).length > 0);
 
 /** The outcome of a request: `<status> <code>`. */
-async function httpOutcome(op: Operation, req: { path: string; body?: unknown }, user: TestUser, actingAs?: string): Promise<string> {
-  const r = await call(op.method, req.path, { token: user.accessToken, headers: actingAs ? { 'x-acting-as': actingAs } : {}, ...(req.body === undefined ? {} : { body: req.body }) });
+async function httpOutcome(
+  op: Operation,
+  req: { path: string; body?: unknown },
+  user: TestUser,
+  actingAs?: string,
+): Promise<string> {
+  const r = await call(op.method, req.path, {
+    token: user.accessToken,
+    headers: actingAs ? { 'x-acting-as': actingAs } : {},
+    ...(req.body === undefined ? {} : { body: req.body }),
+  });
   return `${r.status} ${r.body?.error?.code ?? ''}`.trim();
 }
 
@@ -228,7 +287,13 @@ function nest(path: string, id: string): unknown {
 }
 
 /** The outcome of the policy itself for one id (when no valid request can be made for the case). */
-async function policyOutcome(op: Operation, target: Target, id: string, user: TestUser, actingAs?: string): Promise<string> {
+async function policyOutcome(
+  op: Operation,
+  target: Target,
+  id: string,
+  user: TestUser,
+  actingAs?: string,
+): Promise<string> {
   const e = await em();
   const actor = await resolveActor(e as never, { userId: user.id, kind: 'session' }, actingAs);
   try {
@@ -239,49 +304,70 @@ async function policyOutcome(op: Operation, target: Target, id: string, user: Te
   }
 }
 
-test.serial('every id-taking operation: a member without the product is refused and nothing changes; another workspace gets 404', async (t) => {
-  const f = await setup();
-  const before = await digest(f.workspaceId);
-  const problems: string[] = [];
-  let http = 0;
-  let policy = 0;
-  let ops = 0;
-  for (const op of idOps()) {
-    ops++;
-    for (const target of targetsOf(op.ids)) {
-      const req = requestFor(op, target, f);
-      const where = `${op.method} ${op.path} ${target.part}.${target.name} (${target.kind})`;
-      const outcome = (user: TestUser, actingAs?: string) => (req ? httpOutcome(op, req, user, actingAs) : policyOutcome(op, target, f.p1[target.kind], user, actingAs));
-      // The member given only P2, in the owner's workspace.
-      if (isProductKind(target.kind) || isOwnKind(target.kind)) {
+test.serial(
+  'every id-taking operation: a member without the product is refused and nothing changes; another workspace gets 404',
+  async (t) => {
+    const f = await setup();
+    const before = await digest(f.workspaceId);
+    const problems: string[] = [];
+    let http = 0;
+    let policy = 0;
+    let ops = 0;
+    for (const op of idOps()) {
+      ops++;
+      for (const target of targetsOf(op.ids)) {
+        const req = requestFor(op, target, f);
+        const where = `${op.method} ${op.path} ${target.part}.${target.name} (${target.kind})`;
+        const outcome = (user: TestUser, actingAs?: string) =>
+          req ? httpOutcome(op, req, user, actingAs) : policyOutcome(op, target, f.p1[target.kind], user, actingAs);
+        // The member given only P2, in the owner's workspace.
+        if (isProductKind(target.kind) || isOwnKind(target.kind)) {
+          req ? http++ : policy++;
+          const want = (isProductKind(target.kind) ? [403, 'not_assigned'] : missingOf(target.rule)).join(' ');
+          const got = await outcome(f.limited, f.owner.id);
+          if (got !== want) problems.push(`limited member: ${where}: ${got} (expected ${want})`);
+        }
+        // A user of another workspace: the first declared id the request names is not found.
         req ? http++ : policy++;
-        const want = (isProductKind(target.kind) ? [403, 'not_assigned'] : missingOf(target.rule)).join(' ');
-        const got = await outcome(f.limited, f.owner.id);
-        if (got !== want) problems.push(`limited member: ${where}: ${got} (expected ${want})`);
+        const first = req
+          ? (targetsOf(op.ids).find(
+              (x) => x.part === 'path' || (x.part === target.part && req.sent?.[x.name] !== undefined),
+            ) ?? target)
+          : target;
+        const want = missingOf(first.rule).join(' ');
+        const got = await outcome(f.stranger);
+        if (got !== want) problems.push(`other workspace: ${where}: ${got} (expected ${want})`);
       }
-      // A user of another workspace: the first declared id the request names is not found.
-      req ? http++ : policy++;
-      const first = req ? (targetsOf(op.ids).find((x) => x.part === 'path' || (x.part === target.part && req.sent?.[x.name] !== undefined)) ?? target) : target;
-      const want = missingOf(first.rule).join(' ');
-      const got = await outcome(f.stranger);
-      if (got !== want) problems.push(`other workspace: ${where}: ${got} (expected ${want})`);
     }
-  }
-  t.log(`${ops} operations: ${http} refusal cases through HTTP, ${policy} at the policy (no valid body could be generated)`);
-  t.deepEqual(problems, []);
-  const after = await digest(f.workspaceId);
-  t.is(after, before, 'refused requests changed nothing');
-});
+    t.log(
+      `${ops} operations: ${http} refusal cases through HTTP, ${policy} at the policy (no valid body could be generated)`,
+    );
+    t.deepEqual(problems, []);
+    const after = await digest(f.workspaceId);
+    t.is(after, before, 'refused requests changed nothing');
+  },
+);
 
 test.serial('every tool with ids: the same policy through runTool (Operator and MCP)', async (t) => {
   const f = await setup();
   const { services } = await api();
   const ctxFor = async (user: TestUser, actingAs?: string) => {
     const e = services.orm.em.fork();
-    return { em: e as never, actor: await resolveActor(e as never, { userId: user.id, kind: 'session' }, actingAs), jobs: services.jobs, config: services.config, providers: services };
+    return {
+      em: e as never,
+      actor: await resolveActor(e as never, { userId: user.id, kind: 'session' }, actingAs),
+      jobs: services.jobs,
+      config: services.config,
+      providers: services,
+    };
   };
   // Through runTool with a valid input; when none can be generated, at the policy itself.
-  const outcome = async (tool: Tool, ctx: Awaited<ReturnType<typeof ctxFor>>, input: Record<string, unknown> | null, fallback: Record<string, unknown>) => {
+  const outcome = async (
+    tool: Tool,
+    ctx: Awaited<ReturnType<typeof ctxFor>>,
+    input: Record<string, unknown> | null,
+    fallback: Record<string, unknown>,
+  ) => {
     try {
       if (input) await runTool(tool, ctx, input);
       else await authorizeRequest(ctx.em, ctx.actor, { body: tool.ids }, 'body', fallback);
@@ -294,7 +380,9 @@ test.serial('every tool with ids: the same policy through runTool (Operator and 
   let cases = 0;
   let tools = 0;
   for (const tool of allTools()) {
-    const targets = Object.entries(tool.ids ?? {}).flatMap(([name, rule]) => (ruleKind(rule) ? [{ name, rule, kind: ruleKind(rule)! }] : []));
+    const targets = Object.entries(tool.ids ?? {}).flatMap(([name, rule]) =>
+      ruleKind(rule) ? [{ name, rule, kind: ruleKind(rule)! }] : [],
+    );
     if (!targets.length) continue;
     tools++;
     for (const target of targets) {
@@ -326,38 +414,79 @@ test.serial('every tool with ids: the same policy through runTool (Operator and 
 // Generated over every notification kind (domain/notifications/notifications.ts NOTIFICATION_KINDS):
 // about P1's resource of the kind it names, a member given only P2 hears nothing (unless the resource
 // is the workspace's), a member given P1 and the owner hear it; docs/notifications.md's table says the same.
-test.serial('every notification kind reaches only the members who may open what it names; the docs table matches', async (t) => {
-  const f = await setup();
-  const e = await em();
-  const heard = async (userId: string, key: string) =>
-    Number((await e.execute<{ n: string }[]>(`select count(*) as n from notifications where user_id = ? and workspace_id = ? and dedupe_key = ?`, [userId, f.workspaceId, key]))[0].n);
-  const docs = readFileSync(new URL('../../docs/notifications.md', import.meta.url), 'utf8').split('\n');
-  const problems: string[] = [];
-  for (const [kind, decl] of Object.entries(NOTIFICATION_KINDS) as [NotificationKind, (typeof NOTIFICATION_KINDS)[NotificationKind]][]) {
-    const key = `policy:${kind}:${randomUUID()}`;
-    await notify(e as never, f.workspaceId, { kind, title: kind, body: kind, data: { [decl.field]: f.p1[decl.names] }, key });
-    const workspaceLevel = !(PRODUCT_KINDS as string[]).includes(decl.names);
-    const got = { limited: await heard(f.limited.id, key), both: await heard(f.both.id, key), owner: await heard(f.owner.id, key) };
-    const want = { limited: workspaceLevel ? 1 : 0, both: 1, owner: 1 };
-    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push(`${kind} (names ${decl.names}): ${JSON.stringify(got)} (expected ${JSON.stringify(want)})`);
-    const row = docs.find((line) => line.startsWith(`| \`${kind}\``) || line.includes(`, \`${kind}\` |`));
-    if (!row?.includes(`| \`${decl.names}\` (\`${decl.field}\`) |`)) problems.push(`docs/notifications.md: no row for ${kind} naming \`${decl.names}\` (\`${decl.field}\`)`);
-  }
-  // The reply path itself (a batch of inbound messages): P1's conversation is not the P2 member's.
-  const message = randomUUID();
-  await notifyReplies(e as never, f.workspaceId, [{ id: message, conversation_id: f.p1.conversation, lead_id: f.p1.lead, sender: 'x@example.test', body: 'Secret pricing question', sent_at: new Date().toISOString() }]);
-  const replyKey = `reply:${message}`;
-  t.is(await heard(f.limited.id, replyKey), 0, 'a member without the product is not told of the reply');
-  t.is(await heard(f.both.id, replyKey), 1);
-  t.deepEqual(problems, []);
-});
+test.serial(
+  'every notification kind reaches only the members who may open what it names; the docs table matches',
+  async (t) => {
+    const f = await setup();
+    const e = await em();
+    const heard = async (userId: string, key: string) =>
+      Number(
+        (
+          await e.execute<{ n: string }[]>(
+            `select count(*) as n from notifications where user_id = ? and workspace_id = ? and dedupe_key = ?`,
+            [userId, f.workspaceId, key],
+          )
+        )[0].n,
+      );
+    const docs = readFileSync(new URL('../../docs/notifications.md', import.meta.url), 'utf8').split('\n');
+    const problems: string[] = [];
+    for (const [kind, decl] of Object.entries(NOTIFICATION_KINDS) as [
+      NotificationKind,
+      (typeof NOTIFICATION_KINDS)[NotificationKind],
+    ][]) {
+      const key = `policy:${kind}:${randomUUID()}`;
+      await notify(e as never, f.workspaceId, {
+        kind,
+        title: kind,
+        body: kind,
+        data: { [decl.field]: f.p1[decl.names] },
+        key,
+      });
+      const workspaceLevel = !(PRODUCT_KINDS as string[]).includes(decl.names);
+      const got = {
+        limited: await heard(f.limited.id, key),
+        both: await heard(f.both.id, key),
+        owner: await heard(f.owner.id, key),
+      };
+      const want = { limited: workspaceLevel ? 1 : 0, both: 1, owner: 1 };
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        problems.push(`${kind} (names ${decl.names}): ${JSON.stringify(got)} (expected ${JSON.stringify(want)})`);
+      const row = docs.find((line) => line.startsWith(`| \`${kind}\``) || line.includes(`, \`${kind}\` |`));
+      if (!row?.includes(`| \`${decl.names}\` (\`${decl.field}\`) |`))
+        problems.push(`docs/notifications.md: no row for ${kind} naming \`${decl.names}\` (\`${decl.field}\`)`);
+    }
+    // The reply path itself (a batch of inbound messages): P1's conversation is not the P2 member's.
+    const message = randomUUID();
+    await notifyReplies(e as never, f.workspaceId, [
+      {
+        id: message,
+        conversation_id: f.p1.conversation,
+        lead_id: f.p1.lead,
+        sender: 'x@example.test',
+        body: 'Secret pricing question',
+        sent_at: new Date().toISOString(),
+      },
+    ]);
+    const replyKey = `reply:${message}`;
+    t.is(await heard(f.limited.id, replyKey), 0, 'a member without the product is not told of the reply');
+    t.is(await heard(f.both.id, replyKey), 1);
+    t.deepEqual(problems, []);
+  },
+);
 
 /** Every `within` and `each` rule of the registries, with the request part it is in. */
 function childRules(decls: { where: string; ids: IdDeclaration | undefined }[]) {
-  const out: { where: string; ids: IdDeclaration; part: Part; name: string; rule: Extract<IdRule, { within: string }> }[] = [];
+  const out: {
+    where: string;
+    ids: IdDeclaration;
+    part: Part;
+    name: string;
+    rule: Extract<IdRule, { within: string }>;
+  }[] = [];
   for (const { where, ids } of decls)
     for (const part of ['path', 'query', 'body'] as Part[])
-      for (const [name, rule] of Object.entries(ids?.[part] ?? {})) if (typeof rule === 'object' && 'within' in rule) out.push({ where, ids: ids!, part, name, rule });
+      for (const [name, rule] of Object.entries(ids?.[part] ?? {}))
+        if (typeof rule === 'object' && 'within' in rule) out.push({ where, ids: ids!, part, name, rule });
   return out;
 }
 
@@ -387,12 +516,16 @@ test.serial('every child id (within / each within) not inside its parent is refu
     const parent = parentOf(c.ids, c.rule.within, f);
     const stranger = randomUUID();
     const single = { [c.name]: stranger };
-    const parts = { [parent.part]: { [c.rule.within]: parent.value }, [c.part]: { ...(parent.part === c.part ? { [c.rule.within]: parent.value } : {}), ...single } };
+    const parts = {
+      [parent.part]: { [c.rule.within]: parent.value },
+      [c.part]: { ...(parent.part === c.part ? { [c.rule.within]: parent.value } : {}), ...single },
+    };
     cases++;
     try {
       const refused = await authorizeRequest(e as never, actor, c.ids, c.part, parts[c.part], parts);
       if ('each' in c.rule) {
-        if (!refused.includes(stranger)) problems.push(`${c.where} ${c.part}.${c.name}: an id outside the parent was not refused`);
+        if (!refused.includes(stranger))
+          problems.push(`${c.where} ${c.part}.${c.name}: an id outside the parent was not refused`);
       } else problems.push(`${c.where} ${c.part}.${c.name}: an id outside the parent passed`);
     } catch (err) {
       const want = ('missing' in c.rule && c.rule.missing ? c.rule.missing : [404, 'not_found']).join(' ');
@@ -408,57 +541,125 @@ test.serial('every child id (within / each within) not inside its parent is refu
 // The two filters the issue names: another campaign's step is 404, not an empty page.
 test.serial('a step_id filter naming another campaign’s step is 404 (scheduled actions, message review)', async (t) => {
   const f = await setup();
-  const [other] = await (await em()).execute<{ id: string }[]>(`select id from campaign_steps where campaign_id = ? limit 1`, [f.p2.campaign]);
-  const [own] = await (await em()).execute<{ id: string }[]>(`select id from campaign_steps where campaign_id = ? limit 1`, [f.p1.campaign]);
+  const [other] = await (
+    await em()
+  ).execute<{ id: string }[]>(`select id from campaign_steps where campaign_id = ? limit 1`, [f.p2.campaign]);
+  const [own] = await (
+    await em()
+  ).execute<{ id: string }[]>(`select id from campaign_steps where campaign_id = ? limit 1`, [f.p1.campaign]);
   for (const route of ['scheduled-actions', 'message-review']) {
-    const bad = await call('GET', `/api/campaigns/${f.p1.campaign}/${route}?step_id=${other.id}`, { token: f.owner.accessToken });
+    const bad = await call('GET', `/api/campaigns/${f.p1.campaign}/${route}?step_id=${other.id}`, {
+      token: f.owner.accessToken,
+    });
     t.is(bad.status, 404, `${route}: ${bad.text}`);
     t.is(bad.body.error.code, 'not_found');
-    const ok = await call('GET', `/api/campaigns/${f.p1.campaign}/${route}?step_id=${own.id}`, { token: f.owner.accessToken });
+    const ok = await call('GET', `/api/campaigns/${f.p1.campaign}/${route}?step_id=${own.id}`, {
+      token: f.owner.accessToken,
+    });
     t.is(ok.status, 200, `${route}: ${ok.text}`);
   }
 });
 
 // Batches answered item by item: another product's item is answered exactly as an unknown id.
-test.serial('batch items of another product are answered not_found, revealing nothing (enroll, preview, discovered-lead batches)', async (t) => {
-  const f = await setup();
-  const e = await em();
-  const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, headers: { 'x-acting-as': f.owner.id }, ...(body === undefined ? {} : { body }) });
-  // P2's campaign, paused so that nothing is sent whatever is enrolled.
-  await e.execute(`update campaigns set status = 'paused' where id = ?`, [f.p2.campaign]);
-  const unknown = randomUUID();
-  const enroll = await call('POST', `/api/campaigns/${f.p2.campaign}/leads`, as(f.limited, { lead_ids: [f.p1.lead, unknown] }));
-  t.is(enroll.status, 200, enroll.text);
-  t.deepEqual(
-    enroll.body.items.map((i: { lead_id: string; status: string; reason: string }) => [i.lead_id, i.status, i.reason]),
-    [
-      [f.p1.lead, 'skipped', 'not_found'],
-      [unknown, 'skipped', 'not_found'],
-    ],
-  );
-  t.is(Number((await e.execute<{ n: string }[]>(`select count(*) as n from enrollments where campaign_id = ? and lead_id = ?`, [f.p2.campaign, f.p1.lead]))[0].n), 0);
-  const preview = await call('GET', `/api/campaigns/${f.p2.campaign}/enrollment-preview?lead_ids=${f.p1.lead},${unknown}`, as(f.limited));
-  t.is(preview.status, 200, preview.text);
-  t.like(preview.body, { total: 2, would_enroll: 0, skipped_by_reason: { not_found: 2 } });
-  // The member given P1 too sees the lead (whatever its answer, not not_found).
-  const seen = await call('GET', `/api/campaigns/${f.p2.campaign}/enrollment-preview?lead_ids=${f.p1.lead}`, as(f.both));
-  t.is(seen.body.skipped_by_reason.not_found, undefined, seen.text);
-  for (const route of ['batch-approve', 'batch-reject']) {
-    const r = await call('POST', `/api/discovered-leads/${route}`, as(f.limited, { ids: [f.p1.discovered_lead, unknown], ...(route === 'batch-reject' ? { reason: 'x' } : {}) }));
-    t.is(r.status, 200, r.text);
-    t.deepEqual(r.body.results, [
-      { id: f.p1.discovered_lead, result: 'not_found' },
-      { id: unknown, result: 'not_found' },
-    ]);
-  }
-  t.is((await e.execute<{ status: string }[]>(`select status from discovered_leads where id = ?`, [f.p1.discovered_lead]))[0].status, 'new');
-  // A company import's client events: one naming P1's import is not found, and its client id stays free.
-  const clientId = `policy-${randomUUID()}`;
-  const ev = await call('POST', '/api/company-decision-maker-imports/events', as(f.limited, { events: [{ id: clientId, job_id: f.p1.cdm_import, type: 'company.approved', target_id: randomUUID() }] }));
-  t.is(ev.status, 200, ev.text);
-  t.is(ev.body.results[0].result, 'not_found', ev.text);
-  t.is(Number((await e.execute<{ n: string }[]>(`select count(*) as n from cdm_import_events where workspace_id = ? and client_id = ?`, [f.workspaceId, clientId]))[0].n), 0);
-});
+test.serial(
+  'batch items of another product are answered not_found, revealing nothing (enroll, preview, discovered-lead batches)',
+  async (t) => {
+    const f = await setup();
+    const e = await em();
+    const as = (u: TestUser, body?: unknown) => ({
+      token: u.accessToken,
+      headers: { 'x-acting-as': f.owner.id },
+      ...(body === undefined ? {} : { body }),
+    });
+    // P2's campaign, paused so that nothing is sent whatever is enrolled.
+    await e.execute(`update campaigns set status = 'paused' where id = ?`, [f.p2.campaign]);
+    const unknown = randomUUID();
+    const enroll = await call(
+      'POST',
+      `/api/campaigns/${f.p2.campaign}/leads`,
+      as(f.limited, { lead_ids: [f.p1.lead, unknown] }),
+    );
+    t.is(enroll.status, 200, enroll.text);
+    t.deepEqual(
+      enroll.body.items.map((i: { lead_id: string; status: string; reason: string }) => [
+        i.lead_id,
+        i.status,
+        i.reason,
+      ]),
+      [
+        [f.p1.lead, 'skipped', 'not_found'],
+        [unknown, 'skipped', 'not_found'],
+      ],
+    );
+    t.is(
+      Number(
+        (
+          await e.execute<{ n: string }[]>(
+            `select count(*) as n from enrollments where campaign_id = ? and lead_id = ?`,
+            [f.p2.campaign, f.p1.lead],
+          )
+        )[0].n,
+      ),
+      0,
+    );
+    const preview = await call(
+      'GET',
+      `/api/campaigns/${f.p2.campaign}/enrollment-preview?lead_ids=${f.p1.lead},${unknown}`,
+      as(f.limited),
+    );
+    t.is(preview.status, 200, preview.text);
+    t.like(preview.body, { total: 2, would_enroll: 0, skipped_by_reason: { not_found: 2 } });
+    // The member given P1 too sees the lead (whatever its answer, not not_found).
+    const seen = await call(
+      'GET',
+      `/api/campaigns/${f.p2.campaign}/enrollment-preview?lead_ids=${f.p1.lead}`,
+      as(f.both),
+    );
+    t.is(seen.body.skipped_by_reason.not_found, undefined, seen.text);
+    for (const route of ['batch-approve', 'batch-reject']) {
+      const r = await call(
+        'POST',
+        `/api/discovered-leads/${route}`,
+        as(f.limited, { ids: [f.p1.discovered_lead, unknown], ...(route === 'batch-reject' ? { reason: 'x' } : {}) }),
+      );
+      t.is(r.status, 200, r.text);
+      t.deepEqual(r.body.results, [
+        { id: f.p1.discovered_lead, result: 'not_found' },
+        { id: unknown, result: 'not_found' },
+      ]);
+    }
+    t.is(
+      (
+        await e.execute<{ status: string }[]>(`select status from discovered_leads where id = ?`, [
+          f.p1.discovered_lead,
+        ])
+      )[0].status,
+      'new',
+    );
+    // A company import's client events: one naming P1's import is not found, and its client id stays free.
+    const clientId = `policy-${randomUUID()}`;
+    const ev = await call(
+      'POST',
+      '/api/company-decision-maker-imports/events',
+      as(f.limited, {
+        events: [{ id: clientId, job_id: f.p1.cdm_import, type: 'company.approved', target_id: randomUUID() }],
+      }),
+    );
+    t.is(ev.status, 200, ev.text);
+    t.is(ev.body.results[0].result, 'not_found', ev.text);
+    t.is(
+      Number(
+        (
+          await e.execute<{ n: string }[]>(
+            `select count(*) as n from cdm_import_events where workspace_id = ? and client_id = ?`,
+            [f.workspaceId, clientId],
+          )
+        )[0].n,
+      ),
+      0,
+    );
+  },
+);
 
 // Last: the allowed member really runs the operations (deletions included).
 test.serial('every id-taking operation: a member given the product is not refused', async (t) => {
@@ -472,7 +673,9 @@ test.serial('every id-taking operation: a member given the product is not refuse
       if (!isProductKind(target.kind)) continue; // workspace-level kinds: roles decide, in the domain
       cases++;
       const req = requestFor(op, target, f);
-      const got = req ? await httpOutcome(op, req, f.both, f.owner.id) : await policyOutcome(op, target, f.p1[target.kind], f.both, f.owner.id);
+      const got = req
+        ? await httpOutcome(op, req, f.both, f.owner.id)
+        : await policyOutcome(op, target, f.p1[target.kind], f.both, f.owner.id);
       if (got === '403 not_assigned') problems.push(`${op.method} ${op.path} ${target.part}.${target.name}: refused`);
       if (/^5/.test(got)) problems.push(`${op.method} ${op.path} ${target.part}.${target.name}: ${got}`); // allowed means served, not crashed
     }
@@ -483,20 +686,59 @@ test.serial('every id-taking operation: a member given the product is not refuse
 
 test('the router refuses to register an operation whose ids are not declared; defineTool refuses such a tool', async (t) => {
   const { services } = await api();
-  const op = (over: Partial<Operation>) => ({ ...allOperations().find((o) => o.operationId === 'getCampaignsById')!, ...over }) as Operation;
+  const op = (over: Partial<Operation>) =>
+    ({ ...allOperations().find((o) => o.operationId === 'getCampaignsById')!, ...over }) as Operation;
   t.notThrows(() => buildRouter([op({})], services));
-  t.throws(() => buildRouter([op({ ids: undefined })], services), { message: /getCampaignsById: declare what these ids name .*path\.id/ });
-  t.throws(() => buildRouter([op({ ids: { path: { id: 'campaign' } }, query: z.object({ lead_id: z.uuid() }) })], services), { message: /query\.lead_id/ });
-  t.throws(() => buildRouter([op({ ids: { path: { id: { within: 'campaignId', child: 'step' } } } })], services), { message: /within campaignId, undeclared/ });
+  t.throws(() => buildRouter([op({ ids: undefined })], services), {
+    message: /getCampaignsById: declare what these ids name .*path\.id/,
+  });
+  t.throws(
+    () => buildRouter([op({ ids: { path: { id: 'campaign' } }, query: z.object({ lead_id: z.uuid() }) })], services),
+    { message: /query\.lead_id/ },
+  );
+  t.throws(() => buildRouter([op({ ids: { path: { id: { within: 'campaignId', child: 'step' } } } })], services), {
+    message: /within campaignId, undeclared/,
+  });
   // Found by the schema, whatever the name or the nesting: a uuid field, `ids`, an id inside a batch's items, a union's branch.
-  const post = (body: z.ZodType, ids?: Operation['ids']) => op({ method: 'POST', body, ids: { path: { id: 'campaign' }, ...ids } });
+  const post = (body: z.ZodType, ids?: Operation['ids']) =>
+    op({ method: 'POST', body, ids: { path: { id: 'campaign' }, ...ids } });
   t.throws(() => buildRouter([post(z.object({ reassign_to: z.uuid() }))], services), { message: /body\.reassign_to/ });
   t.throws(() => buildRouter([post(z.object({ ids: z.array(z.string()) }))], services), { message: /body\.ids/ });
-  t.throws(() => buildRouter([post(z.object({ events: z.array(z.object({ target: z.uuid() })) }))], services), { message: /body\.events\[\]\.target/ });
-  t.throws(() => buildRouter([post(z.xor([z.object({ signal_id: z.uuid() }), z.object({ name: z.string() })]))], services), { message: /body\.signal_id/ });
-  t.throws(() => buildRouter([post(z.array(z.object({ app_id: z.uuid() })))], services), { message: /body\.\[\]\.app_id/ });
-  t.notThrows(() => buildRouter([post(z.object({ events: z.array(z.object({ target: z.uuid() })) }), { body: { 'events[].target': { value: 'test' } } })], services));
-  t.throws(() => defineTool({ name: 'x', domain: 'x', description: 'x', input: z.object({ campaign_id: z.uuid() }), risk: 'read', run: async () => null }), { message: /tool x: .*campaign_id/ });
+  t.throws(() => buildRouter([post(z.object({ events: z.array(z.object({ target: z.uuid() })) }))], services), {
+    message: /body\.events\[\]\.target/,
+  });
+  t.throws(
+    () => buildRouter([post(z.xor([z.object({ signal_id: z.uuid() }), z.object({ name: z.string() })]))], services),
+    { message: /body\.signal_id/ },
+  );
+  t.throws(() => buildRouter([post(z.array(z.object({ app_id: z.uuid() })))], services), {
+    message: /body\.\[\]\.app_id/,
+  });
+  t.notThrows(() =>
+    buildRouter(
+      [
+        post(z.object({ events: z.array(z.object({ target: z.uuid() })) }), {
+          body: { 'events[].target': { value: 'test' } },
+        }),
+      ],
+      services,
+    ),
+  );
+  t.throws(
+    () =>
+      defineTool({
+        name: 'x',
+        domain: 'x',
+        description: 'x',
+        input: z.object({ campaign_id: z.uuid() }),
+        risk: 'read',
+        run: async () => null,
+      }),
+    { message: /tool x: .*campaign_id/ },
+  );
   // Every registered operation and tool passed the same check (else the API would not have started).
-  t.deepEqual(allOperations().flatMap((o) => undeclaredIds(o).map((m) => `${o.operationId}: ${m}`)), []);
+  t.deepEqual(
+    allOperations().flatMap((o) => undeclaredIds(o).map((m) => `${o.operationId}: ${m}`)),
+    [],
+  );
 });

@@ -2,7 +2,13 @@ import test from 'ava';
 import { z } from 'zod';
 import { defineOperation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
-import { effectivePlan, requireActiveSubscription, requireOperatorAccess, requireWithinLimit, PLANS } from '../../domain/billing/plans.js';
+import {
+  effectivePlan,
+  requireActiveSubscription,
+  requireOperatorAccess,
+  requireWithinLimit,
+  PLANS,
+} from '../../domain/billing/plans.js';
 import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { api, call, createTestApp, createUser, listen, closeApi } from '../helpers/api.js';
 import { addTeamMember } from '../helpers/db.js';
@@ -42,20 +48,26 @@ const probes = [
   }),
 ];
 let probeBase: Promise<string> | undefined;
-const probe = async () => (probeBase ??= api().then(async ({ services }) => (await listen(services, [...allOperations(), ...probes])).base));
+const probe = async () =>
+  (probeBase ??= api().then(async ({ services }) => (await listen(services, [...allOperations(), ...probes])).base));
 
 test('GET /api/billing/catalog lists the plans with integer prices in cents and their entitlements', async (t) => {
   const u = await createUser();
   const r = await call('GET', '/api/billing/catalog', { token: u.accessToken });
   t.is(r.status, 200, r.text);
-  t.deepEqual(r.body.plans.map((p: any) => p.id), ['free', 'starter', 'pro']);
+  t.deepEqual(
+    r.body.plans.map((p: any) => p.id),
+    ['free', 'starter', 'pro'],
+  );
   const [free, starter] = r.body.plans;
   t.false(free.paid);
   t.false(free.entitlements.operator_access);
   t.true(starter.paid);
   t.true(starter.entitlements.operator_access);
   t.is(starter.price_monthly_cents, 4900);
-  t.true(r.body.plans.every((p: any) => Number.isInteger(p.price_monthly_cents) && Number.isInteger(p.price_yearly_cents)));
+  t.true(
+    r.body.plans.every((p: any) => Number.isInteger(p.price_monthly_cents) && Number.isInteger(p.price_yearly_cents)),
+  );
   t.is((await call('GET', '/api/billing/catalog')).status, 401);
 });
 
@@ -63,7 +75,15 @@ test('a new workspace is on the free plan with status none and no credits', asyn
   const u = await createUser();
   const r = await call('GET', '/api/me/entitlement', { token: u.accessToken });
   t.is(r.status, 200, r.text);
-  t.like(r.body, { plan_id: 'free', subscribed_plan_id: 'free', status: 'none', paid: false, current_period_end: null, is_demo: false, credits: { balance: 0 } });
+  t.like(r.body, {
+    plan_id: 'free',
+    subscribed_plan_id: 'free',
+    status: 'none',
+    paid: false,
+    current_period_end: null,
+    is_demo: false,
+    credits: { balance: 0 },
+  });
   t.false(r.body.entitlements.operator_access);
   const cp = await call('GET', '/api/billing/current-plan', { token: u.accessToken });
   t.is(cp.status, 200, cp.text);
@@ -98,7 +118,11 @@ test('entitlement, features, limits and current plan follow X-Acting-As; billing
   const e = await call('GET', '/api/me/entitlement', as(member));
   t.is(e.status, 200, e.text);
   t.is(e.body.plan_id, 'pro');
-  t.is((await call('GET', '/api/me/entitlement', { token: member.accessToken })).body.plan_id, 'free', 'own workspace without the header');
+  t.is(
+    (await call('GET', '/api/me/entitlement', { token: member.accessToken })).body.plan_id,
+    'free',
+    'own workspace without the header',
+  );
   t.is((await call('GET', '/api/features', as(member))).body.features.operator, true);
   t.is((await call('GET', '/api/user/limits', as(member))).body.plan_id, 'pro');
 
@@ -110,7 +134,13 @@ test('entitlement, features, limits and current plan follow X-Acting-As; billing
     t.is(r.body.error.code, 'not_assigned');
   }
   // Not in the owner's team, or a malformed header.
-  for (const path of ['/api/me/entitlement', '/api/features', '/api/user/limits', '/api/billing/current-plan', '/api/billing/beta-rewards']) {
+  for (const path of [
+    '/api/me/entitlement',
+    '/api/features',
+    '/api/user/limits',
+    '/api/billing/current-plan',
+    '/api/billing/beta-rewards',
+  ]) {
     const r = await call('GET', path, as(stranger));
     t.is(r.status, 403, path);
     t.is(r.body.error.code, 'not_assigned');
@@ -190,19 +220,39 @@ test('requireOperatorAccess: 402 with an empty code unless the effective plan is
   await setUserPlan(u.id, 'starter');
   t.is((await call('GET', '/api/test/operator', { base, token: u.accessToken })).status, 200);
   await setUserPlan(u.id, 'starter', { status: 'past_due' });
-  t.is((await call('GET', '/api/test/operator', { base, token: u.accessToken })).status, 200, 'past_due keeps entitlements (grace)');
+  t.is(
+    (await call('GET', '/api/test/operator', { base, token: u.accessToken })).status,
+    200,
+    'past_due keeps entitlements (grace)',
+  );
   await setUserPlan(u.id, 'starter', { status: 'canceled', currentPeriodEnd: new Date(Date.now() + 86_400_000) });
-  t.is((await call('GET', '/api/test/operator', { base, token: u.accessToken })).status, 200, 'canceled: paid until the period ends');
+  t.is(
+    (await call('GET', '/api/test/operator', { base, token: u.accessToken })).status,
+    200,
+    'canceled: paid until the period ends',
+  );
   await setUserPlan(u.id, 'starter', { status: 'canceled', currentPeriodEnd: new Date(Date.now() - 1000) });
-  t.is((await call('GET', '/api/test/operator', { base, token: u.accessToken })).status, 402, 'canceled and ended: free');
+  t.is(
+    (await call('GET', '/api/test/operator', { base, token: u.accessToken })).status,
+    402,
+    'canceled and ended: free',
+  );
   // A member acting for a paying owner gets the owner's plan.
   const owner = await createUser();
   await setUserPlan(owner.id, 'pro');
   await addTeamMember(owner.id, u.id);
-  t.is((await call('GET', '/api/test/operator', { base, token: u.accessToken, headers: { 'x-acting-as': owner.id } })).status, 200);
+  t.is(
+    (await call('GET', '/api/test/operator', { base, token: u.accessToken, headers: { 'x-acting-as': owner.id } }))
+      .status,
+    200,
+  );
   // The Operator is unavailable in the Demo workspace (on a paid plan), reads included.
   t.is((await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })).status, 201);
-  const demo = await call('GET', '/api/test/operator', { base, token: u.accessToken, headers: { 'x-acting-as': DEMO_USER_ID } });
+  const demo = await call('GET', '/api/test/operator', {
+    base,
+    token: u.accessToken,
+    headers: { 'x-acting-as': DEMO_USER_ID },
+  });
   t.is(demo.status, 403);
   t.is(demo.body.error.code, 'demo_read_only');
 });
@@ -216,7 +266,10 @@ test('requireActiveSubscription: 403 subscription_required unless a paid subscri
   await setUserPlan(u.id, 'pro');
   t.is((await call('GET', '/api/test/subscription', { base, token: u.accessToken })).status, 200);
   await setUserPlan(u.id, 'pro', { status: 'past_due' });
-  t.is((await call('GET', '/api/test/subscription', { base, token: u.accessToken })).body.error.code, 'subscription_required');
+  t.is(
+    (await call('GET', '/api/test/subscription', { base, token: u.accessToken })).body.error.code,
+    'subscription_required',
+  );
   await setUserPlan(u.id, 'free');
   t.is((await call('GET', '/api/test/subscription', { base, token: u.accessToken })).status, 403);
 });
@@ -240,7 +293,17 @@ test('effectivePlan: no row / none → free; active and past_due → plan; cance
   t.is(effectivePlan({ plan: 'pro', status: 'none', currentPeriodEnd: null }, now), PLANS.free);
   t.is(effectivePlan({ plan: 'pro', status: 'active', currentPeriodEnd: null }, now), PLANS.pro);
   t.is(effectivePlan({ plan: 'pro', status: 'past_due', currentPeriodEnd: null }, now), PLANS.pro);
-  t.is(effectivePlan({ plan: 'pro', status: 'canceled', currentPeriodEnd: new Date('2026-07-01T00:00:00Z') }, now), PLANS.pro);
-  t.is(effectivePlan({ plan: 'pro', status: 'canceled', currentPeriodEnd: new Date('2026-06-01T00:00:00Z') }, now), PLANS.free);
-  t.is(effectivePlan({ plan: 'gold', status: 'active', currentPeriodEnd: null }, now), PLANS.free, 'unknown plan ids fall back to free');
+  t.is(
+    effectivePlan({ plan: 'pro', status: 'canceled', currentPeriodEnd: new Date('2026-07-01T00:00:00Z') }, now),
+    PLANS.pro,
+  );
+  t.is(
+    effectivePlan({ plan: 'pro', status: 'canceled', currentPeriodEnd: new Date('2026-06-01T00:00:00Z') }, now),
+    PLANS.free,
+  );
+  t.is(
+    effectivePlan({ plan: 'gold', status: 'active', currentPeriodEnd: null }, now),
+    PLANS.free,
+    'unknown plan ids fall back to free',
+  );
 });

@@ -17,11 +17,19 @@ import { createOwner, em } from '../helpers/billing.js';
 import { addTeamMember } from '../helpers/db.js';
 test.after.always(closeApi);
 
-const as = (u: TestUser, body?: unknown, headers: Record<string, string> = {}) => ({ token: u.accessToken, headers, ...(body === undefined ? {} : { body }) });
+const as = (u: TestUser, body?: unknown, headers: Record<string, string> = {}) => ({
+  token: u.accessToken,
+  headers,
+  ...(body === undefined ? {} : { body }),
+});
 const NO_SUCH_ID = '0190f5d2-7c1a-7b3e-9a10-000000000000';
 
 async function campaign(u: TestUser, appId: string, body: Record<string, unknown> = {}) {
-  const r = await call('POST', `/api/apps/${appId}/campaigns`, as(u, { name: `c ${Math.random()}`, time_zone: 'Europe/Berlin', ...body }));
+  const r = await call(
+    'POST',
+    `/api/apps/${appId}/campaigns`,
+    as(u, { name: `c ${Math.random()}`, time_zone: 'Europe/Berlin', ...body }),
+  );
   if (r.status !== 201) throw new Error(`campaign creation failed: ${r.status} ${r.text}`);
   return r.body as { id: string; [k: string]: any };
 }
@@ -32,25 +40,48 @@ async function step(u: TestUser, campaignId: string, body: Record<string, unknow
   return r.body as { id: string; position: number; step_version: number; [k: string]: any };
 }
 
-const EMAIL = { type: 'email', config: { subject: 'Hi {{first_name|there}}', body: 'Hello {{first_name}} at {{company|your company}}' } };
+const EMAIL = {
+  type: 'email',
+  config: { subject: 'Hi {{first_name|there}}', body: 'Hello {{first_name}} at {{company|your company}}' },
+};
 const INVITE = { type: 'invitation', config: { note: 'Hi {{first_name|there}}' } };
 const WAIT = { type: 'wait', config: { amount: 2, unit: 'business_days' } };
 
 async function account(u: TestUser, channel: 'email' | 'network', connect = true) {
-  const r = await call('POST', '/api/platform-accounts', as(u, { channel, display_name: `${channel} sender`, time_zone: 'Europe/Berlin' }));
+  const r = await call(
+    'POST',
+    '/api/platform-accounts',
+    as(u, { channel, display_name: `${channel} sender`, time_zone: 'Europe/Berlin' }),
+  );
   if (r.status !== 201) throw new Error(`account failed: ${r.status} ${r.text}`);
   if (connect) {
-    const c = await call('POST', `/api/platform-accounts/${r.body.id}/connect`, as(u, { credentials: { email: `s${Math.random()}@acme.example`, password: 'pw-secret-value' } }));
+    const c = await call(
+      'POST',
+      `/api/platform-accounts/${r.body.id}/connect`,
+      as(u, { credentials: { email: `s${Math.random()}@acme.example`, password: 'pw-secret-value' } }),
+    );
     if (c.status !== 200) throw new Error(`connect failed: ${c.status} ${c.text}`);
   }
   return r.body.id as string;
 }
 
-async function upload(u: TestUser, campaignId: string, stepId: string, data: Buffer, filename = 'deck.pdf', type = 'application/pdf', headers: Record<string, string> = {}) {
+async function upload(
+  u: TestUser,
+  campaignId: string,
+  stepId: string,
+  data: Buffer,
+  filename = 'deck.pdf',
+  type = 'application/pdf',
+  headers: Record<string, string> = {},
+) {
   const { base } = await api();
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(data)], { type }), filename);
-  const res = await fetch(`${base}/api/campaigns/${campaignId}/steps/${stepId}/attachment`, { method: 'POST', headers: { authorization: `Bearer ${u.accessToken}`, ...headers }, body: form });
+  const res = await fetch(`${base}/api/campaigns/${campaignId}/steps/${stepId}/attachment`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${u.accessToken}`, ...headers },
+    body: form,
+  });
   const text = await res.text();
   let body: any = text;
   try {
@@ -96,7 +127,14 @@ test('create: 201 draft with defaults and the canonical time zone; GET one; list
     message_mode: 'ai_review',
     exclusive_leads: false,
   });
-  t.like(full, { rotation: 'sticky', daily_new_lead_cap: 25, stop_on_reply: false, review_required: true, message_mode: 'ai_review', exclusive_leads: false });
+  t.like(full, {
+    rotation: 'sticky',
+    daily_new_lead_cap: 25,
+    stop_on_reply: false,
+    review_required: true,
+    message_mode: 'ai_review',
+    exclusive_leads: false,
+  });
   t.deepEqual(full.account_ids, [acc]);
   t.deepEqual(full.country_rule, { mode: 'block', countries: ['DE', 'FR'] });
   t.deepEqual(full.sending_windows, { '6': [{ start: '10:00', end: '12:00' }] });
@@ -104,15 +142,27 @@ test('create: 201 draft with defaults and the canonical time zone; GET one; list
   t.deepEqual((await call('GET', `/api/campaigns/${c.id}`, as(u))).body, c);
   const all = await call('GET', `/api/apps/${app.id}/campaigns`, as(u));
   t.is(all.status, 200);
-  t.deepEqual(all.body.items.map((x: any) => x.id), [c.id, full.id]);
+  t.deepEqual(
+    all.body.items.map((x: any) => x.id),
+    [c.id, full.id],
+  );
   const p1 = await call('GET', `/api/apps/${app.id}/campaigns?limit=1`, as(u));
   t.is(p1.body.items.length, 1);
   const p2 = await call('GET', `/api/apps/${app.id}/campaigns?limit=1&cursor=${p1.body.next_cursor}`, as(u));
-  t.deepEqual(p2.body.items.map((x: any) => x.id), [full.id]);
+  t.deepEqual(
+    p2.body.items.map((x: any) => x.id),
+    [full.id],
+  );
   t.is(p2.body.next_cursor, null);
   await call('PATCH', `/api/campaigns/${full.id}/status`, as(u, { status: 'archived' }));
-  t.deepEqual((await call('GET', `/api/apps/${app.id}/campaigns?status=archived`, as(u))).body.items.map((x: any) => x.id), [full.id]);
-  t.deepEqual((await call('GET', `/api/apps/${app.id}/campaigns?status=draft`, as(u))).body.items.map((x: any) => x.id), [c.id]);
+  t.deepEqual(
+    (await call('GET', `/api/apps/${app.id}/campaigns?status=archived`, as(u))).body.items.map((x: any) => x.id),
+    [full.id],
+  );
+  t.deepEqual(
+    (await call('GET', `/api/apps/${app.id}/campaigns?status=draft`, as(u))).body.items.map((x: any) => x.id),
+    [c.id],
+  );
   t.is((await call('GET', `/api/apps/${app.id}/campaigns?status=nope`, as(u))).body.error.code, 'invalid_query');
 });
 
@@ -126,7 +176,11 @@ test('create and update validation: time zone, windows, accounts of the workspac
   const badTz = await call('POST', base, as(u, { name: 'x', time_zone: 'Mars/Olympus' }));
   t.is(badTz.status, 400);
   t.is(badTz.body.error.code, 'invalid_time_zone');
-  const badWindow = await call('POST', base, as(u, { name: 'x', time_zone: 'UTC', sending_windows: { '1': [{ start: '17:00', end: '09:00' }] } }));
+  const badWindow = await call(
+    'POST',
+    base,
+    as(u, { name: 'x', time_zone: 'UTC', sending_windows: { '1': [{ start: '17:00', end: '09:00' }] } }),
+  );
   t.is(badWindow.status, 400);
   t.is(badWindow.body.error.code, 'invalid_body');
   t.is((await call('POST', base, as(u, { name: 'x', time_zone: 'UTC', sending_windows: { '8': [] } }))).status, 400);
@@ -138,16 +192,42 @@ test('create and update validation: time zone, windows, accounts of the workspac
   t.is(badAcc.body.error.details[0].path, 'account_ids.0');
 
   const c = await campaign(u, app.id);
-  const up = await call('PUT', `/api/campaigns/${c.id}`, as(u, { name: 'Renamed', daily_new_lead_cap: 10, time_zone: 'asia/tokyo' }));
+  const up = await call(
+    'PUT',
+    `/api/campaigns/${c.id}`,
+    as(u, { name: 'Renamed', daily_new_lead_cap: 10, time_zone: 'asia/tokyo' }),
+  );
   t.is(up.status, 200, up.text);
   t.like(up.body, { name: 'Renamed', daily_new_lead_cap: 10, time_zone: 'Asia/Tokyo', step_version: 1 });
-  t.like((await call('PUT', `/api/campaigns/${c.id}`, as(u, { daily_new_lead_cap: null }))).body, { daily_new_lead_cap: null, name: 'Renamed' });
-  const allDay = await call('PUT', `/api/campaigns/${c.id}`, as(u, { sending_windows: { '7': [{ start: '00:00', end: '24:00' }] } }));
+  t.like((await call('PUT', `/api/campaigns/${c.id}`, as(u, { daily_new_lead_cap: null }))).body, {
+    daily_new_lead_cap: null,
+    name: 'Renamed',
+  });
+  const allDay = await call(
+    'PUT',
+    `/api/campaigns/${c.id}`,
+    as(u, { sending_windows: { '7': [{ start: '00:00', end: '24:00' }] } }),
+  );
   t.deepEqual(allDay.body.sending_windows, { '7': [{ start: '00:00', end: '24:00' }] });
-  t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { sending_windows: { '7': [{ start: '24:00', end: '24:00' }] } }))).status, 400);
+  t.is(
+    (
+      await call(
+        'PUT',
+        `/api/campaigns/${c.id}`,
+        as(u, { sending_windows: { '7': [{ start: '24:00', end: '24:00' }] } }),
+      )
+    ).status,
+    400,
+  );
   t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, {}))).status, 400);
-  t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { time_zone: 'Nowhere/Town' }))).body.error.code, 'invalid_time_zone');
-  t.is((await call('PUT', `/api/campaigns/${c.id}`, as(u, { account_ids: [foreign] }))).body.error.code, 'invalid_account');
+  t.is(
+    (await call('PUT', `/api/campaigns/${c.id}`, as(u, { time_zone: 'Nowhere/Town' }))).body.error.code,
+    'invalid_time_zone',
+  );
+  t.is(
+    (await call('PUT', `/api/campaigns/${c.id}`, as(u, { account_ids: [foreign] }))).body.error.code,
+    'invalid_account',
+  );
   await call('PATCH', `/api/campaigns/${c.id}/status`, as(u, { status: 'archived' }));
   const archived = await call('PUT', `/api/campaigns/${c.id}`, as(u, { name: 'again' }));
   t.is(archived.status, 409);
@@ -210,7 +290,13 @@ test('status: every documented transition, 409 invalid_transition for the others
   ];
   for (const [from, tos] of invalid) {
     const id = await ready();
-    const path: Record<string, string[]> = { draft: [], active: ['active'], paused: ['active', 'paused'], completed: ['active', 'completed'], archived: ['archived'] };
+    const path: Record<string, string[]> = {
+      draft: [],
+      active: ['active'],
+      paused: ['active', 'paused'],
+      completed: ['active', 'completed'],
+      archived: ['archived'],
+    };
     for (const s of path[from]) t.is((await patch(id, s)).status, 200);
     for (const to of tos) {
       const r = await patch(id, to);
@@ -247,7 +333,12 @@ test('preflight: blockers and warnings for draft settings and for a stored campa
       time_zone: 'Europe/Berlin',
       sending_windows: {},
       account_ids: [email, pending],
-      steps: [{ type: 'condition', config: { check: 'replied', expect: false } }, EMAIL, INVITE, { type: 'message', config: { body: 'Hi {{first_name}}, {{nope}}' } }],
+      steps: [
+        { type: 'condition', config: { check: 'replied', expect: false } },
+        EMAIL,
+        INVITE,
+        { type: 'message', config: { body: 'Hi {{first_name}}, {{nope}}' } },
+      ],
     }),
   );
   t.is(draft.status, 200, draft.text);
@@ -261,8 +352,14 @@ test('preflight: blockers and warnings for draft settings and for a stored campa
     'warning:template_variables',
     'warning:template_variables',
   ]);
-  t.like(draft.body.problems.find((p: any) => p.code === 'no_connected_account'), { details: { channel: 'network' } });
-  t.like(draft.body.problems.find((p: any) => p.code === 'account_not_connected'), { account_id: pending });
+  t.like(
+    draft.body.problems.find((p: any) => p.code === 'no_connected_account'),
+    { details: { channel: 'network' } },
+  );
+  t.like(
+    draft.body.problems.find((p: any) => p.code === 'account_not_connected'),
+    { account_id: pending },
+  );
   t.deepEqual(draft.body.problems.find((p: any) => p.code === 'template_variables').details.variables, ['first_name']);
   t.is(draft.body.blockers, 4);
   t.is(draft.body.warnings, 3);
@@ -271,7 +368,10 @@ test('preflight: blockers and warnings for draft settings and for a stored campa
   await step(u, c.id, EMAIL);
   const stored = await call('POST', url, as(u, { campaign_id: c.id }));
   t.true(stored.body.ready, stored.text);
-  t.deepEqual(stored.body.problems.map((p: any) => p.code), ['template_variables']);
+  t.deepEqual(
+    stored.body.problems.map((p: any) => p.code),
+    ['template_variables'],
+  );
   t.truthy(stored.body.problems[0].step_id);
   const override = await call('POST', url, as(u, { campaign_id: c.id, account_ids: [] }));
   t.false(override.body.ready);
@@ -286,12 +386,18 @@ test('preflight: blockers and warnings for draft settings and for a stored campa
   );
   const near = await call('POST', url, as(u, { campaign_id: c.id }));
   t.true(near.body.ready);
-  t.like(near.body.problems.find((p: any) => p.code === 'account_near_cap'), { severity: 'warning', account_id: email, details: { action: 'email', today: daily } });
+  t.like(
+    near.body.problems.find((p: any) => p.code === 'account_near_cap'),
+    { severity: 'warning', account_id: email, details: { action: 'email', today: daily } },
+  );
   // A campaign of another product of the workspace is not found here; a foreign account is 400.
   const app2 = await createTestApp(u, 'Other');
   t.is((await call('POST', `/api/apps/${app2.id}/campaigns/preflight`, as(u, { campaign_id: c.id }))).status, 404);
   const other = await createOwner();
-  t.is((await call('POST', url, as(u, { account_ids: [await account(other, 'email', false)] }))).body.error.code, 'invalid_account');
+  t.is(
+    (await call('POST', url, as(u, { account_ids: [await account(other, 'email', false)] }))).body.error.code,
+    'invalid_account',
+  );
   t.is((await call('POST', url, as(u, { time_zone: 'Bad/Zone' }))).body.error.code, 'invalid_time_zone');
 });
 
@@ -300,7 +406,14 @@ test('steps: add (append or at a position), list, replace, delete; every change 
   const app = await createTestApp(u);
   const c = await campaign(u, app.id);
   const s1 = await step(u, c.id, EMAIL);
-  t.like(s1, { position: 0, type: 'email', message_mode: null, effective_message_mode: 'template', attachment: null, step_version: 2 });
+  t.like(s1, {
+    position: 0,
+    type: 'email',
+    message_mode: null,
+    effective_message_mode: 'template',
+    attachment: null,
+    step_version: 2,
+  });
   const s2 = await step(u, c.id, WAIT);
   t.like(s2, { position: 1, effective_message_mode: null, step_version: 3 });
   const s0 = await step(u, c.id, { ...INVITE, position: 0, message_mode: 'ai' });
@@ -308,29 +421,71 @@ test('steps: add (append or at a position), list, replace, delete; every change 
   const list = await call('GET', `/api/campaigns/${c.id}/steps`, as(u));
   t.is(list.status, 200);
   t.like(list.body, { campaign_id: c.id, step_version: 4, message_mode: 'template' });
-  t.deepEqual(list.body.items.map((s: any) => [s.id, s.position]), [[s0.id, 0], [s1.id, 1], [s2.id, 2]]);
+  t.deepEqual(
+    list.body.items.map((s: any) => [s.id, s.position]),
+    [
+      [s0.id, 0],
+      [s1.id, 1],
+      [s2.id, 2],
+    ],
+  );
   t.is((await call('GET', `/api/campaigns/${c.id}`, as(u))).body.step_count, 3);
 
-  const replaced = await call('PUT', `/api/campaigns/${c.id}/steps/${s2.id}`, as(u, { type: 'condition', config: { check: 'accepted', expect: true } }));
+  const replaced = await call(
+    'PUT',
+    `/api/campaigns/${c.id}/steps/${s2.id}`,
+    as(u, { type: 'condition', config: { check: 'accepted', expect: true } }),
+  );
   t.is(replaced.status, 200, replaced.text);
-  t.like(replaced.body, { id: s2.id, position: 2, type: 'condition', config: { check: 'accepted', expect: true }, step_version: 5 });
+  t.like(replaced.body, {
+    id: s2.id,
+    position: 2,
+    type: 'condition',
+    config: { check: 'accepted', expect: true },
+    step_version: 5,
+  });
   const del = await call('DELETE', `/api/campaigns/${c.id}/steps/${s0.id}`, as(u));
   t.deepEqual(del.body, { id: s0.id, deleted: true, step_version: 6 });
-  t.deepEqual((await call('GET', `/api/campaigns/${c.id}/steps`, as(u))).body.items.map((s: any) => [s.id, s.position]), [[s1.id, 0], [s2.id, 1]]);
+  t.deepEqual(
+    (await call('GET', `/api/campaigns/${c.id}/steps`, as(u))).body.items.map((s: any) => [s.id, s.position]),
+    [
+      [s1.id, 0],
+      [s2.id, 1],
+    ],
+  );
   t.is((await call('DELETE', `/api/campaigns/${c.id}/steps/${s0.id}`, as(u))).status, 404);
 
   const e = await em();
   const versions = await e.find(CampaignStepVersion, { campaign: c.id }, { orderBy: { version: 'asc' } });
-  t.deepEqual(versions.map((v) => v.version), [1, 2, 3, 4, 5, 6]);
+  t.deepEqual(
+    versions.map((v) => v.version),
+    [1, 2, 3, 4, 5, 6],
+  );
   t.deepEqual(versions[0].steps, []);
-  t.deepEqual(versions[3].steps.map((s) => [s.id, s.position, s.type, s.messageMode]), [[s0.id, 0, 'invitation', 'ai'], [s1.id, 1, 'email', null], [s2.id, 2, 'wait', null]]);
-  t.deepEqual(versions[5].steps.map((s) => [s.id, s.position, s.type]), [[s1.id, 0, 'email'], [s2.id, 1, 'condition']]);
+  t.deepEqual(
+    versions[3].steps.map((s) => [s.id, s.position, s.type, s.messageMode]),
+    [
+      [s0.id, 0, 'invitation', 'ai'],
+      [s1.id, 1, 'email', null],
+      [s2.id, 2, 'wait', null],
+    ],
+  );
+  t.deepEqual(
+    versions[5].steps.map((s) => [s.id, s.position, s.type]),
+    [
+      [s1.id, 0, 'email'],
+      [s2.id, 1, 'condition'],
+    ],
+  );
   t.is((await e.findOneOrFail(Campaign, c.id)).stepVersion, 6);
 
   // Concurrent edits make consecutive versions.
   await Promise.all(Array.from({ length: 6 }, () => step(u, c.id, WAIT)));
   const after = await (await em()).find(CampaignStepVersion, { campaign: c.id }, { orderBy: { version: 'asc' } });
-  t.deepEqual(after.map((v) => v.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  t.deepEqual(
+    after.map((v) => v.version),
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+  );
   t.is(after[after.length - 1].steps.length, 8);
 });
 
@@ -339,10 +494,20 @@ test('steps: config validation, templates checked on save (400 invalid_template)
   const app = await createTestApp(u);
   const c = await campaign(u, app.id);
   const url = `/api/campaigns/${c.id}/steps`;
-  const badTpl = await call('POST', url, as(u, { type: 'email', config: { subject: 'Hi {{frist_name}}', body: 'Hello {{first_name}' } }));
+  const badTpl = await call(
+    'POST',
+    url,
+    as(u, { type: 'email', config: { subject: 'Hi {{frist_name}}', body: 'Hello {{first_name}' } }),
+  );
   t.is(badTpl.status, 400);
   t.is(badTpl.body.error.code, 'invalid_template');
-  t.deepEqual(badTpl.body.error.details.map((d: any) => [d.path, d.code]), [['config.subject', 'unknown_variable'], ['config.body', 'unbalanced_braces']]);
+  t.deepEqual(
+    badTpl.body.error.details.map((d: any) => [d.path, d.code]),
+    [
+      ['config.subject', 'unknown_variable'],
+      ['config.body', 'unbalanced_braces'],
+    ],
+  );
   for (const body of [
     { type: 'email', config: { subject: 'x' } },
     { type: 'wait', config: { amount: 0, unit: 'hours' } },
@@ -388,7 +553,14 @@ test('reorder: the full permutation reorders and bumps the version; missing, unk
   const r = await call('PUT', url, as(u, { step_ids: [d.id, a.id, b.id.toUpperCase()] }));
   t.is(r.status, 200, r.text);
   t.is(r.body.step_version, 5);
-  t.deepEqual(r.body.items.map((s: any) => [s.id, s.position]), [[d.id, 0], [a.id, 1], [b.id, 2]]);
+  t.deepEqual(
+    r.body.items.map((s: any) => [s.id, s.position]),
+    [
+      [d.id, 0],
+      [a.id, 1],
+      [b.id, 2],
+    ],
+  );
   for (const [ids, why] of [
     [[d.id, a.id], 'missing'],
     [[d.id, a.id, b.id, NO_SUCH_ID], 'unknown'],
@@ -444,15 +616,45 @@ test('affected-counts: active and paused enrollments before, on and after the st
   const e = await em();
   const actor = await ownActor(e, { userId: u.id, kind: 'pat' });
   // position: null (not started), 0, 1, 1, 2, 2 (paused), 1 (completed: not counted), 0 (removed: not counted)
-  const states: [number | null, string][] = [[null, 'active'], [0, 'active'], [1, 'active'], [1, 'active'], [2, 'active'], [2, 'paused'], [1, 'completed'], [0, 'removed']];
+  const states: [number | null, string][] = [
+    [null, 'active'],
+    [0, 'active'],
+    [1, 'active'],
+    [1, 'active'],
+    [2, 'active'],
+    [2, 'paused'],
+    [1, 'completed'],
+    [0, 'removed'],
+  ];
   for (const [i, [pos, status]] of states.entries()) {
-    const { lead } = await addContactToList(e, actor, list.id, { email: `p${i}-${Math.random()}@example.test`, firstName: 'P' });
-    e.create(Enrollment, { workspace: e.getReference(Workspace, actor.workspaceId), campaign: c.id, lead, contact: lead.contact, status, stepVersion: 4, currentPosition: pos } as never);
+    const { lead } = await addContactToList(e, actor, list.id, {
+      email: `p${i}-${Math.random()}@example.test`,
+      firstName: 'P',
+    });
+    e.create(Enrollment, {
+      workspace: e.getReference(Workspace, actor.workspaceId),
+      campaign: c.id,
+      lead,
+      contact: lead.contact,
+      status,
+      stepVersion: 4,
+      currentPosition: pos,
+    } as never);
   }
   await e.flush();
-  const counts = async (id: string) => (await call('GET', `/api/campaigns/${c.id}/steps/${id}/affected-counts`, as(u))).body;
+  const counts = async (id: string) =>
+    (await call('GET', `/api/campaigns/${c.id}/steps/${id}/affected-counts`, as(u))).body;
   const mid = await counts(s1.id);
-  t.like(mid, { step_id: s1.id, position: 1, step_version: 4, total: 6, before: 2, on: 2, after: 2, by_status: { active: 5, paused: 1 } });
+  t.like(mid, {
+    step_id: s1.id,
+    position: 1,
+    step_version: 4,
+    total: 6,
+    before: 2,
+    on: 2,
+    after: 2,
+    by_status: { active: 5, paused: 1 },
+  });
   t.deepEqual(mid.rule, { before: 'new_version', on: 'finishes_as_planned', after: 'untouched' });
   t.like(await counts(s0.id), { before: 1, on: 1, after: 4 });
   t.like(await counts(s2.id), { before: 4, on: 2, after: 0 });
@@ -489,17 +691,26 @@ test('attachments: upload on email and message steps (replacing), size limit 413
   t.is(onWait.body.error.code, 'attachment_not_supported');
   t.is((await upload(u, c.id, NO_SUCH_ID, Buffer.from('x'))).status, 404);
   // An email step with an attachment cannot become a wait step while it has it.
-  t.is((await call('PUT', `/api/campaigns/${c.id}/steps/${s.id}`, as(u, WAIT))).body.error.code, 'attachment_not_supported');
+  t.is(
+    (await call('PUT', `/api/campaigns/${c.id}/steps/${s.id}`, as(u, WAIT))).body.error.code,
+    'attachment_not_supported',
+  );
 
   // Duplicate copies steps and attachment bytes, in draft, without signal links.
   const dup = await call('POST', `/api/campaigns/${c.id}/duplicate`, as(u, {}));
   t.is(dup.status, 201, dup.text);
   t.like(dup.body, { status: 'draft', step_count: 2, step_version: 1, name: `${c.name} (copy)` });
   const dupSteps = (await call('GET', `/api/campaigns/${dup.body.id}/steps`, as(u))).body.items;
-  t.deepEqual(dupSteps.map((x: any) => x.type), ['email', 'wait']);
+  t.deepEqual(
+    dupSteps.map((x: any) => x.type),
+    ['email', 'wait'],
+  );
   t.not(dupSteps[0].id, s.id);
   t.deepEqual(dupSteps[0].attachment, { filename: 'data.csv', content_type: 'text/csv', size_bytes: 8 });
-  t.is(Buffer.from((await (await em()).findOneOrFail(CampaignStepAttachment, { step: dupSteps[0].id })).data).toString(), 'a,b\n1,2\n');
+  t.is(
+    Buffer.from((await (await em()).findOneOrFail(CampaignStepAttachment, { step: dupSteps[0].id })).data).toString(),
+    'a,b\n1,2\n',
+  );
   t.is((await call('POST', `/api/campaigns/${c.id}/duplicate`, as(u, { name: 'Named' }))).body.name, 'Named');
 
   const del = await call('DELETE', `/api/campaigns/${c.id}/steps/${s.id}/attachment`, as(u));
@@ -514,7 +725,18 @@ test('signals: link signals of agents of the same product, replace, unlink; othe
   const app = await createTestApp(u);
   const c = await campaign(u, app.id);
   const agent = (await call('POST', `/api/apps/${app.id}/agents`, as(u, { name: 'Scout' }))).body;
-  const sigs = (await call('PUT', `/api/agents/${agent.id}/signals`, as(u, { signals: [{ kind: 'hiring', name: 'Hiring' }, { kind: 'funding', name: 'Funding' }] }))).body;
+  const sigs = (
+    await call(
+      'PUT',
+      `/api/agents/${agent.id}/signals`,
+      as(u, {
+        signals: [
+          { kind: 'hiring', name: 'Hiring' },
+          { kind: 'funding', name: 'Funding' },
+        ],
+      }),
+    )
+  ).body;
   t.is(sigs.length, 2);
   const url = `/api/campaigns/${c.id}/signals`;
   t.deepEqual((await call('GET', url, as(u))).body, { campaign_id: c.id, signals: [] });
@@ -523,17 +745,25 @@ test('signals: link signals of agents of the same product, replace, unlink; othe
   t.deepEqual(set.body.signals.map((s: any) => s.id).sort(), [sigs[0].id, sigs[1].id].sort());
   t.like(set.body.signals[0], { agent_id: agent.id, agent_name: 'Scout' });
   const one = await call('PUT', url, as(u, { signal_ids: [sigs[1].id] }));
-  t.deepEqual(one.body.signals.map((s: any) => s.id), [sigs[1].id]);
+  t.deepEqual(
+    one.body.signals.map((s: any) => s.id),
+    [sigs[1].id],
+  );
   t.deepEqual((await call('GET', url, as(u))).body, one.body);
   // A signal of another product's agent.
   const app2 = await createTestApp(u, 'Other');
   const agent2 = (await call('POST', `/api/apps/${app2.id}/agents`, as(u, { name: 'Other' }))).body;
-  const sig2 = (await call('PUT', `/api/agents/${agent2.id}/signals`, as(u, { signals: [{ kind: 'hiring', name: 'H' }] }))).body[0];
+  const sig2 = (
+    await call('PUT', `/api/agents/${agent2.id}/signals`, as(u, { signals: [{ kind: 'hiring', name: 'H' }] }))
+  ).body[0];
   const bad = await call('PUT', url, as(u, { signal_ids: [sigs[0].id, sig2.id] }));
   t.is(bad.status, 400);
   t.is(bad.body.error.code, 'invalid_signal');
   t.is(bad.body.error.details[0].path, 'signal_ids.1');
-  t.deepEqual((await call('GET', url, as(u))).body.signals.map((s: any) => s.id), [sigs[1].id]);
+  t.deepEqual(
+    (await call('GET', url, as(u))).body.signals.map((s: any) => s.id),
+    [sigs[1].id],
+  );
   t.deepEqual((await call('PUT', url, as(u, { signal_ids: [] }))).body.signals, []);
   // Archived campaigns keep their links read-only.
   const archivedC = await campaign(u, app.id);
@@ -603,20 +833,33 @@ test('ownership: another workspace’s ids are 404 on every id-taking route; a m
   await call('POST', '/api/me/workspaces/demo/join', as(visitor));
   const e = await em();
   const demoApp = await e.findOneOrFail(App, { workspace: DEMO_WORKSPACE_ID }, { orderBy: { id: 'asc' } });
-  const dc = e.create(Campaign, { workspace: e.getReference(Workspace, DEMO_WORKSPACE_ID), app: demoApp, name: `demo ${Math.random()}`, timeZone: 'UTC', sendingWindows: {} } as never) as { id: string };
+  const dc = e.create(Campaign, {
+    workspace: e.getReference(Workspace, DEMO_WORKSPACE_ID),
+    app: demoApp,
+    name: `demo ${Math.random()}`,
+    timeZone: 'UTC',
+    sendingWindows: {},
+  } as never) as { id: string };
   await e.flush();
   t.teardown(async () => void (await (await em()).nativeDelete(Campaign, { id: dc.id })));
   const inDemo = { 'x-acting-as': DEMO_USER_ID };
   t.is((await call('GET', `/api/campaigns/${dc.id}`, as(visitor, undefined, inDemo))).status, 200);
   t.is((await call('GET', `/api/campaigns/${dc.id}/steps`, as(visitor, undefined, inDemo))).status, 200);
-  t.is((await call('POST', `/api/apps/${demoApp.id}/campaigns/preflight`, as(visitor, { campaign_id: dc.id }, inDemo))).status, 200);
+  t.is(
+    (await call('POST', `/api/apps/${demoApp.id}/campaigns/preflight`, as(visitor, { campaign_id: dc.id }, inDemo)))
+      .status,
+    200,
+  );
   for (const [method, path, body] of routes(dc.id, NO_SUCH_ID, demoApp.id)) {
     if (method === 'GET' || path.endsWith('/preflight')) continue;
     const r = await call(method, path, as(visitor, body, inDemo));
     t.is(r.status, 403, `${method} ${path}`);
     t.is(r.body.error.code, 'demo_read_only');
   }
-  t.is((await upload(visitor, dc.id, NO_SUCH_ID, Buffer.from('x'), 'a.pdf', 'application/pdf', inDemo)).body.error.code, 'demo_read_only');
+  t.is(
+    (await upload(visitor, dc.id, NO_SUCH_ID, Buffer.from('x'), 'a.pdf', 'application/pdf', inDemo)).body.error.code,
+    'demo_read_only',
+  );
 });
 
 test('Operator tools: campaigns read and change through the domain rules (risks, transitions, ownership)', async (t) => {
@@ -625,8 +868,16 @@ test('Operator tools: campaigns read and change through the domain rules (risks,
   const app = await createTestApp(u);
   const email = await account(u, 'email');
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
-  const names = allTools().filter((x) => x.domain === 'campaigns').map((x) => [x.name, x.risk]);
+  const ctx = {
+    em: e,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined),
+  };
+  const names = allTools()
+    .filter((x) => x.domain === 'campaigns')
+    .map((x) => [x.name, x.risk]);
   t.deepEqual(Object.fromEntries(names), {
     list_campaigns: 'read',
     get_campaign: 'read',
@@ -641,15 +892,26 @@ test('Operator tools: campaigns read and change through the domain rules (risks,
     pause_campaign: 'change',
     resume_campaign: 'change',
   });
-  const created = (await runTool(findTool('create_campaign')!, ctx, { app_id: app.id, name: 'Via tool', time_zone: 'Europe/Paris', account_ids: [email] })) as any;
+  const created = (await runTool(findTool('create_campaign')!, ctx, {
+    app_id: app.id,
+    name: 'Via tool',
+    time_zone: 'Europe/Paris',
+    account_ids: [email],
+  })) as any;
   t.like(created, { status: 'draft', time_zone: 'Europe/Paris' });
   const refused = await t.throwsAsync(runTool(findTool('activate_campaign')!, ctx, { campaign_id: created.id }));
   t.true(refused instanceof AppError && refused.code === 'preflight_failed');
   const added = (await runTool(findTool('add_campaign_step')!, ctx, { campaign_id: created.id, step: EMAIL })) as any;
   t.is(added.step_version, 2);
-  const edited = (await runTool(findTool('update_campaign_step')!, ctx, { campaign_id: created.id, step_id: added.step.id, step: { type: 'email', config: { subject: 'S', body: 'B' } } })) as any;
+  const edited = (await runTool(findTool('update_campaign_step')!, ctx, {
+    campaign_id: created.id,
+    step_id: added.step.id,
+    step: { type: 'email', config: { subject: 'S', body: 'B' } },
+  })) as any;
   t.is(edited.step_version, 3);
-  t.like(await runTool(findTool('update_campaign')!, ctx, { campaign_id: created.id, daily_new_lead_cap: 5 }), { daily_new_lead_cap: 5 });
+  t.like(await runTool(findTool('update_campaign')!, ctx, { campaign_id: created.id, daily_new_lead_cap: 5 }), {
+    daily_new_lead_cap: 5,
+  });
   t.like(await runTool(findTool('activate_campaign')!, ctx, { campaign_id: created.id }), { status: 'active' });
   t.like(await runTool(findTool('pause_campaign')!, ctx, { campaign_id: created.id }), { status: 'paused' });
   t.like(await runTool(findTool('resume_campaign')!, ctx, { campaign_id: created.id }), { status: 'active' });
@@ -657,10 +919,19 @@ test('Operator tools: campaigns read and change through the domain rules (risks,
   t.true(bad instanceof AppError && bad.code === 'invalid_transition');
   const got = (await runTool(findTool('get_campaign')!, ctx, { campaign_id: created.id })) as any;
   t.is(got.steps.length, 1);
-  t.deepEqual(((await runTool(findTool('list_campaigns')!, ctx, { app_id: app.id })) as any).campaigns.map((c: any) => c.id), [created.id]);
+  t.deepEqual(
+    ((await runTool(findTool('list_campaigns')!, ctx, { app_id: app.id })) as any).campaigns.map((c: any) => c.id),
+    [created.id],
+  );
   const other = await createOwner();
   const oe = services.orm.em.fork();
-  const otherCtx = { em: oe, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(oe as never, { userId: other.id, kind: 'session' }, undefined) };
+  const otherCtx = {
+    em: oe,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(oe as never, { userId: other.id, kind: 'session' }, undefined),
+  };
   const nf = await t.throwsAsync(runTool(findTool('get_campaign')!, otherCtx, { campaign_id: created.id }));
   t.true(nf instanceof AppError && nf.status === 404);
 });
@@ -671,7 +942,13 @@ test('steps: 409 step_limit_reached past 50; attachment forms without a file are
   const c = await campaign(u, app.id);
   const e = await em();
   const { CampaignStep } = await import('../../db/entities/CampaignStep.js');
-  for (let i = 0; i < 50; i++) e.create(CampaignStep, { campaign: c.id, position: i, type: 'wait', config: { amount: 1, unit: 'hours' } } as never);
+  for (let i = 0; i < 50; i++)
+    e.create(CampaignStep, {
+      campaign: c.id,
+      position: i,
+      type: 'wait',
+      config: { amount: 1, unit: 'hours' },
+    } as never);
   await e.flush();
   const r = await call('POST', `/api/campaigns/${c.id}/steps`, as(u, WAIT));
   t.is(r.status, 409);
@@ -682,7 +959,11 @@ test('steps: 409 step_limit_reached past 50; attachment forms without a file are
   const { base } = await api();
   const form = new FormData();
   form.append('file', 'just text, no filename');
-  const res = await fetch(`${base}/api/campaigns/${c2.id}/steps/${s.id}/attachment`, { method: 'POST', headers: { authorization: `Bearer ${u.accessToken}` }, body: form });
+  const res = await fetch(`${base}/api/campaigns/${c2.id}/steps/${s.id}/attachment`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${u.accessToken}` },
+    body: form,
+  });
   t.is(res.status, 400);
   t.is(((await res.json()) as any).error.code, 'missing_file');
   const ok = await upload(u, c2.id, s.id, Buffer.from('hello'), 'note.txt', 'text/plain');
@@ -700,12 +981,27 @@ test('the Demo workspace shows seeded campaigns: an active email sequence with a
   t.is(active.status, 200, active.text);
   t.like(active.body, { status: 'active', step_count: 3, step_version: 1, time_zone: 'Europe/Berlin' });
   const steps = (await call('GET', `/api/campaigns/${demoId(0x900)}/steps`, as(visitor, undefined, inDemo))).body;
-  t.deepEqual(steps.items.map((s: any) => s.type), ['email', 'wait', 'email']);
-  t.deepEqual((await call('GET', `/api/campaigns/${demoId(0x900)}/signals`, as(visitor, undefined, inDemo))).body.signals.map((s: any) => s.id), [demoId(0x310)]);
-  const pre = await call('POST', `/api/apps/${demoId(0x101)}/campaigns/preflight`, as(visitor, { campaign_id: demoId(0x901) }, inDemo));
+  t.deepEqual(
+    steps.items.map((s: any) => s.type),
+    ['email', 'wait', 'email'],
+  );
+  t.deepEqual(
+    (await call('GET', `/api/campaigns/${demoId(0x900)}/signals`, as(visitor, undefined, inDemo))).body.signals.map(
+      (s: any) => s.id,
+    ),
+    [demoId(0x310)],
+  );
+  const pre = await call(
+    'POST',
+    `/api/apps/${demoId(0x101)}/campaigns/preflight`,
+    as(visitor, { campaign_id: demoId(0x901) }, inDemo),
+  );
   t.is(pre.status, 200, pre.text);
   t.false(pre.body.ready);
-  t.deepEqual(pre.body.problems.filter((p: any) => p.severity === 'blocker').map((p: any) => p.code), ['no_connected_account']);
+  t.deepEqual(
+    pre.body.problems.filter((p: any) => p.severity === 'blocker').map((p: any) => p.code),
+    ['no_connected_account'],
+  );
   t.is((await seedDemo(await em())).changed, 0, 'the seed is re-runnable');
 });
 
@@ -716,13 +1012,28 @@ test('steps: a wait takes a whole number of minutes, hours or business days, eac
   const url = `/api/campaigns/${c.id}/steps`;
   const minutes = await step(u, c.id, { type: 'wait', config: { amount: 30, unit: 'minutes' } });
   t.deepEqual(minutes.config, { amount: 30, unit: 'minutes' });
-  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 525_600, unit: 'minutes' } })).config, { amount: 525_600, unit: 'minutes' });
-  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 8760, unit: 'hours' } })).config, { amount: 8760, unit: 'hours' });
-  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 365, unit: 'business_days' } })).config, { amount: 365, unit: 'business_days' });
+  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 525_600, unit: 'minutes' } })).config, {
+    amount: 525_600,
+    unit: 'minutes',
+  });
+  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 8760, unit: 'hours' } })).config, {
+    amount: 8760,
+    unit: 'hours',
+  });
+  t.deepEqual((await step(u, c.id, { type: 'wait', config: { amount: 365, unit: 'business_days' } })).config, {
+    amount: 365,
+    unit: 'business_days',
+  });
   // The version's snapshot keeps the unit as given (the executor reads it there).
-  const version = await (await em()).findOneOrFail(CampaignStepVersion, { campaign: c.id, version: minutes.step_version });
+  const version = await (
+    await em()
+  ).findOneOrFail(CampaignStepVersion, { campaign: c.id, version: minutes.step_version });
   t.deepEqual(version.steps[0].config, { amount: 30, unit: 'minutes' });
-  const put = await call('PUT', `${url}/${minutes.id}`, as(u, { type: 'wait', config: { amount: 90, unit: 'minutes' } }));
+  const put = await call(
+    'PUT',
+    `${url}/${minutes.id}`,
+    as(u, { type: 'wait', config: { amount: 90, unit: 'minutes' } }),
+  );
   t.is(put.status, 200, put.text);
   t.deepEqual(put.body.config, { amount: 90, unit: 'minutes' });
   for (const config of [
@@ -740,8 +1051,17 @@ test('steps: a wait takes a whole number of minutes, hours or business days, eac
   }
   // The Operator's add_campaign_step takes the same schema.
   const em0 = (await api()).services.orm.em.fork();
-  const ctx = { em: em0, jobs: (await api()).services.jobs, config: (await api()).services.config, providers: (await api()).services, actor: await resolveActor(em0 as never, { userId: u.id, kind: 'session' }, undefined) };
-  const added = (await runTool(findTool('add_campaign_step')!, ctx, { campaign_id: c.id, step: { type: 'wait', config: { amount: 45, unit: 'minutes' } } })) as { step: { config: unknown } };
+  const ctx = {
+    em: em0,
+    jobs: (await api()).services.jobs,
+    config: (await api()).services.config,
+    providers: (await api()).services,
+    actor: await resolveActor(em0 as never, { userId: u.id, kind: 'session' }, undefined),
+  };
+  const added = (await runTool(findTool('add_campaign_step')!, ctx, {
+    campaign_id: c.id,
+    step: { type: 'wait', config: { amount: 45, unit: 'minutes' } },
+  })) as { step: { config: unknown } };
   t.deepEqual(added.step.config, { amount: 45, unit: 'minutes' });
 });
 
@@ -750,9 +1070,16 @@ test('preflight: {{sender_name}} always has a value (the account’s display nam
   const app = await createTestApp(u);
   const email = await account(u, 'email');
   const url = `/api/apps/${app.id}/campaigns/preflight`;
-  const sender = { type: 'email', config: { subject: 'From {{sender_name}}', body: 'Hello {{first_name|there}}, {{sender_name}} here' } };
+  const sender = {
+    type: 'email',
+    config: { subject: 'From {{sender_name}}', body: 'Hello {{first_name|there}}, {{sender_name}} here' },
+  };
   const mixed = { type: 'email', config: { subject: 'Hi', body: 'Hello {{first_name}}, {{sender_name}} here' } };
-  const r = await call('POST', url, as(u, { time_zone: 'Europe/Berlin', account_ids: [email], steps: [sender, mixed] }));
+  const r = await call(
+    'POST',
+    url,
+    as(u, { time_zone: 'Europe/Berlin', account_ids: [email], steps: [sender, mixed] }),
+  );
   t.is(r.status, 200, r.text);
   t.true(r.body.ready, r.text);
   const warnings = r.body.problems.filter((p: any) => p.code === 'template_variables');

@@ -14,25 +14,43 @@ test.after.always(closeApi);
 const SECRET = 'whsec-test-connector';
 
 /** The in-process API with the sandbox network verifying with SECRET (as CONNECTOR_WEBHOOK_SECRET would). */
-let app: Promise<{ base: string; em: () => EntityManager; services: Awaited<ReturnType<typeof api>>['services'] }> | undefined;
+let app:
+  Promise<{ base: string; em: () => EntityManager; services: Awaited<ReturnType<typeof api>>['services'] }> | undefined;
 function hooked() {
   return (app ??= (async () => {
     const { services } = await api();
-    const { base } = await listen({ ...services, connector: new SandboxNetwork(services.config.sources.corpus, services.orm, SECRET) });
+    const { base } = await listen({
+      ...services,
+      connector: new SandboxNetwork(services.config.sources.corpus, services.orm, SECRET),
+    });
     return { base, services, em: () => services.orm.em.fork() as EntityManager };
   })());
 }
 
 function statusEvent(connectorAccountId: string, eventId = `evt_${randomUUID()}`) {
-  return { id: eventId, type: 'account.status', account_id: connectorAccountId, created_at: new Date().toISOString(), data: { state: 'disconnected', reason: 'credentials_expired' } };
+  return {
+    id: eventId,
+    type: 'account.status',
+    account_id: connectorAccountId,
+    created_at: new Date().toISOString(),
+    data: { state: 'disconnected', reason: 'credentials_expired' },
+  };
 }
 
 async function post(body: string, signature: string | null) {
   const { base } = await hooked();
-  return call('POST', '/hooks/connector', { base, rawBody: body, headers: signature === null ? {} : { 'X-Connector-Signature': signature } });
+  return call('POST', '/hooks/connector', {
+    base,
+    rawBody: body,
+    headers: signature === null ? {} : { 'X-Connector-Signature': signature },
+  });
 }
 
-const stored = async (eventId: string) => Number((await (await hooked()).em().execute(`select count(*) as n from connector_events where event_id = ?`, [eventId]))[0].n);
+const stored = async (eventId: string) =>
+  Number(
+    (await (await hooked()).em().execute(`select count(*) as n from connector_events where event_id = ?`, [eventId]))[0]
+      .n,
+  );
 
 test('a signed event is stored with its platform account and handled by connector-event:<id>; a repeat is stored once; replays', async (t) => {
   const { services, em } = await hooked();
@@ -56,10 +74,17 @@ test('a signed event is stored with its platform account and handled by connecto
   const r = await post(body, signInbound(SECRET, body));
   t.is(r.status, 200, r.text);
   t.deepEqual(r.body, { received: true, duplicate: false });
-  const handle = services.temporal.workflow.getHandle<typeof handleConnectorEvent>(connectorWorkflowIds.event(event.id));
+  const handle = services.temporal.workflow.getHandle<typeof handleConnectorEvent>(
+    connectorWorkflowIds.event(event.id),
+  );
   t.deepEqual(await (await whenStarted(handle)).result(), { type: 'account.status', outcome: 'handled' });
   const [row] = await em().execute(`select * from connector_events where event_id = ?`, [event.id]);
-  t.like(row, { type: 'account.status', connector: 'sandbox', connector_account_id: connectorAccountId, platform_account_id: account.id });
+  t.like(row, {
+    type: 'account.status',
+    connector: 'sandbox',
+    connector_account_id: connectorAccountId,
+    platform_account_id: account.id,
+  });
   t.deepEqual(row.payload, event);
   t.truthy(row.handled_at);
   const described = await handle.describe();
@@ -75,11 +100,27 @@ test('a signed event is stored with its platform account and handled by connecto
 
 test('an event of an unknown account is stored without a platform account and handled', async (t) => {
   const { services, em } = await hooked();
-  const event = { id: `evt_${randomUUID()}`, type: 'message.received', account_id: 'acc-unknown', data: { message: { id: 'm1', thread_id: 't1', direction: 'in', from: 'grace@example.test', body: 'Hi', sent_at: new Date().toISOString() } } };
+  const event = {
+    id: `evt_${randomUUID()}`,
+    type: 'message.received',
+    account_id: 'acc-unknown',
+    data: {
+      message: {
+        id: 'm1',
+        thread_id: 't1',
+        direction: 'in',
+        from: 'grace@example.test',
+        body: 'Hi',
+        sent_at: new Date().toISOString(),
+      },
+    },
+  };
   const body = JSON.stringify(event);
   const r = await post(body, signInbound(SECRET, body));
   t.is(r.status, 200, r.text);
-  const handle = services.temporal.workflow.getHandle<typeof handleConnectorEvent>(connectorWorkflowIds.event(event.id));
+  const handle = services.temporal.workflow.getHandle<typeof handleConnectorEvent>(
+    connectorWorkflowIds.event(event.id),
+  );
   t.like(await (await whenStarted(handle)).result(), { type: 'message.received', outcome: 'handled' });
   const [row] = await em().execute(`select platform_account_id from connector_events where event_id = ?`, [event.id]);
   t.is(row.platform_account_id, null);
@@ -114,7 +155,11 @@ test('bad, missing or stale signatures are 401 invalid_signature and store nothi
 });
 
 test('a signed body that is not an event is 400 and stores nothing; an oversized one is 413', async (t) => {
-  const bodies = ['not json', JSON.stringify({ id: 'evt_x1', type: 'message.deleted', account_id: 'a', data: {} }), JSON.stringify({ ...statusEvent('a', 'evt bad id') })];
+  const bodies = [
+    'not json',
+    JSON.stringify({ id: 'evt_x1', type: 'message.deleted', account_id: 'a', data: {} }),
+    JSON.stringify({ ...statusEvent('a', 'evt bad id') }),
+  ];
   for (const body of bodies) {
     const r = await post(body, signInbound(SECRET, body));
     t.is(r.status, 400, body);
@@ -129,9 +174,16 @@ test('a signed body that is not an event is 400 and stores nothing; an oversized
 
 test('without a configured secret every request is refused', async (t) => {
   const { services } = await api();
-  const { base } = await listen({ ...services, connector: new SandboxNetwork(services.config.sources.corpus, services.orm, null) });
+  const { base } = await listen({
+    ...services,
+    connector: new SandboxNetwork(services.config.sources.corpus, services.orm, null),
+  });
   const body = JSON.stringify(statusEvent('a'));
-  const r = await call('POST', '/hooks/connector', { base, rawBody: body, headers: { 'X-Connector-Signature': signInbound('', body) } });
+  const r = await call('POST', '/hooks/connector', {
+    base,
+    rawBody: body,
+    headers: { 'X-Connector-Signature': signInbound('', body) },
+  });
   t.is(r.status, 401);
   t.is(r.body.error.code, 'invalid_signature');
 });

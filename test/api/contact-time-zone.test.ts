@@ -20,8 +20,11 @@ const auth = (u: TestUser) => ({ token: u.accessToken });
 async function oneLead(country: string | null = 'US') {
   const u = await createOwner();
   const appId = (await createTestApp(u)).id;
-  const listId = (await call('POST', `/api/apps/${appId}/lists`, { ...auth(u), body: { name: 'Targets' } })).body.id as string;
-  const [c] = await seedContacts(await workspaceIdOf(u.id), [{ email: `tz-${uuidv7()}@acme.example`, first_name: 'Ada', country, lists: [listId] }]);
+  const listId = (await call('POST', `/api/apps/${appId}/lists`, { ...auth(u), body: { name: 'Targets' } })).body
+    .id as string;
+  const [c] = await seedContacts(await workspaceIdOf(u.id), [
+    { email: `tz-${uuidv7()}@acme.example`, first_name: 'Ada', country, lists: [listId] },
+  ]);
   return { u, appId, listId, contactId: c.id, leadId: c.leads[listId] };
 }
 
@@ -57,15 +60,30 @@ test('PATCH /api/leads/{id} time_zone: set in its canonical spelling, kept when 
   await call('PATCH', `/api/leads/${w.leadId}`, { ...auth(w.u), body: { time_zone: 'Asia/Tokyo' } });
   const { services } = await api();
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: w.u.id, kind: 'session' }, undefined) };
-  const tool = (await runTool(findTool('list_contacts')!, ctx, { list_id: w.listId })) as { contacts: { id: string; time_zone: string | null }[] };
+  const ctx = {
+    em: e,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e as never, { userId: w.u.id, kind: 'session' }, undefined),
+  };
+  const tool = (await runTool(findTool('list_contacts')!, ctx, { list_id: w.listId })) as {
+    contacts: { id: string; time_zone: string | null }[];
+  };
   t.like(tool.contacts[0], { id: w.contactId, time_zone: 'Asia/Tokyo' });
 });
 
 test('PATCH /api/leads/{id} time_zone: an unknown or malformed zone is 400 invalid_time_zone naming the field, and changes nothing', async (t) => {
   const w = await oneLead();
   await call('PATCH', `/api/leads/${w.leadId}`, { ...auth(w.u), body: { time_zone: 'Europe/Paris' } });
-  for (const body of [{ time_zone: 'Mars/Olympus' }, { time_zone: 'GMT+1' }, { time_zone: '' }, { time_zone: 42 }, { time_zone: 'x'.repeat(65) }, { time_zone: 'Mars/Olympus', title: 'Changed' }]) {
+  for (const body of [
+    { time_zone: 'Mars/Olympus' },
+    { time_zone: 'GMT+1' },
+    { time_zone: '' },
+    { time_zone: 42 },
+    { time_zone: 'x'.repeat(65) },
+    { time_zone: 'Mars/Olympus', title: 'Changed' },
+  ]) {
     const r = await call('PATCH', `/api/leads/${w.leadId}`, { ...auth(w.u), body });
     t.is(r.status, 400, `${JSON.stringify(body)} ${r.text}`);
     t.is(r.body.error.code, 'invalid_time_zone', JSON.stringify(body));
@@ -86,7 +104,10 @@ test('time_zone keeps the contact rules: another workspace’s lead is 404, a pr
   const s = await createOwnerWithProducts();
   // The member acts in the owner's workspace (X-Acting-As).
   const member = { ...auth(s.member), headers: { 'x-acting-as': s.owner.id } };
-  const refused = await call('PATCH', `/api/leads/${s.p1.lead.leadId}`, { ...member, body: { time_zone: 'Asia/Tokyo' } });
+  const refused = await call('PATCH', `/api/leads/${s.p1.lead.leadId}`, {
+    ...member,
+    body: { time_zone: 'Asia/Tokyo' },
+  });
   t.is(refused.status, 403, refused.text);
   t.is(refused.body.error.code, 'not_assigned');
   t.is(await storedZone(s.p1.lead.contactId), null);
@@ -97,7 +118,8 @@ test('time_zone keeps the contact rules: another workspace’s lead is 404, a pr
 
 test('a CSV import maps a "Time zone" column: IANA names stored canonically, anything else as given', async (t) => {
   const w = await oneLead();
-  const csv = 'Email,First name,Country,Time Zone\nzoe@tz.example,Zoë,FR,europe/paris\nlin@tz.example,Lin,US,Eastern\nbob@tz.example,Bob,DE,\n';
+  const csv =
+    'Email,First name,Country,Time Zone\nzoe@tz.example,Zoë,FR,europe/paris\nlin@tz.example,Lin,US,Eastern\nbob@tz.example,Bob,DE,\n';
   const p = await preview(w.u, w.appId, csv);
   t.is(p.status, 201, p.text);
   t.deepEqual(p.body.suggested_mapping, { email: 0, first_name: 1, country: 2, time_zone: 3 });
@@ -106,7 +128,9 @@ test('a CSV import maps a "Time zone" column: IANA names stored canonically, any
   t.is(c.status, 202, c.text);
   const done = await waitImport(w.u, w.appId, p.body.id);
   t.is(done.status, 'completed', JSON.stringify(done.error));
-  const rows: { email: string; time_zone: string | null }[] = await (await em()).execute(
+  const rows: { email: string; time_zone: string | null }[] = await (
+    await em()
+  ).execute(
     `select email, time_zone from contacts where workspace_id = ? and email like '%@tz.example' order by email`,
     [await workspaceIdOf(w.u.id)],
   );
@@ -133,7 +157,10 @@ test('preflight counts running leads without a time zone and warns when windows 
   const [american] = await o.leads(1, { country: 'US' });
   const [finished] = await o.leads(1, { country: null });
   // The stored zone wins over an ambiguous country.
-  t.is((await call('PATCH', `/api/leads/${zoned.leadId}`, { ...auth(u), body: { time_zone: 'America/Chicago' } })).status, 200);
+  t.is(
+    (await call('PATCH', `/api/leads/${zoned.leadId}`, { ...auth(u), body: { time_zone: 'America/Chicago' } })).status,
+    200,
+  );
   const e = await em();
   for (const [lead, status] of [
     [zoned, 'active'],
@@ -148,7 +175,8 @@ test('preflight counts running leads without a time zone and warns when windows 
     );
   }
   const url = `/api/apps/${o.app.id}/campaigns/preflight`;
-  const warning = (body: { problems: { code: string; message: string }[] }) => body.problems.find((p) => p.code === 'leads_without_time_zone');
+  const warning = (body: { problems: { code: string; message: string }[] }) =>
+    body.problems.find((p) => p.code === 'leads_without_time_zone');
 
   await e.execute(`update campaigns set window_time_zone = 'recipient' where id = ?`, [campaign.id]);
   const recipient = await call('POST', url, { ...auth(u), body: { campaign_id: campaign.id } });
@@ -163,17 +191,26 @@ test('preflight counts running leads without a time zone and warns when windows 
   t.is(own.body.leads_without_time_zone, 1, 'counted whatever the mode');
   t.is(warning(own.body), undefined, 'no warning when the windows follow the campaign');
   // A draft value takes the place of the stored one.
-  const draft = await call('POST', url, { ...auth(u), body: { campaign_id: campaign.id, window_time_zone: 'recipient' } });
+  const draft = await call('POST', url, {
+    ...auth(u),
+    body: { campaign_id: campaign.id, window_time_zone: 'recipient' },
+  });
   t.like(warning(draft.body), { details: { count: 1 } });
 
   // Once the American lead has a zone, nobody lacks one.
   await call('PATCH', `/api/leads/${american.leadId}`, { ...auth(u), body: { time_zone: 'America/New_York' } });
-  const none = await call('POST', url, { ...auth(u), body: { campaign_id: campaign.id, window_time_zone: 'recipient' } });
+  const none = await call('POST', url, {
+    ...auth(u),
+    body: { campaign_id: campaign.id, window_time_zone: 'recipient' },
+  });
   t.is(none.body.leads_without_time_zone, 0);
   t.is(warning(none.body), undefined);
 
   // Draft settings alone have no leads.
-  const settingsOnly = await call('POST', url, { ...auth(u), body: { time_zone: 'Europe/Paris', window_time_zone: 'recipient' } });
+  const settingsOnly = await call('POST', url, {
+    ...auth(u),
+    body: { time_zone: 'Europe/Paris', window_time_zone: 'recipient' },
+  });
   t.is(settingsOnly.status, 200, settingsOnly.text);
   t.is(settingsOnly.body.leads_without_time_zone, 0);
   t.is(warning(settingsOnly.body), undefined);

@@ -64,7 +64,11 @@ async function pageAll(u: TestUser, query: string, limit = 7, headers: Record<st
   const ids: string[] = [];
   let cursor: string | null = null;
   for (let pages = 0; pages < 100; pages++) {
-    const r: Res = await call('GET', `/api/contacts?limit=${limit}${query ? `&${query}` : ''}${cursor ? `&cursor=${cursor}` : ''}`, auth(u, headers));
+    const r: Res = await call(
+      'GET',
+      `/api/contacts?limit=${limit}${query ? `&${query}` : ''}${cursor ? `&cursor=${cursor}` : ''}`,
+      auth(u, headers),
+    );
     if (r.status !== 200) throw new Error(`${query}: ${r.status} ${r.text}`);
     if (r.body.items.length > limit) throw new Error('page too long');
     ids.push(...r.body.items.map((c: { id: string }) => c.id));
@@ -94,7 +98,10 @@ test('GET /api/contacts: every filter and combination, paged, returns exactly th
     ['q=ACME1.EX', expect((_, i) => i % 3 === 1)], // email, case-insensitively
     ['q=first7%20last7', expect((_, i) => i === 7)], // first + last name (full name null for 0, 5, …)
     ['q=First25', expect((_, i) => i === 25)], // no full name: matched by first + last
-    [`list_id=${w.listA}&pinned=true&fit=good`, expect((x, i) => i < 20 && Boolean(x.pinned) && x.fit_label === 'good')],
+    [
+      `list_id=${w.listA}&pinned=true&fit=good`,
+      expect((x, i) => i < 20 && Boolean(x.pinned) && x.fit_label === 'good'),
+    ],
     [`app_id=${w.appA}&list_id=${w.listB}`, expect((_, i) => i >= 10 && i < 20)],
     ['q=nobody-matches', []],
   ];
@@ -123,7 +130,17 @@ test('GET /api/contacts: every filter and combination, paged, returns exactly th
 test('GET /api/contacts: 400 for bad filters, 404 for another workspace’s list or product', async (t) => {
   const w = await world();
   const other = await world();
-  for (const q of ['fit=great', 'pinned=yes', 'list_id=nope', 'app_id=1', 'limit=0', 'limit=201', 'cursor=abc', 'sort=name', `q=${'x'.repeat(201)}`]) {
+  for (const q of [
+    'fit=great',
+    'pinned=yes',
+    'list_id=nope',
+    'app_id=1',
+    'limit=0',
+    'limit=201',
+    'cursor=abc',
+    'sort=name',
+    `q=${'x'.repeat(201)}`,
+  ]) {
     const r = await call('GET', `/api/contacts?${q}`, auth(w.u));
     t.is(r.status, 400, q);
     t.is(r.body.error.code, 'invalid_query', q);
@@ -143,15 +160,31 @@ test('a member limited to a product sees only the contacts of its lists, their m
   const member = await createUser();
   await addTeamMember(w.u.id, member.id, { appIds: [w.appA] });
   const as = { 'x-acting-as': w.u.id };
-  t.deepEqual(await pageAll(member, '', 7, as), w.contacts.slice(0, 20).map((c) => c.id));
-  t.deepEqual(await pageAll(member, 'q=cto', 7, as), w.contacts.slice(0, 20).filter((c) => c.title === 'CTO').map((c) => c.id));
+  t.deepEqual(
+    await pageAll(member, '', 7, as),
+    w.contacts.slice(0, 20).map((c) => c.id),
+  );
+  t.deepEqual(
+    await pageAll(member, 'q=cto', 7, as),
+    w.contacts
+      .slice(0, 20)
+      .filter((c) => c.title === 'CTO')
+      .map((c) => c.id),
+  );
   const both = w.contacts[15]; // in A and B
   const onlyB = w.contacts[25];
   const seen = await call('GET', `/api/contacts/${both.id}`, auth(member, as));
   t.is(seen.status, 200, seen.text);
-  t.deepEqual(seen.body.leads.map((l: { list_id: string }) => l.list_id), [w.listA], 'only the memberships of lists they see');
+  t.deepEqual(
+    seen.body.leads.map((l: { list_id: string }) => l.list_id),
+    [w.listA],
+    'only the memberships of lists they see',
+  );
   const owner = await call('GET', `/api/contacts/${both.id}`, auth(w.u));
-  t.deepEqual(owner.body.leads.map((l: { list_id: string }) => l.list_id), [w.listA, w.listB]);
+  t.deepEqual(
+    owner.body.leads.map((l: { list_id: string }) => l.list_id),
+    [w.listA, w.listB],
+  );
   for (const [method, path, body] of [
     ['GET', `/api/contacts?app_id=${w.appB}`, undefined],
     ['GET', `/api/contacts?list_id=${w.listB}`, undefined],
@@ -166,7 +199,15 @@ test('a member limited to a product sees only the contacts of its lists, their m
     t.is(r.status, 403, `${method} ${path} ${r.text}`);
     t.is(r.body.error.code, 'not_assigned');
   }
-  t.is((await call('PATCH', `/api/leads/${both.leads[w.listA]}`, { ...auth(member, as), body: { title: 'Edited by member' } })).status, 200);
+  t.is(
+    (
+      await call('PATCH', `/api/leads/${both.leads[w.listA]}`, {
+        ...auth(member, as),
+        body: { title: 'Edited by member' },
+      })
+    ).status,
+    200,
+  );
   // A member given no product sees no contact.
   const none = await createUser();
   await addTeamMember(w.u.id, none.id, { appIds: [] });
@@ -178,7 +219,15 @@ test('GET /api/contacts/{id}: memberships and provenance; fit is set, partly cha
   const c = w.contacts[12];
   const got = await call('GET', `/api/contacts/${c.id}`, auth(w.u));
   t.is(got.status, 200, got.text);
-  t.like(got.body, { id: c.id, edited_fields: [], enriched_fields: [], network_provider_id: null, fit_label: 'good', fit_score: 20, pinned: true });
+  t.like(got.body, {
+    id: c.id,
+    edited_fields: [],
+    enriched_fields: [],
+    network_provider_id: null,
+    fit_label: 'good',
+    fit_score: 20,
+    pinned: true,
+  });
   t.deepEqual(
     got.body.leads.map((l: any) => [l.id, l.list_id, l.list_name, l.app_id, l.source]),
     [
@@ -191,15 +240,35 @@ test('GET /api/contacts/{id}: memberships and provenance; fit is set, partly cha
   t.is(fit.status, 200, fit.text);
   t.like(fit.body, { fit_score: 87, fit_label: 'good' });
   t.truthy(fit.body.fit_updated_at);
-  t.like((await call('PATCH', `/api/contacts/${c.id}/fit`, { ...auth(w.u), body: { label: 'maybe' } })).body, { fit_score: 87, fit_label: 'maybe' });
-  t.like((await call('PATCH', `/api/contacts/${c.id}/fit`, { ...auth(w.u), body: { score: null } })).body, { fit_score: null, fit_label: 'maybe' });
-  t.like((await call('PATCH', `/api/contacts/${c.id}/fit`, { ...auth(w.u), body: { score: 0, label: null } })).body, { fit_score: 0, fit_label: null });
-  for (const body of [{}, { score: 101 }, { score: -1 }, { score: 4.5 }, { label: 'great' }, { score: '50' }, { label: 'good', extra: 1 }]) {
+  t.like((await call('PATCH', `/api/contacts/${c.id}/fit`, { ...auth(w.u), body: { label: 'maybe' } })).body, {
+    fit_score: 87,
+    fit_label: 'maybe',
+  });
+  t.like((await call('PATCH', `/api/contacts/${c.id}/fit`, { ...auth(w.u), body: { score: null } })).body, {
+    fit_score: null,
+    fit_label: 'maybe',
+  });
+  t.like((await call('PATCH', `/api/contacts/${c.id}/fit`, { ...auth(w.u), body: { score: 0, label: null } })).body, {
+    fit_score: 0,
+    fit_label: null,
+  });
+  for (const body of [
+    {},
+    { score: 101 },
+    { score: -1 },
+    { score: 4.5 },
+    { label: 'great' },
+    { score: '50' },
+    { label: 'good', extra: 1 },
+  ]) {
     const r = await call('PATCH', `/api/contacts/${c.id}/fit`, { ...auth(w.u), body });
     t.is(r.status, 400, JSON.stringify(body));
     t.is(r.body.error.code, 'invalid_body');
   }
-  t.is((await call('PATCH', `/api/contacts/nope/fit`, { ...auth(w.u), body: { score: 1 } })).body.error.code, 'invalid_id');
+  t.is(
+    (await call('PATCH', `/api/contacts/nope/fit`, { ...auth(w.u), body: { score: 1 } })).body.error.code,
+    'invalid_id',
+  );
 
   // Pin: already pinned (seeded) → unchanged; unpin twice; pin again.
   const pinnedAt = got.body.pinned_at;
@@ -211,7 +280,10 @@ test('GET /api/contacts/{id}: memberships and provenance; fit is set, partly cha
   t.is(again.status, 200, again.text);
   t.true(again.body.pinned);
   t.true((await pageAll(w.u, 'pinned=true', 200)).includes(c.id));
-  t.deepEqual(await pageAll(w.u, `fit=none&list_id=${w.listA}`, 200), w.contacts.filter((x, i) => i < 20 && (x === c ? true : x.fit_label === null)).map((x) => x.id));
+  t.deepEqual(
+    await pageAll(w.u, `fit=none&list_id=${w.listA}`, 200),
+    w.contacts.filter((x, i) => i < 20 && (x === c ? true : x.fit_label === null)).map((x) => x.id),
+  );
 });
 
 test('PATCH /api/leads/{id}: edits the contact, marks the fields edited, keeps the unique keys (409 naming the other contact), validates', async (t) => {
@@ -220,15 +292,33 @@ test('PATCH /api/leads/{id}: edits the contact, marks the fields edited, keeps t
   const lead = c.leads[w.listA];
   const r = await call('PATCH', `/api/leads/${lead}`, {
     ...auth(w.u),
-    body: { title: '  Chief Technology Officer ', email: 'New.Address@Example.COM', phone: '+33 (1) 23-45-67', company_domain: 'WWW.Acme.Example', country: 'FR' },
+    body: {
+      title: '  Chief Technology Officer ',
+      email: 'New.Address@Example.COM',
+      phone: '+33 (1) 23-45-67',
+      company_domain: 'WWW.Acme.Example',
+      country: 'FR',
+    },
   });
   t.is(r.status, 200, r.text);
   t.like(r.body, { id: lead, list_id: w.listA, app_id: w.appA, contact_id: c.id, source: 'import' });
-  t.like(r.body.contact, { title: 'Chief Technology Officer', email: 'New.Address@Example.COM', phone: '+33 (1) 23-45-67', company_domain: 'acme.example', country: 'FR' });
+  t.like(r.body.contact, {
+    title: 'Chief Technology Officer',
+    email: 'New.Address@Example.COM',
+    phone: '+33 (1) 23-45-67',
+    company_domain: 'acme.example',
+    country: 'FR',
+  });
   t.deepEqual(r.body.contact.edited_fields, ['email', 'phone', 'title', 'company_domain', 'country']);
-  const row = (await (await em()).execute('select email_normalised, edited_fields from contacts where id = ?', [c.id]))[0];
+  const row = (
+    await (await em()).execute('select email_normalised, edited_fields from contacts where id = ?', [c.id])
+  )[0];
   t.is(row.email_normalised, 'new.address@example.com');
-  t.deepEqual(row.edited_fields, ['email', 'phone', 'title', 'companyDomain', 'country'], 'stored with enrichment’s field names');
+  t.deepEqual(
+    row.edited_fields,
+    ['email', 'phone', 'title', 'companyDomain', 'country'],
+    'stored with enrichment’s field names',
+  );
   // The contact list shows the change, and the old email no longer finds it.
   t.deepEqual(await pageAll(w.u, 'q=new.address', 200), [c.id]);
 
@@ -237,7 +327,10 @@ test('PATCH /api/leads/{id}: edits the contact, marks the fields edited, keeps t
   t.like(renamed.body.contact, { first_name: 'Ada', full_name: 'Ada Last3', name: 'Ada Last3' });
   t.true(renamed.body.contact.edited_fields.includes('full_name'));
   await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { full_name: 'Countess Ada' } });
-  t.like((await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { last_name: 'Lovelace' } })).body.contact, { full_name: 'Countess Ada', last_name: 'Lovelace' });
+  t.like((await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { last_name: 'Lovelace' } })).body.contact, {
+    full_name: 'Countess Ada',
+    last_name: 'Lovelace',
+  });
   // null clears a field (and marks it, so enrichment does not fill it back).
   const cleared = await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { headline: null, phone: null } });
   t.like(cleared.body.contact, { headline: null, phone: null });
@@ -248,12 +341,21 @@ test('PATCH /api/leads/{id}: edits the contact, marks the fields edited, keeps t
   const clash = await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { email: 'Person4@ACME1.example' } });
   t.is(clash.status, 409, clash.text);
   t.like(clash.body.error, { code: 'contact_exists', details: { contact_id: other.id, field: 'email' } });
-  await call('PATCH', `/api/leads/${other.leads[w.listA]}`, { ...auth(w.u), body: { profile_url: 'https://pronet.example/in/someone-else' } });
-  const urlClash = await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { profile_url: 'http://www.pronet.example/in/Someone-Else/?trk=1' } });
+  await call('PATCH', `/api/leads/${other.leads[w.listA]}`, {
+    ...auth(w.u),
+    body: { profile_url: 'https://pronet.example/in/someone-else' },
+  });
+  const urlClash = await call('PATCH', `/api/leads/${lead}`, {
+    ...auth(w.u),
+    body: { profile_url: 'http://www.pronet.example/in/Someone-Else/?trk=1' },
+  });
   t.is(urlClash.status, 409, urlClash.text);
   t.like(urlClash.body.error, { code: 'contact_exists', details: { contact_id: other.id, field: 'profile_url' } });
   // Its own email in another spelling is no clash.
-  t.is((await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { email: 'new.address@example.com' } })).status, 200);
+  t.is(
+    (await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { email: 'new.address@example.com' } })).status,
+    200,
+  );
 
   // Validation: each with its code; nothing changes.
   for (const [body, code] of [
@@ -276,10 +378,16 @@ test('PATCH /api/leads/{id}: edits the contact, marks the fields edited, keeps t
     t.is(bad.body.error.code, code, JSON.stringify(body));
   }
   // One identity may go as long as the other stays.
-  const noEmail = await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { email: null, profile_url: 'https://pronet.example/in/ada' } });
+  const noEmail = await call('PATCH', `/api/leads/${lead}`, {
+    ...auth(w.u),
+    body: { email: null, profile_url: 'https://pronet.example/in/ada' },
+  });
   t.is(noEmail.status, 200, noEmail.text);
   t.like(noEmail.body.contact, { email: null, profile_url: 'https://pronet.example/in/ada' });
-  t.is((await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { profile_url: null } })).body.error.code, 'invalid_contact');
+  t.is(
+    (await call('PATCH', `/api/leads/${lead}`, { ...auth(w.u), body: { profile_url: null } })).body.error.code,
+    'invalid_contact',
+  );
   t.is((await call('PATCH', `/api/leads/${NO_SUCH_ID}`, { ...auth(w.u), body: { title: 'x' } })).status, 404);
   t.is((await call('PATCH', `/api/leads/nope`, { ...auth(w.u), body: { title: 'x' } })).body.error.code, 'invalid_id');
 });
@@ -290,8 +398,13 @@ test('provenance: a field edited through PATCH /api/leads/{id} survives an enric
   let i = 3000;
   while (!(people.corpus.people[i].current && people.email(i) && !people.corpus.people[i].email)) i++;
   const p = people.corpus.people[i];
-  const [c] = await seedContacts(w.workspaceId, [{ profile_url: p.profileUrl, full_name: p.fullName, lists: [w.listA] }]);
-  const edit = await call('PATCH', `/api/leads/${c.leads[w.listA]}`, { ...auth(w.u), body: { title: 'Our champion (edited)', company: 'Edited Co' } });
+  const [c] = await seedContacts(w.workspaceId, [
+    { profile_url: p.profileUrl, full_name: p.fullName, lists: [w.listA] },
+  ]);
+  const edit = await call('PATCH', `/api/leads/${c.leads[w.listA]}`, {
+    ...auth(w.u),
+    body: { title: 'Our champion (edited)', company: 'Edited Co' },
+  });
   t.is(edit.status, 200, edit.text);
 
   const r = await call('POST', `/api/enrichment/contacts/${c.id}`, { ...auth(w.u), body: {} });
@@ -366,7 +479,11 @@ test('the Demo workspace reads contacts and refuses every write with 403 demo_re
   t.is(one.status, 200, one.text);
   // The seed shows the reviewers' judgement and a finished export a visitor can download.
   t.true(list.body.items.some((x: any) => x.fit_label === 'good' && x.pinned));
-  t.true((await Promise.all(list.body.items.map((x: any) => call('GET', `/api/contacts/${x.id}`, inDemo)))).some((r) => r.body.edited_fields.includes('title')));
+  t.true(
+    (await Promise.all(list.body.items.map((x: any) => call('GET', `/api/contacts/${x.id}`, inDemo)))).some((r) =>
+      r.body.edited_fields.includes('title'),
+    ),
+  );
   const exports = await call('GET', '/api/contacts/export', inDemo);
   const seeded = exports.body.items.find((x: any) => x.id === demoId(0x600));
   t.like(seeded, { status: 'completed', download_url: `/api/contacts/export?id=${demoId(0x600)}` });
@@ -390,15 +507,35 @@ test('Operator tool list_contacts: the same filters and scope as REST, continued
   const w = await world();
   const { services } = await api();
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: w.u.id, kind: 'session' }, undefined) };
+  const ctx = {
+    em: e,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e as never, { userId: w.u.id, kind: 'session' }, undefined),
+  };
   const tool = findTool('list_contacts')!;
   t.is(tool.risk, 'read');
-  const first = (await runTool(tool, ctx, { list_id: w.listB, limit: 6 })) as { contacts: { id: string }[]; more_after: string | null };
-  t.deepEqual(first.contacts.map((c) => c.id), w.contacts.slice(10, 16).map((c) => c.id));
-  const rest = (await runTool(tool, ctx, { list_id: w.listB, limit: 50, after: first.more_after })) as { contacts: { id: string }[]; more_after: string | null };
-  t.deepEqual(rest.contacts.map((c) => c.id), w.contacts.slice(16).map((c) => c.id));
+  const first = (await runTool(tool, ctx, { list_id: w.listB, limit: 6 })) as {
+    contacts: { id: string }[];
+    more_after: string | null;
+  };
+  t.deepEqual(
+    first.contacts.map((c) => c.id),
+    w.contacts.slice(10, 16).map((c) => c.id),
+  );
+  const rest = (await runTool(tool, ctx, { list_id: w.listB, limit: 50, after: first.more_after })) as {
+    contacts: { id: string }[];
+    more_after: string | null;
+  };
+  t.deepEqual(
+    rest.contacts.map((c) => c.id),
+    w.contacts.slice(16).map((c) => c.id),
+  );
   t.is(rest.more_after, null);
-  const good = (await runTool(tool, ctx, { fit: 'good', pinned: true })) as { contacts: { id: string; fit_label: string; pinned: boolean }[] };
+  const good = (await runTool(tool, ctx, { fit: 'good', pinned: true })) as {
+    contacts: { id: string; fit_label: string; pinned: boolean }[];
+  };
   t.true(good.contacts.length > 0 && good.contacts.every((c) => c.fit_label === 'good' && c.pinned));
   const other = await createOwner();
   const otherCtx = { ...ctx, actor: await resolveActor(e as never, { userId: other.id, kind: 'session' }, undefined) };

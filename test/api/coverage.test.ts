@@ -6,7 +6,12 @@ import { buildOpenApi } from '../../api/openapi.js';
 import { repoRoot } from '../../lib/config.js';
 
 const specFile = join(repoRoot, '..', 'shared', 'spec', 'operations.txt');
-const spec = new Set(readFileSync(specFile, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean));
+const spec = new Set(
+  readFileSync(specFile, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean),
+);
 
 test('every declared /api operation is one of the 270 in the spec, or declared beyond it (coverage is reported)', (t) => {
   t.is(spec.size, 270);
@@ -16,9 +21,16 @@ test('every declared /api operation is one of the 270 in the spec, or declared b
   t.is(new Set(declared).size, declared.length, 'no operation declared twice');
   // Operations of ours beyond the spec say so (`beyondSpec`); every other one must be in it.
   const beyond = ops.filter((op) => op.beyondSpec).map(key);
-  const unknown = ops.filter((op) => !op.beyondSpec).map(key).filter((d) => !spec.has(d));
+  const unknown = ops
+    .filter((op) => !op.beyondSpec)
+    .map(key)
+    .filter((d) => !spec.has(d));
   t.deepEqual(unknown, [], 'operations not in the spec');
-  t.deepEqual(beyond.filter((d) => spec.has(d)), [], 'operations marked beyond the spec that the spec lists');
+  t.deepEqual(
+    beyond.filter((d) => spec.has(d)),
+    [],
+    'operations marked beyond the spec that the spec lists',
+  );
   const inSpec = declared.filter((d) => spec.has(d));
   const missing = [...spec].filter((s) => !declared.includes(s));
   t.log(`operation coverage: ${inSpec.length} of ${spec.size}; first missing: ${missing.slice(0, 5).join(', ')}`);

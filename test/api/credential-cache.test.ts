@@ -18,7 +18,10 @@ let second: { base: string; child: ChildProcess } | undefined;
 async function secondApi(): Promise<string> {
   if (second) return second.base;
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -46,12 +49,16 @@ test.serial('a cached credential costs no lookup: repeated requests are hits', a
   // The cache stays bypassed until its Redis invalidation channel is subscribed, which start-up waits
   // for only briefly: on a loaded machine, wait for a first hit with another token.
   const warm = await createPat(await createUser());
-  await waitFor('the credential cache to be live', async () => {
-    const before = await lookups('hit');
-    await call('GET', '/api/users/me', { token: warm });
-    await call('GET', '/api/users/me', { token: warm });
-    return (await lookups('hit')) > before;
-  }, 30_000);
+  await waitFor(
+    'the credential cache to be live',
+    async () => {
+      const before = await lookups('hit');
+      await call('GET', '/api/users/me', { token: warm });
+      await call('GET', '/api/users/me', { token: warm });
+      return (await lookups('hit')) > before;
+    },
+    30_000,
+  );
   const pat = await createPat(u);
   const misses = await lookups('miss');
   const hits = await lookups('hit');
@@ -82,7 +89,10 @@ test.serial('revocations in one API process are refused by another process on it
   const login = await call('POST', '/api/auth/login', { body: { email: w.email, password: PASSWORD } });
   const second = login.body.access_token as string;
   t.is((await call('GET', '/api/users/me', { token: second, base: other })).status, 200);
-  const pw = await call('POST', '/api/users/me/change-password', { token: w.accessToken, body: { current_password: PASSWORD, new_password: 'another pass 77' } });
+  const pw = await call('POST', '/api/users/me/change-password', {
+    token: w.accessToken,
+    body: { current_password: PASSWORD, new_password: 'another pass 77' },
+  });
   t.is(pw.status, 204, pw.text);
   t.is((await call('GET', '/api/users/me', { token: second, base: other })).status, 401);
 
@@ -103,45 +113,53 @@ test.serial('revocations in one API process are refused by another process on it
   t.is((await call('GET', '/api/users/me', { token: u.accessToken, base: other })).body.name, 'New Name');
 });
 
-test.serial('failed authentications are limited per IP: 429 with Retry-After, and no database work once throttled', async (t) => {
-  process.env.TRUST_PROXY = '1'; // one client address per test, through X-Forwarded-For
-  const config = { ...loadConfig(), rateLimit: { ...loadConfig().rateLimit, authFailuresPerMinute: 5 } };
-  const services = await createServices(config);
-  t.teardown(() => services.close());
-  const { base } = await listen(services);
-  delete process.env.TRUST_PROXY;
-  const ip = `203.0.113.${Math.floor(Math.random() * 250) + 1}`;
-  const headers = { 'x-forwarded-for': ip };
-  const valid = await createPat(await createUser());
-  t.is((await call('GET', '/api/users/me', { token: valid, headers, base })).status, 200); // cached before the storm
+test.serial(
+  'failed authentications are limited per IP: 429 with Retry-After, and no database work once throttled',
+  async (t) => {
+    process.env.TRUST_PROXY = '1'; // one client address per test, through X-Forwarded-For
+    const config = { ...loadConfig(), rateLimit: { ...loadConfig().rateLimit, authFailuresPerMinute: 5 } };
+    const services = await createServices(config);
+    t.teardown(() => services.close());
+    const { base } = await listen(services);
+    delete process.env.TRUST_PROXY;
+    const ip = `203.0.113.${Math.floor(Math.random() * 250) + 1}`;
+    const headers = { 'x-forwarded-for': ip };
+    const valid = await createPat(await createUser());
+    t.is((await call('GET', '/api/users/me', { token: valid, headers, base })).status, 200); // cached before the storm
 
-  let lookups = 0;
-  const connection = services.orm.em.getConnection();
-  const execute = connection.execute.bind(connection);
-  connection.execute = ((...args: Parameters<typeof execute>) => {
-    lookups++;
-    return execute(...args);
-  }) as typeof connection.execute;
+    let lookups = 0;
+    const connection = services.orm.em.getConnection();
+    const execute = connection.execute.bind(connection);
+    connection.execute = ((...args: Parameters<typeof execute>) => {
+      lookups++;
+      return execute(...args);
+    }) as typeof connection.execute;
 
-  const statuses: number[] = [];
-  for (let i = 0; i < 5; i++) statuses.push((await call('GET', '/api/users/me', { token: `pat_invalid${i}`, headers, base })).status);
-  t.deepEqual(statuses.slice(0, 4), [401, 401, 401, 401]);
-  t.true(statuses[4] === 401 || statuses[4] === 429);
-  const before = lookups;
-  for (let i = 0; i < 20; i++) {
-    const r = await call('GET', '/api/users/me', { token: `pat_invalid_more${i}`, headers, base });
-    t.is(r.status, 429);
-    t.is(r.body.error.code, 'rate_limited');
-    t.true(Number(r.headers.get('retry-after')) >= 1);
-  }
-  t.is(lookups, before, 'no database lookup once throttled');
-  // Missing or malformed credentials count and are refused the same way.
-  t.is((await call('GET', '/api/users/me', { headers, base })).status, 429);
-  // A credential already resolved keeps working from the same address (it costs no lookup).
-  t.is((await call('GET', '/api/users/me', { token: valid, headers, base })).status, 200);
-  // Another address is unaffected.
-  t.is((await call('GET', '/api/users/me', { token: 'pat_nope', headers: { 'x-forwarded-for': '198.51.100.7' }, base })).status, 401);
-});
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++)
+      statuses.push((await call('GET', '/api/users/me', { token: `pat_invalid${i}`, headers, base })).status);
+    t.deepEqual(statuses.slice(0, 4), [401, 401, 401, 401]);
+    t.true(statuses[4] === 401 || statuses[4] === 429);
+    const before = lookups;
+    for (let i = 0; i < 20; i++) {
+      const r = await call('GET', '/api/users/me', { token: `pat_invalid_more${i}`, headers, base });
+      t.is(r.status, 429);
+      t.is(r.body.error.code, 'rate_limited');
+      t.true(Number(r.headers.get('retry-after')) >= 1);
+    }
+    t.is(lookups, before, 'no database lookup once throttled');
+    // Missing or malformed credentials count and are refused the same way.
+    t.is((await call('GET', '/api/users/me', { headers, base })).status, 429);
+    // A credential already resolved keeps working from the same address (it costs no lookup).
+    t.is((await call('GET', '/api/users/me', { token: valid, headers, base })).status, 200);
+    // Another address is unaffected.
+    t.is(
+      (await call('GET', '/api/users/me', { token: 'pat_nope', headers: { 'x-forwarded-for': '198.51.100.7' }, base }))
+        .status,
+      401,
+    );
+  },
+);
 
 test('cache rules: entries expire, loads that raced an invalidation are not stored, a disabled cache stores nothing', (t) => {
   const c = new CredentialCache<string>(1000);

@@ -32,7 +32,12 @@ test('missing, malformed and garbage credentials are 401 unauthorized', async (t
 test('a JWT with alg none is 401', async (t) => {
   const u = await createUser();
   const { sid } = await sessionClaims(u.accessToken);
-  const none = new UnsecuredJWT({ sid }).setSubject(u.id).setIssuer(cfg.jwt.issuer).setAudience(cfg.jwt.audience).setExpirationTime('5m').encode();
+  const none = new UnsecuredJWT({ sid })
+    .setSubject(u.id)
+    .setIssuer(cfg.jwt.issuer)
+    .setAudience(cfg.jwt.audience)
+    .setExpirationTime('5m')
+    .encode();
   await expect401(t, none);
 });
 
@@ -45,12 +50,28 @@ test('a JWT with a wrong signature, wrong audience, wrong issuer or past expiry 
   // Sanity: a correctly signed token for the live session is accepted.
   t.is((await call('GET', '/api/users/me', { token: await sign(cfg.jwt.secret, good) })).status, 200);
   await expect401(t, await sign(new TextEncoder().encode('another-secret-another-secret-123456'), good));
-  await expect401(t, await sign(cfg.jwt.secret, (j) => j.setIssuer(cfg.jwt.issuer).setAudience('someone-else').setExpirationTime('5m')));
-  await expect401(t, await sign(cfg.jwt.secret, (j) => j.setIssuer('evil').setAudience(cfg.jwt.audience).setExpirationTime('5m')));
-  await expect401(t, await sign(cfg.jwt.secret, (j) => j.setIssuer(cfg.jwt.issuer).setAudience(cfg.jwt.audience).setExpirationTime(Math.floor(Date.now() / 1000) - 60)));
+  await expect401(
+    t,
+    await sign(cfg.jwt.secret, (j) => j.setIssuer(cfg.jwt.issuer).setAudience('someone-else').setExpirationTime('5m')),
+  );
+  await expect401(
+    t,
+    await sign(cfg.jwt.secret, (j) => j.setIssuer('evil').setAudience(cfg.jwt.audience).setExpirationTime('5m')),
+  );
+  await expect401(
+    t,
+    await sign(cfg.jwt.secret, (j) =>
+      j
+        .setIssuer(cfg.jwt.issuer)
+        .setAudience(cfg.jwt.audience)
+        .setExpirationTime(Math.floor(Date.now() / 1000) - 60),
+    ),
+  );
   // A tampered payload (different user) invalidates the signature.
   const [h, , s] = u.accessToken.split('.');
-  const forged = Buffer.from(JSON.stringify({ sub: '00000000-0000-7000-8000-000000000000', sid })).toString('base64url');
+  const forged = Buffer.from(JSON.stringify({ sub: '00000000-0000-7000-8000-000000000000', sid })).toString(
+    'base64url',
+  );
   await expect401(t, `${h}.${forged}.${s}`);
 });
 
@@ -121,5 +142,8 @@ test('at most 50 active personal access tokens: the 51st is 409 token_limit_reac
   t.is(over.status, 409);
   t.is(over.body.error.code, 'token_limit_reached');
   t.is((await call('DELETE', `/api/users/me/api-tokens/${ids[0]}`, { token: u.accessToken })).status, 204);
-  t.is((await call('POST', '/api/users/me/api-tokens', { token: u.accessToken, body: { name: 'fits again' } })).status, 201);
+  t.is(
+    (await call('POST', '/api/users/me/api-tokens', { token: u.accessToken, body: { name: 'fits again' } })).status,
+    201,
+  );
 });

@@ -31,7 +31,14 @@ async function matchableContacts(workspaceId: string, n: number): Promise<string
   for (let i = 3000; rows.length < n; i++) {
     const p = people.corpus.people[i];
     if (!p.current || !p.profileUrl) continue;
-    rows.push(e.create(Contact, { workspace: workspaceId, profileUrl: p.profileUrl, profileUrlNormalised: normaliseProfileUrl(p.profileUrl), fullName: p.fullName } as never) as { id: string });
+    rows.push(
+      e.create(Contact, {
+        workspace: workspaceId,
+        profileUrl: p.profileUrl,
+        profileUrlNormalised: normaliseProfileUrl(p.profileUrl),
+        fullName: p.fullName,
+      } as never) as { id: string },
+    );
   }
   await e.flush();
   return rows.map((r) => r.id);
@@ -49,7 +56,8 @@ async function providerCalls(contactId: string): Promise<number> {
   }
   await handle.result().catch(() => undefined);
   const events = (await handle.fetchHistory()).events ?? [];
-  return events.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchEnrichment').length;
+  return events.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchEnrichment')
+    .length;
 }
 
 test('3 credits, 50 concurrent enrichments: the provider is asked at most 3 times, exactly 3 are charged, 47 are refused with 402 insufficient_credits', async (t) => {
@@ -58,16 +66,26 @@ test('3 credits, 50 concurrent enrichments: the provider is asked at most 3 time
   const contacts = await matchableContacts(workspaceId, 50);
   await balanceOf(workspaceId, 3);
 
-  const answers = await Promise.all(contacts.map((id) => call('POST', `/api/enrichment/contacts/${id}`, { token: u.accessToken, body: {} })));
+  const answers = await Promise.all(
+    contacts.map((id) => call('POST', `/api/enrichment/contacts/${id}`, { token: u.accessToken, body: {} })),
+  );
   const started = answers.filter((r) => r.status === 202);
   const refused = answers.filter((r) => r.status === 402);
   t.true(
     answers.every((r) => r.status === 202 || r.status === 402),
-    answers.map((r) => `${r.status} ${r.text}`).filter((s) => !s.startsWith('202') && !s.startsWith('402')).join('\n'),
+    answers
+      .map((r) => `${r.status} ${r.text}`)
+      .filter((s) => !s.startsWith('202') && !s.startsWith('402'))
+      .join('\n'),
   );
 
   const calls = (await Promise.all(contacts.map(providerCalls))).reduce((a, b) => a + b, 0);
-  const charged: { n: number }[] = await (await em()).execute(`select count(*)::int as n from credit_ledger where workspace_id = ? and idempotency_key like 'enrich:contact:%'`, [workspaceId]);
+  const charged: { n: number }[] = await (
+    await em()
+  ).execute(
+    `select count(*)::int as n from credit_ledger where workspace_id = ? and idempotency_key like 'enrich:contact:%'`,
+    [workspaceId],
+  );
   t.log(`started ${started.length}, refused ${refused.length}, provider calls ${calls}, charged ${charged[0].n}`);
 
   t.true(calls <= 3, `the provider was asked ${calls} times for 3 credits`);
@@ -80,6 +98,8 @@ test('3 credits, 50 concurrent enrichments: the provider is asked at most 3 time
     t.like(r.body.error.details, { required: 1 });
   }
   // Every hold became its debit: nothing is left held.
-  const held: { n: number }[] = await (await em()).execute(`select count(*)::int as n from credit_holds where workspace_id = ?`, [workspaceId]);
+  const held: { n: number }[] = await (
+    await em()
+  ).execute(`select count(*)::int as n from credit_holds where workspace_id = ?`, [workspaceId]);
   t.is(held[0].n, 0);
 });

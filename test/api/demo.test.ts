@@ -27,19 +27,33 @@ test('POST /api/me/workspaces/demo/join adds the caller as a member, idempotentl
   const u = await createUser();
   const first = await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken });
   t.is(first.status, 201, first.text);
-  t.like(first.body, { id: DEMO_WORKSPACE_ID, owner_id: DEMO_USER_ID, role: 'member', is_demo: true, name: 'Demo workspace' });
+  t.like(first.body, {
+    id: DEMO_WORKSPACE_ID,
+    owner_id: DEMO_USER_ID,
+    role: 'member',
+    is_demo: true,
+    name: 'Demo workspace',
+  });
   const again = await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken });
   t.is(again.status, 200);
   t.is(again.body.member_id, first.body.member_id);
   const list = await call('GET', '/api/me/workspaces', { token: u.accessToken });
-  t.deepEqual(list.body.filter((w: any) => w.is_demo), [first.body]);
+  t.deepEqual(
+    list.body.filter((w: any) => w.is_demo),
+    [first.body],
+  );
   t.is((await call('POST', '/api/me/workspaces/demo/join')).status, 401);
 });
 
 test('parallel joins of one user make one membership', async (t) => {
   const u = await createUser();
-  const rs = await Promise.all(Array.from({ length: 5 }, () => call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })));
-  t.true(rs.every((r) => r.status === 200 || r.status === 201), rs.map((r) => r.status).join());
+  const rs = await Promise.all(
+    Array.from({ length: 5 }, () => call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })),
+  );
+  t.true(
+    rs.every((r) => r.status === 200 || r.status === 201),
+    rs.map((r) => r.status).join(),
+  );
   t.is(new Set(rs.map((r) => r.body.member_id)).size, 1);
 });
 
@@ -47,7 +61,10 @@ test('reads in the Demo workspace answer 200 with the seeded data', async (t) =>
   const u = await joined();
   const r = await call('GET', '/api/apps', inDemo(u));
   t.is(r.status, 200, r.text);
-  t.deepEqual(r.body.items.map((a: any) => a.name), seededApps.map((a) => a.name));
+  t.deepEqual(
+    r.body.items.map((a: any) => a.name),
+    seededApps.map((a) => a.name),
+  );
   t.true(r.body.items.every((a: any) => a.workspace_id === DEMO_WORKSPACE_ID && a.description));
   const e = await call('GET', '/api/me/entitlement', inDemo(u));
   t.like(e.body, { workspace_id: DEMO_WORKSPACE_ID, is_demo: true });
@@ -64,7 +81,13 @@ test('reads in the Demo workspace answer 200 with the seeded data', async (t) =>
     ],
   );
   const lena = (await call('GET', `/api/inbox/conversations/${inbox[1].id}`, inDemo(u))).body;
-  t.deepEqual(lena.messages.map((m: any) => [m.direction, m.kind]), [['out', 'sent'], ['in', 'reply']]);
+  t.deepEqual(
+    lena.messages.map((m: any) => [m.direction, m.kind]),
+    [
+      ['out', 'sent'],
+      ['in', 'reply'],
+    ],
+  );
   // Lena waits for an answer; the call with Jonas ended without an outcome.
   t.deepEqual(
     (await call('GET', '/api/follow-ups', inDemo(u))).body.items.map((f: any) => [f.kind, f.lead.first_name]),
@@ -78,9 +101,15 @@ test('reads in the Demo workspace answer 200 with the seeded data', async (t) =>
     ['Ledgerly demo (first slot)', 'canceled'],
     ['Ledgerly demo with Mara', 'scheduled'],
   ]);
-  t.like((await call('GET', '/api/dashboard/next-event', inDemo(u))).body, { meeting: { title: 'Ledgerly demo with Mara' } });
+  t.like((await call('GET', '/api/dashboard/next-event', inDemo(u))).body, {
+    meeting: { title: 'Ledgerly demo with Mara' },
+  });
   t.is((await call('GET', '/api/booking-provider-events/unmatched', inDemo(u))).body.items.length, 1);
-  t.is((await call('POST', `/api/inbox/conversations/${inbox[1].id}/reply`, { ...inDemo(u), body: { body: 'hi' } })).body.error.code, 'demo_read_only');
+  t.is(
+    (await call('POST', `/api/inbox/conversations/${inbox[1].id}/reply`, { ...inDemo(u), body: { body: 'hi' } })).body
+      .error.code,
+    'demo_read_only',
+  );
 });
 
 test('writes in the Demo workspace answer 403 demo_read_only and change nothing', async (t) => {
@@ -149,11 +178,17 @@ test('the seed is deterministic and re-runnable: a second run changes nothing, a
     const e = await em();
     const ws = await e.findOneOrFail(Workspace, DEMO_WORKSPACE_ID);
     const apps = await e.find(App, { workspace: DEMO_WORKSPACE_ID }, { orderBy: { id: 'asc' } });
-    return { ws: [ws.name, ws.isDemo, ws.updatedAt.toISOString()], apps: apps.map((a) => [a.id, a.name, a.updatedAt.toISOString()]) };
+    return {
+      ws: [ws.name, ws.isDemo, ws.updatedAt.toISOString()],
+      apps: apps.map((a) => [a.id, a.name, a.updatedAt.toISOString()]),
+    };
   };
   const before = await snapshot();
   t.true(before.ws[1] as boolean);
-  t.deepEqual(before.apps.map((a) => a[0]), seededApps.map((a) => a.id));
+  t.deepEqual(
+    before.apps.map((a) => a[0]),
+    seededApps.map((a) => a.id),
+  );
   t.is((await seedDemo(await em())).changed, 0);
   t.deepEqual(await snapshot(), before);
   // A drifted column (here the system user's name, which no other test reads) is put back.
@@ -172,7 +207,11 @@ test('leaving the Demo workspace works like any membership', async (t) => {
   const r = await call('GET', '/api/apps', inDemo(u));
   t.is(r.status, 403);
   t.is(r.body.error.code, 'not_assigned');
-  t.is((await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })).status, 201, 'and can join again');
+  t.is(
+    (await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })).status,
+    201,
+    'and can join again',
+  );
 });
 
 test('a newcomer sees the review and enrichment at work: new, approved and rejected discovered leads, enriched and promoted ones', async (t) => {
@@ -235,18 +274,32 @@ test('a newcomer sees the review and enrichment at work: new, approved and rejec
     t.not(l.status, 'rejected');
     t.true(Boolean(l.first_name && l.last_name && l.company && (l.email || l.profile_url)), l.full_name);
   }
-  t.true(leads.some((l) => l.enriched_fields.length > 0 && !l.enrichment_promoted_at), 'an enriched lead not complete enough');
-  for (const l of leads.filter((x) => x.enriched_fields.length)) for (const f of ['email', 'phone', 'headline'] as const) if (l.enriched_fields.includes(f)) t.truthy(l[f], `${l.full_name}.${f}`);
+  t.true(
+    leads.some((l) => l.enriched_fields.length > 0 && !l.enrichment_promoted_at),
+    'an enriched lead not complete enough',
+  );
+  for (const l of leads.filter((x) => x.enriched_fields.length))
+    for (const f of ['email', 'phone', 'headline'] as const)
+      if (l.enriched_fields.includes(f)) t.truthy(l[f], `${l.full_name}.${f}`);
 
   // Their attempts: one completed per enriched target, promoted exactly for the promoted leads, and one failure.
   const attempts = await (await em()).find(Enrichment, { workspace: DEMO_WORKSPACE_ID });
   for (const l of leads.filter((x) => x.enriched_at)) {
-    const done = attempts.find((a) => a.targetKind === 'discovered-lead' && a.targetId === l.id && a.status === 'completed');
-    t.like(done, { found: true, provider: 'local', creditsCharged: 1, promoted: Boolean(l.enrichment_promoted_at) }, l.full_name);
+    const done = attempts.find(
+      (a) => a.targetKind === 'discovered-lead' && a.targetId === l.id && a.status === 'completed',
+    );
+    t.like(
+      done,
+      { found: true, provider: 'local', creditsCharged: 1, promoted: Boolean(l.enrichment_promoted_at) },
+      l.full_name,
+    );
     t.deepEqual(apiFieldNames(done?.fieldsFilled ?? []), l.enriched_fields, l.full_name);
   }
   t.true(attempts.some((a) => a.targetKind === 'contact' && a.status === 'completed'));
-  t.like(attempts.find((a) => a.status === 'failed'), { errorCode: 'provider_unavailable', creditsCharged: 0, found: false });
+  t.like(
+    attempts.find((a) => a.status === 'failed'),
+    { errorCode: 'provider_unavailable', creditsCharged: 0, found: false },
+  );
 });
 
 test('a newcomer sees a finished CSV import and a company import waiting for review, and can change neither', async (t) => {
@@ -279,7 +332,10 @@ test('a newcomer sees a finished CSV import and a company import waiting for rev
   t.is(failed.length, 1);
   t.is(failed[0].reason, 'company_not_found');
   const approved = await call('GET', `${base}/approved-members`, demo);
-  t.deepEqual(approved.body.items.map((m: any) => m.full_name), ['Marco Bianchi']);
+  t.deepEqual(
+    approved.body.items.map((m: any) => m.full_name),
+    ['Marco Bianchi'],
+  );
 
   // Reviewing or confirming in the Demo is refused, and nothing moves.
   const confirm = await call('POST', `${base}/confirm`, { ...demo, body: {} });
@@ -293,9 +349,20 @@ test('a newcomer sees the sender accounts: one connected with its domain checked
   const demo = inDemo(await joined());
   const list = await call('GET', '/api/platform-accounts', demo);
   t.is(list.status, 200, list.text);
-  t.deepEqual(list.body.items.map((a: any) => [a.channel, a.status]), [['email', 'connected'], ['network', 'disconnected']]);
+  t.deepEqual(
+    list.body.items.map((a: any) => [a.channel, a.status]),
+    [
+      ['email', 'connected'],
+      ['network', 'disconnected'],
+    ],
+  );
   const setup = await call('GET', `/api/platform-accounts/${demoId(0x800)}/setup-status`, demo);
-  t.like(setup.body, { status: 'connected', ready: true, connector: { state: null }, sending_domain: { domain: 'ledgerly.example', ready: true } });
+  t.like(setup.body, {
+    status: 'connected',
+    ready: true,
+    connector: { state: null },
+    sending_domain: { domain: 'ledgerly.example', ready: true },
+  });
   const usage = await call('GET', `/api/platform-accounts/${demoId(0x800)}/usage`, demo);
   t.is(usage.status, 200, usage.text);
   t.like(usage.body.actions[0], { action: 'email', full_caps: { daily: 40, weekly: 180 } });

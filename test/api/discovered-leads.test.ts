@@ -27,15 +27,23 @@ async function setup(withList = true): Promise<Setup> {
   const u = await createOwner();
   const app = await createTestApp(u);
   let listId = '';
-  if (withList) listId = (await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: 'Inbox' } })).body.id;
-  const agent = await call('POST', `/api/apps/${app.id}/agents`, { ...auth(u), body: { name: 'Scout', ...(withList ? { list_id: listId } : {}) } });
+  if (withList)
+    listId = (await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: 'Inbox' } })).body.id;
+  const agent = await call('POST', `/api/apps/${app.id}/agents`, {
+    ...auth(u),
+    body: { name: 'Scout', ...(withList ? { list_id: listId } : {}) },
+  });
   if (agent.status !== 201) throw new Error(agent.text);
   return { u, appId: app.id, agentId: agent.body.id, listId, workspaceId: await workspaceIdOf(u.id) };
 }
 
 let seq = 0;
 /** Inserts discovered leads directly (as a discovery run would). */
-async function insertLeads(s: { workspaceId: string; appId: string; agentId: string }, n: number, over: Record<string, unknown> = {}): Promise<string[]> {
+async function insertLeads(
+  s: { workspaceId: string; appId: string; agentId: string },
+  n: number,
+  over: Record<string, unknown> = {},
+): Promise<string[]> {
   const e = await em();
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -54,7 +62,21 @@ async function insertLeads(s: { workspaceId: string; appId: string; agentId: str
       `insert into discovered_leads (id, workspace_id, app_id, agent_id, signal_key, evidence_key, source, external_id, dedupe_key, profile_url, email,
          full_name, title, company, evidence, score, reasons, status, promoted, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, 'pronet', ?, ?, ?, ?, ?, ?, ?, '{}', 80, '[]', 'new', false, now(), now())`,
-      [id, s.workspaceId, s.appId, s.agentId, row.signal_key, k.slice(0, 64), k, k, row.profile_url, row.email, row.full_name, row.title, row.company],
+      [
+        id,
+        s.workspaceId,
+        s.appId,
+        s.agentId,
+        row.signal_key,
+        k.slice(0, 64),
+        k,
+        k,
+        row.profile_url,
+        row.email,
+        row.full_name,
+        row.title,
+        row.company,
+      ],
     );
     ids.push(id);
   }
@@ -68,20 +90,41 @@ test('approve: new → approved into the agent’s list with a new contact; appr
   const [id] = await insertLeads(s, 1);
   const r = await call('POST', `/api/discovered-leads/${id}/approve`, { ...auth(s.u), body: {} });
   t.is(r.status, 200, r.text);
-  t.like(r.body, { id, status: 'approved', result: 'approved', list_id: s.listId, created: true, approved_list_id: s.listId });
+  t.like(r.body, {
+    id,
+    status: 'approved',
+    result: 'approved',
+    list_id: s.listId,
+    created: true,
+    approved_list_id: s.listId,
+  });
   t.is(r.body.approved_lead_id, r.body.lead_id);
   t.truthy(r.body.reviewed_at);
   const again = await call('POST', `/api/discovered-leads/${id}/approve`, { ...auth(s.u), body: {} });
   t.is(again.status, 200, again.text);
-  t.like(again.body, { result: 'already_approved', lead_id: r.body.lead_id, contact_id: r.body.contact_id, created: false });
+  t.like(again.body, {
+    result: 'already_approved',
+    lead_id: r.body.lead_id,
+    contact_id: r.body.contact_id,
+    created: false,
+  });
   t.is(await leadCount(s.listId), 1);
   // approved is terminal: reject is 409 invalid_transition
-  const rej = await call('POST', `/api/discovered-leads/${id}/reject`, { ...auth(s.u), body: { reason: 'changed my mind' } });
+  const rej = await call('POST', `/api/discovered-leads/${id}/reject`, {
+    ...auth(s.u),
+    body: { reason: 'changed my mind' },
+  });
   t.is(rej.status, 409);
   t.is(rej.body.error.code, 'invalid_transition');
   // sequence: the contact, no steps yet
   const sq = await call('GET', `/api/discovered-leads/${id}/sequence`, auth(s.u));
-  t.deepEqual(sq.body, { discovered_lead_id: id, contact_id: r.body.contact_id, steps: [], planned_count: 0, past_count: 0 });
+  t.deepEqual(sq.body, {
+    discovered_lead_id: id,
+    contact_id: r.body.contact_id,
+    steps: [],
+    planned_count: 0,
+    past_count: 0,
+  });
 });
 
 test('sequence: the contact’s planned and past scheduled actions across campaigns, by due time', async (t) => {
@@ -90,8 +133,14 @@ test('sequence: the contact’s planned and past scheduled actions across campai
   const r = await call('POST', `/api/discovered-leads/${id}/approve`, { ...auth(s.u), body: {} });
   t.is(r.status, 200, r.text);
   const e = await em();
-  const steps = [{ type: 'invitation', config: {} }, { type: 'message', config: { body: 'Hi' } }];
-  const campaigns = [await seedCampaign(s.workspaceId, { appId: s.appId, accountIds: [], steps }), await seedCampaign(s.workspaceId, { appId: s.appId, accountIds: [], steps })];
+  const steps = [
+    { type: 'invitation', config: {} },
+    { type: 'message', config: { body: 'Hi' } },
+  ];
+  const campaigns = [
+    await seedCampaign(s.workspaceId, { appId: s.appId, accountIds: [], steps }),
+    await seedCampaign(s.workspaceId, { appId: s.appId, accountIds: [], steps }),
+  ];
   const ids: string[] = [];
   for (const [n, c] of campaigns.entries()) {
     const enrollmentId = uuidv7();
@@ -100,11 +149,22 @@ test('sequence: the contact’s planned and past scheduled actions across campai
       [enrollmentId, s.workspaceId, c.id, r.body.lead_id, r.body.contact_id],
     );
     const actionId = uuidv7();
-    const [state, due] = n === 0 ? ['executed', new Date(Date.now() - 86_400_000)] : ['planned', new Date(Date.now() + 86_400_000)];
+    const [state, due] =
+      n === 0 ? ['executed', new Date(Date.now() - 86_400_000)] : ['planned', new Date(Date.now() + 86_400_000)];
     await e.execute(
       `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, attempts, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, 0, 1, 'invitation', ?, ?, ?, 0, now(), now())`,
-      [actionId, s.workspaceId, c.id, enrollmentId, r.body.lead_id, c.stepIds[0], state, due, state === 'executed' ? due : null],
+      [
+        actionId,
+        s.workspaceId,
+        c.id,
+        enrollmentId,
+        r.body.lead_id,
+        c.stepIds[0],
+        state,
+        due,
+        state === 'executed' ? due : null,
+      ],
     );
     ids.push(actionId);
   }
@@ -127,16 +187,26 @@ test('sequence: the contact’s planned and past scheduled actions across campai
 test('10 concurrent approvals of one discovered lead yield one lead; two discovered leads of one person share the contact', async (t) => {
   const s = await setup();
   const [id] = await insertLeads(s, 1);
-  const rs = await Promise.all(Array.from({ length: 10 }, () => call('POST', `/api/discovered-leads/${id}/approve`, { ...auth(s.u), body: {} })));
-  t.true(rs.every((r) => r.status === 200), rs.map((r) => r.text).join('\n'));
+  const rs = await Promise.all(
+    Array.from({ length: 10 }, () => call('POST', `/api/discovered-leads/${id}/approve`, { ...auth(s.u), body: {} })),
+  );
+  t.true(
+    rs.every((r) => r.status === 200),
+    rs.map((r) => r.text).join('\n'),
+  );
   t.is(rs.filter((r) => r.body.result === 'approved').length, 1);
   t.is(new Set(rs.map((r) => r.body.lead_id)).size, 1);
   t.is(await leadCount(s.listId), 1);
   // Same person (same email in another case, same profile URL with a trailing slash) from another agent: reuses the contact and the lead.
   const url = `https://pronet.example/in/shared-${randomUUID()}`;
-  const other = (await call('POST', `/api/apps/${s.appId}/agents`, { ...auth(s.u), body: { name: 'Other', list_id: s.listId } })).body.id;
+  const other = (
+    await call('POST', `/api/apps/${s.appId}/agents`, { ...auth(s.u), body: { name: 'Other', list_id: s.listId } })
+  ).body.id;
   const [a] = await insertLeads(s, 1, { profile_url: url, email: 'Same.Person@Example.com' });
-  const [b] = await insertLeads({ ...s, agentId: other }, 1, { profile_url: `${url}/`, email: 'same.person@example.com' });
+  const [b] = await insertLeads({ ...s, agentId: other }, 1, {
+    profile_url: `${url}/`,
+    email: 'same.person@example.com',
+  });
   const ra = await call('POST', `/api/discovered-leads/${a}/approve`, { ...auth(s.u), body: {} });
   const rb = await call('POST', `/api/discovered-leads/${b}/approve`, { ...auth(s.u), body: {} });
   t.is(ra.body.contact_id, rb.body.contact_id);
@@ -175,7 +245,10 @@ test('approve with list_id: same product accepted; another product’s or worksp
 test('reject: new → rejected with the reason, counted in the agent’s rejection breakdown; repeat is already_rejected; restore by approving', async (t) => {
   const s = await setup();
   const [id, id2] = await insertLeads(s, 2);
-  const r = await call('POST', `/api/discovered-leads/${id}/reject`, { ...auth(s.u), body: { reason: 'Wrong industry' } });
+  const r = await call('POST', `/api/discovered-leads/${id}/reject`, {
+    ...auth(s.u),
+    body: { reason: 'Wrong industry' },
+  });
   t.is(r.status, 200, r.text);
   t.like(r.body, { status: 'rejected', reject_reason: 'Wrong industry', result: 'rejected' });
   await call('POST', `/api/discovered-leads/${id2}/reject`, { ...auth(s.u), body: { reason: 'Wrong industry' } });
@@ -183,7 +256,10 @@ test('reject: new → rejected with the reason, counted in the agent’s rejecti
   t.like(again.body, { result: 'already_rejected', reject_reason: 'Wrong industry' });
   const br = await call('GET', `/api/agents/${s.agentId}/rejections`, auth(s.u));
   t.is(br.status, 200);
-  t.deepEqual(br.body.reasons.find((x: any) => x.reason === 'Wrong industry'), { reason: 'Wrong industry', count: 2 });
+  t.deepEqual(
+    br.body.reasons.find((x: any) => x.reason === 'Wrong industry'),
+    { reason: 'Wrong industry', count: 2 },
+  );
   t.is(br.body.total, 2);
   // rejected → approved
   const ap = await call('POST', `/api/discovered-leads/${id}/approve`, { ...auth(s.u), body: {} });
@@ -205,7 +281,10 @@ test('batch approve/reject: per-id partial results, idempotent, max 500 ids', as
   const missing = randomUUID();
   await call('POST', `/api/discovered-leads/${ids[0]}/approve`, { ...auth(s.u), body: {} });
   await call('POST', `/api/discovered-leads/${ids[1]}/reject`, { ...auth(s.u), body: { reason: 'meh' } });
-  const rj = await call('POST', '/api/discovered-leads/batch-reject', { ...auth(s.u), body: { ids: [ids[0], ids[1], ids[2], missing, foreign], reason: 'bulk' } });
+  const rj = await call('POST', '/api/discovered-leads/batch-reject', {
+    ...auth(s.u),
+    body: { ids: [ids[0], ids[1], ids[2], missing, foreign], reason: 'bulk' },
+  });
   t.is(rj.status, 200, rj.text);
   t.deepEqual(rj.body.results, [
     { id: ids[0], result: 'invalid_transition' },
@@ -214,7 +293,10 @@ test('batch approve/reject: per-id partial results, idempotent, max 500 ids', as
     { id: missing, result: 'not_found' },
     { id: foreign, result: 'not_found' },
   ]);
-  const ap = await call('POST', '/api/discovered-leads/batch-approve', { ...auth(s.u), body: { ids: [ids[0], ids[1], ids[2], ids[3], ids[3], missing, foreign] } });
+  const ap = await call('POST', '/api/discovered-leads/batch-approve', {
+    ...auth(s.u),
+    body: { ids: [ids[0], ids[1], ids[2], ids[3], ids[3], missing, foreign] },
+  });
   t.is(ap.status, 200, ap.text);
   t.deepEqual(ap.body.results, [
     { id: ids[0], result: 'already_approved' },
@@ -233,7 +315,10 @@ test('batch approve/reject: per-id partial results, idempotent, max 500 ids', as
     t.is(r.status, 400);
     t.is(r.body.error.code, 'invalid_body');
   }
-  const max = await call('POST', '/api/discovered-leads/batch-reject', { ...auth(s.u), body: { ids: Array.from({ length: 500 }, () => randomUUID()), reason: 'x' } });
+  const max = await call('POST', '/api/discovered-leads/batch-reject', {
+    ...auth(s.u),
+    body: { ids: Array.from({ length: 500 }, () => randomUUID()), reason: 'x' },
+  });
   t.is(max.status, 200);
   t.is(max.body.results.length, 500);
   const noList = await setup(false);
@@ -241,7 +326,10 @@ test('batch approve/reject: per-id partial results, idempotent, max 500 ids', as
   const r = await call('POST', '/api/discovered-leads/batch-approve', { ...auth(noList.u), body: { ids: [nl] } });
   t.is(r.status, 400);
   t.is(r.body.error.code, 'no_list');
-  const il = await call('POST', '/api/discovered-leads/batch-approve', { ...auth(noList.u), body: { ids: [nl], list_id: s.listId } });
+  const il = await call('POST', '/api/discovered-leads/batch-approve', {
+    ...auth(noList.u),
+    body: { ids: [nl], list_id: s.listId },
+  });
   t.is(il.body.error.code, 'invalid_list_id');
 });
 
@@ -254,13 +342,23 @@ test('list filters, newest-first cursor pagination, escaped text search; counts 
   await call('POST', `/api/discovered-leads/${ids[0]}/reject`, { ...auth(s.u), body: { reason: 'no' } });
   const all = await call('GET', '/api/discovered-leads?limit=2', auth(s.u));
   t.is(all.status, 200, all.text);
-  t.deepEqual(all.body.items.map((x: any) => x.id), [other[1], other[0]]);
+  t.deepEqual(
+    all.body.items.map((x: any) => x.id),
+    [other[1], other[0]],
+  );
   const p2 = await call('GET', `/api/discovered-leads?limit=2&cursor=${all.body.next_cursor}`, auth(s.u));
-  t.deepEqual(p2.body.items.map((x: any) => x.id), [pct[0], ids[2]]);
+  t.deepEqual(
+    p2.body.items.map((x: any) => x.id),
+    [pct[0], ids[2]],
+  );
   const p3 = await call('GET', `/api/discovered-leads?limit=2&cursor=${p2.body.next_cursor}`, auth(s.u));
-  t.deepEqual(p3.body.items.map((x: any) => x.id), [ids[1], ids[0]]);
+  t.deepEqual(
+    p3.body.items.map((x: any) => x.id),
+    [ids[1], ids[0]],
+  );
   t.is(p3.body.next_cursor, null);
-  const q = async (qs: string) => (await call('GET', `/api/discovered-leads?${qs}`, auth(s.u))).body.items.map((x: any) => x.id);
+  const q = async (qs: string) =>
+    (await call('GET', `/api/discovered-leads?${qs}`, auth(s.u))).body.items.map((x: any) => x.id);
   t.deepEqual(await q('q=100%25'), [pct[0]]);
   t.deepEqual(await q('q=%25'), [pct[0]]);
   t.deepEqual(await q('q=h_c'), [pct[0]]);
@@ -276,7 +374,8 @@ test('list filters, newest-first cursor pagination, escaped text search; counts 
     const c = (await call('GET', `/api/discovered-leads/counts?${qs}`, auth(s.u))).body;
     const items = (await call('GET', `/api/discovered-leads?limit=200&${qs}`, auth(s.u))).body.items;
     t.is(c.total, items.length, qs);
-    for (const st of ['new', 'approved', 'rejected']) t.is(c.by_status[st], items.filter((x: any) => x.status === st).length, `${qs} ${st}`);
+    for (const st of ['new', 'approved', 'rejected'])
+      t.is(c.by_status[st], items.filter((x: any) => x.status === st).length, `${qs} ${st}`);
     for (const a of c.by_agent) t.is(a.total, items.filter((x: any) => x.agent_id === a.agent_id).length);
   }
   const c = (await call('GET', '/api/discovered-leads/counts', auth(s.u))).body;
@@ -317,7 +416,10 @@ test('ownership: another workspace’s id is 404 on every id-taking route (and f
     t.is(r.body.error.code, 'not_assigned');
   }
   t.deepEqual((await call('GET', '/api/discovered-leads', auth(member, asOwner))).body.items, []);
-  const br = await call('POST', '/api/discovered-leads/batch-approve', { ...auth(member, asOwner), body: { ids: [id] } });
+  const br = await call('POST', '/api/discovered-leads/batch-approve', {
+    ...auth(member, asOwner),
+    body: { ids: [id] },
+  });
   t.deepEqual(br.body.results, [{ id, result: 'not_found' }]);
   t.is((await call('GET', `/api/discovered-leads/${id}`, auth(s.u))).body.status, 'new');
 });
@@ -353,18 +455,43 @@ test('Operator tools list, approve and reject discovered leads through the domai
   const s = await setup();
   const [a, b] = await insertLeads(s, 2);
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined) };
+  const ctx = {
+    em: e,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined),
+  };
   t.false(needsConfirmation(findTool('list_discovered_leads')!));
   t.true(needsConfirmation(findTool('approve_discovered_lead')!));
   t.true(needsConfirmation(findTool('reject_discovered_lead')!));
   const listed = (await runTool(findTool('list_discovered_leads')!, ctx, { agent_id: s.agentId })) as { id: string }[];
-  t.deepEqual(listed.map((x) => x.id), [b, a]);
-  t.like(await runTool(findTool('approve_discovered_lead')!, ctx, { discovered_lead_id: a }), { result: 'approved', list_id: s.listId, created: true });
-  t.like(await runTool(findTool('reject_discovered_lead')!, ctx, { discovered_lead_id: b, reason: 'too junior' }), { result: 'rejected' });
-  const bad = await t.throwsAsync(runTool(findTool('reject_discovered_lead')!, ctx, { discovered_lead_id: a, reason: 'late' }));
+  t.deepEqual(
+    listed.map((x) => x.id),
+    [b, a],
+  );
+  t.like(await runTool(findTool('approve_discovered_lead')!, ctx, { discovered_lead_id: a }), {
+    result: 'approved',
+    list_id: s.listId,
+    created: true,
+  });
+  t.like(await runTool(findTool('reject_discovered_lead')!, ctx, { discovered_lead_id: b, reason: 'too junior' }), {
+    result: 'rejected',
+  });
+  const bad = await t.throwsAsync(
+    runTool(findTool('reject_discovered_lead')!, ctx, { discovered_lead_id: a, reason: 'late' }),
+  );
   t.like(bad, { code: 'invalid_transition' });
   const other = await setup();
   const oe = services.orm.em.fork();
-  const otherCtx = { em: oe, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(oe as never, { userId: other.u.id, kind: 'session' }, undefined) };
-  t.like(await t.throwsAsync(runTool(findTool('approve_discovered_lead')!, otherCtx, { discovered_lead_id: b })), { status: 404 });
+  const otherCtx = {
+    em: oe,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(oe as never, { userId: other.u.id, kind: 'session' }, undefined),
+  };
+  t.like(await t.throwsAsync(runTool(findTool('approve_discovered_lead')!, otherCtx, { discovered_lead_id: b })), {
+    status: 404,
+  });
 });

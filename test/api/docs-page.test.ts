@@ -13,7 +13,10 @@ test.after.always(closeApi);
  * A GET sent as written: fetch would normalise `..` away, and it adds `Cache-Control: no-cache` to
  * conditional requests, which rules out a 304.
  */
-async function rawGet(path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; bytes: Buffer; headers: Record<string, string | string[] | undefined> }> {
+async function rawGet(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; bytes: Buffer; headers: Record<string, string | string[] | undefined> }> {
   const url = new URL((await api()).base);
   return new Promise((res, rej) => {
     request({ host: url.hostname, port: url.port, path, method: 'GET', headers }, (r) => {
@@ -58,7 +61,10 @@ test('docs assets: content types, revalidation, and nothing outside the allowlis
   t.true(js.text.length > 100_000);
   t.is(js.headers.get('cache-control'), 'no-cache'); // an unversioned URL revalidates
   const etag = js.headers.get('etag') ?? ''; // fetch asks for gzip: the ETag of the gzipped bytes
-  t.is((await rawGet('/docs/assets/swagger-ui-bundle.js', { 'if-none-match': etag, 'accept-encoding': 'gzip' })).status, 304);
+  t.is(
+    (await rawGet('/docs/assets/swagger-ui-bundle.js', { 'if-none-match': etag, 'accept-encoding': 'gzip' })).status,
+    304,
+  );
 
   const css = await call('GET', '/docs/assets/swagger-ui.css');
   t.regex(css.headers.get('content-type') ?? '', /^text\/css/);
@@ -70,7 +76,12 @@ test('docs assets: content types, revalidation, and nothing outside the allowlis
   t.is(unknown.body.error.code, 'not_found');
   // In the package but not allowlisted.
   t.is((await call('GET', '/docs/assets/index.html')).status, 404);
-  for (const path of ['/docs/assets/../../package.json', '/docs/assets/..%2f..%2fpackage.json', '/docs/assets/%2e%2e/%2e%2e/package.json', '/docs/assets//etc/passwd']) {
+  for (const path of [
+    '/docs/assets/../../package.json',
+    '/docs/assets/..%2f..%2fpackage.json',
+    '/docs/assets/%2e%2e/%2e%2e/package.json',
+    '/docs/assets//etc/passwd',
+  ]) {
     const r = await rawGet(path);
     t.is(r.status, 404, path);
     t.notRegex(r.body, /outreach-api|root:/, path);
@@ -102,7 +113,10 @@ async function checkCached(t: ExecutionContext, path: string, type: RegExp): Pro
   t.not(gzEtag, etag); // another encoding is another representation
   t.is(Number(gz.headers['content-length']), gz.bytes.length);
 
-  for (const [req, tag] of [[{}, etag], [{ 'accept-encoding': 'gzip' }, gzEtag]] as const) {
+  for (const [req, tag] of [
+    [{}, etag],
+    [{ 'accept-encoding': 'gzip' }, gzEtag],
+  ] as const) {
     const hit = await rawGet(path, { ...req, 'if-none-match': tag });
     t.is(hit.status, 304);
     t.is(hit.bytes.length, 0);
@@ -120,13 +134,21 @@ async function checkCached(t: ExecutionContext, path: string, type: RegExp): Pro
 
 test('GET /openapi.json: gzip, a strong ETag, revalidation with 304, and the 304 in the document', async (t) => {
   const bytes = await checkCached(t, '/openapi.json', /^application\/json/);
-  const doc = JSON.parse(bytes.toString()) as { paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }>; parameters: { name: string; in: string }[] }>> };
+  const doc = JSON.parse(bytes.toString()) as {
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, { content?: unknown }>; parameters: { name: string; in: string }[] }>
+    >;
+  };
   t.deepEqual((await call('GET', '/openapi.json')).body, doc); // fetch inflates gzip transparently
   for (const path of ['/openapi.json', '/docs']) {
     const op = doc.paths[path].get;
     t.truthy(op.responses['304'], path);
     t.is(op.responses['304'].content, undefined, path);
-    t.true(op.parameters.some((p) => p.in === 'header' && p.name === 'If-None-Match'), path);
+    t.true(
+      op.parameters.some((p) => p.in === 'header' && p.name === 'If-None-Match'),
+      path,
+    );
   }
   // HEAD: the headers of a GET, no body.
   const head = await fetch(`${(await api()).base}/openapi.json`, { method: 'HEAD' });
@@ -153,12 +175,18 @@ test('a headless Chromium renders every operation by tag, the bearer scheme, and
 
   const result = await checkDocs(base, { token: user.accessToken, screenshot, log: (m) => t.log(m) });
 
-  const doc = (await call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { tags: string[] }>>; webhooks: Record<string, Record<string, { tags: string[] }>> };
+  const doc = (await call('GET', '/openapi.json')).body as {
+    paths: Record<string, Record<string, { tags: string[] }>>;
+    webhooks: Record<string, Record<string, { tags: string[] }>>;
+  };
   const ops = [...Object.values(doc.paths), ...Object.values(doc.webhooks)].flatMap((m) => Object.values(m));
   t.deepEqual(result.problems, []);
   t.is(result.renderedOperations, ops.length);
   t.deepEqual(result.renderedTags, [...new Set(ops.flatMap((o) => o.tags))].sort());
-  t.true(result.authSchemes.some((s) => /^bearer\b/.test(s)), result.authSchemes.join());
+  t.true(
+    result.authSchemes.some((s) => /^bearer\b/.test(s)),
+    result.authSchemes.join(),
+  );
   t.deepEqual(result.tryItOut, { 'GET /healthz': '200', 'GET /api/users/me': '200' });
   t.deepEqual(result.cspViolations, []);
   t.deepEqual(result.consoleErrors, []);

@@ -29,7 +29,8 @@ test.before(async () => {
     resolveActor(e as never, { userId: f.member.id, kind: 'session' }, f.owner.id),
     resolveActor(e as never, { userId: other.id, kind: 'session' }, undefined),
   ]);
-  if (member.workspaceId !== owner.workspaceId || member.allApps || member.appIds.join() !== f.p2.appId) throw new Error(`unexpected member actor ${JSON.stringify(member)}`);
+  if (member.workspaceId !== owner.workspaceId || member.allApps || member.appIds.join() !== f.p2.appId)
+    throw new Error(`unexpected member actor ${JSON.stringify(member)}`);
   ids = seeded;
   // The same member had they been given P1 only: the rows of product kinds are P1's.
   actors = { owner, member, p1Member: { ...member, appIds: [f.p1.appId] }, stranger };
@@ -37,8 +38,19 @@ test.before(async () => {
 
 const check = async (actor: Actor, kind: Kind) => authorizeIds(await em(), actor, kind, [ids[kind]]);
 
-async function refused(t: import('ava').ExecutionContext, actor: Actor, kind: Kind, status: number, code: string, who: string) {
-  const err = await t.throwsAsync(check(actor, kind), { instanceOf: AppError }, `${who}: ${kind} should be ${status} ${code}`);
+async function refused(
+  t: import('ava').ExecutionContext,
+  actor: Actor,
+  kind: Kind,
+  status: number,
+  code: string,
+  who: string,
+) {
+  const err = await t.throwsAsync(
+    check(actor, kind),
+    { instanceOf: AppError },
+    `${who}: ${kind} should be ${status} ${code}`,
+  );
   if (err) t.like(err, { status, code }, `${who}: ${kind}`);
 }
 
@@ -52,7 +64,11 @@ test('the fixture has a row of every kind, and the own kinds are not product kin
 for (const kind of KINDS) {
   const product = PRODUCT_KINDS.includes(kind);
   const own = OWN_KINDS.includes(kind);
-  const expectation = product ? 'P2-only member 403 not_assigned' : own ? 'member 404 (another user’s)' : 'member passes';
+  const expectation = product
+    ? 'P2-only member 403 not_assigned'
+    : own
+      ? 'member 404 (another user’s)'
+      : 'member passes';
   test(`${kind}: owner passes, ${expectation}, another workspace 404`, async (t) => {
     t.regex(ids[kind] ?? '', UUID, `no fixture id for ${kind}`);
     await t.notThrowsAsync(check(actors.owner, kind), `owner: ${kind}`);

@@ -20,16 +20,31 @@ async function replied() {
   const o = await campaignOwner(u);
   const account = await fastAccount(u, 'email');
   const [lead] = await o.leads(1);
-  const m = await sandboxInjectMessage(await em(), account.connector_account_id, { from: lead.email, body: 'Interested, what does it cost?' });
+  const m = await sandboxInjectMessage(await em(), account.connector_account_id, {
+    from: lead.email,
+    body: 'Interested, what does it cost?',
+  });
   await deliverFor(account.connector_account_id);
-  await waitFor('the reminder', async () => (await (await em()).execute(`select 1 from follow_up_reminders where lead_id = ?`, [lead.leadId])).length > 0, 60_000);
+  await waitFor(
+    'the reminder',
+    async () =>
+      (await (await em()).execute(`select 1 from follow_up_reminders where lead_id = ?`, [lead.leadId])).length > 0,
+    60_000,
+  );
   return { u, o, account, lead, messageId: m.messageId };
 }
 
-async function seedMeeting(workspaceId: string, lead: { leadId: string; contactId: string }, startsInMs: number, title = 'Intro call') {
+async function seedMeeting(
+  workspaceId: string,
+  lead: { leadId: string; contactId: string },
+  startsInMs: number,
+  title = 'Intro call',
+) {
   const id = uuidv7();
   const start = new Date(Date.now() + startsInMs);
-  await (await em()).execute(
+  await (
+    await em()
+  ).execute(
     `insert into meetings (id, workspace_id, lead_id, contact_id, title, starts_at, ends_at, status, source, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, 'scheduled', 'manual', now(), now())`,
     [id, workspaceId, lead.leadId, lead.contactId, title, start, new Date(start.getTime() + 30 * 60_000)],
   );
@@ -39,12 +54,20 @@ async function seedMeeting(workspaceId: string, lead: { leadId: string; contactI
 test('a reply opens a reminder due a day later; once due it is pending, listed and completed once (409 already_resolved after)', async (t) => {
   const { u, lead } = await replied();
   const [r] = (await get(u, '/api/follow-ups')).body.items;
-  t.like(r, { kind: 'reply_waiting', state: 'open', due: false, summary: 'Interested, what does it cost?', lead: { id: lead.leadId, first_name: 'Grace', email: lead.email } });
+  t.like(r, {
+    kind: 'reply_waiting',
+    state: 'open',
+    due: false,
+    summary: 'Interested, what does it cost?',
+    lead: { id: lead.leadId, first_name: 'Grace', email: lead.email },
+  });
   t.true(Date.parse(r.due_at) - Date.now() > 23 * 3_600_000);
   t.deepEqual((await get(u, '/api/follow-ups/pending-count')).body, { total: 0, reply_waiting: 0, meeting_outcome: 0 });
   t.is((await get(u, '/api/follow-ups?due=true')).body.items.length, 0);
 
-  await (await em()).execute(`update follow_up_reminders set due_at = now() - interval '1 minute' where id = ?`, [r.id]);
+  await (
+    await em()
+  ).execute(`update follow_up_reminders set due_at = now() - interval '1 minute' where id = ?`, [r.id]);
   t.deepEqual((await get(u, '/api/follow-ups/pending-count')).body, { total: 1, reply_waiting: 1, meeting_outcome: 0 });
   t.like((await get(u, '/api/follow-ups?due=true')).body.items, [{ id: r.id, due: true }]);
 
@@ -67,11 +90,16 @@ test('a meeting that ended without an outcome needs one; recording it resolves t
 
   const future = await seedMeeting(o.workspaceId, b, 2 * 3_600_000, 'Demo with Grace');
   let next = (await get(u, '/api/dashboard/next-event')).body;
-  t.like(next, { next: { type: 'meeting', meeting: { id: future, title: 'Demo with Grace', lead_id: b.leadId } }, follow_up: null });
+  t.like(next, {
+    next: { type: 'meeting', meeting: { id: future, title: 'Demo with Grace', lead_id: b.leadId } },
+    follow_up: null,
+  });
 
   const past = await seedMeeting(o.workspaceId, a, -2 * 3_600_000, 'Call that happened');
   const items = (await get(u, '/api/follow-ups?kind=meeting_outcome')).body.items;
-  t.like(items, [{ kind: 'meeting_outcome', meeting_id: past, due: true, summary: 'Call that happened', lead: { id: a.leadId } }]);
+  t.like(items, [
+    { kind: 'meeting_outcome', meeting_id: past, due: true, summary: 'Call that happened', lead: { id: a.leadId } },
+  ]);
   t.deepEqual((await get(u, '/api/follow-ups/pending-count')).body, { total: 1, reply_waiting: 0, meeting_outcome: 1 });
   next = (await get(u, '/api/dashboard/next-event')).body;
   t.like(next, { next: { type: 'follow_up', follow_up: { meeting_id: past } }, meeting: { id: future } });
@@ -91,7 +119,10 @@ test('dismiss closes every open follow-up of the lead, and only that lead’s; a
   const r = await post(u, `/api/follow-ups/leads/${lead.leadId}/dismiss`);
   t.is(r.status, 200, r.text);
   t.deepEqual(r.body, { lead_id: lead.leadId, dismissed: 2 });
-  t.deepEqual((await post(u, `/api/follow-ups/leads/${lead.leadId}/dismiss`)).body, { lead_id: lead.leadId, dismissed: 0 });
+  t.deepEqual((await post(u, `/api/follow-ups/leads/${lead.leadId}/dismiss`)).body, {
+    lead_id: lead.leadId,
+    dismissed: 0,
+  });
   t.like((await get(u, '/api/follow-ups')).body.items, [{ lead: { id: other.leadId } }]);
   t.is((await get(u, '/api/follow-ups?state=dismissed')).body.items.length, 2);
 });
@@ -101,7 +132,8 @@ test('notes per lead: written, listed newest first with cursor pages, validated'
   const o = await campaignOwner(u);
   const [lead] = await o.leads(1);
   const path = `/api/follow-ups/leads/${lead.leadId}/notes`;
-  for (const body of ['First call went well', 'Sent pricing', 'Asked for a demo']) t.is((await post(u, path, { body })).status, 201);
+  for (const body of ['First call went well', 'Sent pricing', 'Asked for a demo'])
+    t.is((await post(u, path, { body })).status, 201);
   const p1 = (await get(u, `${path}?limit=2`)).body;
   t.deepEqual(
     p1.items.map((n: { body: string }) => n.body),

@@ -19,11 +19,28 @@ test('anyone posts; another workspace sees title, body, votes and times but noth
   const tag = randomUUID();
   const created = await post(author, `  Dark mode ${tag}  `, 'Please add a dark theme.');
   t.is(created.status, 201, created.text);
-  t.like(created.body, { title: `Dark mode ${tag}`, body: 'Please add a dark theme.', vote_count: 0, voted: false, mine: true });
+  t.like(created.body, {
+    title: `Dark mode ${tag}`,
+    body: 'Please add a dark theme.',
+    vote_count: 0,
+    voted: false,
+    mine: true,
+  });
   const id = created.body.id;
 
-  const seen = (await call('GET', '/api/ideas?sort=recent&limit=200', as(other))).body.items.find((i: { id: string }) => i.id === id);
-  t.deepEqual(Object.keys(seen).sort(), ['body', 'created_at', 'id', 'mine', 'title', 'updated_at', 'vote_count', 'voted']);
+  const seen = (await call('GET', '/api/ideas?sort=recent&limit=200', as(other))).body.items.find(
+    (i: { id: string }) => i.id === id,
+  );
+  t.deepEqual(Object.keys(seen).sort(), [
+    'body',
+    'created_at',
+    'id',
+    'mine',
+    'title',
+    'updated_at',
+    'vote_count',
+    'voted',
+  ]);
   t.like(seen, { title: `Dark mode ${tag}`, mine: false, voted: false });
   const text = JSON.stringify(seen);
   for (const secret of [author.id, author.email, 'Alice']) t.false(text.includes(secret), secret);
@@ -43,14 +60,32 @@ test('anyone posts; another workspace sees title, body, votes and times but noth
   t.is((await call('PUT', `/api/ideas/${uuidv7()}`, as(author, { title: 'x' }))).status, 404);
 
   // Another workspace can vote; the author sees the count but not who.
-  t.like((await call('POST', `/api/ideas/${id}/vote`, as(other))).body, { vote_count: 1, voted: true, changed: true, mine: false });
-  t.like((await call('GET', `/api/ideas?sort=recent&mine=true`, as(author))).body.items[0], { id, vote_count: 1, voted: false, mine: true });
+  t.like((await call('POST', `/api/ideas/${id}/vote`, as(other))).body, {
+    vote_count: 1,
+    voted: true,
+    changed: true,
+    mine: false,
+  });
+  t.like((await call('GET', `/api/ideas?sort=recent&mine=true`, as(author))).body.items[0], {
+    id,
+    vote_count: 1,
+    voted: false,
+    mine: true,
+  });
 
   t.is((await call('DELETE', `/api/ideas/${id}`, as(author))).status, 204);
   t.is((await call('DELETE', `/api/ideas/${id}`, as(author))).status, 404);
   t.is((await call('POST', `/api/ideas/${id}/vote`, as(other))).status, 404);
   t.is((await call('DELETE', `/api/ideas/${id}/vote`, as(other))).status, 404);
-  t.is(((await (await em()).execute(`select count(*)::int as n from idea_votes where idea_id = ?`, [id])) as { n: number }[])[0].n, 0, 'its votes went with it');
+  t.is(
+    (
+      (await (await em()).execute(`select count(*)::int as n from idea_votes where idea_id = ?`, [id])) as {
+        n: number;
+      }[]
+    )[0].n,
+    0,
+    'its votes went with it',
+  );
 });
 
 test('one vote per person: voting twice keeps one vote, unvote is idempotent, concurrent votes are all counted exactly', async (t) => {
@@ -69,17 +104,34 @@ test('one vote per person: voting twice keeps one vote, unvote is idempotent, co
   t.is(same.filter((r) => r.body.changed).length, 1);
   const crowd = await Promise.all(Array.from({ length: 20 }, () => createUser()));
   await Promise.all(crowd.map((u) => call('POST', `/api/ideas/${id}/vote`, as(u))));
-  const rows = ((await (await em()).execute(`select count(*)::int as n from idea_votes where idea_id = ?`, [id])) as { n: number }[])[0].n;
+  const rows = (
+    (await (await em()).execute(`select count(*)::int as n from idea_votes where idea_id = ?`, [id])) as { n: number }[]
+  )[0].n;
   const idea = (await call('POST', `/api/ideas/${id}/vote`, as(fan))).body;
   t.is(idea.vote_count, 22);
   t.is(rows, 22, 'the count equals the vote rows');
 
   const un = await call('DELETE', `/api/ideas/${id}/vote`, as(fan));
   t.like(un.body, { vote_count: 21, voted: false, changed: true });
-  t.like((await call('DELETE', `/api/ideas/${id}/vote`, as(fan))).body, { vote_count: 21, voted: false, changed: false });
+  t.like((await call('DELETE', `/api/ideas/${id}/vote`, as(fan))).body, {
+    vote_count: 21,
+    voted: false,
+    changed: false,
+  });
   // Concurrent unvotes and votes of the crowd leave the count equal to the rows.
-  await Promise.all(crowd.flatMap((u, i) => (i % 2 ? [call('DELETE', `/api/ideas/${id}/vote`, as(u)), call('DELETE', `/api/ideas/${id}/vote`, as(u))] : [call('POST', `/api/ideas/${id}/vote`, as(u))])));
-  const [check] = (await (await em()).execute(`select vote_count, (select count(*)::int from idea_votes v where v.idea_id = i.id) as n from ideas i where id = ?`, [id])) as { vote_count: number; n: number }[];
+  await Promise.all(
+    crowd.flatMap((u, i) =>
+      i % 2
+        ? [call('DELETE', `/api/ideas/${id}/vote`, as(u)), call('DELETE', `/api/ideas/${id}/vote`, as(u))]
+        : [call('POST', `/api/ideas/${id}/vote`, as(u))],
+    ),
+  );
+  const [check] = (await (
+    await em()
+  ).execute(
+    `select vote_count, (select count(*)::int from idea_votes v where v.idea_id = i.id) as n from ideas i where id = ?`,
+    [id],
+  )) as { vote_count: number; n: number }[];
   t.is(check.vote_count, check.n);
   t.is(check.n, 11);
   t.is((await call('POST', '/api/ideas/not-a-uuid/vote', as(fan))).body.error.code, 'invalid_id');
@@ -100,7 +152,11 @@ test('sorted by votes (ties newest first) or by recency, with cursor pages; a cu
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const r: Res = await call('GET', `/api/ideas?sort=${sort}&mine=true&limit=2${cursor ? `&cursor=${cursor}` : ''}`, as(u));
+      const r: Res = await call(
+        'GET',
+        `/api/ideas?sort=${sort}&mine=true&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        as(u),
+      );
       t.is(r.status, 200, r.text);
       seen.push(...r.body.items.map((i: { id: string }) => i.id));
       cursor = r.body.next_cursor;
@@ -115,16 +171,26 @@ test('sorted by votes (ties newest first) or by recency, with cursor pages; a cu
   const wrong = await call('GET', `/api/ideas?sort=recent&cursor=${votesCursor}`, as(u));
   t.is(wrong.status, 400);
   t.is(wrong.body.error.code, 'invalid_query');
-  for (const q of ['?sort=top', '?cursor=!!', '?limit=500', '?mine=yes']) t.is((await call('GET', `/api/ideas${q}`, as(u))).status, 400, q);
+  for (const q of ['?sort=top', '?cursor=!!', '?limit=500', '?mine=yes'])
+    t.is((await call('GET', `/api/ideas${q}`, as(u))).status, 400, q);
   // Every workspace sees the whole board: another user walking the board finds these ideas too.
   const other = await createUser();
-  const board = (await call('GET', '/api/ideas?sort=recent&limit=200', as(other))).body.items.map((i: { id: string }) => i.id);
+  const board = (await call('GET', '/api/ideas?sort=recent&limit=200', as(other))).body.items.map(
+    (i: { id: string }) => i.id,
+  );
   t.true(ids.every((id) => board.includes(id)));
 });
 
 test('validation: title 1–200 characters after trimming, body up to 5,000; unknown fields refused', async (t) => {
   const u = await createUser();
-  for (const body of [{}, { title: '   ' }, { title: 'x'.repeat(201) }, { title: 'ok', body: 'y'.repeat(5001) }, { title: 'ok', extra: true }, { title: 3 }]) {
+  for (const body of [
+    {},
+    { title: '   ' },
+    { title: 'x'.repeat(201) },
+    { title: 'ok', body: 'y'.repeat(5001) },
+    { title: 'ok', extra: true },
+    { title: 3 },
+  ]) {
     const r = await call('POST', '/api/ideas', as(u, body));
     t.is(r.status, 400, JSON.stringify(body).slice(0, 50));
     t.is(r.body.error.code, 'invalid_body');
@@ -136,7 +202,10 @@ test(`at most ${IDEAS_PER_DAY} ideas per person in 24 hours: 429 idea_limit_reac
   const u = await createUser();
   const e = await em();
   for (let i = 0; i < IDEAS_PER_DAY - 1; i++) {
-    await e.execute(`insert into ideas (id, author_id, title, body, vote_count, created_at, updated_at) values (?, ?, ?, '', 0, now(), now())`, [uuidv7(), u.id, `Seeded ${i}`]);
+    await e.execute(
+      `insert into ideas (id, author_id, title, body, vote_count, created_at, updated_at) values (?, ?, ?, '', 0, now(), now())`,
+      [uuidv7(), u.id, `Seeded ${i}`],
+    );
   }
   t.is((await post(u, 'The last one today')).status, 201);
   const over = await post(u, 'One too many');

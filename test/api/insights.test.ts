@@ -24,10 +24,22 @@ async function world() {
   const app = await createTestApp(owner);
   const ws = await workspaceIdOf(owner.id);
   const campaign = await seedCampaign(ws, { appId: app.id, accountIds: [], steps: [{ type: 'email' }] });
-  const seeded = await seedEnrollments(ws, app.id, campaign, 40, Array.from({ length: 40 }, (_, i) => ({ enrollment: i, step: 0, executedAt: ago(30 + i) })), ago(80));
+  const seeded = await seedEnrollments(
+    ws,
+    app.id,
+    campaign,
+    40,
+    Array.from({ length: 40 }, (_, i) => ({ enrollment: i, step: 0, executedAt: ago(30 + i) })),
+    ago(80),
+  );
   const agent = await seedAgent(ws, app.id);
   await seedDiscovered(ws, app.id, agent, [
-    ...Array.from({ length: 12 }, () => ({ signal: 'hiring', source: 'newsforum', at: ago(50), status: 'rejected' as const })),
+    ...Array.from({ length: 12 }, () => ({
+      signal: 'hiring',
+      source: 'newsforum',
+      at: ago(50),
+      status: 'rejected' as const,
+    })),
     { signal: 'hiring', source: 'newsforum', at: ago(50), status: 'approved' },
   ]);
   const e = await em();
@@ -37,7 +49,8 @@ async function world() {
 }
 
 const list = async (u: TestUser, q = '') => (await call('GET', `/api/insights${q}`, { token: u.accessToken })).body;
-const byKind = async (u: TestUser, kind: string, status = 'open') => (await list(u, `?status=${status}&kind=${kind}`)).items[0];
+const byKind = async (u: TestUser, kind: string, status = 'open') =>
+  (await list(u, `?status=${status}&kind=${kind}`)).items[0];
 
 test('a refresh finds a step with a low reply rate and an agent whose rejections dominate; count is per kind; pages', async (t) => {
   const w = await world();
@@ -103,7 +116,10 @@ test('an action the domain refuses is answered as it is and leaves the insight o
   await refreshInsights(await em(), { workspaceId: w.ws });
   const resolved = await byKind(w.owner, 'low_reply_rate_step', 'resolved');
   t.is(resolved.id, step.id);
-  const patch = await call('PATCH', `/api/insights/${step.id}/status`, { token: w.owner.accessToken, body: { status: 'open' } });
+  const patch = await call('PATCH', `/api/insights/${step.id}/status`, {
+    token: w.owner.accessToken,
+    body: { status: 'open' },
+  });
   t.is(patch.status, 409);
   t.is(patch.body.error.code, 'invalid_transition');
 });
@@ -123,11 +139,17 @@ test('dismissed stays dismissed across refreshes (not applicable); snoozed comes
   t.is(na.body.error.code, 'not_applicable');
 
   const step = await byKind(w.owner, 'low_reply_rate_step');
-  const past = await call('PATCH', `/api/insights/${step.id}/status`, { token, body: { status: 'snoozed', until: new Date(Date.now() - 1000).toISOString() } });
+  const past = await call('PATCH', `/api/insights/${step.id}/status`, {
+    token,
+    body: { status: 'snoozed', until: new Date(Date.now() - 1000).toISOString() },
+  });
   t.is(past.status, 400);
   t.is(past.body.error.code, 'invalid_until');
   const until = new Date(Date.now() + 1500);
-  const s = await call('PATCH', `/api/insights/${step.id}/status`, { token, body: { status: 'snoozed', until: until.toISOString() } });
+  const s = await call('PATCH', `/api/insights/${step.id}/status`, {
+    token,
+    body: { status: 'snoozed', until: until.toISOString() },
+  });
   t.is(s.status, 200, s.text);
   t.is(s.body.status, 'snoozed');
   t.is(await byKind(w.owner, 'low_reply_rate_step'), undefined);
@@ -141,7 +163,10 @@ test('dismissed stays dismissed across refreshes (not applicable); snoozed comes
   const bad = await call('PATCH', `/api/insights/${step.id}/status`, { token, body: { status: 'snoozed' } });
   t.is(bad.status, 400);
   t.is(bad.body.error.code, 'invalid_body');
-  t.is((await call('PATCH', `/api/insights/not-a-uuid/status`, { token, body: { status: 'dismissed' } })).body.error.code, 'invalid_id');
+  t.is(
+    (await call('PATCH', `/api/insights/not-a-uuid/status`, { token, body: { status: 'dismissed' } })).body.error.code,
+    'invalid_id',
+  );
   t.is((await call('POST', `/api/insights/${uuidv7()}/apply`, { token })).status, 404);
 });
 
@@ -151,22 +176,37 @@ test('overdue review items and a disconnected account: open the queue, reconnect
   const ws = await workspaceIdOf(owner.id);
   const token = owner.accessToken;
   const campaign = await seedCampaign(ws, { appId: app.id, accountIds: [], steps: [{ type: 'email' }] });
-  const seeded = await seedEnrollments(ws, app.id, campaign, 2, [{ enrollment: 0, step: 0 }, { enrollment: 1, step: 0 }]);
+  const seeded = await seedEnrollments(ws, app.id, campaign, 2, [
+    { enrollment: 0, step: 0 },
+    { enrollment: 1, step: 0 },
+  ]);
   const e = await em();
   await e.execute(
     `insert into message_drafts (id, workspace_id, campaign_id, step_id, action_id, enrollment_id, lead_id, channel, body, status, review_required, model, deadline_at, created_at, updated_at)
      select gen_random_uuid(), ?, ?, ?, a.id, a.enrollment_id, a.lead_id, 'email', 'Hi', 'awaiting_review', true, 'local', now() - interval '1 hour', now(), now() from scheduled_actions a where a.campaign_id = ?`,
     [ws, campaign.id, campaign.stepIds[0], campaign.id],
   );
-  const acct = (await call('POST', '/api/platform-accounts', { token, body: { channel: 'email', display_name: 'Ana', time_zone: 'Europe/Paris' } })).body;
-  await e.execute(`update platform_accounts set status = 'disconnected', status_reason = 'credentials_expired', disconnected_at = now() where id = ?`, [acct.id]);
+  const acct = (
+    await call('POST', '/api/platform-accounts', {
+      token,
+      body: { channel: 'email', display_name: 'Ana', time_zone: 'Europe/Paris' },
+    })
+  ).body;
+  await e.execute(
+    `update platform_accounts set status = 'disconnected', status_reason = 'credentials_expired', disconnected_at = now() where id = ?`,
+    [acct.id],
+  );
   await refreshInsights(e, { workspaceId: ws });
 
   const review = await byKind(owner, 'review_overdue');
   t.is(review.detail.overdue, 2);
   const r = await call('POST', `/api/insights/${review.id}/apply`, { token });
   t.is(r.status, 200, r.text);
-  t.deepEqual(r.body.result, { type: 'open_review_queue', campaign_id: campaign.id, path: `/api/campaigns/${campaign.id}/message-review` });
+  t.deepEqual(r.body.result, {
+    type: 'open_review_queue',
+    campaign_id: campaign.id,
+    path: `/api/campaigns/${campaign.id}/message-review`,
+  });
 
   const account = await byKind(owner, 'account_disconnected');
   t.is(account.subject_id, acct.id);
@@ -212,11 +252,23 @@ test('the action’s own refusals: 403 subscription_required (agent change witho
   const app = await createTestApp(free);
   const ws = await workspaceIdOf(free.id);
   const agentId = await seedAgent(ws, app.id);
-  await seedDiscovered(ws, app.id, agentId, Array.from({ length: 10 }, () => ({ signal: 's', source: 'newsforum', at: ago(20), status: 'rejected' as const })));
+  await seedDiscovered(
+    ws,
+    app.id,
+    agentId,
+    Array.from({ length: 10 }, () => ({ signal: 's', source: 'newsforum', at: ago(20), status: 'rejected' as const })),
+  );
   const e = await em();
   await rollupAnalytics(e, { from: ago(30), to: new Date(), workspaceId: ws });
-  const acct = (await call('POST', '/api/platform-accounts', { token: free.accessToken, body: { channel: 'email', display_name: 'Bo', time_zone: 'UTC' } })).body;
-  await e.execute(`update platform_accounts set status = 'disconnected', disconnected_at = now() where id = ?`, [acct.id]);
+  const acct = (
+    await call('POST', '/api/platform-accounts', {
+      token: free.accessToken,
+      body: { channel: 'email', display_name: 'Bo', time_zone: 'UTC' },
+    })
+  ).body;
+  await e.execute(`update platform_accounts set status = 'disconnected', disconnected_at = now() where id = ?`, [
+    acct.id,
+  ]);
   await refreshInsights(e, { workspaceId: ws });
   const agent = await byKind(free, 'agent_rejections');
   const r = await call('POST', `/api/insights/${agent.id}/apply`, { token: free.accessToken });
@@ -228,7 +280,10 @@ test('the action’s own refusals: 403 subscription_required (agent change witho
   const account = await byKind(free, 'account_disconnected');
   const member = await createUser();
   await addTeamMember(free.id, member.id, { role: 'member' });
-  const m = await call('POST', `/api/insights/${account.id}/apply`, { token: member.accessToken, headers: { 'x-acting-as': free.id } });
+  const m = await call('POST', `/api/insights/${account.id}/apply`, {
+    token: member.accessToken,
+    headers: { 'x-acting-as': free.id },
+  });
   t.is(m.status, 403, m.text);
   t.is(m.body.error.code, 'not_assigned');
   // Connected meanwhile (before a refresh resolved the insight): the connect call refuses.
@@ -246,7 +301,11 @@ test('the Demo workspace is read-only: apply and status are 403 demo_read_only',
   const a = await call('POST', `/api/insights/${uuidv7()}/apply`, { token: u.accessToken, headers });
   t.is(a.status, 403);
   t.is(a.body.error.code, 'demo_read_only');
-  const p = await call('PATCH', `/api/insights/${uuidv7()}/status`, { token: u.accessToken, headers, body: { status: 'dismissed' } });
+  const p = await call('PATCH', `/api/insights/${uuidv7()}/status`, {
+    token: u.accessToken,
+    headers,
+    body: { status: 'dismissed' },
+  });
   t.is(p.status, 403);
   t.is(p.body.error.code, 'demo_read_only');
   t.is((await call('GET', '/api/insights', { token: u.accessToken, headers })).status, 200);
@@ -256,8 +315,16 @@ test('Operator tools: get_analytics_overview and get_funnel read, list_insights 
   const w = await world();
   const { services } = await api();
   const e = await em();
-  const ctx = { em: e as never, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: w.owner.id, kind: 'session' }, undefined) };
-  const [ov, fun, list, apply] = ['get_analytics_overview', 'get_funnel', 'list_insights', 'apply_insight'].map((n) => findTool(n)!);
+  const ctx = {
+    em: e as never,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e as never, { userId: w.owner.id, kind: 'session' }, undefined),
+  };
+  const [ov, fun, list, apply] = ['get_analytics_overview', 'get_funnel', 'list_insights', 'apply_insight'].map((n) =>
+    findTool(n)!,
+  );
   t.deepEqual([ov!.risk, fun!.risk, list!.risk, apply!.risk], ['read', 'read', 'read', 'change']);
   const o = (await runTool(ov!, ctx, { campaign_id: w.campaign.id })) as { totals: { sent: number } };
   t.is(o.totals.sent, 40);
@@ -272,10 +339,19 @@ test('Operator tools: get_analytics_overview and get_funnel read, list_insights 
 
 /** A connected email account past its warm-up (Pro plan: email caps default 40/200, bound 500/2500) with `counts` email actions on its last local days (today first). */
 async function busyAccount(owner: TestUser, counts: number[], patch: Record<string, unknown> = {}) {
-  const acct = (await call('POST', '/api/platform-accounts', { token: owner.accessToken, body: { channel: 'email', display_name: 'Cy', time_zone: 'UTC' } })).body;
+  const acct = (
+    await call('POST', '/api/platform-accounts', {
+      token: owner.accessToken,
+      body: { channel: 'email', display_name: 'Cy', time_zone: 'UTC' },
+    })
+  ).body;
   const e = await em();
-  await e.execute(`update platform_accounts set status = 'connected', connected_at = now(), warmup_started_at = now() - interval '30 days' where id = ?`, [acct.id]);
-  for (const [k, v] of Object.entries(patch)) await e.execute(`update platform_accounts set ${k} = ? where id = ?`, [v, acct.id]);
+  await e.execute(
+    `update platform_accounts set status = 'connected', connected_at = now(), warmup_started_at = now() - interval '30 days' where id = ?`,
+    [acct.id],
+  );
+  for (const [k, v] of Object.entries(patch))
+    await e.execute(`update platform_accounts set ${k} = ? where id = ?`, [v, acct.id]);
   await e.execute(
     `insert into account_usage (account_id, action, day, count) select ?, 'email', (now() at time zone 'UTC')::date - (i0 - 1)::int, c::int from json_array_elements_text(?::json) with ordinality as x(c, i0)`,
     [acct.id, JSON.stringify(counts)],
@@ -292,11 +368,30 @@ test('an account near its cap: found on 3 busy days of 7 (not 2, not in warm-up)
   const warming = await busyAccount(free, [40, 40, 40], { warmup_started_at: new Date(Date.now() - 3 * 86_400_000) });
   await refreshInsights(await em(), { workspaceId: ws });
   const found = (await list(free, '?kind=account_near_cap')).items;
-  t.deepEqual(found.map((i: { subject_id: string }) => i.subject_id), [busy], `not ${calm} (2 busy days) nor ${warming} (warm-up)`);
+  t.deepEqual(
+    found.map((i: { subject_id: string }) => i.subject_id),
+    [busy],
+    `not ${calm} (2 busy days) nor ${warming} (warm-up)`,
+  );
   const ins = found[0];
   t.is(ins.app_id, null);
-  t.deepEqual(ins.detail.types, [{ action: 'email', busy_days: 3, days: 7, week: ins.detail.types[0].week, daily: 40, weekly: 200, plan_daily: 500, plan_weekly: 2500 }]);
-  t.deepEqual(ins.action, { type: 'raise_account_caps', account_id: busy, caps: { email: { daily: 50, weekly: 250 } } });
+  t.deepEqual(ins.detail.types, [
+    {
+      action: 'email',
+      busy_days: 3,
+      days: 7,
+      week: ins.detail.types[0].week,
+      daily: 40,
+      weekly: 200,
+      plan_daily: 500,
+      plan_weekly: 2500,
+    },
+  ]);
+  t.deepEqual(ins.action, {
+    type: 'raise_account_caps',
+    account_id: busy,
+    caps: { email: { daily: 50, weekly: 250 } },
+  });
   t.is((await call('GET', '/api/insights/count', { token })).body.by_kind.account_near_cap, 1);
 
   const stranger = await createOwner();
@@ -304,10 +399,18 @@ test('an account near its cap: found on 3 busy days of 7 (not 2, not in warm-up)
   t.is(other.status, 404);
   const r = await call('POST', `/api/insights/${ins.id}/apply`, { token });
   t.is(r.status, 200, r.text);
-  t.deepEqual(r.body.result, { type: 'raise_account_caps', account_id: busy, caps: { email: { daily: 50, weekly: 250 } }, raised: ['email'] });
+  t.deepEqual(r.body.result, {
+    type: 'raise_account_caps',
+    account_id: busy,
+    caps: { email: { daily: 50, weekly: 250 } },
+    raised: ['email'],
+  });
   // The same state PATCH /limits leaves: the usage route's configured caps.
   const usage = (await call('GET', `/api/platform-accounts/${busy}/usage`, { token })).body;
-  t.deepEqual(usage.actions.find((a: { action: string }) => a.action === 'email').full_caps, { daily: 50, weekly: 250 });
+  t.deepEqual(usage.actions.find((a: { action: string }) => a.action === 'email').full_caps, {
+    daily: 50,
+    weekly: 250,
+  });
   const again = await call('POST', `/api/insights/${ins.id}/apply`, { token });
   t.is(again.status, 409);
   t.is(again.body.error.code, 'already_applied');
@@ -317,16 +420,29 @@ test('near the plan’s bound the action is to add a sender account; a cap set s
   const free = await createOwner();
   const ws = await workspaceIdOf(free.id);
   const token = free.accessToken;
-  const atBound = await busyAccount(free, [460, 450, 470], { caps: JSON.stringify({ email: { daily: 500, weekly: 2500 } }) });
-  const nearBound = await busyAccount(free, [440, 430, 450], { caps: JSON.stringify({ email: { daily: 450, weekly: 2300 } }) });
+  const atBound = await busyAccount(free, [460, 450, 470], {
+    caps: JSON.stringify({ email: { daily: 500, weekly: 2500 } }),
+  });
+  const nearBound = await busyAccount(free, [440, 430, 450], {
+    caps: JSON.stringify({ email: { daily: 450, weekly: 2300 } }),
+  });
   const raisable = await busyAccount(free, [40, 40, 40]);
   const fading = await busyAccount(free, [39, 40, 38]);
   await refreshInsights(await em(), { workspaceId: ws });
-  const items = (await list(free, '?kind=account_near_cap')).items as { id: string; subject_id: string; action: Record<string, unknown>; title: string }[];
+  const items = (await list(free, '?kind=account_near_cap')).items as {
+    id: string;
+    subject_id: string;
+    action: Record<string, unknown>;
+    title: string;
+  }[];
   t.is(items.length, 4);
   // A quarter more, clamped to the plan's bound.
   const near = items.find((i) => i.subject_id === nearBound)!;
-  t.deepEqual(near.action, { type: 'raise_account_caps', account_id: nearBound, caps: { email: { daily: 500, weekly: 2500 } } });
+  t.deepEqual(near.action, {
+    type: 'raise_account_caps',
+    account_id: nearBound,
+    caps: { email: { daily: 500, weekly: 2500 } },
+  });
   // The plan shrank since the refresh: setLimits refuses the suggestion and the insight stays open.
   await setUserPlan(free.id, 'starter');
   const shrunk = await call('POST', `/api/insights/${near.id}/apply`, { token });
@@ -339,11 +455,19 @@ test('near the plan’s bound the action is to add a sender account; a cap set s
   t.regex(bound.title, /plan’s bound/);
   const b = await call('POST', `/api/insights/${bound.id}/apply`, { token });
   t.is(b.status, 200, b.text);
-  t.deepEqual(b.body.result, { type: 'add_sender_account', channel: 'email', path: '/api/platform-accounts', plans_path: '/api/billing/catalog' });
+  t.deepEqual(b.body.result, {
+    type: 'add_sender_account',
+    channel: 'email',
+    path: '/api/platform-accounts',
+    plans_path: '/api/billing/catalog',
+  });
 
   // The user set the caps by hand since the refresh: apply lowers nothing and raises nothing already as high.
   const mine = items.find((i) => i.subject_id === raisable)!;
-  const set = await call('PATCH', `/api/platform-accounts/${raisable}/limits`, { token, body: { caps: { email: { daily: 60, weekly: 250 } } } });
+  const set = await call('PATCH', `/api/platform-accounts/${raisable}/limits`, {
+    token,
+    body: { caps: { email: { daily: 60, weekly: 250 } } },
+  });
   t.is(set.status, 200, set.text);
   const r = await call('POST', `/api/insights/${mine.id}/apply`, { token });
   t.is(r.status, 200, r.text);

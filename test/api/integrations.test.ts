@@ -19,14 +19,23 @@ test.after.always(closeApi);
 const receivers: Receiver[] = [];
 test.after.always(() => Promise.all(receivers.map((r) => r.close())));
 async function receiver(status = 200) {
-  const r = await startReceiver((_req, res) => res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'nope'));
+  const r = await startReceiver((_req, res) =>
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'nope'),
+  );
   receivers.push(r);
   return r;
 }
 
 const as = (u: TestUser) => ({ token: u.accessToken });
 const create = (u: TestUser, body: Record<string, unknown>) => call('POST', '/api/integrations', { ...as(u), body });
-const count = async (u: TestUser) => Number((await (await em()).execute(`select count(*)::int n from integrations where workspace_id = ?`, [await workspaceIdOf(u.id)]))[0].n);
+const count = async (u: TestUser) =>
+  Number(
+    (
+      await (
+        await em()
+      ).execute(`select count(*)::int n from integrations where workspace_id = ?`, [await workspaceIdOf(u.id)])
+    )[0].n,
+  );
 
 test('a JSON webhook is verified (signed) before it is saved, stored sealed and shown masked', async (t) => {
   const u = await createOwner();
@@ -34,7 +43,14 @@ test('a JSON webhook is verified (signed) before it is saved, stored sealed and 
   const secret = 'shh-secret-1234';
   const made = await create(u, { kind: 'json_webhook', name: 'Ops hook', url: `${r.url}?token=abcdefWXYZ`, secret });
   t.is(made.status, 201, made.text);
-  t.like(made.body, { kind: 'json_webhook', name: 'Ops hook', status: 'active', account: null, sync: null, last_test_ok: null });
+  t.like(made.body, {
+    kind: 'json_webhook',
+    name: 'Ops hook',
+    status: 'active',
+    account: null,
+    sync: null,
+    last_test_ok: null,
+  });
   t.is(made.body.credentials.url, `${new URL(r.url).origin}/…WXYZ`);
   t.is(made.body.credentials.secret, '****1234');
   t.truthy(made.body.last_verified_at);
@@ -61,15 +77,24 @@ test('create refuses bad destinations: 400 invalid_url, blocked_destination, oau
     return [r.status, r.body.error?.code];
   };
   t.deepEqual(await codes({ kind: 'slack_webhook', name: 'x', url: 'not a url' }), [400, 'invalid_url']);
-  t.deepEqual(await codes({ kind: 'slack_webhook', name: 'x', url: 'https://10.1.2.3/hook' }), [400, 'blocked_destination']);
-  t.deepEqual(await codes({ kind: 'slack_webhook', name: 'x', url: 'https://metadata.internal/hook' }), [400, 'blocked_destination']);
+  t.deepEqual(await codes({ kind: 'slack_webhook', name: 'x', url: 'https://10.1.2.3/hook' }), [
+    400,
+    'blocked_destination',
+  ]);
+  t.deepEqual(await codes({ kind: 'slack_webhook', name: 'x', url: 'https://metadata.internal/hook' }), [
+    400,
+    'blocked_destination',
+  ]);
   t.deepEqual(await codes({ kind: 'partner', name: 'x', url: 'https://crm.example.com/' }), [400, 'oauth_required']);
   t.deepEqual(await codes({ kind: 'teams', name: 'x', url: 'https://hooks.example.com/' }), [400, 'invalid_body']);
   t.deepEqual(await codes({ kind: 'slack_webhook', url: 'https://hooks.example.com/' }), [400, 'invalid_body']);
   const down = await receiver(500);
   const refused = await create(u, { kind: 'slack_webhook', name: 'Sales channel', url: down.url });
   t.is(refused.status, 422);
-  t.like(refused.body.error, { code: 'verification_failed', details: { status_code: 500, error_class: 'http_status' } });
+  t.like(refused.body.error, {
+    code: 'verification_failed',
+    details: { status_code: 500, error_class: 'http_status' },
+  });
   t.is(JSON.parse(down.requests[0].raw.toString()).text.length > 0, true, 'a Slack-style body: { text }');
   t.is(await count(u), 0);
   t.is((await call('POST', '/api/integrations', { body: {} })).status, 401);
@@ -79,18 +104,37 @@ test('verify checks credentials without saving: 200 valid or not, partner tokens
   const u = await createOwner();
   const ok = await receiver();
   const down = await receiver(403);
-  const good = await call('POST', '/api/integrations/verify', { ...as(u), body: { kind: 'slack_webhook', url: ok.url } });
+  const good = await call('POST', '/api/integrations/verify', {
+    ...as(u),
+    body: { kind: 'slack_webhook', url: ok.url },
+  });
   t.is(good.status, 200, good.text);
   t.deepEqual(good.body, { valid: true, status_code: 200, error_class: null, error: null, account: null });
-  const bad = await call('POST', '/api/integrations/verify', { ...as(u), body: { kind: 'json_webhook', url: down.url, secret: 'abcdefgh12' } });
+  const bad = await call('POST', '/api/integrations/verify', {
+    ...as(u),
+    body: { kind: 'json_webhook', url: down.url, secret: 'abcdefgh12' },
+  });
   t.like(bad.body, { valid: false, status_code: 403, error_class: 'http_status' });
-  const blocked = await call('POST', '/api/integrations/verify', { ...as(u), body: { kind: 'json_webhook', url: 'https://192.168.1.1/x' } });
+  const blocked = await call('POST', '/api/integrations/verify', {
+    ...as(u),
+    body: { kind: 'json_webhook', url: 'https://192.168.1.1/x' },
+  });
   t.is(blocked.body.error.code, 'blocked_destination');
-  const token = await call('POST', '/api/integrations/verify', { ...as(u), body: { kind: 'partner', access_token: `lpt_${'a'.repeat(16)}_x` } });
+  const token = await call('POST', '/api/integrations/verify', {
+    ...as(u),
+    body: { kind: 'partner', access_token: `lpt_${'a'.repeat(16)}_x` },
+  });
   t.like(token.body, { valid: true, account: { id: `partner_${'a'.repeat(16)}` } });
-  const refused = await call('POST', '/api/integrations/verify', { ...as(u), body: { kind: 'partner', access_token: 'nope' } });
+  const refused = await call('POST', '/api/integrations/verify', {
+    ...as(u),
+    body: { kind: 'partner', access_token: 'nope' },
+  });
   t.like(refused.body, { valid: false, error_class: 'auth' });
-  t.is((await call('POST', '/api/integrations/verify', { ...as(u), body: { kind: 'partner', url: ok.url } })).body.error.code, 'invalid_body');
+  t.is(
+    (await call('POST', '/api/integrations/verify', { ...as(u), body: { kind: 'partner', url: ok.url } })).body.error
+      .code,
+    'invalid_body',
+  );
   t.is(await count(u), 0, 'verify saves nothing');
 });
 
@@ -107,7 +151,11 @@ test('update renames, disables, replaces the URL and secret after verifying; 422
   const failed = await put({ url: down.url });
   t.is(failed.status, 422);
   t.is(failed.body.error.code, 'verification_failed');
-  t.deepEqual((await call('GET', `/api/integrations/${made.id}`, as(u))).body.credentials, made.credentials, 'unchanged');
+  t.deepEqual(
+    (await call('GET', `/api/integrations/${made.id}`, as(u))).body.credentials,
+    made.credentials,
+    'unchanged',
+  );
   const moved = await put({ url: second.url, secret: 'new-secret-5678' });
   t.is(moved.status, 200, moved.text);
   t.like(moved.body.credentials, { url: `${new URL(second.url).origin}/…hook`, secret: '****5678' });
@@ -117,7 +165,10 @@ test('update renames, disables, replaces the URL and secret after verifying; 422
   t.is((await put({ enabled: 'yes' })).body.error.code, 'invalid_body');
   t.is((await put({ url: 'https://10.0.0.9/' })).body.error.code, 'blocked_destination');
   const partner = await installPartner(u);
-  const onPartner = await call('PUT', `/api/integrations/${partner.integration.id}`, { ...as(u), body: { url: second.url } });
+  const onPartner = await call('PUT', `/api/integrations/${partner.integration.id}`, {
+    ...as(u),
+    body: { url: second.url },
+  });
   t.is(onPartner.status, 400);
   t.is(onPartner.body.error.code, 'invalid_field');
 });
@@ -140,27 +191,43 @@ test('test sends a test record through the guarded client and reports the outcom
   const privateId = uuidv7();
   await e.execute(
     `insert into integrations (id, workspace_id, provider, name, status, credentials_sealed, credential_hint, created_at, updated_at) values (?, ?, 'slack_webhook', 'Old', 'active', ?, '{}', now(), now())`,
-    [privateId, ws, encrypt(JSON.stringify({ kind: 'webhook', url: 'https://10.20.30.40/hook', secret: null }), services.config.encryptionKey)],
+    [
+      privateId,
+      ws,
+      encrypt(
+        JSON.stringify({ kind: 'webhook', url: 'https://10.20.30.40/hook', secret: null }),
+        services.config.encryptionKey,
+      ),
+    ],
   );
   const blocked = await call('POST', `/api/integrations/${privateId}/test`, as(u));
   t.like(blocked.body, { success: false, status_code: null, error_class: 'blocked_destination' });
   t.like((await call('GET', `/api/integrations/${privateId}`, as(u))).body, { last_test_ok: false });
 
   const other = uuidv7();
-  await e.execute(`insert into integrations (id, workspace_id, provider, name, created_at, updated_at) values (?, ?, 'hubspot', 'CRM', now(), now())`, [other, ws]);
+  await e.execute(
+    `insert into integrations (id, workspace_id, provider, name, created_at, updated_at) values (?, ?, 'hubspot', 'CRM', now(), now())`,
+    [other, ws],
+  );
   const unsupported = await call('POST', `/api/integrations/${other}/test`, as(u));
   t.is(unsupported.status, 409);
   t.is(unsupported.body.error.code, 'test_not_supported');
 
   const partner = await installPartner(u);
-  t.like((await call('POST', `/api/integrations/${partner.integration.id}/test`, as(u))).body, { success: true, error_class: null });
+  t.like((await call('POST', `/api/integrations/${partner.integration.id}/test`, as(u))).body, {
+    success: true,
+    error_class: null,
+  });
 });
 
 test('delete keeps the webhook subscriptions that referenced it, detached; the integration is gone', async (t) => {
   const u = await createOwner();
   const r = await receiver();
   const made = (await create(u, { kind: 'slack_webhook', name: 'Hook', url: r.url })).body;
-  const sub = await call('POST', '/api/webhooks/outbound', { ...as(u), body: { url: 'https://hooks.example.com/x', events: ['lead.discovered'], integration_id: made.id } });
+  const sub = await call('POST', '/api/webhooks/outbound', {
+    ...as(u),
+    body: { url: 'https://hooks.example.com/x', events: ['lead.discovered'], integration_id: made.id },
+  });
   t.is(sub.status, 201, sub.text);
   const del = await call('DELETE', `/api/integrations/${made.id}`, as(u));
   t.is(del.status, 200, del.text);
@@ -191,7 +258,15 @@ test('another workspace’s integration is 404 on every id route and stays uncha
   t.is(r.requests.length, sent, 'nothing sent');
   t.deepEqual((await call('GET', '/api/integrations', as(a))).body.items, []);
   t.is((await call('GET', '/api/integrations/not-a-uuid', as(a))).body.error.code, 'invalid_id');
-  t.is((await call('POST', '/api/integrations/partner/events/nope/confirm', { ...as(a), body: { resolution: 'keep_ours' } })).body.error.code, 'invalid_id');
+  t.is(
+    (
+      await call('POST', '/api/integrations/partner/events/nope/confirm', {
+        ...as(a),
+        body: { resolution: 'keep_ours' },
+      })
+    ).body.error.code,
+    'invalid_id',
+  );
 });
 
 test('members read but do not manage (403 not_assigned); Demo workspaces are read-only (403 demo_read_only); 409 integration_limit_reached', async (t) => {
@@ -218,18 +293,33 @@ test('members read but do not manage (403 not_assigned); Demo workspaces are rea
   await seedDemo(await em());
   const visitor = await createUser();
   await call('POST', '/api/me/workspaces/demo/join', as(visitor));
-  const demo = { token: visitor.accessToken, headers: { 'x-acting-as': (await (await em()).execute(`select owner_id from workspaces where id = ?`, [DEMO_WORKSPACE_ID]))[0].owner_id } };
+  const demo = {
+    token: visitor.accessToken,
+    headers: {
+      'x-acting-as': (
+        await (await em()).execute(`select owner_id from workspaces where id = ?`, [DEMO_WORKSPACE_ID])
+      )[0].owner_id,
+    },
+  };
   // The Demo shows an installed partner CRM and a Slack channel, a conflict waiting and a confirmed duplicate.
   const demoList = await call('GET', '/api/integrations', demo);
   t.deepEqual(demoList.body.items.map((i: { kind: string }) => i.kind).sort(), ['partner', 'slack_webhook']);
   const demoEvents = (await call('GET', '/api/integrations/partner/events', demo)).body.items;
-  t.deepEqual(demoEvents.map((e: { kind: string; state: string }) => `${e.kind}:${e.state}`), ['field_conflict:pending', 'possible_duplicate:confirmed']);
-  const refused = await call('POST', '/api/integrations', { ...demo, body: { kind: 'slack_webhook', name: 'x', url: r.url } });
+  t.deepEqual(
+    demoEvents.map((e: { kind: string; state: string }) => `${e.kind}:${e.state}`),
+    ['field_conflict:pending', 'possible_duplicate:confirmed'],
+  );
+  const refused = await call('POST', '/api/integrations', {
+    ...demo,
+    body: { kind: 'slack_webhook', name: 'x', url: r.url },
+  });
   t.is(refused.status, 403);
   t.is(refused.body.error.code, 'demo_read_only');
 
   const ws = await workspaceIdOf(owner.id);
-  await (await em()).execute(
+  await (
+    await em()
+  ).execute(
     `insert into integrations (id, workspace_id, provider, name, created_at, updated_at) select gen_random_uuid(), ?, 'json_webhook', 'filler ' || g, now(), now() from generate_series(1, 49) g`,
     [ws],
   );
@@ -248,7 +338,9 @@ test('partner install: the URL carries a state bound to the user and workspace a
   t.is(url.searchParams.get('code_challenge_method'), 'S256');
   t.regex(url.searchParams.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
   t.true(start.body.redirect_uri.endsWith('/oauth/partner/callback'));
-  const [stored] = await (await em()).execute(`select * from partner_oauth_states where workspace_id = ?`, [await workspaceIdOf(u.id)]);
+  const [stored] = await (
+    await em()
+  ).execute(`select * from partner_oauth_states where workspace_id = ?`, [await workspaceIdOf(u.id)]);
   t.is(stored.user_id, u.id);
   t.not(stored.state_hash, start.body.state, 'stored hashed');
 
@@ -256,10 +348,18 @@ test('partner install: the URL carries a state bound to the user and workspace a
   const denied = await callback({ state: start.body.state, error: 'access_denied' });
   t.is(denied.status, 400);
   t.is(denied.body.error.code, 'oauth_denied');
-  t.is((await callback({ state: start.body.state, code: 'lc_x' })).body.error.code, 'invalid_state', 'spent by the refusal');
+  t.is(
+    (await callback({ state: start.body.state, code: 'lc_x' })).body.error.code,
+    'invalid_state',
+    'spent by the refusal',
+  );
   t.is((await callback({ code: 'lc_x' })).body.error.code, 'invalid_state');
   const again = (await call('POST', '/api/integrations/partner/install', as(u))).body;
-  const forged = localAuthorizationCode({ provider: 'partner', redirectUri: again.redirect_uri, codeChallenge: 'A'.repeat(43) });
+  const forged = localAuthorizationCode({
+    provider: 'partner',
+    redirectUri: again.redirect_uri,
+    codeChallenge: 'A'.repeat(43),
+  });
   const pkce = await callback({ state: again.state, code: forged });
   t.is(pkce.status, 400);
   t.is(pkce.body.error.code, 'oauth_denied');
@@ -307,11 +407,23 @@ test('Operator tools: list_integrations (read), test_integration (send), sync_pa
   t.is(findTool('test_integration')!.risk, 'send');
   t.is(findTool('sync_partner_now')!.risk, 'change');
   const listed = (await findTool('list_integrations')!.run(ctx, { limit: 50 })) as { id: string }[];
-  t.deepEqual(listed.map((i) => i.id), [made.id]);
-  t.like(await findTool('test_integration')!.run(ctx, { integration_id: made.id }), { success: true, status_code: 200 });
-  await t.throwsAsync(findTool('sync_partner_now')!.run(ctx, { integration_id: made.id }), { message: /only the partner/ });
+  t.deepEqual(
+    listed.map((i) => i.id),
+    [made.id],
+  );
+  t.like(await findTool('test_integration')!.run(ctx, { integration_id: made.id }), {
+    success: true,
+    status_code: 200,
+  });
+  await t.throwsAsync(findTool('sync_partner_now')!.run(ctx, { integration_id: made.id }), {
+    message: /only the partner/,
+  });
   const partner = await installPartner(u);
-  const sync = (await findTool('sync_partner_now')!.run(ctx, { integration_id: partner.integration.id })) as { workflow_id: string };
+  const sync = (await findTool('sync_partner_now')!.run(ctx, { integration_id: partner.integration.id })) as {
+    workflow_id: string;
+  };
   t.is(sync.workflow_id, `partner-sync:${partner.integration.id}`);
-  await t.throwsAsync(findTool('test_integration')!.run(ctx, { integration_id: randomUUID() }), { message: /not found/ });
+  await t.throwsAsync(findTool('test_integration')!.run(ctx, { integration_id: randomUUID() }), {
+    message: /not found/,
+  });
 });

@@ -10,7 +10,10 @@ test.after.always(closeApi);
 test('creating an invitation is 201, emails a link with a token that is stored only hashed', async (t) => {
   const owner = await createOwner('Olivia Owner');
   const email = uniqueEmail('inv');
-  const r = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: email.toUpperCase(), role: 'member' } });
+  const r = await call('POST', '/api/team/invitations', {
+    token: owner.accessToken,
+    body: { email: email.toUpperCase(), role: 'member' },
+  });
   t.is(r.status, 201, r.text);
   t.is(r.body.email, email);
   t.is(r.body.role, 'member');
@@ -33,7 +36,10 @@ test('creating an invitation is 201, emails a link with a token that is stored o
 
   const list = await call('GET', '/api/team/invitations', { token: owner.accessToken });
   t.is(list.status, 200);
-  t.deepEqual(list.body.items.map((i: any) => i.id), [r.body.id]);
+  t.deepEqual(
+    list.body.items.map((i: any) => i.id),
+    [r.body.id],
+  );
   t.is(list.body.next_cursor, null);
 });
 
@@ -52,7 +58,10 @@ test('invitation validation: bad email, role owner, unknown field → 400 invali
     t.is(r.status, 400, JSON.stringify(body));
     t.is(r.body.error.code, 'invalid_body');
   }
-  const r = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: uniqueEmail(), role: 'member', app_ids: [foreignApp.id] } });
+  const r = await call('POST', '/api/team/invitations', {
+    token: owner.accessToken,
+    body: { email: uniqueEmail(), role: 'member', app_ids: [foreignApp.id] },
+  });
   t.is(r.status, 400);
   t.is(r.body.error.code, 'invalid_app');
   t.is((await call('POST', '/api/team/invitations', { body: { email: uniqueEmail(), role: 'member' } })).status, 401);
@@ -64,11 +73,20 @@ test('duplicate pending invitation is 409 already_invited; inviting a member is 
   const dup = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email, role: 'admin' } });
   t.is(dup.status, 409);
   t.is(dup.body.error.code, 'already_invited');
-  t.is((await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { password: PASSWORD } })).status, 201);
-  const again = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email, role: 'member' } });
+  t.is(
+    (await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { password: PASSWORD } })).status,
+    201,
+  );
+  const again = await call('POST', '/api/team/invitations', {
+    token: owner.accessToken,
+    body: { email, role: 'member' },
+  });
   t.is(again.status, 409);
   t.is(again.body.error.code, 'already_member');
-  const self = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: owner.email, role: 'member' } });
+  const self = await call('POST', '/api/team/invitations', {
+    token: owner.accessToken,
+    body: { email: owner.email, role: 'member' },
+  });
   t.is(self.status, 409);
   t.is(self.body.error.code, 'already_member');
 });
@@ -102,10 +120,14 @@ test('accepting creates the account (201), logs the invitee in, and is single us
   t.is(weak.body.error.code, 'invalid_body');
   const missing = await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: {} });
   t.is(missing.status, 400);
-  const extra = await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { password: PASSWORD, email: 'x@y.z' } });
+  const extra = await call('POST', `/api/team/invitations/by-token/${token}/accept`, {
+    body: { password: PASSWORD, email: 'x@y.z' },
+  });
   t.is(extra.status, 400);
 
-  const r = await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { name: 'New Person', password: PASSWORD } });
+  const r = await call('POST', `/api/team/invitations/by-token/${token}/accept`, {
+    body: { name: 'New Person', password: PASSWORD },
+  });
   t.is(r.status, 201, r.text);
   t.is(r.body.user.email, email);
   t.is(r.body.user.name, 'New Person');
@@ -114,7 +136,10 @@ test('accepting creates the account (201), logs the invitee in, and is single us
   t.is((await call('GET', '/api/users/me', { token: r.body.access_token })).status, 200);
   const apps = await call('GET', '/api/apps', { token: r.body.access_token, headers: { 'x-acting-as': owner.id } });
   t.is(apps.status, 200);
-  t.deepEqual(apps.body.items.map((a: any) => a.id), [app.id]);
+  t.deepEqual(
+    apps.body.items.map((a: any) => a.id),
+    [app.id],
+  );
   // The password works for login too.
   t.is((await call('POST', '/api/auth/login', { body: { email, password: PASSWORD } })).status, 200);
 
@@ -160,11 +185,17 @@ test('an existing account accepts with its own bearer; a stranger bearer on a ne
   const existing = await createUser();
   const stranger = await createUser();
   const { token } = await invite(owner, { email: existing.email, role: 'admin' });
-  const ok = await call('POST', `/api/team/invitations/by-token/${token}/accept`, { token: existing.accessToken, body: {} });
+  const ok = await call('POST', `/api/team/invitations/by-token/${token}/accept`, {
+    token: existing.accessToken,
+    body: {},
+  });
   t.is(ok.status, 200, ok.text);
   t.is(ok.body.user.id, existing.id);
   const fresh = await invite(owner);
-  const r = await call('POST', `/api/team/invitations/by-token/${fresh.token}/accept`, { token: stranger.accessToken, body: { password: PASSWORD } });
+  const r = await call('POST', `/api/team/invitations/by-token/${fresh.token}/accept`, {
+    token: stranger.accessToken,
+    body: { password: PASSWORD },
+  });
   t.is(r.status, 403);
   t.is(r.body.error.code, 'email_mismatch');
 });
@@ -175,9 +206,15 @@ test('a member of the team accepting a second invitation is 409 already_member',
   const first = await invite(owner, { email: existing.email });
   // Simulate a stale invitation that is still pending although its invitee already joined.
   const em = (await api()).services.orm.em.fork();
-  t.is((await call('POST', `/api/team/invitations/by-token/${first.token}/accept`, { body: { password: PASSWORD } })).status, 200);
+  t.is(
+    (await call('POST', `/api/team/invitations/by-token/${first.token}/accept`, { body: { password: PASSWORD } }))
+      .status,
+    200,
+  );
   await em.nativeUpdate(TeamInvitation, { id: first.invitation.id }, { acceptedAt: null, acceptedBy: null });
-  const r = await call('POST', `/api/team/invitations/by-token/${first.token}/accept`, { body: { password: PASSWORD } });
+  const r = await call('POST', `/api/team/invitations/by-token/${first.token}/accept`, {
+    body: { password: PASSWORD },
+  });
   t.is(r.status, 409);
   t.is(r.body.error.code, 'already_member');
 });
@@ -186,13 +223,21 @@ test('an expired invitation is 410 invitation_expired; a revoked one 410 invitat
   const owner = await createOwner();
   const a = await invite(owner);
   await expireInvitation(a.invitation.id);
-  for (const [m, p] of [['GET', ''], ['POST', '/accept']] as const) {
-    const r = await call(m, `/api/team/invitations/by-token/${a.token}${p}`, { body: m === 'POST' ? { password: PASSWORD } : undefined });
+  for (const [m, p] of [
+    ['GET', ''],
+    ['POST', '/accept'],
+  ] as const) {
+    const r = await call(m, `/api/team/invitations/by-token/${a.token}${p}`, {
+      body: m === 'POST' ? { password: PASSWORD } : undefined,
+    });
     t.is(r.status, 410);
     t.is(r.body.error.code, 'invitation_expired');
   }
   // Expired invitations do not block a new one.
-  const again = await call('POST', '/api/team/invitations', { token: owner.accessToken, body: { email: a.email, role: 'member' } });
+  const again = await call('POST', '/api/team/invitations', {
+    token: owner.accessToken,
+    body: { email: a.email, role: 'member' },
+  });
   t.is(again.status, 201);
   const b = await invite(owner);
   t.is((await call('DELETE', `/api/team/invitations/${b.invitation.id}`, { token: owner.accessToken })).status, 204);

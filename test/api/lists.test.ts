@@ -20,8 +20,16 @@ import { waitFor } from '../../scripts/children.js';
 const auth = (u: TestUser, headers: Record<string, string> = {}) => ({ token: u.accessToken, headers });
 const NO_SUCH_ID = '0190f5d2-7c1a-7b3e-9a10-000000000000';
 
-async function createList(u: TestUser, appId: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const r = await call('POST', `/api/apps/${appId}/lists`, { ...auth(u, headers), body: { name: `list ${Math.random()}`, ...body } });
+async function createList(
+  u: TestUser,
+  appId: string,
+  body: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
+  const r = await call('POST', `/api/apps/${appId}/lists`, {
+    ...auth(u, headers),
+    body: { name: `list ${Math.random()}`, ...body },
+  });
   if (r.status !== 201) throw new Error(`list creation failed: ${r.status} ${r.text}`);
   return r.body as { id: string; name: string; app_id: string };
 }
@@ -52,10 +60,19 @@ test('normaliseEmail and normaliseProfileUrl', (t) => {
   t.is(normaliseEmail('  Ada.Lovelace@Example.COM '), 'ada.lovelace@example.com');
   t.is(normaliseEmail('   '), null);
   t.is(normaliseEmail(null), null);
-  for (const u of ['https://www.Network.example/in/ada-l/', 'http://network.example/in/ada-l?utm=x#top', 'network.example/in/ada-l//', 'HTTPS://WWW.NETWORK.EXAMPLE/in/ada-l']) {
+  for (const u of [
+    'https://www.Network.example/in/ada-l/',
+    'http://network.example/in/ada-l?utm=x#top',
+    'network.example/in/ada-l//',
+    'HTTPS://WWW.NETWORK.EXAMPLE/in/ada-l',
+  ]) {
     t.is(normaliseProfileUrl(u), 'https://network.example/in/ada-l', u);
   }
-  t.not(normaliseProfileUrl('https://network.example/in/Ada-L'), normaliseProfileUrl('https://network.example/in/ada-l'), 'the path keeps its case');
+  t.not(
+    normaliseProfileUrl('https://network.example/in/Ada-L'),
+    normaliseProfileUrl('https://network.example/in/ada-l'),
+    'the path keeps its case',
+  );
   t.is(normaliseProfileUrl('mailto:ada@example.com'), null);
   t.is(normaliseProfileUrl('not a url'), null);
   t.is(normaliseProfileUrl(''), null);
@@ -64,7 +81,10 @@ test('normaliseEmail and normaliseProfileUrl', (t) => {
 test('POST /api/apps/{appId}/lists creates a list (201, name trimmed, lead_count 0); GET one, by product and across the workspace', async (t) => {
   const u = await createUser();
   const app = await createTestApp(u);
-  const r = await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: '  Fintech CFOs  ', description: 'From the Q3 agent' } });
+  const r = await call('POST', `/api/apps/${app.id}/lists`, {
+    ...auth(u),
+    body: { name: '  Fintech CFOs  ', description: 'From the Q3 agent' },
+  });
   t.is(r.status, 201, r.text);
   t.like(r.body, { app_id: app.id, name: 'Fintech CFOs', description: 'From the Q3 agent', lead_count: 0 });
   t.is(r.body.created_at, r.body.updated_at);
@@ -86,12 +106,24 @@ test('validation: 400 invalid_body, invalid_id and invalid_query', async (t) => 
   const u = await createUser();
   const app = await createTestApp(u);
   const list = await createList(u, app.id);
-  for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(201) }, { name: 7 }, { name: 'x', description: 'd'.repeat(5001) }, { name: 'x', app_id: app.id }]) {
+  for (const body of [
+    {},
+    { name: '' },
+    { name: '   ' },
+    { name: 'x'.repeat(201) },
+    { name: 7 },
+    { name: 'x', description: 'd'.repeat(5001) },
+    { name: 'x', app_id: app.id },
+  ]) {
     const r = await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body });
     t.is(r.status, 400, JSON.stringify(body).slice(0, 80));
     t.is(r.body.error.code, 'invalid_body');
   }
-  t.is((await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: '😀'.repeat(200) } })).status, 201, '200 code points fit');
+  t.is(
+    (await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: '😀'.repeat(200) } })).status,
+    201,
+    '200 code points fit',
+  );
   for (const body of [{}, { name: '' }, { description: 5 }, { name: 'x', lead_count: 3 }]) {
     const r = await call('PUT', `/api/lists/${list.id}`, { ...auth(u), body });
     t.is(r.status, 400, JSON.stringify(body));
@@ -105,7 +137,10 @@ test('validation: 400 invalid_body, invalid_id and invalid_query', async (t) => 
     ['DELETE', '/api/lists/not-a-uuid'],
     ['GET', '/api/lists/not-a-uuid/leads'],
   ] as const) {
-    const r = await call(method, path, { ...auth(u), body: method === 'GET' || method === 'DELETE' ? undefined : { name: 'x' } });
+    const r = await call(method, path, {
+      ...auth(u),
+      body: method === 'GET' || method === 'DELETE' ? undefined : { name: 'x' },
+    });
     t.is(r.status, 400, `${method} ${path}`);
     t.is(r.body.error.code, 'invalid_id');
   }
@@ -148,7 +183,11 @@ test('names are unique per product, case-insensitively: 409 list_name_taken on c
   const dup = await call('POST', `/api/apps/${a.id}/lists`, { ...auth(u), body: { name: '  HOT LEADS ' } });
   t.is(dup.status, 409);
   t.is(dup.body.error.code, 'list_name_taken');
-  t.is((await call('POST', `/api/apps/${b.id}/lists`, { ...auth(u), body: { name: 'Hot leads' } })).status, 201, 'another product may use the name');
+  t.is(
+    (await call('POST', `/api/apps/${b.id}/lists`, { ...auth(u), body: { name: 'Hot leads' } })).status,
+    201,
+    'another product may use the name',
+  );
   const second = await createList(u, a.id, { name: 'Cold leads' });
   const rename = await call('PUT', `/api/lists/${second.id}`, { ...auth(u), body: { name: 'hot leads' } });
   t.is(rename.status, 409);
@@ -158,7 +197,9 @@ test('names are unique per product, case-insensitively: 409 list_name_taken on c
   t.is(recase.status, 200, recase.text);
   t.is(recase.body.name, 'HOT Leads');
   // Concurrent creates of one name: exactly one wins.
-  const rs = await Promise.all(Array.from({ length: 6 }, () => call('POST', `/api/apps/${a.id}/lists`, { ...auth(u), body: { name: 'Race' } })));
+  const rs = await Promise.all(
+    Array.from({ length: 6 }, () => call('POST', `/api/apps/${a.id}/lists`, { ...auth(u), body: { name: 'Race' } })),
+  );
   t.is(rs.filter((r) => r.status === 201).length, 1);
   t.true(rs.filter((r) => r.status !== 201).every((r) => r.status === 409 && r.body.error.code === 'list_name_taken'));
 });
@@ -188,7 +229,10 @@ test('lists page with limit and cursor, by product and across the workspace; lea
   const across = await allPages(u, '/api/lists', 2);
   t.deepEqual(across.ids, ids);
   t.is(across.pages, 3);
-  t.deepEqual((await allPages(u, `/api/lists?app_id=${b.id}`, 1)).ids, ids.filter((_, i) => i % 2));
+  t.deepEqual(
+    (await allPages(u, `/api/lists?app_id=${b.id}`, 1)).ids,
+    ids.filter((_, i) => i % 2),
+  );
 
   // lead_count: 3, 0, 1, ... from one grouped query.
   for (let i = 0; i < 3; i++) await add(u, ids[0], { email: `p${i}@example.com` });
@@ -217,15 +261,25 @@ test('addContactToList dedupes contacts on normalised email, then normalised pro
   t.is(again.lead.id, first.lead.id);
   t.is(await e.count(Contact, { workspace: ws }), 1);
 
-  const byUrl = await add(u, list.id, { profileUrl: 'https://www.network.example/in/grace/', fullName: 'Grace Hopper' });
+  const byUrl = await add(u, list.id, {
+    profileUrl: 'https://www.network.example/in/grace/',
+    fullName: 'Grace Hopper',
+  });
   t.true(byUrl.created);
-  for (const url of ['http://network.example/in/grace', 'network.example/in/grace?trk=abc', 'https://WWW.network.example/in/grace#about']) {
+  for (const url of [
+    'http://network.example/in/grace',
+    'network.example/in/grace?trk=abc',
+    'https://WWW.network.example/in/grace#about',
+  ]) {
     const r = await add(u, list.id, { profileUrl: url });
     t.false(r.created, url);
     t.is(r.lead.id, byUrl.lead.id);
   }
   // Email first: a known email wins even when the profile URL is new.
-  const viaEmail = await add(u, list.id, { email: 'ada@example.com', profileUrl: 'https://network.example/in/someone-else' });
+  const viaEmail = await add(u, list.id, {
+    email: 'ada@example.com',
+    profileUrl: 'https://network.example/in/someone-else',
+  });
   t.is(viaEmail.lead.id, first.lead.id);
   t.false(viaEmail.created);
   t.is(await e.count(Contact, { workspace: ws }), 2);
@@ -237,7 +291,13 @@ test('addContactToList dedupes contacts on normalised email, then normalised pro
   t.is(elsewhere.lead.contact.id, first.lead.contact.id);
   // Empty fields of the reused contact were filled; existing ones are kept.
   const contact = await (await em()).findOneOrFail(Contact, first.lead.contact.id);
-  t.like(contact, { firstName: 'Ada', title: 'Analyst', company: 'Engines Ltd', email: 'Ada@Example.com', emailNormalised: 'ada@example.com' });
+  t.like(contact, {
+    firstName: 'Ada',
+    title: 'Analyst',
+    company: 'Engines Ltd',
+    email: 'Ada@Example.com',
+    emailNormalised: 'ada@example.com',
+  });
 
   // Another workspace's contacts are separate people.
   const v = await createUser();
@@ -251,7 +311,12 @@ test('addContactToList: 20 concurrent adds of one contact make one contact and o
   const u = await createUser();
   const list = await createList(u, (await createTestApp(u)).id);
   const results = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => add(u, list.id, { email: i % 2 ? 'Race@Example.com' : 'race@example.com', profileUrl: i % 3 ? 'https://network.example/in/race' : 'https://www.network.example/in/race/' })),
+    Array.from({ length: 20 }, (_, i) =>
+      add(u, list.id, {
+        email: i % 2 ? 'Race@Example.com' : 'race@example.com',
+        profileUrl: i % 3 ? 'https://network.example/in/race' : 'https://www.network.example/in/race/',
+      }),
+    ),
   );
   t.is(results.filter((r) => r.created).length, 1);
   t.is(new Set(results.map((r) => r.lead.id)).size, 1);
@@ -263,7 +328,13 @@ test('addContactToList: 20 concurrent adds of one contact make one contact and o
 test('addContactToList refuses a contact without a usable key (400 invalid_contact), a foreign list (404) and the Demo workspace (403)', async (t) => {
   const u = await createUser();
   const list = await createList(u, (await createTestApp(u)).id);
-  for (const input of [{}, { email: '   ' }, { email: 'not-an-email' }, { profileUrl: 'ftp://x.example/a' }, { email: 'a@example.com', title: 't'.repeat(301) }]) {
+  for (const input of [
+    {},
+    { email: '   ' },
+    { email: 'not-an-email' },
+    { profileUrl: 'ftp://x.example/a' },
+    { email: 'a@example.com', title: 't'.repeat(301) },
+  ]) {
     const err = await t.throwsAsync(add(u, list.id, input));
     t.like(err, { status: 400, code: 'invalid_contact' }, JSON.stringify(input).slice(0, 60));
   }
@@ -271,7 +342,10 @@ test('addContactToList refuses a contact without a usable key (400 invalid_conta
   t.like(await t.throwsAsync(add(stranger, list.id, { email: 'a@example.com' })), { status: 404, code: 'not_found' });
   const e = await em();
   const demoActor = { ...(await ownActor(e, { userId: u.id, kind: 'pat' })), isDemo: true };
-  t.like(await t.throwsAsync(addContactToList(e, demoActor, list.id, { email: 'a@example.com' })), { status: 403, code: 'demo_read_only' });
+  t.like(await t.throwsAsync(addContactToList(e, demoActor, list.id, { email: 'a@example.com' })), {
+    status: 403,
+    code: 'demo_read_only',
+  });
   t.is(await e.count(Lead, { list: list.id }), 0);
 });
 
@@ -279,7 +353,15 @@ test('GET /api/lists/{id}/leads: contact fields, pages by lead id, q searches na
   const u = await createUser();
   const list = await createList(u, (await createTestApp(u)).id);
   const people: ContactInput[] = [
-    { email: 'ada@engines.example', firstName: 'Ada', lastName: 'Lovelace', title: 'CTO', company: 'Analytical Engines', country: 'GB', profileUrl: 'https://network.example/in/ada' },
+    {
+      email: 'ada@engines.example',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      title: 'CTO',
+      company: 'Analytical Engines',
+      country: 'GB',
+      profileUrl: 'https://network.example/in/ada',
+    },
     { email: 'grace@navy.example', fullName: 'Grace Hopper', company: 'US Navy' },
     { email: 'alan@bletchley.example', fullName: 'Alan Turing', company: '100% Codebreakers' },
     { profileUrl: 'https://network.example/in/anon' },
@@ -291,7 +373,10 @@ test('GET /api/lists/{id}/leads: contact fields, pages by lead id, q searches na
   const r = await call('GET', `/api/lists/${list.id}/leads`, auth(u));
   t.is(r.status, 200, r.text);
   t.is(r.body.next_cursor, null);
-  t.deepEqual(r.body.items.map((i: any) => i.id), leads.map((l) => l.id));
+  t.deepEqual(
+    r.body.items.map((i: any) => i.id),
+    leads.map((l) => l.id),
+  );
   t.deepEqual(r.body.items[0], {
     id: leads[0].id,
     list_id: list.id,
@@ -310,10 +395,16 @@ test('GET /api/lists/{id}/leads: contact fields, pages by lead id, q searches na
   t.like(r.body.items[3], { name: null, email: null, company: null, profile_url: 'https://network.example/in/anon' });
 
   const paged = await allPages(u, `/api/lists/${list.id}/leads`, 2);
-  t.deepEqual(paged.ids, leads.map((l) => l.id));
+  t.deepEqual(
+    paged.ids,
+    leads.map((l) => l.id),
+  );
   t.is(paged.pages, 3);
 
-  const search = async (q: string) => (await call('GET', `/api/lists/${list.id}/leads?q=${encodeURIComponent(q)}`, auth(u))).body.items.map((i: any) => i.email);
+  const search = async (q: string) =>
+    (await call('GET', `/api/lists/${list.id}/leads?q=${encodeURIComponent(q)}`, auth(u))).body.items.map(
+      (i: any) => i.email,
+    );
   t.deepEqual(await search('lovelace'), ['ada@engines.example'], 'first + last name');
   t.deepEqual(await search('ADA LOVE'), ['ada@engines.example']);
   t.deepEqual(await search('hopper'), ['grace@navy.example'], 'full name');
@@ -379,10 +470,19 @@ test('a team member without access to the product gets 403 not_assigned; with ac
     t.is(r.body.error.code, 'not_assigned');
   }
   // Across the workspace the member sees only the lists of products they were given.
-  t.deepEqual((await call('GET', '/api/lists', auth(member, asOwner))).body.items.map((l: any) => l.id), [shown.id]);
-  const created = await call('POST', `/api/apps/${mine.id}/lists`, { ...auth(member, asOwner), body: { name: 'by member' } });
+  t.deepEqual(
+    (await call('GET', '/api/lists', auth(member, asOwner))).body.items.map((l: any) => l.id),
+    [shown.id],
+  );
+  const created = await call('POST', `/api/apps/${mine.id}/lists`, {
+    ...auth(member, asOwner),
+    body: { name: 'by member' },
+  });
   t.is(created.status, 201, created.text);
-  t.is((await call('PUT', `/api/lists/${shown.id}`, { ...auth(member, asOwner), body: { description: 'ok' } })).status, 200);
+  t.is(
+    (await call('PUT', `/api/lists/${shown.id}`, { ...auth(member, asOwner), body: { description: 'ok' } })).status,
+    200,
+  );
   t.is((await call('GET', `/api/lists/${shown.id}/leads`, auth(member, asOwner))).status, 200);
   t.is((await call('DELETE', `/api/lists/${created.body.id}`, auth(member, asOwner))).status, 200);
   // A member given no product sees no list.
@@ -405,7 +505,11 @@ test('the Demo workspace reads lists but refuses writes with 403 demo_read_only'
   const e = await em();
   const demoApp = await e.findOneOrFail(App, { workspace: DEMO_WORKSPACE_ID }, { orderBy: { id: 'asc' } });
   // A list in the Demo workspace, written directly (as a seed would).
-  const list = e.create(LeadList, { workspace: e.getReference(Workspace, DEMO_WORKSPACE_ID), app: demoApp, name: `demo ${Math.random()}` });
+  const list = e.create(LeadList, {
+    workspace: e.getReference(Workspace, DEMO_WORKSPACE_ID),
+    app: demoApp,
+    name: `demo ${Math.random()}`,
+  });
   await e.flush();
   // The shared Demo workspace outlives this test: take the row out again whatever happens.
   t.teardown(async () => void (await (await em()).nativeDelete(LeadList, { id: list.id })));
@@ -428,7 +532,9 @@ test('the Demo workspace reads lists but refuses writes with 403 demo_read_only'
   t.is(await fresh.count(LeadList, { workspace: DEMO_WORKSPACE_ID, name: 'vandalism' }), 0);
   // The domain refuses too, for callers outside a request (workflows).
   const actor = await resolveActor(fresh, { userId: u.id, kind: 'pat' }, DEMO_USER_ID);
-  t.like(await t.throwsAsync(addContactToList(fresh, actor, list.id, { email: 'a@example.com' })), { code: 'demo_read_only' });
+  t.like(await t.throwsAsync(addContactToList(fresh, actor, list.id, { email: 'a@example.com' })), {
+    code: 'demo_read_only',
+  });
 });
 
 test('DELETE /api/lists/{id} deletes the list and its leads, keeps the contacts, and clears the list of agents that used it', async (t) => {
@@ -441,8 +547,18 @@ test('DELETE /api/lists/{id} deletes the list and its leads, keeps the contacts,
   await add(u, kept.id, { email: 'one@example.com' });
   const e = await em();
   const ws = e.getReference(Workspace, (await e.findOneOrFail(Workspace, { owner: u.id })).id);
-  const agent = e.create(DiscoveryAgent, { workspace: ws, app: e.getReference(App, app.id), name: 'Agent', list: e.getReference(LeadList, list.id) });
-  const other = e.create(DiscoveryAgent, { workspace: ws, app: e.getReference(App, app.id), name: 'Other', list: e.getReference(LeadList, kept.id) });
+  const agent = e.create(DiscoveryAgent, {
+    workspace: ws,
+    app: e.getReference(App, app.id),
+    name: 'Agent',
+    list: e.getReference(LeadList, list.id),
+  });
+  const other = e.create(DiscoveryAgent, {
+    workspace: ws,
+    app: e.getReference(App, app.id),
+    name: 'Other',
+    list: e.getReference(LeadList, kept.id),
+  });
   await e.flush();
 
   const r = await call('DELETE', `/api/lists/${list.id}`, auth(u));
@@ -470,15 +586,29 @@ test('DELETE /api/lists/{id} deletes the list and its leads, keeps the contacts,
 });
 
 /** An enrollment row of the lead in the campaign, as the enroll routes insert it (no workflow: deletion only reads the rows). */
-async function enroll(workspaceId: string, campaignId: string, lead: { leadId: string; contactId: string }, status = 'active') {
-  await (await em()).execute(
+async function enroll(
+  workspaceId: string,
+  campaignId: string,
+  lead: { leadId: string; contactId: string },
+  status = 'active',
+) {
+  await (
+    await em()
+  ).execute(
     `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, 1, 1, now(), now(), now())`,
     [uuidv7(), workspaceId, campaignId, lead.leadId, lead.contactId, status],
   );
 }
 
-const enrollmentsOf = async (campaignIds: string[]) => (await (await em()).execute(`select count(*)::int as n from enrollments where campaign_id = any(?::uuid[])`, [`{${campaignIds.join(',')}}`]))[0].n as number;
+const enrollmentsOf = async (campaignIds: string[]) =>
+  (
+    await (
+      await em()
+    ).execute(`select count(*)::int as n from enrollments where campaign_id = any(?::uuid[])`, [
+      `{${campaignIds.join(',')}}`,
+    ])
+  )[0].n as number;
 
 test('DELETE /api/lists/{id}: a list whose leads a campaign enrolls is 409 list_in_use naming the campaigns, and nothing is deleted; archived campaigns do not hold it', async (t) => {
   const u = await createOwner();
@@ -491,7 +621,12 @@ test('DELETE /api/lists/{id}: a list whose leads a campaign enrolls is 409 list_
   await enroll(o.workspaceId, running.id, a);
   await enroll(o.workspaceId, ended.id, b, 'completed'); // an ended enrollment still holds the list
   await enroll(o.workspaceId, archived.id, c, 'stopped');
-  const names = (await (await em()).execute(`select id, name from campaigns where id in (?, ?)`, [running.id, ended.id])) as { id: string; name: string }[];
+  const names = (await (
+    await em()
+  ).execute(`select id, name from campaigns where id in (?, ?)`, [running.id, ended.id])) as {
+    id: string;
+    name: string;
+  }[];
 
   const r = await call('DELETE', `/api/lists/${o.listId}`, auth(u));
   t.is(r.status, 409, r.text);
@@ -507,14 +642,20 @@ test('DELETE /api/lists/{id}: a list whose leads a campaign enrolls is 409 list_
   t.is(await enrollmentsOf([running.id, ended.id, archived.id]), 3);
 
   // Archiving one campaign leaves the other holding the list (named alone).
-  t.is((await call('PATCH', `/api/campaigns/${ended.id}/status`, { ...auth(u), body: { status: 'archived' } })).status, 200);
+  t.is(
+    (await call('PATCH', `/api/campaigns/${ended.id}/status`, { ...auth(u), body: { status: 'archived' } })).status,
+    200,
+  );
   const one = await call('DELETE', `/api/lists/${o.listId}`, auth(u));
   t.is(one.status, 409, one.text);
   t.deepEqual(one.body.error.details, { campaign_ids: [running.id], campaign_count: 1 });
   t.regex(one.body.error.message, /^a campaign enrolls leads of this list \(".+"\): archive it first/);
 
   // With every campaign archived, the list goes, and its leads' enrollments with them.
-  t.is((await call('PATCH', `/api/campaigns/${running.id}/status`, { ...auth(u), body: { status: 'archived' } })).status, 200);
+  t.is(
+    (await call('PATCH', `/api/campaigns/${running.id}/status`, { ...auth(u), body: { status: 'archived' } })).status,
+    200,
+  );
   const gone = await call('DELETE', `/api/lists/${o.listId}`, auth(u));
   t.is(gone.status, 200, gone.text);
   t.like(gone.body, { id: o.listId, deleted: true, leads_deleted: 3 });
@@ -532,7 +673,11 @@ test('DELETE /api/lists/{id} waits for an enrollment being inserted into the lis
   const u = await createOwner();
   const o = await campaignOwner(u);
   const [a] = await o.leads(1);
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }] });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [],
+    steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }],
+  });
   // An enroll in flight: its insert is done (its foreign key holds the lead), not yet committed.
   const c = new pg.Client({ connectionString: (await api()).services.config.databaseUrl });
   await c.connect();
@@ -549,11 +694,17 @@ test('DELETE /api/lists/{id} waits for an enrollment being inserted into the lis
     answered = true;
   });
   // The delete is blocked by the uncommitted insert (a lock wait on its session), or it answered early.
-  await waitFor('the delete to wait on the enrollment insert', async () => {
-    if (answered) return true;
-    const blocked = await (await em()).execute(`select 1 from pg_stat_activity where ? = any(pg_blocking_pids(pid))`, [holder]);
-    return blocked.length > 0;
-  }, 30_000);
+  await waitFor(
+    'the delete to wait on the enrollment insert',
+    async () => {
+      if (answered) return true;
+      const blocked = await (
+        await em()
+      ).execute(`select 1 from pg_stat_activity where ? = any(pg_blocking_pids(pid))`, [holder]);
+      return blocked.length > 0;
+    },
+    30_000,
+  );
   t.false(answered, 'the delete waits for the enrollment');
   await c.query('commit');
   const r = await deleting;

@@ -38,7 +38,17 @@ test('connect with mailbox credentials: connected at once on the mail connector,
   const credentials = mailCredentials(address, password);
   const c = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials }));
   t.is(c.status, 200, c.text);
-  t.like(c.body, { next: 'none', hosted_link: null, account: { status: 'connected', connector: 'mail', connector_account_id: `mail:${a.id}`, address, has_credentials: true } });
+  t.like(c.body, {
+    next: 'none',
+    hosted_link: null,
+    account: {
+      status: 'connected',
+      connector: 'mail',
+      connector_account_id: `mail:${a.id}`,
+      address,
+      has_credentials: true,
+    },
+  });
   t.truthy(c.body.account.warmup.started_at);
   t.false(c.text.includes(password));
   const row = await (await em()).findOneOrFail(PlatformAccount, a.id);
@@ -52,7 +62,11 @@ test('connect with mailbox credentials: connected at once on the mail connector,
 
   const setup = await call('GET', `${BASE}/${a.id}/setup-status`, as(u));
   t.is(setup.status, 200, setup.text);
-  t.like(setup.body, { status: 'connected', connector: { state: 'connected', reason: null, error: null }, sending_domain: { domain: 'acme.test' } });
+  t.like(setup.body, {
+    status: 'connected',
+    connector: { state: 'connected', reason: null, error: null },
+    sending_domain: { domain: 'acme.test' },
+  });
   t.false(setup.text.includes(password));
   const enriched = await call('POST', `${BASE}/${a.id}/enrich`, as(u));
   t.is(enriched.status, 200, enriched.text);
@@ -79,7 +93,11 @@ test('connect: each failed check is a 400 with its code and side; the account st
     [mailCredentials(address, wrong, { smtp_password: right }), 'auth_failed', 'imap'],
     [mailCredentials(address, right, { imap_port: closed }), 'host_unreachable', 'imap'],
     [mailCredentials(address, right, { smtp_port: String(m.smtpsPort), smtp_security: 'tls' }), 'tls_failed', 'smtp'],
-    [mailCredentials(address, right, { smtp_host: '10.0.0.1', smtp_security: 'starttls' }), 'blocked_destination', 'smtp'],
+    [
+      mailCredentials(address, right, { smtp_host: '10.0.0.1', smtp_security: 'starttls' }),
+      'blocked_destination',
+      'smtp',
+    ],
     // "none" (no TLS) on a host that is not allow-listed: the password would travel in clear.
     [mailCredentials(address, right, { imap_host: 'mail.example.com' }), 'invalid_credentials', 'imap'],
   ];
@@ -95,7 +113,11 @@ test('connect: each failed check is a 400 with its code and side; the account st
   t.like(row, { status: 'pending', connector: 'sandbox', connectorAccountId: null, credentialsSealed: null });
 
   const network = await created(u, 'network');
-  const n = await call('POST', `${BASE}/${network.id}/connect`, as(u, { credentials: mailCredentials(address, right) }));
+  const n = await call(
+    'POST',
+    `${BASE}/${network.id}/connect`,
+    as(u, { credentials: mailCredentials(address, right) }),
+  );
   t.is(n.status, 400);
   t.is(n.body.error.code, 'not_email_account');
 });
@@ -105,21 +127,48 @@ test('connect: a malformed SMTP or IMAP host is 400 invalid_credentials naming t
   const password = `pw-${randomUUID()}`;
   const address = await createMailbox(uniqueAddress('ana'), password);
   const a = await created(u);
-  const malformed = ['08.0.0.1', '1.2.3.999', '1.2.3', '01.2.3.4', '256.0.0.1', '1.2.3.4.5', 'mail..example.com', '.example.com', 'mail example.com', 'example.123', 'a.0x10', '-mail.example.com', 'fe80::1%eth0', '[::1', '   '];
+  const malformed = [
+    '08.0.0.1',
+    '1.2.3.999',
+    '1.2.3',
+    '01.2.3.4',
+    '256.0.0.1',
+    '1.2.3.4.5',
+    'mail..example.com',
+    '.example.com',
+    'mail example.com',
+    'example.123',
+    'a.0x10',
+    '-mail.example.com',
+    'fe80::1%eth0',
+    '[::1',
+    '   ',
+  ];
   for (const side of ['smtp', 'imap'] as const) {
     for (const host of malformed) {
-      const r = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, password, { [`${side}_host`]: host }) }));
+      const r = await call(
+        'POST',
+        `${BASE}/${a.id}/connect`,
+        as(u, { credentials: mailCredentials(address, password, { [`${side}_host`]: host }) }),
+      );
       t.is(r.status, 400, `${side} ${host}: ${r.text}`);
       t.is(r.body.error.code, 'invalid_credentials', `${side} ${host}: ${r.text}`);
       t.is(r.body.error.details?.side ?? null, null, 'a field error');
       t.true(r.body.error.message.includes(`${side}_host must be a host name or an IP address`), r.body.error.message);
     }
   }
-  t.like(await (await em()).findOneOrFail(PlatformAccount, a.id, { refresh: true }), { status: 'pending', connectorAccountId: null });
+  t.like(await (await em()).findOneOrFail(PlatformAccount, a.id, { refresh: true }), {
+    status: 'pending',
+    connectorAccountId: null,
+  });
   // Well-formed hosts get past the field check: a private IPv4 or IPv6 literal is then refused as a
   // destination (blocked_destination, on its side), not as a malformed field.
   for (const host of ['10.0.0.1', '[fd00::1]', 'fd00::1']) {
-    const r = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, password, { smtp_host: host, smtp_security: 'starttls' }) }));
+    const r = await call(
+      'POST',
+      `${BASE}/${a.id}/connect`,
+      as(u, { credentials: mailCredentials(address, password, { smtp_host: host, smtp_security: 'starttls' }) }),
+    );
     t.is(r.status, 400, r.text);
     t.like(r.body.error, { code: 'blocked_destination', details: { side: 'smtp' } }, host);
   }
@@ -134,14 +183,31 @@ test('setup-status reads the mailbox live: refused credentials disconnect it (cr
   const u = await createOwner();
   const address = await createMailbox(uniqueAddress('ana'), 'first');
   const a = await created(u);
-  t.is((await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'first') }))).status, 200);
+  t.is(
+    (await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'first') }))).status,
+    200,
+  );
   // The stored password no longer works (as after a password change at the provider).
-  await (await em()).nativeUpdate(PlatformAccount, { id: a.id }, { credentialsSealed: encrypt(JSON.stringify(mailCredentials(address, 'changed')), services.config.encryptionKey) });
+  await (
+    await em()
+  ).nativeUpdate(
+    PlatformAccount,
+    { id: a.id },
+    { credentialsSealed: encrypt(JSON.stringify(mailCredentials(address, 'changed')), services.config.encryptionKey) },
+  );
   const s = await call('GET', `${BASE}/${a.id}/setup-status`, as(u));
   t.is(s.status, 200, s.text);
-  t.like(s.body, { status: 'disconnected', connector: { state: 'disconnected', reason: 'credentials_invalid' }, ready: false });
+  t.like(s.body, {
+    status: 'disconnected',
+    connector: { state: 'disconnected', reason: 'credentials_invalid' },
+    ready: false,
+  });
   t.regex(s.body.steps[0], /reconnect the account \(credentials_invalid\)/);
-  const events = await (await em()).getConnection().execute(`select body from webhook_events where name = 'account.disconnected' and body like ?`, [`%${a.id}%`]);
+  const events = await (
+    await em()
+  )
+    .getConnection()
+    .execute(`select body from webhook_events where name = 'account.disconnected' and body like ?`, [`%${a.id}%`]);
   t.is(events.length, 1);
 
   const back = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'first') }));

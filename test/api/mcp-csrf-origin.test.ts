@@ -21,7 +21,9 @@ async function sql<T = Record<string, any>>(query: string, params: unknown[] = [
 }
 
 async function registerClient() {
-  const r = await call('POST', '/oauth/mcp/register', { body: { client_name: 'CSRF client', redirect_uris: [REDIRECT_URI] } });
+  const r = await call('POST', '/oauth/mcp/register', {
+    body: { client_name: 'CSRF client', redirect_uris: [REDIRECT_URI] },
+  });
   if (r.status !== 201) throw new Error(`register: ${r.status} ${r.text}`);
   return r.body.client_id as string;
 }
@@ -29,13 +31,24 @@ async function registerClient() {
 function authorizePath(clientId: string, state = 's1') {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const q = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state });
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state,
+  });
   return { path: `/oauth/mcp/authorize?${q}`, verifier };
 }
 
 async function form(path: string, fields: Record<string, string>) {
   const { base } = await api();
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
@@ -45,13 +58,21 @@ async function tokensFor(user: TestUser) {
   const clientId = await registerClient();
   const { path, verifier } = authorizePath(clientId);
   const code = await approveConsent(new Browser(base), new URL(base + path), user);
-  const r = await form('/oauth/mcp/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URI });
+  const r = await form('/oauth/mcp/token', {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+  });
   if (r.status !== 200) throw new Error(`token: ${r.status} ${JSON.stringify(r.body)}`);
   return { clientId, access: r.body.access_token as string, refresh: r.body.refresh_token as string };
 }
 
-const sessionsOf = async (userId: string) => (await sql<{ n: number }>(`select count(*)::int as n from sessions where user_id = ?`, [userId]))[0].n;
-const grantsOf = async (clientId: string) => (await sql<{ n: number }>(`select count(*)::int as n from mcp_grants where client_id = ?`, [clientId]))[0].n;
+const sessionsOf = async (userId: string) =>
+  (await sql<{ n: number }>(`select count(*)::int as n from sessions where user_id = ?`, [userId]))[0].n;
+const grantsOf = async (clientId: string) =>
+  (await sql<{ n: number }>(`select count(*)::int as n from mcp_grants where client_id = ?`, [clientId]))[0].n;
 
 function refusedAsCsrf(t: ExecutionContext, r: { status: number; html: string; headers: Headers }, what: string) {
   t.is(r.status, 403, what);
@@ -83,7 +104,13 @@ test('the sign-in form carries a token bound to this browser and request; withou
 
   const sessions = await sessionsOf(u.id);
   const submit = (b: Browser, f: Record<string, string | undefined>) =>
-    b.request('POST', '/oauth/mcp/login', Object.fromEntries(Object.entries({ ...f, email: u.email, password: 'correct horse 42' }).filter(([, v]) => v !== undefined)) as Record<string, string>);
+    b.request(
+      'POST',
+      '/oauth/mcp/login',
+      Object.fromEntries(
+        Object.entries({ ...f, email: u.email, password: 'correct horse 42' }).filter(([, v]) => v !== undefined),
+      ) as Record<string, string>,
+    );
 
   refusedAsCsrf(t, await submit(browser, { return_to: path }), 'no token');
   refusedAsCsrf(t, await submit(browser, { return_to: path, csrf_token: '' }), 'empty token');
@@ -98,7 +125,11 @@ test('the sign-in form carries a token bound to this browser and request; withou
 
   // A token is for the request whose page showed it (the pending authorization request).
   const other = authorizePath(clientId, 's2').path;
-  refusedAsCsrf(t, await submit(browser, { return_to: other, csrf_token: fields.csrf_token }), 'the token of another request');
+  refusedAsCsrf(
+    t,
+    await submit(browser, { return_to: other, csrf_token: fields.csrf_token }),
+    'the token of another request',
+  );
 
   // Nothing changed: no session, and the browser is still signed out.
   t.is(await sessionsOf(u.id), sessions);
@@ -106,13 +137,19 @@ test('the sign-in form carries a token bound to this browser and request; withou
 
   // Several tabs share the browser's nonce: the first page's form still works after a second page loaded.
   const second = await browser.request('GET', other);
-  t.falsy(second.headers.getSetCookie().find((c) => c.startsWith('mcp_csrf=')), 'the nonce is kept, not replaced');
+  t.falsy(
+    second.headers.getSetCookie().find((c) => c.startsWith('mcp_csrf=')),
+    'the nonce is kept, not replaced',
+  );
   const ok = await submit(browser, fields);
   t.is(ok.status, 303);
   t.is(ok.location, path);
   t.regex(ok.headers.get('set-cookie')!, /mcp_browser=/);
   t.is(await sessionsOf(u.id), sessions + 1);
-  t.true((await browser.request('GET', path)).html.includes('action="/oauth/mcp/authorize"'), 'signed in: the consent page');
+  t.true(
+    (await browser.request('GET', path)).html.includes('action="/oauth/mcp/authorize"'),
+    'signed in: the consent page',
+  );
 });
 
 test('the sign-in page of an approval link carries a token for that link', async (t) => {
@@ -123,7 +160,15 @@ test('the sign-in page of an approval link carries a token for that link', async
   const fields = await browser.loginForm(path);
   t.is(fields.return_to, path);
   t.truthy(fields.csrf_token);
-  refusedAsCsrf(t, await browser.request('POST', '/oauth/mcp/login', { return_to: path, email: u.email, password: 'correct horse 42' }), 'no token');
+  refusedAsCsrf(
+    t,
+    await browser.request('POST', '/oauth/mcp/login', {
+      return_to: path,
+      email: u.email,
+      password: 'correct horse 42',
+    }),
+    'no token',
+  );
   const ok = await browser.signIn(u, path);
   t.is(ok.status, 303);
   t.is((await browser.request('GET', path)).status, 404, 'signed in: that request is not theirs');
@@ -156,7 +201,15 @@ test('the consent form: a missing or wrong token is 403 csrf_failed and issues n
   }
   // The token of this consent does not fit another request of the same client (another PKCE challenge).
   const another = hiddenFields((await browser.request('GET', authorizePath(clientId, 's2').path)).html);
-  refusedAsCsrf(t, await browser.request('POST', '/oauth/mcp/authorize', { ...another, csrf_token: fields.csrf_token, decision: 'approve' }), 'token of another request');
+  refusedAsCsrf(
+    t,
+    await browser.request('POST', '/oauth/mcp/authorize', {
+      ...another,
+      csrf_token: fields.csrf_token,
+      decision: 'approve',
+    }),
+    'token of another request',
+  );
   t.is(await grantsOf(clientId), 0, 'no code was issued');
 
   const ok = await browser.request('POST', '/oauth/mcp/authorize', { ...fields, decision: 'approve' });
@@ -169,16 +222,24 @@ test('the approval form: a missing or wrong token is 403 csrf_failed and the req
   const u = await createOwner();
   const app = await createTestApp(u);
   const { client, browser } = await connectMcp(u);
-  const asked = (await client.callTool({ name: 'create_lead_list', arguments: { app_id: app.id, name: 'CSRF list' } })) as CallToolResult;
+  const asked = (await client.callTool({
+    name: 'create_lead_list',
+    arguments: { app_id: app.id, name: 'CSRF list' },
+  })) as CallToolResult;
   const id = (asked.structuredContent as Record<string, string>).approval_id;
   const path = `/oauth/mcp/approvals/${id}`;
   const page = await browser.request('GET', path);
   t.truthy(hiddenFields(page.html).csrf_token);
-  const status = async () => (await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: id } })).body.status;
+  const status = async () =>
+    (await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: id } })).body.status;
 
   refusedAsCsrf(t, await browser.request('POST', path, {}), 'no token');
   refusedAsCsrf(t, await browser.request('POST', path, { csrf_token: 'A'.repeat(43) }), 'wrong token');
-  refusedAsCsrf(t, await browser.request('POST', path, hiddenFields(page.html), { origin: FOREIGN, 'sec-fetch-site': 'cross-site' }), 'the right token from another site');
+  refusedAsCsrf(
+    t,
+    await browser.request('POST', path, hiddenFields(page.html), { origin: FOREIGN, 'sec-fetch-site': 'cross-site' }),
+    'the right token from another site',
+  );
   t.is(await status(), 'pending', 'nothing changed');
 
   const ok = await browser.request('POST', path, hiddenFields(page.html));
@@ -192,9 +253,18 @@ test('the approval form: a missing or wrong token is 403 csrf_failed and the req
 // /mcp and Origin
 
 async function mcpPost(base: string, token: string | undefined, headers: Record<string, string> = {}, method = 'POST') {
-  const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers };
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
+    ...headers,
+  };
   if (token) h.authorization = `Bearer ${token}`;
-  const res = await fetch(`${base}/mcp`, { method, headers: h, body: method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) : undefined });
+  const res = await fetch(`${base}/mcp`, {
+    method,
+    headers: h,
+    body: method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) : undefined,
+  });
   const text = await res.text();
   let body: any;
   try {
@@ -223,10 +293,19 @@ test('/mcp: a foreign Origin is 403 on every method (before authentication); the
   t.is((await mcpPost(base, undefined, { origin: FOREIGN })).status, 403, 'checked before the token');
   t.is((await mcpPost(base, access, { origin: FOREIGN }, 'GET')).status, 403);
   t.is((await mcpPost(base, access, { origin: FOREIGN }, 'DELETE')).status, 403);
-  t.is((await mcpPost(base, access, { origin: FOREIGN, 'access-control-request-method': 'POST' }, 'OPTIONS')).status, 403, 'the preflight fails');
+  t.is(
+    (await mcpPost(base, access, { origin: FOREIGN, 'access-control-request-method': 'POST' }, 'OPTIONS')).status,
+    403,
+    'the preflight fails',
+  );
 
   // DNS rebinding: the Host the request reached is not trusted as an origin.
-  if (new URL(base).origin !== own) t.is((await mcpPost(base, access, { origin: new URL(base).origin })).status, 403, 'the origin of the Host header is not allowed by itself');
+  if (new URL(base).origin !== own)
+    t.is(
+      (await mcpPost(base, access, { origin: new URL(base).origin })).status,
+      403,
+      'the origin of the Host header is not allowed by itself',
+    );
 
   const allowed = await mcpPost(base, access, { origin: own });
   t.is(allowed.status, 200);
@@ -243,12 +322,13 @@ test('/mcp: a foreign Origin is 403 on every method (before authentication); the
 
 test('/mcp: the configured allow-list (MCP_ALLOWED_ORIGINS) is honoured', async (t) => {
   // How the variable is read: comma-separated origins, normalised as browsers send them, plus the service's own.
-  t.deepEqual(mcpOrigins('https://api.example.test/base', ' https://App.example.test:443/ , http://localhost:6274,vscode-webview://ABC '), [
-    'https://api.example.test',
-    'https://app.example.test',
-    'http://localhost:6274',
-    'vscode-webview://abc',
-  ]);
+  t.deepEqual(
+    mcpOrigins(
+      'https://api.example.test/base',
+      ' https://App.example.test:443/ , http://localhost:6274,vscode-webview://ABC ',
+    ),
+    ['https://api.example.test', 'https://app.example.test', 'http://localhost:6274', 'vscode-webview://abc'],
+  );
   t.deepEqual(mcpOrigins('http://127.0.0.1:3000', undefined), ['http://127.0.0.1:3000']);
   for (const bad of ['https://app.example.test/path', 'app.example.test', '*', 'https://user@app.example.test']) {
     t.throws(() => mcpOrigins('http://127.0.0.1:3000', bad), { message: /MCP_ALLOWED_ORIGINS/ }, bad);
@@ -256,7 +336,10 @@ test('/mcp: the configured allow-list (MCP_ALLOWED_ORIGINS) is honoured', async 
 
   const u = await createOwner();
   const { access } = await tokensFor(u);
-  const config = { ...loadConfig(), mcpAllowedOrigins: mcpOrigins(loadConfig().publicBaseUrl, 'https://app.example.test,http://localhost:6274') };
+  const config = {
+    ...loadConfig(),
+    mcpAllowedOrigins: mcpOrigins(loadConfig().publicBaseUrl, 'https://app.example.test,http://localhost:6274'),
+  };
   const services = await createServices(config);
   t.teardown(() => services.close());
   const { base } = await listen(services);
@@ -267,7 +350,11 @@ test('/mcp: the configured allow-list (MCP_ALLOWED_ORIGINS) is honoured', async 
     t.is(r.headers.get('access-control-allow-origin'), origin);
   }
   t.is((await mcpPost(base, access, { origin: 'https://app.example.test.evil.example' })).status, 403);
-  t.is((await mcpPost(base, access, { origin: 'http://localhost:6275' })).status, 403, 'the port is part of the origin');
+  t.is(
+    (await mcpPost(base, access, { origin: 'http://localhost:6275' })).status,
+    403,
+    'the port is part of the origin',
+  );
   t.is((await mcpPost(base, access, { origin: 'http://app.example.test' })).status, 403, 'so is the scheme');
   t.is((await mcpPost(base, access)).status, 200);
 });
@@ -283,7 +370,11 @@ test('OAuth error descriptions name the actual problem', async (t) => {
   const noUris = await call('POST', '/oauth/mcp/register', { body: { client_name: 'x' } });
   t.like(noUris.body, { error: 'invalid_redirect_uri' });
   t.regex(noUris.body.error_description, /redirect_uris is required/);
-  t.regex((await call('POST', '/oauth/mcp/register', { body: { redirect_uris: 'https://a.example/cb' } })).body.error_description, /array of strings/);
+  t.regex(
+    (await call('POST', '/oauth/mcp/register', { body: { redirect_uris: 'https://a.example/cb' } })).body
+      .error_description,
+    /array of strings/,
+  );
   t.regex((await call('POST', '/oauth/mcp/register', { rawBody: '[1]' })).body.error_description, /must be an object/);
   t.regex((await call('POST', '/oauth/mcp/register', { rawBody: '{' })).body.error_description, /not valid JSON/);
 
@@ -296,7 +387,14 @@ test('OAuth error descriptions name the actual problem', async (t) => {
     const q = new URL(r.location!).searchParams;
     return { error: q.get('error'), description: q.get('error_description') ?? '' };
   };
-  const good = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: 'a'.repeat(43), code_challenge_method: 'S256', state: 's' };
+  const good = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: 'a'.repeat(43),
+    code_challenge_method: 'S256',
+    state: 's',
+  };
   const { code_challenge: _c, ...noChallenge } = good;
   t.regex((await back(noChallenge)).description, /code_challenge \(PKCE\) is required/);
   t.regex((await back({ ...good, code_challenge: 'short' })).description, /code_challenge must be 43-128 characters/);
@@ -304,30 +402,71 @@ test('OAuth error descriptions name the actual problem', async (t) => {
   const { response_type: _r, ...noType } = good;
   t.like(await back(noType), { error: 'invalid_request', description: 'response_type is required (code)' });
   t.like(await back({ ...good, response_type: 'token' }), { error: 'unsupported_response_type' });
-  const twoUris = (await call('POST', '/oauth/mcp/register', { body: { redirect_uris: [REDIRECT_URI, 'http://127.0.0.1:9/other'] } })).body.client_id;
+  const twoUris = (
+    await call('POST', '/oauth/mcp/register', { body: { redirect_uris: [REDIRECT_URI, 'http://127.0.0.1:9/other'] } })
+  ).body.client_id;
   const { redirect_uri: _u, ...noRedirect } = good;
-  const ambiguous = await browser.request('GET', `/oauth/mcp/authorize?${new URLSearchParams({ ...noRedirect, client_id: twoUris })}`);
+  const ambiguous = await browser.request(
+    'GET',
+    `/oauth/mcp/authorize?${new URLSearchParams({ ...noRedirect, client_id: twoUris })}`,
+  );
   t.is(ambiguous.status, 400);
   t.true(ambiguous.html.includes('has no redirect_uri, and the client registered several'));
-  t.true((await browser.request('GET', `/oauth/mcp/authorize?${new URLSearchParams({ ...good, redirect_uri: 'http://127.0.0.1:9/nope' })}`)).html.includes('does not exactly match'));
+  t.true(
+    (
+      await browser.request(
+        'GET',
+        `/oauth/mcp/authorize?${new URLSearchParams({ ...good, redirect_uri: 'http://127.0.0.1:9/nope' })}`,
+      )
+    ).html.includes('does not exactly match'),
+  );
 
   // token
   const tokenError = async (p: Record<string, string>) => (await form('/oauth/mcp/token', p)).body;
-  t.like(await tokenError({ grant_type: 'authorization_code', code: 'x', client_id: clientId }), { error: 'invalid_request', error_description: 'missing parameter: code_verifier' });
-  t.like(await tokenError({ client_id: clientId }), { error: 'invalid_request', error_description: 'grant_type is required (authorization_code or refresh_token)' });
+  t.like(await tokenError({ grant_type: 'authorization_code', code: 'x', client_id: clientId }), {
+    error: 'invalid_request',
+    error_description: 'missing parameter: code_verifier',
+  });
+  t.like(await tokenError({ client_id: clientId }), {
+    error: 'invalid_request',
+    error_description: 'grant_type is required (authorization_code or refresh_token)',
+  });
   const verifier = randomBytes(32).toString('base64url');
-  t.like(await tokenError({ grant_type: 'authorization_code', code: 'mcp_code_unknown', code_verifier: verifier, client_id: clientId }), { error: 'invalid_grant', error_description: 'unknown authorization code' });
-  const jsonNumber = await call('POST', '/oauth/mcp/token', { body: { grant_type: 'authorization_code', code: 12, code_verifier: verifier, client_id: clientId } });
+  t.like(
+    await tokenError({
+      grant_type: 'authorization_code',
+      code: 'mcp_code_unknown',
+      code_verifier: verifier,
+      client_id: clientId,
+    }),
+    { error: 'invalid_grant', error_description: 'unknown authorization code' },
+  );
+  const jsonNumber = await call('POST', '/oauth/mcp/token', {
+    body: { grant_type: 'authorization_code', code: 12, code_verifier: verifier, client_id: clientId },
+  });
   t.like(jsonNumber.body, { error: 'invalid_request', error_description: 'code must be a string' });
 
   const exchange = async (mutate: (p: { path: string; verifier: string }) => Promise<Record<string, string>>) => {
     const p = authorizePath(clientId);
     const code = await approveConsent(new Browser(base), new URL(base + p.path), u);
-    return { code, body: await tokenError({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT_URI, code_verifier: p.verifier, ...(await mutate(p)) }) };
+    return {
+      code,
+      body: await tokenError({
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: p.verifier,
+        ...(await mutate(p)),
+      }),
+    };
   };
   // An expired code is not "unknown": it says it expired.
   const expired = await exchange(async () => {
-    await sql(`update mcp_grants set code_expires_at = now() - interval '1 second' where client_id = ? and code_used_at is null`, [clientId]);
+    await sql(
+      `update mcp_grants set code_expires_at = now() - interval '1 second' where client_id = ? and code_used_at is null`,
+      [clientId],
+    );
     return {};
   });
   t.like(expired.body, { error: 'invalid_grant' });
@@ -335,19 +474,52 @@ test('OAuth error descriptions name the actual problem', async (t) => {
   const mismatch = await exchange(async () => ({ redirect_uri: 'http://127.0.0.1:9/other' }));
   t.regex(mismatch.body.error_description, /redirect_uri differs from the one of the authorization request/);
   // After a failed attempt no tokens were issued; the reuse message does not claim otherwise.
-  const reused = await tokenError({ grant_type: 'authorization_code', code: mismatch.code, client_id: clientId, redirect_uri: REDIRECT_URI, code_verifier: verifier });
+  const reused = await tokenError({
+    grant_type: 'authorization_code',
+    code: mismatch.code,
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: verifier,
+  });
   t.regex(reused.error_description, /already presented once/);
 
   // refresh: a wrong scope does not spend the token; an access token is named as such; expiry is said.
   const tokens = await tokensFor(u);
-  t.like(await tokenError({ grant_type: 'refresh_token', refresh_token: tokens.refresh, client_id: tokens.clientId, scope: 'admin' }), { error: 'invalid_scope' });
-  t.like(await tokenError({ grant_type: 'refresh_token', refresh_token: tokens.access, client_id: tokens.clientId }), { error: 'invalid_grant', error_description: 'that is an access token (mcp_at_…), not a refresh token (mcp_rt_…)' });
-  t.like(await tokenError({ grant_type: 'refresh_token', client_id: tokens.clientId }), { error: 'invalid_request', error_description: 'missing parameter: refresh_token' });
-  const rotated = await form('/oauth/mcp/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh, client_id: tokens.clientId });
-  t.is(rotated.status, 200, 'the refused scope did not spend the refresh token');
-  await sql(`update mcp_tokens set expires_at = now() - interval '1 second' where token_hash = ?`, [createHash('sha256').update(rotated.body.refresh_token).digest('hex')]);
-  t.like(await tokenError({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: tokens.clientId }), {
+  t.like(
+    await tokenError({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh,
+      client_id: tokens.clientId,
+      scope: 'admin',
+    }),
+    { error: 'invalid_scope' },
+  );
+  t.like(await tokenError({ grant_type: 'refresh_token', refresh_token: tokens.access, client_id: tokens.clientId }), {
     error: 'invalid_grant',
-    error_description: 'the refresh token expired; authorize again',
+    error_description: 'that is an access token (mcp_at_…), not a refresh token (mcp_rt_…)',
   });
+  t.like(await tokenError({ grant_type: 'refresh_token', client_id: tokens.clientId }), {
+    error: 'invalid_request',
+    error_description: 'missing parameter: refresh_token',
+  });
+  const rotated = await form('/oauth/mcp/token', {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.refresh,
+    client_id: tokens.clientId,
+  });
+  t.is(rotated.status, 200, 'the refused scope did not spend the refresh token');
+  await sql(`update mcp_tokens set expires_at = now() - interval '1 second' where token_hash = ?`, [
+    createHash('sha256').update(rotated.body.refresh_token).digest('hex'),
+  ]);
+  t.like(
+    await tokenError({
+      grant_type: 'refresh_token',
+      refresh_token: rotated.body.refresh_token,
+      client_id: tokens.clientId,
+    }),
+    {
+      error: 'invalid_grant',
+      error_description: 'the refresh token expired; authorize again',
+    },
+  );
 });

@@ -14,12 +14,18 @@ const structured = (r: unknown) => (r as CallToolResult).structuredContent as Re
 
 async function form(path: string, fields: Record<string, string>) {
   const { base } = await api();
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, any>, headers: res.headers };
 }
 
 async function registerClient(redirectUris = [REDIRECT_URI]) {
-  const r = await call('POST', '/oauth/mcp/register', { body: { client_name: 'Raw client', redirect_uris: redirectUris } });
+  const r = await call('POST', '/oauth/mcp/register', {
+    body: { client_name: 'Raw client', redirect_uris: redirectUris },
+  });
   if (r.status !== 201) throw new Error(`register: ${r.status} ${r.text}`);
   return r.body.client_id as string;
 }
@@ -30,7 +36,14 @@ async function codeFor(user: Awaited<ReturnType<typeof createUser>>, clientId: s
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const url = new URL(`${base}/oauth/mcp/authorize`);
-  url.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz' }).toString();
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'xyz',
+  }).toString();
   const browser = new Browser(base);
   const code = await approveConsent(browser, url, user);
   return { code, verifier, browser, url };
@@ -39,14 +52,27 @@ async function codeFor(user: Awaited<ReturnType<typeof createUser>>, clientId: s
 async function tokensFor(user: Awaited<ReturnType<typeof createUser>>) {
   const clientId = await registerClient();
   const { code, verifier } = await codeFor(user, clientId);
-  const t = await form('/oauth/mcp/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URI });
+  const t = await form('/oauth/mcp/token', {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+  });
   if (t.status !== 200) throw new Error(`token: ${t.status} ${JSON.stringify(t.body)}`);
   return { clientId, code, verifier, access: t.body.access_token as string, refresh: t.body.refresh_token as string };
 }
 
-async function mcpPost(token: string | undefined, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) {
+async function mcpPost(
+  token: string | undefined,
+  body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+) {
   const { base } = await api();
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
+  };
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
   const text = await res.text();
@@ -87,19 +113,51 @@ test('the SDK client discovers, registers, authorizes with PKCE, lists and calls
   // Asking again before approval: the same request, not a second one.
   t.is(structured(await client.callTool({ name: 'create_lead_list', arguments: args })).approval_id, s.approval_id);
 
-  const inspected = await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: s.approval_id } });
+  const inspected = await call('POST', '/api/mcp/approvals/inspect', {
+    token: u.accessToken,
+    body: { approval_id: s.approval_id },
+  });
   t.is(inspected.status, 200);
-  t.like(inspected.body, { id: s.approval_id, status: 'pending', tool: { name: 'create_lead_list', risk: 'change' }, arguments: args, client: { name: 'Test MCP client' }, decided_at: null });
+  t.like(inspected.body, {
+    id: s.approval_id,
+    status: 'pending',
+    tool: { name: 'create_lead_list', risk: 'change' },
+    arguments: args,
+    client: { name: 'Test MCP client' },
+    decided_at: null,
+  });
 
   // Another workspace's user: 404, as if it did not exist.
   const other = await createUser();
-  t.is((await call('POST', '/api/mcp/approvals/inspect', { token: other.accessToken, body: { approval_id: s.approval_id } })).status, 404);
-  t.is((await call('POST', '/api/mcp/approvals/approve', { token: other.accessToken, body: { approval_id: s.approval_id } })).body.error.code, 'not_found');
+  t.is(
+    (
+      await call('POST', '/api/mcp/approvals/inspect', {
+        token: other.accessToken,
+        body: { approval_id: s.approval_id },
+      })
+    ).status,
+    404,
+  );
+  t.is(
+    (
+      await call('POST', '/api/mcp/approvals/approve', {
+        token: other.accessToken,
+        body: { approval_id: s.approval_id },
+      })
+    ).body.error.code,
+    'not_found',
+  );
 
-  const approved = await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: { approval_id: s.approval_id } });
+  const approved = await call('POST', '/api/mcp/approvals/approve', {
+    token: u.accessToken,
+    body: { approval_id: s.approval_id },
+  });
   t.is(approved.status, 200);
   t.is(approved.body.status, 'approved');
-  const again = await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: { approval_id: s.approval_id } });
+  const again = await call('POST', '/api/mcp/approvals/approve', {
+    token: u.accessToken,
+    body: { approval_id: s.approval_id },
+  });
   t.is(again.status, 409);
   t.is(again.body.error.code, 'approval_not_pending');
 
@@ -110,13 +168,23 @@ test('the SDK client discovers, registers, authorizes with PKCE, lists and calls
   const twice = await client.callTool({ name: 'create_lead_list', arguments: { name: 'From MCP', app_id: app.id } });
   t.deepEqual(structured(twice), structured(got), 'key order does not matter; the same result');
   const lists = await call('GET', `/api/apps/${app.id}/lists`, { token: u.accessToken });
-  t.deepEqual(lists.body.items.map((l: { name: string }) => l.name), ['From MCP']);
-  const done = await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: s.approval_id } });
+  t.deepEqual(
+    lists.body.items.map((l: { name: string }) => l.name),
+    ['From MCP'],
+  );
+  const done = await call('POST', '/api/mcp/approvals/inspect', {
+    token: u.accessToken,
+    body: { approval_id: s.approval_id },
+  });
   t.like(done.body, { status: 'executed', result: { status: 'ok' } });
   t.truthy(done.body.executed_at);
 
   // Other arguments are another request.
-  t.is(structured(await client.callTool({ name: 'create_lead_list', arguments: { app_id: app.id, name: 'Other' } })).status, 'approval_required');
+  t.is(
+    structured(await client.callTool({ name: 'create_lead_list', arguments: { app_id: app.id, name: 'Other' } }))
+      .status,
+    'approval_required',
+  );
   await client.close();
 });
 
@@ -128,7 +196,10 @@ test('an MCP access token is 401 on every /api route; REST credentials are 401 o
     ['GET', '/api/apps'],
     ['POST', '/api/mcp/approvals/inspect'],
   ] as const) {
-    const r = await call(method, path, { token: access, body: method === 'POST' ? { approval_id: '018f0000-0000-7000-8000-000000000000' } : undefined });
+    const r = await call(method, path, {
+      token: access,
+      body: method === 'POST' ? { approval_id: '018f0000-0000-7000-8000-000000000000' } : undefined,
+    });
     t.is(r.status, 401, path);
     t.is(r.body.error.code, 'unauthorized');
   }
@@ -139,11 +210,16 @@ test('an MCP access token is 401 on every /api route; REST credentials are 401 o
     const r = await mcpPost(token);
     t.is(r.status, 401);
     t.is(r.body.error.code, 'unauthorized');
-    t.regex(r.headers.get('www-authenticate')!, /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/);
+    t.regex(
+      r.headers.get('www-authenticate')!,
+      /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
   }
   // GET (no server stream) is 405 once authenticated.
   const { base } = await api();
-  const get = await fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${access}`, accept: 'text/event-stream' } });
+  const get = await fetch(`${base}/mcp`, {
+    headers: { authorization: `Bearer ${access}`, accept: 'text/event-stream' },
+  });
   t.is(get.status, 405);
   t.is(get.headers.get('allow'), 'POST, OPTIONS');
 });
@@ -172,11 +248,24 @@ test('registration refuses what a public client may not register: 400 invalid_re
     t.is(r.status, 400, JSON.stringify(uris));
     t.is(r.body.error, 'invalid_redirect_uri');
   }
-  const secret = await call('POST', '/oauth/mcp/register', { body: { redirect_uris: ['https://ok.example/cb'], token_endpoint_auth_method: 'client_secret_basic' } });
+  const secret = await call('POST', '/oauth/mcp/register', {
+    body: { redirect_uris: ['https://ok.example/cb'], token_endpoint_auth_method: 'client_secret_basic' },
+  });
   t.is(secret.body.error, 'invalid_client_metadata');
-  const notJson = await call('POST', '/oauth/mcp/register', { rawBody: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const notJson = await call('POST', '/oauth/mcp/register', {
+    rawBody: 'a=b',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   t.is(notJson.body.error, 'invalid_client_metadata');
-  const ok = await call('POST', '/oauth/mcp/register', { body: { redirect_uris: ['https://ok.example/cb', 'cursor://anysphere.cursor-retrieval/oauth/callback', 'http://localhost:3334/cb'] } });
+  const ok = await call('POST', '/oauth/mcp/register', {
+    body: {
+      redirect_uris: [
+        'https://ok.example/cb',
+        'cursor://anysphere.cursor-retrieval/oauth/callback',
+        'http://localhost:3334/cb',
+      ],
+    },
+  });
   t.is(ok.status, 201);
   t.like(ok.body, { token_endpoint_auth_method: 'none', client_name: 'Unnamed MCP client' });
 });
@@ -187,7 +276,14 @@ test('the authorization endpoint: unknown client or redirect is a 400 page (no r
   const { base } = await api();
   const browser = new Browser(base);
   const q = (p: Record<string, string>) => `/oauth/mcp/authorize?${new URLSearchParams(p)}`;
-  const good = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: 'a'.repeat(43), code_challenge_method: 'S256', state: 's1' };
+  const good = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: 'a'.repeat(43),
+    code_challenge_method: 'S256',
+    state: 's1',
+  };
 
   t.is((await browser.request('GET', q({ ...good, client_id: '018f0000-0000-7000-8000-000000000000' }))).status, 400);
   t.is((await browser.request('GET', q({ ...good, redirect_uri: 'http://127.0.0.1:9/other' }))).status, 400);
@@ -212,9 +308,18 @@ test('the authorization endpoint: unknown client or redirect is a 400 page (no r
   const wrong = await browser.signIn(u, q(good), 'wrong password 1');
   t.is(wrong.status, 401);
   t.truthy(hiddenFields(wrong.html).csrf_token, 'the page shown again carries a token');
-  const offsite = await browser.request('POST', '/oauth/mcp/login', { email: u.email, password: 'x', return_to: 'https://evil.example/' });
+  const offsite = await browser.request('POST', '/oauth/mcp/login', {
+    email: u.email,
+    password: 'x',
+    return_to: 'https://evil.example/',
+  });
   t.is(offsite.status, 400, 'no open redirect after sign-in');
-  const cross = await browser.request('POST', '/oauth/mcp/login', { email: u.email, password: 'x', return_to: q(good) }, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
+  const cross = await browser.request(
+    'POST',
+    '/oauth/mcp/login',
+    { email: u.email, password: 'x', return_to: q(good) },
+    { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+  );
   t.is(cross.status, 403);
   const login = await browser.signIn(u, q(good));
   t.is(login.status, 303);
@@ -225,14 +330,31 @@ test('the authorization endpoint: unknown client or redirect is a 400 page (no r
   const fields = hiddenFields(consent.html);
 
   // A forged form (no or wrong CSRF token, or another site): 403, no code.
-  t.is((await browser.request('POST', '/oauth/mcp/authorize', { ...fields, csrf_token: 'forged', decision: 'approve' })).status, 403);
-  t.is((await browser.request('POST', '/oauth/mcp/authorize', { ...fields, decision: 'approve' }, { origin: 'https://evil.example' })).status, 403);
+  t.is(
+    (await browser.request('POST', '/oauth/mcp/authorize', { ...fields, csrf_token: 'forged', decision: 'approve' }))
+      .status,
+    403,
+  );
+  t.is(
+    (
+      await browser.request(
+        'POST',
+        '/oauth/mcp/authorize',
+        { ...fields, decision: 'approve' },
+        { origin: 'https://evil.example' },
+      )
+    ).status,
+    403,
+  );
   // Another session's token does not fit this session.
   const other = new Browser(base);
   await other.signIn(u, q(good));
   t.is((await other.request('POST', '/oauth/mcp/authorize', { ...fields, decision: 'approve' })).status, 403);
   // No session at all.
-  t.is((await new Browser(base).request('POST', '/oauth/mcp/authorize', { ...fields, decision: 'approve' })).status, 401);
+  t.is(
+    (await new Browser(base).request('POST', '/oauth/mcp/authorize', { ...fields, decision: 'approve' })).status,
+    401,
+  );
 
   const denied = await browser.request('POST', '/oauth/mcp/authorize', { ...fields, decision: 'deny' });
   t.is(denied.status, 303);
@@ -266,41 +388,101 @@ test('the token endpoint: PKCE checked, a code is single use (reuse revokes its 
   t.is((await mcpPost(ok.body.access_token)).status, 401, 'a replayed code revokes what it issued');
 
   const third = await tokensFor(u);
-  const rotated = await form('/oauth/mcp/token', { grant_type: 'refresh_token', refresh_token: third.refresh, client_id: third.clientId });
+  const rotated = await form('/oauth/mcp/token', {
+    grant_type: 'refresh_token',
+    refresh_token: third.refresh,
+    client_id: third.clientId,
+  });
   t.is(rotated.status, 200);
   t.not(rotated.body.refresh_token, third.refresh);
   t.is((await mcpPost(rotated.body.access_token)).status, 200);
-  const stolen = await form('/oauth/mcp/token', { grant_type: 'refresh_token', refresh_token: third.refresh, client_id: third.clientId });
+  const stolen = await form('/oauth/mcp/token', {
+    grant_type: 'refresh_token',
+    refresh_token: third.refresh,
+    client_id: third.clientId,
+  });
   t.is(stolen.body.error, 'invalid_grant');
   t.is((await mcpPost(rotated.body.access_token)).status, 401, 'refresh-token reuse revokes the whole grant');
-  t.is((await form('/oauth/mcp/token', { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: third.clientId })).body.error, 'invalid_grant');
+  t.is(
+    (
+      await form('/oauth/mcp/token', {
+        grant_type: 'refresh_token',
+        refresh_token: rotated.body.refresh_token,
+        client_id: third.clientId,
+      })
+    ).body.error,
+    'invalid_grant',
+  );
 
-  t.is((await form('/oauth/mcp/token', { grant_type: 'password', username: 'a', password: 'b' })).body.error, 'unsupported_grant_type');
+  t.is(
+    (await form('/oauth/mcp/token', { grant_type: 'password', username: 'a', password: 'b' })).body.error,
+    'unsupported_grant_type',
+  );
   t.is((await form('/oauth/mcp/token', { grant_type: 'authorization_code' })).body.error, 'invalid_request');
   const otherClient = await registerClient();
   const fourth = await codeFor(u, clientId);
-  t.is((await form('/oauth/mcp/token', { ...base, code: fourth.code, code_verifier: fourth.verifier, client_id: otherClient })).body.error, 'invalid_grant');
+  t.is(
+    (
+      await form('/oauth/mcp/token', {
+        ...base,
+        code: fourth.code,
+        code_verifier: fourth.verifier,
+        client_id: otherClient,
+      })
+    ).body.error,
+    'invalid_grant',
+  );
 });
 
 test('approval routes: 400 invalid_body, 404 unknown, 409 when expired; approving in the browser page (CSRF) works once', async (t) => {
   const u = await createOwner();
   const app = await createTestApp(u);
   const { client, browser } = await connectMcp(u);
-  t.is((await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: 'nope' } })).body.error.code, 'invalid_body');
+  t.is(
+    (await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: 'nope' } })).body
+      .error.code,
+    'invalid_body',
+  );
   t.is((await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: {} })).status, 400);
-  t.is((await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: '018f0000-0000-7000-8000-000000000000' } })).status, 404);
+  t.is(
+    (
+      await call('POST', '/api/mcp/approvals/inspect', {
+        token: u.accessToken,
+        body: { approval_id: '018f0000-0000-7000-8000-000000000000' },
+      })
+    ).status,
+    404,
+  );
 
   // Expired: approve is 409, inspect shows expired.
-  const expiring = structured(await client.callTool({ name: 'create_lead_list', arguments: { app_id: app.id, name: 'Too late' } }));
+  const expiring = structured(
+    await client.callTool({ name: 'create_lead_list', arguments: { app_id: app.id, name: 'Too late' } }),
+  );
   const { services } = await api();
-  await services.orm.em.fork().getConnection().execute(`update mcp_approvals set expires_at = now() - interval '1 second' where id = ?`, [expiring.approval_id]);
-  const late = await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: { approval_id: expiring.approval_id } });
+  await services.orm.em
+    .fork()
+    .getConnection()
+    .execute(`update mcp_approvals set expires_at = now() - interval '1 second' where id = ?`, [expiring.approval_id]);
+  const late = await call('POST', '/api/mcp/approvals/approve', {
+    token: u.accessToken,
+    body: { approval_id: expiring.approval_id },
+  });
   t.is(late.status, 409);
   t.is(late.body.error.code, 'approval_not_pending');
-  t.is((await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: expiring.approval_id } })).body.status, 'expired');
+  t.is(
+    (
+      await call('POST', '/api/mcp/approvals/inspect', {
+        token: u.accessToken,
+        body: { approval_id: expiring.approval_id },
+      })
+    ).body.status,
+    'expired',
+  );
 
   // The browser page: shows the request to its owner, approves with its CSRF token.
-  const asked = structured(await client.callTool({ name: 'create_lead_list', arguments: { app_id: app.id, name: 'Via page' } }));
+  const asked = structured(
+    await client.callTool({ name: 'create_lead_list', arguments: { app_id: app.id, name: 'Via page' } }),
+  );
   const path = new URL(asked.approve_url).pathname;
   const page = await browser.request('GET', path);
   t.is(page.status, 200);
@@ -308,7 +490,10 @@ test('approval routes: 400 invalid_body, 404 unknown, 409 when expired; approvin
   t.true(page.html.includes('Via page'));
   t.is((await browser.request('POST', path, { csrf_token: 'forged' })).status, 403);
   const stranger = new Browser(browser.base);
-  t.true((await stranger.request('GET', path)).html.includes('action="/oauth/mcp/login"'), 'signed out: the sign-in page');
+  t.true(
+    (await stranger.request('GET', path)).html.includes('action="/oauth/mcp/login"'),
+    'signed out: the sign-in page',
+  );
   await stranger.signIn(await createUser(), path);
   t.is((await stranger.request('GET', path)).status, 404, "another user's request is not found");
   const approved = await browser.request('POST', path, hiddenFields(page.html));
@@ -323,19 +508,36 @@ test('tools/call: invalid arguments and unknown tools answer errors without an a
   const u = await createOwner();
   const app = await createTestApp(u);
   const { access } = await tokensFor(u);
-  const bad = await mcpPost(access, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_lead_list', arguments: { app_id: 'x' } } });
+  const bad = await mcpPost(access, {
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'create_lead_list', arguments: { app_id: 'x' } },
+  });
   t.is(bad.status, 200);
   t.true(bad.body.result.isError);
   t.is(bad.body.result.structuredContent.result.code, 'invalid_arguments');
-  const unknown = await mcpPost(access, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } });
+  const unknown = await mcpPost(access, {
+    jsonrpc: '2.0',
+    id: 3,
+    method: 'tools/call',
+    params: { name: 'no_such_tool', arguments: {} },
+  });
   t.is(unknown.body.result.structuredContent.result.code, 'unknown_tool');
   const { services } = await api();
-  const [{ n }] = await services.orm.em.fork().getConnection().execute(`select count(*)::int as n from mcp_approvals where user_id = ?`, [u.id]);
+  const [{ n }] = await services.orm.em
+    .fork()
+    .getConnection()
+    .execute(`select count(*)::int as n from mcp_approvals where user_id = ?`, [u.id]);
   t.is(n, 0);
   // A REST write is unaffected by MCP approvals: it is the REST route's own rules.
   const r = await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: 'REST list' } });
   t.is(r.status, 201);
-  const badJson = await fetch(`${(await api()).base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' }, body: '{' });
+  const badJson = await fetch(`${(await api()).base}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' },
+    body: '{',
+  });
   t.is(badJson.status, 400);
 });
 
@@ -351,14 +553,26 @@ test('/mcp limits: the caller’s own default bucket (429 with Retry-After), bod
   const { services } = await api();
   const limit = services.config.rateLimit.defaultPerMinute;
   // Fill the user's bucket as REST requests would (the same key), then /mcp is refused.
-  for (let i = 0; i < limit; i += 50) await Promise.all(Array.from({ length: Math.min(50, limit - i) }, () => services.rateLimiter.check(`rl:default:u:${u.id}`, limit, 60_000)));
+  for (let i = 0; i < limit; i += 50)
+    await Promise.all(
+      Array.from({ length: Math.min(50, limit - i) }, () =>
+        services.rateLimiter.check(`rl:default:u:${u.id}`, limit, 60_000),
+      ),
+    );
   const limited = await mcpPost(access);
   t.is(limited.status, 429);
   t.truthy(limited.headers.get('retry-after'));
   t.is((await call('GET', '/api/users/me', { token: u.accessToken })).status, 429, 'one bucket with REST');
 
   const { code, verifier } = await codeFor(u, clientId);
-  const target = await form('/oauth/mcp/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URI, resource: 'https://elsewhere.example/mcp' });
+  const target = await form('/oauth/mcp/token', {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    resource: 'https://elsewhere.example/mcp',
+  });
   t.is(target.status, 400);
   t.is(target.body.error, 'invalid_target');
 });
@@ -366,16 +580,43 @@ test('/mcp limits: the caller’s own default bucket (429 with Retry-After), bod
 test('an approved call whose tool answers an error: failed, its error returned on the retry, not run again', async (t) => {
   const u = await createOwner();
   const app = await createTestApp(u);
-  t.is((await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: 'Taken' } })).status, 201);
+  t.is(
+    (await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: 'Taken' } })).status,
+    201,
+  );
   const { client } = await connectMcp(u);
   const args = { app_id: app.id, name: 'Taken' };
   const asked = structured(await client.callTool({ name: 'create_lead_list', arguments: args }));
-  t.is((await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: { approval_id: asked.approval_id } })).status, 200);
+  t.is(
+    (
+      await call('POST', '/api/mcp/approvals/approve', {
+        token: u.accessToken,
+        body: { approval_id: asked.approval_id },
+      })
+    ).status,
+    200,
+  );
   const got = await client.callTool({ name: 'create_lead_list', arguments: args });
   t.true(got.isError);
   t.like(structured(got), { status: 'error', approval_id: asked.approval_id });
   t.is(structured(got).result.status, 409);
-  t.like((await call('POST', '/api/mcp/approvals/inspect', { token: u.accessToken, body: { approval_id: asked.approval_id } })).body, { status: 'failed' });
-  t.is((await call('POST', '/api/mcp/approvals/approve', { token: u.accessToken, body: { approval_id: asked.approval_id } })).status, 409);
+  t.like(
+    (
+      await call('POST', '/api/mcp/approvals/inspect', {
+        token: u.accessToken,
+        body: { approval_id: asked.approval_id },
+      })
+    ).body,
+    { status: 'failed' },
+  );
+  t.is(
+    (
+      await call('POST', '/api/mcp/approvals/approve', {
+        token: u.accessToken,
+        body: { approval_id: asked.approval_id },
+      })
+    ).status,
+    409,
+  );
   await client.close();
 });

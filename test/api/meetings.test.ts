@@ -15,23 +15,54 @@ test.after.always(closeApi);
 
 const create = (u: TestUser, leadId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   call('POST', `/api/leads/${leadId}/meetings`, { token: u.accessToken, body, headers });
-const patch = (u: TestUser, id: string, body: Record<string, unknown>) => call('PATCH', `/api/meetings/${id}`, { token: u.accessToken, body });
+const patch = (u: TestUser, id: string, body: Record<string, unknown>) =>
+  call('PATCH', `/api/meetings/${id}`, { token: u.accessToken, body });
 
 test('a meeting is logged by hand, listed by start time, and its outcome and time are changed', async (t) => {
   const { u, leadId, contactId } = await withLead();
-  const later = await create(u, leadId, { title: '  Demo call ', starts_at: at(48), ends_at: at(49), location: 'https://meet.example.test/x' });
+  const later = await create(u, leadId, {
+    title: '  Demo call ',
+    starts_at: at(48),
+    ends_at: at(49),
+    location: 'https://meet.example.test/x',
+  });
   t.is(later.status, 201, later.text);
-  t.like(later.body, { lead_id: leadId, contact_id: contactId, title: 'Demo call', status: 'scheduled', outcome: null, source: 'manual', booking_provider_id: null, external_id: null, created_by_user_id: u.id });
-  const past = await create(u, leadId, { title: 'Intro', starts_at: at(-26), ends_at: at(-25), outcome: 'held', notes: 'Went well' });
+  t.like(later.body, {
+    lead_id: leadId,
+    contact_id: contactId,
+    title: 'Demo call',
+    status: 'scheduled',
+    outcome: null,
+    source: 'manual',
+    booking_provider_id: null,
+    external_id: null,
+    created_by_user_id: u.id,
+  });
+  const past = await create(u, leadId, {
+    title: 'Intro',
+    starts_at: at(-26),
+    ends_at: at(-25),
+    outcome: 'held',
+    notes: 'Went well',
+  });
   t.is(past.status, 201, past.text);
   t.like(past.body, { outcome: 'held', notes: 'Went well' });
   t.truthy(past.body.outcome_at);
 
   const list = await call('GET', `/api/leads/${leadId}/meetings?limit=1`, { token: u.accessToken });
   t.is(list.status, 200);
-  t.deepEqual(list.body.items.map((m: { id: string }) => m.id), [past.body.id], 'soonest start first');
-  const next = await call('GET', `/api/leads/${leadId}/meetings?limit=1&cursor=${list.body.next_cursor}`, { token: u.accessToken });
-  t.deepEqual(next.body.items.map((m: { id: string }) => m.id), [later.body.id]);
+  t.deepEqual(
+    list.body.items.map((m: { id: string }) => m.id),
+    [past.body.id],
+    'soonest start first',
+  );
+  const next = await call('GET', `/api/leads/${leadId}/meetings?limit=1&cursor=${list.body.next_cursor}`, {
+    token: u.accessToken,
+  });
+  t.deepEqual(
+    next.body.items.map((m: { id: string }) => m.id),
+    [later.body.id],
+  );
   t.is(next.body.next_cursor, null);
 
   // Moved into the past, then recorded as a no-show; then canceled (outcome cleared in the same change).
@@ -44,7 +75,10 @@ test('a meeting is logged by hand, listed by start time, and its outcome and tim
   t.like(canceled.body, { status: 'canceled', outcome: null, outcome_at: null, location: null });
   t.truthy(canceled.body.canceled_at);
   const filtered = await call('GET', `/api/leads/${leadId}/meetings?status=canceled`, { token: u.accessToken });
-  t.deepEqual(filtered.body.items.map((m: { id: string }) => m.id), [later.body.id]);
+  t.deepEqual(
+    filtered.body.items.map((m: { id: string }) => m.id),
+    [later.body.id],
+  );
   const back = await patch(u, later.body.id, { status: 'scheduled' });
   t.like(back.body, { status: 'scheduled', canceled_at: null });
 });
@@ -58,20 +92,44 @@ test('validation: 400 invalid_time_range, invalid_outcome, invalid_body, invalid
   t.is(await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(1) })), '400 invalid_time_range');
   const same = at(2); // one instant: two calls of at() may differ by a millisecond
   t.is(await code(create(u, leadId, { title: 'x', starts_at: same, ends_at: same })), '400 invalid_time_range');
-  t.is(await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(27) })), '400 invalid_time_range', 'over 24 hours');
-  t.is(await code(create(u, leadId, { title: 'x', starts_at: at(3 * 365 * 24), ends_at: at(3 * 365 * 24 + 1) })), '400 invalid_time_range', 'years ahead');
-  t.is(await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(3), outcome: 'held' })), '400 invalid_outcome');
+  t.is(
+    await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(27) })),
+    '400 invalid_time_range',
+    'over 24 hours',
+  );
+  t.is(
+    await code(create(u, leadId, { title: 'x', starts_at: at(3 * 365 * 24), ends_at: at(3 * 365 * 24 + 1) })),
+    '400 invalid_time_range',
+    'years ahead',
+  );
+  t.is(
+    await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(3), outcome: 'held' })),
+    '400 invalid_outcome',
+  );
   t.is(await code(create(u, leadId, { title: '   ', starts_at: at(2), ends_at: at(3) })), '400 invalid_body');
   t.is(await code(create(u, leadId, { title: 'x'.repeat(301), starts_at: at(2), ends_at: at(3) })), '400 invalid_body');
   t.is(await code(create(u, leadId, { title: 'x', starts_at: 'tomorrow', ends_at: at(3) })), '400 invalid_body');
-  t.is(await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(3), color: 'red' })), '400 invalid_body');
-  t.is(await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(3), notes: 'n'.repeat(5001) })), '400 invalid_body');
+  t.is(
+    await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(3), color: 'red' })),
+    '400 invalid_body',
+  );
+  t.is(
+    await code(create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(3), notes: 'n'.repeat(5001) })),
+    '400 invalid_body',
+  );
   t.is(await code(create(u, 'not-a-uuid', { title: 'x', starts_at: at(2), ends_at: at(3) })), '400 invalid_id');
   const m = await create(u, leadId, { title: 'x', starts_at: at(2), ends_at: at(3) });
   t.is(await code(patch(u, m.body.id, {})), '400 invalid_body');
-  t.is(await code(patch(u, m.body.id, { ends_at: at(1) })), '400 invalid_time_range', 'checked against the stored start');
+  t.is(
+    await code(patch(u, m.body.id, { ends_at: at(1) })),
+    '400 invalid_time_range',
+    'checked against the stored start',
+  );
   t.is(await code(call('GET', `/api/leads/${leadId}/meetings?limt=5`, { token: u.accessToken })), '400 invalid_query');
-  t.is(await code(call('GET', `/api/leads/${leadId}/meetings?cursor=AZq6CzJ2c7qDdSZEe0y2Rw`, { token: u.accessToken })), '400 invalid_cursor');
+  t.is(
+    await code(call('GET', `/api/leads/${leadId}/meetings?cursor=AZq6CzJ2c7qDdSZEe0y2Rw`, { token: u.accessToken })),
+    '400 invalid_cursor',
+  );
   t.is((await call('GET', `/api/leads/${leadId}/meetings`)).status, 401);
 });
 
@@ -83,7 +141,11 @@ test('outcome transitions: held or no_show only once started, no outcome on a ca
     t.is(r.status, 409, outcome);
     t.is(r.body.error.code, 'invalid_transition');
   }
-  t.is((await patch(u, future.body.id, { outcome: 'rescheduled' })).body.outcome, 'rescheduled', 'rescheduled needs no start');
+  t.is(
+    (await patch(u, future.body.id, { outcome: 'rescheduled' })).body.outcome,
+    'rescheduled',
+    'rescheduled needs no start',
+  );
   const past = await create(u, leadId, { title: 'Done', starts_at: at(-5), ends_at: at(-4), outcome: 'held' });
   const cancel = await patch(u, past.body.id, { status: 'canceled' });
   t.is(cancel.status, 409, 'a held meeting cannot be canceled without clearing its outcome');
@@ -118,17 +180,38 @@ test('another workspace’s lead or meeting is 404; a member without the lead’
   const read = await call('GET', `/api/leads/${a.leadId}/meetings`, { token: member.accessToken, headers: as });
   t.is(read.status, 403);
   t.is(read.body.error.code, 'not_assigned');
-  t.is((await create(member, a.leadId, { title: 'x', starts_at: at(2), ends_at: at(3) }, as)).body.error.code, 'not_assigned');
-  t.is((await call('PATCH', `/api/meetings/${mine.body.id}`, { token: member.accessToken, headers: as, body: { title: 'x' } })).body.error.code, 'not_assigned');
+  t.is(
+    (await create(member, a.leadId, { title: 'x', starts_at: at(2), ends_at: at(3) }, as)).body.error.code,
+    'not_assigned',
+  );
+  t.is(
+    (
+      await call('PATCH', `/api/meetings/${mine.body.id}`, {
+        token: member.accessToken,
+        headers: as,
+        body: { title: 'x' },
+      })
+    ).body.error.code,
+    'not_assigned',
+  );
 });
 
 test('the Demo workspace is read-only: logging a meeting there is 403 demo_read_only', async (t) => {
   const u = await createUser();
   t.is((await call('POST', '/api/me/workspaces/demo/join', { token: u.accessToken })).status, 201);
-  const r = await create(u, randomUUID(), { title: 'x', starts_at: at(2), ends_at: at(3) }, { 'x-acting-as': DEMO_USER_ID });
+  const r = await create(
+    u,
+    randomUUID(),
+    { title: 'x', starts_at: at(2), ends_at: at(3) },
+    { 'x-acting-as': DEMO_USER_ID },
+  );
   t.is(r.status, 403);
   t.is(r.body.error.code, 'demo_read_only');
-  const p = await call('PATCH', `/api/meetings/${randomUUID()}`, { token: u.accessToken, headers: { 'x-acting-as': DEMO_USER_ID }, body: { title: 'x' } });
+  const p = await call('PATCH', `/api/meetings/${randomUUID()}`, {
+    token: u.accessToken,
+    headers: { 'x-acting-as': DEMO_USER_ID },
+    body: { title: 'x' },
+  });
   t.is(p.body.error.code, 'demo_read_only');
 });
 
@@ -136,20 +219,38 @@ test('Operator tools: log_meeting logs one and records an outcome; list_meetings
   const { services } = await api();
   const { u, leadId } = await withLead();
   const e = await em();
-  const ctx = { em: e as never, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = {
+    em: e as never,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined),
+  };
   const log = findTool('log_meeting')!;
   const list = findTool('list_meetings')!;
   t.is(log.risk, 'change');
   t.is(list.risk, 'read');
-  const logged = (await runTool(log, ctx, { lead_id: leadId, title: 'Call', starts_at: at(-2), ends_at: at(-1) })) as { id: string; outcome: string | null };
+  const logged = (await runTool(log, ctx, { lead_id: leadId, title: 'Call', starts_at: at(-2), ends_at: at(-1) })) as {
+    id: string;
+    outcome: string | null;
+  };
   t.is(logged.outcome, null);
   const held = (await runTool(log, ctx, { meeting_id: logged.id, outcome: 'held' })) as { outcome: string };
   t.is(held.outcome, 'held');
   await t.throwsAsync(runTool(log, ctx, { lead_id: leadId, title: 'No times' }));
-  const ofLead = (await runTool(list, ctx, { lead_id: leadId })) as { meetings: { id: string }[]; unmatched_bookings: number };
-  t.deepEqual(ofLead.meetings.map((m) => m.id), [logged.id]);
+  const ofLead = (await runTool(list, ctx, { lead_id: leadId })) as {
+    meetings: { id: string }[];
+    unmatched_bookings: number;
+  };
+  t.deepEqual(
+    ofLead.meetings.map((m) => m.id),
+    [logged.id],
+  );
   const ofWorkspace = (await runTool(list, ctx, {})) as { meetings: { id: string; outcome: string }[] };
-  t.deepEqual(ofWorkspace.meetings.map((m) => [m.id, m.outcome]), [[logged.id, 'held']]);
+  t.deepEqual(
+    ofWorkspace.meetings.map((m) => [m.id, m.outcome]),
+    [[logged.id, 'held']],
+  );
   const other = await withLead();
   const err = await t.throwsAsync(runTool(list, ctx, { lead_id: other.leadId }));
   t.is((err as { code?: string }).code, 'not_found');

@@ -27,10 +27,15 @@ import { lastEmailTo } from '../helpers/team.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
-const as = (u: TestUser, owner?: TestUser) => ({ token: u.accessToken, headers: (owner ? { 'x-acting-as': owner.id } : {}) as Record<string, string> });
+const as = (u: TestUser, owner?: TestUser) => ({
+  token: u.accessToken,
+  headers: (owner ? { 'x-acting-as': owner.id } : {}) as Record<string, string>,
+});
 const list = (u: TestUser, q = '', owner?: TestUser) => call('GET', `/api/me/notifications${q}`, as(u, owner));
-const unread = async (u: TestUser, owner?: TestUser) => (await call('GET', '/api/me/notifications/unread-count', as(u, owner))).body.unread as number;
-const setPrefs = (u: TestUser, body: Record<string, string>) => call('PUT', '/api/operator/notification-preferences', { token: u.accessToken, body });
+const unread = async (u: TestUser, owner?: TestUser) =>
+  (await call('GET', '/api/me/notifications/unread-count', as(u, owner))).body.unread as number;
+const setPrefs = (u: TestUser, body: Record<string, string>) =>
+  call('PUT', '/api/operator/notification-preferences', { token: u.accessToken, body });
 
 /** A connected sender account of the workspace, disconnected through the domain's transition. */
 async function disconnect(workspaceId: string, name = 'Ana') {
@@ -47,7 +52,19 @@ async function disconnect(workspaceId: string, name = 'Ana') {
     connectedAt: new Date(),
   });
   await e.flush();
-  t_assert(await applyAccountStatus(await em(), { connectorAccountId: a.connectorAccountId!, state: 'disconnected', reason: 'credentials_expired', address: null }, 'inbound'), 'disconnected');
+  t_assert(
+    await applyAccountStatus(
+      await em(),
+      {
+        connectorAccountId: a.connectorAccountId!,
+        state: 'disconnected',
+        reason: 'credentials_expired',
+        address: null,
+      },
+      'inbound',
+    ),
+    'disconnected',
+  );
   return a.id;
 }
 function t_assert(actual: unknown, expected: unknown) {
@@ -67,7 +84,13 @@ test('an event notifies every member once; each one’s read state is their own;
   const accountId = await disconnect(workspaceId, 'Sales mailbox');
   const mine = (await list(owner)).body;
   t.is(mine.items.length, 1);
-  t.like(mine.items[0], { kind: 'account.disconnected', title: 'Sales mailbox is disconnected', read: false, read_at: null, data: { platform_account_id: accountId, reason: 'credentials_expired' } });
+  t.like(mine.items[0], {
+    kind: 'account.disconnected',
+    title: 'Sales mailbox is disconnected',
+    read: false,
+    read_at: null,
+    data: { platform_account_id: accountId, reason: 'credentials_expired' },
+  });
   const theirs = (await list(member, '', owner)).body.items;
   t.is(theirs.length, 1);
   t.not(theirs[0].id, mine.items[0].id, 'a row per person');
@@ -108,23 +131,43 @@ test('list: newest first, cursor pages, unread filter; read-all up to a given no
   const u = await createOwner();
   const ws = await workspaceIdOf(u.id);
   const e = await em();
-  for (let i = 0; i < 5; i++) await notify(e, ws, { kind: 'account.disconnected', title: `n${i}`, body: `body ${i}`, data: {} });
+  for (let i = 0; i < 5; i++)
+    await notify(e, ws, { kind: 'account.disconnected', title: `n${i}`, body: `body ${i}`, data: {} });
   const p1 = (await list(u, '?limit=2')).body;
-  t.deepEqual(p1.items.map((n: { title: string }) => n.title), ['n4', 'n3']);
+  t.deepEqual(
+    p1.items.map((n: { title: string }) => n.title),
+    ['n4', 'n3'],
+  );
   const p2 = (await list(u, `?limit=2&cursor=${p1.next_cursor}`)).body;
-  t.deepEqual(p2.items.map((n: { title: string }) => n.title), ['n2', 'n1']);
+  t.deepEqual(
+    p2.items.map((n: { title: string }) => n.title),
+    ['n2', 'n1'],
+  );
   const p3 = (await list(u, `?limit=2&cursor=${p2.next_cursor}`)).body;
-  t.deepEqual(p3.items.map((n: { title: string }) => n.title), ['n0']);
+  t.deepEqual(
+    p3.items.map((n: { title: string }) => n.title),
+    ['n0'],
+  );
   t.is(p3.next_cursor, null);
 
   await call('POST', `/api/me/notifications/${p1.items[1].id}/read`, as(u)); // n3
-  t.deepEqual((await list(u, '?unread=true')).body.items.map((n: { title: string }) => n.title), ['n4', 'n2', 'n1', 'n0']);
-  t.deepEqual((await list(u, '?unread=true&limit=1')).body.items.map((n: { title: string }) => n.title), ['n4']);
+  t.deepEqual(
+    (await list(u, '?unread=true')).body.items.map((n: { title: string }) => n.title),
+    ['n4', 'n2', 'n1', 'n0'],
+  );
+  t.deepEqual(
+    (await list(u, '?unread=true&limit=1')).body.items.map((n: { title: string }) => n.title),
+    ['n4'],
+  );
   const upTo = p2.items[0].id; // n2: n2, n1, n0 are marked; n4 stays unread
   const r = await call('POST', '/api/me/notifications/read-all', { ...as(u), body: { up_to_id: upTo } });
   t.deepEqual(r.body, { marked: 3, unread: 1 });
-  t.deepEqual((await list(u, '?unread=true')).body.items.map((n: { title: string }) => n.title), ['n4']);
-  for (const q of ['?unread=yes', '?limit=0', '?cursor=abc', '?unread_only=true']) t.is((await list(u, q)).status, 400, q);
+  t.deepEqual(
+    (await list(u, '?unread=true')).body.items.map((n: { title: string }) => n.title),
+    ['n4'],
+  );
+  for (const q of ['?unread=yes', '?limit=0', '?cursor=abc', '?unread_only=true'])
+    t.is((await list(u, q)).status, 400, q);
   t.is((await call('POST', '/api/me/notifications/read-all', { ...as(u), body: { up_to_id: 'x' } })).status, 400);
 });
 
@@ -133,9 +176,14 @@ test('unread count is served by the partial index of unread rows (no scan of rea
   const ws = await workspaceIdOf(u.id);
   // The test database is small, where a sequential scan is cheapest; with it off, the planner shows
   // the path it takes on a real table: the partial index, index-only.
-  const text = await (await em()).transactional(async (tx) => {
+  const text = await (
+    await em()
+  ).transactional(async (tx) => {
     await tx.execute('set local enable_seqscan = off');
-    const plan = await tx.execute(`explain (format json) select count(*) from notifications where user_id = ? and workspace_id = ? and read_at is null`, [u.id, ws]);
+    const plan = await tx.execute(
+      `explain (format json) select count(*) from notifications where user_id = ? and workspace_id = ? and read_at is null`,
+      [u.id, ws],
+    );
     return JSON.stringify(plan);
   });
   // The partial index serves it (index-only once the table is vacuumed; before that the planner may
@@ -146,29 +194,51 @@ test('unread count is served by the partial index of unread rows (no scan of rea
 
 test('preferences decide: none → no notification; email → listed and mailed by the notification-emails workflow (which replays)', async (t) => {
   const { owner, member, workspaceId } = await team();
-  t.like((await setPrefs(member, { account_disconnected: 'none' })).body, { account_disconnected: 'none', reply_received: 'in_app' });
+  t.like((await setPrefs(member, { account_disconnected: 'none' })).body, {
+    account_disconnected: 'none',
+    reply_received: 'in_app',
+  });
   t.like((await setPrefs(owner, { account_disconnected: 'email' })).body, { account_disconnected: 'email' });
   await disconnect(workspaceId, 'Outbound box');
   t.is(await unread(member, owner), 0, 'the member chose none');
   const [n] = (await list(owner)).body.items;
   t.like(n, { kind: 'account.disconnected', title: 'Outbound box is disconnected' });
-  const row = (await (await em()).execute(`select email_state from notifications where id = ?`, [n.id]))[0] as { email_state: string };
+  const row = (await (await em()).execute(`select email_state from notifications where id = ?`, [n.id]))[0] as {
+    email_state: string;
+  };
   t.is(row.email_state, 'pending');
 
   const { services } = await api();
   const workflowId = `notification-emails:test-${randomUUID()}`;
-  const r = await services.temporal.workflow.execute(notificationEmails, { taskQueue, workflowId, workflowExecutionTimeout: '2 minutes' });
+  const r = await services.temporal.workflow.execute(notificationEmails, {
+    taskQueue,
+    workflowId,
+    workflowExecutionTimeout: '2 minutes',
+  });
   t.true(r.sent >= 1);
   const mail = await lastEmailTo(owner.email);
   t.truthy(mail);
   t.is(mail!.subject, 'Outbound box is disconnected');
   t.regex(mail!.text, /was disconnected \(credentials_expired\)/);
-  const after = (await (await em()).execute(`select email_state, emailed_at from notifications where id = ?`, [n.id]))[0] as { email_state: string; emailed_at: Date | null };
+  const after = (
+    await (await em()).execute(`select email_state, emailed_at from notifications where id = ?`, [n.id])
+  )[0] as { email_state: string; emailed_at: Date | null };
   t.is(after.email_state, 'sent');
   t.truthy(after.emailed_at);
   // Sent once: a second run finds nothing of ours.
-  await services.temporal.workflow.execute(notificationEmails, { taskQueue, workflowId: `${workflowId}-again`, workflowExecutionTimeout: '2 minutes' });
-  t.is(((await (await em()).execute(`select count(*)::int as n from sent_emails where "to" = ?`, [owner.email])) as { n: number }[])[0].n, 1);
+  await services.temporal.workflow.execute(notificationEmails, {
+    taskQueue,
+    workflowId: `${workflowId}-again`,
+    workflowExecutionTimeout: '2 minutes',
+  });
+  t.is(
+    (
+      (await (await em()).execute(`select count(*)::int as n from sent_emails where "to" = ?`, [owner.email])) as {
+        n: number;
+      }[]
+    )[0].n,
+    1,
+  );
   await replayLive(services.temporal, workflowId);
   await replayFixture(services.temporal, 'notificationEmails', workflowId);
 });
@@ -182,7 +252,12 @@ test('a notification about a campaign goes only to members who can access its pr
   await addTeamMember(owner.id, scoped.id, { appIds: [o.app.id] });
   await addTeamMember(owner.id, outsider.id, { appIds: [otherApp.id] });
   const { id: campaignId } = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps: [] });
-  const written = await notify(await em(), o.workspaceId, { kind: 'draft_review_overdue', title: 'A message is waiting', body: 'Review it', data: { campaign_id: campaignId, action_id: uuidv7() } });
+  const written = await notify(await em(), o.workspaceId, {
+    kind: 'draft_review_overdue',
+    title: 'A message is waiting',
+    body: 'Review it',
+    data: { campaign_id: campaignId, action_id: uuidv7() },
+  });
   t.is(written, 2, 'owner and the member with access to the product');
   t.is(await unread(owner), 1);
   t.is(await unread(scoped, owner), 1);
@@ -194,17 +269,32 @@ test('a reply notifies every member once per conversation, named after the lead;
   const o = await campaignOwner(owner);
   const account = await fastAccount(owner, 'email');
   const [lead] = await o.leads(1);
-  await sandboxInjectMessage(await em(), account.connector_account_id, { from: lead.email, body: 'Interested, what does it cost?' });
+  await sandboxInjectMessage(await em(), account.connector_account_id, {
+    from: lead.email,
+    body: 'Interested, what does it cost?',
+  });
   await deliverFor(account.connector_account_id);
   await waitFor('the reply notification', async () => (await unread(owner)) > 0, 60_000);
   const [n] = (await list(owner)).body.items;
-  t.like(n, { kind: 'reply.received', title: 'Grace Hopper replied', body: 'Interested, what does it cost?', data: { lead_id: lead.leadId, replies: 1 } });
+  t.like(n, {
+    kind: 'reply.received',
+    title: 'Grace Hopper replied',
+    body: 'Interested, what does it cost?',
+    data: { lead_id: lead.leadId, replies: 1 },
+  });
   t.truthy(n.data.conversation_id);
   t.like((await list(member, '', owner)).body.items, [{ kind: 'reply.received', title: 'Grace Hopper replied' }]);
   // The same fact again (a retried batch): keyed by the message, nothing new.
   const { notifyReplies } = await import('../../domain/notifications/notifications.js');
   const again = await notifyReplies(await em(), o.workspaceId, [
-    { id: n.data.message_id, conversation_id: n.data.conversation_id, lead_id: lead.leadId, sender: lead.email, body: 'Interested, what does it cost?', sent_at: new Date().toISOString() },
+    {
+      id: n.data.message_id,
+      conversation_id: n.data.conversation_id,
+      lead_id: lead.leadId,
+      sender: lead.email,
+      body: 'Interested, what does it cost?',
+      sent_at: new Date().toISOString(),
+    },
   ]);
   t.is(again, 0);
   t.is((await list(owner)).body.items.length, 1);
@@ -214,12 +304,18 @@ test('a finished list import notifies the person who started it (not the rest of
   const { owner, member } = await team();
   const app = await createTestApp(owner);
   const tag = randomUUID().slice(0, 8);
-  const r = await postCsv(member, importPath(app.id), peopleCsv(3, tag), { fields: { list_name: `Fair ${tag}` }, headers: { 'x-acting-as': owner.id } });
+  const r = await postCsv(member, importPath(app.id), peopleCsv(3, tag), {
+    fields: { list_name: `Fair ${tag}` },
+    headers: { 'x-acting-as': owner.id },
+  });
   t.is(r.status, 202, r.text);
   await waitImport(owner, app.id, r.body.id);
   await waitFor('the import notification', async () => (await unread(member, owner)) > 0, 30_000);
   const [n] = (await list(member, '', owner)).body.items;
-  t.like(n, { kind: 'list_import.completed', data: { list_import_id: r.body.id, status: 'completed', leads_added: 3 } });
+  t.like(n, {
+    kind: 'list_import.completed',
+    data: { list_import_id: r.body.id, status: 'completed', leads_added: 3 },
+  });
   t.regex(n.body, /3 leads added into "Fair /);
   t.is(await unread(owner), 0, 'the owner did not start it');
 });
@@ -227,26 +323,43 @@ test('a finished list import notifies the person who started it (not the rest of
 test('a pending Operator confirmation notifies its user; a finished Operator task too', async (t) => {
   const u = await createOwner();
   const app = await createTestApp(u);
-  const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } })).body;
+  const agent = (await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } }))
+    .body;
   const ws = await workspaceIdOf(u.id);
   const leadId = uuidv7();
-  await (await em()).execute(
+  await (
+    await em()
+  ).execute(
     `insert into discovered_leads (id, workspace_id, app_id, agent_id, signal_key, evidence_key, source, external_id, dedupe_key, profile_url,
        full_name, evidence, score, reasons, status, promoted, created_at, updated_at)
      values (?, ?, ?, ?, 'sig', ?, 'pronet', ?, ?, ?, 'Ada Lovelace', '{}', 80, '[]', 'new', false, now(), now())`,
     [leadId, ws, app.id, agent.id, leadId.slice(0, 32), leadId, `k:${leadId}`, `https://pronet.example/in/${leadId}`],
   );
-  const r = await postSse('/api/agent/messages', u.accessToken, { app_id: app.id, message: `reject discovered lead ${leadId} reason: "not a fit"` });
+  const r = await postSse('/api/agent/messages', u.accessToken, {
+    app_id: app.id,
+    message: `reject discovered lead ${leadId} reason: "not a fit"`,
+  });
   const approval = r.events.find((e) => e.event === 'approval_required');
   t.truthy(approval, r.events.map((e) => e.event).join(','));
   const [n] = (await list(u, '?unread=true')).body.items;
-  t.like(n, { kind: 'operator.confirmation_pending', data: { confirmation_id: approval!.data.confirmation_id, app_id: app.id } });
+  t.like(n, {
+    kind: 'operator.confirmation_pending',
+    data: { confirmation_id: approval!.data.confirmation_id, app_id: app.id },
+  });
 
   const { createTask } = await import('../../domain/operator/tasks.js');
   const { services } = await api();
   const actor = await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined);
-  const task = await createTask(await em(), actor, services.jobs, { appId: app.id, title: 'Make lists', actions: [{ tool: 'create_lead_list', args: { app_id: app.id, name: `L ${randomUUID()}` } }] });
-  await waitFor('the task notification', async () => (await list(u)).body.items.some((x: { kind: string }) => x.kind.startsWith('operator_task.')), 60_000);
+  const task = await createTask(await em(), actor, services.jobs, {
+    appId: app.id,
+    title: 'Make lists',
+    actions: [{ tool: 'create_lead_list', args: { app_id: app.id, name: `L ${randomUUID()}` } }],
+  });
+  await waitFor(
+    'the task notification',
+    async () => (await list(u)).body.items.some((x: { kind: string }) => x.kind.startsWith('operator_task.')),
+    60_000,
+  );
   const done = (await list(u)).body.items.find((x: { kind: string }) => x.kind.startsWith('operator_task.'));
   t.like(done, { kind: 'operator_task.completed', title: 'Task finished: Make lists', data: { task_id: task.id } });
 });
@@ -254,14 +367,32 @@ test('a pending Operator confirmation notifies its user; a finished Operator tas
 test('Operator tools: list_notifications reads the caller’s, mark_notifications_read marks given ids or all', async (t) => {
   const u = await createOwner();
   const ws = await workspaceIdOf(u.id);
-  for (const title of ['a', 'b', 'c']) await notify(await em(), ws, { kind: 'account.disconnected', title, body: title, data: {} });
+  for (const title of ['a', 'b', 'c'])
+    await notify(await em(), ws, { kind: 'account.disconnected', title, body: title, data: {} });
   const { services } = await api();
-  const ctx = { em: await em(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined) };
-  const listed = (await runTool(findTool('list_notifications')!, ctx, { unread_only: true })) as { unread: number; notifications: { id: string; title: string }[] };
+  const ctx = {
+    em: await em(),
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined),
+  };
+  const listed = (await runTool(findTool('list_notifications')!, ctx, { unread_only: true })) as {
+    unread: number;
+    notifications: { id: string; title: string }[];
+  };
   t.is(listed.unread, 3);
-  t.deepEqual(listed.notifications.map((n) => n.title), ['c', 'b', 'a']);
+  t.deepEqual(
+    listed.notifications.map((n) => n.title),
+    ['c', 'b', 'a'],
+  );
   t.is(findTool('mark_notifications_read')!.risk, 'change');
-  t.deepEqual(await runTool(findTool('mark_notifications_read')!, ctx, { notification_ids: [listed.notifications[0].id, uuidv7()] }), { marked: 1, unread: 2 });
+  t.deepEqual(
+    await runTool(findTool('mark_notifications_read')!, ctx, {
+      notification_ids: [listed.notifications[0].id, uuidv7()],
+    }),
+    { marked: 1, unread: 2 },
+  );
   t.deepEqual(await runTool(findTool('mark_notifications_read')!, ctx, { all: true }), { marked: 2, unread: 0 });
   await t.throwsAsync(runTool(findTool('mark_notifications_read')!, ctx, {}));
 });

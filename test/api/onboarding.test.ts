@@ -13,9 +13,18 @@ import { addTeamMember } from '../helpers/db.js';
 test.after.always(closeApi);
 
 const progress = async (u: TestUser, owner?: TestUser) => {
-  const r = await call('GET', '/api/onboarding/progress', { token: u.accessToken, headers: (owner ? { 'x-acting-as': owner.id } : {}) as Record<string, string> });
+  const r = await call('GET', '/api/onboarding/progress', {
+    token: u.accessToken,
+    headers: (owner ? { 'x-acting-as': owner.id } : {}) as Record<string, string>,
+  });
   if (r.status !== 200) throw new Error(r.text);
-  return r.body as { steps: { step: string; label: string; done: boolean; done_at: string | null }[]; completed: number; total: number; percent: number; next_step: string | null };
+  return r.body as {
+    steps: { step: string; label: string; done: boolean; done_at: string | null }[];
+    completed: number;
+    total: number;
+    percent: number;
+    next_step: string | null;
+  };
 };
 const step = (p: Awaited<ReturnType<typeof progress>>, name: string) => p.steps.find((s) => s.step === name)!;
 
@@ -24,7 +33,10 @@ test('each step is derived from the rows: done at the earliest one’s time, und
   const ws = await workspaceIdOf(u.id);
   const e = await em();
   let p = await progress(u);
-  t.deepEqual(p.steps.map((s) => s.step), ['product_created', 'agent_created', 'account_connected', 'list_imported', 'campaign_activated', 'first_reply']);
+  t.deepEqual(
+    p.steps.map((s) => s.step),
+    ['product_created', 'agent_created', 'account_connected', 'list_imported', 'campaign_activated', 'first_reply'],
+  );
   t.like(p, { completed: 0, total: 6, percent: 0, next_step: 'product_created' });
   t.true(p.steps.every((s) => !s.done && s.done_at === null));
 
@@ -32,7 +44,9 @@ test('each step is derived from the rows: done at the earliest one’s time, und
   p = await progress(u);
   t.like(step(p, 'product_created'), { done: true });
   t.like(step(p, 'list_imported'), { done: false, done_at: null }, 'an empty list is not a list with leads');
-  const [{ created_at: appAt }] = (await e.execute(`select created_at from apps where id = ?`, [o.app.id])) as { created_at: Date }[];
+  const [{ created_at: appAt }] = (await e.execute(`select created_at from apps where id = ?`, [o.app.id])) as {
+    created_at: Date;
+  }[];
   t.is(step(p, 'product_created').done_at, new Date(appAt).toISOString());
   // A second product later does not move the time: the earliest row counts.
   await createTestApp(u, 'Second');
@@ -50,7 +64,12 @@ test('each step is derived from the rows: done at the earliest one’s time, und
   t.like(step(await progress(u), 'account_connected'), { done: false, done_at: null });
   await e.execute(`update platform_accounts set status = 'connected' where id = ?`, [account.id]);
 
-  const { id: campaignId } = await seedCampaign(ws, { appId: o.app.id, accountIds: [account.id], steps: [], status: 'draft' });
+  const { id: campaignId } = await seedCampaign(ws, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [],
+    status: 'draft',
+  });
   t.false(step(await progress(u), 'campaign_activated').done, 'a draft campaign was never activated');
   const activatedAt = new Date('2026-03-04T05:06:07.000Z');
   await e.execute(`update campaigns set status = 'active', activated_at = ? where id = ?`, [activatedAt, campaignId]);
@@ -84,13 +103,25 @@ test('another workspace’s rows never count; a member sees the workspace they a
   t.false(step(await progress(member), 'product_created').done, 'the member’s own workspace has no product');
   const stranger = await createUser();
   t.is((await progress(stranger)).completed, 0);
-  const forbidden = await call('GET', '/api/onboarding/progress', { token: stranger.accessToken, headers: { 'x-acting-as': owner.id } });
+  const forbidden = await call('GET', '/api/onboarding/progress', {
+    token: stranger.accessToken,
+    headers: { 'x-acting-as': owner.id },
+  });
   t.is(forbidden.status, 403);
   t.is(forbidden.body.error.code, 'not_assigned');
 
   const { services } = await api();
-  const ctx = { em: await em(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(await em(), { userId: owner.id, kind: 'session' }, undefined) };
-  const viaTool = (await runTool(findTool('get_onboarding_progress')!, ctx, {})) as { completed: number; next_step: string };
+  const ctx = {
+    em: await em(),
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(await em(), { userId: owner.id, kind: 'session' }, undefined),
+  };
+  const viaTool = (await runTool(findTool('get_onboarding_progress')!, ctx, {})) as {
+    completed: number;
+    next_step: string;
+  };
   t.like(viaTool, { completed: 1, next_step: 'agent_created' });
 });
 
@@ -108,9 +139,16 @@ test('one statement, answered from indexes: no sequential scan of leads, message
   };
   await onboardingProgress(e, { workspaceId: ws });
   t.is(statements, 1);
-  const text = await (await em()).transactional(async (tx) => {
+  const text = await (
+    await em()
+  ).transactional(async (tx) => {
     await tx.execute('set local enable_seqscan = off');
-    return JSON.stringify(await tx.execute(`explain (format json) select (select min(sent_at) from inbox_messages where workspace_id = ? and kind = 'reply' and lead_id is not null and not historical), (select min(replied_at) from enrollments where workspace_id = ? and replied_at is not null)`, [ws, ws]));
+    return JSON.stringify(
+      await tx.execute(
+        `explain (format json) select (select min(sent_at) from inbox_messages where workspace_id = ? and kind = 'reply' and lead_id is not null and not historical), (select min(replied_at) from enrollments where workspace_id = ? and replied_at is not null)`,
+        [ws, ws],
+      ),
+    );
   });
   t.regex(text, /inbox_messages_first_reply_index/);
   t.regex(text, /enrollments_replied_index/);

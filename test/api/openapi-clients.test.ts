@@ -8,7 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../lib/config.js';
 import { checkTypeScriptClient, lintSummary, redoclyLint, runTool } from '../../scripts/openapi-clients.js';
-import { ensureOpenApiPythonClient, generatePythonClient, importFailures } from '../../scripts/openapi-python-client.js';
+import {
+  ensureOpenApiPythonClient,
+  generatePythonClient,
+  importFailures,
+} from '../../scripts/openapi-python-client.js';
 import { api, call, closeApi, createPat, createUser } from '../helpers/api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'openapi-clients-'));
@@ -33,7 +37,11 @@ test('openapi-typescript: the generated types pass tsc --strict, and a typed cli
   const { doc } = await documentFile();
   const r = await checkTypeScriptClient(doc, join(dir, 'ts'));
   if (r.code !== 0) t.log(r.output.slice(0, 20_000));
-  t.deepEqual(r.errors, [], 'tsc errors in the generated types or the typed client (the document must generate clean TypeScript)');
+  t.deepEqual(
+    r.errors,
+    [],
+    'tsc errors in the generated types or the typed client (the document must generate clean TypeScript)',
+  );
   t.is(r.code, 0, 'tsc exit code');
 });
 
@@ -57,7 +65,13 @@ test('openapi-python-client: generates without dropping anything, and its client
   const user = await createUser('Python Client');
   const token = await createPat(user, 'python client');
   const name = `Generated client product ${Date.now()}`;
-  const tour = await runTool(py, [join(repoRoot, 'scripts', 'openapi-python-tour.py'), join(dir, 'py'), base, token, name]);
+  const tour = await runTool(py, [
+    join(repoRoot, 'scripts', 'openapi-python-tour.py'),
+    join(dir, 'py'),
+    base,
+    token,
+    name,
+  ]);
   if (tour.code !== 0) t.log(tour.stderr.slice(-10_000));
   t.is(tour.code, 0, 'the generated client could not make the calls');
   if (tour.code !== 0) return;

@@ -6,16 +6,28 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { allOperations } from '../../api/operations.js';
 import { buildOpenApi } from '../../api/openapi.js';
-import { ACCEPTED_EVENTS, TEST_EVENT, sampleEnvelope, testEventData, envelopeJson } from '../../domain/webhooks/events.js';
+import {
+  ACCEPTED_EVENTS,
+  TEST_EVENT,
+  sampleEnvelope,
+  testEventData,
+  envelopeJson,
+} from '../../domain/webhooks/events.js';
 
 type Json = Record<string, unknown>;
-const doc = buildOpenApi(allOperations()) as Json & { paths: Record<string, Record<string, Json>>; webhooks: Record<string, { post: Json }>; components: { schemas: Record<string, Json> }; tags: { name: string; description: string }[] };
+const doc = buildOpenApi(allOperations()) as Json & {
+  paths: Record<string, Record<string, Json>>;
+  webhooks: Record<string, { post: Json }>;
+  components: { schemas: Record<string, Json> };
+  tags: { name: string; description: string }[];
+};
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
 addFormats(ajv);
 ajv.addSchema({ ...doc, $id: 'https://outreach.invalid/doc' });
 
-const pointer = (parts: string[]) => `https://outreach.invalid/doc#/${parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+const pointer = (parts: string[]) =>
+  `https://outreach.invalid/doc#/${parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 const at = (parts: string[]) => parts.reduce<unknown>((node, key) => (node as Json)[key], doc);
 // One validator per distinct schema (error envelopes and referenced resources repeat): compiling is the slow part.
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
@@ -26,8 +38,18 @@ const validate = (parts: string[], value: unknown): string | null => {
 };
 
 const operations = [
-  ...Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ where: ['paths', path, method], label: `${method.toUpperCase()} ${path}`, op }))),
-  ...Object.entries(doc.webhooks).map(([event, item]) => ({ where: ['webhooks', event, 'post'], label: `webhook ${event}`, op: item.post })),
+  ...Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({
+      where: ['paths', path, method],
+      label: `${method.toUpperCase()} ${path}`,
+      op,
+    })),
+  ),
+  ...Object.entries(doc.webhooks).map(([event, item]) => ({
+    where: ['webhooks', event, 'post'],
+    label: `webhook ${event}`,
+    op: item.post,
+  })),
 ];
 
 test('every operation has a request example (body and each parameter) and a response example, each valid against its schema', (t) => {
@@ -36,13 +58,21 @@ test('every operation has a request example (body and each parameter) and a resp
     const params = (op.parameters ?? []) as Json[];
     params.forEach((p, i) => {
       t.true('example' in p, `${label}: parameter ${p.name as string} has an example`);
-      t.is(validate([...where, 'parameters', String(i), 'schema'], p.example), null, `${label}: parameter ${p.name as string}`);
+      t.is(
+        validate([...where, 'parameters', String(i), 'schema'], p.example),
+        null,
+        `${label}: parameter ${p.name as string}`,
+      );
       checked++;
     });
     const body = op.requestBody as { content: Record<string, Json> } | undefined;
     for (const [media, content] of Object.entries(body?.content ?? {})) {
       t.true('example' in content, `${label}: request ${media} has an example`);
-      t.is(validate([...where, 'requestBody', 'content', media, 'schema'], content.example), null, `${label}: request ${media}`);
+      t.is(
+        validate([...where, 'requestBody', 'content', media, 'schema'], content.example),
+        null,
+        `${label}: request ${media}`,
+      );
       checked++;
     }
     const responses = Object.entries((op.responses ?? {}) as Record<string, { content?: Record<string, Json> }>);
@@ -50,18 +80,27 @@ test('every operation has a request example (body and each parameter) and a resp
     for (const [status, response] of responses)
       for (const [media, content] of Object.entries(response.content ?? {})) {
         t.true('example' in content, `${label}: ${status} ${media} has an example`);
-        t.is(validate([...where, 'responses', status, 'content', media, 'schema'], content.example), null, `${label}: ${status} ${media}`);
+        t.is(
+          validate([...where, 'responses', status, 'content', media, 'schema'], content.example),
+          null,
+          `${label}: ${status} ${media}`,
+        );
         checked++;
       }
     // An operation with neither body nor parameters (GET /api/users/me) has nothing to exemplify in the request.
-    t.true(responses.some(([, r]) => r.content) || responses.every(([s]) => s === '204' || s === '200' || s === '302' || s === '304'), `${label}: a response example`);
+    t.true(
+      responses.some(([, r]) => r.content) ||
+        responses.every(([s]) => s === '204' || s === '200' || s === '302' || s === '304'),
+      `${label}: a response example`,
+    );
   }
   t.true(checked > 2000, `${checked} examples checked`);
 });
 
 test('component schemas are not recursive (generators fail on recursion)', (t) => {
   const schemas = doc.components.schemas;
-  const refsOf = (name: string) => [...JSON.stringify(schemas[name]).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]);
+  const refsOf = (name: string) =>
+    [...JSON.stringify(schemas[name]).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]);
   for (const start of Object.keys(schemas)) {
     const seen = new Set<string>();
     const stack = refsOf(start);
@@ -73,7 +112,9 @@ test('component schemas are not recursive (generators fail on recursion)', (t) =
       stack.push(...refsOf(next));
     }
   }
-  t.deepEqual(doc.components.schemas.JsonValue, { description: 'Any JSON value: string, number, boolean, null, array or object.' });
+  t.deepEqual(doc.components.schemas.JsonValue, {
+    description: 'Any JSON value: string, number, boolean, null, array or object.',
+  });
 });
 
 test('no boolean const anywhere (openapi-python-client writes invalid Python for it)', (t) => {
@@ -82,7 +123,19 @@ test('no boolean const anywhere (openapi-python-client writes invalid Python for
 
 test('resources are named components, referenced rather than inlined', (t) => {
   const schemas = doc.components.schemas;
-  for (const name of ['Campaign', 'CampaignPage', 'App', 'List', 'Lead', 'Contact', 'Agent', 'WebhookSubscription', 'Conversation', 'Meeting', 'Error'])
+  for (const name of [
+    'Campaign',
+    'CampaignPage',
+    'App',
+    'List',
+    'Lead',
+    'Contact',
+    'Agent',
+    'WebhookSubscription',
+    'Conversation',
+    'Meeting',
+    'Error',
+  ])
     t.truthy(schemas[name], `components.schemas.${name}`);
   t.true(Object.keys(schemas).length > 200);
   // No inline schema of an operation is a copy of a named component.
@@ -95,8 +148,12 @@ test('resources are named components, referenced rather than inlined', (t) => {
     Object.values(node).forEach((n) => walk(n, label));
   };
   for (const { label, op } of operations) walk({ body: op.requestBody, responses: op.responses }, label);
-  const getCampaign = doc.paths['/api/campaigns/{id}'].get as { responses: Record<string, { content: Record<string, { schema: Json }> }> };
-  t.deepEqual(getCampaign.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Campaign' });
+  const getCampaign = doc.paths['/api/campaigns/{id}'].get as {
+    responses: Record<string, { content: Record<string, { schema: Json }> }>;
+  };
+  t.deepEqual(getCampaign.responses['200'].content['application/json'].schema, {
+    $ref: '#/components/schemas/Campaign',
+  });
 });
 
 test('every tag used is declared with a sentence, in a tags array', (t) => {
@@ -109,17 +166,30 @@ test('every tag used is declared with a sentence, in a tags array', (t) => {
 });
 
 test('error responses state their codes as an enum: the declared codes and the router’s', (t) => {
-  const createCampaign = doc.paths['/api/apps/{appId}/campaigns'].post as { responses: Record<string, { content: Record<string, { schema: { allOf: Json[] } }> }> };
+  const createCampaign = doc.paths['/api/apps/{appId}/campaigns'].post as {
+    responses: Record<string, { content: Record<string, { schema: { allOf: Json[] } }> }>;
+  };
   const codeEnum = (status: string) =>
-    ((createCampaign.responses[status].content['application/json'].schema.allOf[1] as { properties: { error: { properties: { code: { enum: string[] } } } } }).properties.error.properties.code.enum);
+    (
+      createCampaign.responses[status].content['application/json'].schema.allOf[1] as {
+        properties: { error: { properties: { code: { enum: string[] } } } };
+      }
+    ).properties.error.properties.code.enum;
   t.true(codeEnum('400').includes('invalid_body'));
   t.true(codeEnum('401').includes('unauthorized'));
   t.true(codeEnum('429').includes('rate_limited'));
   for (const op of allOperations())
     for (const [status, codes] of Object.entries(op.errors ?? {})) {
-      const response = (doc.paths[op.path][op.method.toLowerCase()].responses as Record<string, { content: Record<string, { schema: { allOf?: Json[] } }> }>)[status];
+      const response = (
+        doc.paths[op.path][op.method.toLowerCase()].responses as Record<
+          string,
+          { content: Record<string, { schema: { allOf?: Json[] } }> }
+        >
+      )[status];
       const schema = response.content['application/json'].schema;
-      const listed = (schema.allOf?.[1] as { properties: { error: { properties: { code: { enum: string[] } } } } } | undefined)?.properties.error.properties.code.enum ?? [];
+      const listed =
+        (schema.allOf?.[1] as { properties: { error: { properties: { code: { enum: string[] } } } } } | undefined)
+          ?.properties.error.properties.code.enum ?? [];
       for (const code of codes) t.true(listed.includes(code), `${op.method} ${op.path} ${status} ${code}`);
     }
 });
@@ -129,11 +199,24 @@ test('the webhooks section documents every event with the delivery headers, and 
     const post = doc.webhooks[event]?.post as { parameters: { name: string }[] } | undefined;
     t.truthy(post, event);
     const headers = post!.parameters.map((p) => p.name);
-    for (const h of ['X-Service-Event', 'X-Service-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) t.true(headers.includes(h), `${event}: ${h}`);
+    for (const h of ['X-Service-Event', 'X-Service-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'])
+      t.true(headers.includes(h), `${event}: ${h}`);
   }
-  const schemaOf = (event: string) => ['webhooks', event, 'post', 'requestBody', 'content', 'application/json', 'schema'];
-  for (const event of ACCEPTED_EVENTS) t.is(validate(schemaOf(event), JSON.parse(JSON.stringify(sampleEnvelope(event)))), null, event);
+  const schemaOf = (event: string) => [
+    'webhooks',
+    event,
+    'post',
+    'requestBody',
+    'content',
+    'application/json',
+    'schema',
+  ];
+  for (const event of ACCEPTED_EVENTS)
+    t.is(validate(schemaOf(event), JSON.parse(JSON.stringify(sampleEnvelope(event)))), null, event);
   t.is(validate(schemaOf(TEST_EVENT), JSON.parse(envelopeJson(TEST_EVENT, testEventData(null)))), null, TEST_EVENT);
   // The envelope's event name is fixed per webhook.
-  t.not(validate(schemaOf('lead.discovered'), { ...sampleEnvelope('lead.discovered'), event: 'action.executed' }), null);
+  t.not(
+    validate(schemaOf('lead.discovered'), { ...sampleEnvelope('lead.discovered'), event: 'action.executed' }),
+    null,
+  );
 });

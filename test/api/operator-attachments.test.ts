@@ -10,7 +10,13 @@ import type { Socket } from 'node:net';
 import { AgentAttachment } from '../../db/entities/AgentAttachment.js';
 import { AgentThread } from '../../db/entities/AgentThread.js';
 import { DEMO_USER_ID } from '../../domain/demo/seed.js';
-import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_CHARS, requireChatAttachments, sanitizeFilename, detectType } from '../../domain/operator/attachments.js';
+import {
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENT_CHARS,
+  requireChatAttachments,
+  sanitizeFilename,
+  detectType,
+} from '../../domain/operator/attachments.js';
 import type { Actor } from '../../domain/identity.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { api, call, closeApi, createTestApp, createUser, listen, type Res, type TestUser } from '../helpers/api.js';
@@ -45,12 +51,16 @@ function pdf(content: string): Buffer {
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, 'latin1');
 }
-const textPdf = (...lines: string[]) => pdf(`BT /F1 12 Tf 72 720 Td 14 TL ${lines.map((l) => `(${l}) Tj T*`).join(' ')} ET`);
+const textPdf = (...lines: string[]) =>
+  pdf(`BT /F1 12 Tf 72 720 Td 14 TL ${lines.map((l) => `(${l}) Tj T*`).join(' ')} ET`);
 /** Only graphics (a scan would be an image): no text at all. */
 const blankPdf = () => pdf('0 0 m 200 200 l S');
 /** Starts like a PDF, but nothing after the header is one. */
 const corruptPdf = () => Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\nthis is not a PDF body at all\n%%EOF\n', 'latin1');
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+  'hex',
+);
 
 // ---------------------------------------------------------------------------------------------
 // Requests.
@@ -84,20 +94,43 @@ async function upload(u: TestUser, p: Upload): Promise<Res> {
   const form = new FormData();
   if (p.app_id !== undefined) form.append('app_id', p.app_id);
   if (p.thread_id !== undefined) form.append('thread_id', p.thread_id);
-  if (p.file) form.append('file', new Blob([p.file.data], { type: p.file.type ?? 'application/octet-stream' }), p.file.name ?? 'notes.txt');
+  if (p.file)
+    form.append(
+      'file',
+      new Blob([p.file.data], { type: p.file.type ?? 'application/octet-stream' }),
+      p.file.name ?? 'notes.txt',
+    );
   const base = p.base ?? (await api()).base;
-  return parse(await fetch(base + URL_PATH, { method: 'POST', body: form, headers: { authorization: `Bearer ${u.accessToken}`, ...p.headers } }));
+  return parse(
+    await fetch(base + URL_PATH, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${u.accessToken}`, ...p.headers },
+    }),
+  );
 }
 
 /** A hand-written multipart body (for malformed forms and exact bytes). */
-async function raw(u: TestUser, body: Buffer | string, contentType: string, headers: Record<string, string> = {}): Promise<Res> {
+async function raw(
+  u: TestUser,
+  body: Buffer | string,
+  contentType: string,
+  headers: Record<string, string> = {},
+): Promise<Res> {
   const base = (await api()).base;
-  return parse(await fetch(base + URL_PATH, { method: 'POST', body, headers: { authorization: `Bearer ${u.accessToken}`, 'content-type': contentType, ...headers } }));
+  return parse(
+    await fetch(base + URL_PATH, {
+      method: 'POST',
+      body,
+      headers: { authorization: `Bearer ${u.accessToken}`, 'content-type': contentType, ...headers },
+    }),
+  );
 }
 
 const B = 'test-boundary-7f3a';
 const MULTIPART = `multipart/form-data; boundary=${B}`;
-const field = (name: string, value: string) => `--${B}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+const field = (name: string, value: string) =>
+  `--${B}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
 const filePart = (name: string, filename: string, data: string) =>
   `--${B}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n${data}\r\n`;
 const END = `--${B}--\r\n`;
@@ -124,8 +157,20 @@ test('a text file without thread_id: 201 with exactly the spec fields, a new thr
   const data = '# Pricing notes\n\nEnterprise tier: **$49/seat**.\n';
   const r = await upload(u, { app_id: appId, file: { data, name: 'pricing.md', type: 'text/markdown' } });
   t.is(r.status, 201, r.text);
-  t.deepEqual(Object.keys(r.body).sort(), ['content_type', 'extraction_status', 'file_id', 'filename', 'size_bytes', 'thread_id']);
-  t.like(r.body, { filename: 'pricing.md', content_type: 'text/markdown', size_bytes: Buffer.byteLength(data), extraction_status: 'extracted' });
+  t.deepEqual(Object.keys(r.body).sort(), [
+    'content_type',
+    'extraction_status',
+    'file_id',
+    'filename',
+    'size_bytes',
+    'thread_id',
+  ]);
+  t.like(r.body, {
+    filename: 'pricing.md',
+    content_type: 'text/markdown',
+    size_bytes: Buffer.byteLength(data),
+    extraction_status: 'extracted',
+  });
   // The thread was created for this user and product, and is readable as one of theirs.
   const th = await call('GET', `/api/agent/threads/${r.body.thread_id}`, auth(u));
   t.is(th.status, 200, th.text);
@@ -136,7 +181,11 @@ test('a text file without thread_id: 201 with exactly the spec fields, a new thr
   t.is(row.userId, u.id);
   t.is(row.workspace.id, await workspaceIdOf(u.id));
   // A second file into the same thread: no new thread.
-  const second = await upload(u, { app_id: appId, thread_id: r.body.thread_id, file: { data: 'a,b\n1,2\n', name: 'data.csv' } });
+  const second = await upload(u, {
+    app_id: appId,
+    thread_id: r.body.thread_id,
+    file: { data: 'a,b\n1,2\n', name: 'data.csv' },
+  });
   t.is(second.status, 201, second.text);
   t.is(second.body.thread_id, r.body.thread_id);
   t.is(await (await em()).count(AgentThread, { app: appId }), 1);
@@ -167,34 +216,56 @@ test('the type comes from the content: text subtypes, a PDF under a .txt name, a
     [{ data: 'text with a \u0000 NUL', name: 'nul.txt' }, 'a NUL byte'],
     [{ data: Buffer.alloc(0), name: 'empty.txt' }, 'an empty file'],
   ];
-  for (const [file, what] of refused) await expectError(t, await upload(u, { app_id: appId, file }), 400, 'invalid_file', what);
+  for (const [file, what] of refused)
+    await expectError(t, await upload(u, { app_id: appId, file }), 400, 'invalid_file', what);
   t.is(await (await em()).count(AgentAttachment, { userId: u.id }), cases.length);
 });
 
 test('PDFs: text is extracted; a PDF without text is `empty`; a corrupt one is `failed`; all are stored', async (t) => {
   const { u, appId } = await ownerWithApp();
-  const good = await upload(u, { app_id: appId, file: { data: textPdf('Hello from a PDF', 'Second line'), name: 'brief.pdf', type: 'application/pdf' } });
+  const good = await upload(u, {
+    app_id: appId,
+    file: { data: textPdf('Hello from a PDF', 'Second line'), name: 'brief.pdf', type: 'application/pdf' },
+  });
   t.is(good.status, 201, good.text);
   t.like(good.body, { content_type: 'application/pdf', extraction_status: 'extracted', filename: 'brief.pdf' });
   const text = (await stored(good.body.file_id)).text ?? '';
   t.true(text.includes('Hello from a PDF') && text.includes('Second line'), text);
-  const blank = await upload(u, { app_id: appId, thread_id: good.body.thread_id, file: { data: blankPdf(), name: 'scan.pdf' } });
+  const blank = await upload(u, {
+    app_id: appId,
+    thread_id: good.body.thread_id,
+    file: { data: blankPdf(), name: 'scan.pdf' },
+  });
   t.is(blank.status, 201, blank.text);
   t.like(blank.body, { content_type: 'application/pdf', extraction_status: 'empty' });
   t.is((await stored(blank.body.file_id)).text, null);
-  const corrupt = await upload(u, { app_id: appId, thread_id: good.body.thread_id, file: { data: corruptPdf(), name: 'broken.pdf' } });
+  const corrupt = await upload(u, {
+    app_id: appId,
+    thread_id: good.body.thread_id,
+    file: { data: corruptPdf(), name: 'broken.pdf' },
+  });
   t.is(corrupt.status, 201, corrupt.text);
-  t.like(corrupt.body, { content_type: 'application/pdf', extraction_status: 'failed', size_bytes: corruptPdf().length });
+  t.like(corrupt.body, {
+    content_type: 'application/pdf',
+    extraction_status: 'failed',
+    size_bytes: corruptPdf().length,
+  });
   t.is((await stored(corrupt.body.file_id)).text, null);
 });
 
 test('size: exactly 2 MiB is accepted (the text kept to 200,000 characters, `truncated`); 2 MiB + 1 byte is 413 file_too_large and nothing is stored', async (t) => {
   const { u, appId } = await ownerWithApp();
-  const ok = await upload(u, { app_id: appId, file: { data: Buffer.alloc(MAX_ATTACHMENT_BYTES, 'a'), name: 'big.txt' } });
+  const ok = await upload(u, {
+    app_id: appId,
+    file: { data: Buffer.alloc(MAX_ATTACHMENT_BYTES, 'a'), name: 'big.txt' },
+  });
   t.is(ok.status, 201, ok.text);
   t.like(ok.body, { size_bytes: 2 * MiB, extraction_status: 'truncated', content_type: 'text/plain' });
   t.is((await stored(ok.body.file_id)).text?.length, MAX_ATTACHMENT_CHARS);
-  const over = await upload(u, { app_id: appId, file: { data: Buffer.alloc(MAX_ATTACHMENT_BYTES + 1, 'a'), name: 'bigger.txt' } });
+  const over = await upload(u, {
+    app_id: appId,
+    file: { data: Buffer.alloc(MAX_ATTACHMENT_BYTES + 1, 'a'), name: 'bigger.txt' },
+  });
   await expectError(t, over, 413, 'file_too_large', '2 MiB + 1');
   t.is(await (await em()).count(AgentAttachment, { userId: u.id }), 1);
   t.is(await (await em()).count(AgentThread, { user: u.id }), 1);
@@ -206,18 +277,26 @@ test('size: exactly 2 MiB is accepted (the text kept to 200,000 characters, `tru
  * answering would never answer (the test would time out).
  */
 async function partialUpload(base: string, token: string, appId: string, declared: number, sendAtMost: number) {
-  const head = Buffer.from(`${field('app_id', appId)}--${B}\r\nContent-Disposition: form-data; name="file"; filename="huge.txt"\r\nContent-Type: text/plain\r\n\r\n`);
+  const head = Buffer.from(
+    `${field('app_id', appId)}--${B}\r\nContent-Disposition: form-data; name="file"; filename="huge.txt"\r\nContent-Type: text/plain\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n${END}`);
   const req = request(`${base}${URL_PATH}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': MULTIPART, 'content-length': head.length + declared + tail.length },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': MULTIPART,
+      'content-length': head.length + declared + tail.length,
+    },
   });
   req.on('error', () => {}); // the server closes the connection after its answer
   const response = new Promise<{ status: number; body: any; connection?: string }>((resolve) =>
     req.on('response', (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), connection: res.headers.connection }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), connection: res.headers.connection }),
+      );
       res.on('error', () => resolve({ status: res.statusCode ?? 0, body: undefined }));
     }),
   );
@@ -230,7 +309,9 @@ async function partialUpload(base: string, token: string, appId: string, declare
     sent += chunk.length;
     if (!req.write(chunk)) await Promise.race([once(req, 'drain'), response]);
   }
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer after sending ${sent} of ${declared} bytes`)), 15_000).unref());
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`no answer after sending ${sent} of ${declared} bytes`)), 15_000).unref(),
+  );
   const res = await Promise.race([response, timeout]);
   req.destroy();
   return { ...res, sent };
@@ -272,25 +353,101 @@ test('400 codes: invalid_app, invalid_thread, missing_file, invalid_user, invali
   const file = { data: 'hello' };
   await expectError(t, await upload(u, { file }), 400, 'invalid_app', 'no app_id');
   await expectError(t, await upload(u, { app_id: 'not-a-uuid', file }), 400, 'invalid_app', 'malformed app_id');
-  await expectError(t, await upload(u, { app_id: appId, thread_id: 'nope', file }), 400, 'invalid_thread', 'malformed thread_id');
-  await expectError(t, await upload(u, { app_id: appId, thread_id: '', file }), 400, 'invalid_thread', 'empty thread_id');
+  await expectError(
+    t,
+    await upload(u, { app_id: appId, thread_id: 'nope', file }),
+    400,
+    'invalid_thread',
+    'malformed thread_id',
+  );
+  await expectError(
+    t,
+    await upload(u, { app_id: appId, thread_id: '', file }),
+    400,
+    'invalid_thread',
+    'empty thread_id',
+  );
   await expectError(t, await upload(u, { app_id: appId }), 400, 'missing_file', 'no file');
-  await expectError(t, await raw(u, field('app_id', appId) + field('file', 'hello') + END, MULTIPART), 400, 'missing_file', 'file as a text field');
-  await expectError(t, await upload(u, { app_id: appId, file, headers: { 'x-acting-as': 'nope' } }), 400, 'invalid_user', 'bad X-Acting-As');
-  await expectError(t, await raw(u, JSON.stringify({ app_id: appId }), 'application/json'), 400, 'invalid_upload', 'JSON body');
+  await expectError(
+    t,
+    await raw(u, field('app_id', appId) + field('file', 'hello') + END, MULTIPART),
+    400,
+    'missing_file',
+    'file as a text field',
+  );
+  await expectError(
+    t,
+    await upload(u, { app_id: appId, file, headers: { 'x-acting-as': 'nope' } }),
+    400,
+    'invalid_user',
+    'bad X-Acting-As',
+  );
+  await expectError(
+    t,
+    await raw(u, JSON.stringify({ app_id: appId }), 'application/json'),
+    400,
+    'invalid_upload',
+    'JSON body',
+  );
   await expectError(t, await raw(u, 'x', 'multipart/form-data'), 400, 'invalid_upload', 'no boundary');
-  await expectError(t, await raw(u, field('app_id', appId) + filePart('file', 'a.txt', 'cut sh'), MULTIPART), 400, 'invalid_upload', 'no closing boundary');
-  await expectError(t, await raw(u, `--${B}\r\nnot a header line\r\n\r\nx\r\n${END}`, MULTIPART), 400, 'invalid_upload', 'broken part header');
-  await expectError(t, await raw(u, field('app_id', appId) + field('color', 'blue') + filePart('file', 'a.txt', 'hi') + END, MULTIPART), 400, 'invalid_upload', 'unknown field');
-  await expectError(t, await raw(u, field('app_id', appId) + field('app_id', appId) + filePart('file', 'a.txt', 'hi') + END, MULTIPART), 400, 'invalid_upload', 'repeated field');
-  await expectError(t, await raw(u, field('app_id', appId) + filePart('attachment', 'a.txt', 'hi') + END, MULTIPART), 400, 'invalid_upload', 'file under another name');
+  await expectError(
+    t,
+    await raw(u, field('app_id', appId) + filePart('file', 'a.txt', 'cut sh'), MULTIPART),
+    400,
+    'invalid_upload',
+    'no closing boundary',
+  );
+  await expectError(
+    t,
+    await raw(u, `--${B}\r\nnot a header line\r\n\r\nx\r\n${END}`, MULTIPART),
+    400,
+    'invalid_upload',
+    'broken part header',
+  );
+  await expectError(
+    t,
+    await raw(u, field('app_id', appId) + field('color', 'blue') + filePart('file', 'a.txt', 'hi') + END, MULTIPART),
+    400,
+    'invalid_upload',
+    'unknown field',
+  );
+  await expectError(
+    t,
+    await raw(u, field('app_id', appId) + field('app_id', appId) + filePart('file', 'a.txt', 'hi') + END, MULTIPART),
+    400,
+    'invalid_upload',
+    'repeated field',
+  );
+  await expectError(
+    t,
+    await raw(u, field('app_id', appId) + filePart('attachment', 'a.txt', 'hi') + END, MULTIPART),
+    400,
+    'invalid_upload',
+    'file under another name',
+  );
   t.is(await (await em()).count(AgentAttachment, { userId: u.id }), 0);
 });
 
 test('413 invalid_upload: a second file, an oversized field value', async (t) => {
   const { u, appId } = await ownerWithApp();
-  await expectError(t, await raw(u, field('app_id', appId) + filePart('file', 'a.txt', 'one') + filePart('file', 'b.txt', 'two') + END, MULTIPART), 413, 'invalid_upload', 'two files');
-  await expectError(t, await raw(u, field('app_id', 'x'.repeat(5000)) + filePart('file', 'a.txt', 'one') + END, MULTIPART), 413, 'invalid_upload', 'long field');
+  await expectError(
+    t,
+    await raw(
+      u,
+      field('app_id', appId) + filePart('file', 'a.txt', 'one') + filePart('file', 'b.txt', 'two') + END,
+      MULTIPART,
+    ),
+    413,
+    'invalid_upload',
+    'two files',
+  );
+  await expectError(
+    t,
+    await raw(u, field('app_id', 'x'.repeat(5000)) + filePart('file', 'a.txt', 'one') + END, MULTIPART),
+    413,
+    'invalid_upload',
+    'long field',
+  );
   t.is(await (await em()).count(AgentAttachment, { userId: u.id }), 0);
 });
 
@@ -298,11 +455,23 @@ test('403 app_not_owned (another workspace’s product) and not_assigned (a memb
   const { u: owner, appId } = await ownerWithApp();
   const other = await createTestApp(owner, 'Other product');
   const stranger = await createOwner();
-  await expectError(t, await upload(stranger, { app_id: appId, file: { data: 'hi' } }), 403, 'app_not_owned', 'foreign product');
+  await expectError(
+    t,
+    await upload(stranger, { app_id: appId, file: { data: 'hi' } }),
+    403,
+    'app_not_owned',
+    'foreign product',
+  );
   const member = await createUser();
   await addTeamMember(owner.id, member.id, { appIds: [other.id] });
   const asOwner = { 'x-acting-as': owner.id };
-  await expectError(t, await upload(member, { app_id: appId, file: { data: 'hi' }, headers: asOwner }), 403, 'not_assigned', 'member without the product');
+  await expectError(
+    t,
+    await upload(member, { app_id: appId, file: { data: 'hi' }, headers: asOwner }),
+    403,
+    'not_assigned',
+    'member without the product',
+  );
   const ok = await upload(member, { app_id: other.id, file: { data: 'hi' }, headers: asOwner });
   t.is(ok.status, 201, ok.text);
   // The Demo workspace is read-only for the Operator.
@@ -310,7 +479,13 @@ test('403 app_not_owned (another workspace’s product) and not_assigned (a memb
   t.is((await call('POST', '/api/me/workspaces/demo/join', auth(visitor))).status, 201);
   const apps = await call('GET', '/api/apps', auth(visitor, { 'x-acting-as': DEMO_USER_ID }));
   const demoApp = (apps.body.items ?? apps.body)[0].id;
-  await expectError(t, await upload(visitor, { app_id: demoApp, file: { data: 'hi' }, headers: { 'x-acting-as': DEMO_USER_ID } }), 403, 'demo_read_only', 'Demo');
+  await expectError(
+    t,
+    await upload(visitor, { app_id: demoApp, file: { data: 'hi' }, headers: { 'x-acting-as': DEMO_USER_ID } }),
+    403,
+    'demo_read_only',
+    'Demo',
+  );
 });
 
 test('404 thread_not_found: unknown, another product’s, another user’s (same workspace or another), and nothing is stored', async (t) => {
@@ -319,16 +494,45 @@ test('404 thread_not_found: unknown, another product’s, another user’s (same
   const mine = await upload(owner, { app_id: appId, file: { data: 'first' } });
   t.is(mine.status, 201, mine.text);
   const thread = mine.body.thread_id;
-  await expectError(t, await upload(owner, { app_id: appId, thread_id: uuidv7(), file: { data: 'x' } }), 404, 'thread_not_found', 'unknown thread');
-  await expectError(t, await upload(owner, { app_id: other.id, thread_id: thread, file: { data: 'x' } }), 404, 'thread_not_found', 'thread of another product');
+  await expectError(
+    t,
+    await upload(owner, { app_id: appId, thread_id: uuidv7(), file: { data: 'x' } }),
+    404,
+    'thread_not_found',
+    'unknown thread',
+  );
+  await expectError(
+    t,
+    await upload(owner, { app_id: other.id, thread_id: thread, file: { data: 'x' } }),
+    404,
+    'thread_not_found',
+    'thread of another product',
+  );
   // Another workspace: its own product, the owner's thread id.
   const stranger = await createOwner();
   const strangerApp = await createTestApp(stranger);
-  await expectError(t, await upload(stranger, { app_id: strangerApp.id, thread_id: thread, file: { data: 'x' } }), 404, 'thread_not_found', 'cross-workspace');
+  await expectError(
+    t,
+    await upload(stranger, { app_id: strangerApp.id, thread_id: thread, file: { data: 'x' } }),
+    404,
+    'thread_not_found',
+    'cross-workspace',
+  );
   // A member of the same workspace, with the product: threads are per user.
   const member = await createUser();
   await addTeamMember(owner.id, member.id);
-  await expectError(t, await upload(member, { app_id: appId, thread_id: thread, file: { data: 'x' }, headers: { 'x-acting-as': owner.id } }), 404, 'thread_not_found', 'another user’s thread');
+  await expectError(
+    t,
+    await upload(member, {
+      app_id: appId,
+      thread_id: thread,
+      file: { data: 'x' },
+      headers: { 'x-acting-as': owner.id },
+    }),
+    404,
+    'thread_not_found',
+    'another user’s thread',
+  );
   t.is(await (await em()).count(AgentAttachment, { thread }), 1);
 });
 
@@ -336,7 +540,13 @@ test('422 pdf_extraction_unavailable when the PDF extractor cannot be loaded; te
   const { u, appId } = await ownerWithApp();
   const { services } = await api();
   const { base } = await listen({ ...services, pdf: () => Promise.reject(new Error('Cannot find package unpdf')) });
-  await expectError(t, await upload(u, { base, app_id: appId, file: { data: textPdf('Hi'), name: 'a.pdf' } }), 422, 'pdf_extraction_unavailable', 'no extractor');
+  await expectError(
+    t,
+    await upload(u, { base, app_id: appId, file: { data: textPdf('Hi'), name: 'a.pdf' } }),
+    422,
+    'pdf_extraction_unavailable',
+    'no extractor',
+  );
   t.is(await (await em()).count(AgentThread, { user: u.id }), 0);
   const text = await upload(u, { base, app_id: appId, file: { data: 'plain text' } });
   t.is(text.status, 201, text.text);
@@ -347,7 +557,13 @@ test('500 thread_create_failed when the new thread cannot be stored, 500 upload_
   // Real database failures, injected for this product's threads, then for this user's attachments.
   const threads = await failInserts('agent_threads', `new.app_id = '${appId}'`);
   t.teardown(() => threads.remove());
-  await expectError(t, await upload(u, { app_id: appId, file: { data: 'notes' } }), 500, 'thread_create_failed', 'no thread');
+  await expectError(
+    t,
+    await upload(u, { app_id: appId, file: { data: 'notes' } }),
+    500,
+    'thread_create_failed',
+    'no thread',
+  );
   t.is(await (await em()).count(AgentThread, { user: u.id }), 0);
   t.is(await (await em()).count(AgentAttachment, { userId: u.id }), 0);
   await threads.remove();
@@ -360,7 +576,13 @@ test('500 thread_create_failed when the new thread cannot be stored, 500 upload_
   // Into an existing thread.
   const thread = await call('POST', '/api/agent/threads', { ...auth(u), body: { app_id: appId } });
   t.is(thread.status, 201, thread.text);
-  await expectError(t, await upload(u, { app_id: appId, thread_id: thread.body.id, file: { data: 'notes' } }), 500, 'upload_failed', 'existing thread');
+  await expectError(
+    t,
+    await upload(u, { app_id: appId, thread_id: thread.body.id, file: { data: 'notes' } }),
+    500,
+    'upload_failed',
+    'existing thread',
+  );
   t.is(await (await em()).count(AgentAttachment, { userId: u.id }), 0);
   await rows.remove();
 
@@ -421,11 +643,24 @@ test('requireChatAttachments: the thread’s attachments with text, in order; 40
   const thread = a.body.thread_id;
   const b = await upload(u, { app_id: appId, thread_id: thread, file: { data: textPdf('Beta'), name: 'b.pdf' } });
   const scan = await upload(u, { app_id: appId, thread_id: thread, file: { data: blankPdf(), name: 'scan.pdf' } });
-  const broken = await upload(u, { app_id: appId, thread_id: thread, file: { data: corruptPdf(), name: 'broken.pdf' } });
+  const broken = await upload(u, {
+    app_id: appId,
+    thread_id: thread,
+    file: { data: corruptPdf(), name: 'broken.pdf' },
+  });
   const elsewhere = await upload(u, { app_id: appId, file: { data: 'other thread' } });
   t.not(elsewhere.body.thread_id, thread);
   const workspaceId = await workspaceIdOf(u.id);
-  const actor: Actor = { userId: u.id, workspaceId, ownerId: u.id, role: 'owner', allApps: true, appIds: [], actingAs: false, isDemo: false };
+  const actor: Actor = {
+    userId: u.id,
+    workspaceId,
+    ownerId: u.id,
+    role: 'owner',
+    allApps: true,
+    appIds: [],
+    actingAs: false,
+    isDemo: false,
+  };
   const got = await requireChatAttachments(await em(), actor, thread, [b.body.file_id, a.body.file_id.toUpperCase()]);
   t.deepEqual(
     got.map((x) => [x.id, x.filename]),
@@ -448,27 +683,50 @@ test('requireChatAttachments: the thread’s attachments with text, in order; 40
   await fails([broken.body.file_id], 422, 'attachment_unavailable');
   // Another user, even naming the right thread, sees none of them.
   const stranger = await createOwner();
-  await fails([a.body.file_id], 404, 'attachment_not_found', { ...actor, userId: stranger.id, ownerId: stranger.id, workspaceId: await workspaceIdOf(stranger.id) });
+  await fails([a.body.file_id], 404, 'attachment_not_found', {
+    ...actor,
+    userId: stranger.id,
+    ownerId: stranger.id,
+    workspaceId: await workspaceIdOf(stranger.id),
+  });
 });
 
 test('a message names attachments of its thread: the turn runs with them and the history records them; one without text is 422', async (t) => {
   const { u, appId } = await ownerWithApp();
-  const notes = await upload(u, { app_id: appId, file: { data: 'Budget: 40k. Decision maker: the CFO.', name: 'call-notes.txt' } });
+  const notes = await upload(u, {
+    app_id: appId,
+    file: { data: 'Budget: 40k. Decision maker: the CFO.', name: 'call-notes.txt' },
+  });
   t.is(notes.status, 201, notes.text);
   const thread = notes.body.thread_id;
-  const r = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, thread_id: thread, message: 'Summarise the notes', attachment_ids: [notes.body.file_id] });
+  const r = await postSse('/api/agent/messages', u.accessToken, {
+    app_id: appId,
+    thread_id: thread,
+    message: 'Summarise the notes',
+    attachment_ids: [notes.body.file_id],
+  });
   t.is(r.status, 200, JSON.stringify(r.error));
   t.is(r.events[0]?.event, 'turn');
   const history = await call('GET', `/api/agent/threads/${thread}/messages`, auth(u));
   const asked = history.body.find((m: { role: string }) => m.role === 'user');
   t.deepEqual(asked.attachment_ids, [notes.body.file_id]);
   const scan = await upload(u, { app_id: appId, thread_id: thread, file: { data: blankPdf(), name: 'scan.pdf' } });
-  const refused = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, thread_id: thread, message: 'And this?', attachment_ids: [scan.body.file_id] });
+  const refused = await postSse('/api/agent/messages', u.accessToken, {
+    app_id: appId,
+    thread_id: thread,
+    message: 'And this?',
+    attachment_ids: [scan.body.file_id],
+  });
   t.is(refused.status, 422);
   t.is(refused.error.error.code, 'attachment_unavailable');
   // Another thread's attachment: 404.
   const other = await upload(u, { app_id: appId, file: { data: 'elsewhere' } });
-  const foreign = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, thread_id: thread, message: 'And that?', attachment_ids: [other.body.file_id] });
+  const foreign = await postSse('/api/agent/messages', u.accessToken, {
+    app_id: appId,
+    thread_id: thread,
+    message: 'And that?',
+    attachment_ids: [other.body.file_id],
+  });
   t.is(foreign.status, 404);
   t.is(foreign.error.error.code, 'attachment_not_found');
 });

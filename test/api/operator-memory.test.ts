@@ -14,8 +14,10 @@ import { addTeamMember } from '../helpers/db.js';
 test.after.always(closeApi);
 
 const tok = (u: TestUser) => ({ token: u.accessToken });
-const put = (u: TestUser, body: unknown, headers?: Record<string, string>) => call('PUT', '/api/operator/memory', { ...tok(u), body, headers });
-const keys = (items: { key: string; app_id: string | null }[]) => items.map((f) => `${f.app_id ? 'app' : 'all'}:${f.key}`);
+const put = (u: TestUser, body: unknown, headers?: Record<string, string>) =>
+  call('PUT', '/api/operator/memory', { ...tok(u), body, headers });
+const keys = (items: { key: string; app_id: string | null }[]) =>
+  items.map((f) => `${f.app_id ? 'app' : 'all'}:${f.key}`);
 
 test('PUT upserts by key per scope (one product, or all products); GET lists newest first, by product with the global ones', async (t) => {
   const u = await createOwner();
@@ -63,7 +65,13 @@ test('PUT upserts by key per scope (one product, or all products); GET lists new
   // What the turn workflow puts in the model's context.
   const actor = await resolveActor(await em(), { userId: u.id, kind: 'session' }, undefined);
   const ctx = await memoryForContext(await em(), actor, app.id);
-  t.deepEqual(ctx.slice(0, 2).map((f) => `${f.key}=${f.value}`).sort(), ['competitor=Globex', 'tone=Playful']);
+  t.deepEqual(
+    ctx
+      .slice(0, 2)
+      .map((f) => `${f.key}=${f.value}`)
+      .sort(),
+    ['competitor=Globex', 'tone=Playful'],
+  );
   t.deepEqual(ctx[2], { key: 'tone', value: 'Formal' });
   t.is(ctx.length, 3);
   t.deepEqual(await memoryForContext(await em(), actor, null), [{ key: 'tone', value: 'Formal' }]);
@@ -73,8 +81,24 @@ test('memoryForContext is bounded to the 50 most recently written facts of the p
   const u = await createOwner();
   const app = await createTestApp(u);
   const other = await createTestApp(u, 'Elsewhere');
-  t.is((await put(u, Array.from({ length: 40 }, (_, i) => ({ key: `g${i}`, value: `global ${i}` })))).status, 200);
-  t.is((await put(u, Array.from({ length: 30 }, (_, i) => ({ app_id: app.id, key: `a${i}`, value: `app ${i}` })))).status, 200);
+  t.is(
+    (
+      await put(
+        u,
+        Array.from({ length: 40 }, (_, i) => ({ key: `g${i}`, value: `global ${i}` })),
+      )
+    ).status,
+    200,
+  );
+  t.is(
+    (
+      await put(
+        u,
+        Array.from({ length: 30 }, (_, i) => ({ app_id: app.id, key: `a${i}`, value: `app ${i}` })),
+      )
+    ).status,
+    200,
+  );
   t.is((await put(u, { app_id: other.id, key: 'x', value: 'not this product' })).status, 200);
   await new Promise((r) => setTimeout(r, 20)); // clock separation (a later updated_at than the writes above), not a wait on the system
   t.is((await put(u, { key: 'g0', value: 'rewritten last' })).status, 200);
@@ -138,10 +162,16 @@ test(`at most ${MAX_FACTS_PER_SCOPE} facts per scope: 409 memory_full, nothing w
   const u = await createOwner();
   const app = await createTestApp(u);
   for (let b = 0; b < MAX_FACTS_PER_SCOPE / 50; b++) {
-    const r = await put(u, Array.from({ length: 50 }, (_, i) => ({ app_id: app.id, key: `k${b}-${i}`, value: 'v' })));
+    const r = await put(
+      u,
+      Array.from({ length: 50 }, (_, i) => ({ app_id: app.id, key: `k${b}-${i}`, value: 'v' })),
+    );
     t.is(r.status, 200, r.text);
   }
-  const full = await put(u, [{ app_id: app.id, key: 'k0-0', value: 'changed' }, { app_id: app.id, key: 'one-more', value: 'v' }]);
+  const full = await put(u, [
+    { app_id: app.id, key: 'k0-0', value: 'changed' },
+    { app_id: app.id, key: 'one-more', value: 'v' },
+  ]);
   t.is(full.status, 409, full.text);
   t.is(full.body.error.code, 'memory_full');
   const replaced = await put(u, { app_id: app.id, key: 'k0-0', value: 'changed' });
@@ -161,7 +191,12 @@ test('DELETE: 204, then 404; another workspace’s or another user’s fact is 4
     t.is(r.body.error.code, 'not_found');
   }
   t.is((await call('GET', '/api/operator/memory', tok(u))).body.items.length, 1);
-  t.is((await call('GET', '/api/operator/memory', { token: member.accessToken, headers: { 'x-acting-as': u.id } })).body.items.length, 0, 'the member has no facts of their own');
+  t.is(
+    (await call('GET', '/api/operator/memory', { token: member.accessToken, headers: { 'x-acting-as': u.id } })).body
+      .items.length,
+    0,
+    'the member has no facts of their own',
+  );
   t.is((await call('DELETE', '/api/operator/memory/nope', tok(u))).body.error.code, 'invalid_id');
   const del = await call('DELETE', `/api/operator/memory/${fact.id}`, tok(u));
   t.is(del.status, 204, del.text);
@@ -183,13 +218,22 @@ test('notification preferences: defaults, partial updates, per user (also when a
     review_overdue: 'in_app',
     updated_at: null,
   });
-  const a = await call('PUT', '/api/operator/notification-preferences', { ...tok(u), body: { task_finished: 'email' } });
+  const a = await call('PUT', '/api/operator/notification-preferences', {
+    ...tok(u),
+    body: { task_finished: 'email' },
+  });
   t.like(a.body, { task_finished: 'email', confirmation_pending: 'in_app' });
   t.truthy(a.body.updated_at);
-  const b = await call('PUT', '/api/operator/notification-preferences', { ...tok(u), body: { confirmation_pending: 'none' } });
+  const b = await call('PUT', '/api/operator/notification-preferences', {
+    ...tok(u),
+    body: { confirmation_pending: 'none' },
+  });
   t.like(b.body, { task_finished: 'email', confirmation_pending: 'none' });
   t.like(await notificationPreferences(await em(), u.id), { taskFinished: 'email', confirmationPending: 'none' });
-  t.like((await call('PUT', '/api/operator/notification-preferences', { ...tok(u), body: {} })).body, { task_finished: 'email', confirmation_pending: 'none' });
+  t.like((await call('PUT', '/api/operator/notification-preferences', { ...tok(u), body: {} })).body, {
+    task_finished: 'email',
+    confirmation_pending: 'none',
+  });
   for (const body of [{ task_finished: 'sms' }, { confirmation_pending: null }, { other: 'email' }, []]) {
     const r = await call('PUT', '/api/operator/notification-preferences', { ...tok(u), body });
     t.is(r.status, 400, JSON.stringify(body));
@@ -197,7 +241,11 @@ test('notification preferences: defaults, partial updates, per user (also when a
   }
   const member = await createUser();
   await addTeamMember(u.id, member.id);
-  const m = await call('PUT', '/api/operator/notification-preferences', { token: member.accessToken, headers: { 'x-acting-as': u.id }, body: { task_finished: 'none' } });
+  const m = await call('PUT', '/api/operator/notification-preferences', {
+    token: member.accessToken,
+    headers: { 'x-acting-as': u.id },
+    body: { task_finished: 'none' },
+  });
   t.like(m.body, { task_finished: 'none', confirmation_pending: 'in_app' });
   t.like(await notificationPreferences(await em(), u.id), { taskFinished: 'email' }, 'the owner’s stay theirs');
   t.like(await notificationPreferences(await em(), member.id), { taskFinished: 'none' });
@@ -227,16 +275,40 @@ test('Operator tools: remember (change) upserts, list_memory (read) lists, as th
   t.is(findTool('remember')?.risk, 'change');
   t.is(findTool('list_memory')?.risk, 'read');
   const e = await em();
-  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e, { userId: u.id, kind: 'session' }, undefined) };
-  const a = (await runTool(findTool('remember')!, ctx, { app_id: app.id, key: 'icp', value: 'CTOs' })) as { id: string };
-  const b = (await runTool(findTool('remember')!, ctx, { app_id: app.id, key: 'icp', value: 'VPs of Engineering' })) as { id: string; value: string };
+  const ctx = {
+    em: e,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e, { userId: u.id, kind: 'session' }, undefined),
+  };
+  const a = (await runTool(findTool('remember')!, ctx, { app_id: app.id, key: 'icp', value: 'CTOs' })) as {
+    id: string;
+  };
+  const b = (await runTool(findTool('remember')!, ctx, {
+    app_id: app.id,
+    key: 'icp',
+    value: 'VPs of Engineering',
+  })) as { id: string; value: string };
   t.is(b.id, a.id);
   await runTool(findTool('remember')!, ctx, { key: 'signature', value: 'Ada' });
-  const listed = (await runTool(findTool('list_memory')!, { ...ctx, em: await em() }, { app_id: app.id })) as { key: string; value: string }[];
+  const listed = (await runTool(findTool('list_memory')!, { ...ctx, em: await em() }, { app_id: app.id })) as {
+    key: string;
+    value: string;
+  }[];
   t.deepEqual(listed.map((f) => `${f.key}=${f.value}`).sort(), ['icp=VPs of Engineering', 'signature=Ada']);
   const other = await createOwner();
   const oe = await em();
-  const otherCtx = { em: oe, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(oe, { userId: other.id, kind: 'session' }, undefined) };
+  const otherCtx = {
+    em: oe,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(oe, { userId: other.id, kind: 'session' }, undefined),
+  };
   t.deepEqual(await runTool(findTool('list_memory')!, otherCtx, {}), []);
-  t.like(await t.throwsAsync(runTool(findTool('remember')!, otherCtx, { app_id: app.id, key: 'k', value: 'v' })), { status: 403, code: 'app_not_owned' });
+  t.like(await t.throwsAsync(runTool(findTool('remember')!, otherCtx, { app_id: app.id, key: 'k', value: 'v' })), {
+    status: 403,
+    code: 'app_not_owned',
+  });
 });

@@ -26,7 +26,10 @@ test('create (title trimmed, or null), list newest first per (user, product), re
   const b = await call('POST', T, { ...auth(u), body: { app_id: app.id } });
   t.is(b.body.title, null);
   const list = await call('GET', `${T}?app_id=${app.id}`, auth(u));
-  t.deepEqual(list.body.map((x: { id: string }) => x.id), [b.body.id, a.body.id]);
+  t.deepEqual(
+    list.body.map((x: { id: string }) => x.id),
+    [b.body.id, a.body.id],
+  );
   t.is((await call('GET', `${T}/${a.body.id}`, auth(u))).body.title, 'Pipeline review');
   const renamed = await call('PATCH', `${T}/${a.body.id}`, { ...auth(u), body: { title: ' Q3 ' } });
   t.is(renamed.status, 200);
@@ -41,7 +44,14 @@ test('create (title trimmed, or null), list newest first per (user, product), re
 test('every documented 4xx code of creating and listing threads', async (t) => {
   const u = await createOwner();
   const app = await createTestApp(u);
-  const expect = async (method: string, path: string, body: unknown, status: number, code: string, headers?: Record<string, string>) => {
+  const expect = async (
+    method: string,
+    path: string,
+    body: unknown,
+    status: number,
+    code: string,
+    headers?: Record<string, string>,
+  ) => {
     const r = await call(method, path, { ...auth(u, headers), body });
     t.is(r.status, status, `${method} ${path} ${JSON.stringify(body)}: ${r.text}`);
     t.is(r.body.error.code, code, `${method} ${path}`);
@@ -111,7 +121,10 @@ test('deleting a thread deletes its messages, turns (cost records) and confirmat
   const u = await createOwner();
   const app = await createTestApp(u);
   const agent = await call('POST', `/api/apps/${app.id}/agents`, { ...auth(u), body: { name: 'Scout' } });
-  const r = await postSse('/api/agent/messages', u.accessToken, { app_id: app.id, message: `set agent status ${agent.body.id} status: paused` });
+  const r = await postSse('/api/agent/messages', u.accessToken, {
+    app_id: app.id,
+    message: `set agent status ${agent.body.id} status: paused`,
+  });
   t.is(r.events.at(-1)?.event, 'approval_required', r.events.map((e) => e.event).join(','));
   const thread = r.events[0].data.thread_id;
   const e = await em();
@@ -133,7 +146,12 @@ test('the Demo workspace: thread writes are 403 demo_read_only', async (t) => {
   const r = await call('POST', T, { ...auth(u, { 'x-acting-as': DEMO_USER_ID }), body: { app_id: appId } });
   t.is(r.status, 403);
   t.is(r.body.error.code, 'demo_read_only');
-  const m = await postSse('/api/agent/messages', u.accessToken, { app_id: appId, message: 'hello' }, { headers: { 'x-acting-as': DEMO_USER_ID } });
+  const m = await postSse(
+    '/api/agent/messages',
+    u.accessToken,
+    { app_id: appId, message: 'hello' },
+    { headers: { 'x-acting-as': DEMO_USER_ID } },
+  );
   t.is(m.status, 403);
   t.is(m.error.error.code, 'demo_read_only');
 });
@@ -143,7 +161,8 @@ test('the agent group is shared: the 21st request of a minute (threads and messa
   const app = await createTestApp(u);
   const statuses: number[] = [];
   for (let i = 0; i < 10; i++) statuses.push((await call('GET', `${T}?app_id=${app.id}`, auth(u))).status);
-  for (let i = 0; i < 10; i++) statuses.push((await postSse('/api/agent/messages', u.accessToken, { app_id: app.id })).status); // 400s count too
+  for (let i = 0; i < 10; i++)
+    statuses.push((await postSse('/api/agent/messages', u.accessToken, { app_id: app.id })).status); // 400s count too
   t.deepEqual([...new Set(statuses)].sort(), [200, 400]);
   const r = await call('GET', `${T}?app_id=${app.id}`, auth(u));
   t.is(r.status, 429);

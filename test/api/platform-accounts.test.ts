@@ -16,7 +16,11 @@ const BASE = '/api/platform-accounts';
 const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, ...(body === undefined ? {} : { body }) });
 
 async function created(u: TestUser, body: Record<string, unknown> = {}) {
-  const r = await call('POST', BASE, as(u, { channel: 'network', display_name: 'Ana', time_zone: 'Europe/Berlin', ...body }));
+  const r = await call(
+    'POST',
+    BASE,
+    as(u, { channel: 'network', display_name: 'Ana', time_zone: 'Europe/Berlin', ...body }),
+  );
   if (r.status !== 201) throw new Error(`create failed: ${r.status} ${r.text}`);
   return r.body as { id: string; [k: string]: any };
 }
@@ -24,20 +28,50 @@ async function created(u: TestUser, body: Record<string, unknown> = {}) {
 test('create: 201 with the canonical time zone and default working hours; the time zone is required and validated', async (t) => {
   const u = await createOwner();
   const a = await created(u, { channel: 'email', display_name: '  Ana (sales)  ', time_zone: 'america/new_york' });
-  t.like(a, { channel: 'email', display_name: 'Ana (sales)', time_zone: 'America/New_York', status: 'pending', connector: 'sandbox', connector_account_id: null, has_credentials: false });
+  t.like(a, {
+    channel: 'email',
+    display_name: 'Ana (sales)',
+    time_zone: 'America/New_York',
+    status: 'pending',
+    connector: 'sandbox',
+    connector_account_id: null,
+    has_credentials: false,
+  });
   t.deepEqual(a.working_hours, { days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' });
   t.deepEqual(a.warmup, { started_at: null, skipped_at: null });
 
   const missing = await call('POST', BASE, as(u, { channel: 'email', display_name: 'x' }));
   t.is(missing.status, 400);
   t.is(missing.body.error.code, 'invalid_body');
-  const unknown = await call('POST', BASE, as(u, { channel: 'email', display_name: 'x', time_zone: 'Mars/Olympus_Mons' }));
+  const unknown = await call(
+    'POST',
+    BASE,
+    as(u, { channel: 'email', display_name: 'x', time_zone: 'Mars/Olympus_Mons' }),
+  );
   t.is(unknown.status, 400);
   t.is(unknown.body.error.code, 'invalid_time_zone');
-  const hours = await call('POST', BASE, as(u, { channel: 'email', display_name: 'x', time_zone: 'UTC', working_hours: { days: [1], start: '18:00', end: '09:00' } }));
+  const hours = await call(
+    'POST',
+    BASE,
+    as(u, {
+      channel: 'email',
+      display_name: 'x',
+      time_zone: 'UTC',
+      working_hours: { days: [1], start: '18:00', end: '09:00' },
+    }),
+  );
   t.is(hours.status, 400);
   t.is(hours.body.error.code, 'invalid_body');
-  const days = await call('POST', BASE, as(u, { channel: 'email', display_name: 'x', time_zone: 'UTC', working_hours: { days: [1, 1], start: '08:00', end: '09:00' } }));
+  const days = await call(
+    'POST',
+    BASE,
+    as(u, {
+      channel: 'email',
+      display_name: 'x',
+      time_zone: 'UTC',
+      working_hours: { days: [1, 1], start: '08:00', end: '09:00' },
+    }),
+  );
   t.is(days.status, 400);
   const channel = await call('POST', BASE, as(u, { channel: 'fax', display_name: 'x', time_zone: 'UTC' }));
   t.is(channel.status, 400);
@@ -45,9 +79,16 @@ test('create: 201 with the canonical time zone and default working hours; the ti
 
 test('create: working hours may end at 24:00 (the end of the day), and only end there', async (t) => {
   const u = await createOwner();
-  const late = await created(u, { time_zone: 'Europe/Berlin', working_hours: { days: [1, 2, 3, 4, 5, 6, 7], start: '18:00', end: '24:00' } });
+  const late = await created(u, {
+    time_zone: 'Europe/Berlin',
+    working_hours: { days: [1, 2, 3, 4, 5, 6, 7], start: '18:00', end: '24:00' },
+  });
   t.deepEqual(late.working_hours, { days: [1, 2, 3, 4, 5, 6, 7], start: '18:00', end: '24:00' });
-  const allDay = await created(u, { channel: 'email', time_zone: 'UTC', working_hours: { days: [1], start: '00:00', end: '24:00' } });
+  const allDay = await created(u, {
+    channel: 'email',
+    time_zone: 'UTC',
+    working_hours: { days: [1], start: '00:00', end: '24:00' },
+  });
   t.deepEqual(allDay.working_hours, { days: [1], start: '00:00', end: '24:00' });
   for (const working_hours of [
     { days: [1], start: '24:00', end: '24:00' },
@@ -76,7 +117,10 @@ test('create: the plan bounds the number of accounts; members may read but not m
   const actingAs = (body?: unknown) => ({ ...as(member, body), headers: { 'x-acting-as': owner.id } });
   const list = await call('GET', BASE, actingAs());
   t.is(list.status, 200, list.text);
-  t.deepEqual(list.body.items.map((x: any) => x.id), [a.id]);
+  t.deepEqual(
+    list.body.items.map((x: any) => x.id),
+    [a.id],
+  );
   const refused = await call('POST', BASE, actingAs({ channel: 'email', display_name: 'x', time_zone: 'UTC' }));
   t.is(refused.status, 403);
   t.is(refused.body.error.code, 'not_assigned');
@@ -84,7 +128,10 @@ test('create: the plan bounds the number of accounts; members may read but not m
 
   const visitor = await createUser();
   t.is((await call('POST', '/api/me/workspaces/demo/join', as(visitor))).status, 201);
-  const demo = await call('POST', BASE, { ...as(visitor, { channel: 'email', display_name: 'x', time_zone: 'UTC' }), headers: { 'x-acting-as': DEMO_USER_ID } });
+  const demo = await call('POST', BASE, {
+    ...as(visitor, { channel: 'email', display_name: 'x', time_zone: 'UTC' }),
+    headers: { 'x-acting-as': DEMO_USER_ID },
+  });
   t.is(demo.status, 403);
   t.is(demo.body.error.code, 'demo_read_only');
 });
@@ -94,13 +141,22 @@ test('list: oldest first with cursor pagination and channel/status filters', asy
   const ids = [];
   for (const channel of ['email', 'network', 'email']) ids.push((await created(u, { channel })).id);
   const first = await call('GET', `${BASE}?limit=2`, as(u));
-  t.deepEqual(first.body.items.map((a: any) => a.id), ids.slice(0, 2));
+  t.deepEqual(
+    first.body.items.map((a: any) => a.id),
+    ids.slice(0, 2),
+  );
   t.truthy(first.body.next_cursor);
   const rest = await call('GET', `${BASE}?limit=2&cursor=${first.body.next_cursor}`, as(u));
-  t.deepEqual(rest.body.items.map((a: any) => a.id), ids.slice(2));
+  t.deepEqual(
+    rest.body.items.map((a: any) => a.id),
+    ids.slice(2),
+  );
   t.is(rest.body.next_cursor, null);
   const emails = await call('GET', `${BASE}?channel=email`, as(u));
-  t.deepEqual(emails.body.items.map((a: any) => a.id), [ids[0], ids[2]]);
+  t.deepEqual(
+    emails.body.items.map((a: any) => a.id),
+    [ids[0], ids[2]],
+  );
   t.is((await call('GET', `${BASE}?status=connected`, as(u))).body.items.length, 0);
   t.is((await call('GET', `${BASE}?status=nope`, as(u))).status, 400);
 });
@@ -117,38 +173,70 @@ test('connect: a hosted link, finished at the connector, reads connected; creden
   // The (simulated) user finishes at the link; setup-status asks the connector and applies it.
   const setup = await call('GET', `${BASE}/${hosted.id}/setup-status`, as(u));
   t.is(setup.status, 200, setup.text);
-  t.like(setup.body, { status: 'connected', connector: { state: 'connected', error: null }, sending_domain: null, ready: true });
+  t.like(setup.body, {
+    status: 'connected',
+    connector: { state: 'connected', error: null },
+    sending_domain: null,
+    ready: true,
+  });
   const again = await call('POST', `${BASE}/${hosted.id}/connect`, as(u, {}));
   t.is(again.status, 409);
   t.is(again.body.error.code, 'already_connected');
 
   const direct = await created(u, { channel: 'email' });
   const password = 'hunter2-secret-value';
-  const c = await call('POST', `${BASE}/${direct.id}/connect`, as(u, { credentials: { email: 'ana@acme.example', password } }));
+  const c = await call(
+    'POST',
+    `${BASE}/${direct.id}/connect`,
+    as(u, { credentials: { email: 'ana@acme.example', password } }),
+  );
   t.is(c.status, 200, c.text);
   t.like(c.body, { next: 'none', hosted_link: null, account: { status: 'connected', has_credentials: true } });
   // The answer carries the address the connector knows, before any status read.
   t.is(c.body.account.address, 'ana@acme.example');
   t.is((await (await em()).findOneOrFail(PlatformAccount, direct.id)).address, 'ana@acme.example');
-  t.is((await call('GET', `${BASE}?channel=email`, as(u))).body.items.find((a: any) => a.id === direct.id).address, 'ana@acme.example');
+  t.is(
+    (await call('GET', `${BASE}?channel=email`, as(u))).body.items.find((a: any) => a.id === direct.id).address,
+    'ana@acme.example',
+  );
   t.truthy(c.body.account.warmup.started_at);
   t.false(c.text.includes(password));
   const row = await (await em()).findOneOrFail(PlatformAccount, direct.id);
   t.false(row.credentialsSealed!.includes(password));
-  t.deepEqual(JSON.parse(decrypt(row.credentialsSealed!, (await api()).services.config.encryptionKey)), { email: 'ana@acme.example', password });
+  t.deepEqual(JSON.parse(decrypt(row.credentialsSealed!, (await api()).services.config.encryptionKey)), {
+    email: 'ana@acme.example',
+    password,
+  });
   t.false((await call('GET', BASE, as(u))).text.includes(password));
 });
 
 test('setup-status of an email account: the connector, the sending domain’s records and what to fix', async (t) => {
   const u = await createOwner();
   const good = await created(u, { channel: 'email' });
-  await call('POST', `${BASE}/${good.id}/connect`, as(u, { credentials: { email: 'ana@acme.example', password: 'x' } }));
+  await call(
+    'POST',
+    `${BASE}/${good.id}/connect`,
+    as(u, { credentials: { email: 'ana@acme.example', password: 'x' } }),
+  );
   const ok = await call('GET', `${BASE}/${good.id}/setup-status`, as(u));
-  t.like(ok.body, { ready: true, sending_domain: { domain: 'acme.example', ready: true, spf: { status: 'pass' }, dkim: { status: 'pass', selector: 'sandbox' }, dmarc: { status: 'pass' } } });
+  t.like(ok.body, {
+    ready: true,
+    sending_domain: {
+      domain: 'acme.example',
+      ready: true,
+      spf: { status: 'pass' },
+      dkim: { status: 'pass', selector: 'sandbox' },
+      dmarc: { status: 'pass' },
+    },
+  });
   t.deepEqual(ok.body.steps, []);
 
   const bad = await created(u, { channel: 'email' });
-  await call('POST', `${BASE}/${bad.id}/connect`, as(u, { credentials: { email: 'bo@nodmarc-shop.example', password: 'x' } }));
+  await call(
+    'POST',
+    `${BASE}/${bad.id}/connect`,
+    as(u, { credentials: { email: 'bo@nodmarc-shop.example', password: 'x' } }),
+  );
   const missing = await call('GET', `${BASE}/${bad.id}/setup-status`, as(u));
   t.like(missing.body, { ready: false, sending_domain: { dmarc: { status: 'missing' }, spf: { status: 'pass' } } });
   t.is(missing.body.steps.length, 1);
@@ -163,13 +251,21 @@ test('setup-status of an email account: the connector, the sending domain’s re
 test('setup-status sees a disconnection, announces it once, and says to reconnect', async (t) => {
   const u = await createOwner();
   const a = await created(u);
-  const c = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: { username: 'https://pronet.example/in/ana' } }));
+  const c = await call(
+    'POST',
+    `${BASE}/${a.id}/connect`,
+    as(u, { credentials: { username: 'https://pronet.example/in/ana' } }),
+  );
   await sandboxDisconnect(await em(), c.body.account.connector_account_id, 'checkpoint');
   const s = await call('GET', `${BASE}/${a.id}/setup-status`, as(u));
   t.like(s.body, { status: 'disconnected', connector: { state: 'disconnected', reason: 'checkpoint' }, ready: false });
   t.regex(s.body.steps[0], /reconnect the account \(checkpoint\)/);
   await call('GET', `${BASE}/${a.id}/setup-status`, as(u));
-  const events = await (await em()).getConnection().execute(`select body from webhook_events where name = 'account.disconnected' and body like ?`, [`%${a.id}%`]);
+  const events = await (
+    await em()
+  )
+    .getConnection()
+    .execute(`select body from webhook_events where name = 'account.disconnected' and body like ?`, [`%${a.id}%`]);
   t.is(events.length, 1);
 });
 
@@ -188,9 +284,18 @@ test('signature (email only), invite withdrawal (network only), enrich, warm-up 
 
   const w = await call('PATCH', `${BASE}/${net.id}/invite-withdrawal`, as(u, { enabled: true, after_days: 30 }));
   t.deepEqual(w.body.invite_withdrawal, { enabled: true, after_days: 30 });
-  t.deepEqual((await call('PATCH', `${BASE}/${net.id}/invite-withdrawal`, as(u, { enabled: false }))).body.invite_withdrawal, { enabled: false, after_days: null });
-  t.deepEqual((await call('PATCH', `${BASE}/${net.id}/invite-withdrawal`, as(u, { enabled: true }))).body.invite_withdrawal, { enabled: true, after_days: 21 });
-  t.is((await call('PATCH', `${BASE}/${net.id}/invite-withdrawal`, as(u, { enabled: true, after_days: 3 }))).status, 400);
+  t.deepEqual(
+    (await call('PATCH', `${BASE}/${net.id}/invite-withdrawal`, as(u, { enabled: false }))).body.invite_withdrawal,
+    { enabled: false, after_days: null },
+  );
+  t.deepEqual(
+    (await call('PATCH', `${BASE}/${net.id}/invite-withdrawal`, as(u, { enabled: true }))).body.invite_withdrawal,
+    { enabled: true, after_days: 21 },
+  );
+  t.is(
+    (await call('PATCH', `${BASE}/${net.id}/invite-withdrawal`, as(u, { enabled: true, after_days: 3 }))).status,
+    400,
+  );
   const notNet = await call('PATCH', `${BASE}/${mail.id}/invite-withdrawal`, as(u, { enabled: true }));
   t.is(notNet.status, 400);
   t.is(notNet.body.error.code, 'not_network_account');
@@ -209,7 +314,10 @@ test('signature (email only), invite withdrawal (network only), enrich, warm-up 
   const skip = await call('PATCH', `${BASE}/${net.id}/warmup-skip`, as(u));
   t.is(skip.status, 200);
   t.truthy(skip.body.warmup.skipped_at);
-  t.is((await call('PATCH', `${BASE}/${net.id}/warmup-skip`, as(u))).body.warmup.skipped_at, skip.body.warmup.skipped_at);
+  t.is(
+    (await call('PATCH', `${BASE}/${net.id}/warmup-skip`, as(u))).body.warmup.skipped_at,
+    skip.body.warmup.skipped_at,
+  );
 });
 
 test('delete: disconnects at the connector, then 204; reassign_to is validated; the account is gone', async (t) => {
@@ -244,8 +352,12 @@ test('502 connector_unavailable on delete, connect and enrich when the connector
   const before = (await call('GET', BASE, as(u))).body.items;
 
   const { services } = await api();
-  const down = await startServer((_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'));
-  const refusing = await startServer((_req, res) => void res.writeHead(401, { 'content-type': 'application/json' }).end('{}'));
+  const down = await startServer(
+    (_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'),
+  );
+  const refusing = await startServer(
+    (_req, res) => void res.writeHead(401, { 'content-type': 'application/json' }).end('{}'),
+  );
   const downConnector = new HttpConnector({ baseUrl: down.url, apiKey: 'k' });
   const refusingConnector = new HttpConnector({ baseUrl: refusing.url, apiKey: 'k' });
   t.teardown(async () => {
@@ -255,16 +367,31 @@ test('502 connector_unavailable on delete, connect and enrich when the connector
   const base = (await listen({ ...services, connector: downConnector })).base;
   const refusedBase = (await listen({ ...services, connector: refusingConnector })).base;
 
-  const expect502 = (r: { status: number; text: string; body: any }, what: string, details: { error_class: string; retryable: boolean }) => {
+  const expect502 = (
+    r: { status: number; text: string; body: any },
+    what: string,
+    details: { error_class: string; retryable: boolean },
+  ) => {
     t.is(r.status, 502, `${what}: ${r.text}`);
     t.is(r.body.error.code, 'connector_unavailable', what);
     t.deepEqual(r.body.error.details, details, what);
   };
   const unavailable = { error_class: 'unavailable', retryable: true };
   expect502(await call('DELETE', `${BASE}/${net.id}`, { ...as(u), base }), 'delete', unavailable);
-  expect502(await call('POST', `${BASE}/${pending.id}/connect`, { ...as(u, { credentials: { email: 'ana@acme.example', password: 'x' } }), base }), 'connect', unavailable);
+  expect502(
+    await call('POST', `${BASE}/${pending.id}/connect`, {
+      ...as(u, { credentials: { email: 'ana@acme.example', password: 'x' } }),
+      base,
+    }),
+    'connect',
+    unavailable,
+  );
   expect502(await call('POST', `${BASE}/${net.id}/enrich`, { ...as(u), base }), 'enrich', unavailable);
-  expect502(await call('POST', `${BASE}/${pending.id}/connect`, { ...as(u, {}), base: refusedBase }), 'connect, refused', { error_class: 'auth', retryable: false });
+  expect502(
+    await call('POST', `${BASE}/${pending.id}/connect`, { ...as(u, {}), base: refusedBase }),
+    'connect, refused',
+    { error_class: 'auth', retryable: false },
+  );
   t.deepEqual(
     down.requests.map((r) => r.method),
     ['DELETE', 'POST', 'GET'],
@@ -283,12 +410,24 @@ test('connect through an HTTP connector: the address comes from one status read;
   const { services } = await api();
   let statusDown = true;
   const server = await startServer((req, res) => {
-    const json = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (req.method === 'POST' && req.url.pathname === '/v1/accounts') return json(200, { id: `acc_${(req.body as { account_id: string }).account_id}`, kind: 'connected', url: null, expires_at: null });
+    const json = (status: number, body: unknown) =>
+      void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.method === 'POST' && req.url.pathname === '/v1/accounts')
+      return json(200, {
+        id: `acc_${(req.body as { account_id: string }).account_id}`,
+        kind: 'connected',
+        url: null,
+        expires_at: null,
+      });
     const m = /^\/v1\/accounts\/([^/]+)$/.exec(req.url.pathname);
     if (req.method === 'GET' && m) {
       if (statusDown) return json(503, {});
-      return json(200, { id: decodeURIComponent(m[1]), state: 'connected', reason: null, address: `${decodeURIComponent(m[1])}@mail.example` });
+      return json(200, {
+        id: decodeURIComponent(m[1]),
+        state: 'connected',
+        reason: null,
+        address: `${decodeURIComponent(m[1])}@mail.example`,
+      });
     }
     json(404, {});
   });
@@ -301,14 +440,23 @@ test('connect through an HTTP connector: the address comes from one status read;
 
   // The status read fails: still connected (the connector has the account), address unknown for now.
   const first = await created(u, { channel: 'email' });
-  const c1 = await call('POST', `${BASE}/${first.id}/connect`, { ...as(u, { credentials: { email: 'a@b.example', password: 'x' } }), base });
+  const c1 = await call('POST', `${BASE}/${first.id}/connect`, {
+    ...as(u, { credentials: { email: 'a@b.example', password: 'x' } }),
+    base,
+  });
   t.is(c1.status, 200, c1.text);
   t.like(c1.body.account, { status: 'connected', connector_account_id: `acc_${first.id}`, address: null });
-  t.deepEqual(server.requests.map((r) => `${r.method} ${r.url.pathname}`), ['POST /v1/accounts', `GET /v1/accounts/acc_${first.id}`]);
+  t.deepEqual(
+    server.requests.map((r) => `${r.method} ${r.url.pathname}`),
+    ['POST /v1/accounts', `GET /v1/accounts/acc_${first.id}`],
+  );
 
   statusDown = false;
   const second = await created(u, { channel: 'email' });
-  const c2 = await call('POST', `${BASE}/${second.id}/connect`, { ...as(u, { credentials: { email: 'c@d.example', password: 'x' } }), base });
+  const c2 = await call('POST', `${BASE}/${second.id}/connect`, {
+    ...as(u, { credentials: { email: 'c@d.example', password: 'x' } }),
+    base,
+  });
   t.is(c2.status, 200, c2.text);
   t.like(c2.body.account, { status: 'connected', address: `acc_${second.id}@mail.example` });
   // The first account's address arrives with its next status read.
@@ -344,17 +492,31 @@ test('every id-taking route answers 404 for another workspace’s account, and c
 
 test('limits within the plan’s bounds (400 invalid_limits with the allowed range), and usage counting the governor’s grants', async (t) => {
   const u = await createUser(); // free plan: email caps up to 50/250
-  const a = await created(u, { channel: 'email', time_zone: 'Asia/Tokyo', working_hours: { days: [1, 2, 3, 4, 5, 6, 7], start: '00:00', end: '23:59' } });
-  const ok = await call('PATCH', `${BASE}/${a.id}/limits`, as(u, { caps: { email: { daily: 30, weekly: 120 } }, min_gap_seconds: 30, jitter_seconds: 0 }));
+  const a = await created(u, {
+    channel: 'email',
+    time_zone: 'Asia/Tokyo',
+    working_hours: { days: [1, 2, 3, 4, 5, 6, 7], start: '00:00', end: '23:59' },
+  });
+  const ok = await call(
+    'PATCH',
+    `${BASE}/${a.id}/limits`,
+    as(u, { caps: { email: { daily: 30, weekly: 120 } }, min_gap_seconds: 30, jitter_seconds: 0 }),
+  );
   t.is(ok.status, 200, ok.text);
   t.deepEqual(ok.body.limits, { caps: { email: { daily: 30, weekly: 120 } }, min_gap_seconds: 30, jitter_seconds: 0 });
-  const more = await call('PATCH', `${BASE}/${a.id}/limits`, as(u, { caps: { invitation: { daily: 10, weekly: 50 } } }));
+  const more = await call(
+    'PATCH',
+    `${BASE}/${a.id}/limits`,
+    as(u, { caps: { invitation: { daily: 10, weekly: 50 } } }),
+  );
   t.deepEqual(Object.keys(more.body.limits.caps).sort(), ['email', 'invitation']); // other types keep theirs
 
   const over = await call('PATCH', `${BASE}/${a.id}/limits`, as(u, { caps: { email: { daily: 51, weekly: 100 } } }));
   t.is(over.status, 400);
   t.is(over.body.error.code, 'invalid_limits');
-  t.deepEqual(over.body.error.details, [{ path: 'caps.email.daily', message: 'must be an integer from 1 to 50', min: 1, max: 50 }]);
+  t.deepEqual(over.body.error.details, [
+    { path: 'caps.email.daily', message: 'must be an integer from 1 to 50', min: 1, max: 50 },
+  ]);
   const inverted = await call('PATCH', `${BASE}/${a.id}/limits`, as(u, { caps: { email: { daily: 20, weekly: 10 } } }));
   t.is(inverted.body.error.code, 'invalid_limits');
   t.is(inverted.body.error.details[0].path, 'caps.email.weekly');
@@ -364,7 +526,10 @@ test('limits within the plan’s bounds (400 invalid_limits with the allowed ran
   let usage = await call('GET', `${BASE}/${a.id}/usage`, as(u));
   t.is(usage.status, 200, usage.text);
   t.like(usage.body, { status: 'pending', time_zone: 'Asia/Tokyo', warmup: null });
-  t.deepEqual(usage.body.actions.map((x: any) => x.action), ['email', 'invitation', 'message', 'profile_view']);
+  t.deepEqual(
+    usage.body.actions.map((x: any) => x.action),
+    ['email', 'invitation', 'message', 'profile_view'],
+  );
   t.is(usage.body.actions[0].next_slot_at, null);
 
   await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: { email: 'ana@acme.example', password: 'x' } }));
@@ -383,15 +548,26 @@ test('delete with campaigns sending from the account: 409 account_in_use, or rea
   const app = await createTestApp(u);
   const ws = (await (await em()).findOneOrFail(PlatformAccount, (await created(u)).id)).workspace.id;
   const [a, b, c] = [await created(u), await created(u), await created(u)];
-  const active = await seedCampaign(ws, { appId: app.id, accountIds: [a.id], steps: [{ type: 'invitation' }], status: 'active' });
-  const other = await seedCampaign(ws, { appId: app.id, accountIds: [b.id, c.id], steps: [{ type: 'invitation' }], status: 'active' });
+  const active = await seedCampaign(ws, {
+    appId: app.id,
+    accountIds: [a.id],
+    steps: [{ type: 'invitation' }],
+    status: 'active',
+  });
+  const other = await seedCampaign(ws, {
+    appId: app.id,
+    accountIds: [b.id, c.id],
+    steps: [{ type: 'invitation' }],
+    status: 'active',
+  });
 
   const refused = await call('DELETE', `${BASE}/${a.id}`, as(u));
   t.is(refused.status, 409);
   t.is(refused.body.error.code, 'account_in_use');
   t.deepEqual(refused.body.error.details, { campaign_ids: [active.id] });
   t.is((await call('DELETE', `${BASE}/${a.id}`, as(u, { on_campaigns: 'reassign', reassign_to: b.id }))).status, 204);
-  const campaign = async (id: string) => (await (await em()).getConnection().execute(`select status, account_ids from campaigns where id = ?`, [id]))[0];
+  const campaign = async (id: string) =>
+    (await (await em()).getConnection().execute(`select status, account_ids from campaigns where id = ?`, [id]))[0];
   t.like(await campaign(active.id), { status: 'active', account_ids: [b.id] });
 
   t.is((await call('DELETE', `${BASE}/${b.id}`, as(u, { on_campaigns: 'pause' }))).status, 204);

@@ -19,7 +19,10 @@ const PITCH =
   'It automates bookkeeping for small studios and agencies in Germany and the Nordics.';
 
 /** A local web server: each path answers with its handler. */
-async function site(t: { teardown(fn: () => void): void }, routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void>) {
+async function site(
+  t: { teardown(fn: () => void): void },
+  routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void>,
+) {
   const srv = createServer((req, res) => (routes[req.url ?? ''] ?? ((_q, r) => r.writeHead(404).end()))(req, res));
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   t.teardown(() => {
@@ -28,34 +31,59 @@ async function site(t: { teardown(fn: () => void): void }, routes: Record<string
   });
   return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
 }
-const html = (body: string, type = 'text/html; charset=utf-8') => (_q: IncomingMessage, res: ServerResponse) => res.writeHead(200, { 'content-type': type }).end(body);
+const html =
+  (body: string, type = 'text/html; charset=utf-8') =>
+  (_q: IncomingMessage, res: ServerResponse) =>
+    res.writeHead(200, { 'content-type': type }).end(body);
 
 async function newAgent(u: TestUser, appId: string, body: Record<string, unknown> = {}) {
-  const r = await call('POST', `/api/apps/${appId}/agents`, { token: u.accessToken, body: { name: 'Finder', ...body } });
+  const r = await call('POST', `/api/apps/${appId}/agents`, {
+    token: u.accessToken,
+    body: { name: 'Finder', ...body },
+  });
   if (r.status !== 201) throw new Error(`agent create failed: ${r.status} ${r.text}`);
   return r.body as { id: string };
 }
 
 async function appWithProfile(u: TestUser) {
   const app = await createTestApp(u, 'Ledgerly');
-  const r = await call('PUT', `/api/apps/${app.id}`, { token: u.accessToken, body: { description: PITCH, icp_description: 'Freelance designers and small design studios', icp_filters: { keywords: ['invoicing'] } } });
+  const r = await call('PUT', `/api/apps/${app.id}`, {
+    token: u.accessToken,
+    body: {
+      description: PITCH,
+      icp_description: 'Freelance designers and small design studios',
+      icp_filters: { keywords: ['invoicing'] },
+    },
+  });
   if (r.status !== 200) throw new Error(r.text);
   return app;
 }
 
-const runs = async (u: TestUser, appId: string, q = '') => (await call('GET', `/api/apps/${appId}/specialist-runs${q}`, { token: u.accessToken })).body;
+const runs = async (u: TestUser, appId: string, q = '') =>
+  (await call('GET', `/api/apps/${appId}/specialist-runs${q}`, { token: u.accessToken })).body;
 
 /** An API whose model is the OpenAI-compatible adapter pointed at a local server answering 500. */
 async function apiWithFailingModel(t: { teardown(fn: () => Promise<void> | void): void }) {
   const model = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `upstream exploded (key ${KEY})`, type: 'server_error' } })));
+    req.on('end', () =>
+      res
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `upstream exploded (key ${KEY})`, type: 'server_error' } })),
+    );
   });
   await new Promise<void>((r) => model.listen(0, '127.0.0.1', r));
   const base = loadConfig();
   const services = await createServices({
     ...base,
-    llm: { ...base.llm, baseUrl: `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`, apiKey: KEY, model: 'failing-model', maxRetries: 0, timeoutMs: 5000 },
+    llm: {
+      ...base.llm,
+      baseUrl: `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`,
+      apiKey: KEY,
+      model: 'failing-model',
+      maxRetries: 0,
+      timeoutMs: 5000,
+    },
   });
   const { base: url, server } = await listen(services);
   t.teardown(async () => {
@@ -74,23 +102,47 @@ async function apiWithFailingModel(t: { teardown(fn: () => Promise<void> | void)
 test('analyze-text: a suggested profile and ICP within the limits of PUT /api/apps/{id}; nothing stored; runs recorded under app_id', async (t) => {
   const u = await createOwner();
   const app = await createTestApp(u, 'Blank');
-  const r = await call('POST', '/api/apps/analyze-text', { token: u.accessToken, body: { text: PITCH, app_id: app.id } });
+  const r = await call('POST', '/api/apps/analyze-text', {
+    token: u.accessToken,
+    body: { text: PITCH, app_id: app.id },
+  });
   t.is(r.status, 200, r.text);
   t.is(r.body.name, 'Ledgerly');
   t.true(r.body.description.startsWith('Ledgerly helps freelance designers'));
   t.truthy(r.body.value_proposition);
   t.truthy(r.body.icp_description);
-  t.deepEqual(Object.keys(r.body.icp_filters).sort(), ['company_sizes', 'countries', 'industries', 'keywords', 'seniorities', 'titles']);
-  t.true(r.body.icp_filters.countries.includes('Germany') || r.body.icp_filters.countries.length > 0, JSON.stringify(r.body.icp_filters));
+  t.deepEqual(Object.keys(r.body.icp_filters).sort(), [
+    'company_sizes',
+    'countries',
+    'industries',
+    'keywords',
+    'seniorities',
+    'titles',
+  ]);
+  t.true(
+    r.body.icp_filters.countries.includes('Germany') || r.body.icp_filters.countries.length > 0,
+    JSON.stringify(r.body.icp_filters),
+  );
   // The suggestion can be PUT back as it is.
   const put = await call('PUT', `/api/apps/${app.id}`, { token: u.accessToken, body: r.body });
   t.is(put.status, 200, put.text);
   // The product was not changed by the analysis itself; two runs are listed under it.
   const listed = await runs(u, app.id);
   t.deepEqual(listed.items.map((x: any) => x.kind).sort(), ['icp', 'product_profile']);
-  t.true(listed.items.every((x: any) => x.status === 'succeeded' && x.model === 'local-deterministic-1' && x.app_id === app.id && x.input_summary.includes('Ledgerly')));
+  t.true(
+    listed.items.every(
+      (x: any) =>
+        x.status === 'succeeded' &&
+        x.model === 'local-deterministic-1' &&
+        x.app_id === app.id &&
+        x.input_summary.includes('Ledgerly'),
+    ),
+  );
   // A name given is kept; without app_id the runs are recorded for the workspace only.
-  const named = await call('POST', '/api/apps/analyze-text', { token: u.accessToken, body: { text: PITCH, name: '  Ledgerly Pro ' } });
+  const named = await call('POST', '/api/apps/analyze-text', {
+    token: u.accessToken,
+    body: { text: PITCH, name: '  Ledgerly Pro ' },
+  });
   t.is(named.body.name, 'Ledgerly Pro');
   const e = await em();
   t.is(await e.count(SpecialistRun, { workspace: await workspaceIdOf(u.id), app: null }), 2);
@@ -99,7 +151,11 @@ test('analyze-text: a suggested profile and ICP within the limits of PUT /api/ap
 test('analyze-text: 400 invalid_body (blank, too long, unknown field, bad app_id); 404/403 for app_id; 400 invalid_user', async (t) => {
   const u = await createOwner();
   const code = async (body: unknown, opts: { token?: string; headers?: Record<string, string> } = {}) => {
-    const r = await call('POST', '/api/apps/analyze-text', { token: opts.token ?? u.accessToken, headers: opts.headers, body });
+    const r = await call('POST', '/api/apps/analyze-text', {
+      token: opts.token ?? u.accessToken,
+      headers: opts.headers,
+      body,
+    });
     return `${r.status} ${r.body?.error?.code ?? ''}`.trim();
   };
   t.is(await code({ text: '   ' }), '400 invalid_body');
@@ -113,7 +169,10 @@ test('analyze-text: 400 invalid_body (blank, too long, unknown field, bad app_id
   const member = await createUser();
   await addTeamMember(u.id, member.id, { appIds: [] });
   const app = await createTestApp(u);
-  t.is(await code({ text: 'ok', app_id: app.id }, { token: member.accessToken, headers: { 'x-acting-as': u.id } }), '403 not_assigned');
+  t.is(
+    await code({ text: 'ok', app_id: app.id }, { token: member.accessToken, headers: { 'x-acting-as': u.id } }),
+    '403 not_assigned',
+  );
   t.is(await code({ text: 'ok' }, { headers: { 'x-acting-as': 'not-a-uuid' } }), '400 invalid_user');
   t.is(await code({ text: 'ok' }, { token: 'nope' }), '401 unauthorized');
 });
@@ -126,8 +185,14 @@ test('analyze-url: a page fetched through the guarded client (redirect followed)
   const app = await createTestApp(u);
   const page = `<!doctype html><html><head><title>Ledgerly</title><style>body{color:red}</style><script>track("x")</script></head>
     <body><nav>Home | Pricing</nav><h1>Invoices &amp; taxes for freelancers</h1><p>${PITCH}</p><img src="a.png"></body></html>`;
-  const base = await site(t, { '/': (_q, res) => res.writeHead(301, { location: '/home' }).end(), '/home': html(page) });
-  const r = await call('POST', '/api/apps/analyze-url', { token: u.accessToken, body: { url: `${base}/`, app_id: app.id } });
+  const base = await site(t, {
+    '/': (_q, res) => res.writeHead(301, { location: '/home' }).end(),
+    '/home': html(page),
+  });
+  const r = await call('POST', '/api/apps/analyze-url', {
+    token: u.accessToken,
+    body: { url: `${base}/`, app_id: app.id },
+  });
   t.is(r.status, 200, r.text);
   t.is(r.body.name, 'Ledgerly');
   t.like(r.body.source, { url: `${base}/home`, title: 'Ledgerly', truncated: false });
@@ -187,8 +252,22 @@ test('analyze-url: 400 invalid_url and blocked_destination (private and loopback
     const r = await call('POST', '/api/apps/analyze-url', { token: u.accessToken, body: { url } });
     return `${r.status} ${r.body.error?.code}`;
   };
-  for (const url of ['not a url', 'ftp://example.com/', 'http://example.com/', 'https://user:pw@example.com/', 'https://8.8.8.8/']) t.is(await post(url), '400 invalid_url', url);
-  for (const url of ['https://10.1.2.3/', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/', 'https://127.0.0.2/', 'https://localhost.localdomain/', 'https://printer.local/']) {
+  for (const url of [
+    'not a url',
+    'ftp://example.com/',
+    'http://example.com/',
+    'https://user:pw@example.com/',
+    'https://8.8.8.8/',
+  ])
+    t.is(await post(url), '400 invalid_url', url);
+  for (const url of [
+    'https://10.1.2.3/',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/',
+    'https://127.0.0.2/',
+    'https://localhost.localdomain/',
+    'https://printer.local/',
+  ]) {
     t.is(await post(url), '400 blocked_destination', url);
   }
   t.is(await post(42), '400 invalid_body');
@@ -217,12 +296,23 @@ test('generate-icp: a proposal from the stored profile (nothing stored); 422 no_
   t.is(empty.status, 422);
   t.is(empty.body.error.code, 'no_text');
   const stranger = await createOwner();
-  t.is((await call('POST', `/api/apps/${app.id}/generate-icp`, { token: stranger.accessToken })).body.error.code, 'not_found');
+  t.is(
+    (await call('POST', `/api/apps/${app.id}/generate-icp`, { token: stranger.accessToken })).body.error.code,
+    'not_found',
+  );
   t.is((await call('POST', `/api/apps/${OTHER}/generate-icp`, { token: u.accessToken })).status, 404);
   t.is((await call('POST', '/api/apps/nope/generate-icp', { token: u.accessToken })).body.error.code, 'invalid_id');
   const member = await createUser();
   await addTeamMember(u.id, member.id, { appIds: [] });
-  t.is((await call('POST', `/api/apps/${app.id}/generate-icp`, { token: member.accessToken, headers: { 'x-acting-as': u.id } })).body.error.code, 'not_assigned');
+  t.is(
+    (
+      await call('POST', `/api/apps/${app.id}/generate-icp`, {
+        token: member.accessToken,
+        headers: { 'x-acting-as': u.id },
+      })
+    ).body.error.code,
+    'not_assigned',
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -231,7 +321,9 @@ test('generate-icp: a proposal from the stored profile (nothing stored); 422 no_
 test('generate-keywords: a comma-separated string, stored on the agent; a keywords run with agent_id; errors 400/403/404', async (t) => {
   const u = await createOwner();
   const app = await appWithProfile(u);
-  const agent = await newAgent(u, app.id, { icp_description: 'Freelance designers who hate invoicing and bookkeeping' });
+  const agent = await newAgent(u, app.id, {
+    icp_description: 'Freelance designers who hate invoicing and bookkeeping',
+  });
   const r = await call('POST', `/api/agents/${agent.id}/generate-keywords`, { token: u.accessToken });
   t.is(r.status, 200, r.text);
   t.is(typeof r.body.keywords, 'string');
@@ -245,13 +337,32 @@ test('generate-keywords: a comma-separated string, stored on the agent; a keywor
   t.deepEqual(listed.items[0].result.keywords.length > 0, true);
 
   const stranger = await createOwner();
-  t.is((await call('POST', `/api/agents/${agent.id}/generate-keywords`, { token: stranger.accessToken })).body.error.code, 'not_found');
+  t.is(
+    (await call('POST', `/api/agents/${agent.id}/generate-keywords`, { token: stranger.accessToken })).body.error.code,
+    'not_found',
+  );
   t.is((await call('POST', `/api/agents/${OTHER}/generate-keywords`, { token: u.accessToken })).status, 404);
   t.is((await call('POST', '/api/agents/x/generate-keywords', { token: u.accessToken })).body.error.code, 'invalid_id');
-  t.is((await call('POST', `/api/agents/${agent.id}/generate-keywords`, { token: u.accessToken, headers: { 'x-acting-as': 'x' } })).body.error.code, 'invalid_user');
+  t.is(
+    (
+      await call('POST', `/api/agents/${agent.id}/generate-keywords`, {
+        token: u.accessToken,
+        headers: { 'x-acting-as': 'x' },
+      })
+    ).body.error.code,
+    'invalid_user',
+  );
   const member = await createUser();
   await addTeamMember(u.id, member.id, { appIds: [] });
-  t.is((await call('POST', `/api/agents/${agent.id}/generate-keywords`, { token: member.accessToken, headers: { 'x-acting-as': u.id } })).body.error.code, 'not_assigned');
+  t.is(
+    (
+      await call('POST', `/api/agents/${agent.id}/generate-keywords`, {
+        token: member.accessToken,
+        headers: { 'x-acting-as': u.id },
+      })
+    ).body.error.code,
+    'not_assigned',
+  );
 });
 
 test('generate-queries: 422 no_keywords before any keyword; then queries stored as the newsforum source’s config.queries (other keys kept)', async (t) => {
@@ -262,8 +373,19 @@ test('generate-queries: 422 no_keywords before any keyword; then queries stored 
   const none = await call('POST', path, { token: u.accessToken });
   t.is(none.status, 422);
   t.is(none.body.error.code, 'no_keywords');
-  t.is((await call('PUT', `/api/agents/${agent.id}/sources/newsforum`, { token: u.accessToken, body: { enabled: false, config: { language: 'en', queries: ['old'] } } })).status, 200);
-  await call('PUT', `/api/agents/${agent.id}/signals`, { token: u.accessToken, body: { signals: [{ kind: 'post_keywords', name: 'Pain', keywords: ['invoice software', 'tax return'] }] } });
+  t.is(
+    (
+      await call('PUT', `/api/agents/${agent.id}/sources/newsforum`, {
+        token: u.accessToken,
+        body: { enabled: false, config: { language: 'en', queries: ['old'] } },
+      })
+    ).status,
+    200,
+  );
+  await call('PUT', `/api/agents/${agent.id}/signals`, {
+    token: u.accessToken,
+    body: { signals: [{ kind: 'post_keywords', name: 'Pain', keywords: ['invoice software', 'tax return'] }] },
+  });
   const r = await call('POST', path, { token: u.accessToken });
   t.is(r.status, 200, r.text);
   t.true(r.body.queries.length > 0);
@@ -275,13 +397,26 @@ test('generate-queries: 422 no_keywords before any keyword; then queries stored 
   t.like((await runs(u, app.id, '?kind=queries')).items[0], { agent_id: agent.id, status: 'succeeded' });
   // A source never configured is created enabled, as its first PUT would.
   const other = await newAgent(u, (await createTestApp(u, 'Second')).id);
-  await call('PUT', `/api/agents/${other.id}/signals`, { token: u.accessToken, body: { signals: [{ kind: 'post_keywords', name: 'Pain', keywords: ['bookkeeping'] }] } });
-  t.is((await call('POST', `/api/agents/${other.id}/sources/newsforum/generate-queries`, { token: u.accessToken })).status, 200);
-  t.true((await call('GET', `/api/agents/${other.id}/sources`, { token: u.accessToken })).body.find((s: any) => s.source === 'newsforum').enabled);
+  await call('PUT', `/api/agents/${other.id}/signals`, {
+    token: u.accessToken,
+    body: { signals: [{ kind: 'post_keywords', name: 'Pain', keywords: ['bookkeeping'] }] },
+  });
+  t.is(
+    (await call('POST', `/api/agents/${other.id}/sources/newsforum/generate-queries`, { token: u.accessToken })).status,
+    200,
+  );
+  t.true(
+    (await call('GET', `/api/agents/${other.id}/sources`, { token: u.accessToken })).body.find(
+      (s: any) => s.source === 'newsforum',
+    ).enabled,
+  );
 
   const stranger = await createOwner();
   t.is((await call('POST', path, { token: stranger.accessToken })).body.error.code, 'not_found');
-  t.is((await call('POST', '/api/agents/x/sources/newsforum/generate-queries', { token: u.accessToken })).body.error.code, 'invalid_id');
+  t.is(
+    (await call('POST', '/api/agents/x/sources/newsforum/generate-queries', { token: u.accessToken })).body.error.code,
+    'invalid_id',
+  );
 });
 
 test('a failing model: 500 ai_error with the LLM code in details (never the key); the specialist run is recorded as failed', async (t) => {
@@ -291,7 +426,11 @@ test('a failing model: 500 ai_error with the LLM code in details (never the key)
   const agent = await newAgent(u, app.id);
   const r = await call('POST', `/api/agents/${agent.id}/generate-keywords`, { token: u.accessToken, base });
   t.is(r.status, 500);
-  t.like(r.body.error, { code: 'ai_error', message: 'failed to generate keywords', details: { llm_code: 'unavailable', upstream_status: 500, retryable: true } });
+  t.like(r.body.error, {
+    code: 'ai_error',
+    message: 'failed to generate keywords',
+    details: { llm_code: 'unavailable', upstream_status: 500, retryable: true },
+  });
   t.false(r.text.includes(KEY));
   t.is((await call('GET', `/api/agents/${agent.id}`, { token: u.accessToken })).body.keywords, null, 'nothing stored');
   const failed = await runs(u, app.id, '?status=failed');
@@ -304,7 +443,11 @@ test('a failing model: 500 ai_error with the LLM code in details (never the key)
     ['/api/apps/analyze-text', { text: PITCH }],
     [`/api/agents/${agent.id}/sources/newsforum/generate-queries`, undefined],
   ] as const) {
-    if (path.includes('generate-queries')) await call('PUT', `/api/agents/${agent.id}/signals`, { token: u.accessToken, body: { signals: [{ kind: 'post_keywords', name: 'x', keywords: ['invoices'] }] } });
+    if (path.includes('generate-queries'))
+      await call('PUT', `/api/agents/${agent.id}/signals`, {
+        token: u.accessToken,
+        body: { signals: [{ kind: 'post_keywords', name: 'x', keywords: ['invoices'] }] },
+      });
     const x = await call('POST', path, { token: u.accessToken, base, body });
     t.is(`${x.status} ${x.body.error?.code}`, '500 ai_error', path);
   }
@@ -322,11 +465,18 @@ test('specialist routes: list with filters and cursor pages, one run, activity; 
   await call('POST', '/api/apps/analyze-text', { token: u.accessToken, body: { text: PITCH, app_id: app.id } });
   const all = await runs(u, app.id);
   t.is(all.items.length, 4);
-  t.deepEqual(all.items.map((x: any) => x.id), [...all.items.map((x: any) => x.id)].sort().reverse(), 'newest first');
+  t.deepEqual(
+    all.items.map((x: any) => x.id),
+    [...all.items.map((x: any) => x.id)].sort().reverse(),
+    'newest first',
+  );
   const first = await runs(u, app.id, '?limit=3');
   t.is(first.items.length, 3);
   const second = await runs(u, app.id, `?limit=3&cursor=${first.next_cursor}`);
-  t.deepEqual([...first.items, ...second.items].map((x: any) => x.id), all.items.map((x: any) => x.id));
+  t.deepEqual(
+    [...first.items, ...second.items].map((x: any) => x.id),
+    all.items.map((x: any) => x.id),
+  );
   t.is(second.next_cursor, null);
   t.is((await runs(u, app.id, '?kind=icp')).items.length, 2);
   t.is((await runs(u, app.id, '?status=running')).items.length, 0);
@@ -341,21 +491,59 @@ test('specialist routes: list with filters and cursor pages, one run, activity; 
   // Another workspace: 404 on every route; another product of the same workspace: the run is 404.
   const stranger = await createOwner();
   for (const path of [`/specialist-runs`, `/specialist-runs/${all.items[0].id}`, `/specialist-activity`]) {
-    t.is((await call('GET', `/api/apps/${app.id}${path}`, { token: stranger.accessToken })).body.error.code, 'not_found', path);
+    t.is(
+      (await call('GET', `/api/apps/${app.id}${path}`, { token: stranger.accessToken })).body.error.code,
+      'not_found',
+      path,
+    );
   }
   const strangerApp = await createTestApp(stranger);
-  t.is((await call('GET', `/api/apps/${strangerApp.id}/specialist-runs/${all.items[0].id}`, { token: stranger.accessToken })).status, 404);
+  t.is(
+    (
+      await call('GET', `/api/apps/${strangerApp.id}/specialist-runs/${all.items[0].id}`, {
+        token: stranger.accessToken,
+      })
+    ).status,
+    404,
+  );
   const sibling = await createTestApp(u, 'Sibling');
-  t.is((await call('GET', `/api/apps/${sibling.id}/specialist-runs/${all.items[0].id}`, { token: u.accessToken })).status, 404);
+  t.is(
+    (await call('GET', `/api/apps/${sibling.id}/specialist-runs/${all.items[0].id}`, { token: u.accessToken })).status,
+    404,
+  );
   t.is((await runs(u, sibling.id)).items.length, 0);
   const member = await createUser();
   await addTeamMember(u.id, member.id, { appIds: [sibling.id] });
-  t.is((await call('GET', `/api/apps/${app.id}/specialist-runs`, { token: member.accessToken, headers: { 'x-acting-as': u.id } })).body.error.code, 'not_assigned');
+  t.is(
+    (
+      await call('GET', `/api/apps/${app.id}/specialist-runs`, {
+        token: member.accessToken,
+        headers: { 'x-acting-as': u.id },
+      })
+    ).body.error.code,
+    'not_assigned',
+  );
   // Validation.
-  for (const q of ['?days=0', '?days=91', '?days=x']) t.is((await call('GET', `/api/apps/${app.id}/specialist-activity${q}`, { token: u.accessToken })).body.error.code, 'invalid_query', q);
-  for (const q of ['?status=done', '?agent_id=x', '?limit=0', '?kind=']) t.is((await call('GET', `/api/apps/${app.id}/specialist-runs${q}`, { token: u.accessToken })).body.error.code, 'invalid_query', q);
-  t.is((await call('GET', `/api/apps/${app.id}/specialist-runs/nope`, { token: u.accessToken })).body.error.code, 'invalid_id');
-  t.is((await call('GET', `/api/apps/nope/specialist-activity`, { token: u.accessToken })).body.error.code, 'invalid_id');
+  for (const q of ['?days=0', '?days=91', '?days=x'])
+    t.is(
+      (await call('GET', `/api/apps/${app.id}/specialist-activity${q}`, { token: u.accessToken })).body.error.code,
+      'invalid_query',
+      q,
+    );
+  for (const q of ['?status=done', '?agent_id=x', '?limit=0', '?kind='])
+    t.is(
+      (await call('GET', `/api/apps/${app.id}/specialist-runs${q}`, { token: u.accessToken })).body.error.code,
+      'invalid_query',
+      q,
+    );
+  t.is(
+    (await call('GET', `/api/apps/${app.id}/specialist-runs/nope`, { token: u.accessToken })).body.error.code,
+    'invalid_id',
+  );
+  t.is(
+    (await call('GET', `/api/apps/nope/specialist-activity`, { token: u.accessToken })).body.error.code,
+    'invalid_id',
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -383,6 +571,14 @@ test('Demo workspace: AI operations answer (local model) with nothing stored and
   t.is((await call('POST', '/api/apps/analyze-text', { ...demo, body: { text: PITCH, app_id: appId } })).status, 200);
 
   t.deepEqual((await call('GET', `/api/agents/${agentId}`, demo)).body, before.body, 'agent unchanged');
-  t.deepEqual((await call('GET', `/api/agents/${agentId}/sources`, demo)).body, sourcesBefore.body, 'sources unchanged');
-  t.is((await call('GET', `/api/apps/${appId}/specialist-runs`, demo)).body.items.length, runsBefore, 'no run recorded');
+  t.deepEqual(
+    (await call('GET', `/api/agents/${agentId}/sources`, demo)).body,
+    sourcesBefore.body,
+    'sources unchanged',
+  );
+  t.is(
+    (await call('GET', `/api/apps/${appId}/specialist-runs`, demo)).body.items.length,
+    runsBefore,
+    'no run recorded',
+  );
 });

@@ -10,8 +10,21 @@ import { addTeamMember } from '../helpers/db.js';
 
 // Two probe routes in the agent group (the Operator routes join it when they land) and one public.
 const probe = (path: string, auth: 'user' | 'public'): Operation =>
-  defineOperation({ method: 'GET', path, summary: 'probe', tag: 'test', auth, responses: { 200: z.object({ ok: z.boolean() }) }, handler: () => ({ ok: true }) });
-const ops = [...allOperations(), probe('/api/agent/probe-a', 'user'), probe('/api/agent/probe-b', 'user'), probe('/api/agent/public-probe', 'public')];
+  defineOperation({
+    method: 'GET',
+    path,
+    summary: 'probe',
+    tag: 'test',
+    auth,
+    responses: { 200: z.object({ ok: z.boolean() }) },
+    handler: () => ({ ok: true }),
+  });
+const ops = [
+  ...allOperations(),
+  probe('/api/agent/probe-a', 'user'),
+  probe('/api/agent/probe-b', 'user'),
+  probe('/api/agent/public-probe', 'public'),
+];
 
 async function server(overrides: Record<string, unknown> = {}) {
   const { services } = await api();
@@ -45,7 +58,17 @@ test('acting for another owner uses the caller’s own bucket', async (t) => {
   const owner = await createUser();
   const member = await createUser();
   await addTeamMember(owner.id, member.id);
-  for (let i = 0; i < 20; i++) t.is((await call('GET', '/api/agent/probe-a', { base, token: member.accessToken, headers: { 'x-acting-as': owner.id } })).status, 200);
+  for (let i = 0; i < 20; i++)
+    t.is(
+      (
+        await call('GET', '/api/agent/probe-a', {
+          base,
+          token: member.accessToken,
+          headers: { 'x-acting-as': owner.id },
+        })
+      ).status,
+      200,
+    );
   t.is((await call('GET', '/api/agent/probe-a', { base, token: member.accessToken })).status, 429);
   t.is((await call('GET', '/api/agent/probe-a', { base, token: owner.accessToken })).status, 200);
 });
@@ -55,7 +78,9 @@ test('unauthenticated requests are limited per IP', async (t) => {
   // A fresh key space, so that other tests' traffic from 127.0.0.1 does not interfere.
   const prefix = `t${Date.now()}`;
   const limiter = services.rateLimiter;
-  const base = await server({ rateLimiter: { check: (k: string, l: number, p: number) => limiter.check(`${prefix}:${k}`, l, p) } });
+  const base = await server({
+    rateLimiter: { check: (k: string, l: number, p: number) => limiter.check(`${prefix}:${k}`, l, p) },
+  });
   for (let i = 0; i < 20; i++) t.is((await call('GET', '/api/agent/public-probe', { base })).status, 200);
   const r = await call('GET', '/api/agent/public-probe', { base });
   t.is(r.status, 429);
@@ -82,7 +107,9 @@ test('sliding window in Redis: no double burst at a window edge; slots free up a
     const mid = await services.rateLimiter.check(key, 5, period);
     const midDone = Date.now();
     if (midDone >= firstSent + period && round < 3) {
-      t.log(`round ${round}: the mid-window check came ${midDone - firstSent} ms after the first request (window ${period} ms); again`);
+      t.log(
+        `round ${round}: the mid-window check came ${midDone - firstSent} ms after the first request (window ${period} ms); again`,
+      );
       continue;
     }
     t.deepEqual(results, [true, true, true, true, true, false]);
@@ -118,7 +145,10 @@ test('checks of one key made together share a script call and are decided in ord
   );
   t.true(first[3].retryAfter >= 1 && first[3].retryAfter <= 60);
   // Another key checked in the same turn has its own count.
-  const [a, b] = await Promise.all([services.rateLimiter.check(key, 3, 60_000), services.rateLimiter.check(`${key}:other`, 3, 60_000)]);
+  const [a, b] = await Promise.all([
+    services.rateLimiter.check(key, 3, 60_000),
+    services.rateLimiter.check(`${key}:other`, 3, 60_000),
+  ]);
   t.false(a.allowed);
   t.deepEqual([b.allowed, b.remaining], [true, 2]);
 });
@@ -130,7 +160,8 @@ test('Redis down: the limiter degrades to in-process limits and still refuses th
   let degraded = 0;
   const base = await server({ rateLimiter: createRateLimiter(dead, () => degraded++) });
   const u = await createUser();
-  for (let i = 0; i < 20; i++) t.is((await call('GET', '/api/agent/probe-a', { base, token: u.accessToken })).status, 200);
+  for (let i = 0; i < 20; i++)
+    t.is((await call('GET', '/api/agent/probe-a', { base, token: u.accessToken })).status, 200);
   const r = await call('GET', '/api/agent/probe-a', { base, token: u.accessToken });
   t.is(r.status, 429);
   t.true(degraded >= 21);
@@ -138,7 +169,9 @@ test('Redis down: the limiter degrades to in-process limits and still refuses th
 
 test('other routes use the configurable default group, with limit headers on success', async (t) => {
   const { services } = await api();
-  const base = await server({ config: { ...services.config, rateLimit: { ...services.config.rateLimit, defaultPerMinute: 3 } } });
+  const base = await server({
+    config: { ...services.config, rateLimit: { ...services.config.rateLimit, defaultPerMinute: 3 } },
+  });
   const u = await createUser();
   for (let i = 0; i < 3; i++) {
     const ok = await call('GET', '/api/apps', { base, token: u.accessToken });
@@ -162,7 +195,10 @@ test('unauthenticated entry points (login, sign-up, refresh) share a strict per-
   });
   const body = { email: 'nobody@example.test', password: 'wrong password 1' };
   for (let i = 0; i < 3; i++) {
-    const r = await call('POST', i === 2 ? '/api/auth/refresh' : '/api/auth/login', { base, body: i === 2 ? { refresh_token: 'rt_x' } : body });
+    const r = await call('POST', i === 2 ? '/api/auth/refresh' : '/api/auth/login', {
+      base,
+      body: i === 2 ? { refresh_token: 'rt_x' } : body,
+    });
     t.is(r.status, 401);
     t.is(r.headers.get('ratelimit-policy'), '"public";q=3;w=60');
   }

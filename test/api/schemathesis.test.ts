@@ -22,7 +22,14 @@ interface Failure {
 /** Test cases of the JUnit report that carry a <failure> or an <error>, with their text. */
 function junitFailures(xml: string): Failure[] {
   const out: Failure[] = [];
-  const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#10;/g, '\n').replace(/&amp;/g, '&');
+  const unescape = (s: string) =>
+    s
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&#10;/g, '\n')
+      .replace(/&amp;/g, '&');
   for (const m of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
     const body = m[2] ?? '';
     const name = /name="([^"]*)"/.exec(m[1])?.[1] ?? '?';
@@ -40,38 +47,57 @@ function junitFailures(xml: string): Failure[] {
  * (their tests in test/api/*.test.ts cover the codes).
  */
 const STATEFUL_400: Record<string, string> = {
-  getOauthPartnerCallback: 'invalid_state / oauth_denied: the state must be one partner/install issued, unused and unexpired; the code one the partner issued for it',
+  getOauthPartnerCallback:
+    'invalid_state / oauth_denied: the state must be one partner/install issued, unused and unexpired; the code one the partner issued for it',
   getOauthPartnerLocalAuthorize: 'invalid_redirect_uri: redirect_uri must be this service’s own partner callback URL',
-  postIntegrations: 'oauth_required / invalid_url / blocked_destination: kind partner installs through OAuth; the destination host is checked like a webhook’s',
-  putIntegrationsById: 'invalid_field / invalid_url / blocked_destination: url and secret apply to webhook kinds of the stored integration; the destination host is checked',
+  postIntegrations:
+    'oauth_required / invalid_url / blocked_destination: kind partner installs through OAuth; the destination host is checked like a webhook’s',
+  putIntegrationsById:
+    'invalid_field / invalid_url / blocked_destination: url and secret apply to webhook kinds of the stored integration; the destination host is checked',
   postIntegrationsVerify: 'invalid_url / blocked_destination: the destination host is checked like a webhook’s',
-  postIntegrationsPartnerEventsByEventIDConfirm: 'invalid_resolution: the resolution must fit the stored event’s kind (and merge values its conflicting fields)',
-  getIdeas: 'invalid_query: a cursor continues the sort it was made for (v… votes, r… recent), a rule across parameters',
-  postTableViews: 'invalid_body: column keys and sort fields unique, the layout at most 16 KiB as JSON (rules across items)',
-  postCampaignsByIdGenerateMessage: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
-  postCampaignsByCampaignIdMessageReviewExamplesGenerate: 'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
-  postCampaignsByCampaignIdMessageReviewExamplesSave: 'invalid_step: step_id must name a send step of the stored campaign',
+  postIntegrationsPartnerEventsByEventIDConfirm:
+    'invalid_resolution: the resolution must fit the stored event’s kind (and merge values its conflicting fields)',
+  getIdeas:
+    'invalid_query: a cursor continues the sort it was made for (v… votes, r… recent), a rule across parameters',
+  postTableViews:
+    'invalid_body: column keys and sort fields unique, the layout at most 16 KiB as JSON (rules across items)',
+  postCampaignsByIdGenerateMessage:
+    'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
+  postCampaignsByCampaignIdMessageReviewExamplesGenerate:
+    'invalid_step / no_send_step: step_id must name a send step of the stored campaign, which must have one',
+  postCampaignsByCampaignIdMessageReviewExamplesSave:
+    'invalid_step: step_id must name a send step of the stored campaign',
   postCampaignsByCampaignIdMessageReviewQuote: 'invalid_step: step_id must name a send step of the stored campaign',
-  postCampaignsByCampaignIdMessageReviewDraftsGenerate: 'invalid_step / not_ai_step: step_id must name an AI-written send step of the stored campaign',
-  postCampaignsByIdGenerateAllMessages: 'invalid_step / not_ai_step: step_id must name an AI-written send step of the stored campaign',
-  getCampaignsByCampaignIdScheduledActions: 'invalid_cursor: a cursor is valid only when this list returned it (an opaque keyset position)',
+  postCampaignsByCampaignIdMessageReviewDraftsGenerate:
+    'invalid_step / not_ai_step: step_id must name an AI-written send step of the stored campaign',
+  postCampaignsByIdGenerateAllMessages:
+    'invalid_step / not_ai_step: step_id must name an AI-written send step of the stored campaign',
+  getCampaignsByCampaignIdScheduledActions:
+    'invalid_cursor: a cursor is valid only when this list returned it (an opaque keyset position)',
   postUsersMeChangePassword: 'invalid_current_password: the generator cannot know the current password',
   postWebhooksOutbound: 'invalid_integration: integration_id must name an integration of the workspace',
   postTeamInvitations: 'invalid_app: app_ids must name products of the workspace',
   putTeamMembersById: 'invalid_app: app_ids must name products of the workspace',
   postAppsByAppIdAgents: 'invalid_list_id: list_id must name a list of the agent’s product',
   putAgentsByAgentId: 'invalid_list_id: list_id must name a list of the agent’s product',
-  putAgentsByAgentIdSignals: 'invalid_signal: rules across items and fields (keys unique in the set, a post_keywords signal needs a keyword)',
+  putAgentsByAgentIdSignals:
+    'invalid_signal: rules across items and fields (keys unique in the set, a post_keywords signal needs a keyword)',
   postAgentsByAgentIdPreview: 'no_enabled_source: the agent must have a source enabled that serves the signal’s kind',
-  postAgentsByAgentIdSignalsBySignalIdLaunch: 'no_enabled_source: the stored agent must have a source enabled that serves the signal’s kind',
-  postPlatformAccounts: 'invalid_time_zone / invalid_body: time_zone must be a zone of the tz database (any pattern-valid name is not), working_hours.end after start',
-  getCampaignsByIdEnrollmentPreview: 'invalid_query: exactly one of list_id and lead_ids (a rule across parameters); list_id must name a list of the campaign’s product',
-  patchPlatformAccountsByIdLimits: 'invalid_limits: caps are bounded by the workspace’s plan, and weekly must be at least daily',
+  postAgentsByAgentIdSignalsBySignalIdLaunch:
+    'no_enabled_source: the stored agent must have a source enabled that serves the signal’s kind',
+  postPlatformAccounts:
+    'invalid_time_zone / invalid_body: time_zone must be a zone of the tz database (any pattern-valid name is not), working_hours.end after start',
+  getCampaignsByIdEnrollmentPreview:
+    'invalid_query: exactly one of list_id and lead_ids (a rule across parameters); list_id must name a list of the campaign’s product',
+  patchPlatformAccountsByIdLimits:
+    'invalid_limits: caps are bounded by the workspace’s plan, and weekly must be at least daily',
   patchPlatformAccountsByIdEmailSignature: 'not_email_account: only the stored account’s channel decides',
   patchPlatformAccountsByIdInviteWithdrawal: 'not_network_account: only the stored account’s channel decides',
-  deletePlatformAccountsById: 'invalid_reassign_to / invalid_body: reassign_to must name another account of the same channel, and is required with "reassign"',
+  deletePlatformAccountsById:
+    'invalid_reassign_to / invalid_body: reassign_to must name another account of the same channel, and is required with "reassign"',
   postCompanyDecisionMakerImportsPreview: 'invalid_list_id: list_id must name a stored list of the product app_id',
-  postDiscoveredLeadsBatchApprove: 'invalid_list_id: list_id must name a stored list of the workspace (the access policy checks it whatever the ids)',
+  postDiscoveredLeadsBatchApprove:
+    'invalid_list_id: list_id must name a stored list of the workspace (the access policy checks it whatever the ids)',
   postAgentMessages:
     'invalid_body / invalid_attachments / thread_app_mismatch: rules across fields (a message or a confirmation, a token to cancel, attachments need a thread) and the stored thread’s product',
   postAppsByAppIdCampaigns:
@@ -80,34 +106,53 @@ const STATEFUL_400: Record<string, string> = {
     'invalid_time_zone / invalid_account / invalid_body: time_zone must be a zone of the tz database, account_ids must name accounts of the workspace, each sending window ends after it starts',
   postAppsByAppIdCampaignsPreflight:
     'invalid_time_zone / invalid_account / invalid_body: time_zone must be a zone of the tz database, account_ids must name accounts of the workspace, each sending window ends after it starts',
-  putAppsById: 'invalid_id: stateful links fill id from nullable app_id fields of other responses (GET /api/operator/memory answers app_id null)',
-  getAppsByAppIdCampaigns: 'invalid_id: stateful links fill appId from nullable app_id fields of other responses (GET /api/contacts/export answers app_id null)',
+  putAppsById:
+    'invalid_id: stateful links fill id from nullable app_id fields of other responses (GET /api/operator/memory answers app_id null)',
+  getAppsByAppIdCampaigns:
+    'invalid_id: stateful links fill appId from nullable app_id fields of other responses (GET /api/contacts/export answers app_id null)',
   putCampaignsByIdSignals: 'invalid_signal: signal_ids must name signals of agents of the campaign’s product',
-  postCampaignsByCampaignIdSteps: 'invalid_template / invalid_body: templates name only known variables with balanced braces; a wait in business_days is at most 365',
-  putCampaignsByCampaignIdStepsByStepId: 'invalid_template / invalid_body: templates name only known variables with balanced braces; a wait in business_days is at most 365',
+  postCampaignsByCampaignIdSteps:
+    'invalid_template / invalid_body: templates name only known variables with balanced braces; a wait in business_days is at most 365',
+  putCampaignsByCampaignIdStepsByStepId:
+    'invalid_template / invalid_body: templates name only known variables with balanced braces; a wait in business_days is at most 365',
   putCampaignsByCampaignIdStepsReorder: 'invalid_order: step_ids must be a permutation of the stored steps',
   putCampaignsByCampaignIdStepsMessageMode:
     'invalid_step / invalid_body: only a stored send step has a message mode; rules across fields (null needs step_id, reset_steps is campaign-wide)',
-  getLeadsByLeadIdMeetings: 'invalid_cursor: a cursor is valid only as a position in this lead’s meetings (the id of one of them)',
-  postLeadsByLeadIdMeetings: 'invalid_time_range / invalid_outcome: ends_at after starts_at within 24 hours, starts_at within 5 years back and 2 ahead, held/no_show only once started (rules across fields and the clock)',
+  getLeadsByLeadIdMeetings:
+    'invalid_cursor: a cursor is valid only as a position in this lead’s meetings (the id of one of them)',
+  postLeadsByLeadIdMeetings:
+    'invalid_time_range / invalid_outcome: ends_at after starts_at within 24 hours, starts_at within 5 years back and 2 ahead, held/no_show only once started (rules across fields and the clock)',
   patchMeetingsById: 'invalid_time_range: the new times are checked together with the stored ones and the clock',
-  postBookingProvidersByIdBackfill: 'invalid_since: since must be in the past and at most 730 days back (relative to the clock)',
+  postBookingProvidersByIdBackfill:
+    'invalid_since: since must be in the past and at most 730 days back (relative to the clock)',
   postBookingProviderEventsByIdAttach: 'invalid_lead: lead_id must name a lead of the workspace',
-  postHooksBookingByProviderId: 'invalid_id: stateful links fill {providerId} from nullable booking_provider_id fields (an event of a disconnected provider)',
-  getOauthBookingByProviderCallback: 'invalid_state / oauth_denied: the state must be one oauth/start issued, unused and unexpired; the code one the provider issued for it',
-  getOauthBookingLocalAuthorize: 'invalid_redirect_uri: redirect_uri must be this service’s own callback URL for the provider',
+  postHooksBookingByProviderId:
+    'invalid_id: stateful links fill {providerId} from nullable booking_provider_id fields (an event of a disconnected provider)',
+  getOauthBookingByProviderCallback:
+    'invalid_state / oauth_denied: the state must be one oauth/start issued, unused and unexpired; the code one the provider issued for it',
+  getOauthBookingLocalAuthorize:
+    'invalid_redirect_uri: redirect_uri must be this service’s own callback URL for the provider',
   postAppsByAppIdListsImportDraftsByImportIdCommit:
     'invalid_list_id: list_id must name a list of the product; invalid_body: exactly one of list_id and list_name (and stateful links fill appId from nullable app_id fields of other responses)',
-  getInboxConversationsByChatIdMessagesLive: 'account_required: account_id is needed only when chatId is not a stored conversation of the workspace',
-  postInboxConversationsByChatIdReplyLive: 'account_required / recipient_required: account_id and recipient are needed only when chatId is not a stored conversation',
-  getInboxConversationsByChatIdMessagesByMessageIdAttachmentsByAttachmentId: 'account_required: account_id is needed only when chatId is not a stored conversation of the workspace',
-  getAnalyticsOverview: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
-  getAnalyticsDaily: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getInboxConversationsByChatIdMessagesLive:
+    'account_required: account_id is needed only when chatId is not a stored conversation of the workspace',
+  postInboxConversationsByChatIdReplyLive:
+    'account_required / recipient_required: account_id and recipient are needed only when chatId is not a stored conversation',
+  getInboxConversationsByChatIdMessagesByMessageIdAttachmentsByAttachmentId:
+    'account_required: account_id is needed only when chatId is not a stored conversation of the workspace',
+  getAnalyticsOverview:
+    'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsDaily:
+    'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
   getAnalyticsDailyOverview: 'invalid_time_zone: tz must be a zone of the tz database (any pattern-valid name is not)',
-  getAnalyticsFunnel: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
-  getAnalyticsSignals: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
-  getAnalyticsSources: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
-  getAnalyticsSteps: 'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsFunnel:
+    'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsSignals:
+    'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsSources:
+    'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
+  getAnalyticsSteps:
+    'invalid_range / range_too_long / invalid_time_zone: from ≤ to and at most 366 days (rules across parameters); tz must be a zone of the tz database',
   patchInsightsByIdStatus: 'invalid_until: a snooze’s until must be in the future (relative to the clock)',
 };
 
@@ -117,7 +162,8 @@ const STATEFUL_400: Record<string, string> = {
  */
 const CONTENT_400: Record<string, string> = {
   postAgentAttachments: 'invalid_file: only UTF-8 text and PDF files are accepted, by content',
-  postCampaignsByCampaignIdStepsByStepIdAttachment: 'invalid_file: an empty file is refused (a step attachment has at least one byte)',
+  postCampaignsByCampaignIdStepsByStepIdAttachment:
+    'invalid_file: an empty file is refused (a step attachment has at least one byte)',
   postSuppressionsImport: 'invalid_csv: the file is read as CSV by its bytes (a quoted value never closed is refused)',
 };
 
@@ -128,9 +174,12 @@ const CONTENT_400: Record<string, string> = {
  * and on rules across fields (exactly one of list_id and list_name; mapping is JSON in a form field).
  */
 const UPLOAD_CONTENT: Record<string, string> = {
-  putCampaignsByCampaignIdMessageReviewDraftsByItemIDEdit: 'invalid_message (422): the text is validated against the stored campaign’s policy (blocked phrases, length); 409 once the draft is decided',
-  postAppsByAppIdListsImportDraftsPreview: 'invalid_file / invalid_csv: the file is checked by its content (not binary, not UTF-16, CSV)',
-  postAppsByAppIdListsImport: 'invalid_file / invalid_body / invalid_list_id / invalid_mapping: the file’s content, the stored lists, its columns, and rules across form fields',
+  putCampaignsByCampaignIdMessageReviewDraftsByItemIDEdit:
+    'invalid_message (422): the text is validated against the stored campaign’s policy (blocked phrases, length); 409 once the draft is decided',
+  postAppsByAppIdListsImportDraftsPreview:
+    'invalid_file / invalid_csv: the file is checked by its content (not binary, not UTF-16, CSV)',
+  postAppsByAppIdListsImport:
+    'invalid_file / invalid_body / invalid_list_id / invalid_mapping: the file’s content, the stored lists, its columns, and rules across form fields',
   postAppsByAppIdListsImportDraftsByImportIdCommit:
     'invalid_mapping (422): a column past the stored draft’s last, or a mapping without email and profile_url (a rule across fields the description states; an anyOf would split the body into one class per alternative in generated clients)',
 };
@@ -151,14 +200,16 @@ const UPSTREAM_5XX: Record<string, string> = {
  */
 const UPSTREAM_422: Record<string, string> = {
   postIntegrations: 'verification_failed: the generated destination does not resolve offline',
-  putIntegrationsById: 'verification_failed: a new url or secret is verified against the generated destination, which does not resolve offline',
+  putIntegrationsById:
+    'verification_failed: a new url or secret is verified against the generated destination, which does not resolve offline',
 };
 
 /** 422 answers that depend on what is stored (a product without a profile, an agent without keywords). */
 const STATEFUL_422: Record<string, string> = {
   postAppsByIdGenerateIcp: 'no_text: the product has no profile text to work from',
   postAgentsByAgentIdSourcesNewsforumGenerateQueries: 'no_keywords: the agent has no keywords yet',
-  postCompanyDecisionMakerImportsByJobIDBatchPreview: 'batch_out_of_range: the batch must be one of the stored import’s batches',
+  postCompanyDecisionMakerImportsByJobIDBatchPreview:
+    'batch_out_of_range: the batch must be one of the stored import’s batches',
 };
 
 /**
@@ -169,18 +220,25 @@ const STATEFUL_422: Record<string, string> = {
 const NULL_LINKED: Record<string, string> = {
   postAppsByIdGenerateIcp: 'invalid_id: stateful links fill {id} from nullable app_id fields of other responses',
   getIntegrationsById: 'invalid_id: stateful links fill {id} from the nullable integration_id of webhook subscriptions',
-  deleteIntegrationsById: 'invalid_id: stateful links fill {id} from the nullable integration_id of webhook subscriptions',
-  getAppsById: 'invalid_id: stateful links fill {id} from nullable app_id fields of other responses (GET /api/operator/memory answers app_id null)',
-  postCampaignsByCampaignIdStepsByStepIdVariantsByVariantIdWinner: 'invalid_id: stateful links fill {variantId} from the nullable variant_id of scheduled actions (a step without variants)',
+  deleteIntegrationsById:
+    'invalid_id: stateful links fill {id} from the nullable integration_id of webhook subscriptions',
+  getAppsById:
+    'invalid_id: stateful links fill {id} from nullable app_id fields of other responses (GET /api/operator/memory answers app_id null)',
+  postCampaignsByCampaignIdStepsByStepIdVariantsByVariantIdWinner:
+    'invalid_id: stateful links fill {variantId} from the nullable variant_id of scheduled actions (a step without variants)',
 };
-const NULL_LINKED_WHY = 'invalid_id: stateful links fill {appId} / {leadId} / a booking provider {id} from nullable fields of other responses (GET /api/operator/memory, unmatched booking events, …)';
+const NULL_LINKED_WHY =
+  'invalid_id: stateful links fill {appId} / {leadId} / a booking provider {id} from nullable fields of other responses (GET /api/operator/memory, unmatched booking events, …)';
 
 /** The operations of the document with an `{appId}` or a `{leadId}` path parameter. */
-function nullLinkedByPath(doc: { paths: Record<string, Record<string, { operationId?: string }>> }): Record<string, string> {
+function nullLinkedByPath(doc: {
+  paths: Record<string, Record<string, { operationId?: string }>>;
+}): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [path, item] of Object.entries(doc.paths)) {
     // …and the booking providers' `{id}`, filled from the nullable provider id of unmatched booking events.
-    if (!path.includes('{appId}') && !path.includes('{leadId}') && !path.startsWith('/api/booking-providers/{id}')) continue;
+    if (!path.includes('{appId}') && !path.includes('{leadId}') && !path.startsWith('/api/booking-providers/{id}'))
+      continue;
     for (const op of Object.values(item)) if (op?.operationId) out[op.operationId] = NULL_LINKED_WHY;
   }
   return out;
@@ -191,38 +249,84 @@ const toml = (s: string) => JSON.stringify(s);
 function configToml(token: string, bystander: string, nullLinked: Record<string, string>): string {
   const lines = ['[headers]', `Authorization = ${toml(`Bearer ${token}`)}`, ''];
   for (const id of ['postUsersMeApiTokens', 'deleteUsersMeApiTokensById']) {
-    lines.push('[[operations]]', `include-operation-id = ${toml(id)}`, `headers = { Authorization = ${toml(`Bearer ${bystander}`)} }`, '');
+    lines.push(
+      '[[operations]]',
+      `include-operation-id = ${toml(id)}`,
+      `headers = { Authorization = ${toml(`Bearer ${bystander}`)} }`,
+      '',
+    );
   }
   // The one configured OAuth provider of the local stack (any other name is 404).
-  lines.push('[[operations]]', 'include-operation-id = "getAuthOauthByProviderStart"', 'parameters = { provider = "local" }', '');
+  lines.push(
+    '[[operations]]',
+    'include-operation-id = "getAuthOauthByProviderStart"',
+    'parameters = { provider = "local" }',
+    '',
+  );
   // The OAuth booking provider (`scheduler` connects with an API key: 400 oauth_not_supported; any other name is 404).
-  lines.push('[[operations]]', 'include-operation-id = "postBookingProvidersByProviderOauthStart"', 'parameters = { provider = "calendar" }', '');
+  lines.push(
+    '[[operations]]',
+    'include-operation-id = "postBookingProvidersByProviderOauthStart"',
+    'parameters = { provider = "calendar" }',
+    '',
+  );
   // One entry per operation: schemathesis applies the first that matches, so an operation in both
   // lists (postIntegrations: a 400 for a blocked host, a 422 for one that does not resolve) gets both.
   const with422 = { ...UPLOAD_CONTENT, ...UPSTREAM_422 };
   for (const [id, why] of Object.entries({ ...STATEFUL_400, ...CONTENT_400 })) {
-    lines.push(`# ${why}${with422[id] ? `; ${with422[id]}` : ''}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
-    lines.push(`checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409",${with422[id] ? ' "422",' : ''} "429", "5xx"]`, '');
+    lines.push(
+      `# ${why}${with422[id] ? `; ${with422[id]}` : ''}`,
+      '[[operations]]',
+      `include-operation-id = ${toml(id)}`,
+    );
+    lines.push(
+      `checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409",${with422[id] ? ' "422",' : ''} "429", "5xx"]`,
+      '',
+    );
   }
   for (const [id, why] of Object.entries(with422)) {
     if (STATEFUL_400[id] || CONTENT_400[id]) continue;
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
-    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]', '');
+    lines.push(
+      'checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]',
+      '',
+    );
   }
   for (const [id, why] of Object.entries(UPSTREAM_5XX)) {
-    lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`, 'checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]');
-    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "422", "429", "502"]', '');
+    lines.push(
+      `# ${why}`,
+      '[[operations]]',
+      `include-operation-id = ${toml(id)}`,
+      'checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]',
+    );
+    lines.push(
+      'checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "422", "429", "502"]',
+      '',
+    );
   }
-  const configured = new Set([...Object.keys(STATEFUL_400), ...Object.keys(CONTENT_400), ...Object.keys(UPLOAD_CONTENT), ...Object.keys(UPSTREAM_422), ...Object.keys(UPSTREAM_5XX), ...Object.keys(STATEFUL_422)]);
+  const configured = new Set([
+    ...Object.keys(STATEFUL_400),
+    ...Object.keys(CONTENT_400),
+    ...Object.keys(UPLOAD_CONTENT),
+    ...Object.keys(UPSTREAM_422),
+    ...Object.keys(UPSTREAM_5XX),
+    ...Object.keys(STATEFUL_422),
+  ]);
   for (const [id, why] of Object.entries(nullLinked)) {
     if (configured.has(id)) continue; // 400 already expected there, or handled with STATEFUL_422 below
     lines.push(`# ${why}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
-    lines.push('checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]', '');
+    lines.push(
+      'checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]',
+      '',
+    );
   }
   for (const [id, why] of Object.entries(STATEFUL_422)) {
     const linked = NULL_LINKED[id] ?? nullLinked[id];
     lines.push(`# ${why}${linked ? `; ${linked}` : ''}`, '[[operations]]', `include-operation-id = ${toml(id)}`);
-    lines.push(`checks.positive_data_acceptance.expected-statuses = ["2xx",${linked ? ' "400",' : ''} "401", "403", "404", "422", "429"]`, '');
+    lines.push(
+      `checks.positive_data_acceptance.expected-statuses = ["2xx",${linked ? ' "400",' : ''} "401", "403", "404", "422", "429"]`,
+      '',
+    );
   }
   return lines.join('\n');
 }
@@ -273,7 +377,11 @@ test('schemathesis: every check over the whole document, positive and negative',
   const run = async (): Promise<{ code: number; output: string; failures: Failure[] }> => {
     const started = Date.now();
     const { code, output } = await new Promise<{ code: number; output: string }>((resolve, reject) => {
-      const child = spawn(st[0], args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' } });
+      const child = spawn(st[0], args, {
+        cwd: dir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' },
+      });
       let output = '';
       child.stdout.on('data', (c: Buffer) => (output += c.toString()));
       child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -293,7 +401,10 @@ test('schemathesis: every check over the whole document, positive and negative',
   // A crash inside the tool itself (hypothesis' lambda-source cache is not thread-safe under
   // --workers 2: "AST constructor recursion depth mismatch") says nothing about the API: run once more.
   // Any check failure (5xx, schema mismatch, accepted invalid input) fails at once.
-  const toolCrash = (f: Failure) => f.message.startsWith('error:') && /Runtime Error/.test(f.message) && /site-packages\/(hypothesis|schemathesis)\//.test(f.message);
+  const toolCrash = (f: Failure) =>
+    f.message.startsWith('error:') &&
+    /Runtime Error/.test(f.message) &&
+    /site-packages\/(hypothesis|schemathesis)\//.test(f.message);
   if (failures.length > 0 && failures.every(toolCrash)) {
     t.log(`schemathesis crashed internally (${failures.map((f) => f.operation).join(', ')}); running it again`);
     ({ code, output, failures } = await run());

@@ -10,19 +10,32 @@ import { User } from '../../db/entities/User.js';
 test.after.always(closeApi);
 
 /** Raw HTTP, for bytes fetch would not send as given. */
-async function raw(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; headers: Record<string, unknown>; json: any; ms: number }> {
+async function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<{ status: number; headers: Record<string, unknown>; json: any; ms: number }> {
   const { base } = await api();
   const url = new URL(base + path);
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const req = request({ method, host: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text ? JSON.parse(text) : undefined, ms: Date.now() - started });
-      });
-    });
+    const req = request(
+      { method, host: url.hostname, port: url.port, path: url.pathname + url.search, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            json: text ? JSON.parse(text) : undefined,
+            ms: Date.now() - started,
+          });
+        });
+      },
+    );
     req.on('error', reject);
     if (body) req.end(body);
     else req.end();
@@ -31,7 +44,9 @@ async function raw(method: string, path: string, headers: Record<string, string>
 
 test('a NUL character in any JSON string is 400 invalid_body and nothing is stored (sign-up, no login needed)', async (t) => {
   const email = uniqueEmail('nul');
-  const r = await call('POST', '/api/auth/signup', { rawBody: JSON.stringify({ email, password: PASSWORD, name: 'Eve\u0000' }) });
+  const r = await call('POST', '/api/auth/signup', {
+    rawBody: JSON.stringify({ email, password: PASSWORD, name: 'Eve\u0000' }),
+  });
   t.is(r.status, 400);
   t.is(r.body.error.code, 'invalid_body');
   t.regex(r.body.error.message, /NUL/);
@@ -40,7 +55,10 @@ test('a NUL character in any JSON string is 400 invalid_body and nothing is stor
   t.is(await services.orm.em.fork().count(User, { email }), 0);
   // Nested and in keys too.
   const u = await createUser();
-  const nested = await call('POST', '/api/webhooks/outbound', { token: u.accessToken, rawBody: '{"url":"https://example.com/h","events":["lead.discovered\\u0000"]}' });
+  const nested = await call('POST', '/api/webhooks/outbound', {
+    token: u.accessToken,
+    rawBody: '{"url":"https://example.com/h","events":["lead.discovered\\u0000"]}',
+  });
   t.is(nested.status, 400);
   t.is(nested.body.error.code, 'invalid_body');
   const key = await call('PATCH', '/api/users/me', { token: u.accessToken, rawBody: '{"na\\u0000me":"x"}' });
@@ -59,12 +77,23 @@ test('NUL in a query or path parameter is 400 with the part’s code', async (t)
 
 test('a body that is not valid UTF-8, or holds a lone surrogate, is 400 invalid_body (never rewritten to U+FFFD)', async (t) => {
   const email = uniqueEmail('utf8');
-  const bytes = Buffer.concat([Buffer.from(`{"email":"${email}","password":"${PASSWORD}","name":"A`), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
-  const r = await raw('POST', '/api/auth/signup', { 'content-type': 'application/json', 'content-length': String(bytes.length) }, bytes);
+  const bytes = Buffer.concat([
+    Buffer.from(`{"email":"${email}","password":"${PASSWORD}","name":"A`),
+    Buffer.from([0xff, 0xfe]),
+    Buffer.from('"}'),
+  ]);
+  const r = await raw(
+    'POST',
+    '/api/auth/signup',
+    { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    bytes,
+  );
   t.is(r.status, 400);
   t.is(r.json.error.code, 'invalid_body');
   t.regex(r.json.error.message, /UTF-8/);
-  const lone = await call('POST', '/api/auth/signup', { rawBody: `{"email":"${email}","password":"${PASSWORD}","name":"\\ud800x"}` });
+  const lone = await call('POST', '/api/auth/signup', {
+    rawBody: `{"email":"${email}","password":"${PASSWORD}","name":"\\ud800x"}`,
+  });
   t.is(lone.status, 400);
   t.is(lone.body.error.code, 'invalid_body');
   const { services } = await api();
@@ -94,7 +123,10 @@ test('a JSON operation with a non-JSON body is 415 unsupported_media_type', asyn
     ['application/x-www-form-urlencoded', 'email=a%40b.c&password=x'],
     ['text/plain', JSON.stringify(body)],
     ['application/xml', '<login><email>a@b.c</email></login>'],
-    ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="email"\r\n\r\na@b.c\r\n--x--\r\n'],
+    [
+      'multipart/form-data; boundary=x',
+      '--x\r\nContent-Disposition: form-data; name="email"\r\n\r\na@b.c\r\n--x--\r\n',
+    ],
     ['application/json; charset=latin1', JSON.stringify(body)],
   ]) {
     const r = await call('POST', '/api/auth/login', { rawBody: payload, headers: { 'content-type': type } });
@@ -106,7 +138,10 @@ test('a JSON operation with a non-JSON body is 415 unsupported_media_type', asyn
   const none = await raw('POST', '/api/auth/login', { 'content-length': String(bytes.length) }, bytes);
   t.is(none.status, 415);
   // application/json with an explicit UTF-8 charset and +json types are JSON.
-  const ok = await call('POST', '/api/auth/login', { rawBody: JSON.stringify(body), headers: { 'content-type': 'application/vnd.api+json; charset=UTF-8' } });
+  const ok = await call('POST', '/api/auth/login', {
+    rawBody: JSON.stringify(body),
+    headers: { 'content-type': 'application/vnd.api+json; charset=UTF-8' },
+  });
   t.is(ok.status, 401);
 });
 
@@ -115,16 +150,36 @@ test('a compressed JSON body is 415 (its bytes could not be checked as UTF-8); a
   const json = JSON.stringify({ email: uniqueEmail(), password: 'x' });
   for (const encoding of ['gzip', 'br', 'x-unknown']) {
     const bytes = encoding === 'gzip' ? gzipSync(json) : Buffer.from(json);
-    const r = await raw('POST', '/api/auth/login', { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': String(bytes.length) }, bytes);
+    const r = await raw(
+      'POST',
+      '/api/auth/login',
+      { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': String(bytes.length) },
+      bytes,
+    );
     t.is(r.status, 415, encoding);
     t.is(r.json.error.code, 'unsupported_media_type', encoding);
   }
   // `identity` is no encoding at all: read as usual (wrong password → 401).
   const plain = Buffer.from(json);
-  t.is((await raw('POST', '/api/auth/login', { 'content-type': 'application/json', 'content-encoding': 'identity', 'content-length': String(plain.length) }, plain)).status, 401);
+  t.is(
+    (
+      await raw(
+        'POST',
+        '/api/auth/login',
+        { 'content-type': 'application/json', 'content-encoding': 'identity', 'content-length': String(plain.length) },
+        plain,
+      )
+    ).status,
+    401,
+  );
   // Prototype poisoning is refused by the parser itself, before any schema sees the body.
   const poisoned = Buffer.from('{"__proto__":{"admin":true},"email":"a@b.c","password":"x"}');
-  const r = await raw('POST', '/api/auth/login', { 'content-type': 'application/json', 'content-length': String(poisoned.length) }, poisoned);
+  const r = await raw(
+    'POST',
+    '/api/auth/login',
+    { 'content-type': 'application/json', 'content-length': String(poisoned.length) },
+    poisoned,
+  );
   t.is(r.status, 400);
   t.is(r.json.error.code, 'invalid_body');
 });
@@ -152,19 +207,47 @@ test('a method the path does not support is 405 with Allow (TRACE included); OPT
 
 test('bodies are read after routing and authentication: an unauthenticated or unknown request is answered without reading a large body', async (t) => {
   const big = Buffer.alloc(900 * 1024, 'a');
-  const unauth = await raw('POST', '/api/webhooks/outbound', { 'content-type': 'application/json', 'content-length': String(big.length) }, big);
+  const unauth = await raw(
+    'POST',
+    '/api/webhooks/outbound',
+    { 'content-type': 'application/json', 'content-length': String(big.length) },
+    big,
+  );
   t.is(unauth.status, 401);
   t.is(unauth.json.error.code, 'unauthorized');
-  const unknown = await raw('POST', '/api/no-such-route', { 'content-type': 'application/json', 'content-length': String(big.length) }, big);
+  const unknown = await raw(
+    'POST',
+    '/api/no-such-route',
+    { 'content-type': 'application/json', 'content-length': String(big.length) },
+    big,
+  );
   t.is(unknown.status, 404);
   // The same body on an authenticated request is read, and refused as malformed JSON (not 413: it fits).
   const u = await createUser();
-  const authed = await raw('POST', '/api/webhooks/outbound', { 'content-type': 'application/json', 'content-length': String(big.length), authorization: `Bearer ${u.accessToken}` }, big);
+  const authed = await raw(
+    'POST',
+    '/api/webhooks/outbound',
+    {
+      'content-type': 'application/json',
+      'content-length': String(big.length),
+      authorization: `Bearer ${u.accessToken}`,
+    },
+    big,
+  );
   t.is(authed.status, 400);
   t.is(authed.json.error.code, 'invalid_body');
   // Over the limit, once authenticated: 413.
   const huge = Buffer.alloc(1024 * 1024 + 10, 'a');
-  const tooBig = await raw('POST', '/api/webhooks/outbound', { 'content-type': 'application/json', 'content-length': String(huge.length), authorization: `Bearer ${u.accessToken}` }, huge);
+  const tooBig = await raw(
+    'POST',
+    '/api/webhooks/outbound',
+    {
+      'content-type': 'application/json',
+      'content-length': String(huge.length),
+      authorization: `Bearer ${u.accessToken}`,
+    },
+    huge,
+  );
   t.is(tooBig.status, 413);
   t.is(tooBig.json.error.code, 'payload_too_large');
 });

@@ -22,8 +22,16 @@ const as = (u: TestUser, body?: unknown, actingAs?: string) => ({
   ...(body === undefined ? {} : { body }),
 });
 const code = (r: { status: number; body: any }) => `${r.status} ${r.body?.error?.code ?? ''}`.trim();
-const count = async (workspaceId: string) => Number((await (await em()).execute<{ n: number }[]>(`select count(*)::int as n from suppressions where workspace_id = ?`, [workspaceId]))[0].n);
-const importCsv = (u: TestUser, csv: string | Buffer, opts: Parameters<typeof postCsv>[3] = {}) => postCsv(u, '/api/suppressions/import', csv, opts);
+const count = async (workspaceId: string) =>
+  Number(
+    (
+      await (
+        await em()
+      ).execute<{ n: number }[]>(`select count(*)::int as n from suppressions where workspace_id = ?`, [workspaceId])
+    )[0].n,
+  );
+const importCsv = (u: TestUser, csv: string | Buffer, opts: Parameters<typeof postCsv>[3] = {}) =>
+  postCsv(u, '/api/suppressions/import', csv, opts);
 /** A fresh domain, so that no two tests (nor two runs) share entries. */
 const domain = () => `d${randomUUID().slice(0, 8)}.example`;
 
@@ -55,13 +63,29 @@ test('POST adds an address or a domain, normalised: 201 when new, 200 with the e
 
 test('POST validation: 400 invalid_suppression for a value that is neither, invalid_body for other mistakes; nothing is added', async (t) => {
   const u = await createOwner();
-  for (const value of ['not an address', 'ada@', '@', 'localhost', 'a@b@c.example', 'x@y.example.', '1.2.3.4', `${'a'.repeat(65)}@x.example`]) {
+  for (const value of [
+    'not an address',
+    'ada@',
+    '@',
+    'localhost',
+    'a@b@c.example',
+    'x@y.example.',
+    '1.2.3.4',
+    `${'a'.repeat(65)}@x.example`,
+  ]) {
     t.is(code(await call('POST', '/api/suppressions', as(u, { value }))), '400 invalid_suppression', value);
   }
   t.is(code(await call('POST', '/api/suppressions', as(u, {}))), '400 invalid_suppression', 'value is required');
-  t.is(code(await call('POST', '/api/suppressions', as(u, { value: 'a@x.example', reason: 'import' }))), '400 invalid_body', 'import is not a manual reason');
+  t.is(
+    code(await call('POST', '/api/suppressions', as(u, { value: 'a@x.example', reason: 'import' }))),
+    '400 invalid_body',
+    'import is not a manual reason',
+  );
   t.is(code(await call('POST', '/api/suppressions', as(u, { value: 'a@x.example', extra: 1 }))), '400 invalid_body');
-  t.is(code(await call('POST', '/api/suppressions', { token: u.accessToken, rawBody: '{"value":', headers: {} })), '400 invalid_body');
+  t.is(
+    code(await call('POST', '/api/suppressions', { token: u.accessToken, rawBody: '{"value":', headers: {} })),
+    '400 invalid_body',
+  );
   t.is(await count(await workspaceIdOf(u.id)), 0);
 });
 
@@ -81,7 +105,11 @@ test('GET lists newest first in pages, filtered by reason, kind and a prefix; on
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
-    const r: { status: number; body: any; text: string } = await call('GET', `/api/suppressions?limit=2${cursor ? `&cursor=${cursor}` : ''}`, as(u));
+    const r: { status: number; body: any; text: string } = await call(
+      'GET',
+      `/api/suppressions?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      as(u),
+    );
     t.is(r.status, 200, r.text);
     t.true(r.body.items.length <= 2);
     seen.push(...r.body.items.map((x: { id: string }) => x.id));
@@ -89,7 +117,8 @@ test('GET lists newest first in pages, filtered by reason, kind and a prefix; on
   } while (cursor);
   t.deepEqual(seen, [...ids].reverse(), 'every entry once, newest first; none of the other workspace');
 
-  const list = async (q: string) => (await call('GET', `/api/suppressions?${q}`, as(u))).body.items.map((x: { value: string }) => x.value);
+  const list = async (q: string) =>
+    (await call('GET', `/api/suppressions?${q}`, as(u))).body.items.map((x: { value: string }) => x.value);
   t.deepEqual(await list('reason=complaint'), [`a2@${d}`]);
   t.deepEqual(await list('kind=domain'), [`z${d}`, d]);
   t.deepEqual(await list(`q=A1%40${d}`), [`a1@${d}`], 'a prefix, case-insensitive');
@@ -107,7 +136,8 @@ test('DELETE: owners and admins remove an entry (204, then 404); a member is ref
   const { user: member } = await addMemberViaInvite(owner, { role: 'member' });
   const { user: admin } = await addMemberViaInvite(owner, { role: 'admin' });
   const stranger = await createOwner();
-  const add = async (u: TestUser, actingAs?: string) => (await call('POST', '/api/suppressions', as(u, { value: uniqueEmail('del') }, actingAs))).body.id as string;
+  const add = async (u: TestUser, actingAs?: string) =>
+    (await call('POST', '/api/suppressions', as(u, { value: uniqueEmail('del') }, actingAs))).body.id as string;
 
   // Any member may read and add.
   const byMember = await call('POST', '/api/suppressions', as(member, { value: uniqueEmail('m') }, owner.id));
@@ -143,7 +173,11 @@ test('every route: 401 without a token, 400 invalid_user for a malformed X-Actin
   ];
   for (const [method, path, body] of routes) {
     t.is(code(await call(method, path, body === undefined ? {} : { body })), '401 unauthorized', `${method} ${path}`);
-    t.is(code(await call(method, path, { ...as(u, body), headers: { 'x-acting-as': 'nope' } })), '400 invalid_user', `${method} ${path}`);
+    t.is(
+      code(await call(method, path, { ...as(u, body), headers: { 'x-acting-as': 'nope' } })),
+      '400 invalid_user',
+      `${method} ${path}`,
+    );
   }
 });
 
@@ -163,7 +197,18 @@ test('import: the named column, invalid rows listed with their row numbers, repe
   const ws = await workspaceIdOf(u.id);
   const d = domain();
   await call('POST', '/api/suppressions', as(u, { value: `old@${d}` }));
-  const csv = ['name,Email', `Ada,ada@${d}`, 'Bob,not-an-address', `Cy,ADA@${d}`, ',', `Old,old@${d}`, `Dom,@${d}`, `Eve,"eve@${d}"`, 'Zed,zed@', ''].join('\r\n');
+  const csv = [
+    'name,Email',
+    `Ada,ada@${d}`,
+    'Bob,not-an-address',
+    `Cy,ADA@${d}`,
+    ',',
+    `Old,old@${d}`,
+    `Dom,@${d}`,
+    `Eve,"eve@${d}"`,
+    'Zed,zed@',
+    '',
+  ].join('\r\n');
   const r = await importCsv(u, csv);
   t.is(r.status, 200, r.text);
   t.deepEqual(r.body, {
@@ -175,7 +220,9 @@ test('import: the named column, invalid rows listed with their row numbers, repe
     ],
     invalid_count: 2,
   });
-  const rows = await (await em()).execute<{ kind: string; value: string; reason: string; source: string; created_by: string }[]>(
+  const rows = await (
+    await em()
+  ).execute<{ kind: string; value: string; reason: string; source: string; created_by: string }[]>(
     `select kind, value, reason, source, created_by from suppressions where workspace_id = ? and reason = 'import' order by value`,
     [ws],
   );
@@ -204,10 +251,22 @@ test('import refusals: 400 invalid_upload, missing_file and invalid_csv (the ent
   const u = await createOwner();
   const ws = await workspaceIdOf(u.id);
   const d = domain();
-  t.is(code(await call('POST', '/api/suppressions/import', as(u, { file: 'a@x.example' }))), '400 invalid_upload', 'not a multipart form');
+  t.is(
+    code(await call('POST', '/api/suppressions/import', as(u, { file: 'a@x.example' }))),
+    '400 invalid_upload',
+    'not a multipart form',
+  );
   t.is(code(await importCsv(u, '', { noFile: true })), '400 missing_file');
-  t.is(code(await importCsv(u, '', { noFile: true, fields: { file: `a@${d}` } })), '400 missing_file', 'the file as a text field');
-  t.is(code(await importCsv(u, `a@${d}\n`, { fields: { reason: 'manual' } })), '400 invalid_upload', 'an unknown field');
+  t.is(
+    code(await importCsv(u, '', { noFile: true, fields: { file: `a@${d}` } })),
+    '400 missing_file',
+    'the file as a text field',
+  );
+  t.is(
+    code(await importCsv(u, `a@${d}\n`, { fields: { reason: 'manual' } })),
+    '400 invalid_upload',
+    'an unknown field',
+  );
 
   const broken = await importCsv(u, `email\na@${d}\nb@${d}\n"c@${d}\n`);
   t.is(code(broken), '400 invalid_csv');
@@ -218,55 +277,77 @@ test('import refusals: 400 invalid_upload, missing_file and invalid_csv (the ent
   const form = new FormData();
   form.append('file', new Blob([`e@${d}\n`]), 'a.csv');
   form.append('file', new Blob([`f@${d}\n`]), 'b.csv');
-  const two = await fetch(`${(await api()).base}/api/suppressions/import`, { method: 'POST', body: form, headers: { authorization: `Bearer ${u.accessToken}` } });
+  const two = await fetch(`${(await api()).base}/api/suppressions/import`, {
+    method: 'POST',
+    body: form,
+    headers: { authorization: `Bearer ${u.accessToken}` },
+  });
   t.is(two.status, 413);
   t.is(((await two.json()) as { error: { code: string } }).error.code, 'invalid_upload');
 });
 
 // The large uploads run alone, not beside the other tests of the file.
-test.serial('import limits: a declared length over 20 MiB is refused before reading (413 file_too_large, nothing added), a file one byte over while it streams, more than 1,000,000 rows 413 too_many_rows', async (t) => {
-  t.timeout(180_000);
-  const u = await createOwner();
-  const ws = await workspaceIdOf(u.id);
-  // Distinct addresses: had any been read, some would have been added.
-  const lines: string[] = [];
-  for (let i = 0, size = 0; size <= 21 * MiB; i++) {
-    const line = `someone-${i}@big.example\n`;
-    lines.push(line);
-    size += line.length;
-  }
-  t.is(code(await importCsv(u, lines.join(''))), '413 file_too_large');
-  t.is(await count(ws), 0, 'nothing was read');
+test.serial(
+  'import limits: a declared length over 20 MiB is refused before reading (413 file_too_large, nothing added), a file one byte over while it streams, more than 1,000,000 rows 413 too_many_rows',
+  async (t) => {
+    t.timeout(180_000);
+    const u = await createOwner();
+    const ws = await workspaceIdOf(u.id);
+    // Distinct addresses: had any been read, some would have been added.
+    const lines: string[] = [];
+    for (let i = 0, size = 0; size <= 21 * MiB; i++) {
+      const line = `someone-${i}@big.example\n`;
+      lines.push(line);
+      size += line.length;
+    }
+    t.is(code(await importCsv(u, lines.join(''))), '413 file_too_large');
+    t.is(await count(ws), 0, 'nothing was read');
 
-  const over = Buffer.alloc(20 * MiB + 1, `${'a'.repeat(30)}@over.example\n`);
-  t.is(code(await importCsv(u, over)), '413 file_too_large');
+    const over = Buffer.alloc(20 * MiB + 1, `${'a'.repeat(30)}@over.example\n`);
+    t.is(code(await importCsv(u, over)), '413 file_too_large');
 
-  const rows = Buffer.alloc(1_000_001 * 12, 'x@y.example\n');
-  const many = await importCsv(u, rows);
-  t.is(code(many), '413 too_many_rows');
-  t.is(many.body.error.details.imported + many.body.error.details.already_present, 1_000_000);
-  t.is(many.body.error.details.imported, 1);
-  t.true(rows.length < 20 * MiB, 'refused for its rows, not its size');
-});
+    const rows = Buffer.alloc(1_000_001 * 12, 'x@y.example\n');
+    const many = await importCsv(u, rows);
+    t.is(code(many), '413 too_many_rows');
+    t.is(many.body.error.details.imported + many.body.error.details.already_present, 1_000_000);
+    t.is(many.body.error.details.imported, 1);
+    t.true(rows.length < 20 * MiB, 'refused for its rows, not its size');
+  },
+);
 
 test('email settings: everyone reads the footer, owners and admins set it (trimmed; null or blank removes it), members are refused', async (t) => {
   const owner = await createOwner();
   const { user: member } = await addMemberViaInvite(owner, { role: 'member' });
   const { user: admin } = await addMemberViaInvite(owner, { role: 'admin' });
   t.deepEqual((await call('GET', '/api/email-settings', as(owner))).body, { footer: null });
-  const set = await call('PATCH', '/api/email-settings', as(owner, { footer: '  Ledgerly Ltd, 1 Main Street, Dublin  ' }));
+  const set = await call(
+    'PATCH',
+    '/api/email-settings',
+    as(owner, { footer: '  Ledgerly Ltd, 1 Main Street, Dublin  ' }),
+  );
   t.is(set.status, 200, set.text);
   t.deepEqual(set.body, { footer: 'Ledgerly Ltd, 1 Main Street, Dublin' });
-  t.deepEqual((await call('GET', '/api/email-settings', as(member, undefined, owner.id))).body, { footer: 'Ledgerly Ltd, 1 Main Street, Dublin' });
-  const [w] = await (await em()).execute<{ email_footer: string }[]>(`select email_footer from workspaces where id = ?`, [await workspaceIdOf(owner.id)]);
+  t.deepEqual((await call('GET', '/api/email-settings', as(member, undefined, owner.id))).body, {
+    footer: 'Ledgerly Ltd, 1 Main Street, Dublin',
+  });
+  const [w] = await (
+    await em()
+  ).execute<{ email_footer: string }[]>(`select email_footer from workspaces where id = ?`, [
+    await workspaceIdOf(owner.id),
+  ]);
   t.is(w.email_footer, 'Ledgerly Ltd, 1 Main Street, Dublin', 'stored where the mail connector reads it');
 
-  t.is(code(await call('PATCH', '/api/email-settings', as(member, { footer: 'Elsewhere' }, owner.id))), '403 not_assigned');
+  t.is(
+    code(await call('PATCH', '/api/email-settings', as(member, { footer: 'Elsewhere' }, owner.id))),
+    '403 not_assigned',
+  );
   t.is(code(await call('PATCH', '/api/email-settings', as(owner, { footer: 'x'.repeat(2001) }))), '400 invalid_body');
   t.is((await call('PATCH', '/api/email-settings', as(owner, { footer: 'x'.repeat(2000) }))).status, 200);
   t.is(code(await call('PATCH', '/api/email-settings', as(owner, {}))), '400 invalid_body');
   t.is(code(await call('PATCH', '/api/email-settings', as(owner, { footer: 3 }))), '400 invalid_body');
-  t.deepEqual((await call('PATCH', '/api/email-settings', as(admin, { footer: '   ' }, owner.id))).body, { footer: null });
+  t.deepEqual((await call('PATCH', '/api/email-settings', as(admin, { footer: '   ' }, owner.id))).body, {
+    footer: null,
+  });
   t.deepEqual((await call('PATCH', '/api/email-settings', as(owner, { footer: 'Back' }))).body, { footer: 'Back' });
   t.deepEqual((await call('PATCH', '/api/email-settings', as(owner, { footer: null }))).body, { footer: null });
   t.deepEqual((await call('GET', '/api/email-settings', as(owner))).body, { footer: null });
@@ -276,24 +357,45 @@ test('enrollment skips a lead whose address or domain is suppressed (`suppressed
   const u = await createOwner();
   const o = await campaignOwner(u);
   const account = await fastAccount(u, 'email');
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }] });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }],
+  });
   const d = domain();
   const [byAddress] = await o.leads(1);
   const [byDomain] = await o.leads(1, { email: `pat@${d}` });
   const [free] = await o.leads(1);
   t.is((await call('POST', '/api/suppressions', as(u, { value: byAddress.email.toUpperCase() }))).status, 201);
   t.is((await call('POST', '/api/suppressions', as(u, { value: d }))).status, 201);
-  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: [byAddress.leadId, byDomain.leadId, free.leadId] }));
+  const r = await call(
+    'POST',
+    `/api/campaigns/${campaign.id}/leads`,
+    as(u, { lead_ids: [byAddress.leadId, byDomain.leadId, free.leadId] }),
+  );
   t.is(r.status, 200, r.text);
-  const by = Object.fromEntries(r.body.items.map((i: { lead_id: string; status: string; reason: string | null }) => [i.lead_id, `${i.status} ${i.reason ?? ''}`.trim()]));
-  t.deepEqual(by, { [byAddress.leadId]: 'skipped suppressed', [byDomain.leadId]: 'skipped suppressed', [free.leadId]: 'enrolled' });
+  const by = Object.fromEntries(
+    r.body.items.map((i: { lead_id: string; status: string; reason: string | null }) => [
+      i.lead_id,
+      `${i.status} ${i.reason ?? ''}`.trim(),
+    ]),
+  );
+  t.deepEqual(by, {
+    [byAddress.leadId]: 'skipped suppressed',
+    [byDomain.leadId]: 'skipped suppressed',
+    [free.leadId]: 'enrolled',
+  });
 });
 
 test('the claim stops a planned send whose recipient was suppressed after it was planned (stopped, suppressed; its unsent actions canceled)', async (t) => {
   const u = await createOwner();
   const o = await campaignOwner(u);
   const account = await fastAccount(u, 'email');
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }] });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }],
+  });
   const d = domain();
   const [lead] = await o.leads(1, { email: `kim@${d}` });
   const e = await em();
@@ -306,19 +408,35 @@ test('the claim stops a planned send whose recipient was suppressed after it was
   await e.execute(
     `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, account_id, content, attempts, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, 0, 1, 'email', 'planned', now(), ?, ?::jsonb, 0, now(), now())`,
-    [actionId, o.workspaceId, campaign.id, enrollmentId, lead.leadId, campaign.stepIds[0], account.id, JSON.stringify({ subject: 'Hi', body: 'Hello', recipient: lead.email })],
+    [
+      actionId,
+      o.workspaceId,
+      campaign.id,
+      enrollmentId,
+      lead.leadId,
+      campaign.stepIds[0],
+      account.id,
+      JSON.stringify({ subject: 'Hi', body: 'Hello', recipient: lead.email }),
+    ],
   );
   // Another workspace suppressing the domain changes nothing here.
   const other = await createOwner();
   t.is((await call('POST', '/api/suppressions', as(other, { value: `@${d}` }))).status, 201);
   const stateOf = async () =>
-    (await e.execute<{ status: string; stop_reason: string | null; state: string; error_code: string | null }[]>(
-      `select e.status, e.stop_reason, a.state, a.error_code from enrollments e join scheduled_actions a on a.enrollment_id = e.id where e.id = ?`,
-      [enrollmentId],
-    ))[0];
+    (
+      await e.execute<{ status: string; stop_reason: string | null; state: string; error_code: string | null }[]>(
+        `select e.status, e.stop_reason, a.state, a.error_code from enrollments e join scheduled_actions a on a.enrollment_id = e.id where e.id = ?`,
+        [enrollmentId],
+      )
+    )[0];
   t.like(await stateOf(), { status: 'active', state: 'planned' });
 
   t.is((await call('POST', '/api/suppressions', as(u, { value: `@${d}` }))).status, 201);
   t.like(await claimSend(e as never, actionId), { outcome: 'canceled', status: 'stopped', stopReason: 'suppressed' });
-  t.deepEqual(await stateOf(), { status: 'stopped', stop_reason: 'suppressed', state: 'canceled', error_code: 'suppressed' });
+  t.deepEqual(await stateOf(), {
+    status: 'stopped',
+    stop_reason: 'suppressed',
+    state: 'canceled',
+    error_code: 'suppressed',
+  });
 });

@@ -38,7 +38,9 @@ test('malformed JSON is 400 invalid_body, never a 500', async (t) => {
 });
 
 test('a body over the size limit is 413 payload_too_large', async (t) => {
-  const r = await call('POST', '/api/auth/login', { rawBody: JSON.stringify({ email: 'x'.repeat(2 * 1024 * 1024), password: 'y' }) });
+  const r = await call('POST', '/api/auth/login', {
+    rawBody: JSON.stringify({ email: 'x'.repeat(2 * 1024 * 1024), password: 'y' }),
+  });
   t.is(r.status, 413);
   t.is(r.body.error.code, 'payload_too_large');
 });
@@ -73,7 +75,10 @@ test('every $ref of /openapi.json resolves within the document (recursive schema
   t.true(refs.some((ref) => ref === '#/components/schemas/JsonValue')); // agents' icp_filters and config
   for (const ref of new Set(refs)) {
     t.true(ref.startsWith('#/'), ref);
-    const target = ref.slice(2).split('/').reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
     t.truthy(target, `${ref} resolves`);
   }
   t.false(JSON.stringify(doc).includes('"$defs"'));

@@ -9,9 +9,19 @@ import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { addTeamMember } from '../helpers/db.js';
 test.after.always(closeApi);
 
-const as = (u: TestUser, owner?: TestUser, body?: unknown) => ({ token: u.accessToken, headers: (owner ? { 'x-acting-as': owner.id } : {}) as Record<string, string>, body });
+const as = (u: TestUser, owner?: TestUser, body?: unknown) => ({
+  token: u.accessToken,
+  headers: (owner ? { 'x-acting-as': owner.id } : {}) as Record<string, string>,
+  body,
+});
 const save = (u: TestUser, body: unknown, owner?: TestUser) => call('POST', '/api/table-views', as(u, owner, body));
-const views = async (u: TestUser, q = '', owner?: TestUser) => (await call('GET', `/api/table-views${q}`, as(u, owner))).body.items as { id: string; table: string; name: string; layout: any }[];
+const views = async (u: TestUser, q = '', owner?: TestUser) =>
+  (await call('GET', `/api/table-views${q}`, as(u, owner))).body.items as {
+    id: string;
+    table: string;
+    name: string;
+    layout: any;
+  }[];
 
 const layout = {
   columns: [{ key: 'name', width: 240 }, { key: 'email' }, { key: 'custom.industry', hidden: true, pinned: 'left' }],
@@ -28,7 +38,11 @@ test('POST creates (201) then updates by name in any letter case (200): same id,
   const u = await createUser();
   const a = await save(u, { table: 'contacts', name: 'Hot leads', layout });
   t.is(a.status, 201, a.text);
-  t.like(a.body, { table: 'contacts', name: 'Hot leads', layout: { columns: layout.columns, filters: layout.filters, sort: layout.sort, page_size: 100 } });
+  t.like(a.body, {
+    table: 'contacts',
+    name: 'Hot leads',
+    layout: { columns: layout.columns, filters: layout.filters, sort: layout.sort, page_size: 100 },
+  });
   const b = await save(u, { table: 'contacts', name: '  HOT LEADS ', layout: { columns: [{ key: 'email' }] } });
   t.is(b.status, 200, b.text);
   t.is(b.body.id, a.body.id);
@@ -37,8 +51,17 @@ test('POST creates (201) then updates by name in any letter case (200): same id,
   // The same name on another table is another view.
   const c = await save(u, { table: 'campaigns', name: 'Hot leads', layout: {} });
   t.is(c.status, 201);
-  t.deepEqual((await views(u)).map((v) => [v.table, v.name]), [['contacts', 'HOT LEADS'], ['campaigns', 'Hot leads']]);
-  t.deepEqual((await views(u, '?table=campaigns')).map((v) => v.id), [c.body.id]);
+  t.deepEqual(
+    (await views(u)).map((v) => [v.table, v.name]),
+    [
+      ['contacts', 'HOT LEADS'],
+      ['campaigns', 'Hot leads'],
+    ],
+  );
+  t.deepEqual(
+    (await views(u, '?table=campaigns')).map((v) => v.id),
+    [c.body.id],
+  );
   t.is((await call('GET', '/api/table-views?table=invoices', as(u))).status, 400);
 });
 
@@ -54,14 +77,37 @@ test('layouts are validated: known tables, key shapes, unique columns and sort f
     { table: 'contacts', name: 'x', layout: { columns: [{ key: 'a', width: 5 }] } },
     { table: 'contacts', name: 'x', layout: { columns: Array.from({ length: 101 }, (_, i) => ({ key: `c${i}` })) } },
     { table: 'contacts', name: 'x', layout: { filters: [{ field: 'a', op: 'like', value: 1 }] } },
-    { table: 'contacts', name: 'x', layout: { filters: [{ field: 'a', op: 'in', value: Array.from({ length: 101 }, (_, i) => i) }] } },
+    {
+      table: 'contacts',
+      name: 'x',
+      layout: { filters: [{ field: 'a', op: 'in', value: Array.from({ length: 101 }, (_, i) => i) }] },
+    },
     { table: 'contacts', name: 'x', layout: { filters: [{ field: 'a', op: 'eq', value: { nested: true } }] } },
     { table: 'contacts', name: 'x', layout: { sort: [{ field: 'a', direction: 'up' }] } },
-    { table: 'contacts', name: 'x', layout: { sort: [{ field: 'a', direction: 'asc' }, { field: 'a', direction: 'desc' }] } },
-    { table: 'contacts', name: 'x', layout: { sort: Array.from({ length: 6 }, (_, i) => ({ field: `f${i}`, direction: 'asc' })) } },
+    {
+      table: 'contacts',
+      name: 'x',
+      layout: {
+        sort: [
+          { field: 'a', direction: 'asc' },
+          { field: 'a', direction: 'desc' },
+        ],
+      },
+    },
+    {
+      table: 'contacts',
+      name: 'x',
+      layout: { sort: Array.from({ length: 6 }, (_, i) => ({ field: `f${i}`, direction: 'asc' })) },
+    },
     { table: 'contacts', name: 'x', layout: { columns: [], surprise: 1 } },
     // Within every per-field limit, over 16 KiB in all.
-    { table: 'contacts', name: 'x', layout: { filters: Array.from({ length: 50 }, (_, i) => ({ field: `f${i}`, op: 'in', value: ['y'.repeat(400)] })) } },
+    {
+      table: 'contacts',
+      name: 'x',
+      layout: {
+        filters: Array.from({ length: 50 }, (_, i) => ({ field: `f${i}`, op: 'in', value: ['y'.repeat(400)] })),
+      },
+    },
   ];
   for (const body of bad) {
     const r = await save(u, body);
@@ -80,10 +126,24 @@ test('per person and workspace: a member does not see, overwrite or delete the o
   const theirs = await save(member, { table: 'leads', name: 'Mine', layout: {} }, owner);
   t.is(theirs.status, 201);
   t.not(theirs.body.id, mine.id);
-  t.deepEqual((await views(member, '', owner)).map((v) => v.id), [theirs.body.id]);
-  t.deepEqual((await views(member)).map((v) => v.id), [], 'the member’s own workspace has none');
-  t.deepEqual((await views(owner)).map((v) => v.id), [mine.id]);
-  t.deepEqual((await views(owner)).find((v) => v.id === mine.id)!.layout.columns, layout.columns, 'the owner’s layout is untouched');
+  t.deepEqual(
+    (await views(member, '', owner)).map((v) => v.id),
+    [theirs.body.id],
+  );
+  t.deepEqual(
+    (await views(member)).map((v) => v.id),
+    [],
+    'the member’s own workspace has none',
+  );
+  t.deepEqual(
+    (await views(owner)).map((v) => v.id),
+    [mine.id],
+  );
+  t.deepEqual(
+    (await views(owner)).find((v) => v.id === mine.id)!.layout.columns,
+    layout.columns,
+    'the owner’s layout is untouched',
+  );
 
   t.is((await call('DELETE', `/api/table-views/${mine.id}`, as(member, owner))).status, 404);
   t.is((await call('DELETE', `/api/table-views/${mine.id}`, as(member))).status, 404);
@@ -93,7 +153,10 @@ test('per person and workspace: a member does not see, overwrite or delete the o
   t.is((await call('DELETE', '/api/table-views/nope', as(owner))).body.error.code, 'invalid_id');
   t.is((await call('DELETE', `/api/table-views/${mine.id}`, as(owner))).status, 204);
   t.is((await call('DELETE', `/api/table-views/${mine.id}`, as(owner))).status, 404);
-  t.deepEqual((await views(member, '', owner)).map((v) => v.id), [theirs.body.id]);
+  t.deepEqual(
+    (await views(member, '', owner)).map((v) => v.id),
+    [theirs.body.id],
+  );
 });
 
 test(`at most ${MAX_VIEWS_PER_TABLE} views per table: a new one above is 409 view_limit_reached, an update still works`, async (t) => {
@@ -101,13 +164,20 @@ test(`at most ${MAX_VIEWS_PER_TABLE} views per table: a new one above is 409 vie
   const ws = await workspaceIdOf(u.id);
   const e = await em();
   for (let i = 0; i < MAX_VIEWS_PER_TABLE; i++) {
-    await e.execute(`insert into table_views (id, workspace_id, user_id, "table", name, layout, created_at, updated_at) values (?, ?, ?, 'meetings', ?, '{}', now(), now())`, [uuidv7(), ws, u.id, `v${i}`]);
+    await e.execute(
+      `insert into table_views (id, workspace_id, user_id, "table", name, layout, created_at, updated_at) values (?, ?, ?, 'meetings', ?, '{}', now(), now())`,
+      [uuidv7(), ws, u.id, `v${i}`],
+    );
   }
   const over = await save(u, { table: 'meetings', name: 'one more', layout: {} });
   t.is(over.status, 409);
   t.is(over.body.error.code, 'view_limit_reached');
   t.is((await save(u, { table: 'meetings', name: 'V7', layout: {} })).status, 200);
-  t.is((await save(u, { table: 'contacts', name: 'one more', layout: {} })).status, 201, 'another table has its own cap');
+  t.is(
+    (await save(u, { table: 'contacts', name: 'one more', layout: {} })).status,
+    201,
+    'another table has its own cap',
+  );
   const p1 = await call('GET', '/api/table-views?table=meetings&limit=20', as(u));
   t.is(p1.body.items.length, 20);
   t.truthy(p1.body.next_cursor);

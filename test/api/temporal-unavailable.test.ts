@@ -9,15 +9,27 @@ test.after.always(closeApi);
 // How the Temporal client reports a call the server did not answer: a ServiceError around the gRPC status.
 const failing = (path: string, code: number) =>
   defineOperation({
-    method: 'GET', path, summary: 'probe', tag: 'test', auth: 'user', responses: { 200: z.object({ ok: z.boolean() }) },
+    method: 'GET',
+    path,
+    summary: 'probe',
+    tag: 'test',
+    auth: 'user',
+    responses: { 200: z.object({ ok: z.boolean() }) },
     handler: () => {
-      throw new ServiceError('Failed to describe schedule', { cause: Object.assign(new Error(`${code} status`), { code }) });
+      throw new ServiceError('Failed to describe schedule', {
+        cause: Object.assign(new Error(`${code} status`), { code }),
+      });
     },
   });
 
 test('a Temporal call that timed out or found the server unreachable is 503 unavailable with Retry-After; other Temporal failures stay 500 internal', async (t) => {
   const { services } = await api();
-  const { base } = await listen(services, [...allOperations(), failing('/api/test/deadline', 4), failing('/api/test/unavailable', 14), failing('/api/test/invalid', 3)]);
+  const { base } = await listen(services, [
+    ...allOperations(),
+    failing('/api/test/deadline', 4),
+    failing('/api/test/unavailable', 14),
+    failing('/api/test/invalid', 3),
+  ]);
   const u = await createUser();
   for (const path of ['/api/test/deadline', '/api/test/unavailable']) {
     const r = await call('GET', path, { base, token: u.accessToken });

@@ -16,8 +16,10 @@ import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, seedCampaign } from '../helpers/campaigns.js';
 test.after.always(closeApi);
 
-const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
-const BODY = 'Hi Ada,\n\nThe plan: https://example.com/plan?id=7. Pricing: https://example.com/pricing\n\nBye: https://api.example/unsubscribe/x.y';
+const BROWSER =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+const BODY =
+  'Hi Ada,\n\nThe plan: https://example.com/plan?id=7. Pricing: https://example.com/pricing\n\nBye: https://api.example/unsubscribe/x.y';
 const key = async () => (await api()).services.config.encryptionKey;
 
 interface Sent {
@@ -30,12 +32,22 @@ interface Sent {
  * A sent email of a campaign (written directly: its sending is the executor's), delivered
  * `deliveredAgoMs` ago — an hour by default, past every machine window, so a browser's hit is human.
  */
-async function sentEmail(opts: { trackOpens?: boolean; trackClicks?: boolean; deliveredAgoMs?: number; state?: string } = {}): Promise<Sent> {
+async function sentEmail(
+  opts: { trackOpens?: boolean; trackClicks?: boolean; deliveredAgoMs?: number; state?: string } = {},
+): Promise<Sent> {
   const u = await createOwner();
   const o = await campaignOwner(u);
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], steps: [{ type: 'email', config: { subject: 'Hi', body: BODY } }] });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [],
+    steps: [{ type: 'email', config: { subject: 'Hi', body: BODY } }],
+  });
   const e = await em();
-  await e.execute(`update campaigns set track_opens = ?, track_clicks = ? where id = ?`, [opts.trackOpens ?? true, opts.trackClicks ?? true, campaign.id]);
+  await e.execute(`update campaigns set track_opens = ?, track_clicks = ? where id = ?`, [
+    opts.trackOpens ?? true,
+    opts.trackClicks ?? true,
+    campaign.id,
+  ]);
   const [lead] = await o.leads(1);
   const enrollmentId = uuidv7();
   await e.execute(
@@ -47,24 +59,48 @@ async function sentEmail(opts: { trackOpens?: boolean; trackClicks?: boolean; de
   await e.execute(
     `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, claimed_at, content, attempts, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, 0, 1, 'email', ?, now(), case when ? then now() - make_interval(secs => ?) end, case when ? then now() - make_interval(secs => ?) end, ?::jsonb, 1, now(), now())`,
-    [actionId, o.workspaceId, campaign.id, enrollmentId, lead.leadId, campaign.stepIds[0], state, state === 'executed', (opts.deliveredAgoMs ?? 3_600_000) / 1000,
-      ['executing', 'executed'].includes(state), (opts.deliveredAgoMs ?? 3_600_000) / 1000,
-      JSON.stringify({ subject: 'Hi', body: BODY, recipient: lead.email })],
+    [
+      actionId,
+      o.workspaceId,
+      campaign.id,
+      enrollmentId,
+      lead.leadId,
+      campaign.stepIds[0],
+      state,
+      state === 'executed',
+      (opts.deliveredAgoMs ?? 3_600_000) / 1000,
+      ['executing', 'executed'].includes(state),
+      (opts.deliveredAgoMs ?? 3_600_000) / 1000,
+      JSON.stringify({ subject: 'Hi', body: BODY, recipient: lead.email }),
+    ],
   );
   return { actionId, campaignId: campaign.id, token: trackingToken(await key(), actionId) };
 }
 
 const action = async (id: string) =>
-  (await (await em()).execute<{ opened_at: Date | null; clicked_at: Date | null }[]>(`select opened_at, clicked_at from scheduled_actions where id = ?`, [id]))[0];
+  (
+    await (
+      await em()
+    ).execute<{ opened_at: Date | null; clicked_at: Date | null }[]>(
+      `select opened_at, clicked_at from scheduled_actions where id = ?`,
+      [id],
+    )
+  )[0];
 const events = async (id: string) =>
-  (await em()).execute<{ kind: string; link_index: number | null; class: string; reason: string | null; source: string | null }[]>(
+  (await em()).execute<
+    { kind: string; link_index: number | null; class: string; reason: string | null; source: string | null }[]
+  >(
     `select kind, link_index, class, reason, source from tracking_events where action_id = ? order by occurred_at, id`,
     [id],
   );
 
 /** A GET as a mail client or browser sends it, redirects not followed. */
 async function get(path: string, opts: { base?: string; headers?: Record<string, string>; method?: string } = {}) {
-  const res = await fetch((opts.base ?? (await api()).base) + path, { method: opts.method ?? 'GET', redirect: 'manual', headers: { 'user-agent': BROWSER, ...opts.headers } });
+  const res = await fetch((opts.base ?? (await api()).base) + path, {
+    method: opts.method ?? 'GET',
+    redirect: 'manual',
+    headers: { 'user-agent': BROWSER, ...opts.headers },
+  });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 const tampered = (token: string) => `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
@@ -77,7 +113,11 @@ test('the token names one action, reads back only untouched and in one spelling;
   t.is(readTrackingToken(k, token), id);
   t.is(readTrackingToken(Buffer.alloc(32, 7), token), null, 'another key');
   t.is(readTrackingToken(k, tampered(token)), null, 'a MAC changed');
-  t.is(readTrackingToken(k, `${token.slice(0, 21)}${token[21] === 'Q' ? 'R' : 'Q'}${token.slice(22)}`), null, 'another spelling of the id bytes, or other bytes');
+  t.is(
+    readTrackingToken(k, `${token.slice(0, 21)}${token[21] === 'Q' ? 'R' : 'Q'}${token.slice(22)}`),
+    null,
+    'another spelling of the id bytes, or other bytes',
+  );
   t.is(readTrackingToken(k, 'x.y'), null);
   const urls = trackingUrls({ encryptionKey: k, publicBaseUrl: 'https://mail.example/' }, id);
   t.is(urls.open, `https://mail.example/t/${token}/open.gif`);
@@ -95,7 +135,11 @@ test('the pixel: 200 with the same 43-byte GIF, no-store, for a valid, a tampere
     t.is(r.bytes.length, 43);
     t.true(r.bytes.equals(PIXEL_GIF));
   }
-  t.deepEqual(await events(s.actionId), [{ kind: 'open', link_index: null, class: 'human', reason: null, source: null }], 'only the valid token recorded');
+  t.deepEqual(
+    await events(s.actionId),
+    [{ kind: 'open', link_index: null, class: 'human', reason: null, source: null }],
+    'only the valid token recorded',
+  );
   const first = (await action(s.actionId)).opened_at;
   t.truthy(first);
 
@@ -153,8 +197,16 @@ test('tracking off on the campaign: nothing recorded, the pixel still served and
 
 test('an email whose send is still being recorded (executing: it reached the mailbox first) records its opens, timed from its claim', async (t) => {
   const s = await sentEmail({ state: 'executing', deliveredAgoMs: 1000 });
-  t.is((await get(`/t/${s.token}/open.gif`, { headers: { 'user-agent': 'Mozilla/5.0 (via ggpht.com GoogleImageProxy)' } })).status, 200);
-  t.like((await events(s.actionId))[0], { kind: 'open', class: 'machine', reason: 'proxy_prefetch' }, 'a prefetch at delivery, even before the send is recorded');
+  t.is(
+    (await get(`/t/${s.token}/open.gif`, { headers: { 'user-agent': 'Mozilla/5.0 (via ggpht.com GoogleImageProxy)' } }))
+      .status,
+    200,
+  );
+  t.like(
+    (await events(s.actionId))[0],
+    { kind: 'open', class: 'machine', reason: 'proxy_prefetch' },
+    'a prefetch at delivery, even before the send is recorded',
+  );
   await get(`/t/${s.token}/open.gif`);
   t.like((await events(s.actionId))[1], { kind: 'open', class: 'human' });
   t.truthy((await action(s.actionId)).opened_at);
@@ -167,7 +219,9 @@ test('an open from Apple’s MPP network right after delivery is a machine prefe
   delete process.env.TRUST_PROXY;
   const s = await sentEmail({ deliveredAgoMs: 5_000 });
   t.is((await get(`/t/${s.token}/open.gif`, { base, headers: { 'x-forwarded-for': '17.58.101.4' } })).status, 200);
-  t.deepEqual(await events(s.actionId), [{ kind: 'open', link_index: null, class: 'machine', reason: 'proxy_prefetch', source: 'apple_mpp' }]);
+  t.deepEqual(await events(s.actionId), [
+    { kind: 'open', link_index: null, class: 'machine', reason: 'proxy_prefetch', source: 'apple_mpp' },
+  ]);
   t.is((await action(s.actionId)).opened_at, null);
 
   t.is((await get(`/t/${s.token}/open.gif`, { base, headers: { 'x-forwarded-for': '198.51.100.7' } })).status, 200);
@@ -194,7 +248,11 @@ test('a link burst: a second link clicked within seconds makes both clicks machi
   t.is((await get(`/t/${s.token}/l/0`)).status, 302);
   t.truthy((await action(s.actionId)).clicked_at, 'the first click alone is a person’s');
   t.is((await get(`/t/${s.token}/l/0`)).status, 302);
-  t.deepEqual((await events(s.actionId)).map((e) => e.class), ['human', 'human'], 'one link twice');
+  t.deepEqual(
+    (await events(s.actionId)).map((e) => e.class),
+    ['human', 'human'],
+    'one link twice',
+  );
   t.is((await get(`/t/${s.token}/l/1`)).status, 302);
   t.deepEqual(
     (await events(s.actionId)).map((e) => [e.link_index, e.class, e.reason]),
@@ -204,7 +262,11 @@ test('a link burst: a second link clicked within seconds makes both clicks machi
       [1, 'machine', 'link_burst'],
     ],
   );
-  t.like(await action(s.actionId), { clicked_at: null, opened_at: null }, 'no human click remains, nor the open it made');
+  t.like(
+    await action(s.actionId),
+    { clicked_at: null, opened_at: null },
+    'no human click remains, nor the open it made',
+  );
 });
 
 test('a click before any open right after delivery is a scanner’s; events per action and kind are capped', async (t) => {
@@ -215,13 +277,27 @@ test('a click before any open right after delivery is a scanner’s; events per 
 
   // The cap, straight through the domain function.
   const e = (await api()).services.orm.em.fork();
-  for (let i = 0; i < MAX_EVENTS_PER_KIND + 2; i++) await recordTrackingHit(e as never, { actionId: s.actionId, kind: 'open', ip: '198.51.100.7', userAgent: BROWSER });
+  for (let i = 0; i < MAX_EVENTS_PER_KIND + 2; i++)
+    await recordTrackingHit(e as never, { actionId: s.actionId, kind: 'open', ip: '198.51.100.7', userAgent: BROWSER });
   t.is((await events(s.actionId)).filter((x) => x.kind === 'open').length, MAX_EVENTS_PER_KIND);
-  t.deepEqual(await recordTrackingHit(e as never, { actionId: s.actionId, kind: 'click', linkIndex: 1, ip: '198.51.100.7', userAgent: BROWSER }), {
-    recorded: true,
-    url: linksOf(BODY)[1],
-  });
-  t.deepEqual(await recordTrackingHit(e as never, { actionId: uuidv7(), kind: 'open', ip: '198.51.100.7', userAgent: BROWSER }), { recorded: false }, 'an unknown action');
+  t.deepEqual(
+    await recordTrackingHit(e as never, {
+      actionId: s.actionId,
+      kind: 'click',
+      linkIndex: 1,
+      ip: '198.51.100.7',
+      userAgent: BROWSER,
+    }),
+    {
+      recorded: true,
+      url: linksOf(BODY)[1],
+    },
+  );
+  t.deepEqual(
+    await recordTrackingHit(e as never, { actionId: uuidv7(), kind: 'open', ip: '198.51.100.7', userAgent: BROWSER }),
+    { recorded: false },
+    'an unknown action',
+  );
 });
 
 test('the tracking routes are in the OpenAPI document, public and beyond the spec', async (t) => {
@@ -235,7 +311,9 @@ test('the tracking routes are in the OpenAPI document, public and beyond the spe
   t.truthy(pixel.responses['200']);
   t.regex(pixel.description, /43-byte GIF/);
   t.truthy(link.responses['302']);
-  t.deepEqual(link.responses['404'].content['application/json'].schema.allOf[1].properties.error.properties.code.enum, ['not_found']);
+  t.deepEqual(link.responses['404'].content['application/json'].schema.allOf[1].properties.error.properties.code.enum, [
+    'not_found',
+  ]);
 });
 
 test('generated sequences of opens and clicks (seeded; replay one with TRACKING_SEED): the invariants hold after every hit', async (t) => {
@@ -251,16 +329,28 @@ test('generated sequences of opens and clicks (seeded; replay one with TRACKING_
     const r = mulberry32(seed);
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
     const s = await sentEmail({ deliveredAgoMs: 0 });
-    const [{ executed_at }] = await db.execute<{ executed_at: Date }[]>(`select executed_at from scheduled_actions where id = ?`, [s.actionId]);
+    const [{ executed_at }] = await db.execute<{ executed_at: Date }[]>(
+      `select executed_at from scheduled_actions where id = ?`,
+      [s.actionId],
+    );
     let at = new Date(executed_at).getTime();
     const sent: { kind: string; ua: string; ip: string; at: number }[] = [];
     for (let i = 0; i < 10; i++) {
       at += pick(gaps);
       const hit = { kind: r() < 0.5 ? ('open' as const) : ('click' as const), ua: pick(agents), ip: pick(ips), at };
-      await recordTrackingHit(db, { actionId: s.actionId, kind: hit.kind, linkIndex: Math.floor(r() * links), ip: hit.ip, userAgent: hit.ua, at: new Date(at) });
+      await recordTrackingHit(db, {
+        actionId: s.actionId,
+        kind: hit.kind,
+        linkIndex: Math.floor(r() * links),
+        ip: hit.ip,
+        userAgent: hit.ua,
+        at: new Date(at),
+      });
       sent.push(hit);
       hits++;
-      const ev = await db.execute<{ kind: string; link_index: number | null; class: string; reason: string | null; occurred_at: Date }[]>(
+      const ev = await db.execute<
+        { kind: string; link_index: number | null; class: string; reason: string | null; occurred_at: Date }[]
+      >(
         `select kind, link_index, class, reason, occurred_at from tracking_events where action_id = ? order by occurred_at, id`,
         [s.actionId],
       );
@@ -269,22 +359,43 @@ test('generated sequences of opens and clicks (seeded; replay one with TRACKING_
       const where = `seed ${seed}, hit ${i}`;
       // opened_at is a person's first open or click, clicked_at their first click, and nothing else.
       const firstRead = ev.find((e) => e.class === 'human')?.occurred_at ?? null;
-      t.deepEqual(a.opened_at && new Date(a.opened_at).getTime(), firstRead && new Date(firstRead).getTime(), `${where}: opened_at`);
-      t.deepEqual(a.clicked_at && new Date(a.clicked_at).getTime(), firstHuman('click') && new Date(firstHuman('click')!).getTime(), `${where}: clicked_at`);
+      t.deepEqual(
+        a.opened_at && new Date(a.opened_at).getTime(),
+        firstRead && new Date(firstRead).getTime(),
+        `${where}: opened_at`,
+      );
+      t.deepEqual(
+        a.clicked_at && new Date(a.clicked_at).getTime(),
+        firstHuman('click') && new Date(firstHuman('click')!).getTime(),
+        `${where}: clicked_at`,
+      );
       // No human click has a click on another link within the burst window.
       for (const c of ev.filter((e) => e.kind === 'click' && e.class === 'human')) {
-        const near = ev.filter((o) => o.kind === 'click' && o.link_index !== c.link_index && Math.abs(new Date(o.occurred_at).getTime() - new Date(c.occurred_at).getTime()) <= BURST_WINDOW_MS);
+        const near = ev.filter(
+          (o) =>
+            o.kind === 'click' &&
+            o.link_index !== c.link_index &&
+            Math.abs(new Date(o.occurred_at).getTime() - new Date(c.occurred_at).getTime()) <= BURST_WINDOW_MS,
+        );
         t.deepEqual(near, [], `${where}: a human click in a burst`);
       }
       // A scanner's agent is never a person; nor a proxy's open within the prefetch window.
       for (const [j, e] of ev.entries()) {
         const h = sent[j];
-        if (h.ua === '' || h.ua.startsWith('python')) t.is(e.class, 'machine', `${where}: event ${j} from a scanner agent`);
-        if (e.kind === 'open' && (h.ua.includes('GoogleImageProxy') || h.ip.startsWith('17.') || h.ip.startsWith('2a01:b740')) && h.at - new Date(executed_at).getTime() <= OPEN_PROXY_WINDOW_MS) {
+        if (h.ua === '' || h.ua.startsWith('python'))
+          t.is(e.class, 'machine', `${where}: event ${j} from a scanner agent`);
+        if (
+          e.kind === 'open' &&
+          (h.ua.includes('GoogleImageProxy') || h.ip.startsWith('17.') || h.ip.startsWith('2a01:b740')) &&
+          h.at - new Date(executed_at).getTime() <= OPEN_PROXY_WINDOW_MS
+        ) {
           t.is(e.class, 'machine', `${where}: event ${j}, a proxy open at delivery`);
         }
       }
-      t.true(ev.filter((e) => e.kind === 'open').length <= MAX_EVENTS_PER_KIND && ev.filter((e) => e.kind === 'click').length <= MAX_EVENTS_PER_KIND);
+      t.true(
+        ev.filter((e) => e.kind === 'open').length <= MAX_EVENTS_PER_KIND &&
+          ev.filter((e) => e.kind === 'click').length <= MAX_EVENTS_PER_KIND,
+      );
     }
   }
   t.log(`tracking sequences: seeds ${seeds[0]}–${seeds[seeds.length - 1]}, ${hits} hits`);

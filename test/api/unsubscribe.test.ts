@@ -21,7 +21,10 @@ const as = (u: TestUser, body?: unknown, actingAs?: string) => ({
   ...(body === undefined ? {} : { body }),
 });
 const key = async () => (await api()).services.config.encryptionKey;
-const ONE_CLICK = { rawBody: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+const ONE_CLICK = {
+  rawBody: 'List-Unsubscribe=One-Click',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+};
 
 /** Sending windows on one weekday two days from now only (Europe/Paris), so that planned sends wait. */
 function laterWindows(): Record<string, { start: string; end: string }[]> {
@@ -35,35 +38,81 @@ async function setup() {
   const u = await createOwner();
   const o = await campaignOwner(u);
   const account = await fastAccount(u, 'email');
-  const steps = [{ type: 'email', config: { subject: 'Hi {{first_name|there}}', body: 'Hello {{first_name|there}}.\n\nNo more of these: {{unsubscribe_url}}' } }];
-  const c1 = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps, windows: laterWindows() });
-  const c2 = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps, windows: laterWindows() });
+  const steps = [
+    {
+      type: 'email',
+      config: {
+        subject: 'Hi {{first_name|there}}',
+        body: 'Hello {{first_name|there}}.\n\nNo more of these: {{unsubscribe_url}}',
+      },
+    },
+  ];
+  const c1 = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps,
+    windows: laterWindows(),
+  });
+  const c2 = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps,
+    windows: laterWindows(),
+  });
   const [lead, bystander] = await o.leads(2);
-  for (const [campaign, leads] of [[c1, [lead, bystander]], [c2, [lead]]] as const) {
-    const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: leads.map((l) => l.leadId) }));
+  for (const [campaign, leads] of [
+    [c1, [lead, bystander]],
+    [c2, [lead]],
+  ] as const) {
+    const r = await call(
+      'POST',
+      `/api/campaigns/${campaign.id}/leads`,
+      as(u, { lead_ids: leads.map((l) => l.leadId) }),
+    );
     if (r.status !== 200 || r.body.enrolled !== leads.length) throw new Error(`enroll: ${r.status} ${r.text}`);
   }
   // Each enrollment has planned its email (waiting for the window).
   await waitFor('the three sends to be planned', async () => {
-    const [r] = await (await em()).execute<{ n: number }[]>(`select count(*)::int as n from scheduled_actions where workspace_id = ? and state = 'planned'`, [o.workspaceId]);
+    const [r] = await (
+      await em()
+    ).execute<{ n: number }[]>(
+      `select count(*)::int as n from scheduled_actions where workspace_id = ? and state = 'planned'`,
+      [o.workspaceId],
+    );
     return r.n === 3;
   });
   return { u, o, c1, c2, lead, bystander };
 }
 
 const enrollments = async (workspaceId: string) =>
-  (await em()).execute<{ campaign_id: string; lead_id: string; status: string; stop_reason: string | null; action: string }[]>(
+  (await em()).execute<
+    { campaign_id: string; lead_id: string; status: string; stop_reason: string | null; action: string }[]
+  >(
     `select e.campaign_id, e.lead_id, e.status, e.stop_reason, a.state as action from enrollments e join scheduled_actions a on a.enrollment_id = e.id where e.workspace_id = ? order by e.campaign_id, e.lead_id`,
     [workspaceId],
   );
 const contact = async (id: string) =>
-  (await (await em()).execute<{ unsubscribed_at: Date | null; unsubscribe_source: string | null }[]>(`select unsubscribed_at, unsubscribe_source from contacts where id = ?`, [id]))[0];
+  (
+    await (
+      await em()
+    ).execute<{ unsubscribed_at: Date | null; unsubscribe_source: string | null }[]>(
+      `select unsubscribed_at, unsubscribe_source from contacts where id = ?`,
+      [id],
+    )
+  )[0];
 const suppressions = async (workspaceId: string) =>
-  (await em()).execute<{ kind: string; value: string; reason: string; source: string }[]>(`select kind, value, reason, source from suppressions where workspace_id = ?`, [workspaceId]);
+  (await em()).execute<{ kind: string; value: string; reason: string; source: string }[]>(
+    `select kind, value, reason, source from suppressions where workspace_id = ?`,
+    [workspaceId],
+  );
 const notes = async (u: TestUser, actingAs?: string) =>
-  (await call('GET', '/api/me/notifications', as(u, undefined, actingAs))).body.items.filter((n: { kind: string }) => n.kind === 'contact.unsubscribed');
+  (await call('GET', '/api/me/notifications', as(u, undefined, actingAs))).body.items.filter(
+    (n: { kind: string }) => n.kind === 'contact.unsubscribed',
+  );
 const workflowState = async (campaignId: string, leadId: string) =>
-  (await api()).services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaignId, leadId)).query<EnrollmentState>('state');
+  (await api()).services.temporal.workflow
+    .getHandle(enrollmentWorkflowIds.enrollment(campaignId, leadId))
+    .query<EnrollmentState>('state');
 
 test('the token: signed per workspace and contact, read back only untouched; the URL is under the public base URL', async (t) => {
   const k = await key();
@@ -74,21 +123,47 @@ test('the token: signed per workspace and contact, read back only untouched; the
   t.deepEqual(readUnsubscribeToken(k, token), { workspaceId: w, contactId: c });
   t.is(readUnsubscribeToken(Buffer.alloc(32, 7), token), null, 'another key');
   t.is(readUnsubscribeToken(k, `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`), null, 'a MAC changed');
-  t.is(readUnsubscribeToken(k, `${unsubscribeToken(k, c, w).split('.')[0]}.${token.split('.')[1]}`), null, 'other ids under this MAC');
+  t.is(
+    readUnsubscribeToken(k, `${unsubscribeToken(k, c, w).split('.')[0]}.${token.split('.')[1]}`),
+    null,
+    'other ids under this MAC',
+  );
   t.is(readUnsubscribeToken(k, 'x.y'), null);
-  t.is(unsubscribeUrl({ encryptionKey: k, publicBaseUrl: 'https://mail.example/' }, w, c), `https://mail.example/unsubscribe/${token}`);
+  t.is(
+    unsubscribeUrl({ encryptionKey: k, publicBaseUrl: 'https://mail.example/' }, w, c),
+    `https://mail.example/unsubscribe/${token}`,
+  );
 });
 
 test('{{unsubscribe_url}} is a template variable: a step may use it (an unknown one is refused), and preflight does not warn about it', async (t) => {
   const u = await createOwner();
   const o = await campaignOwner(u);
-  const campaign = await call('POST', `/api/apps/${o.app.id}/campaigns`, as(u, { name: 'With a link', time_zone: 'Europe/Paris' }));
+  const campaign = await call(
+    'POST',
+    `/api/apps/${o.app.id}/campaigns`,
+    as(u, { name: 'With a link', time_zone: 'Europe/Paris' }),
+  );
   t.is(campaign.status, 201, campaign.text);
-  const ok = await call('POST', `/api/campaigns/${campaign.body.id}/steps`, as(u, { type: 'email', config: { subject: 'Hi', body: 'Hello.\n\nUnsubscribe: {{unsubscribe_url}}' } }));
+  const ok = await call(
+    'POST',
+    `/api/campaigns/${campaign.body.id}/steps`,
+    as(u, { type: 'email', config: { subject: 'Hi', body: 'Hello.\n\nUnsubscribe: {{unsubscribe_url}}' } }),
+  );
   t.is(ok.status, 201, ok.text);
-  const bad = await call('POST', `/api/campaigns/${campaign.body.id}/steps`, as(u, { type: 'email', config: { subject: 'Hi', body: 'Unsubscribe: {{unsubscribe_link}}' } }));
+  const bad = await call(
+    'POST',
+    `/api/campaigns/${campaign.body.id}/steps`,
+    as(u, { type: 'email', config: { subject: 'Hi', body: 'Unsubscribe: {{unsubscribe_link}}' } }),
+  );
   t.like(bad, { status: 400, body: { error: { code: 'invalid_template' } } });
-  const pre = await call('POST', `/api/apps/${o.app.id}/campaigns/preflight`, as(u, { time_zone: 'Europe/Paris', steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hi {{first_name}}. Bye: {{unsubscribe_url}}' } }] }));
+  const pre = await call(
+    'POST',
+    `/api/apps/${o.app.id}/campaigns/preflight`,
+    as(u, {
+      time_zone: 'Europe/Paris',
+      steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hi {{first_name}}. Bye: {{unsubscribe_url}}' } }],
+    }),
+  );
   t.is(pre.status, 200, pre.text);
   const warnings = pre.body.problems.filter((p: { code: string }) => p.code === 'template_variables');
   t.is(warnings.length, 1, pre.text);
@@ -101,7 +176,9 @@ test('GET shows a confirmation page and changes nothing; POST unsubscribes at on
   const { user: admin } = await addMemberViaInvite(u, { role: 'admin' });
 
   // The planned email carries the recipient's link, signed for this workspace and contact.
-  const [planned] = await (await em()).execute<{ body: string }[]>(
+  const [planned] = await (
+    await em()
+  ).execute<{ body: string }[]>(
     `select a.content->>'body' as body from scheduled_actions a join enrollments e on e.id = a.enrollment_id where e.campaign_id = ? and e.lead_id = ?`,
     [c1.id, lead.leadId],
   );
@@ -126,27 +203,40 @@ test('GET shows a confirmation page and changes nothing; POST unsubscribes at on
   t.regex(done.text, /You are unsubscribed/);
   t.like(await contact(lead.contactId), { unsubscribe_source: 'one_click' });
   t.truthy((await contact(lead.contactId)).unsubscribed_at);
-  t.deepEqual(await suppressions(o.workspaceId), [{ kind: 'address', value: lead.email.toLowerCase(), reason: 'unsubscribe', source: 'one_click' }]);
+  t.deepEqual(await suppressions(o.workspaceId), [
+    { kind: 'address', value: lead.email.toLowerCase(), reason: 'unsubscribe', source: 'one_click' },
+  ]);
   const after = await enrollments(o.workspaceId);
-  const of = (campaignId: string, leadId: string) => after.find((e) => e.campaign_id === campaignId && e.lead_id === leadId);
+  const of = (campaignId: string, leadId: string) =>
+    after.find((e) => e.campaign_id === campaignId && e.lead_id === leadId);
   t.like(of(c1.id, lead.leadId), { status: 'stopped', stop_reason: 'unsubscribed', action: 'canceled' });
   t.like(of(c2.id, lead.leadId), { status: 'stopped', stop_reason: 'unsubscribed', action: 'canceled' });
   t.like(of(c1.id, bystander.leadId), { status: 'active', action: 'planned' }, 'another contact goes on');
 
   // The workflows were woken: they end now, not at their window.
   for (const c of [c1, c2]) {
-    await waitFor(`the enrollment workflow of ${c.id} to finish`, async () => (await workflowState(c.id, lead.leadId)).status === 'finished', 30_000);
+    await waitFor(
+      `the enrollment workflow of ${c.id} to finish`,
+      async () => (await workflowState(c.id, lead.leadId)).status === 'finished',
+      30_000,
+    );
     t.like((await workflowState(c.id, lead.leadId)).finished, { status: 'stopped', stop_reason: 'unsubscribed' });
   }
   t.is((await workflowState(c1.id, bystander.leadId)).status, 'running');
 
   const told = await notes(u);
   t.is(told.length, 1);
-  t.like(told[0], { title: 'Grace Hopper unsubscribed', data: { contact_id: lead.contactId, source: 'one_click', stopped_enrollments: 2 } });
+  t.like(told[0], {
+    title: 'Grace Hopper unsubscribed',
+    data: { contact_id: lead.contactId, source: 'one_click', stopped_enrollments: 2 },
+  });
   t.deepEqual(await notes(admin, u.id), [], 'the owner is told, not every member');
 
   // Again, from the page's button: the same answer, nothing new, nobody told twice.
-  const again = await call('POST', `/unsubscribe/${token}?from=page`, { rawBody: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const again = await call('POST', `/unsubscribe/${token}?from=page`, {
+    rawBody: '',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   t.is(again.status, 200);
   t.regex(again.text, /You are unsubscribed/);
   t.is((await notes(u)).length, 1);
@@ -193,10 +283,22 @@ test('a tampered token, a token of another workspace, or a malformed one unsubsc
       t.is(r.headers.get('x-error-code'), 'not_found');
     }
   }
-  t.like(await call('GET', `/unsubscribe/${'a'.repeat(201)}`), { status: 400, body: { error: { code: 'invalid_id' } } });
-  t.like(await call('POST', `/unsubscribe/${'a'.repeat(201)}`, ONE_CLICK), { status: 400, body: { error: { code: 'invalid_id' } } });
-  t.like(await call('GET', `/unsubscribe/${good}?from=page`), { status: 400, body: { error: { code: 'invalid_query' } } });
-  t.like(await call('POST', `/unsubscribe/${good}?from=mail`), { status: 400, body: { error: { code: 'invalid_query' } } });
+  t.like(await call('GET', `/unsubscribe/${'a'.repeat(201)}`), {
+    status: 400,
+    body: { error: { code: 'invalid_id' } },
+  });
+  t.like(await call('POST', `/unsubscribe/${'a'.repeat(201)}`, ONE_CLICK), {
+    status: 400,
+    body: { error: { code: 'invalid_id' } },
+  });
+  t.like(await call('GET', `/unsubscribe/${good}?from=page`), {
+    status: 400,
+    body: { error: { code: 'invalid_query' } },
+  });
+  t.like(await call('POST', `/unsubscribe/${good}?from=mail`), {
+    status: 400,
+    body: { error: { code: 'invalid_query' } },
+  });
   t.like(await call('POST', `/unsubscribe/${good}?utm=x`), { status: 400, body: { error: { code: 'invalid_query' } } });
   for (const c of [la.contactId, lb.contactId]) t.is((await contact(c)).unsubscribed_at, null);
   t.deepEqual(await suppressions(oa.workspaceId), []);

@@ -4,7 +4,10 @@ test.after.always(closeApi);
 
 test('PATCH /api/users/me updates name, timezone and locale (canonicalised)', async (t) => {
   const u = await createUser('Before');
-  const r = await call('PATCH', '/api/users/me', { token: u.accessToken, body: { name: '  After ', timezone: 'Europe/Berlin', locale: 'en-us' } });
+  const r = await call('PATCH', '/api/users/me', {
+    token: u.accessToken,
+    body: { name: '  After ', timezone: 'Europe/Berlin', locale: 'en-us' },
+  });
   t.is(r.status, 200, r.text);
   t.like(r.body, { id: u.id, email: u.email, name: 'After', timezone: 'Europe/Berlin', locale: 'en-US' });
   const me = await call('GET', '/api/users/me', { token: u.accessToken });
@@ -36,7 +39,11 @@ test('PATCH /api/users/me rejects bad values and any other field (no mass assign
 test('X-Acting-As does not apply to the profile: the caller is always changed', async (t) => {
   const owner = await createUser('Owner');
   const other = await createUser('Other');
-  const r = await call('PATCH', '/api/users/me', { token: other.accessToken, headers: { 'x-acting-as': owner.id }, body: { name: 'Renamed' } });
+  const r = await call('PATCH', '/api/users/me', {
+    token: other.accessToken,
+    headers: { 'x-acting-as': owner.id },
+    body: { name: 'Renamed' },
+  });
   t.is(r.status, 200);
   t.is(r.body.id, other.id);
   t.is((await call('GET', '/api/users/me', { token: owner.accessToken })).body.name, 'Owner');
@@ -53,7 +60,10 @@ test('change-password: 204, keeps the calling session, revokes the others; the n
   const other = await login(u.email);
   const pat = await createPat(u);
   const NEW = 'brand new secret 7';
-  const r = await call('POST', '/api/users/me/change-password', { token: u.accessToken, body: { current_password: PASSWORD, new_password: NEW } });
+  const r = await call('POST', '/api/users/me/change-password', {
+    token: u.accessToken,
+    body: { current_password: PASSWORD, new_password: NEW },
+  });
   t.is(r.status, 204, r.text);
   t.is((await call('GET', '/api/users/me', { token: u.accessToken })).status, 200, 'the calling session stays');
   t.is((await call('GET', '/api/users/me', { token: other.access_token })).status, 401, 'other sessions are revoked');
@@ -66,23 +76,44 @@ test('change-password: 204, keeps the calling session, revokes the others; the n
 test('change-password with a PAT revokes every session', async (t) => {
   const u = await createUser();
   const pat = await createPat(u);
-  const r = await call('POST', '/api/users/me/change-password', { token: pat, body: { current_password: PASSWORD, new_password: 'another secret 8' } });
+  const r = await call('POST', '/api/users/me/change-password', {
+    token: pat,
+    body: { current_password: PASSWORD, new_password: 'another secret 8' },
+  });
   t.is(r.status, 204);
   t.is((await call('GET', '/api/users/me', { token: u.accessToken })).status, 401);
 });
 
 test('change-password errors: wrong current 400 invalid_current_password; weak new 400 invalid_body; no auth 401', async (t) => {
   const u = await createUser();
-  const wrong = await call('POST', '/api/users/me/change-password', { token: u.accessToken, body: { current_password: 'not it at all 1', new_password: 'brand new secret 7' } });
+  const wrong = await call('POST', '/api/users/me/change-password', {
+    token: u.accessToken,
+    body: { current_password: 'not it at all 1', new_password: 'brand new secret 7' },
+  });
   t.is(wrong.status, 400);
   t.is(wrong.body.error.code, 'invalid_current_password');
-  for (const body of [{ current_password: PASSWORD, new_password: 'short' }, { current_password: PASSWORD }, { current_password: PASSWORD, new_password: 'brand new secret 7', user_id: u.id }]) {
+  for (const body of [
+    { current_password: PASSWORD, new_password: 'short' },
+    { current_password: PASSWORD },
+    { current_password: PASSWORD, new_password: 'brand new secret 7', user_id: u.id },
+  ]) {
     const r = await call('POST', '/api/users/me/change-password', { token: u.accessToken, body });
     t.is(r.status, 400, JSON.stringify(body));
     t.is(r.body.error.code, 'invalid_body');
   }
-  t.is((await call('POST', '/api/users/me/change-password', { body: { current_password: PASSWORD, new_password: 'brand new secret 7' } })).status, 401);
-  t.is((await call('POST', '/api/auth/login', { body: { email: u.email, password: PASSWORD } })).status, 200, 'password unchanged');
+  t.is(
+    (
+      await call('POST', '/api/users/me/change-password', {
+        body: { current_password: PASSWORD, new_password: 'brand new secret 7' },
+      })
+    ).status,
+    401,
+  );
+  t.is(
+    (await call('POST', '/api/auth/login', { body: { email: u.email, password: PASSWORD } })).status,
+    200,
+    'password unchanged',
+  );
 });
 
 test('sessions: lists live ones with the current flag; revoking one ends it; others are 404', async (t) => {
@@ -102,7 +133,9 @@ test('sessions: lists live ones with the current flag; revoking one ends it; oth
 
   const page1 = await call('GET', '/api/users/me/sessions?limit=1', { token: u.accessToken });
   t.is(page1.body.items.length, 1);
-  const page2 = await call('GET', `/api/users/me/sessions?limit=1&cursor=${page1.body.next_cursor}`, { token: u.accessToken });
+  const page2 = await call('GET', `/api/users/me/sessions?limit=1&cursor=${page1.body.next_cursor}`, {
+    token: u.accessToken,
+  });
   t.is(page2.body.items.length, 1);
   t.not(page2.body.items[0].id, page1.body.items[0].id);
   t.is((await call('GET', '/api/users/me/sessions?limit=500', { token: u.accessToken })).status, 400);
@@ -115,7 +148,11 @@ test('sessions: lists live ones with the current flag; revoking one ends it; oth
 
   t.is((await call('DELETE', `/api/users/me/sessions/${secondView.id}`, { token: u.accessToken })).status, 204);
   t.is((await call('GET', '/api/users/me', { token: second.access_token })).status, 401);
-  t.is((await call('DELETE', `/api/users/me/sessions/${secondView.id}`, { token: u.accessToken })).status, 404, 'already revoked');
+  t.is(
+    (await call('DELETE', `/api/users/me/sessions/${secondView.id}`, { token: u.accessToken })).status,
+    404,
+    'already revoked',
+  );
   t.is((await call('GET', '/api/users/me/sessions', { token: u.accessToken })).body.items.length, 1);
   const bad = await call('DELETE', '/api/users/me/sessions/abc', { token: u.accessToken });
   t.is(bad.status, 400);

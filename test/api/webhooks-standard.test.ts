@@ -9,12 +9,23 @@ import { WebhookEvent } from '../../db/entities/WebhookEvent.js';
 import { WebhookSubscription } from '../../db/entities/WebhookSubscription.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { emitEvent, envelopeJson } from '../../domain/webhooks/events.js';
-import { deliveryHeaders, standardSigningKey, toStandardSecret, webhookMessageId, WEBHOOK_DELIVERY_HEADERS } from '../../domain/webhooks/signing.js';
+import {
+  deliveryHeaders,
+  standardSigningKey,
+  toStandardSecret,
+  webhookMessageId,
+  WEBHOOK_DELIVERY_HEADERS,
+} from '../../domain/webhooks/signing.js';
 import { deliverToSubscription } from '../../domain/webhooks/webhooks.js';
 import { encrypt, randomSecret } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { api, call, createUser, closeApi, type TestUser } from '../helpers/api.js';
-import { startReceiver as startAnyReceiver, verifySignature, type Received, type Receiver } from '../helpers/receiver.js';
+import {
+  startReceiver as startAnyReceiver,
+  verifySignature,
+  type Received,
+  type Receiver,
+} from '../helpers/receiver.js';
 import { eventDelivery } from '../helpers/webhook-delivery.js';
 test.after.always(closeApi);
 
@@ -44,7 +55,8 @@ const headersOf = (r: Received) => r.headers as Record<string, string>;
 
 /** Both schemes, as a receiver would check them; returns the parsed payload. */
 function verifyBoth(secret: string, r: Received): unknown {
-  if (!verifySignature(secret, r.raw, r.headers['x-service-signature'])) throw new Error('X-Service-Signature does not verify');
+  if (!verifySignature(secret, r.raw, r.headers['x-service-signature']))
+    throw new Error('X-Service-Signature does not verify');
   return new Webhook(secret).verify(r.raw.toString('utf8'), headersOf(r));
 }
 
@@ -58,14 +70,27 @@ test('a real event delivery verifies with standardwebhooks and the spec scheme; 
   const subB = await subscribe(u, rxB.url, ['lead.discovered']);
   t.regex(subA.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
 
-  const data = { lead_id: uuidv7(), agent_id: uuidv7(), agent_name: 'Ägent "π"', first_name: 'Zoë', last_name: 'Ñuñez', company: 'Ünïcode ✓', headline: 'h', profile_url: 'https://x.example.com/p', signal_key: 's' };
+  const data = {
+    lead_id: uuidv7(),
+    agent_id: uuidv7(),
+    agent_name: 'Ägent "π"',
+    first_name: 'Zoë',
+    last_name: 'Ñuñez',
+    company: 'Ünïcode ✓',
+    headline: 'h',
+    profile_url: 'https://x.example.com/p',
+    signal_key: 's',
+  };
   const em = services.orm.em.fork() as EntityManager;
   const eventId = await em.transactional((tx) => emitEvent(tx as EntityManager, ws.id, 'lead.discovered', data));
   t.like(await eventDelivery(services.temporal, eventId), { targets: 2, succeeded: 2, failed: 0 });
 
   const [a, b] = [rxA.requests[0], rxB.requests[0]];
   t.truthy(a && b);
-  for (const [secret, r] of [[subA.secret, a], [subB.secret, b]] as const) {
+  for (const [secret, r] of [
+    [subA.secret, a],
+    [subB.secret, b],
+  ] as const) {
     const payload = verifyBoth(secret, r) as { event: string; data: Record<string, unknown> };
     t.is(payload.event, 'lead.discovered');
     t.deepEqual(payload.data, data);
@@ -76,7 +101,9 @@ test('a real event delivery verifies with standardwebhooks and the spec scheme; 
     t.regex(String(r.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]{43}=$/);
   }
   // Another subscription's secret does not verify (the key is per subscription).
-  t.throws(() => new Webhook(subB.secret).verify(a.raw.toString('utf8'), headersOf(a)), { instanceOf: WebhookVerificationError });
+  t.throws(() => new Webhook(subB.secret).verify(a.raw.toString('utf8'), headersOf(a)), {
+    instanceOf: WebhookVerificationError,
+  });
   t.regex(String(a.headers['webhook-id']), /^msg_[A-Za-z0-9_-]{22}$/);
   t.is(a.headers['webhook-id'], webhookMessageId(eventId, subA.id));
   t.not(a.headers['webhook-id'], b.headers['webhook-id']);
@@ -87,7 +114,11 @@ test('a real event delivery verifies with standardwebhooks and the spec scheme; 
   const outbox = await services.orm.em.fork().findOneOrFail(WebhookEvent, eventId);
   const sub = await services.orm.em.fork().findOneOrFail(WebhookSubscription, subA.id);
   await new Promise((r) => setTimeout(r, 1100)); // a later second, so the timestamp moves
-  const again = await deliverToSubscription(services.orm.em.fork(), { config: services.config }, sub, { id: eventId, name: outbox.name, body: outbox.body });
+  const again = await deliverToSubscription(services.orm.em.fork(), { config: services.config }, sub, {
+    id: eventId,
+    name: outbox.name,
+    body: outbox.body,
+  });
   t.true(again.success);
   const a2 = rxA.requests[1];
   t.is(a2.headers['webhook-id'], a.headers['webhook-id']);
@@ -111,14 +142,29 @@ test('timestamp tolerance: the library refuses a stale timestamp, and a fresh ti
 
   // The same message signed (by the one signing function) 6 minutes ago: refused as too old; 4 minutes ago: accepted.
   const id = String(got.headers['webhook-id']);
-  const signedAt = (minutesAgo: number) => deliveryHeaders({ secret: sub.secret, event: 'webhook.test', body, webhookId: id, at: new Date(Date.now() - minutesAgo * 60_000) });
-  t.throws(() => wh.verify(body, signedAt(6)), { instanceOf: WebhookVerificationError, message: 'Message timestamp too old' });
+  const signedAt = (minutesAgo: number) =>
+    deliveryHeaders({
+      secret: sub.secret,
+      event: 'webhook.test',
+      body,
+      webhookId: id,
+      at: new Date(Date.now() - minutesAgo * 60_000),
+    });
+  t.throws(() => wh.verify(body, signedAt(6)), {
+    instanceOf: WebhookVerificationError,
+    message: 'Message timestamp too old',
+  });
   t.notThrows(() => wh.verify(body, signedAt(4)));
   // A replayed stale request with its timestamp header refreshed: the signature no longer matches.
   const stale = signedAt(6);
-  t.throws(() => wh.verify(body, { ...stale, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) }), { instanceOf: WebhookVerificationError, message: 'No matching signature found' });
+  t.throws(() => wh.verify(body, { ...stale, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) }), {
+    instanceOf: WebhookVerificationError,
+    message: 'No matching signature found',
+  });
   // The body is part of what is signed.
-  t.throws(() => wh.verify(body.replace('webhook.test', 'webhook.tesT'), headersOf(got)), { instanceOf: WebhookVerificationError });
+  t.throws(() => wh.verify(body.replace('webhook.test', 'webhook.tesT'), headersOf(got)), {
+    instanceOf: WebhookVerificationError,
+  });
 });
 
 test('both test routes send the same headers: /{id}/test with the saved secret, test-url with the temporary secret it returns', async (t) => {
@@ -128,7 +174,10 @@ test('both test routes send the same headers: /{id}/test with the saved secret, 
   const sub = await subscribe(u, rx.url, ['lead.discovered']);
   t.true((await call('POST', `${BASE}/${sub.id}/test?event=message.received`, { token: u.accessToken })).body.success);
   t.true((await call('POST', `${BASE}/${sub.id}/test?event=message.received`, { token: u.accessToken })).body.success);
-  const r = await call('POST', `${BASE}/test-url`, { token: u.accessToken, body: { url: rx.url, event: 'message.received' } });
+  const r = await call('POST', `${BASE}/test-url`, {
+    token: u.accessToken,
+    body: { url: rx.url, event: 'message.received' },
+  });
   t.true(r.body.success, r.text);
   t.regex(r.body.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
 
@@ -140,7 +189,9 @@ test('both test routes send the same headers: /{id}/test with the saved secret, 
   t.not(t1.headers['webhook-id'], t2.headers['webhook-id']);
   t.truthy(t1.headers['x-service-delivery']);
   t.is(tu.headers['x-service-delivery'], undefined); // test-url records nothing
-  for (const r of [t1, tu]) for (const h of WEBHOOK_DELIVERY_HEADERS.filter((h) => h.required)) t.truthy(r.headers[h.name.toLowerCase()], h.name);
+  for (const r of [t1, tu])
+    for (const h of WEBHOOK_DELIVERY_HEADERS.filter((h) => h.required))
+      t.truthy(r.headers[h.name.toLowerCase()], h.name);
 });
 
 test('a secret issued before (whsec_ + unpadded base64url) still gets every header: spec signature as before; Standard Webhooks signature with the same 32 bytes, verifiable once the secret is rewritten to base64', async (t) => {
@@ -160,7 +211,11 @@ test('a secret issued before (whsec_ + unpadded base64url) still gets every head
     secretLast4: legacy.slice(-4),
   });
   await em.flush();
-  const r = await deliverToSubscription(em, { config: services.config }, sub, { id: uuidv7(), name: 'lead.discovered', body: envelopeJson('lead.discovered', {}) });
+  const r = await deliverToSubscription(em, { config: services.config }, sub, {
+    id: uuidv7(),
+    name: 'lead.discovered',
+    body: envelopeJson('lead.discovered', {}),
+  });
   t.true(r.success);
   const got = rx.requests[0];
   t.true(verifySignature(legacy, got.raw, got.headers['x-service-signature']));
@@ -184,5 +239,8 @@ test('signing key forms: new secrets decode as base64; unparseable ones use the 
   // Ours and the library's signer agree byte for byte.
   const secret = `whsec_${bytes.toString('base64')}`;
   const at = new Date(1_735_689_600_000);
-  t.is(deliveryHeaders({ secret, event: 'x', body, webhookId: 'msg_1', at })['webhook-signature'], new Webhook(secret).sign('msg_1', at, body));
+  t.is(
+    deliveryHeaders({ secret, event: 'x', body, webhookId: 'msg_1', at })['webhook-signature'],
+    new Webhook(secret).sign('msg_1', at, body),
+  );
 });

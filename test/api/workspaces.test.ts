@@ -10,15 +10,31 @@ test('GET /api/me/workspaces lists the own workspace first, then team membership
   let r = await call('GET', '/api/me/workspaces', { token: u.accessToken });
   t.is(r.status, 200, r.text);
   t.is(r.body.length, 1);
-  t.like(r.body[0], { id: await workspaceIdOf(u.id), owner_id: u.id, role: 'owner', is_demo: false, name: "Ada's workspace" });
+  t.like(r.body[0], {
+    id: await workspaceIdOf(u.id),
+    owner_id: u.id,
+    role: 'owner',
+    is_demo: false,
+    name: "Ada's workspace",
+  });
   t.truthy(r.body[0].member_id, 'the owner membership row created at sign-up');
 
   const memberId = await addTeamMember(owner.id, u.id, { role: 'admin' });
   r = await call('GET', '/api/me/workspaces', { token: u.accessToken });
   t.is(r.body.length, 2);
-  t.deepEqual(r.body[1], { id: await workspaceIdOf(owner.id), name: "Grace's workspace", owner_id: owner.id, role: 'admin', member_id: memberId, is_demo: false });
+  t.deepEqual(r.body[1], {
+    id: await workspaceIdOf(owner.id),
+    name: "Grace's workspace",
+    owner_id: owner.id,
+    role: 'admin',
+    member_id: memberId,
+    is_demo: false,
+  });
   // Identity route: X-Acting-As does not apply.
-  const acting = await call('GET', '/api/me/workspaces', { token: u.accessToken, headers: { 'x-acting-as': owner.id } });
+  const acting = await call('GET', '/api/me/workspaces', {
+    token: u.accessToken,
+    headers: { 'x-acting-as': owner.id },
+  });
   t.deepEqual(acting.body, r.body);
   t.is((await call('GET', '/api/me/workspaces')).status, 401);
 });
@@ -57,7 +73,11 @@ test("someone else's membership is 404; a malformed id is 400 invalid_id; no tok
   t.is(r.body.error.code, 'not_found');
   // The owner cannot remove a member through this route either (that is the team API's job).
   t.is((await call('DELETE', `/api/me/workspaces/${memberId}`, { token: owner.accessToken })).status, 404);
-  t.is((await call('GET', '/api/apps', { token: member.accessToken, headers: { 'x-acting-as': owner.id } })).status, 200, 'still a member');
+  t.is(
+    (await call('GET', '/api/apps', { token: member.accessToken, headers: { 'x-acting-as': owner.id } })).status,
+    200,
+    'still a member',
+  );
   const bad = await call('DELETE', '/api/me/workspaces/not-a-uuid', { token: stranger.accessToken });
   t.is(bad.status, 400);
   t.is(bad.body.error.code, 'invalid_id');

@@ -40,7 +40,8 @@ test('docs/quickstart.md runs as written: sign-up to the first email sent and it
     RECEIVER_PORT: String(await freePort()),
   };
   // What the test may set is what the doc declares at the top, each with its default.
-  for (const name of Object.keys(settings)) t.regex(blocks[0], new RegExp(`^${name}=\\$\\{${name}:-[^}]+\\}`, 'm'), `the first block declares ${name}`);
+  for (const name of Object.keys(settings))
+    t.regex(blocks[0], new RegExp(`^${name}=\\$\\{${name}:-[^}]+\\}`, 'm'), `the first block declares ${name}`);
 
   const dir = mkdtempSync(join(tmpdir(), 'quickstart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

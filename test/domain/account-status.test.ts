@@ -5,7 +5,12 @@ import { Notification } from '../../db/entities/Notification.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import { applyAccountStatus } from '../../domain/accounts/status.js';
 import { reconcilePage, withdrawalPage } from '../../domain/accounts/jobs.js';
-import { ConnectorError, type AccountConnector, type ConnectorAccountStatus, type PendingInvitation } from '../../lib/connectors/types.js';
+import {
+  ConnectorError,
+  type AccountConnector,
+  type ConnectorAccountStatus,
+  type PendingInvitation,
+} from '../../lib/connectors/types.js';
 import { closeApi, createUser } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
 test.after.always(closeApi);
@@ -21,7 +26,15 @@ class ScriptedConnector {
   async statuses(ids: string[]) {
     this.statusCalls.push(ids);
     if (ids.some((id) => this.failFor.has(id))) throw new ConnectorError(this.name, 'unavailable', 'down');
-    return ids.map((id) => this.states.get(id) ?? { connectorAccountId: id, state: 'disconnected' as const, reason: 'not_found', address: null });
+    return ids.map(
+      (id) =>
+        this.states.get(id) ?? {
+          connectorAccountId: id,
+          state: 'disconnected' as const,
+          reason: 'not_found',
+          address: null,
+        },
+    );
   }
   async pendingInvitations(id: string, cursor: string | null) {
     if (this.failFor.has(id)) throw new ConnectorError(this.name, 'unavailable', 'down');
@@ -35,7 +48,11 @@ class ScriptedConnector {
   asConnector = () => this as unknown as AccountConnector;
 }
 
-async function account(workspaceId: string, connector: string, over: Partial<IPlatformAccount> = {}): Promise<IPlatformAccount> {
+async function account(
+  workspaceId: string,
+  connector: string,
+  over: Partial<IPlatformAccount> = {},
+): Promise<IPlatformAccount> {
   const e = await em();
   const a = e.create(PlatformAccount, {
     workspace: e.getReference(Workspace, workspaceId),
@@ -55,15 +72,28 @@ async function account(workspaceId: string, connector: string, over: Partial<IPl
 }
 
 const events = async (workspaceId: string) =>
-  (await (await em()).getConnection().execute(`select name, body from webhook_events where workspace_id = ? and name = 'account.disconnected'`, [workspaceId])) as { name: string; body: string }[];
+  (await (
+    await em()
+  )
+    .getConnection()
+    .execute(`select name, body from webhook_events where workspace_id = ? and name = 'account.disconnected'`, [
+      workspaceId,
+    ])) as { name: string; body: string }[];
 
 test('a disconnection is applied once: status, one notification, one account.disconnected with exactly the spec fields', async (t) => {
   const ws = await workspaceIdOf((await createUser()).id);
   const a = await account(ws, 'sandbox');
-  const down: ConnectorAccountStatus = { connectorAccountId: a.connectorAccountId!, state: 'disconnected', reason: 'credentials_expired', address: null };
+  const down: ConnectorAccountStatus = {
+    connectorAccountId: a.connectorAccountId!,
+    state: 'disconnected',
+    reason: 'credentials_expired',
+    address: null,
+  };
   // Reconciliation and an inbound event report it at the same moment, several times.
   const e = await em();
-  const results = await Promise.all([...Array(6)].map((_, i) => applyAccountStatus(e.fork(), down, i % 2 ? 'inbound' : 'reconcile')));
+  const results = await Promise.all(
+    [...Array(6)].map((_, i) => applyAccountStatus(e.fork(), down, i % 2 ? 'inbound' : 'reconcile')),
+  );
   t.is(results.filter((r) => r === 'disconnected').length, 1);
   t.is(results.filter((r) => r === 'unchanged').length, 5);
   const stored = await (await em()).findOneOrFail(PlatformAccount, a.id);
@@ -73,7 +103,11 @@ test('a disconnection is applied once: status, one notification, one account.dis
   t.is(evs.length, 1);
   const body = JSON.parse(evs[0].body);
   t.is(body.event, 'account.disconnected');
-  t.deepEqual(body.data, { platform_account_id: a.id, connector_account_id: a.connectorAccountId, reason: 'credentials_expired' });
+  t.deepEqual(body.data, {
+    platform_account_id: a.id,
+    connector_account_id: a.connectorAccountId,
+    reason: 'credentials_expired',
+  });
   const notes = await (await em()).find(Notification, { workspace: ws, kind: 'account.disconnected' });
   t.is(notes.length, 1);
   t.regex(notes[0].body, /credentials_expired/);
@@ -91,14 +125,35 @@ test('an account still connecting or never connected is not "disconnected"; an u
   const ws = await workspaceIdOf((await createUser()).id);
   const a = await account(ws, 'sandbox', { status: 'connecting', connectedAt: null });
   const e = await em();
-  t.is(await applyAccountStatus(e.fork(), { connectorAccountId: a.connectorAccountId!, state: 'disconnected', reason: 'expired_link', address: null }, 'reconcile'), 'unchanged');
+  t.is(
+    await applyAccountStatus(
+      e.fork(),
+      { connectorAccountId: a.connectorAccountId!, state: 'disconnected', reason: 'expired_link', address: null },
+      'reconcile',
+    ),
+    'unchanged',
+  );
   t.is((await events(ws)).length, 0);
   // The hosted link was finished: connected, with the address the connector now knows.
-  t.is(await applyAccountStatus(e.fork(), { connectorAccountId: a.connectorAccountId!, state: 'connected', reason: null, address: 'ana@acme.example' }, 'inbound'), 'connected');
+  t.is(
+    await applyAccountStatus(
+      e.fork(),
+      { connectorAccountId: a.connectorAccountId!, state: 'connected', reason: null, address: 'ana@acme.example' },
+      'inbound',
+    ),
+    'connected',
+  );
   const stored = await (await em()).findOneOrFail(PlatformAccount, a.id);
   t.like(stored, { status: 'connected', address: 'ana@acme.example' });
   t.truthy(stored.warmupStartedAt);
-  t.is(await applyAccountStatus(e.fork(), { connectorAccountId: 'acc_nobody', state: 'disconnected', reason: 'x', address: null }, 'inbound'), 'unknown_account');
+  t.is(
+    await applyAccountStatus(
+      e.fork(),
+      { connectorAccountId: 'acc_nobody', state: 'disconnected', reason: 'x', address: null },
+      'inbound',
+    ),
+    'unknown_account',
+  );
 });
 
 test('reconcilePage reads statuses in pages with bounded concurrency, applies only transitions, and counts failed pages', async (t) => {
@@ -106,14 +161,32 @@ test('reconcilePage reads statuses in pages with bounded concurrency, applies on
   const c = new ScriptedConnector();
   const accounts: IPlatformAccount[] = [];
   for (let i = 0; i < 7; i++) accounts.push(await account(ws, c.name));
-  for (const a of accounts) c.states.set(a.connectorAccountId!, { connectorAccountId: a.connectorAccountId!, state: 'connected', reason: null, address: null });
-  c.states.set(accounts[1].connectorAccountId!, { connectorAccountId: accounts[1].connectorAccountId!, state: 'disconnected', reason: 'revoked', address: null });
+  for (const a of accounts)
+    c.states.set(a.connectorAccountId!, {
+      connectorAccountId: a.connectorAccountId!,
+      state: 'connected',
+      reason: null,
+      address: null,
+    });
+  c.states.set(accounts[1].connectorAccountId!, {
+    connectorAccountId: accounts[1].connectorAccountId!,
+    state: 'disconnected',
+    reason: 'revoked',
+    address: null,
+  });
   c.failFor.add(accounts[6].connectorAccountId!); // the last page fails
 
   const first = await reconcilePage(await em(), c.asConnector(), { afterId: null, pageSize: 2, concurrency: 2 });
   t.like(first, { checked: 4, disconnected: 1, connected: 0, failedPages: 0, lastId: accounts[3].id });
-  t.deepEqual(c.statusCalls.map((ids) => ids.length), [2, 2]);
-  const second = await reconcilePage(await em(), c.asConnector(), { afterId: first.lastId, pageSize: 2, concurrency: 2 });
+  t.deepEqual(
+    c.statusCalls.map((ids) => ids.length),
+    [2, 2],
+  );
+  const second = await reconcilePage(await em(), c.asConnector(), {
+    afterId: first.lastId,
+    pageSize: 2,
+    concurrency: 2,
+  });
   t.like(second, { checked: 2, disconnected: 0, failedPages: 1, lastId: null });
   t.is((await events(ws)).length, 1);
   const checked = await (await em()).find(PlatformAccount, { workspace: ws }, { orderBy: { id: 'asc' } });
@@ -143,5 +216,9 @@ test('withdrawalPage withdraws only invitations older than each account’s sett
   void email;
   const r = await withdrawalPage(await em(), c.asConnector(), { afterId: null, now, pageSize: 20 });
   t.like(r, { accounts: 2, withdrawn: 3, failedAccounts: 1, lastId: null });
-  t.deepEqual(c.withdrawn.sort(), [`${on.connectorAccountId}/i1`, `${on.connectorAccountId}/i3`, `${on.connectorAccountId}/i5`]);
+  t.deepEqual(c.withdrawn.sort(), [
+    `${on.connectorAccountId}/i1`,
+    `${on.connectorAccountId}/i3`,
+    `${on.connectorAccountId}/i5`,
+  ]);
 });

@@ -79,7 +79,12 @@ test('a failing email leaves the committed invitation in place with email_status
   const em = services.orm.em.fork();
   const actor = await ownActor(em, { userId: owner.id, kind: 'session' });
   const { invitation, token } = await createInvitation(em, actor, { email: uniqueEmail('fail'), role: 'member' });
-  const broken: EmailSender = { kind: 'smtp', send: async () => { throw new Error('smtp down'); } };
+  const broken: EmailSender = {
+    kind: 'smtp',
+    send: async () => {
+      throw new Error('smtp down');
+    },
+  };
   t.is(await deliverInvitation(services.orm, broken, services.config, invitation, token), 'failed');
   const row = await services.orm.em.fork().findOneOrFail(TeamInvitation, invitation.id);
   t.is(row.emailStatus, 'failed');

@@ -33,7 +33,10 @@ let app: Promise<{ base: string; em: () => EntityManager }> | undefined;
 function hooked() {
   return (app ??= (async () => {
     const { services } = await api();
-    const { base } = await listen({ ...services, connector: new SandboxNetwork(services.config.sources.corpus, services.orm, SECRET) });
+    const { base } = await listen({
+      ...services,
+      connector: new SandboxNetwork(services.config.sources.corpus, services.orm, SECRET),
+    });
     return { base, em: () => services.orm.em.fork() as EntityManager };
   })());
 }
@@ -42,7 +45,11 @@ const em = async () => (await hooked()).em();
 async function post(event: Record<string, unknown>) {
   const { base } = await hooked();
   const body = JSON.stringify(event);
-  return call('POST', '/hooks/connector', { base, rawBody: body, headers: { 'X-Connector-Signature': signInbound(SECRET, body) } });
+  return call('POST', '/hooks/connector', {
+    base,
+    rawBody: body,
+    headers: { 'X-Connector-Signature': signInbound(SECRET, body) },
+  });
 }
 
 async function networkAccount(workspaceId: string, status = 'connected', statusReason: string | null = null) {
@@ -63,7 +70,13 @@ async function networkAccount(workspaceId: string, status = 'connected', statusR
   return { id: a.id, connectorAccountId: a.connectorAccountId! };
 }
 
-const statusEvent = (connectorAccountId: string, state: 'connected' | 'disconnected', at: Date | null, id = `evt_${randomUUID()}`, reason: string | null = state === 'disconnected' ? 'checkpoint' : null) => ({
+const statusEvent = (
+  connectorAccountId: string,
+  state: 'connected' | 'disconnected',
+  at: Date | null,
+  id = `evt_${randomUUID()}`,
+  reason: string | null = state === 'disconnected' ? 'checkpoint' : null,
+) => ({
   id,
   type: 'account.status',
   account_id: connectorAccountId,
@@ -75,9 +88,24 @@ const statusEvent = (connectorAccountId: string, state: 'connected' | 'disconnec
 const iso = (v: unknown) => (v == null ? null : new Date(v as string).toISOString());
 
 const handled = async (eventIds: string[]) =>
-  Number((await (await em()).execute(`select count(*) as n from connector_events where event_id in (?) and handled_at is not null`, [eventIds]))[0].n) === eventIds.length;
+  Number(
+    (
+      await (
+        await em()
+      ).execute(`select count(*) as n from connector_events where event_id in (?) and handled_at is not null`, [
+        eventIds,
+      ])
+    )[0].n,
+  ) === eventIds.length;
 const accountRow = async (id: string) =>
-  (await (await em()).execute(`select status, status_reason, status_event_at, status_event_id, updated_at from platform_accounts where id = ?`, [id]))[0] as {
+  (
+    await (
+      await em()
+    ).execute(
+      `select status, status_reason, status_event_at, status_event_id, updated_at from platform_accounts where id = ?`,
+      [id],
+    )
+  )[0] as {
     status: string;
     status_reason: string | null;
     status_event_at: string | null;
@@ -87,7 +115,9 @@ const accountRow = async (id: string) =>
 
 /** The property runs' seed: EVENT_ORDER_SEED replays a failure (fast-check prints the seed and the shrunk case). */
 function seedFor(t: ExecutionContext): { seed: number; numRuns: number } {
-  const seed = process.env.EVENT_ORDER_SEED ? Number(process.env.EVENT_ORDER_SEED) : Math.floor(Math.random() * 2 ** 31);
+  const seed = process.env.EVENT_ORDER_SEED
+    ? Number(process.env.EVENT_ORDER_SEED)
+    : Math.floor(Math.random() * 2 ** 31);
   t.log(`seed ${seed} (replay: EVENT_ORDER_SEED=${seed})`);
   return { seed, numRuns: Number(process.env.EVENT_ORDER_RUNS ?? 40) };
 }
@@ -95,7 +125,10 @@ function seedFor(t: ExecutionContext): { seed: number; numRuns: number } {
 /** Every item once, some of them again (`again` picks by index), in the order `keys` sorts them to. */
 function deliveries<T>(items: T[], again: number[], keys: number[]): T[] {
   const all = [...items, ...again.map((i) => items[i % items.length])];
-  return all.map((item, i) => ({ item, key: keys[i % keys.length] + i / 1000 })).sort((a, b) => a.key - b.key).map((d) => d.item);
+  return all
+    .map((item, i) => ({ item, key: keys[i % keys.length] + i / 1000 }))
+    .sort((a, b) => a.key - b.key)
+    .map((d) => d.item);
 }
 
 /** The hand-offs of the ingest functions, run in-process: the handling the workflows' activities do. */
@@ -113,17 +146,27 @@ test('connected then disconnected 3 s later, delivered in one batch or newest fi
   const at = Date.now() - 60_000;
   // Pairs posted all at once (more events than the worker has database connections), and one pair newest first.
   const batch = await Promise.all([...Array(6)].map(() => networkAccount(ws)));
-  const pairs = batch.map((a) => [statusEvent(a.connectorAccountId, 'connected', new Date(at)), statusEvent(a.connectorAccountId, 'disconnected', new Date(at + 3000))]);
+  const pairs = batch.map((a) => [
+    statusEvent(a.connectorAccountId, 'connected', new Date(at)),
+    statusEvent(a.connectorAccountId, 'disconnected', new Date(at + 3000)),
+  ]);
   for (const r of await Promise.all(pairs.flat().map(post))) t.is(r.status, 200, r.text);
   const reversed = await networkAccount(ws);
-  const [connected, disconnected] = [statusEvent(reversed.connectorAccountId, 'connected', new Date(at)), statusEvent(reversed.connectorAccountId, 'disconnected', new Date(at + 3000))];
+  const [connected, disconnected] = [
+    statusEvent(reversed.connectorAccountId, 'connected', new Date(at)),
+    statusEvent(reversed.connectorAccountId, 'disconnected', new Date(at + 3000)),
+  ];
   t.is((await post(disconnected)).status, 200);
   await waitFor('the disconnection handled', () => handled([disconnected.id]), 30_000);
   t.is((await post(connected)).status, 200);
   await waitFor('every event handled', () => handled([...pairs.flat(), connected].map((e) => e.id)), 30_000);
   for (const [i, a] of [...batch, reversed].entries()) {
     const newest = i < batch.length ? pairs[i][1] : disconnected;
-    t.like(await accountRow(a.id), { status: 'disconnected', status_reason: 'checkpoint', status_event_id: newest.id }, a.connectorAccountId);
+    t.like(
+      await accountRow(a.id),
+      { status: 'disconnected', status_reason: 'checkpoint', status_event_id: newest.id },
+      a.connectorAccountId,
+    );
   }
 });
 
@@ -135,13 +178,23 @@ test('a connector event or a booking said to happen more than 5 minutes from now
   t.is(r.status, 400, r.text);
   t.is(r.body.error.code, 'invalid_body');
   t.regex(r.body.error.message, /created_at/);
-  t.is(Number((await (await em()).execute(`select count(*) as n from connector_events where event_id = ?`, [future.id]))[0].n), 0);
+  t.is(
+    Number(
+      (await (await em()).execute(`select count(*) as n from connector_events where event_id = ?`, [future.id]))[0].n,
+    ),
+    0,
+  );
   // A little ahead of our clock (within the signature window) is accepted.
   t.is((await post(statusEvent(a.connectorAccountId, 'disconnected', new Date(Date.now() + 60_000)))).status, 200);
 
   const hook = await hookedScheduler(u);
   const at = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString();
-  const booking = bookingEvent('booking.created', { startsAt: at(24), endsAt: at(25), attendees: [{ email: 'ada@example.test' }], updatedAt: at(1) });
+  const booking = bookingEvent('booking.created', {
+    startsAt: at(24),
+    endsAt: at(25),
+    attendees: [{ email: 'ada@example.test' }],
+    updatedAt: at(1),
+  });
   const b = await postHook(hook.id, JSON.stringify(booking), hook.secret);
   t.is(b.status, 400, b.text);
   t.is(b.body.error.code, 'invalid_body');
@@ -153,18 +206,32 @@ test('our own reads are ordered with the events: a read older than the last even
   const a = await networkAccount(ws);
   const e = await em();
   const event = { at: new Date(Date.now() - 10_000), id: `evt_${randomUUID()}` };
-  const down = { connectorAccountId: a.connectorAccountId, state: 'disconnected' as const, reason: 'revoked', address: null };
+  const down = {
+    connectorAccountId: a.connectorAccountId,
+    state: 'disconnected' as const,
+    reason: 'revoked',
+    address: null,
+  };
   const up = { ...down, state: 'connected' as const, reason: null };
   t.is(await applyAccountStatus(e, down, 'inbound', event), 'disconnected');
   // A reconciliation that asked before the event happened, answering after it was applied.
-  t.is(await applyAccountStatus(e, up, 'reconcile', observedAt(new Date(event.at.getTime() - 1000), 'reconcile')), 'unchanged');
+  t.is(
+    await applyAccountStatus(e, up, 'reconcile', observedAt(new Date(event.at.getTime() - 1000), 'reconcile')),
+    'unchanged',
+  );
   t.like(await accountRow(a.id), { status: 'disconnected', status_event_id: event.id });
   const before = await accountRow(a.id);
   t.is(await applyAccountStatus(e, down, 'inbound', event), 'unchanged', 'a repeat');
   t.deepEqual(await accountRow(a.id), before);
   t.is(await applyAccountStatus(e, up, 'reconcile', observedAt(new Date(), 'reconcile')), 'connected');
   // Pending says nothing about the connection: not applied, not ordered.
-  t.is(await applyAccountStatus(e, { ...down, state: 'pending', reason: null }, 'inbound', { at: new Date(), id: `evt_${randomUUID()}` }), 'unchanged');
+  t.is(
+    await applyAccountStatus(e, { ...down, state: 'pending', reason: null }, 'inbound', {
+      at: new Date(),
+      id: `evt_${randomUUID()}`,
+    }),
+    'unchanged',
+  );
   t.like(await accountRow(a.id), { status: 'connected', status_event_id: '~reconcile' });
 });
 
@@ -195,49 +262,105 @@ test('property: connector events delivered shuffled, repeated and concurrently l
   const u = await createUser();
   const ws = await workspaceIdOf(u.id);
   const appId = (await createTestApp(u)).id;
-  const campaign = await seedCampaign(ws, { appId, accountIds: [], steps: [{ type: 'invitation' }, { type: 'email' }] });
+  const campaign = await seedCampaign(ws, {
+    appId,
+    accountIds: [],
+    steps: [{ type: 'invitation' }, { type: 'email' }],
+  });
   const jobs = inlineJobs();
   const { seed, numRuns } = seedFor(t);
 
   await fc.assert(
     fc.asyncProperty(connectorScenario, async (s) => {
       const account = await networkAccount(ws, s.initial, s.initial === 'disconnected' ? 'revoked' : null);
-      const seeded = await seedEnrollments(ws, appId, campaign, 1, [{ enrollment: 0, step: 0, executedAt: new Date() }, { enrollment: 0, step: 1, executedAt: new Date() }]);
+      const seeded = await seedEnrollments(ws, appId, campaign, 1, [
+        { enrollment: 0, step: 0, executedAt: new Date() },
+        { enrollment: 0, step: 1, executedAt: new Date() },
+      ]);
       const [invitationId, messageId] = [`sbx_inv_${randomUUID()}`, `sbx_msg_${randomUUID()}`];
-      await (await em()).execute(
+      await (
+        await em()
+      ).execute(
         `update scheduled_actions set account_id = ?, type = case when id = ? then 'invitation' else 'email' end, connector_message_id = case when id = ? then ? else ? end where id in (?, ?)`,
-        [account.id, seeded.actions[0], seeded.actions[0], invitationId, messageId, seeded.actions[0], seeded.actions[1]],
+        [
+          account.id,
+          seeded.actions[0],
+          seeded.actions[0],
+          invitationId,
+          messageId,
+          seeded.actions[0],
+          seeded.actions[1],
+        ],
       );
       const base = Date.now() - 60 * MINUTE;
       const run = uuidv7();
       const second = (n: number) => new Date(base + n * 1000);
       const events: Record<string, unknown>[] = [
-        ...s.statuses.map((x, i) => statusEvent(account.connectorAccountId, x.state, x.dated ? second(x.second) : null, `evt_${run}_s${i}`, x.reason)),
-        ...s.accepted.map((n, i) => ({ id: `evt_${run}_a${i}`, type: 'invitation.accepted', account_id: account.connectorAccountId, created_at: second(n).toISOString(), data: { invitation_id: invitationId, recipient: 'https://pronet.example/in/grace', accepted_at: second(n).toISOString() } })),
-        ...s.opened.map((n, i) => ({ id: `evt_${run}_o${i}`, type: 'message.opened', account_id: account.connectorAccountId, created_at: second(n).toISOString(), data: { message_id: messageId, opened_at: second(n).toISOString() } })),
+        ...s.statuses.map((x, i) =>
+          statusEvent(
+            account.connectorAccountId,
+            x.state,
+            x.dated ? second(x.second) : null,
+            `evt_${run}_s${i}`,
+            x.reason,
+          ),
+        ),
+        ...s.accepted.map((n, i) => ({
+          id: `evt_${run}_a${i}`,
+          type: 'invitation.accepted',
+          account_id: account.connectorAccountId,
+          created_at: second(n).toISOString(),
+          data: {
+            invitation_id: invitationId,
+            recipient: 'https://pronet.example/in/grace',
+            accepted_at: second(n).toISOString(),
+          },
+        })),
+        ...s.opened.map((n, i) => ({
+          id: `evt_${run}_o${i}`,
+          type: 'message.opened',
+          account_id: account.connectorAccountId,
+          created_at: second(n).toISOString(),
+          data: { message_id: messageId, opened_at: second(n).toISOString() },
+        })),
       ];
-      const deliver = async (wire: Record<string, unknown>) => ingestConnectorEvent(await em(), jobs, 'sandbox', toInboundEvent('sandbox', wire), wire);
+      const deliver = async (wire: Record<string, unknown>) =>
+        ingestConnectorEvent(await em(), jobs, 'sandbox', toInboundEvent('sandbox', wire), wire);
       await Promise.all(deliveries(events, s.again, s.keys).map(deliver));
 
       // The newest status report, by its time (the sender's, else when it was received) and then its id.
-      const [newest] = await (await em()).execute<{ event_id: string; state: string; reason: string | null }[]>(
+      const [newest] = await (
+        await em()
+      ).execute<{ event_id: string; state: string; reason: string | null }[]>(
         `select event_id, payload->'data'->>'state' as state, payload->'data'->>'reason' as reason from connector_events
           where connector_account_id = ? and type = 'account.status'
           order by date_trunc('milliseconds', coalesce((payload->>'created_at')::timestamptz, received_at)) desc, event_id collate "C" desc limit 1`,
         [account.connectorAccountId],
       );
       const after = await accountRow(account.id);
-      const expected = { status: newest.state, status_reason: newest.state === 'connected' ? null : (newest.reason ?? 'unknown'), status_event_id: newest.event_id };
-      if (after.status !== expected.status || after.status_reason !== expected.status_reason || after.status_event_id !== expected.status_event_id) {
+      const expected = {
+        status: newest.state,
+        status_reason: newest.state === 'connected' ? null : (newest.reason ?? 'unknown'),
+        status_event_id: newest.event_id,
+      };
+      if (
+        after.status !== expected.status ||
+        after.status_reason !== expected.status_reason ||
+        after.status_event_id !== expected.status_event_id
+      ) {
         throw new Error(`account ${JSON.stringify(after)} is not the newest report's ${JSON.stringify(expected)}`);
       }
-      const [actions] = await (await em()).execute<{ accepted_at: string | null; opened_at: string | null }[]>(
+      const [actions] = await (
+        await em()
+      ).execute<{ accepted_at: string | null; opened_at: string | null }[]>(
         `select max(accepted_at) as accepted_at, max(opened_at) as opened_at from scheduled_actions where id in (?, ?)`,
         seeded.actions,
       );
       const earliest = (ns: number[]) => (ns.length ? second(Math.min(...ns)).toISOString() : null);
       if (iso(actions.accepted_at) !== earliest(s.accepted) || iso(actions.opened_at) !== earliest(s.opened)) {
-        throw new Error(`actions ${JSON.stringify(actions)}: expected accepted ${earliest(s.accepted)}, opened ${earliest(s.opened)}`);
+        throw new Error(
+          `actions ${JSON.stringify(actions)}: expected accepted ${earliest(s.accepted)}, opened ${earliest(s.opened)}`,
+        );
       }
 
       // Delivered all over again: nothing changes (not even updated_at).
@@ -311,7 +434,9 @@ test('property: booking events delivered shuffled, repeated and concurrently lea
         const [ta, tb] = [a.data.booking.updated_at, b.data.booking.updated_at].map((x) => new Date(x).getTime());
         return tb > ta || (tb === ta && b.id > a.id) ? b : a;
       });
-      const [m] = await (await em()).execute<Record<string, unknown>[]>(
+      const [m] = await (
+        await em()
+      ).execute<Record<string, unknown>[]>(
         `select title, starts_at, ends_at, status, canceled_at, external_updated_at, external_event_id from meetings where workspace_id = ? and provider = 'scheduler' and external_id = ?`,
         [ws, bookingId],
       );
@@ -327,8 +452,14 @@ test('property: booking events delivered shuffled, repeated and concurrently lea
       };
       const times = new Set(['starts_at', 'ends_at', 'canceled_at', 'external_updated_at']);
       const got = m && Object.fromEntries(Object.entries(m).map(([k, v]) => [k, times.has(k) ? iso(v) : v]));
-      if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`meeting ${JSON.stringify(got)} is not the newest version ${JSON.stringify(expected)}`);
-      const [{ n }] = await (await em()).execute<{ n: number }[]>(`select count(*)::int as n from booking_provider_events where workspace_id = ? and booking_id = ? and state = 'received'`, [ws, bookingId]);
+      if (JSON.stringify(got) !== JSON.stringify(expected))
+        throw new Error(`meeting ${JSON.stringify(got)} is not the newest version ${JSON.stringify(expected)}`);
+      const [{ n }] = await (
+        await em()
+      ).execute<{ n: number }[]>(
+        `select count(*)::int as n from booking_provider_events where workspace_id = ? and booking_id = ? and state = 'received'`,
+        [ws, bookingId],
+      );
       if (n !== 0) throw new Error(`${n} events left unhandled`);
     }),
     { seed, numRuns, includeErrorInReport: true },

@@ -2,7 +2,15 @@
 import test from 'ava';
 import { nextWindowOpening, waitEnd } from '../../domain/enrollments/executor.js';
 
-const weekdays = Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '12:00' }, { start: '14:00', end: '17:30' }]]));
+const weekdays = Object.fromEntries(
+  ['1', '2', '3', '4', '5'].map((d) => [
+    d,
+    [
+      { start: '09:00', end: '12:00' },
+      { start: '14:00', end: '17:30' },
+    ],
+  ]),
+);
 
 test('the next window opening: inside a window is now; between windows the next one; after Friday’s the next Monday, in the zone', (t) => {
   // Wednesday 2026-11-25, Paris is UTC+1 in winter.
@@ -14,7 +22,10 @@ test('the next window opening: inside a window is now; between windows the next 
   t.is(nextWindowOpening({}, 'Europe/Paris', new Date('2026-11-25T09:30:00Z')), null);
   // New York, across the end of daylight saving (2026-11-01): 09:00 local is 13:00Z before, 14:00Z after.
   const ny = { '1': [{ start: '09:00', end: '10:00' }] };
-  t.is(nextWindowOpening(ny, 'America/New_York', new Date('2026-10-27T00:00:00Z'))?.toISOString(), '2026-11-02T14:00:00.000Z');
+  t.is(
+    nextWindowOpening(ny, 'America/New_York', new Date('2026-10-27T00:00:00Z'))?.toISOString(),
+    '2026-11-02T14:00:00.000Z',
+  );
 });
 
 test('wait steps: hours (fractions too) and business days keeping the local time of day', (t) => {
@@ -25,7 +36,10 @@ test('wait steps: hours (fractions too) and business days keeping the local time
   t.is(waitEnd({ amount: 3, unit: 'business_days' }, 'Europe/Paris', from).toISOString(), '2026-12-02T15:00:00.000Z'); // Wednesday
   t.is(waitEnd({ amount: 0, unit: 'business_days' }, 'Europe/Paris', from).toISOString(), from.toISOString());
   // Over a DST change the local time is kept: Friday 2026-03-27 10:00 Paris (UTC+1) + 1 business day = Monday 10:00 (UTC+2).
-  t.is(waitEnd({ amount: 1, unit: 'business_days' }, 'Europe/Paris', new Date('2026-03-27T09:00:00Z')).toISOString(), '2026-03-30T08:00:00.000Z');
+  t.is(
+    waitEnd({ amount: 1, unit: 'business_days' }, 'Europe/Paris', new Date('2026-03-27T09:00:00Z')).toISOString(),
+    '2026-03-30T08:00:00.000Z',
+  );
 });
 
 test('wait steps in minutes', (t) => {
@@ -33,5 +47,8 @@ test('wait steps in minutes', (t) => {
   t.is(waitEnd({ amount: 90, unit: 'minutes' }, 'Europe/Paris', from).toISOString(), '2026-11-27T16:30:00.000Z');
   t.is(waitEnd({ amount: 1, unit: 'minutes' }, 'Europe/Paris', from).toISOString(), '2026-11-27T15:01:00.000Z');
   // A year of minutes is a year of hours.
-  t.is(waitEnd({ amount: 525_600, unit: 'minutes' }, 'Europe/Paris', from).getTime(), waitEnd({ amount: 8760, unit: 'hours' }, 'Europe/Paris', from).getTime());
+  t.is(
+    waitEnd({ amount: 525_600, unit: 'minutes' }, 'Europe/Paris', from).getTime(),
+    waitEnd({ amount: 8760, unit: 'hours' }, 'Europe/Paris', from).getTime(),
+  );
 });

@@ -59,7 +59,11 @@ async function account(setup: AccountSetup = {}) {
   return a;
 }
 
-const ask = async (id: string, now: string | Date, opts: { action?: 'email' | 'invitation'; random?: () => number } = {}) =>
+const ask = async (
+  id: string,
+  now: string | Date,
+  opts: { action?: 'email' | 'invitation'; random?: () => number } = {},
+) =>
   requestSlot((await em()) as EntityManager, id, opts.action ?? 'email', { now: new Date(now), random: opts.random });
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -71,7 +75,9 @@ test('100 concurrent requests against a daily cap of 10 grant exactly 10', async
   t.is(answers.filter((r) => r.granted).length, 10);
   const refused = answers.filter((r) => !r.granted);
   t.true(refused.every((r) => !r.granted && r.reason === 'cap_daily' && iso(r.retryAt) === '2026-11-25T00:00:00.000Z'));
-  const [row]: { count: number }[] = await (await em()).execute('select sum(count)::int as count from account_usage where account_id = ?', [a.id]);
+  const [row]: { count: number }[] = await (
+    await em()
+  ).execute('select sum(count)::int as count from account_usage where account_id = ?', [a.id]);
   t.is(row.count, 10);
 });
 
@@ -107,7 +113,9 @@ test('working hours in America/New_York: refused outside with the next local ope
   // The weekend of the spring change: Friday in EST, Monday opens at 09:00 EDT (13:00Z).
   t.is(iso(nextWorkingTime(a, new Date('2026-03-06T23:00:00Z'))), '2026-03-09T13:00:00.000Z');
   // An unknown zone is an error, never UTC.
-  t.throws(() => nextWorkingTime({ timeZone: 'Mars/Olympus', workingHours: OFFICE }, new Date()), { instanceOf: RangeError });
+  t.throws(() => nextWorkingTime({ timeZone: 'Mars/Olympus', workingHours: OFFICE }, new Date()), {
+    instanceOf: RangeError,
+  });
 });
 
 test('working hours ending at 24:00: granted until local midnight, then the next opening; across both DST changes (Europe/Berlin)', async (t) => {
@@ -170,7 +178,14 @@ test('warm-up limits requests (reason warmup) until skipped', async (t) => {
   t.like(r, { granted: false, reason: 'warmup' });
   t.is(iso(!r.granted ? r.retryAt : null), '2026-11-25T00:00:00.000Z');
   const [u] = await usage((await em()) as EntityManager, a, new Date(now));
-  t.like(u, { action: 'email', today: 4, week: 4, caps: { daily: 4, weekly: 20 }, fullCaps: { daily: 20, weekly: 100 }, warmup: { day: 1, of: 14 } });
+  t.like(u, {
+    action: 'email',
+    today: 4,
+    week: 4,
+    caps: { daily: 4, weekly: 20 },
+    fullCaps: { daily: 20, weekly: 100 },
+    warmup: { day: 1, of: 14 },
+  });
   const m = await em();
   await m.nativeUpdate(PlatformAccount, { id: a.id }, { warmupSkippedAt: new Date(now) });
   t.true((await ask(a.id, now)).granted);
@@ -181,11 +196,21 @@ test('caps set above the plan are held to the plan; validateCaps refuses out-of-
   const [, inv] = await usage((await em()) as EntityManager, a, new Date('2026-11-24T15:00:00Z'));
   t.deepEqual(inv.caps, FREE.invitation);
 
-  t.notThrows(() => validateCaps({ caps: { email: { daily: 50, weekly: 250 } }, minGapSeconds: 30, jitterSeconds: 0 }, FREE));
+  t.notThrows(() =>
+    validateCaps({ caps: { email: { daily: 50, weekly: 250 } }, minGapSeconds: 30, jitterSeconds: 0 }, FREE),
+  );
   const err = t.throws(
     () =>
       validateCaps(
-        { caps: { email: { daily: 51, weekly: 250 }, message: { daily: 0, weekly: 10 }, invitation: { daily: 10, weekly: 5 } }, minGapSeconds: 5, jitterSeconds: 1801 },
+        {
+          caps: {
+            email: { daily: 51, weekly: 250 },
+            message: { daily: 0, weekly: 10 },
+            invitation: { daily: 10, weekly: 5 },
+          },
+          minGapSeconds: 5,
+          jitterSeconds: 1801,
+        },
         FREE,
       ),
     { instanceOf: AppError },
@@ -249,7 +274,11 @@ test('local time around DST changes: wall clock, a missing local time, an ambigu
   const ny = 'America/New_York';
   t.like(localParts(new Date('2026-03-08T06:59:59Z'), ny), { date: '2026-03-08', minutes: 60 + 59 }); // 01:59 EST
   t.like(localParts(new Date('2026-03-08T07:00:00Z'), ny), { date: '2026-03-08', minutes: 180 }); // 03:00 EDT
-  t.like(localParts(new Date('2026-11-23T23:30:00Z'), 'Asia/Kolkata'), { date: '2026-11-24', minutes: 5 * 60, weekday: 2 });
+  t.like(localParts(new Date('2026-11-23T23:30:00Z'), 'Asia/Kolkata'), {
+    date: '2026-11-24',
+    minutes: 5 * 60,
+    weekday: 2,
+  });
   // 02:30 does not exist on 8 March: the window opens after the gap, never before it.
   t.is(zonedTime('2026-03-08', 150, ny).toISOString(), '2026-03-08T07:30:00.000Z');
   // 01:30 happens twice on 1 November: the first one.
@@ -258,7 +287,12 @@ test('local time around DST changes: wall clock, a missing local time, an ambigu
 });
 
 test('usage: counts, caps and next_slot_at per action type (hours, caps, not connected)', async (t) => {
-  const a = await account({ timeZone: 'Asia/Tokyo', workingHours: OFFICE, caps: { invitation: { daily: 1, weekly: 5 } }, minGapSeconds: 60 });
+  const a = await account({
+    timeZone: 'Asia/Tokyo',
+    workingHours: OFFICE,
+    caps: { invitation: { daily: 1, weekly: 5 } },
+    minGapSeconds: 60,
+  });
   const now = new Date('2026-11-24T01:00:00Z'); // Tuesday 10:00 JST
   t.true((await ask(a.id, now, { action: 'invitation' })).granted);
   const rows = await usage((await em()) as EntityManager, a, now);

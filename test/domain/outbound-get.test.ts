@@ -17,7 +17,9 @@ test('a name resolving to a private address is refused at connect time; nothing 
 });
 
 test('size and time: the body is cut at maxBytes; a silent server is a timeout within the deadline', async (t) => {
-  const big = await startReceiver((_q, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(50_000)));
+  const big = await startReceiver((_q, res) =>
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(50_000)),
+  );
   t.teardown(big.close);
   const r = await getGuarded(big.url, { allowHosts: ['127.0.0.1'], maxBytes: 1000 });
   t.true(r.success);
@@ -42,8 +44,16 @@ test('redirects: none followed by default; a relative Location is resolved; each
   });
   t.teardown(rx.close);
   const base = `http://127.0.0.1:${rx.port}`;
-  t.like(await getGuarded(`${base}/a`, { allowHosts: ['127.0.0.1'] }), { success: false, errorClass: 'http_status', statusCode: 302 });
+  t.like(await getGuarded(`${base}/a`, { allowHosts: ['127.0.0.1'] }), {
+    success: false,
+    errorClass: 'http_status',
+    statusCode: 302,
+  });
   const followed = await getGuarded(`${base}/a`, { allowHosts: ['127.0.0.1'], maxRedirects: 1 });
   t.like(followed, { success: true, url: `${base}/b`, contentType: 'text/html; charset=utf-8' });
-  t.like(await getGuarded(`${base}/private`, { allowHosts: ['127.0.0.1'], maxRedirects: 3 }), { success: false, errorClass: 'blocked_destination', url: 'https://192.168.0.1/' });
+  t.like(await getGuarded(`${base}/private`, { allowHosts: ['127.0.0.1'], maxRedirects: 3 }), {
+    success: false,
+    errorClass: 'blocked_destination',
+    url: 'https://192.168.0.1/',
+  });
 });

@@ -1,5 +1,13 @@
 import test from 'ava';
-import { checkDestination, DestinationError, guardedLookup, isAllowedHost, isBlockedAddress, postGuarded, type Resolver } from '../../lib/outbound-http.js';
+import {
+  checkDestination,
+  DestinationError,
+  guardedLookup,
+  isAllowedHost,
+  isBlockedAddress,
+  postGuarded,
+  type Resolver,
+} from '../../lib/outbound-http.js';
 import { closeApi } from '../helpers/api.js';
 import { startReceiver } from '../helpers/receiver.js';
 test.after.always(closeApi);
@@ -9,12 +17,44 @@ const LOCAL_ALLOW = { allowHosts: ['127.0.0.1', 'localhost'] };
 
 test('address classification: only global unicast passes (v4, v6, mapped, compatible, NAT64, 6to4)', (t) => {
   for (const ip of [
-    '127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255',
-    '198.18.0.1', '192.0.2.1', '::', '::1', 'fe80::1', 'fc00::1', 'fd12::1', 'ff02::1', '2001:db8::1',
-    '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::7f00:1', '::a9fe:a9fe', '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '2002:7f00:1::', '2002:c0a8:101::1',
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '198.18.0.1',
+    '192.0.2.1',
+    '::',
+    '::1',
+    'fe80::1',
+    'fc00::1',
+    'fd12::1',
+    'ff02::1',
+    '2001:db8::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::7f00:1',
+    '::a9fe:a9fe',
+    '64:ff9b::7f00:1',
+    '64:ff9b::a9fe:a9fe',
+    '2002:7f00:1::',
+    '2002:c0a8:101::1',
     'not-an-ip',
-  ]) t.true(isBlockedAddress(ip), ip);
-  for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1']) t.false(isBlockedAddress(ip), ip);
+  ])
+    t.true(isBlockedAddress(ip), ip);
+  for (const ip of [
+    '8.8.8.8',
+    '1.1.1.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])
+    t.false(isBlockedAddress(ip), ip);
 });
 
 test('destination check: https required, private literals and local names blocked, allow list exempts', (t) => {
@@ -33,10 +73,23 @@ test('destination check: https required, private literals and local names blocke
   t.is(code('/relative'), 'invalid_url');
   t.is(code('https://user:pw@hooks.example.com/'), 'invalid_url');
   for (const u of [
-    'https://127.0.0.1/', 'https://10.1.2.3/', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/',
-    'https://[64:ff9b::a9fe:a9fe]/', 'https://[2002:a00:1::]/', 'https://[fe80::1]/', 'https://0x7f.1/', 'https://2130706433/', 'https://localhost/',
-    'https://api.localhost/', 'https://printer.local/', 'https://metadata.google.internal/', 'https://intranet/',
-  ]) t.is(code(u), 'blocked_destination', u);
+    'https://127.0.0.1/',
+    'https://10.1.2.3/',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[64:ff9b::a9fe:a9fe]/',
+    'https://[2002:a00:1::]/',
+    'https://[fe80::1]/',
+    'https://0x7f.1/',
+    'https://2130706433/',
+    'https://localhost/',
+    'https://api.localhost/',
+    'https://printer.local/',
+    'https://metadata.google.internal/',
+    'https://intranet/',
+  ])
+    t.is(code(u), 'blocked_destination', u);
   // Allow list: host-only entries match any port and also lift the HTTPS requirement.
   t.is(code('http://127.0.0.1:4567/hook', LOCAL_ALLOW), 'ok');
   t.is(code('http://localhost:9/hook', LOCAL_ALLOW), 'ok');
@@ -66,14 +119,26 @@ test('postGuarded: a name resolving to 127.0.0.1 or 169.254.169.254 is refused a
   t.teardown(rx.close);
   for (const answer of ['127.0.0.1', '169.254.169.254', '::ffff:127.0.0.1']) {
     const resolver: Resolver = async () => [{ address: answer, family: answer.includes(':') ? 6 : 4 }];
-    const r = await postGuarded(`https://hooks.customer-example.com:${rx.port}/hook`, '{}', {}, { ...NO_ALLOW, resolver });
+    const r = await postGuarded(
+      `https://hooks.customer-example.com:${rx.port}/hook`,
+      '{}',
+      {},
+      { ...NO_ALLOW, resolver },
+    );
     t.false(r.success);
     t.is(r.errorClass, 'blocked_destination', answer);
     t.is(r.statusCode, null);
   }
   // One private address among public ones is enough to refuse.
-  const mixed: Resolver = async () => [{ address: '8.8.8.8', family: 4 }, { address: '10.0.0.1', family: 4 }];
-  t.is((await postGuarded(`https://mixed.customer-example.com:${rx.port}/`, '{}', {}, { ...NO_ALLOW, resolver: mixed })).errorClass, 'blocked_destination');
+  const mixed: Resolver = async () => [
+    { address: '8.8.8.8', family: 4 },
+    { address: '10.0.0.1', family: 4 },
+  ];
+  t.is(
+    (await postGuarded(`https://mixed.customer-example.com:${rx.port}/`, '{}', {}, { ...NO_ALLOW, resolver: mixed }))
+      .errorClass,
+    'blocked_destination',
+  );
   t.is(rx.requests.length, 0);
 });
 
@@ -83,19 +148,31 @@ test('DNS rebinding: each connection resolves once and connects to exactly the v
   let calls = 0;
   // First answer public, every later one private: a check-then-connect client (two lookups) would
   // validate the first and connect to the second.
-  const rebinding: Resolver = async () => (++calls === 1 ? [{ address: '8.8.8.8', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+  const rebinding: Resolver = async () =>
+    ++calls === 1 ? [{ address: '8.8.8.8', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
   // The socket's lookup (no network needed to observe it): what it hands to connect() is the answer it checked.
   const lookup = guardedLookup(rebinding, false);
-  const handed = await new Promise<unknown>((res, rej) => lookup('rebind.customer-example.com', { all: true }, (err, addr) => (err ? rej(err) : res(addr))));
+  const handed = await new Promise<unknown>((res, rej) =>
+    lookup('rebind.customer-example.com', { all: true }, (err, addr) => (err ? rej(err) : res(addr))),
+  );
   t.deepEqual(handed, [{ address: '8.8.8.8', family: 4 }]);
   t.is(calls, 1);
   // The next connection resolves again, gets the private answer, and is refused: nothing reaches 127.0.0.1.
-  const r = await postGuarded(`https://rebind.customer-example.com:${rx.port}/`, '{}', {}, { ...NO_ALLOW, resolver: rebinding });
+  const r = await postGuarded(
+    `https://rebind.customer-example.com:${rx.port}/`,
+    '{}',
+    {},
+    { ...NO_ALLOW, resolver: rebinding },
+  );
   t.is(r.errorClass, 'blocked_destination');
   t.is(calls, 2, 'postGuarded resolves once per connection, inside connect (no separate pre-check lookup)');
   t.is(rx.requests.length, 0);
   // The single-address form (options without `all`) behaves the same.
-  const single = await new Promise<unknown[]>((res) => guardedLookup(async () => [{ address: '10.0.0.1', family: 4 }], false)('x.customer-example.com', {}, (err, a, f) => res([err?.message, a, f])));
+  const single = await new Promise<unknown[]>((res) =>
+    guardedLookup(async () => [{ address: '10.0.0.1', family: 4 }], false)('x.customer-example.com', {}, (err, a, f) =>
+      res([err?.message, a, f]),
+    ),
+  );
   t.regex(String(single[0]), /private-network/);
 });
 

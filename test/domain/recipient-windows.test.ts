@@ -11,7 +11,9 @@ import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, seedCampaign } from '../helpers/campaigns.js';
 test.after.always(closeApi);
 
-const WEEKDAYS_9_TO_5 = Object.fromEntries(['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]]));
+const WEEKDAYS_9_TO_5 = Object.fromEntries(
+  ['1', '2', '3', '4', '5'].map((d) => [d, [{ start: '09:00', end: '17:00' }]]),
+);
 
 /** Who the leads are: a stored zone, or a country (FR: one zone; US: several, so the campaign's). */
 const PEOPLE = [
@@ -25,13 +27,23 @@ const PEOPLE = [
 async function setup(mode: 'campaign' | 'recipient') {
   const u = await createOwner();
   const o = await campaignOwner(u);
-  const c = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [], timeZone: 'Europe/London', windows: WEEKDAYS_9_TO_5, steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }] });
+  const c = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [],
+    timeZone: 'Europe/London',
+    windows: WEEKDAYS_9_TO_5,
+    steps: [{ type: 'email', config: { subject: 'Hi', body: 'Hello' } }],
+  });
   const db = await em();
   await db.execute(`update campaigns set window_time_zone = ? where id = ?`, [mode, c.id]);
   const leads = await o.leads(PEOPLE.length);
   const enrollments: Record<string, string> = {};
   for (const [i, p] of PEOPLE.entries()) {
-    await db.execute(`update contacts set time_zone = ?, country = ? where id = ?`, [p.time_zone, p.country, leads[i].contactId]);
+    await db.execute(`update contacts set time_zone = ?, country = ? where id = ?`, [
+      p.time_zone,
+      p.country,
+      leads[i].contactId,
+    ]);
     const id = uuidv7();
     await db.execute(
       `insert into enrollments (id, workspace_id, campaign_id, lead_id, contact_id, status, step_version, run, enrolled_at, created_at, updated_at) values (?, ?, ?, ?, ?, 'active', 1, 1, now(), now(), now())`,
@@ -47,7 +59,11 @@ async function planAll(mode: 'campaign' | 'recipient', now: Date) {
   const due: Record<string, { actionId: string; dueAt: string }> = {};
   for (const p of PEOPLE) {
     const actionId = uuidv7();
-    const r = await planAction(s.db, { enrollmentId: s.enrollments[p.key], actionId, stepId: s.stepId, version: 1, index: 0, notBefore: null }, now);
+    const r = await planAction(
+      s.db,
+      { enrollmentId: s.enrollments[p.key], actionId, stepId: s.stepId, version: 1, index: 0, notBefore: null },
+      now,
+    );
     due[p.key] = { actionId, dueAt: r.dueAt };
   }
   return { ...s, due };
@@ -65,7 +81,10 @@ test('recipient mode: planned on a Saturday, each first send is due Monday 09:00
   // The rule reads the same zone: a minute before the planned time the window is closed, at it open.
   for (const key of ['new_york', 'tokyo', 'usa'] as const) {
     const at = new Date(due[key].dueAt);
-    t.false((await actionFacts(db, due[key].actionId, { now: new Date(at.getTime() - 60_000) }))!.windowOpen, `${key}: closed a minute before`);
+    t.false(
+      (await actionFacts(db, due[key].actionId, { now: new Date(at.getTime() - 60_000) }))!.windowOpen,
+      `${key}: closed a minute before`,
+    );
     const open = await actionFacts(db, due[key].actionId, { now: at });
     t.true(open!.windowOpen, `${key}: open at the planned time`);
     t.is(open!.windowOpensAt?.toISOString(), due[key].dueAt);

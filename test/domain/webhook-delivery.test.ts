@@ -30,7 +30,11 @@ test('delivery re-checks the destination at connect time: a public-looking name 
   for (const address of ['127.0.0.1', '169.254.169.254']) {
     const resolver: Resolver = async () => [{ address, family: 4 }];
     const eventId = uuidv7();
-    const r = await deliverToSubscription(em, { config: services.config, resolver }, sub, { id: eventId, name: 'lead.discovered', body: envelopeJson('lead.discovered', {}) });
+    const r = await deliverToSubscription(em, { config: services.config, resolver }, sub, {
+      id: eventId,
+      name: 'lead.discovered',
+      body: envelopeJson('lead.discovered', {}),
+    });
     t.false(r.success);
     t.is(r.errorClass, 'blocked_destination', address);
     const row = await services.orm.em.fork().findOneOrFail(WebhookDelivery, { eventId });

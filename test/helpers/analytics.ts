@@ -19,10 +19,20 @@ export interface ActionSpec {
 }
 
 /** `count` leads enrolled in the campaign (created at `enrolledAt`), and the given actions on them. */
-export async function seedEnrollments(workspaceId: string, appId: string, campaign: { id: string; stepIds: string[] }, count: number, actions: ActionSpec[], enrolledAt = new Date()) {
+export async function seedEnrollments(
+  workspaceId: string,
+  appId: string,
+  campaign: { id: string; stepIds: string[] },
+  count: number,
+  actions: ActionSpec[],
+  enrolledAt = new Date(),
+) {
   const e = await em();
   const listId = uuidv7();
-  await e.execute(`insert into lead_lists (id, workspace_id, app_id, name, created_at, updated_at) values (?, ?, ?, 'Analytics list', now(), now())`, [listId, workspaceId, appId]);
+  await e.execute(
+    `insert into lead_lists (id, workspace_id, app_id, name, created_at, updated_at) values (?, ?, ?, 'Analytics list', now(), now())`,
+    [listId, workspaceId, appId],
+  );
   const rows = Array.from({ length: count }, () => ({ contact: uuidv7(), lead: uuidv7(), enrollment: uuidv7() }));
   await e.execute(
     `with v as (select * from json_to_recordset(?::json) as v(contact uuid, lead uuid, enrollment uuid)),
@@ -60,12 +70,23 @@ export async function seedEnrollments(workspaceId: string, appId: string, campai
       where e.id = r.enrollment_id`,
     [campaign.id],
   );
-  return { listId, leads: rows.map((r) => r.lead), contacts: rows.map((r) => r.contact), enrollments: rows.map((r) => r.enrollment), actions: acts.map((a) => a.id) };
+  return {
+    listId,
+    leads: rows.map((r) => r.lead),
+    contacts: rows.map((r) => r.contact),
+    enrollments: rows.map((r) => r.enrollment),
+    actions: acts.map((a) => a.id),
+  };
 }
 
 export async function seedAgent(workspaceId: string, appId: string, status = 'active'): Promise<string> {
   const id = uuidv7();
-  await (await em()).execute(`insert into discovery_agents (id, workspace_id, app_id, name, status, created_at, updated_at) values (?, ?, ?, 'Analytics agent', ?, now(), now())`, [id, workspaceId, appId, status]);
+  await (
+    await em()
+  ).execute(
+    `insert into discovery_agents (id, workspace_id, app_id, name, status, created_at, updated_at) values (?, ?, ?, 'Analytics agent', ?, now(), now())`,
+    [id, workspaceId, appId, status],
+  );
   return id;
 }
 
@@ -78,8 +99,18 @@ export interface DiscoveredSpec {
 }
 
 export async function seedDiscovered(workspaceId: string, appId: string, agentId: string, specs: DiscoveredSpec[]) {
-  const rows = specs.map((s, i) => ({ id: uuidv7(), signal_key: s.signal, source: s.source, created_at: s.at, status: s.status ?? 'new', reviewed_at: s.reviewedAt ?? (s.status && s.status !== 'new' ? s.at : null), key: `k-${i}-${uuidv7()}` }));
-  await (await em()).execute(
+  const rows = specs.map((s, i) => ({
+    id: uuidv7(),
+    signal_key: s.signal,
+    source: s.source,
+    created_at: s.at,
+    status: s.status ?? 'new',
+    reviewed_at: s.reviewedAt ?? (s.status && s.status !== 'new' ? s.at : null),
+    key: `k-${i}-${uuidv7()}`,
+  }));
+  await (
+    await em()
+  ).execute(
     `insert into discovered_leads (id, workspace_id, app_id, agent_id, signal_key, evidence_key, source, external_id, dedupe_key, full_name, evidence, score, reasons, status, reviewed_at, created_at, updated_at)
      select v.id, ?, ?, ?, v.signal_key, v.key, v.source, v.key, v.key, 'Found Person', '{}', 50, '[]', v.status, v.reviewed_at, v.created_at, v.created_at
        from json_to_recordset(?::json) as v(id uuid, signal_key text, source text, created_at timestamptz, status text, reviewed_at timestamptz, key text)`,
@@ -88,12 +119,24 @@ export async function seedDiscovered(workspaceId: string, appId: string, agentId
 }
 
 export async function seedMeeting(workspaceId: string, leadId: string, contactId: string, createdAt: Date) {
-  await (await em()).execute(
+  await (
+    await em()
+  ).execute(
     `insert into meetings (id, workspace_id, lead_id, contact_id, title, starts_at, ends_at, status, source, created_at, updated_at)
      values (?, ?, ?, ?, 'Intro call', ?, ?, 'scheduled', 'manual', ?, ?)`,
-    [uuidv7(), workspaceId, leadId, contactId, new Date(createdAt.getTime() + 86_400_000), new Date(createdAt.getTime() + 86_400_000 + 1_800_000), createdAt, createdAt],
+    [
+      uuidv7(),
+      workspaceId,
+      leadId,
+      contactId,
+      new Date(createdAt.getTime() + 86_400_000),
+      new Date(createdAt.getTime() + 86_400_000 + 1_800_000),
+      createdAt,
+      createdAt,
+    ],
   );
 }
 
 /** The local calendar day of `at` in `tz` (YYYY-MM-DD). */
-export const localDay = (at: Date, tz: string) => new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+export const localDay = (at: Date, tz: string) =>
+  new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);

@@ -14,7 +14,10 @@ type Running = { base: string; services: Services & { close(): Promise<void> }; 
 let running: Promise<Running> | undefined;
 const extraServers: Server[] = [];
 
-export async function listen(services: Services, operations: Operation[] = allOperations()): Promise<{ base: string; server: Server }> {
+export async function listen(
+  services: Services,
+  operations: Operation[] = allOperations(),
+): Promise<{ base: string; server: Server }> {
   const server = createHttpServer(createApp(services, operations).callback());
   await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
   extraServers.push(server);

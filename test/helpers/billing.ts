@@ -13,11 +13,20 @@ export async function workspaceIdOf(userId: string): Promise<string> {
   return (await (await em()).findOneOrFail(Workspace, { owner: userId })).id;
 }
 
-export async function setUserPlan(userId: string, plan: string, opts: { status?: SubscriptionStatus; currentPeriodEnd?: Date | null } = {}) {
+export async function setUserPlan(
+  userId: string,
+  plan: string,
+  opts: { status?: SubscriptionStatus; currentPeriodEnd?: Date | null } = {},
+) {
   return setPlan(await em(), await workspaceIdOf(userId), plan, opts);
 }
 
-export async function grant(userId: string, amount: number, source: 'admin' | 'beta_reward' | 'plan' = 'admin', reason = 'test grant') {
+export async function grant(
+  userId: string,
+  amount: number,
+  source: 'admin' | 'beta_reward' | 'plan' = 'admin',
+  reason = 'test grant',
+) {
   return grantCredits(await em(), await workspaceIdOf(userId), amount, { reason, source });
 }
 

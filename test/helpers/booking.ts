@@ -10,8 +10,14 @@ import { whenStarted } from './workflows.js';
 /** A key the local scheduler accepts (any key not starting with `invalid`). */
 export const schedulerKey = () => `sch_${randomUUID().replace(/-/g, '')}`;
 
-export async function connectScheduler(u: TestUser, apiKey = schedulerKey()): Promise<{ id: string; apiKey: string; accountId: string }> {
-  const r = await call('POST', '/api/booking-providers/scheduler/api-key', { token: u.accessToken, body: { api_key: apiKey } });
+export async function connectScheduler(
+  u: TestUser,
+  apiKey = schedulerKey(),
+): Promise<{ id: string; apiKey: string; accountId: string }> {
+  const r = await call('POST', '/api/booking-providers/scheduler/api-key', {
+    token: u.accessToken,
+    body: { api_key: apiKey },
+  });
   if (r.status !== 201) throw new Error(`connect failed: ${r.status} ${r.text}`);
   return { id: r.body.id, apiKey, accountId: r.body.account.id };
 }
@@ -35,7 +41,11 @@ export interface BookingSpec {
   updatedAt?: string;
 }
 
-export function bookingEvent(type: 'booking.created' | 'booking.rescheduled' | 'booking.canceled', b: BookingSpec, eventId = `evt_${randomUUID()}`) {
+export function bookingEvent(
+  type: 'booking.created' | 'booking.rescheduled' | 'booking.canceled',
+  b: BookingSpec,
+  eventId = `evt_${randomUUID()}`,
+) {
   return {
     id: eventId,
     type,
@@ -57,17 +67,34 @@ export function bookingEvent(type: 'booking.created' | 'booking.rescheduled' | '
 }
 
 /** Posts a body to the provider's hook, signed with `secret` (or with the given signature header). */
-export async function postHook(providerId: string, body: string, secret: string | null, opts: { at?: Date; signature?: string } = {}) {
+export async function postHook(
+  providerId: string,
+  body: string,
+  secret: string | null,
+  opts: { at?: Date; signature?: string } = {},
+) {
   const signature = opts.signature ?? (secret ? signBookingEvent(secret, body, opts.at) : undefined);
-  return call('POST', `/hooks/booking/${providerId}`, { rawBody: body, headers: signature ? { 'X-Booking-Signature': signature } : {} });
+  return call('POST', `/hooks/booking/${providerId}`, {
+    rawBody: body,
+    headers: signature ? { 'X-Booking-Signature': signature } : {},
+  });
 }
 
 /** Posts a signed event and waits for its workflow `booking-event:<id>`; returns the hook's answer and the handling. */
 export async function deliver(providerId: string, secret: string, event: ReturnType<typeof bookingEvent>) {
   const r = await postHook(providerId, JSON.stringify(event), secret);
   if (r.status !== 200) throw new Error(`hook refused: ${r.status} ${r.text}`);
-  const [row] = await (await em()).execute<{ id: string }[]>(`select id from booking_provider_events where booking_provider_id = ? and event_id = ?`, [providerId, event.id]);
+  const [row] = await (
+    await em()
+  ).execute<{ id: string }[]>(`select id from booking_provider_events where booking_provider_id = ? and event_id = ?`, [
+    providerId,
+    event.id,
+  ]);
   const handle = (await api()).services.temporal.workflow.getHandle(bookingWorkflowIds.event(row.id));
-  const result = (await (await whenStarted(handle)).result()) as { state: string; effect: string | null; meetingId: string | null };
+  const result = (await (await whenStarted(handle)).result()) as {
+    state: string;
+    effect: string | null;
+    meetingId: string | null;
+  };
   return { response: r, eventRowId: row.id, result };
 }

@@ -63,8 +63,13 @@ export async function seedContacts(workspaceId: string, specs: ContactSpec[]): P
     [workspaceId, JSON.stringify(rows)],
   );
   const out: SeededContact[] = specs.map((s, i) => ({ ...s, id: rows[i].id, leads: {} }));
-  const leadIds = out.flatMap((c) => c.lists ?? []).map(() => uuidv7()).sort();
-  const leads = out.flatMap((c) => (c.lists ?? []).map((listId) => ({ id: (c.leads[listId] = leadIds.shift()!), list_id: listId, contact_id: c.id })));
+  const leadIds = out
+    .flatMap((c) => c.lists ?? [])
+    .map(() => uuidv7())
+    .sort();
+  const leads = out.flatMap((c) =>
+    (c.lists ?? []).map((listId) => ({ id: (c.leads[listId] = leadIds.shift()!), list_id: listId, contact_id: c.id })),
+  );
   if (leads.length) {
     await e.execute(
       `insert into leads (id, workspace_id, list_id, contact_id, source, created_at, updated_at)

@@ -7,7 +7,11 @@ import { User } from '../../db/entities/User.js';
 import { api } from './api.js';
 import { credentialsChanged } from '../../lib/credential-cache.js';
 
-export async function addTeamMember(ownerId: string, memberId: string, access: { role?: 'admin' | 'member'; appIds?: string[] } = {}) {
+export async function addTeamMember(
+  ownerId: string,
+  memberId: string,
+  access: { role?: 'admin' | 'member'; appIds?: string[] } = {},
+) {
   const em = (await api()).services.orm.em.fork();
   const workspace = await em.findOneOrFail(Workspace, { owner: ownerId });
   const member = em.create(TeamMember, {

@@ -15,7 +15,8 @@ import { addMemberViaInvite } from './team.js';
 
 type Fixture = Awaited<ReturnType<typeof createOwnerWithProducts>>;
 
-const sql = async <T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> => (await em()).execute<T[]>(query, params);
+const sql = async <T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> =>
+  (await em()).execute<T[]>(query, params);
 
 /** The answer's body when its status is `status`; throws with the answer otherwise. */
 async function answer<T = any>(what: string, status: number, res: Promise<Res> | Res): Promise<T> {
@@ -28,12 +29,20 @@ const hour = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString();
 
 export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
   const { owner, workspaceId, account, p1 } = f;
-  const as = (body?: unknown, headers: Record<string, string> = {}) => ({ token: owner.accessToken, headers, ...(body === undefined ? {} : { body }) });
+  const as = (body?: unknown, headers: Record<string, string> = {}) => ({
+    token: owner.accessToken,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  });
   const lead = p1.lead;
 
   // A discovery agent of P1 (API), and a lead it found (inserted as a discovery run stores them).
   const agentAndFound = (async () => {
-    const agent = await answer<{ id: string }>('create agent', 201, call('POST', `/api/apps/${p1.appId}/agents`, as({ name: 'Every-kind agent' })));
+    const agent = await answer<{ id: string }>(
+      'create agent',
+      201,
+      call('POST', `/api/apps/${p1.appId}/agents`, as({ name: 'Every-kind agent' })),
+    );
     const found = uuidv7();
     const key = `k-${found}`;
     await sql(
@@ -46,11 +55,23 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
 
   // A P1 campaign with one step (API); the P1 lead enrolled in it with its first action planned (inserted as enrollment leaves them).
   const campaignChain = (async () => {
-    const campaign = await answer<{ id: string }>('create campaign', 201, call('POST', `/api/apps/${p1.appId}/campaigns`, as({ name: `Every kind ${randomUUID()}`, time_zone: 'Europe/Paris' })));
+    const campaign = await answer<{ id: string }>(
+      'create campaign',
+      201,
+      call(
+        'POST',
+        `/api/apps/${p1.appId}/campaigns`,
+        as({ name: `Every kind ${randomUUID()}`, time_zone: 'Europe/Paris' }),
+      ),
+    );
     const step = await answer<{ id: string; position: number; step_version: number }>(
       'add step',
       201,
-      call('POST', `/api/campaigns/${campaign.id}/steps`, as({ type: 'email', config: { subject: 'Hi {{first_name|there}}', body: 'Hello {{first_name}}' } })),
+      call(
+        'POST',
+        `/api/campaigns/${campaign.id}/steps`,
+        as({ type: 'email', config: { subject: 'Hi {{first_name|there}}', body: 'Hello {{first_name}}' } }),
+      ),
     );
     const enrollment = uuidv7();
     await sql(
@@ -79,7 +100,17 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
   })();
 
   const meeting = (async () =>
-    (await answer<{ id: string }>('create meeting', 201, call('POST', `/api/leads/${lead.leadId}/meetings`, as({ title: 'Intro call', starts_at: hour(24), ends_at: hour(25) })))).id)();
+    (
+      await answer<{ id: string }>(
+        'create meeting',
+        201,
+        call(
+          'POST',
+          `/api/leads/${lead.leadId}/meetings`,
+          as({ title: 'Intro call', starts_at: hour(24), ends_at: hour(25) }),
+        ),
+      )
+    ).id)();
 
   // A reply-waiting reminder on the P1 lead, as reply routing opens one.
   const reminder = (async () => {
@@ -106,7 +137,13 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
 
   // A CSV import draft in P1 (API preview).
   const listImport = (async () =>
-    (await answer<{ id: string }>('import preview', 201, preview(owner, p1.appId, 'Email,First Name\ngrace@acme.example,Grace\n', { filename: 'every-kind.csv' }))).id)();
+    (
+      await answer<{ id: string }>(
+        'import preview',
+        201,
+        preview(owner, p1.appId, 'Email,First Name\ngrace@acme.example,Grace\n', { filename: 'every-kind.csv' }),
+      )
+    ).id)();
 
   // A company (CDM) import into P1's list, finished (inserted as domain/cdm-imports/cdm-imports.ts creates one).
   const cdmImport = (async () => {
@@ -124,25 +161,48 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
   // requested (API) by a member given P1 only, acting in the owner's workspace.
   const exportId = (async () => {
     const { user } = await addMemberViaInvite(owner, { role: 'member', all_apps: false, app_ids: [p1.appId] });
-    const r = call('POST', '/api/contacts/export', { token: user.accessToken, headers: { 'x-acting-as': owner.id }, body: { app_id: p1.appId } });
+    const r = call('POST', '/api/contacts/export', {
+      token: user.accessToken,
+      headers: { 'x-acting-as': owner.id },
+      body: { app_id: p1.appId },
+    });
     return (await answer<{ id: string }>('create export', 202, r)).id;
   })();
 
   // An integration (as the CRM install stores it) and a pending conflict it raised on the P1 lead.
   const integrationAndEvent = (async () => {
     const integration = uuidv7();
-    await sql(`insert into integrations (id, workspace_id, provider, name, status, created_at, updated_at) values (?, ?, 'partner', 'CRM', 'active', now(), now())`, [integration, workspaceId]);
+    await sql(
+      `insert into integrations (id, workspace_id, provider, name, status, created_at, updated_at) values (?, ?, 'partner', 'CRM', 'active', now(), now())`,
+      [integration, workspaceId],
+    );
     const event = uuidv7();
     await sql(
       `insert into partner_events (id, workspace_id, integration_id, kind, record_kind, record_id, state, details, created_at, updated_at)
        values (?, ?, ?, 'field_conflict', 'lead', ?, 'pending', ?::jsonb, now(), now())`,
-      [event, workspaceId, integration, lead.leadId, JSON.stringify({ partner_id: 'p-1', fields: [{ field: 'company', ours: 'Navy', theirs: 'US Navy' }] })],
+      [
+        event,
+        workspaceId,
+        integration,
+        lead.leadId,
+        JSON.stringify({ partner_id: 'p-1', fields: [{ field: 'company', ours: 'Navy', theirs: 'US Navy' }] }),
+      ],
     );
     return { integration, partner_event: event };
   })();
 
   const webhook = (async () =>
-    (await answer<{ id: string }>('create webhook', 201, call('POST', '/api/webhooks/outbound', as({ url: 'https://hooks.example.com/every-kind', events: ['lead.discovered'] })))).id)();
+    (
+      await answer<{ id: string }>(
+        'create webhook',
+        201,
+        call(
+          'POST',
+          '/api/webhooks/outbound',
+          as({ url: 'https://hooks.example.com/every-kind', events: ['lead.discovered'] }),
+        ),
+      )
+    ).id)();
 
   // The local scheduler connected (API), and an event of it nobody could match (as the hook stores it).
   const booking = (async () => {
@@ -158,18 +218,30 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
   })();
 
   const member = (async () => {
-    const [row] = await sql<{ id: string }>(`select id from team_members where workspace_id = ? and user_id = ?`, [workspaceId, f.member.id]);
+    const [row] = await sql<{ id: string }>(`select id from team_members where workspace_id = ? and user_id = ?`, [
+      workspaceId,
+      f.member.id,
+    ]);
     if (!row) throw new Error('the fixture’s member has no team_members row');
     return row.id;
   })();
 
   const invitation = (async () =>
-    (await answer<{ id: string }>('invite', 201, call('POST', '/api/team/invitations', as({ email: uniqueEmail('every-kind'), role: 'member' })))).id)();
+    (
+      await answer<{ id: string }>(
+        'invite',
+        201,
+        call('POST', '/api/team/invitations', as({ email: uniqueEmail('every-kind'), role: 'member' })),
+      )
+    ).id)();
 
   // A pending MCP approval of the owner (a registered client, its grant, the approval row), as a risky tool call leaves it.
   const approval = (async () => {
     const client = uuidv7();
-    await sql(`insert into mcp_clients (id, client_name, redirect_uris, created_at) values (?, 'Every-kind client', '[]'::jsonb, now())`, [client]);
+    await sql(
+      `insert into mcp_clients (id, client_name, redirect_uris, created_at) values (?, 'Every-kind client', '[]'::jsonb, now())`,
+      [client],
+    );
     const grant = uuidv7();
     await sql(
       `insert into mcp_grants (id, client_id, user_id, workspace_id, scope, resource, redirect_uri, code_hash, code_challenge, code_expires_at, created_at)
@@ -181,20 +253,41 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
     await sql(
       `insert into mcp_approvals (id, workspace_id, user_id, client_id, grant_id, tool_name, risk, args, args_hash, status, expires_at, created_at)
        values (?, ?, ?, ?, ?, 'create_lead_list', 'change', ?::jsonb, ?, 'pending', ?, now())`,
-      [id, workspaceId, owner.id, client, grant, JSON.stringify(args), createHash('sha256').update(JSON.stringify(args)).digest('hex'), hour(1)],
+      [
+        id,
+        workspaceId,
+        owner.id,
+        client,
+        grant,
+        JSON.stringify(args),
+        createHash('sha256').update(JSON.stringify(args)).digest('hex'),
+        hour(1),
+      ],
     );
     return id;
   })();
 
   // An Operator thread of the owner on P1 (API), and a text file attached to it (as an upload stores it).
   const threadAndAttachment = (async () => {
-    const thread = await answer<{ id: string }>('create thread', 201, call('POST', '/api/agent/threads', as({ app_id: p1.appId, title: 'Every kind' })));
+    const thread = await answer<{ id: string }>(
+      'create thread',
+      201,
+      call('POST', '/api/agent/threads', as({ app_id: p1.appId, title: 'Every kind' })),
+    );
     const attachment = uuidv7();
     const text = 'Notes about Grace';
     await sql(
       `insert into agent_attachments (id, workspace_id, thread_id, user_id, filename, content_type, size_bytes, sha256, extraction_status, text, created_at)
        values (?, ?, ?, ?, 'notes.txt', 'text/plain', ?, ?, 'extracted', ?, now())`,
-      [attachment, workspaceId, thread.id, owner.id, Buffer.byteLength(text), createHash('sha256').update(text).digest('hex'), text],
+      [
+        attachment,
+        workspaceId,
+        thread.id,
+        owner.id,
+        Buffer.byteLength(text),
+        createHash('sha256').update(text).digest('hex'),
+        text,
+      ],
     );
     return { thread: thread.id, attachment };
   })();
@@ -211,14 +304,45 @@ export async function seedEveryKind(f: Fixture): Promise<Record<Kind, string>> {
   })();
 
   // An address on the workspace's suppression list (API).
-  const suppression = (async () => (await answer<{ id: string }>('suppress', 201, call('POST', '/api/suppressions', as({ value: uniqueEmail('every-kind') })))).id)();
+  const suppression = (async () =>
+    (
+      await answer<{ id: string }>(
+        'suppress',
+        201,
+        call('POST', '/api/suppressions', as({ value: uniqueEmail('every-kind') })),
+      )
+    ).id)();
 
   const memory = (async () => {
-    const [fact] = await answer<{ id: string }[]>('remember', 200, call('PUT', '/api/operator/memory', as({ app_id: p1.appId, key: 'tone', value: 'Friendly, short' })));
+    const [fact] = await answer<{ id: string }[]>(
+      'remember',
+      200,
+      call('PUT', '/api/operator/memory', as({ app_id: p1.appId, key: 'tone', value: 'Friendly, short' })),
+    );
     return fact.id;
   })();
 
-  const [found, chain, conv, meet, rem, ins, imp, cdm, exp, partner, hook, book, mem, inv, appr, threadAtt, tsk, fact, supp] = await Promise.all([
+  const [
+    found,
+    chain,
+    conv,
+    meet,
+    rem,
+    ins,
+    imp,
+    cdm,
+    exp,
+    partner,
+    hook,
+    book,
+    mem,
+    inv,
+    appr,
+    threadAtt,
+    tsk,
+    fact,
+    supp,
+  ] = await Promise.all([
     agentAndFound,
     campaignChain,
     conversation,

@@ -57,7 +57,8 @@ export interface Scenario {
 const opArb = (leads: number, review: boolean): fc.Arbitrary<Op> => {
   const after = fc.integer({ min: 0, max: 2500 });
   const lead = fc.integer({ min: 0, max: leads - 1 });
-  const campaignOp = (kind: 'pause' | 'resume' | 'complete' | 'archive' | 'disconnect' | 'reconnect') => after.map((afterMs): Op => ({ kind, afterMs }));
+  const campaignOp = (kind: 'pause' | 'resume' | 'complete' | 'archive' | 'disconnect' | 'reconnect') =>
+    after.map((afterMs): Op => ({ kind, afterMs }));
   const leadOp = (kind: 'remove' | 'bounce' | 'skip' | 'approve' | 'pauseLead' | 'resumeLead') =>
     fc.record({ lead, afterMs: after }).map((x): Op => ({ kind, ...x }));
   return fc.oneof(
@@ -66,7 +67,12 @@ const opArb = (leads: number, review: boolean): fc.Arbitrary<Op> => {
     { weight: 1, arbitrary: campaignOp('complete') },
     { weight: 1, arbitrary: campaignOp('archive') },
     { weight: 2, arbitrary: leadOp('remove') },
-    { weight: 2, arbitrary: fc.record({ lead, via: fc.constantFrom('inbound' as const, 'mark' as const), afterMs: after }).map((x): Op => ({ kind: 'reply', ...x })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ lead, via: fc.constantFrom('inbound' as const, 'mark' as const), afterMs: after })
+        .map((x): Op => ({ kind: 'reply', ...x })),
+    },
     { weight: 1, arbitrary: leadOp('bounce') },
     { weight: 2, arbitrary: leadOp('skip') },
     { weight: review ? 5 : 1, arbitrary: leadOp('approve') },
@@ -79,7 +85,10 @@ const opArb = (leads: number, review: boolean): fc.Arbitrary<Op> => {
 };
 
 export const scenarioArb: fc.Arbitrary<Scenario> = fc
-  .record({ leads: fc.integer({ min: 2, max: 4 }), review: fc.oneof({ weight: 2, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }) })
+  .record({
+    leads: fc.integer({ min: 2, max: 4 }),
+    review: fc.oneof({ weight: 2, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+  })
   .chain(({ leads, review }) =>
     fc.record({
       leads: fc.constant(leads),
@@ -123,7 +132,13 @@ export interface RunResult {
   violations: string[];
   /** Things seen that the rule does not promise to avoid (not failures). */
   notes: string[];
-  counts: { ops: number; sends: number; actions: number; claimFallbacks: number; /** Enrollments by `status/stop_reason` at the end. */ enrollments: Record<string, number> };
+  counts: {
+    ops: number;
+    sends: number;
+    actions: number;
+    claimFallbacks: number;
+    /** Enrollments by `status/stop_reason` at the end. */ enrollments: Record<string, number>;
+  };
   ms: number;
 }
 
@@ -131,7 +146,14 @@ export interface RunResult {
 
 const RUNNING = ['active', 'paused'];
 /** Reasons an enrollment can hold on indefinitely (within a run): nothing changes them but a person or the account. */
-const HOLD_REASONS = ['paused', 'campaign_paused', 'awaiting_review', 'review_held', 'not_connected', 'no_sender_account'];
+const HOLD_REASONS = [
+  'paused',
+  'campaign_paused',
+  'awaiting_review',
+  'review_held',
+  'not_connected',
+  'no_sender_account',
+];
 /** What a pause (the enrollment's or the campaign's) shows instead of any wait of the governor's loop (issue 24). */
 const PAUSE_REASONS = ['paused', 'campaign_paused'];
 const OBSERVE_MS = 60_000;
@@ -164,7 +186,14 @@ interface Ctx {
   violations: string[];
   notes: string[];
   /** What happened, for the finished enrollments' reasons. */
-  happened: { removed: Set<number>; replied: Set<number>; bounced: Set<number>; completed: boolean; archived: boolean; disconnected: boolean };
+  happened: {
+    removed: Set<number>;
+    replied: Set<number>;
+    bounced: Set<number>;
+    completed: boolean;
+    archived: boolean;
+    disconnected: boolean;
+  };
 }
 
 const rel = (ctx: { t0: number }, t: number) => `+${((t - ctx.t0) / 1000).toFixed(3)}s`;
@@ -197,15 +226,22 @@ export function formatRun(r: RunResult, replay = `EXECUTOR_MODEL_SEED=${r.seed}`
   const lines = [`seed ${r.seed} (replay: ${replay}): ${describeScenario(r.scenario)}`, 'commands:'];
   r.scenario.ops.forEach((op, i) => {
     const rec = r.records.find((x) => x.index === i);
-    lines.push(`  ${i}. ${describeOp(op)}${rec ? `  [issued ${rel(r, rec.issuedAt)}, done ${rel(r, rec.returnedAt)}: ${rec.outcome}]` : '  [not run]'}`);
+    lines.push(
+      `  ${i}. ${describeOp(op)}${rec ? `  [issued ${rel(r, rec.issuedAt)}, done ${rel(r, rec.returnedAt)}: ${rec.outcome}]` : '  [not run]'}`,
+    );
   });
   if (r.stops.length) {
     lines.push('stops:');
-    for (const s of r.stops) lines.push(`  op ${s.op} ${s.kind} ${JSON.stringify(s.scope)} from ${rel(r, s.from)}${s.until === null ? '' : ` until ${rel(r, s.until)}`}`);
+    for (const s of r.stops)
+      lines.push(
+        `  op ${s.op} ${s.kind} ${JSON.stringify(s.scope)} from ${rel(r, s.from)}${s.until === null ? '' : ` until ${rel(r, s.until)}`}`,
+      );
   }
   lines.push(
     `counts: ${r.counts.sends} sends, ${r.counts.actions} actions, enrollments ${JSON.stringify(r.counts.enrollments)}, ${(r.ms / 1000).toFixed(1)} s` +
-      (r.counts.claimFallbacks ? `; ${r.counts.claimFallbacks} sends without claimed_at (timed by their slot grant)` : ''),
+      (r.counts.claimFallbacks
+        ? `; ${r.counts.claimFallbacks} sends without claimed_at (timed by their slot grant)`
+        : ''),
   );
   if (r.notes.length) lines.push('notes:', ...r.notes.map((n) => `  - ${n}`));
   if (r.violations.length) lines.push(`VIOLATIONS (${r.violations.length}):`, ...r.violations.map((v) => `  - ${v}`));
@@ -217,13 +253,22 @@ export async function runModel(seed: number, scenario: Scenario = scenarioFor(se
   const started = Date.now();
   const u = await createOwner();
   const o = await campaignOwner(u);
-  const account = await fastAccount(u, 'email', { min_gap_seconds: scenario.gapSeconds, jitter_seconds: scenario.jitterSeconds });
+  const account = await fastAccount(u, 'email', {
+    min_gap_seconds: scenario.gapSeconds,
+    jitter_seconds: scenario.jitterSeconds,
+  });
   const steps: StepSpec[] = [{ type: 'email', config: { subject: 'Hello', body: 'A first note' } }];
   scenario.waits.forEach((w, i) => {
     if (w !== null) steps.push({ type: 'wait', config: { amount: w / 3600, unit: 'hours' } });
     steps.push({ type: 'email', config: { subject: 'Re: Hello', body: `Follow-up ${i + 1}` } });
   });
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps, reviewRequired: scenario.review, stopOnReply: true });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps,
+    reviewRequired: scenario.review,
+    stopOnReply: true,
+  });
   const leads = await o.leads(scenario.leads);
   const ctx: Ctx = {
     seed,
@@ -238,9 +283,19 @@ export async function runModel(seed: number, scenario: Scenario = scenarioFor(se
     stops: [],
     violations: [],
     notes: [],
-    happened: { removed: new Set(), replied: new Set(), bounced: new Set(), completed: false, archived: false, disconnected: false },
+    happened: {
+      removed: new Set(),
+      replied: new Set(),
+      bounced: new Set(),
+      completed: false,
+      archived: false,
+      disconnected: false,
+    },
   };
-  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: ctx.token, body: { lead_ids: leads.map((l) => l.leadId) } });
+  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, {
+    token: ctx.token,
+    body: { lead_ids: leads.map((l) => l.leadId) },
+  });
   if (r.status !== 200 || r.body.enrolled !== leads.length) throw new Error(`enroll failed: ${r.status} ${r.text}`);
   ctx.t0 = Date.now();
 
@@ -272,17 +327,32 @@ export async function runModel(seed: number, scenario: Scenario = scenarioFor(se
   } finally {
     await cleanup(ctx);
   }
-  return { seed, scenario, t0: ctx.t0, records: ctx.records, stops: ctx.stops, violations: ctx.violations, notes: ctx.notes, counts, ms: Date.now() - started };
+  return {
+    seed,
+    scenario,
+    t0: ctx.t0,
+    records: ctx.records,
+    stops: ctx.stops,
+    violations: ctx.violations,
+    notes: ctx.notes,
+    counts,
+    ms: Date.now() - started,
+  };
 }
 
 // ---- the commands -------------------------------------------------------------------------------
 
-const openStop = (ctx: Ctx, kind: string, match: (s: Stop) => boolean) => ctx.stops.find((s) => s.kind === kind && s.until === null && match(s));
+const openStop = (ctx: Ctx, kind: string, match: (s: Stop) => boolean) =>
+  ctx.stops.find((s) => s.kind === kind && s.until === null && match(s));
 
 async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }>, issuedAt: number): Promise<string> {
-  const stop = (kind: string, scope: Stop['scope'], from: number) => void ctx.stops.push({ op: index, kind, scope, from, until: null });
+  const stop = (kind: string, scope: Stop['scope'], from: number) =>
+    void ctx.stops.push({ op: index, kind, scope, from, until: null });
   const status = async (to: string) => {
-    const res = await call('PATCH', `/api/campaigns/${ctx.campaignId}/status`, { token: ctx.token, body: { status: to } });
+    const res = await call('PATCH', `/api/campaigns/${ctx.campaignId}/status`, {
+      token: ctx.token,
+      body: { status: to },
+    });
     return { res, at: Date.now() };
   };
   switch (op.kind) {
@@ -321,12 +391,25 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
       if (sent) {
         // The lead answers in the campaign's thread: the inbox pipeline records the reply (and
         // signals after its commit); once the message is stored, the reply is read back.
-        const m = await sandboxInjectMessage(await em(), ctx.account.connector_account_id, { from: lead.email, body: 'Sounds good, tell me more.', threadId: sent.thread });
+        const m = await sandboxInjectMessage(await em(), ctx.account.connector_account_id, {
+          from: lead.email,
+          body: 'Sounds good, tell me more.',
+          threadId: sent.thread,
+        });
         await deliverFor(ctx.account.connector_account_id);
-        await observe(ctx, `the inbound reply of lead ${op.lead} processed`, async () =>
-          !!(await (await em()).execute(`select 1 from inbox_messages where connector_message_id = ?`, [m.messageId])).length,
+        await observe(
+          ctx,
+          `the inbound reply of lead ${op.lead} processed`,
+          async () =>
+            !!(await (await em()).execute(`select 1 from inbox_messages where connector_message_id = ?`, [m.messageId]))
+              .length,
         );
-        const [e] = await (await em()).execute<{ replied: boolean }[]>(`select replied_at is not null as replied from enrollments where campaign_id = ? and lead_id = ?`, [ctx.campaignId, lead.leadId]);
+        const [e] = await (
+          await em()
+        ).execute<{ replied: boolean }[]>(
+          `select replied_at is not null as replied from enrollments where campaign_id = ? and lead_id = ?`,
+          [ctx.campaignId, lead.leadId],
+        );
         if (!e?.replied) return 'inbound reply stored, not matched to the enrollment';
         // Seen committed by the read that just returned.
         stop('reply', { lead: op.lead }, Date.now());
@@ -344,12 +427,25 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
       const lead = ctx.leads[op.lead];
       const sent = await lastSent(ctx, lead);
       if (!sent) return 'nothing sent yet to bounce';
-      const m = await sandboxInjectMessage(await em(), ctx.account.connector_account_id, { from: 'MAILER-DAEMON@mx.example.test', body: NDR, threadId: sent.thread });
+      const m = await sandboxInjectMessage(await em(), ctx.account.connector_account_id, {
+        from: 'MAILER-DAEMON@mx.example.test',
+        body: NDR,
+        threadId: sent.thread,
+      });
       await deliverFor(ctx.account.connector_account_id);
-      await observe(ctx, `the bounce of lead ${op.lead} processed`, async () =>
-        !!(await (await em()).execute(`select 1 from inbox_messages where connector_message_id = ?`, [m.messageId])).length,
+      await observe(
+        ctx,
+        `the bounce of lead ${op.lead} processed`,
+        async () =>
+          !!(await (await em()).execute(`select 1 from inbox_messages where connector_message_id = ?`, [m.messageId]))
+            .length,
       );
-      const [e] = await (await em()).execute<{ bounced: boolean }[]>(`select bounced_at is not null as bounced from enrollments where campaign_id = ? and lead_id = ?`, [ctx.campaignId, lead.leadId]);
+      const [e] = await (
+        await em()
+      ).execute<{ bounced: boolean }[]>(
+        `select bounced_at is not null as bounced from enrollments where campaign_id = ? and lead_id = ?`,
+        [ctx.campaignId, lead.leadId],
+      );
       if (!e?.bounced) return 'bounce stored, not matched to the enrollment';
       stop('bounce', { lead: op.lead }, Date.now());
       ctx.happened.bounced.add(op.lead);
@@ -358,8 +454,11 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
     case 'skip':
     case 'approve': {
       const lead = ctx.leads[op.lead];
-      const states = op.kind === 'skip' ? ['planned', 'awaiting_approval', 'approved'] : ['planned', 'awaiting_approval'];
-      const [a] = await (await em()).execute<{ id: string; step_position: number; state: string }[]>(
+      const states =
+        op.kind === 'skip' ? ['planned', 'awaiting_approval', 'approved'] : ['planned', 'awaiting_approval'];
+      const [a] = await (
+        await em()
+      ).execute<{ id: string; step_position: number; state: string }[]>(
         `select id, step_position, state from scheduled_actions where campaign_id = ? and lead_id = ? and state = any(?::text[]) order by step_position desc, created_at desc limit 1`,
         [ctx.campaignId, lead.leadId, `{${states.join(',')}}`],
       );
@@ -374,7 +473,8 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
       const ev = await sandboxDisconnect(await em(), ctx.account.connector_account_id, 'checkpoint');
       const res = await call('GET', `/api/platform-accounts/${ctx.account.id}/setup-status`, { token: ctx.token });
       const at = Date.now();
-      if (res.status !== 200 || res.body.status !== 'disconnected') throw new Error(`setup-status did not record the disconnection: ${res.status} ${res.text}`);
+      if (res.status !== 200 || res.body.status !== 'disconnected')
+        throw new Error(`setup-status did not record the disconnection: ${res.status} ${res.text}`);
       stop('disconnect', { account: true }, at);
       ctx.happened.disconnected = true;
       await flushAccountEvent(ctx, ev.eventId);
@@ -386,7 +486,8 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
       open.until = issuedAt;
       const ev = await sandboxReconnect(await em(), ctx.account.connector_account_id);
       const res = await call('GET', `/api/platform-accounts/${ctx.account.id}/setup-status`, { token: ctx.token });
-      if (res.status !== 200 || res.body.status !== 'connected') throw new Error(`setup-status did not record the reconnection: ${res.status} ${res.text}`);
+      if (res.status !== 200 || res.body.status !== 'connected')
+        throw new Error(`setup-status did not record the reconnection: ${res.status} ${res.text}`);
       await flushAccountEvent(ctx, ev.eventId);
       return 'reconnected';
     }
@@ -399,12 +500,28 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
       if (op.kind === 'pauseLead' && open) return 'already paused';
       if (open) open.until = issuedAt;
       const { services } = await api();
-      if (!(await services.jobs.signalEnrollment(ctx.campaignId, lead.leadId, op.kind === 'pauseLead' ? 'pause' : 'resume'))) return 'no open run';
+      if (
+        !(await services.jobs.signalEnrollment(
+          ctx.campaignId,
+          lead.leadId,
+          op.kind === 'pauseLead' ? 'pause' : 'resume',
+        ))
+      )
+        return 'no open run';
       let status = '';
-      const at = await observe(ctx, `the enrollment of lead ${op.lead} ${op.kind === 'pauseLead' ? 'paused' : 'resumed'}`, async () => {
-        [{ status }] = await (await em()).execute<{ status: string }[]>(`select status from enrollments where campaign_id = ? and lead_id = ?`, [ctx.campaignId, lead.leadId]);
-        return op.kind === 'pauseLead' ? status !== 'active' : status !== 'paused';
-      });
+      const at = await observe(
+        ctx,
+        `the enrollment of lead ${op.lead} ${op.kind === 'pauseLead' ? 'paused' : 'resumed'}`,
+        async () => {
+          [{ status }] = await (
+            await em()
+          ).execute<{ status: string }[]>(`select status from enrollments where campaign_id = ? and lead_id = ?`, [
+            ctx.campaignId,
+            lead.leadId,
+          ]);
+          return op.kind === 'pauseLead' ? status !== 'active' : status !== 'paused';
+        },
+      );
       if (op.kind === 'pauseLead' && status === 'paused') stop('pauseLead', { lead: op.lead }, at);
       return status;
     }
@@ -413,7 +530,9 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
 
 /** The lead's latest executed email (its thread), if any. */
 async function lastSent(ctx: Ctx, lead: Lead): Promise<{ id: string; thread: string } | null> {
-  const [a] = await (await em()).execute<{ id: string; connector_thread_id: string }[]>(
+  const [a] = await (
+    await em()
+  ).execute<{ id: string; connector_thread_id: string }[]>(
     `select id, connector_thread_id from scheduled_actions where campaign_id = ? and lead_id = ? and state = 'executed' and connector_thread_id is not null order by executed_at desc limit 1`,
     [ctx.campaignId, lead.leadId],
   );
@@ -432,8 +551,15 @@ async function observe(ctx: Ctx, what: string, check: () => Promise<boolean>): P
  */
 async function flushAccountEvent(ctx: Ctx, eventId: string): Promise<void> {
   await deliverFor(ctx.account.connector_account_id);
-  await observe(ctx, `account event ${eventId} handled`, async () =>
-    !!(await (await em()).execute(`select 1 from connector_events where event_id = ? and handled_at is not null`, [eventId])).length,
+  await observe(
+    ctx,
+    `account event ${eventId} handled`,
+    async () =>
+      !!(
+        await (
+          await em()
+        ).execute(`select 1 from connector_events where event_id = ? and handled_at is not null`, [eventId])
+      ).length,
   );
 }
 
@@ -450,7 +576,13 @@ interface EnrollmentSnap {
   queryError: string | null;
   /** The workflow is closed (finished enrollments). */
   closed: boolean | null;
-  pending: { id: string; state: string; waitingReason: string | null; accountId: string | null; stepPosition: number } | null;
+  pending: {
+    id: string;
+    state: string;
+    waitingReason: string | null;
+    accountId: string | null;
+    stepPosition: number;
+  } | null;
 }
 
 interface Snap {
@@ -462,10 +594,26 @@ interface Snap {
 async function snapshot(ctx: Ctx): Promise<Snap> {
   const e = await em();
   const { services } = await api();
-  const [{ status: campaignStatus }] = await e.execute<{ status: string }[]>(`select status from campaigns where id = ?`, [ctx.campaignId]);
-  const [{ status: accountStatus }] = await e.execute<{ status: string }[]>(`select status from platform_accounts where id = ?`, [ctx.account.id]);
+  const [{ status: campaignStatus }] = await e.execute<{ status: string }[]>(
+    `select status from campaigns where id = ?`,
+    [ctx.campaignId],
+  );
+  const [{ status: accountStatus }] = await e.execute<{ status: string }[]>(
+    `select status from platform_accounts where id = ?`,
+    [ctx.account.id],
+  );
   const rows = await e.execute<
-    { id: string; lead_id: string; status: string; stop_reason: string | null; p_id: string | null; p_state: string | null; p_reason: string | null; p_account: string | null; p_position: number | null }[]
+    {
+      id: string;
+      lead_id: string;
+      status: string;
+      stop_reason: string | null;
+      p_id: string | null;
+      p_state: string | null;
+      p_reason: string | null;
+      p_account: string | null;
+      p_position: number | null;
+    }[]
   >(
     `select e.id, e.lead_id, e.status, e.stop_reason, p.id as p_id, p.state as p_state, p.waiting_reason as p_reason, p.account_id as p_account, p.step_position as p_position
        from enrollments e left join lateral (
@@ -477,7 +625,9 @@ async function snapshot(ctx: Ctx): Promise<Snap> {
   const enrollments = await Promise.all(
     rows.map(async (row): Promise<EnrollmentSnap> => {
       const lead = ctx.leads.findIndex((l) => l.leadId === row.lead_id);
-      const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(ctx.campaignId, row.lead_id));
+      const handle = services.temporal.workflow.getHandle(
+        enrollmentWorkflowIds.enrollment(ctx.campaignId, row.lead_id),
+      );
       let reason: string | null = null;
       let queryError: string | null = null;
       let closed: boolean | null = null;
@@ -496,7 +646,15 @@ async function snapshot(ctx: Ctx): Promise<Snap> {
         reason,
         queryError,
         closed,
-        pending: row.p_id ? { id: row.p_id, state: row.p_state!, waitingReason: row.p_reason, accountId: row.p_account, stepPosition: row.p_position! } : null,
+        pending: row.p_id
+          ? {
+              id: row.p_id,
+              state: row.p_state!,
+              waitingReason: row.p_reason,
+              accountId: row.p_account,
+              stepPosition: row.p_position!,
+            }
+          : null,
       };
     }),
   );
@@ -512,7 +670,9 @@ async function snapshot(ctx: Ctx): Promise<Snap> {
 const settledOne = (s: EnrollmentSnap, campaignStatus: string) =>
   s.queryError === null &&
   s.pending?.state !== 'executing' &&
-  (RUNNING.includes(s.status) ? ['active', 'paused'].includes(campaignStatus) && s.reason !== null && HOLD_REASONS.includes(s.reason) : s.closed === true);
+  (RUNNING.includes(s.status)
+    ? ['active', 'paused'].includes(campaignStatus) && s.reason !== null && HOLD_REASONS.includes(s.reason)
+    : s.closed === true);
 
 /**
  * Waits until every enrollment has settled — finished (and its workflow closed), or running and holding
@@ -549,7 +709,9 @@ async function settle(ctx: Ctx): Promise<Snap> {
 
 const describeEnrollment = (s: EnrollmentSnap) =>
   `${s.status}${s.stopReason ? `/${s.stopReason}` : ''}, query reason ${s.reason ?? 'null'}${s.queryError ? ` (query failed: ${s.queryError.slice(0, 120)})` : ''}${s.closed === false ? ', workflow still running' : ''}, pending action ${
-    s.pending ? `step ${s.pending.stepPosition} ${s.pending.state} waiting_reason=${s.pending.waitingReason ?? 'null'}` : 'none'
+    s.pending
+      ? `step ${s.pending.stepPosition} ${s.pending.state} waiting_reason=${s.pending.waitingReason ?? 'null'}`
+      : 'none'
   }`;
 
 // ---- the invariants -----------------------------------------------------------------------------
@@ -590,14 +752,26 @@ async function check(ctx: Ctx, snap: Snap): Promise<Omit<RunResult['counts'], 'o
   const byId = new Map(actions.map((a) => [a.id, a]));
   for (const s of sends) {
     if (s.n > 1) v(`[3] the connector holds ${s.n} sends with idempotency key ${s.idempotency_key}`);
-    if (!byId.has(s.idempotency_key)) v(`[3] a send at the connector (key ${s.idempotency_key}) belongs to no action of the campaign`);
+    if (!byId.has(s.idempotency_key))
+      v(`[3] a send at the connector (key ${s.idempotency_key}) belongs to no action of the campaign`);
   }
   const perStep = new Map<string, ActionRow[]>();
-  for (const a of actions.filter((x) => x.state === 'executed')) perStep.set(`${a.enrollment_id}/${a.step_id}`, [...(perStep.get(`${a.enrollment_id}/${a.step_id}`) ?? []), a]);
-  for (const list of perStep.values()) if (list.length > 1) v(`[3] lead ${leadOf(list[0].lead_id)} step ${list[0].step_position}: ${list.length} executed actions (${list.map((a) => a.id).join(', ')})`);
+  for (const a of actions.filter((x) => x.state === 'executed'))
+    perStep.set(`${a.enrollment_id}/${a.step_id}`, [...(perStep.get(`${a.enrollment_id}/${a.step_id}`) ?? []), a]);
+  for (const list of perStep.values())
+    if (list.length > 1)
+      v(
+        `[3] lead ${leadOf(list[0].lead_id)} step ${list[0].step_position}: ${list.length} executed actions (${list.map((a) => a.id).join(', ')})`,
+      );
   for (const a of actions) {
-    if (a.state === 'executed' && a.sandbox_sends !== 1) v(`[3] lead ${leadOf(a.lead_id)} step ${a.step_position}: action ${a.id} is executed but the connector holds ${a.sandbox_sends} sends of it`);
-    if (a.state !== 'executed' && a.sandbox_sends > 0) v(`[3] lead ${leadOf(a.lead_id)} step ${a.step_position}: action ${a.id} was sent at the connector but is ${a.state}${a.error_code ? ` (${a.error_code})` : ''}`);
+    if (a.state === 'executed' && a.sandbox_sends !== 1)
+      v(
+        `[3] lead ${leadOf(a.lead_id)} step ${a.step_position}: action ${a.id} is executed but the connector holds ${a.sandbox_sends} sends of it`,
+      );
+    if (a.state !== 'executed' && a.sandbox_sends > 0)
+      v(
+        `[3] lead ${leadOf(a.lead_id)} step ${a.step_position}: action ${a.id} was sent at the connector but is ${a.state}${a.error_code ? ` (${a.error_code})` : ''}`,
+      );
   }
 
   // 1. No action claimed after a stop that applies to it committed (and was not lifted before the claim).
@@ -605,10 +779,16 @@ async function check(ctx: Ctx, snap: Snap): Promise<Omit<RunResult['counts'], 'o
   for (const a of actions.filter((x) => x.state === 'executed' || x.sandbox_sends > 0)) {
     // The claim's own clock time; without it (before the claimed_at column is written), the slot's
     // grant, which precedes the claim: a lower bound, so what it finds is a violation all the same.
-    const claim = a.claimed_at ? Date.parse(a.claimed_at) : a.slot_granted_at ? new Date(a.slot_granted_at).getTime() : null;
+    const claim = a.claimed_at
+      ? Date.parse(a.claimed_at)
+      : a.slot_granted_at
+        ? new Date(a.slot_granted_at).getTime()
+        : null;
     if (!a.claimed_at) claimFallbacks++;
     if (claim === null) {
-      ctx.notes.push(`lead ${leadOf(a.lead_id)} step ${a.step_position}: action ${a.id} sent without claimed_at or slot_granted_at; not checked against the stops`);
+      ctx.notes.push(
+        `lead ${leadOf(a.lead_id)} step ${a.step_position}: action ${a.id} sent without claimed_at or slot_granted_at; not checked against the stops`,
+      );
       continue;
     }
     const lead = leadOf(a.lead_id);
@@ -640,7 +820,9 @@ async function check(ctx: Ctx, snap: Snap): Promise<Omit<RunResult['counts'], 'o
         switch (`${s.status}/${s.stopReason}`) {
           case 'completed/null':
             // Past the last step: every send step executed or skipped.
-            return ctx.sendSteps.every((id) => mine.some((a) => a.step_id === id && (a.state === 'executed' || a.state === 'skipped')));
+            return ctx.sendSteps.every((id) =>
+              mine.some((a) => a.step_id === id && (a.state === 'executed' || a.state === 'skipped')),
+            );
           case 'replied/replied':
             return h.replied.has(s.lead);
           case 'removed/unenrolled':
@@ -654,10 +836,19 @@ async function check(ctx: Ctx, snap: Snap): Promise<Omit<RunResult['counts'], 'o
           default:
             // A send refused by the connector after it lost the account (between the connector's
             // disconnection and our record of it): the action's own error code.
-            return s.status === 'failed' && h.disconnected && mine.some((a) => a.state === 'failed' && a.error_code === s.stopReason && /^connector_/.test(a.error_code ?? ''));
+            return (
+              s.status === 'failed' &&
+              h.disconnected &&
+              mine.some(
+                (a) => a.state === 'failed' && a.error_code === s.stopReason && /^connector_/.test(a.error_code ?? ''),
+              )
+            );
         }
       })();
-      if (!ok) v(`${where}: finished ${key}, which does not match what happened (${describeHappened(ctx, s.lead)}); actions ${mine.map((a) => `${a.step_position}:${a.state}${a.error_code ? `/${a.error_code}` : ''}`).join(' ')}`);
+      if (!ok)
+        v(
+          `${where}: finished ${key}, which does not match what happened (${describeHappened(ctx, s.lead)}); actions ${mine.map((a) => `${a.step_position}:${a.state}${a.error_code ? `/${a.error_code}` : ''}`).join(' ')}`,
+        );
       continue;
     }
     if (!settledOne(s, snap.campaignStatus)) continue; // reported by settle()
@@ -672,16 +863,22 @@ async function check(ctx: Ctx, snap: Snap): Promise<Omit<RunResult['counts'], 'o
     // enrollment's own pause is handled in every wait, so it is what it says (or the campaign's pause).
     let allowed = [...holds];
     if (holds.has('paused')) allowed = allowed.filter((r) => PAUSE_REASONS.includes(r));
-    else if (holds.has('campaign_paused')) allowed = allowed.filter((r) => [...PAUSE_REASONS, 'awaiting_review', 'review_held'].includes(r));
+    else if (holds.has('campaign_paused'))
+      allowed = allowed.filter((r) => [...PAUSE_REASONS, 'awaiting_review', 'review_held'].includes(r));
     const state = `campaign ${snap.campaignStatus}, account ${snap.accountStatus}; ${describeEnrollment(s)}`;
     if (!holds.size && ['not_connected', 'no_sender_account'].includes(s.reason!) && ctx.happened.disconnected) {
       // Refused while the account was disconnected, rechecked hourly: reconnection is not promised to wake it.
       ctx.notes.push(`lead ${s.lead} still says ${s.reason} after the account was reconnected (${state})`);
       continue;
     }
-    if (!allowed.includes(s.reason!)) v(`${where}: the workflow says ${s.reason}, which is not a true waiting reason now (true: ${[...holds].join(', ') || 'none'}; ${state})`);
+    if (!allowed.includes(s.reason!))
+      v(
+        `${where}: the workflow says ${s.reason}, which is not a true waiting reason now (true: ${[...holds].join(', ') || 'none'}; ${state})`,
+      );
     if (s.pending && !allowed.includes(s.pending.waitingReason ?? 'null')) {
-      v(`${where}: its action (step ${s.pending.stepPosition}) stores waiting_reason ${s.pending.waitingReason ?? 'null'}, which is not a true waiting reason now (true: ${[...holds].join(', ') || 'none'}; ${state})`);
+      v(
+        `${where}: its action (step ${s.pending.stepPosition}) stores waiting_reason ${s.pending.waitingReason ?? 'null'}, which is not a true waiting reason now (true: ${[...holds].join(', ') || 'none'}; ${state})`,
+      );
     }
   }
   return { sends: sends.reduce((n, s) => n + s.n, 0), actions: actions.length, claimFallbacks, enrollments };
@@ -703,6 +900,13 @@ function describeHappened(ctx: Ctx, lead: number): string {
 /** Ends the run's open workflows (enrollments holding on a pause, a review or the account). */
 async function cleanup(ctx: Ctx): Promise<void> {
   const { services } = await api();
-  const open = await (await em()).execute<{ lead_id: string }[]>(`select lead_id from enrollments where campaign_id = ? and status in ('active', 'paused')`, [ctx.campaignId]);
-  await Promise.all(open.map((r) => services.jobs.signalEnrollment(ctx.campaignId, r.lead_id, 'unenroll').catch(() => false)));
+  const open = await (
+    await em()
+  ).execute<{ lead_id: string }[]>(
+    `select lead_id from enrollments where campaign_id = ? and status in ('active', 'paused')`,
+    [ctx.campaignId],
+  );
+  await Promise.all(
+    open.map((r) => services.jobs.signalEnrollment(ctx.campaignId, r.lead_id, 'unenroll').catch(() => false)),
+  );
 }

@@ -13,7 +13,15 @@ export async function deliverFor(...connectorAccountIds: string[]): Promise<numb
   const kicks: Promise<void>[] = [];
   const n = await network.deliverDue(
     new Date(),
-    async (event, wire) => void (await ingestConnectorEvent(services.orm.em.fork() as EntityManager, services.jobs, network.name, event, wire, (k) => kicks.push(k))),
+    async (event, wire) =>
+      void (await ingestConnectorEvent(
+        services.orm.em.fork() as EntityManager,
+        services.jobs,
+        network.name,
+        event,
+        wire,
+        (k) => kicks.push(k),
+      )),
     100,
     connectorAccountIds,
   );

@@ -17,7 +17,8 @@ export interface TestMailServer {
 
 export function mailServer(): TestMailServer {
   const env = process.env;
-  if (!env.TEST_MAIL_API_URL) throw new Error('no test mail server: run the tests with `npm test` (it starts GreenMail)');
+  if (!env.TEST_MAIL_API_URL)
+    throw new Error('no test mail server: run the tests with `npm test` (it starts GreenMail)');
   return {
     host: env.TEST_MAIL_HOST ?? '127.0.0.1',
     smtpPort: Number(env.TEST_MAIL_SMTP_PORT),
@@ -43,7 +44,11 @@ export async function createMailbox(address: string, password = 'secret'): Promi
 }
 
 /** The `credentials` of POST /api/platform-accounts/{id}/connect for a mailbox on the test server (plain ports: the host is allow-listed). */
-export function mailCredentials(address: string, password = 'secret', over: Record<string, string> = {}): Record<string, string> {
+export function mailCredentials(
+  address: string,
+  password = 'secret',
+  over: Record<string, string> = {},
+): Record<string, string> {
   const m = mailServer();
   return {
     email: address,
@@ -62,7 +67,14 @@ export function mailCredentials(address: string, password = 'secret', over: Reco
 /** An IMAP session as `address` (a prospect's mailbox is created on first delivery with its address as password). */
 export async function openMailbox(address: string, password = address): Promise<ImapFlow> {
   const m = mailServer();
-  const c = new ImapFlow({ host: m.host, port: m.imapPort, secure: false, doSTARTTLS: false, auth: { user: address, pass: password }, logger: false });
+  const c = new ImapFlow({
+    host: m.host,
+    port: m.imapPort,
+    secure: false,
+    doSTARTTLS: false,
+    auth: { user: address, pass: password },
+    logger: false,
+  });
   await c.connect();
   return c;
 }
@@ -79,7 +91,12 @@ export async function sendAs(from: string, message: SendMailOptions): Promise<vo
 }
 
 /** Waits (on a condition, polling every 200 ms) until `address`'s INBOX has at least `count` messages; returns their sources, oldest first. */
-export async function waitForMail(address: string, count = 1, timeoutMs = 30_000, password = address): Promise<{ uid: number; source: string }[]> {
+export async function waitForMail(
+  address: string,
+  count = 1,
+  timeoutMs = 30_000,
+  password = address,
+): Promise<{ uid: number; source: string }[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const c = await openMailbox(address, password).catch(() => null);
@@ -88,7 +105,8 @@ export async function waitForMail(address: string, count = 1, timeoutMs = 30_000
         const box = await c.mailboxOpen('INBOX');
         if (box.exists >= count) {
           const out: { uid: number; source: string }[] = [];
-          for await (const msg of c.fetch('1:*', { uid: true, source: true })) out.push({ uid: msg.uid, source: msg.source?.toString('utf8') ?? '' });
+          for await (const msg of c.fetch('1:*', { uid: true, source: true }))
+            out.push({ uid: msg.uid, source: msg.source?.toString('utf8') ?? '' });
           return out;
         }
       } finally {

@@ -3,7 +3,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { api, PASSWORD, type TestUser } from './api.js';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
@@ -17,7 +21,13 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
     return REDIRECT_URI;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test MCP client', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Test MCP client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;
@@ -49,7 +59,8 @@ const unescape = (s: string) => s.replace(/&(amp|lt|gt|quot|#39);/g, (m) => UNES
 /** The hidden fields of the first form of a page. */
 export function hiddenFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) out[unescape(m[1])] = unescape(m[2]);
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
+    out[unescape(m[1])] = unescape(m[2]);
   return out;
 }
 
@@ -58,7 +69,12 @@ export class Browser {
   cookies = new Map<string, string>();
   constructor(readonly base: string) {}
 
-  async request(method: 'GET' | 'POST', pathOrUrl: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
+  async request(
+    method: 'GET' | 'POST',
+    pathOrUrl: string,
+    form?: Record<string, string>,
+    headers: Record<string, string> = {},
+  ) {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : this.base + pathOrUrl;
     const h: Record<string, string> = { ...headers };
     if (this.cookies.size) h.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -67,7 +83,12 @@ export class Browser {
       h.origin ??= this.base;
       h['sec-fetch-site'] ??= 'same-origin';
     }
-    const res = await fetch(url, { method, headers: h, body: form ? new URLSearchParams(form).toString() : undefined, redirect: 'manual' });
+    const res = await fetch(url, {
+      method,
+      headers: h,
+      body: form ? new URLSearchParams(form).toString() : undefined,
+      redirect: 'manual',
+    });
     for (const c of res.headers.getSetCookie()) {
       const [pair] = c.split(';');
       const i = pair.indexOf('=');
@@ -79,13 +100,18 @@ export class Browser {
   /** The sign-in form's hidden fields (`return_to`, `csrf_token`), as the sign-in page at `returnTo` gives them to this browser. */
   async loginForm(returnTo: string): Promise<Record<string, string>> {
     const page = await this.request('GET', returnTo);
-    if (!page.html.includes('action="/oauth/mcp/login"')) throw new Error(`no sign-in page at ${returnTo}: ${page.status} ${page.html}`);
+    if (!page.html.includes('action="/oauth/mcp/login"'))
+      throw new Error(`no sign-in page at ${returnTo}: ${page.status} ${page.html}`);
     return hiddenFields(page.html);
   }
 
   /** Signs in as a person would: opens the sign-in page (its CSRF token and cookie), then submits it. */
   async signIn(user: TestUser, returnTo: string, password = PASSWORD) {
-    return this.request('POST', '/oauth/mcp/login', { ...(await this.loginForm(returnTo)), email: user.email, password });
+    return this.request('POST', '/oauth/mcp/login', {
+      ...(await this.loginForm(returnTo)),
+      email: user.email,
+      password,
+    });
   }
 }
 
@@ -93,12 +119,20 @@ export class Browser {
 export async function approveConsent(browser: Browser, authorizationUrl: URL, user: TestUser): Promise<string> {
   let page = await browser.request('GET', authorizationUrl.toString());
   if (page.html.includes('action="/oauth/mcp/login"')) {
-    const login = await browser.request('POST', '/oauth/mcp/login', { ...hiddenFields(page.html), email: user.email, password: PASSWORD });
+    const login = await browser.request('POST', '/oauth/mcp/login', {
+      ...hiddenFields(page.html),
+      email: user.email,
+      password: PASSWORD,
+    });
     if (login.status !== 303) throw new Error(`sign-in failed: ${login.status} ${login.html}`);
     page = await browser.request('GET', login.location!);
   }
-  if (page.status !== 200 || !page.html.includes('action="/oauth/mcp/authorize"')) throw new Error(`no consent page: ${page.status} ${page.html}`);
-  const done = await browser.request('POST', '/oauth/mcp/authorize', { ...hiddenFields(page.html), decision: 'approve' });
+  if (page.status !== 200 || !page.html.includes('action="/oauth/mcp/authorize"'))
+    throw new Error(`no consent page: ${page.status} ${page.html}`);
+  const done = await browser.request('POST', '/oauth/mcp/authorize', {
+    ...hiddenFields(page.html),
+    decision: 'approve',
+  });
   if (done.status !== 303 || !done.location) throw new Error(`consent failed: ${done.status} ${done.html}`);
   const code = new URL(done.location).searchParams.get('code');
   if (!code) throw new Error(`no code in ${done.location}`);
@@ -109,7 +143,9 @@ export async function approveConsent(browser: Browser, authorizationUrl: URL, us
  * The whole flow with the SDK's client: connect (401 → discovery → registration → authorization
  * URL), consent in the browser, finish with the code (PKCE), reconnect authorized.
  */
-export async function connectMcp(user: TestUser): Promise<{ client: Client; provider: MemoryOAuthProvider; browser: Browser; base: string }> {
+export async function connectMcp(
+  user: TestUser,
+): Promise<{ client: Client; provider: MemoryOAuthProvider; browser: Browser; base: string }> {
   const { base } = await api();
   const url = new URL(`${base}/mcp`);
   const provider = new MemoryOAuthProvider();

@@ -11,9 +11,11 @@ export const at = (hours: number) => new Date(Date.now() + hours * 3_600_000).to
 export async function withLead(u?: TestUser, email = `lead-${randomUUID()}@example.test`) {
   const user = u ?? (await createOwner());
   const app = await createTestApp(user);
-  const list = await call('POST', `/api/apps/${app.id}/lists`, { token: user.accessToken, body: { name: `List ${randomUUID()}` } });
+  const list = await call('POST', `/api/apps/${app.id}/lists`, {
+    token: user.accessToken,
+    body: { name: `List ${randomUUID()}` },
+  });
   const ws = await workspaceIdOf(user.id);
   const [c] = await seedContacts(ws, [{ email, first_name: 'Grace', lists: [list.body.id] }]);
   return { u: user, ws, app, listId: list.body.id as string, leadId: c.leads[list.body.id], contactId: c.id, email };
 }
-

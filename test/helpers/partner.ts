@@ -15,5 +15,10 @@ export async function installPartner(u: TestUser, opts: { loginHint?: string } =
   const back = new URL(consent.headers.get('location')!);
   const done = await call('GET', back.pathname + back.search);
   if (done.status !== 200) throw new Error(`callback failed: ${done.status} ${done.text}`);
-  return done.body as { status: 'installed'; created: boolean; integration: { id: string; kind: string; status: string; credentials: Record<string, string> }; sync_workflow_id: string };
+  return done.body as {
+    status: 'installed';
+    created: boolean;
+    integration: { id: string; kind: string; status: string; credentials: Record<string, string> };
+    sync_workflow_id: string;
+  };
 }

@@ -43,5 +43,7 @@ export async function replayFixture(client: Client, name: string, workflowId: st
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     writeFileSync(file, historyToJSON(history));
   }
-  await serially(() => Worker.runReplayHistory({ workflowsPath, replayName: name }, JSON.parse(readFileSync(file, 'utf8'))));
+  await serially(() =>
+    Worker.runReplayHistory({ workflowsPath, replayName: name }, JSON.parse(readFileSync(file, 'utf8'))),
+  );
 }

@@ -28,7 +28,12 @@ export async function startServer(handler: Handler): Promise<WireServer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const raw = Buffer.concat(chunks).toString();
-      const wire: WireRequest = { method: req.method ?? '', url: new URL(req.url ?? '/', 'http://x'), headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+      const wire: WireRequest = {
+        method: req.method ?? '',
+        url: new URL(req.url ?? '/', 'http://x'),
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : undefined,
+      };
       requests.push(wire);
       try {
         await handler(wire, res);
@@ -73,7 +78,10 @@ export function newsforumHandler(source: LocalNewsforum, apiKey: string, prefix 
       const since = p.get('since');
       const query: SignalQuery = { kind: 'post_keywords', keywords: p.getAll('q'), filters: since ? { since } : {} };
       try {
-        const page = await source.search(query, { cursor: p.get('after') ?? undefined, limit: Number(p.get('limit') ?? 50) });
+        const page = await source.search(query, {
+          cursor: p.get('after') ?? undefined,
+          limit: Number(p.get('limit') ?? 50),
+        });
         return sendJson(res, 200, { items: page.candidates.map(forumItem), next: page.nextCursor });
       } catch (err) {
         return refused(res, err);
@@ -116,7 +124,15 @@ export function pronetHandler(source: LocalPronet, apiKey: string): Handler {
       const b = req.body as {
         kind: SignalQuery['kind'];
         keywords: string[];
-        filters: { titles: string[]; seniorities: never[]; industries: string[]; countries: string[]; company_sizes: never[]; since: string | null; current_only: boolean };
+        filters: {
+          titles: string[];
+          seniorities: never[];
+          industries: string[];
+          countries: string[];
+          company_sizes: never[];
+          since: string | null;
+          current_only: boolean;
+        };
         cursor: string | null;
         limit: number;
       };
@@ -136,17 +152,35 @@ export function pronetHandler(source: LocalPronet, apiKey: string): Handler {
       };
       try {
         const page = await source.search(query, { cursor: b.cursor ?? undefined, limit: b.limit });
-        return sendJson(res, 200, { people: page.candidates.map((c) => ({ ...pronetPerson(c), evidence: { id: c.evidence.id, text: c.evidence.text, url: c.evidence.url, date: c.evidence.date } })), next_cursor: page.nextCursor });
+        return sendJson(res, 200, {
+          people: page.candidates.map((c) => ({
+            ...pronetPerson(c),
+            evidence: { id: c.evidence.id, text: c.evidence.text, url: c.evidence.url, date: c.evidence.date },
+          })),
+          next_cursor: page.nextCursor,
+        });
       } catch (err) {
         return refused(res, err);
       }
     }
     if (req.method === 'POST' && req.url.pathname === '/v1/companies/people') {
-      const b = req.body as { company: { name: string | null; domain: string | null }; filters: { titles: string[]; seniorities: never[] }; cursor: string | null; limit: number };
+      const b = req.body as {
+        company: { name: string | null; domain: string | null };
+        filters: { titles: string[]; seniorities: never[] };
+        cursor: string | null;
+        limit: number;
+      };
       try {
-        const page = await source.companyPeople(b.company, b.filters, { cursor: b.cursor ?? undefined, limit: b.limit });
+        const page = await source.companyPeople(b.company, b.filters, {
+          cursor: b.cursor ?? undefined,
+          limit: b.limit,
+        });
         if (!page) return sendJson(res, 404, { error: 'company_not_found' });
-        return sendJson(res, 200, { company: page.company, people: page.people.map(pronetPerson), next_cursor: page.nextCursor });
+        return sendJson(res, 200, {
+          company: page.company,
+          people: page.people.map(pronetPerson),
+          next_cursor: page.nextCursor,
+        });
       } catch (err) {
         return refused(res, err);
       }

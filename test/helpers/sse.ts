@@ -36,7 +36,12 @@ export function parseSse(text: string, at = Date.now()): { events: SseEvent[]; c
 }
 
 /** POSTs and reads the whole stream (until the server ends it), timestamping events as they arrive. */
-export async function postSse(path: string, token: string, body: unknown, opts: { headers?: Record<string, string>; signal?: AbortSignal; onEvent?: (e: SseEvent) => void } = {}): Promise<SseResponse> {
+export async function postSse(
+  path: string,
+  token: string,
+  body: unknown,
+  opts: { headers?: Record<string, string>; signal?: AbortSignal; onEvent?: (e: SseEvent) => void } = {},
+): Promise<SseResponse> {
   const { base } = await api();
   const res = await fetch(base + path, {
     method: 'POST',
@@ -45,7 +50,8 @@ export async function postSse(path: string, token: string, body: unknown, opts: 
     signal: opts.signal,
   });
   const contentType = res.headers.get('content-type');
-  if (!contentType?.startsWith('text/event-stream')) return { status: res.status, contentType, events: [], comments: 0, error: await res.json().catch(() => undefined) };
+  if (!contentType?.startsWith('text/event-stream'))
+    return { status: res.status, contentType, events: [], comments: 0, error: await res.json().catch(() => undefined) };
   const events: SseEvent[] = [];
   let comments = 0;
   let buffer = '';

@@ -58,7 +58,8 @@ export async function tcpProxy(target: { host: string; port: number }): Promise<
   };
   return {
     port,
-    upstreamPorts: () => [...pairs].map(([, upstream]) => upstream.localPort).filter((p): p is number => p !== undefined),
+    upstreamPorts: () =>
+      [...pairs].map(([, upstream]) => upstream.localPort).filter((p): p is number => p !== undefined),
     cut,
     stall() {
       stalled = true;

@@ -22,17 +22,31 @@ export async function invite(
   headers: Record<string, string> = {},
 ) {
   const email = body.email ?? uniqueEmail('invitee');
-  const r = await call('POST', '/api/team/invitations', { token: inviter.accessToken, headers, body: { role: 'member', ...body, email } });
+  const r = await call('POST', '/api/team/invitations', {
+    token: inviter.accessToken,
+    headers,
+    body: { role: 'member', ...body, email },
+  });
   if (r.status !== 201) throw new Error(`invite failed: ${r.status} ${r.text}`);
   return { invitation: r.body, email, token: await inviteTokenFor(email) };
 }
 
 /** Invites a new person and accepts as a new account; returns the member as a TestUser plus membership id. */
-export async function addMemberViaInvite(owner: TestUser, body: { role?: 'admin' | 'member'; all_apps?: boolean; app_ids?: string[] } = {}) {
+export async function addMemberViaInvite(
+  owner: TestUser,
+  body: { role?: 'admin' | 'member'; all_apps?: boolean; app_ids?: string[] } = {},
+) {
   const { email, token, invitation } = await invite(owner, body);
-  const r = await call('POST', `/api/team/invitations/by-token/${token}/accept`, { body: { name: 'Invitee', password: PASSWORD } });
+  const r = await call('POST', `/api/team/invitations/by-token/${token}/accept`, {
+    body: { name: 'Invitee', password: PASSWORD },
+  });
   if (r.status !== 201) throw new Error(`accept failed: ${r.status} ${r.text}`);
-  const user: TestUser = { id: r.body.user.id, email, accessToken: r.body.access_token, refreshToken: r.body.refresh_token };
+  const user: TestUser = {
+    id: r.body.user.id,
+    email,
+    accessToken: r.body.access_token,
+    refreshToken: r.body.refresh_token,
+  };
   const members = await call('GET', '/api/team/members', { token: owner.accessToken });
   const membership = members.body.items.find((m: any) => m.user_id === user.id);
   return { user, memberId: membership.id as string, invitationId: invitation.id as string };

@@ -16,11 +16,21 @@ import { whenStarted } from './workflows.js';
 export function payload(name: EventName, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const base = isAcceptedEvent(name)
     ? Object.fromEntries(Object.entries(sampleData(name)).filter(([k]) => k !== 'sample'))
-    : { lead_id: uuidv7(), campaign_id: null, conversation_id: uuidv7(), first_name: null, last_name: null, reaction: '👍' };
+    : {
+        lead_id: uuidv7(),
+        campaign_id: null,
+        conversation_id: uuidv7(),
+        first_name: null,
+        last_name: null,
+        reaction: '👍',
+      };
   return { ...base, ...extra };
 }
 
-export type EventWorkflow = { kind: 'batch'; workflowId: string; batchId: string } | { kind: 'event'; workflowId: string } | { kind: 'none'; workflowId: null };
+export type EventWorkflow =
+  | { kind: 'batch'; workflowId: string; batchId: string }
+  | { kind: 'event'; workflowId: string }
+  | { kind: 'none'; workflowId: null };
 
 /** Waits (up to `timeoutMs`) until the dispatcher has decided the event's workflow, and names it. */
 export async function eventWorkflow(temporal: Client, eventId: string, timeoutMs = 60_000): Promise<EventWorkflow> {
@@ -32,7 +42,8 @@ export async function eventWorkflow(temporal: Client, eventId: string, timeoutMs
       [eventId],
     );
     if (row?.batch_id === eventId) return { kind: 'event', workflowId: webhookWorkflowIds.event(eventId) };
-    if (row?.batch_id) return { kind: 'batch', workflowId: webhookWorkflowIds.batch(row.batch_id), batchId: row.batch_id };
+    if (row?.batch_id)
+      return { kind: 'batch', workflowId: webhookWorkflowIds.batch(row.batch_id), batchId: row.batch_id };
     if (row?.dispatched) {
       // No batch id: no target, so no workflow, unless one was started for it by hand (or before batches existed).
       try {
@@ -43,7 +54,8 @@ export async function eventWorkflow(temporal: Client, eventId: string, timeoutMs
         throw err;
       }
     }
-    if (Date.now() > deadline) throw new Error(`event ${eventId} was not dispatched within ${timeoutMs} ms${row ? '' : ' (no outbox row)'}`);
+    if (Date.now() > deadline)
+      throw new Error(`event ${eventId} was not dispatched within ${timeoutMs} ms${row ? '' : ' (no outbox row)'}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -5,7 +5,13 @@
 import test from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BookingError, HttpBookingProvider, createBookingProviders, localBookings, pkceChallenge } from '../../lib/booking/index.js';
+import {
+  BookingError,
+  HttpBookingProvider,
+  createBookingProviders,
+  localBookings,
+  pkceChallenge,
+} from '../../lib/booking/index.js';
 import { checkBookingSignature, parseBookingEvent, signBookingEvent } from '../../lib/booking/wire.js';
 import type { ProviderErrorCode } from '../../lib/provider-http.js';
 
@@ -21,25 +27,45 @@ interface Seen {
 }
 
 /** A tiny provider: answers by route; `answer` overrides a route (errors, bad shapes). */
-async function provider(t: { teardown(fn: () => Promise<void> | void): void }, answer?: (s: Seen, res: ServerResponse) => boolean) {
+async function provider(
+  t: { teardown(fn: () => Promise<void> | void): void },
+  answer?: (s: Seen, res: ServerResponse) => boolean,
+) {
   const seen: Seen[] = [];
-  const json = (res: ServerResponse, status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      const s: Seen = { method: req.method ?? '', url: new URL(req.url ?? '/', 'http://x'), headers: req.headers, body };
+      const s: Seen = {
+        method: req.method ?? '',
+        url: new URL(req.url ?? '/', 'http://x'),
+        headers: req.headers,
+        body,
+      };
       seen.push(s);
       if (answer?.(s, res)) return;
       const route = `${s.method} ${s.url.pathname.replace(/^\/api/, '')}`;
       const bearer = s.headers.authorization;
       if (route === 'POST /oauth/token') {
-        if (bearer !== `Basic ${Buffer.from('client-1:secret-1').toString('base64')}`) return json(res, 401, { error: 'invalid_client' });
+        if (bearer !== `Basic ${Buffer.from('client-1:secret-1').toString('base64')}`)
+          return json(res, 401, { error: 'invalid_client' });
         const form = new URLSearchParams(body);
-        if (form.get('grant_type') === 'authorization_code' && form.get('code') === 'good' && pkceChallenge(form.get('code_verifier') ?? '') === pkceChallenge('v'.repeat(50))) {
-          return json(res, 200, { access_token: 'at-1', refresh_token: 'rt-1', expires_in: 3600, token_type: 'Bearer' });
+        if (
+          form.get('grant_type') === 'authorization_code' &&
+          form.get('code') === 'good' &&
+          pkceChallenge(form.get('code_verifier') ?? '') === pkceChallenge('v'.repeat(50))
+        ) {
+          return json(res, 200, {
+            access_token: 'at-1',
+            refresh_token: 'rt-1',
+            expires_in: 3600,
+            token_type: 'Bearer',
+          });
         }
-        if (form.get('grant_type') === 'refresh_token' && form.get('refresh_token') === 'rt-1') return json(res, 200, { access_token: 'at-2', token_type: 'Bearer' });
+        if (form.get('grant_type') === 'refresh_token' && form.get('refresh_token') === 'rt-1')
+          return json(res, 200, { access_token: 'at-2', token_type: 'Bearer' });
         return json(res, 400, { error: 'invalid_grant' });
       }
       if (bearer !== `Bearer ${KEY}` && bearer !== 'Bearer at-1') return json(res, 401, { error: 'unauthorized' });
@@ -53,9 +79,22 @@ async function provider(t: { teardown(fn: () => Promise<void> | void): void }, a
         case 'DELETE /v1/webhooks/gone':
           return json(res, 404, {});
         case 'GET /v1/bookings': {
-          const booking = { id: 'bk-1', status: 'scheduled', title: 'Intro', start_time: T0, end_time: T1, location: null, attendees: [{ email: 'grace@example.test', name: 'Grace' }], tracking: { lead_id: '01934F6A-0000-7000-8000-000000000001' }, updated_at: T0 };
+          const booking = {
+            id: 'bk-1',
+            status: 'scheduled',
+            title: 'Intro',
+            start_time: T0,
+            end_time: T1,
+            location: null,
+            attendees: [{ email: 'grace@example.test', name: 'Grace' }],
+            tracking: { lead_id: '01934F6A-0000-7000-8000-000000000001' },
+            updated_at: T0,
+          };
           return s.url.searchParams.get('cursor')
-            ? json(res, 200, { items: [{ ...booking, id: 'bk-2', tracking: { lead_id: 'not-a-lead' } }, { id: 'broken' }], next_cursor: null })
+            ? json(res, 200, {
+                items: [{ ...booking, id: 'bk-2', tracking: { lead_id: 'not-a-lead' } }, { id: 'broken' }],
+                next_cursor: null,
+              })
             : json(res, 200, { items: [booking], next_cursor: 'c2' });
         }
         default:
@@ -66,7 +105,17 @@ async function provider(t: { teardown(fn: () => Promise<void> | void): void }, a
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
   const scheduler = new HttpBookingProvider({ name: 'scheduler', baseUrl: url, timeoutMs: 2000 });
-  const calendar = new HttpBookingProvider({ name: 'calendar', baseUrl: url, timeoutMs: 2000, oauth: { authorizeUrl: 'https://calendar.example/authorize', clientId: 'client-1', clientSecret: 'secret-1', scope: 'bookings.read webhooks.write' } });
+  const calendar = new HttpBookingProvider({
+    name: 'calendar',
+    baseUrl: url,
+    timeoutMs: 2000,
+    oauth: {
+      authorizeUrl: 'https://calendar.example/authorize',
+      clientId: 'client-1',
+      clientSecret: 'secret-1',
+      scope: 'bookings.read webhooks.write',
+    },
+  });
   t.teardown(async () => {
     await scheduler.close();
     await calendar.close();
@@ -94,8 +143,15 @@ test('http booking provider: account, webhooks and bookings send the documented 
   t.is(seen.at(-1)!.headers.authorization, `Bearer ${KEY}`);
   t.is(seen.at(-1)!.url.pathname, '/api/v1/me', 'the base URL’s path is kept');
 
-  t.deepEqual(await scheduler.registerWebhook(creds, { url: 'https://api.example/hooks/booking/p1', secret: 'whsec_x' }), { webhookId: 'wh-1' });
-  t.deepEqual(JSON.parse(seen.at(-1)!.body), { url: 'https://api.example/hooks/booking/p1', secret: 'whsec_x', events: ['booking.created', 'booking.rescheduled', 'booking.canceled'] });
+  t.deepEqual(
+    await scheduler.registerWebhook(creds, { url: 'https://api.example/hooks/booking/p1', secret: 'whsec_x' }),
+    { webhookId: 'wh-1' },
+  );
+  t.deepEqual(JSON.parse(seen.at(-1)!.body), {
+    url: 'https://api.example/hooks/booking/p1',
+    secret: 'whsec_x',
+    events: ['booking.created', 'booking.rescheduled', 'booking.canceled'],
+  });
   await scheduler.deleteWebhook(creds, 'wh-1');
   await scheduler.deleteWebhook(creds, 'gone'); // already removed: not an error
 
@@ -127,7 +183,14 @@ test('http booking provider: account, webhooks and bookings send the documented 
 
 test('http booking provider, OAuth: the authorization URL carries the PKCE challenge; the token endpoint gets a form with HTTP Basic; refresh', async (t) => {
   const { calendar, scheduler, seen } = await provider(t);
-  const url = new URL(calendar.authorizationUrl({ state: 'st-1', redirectUri: 'https://api.example/oauth/booking/calendar/callback', codeChallenge: 'ch-1', loginHint: 'ada@example.test' }));
+  const url = new URL(
+    calendar.authorizationUrl({
+      state: 'st-1',
+      redirectUri: 'https://api.example/oauth/booking/calendar/callback',
+      codeChallenge: 'ch-1',
+      loginHint: 'ada@example.test',
+    }),
+  );
   t.is(url.origin + url.pathname, 'https://calendar.example/authorize');
   t.deepEqual(Object.fromEntries(url.searchParams), {
     response_type: 'code',
@@ -139,19 +202,37 @@ test('http booking provider, OAuth: the authorization URL carries the PKCE chall
     code_challenge: 'ch-1',
     code_challenge_method: 'S256',
   });
-  const tokens = await calendar.exchangeCode({ code: 'good', redirectUri: 'https://api.example/cb', codeVerifier: 'v'.repeat(50) });
+  const tokens = await calendar.exchangeCode({
+    code: 'good',
+    redirectUri: 'https://api.example/cb',
+    codeVerifier: 'v'.repeat(50),
+  });
   t.like(tokens, { accessToken: 'at-1', refreshToken: 'rt-1' });
   t.true(tokens.expiresAt!.getTime() > Date.now() + 3500_000);
   const sent = seen.at(-1)!;
   t.is(sent.headers['content-type'], 'application/x-www-form-urlencoded');
-  t.deepEqual(Object.fromEntries(new URLSearchParams(sent.body)), { grant_type: 'authorization_code', code: 'good', redirect_uri: 'https://api.example/cb', code_verifier: 'v'.repeat(50), client_id: 'client-1' });
-  t.like(await calendar.account({ kind: 'oauth', accessToken: 'at-1', refreshToken: null, expiresAt: null }), { accountId: 'acct-1' });
+  t.deepEqual(Object.fromEntries(new URLSearchParams(sent.body)), {
+    grant_type: 'authorization_code',
+    code: 'good',
+    redirect_uri: 'https://api.example/cb',
+    code_verifier: 'v'.repeat(50),
+    client_id: 'client-1',
+  });
+  t.like(await calendar.account({ kind: 'oauth', accessToken: 'at-1', refreshToken: null, expiresAt: null }), {
+    accountId: 'acct-1',
+  });
   t.deepEqual(await calendar.refresh('rt-1'), { accessToken: 'at-2', refreshToken: null, expiresAt: null });
 
-  const refused = await failure(calendar.exchangeCode({ code: 'good', redirectUri: 'https://api.example/cb', codeVerifier: 'w'.repeat(50) }));
+  const refused = await failure(
+    calendar.exchangeCode({ code: 'good', redirectUri: 'https://api.example/cb', codeVerifier: 'w'.repeat(50) }),
+  );
   t.is(refused.code, 'auth', 'a wrong verifier (400 invalid_grant) is an auth failure');
   t.is((await failure(calendar.refresh('rt-unknown'))).code, 'auth');
-  t.is((await failure(scheduler.exchangeCode({ code: 'x', redirectUri: 'y', codeVerifier: null }))).code, 'invalid_request', 'an API-key provider has no OAuth');
+  t.is(
+    (await failure(scheduler.exchangeCode({ code: 'x', redirectUri: 'y', codeVerifier: null }))).code,
+    'invalid_request',
+    'an API-key provider has no OAuth',
+  );
 });
 
 test('http booking provider: errors are coded (401 auth, 429 rate_limited, 5xx unavailable, a redirect or a bad shape bad_response, a stall timeout)', async (t) => {
@@ -182,14 +263,37 @@ test('http booking provider: errors are coded (401 auth, 429 rate_limited, 5xx u
 
 test('configuration: HTTP providers only where a base URL is set; the calendar needs its client id and secret', (t) => {
   const none = { baseUrl: null, authorizeUrl: null, clientId: null, clientSecret: null, scope: null };
-  const local = createBookingProviders({ timeoutMs: 1000, scheduler: { baseUrl: null }, calendar: none }, 'http://127.0.0.1:3000');
+  const local = createBookingProviders(
+    { timeoutMs: 1000, scheduler: { baseUrl: null }, calendar: none },
+    'http://127.0.0.1:3000',
+  );
   t.false(local.get('scheduler') instanceof HttpBookingProvider);
   t.is(local.get('calendar')!.auth, 'oauth');
-  const http = createBookingProviders({ timeoutMs: 1000, scheduler: { baseUrl: 'https://scheduler.example/api' }, calendar: { ...none, baseUrl: 'https://calendar.example', clientId: 'c', clientSecret: 's' } }, 'http://x');
+  const http = createBookingProviders(
+    {
+      timeoutMs: 1000,
+      scheduler: { baseUrl: 'https://scheduler.example/api' },
+      calendar: { ...none, baseUrl: 'https://calendar.example', clientId: 'c', clientSecret: 's' },
+    },
+    'http://x',
+  );
   t.true(http.get('scheduler') instanceof HttpBookingProvider);
-  t.regex(http.get('calendar')!.authorizationUrl!({ state: 's', redirectUri: 'r', codeChallenge: null, loginHint: null }), /^https:\/\/calendar\.example\/oauth\/authorize\?/);
-  t.throws(() => createBookingProviders({ timeoutMs: 1000, scheduler: { baseUrl: null }, calendar: { ...none, baseUrl: 'https://calendar.example' } }, 'http://x'), { message: /CLIENT_ID/ });
-  t.throws(() => createBookingProviders({ timeoutMs: 1000, scheduler: { baseUrl: 'ftp://x' }, calendar: none }, 'http://x'), { message: /BOOKING_SCHEDULER_BASE_URL/ });
+  t.regex(
+    http.get('calendar')!.authorizationUrl!({ state: 's', redirectUri: 'r', codeChallenge: null, loginHint: null }),
+    /^https:\/\/calendar\.example\/oauth\/authorize\?/,
+  );
+  t.throws(
+    () =>
+      createBookingProviders(
+        { timeoutMs: 1000, scheduler: { baseUrl: null }, calendar: { ...none, baseUrl: 'https://calendar.example' } },
+        'http://x',
+      ),
+    { message: /CLIENT_ID/ },
+  );
+  t.throws(
+    () => createBookingProviders({ timeoutMs: 1000, scheduler: { baseUrl: 'ftp://x' }, calendar: none }, 'http://x'),
+    { message: /BOOKING_SCHEDULER_BASE_URL/ },
+  );
 });
 
 test('inbound signature: constant-time HMAC over "<t>.<body>", 5-minute window, rotation-friendly (any v1 may match)', (t) => {
@@ -201,23 +305,46 @@ test('inbound signature: constant-time HMAC over "<t>.<body>", 5-minute window, 
   t.deepEqual(checkBookingSignature('whsec_a', body, `${good},v1=${'0'.repeat(64)}`, now), { ok: true });
   t.like(checkBookingSignature('whsec_b', body, good, now), { ok: false, reason: 'signature does not match' });
   t.like(checkBookingSignature('whsec_a', Buffer.from('{"id":"evt_2"}'), good, now), { ok: false });
-  t.deepEqual(checkBookingSignature('whsec_a', body, good, new Date(now.getTime() + 301_000)), { ok: false, reason: 'signature timestamp outside the 5-minute window' });
+  t.deepEqual(checkBookingSignature('whsec_a', body, good, new Date(now.getTime() + 301_000)), {
+    ok: false,
+    reason: 'signature timestamp outside the 5-minute window',
+  });
   t.like(checkBookingSignature('whsec_a', body, undefined, now), { ok: false, reason: 'signature header missing' });
   t.like(checkBookingSignature('whsec_a', body, 'v1=abc', now), { ok: false, reason: 'signature header malformed' });
 });
 
 test('inbound events: parsed into bookings (clipped title, tracking lead id checked); malformed ones name the first problem', (t) => {
-  const booking = { id: 'bk-1', status: 'canceled', title: `  ${'T'.repeat(400)}  `, start_time: '2026-11-20T11:00:00+01:00', end_time: T1, attendees: [{ email: 'grace@example.test' }], updated_at: T0 };
+  const booking = {
+    id: 'bk-1',
+    status: 'canceled',
+    title: `  ${'T'.repeat(400)}  `,
+    start_time: '2026-11-20T11:00:00+01:00',
+    end_time: T1,
+    attendees: [{ email: 'grace@example.test' }],
+    updated_at: T0,
+  };
   const ok = parseBookingEvent({ id: 'evt_1', type: 'booking.canceled', data: { booking } });
   if (!('event' in ok)) return t.fail(ok.error);
-  t.like(ok.event, { eventId: 'evt_1', type: 'booking.canceled', createdAt: null, booking: { bookingId: 'bk-1', status: 'canceled', startsAt: new Date(T0), location: null, trackingLeadId: null } });
+  t.like(ok.event, {
+    eventId: 'evt_1',
+    type: 'booking.canceled',
+    createdAt: null,
+    booking: { bookingId: 'bk-1', status: 'canceled', startsAt: new Date(T0), location: null, trackingLeadId: null },
+  });
   t.is(ok.event.booking.title.length, 300);
   t.deepEqual(ok.event.booking.attendees, [{ email: 'grace@example.test', name: null }]);
   const problem = (json: unknown) => {
     const r = parseBookingEvent(json);
     return 'error' in r ? r.error : '';
   };
-  t.is(problem({ id: 'evt_1', type: 'booking.canceled', data: { booking: { ...booking, end_time: '2026-11-20T09:00:00Z' } } }), 'not a booking event: data.booking.end_time: end_time must be after start_time');
+  t.is(
+    problem({
+      id: 'evt_1',
+      type: 'booking.canceled',
+      data: { booking: { ...booking, end_time: '2026-11-20T09:00:00Z' } },
+    }),
+    'not a booking event: data.booking.end_time: end_time must be after start_time',
+  );
   t.regex(problem({ id: 'evt_1', type: 'booking.moved', data: { booking } }), /^not a booking event: type: /);
   t.regex(problem([]), /^not a booking event: \(root\)/);
 });
@@ -228,6 +355,12 @@ test('the local provider is deterministic per account: 14 bookings over the ISO 
   t.deepEqual(a, localBookings('scheduler_abc', new Date('2026-11-22T23:00:00Z')), 'same week, same bookings');
   t.is(a.length, 14);
   t.is(a.filter((b) => b.startsAt < now).length, 12);
-  t.deepEqual(a.filter((b) => b.status === 'canceled').map((b) => b.bookingId), ['scheduler_abc-bk-4', 'scheduler_abc-bk-9', 'scheduler_abc-bk-14']);
-  t.notDeepEqual(a.map((b) => b.attendees[0].email), localBookings('scheduler_other', now).map((b) => b.attendees[0].email));
+  t.deepEqual(
+    a.filter((b) => b.status === 'canceled').map((b) => b.bookingId),
+    ['scheduler_abc-bk-4', 'scheduler_abc-bk-9', 'scheduler_abc-bk-14'],
+  );
+  t.notDeepEqual(
+    a.map((b) => b.attendees[0].email),
+    localBookings('scheduler_other', now).map((b) => b.attendees[0].email),
+  );
 });

@@ -1,6 +1,17 @@
 import test from 'ava';
 import type { ServerResponse } from 'node:http';
-import { ConnectorError, createConnector, HttpConnector, MailConnector, RoutingConnector, SandboxConnector, SandboxNetwork, sandboxNetworkOf, type NetworkProfile, type ProfileQuery } from '../../lib/connectors/index.js';
+import {
+  ConnectorError,
+  createConnector,
+  HttpConnector,
+  MailConnector,
+  RoutingConnector,
+  SandboxConnector,
+  SandboxNetwork,
+  sandboxNetworkOf,
+  type NetworkProfile,
+  type ProfileQuery,
+} from '../../lib/connectors/index.js';
 import { LocalEnrichment } from '../../lib/enrichment/local.js';
 import { ProviderError } from '../../lib/provider-http.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
@@ -10,13 +21,24 @@ const corpusOpts = { seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:0
 const corpus = getCorpus(corpusOpts);
 const sandbox = new SandboxConnector(corpusOpts);
 const KEY = 'k-conn-1';
-const EMPTY: ProfileQuery = { fullName: null, firstName: null, lastName: null, company: null, companyDomain: null, email: null, profileUrl: null };
+const EMPTY: ProfileQuery = {
+  fullName: null,
+  firstName: null,
+  lastName: null,
+  company: null,
+  companyDomain: null,
+  email: null,
+  profileUrl: null,
+};
 const q = (fields: Partial<ProfileQuery>): ProfileQuery => ({ ...EMPTY, ...fields });
 
 const current = corpus.people.findIndex((p) => p.current && p.email !== null && /[^\x20-\x7e]/.test(p.fullName));
 const former = corpus.people.findIndex((p) => !p.current);
 
-async function serve(t: { teardown(fn: () => Promise<void>): void }, handler: Parameters<typeof startServer>[0]): Promise<WireServer> {
+async function serve(
+  t: { teardown(fn: () => Promise<void>): void },
+  handler: Parameters<typeof startServer>[0],
+): Promise<WireServer> {
   const server = await startServer(handler);
   t.teardown(server.close);
   return server;
@@ -46,11 +68,20 @@ test('sandbox: finds a profile by URL, email, or name with company; unknown peop
     company: co.name,
     country: p.country,
   };
-  t.deepEqual(await sandbox.findProfile(q({ profileUrl: `${p.profileUrl.replace('https://', 'https://m.')}/` })), expected);
+  t.deepEqual(
+    await sandbox.findProfile(q({ profileUrl: `${p.profileUrl.replace('https://', 'https://m.')}/` })),
+    expected,
+  );
   t.deepEqual(await sandbox.findProfile(q({ profileUrl: p.forumUrl })), expected);
   t.deepEqual(await sandbox.findProfile(q({ email: p.email!.toUpperCase() })), expected);
-  t.deepEqual(await sandbox.findProfile(q({ fullName: p.fullName.normalize('NFD').toLowerCase(), company: co.name })), expected);
-  t.deepEqual(await sandbox.findProfile(q({ firstName: p.firstName, lastName: p.lastName, companyDomain: co.domain })), expected);
+  t.deepEqual(
+    await sandbox.findProfile(q({ fullName: p.fullName.normalize('NFD').toLowerCase(), company: co.name })),
+    expected,
+  );
+  t.deepEqual(
+    await sandbox.findProfile(q({ firstName: p.firstName, lastName: p.lastName, companyDomain: co.domain })),
+    expected,
+  );
   // A URL of nobody is not confirmed; a name alone is not enough.
   t.is(await sandbox.findProfile(q({ profileUrl: 'https://pronet.example/in/nobody-here' })), null);
   t.is(await sandbox.findProfile(q({ fullName: p.fullName })), null);
@@ -117,7 +148,15 @@ test('http: POSTs the query with the key and maps the profile like the sandbox',
   t.is(r.method, 'POST');
   t.is(r.headers.authorization, `Bearer ${KEY}`);
   t.is(r.headers['content-type'], 'application/json');
-  t.deepEqual(r.body, { full_name: p.fullName, first_name: null, last_name: null, company: co.name, company_domain: co.domain, email: null, profile_url: null });
+  t.deepEqual(r.body, {
+    full_name: p.fullName,
+    first_name: null,
+    last_name: null,
+    company: co.name,
+    company_domain: co.domain,
+    email: null,
+    profile_url: null,
+  });
 });
 
 test('http: fields are trimmed and clipped; names are split when absent; no profile is null', async (t) => {
@@ -127,7 +166,15 @@ test('http: fields are trimmed and clipped; names are split when absent; no prof
   t.teardown(() => http.close());
   answer = (res) =>
     sendJson(res, 200, {
-      profile: { profile_url: ' https://pronet.example/in/ada ', provider_id: 12345, full_name: ' Ada Lovelace ', headline: 'h'.repeat(301), title: '  ', company: 'Analytical', extra: 1 },
+      profile: {
+        profile_url: ' https://pronet.example/in/ada ',
+        provider_id: 12345,
+        full_name: ' Ada Lovelace ',
+        headline: 'h'.repeat(301),
+        title: '  ',
+        company: 'Analytical',
+        extra: 1,
+      },
     });
   t.deepEqual(await http.findProfile(q({ email: 'ada@example.com' })), {
     profileUrl: 'https://pronet.example/in/ada',
@@ -163,11 +210,21 @@ test('http: statuses and broken answers map to ConnectorError codes', async (t) 
     ['400', (res) => sendJson(res, 400, {}), 'invalid_request', null],
     ['422', (res) => sendJson(res, 422, {}), 'invalid_request', null],
     ['301', (res) => void res.writeHead(301, { location: 'http://127.0.0.1:9/' }).end(), 'bad_response', null],
-    ['bad JSON', (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('nope'), 'bad_response', null],
+    [
+      'bad JSON',
+      (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('nope'),
+      'bad_response',
+      null,
+    ],
     ['no profile key', (res) => sendJson(res, 200, {}), 'bad_response', null],
     ['no provider id', (res) => sendJson(res, 200, { profile: { ...ok, provider_id: '' } }), 'bad_response', null],
     ['blank full name', (res) => sendJson(res, 200, { profile: { ...ok, full_name: '  ' } }), 'bad_response', null],
-    ['profile URL not http(s)', (res) => sendJson(res, 200, { profile: { ...ok, profile_url: 'javascript:alert(1)' } }), 'bad_response', null],
+    [
+      'profile URL not http(s)',
+      (res) => sendJson(res, 200, { profile: { ...ok, profile_url: 'javascript:alert(1)' } }),
+      'bad_response',
+      null,
+    ],
   ];
   for (const [name, respond, code, retryAfter] of cases) {
     answer = respond;
@@ -205,10 +262,19 @@ test('createConnector: the sandbox network by default, HTTP when a base URL is s
   t.true(local.mail instanceof MailConnector);
   t.is(local.name, 'sandbox');
   t.deepEqual(local.serves, ['sandbox', 'mail']);
-  const http = createConnector({ ...conf, baseUrl: 'https://connector.example/api', apiKey: 'k' }, corpusOpts, orm, mail);
+  const http = createConnector(
+    { ...conf, baseUrl: 'https://connector.example/api', apiKey: 'k' },
+    corpusOpts,
+    orm,
+    mail,
+  );
   t.true(http.base instanceof HttpConnector);
   t.is(sandboxNetworkOf(http), null);
   t.teardown(() => http.close());
-  t.throws(() => createConnector({ ...conf, baseUrl: 'file:///etc/passwd', apiKey: 'k' }, corpusOpts, orm, mail), { message: /CONNECTOR_BASE_URL must be an absolute http\(s\) URL/ });
-  t.throws(() => createConnector({ ...conf, baseUrl: 'https://connector.example' }, corpusOpts, orm, mail), { message: /CONNECTOR_API_KEY is required/ });
+  t.throws(() => createConnector({ ...conf, baseUrl: 'file:///etc/passwd', apiKey: 'k' }, corpusOpts, orm, mail), {
+    message: /CONNECTOR_BASE_URL must be an absolute http\(s\) URL/,
+  });
+  t.throws(() => createConnector({ ...conf, baseUrl: 'https://connector.example' }, corpusOpts, orm, mail), {
+    message: /CONNECTOR_API_KEY is required/,
+  });
 });

@@ -2,7 +2,15 @@
 // resumes from) with a BOM, CRLF, quoted newlines and Windows-1252; delimiter, header and mapping
 // detection; the row check.
 import test from 'ava';
-import { CsvReader, CsvSyntaxError, detectDelimiter, readAll, Utf8Check, type CsvEncoding, type Delimiter } from '../../lib/csv.js';
+import {
+  CsvReader,
+  CsvSyntaxError,
+  detectDelimiter,
+  readAll,
+  Utf8Check,
+  type CsvEncoding,
+  type Delimiter,
+} from '../../lib/csv.js';
 import { analyse, checkMapping, checkRow, detectHeader, suggestMapping } from '../../domain/lists/import-csv.js';
 import { AppError } from '../../domain/errors.js';
 
@@ -16,7 +24,8 @@ function records(bytes: Buffer, delimiter: Delimiter = ',', encoding: CsvEncodin
 }
 
 test('record end offsets are file offsets: BOM, CRLF, quoted newlines and delimiters, a last line without break', (t) => {
-  const text = '\ufeffEmail,Note\r\n"a@x.example","line one\r\nline two, with a comma"\r\nb@x.example,"say ""hi"""\r\nc@x.example,last';
+  const text =
+    '\ufeffEmail,Note\r\n"a@x.example","line one\r\nline two, with a comma"\r\nb@x.example,"say ""hi"""\r\nc@x.example,last';
   const bytes = Buffer.from(text, 'utf8');
   const recs = records(bytes);
   t.deepEqual(
@@ -33,7 +42,10 @@ test('record end offsets are file offsets: BOM, CRLF, quoted newlines and delimi
   ends.push(ends[0] + Buffer.byteLength('"a@x.example","line one\r\nline two, with a comma"\r\n'));
   ends.push(ends[1] + Buffer.byteLength('b@x.example,"say ""hi"""\r\n'));
   ends.push(bytes.length);
-  t.deepEqual(recs.map((r) => r.end), ends);
+  t.deepEqual(
+    recs.map((r) => r.end),
+    ends,
+  );
   // Resuming at any record end reads exactly the records after it.
   for (let i = 0; i < ends.length; i++) {
     t.deepEqual(
@@ -45,14 +57,30 @@ test('record end offsets are file offsets: BOM, CRLF, quoted newlines and delimi
 
 test('multi-byte UTF-8 split across chunks, and Windows-1252 bytes decoded per value (é, €, “”)', (t) => {
   const utf8 = Buffer.from('name;city\nZoë;Zürich €\n', 'utf8');
-  t.deepEqual(records(utf8, ';', 'utf-8', 1).map((r) => r.values), [
-    ['name', 'city'],
-    ['Zoë', 'Zürich €'],
-  ]);
+  t.deepEqual(
+    records(utf8, ';', 'utf-8', 1).map((r) => r.values),
+    [
+      ['name', 'city'],
+      ['Zoë', 'Zürich €'],
+    ],
+  );
   // "Café;5 €;“quoted”" in Windows-1252: é = E9, € = 80, “ = 93, ” = 94.
-  const cp = Buffer.concat([Buffer.from('Caf'), Buffer.from([0xe9]), Buffer.from(';5 '), Buffer.from([0x80]), Buffer.from(';'), Buffer.from([0x93]), Buffer.from('q'), Buffer.from([0x94]), Buffer.from('\r\n')]);
+  const cp = Buffer.concat([
+    Buffer.from('Caf'),
+    Buffer.from([0xe9]),
+    Buffer.from(';5 '),
+    Buffer.from([0x80]),
+    Buffer.from(';'),
+    Buffer.from([0x93]),
+    Buffer.from('q'),
+    Buffer.from([0x94]),
+    Buffer.from('\r\n'),
+  ]);
   const recs = records(cp, ';', 'windows-1252', 2);
-  t.deepEqual(recs.map((r) => r.values), [['Café', '5 €', '“q”']]);
+  t.deepEqual(
+    recs.map((r) => r.values),
+    [['Café', '5 €', '“q”']],
+  );
   t.is(recs[0].end, cp.length);
   const check = new Utf8Check();
   check.write(cp);
@@ -67,10 +95,16 @@ test('syntax errors: an unclosed quote fails at the end with the records before 
   const r = new CsvReader({ delimiter: ',', encoding: 'utf-8' });
   const first = r.write(bytes);
   const err = t.throws(() => r.end(), { instanceOf: CsvSyntaxError });
-  t.deepEqual([...first, ...err!.records].map((x) => x.values), [['a', 'b']]);
+  t.deepEqual(
+    [...first, ...err!.records].map((x) => x.values),
+    [['a', 'b']],
+  );
   t.is(err!.recordsBefore, 1);
   // As a head (not the whole file): the cut record is dropped, no error.
-  t.deepEqual(readAll(bytes, { delimiter: ',', encoding: 'utf-8', complete: false }).map((x) => x.values), [['a', 'b']]);
+  t.deepEqual(
+    readAll(bytes, { delimiter: ',', encoding: 'utf-8', complete: false }).map((x) => x.values),
+    [['a', 'b']],
+  );
   t.throws(() => readAll(bytes, { delimiter: ',', encoding: 'utf-8', complete: true }), { instanceOf: CsvSyntaxError });
 });
 
@@ -84,12 +118,45 @@ test('delimiter detection: comma, semicolon (with decimal commas), tab, pipe, on
 });
 
 test('header detection and the suggested mapping (by header, then by content)', (t) => {
-  t.true(detectHeader([['E-mail', 'Prénom', 'Nom'], ['a@x.example', 'Ann', 'Lee']]));
-  t.false(detectHeader([['a@x.example', 'Ann'], ['b@x.example', 'Bob']]));
-  t.true(detectHeader([['Contact', 'Years'], ['Ann', '3'], ['Bob', '5']]));
-  t.false(detectHeader([['Ann', 'Lee'], ['Bob', 'Ray']]));
-  const m = suggestMapping(['Work Email', 'LinkedIn URL', 'Prénom', 'Nom', 'Job Title', 'Company Name', 'Website', 'Mobile', 'Something else'], []);
-  t.deepEqual(m.mapping, { email: 0, profile_url: 1, first_name: 2, last_name: 3, title: 4, company: 5, company_domain: 6, phone: 7 });
+  t.true(
+    detectHeader([
+      ['E-mail', 'Prénom', 'Nom'],
+      ['a@x.example', 'Ann', 'Lee'],
+    ]),
+  );
+  t.false(
+    detectHeader([
+      ['a@x.example', 'Ann'],
+      ['b@x.example', 'Bob'],
+    ]),
+  );
+  t.true(
+    detectHeader([
+      ['Contact', 'Years'],
+      ['Ann', '3'],
+      ['Bob', '5'],
+    ]),
+  );
+  t.false(
+    detectHeader([
+      ['Ann', 'Lee'],
+      ['Bob', 'Ray'],
+    ]),
+  );
+  const m = suggestMapping(
+    ['Work Email', 'LinkedIn URL', 'Prénom', 'Nom', 'Job Title', 'Company Name', 'Website', 'Mobile', 'Something else'],
+    [],
+  );
+  t.deepEqual(m.mapping, {
+    email: 0,
+    profile_url: 1,
+    first_name: 2,
+    last_name: 3,
+    title: 4,
+    company: 5,
+    company_domain: 6,
+    phone: 7,
+  });
   t.is(m.byColumn[8], null);
   // No header: identifiers by content.
   const rows = [
@@ -102,11 +169,29 @@ test('header detection and the suggested mapping (by header, then by content)', 
 test('the row check: identifiers, lengths, column count; company domains normalised', (t) => {
   const m = { email: 0, profile_url: 1, first_name: 2, company_domain: 3 };
   const ok = checkRow([' Ann@X.Example ', '', 'Ann', 'https://www.acme.example/about'], 4, m);
-  t.deepEqual(ok.row, { email: 'Ann@X.Example', emailKey: 'ann@x.example', profileUrl: null, urlKey: null, fields: { first_name: 'Ann', company_domain: 'acme.example' } });
-  t.deepEqual(checkRow(['', '', 'Ann', ''], 4, m).problems.map((p) => p.code), ['missing_identifier']);
-  t.deepEqual(checkRow(['not-an-email', 'ftp://x', '', ''], 4, m).problems.map((p) => p.code), ['invalid_email', 'invalid_profile_url']);
-  t.deepEqual(checkRow(['a@x.example', '', 'x'.repeat(201), ''], 4, m).problems.map((p) => [p.code, p.field]), [['too_long', 'first_name']]);
-  t.deepEqual(checkRow(['a@x.example', '', '', '', 'extra'], 4, m).problems.map((p) => p.code), ['column_count']);
+  t.deepEqual(ok.row, {
+    email: 'Ann@X.Example',
+    emailKey: 'ann@x.example',
+    profileUrl: null,
+    urlKey: null,
+    fields: { first_name: 'Ann', company_domain: 'acme.example' },
+  });
+  t.deepEqual(
+    checkRow(['', '', 'Ann', ''], 4, m).problems.map((p) => p.code),
+    ['missing_identifier'],
+  );
+  t.deepEqual(
+    checkRow(['not-an-email', 'ftp://x', '', ''], 4, m).problems.map((p) => p.code),
+    ['invalid_email', 'invalid_profile_url'],
+  );
+  t.deepEqual(
+    checkRow(['a@x.example', '', 'x'.repeat(201), ''], 4, m).problems.map((p) => [p.code, p.field]),
+    [['too_long', 'first_name']],
+  );
+  t.deepEqual(
+    checkRow(['a@x.example', '', '', '', 'extra'], 4, m).problems.map((p) => p.code),
+    ['column_count'],
+  );
   // 200 characters of astral symbols are 400 UTF-16 units but 200 characters: accepted.
   t.truthy(checkRow(['a@x.example', '', '😀'.repeat(200), ''], 4, m).row);
   const bad = t.throws(() => checkMapping({ first_name: 0 }, 3), { instanceOf: AppError });

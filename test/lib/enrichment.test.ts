@@ -1,6 +1,12 @@
 import test from 'ava';
 import type { ServerResponse } from 'node:http';
-import { createEnrichment, EnrichmentError, HttpEnrichment, LocalEnrichment, type EnrichmentQuery } from '../../lib/enrichment/index.js';
+import {
+  createEnrichment,
+  EnrichmentError,
+  HttpEnrichment,
+  LocalEnrichment,
+  type EnrichmentQuery,
+} from '../../lib/enrichment/index.js';
 import { CorpusPeople, DERIVED_EMAIL_PERCENT, PHONE_PERCENT } from '../../lib/enrichment/local.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
 import { sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
@@ -9,7 +15,15 @@ const corpusOpts = { seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:0
 const corpus = getCorpus(corpusOpts);
 const local = new LocalEnrichment(corpusOpts);
 const KEY = 'k-enrich-1';
-const EMPTY: EnrichmentQuery = { email: null, profileUrl: null, fullName: null, firstName: null, lastName: null, company: null, companyDomain: null };
+const EMPTY: EnrichmentQuery = {
+  email: null,
+  profileUrl: null,
+  fullName: null,
+  firstName: null,
+  lastName: null,
+  company: null,
+  companyDomain: null,
+};
 const q = (fields: Partial<EnrichmentQuery>): EnrichmentQuery => ({ ...EMPTY, ...fields });
 
 const index = (pred: (p: (typeof corpus.people)[number], i: number) => boolean) => corpus.people.findIndex(pred);
@@ -17,7 +31,10 @@ const accented = index((p) => p.current && p.fullName === 'Thomas Müller');
 const withEmail = index((p) => p.email !== null);
 const former = index((p) => !p.current);
 
-async function serve(t: { teardown(fn: () => Promise<void>): void }, handler: Parameters<typeof startServer>[0]): Promise<WireServer> {
+async function serve(
+  t: { teardown(fn: () => Promise<void>): void },
+  handler: Parameters<typeof startServer>[0],
+): Promise<WireServer> {
   const server = await startServer(handler);
   t.teardown(server.close);
   return server;
@@ -56,7 +73,9 @@ test('local: matches by pronet URL in any spelling, and by newsforum URL, with c
   t.deepEqual(await local.enrich(q({ profileUrl: p.forumUrl })), byUrl);
   // A URL that names nobody falls through to the next key.
   t.is(await local.enrich(q({ profileUrl: 'https://pronet.example/in/nobody-here' })), null);
-  const fallback = await local.enrich(q({ profileUrl: 'https://pronet.example/in/nobody-here', fullName: p.fullName, company: co.name }));
+  const fallback = await local.enrich(
+    q({ profileUrl: 'https://pronet.example/in/nobody-here', fullName: p.fullName, company: co.name }),
+  );
   t.is(fallback?.person.profileUrl, p.profileUrl);
   t.is(fallback?.confidence, 80);
 });
@@ -71,7 +90,10 @@ test('local: matches by corpus email and by derived email', async (t) => {
   const people = new CorpusPeople(corpusOpts);
   const i = index((x, j) => x.email === null && people.email(j) !== null);
   const derived = (await local.enrich(q({ profileUrl: corpus.people[i].profileUrl })))?.person.email;
-  t.regex(derived ?? '', new RegExp(`^[a-z0-9]+\\.[a-z0-9]+@${corpus.companies[corpus.people[i].company].domain.replace(/\./g, '\\.')}$`));
+  t.regex(
+    derived ?? '',
+    new RegExp(`^[a-z0-9]+\\.[a-z0-9]+@${corpus.companies[corpus.people[i].company].domain.replace(/\./g, '\\.')}$`),
+  );
   t.is((await local.enrich(q({ email: derived! })))?.person.profileUrl, corpus.people[i].profileUrl);
   t.is(await local.enrich(q({ email: 'nobody@nowhere.example' })), null);
 });
@@ -82,7 +104,9 @@ test('local: matches by full name (case and accents ignored) with company name o
   const byName = await local.enrich(q({ fullName: 'THOMAS MULLER', company: `${co.name.toLowerCase()} Inc.` }));
   t.is(byName?.confidence, 80);
   t.is(byName?.person.profileUrl, p.profileUrl);
-  const byParts = await local.enrich(q({ firstName: 'thomas', lastName: 'müller', companyDomain: `https://www.${co.domain}/about` }));
+  const byParts = await local.enrich(
+    q({ firstName: 'thomas', lastName: 'müller', companyDomain: `https://www.${co.domain}/about` }),
+  );
   t.deepEqual(byParts, byName);
   // Another company, or a name without a company, is no match.
   const other = corpus.companies.find((c) => c.name !== co.name)!;
@@ -113,51 +137,59 @@ test('local: a former employer is not reported as the company; unqueryable queri
 });
 
 // Serial: it counts the reads of the shared corpus' people, which a concurrent test would add to.
-test.serial('local: deterministic across instances, with derived emails and phones for the documented shares', async (t) => {
-  const other = new LocalEnrichment({ seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:00:00Z') });
-  let withoutEmail = 0;
-  let derived = 0;
-  let phones = 0;
-  // Lookups are indexed, not scans: counted as reads of people entries (the indexes built first), a
-  // bounded few per lookup, where a scan would read thousands. (The corpus is the one `local` uses.)
-  await local.enrich(q({ email: corpus.people[withEmail].email }));
-  await local.enrich(q({ profileUrl: corpus.people[withEmail].profileUrl }));
-  const allPeople = corpus.people;
-  let reads = 0;
-  corpus.people = new Proxy(allPeople, {
-    get(target, prop, receiver) {
-      if (typeof prop === 'string' && /^\d+$/.test(prop)) reads++;
-      return Reflect.get(target, prop, receiver);
-    },
-  });
-  t.teardown(() => {
+test.serial(
+  'local: deterministic across instances, with derived emails and phones for the documented shares',
+  async (t) => {
+    const other = new LocalEnrichment({ seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:00:00Z') });
+    let withoutEmail = 0;
+    let derived = 0;
+    let phones = 0;
+    // Lookups are indexed, not scans: counted as reads of people entries (the indexes built first), a
+    // bounded few per lookup, where a scan would read thousands. (The corpus is the one `local` uses.)
+    await local.enrich(q({ email: corpus.people[withEmail].email }));
+    await local.enrich(q({ profileUrl: corpus.people[withEmail].profileUrl }));
+    const allPeople = corpus.people;
+    let reads = 0;
+    corpus.people = new Proxy(allPeople, {
+      get(target, prop, receiver) {
+        if (typeof prop === 'string' && /^\d+$/.test(prop)) reads++;
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    t.teardown(() => {
+      corpus.people = allPeople;
+    });
+    for (let i = 0; i < corpus.people.length; i++) {
+      const p = corpus.people[i];
+      const a = await local.enrich(q({ profileUrl: p.profileUrl }));
+      if (i % 50 === 0) t.deepEqual(await other.enrich(q({ profileUrl: p.profileUrl })), a);
+      if (!p.email && p.current) {
+        withoutEmail++;
+        if (a?.person.email) derived++;
+      }
+      if (a?.person.phone) {
+        phones++;
+        t.regex(a.person.phone, /^\+[1-9]\d{8,13}$/);
+      }
+    }
     corpus.people = allPeople;
-  });
-  for (let i = 0; i < corpus.people.length; i++) {
-    const p = corpus.people[i];
-    const a = await local.enrich(q({ profileUrl: p.profileUrl }));
-    if (i % 50 === 0) t.deepEqual(await other.enrich(q({ profileUrl: p.profileUrl })), a);
-    if (!p.email && p.current) {
-      withoutEmail++;
-      if (a?.person.email) derived++;
-    }
-    if (a?.person.phone) {
-      phones++;
-      t.regex(a.person.phone, /^\+[1-9]\d{8,13}$/);
-    }
-  }
-  corpus.people = allPeople;
-  t.log(`${reads} reads of people`);
-  t.true(reads <= 10 * allPeople.length, `lookups are indexed, not scans: ${reads} reads of people for ${allPeople.length + Math.ceil(allPeople.length / 50)} lookups`);
-  t.true(Math.abs((derived / withoutEmail) * 100 - DERIVED_EMAIL_PERCENT) < 3, `${derived} / ${withoutEmail}`);
-  t.true(Math.abs((phones / corpus.people.length) * 100 - PHONE_PERCENT) < 3, String(phones));
-  // Every email (real or derived) belongs to one person only.
-  const people = new CorpusPeople(corpusOpts);
-  const derivedEmails = corpus.people.map((_, i) => (corpus.people[i].email ? null : people.email(i))).filter(Boolean);
-  t.is(new Set(derivedEmails).size, derivedEmails.length);
-  const corpusEmails = new Set(corpus.people.map((p) => p.email));
-  t.false(derivedEmails.some((e) => corpusEmails.has(e)));
-});
+    t.log(`${reads} reads of people`);
+    t.true(
+      reads <= 10 * allPeople.length,
+      `lookups are indexed, not scans: ${reads} reads of people for ${allPeople.length + Math.ceil(allPeople.length / 50)} lookups`,
+    );
+    t.true(Math.abs((derived / withoutEmail) * 100 - DERIVED_EMAIL_PERCENT) < 3, `${derived} / ${withoutEmail}`);
+    t.true(Math.abs((phones / corpus.people.length) * 100 - PHONE_PERCENT) < 3, String(phones));
+    // Every email (real or derived) belongs to one person only.
+    const people = new CorpusPeople(corpusOpts);
+    const derivedEmails = corpus.people
+      .map((_, i) => (corpus.people[i].email ? null : people.email(i)))
+      .filter(Boolean);
+    t.is(new Set(derivedEmails).size, derivedEmails.length);
+    const corpusEmails = new Set(corpus.people.map((p) => p.email));
+    t.false(derivedEmails.some((e) => corpusEmails.has(e)));
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // HTTP
@@ -166,7 +198,8 @@ test.serial('local: deterministic across instances, with derived emails and phon
 function wireHandler(apiKey: string): Parameters<typeof startServer>[0] {
   return async (req, res) => {
     if (req.headers.authorization !== `Bearer ${apiKey}`) return sendJson(res, 401, { error: 'unauthorized' });
-    if (req.method !== 'POST' || req.url.pathname !== '/api/v1/people/match') return sendJson(res, 404, { error: 'not_found' });
+    if (req.method !== 'POST' || req.url.pathname !== '/api/v1/people/match')
+      return sendJson(res, 404, { error: 'not_found' });
     const b = req.body as Record<string, string | null>;
     const m = await local.enrich({
       email: b.email,
@@ -218,7 +251,15 @@ test('http: POSTs the query with the key and maps the match like the local provi
   t.is(r.method, 'POST');
   t.is(r.headers.authorization, `Bearer ${KEY}`);
   t.is(r.headers['content-type'], 'application/json');
-  t.deepEqual(r.body, { email: 'unknown@nowhere.example', profile_url: null, full_name: p.fullName, first_name: null, last_name: null, company: co.name, company_domain: null });
+  t.deepEqual(r.body, {
+    email: 'unknown@nowhere.example',
+    profile_url: null,
+    full_name: p.fullName,
+    first_name: null,
+    last_name: null,
+    company: co.name,
+    company_domain: null,
+  });
   // Not enough to ask: refused before sending.
   const before = server.requests.length;
   t.is((await failure(http.enrich(q({ firstName: 'Ada' })))).code, 'invalid_request');
@@ -272,8 +313,12 @@ test('http: every field is trimmed, clipped or dropped; blanks are unknown; abse
     confidence_hint: 'ignored',
   };
   answer = (res) => sendJson(res, 200, { match: { confidence: 140, person: bad } });
-  t.deepEqual(await http.enrich(ask), { confidence: 100, person: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', company: 'Analytical Engines' } });
-  answer = (res) => sendJson(res, 200, { match: { confidence: -3, person: { email: `${'a'.repeat(64)}@${'b'.repeat(260)}.com` } } });
+  t.deepEqual(await http.enrich(ask), {
+    confidence: 100,
+    person: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', company: 'Analytical Engines' },
+  });
+  answer = (res) =>
+    sendJson(res, 200, { match: { confidence: -3, person: { email: `${'a'.repeat(64)}@${'b'.repeat(260)}.com` } } });
   t.is(await http.enrich(ask), null, 'a match that tells nothing is no match');
   answer = (res) => sendJson(res, 200, { match: null });
   t.is(await http.enrich(ask), null);
@@ -298,10 +343,25 @@ test('http: statuses and broken answers map to EnrichmentError codes', async (t)
     ['400', (res) => sendJson(res, 400, {}), 'invalid_request', null],
     ['422', (res) => sendJson(res, 422, {}), 'invalid_request', null],
     ['302', (res) => void res.writeHead(302, { location: 'http://127.0.0.1:9/' }).end(), 'bad_response', null],
-    ['bad JSON', (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"match": {'), 'bad_response', null],
+    [
+      'bad JSON',
+      (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"match": {'),
+      'bad_response',
+      null,
+    ],
     ['no match key', (res) => sendJson(res, 200, { person: {} }), 'bad_response', null],
-    ['confidence not a number', (res) => sendJson(res, 200, { match: { confidence: 'high', person: {} } }), 'bad_response', null],
-    ['field mistyped', (res) => sendJson(res, 200, { match: { confidence: 90, person: { email: 42 } } }), 'bad_response', null],
+    [
+      'confidence not a number',
+      (res) => sendJson(res, 200, { match: { confidence: 'high', person: {} } }),
+      'bad_response',
+      null,
+    ],
+    [
+      'field mistyped',
+      (res) => sendJson(res, 200, { match: { confidence: 90, person: { email: 42 } } }),
+      'bad_response',
+      null,
+    ],
   ];
   for (const [name, respond, code, retryAfter] of cases) {
     answer = respond;
@@ -330,7 +390,13 @@ test('createEnrichment: local by default, HTTP when a base URL is set (which the
   const http = createEnrichment({ baseUrl: 'http://127.0.0.1:9/x', apiKey: 'k', timeoutMs: 1000 }, corpusOpts);
   t.true(http instanceof HttpEnrichment);
   t.teardown(() => http.close?.());
-  t.throws(() => createEnrichment({ baseUrl: 'ftp://x', apiKey: 'k', timeoutMs: 1 }, corpusOpts), { message: /ENRICHMENT_BASE_URL must be an absolute http\(s\) URL/ });
-  t.throws(() => createEnrichment({ baseUrl: 'not a url', apiKey: 'k', timeoutMs: 1 }, corpusOpts), { message: /ENRICHMENT_BASE_URL/ });
-  t.throws(() => createEnrichment({ baseUrl: 'https://enrich.example', apiKey: null, timeoutMs: 1 }, corpusOpts), { message: /ENRICHMENT_API_KEY is required/ });
+  t.throws(() => createEnrichment({ baseUrl: 'ftp://x', apiKey: 'k', timeoutMs: 1 }, corpusOpts), {
+    message: /ENRICHMENT_BASE_URL must be an absolute http\(s\) URL/,
+  });
+  t.throws(() => createEnrichment({ baseUrl: 'not a url', apiKey: 'k', timeoutMs: 1 }, corpusOpts), {
+    message: /ENRICHMENT_BASE_URL/,
+  });
+  t.throws(() => createEnrichment({ baseUrl: 'https://enrich.example', apiKey: null, timeoutMs: 1 }, corpusOpts), {
+    message: /ENRICHMENT_API_KEY is required/,
+  });
 });

@@ -10,11 +10,16 @@ const LAYERS = ['api', 'domain', 'db', 'jobs', 'workflows', 'activities', 'worke
 const VALUE_IMPORT = /^(?:import|export)\s+(?!type\b)[^'"]*?from\s+['"](\.[^'"]+)['"]/gm;
 
 function graph(): Map<string, string[]> {
-  const walk = (d: string): string[] => readdirSync(join(repoRoot, d)).flatMap((n) => (statSync(join(repoRoot, d, n)).isDirectory() ? walk(posix.join(d, n)) : [posix.join(d, n)]));
+  const walk = (d: string): string[] =>
+    readdirSync(join(repoRoot, d)).flatMap((n) =>
+      statSync(join(repoRoot, d, n)).isDirectory() ? walk(posix.join(d, n)) : [posix.join(d, n)],
+    );
   const g = new Map<string, string[]>();
   for (const f of LAYERS.flatMap(walk).filter((f) => f.endsWith('.ts'))) {
     const src = readFileSync(join(repoRoot, f), 'utf8');
-    const to = [...src.matchAll(VALUE_IMPORT)].map((m) => posix.normalize(posix.join(posix.dirname(f), m[1])).replace(/\.js$/, '.ts')).filter((t) => existsSync(join(repoRoot, t)));
+    const to = [...src.matchAll(VALUE_IMPORT)]
+      .map((m) => posix.normalize(posix.join(posix.dirname(f), m[1])).replace(/\.js$/, '.ts'))
+      .filter((t) => existsSync(join(repoRoot, t)));
     g.set(f, to);
   }
   return g;
@@ -54,7 +59,17 @@ function cycles(g: Map<string, string[]>): string[][] {
 }
 
 test('the detector finds a planted cycle', (t) => {
-  t.deepEqual(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]])), [['a.ts', 'b.ts', 'c.ts']]);
+  t.deepEqual(
+    cycles(
+      new Map([
+        ['a.ts', ['b.ts']],
+        ['b.ts', ['c.ts']],
+        ['c.ts', ['a.ts']],
+        ['d.ts', ['a.ts']],
+      ]),
+    ),
+    [['a.ts', 'b.ts', 'c.ts']],
+  );
 });
 
 test('no import cycle among the run-time modules', (t) => {

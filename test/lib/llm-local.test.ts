@@ -45,7 +45,14 @@ const FIT = {
   headline: 'Scaling outbound at Acme',
   text: 'Our cold email reply rates dropped after we changed domains.',
 };
-const MISFIT = { name: 'Bo', title: 'Backend Engineer', industry: 'Hospital & Health Care', country: 'France', company_size: '1001-5000', headline: 'Rust and Postgres' };
+const MISFIT = {
+  name: 'Bo',
+  title: 'Backend Engineer',
+  industry: 'Hospital & Health Care',
+  country: 'France',
+  company_size: '1001-5000',
+  headline: 'Rust and Postgres',
+};
 
 test('same input, same output: every task is deterministic', async (t) => {
   for (let i = 0; i < 2; i++) {
@@ -53,9 +60,15 @@ test('same input, same output: every task is deterministic', async (t) => {
     t.deepEqual(await proposeIcp(llm, { text: SALES_TEXT }), await proposeIcp(llm, { text: SALES_TEXT }));
     t.deepEqual(await analyzeProduct(llm, { text: SALES_TEXT }), await analyzeProduct(llm, { text: SALES_TEXT }));
     // A fresh ICP object each time (no cache hit) gives the same answer as the cached one.
-    t.deepEqual(await qualifyCandidate(llm, { icp: { ...ICP }, candidate: FIT }), await qualifyCandidate(llm, { icp: ICP, candidate: FIT }));
+    t.deepEqual(
+      await qualifyCandidate(llm, { icp: { ...ICP }, candidate: FIT }),
+      await qualifyCandidate(llm, { icp: ICP, candidate: FIT }),
+    );
     const msgs = [{ role: 'user' as const, content: 'tell me about cold email' }];
-    t.deepEqual(await collectStream(llm.stream({ messages: msgs })), await collectStream(llm.stream({ messages: msgs })));
+    t.deepEqual(
+      await collectStream(llm.stream({ messages: msgs })),
+      await collectStream(llm.stream({ messages: msgs })),
+    );
   }
 });
 
@@ -68,11 +81,18 @@ test('keywords come from the text: salient phrases first, stop words out, a diff
   t.true(clinic.includes('dental clinics'));
   t.true(clinic.includes('scheduling software'));
   for (const k of [...sales, ...clinic]) t.false(/^(the|and|for|with|it|more)$/.test(k), `stop word ${k}`);
-  t.deepEqual(sales.filter((k) => clinic.includes(k)), []);
+  t.deepEqual(
+    sales.filter((k) => clinic.includes(k)),
+    [],
+  );
   t.true(sales.length <= 12);
   t.is((await generateKeywords(llm, { text: SALES_TEXT, max: 3 })).value.keywords.length, 3);
   // A word repeated throughout outranks phrases that occur once.
-  const repeated = (await generateKeywords(llm, { text: 'Invoices. Invoices for freelancers. Paid invoices, overdue invoices, invoice reminders.' })).value.keywords;
+  const repeated = (
+    await generateKeywords(llm, {
+      text: 'Invoices. Invoices for freelancers. Paid invoices, overdue invoices, invoice reminders.',
+    })
+  ).value.keywords;
   t.is(repeated[0], 'invoices');
 });
 
@@ -84,8 +104,22 @@ test('qualify: a candidate matching the ICP scores higher, with reasons naming t
   t.is(misfit.score, 0);
   t.is(misfit.verdict, 'rejected');
   const fields = (q: Qualification) => Object.fromEntries(q.reasons.map((r) => [r.field, r.matched]));
-  t.deepEqual(fields(fit), { title: true, seniority: true, industry: true, country: true, company_size: true, keywords: true });
-  t.deepEqual(fields(misfit), { title: false, seniority: false, industry: false, country: false, company_size: false, keywords: false });
+  t.deepEqual(fields(fit), {
+    title: true,
+    seniority: true,
+    industry: true,
+    country: true,
+    company_size: true,
+    keywords: true,
+  });
+  t.deepEqual(fields(misfit), {
+    title: false,
+    seniority: false,
+    industry: false,
+    country: false,
+    company_size: false,
+    keywords: false,
+  });
   t.regex(fit.reasons.find((r) => r.field === 'title')!.detail, /Vice President of Sales.*VP of Sales/);
   t.regex(fit.reasons.find((r) => r.field === 'keywords')!.detail, /"outbound", "cold email" found in headline, text/);
   t.regex(misfit.reasons.find((r) => r.field === 'country')!.detail, /France is not wanted/);
@@ -96,23 +130,40 @@ test('qualify: a candidate matching the ICP scores higher, with reasons naming t
   t.is(p.score, Math.round((100 * 90) / 115));
   t.is(p.verdict, 'qualified');
   t.is((await qualifyCandidate(llm, { icp: ICP, candidate: partial, threshold: 90 })).value.verdict, 'rejected');
-  const manager = (await qualifyCandidate(llm, { icp: { titles: ['Head of Sales'] }, candidate: { title: 'Sales Manager' } })).value;
+  const manager = (
+    await qualifyCandidate(llm, { icp: { titles: ['Head of Sales'] }, candidate: { title: 'Sales Manager' } })
+  ).value;
   t.is(manager.score, 50);
   t.regex(manager.reasons[0].detail, /partly matches/);
 });
 
 test('qualify: only the criteria the ICP names count; a description stands in for keywords; exclusions reject', async (t) => {
-  const onlyCountry = (await qualifyCandidate(llm, { icp: { countries: ['United States'] }, candidate: { country: 'USA', title: 'Nobody' } })).value;
+  const onlyCountry = (
+    await qualifyCandidate(llm, {
+      icp: { countries: ['United States'] },
+      candidate: { country: 'USA', title: 'Nobody' },
+    })
+  ).value;
   t.is(onlyCountry.score, 100);
-  t.deepEqual(onlyCountry.reasons.map((r) => r.field), ['country']);
+  t.deepEqual(
+    onlyCountry.reasons.map((r) => r.field),
+    ['country'],
+  );
 
   const described = { description: 'Agencies that run cold email campaigns for B2B clients' };
-  const yes = (await qualifyCandidate(llm, { icp: described, candidate: { headline: 'Founder of a cold email agency' } })).value;
+  const yes = (
+    await qualifyCandidate(llm, { icp: described, candidate: { headline: 'Founder of a cold email agency' } })
+  ).value;
   const no = (await qualifyCandidate(llm, { icp: described, candidate: { headline: 'Pastry chef' } })).value;
   t.true(yes.score > no.score);
   t.regex(yes.reasons[0].detail, /ICP description terms/);
 
-  const excluded = (await qualifyCandidate(llm, { icp: { ...ICP, exclude_keywords: ['recruiter'] }, candidate: { ...FIT, headline: 'Recruiter, ex-sales' } })).value;
+  const excluded = (
+    await qualifyCandidate(llm, {
+      icp: { ...ICP, exclude_keywords: ['recruiter'] },
+      candidate: { ...FIT, headline: 'Recruiter, ex-sales' },
+    })
+  ).value;
   t.is(excluded.score, 0);
   t.is(excluded.reasons.at(-1)!.field, 'exclude_keywords');
 
@@ -121,8 +172,19 @@ test('qualify: only the criteria the ICP names count; a description stands in fo
   t.is(empty.reasons[0].field, 'icp');
 
   // Seniority is inferred from the title when the candidate has none; sizes compare as ranges.
-  const inferred = (await qualifyCandidate(llm, { icp: { seniorities: ['C-Level'], company_sizes: ['10001+'] }, candidate: { title: 'Chief Technology Officer', company_size: '5001-10,000' } })).value;
-  t.deepEqual(inferred.reasons.map((r) => [r.field, r.matched]), [['seniority', true], ['company_size', false]]);
+  const inferred = (
+    await qualifyCandidate(llm, {
+      icp: { seniorities: ['C-Level'], company_sizes: ['10001+'] },
+      candidate: { title: 'Chief Technology Officer', company_size: '5001-10,000' },
+    })
+  ).value;
+  t.deepEqual(
+    inferred.reasons.map((r) => [r.field, r.matched]),
+    [
+      ['seniority', true],
+      ['company_size', false],
+    ],
+  );
 });
 
 test('icp and product_profile follow the product text', async (t) => {
@@ -144,7 +206,8 @@ test('icp and product_profile follow the product text', async (t) => {
 });
 
 test('queries are built from the keywords given', async (t) => {
-  const q = (await generateQueries(llm, { keywords: ['cold email', 'lead scoring'], forum: 'newsforum' })).value.queries;
+  const q = (await generateQueries(llm, { keywords: ['cold email', 'lead scoring'], forum: 'newsforum' })).value
+    .queries;
   t.deepEqual(q.slice(0, 4), ['"cold email"', '"lead scoring"', 'looking for cold email', 'looking for lead scoring']);
   t.is(new Set(q).size, q.length);
   t.is((await generateQueries(llm, { keywords: ['a', 'b', 'c', 'd'], max: 5 })).value.queries.length, 5);
@@ -156,11 +219,20 @@ test('every answer satisfies the schema of its task; a caller schema that does n
   t.true(ProductProfile.safeParse((await analyzeProduct(llm, { text: '' })).value).success);
   t.true(QueriesResult.safeParse((await generateQueries(llm, { keywords: [] })).value).success);
   // A caller may ask for a subset of the answer: extra keys are stripped by its schema.
-  const scoreOnly = await llm.structured({ task: 'qualify', input: { icp: ICP, candidate: FIT }, schema: z.object({ score: z.number() }) });
+  const scoreOnly = await llm.structured({
+    task: 'qualify',
+    input: { icp: ICP, candidate: FIT },
+    schema: z.object({ score: z.number() }),
+  });
   t.deepEqual(scoreOnly.value, { score: 100 });
-  const wrong = await t.throwsAsync(llm.structured({ task: 'keywords', input: 'x', schema: z.object({ terms: z.array(z.string()) }) }), { instanceOf: LlmError });
+  const wrong = await t.throwsAsync(
+    llm.structured({ task: 'keywords', input: 'x', schema: z.object({ terms: z.array(z.string()) }) }),
+    { instanceOf: LlmError },
+  );
   t.is(wrong.code, 'unsupported_task');
-  const bad = await t.throwsAsync(llm.structured({ task: 'qualify', input: 'not an object', schema: Qualification }), { instanceOf: LlmError });
+  const bad = await t.throwsAsync(llm.structured({ task: 'qualify', input: 'not an object', schema: Qualification }), {
+    instanceOf: LlmError,
+  });
   t.is(bad.code, 'bad_request');
 });
 
@@ -177,32 +249,54 @@ test('an unknown task gets the smallest value its schema accepts', async (t) => 
   t.deepEqual(r.value, { title: 'xxx', tags: ['a'], count: 2, note: null, flag: false });
   t.true(r.usage.inputTokens > 0);
   t.is(r.usage.costMicros, 0);
-  const e = await t.throwsAsync(llm.structured({ task: 'other', input: 'x', schema: z.string().email() }), { instanceOf: LlmError });
+  const e = await t.throwsAsync(llm.structured({ task: 'other', input: 'x', schema: z.string().email() }), {
+    instanceOf: LlmError,
+  });
   t.is(e.code, 'unsupported_task');
 });
 
 const TOOLS: ToolSpec[] = [
-  { name: 'list_agents', description: 'List the discovery agents of a product', parameters: { type: 'object', properties: { app_id: { type: 'string' }, limit: { type: 'integer' } } } },
-  { name: 'launch_run', description: 'Launch a discovery run for an agent now', parameters: { type: 'object', properties: { agent_id: { type: 'string' } }, required: ['agent_id'] } },
+  {
+    name: 'list_agents',
+    description: 'List the discovery agents of a product',
+    parameters: { type: 'object', properties: { app_id: { type: 'string' }, limit: { type: 'integer' } } },
+  },
+  {
+    name: 'launch_run',
+    description: 'Launch a discovery run for an agent now',
+    parameters: { type: 'object', properties: { agent_id: { type: 'string' } }, required: ['agent_id'] },
+  },
 ];
 
 test('chat: a reply in several deltas; a tool call when the message clearly asks for a tool; a summary after the tool result', async (t) => {
-  const plain = await collectStream(llm.stream({ messages: [{ role: 'user', content: 'How do I improve cold email deliverability?' }], tools: TOOLS }));
+  const plain = await collectStream(
+    llm.stream({ messages: [{ role: 'user', content: 'How do I improve cold email deliverability?' }], tools: TOOLS }),
+  );
   t.deepEqual(plain.toolCalls, []);
   t.regex(plain.text, /cold email/);
   t.regex(plain.text, /list_agents/);
   t.is(plain.finishReason, 'stop');
   t.true(plain.usage.inputTokens > 0 && plain.usage.outputTokens > 0);
   const deltas = [];
-  for await (const e of llm.stream({ messages: [{ role: 'user', content: 'How do I improve cold email deliverability?' }] })) if (e.type === 'text') deltas.push(e);
+  for await (const e of llm.stream({
+    messages: [{ role: 'user', content: 'How do I improve cold email deliverability?' }],
+  }))
+    if (e.type === 'text') deltas.push(e);
   t.true(deltas.length > 1);
 
   const agent = '0190c0de-0000-7000-8000-00000000000a';
-  const asked = await collectStream(llm.stream({ messages: [{ role: 'user', content: `please launch a run for agent ${agent}` }], tools: TOOLS }));
+  const asked = await collectStream(
+    llm.stream({ messages: [{ role: 'user', content: `please launch a run for agent ${agent}` }], tools: TOOLS }),
+  );
   t.deepEqual(asked.toolCalls, [{ id: 'call_local_1', name: 'launch_run', args: { agent_id: agent } }]);
   t.is(asked.finishReason, 'tool_calls');
-  const listed = await collectStream(llm.stream({ messages: [{ role: 'user', content: 'list agents, limit=5' }], tools: TOOLS }));
-  t.deepEqual(listed.toolCalls.map((c) => [c.name, c.args]), [['list_agents', { limit: 5 }]]);
+  const listed = await collectStream(
+    llm.stream({ messages: [{ role: 'user', content: 'list agents, limit=5' }], tools: TOOLS }),
+  );
+  t.deepEqual(
+    listed.toolCalls.map((c) => [c.name, c.args]),
+    [['list_agents', { limit: 5 }]],
+  );
 
   const after = await collectStream(
     llm.stream({
@@ -224,6 +318,9 @@ test('chat: a reply in several deltas; a tool call when the message clearly asks
 test('an aborted signal stops a local call too', async (t) => {
   const ac = new AbortController();
   ac.abort();
-  const e = await t.throwsAsync(llm.structured({ task: 'keywords', input: 'x', schema: KeywordsResult, signal: ac.signal }), { instanceOf: LlmError });
+  const e = await t.throwsAsync(
+    llm.structured({ task: 'keywords', input: 'x', schema: KeywordsResult, signal: ac.signal }),
+    { instanceOf: LlmError },
+  );
   t.is(e.code, 'aborted');
 });

@@ -5,7 +5,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { LlmConfig } from '../../lib/config.js';
-import { collectStream, createModelAdapter, LlmError, LocalModelAdapter, OpenAiCompatibleAdapter, type LlmErrorCode, type StreamEvent } from '../../lib/llm/index.js';
+import {
+  collectStream,
+  createModelAdapter,
+  LlmError,
+  LocalModelAdapter,
+  OpenAiCompatibleAdapter,
+  type LlmErrorCode,
+  type StreamEvent,
+} from '../../lib/llm/index.js';
 
 const KEY = 'sk-test-0123456789abcdef';
 
@@ -23,7 +31,12 @@ async function server(t: { teardown(fn: () => void): void }, ...handlers: Handle
   const srv = createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
-    const s: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+    const s: Seen = {
+      method: req.method!,
+      url: req.url!,
+      headers: req.headers,
+      body: raw ? JSON.parse(raw) : undefined,
+    };
     seen.push(s);
     handlers[Math.min(seen.length - 1, handlers.length - 1)](s, res);
   });
@@ -46,26 +59,35 @@ const config = (baseUrl: string, over: Partial<LlmConfig> = {}): LlmConfig => ({
   ...over,
 });
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(typeof body === 'string' ? body : JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Handler =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
 
-const completion = (content: string | null, usage = { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 }) => ({
+const completion = (
+  content: string | null,
+  usage = { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 },
+) => ({
   id: 'chatcmpl-1',
   object: 'chat.completion',
   created: 1_700_000_000,
   model: 'test-model-1',
-  choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null }],
+  choices: [
+    { index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null },
+  ],
   usage,
 });
 
 /** An SSE response: one `data:` event per chunk, then `[DONE]`. */
-const sse = (chunks: unknown[]): Handler => (_req, res) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`);
-  res.end('data: [DONE]\n\n');
-};
+const sse =
+  (chunks: unknown[]): Handler =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`);
+    res.end('data: [DONE]\n\n');
+  };
 const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) => ({
   id: 'chatcmpl-2',
   object: 'chat.completion.chunk',
@@ -85,7 +107,8 @@ const usageChunk = (prompt: number, completion: number) => ({
 const Keywords = z.object({ keywords: z.array(z.string()) });
 
 async function llmError(t: any, p: Promise<unknown> | AsyncIterable<unknown>): Promise<LlmError> {
-  const run = Symbol.asyncIterator in (p as object) ? collectStream(p as AsyncIterable<StreamEvent>) : (p as Promise<unknown>);
+  const run =
+    Symbol.asyncIterator in (p as object) ? collectStream(p as AsyncIterable<StreamEvent>) : (p as Promise<unknown>);
   const err = await t.throwsAsync(run, { instanceOf: LlmError });
   t.false(String(err.message).includes(KEY), 'the key never appears in an error message');
   return err as LlmError;
@@ -94,7 +117,12 @@ async function llmError(t: any, p: Promise<unknown> | AsyncIterable<unknown>): P
 test('structured output: the request carries model, json_schema response_format and the key; the answer is parsed, validated and priced', async (t) => {
   const s = await server(t, json(200, completion('{"keywords":["cold email","outbound"]}')));
   const llm = new OpenAiCompatibleAdapter(config(s.base));
-  const r = await llm.structured({ task: 'keywords', input: { text: 'Cold email for outbound teams' }, schema: Keywords, maxTokens: 200 });
+  const r = await llm.structured({
+    task: 'keywords',
+    input: { text: 'Cold email for outbound teams' },
+    schema: Keywords,
+    maxTokens: 200,
+  });
   t.deepEqual(r.value, { keywords: ['cold email', 'outbound'] });
   // 1200 × 0.15 + 300 × 0.60 = 180 + 180 micros of a dollar.
   t.deepEqual(r.usage, { inputTokens: 1200, outputTokens: 300, costMicros: 360 });
@@ -110,7 +138,11 @@ test('structured output: the request carries model, json_schema response_format 
   t.is(req.body.response_format.type, 'json_schema');
   t.is(req.body.response_format.json_schema.name, 'keywords');
   t.true(req.body.response_format.json_schema.strict);
-  t.like(req.body.response_format.json_schema.schema, { type: 'object', required: ['keywords'], additionalProperties: false });
+  t.like(req.body.response_format.json_schema.schema, {
+    type: 'object',
+    required: ['keywords'],
+    additionalProperties: false,
+  });
   t.is(req.body.response_format.json_schema.schema.$schema, undefined);
   t.is(req.body.messages[0].role, 'system');
   t.deepEqual(req.body.messages[1], { role: 'user', content: '{"text":"Cold email for outbound teams"}' });
@@ -121,7 +153,16 @@ test('an answer that fails the zod schema, or is not JSON, or is a refusal, is i
     t,
     json(200, completion('{"keywords":"not a list"}')),
     json(200, completion('here are your keywords: a, b')),
-    json(200, { ...completion(null), choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help with that' }, finish_reason: 'stop' }] }),
+    json(200, {
+      ...completion(null),
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, refusal: 'I cannot help with that' },
+          finish_reason: 'stop',
+        },
+      ],
+    }),
   );
   const llm = new OpenAiCompatibleAdapter(config(s.base));
   const ask = () => llm.structured({ task: 'keywords', input: 'x', schema: Keywords });
@@ -146,8 +187,16 @@ test('HTTP errors map to one LlmError code each, without the key in the message'
   ];
   for (const [status, code] of cases) {
     // The body echoes the key, as some gateways do: it must not reach our message.
-    const s = await server(t, json(status, { error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: null } }));
-    const err = await llmError(t, new OpenAiCompatibleAdapter(config(s.base)).structured({ task: 'keywords', input: 'x', schema: Keywords }));
+    const s = await server(
+      t,
+      json(status, {
+        error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: null },
+      }),
+    );
+    const err = await llmError(
+      t,
+      new OpenAiCompatibleAdapter(config(s.base)).structured({ task: 'keywords', input: 'x', schema: Keywords }),
+    );
     t.is(err.code, code, `HTTP ${status}`);
     t.is(err.status, status);
     t.is(err.retryable, code === 'rate_limited' || code === 'unavailable');
@@ -155,10 +204,20 @@ test('HTTP errors map to one LlmError code each, without the key in the message'
 });
 
 test('a 2xx body that is not JSON, or not a completion, is invalid_response', async (t) => {
-  const s = await server(t, json(200, '{"id": "chatcmpl-1", "choices": [ {'), json(200, { id: 'x', object: 'chat.completion' }));
+  const s = await server(
+    t,
+    json(200, '{"id": "chatcmpl-1", "choices": [ {'),
+    json(200, { id: 'x', object: 'chat.completion' }),
+  );
   const llm = new OpenAiCompatibleAdapter(config(s.base));
-  t.is((await llmError(t, llm.structured({ task: 'keywords', input: 'x', schema: Keywords }))).code, 'invalid_response');
-  t.is((await llmError(t, llm.structured({ task: 'keywords', input: 'x', schema: Keywords }))).code, 'invalid_response');
+  t.is(
+    (await llmError(t, llm.structured({ task: 'keywords', input: 'x', schema: Keywords }))).code,
+    'invalid_response',
+  );
+  t.is(
+    (await llmError(t, llm.structured({ task: 'keywords', input: 'x', schema: Keywords }))).code,
+    'invalid_response',
+  );
 });
 
 test('no answer within the timeout is timeout; an aborted signal is aborted; a closed port is unavailable', async (t) => {
@@ -169,7 +228,12 @@ test('no answer within the timeout is timeout; an aborted signal is aborted; a c
   t.is((await llmError(t, slow.structured({ task: 'keywords', input: 'x', schema: Keywords }))).code, 'timeout');
 
   const ac = new AbortController();
-  const pending = new OpenAiCompatibleAdapter(config(s.base)).structured({ task: 'keywords', input: 'x', schema: Keywords, signal: ac.signal });
+  const pending = new OpenAiCompatibleAdapter(config(s.base)).structured({
+    task: 'keywords',
+    input: 'x',
+    schema: Keywords,
+    signal: ac.signal,
+  });
   setTimeout(() => ac.abort(), 50);
   t.is((await llmError(t, pending)).code, 'aborted');
 
@@ -178,7 +242,14 @@ test('no answer within the timeout is timeout; an aborted signal is aborted; a c
   await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
   const freePort = (gone.address() as AddressInfo).port;
   await new Promise((r) => gone.close(r));
-  const err = await llmError(t, new OpenAiCompatibleAdapter(config(`http://127.0.0.1:${freePort}/v1`)).structured({ task: 'keywords', input: 'x', schema: Keywords }));
+  const err = await llmError(
+    t,
+    new OpenAiCompatibleAdapter(config(`http://127.0.0.1:${freePort}/v1`)).structured({
+      task: 'keywords',
+      input: 'x',
+      schema: Keywords,
+    }),
+  );
   t.is(err.code, 'unavailable');
 });
 
@@ -211,7 +282,11 @@ test('the timeout also covers a body or a stream that stalls after the headers',
   const ac = new AbortController();
   const err2 = await t.throwsAsync(
     (async () => {
-      for await (const e of new OpenAiCompatibleAdapter(config(s.base)).stream({ messages: [{ role: 'user', content: 'hi' }], signal: ac.signal })) if (e.type === 'text') ac.abort();
+      for await (const e of new OpenAiCompatibleAdapter(config(s.base)).stream({
+        messages: [{ role: 'user', content: 'hi' }],
+        signal: ac.signal,
+      }))
+        if (e.type === 'text') ac.abort();
     })(),
     { instanceOf: LlmError },
   );
@@ -219,8 +294,16 @@ test('the timeout also covers a body or a stream that stalls after the headers',
 });
 
 test('a retryable status is retried up to LLM_MAX_RETRIES', async (t) => {
-  const s = await server(t, json(500, { error: { message: 'overloaded' } }, { 'retry-after-ms': '10' }), json(200, completion('{"keywords":["a"]}')));
-  const r = await new OpenAiCompatibleAdapter(config(s.base, { maxRetries: 1 })).structured({ task: 'keywords', input: 'x', schema: Keywords });
+  const s = await server(
+    t,
+    json(500, { error: { message: 'overloaded' } }, { 'retry-after-ms': '10' }),
+    json(200, completion('{"keywords":["a"]}')),
+  );
+  const r = await new OpenAiCompatibleAdapter(config(s.base, { maxRetries: 1 })).structured({
+    task: 'keywords',
+    input: 'x',
+    schema: Keywords,
+  });
   t.deepEqual(r.value, { keywords: ['a'] });
   t.is(s.seen.length, 2);
 });
@@ -228,11 +311,23 @@ test('a retryable status is retried up to LLM_MAX_RETRIES', async (t) => {
 test('streaming: text deltas in order, usage from the final chunk, stream_options sent', async (t) => {
   const s = await server(
     t,
-    sse([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello' }), chunk({ content: ', world' }), chunk({}, 'stop'), usageChunk(40, 5)]),
+    sse([
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: 'Hello' }),
+      chunk({ content: ', world' }),
+      chunk({}, 'stop'),
+      usageChunk(40, 5),
+    ]),
   );
   const llm = new OpenAiCompatibleAdapter(config(s.base));
   const events: StreamEvent[] = [];
-  for await (const e of llm.stream({ messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }] })) events.push(e);
+  for await (const e of llm.stream({
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ],
+  }))
+    events.push(e);
   t.deepEqual(events, [
     { type: 'text', delta: 'Hello' },
     { type: 'text', delta: ', world' },
@@ -253,9 +348,15 @@ test('streaming: tool calls split across chunks are assembled by index and emitt
     t,
     sse([
       chunk({ role: 'assistant', content: 'Let me check.' }),
-      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'list_agents', arguments: '' } }] }),
+      chunk({
+        tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'list_agents', arguments: '' } }],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"app_' } }] }),
-      chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_funnel', arguments: '{"agent_id":' } }] }),
+      chunk({
+        tool_calls: [
+          { index: 1, id: 'call_b', type: 'function', function: { name: 'get_funnel', arguments: '{"agent_id":' } },
+        ],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: 'id":"a1","limit":5}' } }] }),
       chunk({ tool_calls: [{ index: 1, function: { arguments: '"g7"}' } }] }),
       chunk({}, 'tool_calls'),
@@ -264,8 +365,16 @@ test('streaming: tool calls split across chunks are assembled by index and emitt
   );
   const llm = new OpenAiCompatibleAdapter(config(s.base));
   const tools = [
-    { name: 'list_agents', description: 'List discovery agents', parameters: { type: 'object', properties: { app_id: { type: 'string' }, limit: { type: 'integer' } } } },
-    { name: 'get_funnel', description: 'Read a funnel', parameters: { type: 'object', properties: { agent_id: { type: 'string' } } } },
+    {
+      name: 'list_agents',
+      description: 'List discovery agents',
+      parameters: { type: 'object', properties: { app_id: { type: 'string' }, limit: { type: 'integer' } } },
+    },
+    {
+      name: 'get_funnel',
+      description: 'Read a funnel',
+      parameters: { type: 'object', properties: { agent_id: { type: 'string' } } },
+    },
   ];
   const out = await collectStream(
     llm.stream({
@@ -287,7 +396,11 @@ test('streaming: tool calls split across chunks are assembled by index and emitt
   t.deepEqual(out.usage, { inputTokens: 120, outputTokens: 30, costMicros: 36 });
   const body = s.seen[0].body;
   t.deepEqual(body.tools[0], { type: 'function', function: tools[0] });
-  t.deepEqual(body.messages[1], { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'list_agents', arguments: '{}' } }] });
+  t.deepEqual(body.messages[1], {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'list_agents', arguments: '{}' } }],
+  });
   t.deepEqual(body.messages[2], { role: 'tool', tool_call_id: 'call_0', content: '[]' });
 });
 
@@ -295,7 +408,10 @@ test('streaming errors: an error status before the stream, and tool arguments th
   const s = await server(
     t,
     json(429, { error: { message: 'slow down' } }),
-    sse([chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'x', arguments: '{"a":' } }] }), chunk({}, 'tool_calls')]),
+    sse([
+      chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'x', arguments: '{"a":' } }] }),
+      chunk({}, 'tool_calls'),
+    ]),
   );
   const llm = new OpenAiCompatibleAdapter(config(s.base));
   t.is((await llmError(t, llm.stream({ messages: [{ role: 'user', content: 'hi' }] }))).code, 'rate_limited');
@@ -305,7 +421,9 @@ test('streaming errors: an error status before the stream, and tool arguments th
 test('createModelAdapter: the local model unless a base URL or key is configured', (t) => {
   const base = config('');
   t.true(createModelAdapter({ ...base, baseUrl: null, apiKey: null }) instanceof LocalModelAdapter);
-  t.true(createModelAdapter({ ...base, baseUrl: 'http://127.0.0.1:1/v1', apiKey: null }) instanceof OpenAiCompatibleAdapter);
+  t.true(
+    createModelAdapter({ ...base, baseUrl: 'http://127.0.0.1:1/v1', apiKey: null }) instanceof OpenAiCompatibleAdapter,
+  );
   const keyOnly = createModelAdapter({ ...base, baseUrl: null, apiKey: KEY });
   t.is(keyOnly.name, 'openai');
   t.is(keyOnly.model, 'test-model-1');

@@ -20,10 +20,19 @@ const FOOTER = 'Example Ltd, 1 Main St — https://example.com/legal';
 const click = (i: number) => `https://t.example/t/TOKEN/l/${i}`;
 const tracking: SendEmailInput['tracking'] = { openUrl: 'https://t.example/t/TOKEN/open.gif', clickUrl: click };
 
-const hrefs = (html: string) => [...html.matchAll(/<a href="([^"]*)">([^<]*)<\/a>/g)].map((m) => ({ href: m[1].replace(/&amp;/g, '&'), text: m[2].replace(/&amp;/g, '&') }));
+const hrefs = (html: string) =>
+  [...html.matchAll(/<a href="([^"]*)">([^<]*)<\/a>/g)].map((m) => ({
+    href: m[1].replace(/&amp;/g, '&'),
+    text: m[2].replace(/&amp;/g, '&'),
+  }));
 
 test('linksOf: the body’s URLs in order, without closing punctuation', (t) => {
-  t.deepEqual(linksOf(BODY), ['https://docs.example.com/start?x=1&y=2', 'https://example.com/pricing', 'http://example.org/a', UNSUBSCRIBE]);
+  t.deepEqual(linksOf(BODY), [
+    'https://docs.example.com/start?x=1&y=2',
+    'https://example.com/pricing',
+    'http://example.org/a',
+    UNSUBSCRIBE,
+  ]);
   t.deepEqual(linksOf('no links here'), []);
 });
 
@@ -37,18 +46,32 @@ test('HTML: body links rewritten in linksOf order with their text unchanged; foo
     { href: UNSUBSCRIBE, text: UNSUBSCRIBE },
     { href: 'https://example.com/legal', text: 'https://example.com/legal' },
   ]);
-  t.regex(html, /<img src="https:\/\/t\.example\/t\/TOKEN\/open\.gif" width="1" height="1" alt="" style="display:block;border:0">\n<\/body><\/html>\n$/);
+  t.regex(
+    html,
+    /<img src="https:\/\/t\.example\/t\/TOKEN\/open\.gif" width="1" height="1" alt="" style="display:block;border:0">\n<\/body><\/html>\n$/,
+  );
   t.is(html.indexOf('<img'), html.lastIndexOf('<img'), 'one pixel');
 
   // Each part alone; none: the untracked HTML.
   t.false(toHtml(BODY, FOOTER, { openUrl: null, clickUrl: click }).includes('<img'));
-  t.deepEqual(hrefs(toHtml(BODY, FOOTER, { openUrl: tracking.openUrl, clickUrl: null })).map((l) => l.href), [...links, 'https://example.com/legal']);
+  t.deepEqual(
+    hrefs(toHtml(BODY, FOOTER, { openUrl: tracking.openUrl, clickUrl: null })).map((l) => l.href),
+    [...links, 'https://example.com/legal'],
+  );
   t.is(toHtml(BODY, FOOTER, { openUrl: null, clickUrl: null }), toHtml(BODY, FOOTER));
 });
 
 test('the message: the text part as written, the HTML tracked, the same bytes for the same input', async (t) => {
   const sender = { address: 'ana@sender.example', name: 'Ana' };
-  const input: SendEmailInput = { idempotencyKey: '0190f843-0000-7000-8000-0000000000aa', to: 'ada@example.com', subject: 'Hello', body: BODY, footer: FOOTER, unsubscribeUrl: UNSUBSCRIBE, tracking };
+  const input: SendEmailInput = {
+    idempotencyKey: '0190f843-0000-7000-8000-0000000000aa',
+    to: 'ada@example.com',
+    subject: 'Hello',
+    body: BODY,
+    footer: FOOTER,
+    unsubscribeUrl: UNSUBSCRIBE,
+    tracking,
+  };
   const now = new Date('2026-11-27T09:00:00.000Z');
   const a = await composeMessage(sender, input, now);
   const b = await composeMessage(sender, input, now);

@@ -14,7 +14,14 @@ import { MailConnectError } from '../../lib/connectors/mail/settings.js';
 import { encrypt } from '../../lib/crypto.js';
 import { api, closeApi, createUser } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
-import { createMailbox, mailCredentials, mailServer, openMailbox, uniqueAddress, waitForMail } from '../helpers/mail-server.js';
+import {
+  createMailbox,
+  mailCredentials,
+  mailServer,
+  openMailbox,
+  uniqueAddress,
+  waitForMail,
+} from '../helpers/mail-server.js';
 test.after.always(closeApi);
 
 const LOCAL = ['127.0.0.1', 'localhost'];
@@ -23,7 +30,12 @@ const key = async () => (await api()).services.config.encryptionKey;
 
 async function connector(opts: Partial<ConstructorParameters<typeof MailConnector>[0]> = {}) {
   const { services } = await api();
-  return new MailConnector({ orm: services.orm, encryptionKey: services.config.encryptionKey, allowHosts: LOCAL, ...opts });
+  return new MailConnector({
+    orm: services.orm,
+    encryptionKey: services.config.encryptionKey,
+    allowHosts: LOCAL,
+    ...opts,
+  });
 }
 
 /** A port nothing listens on (bound, then released). */
@@ -45,7 +57,11 @@ async function connectFailure(c: MailConnector, credentials: Record<string, stri
 }
 
 /** A stored mail account (as connect leaves it) with `credentials` sealed. */
-async function storedAccount(credentials: Record<string, string>, displayName = 'Ana Sender', sealKey?: Buffer): Promise<{ id: string; connectorAccountId: string }> {
+async function storedAccount(
+  credentials: Record<string, string>,
+  displayName = 'Ana Sender',
+  sealKey?: Buffer,
+): Promise<{ id: string; connectorAccountId: string }> {
   const workspaceId = await workspaceIdOf((await createUser()).id);
   const e = await em();
   const id = randomUUID();
@@ -67,7 +83,11 @@ async function storedAccount(credentials: Record<string, string>, displayName = 
   return { id, connectorAccountId: mailConnectorAccountId(id) };
 }
 
-const header = (m: ParsedMail, key: string) => m.headerLines.find((h) => h.key === key)?.line.replace(/^[^:]+:\s*/, '').replace(/\r?\n\s+/g, ' ');
+const header = (m: ParsedMail, key: string) =>
+  m.headerLines
+    .find((h) => h.key === key)
+    ?.line.replace(/^[^:]+:\s*/, '')
+    .replace(/\r?\n\s+/g, ' ');
 
 async function sentCopies(address: string, password: string): Promise<string[]> {
   const box = await openMailbox(address, password);
@@ -77,7 +97,9 @@ async function sentCopies(address: string, password: string): Promise<string[]> 
     const lock = await box.getMailboxLock(sent.path);
     try {
       const out: string[] = [];
-      if (box.mailbox && box.mailbox.exists) for await (const m of box.fetch('1:*', { source: true, flags: true })) out.push(`${[...(m.flags ?? [])].join(' ')}|${m.source?.toString() ?? ''}`);
+      if (box.mailbox && box.mailbox.exists)
+        for await (const m of box.fetch('1:*', { source: true, flags: true }))
+          out.push(`${[...(m.flags ?? [])].join(' ')}|${m.source?.toString() ?? ''}`);
       return out;
     } finally {
       lock.release();
@@ -91,9 +113,24 @@ test('connect: both servers checked; the account id, the connector and the addre
   const address = await createMailbox(uniqueAddress('sender'), 'pw-1');
   const c = await connector();
   const accountId = randomUUID();
-  const start = await c.connect({ channel: 'email', accountId, displayName: 'Ana', credentials: mailCredentials(address, 'pw-1') });
-  t.deepEqual(start, { connectorAccountId: `mail:${accountId}`, kind: 'connected', url: null, expiresAt: null, connector: 'mail', address });
-  await t.throwsAsync(c.connect({ channel: 'network', accountId, displayName: 'Ana', credentials: mailCredentials(address, 'pw-1') }), { instanceOf: ConnectorError, message: /only an email account/ });
+  const start = await c.connect({
+    channel: 'email',
+    accountId,
+    displayName: 'Ana',
+    credentials: mailCredentials(address, 'pw-1'),
+  });
+  t.deepEqual(start, {
+    connectorAccountId: `mail:${accountId}`,
+    kind: 'connected',
+    url: null,
+    expiresAt: null,
+    connector: 'mail',
+    address,
+  });
+  await t.throwsAsync(
+    c.connect({ channel: 'network', accountId, displayName: 'Ana', credentials: mailCredentials(address, 'pw-1') }),
+    { instanceOf: ConnectorError, message: /only an email account/ },
+  );
 });
 
 test('connect: a wrong password is auth_failed; a closed port host_unreachable; a self-signed certificate tls_failed, each naming its side', async (t) => {
@@ -102,25 +139,69 @@ test('connect: a wrong password is auth_failed; a closed port host_unreachable; 
   const c = await connector();
   t.like(await connectFailure(c, mailCredentials(address, 'wrong')), { reason: 'auth_failed', side: 'smtp' });
   // IMAP alone refusing it: the SMTP side given the right password.
-  t.like(await connectFailure(c, mailCredentials(address, 'wrong', { smtp_password: 'right' })), { reason: 'auth_failed', side: 'imap' });
+  t.like(await connectFailure(c, mailCredentials(address, 'wrong', { smtp_password: 'right' })), {
+    reason: 'auth_failed',
+    side: 'imap',
+  });
   const closed = String(await closedPort());
-  t.like(await connectFailure(c, mailCredentials(address, 'right', { smtp_port: closed })), { reason: 'host_unreachable', side: 'smtp', code: 'unavailable' });
-  t.like(await connectFailure(c, mailCredentials(address, 'right', { imap_port: closed })), { reason: 'host_unreachable', side: 'imap' });
-  t.like(await connectFailure(c, mailCredentials(address, 'right', { smtp_port: String(m.smtpsPort), smtp_security: 'tls' })), { reason: 'tls_failed', side: 'smtp' });
-  t.like(await connectFailure(c, mailCredentials(address, 'right', { imap_port: String(m.imapsPort), imap_security: 'tls' })), { reason: 'tls_failed', side: 'imap' });
-  t.like(await connectFailure(c, mailCredentials(address, 'right', { imap_host: '' })), { reason: 'invalid_credentials', side: null });
+  t.like(await connectFailure(c, mailCredentials(address, 'right', { smtp_port: closed })), {
+    reason: 'host_unreachable',
+    side: 'smtp',
+    code: 'unavailable',
+  });
+  t.like(await connectFailure(c, mailCredentials(address, 'right', { imap_port: closed })), {
+    reason: 'host_unreachable',
+    side: 'imap',
+  });
+  t.like(
+    await connectFailure(
+      c,
+      mailCredentials(address, 'right', { smtp_port: String(m.smtpsPort), smtp_security: 'tls' }),
+    ),
+    { reason: 'tls_failed', side: 'smtp' },
+  );
+  t.like(
+    await connectFailure(
+      c,
+      mailCredentials(address, 'right', { imap_port: String(m.imapsPort), imap_security: 'tls' }),
+    ),
+    { reason: 'tls_failed', side: 'imap' },
+  );
+  t.like(await connectFailure(c, mailCredentials(address, 'right', { imap_host: '' })), {
+    reason: 'invalid_credentials',
+    side: null,
+  });
 });
 
 test('connect: private-network hosts are refused unless allow-listed, and "none" security only on an allow-listed host', async (t) => {
-  const strict = await connector({ allowHosts: [], resolver: async (host) => [{ address: host === 'public.example.com' ? '93.184.216.34' : '127.0.0.1', family: 4 }] });
+  const strict = await connector({
+    allowHosts: [],
+    resolver: async (host) => [{ address: host === 'public.example.com' ? '93.184.216.34' : '127.0.0.1', family: 4 }],
+  });
   const creds = (over: Record<string, string>) => mailCredentials('ana@example.com', 'x', over);
-  t.like(await connectFailure(strict, creds({ smtp_host: '10.0.0.1', smtp_security: 'starttls' })), { reason: 'blocked_destination', side: 'smtp' });
-  t.like(await connectFailure(strict, creds({ smtp_security: 'starttls', imap_security: 'starttls' })), { reason: 'blocked_destination' });
-  const rebound = await connectFailure(strict, creds({ smtp_host: 'mail.example.com', smtp_security: 'starttls', imap_host: 'mail.example.com', imap_security: 'starttls' }));
+  t.like(await connectFailure(strict, creds({ smtp_host: '10.0.0.1', smtp_security: 'starttls' })), {
+    reason: 'blocked_destination',
+    side: 'smtp',
+  });
+  t.like(await connectFailure(strict, creds({ smtp_security: 'starttls', imap_security: 'starttls' })), {
+    reason: 'blocked_destination',
+  });
+  const rebound = await connectFailure(
+    strict,
+    creds({
+      smtp_host: 'mail.example.com',
+      smtp_security: 'starttls',
+      imap_host: 'mail.example.com',
+      imap_security: 'starttls',
+    }),
+  );
   t.like(rebound, { reason: 'blocked_destination', side: 'smtp' });
   t.regex(rebound.message, /resolves to a private-network address \(127\.0\.0\.1\)/);
   // A public host with "none": the password would cross the internet in clear.
-  t.like(await connectFailure(strict, creds({ smtp_host: 'public.example.com', imap_host: 'public.example.com' })), { reason: 'invalid_credentials', side: 'smtp' });
+  t.like(await connectFailure(strict, creds({ smtp_host: 'public.example.com', imap_host: 'public.example.com' })), {
+    reason: 'invalid_credentials',
+    side: 'smtp',
+  });
 });
 
 test('sendEmail: the headers, text and HTML, footer and List-Unsubscribe; a follow-up in the thread; a copy in Sent; a retry sends nothing new; one pool', async (t) => {
@@ -153,13 +234,23 @@ test('sendEmail: the headers, text and HTML, footer and List-Unsubscribe; a foll
   t.is(header(m, 'in-reply-to'), undefined);
   t.true(m.text!.startsWith('Hi Grace,\n\nsee https://acme.test/offer?a=1&b=2 for details.'));
   t.true(m.text!.trimEnd().endsWith('Acme Inc., 1 Main Street, Springfield'), 'the footer ends the text');
-  t.true(typeof m.html === 'string' && m.html.includes('<a href="https://acme.test/offer?a=1&amp;b=2">'), 'links clickable in the HTML part');
+  t.true(
+    typeof m.html === 'string' && m.html.includes('<a href="https://acme.test/offer?a=1&amp;b=2">'),
+    'links clickable in the HTML part',
+  );
   t.true((m.html as string).includes('Acme Inc., 1 Main Street, Springfield'));
   t.true(got.source.includes('multipart/alternative'));
 
   // The follow-up: in the thread, under "Re: " + the first subject, no unsubscribe URL → mailto only.
   const key2 = randomUUID();
-  const second = await c.sendEmail(a.connectorAccountId, { idempotencyKey: key2, to: prospect, subject: 'Checking in', body: 'Any thoughts?', references: [first.messageId], threadSubject: 'Hello Grace' });
+  const second = await c.sendEmail(a.connectorAccountId, {
+    idempotencyKey: key2,
+    to: prospect,
+    subject: 'Checking in',
+    body: 'Any thoughts?',
+    references: [first.messageId],
+    threadSubject: 'Hello Grace',
+  });
   t.is(second.threadId, first.messageId);
   const [, got2] = await waitForMail(prospect, 2);
   const f = await simpleParser(got2.source);
@@ -178,16 +269,33 @@ test('sendEmail: the headers, text and HTML, footer and List-Unsubscribe; a foll
 
   // A retry of the first send finds it in Sent: the same ids, nothing sent. A marker sent after it
   // arrives as the third message, so no duplicate came before it.
-  const again = await c.sendEmail(a.connectorAccountId, { idempotencyKey: key, to: prospect, subject: 'Hello Grace', body: 'Hi Grace', retry: true });
+  const again = await c.sendEmail(a.connectorAccountId, {
+    idempotencyKey: key,
+    to: prospect,
+    subject: 'Hello Grace',
+    body: 'Hi Grace',
+    retry: true,
+  });
   t.is(again.messageId, first.messageId);
   t.is(again.threadId, first.messageId);
-  const marker = await c.sendEmail(a.connectorAccountId, { idempotencyKey: randomUUID(), to: prospect, subject: 'Marker', body: 'marker' });
+  const marker = await c.sendEmail(a.connectorAccountId, {
+    idempotencyKey: randomUUID(),
+    to: prospect,
+    subject: 'Marker',
+    body: 'marker',
+  });
   const all = await waitForMail(prospect, 3);
   t.is(all.length, 3);
   t.is((await simpleParser(all[2].source)).messageId, marker.messageId);
   // A retry whose first attempt never went out sends.
   const fresh = randomUUID();
-  await c.sendEmail(a.connectorAccountId, { idempotencyKey: fresh, to: prospect, subject: 'Late', body: 'late', retry: true });
+  await c.sendEmail(a.connectorAccountId, {
+    idempotencyKey: fresh,
+    to: prospect,
+    subject: 'Late',
+    body: 'late',
+    retry: true,
+  });
   t.is((await simpleParser((await waitForMail(prospect, 4))[3].source)).messageId, `<${fresh}@${domain}>`);
   t.is((await sentCopies(sender, 'pw-s')).length, 4);
 
@@ -205,8 +313,17 @@ test('sendEmail, tracked: the prospect’s copy carries the pixel and the redire
   t.teardown(() => c.close());
   const a = await storedAccount(mailCredentials(sender, 'pw-t'));
   const key = randomUUID();
-  const tracking = { openUrl: 'https://t.acme.test/t/TOKEN/open.gif', clickUrl: (i: number) => `https://t.acme.test/t/TOKEN/l/${i}` };
-  const sent = await c.sendEmail(a.connectorAccountId, { idempotencyKey: key, to: prospect, subject: 'Tracked', body: 'See https://acme.test/offer today.', tracking });
+  const tracking = {
+    openUrl: 'https://t.acme.test/t/TOKEN/open.gif',
+    clickUrl: (i: number) => `https://t.acme.test/t/TOKEN/l/${i}`,
+  };
+  const sent = await c.sendEmail(a.connectorAccountId, {
+    idempotencyKey: key,
+    to: prospect,
+    subject: 'Tracked',
+    body: 'See https://acme.test/offer today.',
+    tracking,
+  });
   const received = await simpleParser((await waitForMail(prospect, 1))[0].source);
   t.true((received.html as string).includes('src="https://t.acme.test/t/TOKEN/open.gif"'), 'the pixel');
   t.true((received.html as string).includes('href="https://t.acme.test/t/TOKEN/l/0"'), 'the redirect');
@@ -218,7 +335,19 @@ test('sendEmail, tracked: the prospect’s copy carries the pixel and the redire
   t.false((filed.html as string).includes('t.acme.test'), 'no tracking URL in the Sent copy');
   t.true((filed.html as string).includes('<a href="https://acme.test/offer">'), 'its link direct');
   // A retry still finds it by its Message-ID.
-  t.is((await c.sendEmail(a.connectorAccountId, { idempotencyKey: key, to: prospect, subject: 'Tracked', body: 'x', tracking, retry: true })).messageId, sent.messageId);
+  t.is(
+    (
+      await c.sendEmail(a.connectorAccountId, {
+        idempotencyKey: key,
+        to: prospect,
+        subject: 'Tracked',
+        body: 'x',
+        tracking,
+        retry: true,
+      })
+    ).messageId,
+    sent.messageId,
+  );
   t.is((await sentCopies(sender, 'pw-t')).length, 1);
 });
 
@@ -227,14 +356,34 @@ test('sendEmail: an unreachable SMTP server is retryable (unavailable); refusals
   const c = await connector();
   t.teardown(() => c.close());
   const a = await storedAccount(mailCredentials(sender, 'pw', { smtp_port: String(await closedPort()) }));
-  const err = await t.throwsAsync(c.sendEmail(a.connectorAccountId, { idempotencyKey: randomUUID(), to: 'x@prospect.test', subject: 's', body: 'b' }), { instanceOf: ConnectorError });
+  const err = await t.throwsAsync(
+    c.sendEmail(a.connectorAccountId, { idempotencyKey: randomUUID(), to: 'x@prospect.test', subject: 's', body: 'b' }),
+    { instanceOf: ConnectorError },
+  );
   t.like(err, { code: 'unavailable', retryable: true });
   t.false(c.pools.has(a.id), 'a network failure drops the pool');
-  t.like(sendFailure(Object.assign(new Error('550 5.1.1 no such user'), { code: 'EENVELOPE', responseCode: 550 })), { code: 'invalid_request', retryable: false });
-  t.like(sendFailure(Object.assign(new Error('451 try later'), { code: 'EMESSAGE', responseCode: 451 })), { code: 'unavailable', retryable: true });
-  t.like(sendFailure(Object.assign(new Error('535 bad credentials'), { code: 'EAUTH', responseCode: 535 })), { code: 'auth', retryable: false });
+  t.like(sendFailure(Object.assign(new Error('550 5.1.1 no such user'), { code: 'EENVELOPE', responseCode: 550 })), {
+    code: 'invalid_request',
+    retryable: false,
+  });
+  t.like(sendFailure(Object.assign(new Error('451 try later'), { code: 'EMESSAGE', responseCode: 451 })), {
+    code: 'unavailable',
+    retryable: true,
+  });
+  t.like(sendFailure(Object.assign(new Error('535 bad credentials'), { code: 'EAUTH', responseCode: 535 })), {
+    code: 'auth',
+    retryable: false,
+  });
   t.like(sendFailure(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), { code: 'unavailable' });
-  await t.throwsAsync(c.sendEmail(mailConnectorAccountId(randomUUID()), { idempotencyKey: randomUUID(), to: 'x@prospect.test', subject: 's', body: 'b' }), { instanceOf: ConnectorError, message: /no stored credentials/ });
+  await t.throwsAsync(
+    c.sendEmail(mailConnectorAccountId(randomUUID()), {
+      idempotencyKey: randomUUID(),
+      to: 'x@prospect.test',
+      subject: 's',
+      body: 'b',
+    }),
+    { instanceOf: ConnectorError, message: /no stored credentials/ },
+  );
 });
 
 test('status: a live login: connected, credentials refused, unknown account, unreachable server (left out of statuses)', async (t) => {
@@ -245,27 +394,70 @@ test('status: a live login: connected, credentials refused, unknown account, unr
   const unreachable = await storedAccount(mailCredentials(address, 'good', { imap_port: String(await closedPort()) }));
   const unknown = mailConnectorAccountId(randomUUID());
   const otherKey = await storedAccount(mailCredentials(address, 'good'), 'Ana', randomBytes(32));
-  t.like(await c.status(otherKey.connectorAccountId), { state: 'disconnected', reason: 'credentials_invalid' }, 'sealed under another key: new credentials needed');
-  t.deepEqual(await c.status(good.connectorAccountId), { connectorAccountId: good.connectorAccountId, state: 'connected', reason: null, address });
-  t.deepEqual(await c.status(refused.connectorAccountId), { connectorAccountId: refused.connectorAccountId, state: 'disconnected', reason: 'credentials_invalid', address });
+  t.like(
+    await c.status(otherKey.connectorAccountId),
+    { state: 'disconnected', reason: 'credentials_invalid' },
+    'sealed under another key: new credentials needed',
+  );
+  t.deepEqual(await c.status(good.connectorAccountId), {
+    connectorAccountId: good.connectorAccountId,
+    state: 'connected',
+    reason: null,
+    address,
+  });
+  t.deepEqual(await c.status(refused.connectorAccountId), {
+    connectorAccountId: refused.connectorAccountId,
+    state: 'disconnected',
+    reason: 'credentials_invalid',
+    address,
+  });
   t.like(await c.status(unknown), { state: 'disconnected', reason: 'not_found' });
-  t.like(await t.throwsAsync(c.status(unreachable.connectorAccountId), { instanceOf: ConnectorError }), { code: 'unavailable' });
-  const all = await c.statuses([good.connectorAccountId, refused.connectorAccountId, unreachable.connectorAccountId, unknown]);
-  t.deepEqual(all.map((s) => `${s.connectorAccountId} ${s.state} ${s.reason}`).sort(), [
-    `${good.connectorAccountId} connected null`,
-    `${refused.connectorAccountId} disconnected credentials_invalid`,
-    `${unknown} disconnected not_found`,
-  ].sort());
-  await t.throwsAsync(c.statuses([unreachable.connectorAccountId]), { instanceOf: ConnectorError }, 'a page where no server answered fails');
-  t.deepEqual(await c.profile(good.connectorAccountId), { name: 'Ana Sender', headline: null, profileUrl: null, email: address, pictureUrl: null });
+  t.like(await t.throwsAsync(c.status(unreachable.connectorAccountId), { instanceOf: ConnectorError }), {
+    code: 'unavailable',
+  });
+  const all = await c.statuses([
+    good.connectorAccountId,
+    refused.connectorAccountId,
+    unreachable.connectorAccountId,
+    unknown,
+  ]);
+  t.deepEqual(
+    all.map((s) => `${s.connectorAccountId} ${s.state} ${s.reason}`).sort(),
+    [
+      `${good.connectorAccountId} connected null`,
+      `${refused.connectorAccountId} disconnected credentials_invalid`,
+      `${unknown} disconnected not_found`,
+    ].sort(),
+  );
+  await t.throwsAsync(
+    c.statuses([unreachable.connectorAccountId]),
+    { instanceOf: ConnectorError },
+    'a page where no server answered fails',
+  );
+  t.deepEqual(await c.profile(good.connectorAccountId), {
+    name: 'Ana Sender',
+    headline: null,
+    profileUrl: null,
+    email: address,
+    pictureUrl: null,
+  });
 });
 
 test('network-only methods are refused; chats and messages are empty (mail arrives through the mailbox sync); no inbound hook', async (t) => {
   const c = await connector();
-  for (const p of [c.sendInvitation(), c.sendMessage(), c.pendingInvitations(), c.withdrawInvitation(), c.attachment()]) {
+  for (const p of [
+    c.sendInvitation(),
+    c.sendMessage(),
+    c.pendingInvitations(),
+    c.withdrawInvitation(),
+    c.attachment(),
+  ]) {
     t.like(await t.throwsAsync(p, { instanceOf: ConnectorError }), { code: 'invalid_request' });
   }
   t.deepEqual(await c.chats(), { items: [], cursor: null });
   t.deepEqual(await c.messages(), { items: [], cursor: null });
-  t.like(t.throws(() => c.parseInbound(), { instanceOf: ConnectorError }), { code: 'invalid_request' });
+  t.like(
+    t.throws(() => c.parseInbound(), { instanceOf: ConnectorError }),
+    { code: 'invalid_request' },
+  );
 });

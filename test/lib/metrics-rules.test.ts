@@ -8,7 +8,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../../lib/config.js';
-import { countImportRows, countSend, countWebhookDelivery, observeImport, observeRequest, registry } from '../../lib/metrics.js';
+import {
+  countImportRows,
+  countSend,
+  countWebhookDelivery,
+  observeImport,
+  observeRequest,
+  registry,
+} from '../../lib/metrics.js';
 import { promtoolBinary } from '../../scripts/promtool.js';
 
 const rulesFile = join(repoRoot, 'deploy/prometheus/alerts.yml');
@@ -22,13 +29,32 @@ interface Rule {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
-const rules = (): Rule[] => (parse(readFileSync(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+const rules = (): Rule[] =>
+  (parse(readFileSync(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap(
+    (g) => g.rules,
+  );
 const panelExprs = (): string[] =>
-  (JSON.parse(readFileSync(dashboardFile, 'utf8')) as { panels: { targets?: { expr: string }[] }[] }).panels.flatMap((p) => (p.targets ?? []).map((x) => x.expr));
+  (JSON.parse(readFileSync(dashboardFile, 'utf8')) as { panels: { targets?: { expr: string }[] }[] }).panels.flatMap(
+    (p) => (p.targets ?? []).map((x) => x.expr),
+  );
 
 /** Prometheus' own series (from the scrape, not from an exposition). */
 const BUILT_IN = new Set(['up', 'scrape_duration_seconds', 'scrape_samples_scraped']);
-const KEYWORDS = new Set(['and', 'or', 'unless', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'offset', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
+]);
 
 /** The metric names a PromQL expression selects: identifiers left once strings, matchers, ranges, groupings and calls are removed. */
 function metricNames(expr: string): string[] {
@@ -52,11 +78,12 @@ function exposed(text: string): Set<string> {
 }
 
 test('metricNames reads the selectors of an expression', (t) => {
-  t.deepEqual(metricNames('sum by (le, operation) (rate(http_request_duration_seconds_bucket{status_class="5xx"}[5m])) / on(job) up > 0.5 and x_total offset 5m'), [
-    'http_request_duration_seconds_bucket',
-    'up',
-    'x_total',
-  ]);
+  t.deepEqual(
+    metricNames(
+      'sum by (le, operation) (rate(http_request_duration_seconds_bucket{status_class="5xx"}[5m])) / on(job) up > 0.5 and x_total offset 5m',
+    ),
+    ['http_request_duration_seconds_bucket', 'up', 'x_total'],
+  );
 });
 
 test('the alert rules pass promtool check rules (or, without promtool, have the shape it checks)', (t) => {
@@ -78,7 +105,15 @@ test('the alert rules pass promtool check rules (or, without promtool, have the 
     t.truthy(r.annotations?.summary, r.alert);
   }
   const alerts = all.map((r) => r.alert);
-  for (const a of ['OutreachSendsFailing', 'OutreachOutboxLag', 'OutreachWorkflowFailures', 'OutreachWebhookDeliveriesFailing', 'OutreachApiErrors', 'OutreachApiSlow']) t.true(alerts.includes(a), a);
+  for (const a of [
+    'OutreachSendsFailing',
+    'OutreachOutboxLag',
+    'OutreachWorkflowFailures',
+    'OutreachWebhookDeliveriesFailing',
+    'OutreachApiErrors',
+    'OutreachApiSlow',
+  ])
+    t.true(alerts.includes(a), a);
 });
 
 test('every metric a rule or a panel queries is in the exposition of the API and of the worker', async (t) => {
@@ -89,7 +124,13 @@ test('every metric a rule or a panel queries is in the exposition of the API and
     const r = await fetch(workerUrl);
     t.is(r.status, 200);
     const worker = exposed(await r.text());
-    for (const n of ['outreach_sends_total', 'outreach_activity_failures_total', 'outreach_workflow_failures_total', 'outreach_webhook_deliveries_total']) t.true(worker.has(n), `worker exports ${n}`);
+    for (const n of [
+      'outreach_sends_total',
+      'outreach_activity_failures_total',
+      'outreach_workflow_failures_total',
+      'outreach_webhook_deliveries_total',
+    ])
+      t.true(worker.has(n), `worker exports ${n}`);
     for (const n of worker) names.add(n);
   } else t.log('TEST_WORKER_METRICS_URL unset (not under npm test): the in-process exposition only');
   const queried = [...rules().map((r) => r.expr), ...panelExprs()];
@@ -101,7 +142,10 @@ test('every metric a rule or a panel queries is in the exposition of the API and
   for (const n of names) {
     if (!n.startsWith('outreach_') || /_(sum|count)$/.test(n)) continue;
     const family = n.replace(/_bucket$/, '');
-    t.true(onDashboard.has(n) || onDashboard.has(`${family}_bucket`) || [...onDashboard].some((d) => d.startsWith(family)), `${n} on the dashboard`);
+    t.true(
+      onDashboard.has(n) || onDashboard.has(`${family}_bucket`) || [...onDashboard].some((d) => d.startsWith(family)),
+      `${n} on the dashboard`,
+    );
   }
 });
 
@@ -118,5 +162,8 @@ test('promtool check metrics finds nothing to lint in the exposition', async (t)
   const r = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8' });
   const findings = `${r.stdout}${r.stderr}`.split('\n').filter(Boolean);
   // Only our own families: prom-client's nodejs_*_total gauges are its naming, not ours.
-  t.deepEqual(findings.filter((l) => !/^nodejs_/.test(l)), []);
+  t.deepEqual(
+    findings.filter((l) => !/^nodejs_/.test(l)),
+    [],
+  );
 });

@@ -2,7 +2,15 @@
 // as the worker's metrics server applies it (the API's GET /metrics: test/api/metrics.test.ts).
 import test from 'ava';
 import { allOperations } from '../../api/operations.js';
-import { countSend, countWebhookDelivery, metricsAccess, observeRequest, registry, statusClass, STATUS_CLASSES } from '../../lib/metrics.js';
+import {
+  countSend,
+  countWebhookDelivery,
+  metricsAccess,
+  observeRequest,
+  registry,
+  statusClass,
+  STATUS_CLASSES,
+} from '../../lib/metrics.js';
 import { startMetricsServer } from '../../lib/metrics-server.js';
 
 /**
@@ -26,7 +34,10 @@ test.serial('the exposition stays under its cap with every operation observed wi
   // Operation only: no method or status label on the histogram, four buckets.
   t.regex(text, /^http_request_duration_seconds_bucket\{le="0\.05",operation="getHealthz"\} \d+$/m);
   t.regex(text, /^http_requests_total\{operation="getHealthz",status_class="5xx"\} 1$/m);
-  t.deepEqual([...new Set([...text.matchAll(/^http_request_duration_seconds_bucket\{le="([^"]+)"/gm)].map((m) => m[1]))], ['0.05', '0.25', '1', '5', '+Inf']);
+  t.deepEqual(
+    [...new Set([...text.matchAll(/^http_request_duration_seconds_bucket\{le="([^"]+)"/gm)].map((m) => m[1]))],
+    ['0.05', '0.25', '1', '5', '+Inf'],
+  );
 });
 
 test('labels stay within their enums: anything else is `other`', async (t) => {
@@ -58,9 +69,21 @@ test('who may read /metrics: the token when set; without one, open except in pro
 });
 
 test('the worker metrics server applies the same rule and serves only GET /metrics', async (t) => {
-  const open = await startMetricsServer({ host: '127.0.0.1', port: 0, config: { production: false, metricsToken: null } });
-  const closed = await startMetricsServer({ host: '127.0.0.1', port: 0, config: { production: true, metricsToken: null } });
-  const guarded = await startMetricsServer({ host: '127.0.0.1', port: 0, config: { production: true, metricsToken: 's3cret-token' } });
+  const open = await startMetricsServer({
+    host: '127.0.0.1',
+    port: 0,
+    config: { production: false, metricsToken: null },
+  });
+  const closed = await startMetricsServer({
+    host: '127.0.0.1',
+    port: 0,
+    config: { production: true, metricsToken: null },
+  });
+  const guarded = await startMetricsServer({
+    host: '127.0.0.1',
+    port: 0,
+    config: { production: true, metricsToken: 's3cret-token' },
+  });
   t.teardown(() => Promise.all([open.close(), closed.close(), guarded.close()]));
 
   const r = await fetch(`${open.url}/metrics`);

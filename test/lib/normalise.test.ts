@@ -13,10 +13,31 @@ test('emails: trimmed, lower-cased, NFC, IDN domains in ASCII', (t) => {
 
 test('emails: invalid ones are null', (t) => {
   for (const bad of [
-    '', '   ', 'plain', '@example.com', 'a@', 'a@b', 'a@@b.com', 'a@b@c.com', 'a..b@c.com', '.a@c.com', 'a.@c.com', 'a b@c.com',
-    'a@-b.com', 'a@b-.com', 'a@b.c1', 'a@localhost', 'a@1.2.3.4', 'a@[127.0.0.1]', 'a@exa_mple.com', `${'x'.repeat(65)}@a.com`,
-    `a@${'b'.repeat(250)}.com`, 'a"b@c.com', 'a\u0000@c.com',
-  ]) t.is(normaliseEmail(bad), null, bad);
+    '',
+    '   ',
+    'plain',
+    '@example.com',
+    'a@',
+    'a@b',
+    'a@@b.com',
+    'a@b@c.com',
+    'a..b@c.com',
+    '.a@c.com',
+    'a.@c.com',
+    'a b@c.com',
+    'a@-b.com',
+    'a@b-.com',
+    'a@b.c1',
+    'a@localhost',
+    'a@1.2.3.4',
+    'a@[127.0.0.1]',
+    'a@exa_mple.com',
+    `${'x'.repeat(65)}@a.com`,
+    `a@${'b'.repeat(250)}.com`,
+    'a"b@c.com',
+    'a\u0000@c.com',
+  ])
+    t.is(normaliseEmail(bad), null, bad);
   t.is(normaliseEmail(null), null);
   t.is(normaliseEmail(undefined), null);
 });
@@ -28,7 +49,8 @@ test('domains: from a bare name, a URL or an email; www, port, path and trailing
   t.is(normaliseDomain('müller.de'), 'xn--mller-kva.de');
   t.is(normaliseDomain('mu\u0308ller.de'), 'xn--mller-kva.de');
   t.is(normaliseDomain('sub.acme.co.uk'), 'sub.acme.co.uk');
-  for (const bad of ['', 'localhost', '1.2.3.4', '[::1]', 'exa_mple.com', 'acme', 'http://', 'a..b.com']) t.is(normaliseDomain(bad), null, bad);
+  for (const bad of ['', 'localhost', '1.2.3.4', '[::1]', 'exa_mple.com', 'acme', 'http://', 'a..b.com'])
+    t.is(normaliseDomain(bad), null, bad);
 });
 
 test('profile URLs: scheme, host case, www, query, fragment and trailing slash', (t) => {
@@ -40,7 +62,8 @@ test('profile URLs: scheme, host case, www, query, fragment and trailing slash',
     'pronet.example/in/jane-doe',
     '//www.pronet.example/in/jane-doe//',
     '  https://pronet.example./in/jane-doe  ',
-  ]) t.is(normaliseProfileUrl(u), canonical, u);
+  ])
+    t.is(normaliseProfileUrl(u), canonical, u);
 });
 
 test('profile URLs: the network path forms, locales and sub-pages map to /in/<slug>', (t) => {
@@ -57,7 +80,8 @@ test('profile URLs: the network path forms, locales and sub-pages map to /in/<sl
     'https://pronet.example/profile/jane-doe',
     'https://pronet.example/people/Jane-Doe',
     'https://pronet.example/pub/jane-doe/12/345/678',
-  ]) t.is(normaliseProfileUrl(u), canonical, u);
+  ])
+    t.is(normaliseProfileUrl(u), canonical, u);
   // Other pages of the network keep their path.
   t.is(normaliseProfileUrl('https://www.pronet.example/company/acme/'), 'https://pronet.example/company/acme');
   // Another network host list.
@@ -74,7 +98,8 @@ test('profile URLs: percent-encoding and Unicode have one spelling', (t) => {
     'https://pronet.example/in/ju\u0308rgen-mu\u0308ller',
     'https://pronet.example/in/ju%CC%88rgen-mu%CC%88ller',
     'https://pronet.example/in/J%C3%9CRGEN-M%C3%9CLLER',
-  ]) t.is(normaliseProfileUrl(u), canonical, u);
+  ])
+    t.is(normaliseProfileUrl(u), canonical, u);
   // Elsewhere: %7E and ~ are one spelling, an encoded slash stays encoded, IDN hosts come out in ASCII.
   t.is(normaliseProfileUrl('https://example.com/%7Ebob'), 'https://example.com/~bob');
   t.is(normaliseProfileUrl('https://example.com/a%2Fb'), 'https://example.com/a%2Fb');
@@ -83,7 +108,16 @@ test('profile URLs: percent-encoding and Unicode have one spelling', (t) => {
 });
 
 test('profile URLs: what is not an http(s) URL is null', (t) => {
-  for (const bad of ['', '   ', 'mailto:a@b.com', 'ftp://pronet.example/in/x', 'javascript:alert(1)', 'https://', 'https://pronet.example/in/%E0%A4%A', 'http://[::1']) {
+  for (const bad of [
+    '',
+    '   ',
+    'mailto:a@b.com',
+    'ftp://pronet.example/in/x',
+    'javascript:alert(1)',
+    'https://',
+    'https://pronet.example/in/%E0%A4%A',
+    'http://[::1',
+  ]) {
     t.is(normaliseProfileUrl(bad), null, bad);
   }
   t.is(normaliseProfileUrl(null), null);

@@ -15,14 +15,23 @@ test('keyset: the first page has no id condition and asks for limit + 1 rows, as
 });
 
 test('keyset: after a cursor, id > after ascending and id < after descending', (t) => {
-  t.deepEqual(keyset({ limit: 50, after: ID }, 'asc'), { where: { id: { $gt: ID } }, options: { orderBy: { id: 'asc' }, limit: 51 } });
-  t.deepEqual(keyset({ limit: 50, after: ID }, 'desc'), { where: { id: { $lt: ID } }, options: { orderBy: { id: 'desc' }, limit: 51 } });
+  t.deepEqual(keyset({ limit: 50, after: ID }, 'asc'), {
+    where: { id: { $gt: ID } },
+    options: { orderBy: { id: 'asc' }, limit: 51 },
+  });
+  t.deepEqual(keyset({ limit: 50, after: ID }, 'desc'), {
+    where: { id: { $lt: ID } },
+    options: { orderBy: { id: 'desc' }, limit: 51 },
+  });
   // An empty cursor is the first page, as `if (page.after)` always meant.
   t.deepEqual(keyset({ limit: 5, after: '' }).where, {});
 });
 
 test('keysetBy: (time, id) order, strictly after the cursor, in either direction', (t) => {
-  t.deepEqual(keysetBy('dueAt', { limit: 20 }), { where: {}, options: { orderBy: { dueAt: 'asc', id: 'asc' }, limit: 21 } });
+  t.deepEqual(keysetBy('dueAt', { limit: 20 }), {
+    where: {},
+    options: { orderBy: { dueAt: 'asc', id: 'asc' }, limit: 21 },
+  });
   const asc = keysetBy('dueAt', { limit: 20, after: { at: AT, id: ID } });
   t.deepEqual(asc.where, { $or: [{ dueAt: { $gt: AT } }, { dueAt: AT, id: { $gt: ID } }] });
   // The time orders first, then the id (the key order of orderBy is the ORDER BY order).
@@ -39,13 +48,22 @@ test('keysetBy: (time, id) order, strictly after the cursor, in either direction
 
 test('keysetSql: one column, the condition and its value only after a cursor, then order and limit + 1', (t) => {
   t.deepEqual(keysetSql({ limit: 10 }, 'c.id'), { sql: ' order by c.id limit ?', params: [11] });
-  t.deepEqual(keysetSql({ limit: 10, after: ID }, 'c.id'), { sql: ' and c.id > ? order by c.id limit ?', params: [ID, 11] });
-  t.deepEqual(keysetSql({ limit: 10, after: ID }, 'id', 'desc'), { sql: ' and id < ? order by id desc limit ?', params: [ID, 11] });
+  t.deepEqual(keysetSql({ limit: 10, after: ID }, 'c.id'), {
+    sql: ' and c.id > ? order by c.id limit ?',
+    params: [ID, 11],
+  });
+  t.deepEqual(keysetSql({ limit: 10, after: ID }, 'id', 'desc'), {
+    sql: ' and id < ? order by id desc limit ?',
+    params: [ID, 11],
+  });
   t.deepEqual(keysetSql({ limit: 10 }, 'id', 'desc'), { sql: ' order by id desc limit ?', params: [11] });
 });
 
 test('keysetSql: (time, id) columns compare as a row, both ordered the same way', (t) => {
-  t.deepEqual(keysetSql({ limit: 25 }, ['r.due_at', 'r.id']), { sql: ' order by r.due_at, r.id limit ?', params: [26] });
+  t.deepEqual(keysetSql({ limit: 25 }, ['r.due_at', 'r.id']), {
+    sql: ' order by r.due_at, r.id limit ?',
+    params: [26],
+  });
   t.deepEqual(keysetSql({ limit: 25, after: { at: AT, id: ID } }, ['r.due_at', 'r.id']), {
     sql: ' and (r.due_at, r.id) > (?, ?) order by r.due_at, r.id limit ?',
     params: [AT, ID, 26],

@@ -24,34 +24,63 @@ interface Seen {
 }
 
 /** A tiny partner CRM: upserts by (type, external_id); a lead whose email starts with `dup` is a possible duplicate unless resolved. */
-async function partnerServer(t: { teardown(fn: () => Promise<void> | void): void }, answer?: (s: Seen, res: ServerResponse) => boolean) {
+async function partnerServer(
+  t: { teardown(fn: () => Promise<void> | void): void },
+  answer?: (s: Seen, res: ServerResponse) => boolean,
+) {
   const seen: Seen[] = [];
   const store = new Map<string, string>();
-  const json = (res: ServerResponse, status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      const s: Seen = { method: req.method ?? '', path: new URL(req.url ?? '/', 'http://x').pathname, headers: req.headers, body };
+      const s: Seen = {
+        method: req.method ?? '',
+        path: new URL(req.url ?? '/', 'http://x').pathname,
+        headers: req.headers,
+        body,
+      };
       seen.push(s);
       if (answer?.(s, res)) return;
       if (`${s.method} ${s.path}` === 'POST /crm/oauth/token') {
-        if (s.headers.authorization !== `Basic ${Buffer.from('client-1:secret-1').toString('base64')}`) return json(res, 401, { error: 'invalid_client' });
+        if (s.headers.authorization !== `Basic ${Buffer.from('client-1:secret-1').toString('base64')}`)
+          return json(res, 401, { error: 'invalid_client' });
         const form = new URLSearchParams(body);
-        if (form.get('grant_type') === 'authorization_code' && form.get('code') === 'good' && pkceChallenge(form.get('code_verifier') ?? '') === pkceChallenge('v'.repeat(50))) {
-          return json(res, 200, { access_token: 'at-1', refresh_token: 'rt-1', expires_in: 3600, token_type: 'Bearer' });
+        if (
+          form.get('grant_type') === 'authorization_code' &&
+          form.get('code') === 'good' &&
+          pkceChallenge(form.get('code_verifier') ?? '') === pkceChallenge('v'.repeat(50))
+        ) {
+          return json(res, 200, {
+            access_token: 'at-1',
+            refresh_token: 'rt-1',
+            expires_in: 3600,
+            token_type: 'Bearer',
+          });
         }
-        if (form.get('grant_type') === 'refresh_token' && form.get('refresh_token') === 'rt-1') return json(res, 200, { access_token: 'at-1', token_type: 'Bearer' });
+        if (form.get('grant_type') === 'refresh_token' && form.get('refresh_token') === 'rt-1')
+          return json(res, 200, { access_token: 'at-1', token_type: 'Bearer' });
         return json(res, 400, { error: 'invalid_grant' });
       }
       if (s.headers.authorization !== 'Bearer at-1') return json(res, 401, { error: 'unauthorized' });
-      if (`${s.method} ${s.path}` === 'GET /crm/v1/account') return json(res, 200, { id: 'acct-1', name: ' Partner Inc ' });
+      if (`${s.method} ${s.path}` === 'GET /crm/v1/account')
+        return json(res, 200, { id: 'acct-1', name: ' Partner Inc ' });
       if (`${s.method} ${s.path}` === 'POST /crm/v1/records/upsert') {
-        const { records } = JSON.parse(body) as { records: { type: string; external_id: string; fields: Record<string, unknown>; resolution?: { mode: string; id?: string } }[] };
+        const { records } = JSON.parse(body) as {
+          records: {
+            type: string;
+            external_id: string;
+            fields: Record<string, unknown>;
+            resolution?: { mode: string; id?: string };
+          }[];
+        };
         return json(res, 200, {
           results: records.map((r) => {
             const key = `${r.type}:${r.external_id}`;
-            if (!store.has(key) && !r.resolution && String(r.fields.email ?? '').startsWith('dup')) return { external_id: r.external_id, status: 'duplicate', duplicate: { id: 'crm-77', match: 'email' } };
+            if (!store.has(key) && !r.resolution && String(r.fields.email ?? '').startsWith('dup'))
+              return { external_id: r.external_id, status: 'duplicate', duplicate: { id: 'crm-77', match: 'email' } };
             const id = r.resolution?.mode === 'link' ? r.resolution.id : `crm-${key}`;
             const fields = JSON.stringify(r.fields);
             const status = store.get(key) === fields ? 'unchanged' : 'upserted';
@@ -66,7 +95,15 @@ async function partnerServer(t: { teardown(fn: () => Promise<void> | void): void
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/crm/`;
-  const partner = new HttpPartner({ baseUrl: base, authorizeUrl: 'https://crm.example.com/oauth/authorize', tokenUrl: `${base}oauth/token`, clientId: 'client-1', clientSecret: 'secret-1', scope: 'records.write', timeoutMs: 2_000 });
+  const partner = new HttpPartner({
+    baseUrl: base,
+    authorizeUrl: 'https://crm.example.com/oauth/authorize',
+    tokenUrl: `${base}oauth/token`,
+    clientId: 'client-1',
+    clientSecret: 'secret-1',
+    scope: 'records.write',
+    timeoutMs: 2_000,
+  });
   t.teardown(() => partner.close());
   return { seen, store, partner, base };
 }
@@ -82,15 +119,37 @@ const code = async (p: Promise<unknown>) => {
 
 test('OAuth: the authorization URL carries the S256 challenge; the code is exchanged with the verifier over HTTP Basic; refused grants are auth errors', async (t) => {
   const { partner, seen } = await partnerServer(t);
-  const url = new URL(partner.authorizationUrl({ state: 'st', redirectUri: 'https://app.example.com/oauth/partner/callback', codeChallenge: pkceChallenge('v'.repeat(50)) }));
+  const url = new URL(
+    partner.authorizationUrl({
+      state: 'st',
+      redirectUri: 'https://app.example.com/oauth/partner/callback',
+      codeChallenge: pkceChallenge('v'.repeat(50)),
+    }),
+  );
   t.is(url.origin + url.pathname, 'https://crm.example.com/oauth/authorize');
-  t.like(Object.fromEntries(url.searchParams), { response_type: 'code', client_id: 'client-1', state: 'st', scope: 'records.write', code_challenge: pkceChallenge('v'.repeat(50)), code_challenge_method: 'S256' });
-  const tokens = await partner.exchangeCode({ code: 'good', redirectUri: 'https://app.example.com/oauth/partner/callback', codeVerifier: 'v'.repeat(50) });
+  t.like(Object.fromEntries(url.searchParams), {
+    response_type: 'code',
+    client_id: 'client-1',
+    state: 'st',
+    scope: 'records.write',
+    code_challenge: pkceChallenge('v'.repeat(50)),
+    code_challenge_method: 'S256',
+  });
+  const tokens = await partner.exchangeCode({
+    code: 'good',
+    redirectUri: 'https://app.example.com/oauth/partner/callback',
+    codeVerifier: 'v'.repeat(50),
+  });
   t.is(tokens.accessToken, 'at-1');
   t.is(tokens.refreshToken, 'rt-1');
   t.true(tokens.expiresAt!.getTime() > Date.now());
   const form = new URLSearchParams(seen[0].body);
-  t.like(Object.fromEntries(form), { grant_type: 'authorization_code', code: 'good', code_verifier: 'v'.repeat(50), client_id: 'client-1' });
+  t.like(Object.fromEntries(form), {
+    grant_type: 'authorization_code',
+    code: 'good',
+    code_verifier: 'v'.repeat(50),
+    client_id: 'client-1',
+  });
   t.is(seen[0].headers['content-type'], 'application/x-www-form-urlencoded');
   t.is(await code(partner.exchangeCode({ code: 'good', redirectUri: 'x', codeVerifier: 'wrong' })), 'auth');
   t.like(await partner.refresh('rt-1'), { accessToken: 'at-1', refreshToken: null, expiresAt: null });
@@ -111,11 +170,18 @@ test('account and upsert: bearer token, one answer per record, resolutions on th
   ]);
   const sent = seen.at(-1)!;
   t.regex(String(sent.headers['idempotency-key']), /^[0-9a-f]{64}$/);
-  t.deepEqual(JSON.parse(sent.body).records[0], { type: 'lead', external_id: 'L1', fields: { email: 'ada@example.test', title: 'CEO' } });
-  t.deepEqual(await partner.upsert('at-1', [records[0], { ...records[1], resolve: { mode: 'link', partnerId: 'crm-77' } }]), [
-    { externalId: 'L1', status: 'unchanged', partnerId: 'crm-lead:L1' },
-    { externalId: 'L2', status: 'upserted', partnerId: 'crm-77' },
-  ]);
+  t.deepEqual(JSON.parse(sent.body).records[0], {
+    type: 'lead',
+    external_id: 'L1',
+    fields: { email: 'ada@example.test', title: 'CEO' },
+  });
+  t.deepEqual(
+    await partner.upsert('at-1', [records[0], { ...records[1], resolve: { mode: 'link', partnerId: 'crm-77' } }]),
+    [
+      { externalId: 'L1', status: 'unchanged', partnerId: 'crm-lead:L1' },
+      { externalId: 'L2', status: 'upserted', partnerId: 'crm-77' },
+    ],
+  );
   t.deepEqual(JSON.parse(seen.at(-1)!.body).records[1].resolution, { mode: 'link', id: 'crm-77' });
   t.deepEqual(await partner.upsert('at-1', []), []);
 });
@@ -126,8 +192,14 @@ test('failures: 429/5xx are retryable, a bad shape or answers out of order are b
     if (!s.path.endsWith('records/upsert') || !mode) return false;
     if (mode === '429') res.writeHead(429, { 'retry-after': '7' }).end();
     else if (mode === '503') res.writeHead(503).end();
-    else if (mode === 'shape') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ external_id: 'L1', status: 'maybe' }] }));
-    else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ external_id: 'other', status: 'upserted', id: 'x' }] }));
+    else if (mode === 'shape')
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ results: [{ external_id: 'L1', status: 'maybe' }] }));
+    else
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ results: [{ external_id: 'other', status: 'upserted', id: 'x' }] }));
     return true;
   });
   const one: PartnerRecord[] = [{ kind: 'lead', externalId: 'L1', fields: {} }];
@@ -140,20 +212,48 @@ test('failures: 429/5xx are retryable, a bad shape or answers out of order are b
   t.is(await code(partner.upsert('at-1', one)), 'bad_response');
   mode = 'order';
   t.is(await code(partner.upsert('at-1', one)), 'bad_response');
-  const closed = new HttpPartner({ baseUrl: 'http://127.0.0.1:9/', authorizeUrl: 'http://127.0.0.1:9/a', tokenUrl: 'http://127.0.0.1:9/t', clientId: 'c', clientSecret: 's', scope: null, timeoutMs: 1_000 });
+  const closed = new HttpPartner({
+    baseUrl: 'http://127.0.0.1:9/',
+    authorizeUrl: 'http://127.0.0.1:9/a',
+    tokenUrl: 'http://127.0.0.1:9/t',
+    clientId: 'c',
+    clientSecret: 's',
+    scope: null,
+    timeoutMs: 1_000,
+  });
   t.is(await code(closed.account('at-1')), 'unavailable');
   await closed.close();
 });
 
 test('configuration: local without PARTNER_BASE_URL; HTTP with its client, default authorize and token URLs; missing client or bad URL refused', (t) => {
-  const base = { baseUrl: null, authorizeUrl: null, tokenUrl: null, clientId: null, clientSecret: null, scope: null, timeoutMs: 1000 };
+  const base = {
+    baseUrl: null,
+    authorizeUrl: null,
+    tokenUrl: null,
+    clientId: null,
+    clientSecret: null,
+    scope: null,
+    timeoutMs: 1000,
+  };
   const orm = { em: null as never };
   t.true(createPartner(base, 'http://127.0.0.1:3000', orm).local);
-  const http = createPartner({ ...base, baseUrl: 'https://crm.example.com/api', clientId: 'c', clientSecret: 's' }, 'http://x', orm);
+  const http = createPartner(
+    { ...base, baseUrl: 'https://crm.example.com/api', clientId: 'c', clientSecret: 's' },
+    'http://x',
+    orm,
+  );
   t.false(http.local);
-  t.true(http.authorizationUrl({ state: 's', redirectUri: 'r', codeChallenge: 'c' }).startsWith('https://crm.example.com/api/oauth/authorize?'));
-  t.throws(() => createPartner({ ...base, baseUrl: 'https://crm.example.com' }, 'http://x', orm), { message: /PARTNER_CLIENT_ID/ });
-  t.throws(() => createPartner({ ...base, baseUrl: 'ftp://crm', clientId: 'c', clientSecret: 's' }, 'http://x', orm), { message: /PARTNER_BASE_URL/ });
+  t.true(
+    http
+      .authorizationUrl({ state: 's', redirectUri: 'r', codeChallenge: 'c' })
+      .startsWith('https://crm.example.com/api/oauth/authorize?'),
+  );
+  t.throws(() => createPartner({ ...base, baseUrl: 'https://crm.example.com' }, 'http://x', orm), {
+    message: /PARTNER_CLIENT_ID/,
+  });
+  t.throws(() => createPartner({ ...base, baseUrl: 'ftp://crm', clientId: 'c', clientSecret: 's' }, 'http://x', orm), {
+    message: /PARTNER_BASE_URL/,
+  });
 });
 
 test('a sync page through the HTTP adapter pushes each record once; a duplicate waits as a partner event; a refused token marks the integration', async (t) => {
@@ -162,13 +262,19 @@ test('a sync page through the HTTP adapter pushes each record once; a duplicate 
   const u = await createOwner();
   const ws = await workspaceIdOf(u.id);
   const app = await createTestApp(u);
-  const list = (await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: `L ${randomUUID()}` } })).body;
+  const list = (
+    await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: `L ${randomUUID()}` } })
+  ).body;
   await seedContacts(ws, [
     { email: 'ada@example.test', lists: [list.id] },
     { email: 'dup.bo@example.test', lists: [list.id] },
   ]);
   const id = uuidv7();
-  const seal = (token: string) => encrypt(JSON.stringify({ kind: 'partner', accessToken: token, refreshToken: null, expiresAt: null }), services.config.encryptionKey);
+  const seal = (token: string) =>
+    encrypt(
+      JSON.stringify({ kind: 'partner', accessToken: token, refreshToken: null, expiresAt: null }),
+      services.config.encryptionKey,
+    );
   const e = await em();
   await e.execute(
     `insert into integrations (id, workspace_id, provider, name, status, credentials_sealed, credential_hint, account_id, created_at, updated_at) values (?, ?, 'partner', 'CRM', 'active', ?, '{}', 'acct-1', now(), now())`,
@@ -191,5 +297,8 @@ test('a sync page through the HTTP adapter pushes each record once; a duplicate 
   await t.throwsAsync(syncPartnerPage(e.fork() as never, deps, id, 'lead', 50), { instanceOf: PartnerError });
   const [row] = await e.execute(`select status, status_reason from integrations where id = ?`, [id]);
   t.is(row.status, 'invalid_credentials');
-  t.like(await syncPartnerPage(e.fork() as never, deps, id, 'lead', 50), { done: true, skipped: 'invalid_credentials' });
+  t.like(await syncPartnerPage(e.fork() as never, deps, id, 'lead', 50), {
+    done: true,
+    skipped: 'invalid_credentials',
+  });
 });

@@ -4,7 +4,13 @@ import { HttpPronet } from '../../lib/sources/http-pronet.js';
 import { parseRetryAfter } from '../../lib/sources/http-client.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
 import { LocalNewsforum, LocalPronet } from '../../lib/sources/local.js';
-import { createSources, SourceError, type Candidate, type DiscoverySource, type SignalQuery } from '../../lib/sources/index.js';
+import {
+  createSources,
+  SourceError,
+  type Candidate,
+  type DiscoverySource,
+  type SignalQuery,
+} from '../../lib/sources/index.js';
 import { newsforumHandler, pronetHandler, sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
 
 const corpusOpts = { seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:00:00Z') };
@@ -21,7 +27,10 @@ async function all(source: DiscoverySource, query: SignalQuery, limit: number): 
   return out;
 }
 
-async function serve(t: { teardown(fn: () => Promise<void>): void }, handler: Parameters<typeof startServer>[0]): Promise<WireServer> {
+async function serve(
+  t: { teardown(fn: () => Promise<void>): void },
+  handler: Parameters<typeof startServer>[0],
+): Promise<WireServer> {
   const server = await startServer(handler);
   t.teardown(server.close);
   return server;
@@ -49,12 +58,25 @@ test('newsforum: pages through the wire format with the key, and matches the loc
   const got = await all(http, query, 40);
   const expected = await all(local, query, 200);
   t.true(expected.length > 80);
-  const wireFields = (c: Candidate) => [c.source, c.externalId, c.profileUrl, c.fullName, c.title, c.headline, c.company?.name, c.country, c.evidence, c.signalKey];
+  const wireFields = (c: Candidate) => [
+    c.source,
+    c.externalId,
+    c.profileUrl,
+    c.fullName,
+    c.title,
+    c.headline,
+    c.company?.name,
+    c.country,
+    c.evidence,
+    c.signalKey,
+  ];
   t.deepEqual(got.map(wireFields), expected.map(wireFields));
   t.is(got[0].firstName, expected[0].fullName.split(' ')[0]);
   // Every request: the bearer key, the keywords as repeated q, since, limit; `after` from the second page on.
   t.is(server.requests.length, Math.ceil(expected.length / 40));
-  t.true(server.requests.every((r) => r.headers.authorization === `Bearer ${KEY}` && r.url.pathname === '/api/v1/search'));
+  t.true(
+    server.requests.every((r) => r.headers.authorization === `Bearer ${KEY}` && r.url.pathname === '/api/v1/search'),
+  );
   t.deepEqual(server.requests[0].url.searchParams.getAll('q'), ['cold email', 'SEO']);
   t.is(server.requests[0].url.searchParams.get('since'), '2025-03-01T00:00:00.000Z');
   t.is(server.requests[0].url.searchParams.get('limit'), '40');
@@ -75,7 +97,12 @@ test('pronet: POSTs the query, pages by next_cursor, and matches the local sourc
   t.teardown(() => http.close());
   const query: SignalQuery = {
     kind: 'hiring',
-    filters: { seniorities: ['director', 'vp', 'cxo'], countries: ['us', 'DE'], since: '2025-01-01T00:00:00Z', currentEmployerOnly: true },
+    filters: {
+      seniorities: ['director', 'vp', 'cxo'],
+      countries: ['us', 'DE'],
+      since: '2025-01-01T00:00:00Z',
+      currentEmployerOnly: true,
+    },
   };
   const got = await all(http, query, 25);
   const expected = await all(local, query, 200);
@@ -88,7 +115,15 @@ test('pronet: POSTs the query, pages by next_cursor, and matches the local sourc
   t.deepEqual(body, {
     kind: 'hiring',
     keywords: [],
-    filters: { titles: [], seniorities: ['director', 'vp', 'cxo'], industries: [], countries: ['US', 'DE'], company_sizes: [], since: '2025-01-01T00:00:00.000Z', current_only: true },
+    filters: {
+      titles: [],
+      seniorities: ['director', 'vp', 'cxo'],
+      industries: [],
+      countries: ['US', 'DE'],
+      company_sizes: [],
+      since: '2025-01-01T00:00:00.000Z',
+      current_only: true,
+    },
     cursor: null,
     limit: 25,
   });
@@ -109,22 +144,49 @@ test('pronet companyPeople: POSTs the company and roles, pages by next_cursor, 4
   const index = corpus.index.employees.findIndex((e) => e.length >= 8);
   const co = corpus.companies[index];
   const roles = { seniorities: ['entry', 'senior', 'manager', 'director', 'vp', 'cxo', 'founder'] as const };
-  const expected = await local.companyPeople({ name: co.name }, { seniorities: [...roles.seniorities] }, { limit: 200 });
+  const expected = await local.companyPeople(
+    { name: co.name },
+    { seniorities: [...roles.seniorities] },
+    { limit: 200 },
+  );
   const got: Candidate[] = [];
   let cursor: string | undefined;
   let company;
   do {
-    const page = await http.companyPeople({ name: co.name }, { seniorities: [...roles.seniorities] }, { cursor, limit: 3 });
+    const page = await http.companyPeople(
+      { name: co.name },
+      { seniorities: [...roles.seniorities] },
+      { cursor, limit: 3 },
+    );
     company = page!.company;
     got.push(...page!.people);
     cursor = page!.nextCursor ?? undefined;
   } while (cursor);
   t.deepEqual(company, expected!.company);
-  const fields = (c: Candidate) => [c.source, c.externalId, c.profileUrl, c.fullName, c.firstName, c.lastName, c.title, c.headline, c.seniority, c.company, c.country, c.email, c.currentEmployer];
+  const fields = (c: Candidate) => [
+    c.source,
+    c.externalId,
+    c.profileUrl,
+    c.fullName,
+    c.firstName,
+    c.lastName,
+    c.title,
+    c.headline,
+    c.seniority,
+    c.company,
+    c.country,
+    c.email,
+    c.currentEmployer,
+  ];
   t.deepEqual(got.map(fields), expected!.people.map(fields));
   t.is(server.requests[0].method, 'POST');
   t.is(server.requests[0].url.pathname, '/v1/companies/people');
-  t.deepEqual(server.requests[0].body, { company: { name: co.name, domain: null }, filters: { titles: [], seniorities: [...roles.seniorities] }, cursor: null, limit: 3 });
+  t.deepEqual(server.requests[0].body, {
+    company: { name: co.name, domain: null },
+    filters: { titles: [], seniorities: [...roles.seniorities] },
+    cursor: null,
+    limit: 3,
+  });
   t.truthy((server.requests[1].body as { cursor: string }).cursor);
   t.is(await http.companyPeople({ domain: 'nonexistent-widgets.example' }, {}, { limit: 10 }), null);
   // Errors map like every other call: a 503 is a retryable unavailable.
@@ -150,10 +212,31 @@ test('HTTP statuses map to SourceError codes', async (t) => {
     ['503 retry-after', (res) => sendJson(res, 503, {}, { 'retry-after': '30' }), 'unavailable', 30],
     ['400', (res) => sendJson(res, 400, { error: 'bad q' }), 'invalid_request', null],
     ['404 on search', (res) => sendJson(res, 404, {}), 'bad_response', null],
-    ['malformed JSON', (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"items": ['), 'bad_response', null],
-    ['not JSON', (res) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>hi</html>'), 'bad_response', null],
+    [
+      'malformed JSON',
+      (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"items": ['),
+      'bad_response',
+      null,
+    ],
+    [
+      'not JSON',
+      (res) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>hi</html>'),
+      'bad_response',
+      null,
+    ],
     ['wrong shape', (res) => sendJson(res, 200, { items: [{ id: 'x' }], next: null }), 'bad_response', null],
-    ['bad date', (res) => sendJson(res, 200, { items: [{ id: 'x', kind: 'post', author: { id: 'u', name: 'U' }, text: 't', url: null, created_at: 'yesterday' }], next: null }), 'bad_response', null],
+    [
+      'bad date',
+      (res) =>
+        sendJson(res, 200, {
+          items: [
+            { id: 'x', kind: 'post', author: { id: 'u', name: 'U' }, text: 't', url: null, created_at: 'yesterday' },
+          ],
+          next: null,
+        }),
+      'bad_response',
+      null,
+    ],
   ];
   for (const [name, respond, code, retryAfter] of cases) {
     answer = respond;
@@ -169,9 +252,28 @@ test('HTTP statuses map to SourceError codes', async (t) => {
   t.true(dated.retryAfterSeconds! > 100 && dated.retryAfterSeconds! <= 121, String(dated.retryAfterSeconds));
   // Lenient where it does not matter: unknown extra fields and unknown seniorities are ignored.
   answer = (res) =>
-    sendJson(res, 200, { items: [{ id: 1, kind: 'post', author: { id: 2, name: 'Ada Lovelace', extra: true, country: 'Atlantis' }, text: 't', url: null, created_at: '2025-01-01T00:00:00+02:00' }], next: null, more: 1 });
+    sendJson(res, 200, {
+      items: [
+        {
+          id: 1,
+          kind: 'post',
+          author: { id: 2, name: 'Ada Lovelace', extra: true, country: 'Atlantis' },
+          text: 't',
+          url: null,
+          created_at: '2025-01-01T00:00:00+02:00',
+        },
+      ],
+      next: null,
+      more: 1,
+    });
   const ok = await http.search(SEARCH, { limit: 10 });
-  t.like(ok.candidates[0], { externalId: '2', firstName: 'Ada', lastName: 'Lovelace', country: null, evidence: { id: '1', date: '2024-12-31T22:00:00.000Z' } });
+  t.like(ok.candidates[0], {
+    externalId: '2',
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    country: null,
+    evidence: { id: '1', date: '2024-12-31T22:00:00.000Z' },
+  });
 });
 
 test('oversized bodies are refused, with or without Content-Length', async (t) => {
@@ -195,7 +297,10 @@ test('oversized bodies are refused, with or without Content-Length', async (t) =
 
 test('redirects are not followed', async (t) => {
   const elsewhere = await serve(t, (_req, res) => sendJson(res, 200, { people: [], next_cursor: null }));
-  const server = await serve(t, (_req, res) => void res.writeHead(307, { location: `${elsewhere.url}/v1/people/search` }).end());
+  const server = await serve(
+    t,
+    (_req, res) => void res.writeHead(307, { location: `${elsewhere.url}/v1/people/search` }).end(),
+  );
   const http = new HttpPronet({ baseUrl: server.url, apiKey: KEY });
   t.teardown(() => http.close());
   const err = await failure(http.search({ kind: 'people_search' }, { limit: 10 }));
@@ -239,7 +344,10 @@ test('adapters validate the page request before sending anything', async (t) => 
   t.teardown(() => http.close());
   t.is((await failure(http.search({ kind: 'people_search' }, { limit: 500 }))).code, 'invalid_request');
   t.is((await failure(http.search({ kind: 'post_keywords' }, { limit: 10 }))).code, 'invalid_request');
-  t.is((await failure(http.search({ kind: 'people_search', filters: { since: '2025-13-01' } }, { limit: 10 }))).code, 'invalid_request');
+  t.is(
+    (await failure(http.search({ kind: 'people_search', filters: { since: '2025-13-01' } }, { limit: 10 }))).code,
+    'invalid_request',
+  );
   t.is(server.requests.length, 0);
 });
 
@@ -254,7 +362,13 @@ test('createSources picks HTTP when a base URL is configured', async (t) => {
   t.deepEqual(s.modes, { newsforum: 'http', pronet: 'local' });
   t.true(s.newsforum instanceof HttpNewsforum);
   t.throws(
-    () => createSources({ corpus: { seed: 1, people: 10 }, timeoutMs: 1, newsforum: { baseUrl: 'ftp://x', apiKey: 'k' }, pronet: { baseUrl: null, apiKey: null, profileHosts: [] } }),
+    () =>
+      createSources({
+        corpus: { seed: 1, people: 10 },
+        timeoutMs: 1,
+        newsforum: { baseUrl: 'ftp://x', apiKey: 'k' },
+        pronet: { baseUrl: null, apiKey: null, profileHosts: [] },
+      }),
     { message: /NEWSFORUM_BASE_URL must be an absolute http\(s\) URL/ },
   );
 });

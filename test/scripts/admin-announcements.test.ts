@@ -11,9 +11,14 @@ test.after.always(closeApi);
 
 function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts/admin.ts'), ...args], { cwd: repoRoot, env: process.env }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'scripts/admin.ts'), ...args],
+      { cwd: repoRoot, env: process.env },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -23,14 +28,41 @@ test('announce publishes for the given plans and window; announcements lists it 
   const free = await createUser();
   const pro = await createOwner();
   const title = `Launch week ${randomUUID().slice(0, 8)}`;
-  const r = await admin('announce', '--title', title, '--body', 'Five new features.', '--cta-label', 'See them', '--cta-url', 'https://example.com/launch', '--plans', 'pro', '--ends-at', new Date(Date.now() + 86_400_000).toISOString(), '--by', 'support@example.com');
+  const r = await admin(
+    'announce',
+    '--title',
+    title,
+    '--body',
+    'Five new features.',
+    '--cta-label',
+    'See them',
+    '--cta-url',
+    'https://example.com/launch',
+    '--plans',
+    'pro',
+    '--ends-at',
+    new Date(Date.now() + 86_400_000).toISOString(),
+    '--by',
+    'support@example.com',
+  );
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /: live for pro, from /);
   const id = idOf(r.stdout)!;
   t.truthy(id);
-  const proView = (await call('GET', '/api/me/announcements?limit=200', { token: pro.accessToken })).body.items.find((a: { id: string }) => a.id === id);
-  t.like(proView, { title, body: 'Five new features.', cta: { label: 'See them', url: 'https://example.com/launch' }, plans: ['pro'] });
-  t.falsy((await call('GET', '/api/me/announcements?limit=200', { token: free.accessToken })).body.items.find((a: { id: string }) => a.id === id));
+  const proView = (await call('GET', '/api/me/announcements?limit=200', { token: pro.accessToken })).body.items.find(
+    (a: { id: string }) => a.id === id,
+  );
+  t.like(proView, {
+    title,
+    body: 'Five new features.',
+    cta: { label: 'See them', url: 'https://example.com/launch' },
+    plans: ['pro'],
+  });
+  t.falsy(
+    (await call('GET', '/api/me/announcements?limit=200', { token: free.accessToken })).body.items.find(
+      (a: { id: string }) => a.id === id,
+    ),
+  );
 
   await call('POST', `/api/me/announcements/${id}/cta-click`, { token: pro.accessToken });
   const listed = await admin('announcements');
@@ -44,9 +76,20 @@ test('announce publishes for the given plans and window; announcements lists it 
   t.regex((await admin('unpublish', '--id', id)).stdout, /was already unpublished/);
   t.is((await call('POST', `/api/me/announcements/${id}/dismiss`, { token: pro.accessToken })).status, 404);
   t.false((await admin('announcements')).stdout.includes(id), 'only live and scheduled ones by default');
-  t.regex((await admin('announcements', '--all')).stdout.split('\n').find((l) => l.startsWith(id)) ?? '', /unpublished/);
+  t.regex(
+    (await admin('announcements', '--all')).stdout.split('\n').find((l) => l.startsWith(id)) ?? '',
+    /unpublished/,
+  );
 
-  const scheduled = await admin('announce', '--title', 'Next month', '--body', 'Soon.', '--starts-at', new Date(Date.now() + 30 * 86_400_000).toISOString());
+  const scheduled = await admin(
+    'announce',
+    '--title',
+    'Next month',
+    '--body',
+    'Soon.',
+    '--starts-at',
+    new Date(Date.now() + 30 * 86_400_000).toISOString(),
+  );
   t.regex(scheduled.stdout, /: scheduled for every plan/);
 });
 
@@ -70,8 +113,16 @@ test('failures: usage errors exit 2, bad content exits 1, nothing is published',
     [['announce', '--title', 'x', '--body', 'y', '--colour', 'red'], 2, /Unknown option '--colour'/],
     [['announce', '--title', 'x', '--body', 'y', '--plans', 'gold'], 1, /unknown plan "gold"/],
     [['announce', '--title', 'x', '--body', 'y', '--cta-label', 'Go'], 1, /needs both a label and a URL/],
-    [['announce', '--title', 'x', '--body', 'y', '--cta-label', 'Go', '--cta-url', 'http://example.com'], 1, /must be https/],
-    [['announce', '--title', 'x', '--body', 'y', '--ends-at', '2020-01-01T00:00:00Z'], 1, /ends_at is in the past|ends_at must be after/],
+    [
+      ['announce', '--title', 'x', '--body', 'y', '--cta-label', 'Go', '--cta-url', 'http://example.com'],
+      1,
+      /must be https/,
+    ],
+    [
+      ['announce', '--title', 'x', '--body', 'y', '--ends-at', '2020-01-01T00:00:00Z'],
+      1,
+      /ends_at is in the past|ends_at must be after/,
+    ],
     [['unpublish'], 2, /--id is required/],
     [['unpublish', '--id', 'nope'], 2, /--id must be a UUID/],
     [['unpublish', '--id', randomUUID()], 1, /no announcement/],

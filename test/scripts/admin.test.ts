@@ -11,9 +11,14 @@ test.after.always(closeApi);
 /** Runs `npm run admin -- ...args` as support staff would (same script, the tests' DATABASE_URL). */
 function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts/admin.ts'), ...args], { cwd: repoRoot, env: process.env }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'scripts/admin.ts'), ...args],
+      { cwd: repoRoot, env: process.env },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -26,7 +31,10 @@ test('set-plan sets the plan and status and grants the monthly credits', async (
   t.like(e.body, { plan_id: 'pro', status: 'active', credits: { balance: 5000 } });
   const past = await admin('set-plan', '--email', u.email, '--plan', 'pro', '--status', 'past_due');
   t.is(past.code, 0, past.stderr);
-  t.like((await call('GET', '/api/me/entitlement', { token: u.accessToken })).body, { status: 'past_due', credits: { balance: 5000 } });
+  t.like((await call('GET', '/api/me/entitlement', { token: u.accessToken })).body, {
+    status: 'past_due',
+    credits: { balance: 5000 },
+  });
 });
 
 test('grant-credits adds a ledger grant; --beta makes it a beta reward', async (t) => {
@@ -51,7 +59,11 @@ test('seed-demo seeds the Demo workspace and can run again', async (t) => {
 test('failures: unknown user, plan or status exit 1; usage errors exit 2; nothing changes', async (t) => {
   const u = await createUser();
   const cases: [string[], number, RegExp][] = [
-    [['set-plan', '--email', 'nobody-here@example.test', '--plan', 'pro'], 1, /no user with email nobody-here@example\.test/],
+    [
+      ['set-plan', '--email', 'nobody-here@example.test', '--plan', 'pro'],
+      1,
+      /no user with email nobody-here@example\.test/,
+    ],
     [['set-plan', '--email', u.email, '--plan', 'gold'], 1, /unknown plan "gold"/],
     [['set-plan', '--email', u.email, '--plan', 'pro', '--status', 'paused'], 1, /unknown status "paused"/],
     [['set-plan', '--plan', 'pro'], 2, /--email is required/],
@@ -70,5 +82,9 @@ test('failures: unknown user, plan or status exit 1; usage errors exit 2; nothin
     t.is(results[i].code, code, `${args.join(' ')}: ${results[i].stderr}`);
     t.regex(results[i].stderr, message, args.join(' '));
   });
-  t.like((await call('GET', '/api/me/entitlement', { token: u.accessToken })).body, { plan_id: 'free', status: 'none', credits: { balance: 0 } });
+  t.like((await call('GET', '/api/me/entitlement', { token: u.accessToken })).body, {
+    plan_id: 'free',
+    status: 'none',
+    credits: { balance: 0 },
+  });
 });

@@ -23,7 +23,11 @@ test.after.always(() => Promise.all(children.map((c) => stopChild(c))));
 
 /** Starts `node <script>` from the repo root with no loader (NODE_OPTIONS cleared); collects its output. */
 function runNode(script: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [script], { cwd: repoRoot, env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script], {
+    cwd: repoRoot,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   child.stdout!.on('data', (b: Buffer) => (output += b));
@@ -35,8 +39,12 @@ function runNode(script: string, env: NodeJS.ProcessEnv) {
         const hit = output.split('\n').find((l) => re.test(l));
         if (hit) return done(() => resolve(hit));
       };
-      const onExit = (code: number | null) => done(() => reject(new Error(`${script} exited with ${code}:\n${output}`)));
-      const timer = setTimeout(() => done(() => reject(new Error(`timed out waiting for ${re} from ${script}:\n${output}`))), 30_000);
+      const onExit = (code: number | null) =>
+        done(() => reject(new Error(`${script} exited with ${code}:\n${output}`)));
+      const timer = setTimeout(
+        () => done(() => reject(new Error(`timed out waiting for ${re} from ${script}:\n${output}`))),
+        30_000,
+      );
       function done(settle: () => void) {
         clearTimeout(timer);
         child.stdout!.off('data', check);
@@ -51,21 +59,30 @@ function runNode(script: string, env: NodeJS.ProcessEnv) {
 }
 
 function jsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : [],
+  );
 }
 
 test('compiled code imports only Node built-ins and production dependencies', (t) => {
-  const { dependencies } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const { dependencies } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
   const imported = new Set<string>();
   for (const file of jsFiles(dist).filter((f) => !f.endsWith('workflow-bundle.js'))) {
     // A specifier has no spaces, parentheses or commas (so `required('from'), x('y')` is not an import).
-    for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"\s(),]+)['"]/g)) {
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(
+      /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"\s(),]+)['"]/g,
+    )) {
       if (spec.startsWith('.') || isBuiltin(spec)) continue;
       imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
     }
   }
   t.true(imported.has('@temporalio/worker'), 'the scan found the imports');
-  t.deepEqual([...imported].filter((p) => !(p in dependencies)), []);
+  t.deepEqual(
+    [...imported].filter((p) => !(p in dependencies)),
+    [],
+  );
   t.false(imported.has('tsx'));
 });
 
@@ -83,7 +100,12 @@ test('node dist/api/server.js serves /healthz and /readyz', async (t) => {
 test('node dist/workers/worker.js loads the prebuilt workflow bundle and runs a workflow', async (t) => {
   // Its own task queue, and no schedules or outbox dispatcher, so it takes no work from other tests.
   const taskQueue = `build-test-${randomUUID()}`;
-  const worker = runNode('dist/workers/worker.js', { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'info' });
+  const worker = runNode('dist/workers/worker.js', {
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    WEBHOOK_DISPATCHER: 'off',
+    LOG_LEVEL: 'info',
+  });
   const polling = JSON.parse(await worker.line(/"msg":"worker polling"/));
   t.deepEqual(polling.workflows, { workflowBundle: { codePath: join(dist, 'workflow-bundle.js') } });
   t.notRegex(worker.output(), /Workflow bundle created/); // what the SDK logs when it runs webpack

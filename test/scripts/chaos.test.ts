@@ -26,23 +26,41 @@ test('a short chaos run: every fault recovered, nothing lost or doubled, no 5xx 
     rmSync(result, { force: true });
   });
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
-  t.log(output.split('\n').filter((l) => l.startsWith('|') || l.startsWith('chaos:') || l.startsWith('- ')).join('\n'));
+  t.log(
+    output
+      .split('\n')
+      .filter((l) => l.startsWith('|') || l.startsWith('chaos:') || l.startsWith('- '))
+      .join('\n'),
+  );
   t.true(existsSync(result), `the run wrote no verdict:\n${output.slice(-3000)}`);
   const v = JSON.parse(readFileSync(result, 'utf8')) as Verdict;
   t.deepEqual(v.problems, []);
   t.is(code, 0);
   t.deepEqual(
     v.faults.map((f) => f.fault),
-    ['kill -9 worker mid-batch', 'kill -9 API mid-request', 'restart Temporal server', 'restart PostgreSQL', 'Redis down 5 s'],
+    [
+      'kill -9 worker mid-batch',
+      'kill -9 API mid-request',
+      'restart Temporal server',
+      'restart PostgreSQL',
+      'Redis down 5 s',
+    ],
   );
   for (const f of v.faults) {
     t.not(f.recoveryS, null, `${f.fault} recovered`);
-    t.is(f.probes.broken + f.probes.hung, 0, `${f.fault}: no 5xx but 503 + Retry-After, no hang (${f.probes.examples.join(' | ')})`);
+    t.is(
+      f.probes.broken + f.probes.hung,
+      0,
+      `${f.fault}: no 5xx but 503 + Retry-After, no hang (${f.probes.examples.join(' | ')})`,
+    );
   }
   for (const c of v.checks) t.deepEqual([c.name, c.lost, c.doubled], [c.name, 0, 0], c.detail);
   t.is(v.workflows.running, 0);
   t.is(v.workflows.failed, 0);
   t.is(v.enrollments.active ?? 0, 0);
-  t.true((v.enrollments.completed ?? 0) + (v.enrollments.replied ?? 0) + (v.enrollments.stopped ?? 0) === 200, JSON.stringify(v.enrollments));
+  t.true(
+    (v.enrollments.completed ?? 0) + (v.enrollments.replied ?? 0) + (v.enrollments.stopped ?? 0) === 200,
+    JSON.stringify(v.enrollments),
+  );
   t.deepEqual(markedProcesses(String(child.pid), 'OUTREACH_CHAOS_RUN'), [], 'no process of the run outlives it');
 });

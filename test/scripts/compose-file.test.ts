@@ -15,7 +15,10 @@ import { dirname, join } from 'node:path';
 import { repoRoot } from '../../lib/config.js';
 
 const composeText = readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8');
-const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+};
 const declared = (name: string) => Boolean(pkg.dependencies?.[name] ?? pkg.devDependencies?.[name]);
 const projectRequire = createRequire(join(repoRoot, 'package.json'));
 
@@ -44,7 +47,12 @@ function load(name: string, from: NodeJS.Require = projectRequire): { mod: any; 
 
 /** Where the schema comes from: COMPOSE_SPEC_SCHEMA, else the dclint package; with a require for its own dependencies. */
 function schemaSource(): { path: string; what: string; from: NodeJS.Require } | undefined {
-  if (process.env.COMPOSE_SPEC_SCHEMA) return { path: process.env.COMPOSE_SPEC_SCHEMA, what: `COMPOSE_SPEC_SCHEMA=${process.env.COMPOSE_SPEC_SCHEMA}`, from: projectRequire };
+  if (process.env.COMPOSE_SPEC_SCHEMA)
+    return {
+      path: process.env.COMPOSE_SPEC_SCHEMA,
+      what: `COMPOSE_SPEC_SCHEMA=${process.env.COMPOSE_SPEC_SCHEMA}`,
+      from: projectRequire,
+    };
   let pkgJson: string;
   try {
     pkgJson = projectRequire.resolve('dclint/package.json');
@@ -53,7 +61,11 @@ function schemaSource(): { path: string; what: string; from: NodeJS.Require } | 
     return undefined;
   }
   const version = (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
-  return { path: join(dirname(pkgJson), 'schemas', 'compose.schema.json'), what: `dclint@${version} (schemas/compose.schema.json)`, from: createRequire(pkgJson) };
+  return {
+    path: join(dirname(pkgJson), 'schemas', 'compose.schema.json'),
+    what: `dclint@${version} (schemas/compose.schema.json)`,
+    from: createRequire(pkgJson),
+  };
 }
 
 /** The file parsed with YAML merge keys (`<<`) applied: `yaml`, else `js-yaml` (installed here for ava). */
@@ -61,7 +73,11 @@ function parseCompose(from: NodeJS.Require = projectRequire): { doc: Compose; pa
   const yaml = load('yaml') ?? (from === projectRequire ? undefined : load('yaml', from));
   if (yaml) return { doc: yaml.mod.parse(composeText, { merge: true }) as Compose, parser: `yaml@${yaml.version}` };
   const jsYaml = load('js-yaml');
-  if (jsYaml) return { doc: jsYaml.mod.load(composeText) as Compose, parser: `js-yaml@${jsYaml.version}${declared('js-yaml') ? '' : ' (not a declared dependency: ava brings it)'}` };
+  if (jsYaml)
+    return {
+      doc: jsYaml.mod.load(composeText) as Compose,
+      parser: `js-yaml@${jsYaml.version}${declared('js-yaml') ? '' : ' (not a declared dependency: ava brings it)'}`,
+    };
   return undefined;
 }
 
@@ -91,17 +107,24 @@ const hasCompose = !composeVersion.error && composeVersion.status === 0;
   // Placeholders for the variables the file requires, where the environment does not set them.
   const env = { ...process.env };
   for (const name of requiredVars) env[name] ||= 'x'.repeat(40);
-  const r = spawnSync('docker', ['compose', 'config', '--quiet'], { cwd: repoRoot, env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync('docker', ['compose', 'config', '--quiet'], {
+    cwd: repoRoot,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   t.is(r.status, 0, `docker compose config --quiet:\n${r.stdout}${r.stderr}${r.error ? String(r.error) : ''}`);
   t.log(`ran \`docker compose config --quiet\` (${composeVersion.stdout.trim()}): exit ${r.status}`);
 });
 
 test('docker-compose.yml is valid against the Compose Specification JSON schema', (t) => {
   const source = schemaSource();
-  if (!source) return t.fail('no Compose Specification schema: the devDependency dclint ships it (or set COMPOSE_SPEC_SCHEMA)');
+  if (!source)
+    return t.fail('no Compose Specification schema: the devDependency dclint ships it (or set COMPOSE_SPEC_SCHEMA)');
   const parsed = parseCompose(source.from);
   const ajvModule = load('ajv') ?? load('ajv', source.from);
-  if (!parsed || !ajvModule) return t.fail(`the schema is here (${source.what}) but ${parsed ? 'ajv' : 'a YAML parser'} is not`);
+  if (!parsed || !ajvModule)
+    return t.fail(`the schema is here (${source.what}) but ${parsed ? 'ajv' : 'a YAML parser'} is not`);
   const schema = JSON.parse(readFileSync(source.path, 'utf8')) as { $schema?: string };
   // The spec names its draft by an https URL; Ajv knows draft-07 by its canonical http one.
   if (schema.$schema?.includes('draft-07')) schema.$schema = 'http://json-schema.org/draft-07/schema#';
@@ -135,29 +158,55 @@ test('docker-compose.yml holds together: builds, dependencies, volumes, configs,
     if (s.build) {
       const context = typeof s.build === 'string' ? s.build : (s.build.context ?? '.');
       const dockerfile = (typeof s.build === 'object' && s.build.dockerfile) || 'Dockerfile';
-      t.true(existsSync(join(repoRoot, context, dockerfile)), `${name}: its build context ${context} has ${dockerfile}`);
+      t.true(
+        existsSync(join(repoRoot, context, dockerfile)),
+        `${name}: its build context ${context} has ${dockerfile}`,
+      );
     }
 
-    const deps = Array.isArray(s.depends_on) ? Object.fromEntries(s.depends_on.map((d) => [d, {}])) : (s.depends_on ?? {});
+    const deps = Array.isArray(s.depends_on)
+      ? Object.fromEntries(s.depends_on.map((d) => [d, {}]))
+      : (s.depends_on ?? {});
     for (const [dep, spec] of Object.entries(deps) as [string, { condition?: string }][]) {
       const target = services[dep];
       t.truthy(target, `${name} depends on ${dep}, a service of the file`);
       const condition = spec.condition ?? 'service_started';
-      t.true(['service_started', 'service_healthy', 'service_completed_successfully'].includes(condition), `${name} → ${dep}: condition ${condition}`);
-      if (condition === 'service_healthy') t.truthy(target?.healthcheck, `${name} waits for ${dep} to be healthy: ${dep} has a healthcheck`);
-      if (condition === 'service_completed_successfully') t.false(['always', 'unless-stopped'].includes(target?.restart ?? 'no'), `${name} waits for ${dep} to complete: ${dep} is one-shot`);
+      t.true(
+        ['service_started', 'service_healthy', 'service_completed_successfully'].includes(condition),
+        `${name} → ${dep}: condition ${condition}`,
+      );
+      if (condition === 'service_healthy')
+        t.truthy(target?.healthcheck, `${name} waits for ${dep} to be healthy: ${dep} has a healthcheck`);
+      if (condition === 'service_completed_successfully')
+        t.false(
+          ['always', 'unless-stopped'].includes(target?.restart ?? 'no'),
+          `${name} waits for ${dep} to complete: ${dep} is one-shot`,
+        );
     }
 
     for (const p of s.ports ?? []) {
-      const published = typeof p === 'object' ? String(p.published ?? '') : String(p).split('/')[0].split(':').slice(-2, -1)[0] ?? '';
-      if (typeof p !== 'object') t.regex(String(p), /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\]):)?(\d+(-\d+)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/, `${name}: port ${p}`);
+      const published =
+        typeof p === 'object' ? String(p.published ?? '') : (String(p).split('/')[0].split(':').slice(-2, -1)[0] ?? '');
+      if (typeof p !== 'object')
+        t.regex(
+          String(p),
+          /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\]):)?(\d+(-\d+)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/,
+          `${name}: port ${p}`,
+        );
       if (!published) continue;
       t.falsy(hostPorts.get(published), `host port ${published} published once (${name}, ${hostPorts.get(published)})`);
       hostPorts.set(published, name);
     }
 
     for (const v of s.volumes ?? []) {
-      const named = typeof v === 'string' ? (v.includes(':') && !/^[./~$]/.test(v) ? v.split(':')[0] : undefined) : v.type === 'volume' ? v.source : undefined;
+      const named =
+        typeof v === 'string'
+          ? v.includes(':') && !/^[./~$]/.test(v)
+            ? v.split(':')[0]
+            : undefined
+          : v.type === 'volume'
+            ? v.source
+            : undefined;
       if (named) t.true(Object.hasOwn(doc.volumes ?? {}, named), `${name}: volume ${named} is declared`);
     }
     for (const c of s.configs ?? []) {
@@ -166,15 +215,25 @@ test('docker-compose.yml holds together: builds, dependencies, volumes, configs,
     }
 
     const check = s.healthcheck?.test;
-    if (Array.isArray(check)) t.true(['NONE', 'CMD', 'CMD-SHELL'].includes(check[0]), `${name}: healthcheck test starts with NONE, CMD or CMD-SHELL`);
+    if (Array.isArray(check))
+      t.true(
+        ['NONE', 'CMD', 'CMD-SHELL'].includes(check[0]),
+        `${name}: healthcheck test starts with NONE, CMD or CMD-SHELL`,
+      );
 
     if (!s.build) continue;
     // This project's image: the settings it is given are ones the app reads, and it runs entry points that exist.
-    const env = Array.isArray(s.environment) ? s.environment.map((e) => e.split('=')[0]) : Object.keys(s.environment ?? {});
+    const env = Array.isArray(s.environment)
+      ? s.environment.map((e) => e.split('=')[0])
+      : Object.keys(s.environment ?? {});
     for (const key of env) t.true(reads(key), `${name}: lib/config.ts reads ${key}`);
     const command = typeof s.command === 'string' ? s.command.split(/\s+/) : (s.command ?? []);
     const script = command[0] === 'node' ? command[1] : undefined;
-    if (script?.startsWith('dist/')) t.true(existsSync(join(repoRoot, script.slice('dist/'.length).replace(/\.js$/, '.ts'))), `${name}: ${script} is built from a source that exists`);
+    if (script?.startsWith('dist/'))
+      t.true(
+        existsSync(join(repoRoot, script.slice('dist/'.length).replace(/\.js$/, '.ts'))),
+        `${name}: ${script} is built from a source that exists`,
+      );
   }
 
   // Compose refuses a dependency cycle.
@@ -198,6 +257,10 @@ test('docker-compose.yml holds together: builds, dependencies, volumes, configs,
   };
   collect(doc);
   const interpolation = /\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*(:?[-?+][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*/g;
-  for (const v of strings) t.false(v.replace(interpolation, '').includes('$'), `a stray $ in ${JSON.stringify(v.slice(0, 80))}`);
-  t.true(requiredVars.length > 0 && requiredVars.every((name) => reads(name)), `the required variables (${requiredVars.join(', ')}) are app settings`);
+  for (const v of strings)
+    t.false(v.replace(interpolation, '').includes('$'), `a stray $ in ${JSON.stringify(v.slice(0, 80))}`);
+  t.true(
+    requiredVars.length > 0 && requiredVars.every((name) => reads(name)),
+    `the required variables (${requiredVars.join(', ')}) are app settings`,
+  );
 });

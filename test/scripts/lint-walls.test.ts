@@ -32,12 +32,27 @@ test('workflow files: no Node built-ins, nothing of lib/ but the workflow ids (t
 });
 
 test('domain/: no Temporal SDK, no ioredis, no jobs/', async (t) => {
-  const got = await refused('domain/access.ts', probe(["import { Client } from '@temporalio/client';", "import { Redis } from 'ioredis';", "import { temporalJobs } from '../jobs/temporal.js';", "import { z } from 'zod';"]));
+  const got = await refused(
+    'domain/access.ts',
+    probe([
+      "import { Client } from '@temporalio/client';",
+      "import { Redis } from 'ioredis';",
+      "import { temporalJobs } from '../jobs/temporal.js';",
+      "import { z } from 'zod';",
+    ]),
+  );
   t.deepEqual(got.sort(), ['../jobs/temporal.js', '@temporalio/client', 'ioredis']);
 });
 
 test('activities/ never reach jobs/ (their port comes in ActivityDeps); api/ reaches it only through the services factory', async (t) => {
-  t.deepEqual(await refused('activities/inbox.ts', probe(["import { temporalJobs } from '../jobs/temporal.js';"])), ['../jobs/temporal.js']);
-  t.deepEqual(await refused('api/router.ts', probe(["import { temporalJobs } from '../jobs/temporal.js';"])), ['../jobs/temporal.js']);
-  t.deepEqual(await refused('api/services-factory.ts', probe(["import { temporalJobs } from '../jobs/temporal.js';"])), []);
+  t.deepEqual(await refused('activities/inbox.ts', probe(["import { temporalJobs } from '../jobs/temporal.js';"])), [
+    '../jobs/temporal.js',
+  ]);
+  t.deepEqual(await refused('api/router.ts', probe(["import { temporalJobs } from '../jobs/temporal.js';"])), [
+    '../jobs/temporal.js',
+  ]);
+  t.deepEqual(
+    await refused('api/services-factory.ts', probe(["import { temporalJobs } from '../jobs/temporal.js';"])),
+    [],
+  );
 });

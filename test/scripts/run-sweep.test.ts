@@ -17,12 +17,20 @@ const alive = (pid: number) => {
 
 test('the sweep finds the processes of a run by its mark and stops them, SIGKILL for one that ignores SIGTERM', async (t) => {
   const runId = `sweep-${randomUUID()}`;
-  const spawnMarked = (code: string) => spawn(process.execPath, ['-e', code], { env: { ...process.env, [RUN_MARK]: runId }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const spawnMarked = (code: string) =>
+    spawn(process.execPath, ['-e', code], {
+      env: { ...process.env, [RUN_MARK]: runId },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   const polite = spawnMarked("console.log('ready'); setInterval(() => {}, 1000)");
   const stubborn = spawnMarked("process.on('SIGTERM', () => {}); console.log('ready'); setInterval(() => {}, 1000)");
-  const bystander = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, [RUN_MARK]: `other-${runId}` }, stdio: 'ignore' });
+  const bystander = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+    env: { ...process.env, [RUN_MARK]: `other-${runId}` },
+    stdio: 'ignore',
+  });
   t.teardown(() => [polite, stubborn, bystander].forEach((c) => c.kill('SIGKILL')));
-  const exited = (c: typeof polite) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+  const exited = (c: typeof polite) =>
+    new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   // Both running their code (the stubborn one's handler installed) before the sweep.
   await Promise.all([polite, stubborn].map((c) => new Promise((r) => c.stdout!.once('data', r))));
   t.deepEqual(markedProcesses(runId).sort(), [polite.pid!, stubborn.pid!].sort());

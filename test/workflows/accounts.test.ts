@@ -20,104 +20,196 @@ const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
 const BASE = '/api/platform-accounts';
 
 async function connectedAccount(u: TestUser, channel: 'email' | 'network') {
-  const a = (await call('POST', BASE, { token: u.accessToken, body: { channel, display_name: `Ana ${channel}`, time_zone: 'Europe/Paris' } })).body;
-  const c = await call('POST', `${BASE}/${a.id}/connect`, { token: u.accessToken, body: { credentials: { username: `ana-${randomUUID()}` } } });
+  const a = (
+    await call('POST', BASE, {
+      token: u.accessToken,
+      body: { channel, display_name: `Ana ${channel}`, time_zone: 'Europe/Paris' },
+    })
+  ).body;
+  const c = await call('POST', `${BASE}/${a.id}/connect`, {
+    token: u.accessToken,
+    body: { credentials: { username: `ana-${randomUUID()}` } },
+  });
   if (c.status !== 200) throw new Error(`connect failed: ${c.status} ${c.text}`);
   return c.body.account as { id: string; connector_account_id: string };
 }
 
 const run = <T>(wf: (input: any) => Promise<T>, input: unknown, prefix: string) =>
   api().then(({ services }) =>
-    services.temporal.workflow.execute(wf, { taskQueue, workflowId: `${prefix}:test-${randomUUID()}`, args: [input], workflowExecutionTimeout: '2 minutes' }),
+    services.temporal.workflow.execute(wf, {
+      taskQueue,
+      workflowId: `${prefix}:test-${randomUUID()}`,
+      args: [input],
+      workflowExecutionTimeout: '2 minutes',
+    }),
   );
 
-test.serial('a disconnection found by accounts-reconcile makes exactly one signed account.disconnected delivery with the spec’s fields; later reports add none; replays', async (t) => {
-  const { services } = await api();
-  const u = await createUser();
-  const ws = await workspaceIdOf(u.id);
-  const rx = await startReceiver();
-  t.teardown(rx.close);
-  const sub = (await call('POST', '/api/webhooks/outbound', { token: u.accessToken, body: { url: rx.url, events: ['account.disconnected'], active: true } })).body;
-  const account = await connectedAccount(u, 'network');
+test.serial(
+  'a disconnection found by accounts-reconcile makes exactly one signed account.disconnected delivery with the spec’s fields; later reports add none; replays',
+  async (t) => {
+    const { services } = await api();
+    const u = await createUser();
+    const ws = await workspaceIdOf(u.id);
+    const rx = await startReceiver();
+    t.teardown(rx.close);
+    const sub = (
+      await call('POST', '/api/webhooks/outbound', {
+        token: u.accessToken,
+        body: { url: rx.url, events: ['account.disconnected'], active: true },
+      })
+    ).body;
+    const account = await connectedAccount(u, 'network');
 
-  const { eventId: connectorEvent } = await sandboxDisconnect(await em(), account.connector_account_id, 'credentials_expired');
-  const workflowId = `accounts-reconcile:test-${randomUUID()}`;
-  const result = await services.temporal.workflow.execute(accountsReconcile, { taskQueue, workflowId, args: [{}], workflowExecutionTimeout: '2 minutes' });
-  t.true(result.checked >= 1);
-  t.true(result.disconnected >= 1);
-  t.like(await (await em()).findOneOrFail(PlatformAccount, account.id), { status: 'disconnected', statusReason: 'credentials_expired' });
+    const { eventId: connectorEvent } = await sandboxDisconnect(
+      await em(),
+      account.connector_account_id,
+      'credentials_expired',
+    );
+    const workflowId = `accounts-reconcile:test-${randomUUID()}`;
+    const result = await services.temporal.workflow.execute(accountsReconcile, {
+      taskQueue,
+      workflowId,
+      args: [{}],
+      workflowExecutionTimeout: '2 minutes',
+    });
+    t.true(result.checked >= 1);
+    t.true(result.disconnected >= 1);
+    t.like(await (await em()).findOneOrFail(PlatformAccount, account.id), {
+      status: 'disconnected',
+      statusReason: 'credentials_expired',
+    });
 
-  const [event] = await (await em()).find(WebhookEvent, { workspaceId: ws, name: 'account.disconnected' });
-  t.truthy(event);
-  t.like(await eventDelivery(services.temporal, event.id), { targets: 1, succeeded: 1 });
-  t.is(rx.requests.length, 1);
-  const req = rx.requests[0];
-  t.true(verifySignature(sub.secret, req.raw, req.headers['x-service-signature']));
-  const body = JSON.parse(req.raw.toString());
-  t.is(body.event, 'account.disconnected');
-  t.deepEqual(body.data, { platform_account_id: account.id, connector_account_id: account.connector_account_id, reason: 'credentials_expired' });
+    const [event] = await (await em()).find(WebhookEvent, { workspaceId: ws, name: 'account.disconnected' });
+    t.truthy(event);
+    t.like(await eventDelivery(services.temporal, event.id), { targets: 1, succeeded: 1 });
+    t.is(rx.requests.length, 1);
+    const req = rx.requests[0];
+    t.true(verifySignature(sub.secret, req.raw, req.headers['x-service-signature']));
+    const body = JSON.parse(req.raw.toString());
+    t.is(body.event, 'account.disconnected');
+    t.deepEqual(body.data, {
+      platform_account_id: account.id,
+      connector_account_id: account.connector_account_id,
+      reason: 'credentials_expired',
+    });
 
-  // The connector's own inbound event for the same disconnection, and another reconciliation: no more.
-  // Both are done once the reconciliation has returned and the inbound event has been handled (its
-  // account.disconnected, if any, would be written in the same transaction as handled_at).
-  await run(deliverSandboxEvents, {}, 'sandbox:deliver-due');
-  await run(accountsReconcile, {}, 'accounts-reconcile');
-  await waitFor('the connector’s account.status event to be handled', async () => {
-    const rows = await (await em()).execute<{ handled: boolean }[]>(`select handled_at is not null as handled from connector_events where event_id = ?`, [connectorEvent]);
-    return rows[0]?.handled === true;
-  }, 60_000);
-  t.is(await (await em()).count(WebhookEvent, { workspaceId: ws, name: 'account.disconnected' }), 1);
-  t.is(rx.requests.length, 1);
+    // The connector's own inbound event for the same disconnection, and another reconciliation: no more.
+    // Both are done once the reconciliation has returned and the inbound event has been handled (its
+    // account.disconnected, if any, would be written in the same transaction as handled_at).
+    await run(deliverSandboxEvents, {}, 'sandbox:deliver-due');
+    await run(accountsReconcile, {}, 'accounts-reconcile');
+    await waitFor(
+      'the connector’s account.status event to be handled',
+      async () => {
+        const rows = await (
+          await em()
+        ).execute<{ handled: boolean }[]>(
+          `select handled_at is not null as handled from connector_events where event_id = ?`,
+          [connectorEvent],
+        );
+        return rows[0]?.handled === true;
+      },
+      60_000,
+    );
+    t.is(await (await em()).count(WebhookEvent, { workspaceId: ws, name: 'account.disconnected' }), 1);
+    t.is(rx.requests.length, 1);
 
-  t.true((await replayLive(services.temporal, workflowId)) > 0);
-  await replayFixture(services.temporal, 'accountsReconcile', workflowId);
-});
+    t.true((await replayLive(services.temporal, workflowId)) > 0);
+    await replayFixture(services.temporal, 'accountsReconcile', workflowId);
+  },
+);
 
-test.serial('invite-withdrawal withdraws the pending invitations older than the account’s setting, and only for accounts with it on; replays', async (t) => {
-  const { services } = await api();
-  const u = await createOwner();
-  const on = await connectedAccount(u, 'network');
-  const off = await connectedAccount(u, 'network');
-  await call('PATCH', `${BASE}/${on.id}/invite-withdrawal`, { token: u.accessToken, body: { enabled: true, after_days: 14 } });
-  for (const a of [on, off]) {
-    for (let i = 0; i < 3; i++) {
-      await services.connector.sendInvitation(a.connector_account_id, { idempotencyKey: randomUUID(), recipient: `https://pronet.example/in/p-${randomUUID()}`, body: 'Hello' });
+test.serial(
+  'invite-withdrawal withdraws the pending invitations older than the account’s setting, and only for accounts with it on; replays',
+  async (t) => {
+    const { services } = await api();
+    const u = await createOwner();
+    const on = await connectedAccount(u, 'network');
+    const off = await connectedAccount(u, 'network');
+    await call('PATCH', `${BASE}/${on.id}/invite-withdrawal`, {
+      token: u.accessToken,
+      body: { enabled: true, after_days: 14 },
+    });
+    for (const a of [on, off]) {
+      for (let i = 0; i < 3; i++) {
+        await services.connector.sendInvitation(a.connector_account_id, {
+          idempotencyKey: randomUUID(),
+          recipient: `https://pronet.example/in/p-${randomUUID()}`,
+          body: 'Hello',
+        });
+      }
     }
-  }
-  const pending = async (id: string) => (await services.connector.pendingInvitations(id, null)).items.length;
-  t.is(await pending(on.connector_account_id), 3);
+    const pending = async (id: string) => (await services.connector.pendingInvitations(id, null)).items.length;
+    t.is(await pending(on.connector_account_id), 3);
 
-  // Today none is old enough; three weeks later all three are.
-  const workflowId = `invite-withdrawal:test-${randomUUID()}`;
-  await services.temporal.workflow.execute(withdrawInvitations, { taskQueue, workflowId: `${workflowId}-now`, args: [{}], workflowExecutionTimeout: '2 minutes' });
-  t.is(await pending(on.connector_account_id), 3);
-  const later = new Date(Date.now() + 21 * 86_400_000).toISOString();
-  const r = await services.temporal.workflow.execute(withdrawInvitations, { taskQueue, workflowId, args: [{ now: later }], workflowExecutionTimeout: '2 minutes' });
-  t.true(r.withdrawn >= 3);
-  t.is(await pending(on.connector_account_id), 0);
-  t.is(await pending(off.connector_account_id), 3);
-  t.true((await replayLive(services.temporal, workflowId)) > 0);
-  await replayFixture(services.temporal, 'withdrawInvitations', workflowId);
-});
+    // Today none is old enough; three weeks later all three are.
+    const workflowId = `invite-withdrawal:test-${randomUUID()}`;
+    await services.temporal.workflow.execute(withdrawInvitations, {
+      taskQueue,
+      workflowId: `${workflowId}-now`,
+      args: [{}],
+      workflowExecutionTimeout: '2 minutes',
+    });
+    t.is(await pending(on.connector_account_id), 3);
+    const later = new Date(Date.now() + 21 * 86_400_000).toISOString();
+    const r = await services.temporal.workflow.execute(withdrawInvitations, {
+      taskQueue,
+      workflowId,
+      args: [{ now: later }],
+      workflowExecutionTimeout: '2 minutes',
+    });
+    t.true(r.withdrawn >= 3);
+    t.is(await pending(on.connector_account_id), 0);
+    t.is(await pending(off.connector_account_id), 3);
+    t.true((await replayLive(services.temporal, workflowId)) > 0);
+    await replayFixture(services.temporal, 'withdrawInvitations', workflowId);
+  },
+);
 
 test('Operator tools: list, usage, setup read; set limits is a change that keeps the plan’s bounds', async (t) => {
   const { services } = await api();
   const u = await createUser();
   const account = await connectedAccount(u, 'email');
   const e = services.orm.em.fork();
-  const ctx = { em: e, jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  const ctx = {
+    em: e,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined),
+  };
   const listed = (await runTool(findTool('list_platform_accounts')!, ctx, {})) as { accounts: { id: string }[] };
-  t.deepEqual(listed.accounts.map((a) => a.id), [account.id]);
-  const usage = (await runTool(findTool('get_platform_account_usage')!, ctx, { account_id: account.id })) as { actions: { action: string }[] };
+  t.deepEqual(
+    listed.accounts.map((a) => a.id),
+    [account.id],
+  );
+  const usage = (await runTool(findTool('get_platform_account_usage')!, ctx, { account_id: account.id })) as {
+    actions: { action: string }[];
+  };
   t.is(usage.actions.length, 4);
-  const setup = (await runTool(findTool('get_platform_account_setup')!, ctx, { account_id: account.id })) as { account: { status: string } };
+  const setup = (await runTool(findTool('get_platform_account_setup')!, ctx, { account_id: account.id })) as {
+    account: { status: string };
+  };
   t.is(setup.account.status, 'connected');
   const tool = findTool('set_platform_account_limits')!;
   t.is(tool.risk, 'change');
-  const changed = (await runTool(tool, ctx, { account_id: account.id, caps: { email: { daily: 20, weekly: 90 } } })) as { caps: unknown };
+  const changed = (await runTool(tool, ctx, {
+    account_id: account.id,
+    caps: { email: { daily: 20, weekly: 90 } },
+  })) as { caps: unknown };
   t.deepEqual(changed.caps, { email: { daily: 20, weekly: 90 } });
-  await t.throwsAsync(runTool(tool, ctx, { account_id: account.id, caps: { email: { daily: 500, weekly: 900 } } }), { message: /caps\.email\.daily must be an integer from 1 to 50/ });
+  await t.throwsAsync(runTool(tool, ctx, { account_id: account.id, caps: { email: { daily: 500, weekly: 900 } } }), {
+    message: /caps\.email\.daily must be an integer from 1 to 50/,
+  });
   const stranger = await createUser();
-  const otherCtx = { em: services.orm.em.fork(), jobs: services.jobs, config: services.config, providers: services, actor: await resolveActor(services.orm.em.fork() as never, { userId: stranger.id, kind: 'session' }, undefined) };
-  await t.throwsAsync(runTool(findTool('get_platform_account_usage')!, otherCtx, { account_id: account.id }), { message: /not found/ });
+  const otherCtx = {
+    em: services.orm.em.fork(),
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+    actor: await resolveActor(services.orm.em.fork() as never, { userId: stranger.id, kind: 'session' }, undefined),
+  };
+  await t.throwsAsync(runTool(findTool('get_platform_account_usage')!, otherCtx, { account_id: account.id }), {
+    message: /not found/,
+  });
 });

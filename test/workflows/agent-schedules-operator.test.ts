@@ -20,7 +20,10 @@ const HOUR_MS = 3_600_000;
 async function setup(t: ExecutionContext) {
   const u = await createOwner();
   const app = await createTestApp(u);
-  const agent = await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout', config: { schedule: 'hourly' } } });
+  const agent = await call('POST', `/api/apps/${app.id}/agents`, {
+    token: u.accessToken,
+    body: { name: 'Scout', config: { schedule: 'hourly' } },
+  });
   t.is(agent.status, 201, agent.text);
   const signals = await call('PUT', `/api/agents/${agent.body.id}/signals`, {
     token: u.accessToken,
@@ -43,7 +46,12 @@ const describe = (handle: Handle): Promise<ScheduleDescription | null> =>
   });
 
 /** Polls until `ok` holds (the scheduler applies an accepted change within milliseconds); returns the last description. */
-async function until(handle: Handle, ok: (d: ScheduleDescription | null) => boolean, what: string, ms = 10_000): Promise<ScheduleDescription | null> {
+async function until(
+  handle: Handle,
+  ok: (d: ScheduleDescription | null) => boolean,
+  what: string,
+  ms = 10_000,
+): Promise<ScheduleDescription | null> {
   const deadline = Date.now() + ms;
   for (;;) {
     const d = await describe(handle);
@@ -54,8 +62,16 @@ async function until(handle: Handle, ok: (d: ScheduleDescription | null) => bool
 }
 
 /** One Operator exchange: the message proposes set_agent_status, the user confirms, the worker runs it. */
-async function operatorSetsStatus(t: ExecutionContext, s: { u: TestUser; appId: string; agentId: string }, status: string, beforeConfirm?: () => Promise<void>): Promise<void> {
-  const first = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: `set agent status ${s.agentId} status: ${status}` });
+async function operatorSetsStatus(
+  t: ExecutionContext,
+  s: { u: TestUser; appId: string; agentId: string },
+  status: string,
+  beforeConfirm?: () => Promise<void>,
+): Promise<void> {
+  const first = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    message: `set agent status ${s.agentId} status: ${status}`,
+  });
   const names = first.events.map((e) => e.event);
   t.is(names.at(-1), 'approval_required', names.join(','));
   const approval = first.events.at(-1)!.data;
@@ -69,7 +85,11 @@ async function operatorSetsStatus(t: ExecutionContext, s: { u: TestUser; appId: 
   });
   t.is(confirmed.events.at(-1)?.event, 'done', confirmed.events.map((e) => e.event).join(','));
   const result = confirmed.events.find((e) => e.event === 'tool_result')!.data;
-  t.like(result, { name: 'set_agent_status', status: 'ok', result: { id: s.agentId, status, simulated: false } }, JSON.stringify(result));
+  t.like(
+    result,
+    { name: 'set_agent_status', status: 'ok', result: { id: s.agentId, status, simulated: false } },
+    JSON.stringify(result),
+  );
 }
 
 test('the Operator activates, pauses, resumes and archives an agent from the worker; its Schedule follows each time', async (t) => {
@@ -91,7 +111,11 @@ test('the Operator activates, pauses, resumes and archives an agent from the wor
   await operatorSetsStatus(t, s, 'paused');
   const paused = await until(s.handle, (d) => d?.state.paused === true, 'the Schedule paused');
   t.is(paused!.state.note, 'agent paused');
-  t.like((await call('GET', `/api/agents/${s.agentId}/next-launches`, { token: s.u.accessToken })).body, { scheduled: true, paused: true, next_launches: [] });
+  t.like((await call('GET', `/api/agents/${s.agentId}/next-launches`, { token: s.u.accessToken })).body, {
+    scheduled: true,
+    paused: true,
+    next_launches: [],
+  });
 
   await operatorSetsStatus(t, s, 'active');
   const resumed = await until(s.handle, (d) => d?.state.paused === false, 'the Schedule resumed');
@@ -103,7 +127,10 @@ test('the Operator activates, pauses, resumes and archives an agent from the wor
 
 test('a lost sync converges: next-launches creates the missing Schedule of an active agent, and the next scheduled run pauses the Schedule of a paused agent', async (t) => {
   const s = await setup(t);
-  t.is((await call('PUT', `/api/agents/${s.agentId}`, { token: s.u.accessToken, body: { status: 'active' } })).status, 200);
+  t.is(
+    (await call('PUT', `/api/agents/${s.agentId}`, { token: s.u.accessToken, body: { status: 'active' } })).status,
+    200,
+  );
   await until(s.handle, (d) => d !== null && !d.state.paused, 'the Schedule created');
 
   // The Schedule call after a commit failed (here: the Schedule is removed behind the agent's back).
@@ -118,7 +145,16 @@ test('a lost sync converges: next-launches creates the missing Schedule of an ac
   // scheduled run plans nothing and pauses the Schedule.
   await (await em()).execute(`update discovery_agents set status = 'paused' where id = ?`, [s.agentId]);
   await s.handle.trigger();
-  const paused = await until(s.handle, (d) => d?.state.paused === true, 'the Schedule paused by the scheduled run', 30_000);
+  const paused = await until(
+    s.handle,
+    (d) => d?.state.paused === true,
+    'the Schedule paused by the scheduled run',
+    30_000,
+  );
   t.is(paused!.state.note, 'agent paused');
-  t.is((await (await em()).execute(`select count(*)::int as n from discovery_runs where agent_id = ?`, [s.agentId]))[0].n, 0, 'no run was planned');
+  t.is(
+    (await (await em()).execute(`select count(*)::int as n from discovery_runs where agent_id = ?`, [s.agentId]))[0].n,
+    0,
+    'no run was planned',
+  );
 });

@@ -18,20 +18,44 @@ test('analytics-rollup and insights-refresh run as workflows (idempotent reruns)
   const app = await createTestApp(owner);
   const ws = await workspaceIdOf(owner.id);
   const campaign = await seedCampaign(ws, { appId: app.id, accountIds: [], steps: [{ type: 'email' }] });
-  await seedEnrollments(ws, app.id, campaign, 35, Array.from({ length: 35 }, (_, i) => ({ enrollment: i, step: 0, executedAt: ago(2 + i / 10) })), ago(10));
+  await seedEnrollments(
+    ws,
+    app.id,
+    campaign,
+    35,
+    Array.from({ length: 35 }, (_, i) => ({ enrollment: i, step: 0, executedAt: ago(2 + i / 10) })),
+    ago(10),
+  );
 
   const rollupId = `analytics-rollup:test-${randomUUID()}`;
   const input = { from: ago(24).toISOString(), to: new Date().toISOString(), workspaceId: ws };
-  const first = await services.temporal.workflow.execute(analyticsRollup, { taskQueue, workflowId: rollupId, args: [input], workflowExecutionTimeout: '2 minutes' });
+  const first = await services.temporal.workflow.execute(analyticsRollup, {
+    taskQueue,
+    workflowId: rollupId,
+    args: [input],
+    workflowExecutionTimeout: '2 minutes',
+  });
   t.true(first.rows >= 1);
-  const again = await services.temporal.workflow.execute(analyticsRollup, { taskQueue, workflowId: `${rollupId}:again`, args: [input], workflowExecutionTimeout: '2 minutes' });
+  const again = await services.temporal.workflow.execute(analyticsRollup, {
+    taskQueue,
+    workflowId: `${rollupId}:again`,
+    args: [input],
+    workflowExecutionTimeout: '2 minutes',
+  });
   t.is(again.rows, first.rows);
   const from = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
-  const ov = (await call('GET', `/api/analytics/overview?from=${from}&campaign_id=${campaign.id}`, { token: owner.accessToken })).body;
+  const ov = (
+    await call('GET', `/api/analytics/overview?from=${from}&campaign_id=${campaign.id}`, { token: owner.accessToken })
+  ).body;
   t.is(ov.totals.sent, 35);
 
   const refreshId = `insights-refresh:test-${randomUUID()}`;
-  const found = await services.temporal.workflow.execute(insightsRefresh, { taskQueue, workflowId: refreshId, args: [{ workspaceId: ws }], workflowExecutionTimeout: '2 minutes' });
+  const found = await services.temporal.workflow.execute(insightsRefresh, {
+    taskQueue,
+    workflowId: refreshId,
+    args: [{ workspaceId: ws }],
+    workflowExecutionTimeout: '2 minutes',
+  });
   t.is(found.found, 1);
   t.is((await call('GET', '/api/insights/count', { token: owner.accessToken })).body.open, 1);
 

@@ -20,7 +20,10 @@ test('a worker killed mid-export: another worker resumes at the last committed p
   const u = await createOwner();
   await createTestApp(u);
   const workspaceId = await workspaceIdOf(u.id);
-  const contacts = await seedContacts(workspaceId, Array.from({ length: 20_000 }, (_, i) => ({ email: `crash${i}@resume.example`, full_name: `Person ${i}` })));
+  const contacts = await seedContacts(
+    workspaceId,
+    Array.from({ length: 20_000 }, (_, i) => ({ email: `crash${i}@resume.example`, full_name: `Person ${i}` })),
+  );
   const e = await em();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
   const exp = await createExport(e, actor, { ...services.jobs, startContactsExport: async () => {} }, {});
@@ -48,10 +51,16 @@ test('a worker killed mid-export: another worker resumes at the last committed p
   const done = await (await em()).findOneOrFail(ContactExport, exp.id, { refresh: true });
   t.like(done, { status: 'completed', rowCount: 20_000, nextSeq: 2_001 });
 
-  const r = await fetch(`${(await api()).base}/api/contacts/export?id=${exp.id}`, { headers: { authorization: `Bearer ${u.accessToken}` } });
+  const r = await fetch(`${(await api()).base}/api/contacts/export?id=${exp.id}`, {
+    headers: { authorization: `Bearer ${u.accessToken}` },
+  });
   const bytes = Buffer.from(await r.arrayBuffer());
   t.is(bytes.length, Number(done.byteCount));
   const records = parse(bytes, { bom: true, columns: true }) as { id: string; email: string }[];
   t.is(records.length, 20_000);
-  t.deepEqual(records.map((x) => x.id), contacts.map((c) => c.id), 'every contact once, in order');
+  t.deepEqual(
+    records.map((x) => x.id),
+    contacts.map((c) => c.id),
+    'every contact once, in order',
+  );
 });

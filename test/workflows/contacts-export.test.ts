@@ -95,7 +95,9 @@ async function world(count: number): Promise<World> {
   const workspaceId = await workspaceIdOf(u.id);
   const contacts = await seedContacts(
     workspaceId,
-    Array.from({ length: count }, (_, i) => spec(i, [...(i % 2 === 0 ? [listA] : []), ...(i % 3 === 0 ? [listB] : [])])),
+    Array.from({ length: count }, (_, i) =>
+      spec(i, [...(i % 2 === 0 ? [listA] : []), ...(i % 3 === 0 ? [listB] : [])]),
+    ),
   );
   return { u, workspaceId, appA, appB, listA, listB, contacts };
 }
@@ -104,8 +106,14 @@ const temporal = async () => (await api()).services.temporal;
 const finished = async (workflowId: string) => (await temporal()).workflow.getHandle(workflowId).result();
 
 /** The download, its bytes as they came (fetch's text() would drop the byte order mark) and its records parsed back. */
-async function download(u: TestUser, id: string, headers: Record<string, string> = {}): Promise<{ res: Res; bytes: Buffer; records: Record<string, string>[] }> {
-  const r = await fetch(`${(await api()).base}/api/contacts/export?id=${id}`, { headers: { authorization: `Bearer ${u.accessToken}`, ...headers } });
+async function download(
+  u: TestUser,
+  id: string,
+  headers: Record<string, string> = {},
+): Promise<{ res: Res; bytes: Buffer; records: Record<string, string>[] }> {
+  const r = await fetch(`${(await api()).base}/api/contacts/export?id=${id}`, {
+    headers: { authorization: `Bearer ${u.accessToken}`, ...headers },
+  });
   const bytes = Buffer.from(await r.arrayBuffer());
   const text = bytes.toString('utf8');
   const res: Res = { status: r.status, headers: r.headers, text, body: r.status === 200 ? text : JSON.parse(text) };
@@ -116,8 +124,12 @@ async function download(u: TestUser, id: string, headers: Record<string, string>
 /** Every page of GET /api/contacts with these filters: the ids. */
 async function listed(u: TestUser, query: string, headers: Record<string, string> = {}): Promise<string[]> {
   const ids: string[] = [];
-  for (let cursor: string | null = ''; cursor !== null; ) {
-    const r: Res = await call('GET', `/api/contacts?limit=200&${query}${cursor ? `&cursor=${cursor}` : ''}`, auth(u, headers));
+  for (let cursor: string | null = ''; cursor !== null;) {
+    const r: Res = await call(
+      'GET',
+      `/api/contacts?limit=200&${query}${cursor ? `&cursor=${cursor}` : ''}`,
+      auth(u, headers),
+    );
     ids.push(...r.body.items.map((c: { id: string }) => c.id));
     cursor = r.body.next_cursor;
   }
@@ -138,14 +150,27 @@ test('an export of a few hundred contacts: 202 queued, the workflow completes, t
   const w = await world(350);
   const r = await call('POST', '/api/contacts/export', { ...auth(w.u), body: {} });
   t.is(r.status, 202, r.text);
-  t.like(r.body, { status: 'queued', row_count: 0, download_url: null, error: null, requested_by: w.u.id, workflow_id: `contacts-export:${r.body.id}` });
+  t.like(r.body, {
+    status: 'queued',
+    row_count: 0,
+    download_url: null,
+    error: null,
+    requested_by: w.u.id,
+    workflow_id: `contacts-export:${r.body.id}`,
+  });
   t.deepEqual(r.body.filters, { list_id: null, app_id: null, fit: null, pinned: null, q: null });
   t.like(await finished(r.body.workflow_id), { status: 'completed', rows: 350 });
 
   const listedExports = await call('GET', '/api/contacts/export', auth(w.u));
   t.is(listedExports.status, 200, listedExports.text);
   const e = listedExports.body.items[0];
-  t.like(e, { id: r.body.id, status: 'completed', row_count: 350, download_url: `/api/contacts/export?id=${r.body.id}`, error: null });
+  t.like(e, {
+    id: r.body.id,
+    status: 'completed',
+    row_count: 350,
+    download_url: `/api/contacts/export?id=${r.body.id}`,
+    error: null,
+  });
   t.truthy(e.started_at && e.finished_at);
   t.regex(e.file_name, /^contacts-\d{4}-\d{2}-\d{2}-[0-9a-f]{12}\.csv$/);
 
@@ -160,7 +185,11 @@ test('an export of a few hundred contacts: 202 queued, the workflow completes, t
   t.deepEqual(Object.keys(records[0]), [...EXPORT_COLUMNS]);
   t.is(records.length, 350);
   const byId = new Map(w.contacts.map((c) => [c.id, c]));
-  t.deepEqual(records.map((x) => x.id), w.contacts.map((c) => c.id), 'every contact once, in id order');
+  t.deepEqual(
+    records.map((x) => x.id),
+    w.contacts.map((c) => c.id),
+    'every contact once, in id order',
+  );
   for (const x of records) {
     const c = byId.get(x.id)!;
     const lists = [...(c.lists ?? [])].map((l) => (l === w.listA ? 'List A' : 'List, "B"')).sort();
@@ -189,7 +218,7 @@ test('an export of a few hundred contacts: 202 queued, the workflow completes, t
   }
   // Spot checks of the raw neutralisation.
   t.true(records.some((x) => x.title === `'=HYPERLINK("http://evil.example","click")`));
-  t.true(records.some((x) => x.title === "'-2+3" && x.phone === '' ));
+  t.true(records.some((x) => x.title === "'-2+3" && x.phone === ''));
   t.true(records.some((x) => x.phone.startsWith("'+33 1 23")));
   t.true(records.some((x) => x.title === 'Line one\nline two'));
   t.true(records.some((x) => x.title === 'Windows\r\nline'));
@@ -208,24 +237,35 @@ test('a small page size with continue-as-new writes the very same file, one chun
   const e = await createExport(await em(), actor, await unstartedJobs(), { listId: w.listA });
   const workflowId = contactExportWorkflowIds.export(e.id);
   const input: ContactsExportInput = { exportId: e.id, pageSize: 20, pagesPerStep: 2, stepsPerRun: 1 };
-  const handle = await (await temporal()).workflow.start('contactsExport', { taskQueue: process.env.TEMPORAL_TASK_QUEUE!, workflowId, args: [input] });
+  const handle = await (
+    await temporal()
+  ).workflow.start('contactsExport', { taskQueue: process.env.TEMPORAL_TASK_QUEUE!, workflowId, args: [input] });
   t.like(await handle.result(), { status: 'completed', rows: 115 });
   // 115 rows in pages of 20: 6 pages of contacts + the header, two pages per step, one step per run: 3 runs.
-  const chunks: { n: number }[] = await (await em()).execute('select count(*)::int as n from export_file_chunks where export_id = ?', [e.id]);
+  const chunks: { n: number }[] = await (
+    await em()
+  ).execute('select count(*)::int as n from export_file_chunks where export_id = ?', [e.id]);
   t.is(chunks[0].n, 7);
   let runs = 0;
   // Visibility is eventually consistent: wait until it lists the three runs, then check there are no more.
-  await waitFor('the three runs in visibility', async () => {
-    runs = 0;
-    for await (const _ of (await temporal()).workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs++;
-    return runs >= 3;
-  }, 60_000);
+  await waitFor(
+    'the three runs in visibility',
+    async () => {
+      runs = 0;
+      for await (const _ of (await temporal()).workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs++;
+      return runs >= 3;
+    },
+    60_000,
+  );
   t.is(runs, 3);
 
   const a = await download(w.u, reference.body.id);
   const b = await download(w.u, e.id);
   t.is(a.records.length, 115);
-  t.deepEqual(a.records.map((x) => x.id), w.contacts.filter((_, i) => i % 2 === 0).map((c) => c.id));
+  t.deepEqual(
+    a.records.map((x) => x.id),
+    w.contacts.filter((_, i) => i % 2 === 0).map((c) => c.id),
+  );
   t.true(b.bytes.equals(a.bytes), 'the same bytes');
   await replayLive(await temporal(), workflowId);
   await replayFixture(await temporal(), 'contactsExport-continued', workflowId);
@@ -253,8 +293,14 @@ test('filters: each export holds exactly what GET /api/contacts lists with the s
     const ids = await listed(w.u, query);
     const { records, res } = await download(w.u, started[i].id);
     t.is(res.status, 200, res.text);
-    t.deepEqual(records.map((x) => x.id), ids, JSON.stringify(body));
-    const view = (await call('GET', '/api/contacts/export?limit=200', auth(w.u))).body.items.find((x: { id: string }) => x.id === started[i].id);
+    t.deepEqual(
+      records.map((x) => x.id),
+      ids,
+      JSON.stringify(body),
+    );
+    const view = (await call('GET', '/api/contacts/export?limit=200', auth(w.u))).body.items.find(
+      (x: { id: string }) => x.id === started[i].id,
+    );
     t.is(view.row_count, ids.length);
     t.like(view.filters, body);
   }
@@ -283,9 +329,18 @@ test('a member limited to a product exports only its contacts and list names, se
   t.is(r.status, 202, r.text);
   await finished(r.body.workflow_id);
   const { records } = await download(member, r.body.id, as);
-  t.deepEqual(records.map((x) => x.id), await listed(member, '', as));
-  t.deepEqual(records.map((x) => x.id), w.contacts.filter((_, i) => i % 2 === 0).map((c) => c.id));
-  t.true(records.every((x) => x.lists === 'List A'), 'list B is not named');
+  t.deepEqual(
+    records.map((x) => x.id),
+    await listed(member, '', as),
+  );
+  t.deepEqual(
+    records.map((x) => x.id),
+    w.contacts.filter((_, i) => i % 2 === 0).map((c) => c.id),
+  );
+  t.true(
+    records.every((x) => x.lists === 'List A'),
+    'list B is not named',
+  );
   // Product B, as a filter: 403.
   for (const body of [{ app_id: w.appB }, { list_id: w.listB }]) {
     const denied = await call('POST', '/api/contacts/export', { ...auth(member, as), body });
@@ -293,7 +348,9 @@ test('a member limited to a product exports only its contacts and list names, se
     t.is(denied.body.error.code, 'not_assigned');
   }
   // The owner sees the member's export; another limited member does not.
-  t.true((await call('GET', '/api/contacts/export', auth(w.u))).body.items.some((x: { id: string }) => x.id === r.body.id));
+  t.true(
+    (await call('GET', '/api/contacts/export', auth(w.u))).body.items.some((x: { id: string }) => x.id === r.body.id),
+  );
   t.is((await download(w.u, r.body.id)).res.status, 200);
   t.deepEqual((await call('GET', '/api/contacts/export', auth(peer, as))).body.items, []);
   const hidden = await download(peer, r.body.id, as);
@@ -312,19 +369,38 @@ test('409 export_not_ready while queued or running, 409 export_failed after a fa
   t.like(waiting.body.error, { code: 'export_not_ready', details: { status: 'queued' } });
   await (await em()).execute(`update contact_exports set status = 'running' where id = ?`, [e.id]);
   await (await em()).execute(`insert into export_file_chunks (export_id, seq, data) values (?, 0, 'partial')`, [e.id]);
-  t.like((await call('GET', `/api/contacts/export?id=${e.id}`, auth(w.u))).body.error, { code: 'export_not_ready', details: { status: 'running' } });
+  t.like((await call('GET', `/api/contacts/export?id=${e.id}`, auth(w.u))).body.error, {
+    code: 'export_not_ready',
+    details: { status: 'running' },
+  });
   await failExport(await em(), e.id, 'export_failed', 'the database went away');
   const failed = await call('GET', `/api/contacts/export?id=${e.id}`, auth(w.u));
   t.is(failed.status, 409);
   t.is(failed.body.error.code, 'export_failed');
-  const view = (await call('GET', '/api/contacts/export', auth(w.u))).body.items.find((x: { id: string }) => x.id === e.id);
-  t.like(view, { status: 'failed', download_url: null, error: { code: 'export_failed', message: 'the database went away' } });
-  t.is((await (await em()).execute('select count(*)::int as n from export_file_chunks where export_id = ?', [e.id]))[0].n, 0);
+  const view = (await call('GET', '/api/contacts/export', auth(w.u))).body.items.find(
+    (x: { id: string }) => x.id === e.id,
+  );
+  t.like(view, {
+    status: 'failed',
+    download_url: null,
+    error: { code: 'export_failed', message: 'the database went away' },
+  });
+  t.is(
+    (await (await em()).execute('select count(*)::int as n from export_file_chunks where export_id = ?', [e.id]))[0].n,
+    0,
+  );
   // The workflow of a failed export does nothing.
   await (await api()).services.jobs.startContactsExport({ exportId: e.id, workspaceId: w.workspaceId });
   t.like(await finished(contactExportWorkflowIds.export(e.id)), { status: 'skipped', reason: 'failed' });
 
-  for (const body of [{ fit: 'great' }, { pinned: 'yes' }, { list_id: 'nope' }, { q: 'x'.repeat(201) }, { columns: ['id'] }, []]) {
+  for (const body of [
+    { fit: 'great' },
+    { pinned: 'yes' },
+    { list_id: 'nope' },
+    { q: 'x'.repeat(201) },
+    { columns: ['id'] },
+    [],
+  ]) {
     const r = await call('POST', '/api/contacts/export', { ...auth(w.u), body });
     t.is(r.status, 400, JSON.stringify(body));
     t.is(r.body.error.code, 'invalid_body');
@@ -368,7 +444,11 @@ test('a failing export is recorded failed with its code, its partial file droppe
   const row = await (await em()).findOneOrFail(ContactExport, e.id, { refresh: true });
   t.like(row, { status: 'failed', errorCode: 'invalid_data' });
   t.truthy(row.finishedAt);
-  t.is((await (await em()).execute('select count(*)::int as n from export_file_chunks where export_id = ?', [e.id]))[0].n, 0, 'the header written at the start is gone');
+  t.is(
+    (await (await em()).execute('select count(*)::int as n from export_file_chunks where export_id = ?', [e.id]))[0].n,
+    0,
+    'the header written at the start is gone',
+  );
   await replayLive(await temporal(), workflowId);
   await replayFixture(await temporal(), 'contactsExport-failed', workflowId);
 });
@@ -376,9 +456,10 @@ test('a failing export is recorded failed with its code, its partial file droppe
 test('GET /api/contacts/export pages newest first', async (t) => {
   const w = await world(1);
   const ids: string[] = [];
-  for (let i = 0; i < 5; i++) ids.push((await createExport(await em(), await actorOf(w.u), await unstartedJobs(), {})).id);
+  for (let i = 0; i < 5; i++)
+    ids.push((await createExport(await em(), await actorOf(w.u), await unstartedJobs(), {})).id);
   const seen: string[] = [];
-  for (let cursor: string | null = ''; cursor !== null; ) {
+  for (let cursor: string | null = ''; cursor !== null;) {
     const r: Res = await call('GET', `/api/contacts/export?limit=2${cursor ? `&cursor=${cursor}` : ''}`, auth(w.u));
     t.true(r.body.items.length <= 2);
     seen.push(...r.body.items.map((x: { id: string }) => x.id));
@@ -396,11 +477,23 @@ test('Operator tools: export_contacts starts the same workflow (a change); get_e
   const getTool = findTool('get_export')!;
   t.is(exportTool.risk, 'change');
   t.is(getTool.risk, 'read');
-  const started = (await runTool(exportTool, ctx, { list_id: w.listB, fit: 'good' })) as { id: string; status: string; workflow_id: string };
+  const started = (await runTool(exportTool, ctx, { list_id: w.listB, fit: 'good' })) as {
+    id: string;
+    status: string;
+    workflow_id: string;
+  };
   t.like(started, { status: 'queued', workflow_id: `contacts-export:${started.id}` });
   await finished(started.workflow_id);
-  const got = (await runTool(getTool, { ...ctx, em: services.orm.em.fork() }, { export_id: started.id })) as { status: string; row_count: number; download_url: string };
-  t.like(got, { status: 'completed', row_count: (await listed(w.u, `list_id=${w.listB}&fit=good`)).length, download_url: `/api/contacts/export?id=${started.id}` });
+  const got = (await runTool(getTool, { ...ctx, em: services.orm.em.fork() }, { export_id: started.id })) as {
+    status: string;
+    row_count: number;
+    download_url: string;
+  };
+  t.like(got, {
+    status: 'completed',
+    row_count: (await listed(w.u, `list_id=${w.listB}&fit=good`)).length,
+    download_url: `/api/contacts/export?id=${started.id}`,
+  });
   const other = await createOwner();
   const otherCtx = { ...ctx, actor: await actorOf(other) };
   t.like(await t.throwsAsync(runTool(getTool, otherCtx, { export_id: started.id })), { status: 404 });

@@ -22,10 +22,20 @@ test('grantMonthlyCredits grants each workspace its effective plan’s credits o
   const balances = async () => Promise.all(ids.map(async (id) => creditBalance(await em(), id)));
 
   const run = (input: { period?: string; workspaceIds: string[] }) =>
-    services.temporal.workflow.execute(grantMonthlyCredits, { taskQueue, workflowId: `credits:grant-monthly:test-${randomUUID()}`, args: [input], workflowExecutionTimeout: '1 minute' });
+    services.temporal.workflow.execute(grantMonthlyCredits, {
+      taskQueue,
+      workflowId: `credits:grant-monthly:test-${randomUUID()}`,
+      args: [input],
+      workflowExecutionTimeout: '1 minute',
+    });
 
   const workflowId = `credits:grant-monthly:test-${randomUUID()}`;
-  const first = await services.temporal.workflow.execute(grantMonthlyCredits, { taskQueue, workflowId, args: [{ workspaceIds: ids }], workflowExecutionTimeout: '1 minute' });
+  const first = await services.temporal.workflow.execute(grantMonthlyCredits, {
+    taskQueue,
+    workflowId,
+    args: [{ workspaceIds: ids }],
+    workflowExecutionTimeout: '1 minute',
+  });
   t.deepEqual(first, { period: creditPeriod(new Date()), workspaces: 3, granted: 2 });
   t.deepEqual(await balances(), [50, 1000, 50], 'free 50; starter already had its month; a lapsed pro is free');
 
@@ -42,10 +52,16 @@ test('grantMonthlyCredits grants each workspace its effective plan’s credits o
 test('the monthly grant runs on a Temporal Schedule on the 1st, created idempotently', async (t) => {
   const { services } = await api();
   const prefix = `test-${randomUUID()}:`;
-  t.teardown(() => Promise.all(scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete())));
+  t.teardown(() =>
+    Promise.all(
+      scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete()),
+    ),
+  );
   await ensureSchedules(services.temporal, taskQueue, prefix);
   await ensureSchedules(services.temporal, taskQueue, prefix);
-  const d = await retryTransient(() => services.temporal.schedule.getHandle(prefix + scheduleIds.grantMonthlyCredits).describe());
+  const d = await retryTransient(() =>
+    services.temporal.schedule.getHandle(prefix + scheduleIds.grantMonthlyCredits).describe(),
+  );
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'grantMonthlyCredits');
   t.is(d.spec.calendars?.[0]?.dayOfMonth?.[0]?.start, 1);

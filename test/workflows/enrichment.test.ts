@@ -42,7 +42,10 @@ async function setup(owner?: TestUser): Promise<Setup> {
   const u = owner ?? (await createOwner());
   const app = await createTestApp(u);
   const listId = (await call('POST', `/api/apps/${app.id}/lists`, { ...auth(u), body: { name: 'Inbox' } })).body.id;
-  const agent = await call('POST', `/api/apps/${app.id}/agents`, { ...auth(u), body: { name: 'Scout', list_id: listId } });
+  const agent = await call('POST', `/api/apps/${app.id}/agents`, {
+    ...auth(u),
+    body: { name: 'Scout', list_id: listId },
+  });
   if (agent.status !== 201) throw new Error(agent.text);
   return { u, appId: app.id, agentId: agent.body.id, listId, workspaceId: await workspaceIdOf(u.id) };
 }
@@ -54,21 +57,48 @@ function person() {
     const i = nextPerson++;
     const p = people.corpus.people[i];
     const c = people.corpus.companies[p.company];
-    if (p.current && people.email(i) && !p.email) return { i, p, company: c, email: people.email(i)!, phone: people.phone(i) };
+    if (p.current && people.email(i) && !p.email)
+      return { i, p, company: c, email: people.email(i)!, phone: people.phone(i) };
   }
 }
 
 /** A discovered lead as discovery stores it: a profile URL and a name; no email, no last name, no company. */
 async function insertLead(s: Setup, over: Record<string, unknown> = {}): Promise<string> {
   const id = uuidv7();
-  const row = { profile_url: null, email: null, full_name: 'Nobody Known', first_name: null, last_name: null, company: null, title: null, status: 'new', ...over };
+  const row = {
+    profile_url: null,
+    email: null,
+    full_name: 'Nobody Known',
+    first_name: null,
+    last_name: null,
+    company: null,
+    title: null,
+    status: 'new',
+    ...over,
+  };
   await (
     await em()
   ).execute(
     `insert into discovered_leads (id, workspace_id, app_id, agent_id, signal_key, evidence_key, source, external_id, dedupe_key, profile_url, email,
        full_name, first_name, last_name, title, company, evidence, score, reasons, status, promoted, created_at, updated_at)
      values (?, ?, ?, ?, 'hiring-signal', ?, 'pronet', ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', 80, '[]', ?, false, now(), now())`,
-    [id, s.workspaceId, s.appId, s.agentId, id.slice(0, 32), id, `k:${id}`, row.profile_url, row.email, row.full_name, row.first_name, row.last_name, row.title, row.company, row.status],
+    [
+      id,
+      s.workspaceId,
+      s.appId,
+      s.agentId,
+      id.slice(0, 32),
+      id,
+      `k:${id}`,
+      row.profile_url,
+      row.email,
+      row.full_name,
+      row.first_name,
+      row.last_name,
+      row.title,
+      row.company,
+      row.status,
+    ],
   );
   return id;
 }
@@ -87,7 +117,8 @@ async function addMember(s: Setup, input: Record<string, string | null>): Promis
   return (await addContactToList(e as never, actor, s.listId, input)).lead.id;
 }
 
-const lead = async (id: string) => (await em()).execute(`select * from discovered_leads where id = ?`, [id]).then((r) => r[0]);
+const lead = async (id: string) =>
+  (await em()).execute(`select * from discovered_leads where id = ?`, [id]).then((r) => r[0]);
 const finished = async (workflowId: string) => (await api()).services.temporal.workflow.getHandle(workflowId).result();
 const enrichPath = (kind: 'contacts' | 'discovered-leads', id: string) => `/api/enrichment/${kind}/${id}`;
 
@@ -105,7 +136,10 @@ test('a discovered lead is enriched by its workflow, charged once, promoted once
   const s = await setup();
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
-  const sub = await call('POST', '/api/webhooks/outbound', { ...auth(s.u), body: { url: receiver.url, events: ['lead.discovered'], active: true } });
+  const sub = await call('POST', '/api/webhooks/outbound', {
+    ...auth(s.u),
+    body: { url: receiver.url, events: ['lead.discovered'], active: true },
+  });
   t.is(sub.status, 201, sub.text);
   const { p, company, email } = person();
   const id = await insertLead(s, { profile_url: p.profileUrl, full_name: p.fullName, first_name: p.firstName });
@@ -113,7 +147,14 @@ test('a discovered lead is enriched by its workflow, charged once, promoted once
 
   const r = await call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} });
   t.is(r.status, 202, r.text);
-  t.like(r.body, { target_kind: 'discovered-lead', target_id: id, attempt: 1, status: 'queued', result: 'started', workflow_id: `enrich:discovered-lead:${id}` });
+  t.like(r.body, {
+    target_kind: 'discovered-lead',
+    target_id: id,
+    attempt: 1,
+    status: 'queued',
+    result: 'started',
+    workflow_id: `enrich:discovered-lead:${id}`,
+  });
   const out = await finished(r.body.workflow_id);
   t.like(out, { status: 'completed', found: true, promoted: true });
 
@@ -125,7 +166,12 @@ test('a discovered lead is enriched by its workflow, charged once, promoted once
   t.truthy(row.enrichment_promoted_at);
   t.true(row.enriched_fields.includes('email') && row.enriched_fields.includes('company'));
   t.is(await creditBalance(await em(), s.workspaceId), before - 1);
-  t.is(await (await em()).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: `enrich:discovered-lead:${id}:1` }), 1);
+  t.is(
+    await (
+      await em()
+    ).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: `enrich:discovered-lead:${id}:1` }),
+    1,
+  );
 
   // The read shows the provenance and the promotion.
   const got = await call('GET', `/api/discovered-leads/${id}`, auth(s.u));
@@ -135,7 +181,14 @@ test('a discovered lead is enriched by its workflow, charged once, promoted once
   // Asking again answers the completed attempt (200, nothing new, nothing charged).
   const again = await call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} });
   t.is(again.status, 200, again.text);
-  t.like(again.body, { attempt: 1, status: 'completed', result: 'already_enriched', found: true, credits_charged: 1, promoted: true });
+  t.like(again.body, {
+    attempt: 1,
+    status: 'completed',
+    result: 'already_enriched',
+    found: true,
+    credits_charged: 1,
+    promoted: true,
+  });
 
   // refresh re-runs it: attempt 2, charged again, but never promoted (or announced) a second time.
   const refreshed = await call('POST', `/api/discovered-leads/${id}/refresh`, auth(s.u));
@@ -147,7 +200,12 @@ test('a discovered lead is enriched by its workflow, charged once, promoted once
   // Exactly one signed delivery, with exactly the spec's data fields. The event is written in the
   // promotion's transaction, and both attempts have finished: exactly one event, and once its delivery
   // has completed, exactly one request.
-  const events = await (await em()).execute<{ id: string }[]>(`select id from webhook_events where workspace_id = ? and name = 'lead.discovered' and body like ?`, [s.workspaceId, `%${id}%`]);
+  const events = await (
+    await em()
+  ).execute<{ id: string }[]>(
+    `select id from webhook_events where workspace_id = ? and name = 'lead.discovered' and body like ?`,
+    [s.workspaceId, `%${id}%`],
+  );
   t.is(events.length, 1, 'one lead.discovered event');
   t.like(await eventDelivery((await api()).services.temporal, events[0].id), { targets: 1, succeeded: 1 });
   t.is(receiver.requests.length, 1);
@@ -155,8 +213,27 @@ test('a discovered lead is enriched by its workflow, charged once, promoted once
   t.true(verifySignature(sub.body.secret, req.raw, req.headers['x-service-signature']));
   const body = JSON.parse(req.raw.toString());
   t.is(body.event, 'lead.discovered');
-  t.deepEqual(Object.keys(body.data).sort(), ['agent_id', 'agent_name', 'company', 'first_name', 'headline', 'last_name', 'lead_id', 'profile_url', 'signal_key']);
-  t.like(body.data, { lead_id: id, agent_id: s.agentId, agent_name: 'Scout', first_name: p.firstName, last_name: p.lastName, company: company.name, profile_url: p.profileUrl, signal_key: 'hiring-signal' });
+  t.deepEqual(Object.keys(body.data).sort(), [
+    'agent_id',
+    'agent_name',
+    'company',
+    'first_name',
+    'headline',
+    'last_name',
+    'lead_id',
+    'profile_url',
+    'signal_key',
+  ]);
+  t.like(body.data, {
+    lead_id: id,
+    agent_id: s.agentId,
+    agent_name: 'Scout',
+    first_name: p.firstName,
+    last_name: p.lastName,
+    company: company.name,
+    profile_url: p.profileUrl,
+    signal_key: 'hiring-signal',
+  });
 
   await replayLive((await api()).services.temporal, r.body.workflow_id);
   await replayFixture((await api()).services.temporal, 'enrichTarget', r.body.workflow_id);
@@ -166,13 +243,23 @@ test('concurrent requests join one attempt; a running attempt is joined by refre
   const s = await setup();
   const { p } = person();
   const id = await insertLead(s, { profile_url: p.profileUrl, full_name: p.fullName });
-  const rs = await Promise.all(Array.from({ length: 5 }, () => call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} })));
-  t.true(rs.every((r) => r.status === 202 || r.status === 200), rs.map((r) => r.text).join('\n'));
+  const rs = await Promise.all(
+    Array.from({ length: 5 }, () => call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} })),
+  );
+  t.true(
+    rs.every((r) => r.status === 202 || r.status === 200),
+    rs.map((r) => r.text).join('\n'),
+  );
   t.is(new Set(rs.map((r) => r.body.id)).size, 1, 'one attempt');
   t.is(rs.filter((r) => r.body.result === 'started').length, 1);
   await finished(rs[0].body.workflow_id);
   t.is(await (await em()).count(Enrichment, { targetId: id }), 1);
-  t.is(await (await em()).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: { $like: `enrich:%:${id}:%` } }), 1);
+  t.is(
+    await (
+      await em()
+    ).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: { $like: `enrich:%:${id}:%` } }),
+    1,
+  );
 });
 
 test('a contact: fields a person edited survive enrichment (fields_kept), the rest are filled, dedupe keys follow', async (t) => {
@@ -201,7 +288,12 @@ test('a contact: fields a person edited survive enrichment (fields_kept), the re
 
 test('no match: the attempt completes with nothing found and nothing charged, and nothing is promoted', async (t) => {
   const s = await setup();
-  const id = await insertLead(s, { full_name: 'Zyxw Qvut', first_name: 'Zyxw', last_name: 'Qvut', company: 'Nonexistent Widgets' });
+  const id = await insertLead(s, {
+    full_name: 'Zyxw Qvut',
+    first_name: 'Zyxw',
+    last_name: 'Qvut',
+    company: 'Nonexistent Widgets',
+  });
   const before = await creditBalance(await em(), s.workspaceId);
   const r = await call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} });
   t.is(r.status, 202, r.text);
@@ -232,11 +324,26 @@ test('402 insufficient_credits before anything starts; an attempt that cannot pa
   t.is(await (await em()).count(Enrichment, { targetId: id }), 0, 'no attempt recorded');
 
   // The workflow's own check (credits spent between the request and the run): failed, provider never asked.
-  const attempt = e.create(Enrichment, { workspace: s.workspaceId, targetKind: 'discovered-lead', targetId: id, attempt: 1, status: 'queued' });
+  const attempt = e.create(Enrichment, {
+    workspace: s.workspaceId,
+    targetKind: 'discovered-lead',
+    targetId: id,
+    attempt: 1,
+    status: 'queued',
+  });
   await e.flush();
   const { services } = await api();
-  await services.jobs.startEnrichment({ enrichmentId: attempt.id, kind: 'discovered-lead', targetId: id, workspaceId: s.workspaceId, appId: s.appId });
-  t.like(await finished(enrichmentWorkflowIds.target('discovered-lead', id)), { status: 'failed', code: 'insufficient_credits' });
+  await services.jobs.startEnrichment({
+    enrichmentId: attempt.id,
+    kind: 'discovered-lead',
+    targetId: id,
+    workspaceId: s.workspaceId,
+    appId: s.appId,
+  });
+  t.like(await finished(enrichmentWorkflowIds.target('discovered-lead', id)), {
+    status: 'failed',
+    code: 'insufficient_credits',
+  });
   const failed = await (await em()).findOneOrFail(Enrichment, attempt.id);
   t.like(failed, { status: 'failed', errorCode: 'insufficient_credits', found: false, provider: null });
   t.is((await lead(id)).email, null);
@@ -279,7 +386,13 @@ test('409 enrichment_busy while a previous run of the target stays open past 5 s
   t.true(Date.now() - began >= 4_500, 'it waited for the previous run to close');
   const [attempt] = await (await em()).find(Enrichment, { targetId: id }, { refresh: true });
   t.like(attempt, { status: 'queued', attempt: 1 });
-  t.is(await (await em()).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: { $like: `enrich:%:${id}:%` } }), 0, 'nothing charged');
+  t.is(
+    await (
+      await em()
+    ).count(CreditLedgerEntry, { workspace: s.workspaceId, idempotencyKey: { $like: `enrich:%:${id}:%` } }),
+    0,
+    'nothing charged',
+  );
   // Once it has closed, asking again joins the queued attempt and starts its run.
   await previous.terminate('closed');
   const again = await call('POST', enrichPath('discovered-leads', id), { ...auth(s.u), body: {} });
@@ -292,7 +405,9 @@ test('503 connector_unavailable on both resolve-network-profile routes when the 
   const s = await setup();
   const { services } = await api();
   // The HTTP connector against a connector answering 503, and against a closed port.
-  const failing = await startServer((_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'));
+  const failing = await startServer(
+    (_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'),
+  );
   const closed = await startServer(() => {});
   const closedUrl = closed.url;
   await closed.close();
@@ -302,20 +417,35 @@ test('503 connector_unavailable on both resolve-network-profile routes when the 
     await Promise.all([down.close(), gone.close()]);
     await failing.close();
   });
-  const bases = [(await listen({ ...services, connector: down })).base, (await listen({ ...services, connector: gone })).base];
+  const bases = [
+    (await listen({ ...services, connector: down })).base,
+    (await listen({ ...services, connector: gone })).base,
+  ];
 
   const a = person();
   const leadId = await insertLead(s, { full_name: a.p.fullName, company: a.company.name });
   const c = person();
-  const member = await addMember(s, { email: c.email, firstName: c.p.firstName, lastName: c.p.lastName, company: c.company.name });
+  const member = await addMember(s, {
+    email: c.email,
+    firstName: c.p.firstName,
+    lastName: c.p.lastName,
+    company: c.company.name,
+  });
   for (const base of bases) {
-    for (const path of [`/api/enrichment/discovered-leads/${leadId}/resolve-network-profile`, `/api/enrichment/list-members/${member}/resolve-network-profile`]) {
+    for (const path of [
+      `/api/enrichment/discovered-leads/${leadId}/resolve-network-profile`,
+      `/api/enrichment/list-members/${member}/resolve-network-profile`,
+    ]) {
       const r = await call('POST', path, { ...auth(s.u), base });
       t.is(r.status, 503, `${base} ${path}: ${r.text}`);
       t.is(r.body.error.code, 'connector_unavailable', path);
     }
   }
-  t.is(failing.requests.filter((r) => r.url.pathname === '/v1/profiles/resolve').length, 2, 'the connector was asked for each');
+  t.is(
+    failing.requests.filter((r) => r.url.pathname === '/v1/profiles/resolve').length,
+    2,
+    'the connector was asked for each',
+  );
   t.like(await lead(leadId), { profile_url: null, network_provider_id: null });
   const contact = await (await em()).findOneOrFail(Contact, { email: c.email }, { refresh: true });
   t.is(contact.profileUrl, null);
@@ -327,19 +457,34 @@ test('resolve-network-profile: a discovered lead and a list member get their pro
   const id = await insertLead(s, { full_name: a.p.fullName, company: a.company.name });
   const r = await call('POST', `/api/enrichment/discovered-leads/${id}/resolve-network-profile`, auth(s.u));
   t.is(r.status, 200, r.text);
-  t.like(r.body, { target_kind: 'discovered-lead', stored: true, reason: null, connector: 'sandbox', profile: { profile_url: a.p.profileUrl, provider_id: a.p.id } });
+  t.like(r.body, {
+    target_kind: 'discovered-lead',
+    stored: true,
+    reason: null,
+    connector: 'sandbox',
+    profile: { profile_url: a.p.profileUrl, provider_id: a.p.id },
+  });
   t.is((await lead(id)).profile_url, a.p.profileUrl);
   t.is((await lead(id)).network_provider_id, a.p.id);
 
   // A different profile already set is not replaced.
   const b = person();
-  const other = await insertLead(s, { full_name: b.p.fullName, company: b.company.name, profile_url: 'https://pronet.example/in/someone-else' });
+  const other = await insertLead(s, {
+    full_name: b.p.fullName,
+    company: b.company.name,
+    profile_url: 'https://pronet.example/in/someone-else',
+  });
   const diff = await call('POST', `/api/enrichment/discovered-leads/${other}/resolve-network-profile`, auth(s.u));
   t.like(diff.body, { stored: false, reason: 'different_profile_set' });
 
   // A list member (a lead): its contact gets the profile.
   const c = person();
-  const member = await addMember(s, { email: c.email, firstName: c.p.firstName, lastName: c.p.lastName, company: c.company.name });
+  const member = await addMember(s, {
+    email: c.email,
+    firstName: c.p.firstName,
+    lastName: c.p.lastName,
+    company: c.company.name,
+  });
   const m = await call('POST', `/api/enrichment/list-members/${member}/resolve-network-profile`, auth(s.u));
   t.is(m.status, 200, m.text);
   t.like(m.body, { target_kind: 'list-member', stored: true, profile: { profile_url: c.p.profileUrl } });
@@ -347,13 +492,22 @@ test('resolve-network-profile: a discovered lead and a list member get their pro
   t.is(contact.profileUrl, c.p.profileUrl);
 
   // The same profile on a second contact: profile_in_use, nothing stored.
-  const dup = await addMember(s, { email: `twin-${uuidv7()}@example.test`, firstName: c.p.firstName, lastName: c.p.lastName, company: c.company.name });
+  const dup = await addMember(s, {
+    email: `twin-${uuidv7()}@example.test`,
+    firstName: c.p.firstName,
+    lastName: c.p.lastName,
+    company: c.company.name,
+  });
   const twin = await call('POST', `/api/enrichment/list-members/${dup}/resolve-network-profile`, auth(s.u));
   t.like(twin.body, { stored: false, reason: 'profile_in_use' });
 
   // Nobody to find: no_match; nothing to search by: 409 not_resolvable.
   const none = await insertLead(s, { full_name: 'Zyxw Qvut', company: 'Nonexistent Widgets' });
-  t.like((await call('POST', `/api/enrichment/discovered-leads/${none}/resolve-network-profile`, auth(s.u))).body, { stored: false, reason: 'no_match', profile: null });
+  t.like((await call('POST', `/api/enrichment/discovered-leads/${none}/resolve-network-profile`, auth(s.u))).body, {
+    stored: false,
+    reason: 'no_match',
+    profile: null,
+  });
   const bare = await insertLead(s, { full_name: 'Only A Name' });
   const nr = await call('POST', `/api/enrichment/discovered-leads/${bare}/resolve-network-profile`, auth(s.u));
   t.is(nr.status, 409, nr.text);
@@ -365,7 +519,10 @@ test('another workspace’s ids are 404 on every enrichment route; the Demo work
   const stranger = await createOwner();
   const { p } = person();
   const id = await insertLead(s, { profile_url: p.profileUrl, full_name: p.fullName });
-  const contactId = await insertContact(s, { email: `x-${uuidv7()}@example.test`, emailNormalised: `x-${uuidv7()}@example.test` });
+  const contactId = await insertContact(s, {
+    email: `x-${uuidv7()}@example.test`,
+    emailNormalised: `x-${uuidv7()}@example.test`,
+  });
   const member = await addMember(s, { email: `m-${uuidv7()}@example.test`, company: 'Acme' });
   const paths = [
     enrichPath('discovered-leads', id),
@@ -375,7 +532,10 @@ test('another workspace’s ids are 404 on every enrichment route; the Demo work
     `/api/enrichment/list-members/${member}/resolve-network-profile`,
   ];
   for (const path of paths) {
-    const r = await call('POST', path, { ...auth(stranger), body: path.includes('resolve') || path.endsWith('refresh') ? undefined : {} });
+    const r = await call('POST', path, {
+      ...auth(stranger),
+      body: path.includes('resolve') || path.endsWith('refresh') ? undefined : {},
+    });
     t.is(r.status, 404, `${path}: ${r.text}`);
     t.is(r.body.error.code, 'not_found');
   }
@@ -385,7 +545,10 @@ test('another workspace’s ids are 404 on every enrichment route; the Demo work
   t.is((await call('POST', '/api/me/workspaces/demo/join', auth(u))).status, 201);
   const inDemo = auth(u, { 'x-acting-as': DEMO_USER_ID });
   for (const path of paths) {
-    const r = await call('POST', path, { ...inDemo, body: path.includes('resolve') || path.endsWith('refresh') ? undefined : {} });
+    const r = await call('POST', path, {
+      ...inDemo,
+      body: path.includes('resolve') || path.endsWith('refresh') ? undefined : {},
+    });
     t.is(r.status, 403, `${path}: ${r.text}`);
     t.is(r.body.error.code, 'demo_read_only');
   }
@@ -401,7 +564,11 @@ test('Operator tools: enrich_discovered_lead and enrich_contact are changes that
   const { services } = await api();
   const e = await em();
   const actor = await resolveActor(e as never, { userId: s.u.id, kind: 'session' }, undefined);
-  const out = (await runTool(tool, { em: e, actor, jobs: services.jobs, config: services.config, providers: services }, { discovered_lead_id: id })) as { result: string; attempt: number };
+  const out = (await runTool(
+    tool,
+    { em: e, actor, jobs: services.jobs, config: services.config, providers: services },
+    { discovered_lead_id: id },
+  )) as { result: string; attempt: number };
   t.like(out, { result: 'started', attempt: 1 });
   t.like(await finished(enrichmentWorkflowIds.target('discovered-lead', id)), { status: 'completed', found: true });
 });

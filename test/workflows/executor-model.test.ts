@@ -29,9 +29,15 @@ for (const seed of seeds) {
       t.fail(`invariants of the send-time rule violated (seed ${seed}):\n${text}`);
     } else {
       if (process.env.EXECUTOR_MODEL_VERBOSE) t.log(text);
-      else t.log(`${r.counts.ops} ops, ${r.counts.sends} sends, ${r.counts.actions} actions, enrollments ${JSON.stringify(r.counts.enrollments)}, ${(r.ms / 1000).toFixed(1)} s${r.notes.length ? `; notes: ${r.notes.join('; ')}` : ''}`);
+      else
+        t.log(
+          `${r.counts.ops} ops, ${r.counts.sends} sends, ${r.counts.actions} actions, enrollments ${JSON.stringify(r.counts.enrollments)}, ${(r.ms / 1000).toFixed(1)} s${r.notes.length ? `; notes: ${r.notes.join('; ')}` : ''}`,
+        );
       t.pass();
     }
-    if (totals.runs === seeds.length) t.log(`model totals: ${totals.runs} seeds, ${totals.ops} ops, ${totals.sends} sends, ${totals.violations} violations`);
+    if (totals.runs === seeds.length)
+      t.log(
+        `model totals: ${totals.runs} seeds, ${totals.ops} ops, ${totals.sends} sends, ${totals.violations} violations`,
+      );
   });
 }

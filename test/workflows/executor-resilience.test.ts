@@ -21,23 +21,45 @@ test('a worker killed after the connector sent but before the send was recorded:
   const o = await campaignOwner(u);
   const { services } = await api();
   const account = await fastAccount(u, 'network');
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'invitation', config: { note: 'Hi {{first_name}}' } }] });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'invitation', config: { note: 'Hi {{first_name}}' } }],
+  });
   const [lead] = await o.leads(1);
 
   const taskQueue = `executor-crash-${randomUUID()}`;
-  const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '20000' };
+  const env = {
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    WEBHOOK_DISPATCHER: 'off',
+    EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '20000',
+  };
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });
   t.teardown(() => (first.exitCode === null ? stopChild(first) : undefined));
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  const [r] = await enrollLeads(e as never, temporalJobs(services.temporal, taskQueue), actor, campaign.id, [lead.leadId], new Set());
+  const [r] = await enrollLeads(
+    e as never,
+    temporalJobs(services.temporal, taskQueue),
+    actor,
+    campaign.id,
+    [lead.leadId],
+    new Set(),
+  );
   t.is(r.status, 'enrolled');
 
   // The invitation has reached the network, and the activity sleeps before recording it.
-  await waitFor('the connector to have the invitation', async () => {
-    const rows = await (await em()).execute(`select count(*)::int as n from sandbox_invitations where recipient = ?`, [lead.profileUrl]);
-    return rows[0].n === 1;
-  }, 120_000);
+  await waitFor(
+    'the connector to have the invitation',
+    async () => {
+      const rows = await (
+        await em()
+      ).execute(`select count(*)::int as n from sandbox_invitations where recipient = ?`, [lead.profileUrl]);
+      return rows[0].n === 1;
+    },
+    120_000,
+  );
   // Killed at once, inside its pause: starting the replacement first could outlast the pause on a
   // loaded machine, and the first worker would record the send itself (no retry to see).
   first.kill('SIGKILL');
@@ -48,14 +70,22 @@ test('a worker killed after the connector sent but before the send was recorded:
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
   const result = await handle.result();
   const [action] = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId });
-  t.like(result, { status: 'completed' }, JSON.stringify({ state: action.state, error: action.errorCode, attempts: action.attempts }));
+  t.like(
+    result,
+    { status: 'completed' },
+    JSON.stringify({ state: action.state, error: action.errorCode, attempts: action.attempts }),
+  );
   t.is(action.state, 'executed');
   // Retried after the kill (a loaded machine may time out another attempt too); sent once all the same.
   t.true(action.attempts >= 2, `attempts: ${action.attempts}`);
-  const rows = await (await em()).execute(`select count(*)::int as n from sandbox_invitations where recipient = ?`, [lead.profileUrl]);
+  const rows = await (
+    await em()
+  ).execute(`select count(*)::int as n from sandbox_invitations where recipient = ?`, [lead.profileUrl]);
   t.is(rows[0].n, 1);
   t.is(await (await em()).count(WebhookEvent, { workspaceId: o.workspaceId, name: 'action.executed' }), 1);
-  const usage = await (await em()).execute(`select sum(count)::int as n from account_usage where account_id = ?`, [account.id]);
+  const usage = await (
+    await em()
+  ).execute(`select sum(count)::int as n from account_usage where account_id = ?`, [account.id]);
   t.is(usage[0].n, 1);
 });
 
@@ -74,7 +104,10 @@ test('a step edit applies at the next step boundary: the current step finishes a
     ],
   });
   const [lead] = await o.leads(1);
-  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, {
+    token: u.accessToken,
+    body: { lead_ids: [lead.leadId] },
+  });
   t.is(r.body.enrolled, 1);
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
   // Planned under version 1 while the wait runs (the message is the current step: it finishes as planned).
@@ -87,12 +120,28 @@ test('a step edit applies at the next step boundary: the current step finishes a
     { type: 'message', config: { body: 'v2 added follow-up' } },
   ]);
   t.like(await handle.result(), { status: 'completed' });
-  const actions = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId }, { orderBy: { createdAt: 'asc' } });
+  const actions = await (
+    await em()
+  ).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId }, { orderBy: { createdAt: 'asc' } });
   t.deepEqual(
     actions.map((a) => [a.content?.note ?? a.content?.body, a.stepVersion, a.state]),
-    [['v1 invite', 1, 'executed'], ['v1 message', 1, 'executed'], ['v2 added follow-up', 2, 'executed']],
+    [
+      ['v1 invite', 1, 'executed'],
+      ['v1 message', 1, 'executed'],
+      ['v2 added follow-up', 2, 'executed'],
+    ],
   );
-  t.like((await (await em()).execute(`select step_version from enrollments where campaign_id = ? and lead_id = ?`, [campaign.id, lead.leadId]))[0], { step_version: 2 });
+  t.like(
+    (
+      await (
+        await em()
+      ).execute(`select step_version from enrollments where campaign_id = ? and lead_id = ?`, [
+        campaign.id,
+        lead.leadId,
+      ])
+    )[0],
+    { step_version: 2 },
+  );
 });
 
 test('a connector failure that is not retryable marks the action failed, gives the slot back and ends the enrollment failed', async (t) => {
@@ -102,14 +151,23 @@ test('a connector failure that is not retryable marks the action failed, gives t
   const account = await fastAccount(u, 'network');
   // Disconnected at the connector, still connected in our records (no reconciliation yet): the governor grants, the send fails.
   await sandboxDisconnect(await em(), account.connector_account_id, 'checkpoint');
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps: [{ type: 'invitation', config: { note: 'Hi' } }] });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'invitation', config: { note: 'Hi' } }],
+  });
   const [lead] = await o.leads(1);
-  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, {
+    token: u.accessToken,
+    body: { lead_ids: [lead.leadId] },
+  });
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
   t.like(await handle.result(), { status: 'failed', stop_reason: 'connector_invalid_request' });
   const [action] = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId });
   t.like(action, { state: 'failed', errorCode: 'connector_invalid_request', attempts: 1 });
-  const usage = await (await em()).execute(`select coalesce(sum(count), 0)::int as n from account_usage where account_id = ?`, [account.id]);
+  const usage = await (
+    await em()
+  ).execute(`select coalesce(sum(count), 0)::int as n from account_usage where account_id = ?`, [account.id]);
   t.is(usage[0].n, 0);
   t.is(await (await em()).count(WebhookEvent, { workspaceId: o.workspaceId, name: 'action.executed' }), 0);
 });
@@ -125,16 +183,29 @@ test('a long sequence continues as new and still runs to the end with its place 
   ];
   const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [account.id], steps });
   const [lead] = await o.leads(1);
-  await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  await call('POST', `/api/campaigns/${campaign.id}/leads`, {
+    token: u.accessToken,
+    body: { lead_ids: [lead.leadId] },
+  });
   const handle = services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId));
   t.like(await handle.result(), { status: 'completed' });
   // Visibility is eventually consistent: wait for the earlier run to be listed.
-  await waitFor('a run that continued as new', async () => {
-    const runs: string[] = [];
-    for await (const w of services.temporal.workflow.list({ query: `WorkflowId = '${enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId)}'` })) runs.push(w.status.name);
-    return runs.includes('CONTINUED_AS_NEW');
-  }, 30_000);
+  await waitFor(
+    'a run that continued as new',
+    async () => {
+      const runs: string[] = [];
+      for await (const w of services.temporal.workflow.list({
+        query: `WorkflowId = '${enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId)}'`,
+      }))
+        runs.push(w.status.name);
+      return runs.includes('CONTINUED_AS_NEW');
+    },
+    30_000,
+  );
   t.pass();
   const actions = await (await em()).find(ScheduledAction, { campaign: campaign.id, leadId: lead.leadId });
-  t.deepEqual(actions.map((a) => [a.type, a.state, a.stepPosition]), [['invitation', 'executed', 26]]);
+  t.deepEqual(
+    actions.map((a) => [a.type, a.state, a.stepPosition]),
+    [['invitation', 'executed', 26]],
+  );
 });

@@ -22,11 +22,16 @@ test('an event emitted by a test is dispatched and delivered by the test worker 
   const u = await createUser();
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
-  const sub = await call('POST', '/api/webhooks/outbound', { token: u.accessToken, body: { url: receiver.url, events: ['lead.discovered'] } });
+  const sub = await call('POST', '/api/webhooks/outbound', {
+    token: u.accessToken,
+    body: { url: receiver.url, events: ['lead.discovered'] },
+  });
   t.is(sub.status, 201);
   const em = services.orm.em.fork() as EntityManager;
   const ws = await em.findOneOrFail(Workspace, { owner: u.id });
-  const eventId = await em.transactional((tx) => emitEvent(tx as EntityManager, ws.id, 'lead.discovered', payload('lead.discovered', { lead_id: uuidv7() })));
+  const eventId = await em.transactional((tx) =>
+    emitEvent(tx as EntityManager, ws.id, 'lead.discovered', payload('lead.discovered', { lead_id: uuidv7() })),
+  );
 
   t.deepEqual(await eventDelivery(services.temporal, eventId), { targets: 1, succeeded: 1, failed: 0 });
   t.is(receiver.requests.length, 1);
@@ -40,7 +45,12 @@ test('an event emitted by a test is dispatched and delivered by the test worker 
   // The dispatcher runs inside the test worker process: the start and every task carry its identity.
   const history = await handle.fetchHistory();
   const identities = (history.events ?? [])
-    .map((e) => e.workflowExecutionStartedEventAttributes?.identity ?? e.workflowTaskStartedEventAttributes?.identity ?? e.activityTaskStartedEventAttributes?.identity)
+    .map(
+      (e) =>
+        e.workflowExecutionStartedEventAttributes?.identity ??
+        e.workflowTaskStartedEventAttributes?.identity ??
+        e.activityTaskStartedEventAttributes?.identity,
+    )
     .filter((i): i is string => !!i);
   t.true(identities.length >= 3);
   for (const identity of identities) t.true(identity.startsWith(`${process.env.TEST_WORKER_PID}@`), String(identity));

@@ -29,14 +29,20 @@ interface Row {
   chunks: number;
 }
 async function progress(id: string): Promise<Row> {
-  const rows: Row[] = await (await em()).execute('select status, cursor_bytes, rows_read, created, duplicate, leads_added, chunks from list_imports where id = ?', [id]);
+  const rows: Row[] = await (
+    await em()
+  ).execute(
+    'select status, cursor_bytes, rows_read, created, duplicate, leads_added, chunks from list_imports where id = ?',
+    [id],
+  );
   return rows[0];
 }
 
 test('a worker killed mid-import: another worker resumes at the last committed chunk; nothing lost, nothing doubled', async (t) => {
   const u = await createOwner();
   const app = await createTestApp(u);
-  const list = (await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: 'Crash' } })).body;
+  const list = (await call('POST', `/api/apps/${app.id}/lists`, { token: u.accessToken, body: { name: 'Crash' } }))
+    .body;
   const workspaceId = await workspaceIdOf(u.id);
   const tag = randomUUID().slice(0, 8);
   const p = await preview(u, app.id, peopleCsv(ROWS, tag));
@@ -44,12 +50,19 @@ test('a worker killed mid-import: another worker resumes at the last committed c
 
   const { services } = await api();
   const taskQueue = `list-import-crash-${randomUUID()}`;
-  const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LIST_IMPORT_CHUNK_ROWS: String(CHUNK) };
+  const env = {
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    WEBHOOK_DISPATCHER: 'off',
+    LIST_IMPORT_CHUNK_ROWS: String(CHUNK),
+  };
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });
   t.teardown(() => stopChild(first));
   const e = await em();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  await commitImport(e as never, actor, temporalJobs(services.temporal, taskQueue), app.id, p.body.id, { listId: list.id });
+  await commitImport(e as never, actor, temporalJobs(services.temporal, taskQueue), app.id, p.body.id, {
+    listId: list.id,
+  });
 
   await waitFor('a few chunks to commit', async () => (await progress(p.body.id)).chunks >= 4, 120_000);
   first.kill('SIGKILL');
@@ -63,11 +76,17 @@ test('a worker killed mid-import: another worker resumes at the last committed c
 
   const second = spawnTsx('workers/worker.ts', env, { quiet: true });
   t.teardown(() => stopChild(second));
-  await waitFor('the import to complete on the second worker', async () => (await progress(p.body.id)).status === 'completed', 180_000);
+  await waitFor(
+    'the import to complete on the second worker',
+    async () => (await progress(p.body.id)).status === 'completed',
+    180_000,
+  );
 
   const end = await progress(p.body.id);
   t.like(end, { rows_read: ROWS, created: ROWS, duplicate: 0, leads_added: ROWS, chunks: ROWS / CHUNK });
-  const counts: { contacts: number; emails: number; leads: number }[] = await (await em()).execute(
+  const counts: { contacts: number; emails: number; leads: number }[] = await (
+    await em()
+  ).execute(
     `select (select count(*)::int from contacts where workspace_id = ?) as contacts,
             (select count(distinct email_normalised)::int from contacts where workspace_id = ?) as emails,
             (select count(*)::int from leads where list_id = ?) as leads`,
@@ -78,8 +97,13 @@ test('a worker killed mid-import: another worker resumes at the last committed c
   // The activity was taken over: its last attempt was not the first, and the workflow completed as usual.
   const handle = services.temporal.workflow.getHandle(listImportWorkflowIds.run(p.body.id));
   const history = await handle.fetchHistory();
-  const attempts = (history.events ?? []).filter((ev) => ev.activityTaskStartedEventAttributes).map((ev) => ev.activityTaskStartedEventAttributes!.attempt ?? 1);
-  t.true(attempts.some((a) => a > 1), `attempts: ${attempts.join(', ')}`);
+  const attempts = (history.events ?? [])
+    .filter((ev) => ev.activityTaskStartedEventAttributes)
+    .map((ev) => ev.activityTaskStartedEventAttributes!.attempt ?? 1);
+  t.true(
+    attempts.some((a) => a > 1),
+    `attempts: ${attempts.join(', ')}`,
+  );
   t.like(await handle.result(), { status: 'completed', rowsRead: ROWS });
   await replayLive(services.temporal, handle.workflowId);
 });

@@ -36,9 +36,12 @@ type Setup = Awaited<ReturnType<typeof setup>>;
 
 const count = async (sql: string, params: unknown[]) => Number((await (await em()).execute(sql, params))[0].n);
 const leadsOf = (listId: string) => count('select count(*)::int as n from leads where list_id = ?', [listId]);
-const contactsOf = (workspaceId: string) => count('select count(*)::int as n from contacts where workspace_id = ?', [workspaceId]);
-const chunksOf = (importId: string) => count('select count(*)::int as n from import_file_chunks where list_import_id = ?', [importId]);
-const contact = async (workspaceId: string, email: string) => (await em()).findOneOrFail(Contact, { workspace: workspaceId, emailNormalised: email });
+const contactsOf = (workspaceId: string) =>
+  count('select count(*)::int as n from contacts where workspace_id = ?', [workspaceId]);
+const chunksOf = (importId: string) =>
+  count('select count(*)::int as n from import_file_chunks where list_import_id = ?', [importId]);
+const contact = async (workspaceId: string, email: string) =>
+  (await em()).findOneOrFail(Contact, { workspace: workspaceId, emailNormalised: email });
 
 /** Jobs whose list-import start is replaced (not started, or started with test parameters). */
 async function jobsWith(startListImport: Jobs['startListImport']): Promise<Jobs> {
@@ -57,7 +60,11 @@ async function startSmall(importId: string, input: Partial<ListImportInput>) {
 }
 
 /** A draft committed without its workflow started (the test starts it). */
-async function committedNotStarted(s: Setup, csv: string | Buffer, body: { listId?: string; listName?: string } = { listId: s.listId }) {
+async function committedNotStarted(
+  s: Setup,
+  csv: string | Buffer,
+  body: { listId?: string; listName?: string } = { listId: s.listId },
+) {
   const p = await preview(s.u, s.appId, csv);
   if (p.status !== 201) throw new Error(p.text);
   const e = await em();
@@ -65,30 +72,65 @@ async function committedNotStarted(s: Setup, csv: string | Buffer, body: { listI
   return p.body.id as string;
 }
 
-const invariant = (p: { rows_read: number; created: number; updated: number; duplicate: number; invalid: number }) => p.rows_read === p.created + p.updated + p.duplicate + p.invalid;
+const invariant = (p: { rows_read: number; created: number; updated: number; duplicate: number; invalid: number }) =>
+  p.rows_read === p.created + p.updated + p.duplicate + p.invalid;
 
 test('preview → commit → completed: counts, contacts and leads, search attributes, the progress query, the file deleted', async (t) => {
   const s = await setup();
   const tag = randomUUID().slice(0, 8);
   const p = await preview(s.u, s.appId, peopleCsv(30, tag));
   t.is(p.status, 201, p.text);
-  t.like(p.body, { status: 'draft', format: { encoding: 'utf-8', bom: false, delimiter: ',', has_header: true }, workflow_id: null });
-  t.deepEqual(p.body.suggested_mapping, { email: 0, profile_url: 1, first_name: 2, last_name: 3, title: 4, company: 5, country: 6 });
+  t.like(p.body, {
+    status: 'draft',
+    format: { encoding: 'utf-8', bom: false, delimiter: ',', has_header: true },
+    workflow_id: null,
+  });
+  t.deepEqual(p.body.suggested_mapping, {
+    email: 0,
+    profile_url: 1,
+    first_name: 2,
+    last_name: 3,
+    title: 4,
+    company: 5,
+    country: 6,
+  });
   t.like(p.body.sample, { rows_checked: 30, valid: 30, invalid: 0, complete: true, existing_contacts: 0 });
   t.is(await chunksOf(p.body.id), 1);
   const c = await commit(s.u, s.appId, p.body.id, { list_id: s.listId });
   t.is(c.status, 202, c.text);
-  t.like(c.body, { workflow_id: `list-import:${p.body.id}`, dedupe_mode: 'update_empty', list_id: s.listId, list_name: null });
+  t.like(c.body, {
+    workflow_id: `list-import:${p.body.id}`,
+    dedupe_mode: 'update_empty',
+    list_id: s.listId,
+    list_name: null,
+  });
   t.deepEqual(c.body.mapping, p.body.suggested_mapping);
   const done = await waitImport(s.u, s.appId, p.body.id);
   t.is(done.status, 'completed', JSON.stringify(done.error));
-  t.like(done.progress, { rows_read: 30, created: 30, updated: 0, duplicate: 0, invalid: 0, leads_added: 30, percent: 100, bytes_read: p.body.size_bytes, bytes_total: p.body.size_bytes });
+  t.like(done.progress, {
+    rows_read: 30,
+    created: 30,
+    updated: 0,
+    duplicate: 0,
+    invalid: 0,
+    leads_added: 30,
+    percent: 100,
+    bytes_read: p.body.size_bytes,
+    bytes_total: p.body.size_bytes,
+  });
   t.truthy(done.started_at);
   t.truthy(done.finished_at);
   t.is(await leadsOf(s.listId), 30);
   t.is(await contactsOf(s.workspaceId), 30);
   const ann = await contact(s.workspaceId, `p0-${tag}@acme.example`);
-  t.like(ann, { firstName: 'First0', lastName: 'Last0', title: 'Head of Growth', company: 'Acme 0', country: 'France', profileUrlNormalised: `https://pronet.example/in/p0-${tag}` });
+  t.like(ann, {
+    firstName: 'First0',
+    lastName: 'Last0',
+    title: 'Head of Growth',
+    company: 'Acme 0',
+    country: 'France',
+    profileUrlNormalised: `https://pronet.example/in/p0-${tag}`,
+  });
   const leads = await call('GET', `/api/lists/${s.listId}/leads?limit=200`, auth(s.u));
   t.true(leads.body.items.every((l: { source: string }) => l.source === 'import'));
   t.is(await chunksOf(p.body.id), 0, 'the file is deleted once the import is final');
@@ -109,17 +151,33 @@ test('dedupe: update_empty fills blanks, overwrite replaces, skip leaves contact
   const tag = randomUUID().slice(0, 8);
   const e = await em();
   const existing = (i: number, over: Record<string, unknown>) =>
-    e.create(Contact, { workspace: s.workspaceId, email: `c${i}-${tag}@x.example`, emailNormalised: `c${i}-${tag}@x.example`, ...over } as never);
+    e.create(Contact, {
+      workspace: s.workspaceId,
+      email: `c${i}-${tag}@x.example`,
+      emailNormalised: `c${i}-${tag}@x.example`,
+      ...over,
+    } as never);
   existing(1, { firstName: 'Old', title: null, company: 'OldCo' });
   existing(2, { firstName: 'Old', title: null, company: 'OldCo' });
   existing(3, { firstName: 'Old', title: null, company: 'OldCo' });
   // Matched by profile URL only (another spelling of it), no email yet.
-  e.create(Contact, { workspace: s.workspaceId, profileUrl: `https://www.pronet.example/in/P4-${tag}/`, profileUrlNormalised: `https://pronet.example/in/p4-${tag}` } as never);
+  e.create(Contact, {
+    workspace: s.workspaceId,
+    profileUrl: `https://www.pronet.example/in/P4-${tag}/`,
+    profileUrlNormalised: `https://pronet.example/in/p4-${tag}`,
+  } as never);
   await e.flush();
   const csv = (rows: string[]) => ['email,profile,first,title,company', ...rows].join('\n') + '\n';
-  const rows = [`c1-${tag}@x.example,,New,CTO,NewCo`, `C2-${tag}@X.Example,,,,`, `c3-${tag}@x.example,,Old,,OldCo`, `p4-${tag}@x.example,pronet.example/in/p4-${tag},Pat,,`];
+  const rows = [
+    `c1-${tag}@x.example,,New,CTO,NewCo`,
+    `C2-${tag}@X.Example,,,,`,
+    `c3-${tag}@x.example,,Old,,OldCo`,
+    `p4-${tag}@x.example,pronet.example/in/p4-${tag},Pat,,`,
+  ];
   const run = async (mode: string, listName: string) => {
-    const r = await postCsv(s.u, importPath(s.appId), csv(rows), { fields: { list_name: listName, dedupe_mode: mode } });
+    const r = await postCsv(s.u, importPath(s.appId), csv(rows), {
+      fields: { list_name: listName, dedupe_mode: mode },
+    });
     t.is(r.status, 202, r.text);
     return waitImport(s.u, s.appId, r.body.id);
   };
@@ -132,7 +190,11 @@ test('dedupe: update_empty fills blanks, overwrite replaces, skip leaves contact
   // c1: title filled; c2: nothing given; c3: nothing new; p4: email and first name filled.
   t.like(fill.progress, { rows_read: 4, created: 0, updated: 2, duplicate: 2, leads_added: 4 });
   t.like(await contact(s.workspaceId, `c1-${tag}@x.example`), { firstName: 'Old', title: 'CTO', company: 'OldCo' });
-  t.like(await contact(s.workspaceId, `p4-${tag}@x.example`), { firstName: 'Pat', email: `p4-${tag}@x.example`, profileUrl: `https://www.pronet.example/in/P4-${tag}/` });
+  t.like(await contact(s.workspaceId, `p4-${tag}@x.example`), {
+    firstName: 'Pat',
+    email: `p4-${tag}@x.example`,
+    profileUrl: `https://www.pronet.example/in/P4-${tag}/`,
+  });
 
   const over = await run('overwrite', 'Over');
   // c1: first name and company replaced; c2: empty cells clear nothing; c3 and p4: same values.
@@ -156,8 +218,18 @@ test('duplicates within the file: later rows meet the contact an earlier row cre
   const r = await postCsv(s.u, importPath(s.appId), lines.join('\r\n'), { fields: { list_id: s.listId } });
   const done = await waitImport(s.u, s.appId, r.body.id);
   t.like(done.progress, { rows_read: 6, created: 2, updated: 1, duplicate: 3, invalid: 0, leads_added: 2 });
-  t.like(await contact(s.workspaceId, `ann-${tag}@x.example`), { firstName: 'Ann', title: 'CEO', profileUrlNormalised: `https://pronet.example/in/ann-${tag}` });
-  t.is(await count('select count(*)::int as n from contacts where workspace_id = ? and email_normalised = ?', [s.workspaceId, `bob-${tag}@x.example`]), 0);
+  t.like(await contact(s.workspaceId, `ann-${tag}@x.example`), {
+    firstName: 'Ann',
+    title: 'CEO',
+    profileUrlNormalised: `https://pronet.example/in/ann-${tag}`,
+  });
+  t.is(
+    await count('select count(*)::int as n from contacts where workspace_id = ? and email_normalised = ?', [
+      s.workspaceId,
+      `bob-${tag}@x.example`,
+    ]),
+    0,
+  );
   t.is(await contactsOf(s.workspaceId), 2);
   t.is(await leadsOf(s.listId), 2);
 });
@@ -172,7 +244,11 @@ test('re-importing the same file adds nothing; into another list it adds leads, 
   t.is(again.body.sha256, first.body.sha256);
   for (const mode of ['update_empty', 'overwrite', 'skip']) {
     const r = await postCsv(s.u, importPath(s.appId), csv, { fields: { list_id: s.listId, dedupe_mode: mode } });
-    t.like((await waitImport(s.u, s.appId, r.body.id)).progress, { rows_read: 120, created: 0, updated: 0, duplicate: 120, leads_added: 0 }, mode);
+    t.like(
+      (await waitImport(s.u, s.appId, r.body.id)).progress,
+      { rows_read: 120, created: 0, updated: 0, duplicate: 120, leads_added: 0 },
+      mode,
+    );
   }
   t.is(await contactsOf(s.workspaceId), 120);
   t.is(await leadsOf(s.listId), 120);
@@ -191,7 +267,13 @@ test('values are stored exactly as read: quotes, backslashes, braces, commas, th
   const csv = `email,first_name,last_name,company,title,headline\nodd-${tag}@x.example,${odd.map(esc).join(',')}\n`;
   const r = await postCsv(s.u, importPath(s.appId), csv, { fields: { list_id: s.listId } });
   t.like((await waitImport(s.u, s.appId, r.body.id)).progress, { created: 1 });
-  t.like(await contact(s.workspaceId, `odd-${tag}@x.example`), { firstName: odd[0], lastName: odd[1], company: odd[2], title: odd[3], headline: odd[4] });
+  t.like(await contact(s.workspaceId, `odd-${tag}@x.example`), {
+    firstName: odd[0],
+    lastName: odd[1],
+    company: odd[2],
+    title: odd[3],
+    headline: odd[4],
+  });
 });
 
 test('two imports of overlapping files into two lists at once: each contact once, each list complete', async (t) => {
@@ -227,16 +309,24 @@ test('a file of many chunks over several activity calls and workflow runs (conti
   t.is(body.status, 'completed', JSON.stringify(body.error));
   t.like(body.progress, { rows_read: 12_002, created: 12_000, invalid: 2, leads_added: 12_000 });
   t.true(seen.every(invariant), 'rows_read = created + updated + duplicate + invalid whenever read');
-  t.true(seen.every((p, i) => i === 0 || p.rows_read >= seen[i - 1].rows_read), 'monotonic');
-  t.deepEqual(body.invalid_rows.items.map((r: { row: number; reasons: { code: string }[] }) => [r.row, r.reasons[0].code]), [
-    [4001, 'invalid_email'],
-    [12_003, 'missing_identifier'],
-  ]);
+  t.true(
+    seen.every((p, i) => i === 0 || p.rows_read >= seen[i - 1].rows_read),
+    'monotonic',
+  );
+  t.deepEqual(
+    body.invalid_rows.items.map((r: { row: number; reasons: { code: string }[] }) => [r.row, r.reasons[0].code]),
+    [
+      [4001, 'invalid_email'],
+      [12_003, 'missing_identifier'],
+    ],
+  );
   t.is(await leadsOf(s.listId), 12_000);
   const [{ chunks }] = await (await em()).execute('select chunks from list_imports where id = ?', [id]);
   t.is(chunks, 3);
   const { services } = await api();
-  const first = await services.temporal.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+  const first = await services.temporal.workflow
+    .getHandle(handle.workflowId, handle.firstExecutionRunId)
+    .fetchHistory();
   t.truthy(first.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes, 'the first run continued as new');
   t.like(await handle.query('progress'), { status: 'completed', rowsRead: 12_002 });
   await replayLive(services.temporal, handle.workflowId);
@@ -275,11 +365,21 @@ test('cancel: a draft at once; a queued import before it runs; a running one at 
   t.true(end.progress.rows_read > 0 && end.progress.rows_read < 60_000, `stopped part-way: ${end.progress.rows_read}`);
   t.is(end.progress.rows_read % 5000, 0, 'at a chunk boundary');
   t.is(await leadsOf(end.list_id), end.progress.created, 'every committed row is in the list, nothing more');
-  t.is(await count('select count(*)::int as n from contacts where workspace_id = ? and email like ?', [s.workspaceId, `%-${tag}@acme.example`]), end.progress.created);
+  t.is(
+    await count('select count(*)::int as n from contacts where workspace_id = ? and email like ?', [
+      s.workspaceId,
+      `%-${tag}@acme.example`,
+    ]),
+    end.progress.created,
+  );
   t.is(await chunksOf(big.body.id), 0);
-  t.like(await (await api()).services.temporal.workflow.getHandle(listImportWorkflowIds.run(big.body.id)).result(), { status: 'canceled' });
+  t.like(await (await api()).services.temporal.workflow.getHandle(listImportWorkflowIds.run(big.body.id)).result(), {
+    status: 'canceled',
+  });
 
-  const doneId = (await postCsv(s.u, importPath(s.appId), peopleCsv(2, randomUUID().slice(0, 8)), { fields: { list_id: s.listId } })).body.id;
+  const doneId = (
+    await postCsv(s.u, importPath(s.appId), peopleCsv(2, randomUUID().slice(0, 8)), { fields: { list_id: s.listId } })
+  ).body.id;
   await waitImport(s.u, s.appId, doneId);
   const refused = await t.throwsAsync(cancel(doneId));
   t.like(refused, { status: 409, code: 'invalid_transition' });
@@ -291,7 +391,12 @@ test('failures: a file that stops being CSV after the preview’s head fails at 
   // Over 1 MiB (the head), then an unclosed quote.
   const good = peopleCsv(12_000, tag);
   t.true(Buffer.byteLength(good) > 1024 * 1024);
-  const r = await postCsv(s.u, importPath(s.appId), `${good}broken@x.example,"never closed,a,b,c,d,e\nmore@x.example,x,a,b,c,d,e\n`, { fields: { list_id: s.listId } });
+  const r = await postCsv(
+    s.u,
+    importPath(s.appId),
+    `${good}broken@x.example,"never closed,a,b,c,d,e\nmore@x.example,x,a,b,c,d,e\n`,
+    { fields: { list_id: s.listId } },
+  );
   t.is(r.status, 202, r.text);
   const failed = await waitImport(s.u, s.appId, r.body.id);
   t.is(failed.status, 'failed');
@@ -317,7 +422,11 @@ test('Operator tools: import a CSV attachment (a new list), read its progress, c
   const form = new FormData();
   form.append('app_id', s.appId);
   form.append('file', new Blob([peopleCsv(25, tag)], { type: 'text/csv' }), 'from-chat.csv');
-  const up = await fetch(`${(await api()).base}/api/agent/attachments`, { method: 'POST', body: form, headers: { authorization: `Bearer ${s.u.accessToken}` } });
+  const up = await fetch(`${(await api()).base}/api/agent/attachments`, {
+    method: 'POST',
+    body: form,
+    headers: { authorization: `Bearer ${s.u.accessToken}` },
+  });
   const attachment = (await up.json()) as { file_id: string; thread_id: string };
   t.is(up.status, 201);
   const e = await em();
@@ -325,27 +434,94 @@ test('Operator tools: import a CSV attachment (a new list), read its progress, c
   t.is(findTool('import_csv_attachment')?.risk, 'change');
   t.is(findTool('get_list_import')?.risk, 'read');
   t.is(findTool('cancel_list_import')?.risk, 'change');
-  const started = (await runTool(findTool('import_csv_attachment')!, ctx, { attachment_id: attachment.file_id, list_name: 'From chat' })) as { import_id: string; status: string; started: boolean; workflow_id: string };
+  const started = (await runTool(findTool('import_csv_attachment')!, ctx, {
+    attachment_id: attachment.file_id,
+    list_name: 'From chat',
+  })) as { import_id: string; status: string; started: boolean; workflow_id: string };
   t.like(started, { started: true, workflow_id: `list-import:${started.import_id}` });
   const done = await waitImport(s.u, s.appId, started.import_id);
-  t.like(done, { status: 'completed', source: 'attachment', filename: 'from-chat.csv', progress: { created: 25, leads_added: 25 } });
-  const read = (await runTool(findTool('get_list_import')!, ctx, { import_id: started.import_id })) as Record<string, unknown>;
-  t.like(read, { status: 'completed', progress: { rows_read: 25, created: 25, percent: 100 }, invalid_rows: [], more_invalid_rows: false });
+  t.like(done, {
+    status: 'completed',
+    source: 'attachment',
+    filename: 'from-chat.csv',
+    progress: { created: 25, leads_added: 25 },
+  });
+  const read = (await runTool(findTool('get_list_import')!, ctx, { import_id: started.import_id })) as Record<
+    string,
+    unknown
+  >;
+  t.like(read, {
+    status: 'completed',
+    progress: { rows_read: 25, created: 25, percent: 100 },
+    invalid_rows: [],
+    more_invalid_rows: false,
+  });
   const again = await t.throwsAsync(runTool(findTool('cancel_list_import')!, ctx, { import_id: started.import_id }));
   t.like(again, { code: 'invalid_transition' });
 
   // Cut at the chat limit: importing it would lose rows.
-  const cut = e.create(AgentAttachment, { workspace: s.workspaceId, thread: attachment.thread_id, userId: s.u.id, filename: 'big.csv', contentType: 'text/csv', sizeBytes: 3_000_000, sha256: 'x'.repeat(64), extractionStatus: 'truncated', text: 'email\na@x.example' } as never);
-  const pdf = e.create(AgentAttachment, { workspace: s.workspaceId, thread: attachment.thread_id, userId: s.u.id, filename: 'deck.pdf', contentType: 'application/pdf', sizeBytes: 10, sha256: 'x'.repeat(64), extractionStatus: 'extracted', text: 'hello' } as never);
+  const cut = e.create(AgentAttachment, {
+    workspace: s.workspaceId,
+    thread: attachment.thread_id,
+    userId: s.u.id,
+    filename: 'big.csv',
+    contentType: 'text/csv',
+    sizeBytes: 3_000_000,
+    sha256: 'x'.repeat(64),
+    extractionStatus: 'truncated',
+    text: 'email\na@x.example',
+  } as never);
+  const pdf = e.create(AgentAttachment, {
+    workspace: s.workspaceId,
+    thread: attachment.thread_id,
+    userId: s.u.id,
+    filename: 'deck.pdf',
+    contentType: 'application/pdf',
+    sizeBytes: 10,
+    sha256: 'x'.repeat(64),
+    extractionStatus: 'extracted',
+    text: 'hello',
+  } as never);
   await e.flush();
-  t.like(await t.throwsAsync(runTool(findTool('import_csv_attachment')!, ctx, { attachment_id: (cut as { id: string }).id, list_id: s.listId })), { status: 422, code: 'attachment_truncated' });
-  t.like(await t.throwsAsync(runTool(findTool('import_csv_attachment')!, ctx, { attachment_id: (pdf as { id: string }).id, list_id: s.listId })), { status: 422, code: 'attachment_unavailable' });
+  t.like(
+    await t.throwsAsync(
+      runTool(findTool('import_csv_attachment')!, ctx, {
+        attachment_id: (cut as { id: string }).id,
+        list_id: s.listId,
+      }),
+    ),
+    { status: 422, code: 'attachment_truncated' },
+  );
+  t.like(
+    await t.throwsAsync(
+      runTool(findTool('import_csv_attachment')!, ctx, {
+        attachment_id: (pdf as { id: string }).id,
+        list_id: s.listId,
+      }),
+    ),
+    { status: 422, code: 'attachment_unavailable' },
+  );
   // Another workspace's user cannot use it, nor read or cancel the import.
   const other = await setup();
-  const otherCtx = { em: (await em()) as never, actor: other.actor, jobs: services.jobs, config: services.config, providers: services };
-  t.like(await t.throwsAsync(runTool(findTool('import_csv_attachment')!, otherCtx, { attachment_id: attachment.file_id, list_name: 'Stolen' })), { status: 404, code: 'attachment_not_found' });
-  t.like(await t.throwsAsync(runTool(findTool('get_list_import')!, otherCtx, { import_id: started.import_id })), { status: 404 });
-  t.like(await t.throwsAsync(runTool(findTool('cancel_list_import')!, otherCtx, { import_id: started.import_id })), { status: 404 });
+  const otherCtx = {
+    em: (await em()) as never,
+    actor: other.actor,
+    jobs: services.jobs,
+    config: services.config,
+    providers: services,
+  };
+  t.like(
+    await t.throwsAsync(
+      runTool(findTool('import_csv_attachment')!, otherCtx, { attachment_id: attachment.file_id, list_name: 'Stolen' }),
+    ),
+    { status: 404, code: 'attachment_not_found' },
+  );
+  t.like(await t.throwsAsync(runTool(findTool('get_list_import')!, otherCtx, { import_id: started.import_id })), {
+    status: 404,
+  });
+  t.like(await t.throwsAsync(runTool(findTool('cancel_list_import')!, otherCtx, { import_id: started.import_id })), {
+    status: 404,
+  });
   // A draft canceled through the tool.
   const draft = await preview(s.u, s.appId, peopleCsv(2, randomUUID().slice(0, 8)));
   t.like(await runTool(findTool('cancel_list_import')!, ctx, { import_id: draft.body.id }), { status: 'canceled' });
@@ -358,7 +534,10 @@ test('a member acting for the owner imports into a product they were given', asy
   const member = await createUser();
   const { addTeamMember } = await import('../helpers/db.js');
   await addTeamMember(owner.id, member.id, { appIds: [s.appId] });
-  const r = await postCsv(member, importPath(s.appId), peopleCsv(3, randomUUID().slice(0, 8)), { fields: { list_id: s.listId }, headers: { 'x-acting-as': owner.id } });
+  const r = await postCsv(member, importPath(s.appId), peopleCsv(3, randomUUID().slice(0, 8)), {
+    fields: { list_id: s.listId },
+    headers: { 'x-acting-as': owner.id },
+  });
   t.is(r.status, 202, r.text);
   const done = await waitImport(owner, s.appId, r.body.id);
   t.like(done.progress, { created: 3 });

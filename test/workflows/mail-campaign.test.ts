@@ -16,27 +16,52 @@ import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, mailAccount, seedCampaign } from '../helpers/campaigns.js';
-import { createMailbox, mailCredentials, openMailbox, sendAs, uniqueAddress, waitForMail } from '../helpers/mail-server.js';
+import {
+  createMailbox,
+  mailCredentials,
+  openMailbox,
+  sendAs,
+  uniqueAddress,
+  waitForMail,
+} from '../helpers/mail-server.js';
 test.after.always(closeApi);
 
 const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, ...(body === undefined ? {} : { body }) });
 
-
 const parsed = async (source: string): Promise<ParsedMail> => simpleParser(source);
 /** A header's raw value (mailparser folds List-* headers into a structured `list` entry). */
-const header = (m: ParsedMail, name: string) => m.headerLines.find((h) => h.key === name)?.line.replace(/^[^:]+:\s*/, '').replace(/\r?\n\s+/g, ' ');
+const header = (m: ParsedMail, name: string) =>
+  m.headerLines
+    .find((h) => h.key === name)
+    ?.line.replace(/^[^:]+:\s*/, '')
+    .replace(/\r?\n\s+/g, ' ');
 const listUnsubscribe = (m: ParsedMail) => {
   const raw = m.headerLines.find((h) => h.key === 'list-unsubscribe')?.line ?? '';
   return [...raw.matchAll(/<([^>]+)>/g)].map((x) => x[1]);
 };
 
 const actionsOf = async (campaignId: string, leadId: string) =>
-  (await em()).execute<{ id: string; step_position: number; state: string; waiting_reason: string | null; connector_message_id: string | null }[]>(
+  (await em()).execute<
+    {
+      id: string;
+      step_position: number;
+      state: string;
+      waiting_reason: string | null;
+      connector_message_id: string | null;
+    }[]
+  >(
     `select id, step_position, state, waiting_reason, connector_message_id from scheduled_actions where campaign_id = ? and lead_id = ? order by step_position`,
     [campaignId, leadId],
   );
 const enrollmentOf = async (campaignId: string, leadId: string) =>
-  (await (await em()).execute<{ status: string; stop_reason: string | null }[]>(`select status, stop_reason from enrollments where campaign_id = ? and lead_id = ?`, [campaignId, leadId]))[0];
+  (
+    await (
+      await em()
+    ).execute<{ status: string; stop_reason: string | null }[]>(
+      `select status, stop_reason from enrollments where campaign_id = ? and lead_id = ?`,
+      [campaignId, leadId],
+    )
+  )[0];
 
 test('a two-step email campaign through a real mailbox: headers, reply, out-of-office, bounce and one-click unsubscribe', async (t) => {
   const u = await createOwner();
@@ -44,19 +69,34 @@ test('a two-step email campaign through a real mailbox: headers, reply, out-of-o
   const sender = await mailAccount(u);
   // Five prospects on the test server, one per outcome.
   const who = ['replier', 'away', 'bouncer', 'leaver', 'silent'] as const;
-  const addresses = Object.fromEntries(who.map((w) => [w, uniqueAddress(w, 'prospect.test')])) as Record<(typeof who)[number], string>;
-  const leads = Object.fromEntries(await Promise.all(who.map(async (w) => [w, (await o.leads(1, { email: addresses[w] }))[0]] as const))) as Record<(typeof who)[number], Awaited<ReturnType<typeof o.leads>>[number]>;
+  const addresses = Object.fromEntries(who.map((w) => [w, uniqueAddress(w, 'prospect.test')])) as Record<
+    (typeof who)[number],
+    string
+  >;
+  const leads = Object.fromEntries(
+    await Promise.all(who.map(async (w) => [w, (await o.leads(1, { email: addresses[w] }))[0]] as const)),
+  ) as Record<(typeof who)[number], Awaited<ReturnType<typeof o.leads>>[number]>;
   const campaign = await seedCampaign(o.workspaceId, {
     appId: o.app.id,
     accountIds: [sender.id],
     steps: [
-      { type: 'email', config: { subject: 'Hello {{first_name}}', body: 'Hi {{first_name}}, a short note.\nUnsubscribe: {{unsubscribe_url}}' } },
+      {
+        type: 'email',
+        config: {
+          subject: 'Hello {{first_name}}',
+          body: 'Hi {{first_name}}, a short note.\nUnsubscribe: {{unsubscribe_url}}',
+        },
+      },
       // 0.003 h ≈ 11 s: time for the reactions to land before the follow-up is due.
       { type: 'wait', config: { unit: 'hours', amount: 0.003 } },
       { type: 'email', config: { subject: 'Hello again', body: 'Just following up, {{first_name}}.' } },
     ],
   });
-  const enrolled = await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: who.map((w) => leads[w].leadId) }));
+  const enrolled = await call(
+    'POST',
+    `/api/campaigns/${campaign.id}/leads`,
+    as(u, { lead_ids: who.map((w) => leads[w].leadId) }),
+  );
   t.is(enrolled.status, 200, enrolled.text);
 
   // Step 1 reaches every prospect's mailbox with the headers a mailbox provider expects.
@@ -65,14 +105,27 @@ test('a two-step email campaign through a real mailbox: headers, reply, out-of-o
     const [msg] = await waitForMail(addresses[w], 1, 60_000);
     first[w] = await parsed(msg.source);
     const [a] = await actionsOf(campaign.id, leads[w].leadId);
-    t.is(first[w].messageId, `<${a.id}@${sender.address.split('@')[1]}>`, 'the Message-ID is derived from the action id');
+    t.is(
+      first[w].messageId,
+      `<${a.id}@${sender.address.split('@')[1]}>`,
+      'the Message-ID is derived from the action id',
+    );
     t.is(first[w].subject, 'Hello Grace');
     t.truthy(first[w].html, 'an HTML alternative');
     const targets = listUnsubscribe(first[w]);
-    t.true(targets.some((x) => x.startsWith('http')), 'an https (here http on loopback) one-click URL');
-    t.true(targets.some((x) => x.startsWith('mailto:')), 'a mailto unsubscribe');
+    t.true(
+      targets.some((x) => x.startsWith('http')),
+      'an https (here http on loopback) one-click URL',
+    );
+    t.true(
+      targets.some((x) => x.startsWith('mailto:')),
+      'a mailto unsubscribe',
+    );
     t.is(header(first[w], 'list-unsubscribe-post'), 'List-Unsubscribe=One-Click');
-    t.true(first[w].text!.includes(targets.find((x) => x.startsWith('http'))!), '{{unsubscribe_url}} rendered in the body is the header’s URL');
+    t.true(
+      first[w].text!.includes(targets.find((x) => x.startsWith('http'))!),
+      '{{unsubscribe_url}} rendered in the body is the header’s URL',
+    );
   }
   // A copy of each went to the sender's Sent folder.
   const box = await openMailbox(sender.address, 'sender-pw');
@@ -86,10 +139,21 @@ test('a two-step email campaign through a real mailbox: headers, reply, out-of-o
   }
 
   // The replier answers in the thread.
-  await sendAs(addresses.replier, { to: sender.address, subject: `Re: ${first.replier.subject}`, text: 'Sounds good, let us talk Tuesday.', inReplyTo: first.replier.messageId, references: [first.replier.messageId!] });
+  await sendAs(addresses.replier, {
+    to: sender.address,
+    subject: `Re: ${first.replier.subject}`,
+    text: 'Sounds good, let us talk Tuesday.',
+    inReplyTo: first.replier.messageId,
+    references: [first.replier.messageId!],
+  });
   // The away prospect's mailbox answers automatically, naming a return date.
   const back = new Date(Date.now() + 10 * 86_400_000);
-  const backText = back.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+  const backText = back.toLocaleDateString('en-GB', {
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
   await sendAs(addresses.away, {
     to: sender.address,
     subject: `Automatic reply: ${first.away.subject}`,
@@ -139,24 +203,63 @@ test('a two-step email campaign through a real mailbox: headers, reply, out-of-o
   });
   // The leaver clicks their mail client's unsubscribe button (RFC 8058: a POST with this body).
   // (The link names PUBLIC_BASE_URL; this test's API listens on a port of its own.)
-  const oneClick = new URL(new URL(listUnsubscribe(first.leaver).find((x) => x.startsWith('http'))!).pathname, (await api()).base);
-  const res = await fetch(oneClick, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  const oneClick = new URL(
+    new URL(listUnsubscribe(first.leaver).find((x) => x.startsWith('http'))!).pathname,
+    (await api()).base,
+  );
+  const res = await fetch(oneClick, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'List-Unsubscribe=One-Click',
+  });
   t.is(res.status, 200);
 
   // Reply: recorded, message.received leaves, the sequence stops.
-  await waitFor('the reply to stop the replier’s sequence', async () => (await enrollmentOf(campaign.id, leads.replier.leadId))?.status === 'replied', 60_000);
-  const received = await (await em()).execute<{ body: string }[]>(`select body from webhook_events where workspace_id = ? and name = 'message.received'`, [o.workspaceId]);
+  await waitFor(
+    'the reply to stop the replier’s sequence',
+    async () => (await enrollmentOf(campaign.id, leads.replier.leadId))?.status === 'replied',
+    60_000,
+  );
+  const received = await (
+    await em()
+  ).execute<{ body: string }[]>(
+    `select body from webhook_events where workspace_id = ? and name = 'message.received'`,
+    [o.workspaceId],
+  );
   t.is(received.length, 1, 'one message.received: the reply (not the auto-reply, not the bounce)');
   t.true(received[0].body.includes(leads.replier.leadId));
   // Out of office: not a reply; the follow-up holds until the day after the return date.
-  await waitFor('the away prospect’s follow-up to hold', async () => (await actionsOf(campaign.id, leads.away.leadId)).some((a) => a.step_position === 2 && a.waiting_reason === 'out_of_office'), 90_000);
+  await waitFor(
+    'the away prospect’s follow-up to hold',
+    async () =>
+      (await actionsOf(campaign.id, leads.away.leadId)).some(
+        (a) => a.step_position === 2 && a.waiting_reason === 'out_of_office',
+      ),
+    90_000,
+  );
   t.is((await enrollmentOf(campaign.id, leads.away.leadId)).status, 'active');
-  const [ooo] = await (await em()).execute<{ until: Date }[]>(`select out_of_office_until as until from contacts where id = ?`, [leads.away.contactId]);
-  t.is(new Date(ooo.until).toISOString().slice(0, 10), new Date(back.getTime() + 86_400_000).toISOString().slice(0, 10));
+  const [ooo] = await (
+    await em()
+  ).execute<{ until: Date }[]>(`select out_of_office_until as until from contacts where id = ?`, [
+    leads.away.contactId,
+  ]);
+  t.is(
+    new Date(ooo.until).toISOString().slice(0, 10),
+    new Date(back.getTime() + 86_400_000).toISOString().slice(0, 10),
+  );
   // Bounce: hard, stopped, suppressed.
-  await waitFor('the bounce to stop the bouncer’s sequence', async () => (await enrollmentOf(campaign.id, leads.bouncer.leadId))?.status === 'stopped', 60_000);
+  await waitFor(
+    'the bounce to stop the bouncer’s sequence',
+    async () => (await enrollmentOf(campaign.id, leads.bouncer.leadId))?.status === 'stopped',
+    60_000,
+  );
   t.is((await enrollmentOf(campaign.id, leads.bouncer.leadId)).stop_reason, 'bounced');
-  const suppressions = await (await em()).execute<{ value: string; reason: string }[]>(`select value, reason from suppressions where workspace_id = ? order by value`, [o.workspaceId]);
+  const suppressions = await (
+    await em()
+  ).execute<{ value: string; reason: string }[]>(
+    `select value, reason from suppressions where workspace_id = ? order by value`,
+    [o.workspaceId],
+  );
   t.deepEqual(
     suppressions.map((s) => `${s.value} ${s.reason}`).sort(),
     [`${addresses.bouncer} hard_bounce`, `${addresses.leaver} unsubscribe`].sort(),
@@ -170,7 +273,11 @@ test('a two-step email campaign through a real mailbox: headers, reply, out-of-o
   t.is(follow.subject, 'Re: Hello Grace');
   t.is(follow.inReplyTo, first.silent.messageId);
   t.true(String(follow.references ?? '').includes(first.silent.messageId!));
-  await waitFor('the silent prospect’s enrollment to complete', async () => (await enrollmentOf(campaign.id, leads.silent.leadId))?.status === 'completed', 60_000);
+  await waitFor(
+    'the silent prospect’s enrollment to complete',
+    async () => (await enrollmentOf(campaign.id, leads.silent.leadId))?.status === 'completed',
+    60_000,
+  );
   for (const w of ['replier', 'bouncer', 'leaver'] as const) {
     const c = await openMailbox(addresses[w]);
     try {
@@ -188,30 +295,50 @@ test('a worker killed between the SMTP send and its record: the retry finds the 
   const sender = await mailAccount(u);
   const prospect = uniqueAddress('once', 'prospect.test');
   const [lead] = await o.leads(1, { email: prospect });
-  const campaign = await seedCampaign(o.workspaceId, { appId: o.app.id, accountIds: [sender.id], steps: [{ type: 'email', config: { subject: 'Once', body: 'Only once.' } }] });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [sender.id],
+    steps: [{ type: 'email', config: { subject: 'Once', body: 'Only once.' } }],
+  });
 
   const taskQueue = `mail-crash-${randomUUID()}`;
-  const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '20000' };
+  const env = {
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    WEBHOOK_DISPATCHER: 'off',
+    EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '20000',
+  };
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });
   t.teardown(() => (first.exitCode === null ? stopChild(first) : undefined));
   const e = services.orm.em.fork();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  const [r] = await enrollLeads(e as never, temporalJobs(services.temporal, taskQueue), actor, campaign.id, [lead.leadId], new Set());
+  const [r] = await enrollLeads(
+    e as never,
+    temporalJobs(services.temporal, taskQueue),
+    actor,
+    campaign.id,
+    [lead.leadId],
+    new Set(),
+  );
   t.is(r.status, 'enrolled');
 
   // The message is in the prospect's mailbox and its copy in the sender's Sent folder (filed before the
   // activity sleeps, so the kill lands between the send and its record, where the retry can tell).
   await waitForMail(prospect, 1, 120_000);
-  await waitFor('the copy in the sender’s Sent folder', async () => {
-    const c = await openMailbox(sender.address, 'sender-pw');
-    try {
-      const sent = (await c.list()).find((f) => f.specialUse === '\\Sent' || /^sent/i.test(f.name));
-      const status = sent && (await c.status(sent.path, { messages: true }));
-      return Boolean(status && (status.messages ?? 0) >= 1);
-    } finally {
-      await c.logout().catch(() => undefined);
-    }
-  }, 120_000);
+  await waitFor(
+    'the copy in the sender’s Sent folder',
+    async () => {
+      const c = await openMailbox(sender.address, 'sender-pw');
+      try {
+        const sent = (await c.list()).find((f) => f.specialUse === '\\Sent' || /^sent/i.test(f.name));
+        const status = sent && (await c.status(sent.path, { messages: true }));
+        return Boolean(status && (status.messages ?? 0) >= 1);
+      } finally {
+        await c.logout().catch(() => undefined);
+      }
+    },
+    120_000,
+  );
   // Killed at once, inside its pause: starting the replacement first could outlast the pause on a
   // loaded machine, and the first worker would record the send itself (no retry to see).
   first.kill('SIGKILL');
@@ -219,11 +346,15 @@ test('a worker killed between the SMTP send and its record: the retry finds the 
   const second = spawnTsx('workers/worker.ts', { ...env, EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '0' }, { quiet: true });
   t.teardown(() => stopChild(second));
 
-  const result = await services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId)).result();
+  const result = await services.temporal.workflow
+    .getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId))
+    .result();
   t.like(result, { status: 'completed' });
   const [action] = await actionsOf(campaign.id, lead.leadId);
   t.is(action.state, 'executed');
-  const [{ attempts }] = await (await em()).execute<{ attempts: number }[]>(`select attempts from scheduled_actions where id = ?`, [action.id]);
+  const [{ attempts }] = await (
+    await em()
+  ).execute<{ attempts: number }[]>(`select attempts from scheduled_actions where id = ?`, [action.id]);
   // Retried after the kill (a loaded machine may time out another attempt too); delivered once all the same.
   t.true(attempts >= 2, `the send was retried (attempts: ${attempts})`);
   const c = await openMailbox(prospect);

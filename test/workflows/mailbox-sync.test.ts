@@ -18,7 +18,14 @@ import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { campaignOwner, fastAccount, seedCampaign } from '../helpers/campaigns.js';
-import { createMailbox, mailCredentials, openMailbox, sendAs, uniqueAddress, waitForMail } from '../helpers/mail-server.js';
+import {
+  createMailbox,
+  mailCredentials,
+  openMailbox,
+  sendAs,
+  uniqueAddress,
+  waitForMail,
+} from '../helpers/mail-server.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 test.after.always(closeApi);
 
@@ -40,9 +47,10 @@ async function makeMailAccount(accountId: string, password = 'sender-pw', stored
   const { services } = await api();
   const credentials = mailCredentials(address, storedPassword);
   parseMailCredentials(credentials); // what connect checks
-  await q(`update platform_accounts set connector = 'mail', connector_account_id = ?, address = ?, credentials_sealed = ?, status = 'connected' where id = ?`, [
-    `mail:${accountId}`, address, encrypt(JSON.stringify(credentials), services.config.encryptionKey), accountId,
-  ]);
+  await q(
+    `update platform_accounts set connector = 'mail', connector_account_id = ?, address = ?, credentials_sealed = ?, status = 'connected' where id = ?`,
+    [`mail:${accountId}`, address, encrypt(JSON.stringify(credentials), services.config.encryptionKey), accountId],
+  );
   return address;
 }
 
@@ -51,10 +59,22 @@ async function startSync(accountId: string, workspaceId: string, t: { teardown: 
   await temporalJobs(services.temporal, taskQueue).startMailboxSync({ accountId, workspaceId });
   // Over: the sync stops, and the account is left disconnected so no later reconciliation follows it again.
   t.teardown(async () => {
-    await services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(accountId)).terminate('test over').catch(() => undefined);
+    await services.temporal.workflow
+      .getHandle(mailboxWorkflowIds.sync(accountId))
+      .terminate('test over')
+      .catch(() => undefined);
     await q(`update platform_accounts set status = 'disconnected' where id = ?`, [accountId]);
   });
-  return until('the first pass to record the cursor', async () => (await q<{ last_uid: string }>(`select last_uid::text from mailbox_cursors where account_id = ? and uid_validity is not null`, [accountId]))[0]);
+  return until(
+    'the first pass to record the cursor',
+    async () =>
+      (
+        await q<{ last_uid: string }>(
+          `select last_uid::text from mailbox_cursors where account_id = ? and uid_validity is not null`,
+          [accountId],
+        )
+      )[0],
+  );
 }
 
 /**
@@ -62,14 +82,22 @@ async function startSync(accountId: string, workspaceId: string, t: { teardown: 
  * the sandbox; then the account becomes a mailbox on the test server and the sends are recorded as the
  * mail connector records them (Message-ID `<action id@sender.test>`, the thread's root). The sync runs.
  */
-async function campaignThroughMailbox(t: { teardown: (fn: () => Promise<void>) => void }, names: string[], opts: { stopOnReply?: boolean } = {}) {
+async function campaignThroughMailbox(
+  t: { teardown: (fn: () => Promise<void>) => void },
+  names: string[],
+  opts: { stopOnReply?: boolean } = {},
+) {
   const u = await createOwner();
   const o = await campaignOwner(u);
   const account = await fastAccount(u, 'email');
-  const prospects = Object.fromEntries(await Promise.all(names.map(async (n) => {
-    const email = uniqueAddress(n, 'prospect.test');
-    return [n, (await o.leads(1, { email }))[0]] as const;
-  })));
+  const prospects = Object.fromEntries(
+    await Promise.all(
+      names.map(async (n) => {
+        const email = uniqueAddress(n, 'prospect.test');
+        return [n, (await o.leads(1, { email }))[0]] as const;
+      }),
+    ),
+  );
   const campaign = await seedCampaign(o.workspaceId, {
     appId: o.app.id,
     accountIds: [account.id],
@@ -80,32 +108,75 @@ async function campaignThroughMailbox(t: { teardown: (fn: () => Promise<void>) =
       { type: 'email', config: { subject: 'Again', body: 'Following up.' } },
     ],
   });
-  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: Object.values(prospects).map((p) => p.leadId) }));
+  const r = await call(
+    'POST',
+    `/api/campaigns/${campaign.id}/leads`,
+    as(u, { lead_ids: Object.values(prospects).map((p) => p.leadId) }),
+  );
   if (r.status !== 200) throw new Error(r.text);
-  await waitFor('the first emails sent', async () => (await q(`select 1 from scheduled_actions where campaign_id = ? and state = 'executed'`, [campaign.id])).length === names.length, 60_000);
+  await waitFor(
+    'the first emails sent',
+    async () =>
+      (await q(`select 1 from scheduled_actions where campaign_id = ? and state = 'executed'`, [campaign.id]))
+        .length === names.length,
+    60_000,
+  );
   const address = await makeMailAccount(account.id);
-  await q(`update scheduled_actions set connector_message_id = '<' || id || '@sender.test>', connector_thread_id = '<' || id || '@sender.test>' where campaign_id = ? and state = 'executed'`, [campaign.id]);
-  const sent = Object.fromEntries(await Promise.all(names.map(async (n) => {
-    const [a] = await q<{ id: string; message_id: string; enrollment_id: string }>(`select id, connector_message_id as message_id, enrollment_id from scheduled_actions where lead_id = ? and state = 'executed'`, [prospects[n].leadId]);
-    return [n, a] as const;
-  })));
+  await q(
+    `update scheduled_actions set connector_message_id = '<' || id || '@sender.test>', connector_thread_id = '<' || id || '@sender.test>' where campaign_id = ? and state = 'executed'`,
+    [campaign.id],
+  );
+  const sent = Object.fromEntries(
+    await Promise.all(
+      names.map(async (n) => {
+        const [a] = await q<{ id: string; message_id: string; enrollment_id: string }>(
+          `select id, connector_message_id as message_id, enrollment_id from scheduled_actions where lead_id = ? and state = 'executed'`,
+          [prospects[n].leadId],
+        );
+        return [n, a] as const;
+      }),
+    ),
+  );
   await startSync(account.id, o.workspaceId, t);
   return { u, o, account: { id: account.id, address }, campaign, prospects, sent };
 }
 
 const enrollmentOf = async (campaignId: string, leadId: string) =>
-  (await q<{ status: string; stop_reason: string | null; replied_at: Date | null; bounced_at: Date | null }>(`select status, stop_reason, replied_at, bounced_at from enrollments where campaign_id = ? and lead_id = ?`, [campaignId, leadId]))[0];
+  (
+    await q<{ status: string; stop_reason: string | null; replied_at: Date | null; bounced_at: Date | null }>(
+      `select status, stop_reason, replied_at, bounced_at from enrollments where campaign_id = ? and lead_id = ?`,
+      [campaignId, leadId],
+    )
+  )[0];
 const storedMessage = (accountId: string, messageId: string, timeoutMs = 60_000) =>
-  until(`message ${messageId} stored`, async () =>
-    (await q<{ kind: string; direction: string; lead_id: string | null; thread: string; subject: string | null; body: string }>(
-      `select m.kind, m.direction, m.lead_id, c.connector_thread_id as thread, m.subject, m.body from inbox_messages m join conversations c on c.id = m.conversation_id
+  until(
+    `message ${messageId} stored`,
+    async () =>
+      (
+        await q<{
+          kind: string;
+          direction: string;
+          lead_id: string | null;
+          thread: string;
+          subject: string | null;
+          body: string;
+        }>(
+          `select m.kind, m.direction, m.lead_id, c.connector_thread_id as thread, m.subject, m.body from inbox_messages m join conversations c on c.id = m.conversation_id
         where m.platform_account_id = ? and m.connector_message_id = ?`,
-      [accountId, messageId],
-    ))[0],
-  timeoutMs,
+          [accountId, messageId],
+        )
+      )[0],
+    timeoutMs,
   );
 
-function dsn(from: string, to: string, recipient: string, original: string, status: string, action: 'failed' | 'delayed') {
+function dsn(
+  from: string,
+  to: string,
+  recipient: string,
+  original: string,
+  status: string,
+  action: 'failed' | 'delayed',
+) {
   const boundary = `dsn-${randomUUID()}`;
   const id = `<${randomUUID()}@mx.prospect.test>`;
   return {
@@ -148,18 +219,46 @@ function dsn(from: string, to: string, recipient: string, original: string, stat
 }
 
 test('a reply, an out-of-office, a hard bounce, an unsubscribe and the account’s own mail, followed live with IDLE', async (t) => {
-  const { o, account, campaign, prospects, sent } = await campaignThroughMailbox(t, ['replier', 'away', 'bouncer', 'leaver']);
+  const { o, account, campaign, prospects, sent } = await campaignThroughMailbox(t, [
+    'replier',
+    'away',
+    'bouncer',
+    'leaver',
+  ]);
   const back = new Date(Date.now() + 10 * DAY_MS);
-  const backText = back.toLocaleDateString('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' });
+  const backText = back.toLocaleDateString('en-GB', {
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    timeZone: 'UTC',
+  });
 
   // The replier answers in the thread.
   const replyId = `<${randomUUID()}@prospect.test>`;
   const sentAt = Date.now();
-  await sendAs(prospects.replier.email, { to: account.address, subject: 'Re: Hello Grace', text: 'Sounds good, let us talk Tuesday.\n\nOn Monday, Ana wrote:\n> Hi Grace', messageId: replyId, inReplyTo: sent.replier.message_id, references: [sent.replier.message_id] });
+  await sendAs(prospects.replier.email, {
+    to: account.address,
+    subject: 'Re: Hello Grace',
+    text: 'Sounds good, let us talk Tuesday.\n\nOn Monday, Ana wrote:\n> Hi Grace',
+    messageId: replyId,
+    inReplyTo: sent.replier.message_id,
+    references: [sent.replier.message_id],
+  });
   const reply = await storedMessage(account.id, replyId);
   t.log(`reply stored ${Date.now() - sentAt} ms after it was sent`);
-  t.like(reply, { kind: 'reply', direction: 'in', lead_id: prospects.replier.leadId, thread: sent.replier.message_id, subject: 'Re: Hello Grace', body: 'Sounds good, let us talk Tuesday.' });
-  await waitFor('the reply to stop the sequence', async () => (await enrollmentOf(campaign.id, prospects.replier.leadId)).status === 'replied', 60_000);
+  t.like(reply, {
+    kind: 'reply',
+    direction: 'in',
+    lead_id: prospects.replier.leadId,
+    thread: sent.replier.message_id,
+    subject: 'Re: Hello Grace',
+    body: 'Sounds good, let us talk Tuesday.',
+  });
+  await waitFor(
+    'the reply to stop the sequence',
+    async () => (await enrollmentOf(campaign.id, prospects.replier.leadId)).status === 'replied',
+    60_000,
+  );
 
   // Out of office, automatic, with no In-Reply-To: threaded by the address, not a reply, the contact held.
   const awayId = `<${randomUUID()}@prospect.test>`;
@@ -170,47 +269,118 @@ test('a reply, an out-of-office, a hard bounce, an unsubscribe and the account�
     messageId: awayId,
     headers: { 'Auto-Submitted': 'auto-replied' },
   });
-  t.like(await storedMessage(account.id, awayId), { kind: 'auto_reply', lead_id: prospects.away.leadId, thread: sent.away.message_id });
-  const [ooo] = await q<{ until: Date }>(`select out_of_office_until as until from contacts where id = ?`, [prospects.away.contactId]);
-  t.is(new Date(ooo.until).toISOString(), `${new Date(back.getTime() + DAY_MS).toISOString().slice(0, 10)}T00:00:00.000Z`, 'held until the day after the return date');
+  t.like(await storedMessage(account.id, awayId), {
+    kind: 'auto_reply',
+    lead_id: prospects.away.leadId,
+    thread: sent.away.message_id,
+  });
+  const [ooo] = await q<{ until: Date }>(`select out_of_office_until as until from contacts where id = ?`, [
+    prospects.away.contactId,
+  ]);
+  t.is(
+    new Date(ooo.until).toISOString(),
+    `${new Date(back.getTime() + DAY_MS).toISOString().slice(0, 10)}T00:00:00.000Z`,
+    'held until the day after the return date',
+  );
   t.like(await enrollmentOf(campaign.id, prospects.away.leadId), { status: 'active', replied_at: null });
 
   // A permanent failure (5.1.1) reported by the prospect's server: bounced, stopped, suppressed.
-  const bounce = dsn(account.address, account.address, prospects.bouncer.email, sent.bouncer.message_id, '5.1.1', 'failed');
-  await sendAs('mailer-daemon@prospect.test', { envelope: { from: 'mailer-daemon@prospect.test', to: account.address }, raw: bounce.raw });
-  t.like(await storedMessage(account.id, bounce.id), { kind: 'bounce', lead_id: prospects.bouncer.leadId, thread: sent.bouncer.message_id });
-  await waitFor('the bounce to stop the sequence', async () => (await enrollmentOf(campaign.id, prospects.bouncer.leadId)).status === 'stopped', 60_000);
+  const bounce = dsn(
+    account.address,
+    account.address,
+    prospects.bouncer.email,
+    sent.bouncer.message_id,
+    '5.1.1',
+    'failed',
+  );
+  await sendAs('mailer-daemon@prospect.test', {
+    envelope: { from: 'mailer-daemon@prospect.test', to: account.address },
+    raw: bounce.raw,
+  });
+  t.like(await storedMessage(account.id, bounce.id), {
+    kind: 'bounce',
+    lead_id: prospects.bouncer.leadId,
+    thread: sent.bouncer.message_id,
+  });
+  await waitFor(
+    'the bounce to stop the sequence',
+    async () => (await enrollmentOf(campaign.id, prospects.bouncer.leadId)).status === 'stopped',
+    60_000,
+  );
   t.like(await enrollmentOf(campaign.id, prospects.bouncer.leadId), { stop_reason: 'bounced' });
-  t.deepEqual(await q(`select bounce_class from scheduled_actions where id = ?`, [sent.bouncer.id]), [{ bounce_class: 'hard' }]);
+  t.deepEqual(await q(`select bounce_class from scheduled_actions where id = ?`, [sent.bouncer.id]), [
+    { bounce_class: 'hard' },
+  ]);
 
   // The List-Unsubscribe mailto: unsubscribed (source mailto), suppressed, the enrollment stopped.
   const leaveId = `<${randomUUID()}@prospect.test>`;
-  await sendAs(prospects.leaver.email, { to: account.address, subject: 'unsubscribe', text: 'This message was sent by the unsubscribe button.', messageId: leaveId });
+  await sendAs(prospects.leaver.email, {
+    to: account.address,
+    subject: 'unsubscribe',
+    text: 'This message was sent by the unsubscribe button.',
+    messageId: leaveId,
+  });
   t.like(await storedMessage(account.id, leaveId), { kind: 'auto_reply', lead_id: prospects.leaver.leadId });
-  await waitFor('the unsubscribe to stop the sequence', async () => (await enrollmentOf(campaign.id, prospects.leaver.leadId)).status === 'stopped', 60_000);
+  await waitFor(
+    'the unsubscribe to stop the sequence',
+    async () => (await enrollmentOf(campaign.id, prospects.leaver.leadId)).status === 'stopped',
+    60_000,
+  );
   t.like(await enrollmentOf(campaign.id, prospects.leaver.leadId), { stop_reason: 'unsubscribed' });
-  t.like((await q(`select unsubscribe_source from contacts where id = ?`, [prospects.leaver.contactId]))[0], { unsubscribe_source: 'mailto' });
+  t.like((await q(`select unsubscribe_source from contacts where id = ?`, [prospects.leaver.contactId]))[0], {
+    unsubscribe_source: 'mailto',
+  });
   // Someone else writing "unsubscribe" in the away prospect's thread unsubscribes nobody.
   const otherId = `<${randomUUID()}@prospect.test>`;
-  await sendAs(uniqueAddress('colleague', 'prospect.test'), { to: account.address, subject: 'unsubscribe', text: 'me, not Grace', messageId: otherId, inReplyTo: sent.away.message_id });
+  await sendAs(uniqueAddress('colleague', 'prospect.test'), {
+    to: account.address,
+    subject: 'unsubscribe',
+    text: 'me, not Grace',
+    messageId: otherId,
+    inReplyTo: sent.away.message_id,
+  });
   t.like(await storedMessage(account.id, otherId), { kind: 'auto_reply', lead_id: prospects.away.leadId });
-  t.like((await q(`select unsubscribed_at from contacts where id = ?`, [prospects.away.contactId]))[0], { unsubscribed_at: null });
+  t.like((await q(`select unsubscribed_at from contacts where id = ?`, [prospects.away.contactId]))[0], {
+    unsubscribed_at: null,
+  });
   t.like(await enrollmentOf(campaign.id, prospects.away.leadId), { status: 'active' });
 
   // The account writes to itself in the replier's thread: stored as its own, not a reply.
   const ownId = `<${randomUUID()}@sender.test>`;
-  await sendAs(account.address, { to: account.address, subject: 'Re: Hello Grace', text: 'note to self', messageId: ownId, inReplyTo: replyId, references: [sent.replier.message_id, replyId] });
+  await sendAs(account.address, {
+    to: account.address,
+    subject: 'Re: Hello Grace',
+    text: 'note to self',
+    messageId: ownId,
+    inReplyTo: replyId,
+    references: [sent.replier.message_id, replyId],
+  });
   t.like(await storedMessage(account.id, ownId), { kind: 'sent', direction: 'out', thread: sent.replier.message_id });
 
-  const received = await q<{ body: string }>(`select body from webhook_events where workspace_id = ? and name = 'message.received'`, [o.workspaceId]);
+  const received = await q<{ body: string }>(
+    `select body from webhook_events where workspace_id = ? and name = 'message.received'`,
+    [o.workspaceId],
+  );
   t.is(received.length, 1, 'one message.received: the reply');
-  t.like(JSON.parse(received[0].body).data, { lead_id: prospects.replier.leadId, message: 'Sounds good, let us talk Tuesday.' });
-  const suppressed = await q<{ value: string; reason: string; source: string }>(`select value, reason, source from suppressions where workspace_id = ? order by reason`, [o.workspaceId]);
-  t.deepEqual(suppressed.map((s) => [s.value, s.reason, s.source]), [
-    [prospects.bouncer.email, 'hard_bounce', 'dsn'],
-    [prospects.leaver.email, 'unsubscribe', 'mailto'],
-  ]);
-  const [cursor] = await q<{ mode: string; error_message: string | null }>(`select mode, error_message from mailbox_cursors where account_id = ?`, [account.id]);
+  t.like(JSON.parse(received[0].body).data, {
+    lead_id: prospects.replier.leadId,
+    message: 'Sounds good, let us talk Tuesday.',
+  });
+  const suppressed = await q<{ value: string; reason: string; source: string }>(
+    `select value, reason, source from suppressions where workspace_id = ? order by reason`,
+    [o.workspaceId],
+  );
+  t.deepEqual(
+    suppressed.map((s) => [s.value, s.reason, s.source]),
+    [
+      [prospects.bouncer.email, 'hard_bounce', 'dsn'],
+      [prospects.leaver.email, 'unsubscribe', 'mailto'],
+    ],
+  );
+  const [cursor] = await q<{ mode: string; error_message: string | null }>(
+    `select mode, error_message from mailbox_cursors where account_id = ?`,
+    [account.id],
+  );
   t.like(cursor, { mode: 'idle', error_message: null });
 });
 
@@ -218,7 +388,10 @@ test('soft bounces (4.x.x) let the sequence go on, one per send; a reply ends th
   const { o, account, campaign, prospects, sent } = await campaignThroughMailbox(t, ['full'], { stopOnReply: false });
   const lead = prospects.full;
   // Three more sends of the same enrollment in the thread (as later steps would have been).
-  const [first] = await q<{ step_id: string; workspace_id: string }>(`select step_id, workspace_id from scheduled_actions where id = ?`, [sent.full.id]);
+  const [first] = await q<{ step_id: string; workspace_id: string }>(
+    `select step_id, workspace_id from scheduled_actions where id = ?`,
+    [sent.full.id],
+  );
   const more: string[] = [];
   for (let i = 1; i <= 3; i++) {
     const id = uuidv7();
@@ -226,24 +399,49 @@ test('soft bounces (4.x.x) let the sequence go on, one per send; a reply ends th
       `insert into scheduled_actions (id, workspace_id, campaign_id, enrollment_id, lead_id, step_id, step_position, step_version, type, state, due_at, executed_at, account_id, content,
          connector_message_id, connector_thread_id, attempts, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, 1, 'email', 'executed', now(), now() + (? || ' seconds')::interval, ?, ?::jsonb, ?, ?, 1, now(), now())`,
-      [id, first.workspace_id, campaign.id, sent.full.enrollment_id, lead.leadId, first.step_id, 10 + i, i, account.id, JSON.stringify({ recipient: lead.email, subject: 'Hello Grace', body: '…' }), `<${id}@sender.test>`, sent.full.message_id],
+      [
+        id,
+        first.workspace_id,
+        campaign.id,
+        sent.full.enrollment_id,
+        lead.leadId,
+        first.step_id,
+        10 + i,
+        i,
+        account.id,
+        JSON.stringify({ recipient: lead.email, subject: 'Hello Grace', body: '…' }),
+        `<${id}@sender.test>`,
+        sent.full.message_id,
+      ],
     );
     more.push(`<${id}@sender.test>`);
   }
-  const softs = async () => (await q<{ n: number }>(`select email_soft_bounces as n from contacts where id = ?`, [lead.contactId]))[0].n;
+  const softs = async () =>
+    (await q<{ n: number }>(`select email_soft_bounces as n from contacts where id = ?`, [lead.contactId]))[0].n;
   const report = async (original: string, action: 'failed' | 'delayed' = 'failed') => {
     const d = dsn(account.address, account.address, lead.email, original, '4.2.2', action);
-    await sendAs('mailer-daemon@prospect.test', { envelope: { from: 'mailer-daemon@prospect.test', to: account.address }, raw: d.raw });
+    await sendAs('mailer-daemon@prospect.test', {
+      envelope: { from: 'mailer-daemon@prospect.test', to: account.address },
+      raw: d.raw,
+    });
     return storedMessage(account.id, d.id);
   };
 
   await report(sent.full.message_id);
   t.is(await softs(), 1);
-  t.deepEqual(await q(`select bounce_class from scheduled_actions where id = ?`, [sent.full.id]), [{ bounce_class: 'soft' }]);
+  t.deepEqual(await q(`select bounce_class from scheduled_actions where id = ?`, [sent.full.id]), [
+    { bounce_class: 'soft' },
+  ]);
   t.like(await enrollmentOf(campaign.id, lead.leadId), { status: 'active', bounced_at: null });
   // A person's reply: no longer "in a row".
   const replyId = `<${randomUUID()}@prospect.test>`;
-  await sendAs(lead.email, { to: account.address, subject: 'Re: Hello Grace', text: 'Mailbox was full, sorry.', messageId: replyId, inReplyTo: sent.full.message_id });
+  await sendAs(lead.email, {
+    to: account.address,
+    subject: 'Re: Hello Grace',
+    text: 'Mailbox was full, sorry.',
+    messageId: replyId,
+    inReplyTo: sent.full.message_id,
+  });
   await storedMessage(account.id, replyId);
   t.is(await softs(), 0);
 
@@ -256,12 +454,26 @@ test('soft bounces (4.x.x) let the sequence go on, one per send; a reply ends th
 
   await report(more[2]);
   t.is(await softs(), 3);
-  await waitFor('the third soft bounce to stop the sequence as a hard one', async () => (await enrollmentOf(campaign.id, lead.leadId)).status === 'stopped', 60_000);
+  await waitFor(
+    'the third soft bounce to stop the sequence as a hard one',
+    async () => (await enrollmentOf(campaign.id, lead.leadId)).status === 'stopped',
+    60_000,
+  );
   t.like(await enrollmentOf(campaign.id, lead.leadId), { stop_reason: 'bounced' });
-  const classes = await q<{ id: string; bounce_class: string | null }>(`select connector_message_id as id, bounce_class from scheduled_actions where lead_id = ? and state = 'executed' order by step_position`, [lead.leadId]);
-  t.deepEqual(classes.map((c) => c.bounce_class), ['soft', 'soft', 'soft', 'hard']);
-  t.truthy((await q<{ at: Date | null }>(`select email_bounced_at as at from contacts where id = ?`, [lead.contactId]))[0].at);
-  t.deepEqual(await q(`select value, reason, source from suppressions where workspace_id = ?`, [o.workspaceId]), [{ value: lead.email, reason: 'hard_bounce', source: 'dsn' }]);
+  const classes = await q<{ id: string; bounce_class: string | null }>(
+    `select connector_message_id as id, bounce_class from scheduled_actions where lead_id = ? and state = 'executed' order by step_position`,
+    [lead.leadId],
+  );
+  t.deepEqual(
+    classes.map((c) => c.bounce_class),
+    ['soft', 'soft', 'soft', 'hard'],
+  );
+  t.truthy(
+    (await q<{ at: Date | null }>(`select email_bounced_at as at from contacts where id = ?`, [lead.contactId]))[0].at,
+  );
+  t.deepEqual(await q(`select value, reason, source from suppressions where workspace_id = ?`, [o.workspaceId]), [
+    { value: lead.email, reason: 'hard_bounce', source: 'dsn' },
+  ]);
 });
 
 /** A sender account on a fresh mailbox, and mail to it from a stranger (no lead, no thread). */
@@ -276,8 +488,21 @@ async function strangerMail() {
     await sendAs(stranger, { to: address, subject: `Note ${n}`, text: `Note number ${n}.`, messageId: id });
     return id;
   };
-  const count = async () => Number((await q<{ n: string }>(`select count(*)::text as n from inbox_messages where platform_account_id = ?`, [account.id]))[0].n);
-  const cursor = async () => (await q<{ last_uid: string; uid_validity: string }>(`select last_uid::text, uid_validity::text from mailbox_cursors where account_id = ?`, [account.id]))[0];
+  const count = async () =>
+    Number(
+      (
+        await q<{ n: string }>(`select count(*)::text as n from inbox_messages where platform_account_id = ?`, [
+          account.id,
+        ])
+      )[0].n,
+    );
+  const cursor = async () =>
+    (
+      await q<{ last_uid: string; uid_validity: string }>(
+        `select last_uid::text, uid_validity::text from mailbox_cursors where account_id = ?`,
+        [account.id],
+      )
+    )[0];
   return { o, account, address, send, count, cursor };
 }
 
@@ -289,12 +514,19 @@ test('a restarted sync (terminated, started again) loses nothing and stores noth
   const handle = services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(account.id));
   await handle.terminate('restart');
   const during = [await send(2), await send(3)];
-  await temporalJobs(services.temporal, taskQueue).startMailboxSync({ accountId: account.id, workspaceId: o.workspaceId });
+  await temporalJobs(services.temporal, taskQueue).startMailboxSync({
+    accountId: account.id,
+    workspaceId: o.workspaceId,
+  });
   for (const id of during) await storedMessage(account.id, id);
   await storedMessage(account.id, await send(4));
   t.is(await count(), 4, 'notes 1–4, each once');
   // From one stranger, none in a thread of ours: each note its own conversation, unmatched, no event.
-  t.is((await q(`select 1 from webhook_events where workspace_id = ? and name = 'message.received'`, [o.workspaceId])).length, 0);
+  t.is(
+    (await q(`select 1 from webhook_events where workspace_id = ? and name = 'message.received'`, [o.workspaceId]))
+      .length,
+    0,
+  );
 });
 
 test('a worker killed while following: the heartbeat timeout hands the pass to another worker, which resumes from the cursor', async (t) => {
@@ -306,17 +538,28 @@ test('a worker killed while following: the heartbeat timeout hands the pass to a
   t.teardown(() => (first.exitCode === null ? stopChild(first) : undefined));
   await temporalJobs(services.temporal, queue).startMailboxSync({ accountId: account.id, workspaceId: o.workspaceId });
   t.teardown(async () => {
-    await services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(account.id)).terminate('test over').catch(() => undefined);
+    await services.temporal.workflow
+      .getHandle(mailboxWorkflowIds.sync(account.id))
+      .terminate('test over')
+      .catch(() => undefined);
     await q(`update platform_accounts set status = 'disconnected' where id = ?`, [account.id]);
   });
   await storedMessage(account.id, await send(1), 120_000);
   // The first worker is following (in IDLE); a second one polls; the first dies without a word.
   const second = spawnTsx('workers/worker.ts', env, { quiet: true });
   t.teardown(() => stopChild(second));
-  await waitFor('the second worker to poll', async () => {
-    const d = await services.temporal.connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: queue }, taskQueueType: 2 });
-    return (d.pollers ?? []).length >= 2;
-  }, 120_000);
+  await waitFor(
+    'the second worker to poll',
+    async () => {
+      const d = await services.temporal.connection.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: queue },
+        taskQueueType: 2,
+      });
+      return (d.pollers ?? []).length >= 2;
+    },
+    120_000,
+  );
   first.kill('SIGKILL');
   await new Promise((res) => first.once('exit', res));
   const later = await send(2);
@@ -330,13 +573,28 @@ test('pass by pass: the first starts at the connection (older mail is left), the
   const { services } = await api();
   const { account, address, send, count, cursor } = await strangerMail();
   const pass = () =>
-    followMailbox({ em: () => services.orm.em.fork() as never, jobs: services.jobs, encryptionKey: services.config.encryptionKey, allowHosts: services.config.outboundAllowHosts, heartbeat: () => undefined, budgetMs: 500 }, account.id);
+    followMailbox(
+      {
+        em: () => services.orm.em.fork() as never,
+        jobs: services.jobs,
+        encryptionKey: services.config.encryptionKey,
+        allowHosts: services.config.outboundAllowHosts,
+        heartbeat: () => undefined,
+        budgetMs: 500,
+      },
+      account.id,
+    );
   const inMailbox = (n: number) => waitForMail(address, n, 30_000, 'sender-pw');
   // Mail from an hour before the connection (IMAP APPEND sets its arrival time).
   const box = await openMailbox(address, 'sender-pw');
   const oldId = `<old-${randomUUID()}@elsewhere.test>`;
   try {
-    await box.append('INBOX', `From: someone@elsewhere.test\r\nTo: ${address}\r\nSubject: Old\r\nMessage-ID: ${oldId}\r\n\r\nFrom before.\r\n`, [], new Date(Date.now() - 3_600_000));
+    await box.append(
+      'INBOX',
+      `From: someone@elsewhere.test\r\nTo: ${address}\r\nSubject: Old\r\nMessage-ID: ${oldId}\r\n\r\nFrom before.\r\n`,
+      [],
+      new Date(Date.now() - 3_600_000),
+    );
   } finally {
     await box.logout();
   }
@@ -359,7 +617,11 @@ test('pass by pass: the first starts at the connection (older mail is left), the
   t.like(await pass(), { continue: true });
   t.like(await cursor(), { last_uid: '3', uid_validity: first.uid_validity });
   t.is(await count(), 2, 'notes 1 and 2, each once');
-  t.is((await q(`select 1 from inbox_messages where connector_message_id = ?`, [oldId])).length, 0, 'mail from before the connection is never imported');
+  t.is(
+    (await q(`select 1 from inbox_messages where connector_message_id = ?`, [oldId])).length,
+    0,
+    'mail from before the connection is never imported',
+  );
 
   // Disconnected: the pass ends the sync.
   await q(`update platform_accounts set status = 'disconnected' where id = ?`, [account.id]);
@@ -372,14 +634,29 @@ test('refused credentials disconnect the account (credentials_invalid) and end t
   const o = await campaignOwner(u);
   const account = await fastAccount(u, 'email');
   await makeMailAccount(account.id, 'sender-pw', 'a-wrong-password');
-  await temporalJobs(services.temporal, taskQueue).startMailboxSync({ accountId: account.id, workspaceId: o.workspaceId });
+  await temporalJobs(services.temporal, taskQueue).startMailboxSync({
+    accountId: account.id,
+    workspaceId: o.workspaceId,
+  });
   const handle = services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(account.id));
   t.deepEqual(await handle.result(), { ended: 'credentials_invalid' });
-  t.like((await q(`select status, status_reason from platform_accounts where id = ?`, [account.id]))[0], { status: 'disconnected', status_reason: 'credentials_invalid' });
-  t.is((await q(`select 1 from webhook_events where workspace_id = ? and name = 'account.disconnected'`, [o.workspaceId])).length, 1);
+  t.like((await q(`select status, status_reason from platform_accounts where id = ?`, [account.id]))[0], {
+    status: 'disconnected',
+    status_reason: 'credentials_invalid',
+  });
+  t.is(
+    (await q(`select 1 from webhook_events where workspace_id = ? and name = 'account.disconnected'`, [o.workspaceId]))
+      .length,
+    1,
+  );
   // A sync started again for a disconnected account ends at once.
-  await temporalJobs(services.temporal, taskQueue).startMailboxSync({ accountId: account.id, workspaceId: o.workspaceId });
-  t.deepEqual(await services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(account.id)).result(), { ended: 'not_connected' });
+  await temporalJobs(services.temporal, taskQueue).startMailboxSync({
+    accountId: account.id,
+    workspaceId: o.workspaceId,
+  });
+  t.deepEqual(await services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(account.id)).result(), {
+    ended: 'not_connected',
+  });
   t.true((await replayLive(services.temporal, mailboxWorkflowIds.sync(account.id))) > 0);
   await replayFixture(services.temporal, 'mailboxSync', mailboxWorkflowIds.sync(account.id));
 });

@@ -27,12 +27,24 @@ test('purgeExpiredAuth deletes long-expired and long-revoked sessions and expire
   const expired = em.create(Session, { user, expiresAt: daysAgo(3) });
   const revoked = em.create(Session, { user, expiresAt: daysAgo(-10), revokedAt: daysAgo(2) });
   const live = em.create(Session, { user, expiresAt: daysAgo(-10) });
-  const staleToken = em.create(RefreshToken, { session: live, tokenHash: sha256Hex(randomUUID()), expiresAt: daysAgo(2) });
-  const freshToken = em.create(RefreshToken, { session: live, tokenHash: sha256Hex(randomUUID()), expiresAt: daysAgo(-10) });
+  const staleToken = em.create(RefreshToken, {
+    session: live,
+    tokenHash: sha256Hex(randomUUID()),
+    expiresAt: daysAgo(2),
+  });
+  const freshToken = em.create(RefreshToken, {
+    session: live,
+    tokenHash: sha256Hex(randomUUID()),
+    expiresAt: daysAgo(-10),
+  });
   await em.flush();
 
   const workflowId = `maintenance:purge-expired-auth:test-${randomUUID()}`;
-  const result = await services.temporal.workflow.execute(purgeExpiredAuth, { taskQueue, workflowId, workflowExecutionTimeout: '1 minute' });
+  const result = await services.temporal.workflow.execute(purgeExpiredAuth, {
+    taskQueue,
+    workflowId,
+    workflowExecutionTimeout: '1 minute',
+  });
   t.true(result.sessions >= 2);
   t.true(result.refreshTokens >= 1);
 
@@ -42,7 +54,7 @@ test('purgeExpiredAuth deletes long-expired and long-revoked sessions and expire
   t.is(await check.count(RefreshToken, { id: staleToken.id }), 0);
   t.is(await check.count(RefreshToken, { id: freshToken.id }), 1);
   // The user's own sign-up session is live and untouched.
-  t.is((await (await api()).services.orm.em.fork().count(Session, { user: u.id })), 2);
+  t.is(await (await api()).services.orm.em.fork().count(Session, { user: u.id }), 2);
 
   t.true((await replayLive(services.temporal, workflowId)) > 0);
   await replayFixture(services.temporal, 'purgeExpiredAuth', workflowId);
@@ -55,7 +67,11 @@ test('the purge runs on a Temporal Schedule, created idempotently', async (t) =>
   await ensureSchedules(services.temporal, taskQueue, prefix); // second call updates, does not fail
   const handle = services.temporal.schedule.getHandle(prefix + scheduleIds.purgeExpiredAuth);
   // Every schedule ensureSchedules created under the throwaway prefix goes away again.
-  t.teardown(() => Promise.all(scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete())));
+  t.teardown(() =>
+    Promise.all(
+      scheduleDefinitions(taskQueue, prefix).map((d) => services.temporal.schedule.getHandle(d.scheduleId).delete()),
+    ),
+  );
   const d = await retryTransient(() => handle.describe()); // a loaded dev server times a describe out now and then
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'purgeExpiredAuth');
@@ -69,9 +85,18 @@ test('purgeWebhookHistory deletes deliveries and dispatched events past retentio
   const ws = await em.findOneOrFail(Workspace, { owner: u.id });
   const conn = em.getConnection();
   const old = Date.now() - (loadConfig().webhookHistoryDays + 2) * 86_400_000;
-  const ids = { oldDispatched: uuidv7(old), oldPending: uuidv7(old), recent: uuidv7(), oldDelivery: uuidv7(old), recentDelivery: uuidv7() };
+  const ids = {
+    oldDispatched: uuidv7(old),
+    oldPending: uuidv7(old),
+    recent: uuidv7(),
+    oldDelivery: uuidv7(old),
+    recentDelivery: uuidv7(),
+  };
   const event = (id: string, dispatched: boolean) =>
-    conn.execute(`insert into webhook_events (id, workspace_id, name, body, created_at, dispatched_at) values (?, ?, 'lead.approved', '{}', now(), ${dispatched ? 'now()' : 'null'})`, [id, ws.id]);
+    conn.execute(
+      `insert into webhook_events (id, workspace_id, name, body, created_at, dispatched_at) values (?, ?, 'lead.approved', '{}', now(), ${dispatched ? 'now()' : 'null'})`,
+      [id, ws.id],
+    );
   await event(ids.oldDispatched, true);
   await event(ids.recent, true);
   // Hold an undispatched row, so the test worker's dispatcher (FOR UPDATE SKIP LOCKED) leaves it
@@ -82,7 +107,10 @@ test('purgeWebhookHistory deletes deliveries and dispatched events past retentio
   for (let attempt = 0; ; attempt++) {
     await event(ids.oldPending, false);
     await locker.query('begin');
-    const held = await locker.query('select id from webhook_events where id = $1 and dispatched_at is null for update', [ids.oldPending]);
+    const held = await locker.query(
+      'select id from webhook_events where id = $1 and dispatched_at is null for update',
+      [ids.oldPending],
+    );
     if (held.rowCount === 1) break;
     await locker.query('rollback');
     if (attempt > 10) throw new Error('could not hold an undispatched row');
@@ -103,11 +131,25 @@ test('purgeWebhookHistory deletes deliveries and dispatched events past retentio
   });
 
   const workflowId = `maintenance:purge-webhook-history:test-${randomUUID()}`;
-  const result = await services.temporal.workflow.execute(purgeWebhookHistory, { taskQueue, workflowId, workflowExecutionTimeout: '1 minute' });
+  const result = await services.temporal.workflow.execute(purgeWebhookHistory, {
+    taskQueue,
+    workflowId,
+    workflowExecutionTimeout: '1 minute',
+  });
   t.true(result.events >= 1 && result.deliveries >= 1);
-  const deliveriesLeft = (await conn.execute(`select id from webhook_deliveries where id in (?, ?)`, [ids.oldDelivery, ids.recentDelivery])).map((r: any) => r.id);
+  const deliveriesLeft = (
+    await conn.execute(`select id from webhook_deliveries where id in (?, ?)`, [ids.oldDelivery, ids.recentDelivery])
+  ).map((r: any) => r.id);
   t.deepEqual(deliveriesLeft, [ids.recentDelivery]);
-  const left = (await conn.execute(`select id from webhook_events where id in (?, ?, ?)`, [ids.oldDispatched, ids.oldPending, ids.recent])).map((r: any) => r.id).sort();
+  const left = (
+    await conn.execute(`select id from webhook_events where id in (?, ?, ?)`, [
+      ids.oldDispatched,
+      ids.oldPending,
+      ids.recent,
+    ])
+  )
+    .map((r: any) => r.id)
+    .sort();
   t.deepEqual(left, [ids.oldPending, ids.recent].sort());
 
   await replayLive(services.temporal, workflowId);

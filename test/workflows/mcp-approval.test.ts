@@ -16,7 +16,9 @@ async function approvalRow(userId: string, args: Record<string, unknown>, expire
   const { services } = await api();
   const conn = services.orm.em.fork().getConnection();
   const workspaceId = await workspaceIdOf(userId);
-  const [client] = await conn.execute(`insert into mcp_clients (id, client_name, redirect_uris, created_at) values (gen_random_uuid(), 'Replay client', '[]', now()) returning id`);
+  const [client] = await conn.execute(
+    `insert into mcp_clients (id, client_name, redirect_uris, created_at) values (gen_random_uuid(), 'Replay client', '[]', now()) returning id`,
+  );
   const [grant] = await conn.execute(
     `insert into mcp_grants (id, client_id, user_id, workspace_id, scope, resource, redirect_uri, code_hash, code_challenge, code_expires_at, created_at)
      values (gen_random_uuid(), ?, ?, ?, 'mcp', 'http://x/mcp', 'http://127.0.0.1/cb', ?, 'c', now(), now()) returning id`,
@@ -34,7 +36,10 @@ async function approvalRow(userId: string, args: Record<string, unknown>, expire
 
 const statusOf = async (id: string) => {
   const { services } = await api();
-  const [r] = await services.orm.em.fork().getConnection().execute(`select status, result from mcp_approvals where id = ?`, [id]);
+  const [r] = await services.orm.em
+    .fork()
+    .getConnection()
+    .execute(`select status, result from mcp_approvals where id = ?`, [id]);
   return r as { status: string; result: { status: string; result: any } | null };
 };
 

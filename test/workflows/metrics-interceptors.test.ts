@@ -10,7 +10,9 @@ import { activityFailures, workflowFailures } from '../../lib/metrics.js';
 import { activityInterceptors, metricsSinks, workflowInterceptorModule } from '../../workers/interceptors.js';
 
 const value = async (metric: typeof activityFailures | typeof workflowFailures, labels: Record<string, string>) =>
-  (await metric.get()).values.find((v) => Object.entries(labels).every(([k, x]) => (v.labels as Record<string, unknown>)[k] === x))?.value ?? 0;
+  (await metric.get()).values.find((v) =>
+    Object.entries(labels).every(([k, x]) => (v.labels as Record<string, unknown>)[k] === x),
+  )?.value ?? 0;
 
 test('a failed activity attempt counts by activity type, a failed execution by workflow type; a success neither', async (t) => {
   try {
@@ -40,11 +42,18 @@ test('a failed activity attempt counts by activity type, a failed execution by w
   const activity = { activity: 'metricsFixtureActivity' };
   const workflow = { workflow: 'metricsFixtureWorkflow' };
   await worker.runUntil(async () => {
-    const ok = await client.workflow.execute('metricsFixtureWorkflow', { taskQueue, workflowId: `ok-${taskQueue}`, args: [false] });
+    const ok = await client.workflow.execute('metricsFixtureWorkflow', {
+      taskQueue,
+      workflowId: `ok-${taskQueue}`,
+      args: [false],
+    });
     t.is(ok, 'ok');
     t.is(await value(activityFailures, activity), 0);
     t.is(await value(workflowFailures, workflow), 0);
-    await t.throwsAsync(client.workflow.execute('metricsFixtureWorkflow', { taskQueue, workflowId: `fail-${taskQueue}`, args: [true] }), { instanceOf: WorkflowFailedError });
+    await t.throwsAsync(
+      client.workflow.execute('metricsFixtureWorkflow', { taskQueue, workflowId: `fail-${taskQueue}`, args: [true] }),
+      { instanceOf: WorkflowFailedError },
+    );
   });
   await connection.close();
   t.is(await value(activityFailures, activity), 2); // both attempts

@@ -27,16 +27,24 @@ const scrapeWorker = async () => (await fetch(workerUrl!)).text();
 
 test('after a campaign send: the worker counts the send and its webhook delivery, the API the enrollment', async (t) => {
   if (!workerUrl) return t.pass('TEST_WORKER_METRICS_URL unset: run under npm test');
-  const { u, o, campaign } = await campaignWithAccount('network', [{ type: 'invitation', config: { note: 'Hi {{first_name}}' } }]);
+  const { u, o, campaign } = await campaignWithAccount('network', [
+    { type: 'invitation', config: { note: 'Hi {{first_name}}' } },
+  ]);
   const rx = await startReceiver();
   t.teardown(rx.close);
-  const sub = await call('POST', '/api/webhooks/outbound', { token: u.accessToken, body: { url: rx.url, events: ['action.executed'], active: true } });
+  const sub = await call('POST', '/api/webhooks/outbound', {
+    token: u.accessToken,
+    body: { url: rx.url, events: ['action.executed'], active: true },
+  });
   t.is(sub.status, 201, sub.text);
 
   // Counters are the worker's since it started (other files send too): compare with a baseline.
   const before = await scrapeWorker();
   const [lead] = await o.leads(1);
-  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, { token: u.accessToken, body: { lead_ids: [lead.leadId] } });
+  const r = await call('POST', `/api/campaigns/${campaign.id}/leads`, {
+    token: u.accessToken,
+    body: { lead_ids: [lead.leadId] },
+  });
   t.is(r.status, 200, r.text);
   const { services } = await api();
   await services.temporal.workflow.getHandle(enrollmentWorkflowIds.enrollment(campaign.id, lead.leadId)).result();
@@ -44,14 +52,29 @@ test('after a campaign send: the worker counts the send and its webhook delivery
 
   const sent = { channel: 'invitation', outcome: 'executed' };
   let after = '';
-  await waitFor('the worker to count the delivery', async () => {
-    after = await scrapeWorker();
-    return sample(after, 'outreach_webhook_deliveries_total', { outcome: 'success' }) > sample(before, 'outreach_webhook_deliveries_total', { outcome: 'success' });
-  }, 10_000);
+  await waitFor(
+    'the worker to count the delivery',
+    async () => {
+      after = await scrapeWorker();
+      return (
+        sample(after, 'outreach_webhook_deliveries_total', { outcome: 'success' }) >
+        sample(before, 'outreach_webhook_deliveries_total', { outcome: 'success' })
+      );
+    },
+    10_000,
+  );
   t.true(sample(after, 'outreach_sends_total', sent) >= sample(before, 'outreach_sends_total', sent) + 1);
-  t.true(sample(after, 'outreach_webhook_delivery_duration_seconds_count') >= sample(before, 'outreach_webhook_delivery_duration_seconds_count') + 1);
+  t.true(
+    sample(after, 'outreach_webhook_delivery_duration_seconds_count') >=
+      sample(before, 'outreach_webhook_delivery_duration_seconds_count') + 1,
+  );
   // The worker's families are there even before their first sample (the rules query them).
-  for (const family of ['outreach_activity_failures_total', 'outreach_workflow_failures_total', 'outreach_governor_refusals_total', 'outreach_import_rows_total']) {
+  for (const family of [
+    'outreach_activity_failures_total',
+    'outreach_workflow_failures_total',
+    'outreach_governor_refusals_total',
+    'outreach_import_rows_total',
+  ]) {
     t.regex(after, new RegExp(`^# TYPE ${family} counter$`, 'm'));
   }
 

@@ -27,14 +27,30 @@ async function setup() {
   const agent = await call('POST', `/api/apps/${app.id}/agents`, { token: u.accessToken, body: { name: 'Scout' } });
   const workspaceId = await workspaceIdOf(u.id);
   const lead = uuidv7();
-  await (await em()).execute(
+  await (
+    await em()
+  ).execute(
     `insert into discovered_leads (id, workspace_id, app_id, agent_id, signal_key, evidence_key, source, external_id, dedupe_key, profile_url,
        full_name, evidence, score, reasons, status, promoted, created_at, updated_at)
      values (?, ?, ?, ?, 'sig', ?, 'pronet', ?, ?, ?, 'Ada Lovelace', '{}', 80, '[]', 'new', false, now(), now())`,
-    [lead, workspaceId, app.id, agent.body.id, lead.slice(0, 32), lead, `k:${lead}`, `https://pronet.example/in/${lead}`],
+    [
+      lead,
+      workspaceId,
+      app.id,
+      agent.body.id,
+      lead.slice(0, 32),
+      lead,
+      `k:${lead}`,
+      `https://pronet.example/in/${lead}`,
+    ],
   );
   const e = await em();
-  return { u, appId: app.id, lead, actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined) };
+  return {
+    u,
+    appId: app.id,
+    lead,
+    actor: await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined),
+  };
 }
 
 const turnStatus = async (id: string) => (await (await em()).findOne(AgentTurn, id))?.status;
@@ -44,55 +60,93 @@ test('a worker killed while the turn waits for confirmation: another worker fini
   const { services } = await api();
   const taskQueue = `operator-crash-${randomUUID()}`;
   const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off' };
-  const prepared = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: `reject discovered lead ${s.lead} reason: "crash proof"` });
+  const prepared = await prepareMessage((await em()) as never, s.actor, {
+    app_id: s.appId,
+    message: `reject discovered lead ${s.lead} reason: "crash proof"`,
+  });
   if (prepared.kind !== 'turn') throw new Error('expected a turn');
   const { turnId, threadId } = prepared.start;
-  await services.temporal.workflow.start('operatorTurn', { taskQueue, workflowId: operatorWorkflowIds.turn(threadId, turnId), args: [{ turnId }] });
+  await services.temporal.workflow.start('operatorTurn', {
+    taskQueue,
+    workflowId: operatorWorkflowIds.turn(threadId, turnId),
+    args: [{ turnId }],
+  });
 
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });
-  await waitFor('the turn to wait for confirmation', async () => (await turnStatus(turnId)) === 'awaiting_confirmation', 120_000);
+  await waitFor(
+    'the turn to wait for confirmation',
+    async () => (await turnStatus(turnId)) === 'awaiting_confirmation',
+    120_000,
+  );
   // The replacement starts before the crash (its start-up under a loaded CI machine is not what is tested).
   const second = spawnTsx('workers/worker.ts', env, { quiet: true });
   t.teardown(() => stopChild(second));
-  await waitFor('the replacement worker to poll', async () => {
-    const r = await services.temporal.connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    return (r.pollers ?? []).length >= 2;
-  }, 120_000);
+  await waitFor(
+    'the replacement worker to poll',
+    async () => {
+      const r = await services.temporal.connection.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue },
+        taskQueueType: 1,
+      });
+      return (r.pollers ?? []).length >= 2;
+    },
+    120_000,
+  );
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
 
   // The user confirms after the crash: the decision is recorded and signalled; the workflow resumes on the other worker.
-  const decision = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, thread_id: threadId, confirmation_action: 'confirm' });
+  const decision = await prepareMessage((await em()) as never, s.actor, {
+    app_id: s.appId,
+    thread_id: threadId,
+    confirmation_action: 'confirm',
+  });
   await dispatch(services.jobs, decision, { em: (await em()) as never, redis: services.redis });
   await waitFor('the turn to complete', async () => (await turnStatus(turnId)) === 'completed', 150_000);
-  t.like((await call('GET', `/api/discovered-leads/${s.lead}`, { token: s.u.accessToken })).body, { status: 'rejected', reject_reason: 'crash proof' });
+  t.like((await call('GET', `/api/discovered-leads/${s.lead}`, { token: s.u.accessToken })).body, {
+    status: 'rejected',
+    reject_reason: 'crash proof',
+  });
   const conf = await (await em()).findOneOrFail(AgentConfirmation, { turn: turnId });
   t.like(conf, { status: 'confirmed' });
   t.truthy(conf.executedAt);
   const history = await call('GET', `/api/agent/threads/${threadId}/messages`, { token: s.u.accessToken });
-  t.deepEqual(history.body.map((m: { role: string; tool_status: string | null }) => m.tool_status ?? m.role), ['user', 'assistant', 'ok', 'assistant']);
+  t.deepEqual(
+    history.body.map((m: { role: string; tool_status: string | null }) => m.tool_status ?? m.role),
+    ['user', 'assistant', 'ok', 'assistant'],
+  );
 });
 
 test('a client that goes away stops its read; the turn still completes and the history shows it', async (t) => {
   const s = await setup();
   const abort = new AbortController();
   let turn: { turn_id: string; thread_id: string } | undefined;
-  await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: 'list discovered leads' }, {
-    signal: abort.signal,
-    onEvent: (e) => {
-      if (e.event === 'turn') {
-        turn = e.data;
-        abort.abort();
-      }
+  await postSse(
+    '/api/agent/messages',
+    s.u.accessToken,
+    { app_id: s.appId, message: 'list discovered leads' },
+    {
+      signal: abort.signal,
+      onEvent: (e) => {
+        if (e.event === 'turn') {
+          turn = e.data;
+          abort.abort();
+        }
+      },
     },
-  }).catch(() => undefined);
+  ).catch(() => undefined);
   t.truthy(turn);
   await waitFor('the turn to complete', async () => (await turnStatus(turn!.turn_id)) === 'completed');
   const history = await call('GET', `/api/agent/threads/${turn!.thread_id}/messages`, { token: s.u.accessToken });
   t.is(history.body.at(-1).role, 'assistant');
   // The stream's reader connection was closed with the client.
   const { services } = await api();
-  await waitFor('the reader connections to close', async () => !(String(await services.redis.client('LIST'))).includes('name=operator-sse'), 10_000);
+  await waitFor(
+    'the reader connections to close',
+    async () => !String(await services.redis.client('LIST')).includes('name=operator-sse'),
+    10_000,
+  );
   t.pass();
 });
 
@@ -118,7 +172,8 @@ test('idle streams get heartbeats; a turn whose final event was lost ends from i
   const decoder = new TextDecoder();
   let text = '';
   const reading = (async () => {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(chunk, { stream: true });
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+      text += decoder.decode(chunk, { stream: true });
   })();
   const complete = (from = 0) => parseSse(text.slice(from, text.lastIndexOf('\n\n') + 2));
   await waitFor('two heartbeats on the idle stream', async () => complete().comments >= 2, 30_000);
@@ -129,14 +184,21 @@ test('idle streams get heartbeats; a turn whose final event was lost ends from i
   await publishTurnEvent(services.redis, turnId, 'done', { turn_id: turnId });
   await reading;
   const live = parseSse(text);
-  t.deepEqual(live.events.map((e) => e.event), ['message', 'done']);
+  t.deepEqual(
+    live.events.map((e) => e.event),
+    ['message', 'done'],
+  );
   t.true(live.comments >= 3, `heartbeats: ${live.comments}`);
 
   // No final event ever comes, but the row says the turn completed: the stream ends with `done` from the row.
-  const lost = (await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: 'again' })).start.turnId;
+  const lost = (await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: 'again' })).start
+    .turnId;
   await (await em()).execute(`update agent_turns set status = 'completed', credits = 1 where id = ?`, [lost]);
   const fromRow = parseSse(await (await fetch(await serve(lost))).text());
-  t.deepEqual(fromRow.events.map((e) => e.event), ['done']);
+  t.deepEqual(
+    fromRow.events.map((e) => e.event),
+    ['done'],
+  );
   t.like(fromRow.events[0].data, { turn_id: lost, credits: 1 });
 });
 
@@ -144,16 +206,40 @@ test('an unanswered confirmation expires: the tool never runs, the turn complete
   const s = await setup();
   const { services } = await api();
   const taskQueue = `operator-expiry-${randomUUID()}`;
-  const worker = spawnTsx('workers/worker.ts', { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', OPERATOR_CONFIRMATION_TTL_MS: '1500' }, { quiet: true });
+  const worker = spawnTsx(
+    'workers/worker.ts',
+    {
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      TEMPORAL_SCHEDULES: 'off',
+      WEBHOOK_DISPATCHER: 'off',
+      OPERATOR_CONFIRMATION_TTL_MS: '1500',
+    },
+    { quiet: true },
+  );
   t.teardown(() => stopChild(worker));
-  const prepared = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: `reject discovered lead ${s.lead} reason: late` });
+  const prepared = await prepareMessage((await em()) as never, s.actor, {
+    app_id: s.appId,
+    message: `reject discovered lead ${s.lead} reason: late`,
+  });
   const { turnId, threadId } = prepared.start;
-  await services.temporal.workflow.start('operatorTurn', { taskQueue, workflowId: operatorWorkflowIds.turn(threadId, turnId), args: [{ turnId }] });
-  await waitFor('the turn to complete after the expiry', async () => (await turnStatus(turnId)) === 'completed', 150_000);
+  await services.temporal.workflow.start('operatorTurn', {
+    taskQueue,
+    workflowId: operatorWorkflowIds.turn(threadId, turnId),
+    args: [{ turnId }],
+  });
+  await waitFor(
+    'the turn to complete after the expiry',
+    async () => (await turnStatus(turnId)) === 'completed',
+    150_000,
+  );
   const conf = await (await em()).findOneOrFail(AgentConfirmation, { turn: turnId });
   t.like(conf, { status: 'expired', executedAt: null });
   t.is((await call('GET', `/api/discovered-leads/${s.lead}`, { token: s.u.accessToken })).body.status, 'new');
-  const late = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, thread_id: threadId, confirmation_action: 'confirm' });
+  const late = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    thread_id: threadId,
+    confirmation_action: 'confirm',
+  });
   t.is(late.status, 404, JSON.stringify(late.error)); // no pending confirmation left in the thread
   const history = await call('GET', `/api/agent/threads/${threadId}/messages`, { token: s.u.accessToken });
   t.true(history.body.some((m: { tool_status: string | null }) => m.tool_status === 'expired'));
@@ -164,8 +250,13 @@ test('a turn whose workflow could not be started (Temporal down) is marked faile
   const { services } = await api();
   const prepared = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: 'list products' });
   t.is(prepared.kind, 'turn');
-  const down = { ...services.jobs, startOperatorTurn: async () => Promise.reject(new Error('14 UNAVAILABLE: connection refused')) };
-  await t.throwsAsync(dispatch(down, prepared, { em: (await em()) as never, redis: services.redis }), { message: /UNAVAILABLE/ });
+  const down = {
+    ...services.jobs,
+    startOperatorTurn: async () => Promise.reject(new Error('14 UNAVAILABLE: connection refused')),
+  };
+  await t.throwsAsync(dispatch(down, prepared, { em: (await em()) as never, redis: services.redis }), {
+    message: /UNAVAILABLE/,
+  });
   const turn = await (await em()).findOneOrFail(AgentTurn, prepared.start.turnId);
   t.like(turn, { status: 'failed', errorCode: 'dispatch_failed' });
 });

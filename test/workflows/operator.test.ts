@@ -30,7 +30,9 @@ async function setup(owner?: TestUser) {
 
 async function insertLead(s: { workspaceId: string; appId: string; agentId: string }): Promise<string> {
   const id = uuidv7();
-  await (await em()).execute(
+  await (
+    await em()
+  ).execute(
     `insert into discovered_leads (id, workspace_id, app_id, agent_id, signal_key, evidence_key, source, external_id, dedupe_key, profile_url,
        full_name, evidence, score, reasons, status, promoted, created_at, updated_at)
      values (?, ?, ?, ?, 'sig', ?, 'pronet', ?, ?, ?, 'Ada Lovelace', '{}', 80, '[]', 'new', false, now(), now())`,
@@ -45,7 +47,10 @@ test('a turn streams text, runs a read tool at once and completes with its cost 
   const s = await setup();
   await insertLead(s);
   const before = await creditBalance(await em(), s.workspaceId);
-  const r = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: 'list discovered leads please' });
+  const r = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    message: 'list discovered leads please',
+  });
   t.is(r.status, 200);
   t.regex(r.contentType ?? '', /^text\/event-stream/);
   const ev = names(r);
@@ -71,8 +76,14 @@ test('a turn streams text, runs a read tool at once and completes with its cost 
   // The history: user, assistant (tool call), tool, assistant.
   const history = await call('GET', `/api/agent/threads/${thread_id}/messages`, auth(s.u));
   t.is(history.status, 200);
-  t.deepEqual(history.body.map((m: { role: string }) => m.role), ['user', 'assistant', 'tool', 'assistant']);
-  t.deepEqual(history.body.map((m: { seq: number }) => m.seq), [1, 2, 3, 4]);
+  t.deepEqual(
+    history.body.map((m: { role: string }) => m.role),
+    ['user', 'assistant', 'tool', 'assistant'],
+  );
+  t.deepEqual(
+    history.body.map((m: { seq: number }) => m.seq),
+    [1, 2, 3, 4],
+  );
   await replayLive((await api()).services.temporal, workflow_id);
   await replayFixture((await api()).services.temporal, 'operatorTurn', workflow_id);
 });
@@ -80,10 +91,17 @@ test('a turn streams text, runs a read tool at once and completes with its cost 
 test('a risky tool waits for confirmation; confirm runs it exactly once, a second confirm is 409', async (t) => {
   const s = await setup();
   const lead = await insertLead(s);
-  const first = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: `reject discovered lead ${lead} reason: "not a fit"` });
+  const first = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    message: `reject discovered lead ${lead} reason: "not a fit"`,
+  });
   t.is(names(first).at(-1), 'approval_required', names(first).join(','));
   const approval = first.events.at(-1)!.data;
-  t.like(approval, { name: 'reject_discovered_lead', risk: 'change', args: { discovered_lead_id: lead, reason: 'not a fit' } });
+  t.like(approval, {
+    name: 'reject_discovered_lead',
+    risk: 'change',
+    args: { discovered_lead_id: lead, reason: 'not a fit' },
+  });
   t.regex(approval.confirmation_token, /^opc_/);
   // Nothing happened yet.
   t.is((await call('GET', `/api/discovered-leads/${lead}`, auth(s.u))).body.status, 'new');
@@ -99,9 +117,16 @@ test('a risky tool waits for confirmation; confirm runs it exactly once, a secon
   t.is(names(confirmed).at(-1), 'done', names(confirmed).join(','));
   const tr = confirmed.events.find((e) => e.event === 'tool_result')!.data;
   t.like(tr, { name: 'reject_discovered_lead', status: 'ok' }, JSON.stringify(tr));
-  t.like((await call('GET', `/api/discovered-leads/${lead}`, auth(s.u))).body, { status: 'rejected', reject_reason: 'not a fit' });
+  t.like((await call('GET', `/api/discovered-leads/${lead}`, auth(s.u))).body, {
+    status: 'rejected',
+    reject_reason: 'not a fit',
+  });
 
-  const again = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, confirmation_action: 'confirm', confirmation_token: approval.confirmation_token });
+  const again = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    confirmation_action: 'confirm',
+    confirmation_token: approval.confirmation_token,
+  });
   t.is(again.status, 409);
   t.is(again.error.error.code, 'confirmation_not_pending');
   const conf = await (await em()).findOneOrFail(AgentConfirmation, approval.confirmation_id);
@@ -122,10 +147,16 @@ test('tools that need app_id default to the thread’s product: a read tool at o
   t.like(asked, { name: 'list_agents', args: {} });
   const listed = r.events.find((e) => e.event === 'tool_result')!.data;
   t.like(listed, { name: 'list_agents', status: 'ok' }, JSON.stringify(listed));
-  t.deepEqual((listed.result as { id: string }[]).map((a) => a.id), [s.agentId]);
+  t.deepEqual(
+    (listed.result as { id: string }[]).map((a) => a.id),
+    [s.agentId],
+  );
 
   // A risky tool: confirmed with the arguments as given, run for the thread's product.
-  const first = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: 'create campaign name: "Q3 CFOs" time_zone: Europe/Berlin' });
+  const first = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    message: 'create campaign name: "Q3 CFOs" time_zone: Europe/Berlin',
+  });
   t.is(names(first).at(-1), 'approval_required', names(first).join(','));
   const approval = first.events.at(-1)!.data;
   t.like(approval, { name: 'create_campaign', args: { name: 'Q3 CFOs', time_zone: 'Europe/Berlin' } });
@@ -138,22 +169,40 @@ test('tools that need app_id default to the thread’s product: a read tool at o
   });
   t.is(names(confirmed).at(-1), 'done', names(confirmed).join(','));
   const created = confirmed.events.find((e) => e.event === 'tool_result')!.data;
-  t.like(created, { name: 'create_campaign', status: 'ok', result: { app_id: s.appId, name: 'Q3 CFOs' } }, JSON.stringify(created));
-  t.deepEqual((await call('GET', `/api/apps/${s.appId}/campaigns`, auth(s.u))).body.items.map((c: { name: string }) => c.name), ['Q3 CFOs']);
+  t.like(
+    created,
+    { name: 'create_campaign', status: 'ok', result: { app_id: s.appId, name: 'Q3 CFOs' } },
+    JSON.stringify(created),
+  );
+  t.deepEqual(
+    (await call('GET', `/api/apps/${s.appId}/campaigns`, auth(s.u))).body.items.map((c: { name: string }) => c.name),
+    ['Q3 CFOs'],
+  );
   t.deepEqual((await call('GET', `/api/apps/${other.id}/campaigns`, auth(s.u))).body.items, []);
 });
 
 test('cancel leaves no side effect; the token is single use and bound to its user', async (t) => {
   const s = await setup();
   const lead = await insertLead(s);
-  const first = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, message: `reject discovered lead ${lead} reason: nope` });
+  const first = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    message: `reject discovered lead ${lead} reason: nope`,
+  });
   const approval = first.events.at(-1)!.data;
   const other = await setup();
-  const stolen = await postSse('/api/agent/messages', other.u.accessToken, { app_id: other.appId, confirmation_action: 'confirm', confirmation_token: approval.confirmation_token });
+  const stolen = await postSse('/api/agent/messages', other.u.accessToken, {
+    app_id: other.appId,
+    confirmation_action: 'confirm',
+    confirmation_token: approval.confirmation_token,
+  });
   t.is(stolen.status, 404);
   t.is(stolen.error.error.code, 'confirmation_not_found');
 
-  const canceled = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, confirmation_action: 'cancel', confirmation_token: approval.confirmation_token });
+  const canceled = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    confirmation_action: 'cancel',
+    confirmation_token: approval.confirmation_token,
+  });
   t.is(names(canceled).at(-1), 'done', names(canceled).join(','));
   t.like(canceled.events.find((e) => e.event === 'tool_result')!.data, { status: 'canceled' });
   t.is((await call('GET', `/api/discovered-leads/${lead}`, auth(s.u))).body.status, 'new');
@@ -181,10 +230,22 @@ test('POST /api/agent/messages: every body rule with its code', async (t) => {
   await code({ app_id: s.appId, thread_id: tid, message: 'hi', attachment_ids: ['x'] }, 400, 'invalid_attachments');
   const a = uuidv7();
   await code({ app_id: s.appId, thread_id: tid, message: 'hi', attachment_ids: [a, a] }, 400, 'invalid_attachments');
-  await code({ app_id: s.appId, thread_id: tid, message: 'hi', attachment_ids: [uuidv7(), uuidv7(), uuidv7(), uuidv7()] }, 400, 'invalid_attachments');
+  await code(
+    { app_id: s.appId, thread_id: tid, message: 'hi', attachment_ids: [uuidv7(), uuidv7(), uuidv7(), uuidv7()] },
+    400,
+    'invalid_attachments',
+  );
   await code({ app_id: s.appId, message: 'hi', attachment_ids: [uuidv7()] }, 400, 'invalid_attachments');
-  await code({ app_id: s.appId, thread_id: tid, confirmation_action: 'confirm', attachment_ids: [uuidv7()] }, 400, 'invalid_attachments');
-  await code({ app_id: s.appId, thread_id: tid, message: 'hi', attachment_ids: [uuidv7()] }, 404, 'attachment_not_found');
+  await code(
+    { app_id: s.appId, thread_id: tid, confirmation_action: 'confirm', attachment_ids: [uuidv7()] },
+    400,
+    'invalid_attachments',
+  );
+  await code(
+    { app_id: s.appId, thread_id: tid, message: 'hi', attachment_ids: [uuidv7()] },
+    404,
+    'attachment_not_found',
+  );
   await code({ app_id: s.appId, thread_id: uuidv7(), message: 'hi' }, 404, 'thread_not_found');
   const app2 = await createTestApp(s.u, 'Second');
   await code({ app_id: app2.id, thread_id: tid, message: 'hi' }, 400, 'thread_app_mismatch');
@@ -194,7 +255,9 @@ test('POST /api/agent/messages: every body rule with its code', async (t) => {
   // No credits left: 402 insufficient_credits before any model call (no turn recorded).
   const broke = await setup();
   const be = await em();
-  await debitCredits(be as never, broke.workspaceId, await creditBalance(be as never, broke.workspaceId), { reason: 'drain' });
+  await debitCredits(be as never, broke.workspaceId, await creditBalance(be as never, broke.workspaceId), {
+    reason: 'drain',
+  });
   const turnsBefore = await be.count(AgentTurn, { workspace: broke.workspaceId });
   await code({ app_id: broke.appId, message: 'hi' }, 402, 'insufficient_credits', broke.u.accessToken);
   t.is(await (await em()).count(AgentTurn, { workspace: broke.workspaceId }), turnsBefore);
@@ -219,10 +282,22 @@ test('POST /api/agent/messages: 500 thread_create_failed when the new thread can
   t.is(r.error?.error?.code, 'thread_create_failed');
   const e = await em();
   t.is(await e.count(AgentTurn, { workspace: s.workspaceId }), 0);
-  t.is((await e.execute(`select count(*)::int as n from agent_messages m join agent_threads th on th.id = m.thread_id where th.app_id = ?`, [s.appId]))[0].n, 0);
+  t.is(
+    (
+      await e.execute(
+        `select count(*)::int as n from agent_messages m join agent_threads th on th.id = m.thread_id where th.app_id = ?`,
+        [s.appId],
+      )
+    )[0].n,
+    0,
+  );
   t.is(await creditBalance(e, s.workspaceId), before);
   // Only creating a thread fails: a message in an existing one runs; once the failure is gone, a new thread works again.
-  const existing = await postSse('/api/agent/messages', s.u.accessToken, { app_id: s.appId, thread_id: thread.body.id, message: 'hello there' });
+  const existing = await postSse('/api/agent/messages', s.u.accessToken, {
+    app_id: s.appId,
+    thread_id: thread.body.id,
+    message: 'hello there',
+  });
   t.is(existing.status, 200, JSON.stringify(existing.error));
   t.is(existing.events.at(-1)?.event, 'done');
   await failing.remove();
@@ -255,7 +330,14 @@ test('the model sees the last 20 turns and the user’s remembered facts; the hi
   await rememberFacts(e as never, actor, [{ appId: s.appId, key: 'tone', value: 'always formal' }]);
   const thread = (await call('POST', '/api/agent/threads', { ...auth(s.u), body: { app_id: s.appId } })).body.id;
   for (let i = 1; i <= 25; i++) {
-    const turn = e.create(AgentTurn, { thread, workspace: s.workspaceId, userId: s.u.id, appId: s.appId, status: 'completed', startedAt: new Date(Date.now() - (30 - i) * 1000) });
+    const turn = e.create(AgentTurn, {
+      thread,
+      workspace: s.workspaceId,
+      userId: s.u.id,
+      appId: s.appId,
+      status: 'completed',
+      startedAt: new Date(Date.now() - (30 - i) * 1000),
+    });
     await e.flush();
     await appendMessages(e as never, thread, [
       { turnId: turn.id, role: 'user', content: `question ${i}` },

@@ -12,13 +12,24 @@ test('two workers on one task queue: each runs workflow tasks and activities of 
   const client = services.temporal;
   const taskQueue = `two-workers-${randomUUID()}`;
   const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off' };
-  const workers = [spawnTsx('workers/worker.ts', env, { quiet: true }), spawnTsx('workers/worker.ts', env, { quiet: true })];
+  const workers = [
+    spawnTsx('workers/worker.ts', env, { quiet: true }),
+    spawnTsx('workers/worker.ts', env, { quiet: true }),
+  ];
   t.teardown(() => Promise.all(workers.map((w) => stopChild(w))));
   for (const taskQueueType of [1, 2]) {
-    await waitFor(`both workers to poll (${taskQueueType === 1 ? 'workflow' : 'activity'} tasks)`, async () => {
-      const d = await client.connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType });
-      return new Set((d.pollers ?? []).map((p) => p.identity)).size >= 2;
-    }, 120_000);
+    await waitFor(
+      `both workers to poll (${taskQueueType === 1 ? 'workflow' : 'activity'} tasks)`,
+      async () => {
+        const d = await client.connection.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: taskQueue },
+          taskQueueType,
+        });
+        return new Set((d.pollers ?? []).map((p) => p.identity)).size >= 2;
+      },
+      120_000,
+    );
   }
 
   // Which worker (identity `<pid>@<host>`) started each workflow task and each activity.
@@ -28,7 +39,9 @@ test('two workers on one task queue: each runs workflow tasks and activities of 
   let started = 0;
   for (let round = 0; round < 10 && (workflowTasks.size < 2 || activities.size < 2); round++) {
     const handles = await Promise.all(
-      Array.from({ length: 20 }, () => client.workflow.start('purgeExpiredAuth', { taskQueue, workflowId: `two-workers-${randomUUID()}` })),
+      Array.from({ length: 20 }, () =>
+        client.workflow.start('purgeExpiredAuth', { taskQueue, workflowId: `two-workers-${randomUUID()}` }),
+      ),
     );
     started += handles.length;
     for (const h of handles) {
@@ -41,8 +54,11 @@ test('two workers on one task queue: each runs workflow tasks and activities of 
   }
   const pids = workers.map((w) => String(w.pid)).sort();
   // The distinct pids that ran something, sorted (a Set compares by insertion order).
-  const pidsOf = (m: Map<string, number>) => [...new Set([...m.keys()].map((identity) => identity.split('@')[0]))].sort();
-  t.log(`${started} workflows: workflow tasks ${JSON.stringify(Object.fromEntries(workflowTasks))}, activities ${JSON.stringify(Object.fromEntries(activities))}`);
+  const pidsOf = (m: Map<string, number>) =>
+    [...new Set([...m.keys()].map((identity) => identity.split('@')[0]))].sort();
+  t.log(
+    `${started} workflows: workflow tasks ${JSON.stringify(Object.fromEntries(workflowTasks))}, activities ${JSON.stringify(Object.fromEntries(activities))}`,
+  );
   t.deepEqual(pidsOf(workflowTasks), pids, 'both workers ran workflow tasks, and only they did');
   t.deepEqual(pidsOf(activities), pids, 'both workers ran activities, and only they did');
 });

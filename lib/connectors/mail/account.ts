@@ -22,20 +22,32 @@ export interface MailAccount {
 }
 
 /** The account's mail settings, unsealed; ConnectorError `auth` when it has none (never connected, or deleted). */
-export async function loadMailAccount(em: EntityManager, encryptionKey: Buffer, connectorAccountId: string): Promise<MailAccount> {
+export async function loadMailAccount(
+  em: EntityManager,
+  encryptionKey: Buffer,
+  connectorAccountId: string,
+): Promise<MailAccount> {
   const accountId = accountIdOf(connectorAccountId);
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId)) throw new ConnectorError('mail', 'invalid_request', `not a mail account id: ${connectorAccountId}`);
-  const [row] = await em.execute<{ workspace_id: string; status: string; display_name: string; credentials_sealed: string | null }[]>(
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId))
+    throw new ConnectorError('mail', 'invalid_request', `not a mail account id: ${connectorAccountId}`);
+  const [row] = await em.execute<
+    { workspace_id: string; status: string; display_name: string; credentials_sealed: string | null }[]
+  >(
     `select workspace_id, status, display_name, credentials_sealed from platform_accounts where id = ? and connector = ?`,
     [accountId, MAIL_CONNECTOR],
   );
-  if (!row?.credentials_sealed) throw new ConnectorError('mail', 'auth', `mail account ${accountId} has no stored credentials`);
+  if (!row?.credentials_sealed)
+    throw new ConnectorError('mail', 'auth', `mail account ${accountId} has no stored credentials`);
   let stored: Record<string, string>;
   try {
     stored = JSON.parse(decrypt(row.credentials_sealed, encryptionKey)) as Record<string, string>;
   } catch {
     // Sealed under another key (ENCRYPTION_KEY changed) or damaged: the account needs new credentials.
-    throw new MailConnectError('invalid_credentials', null, `the stored credentials of mail account ${accountId} cannot be unsealed`);
+    throw new MailConnectError(
+      'invalid_credentials',
+      null,
+      `the stored credentials of mail account ${accountId} cannot be unsealed`,
+    );
   }
   const settings = parseMailCredentials(stored);
   return { accountId, workspaceId: row.workspace_id, status: row.status, displayName: row.display_name, settings };

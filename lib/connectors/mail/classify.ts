@@ -22,30 +22,40 @@ export function normaliseMessageId(raw: string | null | undefined): string | nul
 
 /** Every `<…>` id in a header value (or mailparser's array of them), in order. */
 export function messageIds(v: string | string[] | undefined): string[] {
-  const all = (Array.isArray(v) ? v : v ? [v] : []).flatMap((x) => x.match(/<[^<>\s]+>/g) ?? (x.trim() ? [x.trim()] : []));
+  const all = (Array.isArray(v) ? v : v ? [v] : []).flatMap(
+    (x) => x.match(/<[^<>\s]+>/g) ?? (x.trim() ? [x.trim()] : []),
+  );
   return [...new Set(all.map(normaliseMessageId).filter((x): x is string => !!x))];
 }
 
 /** The lower-cased addresses of an address header. */
 export function addressesOf(v: AddressObject | AddressObject[] | undefined): string[] {
-  const walk = (list: AddressObject['value']): string[] => list.flatMap((a) => (a.group ? walk(a.group) : a.address ? [a.address.trim().toLowerCase()] : []));
+  const walk = (list: AddressObject['value']): string[] =>
+    list.flatMap((a) => (a.group ? walk(a.group) : a.address ? [a.address.trim().toLowerCase()] : []));
   return (Array.isArray(v) ? v : v ? [v] : []).flatMap((o) => walk(o.value));
 }
 
 /** A raw header's value (unfolded), or undefined. */
 export function headerValue(mail: ParsedMail, name: string): string | undefined {
   const line = mail.headerLines.find((h) => h.key === name)?.line;
-  return line === undefined ? undefined : line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+  return line === undefined
+    ? undefined
+    : line
+        .slice(line.indexOf(':') + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim();
 }
 
-const same = (a: string | null | undefined, b: string | null | undefined) => !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+const same = (a: string | null | undefined, b: string | null | undefined) =>
+  !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
 
 /** Sent from the account's own address (a copy, a message to itself): never a reply. */
 export function isOwnMessage(mail: ParsedMail, accountAddress: string): boolean {
   return same(addressesOf(mail.from)[0], accountAddress);
 }
 
-const AUTO_SUBJECT = /(automatic reply|auto[- ]?reply|autoreply|auto[- ]?response|out of (the )?office|abwesenheitsnotiz|automatische antwort|réponse automatique|respuesta automática|risposta automatica)/i;
+const AUTO_SUBJECT =
+  /(automatic reply|auto[- ]?reply|autoreply|auto[- ]?response|out of (the )?office|abwesenheitsnotiz|automatische antwort|réponse automatique|respuesta automática|risposta automatica)/i;
 const AUTO_BODY =
   /(out of (the )?office|automatic reply|auto-?reply|i am (currently )?(away|out of the office|on (annual |parental )?leave|on vacation|on holiday)|i'?m (currently )?(away|out of the office|on (annual |parental )?leave|on vacation|on holiday)|limited access to (my )?e-?mail|abwesenheitsnotiz|réponse automatique|je suis (actuellement )?absent)/i;
 
@@ -64,12 +74,17 @@ export function isAutoReply(mail: ParsedMail): boolean {
 
 /** A mail to the List-Unsubscribe mailto (`mailto:<account>?subject=unsubscribe`): that subject, to the account's address. */
 export function isUnsubscribe(mail: ParsedMail, accountAddress: string): boolean {
-  return /^\s*unsubscribe\b/i.test(mail.subject ?? '') && [...addressesOf(mail.to), ...addressesOf(mail.cc)].some((a) => same(a, accountAddress));
+  return (
+    /^\s*unsubscribe\b/i.test(mail.subject ?? '') &&
+    [...addressesOf(mail.to), ...addressesOf(mail.cc)].some((a) => same(a, accountAddress))
+  );
 }
 
 /** The Message-ID of a message attached whole (message/rfc822), e.g. in a bounce. */
 function attachedMessageId(mail: ParsedMail): string | null {
-  const a = mail.attachments.find((x) => /^message\/(rfc822|global)$/i.test(x.contentType) || /^text\/rfc822-headers$/i.test(x.contentType));
+  const a = mail.attachments.find(
+    (x) => /^message\/(rfc822|global)$/i.test(x.contentType) || /^text\/rfc822-headers$/i.test(x.contentType),
+  );
   if (!a) return null;
   const raw = a.content.subarray(0, 64 * 1024).toString('utf8');
   const head = raw.split(/\r?\n\r?\n/)[0];
@@ -94,10 +109,18 @@ export function classifyMail(mail: ParsedMail, source: string, opts: ClassifyOpt
   if (report === 'no_failure') return { kind: 'auto_reply', ...base }; // a "delivered" or "relayed" notice: nobody wrote it
   if (report) return { kind: 'bounce', ...base, bounce: report };
   if (looksLikeBounce(from, mail.subject ?? null)) {
-    const bounce = classicBounce(mail.text ?? '', { exclude: [opts.accountAddress, ...(from ? [from] : [])], originalMessageId: attachedMessageId(mail) ?? base.inReplyTo });
+    const bounce = classicBounce(mail.text ?? '', {
+      exclude: [opts.accountAddress, ...(from ? [from] : [])],
+      originalMessageId: attachedMessageId(mail) ?? base.inReplyTo,
+    });
     return { kind: 'bounce', ...base, bounce };
   }
   if (isUnsubscribe(mail, opts.accountAddress)) return { kind: 'unsubscribe', ...base };
-  if (isAutoReply(mail)) return { kind: 'auto_reply', ...base, returnDate: extractReturnDate(`${mail.subject ?? ''}\n${mail.text ?? ''}`, opts.sentAt) };
+  if (isAutoReply(mail))
+    return {
+      kind: 'auto_reply',
+      ...base,
+      returnDate: extractReturnDate(`${mail.subject ?? ''}\n${mail.text ?? ''}`, opts.sentAt),
+    };
   return { kind: 'reply', ...base };
 }

@@ -14,7 +14,11 @@ export const MAIL_TIMEOUTS = { connectMs: 10_000, greetingMs: 10_000, socketMs: 
 export type SmtpTransport = Transporter<SMTPTransport.SentMessageInfo>;
 
 /** An SMTP transport; `pool` keeps up to `maxConnections` connections open (one pool per account). */
-export function smtpTransport(e: MailEndpoint, target: MailTarget, opts: { pool?: boolean; maxConnections?: number; ehloName?: string } = {}): SmtpTransport {
+export function smtpTransport(
+  e: MailEndpoint,
+  target: MailTarget,
+  opts: { pool?: boolean; maxConnections?: number; ehloName?: string } = {},
+): SmtpTransport {
   const base = {
     host: target.address,
     port: e.port,
@@ -29,7 +33,12 @@ export function smtpTransport(e: MailEndpoint, target: MailTarget, opts: { pool?
     socketTimeout: MAIL_TIMEOUTS.socketMs,
   };
   if (opts.pool) {
-    const pooled: SMTPPool.Options = { ...base, pool: true, maxConnections: opts.maxConnections ?? 2, maxMessages: 500 };
+    const pooled: SMTPPool.Options = {
+      ...base,
+      pool: true,
+      maxConnections: opts.maxConnections ?? 2,
+      maxMessages: 500,
+    };
     return nodemailer.createTransport(pooled) as unknown as SmtpTransport;
   }
   return nodemailer.createTransport(base as SMTPTransport.Options);
@@ -58,13 +67,36 @@ const TLS_PATTERN = /(CERT|SSL|TLS|self[- ]signed|wrong version number|handshake
 /** A protocol library's failure as MailConnectError: auth_failed, tls_failed or host_unreachable. */
 export function mailFailure(err: unknown, side: 'smtp' | 'imap'): MailConnectError {
   if (err instanceof MailConnectError) return err;
-  const e = err as { code?: string; responseCode?: number; authenticationFailed?: boolean; message?: string; response?: string };
+  const e = err as {
+    code?: string;
+    responseCode?: number;
+    authenticationFailed?: boolean;
+    message?: string;
+    response?: string;
+  };
   const text = `${e.code ?? ''} ${e.message ?? ''} ${e.response ?? ''}`;
-  if (e.authenticationFailed || e.code === 'EAUTH' || e.responseCode === 535 || /AUTHENTICATIONFAILED|invalid credentials|authentication failed/i.test(text)) {
-    return new MailConnectError('auth_failed', side, `the ${side.toUpperCase()} server refused the username or password`);
+  if (
+    e.authenticationFailed ||
+    e.code === 'EAUTH' ||
+    e.responseCode === 535 ||
+    /AUTHENTICATIONFAILED|invalid credentials|authentication failed/i.test(text)
+  ) {
+    return new MailConnectError(
+      'auth_failed',
+      side,
+      `the ${side.toUpperCase()} server refused the username or password`,
+    );
   }
   if (e.code === 'ETLS' || TLS_PATTERN.test(text)) {
-    return new MailConnectError('tls_failed', side, `TLS with the ${side.toUpperCase()} server failed: ${(e.message ?? 'handshake failed').slice(0, 200)}`);
+    return new MailConnectError(
+      'tls_failed',
+      side,
+      `TLS with the ${side.toUpperCase()} server failed: ${(e.message ?? 'handshake failed').slice(0, 200)}`,
+    );
   }
-  return new MailConnectError('host_unreachable', side, `the ${side.toUpperCase()} server did not answer: ${(e.message ?? e.code ?? 'connection failed').slice(0, 200)}`);
+  return new MailConnectError(
+    'host_unreachable',
+    side,
+    `the ${side.toUpperCase()} server did not answer: ${(e.message ?? e.code ?? 'connection failed').slice(0, 200)}`,
+  );
 }

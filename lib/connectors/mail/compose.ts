@@ -54,8 +54,13 @@ export function composeMessage(sender: Sender, input: SendEmailInput, now = new 
   // RFC 2369: a mailto target always (a message to it reaches the mailbox sync, which records the
   // opt-out); RFC 8058 one-click only with an https URL (it requires one), via List-Unsubscribe-Post.
   const mailto = `<mailto:${sender.address}?subject=unsubscribe>`;
-  headers['List-Unsubscribe'] = { prepared: true, foldLines: true, value: input.unsubscribeUrl ? `<${cleanUrl(input.unsubscribeUrl)}>, ${mailto}` : mailto };
-  if (input.unsubscribeUrl) headers['List-Unsubscribe-Post'] = { prepared: true, foldLines: true, value: 'List-Unsubscribe=One-Click' };
+  headers['List-Unsubscribe'] = {
+    prepared: true,
+    foldLines: true,
+    value: input.unsubscribeUrl ? `<${cleanUrl(input.unsubscribeUrl)}>, ${mailto}` : mailto,
+  };
+  if (input.unsubscribeUrl)
+    headers['List-Unsubscribe-Post'] = { prepared: true, foldLines: true, value: 'List-Unsubscribe=One-Click' };
   const composer = new MailComposer({
     from: { name: sender.name, address: sender.address },
     to: input.to,
@@ -70,13 +75,20 @@ export function composeMessage(sender: Sender, input: SendEmailInput, now = new 
   });
   const node = composer.compile();
   // MailComposer puts Bcc in no header and we have none; the envelope is ours, not derived from headers.
-  return node.build().then((raw) => ({ raw, messageId, threadId: references[0] ?? messageId, envelope: { from: sender.address, to: [input.to] }, sentAt: now }));
+  return node.build().then((raw) => ({
+    raw,
+    messageId,
+    threadId: references[0] ?? messageId,
+    envelope: { from: sender.address, to: [input.to] },
+    sentAt: now,
+  }));
 }
 
 /** A URL as it may stand between angle brackets in a header (no controls, spaces or brackets). */
 const cleanUrl = (url: string) => url.replace(/[\x00-\x20\x7f<>]/g, '');
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 /** http(s) URLs in running text, without the sentence's closing punctuation. */
 const URL_PATTERN = /\bhttps?:\/\/[^\s<>"']*[^\s<>"'.,;:!?)\]}]/gi;
 
@@ -105,7 +117,9 @@ const paragraphs = (text: string) =>
  * pattern as `toHtml`): link i of a tracked email redirects to `linksOf(body)[i]`.
  */
 export function linksOf(body: string): string[] {
-  return paragraphs(body).flatMap((p) => p.split('\n').flatMap((line) => [...line.matchAll(URL_PATTERN)].map((m) => m[0])));
+  return paragraphs(body).flatMap((p) =>
+    p.split('\n').flatMap((line) => [...line.matchAll(URL_PATTERN)].map((m) => m[0])),
+  );
 }
 
 /**
@@ -115,8 +129,17 @@ export function linksOf(body: string): string[] {
  * tracker: the footer's links, and the recipient's unsubscribe URL where the body carries it
  * (`{{unsubscribe_url}}`), stay direct (that one still takes its number, so the numbering stays `linksOf`'s).
  */
-export function toHtml(body: string, footer: string | null, tracking?: SendEmailInput['tracking'], unsubscribeUrl?: string | null): string {
-  const block = (p: string, style = '', href?: Href) => `<p${style}>${p.split('\n').map((line) => linkify(line, href)).join('<br>\n')}</p>`;
+export function toHtml(
+  body: string,
+  footer: string | null,
+  tracking?: SendEmailInput['tracking'],
+  unsubscribeUrl?: string | null,
+): string {
+  const block = (p: string, style = '', href?: Href) =>
+    `<p${style}>${p
+      .split('\n')
+      .map((line) => linkify(line, href))
+      .join('<br>\n')}</p>`;
   const clickUrl = tracking?.clickUrl;
   let n = 0;
   // Called once per link in document order (map runs in order), so the count is the link's place.
@@ -128,6 +151,8 @@ export function toHtml(body: string, footer: string | null, tracking?: SendEmail
     : undefined;
   const main = paragraphs(body).map((p) => block(p, '', tracked));
   const foot = footer ? paragraphs(footer).map((p) => block(p, ' style="color:#6b7280;font-size:12px"')) : [];
-  const pixel = tracking?.openUrl ? [`<img src="${escapeHtml(tracking.openUrl)}" width="1" height="1" alt="" style="display:block;border:0">`] : [];
+  const pixel = tracking?.openUrl
+    ? [`<img src="${escapeHtml(tracking.openUrl)}" width="1" height="1" alt="" style="display:block;border:0">`]
+    : [];
   return `<!doctype html>\n<html><body>\n${[...main, ...foot, ...pixel].join('\n')}\n</body></html>\n`;
 }

@@ -49,7 +49,8 @@ const STATUS_CONCURRENCY = 4;
 /** An error's own message, without the `mail: <code>: ` prefix ProviderError adds. */
 const bare = (err: Error) => err.message.replace(/^mail: \w+: /, '');
 const empty = <T>(): Page<T> => ({ items: [], cursor: null });
-const notMail = (what: string) => new ConnectorError(MAIL_CONNECTOR, 'invalid_request', `${what} is not available on an email mailbox`);
+const notMail = (what: string) =>
+  new ConnectorError(MAIL_CONNECTOR, 'invalid_request', `${what} is not available on an email mailbox`);
 
 export class MailConnector implements AccountConnector {
   readonly name = MAIL_CONNECTOR;
@@ -63,7 +64,8 @@ export class MailConnector implements AccountConnector {
 
   /** Checks the credentials on both sides at once (SMTP EHLO + AUTH, IMAP LOGIN + SELECT INBOX); MailConnectError naming the side that failed. */
   async connect(input: ConnectInput): Promise<ConnectStart> {
-    if (input.channel !== 'email') throw new ConnectorError(MAIL_CONNECTOR, 'invalid_request', 'only an email account connects a mailbox');
+    if (input.channel !== 'email')
+      throw new ConnectorError(MAIL_CONNECTOR, 'invalid_request', 'only an email account connects a mailbox');
     const settings = parseMailCredentials(input.credentials ?? {});
     const [smtp, imap] = await Promise.allSettled([this.verifySmtp(settings), this.verifyImap(settings)]);
     // Both sides are tried; SMTP's failure is reported first, so the answer does not depend on timing.
@@ -71,7 +73,14 @@ export class MailConnector implements AccountConnector {
     // New credentials: a pool or a session on the old ones must not be used again.
     this.pools.drop(input.accountId);
     this.sessions.drop(input.accountId);
-    return { connectorAccountId: mailConnectorAccountId(input.accountId), kind: 'connected', url: null, expiresAt: null, connector: MAIL_CONNECTOR, address: settings.address };
+    return {
+      connectorAccountId: mailConnectorAccountId(input.accountId),
+      kind: 'connected',
+      url: null,
+      expiresAt: null,
+      connector: MAIL_CONNECTOR,
+      address: settings.address,
+    };
   }
 
   /**
@@ -81,7 +90,12 @@ export class MailConnector implements AccountConnector {
    * status stands).
    */
   async status(connectorAccountId: string): Promise<ConnectorAccountStatus> {
-    const down = (reason: string, address: string | null = null): ConnectorAccountStatus => ({ connectorAccountId, state: 'disconnected', reason, address });
+    const down = (reason: string, address: string | null = null): ConnectorAccountStatus => ({
+      connectorAccountId,
+      state: 'disconnected',
+      reason,
+      address,
+    });
     const account = await this.account(connectorAccountId).catch((err: unknown) => {
       // Stored settings that no longer parse need new credentials; no stored settings: no such account.
       if (err instanceof MailConnectError) return down('credentials_invalid');
@@ -129,7 +143,13 @@ export class MailConnector implements AccountConnector {
 
   async profile(connectorAccountId: string): Promise<AccountProfile> {
     const a = await this.account(connectorAccountId);
-    return { name: a.settings.fromName ?? a.displayName, headline: null, profileUrl: null, email: a.settings.address, pictureUrl: null };
+    return {
+      name: a.settings.fromName ?? a.displayName,
+      headline: null,
+      profileUrl: null,
+      email: a.settings.address,
+      pictureUrl: null,
+    };
   }
 
   async sendEmail(connectorAccountId: string, input: SendEmailInput): Promise<SendResult> {
@@ -150,7 +170,9 @@ export class MailConnector implements AccountConnector {
     const sender = { address: settings.address, name: settings.fromName ?? account.displayName };
     const message = await composeMessage(sender, input);
     const transport = await this.pools
-      .get(account.accountId, settings.smtp, async () => smtpTransport(settings.smtp, await resolveMailHost('smtp', settings.smtp, this.policy), { pool: true }))
+      .get(account.accountId, settings.smtp, async () =>
+        smtpTransport(settings.smtp, await resolveMailHost('smtp', settings.smtp, this.policy), { pool: true }),
+      )
       .catch((err: unknown) => {
         throw sendFailure(err);
       });
@@ -165,13 +187,18 @@ export class MailConnector implements AccountConnector {
     // Sent: a failed copy is a missing copy, not a failed send. A tracked email's copy is composed
     // without its pixel and redirects (same Message-ID and date), so the sender reading it records
     // no open or click of the prospect's.
-    const copy = input.tracking ? (await composeMessage(sender, { ...input, tracking: undefined }, message.sentAt)).raw : message.raw;
+    const copy = input.tracking
+      ? (await composeMessage(sender, { ...input, tracking: undefined }, message.sentAt)).raw
+      : message.raw;
     await this.withSession(account.accountId, settings, async (c, memo) => {
       const path = (memo.get('sent') as string | undefined) ?? (await sentFolder(c, { create: true }))!;
       memo.set('sent', path);
       return appendToSent(c, path, copy, messageId, message.sentAt);
     }).catch((err: unknown) =>
-      logger.warn({ err: String(err), accountId: account.accountId, messageId }, 'mail: the sent message was not copied to the Sent folder'),
+      logger.warn(
+        { err: String(err), accountId: account.accountId, messageId },
+        'mail: the sent message was not copied to the Sent folder',
+      ),
     );
     return { messageId, threadId: message.threadId, sentAt: message.sentAt };
   }
@@ -199,7 +226,11 @@ export class MailConnector implements AccountConnector {
     throw notMail('reading an attachment through the connector');
   }
   parseInbound(): InboundEvent {
-    throw new ConnectorError(MAIL_CONNECTOR, 'invalid_request', 'the mail connector has no inbound hook: mail arrives through the mailbox sync');
+    throw new ConnectorError(
+      MAIL_CONNECTOR,
+      'invalid_request',
+      'the mail connector has no inbound hook: mail arrives through the mailbox sync',
+    );
   }
 
   async close(): Promise<void> {
@@ -232,8 +263,17 @@ export class MailConnector implements AccountConnector {
 
   /** Runs `fn` in a logged-in IMAP session (closed after); failures as MailConnectError. */
   /** `fn` on the account's kept IMAP session (imap-sessions.ts): sending's Sent lookup and copy. */
-  private withSession<T>(accountId: string, settings: MailSettings, fn: (c: ImapFlow, memo: Map<string, unknown>) => Promise<T>): Promise<T> {
-    return this.sessions.run(accountId, settings.imap, async () => imapClient(settings.imap, await resolveMailHost('imap', settings.imap, this.policy)), fn);
+  private withSession<T>(
+    accountId: string,
+    settings: MailSettings,
+    fn: (c: ImapFlow, memo: Map<string, unknown>) => Promise<T>,
+  ): Promise<T> {
+    return this.sessions.run(
+      accountId,
+      settings.imap,
+      async () => imapClient(settings.imap, await resolveMailHost('imap', settings.imap, this.policy)),
+      fn,
+    );
   }
 
   private async withImap<T>(settings: MailSettings, fn: (c: ImapFlow) => Promise<T>, timeoutMs?: number): Promise<T> {
@@ -244,7 +284,17 @@ export class MailConnector implements AccountConnector {
     let timer: NodeJS.Timeout | undefined;
     const deadline = timeoutMs
       ? new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new MailConnectError('host_unreachable', 'imap', `the IMAP server did not answer within ${timeoutMs} ms`)), timeoutMs);
+          timer = setTimeout(
+            () =>
+              reject(
+                new MailConnectError(
+                  'host_unreachable',
+                  'imap',
+                  `the IMAP server did not answer within ${timeoutMs} ms`,
+                ),
+              ),
+            timeoutMs,
+          );
         })
       : null;
     try {
@@ -278,8 +328,20 @@ export function sendFailure(err: unknown): ConnectorError {
   if (err instanceof ConnectorError) return err;
   const e = err as { code?: string; responseCode?: number; response?: string; message?: string };
   const detail = (e.response ?? e.message ?? 'send failed').slice(0, 300);
-  if (e.code === 'EAUTH' || e.responseCode === 535 || e.responseCode === 534) return new ConnectorError(MAIL_CONNECTOR, 'auth', `the SMTP server refused the credentials: ${detail}`);
-  if (typeof e.responseCode === 'number' && e.responseCode >= 500) return new ConnectorError(MAIL_CONNECTOR, 'invalid_request', `the SMTP server refused the message: ${detail}`, { status: e.responseCode });
-  const why = typeof e.responseCode === 'number' ? `the SMTP server deferred the message: ${detail}` : `the SMTP server could not be reached: ${detail}`;
-  return new ConnectorError(MAIL_CONNECTOR, 'unavailable', why, typeof e.responseCode === 'number' ? { status: e.responseCode } : {});
+  if (e.code === 'EAUTH' || e.responseCode === 535 || e.responseCode === 534)
+    return new ConnectorError(MAIL_CONNECTOR, 'auth', `the SMTP server refused the credentials: ${detail}`);
+  if (typeof e.responseCode === 'number' && e.responseCode >= 500)
+    return new ConnectorError(MAIL_CONNECTOR, 'invalid_request', `the SMTP server refused the message: ${detail}`, {
+      status: e.responseCode,
+    });
+  const why =
+    typeof e.responseCode === 'number'
+      ? `the SMTP server deferred the message: ${detail}`
+      : `the SMTP server could not be reached: ${detail}`;
+  return new ConnectorError(
+    MAIL_CONNECTOR,
+    'unavailable',
+    why,
+    typeof e.responseCode === 'number' ? { status: e.responseCode } : {},
+  );
 }

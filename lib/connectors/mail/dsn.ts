@@ -31,7 +31,9 @@ export function headerFields(block: string): Map<string, string> {
 
 function split(raw: string): Part {
   const m = /\r?\n\r?\n/.exec(raw);
-  return m ? { headers: headerFields(raw.slice(0, m.index)), body: raw.slice(m.index + m[0].length) } : { headers: headerFields(raw), body: '' };
+  return m
+    ? { headers: headerFields(raw.slice(0, m.index)), body: raw.slice(m.index + m[0].length) }
+    : { headers: headerFields(raw), body: '' };
 }
 
 /** `type/subtype` and its parameters. */
@@ -40,7 +42,11 @@ export function contentType(value: string | undefined): { type: string; params: 
   const params: Record<string, string> = {};
   for (const p of rest) {
     const i = p.indexOf('=');
-    if (i > 0) params[p.slice(0, i).trim().toLowerCase()] = p.slice(i + 1).trim().replace(/^"(.*)"$/, '$1');
+    if (i > 0)
+      params[p.slice(0, i).trim().toLowerCase()] = p
+        .slice(i + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
   }
   return { type: type.trim().toLowerCase(), params };
 }
@@ -48,7 +54,10 @@ export function contentType(value: string | undefined): { type: string; params: 
 function decode(p: Part): string {
   const cte = (p.headers.get('content-transfer-encoding') ?? '').toLowerCase();
   if (cte === 'base64') return Buffer.from(p.body.replace(/\s+/g, ''), 'base64').toString('utf8');
-  if (cte === 'quoted-printable') return p.body.replace(/=\r?\n/g, '').replace(/=([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  if (cte === 'quoted-printable')
+    return p.body
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
   return p.body;
 }
 
@@ -70,7 +79,11 @@ function leaves(raw: string, depth = 0, out: Part[] = []): Part[] {
 }
 
 const address = (v: string | undefined) => {
-  const a = v?.replace(/^[^;]*;/, '').trim().replace(/^<|>$/g, '').toLowerCase();
+  const a = v
+    ?.replace(/^[^;]*;/, '')
+    .trim()
+    .replace(/^<|>$/g, '')
+    .toLowerCase();
   return a && a.includes('@') ? a : null;
 };
 const messageIdOf = (v: string | undefined) => /<[^<>\s]+>/.exec(v ?? '')?.[0] ?? null;
@@ -84,13 +97,24 @@ const classOf = (status: string | null, action: string) =>
  */
 export function parseDeliveryReport(source: string): DeliveryReport | 'no_failure' | null {
   const parts = leaves(source);
-  const status = parts.find((p) => /^message\/(global-)?delivery-status$/.test(contentType(p.headers.get('content-type')).type));
+  const status = parts.find((p) =>
+    /^message\/(global-)?delivery-status$/.test(contentType(p.headers.get('content-type')).type),
+  );
   if (!status) return null;
-  const blocks = decode(status).split(/\r?\n[ \t]*\r?\n/).map(headerFields).filter((b) => b.has('action') || b.has('status'));
-  const pick = blocks.find((b) => b.get('action')?.toLowerCase() === 'failed') ?? blocks.find((b) => b.get('action')?.toLowerCase() === 'delayed');
+  const blocks = decode(status)
+    .split(/\r?\n[ \t]*\r?\n/)
+    .map(headerFields)
+    .filter((b) => b.has('action') || b.has('status'));
+  const pick =
+    blocks.find((b) => b.get('action')?.toLowerCase() === 'failed') ??
+    blocks.find((b) => b.get('action')?.toLowerCase() === 'delayed');
   if (!pick) return 'no_failure';
   const code = /[245]\.\d{1,3}\.\d{1,3}/.exec(pick.get('status') ?? '')?.[0] ?? null;
-  const original = parts.find((p) => /^(message\/(rfc822|global|global-headers|rfc822-headers)|text\/rfc822-headers)$/.test(contentType(p.headers.get('content-type')).type));
+  const original = parts.find((p) =>
+    /^(message\/(rfc822|global|global-headers|rfc822-headers)|text\/rfc822-headers)$/.test(
+      contentType(p.headers.get('content-type')).type,
+    ),
+  );
   return {
     class: classOf(code, pick.get('action')!.toLowerCase()),
     status: code,
@@ -100,7 +124,8 @@ export function parseDeliveryReport(source: string): DeliveryReport | 'no_failur
 }
 
 const DAEMON = /^(mailer-daemon|postmaster|mail-daemon|mailer|bounces?|mdaemon|double-bounce)([+@.-]|$)/i;
-const BOUNCE_SUBJECT = /(undeliver|undelivered mail|delivery status notification|delivery (has )?failed|mail delivery failed|failure notice|returned mail|delivery failure|non remis|unzustellbar|nicht zustellbar)/i;
+const BOUNCE_SUBJECT =
+  /(undeliver|undelivered mail|delivery status notification|delivery (has )?failed|mail delivery failed|failure notice|returned mail|delivery failure|non remis|unzustellbar|nicht zustellbar)/i;
 const DELAY = /(delayed|will (continue to )?(retry|try)|still trying|not yet been delivered|temporar(y|ily))/i;
 
 /** Whether a message without a report is a mail system's bounce: a daemon sender or a bounce subject. */
@@ -109,15 +134,28 @@ export function looksLikeBounce(from: string | null, subject: string | null): bo
 }
 
 /** A classic bounce's class from its prose: a 5.x.x (or 5xx) code hard, 4.x.x (or 4xx) or delay wording soft, else hard. */
-export function classicBounce(text: string, opts: { exclude: string[]; originalMessageId: string | null }): DeliveryReport {
+export function classicBounce(
+  text: string,
+  opts: { exclude: string[]; originalMessageId: string | null },
+): DeliveryReport {
   const head = text.slice(0, 20_000);
   const enhanced = head.match(/\b[45]\.\d{1,3}\.\d{1,3}\b/g) ?? [];
   const basic = /\b([45][0-5]\d)[ -]/.exec(head)?.[1] ?? null;
   const status = enhanced.find((c) => c.startsWith('5')) ?? enhanced[0] ?? null;
-  const cls = status ? classOf(status, '') : basic ? (basic.startsWith('5') ? 'hard' : 'soft') : DELAY.test(head) ? 'soft' : 'hard';
+  const cls = status
+    ? classOf(status, '')
+    : basic
+      ? basic.startsWith('5')
+        ? 'hard'
+        : 'soft'
+      : DELAY.test(head)
+        ? 'soft'
+        : 'hard';
   const skip = new Set(opts.exclude.map((a) => a.toLowerCase()));
   const finalRecipient = address(/^\s*final-recipient:\s*(.+)$/im.exec(head)?.[1]);
-  const mentioned = [...head.matchAll(/[\w.+'-]+@[\w-]+(\.[\w-]+)+/g)].map((m) => m[0].toLowerCase()).find((a) => !skip.has(a) && !DAEMON.test(a));
+  const mentioned = [...head.matchAll(/[\w.+'-]+@[\w-]+(\.[\w-]+)+/g)]
+    .map((m) => m[0].toLowerCase())
+    .find((a) => !skip.has(a) && !DAEMON.test(a));
   return {
     class: cls,
     status,

@@ -30,7 +30,12 @@ export class ImapSessions {
    * Runs `fn` on the account's session for `endpoint` (made with `open` when there is none), after the
    * account's earlier uses. A failure closes the session.
    */
-  run<T>(accountId: string, endpoint: MailEndpoint, open: () => Promise<ImapFlow>, fn: (client: ImapFlow, memo: Map<string, unknown>) => Promise<T>): Promise<T> {
+  run<T>(
+    accountId: string,
+    endpoint: MailEndpoint,
+    open: () => Promise<ImapFlow>,
+    fn: (client: ImapFlow, memo: Map<string, unknown>) => Promise<T>,
+  ): Promise<T> {
     const key = createHash('sha256').update(JSON.stringify(endpoint)).digest('hex');
     let s = this.sessions.get(accountId);
     if (s && s.key !== key) {
@@ -38,7 +43,13 @@ export class ImapSessions {
       s = undefined;
     }
     if (!s) {
-      const made: Session = { key, client: Promise.resolve(null as unknown as ImapFlow), tail: Promise.resolve(), timer: null, memo: new Map() };
+      const made: Session = {
+        key,
+        client: Promise.resolve(null as unknown as ImapFlow),
+        tail: Promise.resolve(),
+        timer: null,
+        memo: new Map(),
+      };
       // A session that failed or closed is forgotten; a newer one of the same account is left alone.
       const forget = () => this.sessions.get(accountId) === made && this.drop(accountId);
       made.client = open().then(async (c) => {
@@ -57,7 +68,17 @@ export class ImapSessions {
     const use = session.tail.then(async () => {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new MailConnectError('host_unreachable', 'imap', `the IMAP server did not answer within ${USE_TIMEOUT_MS} ms`)), USE_TIMEOUT_MS);
+        timer = setTimeout(
+          () =>
+            reject(
+              new MailConnectError(
+                'host_unreachable',
+                'imap',
+                `the IMAP server did not answer within ${USE_TIMEOUT_MS} ms`,
+              ),
+            ),
+          USE_TIMEOUT_MS,
+        );
       });
       try {
         return await Promise.race([session.client.then((c) => fn(c, session.memo)), deadline]);

@@ -25,7 +25,8 @@ export interface InboundMail {
 }
 
 // Where the quoted conversation starts in a reply: "On … wrote:", Outlook's header block, a separator.
-const QUOTE_START = /^(On\s[\s\S]{0,300}?wrote:|Le\s[\s\S]{0,300}?a écrit\s?:|Am\s[\s\S]{0,300}?schrieb[\s\S]{0,200}?:|-{2,}\s*Original Message\s*-{2,}|From:\s.+\r?\n(Sent|Date):\s)/im;
+const QUOTE_START =
+  /^(On\s[\s\S]{0,300}?wrote:|Le\s[\s\S]{0,300}?a écrit\s?:|Am\s[\s\S]{0,300}?schrieb[\s\S]{0,200}?:|-{2,}\s*Original Message\s*-{2,}|From:\s.+\r?\n(Sent|Date):\s)/im;
 
 /** The text a person wrote, without the conversation they quoted (the whole text when that leaves nothing). */
 export function replyText(text: string): string {
@@ -38,21 +39,31 @@ export function replyText(text: string): string {
   return (own || text.trim()).slice(0, MAX_TEXT);
 }
 
-export async function readMail(source: Buffer, opts: { accountAddress: string; receivedAt: Date | null }): Promise<InboundMail> {
+export async function readMail(
+  source: Buffer,
+  opts: { accountAddress: string; receivedAt: Date | null },
+): Promise<InboundMail> {
   const mail = await simpleParser(source, { skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
   const received = opts.receivedAt ?? new Date();
-  const dated = mail.date && !Number.isNaN(mail.date.getTime()) && mail.date.getTime() < received.getTime() + CLOCK_SKEW_MS ? mail.date : null;
+  const dated =
+    mail.date && !Number.isNaN(mail.date.getTime()) && mail.date.getTime() < received.getTime() + CLOCK_SKEW_MS
+      ? mail.date
+      : null;
   const sentAt = dated ?? received;
   const raw = source.toString('utf8');
   const facts = classifyMail(mail, raw, { accountAddress: opts.accountAddress, sentAt });
   return {
-    messageId: normaliseMessageId(mail.messageId) ?? `<${createHash('sha256').update(source.subarray(0, 65_536)).digest('hex')}@no-message-id.invalid>`,
+    messageId:
+      normaliseMessageId(mail.messageId) ??
+      `<${createHash('sha256').update(source.subarray(0, 65_536)).digest('hex')}@no-message-id.invalid>`,
     from: addressesOf(mail.from)[0] ?? null,
     to: [...addressesOf(mail.to), ...addressesOf(mail.cc)],
     text: facts.kind === 'bounce' ? (mail.text ?? '').trim().slice(0, MAX_TEXT) : replyText(mail.text ?? ''),
     sentAt,
     // Numbered in the parser's order, so the connector can find one again by re-reading the message.
-    attachments: mail.attachments.flatMap((a, i) => (a.related ? [] : [{ id: String(i + 1), name: a.filename ?? `attachment-${i + 1}`, size: a.size }])),
+    attachments: mail.attachments.flatMap((a, i) =>
+      a.related ? [] : [{ id: String(i + 1), name: a.filename ?? `attachment-${i + 1}`, size: a.size }],
+    ),
     own: isOwnMessage(mail, opts.accountAddress),
     facts,
   };

@@ -91,7 +91,11 @@ export class InboxReader {
    * failure to connect is a MailConnectError (auth_failed, tls_failed, host_unreachable,
    * blocked_destination).
    */
-  static async open(endpoint: MailEndpoint, policy: MailHostPolicy, opts: { forcePoll?: boolean; pollMs?: number } = {}): Promise<InboxReader> {
+  static async open(
+    endpoint: MailEndpoint,
+    policy: MailHostPolicy,
+    opts: { forcePoll?: boolean; pollMs?: number } = {},
+  ): Promise<InboxReader> {
     const target = await resolveMailHost('imap', endpoint, policy);
     const client = imapClient(endpoint, target);
     // imapflow emits 'error' on a lost socket; without a listener that would end the process.
@@ -105,7 +109,13 @@ export class InboxReader {
     try {
       const box = await client.mailboxOpen('INBOX', { readOnly: true });
       const idle = !opts.forcePoll && client.capabilities.has('IDLE');
-      return new InboxReader(client, String(box.uidValidity), box.uidNext, idle ? 'idle' : 'poll', opts.pollMs ?? 20_000);
+      return new InboxReader(
+        client,
+        String(box.uidValidity),
+        box.uidNext,
+        idle ? 'idle' : 'poll',
+        opts.pollMs ?? 20_000,
+      );
     } catch (err) {
       client.close();
       throw err;
@@ -166,7 +176,11 @@ export class InboxReader {
     this.check();
     const byUid = new Map(batch.map((m) => [m.uid, m]));
     const out: FetchedMessage[] = [];
-    for await (const m of this.client.fetch(batch.map((b) => b.uid).join(','), { uid: true, source: { maxLength: MAX_SOURCE_BYTES } }, { uid: true })) {
+    for await (const m of this.client.fetch(
+      batch.map((b) => b.uid).join(','),
+      { uid: true, source: { maxLength: MAX_SOURCE_BYTES } },
+      { uid: true },
+    )) {
       const listed = byUid.get(m.uid);
       if (!listed || !m.source) continue;
       out.push({ ...listed, source: m.source, truncated: listed.size > MAX_SOURCE_BYTES });

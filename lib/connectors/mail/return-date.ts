@@ -9,15 +9,88 @@ const DAY_MS = 86_400_000;
 export const MAX_AHEAD_DAYS = 183;
 
 const MONTHS: Record<string, number> = {
-  jan: 1, january: 1, januar: 1, janvier: 1, feb: 2, february: 2, februar: 2, fevrier: 2, 'février': 2, mar: 3, march: 3, 'märz': 3, maerz: 3, mars: 3,
-  apr: 4, april: 4, avril: 4, may: 5, mai: 5, jun: 6, june: 6, juni: 6, juin: 6, jul: 7, july: 7, juli: 7, juillet: 7, aug: 8, august: 8, 'août': 8, aout: 8,
-  sep: 9, sept: 9, september: 9, septembre: 9, oct: 10, okt: 10, october: 10, oktober: 10, octobre: 10, nov: 11, november: 11, novembre: 11,
-  dec: 12, dez: 12, december: 12, dezember: 12, 'décembre': 12, decembre: 12,
+  jan: 1,
+  january: 1,
+  januar: 1,
+  janvier: 1,
+  feb: 2,
+  february: 2,
+  februar: 2,
+  fevrier: 2,
+  février: 2,
+  mar: 3,
+  march: 3,
+  märz: 3,
+  maerz: 3,
+  mars: 3,
+  apr: 4,
+  april: 4,
+  avril: 4,
+  may: 5,
+  mai: 5,
+  jun: 6,
+  june: 6,
+  juni: 6,
+  juin: 6,
+  jul: 7,
+  july: 7,
+  juli: 7,
+  juillet: 7,
+  aug: 8,
+  august: 8,
+  août: 8,
+  aout: 8,
+  sep: 9,
+  sept: 9,
+  september: 9,
+  septembre: 9,
+  oct: 10,
+  okt: 10,
+  october: 10,
+  oktober: 10,
+  octobre: 10,
+  nov: 11,
+  november: 11,
+  novembre: 11,
+  dec: 12,
+  dez: 12,
+  december: 12,
+  dezember: 12,
+  décembre: 12,
+  decembre: 12,
 };
 const WEEKDAYS: Record<string, number> = {
-  sun: 0, sunday: 0, sonntag: 0, dimanche: 0, mon: 1, monday: 1, montag: 1, lundi: 1, tue: 2, tues: 2, tuesday: 2, dienstag: 2, mardi: 2,
-  wed: 3, wednesday: 3, mittwoch: 3, mercredi: 3, thu: 4, thur: 4, thurs: 4, thursday: 4, donnerstag: 4, jeudi: 4,
-  fri: 5, friday: 5, freitag: 5, vendredi: 5, sat: 6, saturday: 6, samstag: 6, samedi: 6,
+  sun: 0,
+  sunday: 0,
+  sonntag: 0,
+  dimanche: 0,
+  mon: 1,
+  monday: 1,
+  montag: 1,
+  lundi: 1,
+  tue: 2,
+  tues: 2,
+  tuesday: 2,
+  dienstag: 2,
+  mardi: 2,
+  wed: 3,
+  wednesday: 3,
+  mittwoch: 3,
+  mercredi: 3,
+  thu: 4,
+  thur: 4,
+  thurs: 4,
+  thursday: 4,
+  donnerstag: 4,
+  jeudi: 4,
+  fri: 5,
+  friday: 5,
+  freitag: 5,
+  vendredi: 5,
+  sat: 6,
+  saturday: 6,
+  samstag: 6,
+  samedi: 6,
 };
 const alt = (words: string[]) => words.sort((a, b) => b.length - a.length).join('|');
 // Word edges that know accented letters (\\b does not: "à", "März").
@@ -27,7 +100,10 @@ const MONTH = `${B}(${alt(Object.keys(MONTHS))})${E}`;
 const WEEKDAY = `${B}(${alt(Object.keys(WEEKDAYS))})${E}`;
 
 /** Words after which a date is the return (or the last day away: the hold is to the day after it anyway). */
-const ANCHOR = new RegExp(`${B}(back|return(?:s|ing)?|returned|until|till|til|through|thru|in the office|available|zurück|wieder|bis|ab|retour|jusqu'?au|à partir du)${E}`, 'giu');
+const ANCHOR = new RegExp(
+  `${B}(back|return(?:s|ing)?|returned|until|till|til|through|thru|in the office|available|zurück|wieder|bis|ab|retour|jusqu'?au|à partir du)${E}`,
+  'giu',
+);
 /** How far after a return word its date may start. */
 const WINDOW = 60;
 
@@ -51,7 +127,10 @@ const DATE_FORMS: { re: RegExp; read: (m: RegExpExecArray) => Candidate[] }[] = 
       const b = +m[3];
       const y = m[4] ? (m[4].length === 2 ? 2000 + +m[4] : +m[4]) : null;
       if (m[2] === '.') return [{ y, mo: b, d: a }];
-      return [{ y, mo: a, d: b }, { y, mo: b, d: a }];
+      return [
+        { y, mo: a, d: b },
+        { y, mo: b, d: a },
+      ];
     },
   },
 ];
@@ -84,7 +163,10 @@ function firstDate(s: string, sent: Date): number | null {
   for (const f of DATE_FORMS) {
     const m = f.re.exec(s);
     if (!m || (best && best.index <= m.index)) continue;
-    const days = f.read(m).map((c) => resolve(c, sent)).filter((x): x is number => x !== null);
+    const days = f
+      .read(m)
+      .map((c) => resolve(c, sent))
+      .filter((x): x is number => x !== null);
     if (days.length) best = { index: m.index, ms: Math.min(...days) };
   }
   if (best) return best.ms;

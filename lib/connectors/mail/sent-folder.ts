@@ -9,7 +9,9 @@ const SENT_NAMES = /^(sent|sent items|sent messages|sent mail)$/i;
 export async function sentFolder(client: ImapFlow, opts: { create: boolean }): Promise<string | null> {
   const find = async () => {
     const folders = await client.list();
-    return (folders.find((f) => f.specialUse === '\\Sent') ?? folders.find((f) => SENT_NAMES.test(f.name)))?.path ?? null;
+    return (
+      (folders.find((f) => f.specialUse === '\\Sent') ?? folders.find((f) => SENT_NAMES.test(f.name)))?.path ?? null
+    );
   };
   const found = await find();
   if (found || !opts.create) return found;
@@ -39,7 +41,13 @@ export async function findByMessageId(client: ImapFlow, path: string, messageId:
 }
 
 /** Files `raw` in the Sent folder as read, unless the server filed it itself (Gmail does for SMTP sends). */
-export async function appendToSent(client: ImapFlow, path: string, raw: Buffer, messageId: string, sentAt: Date): Promise<'appended' | 'present'> {
+export async function appendToSent(
+  client: ImapFlow,
+  path: string,
+  raw: Buffer,
+  messageId: string,
+  sentAt: Date,
+): Promise<'appended' | 'present'> {
   if (await findByMessageId(client, path, messageId)) return 'present';
   await client.append(path, raw, ['\\Seen'], sentAt);
   return 'appended';

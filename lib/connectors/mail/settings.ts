@@ -25,7 +25,8 @@ export interface MailSettings {
 }
 
 /** Why a mailbox cannot be connected: the API answers 400 with `reason` as its code. */
-export type MailConnectReason = 'invalid_credentials' | 'auth_failed' | 'host_unreachable' | 'tls_failed' | 'blocked_destination';
+export type MailConnectReason =
+  'invalid_credentials' | 'auth_failed' | 'host_unreachable' | 'tls_failed' | 'blocked_destination';
 
 export class MailConnectError extends ConnectorError {
   constructor(
@@ -39,9 +40,16 @@ export class MailConnectError extends ConnectorError {
 }
 
 /** Credentials meant for the mail connector: they name an SMTP or an IMAP host. */
-export const isMailCredentials = (c: Record<string, string> | undefined | null): c is Record<string, string> => !!c && ('smtp_host' in c || 'imap_host' in c);
+export const isMailCredentials = (c: Record<string, string> | undefined | null): c is Record<string, string> =>
+  !!c && ('smtp_host' in c || 'imap_host' in c);
 
-const KNOWN = new Set(['email', 'from_name', 'username', 'password', ...['smtp', 'imap'].flatMap((s) => [`${s}_host`, `${s}_port`, `${s}_security`, `${s}_username`, `${s}_password`])]);
+const KNOWN = new Set([
+  'email',
+  'from_name',
+  'username',
+  'password',
+  ...['smtp', 'imap'].flatMap((s) => [`${s}_host`, `${s}_port`, `${s}_security`, `${s}_username`, `${s}_password`]),
+]);
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 /**
@@ -69,15 +77,18 @@ function invalid(message: string): never {
 function endpoint(c: Record<string, string>, side: 'smtp' | 'imap'): MailEndpoint {
   const host = (c[`${side}_host`] ?? '').trim().toLowerCase();
   // Before any connection: a malformed host is the caller's field error, never an unreachable server.
-  if (!isMailHost(host)) invalid(`${side}_host must be a host name or an IP address (${JSON.stringify(host.slice(0, 100))} is neither)`);
+  if (!isMailHost(host))
+    invalid(`${side}_host must be a host name or an IP address (${JSON.stringify(host.slice(0, 100))} is neither)`);
   const implicit = side === 'smtp' ? 465 : 993;
   const upgrade = side === 'smtp' ? 587 : 143;
   const rawSecurity = c[`${side}_security`]?.trim().toLowerCase();
-  if (rawSecurity !== undefined && !['tls', 'starttls', 'none'].includes(rawSecurity)) invalid(`${side}_security must be tls, starttls or none`);
+  if (rawSecurity !== undefined && !['tls', 'starttls', 'none'].includes(rawSecurity))
+    invalid(`${side}_security must be tls, starttls or none`);
   const rawPort = c[`${side}_port`]?.trim();
   const port = rawPort === undefined ? (rawSecurity === 'tls' ? implicit : upgrade) : Number(rawPort);
   if (!Number.isInteger(port) || port < 1 || port > 65535) invalid(`${side}_port must be a port number`);
-  const security = (rawSecurity ?? (port === implicit || port === 465 || port === 993 ? 'tls' : 'starttls')) as MailSecurity;
+  const security = (rawSecurity ??
+    (port === implicit || port === 465 || port === 993 ? 'tls' : 'starttls')) as MailSecurity;
   const user = c[`${side}_username`] ?? c.username ?? c.email;
   const pass = c[`${side}_password`] ?? c.password;
   if (!user) invalid(`username (or ${side}_username) is required`);
