@@ -59,6 +59,19 @@ const campaignApps = (col: string) => `(select array[m.app_id::text] from campai
  * workspace (`?`), with its products as `apps` (text[]; null when the kind has none by nature), and
  * whose a row is (`scope`).
  */
+/** A workspace-level kind: its rows have no product. */
+const workspaceRow = (what: string, table: string): Resolver => ({
+  what,
+  scope: 'workspace',
+  sql: `select x.id, null as apps from ${table} x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
+});
+/** A kind that is the caller's own in the workspace: another user's is not found. */
+const ownRow = (what: string, table: string): Resolver => ({
+  what,
+  scope: 'own',
+  sql: `select x.id, null as apps from ${table} x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
+});
+
 const RESOLVE = {
   app: {
     what: 'product',
@@ -136,74 +149,22 @@ const RESOLVE = {
     scope: 'workspace',
     sql: `select p.id, null as apps from platform_accounts p where p.id = any(?::uuid[]) and p.workspace_id = ?`,
   },
-  integration: {
-    what: 'integration',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from integrations x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
-  partner_event: {
-    what: 'partner event',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from partner_events x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
-  webhook: {
-    what: 'webhook subscription',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from webhook_subscriptions x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
-  booking_provider: {
-    what: 'booking provider',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from booking_providers x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
-  booking_event: {
-    what: 'booking event',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from booking_provider_events x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
-  member: {
-    what: 'member',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from team_members x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
-  invitation: {
-    what: 'invitation',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from team_invitations x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
+  integration: workspaceRow('integration', 'integrations'),
+  partner_event: workspaceRow('partner event', 'partner_events'),
+  webhook: workspaceRow('webhook subscription', 'webhook_subscriptions'),
+  booking_provider: workspaceRow('booking provider', 'booking_providers'),
+  booking_event: workspaceRow('booking event', 'booking_provider_events'),
+  member: workspaceRow('member', 'team_members'),
+  invitation: workspaceRow('invitation', 'team_invitations'),
   // The suppression list is the workspace's, whatever the product (docs/email.md "Suppression").
-  suppression: {
-    what: 'suppression',
-    scope: 'workspace',
-    sql: `select x.id, null as apps from suppressions x where x.id = any(?::uuid[]) and x.workspace_id = ?`,
-  },
+  suppression: workspaceRow('suppression', 'suppressions'),
 
   // The caller's own (in the workspace): another user's is not found.
-  thread: {
-    what: 'thread',
-    scope: 'own',
-    sql: `select x.id, null as apps from agent_threads x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
-  },
-  task: {
-    what: 'task',
-    scope: 'own',
-    sql: `select x.id, null as apps from operator_tasks x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
-  },
-  memory: {
-    what: 'memory',
-    scope: 'own',
-    sql: `select x.id, null as apps from operator_memories x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
-  },
-  approval: {
-    what: 'approval',
-    scope: 'own',
-    sql: `select x.id, null as apps from mcp_approvals x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
-  },
-  attachment: {
-    what: 'attachment',
-    scope: 'own',
-    sql: `select x.id, null as apps from agent_attachments x where x.id = any(?::uuid[]) and x.workspace_id = ? and x.user_id = ?`,
-  },
+  thread: ownRow('thread', 'agent_threads'),
+  task: ownRow('task', 'operator_tasks'),
+  memory: ownRow('memory', 'operator_memories'),
+  approval: ownRow('approval', 'mcp_approvals'),
+  attachment: ownRow('attachment', 'agent_attachments'),
 } satisfies Record<string, Resolver>;
 
 export type Kind = keyof typeof RESOLVE;
@@ -213,6 +174,12 @@ export const OWN_KINDS = KINDS.filter((k) => ['own', 'requester'].includes((RESO
 /** Kinds whose rows carry products: a member is refused one of a product they were not given (403). */
 export const PRODUCT_KINDS = KINDS.filter((k) => !(RESOLVE[k] as Resolver).scope);
 
+/** A child kind found by its parent's id in one column. */
+const childRow = (what: string, table: string, parentColumn: string) => ({
+  what,
+  sql: `select x.id from ${table} x where x.id = any(?::uuid[]) and x.${parentColumn} = ?`,
+});
+
 /**
  * Children: rows looked up inside a parent that another declared id of the same request names (a step
  * within its campaign). The parent's check covers their product; here, one that is not that parent's
@@ -220,19 +187,10 @@ export const PRODUCT_KINDS = KINDS.filter((k) => !(RESOLVE[k] as Resolver).scope
  * that finds its rows by id (`= any(?)`) inside the parent (`?`).
  */
 const CHILDREN = {
-  step: { what: 'step', sql: `select x.id from campaign_steps x where x.id = any(?::uuid[]) and x.campaign_id = ?` },
-  enroll_operation: {
-    what: 'operation',
-    sql: `select x.id from enroll_operations x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
-  },
-  review_item: {
-    what: 'draft',
-    sql: `select x.id from message_drafts x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
-  },
-  example: {
-    what: 'example',
-    sql: `select x.id from message_examples x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
-  },
+  step: childRow('step', 'campaign_steps', 'campaign_id'),
+  enroll_operation: childRow('operation', 'enroll_operations', 'campaign_id'),
+  review_item: childRow('draft', 'message_drafts', 'campaign_id'),
+  example: childRow('example', 'message_examples', 'campaign_id'),
   // A campaign links signals of agents of its own product.
   campaign_signal: {
     what: 'signal',
@@ -243,32 +201,14 @@ const CHILDREN = {
     what: 'list',
     sql: `select l.id from lead_lists l join campaigns m on m.app_id = l.app_id where l.id = any(?::uuid[]) and m.id = ?`,
   },
-  signal: { what: 'signal', sql: `select x.id from agent_signals x where x.id = any(?::uuid[]) and x.agent_id = ?` },
-  rejected_profile: {
-    what: 'rejected profile',
-    sql: `select x.id from rejected_profiles x where x.id = any(?::uuid[]) and x.agent_id = ?`,
-  },
-  list_import: { what: 'import', sql: `select x.id from list_imports x where x.id = any(?::uuid[]) and x.app_id = ?` },
-  specialist_run: {
-    what: 'run',
-    sql: `select x.id from specialist_runs x where x.id = any(?::uuid[]) and x.app_id = ?`,
-  },
-  attachment: {
-    what: 'attachment',
-    sql: `select x.id from agent_attachments x where x.id = any(?::uuid[]) and x.thread_id = ?`,
-  },
-  cdm_member: {
-    what: 'member',
-    sql: `select x.id from cdm_import_members x where x.id = any(?::uuid[]) and x.job_id = ?`,
-  },
-  cdm_company: {
-    what: 'company',
-    sql: `select x.id from cdm_import_companies x where x.id = any(?::uuid[]) and x.job_id = ?`,
-  },
-  campaign_action: {
-    what: 'scheduled action',
-    sql: `select x.id from scheduled_actions x where x.id = any(?::uuid[]) and x.campaign_id = ?`,
-  },
+  signal: childRow('signal', 'agent_signals', 'agent_id'),
+  rejected_profile: childRow('rejected profile', 'rejected_profiles', 'agent_id'),
+  list_import: childRow('import', 'list_imports', 'app_id'),
+  specialist_run: childRow('run', 'specialist_runs', 'app_id'),
+  attachment: childRow('attachment', 'agent_attachments', 'thread_id'),
+  cdm_member: childRow('member', 'cdm_import_members', 'job_id'),
+  cdm_company: childRow('company', 'cdm_import_companies', 'job_id'),
+  campaign_action: childRow('scheduled action', 'scheduled_actions', 'campaign_id'),
 } satisfies Record<string, { what: string; sql: string }>;
 
 export type ChildKind = keyof typeof CHILDREN;

@@ -18,6 +18,7 @@ import type { IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
 import type { AgentScheduleState, NextLaunches } from '../domain/jobs.js';
 import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
+import type * as workflows from '../workflows/index.js';
 
 export const INTERVALS = { hourly: '1 hour', daily: '1 day', weekly: '7 days' } as const;
 const INTERVAL_MS = { hourly: 3_600_000, daily: 86_400_000, weekly: 604_800_000 } as const;
@@ -32,6 +33,9 @@ export function intervalOf(config: unknown): Interval {
 }
 
 function definition(agentId: string, agent: AgentScheduleState, taskQueue: string, every: string): ScheduleOptions {
+  // The workflow it starts, typed by the registry: a renamed workflow or other arguments fail tsc.
+  const args: Parameters<typeof workflows.scheduledDiscovery> = [{ agentId, workspaceId: agent.workspaceId }];
+  const workflowType: keyof typeof workflows = 'scheduledDiscovery';
   return {
     scheduleId: discoveryWorkflowIds.schedule(agentId),
     spec: { intervals: [{ every }] },
@@ -39,10 +43,10 @@ function definition(agentId: string, agent: AgentScheduleState, taskQueue: strin
     state: { paused: agent.status !== 'active', note: agent.status !== 'active' ? 'agent paused' : 'agent active' },
     action: {
       type: 'startWorkflow',
-      workflowType: 'scheduledDiscovery',
+      workflowType,
       workflowId: discoveryWorkflowIds.scheduled(agentId),
       taskQueue,
-      args: [{ agentId, workspaceId: agent.workspaceId }],
+      args,
       typedSearchAttributes: jobSearchAttributes({
         kind: 'discovery-schedule',
         workspaceId: agent.workspaceId,

@@ -413,7 +413,7 @@ export function temporalJobs(client: Client, taskQueue: string, opts: { eagerCli
         // A processor draining the account finds the events without a signal (docs/inbox.md); when
         // the answer is unknown, signal.
         if (s.draining && (await s.draining().catch(() => false))) return;
-        await client.workflow.signalWithStart('inboxInbound', {
+        await client.workflow.signalWithStart<Workflows['inboxInbound'], []>('inboxInbound', {
           taskQueue,
           workflowId: inboxWorkflowIds.inbound(s.accountId),
           args: [{ accountId: s.accountId }],

@@ -4,24 +4,35 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type Schedu
 import { scheduleIds, workflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
+import type * as workflows from '../workflows/index.js';
 
-interface Recurring {
-  id: keyof typeof scheduleIds & keyof typeof workflowIds;
-  spec: ScheduleOptions['spec'];
-  catchupWindow: string;
-  kind: string;
-  args?: unknown[];
-  description: string;
-  /** Only while the connector is the local sandbox network (CONNECTOR_BASE_URL unset). */
-  sandboxOnly?: boolean;
-}
+type Workflows = typeof workflows;
+type Scheduled = keyof typeof scheduleIds & keyof typeof workflowIds & keyof Workflows;
 
-// The workflow type has the same name as the schedule/workflow-id key.
+/**
+ * A recurring job: its id names the registered workflow it starts (and its schedule and workflow ids),
+ * and its arguments are that workflow function's, so tsc refuses a schedule of an unknown workflow or
+ * with arguments of another shape.
+ */
+type Recurring = {
+  [K in Scheduled]: {
+    id: K;
+    spec: ScheduleOptions['spec'];
+    catchupWindow: string;
+    kind: string;
+    args: Parameters<Workflows[K]>;
+    description: string;
+    /** Only while the connector is the local sandbox network (CONNECTOR_BASE_URL unset). */
+    sandboxOnly?: boolean;
+  };
+}[Scheduled];
+
 const RECURRING: Recurring[] = [
   {
     id: 'purgeExpiredAuth',
     spec: { intervals: [{ every: '1 hour' }] },
     catchupWindow: '1 hour',
+    args: [],
     kind: 'maintenance',
     description: 'Purges expired/revoked sessions and expired refresh tokens',
   },
@@ -54,6 +65,7 @@ const RECURRING: Recurring[] = [
     id: 'purgeWebhookHistory',
     spec: { calendars: [{ hour: 3, minute: 17 }] },
     catchupWindow: '1 day',
+    args: [],
     kind: 'maintenance',
     description: 'Purges webhook deliveries and dispatched outbox events past retention',
   },
@@ -61,6 +73,7 @@ const RECURRING: Recurring[] = [
     id: 'deliverSandboxEvents',
     spec: { intervals: [{ every: '1 minute' }] },
     catchupWindow: '1 minute',
+    args: [],
     kind: 'connector',
     sandboxOnly: true,
     description: 'Hands the sandbox network’s due inbound events (acceptances, replies) to the inbound pipeline',
@@ -69,6 +82,7 @@ const RECURRING: Recurring[] = [
     id: 'notificationEmails',
     spec: { intervals: [{ every: '1 minute' }] },
     catchupWindow: '1 minute',
+    args: [],
     kind: 'notifications',
     description: 'Mails the notifications whose recipient chose email for their topic (docs/notifications.md)',
   },
@@ -84,6 +98,7 @@ const RECURRING: Recurring[] = [
     id: 'partnerSyncSweep',
     spec: { intervals: [{ every: '15 minutes' }] },
     catchupWindow: '15 minutes',
+    args: [],
     kind: 'partner-sync',
     description: 'Starts partner-sync:<id> for every active partner CRM integration (a running sync goes on)',
   },
@@ -108,6 +123,7 @@ const RECURRING: Recurring[] = [
     id: 'inboxSweep',
     spec: { intervals: [{ every: '1 minute' }] },
     catchupWindow: '1 minute',
+    args: [],
     kind: 'inbox',
     description:
       'Wakes the inbox processor of every account with inbound events stored over 30 s ago and not handled (a wake-up lost with its API process)',
@@ -139,7 +155,7 @@ export function scheduleDefinitions(taskQueue: string, idPrefix = '', opts: Sche
       workflowType: r.id,
       workflowId: idPrefix + workflowIds[r.id],
       taskQueue,
-      args: r.args ?? [],
+      args: r.args,
       typedSearchAttributes: jobSearchAttributes({ kind: r.kind }),
     },
     memo: { description: r.description },

@@ -34,6 +34,7 @@ import { WEBHOOK_EVENTS_CHANNEL } from '../domain/webhooks/events.js';
 import { webhookWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
 import { BATCHED_TARGETS_MAX } from '../workflows/webhooks.js';
+import type * as workflows from '../workflows/index.js';
 
 export interface DispatcherOptions {
   databaseUrl: string;
@@ -164,7 +165,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   async function start(job: Job): Promise<void> {
     try {
       if (job.kind === 'batch')
-        await opts.temporal.workflow.start('deliverWebhookEventBatch', {
+        await opts.temporal.workflow.start<typeof workflows.deliverWebhookEventBatch>('deliverWebhookEventBatch', {
           taskQueue: opts.taskQueue,
           workflowId: webhookWorkflowIds.batch(job.id),
           args: [{ batchId: job.id, workspaceId: job.workspaceId }],
@@ -174,7 +175,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
           requestEagerStart: opts.eagerStart,
         });
       else
-        await opts.temporal.workflow.start('deliverWebhookEvent', {
+        await opts.temporal.workflow.start<typeof workflows.deliverWebhookEvent>('deliverWebhookEvent', {
           taskQueue: opts.taskQueue,
           workflowId: webhookWorkflowIds.event(job.id),
           args: [{ eventId: job.id, workspaceId: job.workspaceId }],
