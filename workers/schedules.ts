@@ -2,7 +2,7 @@
 // worker start-up; an existing schedule is updated to the current definition.
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { scheduleIds, workflowIds } from '../lib/workflow-ids.js';
-import { jobSearchAttributes } from '../workflows/search-attributes.js';
+import { jobSearchAttributes, type JobKindName } from '../workflows/search-attributes.js';
 import { retryTransient } from '../lib/temporal.js';
 import type * as workflows from '../workflows/index.js';
 
@@ -19,7 +19,7 @@ type Recurring = {
     id: K;
     spec: ScheduleOptions['spec'];
     catchupWindow: string;
-    kind: string;
+    kind: JobKindName;
     args: Parameters<Workflows[K]>;
     description: string;
     /** Only while the connector is the local sandbox network (CONNECTOR_BASE_URL unset). */

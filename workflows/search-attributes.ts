@@ -6,8 +6,48 @@ export const WorkspaceId = defineSearchAttributeKey('WorkspaceId', SearchAttribu
 export const AppId = defineSearchAttributeKey('AppId', SearchAttributeType.KEYWORD);
 export const JobKind = defineSearchAttributeKey('JobKind', SearchAttributeType.KEYWORD);
 
+/**
+ * Every value of the `JobKind` search attribute (what an operator filters by in the Temporal UI): a
+ * literal union, so a start cannot invent one.
+ */
+export const JOB_KINDS = [
+  'accounts',
+  'analytics',
+  'booking-backfill',
+  'booking-event',
+  'bulk-enroll',
+  'cdm-import',
+  'connector',
+  'connector-event',
+  'contacts-export',
+  'credits',
+  'discovery-run',
+  'discovery-schedule',
+  'drafts',
+  'enrichment',
+  'enrollment',
+  'inbox',
+  'inbox-inbound',
+  'inbox-reply',
+  'inbox-sync',
+  'insights',
+  'list-import',
+  'mailbox-sync',
+  'maintenance',
+  'mcp-approval',
+  'notifications',
+  'operator-task',
+  'operator-turn',
+  'partner-sync',
+  'promote-profiles',
+  'webhook-batch',
+
+  'webhook-event',
+] as const;
+export type JobKindName = (typeof JOB_KINDS)[number];
+
 export function jobSearchAttributes(job: {
-  kind: string;
+  kind: JobKindName;
   workspaceId?: string;
   appId?: string;
 }): TypedSearchAttributes {

@@ -5,6 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { startOnce } from '../../jobs/temporal.js';
 import type * as workflows from '../../workflows/index.js';
+import { jobSearchAttributes } from '../../workflows/search-attributes.js';
 
 export async function typedStarts(client: Client): Promise<void> {
   const base = { taskQueue: 'q', workflowId: 'w' };
@@ -35,3 +36,10 @@ export async function typedOtherStarts(client: Client): Promise<void> {
   const wrong: Parameters<typeof workflows.scheduledDiscovery> = [{ agent: 'a' }];
   void [scheduled, wrong];
 }
+
+// The JobKind search attribute takes the declared kinds only (workflows/search-attributes.ts JOB_KINDS).
+export const kinds = [
+  jobSearchAttributes({ kind: 'enrollment' }),
+  // @ts-expect-error an invented job kind
+  jobSearchAttributes({ kind: 'enrolment' }),
+];
