@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { reconcilePage, withdrawalPage } from '../domain/accounts/jobs.js';
 import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 // Both jobs page through accounts by id and heartbeat the last finished id, so a retried activity
 // resumes after the last full page instead of starting over.

@@ -3,7 +3,7 @@
 import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { promoteBatch, type BatchInput, type BatchOutcome } from '../domain/agents/promotion.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createAgentPromotionActivities(deps: ActivityDeps) {
   return {

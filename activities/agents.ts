@@ -17,7 +17,7 @@ import { AppError } from '../domain/errors.js';
 import { ownActor } from '../domain/workspaces.js';
 import { Workspace } from '../db/entities/Workspace.js';
 import { syncAgentSchedule, type SourceName } from '../domain/agents/agents.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export interface PageTask {
   plan: RunPlan;

@@ -1,6 +1,6 @@
 import { rollupAnalytics, ROLLUP_LOOKBACK_HOURS, type RollupResult } from '../domain/analytics/rollup.js';
 import { refreshInsights } from '../domain/insights/insights.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createAnalyticsActivities(deps: ActivityDeps) {
   return {

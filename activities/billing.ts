@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { grantMonthlyCreditsPage } from '../domain/billing/plans.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createBillingActivities(deps: ActivityDeps) {
   return {

@@ -8,7 +8,7 @@ import { withProviders, type Providers } from '../lib/providers.js';
 import { backfillNextPage, finishBackfill, sweepBackfills } from '../domain/booking/backfill.js';
 import { handleBookingEvent } from '../domain/booking/events.js';
 import type { BookingDeps } from '../domain/booking/providers.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createBookingActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const em = () => deps.orm.em.fork() as EntityManager;

@@ -8,7 +8,7 @@ import type { CdmFailureReason } from '../db/entities/CdmImportCompany.js';
 import { confirmCdmChunk } from '../domain/cdm-imports/confirm-run.js';
 import { beginCdmSearch, failCdmBatch, finishCdmSearch, searchCdmBatch } from '../domain/cdm-imports/search-run.js';
 import { withProviders, type Providers } from '../lib/providers.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createCdmImportActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const providers = withProviders(deps.providers, overrides);

@@ -1,6 +1,6 @@
 import { sandboxNetworkOf } from '../lib/connectors/index.js';
 import { handleConnectorEvent, ingestConnectorEvent } from '../domain/connectors/events.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createConnectorActivities(deps: ActivityDeps) {
   return {

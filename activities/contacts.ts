@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { beginExport, failExport, finishExport, writeExportPages } from '../domain/contacts/exports.js';
 import { AppError } from '../domain/errors.js';
 import { guardWith } from './failures.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /** PostgreSQL SQLSTATE class 22 (a data exception): the same data fails the same way, so retrying cannot help. */
 function sqlState(err: unknown): string | undefined {

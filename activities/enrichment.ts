@@ -9,7 +9,7 @@ import type { EnrichmentMatch, EnrichmentQuery } from '../lib/enrichment/index.j
 import { withProviders, type Providers } from '../lib/providers.js';
 import { ProviderError } from '../lib/provider-http.js';
 import { guardWith } from './failures.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /** A domain or provider error as the failure the workflow records; anything else is retried as is. */
 function asFailure(err: unknown): unknown {

@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { enrollNextPage, finishOperation, restartCommittedEnrollments } from '../domain/enrollments/bulk.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 interface Beat {
   /** The last lead id whose page is committed and whose enrollment workflows were started. */

@@ -32,7 +32,7 @@ import { unsubscribeUrl } from '../domain/suppressions/unsubscribe.js';
 import { trackingUrls } from '../domain/tracking/token.js';
 import { withProviders, type Providers } from '../lib/providers.js';
 import { ProviderError } from '../lib/provider-http.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /** The failure type the workflow reads as "stopped between attempts": it holds, ends or tries again. */
 export const HALTED = 'halted';

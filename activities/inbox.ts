@@ -13,7 +13,7 @@ import { mapLimit } from '../lib/concurrency.js';
 import { processInboundBatch } from '../domain/inbox/ingest.js';
 import { finishSync, syncPage } from '../domain/inbox/sync.js';
 import { replySlot, sendReply, type ReplySlot } from '../domain/inbox/inbox.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /** How long one processing call drains before it hands back to its workflow (a history event per call). */
 const DRAIN_BUDGET_MS = 15_000;

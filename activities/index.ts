@@ -1,6 +1,3 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Config } from '../lib/config.js';
-import type { Logger } from '../lib/logger.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createBillingActivities } from './billing.js';
@@ -24,24 +21,10 @@ import { createNotificationActivities } from './notifications.js';
 import { createIntegrationActivities } from './integrations.js';
 import { createAnalyticsActivities } from './analytics.js';
 import { createMcpActivities } from './mcp.js';
-import type { Jobs } from '../domain/jobs.js';
-import type { Redis } from 'ioredis';
-import type { Providers } from '../lib/providers.js';
 
-export interface ActivityDeps {
-  orm: MikroORM;
-  config: Config;
-  logger: Logger;
-  /** The jobs port over the worker's Temporal client (workers/worker.ts): activities never build a client of their own. */
-  jobs: Jobs;
-  /** The worker's Redis connection (the Operator's stream publisher). */
-  redis: Redis;
-  /**
-   * The process's providers (lib/providers.ts), built once by workers/worker.ts. A factory that takes
-   * a second argument (a partial Providers) uses those over these: a test's fakes.
-   */
-  providers: Providers;
-}
+import type { ActivityDeps } from './deps.js';
+
+export type { ActivityDeps } from './deps.js';
 
 /** Every activity the worker registers, bound to its dependencies. */
 export function createActivities(deps: ActivityDeps) {

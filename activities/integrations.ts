@@ -12,7 +12,7 @@ import {
 } from '../domain/integrations/partner-sync.js';
 import { PartnerError, type PartnerRecordKind } from '../lib/partner/types.js';
 import { withProviders, type Providers } from '../lib/providers.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createIntegrationActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const providers = withProviders(deps.providers, overrides);

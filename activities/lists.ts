@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgImportFiles } from '../domain/lists/import-files.js';
 import { defaultRunLimits, ImportFailure, runImport } from '../domain/lists/import-run.js';
 import { beginRun, endRun, readProgress, type ImportProgress } from '../domain/lists/imports.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /**
  * Imports running at once in this worker (LIST_IMPORT_CONCURRENCY, default 3). Each holds one

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { followMailbox, type FollowDeps, type FollowResult } from '../domain/mailbox/follow.js';
 import { recordCursorError } from '../domain/mailbox/mailbox.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /**
  * The mailbox sync's activity (docs/email.md "Receiving"). `overrides` tune a pass (a test's budget or

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { uuidv7Floor } from '../lib/ids.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 const BATCH = 5000;
 /** Webhook delivery records and dispatched outbox events are kept this many days. */

@@ -3,7 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { settleApproval } from '../domain/mcp/approvals.js';
 import { withProviders, type Providers } from '../lib/providers.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createMcpActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const providers = withProviders(deps.providers, overrides);

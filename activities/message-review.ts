@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { draftGenerationBatch, finishDraftGeneration } from '../domain/message-review/generation.js';
 import { withProviders, type Providers } from '../lib/providers.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createMessageReviewActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const providers = withProviders(deps.providers, overrides);

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { purgeNotificationBatch, sendNotificationEmails } from '../domain/notifications/notifications.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /** Notification emails claimed per transaction. */
 const BATCH = 50;

@@ -15,7 +15,7 @@ import {
 } from '../domain/operator/tasks.js';
 import type { TaskStatus } from '../db/entities/OperatorTask.js';
 import { withProviders, type Providers } from '../lib/providers.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 const noJobs: Jobs = new Proxy({} as Jobs, {
   get: () => async () => {

@@ -16,7 +16,7 @@ import {
 import { AppError } from '../domain/errors.js';
 import { LlmError, type Usage } from '../lib/llm/types.js';
 import { withProviders, type Providers } from '../lib/providers.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 export function createOperatorActivities(deps: ActivityDeps, overrides: Partial<Providers> = {}) {
   const providers = withProviders(deps.providers, overrides);

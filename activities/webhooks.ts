@@ -8,8 +8,7 @@ import { Workspace } from '../db/entities/Workspace.js';
 import { deliverToSubscription, groupedRecorder } from '../domain/webhooks/webhooks.js';
 import { mapLimit } from '../lib/concurrency.js';
 import type { Resolver } from '../lib/outbound-http.js';
-import type { BatchSummary, DeliverySummary } from '../workflows/webhooks.js';
-import type { ActivityDeps } from './index.js';
+import type { ActivityDeps } from './deps.js';
 
 /**
  * Requests of one batch in flight at once. Each has its own 10 s deadline, so a stalled receiver
@@ -21,6 +20,21 @@ export const BATCH_CONCURRENCY = 100;
 
 /** `{"a","b"}`: a PostgreSQL array literal of plain strings (ids, event names). */
 const pgArray = (xs: string[]) => `{${xs.map((x) => JSON.stringify(x)).join(',')}}`;
+
+/** What a delivery of one event to its subscriptions came to (the workflows' results). */
+export interface DeliverySummary {
+  targets: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** A batch's deliveries, per event. */
+export interface BatchSummary {
+  /** Per event of the batch. */
+  events: Record<string, DeliverySummary>;
+  /** Set when the delivery activity failed: the summaries are then what was recorded. */
+  incomplete?: true;
+}
 
 export function createWebhookActivities(deps: ActivityDeps & { resolver?: Resolver }) {
   return {

@@ -1,14 +1,10 @@
 // The long-running jobs domain code can ask for, as a port: the API process implements it over
 // the Temporal client (jobs/temporal.ts), so that REST handlers and Operator tools start the same
 // workflow the same way, and domain code never imports Temporal.
-import type { CdmImportStart } from './cdm-imports/cdm-imports.js';
-import type { RunPlan } from './agents/discovery.js';
-import type { EnrichmentStart } from './enrichment/enrichment.js';
-import type { ExportStart } from './contacts/exports.js';
-import type { TurnStart } from './operator/turns.js';
-import type { BulkEnrollStart } from './enrollments/bulk.js';
-import type { BookingBackfillStart } from './booking/backfill.js';
 import type { AgentStatus, IDiscoveryAgent } from '../db/entities/DiscoveryAgent.js';
+import type { EnrichmentTarget } from '../db/entities/Enrichment.js';
+import type { SignalKind, SignalQuery, SourceName } from '../lib/sources/types.js';
+import type { IcpInput } from '../lib/llm/tasks.js';
 
 /** A bulk promotion of rejected profiles, once its rows are selected (domain/agents/promotion.ts). */
 export interface PromotionStart {
@@ -196,4 +192,66 @@ export interface OperatorTaskStart {
   workspaceId: string;
   appId: string;
   run: number;
+}
+
+// ---- What the starts take (the slices re-export these under their own names) ----
+
+export interface RunPlan {
+  runId: string;
+  agentId: string;
+  workspaceId: string;
+  appId: string;
+  signals: PlannedSignal[];
+  maxSignals: number | null;
+  icp: IcpInput;
+  requireCurrentEmployer: boolean;
+}
+
+export interface PlannedSignal {
+  key: string;
+  kind: SignalKind;
+  query: SignalQuery;
+  sources: SourceName[];
+}
+
+export interface EnrichmentStart {
+  enrichmentId: string;
+  kind: EnrichmentTarget;
+  targetId: string;
+  workspaceId: string;
+  appId: string | null;
+}
+
+export interface ExportStart {
+  exportId: string;
+  workspaceId: string;
+  appId?: string;
+}
+
+export interface TurnStart {
+  turnId: string;
+  threadId: string;
+  workspaceId: string;
+  appId: string;
+}
+
+export interface BulkEnrollStart {
+  operationId: string;
+  campaignId: string;
+  workspaceId: string;
+  appId: string;
+}
+
+export interface BookingBackfillStart {
+  backfillId: string;
+  providerId: string;
+  workspaceId: string;
+}
+
+export interface CdmImportStart {
+  jobId: string;
+  workspaceId: string;
+  appId: string;
+  run: number;
+  phase: 'search' | 'confirm';
 }

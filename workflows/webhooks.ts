@@ -15,7 +15,9 @@
 //   sending its slice's requests concurrently with independent 10 s deadlines;
 // - above DELIVERY_CHUNK targets: child workflows per chunk, so every history stays small.
 import { executeChild, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { WebhookActivities } from '../activities/webhooks.js';
+import type { BatchSummary, DeliverySummary, WebhookActivities } from '../activities/webhooks.js';
+
+export type { BatchSummary, DeliverySummary } from '../activities/webhooks.js';
 import { webhookWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
 
@@ -52,12 +54,6 @@ const { deliverWebhook, deliverWebhookBatch } = proxyActivities<WebhookActivitie
 export interface WebhookEventInput {
   eventId: string;
   workspaceId: string;
-}
-
-export interface DeliverySummary {
-  targets: number;
-  succeeded: number;
-  failed: number;
 }
 
 async function deliverAll(eventId: string, subscriptionIds: string[]): Promise<DeliverySummary> {
@@ -156,13 +152,6 @@ const batchReads = proxyLocalActivities<WebhookActivities>({
 export interface WebhookBatchInput {
   batchId: string;
   workspaceId: string;
-}
-
-export interface BatchSummary {
-  /** Per event of the batch. */
-  events: Record<string, DeliverySummary>;
-  /** Set when the delivery activity failed: the summaries are then what was recorded. */
-  incomplete?: true;
 }
 
 /** Workflow id `webhook-batch:<batchId>`, started by the outbox dispatcher for the rows carrying that batch id. */

@@ -25,6 +25,9 @@ import type { Actor } from '../identity.js';
 import { requireAgent, SOURCES_FOR_KIND, type SignalKind, type SourceName } from './agents.js';
 import { COMPANY_SIZES, SENIORITIES } from '../../lib/sources/types.js';
 import { mapLimit } from '../../lib/concurrency.js';
+// The port's inputs, declared with the port (domain/jobs.ts) so that the port imports no slice.
+import type { PlannedSignal, RunPlan } from '../jobs.js';
+export type { PlannedSignal, RunPlan };
 
 /** Qualification score at or above which a candidate is qualified. */
 export const QUALIFY_THRESHOLD = 60;
@@ -32,24 +35,6 @@ export const QUALIFY_THRESHOLD = 60;
 export const PAGE_SIZE = 200;
 /** The funnel's qualification cohort: what runs found in the last this-many days. */
 export const FUNNEL_WINDOW_DAYS = 30;
-
-export interface PlannedSignal {
-  key: string;
-  kind: SignalKind;
-  query: SignalQuery;
-  sources: SourceName[];
-}
-
-export interface RunPlan {
-  runId: string;
-  agentId: string;
-  workspaceId: string;
-  appId: string;
-  signals: PlannedSignal[];
-  maxSignals: number | null;
-  icp: IcpInput;
-  requireCurrentEmployer: boolean;
-}
 
 const asStrings = (v: unknown): string[] | undefined =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined;

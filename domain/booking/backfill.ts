@@ -15,15 +15,12 @@ import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
+// The port's input, declared with the port (domain/jobs.ts) so that the port imports no slice.
+import type { BookingBackfillStart } from '../jobs.js';
+export type { BookingBackfillStart };
 
 export const BACKFILL_DAYS = { default: 90, max: 730 };
 const DAY = 86_400_000;
-
-export interface BookingBackfillStart {
-  backfillId: string;
-  providerId: string;
-  workspaceId: string;
-}
 
 const startOf = (b: IBookingBackfill): BookingBackfillStart => ({
   backfillId: b.id,

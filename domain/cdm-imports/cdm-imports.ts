@@ -41,6 +41,9 @@ import {
   setConfirmError,
   type JobWithCounts,
 } from './job.js';
+// The port's input, declared with the port (domain/jobs.ts) so that the port imports no slice.
+import type { CdmImportStart } from '../jobs.js';
+export type { CdmImportStart };
 
 // ---------------------------------------------------------------------------------------------
 // Creating a job
@@ -58,14 +61,6 @@ export interface NewCdmImport {
   seniorities?: Seniority[];
   maxPerCompany?: number;
   batchSize?: number;
-}
-
-export interface CdmImportStart {
-  jobId: string;
-  workspaceId: string;
-  appId: string;
-  run: number;
-  phase: 'search' | 'confirm';
 }
 
 /**

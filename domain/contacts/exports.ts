@@ -16,12 +16,9 @@ import { assertWritable } from '../demo/demo.js';
 import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
-
-export interface ExportStart {
-  exportId: string;
-  workspaceId: string;
-  appId?: string;
-}
+// The port's input, declared with the port (domain/jobs.ts) so that the port imports no slice.
+import type { ExportStart } from '../jobs.js';
+export type { ExportStart };
 
 /** Default page of the export activity: bounded memory (one page of rows and its CSV at a time). */
 export const EXPORT_PAGE_SIZE = 5_000;

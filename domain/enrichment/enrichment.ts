@@ -29,6 +29,9 @@ import { AppError, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { emitEvent } from '../webhooks/events.js';
+// The port's input, declared with the port (domain/jobs.ts) so that the port imports no slice.
+import type { EnrichmentStart } from '../jobs.js';
+export type { EnrichmentStart };
 
 /** Credits one enrichment costs when the provider finds the person (nothing when it does not). */
 export const ENRICHMENT_COST = 1;
@@ -54,14 +57,6 @@ const holdFor = (kind: EnrichmentTarget, targetId: string, attempt: number) => (
 const IDENTITY: ReadonlySet<EnrichableField> = new Set(['email', 'profileUrl']);
 
 const TABLE: Record<EnrichmentTarget, string> = { contact: 'contacts', 'discovered-lead': 'discovered_leads' };
-
-export interface EnrichmentStart {
-  enrichmentId: string;
-  kind: EnrichmentTarget;
-  targetId: string;
-  workspaceId: string;
-  appId: string | null;
-}
 
 /** The target in the actor's workspace (404 otherwise; who may touch it was checked before: domain/access.ts) and its product (null for contacts). */
 async function requireTarget(

@@ -11,13 +11,9 @@ import { conflict, notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { requireList } from '../lists/lists.js';
-
-export interface BulkEnrollStart {
-  operationId: string;
-  campaignId: string;
-  workspaceId: string;
-  appId: string;
-}
+// The port's input, declared with the port (domain/jobs.ts) so that the port imports no slice.
+import type { BulkEnrollStart } from '../jobs.js';
+export type { BulkEnrollStart };
 
 /**
  * Creates the operation (or returns the one with the same client key for this campaign) and starts

@@ -30,6 +30,9 @@ import { resolveActor } from '../workspaces.js';
 import { notifyConfirmationPending } from '../notifications/notifications.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import { operatorToolCalls, operatorTurns } from '../../lib/metrics.js';
+// The port's input, declared with the port (domain/jobs.ts) so that the port imports no slice.
+import type { TurnStart } from '../jobs.js';
+export type { TurnStart };
 
 export const MAX_MESSAGE = 20_000;
 export const MAX_ATTACHMENTS = 3;
@@ -61,13 +64,6 @@ export interface MessageBody {
   attachment_ids?: string[];
   confirmation_action?: 'confirm' | 'cancel';
   confirmation_token?: string;
-}
-
-export interface TurnStart {
-  turnId: string;
-  threadId: string;
-  workspaceId: string;
-  appId: string;
 }
 
 export type PreparedMessage =
