@@ -165,6 +165,9 @@ const STATEFUL_400: Record<string, string> = {
  * generated PNG or random bytes are refused): the schema can say "a file", not which files.
  */
 const CONTENT_400: Record<string, string> = {
+  // `JsonValue` is any JSON value (no recursion, for client generators): the document cannot say that
+  // keys of nested objects refuse NUL like every other string.
+  putAgentsByAgentIdSourcesBySource: 'invalid_body: no NUL in a key of a nested object of config (JsonValue)',
   postAgentAttachments: 'invalid_file: only UTF-8 text and PDF files are accepted, by content',
   postCampaignsByCampaignIdStepsByStepIdAttachment:
     'invalid_file: an empty file is refused (a step attachment has at least one byte)',
