@@ -376,15 +376,9 @@ async function authorizeChildren(
   raw: readonly string[],
   pathOf: (id: string) => string,
 ) {
-  const ids = uuidsOf(raw);
-  if (!ids.length) return;
-  const c = CHILDREN[rule.child];
-  const rows = UUID.test(parent)
-    ? await em.execute<{ id: string }[]>(c.sql, [`{${ids.join(',')}}`, parent.toLowerCase()])
-    : [];
-  const found = new Set(rows.map((row) => row.id.toLowerCase()));
-  const first = ids.find((id) => !found.has(id));
-  if (first) throw notFoundError(rule, c.what, first, pathOf);
+  // The same lookup as a batch's: the first child not inside the parent refuses the request.
+  const [first] = await hiddenChildren(em, rule.child, parent, raw);
+  if (first) throw notFoundError(rule, CHILDREN[rule.child].what, first, pathOf);
 }
 
 /** The string ids a raw value carries: a string (comma-separated in a query), or an array of strings. */
