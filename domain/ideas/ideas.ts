@@ -143,7 +143,9 @@ export async function deleteIdea(em: EntityManager, actor: Pick<Actor, 'userId'>
 /**
  * Votes for an idea (idempotent: a second vote changes nothing). One statement: the vote row is
  * inserted unless it exists, and the count grows by the rows inserted. `changed` says whether this
- * call added the vote.
+ * call added the vote. `for key share` holds the idea against a concurrent delete: one that commits first
+ * leaves nothing to vote for (404), where the vote's foreign key would have failed (a 409 found by a
+ * two-worker Schemathesis run).
  */
 export async function vote(
   em: EntityManager,
@@ -151,7 +153,7 @@ export async function vote(
   id: string,
 ): Promise<{ idea: IdeaRow; changed: boolean }> {
   const [r] = await em.execute<{ changed: number }[]>(
-    `with v as (insert into idea_votes (idea_id, user_id, created_at) select id, ?, now() from ideas where id = ? on conflict do nothing returning idea_id),
+    `with v as (insert into idea_votes (idea_id, user_id, created_at) select id, ?, now() from ideas where id = ? for key share on conflict do nothing returning idea_id),
           u as (update ideas set vote_count = vote_count + 1 where id in (select idea_id from v) returning id)
      select (select count(*) from u)::int as changed`,
     [actor.userId, id],

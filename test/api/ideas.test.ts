@@ -137,6 +137,20 @@ test('one vote per person: voting twice keeps one vote, unvote is idempotent, co
   t.is((await call('POST', '/api/ideas/not-a-uuid/vote', as(fan))).body.error.code, 'invalid_id');
 });
 
+test('votes racing the idea’s deletion answer 200 or 404, never 409 (the vote holds the idea while it inserts)', async (t) => {
+  const author = await createUser();
+  const crowd = await Promise.all(Array.from({ length: 6 }, () => createUser()));
+  for (let round = 0; round < 5; round++) {
+    const id = (await post(author, `Racing ${randomUUID()}`)).body.id;
+    const [del, ...votes] = await Promise.all([
+      call('DELETE', `/api/ideas/${id}`, as(author)),
+      ...crowd.map((u) => call('POST', `/api/ideas/${id}/vote`, as(u))),
+    ]);
+    t.is(del.status, 204, del.text);
+    for (const v of votes) t.true(v.status === 200 || v.status === 404, `round ${round}: ${v.status} ${v.text}`);
+  }
+});
+
 test('sorted by votes (ties newest first) or by recency, with cursor pages; a cursor of the other sort is 400', async (t) => {
   const u = await createUser();
   const tag = randomUUID();
