@@ -44,7 +44,7 @@ export function createIntegrationActivities(deps: ActivityDeps, overrides: Parti
     /** Starts `partner-sync:<id>` for every active partner integration (a running one goes on). */
     async partnerSyncSweep(): Promise<{ started: number }> {
       const rows = await activePartnerIntegrations(em());
-      for (const r of rows) await deps.jobs.startPartnerSync({ integrationId: r.id, workspaceId: r.workspace_id });
+      for (const r of rows) await deps.jobs.start('partner-sync', { integrationId: r.id, workspaceId: r.workspace_id });
       return { started: rows.length };
     },
   };

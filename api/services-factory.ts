@@ -56,7 +56,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     logger,
     rateLimiter,
     authenticator,
-    jobs: temporalJobs(temporal, config.temporal.taskQueue),
+    jobs: temporalJobs(temporal, config.temporal.taskQueue, { kickCoalesceMs: config.inboxKickCoalesceMs }),
     ...providers,
     async close() {
       clearInterval(usageTimer);

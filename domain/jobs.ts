@@ -20,66 +20,131 @@ export interface PromotionStart {
 }
 
 export type JobStatus = 'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'unknown';
-export interface PromotionState {
+
+/**
+ * Every job domain code can start, signal or read, by kind (also its `JobKind` search attribute): the
+ * input a start takes, the business key its workflow id is made from (a part of the input), and the
+ * signals (name → argument) and queries (name → answer) it answers. Each kind is declared beside its
+ * workflow (`defineJob` in workflows/*.ts); jobs/temporal.ts does not compile while one is missing.
+ */
+export interface JobTypes {
+  /** `discovery-run:<agentId>:<runId>`; a repeated launch is a no-op. */
+  'discovery-run': { input: RunPlan; key: { agentId: string; runId: string } };
+  /** `promote-profiles:<agentId>:<operationId>`: a bulk promotion; `started: false` when that operation was already started. */
+  'promote-profiles': {
+    input: PromotionStart;
+    key: { agentId: string; operationId: string };
+    queries: { progress: { total: number; promoted: number; skipped: number } };
+  };
+  /** `enrich:<kind>:<targetId>`, one run per attempt; a repeat joins it, a previous attempt closing is waited for. */
+  enrichment: { input: EnrichmentStart; key: { kind: EnrichmentTarget; targetId: string } };
+  /** `operator-turn:<threadId>:<turnId>`; `decision` carries the user's answer to a confirmation (already recorded). */
+  'operator-turn': {
+    input: TurnStart;
+    key: { threadId: string; turnId: string };
+    signals: { decision: { confirmationId: string; action: 'confirm' | 'cancel' } };
+  };
+  /** `operator-task:<taskId>`, run `run` of it (1 at creation, one more per retry). */
+  'operator-task': {
+    input: OperatorTaskStart;
+    key: { taskId: string };
+    signals: { pause: undefined; resume: undefined; cancel: undefined };
+  };
+  /** `contacts-export:<exportId>`. */
+  'contacts-export': { input: ExportStart; key: { exportId: string } };
+  /** `list-import:<importId>`; a repeated commit is a no-op; `cancel` after the cancel is recorded. */
+  'list-import': { input: ListImportStart; key: { importId: string }; signals: { cancel: undefined } };
+  /** `cdm-import:<jobId>`, run `run` (a search or a confirm) of it. */
+  'cdm-import': { input: CdmImportStart; key: { jobId: string } };
+  /** `connector-event:<eventId>`; a repeat, even after it closed, is a no-op. */
+  'connector-event': { input: ConnectorEventStart; key: { eventId: string } };
+  /**
+   * `enrollment:<campaignId>:<leadId>`: started in batches only (`startEnrollments`). A start while a
+   * run is open is a no-op; after it closed a new run starts (re-enrollment).
+   */
+  enrollment: {
+    input: EnrollmentStart;
+    key: { campaignId: string; leadId: string };
+    signals: { [S in EnrollmentSignal]: EnrollmentSignalArg | undefined };
+  };
+  /** `enroll:<campaignId>:<operationId>`: bulk enrollment of a list; a repeat is a no-op. */
+  'bulk-enroll': { input: BulkEnrollStart; key: { campaignId: string; operationId: string } };
+  /** `drafts:<campaignId>:<operationId>`: a batch generation of drafts; a repeat is a no-op. */
+  drafts: { input: DraftGenerationStart; key: { campaignId: string; operationId: string } };
+  /** `inbox-inbound:<accountId>`: woken only through `kickInboundProcessor` (coalesced signal-with-start). */
+  'inbox-inbound': {
+    input: { accountId: string; workspaceId: string };
+    key: { accountId: string };
+    signals: { events: undefined };
+  };
+  /** `inbox-sync:<accountId>`, run `run`; a repeat while that run is open joins it. */
+  'inbox-sync': { input: { accountId: string; workspaceId: string; run: number }; key: { accountId: string } };
+  /** `mailbox-sync:<accountId>`: the INBOX follower of a mail-connector account; a start while it runs is a no-op. */
+  'mailbox-sync': { input: { accountId: string; workspaceId: string }; key: { accountId: string } };
+  /** `inbox-reply:<messageId>`; a repeat is a no-op. */
+  'inbox-reply': { input: { messageId: string; workspaceId: string }; key: { messageId: string } };
+  /** `booking-event:<eventId>`: a stored inbound booking event; a repeat, even after it closed, is a no-op. */
+  'booking-event': { input: { eventId: string; workspaceId: string }; key: { eventId: string } };
+  /** `booking-backfill:<providerId>:<backfillId>`; a repeat, even after it closed, is a no-op. */
+  'booking-backfill': { input: BookingBackfillStart; key: { providerId: string; backfillId: string } };
+  /** `mcp-approval:<approvalId>`: waits for the approval or the expiry; `approve` once the row is approved. */
+  'mcp-approval': {
+    input: { approvalId: string; workspaceId: string; expiresAt: string };
+    key: { approvalId: string };
+    signals: { approve: undefined };
+  };
+  /** `partner-sync:<integrationId>` (docs/integrations.md "Sync"): an open run goes on (the caller joins it). */
+  'partner-sync': { input: { integrationId: string; workspaceId: string }; key: { integrationId: string } };
+}
+
+export type JobKind = keyof JobTypes;
+export type JobInput<K extends JobKind> = JobTypes[K]['input'];
+export type JobKey<K extends JobKind> = JobTypes[K]['key'];
+/** The kinds started one at a time through `start` (the other two have their own way in). */
+export type StartedKind = Exclude<JobKind, 'enrollment' | 'inbox-inbound'>;
+type Has<P extends string> = { [K in JobKind]: JobTypes[K] extends Record<P, unknown> ? K : never }[JobKind];
+export type SignalledKind = Has<'signals'>;
+export type QueriedKind = Has<'queries'>;
+export type SignalName<K extends SignalledKind> = keyof JobTypes[K]['signals'] & string;
+export type QueryName<K extends QueriedKind> = keyof JobTypes[K]['queries'] & string;
+
+/** What a start did: `started` false when its id was taken (a repeat, which is fine). */
+export interface JobStarted {
+  started: boolean;
+  workflowId: string;
+  /** The run started or joined, where Temporal says (`join`); null otherwise. */
+  runId: string | null;
+}
+
+/** A job as Temporal knows it (`exists: false` when it does not). */
+export interface JobDescription {
   exists: boolean;
   status: JobStatus;
-  /** The total its start recorded (memo); null when Temporal no longer has it. */
-  total: number | null;
-  /** Live figures from its `progress` query while it runs; null when no worker answers. */
-  progress: { total: number; promoted: number; skipped: number } | null;
+  memo: Record<string, unknown>;
 }
 
 export interface Jobs {
-  /** Starts `discovery-run:<agentId>:<runId>`; starting it again is a no-op. */
-  startDiscoveryRun(plan: RunPlan): Promise<void>;
+  /** Starts the job of `kind` for `input` as its declaration says (id, repeat policy, memo, search attributes). */
+  start<K extends StartedKind>(kind: K, input: JobInput<K>): Promise<JobStarted>;
+  /** Signals the job's open run; false when none is open (finished, or not started yet). */
+  signal<K extends SignalledKind, S extends SignalName<K>>(
+    kind: K,
+    key: JobKey<K>,
+    signal: S,
+    arg?: JobTypes[K]['signals'][S],
+  ): Promise<boolean>;
+  describe<K extends JobKind>(kind: K, key: JobKey<K>): Promise<JobDescription>;
+  /** Asks the job's open run; null when there is none or no worker answers now. */
+  query<K extends QueriedKind, Q extends QueryName<K>>(
+    kind: K,
+    key: JobKey<K>,
+    query: Q,
+  ): Promise<JobTypes[K]['queries'][Q] | null>;
   /**
-   * Starts `enrich:<kind>:<targetId>` for the attempt, or joins it when that attempt's workflow is
-   * already running. Waits (briefly) for a previous attempt's run to close first.
-   */
-  startEnrichment(start: EnrichmentStart): Promise<void>;
-  /** Starts `operator-turn:<threadId>:<turnId>`. */
-  startOperatorTurn(start: TurnStart): Promise<void>;
-  /** Tells the waiting turn the user's decision on a confirmation (already recorded as decided). */
-  decideOperatorConfirmation(turn: TurnStart, confirmationId: string, action: 'confirm' | 'cancel'): Promise<void>;
-  /**
-   * Starts run `run` of `operator-task:<taskId>` (1 at creation, one more per retry); a repeat of
-   * the same run joins it. Waits (briefly) for the previous run to close first.
-   */
-  startOperatorTask(start: OperatorTaskStart): Promise<void>;
-  /** Sends pause / resume / cancel to the task's open run; false when no run is open. */
-  signalOperatorTask(taskId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<boolean>;
-  /** Starts `contacts-export:<exportId>`; starting it again is a no-op. */
-  startContactsExport(start: ExportStart): Promise<void>;
-  /** Starts `list-import:<importId>`; starting it again (a repeated commit) is a no-op. */
-  startListImport(start: ListImportStart): Promise<void>;
-  /** Sends `cancel` to the import's workflow; false when none is open. */
-  signalListImport(importId: string, signal: 'cancel'): Promise<boolean>;
-  /** Starts `promote:<agentId>:<operationId>` (a bulk promotion); false when that operation was already started. */
-  startPromotion(start: PromotionStart): Promise<boolean>;
-  /** The bulk promotion's workflow as Temporal knows it (`exists: false` when it does not), with its progress while it runs. */
-  promotionState(agentId: string, operationId: string): Promise<PromotionState>;
-  /**
-   * Starts run `run` (a search or a confirm) of `cdm-import:<jobId>`; a repeat of the same run joins
-   * it. Waits (briefly) for the previous run to close first.
-   */
-  startCdmImport(start: CdmImportStart): Promise<void>;
-  /** Starts `connector-event:<eventId>`; a repeat (even after it closed) is a no-op. */
-  startConnectorEvent(start: ConnectorEventStart): Promise<void>;
-  /**
-   * Starts `enrollment:<campaignId>:<leadId>` for each (in parallel batches). A start while a run of
-   * the same id is open is a no-op (that run goes on); after it closed, a new run starts (re-enrollment).
+   * Starts `enrollment:<campaignId>:<leadId>` for each (in parallel batches; eagerly inside a worker).
    * Returns the ids whose start failed.
    */
   startEnrollments(starts: EnrollmentStart[]): Promise<{ failed: string[] }>;
-  /** Starts `enroll:<campaignId>:<operationId>` (bulk enrollment of a list); a repeat is a no-op. */
-  startBulkEnroll(start: BulkEnrollStart): Promise<void>;
-  /** Starts `drafts:<campaignId>:<operationId>` (a batch generation of drafts); a repeat is a no-op. */
-  startDraftGeneration(start: {
-    operationId: string;
-    campaignId: string;
-    workspaceId: string;
-    appId: string;
-  }): Promise<void>;
   /** Wakes the account's inbound processor `inbox-inbound:<accountId>` (signal-with-start: started when not running). */
   kickInboundProcessor(s: {
     accountId: string;
@@ -87,35 +152,6 @@ export interface Jobs {
     /** Asked when the (coalesced) signal is due, after the events it covers are stored: true = a processor is draining them, no signal needed. */
     draining?: () => Promise<boolean>;
   }): Promise<void>;
-  /** Starts run `run` of `inbox-sync:<accountId>`; a repeat while that run is open joins it. */
-  startInboxSync(s: { accountId: string; workspaceId: string; run: number }): Promise<void>;
-  /** Starts `mailbox-sync:<accountId>` (a mail-connector account's INBOX follower); a start while it runs is a no-op. */
-  startMailboxSync(s: { accountId: string; workspaceId: string }): Promise<void>;
-  /** Starts `inbox-reply:<messageId>`; a repeat is a no-op. */
-  startInboxReply(s: { messageId: string; workspaceId: string }): Promise<void>;
-  /** Signals the enrollment's open run; false when none is open. */
-  signalEnrollment(
-    campaignId: string,
-    leadId: string,
-    signal: EnrollmentSignal,
-    arg?: { actionId?: string; dueAt?: string },
-  ): Promise<boolean>;
-  /** Starts `booking-event:<eventId>` (a stored inbound booking event); a repeat (even after it closed) is a no-op. */
-  startBookingEvent(start: { eventId: string; workspaceId: string }): Promise<void>;
-  /** Starts `booking-backfill:<providerId>:<backfillId>`; a repeat (even after it closed) is a no-op. */
-  startBookingBackfill(start: BookingBackfillStart): Promise<void>;
-  /** Starts `mcp-approval:<approvalId>` (waits for the approval or the expiry); a repeat is a no-op. */
-  startMcpApproval(start: { approvalId: string; workspaceId: string; expiresAt: string }): Promise<void>;
-  /** Tells `mcp-approval:<approvalId>` that its row was approved (a closed workflow is ignored: its timer already settled the row). */
-  approveMcpApproval(approvalId: string): Promise<void>;
-  /**
-   * Starts `partner-sync:<integrationId>` (docs/integrations.md "Sync"); while a run is open it goes on
-   * (the request joins it), after it closed a new run starts. Returns the run id.
-   */
-  startPartnerSync(start: {
-    integrationId: string;
-    workspaceId: string;
-  }): Promise<{ workflowId: string; runId: string }>;
   /**
    * Brings the agent's Schedule `schedule:discovery:<agentId>` in line with `agent` as committed
    * (created, updated, paused, or deleted when `agent` is null, archived, or its interval `off`);
@@ -146,6 +182,13 @@ export interface AgentScheduleState {
   status: AgentStatus;
   /** The agent's `config`: its `schedule` key is the interval. */
   config: unknown;
+}
+
+/** What an enrollment's signals carry: the action they concern (approve, skip, rescheduled), its new time, the reply's source. */
+export interface EnrollmentSignalArg {
+  actionId?: string;
+  dueAt?: string;
+  source?: string;
 }
 
 export type EnrollmentSignal =
@@ -242,6 +285,13 @@ export interface BulkEnrollStart {
   appId: string;
 }
 
+export interface DraftGenerationStart {
+  operationId: string;
+  campaignId: string;
+  workspaceId: string;
+  appId: string;
+}
+
 export interface BookingBackfillStart {
   backfillId: string;
   providerId: string;
@@ -255,3 +305,7 @@ export interface CdmImportStart {
   run: number;
   phase: 'search' | 'confirm';
 }
+
+// Each input carries its key (the start's workflow id is made from it): checked here, once.
+type KeyInInput = { [K in JobKind]: JobInput<K> extends JobKey<K> ? never : K }[JobKind];
+export const everyInputHoldsItsKey: [KeyInInput] extends [never] ? true : { missingKeyIn: KeyInInput } = true;

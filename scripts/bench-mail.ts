@@ -221,7 +221,7 @@ try {
   );
 
   // 2. Replies: each account's mailbox sync follows its INBOX from now on.
-  for (const a of accounts) await services.jobs.startMailboxSync({ accountId: a.id, workspaceId: ws });
+  for (const a of accounts) await services.jobs.start('mailbox-sync', { accountId: a.id, workspaceId: ws });
   await waitFor(
     'every mailbox sync to have its cursor',
     async () => {

@@ -50,7 +50,10 @@ export async function createWorker() {
   // A client over the worker's own connection: its starts may be eager (the first workflow task comes
   // back in the start response to this worker instead of a round trip through the task queue).
   const ownClient = new Client({ connection, namespace: config.temporal.namespace });
-  const jobs = temporalJobs(client, config.temporal.taskQueue, { eagerClient: ownClient });
+  const jobs = temporalJobs(client, config.temporal.taskQueue, {
+    eagerClient: ownClient,
+    kickCoalesceMs: config.inboxKickCoalesceMs,
+  });
   // The Operator's stream publisher; activities get it, never connect one of their own.
   const redis = connectRedis(config.redisUrl);
   const worker = await Worker.create({

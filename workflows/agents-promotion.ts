@@ -3,6 +3,8 @@
 // The history holds only counts and a cursor; a very large selection continues as new. The
 // `progress` query answers while it runs; promote-status reads the rows once it is done.
 import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { promotionWorkflowIds } from '../lib/workflow-ids.js';
 import type { AgentPromotionActivities } from '../activities/agents-promotion.js';
 
 const { promoteProfileBatch } = proxyActivities<AgentPromotionActivities>({
@@ -64,3 +66,24 @@ export async function promoteProfiles(input: PromoteProfilesInput): Promise<Prom
   done = true;
   return { total: input.total, promoted, skipped, done };
 }
+
+export const promoteProfilesJob = defineJob('promote-profiles', {
+  workflow: promoteProfiles,
+  id: (k) => promotionWorkflowIds.bulk(k.agentId, k.operationId),
+  args: (s) => [
+    {
+      agentId: s.agentId,
+      workspaceId: s.workspaceId,
+      operationId: s.operationId,
+      by: s.by,
+      total: s.total,
+      promoted: 0,
+      skipped: s.skipped,
+      cursor: null,
+    },
+  ],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => s.memo,
+  repeat: 'while-open',
+  queries: { progress: promotionProgressQuery },
+});

@@ -15,6 +15,7 @@ import {
 } from '@temporalio/workflow';
 import { discoveryWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from './search-attributes.js';
+import { defineJob } from './job.js';
 import type { AgentActivities } from '../activities/agents.js';
 import type { RunPlan, RunTotals } from '../domain/agents/discovery.js';
 
@@ -98,3 +99,13 @@ export async function scheduledDiscovery(input: { agentId: string; workspaceId: 
     }),
   });
 }
+
+/** A discovery run: started by a launch (REST, the Operator) with its plan. */
+export const discoveryRunJob = defineJob('discovery-run', {
+  workflow: discoveryRun,
+  id: (k) => discoveryWorkflowIds.run(k.agentId, k.runId),
+  args: (plan) => [{ plan }],
+  scope: (plan) => ({ workspaceId: plan.workspaceId, appId: plan.appId }),
+  memo: (plan) => ({ agent: plan.agentId, signals: plan.signals.map((s) => s.key) }),
+  repeat: 'while-open',
+});

@@ -3,6 +3,8 @@
 // one long activity paging through the provider (progress committed with each page, heartbeats),
 // then the operation's end. Histories stay a handful of events whatever the number of bookings.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { bookingWorkflowIds } from '../lib/workflow-ids.js';
 import type { BookingActivities } from '../activities/booking.js';
 
 const { handleBookingEvent: handle } = proxyActivities<BookingActivities>({
@@ -73,3 +75,22 @@ export async function bookingBackfill(input: BookingBackfillInput): Promise<Book
 export async function bookingBackfillSweep(input: { workspaceId?: string } = {}): Promise<{ started: number }> {
   return sweep({ workspaceId: input.workspaceId });
 }
+
+export const bookingEventJob = defineJob('booking-event', {
+  workflow: handleBookingEvent,
+  id: (k) => bookingWorkflowIds.event(k.eventId),
+  args: (s) => [{ eventId: s.eventId }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ event_id: s.eventId }),
+  repeat: 'never-again',
+});
+
+export const bookingBackfillJob = defineJob('booking-backfill', {
+  workflow: bookingBackfill,
+  id: (k) => bookingWorkflowIds.backfill(k.providerId, k.backfillId),
+  args: (s) => [{ backfillId: s.backfillId }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ backfill_id: s.backfillId, provider_id: s.providerId }),
+  // Once per operation: a repeated request reads the same operation.
+  repeat: 'never-again',
+});

@@ -14,6 +14,8 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { cdmImportWorkflowIds } from '../lib/workflow-ids.js';
 import type { CdmImportActivities } from '../activities/cdm-imports.js';
 
 const { beginCdmSearch, failCdmBatch, finishCdmSearch } = proxyActivities<CdmImportActivities>({
@@ -107,3 +109,15 @@ export async function cdmImport(input: CdmImportInput): Promise<CdmImportProgres
   await finishCdmSearch({ jobId: input.jobId, run: input.run });
   return progress;
 }
+
+export const cdmImportJob = defineJob('cdm-import', {
+  workflow: cdmImport,
+  id: (k) => cdmImportWorkflowIds.job(k.jobId),
+  args: (s) => [{ jobId: s.jobId, run: s.run, phase: s.phase }],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ job_id: s.jobId, run: s.run, phase: s.phase }),
+  repeat: {
+    afterPrevious: 'run',
+    busy: { code: 'import_busy', message: 'the previous run of this import is still closing; retry shortly' },
+  },
+});

@@ -1,4 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { connectorWorkflowIds } from '../lib/workflow-ids.js';
 import type { ConnectorActivities } from '../activities/connectors.js';
 
 const { handleConnectorEvent: handle, deliverSandboxEvents: deliver } = proxyActivities<ConnectorActivities>({
@@ -15,3 +17,12 @@ export async function handleConnectorEvent(input: { eventId: string }): Promise<
 export async function deliverSandboxEvents(): Promise<{ delivered: number }> {
   return deliver();
 }
+
+export const connectorEventJob = defineJob('connector-event', {
+  workflow: handleConnectorEvent,
+  id: (k) => connectorWorkflowIds.event(k.eventId),
+  args: (s) => [{ eventId: s.eventId }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ event_id: s.eventId, type: s.type }),
+  repeat: 'never-again',
+});

@@ -11,6 +11,8 @@ import {
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { contactExportWorkflowIds } from '../lib/workflow-ids.js';
 import type { ContactActivities } from '../activities/contacts.js';
 
 const { beginContactsExport, finishContactsExport, failContactsExport } = proxyActivities<ContactActivities>({
@@ -61,3 +63,12 @@ export async function contactsExport(input: ContactsExportInput): Promise<Contac
   // Outside the try: continueAsNew ends this run by throwing, which must not be taken for a failure.
   return continueAsNew<typeof contactsExport>(input);
 }
+
+export const contactsExportJob = defineJob('contacts-export', {
+  workflow: contactsExport,
+  id: (k) => contactExportWorkflowIds.export(k.exportId),
+  args: (s) => [{ exportId: s.exportId }],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ export_id: s.exportId }),
+  repeat: 'while-open',
+});

@@ -4,6 +4,8 @@
 // that crosses into the history, so an operator sees what it said, and a failed apply is retried
 // without asking (or paying) the provider again. A failure of any step is recorded on the attempt.
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { enrichmentWorkflowIds } from '../lib/workflow-ids.js';
 import type { EnrichmentActivities } from '../activities/enrichment.js';
 
 const { prepareEnrichment, applyEnrichment, failEnrichment } = proxyActivities<EnrichmentActivities>({
@@ -39,3 +41,18 @@ export async function enrichTarget(input: EnrichTargetInput): Promise<EnrichTarg
     return { status: 'failed', code };
   }
 }
+
+export const enrichmentJob = defineJob('enrichment', {
+  workflow: enrichTarget,
+  id: (k) => enrichmentWorkflowIds.target(k.kind, k.targetId),
+  args: (s) => [{ enrichmentId: s.enrichmentId }],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ enrichment_id: s.enrichmentId, target: `${s.kind}:${s.targetId}` }),
+  repeat: {
+    afterPrevious: 'enrichment_id',
+    busy: {
+      code: 'enrichment_busy',
+      message: 'the previous enrichment of this target is still closing; retry shortly',
+    },
+  },
+});

@@ -3,6 +3,8 @@
 // heartbeating the cursor, so a retried attempt resumes after the last committed page. The history
 // holds two or three activities whatever the list's size; progress lives in enroll_operations.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { bulkEnrollWorkflowIds } from '../lib/workflow-ids.js';
 import type { BulkEnrollActivities } from '../activities/enrollments-bulk.js';
 
 const { bulkEnrollPages } = proxyActivities<BulkEnrollActivities>({
@@ -44,3 +46,13 @@ export async function bulkEnroll(input: BulkEnrollInput): Promise<BulkEnrollResu
     throw ApplicationFailure.nonRetryable(`bulk enrollment failed: ${message}`, 'bulk_enroll_failed', r);
   }
 }
+
+export const bulkEnrollJob = defineJob('bulk-enroll', {
+  workflow: bulkEnroll,
+  id: (k) => bulkEnrollWorkflowIds.operation(k.campaignId, k.operationId),
+  args: (s) => [{ operationId: s.operationId }],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ operation_id: s.operationId, campaign_id: s.campaignId }),
+  // Once per operation, even after it closed: a repeated request reads the same operation.
+  repeat: 'never-again',
+});

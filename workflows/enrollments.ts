@@ -15,6 +15,8 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { enrollmentWorkflowIds } from '../lib/workflow-ids.js';
 import type { EnrollmentActivities } from '../activities/enrollments.js';
 import type {
   GateResult,
@@ -667,3 +669,34 @@ function activityFailure(err: unknown): { code: string; message: string; halted:
   if (cause instanceof TimeoutFailure) return { code: 'timed_out', message: cause.message, halted: false };
   return { code: 'retries_exhausted', message: cause?.message ?? err.message, halted: false };
 }
+
+/** Started in batches (jobs/temporal.ts `startEnrollments`); a closed run's id may start again (re-enrollment). */
+export const enrollmentJob = defineJob('enrollment', {
+  workflow: enrollment,
+  id: (k) => enrollmentWorkflowIds.enrollment(k.campaignId, k.leadId),
+  args: (s) => [
+    {
+      enrollmentId: s.enrollmentId,
+      campaignId: s.campaignId,
+      leadId: s.leadId,
+      version: s.version,
+      startAtStepId: s.startAtStepId ?? null,
+    },
+  ],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ enrollment_id: s.enrollmentId, run: s.run }),
+  repeat: 'join',
+  signals: {
+    reply: replySignal,
+    bounce: bounceSignal,
+    rescheduled: rescheduledSignal,
+    pause: pauseSignal,
+    resume: resumeSignal,
+    skip: skipSignal,
+    approve: approveSignal,
+    unenroll: unenrollSignal,
+    campaign_resumed: campaignResumedSignal,
+    campaign_paused: campaignPausedSignal,
+    campaign_stopped: campaignStoppedSignal,
+  },
+});

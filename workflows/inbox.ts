@@ -9,6 +9,8 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { inboxWorkflowIds } from '../lib/workflow-ids.js';
 import type { InboxActivities } from '../activities/inbox.js';
 
 const acts = proxyActivities<InboxActivities>({
@@ -85,3 +87,33 @@ export async function inboxReply(input: { messageId: string }): Promise<{ state:
     await sleep(wait);
   }
 }
+
+/** Woken with signal-with-start only (jobs/temporal.ts `kickInboundProcessor`, coalesced per account). */
+export const inboxInboundJob = defineJob('inbox-inbound', {
+  workflow: inboxInbound,
+  id: (k) => inboxWorkflowIds.inbound(k.accountId),
+  args: (s) => [{ accountId: s.accountId }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ account_id: s.accountId }),
+  repeat: 'join',
+  signals: { events: inboundSignal },
+});
+
+export const inboxSyncJob = defineJob('inbox-sync', {
+  workflow: inboxSync,
+  id: (k) => inboxWorkflowIds.sync(k.accountId),
+  args: (s) => [{ accountId: s.accountId, run: s.run }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ account_id: s.accountId, run: s.run }),
+  // A run already open goes on (the row says which run is current); a closed one may start again.
+  repeat: 'join',
+});
+
+export const inboxReplyJob = defineJob('inbox-reply', {
+  workflow: inboxReply,
+  id: (k) => inboxWorkflowIds.reply(k.messageId),
+  args: (s) => [{ messageId: s.messageId }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ message_id: s.messageId }),
+  repeat: 'never-again',
+});

@@ -4,6 +4,8 @@
 // page ended. It continues as new after 100 pages to keep its history small. `partner-sync-sweep`
 // (a Schedule, every 15 minutes) starts the sync of every active partner integration.
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { partnerWorkflowIds } from '../lib/workflow-ids.js';
 import type { IntegrationActivities } from '../activities/integrations.js';
 
 const { partnerSyncPage } = proxyActivities<IntegrationActivities>({
@@ -69,3 +71,13 @@ export async function partnerSync(input: PartnerSyncInput): Promise<PartnerSyncR
 export async function partnerSyncSweep(): Promise<{ started: number }> {
   return sweep();
 }
+
+/** A run already open goes on (it reads every record changed up to its end); a closed one may start again. */
+export const partnerSyncJob = defineJob('partner-sync', {
+  workflow: partnerSync,
+  id: (k) => partnerWorkflowIds.sync(k.integrationId),
+  args: (s) => [{ integrationId: s.integrationId }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ integration_id: s.integrationId }),
+  repeat: 'join',
+});

@@ -20,6 +20,8 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { listImportWorkflowIds } from '../lib/workflow-ids.js';
 import type { ListActivities } from '../activities/lists.js';
 import type { ImportProgress } from '../domain/lists/imports.js';
 
@@ -100,3 +102,13 @@ export async function listImport(input: ListImportInput): Promise<ImportProgress
   }
   return end({ canceled: cancelRequested });
 }
+
+export const listImportJob = defineJob('list-import', {
+  workflow: listImport,
+  id: (k) => listImportWorkflowIds.run(k.importId),
+  args: (s) => [{ importId: s.importId }],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ import_id: s.importId }),
+  repeat: 'while-open',
+  signals: { cancel: cancelListImportSignal },
+});

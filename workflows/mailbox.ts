@@ -2,6 +2,8 @@
 // as long as it is connected. Each activity call is one pass of up to ~5 minutes (IDLE or polling,
 // heartbeating); the cursor lives in the database, so the workflow carries nothing but the ids.
 import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { mailboxWorkflowIds } from '../lib/workflow-ids.js';
 import type { MailboxActivities } from '../activities/mailbox.js';
 
 const { mailboxFollow } = proxyActivities<MailboxActivities>({
@@ -28,3 +30,13 @@ export async function mailboxSync(input: MailboxSyncInput): Promise<{ ended: str
   }
   return continueAsNew<typeof mailboxSync>(input);
 }
+
+/** A sync that ended (the account was disconnected) starts again on the next connection. */
+export const mailboxSyncJob = defineJob('mailbox-sync', {
+  workflow: mailboxSync,
+  id: (k) => mailboxWorkflowIds.sync(k.accountId),
+  args: (s) => [{ accountId: s.accountId, workspaceId: s.workspaceId }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ account_id: s.accountId }),
+  repeat: 'while-open',
+});

@@ -4,6 +4,8 @@
 // once, or the request expires. The row is the truth: a lost signal still runs an approved call when
 // the timer fires.
 import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { mcpWorkflowIds } from '../lib/workflow-ids.js';
 import type { McpActivities } from '../activities/mcp.js';
 
 const { settleMcpApproval } = proxyActivities<McpActivities>({
@@ -32,3 +34,13 @@ export async function mcpApproval(input: McpApprovalInput): Promise<string> {
   status = await settleMcpApproval({ approvalId: input.approvalId });
   return status;
 }
+
+export const mcpApprovalJob = defineJob('mcp-approval', {
+  workflow: mcpApproval,
+  id: (k) => mcpWorkflowIds.approval(k.approvalId),
+  args: (s) => [{ approvalId: s.approvalId, expiresAt: s.expiresAt }],
+  scope: (s) => ({ workspaceId: s.workspaceId }),
+  memo: (s) => ({ approval_id: s.approvalId }),
+  repeat: 'never-again',
+  signals: { approve: approveMcpSignal },
+});

@@ -3,6 +3,8 @@
 // and heartbeating; a retried attempt resumes at the last committed batch. The history holds two
 // activities whatever the selection's size.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { draftWorkflowIds } from '../lib/workflow-ids.js';
 import type { MessageReviewActivities } from '../activities/message-review.js';
 
 const { draftGenerationRun } = proxyActivities<MessageReviewActivities>({
@@ -33,3 +35,12 @@ export async function draftGeneration(input: { operationId: string }): Promise<D
     throw ApplicationFailure.nonRetryable(`draft generation failed: ${message}`, 'drafts_failed', r);
   }
 }
+
+export const draftsJob = defineJob('drafts', {
+  workflow: draftGeneration,
+  id: (k) => draftWorkflowIds.operation(k.campaignId, k.operationId),
+  args: (s) => [{ operationId: s.operationId }],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ operation_id: s.operationId, campaign_id: s.campaignId }),
+  repeat: 'never-again',
+});

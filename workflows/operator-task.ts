@@ -14,6 +14,8 @@ import {
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { operatorTaskWorkflowIds } from '../lib/workflow-ids.js';
 import type { OperatorTaskActivities } from '../activities/operator-task.js';
 
 const { beginOperatorTaskRun, finishOperatorTaskRun, failOperatorTaskAction } = proxyActivities<OperatorTaskActivities>(
@@ -147,3 +149,16 @@ export async function operatorTask(input: OperatorTaskInput): Promise<OperatorTa
   ) as TaskRunState;
   return progress();
 }
+
+export const operatorTaskJob = defineJob('operator-task', {
+  workflow: operatorTask,
+  id: (k) => operatorTaskWorkflowIds.task(k.taskId),
+  args: (s) => [{ taskId: s.taskId, run: s.run }],
+  scope: (s) => ({ workspaceId: s.workspaceId, appId: s.appId }),
+  memo: (s) => ({ task_id: s.taskId, run: s.run }),
+  repeat: {
+    afterPrevious: 'run',
+    busy: { code: 'task_busy', message: 'the previous run of this task is still closing; retry shortly' },
+  },
+  signals: { pause: pauseTaskSignal, resume: resumeTaskSignal, cancel: cancelTaskSignal },
+});

@@ -14,6 +14,8 @@ import {
   setHandler,
   uuid4,
 } from '@temporalio/workflow';
+import { defineJob } from './job.js';
+import { operatorWorkflowIds } from '../lib/workflow-ids.js';
 import type { OperatorActivities } from '../activities/operator-turn.js';
 import type { Usage } from '../lib/llm/types.js';
 
@@ -127,3 +129,14 @@ export async function operatorTurn(input: OperatorTurnInput): Promise<TurnState 
     return state;
   }
 }
+
+export const operatorTurnJob = defineJob('operator-turn', {
+  workflow: operatorTurn,
+  id: (k) => operatorWorkflowIds.turn(k.threadId, k.turnId),
+  args: (t) => [{ turnId: t.turnId }],
+  scope: (t) => ({ workspaceId: t.workspaceId, appId: t.appId }),
+  memo: (t) => ({ thread: t.threadId }),
+  repeat: 'while-open',
+  retryTransient: true,
+  signals: { decision: decisionSignal },
+});

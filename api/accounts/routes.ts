@@ -154,7 +154,7 @@ export const connectAccountOp = defineOperation({
       // rather than failing a connect that succeeded (a retry would meet 409 already_connected):
       // reconciliation starts every connected mailbox's sync that is not running.
       await services.jobs
-        .startMailboxSync({ accountId: account.id, workspaceId: actor.workspaceId })
+        .start('mailbox-sync', { accountId: account.id, workspaceId: actor.workspaceId })
         .catch((err: unknown) =>
           services.logger.warn({ err: String(err), accountId: account.id }, 'mailbox sync not started'),
         );

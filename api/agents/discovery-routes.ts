@@ -77,7 +77,7 @@ export const launchSignalOp = defineOperation({
   handler: async ({ em, actor, params, body, services }) => {
     const plan = await planRun(em, actor, params.agentId, body.launch_id ?? uuidv7(), params.signalId);
     const { run, created } = await createRun(em, plan, 'manual');
-    await services.jobs.startDiscoveryRun(plan);
+    await services.jobs.start('discovery-run', plan);
     return reply(created ? 202 : 200, toRunView(run));
   },
 });

@@ -12,13 +12,15 @@ import {
   operationRowCounts,
   promoteOne,
   promoterLabel,
+  promotionState,
   requireRejectedProfile,
   selectForPromotion,
   type PromotionSelection,
+  type PromotionState,
 } from '../../domain/agents/promotion.js';
 import type { IDiscoveredLead } from '../../db/entities/DiscoveredLead.js';
 import { promotionWorkflowIds } from '../../lib/workflow-ids.js';
-import type { Jobs, PromotionState } from '../../domain/jobs.js';
+import type { Jobs } from '../../domain/jobs.js';
 import { Timestamp, iso, text } from '../schemas.js';
 
 const tag = 'discovery';
@@ -209,7 +211,7 @@ async function operationState(
   agentId: string,
   operationId: string,
 ): Promise<z.infer<typeof OperationView>> {
-  const state = await jobs.promotionState(agentId, operationId);
+  const state = await promotionState(jobs, agentId, operationId);
   if (state.progress) return { operation_id: operationId, status: state.status, ...state.progress };
   const rows = await operationRowCounts(em, agentId, operationId);
   const total = state.total ?? rows.selected;
@@ -270,7 +272,7 @@ export const bulkPromoteOp = defineOperation({
       status: state.status,
       total: state.total ?? 0,
     });
-    const existing = await services.jobs.promotionState(agent.id, operationId);
+    const existing = await promotionState(services.jobs, agent.id, operationId);
     if (existing.exists) return reply(200, view(existing));
     const selection: PromotionSelection = 'ids' in body ? { ids: body.ids } : { reason: body.reason };
     const { total, skipped } = await selectForPromotion(em, agent.id, operationId, selection);
@@ -280,7 +282,7 @@ export const bulkPromoteOp = defineOperation({
       total,
       ...('reason' in selection ? { reason: selection.reason } : { ids: selection.ids.length }),
     };
-    const started = await services.jobs.startPromotion({
+    const { started } = await services.jobs.start('promote-profiles', {
       agentId: agent.id,
       appId: agent.app.id,
       workspaceId: actor.workspaceId,
@@ -290,7 +292,7 @@ export const bulkPromoteOp = defineOperation({
       skipped,
       memo,
     });
-    if (!started) return reply(200, view(await services.jobs.promotionState(agent.id, operationId)));
+    if (!started) return reply(200, view(await promotionState(services.jobs, agent.id, operationId)));
     return reply(202, { operation_id: operationId, workflow_id: workflowId, status: 'running', total });
   },
 });

@@ -17,6 +17,7 @@ import type { Candidate } from '../../lib/sources/types.js';
 import { leadColumnsOf } from './discovery.js';
 import { notFound } from '../errors.js';
 import type { Actor } from '../identity.js';
+import type { JobStatus, Jobs } from '../jobs.js';
 import { requireAgent } from './agents.js';
 
 /** Rows per bulk-promotion activity. */
@@ -205,4 +206,26 @@ export async function operationRowCounts(
       [agentId, operationId],
     );
   return { selected: Number(r.selected), promoted: Number(r.promoted) };
+}
+
+export interface PromotionState {
+  exists: boolean;
+  status: JobStatus;
+  /** The total its start recorded (memo); null when Temporal no longer has it. */
+  total: number | null;
+  /** Live figures from its `progress` query while it runs; null when no worker answers. */
+  progress: { total: number; promoted: number; skipped: number } | null;
+}
+
+/** The bulk promotion's workflow as Temporal knows it (`exists: false` when it does not), with its progress while it runs. */
+export async function promotionState(jobs: Jobs, agentId: string, operationId: string): Promise<PromotionState> {
+  const key = { agentId, operationId };
+  const d = await jobs.describe('promote-profiles', key);
+  const progress = d.status === 'running' ? await jobs.query('promote-profiles', key, 'progress') : null;
+  return {
+    exists: d.exists,
+    status: d.status,
+    total: typeof d.memo.total === 'number' ? d.memo.total : null,
+    progress,
+  };
 }

@@ -62,7 +62,7 @@ export async function startBackfill(
   });
   // Also for a repeat: a job whose first start failed is started now (the start is idempotent).
   if (out.backfill.status === 'queued' || out.backfill.status === 'running')
-    await jobs.startBookingBackfill(startOf(out.backfill));
+    await jobs.start('booking-backfill', startOf(out.backfill));
   return out;
 }
 
@@ -141,7 +141,7 @@ export async function sweepBackfills(
       userId: r.owner_id,
     });
     if (!out.created) continue;
-    await jobs.startBookingBackfill(startOf(out.backfill));
+    await jobs.start('booking-backfill', startOf(out.backfill));
     started++;
   }
   return { started };

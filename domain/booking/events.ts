@@ -102,7 +102,7 @@ export async function ingestBookingEvent(
   event: BookingEvent,
 ): Promise<StoredBookingEvent> {
   const stored = await storeBookingEvent(em, c, event, 'webhook');
-  if (!stored.handled) await jobs.startBookingEvent({ eventId: stored.id, workspaceId: c.workspace.id });
+  if (!stored.handled) await jobs.start('booking-event', { eventId: stored.id, workspaceId: c.workspace.id });
   return stored;
 }
 

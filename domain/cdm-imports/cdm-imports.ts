@@ -151,7 +151,7 @@ export async function createCdmImport(
  */
 async function startRun(em: EntityManager, jobs: Jobs, start: CdmImportStart): Promise<void> {
   try {
-    await jobs.startCdmImport(start);
+    await jobs.start('cdm-import', start);
   } catch (err) {
     const message = String((err as Error)?.message ?? err).slice(0, 500);
     await em.fork().transactional(async (tx) => {

@@ -91,7 +91,8 @@ export async function ingestConnectorEvent(
       kick.catch((err: unknown) =>
         logger.warn({ err: String(err), account: accountId }, 'inbox processor not woken; the sweep will'),
       );
-  } else await jobs.startConnectorEvent({ eventId: event.eventId, type: event.type, workspaceId: stored.workspaceId });
+  } else
+    await jobs.start('connector-event', { eventId: event.eventId, type: event.type, workspaceId: stored.workspaceId });
   return stored;
 }
 

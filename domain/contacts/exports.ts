@@ -49,7 +49,7 @@ export async function createExport(
   });
   await em.flush();
   try {
-    await jobs.startContactsExport({ exportId: exp.id, workspaceId: actor.workspaceId, appId });
+    await jobs.start('contacts-export', { exportId: exp.id, workspaceId: actor.workspaceId, appId });
   } catch (err) {
     await failExport(em, exp.id, 'start_failed', err instanceof Error ? err.message : String(err));
     throw err;

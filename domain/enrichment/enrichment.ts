@@ -145,7 +145,7 @@ export async function requestEnrichment(
   for (let tries = 0; ; tries++) {
     const latest = await latestAttempt(em, kind, targetId);
     if (latest && (latest.status === 'queued' || latest.status === 'running')) {
-      await jobs.startEnrichment(start(latest)); // joins the running workflow (or restarts a lost start)
+      await jobs.start('enrichment', start(latest)); // joins the running workflow (or restarts a lost start)
       return { enrichment: latest, outcome: 'joined' };
     }
     if (latest?.status === 'completed' && !opts.refresh) return { enrichment: latest, outcome: 'already_enriched' };
@@ -174,7 +174,7 @@ export async function requestEnrichment(
       em.clear();
       continue;
     }
-    await jobs.startEnrichment(start(attempt));
+    await jobs.start('enrichment', start(attempt));
     return { enrichment: attempt, outcome: 'started' };
   }
 }

@@ -50,7 +50,7 @@ export async function startListEnrollment(
   const op = await em.fork().findOneOrFail(EnrollOperation, { campaign: campaign.id, clientKey: input.clientKey });
   if (existing && existing.listId !== input.listId)
     throw conflict('client_key_reused', 'this client key was used for another list');
-  await jobs.startBulkEnroll({
+  await jobs.start('bulk-enroll', {
     operationId: op.id,
     campaignId: campaign.id,
     workspaceId: campaign.workspace.id,

@@ -225,7 +225,7 @@ export async function unenrollLead(
       [e.id],
     );
   });
-  await jobs.signalEnrollment(campaignId, leadId, 'unenroll');
+  await jobs.signal('enrollment', { campaignId: campaignId, leadId: leadId }, 'unenroll');
   await em.refresh(e);
   return e;
 }
@@ -303,7 +303,7 @@ export async function markReplied(em: EntityManager, jobs: Jobs, actor: Actor, l
       `update enrollments set replied_at = coalesce(replied_at, now()), updated_at = now() where id = ?`,
       [e.id],
     );
-    await jobs.signalEnrollment(e.campaign.id, leadId, 'reply', {});
+    await jobs.signal('enrollment', { campaignId: e.campaign.id, leadId: leadId }, 'reply', {});
   }
   for (const e of all) await em.refresh(e);
   return running;
@@ -343,7 +343,7 @@ export async function approveAction(
   // The answer is the action as this approval left it, read before the workflow is woken: an eager
   // send could otherwise answer `executing` or `executed` to some calls and `approved` to others.
   await em.refresh(a);
-  await jobs.signalEnrollment(a.campaign.id, a.leadId, 'approve', { actionId: id });
+  await jobs.signal('enrollment', { campaignId: a.campaign.id, leadId: a.leadId }, 'approve', { actionId: id });
   return a;
 }
 
@@ -357,7 +357,7 @@ export async function skipAction(em: EntityManager, jobs: Jobs, actor: Actor, id
   );
   if (!done.length) throw conflict('invalid_transition', `an action that is ${a.state} cannot be skipped`);
   await em.refresh(a); // as the skip left it (see approveAction)
-  await jobs.signalEnrollment(a.campaign.id, a.leadId, 'skip', { actionId: id });
+  await jobs.signal('enrollment', { campaignId: a.campaign.id, leadId: a.leadId }, 'skip', { actionId: id });
   return a;
 }
 
@@ -378,7 +378,9 @@ export async function signalCampaignEnrollments(
   let open = 0;
   for (let i = 0; i < rows.length; i += 50) {
     const sent = await Promise.all(
-      rows.slice(i, i + 50).map((r) => jobs.signalEnrollment(campaignId, r.lead_id, signal)),
+      rows
+        .slice(i, i + 50)
+        .map((r) => jobs.signal('enrollment', { campaignId: campaignId, leadId: r.lead_id }, signal)),
     );
     open += sent.filter(Boolean).length;
   }

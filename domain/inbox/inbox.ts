@@ -255,7 +255,7 @@ async function keyedReply(
   }
   // The first request may have stored the message and failed before starting its workflow; the
   // start is idempotent by message id (a finished run is not started again).
-  if (m.state === 'queued') await jobs.startInboxReply({ messageId: m.id, workspaceId: actor.workspaceId });
+  if (m.state === 'queued') await jobs.start('inbox-reply', { messageId: m.id, workspaceId: actor.workspaceId });
   return messageRow(em, m.id);
 }
 
@@ -313,7 +313,7 @@ export async function queueReply(
       return true;
     });
     if (stored) {
-      await jobs.startInboxReply({ messageId: id, workspaceId: actor.workspaceId });
+      await jobs.start('inbox-reply', { messageId: id, workspaceId: actor.workspaceId });
       return messageRow(em, id);
     }
     const earlier = await keyedReply(em, jobs, actor, key!, hash!);

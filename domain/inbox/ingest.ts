@@ -63,7 +63,12 @@ export async function wakeEnrollments(jobs: Jobs, wakes: EnrollmentWake[]): Prom
   if (!wakes.length) return;
   await mapLimit(wakes, 16, (w) =>
     jobs
-      .signalEnrollment(w.campaignId, w.leadId, w.signal, w.signal === 'reply' ? {} : undefined)
+      .signal(
+        'enrollment',
+        { campaignId: w.campaignId, leadId: w.leadId },
+        w.signal,
+        w.signal === 'reply' ? {} : undefined,
+      )
       .catch((err) =>
         logger.warn(
           { err: String(err), campaign: w.campaignId, lead: w.leadId, signal: w.signal },

@@ -62,7 +62,7 @@ export async function startOrReportSyncs(
     );
     if (claimed) {
       try {
-        await jobs.startInboxSync({ accountId: a.id, workspaceId: actor.workspaceId, run: claimed.run });
+        await jobs.start('inbox-sync', { accountId: a.id, workspaceId: actor.workspaceId, run: claimed.run });
       } catch (err) {
         // Not started: the claimed run must not stay `running` with nothing behind it.
         await finishSync(em, a.id, claimed.run, `could not start the sync: ${(err as Error).message}`);

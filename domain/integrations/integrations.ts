@@ -503,7 +503,7 @@ export async function finishPartnerInstall(
   deps: IntegrationDeps,
   jobs: Jobs,
   q: { code?: string; state?: string; error?: string },
-): Promise<{ integration: IIntegration; created: boolean; sync: { workflowId: string; runId: string } }> {
+): Promise<{ integration: IIntegration; created: boolean; sync: { workflowId: string; runId: string | null } }> {
   const pending = await spendPendingState(em, 'partner_oauth_states', q.state, PARTNER, deps.config.encryptionKey);
   if (q.error) throw badRequest('oauth_denied', `the partner did not authorise the installation: ${q.error}`);
   if (!q.code) throw badRequest('oauth_denied', 'the partner sent no authorization code');
@@ -567,6 +567,9 @@ export async function finishPartnerInstall(
     await tx.flush();
     return { integration, created: true };
   });
-  const sync = await jobs.startPartnerSync({ integrationId: saved.integration.id, workspaceId: pending.workspaceId });
-  return { ...saved, sync };
+  const { workflowId, runId } = await jobs.start('partner-sync', {
+    integrationId: saved.integration.id,
+    workspaceId: pending.workspaceId,
+  });
+  return { ...saved, sync: { workflowId, runId } };
 }

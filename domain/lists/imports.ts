@@ -323,7 +323,7 @@ export async function commitImport(
   });
   const { imp } = result;
   if (imp.status === 'queued' || imp.status === 'running' || imp.status === 'canceling') {
-    await jobs.startListImport({ importId: imp.id, workspaceId: actor.workspaceId, appId });
+    await jobs.start('list-import', { importId: imp.id, workspaceId: actor.workspaceId, appId });
   }
   return result;
 }
@@ -359,7 +359,8 @@ export async function cancelImport(
   }
   // No workflow to tell (its start was lost, or has not happened yet): end the import here. A
   // workflow that starts afterwards finds it canceled and ends at once.
-  if (!(await jobs.signalListImport(imp.id, 'cancel'))) await endRun(em, files, imp.id, { canceled: true });
+  if (!(await jobs.signal('list-import', { importId: imp.id }, 'cancel')))
+    await endRun(em, files, imp.id, { canceled: true });
   return em.findOneOrFail(ListImport, imp.id, { refresh: true });
 }
 

@@ -184,7 +184,7 @@ export async function ensureMailboxSyncs(em: EntityManager, jobs: Jobs): Promise
   );
   await mapLimit(accounts, 8, (a) =>
     jobs
-      .startMailboxSync({ accountId: a.id, workspaceId: a.workspace_id })
+      .start('mailbox-sync', { accountId: a.id, workspaceId: a.workspace_id })
       .catch((err) =>
         logger.warn(
           { err: String(err), account: a.id },

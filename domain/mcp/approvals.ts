@@ -143,7 +143,7 @@ export async function callTool(
     return { approval, created: true };
   });
   if (found.created) {
-    await jobs.startMcpApproval({
+    await jobs.start('mcp-approval', {
       approvalId: found.approval.id,
       workspaceId: principal.workspaceId,
       expiresAt: found.approval.expiresAt.toISOString(),
@@ -207,7 +207,7 @@ export async function approve(em: EntityManager, jobs: Jobs, actor: Actor, id: s
   // activity) would otherwise answer `executed` to the request that approved it.
   await em.refresh(a);
   // The row is the truth: if the signal is lost, the workflow's timer finds the row approved and runs the call.
-  await jobs.approveMcpApproval(a.id).catch(() => undefined);
+  await jobs.signal('mcp-approval', { approvalId: a.id }, 'approve').catch(() => undefined);
   return a;
 }
 

@@ -92,7 +92,7 @@ export async function startDraftGeneration(
     return em.fork().findOneOrFail(DraftOperation, { campaign: campaign.id, clientKey: input.clientKey }); // a concurrent twin
   }
   if (rows.length)
-    await jobs.startDraftGeneration({
+    await jobs.start('drafts', {
       operationId: op.id,
       campaignId: campaign.id,
       workspaceId: actor.workspaceId,

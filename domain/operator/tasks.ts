@@ -258,7 +258,7 @@ export async function createTask(em: EntityManager, actor: Actor, jobs: Jobs, in
     ]);
   });
   try {
-    await jobs.startOperatorTask({ taskId, workspaceId: actor.workspaceId, appId: input.appId, run: 1 });
+    await jobs.start('operator-task', { taskId, workspaceId: actor.workspaceId, appId: input.appId, run: 1 });
   } catch (err) {
     await failUnstarted(em, taskId, 1, err);
     throw err;
@@ -408,7 +408,7 @@ export async function controlTask(
     if (op === 'cancel') await cancelOpenActions(tx, task, ['pending'], actor.userId);
     // Inside the transaction: if Temporal refuses, nothing is recorded. A run that is not open
     // (none, or closing) needs no signal: the status above is what the next run reads.
-    await jobs.signalOperatorTask(taskId, op);
+    await jobs.signal('operator-task', { taskId }, op);
   });
   return requireTaskWithCounts(em.fork(), actor, taskId);
 }
@@ -453,7 +453,7 @@ export async function retryTask(em: EntityManager, actor: Actor, jobs: Jobs, tas
     return task.run;
   });
   try {
-    await jobs.startOperatorTask({ taskId, workspaceId: actor.workspaceId, appId: t.app.id, run });
+    await jobs.start('operator-task', { taskId, workspaceId: actor.workspaceId, appId: t.app.id, run });
   } catch (err) {
     await failUnstarted(em, taskId, run, err);
     throw err;

@@ -689,8 +689,14 @@ export async function dispatch(
   deps: Pick<TurnDeps, 'em' | 'redis'>,
 ): Promise<void> {
   try {
-    if (prepared.kind === 'turn') await jobs.startOperatorTurn(prepared.start);
-    else await jobs.decideOperatorConfirmation(prepared.start, prepared.confirmationId, prepared.action);
+    if (prepared.kind === 'turn') await jobs.start('operator-turn', prepared.start);
+    else if (
+      !(await jobs.signal('operator-turn', prepared.start, 'decision', {
+        confirmationId: prepared.confirmationId,
+        action: prepared.action,
+      }))
+    )
+      throw new Error(`operator turn ${prepared.start.turnId} is not open`);
   } catch (err) {
     if (prepared.kind === 'turn') {
       await failTurn(deps, {

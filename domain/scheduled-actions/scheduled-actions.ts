@@ -93,7 +93,9 @@ export async function batchApprove(
       returning id, lead_id`,
     [actor.userId, campaign.id, unique],
   );
-  await mapLimit(approved, 16, (a) => jobs.signalEnrollment(campaign.id, a.lead_id, 'approve', { actionId: a.id }));
+  await mapLimit(approved, 16, (a) =>
+    jobs.signal('enrollment', { campaignId: campaign.id, leadId: a.lead_id }, 'approve', { actionId: a.id }),
+  );
   const rows = await em.execute<{ id: string; state: string }[]>(
     `select id, state from scheduled_actions where campaign_id = ? and id = any(?::uuid[])`,
     [campaign.id, unique],
@@ -391,7 +393,9 @@ export async function cancelCountryRestricted(em: EntityManager, jobs: Jobs, act
   let signaled = 0;
   for (let i = 0; i < stopped.length; i += 50) {
     const sent = await Promise.all(
-      stopped.slice(i, i + 50).map((r) => jobs.signalEnrollment(campaign.id, r.lead_id, 'unenroll')),
+      stopped
+        .slice(i, i + 50)
+        .map((r) => jobs.signal('enrollment', { campaignId: campaign.id, leadId: r.lead_id }, 'unenroll')),
     );
     signaled += sent.filter(Boolean).length;
   }
@@ -587,7 +591,10 @@ export async function reschedulePlanned(
   // Best effort: a workflow that misses it still sends, at the old time (the row's due time has passed).
   await mapLimit(earlier, 16, (m) =>
     jobs
-      .signalEnrollment(campaignId, m.leadId, 'rescheduled', { actionId: m.id, dueAt: m.to.toISOString() })
+      .signal('enrollment', { campaignId: campaignId, leadId: m.leadId }, 'rescheduled', {
+        actionId: m.id,
+        dueAt: m.to.toISOString(),
+      })
       .catch((err) => logger.warn({ err: String(err), action: m.id }, 'rescheduled signal not sent')),
   );
   return view;

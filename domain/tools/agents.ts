@@ -123,7 +123,7 @@ export const agentTools = [
     run: async ({ em, actor, jobs }, input) => {
       const plan = await planRun(em, actor, input.agent_id, uuidv7(), input.signal_id);
       const { run } = await createRun(em, plan, 'manual');
-      await jobs.startDiscoveryRun(plan);
+      await jobs.start('discovery-run', plan);
       return { run_id: run.id, status: run.status, signals: plan.signals.map((s) => s.key) };
     },
   }),

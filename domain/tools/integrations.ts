@@ -67,7 +67,7 @@ export const integrationTools = [
         throw new AppError(400, 'not_partner', 'only the partner CRM integration syncs');
       if (integration.status !== 'active')
         throw new AppError(409, 'integration_not_active', `the partner integration is ${integration.status}`);
-      const run = await jobs.startPartnerSync({ integrationId: integration.id, workspaceId: actor.workspaceId });
+      const run = await jobs.start('partner-sync', { integrationId: integration.id, workspaceId: actor.workspaceId });
       const cursors = await syncCursors(em, integration.id);
       return {
         workflow_id: run.workflowId,

@@ -19,6 +19,7 @@ import { toInboundEvent } from '../../lib/connectors/inbound.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, createTestApp, createUser, listen } from '../helpers/api.js';
+import { withStart } from '../helpers/jobs.js';
 import { workspaceIdOf } from '../helpers/billing.js';
 import { bookingEvent, hookedScheduler, postHook } from '../helpers/booking.js';
 import { seedCampaign } from '../helpers/campaigns.js';
@@ -134,11 +135,13 @@ function deliveries<T>(items: T[], again: number[], keys: number[]): T[] {
 /** The hand-offs of the ingest functions, run in-process: the handling the workflows' activities do. */
 function inlineJobs(): Jobs {
   const fresh = () => em();
-  const jobs: Pick<Jobs, 'startConnectorEvent' | 'startBookingEvent'> = {
-    startConnectorEvent: async ({ eventId }) => void (await handleConnectorEvent(await fresh(), eventId, jobs as Jobs)),
-    startBookingEvent: async ({ eventId }) => void (await handleBookingEvent(await fresh(), eventId)),
-  };
-  return jobs as Jobs;
+  const none = {} as Jobs;
+  const jobs: Jobs = withStart(
+    withStart(none, 'connector-event', async ({ eventId }) => handleConnectorEvent(await fresh(), eventId, jobs)),
+    'booking-event',
+    async ({ eventId }) => handleBookingEvent(await fresh(), eventId),
+  );
+  return jobs;
 }
 
 test('connected then disconnected 3 s later, delivered in one batch or newest first: the account ends disconnected (hook and workflows)', async (t) => {

@@ -501,9 +501,9 @@ async function perform(ctx: Ctx, index: number, op: Exclude<Op, { kind: 'wait' }
       if (open) open.until = issuedAt;
       const { services } = await api();
       if (
-        !(await services.jobs.signalEnrollment(
-          ctx.campaignId,
-          lead.leadId,
+        !(await services.jobs.signal(
+          'enrollment',
+          { campaignId: ctx.campaignId, leadId: lead.leadId },
           op.kind === 'pauseLead' ? 'pause' : 'resume',
         ))
       )
@@ -907,6 +907,10 @@ async function cleanup(ctx: Ctx): Promise<void> {
     [ctx.campaignId],
   );
   await Promise.all(
-    open.map((r) => services.jobs.signalEnrollment(ctx.campaignId, r.lead_id, 'unenroll').catch(() => false)),
+    open.map((r) =>
+      services.jobs
+        .signal('enrollment', { campaignId: ctx.campaignId, leadId: r.lead_id }, 'unenroll')
+        .catch(() => false),
+    ),
   );
 }

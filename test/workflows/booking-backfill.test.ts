@@ -12,6 +12,7 @@ import { localBookings } from '../../lib/booking/index.js';
 import { bookingWorkflowIds } from '../../lib/workflow-ids.js';
 import type { BookingBackfillResult } from '../../workflows/booking.js';
 import { api, call, closeApi, createTestApp, type TestUser } from '../helpers/api.js';
+import { withStart } from '../helpers/jobs.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { connectScheduler } from '../helpers/booking.js';
 import { seedContacts } from '../helpers/contacts.js';
@@ -159,7 +160,7 @@ test('a failed attempt resumes after its last committed page: every booking coun
   const e = (await em()) as unknown as EntityManager;
   const actor = await resolveActor(e, { userId: u.id, kind: 'session' }, undefined);
   // The operation row only: this test starts its workflow itself, with small pages and a failure.
-  const noStart = { startBookingBackfill: async () => {} } as unknown as Jobs;
+  const noStart = withStart(services.jobs, 'booking-backfill', async () => {});
   const { backfill: b } = await startBackfill(e, noStart, actor, c.id, { since: new Date(Date.now() - 60 * DAY) });
   const handle = await services.temporal.workflow.start('bookingBackfill', {
     taskQueue: services.config.temporal.taskQueue,

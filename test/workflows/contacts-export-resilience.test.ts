@@ -10,6 +10,7 @@ import { resolveActor } from '../../domain/workspaces.js';
 import { contactExportWorkflowIds } from '../../lib/workflow-ids.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, closeApi, createTestApp } from '../helpers/api.js';
+import { withStart } from '../helpers/jobs.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { seedContacts } from '../helpers/contacts.js';
 test.after.always(closeApi);
@@ -26,7 +27,12 @@ test('a worker killed mid-export: another worker resumes at the last committed p
   );
   const e = await em();
   const actor = await resolveActor(e as never, { userId: u.id, kind: 'session' }, undefined);
-  const exp = await createExport(e, actor, { ...services.jobs, startContactsExport: async () => {} }, {});
+  const exp = await createExport(
+    e,
+    actor,
+    withStart(services.jobs, 'contacts-export', async () => {}),
+    {},
+  );
 
   const taskQueue = `export-crash-${randomUUID()}`;
   const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off' };

@@ -16,6 +16,7 @@ import { EXPORT_COLUMNS } from '../../lib/contacts-csv.js';
 import { contactExportWorkflowIds } from '../../lib/workflow-ids.js';
 import type { ContactsExportInput } from '../../workflows/contacts.js';
 import { api, call, closeApi, createTestApp, createUser, type Res, type TestUser } from '../helpers/api.js';
+import { withStart } from '../helpers/jobs.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { seedContacts, type ContactSpec, type SeededContact } from '../helpers/contacts.js';
 import { addTeamMember } from '../helpers/db.js';
@@ -138,7 +139,7 @@ async function listed(u: TestUser, query: string, headers: Record<string, string
 
 /** Jobs that record the export without starting its workflow (the test starts it itself). */
 async function unstartedJobs(): Promise<Jobs> {
-  return { ...(await api()).services.jobs, startContactsExport: async () => {} };
+  return withStart((await api()).services.jobs, 'contacts-export', async () => {});
 }
 
 async function actorOf(u: TestUser, actingAs?: string) {
@@ -311,10 +312,10 @@ test('filters: each export holds exactly what GET /api/contacts lists with the s
   const e = await createExport(await em(), await actorOf(w.u), await unstartedJobs(), {});
   await new Promise((r) => setTimeout(r, 5)); // clock separation: the contacts are created after the request's time, not a wait on the system
   await seedContacts(w.workspaceId, [spec(1000, [w.listA]), spec(1001, [])]);
-  await (await api()).services.jobs.startContactsExport({ exportId: e.id, workspaceId: w.workspaceId });
+  await (await api()).services.jobs.start('contacts-export', { exportId: e.id, workspaceId: w.workspaceId });
   t.like(await finished(contactExportWorkflowIds.export(e.id)), { status: 'completed', rows: 120 });
   // A repeated start of a finished export is a no-op.
-  await (await api()).services.jobs.startContactsExport({ exportId: e.id, workspaceId: w.workspaceId });
+  await (await api()).services.jobs.start('contacts-export', { exportId: e.id, workspaceId: w.workspaceId });
   t.is((await (await em()).findOneOrFail(ContactExport, e.id)).rowCount, 120);
 });
 
@@ -390,7 +391,7 @@ test('409 export_not_ready while queued or running, 409 export_failed after a fa
     0,
   );
   // The workflow of a failed export does nothing.
-  await (await api()).services.jobs.startContactsExport({ exportId: e.id, workspaceId: w.workspaceId });
+  await (await api()).services.jobs.start('contacts-export', { exportId: e.id, workspaceId: w.workspaceId });
   t.like(await finished(contactExportWorkflowIds.export(e.id)), { status: 'skipped', reason: 'failed' });
 
   for (const body of [
@@ -438,7 +439,7 @@ test('a failing export is recorded failed with its code, its partial file droppe
   const e = await createExport(await em(), await actorOf(w.u), await unstartedJobs(), {});
   // A scope the database refuses to read (not a uuid): a data error, not retried.
   await (await em()).execute(`update contact_exports set scope_app_ids = '["not-a-uuid"]' where id = ?`, [e.id]);
-  await (await api()).services.jobs.startContactsExport({ exportId: e.id, workspaceId: w.workspaceId });
+  await (await api()).services.jobs.start('contacts-export', { exportId: e.id, workspaceId: w.workspaceId });
   const workflowId = contactExportWorkflowIds.export(e.id);
   t.like(await finished(workflowId), { status: 'failed', code: 'invalid_data' });
   const row = await (await em()).findOneOrFail(ContactExport, e.id, { refresh: true });

@@ -333,7 +333,7 @@ test('402 insufficient_credits before anything starts; an attempt that cannot pa
   });
   await e.flush();
   const { services } = await api();
-  await services.jobs.startEnrichment({
+  await services.jobs.start('enrichment', {
     enrichmentId: attempt.id,
     kind: 'discovered-lead',
     targetId: id,

@@ -268,10 +268,10 @@ test('the why-not-yet query reports each reason: window, review, paused, campaig
   });
   const [l4] = await o.leads(1);
   await enroll(u, held.id, [l4.leadId]);
-  await services.jobs.signalEnrollment(held.id, l4.leadId, 'pause');
+  await services.jobs.signal('enrollment', { campaignId: held.id, leadId: l4.leadId }, 'pause');
   await waitReason(held.id, l4.leadId, 'paused');
   t.is((await enrollmentOf(held.id, l4.leadId)).status, 'paused');
-  await services.jobs.signalEnrollment(held.id, l4.leadId, 'resume');
+  await services.jobs.signal('enrollment', { campaignId: held.id, leadId: l4.leadId }, 'resume');
   await waitReason(held.id, l4.leadId, 'campaign_paused');
   t.is((await actionsOf(held.id, l4.leadId))[0].waitingReason, 'campaign_paused');
   await (await em()).execute(`update campaigns set status = 'active' where id = ?`, [held.id]);
@@ -337,7 +337,7 @@ test('the why-not-yet query reports each reason: window, review, paused, campaig
     [capped.id, l6.leadId],
     [cc.id, l8.leadId],
   ])
-    await services.jobs.signalEnrollment(c, l, 'unenroll');
+    await services.jobs.signal('enrollment', { campaignId: c, leadId: l }, 'unenroll');
 });
 
 test('the governor’s caps hold across two campaigns sharing an account', async (t) => {
@@ -379,7 +379,7 @@ test('the governor’s caps hold across two campaigns sharing an account', async
     shared.id,
   ]);
   t.is(usage[0].n, 2);
-  for (const [c, l] of all) await services.jobs.signalEnrollment(c, l, 'unenroll');
+  for (const [c, l] of all) await services.jobs.signal('enrollment', { campaignId: c, leadId: l }, 'unenroll');
 });
 
 test('enrollment checks each lead, draft campaigns refuse, and every id-taking route is 404 for another workspace', async (t) => {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Contact } from '../../db/entities/Contact.js';
 import { AgentAttachment } from '../../db/entities/AgentAttachment.js';
 import { pgImportFiles } from '../../domain/lists/import-files.js';
-import type { Jobs } from '../../domain/jobs.js';
+import type { JobInput, Jobs } from '../../domain/jobs.js';
 import { cancelImport, commitImport } from '../../domain/lists/imports.js';
 import { findTool } from '../../domain/tools/index.js';
 import { runTool } from '../../domain/tools/registry.js';
@@ -17,6 +17,7 @@ import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
 import type { ListImportInput } from '../../workflows/lists.js';
 import { AppId, JobKind, WorkspaceId } from '../../workflows/search-attributes.js';
 import { api, call, createTestApp, closeApi, createUser, type TestUser } from '../helpers/api.js';
+import { withStart } from '../helpers/jobs.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { commit, draftPath, peopleCsv, postCsv, preview, importPath, waitImport } from '../helpers/imports.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
@@ -44,9 +45,9 @@ const contact = async (workspaceId: string, email: string) =>
   (await em()).findOneOrFail(Contact, { workspace: workspaceId, emailNormalised: email });
 
 /** Jobs whose list-import start is replaced (not started, or started with test parameters). */
-async function jobsWith(startListImport: Jobs['startListImport']): Promise<Jobs> {
+async function jobsWith(startListImport: (s: JobInput<'list-import'>) => Promise<unknown>): Promise<Jobs> {
   const { services } = await api();
-  return { ...services.jobs, startListImport };
+  return withStart(services.jobs, 'list-import', startListImport);
 }
 
 /** Starts the import's workflow on the test worker with small activity calls (several calls, continueAsNew). */

@@ -56,7 +56,7 @@ async function makeMailAccount(accountId: string, password = 'sender-pw', stored
 
 async function startSync(accountId: string, workspaceId: string, t: { teardown: (fn: () => Promise<void>) => void }) {
   const { services } = await api();
-  await temporalJobs(services.temporal, taskQueue).startMailboxSync({ accountId, workspaceId });
+  await temporalJobs(services.temporal, taskQueue).start('mailbox-sync', { accountId, workspaceId });
   // Over: the sync stops, and the account is left disconnected so no later reconciliation follows it again.
   t.teardown(async () => {
     await services.temporal.workflow
@@ -514,7 +514,7 @@ test('a restarted sync (terminated, started again) loses nothing and stores noth
   const handle = services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(account.id));
   await handle.terminate('restart');
   const during = [await send(2), await send(3)];
-  await temporalJobs(services.temporal, taskQueue).startMailboxSync({
+  await temporalJobs(services.temporal, taskQueue).start('mailbox-sync', {
     accountId: account.id,
     workspaceId: o.workspaceId,
   });
@@ -536,7 +536,10 @@ test('a worker killed while following: the heartbeat timeout hands the pass to a
   const env = { TEMPORAL_TASK_QUEUE: queue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off' };
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });
   t.teardown(() => (first.exitCode === null ? stopChild(first) : undefined));
-  await temporalJobs(services.temporal, queue).startMailboxSync({ accountId: account.id, workspaceId: o.workspaceId });
+  await temporalJobs(services.temporal, queue).start('mailbox-sync', {
+    accountId: account.id,
+    workspaceId: o.workspaceId,
+  });
   t.teardown(async () => {
     await services.temporal.workflow
       .getHandle(mailboxWorkflowIds.sync(account.id))
@@ -634,7 +637,7 @@ test('refused credentials disconnect the account (credentials_invalid) and end t
   const o = await campaignOwner(u);
   const account = await fastAccount(u, 'email');
   await makeMailAccount(account.id, 'sender-pw', 'a-wrong-password');
-  await temporalJobs(services.temporal, taskQueue).startMailboxSync({
+  await temporalJobs(services.temporal, taskQueue).start('mailbox-sync', {
     accountId: account.id,
     workspaceId: o.workspaceId,
   });
@@ -650,7 +653,7 @@ test('refused credentials disconnect the account (credentials_invalid) and end t
     1,
   );
   // A sync started again for a disconnected account ends at once.
-  await temporalJobs(services.temporal, taskQueue).startMailboxSync({
+  await temporalJobs(services.temporal, taskQueue).start('mailbox-sync', {
     accountId: account.id,
     workspaceId: o.workspaceId,
   });

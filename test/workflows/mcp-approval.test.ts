@@ -30,7 +30,7 @@ async function approvalRow(userId: string, args: Record<string, unknown>, expire
      values (gen_random_uuid(), ?, ?, ?, ?, 'create_lead_list', 'change', ?::jsonb, ?, ?, ?, now()) returning id`,
     [workspaceId, userId, client.id, grant.id, JSON.stringify(args), argsHash(args), status, expiresAt],
   );
-  await services.jobs.startMcpApproval({ approvalId: row.id, workspaceId, expiresAt: expiresAt.toISOString() });
+  await services.jobs.start('mcp-approval', { approvalId: row.id, workspaceId, expiresAt: expiresAt.toISOString() });
   return { id: row.id as string, workflowId: mcpWorkflowIds.approval(row.id) };
 }
 

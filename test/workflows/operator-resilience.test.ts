@@ -15,6 +15,7 @@ import { operatorWorkflowIds } from '../../lib/workflow-ids.js';
 import { streamTurn } from '../../api/operator/sse.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, call, createTestApp, closeApi } from '../helpers/api.js';
+import { withStart } from '../helpers/jobs.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { parseSse, postSse } from '../helpers/sse.js';
 test.after.always(closeApi);
@@ -250,10 +251,9 @@ test('a turn whose workflow could not be started (Temporal down) is marked faile
   const { services } = await api();
   const prepared = await prepareMessage((await em()) as never, s.actor, { app_id: s.appId, message: 'list products' });
   t.is(prepared.kind, 'turn');
-  const down = {
-    ...services.jobs,
-    startOperatorTurn: async () => Promise.reject(new Error('14 UNAVAILABLE: connection refused')),
-  };
+  const down = withStart(services.jobs, 'operator-turn', async () =>
+    Promise.reject(new Error('14 UNAVAILABLE: connection refused')),
+  );
   await t.throwsAsync(dispatch(down, prepared, { em: (await em()) as never, redis: services.redis }), {
     message: /UNAVAILABLE/,
   });
