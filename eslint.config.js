@@ -10,6 +10,12 @@ const banned = (layers, message, allowTypeImports = false) => ({
   message,
   allowTypeImports,
 });
+/** Only jobs/, workers/ and scripts/ hold a Temporal client; everyone else reaches Temporal through the Jobs port. */
+const TEMPORAL_CLIENT = {
+  group: ['@temporalio/client'],
+  message:
+    'Only jobs/, workers/ and scripts/ hold a Temporal client: reach Temporal through the Jobs port (domain/jobs.ts).',
+};
 /** Node's built-in modules by their bare names (`node:` names are banned by prefix). */
 const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith('_'));
 
@@ -36,6 +42,7 @@ export default tseslint.config(
               ['db', 'domain', 'jobs', 'workflows', 'activities', 'api', 'workers', 'scripts'],
               'lib/ is the bottom layer: it imports nothing above it.',
             ),
+            TEMPORAL_CLIENT,
           ],
         },
       ],
@@ -52,6 +59,7 @@ export default tseslint.config(
               ['domain', 'jobs', 'workflows', 'activities', 'api', 'workers', 'scripts'],
               'db/ holds entities and migrations: it imports only lib/.',
             ),
+            TEMPORAL_CLIENT,
           ],
         },
       ],
@@ -103,6 +111,7 @@ export default tseslint.config(
               allowTypeImports: true,
             },
             { group: ['node:*'], message: 'Workflow code runs in the deterministic sandbox: no Node built-ins.' },
+            TEMPORAL_CLIENT,
           ],
         },
       ],
@@ -120,6 +129,7 @@ export default tseslint.config(
               ['jobs'],
               'Activities get their Jobs port in ActivityDeps (workers/worker.ts builds it): they never build a Temporal client.',
             ),
+            TEMPORAL_CLIENT,
           ],
         },
       ],
@@ -153,10 +163,15 @@ export default tseslint.config(
               ['jobs'],
               'api/ reaches jobs/ only through the services factory (api/services-factory.ts): handlers use services.jobs.',
             ),
+            TEMPORAL_CLIENT,
           ],
         },
       ],
     },
+  },
+  {
+    files: ['api/services-factory.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [TEMPORAL_CLIENT] }] },
   },
   {
     files: ['workers/**/*.ts', 'scripts/**/*.ts'],

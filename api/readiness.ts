@@ -23,20 +23,13 @@ async function probe(fn: () => Promise<string | undefined | void>, timeoutMs = P
 
 export async function checkReadiness(s: Services): Promise<Record<string, Check>> {
   // Temporal calls end with the probe (its deadline), rather than retrying on after it has answered.
-  const withinProbe = <T>(call: () => Promise<T>) => s.temporal.connection.withDeadline(Date.now() + PROBE_MS, call);
+  const deadline = () => Date.now() + PROBE_MS;
   const [postgres, redis, temporal, worker] = await Promise.all([
     probe(async () => void (await s.orm.em.getConnection().execute('select 1'))),
     probe(async () => void (await s.redis.ping())),
-    probe(async () => void (await withinProbe(() => s.temporal.workflowService.getSystemInfo({})))),
+    probe(() => s.temporalProbe.reachable(deadline())),
     probe(async () => {
-      const res = await withinProbe(() =>
-        s.temporal.workflowService.describeTaskQueue({
-          namespace: s.config.temporal.namespace,
-          taskQueue: { name: s.config.temporal.taskQueue },
-          taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-        }),
-      );
-      const n = res.pollers?.length ?? 0;
+      const n = await s.temporalProbe.workflowPollers(deadline());
       if (n === 0) throw new Error(`no worker polling task queue "${s.config.temporal.taskQueue}"`);
       return `${n} poller(s)`;
     }),

@@ -2,7 +2,7 @@ import { loadConfig, type Config } from '../lib/config.js';
 import { openOrm } from '../db/orm.js';
 import { logger } from '../lib/logger.js';
 import { connectRedis, redisReady } from '../lib/redis.js';
-import { connectTemporal } from '../lib/temporal.js';
+import { connectTemporal, temporalProbe, type TemporalClient } from '../jobs/connection.js';
 import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { createProviders } from '../lib/providers.js';
@@ -17,7 +17,10 @@ const DATABASE_WAIT_MS = 5_000;
 const TEMPORAL_CALL_MS = 10_000;
 
 /** Opens every long-lived connection the API needs. */
-export async function createServices(config: Config = loadConfig()): Promise<Services & { close(): Promise<void> }> {
+/** The services, with the Temporal client for the process's own use (tests, scripts) and `close`. */
+export type RunningServices = Services & { temporal: TemporalClient; close(): Promise<void> };
+
+export async function createServices(config: Config = loadConfig()): Promise<RunningServices> {
   const [orm, temporal] = await Promise.all([
     openOrm(config.databaseUrl, { acquireTimeoutMs: DATABASE_WAIT_MS }),
     connectTemporal(config, { callTimeoutMs: TEMPORAL_CALL_MS }),
@@ -53,6 +56,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Ser
     orm,
     redis,
     temporal,
+    temporalProbe: temporalProbe(temporal, config.temporal.namespace, config.temporal.taskQueue),
     logger,
     rateLimiter,
     authenticator,

@@ -1,5 +1,4 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Client } from '@temporalio/client';
 import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
@@ -17,7 +16,11 @@ export interface Services extends Providers {
   config: Config;
   orm: MikroORM;
   redis: Redis;
-  temporal: Client;
+  /** Whether Temporal answers and workers poll (readiness); the client itself stays in jobs/. */
+  temporalProbe: {
+    reachable(deadline: number): Promise<void>;
+    workflowPollers(deadline: number): Promise<number>;
+  };
   logger: Logger;
   rateLimiter: RateLimiter;
   authenticator: Authenticator;

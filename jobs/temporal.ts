@@ -4,12 +4,12 @@
 // from its declaration. Two special cases stay by hand: enrollments start in eager batches, and the
 // inbox processor's wake-ups are coalesced into one signal-with-start.
 import { WorkflowExecutionAlreadyStartedError, type SignalDefinition } from '@temporalio/common';
-import { WorkflowNotFoundError, type Client, type WorkflowStartOptions } from '@temporalio/client';
+import { ServiceError, WorkflowNotFoundError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { JobKind, JobStatus, Jobs, JobStarted } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
 import { isJobDeclaration, type AnyJob } from '../workflows/job.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
-import { retryTransient } from '../lib/temporal.js';
+import { isTransientTemporal, retryTransient } from './connection.js';
 import { nextLaunches, syncAgentSchedule } from './agent-schedules.js';
 import * as workflows from '../workflows/index.js';
 
@@ -120,6 +120,33 @@ async function signalOpen(
   }
 }
 
+/**
+ * Temporal's errors as the callers answer them, at the one door every port call goes through: a busy
+ * or unreachable server is 503 with Retry-After (what clients and load balancers retry on; an activity
+ * retries it too, being ≥ 500), a missing or taken workflow id 404 or 409. Anything else passes as is.
+ */
+function asAppError(err: unknown): unknown {
+  if (err instanceof ServiceError && isTransientTemporal(err))
+    return new AppError(503, 'unavailable', 'the job service is busy; retry shortly', undefined, {
+      'Retry-After': '2',
+    });
+  if (err instanceof WorkflowNotFoundError) return new AppError(404, 'not_found', 'job not found');
+  if (err instanceof WorkflowExecutionAlreadyStartedError)
+    return new AppError(409, 'already_started', 'job already started');
+  return err;
+}
+
+/** The port with every call's Temporal errors translated (`asAppError`). */
+function translated(port: Jobs): Jobs {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, call] of Object.entries(port) as [string, (...args: unknown[]) => Promise<unknown>][])
+    wrapped[name] = (...args: unknown[]) =>
+      call(...args).catch((err: unknown) => {
+        throw asAppError(err);
+      });
+  return wrapped as unknown as Jobs;
+}
+
 const STATUS_OF: Record<string, JobStatus> = {
   RUNNING: 'running',
   CONTINUED_AS_NEW: 'running',
@@ -165,7 +192,7 @@ export function temporalJobs(
     return { started, workflowId: options.workflowId, runId: null };
   }
 
-  return {
+  return translated({
     start: (kind, input) => start(declaration(kind), input),
     signal(kind, key, signal, arg) {
       const job = declaration(kind);
@@ -244,5 +271,5 @@ export function temporalJobs(
       await retryTransient(() => syncAgentSchedule(client, taskQueue, agentId, agent));
     },
     agentNextLaunches: (agent, repair) => nextLaunches(client, agent, repair),
-  };
+  });
 }

@@ -2,7 +2,7 @@
 // against the current workflow code, to check that a change is deterministic for jobs in flight.
 import { Worker } from '@temporalio/worker';
 import { loadConfig } from '../lib/config.js';
-import { connectTemporal } from '../lib/temporal.js';
+import { connectTemporal } from '../jobs/connection.js';
 import { workflowsPath } from './worker.js';
 
 const [workflowId, runId] = process.argv.slice(2);

@@ -3,7 +3,7 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { scheduleIds, workflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes, type JobKindName } from '../workflows/search-attributes.js';
-import { retryTransient } from '../lib/temporal.js';
+import { retryTransient } from '../jobs/connection.js';
 import type * as workflows from '../workflows/index.js';
 
 type Workflows = typeof workflows;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config.js';
 import { logger, logUnhandledRejections } from '../lib/logger.js';
 import { openOrm } from '../db/orm.js';
-import { connectTemporal, ensureSearchAttributes } from '../lib/temporal.js';
+import { connectTemporal, ensureSearchAttributes } from '../jobs/connection.js';
 import { createActivities } from '../activities/index.js';
 import { createProviders } from '../lib/providers.js';
 import { temporalJobs } from '../jobs/temporal.js';

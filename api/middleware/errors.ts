@@ -1,5 +1,6 @@
 // The single place where errors become HTTP: domain AppErrors, validation failures, body-parser
-// errors, ORM and Temporal errors, and dependencies being down (503 with Retry-After). Anything
+// errors, ORM errors, and dependencies being down (503 with Retry-After; the jobs port turns Temporal's
+// own errors into AppErrors, jobs/temporal.ts). Anything
 // unrecognised is a 500 with no internals in the body.
 import type { Context, Middleware } from 'koa';
 import {
@@ -7,11 +8,8 @@ import {
   UniqueConstraintViolationException,
   ForeignKeyConstraintViolationException,
 } from '@mikro-orm/core';
-import { ServiceError, WorkflowNotFoundError } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ZodError } from 'zod';
 import { AppError } from '../../domain/errors.js';
-import { isTransientTemporal } from '../../lib/temporal.js';
 import { isDatabaseUnavailable } from '../../db/orm.js';
 
 export function errorBody(ctx: Context, code: string, message: string, details?: unknown) {
@@ -60,16 +58,11 @@ function classify(err: unknown): AppError | undefined {
     return new AppError(409, 'conflict', 'resource already exists');
   if (err instanceof ForeignKeyConstraintViolationException)
     return new AppError(409, 'conflict', 'referenced resource is missing or still in use');
-  if (err instanceof WorkflowNotFoundError) return new AppError(404, 'not_found', 'job not found');
-  if (err instanceof WorkflowExecutionAlreadyStartedError)
-    return new AppError(409, 'already_started', 'job already started');
   // A dependency is down, restarting or saturated (PostgreSQL unreachable or no pooled connection in
   // time; Temporal unreachable or timing out): the request is worth repeating shortly, so 503 with
   // Retry-After (what clients and load balancers retry on), never a 500. The process needs no
   // restart: the next request uses the dependency again once it is back.
   if (isDatabaseUnavailable(err)) return unavailable('the database is unavailable; retry shortly');
-  if (err instanceof ServiceError && isTransientTemporal(err))
-    return unavailable('the job service is busy; retry shortly');
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -2,7 +2,7 @@
 // when missing, else built with Go), else the Java test server.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SEARCH_ATTRIBUTES } from '../../lib/temporal.js';
+import { SEARCH_ATTRIBUTES } from '../../jobs/connection.js';
 import {
   assertNoOtherInstance,
   cacheDir,
@@ -213,7 +213,7 @@ async function temporalAnswers(address: string): Promise<boolean> {
 
 async function ensureSearchAttributes(address: string, log: Log): Promise<void> {
   const { Connection } = await import('@temporalio/client');
-  const { ensureSearchAttributes: register } = await import('../../lib/temporal.js');
+  const { ensureSearchAttributes: register } = await import('../../jobs/connection.js');
   const connection = await Connection.connect({ address });
   try {
     await register(connection, 'default', (msg) => log(`temporal: WARNING ${msg}`));

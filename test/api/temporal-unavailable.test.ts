@@ -1,12 +1,22 @@
 import test from 'ava';
 import { z } from 'zod';
-import { ServiceError } from '@temporalio/client';
+import { ServiceError, type Client } from '@temporalio/client';
 import { defineOperation } from '../../api/operation.js';
+import { temporalJobs } from '../../jobs/temporal.js';
 import { allOperations } from '../../api/operations.js';
 import { api, call, createUser, listen, closeApi } from '../helpers/api.js';
 test.after.always(closeApi);
 
-// How the Temporal client reports a call the server did not answer: a ServiceError around the gRPC status.
+// How the Temporal client reports a call the server did not answer: a ServiceError around the gRPC
+// status. The jobs port (the one door to Temporal) turns it into what the API answers.
+const failingClient = (code: number) => {
+  const fail = () => {
+    throw new ServiceError('Failed to describe schedule', {
+      cause: Object.assign(new Error(`${code} status`), { code }),
+    });
+  };
+  return { workflow: { start: fail, getHandle: fail } } as unknown as Client;
+};
 const failing = (path: string, code: number) =>
   defineOperation({
     method: 'GET',
@@ -15,10 +25,13 @@ const failing = (path: string, code: number) =>
     tag: 'test',
     auth: 'user',
     responses: { 200: z.object({ ok: z.boolean() }) },
-    handler: () => {
-      throw new ServiceError('Failed to describe schedule', {
-        cause: Object.assign(new Error(`${code} status`), { code }),
+    handler: async () => {
+      await temporalJobs(failingClient(code), 'q').start('list-import', {
+        importId: 'i',
+        workspaceId: 'w',
+        appId: 'a',
       });
+      return { ok: true };
     },
   });
 

@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../../api/app.js';
 import { createHttpServer } from '../../api/http-server.js';
-import { createServices } from '../../api/services-factory.js';
+import { createServices, type RunningServices } from '../../api/services-factory.js';
 import type { Services } from '../../api/services.js';
 import type { Operation } from '../../api/operation.js';
 import { allOperations } from '../../api/operations.js';
 
-type Running = { base: string; services: Services & { close(): Promise<void> }; server: Server };
+type Running = { base: string; services: RunningServices; server: Server };
 let running: Promise<Running> | undefined;
 const extraServers: Server[] = [];
 

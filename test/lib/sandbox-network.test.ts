@@ -24,7 +24,7 @@ import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js
 import { api, closeApi } from '../helpers/api.js';
 import { replayFixture } from '../helpers/replay.js';
 import { whenStarted } from '../helpers/workflows.js';
-import { retryTransient } from '../../lib/temporal.js';
+import { retryTransient } from '../../jobs/connection.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { grpcCode, retryTransient } from '../../lib/temporal.js';
+import { grpcCode, retryTransient } from '../../jobs/connection.js';
 
 // Shaped like the client's ServiceError: the gRPC status sits on `cause`.
 const serviceError = (code: number) =>

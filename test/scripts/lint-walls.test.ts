@@ -56,3 +56,18 @@ test('activities/ never reach jobs/ (their port comes in ActivityDeps); api/ rea
     [],
   );
 });
+
+test('no Temporal client outside jobs/, workers/ and scripts/ (the services factory names it through jobs/connection.ts)', async (t) => {
+  const client = probe(["import type { Client } from '@temporalio/client';"]);
+  for (const file of [
+    'api/readiness.ts',
+    'api/services-factory.ts',
+    'activities/inbox.ts',
+    'lib/config.ts',
+    'db/orm.ts',
+    'workflows/inbox.ts',
+  ])
+    t.deepEqual(await refused(file, client), ['@temporalio/client'], file);
+  for (const file of ['jobs/temporal.ts', 'workers/worker.ts', 'scripts/stack.ts'])
+    t.deepEqual(await refused(file, client), [], file);
+});

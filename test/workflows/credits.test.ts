@@ -8,7 +8,7 @@ import { grantMonthlyCredits } from '../../workflows/billing.js';
 import { api, createUser, closeApi } from '../helpers/api.js';
 import { em, setUserPlan, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { retryTransient } from '../../lib/temporal.js';
+import { retryTransient } from '../../jobs/connection.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;

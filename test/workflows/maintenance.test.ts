@@ -14,7 +14,7 @@ import pg from 'pg';
 import { api, createUser, closeApi } from '../helpers/api.js';
 test.after.always(closeApi);
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { retryTransient } from '../../lib/temporal.js';
+import { retryTransient } from '../../jobs/connection.js';
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000);

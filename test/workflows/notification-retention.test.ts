@@ -12,7 +12,7 @@ import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { retryTransient } from '../../lib/temporal.js';
+import { retryTransient } from '../../jobs/connection.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;

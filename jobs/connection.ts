@@ -6,7 +6,10 @@ import {
   type ConnectionLike,
   type ConnectionOptions,
 } from '@temporalio/client';
-import type { Config } from './config.js';
+import type { Config } from '../lib/config.js';
+
+/** The Temporal client, named for the rooms that may hold one without importing the SDK (the services factory). */
+export type TemporalClient = Client;
 
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 
@@ -61,6 +64,29 @@ export async function connectTemporal(config: Config, opts: { callTimeoutMs?: nu
   });
   return new Client({ connection, namespace: config.temporal.namespace });
 }
+
+/**
+ * What readiness asks Temporal (api/readiness.ts through the services): is the server answering, and
+ * how many workers poll the task queue; each call ends with `deadline` (ms since the epoch).
+ */
+export function temporalProbe(client: Client, namespace: string, taskQueue: string) {
+  return {
+    async reachable(deadline: number): Promise<void> {
+      await client.connection.withDeadline(deadline, () => client.workflowService.getSystemInfo({}));
+    },
+    async workflowPollers(deadline: number): Promise<number> {
+      const res = await client.connection.withDeadline(deadline, () =>
+        client.workflowService.describeTaskQueue({
+          namespace,
+          taskQueue: { name: taskQueue },
+          taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+        }),
+      );
+      return res.pollers?.length ?? 0;
+    },
+  };
+}
+export type TemporalProbe = ReturnType<typeof temporalProbe>;
 
 /** The custom search attributes every job carries (keyword type); see workflows/search-attributes.ts. */
 export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'AppId', 'JobKind'];
