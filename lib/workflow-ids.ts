@@ -1,38 +1,5 @@
 // Workflow and schedule ids are business keys: starting the same job twice is idempotent, and an
 // operator can find a job in the Temporal UI by what it is about.
-export const scheduleIds = {
-  purgeExpiredAuth: 'schedule:purge-expired-auth',
-  grantMonthlyCredits: 'schedule:grant-monthly-credits',
-  purgeWebhookHistory: 'schedule:purge-webhook-history',
-  accountsReconcile: 'schedule:accounts-reconcile',
-  withdrawInvitations: 'schedule:invite-withdrawal',
-  deliverSandboxEvents: 'schedule:deliver-sandbox-events',
-  notificationEmails: 'schedule:notification-emails',
-  purgeNotifications: 'schedule:purge-notifications',
-  partnerSyncSweep: 'schedule:partner-sync-sweep',
-  analyticsRollup: 'schedule:analytics-rollup',
-  insightsRefresh: 'schedule:insights-refresh',
-  bookingBackfillSweep: 'schedule:booking-backfill-sweep',
-  inboxSweep: 'schedule:inbox-sweep',
-};
-
-export const workflowIds = {
-  /** Prefix of the runs a schedule starts (Temporal appends the scheduled time). */
-  purgeExpiredAuth: 'maintenance:purge-expired-auth',
-  grantMonthlyCredits: 'credits:grant-monthly',
-  purgeWebhookHistory: 'maintenance:purge-webhook-history',
-  accountsReconcile: 'accounts-reconcile',
-  withdrawInvitations: 'invite-withdrawal',
-  deliverSandboxEvents: 'sandbox:deliver-due',
-  notificationEmails: 'notification-emails',
-  purgeNotifications: 'maintenance:purge-notifications',
-  partnerSyncSweep: 'partner-sync-sweep',
-  analyticsRollup: 'analytics-rollup',
-  insightsRefresh: 'insights-refresh',
-  bookingBackfillSweep: 'booking-backfill-sweep',
-  inboxSweep: 'inbox-sweep',
-};
-
 /**
  * Outbound webhooks (docs/webhooks.md): events with few targets are delivered by the workflow of
  * their outbox batch (`batch_id` on the row); a large fan-out has its own workflow per event (the

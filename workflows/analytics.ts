@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { defineSchedule } from './job.js';
 import type { AnalyticsActivities } from '../activities/analytics.js';
 
 const { rollupAnalyticsWindow, refreshInsightsNow } = proxyActivities<AnalyticsActivities>({
@@ -35,3 +36,27 @@ export async function insightsRefresh(
 ): Promise<{ found: number; resolved: number }> {
   return refreshInsightsNow(input);
 }
+
+export const analyticsRollupSchedule = defineSchedule({
+  id: 'schedule:analytics-rollup',
+  runs: 'analytics-rollup',
+  workflow: analyticsRollup,
+  args: [{}],
+  kind: 'analytics',
+  every: { every: '10 minutes' },
+  catchupWindow: '10 minutes',
+  overlap: 'skip',
+  description: 'Rebuilds the analytics rollups of the last 48 hours from the raw tables (idempotent)',
+});
+
+export const insightsRefreshSchedule = defineSchedule({
+  id: 'schedule:insights-refresh',
+  runs: 'insights-refresh',
+  workflow: insightsRefresh,
+  args: [{}],
+  kind: 'insights',
+  every: { every: '15 minutes' },
+  catchupWindow: '15 minutes',
+  overlap: 'skip',
+  description: 'Finds recommendations in the analytics and the current state; snoozed ones come back after their time',
+});

@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { defineSchedule } from './job.js';
 import type { BillingActivities } from '../activities/billing.js';
 
 const { grantMonthlyCredits: grant } = proxyActivities<BillingActivities>({
@@ -20,3 +21,15 @@ export async function grantMonthlyCredits(
   const r = await grant({ period, workspaceIds: input.workspaceIds });
   return { period, ...r };
 }
+
+export const grantMonthlyCreditsSchedule = defineSchedule({
+  id: 'schedule:grant-monthly-credits',
+  runs: 'credits:grant-monthly',
+  workflow: grantMonthlyCredits,
+  args: [{}],
+  kind: 'credits',
+  every: { at: { dayOfMonth: 1, hour: 0, minute: 5 } },
+  catchupWindow: '7 days',
+  overlap: 'skip',
+  description: 'Grants every workspace its plan’s monthly credits (idempotent per month)',
+});

@@ -3,7 +3,7 @@
 // one long activity paging through the provider (progress committed with each page, heartbeats),
 // then the operation's end. Histories stay a handful of events whatever the number of bookings.
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import { defineJob } from './job.js';
+import { defineJob, defineSchedule } from './job.js';
 import { bookingWorkflowIds } from '../lib/workflow-ids.js';
 import type { BookingActivities } from '../activities/booking.js';
 
@@ -93,4 +93,17 @@ export const bookingBackfillJob = defineJob('booking-backfill', {
   memo: (s) => ({ backfill_id: s.backfillId, provider_id: s.providerId }),
   // Once per operation: a repeated request reads the same operation.
   repeat: 'never-again',
+});
+
+export const bookingBackfillSweepSchedule = defineSchedule({
+  id: 'schedule:booking-backfill-sweep',
+  runs: 'booking-backfill-sweep',
+  workflow: bookingBackfillSweep,
+  args: [{}],
+  kind: 'booking-backfill',
+  every: { every: '6 hours' },
+  catchupWindow: '6 hours',
+  overlap: 'skip',
+  description:
+    'Backfills the last day and upcoming bookings of every connected booking provider, so a missed webhook still becomes a meeting',
 });

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import { defineJob } from './job.js';
+import { defineJob, defineSchedule } from './job.js';
 import { connectorWorkflowIds } from '../lib/workflow-ids.js';
 import type { ConnectorActivities } from '../activities/connectors.js';
 
@@ -25,4 +25,17 @@ export const connectorEventJob = defineJob('connector-event', {
   scope: (s) => ({ workspaceId: s.workspaceId }),
   memo: (s) => ({ event_id: s.eventId, type: s.type }),
   repeat: 'never-again',
+});
+
+export const deliverSandboxEventsSchedule = defineSchedule({
+  id: 'schedule:deliver-sandbox-events',
+  runs: 'sandbox:deliver-due',
+  workflow: deliverSandboxEvents,
+  args: [],
+  kind: 'connector',
+  every: { every: '1 minute' },
+  catchupWindow: '1 minute',
+  overlap: 'skip',
+  sandboxOnly: true,
+  description: 'Hands the sandbox network’s due inbound events (acceptances, replies) to the inbound pipeline',
 });

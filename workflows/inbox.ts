@@ -9,7 +9,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defineJob } from './job.js';
+import { defineJob, defineSchedule } from './job.js';
 import { inboxWorkflowIds } from '../lib/workflow-ids.js';
 import type { InboxActivities } from '../activities/inbox.js';
 
@@ -116,4 +116,17 @@ export const inboxReplyJob = defineJob('inbox-reply', {
   scope: (s) => ({ workspaceId: s.workspaceId }),
   memo: (s) => ({ message_id: s.messageId }),
   repeat: 'never-again',
+});
+
+export const inboxSweepSchedule = defineSchedule({
+  id: 'schedule:inbox-sweep',
+  runs: 'inbox-sweep',
+  workflow: inboxSweep,
+  args: [],
+  kind: 'inbox',
+  every: { every: '1 minute' },
+  catchupWindow: '1 minute',
+  overlap: 'skip',
+  description:
+    'Wakes the inbox processor of every account with inbound events stored over 30 s ago and not handled (a wake-up lost with its API process)',
 });

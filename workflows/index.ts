@@ -1,8 +1,13 @@
 // Every workflow type the worker registers, and beside each started job its declaration (`defineJob`:
 // jobs/temporal.ts finds them here, and does not compile while a kind of domain/jobs.ts has none).
-export { purgeExpiredAuth, purgeWebhookHistory } from './maintenance.js';
+export {
+  purgeExpiredAuth,
+  purgeWebhookHistory,
+  purgeExpiredAuthSchedule,
+  purgeWebhookHistorySchedule,
+} from './maintenance.js';
 export { deliverWebhookEvent, deliverWebhookChunk, deliverWebhookEventBatch } from './webhooks.js';
-export { grantMonthlyCredits } from './billing.js';
+export { grantMonthlyCredits, grantMonthlyCreditsSchedule } from './billing.js';
 export { discoveryRun, discoveryRunJob, scheduledDiscovery } from './agents.js';
 export { promoteProfiles, promoteProfilesJob } from './agents-promotion.js';
 export { enrichTarget, enrichmentJob } from './enrichment.js';
@@ -11,8 +16,18 @@ export { operatorTask, operatorTaskJob } from './operator-task.js';
 export { contactsExport, contactsExportJob } from './contacts.js';
 export { listImport, listImportJob } from './lists.js';
 export { cdmImport, cdmImportJob } from './cdm-imports.js';
-export { accountsReconcile, withdrawInvitations } from './accounts.js';
-export { handleConnectorEvent, connectorEventJob, deliverSandboxEvents } from './connectors.js';
+export {
+  accountsReconcile,
+  withdrawInvitations,
+  accountsReconcileSchedule,
+  withdrawInvitationsSchedule,
+} from './accounts.js';
+export {
+  handleConnectorEvent,
+  connectorEventJob,
+  deliverSandboxEvents,
+  deliverSandboxEventsSchedule,
+} from './connectors.js';
 export { enrollment, enrollmentJob } from './enrollments.js';
 export { bulkEnroll, bulkEnrollJob } from './enrollments-bulk.js';
 export { draftGeneration, draftsJob } from './message-review.js';
@@ -22,6 +37,7 @@ export {
   bookingBackfill,
   bookingBackfillJob,
   bookingBackfillSweep,
+  bookingBackfillSweepSchedule,
 } from './booking.js';
 export {
   inboxInbound,
@@ -31,9 +47,15 @@ export {
   inboxReply,
   inboxReplyJob,
   inboxSweep,
+  inboxSweepSchedule,
 } from './inbox.js';
-export { analyticsRollup, insightsRefresh } from './analytics.js';
+export { analyticsRollup, insightsRefresh, analyticsRollupSchedule, insightsRefreshSchedule } from './analytics.js';
 export { mcpApproval, mcpApprovalJob } from './mcp.js';
-export { partnerSync, partnerSyncJob, partnerSyncSweep } from './integrations.js';
-export { notificationEmails, purgeNotifications } from './notifications.js';
+export { partnerSync, partnerSyncJob, partnerSyncSweep, partnerSyncSweepSchedule } from './integrations.js';
+export {
+  notificationEmails,
+  purgeNotifications,
+  notificationEmailsSchedule,
+  purgeNotificationsSchedule,
+} from './notifications.js';
 export { mailboxSync, mailboxSyncJob } from './mailbox.js';

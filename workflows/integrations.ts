@@ -4,7 +4,7 @@
 // page ended. It continues as new after 100 pages to keep its history small. `partner-sync-sweep`
 // (a Schedule, every 15 minutes) starts the sync of every active partner integration.
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
-import { defineJob } from './job.js';
+import { defineJob, defineSchedule } from './job.js';
 import { partnerWorkflowIds } from '../lib/workflow-ids.js';
 import type { IntegrationActivities } from '../activities/integrations.js';
 
@@ -80,4 +80,16 @@ export const partnerSyncJob = defineJob('partner-sync', {
   scope: (s) => ({ workspaceId: s.workspaceId }),
   memo: (s) => ({ integration_id: s.integrationId }),
   repeat: 'join',
+});
+
+export const partnerSyncSweepSchedule = defineSchedule({
+  id: 'schedule:partner-sync-sweep',
+  runs: 'partner-sync-sweep',
+  workflow: partnerSyncSweep,
+  args: [],
+  kind: 'partner-sync',
+  every: { every: '15 minutes' },
+  catchupWindow: '15 minutes',
+  overlap: 'skip',
+  description: 'Starts partner-sync:<id> for every active partner CRM integration (a running sync goes on)',
 });

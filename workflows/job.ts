@@ -4,6 +4,7 @@
 // values, and names the workflow function itself, so the arguments are that function's.
 import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import type { JobInput, JobKey, JobKind, JobTypes } from '../domain/jobs.js';
+import type { JobKindName } from './search-attributes.js';
 
 /**
  * What a repeated start of the same id does:
@@ -64,4 +65,39 @@ export function defineJob<K extends JobKind, W extends (...args: any[]) => Promi
 /** True for a job declaration among a module's exports (jobs/temporal.ts collects them from workflows/index.ts). */
 export function isJobDeclaration(value: unknown): value is AnyJob {
   return typeof value === 'object' && value !== null && 'kind' in value && 'workflow' in value && 'repeat' in value;
+}
+
+/** When a Schedule fires: every interval (`'10 minutes'`), or at times of the calendar (UTC). */
+export type Every = { every: string } | { at: { dayOfMonth?: number; hour: number; minute: number } };
+
+/** A recurring job: a Temporal Schedule that starts its workflow (workers/schedules.ts creates or updates it at start-up). */
+export interface ScheduleDeclaration<W extends (...args: any[]) => Promise<unknown>> {
+  /** The Schedule's id (`schedule:<name>`). */
+  id: string;
+  /** The prefix of its runs' workflow ids (Temporal appends the scheduled time). */
+  runs: string;
+  workflow: W;
+  args: Parameters<W>;
+  kind: JobKindName;
+  every: Every;
+  /** How late a missed firing (the server was down) may still run. */
+  catchupWindow: string;
+  /** A firing while the previous run is still open: `skip` it, or `buffer-one` to run once after. */
+  overlap: 'skip' | 'buffer-one';
+  description: string;
+  /** Only while the connector is the local sandbox network (CONNECTOR_BASE_URL unset). */
+  sandboxOnly?: boolean;
+}
+
+export function defineSchedule<W extends (...args: any[]) => Promise<unknown>>(
+  declaration: ScheduleDeclaration<W>,
+): ScheduleDeclaration<W> & { schedule: true } {
+  return { ...declaration, schedule: true };
+}
+
+export type AnySchedule = ScheduleDeclaration<(...args: any[]) => Promise<unknown>> & { schedule: true };
+
+/** True for a schedule declaration among a module's exports (workers/schedules.ts collects them from workflows/index.ts). */
+export function isScheduleDeclaration(value: unknown): value is AnySchedule {
+  return typeof value === 'object' && value !== null && (value as { schedule?: unknown }).schedule === true;
 }

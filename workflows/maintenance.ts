@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { defineSchedule } from './job.js';
 import type { MaintenanceActivities } from '../activities/maintenance.js';
 
 const { purgeExpiredAuth: purge, purgeWebhookHistory: purgeHistory } = proxyActivities<MaintenanceActivities>({
@@ -16,3 +17,27 @@ export async function purgeExpiredAuth(): Promise<{ sessions: number; refreshTok
 export async function purgeWebhookHistory(): Promise<{ events: number; deliveries: number }> {
   return purgeHistory();
 }
+
+export const purgeExpiredAuthSchedule = defineSchedule({
+  id: 'schedule:purge-expired-auth',
+  runs: 'maintenance:purge-expired-auth',
+  workflow: purgeExpiredAuth,
+  args: [],
+  kind: 'maintenance',
+  every: { every: '1 hour' },
+  catchupWindow: '1 hour',
+  overlap: 'skip',
+  description: 'Purges expired/revoked sessions and expired refresh tokens',
+});
+
+export const purgeWebhookHistorySchedule = defineSchedule({
+  id: 'schedule:purge-webhook-history',
+  runs: 'maintenance:purge-webhook-history',
+  workflow: purgeWebhookHistory,
+  args: [],
+  kind: 'maintenance',
+  every: { at: { hour: 3, minute: 17 } },
+  catchupWindow: '1 day',
+  overlap: 'skip',
+  description: 'Purges webhook deliveries and dispatched outbox events past retention',
+});

@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { defineSchedule } from './job.js';
 import type { NotificationActivities } from '../activities/notifications.js';
 
 const { sendNotificationEmails } = proxyActivities<NotificationActivities>({
@@ -30,3 +31,27 @@ export async function notificationEmails(): Promise<{ sent: number; failed: numb
 export async function purgeNotifications(input: { batch?: number } = {}): Promise<{ expired: number; read: number }> {
   return purge(input);
 }
+
+export const notificationEmailsSchedule = defineSchedule({
+  id: 'schedule:notification-emails',
+  runs: 'notification-emails',
+  workflow: notificationEmails,
+  args: [],
+  kind: 'notifications',
+  every: { every: '1 minute' },
+  catchupWindow: '1 minute',
+  overlap: 'skip',
+  description: 'Mails the notifications whose recipient chose email for their topic (docs/notifications.md)',
+});
+
+export const purgeNotificationsSchedule = defineSchedule({
+  id: 'schedule:purge-notifications',
+  runs: 'maintenance:purge-notifications',
+  workflow: purgeNotifications,
+  args: [{}],
+  kind: 'maintenance',
+  every: { at: { hour: 3, minute: 47 } },
+  catchupWindow: '1 day',
+  overlap: 'skip',
+  description: 'Deletes read notifications older than 90 days and any older than 365 (docs/notifications.md)',
+});

@@ -2,6 +2,7 @@
 // whatever is due in this run's database, so no two tests may deliver at once (and no other test
 // file delivers).
 import test from 'ava';
+import { deliverSandboxEventsSchedule } from '../../workflows/connectors.js';
 import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ import {
 } from '../../lib/connectors/index.js';
 import { ingestConnectorEvent } from '../../domain/connectors/events.js';
 import { deliverSandboxEvents, handleConnectorEvent } from '../../workflows/connectors.js';
-import { connectorWorkflowIds, scheduleIds } from '../../lib/workflow-ids.js';
+import { connectorWorkflowIds } from '../../lib/workflow-ids.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { api, closeApi } from '../helpers/api.js';
 import { replayFixture } from '../helpers/replay.js';
@@ -333,7 +334,7 @@ test.serial(
       ),
     );
     await ensureSchedules(services.temporal, taskQueue, prefix);
-    const handle = services.temporal.schedule.getHandle(prefix + scheduleIds.deliverSandboxEvents);
+    const handle = services.temporal.schedule.getHandle(prefix + deliverSandboxEventsSchedule.id);
     const d = await retryTransient(() => handle.describe());
     if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'deliverSandboxEvents');
     t.is(d.spec.intervals?.[0]?.every, 60_000);

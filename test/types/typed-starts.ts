@@ -5,7 +5,8 @@
 import type { Client } from '@temporalio/client';
 import type { Jobs } from '../../domain/jobs.js';
 import { startOnce, type UndeclaredKinds } from '../../jobs/temporal.js';
-import { defineJob } from '../../workflows/job.js';
+import { defineJob, defineSchedule } from '../../workflows/job.js';
+import { purgeNotifications } from '../../workflows/notifications.js';
 import { listImport } from '../../workflows/lists.js';
 import type * as workflows from '../../workflows/index.js';
 import { jobSearchAttributes } from '../../workflows/search-attributes.js';
@@ -65,8 +66,25 @@ export const allDeclared: [UndeclaredKinds<typeof workflows>] extends [never] ? 
 export const oneMissing: [UndeclaredKinds<Omit<typeof workflows, 'listImportJob'>>] extends [never] ? true : false =
   true;
 
-// The other starts are typed by the workflow function too: Schedules (workers/schedules.ts
-// `Recurring`), the agent Schedules, the webhook dispatcher's starts.
+// A Schedule's arguments are its workflow function's too (`defineSchedule`, collected by workers/schedules.ts).
+const every = { id: 's', runs: 'r', kind: 'maintenance', every: { every: '1 hour' }, catchupWindow: '1 hour' } as const;
+export const scheduled = defineSchedule({
+  ...every,
+  overlap: 'skip',
+  description: 'd',
+  workflow: purgeNotifications,
+  args: [{ batch: 10 }],
+});
+export const misfired = defineSchedule({
+  ...every,
+  overlap: 'skip',
+  description: 'd',
+  workflow: purgeNotifications,
+  // @ts-expect-error a Schedule's arguments of another shape than its workflow function's
+  args: [{ batch: '10' }],
+});
+
+// The other starts are typed by the workflow function too: the agent Schedules and the webhook dispatcher's starts.
 export async function typedOtherStarts(client: Client): Promise<void> {
   const opts = { taskQueue: 'q', workflowId: 'w' };
   await startOnce(client, 'listImport', { ...opts, args: [{ importId: 'i' }] });
@@ -85,7 +103,7 @@ export async function typedOtherStarts(client: Client): Promise<void> {
   void [scheduled, wrong];
 }
 
-// The JobKind search attribute takes the declared kinds only (workflows/search-attributes.ts JOB_KINDS).
+// The JobKind search attribute takes the declared kinds only (the port's JobTypes and OTHER_JOB_KINDS).
 export const kinds = [
   jobSearchAttributes({ kind: 'enrollment' }),
   // @ts-expect-error an invented job kind

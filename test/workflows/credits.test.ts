@@ -1,9 +1,9 @@
 import test from 'ava';
+import { grantMonthlyCreditsSchedule } from '../../workflows/billing.js';
 import { randomUUID } from 'node:crypto';
 import { creditBalance } from '../../domain/billing/credits.js';
 import { creditPeriod } from '../../domain/billing/plans.js';
 import { scheduleDefinitions, ensureSchedules } from '../../workers/schedules.js';
-import { scheduleIds } from '../../lib/workflow-ids.js';
 import { grantMonthlyCredits } from '../../workflows/billing.js';
 import { api, createUser, closeApi } from '../helpers/api.js';
 import { em, setUserPlan, workspaceIdOf } from '../helpers/billing.js';
@@ -60,7 +60,7 @@ test('the monthly grant runs on a Temporal Schedule on the 1st, created idempote
   await ensureSchedules(services.temporal, taskQueue, prefix);
   await ensureSchedules(services.temporal, taskQueue, prefix);
   const d = await retryTransient(() =>
-    services.temporal.schedule.getHandle(prefix + scheduleIds.grantMonthlyCredits).describe(),
+    services.temporal.schedule.getHandle(prefix + grantMonthlyCreditsSchedule.id).describe(),
   );
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'grantMonthlyCredits');

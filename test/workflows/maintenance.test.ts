@@ -1,10 +1,10 @@
 import test from 'ava';
+import { purgeExpiredAuthSchedule } from '../../workflows/maintenance.js';
 import { randomUUID } from 'node:crypto';
 import { Session } from '../../db/entities/Session.js';
 import { RefreshToken } from '../../db/entities/RefreshToken.js';
 import { User } from '../../db/entities/User.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { scheduleIds } from '../../lib/workflow-ids.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { purgeExpiredAuth, purgeWebhookHistory } from '../../workflows/maintenance.js';
 import { loadConfig } from '../../lib/config.js';
@@ -65,7 +65,7 @@ test('the purge runs on a Temporal Schedule, created idempotently', async (t) =>
   const prefix = `test-${randomUUID()}:`;
   await ensureSchedules(services.temporal, taskQueue, prefix);
   await ensureSchedules(services.temporal, taskQueue, prefix); // second call updates, does not fail
-  const handle = services.temporal.schedule.getHandle(prefix + scheduleIds.purgeExpiredAuth);
+  const handle = services.temporal.schedule.getHandle(prefix + purgeExpiredAuthSchedule.id);
   // Every schedule ensureSchedules created under the throwaway prefix goes away again.
   t.teardown(() =>
     Promise.all(

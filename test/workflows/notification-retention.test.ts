@@ -3,10 +3,10 @@
 // cheap; unread counts and lists follow; it runs on a Schedule and replays.
 // Serial: each run purges every workspace's old rows, including another test's.
 import test from 'ava';
+import { purgeNotificationsSchedule } from '../../workflows/notifications.js';
 import { randomUUID } from 'node:crypto';
 import { MAX_RETENTION_DAYS, READ_RETENTION_DAYS } from '../../domain/notifications/notifications.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { scheduleIds } from '../../lib/workflow-ids.js';
 import { purgeNotifications } from '../../workflows/notifications.js';
 import { ensureSchedules, scheduleDefinitions } from '../../workers/schedules.js';
 import { api, call, closeApi, createUser, type TestUser } from '../helpers/api.js';
@@ -146,7 +146,7 @@ test.serial('the purge runs daily on a Temporal Schedule', async (t) => {
     ),
   );
   const d = await retryTransient(() =>
-    services.temporal.schedule.getHandle(prefix + scheduleIds.purgeNotifications).describe(),
+    services.temporal.schedule.getHandle(prefix + purgeNotificationsSchedule.id).describe(),
   );
   t.is(d.action.type, 'startWorkflow');
   if (d.action.type === 'startWorkflow') t.is(d.action.workflowType, 'purgeNotifications');
