@@ -1,5 +1,5 @@
 // `npm run soak:executor -- --runs N [--seed S] [--parallel P]`: the send-time rule's model-based test
-// (test/helpers/executor-model.ts) over many seeds. Brings up (or reuses) the stack, its own migrated
+// (test/helpers/enrollments-model.ts) over many seeds. Brings up (or reuses) the stack, its own migrated
 // database (`outreach_soak_executor`) and a worker on its own task queue, runs seeds S..S+N-1 (S random
 // unless given; `--runs 1 --seed S` replays one), P at a time (default 1), prints each failing run with
 // its command sequence and the counts (runs, operations, sends, violations), and stops every process
@@ -81,7 +81,7 @@ try {
   // Imported once the environment is set: the in-process API reads it when it starts.
   const apiHelpers = await import('../test/helpers/api.js');
   closeApi = apiHelpers.closeApi;
-  const { formatRun, runModel } = await import('../test/helpers/executor-model.js');
+  const { formatRun, runModel } = await import('../test/helpers/enrollments-model.js');
 
   log(`seeds ${firstSeed}..${firstSeed + runs - 1}, ${parallel} at a time`);
   const totals = { runs: 0, ops: 0, sends: 0, violations: 0, failedRuns: 0, errors: 0 };

@@ -1,4 +1,4 @@
-// The send-time rule, model-based (issue 24, item 2; the model and its invariants: test/helpers/executor-model.ts).
+// The send-time rule, model-based (issue 24, item 2; the model and its invariants: test/helpers/enrollments-model.ts).
 // Each seed is one generated sequence of stops and lifts against a live campaign on the sandbox network;
 // after it settles, no send may have been claimed after a stop that applies to it, every enrollment
 // must be finished with a matching reason or waiting for a true one, and nothing may be sent twice.
@@ -7,7 +7,7 @@
 // runs many more.
 import test from 'ava';
 import { closeApi } from '../helpers/api.js';
-import { formatRun, runModel, scenarioFor, describeScenario } from '../helpers/executor-model.js';
+import { formatRun, runModel, scenarioFor, describeScenario } from '../helpers/enrollments-model.js';
 test.after.always(closeApi);
 
 const replayOne = process.env.EXECUTOR_MODEL_SEED ? Number(process.env.EXECUTOR_MODEL_SEED) : null;
@@ -24,7 +24,7 @@ for (const seed of seeds) {
     totals.ops += r.counts.ops;
     totals.sends += r.counts.sends;
     totals.violations += r.violations.length;
-    const text = formatRun(r, `EXECUTOR_MODEL_SEED=${seed} npm test -- test/workflows/executor-model.test.ts`);
+    const text = formatRun(r, `EXECUTOR_MODEL_SEED=${seed} npm test -- test/workflows/enrollments-model.test.ts`);
     if (r.violations.length) {
       t.fail(`invariants of the send-time rule violated (seed ${seed}):\n${text}`);
     } else {

@@ -22,7 +22,7 @@
 // same command sequence (`EXECUTOR_MODEL_SEED=<n>`); the moments are those of a live system, so a replay
 // repeats the sequence and its delays, not the exact interleaving.
 //
-// Used by test/workflows/executor-model.test.ts and scripts/soak-executor.ts.
+// Used by test/workflows/enrollments-model.test.ts and scripts/soak-executor.ts.
 import * as fc from 'fast-check';
 import { sandboxDisconnect, sandboxInjectMessage, sandboxReconnect } from '../../lib/connectors/sandbox-network.js';
 import { waitFor } from '../../scripts/children.js';
