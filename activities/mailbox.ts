@@ -26,8 +26,7 @@ export function createMailboxActivities(
           {
             em,
             jobs: deps.jobs,
-            encryptionKey: deps.config.encryptionKey,
-            allowHosts: deps.config.outboundAllowHosts,
+            mailbox: deps.providers.mailbox,
             heartbeat: () => ctx.heartbeat(),
             signal: ctx.cancellationSignal,
             ...overrides,

@@ -1,14 +1,16 @@
 // The process's providers (docs/architecture.md "Providers, built once per process"): the model,
-// discovery sources, enrichment, the messaging-network connector, booking, the partner CRM, DNS, email
-// and the PDF extractor, made once at start-up from lib/config.ts and handed down — to activities
-// through `ActivityDeps`, to Operator/MCP tools through the tool context, to handlers through the
-// API's services. Each is built on first use (a worker that never enriches builds no enrichment
+// discovery sources, enrichment, the messaging-network connector (and the connected mailboxes it
+// reads), booking, the partner CRM, DNS, email and the PDF extractor, made once at start-up from
+// lib/config.ts and handed down — to activities through `ActivityDeps`, to Operator/MCP tools through
+// the tool context, to handlers through the API's services. Each is built on first use (a worker that never enriches builds no enrichment
 // provider); a test passes its own fake over the bundle with `withProviders`.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import { createBookingProviders } from './booking/index.js';
 import type { BookingProviders } from './booking/types.js';
-import { createConnector, type Connector } from './connectors/index.js';
+import { createConnector, type Connector, type RoutingConnector } from './connectors/index.js';
+import type { MailAccountLookup } from './connectors/mailbox/account.js';
+import type { MailboxProvider } from './connectors/mailbox/reader.js';
 import { createDns, type DnsResolver } from './dns.js';
 import { emailSender, type EmailSender } from './email.js';
 import { createEnrichment, type EnrichmentProvider } from './enrichment/index.js';
@@ -27,6 +29,8 @@ export interface Providers {
   enrichment: EnrichmentProvider;
   /** The messaging-network connector: network-profile lookups and sender accounts (sends, inbound events); mailboxes connected over SMTP/IMAP through the mail connector. */
   connector: Connector;
+  /** The mailboxes connected over SMTP/IMAP, read by the mailbox sync: the connector's mail half, which unseals each account's credentials. */
+  mailbox: MailboxProvider;
   /** The booking providers (scheduler, calendar). */
   booking: BookingProviders;
   /** The partner CRM. */
@@ -44,14 +48,29 @@ export type ProviderBundle = Providers & {
   close(): Promise<void>;
 };
 
+/** What the providers read of the domain's tables, through queries the domain hands in (lib/ imports no domain/). */
+export interface ProviderLookups {
+  /** The mail connector's accounts (domain/mailbox/accounts.ts). */
+  mailAccounts: MailAccountLookup;
+}
+
 /**
  * The process's providers, chosen from `config` (each over HTTP when its base URL is set, else the
  * local one). `orm` holds the local connector's, partner's and email outbox's state. Each provider is
  * made on first read; reading every field (the API does, at start-up) makes them all.
  */
-export function createProviders(config: Config, orm: MikroORM): ProviderBundle {
+export function createProviders(config: Config, orm: MikroORM, lookups: ProviderLookups): ProviderBundle {
   const made: Partial<Providers> = {};
   const once = <K extends keyof Providers>(key: K, make: () => Providers[K]): Providers[K] => (made[key] ??= make());
+  // One routing connector: `connector`, and its mail half as `mailbox`.
+  const connector = () =>
+    once('connector', () =>
+      createConnector(config.connector, config.sources.corpus, orm, {
+        accounts: lookups.mailAccounts,
+        encryptionKey: config.encryptionKey,
+        allowHosts: config.outboundAllowHosts,
+      }),
+    ) as RoutingConnector;
   return {
     get llm() {
       return once('llm', () => createModelAdapter(config.llm));
@@ -63,12 +82,10 @@ export function createProviders(config: Config, orm: MikroORM): ProviderBundle {
       return once('enrichment', () => createEnrichment(config.enrichment, config.sources.corpus));
     },
     get connector() {
-      return once('connector', () =>
-        createConnector(config.connector, config.sources.corpus, orm, {
-          encryptionKey: config.encryptionKey,
-          allowHosts: config.outboundAllowHosts,
-        }),
-      );
+      return connector();
+    },
+    get mailbox() {
+      return connector().mail; // closed with the connector
     },
     get booking() {
       return once('booking', () => createBookingProviders(config.booking, config.publicBaseUrl));

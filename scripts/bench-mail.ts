@@ -57,7 +57,7 @@ const { createList } = await import('../domain/lists/lists.js');
 const { createSubscription } = await import('../domain/webhooks/webhooks.js');
 const { encrypt } = await import('../lib/crypto.js');
 const { uuidv7 } = await import('../lib/ids.js');
-const { mailConnectorAccountId } = await import('../lib/connectors/mail/account.js');
+const { mailConnectorAccountId } = await import('../lib/connectors/mailbox/account.js');
 
 const worker = spawnBuilt('dist/workers/worker.js', env);
 const services = await createServices();

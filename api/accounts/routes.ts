@@ -12,8 +12,8 @@ import {
   setLimits,
   accountUsage,
 } from '../../domain/accounts/accounts.js';
-import { MAIL_CONNECTOR } from '../../lib/connectors/mail/account.js';
-import type { MailConnectReason } from '../../lib/connectors/mail/settings.js';
+import { MAIL_CONNECTOR } from '../../lib/connectors/mailbox/account.js';
+import type { MailConnectReason } from '../../lib/connectors/mailbox/settings.js';
 import { page, toPageRequest } from '../../lib/pagination.js';
 import { defineOperation, reply } from '../operation.js';
 import { IdParams } from '../schemas.js';
@@ -39,7 +39,7 @@ import {
 const tag = 'platform-accounts';
 const auth = { 401: ['unauthorized'] };
 const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
-/** Why a mailbox did not connect (lib/connectors/mail/settings.ts). */
+/** Why a mailbox did not connect (lib/connectors/mailbox/settings.ts). */
 const MAIL_CONNECT_CODES: MailConnectReason[] = [
   'invalid_credentials',
   'auth_failed',

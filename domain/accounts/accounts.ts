@@ -9,7 +9,7 @@ import { PlatformAccount, type IPlatformAccount, type WorkingHours } from '../..
 import { Workspace } from '../../db/entities/Workspace.js';
 import type { AccountConnector, Channel, ConnectStart } from '../../lib/connectors/types.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
-import { isMailCredentials, MailConnectError } from '../../lib/connectors/mail/settings.js';
+import { isMailCredentials, MailConnectError } from '../../lib/connectors/mailbox/settings.js';
 import { encrypt } from '../../lib/crypto.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import type { DnsResolver } from '../../lib/dns.js';

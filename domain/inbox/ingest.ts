@@ -288,7 +288,7 @@ export async function storeMessages(
     const m = i.message;
     const c = byThread.get(m.threadId)!;
     const own = ownSet.has(m.messageId);
-    // The mail connector classified it from its headers and structure (lib/connectors/mail/classify.ts); other networks by the words.
+    // The mail connector classified it from its headers and structure (lib/connectors/mailbox/classify.ts); other networks by the words.
     const mail = own ? null : (m.mail ?? null);
     return {
       id: uuidv7(),

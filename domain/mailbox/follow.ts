@@ -1,11 +1,12 @@
-// One pass of a mailbox's sync (the activity `mailboxFollow`, docs/email.md "Receiving"): connect to
-// the account's IMAP server, resume from the stored cursor, feed new INBOX messages to the inbound
-// pipeline batch by batch, and wait for more with IDLE (or polling) until the pass's budget is spent.
+// One pass of a mailbox's sync (the activity `mailboxFollow`, docs/email.md "Receiving"): open the
+// account's INBOX through the providers' `mailbox` (the mail connector), resume from the stored
+// cursor, feed new INBOX messages to the inbound pipeline batch by batch, and wait for more with IDLE
+// (or polling) until the pass's budget is spent.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { loadMailAccount, mailConnectorAccountId, MAIL_CONNECTOR } from '../../lib/connectors/mail/account.js';
-import { readMail, type InboundMail } from '../../lib/connectors/mail/parse.js';
-import { InboxReader, type ListedMessage } from '../../lib/connectors/mail/reader.js';
-import { MailConnectError } from '../../lib/connectors/mail/settings.js';
+import { mailConnectorAccountId, MAIL_CONNECTOR } from '../../lib/connectors/mailbox/account.js';
+import { readMail, type InboundMail } from '../../lib/connectors/mailbox/parse.js';
+import { InboxReader, type ListedMessage, type MailboxProvider } from '../../lib/connectors/mailbox/reader.js';
+import { MailConnectError } from '../../lib/connectors/mailbox/settings.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
 import { logger } from '../../lib/logger.js';
 import { applyAccountStatus } from '../accounts/status.js';
@@ -24,8 +25,8 @@ const CONNECT_SKEW_MS = 2 * 60_000;
 export interface FollowDeps {
   em: () => EntityManager;
   jobs: Jobs;
-  encryptionKey: Buffer;
-  allowHosts: readonly string[];
+  /** Opens the account's INBOX (the providers' `mailbox`): its credentials are unsealed there. */
+  mailbox: MailboxProvider;
   /** Progress (the activity's heartbeat). */
   heartbeat: () => void;
   /** Aborts the pass (the activity was cancelled, the worker is stopping). */
@@ -69,13 +70,10 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
   let reader: InboxReader;
   let address: string;
   try {
-    const { settings } = await loadMailAccount(em, deps.encryptionKey, connectorAccountId);
-    address = settings.address;
-    reader = await InboxReader.open(
-      settings.imap,
-      { allowHosts: deps.allowHosts },
-      { forcePoll: deps.forcePoll, pollMs: deps.pollMs },
-    );
+    ({ address, reader } = await deps.mailbox.openInbox(connectorAccountId, {
+      forcePoll: deps.forcePoll,
+      pollMs: deps.pollMs,
+    }));
   } catch (err) {
     if (err instanceof MailConnectError && FINAL[err.reason]) return disconnect(FINAL[err.reason]);
     // Stored settings that no longer read (none, or not ours) cannot be fixed by retrying either.

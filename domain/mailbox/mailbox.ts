@@ -3,7 +3,7 @@
 // stored with the cursor's advance in one transaction (a retry after a crash re-reads from the
 // cursor, and the pipeline's idempotence by Message-ID drops what it already had).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { InboundMail } from '../../lib/connectors/mail/parse.js';
+import type { InboundMail } from '../../lib/connectors/mailbox/parse.js';
 import { mapLimit } from '../../lib/concurrency.js';
 import { logger } from '../../lib/logger.js';
 import { normaliseEmail } from '../../lib/normalise.js';

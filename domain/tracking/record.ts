@@ -3,7 +3,7 @@
 // parallel) are classified one after the other, each seeing the other. Nothing about the client is
 // stored: the address and user agent only decide the class, then are dropped.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { linksOf } from '../../lib/connectors/mail/compose.js';
+import { linksOf } from '../../lib/connectors/mailbox/compose.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { burstPartners, classifyHit, type EarlierEvent, type TrackingClass, type TrackingKind } from './classify.js';
 

@@ -8,8 +8,9 @@ import type { Config } from '../config.js';
 import { providerHttpOptions } from '../provider-http.js';
 import type { CorpusOptions } from '../sources/local-corpus.js';
 import type { Resolver } from '../outbound-http.js';
+import type { MailAccountLookup } from './mailbox/account.js';
 import { HttpConnector } from './http.js';
-import { MailConnector } from './mail/connector.js';
+import { MailConnector } from './mailbox/connector.js';
 import { RoutingConnector } from './routing.js';
 import { SandboxNetwork } from './sandbox-network.js';
 import type { AccountConnector, NetworkConnector } from './types.js';
@@ -28,20 +29,21 @@ export {
 } from './sandbox-network.js';
 export { signInbound, verifyInbound, SIGNATURE_HEADER } from './inbound.js';
 export { sandboxFate, recipientBucket } from './sandbox-rules.js';
-export { MailConnector } from './mail/connector.js';
+export { MailConnector } from './mailbox/connector.js';
 export { RoutingConnector } from './routing.js';
 
 /** Both halves of the connector: profile lookups and sender accounts. */
 export type Connector = NetworkConnector & AccountConnector;
 
-/** What the mail connector needs: the key that unseals stored credentials, and the outbound allow-list for local mail servers. */
+/** What the mail connector needs: the stored accounts (the domain's lookup), the key that unseals their credentials, and the outbound allow-list for local mail servers. */
 export interface MailConnectorSettings {
+  accounts: MailAccountLookup;
   encryptionKey: Buffer;
   allowHosts: readonly string[];
   resolver?: Resolver;
 }
 
-/** `orm` holds the sandbox network's state and the mail accounts' sealed credentials (only touched when an account method is called). */
+/** `orm` holds the sandbox network's state (only touched when an account method is called); the mail accounts are read through `mail.accounts`. */
 export function createConnector(
   config: Config['connector'],
   corpus: CorpusOptions,
@@ -51,7 +53,7 @@ export function createConnector(
   const base = config.baseUrl
     ? new HttpConnector(providerHttpOptions('CONNECTOR', config), { webhookSecret: config.webhookSecret })
     : new SandboxNetwork(corpus, orm, config.webhookSecret);
-  return new RoutingConnector(base, new MailConnector({ orm, ...mail }));
+  return new RoutingConnector(base, new MailConnector(mail));
 }
 
 /** The sandbox network behind `connector` (itself, or the configured half of a routing connector); null for the HTTP connector or a fake. */

@@ -2,9 +2,9 @@
 // most accounts, and the mail connector for email accounts connected with their own SMTP/IMAP
 // credentials. Chosen per call: a connect with mail credentials, or any call for a `mail:` id, goes
 // to the mail connector; everything else to the configured one.
-import { isMailConnectorAccountId, MAIL_CONNECTOR } from './mail/account.js';
-import type { MailConnector } from './mail/connector.js';
-import { isMailCredentials } from './mail/settings.js';
+import { isMailConnectorAccountId, MAIL_CONNECTOR } from './mailbox/account.js';
+import type { MailConnector } from './mailbox/connector.js';
+import { isMailCredentials } from './mailbox/settings.js';
 import type {
   AccountConnector,
   ConnectInput,

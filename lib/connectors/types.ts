@@ -154,7 +154,7 @@ export interface ChatMessage {
   mail?: InboundMailFacts;
 }
 
-/** How an inbound email was classified from its headers and structure (lib/connectors/mail/classify.ts). */
+/** How an inbound email was classified from its headers and structure (lib/connectors/mailbox/classify.ts). */
 export interface InboundMailFacts {
   /** `unsubscribe`: a message to the List-Unsubscribe mailto address. */
   kind: 'reply' | 'auto_reply' | 'bounce' | 'unsubscribe';

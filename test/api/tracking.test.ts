@@ -5,7 +5,7 @@
 // campaign without tracking records nothing; the routes are in the document, beyond the spec.
 import test from 'ava';
 import { PIXEL_GIF } from '../../api/tracking/routes.js';
-import { linksOf } from '../../lib/connectors/mail/compose.js';
+import { linksOf } from '../../lib/connectors/mailbox/compose.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { MAX_EVENTS_PER_KIND, recordTrackingHit } from '../../domain/tracking/record.js';
 import { BURST_WINDOW_MS, OPEN_PROXY_WINDOW_MS } from '../../domain/tracking/classify.js';

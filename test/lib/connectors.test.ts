@@ -253,7 +253,7 @@ test('http: oversized answers are refused', async (t) => {
 test('createConnector: the sandbox network by default, HTTP when a base URL is set (which then needs a key), the mail connector beside either', (t) => {
   const conf = { baseUrl: null, apiKey: null, timeoutMs: 1000, webhookSecret: null };
   const orm = { em: {} } as never; // the sandbox network's database: only touched by account methods
-  const mail = { encryptionKey: Buffer.alloc(32), allowHosts: [] };
+  const mail = { accounts: async () => null, encryptionKey: Buffer.alloc(32), allowHosts: [] };
   const local = createConnector(conf, corpusOpts, orm, mail);
   t.true(local instanceof RoutingConnector);
   t.true(local.base instanceof SandboxNetwork);

@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { temporalJobs } from '../../jobs/temporal.js';
 import { followMailbox } from '../../domain/mailbox/follow.js';
 import { encrypt } from '../../lib/crypto.js';
-import { InboxReader } from '../../lib/connectors/mail/reader.js';
-import { parseMailCredentials } from '../../lib/connectors/mail/settings.js';
+import { InboxReader } from '../../lib/connectors/mailbox/reader.js';
+import { parseMailCredentials } from '../../lib/connectors/mailbox/settings.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { mailboxWorkflowIds } from '../../lib/workflow-ids.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
@@ -580,8 +580,7 @@ test('pass by pass: the first starts at the connection (older mail is left), the
       {
         em: () => services.orm.em.fork() as never,
         jobs: services.jobs,
-        encryptionKey: services.config.encryptionKey,
-        allowHosts: services.config.outboundAllowHosts,
+        mailbox: services.mailbox,
         heartbeat: () => undefined,
         budgetMs: 500,
       },

@@ -1,6 +1,6 @@
 // One raw inbound email (an INBOX message's source, cut at the size bound) read into what the
 // mailbox sync hands the inbound pipeline: ids, addresses, the reply's own text and the facts
-// lib/connectors/mail/classify.ts finds.
+// lib/connectors/mailbox/classify.ts finds.
 import { createHash } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import type { InboundMailFacts } from '../types.js';

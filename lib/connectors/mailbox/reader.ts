@@ -34,6 +34,25 @@ export interface WaitOptions {
   tick?: () => void;
 }
 
+/** IDLE when the server offers it unless `forcePoll`; polling looks every `pollMs` (default 20 s). */
+export interface ReaderOptions {
+  forcePoll?: boolean;
+  pollMs?: number;
+}
+
+/**
+ * A connected mailbox read as a provider (the providers' `mailbox`, lib/providers.ts): the mailbox sync
+ * (domain/mailbox/follow.ts) asks for an account's INBOX, and the mail connector (connector.ts) loads and
+ * unseals the account's credentials and opens it.
+ */
+export interface MailboxProvider {
+  /**
+   * The account's INBOX opened read-only, and the mailbox's address. Stored settings that do not read:
+   * ConnectorError `auth` or `invalid_request`, or MailConnectError; a failed connection: MailConnectError.
+   */
+  openInbox(connectorAccountId: string, opts?: ReaderOptions): Promise<{ address: string; reader: InboxReader }>;
+}
+
 const asDate = (d: Date | string | undefined) => (d === undefined ? null : new Date(d));
 
 /** Sleeps `ms`, ticking, until done or `signal` aborts (resolves either way). */
@@ -87,15 +106,11 @@ export class InboxReader {
   }
 
   /**
-   * Connects to the guarded address (lib/connectors/mail/guard.ts) and opens INBOX read-only. A
+   * Connects to the guarded address (lib/connectors/mailbox/guard.ts) and opens INBOX read-only. A
    * failure to connect is a MailConnectError (auth_failed, tls_failed, host_unreachable,
    * blocked_destination).
    */
-  static async open(
-    endpoint: MailEndpoint,
-    policy: MailHostPolicy,
-    opts: { forcePoll?: boolean; pollMs?: number } = {},
-  ): Promise<InboxReader> {
+  static async open(endpoint: MailEndpoint, policy: MailHostPolicy, opts: ReaderOptions = {}): Promise<InboxReader> {
     const target = await resolveMailHost('imap', endpoint, policy);
     const client = imapClient(endpoint, target);
     // imapflow emits 'error' on a lost socket; without a listener that would end the process.

@@ -1,6 +1,6 @@
 // A mail-connector account as stored: its connector id is `mail:<our account id>`, its credentials
-// the sealed JSON connect stored on the account row (lib/crypto.ts).
-import type { EntityManager } from '@mikro-orm/postgresql';
+// the sealed JSON connect stored on the account row (lib/crypto.ts). The row is the domain's: it is
+// read through the lookup the process passes in (domain/mailbox/accounts.ts), and unsealed here.
 import { decrypt } from '../../crypto.js';
 import { ConnectorError } from '../types.js';
 import { MailConnectError, parseMailCredentials, type MailSettings } from './settings.js';
@@ -21,26 +21,32 @@ export interface MailAccount {
   settings: MailSettings;
 }
 
+/** A mail account's row, its credentials still sealed. */
+export interface StoredMailAccount {
+  workspaceId: string;
+  status: string;
+  displayName: string;
+  credentialsSealed: string | null;
+}
+
+/** Reads our account `accountId` when it is a mail account (null otherwise): the domain's query, handed to the mail connector. */
+export type MailAccountLookup = (accountId: string) => Promise<StoredMailAccount | null>;
+
 /** The account's mail settings, unsealed; ConnectorError `auth` when it has none (never connected, or deleted). */
 export async function loadMailAccount(
-  em: EntityManager,
+  lookup: MailAccountLookup,
   encryptionKey: Buffer,
   connectorAccountId: string,
 ): Promise<MailAccount> {
   const accountId = accountIdOf(connectorAccountId);
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId))
     throw new ConnectorError('mail', 'invalid_request', `not a mail account id: ${connectorAccountId}`);
-  const [row] = await em.execute<
-    { workspace_id: string; status: string; display_name: string; credentials_sealed: string | null }[]
-  >(
-    `select workspace_id, status, display_name, credentials_sealed from platform_accounts where id = ? and connector = ?`,
-    [accountId, MAIL_CONNECTOR],
-  );
-  if (!row?.credentials_sealed)
+  const row = await lookup(accountId);
+  if (!row?.credentialsSealed)
     throw new ConnectorError('mail', 'auth', `mail account ${accountId} has no stored credentials`);
   let stored: Record<string, string>;
   try {
-    stored = JSON.parse(decrypt(row.credentials_sealed, encryptionKey)) as Record<string, string>;
+    stored = JSON.parse(decrypt(row.credentialsSealed, encryptionKey)) as Record<string, string>;
   } catch {
     // Sealed under another key (ENCRYPTION_KEY changed) or damaged: the account needs new credentials.
     throw new MailConnectError(
@@ -50,5 +56,5 @@ export async function loadMailAccount(
     );
   }
   const settings = parseMailCredentials(stored);
-  return { accountId, workspaceId: row.workspace_id, status: row.status, displayName: row.display_name, settings };
+  return { accountId, workspaceId: row.workspaceId, status: row.status, displayName: row.displayName, settings };
 }

@@ -3,8 +3,8 @@
 // call for a `mail:<accountId>` id here. Sends are composed once (compose.ts), go out through the
 // account's SMTP pool (pools.ts) and are filed in its Sent folder (sent-folder.ts), where a retry
 // after an unknown outcome looks first: the lead receives a message once. Receiving is the mailbox
-// sync's (workflows/mailbox.ts), so the inbox methods answer empty pages.
-import type { MikroORM } from '@mikro-orm/postgresql';
+// sync's (workflows/mailbox.ts, which opens the INBOX through `openInbox`), so the inbox methods
+// answer empty pages.
 import type { ImapFlow } from 'imapflow';
 import type { Resolver } from '../../outbound-http.js';
 import { logger } from '../../logger.js';
@@ -25,17 +25,26 @@ import {
   type SendEmailInput,
   type SendResult,
 } from '../types.js';
-import { accountIdOf, loadMailAccount, MAIL_CONNECTOR, mailConnectorAccountId, type MailAccount } from './account.js';
+import {
+  accountIdOf,
+  loadMailAccount,
+  MAIL_CONNECTOR,
+  mailConnectorAccountId,
+  type MailAccount,
+  type MailAccountLookup,
+} from './account.js';
 import { imapClient, mailFailure, smtpTransport } from './clients.js';
 import { composeMessage, messageIdFor, referencesOf } from './compose.js';
 import { resolveMailHost, type MailHostPolicy } from './guard.js';
 import { SmtpPools } from './pools.js';
 import { ImapSessions } from './imap-sessions.js';
+import { InboxReader, type MailboxProvider, type ReaderOptions } from './reader.js';
 import { appendToSent, findByMessageId, sentFolder } from './sent-folder.js';
 import { MailConnectError, parseMailCredentials, type MailSettings } from './settings.js';
 
 export interface MailConnectorOptions {
-  orm: Pick<MikroORM, 'em'>;
+  /** The stored accounts: the domain's lookup (domain/mailbox/accounts.ts). */
+  accounts: MailAccountLookup;
   /** Unseals the credentials connect stored on the account (config.encryptionKey). */
   encryptionKey: Buffer;
   /** OUTBOUND_ALLOW_HOSTS: local or internal mail servers allowed despite the private-network rule. */
@@ -52,7 +61,7 @@ const empty = <T>(): Page<T> => ({ items: [], cursor: null });
 const notMail = (what: string) =>
   new ConnectorError(MAIL_CONNECTOR, 'invalid_request', `${what} is not available on an email mailbox`);
 
-export class MailConnector implements AccountConnector {
+export class MailConnector implements AccountConnector, MailboxProvider {
   readonly name = MAIL_CONNECTOR;
   readonly pools = new SmtpPools();
   readonly sessions = new ImapSessions();
@@ -203,6 +212,15 @@ export class MailConnector implements AccountConnector {
     return { messageId, threadId: message.threadId, sentAt: message.sentAt };
   }
 
+  /** The account's INBOX for the mailbox sync (reader.ts), on a connection of its own (not sending's kept session). */
+  async openInbox(
+    connectorAccountId: string,
+    opts: ReaderOptions = {},
+  ): Promise<{ address: string; reader: InboxReader }> {
+    const { settings } = await this.account(connectorAccountId);
+    return { address: settings.address, reader: await InboxReader.open(settings.imap, this.policy, opts) };
+  }
+
   async sendInvitation(): Promise<InvitationResult> {
     throw notMail('an invitation');
   }
@@ -239,7 +257,7 @@ export class MailConnector implements AccountConnector {
   }
 
   private account(connectorAccountId: string): Promise<MailAccount> {
-    return loadMailAccount(this.opts.orm.em.fork(), this.opts.encryptionKey, connectorAccountId);
+    return loadMailAccount(this.opts.accounts, this.opts.encryptionKey, connectorAccountId);
   }
 
   /** EHLO (+ STARTTLS) + AUTH on a one-off connection. */

@@ -1,10 +1,10 @@
-// Tracking in the composed message (lib/connectors/mail/compose.ts, docs/tracking.md): the HTML
+// Tracking in the composed message (lib/connectors/mailbox/compose.ts, docs/tracking.md): the HTML
 // part's body links point at their redirects in `linksOf` order with their text unchanged, the
 // footer's links and the unsubscribe URL stay direct, the pixel closes the HTML, the text part is
 // sent as written, and composing stays deterministic.
 import test from 'ava';
 import { simpleParser } from 'mailparser';
-import { composeMessage, linksOf, toHtml } from '../../lib/connectors/mail/compose.js';
+import { composeMessage, linksOf, toHtml } from '../../lib/connectors/mailbox/compose.js';
 import type { SendEmailInput } from '../../lib/connectors/types.js';
 
 const UNSUBSCRIBE = 'https://api.example/unsubscribe/AAAA.BBBB';

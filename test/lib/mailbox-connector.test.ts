@@ -7,10 +7,11 @@ import { createServer } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { Workspace } from '../../db/entities/Workspace.js';
+import { mailAccounts } from '../../domain/mailbox/accounts.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
-import { mailConnectorAccountId } from '../../lib/connectors/mail/account.js';
-import { MailConnector, sendFailure } from '../../lib/connectors/mail/connector.js';
-import { MailConnectError } from '../../lib/connectors/mail/settings.js';
+import { mailConnectorAccountId } from '../../lib/connectors/mailbox/account.js';
+import { MailConnector, sendFailure } from '../../lib/connectors/mailbox/connector.js';
+import { MailConnectError } from '../../lib/connectors/mailbox/settings.js';
 import { encrypt } from '../../lib/crypto.js';
 import { api, closeApi, createUser } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
@@ -31,7 +32,7 @@ const key = async () => (await api()).services.config.encryptionKey;
 async function connector(opts: Partial<ConstructorParameters<typeof MailConnector>[0]> = {}) {
   const { services } = await api();
   return new MailConnector({
-    orm: services.orm,
+    accounts: mailAccounts(() => services.orm.em.fork()),
     encryptionKey: services.config.encryptionKey,
     allowHosts: LOCAL,
     ...opts,

@@ -1,8 +1,8 @@
-// The mail host rule (lib/connectors/mail/settings.ts isMailHost): what a connect accepts as an SMTP or
+// The mail host rule (lib/connectors/mailbox/settings.ts isMailHost): what a connect accepts as an SMTP or
 // IMAP host before any connection — IP literals in their strict forms, DNS names of LDH labels not
 // ending in a number (an IPv4 form to URL parsers and resolvers).
 import test from 'ava';
-import { isMailHost, parseMailCredentials } from '../../lib/connectors/mail/settings.js';
+import { isMailHost, parseMailCredentials } from '../../lib/connectors/mailbox/settings.js';
 
 test('valid hosts: DNS names and strict IPv4 / IPv6 literals', (t) => {
   for (const host of [

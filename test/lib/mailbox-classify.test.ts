@@ -1,11 +1,11 @@
-// Inbound email classification (lib/connectors/mail/classify.ts, dsn.ts, return-date.ts, parse.ts):
+// Inbound email classification (lib/connectors/mailbox/classify.ts, dsn.ts, return-date.ts, parse.ts):
 // fixture messages as a mail server delivers them, read with mailparser like the mailbox sync does.
 import test from 'ava';
 import { simpleParser } from 'mailparser';
-import { classifyMail, isAutoReply, messageIds, normaliseMessageId } from '../../lib/connectors/mail/classify.js';
-import { parseDeliveryReport } from '../../lib/connectors/mail/dsn.js';
-import { readMail, replyText } from '../../lib/connectors/mail/parse.js';
-import { extractReturnDate } from '../../lib/connectors/mail/return-date.js';
+import { classifyMail, isAutoReply, messageIds, normaliseMessageId } from '../../lib/connectors/mailbox/classify.js';
+import { parseDeliveryReport } from '../../lib/connectors/mailbox/dsn.js';
+import { readMail, replyText } from '../../lib/connectors/mailbox/parse.js';
+import { extractReturnDate } from '../../lib/connectors/mailbox/return-date.js';
 
 const ACCOUNT = 'ana@sender.test';
 const SENT = new Date('2026-11-20T10:00:00Z'); // a Friday
