@@ -9,10 +9,15 @@ export function createAccountActivities(deps: ActivityDeps) {
   const connector = () => deps.providers.connector;
   return {
     /** Reads every account's status at the connector (pages of 100, a few pages at once) and applies transitions. */
-    async reconcileAccounts(
-      input: { pageSize?: number; concurrency?: number } = {},
-    ): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number; mailboxes?: number }> {
-      const total = { checked: 0, disconnected: 0, connected: 0, failedPages: 0 };
+    async reconcileAccounts(input: { pageSize?: number; concurrency?: number } = {}): Promise<{
+      checked: number;
+      disconnected: number;
+      connected: number;
+      problems: number;
+      failedPages: number;
+      mailboxes?: number;
+    }> {
+      const total = { checked: 0, disconnected: 0, connected: 0, problems: 0, failedPages: 0 };
       let afterId: string | null = (Context.current().info.heartbeatDetails as string | undefined) ?? null;
       do {
         const r = await reconcilePage(deps.orm.em.fork(), connector(), {
@@ -23,6 +28,7 @@ export function createAccountActivities(deps: ActivityDeps) {
         total.checked += r.checked;
         total.disconnected += r.disconnected;
         total.connected += r.connected;
+        total.problems += r.problems;
         total.failedPages += r.failedPages;
         afterId = r.lastId;
         if (afterId) Context.current().heartbeat(afterId);

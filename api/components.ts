@@ -14,6 +14,7 @@ import {
   WaitConfig,
 } from '../domain/campaigns/steps.js';
 import * as accounts from './accounts/schemas.js';
+import * as accountsOAuth from './accounts/oauth-schemas.js';
 import * as agents from './agents/schemas.js';
 import * as analytics from './analytics/schemas.js';
 import * as appsAi from './apps/ai-schemas.js';
@@ -53,6 +54,7 @@ import * as webhooks from './webhooks/schemas.js';
 /** Module → the prefix that qualifies its names when two modules export one name. */
 const MODULES: [string, Record<string, unknown>][] = [
   ['Accounts', accounts],
+  ['AccountsOAuth', accountsOAuth],
   ['Agents', agents],
   ['Analytics', analytics],
   ['AppsAi', appsAi],

@@ -32,6 +32,7 @@ import * as operatorAttachments from './operator/attachment-routes.js';
 import * as contacts from './contacts/routes.js';
 import * as cdmImports from './cdm-imports/routes.js';
 import * as platformAccounts from './accounts/routes.js';
+import * as mailOAuth from './accounts/oauth-routes.js';
 import * as hooks from './hooks/routes.js';
 import * as campaigns from './campaigns/routes.js';
 import * as enrollments from './enrollments/routes.js';
@@ -101,6 +102,7 @@ const modules: Record<string, unknown>[] = [
   integrations,
   integrationCallbacks,
 ];
+modules.push(mailOAuth); // connecting a mailbox with Google or Microsoft (docs/email.md)
 modules.push(notifications, ideas, tableViews, onboarding); // docs/notifications.md, docs/ideas-views-onboarding.md
 modules.push(mcpApprovals); // MCP approvals (docs/mcp.md)
 modules.push(suppressions, unsubscribe); // suppression list, email footer, the public unsubscribe link (docs/email.md)

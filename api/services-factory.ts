@@ -7,6 +7,8 @@ import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { createProviders } from '../lib/providers.js';
 import { mailAccounts } from '../domain/mailbox/accounts.js';
+import { mailTokenSource } from '../domain/mailbox/oauth-tokens.js';
+import { MailOAuthClient } from '../lib/connectors/mailbox/oauth.js';
 import { Authenticator } from './authenticator.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import type { Services } from './services.js';
@@ -52,6 +54,11 @@ export async function createServices(config: Config = loadConfig()): Promise<Run
   // start-up) and carried on the services to handlers and, as the tool context's, to MCP tools.
   const { close: closeProviders, ...providers } = createProviders(config, orm, {
     mailAccounts: mailAccounts(() => orm.em.fork()),
+    mailTokens: mailTokenSource({
+      em: () => orm.em.fork(),
+      client: new MailOAuthClient(config.mailOAuth, { allowHosts: config.outboundAllowHosts }),
+      encryptionKey: config.encryptionKey,
+    }),
   });
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {

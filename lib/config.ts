@@ -206,6 +206,88 @@ export interface Config {
   booking: BookingConfig;
   /** The partner CRM (lib/partner): over HTTP when its base URL is set, else the local one. */
   partner: PartnerConfig;
+  /** Mailboxes connected with Google or Microsoft OAuth (lib/connectors/mailbox/oauth.ts, docs/email.md): the MAIL_OAUTH_* settings. */
+  mailOAuth: MailOAuthConfig;
+}
+
+/** One OAuth mail provider (MAIL_OAUTH_<GOOGLE|MICROSOFT>_*): null client id or secret means not configured. */
+export interface MailOAuthProviderConfig {
+  clientId: string | null;
+  clientSecret: string | null;
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** Our callback: `<PUBLIC_BASE_URL>/oauth/mailbox/<provider>/callback` unless set. */
+  redirectUri: string;
+  scope: string;
+  /** The provider's mail servers (overridable: tests point them at the local mail server). */
+  smtp: { host: string; port: number; security: string };
+  imap: { host: string; port: number; security: string };
+}
+
+export interface MailOAuthConfig {
+  google: MailOAuthProviderConfig;
+  microsoft: MailOAuthProviderConfig & { tenant: string };
+  /** MAIL_OAUTH_TIMEOUT_MS: the deadline of one request to a token endpoint. */
+  timeoutMs: number;
+}
+
+/** The scopes the providers document for IMAP + SMTP with XOAUTH2, plus `openid email` (the address the grant belongs to). */
+export const MAIL_OAUTH_SCOPES = {
+  google: 'https://mail.google.com/ openid email',
+  microsoft:
+    'https://outlook.office.com/IMAP.AccessAsUser.All https://outlook.office.com/SMTP.Send offline_access openid email',
+} as const;
+
+function mailOAuthProvider(
+  name: 'google' | 'microsoft',
+  publicBaseUrl: string,
+  defaults: {
+    authorizeUrl: string;
+    tokenUrl: string;
+    smtp: { host: string; port: number; security: string };
+    imap: { host: string; port: number; security: string };
+  },
+): MailOAuthProviderConfig {
+  const key = `MAIL_OAUTH_${name.toUpperCase()}_`;
+  const env = (k: string) => process.env[`${key}${k}`] || null;
+  const side = (s: 'SMTP' | 'IMAP', d: { host: string; port: number; security: string }) => ({
+    host: env(`${s}_HOST`) ?? d.host,
+    port: int(`${key}${s}_PORT`, d.port),
+    security: env(`${s}_SECURITY`) ?? d.security,
+  });
+  return {
+    clientId: env('CLIENT_ID'),
+    clientSecret: env('CLIENT_SECRET'),
+    authorizeUrl: env('AUTHORIZE_URL') ?? defaults.authorizeUrl,
+    tokenUrl: env('TOKEN_URL') ?? defaults.tokenUrl,
+    redirectUri: env('REDIRECT_URI') ?? `${publicBaseUrl.replace(/\/+$/, '')}/oauth/mailbox/${name}/callback`,
+    scope: env('SCOPE') ?? MAIL_OAUTH_SCOPES[name],
+    smtp: side('SMTP', defaults.smtp),
+    imap: side('IMAP', defaults.imap),
+  };
+}
+
+function mailOAuthConfig(publicBaseUrl: string): MailOAuthConfig {
+  const tenant = process.env.MAIL_OAUTH_MICROSOFT_TENANT || 'common';
+  const ms = `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0`;
+  return {
+    google: mailOAuthProvider('google', publicBaseUrl, {
+      authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+      tokenUrl: 'https://oauth2.googleapis.com/token',
+      smtp: { host: 'smtp.gmail.com', port: 465, security: 'tls' },
+      imap: { host: 'imap.gmail.com', port: 993, security: 'tls' },
+    }),
+    microsoft: {
+      ...mailOAuthProvider('microsoft', publicBaseUrl, {
+        authorizeUrl: `${ms}/authorize`,
+        tokenUrl: `${ms}/token`,
+        smtp: { host: 'smtp.office365.com', port: 587, security: 'starttls' },
+        imap: { host: 'outlook.office365.com', port: 993, security: 'tls' },
+      }),
+      tenant,
+    },
+    timeoutMs: int('MAIL_OAUTH_TIMEOUT_MS', 15_000),
+  };
 }
 
 export interface PartnerConfig {
@@ -371,6 +453,7 @@ export function loadConfig(): Config {
       scope: process.env.PARTNER_SCOPE || null,
       timeoutMs: int('PARTNER_TIMEOUT_MS', 15_000),
     },
+    mailOAuth: mailOAuthConfig(process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`),
   };
   return cached;
 }

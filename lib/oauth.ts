@@ -122,3 +122,48 @@ export async function verifyOAuthState(
     throw new Error('state is not for this provider');
   return { nonce: payload.nonce, redirectUri: String(payload.redirect_uri) };
 }
+
+/** The JWT settings a signed state needs (Config['jwt']). */
+export type StateKeys = Pick<Config['jwt'], 'secret' | 'issuer' | 'audience'>;
+
+/**
+ * A signed, expiring `state` for an authorization request of `purpose` (HS256 JWT, its own audience
+ * per purpose, a nonce): `claims` bind it to what started it (the account, workspace and user of a
+ * mailbox connection). Verified with `readSignedState`.
+ */
+export async function signState(
+  keys: StateKeys,
+  purpose: string,
+  claims: Record<string, string>,
+  now = new Date(),
+): Promise<{ state: string; expiresAt: Date }> {
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = iat + OAUTH_STATE_TTL_SECONDS;
+  const state = await new SignJWT({ ...claims, typ: purpose, nonce: randomBytes(16).toString('base64url') })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(keys.issuer)
+    .setAudience(`${keys.audience}:${purpose}`)
+    .setJti(uuidv7())
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .sign(keys.secret);
+  return { state, expiresAt: new Date(exp * 1000) };
+}
+
+/** The claims of a state `signState` made for `purpose`; throws if it is forged, expired or for another purpose. */
+export async function readSignedState(
+  keys: StateKeys,
+  purpose: string,
+  state: string,
+  currentDate?: Date,
+): Promise<Record<string, unknown>> {
+  const { payload } = await jwtVerify(state, keys.secret, {
+    algorithms: ['HS256'],
+    issuer: keys.issuer,
+    audience: `${keys.audience}:${purpose}`,
+    requiredClaims: ['exp', 'nonce'],
+    currentDate,
+  });
+  if (payload.typ !== purpose) throw new Error('state is not for this purpose');
+  return payload as Record<string, unknown>;
+}

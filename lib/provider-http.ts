@@ -30,6 +30,8 @@ export const RETRYABLE_CODES: ReadonlySet<ProviderErrorCode> = new Set(['rate_li
 export interface ProviderErrorDetails {
   status?: number;
   retryAfterSeconds?: number | null;
+  /** The provider's own reason, finer than `code` (the mail connector's `blocked_destination`, `tls_failed`, …). */
+  reason?: string;
 }
 
 /** Every failure of a third-party provider, whatever its transport. */

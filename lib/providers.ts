@@ -10,6 +10,7 @@ import { createBookingProviders } from './booking/index.js';
 import type { BookingProviders } from './booking/types.js';
 import { createConnector, type Connector, type RoutingConnector } from './connectors/index.js';
 import type { MailAccountLookup } from './connectors/mailbox/account.js';
+import type { MailTokenSource } from './connectors/mailbox/oauth.js';
 import type { MailboxProvider } from './connectors/mailbox/reader.js';
 import { createDns, type DnsResolver } from './dns.js';
 import { emailSender, type EmailSender } from './email.js';
@@ -52,6 +53,8 @@ export type ProviderBundle = Providers & {
 export interface ProviderLookups {
   /** The mail connector's accounts (domain/mailbox/accounts.ts). */
   mailAccounts: MailAccountLookup;
+  /** OAuth mailboxes' access tokens, refreshed in one place (domain/mailbox/oauth-tokens.ts). */
+  mailTokens?: MailTokenSource;
 }
 
 /**
@@ -69,6 +72,7 @@ export function createProviders(config: Config, orm: MikroORM, lookups: Provider
         accounts: lookups.mailAccounts,
         encryptionKey: config.encryptionKey,
         allowHosts: config.outboundAllowHosts,
+        tokens: lookups.mailTokens,
       }),
     ) as RoutingConnector;
   return {

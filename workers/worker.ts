@@ -14,6 +14,8 @@ import { temporalJobs } from '../jobs/temporal.js';
 import { ensureSchedules } from './schedules.js';
 import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
 import { mailAccounts } from '../domain/mailbox/accounts.js';
+import { mailTokenSource } from '../domain/mailbox/oauth-tokens.js';
+import { MailOAuthClient } from '../lib/connectors/mailbox/oauth.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import { activityInterceptors, metricsSinks, workflowInterceptorModule } from './interceptors.js';
 import { startMetricsServer } from '../lib/metrics-server.js';
@@ -47,7 +49,15 @@ export async function createWorker() {
   // Also the Jobs the Operator's tools start workflows through (Operator tasks run them in activities).
   const client = await connectTemporal(config);
   // The process's providers, each made on first use by the activities that need it (lib/providers.ts).
-  const providers = createProviders(config, orm, { mailAccounts: mailAccounts(() => orm.em.fork()) });
+  const providers = createProviders(config, orm, {
+    mailAccounts: mailAccounts(() => orm.em.fork()),
+    // OAuth mailboxes' access tokens, refreshed once across processes (docs/email.md).
+    mailTokens: mailTokenSource({
+      em: () => orm.em.fork(),
+      client: new MailOAuthClient(config.mailOAuth, { allowHosts: config.outboundAllowHosts }),
+      encryptionKey: config.encryptionKey,
+    }),
+  });
   // A client over the worker's own connection: its starts may be eager (the first workflow task comes
   // back in the start response to this worker instead of a round trip through the task queue).
   const ownClient = new Client({ connection, namespace: config.temporal.namespace });

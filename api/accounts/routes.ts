@@ -234,8 +234,9 @@ export const setupStatusOp = defineOperation({
       services.dns,
       services.config.dns.dkimSelectors,
       params.id,
+      { encryptionKey: services.config.encryptionKey, publicBaseUrl: services.config.publicBaseUrl },
     );
-    return toSetupStatusView(s.account, s.connector, s.domain, s.steps);
+    return toSetupStatusView(s.account, s.connector, s.domain, s.steps, s);
   },
 });
 

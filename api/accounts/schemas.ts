@@ -3,6 +3,7 @@ import { ACCOUNT_STATUSES, ACTION_TYPES, type IPlatformAccount } from '../../db/
 import { CHANNELS, type ConnectStart } from '../../lib/connectors/types.js';
 import { WITHDRAWAL_DAYS } from '../../domain/accounts/accounts.js';
 import type { DomainCheck } from '../../domain/accounts/sending-domain.js';
+import type { MailboxSetup, SetupWarning } from '../../domain/accounts/deliverability.js';
 import type { ActionUsage } from '../../domain/governor/governor.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, iso, text, ClockTime, ClockEnd } from '../schemas.js';
@@ -198,6 +199,34 @@ export const SetupStatusView = z.object({
     .meta({ description: 'Email accounts with a known address: the domain’s SPF, DKIM and DMARC' }),
   ready: z.boolean().meta({ description: 'Connected, and for email every domain record passes' }),
   steps: z.array(z.string()).meta({ description: 'What to do next, in order' }),
+  // Beyond the spec (which shows no shape for this operation): added fields only.
+  connection_problem: z
+    .object({
+      reason: z.string().meta({ description: 'blocked_destination, host_unreachable, tls_failed, unavailable, …' }),
+      message: z.string(),
+      at: z.string().meta({ description: 'When the failed check ran (ISO 8601)' }),
+      detected_by: z.enum(['reconcile', 'check', 'sync', 'inbound']),
+    })
+    .nullable()
+    .meta({
+      description:
+        'The last check of the connection that failed for a reason that is retried, not final (refused credentials and a revoked grant disconnect instead); cleared by the next successful check',
+    }),
+  mailbox: z
+    .object({
+      provider: z.enum(['google', 'microsoft']).nullable(),
+      auth: z.enum(['password', 'oauth']),
+      smtp_host: z.string().nullable(),
+      imap_host: z.string().nullable(),
+    })
+    .nullable()
+    .meta({ description: 'A mailbox connected with its own SMTP/IMAP servers: whose servers, and how it signs in' }),
+  warnings: z
+    .array(z.object({ code: z.enum(['unsubscribe_url_not_https', 'provider_requires_oauth']), message: z.string() }))
+    .meta({
+      description:
+        'Deliverability: PUBLIC_BASE_URL not https (RFC 8058 one-click unsubscribe needs https), a Google or Microsoft mailbox on a password where the provider requires OAuth',
+    }),
 });
 
 export const toSetupStatusView = (
@@ -205,6 +234,7 @@ export const toSetupStatusView = (
   connector: { state: string | null; reason: string | null; error: string | null },
   domain: DomainCheck | null,
   steps: string[],
+  extra: { mailbox: MailboxSetup | null; warnings: SetupWarning[] } = { mailbox: null, warnings: [] },
 ): z.infer<typeof SetupStatusView> => ({
   account_id: a.id,
   status: a.status as z.infer<typeof SetupStatusView>['status'],
@@ -216,6 +246,9 @@ export const toSetupStatusView = (
   sending_domain: domain,
   ready: a.status === 'connected' && (a.channel !== 'email' || !!domain?.ready),
   steps,
+  connection_problem: (a.connectionProblem as z.infer<typeof SetupStatusView>['connection_problem']) ?? null,
+  mailbox: extra.mailbox,
+  warnings: extra.warnings,
 });
 
 const CapInput = z.object({ daily: z.number().int().min(1), weekly: z.number().int().min(1) }).strict();

@@ -19,6 +19,17 @@ export interface WorkingHours {
 
 export type Caps = Partial<Record<ActionType, { daily: number; weekly: number }>>;
 
+/** The last failed check of a connection that is retried, not final (docs/email.md "What each failure means"). */
+export interface ConnectionProblem {
+  /** The failure's reason: `blocked_destination`, `host_unreachable`, `tls_failed`, … */
+  reason: string;
+  message: string;
+  /** ISO time of the failed check. */
+  at: string;
+  /** Which check found it: `reconcile`, `check` (a setup-status read) or `sync` (the mailbox sync). */
+  detected_by: string;
+}
+
 // A sender: a mailbox on the email network or a profile on the professional network, attached through
 // the connector (`connectorAccountId` is its id there). Secrets a connection needs are sealed with the
 // service key (lib/crypto.ts) and never returned. Limits, warm-up and working hours are what the rate
@@ -51,6 +62,8 @@ export const PlatformAccount = defineEntity({
     /** Why it is disconnected, as the connector said; null otherwise. */
     statusReason: p.string().length(100).nullable(),
     statusCheckedAt: p.datetime().nullable(),
+    /** The last check that failed for a reason that is retried (never a disconnection); cleared by the next success. */
+    connectionProblem: p.json<ConnectionProblem>().nullable(),
     /** The status report last applied (an event's time and id, or our own read): an older one changes nothing (domain/event-order.ts). */
     statusEventAt: p.datetime().nullable(),
     statusEventId: p.string().length(200).nullable(),

@@ -92,6 +92,8 @@ export const ScheduledAction = defineEntity({
     bouncedAt: p.datetime().nullable(),
     /** `hard` (5.x.x: stopped, suppressed) or `soft` (4.x.x) from the delivery status notification; null before a bounce. */
     bounceClass: p.string().length(10).nullable(),
+    /** A delivery-delay warning (a DSN's `Action: delayed`) came back for this send: the first one's time. Not a bounce. */
+    delayedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -102,6 +102,7 @@ export { TableView } from './TableView.js';
 // Real email (docs/email.md): suppression and the mailbox sync's cursor.
 export { Suppression } from './Suppression.js';
 export { MailboxCursor } from './MailboxCursor.js';
+export { MailboxOAuthToken } from './MailboxOAuthToken.js';
 // The inbox processor's drain marker (docs/inbox.md "Inbound processing").
 export { InboxDrain } from './InboxDrain.js';
 // Sequences (docs/campaigns.md, docs/tracking.md): the chosen A/B variant of a step; open and click events.

@@ -14,7 +14,8 @@ import { encrypt } from '../../lib/crypto.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import type { DnsResolver } from '../../lib/dns.js';
 import { observedAt } from '../event-order.js';
-import { applyAccountStatus } from './status.js';
+import { applyAccountStatus, recordConnectionProblem } from './status.js';
+import { deliverabilityWarnings, mailboxSetup, type MailboxSetup, type SetupWarning } from './deliverability.js';
 import { checkSendingDomain, mailboxDomain, type DomainCheck } from './sending-domain.js';
 import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
@@ -347,6 +348,15 @@ export async function refreshStatus(
     return { state: status.state, reason: status.reason, error: null };
   } catch (err) {
     if (!(err instanceof ConnectorError)) throw err;
+    // The check failed for a reason that is retried: the status stands and the problem is kept for the
+    // setup status until a check succeeds (docs/email.md "What each failure means").
+    await recordConnectionProblem(
+      em,
+      account.connectorAccountId,
+      { reason: err.details.reason ?? err.code, message: err.message.replace(/^\w+: \w+: /, '') },
+      'check',
+    );
+    await em.refresh(account);
     return { state: null, reason: null, error: `${err.code}: ${err.message}` };
   }
 }
@@ -356,6 +366,16 @@ export interface SetupStatus {
   connector: { state: string | null; reason: string | null; error: string | null };
   domain: DomainCheck | null;
   steps: string[];
+  /** The mail connector's mailbox: its provider and how it is connected (null for other accounts). */
+  mailbox: MailboxSetup | null;
+  /** Deliverability warnings: an http unsubscribe URL, a provider that needs OAuth (domain/accounts/deliverability.ts). */
+  warnings: SetupWarning[];
+}
+
+/** What setup-status needs of the process: to read the mailbox's sealed hosts, and the unsubscribe URL's base. */
+export interface SetupContext {
+  encryptionKey: Buffer;
+  publicBaseUrl: string;
 }
 
 /** The connector's status now, and for an email account the sending domain's records, with what to do next. */
@@ -366,6 +386,7 @@ export async function setupStatus(
   dns: DnsResolver,
   selectors: string[],
   id: string,
+  context: SetupContext,
 ): Promise<SetupStatus> {
   const account = await requireAccount(em, actor, id);
   // Demo accounts are never asked at the connector (and nothing is written for them).
@@ -383,7 +404,20 @@ export async function setupStatus(
   if (account.channel === 'email' && account.status === 'connected' && !domainName)
     steps.push(`fetch the mailbox address: POST /api/platform-accounts/${account.id}/enrich`);
   for (const check of domain ? [domain.spf, domain.dkim, domain.dmarc] : []) if (check.fix) steps.push(check.fix);
-  return { account, connector: live, domain, steps };
+  const problem = account.status === 'connected' ? account.connectionProblem : null;
+  if (problem)
+    steps.push(
+      `the last connection check failed (${problem.reason}, ${problem.at}): it is retried on its own; if it lasts, check the mail server and OUTBOUND_ALLOW_HOSTS (${problem.message})`,
+    );
+  const mailbox = mailboxSetup(account, context.encryptionKey);
+  return {
+    account,
+    connector: live,
+    domain,
+    steps,
+    mailbox,
+    warnings: deliverabilityWarnings(account, mailbox, context.publicBaseUrl),
+  };
 }
 
 /**

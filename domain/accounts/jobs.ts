@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { PlatformAccount, type IPlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { ConnectorError, type AccountConnector, type ConnectorAccountStatus } from '../../lib/connectors/types.js';
 import { observedAt, type EventStamp } from '../event-order.js';
-import { applyAccountStatus } from './status.js';
+import { applyAccountStatus, recordConnectionProblem } from './status.js';
 
 /** Runs `fn` over `items` with at most `limit` in flight, results in input order. */
 async function inPool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -30,13 +30,22 @@ const sameState = (a: IPlatformAccount, s: ConnectorAccountStatus) =>
  * state did not change get `status_checked_at` in one statement; the others go through
  * applyAccountStatus (row lock, notification and event once per transition), stamped with the time
  * their page was asked for, so an inbound event that happened since wins over the answer. A failed
- * page is counted and left for the next run.
+ * page is counted and left for the next run. An account whose check failed for a reason that is retried
+ * (`problem`: a host unreachable or refused by the outbound policy, TLS) keeps its status and gets the
+ * problem recorded for its setup status; only refused credentials or a revoked grant disconnect it.
  */
 export async function reconcilePage(
   em: EntityManager,
   connector: AccountConnector,
   opts: { afterId: string | null; pageSize: number; concurrency: number },
-): Promise<{ checked: number; disconnected: number; connected: number; failedPages: number; lastId: string | null }> {
+): Promise<{
+  checked: number;
+  disconnected: number;
+  connected: number;
+  problems: number;
+  failedPages: number;
+  lastId: string | null;
+}> {
   const window = opts.pageSize * opts.concurrency;
   const accounts = await em.find(
     PlatformAccount,
@@ -53,6 +62,7 @@ export async function reconcilePage(
     checked: 0,
     disconnected: 0,
     connected: 0,
+    problems: 0,
     failedPages: 0,
     lastId: accounts.length === window ? accounts[accounts.length - 1].id : null,
   };
@@ -78,6 +88,11 @@ export async function reconcilePage(
       const status = byId.get(account.connectorAccountId!);
       if (!status) continue;
       result.checked++;
+      if (status.problem) {
+        result.problems++;
+        await recordConnectionProblem(em, status.connectorAccountId, status.problem, 'reconcile');
+        continue;
+      }
       if (sameState(account, status)) {
         unchanged.push(account.id);
         continue;
@@ -88,7 +103,11 @@ export async function reconcilePage(
     }
   }
   if (unchanged.length)
-    await em.nativeUpdate(PlatformAccount, { id: { $in: unchanged } }, { statusCheckedAt: new Date() });
+    await em.nativeUpdate(
+      PlatformAccount,
+      { id: { $in: unchanged } },
+      { statusCheckedAt: new Date(), connectionProblem: null },
+    );
   return result;
 }
 

@@ -70,6 +70,7 @@ export async function applyAccountStatus(
                 warmup_started_at = case when r.state = 'connected' then coalesce(p.warmup_started_at, r.now) else p.warmup_started_at end,
                 address = coalesce(p.address, r.address),
                 status_checked_at = r.now,
+                connection_problem = case when r.state = 'pending' then p.connection_problem else null end,
                 status_event_at = case when r.state = 'pending' then p.status_event_at else r.at end,
                 status_event_id = case when r.state = 'pending' then p.status_event_id else r.eid end,
                 updated_at = r.now
@@ -95,6 +96,38 @@ export async function applyAccountStatus(
     }
     return row.was !== 'connected' && row.status === 'connected' ? 'connected' : 'unchanged';
   });
+}
+
+/**
+ * Keeps the last failed check of an account that is retried, not final (`ConnectorAccountStatus.problem`,
+ * docs/email.md "What each failure means"): the status stands, the problem is shown by setup-status
+ * until a successful check (any applied report) clears it. By connector id; an unknown one changes nothing.
+ */
+export async function recordConnectionProblem(
+  em: EntityManager,
+  connectorAccountId: string,
+  problem: { reason: string; message: string },
+  source: StatusSource | 'sync',
+): Promise<void> {
+  const value = {
+    reason: problem.reason.slice(0, 100),
+    message: problem.message.slice(0, 500),
+    at: new Date().toISOString(),
+    detected_by: source,
+  };
+  await em.execute(`update platform_accounts set connection_problem = ?::jsonb where connector_account_id = ?`, [
+    JSON.stringify(value),
+    connectorAccountId,
+  ]);
+}
+
+/** A successful check that applied no report (reconciliation's unchanged accounts, a sync's login): the problem is over. */
+export async function clearConnectionProblem(em: EntityManager, connectorAccountIds: string[]): Promise<void> {
+  if (!connectorAccountIds.length) return;
+  await em.execute(
+    `update platform_accounts set connection_problem = null where connector_account_id in (?) and connection_problem is not null`,
+    [connectorAccountIds],
+  );
 }
 
 async function reportDisconnected(tx: EntityManager, account: Applied, source: StatusSource): Promise<void> {

@@ -750,6 +750,31 @@ export async function claimSend(em: EntityManager, actionId: string): Promise<Cl
 }
 
 /**
+ * Puts a claimed action back (its state before the claim, waiting `not_connected`, its slot given
+ * back) when its account is no longer connected: the connector refused the send because of that.
+ * False when the account is still connected (the refusal is the send's own) or the action moved on.
+ */
+async function unclaimDisconnected(
+  em: EntityManager,
+  actionId: string,
+  before: string,
+  connectorAccountId: string,
+  grantedAt: string,
+): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const r = await tx.execute(
+      `update scheduled_actions set state = case when ?::text = 'executing' then 'planned' else ?::text end, waiting_reason = 'not_connected', waiting_until = null, updated_at = now()
+        where id = ? and state = 'executing'
+          and exists (select 1 from platform_accounts p where p.connector_account_id = ? and p.status <> 'connected')
+        returning id`,
+      [before, before, actionId, connectorAccountId],
+    );
+    if (r.length) await giveBackSlot(tx as EntityManager, actionId, grantedAt);
+    return r.length > 0;
+  });
+}
+
+/**
  * Sends the action once. Claims it (`claimSend`: the send-time rule, then `executing`), sends with the action id as the
  * connector's idempotency key, then records the connector's ids, `executed` and `action.executed` in
  * one transaction. A retry (crash anywhere in between) finds `executing` and sends again with the same
@@ -798,7 +823,7 @@ export async function sendAction(
     );
   }
 
-  let ids: { messageId: string; threadId: string | null };
+  let ids: { messageId: string; threadId: string | null; sentCopyError?: string };
   try {
     if (claim.actionType === 'email') {
       const mail = await emailContext(em, actionId, recipient, opts);
@@ -828,16 +853,25 @@ export async function sendAction(
       ids = r;
     }
   } catch (err) {
-    if (err instanceof ProviderError && !err.retryable) return fail(`connector_${err.code}`, err.message);
+    if (err instanceof ProviderError && !err.retryable) {
+      // Refused because the account was disconnected meanwhile (an OAuth grant found revoked while
+      // sending: docs/email.md): nothing went out, so the action is held `not_connected` like any
+      // send of a disconnected account, and goes out once the account is connected again.
+      if (await unclaimDisconnected(em, actionId, claim.actionState, claim.connectorAccountId!, grantedAt))
+        return { outcome: 'held', reason: 'not_connected' };
+      return fail(`connector_${err.code}`, err.message);
+    }
     throw err;
   }
   if (opts.pauseAfterSendMs) await new Promise((r) => setTimeout(r, opts.pauseAfterSendMs));
 
   const executedNow = await em.transactional(async (tx) => {
     const [done] = await tx.execute<{ workspace_id: string; type: string; lead_id: string; campaign_id: string }[]>(
-      `update scheduled_actions set state = 'executed', executed_at = now(), connector_message_id = ?, connector_thread_id = ?, waiting_reason = null, updated_at = now()
+      `update scheduled_actions set state = 'executed', executed_at = now(), connector_message_id = ?, connector_thread_id = ?, waiting_reason = null,
+              error_code = coalesce(?, error_code), error_message = coalesce(?, error_message), updated_at = now()
         where id = ? and state = 'executing' returning workspace_id, type, lead_id, campaign_id`,
-      [ids.messageId, ids.threadId, actionId],
+      // Sent, but its copy is missing from the mailbox's Sent folder (docs/email.md): said on the action.
+      [ids.messageId, ids.threadId, ids.sentCopyError ? 'sent_copy_failed' : null, ids.sentCopyError ?? null, actionId],
     );
     if (done) {
       await emitEvent(tx as EntityManager, done.workspace_id, 'action.executed', {

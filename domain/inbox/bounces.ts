@@ -1,7 +1,8 @@
 // Bounces of campaign emails (docs/inbox.md "Auto-replies and bounces", docs/email.md "Bounce
 // classes"), applied in the inbound batch's transaction. A hard bounce stops the sequence to that
-// address; a soft one (a full mailbox, a server that said "later") lets it go on, its later steps being
-// the retries, until the third soft bounce of the address in a row counts as hard.
+// address; a soft one (a full mailbox, a server that gave up with "later") lets it go on, its later
+// steps being the retries, until the third soft bounce of the address in a row counts as hard. A
+// delivery-delay warning (the server still tries) is no bounce at all: recorded on the send as a delay.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { normaliseEmail } from '../../lib/normalise.js';
 import { addSuppressions, suppressionEntry, type SuppressionEntry } from '../suppressions/suppressions.js';
@@ -35,8 +36,12 @@ interface SendRow {
  *   (`hard_bounce`, source `dsn`). The enrollment is woken after commit (`bounce`) and ends `stopped`
  *   / `bounced` at once; the gate before any send reads the marks too (docs/executor.md).
  * - **Soft**: the send records `bounced_at` and `bounce_class = soft`, the enrollment goes on, and the
- *   contact's `email_soft_bounces` counts one per send (a delay warning and the final report of one
- *   send are one). At SOFT_BOUNCES_AS_HARD in a row (a reply resets the count) the latest is hard.
+ *   contact's `email_soft_bounces` counts one per send (two failed reports of one send are one). At
+ *   SOFT_BOUNCES_AS_HARD in a row (a reply resets the count) the latest is hard.
+ * - **Delayed** (a DSN's `Action: delayed`, "a warning only"): not a bounce. The send records
+ *   `delayed_at` (the first warning) and nothing else: no `bounced_at` (so not in the stats' `bounced`),
+ *   no soft count, no suppression; the enrollment goes on. A later failed report of the send is a
+ *   bounce as above.
  *
  * A bounce elsewhere (no send in its thread) changes nothing.
  */
@@ -48,7 +53,11 @@ export async function applyBounces(
   convs: ConversationRow[],
 ): Promise<void> {
   const conv = new Map(convs.map((c) => [c.id, c]));
-  const probe = bounces.map((r) => ({
+  const delays = bounces.filter((r) => r.mail?.bounce?.class === 'delayed');
+  if (delays.length) await applyDelays(em, account, delays, conv);
+  const failures = bounces.filter((r) => r.mail?.bounce?.class !== 'delayed');
+  if (!failures.length) return;
+  const probe = failures.map((r) => ({
     thread_id: conv.get(r.conversation_id)!.connector_thread_id,
     lead_id: r.lead_id,
     at: r.sent_at,
@@ -105,6 +114,35 @@ export async function applyBounces(
     if (e?.kind === 'address') entries.set(e.value, e);
   }
   if (entries.size) await addSuppressions(em, account.workspace_id, [...entries.values()], 'hard_bounce', 'dsn');
+}
+
+/**
+ * Records delivery-delay warnings on the sends they report on (found as a bounce's send is):
+ * `delayed_at`, the first warning's time. Nothing else changes.
+ */
+async function applyDelays(
+  em: EntityManager,
+  account: AccountRow,
+  delays: FreshRow[],
+  conv: Map<string, ConversationRow>,
+): Promise<void> {
+  const probe = delays.map((r) => ({
+    thread_id: conv.get(r.conversation_id)!.connector_thread_id,
+    lead_id: r.lead_id,
+    at: r.sent_at,
+    original: r.mail?.bounce?.originalMessageId ?? null,
+  }));
+  await em.execute(
+    `update scheduled_actions a set delayed_at = least(coalesce(a.delayed_at, s.at), s.at), updated_at = now()
+       from (select s.id, min(v.at) as at
+               from json_to_recordset(?::json) as v(thread_id text, lead_id uuid, at timestamptz, original text)
+               cross join lateral (select a.id from scheduled_actions a
+                                    where a.account_id = ? and a.connector_thread_id = v.thread_id and a.lead_id = v.lead_id and a.type = 'email' and a.state = 'executed'
+                                    order by coalesce(a.connector_message_id = v.original, false) desc, a.executed_at desc limit 1) s
+              group by s.id) s
+      where a.id = s.id`,
+    [JSON.stringify(probe), account.id],
+  );
 }
 
 /** Records soft bounces; returns the sends whose contact reached SOFT_BOUNCES_AS_HARD (now hard). */

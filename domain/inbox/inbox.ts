@@ -383,7 +383,7 @@ export async function sendReply(
     return { state: 'failed', errorCode: code };
   };
   if (!m.connector_account_id) return fail('account_not_connected');
-  let sent: { messageId: string; threadId: string; sentAt: Date };
+  let sent: { messageId: string; threadId: string; sentAt: Date; sentCopyError?: string | null };
   try {
     sent =
       m.channel === 'email'
@@ -393,6 +393,7 @@ export async function sendReply(
             subject: m.subject ?? '',
             body: m.body,
             threadId: m.connector_thread_id,
+            references: await replyChain(em, messageId),
           })
         : await connector.sendMessage(m.connector_account_id, {
             idempotencyKey: messageId,
@@ -406,8 +407,9 @@ export async function sendReply(
   }
   await em.transactional(async (tx) => {
     const r = await tx.execute(
-      `update inbox_messages set state = 'sent', connector_message_id = ?, sent_at = ? where id = ? and state = 'queued' returning id`,
-      [sent.messageId, sent.sentAt, messageId],
+      `update inbox_messages set state = 'sent', connector_message_id = ?, sent_at = ?, error_code = ? where id = ? and state = 'queued' returning id`,
+      // Sent, but its copy is missing from the mailbox's Sent folder (docs/email.md): said on the message.
+      [sent.messageId, sent.sentAt, sent.sentCopyError ? 'sent_copy_failed' : null, messageId],
     );
     if (!r.length) return;
     await tx.execute(
@@ -417,6 +419,41 @@ export async function sendReply(
     await resolveAnsweredReminders(tx as EntityManager, [m.conversation_id]);
   });
   return { state: 'sent' };
+}
+
+/**
+ * What an email reply from the inbox answers (docs/inbox.md "Replies"): the latest inbound message of
+ * the conversation stored before the reply was written (not a mail system's report), last — so it is
+ * the reply's `In-Reply-To` — after the thread's earlier messages (the thread's root, the campaign's
+ * sends, both sides' messages up to it), oldest first, each once; the composer bounds the chain. Empty
+ * when nobody has written in the conversation yet: the reply then follows the thread alone.
+ */
+async function replyChain(em: EntityManager, replyId: string): Promise<string[]> {
+  // Times compared on our clock (when each was stored or sent), so a sender's skewed Date header
+  // cannot drop a message from the chain; the order is the messages' own dates.
+  const rows = await em.execute<{ id: string }[]>(
+    `with r as (select m.created_at, m.conversation_id, m.platform_account_id, c.connector_thread_id
+                  from inbox_messages m join conversations c on c.id = m.conversation_id where m.id = ?),
+          q as (select i.id as row_id, i.connector_message_id, i.created_at from inbox_messages i, r
+                 where i.conversation_id = r.conversation_id and i.direction = 'in' and i.kind <> 'bounce'
+                   and i.connector_message_id is not null and i.created_at <= r.created_at
+                 order by i.created_at desc, i.sent_at desc, i.id desc limit 1)
+     select id from (
+       select r.connector_thread_id as id, 0 as part, null::timestamptz as at from r, q
+       union all
+       select a.connector_message_id, 1, a.executed_at from scheduled_actions a, r, q
+        where a.account_id = r.platform_account_id and a.connector_thread_id = r.connector_thread_id and a.state = 'executed'
+          and a.connector_message_id is not null and a.executed_at <= q.created_at
+       union all
+       select i.connector_message_id, 1, i.sent_at from inbox_messages i, r, q
+        where i.conversation_id = r.conversation_id and i.connector_message_id is not null and i.id <> q.row_id
+          and i.created_at <= q.created_at
+       union all
+       select q.connector_message_id, 2, null from q) x
+     order by part, at, id`,
+    [replyId],
+  );
+  return rows.map((x) => x.id);
 }
 
 // ---- live reads and sends straight through the connector -------------------------------------

@@ -6,10 +6,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { mailConnectorAccountId, MAIL_CONNECTOR } from '../../lib/connectors/mailbox/account.js';
 import { readMail, type InboundMail } from '../../lib/connectors/mailbox/parse.js';
 import { InboxReader, type ListedMessage, type MailboxProvider } from '../../lib/connectors/mailbox/reader.js';
-import { MailConnectError } from '../../lib/connectors/mailbox/settings.js';
+import { finalReason, MailConnectError } from '../../lib/connectors/mailbox/settings.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
 import { logger } from '../../lib/logger.js';
-import { applyAccountStatus } from '../accounts/status.js';
+import { applyAccountStatus, clearConnectionProblem, recordConnectionProblem } from '../accounts/status.js';
 import type { Jobs } from '../jobs.js';
 import { accountRow, type AccountRow } from '../inbox/ingest.js';
 import { ingestMail, loadCursor, saveCursor } from './mailbox.js';
@@ -39,12 +39,11 @@ export interface FollowDeps {
 /** `continue: false` ends the sync: the account is gone, not connected, not a mailbox, or its credentials are refused. */
 export type FollowResult = { continue: true; stored: number } | { continue: false; reason: string };
 
-/** Failures no retry fixes: the account is disconnected with this reason and the sync ends. */
-const FINAL: Record<string, string> = {
-  auth_failed: 'credentials_invalid',
-  invalid_credentials: 'credentials_invalid',
-  blocked_destination: 'blocked_destination',
-};
+// Failures no retry fixes (the account is disconnected and the sync ends) are those of `finalReason`
+// (settings.ts, shared with the connector's status checks): refused credentials (`auth_failed`,
+// stored credentials that no longer read) → `credentials_invalid`, a revoked OAuth grant →
+// `oauth_revoked`. Anything else (an unreachable host, TLS, a host the outbound policy now refuses) is
+// recorded on the account for its setup status and thrown: the activity's retry tries again with backoff.
 
 /** The account while the sync should follow it; else why it ends. */
 async function standing(em: EntityManager, accountId: string): Promise<{ account: AccountRow } | { end: string }> {
@@ -75,7 +74,17 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
       pollMs: deps.pollMs,
     }));
   } catch (err) {
-    if (err instanceof MailConnectError && FINAL[err.reason]) return disconnect(FINAL[err.reason]);
+    if (err instanceof MailConnectError) {
+      const final = finalReason(err);
+      if (final) return disconnect(final);
+      await recordConnectionProblem(
+        em,
+        connectorAccountId,
+        { reason: err.reason, message: err.message.replace(/^mail: \w+: /, '') },
+        'sync',
+      );
+      throw err;
+    }
     // Stored settings that no longer read (none, or not ours) cannot be fixed by retrying either.
     if (
       err instanceof ConnectorError &&
@@ -86,6 +95,8 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
     throw err;
   }
 
+  // Logged in: a problem an earlier check recorded is over.
+  await clearConnectionProblem(em, [connectorAccountId]);
   const account = { ...s.account, address: s.account.address ?? address };
   const deadline = Date.now() + (deps.budgetMs ?? FOLLOW_BUDGET_MS);
   let stored = 0;

@@ -9,6 +9,7 @@ import { providerHttpOptions } from '../provider-http.js';
 import type { CorpusOptions } from '../sources/local-corpus.js';
 import type { Resolver } from '../outbound-http.js';
 import type { MailAccountLookup } from './mailbox/account.js';
+import type { MailTokenSource } from './mailbox/oauth.js';
 import { HttpConnector } from './http.js';
 import { MailConnector } from './mailbox/connector.js';
 import { RoutingConnector } from './routing.js';
@@ -41,6 +42,8 @@ export interface MailConnectorSettings {
   encryptionKey: Buffer;
   allowHosts: readonly string[];
   resolver?: Resolver;
+  /** OAuth mailboxes' access tokens (domain/mailbox/oauth-tokens.ts). */
+  tokens?: MailTokenSource;
 }
 
 /** `orm` holds the sandbox network's state (only touched when an account method is called); the mail accounts are read through `mail.accounts`. */
@@ -54,6 +57,12 @@ export function createConnector(
     ? new HttpConnector(providerHttpOptions('CONNECTOR', config), { webhookSecret: config.webhookSecret })
     : new SandboxNetwork(corpus, orm, config.webhookSecret);
   return new RoutingConnector(base, new MailConnector(mail));
+}
+
+/** The mail connector behind `connector` (the routing connector's mail half, or itself); null otherwise (a fake). */
+export function mailConnectorOf(connector: unknown): MailConnector | null {
+  if (connector instanceof RoutingConnector) return connector.mail;
+  return connector instanceof MailConnector ? connector : null;
 }
 
 /** The sandbox network behind `connector` (itself, or the configured half of a routing connector); null for the HTTP connector or a fake. */

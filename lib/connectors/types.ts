@@ -70,6 +70,13 @@ export interface ConnectorAccountStatus {
   reason: string | null;
   /** The mailbox address or profile URL once known. */
   address: string | null;
+  /**
+   * The check failed for a reason that is retried, not final (a host unreachable or refused by the
+   * outbound policy, a TLS failure: docs/email.md "What each failure means"). `state` is then
+   * `pending`, which says nothing about a connection held: nothing changes but the problem, which is
+   * kept on the account for its setup status.
+   */
+  problem?: { reason: string; message: string };
 }
 
 /** The account's own profile (what `enrich` stores). */
@@ -122,6 +129,11 @@ export interface SendResult {
   messageId: string;
   threadId: string;
   sentAt: Date;
+  /**
+   * The mail connector: the message went out but its copy could not be filed in the mailbox's Sent
+   * folder (tried on the kept IMAP session, then once on a fresh one) — why. Absent otherwise.
+   */
+  sentCopyError?: string;
 }
 
 export interface InvitationResult {
@@ -163,7 +175,8 @@ export interface InboundMailFacts {
   references: string[];
   /** A delivery status notification (RFC 3464): its class, status code, failed recipient and the message it reports on. */
   bounce?: {
-    class: 'hard' | 'soft';
+    /** `delayed`: a delivery-delay warning (`Action: delayed`), recorded as a delay, never a bounce. */
+    class: 'hard' | 'soft' | 'delayed';
     status: string | null;
     recipient: string | null;
     originalMessageId: string | null;

@@ -7,7 +7,12 @@ import { createServer } from 'node:net';
 import { PlatformAccount } from '../../db/entities/PlatformAccount.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { mailboxWorkflowIds } from '../../lib/workflow-ids.js';
-import { api, call, closeApi, type TestUser } from '../helpers/api.js';
+import { mailAccounts } from '../../domain/mailbox/accounts.js';
+import { MailConnector } from '../../lib/connectors/mailbox/connector.js';
+import { RoutingConnector } from '../../lib/connectors/routing.js';
+import { api, call, closeApi, listen, type TestUser } from '../helpers/api.js';
+import { tcpProxy } from '../helpers/tcp-proxy.js';
+import { waitFor } from '../../scripts/children.js';
 import { createOwner, em } from '../helpers/billing.js';
 import { createMailbox, mailCredentials, mailServer, uniqueAddress } from '../helpers/mail-server.js';
 test.after.always(closeApi);
@@ -213,4 +218,153 @@ test('setup-status reads the mailbox live: refused credentials disconnect it (cr
   const back = await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'first') }));
   t.is(back.status, 200, back.text);
   t.like(back.body.account, { status: 'connected', connector: 'mail', status_reason: null });
+});
+
+test('setup-status: a host the outbound policy now refuses or a server that does not answer leaves the account connected, with the problem; it clears by itself when the host is back', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const address = await createMailbox(uniqueAddress('ana'), 'pw');
+  const a = await created(u);
+  const m = mailServer();
+  const proxy = await tcpProxy({ host: m.host, port: m.imapPort });
+  t.teardown(() => proxy.close());
+  const credentials = mailCredentials(address, 'pw', { imap_port: String(proxy.port) });
+  t.is((await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials }))).status, 200);
+  // The mailbox sync (started by connect) has opened the INBOX once: its login would clear a problem.
+  await waitFor(
+    'the sync’s first pass',
+    async () =>
+      (
+        await (
+          await em()
+        )
+          .getConnection()
+          .execute(`select 1 from mailbox_cursors where account_id = ? and uid_validity is not null`, [a.id])
+      ).length > 0,
+    60_000,
+  );
+  const setup = async (base?: string) => {
+    const s = await call('GET', `${BASE}/${a.id}/setup-status`, { ...as(u), base });
+    t.is(s.status, 200, s.text);
+    return s.body;
+  };
+
+  // OUTBOUND_ALLOW_HOSTS narrowed: the local server is a private address again. Not final.
+  const narrowed = new MailConnector({
+    accounts: mailAccounts(() => services.orm.em.fork()),
+    encryptionKey: services.config.encryptionKey,
+    allowHosts: [],
+  });
+  t.teardown(() => narrowed.close());
+  const { base } = await listen({ ...services, connector: new RoutingConnector(services.connector, narrowed) });
+  const blocked = await setup(base);
+  t.like(blocked, {
+    status: 'connected',
+    connector: { state: null },
+    connection_problem: { reason: 'blocked_destination', detected_by: 'check' },
+  });
+  t.regex(blocked.connector.error, /private-network or local address/);
+  t.truthy(Date.parse(blocked.connection_problem.at));
+  t.true(blocked.steps.some((s: string) => s.includes('blocked_destination') && s.includes('retried')));
+
+  // The server does not answer.
+  await proxy.cut();
+  const down = await setup();
+  t.like(down, { status: 'connected', connection_problem: { reason: 'host_unreachable' } });
+  // Found by this check, or by the mailbox sync's retry (it logs in through the same proxy).
+  t.true(['check', 'sync'].includes(down.connection_problem.detected_by), down.connection_problem.detected_by);
+  const row = await (await em()).findOneOrFail(PlatformAccount, a.id, { refresh: true });
+  t.like(row, { status: 'connected', statusReason: null, disconnectedAt: null });
+  const events = await (
+    await em()
+  )
+    .getConnection()
+    .execute(`select 1 from webhook_events where name = 'account.disconnected' and body like ?`, [`%${a.id}%`]);
+  t.is(events.length, 0, 'nothing announced');
+
+  // Back: the next check clears it.
+  await proxy.restore();
+  const back = await setup();
+  t.like(back, { status: 'connected', connector: { state: 'connected', error: null }, connection_problem: null });
+  t.false(back.steps.some((s: string) => s.includes('connection check failed')));
+  t.is((await call('DELETE', `${BASE}/${a.id}`, as(u, {}))).status, 204);
+});
+
+test('setup-status warns when PUBLIC_BASE_URL is not https (one-click unsubscribe), and says when a Google or Microsoft mailbox on a password needs OAuth', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const address = await createMailbox(uniqueAddress('ana'), 'pw');
+  const a = await created(u);
+  t.is(
+    (await call('POST', `${BASE}/${a.id}/connect`, as(u, { credentials: mailCredentials(address, 'pw') }))).status,
+    200,
+  );
+  const codes = (body: { warnings: { code: string }[] }) => body.warnings.map((w) => w.code);
+
+  // The test API's PUBLIC_BASE_URL is http://127.0.0.1:…
+  const http = await call('GET', `${BASE}/${a.id}/setup-status`, as(u));
+  t.is(http.status, 200, http.text);
+  t.true(services.config.publicBaseUrl.startsWith('http://'));
+  t.deepEqual(codes(http.body), ['unsubscribe_url_not_https']);
+  t.regex(http.body.warnings[0].message, /RFC 8058/);
+  t.like(http.body.mailbox, { provider: null, auth: 'password', imap_host: mailServer().host });
+
+  const { base } = await listen({ ...services, config: { ...services.config, publicBaseUrl: 'https://app.example' } });
+  const https = await call('GET', `${BASE}/${a.id}/setup-status`, { ...as(u), base });
+  t.is(https.status, 200, https.text);
+  t.deepEqual(codes(https.body), []);
+
+  // The provider is read from the stored hosts. No server is asked: this API's mail connector resolves
+  // no name (its check fails, and is retried: the account stays connected).
+  const offline = new MailConnector({
+    accounts: mailAccounts(() => services.orm.em.fork()),
+    encryptionKey: services.config.encryptionKey,
+    allowHosts: services.config.outboundAllowHosts,
+    resolver: async () => [],
+  });
+  t.teardown(() => offline.close());
+  const { base: offlineBase } = await listen({
+    ...services,
+    connector: new RoutingConnector(services.connector, offline),
+    config: { ...services.config, publicBaseUrl: 'https://app.example' },
+  });
+  for (const [over, provider] of [
+    [{ imap_host: 'outlook.office365.com', smtp_host: 'smtp.office365.com' }, 'microsoft'],
+    [{ imap_host: 'imap.gmail.com', smtp_host: 'smtp.gmail.com' }, 'google'],
+  ] as const) {
+    await (
+      await em()
+    ).nativeUpdate(
+      PlatformAccount,
+      { id: a.id },
+      {
+        credentialsSealed: encrypt(
+          JSON.stringify(
+            mailCredentials(address, 'pw', {
+              ...over,
+              imap_security: 'tls',
+              smtp_security: 'tls',
+              imap_port: '993',
+              smtp_port: '465',
+            }),
+          ),
+          services.config.encryptionKey,
+        ),
+      },
+    );
+    const s = await call('GET', `${BASE}/${a.id}/setup-status`, { ...as(u), base: offlineBase });
+    t.is(s.status, 200, s.text);
+    t.like(s.body.mailbox, { provider, auth: 'password' });
+    t.deepEqual(codes(s.body), ['provider_requires_oauth'], provider);
+    t.regex(
+      s.body.warnings[0].message,
+      provider === 'microsoft' ? /Microsoft 365.*2022.*2026/ : /Google Workspace.*2025/,
+    );
+    t.is(s.body.status, 'connected', 'a host that cannot be reached from here disconnects nothing');
+  }
+  // A network account has neither.
+  const n = await created(u, 'network');
+  const ns = await call('GET', `${BASE}/${n.id}/setup-status`, as(u));
+  t.like(ns.body, { mailbox: null, warnings: [] });
+  t.is((await call('DELETE', `${BASE}/${a.id}`, as(u, {}))).status, 204);
 });

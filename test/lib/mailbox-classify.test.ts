@@ -157,15 +157,16 @@ test('an auto-reply carries its return date', async (t) => {
   t.like(f, { kind: 'auto_reply', returnDate: '2026-12-07', inReplyTo: OURS });
 });
 
-test('delivery status notifications: 5.x.x hard, 4.x.x soft, the recipient and the original Message-ID from message/rfc822 or text/rfc822-headers', async (t) => {
+test('delivery status notifications: 5.x.x hard, a failed 4.x.x soft, Action: delayed a delay (never a bounce), the recipient and the original Message-ID from message/rfc822 or text/rfc822-headers', async (t) => {
   t.deepEqual((await classify(dsn({ status: '5.1.1', action: 'failed' }))).bounce, {
     class: 'hard',
     status: '5.1.1',
     recipient: 'grace@prospect.test',
     originalMessageId: OURS,
   });
+  // "THIS IS A WARNING ONLY": the server still tries; the message may yet be delivered.
   t.deepEqual((await classify(dsn({ status: '4.2.2', action: 'delayed', original: 'headers' }))).bounce, {
-    class: 'soft',
+    class: 'delayed',
     status: '4.2.2',
     recipient: 'grace@prospect.test',
     originalMessageId: OURS,
@@ -176,7 +177,8 @@ test('delivery status notifications: 5.x.x hard, 4.x.x soft, the recipient and t
     status: null,
     originalMessageId: null,
   });
-  t.like((await classify(dsn({ status: '', action: 'delayed' }))).bounce, { class: 'soft' });
+  t.like((await classify(dsn({ status: '', action: 'delayed' }))).bounce, { class: 'delayed' });
+  t.like((await classify(dsn({ status: '4.4.1', action: 'delayed' }))).bounce, { class: 'delayed', status: '4.4.1' });
   // A report whose recipient was delivered is not a bounce, and not a person's reply either.
   t.is(parseDeliveryReport(dsn({ status: '2.0.0', action: 'delivered' })), 'no_failure');
   t.is((await classify(dsn({ status: '2.0.0', action: 'delivered' }))).kind, 'auto_reply');

@@ -11,7 +11,8 @@ import { mailAccounts } from '../../domain/mailbox/accounts.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
 import { mailConnectorAccountId } from '../../lib/connectors/mailbox/account.js';
 import { MailConnector, sendFailure } from '../../lib/connectors/mailbox/connector.js';
-import { MailConnectError } from '../../lib/connectors/mailbox/settings.js';
+import { finalReason, MailConnectError } from '../../lib/connectors/mailbox/settings.js';
+import { mailFailure } from '../../lib/connectors/mailbox/clients.js';
 import { encrypt } from '../../lib/crypto.js';
 import { api, closeApi, createUser } from '../helpers/api.js';
 import { em, workspaceIdOf } from '../helpers/billing.js';
@@ -23,6 +24,7 @@ import {
   uniqueAddress,
   waitForMail,
 } from '../helpers/mail-server.js';
+import { imapAppendCutter } from '../helpers/imap-cut.js';
 test.after.always(closeApi);
 
 const LOCAL = ['127.0.0.1', 'localhost'];
@@ -307,6 +309,48 @@ test('sendEmail: the headers, text and HTML, footer and List-Unsubscribe; a foll
   await c.disconnect(a.connectorAccountId);
 });
 
+test('sendEmail: a Sent copy that fails on the kept IMAP session is retried once on a fresh one; failing twice, the send still succeeds and says the copy failed', async (t) => {
+  const sender = await createMailbox(uniqueAddress('sender', 'acme.test'), 'pw-s');
+  const prospect = uniqueAddress('prospect', 'prospect.test');
+  const c = await connector();
+  t.teardown(() => c.close());
+  // The first APPEND's connection breaks under the command (as a kept session that died does).
+  const once = await imapAppendCutter(1);
+  t.teardown(() => once.close());
+  const a = await storedAccount(mailCredentials(sender, 'pw-s', { imap_port: String(once.port) }));
+  const first = await c.sendEmail(a.connectorAccountId, {
+    idempotencyKey: randomUUID(),
+    to: prospect,
+    subject: 'Hello Grace',
+    body: 'Hi Grace',
+  });
+  t.is(once.cut, 1, 'the first copy failed');
+  t.is(once.appends, 2, 'and was tried again');
+  t.is(first.sentCopyError ?? null, null, 'the retry filed it');
+  t.is(c.sessions.logins, 2, 'on a fresh IMAP session');
+  const copies = await sentCopies(sender, 'pw-s');
+  t.is(copies.length, 1, 'one copy in Sent');
+  t.true(copies[0].includes(`Message-ID: ${first.messageId}`));
+  await waitForMail(prospect, 1);
+
+  // Every APPEND fails: the email went out (the send succeeds), the result says the copy failed.
+  const always = await imapAppendCutter(Infinity);
+  t.teardown(() => always.close());
+  const b = await storedAccount(mailCredentials(sender, 'pw-s', { imap_port: String(always.port) }));
+  const second = await c.sendEmail(b.connectorAccountId, {
+    idempotencyKey: randomUUID(),
+    to: prospect,
+    subject: 'Hello again',
+    body: 'Hi again',
+  });
+  t.is(always.appends, 2, 'tried twice, no more');
+  t.truthy(second.sentCopyError, 'the failed copy is reported');
+  t.regex(second.sentCopyError!, /Sent/);
+  const [, got] = await waitForMail(prospect, 2);
+  t.is((await simpleParser(got.source)).messageId, second.messageId, 'the prospect received it');
+  t.is((await sentCopies(sender, 'pw-s')).length, 1, 'no second copy in Sent');
+});
+
 test('sendEmail, tracked: the prospect’s copy carries the pixel and the redirects, the Sent copy neither (the sender reading it records nothing)', async (t) => {
   const sender = await createMailbox(uniqueAddress('tracker', 'acme.test'), 'pw-t');
   const prospect = uniqueAddress('reader', 'prospect.test');
@@ -423,18 +467,18 @@ test('status: a live login: connected, credentials refused, unknown account, unr
     unknown,
   ]);
   t.deepEqual(
-    all.map((s) => `${s.connectorAccountId} ${s.state} ${s.reason}`).sort(),
+    all.map((s) => `${s.connectorAccountId} ${s.state} ${s.reason} ${s.problem?.reason ?? '-'}`).sort(),
     [
-      `${good.connectorAccountId} connected null`,
-      `${refused.connectorAccountId} disconnected credentials_invalid`,
-      `${unknown} disconnected not_found`,
+      `${good.connectorAccountId} connected null -`,
+      `${refused.connectorAccountId} disconnected credentials_invalid -`,
+      // Not final: answered as `pending` (which changes nothing) with the problem, for reconciliation to record.
+      `${unreachable.connectorAccountId} pending null host_unreachable`,
+      `${unknown} disconnected not_found -`,
     ].sort(),
   );
-  await t.throwsAsync(
-    c.statuses([unreachable.connectorAccountId]),
-    { instanceOf: ConnectorError },
-    'a page where no server answered fails',
-  );
+  t.like(await c.statuses([unreachable.connectorAccountId]), [
+    { state: 'pending', problem: { reason: 'host_unreachable' } },
+  ]);
   t.deepEqual(await c.profile(good.connectorAccountId), {
     name: 'Ana Sender',
     headline: null,
@@ -442,6 +486,68 @@ test('status: a live login: connected, credentials refused, unknown account, unr
     email: address,
     pictureUrl: null,
   });
+});
+
+test('status: only refused credentials are final; a host the outbound policy now refuses, an unreachable one or a temporary authentication failure is retried (unavailable, with its reason)', async (t) => {
+  const address = await createMailbox(uniqueAddress('sender'), 'good');
+  const account = await storedAccount(mailCredentials(address, 'good'));
+  // OUTBOUND_ALLOW_HOSTS narrowed: the local server is a private address again.
+  const narrowed = await connector({ allowHosts: [] });
+  const blocked = await t.throwsAsync(narrowed.status(account.connectorAccountId), { instanceOf: ConnectorError });
+  t.like(blocked, { code: 'unavailable', details: { reason: 'blocked_destination' } });
+  t.like(await narrowed.statuses([account.connectorAccountId]), [
+    { state: 'pending', problem: { reason: 'blocked_destination' } },
+  ]);
+  // "none" security on a host no longer allow-listed is the policy too, not the credentials.
+  const clear = await storedAccount(mailCredentials(address, 'good', { imap_host: 'mail.example.com' }));
+  t.like(
+    await t.throwsAsync(narrowed.status(clear.connectorAccountId), {
+      instanceOf: ConnectorError,
+    }),
+    { code: 'unavailable', details: { reason: 'invalid_credentials' } },
+  );
+  // The allow-list back: connected, nothing changed.
+  t.like(await (await connector()).status(account.connectorAccountId), { state: 'connected' });
+
+  // A server that cannot check the credentials now is not refusing them.
+  t.is(
+    mailFailure(
+      Object.assign(new Error('Temporary authentication failure'), { code: 'EAUTH', responseCode: 454 }),
+      'smtp',
+    ).reason,
+    'host_unreachable',
+  );
+  t.is(
+    mailFailure(
+      Object.assign(new Error('Command failed'), { authenticationFailed: true, serverResponseCode: 'UNAVAILABLE' }),
+      'imap',
+    ).reason,
+    'host_unreachable',
+  );
+  t.is(
+    mailFailure(Object.assign(new Error('Invalid login'), { code: 'EAUTH', responseCode: 535 }), 'smtp').reason,
+    'auth_failed',
+  );
+  t.is(
+    mailFailure(
+      Object.assign(new Error('Command failed'), {
+        authenticationFailed: true,
+        serverResponseCode: 'AUTHENTICATIONFAILED',
+      }),
+      'imap',
+    ).reason,
+    'auth_failed',
+  );
+  for (const [reason, side, final] of [
+    ['auth_failed', 'imap', 'credentials_invalid'],
+    ['oauth_revoked', 'imap', 'oauth_revoked'],
+    ['invalid_credentials', null, 'credentials_invalid'],
+    ['invalid_credentials', 'imap', null],
+    ['blocked_destination', 'imap', null],
+    ['host_unreachable', 'imap', null],
+    ['tls_failed', 'imap', null],
+  ] as const)
+    t.is(finalReason(new MailConnectError(reason, side, 'x')), final, `${reason} ${side}`);
 });
 
 test('network-only methods are refused; chats and messages are empty (mail arrives through the mailbox sync); no inbound hook', async (t) => {

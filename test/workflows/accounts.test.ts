@@ -14,6 +14,9 @@ import { startReceiver, verifySignature } from '../helpers/receiver.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
 import { eventDelivery } from '../helpers/webhook-delivery.js';
 import { waitFor } from '../../scripts/children.js';
+import { encrypt } from '../../lib/crypto.js';
+import { createMailbox, mailCredentials, mailServer, uniqueAddress } from '../helpers/mail-server.js';
+import { tcpProxy } from '../helpers/tcp-proxy.js';
 test.after.always(closeApi);
 
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE!;
@@ -163,6 +166,80 @@ test.serial(
     t.is(await pending(off.connector_account_id), 3);
     t.true((await replayLive(services.temporal, workflowId)) > 0);
     await replayFixture(services.temporal, 'withdrawInvitations', workflowId);
+  },
+);
+
+test.serial(
+  'accounts-reconcile: only refused credentials disconnect a mailbox; a host refused by the outbound policy or a server that does not answer keeps it connected with the problem, cleared by the next run once the host is back',
+  async (t) => {
+    const { services } = await api();
+    const u = await createOwner();
+    const m = mailServer();
+    const proxy = await tcpProxy({ host: m.host, port: m.imapPort });
+    t.teardown(() => proxy.close());
+    const mailbox = async (over: Record<string, string>, password = 'pw') => {
+      const address = await createMailbox(uniqueAddress('rec', 'sender.test'), 'pw');
+      const a = (
+        await call('POST', BASE, {
+          token: u.accessToken,
+          body: { channel: 'email', display_name: 'Ana mail', time_zone: 'Europe/Paris' },
+        })
+      ).body as { id: string };
+      const seal = (o: Record<string, string>) =>
+        encrypt(JSON.stringify(mailCredentials(address, password, o)), services.config.encryptionKey);
+      await (
+        await em()
+      ).execute(
+        `update platform_accounts set connector = 'mail', connector_account_id = ?, address = ?, credentials_sealed = ?, status = 'connected', connected_at = now() where id = ?`,
+        [`mail:${a.id}`, address, seal(over), a.id],
+      );
+      t.teardown(async () => {
+        await call('DELETE', `${BASE}/${a.id}`, { token: u.accessToken, body: {} });
+      });
+      return { id: a.id, reseal: (o: Record<string, string>) => seal(o) };
+    };
+    const unreachable = await mailbox({ imap_port: String(proxy.port) });
+    // As after OUTBOUND_ALLOW_HOSTS was narrowed: a loopback address the worker no longer allows.
+    const blocked = await mailbox({ imap_host: '127.0.0.2' });
+    const refused = await mailbox({}, 'a-stale-password');
+    await proxy.cut();
+    const row = async (id: string) =>
+      (
+        await (
+          await em()
+        ).execute<
+          { status: string; status_reason: string | null; problem: { reason: string; detected_by: string } | null }[]
+        >(`select status, status_reason, connection_problem as problem from platform_accounts where id = ?`, [id])
+      )[0];
+
+    const first = await run(accountsReconcile, {}, 'accounts-reconcile');
+    t.true(first.problems >= 2, JSON.stringify(first));
+    for (const [a, reason] of [
+      [unreachable, 'host_unreachable'],
+      [blocked, 'blocked_destination'],
+    ] as const) {
+      const r = await row(a.id);
+      t.like(r, { status: 'connected', status_reason: null, problem: { reason } }, reason);
+      // Found by the reconciliation (or by the mailbox sync it starts, which retries the same host).
+      t.true(['reconcile', 'sync'].includes(r.problem!.detected_by), r.problem!.detected_by);
+    }
+    t.like(await row(refused.id), { status: 'disconnected', status_reason: 'credentials_invalid' });
+    const events = await (
+      await em()
+    ).execute<{ body: string }[]>(
+      `select body from webhook_events where workspace_id = ? and name = 'account.disconnected'`,
+      [await workspaceIdOf(u.id)],
+    );
+    t.is(events.length, 1, 'only the refused credentials are announced');
+    t.true(events[0].body.includes(refused.id));
+
+    // The host back and allowed again: the next run finds both connected and clears the problems.
+    await proxy.restore();
+    await (
+      await em()
+    ).execute(`update platform_accounts set credentials_sealed = ? where id = ?`, [blocked.reseal({}), blocked.id]);
+    await run(accountsReconcile, {}, 'accounts-reconcile');
+    for (const a of [unreachable, blocked]) t.like(await row(a.id), { status: 'connected', problem: null });
   },
 );
 

@@ -11,7 +11,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { temporalJobs } from '../../jobs/temporal.js';
 import { enrollLeads } from '../../domain/enrollments/enrollments.js';
 import { resolveActor } from '../../domain/workspaces.js';
-import { enrollmentWorkflowIds } from '../../lib/workflow-ids.js';
+import { enrollmentWorkflowIds, mailboxWorkflowIds } from '../../lib/workflow-ids.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { api, call, closeApi, type TestUser } from '../helpers/api.js';
 import { createOwner, em } from '../helpers/billing.js';
@@ -24,6 +24,7 @@ import {
   uniqueAddress,
   waitForMail,
 } from '../helpers/mail-server.js';
+import { imapAppendCutter } from '../helpers/imap-cut.js';
 test.after.always(closeApi);
 
 const as = (u: TestUser, body?: unknown) => ({ token: u.accessToken, ...(body === undefined ? {} : { body }) });
@@ -364,4 +365,135 @@ test('a worker killed between the SMTP send and its record: the retry finds the 
     await c.logout();
   }
   t.is(action.connector_message_id, `<${action.id}@${sender.address.split('@')[1]}>`);
+});
+
+test('an answer from the inbox replies to the prospect’s message it answers: In-Reply-To that message, References the whole chain', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const sender = await mailAccount(u);
+  const prospect = uniqueAddress('talker', 'prospect.test');
+  const [lead] = await o.leads(1, { email: prospect });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [sender.id],
+    steps: [{ type: 'email', config: { subject: 'Hello {{first_name}}', body: 'Hi {{first_name}}, a short note.' } }],
+  });
+  const enrolled = await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: [lead.leadId] }));
+  t.is(enrolled.status, 200, enrolled.text);
+  const [got] = await waitForMail(prospect, 1, 60_000);
+  const first = await parsed(got.source);
+
+  /** The prospect writes in the thread; returns the stored message's conversation once the sync has it. */
+  const prospectWrites = async (text: string, inReplyTo: string, references: string[]) => {
+    const id = `<${randomUUID()}@prospect.test>`;
+    await sendAs(prospect, {
+      to: sender.address,
+      subject: 'Re: Hello Grace',
+      text,
+      messageId: id,
+      inReplyTo,
+      references,
+    });
+    let conversation = '';
+    await waitFor(
+      `the prospect’s message ${id} stored`,
+      async () => {
+        const [m] = await (
+          await em()
+        ).execute<{ conversation_id: string }[]>(
+          `select conversation_id from inbox_messages where platform_account_id = ? and connector_message_id = ?`,
+          [sender.id, id],
+        );
+        conversation = m?.conversation_id ?? '';
+        return !!m;
+      },
+      60_000,
+    );
+    return { id, conversation };
+  };
+  const answer = async (conversation: string, body: string, count: number) => {
+    const r = await call('POST', `/api/inbox/conversations/${conversation}/reply`, as(u, { body }));
+    t.is(r.status, 202, r.text);
+    const all = await waitForMail(prospect, count, 60_000);
+    return parsed(all[count - 1].source);
+  };
+
+  const r1 = await prospectWrites('Sounds good. What does it cost?', first.messageId!, [first.messageId!]);
+  const a1 = await answer(r1.conversation, 'It costs nothing to try.', 2);
+  t.is(a1.inReplyTo, r1.id, 'In-Reply-To: the prospect’s message, not our first email');
+  t.is(header(a1, 'references'), `${first.messageId} ${r1.id}`, 'References: the thread, then that message');
+
+  // The prospect answers our answer; ours to that carries the whole chain, in order, once each.
+  const r2 = await prospectWrites('Great, send the link.', a1.messageId!, [first.messageId!, r1.id, a1.messageId!]);
+  t.is(r2.conversation, r1.conversation);
+  const a2 = await answer(r2.conversation, 'Here it is.', 3);
+  t.is(a2.inReplyTo, r2.id);
+  t.is(header(a2, 'references'), [first.messageId, r1.id, a1.messageId, r2.id].join(' '));
+});
+
+test('a Sent copy that fails twice: the email is sent, the action executed, and the failure shows on the action', async (t) => {
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  // Every APPEND through this relay breaks its connection: both the kept session's copy and the retry fail.
+  const cutter = await imapAppendCutter(Infinity);
+  const address = await createMailbox(uniqueAddress('sender'), 'sender-pw');
+  const account = (
+    await call(
+      'POST',
+      '/api/platform-accounts',
+      as(u, { channel: 'email', display_name: 'Ana Sender', time_zone: 'Europe/Paris' }),
+    )
+  ).body as { id: string };
+  const connected = await call(
+    'POST',
+    `/api/platform-accounts/${account.id}/connect`,
+    as(u, { credentials: mailCredentials(address, 'sender-pw', { imap_port: String(cutter.port) }) }),
+  );
+  t.is(connected.status, 200, connected.text);
+  // Over: the account's mailbox sync (which follows the INBOX through the relay) ends before the relay does.
+  t.teardown(async () => {
+    const { services } = await api();
+    await services.temporal.workflow
+      .getHandle(mailboxWorkflowIds.sync(account.id))
+      .terminate('test over')
+      .catch(() => undefined);
+    await (await em()).execute(`update platform_accounts set status = 'disconnected' where id = ?`, [account.id]);
+    await cutter.close();
+  });
+  await (
+    await em()
+  ).execute(
+    `update platform_accounts set min_gap_seconds = 0, jitter_seconds = 0, warmup_skipped_at = now(), working_hours = '{"days":[1,2,3,4,5,6,7],"start":"00:00","end":"24:00"}'::jsonb where id = ?`,
+    [account.id],
+  );
+  const prospect = uniqueAddress('copyless', 'prospect.test');
+  const [lead] = await o.leads(1, { email: prospect });
+  const campaign = await seedCampaign(o.workspaceId, {
+    appId: o.app.id,
+    accountIds: [account.id],
+    steps: [{ type: 'email', config: { subject: 'Hello', body: 'Hi there.' } }],
+  });
+  const enrolled = await call('POST', `/api/campaigns/${campaign.id}/leads`, as(u, { lead_ids: [lead.leadId] }));
+  t.is(enrolled.status, 200, enrolled.text);
+
+  await waitForMail(prospect, 1, 60_000);
+  await waitFor(
+    'the enrollment to complete',
+    async () => (await enrollmentOf(campaign.id, lead.leadId))?.status === 'completed',
+    60_000,
+  );
+  const [action] = await actionsOf(campaign.id, lead.leadId);
+  const view = await call('GET', `/api/scheduled-actions/${action.id}`, as(u));
+  t.is(view.status, 200, view.text);
+  t.like(view.body, { state: 'executed', error_code: 'sent_copy_failed' });
+  t.regex(String(view.body.error_message), /Sent folder/);
+  t.is(cutter.appends, 2, 'the copy was tried on the kept session and once more on a fresh one');
+  const box = await openMailbox(address, 'sender-pw');
+  try {
+    const sent = (await box.list()).find((f) => f.specialUse === '\\Sent' || /^sent/i.test(f.path));
+    const status = sent && (await box.status(sent.path, { messages: true }));
+    t.is(status ? (status.messages ?? 0) : 0, 0, 'no copy in Sent');
+  } finally {
+    await box.logout();
+  }
 });

@@ -445,8 +445,9 @@ test('soft bounces (4.x.x) let the sequence go on, one per send; a reply ends th
   await storedMessage(account.id, replyId);
   t.is(await softs(), 0);
 
-  await report(more[0], 'delayed');
-  await report(more[0]); // the final report of the same send: still one soft bounce
+  await report(more[0], 'delayed'); // a warning only: a delay, not a bounce
+  t.is(await softs(), 0);
+  await report(more[0]); // the final report of the same send: one soft bounce
   await report(more[1]);
   t.is(await softs(), 2);
   t.like(await enrollmentOf(campaign.id, lead.leadId), { status: 'active', bounced_at: null });
@@ -474,6 +475,58 @@ test('soft bounces (4.x.x) let the sequence go on, one per send; a reply ends th
   t.deepEqual(await q(`select value, reason, source from suppressions where workspace_id = ?`, [o.workspaceId]), [
     { value: lead.email, reason: 'hard_bounce', source: 'dsn' },
   ]);
+});
+
+test('a delivery-delay warning (Action: delayed, 4.x.x) is a delay, not a bounce: not in `bounced`, no soft count, never suppresses; a failed 4.x.x still is a soft bounce', async (t) => {
+  const { u, o, account, campaign, prospects, sent } = await campaignThroughMailbox(t, ['slow'], {
+    stopOnReply: false,
+  });
+  const lead = prospects.slow;
+  const warn = async (action: 'failed' | 'delayed', status = '4.4.1') => {
+    const d = dsn(account.address, account.address, lead.email, sent.slow.message_id, status, action);
+    await sendAs('mailer-daemon@prospect.test', {
+      envelope: { from: 'mailer-daemon@prospect.test', to: account.address },
+      raw: d.raw,
+    });
+    return storedMessage(account.id, d.id);
+  };
+  const send = async () =>
+    (
+      await q<{ bounced_at: Date | null; bounce_class: string | null; delayed_at: Date | null }>(
+        `select bounced_at, bounce_class, delayed_at from scheduled_actions where id = ?`,
+        [sent.slow.id],
+      )
+    )[0];
+  const softs = async () =>
+    (await q<{ n: number }>(`select email_soft_bounces as n from contacts where id = ?`, [lead.contactId]))[0].n;
+  const bounced = async () => {
+    const r = await call('GET', `/api/campaigns/${campaign.id}/stats`, as(u));
+    if (r.status !== 200) throw new Error(r.text);
+    return (r.body as { totals: { bounced: number } }).totals.bounced;
+  };
+
+  // Three warnings (greylisting, a slow mailbox): each stored in the conversation, none a bounce.
+  for (let i = 0; i < 3; i++) await warn('delayed');
+  const afterDelays = await send();
+  t.is(afterDelays.bounced_at, null, 'a delay is not a bounce');
+  t.is(afterDelays.bounce_class, null);
+  t.truthy(afterDelays.delayed_at, 'the delay is recorded on the send');
+  t.is(await softs(), 0, 'delays never count toward "three soft = hard"');
+  t.is(await bounced(), 0, 'the stats’ bounced counts failed deliveries only');
+  t.like(await enrollmentOf(campaign.id, lead.leadId), { status: 'active', bounced_at: null });
+  t.is((await q(`select 1 from suppressions where workspace_id = ?`, [o.workspaceId])).length, 0, 'not suppressed');
+  const [{ email_bounced_at }] = await q<{ email_bounced_at: Date | null }>(
+    `select email_bounced_at from contacts where id = ?`,
+    [lead.contactId],
+  );
+  t.is(email_bounced_at, null);
+
+  // The server then gives up with a temporary code: a real soft bounce.
+  await warn('failed', '4.2.2');
+  t.like(await send(), { bounce_class: 'soft' });
+  t.is(await softs(), 1);
+  t.is(await bounced(), 1);
+  t.like(await enrollmentOf(campaign.id, lead.leadId), { status: 'active' });
 });
 
 /** A sender account on a fresh mailbox, and mail to it from a stranger (no lead, no thread). */
@@ -661,6 +714,68 @@ test('refused credentials disconnect the account (credentials_invalid) and end t
   });
   t.true((await replayLive(services.temporal, mailboxWorkflowIds.sync(account.id))) > 0);
   await replayFixture(services.temporal, 'mailboxSync', mailboxWorkflowIds.sync(account.id));
+});
+
+test('a host the outbound policy refuses does not disconnect: the sync keeps retrying, the problem is on the account, and it follows the mailbox again once the host is allowed', async (t) => {
+  const { services } = await api();
+  const u = await createOwner();
+  const o = await campaignOwner(u);
+  const account = await fastAccount(u, 'email');
+  const address = await makeMailAccount(account.id);
+  const seal = (over: Record<string, string>) =>
+    encrypt(JSON.stringify(mailCredentials(address, 'sender-pw', over)), services.config.encryptionKey);
+  // As after OUTBOUND_ALLOW_HOSTS was narrowed: the IMAP host is a loopback address no longer allowed.
+  await q(`update platform_accounts set credentials_sealed = ? where id = ?`, [
+    seal({ imap_host: '127.0.0.2' }),
+    account.id,
+  ]);
+  await temporalJobs(services.temporal, taskQueue).start('mailbox-sync', {
+    accountId: account.id,
+    workspaceId: o.workspaceId,
+  });
+  t.teardown(async () => {
+    await services.temporal.workflow
+      .getHandle(mailboxWorkflowIds.sync(account.id))
+      .terminate('test over')
+      .catch(() => undefined);
+    await q(`update platform_accounts set status = 'disconnected' where id = ?`, [account.id]);
+  });
+  const problem = await until(
+    'the problem recorded',
+    async () =>
+      (
+        await q<{ status: string; problem: { reason: string; detected_by: string } | null }>(
+          `select status, connection_problem as problem from platform_accounts where id = ? and connection_problem is not null`,
+          [account.id],
+        )
+      )[0],
+  );
+  t.like(problem, { status: 'connected', problem: { reason: 'blocked_destination', detected_by: 'sync' } });
+  const handle = services.temporal.workflow.getHandle(mailboxWorkflowIds.sync(account.id));
+  t.is((await handle.describe()).status.name, 'RUNNING', 'the sync retries instead of ending');
+  t.is(
+    (await q(`select 1 from webhook_events where workspace_id = ? and name = 'account.disconnected'`, [o.workspaceId]))
+      .length,
+    0,
+  );
+
+  // The host allowed again: the next retry logs in, follows the mailbox and clears the problem.
+  await q(`update platform_accounts set credentials_sealed = ? where id = ?`, [seal({}), account.id]);
+  await until(
+    'the sync to follow the mailbox again',
+    async () =>
+      (
+        await q(
+          `select 1 from mailbox_cursors c join platform_accounts p on p.id = c.account_id
+            where c.account_id = ? and c.uid_validity is not null and p.connection_problem is null`,
+          [account.id],
+        )
+      )[0],
+  );
+  t.like((await q(`select status, status_reason from platform_accounts where id = ?`, [account.id]))[0], {
+    status: 'connected',
+    status_reason: null,
+  });
 });
 
 test('the reader: IDLE wakes on new mail at once; without IDLE the next poll finds it', async (t) => {

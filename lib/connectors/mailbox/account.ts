@@ -3,7 +3,8 @@
 // read through the lookup the process passes in (domain/mailbox/accounts.ts), and unsealed here.
 import { decrypt } from '../../crypto.js';
 import { ConnectorError } from '../types.js';
-import { MailConnectError, parseMailCredentials, type MailSettings } from './settings.js';
+import type { MailTokenSource } from './oauth.js';
+import { MailConnectError, parseMailCredentials, parseOAuthMailSettings, type MailSettings } from './settings.js';
 
 export const MAIL_CONNECTOR = 'mail';
 const PREFIX = 'mail:';
@@ -32,11 +33,16 @@ export interface StoredMailAccount {
 /** Reads our account `accountId` when it is a mail account (null otherwise): the domain's query, handed to the mail connector. */
 export type MailAccountLookup = (accountId: string) => Promise<StoredMailAccount | null>;
 
-/** The account's mail settings, unsealed; ConnectorError `auth` when it has none (never connected, or deleted). */
+/**
+ * The account's mail settings, unsealed; ConnectorError `auth` when it has none (never connected, or
+ * deleted). An OAuth mailbox's endpoints carry a current access token from `tokens` (refreshed there
+ * when it is about to expire; MailConnectError `oauth_revoked` when the grant is gone).
+ */
 export async function loadMailAccount(
   lookup: MailAccountLookup,
   encryptionKey: Buffer,
   connectorAccountId: string,
+  tokens?: MailTokenSource,
 ): Promise<MailAccount> {
   const accountId = accountIdOf(connectorAccountId);
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId))
@@ -54,6 +60,25 @@ export async function loadMailAccount(
       null,
       `the stored credentials of mail account ${accountId} cannot be unsealed`,
     );
+  }
+  if (stored.auth === 'oauth') {
+    const settings = parseOAuthMailSettings(stored);
+    if (!tokens) throw new ConnectorError('mail', 'unavailable', 'OAuth mailboxes need the token store');
+    const t = await tokens(accountId);
+    const renew = (rejected?: string) => tokens(accountId, { rejected });
+    const withToken = (e: MailSettings['smtp']) => ({
+      ...e,
+      accessToken: t.accessToken,
+      accessTokenExpiresAt: t.expiresAt,
+      renew,
+    });
+    return {
+      accountId,
+      workspaceId: row.workspaceId,
+      status: row.status,
+      displayName: row.displayName,
+      settings: { ...settings, smtp: withToken(settings.smtp), imap: withToken(settings.imap) },
+    };
   }
   const settings = parseMailCredentials(stored);
   return { accountId, workspaceId: row.workspaceId, status: row.status, displayName: row.displayName, settings };

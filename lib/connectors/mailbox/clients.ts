@@ -13,6 +13,42 @@ export const MAIL_TIMEOUTS = { connectMs: 10_000, greetingMs: 10_000, socketMs: 
 
 export type SmtpTransport = Transporter<SMTPTransport.SentMessageInfo>;
 
+/** How long before its expiry an access token is replaced for a new SMTP login. */
+const RENEW_AHEAD_MS = 60_000;
+
+/**
+ * SMTP credentials: the password, or for an OAuth mailbox SASL XOAUTH2 through nodemailer's OAuth2
+ * support, whose `provisionCallback` asks the token store for a current token whenever a pooled
+ * connection logs in after the token expired, or after the server refused it (`renew`).
+ */
+function smtpAuth(e: MailEndpoint) {
+  if (!e.accessToken) return { user: e.user, pass: e.pass };
+  let current = e.accessToken;
+  return {
+    type: 'OAuth2' as const,
+    user: e.user,
+    accessToken: e.accessToken,
+    ...(e.accessTokenExpiresAt ? { expires: e.accessTokenExpiresAt.getTime() - RENEW_AHEAD_MS } : {}),
+    ...(e.renew
+      ? {
+          provisionCallback: (
+            _user: string,
+            renew: boolean,
+            done: (err: Error | null, token?: string, expires?: number) => void,
+          ) => {
+            e.renew!(renew ? current : undefined).then(
+              (t) => {
+                current = t.accessToken;
+                done(null, t.accessToken, t.expiresAt.getTime() - RENEW_AHEAD_MS);
+              },
+              (err: Error) => done(err),
+            );
+          },
+        }
+      : {}),
+  };
+}
+
 /** An SMTP transport; `pool` keeps up to `maxConnections` connections open (one pool per account). */
 export function smtpTransport(
   e: MailEndpoint,
@@ -25,7 +61,7 @@ export function smtpTransport(
     secure: e.security === 'tls',
     requireTLS: e.security === 'starttls',
     ignoreTLS: e.security === 'none',
-    auth: { user: e.user, pass: e.pass },
+    auth: smtpAuth(e),
     tls: { servername: target.servername, rejectUnauthorized: true, minVersion: 'TLSv1.2' as const },
     ...(opts.ehloName ? { name: opts.ehloName } : {}),
     connectionTimeout: MAIL_TIMEOUTS.connectMs,
@@ -52,7 +88,8 @@ export function imapClient(e: MailEndpoint, target: MailTarget): ImapFlow {
     secure: e.security === 'tls',
     doSTARTTLS: e.security === 'starttls' ? true : e.security === 'none' ? false : undefined,
     servername: target.servername,
-    auth: { user: e.user, pass: e.pass },
+    // SASL XOAUTH2 (imapflow builds it) for an OAuth mailbox, LOGIN/PLAIN with the password otherwise.
+    auth: e.accessToken ? { user: e.user, accessToken: e.accessToken } : { user: e.user, pass: e.pass },
     tls: { rejectUnauthorized: true, minVersion: 'TLSv1.2', servername: target.servername },
     logger: false,
     connectionTimeout: MAIL_TIMEOUTS.connectMs,
@@ -71,10 +108,23 @@ export function mailFailure(err: unknown, side: 'smtp' | 'imap'): MailConnectErr
     code?: string;
     responseCode?: number;
     authenticationFailed?: boolean;
+    serverResponseCode?: string;
     message?: string;
     response?: string;
   };
   const text = `${e.code ?? ''} ${e.message ?? ''} ${e.response ?? ''}`;
+  // The server could not check the credentials now (SMTP 454 "temporary authentication failure", IMAP
+  // NO [UNAVAILABLE], RFC 5530): not a refusal, so retried like a server that did not answer.
+  if (
+    (e.code === 'EAUTH' && typeof e.responseCode === 'number' && e.responseCode >= 400 && e.responseCode < 500) ||
+    (e.authenticationFailed && e.serverResponseCode?.toUpperCase() === 'UNAVAILABLE')
+  ) {
+    return new MailConnectError(
+      'host_unreachable',
+      side,
+      `the ${side.toUpperCase()} server could not check the credentials now (a temporary failure): ${(e.response ?? e.message ?? '').slice(0, 200)}`,
+    );
+  }
   if (
     e.authenticationFailed ||
     e.code === 'EAUTH' ||

@@ -29,11 +29,23 @@ export function messageIdFor(idempotencyKey: string, senderAddress: string): str
 const isMessageId = (v: string | null | undefined): v is string => !!v && /^<[^<>\s]+@[^<>\s]+>$/.test(v);
 
 /**
- * The thread a send answers: the given references, else (a reply from the inbox, which knows only the
- * thread) the thread id when it is a Message-ID.
+ * At most this many ids in `References`: the thread's first and the latest ones (RFC 5322 3.6.4 gives
+ * no bound; mail software trims long chains the same way, keeping the root and the nearest parents,
+ * as RFC 5537 3.4.4 does for Netnews).
+ */
+export const MAX_REFERENCES = 20;
+
+/**
+ * The thread a send answers, oldest first, the message it answers last (`In-Reply-To`): the given
+ * references (each once, bounded to the first and the latest MAX_REFERENCES), else the thread id when
+ * it is a Message-ID.
  */
 export function referencesOf(input: Pick<SendEmailInput, 'references' | 'threadId'>): string[] {
-  const refs = (input.references ?? []).filter(isMessageId);
+  const given = (input.references ?? []).filter(isMessageId);
+  const answered = given[given.length - 1];
+  // Each once; the message answered stays last whatever else repeats it.
+  const refs = given.length ? [...new Set(given.filter((id) => id !== answered)), answered] : [];
+  if (refs.length > MAX_REFERENCES) return [refs[0], ...refs.slice(refs.length - (MAX_REFERENCES - 1))];
   if (refs.length) return refs;
   return isMessageId(input.threadId) ? [input.threadId] : [];
 }

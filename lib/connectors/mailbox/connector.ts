@@ -40,7 +40,14 @@ import { SmtpPools } from './pools.js';
 import { ImapSessions } from './imap-sessions.js';
 import { InboxReader, type MailboxProvider, type ReaderOptions } from './reader.js';
 import { appendToSent, findByMessageId, sentFolder } from './sent-folder.js';
-import { MailConnectError, parseMailCredentials, type MailSettings } from './settings.js';
+import type { MailTokenSource } from './oauth.js';
+import {
+  finalReason,
+  MailConnectError,
+  parseMailCredentials,
+  type MailEndpoint,
+  type MailSettings,
+} from './settings.js';
 
 export interface MailConnectorOptions {
   /** The stored accounts: the domain's lookup (domain/mailbox/accounts.ts). */
@@ -52,6 +59,8 @@ export interface MailConnectorOptions {
   resolver?: Resolver;
   /** The bound on a status check's IMAP login (default 15 s). */
   statusTimeoutMs?: number;
+  /** OAuth mailboxes' access tokens (domain/mailbox/oauth-tokens.ts): without it an OAuth mailbox cannot be used. */
+  tokens?: MailTokenSource;
 }
 
 const STATUS_CONCURRENCY = 4;
@@ -93,10 +102,10 @@ export class MailConnector implements AccountConnector, MailboxProvider {
   }
 
   /**
-   * A live IMAP login (bounded): `connected`; credentials refused → `disconnected`/`credentials_invalid`;
-   * a host now refused by the outbound policy → `disconnected`/`blocked_destination`; an unknown
-   * account → `disconnected`/`not_found`. An unreachable server throws `unavailable` (the stored
-   * status stands).
+   * A live IMAP login (bounded): `connected`; credentials refused (or a revoked OAuth grant) →
+   * `disconnected` with `finalReason`'s reason; an unknown account → `disconnected`/`not_found`. Any
+   * other failure — an unreachable server, TLS, a host the outbound policy now refuses — throws
+   * `unavailable` with the failure's reason in `details.reason`: retried, the stored status stands.
    */
   async status(connectorAccountId: string): Promise<ConnectorAccountStatus> {
     const down = (reason: string, address: string | null = null): ConnectorAccountStatus => ({
@@ -106,28 +115,38 @@ export class MailConnector implements AccountConnector, MailboxProvider {
       address,
     });
     const account = await this.account(connectorAccountId).catch((err: unknown) => {
-      // Stored settings that no longer parse need new credentials; no stored settings: no such account.
-      if (err instanceof MailConnectError) return down('credentials_invalid');
+      // Stored settings that no longer parse need new credentials (a revoked OAuth grant: its reason);
+      // no stored settings: no such account. A token endpoint that did not answer is retried.
+      if (err instanceof MailConnectError) {
+        const final = finalReason(err);
+        if (final) return down(final);
+        throw new ConnectorError(MAIL_CONNECTOR, 'unavailable', bare(err), { reason: err.reason });
+      }
+      if (err instanceof ConnectorError && err.retryable) throw err;
       if (err instanceof ConnectorError) return down('not_found');
       throw err;
     });
     if (!('settings' in account)) return account;
     const address = account.settings.address;
     try {
-      await this.verifyImap(account.settings, this.opts.statusTimeoutMs ?? 15_000);
+      await withFreshToken(account.settings.imap, 'imap', (imap) =>
+        this.verifyImap({ ...account.settings, imap }, this.opts.statusTimeoutMs ?? 15_000),
+      );
       return { connectorAccountId, state: 'connected', reason: null, address };
     } catch (err) {
       const f = mailFailure(err, 'imap');
-      if (f.reason === 'auth_failed') return down('credentials_invalid', address);
-      if (f.reason === 'blocked_destination' || f.reason === 'invalid_credentials') return down(f.reason, address);
-      throw new ConnectorError(MAIL_CONNECTOR, 'unavailable', bare(f));
+      const final = finalReason(f);
+      if (final) return down(final, address);
+      throw new ConnectorError(MAIL_CONNECTOR, 'unavailable', bare(f), { reason: f.reason });
     }
   }
 
-  /** Each account's status, a few logins at once; an account whose server did not answer is left out (reconciliation asks again next run), and a page where none answered fails. */
+  /**
+   * Each account's status, a few logins at once. An account whose check failed for a reason that is
+   * retried answers `pending` with the `problem` (reconciliation records it and asks again next run).
+   */
   async statuses(connectorAccountIds: string[]): Promise<ConnectorAccountStatus[]> {
     const out: ConnectorAccountStatus[] = [];
-    let failed: unknown = null;
     const queue = [...connectorAccountIds];
     const worker = async () => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
@@ -135,12 +154,17 @@ export class MailConnector implements AccountConnector, MailboxProvider {
           out.push(await this.status(id));
         } catch (err) {
           if (!(err instanceof ConnectorError)) throw err;
-          failed = err;
+          out.push({
+            connectorAccountId: id,
+            state: 'pending',
+            reason: null,
+            address: null,
+            problem: { reason: err.details.reason ?? err.code, message: bare(err) },
+          });
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(STATUS_CONCURRENCY, queue.length) }, worker));
-    if (!out.length && failed) throw failed;
     return out;
   }
 
@@ -191,6 +215,12 @@ export class MailConnector implements AccountConnector, MailboxProvider {
       const failure = sendFailure(err);
       // Not the server's answer to this message: the next send starts a fresh pool (and resolves the host again).
       if (failure.code !== 'invalid_request') this.pools.drop(account.accountId);
+      // An OAuth mailbox's token refused: a new one (MailConnectError `oauth_revoked` when the grant is
+      // gone, the account then disconnected), and the retry logs in with it on a fresh pool.
+      if (failure.code === 'auth' && settings.smtp.renew) {
+        await settings.smtp.renew(settings.smtp.accessToken);
+        throw new ConnectorError(MAIL_CONNECTOR, 'unavailable', `${bare(failure)} (a new access token was fetched)`);
+      }
       throw failure;
     }
     // Sent: a failed copy is a missing copy, not a failed send. A tracked email's copy is composed
@@ -199,17 +229,32 @@ export class MailConnector implements AccountConnector, MailboxProvider {
     const copy = input.tracking
       ? (await composeMessage(sender, { ...input, tracking: undefined }, message.sentAt)).raw
       : message.raw;
-    await this.withSession(account.accountId, settings, async (c, memo) => {
-      const path = (memo.get('sent') as string | undefined) ?? (await sentFolder(c, { create: true }))!;
-      memo.set('sent', path);
-      return appendToSent(c, path, copy, messageId, message.sentAt);
-    }).catch((err: unknown) =>
-      logger.warn(
-        { err: String(err), accountId: account.accountId, messageId },
-        'mail: the sent message was not copied to the Sent folder',
-      ),
-    );
-    return { messageId, threadId: message.threadId, sentAt: message.sentAt };
+    const fileCopy = () =>
+      this.withSession(account.accountId, settings, async (c, memo) => {
+        const path = (memo.get('sent') as string | undefined) ?? (await sentFolder(c, { create: true }))!;
+        memo.set('sent', path);
+        // A copy the failed attempt filed after all is found here, not filed twice.
+        return appendToSent(c, path, copy, messageId, message.sentAt);
+      });
+    // A failed use closes the kept session (imap-sessions.ts), so the second attempt logs in afresh.
+    const sentCopyError = await fileCopy()
+      .catch(() => fileCopy())
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          logger.warn(
+            { err: String(err), accountId: account.accountId, messageId },
+            'mail: the sent message was not copied to the Sent folder (tried twice)',
+          );
+          return `the copy in the Sent folder failed (tried twice): ${bare(mailFailure(err, 'imap'))}`.slice(0, 500);
+        },
+      );
+    return {
+      messageId,
+      threadId: message.threadId,
+      sentAt: message.sentAt,
+      ...(sentCopyError ? { sentCopyError } : {}),
+    };
   }
 
   /** The account's INBOX for the mailbox sync (reader.ts), on a connection of its own (not sending's kept session). */
@@ -218,7 +263,8 @@ export class MailConnector implements AccountConnector, MailboxProvider {
     opts: ReaderOptions = {},
   ): Promise<{ address: string; reader: InboxReader }> {
     const { settings } = await this.account(connectorAccountId);
-    return { address: settings.address, reader: await InboxReader.open(settings.imap, this.policy, opts) };
+    const reader = await withFreshToken(settings.imap, 'imap', (imap) => InboxReader.open(imap, this.policy, opts));
+    return { address: settings.address, reader };
   }
 
   async sendInvitation(): Promise<InvitationResult> {
@@ -257,7 +303,19 @@ export class MailConnector implements AccountConnector, MailboxProvider {
   }
 
   private account(connectorAccountId: string): Promise<MailAccount> {
-    return loadMailAccount(this.opts.accounts, this.opts.encryptionKey, connectorAccountId);
+    return loadMailAccount(this.opts.accounts, this.opts.encryptionKey, connectorAccountId, this.opts.tokens);
+  }
+
+  /**
+   * Checks an OAuth mailbox before it is stored (the OAuth callback): SMTP and IMAP both log in with
+   * XOAUTH2 and the access token the exchange gave; MailConnectError naming the side that failed.
+   * Pools and sessions of the account's earlier credentials are dropped.
+   */
+  async verifyOAuth(accountId: string, settings: MailSettings): Promise<void> {
+    const [smtp, imap] = await Promise.allSettled([this.verifySmtp(settings), this.verifyImap(settings)]);
+    for (const r of [smtp, imap]) if (r.status === 'rejected') throw r.reason;
+    this.pools.drop(accountId);
+    this.sessions.drop(accountId);
   }
 
   /** EHLO (+ STARTTLS) + AUTH on a one-off connection. */
@@ -331,6 +389,25 @@ export class MailConnector implements AccountConnector, MailboxProvider {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/**
+ * `fn` on an OAuth mailbox's endpoint; when the server refuses its access token (a token revoked or
+ * expired early at the provider), once more with a new one from the token store — which throws
+ * MailConnectError `oauth_revoked` when the grant itself is gone. A password endpoint: `fn` once.
+ */
+async function withFreshToken<T>(
+  e: MailEndpoint,
+  side: 'smtp' | 'imap',
+  fn: (e: MailEndpoint) => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn(e);
+  } catch (err) {
+    if (!e.renew || !e.accessToken || mailFailure(err, side).reason !== 'auth_failed') throw err;
+    const t = await e.renew(e.accessToken);
+    return fn({ ...e, accessToken: t.accessToken, accessTokenExpiresAt: t.expiresAt });
   }
 }
 

@@ -3,7 +3,8 @@
 // is walked here with a small MIME splitter (bounded depth and parts; the source is already capped).
 // A classic bounce without a report (a mailer daemon's prose with an SMTP code) is read from its text.
 export interface DeliveryReport {
-  class: 'hard' | 'soft';
+  /** `delayed`: a warning only (RFC 3464 `Action: delayed`): the server still tries, so no bounce. */
+  class: 'hard' | 'soft' | 'delayed';
   status: string | null;
   recipient: string | null;
   originalMessageId: string | null;
@@ -87,13 +88,14 @@ const address = (v: string | undefined) => {
   return a && a.includes('@') ? a : null;
 };
 const messageIdOf = (v: string | undefined) => /<[^<>\s]+>/.exec(v ?? '')?.[0] ?? null;
-const classOf = (status: string | null, action: string) =>
-  status?.startsWith('5') ? 'hard' : status?.startsWith('4') ? 'soft' : action === 'delayed' ? 'soft' : 'hard';
+/** A failed delivery's class: 5.x.x hard, 4.x.x soft, no code hard. */
+const classOf = (status: string | null) => (status?.startsWith('4') ? 'soft' : 'hard');
 
 /**
  * The report of a multipart/report (report-type=delivery-status): the first recipient that failed
- * (else one delayed) with its class, 5.x.x or `failed` hard, 4.x.x or `delayed` soft. `no_failure`:
- * a report whose recipients were all delivered, relayed or expanded; null: no delivery-status part.
+ * (else one delayed) with its class: `failed` with 5.x.x (or no code) hard, with 4.x.x soft;
+ * `delayed` (a warning only, whatever its code) a delay. `no_failure`: a report whose recipients were
+ * all delivered, relayed or expanded; null: no delivery-status part.
  */
 export function parseDeliveryReport(source: string): DeliveryReport | 'no_failure' | null {
   const parts = leaves(source);
@@ -116,7 +118,7 @@ export function parseDeliveryReport(source: string): DeliveryReport | 'no_failur
     ),
   );
   return {
-    class: classOf(code, pick.get('action')!.toLowerCase()),
+    class: pick.get('action')!.toLowerCase() === 'delayed' ? 'delayed' : classOf(code),
     status: code,
     recipient: address(pick.get('final-recipient')) ?? address(pick.get('original-recipient')),
     originalMessageId: original ? messageIdOf(split(decode(original)).headers.get('message-id')) : null,
@@ -143,7 +145,7 @@ export function classicBounce(
   const basic = /\b([45][0-5]\d)[ -]/.exec(head)?.[1] ?? null;
   const status = enhanced.find((c) => c.startsWith('5')) ?? enhanced[0] ?? null;
   const cls = status
-    ? classOf(status, '')
+    ? classOf(status)
     : basic
       ? basic.startsWith('5')
         ? 'hard'

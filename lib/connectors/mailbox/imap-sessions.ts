@@ -3,9 +3,8 @@
 // limit logins and concurrent sessions (Gmail: 15), and a login costs more than the append. The
 // session's commands run one at a time (a queue per account); it closes after a minute unused, on
 // any error (the next use logs in again) and when its account's settings change.
-import { createHash } from 'node:crypto';
 import type { ImapFlow } from 'imapflow';
-import { MailConnectError, type MailEndpoint } from './settings.js';
+import { endpointKey, MailConnectError, type MailEndpoint } from './settings.js';
 
 const IDLE_CLOSE_MS = 60_000;
 /** The bound on one use (login included): a stalled server fails the call instead of holding the queue. */
@@ -36,7 +35,7 @@ export class ImapSessions {
     open: () => Promise<ImapFlow>,
     fn: (client: ImapFlow, memo: Map<string, unknown>) => Promise<T>,
   ): Promise<T> {
-    const key = createHash('sha256').update(JSON.stringify(endpoint)).digest('hex');
+    const key = endpointKey(endpoint);
     let s = this.sessions.get(accountId);
     if (s && s.key !== key) {
       this.drop(accountId);

@@ -1,9 +1,8 @@
 // One pooled SMTP transport per mail account, so a campaign's sends reuse open, authenticated
 // connections instead of a TCP + TLS + AUTH handshake each. Keyed by the account and a hash of its
 // SMTP settings: a reconnect with new credentials gets a new pool (the old one is closed).
-import { createHash } from 'node:crypto';
 import type { SmtpTransport } from './clients.js';
-import type { MailEndpoint } from './settings.js';
+import { endpointKey, type MailEndpoint } from './settings.js';
 
 interface Entry {
   key: string;
@@ -17,7 +16,7 @@ export class SmtpPools {
 
   /** The account's pool for `endpoint`, made with `make` (host resolution, then the transport) when there is none for these settings. */
   get(accountId: string, endpoint: MailEndpoint, make: () => Promise<SmtpTransport>): Promise<SmtpTransport> {
-    const key = createHash('sha256').update(JSON.stringify(endpoint)).digest('hex');
+    const key = endpointKey(endpoint);
     const current = this.pools.get(accountId);
     if (current?.key === key) return current.transport;
     if (current) this.drop(accountId);

@@ -1,6 +1,7 @@
 // An SMTP + IMAP mailbox as the user gives it at connect time (POST /api/platform-accounts/{id}/connect
 // `credentials`, all strings; docs/email.md "Connecting a mailbox"), checked and completed with
 // defaults. Sealed at rest with the account (lib/crypto.ts); read back by the mail connector per use.
+import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { ConnectorError } from '../types.js';
 
@@ -13,6 +14,15 @@ export interface MailEndpoint {
   security: MailSecurity;
   user: string;
   pass: string;
+  /**
+   * An OAuth mailbox (docs/email.md "Connecting with Google or Microsoft"): SASL XOAUTH2 with this
+   * access token instead of the password (`pass` is empty). Never part of a pool's or session's key.
+   */
+  accessToken?: string;
+  /** When it expires (nodemailer asks `renew` for a new one before). */
+  accessTokenExpiresAt?: Date;
+  /** A new access token for a connection made later (an SMTP pool's next login); `rejected`: the one a server just refused. */
+  renew?: (rejected?: string) => Promise<{ accessToken: string; expiresAt: Date }>;
 }
 
 export interface MailSettings {
@@ -22,11 +32,16 @@ export interface MailSettings {
   fromName: string | null;
   smtp: MailEndpoint;
   imap: MailEndpoint;
+  /** Connected with Google or Microsoft OAuth: the endpoints authenticate with XOAUTH2 (lib/connectors/mailbox/oauth.ts). */
+  oauth?: { provider: string };
 }
 
-/** Why a mailbox cannot be connected: the API answers 400 with `reason` as its code. */
+/**
+ * Why a mailbox cannot be connected: the API answers 400 with `reason` as its code. `oauth_revoked`:
+ * the OAuth grant was revoked or has expired for good (`invalid_grant`).
+ */
 export type MailConnectReason =
-  'invalid_credentials' | 'auth_failed' | 'host_unreachable' | 'tls_failed' | 'blocked_destination';
+  'invalid_credentials' | 'auth_failed' | 'host_unreachable' | 'tls_failed' | 'blocked_destination' | 'oauth_revoked';
 
 export class MailConnectError extends ConnectorError {
   constructor(
@@ -37,6 +52,33 @@ export class MailConnectError extends ConnectorError {
     super('mail', reason === 'host_unreachable' ? 'unavailable' : 'invalid_request', message);
     this.name = 'MailConnectError';
   }
+}
+
+/**
+ * The status reason a failed check of a connected mailbox disconnects it with, or null when the
+ * failure is retried (docs/email.md "What each failure means"). Final: the server refused the
+ * credentials (`auth_failed` → `credentials_invalid`), the stored credentials no longer read (a field
+ * error, `side` null), the OAuth grant was revoked. Everything else is retried: an unreachable host, a
+ * TLS failure, a host the outbound policy now refuses (`blocked_destination`, or `none` security on a
+ * host no longer allow-listed: an `invalid_credentials` naming its side), which an operator may undo.
+ */
+export function finalReason(err: MailConnectError): 'credentials_invalid' | 'oauth_revoked' | null {
+  if (err.reason === 'auth_failed') return 'credentials_invalid';
+  if (err.reason === 'oauth_revoked') return 'oauth_revoked';
+  if (err.reason === 'invalid_credentials' && err.side === null) return 'credentials_invalid';
+  return null;
+}
+
+/**
+ * What identifies an endpoint's connections (an SMTP pool, a kept IMAP session): its settings, without
+ * the OAuth access token of the moment — a refreshed token is not a new mailbox, and a pool logged in
+ * with the old one goes on sending.
+ */
+export function endpointKey(e: MailEndpoint): string {
+  const { accessToken: _token, accessTokenExpiresAt: _expires, renew: _renew, ...stable } = e;
+  return createHash('sha256')
+    .update(JSON.stringify({ ...stable, oauth: e.accessToken !== undefined }))
+    .digest('hex');
 }
 
 /** Credentials meant for the mail connector: they name an SMTP or an IMAP host. */
@@ -94,6 +136,17 @@ function endpoint(c: Record<string, string>, side: 'smtp' | 'imap'): MailEndpoin
   if (!user) invalid(`username (or ${side}_username) is required`);
   if (!pass) invalid(`password (or ${side}_password) is required`);
   return { host: host.replace(/^\[|\]$/g, ''), port, security, user, pass };
+}
+
+/**
+ * The stored settings of an OAuth mailbox (`auth: "oauth"`, written by the OAuth callback, never given
+ * by a user): the address and the provider's hosts; the endpoints get their access token per use.
+ */
+export function parseOAuthMailSettings(c: Record<string, string>): MailSettings {
+  const { auth, oauth_provider: provider, ...rest } = c;
+  if (auth !== 'oauth' || !provider) invalid('not the settings of an OAuth mailbox');
+  const s = parseMailCredentials({ ...rest, username: rest.email ?? '', password: '-' });
+  return { ...s, oauth: { provider }, smtp: { ...s.smtp, pass: '' }, imap: { ...s.imap, pass: '' } };
 }
 
 /** Reads and checks mail credentials; throws MailConnectError `invalid_credentials` naming the field. */
