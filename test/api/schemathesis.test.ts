@@ -134,6 +134,10 @@ const STATEFUL_400: Record<string, string> = {
     'invalid_id: stateful links fill {providerId} from nullable booking_provider_id fields (an event of a disconnected provider)',
   getOauthBookingByProviderCallback:
     'invalid_state / oauth_denied: the state must be one oauth/start issued, unused and unexpired; the code one the provider issued for it',
+  getOauthMailboxByProviderCallback:
+    'invalid_state / oauth_denied: the state must be one oauth/{provider}/start issued and unexpired; the code one the provider issued for it',
+  postPlatformAccountsByIdOauthByProviderStart:
+    'oauth_not_configured / not_email_account: depends on the server’s OAuth settings and the stored account’s connector',
   getOauthBookingLocalAuthorize:
     'invalid_redirect_uri: redirect_uri must be this service’s own callback URL for the provider',
   postAppsByAppIdListsImportDraftsByImportIdCommit:
