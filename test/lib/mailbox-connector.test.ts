@@ -420,6 +420,15 @@ test('sendEmail: an unreachable SMTP server is retryable (unavailable); refusals
     retryable: false,
   });
   t.like(sendFailure(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), { code: 'unavailable' });
+  // Only refused credentials and a revoked grant are final for a send too; a refused host or TLS is retried.
+  for (const reason of ['blocked_destination', 'tls_failed', 'host_unreachable'] as const)
+    t.like(sendFailure(new MailConnectError(reason, 'smtp', reason)), {
+      code: 'unavailable',
+      retryable: true,
+      details: { reason },
+    });
+  t.like(sendFailure(new MailConnectError('oauth_revoked', null, 'revoked')), { retryable: false });
+  t.like(sendFailure(new MailConnectError('auth_failed', 'smtp', 'refused')), { code: 'auth', retryable: false });
   await t.throwsAsync(
     c.sendEmail(mailConnectorAccountId(randomUUID()), {
       idempotencyKey: randomUUID(),

@@ -418,7 +418,12 @@ async function withFreshToken<T>(
  */
 export function sendFailure(err: unknown): ConnectorError {
   if (err instanceof MailConnectError) {
-    return err.reason === 'auth_failed' ? new ConnectorError(MAIL_CONNECTOR, 'auth', bare(err)) : err;
+    if (err.reason === 'auth_failed') return new ConnectorError(MAIL_CONNECTOR, 'auth', bare(err));
+    // Only refused credentials and a revoked grant are final (finalReason, as for reconciliation and
+    // the sync): a host the outbound policy now refuses, or TLS that fails, is retried like an
+    // unreachable server (within the send's retry budget), not failed at the first attempt.
+    if (finalReason(err)) return err;
+    return new ConnectorError(MAIL_CONNECTOR, 'unavailable', bare(err), { reason: err.reason });
   }
   if (err instanceof ConnectorError) return err;
   const e = err as { code?: string; responseCode?: number; response?: string; message?: string };
