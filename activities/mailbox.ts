@@ -1,48 +1,33 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
-import { followMailbox, type FollowDeps, type FollowResult } from '../domain/mailbox/follow.js';
-import { recordCursorError } from '../domain/mailbox/mailbox.js';
+import { standing } from '../domain/mailbox/follow.js';
+import { stampFleet } from '../domain/mailbox/leases.js';
 import type { ActivityDeps } from './deps.js';
 
 /**
- * The mailbox sync's activity (docs/email.md "Receiving"). `overrides` tune a pass (a test's budget or
- * forced polling); the worker passes none.
+ * The mailbox sync's activities (docs/email.md "Receiving"). The mailbox is followed by the
+ * mailbox-session service beside the worker (workers/mailbox-sessions.ts), not in an activity.
  */
-export function createMailboxActivities(
-  deps: ActivityDeps,
-  overrides: Partial<Pick<FollowDeps, 'budgetMs' | 'pollMs' | 'forcePoll'>> = {},
-) {
+export function createMailboxActivities(deps: ActivityDeps) {
   const em = () => deps.orm.em.fork() as EntityManager;
   return {
     /**
-     * Follows the account's INBOX for up to ~5 minutes, heartbeating (a lost worker is noticed within
-     * the heartbeat timeout and the retry resumes from the stored cursor). Failures are kept on the
-     * cursor and thrown for Temporal to retry; refused credentials end the sync instead.
+     * Whether the account is still to be followed, else why not (a short read). A followed one is
+     * stamped with this task queue: its fleet, whose workers' session services follow it.
      */
-    async mailboxFollow(accountId: string): Promise<FollowResult> {
-      const ctx = Context.current();
-      try {
-        const r = await followMailbox(
-          {
-            em,
-            jobs: deps.jobs,
-            mailbox: deps.providers.mailbox,
-            heartbeat: () => ctx.heartbeat(),
-            signal: ctx.cancellationSignal,
-            ...overrides,
-          },
-          accountId,
-        );
-        // Cancelled (the sync was terminated, the worker is stopping): say so rather than complete.
-        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-        return r;
-      } catch (err) {
-        if (ctx.cancellationSignal.aborted) throw err;
-        await recordCursorError(em(), accountId, err instanceof Error ? err.message : String(err)).catch(
-          () => undefined,
-        );
-        throw err;
-      }
+    async mailboxStanding(accountId: string): Promise<{ follow: true } | { follow: false; reason: string }> {
+      const e = em();
+      const s = await standing(e, accountId);
+      if ('end' in s) return { follow: false, reason: s.end };
+      await stampFleet(e, accountId, Context.current().info.taskQueue);
+      return { follow: true };
+    },
+    /**
+     * The pass of runs started before the session service (their histories schedule it): answers
+     * `moved`, and they continue as new onto the lifecycle that the session service reports to.
+     */
+    async mailboxFollow(_accountId: string): Promise<{ continue: false; reason: 'moved' }> {
+      return { continue: false, reason: 'moved' };
     },
   };
 }

@@ -79,8 +79,13 @@ export interface JobTypes {
   };
   /** `inbox-sync:<accountId>`, run `run`; a repeat while that run is open joins it. */
   'inbox-sync': { input: { accountId: string; workspaceId: string; run: number }; key: { accountId: string } };
-  /** `mailbox-sync:<accountId>`: the INBOX follower of a mail-connector account; a start while it runs is a no-op. */
-  'mailbox-sync': { input: { accountId: string; workspaceId: string }; key: { accountId: string } };
+  /** `mailbox-sync:<accountId>`: the lifecycle of a mail-connector account's following (the mailbox-session service follows it); a start while it runs is a no-op. */
+  'mailbox-sync': {
+    input: { accountId: string; workspaceId: string };
+    key: { accountId: string };
+    /** The mailbox-session service stopped following it for good (the reason: credentials_invalid, oauth_revoked, …). */
+    signals: { ended: string };
+  };
   /** `inbox-reply:<messageId>`; a repeat is a no-op. */
   'inbox-reply': { input: { messageId: string; workspaceId: string }; key: { messageId: string } };
   /** `booking-event:<eventId>`: a stored inbound booking event; a repeat, even after it closed, is a no-op. */

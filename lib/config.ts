@@ -116,6 +116,21 @@ export interface WorkerConfig {
   webhookDispatchCoalesceMs: number | undefined;
   /** WORKER_METRICS_PORT: the worker's own GET /metrics (9464; 0: not served). */
   metricsPort: number;
+  /** The mailbox-session service beside the worker (docs/deploy.md "Mailbox sessions"). */
+  mailboxSessions: {
+    /** MAILBOX_SESSIONS=off: this worker follows no mailbox (another worker's service does). */
+    enabled: boolean;
+    /** MAILBOX_SESSIONS_MAX: the most mailboxes this worker follows (default 5000). */
+    max: number;
+    /** MAILBOX_LOGIN_CONCURRENCY: IMAP handshakes in flight at once (default 16). */
+    loginConcurrency: number;
+    /** MAILBOX_LOGINS_PER_SECOND: IMAP handshakes started per second at most (default 40). */
+    loginsPerSecond: number;
+    /** MAILBOX_LEASE_TICK_MS: lease renewal and rebalancing interval (default 10000; leases last 30 s). */
+    tickMs: number;
+    /** MAILBOX_SESSIONS_UNASSIGNED=off: follow only mailboxes whose lifecycle runs on this worker's task queue. */
+    unassigned: boolean;
+  };
   /** WORKER_METRICS_HOST: the address it listens on (loopback unless a scraper elsewhere needs it). */
   metricsHost: string;
 }
@@ -387,6 +402,14 @@ export function loadConfig(): Config {
         : undefined,
       metricsPort: int('WORKER_METRICS_PORT', 9464),
       metricsHost: process.env.WORKER_METRICS_HOST || '127.0.0.1',
+      mailboxSessions: {
+        enabled: process.env.MAILBOX_SESSIONS !== 'off',
+        max: Math.max(0, num('MAILBOX_SESSIONS_MAX', 5000)),
+        loginConcurrency: Math.max(1, num('MAILBOX_LOGIN_CONCURRENCY', 16)),
+        loginsPerSecond: Math.max(1, num('MAILBOX_LOGINS_PER_SECOND', 40)),
+        tickMs: Math.min(14_000, Math.max(500, num('MAILBOX_LEASE_TICK_MS', 10_000))),
+        unassigned: process.env.MAILBOX_SESSIONS_UNASSIGNED !== 'off',
+      },
     },
     inboxKickCoalesceMs: num('INBOX_KICK_COALESCE_MS', 50),
     listImport: {

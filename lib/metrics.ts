@@ -120,6 +120,50 @@ export function countWebhookDelivery(r: { success: boolean; errorClass: string |
 }
 
 // ---------------------------------------------------------------------------------------------
+// Mailbox sessions (the worker: workers/mailbox-sessions.ts, docs/deploy.md "Mailbox sessions").
+
+export const MAILBOX_SESSION_STATES = ['following', 'connecting', 'waiting'] as const;
+
+export const mailboxSessions = new Gauge({
+  name: 'outreach_mailbox_sessions',
+  help: 'Mailboxes this worker holds, by state: following (IDLE or polling), connecting (queued or in a handshake), waiting (backoff after a failure)',
+  labelNames: ['state'] as const,
+  registers: [registry],
+});
+for (const state of MAILBOX_SESSION_STATES) mailboxSessions.set({ state }, 0);
+
+export const MAILBOX_LOGIN_OUTCOMES = ['ok', 'failed'] as const;
+
+export const mailboxLogins = new Counter({
+  name: 'outreach_mailbox_logins_total',
+  help: 'IMAP logins of mailbox sessions by outcome (a steady fleet makes almost none: sessions stay open)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+zero(mailboxLogins, { outcome: MAILBOX_LOGIN_OUTCOMES });
+
+export const mailboxReconnects = new Counter({
+  name: 'outreach_mailbox_reconnects_total',
+  help: 'Mailbox sessions lost (connection closed, server error) and scheduled to reconnect after a backoff',
+  registers: [registry],
+});
+
+export const mailboxLeaseChanges = new Counter({
+  name: 'outreach_mailbox_lease_changes_total',
+  help: 'Mailboxes this worker claimed (claimed) or let go (released: rebalanced, disconnected; lost: claimed by another)',
+  labelNames: ['change'] as const,
+  registers: [registry],
+});
+zero(mailboxLeaseChanges, { change: ['claimed', 'released', 'lost'] });
+
+export const mailboxStoreLag = new Histogram({
+  name: 'outreach_mailbox_store_lag_seconds',
+  help: 'From a message reaching the mailbox (its IMAP internal date) to its being stored by its session',
+  buckets: [0.5, 1, 2, 5, 30, 300],
+  registers: [registry],
+});
+
+// ---------------------------------------------------------------------------------------------
 // Temporal (the worker: workers/interceptors.ts). Types are the registered workflow and activity
 // names: a fixed set of the code, not of the data.
 

@@ -28,7 +28,13 @@ export async function benchContactsExport(opts: {
   const taskQueue = `bench-export-${process.pid}-${randomUUID().slice(0, 8)}`;
   const worker = spawnTsx(
     'workers/worker.ts',
-    { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off', LOG_LEVEL: 'warn' },
+    {
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      TEMPORAL_SCHEDULES: 'off',
+      WEBHOOK_DISPATCHER: 'off',
+      MAILBOX_SESSIONS: 'off',
+      LOG_LEVEL: 'warn',
+    },
     { quiet: true },
   );
   const orm = await openOrm(process.env.DATABASE_URL!);

@@ -30,6 +30,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
 import { uuidv7 } from '../lib/ids.js';
+import { listenTo } from '../lib/pg-listen.js';
 import { WEBHOOK_EVENTS_CHANNEL } from '../domain/webhooks/events.js';
 import { webhookWorkflowIds } from '../lib/workflow-ids.js';
 import { jobSearchAttributes } from '../workflows/search-attributes.js';
@@ -85,7 +86,6 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
   // A pool rather than bare clients: a connection that breaks is replaced on the next pass. One
   // connection for the assignment step, one per dispatch step in flight.
   const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 1 + MAX_DISPATCHES });
-  let listener: pg.Client | undefined;
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
@@ -299,25 +299,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
     );
   }
 
-  async function listen(): Promise<void> {
-    if (stopped) return;
-    const c = new pg.Client({ connectionString: opts.databaseUrl });
-    const retry = () => {
-      c.end().catch(() => {});
-      if (listener === c) listener = undefined;
-      if (!stopped) setTimeout(() => void listen().catch(retry), 1_000);
-    };
-    c.on('notification', notified);
-    c.on('error', (err) => {
-      log.warn({ err: String(err) }, 'LISTEN connection lost; reconnecting (the sweep covers the gap)');
-      retry();
-    });
-    await c.connect();
-    await c.query(`listen ${WEBHOOK_EVENTS_CHANNEL}`);
-    listener = c;
-  }
-
-  await listen();
+  const listener = await listenTo(opts.databaseUrl, WEBHOOK_EVENTS_CHANNEL, notified, log);
   const sweep = setInterval(() => void kick(), sweepMs);
   void kick(); // rows left from before this process started
   log.info({ sweepMs, coalesceMs, claimSize, maxBatchEvents }, 'webhook dispatcher started');
@@ -330,7 +312,7 @@ export async function startWebhookDispatcher(opts: DispatcherOptions): Promise<D
       clearTimeout(notifyTimer);
       await running?.catch(() => {});
       await dispatchesIdle();
-      await listener?.end().catch(() => {});
+      await listener.close();
       await db.end().catch(() => {});
     },
   };

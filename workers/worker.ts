@@ -17,6 +17,7 @@ import { mailAccounts } from '../domain/mailbox/accounts.js';
 import { mailTokenSource } from '../domain/mailbox/oauth-tokens.js';
 import { MailOAuthClient } from '../lib/connectors/mailbox/oauth.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
+import { startMailboxSessions } from './mailbox-sessions.js';
 import { activityInterceptors, metricsSinks, workflowInterceptorModule } from './interceptors.js';
 import { startMetricsServer } from '../lib/metrics-server.js';
 import { connectRedis } from '../lib/redis.js';
@@ -117,10 +118,29 @@ export async function createWorker() {
         // Latency against Temporal load: a shorter pass interval delivers sooner in smaller batches.
         coalesceMs: config.worker.webhookDispatchCoalesceMs,
       });
+  // The mailbox-session service follows this worker's share of the connected mailboxes, each in one
+  // IDLE session (see mailbox-sessions.ts); MAILBOX_SESSIONS=off runs a worker without it.
+  const ms = config.worker.mailboxSessions;
+  const mailboxSessions = !ms.enabled
+    ? undefined
+    : await startMailboxSessions({
+        orm,
+        databaseUrl: config.databaseUrl,
+        fleet: config.temporal.taskQueue,
+        unassigned: ms.unassigned,
+        jobs,
+        mailbox: providers.mailbox,
+        logger,
+        maxSessions: ms.max,
+        tickMs: ms.tickMs,
+        gate: { concurrency: ms.loginConcurrency, perSecond: ms.loginsPerSecond },
+      });
   return {
     worker,
     dispatcher,
+    mailboxSessions,
     async close() {
+      await mailboxSessions?.stop();
       await dispatcher?.stop();
       await client.connection.close();
       await connection.close();

@@ -12,6 +12,7 @@ import { logger } from '../../lib/logger.js';
 import { applyAccountStatus, clearConnectionProblem, recordConnectionProblem } from '../accounts/status.js';
 import type { Jobs } from '../jobs.js';
 import { accountRow, type AccountRow } from '../inbox/ingest.js';
+import type { LeaseFence } from './leases.js';
 import { ingestMail, loadCursor, saveCursor } from './mailbox.js';
 
 const DAY_MS = 86_400_000;
@@ -34,6 +35,16 @@ export interface FollowDeps {
   budgetMs?: number;
   pollMs?: number;
   forcePoll?: boolean;
+  /** The longest single wait (default 55 s; a session of the mailbox-session service re-issues IDLE less often). */
+  maxWaitMs?: number;
+  /** Read the account's standing after every wait (default); the mailbox-session service reads it for all its mailboxes at once. */
+  checkStanding?: boolean;
+  /** The session's lease: every store checks it (domain/mailbox/leases.ts), so a follower that lost the mailbox stores nothing. */
+  lease?: LeaseFence;
+  /** Called once the INBOX is open (logged in). */
+  onOpen?: (mode: 'idle' | 'poll') => void;
+  /** Called after each stored batch with its messages (their arrival times: the store's lag). */
+  onStored?: (batch: ListedMessage[]) => void;
 }
 
 /** `continue: false` ends the sync: the account is gone, not connected, not a mailbox, or its credentials are refused. */
@@ -46,14 +57,19 @@ export type FollowResult = { continue: true; stored: number } | { continue: fals
 // recorded on the account for its setup status and thrown: the activity's retry tries again with backoff.
 
 /** The account while the sync should follow it; else why it ends. */
-async function standing(em: EntityManager, accountId: string): Promise<{ account: AccountRow } | { end: string }> {
+export async function standing(
+  em: EntityManager,
+  accountId: string,
+): Promise<{ account: AccountRow } | { end: string }> {
   const account = await accountRow(em, accountId);
   if (!account) return { end: 'account_gone' };
   if (account.connector !== MAIL_CONNECTOR) return { end: 'not_mail' };
-  const [{ status }] = await em.execute<{ status: string }[]>(`select status from platform_accounts where id = ?`, [
-    accountId,
-  ]);
-  return status === 'connected' ? { account } : { end: 'not_connected' };
+  const [{ status, reason }] = await em.execute<{ status: string; reason: string | null }[]>(
+    `select status, status_reason as reason from platform_accounts where id = ?`,
+    [accountId],
+  );
+  // Disconnected: why, when the disconnect said (credentials_invalid, oauth_revoked …).
+  return status === 'connected' ? { account } : { end: status === 'disconnected' && reason ? reason : 'not_connected' };
 }
 
 export async function followMailbox(deps: FollowDeps, accountId: string): Promise<FollowResult> {
@@ -95,6 +111,7 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
     throw err;
   }
 
+  deps.onOpen?.(reader.mode);
   // Logged in: a problem an earlier check recorded is over.
   await clearConnectionProblem(em, [connectorAccountId]);
   const account = { ...s.account, address: s.account.address ?? address };
@@ -124,7 +141,8 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
           }
         }
         at.lastUid = Math.max(at.lastUid, batch[batch.length - 1].uid);
-        stored += (await ingestMail(em, deps.jobs, account, mails, { ...at, mode: reader.mode })).stored;
+        stored += (await ingestMail(em, deps.jobs, account, mails, { ...at, mode: reader.mode }, deps.lease)).stored;
+        deps.onStored?.(batch);
         deps.heartbeat();
       }
     };
@@ -138,17 +156,21 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
       const since = lastPass !== null ? Math.max(lastPass, connected ?? lastPass) : connected;
       if (since !== null) await feed(await reader.listSince(new Date(since)));
       at.lastUid = Math.max(at.lastUid, reader.uidNext - 1);
-      await saveCursor(em, accountId, { ...at, mode: reader.mode });
+      await saveCursor(em, accountId, { ...at, mode: reader.mode }, deps.lease);
     }
 
     while (!deps.signal?.aborted && Date.now() < deadline) {
       const list = await reader.listNew(at.lastUid);
       if (list.length) await feed(list);
-      else await saveCursor(em, accountId, { ...at, mode: reader.mode }); // synced_at: the re-read after a UIDVALIDITY change starts here
+      else await saveCursor(em, accountId, { ...at, mode: reader.mode }, deps.lease); // synced_at: the re-read after a UIDVALIDITY change starts here
       const left = deadline - Date.now();
       if (left <= 0) break;
-      await reader.waitForMail(Math.min(left, MAX_WAIT_MS), { signal: deps.signal, tick: deps.heartbeat });
+      await reader.waitForMail(Math.min(left, deps.maxWaitMs ?? MAX_WAIT_MS), {
+        signal: deps.signal,
+        tick: deps.heartbeat,
+      });
       deps.heartbeat();
+      if (deps.checkStanding === false) continue;
       const again = await standing(em, accountId);
       if ('end' in again) return { continue: false, reason: again.end };
     }

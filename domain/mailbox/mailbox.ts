@@ -8,6 +8,7 @@ import { mapLimit } from '../../lib/concurrency.js';
 import { logger } from '../../lib/logger.js';
 import { normaliseEmail } from '../../lib/normalise.js';
 import type { Jobs } from '../jobs.js';
+import { holdsLease, type LeaseFence } from './leases.js';
 import {
   storeMessages,
   wakeEnrollments,
@@ -48,7 +49,13 @@ export async function saveCursor(
   em: EntityManager,
   accountId: string,
   c: { uidValidity: string; lastUid: number; mode: 'idle' | 'poll' },
+  lease?: LeaseFence,
 ): Promise<void> {
+  if (lease)
+    return em.transactional(async (tx) => {
+      await holdsLease(tx as EntityManager, accountId, lease);
+      await saveCursor(tx as EntityManager, accountId, c);
+    });
   await em.execute(
     `insert into mailbox_cursors (account_id, uid_validity, last_uid, mode, synced_at, error_message, updated_at) values (?, ?::bigint, ?, ?, now(), null, now())
      on conflict (account_id) do update set
@@ -159,10 +166,13 @@ export async function ingestMail(
   account: AccountRow & { address: string },
   mails: InboundMail[],
   cursor: { uidValidity: string; lastUid: number; mode: 'idle' | 'poll' },
+  lease?: LeaseFence,
 ): Promise<StoreResult> {
   const wakes: EnrollmentWake[] = [];
   const result = await em.transactional(async (tx) => {
     const t = tx as EntityManager;
+    // A session of the mailbox-session service stores only while it holds the mailbox (first, so a takeover waits for this commit).
+    if (lease) await holdsLease(t, account.id, lease);
     const stored = mails.length
       ? await storeMessages(t, wakes, account, await toIncoming(t, account, mails))
       : { stored: 0, replies: 0, events: 0 };

@@ -104,6 +104,7 @@ test('node dist/workers/worker.js loads the prebuilt workflow bundle and runs a 
     TEMPORAL_TASK_QUEUE: taskQueue,
     TEMPORAL_SCHEDULES: 'off',
     WEBHOOK_DISPATCHER: 'off',
+    MAILBOX_SESSIONS: 'off',
     LOG_LEVEL: 'info',
   });
   const polling = JSON.parse(await worker.line(/"msg":"worker polling"/));

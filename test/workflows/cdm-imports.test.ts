@@ -1114,6 +1114,7 @@ test('retry searches the failed companies only: transient source errors retried 
       TEMPORAL_TASK_QUEUE: taskQueue,
       TEMPORAL_SCHEDULES: 'off',
       WEBHOOK_DISPATCHER: 'off',
+      MAILBOX_SESSIONS: 'off',
       PRONET_BASE_URL: server.url,
       PRONET_API_KEY: KEY,
     },

@@ -35,7 +35,12 @@ test('a worker killed mid-export: another worker resumes at the last committed p
   );
 
   const taskQueue = `export-crash-${randomUUID()}`;
-  const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off' };
+  const env = {
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    WEBHOOK_DISPATCHER: 'off',
+    MAILBOX_SESSIONS: 'off',
+  };
   const workflowId = contactExportWorkflowIds.export(exp.id);
   // Pages of 10 in one long step: thousands of small commits, so the kill lands mid-step.
   const handle = await services.temporal.workflow.start('contactsExport', {

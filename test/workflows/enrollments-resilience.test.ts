@@ -33,6 +33,7 @@ test('a worker killed after the connector sent but before the send was recorded:
     TEMPORAL_TASK_QUEUE: taskQueue,
     TEMPORAL_SCHEDULES: 'off',
     WEBHOOK_DISPATCHER: 'off',
+    MAILBOX_SESSIONS: 'off',
     EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '20000',
   };
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });

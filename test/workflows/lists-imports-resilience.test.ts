@@ -54,6 +54,7 @@ test('a worker killed mid-import: another worker resumes at the last committed c
     TEMPORAL_TASK_QUEUE: taskQueue,
     TEMPORAL_SCHEDULES: 'off',
     WEBHOOK_DISPATCHER: 'off',
+    MAILBOX_SESSIONS: 'off',
     LIST_IMPORT_CHUNK_ROWS: String(CHUNK),
   };
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });

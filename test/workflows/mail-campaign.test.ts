@@ -307,6 +307,7 @@ test('a worker killed between the SMTP send and its record: the retry finds the 
     TEMPORAL_TASK_QUEUE: taskQueue,
     TEMPORAL_SCHEDULES: 'off',
     WEBHOOK_DISPATCHER: 'off',
+    MAILBOX_SESSIONS: 'off',
     EXECUTOR_TEST_PAUSE_AFTER_SEND_MS: '20000',
   };
   const first = spawnTsx('workers/worker.ts', env, { quiet: true });

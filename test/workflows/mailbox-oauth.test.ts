@@ -55,6 +55,8 @@ for (const style of ['google', 'microsoft'] as const satisfies readonly OAuthSty
         TEMPORAL_TASK_QUEUE: taskQueue,
         TEMPORAL_SCHEDULES: 'off',
         WEBHOOK_DISPATCHER: 'off',
+        // Its session service follows this test's mailbox (whose lifecycle runs on its queue), with the provider's configuration.
+        MAILBOX_SESSIONS_UNASSIGNED: 'off',
         [`${ENV}CLIENT_ID`]: auth.clientId,
         [`${ENV}CLIENT_SECRET`]: auth.clientSecret,
         [`${ENV}AUTHORIZE_URL`]: `${auth.url}/authorize`,

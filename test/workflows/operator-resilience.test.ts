@@ -60,7 +60,12 @@ test('a worker killed while the turn waits for confirmation: another worker fini
   const s = await setup();
   const { services } = await api();
   const taskQueue = `operator-crash-${randomUUID()}`;
-  const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off' };
+  const env = {
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    WEBHOOK_DISPATCHER: 'off',
+    MAILBOX_SESSIONS: 'off',
+  };
   const prepared = await prepareMessage((await em()) as never, s.actor, {
     app_id: s.appId,
     message: `reject discovered lead ${s.lead} reason: "crash proof"`,
@@ -213,6 +218,7 @@ test('an unanswered confirmation expires: the tool never runs, the turn complete
       TEMPORAL_TASK_QUEUE: taskQueue,
       TEMPORAL_SCHEDULES: 'off',
       WEBHOOK_DISPATCHER: 'off',
+      MAILBOX_SESSIONS: 'off',
       OPERATOR_CONFIRMATION_TTL_MS: '1500',
     },
     { quiet: true },

@@ -1,6 +1,6 @@
 // The workflows' long waits under Temporal's time-skipping test server (issue 41): days of step delay,
 // an out-of-office hold until the contact is back, the 7-day review deadline and the mailbox sync's
-// retry backoff pass in seconds of wall time. The server is the Java SDK's test server from Maven Central
+// standing checks pass in seconds of wall time. The server is the Java SDK's test server from Maven Central
 // (scripts/stack/time-skipping-server.ts), started by `TestWorkflowEnvironment.createTimeSkipping()`.
 //
 // The workflows are the project's (workflows/index.ts, bundled as workers/worker.ts does from source);
@@ -35,7 +35,6 @@ import {
   type SlotResult,
   type StepRef,
 } from '../../domain/enrollments/executor.js';
-import type { FollowResult } from '../../domain/mailbox/follow.js';
 import {
   ensureTimeSkippingServer,
   TimeSkippingServerUnavailable,
@@ -49,6 +48,7 @@ import {
   type EnrollmentState,
 } from '../../workflows/enrollments.js';
 import { mailboxSync } from '../../workflows/mailbox.js';
+import { waitFor } from '../../scripts/children.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -214,35 +214,23 @@ const enrollmentStubs = {
 } satisfies EnrollmentActivities;
 
 interface MailboxScript {
-  /** Pass `n` (1-based, counted over retries and runs): throw to fail the attempt. */
-  pass: (n: number) => FollowResult;
-  passes: { at: number; attempt: number; runId: string }[];
-  /** The first pass goes silent for this long on the server's clock, then answers. */
-  silentFirstPassMs?: number;
-  late?: Promise<void>;
-  /** The environment the workflow runs in, when not the shared one. */
-  env?: TestWorkflowEnvironment;
+  /** Standing check `n` (1-based, counted over retries and runs): throw to fail the attempt. */
+  check: (n: number) => { follow: true } | { follow: false; reason: string };
+  checks: { at: number; attempt: number; runId: string }[];
 }
 const mailboxes = new Map<string, MailboxScript>();
 
 const mailboxStubs = {
-  async mailboxFollow(accountId: string): Promise<FollowResult> {
+  async mailboxStanding(accountId: string) {
     const s = mailboxes.get(accountId);
     if (!s) throw ApplicationFailure.nonRetryable(`no script for ${accountId}`, 'no_script');
     const { info } = Context.current();
-    const clock = s.env ?? env;
-    s.passes.push({
-      at: await clock.currentTimeMs(),
-      attempt: info.attempt,
-      runId: info.workflowExecution?.runId ?? '',
-    });
-    if (s.silentFirstPassMs && s.passes.length === 1) {
-      // A lost worker: no heartbeat while the server's clock moves on (env.sleep from inside the
-      // activity is how the testing package skips time past a running activity); then a late answer.
-      s.late = clock.sleep(s.silentFirstPassMs);
-      await s.late;
-    }
-    return s.pass(s.passes.length);
+    s.checks.push({ at: await env.currentTimeMs(), attempt: info.attempt, runId: info.workflowExecution?.runId ?? '' });
+    return s.check(s.checks.length);
+  },
+  // Runs from before the session service only (their histories schedule it); never called by a new run.
+  async mailboxFollow(): Promise<{ continue: false; reason: 'moved' }> {
+    throw ApplicationFailure.nonRetryable('a new run must not follow the mailbox in an activity', 'unexpected');
   },
 } satisfies MailboxActivities;
 
@@ -541,18 +529,16 @@ serial(
   },
 );
 
+const SIX_HOURS = 6 * 3_600_000;
+
 serial(
-  'mailbox sync: a failing pass is retried at 1 s, doubling, at most every 5 minutes, until it ends',
+  'mailbox sync lifecycle: the account’s standing is read every 6 hours; a disconnect the check finds ends it then',
   async (t) => {
     const wall = Date.now();
     const accountId = randomUUID();
-    const failures = 11;
     const s: MailboxScript = {
-      passes: [],
-      pass: (n) => {
-        if (n <= failures) throw new Error(`mailbox unreachable (attempt ${n})`);
-        return { continue: false, reason: 'disconnected' };
-      },
+      checks: [],
+      check: (n) => (n <= 4 ? { follow: true } : { follow: false, reason: 'not_connected' }),
     };
     mailboxes.set(accountId, s);
     const handle = await env.client.workflow.start(mailboxSync, {
@@ -560,38 +546,37 @@ serial(
       workflowId: `mailbox-sync:${accountId}`,
       args: [{ accountId, workspaceId: randomUUID() }],
     });
-    t.deepEqual(await handle.result(), { ended: 'disconnected' });
-    t.deepEqual(
-      s.passes.map((p) => p.attempt),
-      Array.from({ length: failures + 1 }, (_, i) => i + 1),
-      'one activity, attempted again and again',
-    );
-    // Declared: initialInterval 1 s, backoffCoefficient 2, maximumInterval 5 minutes. Each gap on the
-    // server's clock is the backoff plus the real time of a failed attempt's round trip (milliseconds),
-    // never less: a slack of half the backoff (at most 5 s) still tells each step of the doubling from
-    // the next. (The attempt's `currentAttemptScheduledTimestampMs` is no use here: the Java test server
-    // reports the previous attempt's.)
-    const declared = Array.from({ length: failures }, (_, i) => Math.min(1000 * 2 ** i, 5 * 60_000));
-    const gaps = s.passes.slice(1).map((p, i) => p.at - s.passes[i]!.at);
+    t.deepEqual(await handle.result(), { ended: 'not_connected' });
+    t.is(s.checks.length, 5);
+    const gaps = s.checks.slice(1).map((c, i) => c.at - s.checks[i]!.at);
     gaps.forEach((gap, i) =>
-      t.true(
-        gap >= declared[i]! && gap < declared[i]! + Math.min(declared[i]! / 2, 5000),
-        `retry ${i + 1} came ${gap} ms after the attempt before; declared ${declared[i]} ms`,
-      ),
+      t.true(gap >= SIX_HOURS && gap < SIX_HOURS + SLACK_MS, `check ${i + 2} came ${gap} ms after the one before`),
     );
-    // What the workflow sees is the server's clock: the attempts span the backoff's total (18.5 minutes).
-    const span = s.passes.at(-1)!.at - s.passes[0]!.at;
-    const total = declared.reduce((a, b) => a + b, 0);
-    t.true(span >= total && span < total + SLACK_MS, `attempts spanned ${span} ms; backoff total ${total} ms`);
-    t.true(Date.now() - wall < 20_000, `${Math.round(total / 60_000)} minutes of retries took ${Date.now() - wall} ms`);
+    t.true(Date.now() - wall < 20_000, `a day of checks took ${Date.now() - wall} ms`);
   },
 );
 
-serial('mailbox sync: 50 passes per run, then it continues as new and goes on from the next pass', async (t) => {
+serial('mailbox sync lifecycle: the session service’s `ended` signal ends it at once, with its reason', async (t) => {
+  const accountId = randomUUID();
+  const s: MailboxScript = { checks: [], check: () => ({ follow: true }) };
+  mailboxes.set(accountId, s);
+  const handle = await env.client.workflow.start(mailboxSync, {
+    taskQueue,
+    workflowId: `mailbox-sync:${accountId}`,
+    args: [{ accountId, workspaceId: randomUUID() }],
+  });
+  await waitFor('the first standing check', async () => s.checks.length >= 1);
+  await handle.signal('ended', 'credentials_invalid');
+  t.deepEqual(await handle.result(), { ended: 'credentials_invalid' });
+  // Ended by the signal, not by a check: the one at the start is the only one.
+  t.is(s.checks.length, 1, 'no further check');
+});
+
+serial('mailbox sync lifecycle: 120 checks per run (30 days), then it continues as new and goes on', async (t) => {
   const accountId = randomUUID();
   const s: MailboxScript = {
-    passes: [],
-    pass: (n) => (n <= 60 ? { continue: true, stored: 0 } : { continue: false, reason: 'not_connected' }),
+    checks: [],
+    check: (n) => (n <= 125 ? { follow: true } : { follow: false, reason: 'account_gone' }),
   };
   mailboxes.set(accountId, s);
   const handle = await env.client.workflow.start(mailboxSync, {
@@ -599,62 +584,12 @@ serial('mailbox sync: 50 passes per run, then it continues as new and goes on fr
     workflowId: `mailbox-sync:${accountId}`,
     args: [{ accountId, workspaceId: randomUUID() }],
   });
-  // result() follows the chain of runs.
-  t.deepEqual(await handle.result(), { ended: 'not_connected' });
-  t.is(s.passes.length, 61);
-  const runs = [...new Set(s.passes.map((p) => p.runId))];
+  t.deepEqual(await handle.result(), { ended: 'account_gone' });
+  const runs = [...new Set(s.checks.map((c) => c.runId))];
   t.is(runs.length, 2, 'two runs');
-  t.is(runs[0], handle.firstExecutionRunId);
-  t.is(s.passes.filter((p) => p.runId === runs[0]).length, 50, 'the first run made 50 passes');
+  t.is(s.checks.filter((c) => c.runId === runs[0]).length, 120, 'the first run made 120 checks');
   t.true(
-    s.passes.every((p, i) => p.runId === runs[i < 50 ? 0 : 1]),
-    'the second run took over at pass 51',
-  );
-  t.true(
-    s.passes.every((p) => p.attempt === 1),
-    'every pass a first attempt',
+    s.checks.every((c) => c.attempt === 1),
+    'every check a first attempt',
   );
 });
-
-// On a server of its own: a silent pass leaves the server's time-skipping lock count one too high (the
-// activity's env.sleep takes back a lock for an attempt the server has already timed out, and the late
-// answer is refused, so nothing releases it), and later waits there would no longer be skipped.
-serial(
-  'mailbox sync: a pass that stops heartbeating (a lost worker) is noticed after 30 s and retried after 1 s',
-  async (t) => {
-    const wall = Date.now();
-    const own = await startStack();
-    try {
-      const accountId = randomUUID();
-      const s: MailboxScript = {
-        passes: [],
-        // Pass 1's "go on" comes after the server timed it out, and is refused: were it taken, the next
-        // pass would be a new activity's first attempt at 30.5 s instead of attempt 2 at 31 s.
-        pass: (n) => (n === 1 ? { continue: true, stored: 0 } : { continue: false, reason: 'disconnected' }),
-        // Silent past the heartbeat timeout (30 s) but not past the retry (31 s): a retry waiting in the
-        // task queue holds no lock, so a longer silence could let the clock run past it before it is
-        // picked up, and the retry would be seen late.
-        silentFirstPassMs: 30_500,
-        env: own.env,
-      };
-      mailboxes.set(accountId, s);
-      const handle = await own.env.client.workflow.start(mailboxSync, {
-        taskQueue,
-        workflowId: `mailbox-sync:${accountId}`,
-        args: [{ accountId, workspaceId: randomUUID() }],
-      });
-      t.deepEqual(await handle.result(), { ended: 'disconnected' });
-      await s.late;
-      t.deepEqual(
-        s.passes.map((p) => p.attempt),
-        [1, 2],
-      );
-      // Declared: heartbeatTimeout 30 s, then the first retry interval, 1 s.
-      const gap = s.passes[1]!.at - s.passes[0]!.at;
-      t.true(gap >= 31_000 && gap < 31_000 + 5000, `the retry came ${gap} ms after the silent pass began`);
-    } finally {
-      await stopStack(own);
-    }
-    t.true(Date.now() - wall < 10_000, `took ${Date.now() - wall} ms of wall time`);
-  },
-);

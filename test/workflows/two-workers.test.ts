@@ -11,7 +11,12 @@ test('two workers on one task queue: each runs workflow tasks and activities of 
   const { services } = await api();
   const client = services.temporal;
   const taskQueue = `two-workers-${randomUUID()}`;
-  const env = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_SCHEDULES: 'off', WEBHOOK_DISPATCHER: 'off' };
+  const env = {
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_SCHEDULES: 'off',
+    WEBHOOK_DISPATCHER: 'off',
+    MAILBOX_SESSIONS: 'off',
+  };
   const workers = [
     spawnTsx('workers/worker.ts', env, { quiet: true }),
     spawnTsx('workers/worker.ts', env, { quiet: true }),
