@@ -1,4 +1,5 @@
-// One pass of a mailbox's sync (the activity `mailboxFollow`, docs/email.md "Receiving"): open the
+// A mailbox followed (a session of the mailbox-session service, workers/mailbox-sessions.ts, or a
+// bounded pass in a test; docs/email.md "Receiving"): open the
 // account's INBOX through the providers' `mailbox` (the mail connector), resume from the stored
 // cursor, feed new INBOX messages to the inbound pipeline batch by batch, and wait for more with IDLE
 // (or polling) until the pass's budget is spent.
