@@ -237,11 +237,10 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
   async function pass(): Promise<void> {
     const e = em();
     const { held, share } = await renewLeases(e, me);
-    const heldIds = new Set(held.map((l) => l.accountId));
-    // Claimed by another (this process paused past its lease): stop at once; its stores would be refused anyway.
-    const lost = [...sessions.keys()].filter(
-      (id) => !heldIds.has(id) || sessions.get(id)!.lease.fence !== held.find((l) => l.accountId === id)?.fence,
-    );
+    const fenceOf = new Map(held.map((l) => [l.accountId, l.fence]));
+    const heldIds = new Set(fenceOf.keys());
+    // Claimed by another (this process stalled past its lease): stop at once; its stores would be refused anyway.
+    const lost = [...sessions].filter(([id, s]) => fenceOf.get(id) !== s.lease.fence).map(([id]) => id);
     if (lost.length) {
       mailboxLeaseChanges.inc({ change: 'lost' }, lost.length);
       await end(lost);
