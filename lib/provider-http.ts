@@ -6,7 +6,7 @@
 // guarded client (lib/outbound-http.ts) and may reach private hosts. It still never follows a
 // redirect (undici's request() does not, and a 3xx is a bad_response), so a provider cannot send
 // the API key's requests elsewhere, and it never reads more than `maxResponseBytes`.
-import { Agent, request } from 'undici';
+import { Agent, request, type FormData } from 'undici';
 import type { z } from 'zod';
 import type { ProviderConfig } from './config.js';
 
@@ -17,6 +17,14 @@ export interface HttpProviderOptions {
   timeoutMs?: number;
   /** Larger responses are refused as bad_response. Default 4 MiB. */
   maxResponseBytes?: number;
+  /** The header the key goes in (default `authorization: Bearer <key>`; Unipile: `x-api-key`). */
+  keyHeader?: string;
+  /**
+   * A provider that explains its refusals in the body (Unipile's `{ type: "errors/…" }`): the error
+   * for a non-2xx answer, given its status, its JSON body (null when not JSON, at most 64 KiB read)
+   * and Retry-After; null leaves it to the default mapping by status.
+   */
+  errorOf?: (status: number, body: unknown, retryAfterSeconds: number | null) => ProviderError | null;
 }
 
 const USER_AGENT = 'outreach-api-providers/1';
@@ -61,6 +69,7 @@ export class JsonHttpClient {
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
   private readonly agent: Agent;
+  private readonly keyHeaders: Record<string, string>;
 
   private readonly error: ErrorFactory;
 
@@ -73,6 +82,7 @@ export class JsonHttpClient {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
     this.timeoutMs = opts.timeoutMs ?? 15_000;
     this.maxBytes = opts.maxResponseBytes ?? 4 * 1024 * 1024;
+    this.keyHeaders = opts.keyHeader ? { [opts.keyHeader]: opts.apiKey } : { authorization: `Bearer ${opts.apiKey}` };
     this.agent = new Agent({
       connect: { timeout: this.timeoutMs },
       headersTimeout: this.timeoutMs,
@@ -84,7 +94,8 @@ export class JsonHttpClient {
    * Sends the request and returns the parsed JSON body of a 2xx answer, or null for a 404 when
    * `notFoundIsNull` and for a 204. `path` is relative to the base URL (keeps its path prefix).
    * `headers` adds request headers (e.g. `Idempotency-Key`, or another `authorization`); `form`
-   * sends an `application/x-www-form-urlencoded` body instead of JSON (OAuth token endpoints).
+   * sends an `application/x-www-form-urlencoded` body instead of JSON (OAuth token endpoints);
+   * `multipart` a `multipart/form-data` one (Unipile's message sends).
    */
   async json(
     method: 'GET' | 'POST' | 'DELETE',
@@ -93,6 +104,7 @@ export class JsonHttpClient {
       query?: URLSearchParams;
       body?: unknown;
       form?: URLSearchParams;
+      multipart?: FormData;
       signal?: AbortSignal;
       notFoundIsNull?: boolean;
       headers?: Record<string, string>;
@@ -109,28 +121,31 @@ export class JsonHttpClient {
         dispatcher: this.agent,
         signal,
         headers: {
-          authorization: `Bearer ${this.opts.apiKey}`,
+          ...this.keyHeaders,
           accept: 'application/json',
           'user-agent': USER_AGENT,
           ...opts.headers,
           ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(opts.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
         },
+        // A FormData body sets its own multipart content type (with the boundary).
         body:
-          opts.form !== undefined
-            ? opts.form.toString()
-            : opts.body === undefined
-              ? undefined
-              : JSON.stringify(opts.body),
+          opts.multipart !== undefined
+            ? opts.multipart
+            : opts.form !== undefined
+              ? opts.form.toString()
+              : opts.body === undefined
+                ? undefined
+                : JSON.stringify(opts.body),
       });
     } catch (err) {
       throw this.transportError(err, opts.signal);
     }
     const status = res.statusCode;
     if (status < 200 || status >= 300) {
-      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      const explained = await this.explained(res);
       if (status === 404 && opts.notFoundIsNull) return null;
-      throw this.statusError(status, res.headers['retry-after']);
+      throw explained ?? this.statusError(status, res.headers['retry-after']);
     }
     if (status === 204) {
       await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
@@ -166,6 +181,36 @@ export class JsonHttpClient {
       throw this.transportError(err, callerSignal);
     }
     return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** The provider's own error for a non-2xx answer (`errorOf`), reading at most 64 KiB of its body; else null (the body is dropped). */
+  private async explained(res: Awaited<ReturnType<typeof request>>): Promise<ProviderError | null> {
+    if (!this.opts.errorOf) {
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      return null;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > 64 * 1024) {
+          res.body.destroy();
+          break;
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch {
+      // unreadable: judged by its status alone
+    }
+    let body: unknown = null;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      body = null;
+    }
+    const h = res.headers['retry-after'];
+    return this.opts.errorOf(res.statusCode, body, parseRetryAfter(Array.isArray(h) ? h[0] : h));
   }
 
   private statusError(status: number, retryAfterHeader: string | string[] | undefined): ProviderError {
@@ -217,13 +262,14 @@ export class JsonHttpClient {
         method: 'GET',
         dispatcher: this.agent,
         signal,
-        headers: { authorization: `Bearer ${this.opts.apiKey}`, 'user-agent': USER_AGENT },
+        headers: { ...this.keyHeaders, 'user-agent': USER_AGENT },
       });
     } catch (err) {
       throw this.transportError(err, opts.signal);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      const explained = await this.explained(res);
+      if (explained) throw explained;
       throw res.statusCode === 404
         ? this.error('invalid_request', 'HTTP 404: not found', { status: 404 })
         : this.statusError(res.statusCode, res.headers['retry-after']);
