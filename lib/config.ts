@@ -130,6 +130,8 @@ export interface WorkerConfig {
     tickMs: number;
     /** MAILBOX_SESSIONS_UNASSIGNED=off: follow only mailboxes whose lifecycle runs on this worker's task queue. */
     unassigned: boolean;
+    /** MAILBOX_REFUSAL_GRACE_MS: how long refused logins go on before the mailbox is disconnected (default 120000). */
+    refusalGraceMs: number;
   };
   /** WORKER_METRICS_HOST: the address it listens on (loopback unless a scraper elsewhere needs it). */
   metricsHost: string;
@@ -409,6 +411,7 @@ export function loadConfig(): Config {
         loginsPerSecond: Math.max(1, num('MAILBOX_LOGINS_PER_SECOND', 40)),
         tickMs: Math.min(14_000, Math.max(500, num('MAILBOX_LEASE_TICK_MS', 10_000))),
         unassigned: process.env.MAILBOX_SESSIONS_UNASSIGNED !== 'off',
+        refusalGraceMs: Math.max(0, num('MAILBOX_REFUSAL_GRACE_MS', 120_000)),
       },
     },
     inboxKickCoalesceMs: num('INBOX_KICK_COALESCE_MS', 50),

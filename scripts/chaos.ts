@@ -6,14 +6,20 @@
 //   2. kill -9 of an API process with requests and an Operator stream in flight, then a restart;
 //   3. a restart of the Temporal server (same SQLite file);
 //   4. a restart of PostgreSQL (fast shutdown: every connection is cut);
-//   5. Redis down for 30 s (5 s with --short).
+//   5. Redis down for 30 s (5 s with --short);
+//   6. a restart of the mail server (GreenMail of the run's own, killed, started again);
+//   7. kill -9 of the worker whose mailbox-session service holds the most mailboxes (then a restart).
 // Work: a two-email campaign on sandbox senders with no gap, enrolled in waves (one before each
 // fault, so sends are in flight at every fault), a 100,000-row list import (5,000 with --short), an
-// `action.executed` webhook stream to a local receiver, and an Operator turn every few seconds.
+// `action.executed` webhook stream to a local receiver, an Operator turn every few seconds, and 100
+// mail-connector mailboxes (10 with --short) followed by the workers' mailbox-session services, to
+// which prospects' replies arrive all along (scripts/chaos/mail.ts), each a `message.received`.
 // After the last fault it waits for the work to finish, then checks from the database, the sandbox's
 // record of sends and the receiver's log: 0 sends lost or doubled, 0 webhook events lost or
 // delivered twice, 0 import rows lost or doubled, every workflow finished, every Operator turn
-// completed, and the API never answered a 5xx other than 503 + Retry-After, nor hung. Prints a
+// completed, every reply the mail server accepted stored once with one `message.received`, every
+// mailbox leased by a live worker at the end, a killed worker's mailboxes taken over within 60 s, and
+// the API never answered a 5xx other than 503 + Retry-After, nor hung. Prints a
 // table (fault → work in flight → outcome → recovery) and exits 1 if any of it failed. The
 // verdict is also written as JSON to CHAOS_RESULT when set (the short run in npm test reads it).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,6 +57,9 @@ const SCALE = SHORT
       restartDownMs: 3_000,
       drainMs: 240_000,
       turnEveryMs: 3_000,
+      mailboxes: 10,
+      prospects: 20,
+      replyEveryMs: 250,
     }
   : {
       waves: [600, 600, 600, 600, 600],
@@ -60,6 +69,9 @@ const SCALE = SHORT
       restartDownMs: 10_000,
       drainMs: 600_000,
       turnEveryMs: 2_000,
+      mailboxes: 100,
+      prospects: 200,
+      replyEveryMs: 100,
     };
 let ok = false;
 try {

@@ -37,7 +37,13 @@ const taskQueue = `test-${process.pid}`;
 // Every process of the run carries the mark (the worker, ava and its files, the workers tests start),
 // so the end of the run, however it ends, stops whatever is still alive (sweepRun).
 const runId = String(process.pid);
-const testEnv = { ...testRunEnv(env, taskQueue), OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost', [RUN_MARK]: runId };
+const testEnv = {
+  ...testRunEnv(env, taskQueue),
+  OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
+  // Refused mailbox logins disconnect after 3 s of refusals, not 2 minutes: the tests of refused credentials stay short.
+  MAILBOX_REFUSAL_GRACE_MS: '3000',
+  [RUN_MARK]: runId,
+};
 // The run's worker serves its /metrics on a free port (test/workflows/metrics.test.ts scrapes it);
 // the workers tests start themselves serve none.
 const workerMetricsPort = await freePort();

@@ -72,6 +72,11 @@ export interface MailboxSessionsOptions {
   idleRefreshMs?: number;
   /** Reconnect backoff: first wait and ceiling (default 1 s … 5 min, jittered). */
   backoff?: { baseMs?: number; maxMs?: number };
+  /**
+   * How long refused logins must go on before the mailbox is disconnected `credentials_invalid`
+   * (MAILBOX_REFUSAL_GRACE_MS, default 2 minutes): a restarting server refuses logins for a moment.
+   */
+  refusalGraceMs?: number;
   pollMs?: number;
   forcePoll?: boolean;
 }
@@ -158,6 +163,14 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
       openInbox: (id, o) => gate.run(() => opts.mailbox.openInbox(id, o), signal),
     };
     let attempt = 0;
+    // Refused logins in a row since this time (reset by a login): final once they have lasted the grace, and at least 3.
+    let refusedSince: number | null = null;
+    let refusals = 0;
+    const refusalIsFinal = () => {
+      refusedSince ??= Date.now();
+      refusals++;
+      return refusals >= 3 && Date.now() - refusedSince >= (opts.refusalGraceMs ?? 120_000);
+    };
     while (!signal.aborted) {
       s.state = 'connecting';
       let openedAt = 0;
@@ -175,8 +188,11 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
             lease: { holder, fence: s.lease.fence },
             pollMs: opts.pollMs,
             forcePoll: opts.forcePoll,
+            refusalIsFinal,
             onOpen: () => {
               openedAt = Date.now();
+              refusedSince = null;
+              refusals = 0;
               logins++;
               mailboxLogins.inc({ outcome: 'ok' });
               s.state = 'following';

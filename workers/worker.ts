@@ -128,6 +128,7 @@ export async function createWorker() {
         databaseUrl: config.databaseUrl,
         fleet: config.temporal.taskQueue,
         unassigned: ms.unassigned,
+        refusalGraceMs: ms.refusalGraceMs,
         jobs,
         mailbox: providers.mailbox,
         logger,

@@ -46,6 +46,13 @@ export interface FollowDeps {
   onOpen?: (mode: 'idle' | 'poll') => void;
   /** Called after each stored batch with its messages (their arrival times: the store's lag). */
   onStored?: (batch: ListedMessage[]) => void;
+  /**
+   * Whether a refused login (`auth_failed`) is final now. A mail server that is restarting refuses
+   * logins for a moment, in words indistinguishable from a wrong password; the session service
+   * answers no until refusals have lasted a while (and the refusal is retried with backoff). Absent:
+   * final at once.
+   */
+  refusalIsFinal?: () => boolean;
 }
 
 /** `continue: false` ends the sync: the account is gone, not connected, not a mailbox, or its credentials are refused. */
@@ -93,7 +100,7 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
   } catch (err) {
     if (err instanceof MailConnectError) {
       const final = finalReason(err);
-      if (final) return disconnect(final);
+      if (final && (err.reason !== 'auth_failed' || (deps.refusalIsFinal?.() ?? true))) return disconnect(final);
       await recordConnectionProblem(
         em,
         connectorAccountId,

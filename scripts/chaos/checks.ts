@@ -1,6 +1,18 @@
 // The chaos harness's verdict, read after the run from the database, the sandbox network's record of
-// sends (sandbox_messages, one row per accepted send, keyed by the action id) and the receiver's log.
+// sends (sandbox_messages, one row per accepted send, keyed by the action id), the receiver's log and
+// the record of the prospects' replies the mail server accepted (scripts/chaos/mail.ts).
 import type pg from 'pg';
+import type { Fleet } from './fleet.js';
+import {
+  byWorker,
+  describeHolders,
+  expected,
+  holderPid,
+  leases,
+  storedCounts,
+  type Mailbox,
+  type Reply,
+} from './mail.js';
 import type { Received } from './work.js';
 
 export interface Check {
@@ -71,7 +83,8 @@ export async function checkWebhooks(db: pg.Pool, workspaceId: string, received: 
     if (n > 1) again++;
   }
   const doubled = [...received.attempts.values()].filter((n) => n > 1).length;
-  const requests = [...received.bodies.values()].reduce((a, b) => a + b, 0);
+  // Of this event's bodies only: the receiver also hears `message.received` (checkReplyEvents).
+  const requests = rows.reduce((a, r) => a + (received.bodies.get(r.body) ?? 0), 0);
   return {
     name: 'webhook events',
     lost,
@@ -113,5 +126,84 @@ export async function checkTurns(db: pg.Pool, turnIds: string[]): Promise<Check>
     lost: turnIds.length - (by.completed ?? 0),
     doubled: new Set(turnIds).size === turnIds.length ? 0 : turnIds.length - new Set(turnIds).size,
     detail: `${turnIds.length} started, ${found} stored: ${JSON.stringify(by)}`,
+  };
+}
+
+/**
+ * Replies: every one the mail server accepted (and still held when it was restarted) stored once, in
+ * its own mailbox (inbox_messages by Message-ID); none stored twice or in another mailbox.
+ */
+export async function checkReplies(db: pg.Pool, replies: Reply[]): Promise<Check> {
+  const stored = await storedCounts(db, replies);
+  const want = replies.filter(expected);
+  const lost = want.filter((r) => !stored.get(r.messageId)?.own).length;
+  const doubled = [...stored.values()].filter((c) => c.own + c.elsewhere > 1 || c.elsewhere > 0).length;
+  const refused = replies.filter((r) => r.error !== undefined);
+  const refusedStored = refused.filter((r) => stored.has(r.messageId)).length;
+  const gone = replies.filter((r) => r.lostWithServer).length;
+  const probes = replies.filter((r) => r.probe && r.accepted).length;
+  return {
+    name: 'mailbox replies',
+    lost,
+    doubled,
+    detail:
+      `${want.length} accepted (${probes} probes) on ${new Set(replies.map((r) => r.accountId)).size} mailboxes, ` +
+      `${want.length - lost} stored; ${refused.length} refused by the server while down` +
+      (refusedStored ? ` (${refusedStored} of them stored all the same)` : '') +
+      (gone ? `; ${gone} gone with the restarted server unread` : ''),
+  };
+}
+
+/**
+ * `message.received`: one event in the outbox (webhook_events) per expected reply (found by the
+ * reply's marker in the event's body), none for a reply twice, and the receiver got each.
+ */
+export async function checkReplyEvents(
+  db: pg.Pool,
+  workspaceId: string,
+  replies: Reply[],
+  received: Received,
+): Promise<Check> {
+  const { rows } = await db.query<{ body: string }>(
+    `select body from webhook_events where workspace_id = $1 and name = 'message.received'`,
+    [workspaceId],
+  );
+  const events = new Map<string, string[]>();
+  for (const r of rows) {
+    const marker = /chaos-reply-\d+-\d+-end/.exec(r.body)?.[0];
+    if (marker) events.set(marker, [...(events.get(marker) ?? []), r.body]);
+  }
+  const want = replies.filter(expected);
+  const none = want.filter((r) => !events.has(r.marker)).length;
+  const unreceived = [...events.values()].flat().filter((b) => !received.bodies.get(b)).length;
+  const twice = [...events.values()].filter((bodies) => bodies.length > 1).length;
+  const requests = [...events.values()].flat().reduce((a, b) => a + (received.bodies.get(b) ?? 0), 0);
+  return {
+    name: 'message.received events',
+    lost: none + unreceived,
+    doubled: twice,
+    detail: `${rows.length} events for ${want.length} replies, ${requests} requests; ${none} replies without an event, ${unreceived} events not received`,
+  };
+}
+
+/**
+ * Mailbox leases at the end: every mailbox connected and held by a live lease of a live worker
+ * (lost otherwise); none held by a lease of a process that is gone (doubled: a second claimant in
+ * effect). Two live holders of one mailbox cannot be: the lease's primary key is the mailbox.
+ */
+export async function checkLeases(db: pg.Pool, mailboxes: Mailbox[], fleet: Fleet): Promise<Check> {
+  const rows = await leases(db, mailboxes);
+  const live = new Set(fleet.workers.filter((w) => fleet.alive(w)).map((w) => w.child.pid as number));
+  const { rows: states } = await db.query<{ status: string; n: number }>(
+    `select status, count(*)::int n from platform_accounts where id = any($1::uuid[]) group by 1`,
+    [mailboxes.map((b) => b.id)],
+  );
+  const held = new Set(rows.filter((r) => r.live && live.has(holderPid(r.holder))).map((r) => r.account_id));
+  const stale = rows.filter((r) => r.live && !live.has(holderPid(r.holder))).length;
+  return {
+    name: 'mailbox leases',
+    lost: mailboxes.length - held.size,
+    doubled: stale,
+    detail: `${mailboxes.length} mailboxes (${states.map((s) => `${s.n} ${s.status}`).join(', ')}): ${describeHolders(byWorker(rows, fleet))}; ${stale} held by a process that is gone`,
   };
 }

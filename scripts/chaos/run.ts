@@ -2,11 +2,38 @@
 // inject each fault while work is in flight, measure recovery, wait for the work to finish, check.
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
+import { loadConfig } from '../../lib/config.js';
 import { listImportWorkflowIds } from '../../lib/workflow-ids.js';
 import { waitFor } from '../children.js';
 import { stackWithSchema } from '../stack-env.js';
-import { checkImport, checkSends, checkTurns, checkWebhooks, enrollmentStates, type Check } from './checks.js';
+import {
+  checkImport,
+  checkLeases,
+  checkReplies,
+  checkReplyEvents,
+  checkSends,
+  checkTurns,
+  checkWebhooks,
+  enrollmentStates,
+  type Check,
+} from './checks.js';
 import { Fleet, type Member } from './fleet.js';
+import {
+  byWorker,
+  ChaosMail,
+  createMailboxes,
+  describeHolders,
+  expected,
+  killSessionWorker,
+  leases,
+  Replies,
+  restartMailServer,
+  TAKEOVER_LIMIT_S,
+  unfollowed,
+  unstored,
+  type MailFaultCtx,
+  type MailFaultResult,
+} from './mail.js';
 import { Prober, type Tally } from './probe.js';
 import {
   call,
@@ -32,6 +59,11 @@ export interface Scale {
   restartDownMs: number;
   drainMs: number;
   turnEveryMs: number;
+  /** Mail-connector mailboxes on the run's GreenMail, followed by the workers' mailbox-session services. */
+  mailboxes: number;
+  /** Prospects (leads of the workspace, in no campaign) whose replies arrive, one every replyEveryMs. */
+  prospects: number;
+  replyEveryMs: number;
 }
 
 export interface FaultRow {
@@ -65,7 +97,10 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
     ...env,
     TEMPORAL_TASK_QUEUE: TASK_QUEUE,
     TEMPORAL_SCHEDULES: 'off',
+    // The mail connector's IMAP/SMTP guard lets the run's GreenMail (loopback) through.
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    // Each worker's mailbox-session service follows its share of the run's mailboxes.
+    MAILBOX_SESSIONS: 'on',
     LOG_LEVEL: 'warn',
     // One client IP for everything: the limits are not under test (their Redis fallback is).
     RATE_LIMIT_DEFAULT_PER_MINUTE: '100000',
@@ -77,8 +112,11 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
   const receiver = await startReceiver();
   let prober: Prober | null = null;
   let turns: Turns | null = null;
+  let mail: ChaosMail | null = null;
+  let replies: Replies | null = null;
   try {
-    await fleet.start(2, 2);
+    [mail] = await Promise.all([ChaosMail.start(dir, log), fleet.start(2, 2)]);
+    log(`GreenMail on SMTP ${mail.server.smtpPort}, IMAP ${mail.server.imapPort} (pid ${mail.pid})`);
     log(`APIs ${fleet.bases.join(', ')}; workers pids ${fleet.workers.map((w) => w.child.pid).join(', ')}`);
     const temporal = new Client({
       connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS! }),
@@ -91,7 +129,10 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
     const app = await expect(201, call(ctx, 'POST', '/api/apps', { name: 'Chaos product' }), 'app');
     await expect(
       201,
-      call(ctx, 'POST', '/api/webhooks/outbound', { url: receiver.url, events: ['action.executed'] }),
+      call(ctx, 'POST', '/api/webhooks/outbound', {
+        url: receiver.url,
+        events: ['action.executed', 'message.received'],
+      }),
       'webhook',
     );
     const accountIds = await senders(ctx, db, scale.senders);
@@ -107,6 +148,39 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       );
       waves.push(listId);
     }
+    // The prospects who reply to the mailboxes: leads of the workspace (each reply is a `message.received`), in no campaign.
+    const prospectList = await startImport(ctx, app.id, 'Prospects', scale.prospects);
+    await waitFor(
+      'prospects imported',
+      async () => (await importStatus(db, prospectList.importId))?.status === 'completed',
+      120_000,
+    );
+    const { rows: prospectRows } = await db.query<{ email: string }>(
+      'select c.email from leads l join contacts c on c.id = l.contact_id where l.list_id = $1',
+      [prospectList.listId],
+    );
+    const mailboxes = await createMailboxes(db, owner.workspaceId, mail, scale.mailboxes, loadConfig().encryptionKey);
+    // Followed: each mailbox leased by a worker and its first pass done (the cursor read at the server).
+    await waitFor(
+      `${scale.mailboxes} mailboxes followed`,
+      async () => {
+        const { rows } = await db.query<{ n: number }>(
+          `select count(*)::int n from mailbox_cursors where account_id = any($1::uuid[]) and uid_validity is not null and error_message is null`,
+          [mailboxes.map((b) => b.id)],
+        );
+        return rows[0].n === mailboxes.length;
+      },
+      120_000,
+    );
+    log(
+      `${mailboxes.length} mailboxes followed (${describeHolders(byWorker(await leases(db, mailboxes), fleet))}); replies from ${prospectRows.length} prospects every ${scale.replyEveryMs} ms`,
+    );
+    replies = new Replies(
+      mail.server,
+      mailboxes,
+      prospectRows.map((r) => r.email),
+    );
+    const mailCtx: MailFaultCtx = { db, fleet, mail, replies, mailboxes, log };
     const total = scale.waves.reduce((a, b) => a + b, 0) * SEND_STEPS;
     const progress = async () => {
       const { rows } = await db.query<{ sent: string; active: string; pending: string }>(
@@ -119,7 +193,8 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
     };
     const describe = async (extra = '') => {
       const p = await retrying(progress);
-      return `sends ${p.sent}/${total}, ${p.webhooksPending} webhooks queued, ${turns?.started.length ?? 0} turns${extra}`;
+      const r = replies ? `, ${replies.accepted} replies` : '';
+      return `sends ${p.sent}/${total}, ${p.webhooksPending} webhooks queued, ${turns?.started.length ?? 0} turns${r}${extra}`;
     };
     /** Seconds from `since` (the part back: restarted, or started again) until every API answers and sends move again (or none are left to send). */
     const recovered = async (since: number, timeoutMs = 180_000): Promise<number | null> => {
@@ -140,6 +215,8 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
     prober.start();
     turns = new Turns(ctx, app.id);
     turns.start(scale.turnEveryMs);
+    // The replies arrive through every fault, the mail ones included, until the work drains.
+    replies.start(scale.replyEveryMs);
     const faults: FaultRow[] = [];
     const fault = async (
       name: string,
@@ -225,6 +302,35 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
     await fault('restart PostgreSQL', 3, outage('postgres', scale.restartDownMs));
     await fault(`Redis down ${scale.redisDownMs / 1000} s`, 4, outage('redis', scale.redisDownMs));
 
+    // 6-7. The mailboxes: their server restarted, then the worker holding the most of them killed.
+    const mailFault = async (name: string, inject: () => Promise<MailFaultResult>) => {
+      prober!.phase = name;
+      fleet.phase = name;
+      // From a fleet that follows every mailbox (a worker killed above may still have mailboxes whose
+      // leases run out). One that is not followed by then is noted, and the fault goes on.
+      const t = Date.now();
+      const all = await waitUntil(
+        async () => unfollowed(await leases(db, mailboxes), mailboxes, fleet).length === 0,
+        90_000,
+      );
+      if (Date.now() - t > 1000)
+        log(`${name}: waited ${((Date.now() - t) / 1000).toFixed(1)} s for every mailbox to be followed`);
+      const rows = await retrying(() => leases(db, mailboxes));
+      const held = describeHolders(byWorker(rows, fleet));
+      const missing = all ? '' : `, ${unfollowed(rows, mailboxes, fleet).length} NOT followed`;
+      const inFlight = `${await describe()}, ${mailboxes.length} mailboxes (${held}${missing})`;
+      log(`${name}: ${inFlight}`);
+      const r = await inject();
+      faults.push({ fault: name, inFlight, outcome: r.outcome, recoveryS: r.recoveryS, probes: prober!.tally(name) });
+      log(`${name}: ${r.outcome}; recovered in ${r.recoveryS ?? 'never'} s`);
+      return r;
+    };
+    await mailFault('restart mail server', () => restartMailServer(mailCtx, scale.restartDownMs));
+    const takeover = await mailFault('kill -9 worker holding mailboxes', () =>
+      killSessionWorker(mailCtx, (m) => fleet.restart(m)),
+    );
+    await replies.stop();
+
     // --- the work finishes, then the verdict ---------------------------------------------------
     prober.phase = 'drain';
     fleet.phase = 'drain';
@@ -235,17 +341,30 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
       if (!p || p.webhooksPending > 0) return false;
       const states = await enrollmentStates(db, campaignId);
       const imp = await importStatus(db, big!.importId);
-      return !states.active && imp.status === 'completed' && (await runningWorkflows(temporal)).running === 0;
+      return (
+        !states.active &&
+        imp.status === 'completed' &&
+        (await unstored(db, replies!.sent)).length === 0 &&
+        (await runningWorkflows(temporal)).running === 0
+      );
     }, scale.drainMs);
     log(finished ? 'the work finished' : `the work did not finish within ${scale.drainMs / 1000} s`);
     // Deliveries of the last events may be in flight: wait until the receiver has each of them.
-    await waitUntil(async () => (await checkWebhooks(db, owner.workspaceId, receiver)).lost === 0, 30_000);
+    await waitUntil(
+      async () =>
+        (await checkWebhooks(db, owner.workspaceId, receiver)).lost === 0 &&
+        (await checkReplyEvents(db, owner.workspaceId, replies!.sent, receiver)).lost === 0,
+      30_000,
+    );
     await prober.stop();
     const checks = [
       await checkSends(db, campaignId, SEND_STEPS),
       await checkWebhooks(db, owner.workspaceId, receiver),
       await checkImport(db, big!.importId, big!.listId, scale.importRows),
       await checkTurns(db, turns.started),
+      await checkReplies(db, replies.sent),
+      await checkReplyEvents(db, owner.workspaceId, replies.sent, receiver),
+      await checkLeases(db, mailboxes, fleet),
     ];
     const workflows = await runningWorkflows(temporal);
     const enrollments = await enrollmentStates(db, campaignId);
@@ -262,6 +381,9 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
         );
     }
     for (const f of faults) if (f.recoveryS === null) problems.push(`${f.fault}: no recovery`);
+    if (takeover.recoveryS !== null && takeover.recoveryS > TAKEOVER_LIMIT_S)
+      problems.push(`mailbox takeover took ${takeover.recoveryS.toFixed(1)} s (limit ${TAKEOVER_LIMIT_S} s)`);
+    if (!replies.sent.some(expected)) problems.push('no reply reached a mailbox');
     problems.push(...fleet.crashes);
     const verdict: Verdict = { ok: problems.length === 0, faults, checks, workflows, enrollments, problems };
     print(verdict, log);
@@ -269,8 +391,11 @@ export async function runChaos(dir: string, scale: Scale): Promise<Verdict> {
   } finally {
     await turns?.stop().catch(() => {});
     await prober?.stop().catch(() => {});
+    await replies?.stop().catch(() => {});
+    replies?.close();
     receiver.server.close();
     await fleet.stopAll();
+    await mail?.stop().catch(() => {});
     await db.end().catch(() => {});
   }
 }

@@ -1,12 +1,14 @@
 // The short chaos run (`npm run chaos -- --short`, scripts/chaos.ts): the deployed shape on a stack of
-// its own — 2 APIs, 2 workers, Temporal, PostgreSQL, Redis — with each part killed or restarted while
-// a campaign, an import, a webhook stream and Operator turns run. Its verdict comes back as JSON.
+// its own — 2 APIs, 2 workers, Temporal, PostgreSQL, Redis, a mail server — with each part killed or
+// restarted while a campaign, an import, a webhook stream, Operator turns and prospects' replies to 10
+// followed mailboxes run. Its verdict comes back as JSON.
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { markedProcesses } from '../../scripts/children.js';
+import { TAKEOVER_LIMIT_S } from '../../scripts/chaos/mail.js';
 import type { Verdict } from '../../scripts/chaos/run.js';
 import { repoRoot } from '../../lib/config.js';
 
@@ -44,7 +46,18 @@ test('a short chaos run: every fault recovered, nothing lost or doubled, no 5xx 
       'restart Temporal server',
       'restart PostgreSQL',
       'Redis down 5 s',
+      'restart mail server',
+      'kill -9 worker holding mailboxes',
     ],
+  );
+  const takeover = v.faults.find((f) => f.fault === 'kill -9 worker holding mailboxes');
+  t.true(
+    takeover?.recoveryS != null && takeover.recoveryS <= TAKEOVER_LIMIT_S,
+    `a killed worker's mailboxes taken over within ${TAKEOVER_LIMIT_S} s: ${takeover?.outcome}`,
+  );
+  t.deepEqual(
+    v.checks.map((c) => c.name).filter((n) => /mailbox|message\.received/.test(n)),
+    ['mailbox replies', 'message.received events', 'mailbox leases'],
   );
   for (const f of v.faults) {
     t.not(f.recoveryS, null, `${f.fault} recovered`);
