@@ -178,7 +178,6 @@ async function launch(
     `-Dgreenmail.api.hostname=127.0.0.1`,
     `-Dgreenmail.api.port=${new URL(m.apiUrl).port}`,
     ...(opts.authDisabled ? ['-Dgreenmail.auth.disabled'] : []),
-    '-Dgreenmail.verbose=false',
     '-jar',
     jar,
   ];
