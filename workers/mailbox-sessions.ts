@@ -70,7 +70,7 @@ export interface MailboxSessionsOptions {
   gate?: LoginGateOptions;
   /** How often an idle session re-issues IDLE (and lists the INBOX) without logging in again (default 9 min). */
   idleRefreshMs?: number;
-  /** Reconnect backoff: first wait and ceiling (default 1 s … 5 min, jittered). */
+  /** Reconnect backoff: first wait and ceiling (default 1 s … 60 s, jittered: after an outage every session is back within a minute of the server). */
   backoff?: { baseMs?: number; maxMs?: number };
   /**
    * How long refused logins must go on before the mailbox is disconnected `credentials_invalid`
@@ -148,11 +148,14 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
   let ticks = 0;
   let soon: NodeJS.Timeout | undefined;
 
-  const gauge = () => {
-    const by: Record<State, number> = { following: 0, connecting: 0, waiting: 0 };
-    for (const s of sessions.values()) by[s.state]++;
-    for (const state of MAILBOX_SESSION_STATES) mailboxSessions.set({ state }, by[state]);
-    return by;
+  // Sessions by state, kept as they change (the gauge is current at every scrape, not at the next tick).
+  const by: Record<State, number> = { following: 0, connecting: 0, waiting: 0 };
+  const count = (state: State, delta: number) => mailboxSessions.set({ state }, (by[state] += delta));
+  const setState = (s: Session, state: State) => {
+    if (s.state === state) return;
+    count(s.state, -1);
+    count(state, +1);
+    s.state = state;
   };
 
   /** Follows one mailbox until its session is aborted, the lease is lost, or the mailbox is to be followed no more. */
@@ -172,7 +175,7 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
       return refusals >= 3 && Date.now() - refusedSince >= (opts.refusalGraceMs ?? 120_000);
     };
     while (!signal.aborted) {
-      s.state = 'connecting';
+      setState(s, 'connecting');
       let openedAt = 0;
       try {
         const r = await followMailbox(
@@ -195,7 +198,7 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
               refusals = 0;
               logins++;
               mailboxLogins.inc({ outcome: 'ok' });
-              s.state = 'following';
+              setState(s, 'following');
             },
             onStored: (batch) => {
               const now = Date.now();
@@ -227,9 +230,9 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
         await recordCursorError(em(), accountId, message).catch(() => undefined);
         // A session that had been up a while starts its backoff afresh; one that keeps failing waits longer each time.
         attempt = openedAt && Date.now() - openedAt > 60_000 ? 1 : attempt + 1;
-        s.state = 'waiting';
+        setState(s, 'waiting');
         log.debug({ account: accountId, err: message, attempt }, 'mailbox session lost; reconnecting after a backoff');
-        await backoff(s, reconnectDelay(attempt, opts.backoff?.baseMs, opts.backoff?.maxMs));
+        await backoff(s, reconnectDelay(attempt, opts.backoff?.baseMs, opts.backoff?.maxMs ?? 60_000));
       }
     }
   }
@@ -237,9 +240,11 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
   function begin(lease: Lease): void {
     const s: Session = { lease, abort: new AbortController(), state: 'connecting', done: Promise.resolve() };
     sessions.set(lease.accountId, s);
+    count('connecting', +1);
     s.done = follow(s)
       .catch((err: unknown) => log.error({ err: String(err), account: lease.accountId }, 'mailbox session failed'))
       .finally(() => {
+        count(s.state, -1);
         if (sessions.get(lease.accountId) === s) sessions.delete(lease.accountId);
       });
   }
@@ -283,7 +288,6 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
     if (claimed.length) mailboxLeaseChanges.inc({ change: 'claimed' }, claimed.length);
     for (const l of claimed) begin(l);
     if (++ticks % 30 === 0) await forgetGoneFollowers(e);
-    gauge();
   }
 
   async function tick(): Promise<void> {
@@ -332,11 +336,12 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
     tick,
     following: () => [...sessions.keys()],
     stats: () => {
-      const by = gauge();
       return {
         holder,
         held: sessions.size,
-        ...by,
+        following: by.following,
+        connecting: by.connecting,
+        waiting: by.waiting,
         logins,
         failedLogins,
         peakLoginsPerSecond: gate.peakPerSecond,
@@ -350,7 +355,6 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
       await end([...sessions.keys()]);
       await leaveFleet(em(), holder).catch(() => undefined);
       await listening?.close();
-      gauge();
     },
   };
 }

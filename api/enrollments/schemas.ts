@@ -3,7 +3,7 @@ import { ACTION_STATES, type IScheduledAction } from '../../db/entities/Schedule
 import { ENROLLMENT_STATUSES, type IEnrollment } from '../../db/entities/Enrollment.js';
 import { SKIP_REASONS } from '../../domain/enrollments/enrollments.js';
 import { UNSENT_ACTION_STATES, WAITING_REASONS, type EnrollmentViewItem } from '../../domain/enrollments/view.js';
-import { Timestamp, iso } from '../schemas.js';
+import { Timestamp, iso, text } from '../schemas.js';
 import type { IEnrollOperation } from '../../db/entities/EnrollOperation.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 
@@ -137,7 +137,7 @@ export const EnrollListBody = z
   .object({
     list_id: z.uuid(),
     /** The caller's idempotency key: the same key on the same campaign returns the same operation. */
-    client_key: z.string().trim().min(1).max(200),
+    client_key: text({ max: 200, min: 1, trim: true }),
   })
   .strict();
 export const OperationParams = z.object({ campaignId: z.uuid(), operationId: z.uuid() });

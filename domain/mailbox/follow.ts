@@ -96,6 +96,7 @@ export async function followMailbox(deps: FollowDeps, accountId: string): Promis
     ({ address, reader } = await deps.mailbox.openInbox(connectorAccountId, {
       forcePoll: deps.forcePoll,
       pollMs: deps.pollMs,
+      maxWaitMs: deps.maxWaitMs ?? MAX_WAIT_MS,
     }));
   } catch (err) {
     if (err instanceof MailConnectError) {

@@ -81,7 +81,12 @@ export function smtpTransport(
 }
 
 /** An IMAP client, not yet connected (call `connect()`); logs off. */
-export function imapClient(e: MailEndpoint, target: MailTarget): ImapFlow {
+/**
+ * `socketMs`: how long the connection may be silent before the client gives up on it (default
+ * MAIL_TIMEOUTS.socketMs). A session that waits in IDLE for minutes needs more than its longest wait:
+ * imapflow answers silence by ending IDLE (a NOOP), which would wake every session every minute.
+ */
+export function imapClient(e: MailEndpoint, target: MailTarget, socketMs = MAIL_TIMEOUTS.socketMs): ImapFlow {
   return new ImapFlow({
     host: target.address,
     port: e.port,
@@ -94,7 +99,7 @@ export function imapClient(e: MailEndpoint, target: MailTarget): ImapFlow {
     logger: false,
     connectionTimeout: MAIL_TIMEOUTS.connectMs,
     greetingTimeout: MAIL_TIMEOUTS.greetingMs,
-    socketTimeout: MAIL_TIMEOUTS.socketMs,
+    socketTimeout: socketMs,
     disableAutoIdle: true,
   });
 }

@@ -3,7 +3,7 @@
 // fetched in bounded batches, and a wait for new mail: IMAP IDLE when the server offers it (woken by
 // its EXISTS), else a plain sleep before the next look (polling).
 import type { ImapFlow } from 'imapflow';
-import { imapClient, mailFailure } from './clients.js';
+import { imapClient, MAIL_TIMEOUTS, mailFailure } from './clients.js';
 import { resolveMailHost, type MailHostPolicy } from './guard.js';
 import type { MailEndpoint } from './settings.js';
 
@@ -38,6 +38,8 @@ export interface WaitOptions {
 export interface ReaderOptions {
   forcePoll?: boolean;
   pollMs?: number;
+  /** The longest wait the reader will be asked for: the connection may stay silent that long (plus a minute). */
+  maxWaitMs?: number;
 }
 
 /**
@@ -112,7 +114,9 @@ export class InboxReader {
    */
   static async open(endpoint: MailEndpoint, policy: MailHostPolicy, opts: ReaderOptions = {}): Promise<InboxReader> {
     const target = await resolveMailHost('imap', endpoint, policy);
-    const client = imapClient(endpoint, target);
+    // Silent for the longest wait and a minute more before the client gives up (TCP keepalive still
+    // notices a dead peer): IDLE is ended by us, when the wait is over, not by the client's timeout.
+    const client = imapClient(endpoint, target, Math.max(MAIL_TIMEOUTS.socketMs, (opts.maxWaitMs ?? 0) + 60_000));
     // imapflow emits 'error' on a lost socket; without a listener that would end the process.
     client.on('error', () => undefined);
     try {
