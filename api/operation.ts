@@ -89,6 +89,8 @@ export interface OperationSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /** The most bytes a JSON body may have (default BODY_LIMIT_BYTES); more is 413 `payload_too_large`. */
+  bodyLimitBytes?: number;
   /**
    * What each id of the request names (domain/access.ts `IdRule`), by where it is: every path
    * parameter and every query or body field that reads as an id must be declared (the router refuses

@@ -150,7 +150,7 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   // query and body are read (a stranger's resource is 404 whatever the body), query and body ids
   // after their validation (a malformed request is 400 first).
   const ids = op.auth === 'user' ? op.ids : undefined;
-  const readBody = op.body ? jsonBodyReader(services.config.bodyLimitBytes) : undefined;
+  const readBody = op.body ? jsonBodyReader(op.bodyLimitBytes ?? services.config.bodyLimitBytes) : undefined;
   // Ids of `each` batches the caller may not see: the handler answers them as not found.
   const authorize = async (
     ctx: Context,

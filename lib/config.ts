@@ -215,8 +215,11 @@ export interface Config {
   llm: LlmConfig;
   /** Enrichment provider (lib/enrichment): HTTP when a base URL is set, else derived from the local corpus. */
   enrichment: ProviderConfig;
-  /** Messaging-network connector (lib/connectors): HTTP when a base URL is set, else the local sandbox network. */
-  connector: ProviderConfig & { webhookSecret: string | null };
+  /**
+   * Messaging-network connector (lib/connectors): Unipile when CONNECTOR_PROVIDER=unipile, else HTTP
+   * when a base URL is set, else the local sandbox network.
+   */
+  connector: ConnectorConfig;
   /** DNS for sending-domain checks (lib/dns.ts): the local rule-based resolver unless DNS_SERVERS is set. */
   dns: { servers: string[]; timeoutMs: number; dkimSelectors: string[] };
   /** Booking providers (lib/booking): each over HTTP when its base URL is set, else the local one. */
@@ -339,7 +342,112 @@ export interface SourcesConfig {
   corpus: { seed: number; people: number };
   timeoutMs: number;
   newsforum: { baseUrl: string | null; apiKey: string | null };
-  pronet: { baseUrl: string | null; apiKey: string | null; profileHosts: string[] };
+  pronet: {
+    baseUrl: string | null;
+    apiKey: string | null;
+    profileHosts: string[];
+    /** LinkedIn search over Unipile (CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID); null: as above. */
+    unipile?: UnipileSearchConfig | null;
+  };
+}
+
+export const CONNECTOR_PROVIDERS = ['sandbox', 'unipile'] as const;
+export type ConnectorProvider = (typeof CONNECTOR_PROVIDERS)[number];
+
+/** Unipile (docs/providers.md "Unipile"): the UNIPILE_* variables, checked at start-up. */
+export interface UnipileConfig {
+  /** UNIPILE_BASE_URL: the DSN as a URL, `https://apiN.unipile.com:PORT`. */
+  baseUrl: string;
+  /** UNIPILE_API_KEY: sent as X-API-KEY. */
+  apiKey: string;
+  /** UNIPILE_WEBHOOK_SECRET: the secret header of our webhooks and the key of the hosted-auth notify tokens. */
+  webhookSecret: string;
+  /** UNIPILE_SEARCH_ACCOUNT_ID: the connected LinkedIn account profile look-ups and searches run as. */
+  searchAccountId: string | null;
+  /** PUBLIC_BASE_URL: where Unipile reaches our hooks (notify URL, webhooks). */
+  publicBaseUrl: string;
+  timeoutMs: number;
+}
+
+export const UNIPILE_SEARCH_API_NAMES = ['classic', 'sales_navigator'] as const;
+
+/** The pronet source over Unipile's LinkedIn search. */
+export interface UnipileSearchConfig {
+  baseUrl: string;
+  apiKey: string;
+  accountId: string;
+  /** UNIPILE_SEARCH_API: classic (default) or sales_navigator. */
+  api: (typeof UNIPILE_SEARCH_API_NAMES)[number];
+  /** UNIPILE_SEARCH_DAILY_PROFILES: search results per UTC day (unset: the source's default for the API). */
+  dailyProfiles: number | null;
+  /** UNIPILE_PROFILE_DAILY_VISITS: profile look-ups per UTC day (unset: the source's default for the API). */
+  dailyProfileVisits: number | null;
+}
+
+export interface ConnectorConfig extends ProviderConfig {
+  webhookSecret: string | null;
+  /** CONNECTOR_PROVIDER: `sandbox` (default; or the HTTP connector when CONNECTOR_BASE_URL is set) or `unipile`. */
+  provider?: ConnectorProvider;
+  /** Set when the provider is unipile. */
+  unipile?: UnipileConfig | null;
+}
+
+/**
+ * CONNECTOR_PROVIDER and the UNIPILE_* variables, checked together: an invalid combination fails at
+ * start-up with the variable to fix. `env` defaults to the process's.
+ */
+export function unipileSettings(
+  publicBaseUrl: string,
+  timeoutMs: number,
+  env: Record<string, string | undefined> = process.env,
+): { provider: ConnectorProvider; unipile: UnipileConfig | null; search: UnipileSearchConfig | null } {
+  const get = (k: string) => env[k]?.trim() || null;
+  const provider = (get('CONNECTOR_PROVIDER') ?? 'sandbox').toLowerCase();
+  if (!(CONNECTOR_PROVIDERS as readonly string[]).includes(provider))
+    throw new Error(`CONNECTOR_PROVIDER must be one of ${CONNECTOR_PROVIDERS.join(', ')}, got "${provider}"`);
+  // The UNIPILE_* variables are read only for the unipile provider (a sandbox run may keep them set).
+  if (provider !== 'unipile') return { provider: 'sandbox', unipile: null, search: null };
+  const missing = ['UNIPILE_BASE_URL', 'UNIPILE_API_KEY', 'UNIPILE_WEBHOOK_SECRET'].filter((k) => !get(k));
+  if (missing.length) throw new Error(`CONNECTOR_PROVIDER=unipile needs ${missing.join(', ')}`);
+  if (get('CONNECTOR_BASE_URL'))
+    throw new Error('CONNECTOR_PROVIDER=unipile and CONNECTOR_BASE_URL are exclusive: unset CONNECTOR_BASE_URL');
+  const baseUrl = get('UNIPILE_BASE_URL')!;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+    throw new Error(`UNIPILE_BASE_URL must be an absolute http(s) URL (the DSN, https://apiN.unipile.com:PORT)`);
+  const webhookSecret = get('UNIPILE_WEBHOOK_SECRET')!;
+  if (webhookSecret.length < 16) throw new Error('UNIPILE_WEBHOOK_SECRET must be at least 16 characters');
+  if (env.NODE_ENV === 'production' && !get('PUBLIC_BASE_URL'))
+    throw new Error('CONNECTOR_PROVIDER=unipile needs PUBLIC_BASE_URL in production (Unipile calls our hooks there)');
+  const api = (get('UNIPILE_SEARCH_API') ?? 'classic').toLowerCase();
+  if (!(UNIPILE_SEARCH_API_NAMES as readonly string[]).includes(api))
+    throw new Error(`UNIPILE_SEARCH_API must be classic or sales_navigator, got "${api}"`);
+  const daily = (k: string): number | null => {
+    const raw = get(k);
+    if (raw === null) return null;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${k} must be a positive integer, got "${raw}"`);
+    return n;
+  };
+  const searchAccountId = get('UNIPILE_SEARCH_ACCOUNT_ID');
+  const dailyProfiles = daily('UNIPILE_SEARCH_DAILY_PROFILES');
+  const dailyProfileVisits = daily('UNIPILE_PROFILE_DAILY_VISITS');
+  if (searchAccountId && get('PRONET_BASE_URL'))
+    throw new Error('UNIPILE_SEARCH_ACCOUNT_ID and PRONET_BASE_URL both choose the pronet source: unset one');
+  const apiKey = get('UNIPILE_API_KEY')!;
+  return {
+    provider: 'unipile',
+    unipile: { baseUrl, apiKey, webhookSecret, searchAccountId, publicBaseUrl, timeoutMs },
+    search: searchAccountId
+      ? {
+          baseUrl,
+          apiKey,
+          accountId: searchAccountId,
+          api: api as UnipileSearchConfig['api'],
+          dailyProfiles,
+          dailyProfileVisits,
+        }
+      : null,
+  };
 }
 
 let cached: Config | undefined;
@@ -353,6 +461,9 @@ export function reloadConfig(): Config {
 export function loadConfig(): Config {
   if (cached) return cached;
   const port = int('PORT', 3000);
+  const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`;
+  const connectorTimeoutMs = int('CONNECTOR_TIMEOUT_MS', 15_000);
+  const unipile = unipileSettings(publicBaseUrl, connectorTimeoutMs);
   cached = {
     port,
     host: process.env.HOST ?? '127.0.0.1',
@@ -384,7 +495,7 @@ export function loadConfig(): Config {
     encryptionKey: createHash('sha256').update(localSecret('ENCRYPTION_KEY')).digest(),
     logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
     logBuffered: process.env.NODE_ENV === 'production' && process.env.LOG_SYNC !== '1',
-    publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    publicBaseUrl,
     publicBaseUrlFromEnv: process.env.PUBLIC_BASE_URL || null,
     metricsToken: process.env.METRICS_TOKEN || null,
     db: { poolMax: num('DB_POOL_MAX', 10), debug: process.env.DB_DEBUG === '1' },
@@ -430,6 +541,7 @@ export function loadConfig(): Config {
         baseUrl: process.env.PRONET_BASE_URL || null,
         apiKey: process.env.PRONET_API_KEY || null,
         profileHosts: list('PRONET_PROFILE_HOSTS').length ? list('PRONET_PROFILE_HOSTS') : ['pronet.example'],
+        unipile: unipile.search,
       },
     },
     llm: {
@@ -449,8 +561,10 @@ export function loadConfig(): Config {
     connector: {
       baseUrl: process.env.CONNECTOR_BASE_URL || null,
       apiKey: process.env.CONNECTOR_API_KEY || null,
-      timeoutMs: int('CONNECTOR_TIMEOUT_MS', 15_000),
+      timeoutMs: connectorTimeoutMs,
       webhookSecret: process.env.CONNECTOR_WEBHOOK_SECRET || null,
+      provider: unipile.provider,
+      unipile: unipile.unipile,
     },
     dns: {
       servers: list('DNS_SERVERS'),

@@ -16,6 +16,7 @@ import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
 import { mailAccounts } from '../domain/mailbox/accounts.js';
 import { mailTokenSource } from '../domain/mailbox/oauth-tokens.js';
 import { MailOAuthClient } from '../lib/connectors/mailbox/oauth.js';
+import { unipileConnectorOf } from '../lib/connectors/index.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import { startMailboxSessions } from './mailbox-sessions.js';
 import { activityInterceptors, metricsSinks, workflowInterceptorModule } from './interceptors.js';
@@ -96,8 +97,24 @@ export async function createWorker() {
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
-  if (config.worker.schedules)
-    await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector: !config.connector.baseUrl });
+  const sandboxConnector = config.connector.provider !== 'unipile' && !config.connector.baseUrl;
+  if (config.worker.schedules) await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector });
+  // Unipile's webhooks (messages, new relations, account statuses) to our /hooks/connector, created
+  // when missing (idempotent); in the background: a failure is logged, the worker runs on, and the
+  // next start tries again (docs/providers.md "Unipile").
+  if (config.connector.provider === 'unipile') {
+    const unipile = unipileConnectorOf(providers.connector);
+    if (unipile)
+      unipile
+        .ensureWebhooks()
+        .then((r) =>
+          logger.info(
+            { request_url: r.requestUrl, created: r.created.length, existing: r.existing.length },
+            'Unipile webhooks ensured',
+          ),
+        )
+        .catch((err: unknown) => logger.warn({ err: String(err) }, 'Unipile webhooks not ensured at start-up'));
+  }
   // Every connected mailbox is followed (docs/email.md "Receiving"); in the background, and only by the
   // main worker (a test's extra worker on its own queue must not take the syncs there).
   if (config.worker.schedules)

@@ -158,6 +158,8 @@ export async function connectAccount(
       displayName: account.displayName,
       credentials: input.credentials,
       returnUrl: input.returnUrl,
+      // A reconnect after a disconnection: a connector that reconnects in place keeps this id.
+      connectorAccountId: account.connectorAccountId ?? null,
     })
     .catch((err: unknown) => {
       if (err instanceof MailConnectError) throw new AppError(400, err.reason, err.message, { side: err.side });
@@ -359,6 +361,52 @@ export async function refreshStatus(
     await em.refresh(account);
     return { state: null, reason: null, error: `${err.code}: ${err.message}` };
   }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A hosted connection finished at the connector (Unipile's notify callback, already authenticated):
+ * our account `accountId` takes the connector's id for it — only while it holds the provisional id
+ * `connect` gave it, or that id already (a reconnect, or a repeated callback), and only when it is
+ * on `connectorName` — then its status is read at the connector and applied like any check
+ * (`refreshStatus`). 404 `not_found` for no such account there; 409 `already_linked` when it holds
+ * another connection (or another account holds this one).
+ */
+export async function finishHostedConnection(
+  em: EntityManager,
+  connector: AccountConnector,
+  input: { accountId: string; connectorAccountId: string; provisionalId: string; connectorName: string },
+): Promise<{
+  account: IPlatformAccount;
+  connector: { state: string | null; reason: string | null; error: string | null };
+}> {
+  const unknown = () => notFound('account');
+  if (!UUID.test(input.accountId)) throw unknown();
+  const [row] = await em.execute<{ connector: string; connector_account_id: string | null }[]>(
+    `select connector, connector_account_id from platform_accounts where id = ?`,
+    [input.accountId],
+  );
+  if (!row || row.connector !== input.connectorName) throw unknown();
+  const linked = await em
+    .execute<{ id: string }[]>(
+      `update platform_accounts set connector_account_id = ?, updated_at = now()
+        where id = ? and connector = ? and connector_account_id in (?, ?) returning id`,
+      [input.connectorAccountId, input.accountId, input.connectorName, input.provisionalId, input.connectorAccountId],
+    )
+    .catch((err: unknown) => {
+      // The (connector, connector_account_id) unique index: another of our accounts holds it.
+      if ((err as { code?: string }).code === '23505' || /unique/i.test(String(err))) return [];
+      throw err;
+    });
+  if (!linked.length)
+    throw conflict(
+      'already_linked',
+      'the account holds another connection at the connector, or another account holds this one',
+    );
+  const account = await em.findOneOrFail(PlatformAccount, { id: input.accountId });
+  const status = await refreshStatus(em, connector, account);
+  return { account, connector: status };
 }
 
 export interface SetupStatus {

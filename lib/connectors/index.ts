@@ -1,5 +1,6 @@
-// The messaging-network connector a process uses: over HTTP when CONNECTOR_BASE_URL is set, else the
-// sandbox network (the default, so everything runs offline): profiles from the local generated corpus,
+// The messaging-network connector a process uses: Unipile when CONNECTOR_PROVIDER=unipile (LinkedIn
+// accounts through Unipile's hosted wizard; docs/providers.md "Unipile"), else over HTTP when
+// CONNECTOR_BASE_URL is set, else the sandbox network (the default, so everything runs offline): profiles from the local generated corpus,
 // accounts, sends and inbound events in the `sandbox_*` tables of `orm`'s database. Email accounts
 // connected with their own SMTP/IMAP credentials are served by the mail connector beside it
 // (routing.ts chooses per call).
@@ -15,6 +16,7 @@ import { MailConnector } from './mailbox/connector.js';
 import { RoutingConnector } from './routing.js';
 import { SandboxNetwork } from './sandbox-network.js';
 import type { AccountConnector, NetworkConnector } from './types.js';
+import { UnipileConnector } from './unipile/connector.js';
 
 export * from './types.js';
 export { HttpConnector } from './http.js';
@@ -32,6 +34,7 @@ export { signInbound, verifyInbound, SIGNATURE_HEADER } from './inbound.js';
 export { sandboxFate, recipientBucket } from './sandbox-rules.js';
 export { MailConnector } from './mailbox/connector.js';
 export { RoutingConnector } from './routing.js';
+export { UnipileConnector } from './unipile/connector.js';
 
 /** Both halves of the connector: profile lookups and sender accounts. */
 export type Connector = NetworkConnector & AccountConnector;
@@ -53,10 +56,31 @@ export function createConnector(
   orm: Pick<MikroORM, 'em'>,
   mail: MailConnectorSettings,
 ): RoutingConnector {
-  const base = config.baseUrl
+  return new RoutingConnector(baseConnector(config, corpus, orm), new MailConnector(mail));
+}
+
+function baseConnector(config: Config['connector'], corpus: CorpusOptions, orm: Pick<MikroORM, 'em'>): Connector {
+  if (config.provider === 'unipile') {
+    const u = config.unipile;
+    if (!u) throw new Error('CONNECTOR_PROVIDER=unipile needs the UNIPILE_* settings (lib/config.ts)');
+    return new UnipileConnector({
+      baseUrl: u.baseUrl,
+      apiKey: u.apiKey,
+      timeoutMs: u.timeoutMs,
+      publicBaseUrl: u.publicBaseUrl,
+      searchAccountId: u.searchAccountId,
+      webhookSecret: u.webhookSecret,
+    });
+  }
+  return config.baseUrl
     ? new HttpConnector(providerHttpOptions('CONNECTOR', config), { webhookSecret: config.webhookSecret })
     : new SandboxNetwork(corpus, orm, config.webhookSecret);
-  return new RoutingConnector(base, new MailConnector(mail));
+}
+
+/** The Unipile connector behind `connector` (itself, or the configured half of a routing connector); null otherwise. */
+export function unipileConnectorOf(connector: unknown): UnipileConnector | null {
+  const base = connector instanceof RoutingConnector ? connector.base : connector;
+  return base instanceof UnipileConnector ? base : null;
 }
 
 /** The mail connector behind `connector` (the routing connector's mail half, or itself); null otherwise (a fake). */

@@ -86,7 +86,7 @@ export class RoutingConnector implements NetworkConnector, AccountConnector {
     return this.to(id).attachment(id, messageId, attachmentId, opts);
   }
   /** The connector's hook (`/hooks/connector`) is the configured connector's: mail has none. */
-  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent {
+  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent | null {
     return this.base.parseInbound(rawBody, headers);
   }
   async close(): Promise<void> {

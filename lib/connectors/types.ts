@@ -57,6 +57,11 @@ export interface ConnectInput {
   credentials?: Record<string, string>;
   /** Where the hosted flow sends the user back to. */
   returnUrl?: string;
+  /**
+   * The connector id the account already holds (a reconnect after a disconnection): a connector that
+   * can reconnect in place (Unipile's `reconnect` link) keeps it; null or absent for a first connection.
+   */
+  connectorAccountId?: string | null;
 }
 
 export const CONNECTOR_ACCOUNT_STATES = ['pending', 'connected', 'disconnected'] as const;
@@ -278,9 +283,11 @@ export interface AccountConnector {
   ): Promise<AttachmentStream>;
   /**
    * Verifies an inbound request's signature (constant time, with a freshness window) and parses it;
-   * throws ConnectorError `auth` (bad or stale signature) or `invalid_request` (not an event).
+   * throws ConnectorError `auth` (bad or stale signature) or `invalid_request` (not an event). Null: an
+   * authentic request the connector acknowledges and does not act on (nothing is stored; the hook
+   * answers 200 so the sender does not retry it).
    */
-  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent;
+  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent | null;
   close?(): Promise<void>;
 }
 

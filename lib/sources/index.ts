@@ -1,11 +1,13 @@
 // The discovery sources a process uses: each one over HTTP when its base URL is configured, else
-// answered from the local generated corpus (the default, so everything runs offline).
+// answered from the local generated corpus (the default, so everything runs offline). The pronet
+// source is LinkedIn search over Unipile when CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID.
 import type { SourcesConfig } from '../config.js';
 import { providerHttpOptions } from '../provider-http.js';
 import { HttpNewsforum } from './http-newsforum.js';
 import { HttpPronet } from './http-pronet.js';
 import { MAX_CORPUS_PEOPLE } from './local-corpus.js';
 import { LocalNewsforum, LocalPronet } from './local.js';
+import { UnipilePronetSource } from './unipile-pronet.js';
 import type { DiscoverySource, SignalKind, SourceName } from './types.js';
 
 export * from './types.js';
@@ -29,9 +31,21 @@ export function createSources(config: SourcesConfig): Sources {
   const newsforum = config.newsforum.baseUrl
     ? new HttpNewsforum(providerHttpOptions('NEWSFORUM', { ...config.newsforum, timeoutMs: config.timeoutMs }))
     : new LocalNewsforum(corpus);
-  const pronet = config.pronet.baseUrl
-    ? new HttpPronet(providerHttpOptions('PRONET', { ...config.pronet, timeoutMs: config.timeoutMs }))
-    : new LocalPronet(corpus);
+  const unipile = config.pronet.unipile;
+  const pronet = unipile
+    ? new UnipilePronetSource({
+        baseUrl: unipile.baseUrl,
+        apiKey: unipile.apiKey,
+        accountId: unipile.accountId,
+        api: unipile.api,
+        dailyProfiles: unipile.dailyProfiles ?? undefined,
+        dailyProfileVisits: unipile.dailyProfileVisits ?? undefined,
+        profileHosts: config.pronet.profileHosts,
+        timeoutMs: config.timeoutMs,
+      })
+    : config.pronet.baseUrl
+      ? new HttpPronet(providerHttpOptions('PRONET', { ...config.pronet, timeoutMs: config.timeoutMs }))
+      : new LocalPronet(corpus);
   const all = { newsforum, pronet };
   return {
     ...all,
@@ -39,7 +53,7 @@ export function createSources(config: SourcesConfig): Sources {
     forKind: (kind) => Object.values(all).filter((s) => s.supports(kind)),
     modes: {
       newsforum: newsforum instanceof HttpNewsforum ? 'http' : 'local',
-      pronet: pronet instanceof HttpPronet ? 'http' : 'local',
+      pronet: pronet instanceof HttpPronet || pronet instanceof UnipilePronetSource ? 'http' : 'local',
     },
     async close() {
       await Promise.all(

@@ -118,7 +118,7 @@ test('unipile: connect asks a hosted link as documented; the notify callback nam
     expiresAt: start.expiresAt,
   });
   t.true(start.expiresAt!.getTime() > Date.now() + 50 * 60_000);
-  const notifyUrl = `${origin}/hooks/unipile/accounts?token=${hostedNotifyToken(SECRET, 'pa-1')}`;
+  const notifyUrl = `${origin}/hooks/connector/accounts?token=${hostedNotifyToken(SECRET, 'pa-1')}`;
   t.deepEqual(link.body, {
     type: 'create',
     providers: ['LINKEDIN'],
@@ -154,7 +154,7 @@ test('unipile: connect asks a hosted link as documented; the notify callback nam
   const { account, notify } = await unipile.finishHostedAuth('pa-1');
   t.is(notify.status, 200);
   const got = hooks.requests.at(-1)!;
-  t.is(got.url, `/hooks/unipile/accounts?token=${hostedNotifyToken(SECRET, 'pa-1')}`);
+  t.is(got.url, `/hooks/connector/accounts?token=${hostedNotifyToken(SECRET, 'pa-1')}`);
   const body = JSON.parse(got.raw.toString()) as unknown;
   t.deepEqual(body, { status: 'CREATION_SUCCESS', account_id: account.id, name: 'pa-1' });
   const token = new URL(got.url, origin).searchParams.get('token');
@@ -782,7 +782,7 @@ test('unipile: webhooks are registered once; their deliveries parse to our event
   const { unipile, hooks, origin, connector, since } = await setup(t);
   const reqs = since();
   const first = await connector.ensureWebhooks();
-  t.is(first.requestUrl, `${origin}/hooks/unipile/events`);
+  t.is(first.requestUrl, `${origin}/hooks/connector`);
   t.deepEqual(
     first.created.map((w) => w.source),
     ['messaging', 'users', 'account_status'],
@@ -790,7 +790,7 @@ test('unipile: webhooks are registered once; their deliveries parse to our event
   const posts = reqs().filter((r) => r.method === 'POST');
   t.deepEqual(posts[0].json, {
     source: 'messaging',
-    request_url: `${origin}/hooks/unipile/events`,
+    request_url: `${origin}/hooks/connector`,
     name: webhookName('messaging'),
     format: 'json',
     events: ['message_received'],
@@ -812,10 +812,10 @@ test('unipile: webhooks are registered once; their deliveries parse to our event
     Object.fromEntries(Object.entries(hooks.requests[i].headers).map(([k, v]) => [k, String(v)]));
   const lastEvent = () => {
     const i = hooks.requests.length - 1;
-    t.is(hooks.requests[i].url, '/hooks/unipile/events');
+    t.is(hooks.requests[i].url, '/hooks/connector');
     t.is(hooks.requests[i].headers[UNIPILE_SECRET_HEADER], SECRET);
     t.regex(String(hooks.requests[i].headers['content-type']), /application\/json/);
-    return connector.parseInbound(hooks.requests[i].raw, headersOf(i));
+    return connector.parseInbound(hooks.requests[i].raw, headersOf(i))!;
   };
 
   // Account status: { AccountStatus: { account_id, account_type, message } }.

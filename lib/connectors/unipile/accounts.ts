@@ -5,7 +5,7 @@
 // Which id our account holds: Unipile creates its account only when the user finishes the hosted
 // wizard, so `connect` answers a provisional connector id, `pending:<our account id>`, and the
 // notify_url callback (`{ status, account_id, name }`, `name` = our account id) names the real one:
-// the hooks route (`POST /hooks/unipile/accounts`) replaces the provisional id with it. A provisional
+// the hooks route (`POST /hooks/connector/accounts`) replaces the provisional id with it. A provisional
 // id is `pending` for `status` and is refused (invalid_request `not_connected`) by the other calls.
 // A reconnect (the account already holds Unipile's id) keeps that id: the wizard's `reconnect` type.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -21,10 +21,13 @@ import {
 import { accountLostReason, UNIPILE } from './client.js';
 import { seg, uid } from './wire.js';
 
-/** ConnectInput with the connector id the account already holds (a reconnect); see the report on ConnectInput. */
-export type UnipileConnectInput = ConnectInput & { connectorAccountId?: string | null };
+/** ConnectInput, whose `connectorAccountId` (the id the account already holds) makes a reconnect. */
+export type UnipileConnectInput = ConnectInput;
 
 const PROVISIONAL = 'pending:';
+/** Where the hosted wizard's notify callback comes in (api/hooks/routes.ts), under our public base URL. */
+export const UNIPILE_NOTIFY_PATH = '/hooks/connector/accounts';
+
 /** The connector id an account holds from `connect` until the notify callback names Unipile's. */
 export const provisionalAccountId = (accountId: string) => `${PROVISIONAL}${accountId}`;
 export const isProvisional = (connectorAccountId: string) => connectorAccountId.startsWith(PROVISIONAL);
@@ -62,7 +65,7 @@ export function stateOfSources(sources: { status: string }[]): { state: Connecto
 export interface HostedOptions {
   /** UNIPILE_BASE_URL's origin: `api_url` of the hosted link. */
   apiUrl: string;
-  /** Our API's public URL: the notify_url is `<publicBaseUrl>/hooks/unipile/accounts`. */
+  /** Our API's public URL: the notify_url is `<publicBaseUrl>/hooks/connector/accounts`. */
   publicBaseUrl: string;
   /** Signs the notify_url (`?token=`), checked by `parseHostedNotify`; none: the URL carries no token. */
   notifySecret: string | null;
@@ -78,7 +81,7 @@ export class UnipileAccounts {
 
   /** The notify_url for our account (with its token when a secret is configured). */
   notifyUrl(accountId: string): string {
-    const url = new URL(`${this.opts.publicBaseUrl.replace(/\/+$/, '')}/hooks/unipile/accounts`);
+    const url = new URL(`${this.opts.publicBaseUrl.replace(/\/+$/, '')}${UNIPILE_NOTIFY_PATH}`);
     if (this.opts.notifySecret) url.searchParams.set('token', hostedNotifyToken(this.opts.notifySecret, accountId));
     return url.toString();
   }

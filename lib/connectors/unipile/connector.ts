@@ -5,7 +5,7 @@
 //
 //   our operation           Unipile v1
 //   connect                 POST /hosted/accounts/link (create, or reconnect of the id held)
-//   (notify callback)       POST <publicBaseUrl>/hooks/unipile/accounts ← { status, account_id, name }
+//   (notify callback)       POST <publicBaseUrl>/hooks/connector/accounts ← { status, account_id, name }
 //   status / statuses       GET /accounts/{id} (one per id)
 //   disconnect              DELETE /accounts/{id}
 //   profile                 GET /users/me?account_id=
@@ -18,7 +18,7 @@
 //   chats                   GET /chats?account_id=&limit=100&cursor=
 //   messages                GET /chats/{chat_id}/messages?limit=100&cursor=
 //   attachment              GET /messages/{message_id}/attachments/{attachment_id}
-//   parseInbound            (webhooks) our secret header, then the payload (events.ts)
+//   parseInbound            (webhooks to <publicBaseUrl>/hooks/connector) our secret header, then the payload (events.ts)
 //   ensureWebhooks          GET /webhooks, POST /webhooks
 import type { JsonHttpClient } from '../../provider-http.js';
 import {
@@ -40,7 +40,14 @@ import {
   type SendNetworkInput,
   type SendResult,
 } from '../types.js';
-import { HOSTED_LINK_TTL_MS, isProvisional, UnipileAccounts, type UnipileConnectInput } from './accounts.js';
+import {
+  HOSTED_LINK_TTL_MS,
+  isProvisional,
+  parseHostedNotify,
+  UnipileAccounts,
+  type HostedNotify,
+  type UnipileConnectInput,
+} from './accounts.js';
 import { apiOrigin, UNIPILE, unipileClient, type UnipileHttpOptions } from './client.js';
 import { verifyUnipileInbound } from './events.js';
 import { UnipileInvitations, type UnipileInvitationResult } from './invitations.js';
@@ -164,8 +171,20 @@ export class UnipileConnector implements NetworkConnector, AccountConnector {
     this.connected(id);
     return this.messaging.attachment(messageId, attachmentId, opts);
   }
-  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent {
+  /** Our secret header (constant time), then the payload (`parseUnipileWebhook`); null: acknowledged, not acted on. */
+  parseInbound(rawBody: Buffer, headers: Record<string, string | undefined>): InboundEvent | null {
     return verifyUnipileInbound(this.webhookSecret, rawBody, headers);
+  }
+
+  /**
+   * The hosted wizard's notify callback (`{ status, account_id, name }`), authenticated by the `token`
+   * query parameter `connect` put in its notify_url (constant time). Without a webhook secret nothing
+   * is accepted (ConnectorError `auth`); a body that is not a callback is `invalid_request`.
+   */
+  hostedNotify(body: unknown, token: string | null | undefined): HostedNotify {
+    if (!this.webhookSecret)
+      throw new ConnectorError(UNIPILE, 'auth', 'no webhook secret is configured (UNIPILE_WEBHOOK_SECRET)');
+    return parseHostedNotify(body, { secret: this.webhookSecret, token });
   }
 
   /**

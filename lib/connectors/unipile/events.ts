@@ -180,16 +180,16 @@ export function checkWebhookSecret(headers: Record<string, string | undefined>, 
 }
 
 /**
- * The connector's `parseInbound`: the secret header checked (ConnectorError `auth`), the body parsed;
- * a payload we do not act on is `invalid_request` here (the hooks route should call
- * `parseUnipileWebhook` itself and answer 200 to null, or Unipile retries it five times).
+ * The connector's `parseInbound`: the secret header checked in constant time (ConnectorError `auth`),
+ * the body parsed with `parseUnipileWebhook`; a payload we do not act on is null (the hooks route
+ * answers 200 to it and stores nothing, or Unipile would retry it five times).
  */
 export function verifyUnipileInbound(
   secret: string | null,
   rawBody: Buffer,
   headers: Record<string, string | undefined>,
   receivedAt = new Date(),
-): InboundEvent {
+): InboundEvent | null {
   if (!secret) throw new ConnectorError(UNIPILE, 'auth', 'no webhook secret is configured (UNIPILE_WEBHOOK_SECRET)');
   if (!checkWebhookSecret(headers, secret))
     throw new ConnectorError(UNIPILE, 'auth', `the ${UNIPILE_SECRET_HEADER} header is missing or wrong`);
@@ -199,7 +199,5 @@ export function verifyUnipileInbound(
   } catch {
     throw new ConnectorError(UNIPILE, 'invalid_request', 'body is not JSON');
   }
-  const event = parseUnipileWebhook(json, { receivedAt });
-  if (!event) throw new ConnectorError(UNIPILE, 'invalid_request', 'not a Unipile event we act on');
-  return event;
+  return parseUnipileWebhook(json, { receivedAt });
 }

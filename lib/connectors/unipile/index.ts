@@ -13,9 +13,10 @@ export {
   isProvisional,
   parseHostedNotify,
   provisionalAccountId,
+  UNIPILE_NOTIFY_PATH,
   type HostedNotify,
   type UnipileConnectInput,
 } from './accounts.js';
 export { checkWebhookSecret, parseUnipileWebhook, UNIPILE_SECRET_HEADER } from './events.js';
 export { INVITATION_NOTE_MAX } from './invitations.js';
-export { WEBHOOK_SOURCES, webhookName, type EnsuredWebhooks } from './webhooks.js';
+export { UNIPILE_WEBHOOK_PATH, WEBHOOK_SOURCES, webhookName, type EnsuredWebhooks } from './webhooks.js';

@@ -1,6 +1,6 @@
 // Our webhooks at Unipile (/work/unipile-notes.md §8): one per source — `messaging`
 // (message_received), `users` (new_relation), `account_status` — all to
-// `<publicBaseUrl>/hooks/unipile/events`, created with `POST /webhooks` when missing (found by name
+// `<publicBaseUrl>/hooks/connector` (the connector's hook route), created with `POST /webhooks` when missing (found by name
 // and URL in `GET /webhooks`, so another environment's webhooks on the same Unipile tenant are left
 // alone). API-created webhooks carry no JSON content type unless told, and Unipile signs nothing:
 // each is created with `Content-Type: application/json` and our secret header.
@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { parseWire, type JsonHttpClient } from '../../provider-http.js';
 import { UNIPILE_SECRET_HEADER } from './events.js';
 import { listOf, query, text, uid } from './wire.js';
+
+/** Where Unipile's webhooks are delivered (api/hooks/routes.ts), under our public base URL. */
+export const UNIPILE_WEBHOOK_PATH = '/hooks/connector';
 
 export const WEBHOOK_SOURCES = ['messaging', 'users', 'account_status'] as const;
 export type WebhookSource = (typeof WEBHOOK_SOURCES)[number];
@@ -31,7 +34,7 @@ export async function ensureWebhooks(
   opts: { publicBaseUrl: string; secret: string },
   signal?: AbortSignal,
 ): Promise<EnsuredWebhooks> {
-  const requestUrl = `${opts.publicBaseUrl.replace(/\/+$/, '')}/hooks/unipile/events`;
+  const requestUrl = `${opts.publicBaseUrl.replace(/\/+$/, '')}${UNIPILE_WEBHOOK_PATH}`;
   const have = new Map<string, string>();
   let cursor: string | null = null;
   for (let n = 0; n < 20; n++) {
