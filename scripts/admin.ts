@@ -166,8 +166,11 @@ function parse(argv: string[]): Command {
 
 async function run(em: EntityManager, cmd: Command): Promise<string> {
   if ('run' in cmd) return cmd.run(em);
-  if (cmd.name.startsWith('sandbox-') && loadConfig().connector.baseUrl)
-    throw new Failure('sandbox commands need the sandbox network (CONNECTOR_BASE_URL is set)');
+  const connector = loadConfig().connector;
+  if (cmd.name.startsWith('sandbox-') && (connector.baseUrl || connector.provider === 'unipile'))
+    throw new Failure(
+      `sandbox commands need the sandbox network (${connector.baseUrl ? 'CONNECTOR_BASE_URL is set' : 'CONNECTOR_PROVIDER is unipile'})`,
+    );
   switch (cmd.name) {
     case 'set-plan': {
       if (!isPlanId(cmd.plan)) throw new Failure(`unknown plan "${cmd.plan}"; plans: ${PLAN_IDS.join(', ')}`);
