@@ -309,9 +309,21 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
     return running;
   }
 
+  /**
+   * The account's settings or status changed: a session waiting to reconnect tries again at once (its
+   * settings may have been fixed); one logged in starts again, so it follows with the new settings (a
+   * session lives on its connection, which would otherwise keep the old ones).
+   */
+  const restart = (accountId: string) => {
+    const s = sessions.get(accountId);
+    if (!s) return;
+    if (s.state === 'waiting') return s.nudge?.();
+    // Once it has closed, the next pass begins it again while the lease is ours and the mailbox still to follow.
+    s.abort.abort();
+    void s.done.then(() => tick());
+  };
   const notified = (accountId: string | undefined) => {
-    // A session waiting to reconnect tries again at once: its settings may have been fixed.
-    if (accountId) sessions.get(accountId)?.nudge?.();
+    if (accountId) restart(accountId);
     if (stopped || soon) return;
     soon = setTimeout(() => {
       soon = undefined;
