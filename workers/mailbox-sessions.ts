@@ -81,24 +81,10 @@ export interface MailboxSessionsOptions {
   forcePoll?: boolean;
 }
 
-export interface MailboxSessionStats {
-  holder: string;
-  held: number;
-  following: number;
-  connecting: number;
-  waiting: number;
-  /** Successful logins since the service started. */
-  logins: number;
-  failedLogins: number;
-  /** The most handshakes started within one second. */
-  peakLoginsPerSecond: number;
-}
-
 export interface MailboxSessionsService {
   readonly holder: string;
   /** Renews, releases and claims now (also run on a timer and on notifications). */
   tick(): Promise<void>;
-  stats(): MailboxSessionStats;
   /** The accounts this service follows now. */
   following(): string[];
   /** Closes every session and lets go of every lease (others take them over at once). */
@@ -140,8 +126,6 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
   const em = () => opts.orm.em.fork() as EntityManager;
   const me = { holder, fleet: opts.fleet, unassigned: opts.unassigned };
   const sessions = new Map<string, Session>();
-  let logins = 0;
-  let failedLogins = 0;
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
@@ -196,7 +180,6 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
               openedAt = Date.now();
               refusedSince = null;
               refusals = 0;
-              logins++;
               mailboxLogins.inc({ outcome: 'ok' });
               setState(s, 'following');
             },
@@ -222,7 +205,6 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
           return;
         }
         if (!openedAt) {
-          failedLogins++;
           mailboxLogins.inc({ outcome: 'failed' });
         }
         mailboxReconnects.inc();
@@ -347,18 +329,6 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
     holder,
     tick,
     following: () => [...sessions.keys()],
-    stats: () => {
-      return {
-        holder,
-        held: sessions.size,
-        following: by.following,
-        connecting: by.connecting,
-        waiting: by.waiting,
-        logins,
-        failedLogins,
-        peakLoginsPerSecond: gate.peakPerSecond,
-      };
-    },
     async stop() {
       stopped = true;
       clearInterval(timer);
