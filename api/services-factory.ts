@@ -6,9 +6,7 @@ import { connectTemporal, temporalProbe, type TemporalClient } from '../jobs/con
 import { createRateLimiter } from '../lib/rate-limit.js';
 import { linkCachesToRedis } from '../lib/credential-cache.js';
 import { createProviders } from '../lib/providers.js';
-import { mailAccounts } from '../domain/mailbox/accounts.js';
-import { mailTokenSource } from '../domain/mailbox/oauth-tokens.js';
-import { MailOAuthClient } from '../lib/connectors/mailbox/oauth.js';
+import { providerLookups } from '../domain/provider-lookups.js';
 import { Authenticator } from './authenticator.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import type { Services } from './services.js';
@@ -52,14 +50,7 @@ export async function createServices(config: Config = loadConfig()): Promise<Run
       .catch((err) => logger.warn({ err: String(err) }, 'credential use not recorded'));
   // The process's providers, made here once (reading every field makes each: a bad setting fails at
   // start-up) and carried on the services to handlers and, as the tool context's, to MCP tools.
-  const { close: closeProviders, ...providers } = createProviders(config, orm, {
-    mailAccounts: mailAccounts(() => orm.em.fork()),
-    mailTokens: mailTokenSource({
-      em: () => orm.em.fork(),
-      client: new MailOAuthClient(config.mailOAuth, { allowHosts: config.outboundAllowHosts }),
-      encryptionKey: config.encryptionKey,
-    }),
-  });
+  const { close: closeProviders, ...providers } = createProviders(config, orm, providerLookups(orm, config));
   const usageTimer = setInterval(flushUsage, 15_000).unref();
   return {
     config,

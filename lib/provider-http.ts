@@ -40,6 +40,8 @@ export interface ProviderErrorDetails {
   retryAfterSeconds?: number | null;
   /** The provider's own reason, finer than `code` (the mail connector's `blocked_destination`, `tls_failed`, …). */
   reason?: string;
+  /** A connector: the sender account itself is lost and must be reconnected (domain/accounts/refusals.ts disconnects it). */
+  accountLost?: boolean;
 }
 
 /** Every failure of a third-party provider, whatever its transport. */

@@ -8,7 +8,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import { createBookingProviders } from './booking/index.js';
 import type { BookingProviders } from './booking/types.js';
-import { createConnector, type Connector, type RoutingConnector } from './connectors/index.js';
+import { createConnector, type Connector, type RefusalSink, type RoutingConnector } from './connectors/index.js';
 import type { MailAccountLookup } from './connectors/mailbox/account.js';
 import type { MailTokenSource } from './connectors/mailbox/oauth.js';
 import type { MailboxProvider } from './connectors/mailbox/reader.js';
@@ -55,6 +55,8 @@ export interface ProviderLookups {
   mailAccounts: MailAccountLookup;
   /** OAuth mailboxes' access tokens, refreshed in one place (domain/mailbox/oauth-tokens.ts). */
   mailTokens?: MailTokenSource;
+  /** What a connector's refusal of an account call means for the account (domain/accounts/refusals.ts). */
+  refusals?: RefusalSink;
 }
 
 /**
@@ -68,12 +70,18 @@ export function createProviders(config: Config, orm: MikroORM, lookups: Provider
   // One routing connector: `connector`, and its mail half as `mailbox`.
   const connector = () =>
     once('connector', () =>
-      createConnector(config.connector, config.sources.corpus, orm, {
-        accounts: lookups.mailAccounts,
-        encryptionKey: config.encryptionKey,
-        allowHosts: config.outboundAllowHosts,
-        tokens: lookups.mailTokens,
-      }),
+      createConnector(
+        config.connector,
+        config.sources.corpus,
+        orm,
+        {
+          accounts: lookups.mailAccounts,
+          encryptionKey: config.encryptionKey,
+          allowHosts: config.outboundAllowHosts,
+          tokens: lookups.mailTokens,
+        },
+        lookups.refusals,
+      ),
     ) as RoutingConnector;
   return {
     get llm() {

@@ -13,9 +13,7 @@ import { createProviders } from '../lib/providers.js';
 import { temporalJobs } from '../jobs/temporal.js';
 import { ensureSchedules } from './schedules.js';
 import { ensureMailboxSyncs } from '../domain/mailbox/mailbox.js';
-import { mailAccounts } from '../domain/mailbox/accounts.js';
-import { mailTokenSource } from '../domain/mailbox/oauth-tokens.js';
-import { MailOAuthClient } from '../lib/connectors/mailbox/oauth.js';
+import { providerLookups } from '../domain/provider-lookups.js';
 import { unipileConnectorOf } from '../lib/connectors/index.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 import { startMailboxSessions } from './mailbox-sessions.js';
@@ -51,15 +49,7 @@ export async function createWorker() {
   // Also the Jobs the Operator's tools start workflows through (Operator tasks run them in activities).
   const client = await connectTemporal(config);
   // The process's providers, each made on first use by the activities that need it (lib/providers.ts).
-  const providers = createProviders(config, orm, {
-    mailAccounts: mailAccounts(() => orm.em.fork()),
-    // OAuth mailboxes' access tokens, refreshed once across processes (docs/email.md).
-    mailTokens: mailTokenSource({
-      em: () => orm.em.fork(),
-      client: new MailOAuthClient(config.mailOAuth, { allowHosts: config.outboundAllowHosts }),
-      encryptionKey: config.encryptionKey,
-    }),
-  });
+  const providers = createProviders(config, orm, providerLookups(orm, config));
   // A client over the worker's own connection: its starts may be eager (the first workflow task comes
   // back in the start response to this worker instead of a round trip through the task queue).
   const ownClient = new Client({ connection, namespace: config.temporal.namespace });

@@ -15,6 +15,8 @@ export const AccountGovernor = defineEntity({
     lastActionAt: p.datetime().nullable(),
     /** The last grant plus the minimum gap and its jitter: no slot before this. */
     nextAllowedAt: p.datetime().nullable(),
+    /** The connector answered "rate limited": no slot of any type before this (docs/governor.md). */
+    throttledUntil: p.datetime().nullable(),
     updatedAt: p
       .datetime()
       .onCreate(() => new Date())

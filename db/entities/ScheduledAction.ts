@@ -73,6 +73,8 @@ export const ScheduledAction = defineEntity({
     claimedAt: p.datetime().nullable(),
     connectorMessageId: p.string().length(200).nullable(),
     connectorThreadId: p.string().length(200).nullable(),
+    /** The recipient's own id at the connector (a LinkedIn member id), when it named it: acceptances are matched on it. */
+    connectorRecipientId: p.string().length(200).nullable(),
     errorCode: p.string().length(60).nullable(),
     errorMessage: p.string().length(500).nullable(),
     attempts: p.integer().default(0),

@@ -157,7 +157,11 @@ export async function handleConnectorEvent(
   });
 }
 
-/** Sets the sent action's `column` to `at` unless it already holds that time or an earlier one. */
+/**
+ * Sets the sent action's `column` to `at` unless it already holds that time or an earlier one. The
+ * event names the action's connector message id or, for an acceptance, possibly the recipient's id
+ * (Unipile's `new_relation` names the member, not the invitation: `connector_recipient_id`).
+ */
 function recordFirst(
   tx: EntityManager,
   column: 'accepted_at' | 'opened_at',
@@ -169,8 +173,9 @@ function recordFirst(
 ) {
   return tx.execute(
     `update scheduled_actions a set ${column} = ?, updated_at = now() from platform_accounts p
-      where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = ? and a.connector_message_id = ?
+      where p.id = a.account_id and p.connector = ? and p.connector_account_id = ? and a.type = ?
+        and (a.connector_message_id = ? or (a.type = 'invitation' and a.connector_recipient_id = ?))
         and (a.${column} is null or a.${column} > ?)`,
-    [at, connector, connectorAccountId, actionType, connectorMessageId, at],
+    [at, connector, connectorAccountId, actionType, connectorMessageId, connectorMessageId, at],
   );
 }

@@ -48,6 +48,8 @@ export const WAITING_REASONS = [
   'daily_new_lead_cap',
   'no_sender_account',
   'not_connected',
+  /** The connector answered the account "rate limited": the account is throttled until the time it named (docs/governor.md). */
+  'throttled',
   'cap_weekly',
   'cap_daily',
   'warmup',
@@ -775,6 +777,56 @@ async function unclaimDisconnected(
 }
 
 /**
+ * Puts a claimed action back (its state before the claim) when the connector answered "rate limited":
+ * nothing went out, the account is throttled until `until` (domain/accounts/refusals.ts did it as the
+ * refusal passed the routing connector), so the action waits `throttled` until then, its slot given
+ * back. False when the action moved on meanwhile.
+ */
+async function unclaimThrottled(
+  em: EntityManager,
+  actionId: string,
+  before: string,
+  grantedAt: string,
+  until: Date,
+): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const r = await tx.execute(
+      `update scheduled_actions set state = case when ?::text = 'executing' then 'planned' else ?::text end, waiting_reason = 'throttled', waiting_until = ?, updated_at = now()
+        where id = ? and state = 'executing' returning id`,
+      [before, before, until, actionId],
+    );
+    if (r.length) await giveBackSlot(tx as EntityManager, actionId, grantedAt);
+    return r.length > 0;
+  });
+}
+
+/** The account's throttle as the governor holds it (set by the refusal), else `fallback`. */
+async function throttledUntil(em: EntityManager, actionId: string, fallback: Date): Promise<Date> {
+  const [r] = await em.execute<{ throttled_until: string | Date | null }[]>(
+    `select g.throttled_until from scheduled_actions a join account_governors g on g.account_id = a.account_id where a.id = ?`,
+    [actionId],
+  );
+  const t = r?.throttled_until ? new Date(r.throttled_until) : null;
+  return t && t > fallback ? t : fallback;
+}
+
+/**
+ * Connector refusals whose reason is the failure's code (`connector_<reason>`): the recipient, not the
+ * call, is what failed, and the code says so. Other refusals fail `connector_<code>`.
+ */
+export const RECIPIENT_REFUSALS: ReadonlySet<string> = new Set([
+  'invalid_recipient',
+  'already_connected',
+  'already_invited',
+  'user_unreachable',
+  'blocked_recipient',
+  'no_connection_with_recipient',
+  'cannot_invite_attendee',
+  'not_allowed_inmail',
+  'note_too_long',
+]);
+
+/**
  * Sends the action once. Claims it (`claimSend`: the send-time rule, then `executing`), sends with the action id as the
  * connector's idempotency key, then records the connector's ids, `executed` and `action.executed` in
  * one transaction. A retry (crash anywhere in between) finds `executing` and sends again with the same
@@ -823,7 +875,7 @@ export async function sendAction(
     );
   }
 
-  let ids: { messageId: string; threadId: string | null; sentCopyError?: string };
+  let ids: { messageId: string; threadId: string | null; sentCopyError?: string; recipientId?: string };
   try {
     if (claim.actionType === 'email') {
       const mail = await emailContext(em, actionId, recipient, opts);
@@ -842,24 +894,40 @@ export async function sendAction(
         idempotencyKey: actionId,
         recipient,
         body: String(content.note ?? ''),
+        retry: claim.actionState === 'executing',
       });
-      ids = { messageId: r.invitationId, threadId: null };
+      ids = { messageId: r.invitationId, threadId: null, recipientId: r.recipientId };
     } else {
       const r = await connector.sendMessage(claim.connectorAccountId!, {
         idempotencyKey: actionId,
         recipient,
         body: String(content.body ?? ''),
+        retry: claim.actionState === 'executing',
       });
       ids = r;
     }
   } catch (err) {
+    if (err instanceof ProviderError && err.code === 'rate_limited') {
+      // Refused for the account's rate: nothing went out, and the account is throttled; the action
+      // waits `throttled` and asks the governor again (refused `throttled` until the time named).
+      const fallback = new Date(Date.now() + (err.retryAfterSeconds ?? 60) * 1000);
+      const until = await throttledUntil(em, actionId, fallback);
+      if (await unclaimThrottled(em, actionId, claim.actionState, grantedAt, until))
+        return { outcome: 'held', reason: 'throttled' };
+      throw err;
+    }
     if (err instanceof ProviderError && !err.retryable) {
       // Refused because the account was disconnected meanwhile (an OAuth grant found revoked while
-      // sending: docs/email.md): nothing went out, so the action is held `not_connected` like any
-      // send of a disconnected account, and goes out once the account is connected again.
+      // sending: docs/email.md; a LinkedIn account restricted: domain/accounts/refusals.ts): nothing
+      // went out, so the action is held `not_connected` like any send of a disconnected account, and
+      // goes out once the account is connected again.
       if (await unclaimDisconnected(em, actionId, claim.actionState, claim.connectorAccountId!, grantedAt))
         return { outcome: 'held', reason: 'not_connected' };
-      return fail(`connector_${err.code}`, err.message);
+      const reason = err.details.reason;
+      return fail(
+        reason && RECIPIENT_REFUSALS.has(reason) ? `connector_${reason}` : `connector_${err.code}`,
+        err.message,
+      );
     }
     throw err;
   }
@@ -867,12 +935,26 @@ export async function sendAction(
 
   const executedNow = await em.transactional(async (tx) => {
     const [done] = await tx.execute<{ workspace_id: string; type: string; lead_id: string; campaign_id: string }[]>(
-      `update scheduled_actions set state = 'executed', executed_at = now(), connector_message_id = ?, connector_thread_id = ?, waiting_reason = null,
+      `update scheduled_actions set state = 'executed', executed_at = now(), connector_message_id = ?, connector_thread_id = ?, connector_recipient_id = ?, waiting_reason = null,
               error_code = coalesce(?, error_code), error_message = coalesce(?, error_message), updated_at = now()
         where id = ? and state = 'executing' returning workspace_id, type, lead_id, campaign_id`,
       // Sent, but its copy is missing from the mailbox's Sent folder (docs/email.md): said on the action.
-      [ids.messageId, ids.threadId, ids.sentCopyError ? 'sent_copy_failed' : null, ids.sentCopyError ?? null, actionId],
+      [
+        ids.messageId,
+        ids.threadId,
+        ids.recipientId?.slice(0, 200) ?? null,
+        ids.sentCopyError ? 'sent_copy_failed' : null,
+        ids.sentCopyError ?? null,
+        actionId,
+      ],
     );
+    if (done && ids.recipientId) {
+      // The member id the connector resolved: the contact's identity on the network (replies come from it).
+      await tx.execute(
+        `update contacts c set network_provider_id = ?, updated_at = now() from leads l where l.id = ? and c.id = l.contact_id and c.network_provider_id is null`,
+        [ids.recipientId.slice(0, 200), done.lead_id],
+      );
+    }
     if (done) {
       await emitEvent(tx as EntityManager, done.workspace_id, 'action.executed', {
         action_id: actionId,

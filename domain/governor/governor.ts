@@ -33,7 +33,9 @@ import { localDate, weekStart } from './time.js';
 import { effectivePlan, entitlementsFor } from '../billing/plans.js';
 
 export {
+  CONNECTOR_DEFAULT_CAPS,
   DEFAULT_CAPS,
+  defaultCaps,
   GAP_LIMITS,
   REFUSAL_REASONS,
   WARMUP_DAYS,
@@ -75,6 +77,8 @@ interface StateRow {
   /** Null when the account has no governor row yet (no request so far). */
   version: number | null;
   next_allowed_at: string | Date | null;
+  throttled_until: string | Date | null;
+  connector: string;
   plan: string | null;
   plan_status: string | null;
   current_period_end: string | Date | null;
@@ -83,7 +87,7 @@ interface StateRow {
 }
 
 const STATE_COLUMNS = `a.workspace_id, a.status, a.time_zone, a.working_hours, a.caps, a.min_gap_seconds, a.jitter_seconds,
-    a.warmup_started_at, a.warmup_skipped_at, g.version, g.next_allowed_at, s.plan, s.status as plan_status, s.current_period_end`;
+    a.warmup_started_at, a.warmup_skipped_at, g.version, g.next_allowed_at, g.throttled_until, a.connector, s.plan, s.status as plan_status, s.current_period_end`;
 
 // Everything a decision needs in one statement, hence one snapshot. Counters of the last eight days
 // (from the UTC date): that covers the local ISO week in any zone (the rules ignore older rows).
@@ -140,6 +144,7 @@ function stateOf(r: StateRow, usage: UsageRow[], now: Date): GovernorState {
     jitterSeconds: r.jitter_seconds,
     warmupStartedAt: toDate(r.warmup_started_at),
     warmupSkippedAt: toDate(r.warmup_skipped_at),
+    connector: r.connector,
   };
   const sub = r.plan
     ? { plan: r.plan, status: r.plan_status as never, currentPeriodEnd: toDate(r.current_period_end) }
@@ -148,6 +153,7 @@ function stateOf(r: StateRow, usage: UsageRow[], now: Date): GovernorState {
     account,
     planCaps: effectivePlan(sub, now).entitlements.senderCaps,
     nextAllowedAt: toDate(r.next_allowed_at),
+    throttledUntil: toDate(r.throttled_until),
     usage,
   };
 }
@@ -276,6 +282,23 @@ export async function releaseSlot(
   );
 }
 
+/**
+ * The connector answered the account "rate limited" (docs/governor.md "Throttled by the provider"): no
+ * slot of any type before `until` (refusal `throttled`). A later throttle extends it, an earlier one
+ * never shortens it; the version moves on, so a decision read before it loses its compare-and-set.
+ * Returns the time the account is throttled until.
+ */
+export async function throttleAccount(em: EntityManager, accountId: string, until: Date): Promise<Date> {
+  const [r] = await em.execute<{ throttled_until: string | Date }[]>(
+    `insert into account_governors as g (account_id, version, throttled_until, updated_at) values (?, 1, ?, now())
+     on conflict (account_id) do update
+       set version = g.version + 1, throttled_until = greatest(g.throttled_until, excluded.throttled_until), updated_at = now()
+     returning throttled_until`,
+    [accountId, until],
+  );
+  return new Date(r.throttled_until);
+}
+
 export interface ActionUsage {
   action: ActionType;
   /** Slots granted on the account's current local day and ISO week. */
@@ -293,12 +316,18 @@ export interface ActionUsage {
 /** The account's counters and limits per action type, as the account routes show them. */
 export async function usage(em: EntityManager, account: IPlatformAccount, now = new Date()): Promise<ActionUsage[]> {
   const plan = (await entitlementsFor(em, account.workspace.id)).entitlements.senderCaps;
-  const [gov]: { next_allowed_at: string | Date | null }[] = await em.execute(
-    'select next_allowed_at from account_governors where account_id = ?',
+  const [gov]: { next_allowed_at: string | Date | null; throttled_until: string | Date | null }[] = await em.execute(
+    'select next_allowed_at, throttled_until from account_governors where account_id = ?',
     [account.id],
   );
   const rows: UsageRow[] = await em.execute(COUNTERS, [account.id, weekStart(localDate(now, account.timeZone))]);
-  const state: GovernorState = { account, planCaps: plan, nextAllowedAt: toDate(gov?.next_allowed_at), usage: rows };
+  const state: GovernorState = {
+    account,
+    planCaps: plan,
+    nextAllowedAt: toDate(gov?.next_allowed_at),
+    throttledUntil: toDate(gov?.throttled_until),
+    usage: rows,
+  };
   const caps = effectiveCaps(account, plan, now);
   const full = configuredCaps(account, plan);
   const day = warmupDay(account, now);

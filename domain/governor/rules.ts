@@ -33,9 +33,21 @@ export type GovernedAccount = Pick<
   | 'jitterSeconds'
   | 'warmupStartedAt'
   | 'warmupSkippedAt'
->;
+> & {
+  /** The connector that holds it (its defaults: CONNECTOR_DEFAULT_CAPS); absent: DEFAULT_CAPS. */
+  connector?: string;
+};
 
-export const REFUSAL_REASONS = ['not_connected', 'cap_weekly', 'cap_daily', 'warmup', 'outside_hours', 'gap'] as const;
+export const REFUSAL_REASONS = [
+  'not_connected',
+  /** The connector answered a send "rate limited" (docs/governor.md "Throttled by the provider"). */
+  'throttled',
+  'cap_weekly',
+  'cap_daily',
+  'warmup',
+  'outside_hours',
+  'gap',
+] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** Caps of an account that set none for a type; within the free plan's bounds, so valid on every plan. */
@@ -45,6 +57,27 @@ export const DEFAULT_CAPS: CapTable = {
   message: { daily: 40, weekly: 200 },
   profile_view: { daily: 60, weekly: 300 },
 };
+
+/**
+ * Defaults of the accounts a connector holds, where its service names lower limits than DEFAULT_CAPS
+ * allows (docs/governor.md): an account's own caps override them, the plan bounds them. Unipile's
+ * LinkedIn accounts: invitations spread over working days within LinkedIn's weekly quota (Unipile
+ * recommends at most ~100 a day and 200 a week for a paid account, far fewer for a new one), messages
+ * and profile views within its daily guidance (80–100 views a day).
+ */
+export const CONNECTOR_DEFAULT_CAPS: Readonly<Record<string, Partial<CapTable>>> = {
+  unipile: {
+    invitation: { daily: 20, weekly: 100 },
+    message: { daily: 80, weekly: 400 },
+    profile_view: { daily: 80, weekly: 400 },
+  },
+};
+
+/** The default caps of an account held by `connector` (DEFAULT_CAPS, with the connector's own where it has them). */
+export const defaultCaps = (connector: string | null | undefined): CapTable => ({
+  ...DEFAULT_CAPS,
+  ...(connector ? CONNECTOR_DEFAULT_CAPS[connector] : undefined),
+});
 
 /** Allowed ranges of the account's gap settings, in seconds. */
 export const GAP_LIMITS = { minGapSeconds: { min: 30, max: 3600 }, jitterSeconds: { min: 0, max: 1800 } } as const;
@@ -76,10 +109,14 @@ export const rampedCap = (cap: number, day: number): number =>
   Math.max(1, Math.floor((cap * (260 + 80 * (day - 1))) / 1300));
 
 /** The account's own caps (its setting, else the default) clamped to the plan's bounds. */
-export function configuredCaps(account: Pick<GovernedAccount, 'caps'>, planCaps: CapTable): CapTable {
+export function configuredCaps(
+  account: Pick<GovernedAccount, 'caps'> & { connector?: string },
+  planCaps: CapTable,
+): CapTable {
   const out = {} as CapTable;
+  const defaults = defaultCaps(account.connector);
   for (const type of ACTION_TYPES) {
-    const set = account.caps?.[type] ?? DEFAULT_CAPS[type];
+    const set = account.caps?.[type] ?? defaults[type];
     // A downgraded plan lowers the bound under an earlier setting: the plan wins.
     const weekly = Math.min(set.weekly, planCaps[type].weekly);
     out[type] = { daily: Math.min(set.daily, planCaps[type].daily, weekly), weekly };
@@ -89,7 +126,7 @@ export function configuredCaps(account: Pick<GovernedAccount, 'caps'>, planCaps:
 
 /** Caps in force at `now`: configured caps, ramped while warm-up applies. */
 export function effectiveCaps(
-  account: Pick<GovernedAccount, 'caps' | 'timeZone' | 'warmupStartedAt' | 'warmupSkippedAt'>,
+  account: Pick<GovernedAccount, 'caps' | 'timeZone' | 'warmupStartedAt' | 'warmupSkippedAt'> & { connector?: string },
   planCaps: CapTable,
   now: Date,
 ): CapTable {
@@ -165,6 +202,8 @@ export interface GovernorState {
   account: GovernedAccount;
   planCaps: CapTable;
   nextAllowedAt: Date | null;
+  /** The connector asked the account to slow down until then (a rate-limited send); absent or null: it did not. */
+  throttledUntil?: Date | null;
   /** Rows of the current ISO week (earlier rows are ignored). */
   usage: UsageRow[];
 }
@@ -187,6 +226,7 @@ export function countsAt(state: GovernorState, action: ActionType, at: Date): { 
 export function refusalAt(state: GovernorState, action: ActionType, now: Date): RefusalReason | null {
   const { account } = state;
   if (account.status !== 'connected') return 'not_connected';
+  if (state.throttledUntil && state.throttledUntil > now) return 'throttled';
   const caps = effectiveCaps(account, state.planCaps, now);
   const full = configuredCaps(account, state.planCaps);
   const { today, week } = countsAt(state, action, now);
@@ -205,7 +245,8 @@ export function refusalAt(state: GovernorState, action: ActionType, now: Date): 
 export function earliestSlot(state: GovernorState, action: ActionType, from: Date): Date | null {
   const { account } = state;
   if (account.status !== 'connected') return null;
-  let t = state.nextAllowedAt && state.nextAllowedAt > from ? state.nextAllowedAt : from;
+  let t = from;
+  for (const bound of [state.nextAllowedAt, state.throttledUntil]) if (bound && bound > t) t = bound;
   // Each step moves t to a later day, week or opening; a handful settle any combination.
   for (let i = 0; i < 32; i++) {
     const caps = effectiveCaps(account, state.planCaps, t)[action];

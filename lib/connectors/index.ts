@@ -13,7 +13,7 @@ import type { MailAccountLookup } from './mailbox/account.js';
 import type { MailTokenSource } from './mailbox/oauth.js';
 import { HttpConnector } from './http.js';
 import { MailConnector } from './mailbox/connector.js';
-import { RoutingConnector } from './routing.js';
+import { RoutingConnector, type RefusalSink } from './routing.js';
 import { SandboxNetwork } from './sandbox-network.js';
 import type { AccountConnector, NetworkConnector } from './types.js';
 import { UnipileConnector } from './unipile/connector.js';
@@ -33,7 +33,7 @@ export {
 export { signInbound, verifyInbound, SIGNATURE_HEADER } from './inbound.js';
 export { sandboxFate, recipientBucket } from './sandbox-rules.js';
 export { MailConnector } from './mailbox/connector.js';
-export { RoutingConnector } from './routing.js';
+export { RoutingConnector, type RefusalSink } from './routing.js';
 export { UnipileConnector } from './unipile/connector.js';
 
 /** Both halves of the connector: profile lookups and sender accounts. */
@@ -55,8 +55,9 @@ export function createConnector(
   corpus: CorpusOptions,
   orm: Pick<MikroORM, 'em'>,
   mail: MailConnectorSettings,
+  onRefusal?: RefusalSink,
 ): RoutingConnector {
-  return new RoutingConnector(baseConnector(config, corpus, orm), new MailConnector(mail));
+  return new RoutingConnector(baseConnector(config, corpus, orm), new MailConnector(mail), onRefusal);
 }
 
 function baseConnector(config: Config['connector'], corpus: CorpusOptions, orm: Pick<MikroORM, 'em'>): Connector {

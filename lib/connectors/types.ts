@@ -128,6 +128,11 @@ export interface SendNetworkInput {
   recipient: string;
   body: string;
   threadId?: string | null;
+  /**
+   * Whether the send was claimed before (a retry after an unknown outcome). A connector without
+   * idempotency keys looks for the first send only then (Unipile: messaging.ts); absent: it looks.
+   */
+  retry?: boolean;
 }
 
 export interface SendResult {
@@ -139,11 +144,19 @@ export interface SendResult {
    * folder (tried on the kept IMAP session, then once on a fresh one) — why. Absent otherwise.
    */
   sentCopyError?: string;
+  /** The recipient's own id at the connector, when the connector resolved it (see InvitationResult). */
+  recipientId?: string;
 }
 
 export interface InvitationResult {
   invitationId: string;
   sentAt: Date;
+  /**
+   * The recipient's own id at the connector (a member id), when the connector resolved it: an
+   * acceptance event may name the member rather than the invitation (Unipile's `new_relation`), and
+   * replies come from it. Kept on the action and the contact.
+   */
+  recipientId?: string;
 }
 
 export interface PendingInvitation {

@@ -4,8 +4,11 @@ import { PlatformAccount, type Caps, type WorkingHours } from '../../db/entities
 import { Workspace } from '../../db/entities/Workspace.js';
 import { AppError } from '../../domain/errors.js';
 import {
+  CONNECTOR_DEFAULT_CAPS,
   DEFAULT_CAPS,
+  defaultCaps,
   effectiveCaps,
+  throttleAccount,
   nextWorkingTime,
   rampedCap,
   releaseSlot,
@@ -34,6 +37,7 @@ interface AccountSetup {
   status?: string;
   warmupStartedAt?: Date | null;
   warmupSkippedAt?: Date | null;
+  connector?: string;
 }
 
 /** A sender account inserted directly (the account routes are another issue), in a fresh free workspace. */
@@ -44,7 +48,7 @@ async function account(setup: AccountSetup = {}) {
     workspace: m.getReference(Workspace, await workspaceIdOf(user.id)),
     channel: 'email',
     displayName: 'Sender',
-    connector: 'sandbox',
+    connector: setup.connector ?? 'sandbox',
     connectorAccountId: uuidv7(),
     timeZone: setup.timeZone ?? 'UTC',
     workingHours: setup.workingHours ?? ALWAYS,
@@ -145,6 +149,47 @@ test('the gap: minimum plus injected jitter; the answer names when the next slot
   t.like(await ask(a.id, '2026-11-24T15:01:59Z', { action: 'invitation' }), { granted: false, reason: 'gap' });
   const second = await ask(a.id, '2026-11-24T15:02:00Z', { random: () => 0 });
   t.is(iso(second.granted ? second.nextEarliestAt : null), '2026-11-24T15:03:30.000Z');
+});
+
+test('a throttle (the connector answered rate limited): every type refused `throttled` until then, never shortened; usage names it', async (t) => {
+  const a = await account({ timeZone: 'America/New_York', workingHours: OFFICE });
+  const m = (await em()) as EntityManager;
+  const until = await throttleAccount(m, a.id, new Date('2026-11-24T15:30:00Z'));
+  t.is(iso(until), '2026-11-24T15:30:00.000Z');
+  // An earlier throttle does not shorten it.
+  t.is(iso(await throttleAccount(m, a.id, new Date('2026-11-24T15:10:00Z'))), '2026-11-24T15:30:00.000Z');
+  for (const action of ['email', 'invitation'] as const) {
+    const r = await ask(a.id, '2026-11-24T15:00:00Z', { action });
+    t.like(r, { granted: false, reason: 'throttled' });
+    t.is(iso(!r.granted ? r.retryAt : null), '2026-11-24T15:30:00.000Z');
+  }
+  // A throttle that ends after closing time (Tuesday 17:00 EST = 22:00Z) points to the next opening.
+  await throttleAccount(m, a.id, new Date('2026-11-24T22:30:00Z'));
+  const late = await ask(a.id, '2026-11-24T21:00:00Z');
+  t.is(iso(!late.granted ? late.retryAt : null), '2026-11-25T14:00:00.000Z');
+  t.like(await ask(a.id, '2026-11-25T14:00:00Z'), { granted: true });
+  const u = await usage(m, a, new Date('2026-11-24T21:00:00Z'));
+  t.is(iso(u[0].nextSlotAt), '2026-11-25T14:00:00.000Z');
+});
+
+test("a connector's defaults: Unipile's accounts get LinkedIn's limits, bounded by the plan; the account's own caps override them", async (t) => {
+  t.deepEqual(defaultCaps('sandbox'), DEFAULT_CAPS);
+  t.deepEqual(defaultCaps('unipile').invitation, CONNECTOR_DEFAULT_CAPS.unipile.invitation);
+  t.deepEqual(defaultCaps('unipile').email, DEFAULT_CAPS.email);
+  const at = new Date('2026-11-24T15:00:00Z');
+  const linked = { connector: 'unipile', caps: {}, timeZone: 'UTC', warmupStartedAt: null, warmupSkippedAt: null };
+  // The free plan bounds invitations at 20 a day and 100 a week: Unipile's default fits; messages are clamped.
+  t.deepEqual(effectiveCaps(linked, FREE, at).invitation, { daily: 20, weekly: 100 });
+  t.deepEqual(effectiveCaps(linked, FREE, at).message, FREE.message);
+  t.deepEqual(effectiveCaps(linked, PLANS.pro.entitlements.senderCaps, at).message, { daily: 80, weekly: 400 });
+  t.deepEqual(effectiveCaps({ ...linked, caps: { invitation: { daily: 5, weekly: 25 } } }, FREE, at).invitation, {
+    daily: 5,
+    weekly: 25,
+  });
+  // Through the governor: a Unipile account on the free plan gets its 20th invitation of the day, not a 21st.
+  const a = await account({ connector: 'unipile' });
+  for (let i = 0; i < 20; i++) t.like(await ask(a.id, at, { action: 'invitation' }), { granted: true });
+  t.like(await ask(a.id, at, { action: 'invitation' }), { granted: false, reason: 'cap_daily' });
 });
 
 test('a gap that ends after closing time points to the next opening', async (t) => {

@@ -301,7 +301,7 @@ test('unipile: an invitation resolves the member to its provider id first, then 
   t.is(route(post), 'POST /users/invite');
   t.deepEqual(post.json, { provider_id: ada.provider_id, account_id: a.id, message: 'Hi Ada' });
   t.is(reqs().length, 2);
-  t.is(r.recipientProviderId, ada.provider_id);
+  t.is(r.recipientId, ada.provider_id);
   const inv = unipile.invitations.get(r.invitationId)!;
   t.like(inv, { provider_id: ada.provider_id, state: 'pending', message: 'Hi Ada' });
 
@@ -443,7 +443,13 @@ test('unipile: a first message starts a chat (multipart fields as documented); a
   // The same send again (a retry): found in the chat, nothing sent.
   const again = since();
   const r2 = await connector.sendMessage(a.id, { idempotencyKey: 'm-1', recipient: urlOf(ada), body: 'Hello  Ada ' });
-  t.deepEqual(r2, { messageId: r.messageId, threadId: r.threadId, sentAt: new Date(chat.messages[0].timestamp) });
+  t.deepEqual(r2, {
+    messageId: r.messageId,
+    threadId: r.threadId,
+    sentAt: new Date(chat.messages[0].timestamp),
+    recipientId: ada.provider_id,
+  });
+  t.is(r.recipientId, ada.provider_id);
   t.false(again().some((q) => q.method === 'POST'));
   t.is(chat.messages.length, 1);
 

@@ -30,8 +30,9 @@
 //   any 5xx (unexpected_error, provider_error, network_down,
 //     no_client_session, service_unavailable, …)             → unavailable      the code (Retry-After when sent)
 //
-// `auth` with a reason in ACCOUNT_LOST_REASONS means the sender account itself must be reconnected
-// (the account is lost, not the call); `api_key_refused` means our configuration is wrong.
+// `auth` with a reason in ACCOUNT_LOST_REASONS is marked `accountLost`: the sender account itself must
+// be reconnected (the account is lost, not the call; domain/accounts/refusals.ts disconnects it);
+// `api_key_refused` means our configuration is wrong, and disconnects nothing.
 // `rate_limited` is retryable and names the wait in `retryAfterSeconds`; `invalid_request` is final
 // for the call (the recipient, the content or the feature), never retried as is.
 import { JsonHttpClient, type ProviderError, type ProviderErrorCode } from '../../provider-http.js';
@@ -93,15 +94,16 @@ export function unipileErrorOf(status: number, body: unknown, retryAfterSeconds:
   const title = typeof b.title === 'string' ? b.title : type;
   const detail = typeof b.detail === 'string' && b.detail ? `: ${b.detail}` : '';
   const message = `${title}${detail}`.replace(/\s+/g, ' ').slice(0, MESSAGE_MAX) + ` (errors/${type}, HTTP ${status})`;
-  const make = (code: ProviderErrorCode, reason: string, retryAfter: number | null = null) =>
+  const make = (code: ProviderErrorCode, reason: string, retryAfter: number | null = null, accountLost = false) =>
     new ConnectorError(UNIPILE, code, message, {
       status,
       reason,
       ...(retryAfter !== null ? { retryAfterSeconds: retryAfter } : {}),
+      ...(accountLost ? { accountLost } : {}),
     });
 
   const lost = ACCOUNT_LOST[type];
-  if (lost) return make('auth', lost);
+  if (lost) return make('auth', lost, null, true);
   if (type === 'missing_credentials') return make('auth', 'api_key_refused');
   if (type === 'too_many_requests' || status === 429) return make('rate_limited', type, retryAfterSeconds);
   if (type === 'limit_exceeded') return make('rate_limited', type, retryAfterSeconds ?? LIMIT_EXCEEDED_WAIT_SECONDS);
@@ -147,7 +149,6 @@ export function apiOrigin(baseUrl: string): string {
 
 /** Whether `err` says the sender account itself is lost (reconnect it), and why. */
 export function accountLostReason(err: unknown): string | null {
-  if (!(err instanceof ConnectorError) || err.code !== 'auth') return null;
-  const reason = err.details.reason ?? '';
-  return ACCOUNT_LOST_REASONS.has(reason) ? reason : null;
+  if (!(err instanceof ConnectorError) || !err.details.accountLost) return null;
+  return err.details.reason ?? null;
 }

@@ -31,6 +31,7 @@ import {
   type ConnectorAccountStatus,
   type ConnectStart,
   type InboundEvent,
+  type InvitationResult,
   type NetworkConnector,
   type NetworkProfile,
   type Page,
@@ -50,7 +51,7 @@ import {
 } from './accounts.js';
 import { apiOrigin, UNIPILE, unipileClient, type UnipileHttpOptions } from './client.js';
 import { verifyUnipileInbound } from './events.js';
-import { UnipileInvitations, type UnipileInvitationResult } from './invitations.js';
+import { UnipileInvitations } from './invitations.js';
 import { UnipileMessaging } from './messaging.js';
 import { networkProfileOf, UnipilePeople } from './people.js';
 import { ensureWebhooks, type EnsuredWebhooks } from './webhooks.js';
@@ -133,16 +134,12 @@ export class UnipileConnector implements NetworkConnector, AccountConnector {
       this.http.fail('invalid_request', 'a Unipile LinkedIn account sends no email', { reason: 'unsupported_channel' }),
     );
   }
-  /** Also names the member's provider id (`recipientProviderId`): what `new_relation` reports as `invitationId`. */
-  async sendInvitation(id: string, input: SendNetworkInput, signal?: AbortSignal): Promise<UnipileInvitationResult> {
+  /** Also names the member's provider id (`recipientId`): what `new_relation` reports as `invitationId`. */
+  async sendInvitation(id: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult> {
     return this.invitations.send(this.connected(id), input, signal);
   }
-  /** `input.retry` (not yet in SendNetworkInput): false skips the check for an earlier send (messaging.ts). */
-  async sendMessage(
-    id: string,
-    input: SendNetworkInput & { retry?: boolean },
-    signal?: AbortSignal,
-  ): Promise<SendResult> {
+  /** `input.retry` false (a first attempt) skips the check for an earlier send (messaging.ts). */
+  async sendMessage(id: string, input: SendNetworkInput, signal?: AbortSignal): Promise<SendResult> {
     return this.messaging.send(this.connected(id), input, signal);
   }
   async pendingInvitations(id: string, cursor: string | null, signal?: AbortSignal): Promise<Page<PendingInvitation>> {

@@ -27,12 +27,6 @@ export const INVITATION_NOTE_MAX = 300;
 /** Pages of the sent list read when looking for a member's pending invitation (100 each). */
 const PENDING_SCAN_PAGES = 10;
 
-/**
- * The invitation, and the member's provider id: Unipile's acceptance (`new_relation`) names the
- * member, not the invitation, so a caller keeps this to match it (see the report on InvitationResult).
- */
-export type UnipileInvitationResult = InvitationResult & { recipientProviderId: string };
-
 const invitationSent = z.object({ invitation_id: uid, usage: z.number().nullish() });
 const sentItem = z.object({
   id: uid,
@@ -61,7 +55,7 @@ export class UnipileInvitations {
     private readonly now: () => Date,
   ) {}
 
-  async send(accountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<UnipileInvitationResult> {
+  async send(accountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<InvitationResult> {
     const note = input.body.trim();
     if ([...note].length > INVITATION_NOTE_MAX)
       throw refuse(this.http, 'note_too_long', `an invitation note is at most ${INVITATION_NOTE_MAX} characters`);
@@ -70,7 +64,7 @@ export class UnipileInvitations {
       throw refuse(this.http, 'already_connected', 'the member is already a relation of the account');
     if (member.invitation?.type === 'SENT' && member.invitation.status === 'PENDING') {
       const pending = await this.pendingTo(accountId, member, signal);
-      if (pending) return { ...pending, recipientProviderId: member.provider_id };
+      if (pending) return { ...pending, recipientId: member.provider_id };
       throw refuse(this.http, 'already_invited', 'an invitation to this member is pending, but not in the sent list');
     }
     let raw: unknown;
@@ -83,12 +77,12 @@ export class UnipileInvitations {
       const reason = err instanceof ConnectorError ? err.details.reason : undefined;
       if (reason === 'already_invited_recently' || reason === 'action_already_performed') {
         const pending = await this.pendingTo(accountId, member, signal);
-        if (pending) return { ...pending, recipientProviderId: member.provider_id };
+        if (pending) return { ...pending, recipientId: member.provider_id };
       }
       throw err;
     }
     const r = parseWire(this.http, invitationSent, raw);
-    return { invitationId: r.invitation_id, sentAt: this.now(), recipientProviderId: member.provider_id };
+    return { invitationId: r.invitation_id, sentAt: this.now(), recipientId: member.provider_id };
   }
 
   /** The account's pending invitation to `member`, from the sent list (first pages only). */

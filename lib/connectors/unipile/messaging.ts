@@ -75,11 +75,7 @@ export class UnipileMessaging {
     private readonly opts: { now: () => Date; dedupeWindowMs: number },
   ) {}
 
-  async send(
-    accountId: string,
-    input: SendNetworkInput & { retry?: boolean },
-    signal?: AbortSignal,
-  ): Promise<SendResult> {
+  async send(accountId: string, input: SendNetworkInput, signal?: AbortSignal): Promise<SendResult> {
     const body = input.body;
     if (!body.trim()) throw refuse(this.http, 'empty_message', 'a message needs a text');
     const check = input.retry !== false;
@@ -106,7 +102,7 @@ export class UnipileMessaging {
     if (check) {
       const chatId = await this.chatWith(accountId, providerId, signal);
       const first = chatId ? await this.alreadySent(accountId, chatId, body, signal) : null;
-      if (first) return first;
+      if (first) return { ...first, recipientId: providerId };
     }
     const form = new FormData();
     form.append('account_id', accountId);
@@ -122,6 +118,7 @@ export class UnipileMessaging {
       messageId: r.message_id ?? (await this.idOfSent(accountId, threadId, body, input.idempotencyKey, signal)),
       threadId,
       sentAt: this.opts.now(),
+      recipientId: providerId,
     };
   }
 

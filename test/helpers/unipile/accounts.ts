@@ -191,6 +191,18 @@ export interface UnipileAccountsStandIn {
   tooManyRequests(match: { method?: string; path: RegExp }, times?: number, retryAfter?: string): void;
   /** Waits for the deliveries under way (the echoes of sends). */
   settled(): Promise<void>;
+  /**
+   * From now on webhooks are held, not posted (the hosted wizard's notify callback still is): what
+   * a provider's queue does under load. `release` posts the held ones and stops holding.
+   */
+  hold(): void;
+  /** The webhooks held so far. */
+  held(): readonly { url: string; headers: Record<string, string>; body: unknown }[];
+  /**
+   * Posts the held webhooks — in the order `random` shuffles them to (a seeded generator: the caller
+   * prints its seed), each `times` times (a redelivery) — one after the other, and stops holding.
+   */
+  release(opts?: { random?: () => number; times?: number }): Promise<Delivery[]>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,6 +255,8 @@ export function registerAccounts(standIn: StandIn, opts: AccountsOptions = {}): 
   const deliveries: Delivery[] = [];
   const inFlight = new Set<Promise<unknown>>();
   const faults: { method?: string; path: RegExp; reply: StandInReply; times: number }[] = [];
+  let holding = false;
+  const heldDeliveries: { url: string; headers: Record<string, string>; body: unknown }[] = [];
 
   const route = (method: string, pattern: RegExp, handler: (req: StandInRequest) => StandInReply) =>
     standIn.route(method, pattern, (req) => {
@@ -295,6 +309,15 @@ export function registerAccounts(standIn: StandIn, opts: AccountsOptions = {}): 
         (w.account_ids.length === 0 || w.account_ids.includes(accountId)) &&
         (!event || w.events.length === 0 || w.events.includes(event)),
     );
+    if (holding) {
+      for (const w of targets)
+        heldDeliveries.push({
+          url: w.request_url,
+          headers: Object.fromEntries(w.headers.map((h) => [h.key, h.value])),
+          body: payload(w),
+        });
+      return Promise.resolve([] as Delivery[]);
+    }
     const p = Promise.all(
       targets.map((w) => post(w.request_url, Object.fromEntries(w.headers.map((h) => [h.key, h.value])), payload(w))),
     );
@@ -839,6 +862,28 @@ export function registerAccounts(standIn: StandIn, opts: AccountsOptions = {}): 
 
     async settled() {
       while (inFlight.size) await Promise.all([...inFlight]);
+    },
+
+    hold() {
+      holding = true;
+    },
+
+    held() {
+      return [...heldDeliveries];
+    },
+
+    async release(o = {}) {
+      holding = false;
+      const random = o.random ?? Math.random;
+      const queue = heldDeliveries.splice(0).flatMap((d) => Array.from({ length: o.times ?? 1 }, () => d));
+      // Fisher–Yates with the caller's generator.
+      for (let i = queue.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        [queue[i], queue[j]] = [queue[j], queue[i]];
+      }
+      const out: Delivery[] = [];
+      for (const d of queue) out.push(await post(d.url, d.headers, d.body));
+      return out;
     },
   };
 }
