@@ -81,7 +81,7 @@ export function countSend(channel: string, outcome: (typeof SEND_OUTCOMES)[numbe
 
 export const governorRefusals = new Counter({
   name: 'outreach_governor_refusals_total',
-  help: 'Send slots refused by the governor, by reason (not_connected, cap_daily, cap_weekly, warmup, outside_hours, gap)',
+  help: 'Send slots refused by the governor, by reason (not_connected, throttled, cap_daily, cap_weekly, warmup, outside_hours, gap)',
   labelNames: ['reason'] as const,
   registers: [registry],
 });

@@ -313,7 +313,7 @@ export const enrollmentPreviewOp = defineOperation({
 
 // The per-lead enrollment view: beyond the spec (docs/executor.md, "Per-lead enrollment view").
 const WAITING_RULE =
-  '`waiting` says why the next send has not happened yet, read from stored state (no workflow query): an ended enrollment has no reason; else a paused campaign is `campaign_paused`, a paused enrollment `paused`; else the next action’s `waiting_reason`, with `until` = its `due_at` for the timed reasons (`waiting_for_window`, `waiting_step_delay`, `daily_new_lead_cap`, `rescheduled`, `gap`, `outside_hours`, `cap_daily`, `cap_weekly`, `warmup`, `out_of_office`: the day after the contact’s out-of-office return date) and null for the others (`awaiting_review`, …); no unsent action: no reason.';
+  '`waiting` says why the next send has not happened yet, read from stored state (no workflow query): an ended enrollment has no reason; else a paused campaign is `campaign_paused`, a paused enrollment `paused`; else the next action’s `waiting_reason`, with `until` = its `waiting_until` when one is recorded (`throttled`: the connector’s rate limit ends then), else its `due_at` for the timed reasons (`waiting_for_window`, `waiting_step_delay`, `daily_new_lead_cap`, `rescheduled`, `gap`, `outside_hours`, `cap_daily`, `cap_weekly`, `warmup`, `out_of_office`: the day after the contact’s out-of-office return date) and null for the others (`awaiting_review`, …); no unsent action: no reason.';
 
 export const listCampaignEnrollmentsOp = defineOperation({
   method: 'GET',

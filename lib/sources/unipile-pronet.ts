@@ -525,8 +525,19 @@ export class UnipilePronetSource implements DiscoverySource {
       };
     };
 
+    // LinkedIn's title search matches any current position: the one read is the first that matches
+    // the titles (every word of one) and this sub-search's level, else the first.
+    const titleWords = (f.titles ?? [])
+      .map((t) => tokenize(t).filter((w) => !STOP_WORDS.has(w)))
+      .filter((ws) => ws.length > 0);
+    const matches = (role: string | null | undefined, step: Step) => {
+      const words = new Set(tokenize(role ?? ''));
+      if (titleWords.length && !titleWords.some((ws) => ws.every((w) => words.has(w)))) return false;
+      return this.levelOf(role ?? null, step) !== undefined;
+    };
     const accept = (p: SearchPerson, step: Step): Candidate | null => {
-      const pos = p.current_positions?.[0] ?? null;
+      const positions = p.current_positions ?? [];
+      const pos = positions.find((x) => matches(x.role, step)) ?? positions[0] ?? null;
       if (f.currentEmployerOnly && !pos) return null;
       const seniority = this.levelOf(pos?.role ?? null, step);
       if (seniority === undefined) return null;
@@ -872,6 +883,12 @@ export class UnipilePronetSource implements DiscoverySource {
           result = found(profile, candidate.id);
           break;
         }
+      }
+      // A name the typeahead does not connect with the domain: the domain's label as the company's
+      // public identifier, accepted when its website has the domain.
+      if (!result) {
+        const byId = await this.companyProfile(domainLabel(domain), signal);
+        if (byId && normaliseDomain(byId.website) === domain) result = found(byId);
       }
     }
     if (!result && name) {

@@ -289,6 +289,19 @@ test('classic search: each filter becomes the documented body and finds the matc
   t.true(since.every((c) => c.evidence.date >= '2022-03-01T00:00:00.000Z'));
 });
 
+test('a person with several current positions is read at the one the search matched', async (t) => {
+  const { source } = await setup(t);
+  const found = await all(source, { kind: 'people_search', filters: { titles: ['advisor'] } }, 200);
+  const expected = fixture.people.filter((p) => p.positions.some((x) => /\badvisor\b/i.test(x.role)));
+  const several = expected.filter((p) => !/\badvisor\b/i.test(p.positions[0].role));
+  t.true(several.length > 0, 'the fixture has advisors whose first position is another');
+  t.deepEqual(ids(found).sort(), expected.map((p) => p.providerId).sort());
+  for (const c of found) t.regex(c.title ?? '', /\badvisor\b/i, `${c.externalId}: ${c.title}`);
+  const one = found.find((c) => c.externalId === several[0].providerId)!;
+  const pos = several[0].positions.find((x) => /\badvisor\b/i.test(x.role))!;
+  t.like(one, { title: pos.role, company: { name: pos.company.name } });
+});
+
 test('Sales Navigator search: role, seniority, headcount and ids of its own parameter types', async (t) => {
   const { standIn, source } = await setup(t, { api: 'sales_navigator' });
   const query: SignalQuery = {
@@ -515,6 +528,11 @@ test('companyPeople: a domain wins over the name; unknown companies are null', a
       (r) => r.query.get('type') === 'COMPANY' && r.query.get('keywords') === other.publicIdentifier,
     ),
   );
+  // A domain alone whose label the typeahead does not tie to the name ("Vandelay Software" at
+  // vandelay-software-global.example): the label as the company's public identifier, its website checked.
+  const twinOnly = await source.companyPeople({ domain: twin.domain }, {}, { limit: 50 });
+  t.is(twinOnly?.company.domain, twin.domain);
+  t.truthy(standIn.requests.find((r) => r.path === `/linkedin/company/${twin.publicIdentifier}`));
   // Unknown: by name (typeahead, then the name as public identifier → 404), by domain.
   const before = searchRequests(standIn).length;
   t.is(await source.companyPeople({ name: 'Nonexistent Widgets' }, {}, { limit: 10 }), null);
