@@ -8,7 +8,7 @@ export function createConnectorActivities(deps: ActivityDeps) {
       return handleConnectorEvent(deps.orm.em.fork(), eventId, deps.jobs);
     },
 
-    /** Hands the sandbox network's due events to the inbound pipeline (nothing to do with the HTTP connector). */
+    /** Hands the sandbox network's due events to the inbound pipeline (nothing to do with Unipile, whose events come in through its webhooks). */
     async deliverSandboxEvents(): Promise<{ delivered: number }> {
       const { jobs } = deps;
       if (!jobs) throw new Error('deliverSandboxEvents needs the worker’s Jobs');

@@ -210,15 +210,12 @@ export interface Config {
   executorTestPauseAfterSendMs: number;
   /** Origins a browser may call `/mcp` from (the Streamable HTTP transport's DNS-rebinding check): PUBLIC_BASE_URL's and MCP_ALLOWED_ORIGINS. */
   mcpAllowedOrigins: string[];
-  /** Discovery sources (lib/sources): HTTP when a base URL is set, else the local corpus. */
+  /** Discovery sources (lib/sources): newsforum over HTTP when its base URL is set, pronet over Unipile when configured; else the local corpus. */
   sources: SourcesConfig;
   llm: LlmConfig;
   /** Enrichment provider (lib/enrichment): HTTP when a base URL is set, else derived from the local corpus. */
   enrichment: ProviderConfig;
-  /**
-   * Messaging-network connector (lib/connectors): Unipile when CONNECTOR_PROVIDER=unipile, else HTTP
-   * when a base URL is set, else the local sandbox network.
-   */
+  /** Messaging-network connector (lib/connectors): Unipile when CONNECTOR_PROVIDER=unipile, else the local sandbox network. */
   connector: ConnectorConfig;
   /** DNS for sending-domain checks (lib/dns.ts): the local rule-based resolver unless DNS_SERVERS is set. */
   dns: { servers: string[]; timeoutMs: number; dkimSelectors: string[] };
@@ -343,10 +340,8 @@ export interface SourcesConfig {
   timeoutMs: number;
   newsforum: { baseUrl: string | null; apiKey: string | null };
   pronet: {
-    baseUrl: string | null;
-    apiKey: string | null;
     profileHosts: string[];
-    /** LinkedIn search over Unipile (CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID); null: as above. */
+    /** LinkedIn search over Unipile (CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID); null: the local corpus. */
     unipile?: UnipileSearchConfig | null;
   };
 }
@@ -366,6 +361,7 @@ export interface UnipileConfig {
   searchAccountId: string | null;
   /** PUBLIC_BASE_URL: where Unipile reaches our hooks (notify URL, webhooks). */
   publicBaseUrl: string;
+  /** CONNECTOR_TIMEOUT_MS (default 15 s): the deadline of each call to Unipile. */
   timeoutMs: number;
 }
 
@@ -384,9 +380,10 @@ export interface UnipileSearchConfig {
   dailyProfileVisits: number | null;
 }
 
-export interface ConnectorConfig extends ProviderConfig {
+export interface ConnectorConfig {
+  /** CONNECTOR_WEBHOOK_SECRET: the key of the sandbox network's signed events at POST /hooks/connector (lib/connectors/inbound.ts). */
   webhookSecret: string | null;
-  /** CONNECTOR_PROVIDER: `sandbox` (default; or the HTTP connector when CONNECTOR_BASE_URL is set) or `unipile`. */
+  /** CONNECTOR_PROVIDER: `sandbox` (the default) or `unipile`. */
   provider?: ConnectorProvider;
   /** Set when the provider is unipile. */
   unipile?: UnipileConfig | null;
@@ -409,8 +406,6 @@ export function unipileSettings(
   if (provider !== 'unipile') return { provider: 'sandbox', unipile: null, search: null };
   const missing = ['UNIPILE_BASE_URL', 'UNIPILE_API_KEY', 'UNIPILE_WEBHOOK_SECRET'].filter((k) => !get(k));
   if (missing.length) throw new Error(`CONNECTOR_PROVIDER=unipile needs ${missing.join(', ')}`);
-  if (get('CONNECTOR_BASE_URL'))
-    throw new Error('CONNECTOR_PROVIDER=unipile and CONNECTOR_BASE_URL are exclusive: unset CONNECTOR_BASE_URL');
   const baseUrl = get('UNIPILE_BASE_URL')!;
   if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
     throw new Error(`UNIPILE_BASE_URL must be an absolute http(s) URL (the DSN, https://apiN.unipile.com:PORT)`);
@@ -431,8 +426,6 @@ export function unipileSettings(
   const searchAccountId = get('UNIPILE_SEARCH_ACCOUNT_ID');
   const dailyProfiles = daily('UNIPILE_SEARCH_DAILY_PROFILES');
   const dailyProfileVisits = daily('UNIPILE_PROFILE_DAILY_VISITS');
-  if (searchAccountId && get('PRONET_BASE_URL'))
-    throw new Error('UNIPILE_SEARCH_ACCOUNT_ID and PRONET_BASE_URL both choose the pronet source: unset one');
   const apiKey = get('UNIPILE_API_KEY')!;
   return {
     provider: 'unipile',
@@ -450,6 +443,29 @@ export function unipileSettings(
   };
 }
 
+/**
+ * The variables of the removed HTTP connector and HTTP pronet source, whose wire format this project
+ * invented and no service spoke. A deployment still setting one fails at start-up (rather than
+ * silently running on the sandbox or the local corpus), told what replaces it.
+ */
+const REMOVED_VARIABLES: Record<string, string> = {
+  CONNECTOR_BASE_URL:
+    'the HTTP connector was removed: set CONNECTOR_PROVIDER=unipile with UNIPILE_BASE_URL, UNIPILE_API_KEY and UNIPILE_WEBHOOK_SECRET (or leave CONNECTOR_PROVIDER unset for the local sandbox network)',
+  CONNECTOR_API_KEY: 'the HTTP connector was removed: Unipile takes its key from UNIPILE_API_KEY',
+  PRONET_BASE_URL:
+    'the HTTP pronet source was removed: pronet searches run over Unipile with CONNECTOR_PROVIDER=unipile and UNIPILE_SEARCH_ACCOUNT_ID (else the local corpus)',
+  PRONET_API_KEY: 'the HTTP pronet source was removed: Unipile takes its key from UNIPILE_API_KEY',
+};
+
+/** Throws when `env` still sets a removed variable (REMOVED_VARIABLES), naming each and what replaces it. */
+export function refuseRemovedVariables(env: Record<string, string | undefined> = process.env): void {
+  const set = Object.keys(REMOVED_VARIABLES).filter((k) => env[k]?.trim());
+  if (set.length)
+    throw new Error(
+      `${set.map((k) => `${k} is no longer supported (${REMOVED_VARIABLES[k]})`).join('; ')}; unset ${set.length > 1 ? 'them' : 'it'}`,
+    );
+}
+
 let cached: Config | undefined;
 
 /** Forgets the configuration read so far: a script that sets its environment after something read it (the stack's migrations) reads it again. */
@@ -460,10 +476,11 @@ export function reloadConfig(): Config {
 
 export function loadConfig(): Config {
   if (cached) return cached;
+  refuseRemovedVariables();
   const port = int('PORT', 3000);
   const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`;
-  const connectorTimeoutMs = int('CONNECTOR_TIMEOUT_MS', 15_000);
-  const unipile = unipileSettings(publicBaseUrl, connectorTimeoutMs);
+  // CONNECTOR_TIMEOUT_MS: Unipile's deadline per call (the sandbox network makes no calls).
+  const unipile = unipileSettings(publicBaseUrl, int('CONNECTOR_TIMEOUT_MS', 15_000));
   cached = {
     port,
     host: process.env.HOST ?? '127.0.0.1',
@@ -538,8 +555,6 @@ export function loadConfig(): Config {
       timeoutMs: int('SOURCES_TIMEOUT_MS', 15_000),
       newsforum: { baseUrl: process.env.NEWSFORUM_BASE_URL || null, apiKey: process.env.NEWSFORUM_API_KEY || null },
       pronet: {
-        baseUrl: process.env.PRONET_BASE_URL || null,
-        apiKey: process.env.PRONET_API_KEY || null,
         profileHosts: list('PRONET_PROFILE_HOSTS').length ? list('PRONET_PROFILE_HOSTS') : ['pronet.example'],
         unipile: unipile.search,
       },
@@ -559,9 +574,6 @@ export function loadConfig(): Config {
       timeoutMs: int('ENRICHMENT_TIMEOUT_MS', 15_000),
     },
     connector: {
-      baseUrl: process.env.CONNECTOR_BASE_URL || null,
-      apiKey: process.env.CONNECTOR_API_KEY || null,
-      timeoutMs: connectorTimeoutMs,
       webhookSecret: process.env.CONNECTOR_WEBHOOK_SECRET || null,
       provider: unipile.provider,
       unipile: unipile.unipile,

@@ -60,8 +60,8 @@ export interface ProviderLookups {
 }
 
 /**
- * The process's providers, chosen from `config` (each over HTTP when its base URL is set, else the
- * local one). `orm` holds the local connector's, partner's and email outbox's state. Each provider is
+ * The process's providers, chosen from `config` (each over HTTP when its base URL is set, the
+ * connector and pronet over Unipile when CONNECTOR_PROVIDER=unipile; else the local one). `orm` holds the local connector's, partner's and email outbox's state. Each provider is
  * made on first read; reading every field (the API does, at start-up) makes them all.
  */
 export function createProviders(config: Config, orm: MikroORM, lookups: ProviderLookups): ProviderBundle {

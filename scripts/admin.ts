@@ -167,10 +167,8 @@ function parse(argv: string[]): Command {
 async function run(em: EntityManager, cmd: Command): Promise<string> {
   if ('run' in cmd) return cmd.run(em);
   const connector = loadConfig().connector;
-  if (cmd.name.startsWith('sandbox-') && (connector.baseUrl || connector.provider === 'unipile'))
-    throw new Failure(
-      `sandbox commands need the sandbox network (${connector.baseUrl ? 'CONNECTOR_BASE_URL is set' : 'CONNECTOR_PROVIDER is unipile'})`,
-    );
+  if (cmd.name.startsWith('sandbox-') && connector.provider === 'unipile')
+    throw new Failure('sandbox commands need the sandbox network (CONNECTOR_PROVIDER is unipile)');
   switch (cmd.name) {
     case 'set-plan': {
       if (!isPlanId(cmd.plan)) throw new Failure(`unknown plan "${cmd.plan}"; plans: ${PLAN_IDS.join(', ')}`);

@@ -87,7 +87,7 @@ export async function createWorker() {
   });
   await ensureSearchAttributes(client.connection, config.temporal.namespace, (msg) => logger.warn(msg));
   // Test runs use their own task queue and must not repoint the real schedules at it.
-  const sandboxConnector = config.connector.provider !== 'unipile' && !config.connector.baseUrl;
+  const sandboxConnector = config.connector.provider !== 'unipile';
   if (config.worker.schedules) await ensureSchedules(client, config.temporal.taskQueue, '', { sandboxConnector });
   // Unipile's webhooks (messages, new relations, account statuses) to our /hooks/connector, created
   // when missing (idempotent); in the background: a failure is logged, the worker runs on, and the

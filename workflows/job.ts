@@ -85,7 +85,7 @@ export interface ScheduleDeclaration<W extends (...args: any[]) => Promise<unkno
   /** A firing while the previous run is still open: `skip` it, or `buffer-one` to run once after. */
   overlap: 'skip' | 'buffer-one';
   description: string;
-  /** Only while the connector is the local sandbox network (CONNECTOR_BASE_URL unset). */
+  /** Only while the connector is the local sandbox network (CONNECTOR_PROVIDER not unipile). */
   sandboxOnly?: boolean;
 }
 

@@ -1,6 +1,7 @@
-// Inbound connector events: the JSON a connector pushes to `POST /hooks/connector` (docs/providers.md,
-// "Connector (accounts)"), its signature scheme, and the mapping to InboundEvent. Shared by the HTTP
-// connector (which verifies) and the sandbox network (which produces the same JSON in-process).
+// The sandbox network's own signed event envelope: the JSON its events are stored and handed over as,
+// and what `POST /hooks/connector` accepts for it (`X-Connector-Signature` with CONNECTOR_WEBHOOK_SECRET),
+// the signature scheme, and the mapping to InboundEvent. Unipile's webhooks have their own payloads
+// and secret header (./unipile/events.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ConnectorError, CONNECTOR_ACCOUNT_STATES, type InboundEvent } from './types.js';
@@ -12,7 +13,7 @@ export const SIGNATURE_TOLERANCE_SECONDS = 300;
 const id = z.string().trim().min(1).max(200);
 const isoDate = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
-export const wireChatMessage = z.object({
+const wireChatMessage = z.object({
   id,
   thread_id: id,
   direction: z.enum(['in', 'out']),
@@ -126,7 +127,7 @@ export function toInboundEvent(provider: string, json: unknown): InboundEvent {
   }
 }
 
-/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, as the connector sends it. */
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`: the signature header of a sandbox event. */
 export function signInbound(secret: string, rawBody: Buffer | string, at = new Date()): string {
   const t = Math.floor(at.getTime() / 1000);
   const mac = createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest('hex');
@@ -180,7 +181,7 @@ export function verifyInbound(
   return event;
 }
 
-/** An InboundEvent as wire JSON (what the sandbox stores and hands over, like a connector would send it); `created_at` is the event's own time when it has one. */
+/** An InboundEvent as the envelope's JSON (what the sandbox stores and hands over); `created_at` is the event's own time when it has one. */
 export function toWireEvent(e: InboundEvent, createdAt: Date): Record<string, unknown> {
   const base = {
     id: e.eventId,

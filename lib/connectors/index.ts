@@ -1,17 +1,15 @@
 // The messaging-network connector a process uses: Unipile when CONNECTOR_PROVIDER=unipile (LinkedIn
-// accounts through Unipile's hosted wizard; docs/providers.md "Unipile"), else over HTTP when
-// CONNECTOR_BASE_URL is set, else the sandbox network (the default, so everything runs offline): profiles from the local generated corpus,
-// accounts, sends and inbound events in the `sandbox_*` tables of `orm`'s database. Email accounts
+// accounts through Unipile's hosted wizard; docs/providers.md "Unipile"), else the sandbox network
+// (the default, so everything runs offline): profiles from the local generated corpus, accounts,
+// sends and inbound events in the `sandbox_*` tables of `orm`'s database. Email accounts
 // connected with their own SMTP/IMAP credentials are served by the mail connector beside it
 // (routing.ts chooses per call).
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
-import { providerHttpOptions } from '../provider-http.js';
 import type { CorpusOptions } from '../sources/local-corpus.js';
 import type { Resolver } from '../outbound-http.js';
 import type { MailAccountLookup } from './mailbox/account.js';
 import type { MailTokenSource } from './mailbox/oauth.js';
-import { HttpConnector } from './http.js';
 import { MailConnector } from './mailbox/connector.js';
 import { RoutingConnector, type RefusalSink } from './routing.js';
 import { SandboxNetwork } from './sandbox-network.js';
@@ -19,7 +17,6 @@ import type { AccountConnector, NetworkConnector } from './types.js';
 import { UnipileConnector } from './unipile/connector.js';
 
 export * from './types.js';
-export { HttpConnector } from './http.js';
 export { SandboxConnector } from './sandbox.js';
 export {
   SandboxNetwork,
@@ -73,9 +70,7 @@ function baseConnector(config: Config['connector'], corpus: CorpusOptions, orm: 
       webhookSecret: u.webhookSecret,
     });
   }
-  return config.baseUrl
-    ? new HttpConnector(providerHttpOptions('CONNECTOR', config), { webhookSecret: config.webhookSecret })
-    : new SandboxNetwork(corpus, orm, config.webhookSecret);
+  return new SandboxNetwork(corpus, orm, config.webhookSecret);
 }
 
 /** The Unipile connector behind `connector` (itself, or the configured half of a routing connector); null otherwise. */
@@ -90,7 +85,7 @@ export function mailConnectorOf(connector: unknown): MailConnector | null {
   return connector instanceof MailConnector ? connector : null;
 }
 
-/** The sandbox network behind `connector` (itself, or the configured half of a routing connector); null for the HTTP connector or a fake. */
+/** The sandbox network behind `connector` (itself, or the configured half of a routing connector); null for Unipile or a fake. */
 export function sandboxNetworkOf(connector: unknown): SandboxNetwork | null {
   const base = connector instanceof RoutingConnector ? connector.base : connector;
   return base instanceof SandboxNetwork ? base : null;

@@ -1,4 +1,4 @@
-// The connector a process hands out: the configured one (sandbox network or HTTP) for profiles and
+// The connector a process hands out: the configured one (sandbox network or Unipile) for profiles and
 // most accounts, and the mail connector for email accounts connected with their own SMTP/IMAP
 // credentials. Chosen per call: a connect with mail credentials, or any call for a `mail:` id, goes
 // to the mail connector; everything else to the configured one.

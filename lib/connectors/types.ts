@@ -1,7 +1,8 @@
 // The messaging-network connector contract (DESIGN.md "External providers"): finding a person's
 // professional-network profile, and the sender accounts (platform accounts) attached through it:
 // connecting, status, sends, invitations, chats and inbound events. Two implementations: the local
-// sandbox network (the default) and the HTTP connector (docs/providers.md has its wire format).
+// sandbox network (the default) and Unipile (./unipile; CONNECTOR_PROVIDER=unipile); email accounts
+// connected with their own mailbox credentials are the mail connector's (./mailbox).
 import { ProviderError, type ProviderErrorCode, type ProviderErrorDetails } from '../provider-http.js';
 
 /** Who to find on the professional network. */
@@ -248,7 +249,7 @@ export type InboundEvent = InboundEventBase &
   );
 
 export interface NetworkConnector {
-  /** 'sandbox' (the local default) or the HTTP connector's name. */
+  /** 'sandbox' (the local default), 'unipile' or 'mail'. */
   readonly name: string;
   /** The best matching profile, or null when there is none. Throws ConnectorError (a ProviderError) on failure. */
   findProfile(query: ProfileQuery, signal?: AbortSignal): Promise<NetworkProfile | null>;

@@ -1,10 +1,9 @@
-// The discovery sources a process uses: each one over HTTP when its base URL is configured, else
-// answered from the local generated corpus (the default, so everything runs offline). The pronet
-// source is LinkedIn search over Unipile when CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID.
+// The discovery sources a process uses, each answered from the local generated corpus by default (so
+// everything runs offline): newsforum over HTTP when NEWSFORUM_BASE_URL is set; pronet as LinkedIn
+// search over Unipile when CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID.
 import type { SourcesConfig } from '../config.js';
 import { providerHttpOptions } from '../provider-http.js';
 import { HttpNewsforum } from './http-newsforum.js';
-import { HttpPronet } from './http-pronet.js';
 import { MAX_CORPUS_PEOPLE } from './local-corpus.js';
 import { LocalNewsforum, LocalPronet } from './local.js';
 import { UnipilePronetSource } from './unipile-pronet.js';
@@ -43,9 +42,7 @@ export function createSources(config: SourcesConfig): Sources {
         profileHosts: config.pronet.profileHosts,
         timeoutMs: config.timeoutMs,
       })
-    : config.pronet.baseUrl
-      ? new HttpPronet(providerHttpOptions('PRONET', { ...config.pronet, timeoutMs: config.timeoutMs }))
-      : new LocalPronet(corpus);
+    : new LocalPronet(corpus);
   const all = { newsforum, pronet };
   return {
     ...all,
@@ -53,7 +50,7 @@ export function createSources(config: SourcesConfig): Sources {
     forKind: (kind) => Object.values(all).filter((s) => s.supports(kind)),
     modes: {
       newsforum: newsforum instanceof HttpNewsforum ? 'http' : 'local',
-      pronet: pronet instanceof HttpPronet || pronet instanceof UnipilePronetSource ? 'http' : 'local',
+      pronet: pronet instanceof UnipilePronetSource ? 'http' : 'local',
     },
     async close() {
       await Promise.all(

@@ -4,7 +4,12 @@ import { DEMO_USER_ID } from '../../domain/demo/seed.js';
 import { decrypt } from '../../lib/crypto.js';
 import { requestSlot } from '../../domain/governor/governor.js';
 import { sandboxDisconnect } from '../../lib/connectors/sandbox-network.js';
-import { HttpConnector } from '../../lib/connectors/index.js';
+import {
+  ConnectorError,
+  SandboxNetwork,
+  UnipileConnector,
+  type ConnectorAccountStatus,
+} from '../../lib/connectors/index.js';
 import { api, call, closeApi, createTestApp, createUser, listen, type TestUser } from '../helpers/api.js';
 import { seedCampaign } from '../helpers/campaigns.js';
 import { createOwner, em } from '../helpers/billing.js';
@@ -343,23 +348,30 @@ test('delete: disconnects at the connector, then 204; reassign_to is validated; 
 
 test('502 connector_unavailable on delete, connect and enrich when the connector fails (details: error_class, retryable); nothing changes', async (t) => {
   const u = await createOwner();
-  // Connected through the sandbox connector; then the same accounts through an HTTP connector whose
-  // service answers 503 to everything (and one whose credentials it refuses: 401).
+  // Connected through the sandbox connector; then the same accounts through a Unipile connector whose
+  // service answers 503 to everything (and one that refuses our API key: 401).
   const net = await created(u, { channel: 'network' });
   const connected = await call('POST', `${BASE}/${net.id}/connect`, as(u, { credentials: { username: 'ana' } }));
   t.is(connected.status, 200, connected.text);
-  const pending = await created(u, { channel: 'email' });
+  const connectorAccountId = connected.body.account.connector_account_id as string;
+  const pending = await created(u, { channel: 'network' });
   const before = (await call('GET', BASE, as(u))).body.items;
 
   const { services } = await api();
+  const unipileError = (status: number, type: string) =>
+    JSON.stringify({ title: type.replace(/_/g, ' '), type: `errors/${type}`, status });
   const down = await startServer(
-    (_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'),
+    (_req, res) =>
+      void res.writeHead(503, { 'content-type': 'application/json' }).end(unipileError(503, 'service_unavailable')),
   );
   const refusing = await startServer(
-    (_req, res) => void res.writeHead(401, { 'content-type': 'application/json' }).end('{}'),
+    (_req, res) =>
+      void res.writeHead(401, { 'content-type': 'application/json' }).end(unipileError(401, 'missing_credentials')),
   );
-  const downConnector = new HttpConnector({ baseUrl: down.url, apiKey: 'k' });
-  const refusingConnector = new HttpConnector({ baseUrl: refusing.url, apiKey: 'k' });
+  const unipile = (baseUrl: string) =>
+    new UnipileConnector({ baseUrl, apiKey: 'k', publicBaseUrl: 'http://127.0.0.1:1', webhookSecret: 'x' });
+  const downConnector = unipile(down.url);
+  const refusingConnector = unipile(refusing.url);
   t.teardown(async () => {
     await Promise.all([downConnector.close(), refusingConnector.close()]);
     await Promise.all([down.close(), refusing.close()]);
@@ -378,14 +390,7 @@ test('502 connector_unavailable on delete, connect and enrich when the connector
   };
   const unavailable = { error_class: 'unavailable', retryable: true };
   expect502(await call('DELETE', `${BASE}/${net.id}`, { ...as(u), base }), 'delete', unavailable);
-  expect502(
-    await call('POST', `${BASE}/${pending.id}/connect`, {
-      ...as(u, { credentials: { email: 'ana@acme.example', password: 'x' } }),
-      base,
-    }),
-    'connect',
-    unavailable,
-  );
+  expect502(await call('POST', `${BASE}/${pending.id}/connect`, { ...as(u, {}), base }), 'connect', unavailable);
   expect502(await call('POST', `${BASE}/${net.id}/enrich`, { ...as(u), base }), 'enrich', unavailable);
   expect502(
     await call('POST', `${BASE}/${pending.id}/connect`, { ...as(u, {}), base: refusedBase }),
@@ -393,49 +398,35 @@ test('502 connector_unavailable on delete, connect and enrich when the connector
     { error_class: 'auth', retryable: false },
   );
   t.deepEqual(
-    down.requests.map((r) => r.method),
-    ['DELETE', 'POST', 'GET'],
+    down.requests.map((r) => `${r.method} ${r.url.pathname}`),
+    [`DELETE /api/v1/accounts/${connectorAccountId}`, 'POST /api/v1/hosted/accounts/link', 'GET /api/v1/users/me'],
     'the connector was asked each time',
   );
+  t.is(refusing.requests.length, 1);
 
-  // Nothing changed: the account kept (still connected, no profile), the other still pending without credentials.
+  // Nothing changed: the account kept (still connected, no profile), the other still pending, never linked.
   t.deepEqual((await call('GET', BASE, as(u))).body.items, before);
   const row = await (await em()).findOneOrFail(PlatformAccount, pending.id, { refresh: true });
   t.like(row, { status: 'pending', connectorAccountId: null, credentialsSealed: null });
   t.is((await (await em()).findOneOrFail(PlatformAccount, net.id, { refresh: true })).profileFetchedAt, null);
 });
 
-test('connect through an HTTP connector: the address comes from one status read; a failed read still connects, the address filled in by the next read', async (t) => {
+/** The sandbox network whose status reads fail (ConnectorError `unavailable`) while `down`; counts them. */
+class StatusDownNetwork extends SandboxNetwork {
+  down = true;
+  reads = 0;
+  override async status(connectorAccountId: string, signal?: AbortSignal): Promise<ConnectorAccountStatus> {
+    this.reads++;
+    if (this.down) throw new ConnectorError('sandbox', 'unavailable', 'HTTP 503');
+    return super.status(connectorAccountId, signal);
+  }
+}
+
+test('connect answered "connected" without an address: the address comes from one status read; a failed read still connects, the address filled in by the next read', async (t) => {
   const u = await createOwner();
   const { services } = await api();
-  let statusDown = true;
-  const server = await startServer((req, res) => {
-    const json = (status: number, body: unknown) =>
-      void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (req.method === 'POST' && req.url.pathname === '/v1/accounts')
-      return json(200, {
-        id: `acc_${(req.body as { account_id: string }).account_id}`,
-        kind: 'connected',
-        url: null,
-        expires_at: null,
-      });
-    const m = /^\/v1\/accounts\/([^/]+)$/.exec(req.url.pathname);
-    if (req.method === 'GET' && m) {
-      if (statusDown) return json(503, {});
-      return json(200, {
-        id: decodeURIComponent(m[1]),
-        state: 'connected',
-        reason: null,
-        address: `${decodeURIComponent(m[1])}@mail.example`,
-      });
-    }
-    json(404, {});
-  });
-  const connector = new HttpConnector({ baseUrl: server.url, apiKey: 'k' });
-  t.teardown(async () => {
-    await connector.close();
-    await server.close();
-  });
+  // The sandbox network connects at once with credentials and names no address in its answer.
+  const connector = new StatusDownNetwork(services.config.sources.corpus, services.orm);
   const base = (await listen({ ...services, connector })).base;
 
   // The status read fails: still connected (the connector has the account), address unknown for now.
@@ -445,24 +436,23 @@ test('connect through an HTTP connector: the address comes from one status read;
     base,
   });
   t.is(c1.status, 200, c1.text);
-  t.like(c1.body.account, { status: 'connected', connector_account_id: `acc_${first.id}`, address: null });
-  t.deepEqual(
-    server.requests.map((r) => `${r.method} ${r.url.pathname}`),
-    ['POST /v1/accounts', `GET /v1/accounts/acc_${first.id}`],
-  );
+  t.like(c1.body.account, { status: 'connected', address: null });
+  t.truthy(c1.body.account.connector_account_id);
+  t.is(connector.reads, 1, 'one status read');
 
-  statusDown = false;
+  connector.down = false;
   const second = await created(u, { channel: 'email' });
   const c2 = await call('POST', `${BASE}/${second.id}/connect`, {
     ...as(u, { credentials: { email: 'c@d.example', password: 'x' } }),
     base,
   });
   t.is(c2.status, 200, c2.text);
-  t.like(c2.body.account, { status: 'connected', address: `acc_${second.id}@mail.example` });
+  t.like(c2.body.account, { status: 'connected', address: 'c@d.example' });
+  t.is(connector.reads, 2, 'one status read');
   // The first account's address arrives with its next status read.
   const setup = await call('GET', `${BASE}/${first.id}/setup-status`, { ...as(u), base });
   t.is(setup.status, 200, setup.text);
-  t.is((await (await em()).findOneOrFail(PlatformAccount, first.id)).address, `acc_${first.id}@mail.example`);
+  t.is((await (await em()).findOneOrFail(PlatformAccount, first.id)).address, 'a@b.example');
 });
 
 test('every id-taking route answers 404 for another workspace’s account, and changes nothing', async (t) => {

@@ -1,9 +1,9 @@
-// Local HTTP servers that speak the newsforum and pronet wire formats (docs/sources.md), answered
-// from the local sources, so the HTTP adapters can be tested (and runs exercised) end to end
-// without a network. `handle` lets a test answer a request itself (errors, stalls, redirects).
+// Local HTTP servers for the adapters' tests, without a network: `startServer` records every request
+// and lets the test answer it (errors, stalls, redirects); `newsforumHandler` speaks the newsforum
+// wire format (docs/sources.md) from the local source.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LocalNewsforum, LocalPronet } from '../../lib/sources/local.js';
+import type { LocalNewsforum } from '../../lib/sources/local.js';
 import { SourceError, type Candidate, type SignalQuery } from '../../lib/sources/types.js';
 
 export interface WireRequest {
@@ -114,96 +114,4 @@ const forumItem = (c: Candidate) => ({
   text: c.evidence.text,
   url: c.evidence.url,
   created_at: c.evidence.date,
-});
-
-/** pronet v1 over a local pronet source. */
-export function pronetHandler(source: LocalPronet, apiKey: string): Handler {
-  return async (req, res) => {
-    if (!authorised(req, res, apiKey)) return;
-    if (req.method === 'POST' && req.url.pathname === '/v1/people/search') {
-      const b = req.body as {
-        kind: SignalQuery['kind'];
-        keywords: string[];
-        filters: {
-          titles: string[];
-          seniorities: never[];
-          industries: string[];
-          countries: string[];
-          company_sizes: never[];
-          since: string | null;
-          current_only: boolean;
-        };
-        cursor: string | null;
-        limit: number;
-      };
-      const f = b.filters;
-      const query: SignalQuery = {
-        kind: b.kind,
-        keywords: b.keywords,
-        filters: {
-          titles: f.titles,
-          seniorities: f.seniorities,
-          industries: f.industries,
-          countries: f.countries,
-          companySizes: f.company_sizes,
-          ...(f.since ? { since: f.since } : {}),
-          currentEmployerOnly: f.current_only,
-        },
-      };
-      try {
-        const page = await source.search(query, { cursor: b.cursor ?? undefined, limit: b.limit });
-        return sendJson(res, 200, {
-          people: page.candidates.map((c) => ({
-            ...pronetPerson(c),
-            evidence: { id: c.evidence.id, text: c.evidence.text, url: c.evidence.url, date: c.evidence.date },
-          })),
-          next_cursor: page.nextCursor,
-        });
-      } catch (err) {
-        return refused(res, err);
-      }
-    }
-    if (req.method === 'POST' && req.url.pathname === '/v1/companies/people') {
-      const b = req.body as {
-        company: { name: string | null; domain: string | null };
-        filters: { titles: string[]; seniorities: never[] };
-        cursor: string | null;
-        limit: number;
-      };
-      try {
-        const page = await source.companyPeople(b.company, b.filters, {
-          cursor: b.cursor ?? undefined,
-          limit: b.limit,
-        });
-        if (!page) return sendJson(res, 404, { error: 'company_not_found' });
-        return sendJson(res, 200, {
-          company: page.company,
-          people: page.people.map(pronetPerson),
-          next_cursor: page.nextCursor,
-        });
-      } catch (err) {
-        return refused(res, err);
-      }
-    }
-    if (req.method === 'GET' && req.url.pathname === '/v1/people/lookup') {
-      const c = await source.profile(req.url.searchParams.get('profile_url') ?? '');
-      return c ? sendJson(res, 200, { person: pronetPerson(c) }) : sendJson(res, 404, { error: 'not_found' });
-    }
-    sendJson(res, 404, { error: 'not_found' });
-  };
-}
-
-const pronetPerson = (c: Candidate) => ({
-  id: c.externalId,
-  profile_url: c.profileUrl,
-  full_name: c.fullName,
-  first_name: c.firstName,
-  last_name: c.lastName,
-  headline: c.headline,
-  title: c.title,
-  seniority: c.seniority,
-  country: c.country,
-  email: c.email,
-  current: c.currentEmployer,
-  company: c.company,
 });

@@ -1,26 +1,23 @@
 import test from 'ava';
-import type { ServerResponse } from 'node:http';
 import {
-  ConnectorError,
   createConnector,
-  HttpConnector,
   MailConnector,
   RoutingConnector,
   SandboxConnector,
   SandboxNetwork,
   sandboxNetworkOf,
+  UnipileConnector,
+  unipileConnectorOf,
   type NetworkProfile,
   type ProfileQuery,
 } from '../../lib/connectors/index.js';
+import { refuseRemovedVariables, reloadConfig } from '../../lib/config.js';
 import { LocalEnrichment } from '../../lib/enrichment/local.js';
-import { ProviderError } from '../../lib/provider-http.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
-import { sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
 
 const corpusOpts = { seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:00:00Z') };
 const corpus = getCorpus(corpusOpts);
 const sandbox = new SandboxConnector(corpusOpts);
-const KEY = 'k-conn-1';
 const EMPTY: ProfileQuery = {
   fullName: null,
   firstName: null,
@@ -34,25 +31,6 @@ const q = (fields: Partial<ProfileQuery>): ProfileQuery => ({ ...EMPTY, ...field
 
 const current = corpus.people.findIndex((p) => p.current && p.email !== null && /[^\x20-\x7e]/.test(p.fullName));
 const former = corpus.people.findIndex((p) => !p.current);
-
-async function serve(
-  t: { teardown(fn: () => Promise<void>): void },
-  handler: Parameters<typeof startServer>[0],
-): Promise<WireServer> {
-  const server = await startServer(handler);
-  t.teardown(server.close);
-  return server;
-}
-
-async function failure(p: Promise<unknown>): Promise<ConnectorError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ConnectorError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConnectorError');
-}
 
 test('sandbox: finds a profile by URL, email, or name with company; unknown people are null', async (t) => {
   const p = corpus.people[current];
@@ -102,156 +80,8 @@ test('sandbox: deterministic, and agrees with the local enrichment on who is who
   }
 });
 
-/** The connector wire format (docs/providers.md) answered by the sandbox. */
-function wireHandler(apiKey: string): Parameters<typeof startServer>[0] {
-  return async (req, res) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return sendJson(res, 401, {});
-    if (req.method !== 'POST' || req.url.pathname !== '/v1/profiles/resolve') return sendJson(res, 404, {});
-    const b = req.body as Record<string, string | null>;
-    const p = await sandbox.findProfile({
-      fullName: b.full_name,
-      firstName: b.first_name,
-      lastName: b.last_name,
-      company: b.company,
-      companyDomain: b.company_domain,
-      email: b.email,
-      profileUrl: b.profile_url,
-    });
-    sendJson(res, 200, {
-      profile: p && {
-        profile_url: p.profileUrl,
-        provider_id: p.providerId,
-        full_name: p.fullName,
-        first_name: p.firstName,
-        last_name: p.lastName,
-        headline: p.headline,
-        title: p.title,
-        company: p.company,
-        country: p.country,
-      },
-    });
-  };
-}
-
-test('http: POSTs the query with the key and maps the profile like the sandbox', async (t) => {
-  const server = await serve(t, wireHandler(KEY));
-  const http = new HttpConnector({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  const p = corpus.people[current];
-  const co = corpus.companies[p.company];
-  const query = q({ fullName: p.fullName, company: co.name, companyDomain: co.domain });
-  t.deepEqual(await http.findProfile(query), await sandbox.findProfile(query));
-  const formerQuery = q({ profileUrl: corpus.people[former].profileUrl });
-  t.deepEqual(await http.findProfile(formerQuery), await sandbox.findProfile(formerQuery));
-  t.is(await http.findProfile(q({ email: 'nobody@nowhere.example' })), null);
-  const r = server.requests[0];
-  t.is(r.method, 'POST');
-  t.is(r.headers.authorization, `Bearer ${KEY}`);
-  t.is(r.headers['content-type'], 'application/json');
-  t.deepEqual(r.body, {
-    full_name: p.fullName,
-    first_name: null,
-    last_name: null,
-    company: co.name,
-    company_domain: co.domain,
-    email: null,
-    profile_url: null,
-  });
-});
-
-test('http: fields are trimmed and clipped; names are split when absent; no profile is null', async (t) => {
-  let answer: (res: ServerResponse) => void = () => {};
-  const server = await serve(t, (_req, res) => answer(res));
-  const http = new HttpConnector({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  answer = (res) =>
-    sendJson(res, 200, {
-      profile: {
-        profile_url: ' https://pronet.example/in/ada ',
-        provider_id: 12345,
-        full_name: ' Ada Lovelace ',
-        headline: 'h'.repeat(301),
-        title: '  ',
-        company: 'Analytical',
-        extra: 1,
-      },
-    });
-  t.deepEqual(await http.findProfile(q({ email: 'ada@example.com' })), {
-    profileUrl: 'https://pronet.example/in/ada',
-    providerId: '12345',
-    fullName: 'Ada Lovelace',
-    firstName: 'Ada',
-    lastName: 'Lovelace',
-    headline: 'h'.repeat(300),
-    title: null,
-    company: 'Analytical',
-    country: null,
-  });
-  answer = (res) => sendJson(res, 200, { profile: null });
-  t.is(await http.findProfile(q({ email: 'ada@example.com' })), null);
-  answer = (res) => sendJson(res, 404, {});
-  t.is(await http.findProfile(q({ email: 'ada@example.com' })), null);
-});
-
-test('http: statuses and broken answers map to ConnectorError codes', async (t) => {
-  let answer: (res: ServerResponse) => void = () => {};
-  const server = await serve(t, (_req, res) => answer(res));
-  const http = new HttpConnector({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  const ask = q({ email: 'ada@example.com' });
-  const ok = { profile_url: 'https://pronet.example/in/ada', provider_id: 'p1', full_name: 'Ada' };
-  const cases: [string, (res: ServerResponse) => void, string, number | null][] = [
-    ['401', (res) => sendJson(res, 401, {}), 'auth', null],
-    ['403', (res) => sendJson(res, 403, {}), 'auth', null],
-    ['429', (res) => sendJson(res, 429, {}, { 'retry-after': '5' }), 'rate_limited', 5],
-    ['502', (res) => sendJson(res, 502, {}), 'unavailable', null],
-    ['503 retry-after', (res) => sendJson(res, 503, {}, { 'retry-after': '20' }), 'unavailable', 20],
-    ['408', (res) => sendJson(res, 408, {}), 'timeout', null],
-    ['400', (res) => sendJson(res, 400, {}), 'invalid_request', null],
-    ['422', (res) => sendJson(res, 422, {}), 'invalid_request', null],
-    ['301', (res) => void res.writeHead(301, { location: 'http://127.0.0.1:9/' }).end(), 'bad_response', null],
-    [
-      'bad JSON',
-      (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('nope'),
-      'bad_response',
-      null,
-    ],
-    ['no profile key', (res) => sendJson(res, 200, {}), 'bad_response', null],
-    ['no provider id', (res) => sendJson(res, 200, { profile: { ...ok, provider_id: '' } }), 'bad_response', null],
-    ['blank full name', (res) => sendJson(res, 200, { profile: { ...ok, full_name: '  ' } }), 'bad_response', null],
-    [
-      'profile URL not http(s)',
-      (res) => sendJson(res, 200, { profile: { ...ok, profile_url: 'javascript:alert(1)' } }),
-      'bad_response',
-      null,
-    ],
-  ];
-  for (const [name, respond, code, retryAfter] of cases) {
-    answer = respond;
-    const err = await failure(http.findProfile(ask));
-    t.true(err instanceof ProviderError, name);
-    t.is(err.code as string, code, name);
-    t.is(err.provider, 'http', name);
-    t.is(err.retryAfterSeconds, retryAfter, name);
-    t.is(err.retryable, ['rate_limited', 'unavailable', 'timeout'].includes(code), name);
-  }
-});
-
-test('http: oversized answers are refused', async (t) => {
-  const server = await serve(t, (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    for (let i = 0; i < 10; i++) res.write(i === 0 ? `{"profile": null, "pad": "${'x'.repeat(999)}` : 'x'.repeat(1000));
-    res.end('"}');
-  });
-  const http = new HttpConnector({ baseUrl: server.url, apiKey: KEY, maxResponseBytes: 4096 });
-  t.teardown(() => http.close());
-  const err = await failure(http.findProfile(q({ email: 'ada@example.com' })));
-  t.is(err.code, 'bad_response');
-  t.regex(err.message, /larger than 4096 bytes/);
-});
-
-test('createConnector: the sandbox network by default, HTTP when a base URL is set (which then needs a key), the mail connector beside either', (t) => {
-  const conf = { baseUrl: null, apiKey: null, timeoutMs: 1000, webhookSecret: null };
+test('createConnector: the sandbox network by default, Unipile when CONNECTOR_PROVIDER=unipile, the mail connector beside either', (t) => {
+  const conf = { webhookSecret: null };
   const orm = { em: {} } as never; // the sandbox network's database: only touched by account methods
   const mail = { accounts: async () => null, encryptionKey: Buffer.alloc(32), allowHosts: [] };
   const local = createConnector(conf, corpusOpts, orm, mail);
@@ -259,22 +89,59 @@ test('createConnector: the sandbox network by default, HTTP when a base URL is s
   t.true(local.base instanceof SandboxNetwork);
   t.true(local.base instanceof SandboxConnector);
   t.is(sandboxNetworkOf(local), local.base as SandboxNetwork);
+  t.is(unipileConnectorOf(local), null);
   t.true(local.mail instanceof MailConnector);
   t.is(local.name, 'sandbox');
   t.deepEqual(local.serves, ['sandbox', 'mail']);
-  const http = createConnector(
-    { ...conf, baseUrl: 'https://connector.example/api', apiKey: 'k' },
-    corpusOpts,
-    orm,
-    mail,
-  );
-  t.true(http.base instanceof HttpConnector);
-  t.is(sandboxNetworkOf(http), null);
+  t.true(createConnector({ ...conf, provider: 'sandbox' }, corpusOpts, orm, mail).base instanceof SandboxNetwork);
+  const unipile = {
+    baseUrl: 'https://api1.unipile.example:13111',
+    apiKey: 'k',
+    webhookSecret: 'w'.repeat(16),
+    searchAccountId: null,
+    publicBaseUrl: 'https://outreach.example',
+    timeoutMs: 1000,
+  };
+  const http = createConnector({ ...conf, provider: 'unipile', unipile }, corpusOpts, orm, mail);
   t.teardown(() => http.close());
-  t.throws(() => createConnector({ ...conf, baseUrl: 'file:///etc/passwd', apiKey: 'k' }, corpusOpts, orm, mail), {
-    message: /CONNECTOR_BASE_URL must be an absolute http\(s\) URL/,
+  t.true(http.base instanceof UnipileConnector);
+  t.is(unipileConnectorOf(http), http.base as UnipileConnector);
+  t.is(sandboxNetworkOf(http), null);
+  t.true(http.mail instanceof MailConnector);
+  t.throws(() => createConnector({ ...conf, provider: 'unipile' }, corpusOpts, orm, mail), {
+    message: /CONNECTOR_PROVIDER=unipile needs the UNIPILE_\* settings/,
   });
-  t.throws(() => createConnector({ ...conf, baseUrl: 'https://connector.example' }, corpusOpts, orm, mail), {
-    message: /CONNECTOR_API_KEY is required/,
+});
+
+test('the removed HTTP connector and HTTP pronet variables fail at start-up, naming what replaces them', (t) => {
+  t.notThrows(() => refuseRemovedVariables({ CONNECTOR_PROVIDER: 'unipile', CONNECTOR_BASE_URL: ' ' }));
+  t.throws(() => refuseRemovedVariables({ CONNECTOR_BASE_URL: 'https://connector.example' }), {
+    message: /CONNECTOR_BASE_URL is no longer supported .*CONNECTOR_PROVIDER=unipile with UNIPILE_BASE_URL/,
   });
+  t.throws(() => refuseRemovedVariables({ CONNECTOR_API_KEY: 'k' }), {
+    message: /CONNECTOR_API_KEY is no longer supported .*UNIPILE_API_KEY/,
+  });
+  const both = t.throws(() =>
+    refuseRemovedVariables({ PRONET_BASE_URL: 'https://pronet.example', PRONET_API_KEY: 'k' }),
+  );
+  t.regex(both.message, /PRONET_BASE_URL is no longer supported .*UNIPILE_SEARCH_ACCOUNT_ID/);
+  t.regex(both.message, /PRONET_API_KEY is no longer supported/);
+  // loadConfig (what every process calls at start-up) refuses them; the environment is restored before
+  // anything else runs (synchronous), and the next loadConfig reads it again.
+  for (const [name, replacement] of [
+    ['CONNECTOR_BASE_URL', /CONNECTOR_PROVIDER=unipile/],
+    ['PRONET_BASE_URL', /UNIPILE_SEARCH_ACCOUNT_ID/],
+  ] as const) {
+    const before = process.env[name];
+    process.env[name] = 'https://removed.example';
+    try {
+      const err = t.throws(() => reloadConfig());
+      t.regex(err.message, new RegExp(`${name} is no longer supported`));
+      t.regex(err.message, replacement);
+    } finally {
+      if (before === undefined) delete process.env[name];
+      else process.env[name] = before;
+    }
+  }
+  t.notThrows(() => reloadConfig());
 });

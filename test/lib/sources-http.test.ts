@@ -1,9 +1,8 @@
 import test from 'ava';
 import { HttpNewsforum } from '../../lib/sources/http-newsforum.js';
-import { HttpPronet } from '../../lib/sources/http-pronet.js';
 import { parseRetryAfter } from '../../lib/sources/http-client.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
-import { LocalNewsforum, LocalPronet } from '../../lib/sources/local.js';
+import { LocalNewsforum } from '../../lib/sources/local.js';
 import {
   createSources,
   SourceError,
@@ -11,7 +10,7 @@ import {
   type DiscoverySource,
   type SignalQuery,
 } from '../../lib/sources/index.js';
-import { newsforumHandler, pronetHandler, sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
+import { newsforumHandler, sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
 
 const corpusOpts = { seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:00:00Z') };
 const KEY = 'k-test-123';
@@ -88,114 +87,6 @@ test('newsforum: pages through the wire format with the key, and matches the loc
   t.is(found?.externalId, author.forumId);
   t.is(found?.profileUrl, author.profileUrl);
   t.is(await http.profile('https://newsforum.example/u/nobody'), null);
-});
-
-test('pronet: POSTs the query, pages by next_cursor, and matches the local source field for field', async (t) => {
-  const local = new LocalPronet(corpusOpts);
-  const server = await serve(t, pronetHandler(local, KEY));
-  const http = new HttpPronet({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  const query: SignalQuery = {
-    kind: 'hiring',
-    filters: {
-      seniorities: ['director', 'vp', 'cxo'],
-      countries: ['us', 'DE'],
-      since: '2025-01-01T00:00:00Z',
-      currentEmployerOnly: true,
-    },
-  };
-  const got = await all(http, query, 25);
-  const expected = await all(local, query, 200);
-  t.true(expected.length > 25);
-  t.deepEqual(got, expected);
-  const body = server.requests[0].body as Record<string, unknown>;
-  t.is(server.requests[0].method, 'POST');
-  t.is(server.requests[0].headers['content-type'], 'application/json');
-  t.is(server.requests[0].headers.authorization, `Bearer ${KEY}`);
-  t.deepEqual(body, {
-    kind: 'hiring',
-    keywords: [],
-    filters: {
-      titles: [],
-      seniorities: ['director', 'vp', 'cxo'],
-      industries: [],
-      countries: ['US', 'DE'],
-      company_sizes: [],
-      since: '2025-01-01T00:00:00.000Z',
-      current_only: true,
-    },
-    cursor: null,
-    limit: 25,
-  });
-  t.truthy((server.requests[1].body as { cursor: string }).cursor);
-  const someone = expected[0];
-  const viaUrl = await http.profile(`${someone.profileUrl!.replace('https://', 'https://www.')}/`);
-  t.is(viaUrl?.externalId, someone.externalId);
-  t.is(viaUrl?.email, someone.email);
-  t.is(await http.profile('https://pronet.example/in/nobody-at-all'), null);
-});
-
-test('pronet companyPeople: POSTs the company and roles, pages by next_cursor, 404 is an unknown company', async (t) => {
-  const local = new LocalPronet(corpusOpts);
-  const server = await serve(t, pronetHandler(local, KEY));
-  const http = new HttpPronet({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  const corpus = getCorpus(corpusOpts);
-  const index = corpus.index.employees.findIndex((e) => e.length >= 8);
-  const co = corpus.companies[index];
-  const roles = { seniorities: ['entry', 'senior', 'manager', 'director', 'vp', 'cxo', 'founder'] as const };
-  const expected = await local.companyPeople(
-    { name: co.name },
-    { seniorities: [...roles.seniorities] },
-    { limit: 200 },
-  );
-  const got: Candidate[] = [];
-  let cursor: string | undefined;
-  let company;
-  do {
-    const page = await http.companyPeople(
-      { name: co.name },
-      { seniorities: [...roles.seniorities] },
-      { cursor, limit: 3 },
-    );
-    company = page!.company;
-    got.push(...page!.people);
-    cursor = page!.nextCursor ?? undefined;
-  } while (cursor);
-  t.deepEqual(company, expected!.company);
-  const fields = (c: Candidate) => [
-    c.source,
-    c.externalId,
-    c.profileUrl,
-    c.fullName,
-    c.firstName,
-    c.lastName,
-    c.title,
-    c.headline,
-    c.seniority,
-    c.company,
-    c.country,
-    c.email,
-    c.currentEmployer,
-  ];
-  t.deepEqual(got.map(fields), expected!.people.map(fields));
-  t.is(server.requests[0].method, 'POST');
-  t.is(server.requests[0].url.pathname, '/v1/companies/people');
-  t.deepEqual(server.requests[0].body, {
-    company: { name: co.name, domain: null },
-    filters: { titles: [], seniorities: [...roles.seniorities] },
-    cursor: null,
-    limit: 3,
-  });
-  t.truthy((server.requests[1].body as { cursor: string }).cursor);
-  t.is(await http.companyPeople({ domain: 'nonexistent-widgets.example' }, {}, { limit: 10 }), null);
-  // Errors map like every other call: a 503 is a retryable unavailable.
-  const failing = await serve(t, (_req, res) => sendJson(res, 503, { error: 'down' }, { 'retry-after': '2' }));
-  const down = new HttpPronet({ baseUrl: failing.url, apiKey: KEY });
-  t.teardown(() => down.close());
-  const err = await failure(down.companyPeople({ name: co.name }, {}, { limit: 10 }));
-  t.like(err, { code: 'unavailable', retryable: true });
-  t.is(err.retryAfterSeconds, 2);
 });
 
 test('HTTP statuses map to SourceError codes', async (t) => {
@@ -296,14 +187,14 @@ test('oversized bodies are refused, with or without Content-Length', async (t) =
 });
 
 test('redirects are not followed', async (t) => {
-  const elsewhere = await serve(t, (_req, res) => sendJson(res, 200, { people: [], next_cursor: null }));
+  const elsewhere = await serve(t, (_req, res) => sendJson(res, 200, { items: [], next: null }));
   const server = await serve(
     t,
-    (_req, res) => void res.writeHead(307, { location: `${elsewhere.url}/v1/people/search` }).end(),
+    (_req, res) => void res.writeHead(307, { location: `${elsewhere.url}/v1/search` }).end(),
   );
-  const http = new HttpPronet({ baseUrl: server.url, apiKey: KEY });
+  const http = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY });
   t.teardown(() => http.close());
-  const err = await failure(http.search({ kind: 'people_search' }, { limit: 10 }));
+  const err = await failure(http.search(SEARCH, { limit: 10 }));
   t.is(err.code, 'bad_response');
   t.regex(err.message, /redirects are not followed/);
   t.is(elsewhere.requests.length, 0);
@@ -333,19 +224,19 @@ test('timeouts, refused connections and the caller’s abort', async (t) => {
 
   const closed = await startServer(() => {});
   await closed.close();
-  const refused = new HttpPronet({ baseUrl: closed.url, apiKey: KEY });
+  const refused = new HttpNewsforum({ baseUrl: closed.url, apiKey: KEY });
   t.teardown(() => refused.close());
-  t.is((await failure(refused.search({ kind: 'people_search' }, { limit: 10 }))).code, 'unavailable');
+  t.is((await failure(refused.search(SEARCH, { limit: 10 }))).code, 'unavailable');
 });
 
 test('adapters validate the page request before sending anything', async (t) => {
-  const server = await serve(t, (_req, res) => sendJson(res, 200, { people: [], next_cursor: null }));
-  const http = new HttpPronet({ baseUrl: server.url, apiKey: KEY });
+  const server = await serve(t, (_req, res) => sendJson(res, 200, { items: [], next: null }));
+  const http = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY });
   t.teardown(() => http.close());
-  t.is((await failure(http.search({ kind: 'people_search' }, { limit: 500 }))).code, 'invalid_request');
-  t.is((await failure(http.search({ kind: 'post_keywords' }, { limit: 10 }))).code, 'invalid_request');
+  t.is((await failure(http.search(SEARCH, { limit: 500 }))).code, 'invalid_request');
+  t.is((await failure(http.search({ kind: 'people_search' }, { limit: 10 }))).code, 'invalid_request');
   t.is(
-    (await failure(http.search({ kind: 'people_search', filters: { since: '2025-13-01' } }, { limit: 10 }))).code,
+    (await failure(http.search({ ...SEARCH, filters: { since: '2025-13-01' } }, { limit: 10 }))).code,
     'invalid_request',
   );
   t.is(server.requests.length, 0);
@@ -356,7 +247,7 @@ test('createSources picks HTTP when a base URL is configured', async (t) => {
     corpus: { seed: 42, people: 12_000 },
     timeoutMs: 1000,
     newsforum: { baseUrl: 'http://127.0.0.1:9/', apiKey: 'k' },
-    pronet: { baseUrl: null, apiKey: null, profileHosts: ['pronet.example'] },
+    pronet: { profileHosts: ['pronet.example'] },
   });
   t.teardown(() => s.close());
   t.deepEqual(s.modes, { newsforum: 'http', pronet: 'local' });
@@ -367,7 +258,7 @@ test('createSources picks HTTP when a base URL is configured', async (t) => {
         corpus: { seed: 1, people: 10 },
         timeoutMs: 1,
         newsforum: { baseUrl: 'ftp://x', apiKey: 'k' },
-        pronet: { baseUrl: null, apiKey: null, profileHosts: [] },
+        pronet: { profileHosts: [] },
       }),
     { message: /NEWSFORUM_BASE_URL must be an absolute http\(s\) URL/ },
   );

@@ -407,7 +407,7 @@ test('createSources: local by default, one source per kind', (t) => {
     corpus: { seed: 42, people: 12_000 },
     timeoutMs: 1000,
     newsforum: { baseUrl: null, apiKey: null },
-    pronet: { baseUrl: null, apiKey: null, profileHosts: ['pronet.example'] },
+    pronet: { profileHosts: ['pronet.example'] },
   });
   t.deepEqual(s.modes, { newsforum: 'local', pronet: 'local' });
   t.deepEqual(
@@ -425,7 +425,7 @@ test('createSources: local by default, one source per kind', (t) => {
         corpus: { seed: 1, people: 10 },
         timeoutMs: 1,
         newsforum: { baseUrl: 'http://127.0.0.1:1', apiKey: null },
-        pronet: { baseUrl: null, apiKey: null, profileHosts: [] },
+        pronet: { profileHosts: [] },
       }),
     { message: /NEWSFORUM_API_KEY is required/ },
   );

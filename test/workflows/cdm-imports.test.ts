@@ -2,11 +2,10 @@
 // batch by batch (found, duplicate, company_not_found), batch-preview's cursor, approvals per person
 // and per company, the idempotent events batch, confirm adding exactly the approved people once with
 // one credit per lead created (twice: nothing doubled), 402 before anything is added, retry of the
-// failed companies only (a worker of its own over the HTTP source failing some companies), every
+// failed companies only (a worker of its own over Unipile's search failing some companies), every
 // documented code, cross-workspace 404s, the Operator tools and replay tests.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { CdmImportCompany } from '../../db/entities/CdmImportCompany.js';
 import { CreditLedgerEntry } from '../../db/entities/CreditLedgerEntry.js';
 import { Lead } from '../../db/entities/Lead.js';
@@ -21,14 +20,15 @@ import { resolveActor } from '../../domain/workspaces.js';
 import { temporalJobs } from '../../jobs/temporal.js';
 import { loadConfig } from '../../lib/config.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
-import { LocalPronet } from '../../lib/sources/local.js';
 import { SENIORITY_RANK, type Seniority } from '../../lib/sources/types.js';
 import { spawnTsx, stopChild, waitFor } from '../../scripts/children.js';
 import { cdmImportWorkflowIds } from '../../lib/workflow-ids.js';
-import { api, call, closeApi, createTestApp, createUser, type TestUser } from '../helpers/api.js';
+import { api, call, closeApi, createTestApp, createUser, listen, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
 import { replayFixture, replayLive } from '../helpers/replay.js';
-import { pronetHandler, sendJson, startServer } from '../helpers/source-servers.js';
+import { registerAccounts } from '../helpers/unipile/accounts.js';
+import { generateSearchFixture, registerSearch, type FixtureCompany } from '../helpers/unipile/search.js';
+import { startStandIn, unipileError } from '../helpers/unipile/stand-in.js';
 import { addMemberViaInvite } from '../helpers/team.js';
 test.after.always(closeApi);
 
@@ -1093,20 +1093,41 @@ test('Operator tools: start_company_import (a change) and get_company_import_pro
 
 test('retry searches the failed companies only: transient source errors retried then source_unavailable, a permanent one source_error, an unknown company company_not_found', async (t) => {
   const s = await setup();
-  const [ok1, flaky, broken, ok2] = [company(2), company(2), company(2), company(2)];
-  // A worker of its own, over the HTTP source, whose server fails two of the companies.
-  const KEY = 'k-cdm-retry';
-  const local = new LocalPronet(corpusOpts);
-  const normal = pronetHandler(local, KEY);
-  const requests = new Map<string, number>();
-  const server = await startServer((req, res: ServerResponse) => {
-    const domain = (req.body as { company?: { domain?: string } } | undefined)?.company?.domain;
-    if (domain) requests.set(domain, (requests.get(domain) ?? 0) + 1);
-    if (domain === flaky.domain) return sendJson(res, 503, { error: 'overloaded' });
-    if (domain === broken.domain) return sendJson(res, 422, { error: 'unsupported company' });
-    return normal(req, res);
-  });
-  t.teardown(server.close);
+  // A worker of its own, over Unipile's LinkedIn search (the stand-in, test/helpers/unipile), which
+  // fails two of the companies: one with 503 (transient), one with 400 (permanent).
+  const fixture = generateSearchFixture({ seed: 45, people: 600, companies: 20 });
+  const withEmployees = fixture.companies
+    .slice(2) // the first two share a name
+    .filter((co) => fixture.people.filter((p) => p.positions.some((x) => x.company === co)).length >= 3);
+  const [ok1, flaky, broken, ok2] = withEmployees;
+  const standIn = await startStandIn();
+  t.teardown(() => standIn.close());
+  const unipile = registerAccounts(standIn);
+  t.teardown(() => unipile.settled());
+  const searchAccount = unipile.addAccount({ name: 'search' });
+  let failing = true;
+  // The search route as registered, behind the failures of `flaky` and `broken` while `failing`.
+  const route = standIn.route;
+  standIn.route = (method, pattern, handler) =>
+    route(method, pattern, async (req) => {
+      if (failing && method === 'POST' && pattern.source === '^\\/linkedin\\/search$') {
+        const ids = (req.json as { company?: unknown } | undefined)?.company;
+        if (Array.isArray(ids) && ids.includes(flaky.id)) return unipileError(503, 'service_unavailable');
+        if (Array.isArray(ids) && ids.includes(broken.id)) return unipileError(400, 'invalid_parameters');
+      }
+      return handler(req);
+    });
+  registerSearch(standIn, fixture);
+  /** Searches of a company: each starts with the same first request (its most senior level, no cursor). */
+  const searches = (co: FixtureCompany) => {
+    const bodies = standIn.requests
+      .filter((r) => r.method === 'POST' && r.path === '/linkedin/search')
+      .map((r) => r.json as { company?: unknown })
+      .filter((b) => Array.isArray(b?.company) && b.company.includes(co.id))
+      .map((b) => JSON.stringify(b));
+    return bodies.filter((b) => b === bodies[0]).length;
+  };
+
   const taskQueue = `cdm-retry-${randomUUID()}`;
   const worker = spawnTsx(
     'workers/worker.ts',
@@ -1115,8 +1136,12 @@ test('retry searches the failed companies only: transient source errors retried 
       TEMPORAL_SCHEDULES: 'off',
       WEBHOOK_DISPATCHER: 'off',
       MAILBOX_SESSIONS: 'off',
-      PRONET_BASE_URL: server.url,
-      PRONET_API_KEY: KEY,
+      CONNECTOR_PROVIDER: 'unipile',
+      UNIPILE_BASE_URL: standIn.url,
+      UNIPILE_API_KEY: standIn.apiKey,
+      UNIPILE_WEBHOOK_SECRET: 'whsec-cdm-retry-unipile',
+      UNIPILE_SEARCH_ACCOUNT_ID: searchAccount.id,
+      UNIPILE_SEARCH_API: 'classic',
     },
     { quiet: true },
   );
@@ -1150,24 +1175,25 @@ test('retry searches the failed companies only: transient source errors retried 
       ['done', null, 1],
     ],
   );
-  t.is(requests.get(flaky.domain), 3, 'the transient error was retried by the activity, twice');
-  t.is(requests.get(broken.domain), 1, 'a permanent error is not retried');
-  t.is(requests.get(ok1.domain), 1, 'the company found in the same batch was not searched again');
+  t.is(searches(flaky), 3, 'the transient error was retried by the activity, twice');
+  t.is(searches(broken), 1, 'a permanent error is not retried');
+  t.is(searches(ok1), 1, 'the company found in the same batch was not searched again');
   t.regex(before[1].message, /unavailable/);
   // The failing history (activity failures, failCdmBatch) replays.
   await replayLive(services.temporal, cdmImportWorkflowIds.job(job.id));
   await replayFixture(services.temporal, 'cdmImport-failures', cdmImportWorkflowIds.job(job.id));
-  await stopChild(worker);
 
-  // Review what was found, then retry through the API: the run goes to the test worker's queue, over
-  // the local source, where the two companies answer; the unknown one fails again.
+  // Review what was found, then retry through the API: the run goes to the same worker, where the two
+  // companies answer now; the unknown one fails again.
+  failing = false;
+  const { base } = await listen({ ...services, jobs: temporalJobs(services.temporal, taskQueue) });
   await call('POST', `${BASE}/${job.id}/approval`, {
     ...auth(s.u),
     body: { decision: 'approve', company_ids: [before[0].id] },
   });
   await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
   t.is((await progress(s, job.id)).batches.next_to_preview, 1);
-  const r = await call('POST', `${BASE}/${job.id}/retry`, auth(s.u));
+  const r = await call('POST', `${BASE}/${job.id}/retry`, { ...auth(s.u), base });
   t.is(r.status, 202, r.text);
   t.like(r.body, { retried: 3, job: { state: 'searching', run: 2, progress: { batches: { next_to_preview: 0 } } } });
   await until(s, job.id, 'ready_for_review');
@@ -1197,7 +1223,7 @@ test('retry searches the failed companies only: transient source errors retried 
   await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
   await call('POST', `${BASE}/${job.id}/batch-preview`, { ...auth(s.u), body: {} });
   t.is((await progress(s, job.id)).batches.next_to_preview, 2);
-  const again = await call('POST', `${BASE}/${job.id}/retry`, auth(s.u));
+  const again = await call('POST', `${BASE}/${job.id}/retry`, { ...auth(s.u), base });
   t.like(again.body, { retried: 1, job: { run: 3, progress: { batches: { next_to_preview: 1 } } } });
   await until(s, job.id, 'ready_for_review');
   t.deepEqual(

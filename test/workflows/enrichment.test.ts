@@ -17,7 +17,7 @@ import { addContactToList } from '../../domain/lists/lists.js';
 import { loadConfig } from '../../lib/config.js';
 import { CorpusPeople } from '../../lib/enrichment/local.js';
 import { uuidv7 } from '../../lib/ids.js';
-import { HttpConnector } from '../../lib/connectors/index.js';
+import { UnipileConnector } from '../../lib/connectors/index.js';
 import { enrichmentWorkflowIds } from '../../lib/workflow-ids.js';
 import { api, call, createTestApp, createUser, closeApi, listen, type TestUser } from '../helpers/api.js';
 import { createOwner, em, workspaceIdOf } from '../helpers/billing.js';
@@ -404,15 +404,28 @@ test('409 enrichment_busy while a previous run of the target stays open past 5 s
 test('503 connector_unavailable on both resolve-network-profile routes when the connector fails; nothing is stored', async (t) => {
   const s = await setup();
   const { services } = await api();
-  // The HTTP connector against a connector answering 503, and against a closed port.
+  // A Unipile connector against a service answering 503, and against a closed port. Unipile looks up
+  // profile URLs only (as UNIPILE_SEARCH_ACCOUNT_ID): both targets have one.
   const failing = await startServer(
-    (_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{}'),
+    (_req, res) =>
+      void res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ title: 'Service unavailable', type: 'errors/service_unavailable', status: 503 })),
   );
   const closed = await startServer(() => {});
   const closedUrl = closed.url;
   await closed.close();
-  const down = new HttpConnector({ baseUrl: failing.url, apiKey: 'k' });
-  const gone = new HttpConnector({ baseUrl: closedUrl, apiKey: 'k', timeoutMs: 2_000 });
+  const unipile = (baseUrl: string) =>
+    new UnipileConnector({
+      baseUrl,
+      apiKey: 'k',
+      publicBaseUrl: 'http://127.0.0.1:1',
+      webhookSecret: 'x',
+      searchAccountId: 'search-account',
+      timeoutMs: 2_000,
+    });
+  const down = unipile(failing.url);
+  const gone = unipile(closedUrl);
   t.teardown(async () => {
     await Promise.all([down.close(), gone.close()]);
     await failing.close();
@@ -423,14 +436,28 @@ test('503 connector_unavailable on both resolve-network-profile routes when the 
   ];
 
   const a = person();
-  const leadId = await insertLead(s, { full_name: a.p.fullName, company: a.company.name });
+  const leadId = await insertLead(s, {
+    full_name: a.p.fullName,
+    company: a.company.name,
+    profile_url: a.p.profileUrl,
+  });
   const c = person();
   const member = await addMember(s, {
     email: c.email,
     firstName: c.p.firstName,
     lastName: c.p.lastName,
     company: c.company.name,
+    profileUrl: c.p.profileUrl,
   });
+  // The member's own contact (a corpus email may be another workspace's contact too).
+  const contactOf = async () => {
+    const [row] = await (
+      await em()
+    ).execute<{ contact_id: string }[]>(`select contact_id from leads where id = ?`, [member]);
+    return (await em()).findOneOrFail(Contact, row.contact_id, { refresh: true });
+  };
+  const before = await contactOf();
+  t.is(before.profileUrl, c.p.profileUrl);
   for (const base of bases) {
     for (const path of [
       `/api/enrichment/discovered-leads/${leadId}/resolve-network-profile`,
@@ -442,13 +469,14 @@ test('503 connector_unavailable on both resolve-network-profile routes when the 
     }
   }
   t.is(
-    failing.requests.filter((r) => r.url.pathname === '/v1/profiles/resolve').length,
+    failing.requests.filter(
+      (r) => r.url.pathname.startsWith('/api/v1/users/') && r.url.searchParams.get('account_id') === 'search-account',
+    ).length,
     2,
     'the connector was asked for each',
   );
-  t.like(await lead(leadId), { profile_url: null, network_provider_id: null });
-  const contact = await (await em()).findOneOrFail(Contact, { email: c.email }, { refresh: true });
-  t.is(contact.profileUrl, null);
+  t.like(await lead(leadId), { profile_url: a.p.profileUrl, network_provider_id: null, headline: null });
+  t.like(await contactOf(), { profileUrl: c.p.profileUrl, networkProviderId: null });
 });
 
 test('resolve-network-profile: a discovered lead and a list member get their profile through the connector; conflicts are reported, not stored', async (t) => {
