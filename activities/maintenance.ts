@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { uuidv7Floor } from '../lib/ids.js';
+import { PURGE_EXPIRED_KEYS_SQL } from '../domain/idempotency/idempotency.js';
 import type { ActivityDeps } from './deps.js';
 
 const BATCH = 5000;
@@ -22,7 +23,7 @@ async function deleteInBatches(deps: ActivityDeps, sql: string, params: unknown[
 
 export function createMaintenanceActivities(deps: ActivityDeps) {
   return {
-    async purgeExpiredAuth(): Promise<{ sessions: number; refreshTokens: number }> {
+    async purgeExpiredAuth(): Promise<{ sessions: number; refreshTokens: number; idempotencyKeys: number }> {
       const cutoff = new Date(Date.now() - GRACE_MS);
       // Sessions first: their refresh tokens go with them (ON DELETE CASCADE).
       const sessions = await deleteInBatches(
@@ -37,10 +38,13 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
         `delete from refresh_tokens where id in (select id from refresh_tokens where expires_at < ? limit ?)`,
         [cutoff],
       );
-      return { sessions, refreshTokens };
+      // Idempotency-Keys past their 24 hours (docs/idempotency.md): a claim already ignores them, this
+      // only frees the space.
+      const idempotencyKeys = await deleteInBatches(deps, PURGE_EXPIRED_KEYS_SQL, []);
+      return { sessions, refreshTokens, idempotencyKeys };
     },
 
-    async purgeWebhookHistory(): Promise<{ events: number; deliveries: number }> {
+    async purgeWebhookHistory(): Promise<{ events: number; deliveries: number; previousSecrets: number }> {
       const boundary = uuidv7Floor(Date.now() - deps.config.webhookHistoryDays * 86_400_000);
       const deliveries = await deleteInBatches(
         deps,
@@ -53,7 +57,18 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
         `delete from webhook_events where id in (select id from webhook_events where id < ? and dispatched_at is not null limit ?)`,
         [boundary],
       );
-      return { events, deliveries };
+      // Secrets a rotation replaced, once their overlap has ended: no delivery signs with them any more
+      // (domain/webhooks/webhooks.ts signingSecrets), so the sealed copy goes too.
+      const previousSecrets = (
+        await deps.orm.em
+          .getConnection()
+          .execute<{ affectedRows: number }>(
+            `update webhook_subscriptions set previous_secret_encrypted = null, previous_secret_expires_at = null where previous_secret_expires_at <= now()`,
+            [],
+            'run',
+          )
+      ).affectedRows;
+      return { events, deliveries, previousSecrets };
     },
   };
 }

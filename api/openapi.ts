@@ -11,6 +11,16 @@ import { nameComponents } from './components.js';
 import { exampleOf } from './examples.js';
 import { TAGS } from './tags.js';
 import { ErrorBody } from './schemas.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX,
+  IDEMPOTENCY_KEY_PATTERN,
+  INVALID_KEY,
+  KEY_IN_FLIGHT,
+  KEY_MISMATCH,
+  REPLAYED_HEADER,
+} from './idempotency.js';
+import { IDEMPOTENCY_KEY_TTL_HOURS } from '../domain/idempotency/idempotency.js';
 
 type Json = Record<string, unknown>;
 
@@ -132,6 +142,16 @@ const ACTING_AS = {
   },
 };
 
+/** `Idempotency-Key` (api/idempotency.ts): one component, referenced by every operation that takes it. */
+const IDEMPOTENCY_KEY = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: 'header',
+  required: false,
+  description: `Makes a retry safe (docs/idempotency.md): within ${IDEMPOTENCY_KEY_TTL_HOURS} hours, the same key with the same request (method, path, query, body) answers the first 2xx answer again, with \`${REPLAYED_HEADER}: true\`, and does nothing; with another request it is 422 ${KEY_MISMATCH}; while the first request runs, 409 ${KEY_IN_FLIGHT}. An error answer is not kept (the key can be used again). Keys are per user and acting workspace. 1–${IDEMPOTENCY_KEY_MAX} printable ASCII characters, not starting or ending with a space (400 ${INVALID_KEY}).`,
+  schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX, pattern: IDEMPOTENCY_KEY_PATTERN },
+  example: '5f0c1c52-8d0e-4d55-9a57-2f3b7c1e9d40',
+};
+
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const always = { 'X-Request-Id': header('X-Request-Id') };
 const rateLimited = { ...always, RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
@@ -171,6 +191,11 @@ function errorCodes(op: Operation): Map<number, Set<string>> {
         if (PRODUCT_KINDS.includes(kind)) add(403, 'not_assigned');
       }
   if (op.headers) add(400, op.invalid?.headers ?? 'invalid_header');
+  if (op.idempotent) {
+    add(400, INVALID_KEY);
+    add(409, KEY_IN_FLIGHT);
+    add(422, KEY_MISMATCH);
+  }
   for (const code of Object.values(op.invalid?.fields ?? {})) add(400, code);
   if (op.body) {
     add(400, op.invalid?.body ?? 'invalid_body');
@@ -213,7 +238,10 @@ function operationObject(op: Operation): Json {
   const limited = op.rateLimit !== 'none';
   const responses: Json = {};
   for (const [status, schema] of Object.entries(op.responses)) {
-    const headers = limited ? rateLimited : always;
+    const headers = {
+      ...(limited ? rateLimited : always),
+      ...(op.idempotent ? { [REPLAYED_HEADER]: header(REPLAYED_HEADER) } : {}),
+    };
     const more = Object.entries(op.alternatives?.[Number(status)] ?? {}).map(([media, s]) => [
       media,
       { schema: jsonSchema(s, 'output') },
@@ -264,6 +292,7 @@ function operationObject(op: Operation): Json {
       ...parameters(op.params, 'path'),
       ...parameters(op.query, 'query'),
       ...parameters(op.headers, 'header'),
+      ...(op.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       ...(op.auth === 'user' && op.actingAs ? [ACTING_AS] : []),
     ],
     // The server reads a missing body as `{}`, so a body is required only where `{}` is refused.
@@ -289,7 +318,8 @@ Every error is JSON: {"error": {"code", "message", "details"?, "request_id"}}. R
 - Unknown query parameters are 400 invalid_query; a string containing NUL (U+0000) in the path, query or body is 400 (invalid_id, invalid_query, invalid_body).
 - Bodies are JSON (file uploads excepted: multipart/form-data, with their own codes): another content type is 415 unsupported_media_type, a body over the size limit 413 payload_too_large, malformed JSON or invalid UTF-8 400 invalid_body.
 - Rate-limited operations answer 429 rate_limited with Retry-After, and carry RateLimit and RateLimit-Policy headers; failed authentication is throttled per IP.
-- While PostgreSQL or the job service (Temporal) is down or restarting, any operation may answer 503 unavailable with Retry-After (within about 10 s, never hanging); repeat the request after that many seconds. A write cut off at its commit may have been applied: repeat writes that carry a client key, or read before repeating.`;
+- While PostgreSQL or the job service (Temporal) is down or restarting, any operation may answer 503 unavailable with Retry-After (within about 10 s, never hanging); repeat the request after that many seconds. A write cut off at its commit may have been applied: repeat writes that carry a client key, or read before repeating.
+- Operations that create something or start work take an optional Idempotency-Key header (the IdempotencyKey parameter): repeated within ${IDEMPOTENCY_KEY_TTL_HOURS} hours with the same request, it answers the first 2xx answer again with ${REPLAYED_HEADER}: true and does nothing; with another request 422 ${KEY_MISMATCH}; while the first runs 409 ${KEY_IN_FLIGHT}. Error answers are not kept. Keys are per user and acting workspace.`;
 
 /** 201 responses link to the operations on the created resource (`<path>/{id}…`), for clients and stateful testers. */
 function addLinks(operations: Operation[], paths: Record<string, Record<string, Json>>): void {
@@ -386,7 +416,7 @@ function addExamples(doc: Json): void {
   );
   for (const op of operations) {
     for (const p of (op.parameters ?? []) as Json[])
-      if (!('example' in p)) p.example = exampleOf(p.schema, components, p.name as string);
+      if (!('example' in p) && !('$ref' in p)) p.example = exampleOf(p.schema, components, p.name as string);
     const bodies = [op.requestBody, ...Object.values((op.responses ?? {}) as Json)] as (
       { content?: Record<string, Json> } | undefined
     )[];
@@ -418,7 +448,12 @@ export function buildOpenApi(operations: Operation[]): Json {
         bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (pat_…) or session JWT' },
       },
       schemas: hoisted,
+      parameters: { IdempotencyKey: IDEMPOTENCY_KEY },
       headers: {
+        [REPLAYED_HEADER]: {
+          description: `"true" on an answer replayed for a repeated ${IDEMPOTENCY_KEY_HEADER} (the first request's answer; nothing was done again); absent otherwise`,
+          schema: { type: 'string', enum: ['true'] },
+        },
         'X-Request-Id': {
           description: 'The request id (the caller’s X-Request-Id when safe to echo)',
           required: true,

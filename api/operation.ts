@@ -117,6 +117,14 @@ export interface OperationSpec<
    * first problem is there.
    */
   invalid?: { params?: string; query?: string; body?: string; headers?: string; fields?: Record<string, string> };
+  /**
+   * `Idempotency-Key` (api/idempotency.ts, docs/idempotency.md): a retry with the key answers the first
+   * 2xx answer again instead of running twice. By default every authenticated POST that answers 201 or
+   * 202 (it creates something or starts work) takes it; `true` adds another POST that creates or starts
+   * work although it answers 200; `{ exempt }` leaves a 201/202 POST out and says why. A public one, a
+   * multipart upload or a stream cannot take it and is left out with that reason.
+   */
+  idempotency?: true | { exempt: string };
   /** Success responses by status; `null` means no body. The first one is the default status. */
   responses: Record<number, AnySchema | null>;
   /** Documented error responses: status → codes. */
@@ -143,6 +151,10 @@ export type Operation = OperationSpec<
   rateLimit: RateGroup;
   actingAs: boolean | 'self';
   operationId: string;
+  /** Takes `Idempotency-Key` (resolved from `idempotency`, see there). */
+  idempotent: boolean;
+  /** A POST answering 201 or 202 that does not take it: why (declared, or what it lacks). */
+  idempotencyExempt?: string;
 };
 
 /** `GET /api/apps/{id}` → `getApiAppsById`-like stable operation id. */
@@ -155,6 +167,41 @@ function operationId(method: string, path: string): string {
     .split(/[^a-zA-Z0-9]+/)
     .filter(Boolean);
   return [method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
+}
+
+/** A POST that answers 201 or 202: it creates something or starts work. */
+const createsOrStarts = (spec: Pick<OperationSpec<never, never, never, AuthMode>, 'method' | 'responses'>) =>
+  spec.method === 'POST' && (201 in spec.responses || 202 in spec.responses);
+
+/**
+ * Whether the operation takes `Idempotency-Key`, and if a 201/202 POST does not, why. The router's rule
+ * needs a user (keys are per user), a JSON body it reads itself (to fingerprint it) and a JSON answer
+ * it can store: a 201/202 POST that lacks one is left out with that reason, and `true` on an operation
+ * that lacks one is refused at start-up rather than ignored.
+ */
+function idempotencyOf(
+  spec: OperationSpec<never, never, never, AuthMode>,
+  id: string,
+): { idempotent: boolean; idempotencyExempt?: string } {
+  const decl = spec.idempotency;
+  if (decl !== undefined && decl !== true) {
+    if (!decl.exempt.trim()) throw new Error(`${id}: idempotency.exempt needs its reason`);
+    return { idempotent: false, idempotencyExempt: decl.exempt };
+  }
+  const unfit = [
+    spec.method !== 'POST' && 'not a POST',
+    spec.auth !== 'user' && 'public: keys are per user, and there is none',
+    spec.form &&
+      'a multipart upload: streamed to the handler, never read by the router, so there is no body to fingerprint',
+    spec.produces && `answers ${spec.produces}: a stream, not an answer to store`,
+    spec.alternatives && 'answers other media types than JSON',
+  ].filter((u): u is string => typeof u === 'string');
+  if (decl === true) {
+    if (unfit.length) throw new Error(`${id}: cannot take Idempotency-Key: ${unfit.join('; ')}`);
+    return { idempotent: true };
+  }
+  if (!createsOrStarts(spec)) return { idempotent: false };
+  return unfit.length ? { idempotent: false, idempotencyExempt: unfit.join('; ') } : { idempotent: true };
 }
 
 export function defineOperation<
@@ -170,6 +217,7 @@ export function defineOperation<
       spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : spec.auth === 'public' ? 'public' : 'default'),
     actingAs: spec.actingAs ?? spec.auth === 'user',
     operationId: operationId(spec.method, spec.path),
+    ...idempotencyOf(spec as never, operationId(spec.method, spec.path)),
   };
 }
 

@@ -1,6 +1,7 @@
 // Builds the Koa router from the operation declarations. Per route, in order: authentication →
-// acting-as → demo read-only guard → rate limit → input (params, query, declared headers, then the body is read) →
-// validation → handler → response mapping. Unmatched requests get 404, or 405 with `Allow`.
+// acting-as → demo read-only guard → rate limit → input (params, query, declared headers and Idempotency-Key,
+// then the body is read) → validation → handler (under the request's Idempotency-Key, api/idempotency.ts) →
+// response mapping. Unmatched requests get 404, or 405 with `Allow`.
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
@@ -14,6 +15,7 @@ import { rateLimit } from './middleware/rate-limit.js';
 import { demoGuard } from './middleware/demo.js';
 import { findBadString, jsonBodyReader } from './middleware/body.js';
 import { authorizeRequest, idFields, type RequestParts } from '../domain/access.js';
+import { readIdempotencyKey, withIdempotencyKey, type Answer } from './idempotency.js';
 import type { Actor } from '../domain/identity.js';
 
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
@@ -175,35 +177,41 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     parts.query = query;
     await authorize(ctx, 'query', parts, refused);
     const headers = op.headers ? readHeaders(ctx, op.headers, codes.headers) : undefined;
+    // Idempotency-Key (api/idempotency.ts): checked with the other headers, before the body is read.
+    const key = op.idempotent ? readIdempotencyKey(ctx) : undefined;
     // No body at all is `{}` (every field optional); a JSON `null` is a body, and not an object.
     const raw = readBody ? await readBody(ctx) : undefined;
-    const body = op.body
-      ? parsePart(op.body, raw === undefined ? {} : raw, codes.body, 'body', op.invalid?.fields)
-      : undefined;
+    const sent = raw === undefined ? {} : raw;
+    const body = op.body ? parsePart(op.body, sent, codes.body, 'body', op.invalid?.fields) : undefined;
     parts.body = body;
     await authorize(ctx, 'body', parts, refused);
-    const result = await op.handler(new Input(refused, params, query, body, headers, ctx, services) as never);
-    if (op.produces) return; // streaming/HTML handlers write ctx.body themselves
-    const r = result instanceof Reply ? result : new Reply(status, result);
+    const run = () => op.handler(new Input(refused, params, query, body, headers, ctx, services) as never);
+    if (op.produces) {
+      await run(); // streaming/HTML handlers write ctx.body themselves
+      return;
+    }
+    // The answer, checked against its declaration, before it is sent (or stored for a key's replays).
+    const respond = async (): Promise<Answer> => {
+      const result = await run();
+      const r = result instanceof Reply ? result : new Reply(status, result);
+      const media = r.headers['Content-Type']?.split(';')[0].trim();
+      // A declared alternative (a download): not JSON, not validated here.
+      if (media && op.alternatives?.[r.status]?.[media]) return { reply: r, body: r.body };
+      const schema = op.responses[r.status];
+      if (schema === null || r.status === 204) return { reply: r, body: null };
+      if (validateResponses && schema) {
+        // Outside production a response that drifts from its declared schema is a bug: fail loudly.
+        const check = schema.safeParse(r.body);
+        if (!check.success)
+          throw new Error(`response of ${op.operationId} does not match its schema: ${check.error.message}`);
+      }
+      return { reply: r, body: r.body };
+    };
+    const { reply: r, body: out } =
+      key === undefined ? await respond() : await withIdempotencyKey(op, ctx, services, key, sent, respond);
     ctx.status = r.status;
     ctx.set(r.headers);
-    const media = r.headers['Content-Type']?.split(';')[0].trim();
-    if (media && op.alternatives?.[r.status]?.[media]) {
-      ctx.body = r.body; // a declared alternative (a download): not JSON, not validated here
-      return;
-    }
-    const schema = op.responses[r.status];
-    if (schema === null || r.status === 204) {
-      ctx.body = null;
-      return;
-    }
-    if (validateResponses && schema) {
-      // Outside production a response that drifts from its declared schema is a bug: fail loudly.
-      const check = schema.safeParse(r.body);
-      if (!check.success)
-        throw new Error(`response of ${op.operationId} does not match its schema: ${check.error.message}`);
-    }
-    ctx.body = r.body;
+    ctx.body = out;
   };
 }
 

@@ -204,6 +204,8 @@ const CHILDREN = {
   signal: childRow('signal', 'agent_signals', 'agent_id'),
   rejected_profile: childRow('rejected profile', 'rejected_profiles', 'agent_id'),
   list_import: childRow('import', 'list_imports', 'app_id'),
+  // A lead is a contact's membership of one list (DELETE /api/lists/{id}/leads/{leadId}).
+  list_lead: childRow('lead', 'leads', 'list_id'),
   specialist_run: childRow('run', 'specialist_runs', 'app_id'),
   attachment: childRow('attachment', 'agent_attachments', 'thread_id'),
   cdm_member: childRow('member', 'cdm_import_members', 'job_id'),

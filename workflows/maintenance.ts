@@ -8,13 +8,23 @@ const { purgeExpiredAuth: purge, purgeWebhookHistory: purgeHistory } = proxyActi
   retry: { maximumAttempts: 5 },
 });
 
-/** Deletes expired or revoked sessions and spent refresh tokens (run hourly by a Schedule). */
-export async function purgeExpiredAuth(): Promise<{ sessions: number; refreshTokens: number }> {
+/**
+ * Deletes expired or revoked sessions, spent refresh tokens and Idempotency-Keys past their 24 hours
+ * (run hourly by a Schedule).
+ */
+export async function purgeExpiredAuth(): Promise<{
+  sessions: number;
+  refreshTokens: number;
+  idempotencyKeys: number;
+}> {
   return purge();
 }
 
-/** Deletes webhook delivery records and dispatched outbox events past retention (run daily). */
-export async function purgeWebhookHistory(): Promise<{ events: number; deliveries: number }> {
+/**
+ * Deletes webhook delivery records and dispatched outbox events past retention, and the secrets
+ * rotations replaced once their overlap has ended (run daily).
+ */
+export async function purgeWebhookHistory(): Promise<{ events: number; deliveries: number; previousSecrets?: number }> {
   return purgeHistory();
 }
 
@@ -27,7 +37,7 @@ export const purgeExpiredAuthSchedule = defineSchedule({
   every: { every: '1 hour' },
   catchupWindow: '1 hour',
   overlap: 'skip',
-  description: 'Purges expired/revoked sessions and expired refresh tokens',
+  description: 'Purges expired/revoked sessions, expired refresh tokens and expired Idempotency-Keys',
 });
 
 export const purgeWebhookHistorySchedule = defineSchedule({

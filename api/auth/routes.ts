@@ -10,6 +10,10 @@ const client = (ctx: Context) => ({ userAgent: ctx.get('user-agent') || undefine
 export const signupOp = defineOperation({
   method: 'POST',
   path: '/api/auth/signup',
+  idempotency: {
+    exempt:
+      'public (no user to key on), and its answer is a session: a replay would hand the same access and refresh tokens out again, which rotation forbids; a repeat is 409 email_taken',
+  },
   summary: 'Create an account (and its workspace) and start a session',
   tag,
   auth: 'public',

@@ -144,6 +144,7 @@ export const verifyProviderOp = defineOperation({
 export const registerWebhookOp = defineOperation({
   method: 'POST',
   path: '/api/booking-providers/{id}/webhook/register',
+  idempotency: true, // a new secret each time: a retry would replace the one the first answer showed
   ids: { path: { id: 'booking_provider' } },
   summary: 'Register our inbound booking route at the provider, with a new signing secret (shown once)',
   description:
@@ -221,6 +222,7 @@ export const listUnmatchedOp = defineOperation({
 export const attachEventOp = defineOperation({
   method: 'POST',
   path: '/api/booking-provider-events/{id}/attach',
+  idempotency: true, // creates the booking's meeting
   ids: { path: { id: 'booking_event' }, body: { lead_id: { kind: 'lead', missing: [400, 'invalid_lead'] } } },
   summary: 'Attach an unmatched booking to a lead: its meeting is created, and later events of the booking follow it',
   tag,

@@ -54,6 +54,7 @@ const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 export const enrollLeadsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/leads',
+  idempotency: true, // starts enrollments; a retry would answer already_enrolled instead
   ids: {
     path: { campaignId: 'campaign' },
     body: {
@@ -99,6 +100,7 @@ export const unenrollLeadOp = defineOperation({
 export const reenrollLeadOp = defineOperation({
   method: 'POST',
   path: '/api/leads/{leadId}/reenroll',
+  idempotency: true, // starts a new run; a retry would be 409 invalid_transition
   ids: {
     path: { leadId: 'lead' },
     body: { campaign_id: 'campaign', step_id: { within: 'campaign_id', child: 'step' } },

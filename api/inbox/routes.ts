@@ -33,7 +33,6 @@ import {
   LiveView,
   MessageView,
   ReplyBody,
-  ReplyHeaders,
   ReplyLiveBody,
   ReplyLiveView,
   SyncList,
@@ -146,31 +145,22 @@ export const replyOp = defineOperation({
   path: '/api/inbox/conversations/{id}/reply',
   ids: { path: { id: 'conversation' } },
   summary: 'Reply in the conversation through its account: queued, then sent when the account’s governor grants a slot',
-  description: [
-    'Answers 202 with the stored message (`state: queued`); `inbox-reply:<messageId>` asks the governor (as one email or message action: caps, warm-up, working hours, gap) and sends once; the conversation then shows `sent` (or `failed` with `error_code`). Sending resolves the conversation’s reply reminder and clears its AI draft.',
-    'With `Idempotency-Key`, a repeat of the same request (conversation, body, subject) within 24 hours answers 202 with the message the first one queued (as it is now) and queues nothing, also when both arrive at once; the key with another request is 409 `idempotency_key_reused`. After 24 hours the key queues a new reply.',
-  ].join('\n\n'),
+  description:
+    'Answers 202 with the stored message (`state: queued`); `inbox-reply:<messageId>` asks the governor (as one email or message action: caps, warm-up, working hours, gap) and sends once; the conversation then shows `sent` (or `failed` with `error_code`). Sending resolves the conversation’s reply reminder and clears its AI draft. Retry safely with `Idempotency-Key` (the same rule as every operation that creates something).',
   tag,
   auth: 'user',
   params: IdParams,
-  headers: ReplyHeaders,
   body: ReplyBody,
-  invalid: { headers: 'invalid_idempotency_key' },
   responses: { 202: MessageView },
   errors: {
-    400: ['invalid_id', 'invalid_body', 'reply_too_long', 'invalid_idempotency_key', 'invalid_user'],
+    400: ['invalid_id', 'invalid_body', 'reply_too_long', 'invalid_user'],
     ...auth,
     ...demo,
     404: ['not_found'],
-    409: ['account_not_connected', 'no_recipient', 'idempotency_key_reused'],
+    409: ['account_not_connected', 'no_recipient'],
   },
-  handler: async ({ em, actor, services, params, headers, body }) =>
-    reply(
-      202,
-      toMessage(
-        await queueReply(em, services.jobs, actor, params.id, { ...body, idempotencyKey: headers['Idempotency-Key'] }),
-      ),
-    ),
+  handler: async ({ em, actor, services, params, body }) =>
+    reply(202, toMessage(await queueReply(em, services.jobs, actor, params.id, body))),
 });
 
 export const draftAiReplyOp = defineOperation({

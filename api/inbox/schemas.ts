@@ -200,20 +200,6 @@ export const ReplyBody = z
   })
   .strict();
 
-/** docs/inbox.md, "Replies": printable ASCII (space to tilde), as HTTP carries it safely. */
-export const ReplyHeaders = z.object({
-  'Idempotency-Key': z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[\x20-\x7e]+$/, 'printable ASCII characters only')
-    .optional()
-    .meta({
-      description:
-        'Repeat it to retry safely: within 24 hours the same request answers the message it queued and queues nothing (1–200 printable ASCII characters)',
-    }),
-});
-
 export const ChatParams = z.object({
   chatId: z
     .string()

@@ -46,6 +46,7 @@ export const countInsightsOp = defineOperation({
 export const applyInsightOp = defineOperation({
   method: 'POST',
   path: '/api/insights/{id}/apply',
+  idempotency: true, // performs the action (pause, reconnect, …); a retry would be 409 already_applied
   ids: { path: { id: 'insight' } },
   summary: 'Perform the recommended action once (a second apply is 409 already_applied)',
   tag,

@@ -228,6 +228,7 @@ export const listPartnerEventsOp = defineOperation({
 export const confirmPartnerEventOp = defineOperation({
   method: 'POST',
   path: '/api/integrations/partner/events/{eventID}/confirm',
+  idempotency: true, // applies the resolution at the partner, once
   ids: { path: { eventID: 'partner_event' } },
   summary:
     'Apply a resolution to a held-back record, once: keep ours, keep theirs, merge, link to the existing partner record or keep separate',

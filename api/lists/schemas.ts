@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { ListWithCount, LeadRow, DeletedList } from '../../domain/lists/lists.js';
+import { DEDUPE_MODES } from '../../db/entities/ListImport.js';
+import { MAX_PEOPLE, type AddLeadsResult } from '../../domain/lists/add-leads.js';
+import { CONTACT_FIELDS, FIELD_MAX, PERSON_PROBLEM_CODES, type ContactField } from '../../domain/lists/import-csv.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, text } from '../schemas.js';
 
@@ -101,3 +104,97 @@ export const toLeadView = (r: LeadRow): z.infer<typeof LeadView> => ({
 });
 
 export const LeadPage = pageSchema(LeadView);
+
+// Leads over JSON (beyond the spec; docs/imports.md "Adding leads over JSON").
+
+export const ListLeadParams = z.object({ id: z.uuid(), leadId: z.uuid() });
+
+const personField = (f: ContactField) =>
+  z
+    .string()
+    .nullable()
+    .optional()
+    .meta({
+      description: `At most ${FIELD_MAX[f]} characters once trimmed (longer: this person is invalid, too_long); null, absent or blank: no value`,
+    });
+
+export const PersonBody = z
+  .object(
+    Object.fromEntries(CONTACT_FIELDS.map((f) => [f, personField(f)])) as Record<
+      ContactField,
+      ReturnType<typeof personField>
+    >,
+  )
+  .strict()
+  .meta({
+    description:
+      'A person, with the contact fields a CSV column can map to. Checked by the CSV import’s row rule: an email or a profile_url is needed, each valid when given (else this person is invalid, the others are still added).',
+  });
+
+export const AddLeadsBody = z
+  .object({
+    people: z
+      .array(PersonBody)
+      .min(1)
+      .max(MAX_PEOPLE)
+      .meta({ description: `1 to ${MAX_PEOPLE} people, answered one by one in the same order` }),
+    dedupe_mode: z.enum(DEDUPE_MODES).default('update_empty').meta({
+      description:
+        'As the CSV import’s: what a person does to a contact that already exists (same normalised email, else same normalised profile URL): skip = leaves it as it is; update_empty = fills its empty fields (default); overwrite = replaces its fields with the person’s non-empty values. A blank value never clears a field, and an existing email or profile URL is never replaced. In every mode the contact joins the list.',
+    }),
+  })
+  .strict();
+
+const PersonProblem = z.object({
+  code: z.enum(PERSON_PROBLEM_CODES).meta({
+    description:
+      'missing_identifier: neither email nor profile URL; invalid_email; invalid_profile_url; too_long: a value longer than its field (field says which)',
+  }),
+  field: z.enum(CONTACT_FIELDS).nullable(),
+  message: z.string(),
+});
+
+export const AddedLeadsView = z.object({
+  items: z.array(
+    z.object({
+      index: z.number().int().nonnegative().meta({ description: 'The person’s position in people, from 0' }),
+      status: z.enum(['created', 'updated', 'duplicate', 'invalid']).meta({
+        description:
+          'created: a new contact; updated: the contact it matched changed; duplicate: it matched a contact and changed nothing (skip, nothing to fill, the same values, or a repeat of an earlier person); invalid: not added (error says why)',
+      }),
+      lead_id: z.uuid().nullable().meta({ description: 'The contact’s lead in this list (null when invalid)' }),
+      contact_id: z.uuid().nullable(),
+      lead_added: z.boolean().meta({
+        description: 'The contact joined the list with this person (false: it was in the list already, or invalid)',
+      }),
+      error: PersonProblem.nullable().meta({ description: 'Why an invalid person was not added: its first problem' }),
+    }),
+  ),
+  totals: z.object({
+    created: z.number().int().nonnegative(),
+    updated: z.number().int().nonnegative(),
+    duplicate: z.number().int().nonnegative(),
+    invalid: z.number().int().nonnegative(),
+    leads_added: z.number().int().nonnegative().meta({ description: 'Contacts that joined the list' }),
+  }),
+});
+
+export const toAddedLeadsView = (r: AddLeadsResult): z.infer<typeof AddedLeadsView> => ({
+  items: r.items.map((i) => ({
+    index: i.index,
+    status: i.status,
+    lead_id: i.leadId,
+    contact_id: i.contactId,
+    lead_added: i.leadAdded,
+    error: i.error
+      ? { code: i.error.code as (typeof PERSON_PROBLEM_CODES)[number], field: i.error.field, message: i.error.message }
+      : null,
+  })),
+  totals: {
+    created: r.totals.created,
+    updated: r.totals.updated,
+    duplicate: r.totals.duplicate,
+    invalid: r.totals.invalid,
+    leads_added: r.totals.leadsAdded,
+  },
+});

@@ -116,6 +116,7 @@ export const quoteDraftsOp = defineOperation({
 export const generateMessageOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{id}/generate-message',
+  idempotency: true, // charged (a draft's credits): a retry would be charged again
   ids: { path: { id: 'campaign' }, body: { lead_id: 'lead', step_id: { within: 'id', child: 'step' } } },
   summary: 'Write one lead’s message for a send step now, with the model (a preview: nothing is stored or sent)',
   description:
@@ -144,6 +145,7 @@ export const generateMessageOp = defineOperation({
 export const generateExamplesOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/message-review/examples/generate',
+  idempotency: true, // charged (credits per example): a retry would be charged again
   ids: {
     path: { campaignId: 'campaign' },
     body: { step_id: { within: 'campaignId', child: 'step' }, lead_id: 'lead' },

@@ -38,6 +38,9 @@ export const listMyWorkspacesOp = defineOperation({
 export const joinDemoOp = defineOperation({
   method: 'POST',
   path: '/api/me/workspaces/demo/join',
+  idempotency: {
+    exempt: 'idempotent by itself: joining again answers 200 with the same membership, and it acts as the caller only',
+  },
   summary:
     'Join the shared read-only Demo workspace as a member (idempotent: 201 when joined now, 200 when already a member)',
   tag,

@@ -39,6 +39,10 @@ export const listApiTokens = defineOperation({
 export const createApiToken = defineOperation({
   method: 'POST',
   path: '/api/users/me/api-tokens',
+  idempotency: {
+    exempt:
+      'the token is shown once and only its SHA-256 is kept: a replay would have to keep the token itself for 24 hours; a client unsure whether one was made lists its tokens and revokes the extra',
+  },
   summary: 'Create a personal access token; the secret is returned only in this response',
   tag,
   auth: 'user',

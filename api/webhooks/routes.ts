@@ -5,7 +5,9 @@ import { ACCEPTED_EVENTS, sampleEnvelope, TEST_EVENT, testEventData } from '../.
 import {
   createSubscription,
   deleteSubscription,
+  listDeliveries,
   listSubscriptions,
+  rotateSecret,
   testSubscription,
   testUrl,
   updateSubscription,
@@ -13,16 +15,21 @@ import {
 import {
   CreateWebhookBody,
   DeletedView,
+  ListWebhookDeliveriesQuery,
   ListWebhooksQuery,
+  RotateWebhookSecretBody,
   SamplePayloadView,
   TestQuery,
   TestResultView,
   TestUrlBody,
   TestUrlResultView,
   UpdateWebhookBody,
+  WebhookDeliveryPage,
+  WebhookSecretRotationView,
   WebhookSubscriptionPage,
   WebhookSubscriptionView,
   toTestResultView,
+  toWebhookDeliveryView,
   toWebhookSubscriptionView,
   assertDocumentedUrl,
 } from './schemas.js';
@@ -163,5 +170,73 @@ export const testWebhookUrl = defineOperation({
     assertDocumentedUrl(body.url, services.config.outboundAllowHosts);
     const r = await testUrl(em, actor, { config: services.config }, body);
     return { ...toTestResultView(r), secret: r.secret };
+  },
+});
+
+export const listWebhookDeliveries = defineOperation({
+  method: 'GET',
+  path: '/api/webhooks/outbound/{id}/deliveries',
+  ids: { path: { id: 'webhook' } },
+  summary: "The subscription's delivery attempts, newest first (kept WEBHOOK_HISTORY_DAYS, 30 by default)",
+  description:
+    'Every recorded attempt to this subscription: real events (one attempt each, never retried) and the test route\'s deliveries (`event_id` null). Keyset pages (`limit`, `cursor`); filters `success` and `event`. Attempts older than the retention (the deployment\'s WEBHOOK_HISTORY_DAYS, 30 days by default) are not listed and are deleted by a daily job. See docs/webhooks.md, "Delivery log".',
+  tag,
+  auth: 'user',
+  beyondSpec: true,
+  params: IdParams,
+  query: ListWebhookDeliveriesQuery,
+  responses: { 200: WebhookDeliveryPage },
+  errors: {
+    400: ['invalid_id', 'invalid_query', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned'],
+    404: ['not_found'],
+  },
+  handler: async ({ em, actor, params, query, services }) =>
+    page(
+      await listDeliveries(
+        em,
+        actor,
+        params.id,
+        { success: query.success === undefined ? undefined : query.success === 'true', event: query.event },
+        toPageRequest(query),
+        services.config.webhookHistoryDays,
+      ),
+      query.limit,
+      toWebhookDeliveryView,
+    ),
+});
+
+export const rotateWebhookSecret = defineOperation({
+  method: 'POST',
+  path: '/api/webhooks/outbound/{id}/rotate-secret',
+  ids: { path: { id: 'webhook' } },
+  summary: 'Replace the signing secret; the previous one keeps signing beside it for the overlap',
+  description:
+    'The new secret is returned only in this response and signs every delivery from now on. For `overlap_seconds` (default 86400, at most 604800; 0: none) the previous secret signs too: `webhook-signature` carries `v1,<new> v1,<previous>`, so a Standard Webhooks receiver verifying with either accepts, and `X-Service-Signature` (one value) stays keyed with the previous secret until the overlap ends. 409 `rotation_in_progress` while a previous overlap runs. Send an `Idempotency-Key` so that a retry after a lost answer gets the same secret back. See docs/webhooks.md, "Rotating the secret".',
+  tag,
+  auth: 'user',
+  beyondSpec: true,
+  // The new secret is shown once: a retry after a lost answer replays it (sealed while kept) instead of
+  // meeting 409 rotation_in_progress with the secret unknown (docs/idempotency.md).
+  idempotency: true,
+  params: IdParams,
+  body: RotateWebhookSecretBody,
+  responses: { 200: WebhookSecretRotationView },
+  errors: {
+    400: ['invalid_id', 'invalid_body', 'invalid_user'],
+    401: ['unauthorized'],
+    403: ['not_assigned', 'demo_read_only'],
+    404: ['not_found'],
+    409: ['rotation_in_progress'],
+  },
+  handler: async ({ em, actor, params, body, services }) => {
+    const r = await rotateSecret(em, actor, services.config, params.id, body.overlap_seconds);
+    return {
+      id: r.subscription.id,
+      secret: r.secret,
+      rotated_at: r.rotatedAt.toISOString(),
+      previous_secret_expires_at: r.previousSecretExpiresAt?.toISOString() ?? null,
+    };
   },
 });

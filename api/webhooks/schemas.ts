@@ -1,7 +1,12 @@
 import { z } from 'zod';
+import type { IWebhookDelivery } from '../../db/entities/WebhookDelivery.js';
 import type { IWebhookSubscription } from '../../db/entities/WebhookSubscription.js';
-import { ACCEPTED_EVENTS } from '../../domain/webhooks/events.js';
-import { maskSecret } from '../../domain/webhooks/webhooks.js';
+import { ACCEPTED_EVENTS, TEST_EVENT } from '../../domain/webhooks/events.js';
+import {
+  maskSecret,
+  ROTATION_OVERLAP_DEFAULT_SECONDS,
+  ROTATION_OVERLAP_MAX_SECONDS,
+} from '../../domain/webhooks/webhooks.js';
 import type { OutboundResult } from '../../lib/outbound-http.js';
 import { pageQuery, pageSchema } from '../../lib/pagination.js';
 import { Timestamp, urlPattern } from '../schemas.js';
@@ -113,4 +118,88 @@ export const SamplePayloadView = z.object({
   events: z.array(z.string()),
   samples: z.record(z.string(), EnvelopeView),
   test_event: EnvelopeView,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Beyond the spec: the delivery log and secret rotation (docs/webhooks.md, "Delivery log" and
+// "Rotating the secret").
+
+const DELIVERY_EVENTS = [...ACCEPTED_EVENTS, TEST_EVENT] as const;
+
+export const ListWebhookDeliveriesQuery = z
+  .object({
+    ...pageQuery,
+    success: z
+      .enum(['true', 'false'])
+      .optional()
+      .meta({ description: '`true`: only successful attempts (2xx); `false`: only failed ones' }),
+    event: z.enum(DELIVERY_EVENTS).optional().meta({
+      description: 'Only attempts of this event (`webhook.test`: the generic test event of POST …/{id}/test)',
+    }),
+  })
+  .strict();
+
+export const WebhookDeliveryView = z.object({
+  id: z.uuid().meta({ description: 'The attempt (the `X-Service-Delivery` header it carried)' }),
+  event_id: z
+    .uuid()
+    .nullable()
+    .meta({ description: 'The outbox event delivered; null for a test delivery (POST …/{id}/test)' }),
+  event: z.string().meta({ description: 'The event name (`webhook.test` for the generic test event)' }),
+  delivered_at: Timestamp.meta({ description: 'When the attempt ended and was recorded' }),
+  success: z.boolean().meta({ description: 'The receiver answered 2xx' }),
+  status_code: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: "The receiver's HTTP status; null when there was no HTTP answer" }),
+  duration_ms: z.number().int().nonnegative(),
+  error_class: z
+    .enum(['timeout', 'blocked_destination', 'connection_error', 'http_status', 'invalid_url'])
+    .nullable()
+    .meta({ description: 'null on success' }),
+  error: z.string().nullable(),
+  response_excerpt: z.string().max(1024).nullable().meta({
+    description:
+      "The start of the receiver's answer (its first KiB, as UTF-8). null when it answered nothing, and always for destinations on the deployment's OUTBOUND_ALLOW_HOSTS (possibly internal services)",
+  }),
+});
+export const WebhookDeliveryPage = pageSchema(WebhookDeliveryView);
+
+type ErrorClass = z.infer<typeof WebhookDeliveryView>['error_class'];
+export const toWebhookDeliveryView = (d: IWebhookDelivery): z.infer<typeof WebhookDeliveryView> => ({
+  id: d.id,
+  event_id: d.eventId ?? null,
+  event: d.eventName,
+  delivered_at: d.createdAt.toISOString(),
+  success: d.success,
+  status_code: d.statusCode ?? null,
+  duration_ms: d.durationMs,
+  error_class: (d.errorClass ?? null) as ErrorClass,
+  error: d.error ?? null,
+  response_excerpt: d.responseExcerptVisible && d.responseExcerpt ? d.responseExcerpt.slice(0, 1024) : null,
+});
+
+export const RotateWebhookSecretBody = z
+  .object({
+    overlap_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(ROTATION_OVERLAP_MAX_SECONDS)
+      .default(ROTATION_OVERLAP_DEFAULT_SECONDS)
+      .meta({
+        description:
+          'How long the replaced secret keeps signing deliveries beside the new one (a second signature in `webhook-signature`); 0: replaced at once',
+      }),
+  })
+  .strict();
+
+export const WebhookSecretRotationView = z.object({
+  id: z.uuid(),
+  secret: z.string().meta({ description: 'The new signing secret, in full: shown only in this response' }),
+  rotated_at: Timestamp,
+  previous_secret_expires_at: Timestamp.nullable().meta({
+    description: 'Until then deliveries carry a signature with the previous secret too; null: no overlap',
+  }),
 });

@@ -11,15 +11,7 @@ export type MessageKind = (typeof MESSAGE_KINDS)[number];
 export const InboxMessage = defineEntity({
   name: 'InboxMessage',
   tableName: 'inbox_messages',
-  uniques: [
-    { properties: ['platformAccountId', 'connectorMessageId'] },
-    // A reply's Idempotency-Key (domain/inbox/inbox.ts queueReply): two requests with one key store one message.
-    {
-      name: 'inbox_messages_idempotency_key_unique',
-      expression:
-        'create unique index "inbox_messages_idempotency_key_unique" on "inbox_messages" ("workspace_id", "idempotency_key") where "idempotency_key" is not null',
-    },
-  ],
+  uniques: [{ properties: ['platformAccountId', 'connectorMessageId'] }],
   indexes: [
     { name: 'inbox_messages_conversation_sent_index', properties: ['conversation', 'sentAt', 'id'] },
     { name: 'inbox_messages_lead_kind_index', properties: ['leadId', 'kind'] },
@@ -57,9 +49,6 @@ export const InboxMessage = defineEntity({
     historical: p.boolean().default(false),
     errorCode: p.string().length(60).nullable(),
     createdBy: p.uuid().nullable(),
-    /** Inbox replies: the client's Idempotency-Key, and the SHA-256 of what it asked (conversation, body, subject). */
-    idempotencyKey: p.string().length(200).nullable(),
-    idempotencyHash: p.string().length(64).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   }),
 });

@@ -7,12 +7,14 @@ export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
   uniques: [{ properties: ['subscriptionId', 'eventId'] }],
+  // The delivery log (GET /api/webhooks/outbound/{id}/deliveries): a subscription's rows by id, newest first.
+  indexes: [{ properties: ['subscriptionId', 'id'] }],
   properties: (p) => ({
     id: p
       .uuid()
       .primary()
       .onCreate(() => uuidv7()),
-    subscriptionId: p.uuid().index(),
+    subscriptionId: p.uuid(),
     workspaceId: p.uuid().index(),
     eventId: p.uuid().nullable().index(),
     eventName: p.string().length(100),
@@ -23,6 +25,11 @@ export const WebhookDelivery = defineEntity({
     errorClass: p.string().length(40).nullable(),
     error: p.text().nullable(),
     responseExcerpt: p.text().nullable(),
+    /**
+     * Whether the delivery log may show `responseExcerpt`: false when the destination was on
+     * OUTBOUND_ALLOW_HOSTS (possibly an internal service, whose answers a workspace must not read).
+     */
+    responseExcerptVisible: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
   }),
 });

@@ -5,6 +5,8 @@ import { Integration } from './Integration.js';
 
 // An outbound webhook subscription. The signing secret is stored AES-256-GCM encrypted
 // (lib/crypto.ts encrypt, key = config.encryptionKey) because every delivery must sign with it.
+// After a rotation with an overlap (POST …/{id}/rotate-secret), the secret it replaced is kept, sealed
+// the same way, until `previousSecretExpiresAt`: deliveries until then carry a signature with each.
 export const WebhookSubscription = defineEntity({
   name: 'WebhookSubscription',
   tableName: 'webhook_subscriptions',
@@ -21,6 +23,9 @@ export const WebhookSubscription = defineEntity({
     secretEncrypted: p.text().hidden(),
     /** Last 4 characters of the secret, for the masked view. */
     secretLast4: p.string().length(4),
+    /** The secret a rotation replaced, sealed like `secretEncrypted`; unused from `previousSecretExpiresAt` on. */
+    previousSecretEncrypted: p.text().nullable().default(null).hidden(),
+    previousSecretExpiresAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -108,3 +108,5 @@ export { InboxDrain } from './InboxDrain.js';
 // Sequences (docs/campaigns.md, docs/tracking.md): the chosen A/B variant of a step; open and click events.
 export { StepWinner } from './StepWinner.js';
 export { TrackingEvent } from './TrackingEvent.js';
+// A client's Idempotency-Key and the answer it replays (docs/idempotency.md).
+export { IdempotencyKey } from './IdempotencyKey.js';

@@ -7,7 +7,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AccountConnector, AttachmentStream, ChatMessage } from '../../lib/connectors/types.js';
 import { ConnectorError } from '../../lib/connectors/types.js';
 import { runtimeSettings } from '../../lib/config.js';
-import { sha256Hex } from '../../lib/crypto.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { keysetSql, type Keyset } from '../../lib/pagination.js';
 import { writeReply, type ModelAdapter } from '../../lib/llm/index.js';
@@ -213,9 +212,6 @@ function checkBody(channel: 'email' | 'network', body: string) {
     );
 }
 
-/** How long a reply's Idempotency-Key answers with its message; a reuse after that queues a new reply. */
-export const REPLY_KEY_TTL_HOURS = 24;
-
 const messageRow = async (em: EntityManager, id: string) =>
   (
     await em.execute<MessageRow[]>(
@@ -225,101 +221,46 @@ const messageRow = async (em: EntityManager, id: string) =>
   )[0];
 
 /**
- * The message an earlier request with this key queued: the same request (hash) answers it, another
- * one is 409 `idempotency_key_reused`. A key older than the TTL is released (null when none holds it).
- */
-async function keyedReply(
-  em: EntityManager,
-  jobs: Jobs,
-  actor: Actor,
-  key: string,
-  hash: string,
-): Promise<MessageRow | null> {
-  const [m] = await em.execute<{ id: string; state: string | null; idempotency_hash: string; live: boolean }[]>(
-    `select id, state, idempotency_hash, created_at > now() - ? * interval '1 hour' as live from inbox_messages where workspace_id = ? and idempotency_key = ?`,
-    [REPLY_KEY_TTL_HOURS, actor.workspaceId, key],
-  );
-  if (!m) return null;
-  if (!m.live) {
-    await em.execute(
-      `update inbox_messages set idempotency_key = null, idempotency_hash = null where id = ? and created_at <= now() - ? * interval '1 hour'`,
-      [m.id, REPLY_KEY_TTL_HOURS],
-    );
-    return null;
-  }
-  if (m.idempotency_hash !== hash) {
-    throw conflict(
-      'idempotency_key_reused',
-      `this Idempotency-Key was used for another reply (another conversation, body or subject) in the last ${REPLY_KEY_TTL_HOURS} hours`,
-    );
-  }
-  // The first request may have stored the message and failed before starting its workflow; the
-  // start is idempotent by message id (a finished run is not started again).
-  if (m.state === 'queued') await jobs.start('inbox-reply', { messageId: m.id, workspaceId: actor.workspaceId });
-  return messageRow(em, m.id);
-}
-
-/**
  * Queues a reply in the conversation: stored at once (state `queued`, shown in the conversation)
  * and sent by `inbox-reply:<messageId>` when the account's governor grants a slot. Sending clears
- * the conversation's AI draft. With an `idempotencyKey`, a repeat of the same request within
- * REPLY_KEY_TTL_HOURS answers the first one's message and queues nothing; the unique index on
- * (workspace, key) settles concurrent requests.
+ * the conversation's AI draft. A client's Idempotency-Key is the router's (api/idempotency.ts,
+ * docs/idempotency.md), as for every operation that creates something: a repeat with the key is
+ * answered before this runs.
  */
 export async function queueReply(
   em: EntityManager,
   jobs: Jobs,
   actor: Actor,
   conversationId: string,
-  input: { body: string; subject?: string | null; idempotencyKey?: string },
+  input: { body: string; subject?: string | null },
 ): Promise<MessageRow> {
   assertWritable(actor);
   const c = await requireConversation(em, actor, conversationId);
-  const key = input.idempotencyKey ?? null;
-  const hash = key === null ? null : sha256Hex(JSON.stringify([c.id, input.body, input.subject ?? null]));
-  if (key !== null) {
-    // Before the checks: a retry answers what the first request got, even if the account changed since.
-    const earlier = await keyedReply(em, jobs, actor, key, hash!);
-    if (earlier) return earlier;
-  }
   const account = await requireAccount(em, actor, c.platform_account_id);
   requireConnected(account);
   checkBody(account.channel, input.body);
   if (!c.counterpart) throw conflict('no_recipient', 'this conversation has no known counterpart to reply to');
-  // A second round only when a concurrent request with the key won the insert, or an expired key was released.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const id = uuidv7();
-    const stored = await em.transactional(async (tx) => {
-      const r = await tx.execute(
-        `insert into inbox_messages (id, workspace_id, conversation_id, platform_account_id, connector_message_id, direction, kind, origin, state, sender, subject, body, sent_at, attachments, lead_id, historical, created_by, created_at, idempotency_key, idempotency_hash)
-         values (?, ?, ?, ?, null, 'out', 'sent', 'inbox', 'queued', ?, ?, ?, now(), '[]', ?, false, ?, now(), ?, ?)
-         on conflict (workspace_id, idempotency_key) where idempotency_key is not null do nothing returning id`,
-        [
-          id,
-          actor.workspaceId,
-          c.id,
-          account.id,
-          account.address ?? '',
-          account.channel === 'email' ? (input.subject ?? null) : null,
-          input.body,
-          c.lead_id,
-          actor.userId,
-          key,
-          hash,
-        ],
-      );
-      if (!r.length) return false;
-      await tx.execute(`update conversations set ai_reply = null, updated_at = now() where id = ?`, [c.id]);
-      return true;
-    });
-    if (stored) {
-      await jobs.start('inbox-reply', { messageId: id, workspaceId: actor.workspaceId });
-      return messageRow(em, id);
-    }
-    const earlier = await keyedReply(em, jobs, actor, key!, hash!);
-    if (earlier) return earlier;
-  }
-  throw new Error(`queueReply: the Idempotency-Key of workspace ${actor.workspaceId} stayed contended`);
+  const id = uuidv7();
+  await em.transactional(async (tx) => {
+    await tx.execute(
+      `insert into inbox_messages (id, workspace_id, conversation_id, platform_account_id, connector_message_id, direction, kind, origin, state, sender, subject, body, sent_at, attachments, lead_id, historical, created_by, created_at)
+       values (?, ?, ?, ?, null, 'out', 'sent', 'inbox', 'queued', ?, ?, ?, now(), '[]', ?, false, ?, now())`,
+      [
+        id,
+        actor.workspaceId,
+        c.id,
+        account.id,
+        account.address ?? '',
+        account.channel === 'email' ? (input.subject ?? null) : null,
+        input.body,
+        c.lead_id,
+        actor.userId,
+      ],
+    );
+    await tx.execute(`update conversations set ai_reply = null, updated_at = now() where id = ?`, [c.id]);
+  });
+  await jobs.start('inbox-reply', { messageId: id, workspaceId: actor.workspaceId });
+  return messageRow(em, id);
 }
 
 export type ReplySlot =

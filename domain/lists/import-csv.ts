@@ -72,6 +72,8 @@ export const PROBLEM_CODES = [
   'column_count',
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
+/** The problems a person given as JSON can have (`checkPerson`): a file's `column_count` cannot happen there. */
+export const PERSON_PROBLEM_CODES = ['missing_identifier', 'invalid_email', 'invalid_profile_url', 'too_long'] as const;
 export interface RowProblem {
   code: ProblemCode;
   field: ContactField | null;
@@ -278,11 +280,9 @@ export interface CleanRow {
 const tooLong = (v: string, max: number) => v.length > max && [...v].length > max;
 
 /**
- * The row's contact, or its problems. Values are trimmed; an empty cell is no value. A row needs an
- * email or a profile URL, and each given one must be valid; no mapped value may be longer than its
- * field; and the row may not have more values than the file has columns (its values would be
- * shifted). The company domain is stored normalised (`acme.com`) when it is a domain or URL, as
- * given otherwise; the time zone in its canonical spelling when it is an IANA name, as given otherwise. `domains` memoises that normalisation across the rows of a chunk.
+ * A CSV row's contact, or its problems: the one rule (`checkPerson`) over the row's mapped cells,
+ * plus what only a file can get wrong: more values than the file has columns (its values would be
+ * shifted). `domains` memoises the company-domain normalisation across the rows of a chunk.
  */
 export function checkRow(
   values: string[],
@@ -298,10 +298,32 @@ export function checkRow(
       message: `the row has ${values.length} values; the file has ${columnCount} columns`,
     });
   }
-  const get = (f: ContactField): string => {
-    const i = mapping[f];
-    return i === undefined ? '' : (values[i] ?? '').trim();
-  };
+  return checkPerson(
+    (f) => {
+      const i = mapping[f];
+      return i === undefined ? '' : (values[i] ?? '');
+    },
+    domains,
+    problems,
+  );
+}
+
+/**
+ * The row rule of every way people arrive in a list (a CSV row, a person of `POST
+ * /api/lists/{id}/leads`): the person's contact, or their problems. `value(field)` is the field's
+ * value as given ('' when absent). Values are trimmed; an empty one is no value. A person needs an
+ * email or a profile URL, and each given one must be valid; no value may be longer than its field.
+ * The company domain is stored normalised (`acme.com`) when it is a domain or URL, as given
+ * otherwise; the time zone in its canonical spelling when it is an IANA name, as given otherwise.
+ * `domains` memoises the domain normalisation; `problems` may hold problems found before (the row
+ * is then refused with them first).
+ */
+export function checkPerson(
+  value: (field: ContactField) => string,
+  domains?: Map<string, string>,
+  problems: RowProblem[] = [],
+): { row: CleanRow | null; problems: RowProblem[] } {
+  const get = (f: ContactField): string => value(f).trim();
   const email = get('email');
   const profileUrl = get('profile_url');
   let emailKey: string | null = null;
@@ -340,7 +362,6 @@ export function checkRow(
     });
   const fields: Partial<Record<DescriptiveField, string>> = {};
   for (const f of DESCRIPTIVE_FIELDS) {
-    if (mapping[f] === undefined) continue;
     let v = get(f);
     if (!v) continue;
     if (f === 'company_domain') {

@@ -20,16 +20,18 @@ import { uuidv7 } from '../../lib/ids.js';
 import { countImportRows } from '../../lib/metrics.js';
 import { copyFrom, withPgClient, type PgClient } from '../../lib/pg-raw.js';
 import type { ImportFileStore } from './import-files.js';
-import {
-  DESCRIPTIVE_FIELDS,
-  checkRow,
-  cutValue,
-  type CleanRow,
-  type DescriptiveField,
-  type Mapping,
-  type RowProblem,
-} from './import-csv.js';
+import { DESCRIPTIVE_FIELDS, checkRow, cutValue, type CleanRow, type Mapping, type RowProblem } from './import-csv.js';
 import { MAX_COLUMNS } from './import-csv.js';
+import {
+  CONTACT_COLUMNS,
+  Params,
+  CONTACTS_LOCK_PREFIX,
+  lockMatchingContacts,
+  matchRows,
+  textArray,
+  updateContactsCte,
+  type ContactState,
+} from './contact-rows.js';
 
 export interface RunLimits {
   /** Records per chunk transaction (config.listImport.chunkRows: LIST_IMPORT_CHUNK_ROWS, default 5,000). */
@@ -103,24 +105,6 @@ interface Batch {
   endRow: number;
 }
 
-type ContactState = {
-  id: string;
-  isNew: boolean;
-  changed: boolean;
-  email: string | null;
-  email_normalised: string | null;
-  profile_url: string | null;
-  profile_url_normalised: string | null;
-} & Record<DescriptiveField, string | null>;
-
-const CONTACT_COLUMNS = [
-  'email',
-  'email_normalised',
-  'profile_url',
-  'profile_url_normalised',
-  ...DESCRIPTIVE_FIELDS,
-] as const;
-
 async function loadImport(c: PgClient, importId: string): Promise<ImportRow | undefined> {
   const { rows } = await c.query<ImportRow>(
     `select id, workspace_id, status, list_id, size_bytes, chunk_bytes, encoding, delimiter, header_row, column_count, mapping, dedupe_mode, cursor_bytes, cursor_row
@@ -128,41 +112,6 @@ async function loadImport(c: PgClient, importId: string): Promise<ImportRow | un
     [importId],
   );
   return rows[0];
-}
-
-/** Applies a row to a contact it matched, by the dedupe mode; true when a field changed. */
-function apply(
-  s: ContactState,
-  r: CleanRow,
-  mode: DedupeMode,
-  byEmail: Map<string, ContactState>,
-  byUrl: Map<string, ContactState>,
-): boolean {
-  if (mode === 'skip') return false;
-  let changed = false;
-  // Identifiers are filled when the contact has none and no other contact holds this one; never replaced.
-  if (!s.email_normalised && r.emailKey && !byEmail.has(r.emailKey)) {
-    s.email = r.email;
-    s.email_normalised = r.emailKey;
-    byEmail.set(r.emailKey, s);
-    changed = true;
-  }
-  if (!s.profile_url_normalised && r.urlKey && !byUrl.has(r.urlKey)) {
-    s.profile_url = r.profileUrl;
-    s.profile_url_normalised = r.urlKey;
-    byUrl.set(r.urlKey, s);
-    changed = true;
-  }
-  for (const f of DESCRIPTIVE_FIELDS) {
-    const v = r.fields[f];
-    if (!v) continue;
-    const cur = s[f];
-    if (mode === 'update_empty' ? cur === null || cur === '' : cur !== v) {
-      s[f] = v;
-      changed = true;
-    }
-  }
-  return changed;
 }
 
 /**
@@ -270,7 +219,7 @@ const BEGIN = [
  */
 const LOCK_IMPORT = `select i.id, i.workspace_id, i.status, i.list_id, i.cursor_bytes, i.dedupe_mode,
     (select count(*)::int from (select 1 from lead_lists l where l.id = i.list_id for key share) l) as list_ok,
-    pg_advisory_xact_lock(hashtext('contacts-import:' || i.workspace_id::text)) is not null as locked,
+    pg_advisory_xact_lock(hashtext('${CONTACTS_LOCK_PREFIX}' || i.workspace_id::text)) is not null as locked,
     (select pg_relation_size(r.oid) / current_setting('block_size')::int > 2 * r.relpages + 128 from pg_class r where r.oid = 'contacts'::regclass) as stale_stats
   from list_imports i where i.id = $1 for update of i`;
 
@@ -325,22 +274,8 @@ async function writeChunk(
   // ANALYZE samples at most 30,000 rows: milliseconds on the small tables where this happens, and
   // a few times per large import at most; its statistics serve the rest of this transaction.
   if (imp.stale_stats) await c.query('analyze contacts');
-  const emails = [...new Set(batch.rows.flatMap((r) => (r.emailKey ? [r.emailKey] : [])))];
-  const urls = [...new Set(batch.rows.flatMap((r) => (r.urlKey ? [r.urlKey] : [])))];
   // One unique-index probe per key (on a generic plan: see BEGIN), and the matches locked in id order.
-  const existing = batch.rows.length
-    ? (
-        await c.query<ContactState>({
-          name: 'list-import-contacts',
-          text: `select id, ${CONTACT_COLUMNS.join(', ')} from contacts where id in (
-                   select x.id from unnest($2::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and email_normalised = k.v limit 1) x
-                   union
-                   select x.id from unnest($3::text[]) k(v) cross join lateral (select id from contacts where workspace_id = $1 and profile_url_normalised = k.v limit 1) x)
-                 order by id for update`,
-          values: [imp.workspace_id, emails, urls],
-        })
-      ).rows
-    : [];
+  const existing = await lockMatchingContacts(c, imp.workspace_id, batch.rows);
   const statement = planChunk(importId, imp, batch, existing);
   recorded.rows = statement.rows;
   // Planned (the new contacts are COPY bytes, the other parameters flat strings): the chunk's rows
@@ -373,47 +308,18 @@ function planChunk(
   existing: ContactState[],
 ): { text: string; values: unknown[]; rows: Recorded['rows'] & {}; stage: Buffer[]; writeMsAt: number } {
   let stage: Buffer[] = [];
-  const counts = { created: 0, updated: 0, duplicate: 0 };
+  let counts = { created: 0, updated: 0, duplicate: 0 };
   const p = new Params();
   const ctes: string[] = [];
   let leadsAdded = '0';
   if (batch.rows.length) {
-    const byEmail = new Map<string, ContactState>();
-    const byUrl = new Map<string, ContactState>();
-    for (const e of existing) {
-      const s = { ...e, isNew: false, changed: false };
-      if (s.email_normalised && !byEmail.has(s.email_normalised)) byEmail.set(s.email_normalised, s);
-      if (s.profile_url_normalised && !byUrl.has(s.profile_url_normalised)) byUrl.set(s.profile_url_normalised, s);
-    }
-    const created: ContactState[] = [];
-    const contactIds = new Set<string>();
-    for (const r of batch.rows) {
-      let s = (r.emailKey && byEmail.get(r.emailKey)) || (r.urlKey && byUrl.get(r.urlKey)) || undefined;
-      if (!s) {
-        s = {
-          id: uuidv7(),
-          isNew: true,
-          changed: false,
-          email: r.email,
-          email_normalised: r.emailKey,
-          profile_url: r.profileUrl,
-          profile_url_normalised: r.urlKey,
-        } as ContactState;
-        for (const f of DESCRIPTIVE_FIELDS) s[f] = r.fields[f] ?? null;
-        if (r.emailKey) byEmail.set(r.emailKey, s);
-        if (r.urlKey) byUrl.set(r.urlKey, s);
-        created.push(s);
-        counts.created++;
-      } else if (apply(s, r, imp.dedupe_mode, byEmail, byUrl)) {
-        if (!s.isNew) s.changed = true;
-        counts.updated++;
-      } else counts.duplicate++;
-      contactIds.add(s.id);
-    }
+    // The rows applied in file order by the dedupe mode: the rule every way into a list shares (contact-rows.ts).
+    const matched = matchRows(batch.rows, existing, imp.dedupe_mode);
+    const { created, changed } = matched;
+    counts = matched.counts;
+    const contactIds = new Set(matched.rows.map((r) => r.contact.id));
     const wsP = p.add(imp.workspace_id);
     const listP = p.add(imp.list_id);
-    const rowsOf = (states: ContactState[]) =>
-      `unnest(${p.add(textArray(states.map((s) => s.id)))}::uuid[], ${CONTACT_COLUMNS.map((k) => `${p.add(textArray(states.map((s) => s[k])))}::text[]`).join(', ')}) as v(id, ${CONTACT_COLUMNS.join(', ')})`;
     if (created.length) {
       // A plain insert from the staging table, in file order: the lookup, under the workspace's
       // import lock, found no holder of these identifiers; a single add racing in since (unique
@@ -425,11 +331,7 @@ function planChunk(
       ctes.push(`new_contacts as (insert into contacts (id, workspace_id, ${CONTACT_COLUMNS.join(', ')}, created_at, updated_at)
         select v.id, ${wsP}, ${CONTACT_COLUMNS.map((k) => `v.${k}`).join(', ')}, now(), now() from ${STAGE} v)`);
     }
-    const changed = [...new Set([...byEmail.values(), ...byUrl.values()])].filter((s) => s.changed);
-    if (changed.length) {
-      ctes.push(`changed_contacts as (update contacts c set ${CONTACT_COLUMNS.map((k) => `${k} = v.${k}`).join(', ')}, updated_at = now()
-        from ${rowsOf(changed)} where c.id = v.id)`);
-    }
+    if (changed.length) ctes.push(updateContactsCte(p, 'changed_contacts', changed));
     // Leads: contacts created by this chunk cannot be in the list yet (a plain insert); the others
     // may be (`on conflict do nothing`). leads_added counts what was inserted.
     const fresh = new Set(created.map((s) => s.id));
@@ -468,20 +370,6 @@ function planChunk(
     stage,
     writeMsAt: p.values.length - 2,
   };
-}
-
-/** A PostgreSQL array literal of text (or uuid) values, as one flat string: cheaper to keep than a JS array until the statement is sent. */
-function textArray(values: (string | null)[]): string {
-  return `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
-}
-
-/** Numbered bind parameters for a statement assembled in parts. */
-class Params {
-  readonly values: unknown[] = [];
-  add(v: unknown): string {
-    this.values.push(v);
-    return `$${this.values.length}`;
-  }
 }
 
 /**

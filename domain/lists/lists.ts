@@ -154,6 +154,39 @@ export interface DeletedList {
 const IN_USE_IDS = 20;
 
 /**
+ * 409 `list_in_use` / `lead_in_use` when a lead of the list (or the lead) has an enrollment, whatever
+ * its status, in a campaign that is not archived: deleting the lead would delete those enrollments
+ * and their scheduled actions (foreign keys `on delete cascade`), silently taking them out of the
+ * campaign's history. Run it after locking the leads `FOR UPDATE` (an enrollment insert takes `FOR
+ * KEY SHARE` on its lead, so one in flight is waited for and seen here). The message names up to
+ * three campaigns; `details` has up to IN_USE_IDS ids and the count.
+ */
+async function refuseWhileEnrolled(tx: EntityManager, of: 'list' | 'lead', id: string): Promise<void> {
+  const using: { id: string; name: string }[] = await tx.execute(
+    `select c.id, c.name from campaigns c
+      where c.status <> 'archived' and c.id in (select e.campaign_id from leads l join enrollments e on e.lead_id = l.id where l.${of === 'list' ? 'list_id' : 'id'} = ?)
+      order by c.id`,
+    [id],
+  );
+  if (!using.length) return;
+  const shown = using
+    .slice(0, 3)
+    .map((c) => `"${c.name}"`)
+    .join(', ');
+  const more = using.length > 3 ? ` and ${using.length - 3} more` : '';
+  const who = using.length === 1 ? 'a campaign enrolls' : `${using.length} campaigns enroll`;
+  const them = using.length === 1 ? 'it' : 'them';
+  throw new AppError(
+    409,
+    `${of}_in_use`,
+    of === 'list'
+      ? `${who} leads of this list (${shown}${more}): archive ${them} first, since deleting the list would delete their enrollments`
+      : `${who} this lead (${shown}${more}): archive ${them} first, since removing the lead from the list would delete its enrollments`,
+    { campaign_ids: using.slice(0, IN_USE_IDS).map((c) => c.id), campaign_count: using.length },
+  );
+}
+
+/**
  * Deletes the list and its leads (contacts stay in the workspace). Agents that delivered into it keep
  * working with no destination list. A list with a lead enrolled in a campaign that is not archived
  * (any enrollment status) is refused with 409 `list_in_use`, since deleting its leads would delete
@@ -169,29 +202,38 @@ export async function deleteList(em: EntityManager, actor: Actor, id: string): P
     // SHARE on its lead through the foreign key, so one in flight is waited for and seen by the check
     // below, and one after it waits for this transaction (and finds the lead gone).
     await tx.execute('select 1 from leads where list_id = ? order by id for update', [list.id]);
-    const using: { id: string; name: string }[] = await tx.execute(
-      `select c.id, c.name from campaigns c
-        where c.status <> 'archived' and c.id in (select e.campaign_id from leads l join enrollments e on e.lead_id = l.id where l.list_id = ?)
-        order by c.id`,
-      [list.id],
-    );
-    if (using.length) {
-      const shown = using
-        .slice(0, 3)
-        .map((c) => `"${c.name}"`)
-        .join(', ');
-      const more = using.length > 3 ? ` and ${using.length - 3} more` : '';
-      throw new AppError(
-        409,
-        'list_in_use',
-        `${using.length === 1 ? 'a campaign enrolls' : `${using.length} campaigns enroll`} leads of this list (${shown}${more}): archive ${using.length === 1 ? 'it' : 'them'} first, since deleting the list would delete their enrollments`,
-        { campaign_ids: using.slice(0, IN_USE_IDS).map((c) => c.id), campaign_count: using.length },
-      );
-    }
+    await refuseWhileEnrolled(tx, 'list', list.id);
     const agents = await tx.find(DiscoveryAgent, { list: list.id }, { fields: ['id'], orderBy: { id: 'asc' } });
     const leadsDeleted = await tx.count(Lead, { list: list.id });
     await tx.nativeDelete(LeadList, { id: list.id });
     return { id: list.id, leadsDeleted, agentsCleared: agents.map((a) => a.id) };
+  });
+}
+
+/**
+ * Removes a lead from its list (beyond the spec: `DELETE /api/lists/{id}/leads/{leadId}`): the lead
+ * row goes, as when its list is deleted (docs/lists.md "Deleting"): its enrollments in archived
+ * campaigns and its meetings with it (foreign keys), while its contact stays in the workspace and in
+ * its other lists. A lead enrolled in a campaign that is not archived is refused with 409
+ * `lead_in_use`, as `deleteList` refuses its list. 404 for a lead that is not in this list.
+ */
+export async function removeLeadFromList(
+  em: EntityManager,
+  actor: Actor,
+  listId: string,
+  leadId: string,
+): Promise<void> {
+  assertWritable(actor);
+  await em.transactional(async (tx) => {
+    const list = await requireList(tx, actor, listId);
+    // Locked first: an enrollment insert in flight is waited for and seen by the check.
+    const lead: unknown[] = await tx.execute('select 1 from leads where id = ? and list_id = ? for update', [
+      leadId,
+      list.id,
+    ]);
+    if (!lead.length) throw notFound('lead');
+    await refuseWhileEnrolled(tx, 'lead', leadId);
+    await tx.execute('delete from leads where id = ?', [leadId]);
   });
 }
 
@@ -236,7 +278,8 @@ export async function listLeads(
   return em.execute(sql + k.sql, [...params, ...k.params]);
 }
 
-export type LeadSource = 'discovery' | 'import' | 'manual';
+/** How a lead got into its list: `api` is `POST /api/lists/{id}/leads` (domain/lists/add-leads.ts). */
+export type LeadSource = 'discovery' | 'import' | 'manual' | 'api';
 
 export interface ContactInput {
   email?: string | null;

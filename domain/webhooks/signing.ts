@@ -73,6 +73,13 @@ export function standardSignature(secret: string, id: string, timestamp: number,
 
 export interface SignInput {
   secret: string;
+  /**
+   * The secret a rotation replaced, while its overlap lasts (POST …/{id}/rotate-secret): then
+   * `webhook-signature` carries two signatures, `v1,<with secret> v1,<with previousSecret>` (space-separated,
+   * as Standard Webhooks allows), and `X-Service-Signature`, which has room for one, stays keyed with
+   * `previousSecret` until the overlap ends (receivers that changed nothing keep verifying).
+   */
+  previousSecret?: string;
   event: string;
   /** Exact body bytes, sent as is. */
   body: string;
@@ -89,11 +96,13 @@ export function deliveryHeaders(input: SignInput): Record<string, string> {
   const timestamp = Math.floor((input.at ?? new Date()).getTime() / 1000);
   return {
     'X-Service-Event': input.event,
-    'X-Service-Signature': signatureHeader(input.secret, input.body),
+    'X-Service-Signature': signatureHeader(input.previousSecret ?? input.secret, input.body),
     ...(input.deliveryId ? { 'X-Service-Delivery': input.deliveryId } : {}),
     'webhook-id': input.webhookId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': standardSignature(input.secret, input.webhookId, timestamp, input.body),
+    'webhook-signature': [input.secret, ...(input.previousSecret === undefined ? [] : [input.previousSecret])]
+      .map((secret) => standardSignature(secret, input.webhookId, timestamp, input.body))
+      .join(' '),
   };
 }
 
@@ -124,7 +133,7 @@ export const WEBHOOK_DELIVERY_HEADERS: readonly DeliveryHeaderDoc[] = [
     in: 'header',
     required: true,
     description:
-      '`sha256=` + lowercase hex HMAC-SHA256 of the exact raw body, keyed with the whole subscription secret string (`whsec_…` included). Compare in constant time before parsing.',
+      '`sha256=` + lowercase hex HMAC-SHA256 of the exact raw body, keyed with the whole subscription secret string (`whsec_…` included). Compare in constant time before parsing. During the overlap of a secret rotation (beyond the spec), keyed with the previous secret until the overlap ends.',
     schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
     example: 'sha256=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd',
   },
@@ -159,8 +168,8 @@ export const WEBHOOK_DELIVERY_HEADERS: readonly DeliveryHeaderDoc[] = [
     in: 'header',
     required: true,
     description:
-      'Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with base64-decode(secret without `whsec_`). Verifiable with any Standard Webhooks library given the secret as shown.',
-    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=$' },
+      'Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with base64-decode(secret without `whsec_`). Verifiable with any Standard Webhooks library given the secret as shown. During the overlap of a secret rotation (beyond the spec), two space-separated signatures: `v1,<with the new secret> v1,<with the previous one>`; a library accepts either secret.',
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=(?: v1,[A-Za-z0-9+/]{43}=)?$' },
     example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
   },
 ];

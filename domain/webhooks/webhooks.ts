@@ -2,11 +2,12 @@
 // and by the test routes.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Integration } from '../../db/entities/Integration.js';
+import { WebhookDelivery, type IWebhookDelivery } from '../../db/entities/WebhookDelivery.js';
 import { WebhookSubscription, type IWebhookSubscription } from '../../db/entities/WebhookSubscription.js';
 import { Workspace } from '../../db/entities/Workspace.js';
 import type { Config } from '../../lib/config.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
-import { uuidv7 } from '../../lib/ids.js';
+import { uuidv7, uuidv7Floor } from '../../lib/ids.js';
 import { countWebhookDelivery } from '../../lib/metrics.js';
 import {
   checkDestination,
@@ -35,6 +36,18 @@ function validateUrl(url: string, config: Policy): string {
   } catch (err) {
     if (err instanceof DestinationError) throw badRequest(err.code, err.message);
     throw err;
+  }
+}
+
+/**
+ * Whether a destination is on OUTBOUND_ALLOW_HOSTS (possibly an internal service: the delivery log
+ * shows no excerpt of its answers). An unparsable URL is not (nothing was sent to it).
+ */
+function allowListed(url: string, config: Policy): boolean {
+  try {
+    return checkDestination(url, { allowHosts: config.outboundAllowHosts }).allowListed;
+  } catch {
+    return false;
   }
 }
 
@@ -110,7 +123,7 @@ export async function createSubscription(
   return { subscription, secret };
 }
 
-/** Changes only url, events and active (a secret is replaced by creating a new subscription). */
+/** Changes only url, events and active (a secret is replaced by `rotateSecret`, or a new subscription). */
 export async function updateSubscription(
   em: EntityManager,
   actor: Actor,
@@ -125,6 +138,116 @@ export async function updateSubscription(
   if (input.active !== undefined) sub.active = input.active;
   await em.flush();
   return sub;
+}
+
+/** The most seconds a rotated-out secret may keep signing (7 days); the default is a day. */
+export const ROTATION_OVERLAP_MAX_SECONDS = 604_800;
+export const ROTATION_OVERLAP_DEFAULT_SECONDS = 86_400;
+
+export interface Rotation {
+  subscription: IWebhookSubscription;
+  /** The new secret, in full: shown once, by the rotation's response. */
+  secret: string;
+  rotatedAt: Date;
+  /** Until when deliveries also carry a signature with the replaced secret; null without an overlap. */
+  previousSecretExpiresAt: Date | null;
+}
+
+/**
+ * POST /api/webhooks/outbound/{id}/rotate-secret (beyond the spec): a new secret, sealed like the first,
+ * becomes the signing secret at once; with `overlapSeconds` > 0 the one it replaces is kept (sealed, as
+ * it was) and signs beside it until the overlap ends (`deliveryHeaders`). A rotation while an overlap
+ * still runs is refused (409 `rotation_in_progress`): it would drop a secret receivers may still
+ * use. One conditional UPDATE, so two concurrent rotations cannot both pass that check.
+ */
+export async function rotateSecret(
+  em: EntityManager,
+  actor: Actor,
+  config: Pick<Config, 'encryptionKey'>,
+  id: string,
+  overlapSeconds: number,
+): Promise<Rotation> {
+  if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > ROTATION_OVERLAP_MAX_SECONDS)
+    throw badRequest('invalid_body', `overlap_seconds must be an integer from 0 to ${ROTATION_OVERLAP_MAX_SECONDS}`);
+  const sub = await requireSubscription(em, actor, id);
+  await requireNotDemo(em, actor);
+  const secret = newWebhookSecret();
+  const rotatedAt = new Date();
+  const expiresAt = overlapSeconds > 0 ? new Date(rotatedAt.getTime() + overlapSeconds * 1000) : null;
+  const updated = await em.getConnection().execute<{ id: string }[]>(
+    `update webhook_subscriptions
+        set previous_secret_encrypted = case when ?::timestamptz is null then null else secret_encrypted end,
+            previous_secret_expires_at = ?::timestamptz, secret_encrypted = ?, secret_last4 = ?, updated_at = ?
+      where id = ? and workspace_id = ? and (previous_secret_expires_at is null or previous_secret_expires_at <= ?)
+      returning id`,
+    [
+      expiresAt,
+      expiresAt,
+      encrypt(secret, config.encryptionKey),
+      secret.slice(-4),
+      rotatedAt,
+      sub.id,
+      actor.workspaceId,
+      rotatedAt,
+    ],
+  );
+  if (!updated.length) {
+    await em.refresh(sub);
+    if (!sub.previousSecretExpiresAt) throw notFound('webhook subscription'); // deleted meanwhile
+    throw new AppError(
+      409,
+      'rotation_in_progress',
+      `the previous secret still signs deliveries until ${sub.previousSecretExpiresAt.toISOString()}; rotate again after that (or create a new subscription)`,
+    );
+  }
+  await em.refresh(sub);
+  return { subscription: sub, secret, rotatedAt, previousSecretExpiresAt: expiresAt };
+}
+
+/** The subscription's signing secrets at `at`: the current one, and the replaced one while its overlap lasts. */
+export function signingSecrets(
+  sub: IWebhookSubscription,
+  encryptionKey: Buffer,
+  at: Date,
+): { secret: string; previousSecret?: string } {
+  const secret = decrypt(sub.secretEncrypted, encryptionKey);
+  const overlap =
+    sub.previousSecretEncrypted && sub.previousSecretExpiresAt && sub.previousSecretExpiresAt.getTime() > at.getTime();
+  return overlap ? { secret, previousSecret: decrypt(sub.previousSecretEncrypted!, encryptionKey) } : { secret };
+}
+
+export interface DeliveryFilter {
+  success?: boolean;
+  event?: string;
+}
+
+/**
+ * GET /api/webhooks/outbound/{id}/deliveries (beyond the spec): the subscription's recorded attempts,
+ * newest first (by id: a UUIDv7 minted when the attempt started), within the retention
+ * (`WEBHOOK_HISTORY_DAYS`: older rows are hidden at once, and deleted by the daily maintenance job).
+ */
+export async function listDeliveries(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+  filter: DeliveryFilter,
+  page: PageRequest,
+  historyDays: number,
+): Promise<IWebhookDelivery[]> {
+  const sub = await requireSubscription(em, actor, id);
+  const k = keyset(page, 'desc');
+  const floor = uuidv7Floor(Date.now() - historyDays * 86_400_000);
+  return em.find(
+    WebhookDelivery,
+    {
+      subscriptionId: sub.id,
+      workspaceId: actor.workspaceId,
+      id: { $gte: floor, ...(page.after ? { $lt: page.after } : {}) },
+      ...(filter.success === undefined ? {} : { success: filter.success }),
+      ...(filter.event === undefined ? {} : { eventName: filter.event }),
+    },
+    k.options,
+  );
 }
 
 export async function deleteSubscription(em: EntityManager, actor: Actor, id: string): Promise<void> {
@@ -163,6 +286,8 @@ export interface DeliveryRow {
   error_class: string | null;
   error: string | null;
   response_excerpt: string | null;
+  /** Whether the delivery log may show the excerpt (not for an OUTBOUND_ALLOW_HOSTS destination). */
+  response_excerpt_visible?: boolean;
   created_at: string;
 }
 
@@ -177,9 +302,11 @@ export type RecordDelivery = (row: DeliveryRow) => Promise<void>;
 export async function insertDeliveries(em: EntityManager, rows: DeliveryRow[]): Promise<void> {
   if (!rows.length) return;
   await em.getConnection().execute(
-    `insert into webhook_deliveries (id, subscription_id, workspace_id, event_id, event_name, success, status_code, duration_ms, error_class, error, response_excerpt, created_at)
-     select * from json_to_recordset(?::json) as v(id uuid, subscription_id uuid, workspace_id uuid, event_id uuid, event_name text, success boolean, status_code int,
-                                                    duration_ms int, error_class text, error text, response_excerpt text, created_at timestamptz)
+    `insert into webhook_deliveries (id, subscription_id, workspace_id, event_id, event_name, success, status_code, duration_ms, error_class, error, response_excerpt, response_excerpt_visible, created_at)
+     select id, subscription_id, workspace_id, event_id, event_name, success, status_code, duration_ms, error_class, error, response_excerpt,
+            coalesce(response_excerpt_visible, false), created_at
+       from json_to_recordset(?::json) as v(id uuid, subscription_id uuid, workspace_id uuid, event_id uuid, event_name text, success boolean, status_code int,
+                                            duration_ms int, error_class text, error text, response_excerpt text, response_excerpt_visible boolean, created_at timestamptz)
      on conflict (subscription_id, event_id) do nothing`,
     [JSON.stringify(rows)],
   );
@@ -232,7 +359,8 @@ export async function deliverToSubscription(
   event: DeliveryEvent,
   record: RecordDelivery = (row) => insertDeliveries(em, [row]),
 ): Promise<OutboundResult> {
-  const secret = decrypt(sub.secretEncrypted, deps.config.encryptionKey);
+  const at = new Date();
+  const { secret, previousSecret } = signingSecrets(sub, deps.config.encryptionKey, at);
   // The attempt's own id (its webhook_deliveries row): a receiver can tell a new attempt after a
   // crash (the rare one whose record was lost) from the same request seen twice.
   const id = uuidv7();
@@ -242,7 +370,7 @@ export async function deliverToSubscription(
   const result = await postGuarded(
     sub.url,
     event.body,
-    deliveryHeaders({ secret, event: event.name, body: event.body, webhookId, deliveryId: id }),
+    deliveryHeaders({ secret, previousSecret, event: event.name, body: event.body, webhookId, deliveryId: id, at }),
     {
       allowHosts: deps.config.outboundAllowHosts,
       resolver: deps.resolver,
@@ -261,6 +389,7 @@ export async function deliverToSubscription(
     error_class: result.errorClass,
     error: result.error,
     response_excerpt: result.responseExcerpt,
+    response_excerpt_visible: result.responseExcerpt !== null && !allowListed(sub.url, deps.config),
     created_at: new Date().toISOString(),
   });
   if (event.id) countWebhookDelivery(result); // outbox events only: a test delivery is not the service's traffic

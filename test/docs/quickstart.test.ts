@@ -50,7 +50,8 @@ test('docs/quickstart.md runs as written: sign-up to the first email sent and it
 
   const started = Date.now();
   const child = spawn('bash', ['-euo', 'pipefail', file], {
-    cwd: dir,
+    // In the repository, as the doc says: its receiver (step 8) loads `standardwebhooks` from node_modules.
+    cwd: repoRoot,
     // The doc's JSON helper runs `node`: the one running the tests, first on PATH.
     env: { ...process.env, ...settings, PATH: [dirname(process.execPath), process.env.PATH].join(delimiter) },
     stdio: ['ignore', 'pipe', 'pipe'],

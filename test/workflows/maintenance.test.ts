@@ -130,6 +130,15 @@ test('purgeWebhookHistory deletes deliveries and dispatched events past retentio
     await conn.execute(`delete from webhook_deliveries where id = ?`, [ids.recentDelivery]);
   });
 
+  // Secrets a rotation replaced: one whose overlap has ended (dropped), one still in its overlap (kept).
+  const subscription = (expiresAt: Date) =>
+    conn.execute<{ id: string }[]>(
+      `insert into webhook_subscriptions (id, workspace_id, url, events, active, secret_encrypted, secret_last4, previous_secret_encrypted, previous_secret_expires_at, created_at, updated_at)
+       values (?, ?, 'https://hooks.example.com/', '["lead.approved"]', true, 'sealed', 'abcd', 'sealed-previous', ?, now(), now()) returning id`,
+      [uuidv7(), ws.id, expiresAt],
+    );
+  const [[ended], [running]] = [await subscription(daysAgo(0.001)), await subscription(daysAgo(-1))];
+
   const workflowId = `maintenance:purge-webhook-history:test-${randomUUID()}`;
   const result = await services.temporal.workflow.execute(purgeWebhookHistory, {
     taskQueue,
@@ -151,6 +160,18 @@ test('purgeWebhookHistory deletes deliveries and dispatched events past retentio
     .map((r: any) => r.id)
     .sort();
   t.deepEqual(left, [ids.oldPending, ids.recent].sort());
+  t.true((result.previousSecrets ?? 0) >= 1);
+  const secrets = await conn.execute(
+    `select id, previous_secret_encrypted is not null as kept from webhook_subscriptions where id in (?, ?) order by id`,
+    [ended.id, running.id],
+  );
+  t.deepEqual(
+    secrets.map((r: any) => [r.id, r.kept]),
+    [
+      [ended.id, false],
+      [running.id, true],
+    ],
+  );
 
   await replayLive(services.temporal, workflowId);
   await replayFixture(services.temporal, 'purgeWebhookHistory', workflowId);
