@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, generated from the operation declarations (the docs page is api/docs-page.ts).
 // It states what the server does: each operation's generic responses are derived from its declaration
 // (auth, X-Acting-As, params, query, body, rate-limit group) and follow the router's rules.
+import { API_VERSION, API_VERSION_HEADER, PACKAGE_VERSION } from './api-version.js';
 import { z } from 'zod';
 import { PRODUCT_KINDS, ruleKind } from '../domain/access.js';
 import type { Operation } from './operation.js';
@@ -153,7 +154,7 @@ const IDEMPOTENCY_KEY = {
 };
 
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
-const always = { 'X-Request-Id': header('X-Request-Id') };
+const always = { 'X-Request-Id': header('X-Request-Id'), [API_VERSION_HEADER]: header(API_VERSION_HEADER) };
 const rateLimited = { ...always, RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
 
 /** Status → codes: the declared ones plus those the router's generic rules produce for this operation. */
@@ -374,7 +375,7 @@ function webhooks(): Json {
         summary: `${event}: ${trigger}`,
         description:
           'Sent to each active subscription listing this event, with a ten-second timeout and no retry of a failed or non-2xx attempt (docs/webhooks.md). Verify the signature before parsing.',
-        tags: ['webhooks'],
+        tags: ['webhook-events'],
         security: [], // signed by this service (the headers below), not called with a token
         parameters: WEBHOOK_DELIVERY_HEADERS.map((h) => ({
           ...h,
@@ -433,11 +434,16 @@ export function buildOpenApi(operations: Operation[]): Json {
   if (undeclared) throw new Error(`${undeclared.operationId}: tag "${undeclared.tag}" is not declared in api/tags.ts`);
   for (const op of operations) (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op);
   addLinks(operations, paths);
-  const used = new Set([...operations.map((op) => op.tag), 'webhooks']);
+  const used = new Set([...operations.map((op) => op.tag), 'webhook-events']);
   jsonSchema(ErrorBody, 'output'); // hoists components.schemas.Error, which every error response refers to
   const doc: Json = {
     openapi: '3.1.0',
-    info: { title: 'Outreach service API', version: '2026-09-19', description: DESCRIPTION },
+    info: {
+      title: 'Outreach service API',
+      version: PACKAGE_VERSION,
+      description: DESCRIPTION,
+      'x-api-version': API_VERSION,
+    },
     servers: [{ url: '/' }],
     tags: Object.entries(TAGS)
       .filter(([name]) => used.has(name))
@@ -453,6 +459,11 @@ export function buildOpenApi(operations: Operation[]): Json {
         [REPLAYED_HEADER]: {
           description: `"true" on an answer replayed for a repeated ${IDEMPOTENCY_KEY_HEADER} (the first request's answer; nothing was done again); absent otherwise`,
           schema: { type: 'string', enum: ['true'] },
+        },
+        [API_VERSION_HEADER]: {
+          description: `The API's version (a date; \`info.x-api-version\`); \`info.version\` is the same date as a package version`,
+          required: true,
+          schema: { type: 'string', enum: [API_VERSION] },
         },
         'X-Request-Id': {
           description: 'The request id (the caller’s X-Request-Id when safe to echo)',

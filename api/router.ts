@@ -33,6 +33,17 @@ function invalid(code: string, what: string, details: { path: string; message: s
 const codeFor = (code: string, fields: Record<string, string> | undefined, path: string) =>
   fields?.[path.split('.')[0]] ?? code;
 
+/**
+ * What the text rule reads: all of it, except that an object schema which drops unknown keys (a
+ * provider's callback, whose extra fields are ignored) is checked on the keys it keeps: what is
+ * dropped is never stored, and a schema-valid request is not refused for it.
+ */
+function kept(schema: z.ZodType | undefined, value: unknown): unknown {
+  if (!(schema instanceof z.ZodObject) || schema.def.catchall !== undefined) return value;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => Object.hasOwn(schema.shape, k)));
+}
+
 function parsePart(
   schema: z.ZodType | undefined,
   value: unknown,
@@ -40,7 +51,7 @@ function parsePart(
   what: string,
   fields?: Record<string, string>,
 ): unknown {
-  const bad = findBadString(value);
+  const bad = findBadString(kept(schema, value));
   if (bad) throw invalid(codeFor(code, fields, bad.path), what, [{ path: bad.path, message: bad.reason }]);
   if (!schema) return undefined;
   const r = schema.safeParse(value);

@@ -31,6 +31,8 @@ export const TAGS: Record<string, string> = {
   mcp: 'Approvals of actions requested over the MCP transport.',
   integrations: 'Integrations with other tools, and partner events.',
   webhooks: 'Outbound webhook subscriptions, their signing secret, tests and sample payloads.',
+  'webhook-events':
+    'The events this service sends to subscriptions (the document’s `webhooks`): their bodies and signed headers. A tag of their own, so generators do not mix them with the subscription operations.',
   hooks: 'Inbound callbacks from connectors and booking providers (signed by them).',
   notifications: 'Notifications for the user.',
   announcements: 'Product announcements and their calls to action.',

@@ -190,14 +190,16 @@ export async function startMailboxSessions(opts: MailboxSessionsOptions): Promis
           },
           accountId,
         );
-        if (signal.aborted) return;
         if (!r.continue) {
           // Followed no more (refused credentials disconnected it, or it is gone): the lifecycle ends.
+          // Told even when this session was aborted meanwhile: the disconnect's own NOTIFY makes the next
+          // pass end the session (the account is no longer followable), which can win the race to here.
           log.info({ account: accountId, reason: r.reason }, 'mailbox no longer followed');
           await opts.jobs.signal('mailbox-sync', { accountId }, 'ended', r.reason).catch(() => undefined);
           await releaseLeases(em(), holder, [accountId]).catch(() => undefined);
           return;
         }
+        if (signal.aborted) return;
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof LeaseLost) {
