@@ -107,6 +107,40 @@ const byHand = (): [z.ZodType, string][] => [
   [ConditionConfig, 'ConditionStepConfig'],
 ];
 
+/**
+ * Names a generator's target language already uses (Python's `typing.List`, TypeScript's `Error`,
+ * Java's `Object`…): a generated model of that name shadows the built-in and the package breaks. A
+ * schema whose rule-given name is one of them takes the name on the right.
+ */
+export const BUILT_IN_NAMES: Record<string, string | undefined> = {
+  List: 'LeadList',
+  Error: undefined,
+  Dict: undefined,
+  Set: undefined,
+  Map: undefined,
+  Type: undefined,
+  Any: undefined,
+  Optional: undefined,
+  Union: undefined,
+  Tuple: undefined,
+  Object: undefined,
+  String: undefined,
+  Number: undefined,
+  Boolean: undefined,
+  Date: undefined,
+  Record: undefined,
+  Promise: undefined,
+  Array: undefined,
+  Function: undefined,
+  Symbol: undefined,
+  Response: undefined,
+  Request: undefined,
+  Configuration: undefined,
+  Exception: undefined,
+  Class: undefined,
+  Integer: undefined,
+};
+
 /** Registers every component name once per process (zod's registry refuses an id twice). */
 let done = false;
 export function nameComponents(): void {
@@ -123,7 +157,10 @@ export function nameComponents(): void {
   for (const [name, entries] of byName) {
     const base = name.endsWith('View') ? name.slice(0, -'View'.length) : name;
     for (const { prefix, schema } of entries) {
-      const id = entries.length > 1 ? `${prefix}${base}` : base;
+      const ruled = entries.length > 1 ? `${prefix}${base}` : base;
+      const id = ruled in BUILT_IN_NAMES ? BUILT_IN_NAMES[ruled] : ruled;
+      if (!id)
+        throw new Error(`schema ${name} would be named ${ruled}, a language built-in: add its name to BUILT_IN_NAMES`);
       const meta = z.globalRegistry.get(schema);
       if (meta?.id) continue; // named by hand (`.meta({ id })`)
       z.globalRegistry.add(schema, { ...meta, id });

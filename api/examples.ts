@@ -92,15 +92,11 @@ function exampleString(s: Json, name: string | undefined): string {
   throw new Error(`no example string for ${JSON.stringify(s).slice(0, 200)}: give the schema .meta({ examples })`);
 }
 
+/** A small, realistic count (3) or amount within the bounds: not zod's ±2^53 limits. */
 function exampleNumber(s: Json, integer: boolean): number {
-  let n =
-    typeof s.minimum === 'number'
-      ? s.minimum
-      : typeof s.exclusiveMinimum === 'number'
-        ? s.exclusiveMinimum + 1
-        : integer
-          ? 1
-          : 1.5;
+  let n = integer ? 3 : 1.5;
+  if (typeof s.minimum === 'number' && n < s.minimum) n = s.minimum;
+  if (typeof s.exclusiveMinimum === 'number' && n <= s.exclusiveMinimum) n = s.exclusiveMinimum + 1;
   if (typeof s.maximum === 'number' && n > s.maximum) n = s.maximum;
   if (typeof s.exclusiveMaximum === 'number' && n >= s.exclusiveMaximum) n = s.exclusiveMaximum - 1;
   return integer ? Math.ceil(n) : n;

@@ -11,6 +11,7 @@ import { WEBHOOK_DELIVERY_HEADERS } from '../domain/webhooks/signing.js';
 import { nameComponents } from './components.js';
 import { exampleOf } from './examples.js';
 import { TAGS } from './tags.js';
+import { documentPath, pathParamNames } from './path-params.js';
 import { ErrorBody } from './schemas.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
@@ -91,6 +92,8 @@ const override = (ctx: { zodSchema: unknown; jsonSchema: Json }) => {
  * gets an `Input` suffix, a request body keeps its name.
  */
 let hoisted: Record<string, Json> = {};
+/** The error statuses operations answer (their shared responses go in the document). */
+let usedErrorStatuses = new Set<number>();
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
   const {
@@ -118,11 +121,15 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
   return relink(rest);
 };
 
-function parameters(schema: z.ZodType | undefined, where: 'path' | 'query' | 'header'): Json[] {
+function parameters(
+  schema: z.ZodType | undefined,
+  where: 'path' | 'query' | 'header',
+  names = new Map<string, string>(),
+): Json[] {
   if (!schema) return [];
   const s = jsonSchema(schema, 'input') as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(s.properties ?? {}).map(([name, prop]) => ({
-    name,
+    name: names.get(name) ?? name,
     in: where,
     required: where === 'path' || (s.required ?? []).includes(name),
     schema: prop,
@@ -220,20 +227,78 @@ function formContent(form: z.ZodType): Json {
   };
 }
 
-/** The error envelope with the codes this operation answers at one status, as an enum generators can read. */
-const errorSchema = (codes: string[]): Json => ({
-  allOf: [
-    { $ref: '#/components/schemas/Error' },
-    // Open objects: this part only narrows `code`; the first part states the rest.
-    {
-      type: 'object',
-      additionalProperties: true,
-      properties: {
-        error: { type: 'object', additionalProperties: true, properties: { code: { type: 'string', enum: codes } } },
+/** The shared error responses (components.responses), one per status, named as HTTP names it. */
+const ERROR_RESPONSES: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  402: 'PaymentRequired',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  410: 'Gone',
+  412: 'PreconditionFailed',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'UnprocessableEntity',
+  423: 'Locked',
+  428: 'PreconditionRequired',
+  429: 'TooManyRequests',
+  500: 'InternalServerError',
+  502: 'BadGateway',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
+};
+
+/** The error responses operations use, each an ApiError with the headers every answer carries. */
+function errorResponses(statuses: Set<number>): Json {
+  const out: Json = {};
+  for (const status of [...statuses].sort((a, b) => a - b)) {
+    const name = ERROR_RESPONSES[status];
+    out[name] = {
+      description: `${name.replace(/(?<=[a-z])(?=[A-Z])/g, ' ')}: an ApiError; the operation lists the codes it answers with this status (its x-error-codes and description)`,
+      headers: {
+        ...always,
+        RateLimit: header('RateLimit'),
+        'RateLimit-Policy': header('RateLimit-Policy'),
+        ...(status === 429 ? { 'Retry-After': header('Retry-After') } : {}),
       },
-    },
-  ],
-});
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ApiError' },
+          example: {
+            error: { ...(ERROR_EXAMPLES[status] ?? ERROR_EXAMPLES[400]), request_id: 'req_01JDXK4T9Q5M2V7B8N3C6F0A1E' },
+          },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+/** A typical answer per status, for the shared responses' examples. */
+const ERROR_EXAMPLES: Record<number, { code: string; message: string; details?: unknown }> = {
+  400: {
+    code: 'invalid_body',
+    message: 'invalid body: name: Too small: expected string to have >=1 characters',
+    details: [{ path: 'name', message: 'Too small: expected string to have >=1 characters' }],
+  },
+  401: { code: 'unauthorized', message: 'missing or invalid bearer token' },
+  402: { code: 'insufficient_credits', message: 'not enough credits: 12 needed, 3 left this month' },
+  403: { code: 'not_assigned', message: 'you are not assigned to this product' },
+  404: { code: 'not_found', message: 'campaign not found' },
+  405: { code: 'method_not_allowed', message: 'PATCH is not allowed here (allowed: GET, PUT)' },
+  409: { code: 'invalid_transition', message: 'a completed campaign cannot be paused' },
+  410: { code: 'invitation_expired', message: 'this invitation expired; ask for a new one' },
+  413: { code: 'payload_too_large', message: 'the body is larger than 1 MiB' },
+  415: { code: 'unsupported_media_type', message: 'send application/json' },
+  422: { code: 'idempotency_key_mismatch', message: 'this Idempotency-Key was used for another request' },
+  429: { code: 'rate_limited', message: 'too many requests; retry after 12 seconds' },
+  500: { code: 'internal', message: 'something went wrong on our side; the request id helps us find it' },
+  502: { code: 'provider_unavailable', message: 'the provider did not answer; try again shortly' },
+  503: { code: 'unavailable', message: 'the service is restarting; retry after 5 seconds' },
+  504: { code: 'preview_timeout', message: 'the preview took longer than 30 seconds' },
+};
 
 function operationObject(op: Operation): Json {
   const limited = op.rateLimit !== 'none';
@@ -262,27 +327,35 @@ function operationObject(op: Operation): Json {
           headers,
         };
   }
-  for (const [status, codes] of errorCodes(op)) {
-    const headers =
-      status === 429 ? { ...rateLimited, 'Retry-After': header('Retry-After') } : limited ? rateLimited : always;
-    // An error status may also have another media type (e.g. the HTML page a browser is shown).
+  const errors = errorCodes(op);
+  for (const status of errors.keys()) {
+    const name = ERROR_RESPONSES[status];
+    if (!name) throw new Error(`${op.operationId}: no shared response for status ${status} (ERROR_RESPONSES)`);
+    usedErrorStatuses.add(status);
+    // An error status may also have another media type (e.g. the HTML page a browser is shown): that
+    // response is the operation's own, its JSON part still the one ApiError.
     const more = Object.entries(op.alternatives?.[status] ?? {}).map(([media, s]) => [
       media,
       { schema: jsonSchema(s, 'output') },
     ]);
-    responses[status] = {
-      description: `Error codes: ${[...codes].join(', ')}`,
-      headers,
-      content: { 'application/json': { schema: errorSchema([...codes]) }, ...Object.fromEntries(more) },
-    };
+    responses[status] = more.length
+      ? {
+          description: `${name}: the codes in x-error-codes`,
+          headers: status === 429 ? { ...rateLimited, 'Retry-After': header('Retry-After') } : rateLimited,
+          content: {
+            'application/json': { schema: { $ref: '#/components/schemas/ApiError' } },
+            ...Object.fromEntries(more),
+          },
+        }
+      : { $ref: `#/components/responses/${name}` };
   }
-  const declared = Object.entries(op.errors ?? {}).map(([status, cs]) => `${status} ${cs.join(', ')}`);
+  const declared = [...errors].map(([status, cs]) => `${status} ${[...cs].join(', ')}`);
   return {
     operationId: op.operationId,
     summary: op.summary,
     ...(declared.length || op.description
       ? {
-          description: [op.description, declared.length ? `Errors of this operation: ${declared.join('; ')}.` : '']
+          description: [op.description, declared.length ? `Error codes: ${declared.join('; ')}.` : '']
             .filter(Boolean)
             .join('\n\n'),
         }
@@ -290,7 +363,7 @@ function operationObject(op: Operation): Json {
     tags: [op.tag],
     security: op.auth === 'public' ? [] : [{ bearer: [] }],
     parameters: [
-      ...parameters(op.params, 'path'),
+      ...parameters(op.params, 'path', pathParamNames(op.path)),
       ...parameters(op.query, 'query'),
       ...parameters(op.headers, 'header'),
       ...(op.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
@@ -307,6 +380,8 @@ function operationObject(op: Operation): Json {
       : {}),
     ...(op.form ? { requestBody: { required: true, content: { 'multipart/form-data': formContent(op.form) } } } : {}),
     responses,
+    // The codes each error status answers here, for clients and for the contract test's check.
+    'x-error-codes': Object.fromEntries([...errors].map(([status, cs]) => [String(status), [...cs]])),
     'x-rate-limit-group': op.rateLimit,
     ...(op.beyondSpec ? { 'x-beyond-spec': true } : {}),
   };
@@ -328,9 +403,13 @@ function addLinks(operations: Operation[], paths: Record<string, Record<string, 
     if (!op.responses[201]) continue;
     const targets = operations.filter((o) => o.path.startsWith(`${op.path}/{id}`));
     if (!targets.length) continue;
-    const created = (paths[op.path][op.method.toLowerCase()].responses as Record<string, Json>)['201'];
+    const created = (paths[documentPath(op.path)][op.method.toLowerCase()].responses as Record<string, Json>)['201'];
+    const idName = (t: Operation) => pathParamNames(t.path).get('id') ?? 'id';
     created.links = Object.fromEntries(
-      targets.map((t) => [t.operationId, { operationId: t.operationId, parameters: { id: '$response.body#/id' } }]),
+      targets.map((t) => [
+        t.operationId,
+        { operationId: t.operationId, parameters: { [idName(t)]: '$response.body#/id' } },
+      ]),
     );
   }
 }
@@ -429,13 +508,14 @@ function addExamples(doc: Json): void {
 export function buildOpenApi(operations: Operation[]): Json {
   const paths: Record<string, Record<string, Json>> = {};
   hoisted = {};
+  usedErrorStatuses = new Set();
   nameComponents();
   const undeclared = operations.find((op) => !TAGS[op.tag]);
   if (undeclared) throw new Error(`${undeclared.operationId}: tag "${undeclared.tag}" is not declared in api/tags.ts`);
-  for (const op of operations) (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op);
+  for (const op of operations) (paths[documentPath(op.path)] ??= {})[op.method.toLowerCase()] = operationObject(op);
   addLinks(operations, paths);
   const used = new Set([...operations.map((op) => op.tag), 'webhook-events']);
-  jsonSchema(ErrorBody, 'output'); // hoists components.schemas.Error, which every error response refers to
+  jsonSchema(ErrorBody, 'output'); // hoists components.schemas.ApiError, which every error response refers to
   const doc: Json = {
     openapi: '3.1.0',
     info: {
@@ -454,6 +534,7 @@ export function buildOpenApi(operations: Operation[]): Json {
         bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (pat_…) or session JWT' },
       },
       schemas: hoisted,
+      responses: errorResponses(usedErrorStatuses),
       parameters: { IdempotencyKey: IDEMPOTENCY_KEY },
       headers: {
         [REPLAYED_HEADER]: {

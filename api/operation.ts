@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Actor, AuthInfo } from '../domain/identity.js';
 import type { IdDeclaration } from '../domain/access.js';
 import type { Services } from './services.js';
+import { checkOperationId, operationIdOf } from './operation-ids.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthMode = 'public' | 'user';
@@ -60,6 +61,8 @@ export interface OperationSpec<
   method: HttpMethod;
   /** Path in the spec's template form, e.g. `/api/apps/{id}`. */
   path: string;
+  /** Only where the path cannot say what the operation does (api/operation-ids.ts has the rule). */
+  operationId?: string;
   summary: string;
   /** Longer Markdown for the OpenAPI document (e.g. a stream's event names and payloads). */
   description?: string;
@@ -157,18 +160,6 @@ export type Operation = OperationSpec<
   idempotencyExempt?: string;
 };
 
-/** `GET /api/apps/{id}` → `getApiAppsById`-like stable operation id. */
-function operationId(method: string, path: string): string {
-  const words = path
-    .split('/')
-    .filter((s) => s && s !== 'api')
-    .map((s) => (s.startsWith('{') ? `by-${s.slice(1, -1)}` : s))
-    .join('-')
-    .split(/[^a-zA-Z0-9]+/)
-    .filter(Boolean);
-  return [method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
-}
-
 /** A POST that answers 201 or 202: it creates something or starts work. */
 const createsOrStarts = (spec: Pick<OperationSpec<never, never, never, AuthMode>, 'method' | 'responses'>) =>
   spec.method === 'POST' && (201 in spec.responses || 202 in spec.responses);
@@ -211,13 +202,16 @@ export function defineOperation<
   A extends AuthMode = 'user',
   H extends AnySchema | undefined = undefined,
 >(spec: OperationSpec<P, Q, B, A, H>): Operation {
+  const id = spec.operationId ?? operationIdOf(spec.method, spec.path);
+  const wrong = checkOperationId(id);
+  if (wrong) throw new Error(`${spec.method} ${spec.path}: operationId ${id} ${wrong} (api/operation-ids.ts)`);
   return {
     ...(spec as unknown as Operation),
     rateLimit:
       spec.rateLimit ?? (spec.path.startsWith('/api/agent/') ? 'agent' : spec.auth === 'public' ? 'public' : 'default'),
     actingAs: spec.actingAs ?? spec.auth === 'user',
-    operationId: operationId(spec.method, spec.path),
-    ...idempotencyOf(spec as never, operationId(spec.method, spec.path)),
+    operationId: id,
+    ...idempotencyOf(spec as never, id),
   };
 }
 

@@ -128,6 +128,7 @@ function docsOperations(ops: Operation[]): Operation[] {
     defineOperation({
       method: 'GET',
       path: '/openapi.json',
+      operationId: 'getOpenApiDocument',
       summary: 'OpenAPI 3.1 description of this API',
       description:
         'Gzip when accepted; `Cache-Control: no-cache` with a strong ETag, so a client revalidates with If-None-Match and gets 304.',
@@ -142,6 +143,7 @@ function docsOperations(ops: Operation[]): Operation[] {
     defineOperation({
       method: 'GET',
       path: '/docs',
+      operationId: 'getDocsPage',
       summary: 'API documentation page (Swagger UI over /openapi.json, with try-it-out)',
       tag: 'system',
       auth: 'public',

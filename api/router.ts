@@ -17,6 +17,7 @@ import { findBadString, jsonBodyReader } from './middleware/body.js';
 import { authorizeRequest, idFields, type RequestParts } from '../domain/access.js';
 import { readIdempotencyKey, withIdempotencyKey, type Answer } from './idempotency.js';
 import type { Actor } from '../domain/identity.js';
+import { pathParamNames } from './path-params.js';
 
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
@@ -50,13 +51,16 @@ function parsePart(
   code: string,
   what: string,
   fields?: Record<string, string>,
+  names?: Map<string, string>,
 ): unknown {
+  // A path parameter is reported by its public name (api/path-params.ts).
+  const named = (path: string) => names?.get(path) ?? path;
   const bad = findBadString(kept(schema, value));
-  if (bad) throw invalid(codeFor(code, fields, bad.path), what, [{ path: bad.path, message: bad.reason }]);
+  if (bad) throw invalid(codeFor(code, fields, bad.path), what, [{ path: named(bad.path), message: bad.reason }]);
   if (!schema) return undefined;
   const r = schema.safeParse(value);
   if (!r.success) {
-    const details = r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    const details = r.error.issues.map((i) => ({ path: named(i.path.join('.')), message: i.message }));
     throw invalid(codeFor(code, fields, details[0].path), what, details);
   }
   return r.data;
@@ -153,6 +157,7 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   const status = successStatus(op);
   const validateResponses = !services.config.production;
   const keys = queryKeys(op);
+  const paramNames = pathParamNames(op.path);
   const codes = {
     params: op.invalid?.params ?? 'invalid_id',
     query: op.invalid?.query ?? 'invalid_query',
@@ -177,7 +182,7 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
   };
   return async (ctx: Context) => {
     const refused = new Set<string>();
-    const params = parsePart(op.params, ctx.params, codes.params, 'path parameter', op.invalid?.fields);
+    const params = parsePart(op.params, ctx.params, codes.params, 'path parameter', op.invalid?.fields, paramNames);
     const parts: RequestParts = { path: params };
     await authorize(ctx, 'path', parts, refused);
     let query: unknown;

@@ -2,17 +2,19 @@
 // on its own: every rule a validator applies must appear in the OpenAPI document (api/openapi.ts).
 import { z } from 'zod';
 
-/** The error envelope every error answers with: components.schemas.Error. */
+/** The error envelope every error answers with: components.schemas.ApiError (one type for clients to catch). */
 export const ErrorBody = z
   .object({
-    error: z.object({
-      code: z.string(),
-      message: z.string(),
-      details: z.unknown().optional(),
-      request_id: z.string().optional(),
-    }),
+    error: z
+      .object({
+        code: z.string().meta({ description: 'Stable, machine-readable: the operation lists the codes it answers' }),
+        message: z.string().meta({ description: 'For people: what went wrong and what to do' }),
+        details: z.unknown().optional(),
+        request_id: z.string().optional(),
+      })
+      .meta({ id: 'ApiErrorDetail' }),
   })
-  .meta({ id: 'Error' });
+  .meta({ id: 'ApiError' });
 export const Uuid = z.uuid();
 export const IdParams = z.object({ id: z.uuid() });
 export const Timestamp = z.iso.datetime();

@@ -206,9 +206,9 @@ export async function checkDocs(
 
     await page.screenshot({ path: screenshot });
     const tryItOut: Record<string, string> = {
-      'GET /healthz': await tryOperation(page, 'operations-system-getHealthz'),
+      'GET /healthz': await tryOperation(page, 'operations-system-getHealth'),
     };
-    if (opts.token) tryItOut['GET /api/users/me'] = await tryOperation(page, 'operations-users-getUsersMe');
+    if (opts.token) tryItOut['GET /api/users/me'] = await tryOperation(page, 'operations-users-getMe');
 
     const problems = [
       ...(renderedOperations !== ops.length

@@ -50,7 +50,7 @@ type Me = JsonOf<paths['/api/users/me']['get']['responses'][200]>;
 type CreateApp = NonNullable<paths['/api/apps']['post']['requestBody']>['content']['application/json'];
 type App = JsonOf<paths['/api/apps']['post']['responses'][201]>;
 type AppPage = JsonOf<paths['/api/apps']['get']['responses'][200]>;
-type ApiError = components['schemas']['Error'];
+type ApiError = components['schemas']['ApiError'];
 
 async function json<T>(res: Response): Promise<T> {
   if (!res.ok) throw new Error(((await res.json()) as ApiError).error.code);

@@ -43,9 +43,9 @@ def model_of(annotation):
 
 client = AuthenticatedClient(base_url=base_url, token=token, raise_on_unexpected_status=True)
 
-get_me = operation("getUsersMe")
-post_apps = operation("postApps")
-get_apps = operation("getApps")
+get_me = operation("getMe")
+post_apps = operation("createApp")
+get_apps = operation("listApps")
 
 me = get_me.sync_detailed(client=client)
 body = model_of(typing.get_type_hints(post_apps.sync_detailed)["body"])

@@ -65,6 +65,7 @@ export const listAgentsOp = defineOperation({
 export const createAgentOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/agents',
+  operationId: 'createAgent',
   ids: { path: { appId: 'app' }, body: { list_id: { kind: 'list', missing: [400, 'invalid_list_id'] } } },
   summary: 'Create a discovery agent (status draft); counts against the plan’s agent limit',
   tag,

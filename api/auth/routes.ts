@@ -47,6 +47,7 @@ export const loginOp = defineOperation({
 export const refreshOp = defineOperation({
   method: 'POST',
   path: '/api/auth/refresh',
+  operationId: 'refreshSession',
   summary: 'Exchange a refresh token for new tokens; the old refresh token is spent',
   tag,
   auth: 'public',

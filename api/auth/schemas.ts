@@ -4,10 +4,17 @@ import { UserView, toUserView } from '../users/schemas.js';
 import { text } from '../schemas.js';
 
 // At least 10 characters, with a letter and a non-letter, and not absurdly long (scrypt cost). The
-// pattern states the letter rule for the document (and refuses NUL, the router's shared rule).
+// letter rule is Unicode's (a letter of any script), which the regex engines of client generators
+// cannot all compile (`\p{L}`: Python's re, ECMAScript without the u flag): the document states it
+// in prose, and its pattern is only the router's NUL rule.
+export const PASSWORD_RULE =
+  'at least one letter (of any script, Unicode category L) and one character that is not a letter';
 export const Password = text({ min: 10, max: 200 })
   .refine((p) => /\p{L}/u.test(p) && /\P{L}/u.test(p), 'password must contain a letter and a digit or symbol')
-  .meta({ pattern: '^(?=[^\\u0000]*\\p{L})(?=[^\\u0000]*\\P{L})[^\\u0000]*$' });
+  .meta({
+    description: `10–200 characters: ${PASSWORD_RULE} (400 invalid_body otherwise)`,
+    example: 'correct-horse-7',
+  });
 
 export const Email = z.email().max(320);
 

@@ -15,6 +15,7 @@ import { ProviderView, toProviderView } from './schemas.js';
 export const bookingHook = defineOperation({
   method: 'POST',
   path: '/hooks/booking/{providerId}',
+  operationId: 'receiveBookingEvent',
   ids: {
     path: { providerId: { value: 'the booking provider the signed event is for (the signature authenticates it)' } },
   },

@@ -209,6 +209,7 @@ export const deleteProviderOp = defineOperation({
 export const listUnmatchedOp = defineOperation({
   method: 'GET',
   path: '/api/booking-provider-events/unmatched',
+  operationId: 'listUnmatchedBookingEvents',
   summary: 'Bookings no lead was found for, oldest first: attach each to a lead or dismiss it',
   tag,
   auth: 'user',

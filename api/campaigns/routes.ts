@@ -108,6 +108,7 @@ export const listCampaignsOp = defineOperation({
 export const createCampaignOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/campaigns',
+  operationId: 'createCampaign',
   ids: { path: { appId: 'app' }, body: { account_ids: { kind: 'account', missing: [400, 'invalid_account'] } } },
   summary: 'Create a campaign in draft (it sends nothing until activated); counted against the plan',
   tag,

@@ -37,6 +37,7 @@ export async function enrich(
 export const enrichContactOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/contacts/{id}',
+  operationId: 'enrichContact',
   ids: { path: { id: 'contact' } },
   summary:
     'Enrich a contact (workflow enrich:contact:<id>): fills what the provider finds, never a field a person edited; 1 credit when found',
@@ -53,6 +54,7 @@ export const enrichContactOp = defineOperation({
 export const enrichDiscoveredLeadOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/discovered-leads/{id}',
+  operationId: 'enrichDiscoveredLead',
   ids: { path: { id: 'discovered_lead' } },
   summary:
     'Enrich a discovered lead (workflow enrich:discovered-lead:<id>); promotes it and emits lead.discovered once it is complete enough',
@@ -78,6 +80,7 @@ const resolveErrors = {
 export const resolveDiscoveredLeadProfileOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/discovered-leads/{id}/resolve-network-profile',
+  operationId: 'resolveDiscoveredLeadNetworkProfile',
   ids: { path: { id: 'discovered_lead' } },
   summary:
     "Find the discovered lead's professional-network profile through the connector and store it (filled when empty, never replaced)",
@@ -93,6 +96,7 @@ export const resolveDiscoveredLeadProfileOp = defineOperation({
 export const resolveListMemberProfileOp = defineOperation({
   method: 'POST',
   path: '/api/enrichment/list-members/{id}/resolve-network-profile',
+  operationId: 'resolveListMemberNetworkProfile',
   ids: { path: { id: 'lead' } },
   summary:
     "Find a list member's (lead's) professional-network profile through the connector and store it on its contact",

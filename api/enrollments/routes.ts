@@ -54,6 +54,7 @@ const write = { 403: ['not_assigned', 'demo_read_only'], 404: ['not_found'] };
 export const enrollLeadsOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/leads',
+  operationId: 'addCampaignLeads',
   idempotency: true, // starts enrollments; a retry would answer already_enrolled instead
   ids: {
     path: { campaignId: 'campaign' },

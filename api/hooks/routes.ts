@@ -33,6 +33,7 @@ export async function readRaw(ctx: Context): Promise<Buffer> {
 export const connectorHook = defineOperation({
   method: 'POST',
   path: '/hooks/connector',
+  operationId: 'receiveConnectorEvent',
   summary: 'Inbound events of the messaging-network connector (signed; stored once per event id)',
   description: [
     'Called by the connector, not by users. The JSON body is an event envelope `{ id, type, account_id, created_at, data }`',
@@ -96,6 +97,7 @@ const HostedNotifyBody = z.object({
 export const connectorAccountsHook = defineOperation({
   method: 'POST',
   path: '/hooks/connector/accounts',
+  operationId: 'receiveConnectorAccountEvent',
   summary: 'Unipile’s hosted-auth notify callback: links a platform account to the connected Unipile account',
   description: [
     'Called by Unipile (CONNECTOR_PROVIDER=unipile) when a user finishes the hosted wizard that',

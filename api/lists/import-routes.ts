@@ -110,6 +110,7 @@ const uploadErrors = {
 export const previewImportOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import-drafts/preview',
+  operationId: 'previewListImport',
   ids: { path: { appId: 'app' } },
   summary:
     'Upload a CSV (≤ 50 MiB) as an import draft: stored, its encoding, delimiter and header detected, a column mapping suggested, its first 1,000 rows checked',
@@ -132,6 +133,7 @@ export const previewImportOp = defineOperation({
 export const importListOp = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists/import',
+  operationId: 'importList',
   ids: { path: { appId: 'app' } },
   summary: 'Upload a CSV and import it at once (preview + commit): starts the list-import:<id> workflow',
   description:

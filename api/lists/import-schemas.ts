@@ -92,6 +92,16 @@ const FORMAT_FIELDS = {
   delimiter: z.string().meta({
     description: 'Overrides the detected delimiter: , ; | or a tab (or the words comma, semicolon, tab, pipe)',
     enum: [...DELIMITERS, ...Object.keys(delimiterNames)],
+    // Generators name enum members after their values; a tab or a comma names nothing.
+    'x-enum-varnames': [
+      ...DELIMITERS.map(
+        (d) =>
+          `${Object.entries(delimiterNames)
+            .find(([, c]) => c === d)![0]
+            .toUpperCase()}_CHAR`,
+      ),
+      ...Object.keys(delimiterNames).map((w) => w.toUpperCase()),
+    ],
   }),
   encoding: z.string().meta({ description: 'Overrides the detected encoding', enum: [...ENCODINGS] }),
   has_header: z.string().meta({

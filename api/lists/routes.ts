@@ -53,6 +53,7 @@ export const listAppLists = defineOperation({
 export const createAppList = defineOperation({
   method: 'POST',
   path: '/api/apps/{appId}/lists',
+  operationId: 'createList',
   ids: { path: { appId: 'app' } },
   summary: 'Create an empty lead list in a product (name unique in the product, case-insensitively)',
   tag,
@@ -161,6 +162,7 @@ export const ADD_LEADS_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 export const addListLeadsOp = defineOperation({
   method: 'POST',
   path: '/api/lists/{id}/leads',
+  operationId: 'addListLeads',
   ids: { path: { id: 'list' } },
   summary: `Add up to ${MAX_PEOPLE} people to a list over JSON (beyond the spec), by the CSV import’s row rules and dedupe`,
   description: `Beyond the spec. Each person is checked by the CSV import’s row rule and deduplicated against the workspace’s contacts as an import row is (\`dedupe_mode\`, default \`update_empty\`); every valid person’s contact joins the list once. One answer per person in \`items\`, in order, with \`totals\`: the request is 200 even when some people are invalid. A body that is not valid as a whole (not an object, no people or more than ${MAX_PEOPLE}, an unknown field or dedupe mode) is 400 \`invalid_body\` and changes nothing. One transaction; leads added this way have \`source: "api"\`. 409 \`conflict\`: a contact of these people was written concurrently three times running; repeat the request.`,
@@ -187,6 +189,7 @@ export const addListLeadsOp = defineOperation({
 export const removeListLeadOp = defineOperation({
   method: 'DELETE',
   path: '/api/lists/{id}/leads/{leadId}',
+  operationId: 'removeListLead',
   ids: { path: { id: 'list', leadId: { within: 'id', child: 'list_lead' } } },
   summary: 'Remove a lead from its list (beyond the spec); refused with 409 lead_in_use while a campaign enrolls it',
   description:

@@ -38,6 +38,7 @@ export const listMyWorkspacesOp = defineOperation({
 export const joinDemoOp = defineOperation({
   method: 'POST',
   path: '/api/me/workspaces/demo/join',
+  operationId: 'joinDemoWorkspace',
   idempotency: {
     exempt: 'idempotent by itself: joining again answers 200 with the same membership, and it acts as the caller only',
   },
@@ -66,6 +67,7 @@ export const joinDemoOp = defineOperation({
 export const leaveWorkspaceOp = defineOperation({
   method: 'DELETE',
   path: '/api/me/workspaces/{member_id}',
+  operationId: 'leaveWorkspace',
   ids: { path: { member_id: { own: 'the caller’s own membership' } } },
   summary: 'Leave a workspace the caller is a member of (not their own)',
   tag,

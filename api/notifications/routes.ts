@@ -67,6 +67,7 @@ export const readNotificationOp = defineOperation({
 export const readAllNotificationsOp = defineOperation({
   method: 'POST',
   path: '/api/me/notifications/read-all',
+  operationId: 'readAllMyNotifications',
   ids: { body: { up_to_id: { own: 'a notification of the caller (the newest to mark read)' } } },
   summary: 'Mark the caller’s unread notifications in this workspace read (all, or up to a given one); idempotent',
   tag: 'notifications',
@@ -112,6 +113,7 @@ export const dismissAnnouncementOp = defineOperation({
 export const ctaClickOp = defineOperation({
   method: 'POST',
   path: '/api/me/announcements/{id}/cta-click',
+  operationId: 'clickMyAnnouncementCta',
   ids: { path: { id: { own: 'an announcement as the caller sees it' } } },
   summary:
     'Record that the caller followed the announcement’s call to action (once per person: a repeat records nothing and says so)',

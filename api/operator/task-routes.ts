@@ -117,6 +117,7 @@ export const retryTaskOp = defineOperation({
 export const controlTaskOp = defineOperation({
   method: 'POST',
   path: '/api/operator/tasks/{taskID}/{operation}',
+  operationId: 'controlOperatorTask',
   ids: { path: { taskID: 'task', operation: { value: 'an operation name' } } },
   summary: 'pause (takes effect before the next action), resume, or cancel (no further action starts) a task',
   tag,

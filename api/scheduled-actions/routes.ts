@@ -95,6 +95,7 @@ export const batchApproveOp = defineOperation({
 export const countryRestrictionImpactOp = defineOperation({
   method: 'GET',
   path: '/api/campaigns/{campaignId}/scheduled-actions/country-restriction-impact',
+  operationId: 'getCountryRestrictionImpact',
   ids: { path: { campaignId: 'campaign' } },
   summary: 'Actions not yet sent to leads whose country the campaign’s country rule now refuses: counts and a sample',
   tag,
@@ -108,6 +109,7 @@ export const countryRestrictionImpactOp = defineOperation({
 export const cancelCountryRestrictedOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/cancel-country-restricted',
+  operationId: 'cancelCountryRestrictedActions',
   ids: { path: { campaignId: 'campaign' } },
   summary: 'Cancel those actions and stop their enrollments',
   description:
@@ -166,6 +168,7 @@ export const stepRepliesOp = defineOperation({
 export const rescheduleOverdueOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-overdue',
+  operationId: 'rescheduleOverdueActions',
   ids: { path: { campaignId: 'campaign' } },
   summary:
     'Move actions whose due time passed (while the campaign or the enrollment was paused) into the next sending windows, spread under each sender account’s daily caps',
@@ -182,6 +185,7 @@ export const rescheduleOverdueOp = defineOperation({
 export const reschedulePlannedOp = defineOperation({
   method: 'POST',
   path: '/api/campaigns/{campaignId}/scheduled-actions/reschedule-planned',
+  operationId: 'reschedulePlannedActions',
   ids: { path: { campaignId: 'campaign' } },
   summary:
     'Re-plan the pending actions not yet due into the campaign’s current windows and caps (after a settings change)',

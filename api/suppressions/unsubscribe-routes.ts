@@ -70,6 +70,7 @@ async function contactOf(em: EntityManager, key: Buffer, token: string) {
 export const unsubscribePageOp = defineOperation({
   method: 'GET',
   path: '/unsubscribe/{token}',
+  operationId: 'getUnsubscribePage',
   ids: {
     path: {
       token: { value: 'a signed unsubscribe token (domain/suppressions/unsubscribe.ts), checked by its signature' },
@@ -104,6 +105,7 @@ export const unsubscribePageOp = defineOperation({
 export const unsubscribeOp = defineOperation({
   method: 'POST',
   path: '/unsubscribe/{token}',
+  operationId: 'unsubscribe',
   ids: {
     path: {
       token: { value: 'a signed unsubscribe token (domain/suppressions/unsubscribe.ts), checked by its signature' },

@@ -11,6 +11,7 @@ const tag = 'system';
 export const healthz = defineOperation({
   method: 'GET',
   path: '/healthz',
+  operationId: 'getHealth',
   summary: 'Liveness: the process is up',
   tag,
   auth: 'public',
@@ -24,6 +25,7 @@ const Checks = z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string
 export const readyz = defineOperation({
   method: 'GET',
   path: '/readyz',
+  operationId: 'getReadiness',
   summary: 'Readiness: PostgreSQL, Redis and Temporal reachable, and a worker polling the task queue',
   tag,
   auth: 'public',

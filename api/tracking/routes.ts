@@ -44,6 +44,7 @@ const ClickParams = z.object({
 export const trackingPixelOp = defineOperation({
   method: 'GET',
   path: '/t/{token}/open.gif',
+  operationId: 'trackOpen',
   ids: { path: { token: tokenId } },
   summary: 'An email’s open pixel: a transparent GIF; a valid token records an open',
   description:
@@ -79,6 +80,7 @@ export const trackingPixelOp = defineOperation({
 export const trackingClickOp = defineOperation({
   method: 'GET',
   path: '/t/{token}/l/{index}',
+  operationId: 'trackLinkClick',
   ids: { path: { token: tokenId, index: { value: 'the link’s place in the email body (a number, not an id)' } } },
   summary: 'A tracked link of an email: redirects to the link of the sent body; a valid token records a click',
   description:

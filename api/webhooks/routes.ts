@@ -156,6 +156,7 @@ export const samplePayload = defineOperation({
 export const testWebhookUrl = defineOperation({
   method: 'POST',
   path: '/api/webhooks/outbound/test-url',
+  operationId: 'testWebhookUrl',
   summary: 'Send one signed test delivery to an unsaved URL, signed with a temporary secret returned in the body',
   tag,
   auth: 'user',

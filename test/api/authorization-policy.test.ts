@@ -687,10 +687,10 @@ test.serial('every id-taking operation: a member given the product is not refuse
 test('the router refuses to register an operation whose ids are not declared; defineTool refuses such a tool', async (t) => {
   const { services } = await api();
   const op = (over: Partial<Operation>) =>
-    ({ ...allOperations().find((o) => o.operationId === 'getCampaignsById')!, ...over }) as Operation;
+    ({ ...allOperations().find((o) => o.operationId === 'getCampaign')!, ...over }) as Operation;
   t.notThrows(() => buildRouter([op({})], services));
   t.throws(() => buildRouter([op({ ids: undefined })], services), {
-    message: /getCampaignsById: declare what these ids name .*path\.id/,
+    message: /getCampaign: declare what these ids name .*path\.id/,
   });
   t.throws(
     () => buildRouter([op({ ids: { path: { id: 'campaign' } }, query: z.object({ lead_id: z.uuid() }) })], services),

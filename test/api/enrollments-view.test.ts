@@ -382,7 +382,7 @@ test('400 on malformed ids, filters, cursor and limit, and unknown query paramet
 test('the OpenAPI document marks both operations x-beyond-spec', async (t) => {
   const doc = (await call('GET', '/openapi.json')).body;
   t.is(doc.paths['/api/campaigns/{campaignId}/enrollments'].get['x-beyond-spec'], true);
-  t.is(doc.paths['/api/enrollments/{id}'].get['x-beyond-spec'], true);
+  t.is(doc.paths['/api/enrollments/{enrollmentId}'].get['x-beyond-spec'], true);
   t.is(doc.paths['/api/campaigns/{campaignId}/scheduled-actions'].get['x-beyond-spec'], undefined);
 });
 

@@ -533,9 +533,9 @@ test('DELETE /api/lists/{id}/leads/{leadId}: 204, the contact stays; another lis
 
 test('the OpenAPI document marks both operations x-beyond-spec', async (t) => {
   const doc = (await call('GET', '/openapi.json')).body;
-  t.is(doc.paths['/api/lists/{id}/leads'].post['x-beyond-spec'], true);
-  t.is(doc.paths['/api/lists/{id}/leads/{leadId}'].delete['x-beyond-spec'], true);
-  t.is(doc.paths['/api/lists/{id}/leads'].get['x-beyond-spec'], undefined);
+  t.is(doc.paths['/api/lists/{listId}/leads'].post['x-beyond-spec'], true);
+  t.is(doc.paths['/api/lists/{listId}/leads/{leadId}'].delete['x-beyond-spec'], true);
+  t.is(doc.paths['/api/lists/{listId}/leads'].get['x-beyond-spec'], undefined);
 });
 
 test('Operator tools add_leads_to_list and remove_lead_from_list: confirmed writes over the same domain function', async (t) => {

@@ -6,6 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { allOperations } from '../../api/operations.js';
 import { buildOpenApi } from '../../api/openapi.js';
+import { documentPath } from '../../api/path-params.js';
 import {
   ACCEPTED_EVENTS,
   TEST_EVENT,
@@ -90,11 +91,23 @@ test('every operation has a request example (body and each parameter) and a resp
     // An operation with neither body nor parameters (GET /api/users/me) has nothing to exemplify in the request.
     t.true(
       responses.some(([, r]) => r.content) ||
-        responses.every(([s]) => s === '204' || s === '200' || s === '302' || s === '304'),
+        responses.every(([s, r]) => s === '204' || s === '200' || s === '302' || s === '304' || '$ref' in r),
       `${label}: a response example`,
     );
   }
-  t.true(checked > 2000, `${checked} examples checked`);
+  // The shared error responses carry theirs.
+  for (const [name, r] of Object.entries(
+    (doc.components as unknown as { responses: Record<string, Json> }).responses,
+  )) {
+    const content = (r.content as Record<string, Json>)['application/json'];
+    t.is(
+      validate(['components', 'responses', name, 'content', 'application/json', 'schema'], content.example),
+      null,
+      name,
+    );
+    checked++;
+  }
+  t.true(checked > 1000, `${checked} examples checked`);
 });
 
 test('component schemas are not recursive (generators fail on recursion)', (t) => {
@@ -127,14 +140,14 @@ test('resources are named components, referenced rather than inlined', (t) => {
     'Campaign',
     'CampaignPage',
     'App',
-    'List',
+    'LeadList',
     'Lead',
     'Contact',
     'Agent',
     'WebhookSubscription',
     'Conversation',
     'Meeting',
-    'Error',
+    'ApiError',
   ])
     t.truthy(schemas[name], `components.schemas.${name}`);
   t.true(Object.keys(schemas).length > 200);
@@ -148,7 +161,7 @@ test('resources are named components, referenced rather than inlined', (t) => {
     Object.values(node).forEach((n) => walk(n, label));
   };
   for (const { label, op } of operations) walk({ body: op.requestBody, responses: op.responses }, label);
-  const getCampaign = doc.paths['/api/campaigns/{id}'].get as {
+  const getCampaign = doc.paths['/api/campaigns/{campaignId}'].get as {
     responses: Record<string, { content: Record<string, { schema: Json }> }>;
   };
   t.deepEqual(getCampaign.responses['200'].content['application/json'].schema, {
@@ -165,33 +178,42 @@ test('every tag used is declared with a sentence, in a tags array', (t) => {
     }
 });
 
-test('error responses state their codes as an enum: the declared codes and the router’s', (t) => {
-  const createCampaign = doc.paths['/api/apps/{appId}/campaigns'].post as {
-    responses: Record<string, { content: Record<string, { schema: { allOf: Json[] } }> }>;
+test('error responses are the shared ones (one ApiError), and each operation lists its codes: the declared and the router’s', (t) => {
+  const createCampaign = doc.paths['/api/apps/{appId}/campaigns'].post as Json & {
+    responses: Record<string, Json>;
+    'x-error-codes': Record<string, string[]>;
   };
-  const codeEnum = (status: string) =>
-    (
-      createCampaign.responses[status].content['application/json'].schema.allOf[1] as {
-        properties: { error: { properties: { code: { enum: string[] } } } };
-      }
-    ).properties.error.properties.code.enum;
-  t.true(codeEnum('400').includes('invalid_body'));
-  t.true(codeEnum('401').includes('unauthorized'));
-  t.true(codeEnum('429').includes('rate_limited'));
-  for (const op of allOperations())
-    for (const [status, codes] of Object.entries(op.errors ?? {})) {
-      const response = (
-        doc.paths[op.path][op.method.toLowerCase()].responses as Record<
-          string,
-          { content: Record<string, { schema: { allOf?: Json[] } }> }
-        >
-      )[status];
-      const schema = response.content['application/json'].schema;
-      const listed =
-        (schema.allOf?.[1] as { properties: { error: { properties: { code: { enum: string[] } } } } } | undefined)
-          ?.properties.error.properties.code.enum ?? [];
-      for (const code of codes) t.true(listed.includes(code), `${op.method} ${op.path} ${status} ${code}`);
+  const codes = createCampaign['x-error-codes'];
+  t.true(codes['400'].includes('invalid_body'));
+  t.true(codes['401'].includes('unauthorized'));
+  t.true(codes['429'].includes('rate_limited'));
+  t.deepEqual(createCampaign.responses['404'], { $ref: '#/components/responses/NotFound' });
+  const responses = (doc.components as unknown as { responses: Record<string, Json> }).responses;
+  for (const [name, r] of Object.entries(responses))
+    t.deepEqual(
+      (r.content as Record<string, Json>)['application/json'].schema,
+      { $ref: '#/components/schemas/ApiError' },
+      name,
+    );
+  for (const op of allOperations()) {
+    const o = doc.paths[documentPath(op.path)][op.method.toLowerCase()] as Json & {
+      responses: Record<string, Json>;
+      'x-error-codes': Record<string, string[]>;
+    };
+    for (const [status, cs] of Object.entries(op.errors ?? {}))
+      for (const code of cs) t.true(o['x-error-codes'][status]?.includes(code), `${op.operationId} ${status} ${code}`);
+    // Every error status is answered with an ApiError: the shared response, or its own with that schema.
+    for (const status of Object.keys(o['x-error-codes'])) {
+      const r = o.responses[status];
+      t.truthy(r, `${op.operationId} ${status}`);
+      if (r && !('$ref' in r))
+        t.deepEqual(
+          (r.content as Record<string, Json>)['application/json'].schema,
+          { $ref: '#/components/schemas/ApiError' },
+          `${op.operationId} ${status}`,
+        );
     }
+  }
 });
 
 test('the webhooks section documents every event with the delivery headers, and the samples the service sends validate', (t) => {

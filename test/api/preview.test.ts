@@ -254,8 +254,8 @@ test('503 source_unavailable and model_unavailable from failing providers; 504 p
   t.true(err instanceof AppError && err.status === 504 && err.code === 'preview_timeout');
   // Through HTTP with the default deadline, a slow model is still bounded: the route documents 504.
   t.deepEqual(
-    (await call('GET', '/openapi.json')).body.paths['/api/agents/{agentId}/preview'].post.responses['504'].description,
-    'Error codes: preview_timeout',
+    (await call('GET', '/openapi.json')).body.paths['/api/agents/{agentId}/preview'].post['x-error-codes']['504'],
+    ['preview_timeout'],
   );
 });
 

@@ -88,8 +88,8 @@ test('GET /metrics exposes Prometheus metrics including request latency by opera
   await call('GET', '/healthz');
   const r = await call('GET', '/metrics');
   t.is(r.status, 200);
-  t.regex(r.text, /http_request_duration_seconds_count\{operation="getHealthz"\} \d+/);
-  t.regex(r.text, /http_requests_total\{operation="getHealthz",status_class="2xx"\} \d+/);
+  t.regex(r.text, /http_request_duration_seconds_count\{operation="getHealth"\} \d+/);
+  t.regex(r.text, /http_requests_total\{operation="getHealth",status_class="2xx"\} \d+/);
   t.regex(r.text, /process_cpu_user_seconds_total/);
 });
 

@@ -153,7 +153,7 @@ test('promtool check metrics finds nothing to lint in the exposition', async (t)
   const promtool = promtoolBinary((msg) => t.log(msg));
   if (!promtool) return t.pass('promtool unavailable');
   // A sample in every family, so that each is linted with its series.
-  observeRequest('getHealthz', 200, 0.01);
+  observeRequest('getHealth', 200, 0.01);
   countSend('email', 'executed');
   countWebhookDelivery({ success: true, errorClass: null, durationMs: 20 });
   countImportRows({ created: 1, updated: 0, duplicate: 0, invalid: 0 });

@@ -32,8 +32,8 @@ test.serial('the exposition stays under its cap with every operation observed wi
   t.log(`${ops.length} operations × ${STATUS_CLASSES.length} status classes: ${Math.round(bytes / 1024)} KB`);
   t.true(bytes < EXPOSITION_CAP_BYTES, `${bytes} bytes`);
   // Operation only: no method or status label on the histogram, four buckets.
-  t.regex(text, /^http_request_duration_seconds_bucket\{le="0\.05",operation="getHealthz"\} \d+$/m);
-  t.regex(text, /^http_requests_total\{operation="getHealthz",status_class="5xx"\} 1$/m);
+  t.regex(text, /^http_request_duration_seconds_bucket\{le="0\.05",operation="getHealth"\} \d+$/m);
+  t.regex(text, /^http_requests_total\{operation="getHealth",status_class="5xx"\} 1$/m);
   t.deepEqual(
     [...new Set([...text.matchAll(/^http_request_duration_seconds_bucket\{le="([^"]+)"/gm)].map((m) => m[1]))],
     ['0.05', '0.25', '1', '5', '+Inf'],
