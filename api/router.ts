@@ -18,6 +18,7 @@ import { authorizeRequest, idFields, type RequestParts } from '../domain/access.
 import { readIdempotencyKey, withIdempotencyKey, type Answer } from './idempotency.js';
 import type { Actor } from '../domain/identity.js';
 import { pathParamNames } from './path-params.js';
+import { parse as parseQueryString } from 'node:querystring';
 
 const toKoaPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
@@ -76,8 +77,7 @@ function queryKeys(op: Operation): Set<string> | undefined {
  * One rule for every operation: the query string must be valid percent-encoded UTF-8 (never
  * silently rewritten with U+FFFD) and may name only the parameters the operation declares.
  */
-function checkQuery(ctx: Context, allowed: Set<string> | undefined, code: string): void {
-  const qs = ctx.querystring;
+function checkQueryString(qs: string, allowed: Set<string> | undefined, code: string): void {
   if (!qs) return;
   for (const pair of qs.split('&')) {
     if (!pair) continue;
@@ -153,17 +153,45 @@ class Input {
   }
 }
 
+/** The code each part of a request is refused with (an operation may name its own). */
+const refusalCodes = (op: Operation) => ({
+  params: op.invalid?.params ?? 'invalid_id',
+  query: op.invalid?.query ?? 'invalid_query',
+  body: op.invalid?.body ?? 'invalid_body',
+  headers: op.invalid?.headers ?? 'invalid_header',
+});
+
+/**
+ * The router's checks of a request's path, query and JSON body, in its order and with its codes, but
+ * without a request or a database (no ids are looked up): the refusal, or undefined. Tests hold the
+ * document's request examples to it.
+ */
+export function requestRefusal(
+  op: Operation,
+  request: { params: Record<string, string>; querystring: string; body?: unknown },
+): AppError | undefined {
+  const codes = refusalCodes(op);
+  const fields = op.invalid?.fields;
+  try {
+    parsePart(op.params, request.params, codes.params, 'path parameter', fields, pathParamNames(op.path));
+    if (request.querystring) {
+      checkQueryString(request.querystring, queryKeys(op), codes.query);
+      parsePart(op.query, { ...parseQueryString(request.querystring) }, codes.query, 'query', fields);
+    } else if (op.query) parsePart(op.query, {}, codes.query, 'query', fields);
+    if (op.body) parsePart(op.body, request.body === undefined ? {} : request.body, codes.body, 'body', fields);
+    return undefined;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+}
+
 function handle(op: Operation, services: Services): (ctx: Context) => Promise<void> {
   const status = successStatus(op);
   const validateResponses = !services.config.production;
   const keys = queryKeys(op);
   const paramNames = pathParamNames(op.path);
-  const codes = {
-    params: op.invalid?.params ?? 'invalid_id',
-    query: op.invalid?.query ?? 'invalid_query',
-    body: op.invalid?.body ?? 'invalid_body',
-    headers: op.invalid?.headers ?? 'invalid_header',
-  };
+  const codes = refusalCodes(op);
   // The declared ids are checked (domain/access.ts) once their part is valid: path ids before the
   // query and body are read (a stranger's resource is 404 whatever the body), query and body ids
   // after their validation (a malformed request is 400 first).
@@ -187,7 +215,7 @@ function handle(op: Operation, services: Services): (ctx: Context) => Promise<vo
     await authorize(ctx, 'path', parts, refused);
     let query: unknown;
     if (ctx.querystring) {
-      checkQuery(ctx, keys, codes.query);
+      checkQueryString(ctx.querystring, keys, codes.query);
       query = parsePart(op.query, ctx.query, codes.query, 'query', op.invalid?.fields);
     } else if (op.query) query = parsePart(op.query, {}, codes.query, 'query', op.invalid?.fields);
     parts.query = query;

@@ -443,7 +443,8 @@ export const MessageModeBody = z
   .refine((b) => !(b.step_id !== undefined && b.reset_steps === true), {
     message: 'reset_steps applies campaign-wide only',
     path: ['reset_steps'],
-  });
+  })
+  .meta({ examples: [{ message_mode: 'ai_review', reset_steps: true }] });
 
 export const DeletedStepView = z.object({ id: z.uuid(), deleted: z.literal(true), step_version: z.number().int() });
 

@@ -201,6 +201,7 @@ export const PreviewQuery = z
     /** Comma-separated lead ids (up to 1000), instead of or beside a list. */
     lead_ids: z
       .string()
+      .meta({ examples: ['0190f5d2-7c1a-7b3e-9a10-2f1c3d4e5a01,0190f5d2-7c1a-7b3e-9a10-2f1c3d4e5a02'] })
       .optional()
       .transform((s) =>
         s

@@ -46,6 +46,15 @@ const MessageRequest = z
         path: ['attachment_ids'],
         message: 'attachments cannot be combined with confirming an action',
       });
+  })
+  .meta({
+    examples: [
+      {
+        app_id: '0190f5d2-7c1a-7b3e-9a10-2f1c3d4e5a01',
+        thread_id: '0190f5d2-7c1a-7b3e-9a10-2f1c3d4e5a02',
+        message: 'Which of my campaigns had the most replies last week?',
+      },
+    ],
   });
 
 const STREAM_DOC = `A server-sent event stream (\`text/event-stream\`). Each event has \`event:\`, \`id:\` (resumable position) and one JSON \`data:\` line:
