@@ -14,6 +14,7 @@ import { chooseVariant } from '../campaigns/variants.js';
 import { actionFacts, sendVerdict, type ActionFacts, type SendVerdict } from './send-rule.js';
 import { notify } from '../notifications/notifications.js';
 import { countSend } from '../../lib/metrics.js';
+import { refusalEffect } from '../accounts/refusals.js';
 
 export { nextWindowOpening };
 
@@ -910,7 +911,9 @@ export async function sendAction(
     if (err instanceof ProviderError && err.code === 'rate_limited') {
       // Refused for the account's rate: nothing went out, and the account is throttled; the action
       // waits `throttled` and asks the governor again (refused `throttled` until the time named).
-      const fallback = new Date(Date.now() + (err.retryAfterSeconds ?? 60) * 1000);
+      // The account's throttle is read back; should that fail, the same rule decides the time.
+      const effect = refusalEffect(err);
+      const fallback = effect?.kind === 'throttled' ? effect.until : new Date(Date.now() + 60_000);
       const until = await throttledUntil(em, actionId, fallback);
       if (await unclaimThrottled(em, actionId, claim.actionState, grantedAt, until))
         return { outcome: 'held', reason: 'throttled' };
