@@ -53,6 +53,24 @@ function forbidNul(node: unknown): void {
 }
 
 /**
+ * A request's defaults are stated in prose, not as `default`: openapi-typescript (and others) make a
+ * property with a `default` required in the type of a named request body, so a client would have to
+ * send what the server fills in. The server applies them (zod's `.default()`).
+ */
+function defaultsInProse(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(defaultsInProse);
+  if (!node || typeof node !== 'object') return;
+  const s = node as Json;
+  if ('default' in s) {
+    const said = `Default: ${JSON.stringify(s.default)}.`;
+    s.description = typeof s.description === 'string' ? `${s.description} ${said}` : said;
+    delete s.default;
+  }
+  for (const [key, value] of Object.entries(s))
+    if (key !== 'examples' && key !== 'const' && key !== 'enum' && typeof value === 'object') defaultsInProse(value);
+}
+
+/**
  * A record keyed by an enum (`z.record(z.enum([...]), V)`) becomes an object with one property per key:
  * generators make a class of it (they ignore `propertyNames`), and `required` names defined properties.
  */
@@ -101,7 +119,10 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
     $defs,
     ...rest
   } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override }) as Json;
-  if (io === 'input') forbidNul(rest);
+  if (io === 'input') {
+    forbidNul(rest);
+    defaultsInProse(rest);
+  }
   if (!$defs) return rest;
   const names = Object.keys($defs as Json);
   const anonymous = names.find((n) => n.startsWith('__schema'));
@@ -111,7 +132,10 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Json => {
   const relink = <T>(node: T): T =>
     JSON.parse(JSON.stringify(node).replace(local, (_, n: string) => `"#/components/schemas/${named(n)}"`)) as T;
   for (const [name, def] of Object.entries($defs as Json)) {
-    if (io === 'input') forbidNul(def);
+    if (io === 'input') {
+      forbidNul(def);
+      defaultsInProse(def);
+    }
     const component = relink(def as Json);
     const seen = hoisted[named(name)];
     if (seen && JSON.stringify(seen) !== JSON.stringify(component))

@@ -1,16 +1,32 @@
 // The generator checks of the OpenAPI document (test/api/openapi-clients.test.ts): TypeScript types
-// from openapi-typescript that a strict `tsc` accepts, a Python client from openapi-python-client that
-// drops nothing, and a Redocly lint (redocly.yaml) with no problem. Also a CLI for iterating on the
-// document without the test stack: `npx tsx scripts/openapi-clients.ts [doc.json]` (default: the
-// document this checkout builds) prints what each tool reports.
+// from openapi-typescript that a strict `tsc` accepts, with openapi-fetch's typed client over them (a
+// tour of the API, scripts/sdk-tours/openapi-fetch-tour.ts); a Python client from openapi-python-client
+// that drops nothing and installs with pip; and a Redocly lint (redocly.yaml) with no problem. Also a
+// CLI for iterating on the document without the test stack: `npx tsx scripts/openapi-clients.ts
+// [doc.json]` (default: the document this checkout builds) prints what each tool reports.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { repoRoot } from '../lib/config.js';
-import { ensureOpenApiPythonClient, generatePythonClient, importFailures } from './openapi-python-client.js';
+import {
+  ensureOpenApiPythonClient,
+  ensurePythonSdkBase,
+  generatePythonClient,
+  importFailures,
+  installPythonClient,
+} from './openapi-python-client.js';
 
 export interface Ran {
   code: number;
@@ -18,10 +34,11 @@ export interface Ran {
   stderr: string;
 }
 
+/** Runs a command to its end; past `timeoutMs` (default 5 min) it is killed and reported as exit 124. */
 export function runTool(
   cmd: string,
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
@@ -31,10 +48,25 @@ export function runTool(
     });
     let stdout = '';
     let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      },
+      opts.timeoutMs ?? 5 * 60_000,
+    );
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      if (timedOut) stderr += `\n(killed after ${opts.timeoutMs ?? 5 * 60_000} ms)`;
+      resolve({ code: timedOut ? 124 : (code ?? 1), stdout, stderr });
+    });
   });
 }
 
@@ -43,7 +75,7 @@ export function runTool(
  * GET /api/users/me, POST /api/apps and GET /api/apps. The `@ts-expect-error` lines fail the check
  * (as unused directives) when a type has decayed to `any`, so "compiles" also means "is typed".
  */
-const CLIENT_TS = `import type { components, paths } from './schema.js';
+const CLIENT_TS = `import type { components, paths } from './openapi-fetch-schema.js';
 
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 type Me = JsonOf<paths['/api/users/me']['get']['responses'][200]>;
@@ -76,6 +108,37 @@ export async function tour(base: string, token: string): Promise<{ email: string
 }
 `;
 
+/**
+ * openapi-fetch's client over the generated `paths`: the same kind of `@ts-expect-error` lines, so a
+ * path, parameter, body or answer whose type decayed to `any` (or lost its shape) fails the check.
+ */
+const FETCH_TYPED_TS = `import createClient from 'openapi-fetch';
+import type { paths } from './openapi-fetch-schema.js';
+
+const client = createClient<paths>({ baseUrl: 'http://127.0.0.1' });
+
+export async function typed(): Promise<void> {
+  const got = await client.GET('/api/campaigns/{campaignId}', { params: { path: { campaignId: 'id' } } });
+  // @ts-expect-error a campaign's name is a string
+  const name: number | undefined = got.data?.name;
+  // @ts-expect-error an error's code is a string
+  const code: number | undefined = got.error?.error.code;
+  void name;
+  void code;
+  // @ts-expect-error not a path of the document
+  await client.GET('/api/no-such-path');
+  // @ts-expect-error campaignId is required
+  await client.GET('/api/campaigns/{campaignId}', { params: { path: {} } });
+  // @ts-expect-error a campaign needs its time zone
+  await client.POST('/api/apps/{appId}/campaigns', { params: { path: { appId: 'id' } }, body: { name: 'n' } });
+  // @ts-expect-error people is an array
+  await client.POST('/api/lists/{listId}/leads', { params: { path: { listId: 'id' } }, body: { people: 'ada' } });
+}
+`;
+
+/** The openapi-fetch tour (its schema import resolves, in the check's directory, to the generated types). */
+const FETCH_TOUR = join(repoRoot, 'scripts', 'sdk-tours', 'openapi-fetch-tour.ts');
+
 const TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
@@ -85,13 +148,17 @@ const TSCONFIG = {
     types: [],
     noUncheckedIndexedAccess: true,
     exactOptionalPropertyTypes: true,
+    outDir: 'out',
+    rootDir: '.',
   },
-  files: ['schema.ts', 'client.ts'],
+  files: ['openapi-fetch-schema.ts', 'client.ts', 'openapi-fetch-typed.ts', 'openapi-fetch-tour.ts'],
 };
 
 /**
- * openapi-typescript's types of the document plus CLIENT_TS, typechecked by `tsc --strict --noEmit
- * --skipLibCheck false` in `dir`. Returns tsc's diagnostics (none when it exits 0).
+ * openapi-typescript's types of the document (openapi-fetch-schema.ts) with CLIENT_TS, FETCH_TYPED_TS
+ * and the openapi-fetch tour, compiled by `tsc --strict --skipLibCheck false` in `dir` (an ES module
+ * package whose node_modules is the repository's: openapi-fetch as installed) into `dir/out`.
+ * Returns tsc's diagnostics (none when it exits 0); then runOpenApiFetchTour runs the output.
  */
 export async function checkTypeScriptClient(
   doc: object,
@@ -108,17 +175,35 @@ export async function checkTypeScriptClient(
       output: String((err as Error).stack),
     };
   }
-  writeFileSync(join(dir, 'schema.ts'), schema);
+  writeFileSync(join(dir, 'openapi-fetch-schema.ts'), schema);
   writeFileSync(join(dir, 'client.ts'), CLIENT_TS);
+  writeFileSync(join(dir, 'openapi-fetch-typed.ts'), FETCH_TYPED_TS);
+  copyFileSync(FETCH_TOUR, join(dir, 'openapi-fetch-tour.ts'));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+  if (!existsSync(join(dir, 'node_modules')))
+    symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
   const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
   const r = await runTool(
     process.execPath,
-    [tsc, '-p', join(dir, 'tsconfig.json'), '--strict', '--noEmit', '--skipLibCheck', 'false', '--pretty', 'false'],
+    [tsc, '-p', join(dir, 'tsconfig.json'), '--strict', '--skipLibCheck', 'false', '--pretty', 'false'],
     { cwd: dir },
   );
   const output = r.stdout + r.stderr;
   return { code: r.code, errors: output.split('\n').filter((l) => /error TS\d+/.test(l)), output };
+}
+
+/** Imports the compiled tour and prints what `tour(input)` returns, as JSON. */
+const RUN_TOUR = `const { tour } = await import(process.argv[1]);
+process.stdout.write(JSON.stringify(await tour(JSON.parse(process.argv[2]))));`;
+
+/** Runs the openapi-fetch tour that checkTypeScriptClient compiled in `dir` (a Node process of its own). */
+export function runOpenApiFetchTour(dir: string, input: object, timeoutMs = 60_000): Promise<Ran> {
+  const tour = pathToFileURL(join(dir, 'out', 'openapi-fetch-tour.js')).href;
+  return runTool(process.execPath, ['--input-type=module', '-e', RUN_TOUR, tour, JSON.stringify(input)], {
+    cwd: dir,
+    timeoutMs,
+  });
 }
 
 export interface LintProblem {
@@ -196,8 +281,19 @@ async function main(docArg: string | undefined): Promise<number> {
     const py = await generatePythonClient(python, docPath, join(dir, 'py'));
     console.log(`\n== openapi-python-client: ${py.warnings.length} warning(s)`);
     for (const w of py.warnings) console.log(`- ${w}`);
-    const broken = py.code === 0 ? await importFailures(python, py.packageDir) : [];
-    console.log(`== generated package: ${broken.length} import failure(s)`);
+    let broken: string[] = [];
+    if (py.code === 0 && py.projectDir) {
+      const installed = await installPythonClient(
+        await ensurePythonSdkBase(console.error),
+        py.projectDir,
+        join(dir, 'venv'),
+      );
+      console.log(`== pip install ${py.projectDir}: exit ${installed.code}`);
+      if (installed.code !== 0) console.log(installed.output.slice(-4000));
+      else broken = await importFailures(installed.python, py.packageName, dir);
+      if (installed.code !== 0) failed++;
+    }
+    console.log(`== installed package ${py.packageName}: ${broken.length} import failure(s)`);
     for (const b of broken) console.log(`- ${b}`);
     if (py.code !== 0 || py.warnings.length || broken.length) failed++;
     const lint = await redoclyLint(docPath);
