@@ -479,6 +479,9 @@ function webhooks(): Json {
         description:
           'Sent to each active subscription listing this event, with a ten-second timeout and no retry of a failed or non-2xx attempt (docs/webhooks.md). Verify the signature before parsing.',
         tags: ['webhook-events'],
+        // A request this service sends, not one a client makes: generators honour x-internal and make no
+        // client method of it (openapi-generator writes code that does not compile for a 3.1 webhook).
+        'x-internal': true,
         security: [], // signed by this service (the headers below), not called with a token
         parameters: WEBHOOK_DELIVERY_HEADERS.map((h) => ({
           ...h,

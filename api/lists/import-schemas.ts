@@ -55,9 +55,11 @@ export const CommitBody = z
   .refine((b) => (b.list_id === undefined) !== (b.list_name === undefined), {
     message: 'give exactly one of list_id and list_name',
   })
+  // In prose, not as a oneOf of `required` lists: generators make no usable type of that (typescript-fetch
+  // loses the properties' types, openapi-generator's python drops the properties).
   .meta({
-    description: 'Exactly one of list_id and list_name.',
-    oneOf: [{ required: ['list_id'] }, { required: ['list_name'] }],
+    description: 'Exactly one of list_id and list_name (400 invalid_body otherwise).',
+    examples: [{ list_name: 'Webinar attendees, November', dedupe_mode: 'update_empty' }],
   });
 
 export const toMapping = (m: z.infer<typeof MappingSchema> | undefined): Mapping | undefined =>
@@ -89,19 +91,12 @@ export const ImportQuery = z.object({
 
 const delimiterNames = { comma: ',', semicolon: ';', tab: '\t', pipe: '|' } as const;
 const FORMAT_FIELDS = {
+  // A pattern, not an enum: generators name enum members after their values, and a tab names nothing
+  // (typescript-fetch writes an empty key; python turns it into a space).
   delimiter: z.string().meta({
     description: 'Overrides the detected delimiter: , ; | or a tab (or the words comma, semicolon, tab, pipe)',
-    enum: [...DELIMITERS, ...Object.keys(delimiterNames)],
-    // Generators name enum members after their values; a tab or a comma names nothing.
-    'x-enum-varnames': [
-      ...DELIMITERS.map(
-        (d) =>
-          `${Object.entries(delimiterNames)
-            .find(([, c]) => c === d)![0]
-            .toUpperCase()}_CHAR`,
-      ),
-      ...Object.keys(delimiterNames).map((w) => w.toUpperCase()),
-    ],
+    pattern: `^(?:[,;|\\t]|${Object.keys(delimiterNames).join('|')})$`,
+    examples: ['semicolon'],
   }),
   encoding: z.string().meta({ description: 'Overrides the detected encoding', enum: [...ENCODINGS] }),
   has_header: z.string().meta({
@@ -263,7 +258,15 @@ export const ImportView = z.object({
   format: z.object({
     encoding: z.enum(ENCODINGS),
     bom: z.boolean(),
-    delimiter: z.enum(DELIMITERS),
+    delimiter: z.enum(DELIMITERS).meta({
+      // As the request's field: a pattern rather than an enum with a tab for a member.
+      jsonSchema: {
+        type: 'string',
+        pattern: '^[,;|\\t]$',
+        description: 'The delimiter read: , ; | or a tab',
+        examples: [','],
+      },
+    }),
     has_header: z.boolean(),
   }),
   columns: z.array(

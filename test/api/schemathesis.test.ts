@@ -177,6 +177,9 @@ const CONTENT_400: Record<string, string> = {
   // the password's letter rule in prose (api/auth/schemas.ts PASSWORD_RULE).
   signup: `invalid_body: the password needs ${PASSWORD_RULE}`,
   changeMyPassword: `invalid_body: the new password needs ${PASSWORD_RULE}`,
+  // A rule across fields stated in prose: as an anyOf, openapi-generator's python makes a wrapper model
+  // without the fields (api/cdm-imports/schemas.ts).
+  createCompanyDecisionMakerImportApproval: 'invalid_body: at least one id in member_ids or company_ids',
 };
 
 /**
