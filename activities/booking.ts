@@ -7,6 +7,7 @@ import { BookingError } from '../lib/booking/types.js';
 import { withProviders, type Providers } from '../lib/providers.js';
 import { backfillNextPage, finishBackfill, sweepBackfills } from '../domain/booking/backfill.js';
 import { handleBookingEvent } from '../domain/booking/events.js';
+import { wakeStopped } from '../domain/booking/meeting-stops.js';
 import type { BookingDeps } from '../domain/booking/providers.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -20,7 +21,12 @@ export function createBookingActivities(deps: ActivityDeps, overrides: Partial<P
   });
   return {
     async handleBookingEvent(eventId: string) {
-      return handleBookingEvent(em(), eventId);
+      const r = await handleBookingEvent(em(), eventId);
+      if (!('stopped' in r) || !r.stopped) return r;
+      // The meeting stopped the lead's sequences: wake their workflows (after the commit).
+      const { stopped, ...applied } = r;
+      if (deps.jobs) await wakeStopped(deps.jobs, stopped);
+      return applied;
     },
 
     async bookingBackfillPages(input: {
@@ -43,6 +49,7 @@ export function createBookingActivities(deps: ActivityDeps, overrides: Partial<P
             );
           throw err;
         }
+        if (out.stopped.length && deps.jobs) await wakeStopped(deps.jobs, out.stopped);
         ctx.heartbeat({ pages });
         if (out.done) return { pages };
         pages++;

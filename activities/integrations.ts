@@ -27,6 +27,13 @@ export function createIntegrationActivities(deps: ActivityDeps, overrides: Parti
       try {
         return await syncPartnerPage(em(), sync(), input.integrationId, input.kind, input.pageSize);
       } catch (err) {
+        // A rate limit: the next attempt waits for the partner's reset (HubSpot's policy window).
+        if (err instanceof PartnerError && err.code === 'rate_limited' && err.retryAfterSeconds)
+          throw ApplicationFailure.create({
+            message: err.message,
+            type: 'rate_limited',
+            nextRetryDelay: err.retryAfterSeconds * 1000,
+          });
         // Refused tokens will not get better by retrying (the integration is marked); the rest may.
         if (err instanceof PartnerError && !err.retryable)
           throw ApplicationFailure.nonRetryable(

@@ -210,18 +210,18 @@ export interface Config {
   executorTestPauseAfterSendMs: number;
   /** Origins a browser may call `/mcp` from (the Streamable HTTP transport's DNS-rebinding check): PUBLIC_BASE_URL's and MCP_ALLOWED_ORIGINS. */
   mcpAllowedOrigins: string[];
-  /** Discovery sources (lib/sources): newsforum over HTTP when its base URL is set, pronet over Unipile when configured; else the local corpus. */
+  /** Discovery sources (lib/sources): newsforum as Hacker News search when NEWSFORUM_PROVIDER=hn, pronet over Unipile when configured; else the local corpus. */
   sources: SourcesConfig;
   llm: LlmConfig;
-  /** Enrichment provider (lib/enrichment): HTTP when a base URL is set, else derived from the local corpus. */
-  enrichment: ProviderConfig;
+  /** Enrichment provider (lib/enrichment): Hunter when ENRICHMENT_PROVIDER=hunter, else derived from the local corpus. */
+  enrichment: EnrichmentConfig;
   /** Messaging-network connector (lib/connectors): Unipile when CONNECTOR_PROVIDER=unipile, else the local sandbox network. */
   connector: ConnectorConfig;
   /** DNS for sending-domain checks (lib/dns.ts): the local rule-based resolver unless DNS_SERVERS is set. */
   dns: { servers: string[]; timeoutMs: number; dkimSelectors: string[] };
   /** Booking providers (lib/booking): each over HTTP when its base URL is set, else the local one. */
   booking: BookingConfig;
-  /** The partner CRM (lib/partner): over HTTP when its base URL is set, else the local one. */
+  /** The partner CRM (lib/partner): HubSpot when PARTNER_PROVIDER=hubspot, else the local one. */
   partner: PartnerConfig;
   /** Mailboxes connected with Google or Microsoft OAuth (lib/connectors/mailbox/oauth.ts, docs/email.md): the MAIL_OAUTH_* settings. */
   mailOAuth: MailOAuthConfig;
@@ -307,42 +307,312 @@ function mailOAuthConfig(publicBaseUrl: string): MailOAuthConfig {
   };
 }
 
+export const PARTNER_PROVIDERS = ['local', 'hubspot'] as const;
+
+/** The partner CRM (PARTNER_PROVIDER; docs/partner.md "Configuration"). URLs and client are null for the local one. */
 export interface PartnerConfig {
-  baseUrl: string | null;
+  provider: (typeof PARTNER_PROVIDERS)[number];
+  /** HUBSPOT_API_BASE_URL: the CRM API and the OAuth token endpoints. */
+  apiBaseUrl: string | null;
+  /** HUBSPOT_AUTHORIZE_URL: where the browser installs the app. */
   authorizeUrl: string | null;
+  /** `<apiBaseUrl>/oauth/v1/token`. */
   tokenUrl: string | null;
   clientId: string | null;
   clientSecret: string | null;
+  /** PARTNER_SCOPE: the scopes asked for, space-separated (HubSpot: HUBSPOT_DEFAULT_SCOPE). */
   scope: string | null;
   timeoutMs: number;
 }
 
-export interface BookingConfig {
-  timeoutMs: number;
-  scheduler: { baseUrl: string | null };
-  calendar: {
-    baseUrl: string | null;
-    authorizeUrl: string | null;
-    clientId: string | null;
-    clientSecret: string | null;
-    scope: string | null;
+/** What the sync needs: contacts, companies, the notes on contacts and the associations between them. */
+export const HUBSPOT_DEFAULT_SCOPE =
+  'crm.objects.contacts.read crm.objects.contacts.write crm.objects.companies.read crm.objects.companies.write';
+
+/** The partner CRM's settings from `env`: the local one unless PARTNER_PROVIDER=hubspot, which needs its OAuth client. */
+export function partnerSettings(
+  timeoutMs: number,
+  env: Record<string, string | undefined> = process.env,
+): PartnerConfig {
+  const get = (k: string) => env[k]?.trim() || null;
+  const provider = (get('PARTNER_PROVIDER') ?? 'local').toLowerCase();
+  if (!(PARTNER_PROVIDERS as readonly string[]).includes(provider))
+    throw new Error(`PARTNER_PROVIDER must be one of ${PARTNER_PROVIDERS.join(', ')}, got "${provider}"`);
+  const none = { apiBaseUrl: null, authorizeUrl: null, tokenUrl: null, clientId: null, clientSecret: null };
+  if (provider === 'local') return { provider: 'local', ...none, scope: null, timeoutMs };
+  const missing = ['PARTNER_CLIENT_ID', 'PARTNER_CLIENT_SECRET'].filter((k) => !get(k));
+  if (missing.length)
+    throw new Error(`PARTNER_PROVIDER=hubspot needs ${missing.join(' and ')} (the app's OAuth client)`);
+  const url = (k: string, fallback: string) => {
+    const raw = get(k) ?? fallback;
+    if (!URL.canParse(raw) || !/^https?:$/.test(new URL(raw).protocol))
+      throw new Error(`${k} must be an absolute http(s) URL, got "${raw}"`);
+    return raw.replace(/\/+$/, '');
+  };
+  const apiBaseUrl = url('HUBSPOT_API_BASE_URL', 'https://api.hubapi.com');
+  return {
+    provider: 'hubspot',
+    apiBaseUrl,
+    authorizeUrl: url('HUBSPOT_AUTHORIZE_URL', 'https://app.hubspot.com/oauth/authorize'),
+    tokenUrl: `${apiBaseUrl}/oauth/v1/token`,
+    clientId: get('PARTNER_CLIENT_ID'),
+    clientSecret: get('PARTNER_CLIENT_SECRET'),
+    scope: (get('PARTNER_SCOPE') ?? HUBSPOT_DEFAULT_SCOPE).split(/\s+/).join(' '),
+    timeoutMs,
   };
 }
 
-export interface ProviderConfig {
-  baseUrl: string | null;
-  apiKey: string | null;
+export interface BookingConfig {
   timeoutMs: number;
+  /** BOOKING_SCHEDULER_PROVIDER and the CALCOM_* variables (schedulerSettings). */
+  scheduler: SchedulerConfig;
+  /** BOOKING_CALENDAR_PROVIDER and the Google Calendar variables (calendarSettings). */
+  calendar: CalendarConfig;
+}
+
+export const CALENDAR_PROVIDERS = ['local', 'google'] as const;
+export type CalendarProvider = (typeof CALENDAR_PROVIDERS)[number];
+
+/** The `calendar` booking provider (docs/calendar.md): the local one, or Google Calendar API v3 through OAuth. */
+export interface CalendarConfig {
+  provider: CalendarProvider;
+  /** Set when the provider is google. */
+  google: GoogleCalendarConfig | null;
+}
+
+export interface GoogleCalendarConfig {
+  /** GOOGLE_CALENDAR_BASE_URL: the Calendar API v3 (the stand-in in tests). */
+  baseUrl: string;
+  /** GOOGLE_OAUTH_AUTHORIZE_URL and GOOGLE_OAUTH_TOKEN_URL: Google's OAuth 2.0 endpoints. */
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** BOOKING_CALENDAR_CLIENT_ID, BOOKING_CALENDAR_CLIENT_SECRET: our OAuth client (type Web application). */
+  clientId: string;
+  clientSecret: string;
+  /** BOOKING_CALENDAR_SCOPE: space-separated; every one must be granted. */
+  scope: string;
+  /** GOOGLE_CALENDAR_REQUESTS_PER_MINUTE: the pace per connected account in this process (Google allows 600 per user per minute). */
+  requestsPerMinute: number;
+}
+
+export const GOOGLE_CALENDAR_DEFAULTS = {
+  baseUrl: 'https://www.googleapis.com/calendar/v3',
+  authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+  tokenUrl: 'https://oauth2.googleapis.com/token',
+  scope: 'https://www.googleapis.com/auth/calendar.readonly',
+  requestsPerMinute: 500,
+} as const;
+
+/**
+ * BOOKING_CALENDAR_PROVIDER and the Google Calendar variables, checked together: a Google variable
+ * set without BOOKING_CALENDAR_PROVIDER=google fails (rather than silently running the local
+ * calendar), and so does google without its OAuth client.
+ */
+export function calendarSettings(env: Record<string, string | undefined> = process.env): CalendarConfig {
+  const get = (k: string) => env[k]?.trim() || null;
+  const provider = (get('BOOKING_CALENDAR_PROVIDER') ?? 'local').toLowerCase();
+  if (!(CALENDAR_PROVIDERS as readonly string[]).includes(provider))
+    throw new Error(`BOOKING_CALENDAR_PROVIDER must be one of ${CALENDAR_PROVIDERS.join(', ')}, got "${provider}"`);
+  const googleVars = [
+    'GOOGLE_CALENDAR_BASE_URL',
+    'GOOGLE_OAUTH_AUTHORIZE_URL',
+    'GOOGLE_OAUTH_TOKEN_URL',
+    'GOOGLE_CALENDAR_REQUESTS_PER_MINUTE',
+    'BOOKING_CALENDAR_CLIENT_ID',
+    'BOOKING_CALENDAR_CLIENT_SECRET',
+    'BOOKING_CALENDAR_SCOPE',
+  ].filter((k) => get(k));
+  if (provider !== 'google') {
+    if (googleVars.length)
+      throw new Error(
+        `${googleVars.join(', ')} ${googleVars.length > 1 ? 'are' : 'is'} set but BOOKING_CALENDAR_PROVIDER is not google`,
+      );
+    return { provider: 'local', google: null };
+  }
+  const missing = ['BOOKING_CALENDAR_CLIENT_ID', 'BOOKING_CALENDAR_CLIENT_SECRET'].filter((k) => !get(k));
+  if (missing.length) throw new Error(`BOOKING_CALENDAR_PROVIDER=google needs ${missing.join(' and ')}`);
+  const url = (k: string, fallback: string) => {
+    const v = get(k) ?? fallback;
+    if (!URL.canParse(v) || !/^https?:$/.test(new URL(v).protocol))
+      throw new Error(`${k} must be an absolute http(s) URL (${fallback})`);
+    return v;
+  };
+  const rawRate = get('GOOGLE_CALENDAR_REQUESTS_PER_MINUTE');
+  const requestsPerMinute = rawRate === null ? GOOGLE_CALENDAR_DEFAULTS.requestsPerMinute : Number(rawRate);
+  if (!Number.isInteger(requestsPerMinute) || requestsPerMinute < 1 || requestsPerMinute > 10_000)
+    throw new Error(`GOOGLE_CALENDAR_REQUESTS_PER_MINUTE must be an integer from 1 to 10000, got "${rawRate}"`);
+  return {
+    provider: 'google',
+    google: {
+      baseUrl: url('GOOGLE_CALENDAR_BASE_URL', GOOGLE_CALENDAR_DEFAULTS.baseUrl),
+      authorizeUrl: url('GOOGLE_OAUTH_AUTHORIZE_URL', GOOGLE_CALENDAR_DEFAULTS.authorizeUrl),
+      tokenUrl: url('GOOGLE_OAUTH_TOKEN_URL', GOOGLE_CALENDAR_DEFAULTS.tokenUrl),
+      clientId: get('BOOKING_CALENDAR_CLIENT_ID')!,
+      clientSecret: get('BOOKING_CALENDAR_CLIENT_SECRET')!,
+      scope: (get('BOOKING_CALENDAR_SCOPE') ?? GOOGLE_CALENDAR_DEFAULTS.scope).split(/\s+/).join(' '),
+      requestsPerMinute,
+    },
+  };
+}
+
+export const SCHEDULER_PROVIDERS = ['local', 'calcom'] as const;
+export type SchedulerProvider = (typeof SCHEDULER_PROVIDERS)[number];
+
+/** The `scheduler` booking provider (docs/scheduler.md): the local one, or Cal.com's API v2 with each workspace's API key. */
+export interface SchedulerConfig {
+  provider: SchedulerProvider;
+  /** Set when the provider is calcom. */
+  calcom: CalcomConfig | null;
+}
+
+export interface CalcomConfig {
+  /** CALCOM_BASE_URL: default https://api.cal.com/v2 (a self-hosted instance's API v2; the stand-in in tests). */
+  baseUrl: string;
+  /** CALCOM_REQUESTS_PER_MINUTE: the pace per API key in this process (default 120: Cal.com's documented limit per key). */
+  requestsPerMinute: number;
+}
+
+export const CALCOM_DEFAULT_BASE_URL = 'https://api.cal.com/v2';
+
+/**
+ * BOOKING_SCHEDULER_PROVIDER and the CALCOM_* variables, checked together: CALCOM_* set without
+ * BOOKING_SCHEDULER_PROVIDER=calcom fails (rather than silently running the local scheduler).
+ */
+export function schedulerSettings(env: Record<string, string | undefined> = process.env): SchedulerConfig {
+  const get = (k: string) => env[k]?.trim() || null;
+  const provider = (get('BOOKING_SCHEDULER_PROVIDER') ?? 'local').toLowerCase();
+  if (!(SCHEDULER_PROVIDERS as readonly string[]).includes(provider))
+    throw new Error(`BOOKING_SCHEDULER_PROVIDER must be one of ${SCHEDULER_PROVIDERS.join(', ')}, got "${provider}"`);
+  const calcomVars = ['CALCOM_BASE_URL', 'CALCOM_REQUESTS_PER_MINUTE'].filter((k) => get(k));
+  if (provider !== 'calcom') {
+    if (calcomVars.length)
+      throw new Error(
+        `${calcomVars.join(', ')} ${calcomVars.length > 1 ? 'are' : 'is'} set but BOOKING_SCHEDULER_PROVIDER is not calcom`,
+      );
+    return { provider: 'local', calcom: null };
+  }
+  const baseUrl = get('CALCOM_BASE_URL') ?? CALCOM_DEFAULT_BASE_URL;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+    throw new Error(`CALCOM_BASE_URL must be an absolute http(s) URL (${CALCOM_DEFAULT_BASE_URL})`);
+  const rawRate = get('CALCOM_REQUESTS_PER_MINUTE');
+  const requestsPerMinute = rawRate === null ? 120 : Number(rawRate);
+  if (!Number.isInteger(requestsPerMinute) || requestsPerMinute < 10 || requestsPerMinute > 10_000)
+    throw new Error(`CALCOM_REQUESTS_PER_MINUTE must be an integer from 10 to 10000, got "${rawRate}"`);
+  return { provider: 'calcom', calcom: { baseUrl, requestsPerMinute } };
+}
+
+export const ENRICHMENT_PROVIDERS = ['local', 'hunter'] as const;
+export type EnrichmentProviderName = (typeof ENRICHMENT_PROVIDERS)[number];
+
+/** Hunter's API (docs/enrichment.md): the default of HUNTER_BASE_URL. */
+export const HUNTER_DEFAULT_BASE_URL = 'https://api.hunter.io/v2';
+
+/** The enrichment provider (docs/enrichment.md "Providers"): the local corpus, or Hunter's API v2. */
+export interface EnrichmentConfig {
+  /** ENRICHMENT_PROVIDER: `local` (the default) or `hunter`. */
+  provider: EnrichmentProviderName;
+  /** Set when the provider is hunter: HUNTER_BASE_URL (default https://api.hunter.io/v2) and HUNTER_API_KEY. */
+  hunter: { baseUrl: string; apiKey: string } | null;
+  /** ENRICHMENT_TIMEOUT_MS: the deadline of each call to the provider (default 15 s). */
+  timeoutMs: number;
+}
+
+/**
+ * ENRICHMENT_PROVIDER and the HUNTER_* variables, checked together: hunter without a key, a base URL
+ * that is not http(s), or HUNTER_* set for the local provider fail at start-up naming the variable.
+ */
+export function enrichmentSettings(env: Record<string, string | undefined> = process.env): EnrichmentConfig {
+  const get = (k: string) => env[k]?.trim() || null;
+  const provider = (get('ENRICHMENT_PROVIDER') ?? 'local').toLowerCase();
+  if (!(ENRICHMENT_PROVIDERS as readonly string[]).includes(provider))
+    throw new Error(`ENRICHMENT_PROVIDER must be one of ${ENRICHMENT_PROVIDERS.join(', ')}, got "${provider}"`);
+  const raw = get('ENRICHMENT_TIMEOUT_MS');
+  const timeoutMs = raw === null ? 15_000 : Number(raw);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+    throw new Error(`ENRICHMENT_TIMEOUT_MS must be a positive integer (milliseconds), got "${raw}"`);
+  const hunterVars = ['HUNTER_API_KEY', 'HUNTER_BASE_URL'].filter((k) => get(k));
+  if (provider !== 'hunter') {
+    // Set for nothing would silently enrich from the local corpus.
+    if (hunterVars.length)
+      throw new Error(
+        `${hunterVars.join(', ')} ${hunterVars.length > 1 ? 'are' : 'is'} set but ENRICHMENT_PROVIDER is not hunter`,
+      );
+    return { provider: 'local', hunter: null, timeoutMs };
+  }
+  const apiKey = get('HUNTER_API_KEY');
+  if (!apiKey) throw new Error("ENRICHMENT_PROVIDER=hunter needs HUNTER_API_KEY (an API key from Hunter's dashboard)");
+  const baseUrl = get('HUNTER_BASE_URL') ?? HUNTER_DEFAULT_BASE_URL;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+    throw new Error(`HUNTER_BASE_URL must be an absolute http(s) URL (${HUNTER_DEFAULT_BASE_URL})`);
+  return { provider: 'hunter', hunter: { baseUrl, apiKey }, timeoutMs };
 }
 
 export interface SourcesConfig {
   corpus: { seed: number; people: number };
   timeoutMs: number;
-  newsforum: { baseUrl: string | null; apiKey: string | null };
+  /** NEWSFORUM_PROVIDER and the HN_SEARCH_* variables (newsforumSettings). */
+  newsforum: NewsforumConfig;
   pronet: {
     profileHosts: string[];
     /** LinkedIn search over Unipile (CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID); null: the local corpus. */
     unipile?: UnipileSearchConfig | null;
+  };
+}
+
+export const NEWSFORUM_PROVIDERS = ['local', 'hn'] as const;
+export type NewsforumProvider = (typeof NEWSFORUM_PROVIDERS)[number];
+
+/** The newsforum source (docs/newsforum.md): the local corpus, or Hacker News through its public search API (no key). */
+export interface NewsforumConfig {
+  provider: NewsforumProvider;
+  /** Set when the provider is hn. */
+  hn: HnSearchConfig | null;
+}
+
+export interface HnSearchConfig {
+  /** HN_SEARCH_BASE_URL: default https://hn.algolia.com/api/v1 (the stand-in in tests). */
+  baseUrl: string;
+  /** HN_SEARCH_REQUESTS_PER_HOUR: this process's pace (default 10,000: the documented limit per IP). */
+  requestsPerHour: number;
+  /** HN_SEARCH_WINDOW_DAYS: how far back a signal without `since` searches (default 30). */
+  windowDays: number;
+}
+
+export const HN_SEARCH_DEFAULT_BASE_URL = 'https://hn.algolia.com/api/v1';
+
+/**
+ * NEWSFORUM_PROVIDER and the HN_SEARCH_* variables, checked together: HN_SEARCH_* set without
+ * NEWSFORUM_PROVIDER=hn fails (rather than silently searching the local corpus). `env` defaults to the process's.
+ */
+export function newsforumSettings(env: Record<string, string | undefined> = process.env): NewsforumConfig {
+  const get = (k: string) => env[k]?.trim() || null;
+  const provider = (get('NEWSFORUM_PROVIDER') ?? 'local').toLowerCase();
+  if (!(NEWSFORUM_PROVIDERS as readonly string[]).includes(provider))
+    throw new Error(`NEWSFORUM_PROVIDER must be one of ${NEWSFORUM_PROVIDERS.join(', ')}, got "${provider}"`);
+  const hnVars = ['HN_SEARCH_BASE_URL', 'HN_SEARCH_REQUESTS_PER_HOUR', 'HN_SEARCH_WINDOW_DAYS'].filter((k) => get(k));
+  if (provider !== 'hn') {
+    if (hnVars.length)
+      throw new Error(`${hnVars.join(', ')} ${hnVars.length > 1 ? 'are' : 'is'} set but NEWSFORUM_PROVIDER is not hn`);
+    return { provider: 'local', hn: null };
+  }
+  const baseUrl = get('HN_SEARCH_BASE_URL') ?? HN_SEARCH_DEFAULT_BASE_URL;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+    throw new Error(`HN_SEARCH_BASE_URL must be an absolute http(s) URL (${HN_SEARCH_DEFAULT_BASE_URL})`);
+  const positiveInt = (k: string, fallback: number, max: number): number => {
+    const raw = get(k);
+    if (raw === null) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > max)
+      throw new Error(`${k} must be an integer from 1 to ${max}, got "${raw}"`);
+    return n;
+  };
+  return {
+    provider: 'hn',
+    hn: {
+      baseUrl,
+      requestsPerHour: positiveInt('HN_SEARCH_REQUESTS_PER_HOUR', 10_000, 10_000),
+      windowDays: positiveInt('HN_SEARCH_WINDOW_DAYS', 30, 3650),
+    },
   };
 }
 
@@ -444,9 +714,9 @@ export function unipileSettings(
 }
 
 /**
- * The variables of the removed HTTP connector and HTTP pronet source, whose wire format this project
- * invented and no service spoke. A deployment still setting one fails at start-up (rather than
- * silently running on the sandbox or the local corpus), told what replaces it.
+ * The variables of the removed HTTP adapters (connector, pronet and newsforum sources, enrichment …),
+ * whose wire formats this project invented and no service spoke. A deployment still setting one fails at
+ * start-up (rather than silently running on the sandbox or the local corpus), told what replaces it.
  */
 const REMOVED_VARIABLES: Record<string, string> = {
   CONNECTOR_BASE_URL:
@@ -455,6 +725,24 @@ const REMOVED_VARIABLES: Record<string, string> = {
   PRONET_BASE_URL:
     'the HTTP pronet source was removed: pronet searches run over Unipile with CONNECTOR_PROVIDER=unipile and UNIPILE_SEARCH_ACCOUNT_ID (else the local corpus)',
   PRONET_API_KEY: 'the HTTP pronet source was removed: Unipile takes its key from UNIPILE_API_KEY',
+  PARTNER_BASE_URL:
+    'the HTTP partner CRM was removed: the partner CRM is HubSpot with PARTNER_PROVIDER=hubspot and PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET (HUBSPOT_API_BASE_URL, default https://api.hubapi.com; docs/partner.md), else the local partner CRM',
+  PARTNER_AUTHORIZE_URL:
+    'the HTTP partner CRM was removed: HubSpot’s authorization page is HUBSPOT_AUTHORIZE_URL (default https://app.hubspot.com/oauth/authorize)',
+  PARTNER_TOKEN_URL:
+    'the HTTP partner CRM was removed: HubSpot’s token endpoint is <HUBSPOT_API_BASE_URL>/oauth/v1/token',
+  ENRICHMENT_BASE_URL:
+    'the HTTP enrichment provider was removed: set ENRICHMENT_PROVIDER=hunter with HUNTER_API_KEY (HUNTER_BASE_URL defaults to https://api.hunter.io/v2; docs/enrichment.md), or leave ENRICHMENT_PROVIDER unset for the local corpus',
+  ENRICHMENT_API_KEY: 'the HTTP enrichment provider was removed: Hunter takes its key from HUNTER_API_KEY',
+  NEWSFORUM_BASE_URL:
+    'the HTTP newsforum source was removed: newsforum searches Hacker News with NEWSFORUM_PROVIDER=hn (HN_SEARCH_BASE_URL, default https://hn.algolia.com/api/v1; docs/newsforum.md), else the local corpus',
+  NEWSFORUM_API_KEY: 'the HTTP newsforum source was removed: Hacker News search needs no key (NEWSFORUM_PROVIDER=hn)',
+  BOOKING_CALENDAR_BASE_URL:
+    'the HTTP calendar was removed: the calendar is Google Calendar with BOOKING_CALENDAR_PROVIDER=google and BOOKING_CALENDAR_CLIENT_ID, BOOKING_CALENDAR_CLIENT_SECRET (GOOGLE_CALENDAR_BASE_URL, default https://www.googleapis.com/calendar/v3; docs/calendar.md), else the local calendar',
+  BOOKING_CALENDAR_AUTHORIZE_URL:
+    'the HTTP calendar was removed: Google Calendar’s authorization page is GOOGLE_OAUTH_AUTHORIZE_URL (default https://accounts.google.com/o/oauth2/v2/auth)',
+  BOOKING_SCHEDULER_BASE_URL:
+    'the HTTP scheduler was removed: the scheduler is Cal.com with BOOKING_SCHEDULER_PROVIDER=calcom (CALCOM_BASE_URL, default https://api.cal.com/v2; each workspace connects its own API key; docs/scheduler.md), else the local scheduler',
 };
 
 /** Throws when `env` still sets a removed variable (REMOVED_VARIABLES), naming each and what replaces it. */
@@ -553,7 +841,7 @@ export function loadConfig(): Config {
     sources: {
       corpus: { seed: int('CORPUS_SEED', 42), people: int('CORPUS_PEOPLE', 12_000) },
       timeoutMs: int('SOURCES_TIMEOUT_MS', 15_000),
-      newsforum: { baseUrl: process.env.NEWSFORUM_BASE_URL || null, apiKey: process.env.NEWSFORUM_API_KEY || null },
+      newsforum: newsforumSettings(),
       pronet: {
         profileHosts: list('PRONET_PROFILE_HOSTS').length ? list('PRONET_PROFILE_HOSTS') : ['pronet.example'],
         unipile: unipile.search,
@@ -568,11 +856,7 @@ export function loadConfig(): Config {
       priceInputPerMTokMicros: int('LLM_PRICE_INPUT_PER_MTOK_MICROS', 0),
       priceOutputPerMTokMicros: int('LLM_PRICE_OUTPUT_PER_MTOK_MICROS', 0),
     },
-    enrichment: {
-      baseUrl: process.env.ENRICHMENT_BASE_URL || null,
-      apiKey: process.env.ENRICHMENT_API_KEY || null,
-      timeoutMs: int('ENRICHMENT_TIMEOUT_MS', 15_000),
-    },
+    enrichment: enrichmentSettings(),
     connector: {
       webhookSecret: process.env.CONNECTOR_WEBHOOK_SECRET || null,
       provider: unipile.provider,
@@ -587,24 +871,10 @@ export function loadConfig(): Config {
     },
     booking: {
       timeoutMs: int('BOOKING_TIMEOUT_MS', 15_000),
-      scheduler: { baseUrl: process.env.BOOKING_SCHEDULER_BASE_URL || null },
-      calendar: {
-        baseUrl: process.env.BOOKING_CALENDAR_BASE_URL || null,
-        authorizeUrl: process.env.BOOKING_CALENDAR_AUTHORIZE_URL || null,
-        clientId: process.env.BOOKING_CALENDAR_CLIENT_ID || null,
-        clientSecret: process.env.BOOKING_CALENDAR_CLIENT_SECRET || null,
-        scope: process.env.BOOKING_CALENDAR_SCOPE || null,
-      },
+      scheduler: schedulerSettings(),
+      calendar: calendarSettings(),
     },
-    partner: {
-      baseUrl: process.env.PARTNER_BASE_URL || null,
-      authorizeUrl: process.env.PARTNER_AUTHORIZE_URL || null,
-      tokenUrl: process.env.PARTNER_TOKEN_URL || null,
-      clientId: process.env.PARTNER_CLIENT_ID || null,
-      clientSecret: process.env.PARTNER_CLIENT_SECRET || null,
-      scope: process.env.PARTNER_SCOPE || null,
-      timeoutMs: int('PARTNER_TIMEOUT_MS', 15_000),
-    },
+    partner: partnerSettings(int('PARTNER_TIMEOUT_MS', 15_000)),
     mailOAuth: mailOAuthConfig(process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`),
   };
   return cached;

@@ -8,7 +8,6 @@
 // the API key's requests elsewhere, and it never reads more than `maxResponseBytes`.
 import { Agent, request, type FormData } from 'undici';
 import type { z } from 'zod';
-import type { ProviderConfig } from './config.js';
 
 export interface HttpProviderOptions {
   baseUrl: string;
@@ -17,20 +16,27 @@ export interface HttpProviderOptions {
   timeoutMs?: number;
   /** Larger responses are refused as bad_response. Default 4 MiB. */
   maxResponseBytes?: number;
-  /** The header the key goes in (default `authorization: Bearer <key>`; Unipile: `x-api-key`). */
-  keyHeader?: string;
+  /** The header the key goes in (default `authorization: Bearer <key>`; Unipile: `x-api-key`); null: a service without keys (HN Search), no key header. */
+  keyHeader?: string | null;
   /**
    * A provider that explains its refusals in the body (Unipile's `{ type: "errors/…" }`): the error
    * for a non-2xx answer, given its status, its JSON body (null when not JSON, at most 64 KiB read)
-   * and Retry-After; null leaves it to the default mapping by status.
+   * and Retry-After (and all the answer's headers, for services that name their reset elsewhere: Cal.com's
+   * `X-RateLimit-Reset-*`); null leaves it to the default mapping by status.
    */
-  errorOf?: (status: number, body: unknown, retryAfterSeconds: number | null) => ProviderError | null;
+  errorOf?: (
+    status: number,
+    body: unknown,
+    retryAfterSeconds: number | null,
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+  ) => ProviderError | null;
 }
 
 const USER_AGENT = 'outreach-api-providers/1';
 
+/** `quota_exhausted`: the plan's allowance at the service is used up (Hunter's monthly searches); not retried, unlike `rate_limited`. */
 export type ProviderErrorCode =
-  'auth' | 'rate_limited' | 'unavailable' | 'bad_response' | 'timeout' | 'invalid_request';
+  'auth' | 'rate_limited' | 'quota_exhausted' | 'unavailable' | 'bad_response' | 'timeout' | 'invalid_request';
 
 /** Whether retrying the same call later may succeed. */
 export const RETRYABLE_CODES: ReadonlySet<ProviderErrorCode> = new Set(['rate_limited', 'unavailable', 'timeout']);
@@ -84,7 +90,12 @@ export class JsonHttpClient {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
     this.timeoutMs = opts.timeoutMs ?? 15_000;
     this.maxBytes = opts.maxResponseBytes ?? 4 * 1024 * 1024;
-    this.keyHeaders = opts.keyHeader ? { [opts.keyHeader]: opts.apiKey } : { authorization: `Bearer ${opts.apiKey}` };
+    this.keyHeaders =
+      opts.keyHeader === null
+        ? {}
+        : opts.keyHeader
+          ? { [opts.keyHeader]: opts.apiKey }
+          : { authorization: `Bearer ${opts.apiKey}` };
     this.agent = new Agent({
       connect: { timeout: this.timeoutMs },
       headersTimeout: this.timeoutMs,
@@ -212,7 +223,7 @@ export class JsonHttpClient {
       body = null;
     }
     const h = res.headers['retry-after'];
-    return this.opts.errorOf(res.statusCode, body, parseRetryAfter(Array.isArray(h) ? h[0] : h));
+    return this.opts.errorOf(res.statusCode, body, parseRetryAfter(Array.isArray(h) ? h[0] : h), res.headers);
   }
 
   private statusError(status: number, retryAfterHeader: string | string[] | undefined): ProviderError {
@@ -349,18 +360,4 @@ export function parseWire<T extends z.ZodType>(
     );
   }
   return r.data;
-}
-
-/** A provider's HTTP options from its config; `env` names its variables (ENRICHMENT → ENRICHMENT_BASE_URL). */
-export function providerHttpOptions(env: string, conf: ProviderConfig): HttpProviderOptions {
-  const invalid = new Error(`${env}_BASE_URL must be an absolute http(s) URL`);
-  let url: URL;
-  try {
-    url = new URL(conf.baseUrl ?? '');
-  } catch {
-    throw invalid;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid;
-  if (!conf.apiKey) throw new Error(`${env}_API_KEY is required when ${env}_BASE_URL is set`);
-  return { baseUrl: url.toString(), apiKey: conf.apiKey, timeoutMs: conf.timeoutMs };
 }

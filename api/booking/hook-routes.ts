@@ -5,7 +5,7 @@ import { AppError, badRequest, notFound } from '../../domain/errors.js';
 import { ingestBookingEvent } from '../../domain/booking/events.js';
 import { callbackUrl, finishOAuthConnection, hookSecret } from '../../domain/booking/providers.js';
 import { isLocalProvider, localAuthorizationCode } from '../../lib/booking/index.js';
-import { isBookingProvider } from '../../lib/booking/types.js';
+import { isBookingProvider, type BookingEvent, type BookingProviderName } from '../../lib/booking/types.js';
 import { BOOKING_SIGNATURE_HEADER, checkBookingSignature, parseBookingEvent } from '../../lib/booking/wire.js';
 import { readRaw } from '../hooks/routes.js';
 import { defineOperation } from '../operation.js';
@@ -22,11 +22,13 @@ export const bookingHook = defineOperation({
   summary:
     'Inbound booking events of one connected provider (signed with its webhook secret; stored once per event id)',
   description: [
-    'Called by the booking provider, not by users; registered by `POST /api/booking-providers/{id}/webhook/register`. The JSON body is',
-    '`{ id, type, created_at, data: { booking } }` (`booking.created`, `booking.rescheduled`, `booking.canceled`; docs/meetings.md). It must carry',
-    '`X-Booking-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the webhook secret>`, at most 5 minutes old;',
-    'anything else (an unknown or unregistered provider id too) is 401 `invalid_signature` and nothing is stored. A repeated event id answers',
-    '200 with `duplicate: true` and changes nothing.',
+    'Called by the booking provider, not by users; registered by `POST /api/booking-providers/{id}/webhook/register`. The body is in the',
+    'provider’s own format. The scheduler over Cal.com (docs/scheduler.md): Cal.com’s webhook `{ triggerEvent, createdAt, payload }`',
+    '(`BOOKING_CREATED`, `BOOKING_RESCHEDULED`, `BOOKING_CANCELLED`; other triggers are answered and ignored), signed with',
+    '`X-Cal-Signature-256: <hex HMAC-SHA256 of the raw body with the webhook secret>`. The local providers (docs/meetings.md):',
+    '`{ id, type, created_at, data: { booking } }` signed with `X-Booking-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`,',
+    'at most 5 minutes old. A missing or wrong signature, or an unknown or unregistered provider id, is 401 `invalid_signature` and nothing',
+    'is stored. A repeated event answers 200 with `duplicate: true` and changes nothing.',
   ].join(' '),
   tag: 'hooks',
   auth: 'public',
@@ -37,9 +39,13 @@ export const bookingHook = defineOperation({
   handler: async ({ ctx, em, params, services }) => {
     const raw = await readRaw(ctx);
     const hook = await hookSecret(em, bookingDeps(services), params.providerId);
-    const check = hook
-      ? checkBookingSignature(hook.secret, raw, ctx.get(BOOKING_SIGNATURE_HEADER) || undefined)
-      : { ok: false as const, reason: 'no webhook registered for this id' };
+    // A provider with webhooks of its own (Cal.com) verifies and reads them; else the local envelope.
+    const own = hook ? services.booking.get(hook.connection.provider as BookingProviderName)?.webhooks : undefined;
+    const check = !hook
+      ? { ok: false as const, reason: 'no webhook registered for this id' }
+      : own
+        ? own.verify(hook.secret, raw, ctx.headers)
+        : checkBookingSignature(hook.secret, raw, ctx.get(BOOKING_SIGNATURE_HEADER) || undefined);
     if (!hook || !check.ok) {
       // The reason stays in our logs; the answer does not say whether the provider id exists.
       ctx.state.log?.warn(
@@ -54,10 +60,23 @@ export const bookingHook = defineOperation({
     } catch {
       throw badRequest('invalid_body', 'the body is not JSON');
     }
-    const parsed = parseBookingEvent(json, new Date());
-    if ('error' in parsed) throw badRequest('invalid_body', parsed.error);
-    const stored = await ingestBookingEvent(em, services.jobs, hook.connection, parsed.event);
-    return { received: true as const, duplicate: !stored.inserted };
+    let events: BookingEvent[];
+    if (own) {
+      const parsed = own.parse(json, new Date());
+      if ('error' in parsed) throw badRequest('invalid_body', parsed.error);
+      events = parsed.events;
+    } else {
+      const parsed = parseBookingEvent(json, new Date());
+      if ('error' in parsed) throw badRequest('invalid_body', parsed.error);
+      events = [parsed.event];
+    }
+    // None: a trigger we do not follow (a ping): answered, nothing stored.
+    let duplicate = events.length > 0;
+    for (const event of events) {
+      const stored = await ingestBookingEvent(em, services.jobs, hook.connection, event);
+      duplicate &&= !stored.inserted;
+    }
+    return { received: true as const, duplicate };
   },
 });
 
@@ -110,7 +129,7 @@ export const localAuthorize = defineOperation({
   summary:
     'The local OAuth booking providers’ authorization page: consents at once and redirects to our callback (offline runs only)',
   description:
-    'Answers 302 to `redirect_uri` with `code` and `state`. Only while the provider is the local stand-in (no `BOOKING_<NAME>_BASE_URL`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
+    'Answers 302 to `redirect_uri` with `code` and `state`. Only while the provider is the local stand-in (the calendar with `BOOKING_CALENDAR_PROVIDER` unset or `local`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
   tag: 'booking-providers',
   auth: 'public',
   query: z

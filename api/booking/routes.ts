@@ -1,6 +1,7 @@
 // Booking providers and their events (docs/meetings.md). The hook and the OAuth callback, outside
 // /api, are in hook-routes.ts.
 import { attachEvent, dismissEvent, listUnmatched } from '../../domain/booking/events.js';
+import { wakeStopped } from '../../domain/booking/meeting-stops.js';
 import { latestBackfills, startBackfill } from '../../domain/booking/backfill.js';
 import {
   connectApiKey,
@@ -148,12 +149,18 @@ export const registerWebhookOp = defineOperation({
   ids: { path: { id: 'booking_provider' } },
   summary: 'Register our inbound booking route at the provider, with a new signing secret (shown once)',
   description:
-    'The provider is subscribed to `booking.created`, `booking.rescheduled` and `booking.canceled` at `POST /hooks/booking/{id}`, signed with the returned secret. Calling it again replaces the subscription and rotates the secret at once. 409 `provider_not_connected` while the credentials are refused.',
+    'The provider is subscribed to `booking.created`, `booking.rescheduled` and `booking.canceled` at `POST /hooks/booking/{id}`, signed with the returned secret. Calling it again replaces the subscription and rotates the secret at once. 409 `provider_not_connected` while the credentials are refused. A calendar read by polling (Google Calendar: docs/calendar.md) has no webhook: 400 `webhook_not_supported`.',
   tag,
   auth: 'user',
   params: IdParams,
   responses: { 200: WebhookView },
-  errors: { 400: ['invalid_id', 'invalid_user'], ...auth, ...manage, 409: ['provider_not_connected'], ...unavailable },
+  errors: {
+    400: ['invalid_id', 'invalid_user', 'webhook_not_supported'],
+    ...auth,
+    ...manage,
+    409: ['provider_not_connected'],
+    ...unavailable,
+  },
   handler: async ({ em, actor, params, services }) => {
     const r = await registerBookingWebhook(em, actor, bookingDeps(services), params.id);
     return {
@@ -237,8 +244,9 @@ export const attachEventOp = defineOperation({
     ...manage,
     409: ['invalid_transition'],
   },
-  handler: async ({ em, actor, params, body }) => {
+  handler: async ({ em, actor, params, body, services }) => {
     const r = await attachEvent(em, actor, params.id, body.lead_id);
+    await wakeStopped(services.jobs, r.stopped);
     return { event: toEventView(r.event), meeting: toMeetingView(r.meeting) };
   },
 });

@@ -46,7 +46,7 @@ export const BackfillBody = z
       .transform((s) => new Date(s))
       .optional()
       .meta({
-        description: `Bookings starting at or after this instant, in the past and at most ${BACKFILL_DAYS.max} days back (400 invalid_since); default ${BACKFILL_DAYS.default} days back`,
+        description: `Bookings starting at or after this instant, in the past and at most ${BACKFILL_DAYS.max} days back (400 invalid_since); default ${BACKFILL_DAYS.default} days back. Google Calendar without it, once read before: the changes since the last read (docs/calendar.md)`,
       }),
     client_key: text({ min: 1, max: 200, trim: true })
       .optional()

@@ -16,7 +16,7 @@ export const partnerCallback = defineOperation({
   summary:
     'Where the partner CRM sends the browser back: finishes the install started by POST /api/integrations/partner/install',
   description:
-    'The state must be one the install issued, unused and under 10 minutes old (400 `invalid_state`; spent either way). The code is exchanged with the PKCE verifier; a refusal, or `error` from the partner, is 400 `oauth_denied`. The integration lands in the workspace of the user who started, who must still manage it (403 `not_assigned`); its first sync starts at once.',
+    'The state must be one the install issued, unused and under 10 minutes old (400 `invalid_state`; spent either way). The code is exchanged with the client secret (and the PKCE verifier where the partner uses PKCE); a refusal, or `error` from the partner, is 400 `oauth_denied`. The integration lands in the workspace of the user who started, who must still manage it (403 `not_assigned`); its first sync starts at once.',
   tag: 'integrations',
   auth: 'public',
   query: z
@@ -62,7 +62,7 @@ export const partnerLocalAuthorize = defineOperation({
   summary:
     'The local partner CRM’s authorization page: consents at once and redirects to our callback (offline runs only)',
   description:
-    'Answers 302 to `redirect_uri` with `code` and `state`. Only while the partner is the local stand-in (no `PARTNER_BASE_URL`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
+    'Answers 302 to `redirect_uri` with `code` and `state`. Only while the partner is the local one (`PARTNER_PROVIDER` unset or `local`; 404 otherwise), and only to our own callback URL (400 `invalid_redirect_uri`).',
   tag: 'integrations',
   auth: 'public',
   query: z

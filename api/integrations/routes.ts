@@ -190,7 +190,7 @@ export const partnerInstallOp = defineOperation({
   method: 'POST',
   path: '/api/integrations/partner/install',
   summary:
-    'Install the partner CRM: its authorization URL, with a state bound to you and your workspace and a PKCE (S256) challenge',
+    'Install the partner CRM: its authorization URL, with a state bound to you and your workspace (and a PKCE S256 challenge where the partner uses PKCE)',
   description:
     'Open `authorization_url`; the partner sends the browser to `GET /oauth/partner/callback`, which exchanges the code, stores the tokens encrypted, creates the integration (or replaces the tokens of the existing one) and starts `partner-sync:<id>`. The state is single use and expires after 10 minutes.',
   tag,
@@ -211,7 +211,8 @@ export const partnerInstallOp = defineOperation({
 export const listPartnerEventsOp = defineOperation({
   method: 'GET',
   path: '/api/integrations/partner/events',
-  summary: 'Records the partner sync holds back for a person: field conflicts and possible duplicates, oldest first',
+  summary:
+    'Records the partner sync holds back for a person: field conflicts, possible duplicates and records the partner rejected, oldest first',
   tag,
   auth: 'user',
   query: EventQuery,
@@ -231,7 +232,7 @@ export const confirmPartnerEventOp = defineOperation({
   idempotency: true, // applies the resolution at the partner, once
   ids: { path: { eventID: 'partner_event' } },
   summary:
-    'Apply a resolution to a held-back record, once: keep ours, keep theirs, merge, link to the existing partner record or keep separate',
+    'Apply a resolution to a held-back record, once: keep ours, keep theirs, merge, link to the existing partner record, keep separate, or retry a rejected one',
   description:
     'The record is pushed to the partner with the resolution in the same transaction (502 and nothing changes when the partner fails). keep_theirs and merge write the chosen values to our contact, marked as edited by a person. 400 `invalid_resolution` for a resolution of the other kind of event, or merge values that are not exactly the conflicting fields; 409 `already_confirmed` the second time; 409 `integration_not_active` while the integration is disabled or its tokens refused.',
   tag,

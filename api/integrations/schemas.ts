@@ -86,7 +86,7 @@ export const ConfirmBody = z
   .object({
     resolution: z.enum(RESOLUTIONS).meta({
       description:
-        'field_conflict: `keep_ours`, `keep_theirs` or `merge` (with `values`); possible_duplicate: `link_existing` or `keep_separate` (400 invalid_resolution otherwise)',
+        'field_conflict: `keep_ours`, `keep_theirs` or `merge` (with `values`); possible_duplicate: `link_existing` or `keep_separate`; push_rejected: `retry` (400 invalid_resolution otherwise)',
     }),
     values: z
       .record(z.string().max(100), FieldValue)

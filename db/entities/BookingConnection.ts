@@ -40,6 +40,8 @@ export const BookingConnection = defineEntity({
     webhookSecretHint: p.string().length(40).nullable(),
     webhookRegisteredAt: p.datetime().nullable(),
     lastVerifiedAt: p.datetime().nullable(),
+    /** Sync-token providers (Google Calendar, docs/calendar.md): where the next read of changes starts; null: list the window again. */
+    syncToken: p.string().length(1000).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

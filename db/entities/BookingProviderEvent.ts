@@ -56,6 +56,10 @@ export const BookingProviderEvent = defineEntity({
     /** The first attendee (the person who booked), as given. */
     attendeeEmail: p.string().length(320),
     attendeeName: p.string().length(200).nullable(),
+    /** The booking this one replaced (Cal.com's reschedule makes a new booking): they are one meeting. */
+    previousBookingId: p.string().length(200).nullable(),
+    /** An id all versions of a booking share (Cal.com's iCalUID): they are one meeting. */
+    seriesId: p.string().length(300).nullable(),
     state: p.enum([...BOOKING_EVENT_STATES]).default('received'),
     effect: p.enum([...BOOKING_EVENT_EFFECTS]).nullable(),
     matchedBy: p.enum([...BOOKING_MATCHES]).nullable(),

@@ -25,7 +25,7 @@ export const Enrichment = defineEntity({
     targetId: p.uuid(),
     attempt: p.integer(),
     status: p.string().length(20).default('queued'),
-    /** 'local' or the HTTP provider's name. */
+    /** 'local' or the service's name (`hunter`). */
     provider: p.string().length(40).nullable(),
     found: p.boolean().default(false),
     /** Fields this attempt wrote; fields it found but left because a person edited them. */

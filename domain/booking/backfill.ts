@@ -7,9 +7,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BookingBackfill, type IBookingBackfill } from '../../db/entities/BookingBackfill.js';
 import { BookingConnection, type IBookingConnection } from '../../db/entities/BookingConnection.js';
-import { BookingError, type BookingProviderName } from '../../lib/booking/types.js';
+import {
+  BookingError,
+  FULL_SYNC_REQUIRED,
+  type BookingPage,
+  type BookingProvider,
+  type BookingProviderName,
+} from '../../lib/booking/types.js';
 import { uuidv7 } from '../../lib/ids.js';
 import { storeAndApply, backfillEvent } from './events.js';
+import { calendarEvents } from './calendar-sync.js';
+import type { StoppedEnrollment } from './meeting-stops.js';
 import { markRefused, onlyManagers, requireConnection, usableCredentials, type BookingDeps } from './providers.js';
 import { assertWritable } from '../demo/demo.js';
 import { badRequest, conflict } from '../errors.js';
@@ -21,6 +29,13 @@ export type { BookingBackfillStart };
 
 export const BACKFILL_DAYS = { default: 90, max: 730 };
 const DAY = 86_400_000;
+
+/**
+ * The first cursor of a job that reads a calendar's changes since its stored sync token (Google
+ * Calendar, docs/calendar.md) rather than the window from `since`: the sweep's jobs and a backfill
+ * asked without `since`, once the connection has a token. Never a provider's cursor.
+ */
+export const FROM_SYNC_TOKEN = 'sync-token';
 
 const startOf = (b: IBookingBackfill): BookingBackfillStart => ({
   backfillId: b.id,
@@ -98,6 +113,8 @@ async function claimBackfill(
       userId: input.userId,
       since: input.since,
       status: 'queued',
+      // A `since` asked for is a window to read again; otherwise a calendar with a token reads its changes.
+      cursor: c.syncToken && !input.sinceGiven ? FROM_SYNC_TOKEN : null,
     });
     await tx.flush();
     return { backfill, created: true };
@@ -113,7 +130,8 @@ export const SWEEP_SINCE_MS = DAY;
  * never came (a provider outage, our downtime) still becomes a meeting. Bookings already imported at
  * that version count `unchanged`; the job is the ordinary one (progress in `last_backfill`), recorded
  * as the workspace owner's with the client key `sweep:<hour>` so a repeated sweep in the same hour
- * starts nothing new. `workspaceId` limits it to one workspace (tests).
+ * starts nothing new. A calendar read with sync tokens (Google Calendar) reads its changes since the
+ * last read instead (`FROM_SYNC_TOKEN`): the sweep is its poll. `workspaceId` limits it to one workspace (tests).
  */
 export async function sweepBackfills(
   em: EntityManager,
@@ -165,6 +183,36 @@ export interface BackfillPage {
   /** Nothing left to read (or the job is gone with its connection). */
   done: boolean;
   bookings: number;
+  /** Enrollments the page's new meetings stopped (meeting-stops.ts), to wake after the commit. */
+  stopped: StoppedEnrollment[];
+}
+
+/**
+ * A page of the provider, with the connection's credentials: an OAuth token refused before its
+ * expiry is refreshed once and the page asked again; a refusal after that (or of the refresh) marks
+ * the connection `invalid_credentials`.
+ */
+async function readPage(
+  em: EntityManager,
+  deps: BookingDeps,
+  c: IBookingConnection,
+  provider: BookingProvider,
+  page: { since: Date; cursor: string | null; limit: number; syncToken: string | null },
+): Promise<BookingPage> {
+  let creds = await usableCredentials(em, deps, c);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await provider.bookings(creds, page);
+    } catch (err) {
+      if (!(err instanceof BookingError) || err.code !== 'auth') throw err;
+      if (attempt === 0 && creds.kind === 'oauth' && creds.refreshToken) {
+        creds = await usableCredentials(em, deps, c, new Date(), { force: true });
+        continue;
+      }
+      await markRefused(em, c, err);
+      throw err;
+    }
+  }
 }
 
 /**
@@ -179,16 +227,26 @@ export async function backfillNextPage(
 ): Promise<BackfillPage> {
   const b = await em.findOne(BookingBackfill, { id: backfillId }, { populate: ['bookingProvider'] });
   if (!b || b.status === 'completed' || b.status === 'failed' || (b.pages > 0 && b.cursor === null))
-    return { done: true, bookings: 0 };
+    return { done: true, bookings: 0, stopped: [] };
   const c: IBookingConnection = b.bookingProvider.getEntity();
   const provider = deps.providers.get(c.provider as BookingProviderName)!;
-  const page = await provider
-    .bookings(await usableCredentials(em, deps, c), { since: b.since, cursor: b.cursor ?? null, limit: pageSize })
-    .catch(async (err) => {
-      if (err instanceof BookingError && err.code === 'auth') await markRefused(em, c, err);
-      throw err;
-    });
+  const fromToken = b.cursor === FROM_SYNC_TOKEN;
+  const cursor = fromToken ? null : (b.cursor ?? null);
+  // A read of changes (its first page, or a later one) goes on from the stored token; a window's first page does not.
+  const syncToken = provider.calendarSync && (fromToken || cursor !== null) ? (c.syncToken ?? null) : null;
+  let page: BookingPage;
+  try {
+    page = await readPage(em, deps, c, provider, { since: b.since, cursor, limit: pageSize, syncToken });
+  } catch (err) {
+    if (!(err instanceof BookingError) || err.details.reason !== FULL_SYNC_REQUIRED) throw err;
+    // The token was refused (Google's 410): forget it and read the window from `since` again.
+    c.syncToken = null;
+    await em.flush();
+    page = await readPage(em, deps, c, provider, { since: b.since, cursor: null, limit: pageSize, syncToken: null });
+  }
   const counts = { created: 0, updated: 0, unchanged: 0, unmatched: 0 };
+  const stopped: StoppedEnrollment[] = [];
+  let read = 0;
   const committed = await em.transactional(async (tx) => {
     const moved = await tx.execute(
       `update booking_backfills set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
@@ -197,31 +255,31 @@ export async function backfillNextPage(
     );
     if (!moved.length) return false;
     const conn = await tx.findOneOrFail(BookingConnection, { id: c.id });
-    for (const booking of page.items) {
-      const applied = await storeAndApply(tx as EntityManager, conn, backfillEvent(booking));
+    // A calendar's page keeps the events that concern leads (calendar-sync.ts).
+    const events = provider.calendarSync
+      ? await calendarEvents(tx as EntityManager, conn, page)
+      : page.items.map(backfillEvent);
+    read = events.length;
+    for (const event of events) {
+      const applied = await storeAndApply(tx as EntityManager, conn, event);
+      if (applied?.stopped) stopped.push(...applied.stopped);
       if (!applied || applied.effect === 'stale' || applied.state === 'dismissed' || applied.state === 'superseded')
         counts.unchanged++;
       else if (applied.state === 'unmatched') counts.unmatched++;
       else if (applied.effect === 'created') counts.created++;
       else counts.updated++;
     }
+    // The read's last page: the next read starts from the token it gives (docs/calendar.md).
+    if (page.cursor === null && page.nextSyncToken !== undefined)
+      await tx.execute(`update booking_providers set sync_token = ? where id = ?`, [page.nextSyncToken, c.id]);
     await tx.execute(
       `update booking_backfills set cursor = ?, pages = pages + 1, bookings = bookings + ?, created = created + ?, updated = updated + ?, unchanged = unchanged + ?,
               unmatched = unmatched + ?, invalid = invalid + ?, updated_at = now() where id = ?`,
-      [
-        page.cursor,
-        page.items.length,
-        counts.created,
-        counts.updated,
-        counts.unchanged,
-        counts.unmatched,
-        page.invalid,
-        b.id,
-      ],
+      [page.cursor, read, counts.created, counts.updated, counts.unchanged, counts.unmatched, page.invalid, b.id],
     );
     return true;
   });
-  return { done: committed && page.cursor === null, bookings: committed ? page.items.length : 0 };
+  return { done: committed && page.cursor === null, bookings: committed ? read : 0, stopped: committed ? stopped : [] };
 }
 
 /** Records the job's end (a failure with its reason); returns its counts. */

@@ -1,9 +1,10 @@
 // Booking events (docs/meetings.md "Booking events"): a provider's event (our hook) or a booking a
-// backfill read is stored once per provider event id, then applied under a lock per booking. An
-// event's time is its booking's `updated_at` (ties: the event id), compared by domain/event-order.ts:
-// - the booking already has a meeting in the workspace → that meeting follows it (time, title,
-//   location, status) in one conditional UPDATE, unless the event is not newer than the one the
-//   meeting shows (an older one, or a repeat);
+// backfill read is stored once per provider event id, then applied under a lock per workspace and
+// provider. An event's time is its booking's `updated_at` (ties: the event id), compared by
+// domain/event-order.ts:
+// - the booking (or another version of it: `bookingChain`) already has a meeting in the workspace →
+//   that meeting follows it (time, title, location, status, booking id) in one conditional UPDATE,
+//   unless the event is not newer than the one the meeting shows (an older one, or a repeat);
 // - else a lead is found, by the booking's tracking lead id, or by the attendees' emails through
 //   contacts → leads (see `matchLead`) → a meeting is created;
 // - else the event waits in `unmatched` until a person attaches it to a lead or dismisses it.
@@ -32,6 +33,7 @@ import { isNewerThanApplied, stampParams, type EventStamp } from '../event-order
 import type { Actor } from '../identity.js';
 import type { Jobs } from '../jobs.js';
 import { requireMeetingLead } from '../meetings/meetings.js';
+import { stopForBookedMeeting, type StoppedEnrollment } from './meeting-stops.js';
 
 export interface StoredBookingEvent {
   id: string;
@@ -52,8 +54,8 @@ export async function storeBookingEvent(
   const rows = await em.execute<{ id: string; inserted: boolean; state: string }[]>(
     `with ins as (
        insert into booking_provider_events (id, workspace_id, booking_provider_id, provider, event_id, source, type, booking_id, payload, title, starts_at, ends_at,
-                                            booking_status, booking_updated_at, attendee_email, attendee_name, state, received_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, 'received', now())
+                                            booking_status, booking_updated_at, attendee_email, attendee_name, previous_booking_id, series_id, state, received_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', now())
        on conflict (workspace_id, provider, event_id) do nothing returning id, state)
      select id, true as inserted, state from ins
      union all
@@ -75,6 +77,8 @@ export async function storeBookingEvent(
       b.updatedAt,
       b.attendees[0].email.slice(0, 320),
       b.attendees[0].name,
+      b.previousBookingId ?? null,
+      b.seriesId ?? null,
       c.workspace.id,
       c.provider,
       event.eventId,
@@ -109,14 +113,55 @@ export async function ingestBookingEvent(
 /** The booking an event row carries (its payload was validated when it was stored). */
 const bookingOf = (row: Pick<IBookingProviderEvent, 'payload'>): Booking => toBooking(wireBooking.parse(row.payload));
 
-/** One writer per booking at a time (the hook's workflow, a backfill page, attach). */
-const lockBooking = (tx: EntityManager, workspaceId: string, provider: string, bookingId: string) =>
-  tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`booking:${workspaceId}:${provider}:${bookingId}`]);
+/**
+ * One writer per workspace and provider at a time (the hook's workflow, a backfill page, attach):
+ * the versions of a booking may carry different ids, linked only by events that may not have
+ * arrived yet (`bookingChain`), so a lock per booking id would not keep them apart. Booking events
+ * are few.
+ */
+const lockBookings = (tx: EntityManager, workspaceId: string, provider: string) =>
+  tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`booking:${workspaceId}:${provider}`]);
+
+/**
+ * The ids of the versions of one booking, from the workspace's stored events of the provider:
+ * linked by `previous_booking_id` (a reschedule that made a new booking: Cal.com) or by a shared
+ * `series_id` (Cal.com's iCalUID), in either direction, transitively. Just `bookingId` for providers
+ * that never link them.
+ */
+export async function bookingChain(
+  em: EntityManager,
+  workspaceId: string,
+  provider: string,
+  bookingId: string,
+): Promise<string[]> {
+  const ids = new Set([bookingId]);
+  const series = new Set<string>();
+  for (let round = 0; round < 50; round++) {
+    const size = ids.size + series.size;
+    const rows = await em.execute<
+      { booking_id: string; previous_booking_id: string | null; series_id: string | null }[]
+    >(
+      `select distinct booking_id, previous_booking_id, series_id from booking_provider_events
+        where workspace_id = ? and provider = ?
+          and (booking_id = any(?::text[]) or previous_booking_id = any(?::text[]) or series_id = any(?::text[]))`,
+      [workspaceId, provider, pgArray([...ids]), pgArray([...ids]), pgArray([...series])],
+    );
+    for (const r of rows) {
+      ids.add(r.booking_id);
+      if (r.previous_booking_id) ids.add(r.previous_booking_id);
+      if (r.series_id) series.add(r.series_id);
+    }
+    if (ids.size + series.size === size) break;
+  }
+  return [...ids];
+}
 
 export interface Applied {
   state: BookingEventState;
   effect: BookingEventEffect | null;
   meetingId: string | null;
+  /** Enrollments the new meeting stopped (meeting-stops.ts): their workflows are told after the commit. */
+  stopped?: StoppedEnrollment[];
 }
 
 /** Handles a stored event once (the activity of `booking-event:<id>`). */
@@ -129,7 +174,7 @@ export async function handleBookingEvent(
     .findOne(BookingProviderEvent, { id: eventId }, { fields: ['id', 'workspace', 'provider', 'bookingId'] });
   if (!first) return { state: 'unknown_event' };
   return em.transactional(async (tx) => {
-    await lockBooking(tx as EntityManager, first.workspace.id, first.provider, first.bookingId);
+    await lockBookings(tx as EntityManager, first.workspace.id, first.provider);
     const [row] = await tx.find(BookingProviderEvent, { id: eventId }, { refresh: true });
     if (row.state !== 'received')
       return { state: row.state, effect: row.effect ?? null, meetingId: row.meetingId ?? null };
@@ -144,11 +189,13 @@ export async function handleBookingEvent(
 export async function applyBookingEvent(tx: EntityManager, row: IBookingProviderEvent): Promise<Applied> {
   const booking = bookingOf(row);
   const workspaceId = row.workspace.id;
-  const meeting = await tx.findOne(
+  const chain = await bookingChain(tx, workspaceId, row.provider, booking.bookingId);
+  const meetings = await tx.find(
     Meeting,
-    { workspace: workspaceId, provider: row.provider, externalId: booking.bookingId },
-    { refresh: true },
+    { workspace: workspaceId, provider: row.provider, externalId: { $in: chain } },
+    { orderBy: { createdAt: 'asc', id: 'asc' }, refresh: true },
   );
+  const meeting = meetings.length > 1 ? await mergeMeetings(tx, meetings) : meetings[0];
   if (meeting) {
     // Reconnected: the meeting is the new connection's again (whatever the event's age).
     if (row.bookingProvider && !meeting.bookingProvider) meeting.bookingProvider = row.bookingProvider;
@@ -164,7 +211,7 @@ export async function applyBookingEvent(tx: EntityManager, row: IBookingProvider
   const dismissed = await tx.count(BookingProviderEvent, {
     workspace: workspaceId,
     provider: row.provider,
-    bookingId: booking.bookingId,
+    bookingId: { $in: chain },
     state: 'dismissed',
   });
   if (dismissed)
@@ -179,19 +226,20 @@ export async function applyBookingEvent(tx: EntityManager, row: IBookingProvider
   const lead = await matchLead(tx, workspaceId, booking);
   if (lead) {
     const created = createBookedMeeting(tx, row, booking, lead.leadId, lead.contactId);
-    return settle(tx, row, {
+    const applied = await settle(tx, row, {
       state: 'matched',
       effect: 'created',
       matchedBy: lead.by,
       leadId: lead.leadId,
       meetingId: created.id,
     });
+    return { ...applied, stopped: await stopsFor(tx, workspaceId, lead.leadId, booking) };
   }
   // Unmatched: the newest version of a booking waits; older unmatched versions of it are superseded.
   const [{ newer }] = await tx.execute<{ newer: boolean }[]>(
-    `select exists (select 1 from booking_provider_events where workspace_id = ? and provider = ? and booking_id = ? and state = 'unmatched'
+    `select exists (select 1 from booking_provider_events where workspace_id = ? and provider = ? and booking_id = any(?::text[]) and state = 'unmatched'
                       and ${isNewerThanApplied('?::timestamptz', '?::text', ['booking_updated_at', 'event_id'])}) as newer`,
-    [workspaceId, row.provider, booking.bookingId, ...stampParams(stampOf(row))],
+    [workspaceId, row.provider, pgArray(chain), ...stampParams(stampOf(row))],
   );
   return settle(tx, row, {
     state: newer ? 'superseded' : 'unmatched',
@@ -219,6 +267,8 @@ async function followBooking(
   // outcome recorded for the old time goes. Like every field here, `canceled_at` comes from this
   // version alone (its `updated_at` when it is canceled), so the result does not depend on which
   // older versions were applied before.
+  // The booking id is this version's too: a provider that gives a moved booking a new id (Cal.com)
+  // shows the current one.
   const clears = `(m.starts_at <> b.starts_at or m.ends_at <> b.ends_at or (b.status = 'canceled' and m.status <> 'canceled'))`;
   const [updated] = await tx.execute<{ id: string }[]>(
     `update meetings m set
@@ -226,14 +276,80 @@ async function followBooking(
        outcome = case when ${clears} then null else m.outcome end,
        outcome_at = case when ${clears} then null else m.outcome_at end,
        canceled_at = case when b.status = 'canceled' then b.at end,
-       status = b.status,
+       status = b.status, external_id = b.booking_id,
        external_updated_at = b.at, external_event_id = b.eid, updated_at = now()
-     from (values (?::text, ?::timestamptz, ?::timestamptz, ?::text, ?::text, ?::timestamptz, ?::text)) as b (title, starts_at, ends_at, location, status, at, eid)
+     from (values (?::text, ?::timestamptz, ?::timestamptz, ?::text, ?::text, ?::text, ?::timestamptz, ?::text)) as b (title, starts_at, ends_at, location, status, booking_id, at, eid)
      where m.id = ? and ${isNewerThanApplied('m.external_updated_at', 'm.external_event_id', ['b.at', 'b.eid'])}
      returning m.id`,
-    [b.title, b.startsAt, b.endsAt, b.location, b.status, ...stampParams(stamp), meetingId],
+    [b.title, b.startsAt, b.endsAt, b.location, b.status, b.bookingId, ...stampParams(stamp), meetingId],
   );
   return updated ? 'updated' : 'stale';
+}
+
+/** A meeting booked (not one canceled before we saw it) stops the lead's running sequences. */
+const stopsFor = (tx: EntityManager, workspaceId: string, leadId: string, b: Booking) =>
+  b.status === 'scheduled' ? stopForBookedMeeting(tx, { workspaceId, leadId, startsAt: b.startsAt }) : [];
+
+/**
+ * Versions of one booking that each got a meeting before an event linked them (Cal.com: a moved
+ * booking's cancellation delivered before its reschedule, with no iCalUID to tie them): the oldest
+ * meeting is kept with the newest version any of them shows (an outcome goes with a moved time),
+ * their events and notes move to it, and the others are deleted with their outcome reminders.
+ */
+async function mergeMeetings(tx: EntityManager, meetings: IMeeting[]): Promise<IMeeting> {
+  const [keep, ...rest] = meetings;
+  const all = pgArray(meetings.map((m) => m.id));
+  const dups = pgArray(rest.map((m) => m.id));
+  const [newest] = await tx.execute<Record<string, unknown>[]>(
+    `select id, title, starts_at, ends_at, location, status, canceled_at, external_id, external_updated_at, external_event_id,
+            (select string_agg(notes, E'\n\n' order by created_at) from meetings where id = any(?::uuid[]) and notes is not null) as notes
+       from meetings where id = any(?::uuid[])
+      order by coalesce(external_updated_at, '-infinity'::timestamptz) desc, coalesce(external_event_id, '') collate "C" desc limit 1`,
+    [dups, all],
+  );
+  await tx.execute(`update booking_provider_events set meeting_id = ? where meeting_id = any(?::uuid[])`, [
+    keep.id,
+    dups,
+  ]);
+  await tx.execute(`delete from follow_up_reminders where meeting_id = any(?::uuid[])`, [dups]);
+  await tx.execute(`delete from meetings where id = any(?::uuid[])`, [dups]);
+  const moved = newest.id !== keep.id;
+  await tx.execute(
+    `update meetings set
+       notes = case when ?::text is null then notes when notes is null then ?::text else notes || E'\n\n' || ?::text end,
+       title = case when ? then ?::text else title end, starts_at = case when ? then ?::timestamptz else starts_at end,
+       ends_at = case when ? then ?::timestamptz else ends_at end, location = case when ? then ?::text else location end,
+       status = case when ? then ?::text else status end, canceled_at = case when ? then ?::timestamptz else canceled_at end,
+       external_id = case when ? then ?::text else external_id end,
+       external_updated_at = case when ? then ?::timestamptz else external_updated_at end,
+       external_event_id = case when ? then ?::text else external_event_id end,
+       outcome = case when ? then null else outcome end, outcome_at = case when ? then null else outcome_at end,
+       updated_at = now()
+     where id = ?`,
+    [
+      newest.notes,
+      newest.notes,
+      newest.notes,
+      ...(
+        [
+          'title',
+          'starts_at',
+          'ends_at',
+          'location',
+          'status',
+          'canceled_at',
+          'external_id',
+          'external_updated_at',
+          'external_event_id',
+        ] as const
+      ).flatMap((k) => [moved, newest[k]]),
+      moved,
+      moved,
+      keep.id,
+    ],
+  );
+  const [merged] = await tx.find(Meeting, { id: keep.id }, { refresh: true });
+  return merged;
 }
 
 function createBookedMeeting(
@@ -290,9 +406,10 @@ async function settle(
   await tx.flush();
   if (to.state === 'matched' || to.state === 'attached' || to.state === 'unmatched') {
     const older = to.state === 'unmatched' ? `and ${isNewerThanApplied('booking_updated_at', 'event_id')}` : '';
+    const chain = await bookingChain(tx, row.workspace.id, row.provider, row.bookingId);
     await tx.execute(
-      `update booking_provider_events set state = 'superseded' where workspace_id = ? and provider = ? and booking_id = ? and state = 'unmatched' and id <> ? ${older}`,
-      [row.workspace.id, row.provider, row.bookingId, row.id, ...(older ? stampParams(stampOf(row)) : [])],
+      `update booking_provider_events set state = 'superseded' where workspace_id = ? and provider = ? and booking_id = any(?::text[]) and state = 'unmatched' and id <> ? ${older}`,
+      [row.workspace.id, row.provider, pgArray(chain), row.id, ...(older ? stampParams(stampOf(row)) : [])],
     );
   }
   return { state: to.state, effect: to.effect, meetingId: to.meetingId };
@@ -345,7 +462,7 @@ export async function storeAndApply(
 ): Promise<Applied | null> {
   const stored = await storeBookingEvent(tx, c, event, 'backfill');
   if (!stored.inserted) return null;
-  await lockBooking(tx, c.workspace.id, c.provider, event.booking.bookingId);
+  await lockBookings(tx, c.workspace.id, c.provider);
   const [row] = await tx.find(BookingProviderEvent, { id: stored.id }, { refresh: true });
   return applyBookingEvent(tx, row);
 }
@@ -389,7 +506,7 @@ export async function attachEvent(
   actor: Actor,
   id: string,
   leadId: string,
-): Promise<{ event: IBookingProviderEvent; meeting: IMeeting }> {
+): Promise<{ event: IBookingProviderEvent; meeting: IMeeting; stopped: StoppedEnrollment[] }> {
   assertWritable(actor);
   const event = await requireEvent(em, actor, id);
   const lead = await requireMeetingLead(em, actor, leadId).catch((err) => {
@@ -400,7 +517,7 @@ export async function attachEvent(
     throw err;
   });
   return em.transactional(async (tx) => {
-    await lockBooking(tx as EntityManager, actor.workspaceId, event.provider, event.bookingId);
+    await lockBookings(tx as EntityManager, actor.workspaceId, event.provider);
     const [row] = await tx.find(BookingProviderEvent, { id }, { refresh: true });
     if (row.state !== 'unmatched') throw notUnmatched(row);
     const booking = bookingOf(row);
@@ -415,7 +532,7 @@ export async function attachEvent(
       leadId: lead.id,
       meetingId: meeting.id,
     });
-    return { event: row, meeting };
+    return { event: row, meeting, stopped: await stopsFor(tx as EntityManager, actor.workspaceId, lead.id, booking) };
   });
 }
 
@@ -424,7 +541,7 @@ export async function dismissEvent(em: EntityManager, actor: Actor, id: string):
   assertWritable(actor);
   const event = await requireEvent(em, actor, id);
   return em.transactional(async (tx) => {
-    await lockBooking(tx as EntityManager, actor.workspaceId, event.provider, event.bookingId);
+    await lockBookings(tx as EntityManager, actor.workspaceId, event.provider);
     const [row] = await tx.find(BookingProviderEvent, { id }, { refresh: true });
     if (row.state !== 'unmatched') throw notUnmatched(row);
     row.state = 'dismissed';

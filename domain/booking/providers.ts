@@ -98,21 +98,22 @@ export async function markRefused(em: EntityManager, c: IBookingConnection, err:
 
 /**
  * The connection's credentials, ready to use: an expired OAuth access token is refreshed first (and
- * the new tokens sealed). A refused refresh marks the connection `invalid_credentials` and throws the
- * BookingError.
+ * the new tokens sealed); `force` refreshes one the provider just refused before its expiry (a
+ * revoked or replaced token: the refresh tells which). A refused refresh marks the connection
+ * `invalid_credentials` and throws the BookingError.
  */
 export async function usableCredentials(
   em: EntityManager,
   deps: BookingDeps,
   c: IBookingConnection,
   now = new Date(),
+  opts: { force?: boolean } = {},
 ): Promise<BookingCredentials> {
   const creds = openCredentials(deps, c);
   if (
     creds.kind !== 'oauth' ||
     !creds.refreshToken ||
-    !creds.expiresAt ||
-    new Date(creds.expiresAt).getTime() - 60_000 > now.getTime()
+    (!opts.force && (!creds.expiresAt || new Date(creds.expiresAt).getTime() - 60_000 > now.getTime()))
   )
     return creds;
   const p = provider(deps, c.provider as BookingProviderName);
@@ -361,8 +362,13 @@ export async function registerBookingWebhook(
   assertWritable(actor);
   onlyManagers(actor);
   const c = await requireConnection(em, actor, id);
-  if (c.status !== 'connected') throw refusedCredentials();
   const p = provider(deps, c.provider as BookingProviderName);
+  if (p.calendarSync)
+    throw badRequest(
+      'webhook_not_supported',
+      'this calendar is read by polling with its sync token (docs/calendar.md): there is no webhook to register; POST /api/booking-providers/{id}/backfill reads it now',
+    );
+  if (c.status !== 'connected') throw refusedCredentials();
   const secret = randomSecret('whsec_', 32);
   const url = hookUrl(deps, c.id);
   try {

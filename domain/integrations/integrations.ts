@@ -423,17 +423,27 @@ async function markRefused(em: EntityManager, i: IIntegration, err: Error): Prom
   await em.flush();
 }
 
-/** The partner's access token, refreshed (and resealed) when it expires within a minute. A refused token or refresh marks the integration. */
+/**
+ * The partner's access token, refreshed (and resealed) when it expires within a minute — or at once
+ * with `force` (the partner refused it: a 401). The one place tokens are refreshed; a refused refresh
+ * (revoked, uninstalled) marks the integration `invalid_credentials` with the partner's reason.
+ */
 export async function usablePartnerToken(
   em: EntityManager,
   deps: Pick<IntegrationDeps, 'partner' | 'config'>,
   i: IIntegration,
   now = new Date(),
+  opts: { force?: boolean } = {},
 ): Promise<string> {
   const creds = open(deps, i) as PartnerCredentials | null;
   if (!creds || creds.kind !== 'partner') throw new Error(`integration ${i.id} has no partner tokens`);
-  if (!creds.refreshToken || !creds.expiresAt || new Date(creds.expiresAt).getTime() - 60_000 > now.getTime())
-    return creds.accessToken;
+  if (opts.force && !creds.refreshToken) {
+    const err = new PartnerError('auth', 'the access token was refused and there is no refresh token');
+    await markRefused(em, i, err);
+    throw err;
+  }
+  const due = !creds.expiresAt || new Date(creds.expiresAt).getTime() - 60_000 <= now.getTime();
+  if (!creds.refreshToken || (!opts.force && (!creds.expiresAt || !due))) return creds.accessToken;
   try {
     const t = await deps.partner.refresh(creds.refreshToken);
     const fresh: PartnerCredentials = {
@@ -560,7 +570,7 @@ export async function finishPartnerInstall(
     const integration = tx.create(Integration, {
       workspace: tx.getReference(Workspace, pending.workspaceId),
       provider: PARTNER,
-      name: 'Partner CRM',
+      name: deps.partner.label,
       createdByUserId: pending.userId,
       ...fields,
     });

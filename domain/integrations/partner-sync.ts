@@ -2,23 +2,25 @@
 // the workspace's leads, replies and meetings in pages, kind by kind, each page resuming after the
 // kind's high-water mark (partner_sync_cursors: the (changed_at, id) of the last record read). A
 // record is sent only when its fields differ from the version last pushed (partner_pushes: SHA-256
-// per record), and the partner upserts by our id, so a re-run — or a retried page — pushes nothing
-// twice. Records the partner holds back (a field conflict, a possible duplicate) become partner
-// events; `confirm` applies a person's resolution to one, once.
+// per record, and the id the partner gave it, which the adapter updates by), so a re-run — or a
+// retried page — pushes nothing twice. Records the partner holds back (a field conflict, a possible
+// duplicate) or rejects become partner events; `confirm` applies a person's resolution to one, once.
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Integration } from '../../db/entities/Integration.js';
+import { Integration, type IIntegration } from '../../db/entities/Integration.js';
 import { PartnerEvent, type IPartnerEvent } from '../../db/entities/PartnerEvent.js';
-import { uuidv7 } from '../../lib/ids.js';
+import { isUuid, uuidv7 } from '../../lib/ids.js';
 import { keyset, type PageRequest } from '../../lib/pagination.js';
 import {
   PARTNER_BATCH,
   PartnerError,
   type PartnerFieldValue,
+  type PartnerIdStore,
   type PartnerRecord,
   type PartnerRecordKind,
   type PartnerResolve,
   type PartnerResult,
+  type PartnerSession,
 } from '../../lib/partner/types.js';
 import { assertWritable } from '../demo/demo.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
@@ -27,11 +29,13 @@ import { markPartnerRefused, onlyManagers, PARTNER, usablePartnerToken, type Int
 
 export type PartnerSyncDeps = Pick<IntegrationDeps, 'partner' | 'config'>;
 
-export const EVENT_KINDS = ['field_conflict', 'possible_duplicate'] as const;
+export const EVENT_KINDS = ['field_conflict', 'possible_duplicate', 'push_rejected'] as const;
 export const EVENT_STATES = ['pending', 'confirmed'] as const;
 export const CONFLICT_RESOLUTIONS = ['keep_ours', 'keep_theirs', 'merge'] as const;
 export const DUPLICATE_RESOLUTIONS = ['link_existing', 'keep_separate'] as const;
-export const RESOLUTIONS = [...CONFLICT_RESOLUTIONS, ...DUPLICATE_RESOLUTIONS] as const;
+/** A record the partner refused: pushed again as it is now (after a person fixed it). */
+export const REJECTED_RESOLUTIONS = ['retry'] as const;
+export const RESOLUTIONS = [...CONFLICT_RESOLUTIONS, ...DUPLICATE_RESOLUTIONS, ...REJECTED_RESOLUTIONS] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
 
 /** Contact fields a resolution may write (the partner's value, or a merged one). */
@@ -57,7 +61,8 @@ interface SourceRow {
 const SOURCES: Record<PartnerRecordKind, { select: string; from: string; changed: string; id: string }> = {
   lead: {
     select: `json_build_object('email', c.email, 'first_name', c.first_name, 'last_name', c.last_name, 'full_name', c.full_name, 'title', c.title,
-               'company', c.company, 'phone', c.phone, 'country', c.country, 'profile_url', c.profile_url, 'list_id', l.list_id, 'contact_id', c.id)`,
+               'company', c.company, 'company_domain', c.company_domain, 'phone', c.phone, 'country', c.country, 'profile_url', c.profile_url,
+               'list_id', l.list_id, 'contact_id', c.id)`,
     from: `leads l join contacts c on c.id = l.contact_id where l.workspace_id = ?`,
     changed: `greatest(l.updated_at, c.updated_at)`,
     id: 'l.id',
@@ -104,6 +109,66 @@ async function readSource(
 const hashOf = (fields: Record<string, PartnerFieldValue>) =>
   createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 
+/** The hash of a row an adapter keeps an id in (its own kinds, or a record's id before its answer commits): never a version's. */
+const ID_ONLY = '-';
+
+/** partner_pushes.record_id of a key: our uuid, or a uuid derived from an adapter's key (a domain…). */
+function keyId(kind: string, key: string): string {
+  if (isUuid(key)) return key.toLowerCase();
+  const h = createHash('sha256').update(`${kind}:${key}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The ids the partner gave, per integration (partner_pushes): our records' and the adapter's own kinds. */
+export function partnerIdStore(em: EntityManager, integrationId: string): PartnerIdStore {
+  return {
+    async get(kind, keys) {
+      const wanted = new Map([...new Set(keys)].map((k) => [keyId(kind, k), k]));
+      if (!wanted.size) return new Map();
+      const rows = await em.execute<{ record_id: string; partner_id: string | null }[]>(
+        `select record_id, partner_id from partner_pushes where integration_id = ? and record_kind = ? and record_id = any(?::uuid[])`,
+        [integrationId, kind, `{${[...wanted.keys()].join(',')}}`],
+      );
+      return new Map(rows.filter((r) => r.partner_id).map((r) => [wanted.get(r.record_id)!, r.partner_id!]));
+    },
+    async put(kind, ids) {
+      if (!ids.size) return;
+      await em.execute(
+        `insert into partner_pushes (id, integration_id, record_kind, record_id, hash, partner_id, pushed_at)
+         select gen_random_uuid(), ?, ?, p.record_id, ?, p.partner_id, now() from json_to_recordset(?::json) as p(record_id uuid, partner_id text)
+         on conflict (integration_id, record_kind, record_id) do update set partner_id = excluded.partner_id`,
+        [
+          integrationId,
+          kind,
+          ID_ONLY,
+          JSON.stringify([...ids].map(([k, partner_id]) => ({ record_id: keyId(kind, k), partner_id }))),
+        ],
+      );
+    },
+    async forget(kind, keys) {
+      if (!keys.length) return;
+      await em.execute(
+        `delete from partner_pushes where integration_id = ? and record_kind = ? and record_id = any(?::uuid[])`,
+        [integrationId, kind, `{${keys.map((k) => keyId(kind, k)).join(',')}}`],
+      );
+    },
+  };
+}
+
+/** A session of calls for the integration: its token (refreshed when due), a forced refresh on a 401, its id store. */
+export async function partnerSession(
+  em: EntityManager,
+  deps: PartnerSyncDeps,
+  i: IIntegration,
+): Promise<PartnerSession> {
+  return {
+    accountId: i.accountId ?? i.id,
+    accessToken: await usablePartnerToken(em, deps, i),
+    refresh: () => usablePartnerToken(em, deps, i, new Date(), { force: true }),
+    ids: partnerIdStore(em, i.id),
+  };
+}
+
 export interface SyncPageResult {
   /** No record of this kind left after the cursor (or nothing to do: `skipped` says why). */
   done: boolean;
@@ -141,6 +206,13 @@ async function recordResults(
         record_id: record.externalId,
         kind: 'possible_duplicate',
         details: { partner_id: r.candidate.partnerId, match: r.candidate.match, partner_record: r.candidate.fields },
+      });
+    else if (r.status === 'rejected')
+      events.push({
+        id: uuidv7(),
+        record_id: record.externalId,
+        kind: 'push_rejected',
+        details: { reason: r.error.reason, message: r.error.message },
       });
   });
   if (pushes.length) {
@@ -223,13 +295,12 @@ export async function syncPartnerPage(
     .filter((s) => known.get(s.record.externalId) !== s.hash && !waiting.has(s.record.externalId));
   const results: PartnerResult[] = [];
   if (sent.length) {
-    let token: string;
     try {
-      token = await usablePartnerToken(em, deps, i);
+      const session = await partnerSession(em, deps, i);
       for (let n = 0; n < sent.length; n += PARTNER_BATCH)
         results.push(
           ...(await deps.partner.upsert(
-            token,
+            session,
             sent.slice(n, n + PARTNER_BATCH).map((s) => s.record),
           )),
         );
@@ -301,8 +372,13 @@ export interface ConfirmInput {
   values?: Record<string, PartnerFieldValue>;
 }
 
-function resolveFor(e: IPartnerEvent, input: ConfirmInput): PartnerResolve {
+function resolveFor(e: IPartnerEvent, input: ConfirmInput): PartnerResolve | undefined {
   const details = e.details as { partner_id?: string; fields?: { field: string }[] };
+  if (e.kind === 'push_rejected') {
+    if (!(REJECTED_RESOLUTIONS as readonly string[]).includes(input.resolution))
+      throw badRequest('invalid_resolution', `a rejected record is resolved with ${REJECTED_RESOLUTIONS.join(', ')}`);
+    return undefined;
+  }
   if (e.kind === 'field_conflict') {
     if (!(CONFLICT_RESOLUTIONS as readonly string[]).includes(input.resolution)) {
       throw badRequest('invalid_resolution', `a field conflict is resolved with ${CONFLICT_RESOLUTIONS.join(', ')}`);
@@ -331,9 +407,9 @@ function resolveFor(e: IPartnerEvent, input: ConfirmInput): PartnerResolve {
  * Confirms a pending event with a resolution, once: keep_ours (our values overwrite the partner's),
  * keep_theirs (the partner's values are written to our contact, marked as edited by a person, then
  * pushed), merge (the given values, likewise), link_existing (our record becomes the partner's
- * existing one), keep_separate (a new record at the partner). The record is pushed with the
- * resolution in the same transaction (502 and nothing changes when the partner fails). A second
- * confirm is 409 `already_confirmed`.
+ * existing one), keep_separate (a new record at the partner), retry (a rejected record, pushed as it
+ * is now). The record is pushed with the resolution in the same transaction (502 and nothing changes
+ * when the partner fails or refuses it). A second confirm is 409 `already_confirmed`.
  */
 export async function confirmPartnerEvent(
   em: EntityManager,
@@ -385,10 +461,10 @@ export async function confirmPartnerEvent(
     }
     const [row] = await readSource(tx, actor.workspaceId, kind, { ids: [e.recordId], limit: 1 });
     if (!row) return { pushed: false, partnerId: null }; // the record was deleted meanwhile: nothing to push
-    const record: PartnerRecord = { kind, externalId: row.id, fields: row.fields, resolve };
+    const record: PartnerRecord = { kind, externalId: row.id, fields: row.fields, ...(resolve ? { resolve } : {}) };
     let result: PartnerResult;
     try {
-      [result] = await deps.partner.upsert(await usablePartnerToken(tx, deps, integration), [record]);
+      [result] = await deps.partner.upsert(await partnerSession(tx, deps, integration), [record]);
     } catch (err) {
       if (err instanceof PartnerError)
         throw new AppError(502, 'provider_unavailable', `the partner CRM failed: ${err.message}`, {
@@ -401,7 +477,7 @@ export async function confirmPartnerEvent(
       throw new AppError(
         502,
         'provider_unavailable',
-        `the partner CRM did not accept the resolution (${result.status})`,
+        `the partner CRM did not accept the resolution (${result.status}${result.status === 'rejected' ? `: ${result.error.message}` : ''})`,
       );
     await recordResults(
       tx,

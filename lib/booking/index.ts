@@ -1,13 +1,15 @@
-// The booking providers a process uses: each over HTTP when its BOOKING_<NAME>_BASE_URL is set, else
-// the deterministic local one (docs/meetings.md "Configuration").
+// The booking providers a process uses (docs/meetings.md "Configuration"): the scheduler is Cal.com
+// with BOOKING_SCHEDULER_PROVIDER=calcom (docs/scheduler.md); the calendar is Google Calendar with
+// BOOKING_CALENDAR_PROVIDER=google (docs/calendar.md); else each is the deterministic local one.
 import type { Config } from '../config.js';
-import { absoluteUrl, oauthClientSettings } from '../provider-adapter.js';
-import { HttpBookingProvider } from './http.js';
+import { CalcomBookingProvider } from './calcom.js';
+import { GoogleCalendarProvider } from './google-calendar.js';
 import { LocalBookingProvider } from './local.js';
 import type { BookingProvider, BookingProviderName, BookingProviders } from './types.js';
 
 export * from './types.js';
-export { HttpBookingProvider } from './http.js';
+export { CalcomBookingProvider } from './calcom.js';
+export { GoogleCalendarProvider } from './google-calendar.js';
 export { LocalBookingProvider, localAccount, localBookings, localAuthorizationCode, pkceChallenge } from './local.js';
 
 export function createBookingProviders(config: Config['booking'], publicBaseUrl: string): BookingProviders {
@@ -15,33 +17,16 @@ export function createBookingProviders(config: Config['booking'], publicBaseUrl:
   const { scheduler, calendar, timeoutMs } = config;
   providers.set(
     'scheduler',
-    scheduler.baseUrl
-      ? new HttpBookingProvider({
-          name: 'scheduler',
-          baseUrl: absoluteUrl('BOOKING_SCHEDULER_BASE_URL', scheduler.baseUrl),
-          timeoutMs,
-        })
+    scheduler.provider === 'calcom' && scheduler.calcom
+      ? new CalcomBookingProvider({ ...scheduler.calcom, timeoutMs })
       : new LocalBookingProvider('scheduler', { auth: 'api_key', publicBaseUrl }),
   );
-  if (calendar.baseUrl) {
-    // The token endpoint is <base>/oauth/token (lib/booking/http.ts), so only the authorize URL is configurable.
-    const { baseUrl, authorizeUrl, clientId, clientSecret, scope } = oauthClientSettings(
-      'BOOKING_CALENDAR',
-      calendar.baseUrl,
-      calendar,
-    );
-    providers.set(
-      'calendar',
-      new HttpBookingProvider({
-        name: 'calendar',
-        baseUrl,
-        timeoutMs,
-        oauth: { authorizeUrl, clientId, clientSecret, scope },
-      }),
-    );
-  } else {
-    providers.set('calendar', new LocalBookingProvider('calendar', { auth: 'oauth', publicBaseUrl }));
-  }
+  providers.set(
+    'calendar',
+    calendar.provider === 'google' && calendar.google
+      ? new GoogleCalendarProvider({ ...calendar.google, timeoutMs })
+      : new LocalBookingProvider('calendar', { auth: 'oauth', publicBaseUrl }),
+  );
   return Object.assign(providers, {
     async close() {
       await Promise.all([...providers.values()].map((p) => p.close?.()));

@@ -1,6 +1,6 @@
-// The booking wire format (v1, docs/meetings.md "Wire format"): a booking as JSON, the inbound event
-// envelope our hook receives, and its signature. Shared by the HTTP adapter (pages of bookings), the
-// hook (signed events) and the local provider (which produces the same JSON).
+// A booking as JSON, as stored (booking_provider_events.payload) whichever service it came from, and
+// the signed event envelope of the local providers (the offline default's hook; Cal.com's webhooks are
+// verified in lib/booking/calcom.ts as Cal.com documents them, Google Calendar is polled).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { isUuid } from '../ids.js';

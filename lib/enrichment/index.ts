@@ -1,16 +1,17 @@
-// The enrichment provider a process uses: over HTTP when ENRICHMENT_BASE_URL is set, else answered
+// The enrichment provider a process uses: Hunter's API when ENRICHMENT_PROVIDER=hunter, else answered
 // from the local generated corpus (the default, so everything runs offline).
-import type { Config } from '../config.js';
-import { providerHttpOptions } from '../provider-http.js';
+import type { EnrichmentConfig } from '../config.js';
 import type { CorpusOptions } from '../sources/local-corpus.js';
-import { HttpEnrichment } from './http.js';
+import { HunterEnrichment } from './hunter.js';
 import { LocalEnrichment } from './local.js';
 import type { EnrichmentProvider } from './types.js';
 
 export * from './types.js';
-export { HttpEnrichment } from './http.js';
+export { HunterEnrichment } from './hunter.js';
 export { LocalEnrichment } from './local.js';
 
-export function createEnrichment(config: Config['enrichment'], corpus: CorpusOptions): EnrichmentProvider {
-  return config.baseUrl ? new HttpEnrichment(providerHttpOptions('ENRICHMENT', config)) : new LocalEnrichment(corpus);
+export function createEnrichment(config: EnrichmentConfig, corpus: CorpusOptions): EnrichmentProvider {
+  return config.provider === 'hunter' && config.hunter
+    ? new HunterEnrichment({ ...config.hunter, timeoutMs: config.timeoutMs })
+    : new LocalEnrichment(corpus);
 }

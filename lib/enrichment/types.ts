@@ -54,9 +54,9 @@ export interface EnrichmentMatch {
 }
 
 export interface EnrichmentProvider {
-  /** 'local' or the HTTP provider's name, recorded on each enrichment. */
+  /** `local` or `hunter`, recorded on each enrichment. */
   readonly name: string;
-  /** The person, or null when the provider has no match. Throws EnrichmentError on failure. */
+  /** The person, or null when the provider has no match (nothing is charged then). Throws EnrichmentError on failure. */
   enrich(query: EnrichmentQuery, signal?: AbortSignal): Promise<EnrichmentMatch | null>;
   close?(): Promise<void>;
 }

@@ -1,5 +1,5 @@
-// The deterministic local partner CRM, the default when PARTNER_BASE_URL is not set, so installing,
-// syncing and resolving partner events all run offline (docs/integrations.md "Local partner"). It
+// The deterministic local partner CRM, the default (PARTNER_PROVIDER unset or `local`), so installing,
+// syncing and resolving partner events all run offline (docs/partner.md "Local partner"). It
 // stores what it would hold in `partner_sandbox_records` (one row per account, kind and external id;
 // `versions` counts the pushes that changed it). Its rules:
 // - OAuth: the authorize page is our own `/oauth/partner/local/authorize`, which consents at once
@@ -20,6 +20,7 @@ import {
   type PartnerFieldValue,
   type PartnerRecord,
   type PartnerResult,
+  type PartnerSession,
   type PartnerTokens,
 } from './types.js';
 
@@ -44,6 +45,7 @@ export { localAuthorizationCode };
 
 export class LocalPartner implements PartnerAdapter {
   readonly local = true;
+  readonly label = 'Partner CRM';
 
   constructor(private readonly opts: { orm: Pick<MikroORM, 'em'>; publicBaseUrl: string; now?: () => Date }) {}
 
@@ -77,8 +79,8 @@ export class LocalPartner implements PartnerAdapter {
     return { accountId: `partner_${subject}`, name: `Local partner CRM ${subject.slice(0, 4)}` };
   }
 
-  async upsert(accessToken: string, records: PartnerRecord[]): Promise<PartnerResult[]> {
-    const { accountId } = await this.account(accessToken);
+  async upsert(session: Pick<PartnerSession, 'accessToken'>, records: PartnerRecord[]): Promise<PartnerResult[]> {
+    const { accountId } = await this.account(session.accessToken);
     const em = this.opts.orm.em.fork();
     const existing = new Map<string, { partner_id: string; fields: Record<string, PartnerFieldValue> }>();
     if (records.length) {

@@ -1,9 +1,8 @@
 // The discovery sources a process uses, each answered from the local generated corpus by default (so
-// everything runs offline): newsforum over HTTP when NEWSFORUM_BASE_URL is set; pronet as LinkedIn
-// search over Unipile when CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID.
+// everything runs offline): newsforum as Hacker News search when NEWSFORUM_PROVIDER=hn; pronet as
+// LinkedIn search over Unipile when CONNECTOR_PROVIDER=unipile with UNIPILE_SEARCH_ACCOUNT_ID.
 import type { SourcesConfig } from '../config.js';
-import { providerHttpOptions } from '../provider-http.js';
-import { HttpNewsforum } from './http-newsforum.js';
+import { HnAlgoliaNewsforum } from './hn-algolia.js';
 import { MAX_CORPUS_PEOPLE } from './local-corpus.js';
 import { LocalNewsforum, LocalPronet } from './local.js';
 import { UnipilePronetSource } from './unipile-pronet.js';
@@ -27,8 +26,14 @@ export function createSources(config: SourcesConfig): Sources {
   // The corpus is built on first use; a bad size should fail at start-up, not in the first run.
   if (corpus.people < 1 || corpus.people > MAX_CORPUS_PEOPLE)
     throw new Error(`CORPUS_PEOPLE must be from 1 to ${MAX_CORPUS_PEOPLE}`);
-  const newsforum = config.newsforum.baseUrl
-    ? new HttpNewsforum(providerHttpOptions('NEWSFORUM', { ...config.newsforum, timeoutMs: config.timeoutMs }))
+  const hn = config.newsforum.provider === 'hn' ? config.newsforum.hn : null;
+  const newsforum = hn
+    ? new HnAlgoliaNewsforum({
+        baseUrl: hn.baseUrl,
+        requestsPerHour: hn.requestsPerHour,
+        windowDays: hn.windowDays,
+        timeoutMs: config.timeoutMs,
+      })
     : new LocalNewsforum(corpus);
   const unipile = config.pronet.unipile;
   const pronet = unipile
@@ -49,7 +54,7 @@ export function createSources(config: SourcesConfig): Sources {
     get: (name) => all[name],
     forKind: (kind) => Object.values(all).filter((s) => s.supports(kind)),
     modes: {
-      newsforum: newsforum instanceof HttpNewsforum ? 'http' : 'local',
+      newsforum: newsforum instanceof HnAlgoliaNewsforum ? 'http' : 'local',
       pronet: pronet instanceof UnipilePronetSource ? 'http' : 'local',
     },
     async close() {

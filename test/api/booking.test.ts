@@ -375,8 +375,21 @@ test('an unreachable provider is 502 provider_unavailable and changes nothing', 
   const booking = createBookingProviders(
     {
       timeoutMs: 2000,
-      scheduler: { baseUrl: server.url },
-      calendar: { baseUrl: server.url, authorizeUrl: null, clientId: 'c', clientSecret: 's', scope: null },
+      // Cal.com with its API on the down server.
+      scheduler: { provider: 'calcom', calcom: { baseUrl: `${server.url}/v2`, requestsPerMinute: 120 } },
+      // Google Calendar with every endpoint on the down server.
+      calendar: {
+        provider: 'google',
+        google: {
+          baseUrl: `${server.url}/calendar/v3`,
+          authorizeUrl: `${server.url}/o/oauth2/v2/auth`,
+          tokenUrl: `${server.url}/token`,
+          clientId: 'c',
+          clientSecret: 's',
+          scope: 'https://www.googleapis.com/auth/calendar.readonly',
+          requestsPerMinute: 500,
+        },
+      },
     },
     services.config.publicBaseUrl,
   );
@@ -410,7 +423,7 @@ test('an unreachable provider is 502 provider_unavailable and changes nothing', 
     token: u.accessToken,
     body: {},
   });
-  t.true(start.body.authorization_url.startsWith(`${server.url}/oauth/authorize?`));
+  t.true(start.body.authorization_url.startsWith(`${server.url}/o/oauth2/v2/auth?`));
   const done = await call('GET', `/oauth/booking/calendar/callback?state=${start.body.state}&code=abc`, { base });
   t.is(done.status, 502);
   t.is(done.body.error.code, 'provider_unavailable');

@@ -1,20 +1,19 @@
+// The local enrichment provider (lib/enrichment/local.ts) and the choice of provider. Hunter's adapter
+// has its own tests: test/lib/enrichment-hunter.test.ts.
 import test from 'ava';
-import type { ServerResponse } from 'node:http';
 import {
   createEnrichment,
   EnrichmentError,
-  HttpEnrichment,
+  HunterEnrichment,
   LocalEnrichment,
   type EnrichmentQuery,
 } from '../../lib/enrichment/index.js';
 import { CorpusPeople, DERIVED_EMAIL_PERCENT, PHONE_PERCENT } from '../../lib/enrichment/local.js';
 import { getCorpus } from '../../lib/sources/local-corpus.js';
-import { sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
 
 const corpusOpts = { seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:00:00Z') };
 const corpus = getCorpus(corpusOpts);
 const local = new LocalEnrichment(corpusOpts);
-const KEY = 'k-enrich-1';
 const EMPTY: EnrichmentQuery = {
   email: null,
   profileUrl: null,
@@ -30,15 +29,6 @@ const index = (pred: (p: (typeof corpus.people)[number], i: number) => boolean) 
 const accented = index((p) => p.current && p.fullName === 'Thomas Müller');
 const withEmail = index((p) => p.email !== null);
 const former = index((p) => !p.current);
-
-async function serve(
-  t: { teardown(fn: () => Promise<void>): void },
-  handler: Parameters<typeof startServer>[0],
-): Promise<WireServer> {
-  const server = await startServer(handler);
-  t.teardown(server.close);
-  return server;
-}
 
 async function failure(p: Promise<unknown>): Promise<EnrichmentError> {
   try {
@@ -192,211 +182,15 @@ test.serial(
 );
 
 // ---------------------------------------------------------------------------------------------
-// HTTP
+// The choice
 
-/** The enrichment wire format (docs/providers.md) answered by the local provider. */
-function wireHandler(apiKey: string): Parameters<typeof startServer>[0] {
-  return async (req, res) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return sendJson(res, 401, { error: 'unauthorized' });
-    if (req.method !== 'POST' || req.url.pathname !== '/api/v1/people/match')
-      return sendJson(res, 404, { error: 'not_found' });
-    const b = req.body as Record<string, string | null>;
-    const m = await local.enrich({
-      email: b.email,
-      profileUrl: b.profile_url,
-      fullName: b.full_name,
-      firstName: b.first_name,
-      lastName: b.last_name,
-      company: b.company,
-      companyDomain: b.company_domain,
-    });
-    const p = m?.person;
-    sendJson(res, 200, {
-      match: p
-        ? {
-            confidence: m.confidence,
-            person: {
-              email: p.email ?? null,
-              phone: p.phone ?? null,
-              profile_url: p.profileUrl ?? null,
-              first_name: p.firstName ?? null,
-              last_name: p.lastName ?? null,
-              full_name: p.fullName ?? null,
-              title: p.title ?? null,
-              headline: p.headline ?? null,
-              company: p.company ?? null,
-              company_domain: p.companyDomain ?? null,
-              country: p.country ?? null,
-            },
-          }
-        : null,
-    });
-  };
-}
-
-test('http: POSTs the query with the key and maps the match like the local provider', async (t) => {
-  const server = await serve(t, wireHandler(KEY));
-  const http = new HttpEnrichment({ baseUrl: `${server.url}/api`, apiKey: KEY });
-  t.teardown(() => http.close());
-  const p = corpus.people[accented];
-  const co = corpus.companies[p.company];
-  const query = q({ fullName: p.fullName, company: co.name, email: 'unknown@nowhere.example' });
-  t.deepEqual(await http.enrich(query), await local.enrich(query));
-  for (const i of [withEmail, former, 0, 1, 2, 3]) {
-    const byUrl = q({ profileUrl: corpus.people[i].profileUrl });
-    t.deepEqual(await http.enrich(byUrl), await local.enrich(byUrl));
-  }
-  t.is(await http.enrich(q({ fullName: 'Nobody Atall', company: 'Acme' })), null);
-  const r = server.requests[0];
-  t.is(r.method, 'POST');
-  t.is(r.headers.authorization, `Bearer ${KEY}`);
-  t.is(r.headers['content-type'], 'application/json');
-  t.deepEqual(r.body, {
-    email: 'unknown@nowhere.example',
-    profile_url: null,
-    full_name: p.fullName,
-    first_name: null,
-    last_name: null,
-    company: co.name,
-    company_domain: null,
-  });
-  // Not enough to ask: refused before sending.
-  const before = server.requests.length;
-  t.is((await failure(http.enrich(q({ firstName: 'Ada' })))).code, 'invalid_request');
-  t.is(server.requests.length, before);
-});
-
-test('http: every field is trimmed, clipped or dropped; blanks are unknown; absent names are derived', async (t) => {
-  let answer: (res: ServerResponse) => void = () => {};
-  const server = await serve(t, (_req, res) => answer(res));
-  const http = new HttpEnrichment({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  const ask = q({ email: 'ada@example.com' });
-  const person = {
-    email: ' Ada@Example.com ',
-    phone: ' +44 20 7946 0958 ',
-    profile_url: 'https://www.pronet.example/in/ada/',
-    first_name: null,
-    last_name: '',
-    full_name: '  Ada King Lovelace ',
-    title: 'x'.repeat(400),
-    headline: `${'h'.repeat(299)}😀tail`,
-    company: '   ',
-    company_domain: 'Analytical.example',
-    country: 'GB',
-  };
-  answer = (res) => sendJson(res, 200, { match: { confidence: 93.6, person } });
-  t.deepEqual(await http.enrich(ask), {
-    confidence: 94,
-    person: {
-      email: 'Ada@Example.com',
-      phone: '+44 20 7946 0958',
-      profileUrl: 'https://www.pronet.example/in/ada/',
-      firstName: 'Ada',
-      lastName: 'King Lovelace',
-      fullName: 'Ada King Lovelace',
-      title: 'x'.repeat(300),
-      headline: 'h'.repeat(299), // the emoji would have been cut in half
-      companyDomain: 'Analytical.example',
-      country: 'GB',
-    },
-  });
-  // Malformed or over-long identifiers are dropped, not cut; a full name is built from its parts.
-  const bad = {
-    email: 'not an email',
-    phone: '1'.repeat(41),
-    profile_url: 'ftp://pronet.example/in/ada',
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    company: 'Analytical Engines',
-    company_domain: 'localhost',
-    confidence_hint: 'ignored',
-  };
-  answer = (res) => sendJson(res, 200, { match: { confidence: 140, person: bad } });
-  t.deepEqual(await http.enrich(ask), {
-    confidence: 100,
-    person: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', company: 'Analytical Engines' },
-  });
-  answer = (res) =>
-    sendJson(res, 200, { match: { confidence: -3, person: { email: `${'a'.repeat(64)}@${'b'.repeat(260)}.com` } } });
-  t.is(await http.enrich(ask), null, 'a match that tells nothing is no match');
-  answer = (res) => sendJson(res, 200, { match: null });
-  t.is(await http.enrich(ask), null);
-  answer = (res) => sendJson(res, 404, { error: 'no match' });
-  t.is(await http.enrich(ask), null);
-});
-
-test('http: statuses and broken answers map to EnrichmentError codes', async (t) => {
-  let answer: (res: ServerResponse) => void = () => {};
-  const server = await serve(t, (_req, res) => answer(res));
-  const http = new HttpEnrichment({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  const ask = q({ email: 'ada@example.com' });
-  const cases: [string, (res: ServerResponse) => void, string, number | null][] = [
-    ['401', (res) => sendJson(res, 401, {}), 'auth', null],
-    ['403', (res) => sendJson(res, 403, {}), 'auth', null],
-    ['429', (res) => sendJson(res, 429, {}, { 'retry-after': '12' }), 'rate_limited', 12],
-    ['429 bare', (res) => sendJson(res, 429, {}), 'rate_limited', null],
-    ['500', (res) => sendJson(res, 500, {}), 'unavailable', null],
-    ['503 retry-after', (res) => sendJson(res, 503, {}, { 'retry-after': '30' }), 'unavailable', 30],
-    ['408', (res) => sendJson(res, 408, {}), 'timeout', null],
-    ['400', (res) => sendJson(res, 400, {}), 'invalid_request', null],
-    ['422', (res) => sendJson(res, 422, {}), 'invalid_request', null],
-    ['302', (res) => void res.writeHead(302, { location: 'http://127.0.0.1:9/' }).end(), 'bad_response', null],
-    [
-      'bad JSON',
-      (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"match": {'),
-      'bad_response',
-      null,
-    ],
-    ['no match key', (res) => sendJson(res, 200, { person: {} }), 'bad_response', null],
-    [
-      'confidence not a number',
-      (res) => sendJson(res, 200, { match: { confidence: 'high', person: {} } }),
-      'bad_response',
-      null,
-    ],
-    [
-      'field mistyped',
-      (res) => sendJson(res, 200, { match: { confidence: 90, person: { email: 42 } } }),
-      'bad_response',
-      null,
-    ],
-  ];
-  for (const [name, respond, code, retryAfter] of cases) {
-    answer = respond;
-    const err = await failure(http.enrich(ask));
-    t.is(err.code as string, code, name);
-    t.is(err.provider, 'http', name);
-    t.is(err.retryAfterSeconds, retryAfter, name);
-    t.is(err.retryable, ['rate_limited', 'unavailable', 'timeout'].includes(code), name);
-  }
-  answer = (res) => sendJson(res, 429, {}, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() });
-  const dated = await failure(http.enrich(ask));
-  t.true(dated.retryAfterSeconds! > 40 && dated.retryAfterSeconds! <= 61, String(dated.retryAfterSeconds));
-});
-
-test('http: oversized answers are refused', async (t) => {
-  const server = await serve(t, (_req, res) => sendJson(res, 200, { match: null, pad: 'x'.repeat(10_000) }));
-  const http = new HttpEnrichment({ baseUrl: server.url, apiKey: KEY, maxResponseBytes: 4096 });
-  t.teardown(() => http.close());
-  const err = await failure(http.enrich(q({ email: 'ada@example.com' })));
-  t.is(err.code, 'bad_response');
-  t.regex(err.message, /larger than 4096 bytes/);
-});
-
-test('createEnrichment: local by default, HTTP when a base URL is set (which then needs a key)', (t) => {
-  t.true(createEnrichment({ baseUrl: null, apiKey: null, timeoutMs: 1000 }, corpusOpts) instanceof LocalEnrichment);
-  const http = createEnrichment({ baseUrl: 'http://127.0.0.1:9/x', apiKey: 'k', timeoutMs: 1000 }, corpusOpts);
-  t.true(http instanceof HttpEnrichment);
-  t.teardown(() => http.close?.());
-  t.throws(() => createEnrichment({ baseUrl: 'ftp://x', apiKey: 'k', timeoutMs: 1 }, corpusOpts), {
-    message: /ENRICHMENT_BASE_URL must be an absolute http\(s\) URL/,
-  });
-  t.throws(() => createEnrichment({ baseUrl: 'not a url', apiKey: 'k', timeoutMs: 1 }, corpusOpts), {
-    message: /ENRICHMENT_BASE_URL/,
-  });
-  t.throws(() => createEnrichment({ baseUrl: 'https://enrich.example', apiKey: null, timeoutMs: 1 }, corpusOpts), {
-    message: /ENRICHMENT_API_KEY is required/,
-  });
+test('createEnrichment: local by default, Hunter with ENRICHMENT_PROVIDER=hunter', (t) => {
+  t.true(createEnrichment({ provider: 'local', hunter: null, timeoutMs: 1000 }, corpusOpts) instanceof LocalEnrichment);
+  const hunter = createEnrichment(
+    { provider: 'hunter', hunter: { baseUrl: 'http://127.0.0.1:9/v2', apiKey: 'k' }, timeoutMs: 1000 },
+    corpusOpts,
+  );
+  t.teardown(() => hunter.close?.());
+  t.true(hunter instanceof HunterEnrichment);
+  t.is(hunter.name, 'hunter');
 });

@@ -1,30 +1,13 @@
+// The sources' shared HTTP exchange (lib/sources/http-client.ts over lib/provider-http.ts), against
+// local servers: statuses mapped to SourceError codes, bounded bodies, no redirects, deadlines, the
+// caller's abort, the key header (or none, for a service without keys). The adapters' own formats
+// are tested with their stand-ins (sources-unipile, sources-hn).
 import test from 'ava';
-import { HttpNewsforum } from '../../lib/sources/http-newsforum.js';
-import { parseRetryAfter } from '../../lib/sources/http-client.js';
-import { getCorpus } from '../../lib/sources/local-corpus.js';
-import { LocalNewsforum } from '../../lib/sources/local.js';
-import {
-  createSources,
-  SourceError,
-  type Candidate,
-  type DiscoverySource,
-  type SignalQuery,
-} from '../../lib/sources/index.js';
-import { newsforumHandler, sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
+import { parseRetryAfter, sourceClient, type HttpSourceOptions } from '../../lib/sources/http-client.js';
+import { SourceError } from '../../lib/sources/index.js';
+import { sendJson, startServer, type WireServer } from '../helpers/source-servers.js';
 
-const corpusOpts = { seed: 42, people: 12_000, anchor: new Date('2025-06-01T00:00:00Z') };
 const KEY = 'k-test-123';
-
-async function all(source: DiscoverySource, query: SignalQuery, limit: number): Promise<Candidate[]> {
-  const out: Candidate[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await source.search(query, { cursor, limit });
-    out.push(...page.candidates);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  return out;
-}
 
 async function serve(
   t: { teardown(fn: () => Promise<void>): void },
@@ -33,6 +16,12 @@ async function serve(
   const server = await startServer(handler);
   t.teardown(server.close);
   return server;
+}
+
+function client(t: { teardown(fn: () => Promise<void>): void }, opts: HttpSourceOptions) {
+  const http = sourceClient('newsforum', opts);
+  t.teardown(() => http.close());
+  return http;
 }
 
 async function failure(p: Promise<unknown>): Promise<SourceError> {
@@ -45,55 +34,28 @@ async function failure(p: Promise<unknown>): Promise<SourceError> {
   throw new Error('expected a SourceError');
 }
 
-const SEARCH: SignalQuery = { kind: 'post_keywords', keywords: ['outbound'] };
-
-test('newsforum: pages through the wire format with the key, and matches the local source', async (t) => {
-  const local = new LocalNewsforum(corpusOpts);
-  const server = await serve(t, newsforumHandler(local, KEY, '/api'));
-  const http = new HttpNewsforum({ baseUrl: `${server.url}/api`, apiKey: KEY });
-  t.teardown(() => http.close());
-  const since = '2025-03-01T00:00:00Z';
-  const query: SignalQuery = { kind: 'post_keywords', keywords: ['cold email', 'SEO'], filters: { since } };
-  const got = await all(http, query, 40);
-  const expected = await all(local, query, 200);
-  t.true(expected.length > 80);
-  const wireFields = (c: Candidate) => [
-    c.source,
-    c.externalId,
-    c.profileUrl,
-    c.fullName,
-    c.title,
-    c.headline,
-    c.company?.name,
-    c.country,
-    c.evidence,
-    c.signalKey,
-  ];
-  t.deepEqual(got.map(wireFields), expected.map(wireFields));
-  t.is(got[0].firstName, expected[0].fullName.split(' ')[0]);
-  // Every request: the bearer key, the keywords as repeated q, since, limit; `after` from the second page on.
-  t.is(server.requests.length, Math.ceil(expected.length / 40));
-  t.true(
-    server.requests.every((r) => r.headers.authorization === `Bearer ${KEY}` && r.url.pathname === '/api/v1/search'),
-  );
-  t.deepEqual(server.requests[0].url.searchParams.getAll('q'), ['cold email', 'SEO']);
-  t.is(server.requests[0].url.searchParams.get('since'), '2025-03-01T00:00:00.000Z');
-  t.is(server.requests[0].url.searchParams.get('limit'), '40');
-  t.is(server.requests[0].url.searchParams.get('after'), null);
-  t.truthy(server.requests[1].url.searchParams.get('after'));
-  // Profile lookup by the forum user URL; unknown → null (404).
-  const author = getCorpus(corpusOpts).people[0];
-  const found = await http.profile(author.forumUrl);
-  t.is(found?.externalId, author.forumId);
-  t.is(found?.profileUrl, author.profileUrl);
-  t.is(await http.profile('https://newsforum.example/u/nobody'), null);
+test('the key goes in its header (Bearer by default, a named one, or none); a path prefix in the base URL is kept', async (t) => {
+  const server = await serve(t, (_req, res) => sendJson(res, 200, { ok: true }));
+  await client(t, { baseUrl: `${server.url}/api/v1`, apiKey: KEY }).json('GET', '/search', {
+    query: new URLSearchParams({ q: 'a b' }),
+  });
+  await client(t, { baseUrl: server.url, apiKey: KEY, keyHeader: 'x-api-key' }).json('GET', '/x');
+  t.deepEqual(await client(t, { baseUrl: server.url, apiKey: '', keyHeader: null }).json('GET', '/y'), { ok: true });
+  const [bearer, named, none] = server.requests;
+  t.is(bearer.url.pathname, '/api/v1/search');
+  t.is(bearer.url.searchParams.get('q'), 'a b');
+  t.is(bearer.headers.authorization, `Bearer ${KEY}`);
+  t.is(bearer.headers.accept, 'application/json');
+  t.is(named.headers['x-api-key'], KEY);
+  t.is(named.headers.authorization, undefined);
+  t.is(none.headers.authorization, undefined);
+  t.false(Object.values(none.headers).includes(''), 'no empty credential header');
 });
 
 test('HTTP statuses map to SourceError codes', async (t) => {
   let answer: (res: Parameters<typeof sendJson>[0]) => void = () => {};
   const server = await serve(t, (_req, res) => answer(res));
-  const http = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
+  const http = client(t, { baseUrl: server.url, apiKey: KEY });
   const cases: [string, (res: Parameters<typeof sendJson>[0]) => void, string, number | null][] = [
     ['401', (res) => sendJson(res, 401, { error: 'no' }), 'auth', null],
     ['403', (res) => sendJson(res, 403, { error: 'no' }), 'auth', null],
@@ -101,8 +63,9 @@ test('HTTP statuses map to SourceError codes', async (t) => {
     ['429 bare', (res) => sendJson(res, 429, {}), 'rate_limited', null],
     ['500', (res) => sendJson(res, 500, {}), 'unavailable', null],
     ['503 retry-after', (res) => sendJson(res, 503, {}, { 'retry-after': '30' }), 'unavailable', 30],
+    ['408', (res) => sendJson(res, 408, {}), 'timeout', null],
     ['400', (res) => sendJson(res, 400, { error: 'bad q' }), 'invalid_request', null],
-    ['404 on search', (res) => sendJson(res, 404, {}), 'bad_response', null],
+    ['404', (res) => sendJson(res, 404, {}), 'bad_response', null],
     [
       'malformed JSON',
       (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"items": ['),
@@ -115,23 +78,10 @@ test('HTTP statuses map to SourceError codes', async (t) => {
       'bad_response',
       null,
     ],
-    ['wrong shape', (res) => sendJson(res, 200, { items: [{ id: 'x' }], next: null }), 'bad_response', null],
-    [
-      'bad date',
-      (res) =>
-        sendJson(res, 200, {
-          items: [
-            { id: 'x', kind: 'post', author: { id: 'u', name: 'U' }, text: 't', url: null, created_at: 'yesterday' },
-          ],
-          next: null,
-        }),
-      'bad_response',
-      null,
-    ],
   ];
   for (const [name, respond, code, retryAfter] of cases) {
     answer = respond;
-    const err = await failure(http.search(SEARCH, { limit: 10 }));
+    const err = await failure(http.json('GET', '/search'));
     t.is(err.code as string, code, name);
     t.is(err.source, 'newsforum', name);
     t.is(err.retryAfterSeconds, retryAfter, name);
@@ -139,32 +89,11 @@ test('HTTP statuses map to SourceError codes', async (t) => {
   }
   // A 429 with an HTTP date: seconds from now.
   answer = (res) => sendJson(res, 429, {}, { 'retry-after': new Date(Date.now() + 120_000).toUTCString() });
-  const dated = await failure(http.search(SEARCH, { limit: 10 }));
+  const dated = await failure(http.json('GET', '/search'));
   t.true(dated.retryAfterSeconds! > 100 && dated.retryAfterSeconds! <= 121, String(dated.retryAfterSeconds));
-  // Lenient where it does not matter: unknown extra fields and unknown seniorities are ignored.
-  answer = (res) =>
-    sendJson(res, 200, {
-      items: [
-        {
-          id: 1,
-          kind: 'post',
-          author: { id: 2, name: 'Ada Lovelace', extra: true, country: 'Atlantis' },
-          text: 't',
-          url: null,
-          created_at: '2025-01-01T00:00:00+02:00',
-        },
-      ],
-      next: null,
-      more: 1,
-    });
-  const ok = await http.search(SEARCH, { limit: 10 });
-  t.like(ok.candidates[0], {
-    externalId: '2',
-    firstName: 'Ada',
-    lastName: 'Lovelace',
-    country: null,
-    evidence: { id: '1', date: '2024-12-31T22:00:00.000Z' },
-  });
+  // A 404 where absence is an answer.
+  answer = (res) => sendJson(res, 404, {});
+  t.is(await http.json('GET', '/users/nobody', { notFoundIsNull: true }), null);
 });
 
 test('oversized bodies are refused, with or without Content-Length', async (t) => {
@@ -177,24 +106,18 @@ test('oversized bodies are refused, with or without Content-Length', async (t) =
       res.end(big.slice(10_000));
     } else sendJson(res, 200, JSON.parse(big));
   });
-  const http = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY, maxResponseBytes: 4096 });
-  t.teardown(() => http.close());
-  t.is((await failure(http.search(SEARCH, { limit: 10 }))).code, 'bad_response');
+  const http = client(t, { baseUrl: server.url, apiKey: KEY, maxResponseBytes: 4096 });
+  t.is((await failure(http.json('GET', '/search'))).code, 'bad_response');
   chunked = true;
-  const err = await failure(http.search(SEARCH, { limit: 10 }));
+  const err = await failure(http.json('GET', '/search'));
   t.is(err.code, 'bad_response');
   t.regex(err.message, /larger than 4096 bytes/);
 });
 
 test('redirects are not followed', async (t) => {
-  const elsewhere = await serve(t, (_req, res) => sendJson(res, 200, { items: [], next: null }));
-  const server = await serve(
-    t,
-    (_req, res) => void res.writeHead(307, { location: `${elsewhere.url}/v1/search` }).end(),
-  );
-  const http = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  const err = await failure(http.search(SEARCH, { limit: 10 }));
+  const elsewhere = await serve(t, (_req, res) => sendJson(res, 200, { items: [] }));
+  const server = await serve(t, (_req, res) => void res.writeHead(307, { location: `${elsewhere.url}/search` }).end());
+  const err = await failure(client(t, { baseUrl: server.url, apiKey: KEY }).json('GET', '/search'));
   t.is(err.code, 'bad_response');
   t.regex(err.message, /redirects are not followed/);
   t.is(elsewhere.requests.length, 0);
@@ -208,60 +131,21 @@ test('timeouts, refused connections and the caller’s abort', async (t) => {
       res.write('{"items": [');
     } // 'stall': never answers
   });
-  const http = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY, timeoutMs: 300 });
-  t.teardown(() => http.close());
-  t.is((await failure(http.search(SEARCH, { limit: 10 }))).code, 'timeout');
+  const http = client(t, { baseUrl: server.url, apiKey: KEY, timeoutMs: 300 });
+  t.is((await failure(http.json('GET', '/search'))).code, 'timeout');
   mode = 'slow-body';
-  t.is((await failure(http.search(SEARCH, { limit: 10 }))).code, 'timeout');
+  t.is((await failure(http.json('GET', '/search'))).code, 'timeout');
 
   // The caller's own abort comes back as its reason, not as a source failure.
   const controller = new AbortController();
-  const slow = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY, timeoutMs: 10_000 });
-  t.teardown(() => slow.close());
+  const slow = client(t, { baseUrl: server.url, apiKey: KEY, timeoutMs: 10_000 });
   mode = 'stall';
   setTimeout(() => controller.abort(new Error('activity cancelled')), 50);
-  await t.throwsAsync(slow.search(SEARCH, { limit: 10 }, controller.signal), { message: 'activity cancelled' });
+  await t.throwsAsync(slow.json('GET', '/search', { signal: controller.signal }), { message: 'activity cancelled' });
 
   const closed = await startServer(() => {});
   await closed.close();
-  const refused = new HttpNewsforum({ baseUrl: closed.url, apiKey: KEY });
-  t.teardown(() => refused.close());
-  t.is((await failure(refused.search(SEARCH, { limit: 10 }))).code, 'unavailable');
-});
-
-test('adapters validate the page request before sending anything', async (t) => {
-  const server = await serve(t, (_req, res) => sendJson(res, 200, { items: [], next: null }));
-  const http = new HttpNewsforum({ baseUrl: server.url, apiKey: KEY });
-  t.teardown(() => http.close());
-  t.is((await failure(http.search(SEARCH, { limit: 500 }))).code, 'invalid_request');
-  t.is((await failure(http.search({ kind: 'people_search' }, { limit: 10 }))).code, 'invalid_request');
-  t.is(
-    (await failure(http.search({ ...SEARCH, filters: { since: '2025-13-01' } }, { limit: 10 }))).code,
-    'invalid_request',
-  );
-  t.is(server.requests.length, 0);
-});
-
-test('createSources picks HTTP when a base URL is configured', async (t) => {
-  const s = createSources({
-    corpus: { seed: 42, people: 12_000 },
-    timeoutMs: 1000,
-    newsforum: { baseUrl: 'http://127.0.0.1:9/', apiKey: 'k' },
-    pronet: { profileHosts: ['pronet.example'] },
-  });
-  t.teardown(() => s.close());
-  t.deepEqual(s.modes, { newsforum: 'http', pronet: 'local' });
-  t.true(s.newsforum instanceof HttpNewsforum);
-  t.throws(
-    () =>
-      createSources({
-        corpus: { seed: 1, people: 10 },
-        timeoutMs: 1,
-        newsforum: { baseUrl: 'ftp://x', apiKey: 'k' },
-        pronet: { profileHosts: [] },
-      }),
-    { message: /NEWSFORUM_BASE_URL must be an absolute http\(s\) URL/ },
-  );
+  t.is((await failure(client(t, { baseUrl: closed.url, apiKey: KEY }).json('GET', '/search'))).code, 'unavailable');
 });
 
 test('Retry-After parsing', (t) => {

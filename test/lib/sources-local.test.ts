@@ -406,7 +406,7 @@ test('createSources: local by default, one source per kind', (t) => {
   const s = createSources({
     corpus: { seed: 42, people: 12_000 },
     timeoutMs: 1000,
-    newsforum: { baseUrl: null, apiKey: null },
+    newsforum: { provider: 'local', hn: null },
     pronet: { profileHosts: ['pronet.example'] },
   });
   t.deepEqual(s.modes, { newsforum: 'local', pronet: 'local' });
@@ -422,11 +422,11 @@ test('createSources: local by default, one source per kind', (t) => {
   t.throws(
     () =>
       createSources({
-        corpus: { seed: 1, people: 10 },
+        corpus: { seed: 1, people: 0 },
         timeoutMs: 1,
-        newsforum: { baseUrl: 'http://127.0.0.1:1', apiKey: null },
+        newsforum: { provider: 'local', hn: null },
         pronet: { profileHosts: [] },
       }),
-    { message: /NEWSFORUM_API_KEY is required/ },
+    { message: /CORPUS_PEOPLE must be from 1/ },
   );
 });

@@ -30,6 +30,7 @@ import {
   type FixturePerson,
 } from '../helpers/unipile/search.js';
 import { startStandIn, type StandInRequest } from '../helpers/unipile/stand-in.js';
+import { startOwnWorker } from '../helpers/own-worker.js';
 
 const SECRET = 'whsec-unipile-discovery';
 const CDM = '/api/company-decision-maker-imports';
@@ -103,30 +104,7 @@ test('discovery and a company decision-maker import over Unipile LinkedIn search
   config.connector.unipile!.publicBaseUrl = base;
 
   // The worker, started now: it bundles its workflows while the test prepares the agent.
-  const worker = spawnTsx(
-    'workers/worker.ts',
-    {
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      TEMPORAL_SCHEDULES: 'off',
-      WEBHOOK_DISPATCHER: 'off',
-      MAILBOX_SESSIONS: 'off',
-      ...unipileEnv,
-      PUBLIC_BASE_URL: base,
-    },
-    { quiet: true },
-  );
-  t.teardown(() => stopChild(worker));
-  // Whatever is still running on the queue when the test ends (teardowns run last-registered first).
-  t.teardown(async () => {
-    const running = services.temporal.workflow.list({
-      query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
-    });
-    for await (const wf of running)
-      await services.temporal.workflow
-        .getHandle(wf.workflowId, wf.runId)
-        .terminate('test over')
-        .catch(() => undefined);
-  });
+  const worker = startOwnWorker(t, services.temporal, taskQueue, { ...unipileEnv, PUBLIC_BASE_URL: base });
 
   const u = await createOwner();
   await grant(u.id, 100);
