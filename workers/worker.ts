@@ -27,9 +27,16 @@ export const workflowsPath = createRequire(import.meta.url).resolve(
 );
 // `npm run build` bundles the workflows once into dist/workflow-bundle.js; a worker started from dist
 // loads it instead of running webpack at every start. From source it bundles workflowsPath as before.
+// From source, WORKFLOW_BUNDLE_PATH may name a bundle of these same sources: `npm test` makes one per
+// run, so the many workers its files start do not each run webpack.
 const prebuilt = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+const given = compiled ? undefined : process.env.WORKFLOW_BUNDLE_PATH;
 export const workflowSource =
-  compiled && existsSync(prebuilt) ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath };
+  compiled && existsSync(prebuilt)
+    ? { workflowBundle: { codePath: prebuilt } }
+    : given && existsSync(given)
+      ? { workflowBundle: { codePath: given } }
+      : { workflowsPath };
 
 export async function createWorker() {
   const config = loadConfig();
